@@ -1,0 +1,177 @@
+/**
+ * One error hierarchy for the whole toolkit, after viem's `BaseError`: a `shortMessage` a person
+ * can act on, optional `metaMessages` (extra context lines), `details` (usually the cause's
+ * message), plus what a caller needs to decide what to do next: the HTTP `status`, the service's
+ * `code` (`QUERY_NOT_RETRIABLE`, `BUCKET_NOT_FOUND`, ...) and whether trying again can help.
+ *
+ * Messages never carry secrets: everything that builds one from remote or user text passes it
+ * through `redact` first (see ./redact.ts).
+ */
+
+export type ProvingKitErrorOptions = {
+  cause?: unknown
+  details?: string | undefined
+  metaMessages?: string[] | undefined
+  status?: number | undefined
+  code?: string | undefined
+  retryable?: boolean | undefined
+}
+
+export class ProvingKitError extends Error {
+  override name = 'ProvingKitError'
+  readonly shortMessage: string
+  readonly details: string | undefined
+  readonly metaMessages: string[] | undefined
+  readonly status: number | undefined
+  readonly code: string | undefined
+  readonly retryable: boolean
+
+  constructor(shortMessage: string, options: ProvingKitErrorOptions = {}) {
+    const details =
+      options.details ??
+      (options.cause instanceof ProvingKitError
+        ? options.cause.details ?? options.cause.shortMessage
+        : options.cause instanceof Error
+          ? options.cause.message
+          : undefined)
+    const lines = [shortMessage]
+    if (options.metaMessages?.length) lines.push('', ...options.metaMessages)
+    if (details && details !== shortMessage) lines.push('', `Details: ${details}`)
+    super(lines.join('\n'), options.cause === undefined ? undefined : { cause: options.cause })
+    this.shortMessage = shortMessage
+    this.details = details
+    this.metaMessages = options.metaMessages
+    this.status = options.status
+    this.code = options.code
+    this.retryable = options.retryable ?? false
+  }
+
+  /** Follows the cause chain; returns the deepest error, or the first one `predicate` accepts. */
+  walk(predicate?: (error: unknown) => boolean): unknown {
+    let current: unknown = this
+    while (current) {
+      if (predicate?.(current)) return current
+      const next = (current as { cause?: unknown }).cause
+      if (!next || next === current) return predicate ? null : current
+      current = next
+    }
+    return predicate ? null : current
+  }
+}
+
+/** The user gave something the toolkit cannot use (a flag, an input, a file). Nothing was sent. */
+export class InvalidInputError extends ProvingKitError {
+  override name = 'InvalidInputError'
+  /** The input's name as the user wrote it: a flag, an action input or a body field. */
+  readonly input: string | undefined
+  constructor(shortMessage: string, options: ProvingKitErrorOptions & { input?: string } = {}) {
+    super(shortMessage, options)
+    this.input = options.input
+  }
+}
+
+/** The request never got an HTTP answer: refused, reset, DNS failure, TLS failure. */
+export class NetworkError extends ProvingKitError {
+  override name = 'NetworkError'
+  /** True when the failure happened before any byte of the request could have been processed. */
+  readonly beforeProcessing: boolean
+  constructor(
+    shortMessage: string,
+    options: ProvingKitErrorOptions & { beforeProcessing?: boolean } = {},
+  ) {
+    super(shortMessage, { retryable: true, ...options })
+    this.beforeProcessing = options.beforeProcessing ?? false
+  }
+}
+
+/** A connect, headers or body timeout of one request. */
+export class RequestTimeoutError extends NetworkError {
+  override name = 'RequestTimeoutError'
+}
+
+/** The service answered with a status the endpoint does not succeed with. */
+export class ServiceError extends ProvingKitError {
+  override name = 'ServiceError'
+  /** The parsed error body, when it was JSON. */
+  readonly body: unknown
+  constructor(shortMessage: string, options: ProvingKitErrorOptions & { body?: unknown } = {}) {
+    super(shortMessage, options)
+    this.body = options.body
+  }
+}
+
+/** The service answered 2xx with a body that does not match the specification. */
+export class InvalidResponseError extends ProvingKitError {
+  override name = 'InvalidResponseError'
+}
+
+/**
+ * A submission failed in a way that leaves open whether the service processed it (the
+ * connection dropped after the body was sent, a 502 from a gateway, ...). The toolkit never
+ * resubmits blindly in that case; the message says how to check.
+ */
+export class AmbiguousSubmissionError extends ProvingKitError {
+  override name = 'AmbiguousSubmissionError'
+}
+
+/** A wait (query, task, batch query, fact registration) ran past its deadline. */
+export class WaitTimeoutError extends ProvingKitError {
+  override name = 'WaitTimeoutError'
+  readonly lastSeen: unknown
+  constructor(shortMessage: string, options: ProvingKitErrorOptions & { lastSeen?: unknown } = {}) {
+    super(shortMessage, options)
+    this.lastSeen = options.lastSeen
+  }
+}
+
+/** The caller's abort signal fired. */
+export class AbortedError extends ProvingKitError {
+  override name = 'AbortedError'
+}
+
+/** The remote job ended in failure (query FAILED, task `*Failed`, batch query FAILED). */
+export class RemoteFailureError extends ProvingKitError {
+  override name = 'RemoteFailureError'
+  readonly record: unknown
+  constructor(shortMessage: string, options: ProvingKitErrorOptions & { record?: unknown } = {}) {
+    super(shortMessage, options)
+    this.record = options.record
+  }
+}
+
+/** A status the toolkit does not know and cannot safely treat as "still running". */
+export class UnknownStatusError extends ProvingKitError {
+  override name = 'UnknownStatusError'
+}
+
+/** A PIE that breaks a validity rule; `problems` lists every rule broken (capped). */
+export class InvalidPieError extends InvalidInputError {
+  override name = 'InvalidPieError'
+  readonly problems: readonly string[]
+  constructor(
+    shortMessage: string,
+    options: ProvingKitErrorOptions & { input?: string; problems: readonly string[] },
+  ) {
+    super(shortMessage, { ...options, metaMessages: options.metaMessages ?? [...options.problems] })
+    this.problems = options.problems
+  }
+}
+
+/** What the service says was proved differs from what the toolkit computes from the PIE. */
+export class FactMismatchError extends ProvingKitError {
+  override name = 'FactMismatchError'
+}
+
+/** The release gate refused the result (mocked fact, wrong program hash, not on chain, ...). */
+export class GateError extends ProvingKitError {
+  override name = 'GateError'
+}
+
+/** A check on chain could not be carried out (RPC down, wrong chain, no code at the address). */
+export class ChainError extends ProvingKitError {
+  override name = 'ChainError'
+}
+
+export function isProvingKitError(error: unknown): error is ProvingKitError {
+  return error instanceof ProvingKitError
+}

@@ -1,0 +1,83 @@
+/**
+ * Secrets never reach a log, an error, a summary or an output. Two mechanisms, used together:
+ * - query parameters whose name says they carry a credential are masked in every URL we print
+ *   (the L2 endpoints require `apiKey` in the query string);
+ * - known secret values (API keys, tokens, private keys, RPC URLs with embedded keys) are
+ *   replaced wherever they appear in free text.
+ */
+
+export const REDACTED = '***'
+
+const SECRET_QUERY_PARAMETERS = new Set([
+  'apikey',
+  'api_key',
+  'api-key',
+  'key',
+  'token',
+  'access_token',
+  'refresh_token',
+  'auth',
+  'secret',
+  'password',
+  'signature',
+])
+
+/** Masks credential-carrying query parameters and any user:password part of a URL. */
+export function redactUrl(url: string | URL): string {
+  let parsed: URL
+  try {
+    parsed = new URL(String(url))
+  } catch {
+    return String(url).replace(/([?&](?:apiKey|api_key|token|key)=)[^&#\s]*/gi, `$1${REDACTED}`)
+  }
+  if (parsed.username) parsed.username = REDACTED
+  if (parsed.password) parsed.password = REDACTED
+  for (const name of [...parsed.searchParams.keys()]) {
+    if (SECRET_QUERY_PARAMETERS.has(name.toLowerCase())) parsed.searchParams.set(name, REDACTED)
+  }
+  // URLSearchParams encodes `*`; keep the mask readable.
+  return parsed.toString().replaceAll('%2A%2A%2A', REDACTED)
+}
+
+/**
+ * A set of secret values and the means to scrub them from text. Values shorter than 4
+ * characters are not registered: masking "1" everywhere would destroy messages and protect
+ * nothing.
+ */
+export class SecretRedactor {
+  readonly #secrets = new Set<string>()
+
+  constructor(secrets: Iterable<string | undefined | null> = []) {
+    for (const secret of secrets) this.add(secret)
+  }
+
+  add(secret: string | undefined | null): this {
+    if (typeof secret !== 'string') return this
+    const value = secret.trim()
+    if (value.length < 4) return this
+    this.#secrets.add(value)
+    // A secret also shows up URL-encoded inside query strings and bodies.
+    const encoded = encodeURIComponent(value)
+    if (encoded !== value) this.#secrets.add(encoded)
+    return this
+  }
+
+  get size(): number {
+    return this.#secrets.size
+  }
+
+  redact(text: string): string {
+    let out = text
+    // Longest first, so a secret that contains another is masked whole.
+    for (const secret of [...this.#secrets].sort((a, b) => b.length - a.length)) {
+      if (out.includes(secret)) out = out.split(secret).join(REDACTED)
+    }
+    return out
+  }
+}
+
+/** Scrubs URLs (by parameter name) and known values from free text. */
+export function redact(text: string, redactor?: SecretRedactor): string {
+  const withUrls = text.replace(/\bhttps?:\/\/[^\s"'<>`]+/g, (match) => redactUrl(match))
+  return redactor ? redactor.redact(withUrls) : withUrls
+}
