@@ -1,0 +1,432 @@
+import type { Readable } from 'node:stream'
+import { Agent, type Dispatcher, request as undiciRequest } from 'undici'
+import type { z } from 'zod'
+import {
+  AbortedError,
+  InvalidResponseError,
+  NetworkError,
+  ProvingKitError,
+  RequestTimeoutError,
+  ServiceError,
+} from './errors.ts'
+import { redact, redactUrl, SecretRedactor } from './redact.ts'
+import { type Clock, type Logger, silentLogger, systemClock } from './runtime.ts'
+import { NOT_JSON, parseJsonLoosely, parseResponse } from './parse.ts'
+import { VERSION } from './version.ts'
+
+/**
+ * The one place where requests are sent. Every client goes through `HttpClient.request`, so the
+ * retry, timeout, redaction and User-Agent policy is the same everywhere (undici's own advice:
+ * compose behaviour around one dispatcher rather than at every call site).
+ *
+ * Retry policy: a request is sent again only when that cannot duplicate work on the server:
+ * - idempotent requests (GET, HEAD): on network failures, timeouts, 408, 429, 500, 502, 503, 504;
+ * - any request the server refused before processing: connection refused or connect timeout
+ *   (nothing reached the server), 429, and 503 with Retry-After.
+ * A POST whose connection dropped after the body went out, or that got a 500/502/504, is never
+ * repeated here: the caller decides (see AmbiguousSubmissionError and the dedupId lookup).
+ * Delays grow exponentially with full jitter; `Retry-After` is honoured up to a cap; all of it
+ * within a time budget per request.
+ */
+
+export type HttpTimeouts = {
+  /** Establishing the TCP/TLS connection. */
+  connectMs: number
+  /** From sending the request to receiving the response headers. */
+  headersMs: number
+  /** Longest silence while receiving the body. */
+  bodyMs: number
+}
+
+export type RetryPolicy = {
+  /** Attempts in all, the first included. */
+  maxAttempts: number
+  /** Time allowed for the attempts and the waits between them. */
+  budgetMs: number
+  baseDelayMs: number
+  maxDelayMs: number
+  /** A `Retry-After` longer than this is cut to it. */
+  maxRetryAfterMs: number
+}
+
+export const DEFAULT_TIMEOUTS: HttpTimeouts = { connectMs: 10_000, headersMs: 30_000, bodyMs: 30_000 }
+
+export const DEFAULT_RETRY: RetryPolicy = {
+  maxAttempts: 6,
+  budgetMs: 60_000,
+  baseDelayMs: 250,
+  maxDelayMs: 10_000,
+  maxRetryAfterMs: 30_000,
+}
+
+export type HttpClientConfig = {
+  /** Base URL of the service, e.g. `https://api.example.com`; paths are appended to it. */
+  baseUrl: string
+  /** What the service is called in messages: "proving service", "task service", ... */
+  serviceName: string
+  dispatcher?: Dispatcher | undefined
+  timeouts?: Partial<HttpTimeouts> | undefined
+  retry?: Partial<RetryPolicy> | undefined
+  logger?: Logger | undefined
+  clock?: Clock | undefined
+  redactor?: SecretRedactor | undefined
+  /** Extra headers on every request (e.g. `api-key`). */
+  headers?: Record<string, string> | undefined
+  /** Random source for jitter; tests pin it. */
+  random?: (() => number) | undefined
+}
+
+export type QueryValue = string | number | boolean | undefined | null
+
+export type RequestBody = { stream: Readable; headers: Record<string, string> }
+
+export type RequestSpec<T> = {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'HEAD'
+  path: string
+  query?: Record<string, QueryValue> | undefined
+  headers?: Record<string, string | undefined> | undefined
+  /** A JSON body. */
+  json?: unknown
+  /** A streamed body; a factory so that a retry can open it anew. */
+  body?: (() => RequestBody) | undefined
+  /** Validates and types a successful body. */
+  schema?: z.ZodType<T> | undefined
+  /** Statuses that count as success; any 2xx by default. */
+  successStatuses?: readonly number[] | undefined
+  signal?: AbortSignal | undefined
+  /** Overrides the headers timeout (uploads of large files want more). */
+  headersTimeoutMs?: number | undefined
+  /** Overrides the retry policy for this request. */
+  retry?: Partial<RetryPolicy> | undefined
+  /** A short name of the operation for messages: "get query q-1". */
+  operation?: string | undefined
+}
+
+export type HttpResponse<T> = {
+  status: number
+  headers: Record<string, string | string[] | undefined>
+  data: T
+  attempts: number
+}
+
+let sharedAgent: Agent | undefined
+
+/** One keep-alive agent for the process unless the caller brings its own dispatcher. */
+export function defaultDispatcher(connectMs = DEFAULT_TIMEOUTS.connectMs): Agent {
+  sharedAgent ??= new Agent({
+    keepAliveTimeout: 4_000,
+    keepAliveMaxTimeout: 60_000,
+    connections: 64,
+    connect: { timeout: connectMs },
+  })
+  return sharedAgent
+}
+
+const MAX_ERROR_BODY_BYTES = 64 * 1024
+const MAX_JSON_BODY_BYTES = 64 * 1024 * 1024
+
+export class HttpClient {
+  readonly baseUrl: string
+  readonly serviceName: string
+  readonly logger: Logger
+  readonly clock: Clock
+  readonly redactor: SecretRedactor
+  readonly #dispatcher: Dispatcher
+  readonly #timeouts: HttpTimeouts
+  readonly #retry: RetryPolicy
+  readonly #headers: Record<string, string>
+  readonly #random: () => number
+
+  constructor(config: HttpClientConfig) {
+    let base: URL
+    try {
+      base = new URL(config.baseUrl)
+    } catch {
+      throw new ProvingKitError(
+        `The ${config.serviceName} URL is not a valid URL: "${redactUrl(config.baseUrl)}"; give an absolute http(s) URL.`,
+      )
+    }
+    if (base.protocol !== 'http:' && base.protocol !== 'https:') {
+      throw new ProvingKitError(
+        `The ${config.serviceName} URL must use http or https, got "${base.protocol}"; give an absolute http(s) URL.`,
+      )
+    }
+    this.baseUrl = base.toString().replace(/\/+$/, '')
+    this.serviceName = config.serviceName
+    this.logger = config.logger ?? silentLogger
+    this.clock = config.clock ?? systemClock
+    this.redactor = config.redactor ?? new SecretRedactor()
+    this.#timeouts = { ...DEFAULT_TIMEOUTS, ...config.timeouts }
+    this.#retry = { ...DEFAULT_RETRY, ...config.retry }
+    this.#dispatcher = config.dispatcher ?? defaultDispatcher(this.#timeouts.connectMs)
+    this.#headers = { 'user-agent': `proving-kit/${VERSION}`, ...config.headers }
+    this.#random = config.random ?? Math.random
+  }
+
+  /** Builds the absolute URL of a path with its query string. */
+  url(path: string, query?: Record<string, QueryValue>): URL {
+    const url = new URL(this.baseUrl + (path.startsWith('/') ? path : `/${path}`))
+    for (const [key, value] of Object.entries(query ?? {})) {
+      if (value !== undefined && value !== null) url.searchParams.set(key, String(value))
+    }
+    return url
+  }
+
+  async request<T = unknown>(spec: RequestSpec<T>): Promise<HttpResponse<T>> {
+    const policy = { ...this.#retry, ...spec.retry }
+    const started = this.clock.now()
+    const url = this.url(spec.path, spec.query)
+    const shownUrl = redactUrl(url)
+    const operation = spec.operation ?? `${spec.method} ${new URL(shownUrl).pathname}`
+    const idempotent = spec.method === 'GET' || spec.method === 'HEAD'
+    for (let attempt = 1; ; attempt++) {
+      if (spec.signal?.aborted) throw this.#aborted(operation, spec.signal)
+      let failure: ProvingKitError
+      let retryAfterMs: number | undefined
+      try {
+        const response = await this.#send(spec, url)
+        if (isSuccess(response.status, spec.successStatuses)) {
+          const data = parseResponse(spec.schema, response.json, {
+            logger: this.logger,
+            what: `${this.serviceName} response to ${operation}`,
+            redactor: this.redactor,
+          })
+          return { status: response.status, headers: response.headers, data: data as T, attempts: attempt }
+        }
+        const serviceFailure = this.#serviceError(response, operation, idempotent)
+        retryAfterMs = parseRetryAfter(response.headers['retry-after'], this.clock.now())
+        // A 429, or a 503 that says when to come back, refused the request before processing
+        // it; a bare 503 on a POST may come from a gateway after the body was taken.
+        const refused = response.status === 429 || (response.status === 503 && (idempotent || retryAfterMs !== undefined))
+        failure = refused ? withRetryable(serviceFailure, true) : serviceFailure
+      } catch (error) {
+        failure = this.#networkError(error, operation, spec.signal)
+        if (failure instanceof AbortedError) throw failure
+      }
+      const mayRepeat = this.#mayRepeat(failure, idempotent, retryAfterMs)
+      const elapsed = this.clock.now() - started
+      const backoff = this.#backoff(attempt, policy)
+      const delay =
+        retryAfterMs === undefined ? backoff : Math.min(retryAfterMs, policy.maxRetryAfterMs)
+      if (!mayRepeat || attempt >= policy.maxAttempts || elapsed + delay > policy.budgetMs) {
+        if (mayRepeat && attempt > 1) {
+          throw annotateAttempts(failure, attempt, elapsed)
+        }
+        throw failure
+      }
+      this.logger.debug(
+        `${operation}: ${failure.shortMessage} Trying again in ${(delay / 1000).toFixed(1)} s (attempt ${attempt + 1} of ${policy.maxAttempts}).`,
+      )
+      try {
+        await this.clock.sleep(delay, spec.signal)
+      } catch {
+        throw this.#aborted(operation, spec.signal)
+      }
+    }
+  }
+
+  #mayRepeat(failure: ProvingKitError, idempotent: boolean, retryAfterMs: number | undefined): boolean {
+    if (failure instanceof NetworkError) return idempotent || failure.beforeProcessing
+    if (failure instanceof InvalidResponseError) return idempotent
+    if (!(failure instanceof ServiceError)) return false
+    const status = failure.status ?? 0
+    if (status === 429) return true
+    if (status === 503 && (idempotent || retryAfterMs !== undefined)) return true
+    return idempotent && [408, 500, 502, 504].includes(status)
+  }
+
+  #backoff(attempt: number, policy: RetryPolicy): number {
+    const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1))
+    return Math.floor(this.#random() * ceiling)
+  }
+
+  async #send(spec: RequestSpec<unknown>, url: URL) {
+    const headers: Record<string, string> = { accept: 'application/json', ...this.#headers }
+    for (const [key, value] of Object.entries(spec.headers ?? {})) {
+      if (value !== undefined) headers[key.toLowerCase()] = value
+    }
+    let body: string | Readable | undefined
+    if (spec.json !== undefined) {
+      body = JSON.stringify(spec.json)
+      headers['content-type'] = 'application/json'
+    } else if (spec.body) {
+      const prepared = spec.body()
+      body = prepared.stream
+      Object.assign(headers, prepared.headers)
+    }
+    const response = await undiciRequest(url, {
+      method: spec.method,
+      headers,
+      body,
+      dispatcher: this.#dispatcher,
+      signal: spec.signal,
+      headersTimeout: spec.headersTimeoutMs ?? this.#timeouts.headersMs,
+      bodyTimeout: this.#timeouts.bodyMs,
+    })
+    const ok = isSuccess(response.statusCode, spec.successStatuses)
+    const text = await readCapped(response.body, ok ? MAX_JSON_BODY_BYTES : MAX_ERROR_BODY_BYTES)
+    return {
+      status: response.statusCode,
+      headers: response.headers,
+      text,
+      json: parseJsonLoosely(text),
+    }
+  }
+
+  #serviceError(
+    response: { status: number; text: string; json: unknown },
+    operation: string,
+    idempotent: boolean,
+  ): ServiceError {
+    const code = serviceCode(response.json)
+    const bodyIsJson = response.json !== NOT_JSON
+    const excerpt = bodyIsJson ? undefined : summarizeText(response.text)
+    const label = code ? `${response.status} ${code}` : `${response.status}`
+    const shortMessage = `The ${this.serviceName} answered ${label} to ${operation}.`
+    const serverMessage = bodyIsJson ? messageOf(response.json) : undefined
+    return new ServiceError(this.#scrub(shortMessage), {
+      status: response.status,
+      code,
+      body: bodyIsJson ? response.json : undefined,
+      details: serverMessage
+        ? this.#scrub(serverMessage)
+        : excerpt
+          ? this.#scrub(`the body was not JSON: ${excerpt}`)
+          : undefined,
+      retryable: idempotent && [408, 429, 500, 502, 503, 504].includes(response.status),
+    })
+  }
+
+  #networkError(error: unknown, operation: string, signal: AbortSignal | undefined): ProvingKitError {
+    if (error instanceof ProvingKitError) return error
+    if (signal?.aborted) return this.#aborted(operation, signal)
+    const code = errorCode(error)
+    const where = `${this.serviceName} at ${new URL(redactUrl(this.baseUrl)).host}`
+    const details = this.#scrub(error instanceof Error ? error.message : String(error))
+    switch (code) {
+      case 'ECONNREFUSED':
+        return new NetworkError(`Could not connect to the ${where}: connection refused. Is it running, and is the URL right?`, {
+          cause: error, details, code, beforeProcessing: true,
+        })
+      case 'ENOTFOUND':
+      case 'EAI_AGAIN':
+        return new NetworkError(`Could not resolve the host of the ${where}; check the URL.`, {
+          cause: error, details, code, beforeProcessing: true,
+        })
+      case 'UND_ERR_CONNECT_TIMEOUT':
+        return new RequestTimeoutError(`Timed out connecting to the ${where}.`, {
+          cause: error, details, code, beforeProcessing: true,
+        })
+      case 'UND_ERR_HEADERS_TIMEOUT':
+        return new RequestTimeoutError(`The ${where} did not answer ${operation} in time.`, {
+          cause: error, details, code,
+        })
+      case 'UND_ERR_BODY_TIMEOUT':
+        return new RequestTimeoutError(`The ${where} stopped sending its answer to ${operation}.`, {
+          cause: error, details, code,
+        })
+      default:
+        return new NetworkError(`The connection to the ${where} failed during ${operation}.`, {
+          cause: error, details, code,
+        })
+    }
+  }
+
+  #aborted(operation: string, signal: AbortSignal | undefined): AbortedError {
+    return new AbortedError(`Cancelled during ${operation}.`, { cause: signal?.reason })
+  }
+
+  #scrub(text: string): string {
+    return redact(text, this.redactor)
+  }
+}
+
+function isSuccess(status: number, accepted: readonly number[] | undefined): boolean {
+  return accepted ? accepted.includes(status) : status >= 200 && status < 300
+}
+
+
+async function readCapped(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of body) {
+    const buffer = chunk as Buffer
+    size += buffer.length
+    if (size > limit) {
+      body.destroy()
+      throw new InvalidResponseError(`The response body is larger than ${limit} bytes.`)
+    }
+    chunks.push(buffer)
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+/** The service's machine-readable code, where its body carries one (`{ message: "X_Y" }`). */
+function serviceCode(body: unknown): string | undefined {
+  if (!body || typeof body !== 'object') return undefined
+  for (const key of ['error', 'message', 'code']) {
+    const value = (body as Record<string, unknown>)[key]
+    if (typeof value === 'string' && /^[A-Z][A-Z0-9_]{2,}$/.test(value)) return value
+  }
+  return undefined
+}
+
+function messageOf(body: unknown): string | undefined {
+  if (!body || typeof body !== 'object') return undefined
+  const record = body as Record<string, unknown>
+  const parts = [record.error, record.message, record.details]
+    .filter((value): value is string => typeof value === 'string' && value.length > 0)
+  const unique = [...new Set(parts)]
+  return unique.length ? unique.join(': ').slice(0, 500) : undefined
+}
+
+function summarizeText(text: string): string {
+  const plain = text.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim()
+  if (!plain) return '(empty)'
+  return JSON.stringify(plain.length > 120 ? `${plain.slice(0, 120)}…` : plain)
+}
+
+function errorCode(error: unknown): string | undefined {
+  let current: unknown = error
+  for (let depth = 0; current && depth < 5; depth++) {
+    const code = (current as { code?: unknown }).code
+    if (typeof code === 'string') return code
+    current = (current as { cause?: unknown }).cause
+  }
+  return undefined
+}
+
+/** Seconds or an HTTP date; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | string[] | undefined, now: number): number | undefined {
+  const raw = Array.isArray(value) ? value[0] : value
+  if (!raw) return undefined
+  if (/^\s*\d+(\.\d+)?\s*$/.test(raw)) return Math.max(0, Math.round(Number(raw) * 1000))
+  const date = Date.parse(raw)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
+}
+
+function withRetryable(error: ServiceError, retryable: boolean): ServiceError {
+  if (error.retryable === retryable) return error
+  return new ServiceError(error.shortMessage, {
+    status: error.status, code: error.code, body: error.body, details: error.details, retryable,
+  })
+}
+
+function annotateAttempts(error: ProvingKitError, attempts: number, elapsedMs: number): ProvingKitError {
+  const note = `Gave up after ${attempts} attempts over ${(elapsedMs / 1000).toFixed(1)} s.`
+  const Kind = error.constructor as new (message: string, options: object) => ProvingKitError
+  try {
+    return new Kind(error.shortMessage, {
+      cause: error.cause ?? error,
+      details: error.details,
+      metaMessages: [...(error.metaMessages ?? []), note],
+      status: error.status,
+      code: error.code,
+      retryable: error.retryable,
+      body: (error as ServiceError).body,
+      beforeProcessing: (error as NetworkError).beforeProcessing,
+    })
+  } catch {
+    return error
+  }
+}

@@ -1,0 +1,106 @@
+import { AbortedError, ProvingKitError, WaitTimeoutError } from './errors.ts'
+import type { Clock, Logger } from './runtime.ts'
+
+/**
+ * The polling discipline shared by every wait (queries, tasks, batch queries, fact
+ * registration). The interval grows with the time already spent: a job that finishes in
+ * seconds is seen within about a second, a job that takes hours costs a poll every 30 s.
+ *
+ *   interval = clamp(elapsed / 8, 1 s, 30 s), then ±10% jitter
+ *
+ * For a 10 min job that is ~50 requests (a `sleep 5` loop makes 120), with a detection
+ * latency never above the current interval.
+ */
+export type PollSchedule = {
+  minIntervalMs: number
+  maxIntervalMs: number
+  /** The interval is elapsed / growthDivisor before clamping. */
+  growthDivisor: number
+  jitter: number
+}
+
+export const DEFAULT_POLL_SCHEDULE: PollSchedule = {
+  minIntervalMs: 1_000,
+  maxIntervalMs: 30_000,
+  growthDivisor: 8,
+  jitter: 0.1,
+}
+
+export function nextPollDelay(elapsedMs: number, schedule: PollSchedule, random: () => number = Math.random): number {
+  const base = Math.min(schedule.maxIntervalMs, Math.max(schedule.minIntervalMs, elapsedMs / schedule.growthDivisor))
+  const jittered = base * (1 + schedule.jitter * (2 * random() - 1))
+  return Math.round(Math.min(schedule.maxIntervalMs, Math.max(schedule.minIntervalMs * (1 - schedule.jitter), jittered)))
+}
+
+export type PollOutcome<T> = { done: true; value: T } | { done: false; state: unknown }
+
+export type PollOptions = {
+  /** What is waited for, in messages: "query q-123". */
+  what: string
+  timeoutMs: number
+  signal?: AbortSignal | undefined
+  clock: Clock
+  logger: Logger
+  schedule?: Partial<PollSchedule> | undefined
+  random?: (() => number) | undefined
+  /** A hint appended to timeout and cancellation messages: how to resume. */
+  resumeHint?: string | undefined
+}
+
+/**
+ * Calls `check` until it says done, the deadline passes or the signal aborts. A failed check
+ * that is retryable (network, 5xx after the request's own retries) does not end the wait: the
+ * service may be restarting. Anything else does.
+ */
+export async function pollUntil<T>(check: () => Promise<PollOutcome<T>>, options: PollOptions): Promise<T> {
+  const schedule = { ...DEFAULT_POLL_SCHEDULE, ...options.schedule }
+  const started = options.clock.now()
+  const deadline = started + options.timeoutMs
+  let lastState: unknown
+  let consecutiveFailures = 0
+  const hint = options.resumeHint ? ` ${options.resumeHint}` : ''
+  for (;;) {
+    if (options.signal?.aborted) {
+      throw new AbortedError(`Stopped waiting for ${options.what}: cancelled.${hint}`, {
+        cause: options.signal.reason,
+      })
+    }
+    try {
+      const outcome = await check()
+      consecutiveFailures = 0
+      if (outcome.done) return outcome.value
+      lastState = outcome.state
+    } catch (error) {
+      if (error instanceof AbortedError) {
+        throw new AbortedError(`Stopped waiting for ${options.what}: cancelled.${hint}`, { cause: error })
+      }
+      if (!(error instanceof ProvingKitError) || !error.retryable) throw error
+      consecutiveFailures++
+      options.logger.warn(
+        `Could not read ${options.what} (${error.shortMessage}); still waiting${consecutiveFailures > 1 ? ` (${consecutiveFailures} failures in a row)` : ''}.`,
+      )
+    }
+    const now = options.clock.now()
+    if (now >= deadline) {
+      throw new WaitTimeoutError(
+        `Timed out after ${formatDuration(options.timeoutMs)} waiting for ${options.what}.${hint}`,
+        { lastSeen: lastState },
+      )
+    }
+    const delay = Math.min(nextPollDelay(now - started, schedule, options.random), deadline - now)
+    try {
+      await options.clock.sleep(delay, options.signal)
+    } catch (error) {
+      throw new AbortedError(`Stopped waiting for ${options.what}: cancelled.${hint}`, { cause: error })
+    }
+  }
+}
+
+export function formatDuration(ms: number): string {
+  const seconds = Math.round(ms / 1000)
+  if (seconds < 60) return `${seconds}s`
+  const minutes = Math.floor(seconds / 60)
+  if (minutes < 60) return `${minutes}m${seconds % 60 ? ` ${seconds % 60}s` : ''}`
+  const hours = Math.floor(minutes / 60)
+  return `${hours}h${minutes % 60 ? ` ${minutes % 60}m` : ''}`
+}
