@@ -1,0 +1,122 @@
+import { InvalidInputError } from '../../core/errors.ts'
+import { type CommandSpec, parseInteger, SERVICE_OPTIONS, stringValue } from '../context.ts'
+import { EXIT } from '../exit-codes.ts'
+import { describeQuery, progressReporter, provingClientFrom, timeoutFrom } from '../services.ts'
+
+const TIMEOUT_OPTION = {
+  timeout: {
+    type: 'string',
+    valueName: '<duration>',
+    description: 'Give up waiting after this long: 90s, 30m, 2h.',
+    default: '2h',
+  },
+} as const
+
+export const queryGet: CommandSpec = {
+  path: ['query', 'get'],
+  args: '<query-id>',
+  summary: 'Show a query: status, step, program hash, facts and artifact URLs.',
+  positionals: { min: 1, max: 1 },
+  options: { ...SERVICE_OPTIONS },
+  async run(context) {
+    const client = provingClientFrom(context, { needsKey: false })
+    const id = context.positionals[0]!
+    // The docs endpoint carries `status`; without a key, the public record (no status) is shown.
+    const result = client.hasApiKey
+      ? await client.getQueryDetails(id, { signal: context.signal })
+      : await client.getQuery(id, { signal: context.signal })
+    context.print(client.hasApiKey ? describeQuery(result as never) : JSON.stringify(result, null, 2), result)
+    return EXIT.ok
+  },
+}
+
+export const queryWait: CommandSpec = {
+  path: ['query', 'wait'],
+  args: '<query-id>',
+  summary: 'Wait for a query to finish; exit 0 when DONE, 1 when FAILED.',
+  positionals: { min: 1, max: 1 },
+  options: { ...SERVICE_OPTIONS, ...TIMEOUT_OPTION },
+  async run(context) {
+    const client = provingClientFrom(context, { needsKey: true })
+    const result = await client.waitForQuery(context.positionals[0]!, {
+      timeoutMs: timeoutFrom(context),
+      signal: context.signal,
+      onProgress: progressReporter(context),
+    })
+    context.print(describeQuery(result), result)
+    return result.provingQuery.status === 'DONE' ? EXIT.ok : EXIT.remoteFailure
+  },
+}
+
+export const queryRetry: CommandSpec = {
+  path: ['query', 'retry'],
+  args: '<query-id>',
+  summary: 'Retry a FAILED query whose error is retriable (at most 3 times).',
+  positionals: { min: 1, max: 1 },
+  options: {
+    ...SERVICE_OPTIONS,
+    ...TIMEOUT_OPTION,
+    wait: { type: 'boolean', description: 'Wait for the retried query to finish.' },
+  },
+  async run(context) {
+    const client = provingClientFrom(context, { needsKey: true })
+    const id = context.positionals[0]!
+    const response = await client.retryQuery(id, { signal: context.signal })
+    if (!context.values.wait) {
+      context.print(
+        `${response.message}: query ${id} is ${response.provingQuery.status} again (retry ${response.provingQuery.retryCount} of 3).`,
+        response,
+      )
+      return EXIT.ok
+    }
+    context.progress(`${response.message} (retry ${response.provingQuery.retryCount} of 3).`)
+    const result = await client.waitForQuery(id, {
+      timeoutMs: timeoutFrom(context),
+      signal: context.signal,
+      onProgress: progressReporter(context),
+    })
+    context.print(describeQuery(result), result)
+    return result.provingQuery.status === 'DONE' ? EXIT.ok : EXIT.remoteFailure
+  },
+}
+
+export const queryList: CommandSpec = {
+  path: ['query', 'list'],
+  summary: 'List the queries submitted with this API key.',
+  positionals: { min: 0, max: 0 },
+  options: {
+    ...SERVICE_OPTIONS,
+    limit: { type: 'string', valueName: '<n>', description: 'Queries per page, 1 to 100.', default: '10' },
+    offset: { type: 'string', valueName: '<n>', description: 'Queries to skip.', default: '0' },
+    search: { type: 'string', valueName: '<text>', description: 'Match the query id or external id.' },
+    network: { type: 'string', valueName: '<MAINNET|TESTNET>', description: 'Only queries on this network.' },
+    all: { type: 'boolean', description: 'Every page, not just one.' },
+  },
+  async run(context) {
+    const client = provingClientFrom(context, { needsKey: true })
+    const limit = parseInteger(stringValue(context, 'limit')!, 'limit', 1, 100)
+    const offset = parseInteger(stringValue(context, 'offset')!, 'offset', 0, Number.MAX_SAFE_INTEGER)
+    const network = stringValue(context, 'network')
+    if (network !== undefined && network !== 'MAINNET' && network !== 'TESTNET') {
+      throw new InvalidInputError(`--network must be MAINNET or TESTNET; got ${JSON.stringify(network)}.`, { input: '--network' })
+    }
+    const filters = { search: stringValue(context, 'search'), network, signal: context.signal }
+    let queries
+    let total
+    if (context.values.all) {
+      queries = []
+      for await (const query of client.iterateQueries({ ...filters, limit })) queries.push(query)
+      total = queries.length
+    } else {
+      const page = await client.listQueries({ ...filters, limit, offset })
+      queries = page.provingQueries
+      total = page.total
+    }
+    const lines = queries.map(
+      (query) => `${query.id.padEnd(38)}${query.status.padEnd(13)}${(query.step ?? '').padEnd(36)}${query.createdAt}`,
+    )
+    lines.push(`${queries.length} shown of ${total}.`)
+    context.print(lines.join('\n'), { provingQueries: queries, total })
+    return EXIT.ok
+  },
+}

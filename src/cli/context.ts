@@ -1,0 +1,198 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util'
+import { InvalidInputError } from '../core/errors.ts'
+import { redact, SecretRedactor } from '../core/redact.ts'
+import type { Logger } from '../core/runtime.ts'
+
+/** What a command gets from the CLI: its parsed flags, where to write, and the shared settings. */
+export type CliIO = {
+  stdout: (text: string) => void
+  stderr: (text: string) => void
+  env: NodeJS.ProcessEnv
+  stdin?: NodeJS.ReadableStream | undefined
+  /** Whether stderr is a terminal; progress lines are terser when it is not. */
+  isTTY?: boolean | undefined
+}
+
+export type OptionSpec = {
+  type: 'string' | 'boolean'
+  short?: string
+  multiple?: boolean
+  /** Shown in --help. */
+  description: string
+  /** Shown in --help after the flag, e.g. "<url>". */
+  valueName?: string
+  /** Environment variable read when the flag is absent. */
+  env?: string
+  default?: string | boolean
+}
+
+export type CommandSpec = {
+  /** Words after `proving`, e.g. ['query', 'get']. */
+  path: string[]
+  summary: string
+  /** Positional arguments, for --help: "<pie>". */
+  args?: string
+  options?: Record<string, OptionSpec>
+  /** Positional count bounds. */
+  positionals?: { min: number; max: number }
+  details?: string[]
+  run: (context: CommandContext) => Promise<number>
+}
+
+export type CommandContext = {
+  values: Record<string, string | boolean | string[] | undefined>
+  positionals: string[]
+  io: CliIO
+  json: boolean
+  debug: boolean
+  logger: Logger
+  redactor: SecretRedactor
+  signal: AbortSignal
+  /** Prints a result: JSON when --json, else the human text. */
+  print: (human: string, json?: unknown) => void
+  /** One progress line for a person (stderr; silent with --json). */
+  progress: (line: string) => void
+}
+
+/** Flags every command takes. */
+export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
+  json: { type: 'boolean', description: 'Print machine-readable JSON on stdout, and nothing else.' },
+  debug: { type: 'boolean', description: 'Show debug logs and stack traces.' },
+  help: { type: 'boolean', short: 'h', description: 'Show help for the command.' },
+}
+
+export const SERVICE_OPTIONS: Record<string, OptionSpec> = {
+  'base-url': {
+    type: 'string',
+    valueName: '<url>',
+    env: 'PROVING_BASE_URL',
+    description: 'Address of the proving service.',
+  },
+  'api-key': {
+    type: 'string',
+    valueName: '<key>',
+    env: 'PROVING_API_KEY',
+    description: 'API key (prefer the environment variable: flags land in shell history).',
+  },
+}
+
+export function parseCommandArgs(spec: CommandSpec, argv: string[], env: NodeJS.ProcessEnv) {
+  const options = { ...GLOBAL_OPTIONS, ...spec.options }
+  const config: ParseArgsConfig = {
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: Object.fromEntries(
+      Object.entries(options).map(([name, option]) => [
+        name,
+        { type: option.type, ...(option.short ? { short: option.short } : {}), ...(option.multiple ? { multiple: true } : {}) },
+      ]),
+    ),
+  }
+  let parsed
+  try {
+    parsed = parseArgs(config)
+  } catch (error) {
+    throw new InvalidInputError(`${cleanParseMessage((error as Error).message)} Run \`proving ${spec.path.join(' ')} --help\` for usage.`, {
+      input: spec.path.join(' '),
+    })
+  }
+  const values = { ...parsed.values } as Record<string, string | boolean | string[] | undefined>
+  for (const [name, option] of Object.entries(options)) {
+    if (values[name] === undefined && option.env && env[option.env] !== undefined && env[option.env] !== '') {
+      values[name] = option.type === 'boolean' ? env[option.env] === 'true' : env[option.env]
+    }
+    if (values[name] === undefined && option.default !== undefined) values[name] = option.default
+  }
+  const positionals = parsed.positionals
+  if (!values.help && spec.positionals) {
+    const { min, max } = spec.positionals
+    if (positionals.length < min) {
+      throw new InvalidInputError(
+        `Missing ${spec.args ?? 'argument'}: usage is \`proving ${spec.path.join(' ')} ${spec.args ?? ''}\`.`.replace(/ +`/, '`'),
+        { input: spec.args },
+      )
+    }
+    if (positionals.length > max) {
+      throw new InvalidInputError(
+        `Unexpected argument ${JSON.stringify(positionals[max])}: usage is \`proving ${spec.path.join(' ')}${spec.args ? ` ${spec.args}` : ''}\`.`,
+        { input: positionals[max] },
+      )
+    }
+  }
+  return { values, positionals }
+}
+
+function cleanParseMessage(message: string): string {
+  // node's messages end with hints for script authors ("To specify a positional argument ...").
+  const first = message.split('\n')[0]!.replace(/\. To specify.*$/, '.').trim()
+  return first.endsWith('.') ? first : `${first}.`
+}
+
+export function helpText(spec: CommandSpec): string {
+  const lines = [`Usage: proving ${spec.path.join(' ')}${spec.args ? ` ${spec.args}` : ''} [options]`, '', spec.summary]
+  if (spec.details?.length) lines.push('', ...spec.details)
+  const options = { ...spec.options, ...GLOBAL_OPTIONS }
+  lines.push('', 'Options:')
+  for (const [name, option] of Object.entries(options)) {
+    const flag = `${option.short ? `-${option.short}, ` : ''}--${name}${option.valueName ? ` ${option.valueName}` : ''}`
+    const extra = [
+      option.env ? `env ${option.env}` : '',
+      option.default !== undefined && option.default !== false ? `default ${option.default}` : '',
+    ].filter(Boolean)
+    lines.push(`  ${flag.padEnd(34)}${option.description}${extra.length ? ` (${extra.join('; ')})` : ''}`)
+  }
+  return lines.join('\n')
+}
+
+export function createLogger(io: CliIO, options: { debug: boolean; json: boolean; redactor: SecretRedactor }): Logger {
+  const write = (prefix: string, message: string) => io.stderr(`${prefix}${redact(message, options.redactor)}\n`)
+  return {
+    debug: (message) => (options.debug ? write('debug: ', message) : undefined),
+    info: (message) => (options.json ? undefined : write('', message)),
+    warn: (message) => write('warning: ', message),
+    error: (message) => write('error: ', message),
+  }
+}
+
+// --- Reading flag values -----------------------------------------------------------------
+
+export function stringValue(context: CommandContext, name: string): string | undefined {
+  const value = context.values[name]
+  return typeof value === 'string' ? value : undefined
+}
+
+export function requireString(context: CommandContext, name: string, hint: string): string {
+  const value = stringValue(context, name)?.trim()
+  if (!value) throw new InvalidInputError(`--${name} is required: ${hint}`, { input: `--${name}` })
+  return value
+}
+
+/** Durations: "90" (seconds), "90s", "30m", "2h", "500ms". */
+export function parseDuration(text: string, flag: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/i.exec(text)
+  if (!match) {
+    throw new InvalidInputError(`--${flag} must be a duration such as 90, 90s, 30m or 2h; got ${JSON.stringify(text)}.`, {
+      input: `--${flag}`,
+    })
+  }
+  const amount = Number(match[1])
+  const unit = (match[2] ?? 's').toLowerCase()
+  const factor = unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000
+  const ms = Math.round(amount * factor)
+  if (ms <= 0 || ms > 7 * 24 * 3_600_000) {
+    throw new InvalidInputError(`--${flag} must be above 0 and at most 7 days; got ${JSON.stringify(text)}.`, {
+      input: `--${flag}`,
+    })
+  }
+  return ms
+}
+
+export function parseInteger(text: string, flag: string, min: number, max: number): number {
+  if (!/^\s*-?\d+\s*$/.test(text) || Number(text) < min || Number(text) > max) {
+    throw new InvalidInputError(`--${flag} must be a whole number from ${min} to ${max}; got ${JSON.stringify(text)}.`, {
+      input: `--${flag}`,
+    })
+  }
+  return Number(text)
+}

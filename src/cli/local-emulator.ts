@@ -1,0 +1,26 @@
+import { InvalidInputError } from '../core/errors.ts'
+import { type CommandContext, stringValue } from './context.ts'
+
+export type LocalService = { baseUrl?: string; apiKey?: string }
+
+/**
+ * With `--emulator`, runs the command against a built-in emulator started in this process and
+ * stopped afterwards; the emulator module is loaded only then.
+ */
+export async function withLocalEmulator(
+  context: CommandContext,
+  run: (service: LocalService) => Promise<number>,
+): Promise<number> {
+  if (!context.values.emulator) return run({})
+  if (stringValue(context, 'base-url') && context.io.env.PROVING_BASE_URL !== stringValue(context, 'base-url')) {
+    throw new InvalidInputError('--emulator and --base-url exclude each other: drop one of them.', { input: '--emulator' })
+  }
+  const { startEmulator } = await import('../emulator/index.ts')
+  const emulator = await startEmulator({ logger: context.logger })
+  context.progress(`Emulator running at ${emulator.url}`)
+  try {
+    return await run({ baseUrl: emulator.url, apiKey: stringValue(context, 'api-key') || 'emulator-local-key' })
+  } finally {
+    await emulator.close()
+  }
+}

@@ -1,0 +1,151 @@
+import { ProvingKitError } from '../core/errors.ts'
+import { redact, SecretRedactor } from '../core/redact.ts'
+import { VERSION } from '../core/version.ts'
+import { COMMANDS } from './commands/index.ts'
+import {
+  type CliIO,
+  type CommandContext,
+  type CommandSpec,
+  createLogger,
+  helpText,
+  parseCommandArgs,
+} from './context.ts'
+import { EXIT, exitCodeFor } from './exit-codes.ts'
+
+export type MainOptions = {
+  io?: CliIO
+  /** Aborts the running command; when absent, SIGINT and SIGTERM do. */
+  signal?: AbortSignal
+}
+
+const processIO = (): CliIO => ({
+  stdout: (text) => void process.stdout.write(text),
+  stderr: (text) => void process.stderr.write(text),
+  env: process.env,
+  stdin: process.stdin,
+  isTTY: process.stderr.isTTY,
+})
+
+/** Runs `proving <argv...>` and resolves with the exit code. */
+export async function main(argv: string[], options: MainOptions = {}): Promise<number> {
+  const io = options.io ?? processIO()
+  const wantsJson = argv.includes('--json')
+  const debug = argv.includes('--debug') || io.env.PROVING_DEBUG === '1'
+  const redactor = new SecretRedactor([io.env.PROVING_API_KEY, io.env.PROVING_PRIVATE_KEY])
+
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    io.stdout(`${topLevelHelp()}\n`)
+    return argv.length === 0 ? EXIT.usage : EXIT.ok
+  }
+  if (argv[0] === '--version' || argv[0] === '-v') {
+    io.stdout(`${VERSION}\n`)
+    return EXIT.ok
+  }
+
+  const command = findCommand(argv)
+  if (!command) {
+    const group = COMMANDS.filter((spec) => spec.path[0] === argv[0])
+    const message = group.length
+      ? `Unknown command \`proving ${argv.slice(0, 2).join(' ')}\`: use one of ${group.map((spec) => spec.path.join(' ')).join(', ')}.`
+      : `Unknown command \`proving ${argv[0]}\`: run \`proving --help\` for the list of commands.`
+    io.stderr(`proving: ${redact(message, redactor)}\n`)
+    return EXIT.usage
+  }
+
+  const controller = new AbortController()
+  let detach = () => {}
+  if (options.signal) {
+    const onAbort = () => controller.abort(options.signal?.reason)
+    if (options.signal.aborted) onAbort()
+    else options.signal.addEventListener('abort', onAbort, { once: true })
+    detach = () => options.signal?.removeEventListener('abort', onAbort)
+  } else {
+    const onSignal = (name: NodeJS.Signals) => {
+      if (controller.signal.aborted) process.exit(EXIT.interrupted)
+      controller.abort(new Error(`received ${name}`))
+    }
+    process.on('SIGINT', onSignal)
+    process.on('SIGTERM', onSignal)
+    detach = () => {
+      process.off('SIGINT', onSignal)
+      process.off('SIGTERM', onSignal)
+    }
+  }
+
+  try {
+    const parsed = parseCommandArgs(command, argv.slice(command.path.length), io.env)
+    const json = parsed.values.json === true
+    if (parsed.values.help) {
+      io.stdout(`${helpText(command)}\n`)
+      return EXIT.ok
+    }
+    for (const name of ['api-key', 'private-key']) {
+      const value = parsed.values[name]
+      if (typeof value === 'string') redactor.add(value)
+    }
+    const logger = createLogger(io, { debug, json, redactor })
+    const context: CommandContext = {
+      values: parsed.values,
+      positionals: parsed.positionals,
+      io,
+      json,
+      debug,
+      logger,
+      redactor,
+      signal: controller.signal,
+      print: (human, value) => {
+        if (json) io.stdout(`${redact(JSON.stringify(value ?? null, null, 2), redactor)}\n`)
+        else if (human) io.stdout(`${redact(human, redactor)}\n`)
+      },
+      progress: (line) => {
+        if (!json) io.stderr(`${redact(line, redactor)}\n`)
+      },
+    }
+    return await command.run(context)
+  } catch (error) {
+    reportError(io, error, { debug, json: wantsJson, redactor })
+    return exitCodeFor(error)
+  } finally {
+    detach()
+  }
+}
+
+function findCommand(argv: string[]): CommandSpec | undefined {
+  const matches = COMMANDS.filter((spec) => spec.path.every((word, index) => argv[index] === word))
+  return matches.sort((a, b) => b.path.length - a.path.length)[0]
+}
+
+export function reportError(
+  io: CliIO,
+  error: unknown,
+  options: { debug: boolean; json: boolean; redactor: SecretRedactor },
+): void {
+  const scrub = (text: string) => redact(text, options.redactor)
+  if (error instanceof ProvingKitError) {
+    const lines = [`proving: ${error.shortMessage}`]
+    for (const line of error.metaMessages ?? []) lines.push(`  ${line}`)
+    if (options.debug && error.details && error.details !== error.shortMessage) lines.push(`  details: ${error.details}`)
+    if (options.debug && error.stack) lines.push(error.stack)
+    io.stderr(`${scrub(lines.join('\n'))}\n`)
+  } else {
+    const message = error instanceof Error ? error.message : String(error)
+    io.stderr(`${scrub(`proving: unexpected failure: ${message}`)}\n`)
+    if (options.debug && error instanceof Error && error.stack) io.stderr(`${scrub(error.stack)}\n`)
+  }
+}
+
+function topLevelHelp(): string {
+  const width = Math.max(...COMMANDS.map((spec) => `${spec.path.join(' ')} ${spec.args ?? ''}`.length)) + 2
+  return [
+    `proving ${VERSION}: prove Cairo programs with a STARK proving service, or its built-in emulator.`,
+    '',
+    'Usage: proving <command> [options]',
+    '',
+    'Commands:',
+    ...COMMANDS.map((spec) => `  ${`${spec.path.join(' ')} ${spec.args ?? ''}`.padEnd(width)}${spec.summary}`),
+    '',
+    'Run `proving <command> --help` for a command\'s options.',
+    'Exit codes: 0 success, 1 remote failure (query FAILED, facts differ), 2 bad input or usage,',
+    '            3 service or network error, 4 timed out, 130 interrupted.',
+  ].join('\n')
+}

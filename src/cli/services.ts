@@ -1,0 +1,58 @@
+import { ProvingClient, type QueryProgress, type QueryResult } from '../clients/proving.ts'
+import { InvalidInputError } from '../core/errors.ts'
+import { formatDuration } from '../core/poll.ts'
+import { type CommandContext, parseDuration, stringValue } from './context.ts'
+
+/** Builds the proving client from --base-url / --api-key (or their environment variables). */
+export function provingClientFrom(context: CommandContext, options: { needsKey: boolean; baseUrl?: string; apiKey?: string }): ProvingClient {
+  const baseUrl = options.baseUrl ?? stringValue(context, 'base-url')?.trim()
+  if (!baseUrl) {
+    throw new InvalidInputError(
+      'No proving service address: pass --base-url <url> or set PROVING_BASE_URL (or use --emulator where offered).',
+      { input: '--base-url' },
+    )
+  }
+  const apiKey = options.apiKey ?? stringValue(context, 'api-key')?.trim()
+  if (options.needsKey && !apiKey) {
+    throw new InvalidInputError('No API key: set PROVING_API_KEY (or pass --api-key <key>).', { input: '--api-key' })
+  }
+  if (apiKey) context.redactor.add(apiKey)
+  try {
+    return new ProvingClient({ baseUrl, apiKey, logger: context.logger })
+  } catch (error) {
+    throw new InvalidInputError(`--base-url ${(error as Error).message.split('\n')[0]}`, { input: '--base-url', cause: error })
+  }
+}
+
+export function timeoutFrom(context: CommandContext, flag = 'timeout', fallbackMs = 120 * 60_000): number {
+  const text = stringValue(context, flag)
+  return text === undefined ? fallbackMs : parseDuration(text, flag)
+}
+
+/** One line per change of status or step: what a person watching a CI log wants. */
+export function progressReporter(context: CommandContext) {
+  return (progress: QueryProgress) => {
+    const step = progress.step ? `  step ${progress.step}` : ''
+    context.progress(`[${formatDuration(progress.elapsedMs).padStart(6)}] ${progress.queryId}  ${progress.status}${step}`)
+  }
+}
+
+export function describeQuery(result: QueryResult): string {
+  const query = result.provingQuery
+  const rows: [string, string | null | undefined][] = [
+    ['query', query.id],
+    ['status', query.status],
+    ['step', query.step],
+    ['program hash', query.programHash],
+    ['SHARP fact', query.sharpFactHash],
+    ['Integrity fact', query.integrityFactHash],
+    ['fact mocked', query.isFactMocked === null ? null : String(query.isFactMocked)],
+    ['layout', query.layout],
+    ['error', query.errorReason],
+    ['created', query.createdAt],
+    ['completed', query.completedAt],
+  ]
+  const lines = rows.filter(([, value]) => value !== null && value !== undefined && value !== '').map(([label, value]) => `${label.padEnd(15)}${value}`)
+  for (const url of result.metadataUrls) lines.push(`${'artifact'.padEnd(15)}${url}`)
+  return lines.join('\n')
+}
