@@ -1,0 +1,38 @@
+/**
+ * proving-kit: the library. Clients of the proving, task, storage-proof and account services,
+ * the PIE toolkit (validate, pack, inspect, program hashes and facts), the polling helpers, the
+ * typed errors, and the built-in emulator. Nothing here imports @actions/*.
+ */
+
+export * from './core/errors.ts'
+export { redact, redactUrl, SecretRedactor, REDACTED } from './core/redact.ts'
+export { type Clock, type Logger, silentLogger, systemClock } from './core/runtime.ts'
+export {
+  HttpClient,
+  type HttpClientConfig,
+  type HttpTimeouts,
+  type RetryPolicy,
+  DEFAULT_RETRY,
+  DEFAULT_TIMEOUTS,
+  defaultDispatcher,
+} from './core/http.ts'
+export { DEFAULT_POLL_SCHEDULE, nextPollDelay, pollUntil, type PollSchedule } from './core/poll.ts'
+export { VERSION } from './core/version.ts'
+
+export * from './schemas/proving.ts'
+export {
+  ProvingClient,
+  deriveDedupId,
+  type ClientOptions,
+  type CreateBucketOptions,
+  type ListQueriesOptions,
+  type QueryProgress,
+  type QueryResult,
+  type SubmitPieOptions,
+  type SubmitProofOptions,
+  type SubmitQueryOptions,
+  type WaitForQueryOptions,
+} from './clients/proving.ts'
+
+export * from './pie/index.ts'
+export { startEmulator, type EmulatorOptions, type RunningEmulator } from './emulator/index.ts'
