@@ -122,6 +122,13 @@ export function defaultDispatcher(connectMs = DEFAULT_TIMEOUTS.connectMs): Agent
   return sharedAgent
 }
 
+/** Closes the shared agent's idle sockets so a short-lived process can exit at once. */
+export async function closeDefaultDispatcher(): Promise<void> {
+  const agent = sharedAgent
+  sharedAgent = undefined
+  await agent?.close()
+}
+
 const MAX_ERROR_BODY_BYTES = 64 * 1024
 const MAX_JSON_BODY_BYTES = 64 * 1024 * 1024
 
