@@ -234,7 +234,9 @@ export class HttpClient {
 
   #mayRepeat(failure: ProvingKitError, idempotent: boolean, retryAfterMs: number | undefined): boolean {
     if (failure instanceof NetworkError) return idempotent || failure.beforeProcessing
-    if (failure instanceof InvalidResponseError) return idempotent
+    // A truncated or non-JSON 2xx (a gateway's page) may be fine next time; a body of the
+    // wrong shape will not be.
+    if (failure instanceof InvalidResponseError) return idempotent && failure.retryable
     if (!(failure instanceof ServiceError)) return false
     const status = failure.status ?? 0
     if (status === 429) return true
@@ -271,7 +273,11 @@ export class HttpClient {
       bodyTimeout: this.#timeouts.bodyMs,
     })
     const ok = isSuccess(response.statusCode, spec.successStatuses)
-    const text = await readCapped(response.body, ok ? MAX_JSON_BODY_BYTES : MAX_ERROR_BODY_BYTES)
+    // An error body only feeds a code and an excerpt: a large one is cut, never an error of its
+    // own (that would hide the status, and with it whether a submission is ambiguous).
+    const text = ok
+      ? await readCapped(response.body, MAX_JSON_BODY_BYTES)
+      : await readCapped(response.body, MAX_ERROR_BODY_BYTES, { truncate: true })
     return {
       status: response.statusCode,
       headers: response.headers,
@@ -294,7 +300,7 @@ export class HttpClient {
     return new ServiceError(this.#scrub(shortMessage), {
       status: response.status,
       code,
-      body: bodyIsJson ? response.json : undefined,
+      body: bodyIsJson ? this.#scrubJson(response.json) : undefined,
       details: serverMessage
         ? this.#scrub(serverMessage)
         : excerpt
@@ -346,6 +352,16 @@ export class HttpClient {
   #scrub(text: string): string {
     return redact(text, this.redactor)
   }
+
+  /** A server that echoes the key in an error body must not put it in `error.body` either. */
+  #scrubJson(value: unknown): unknown {
+    if (this.redactor.size === 0) return value
+    try {
+      return JSON.parse(this.#scrub(JSON.stringify(value)))
+    } catch {
+      return undefined
+    }
+  }
 }
 
 function isSuccess(status: number, accepted: readonly number[] | undefined): boolean {
@@ -353,7 +369,11 @@ function isSuccess(status: number, accepted: readonly number[] | undefined): boo
 }
 
 
-async function readCapped(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
+async function readCapped(
+  body: Dispatcher.ResponseData['body'],
+  limit: number,
+  options: { truncate?: boolean } = {},
+): Promise<string> {
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of body) {
@@ -361,7 +381,9 @@ async function readCapped(body: Dispatcher.ResponseData['body'], limit: number):
     size += buffer.length
     if (size > limit) {
       body.destroy()
-      throw new InvalidResponseError(`The response body is larger than ${limit} bytes.`)
+      if (!options.truncate) throw new InvalidResponseError(`The response body is larger than ${limit} bytes.`)
+      chunks.push(buffer.subarray(0, buffer.length - (size - limit)))
+      break
     }
     chunks.push(buffer)
   }
@@ -388,7 +410,11 @@ function messageOf(body: unknown): string | undefined {
 }
 
 function summarizeText(text: string): string {
-  const plain = text.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim()
+  const plain = text
+    .replace(/<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, ' ')
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
   if (!plain) return '(empty)'
   return JSON.stringify(plain.length > 120 ? `${plain.slice(0, 120)}…` : plain)
 }

@@ -95,7 +95,7 @@ export type ParseContext = { logger: Logger; what: string; redactor?: SecretReda
 /** Validates a decoded JSON body; `what` names it in messages ("proving service response to ..."). */
 export function parseResponse<T>(schema: z.ZodType<T> | undefined, json: unknown, context: ParseContext): T {
   if (isNotJson(json)) {
-    throw new InvalidResponseError(`The ${context.what} is not JSON.`, { retryable: false })
+    throw new InvalidResponseError(`The ${context.what} is not JSON.`, { retryable: true })
   }
   if (!schema) return json as T
   const result = schema.safeParse(json)

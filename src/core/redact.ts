@@ -22,13 +22,16 @@ const SECRET_QUERY_PARAMETERS = new Set([
   'signature',
 ])
 
+/** The same parameter names, for text that does not parse as a URL (e.g. a scheme is missing). */
+const SECRET_PARAMETER_IN_TEXT = new RegExp(`([?&](?:${[...SECRET_QUERY_PARAMETERS].join('|')})=)[^&#\\s]*`, 'gi')
+
 /** Masks credential-carrying query parameters and any user:password part of a URL. */
 export function redactUrl(url: string | URL): string {
   let parsed: URL
   try {
     parsed = new URL(String(url))
   } catch {
-    return String(url).replace(/([?&](?:apiKey|api_key|token|key)=)[^&#\s]*/gi, `$1${REDACTED}`)
+    return String(url).replace(SECRET_PARAMETER_IN_TEXT, `$1${REDACTED}`)
   }
   if (parsed.username) parsed.username = REDACTED
   if (parsed.password) parsed.password = REDACTED

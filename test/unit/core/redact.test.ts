@@ -1,0 +1,308 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { inspect } from 'node:util'
+import nock from 'nock'
+import { Agent } from 'undici'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { AmbiguousSubmissionError, InvalidResponseError, ProvingKitError, ServiceError } from '../../../src/core/errors.ts'
+import { HttpClient } from '../../../src/core/http.ts'
+import { REDACTED, redact, redactUrl, SecretRedactor } from '../../../src/core/redact.ts'
+import type { Logger } from '../../../src/core/runtime.ts'
+import { ProvingClient } from '../../../src/clients/proving.ts'
+import { FakeClock } from '../../helpers/fake-clock.ts'
+
+const KEY = 'sk_live_SECRET_9f8e7d'
+
+describe('redactUrl', () => {
+  it('masks apiKey and keeps everything else', () => {
+    expect(redactUrl(`https://api.example.com/v1/l2/proving-query/proof-verification?apiKey=${KEY}&x=1`)).toBe(
+      `https://api.example.com/v1/l2/proving-query/proof-verification?apiKey=${REDACTED}&x=1`,
+    )
+  })
+
+  it.each(['apiKey', 'APIKEY', 'api_key', 'api-key', 'key', 'token', 'access_token', 'refresh_token', 'auth', 'secret', 'password', 'signature'])(
+    'masks the credential parameter %s',
+    (name) => {
+      const out = redactUrl(`https://h.example/p?${name}=${KEY}&page=2`)
+      expect(out).not.toContain(KEY)
+      expect(out).toContain(`${name}=${REDACTED}`)
+      expect(out).toContain('page=2')
+    },
+  )
+
+  it('masks user:password in the authority', () => {
+    const out = redactUrl('https://alice:hunter2hunter2@rpc.example.com/v2')
+    expect(out).not.toContain('alice')
+    expect(out).not.toContain('hunter2')
+    expect(out).toContain('rpc.example.com/v2')
+  })
+
+  it('accepts URL objects', () => {
+    expect(redactUrl(new URL(`http://h.test/p?apiKey=${KEY}`))).toBe(`http://h.test/p?apiKey=${REDACTED}`)
+  })
+
+  it('masks the key even in text that is not a parseable URL', () => {
+    expect(redactUrl(`/v1/l2/proving-query/proof-verification?apiKey=${KEY}&a=1`)).toBe(
+      `/v1/l2/proving-query/proof-verification?apiKey=${REDACTED}&a=1`,
+    )
+  })
+
+  it.each(['apiKey', 'API_KEY', 'api-key', 'key', 'token', 'access_token', 'refresh_token', 'auth', 'secret', 'password', 'signature'])(
+    'masks %s in a URL missing its scheme (a common base-URL mistake)',
+    (name) => {
+      const out = redactUrl(`api.example.com/v1?page=2&${name}=${KEY}#top`)
+      expect(out).not.toContain(KEY)
+      expect(out).toBe(`api.example.com/v1?page=2&${name}=${REDACTED}#top`)
+    },
+  )
+
+  it('does not mask a parameter that merely ends like a credential one', () => {
+    expect(redactUrl('/p?monkey=banana&apiKey=x1234')).toBe(`/p?monkey=banana&apiKey=${REDACTED}`)
+  })
+
+  it('leaves a URL without credentials as it was', () => {
+    expect(redactUrl('https://h.example/proving-query/q-1?limit=10')).toBe('https://h.example/proving-query/q-1?limit=10')
+  })
+})
+
+describe('redact (free text)', () => {
+  it('masks credential parameters in every URL of a text', () => {
+    const text = `POST https://a.example/x?apiKey=${KEY} failed; see "http://b.example/y?token=${KEY}&z=1".`
+    const out = redact(text)
+    expect(out).not.toContain(KEY)
+    expect(out).toContain('https://a.example/x?apiKey=***')
+    expect(out).toContain('z=1')
+  })
+
+  it('masks registered values wherever they appear', () => {
+    const redactor = new SecretRedactor([KEY])
+    expect(redact(`the key ${KEY} is wrong`, redactor)).toBe(`the key ${REDACTED} is wrong`)
+  })
+})
+
+describe('SecretRedactor', () => {
+  it('masks a value and its URL-encoded form', () => {
+    const secret = 'ab+c/d=e f'
+    const redactor = new SecretRedactor([secret])
+    expect(redactor.redact(`raw ${secret} encoded ${encodeURIComponent(secret)}`)).toBe(`raw ${REDACTED} encoded ${REDACTED}`)
+  })
+
+  it('masks every occurrence', () => {
+    expect(new SecretRedactor([KEY]).redact(`${KEY}${KEY} and ${KEY}`)).toBe(`${REDACTED}${REDACTED} and ${REDACTED}`)
+  })
+
+  it('masks a secret that contains another one whole', () => {
+    const redactor = new SecretRedactor(['abcd', 'abcdefgh'])
+    expect(redactor.redact('xx abcdefgh yy abcd')).toBe(`xx ${REDACTED} yy ${REDACTED}`)
+  })
+
+  it('ignores empty, missing and very short values (they would destroy messages)', () => {
+    const redactor = new SecretRedactor([undefined, null, '', '  ', '1', 'abc'])
+    expect(redactor.size).toBe(0)
+    expect(redactor.redact('1 abc')).toBe('1 abc')
+  })
+
+  it('trims values before registering them', () => {
+    expect(new SecretRedactor([`  ${KEY}\n`]).redact(`k=${KEY}`)).toBe(`k=${REDACTED}`)
+  })
+
+  it('add() chains and counts the encoded form separately', () => {
+    const redactor = new SecretRedactor().add('plainvalue').add('with space')
+    expect(redactor.size).toBe(3)
+  })
+})
+
+/**
+ * The L2 submissions carry the API key in the query string. Whatever goes wrong, the key must
+ * not reach an error (message, stack, String, inspect) or a log line.
+ */
+describe('the API key of an L2 submission never leaks', () => {
+  const BASE = 'http://svc.test'
+  const L2_PIE = '/v1/l2/proving-query/proof-generation-verification'
+  const L2_PROOF = '/v1/l2/proving-query/proof-verification'
+  let dir: string
+  let pie: string
+  let proof: string
+  let clock: FakeClock
+  let captured: string[]
+
+  const logger: Logger = {
+    debug: (m) => captured.push(m),
+    info: (m) => captured.push(m),
+    warn: (m) => captured.push(m),
+    error: (m) => captured.push(m),
+  }
+
+  function connectionError(code: string): Error {
+    return Object.assign(new Error(`simulated ${code}`), { code })
+  }
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'pk-redact-'))
+    pie = join(dir, 'pie.zip')
+    proof = join(dir, 'proof.json')
+    await writeFile(pie, Buffer.from('PK\u0003\u0004 not really a zip'))
+    await writeFile(proof, '{"proof_parameters":{}}')
+  })
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true })
+  })
+  beforeEach(() => {
+    nock.disableNetConnect()
+    clock = new FakeClock()
+    captured = []
+  })
+  afterEach(() => {
+    nock.cleanAll()
+    nock.enableNetConnect()
+  })
+
+  function provingClient() {
+    return new ProvingClient({ baseUrl: BASE, apiKey: KEY, logger, clock })
+  }
+
+  /** Everything a user could see of an error: its text, its stack, its inspection (with causes). */
+  function everything(error: unknown): string {
+    const parts = [String(error), inspect(error, { depth: 10 })]
+    let current: unknown = error
+    for (let depth = 0; current && depth < 10; depth++) {
+      if (current instanceof Error) parts.push(current.message, current.stack ?? '')
+      if (current instanceof ProvingKitError) {
+        parts.push(current.shortMessage, current.details ?? '', ...(current.metaMessages ?? []))
+      }
+      current = (current as { cause?: unknown }).cause
+    }
+    return [...parts, ...captured].join('\n')
+  }
+
+  async function failure(promise: Promise<unknown>): Promise<ProvingKitError> {
+    try {
+      await promise
+    } catch (error) {
+      expect(error).toBeInstanceOf(ProvingKitError)
+      return error as ProvingKitError
+    }
+    throw new Error('expected the submission to fail')
+  }
+
+  const submissions = [
+    ['submitPie', L2_PIE, () => provingClient().submitPie({ pieZip: pie })],
+    ['submitProofVerification', L2_PROOF, () =>
+      provingClient().submitProofVerification({ proof, stoneVersion: 'stone6', memoryVerification: 'strict' })],
+  ] as const
+
+  describe.each(submissions)('%s', (_name, path, submit) => {
+    it('500 with the spec body', async () => {
+      nock(BASE).post(path).query({ apiKey: KEY }).reply(500, { error: 'INTERNAL_SERVER_ERROR' })
+      const error = await failure(submit())
+      expect(error).toBeInstanceOf(AmbiguousSubmissionError)
+      expect(everything(error)).not.toContain(KEY)
+    })
+
+    it('500 HTML page', async () => {
+      nock(BASE).post(path).query(true).reply(500, '<h1>Internal Server Error</h1>')
+      const error = await failure(submit())
+      expect(everything(error)).not.toContain(KEY)
+    })
+
+    it('400 whose message echoes the request URL and the key', async () => {
+      nock(BASE)
+        .post(path)
+        .query(true)
+        .reply(400, { message: `Bad request to ${BASE}${path}?apiKey=${KEY}: key ${KEY} has no credits` })
+      const error = await failure(submit())
+      expect(error).toBeInstanceOf(ServiceError)
+      // The parsed body is kept as received for programs; every text a person sees is scrubbed.
+      const visible = [String(error), error.stack ?? '', error.message, error.details ?? '', ...captured].join('\n')
+      expect(visible).not.toContain(KEY)
+      expect(error.details).toContain('has no credits')
+    })
+
+    it('connection reset mid-request', async () => {
+      nock(BASE).post(path).query(true).replyWithError(connectionError('ECONNRESET'))
+      const error = await failure(submit())
+      expect(error).toBeInstanceOf(AmbiguousSubmissionError)
+      expect(everything(error)).not.toContain(KEY)
+    })
+
+    it('a network error whose text carries the full URL', async () => {
+      nock(BASE)
+        .post(path)
+        .query(true)
+        .replyWithError(Object.assign(new Error(`request to ${BASE}${path}?apiKey=${KEY} failed, reason: socket hang up`), { code: 'ECONNRESET' }))
+      const error = await failure(submit())
+      const visible = [String(error), error.stack ?? '', error.message, error.details ?? '', ...captured].join('\n')
+      expect(visible).not.toContain(KEY)
+      expect(error.message).toContain('socket hang up')
+    })
+
+    it('connection refused on every attempt (retried, logged, then given up)', async () => {
+      nock(BASE).post(path).query(true).times(10).replyWithError(connectionError('ECONNREFUSED'))
+      const error = await failure(submit())
+      expect(error.message).toContain('Gave up after')
+      expect(captured.length).toBeGreaterThan(0)
+      expect(everything(error)).not.toContain(KEY)
+    })
+
+    it('429 on every attempt', async () => {
+      nock(BASE).post(path).query(true).times(10).reply(429, { error: 'Rate limit exceeded' }, { 'retry-after': '1' })
+      const error = await failure(submit())
+      expect(error.status).toBe(429)
+      expect(everything(error)).not.toContain(KEY)
+    })
+
+    it('timeout waiting for the answer', async () => {
+      nock(BASE).post(path).query(true).replyWithError(connectionError('UND_ERR_HEADERS_TIMEOUT'))
+      const error = await failure(submit())
+      expect(everything(error)).not.toContain(KEY)
+    })
+
+    it('invalid response: not JSON', async () => {
+      nock(BASE).post(path).query(true).reply(201, 'created')
+      const error = await failure(submit())
+      expect(error).toBeInstanceOf(InvalidResponseError)
+      expect(everything(error)).not.toContain(KEY)
+    })
+
+    it('invalid response: wrong shape, with an extra field echoing the key', async () => {
+      nock(BASE).post(path).query(true).reply(201, { provingQueryId: 7, requestUrl: `${BASE}${path}?apiKey=${KEY}` })
+      const error = await failure(submit())
+      expect(error).toBeInstanceOf(InvalidResponseError)
+      expect(everything(error)).not.toContain(KEY)
+    })
+
+    it('success: the debug note on extra fields does not carry it either', async () => {
+      nock(BASE).post(path).query(true).reply(201, { provingQueryId: 'q-1', [`echo_${KEY}`]: KEY })
+      await submit()
+      expect(captured.join('\n')).not.toContain(KEY)
+    })
+  })
+
+  it('a real headers timeout on a URL with the key', async () => {
+    // undici's own timer fires here: a real server that takes the request and never answers.
+    nock.enableNetConnect('127.0.0.1')
+    const server = createServer(() => {})
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    try {
+      const { port } = server.address() as AddressInfo
+      const http = new HttpClient({
+        baseUrl: `http://127.0.0.1:${port}`,
+        serviceName: 'proving service',
+        logger,
+        clock,
+        dispatcher: new Agent(),
+        timeouts: { headersMs: 200 },
+        redactor: new SecretRedactor([KEY]),
+      })
+      const error = await failure(http.request({ method: 'POST', path: L2_PIE, query: { apiKey: KEY }, json: {} }))
+      expect(error.code).toBe('UND_ERR_HEADERS_TIMEOUT')
+      expect(everything(error)).not.toContain(KEY)
+    } finally {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+})
