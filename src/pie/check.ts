@@ -1,0 +1,126 @@
+/**
+ * Checking what the service says it proved against the PIE that was sent: the query's
+ * programHash, sharpFactHash and integrityFactHash (each may be null) against the local
+ * computation. Values compare as numbers, so case and leading zeros do not matter. The program
+ * hash may match any of the three variants; the facts are then checked with that variant's
+ * hash (with every variant when the service gave no program hash).
+ */
+import { FactMismatchError } from '../core/errors.ts'
+import { computeIntegrityFact, computeSharpFact } from './facts.ts'
+import { PROGRAM_HASH_VARIANTS, type ProgramHashVariant } from './hash.ts'
+import { parseFeltText, toHex } from './hex.ts'
+import { inspectPie, type InspectPieOptions, type PieInspection } from './inspect.ts'
+import type { PieInput } from './source.ts'
+
+/** The fact fields of a proving query record (a DONE query has them; any may be null). */
+export type QueryFacts = {
+  programHash?: string | null | undefined
+  sharpFactHash?: string | null | undefined
+  integrityFactHash?: string | null | undefined
+}
+
+export type FactField = 'programHash' | 'sharpFactHash' | 'integrityFactHash'
+
+export type FactMismatch = {
+  field: FactField
+  /** What the PIE gives (computed locally), 0x hex. */
+  expected: string
+  /** What the service reported, as it reported it. */
+  actual: string
+}
+
+export type FactCheckResult = {
+  ok: boolean
+  /** Which program hash the service's matches (or, when it gave none, which one its facts fit). */
+  programHashVariant: ProgramHashVariant | null
+  mismatches: FactMismatch[]
+  /** The fields that were compared (those the record did not leave null). */
+  checked: FactField[]
+}
+
+function isInspection(value: unknown): value is PieInspection {
+  return typeof value === 'object' && value !== null && !(value instanceof Uint8Array) && 'programHashes' in value
+}
+
+function same(reported: string, local: bigint): boolean {
+  return parseFeltText(reported) === local
+}
+
+/** Compares a record with an inspection already computed. */
+export function compareQueryFacts(record: QueryFacts, inspection: PieInspection): FactCheckResult {
+  const output = inspection.output.map((word) => BigInt(word))
+  const hashes = Object.fromEntries(PROGRAM_HASH_VARIANTS.map((v) => [v, BigInt(inspection.programHashes[v])])) as Record<
+    ProgramHashVariant,
+    bigint
+  >
+  const sharp = (variant: ProgramHashVariant) => computeSharpFact(hashes[variant], output, inspection.factTopology)
+  const integrity = (variant: ProgramHashVariant) => computeIntegrityFact(hashes[variant], output)
+  const mismatches: FactMismatch[] = []
+  const checked: FactField[] = []
+
+  let variant: ProgramHashVariant | null = null
+  let candidates: ProgramHashVariant[] = [...PROGRAM_HASH_VARIANTS]
+  if (typeof record.programHash === 'string') {
+    checked.push('programHash')
+    variant = PROGRAM_HASH_VARIANTS.find((v) => same(record.programHash!, hashes[v])) ?? null
+    if (!variant) mismatches.push({ field: 'programHash', expected: toHex(hashes.pedersen), actual: record.programHash })
+    // A mismatching program hash: judge the facts against SHARP's default, Pedersen.
+    candidates = [variant ?? 'pedersen']
+  }
+
+  const facts: [FactField, string | null | undefined, (v: ProgramHashVariant) => bigint][] = [
+    ['sharpFactHash', record.sharpFactHash, sharp],
+    ['integrityFactHash', record.integrityFactHash, integrity],
+  ]
+  const computed = new Map<string, bigint>()
+  const factOf = (field: FactField, v: ProgramHashVariant, compute: (v: ProgramHashVariant) => bigint) => {
+    const key = `${field}:${v}`
+    if (!computed.has(key)) computed.set(key, compute(v))
+    return computed.get(key)!
+  }
+  // Without a program hash from the service, pick the variant its facts fit, if any.
+  if (candidates.length > 1) {
+    const fitting = candidates.find((v) =>
+      facts.every(([field, reported, compute]) => typeof reported !== 'string' || same(reported, factOf(field, v, compute))),
+    )
+    const anyReported = facts.some(([, reported]) => typeof reported === 'string')
+    if (fitting && anyReported) variant = fitting
+    candidates = [fitting && anyReported ? fitting : 'pedersen']
+  }
+  const chosen = candidates[0]!
+  for (const [field, reported, compute] of facts) {
+    if (typeof reported !== 'string') continue
+    checked.push(field)
+    const local = factOf(field, chosen, compute)
+    if (!same(reported, local)) mismatches.push({ field, expected: toHex(local), actual: reported })
+  }
+  return { ok: mismatches.length === 0, programHashVariant: variant, mismatches, checked }
+}
+
+/** Inspects the PIE (unless an inspection is given) and compares the record with it. */
+export async function checkQueryFacts(
+  record: QueryFacts,
+  pie: PieInput | PieInspection,
+  options: InspectPieOptions = {},
+): Promise<FactCheckResult> {
+  const inspection = isInspection(pie) ? pie : await inspectPie(pie, { sha256: false, ...options })
+  return compareQueryFacts(record, inspection)
+}
+
+/** Like checkQueryFacts, but throws FactMismatchError naming each fact that differs. */
+export async function assertQueryFacts(
+  record: QueryFacts,
+  pie: PieInput | PieInspection,
+  options: InspectPieOptions = {},
+): Promise<FactCheckResult> {
+  const result = await checkQueryFacts(record, pie, options)
+  if (!result.ok) throw factMismatchError(result)
+  return result
+}
+
+export function factMismatchError(result: FactCheckResult): FactMismatchError {
+  const fields = result.mismatches.map((m) => m.field)
+  return new FactMismatchError(`The service's ${fields.join(' and ')} ${fields.length === 1 ? 'differs' : 'differ'} from the PIE's`, {
+    metaMessages: result.mismatches.map((m) => `${m.field}: the service says ${m.actual}, the PIE gives ${m.expected}`),
+  })
+}

@@ -1,0 +1,161 @@
+/**
+ * Compressing independent blocks of a file on worker threads, pigz's way: each block is a raw
+ * DEFLATE stream ended with a sync flush (byte-aligned, not final), the last one with a normal
+ * finish, so the outputs concatenated in order form one valid DEFLATE stream. Every block is
+ * compressed with the same settings whether it runs on a worker or inline, so the bytes do not
+ * depend on the pool size.
+ *
+ * Memory is what shapes this design. Blocks live in "slots" of one SharedArrayBuffer (input
+ * area + output area each): the caller reads the file into a slot, a worker compresses it into
+ * the slot's output area, the caller writes it out and reuses the slot. Nothing is allocated
+ * per block on the calling thread, and on a worker zlib's output buffer is sized to hold a
+ * whole block's output, so each block costs one allocation of which only the written pages
+ * become resident. (With zlib's default small output chunks plus a concatenation, dead buffers
+ * pile up to V8's external-memory GC trigger, ~64 MiB per thread, before they are freed.)
+ *
+ * The worker's code is a string evaluated by `new Worker(code, { eval: true })`: there is no
+ * second file to locate, which keeps this working from src/ (.ts), from lib/ (.js) and inside
+ * a single-file ncc bundle alike.
+ */
+import { Worker } from 'node:worker_threads'
+import zlib from 'node:zlib'
+
+export type CompressedBlock = {
+  /** The block's raw DEFLATE bytes; valid until the slot is reused. */
+  data: Uint8Array
+  /** CRC-32 of the block's uncompressed bytes. */
+  crc32: number
+}
+
+export type BlockCompressor = {
+  readonly slots: number
+  readonly blockSize: number
+  /** The input area of a slot (blockSize bytes): fill it, then call `compress`. */
+  input(slot: number): Uint8Array
+  compress(slot: number, length: number, final: boolean): Promise<CompressedBlock>
+  close(): Promise<void>
+}
+
+/** Room for a block's compressed output even when it does not compress (zlib's bound, padded). */
+export function outputCapacity(blockSize: number): number {
+  return blockSize + (blockSize >>> 3) + (blockSize >>> 6) + 1024
+}
+
+function deflateOptions(level: number, final: boolean, chunkSize: number): zlib.ZlibOptions {
+  return {
+    level,
+    chunkSize,
+    finishFlush: final ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH,
+  }
+}
+
+const WORKER_CODE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const zlib = require('node:zlib');
+const { shared, blockSize, capacity, level } = workerData;
+parentPort.on('message', (m) => {
+  try {
+    const base = m.slot * (blockSize + capacity);
+    const input = new Uint8Array(shared, base, m.length);
+    const out = zlib.deflateRawSync(input, {
+      level,
+      chunkSize: capacity,
+      finishFlush: m.final ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH,
+    });
+    if (out.length > capacity) throw new Error('compressed block larger than its slot');
+    new Uint8Array(shared, base + blockSize, out.length).set(out);
+    parentPort.postMessage({ id: m.id, length: out.length, crc: zlib.crc32(input) });
+  } catch (error) {
+    parentPort.postMessage({ id: m.id, error: String((error && error.message) || error) });
+  }
+});
+`
+
+type Pending = { resolve: (block: CompressedBlock) => void; reject: (error: Error) => void; worker: number; slot: number }
+type Reply = { id: number; length?: number; crc?: number; error?: string }
+
+/**
+ * A compressor with `slots` blocks in flight. `workers: 0` compresses inline on the calling
+ * thread (for small inputs, where starting workers costs more than it saves).
+ */
+export function createBlockCompressor(options: {
+  workers: number
+  level: number
+  blockSize: number
+  slots: number
+}): BlockCompressor {
+  const { level, blockSize, slots } = options
+  const capacity = outputCapacity(blockSize)
+
+  if (options.workers <= 0) {
+    const inputs = Array.from({ length: slots }, () => new Uint8Array(blockSize))
+    return {
+      slots,
+      blockSize,
+      input: (slot) => inputs[slot]!,
+      compress: async (slot, length, final) => {
+        const input = inputs[slot]!.subarray(0, length)
+        return { data: zlib.deflateRawSync(input, deflateOptions(level, final, capacity)), crc32: zlib.crc32(input) >>> 0 }
+      },
+      close: async () => {},
+    }
+  }
+
+  const shared = new SharedArrayBuffer(slots * (blockSize + capacity))
+  const workers: Worker[] = []
+  const load: number[] = []
+  const pending = new Map<number, Pending>()
+  let nextId = 0
+  let failure: Error | undefined
+
+  const failAll = (error: Error) => {
+    failure ??= error
+    for (const [id, task] of pending) {
+      pending.delete(id)
+      task.reject(error)
+    }
+  }
+
+  for (let w = 0; w < options.workers; w++) {
+    const worker = new Worker(WORKER_CODE, { eval: true, workerData: { shared, blockSize, capacity, level } })
+    worker.on('message', (reply: Reply) => {
+      const task = pending.get(reply.id)
+      if (!task) return
+      pending.delete(reply.id)
+      load[task.worker]!--
+      if (reply.error !== undefined || reply.length === undefined) {
+        task.reject(new Error(`deflate failed on a worker: ${reply.error}`))
+        return
+      }
+      const base = task.slot * (blockSize + capacity)
+      task.resolve({ data: new Uint8Array(shared, base + blockSize, reply.length), crc32: reply.crc! >>> 0 })
+    })
+    worker.on('error', (error) => failAll(error))
+    worker.on('exit', (code) => {
+      if (pending.size) failAll(new Error(`a deflate worker exited (code ${code}) with blocks in flight`))
+    })
+    workers.push(worker)
+    load.push(0)
+  }
+
+  return {
+    slots,
+    blockSize,
+    input: (slot) => new Uint8Array(shared, slot * (blockSize + capacity), blockSize),
+    compress(slot, length, final) {
+      if (failure) return Promise.reject(failure)
+      let target = 0
+      for (let w = 1; w < workers.length; w++) if (load[w]! < load[target]!) target = w
+      const id = nextId++
+      load[target]!++
+      return new Promise<CompressedBlock>((resolve, reject) => {
+        pending.set(id, { resolve, reject, worker: target, slot })
+        workers[target]!.postMessage({ id, slot, length, final })
+      })
+    },
+    async close() {
+      failAll(new Error('compressor closed'))
+      await Promise.all(workers.map((worker) => worker.terminate()))
+    },
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * The PIE toolkit: validate, pack, inspect a Cairo PIE; program hashes and facts; checking a
+ * query's facts against the PIE; a generator of large valid PIEs for benchmarks.
+ */
+export {
+  validatePie,
+  assertValidPie,
+  invalidPieError,
+  type PieSummary,
+  type PieValidationResult,
+  type ValidatePieOptions,
+} from './validate.ts'
+export { packPie, canonicalZipDigest, type PackPieOptions, type PackPieResult, type PackedEntry } from './pack.ts'
+export { inspectPie, type InspectPieOptions, type PieInspection } from './inspect.ts'
+export {
+  checkQueryFacts,
+  assertQueryFacts,
+  compareQueryFacts,
+  factMismatchError,
+  type FactCheckResult,
+  type FactField,
+  type FactMismatch,
+  type QueryFacts,
+} from './check.ts'
+export {
+  computeProgramHash,
+  computeProgramHashes,
+  programHashChain,
+  programFromCompiled,
+  pedersenHashChain,
+  blakeHashFelts,
+  shortString,
+  PROGRAM_HASH_VARIANTS,
+  type ProgramForHash,
+  type ProgramHashVariant,
+} from './hash.ts'
+export {
+  computeSharpFact,
+  computeIntegrityFact,
+  computeOutputRoot,
+  computeVerificationHash,
+  factTopologyFromAdditionalData,
+  BOOTLOADER_PROGRAM_HASH,
+  type FactTopology,
+  type VerifierSettings,
+} from './facts.ts'
+export { jobSizeForSteps } from './job-size.ts'
+export { toHex, parseFeltText } from './hex.ts'
+export { generatePie, parseByteSize, type GeneratePieOptions, type GeneratedPie } from './generate.ts'
+export type { PieInput } from './source.ts'
+export { BUILTIN_ORDER, PIE_ENTRY_ORDER, STARK_PRIME } from './format.ts'

@@ -1,0 +1,180 @@
+/**
+ * memory.bin, read as a stream of 40-byte cells: an 8-byte little-endian address
+ * (2^63 + segment * 2^47 + offset) and a 32-byte little-endian value, a pointer when bit 255 is
+ * set (2^255 + segment * 2^47 + offset), otherwise a field element. Chunks may split cells
+ * anywhere; the scanner carries the partial cell over. Decoding works on 32-bit words of a
+ * DataView so scanning tens of millions of cells allocates nothing per cell.
+ */
+
+export const CELL_SIZE = 40
+
+/** Calls `onCell(view, at, fileOffset)` for each whole cell; `view` is valid during the call. */
+export class CellScanner {
+  private readonly onCell: (view: DataView, at: number, fileOffset: number) => void
+  private readonly carry = new Uint8Array(CELL_SIZE)
+  private readonly carryView = new DataView(this.carry.buffer)
+  private carryLength = 0
+  /** Bytes consumed so far (whole cells and carry). */
+  bytes = 0
+  cells = 0
+
+  constructor(onCell: (view: DataView, at: number, fileOffset: number) => void) {
+    this.onCell = onCell
+  }
+
+  push(chunk: Uint8Array): void {
+    const base = this.bytes
+    let at = 0
+    if (this.carryLength) {
+      const take = Math.min(CELL_SIZE - this.carryLength, chunk.length)
+      this.carry.set(chunk.subarray(0, take), this.carryLength)
+      this.carryLength += take
+      at = take
+      if (this.carryLength < CELL_SIZE) {
+        this.bytes += take
+        return
+      }
+      this.onCell(this.carryView, 0, base + take - CELL_SIZE)
+      this.cells++
+      this.carryLength = 0
+    }
+    const view = new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+    const whole = at + Math.floor((chunk.length - at) / CELL_SIZE) * CELL_SIZE
+    for (; at < whole; at += CELL_SIZE) {
+      this.onCell(view, at, base + at)
+      this.cells++
+    }
+    if (at < chunk.length) {
+      this.carry.set(chunk.subarray(at), 0)
+      this.carryLength = chunk.length - at
+    }
+    this.bytes = base + chunk.length
+  }
+
+  /** Bytes of a trailing partial cell (0 when the stream held whole cells only). */
+  get leftover(): number {
+    return this.carryLength
+  }
+}
+
+export const ADDRESS_NOT_RELOCATABLE = -1
+
+/** Segment of the cell's address, or ADDRESS_NOT_RELOCATABLE when bit 63 is clear. */
+export function addressSegment(view: DataView, at: number): number {
+  const hi = view.getUint32(at + 4, true)
+  if (hi < 0x80000000) return ADDRESS_NOT_RELOCATABLE
+  return (hi & 0x7fffffff) >>> 15
+}
+
+export function addressOffset(view: DataView, at: number): number {
+  return (view.getUint32(at + 4, true) & 0x7fff) * 2 ** 32 + view.getUint32(at, true)
+}
+
+export function rawAddress(view: DataView, at: number): bigint {
+  return view.getBigUint64(at, true)
+}
+
+export function isPointer(view: DataView, at: number): boolean {
+  return (view.getUint8(at + 39) & 0x80) !== 0
+}
+
+/** Segment a pointer value points into; POINTER_SEGMENT_TOO_LARGE when it is 2^30 or more. */
+export const POINTER_SEGMENT_TOO_LARGE = -1
+
+export function pointerSegment(view: DataView, at: number): number {
+  const v = at + 8
+  const w1 = view.getUint32(v + 4, true)
+  const w2 = view.getUint32(v + 8, true)
+  if (
+    w2 >>> 13 !== 0 ||
+    view.getUint32(v + 12, true) !== 0 ||
+    view.getUint32(v + 16, true) !== 0 ||
+    view.getUint32(v + 20, true) !== 0 ||
+    view.getUint32(v + 24, true) !== 0 ||
+    (view.getUint32(v + 28, true) & 0x7fffffff) !== 0
+  ) {
+    return POINTER_SEGMENT_TOO_LARGE
+  }
+  return (w1 >>> 15) + (w2 & 0x1fff) * 2 ** 17
+}
+
+export function pointerOffset(view: DataView, at: number): number {
+  return (view.getUint32(at + 12, true) & 0x7fff) * 2 ** 32 + view.getUint32(at + 8, true)
+}
+
+/** The 256-bit value as an integer (for pointers, including the 2^255 tag). */
+export function cellValue(view: DataView, at: number): bigint {
+  const v = at + 8
+  return (
+    view.getBigUint64(v, true) |
+    (view.getBigUint64(v + 8, true) << 64n) |
+    (view.getBigUint64(v + 16, true) << 128n) |
+    (view.getBigUint64(v + 24, true) << 192n)
+  )
+}
+
+/** Compares a cell's value with a bound given as 8 little-endian 32-bit words. */
+export function valueBelow(view: DataView, at: number, boundWords: Uint32Array): boolean {
+  for (let k = 7; k >= 0; k--) {
+    const word = view.getUint32(at + 8 + 4 * k, true)
+    const bound = boundWords[k]!
+    if (word !== bound) return word < bound
+  }
+  return false
+}
+
+export function toWords(value: bigint): Uint32Array {
+  const words = new Uint32Array(8)
+  for (let k = 0; k < 8; k++) words[k] = Number((value >> BigInt(32 * k)) & 0xffffffffn)
+  return words
+}
+
+// 2^15 bits (4 KiB) per page: one bit per cell of dense segments, nothing for unwritten spans.
+const PAGE_BITS = 15
+
+/**
+ * Which (segment, offset) cells have been seen: a bitmap per segment, allocated page by page as
+ * cells arrive. Offsets are below 2^30, so a dense trace costs one bit per cell (a 2 GiB
+ * memory.bin, 54M cells, needs under 7 MiB).
+ */
+export class SeenCells {
+  private readonly segments = new Map<number, (Uint8Array | undefined)[]>()
+
+  /** Marks the cell; returns true when it had been marked before. */
+  mark(segment: number, offset: number): boolean {
+    let pages = this.segments.get(segment)
+    if (!pages) this.segments.set(segment, (pages = []))
+    const pageIndex = offset >>> PAGE_BITS
+    let page = pages[pageIndex]
+    if (!page) pages[pageIndex] = page = new Uint8Array(1 << (PAGE_BITS - 3))
+    const bit = offset & ((1 << PAGE_BITS) - 1)
+    const byte = bit >>> 3
+    const mask = 1 << (bit & 7)
+    const seen = (page[byte]! & mask) !== 0
+    page[byte] = page[byte]! | mask
+    return seen
+  }
+
+  has(segment: number, offset: number): boolean {
+    const page = this.segments.get(segment)?.[offset >>> PAGE_BITS]
+    if (!page) return false
+    const bit = offset & ((1 << PAGE_BITS) - 1)
+    return (page[bit >>> 3]! & (1 << (bit & 7))) !== 0
+  }
+}
+
+/** Encodes one cell (used by the generator and tests). */
+export function writeCell(
+  view: DataView,
+  at: number,
+  segment: number,
+  offset: number,
+  value: bigint | { segment: number; offset: number },
+): void {
+  view.setUint32(at, offset % 2 ** 32, true)
+  view.setUint32(at + 4, (0x80000000 | (segment << 15) | Math.floor(offset / 2 ** 32)) >>> 0, true)
+  let v: bigint
+  if (typeof value === 'bigint') v = value
+  else v = (1n << 255n) | (BigInt(value.segment) << 47n) | BigInt(value.offset)
+  for (let k = 0; k < 4; k++) view.setBigUint64(at + 8 + 8 * k, (v >> BigInt(64 * k)) & 0xffffffffffffffffn, true)
+}

@@ -1,0 +1,425 @@
+/**
+ * Validating a PIE against every rule of pie-and-facts.md (cairo-lang's validity checks plus a
+ * few cheap extras), in one streaming pass: the JSON files are read whole (they are small),
+ * memory.bin is inflated and scanned chunk by chunk, keeping only a one-bit-per-cell bitmap for
+ * duplicate addresses and the program and output segments' values. Every broken rule becomes
+ * one line naming the file, the rule and the offending value or byte offset.
+ */
+import { AbortedError, InvalidPieError } from '../core/errors.ts'
+import { factTopologyFromAdditionalData, computeOutputRoot, FactTopologyError } from './facts.ts'
+import {
+  ADDITIONAL_DATA,
+  EXECUTION_RESOURCES,
+  KNOWN_PIE_VERSIONS,
+  MEMORY,
+  METADATA,
+  TWO_POW_30,
+  VERSION,
+  type PieEntryName,
+} from './format.ts'
+import { JsonSyntaxError, isJsonObject, parseJson, showJson, type JsonObject, type JsonValue } from './json.ts'
+import {
+  ADDRESS_NOT_RELOCATABLE,
+  CELL_SIZE,
+  CellScanner,
+  POINTER_SEGMENT_TOO_LARGE,
+  SeenCells,
+  addressOffset,
+  addressSegment,
+  cellValue,
+  isPointer,
+  pointerOffset,
+  pointerSegment,
+  rawAddress,
+  toWords,
+  valueBelow,
+} from './memory.ts'
+import { checkMetadata, type PieMetadata, type Segment } from './metadata.ts'
+import { openPie, type PieEntrySummary, type PieInput, type PieSource } from './source.ts'
+import { ZipFormatError } from './zip.ts'
+
+export type ValidatePieOptions = {
+  /** Problem lines kept before "and N more" (default 50). */
+  maxProblems?: number
+  signal?: AbortSignal
+}
+
+export type PieSummary = {
+  source: 'zip' | 'directory'
+  path: string | undefined
+  entries: PieEntrySummary[]
+  /** From version.json; "1.0" when the file is absent. */
+  version: string | undefined
+  nSteps: number | undefined
+  builtins: string[]
+  segments: { name: string; index: number; size: number }[]
+  /** Cells in memory.bin. */
+  memoryCells: number
+  outputSize: number | undefined
+  programSize: number | undefined
+}
+
+export type PieValidationResult = {
+  valid: boolean
+  /** One line per broken rule, capped; the last line says how many more there were. */
+  problems: string[]
+  summary: PieSummary
+}
+
+/** What a validation pass learned, for inspectPie. */
+export type PieAnalysis = PieValidationResult & {
+  metadata: PieMetadata | undefined
+  /** The program output, complete only when the PIE is valid. */
+  output: bigint[]
+  outputBuiltin: JsonValue | undefined
+  source: PieSource
+}
+
+const DEFAULT_MAX_PROBLEMS = 50
+// Beyond this a JSON file is not read whole (a string of it would not fit V8's limits).
+const MAX_JSON_BYTES = 256 * 1024 * 1024
+// Per rule, so one flood (a million bad cells) does not hide every other kind of problem.
+const MAX_PER_RULE = 10
+
+class Problems {
+  private readonly lines: string[] = []
+  private readonly perRule = new Map<string, number>()
+  private hidden = 0
+  total = 0
+  private readonly max: number
+  constructor(max: number) {
+    this.max = max
+  }
+  add(line: string, rule = line): void {
+    this.total++
+    const count = (this.perRule.get(rule) ?? 0) + 1
+    this.perRule.set(rule, count)
+    if (this.lines.length < this.max && count <= MAX_PER_RULE) this.lines.push(line)
+    else this.hidden++
+  }
+  list(): string[] {
+    return this.hidden ? [...this.lines, `... and ${this.hidden} more problem${this.hidden === 1 ? '' : 's'}`] : [...this.lines]
+  }
+}
+
+async function readWhole(source: PieSource, name: PieEntryName, problems: Problems): Promise<string | undefined> {
+  const chunks: Uint8Array[] = []
+  let total = 0
+  try {
+    for await (const chunk of source.open(name)) {
+      total += chunk.length
+      if (total > MAX_JSON_BYTES) {
+        problems.add(`${name}: larger than ${MAX_JSON_BYTES} bytes; too large to check`)
+        return undefined
+      }
+      chunks.push(chunk)
+    }
+  } catch (error) {
+    if (error instanceof ZipFormatError) {
+      problems.add(`${name}: ${error.message}`)
+      return undefined
+    }
+    throw error
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+async function readJson(source: PieSource, name: PieEntryName, problems: Problems): Promise<JsonValue | undefined> {
+  if (!source.has(name)) return undefined
+  const text = await readWhole(source, name, problems)
+  if (text === undefined) return undefined
+  try {
+    return parseJson(text)
+  } catch (error) {
+    if (error instanceof JsonSyntaxError) {
+      problems.add(`${name}: not valid JSON: ${error.message}`)
+      return undefined
+    }
+    throw error
+  }
+}
+
+function checkExecutionResources(value: JsonValue | undefined, builtins: string[] | undefined, problems: Problems): number | undefined {
+  if (value === undefined) return undefined
+  const file = EXECUTION_RESOURCES
+  if (!isJsonObject(value)) {
+    problems.add(`${file}: top level is ${showJson(value)}; expected an object`)
+    return undefined
+  }
+  let nSteps: number | undefined
+  const rawSteps = value.get('n_steps')
+  if (typeof rawSteps !== 'bigint') problems.add(`${file}: n_steps is ${showJson(rawSteps)}; expected an integer`)
+  else if (rawSteps < 1n || rawSteps >= BigInt(TWO_POW_30)) problems.add(`${file}: n_steps = ${rawSteps}; must satisfy 1 <= n_steps < 2^30`)
+  else nSteps = Number(rawSteps)
+  if (value.has('n_memory_holes')) {
+    const holes = value.get('n_memory_holes')
+    if (typeof holes !== 'bigint' || holes < 0n || holes >= BigInt(TWO_POW_30)) {
+      problems.add(`${file}: n_memory_holes = ${showJson(holes)}; must be an integer in [0, 2^30)`)
+    }
+  }
+  const counter = value.get('builtin_instance_counter')
+  if (!isJsonObject(counter)) {
+    problems.add(`${file}: builtin_instance_counter is ${showJson(counter)}; expected an object`)
+    return nSteps
+  }
+  for (const [key, count] of counter) {
+    if (typeof count !== 'bigint' || count < 0n || count >= BigInt(TWO_POW_30)) {
+      problems.add(`${file}: builtin_instance_counter.${key} = ${showJson(count)}; must be an integer in [0, 2^30)`)
+    }
+  }
+  if (builtins) {
+    const expected = builtins.map((name) => `${name}_builtin`)
+    const actual = [...counter.keys()]
+    const missing = expected.filter((key) => !actual.includes(key))
+    const extra = actual.filter((key) => !expected.includes(key))
+    if (missing.length || extra.length) {
+      const parts = [
+        missing.length ? `missing ${missing.map((k) => `"${k}"`).join(', ')}` : '',
+        extra.length ? `unexpected ${extra.map((k) => `"${k}"`).join(', ')}` : '',
+      ].filter(Boolean)
+      const wanted = expected.length ? expected.map((k) => `"${k}"`).join(', ') : 'none'
+      problems.add(`${file}: builtin_instance_counter keys must be exactly ${wanted} (one per program builtin): ${parts.join('; ')}`)
+    }
+  }
+  return nSteps
+}
+
+function checkVersion(value: JsonValue | undefined, present: boolean, problems: Problems): string | undefined {
+  if (!present) return '1.0'
+  if (value === undefined) return undefined
+  const version = isJsonObject(value) ? value.get('cairo_pie') : undefined
+  const known = typeof version === 'string' && (KNOWN_PIE_VERSIONS as readonly string[]).includes(version)
+  if (!isJsonObject(value) || value.size !== 1 || !known) {
+    const found = isJsonObject(value)
+      ? `cairo_pie = ${showJson(version)}${value.size !== 1 ? ` and ${value.size} keys` : ''}`
+      : showJson(value)
+    problems.add(`${VERSION}: must be {"cairo_pie": "${KNOWN_PIE_VERSIONS.join('" or "')}"}; found ${found}`)
+    return undefined
+  }
+  return version
+}
+
+function checkAdditionalData(value: JsonValue | undefined, problems: Problems): JsonObject | undefined {
+  if (value === undefined) return undefined
+  if (!isJsonObject(value)) {
+    problems.add(`${ADDITIONAL_DATA}: top level is ${showJson(value)}; expected an object`)
+    return undefined
+  }
+  for (const key of value.keys()) {
+    if (key.length >= 1000) problems.add(`${ADDITIONAL_DATA}: key of ${key.length} characters; cairo-lang allows under 1000`)
+  }
+  return value
+}
+
+function describeSegments(sizes: Map<number, number>): string {
+  const indices = [...sizes.keys()].sort((a, b) => a - b)
+  if (!indices.length) return 'none declared'
+  const contiguous = indices.every((index, k) => index === indices[0]! + k)
+  return contiguous ? `segments ${indices[0]}-${indices[indices.length - 1]}` : `segments ${indices.join(', ')}`
+}
+
+type MemoryFindings = { cells: number; output: Map<number, bigint> }
+
+async function scanMemory(
+  source: PieSource,
+  metadata: PieMetadata | undefined,
+  outputSegment: Segment | undefined,
+  problems: Problems,
+  signal: AbortSignal | undefined,
+): Promise<MemoryFindings> {
+  const file = MEMORY
+  const sizes = metadata?.segmentSizes ?? new Map<number, number>()
+  const segmentRange = describeSegments(sizes)
+  // Address segments have 16 bits: a flat table; pointer segments can be larger: the Map.
+  const addressSizes = new Float64Array(1 << 16).fill(-1)
+  for (const [index, size] of sizes) if (index < addressSizes.length) addressSizes[index] = size
+  const prime = metadata && metadata.program.prime > 0n ? toWords(metadata.program.prime) : undefined
+  const data = metadata?.program.data
+  const outIndex = outputSegment?.index ?? -1
+  const output = new Map<number, bigint>()
+  const seen = new SeenCells()
+  let programWritten = 0
+  let outputWritten = 0
+  const checkSegments = metadata !== undefined
+
+  const scanner = new CellScanner((view, at, byte) => {
+    const segment = addressSegment(view, at)
+    let offset = -1
+    if (segment === ADDRESS_NOT_RELOCATABLE) {
+      const address = `0x${rawAddress(view, at).toString(16)}`
+      problems.add(`${file}: cell at byte ${byte} has address ${address}, which is not a relocatable address (bit 63 clear)`, 'address-not-relocatable')
+    } else if (checkSegments) {
+      const size = addressSizes[segment]!
+      const candidate = addressOffset(view, at)
+      if (size < 0) {
+        problems.add(`${file}: cell at byte ${byte} has address in segment ${segment}, which does not exist (${segmentRange})`, 'address-segment')
+      } else if (candidate >= size) {
+        problems.add(`${file}: cell at byte ${byte} has address (${segment}, ${candidate}), past the end of segment ${segment} (size ${size})`, 'address-offset')
+      } else {
+        offset = candidate
+        if (seen.mark(segment, offset)) {
+          problems.add(`${file}: cell at byte ${byte} writes address (${segment}, ${offset}) again; an earlier cell already wrote it`, 'duplicate-address')
+        } else if (segment === 0) programWritten++
+        else if (segment === outIndex) outputWritten++
+      }
+    }
+    const pointer = isPointer(view, at)
+    if (pointer) {
+      if (checkSegments) {
+        const target = pointerSegment(view, at)
+        const targetSize = target === POINTER_SEGMENT_TOO_LARGE ? undefined : sizes.get(target)
+        if (targetSize === undefined) {
+          const shown = target === POINTER_SEGMENT_TOO_LARGE ? 'a segment index of 2^30 or more' : `segment ${target}`
+          problems.add(`${file}: cell at byte ${byte} holds a pointer into ${shown}, which does not exist (${segmentRange})`, 'pointer-segment')
+        } else {
+          const targetOffset = pointerOffset(view, at)
+          if (targetOffset > targetSize) {
+            problems.add(`${file}: cell at byte ${byte} holds a pointer (${target}, ${targetOffset}), past the end of segment ${target} (size ${targetSize})`, 'pointer-offset')
+          }
+        }
+      }
+    } else if (prime && !valueBelow(view, at, prime)) {
+      problems.add(`${file}: cell at byte ${byte} holds 0x${cellValue(view, at).toString(16)}, which is not below the prime`, 'value-range')
+    }
+    if (offset < 0) return
+    // A negative word stands for one metadata.json did not hold as an integer (reported there).
+    if (segment === 0 && data && data[offset]! >= 0n) {
+      const expected = data[offset]!
+      const actual = cellValue(view, at)
+      if (pointer) {
+        problems.add(`${file}: program segment cell (0, ${offset}) at byte ${byte} holds a pointer; metadata.json program.data[${offset}] = ${expected}`, 'program-mismatch')
+      } else if (actual !== expected) {
+        problems.add(`${file}: program segment cell (0, ${offset}) at byte ${byte} is ${actual}, but metadata.json program.data[${offset}] = ${expected}`, 'program-mismatch')
+      }
+    }
+    if (segment === outIndex) {
+      if (pointer) {
+        const shown = `(${pointerSegment(view, at)}, ${pointerOffset(view, at)})`
+        problems.add(`${file}: output cell (${segment}, ${offset}) at byte ${byte} holds a pointer ${shown}; program output must be field elements`, 'output-pointer')
+      } else {
+        output.set(offset, cellValue(view, at))
+      }
+    }
+  })
+
+  try {
+    for await (const chunk of source.open(MEMORY)) {
+      if (signal?.aborted) throw new AbortedError('Validating the PIE was aborted', { cause: signal.reason })
+      scanner.push(chunk)
+    }
+  } catch (error) {
+    if (!(error instanceof ZipFormatError)) throw error
+    problems.add(`${file}: ${error.message}`)
+  }
+  if (scanner.leftover) {
+    problems.add(`${file}: size ${scanner.bytes} bytes is not a multiple of ${CELL_SIZE}; the last cell (byte ${scanner.bytes - scanner.leftover}) is truncated`)
+  }
+
+  const missingCells = (segment: number, size: number, written: number) => {
+    const first: number[] = []
+    for (let i = 0; i < size && first.length < 5; i++) if (!seen.has(segment, i)) first.push(i)
+    const missing = size - written
+    return `${missing} cell${missing === 1 ? '' : 's'} missing (offsets ${first.join(', ')}${missing > first.length ? ', ...' : ''})`
+  }
+  const programSize = data && metadata?.programSegment ? Math.min(data.length, metadata.programSegment.size) : 0
+  if (programWritten < programSize) {
+    problems.add(`${file}: the program segment is not fully written: ${missingCells(0, programSize, programWritten)}; segment 0 must equal program.data`)
+  }
+  if (outputSegment && outputWritten < outputSegment.size) {
+    problems.add(`${file}: output segment ${outputSegment.index} (size ${outputSegment.size}) is not fully written: ${missingCells(outputSegment.index, outputSegment.size, outputWritten)}`)
+  }
+  return { cells: scanner.cells, output }
+}
+
+export async function analysePie(input: PieInput, options: ValidatePieOptions = {}): Promise<PieAnalysis> {
+  const problems = new Problems(options.maxProblems ?? DEFAULT_MAX_PROBLEMS)
+  const source = await openPie(input)
+  try {
+    for (const line of source.problems) problems.add(line)
+
+    const metadataJson = await readJson(source, METADATA, problems)
+    const metadata =
+      metadataJson === undefined ? undefined : checkMetadata(metadataJson, (line) => problems.add(line, line.replace(/\d+/g, '#')))
+    const builtins = metadata?.program.builtins
+    const nSteps = checkExecutionResources(await readJson(source, EXECUTION_RESOURCES, problems), builtins, problems)
+    const additionalData = checkAdditionalData(await readJson(source, ADDITIONAL_DATA, problems), problems)
+    const version = checkVersion(await readJson(source, VERSION, problems), source.has(VERSION), problems)
+
+    const outputSegment = metadata?.builtinSegments.find(([name]) => name === 'output')?.[1]
+    const outputBuiltin = additionalData?.get('output_builtin')
+    if (outputSegment && additionalData) {
+      try {
+        const topology = factTopologyFromAdditionalData(outputSegment.size, outputBuiltin)
+        if (outputSegment.size <= 1_000_000) computeOutputRoot(new Array<bigint>(outputSegment.size).fill(0n), topology)
+      } catch (error) {
+        if (!(error instanceof FactTopologyError)) throw error
+        problems.add(`${ADDITIONAL_DATA}: output_builtin: ${error.message}`)
+      }
+    }
+
+    let findings: MemoryFindings = { cells: 0, output: new Map() }
+    if (source.has(MEMORY)) findings = await scanMemory(source, metadata, outputSegment, problems, options.signal)
+
+    const segments: PieSummary['segments'] = []
+    if (metadata) {
+      const add = (name: string, segment: Segment | undefined) => segment && segments.push({ name, ...segment })
+      add('program', metadata.programSegment)
+      add('execution', metadata.executionSegment)
+      for (const [name, segment] of metadata.builtinSegments) add(name, segment)
+      add('ret_fp', metadata.retFpSegment)
+      add('ret_pc', metadata.retPcSegment)
+      metadata.extraSegments.forEach((segment, k) => add(`extra_${k}`, segment))
+    }
+    const output: bigint[] = []
+    if (outputSegment) for (let i = 0; i < outputSegment.size && findings.output.has(i); i++) output.push(findings.output.get(i)!)
+
+    const list = problems.list()
+    return {
+      valid: problems.total === 0,
+      problems: list,
+      summary: {
+        source: source.kind,
+        path: source.path,
+        entries: source.entries,
+        version,
+        nSteps,
+        builtins: builtins ?? [],
+        segments,
+        memoryCells: findings.cells,
+        outputSize: outputSegment?.size,
+        programSize: metadata?.program.data.length,
+      },
+      metadata,
+      output,
+      outputBuiltin,
+      source,
+    }
+  } finally {
+    await source.close()
+  }
+}
+
+/**
+ * Checks a PIE (a pie.zip path, a PIE directory, or a zip's bytes) against every validity rule.
+ * Never throws for an invalid PIE: `valid` is false and `problems` says why. Throws
+ * InvalidInputError when the path cannot be read at all.
+ */
+export async function validatePie(input: PieInput, options: ValidatePieOptions = {}): Promise<PieValidationResult> {
+  const { valid, problems, summary } = await analysePie(input, options)
+  return { valid, problems, summary }
+}
+
+export function invalidPieError(problems: readonly string[], path: string | undefined): InvalidPieError {
+  const where = path ?? 'the PIE'
+  return new InvalidPieError(`${where} is not a valid Cairo PIE (${problems.length === 1 ? '1 problem' : `${problems.length} problems`})`, {
+    problems,
+    input: path,
+  })
+}
+
+/** Like validatePie, but throws InvalidPieError (with every problem line) when invalid. */
+export async function assertValidPie(input: PieInput, options: ValidatePieOptions = {}): Promise<PieSummary> {
+  const result = await validatePie(input, options)
+  if (!result.valid) throw invalidPieError(result.problems, typeof input === 'string' ? input : undefined)
+  return result.summary
+}

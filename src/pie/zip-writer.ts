@@ -1,0 +1,164 @@
+/**
+ * The zip records the packer writes, built by hand because no library gives all three of:
+ * DEFLATE data compressed in parallel blocks, byte-for-byte reproducible output (fixed
+ * timestamp, attributes and field choices) and ZIP64 when an entry passes 4 GiB.
+ *
+ * Choices, all fixed so the same input always gives the same bytes:
+ * - every entry is DEFLATE (method 8), timestamp 1980-01-01 00:00, no data descriptor (the
+ *   sizes are patched into the local header once known), "made by" Unix with mode 0644;
+ * - an entry gets a ZIP64 extra field (local and central, holding both sizes) when it may reach
+ *   4 GiB, decided from its uncompressed size before writing; the local header offset moves to
+ *   the central record's ZIP64 field when it passes 4 GiB;
+ * - ZIP64 end records are written when anything above needed ZIP64 (or `forceZip64`, which
+ *   also makes every entry ZIP64, so readers' ZIP64 paths can be tested with small files).
+ */
+import { SIG_CENTRAL, SIG_EOCD, SIG_LOCAL, SIG_ZIP64_EOCD, SIG_ZIP64_LOCATOR, ZIP64_EXTRA_ID } from './zip.ts'
+
+/** DOS date of 1980-01-01 (day 1, month 1, year 0 = 1980); the time is 00:00:00. */
+export const DOS_DATE_1980 = (0 << 9) | (1 << 5) | 1
+export const DOS_TIME_MIDNIGHT = 0
+const MAX32 = 0xffffffff
+const VERSION_DEFLATE = 20
+const VERSION_ZIP64 = 45
+const MADE_BY_UNIX = 3 << 8
+/** Regular file, rw-r--r--, in the high 16 bits as Info-ZIP writes it. */
+const EXTERNAL_ATTRIBUTES = (0o100644 << 16) >>> 0
+
+export type EntryHeader = {
+  name: string
+  method: number
+  crc32: number
+  compressedSize: number
+  uncompressedSize: number
+  /** Sizes go to a ZIP64 extra field (local and central). */
+  zip64: boolean
+}
+
+export type CentralEntry = EntryHeader & { localHeaderOffset: number }
+
+/** Upper bound of the compressed size of `size` bytes split in sync-flushed blocks. */
+export function deflateBound(size: number, blockSize: number): number {
+  const blocks = Math.max(1, Math.ceil(size / blockSize))
+  return size + Math.ceil(size / 1024) + blocks * 64 + 1024
+}
+
+export function needsZip64(size: number, blockSize: number): boolean {
+  return size >= MAX32 || deflateBound(size, blockSize) >= MAX32
+}
+
+const encoder = new TextEncoder()
+
+export function localHeader(entry: EntryHeader): Uint8Array {
+  const name = encoder.encode(entry.name)
+  const extraLength = entry.zip64 ? 20 : 0
+  const out = new Uint8Array(30 + name.length + extraLength)
+  const dv = new DataView(out.buffer)
+  dv.setUint32(0, SIG_LOCAL, true)
+  dv.setUint16(4, entry.zip64 ? VERSION_ZIP64 : VERSION_DEFLATE, true)
+  dv.setUint16(6, 0, true)
+  dv.setUint16(8, entry.method, true)
+  dv.setUint16(10, DOS_TIME_MIDNIGHT, true)
+  dv.setUint16(12, DOS_DATE_1980, true)
+  dv.setUint32(14, entry.crc32 >>> 0, true)
+  dv.setUint32(18, entry.zip64 ? MAX32 : entry.compressedSize, true)
+  dv.setUint32(22, entry.zip64 ? MAX32 : entry.uncompressedSize, true)
+  dv.setUint16(26, name.length, true)
+  dv.setUint16(28, extraLength, true)
+  out.set(name, 30)
+  if (entry.zip64) {
+    const at = 30 + name.length
+    dv.setUint16(at, ZIP64_EXTRA_ID, true)
+    dv.setUint16(at + 2, 16, true)
+    dv.setBigUint64(at + 4, BigInt(entry.uncompressedSize), true)
+    dv.setBigUint64(at + 12, BigInt(entry.compressedSize), true)
+  }
+  return out
+}
+
+export function centralHeader(entry: CentralEntry, forceZip64 = false): Uint8Array {
+  const name = encoder.encode(entry.name)
+  const offsetZip64 = forceZip64 || entry.localHeaderOffset >= MAX32
+  const fields: number[] = []
+  if (entry.zip64) fields.push(entry.uncompressedSize, entry.compressedSize)
+  if (offsetZip64) fields.push(entry.localHeaderOffset)
+  const extraLength = fields.length ? 4 + 8 * fields.length : 0
+  const zip64 = fields.length > 0
+  const out = new Uint8Array(46 + name.length + extraLength)
+  const dv = new DataView(out.buffer)
+  const version = zip64 ? VERSION_ZIP64 : VERSION_DEFLATE
+  dv.setUint32(0, SIG_CENTRAL, true)
+  dv.setUint16(4, MADE_BY_UNIX | version, true)
+  dv.setUint16(6, version, true)
+  dv.setUint16(8, 0, true)
+  dv.setUint16(10, entry.method, true)
+  dv.setUint16(12, DOS_TIME_MIDNIGHT, true)
+  dv.setUint16(14, DOS_DATE_1980, true)
+  dv.setUint32(16, entry.crc32 >>> 0, true)
+  dv.setUint32(20, entry.zip64 ? MAX32 : entry.compressedSize, true)
+  dv.setUint32(24, entry.zip64 ? MAX32 : entry.uncompressedSize, true)
+  dv.setUint16(28, name.length, true)
+  dv.setUint16(30, extraLength, true)
+  dv.setUint16(32, 0, true) // comment
+  dv.setUint16(34, 0, true) // disk
+  dv.setUint16(36, 0, true) // internal attributes
+  dv.setUint32(38, EXTERNAL_ATTRIBUTES, true)
+  dv.setUint32(42, offsetZip64 ? MAX32 : entry.localHeaderOffset, true)
+  out.set(name, 46)
+  if (zip64) {
+    let at = 46 + name.length
+    dv.setUint16(at, ZIP64_EXTRA_ID, true)
+    dv.setUint16(at + 2, 8 * fields.length, true)
+    at += 4
+    for (const value of fields) {
+      dv.setBigUint64(at, BigInt(value), true)
+      at += 8
+    }
+  }
+  return out
+}
+
+/** ZIP64 end record and locator (when needed), then the classic end record. */
+export function endRecords(options: {
+  entryCount: number
+  centralDirectoryOffset: number
+  centralDirectorySize: number
+  anyZip64: boolean
+  forceZip64?: boolean
+}): Uint8Array {
+  const { entryCount, centralDirectoryOffset: cdOffset, centralDirectorySize: cdSize } = options
+  const zip64 =
+    options.forceZip64 || options.anyZip64 || entryCount >= 0xffff || cdOffset >= MAX32 || cdSize >= MAX32
+  const out = new Uint8Array((zip64 ? 56 + 20 : 0) + 22)
+  const dv = new DataView(out.buffer)
+  let at = 0
+  if (zip64) {
+    const recordOffset = cdOffset + cdSize
+    dv.setUint32(0, SIG_ZIP64_EOCD, true)
+    dv.setBigUint64(4, 44n, true) // size of the rest of this record
+    dv.setUint16(12, MADE_BY_UNIX | VERSION_ZIP64, true)
+    dv.setUint16(14, VERSION_ZIP64, true)
+    dv.setUint32(16, 0, true)
+    dv.setUint32(20, 0, true)
+    dv.setBigUint64(24, BigInt(entryCount), true)
+    dv.setBigUint64(32, BigInt(entryCount), true)
+    dv.setBigUint64(40, BigInt(cdSize), true)
+    dv.setBigUint64(48, BigInt(cdOffset), true)
+    dv.setUint32(56, SIG_ZIP64_LOCATOR, true)
+    dv.setUint32(60, 0, true)
+    dv.setBigUint64(64, BigInt(recordOffset), true)
+    dv.setUint32(72, 1, true)
+    at = 76
+  }
+  // With ZIP64 records present the classic fields are set to their "see ZIP64" markers only
+  // when forced; otherwise they keep the real values when these fit, as Python does.
+  const force = options.forceZip64 === true
+  dv.setUint32(at, SIG_EOCD, true)
+  dv.setUint16(at + 4, 0, true)
+  dv.setUint16(at + 6, 0, true)
+  dv.setUint16(at + 8, force ? 0xffff : Math.min(entryCount, 0xffff), true)
+  dv.setUint16(at + 10, force ? 0xffff : Math.min(entryCount, 0xffff), true)
+  dv.setUint32(at + 12, force ? MAX32 : Math.min(cdSize, MAX32), true)
+  dv.setUint32(at + 16, force ? MAX32 : Math.min(cdOffset, MAX32), true)
+  dv.setUint16(at + 20, 0, true)
+  return out
+}

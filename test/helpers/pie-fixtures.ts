@@ -1,0 +1,127 @@
+/**
+ * Helpers for the PIE tests: where the shared fixtures are (read in place, never copied into
+ * the repository), unzipping them into temporary directories, building zips with arbitrary
+ * entries and methods (to corrupt the container), and editing memory.bin cell by cell.
+ */
+import { execFile } from 'node:child_process'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import zlib from 'node:zlib'
+import { bytesSource, readZipDirectory, readZipEntry } from '../../src/pie/zip.ts'
+import { centralHeader, endRecords, localHeader } from '../../src/pie/zip-writer.ts'
+import { CELL_SIZE, writeCell } from '../../src/pie/memory.ts'
+
+export const execFileAsync = promisify(execFile)
+
+/** The shared fixtures, beside the repository (../shared/fixtures from its root). */
+export const FIXTURES = fileURLToPath(new URL('../../../shared/fixtures/', import.meta.url))
+export const PIE_FIXTURES = ['fib-cairo-lang-writer.zip', 'fib-cairo-lang-writer-2.zip', 'fib-cairo-vm-writer.zip'] as const
+export const fixturePath = (name: string) => join(FIXTURES, 'pie', name)
+export const FIBONACCI_COMPILED = join(FIXTURES, 'programs', 'fibonacci_compiled.json')
+
+const temps: string[] = []
+
+export async function tempDir(prefix = 'pie-test-'): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix))
+  temps.push(dir)
+  return dir
+}
+
+export async function removeTempDirs(): Promise<void> {
+  await Promise.all(temps.splice(0).map((dir) => rm(dir, { recursive: true, force: true })))
+}
+
+/** Every entry of a zip, by name, in directory order. */
+export async function readZipFiles(zip: Uint8Array | string): Promise<Map<string, Uint8Array>> {
+  const bytes = typeof zip === 'string' ? await readFile(zip) : zip
+  const source = bytesSource(bytes)
+  const files = new Map<string, Uint8Array>()
+  for (const entry of (await readZipDirectory(source)).entries) {
+    const chunks: Uint8Array[] = []
+    for await (const chunk of readZipEntry(source, entry)) chunks.push(chunk)
+    files.set(entry.name, Buffer.concat(chunks))
+  }
+  return files
+}
+
+export async function writeDir(dir: string, files: Map<string, Uint8Array | string>): Promise<string> {
+  await mkdir(dir, { recursive: true })
+  for (const [name, data] of files) await writeFile(join(dir, name), data)
+  return dir
+}
+
+/** A fixture unzipped into a fresh temporary directory. */
+export async function unzipFixture(name: string = PIE_FIXTURES[0]): Promise<string> {
+  return writeDir(await tempDir(), await readZipFiles(fixturePath(name)))
+}
+
+export type ZipSpecEntry = { name: string; data: Uint8Array | string; method?: number }
+
+/** A zip with exactly these entries (any names, stored or deflated), for corrupting PIEs. */
+export function buildZip(entries: ZipSpecEntry[]): Uint8Array {
+  const parts: Uint8Array[] = []
+  const central: Uint8Array[] = []
+  let position = 0
+  for (const entry of entries) {
+    const data = typeof entry.data === 'string' ? Buffer.from(entry.data) : entry.data
+    const method = entry.method ?? 8
+    const body = method === 8 ? zlib.deflateRawSync(data) : data
+    const header = {
+      name: entry.name,
+      method,
+      crc32: zlib.crc32(data),
+      compressedSize: body.length,
+      uncompressedSize: data.length,
+      zip64: false,
+    }
+    const local = localHeader(header)
+    central.push(centralHeader({ ...header, localHeaderOffset: position }))
+    parts.push(local, body)
+    position += local.length + body.length
+  }
+  const cdSize = central.reduce((sum, part) => sum + part.length, 0)
+  parts.push(...central, endRecords({ entryCount: entries.length, centralDirectoryOffset: position, centralDirectorySize: cdSize, anyZip64: false }))
+  return Buffer.concat(parts)
+}
+
+/** A fixture's files, for building variants of it. */
+export async function fixtureFiles(name: string = PIE_FIXTURES[0]): Promise<Map<string, Uint8Array | string>> {
+  return new Map<string, Uint8Array | string>(await readZipFiles(fixturePath(name)))
+}
+
+export function zipOf(files: Map<string, Uint8Array | string>): Uint8Array {
+  return buildZip([...files].map(([name, data]) => ({ name, data })))
+}
+
+export type Cell = { segment: number; offset: number; value: bigint | { segment: number; offset: number } }
+
+export function decodeCells(memory: Uint8Array): Cell[] {
+  const view = new DataView(memory.buffer, memory.byteOffset, memory.byteLength)
+  const cells: Cell[] = []
+  for (let at = 0; at + CELL_SIZE <= memory.length; at += CELL_SIZE) {
+    const address = view.getBigUint64(at, true) - (1n << 63n)
+    let value = 0n
+    for (let k = 3; k >= 0; k--) value = (value << 64n) | view.getBigUint64(at + 8 + 8 * k, true)
+    const pointer = value >> 255n === 1n
+    const raw = pointer ? value - (1n << 255n) : value
+    cells.push({
+      segment: Number(address >> 47n),
+      offset: Number(address & ((1n << 47n) - 1n)),
+      value: pointer ? { segment: Number(raw >> 47n), offset: Number(raw & ((1n << 47n) - 1n)) } : value,
+    })
+  }
+  return cells
+}
+
+export function encodeCells(cells: Cell[]): Uint8Array {
+  const out = new Uint8Array(cells.length * CELL_SIZE)
+  const view = new DataView(out.buffer)
+  cells.forEach((cell, i) => writeCell(view, i * CELL_SIZE, cell.segment, cell.offset, cell.value))
+  return out
+}
+
+export const text = (data: Uint8Array | string | undefined) =>
+  typeof data === 'string' ? data : Buffer.from(data ?? new Uint8Array()).toString('utf8')

@@ -1,0 +1,70 @@
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { InvalidInputError } from '../../../src/core/errors.ts'
+import { generatePie, packPie, parseByteSize, validatePie } from '../../../src/pie/index.ts'
+import { execFileAsync, removeTempDirs, tempDir } from '../../helpers/pie-fixtures.ts'
+
+afterAll(removeTempDirs)
+
+describe('generatePie', () => {
+  it('is deterministic for a seed and differs across seeds', async () => {
+    const [a, b, c] = await Promise.all([1, 1, 2].map(async (seed) => {
+      const dir = join(await tempDir(), 'gen')
+      await generatePie({ outDir: dir, memoryBytes: 256 * 1024, seed })
+      return readFile(join(dir, 'memory.bin'))
+    }))
+    expect(a!.equals(b!)).toBe(true)
+    expect(a!.equals(c!)).toBe(false)
+  })
+
+  it('writes a memory.bin of the requested size, valid, and compressing like a real trace', async () => {
+    const dir = join(await tempDir(), 'gen')
+    const generated = await generatePie({ outDir: dir, memoryBytes: 8 * 1024 * 1024 + 17, seed: 1 })
+    expect(generated.memoryBytes).toBe(Math.floor((8 * 1024 * 1024 + 17) / 40) * 40)
+    expect((await readFile(join(dir, 'memory.bin'))).length).toBe(generated.memoryBytes)
+    expect((await validatePie(dir)).problems).toEqual([])
+    const packed = await packPie(dir, join(await tempDir(), 'pie.zip'))
+    const ratio = packed.sizeBytes / generated.memoryBytes
+    expect(ratio).toBeGreaterThan(0.18)
+    expect(ratio).toBeLessThan(0.28)
+  })
+
+  it('makes a tiny example PIE of a few KiB', async () => {
+    const dir = join(await tempDir(), 'tiny')
+    const generated = await generatePie({ outDir: dir, memoryBytes: 4096, seed: 1 })
+    expect(generated.memoryBytes).toBeLessThanOrEqual(4096)
+    const packed = await packPie(dir, join(await tempDir(), 'pie.zip'))
+    expect(packed.sizeBytes).toBeLessThan(4096)
+    expect((await validatePie(packed.path)).valid).toBe(true)
+  })
+
+  it('refuses a memory.bin too small for the program', async () => {
+    await expect(generatePie({ outDir: await tempDir(), memoryBytes: 100 })).rejects.toBeInstanceOf(InvalidInputError)
+  })
+
+  it('has a CLI: node scripts/gen-pie.ts --memory 64KiB out/', async () => {
+    const out = join(await tempDir(), 'cli')
+    const { stdout } = await execFileAsync(process.execPath, ['scripts/gen-pie.ts', '--memory', '64KiB', '--seed', '3', '--zip', join(out, '..', 'cli.zip'), out])
+    expect(JSON.parse(stdout)).toMatchObject({ dir: out, memoryBytes: 65520 })
+    expect((await validatePie(join(out, '..', 'cli.zip'))).valid).toBe(true)
+  })
+})
+
+describe('parseByteSize', () => {
+  it.each([
+    ['1GiB', 1024 ** 3],
+    ['512MiB', 512 * 1024 ** 2],
+    ['10MiB', 10 * 1024 ** 2],
+    ['64KiB', 65536],
+    ['1G', 1024 ** 3],
+    ['1.5k', 1536],
+    ['1000', 1000],
+  ])('%s', (input, bytes) => {
+    expect(parseByteSize(input)).toBe(bytes)
+  })
+
+  it('rejects nonsense', () => {
+    expect(() => parseByteSize('lots')).toThrow(InvalidInputError)
+  })
+})

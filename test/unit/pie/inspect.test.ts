@@ -1,0 +1,153 @@
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { createHash } from 'node:crypto'
+import { afterAll, describe, expect, it } from 'vitest'
+import { FactMismatchError, InvalidPieError } from '../../../src/core/errors.ts'
+import {
+  assertQueryFacts,
+  checkQueryFacts,
+  computeIntegrityFact,
+  computeProgramHash,
+  computeSharpFact,
+  generatePie,
+  inspectPie,
+  toHex,
+} from '../../../src/pie/index.ts'
+import { FIBONACCI_PROGRAM } from '../../../src/pie/generate.ts'
+import { PIE_FIXTURES, fixtureFiles, fixturePath, removeTempDirs, tempDir, text, unzipFixture, zipOf } from '../../helpers/pie-fixtures.ts'
+
+afterAll(removeTempDirs)
+
+describe('inspectPie', () => {
+  it.each([
+    ['fib-cairo-lang-writer.zip', ['0xa', '0x90'], 72],
+    ['fib-cairo-lang-writer-2.zip', ['0xa', '0x90'], 72],
+    ['fib-cairo-vm-writer.zip', ['0x1', '0x59'], 89],
+  ])('%s: output, steps, job size, hashes and facts', async (name, output, nSteps) => {
+    const inspection = await inspectPie(fixturePath(name))
+    expect(inspection).toMatchObject({ output, nSteps, builtins: ['output'], jobSize: 'XS' })
+    expect(inspection.sha256).toBe(createHash('sha256').update(await readFile(fixturePath(name))).digest('hex'))
+    const programHash = BigInt(inspection.programHash)
+    expect(inspection.programHashes.pedersen).toBe(inspection.programHash)
+    const words = output.map((word) => BigInt(word))
+    expect(inspection.sharpFactHash).toBe(toHex(computeSharpFact(programHash, words)))
+    expect(inspection.integrityFactHash).toBe(toHex(computeIntegrityFact(programHash, words)))
+    for (const value of [inspection.programHash, inspection.sharpFactHash, inspection.integrityFactHash, ...inspection.output]) {
+      expect(value).toMatch(/^0x(0|[1-9a-f][0-9a-f]*)$/)
+    }
+  })
+
+  it('gives the same answers for a zip, its bytes and its directory', async () => {
+    const name = PIE_FIXTURES[2]
+    const fromZip = await inspectPie(fixturePath(name), { sha256: false })
+    const fromBytes = await inspectPie(await readFile(fixturePath(name)), { sha256: false })
+    const fromDir = await inspectPie(await unzipFixture(name), { sha256: false })
+    for (const other of [fromBytes, fromDir]) expect({ ...other, summary: undefined }).toEqual({ ...fromZip, summary: undefined })
+    expect(fromZip.sha256).toBeNull()
+  })
+
+  it('the generated PIE has the published program hash of fibonacci_compiled.json', async () => {
+    const dir = join(await tempDir(), 'gen')
+    const generated = await generatePie({ outDir: dir, memoryBytes: 64 * 1024, seed: 2 })
+    const inspection = await inspectPie(dir)
+    expect(inspection.programHash).toBe('0x4f028ea2f2568d9b71509641f65cd3879482a371ab2a18d20ca7528d960dd45')
+    expect(inspection.output).toEqual(generated.output.map(toHex))
+    expect(inspection.nSteps).toBe(generated.nSteps)
+    expect(computeProgramHash({ ...FIBONACCI_PROGRAM })).toBe(BigInt(inspection.programHash))
+  })
+
+  it('keeps output words above 2^53 exact', async () => {
+    const files = await fixtureFiles()
+    const memory = Buffer.from(files.get('memory.bin') as Uint8Array)
+    // Output cell (2, 0) sits at byte 1400 of this fixture; give it a 250-bit value.
+    memory.fill(0xab, 1400 + 8, 1400 + 8 + 31)
+    memory[1400 + 39] = 0x01
+    files.set('memory.bin', memory)
+    const inspection = await inspectPie(zipOf(files))
+    expect(inspection.output[0]).toBe(`0x01${'ab'.repeat(31)}`.replace(/^0x0+/, '0x'))
+  })
+
+  it('uses output pages for the SHARP fact', async () => {
+    const files = await fixtureFiles()
+    files.set('additional_data.json', '{"output_builtin": {"pages": {"1": [1, 1]}, "attributes": {"gps_fact_topology": [2, 2]}}}')
+    const paged = await inspectPie(zipOf(files))
+    expect(paged.factTopology).toEqual({ treeStructure: [2, 2], pageSizes: [1, 1] })
+    const plain = await inspectPie(fixturePath(PIE_FIXTURES[0]))
+    expect(paged.sharpFactHash).not.toBe(plain.sharpFactHash)
+    expect(paged.sharpFactHash).toBe(
+      toHex(computeSharpFact(BigInt(plain.programHash), [10n, 144n], { treeStructure: [2, 2], pageSizes: [1, 1] })),
+    )
+  })
+
+  it('throws InvalidPieError for an invalid PIE', async () => {
+    const files = await fixtureFiles()
+    files.set('execution_resources.json', text(files.get('execution_resources.json') as Uint8Array).replace('"n_steps": 72', '"n_steps": 0'))
+    await expect(inspectPie(zipOf(files))).rejects.toBeInstanceOf(InvalidPieError)
+  })
+})
+
+describe('checkQueryFacts', () => {
+  const pie = fixturePath('fib-cairo-lang-writer.zip')
+
+  it('accepts matching values whatever their case and leading zeros', async () => {
+    const inspection = await inspectPie(pie)
+    const upper = (hex: string) => `0X${'0'.repeat(3)}${hex.slice(2).toUpperCase()}`
+    const result = await checkQueryFacts(
+      { programHash: upper(inspection.programHash), sharpFactHash: upper(inspection.sharpFactHash), integrityFactHash: inspection.integrityFactHash },
+      pie,
+    )
+    expect(result).toEqual({ ok: true, programHashVariant: 'pedersen', mismatches: [], checked: ['programHash', 'sharpFactHash', 'integrityFactHash'] })
+  })
+
+  it('recognises a Poseidon program hash and checks the facts with it', async () => {
+    const inspection = await inspectPie(pie)
+    const poseidon = BigInt(inspection.programHashes.poseidon)
+    const output = inspection.output.map((w) => BigInt(w))
+    const record = {
+      programHash: inspection.programHashes.poseidon,
+      sharpFactHash: toHex(computeSharpFact(poseidon, output)),
+      integrityFactHash: toHex(computeIntegrityFact(poseidon, output)),
+    }
+    expect(await checkQueryFacts(record, inspection)).toMatchObject({ ok: true, programHashVariant: 'poseidon' })
+    // Without the program hash, the facts alone tell which variant was used.
+    expect(await checkQueryFacts({ ...record, programHash: null }, inspection)).toMatchObject({
+      ok: true,
+      programHashVariant: 'poseidon',
+      checked: ['sharpFactHash', 'integrityFactHash'],
+    })
+  })
+
+  it('recognises a Blake program hash', async () => {
+    const inspection = await inspectPie(pie)
+    expect(await checkQueryFacts({ programHash: inspection.programHashes.blake }, inspection)).toMatchObject({ ok: true, programHashVariant: 'blake' })
+  })
+
+  it('skips null fields and reports each mismatch', async () => {
+    const inspection = await inspectPie(pie)
+    const result = await checkQueryFacts({ programHash: inspection.programHash, sharpFactHash: '0x1234', integrityFactHash: null }, pie)
+    expect(result).toEqual({
+      ok: false,
+      programHashVariant: 'pedersen',
+      mismatches: [{ field: 'sharpFactHash', expected: inspection.sharpFactHash, actual: '0x1234' }],
+      checked: ['programHash', 'sharpFactHash'],
+    })
+    const none = await checkQueryFacts({ programHash: null, sharpFactHash: null, integrityFactHash: null }, inspection)
+    expect(none).toEqual({ ok: true, programHashVariant: null, mismatches: [], checked: [] })
+  })
+
+  it('reports a program hash matching no variant', async () => {
+    const inspection = await inspectPie(pie)
+    const result = await checkQueryFacts({ programHash: '0x5', sharpFactHash: inspection.sharpFactHash }, inspection)
+    expect(result.programHashVariant).toBeNull()
+    expect(result.mismatches).toEqual([{ field: 'programHash', expected: inspection.programHash, actual: '0x5' }])
+  })
+
+  it('assertQueryFacts throws FactMismatchError naming the fact that differs', async () => {
+    const inspection = await inspectPie(pie)
+    const error = await assertQueryFacts({ integrityFactHash: 'not hex' }, inspection).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(FactMismatchError)
+    expect((error as Error).message).toMatch(/integrityFactHash differs/)
+    expect((error as Error).message).toContain(`the PIE gives ${inspection.integrityFactHash}`)
+    await expect(assertQueryFacts({ programHash: inspection.programHash }, inspection)).resolves.toMatchObject({ ok: true })
+  })
+})

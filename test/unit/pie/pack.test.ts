@@ -1,0 +1,197 @@
+import { lstat, mkdir, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { AbortedError, InvalidInputError } from '../../../src/core/errors.ts'
+import { canonicalZipDigest, inspectPie, packPie, validatePie } from '../../../src/pie/index.ts'
+import { bytesSource, readZipDirectory } from '../../../src/pie/zip.ts'
+import { generatePie } from '../../../src/pie/generate.ts'
+import { PIE_FIXTURES, execFileAsync, fixturePath, readZipFiles, removeTempDirs, tempDir, unzipFixture } from '../../helpers/pie-fixtures.ts'
+import { createHash } from 'node:crypto'
+import zlib from 'node:zlib'
+import { createBlockCompressor } from '../../../src/pie/deflate-pool.ts'
+
+afterAll(removeTempDirs)
+
+const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex')
+const ORDER = ['metadata.json', 'memory.bin', 'additional_data.json', 'execution_resources.json', 'version.json']
+
+async function pythonEntries(path: string) {
+  const script = `
+import hashlib, json, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+assert z.testzip() is None
+print(json.dumps([{"name": i.filename, "method": i.compress_type, "date": list(i.date_time), "sha256": hashlib.sha256(z.read(i.filename)).hexdigest()} for i in z.infolist()]))
+`
+  const { stdout } = await execFileAsync('python3', ['-c', script, path])
+  return JSON.parse(stdout) as { name: string; method: number; date: number[]; sha256: string }[]
+}
+
+describe('packPie on the shared fixtures', () => {
+  it.each(PIE_FIXTURES)('%s: repacks into a canonical zip Python, unzip and our validator accept', async (name) => {
+    const dir = await unzipFixture(name)
+    const out = join(await tempDir(), 'pie.zip')
+    const packed = await packPie(dir, out)
+    expect(packed.path).toBe(out)
+    expect(packed.entries.map((e) => e.name)).toEqual(ORDER)
+    const bytes = await readFile(out)
+    expect(bytes.subarray(0, 2).toString()).toBe('PK')
+    expect(packed.sizeBytes).toBe(bytes.length)
+    expect(packed.sha256).toBe(createHash('sha256').update(bytes).digest('hex'))
+
+    const original = await readZipFiles(fixturePath(name))
+    const python = await pythonEntries(out)
+    expect(python.map((e) => e.name)).toEqual(ORDER)
+    for (const entry of python) {
+      expect(entry.method).toBe(8)
+      expect(entry.date).toEqual([1980, 1, 1, 0, 0, 0])
+      expect(entry.sha256).toBe(sha256(original.get(entry.name)!))
+    }
+    const { stdout } = await execFileAsync('unzip', ['-t', out])
+    expect(stdout).toMatch(/No errors detected/)
+    expect((await validatePie(out)).problems).toEqual([])
+
+    const [before, after] = await Promise.all([inspectPie(fixturePath(name), { sha256: false }), inspectPie(out, { sha256: false })])
+    expect({ ...after, summary: undefined }).toEqual({ ...before, summary: undefined })
+  })
+
+  it('compresses blocks to the same bytes inline and on workers', async () => {
+    const data = await readFile(join(await unzipFixture('fib-cairo-vm-writer.zip'), 'memory.bin'))
+    const outputs: string[] = []
+    for (const workers of [0, 2]) {
+      const compressor = createBlockCompressor({ workers, level: 1, blockSize: 64 * 1024, slots: 2 })
+      try {
+        compressor.input(1).set(data)
+        const block = await compressor.compress(1, data.length, false)
+        expect(block.crc32).toBe(zlib.crc32(data))
+        outputs.push(Buffer.from(block.data).toString('hex'))
+      } finally {
+        await compressor.close()
+      }
+    }
+    expect(outputs[1]).toBe(outputs[0])
+    // A sync-flushed block ends byte-aligned with an empty stored block.
+    expect(outputs[0]!.endsWith('0000ffff')).toBe(true)
+  })
+
+  it('is byte-identical when packing twice, and matches canonicalZipDigest', async () => {
+    const dir = await unzipFixture('fib-cairo-vm-writer.zip')
+    const folder = await tempDir()
+    const a = await packPie(dir, join(folder, 'a.zip'))
+    const b = await packPie(dir, join(folder, 'b.zip'))
+    const c = await packPie(dir, join(folder, 'c.zip'), { blockSize: 64 * 1024, workers: 2, level: 1 })
+    expect(b.sha256).toBe(a.sha256)
+    expect(c.sha256).toBe(a.sha256)
+    expect((await readFile(join(folder, 'b.zip'))).equals(await readFile(join(folder, 'a.zip')))).toBe(true)
+    expect((await canonicalZipDigest(dir)).sha256).toBe(a.sha256)
+    expect((await inspectPie(dir)).sha256).toBe(a.sha256)
+  })
+
+  it('splits a large memory.bin into blocks on workers into one valid DEFLATE stream', async () => {
+    const dir = join(await tempDir(), 'gen')
+    await generatePie({ outDir: dir, memoryBytes: 3 * 1024 * 1024, seed: 7 })
+    const folder = await tempDir()
+    const inline = await packPie(dir, join(folder, 'inline.zip'), { blockSize: 4 << 20 })
+    const blocks = await packPie(dir, join(folder, 'blocks.zip'), { blockSize: 256 * 1024, workers: 2 })
+    const single = await packPie(dir, join(folder, 'single.zip'), { blockSize: 256 * 1024, workers: 1 })
+    expect(blocks.sha256).toBe(single.sha256)
+    expect(blocks.sha256).not.toBe(inline.sha256)
+    // Sync-flushed blocks cost a few bytes each, nothing more.
+    expect(blocks.sizeBytes).toBeLessThan(inline.sizeBytes * 1.01)
+    const memory = await readFile(join(dir, 'memory.bin'))
+    for (const name of ['inline.zip', 'blocks.zip']) {
+      const python = await pythonEntries(join(folder, name))
+      expect(python[1]!.sha256).toBe(sha256(memory))
+      expect((await execFileAsync('unzip', ['-t', join(folder, name)])).stdout).toMatch(/No errors detected/)
+    }
+    const digest = await canonicalZipDigest(dir, { blockSize: 256 * 1024 })
+    expect(digest.sha256).toBe(blocks.sha256)
+    expect(digest.sizeBytes).toBe(blocks.sizeBytes)
+  })
+
+  it('copies JSON bytes exactly, never re-serialising them', async () => {
+    const dir = await unzipFixture('fib-cairo-lang-writer.zip')
+    const weird = '{"program": {"prime": 3618502788666131213697322783095070105623107215331596699973092056135872020481,   "x":1}}\n'
+    await writeFile(join(dir, 'metadata.json'), weird)
+    const out = join(await tempDir(), 'pie.zip')
+    await packPie(dir, out)
+    expect(Buffer.from((await readZipFiles(out)).get('metadata.json')!).toString()).toBe(weird)
+  })
+
+  it('packs without version.json when the directory has none', async () => {
+    const dir = await unzipFixture()
+    await rm(join(dir, 'version.json'))
+    const out = join(await tempDir(), 'pie.zip')
+    const packed = await packPie(dir, out)
+    expect(packed.entries.map((e) => e.name)).toEqual(ORDER.slice(0, 4))
+  })
+})
+
+describe('packPie refuses what is not a PIE directory', () => {
+  async function refusal(prepare: (dir: string) => Promise<void>) {
+    const dir = await unzipFixture()
+    await prepare(dir)
+    const folder = await tempDir()
+    const error = await packPie(dir, join(folder, 'pie.zip')).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(InvalidInputError)
+    expect(await readdir(folder)).toEqual([])
+    return (error as Error).message
+  }
+
+  it('a missing file', async () => {
+    expect(await refusal((dir) => rm(join(dir, 'memory.bin')))).toMatch(/missing required file "memory.bin"/)
+  })
+
+  it('an extra file', async () => {
+    expect(await refusal((dir) => writeFile(join(dir, 'notes.txt'), 'x'))).toMatch(/extra file "notes.txt"/)
+  })
+
+  it('a folder', async () => {
+    expect(await refusal((dir) => mkdir(join(dir, '__MACOSX')))).toMatch(/extra folder "__MACOSX"/)
+  })
+
+  it('a symlinked entry', async () => {
+    const message = await refusal(async (dir) => {
+      const target = join(await tempDir(), 'memory.bin')
+      await writeFile(target, await readFile(join(dir, 'memory.bin')))
+      await rm(join(dir, 'memory.bin'))
+      await symlink(target, join(dir, 'memory.bin'))
+      expect((await lstat(join(dir, 'memory.bin'))).isSymbolicLink()).toBe(true)
+    })
+    expect(message).toMatch(/"memory.bin" is a symbolic link/)
+  })
+
+  it('an oversized execution_resources.json', async () => {
+    expect(await refusal((dir) => writeFile(join(dir, 'execution_resources.json'), ' '.repeat(10_000)))).toMatch(
+      /"execution_resources.json" is 10000 bytes/,
+    )
+  })
+})
+
+describe('packPie writes atomically', () => {
+  it('leaves neither output nor temporary file when aborted', async () => {
+    const dir = join(await tempDir(), 'gen')
+    await generatePie({ outDir: dir, memoryBytes: 4 * 1024 * 1024, seed: 3 })
+    const folder = await tempDir()
+    const controller = new AbortController()
+    const packing = packPie(dir, join(folder, 'pie.zip'), { signal: controller.signal, blockSize: 64 * 1024, workers: 2 })
+    setTimeout(() => controller.abort(new Error('stop')), 5)
+    const error = await packing.catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(AbortedError)
+    expect(await readdir(folder)).toEqual([])
+  })
+
+  it('refuses an already-aborted signal and a directory as output', async () => {
+    const dir = await unzipFixture()
+    await expect(packPie(dir, join(await tempDir(), 'x.zip'), { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(AbortedError)
+    await expect(packPie(dir, await tempDir())).rejects.toThrow(/is a directory/)
+  })
+
+  it('replaces an existing output only once complete', async () => {
+    const dir = await unzipFixture()
+    const out = join(await tempDir(), 'pie.zip')
+    await writeFile(out, 'old')
+    await packPie(dir, out)
+    const { entries } = await readZipDirectory(bytesSource(await readFile(out)))
+    expect(entries).toHaveLength(5)
+  })
+})

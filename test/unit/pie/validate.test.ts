@@ -1,0 +1,221 @@
+import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { InvalidInputError, InvalidPieError } from '../../../src/core/errors.ts'
+import { assertValidPie, generatePie, validatePie } from '../../../src/pie/index.ts'
+import {
+  PIE_FIXTURES,
+  buildZip,
+  decodeCells,
+  encodeCells,
+  fixtureFiles,
+  fixturePath,
+  removeTempDirs,
+  tempDir,
+  text,
+  unzipFixture,
+  writeDir,
+  zipOf,
+  type Cell,
+} from '../../helpers/pie-fixtures.ts'
+
+afterAll(removeTempDirs)
+
+const PRIME = 3618502788666131213697322783095070105623107215331596699973092056135872020481n
+
+describe('valid PIEs', () => {
+  it.each(PIE_FIXTURES)('%s validates, as a zip, as bytes and as a directory', async (name) => {
+    const zip = await validatePie(fixturePath(name))
+    expect(zip).toMatchObject({ valid: true, problems: [] })
+    expect(zip.summary).toMatchObject({ source: 'zip', builtins: ['output'], outputSize: 2 })
+    expect((await validatePie(await readFile(fixturePath(name)))).valid).toBe(true)
+    const dir = await validatePie(await unzipFixture(name))
+    expect(dir).toMatchObject({ valid: true, summary: { source: 'directory' } })
+    expect(dir.summary.memoryCells).toBe(zip.summary.memoryCells)
+  })
+
+  it('summarises the PIE', async () => {
+    const { summary } = await validatePie(fixturePath('fib-cairo-vm-writer.zip'))
+    expect(summary).toMatchObject({
+      version: '1.1',
+      nSteps: 89,
+      memoryCells: 131,
+      programSize: 54,
+      segments: [
+        { name: 'program', index: 0, size: 54 },
+        { name: 'execution', index: 1, size: 74 },
+        { name: 'output', index: 2, size: 2 },
+        { name: 'ret_fp', index: 3, size: 0 },
+        { name: 'ret_pc', index: 4, size: 0 },
+        { name: 'extra_0', index: 5, size: 1 },
+      ],
+    })
+    expect(summary.entries.map((e) => [e.name, e.method])).toEqual([
+      ['metadata.json', 8],
+      ['memory.bin', 8],
+      ['additional_data.json', 8],
+      ['execution_resources.json', 8],
+      ['version.json', 8],
+    ])
+  })
+
+  it('accepts a PIE without version.json (version 1.0)', async () => {
+    const files = await fixtureFiles()
+    files.delete('version.json')
+    const result = await validatePie(zipOf(files))
+    expect(result).toMatchObject({ valid: true, summary: { version: '1.0' } })
+  })
+
+  it('accepts the generator output, large and tiny', async () => {
+    for (const memoryBytes of [2 * 1024 * 1024, 4096]) {
+      const dir = join(await tempDir(), 'gen')
+      const generated = await generatePie({ outDir: dir, memoryBytes, seed: 5 })
+      const result = await validatePie(dir)
+      expect(result.problems).toEqual([])
+      expect(result.summary.memoryCells).toBe(generated.cells)
+    }
+  })
+
+  it('assertValidPie returns the summary of a valid PIE', async () => {
+    await expect(assertValidPie(fixturePath(PIE_FIXTURES[0]))).resolves.toMatchObject({ nSteps: 72 })
+  })
+})
+
+type Files = Map<string, Uint8Array | string>
+type Variant = [name: string, build: (files: Files) => Promise<Uint8Array | string> | Uint8Array | string, rule: RegExp]
+
+const edit = (files: Files, name: string, change: (text: string) => string): Files => {
+  const before = text(files.get(name) as Uint8Array)
+  const after = change(before)
+  if (after === before) throw new Error(`edit of ${name} changed nothing`)
+  files.set(name, after)
+  return files
+}
+const editCells = (files: Files, change: (cells: Cell[]) => Cell[]): Files => {
+  files.set('memory.bin', encodeCells(change(decodeCells(files.get('memory.bin') as Uint8Array))))
+  return files
+}
+const setCell = (cells: Cell[], segment: number, offset: number, value: Cell['value']) => {
+  const cell = cells.find((c) => c.segment === segment && c.offset === offset)
+  if (!cell) throw new Error(`no cell (${segment}, ${offset})`)
+  cell.value = value
+  return cells
+}
+const asZip = (files: Files) => zipOf(files)
+
+// fib-cairo-lang-writer.zip: segments program 0 (31), execution 1 (61), output 2 (2), ret_fp 3, ret_pc 4.
+const catalogue: Variant[] = [
+  ['truncated memory', (f) => asZip(f.set('memory.bin', (f.get('memory.bin') as Uint8Array).subarray(0, 3753))), /memory\.bin: size 3753 bytes is not a multiple of 40; the last cell \(byte 3720\) is truncated/],
+  ['bad pointer (unknown segment)', (f) => asZip(editCells(f, (c) => setCell(c, 1, 5, { segment: 9, offset: 0 }))), /memory\.bin: cell at byte \d+ holds a pointer into segment 9, which does not exist \(segments 0-4\)/],
+  ['pointer past the end of its segment', (f) => asZip(editCells(f, (c) => setCell(c, 1, 5, { segment: 2, offset: 3 }))), /holds a pointer \(2, 3\), past the end of segment 2 \(size 2\)/],
+  ['address outside its segment', (f) => asZip(editCells(f, (c) => [...c, { segment: 1, offset: 61, value: 5n }])), /memory\.bin: cell at byte 3760 has address \(1, 61\), past the end of segment 1 \(size 61\)/],
+  ['address in a segment that does not exist', (f) => asZip(editCells(f, (c) => [...c, { segment: 7, offset: 0, value: 5n }])), /memory\.bin: cell at byte 3760 has address in segment 7, which does not exist \(segments 0-4\)/],
+  ['duplicate address', (f) => asZip(editCells(f, (c) => [...c, { segment: 1, offset: 10, value: 5n }])), /memory\.bin: cell at byte 3760 writes address \(1, 10\) again/],
+  ['address without the relocatable bit', (f) => {
+    const memory = Buffer.from(f.get('memory.bin') as Uint8Array)
+    memory[3760 - 1 - 32] = memory[3760 - 1 - 32]! & 0x7f
+    return asZip(f.set('memory.bin', memory))
+  }, /cell at byte 3720 has address 0x[0-9a-f]+, which is not a relocatable address/],
+  ['field element not below the prime', (f) => asZip(editCells(f, (c) => setCell(c, 1, 6, PRIME + 5n))), /memory\.bin: cell at byte \d+ holds 0x[0-9a-f]+, which is not below the prime/],
+  ['stored (method 0) entry', (f) => buildZip([...f].map(([name, data]) => ({ name, data, method: name === 'memory.bin' ? 0 : 8 }))), /entry "memory\.bin" uses compression method 0 \(stored\); cairo-lang requires DEFLATE \(method 8\)/],
+  ['extra entry', (f) => asZip(f.set('notes.txt', 'hello')), /extra entry "notes\.txt"/],
+  ['folder prefix', (f) => buildZip([...f].map(([name, data]) => ({ name: `pie/${name}`, data }))), /entry "pie\/metadata\.json" is inside a folder; "metadata\.json" must sit at the root/],
+  ['folder entry', (f) => buildZip([{ name: 'pie/', data: '' }, ...[...f].map(([name, data]) => ({ name, data }))]), /entry "pie\/" is a folder/],
+  ['__MACOSX entry', (f) => buildZip([...[...f].map(([name, data]) => ({ name, data })), { name: '__MACOSX/._memory.bin', data: 'x' }]), /entry "__MACOSX\/\._memory\.bin" is macOS metadata/],
+  ['duplicate entry', (f) => buildZip([...[...f].map(([name, data]) => ({ name, data })), { name: 'version.json', data: '{"cairo_pie": "1.1"}' }]), /entry "version\.json" appears more than once/],
+  ['missing file', (f) => { f.delete('memory.bin'); return asZip(f) }, /missing required entry "memory\.bin"/],
+  ['not a zip', () => Buffer.from('{"this is": "json"}'), /does not start with "PK" \(first bytes 7b 22 74 68\)/],
+  ['empty file', () => new Uint8Array(), /does not start with "PK" \(first bytes none: empty file\)/],
+  ['CRC mismatch', (f) => {
+    const zip = Buffer.from(asZip(f))
+    const at = zip.indexOf(Buffer.from('memory.bin')) + 10 + 40 // inside memory.bin's compressed data
+    zip[at] = zip[at]! ^ 0xff
+    return zip
+  }, /memory\.bin: (CRC-32 mismatch|compressed data is corrupt)/],
+  ['huge n_steps', (f) => asZip(edit(f, 'execution_resources.json', (t) => t.replace('"n_steps": 72', '"n_steps": 1073741824'))), /execution_resources\.json: n_steps = 1073741824; must satisfy 1 <= n_steps < 2\^30/],
+  ['n_steps 0', (f) => asZip(edit(f, 'execution_resources.json', (t) => t.replace('"n_steps": 72', '"n_steps": 0'))), /execution_resources\.json: n_steps = 0; must satisfy 1 <= n_steps < 2\^30/],
+  ['builtin counters wrong', (f) => asZip(edit(f, 'execution_resources.json', (t) => t.replace('"output_builtin": 2', '"pedersen_builtin": 2'))), /builtin_instance_counter keys must be exactly "output_builtin" \(one per program builtin\): missing "output_builtin"; unexpected "pedersen_builtin"/],
+  ['negative builtin counter', (f) => asZip(edit(f, 'execution_resources.json', (t) => t.replace('"output_builtin": 2', '"output_builtin": -2'))), /builtin_instance_counter\.output_builtin = -2; must be an integer in \[0, 2\^30\)/],
+  ['JSON rounded big integers in program data', (f) => asZip(f.set('metadata.json', JSON.stringify(JSON.parse(text(f.get('metadata.json') as Uint8Array))))), /metadata\.json: program\.data\[27\] is 3\.618502788666131\d*e\+75, not an integer/],
+  ['a big integer rounded to a neighbouring integer', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('[290341444919459839,', '[290341444919459840,'))), /memory\.bin: program segment cell \(0, 0\) at byte 0 is 290341444919459839, but metadata\.json program\.data\[0\] = 290341444919459840/],
+  ['program word not below the prime', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('[290341444919459839,', `[${PRIME},`))), /metadata\.json: program\.data\[0\] = 3618\d+ is not in \[0, prime\)/],
+  ['prime too small', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace(`"prime": ${PRIME}`, '"prime": 9223372036854775783'))), /metadata\.json: program\.prime = 9223372036854775783 is not above 2\^63/],
+  ['builtins out of order', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"builtins": ["output"]', '"builtins": ["pedersen", "output"]'))), /program\.builtins: "output" comes after "pedersen", out of the canonical order/],
+  ['unknown builtin', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"builtins": ["output"]', '"builtins": ["output", "sha256"]'))), /program\.builtins: unknown builtin "sha256"/],
+  ['repeated builtin', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"builtins": ["output"]', '"builtins": ["output", "output"]'))), /program\.builtins: builtin "output" appears more than once/],
+  ['builtin segments do not match the builtins', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"builtin_segments": {"output"', '"builtin_segments": {"pedersen"'))), /builtin_segments lists \[pedersen\]; must list program\.builtins \[output\] in that order/],
+  ['ret_fp segment not empty', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"ret_fp_segment": {"index": 3, "size": 0}', '"ret_fp_segment": {"index": 3, "size": 3}'))), /metadata\.json: ret_fp_segment\.size is 3; must be 0/],
+  ['segment index out of place', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"execution_segment": {"index": 1', '"execution_segment": {"index": 7'))), /metadata\.json: execution_segment\.index is 7; must be 1/],
+  ['segment size of 2^30', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"execution_segment": {"index": 1, "size": 61}', '"execution_segment": {"index": 1, "size": 1073741824}'))), /execution_segment\.size is 1073741824; must be an integer in \[0, 2\^30\)/],
+  ['program segment size differs from the data', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"program_segment": {"index": 0, "size": 31}', '"program_segment": {"index": 0, "size": 30}'))), /program_segment\.size is 30; must equal len\(program\.data\) = 31/],
+  ['main out of range', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"main": 6', '"main": 31'))), /metadata\.json: program\.main = 31 is outside program\.data \(0 <= main < 31\)/],
+  ['metadata not JSON', (f) => asZip(edit(f, 'metadata.json', (t) => t.slice(0, 100))), /metadata\.json: not valid JSON: .* at character 100/],
+  ['output segment not fully written', (f) => asZip(editCells(f, (c) => c.filter((cell) => !(cell.segment === 2 && cell.offset === 1)))), /memory\.bin: output segment 2 \(size 2\) is not fully written: 1 cell missing \(offsets 1\)/],
+  ['output holds a pointer', (f) => asZip(editCells(f, (c) => setCell(c, 2, 0, { segment: 1, offset: 4 }))), /memory\.bin: output cell \(2, 0\) at byte \d+ holds a pointer \(1, 4\); program output must be field elements/],
+  ['program segment cell changed', (f) => asZip(editCells(f, (c) => setCell(c, 0, 3, 5n))), /memory\.bin: program segment cell \(0, 3\) at byte 120 is 5, but metadata\.json program\.data\[3\] = 4/],
+  ['program segment cell missing', (f) => asZip(editCells(f, (c) => c.filter((cell) => !(cell.segment === 0 && cell.offset === 30)))), /the program segment is not fully written: 1 cell missing \(offsets 30\)/],
+  ['version.json wrong', (f) => asZip(f.set('version.json', '{"cairo_pie": "2.0"}')), /version\.json: must be \{"cairo_pie": "1\.0" or "1\.1"\}; found cairo_pie = "2\.0"/],
+  ['version.json with extra keys', (f) => asZip(f.set('version.json', '{"cairo_pie": "1.1", "x": 1}')), /version\.json: must be .* and 2 keys/],
+  ['bad output pages', (f) => asZip(f.set('additional_data.json', '{"output_builtin": {"pages": {"1": [1, 1]}, "attributes": {}}}')), /additional_data\.json: output_builtin: output pages are declared but the gps_fact_topology attribute is missing/],
+  ['additional data not an object', (f) => asZip(f.set('additional_data.json', '[1, 2]')), /additional_data\.json: top level is an array; expected an object/],
+  ['oversized version.json', (f) => asZip(f.set('version.json', `{"cairo_pie": "1.1"}${' '.repeat(10_000)}`)), /entry "version\.json" is 10020 bytes; cairo-lang accepts under 10000/],
+  ['symlink in the directory', async (f) => {
+    const dir = await writeDir(await tempDir(), f)
+    const target = join(await tempDir(), 'elsewhere.json')
+    await writeFile(target, f.get('version.json')!)
+    await rm(join(dir, 'version.json'))
+    await symlink(target, join(dir, 'version.json'))
+    return dir
+  }, /"version\.json" is a symbolic link; PIE files must be regular files/],
+  ['extra file and folder in the directory', async (f) => {
+    const dir = await writeDir(await tempDir(), f)
+    await mkdir(join(dir, '__MACOSX'))
+    return dir
+  }, /extra folder "__MACOSX"/],
+  ['file missing from the directory', async (f) => {
+    f.delete('execution_resources.json')
+    return writeDir(await tempDir(), f)
+  }, /missing required file "execution_resources\.json"/],
+]
+
+describe('corrupted PIEs: each is rejected naming the rule', () => {
+  it('the catalogue is large', () => {
+    expect(catalogue.length).toBeGreaterThanOrEqual(25)
+  })
+
+  it.each(catalogue)('%s', async (_name, build, rule) => {
+    const input = await build(await fixtureFiles('fib-cairo-lang-writer.zip'))
+    const result = await validatePie(input)
+    expect(result.valid).toBe(false)
+    expect(result.problems.some((line) => rule.test(line)), result.problems.join('\n')).toBe(true)
+    for (const line of result.problems) expect(line).not.toContain('\n')
+  })
+})
+
+describe('problem reporting', () => {
+  it('reports every problem, capped, with a count of the rest', async () => {
+    const files = await fixtureFiles()
+    editCells(files, (cells) => [...cells, ...Array.from({ length: 200 }, (_, k) => ({ segment: 9, offset: k, value: 1n }))])
+    edit(files, 'execution_resources.json', (t) => t.replace('"n_steps": 72', '"n_steps": 0'))
+    const result = await validatePie(zipOf(files), { maxProblems: 20 })
+    expect(result.valid).toBe(false)
+    // A flood of one rule is capped so other rules stay visible.
+    expect(result.problems.filter((line) => line.includes('segment 9'))).toHaveLength(10)
+    expect(result.problems.some((line) => line.includes('n_steps = 0'))).toBe(true)
+    expect(result.problems.at(-1)).toBe('... and 190 more problems')
+  })
+
+  it('assertValidPie throws InvalidPieError with the problems', async () => {
+    const files = await fixtureFiles()
+    edit(files, 'metadata.json', (t) => t.replace('"main": 6', '"main": 31'))
+    const dir = await writeDir(await tempDir(), files)
+    const error = await assertValidPie(dir).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(InvalidPieError)
+    expect((error as InvalidPieError).problems).toEqual([expect.stringMatching(/program\.main = 31/)])
+    expect((error as InvalidPieError).message).toMatch(/is not a valid Cairo PIE \(1 problem\)/)
+  })
+
+  it('throws InvalidInputError when there is nothing at the path', async () => {
+    await expect(validatePie(join(await tempDir(), 'nothing.zip'))).rejects.toBeInstanceOf(InvalidInputError)
+  })
+})
