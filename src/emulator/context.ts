@@ -1,0 +1,34 @@
+import { join } from 'node:path'
+import type { Logger } from '../core/runtime.ts'
+import type { ApiKeys } from './auth.ts'
+import type { EmulatorClock } from './clock.ts'
+import type { Timing } from './lifecycle.ts'
+import type { RequestLog } from './request-log.ts'
+import type { RouteContext } from './router.ts'
+import type { StateStore } from './state.ts'
+
+/** What every route table of the emulator works with: one per running emulator. */
+export type EmulatorContext = {
+  store: StateStore
+  clock: EmulatorClock
+  keys: ApiKeys
+  logger: Logger
+  requestLog: RequestLog
+  /** Uploaded files live under `<uploadsDir>/<queryId>/`. */
+  uploadsDir: string
+  /** The timing the emulator was started with (what a reset returns to). */
+  initialTiming: Timing
+  maxUploadBytes: number
+  /** The emulator's URL as it listens (`http://127.0.0.1:port`). */
+  url(): string
+}
+
+export function incomingDir(emulator: EmulatorContext): string {
+  return join(emulator.uploadsDir, '.incoming')
+}
+
+/** The URL the caller reached the emulator by, so artifact URLs work through a proxy too. */
+export function publicBaseUrl(emulator: EmulatorContext, ctx: RouteContext): string {
+  const host = ctx.header('host')
+  return host && /^[\w.:[\]-]+$/.test(host) ? `http://${host}` : emulator.url()
+}

@@ -1,0 +1,304 @@
+import { createReadStream } from 'node:fs'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { pipeline } from 'node:stream/promises'
+import type { Logger } from '../core/runtime.ts'
+import { badRequest, INTERNAL_SERVER_ERROR } from './errors.ts'
+
+/**
+ * A tiny router: each service contributes a route table (`{ method, pattern, handler }`), and a
+ * handler returns a `Reply` whose status and body are the spec's. Everything a handler cannot
+ * get right by itself lives here, once: unknown paths (404) and methods (405), the JSON body's
+ * size and depth caps, and turning any exception into the route's 500 body so the server never
+ * crashes on a bad request.
+ */
+
+export type Reply = {
+  status: number
+  /** Serialised as JSON; omitted for 204 and file replies. */
+  body?: unknown
+  headers?: Record<string, string>
+  /** Streams a file from disk instead of a JSON body. */
+  file?: { path: string; contentType: string }
+}
+
+export type RouteContext = {
+  req: IncomingMessage
+  method: string
+  /** The path without its query string, percent-decoded per segment into `params`. */
+  path: string
+  query: URLSearchParams
+  params: Record<string, string>
+  /** A request header (names are case-insensitive); the first value when repeated. */
+  header(name: string): string | undefined
+  /** The JSON body (undefined when empty); throws `HttpError` 400 past the caps. */
+  json(): Promise<unknown>
+}
+
+export type Handler = (ctx: RouteContext) => Reply | Promise<Reply>
+
+export type Route = {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE'
+  /** `/proving-queries/:id/retry`: literal segments and `:name` parameters. */
+  pattern: string
+  handler: Handler
+  /** The body of a 500 on this route when the spec fixes one (bucket close: `{}`). */
+  internalErrorBody?: unknown
+  /** Control routes: never intercepted by faults, not written to the request log. */
+  control?: boolean
+}
+
+/** Thrown by helpers (body parsing, uploads) to answer with a given status and body. */
+export class HttpError extends Error {
+  override name = 'HttpError'
+  readonly status: number
+  readonly body: unknown
+  constructor(status: number, body: unknown) {
+    super(`HTTP ${status}`)
+    this.status = status
+    this.body = body
+  }
+}
+
+/** What a fault hook may make of a request before its handler runs (see faults.ts). */
+export type Interception =
+  | { kind: 'reply'; reply: Reply; delayMs?: number }
+  | { kind: 'error'; delayMs?: number }
+  | { kind: 'drop'; delayMs?: number }
+  | { kind: 'drop-after'; delayMs?: number }
+  | { kind: 'delay'; delayMs: number }
+
+export type Completed = { method: string; rawUrl: string; status: number; route: Route | undefined }
+
+export type RouterOptions = {
+  logger: Logger
+  intercept?: (ctx: RouteContext, route: Route) => Interception | undefined
+  /** Called once per request when its answer is sent (status 0: the connection was dropped). */
+  onCompleted?: (completed: Completed) => void
+}
+
+export const MAX_JSON_BYTES = 1024 * 1024
+export const MAX_JSON_DEPTH = 32
+
+type CompiledRoute = Route & { segments: string[] }
+
+export class Router {
+  readonly #routes: CompiledRoute[] = []
+  readonly #options: RouterOptions
+
+  constructor(options: RouterOptions) {
+    this.#options = options
+  }
+
+  add(routes: readonly Route[]): this {
+    for (const route of routes) this.#routes.push({ ...route, segments: splitPath(route.pattern) })
+    return this
+  }
+
+  /** The request handler for `http.createServer`; never throws, never rejects. */
+  readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
+    void this.#dispatch(req, res).catch((error: unknown) => {
+      this.#options.logger.error(`emulator: failed to answer ${req.method} ${req.url}: ${String(error)}`)
+      if (!res.headersSent) sendJson(res, 500, INTERNAL_SERVER_ERROR)
+      else res.destroy()
+    })
+  }
+
+  async #dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const method = (req.method ?? 'GET').toUpperCase()
+    const rawUrl = req.url ?? '/'
+    const url = new URL(rawUrl, 'http://emulator.invalid')
+    const found = this.#match(method, url.pathname)
+    let route: Route | undefined
+    const complete = (status: number) => this.#options.onCompleted?.({ method, rawUrl, status, route })
+
+    if (found.kind === 'none') {
+      await send(res, { status: 404, body: { message: `No route for ${method} ${url.pathname}`, error: 'NOT_FOUND' } })
+      return complete(404)
+    }
+    if (found.kind === 'method') {
+      await send(res, {
+        status: 405,
+        headers: { allow: found.allowed.join(', ') },
+        body: { message: `${method} is not allowed on ${url.pathname}; use ${found.allowed.join(' or ')}`, error: 'METHOD_NOT_ALLOWED' },
+      })
+      return complete(405)
+    }
+    route = found.route
+    const ctx = context(req, method, url, found.params)
+    const interception = route.control ? undefined : this.#options.intercept?.(ctx, route)
+    if (interception?.delayMs) await sleep(interception.delayMs)
+    if (interception?.kind === 'drop') {
+      req.socket.destroy()
+      return complete(0)
+    }
+    if (interception?.kind === 'reply') {
+      await send(res, interception.reply)
+      return complete(interception.reply.status)
+    }
+
+    let reply: Reply
+    try {
+      if (interception?.kind === 'error') throw new Error('fault injected through /_emulator/faults')
+      reply = await route.handler(ctx)
+    } catch (error) {
+      if (error instanceof HttpError) {
+        reply = { status: error.status, body: error.body }
+      } else {
+        this.#options.logger.error(`emulator: ${method} ${url.pathname} failed: ${error instanceof Error ? error.stack : String(error)}`)
+        reply = { status: 500, body: route.internalErrorBody ?? INTERNAL_SERVER_ERROR }
+      }
+    }
+    if (interception?.kind === 'drop-after') {
+      // The work is done but the answer is lost: what a client sees when a gateway drops a reply.
+      req.resume()
+      req.socket.destroy()
+      return complete(0)
+    }
+    await send(res, reply)
+    complete(reply.status)
+  }
+
+  #match(method: string, path: string):
+    | { kind: 'none' }
+    | { kind: 'method'; allowed: string[] }
+    | { kind: 'found'; route: CompiledRoute; params: Record<string, string> } {
+    const segments = splitPath(path)
+    const allowed: string[] = []
+    let best: { route: CompiledRoute; params: Record<string, string>; literals: number } | undefined
+    for (const route of this.#routes) {
+      const params = matchSegments(route.segments, segments)
+      if (!params) continue
+      if (route.method !== method) {
+        if (!allowed.includes(route.method)) allowed.push(route.method)
+        continue
+      }
+      // A literal segment beats a parameter: POST /buckets/close is not POST /buckets/:id.
+      const literals = route.segments.filter((segment) => !segment.startsWith(':')).length
+      if (!best || literals > best.literals) best = { route, params, literals }
+    }
+    if (best) return { kind: 'found', route: best.route, params: best.params }
+    return allowed.length ? { kind: 'method', allowed } : { kind: 'none' }
+  }
+}
+
+function splitPath(path: string): string[] {
+  return path.split('/').filter((segment) => segment.length > 0)
+}
+
+/** Matches a request path against a compiled pattern; the decoded parameters, or null. */
+export function matchSegments(pattern: readonly string[], segments: readonly string[]): Record<string, string> | null {
+  if (pattern.length !== segments.length) return null
+  const params: Record<string, string> = {}
+  for (let i = 0; i < pattern.length; i++) {
+    const expected = pattern[i]!
+    const actual = segments[i]!
+    if (expected.startsWith(':')) {
+      try {
+        params[expected.slice(1)] = decodeURIComponent(actual)
+      } catch {
+        return null
+      }
+    } else if (expected !== actual) {
+      return null
+    }
+  }
+  return params
+}
+
+/** Does a path match a pattern (`/proving-queries/:id/retry`)? Used by faults too. */
+export function pathMatches(pattern: string, path: string): boolean {
+  return matchSegments(splitPath(pattern), splitPath(path)) !== null
+}
+
+function context(req: IncomingMessage, method: string, url: URL, params: Record<string, string>): RouteContext {
+  let body: Promise<unknown> | undefined
+  return {
+    req,
+    method,
+    path: url.pathname,
+    query: url.searchParams,
+    params,
+    header(name) {
+      const value = req.headers[name.toLowerCase()]
+      return Array.isArray(value) ? value[0] : value
+    },
+    json() {
+      body ??= readJson(req)
+      return body
+    },
+  }
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length
+    if (size > MAX_JSON_BYTES) {
+      // Stop reading: the rest is discarded by Node once the answer is sent.
+      throw new HttpError(400, badRequest(`The JSON body is larger than ${MAX_JSON_BYTES} bytes.`))
+    }
+    chunks.push(chunk as Buffer)
+  }
+  const text = Buffer.concat(chunks).toString('utf8')
+  if (text.trim().length === 0) return undefined
+  // Checked before parsing, so a hostile body cannot make the parser recurse deeply.
+  if (jsonDepth(text) > MAX_JSON_DEPTH) {
+    throw new HttpError(400, badRequest(`The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`))
+  }
+  try {
+    return JSON.parse(text)
+  } catch (error) {
+    throw new HttpError(400, badRequest(`The body is not valid JSON: ${(error as Error).message}`))
+  }
+}
+
+/** The deepest nesting of arrays and objects in a JSON text (strings skipped). */
+export function jsonDepth(text: string): number {
+  let depth = 0
+  let deepest = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 0x5c) i++ // backslash: skip the escaped character
+      else if (c === 0x22) inString = false
+    } else if (c === 0x22) {
+      inString = true
+    } else if (c === 0x5b || c === 0x7b) {
+      depth++
+      if (depth > deepest) deepest = depth
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--
+    }
+  }
+  return deepest
+}
+
+async function send(res: ServerResponse, reply: Reply): Promise<void> {
+  if (reply.file) {
+    res.writeHead(reply.status, { 'content-type': reply.file.contentType, ...reply.headers })
+    await pipeline(createReadStream(reply.file.path), res)
+    return
+  }
+  if (reply.body === undefined) {
+    res.writeHead(reply.status, reply.headers)
+    res.end()
+    return
+  }
+  sendJson(res, reply.status, reply.body, reply.headers)
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
+  const text = JSON.stringify(body)
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(text)),
+    ...headers,
+  })
+  res.end(text)
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}

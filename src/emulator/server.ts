@@ -1,0 +1,147 @@
+import { mkdirSync, rmSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type Logger, silentLogger } from '../core/runtime.ts'
+import { artifactRoutes } from './artifacts.ts'
+import { ApiKeys } from './auth.ts'
+import { type EmulatorClock, realClock } from './clock.ts'
+import type { EmulatorContext } from './context.ts'
+import { controlRoutes } from './control.ts'
+import { faultInterceptor } from './faults.ts'
+import { DEFAULT_TIMING, type Timing } from './lifecycle.ts'
+import { provingRoutes } from './proving.ts'
+import { taskRoutes } from './tasks.ts'
+import { storageProofRoutes } from './storage-proof.ts'
+import { accountRoutes } from './account.ts'
+import { starknetRpcRoutes } from './starknet-rpc.ts'
+import { type LoggedRequest, RequestLog } from './request-log.ts'
+import { type Route, Router } from './router.ts'
+import { type EmulatorState, StateStore } from './state.ts'
+
+/**
+ * One HTTP server for every emulated service: the proving service now; the task, storage-proof
+ * and account services add their route tables to the same list, on the same port (their paths
+ * do not collide). The control API lives under /_emulator/.
+ */
+
+export type EmulatorOptions = {
+  host?: string
+  /** 0 (the default) picks a free port. */
+  port?: number
+  /** Accepted API keys; without a list any non-empty key is accepted. */
+  apiKeys?: string[]
+  timing?: Partial<Timing>
+  /** Real time by default; `simulatedClock()` lets a test move time by hand. */
+  clock?: EmulatorClock
+  /** Keep state and uploads here, and reload them on start. In memory and a temp dir otherwise. */
+  stateDir?: string
+  logger?: Logger
+  /** Largest accepted upload (default 16 GiB). */
+  maxUploadBytes?: number
+}
+
+export type RunningEmulator = {
+  /** `http://host:port`, no trailing slash. */
+  url: string
+  host: string
+  port: number
+  clock: EmulatorClock
+  /** Where uploads are kept (`<stateDir>/uploads`, or a temporary folder removed on close). */
+  uploadsDir: string
+  /** The live state (read it, do not keep it: a reset replaces it). */
+  readonly state: EmulatorState
+  /** The requests answered so far, secrets masked. */
+  requests(): LoggedRequest[]
+  close(): Promise<void>
+}
+
+/** Route tables by service; each takes the shared context. */
+const SERVICES: ((emulator: EmulatorContext) => Route[])[] = [provingRoutes, artifactRoutes, storageProofRoutes, accountRoutes, taskRoutes, starknetRpcRoutes, controlRoutes]
+
+// Clients keep idle sockets for 4 s: the server must keep them longer, or a request sent on a
+// socket the server is just closing fails with a reset.
+const KEEP_ALIVE_TIMEOUT_MS = 10_000
+// Large uploads over slow links: the whole request may take long; the emulator does not cut it.
+const REQUEST_TIMEOUT_MS = 60 * 60_000
+
+export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
+  const host = options.host ?? '127.0.0.1'
+  const logger = options.logger ?? silentLogger
+  const clock = options.clock ?? realClock()
+  const initialTiming: Timing = { ...DEFAULT_TIMING, ...options.timing }
+  const store = StateStore.open(options.stateDir, initialTiming)
+  const temporaryDir = options.stateDir ? undefined : await mkdtemp(join(tmpdir(), 'proving-emulator-'))
+  const uploadsDir = options.stateDir ? join(options.stateDir, 'uploads') : join(temporaryDir!, 'uploads')
+  // Uploads cut off by a previous stop are not worth keeping.
+  rmSync(join(uploadsDir, '.incoming'), { recursive: true, force: true })
+  mkdirSync(uploadsDir, { recursive: true })
+
+  let url = ''
+  const requestLog = new RequestLog()
+  const emulator: EmulatorContext = {
+    store,
+    clock,
+    keys: new ApiKeys(options.apiKeys),
+    logger,
+    requestLog,
+    uploadsDir,
+    initialTiming,
+    maxUploadBytes: options.maxUploadBytes ?? 16 * 1024 ** 3,
+    url: () => url,
+  }
+  const router = new Router({
+    logger,
+    intercept: faultInterceptor(emulator),
+    onCompleted: ({ method, rawUrl, status, route }) => {
+      if (!route?.control) requestLog.add({ at: clock.now(), method, rawUrl, status })
+    },
+  })
+  for (const routes of SERVICES) router.add(routes(emulator))
+
+  const server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS }, router.handle)
+  server.on('clientError', (_error, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n')
+    else socket.destroy()
+  })
+  const port = await listen(server, host, options.port ?? 0)
+  url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+  // Debug: hosts (the CLI, the action) announce the URL themselves.
+  logger.debug(`Emulator listening on ${url}${options.stateDir ? ` (state in ${options.stateDir})` : ''}`)
+
+  let closing: Promise<void> | undefined
+  return {
+    url,
+    host,
+    port,
+    clock,
+    uploadsDir,
+    get state() {
+      return store.state
+    },
+    requests: () => requestLog.list(),
+    close() {
+      closing ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve())
+          server.closeAllConnections()
+        })
+        store.save()
+        if (temporaryDir) await rm(temporaryDir, { recursive: true, force: true })
+      })()
+      return closing
+    },
+  }
+}
+
+function listen(server: Server, host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => {
+      server.off('error', reject)
+      resolve((server.address() as AddressInfo).port)
+    })
+  })
+}
