@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { FIXTURES, runCli, spawnCli } from '../helpers/cli.ts'
+
+const PIE = `${FIXTURES}/pie/fib-cairo-vm-writer.zip`
+const API_KEY = 'pk_test_CLI_E2E_5e1f0a9c'
+
+/**
+ * Issue 2's "done when", over real HTTP: `proving emulator` in its own process, then
+ * `proving prove <fixture> --wait --json` against it ends DONE with a query id.
+ */
+describe('proving emulator + proving prove (separate processes)', () => {
+  let emulator: ReturnType<typeof spawnCli>
+  let baseUrl: string
+
+  beforeAll(async () => {
+    emulator = spawnCli(['emulator', '--port', '0', '--step-ms', '50'])
+    const match = await emulator.waitForOutput(/listening on (http:\/\/\S+)/)
+    baseUrl = match[1]!
+  })
+
+  afterAll(async () => {
+    emulator.child.kill('SIGINT')
+    const result = await emulator.done
+    expect(result.code).toBe(0)
+  })
+
+  it('proves the fixture and prints the final query as JSON', async () => {
+    const run = spawnCli(['prove', PIE, '--wait', '--json'], {
+      env: { PROVING_BASE_URL: baseUrl, PROVING_API_KEY: API_KEY },
+    })
+    const result = await run.done
+    expect(result.stderr).toBe('')
+    expect(result.code).toBe(0)
+    const output = JSON.parse(result.stdout)
+    expect(output.provingQuery.status).toBe('DONE')
+    expect(output.provingQuery.id).toMatch(/\S+/)
+    expect(output.metadataUrls.length).toBeGreaterThan(0)
+    expect(output.localFactCheck.ok).toBe(true)
+    expect(result.stdout + result.stderr).not.toContain(API_KEY)
+  })
+
+  it('shows one progress line per change to a person, and the query at the end', async () => {
+    const result = await runCli(['prove', PIE, '--wait'], {
+      env: { PROVING_BASE_URL: baseUrl, PROVING_API_KEY: API_KEY },
+    })
+    expect(result.code).toBe(0)
+    const progress = result.stderr.split('\n').filter((line) => /^\[\s*\d/.test(line))
+    expect(progress.length).toBeGreaterThanOrEqual(2)
+    expect(new Set(progress.map((line) => line.replace(/^\[[^\]]*\]/, ''))).size).toBe(progress.length)
+    expect(result.stderr).toMatch(/Facts checked locally/)
+    expect(result.stdout).toMatch(/status\s+DONE/)
+  })
+
+  it('without --wait prints the query id, which `query wait` then follows to DONE', async () => {
+    const env = { PROVING_BASE_URL: baseUrl, PROVING_API_KEY: API_KEY }
+    const submitted = await runCli(['prove', PIE, '--json'], { env })
+    expect(submitted.code).toBe(0)
+    const { provingQueryId } = JSON.parse(submitted.stdout)
+    const waited = await runCli(['query', 'wait', provingQueryId, '--json'], { env })
+    expect(waited.code).toBe(0)
+    expect(JSON.parse(waited.stdout).provingQuery).toMatchObject({ id: provingQueryId, status: 'DONE' })
+  })
+
+  it('runs from the built bin too (what `npm install` puts on PATH)', async () => {
+    const result = await spawnCli(['query', 'list', '--json'], {
+      entry: 'bin',
+      env: { PROVING_BASE_URL: baseUrl, PROVING_API_KEY: API_KEY },
+    }).done
+    expect(result.code).toBe(0)
+    expect(JSON.parse(result.stdout).total).toBeGreaterThanOrEqual(2)
+  })
+})
+
+describe('proving prove --emulator (in-process emulator)', () => {
+  it('needs no address or key', async () => {
+    const result = await runCli(['prove', PIE, '--emulator', '--wait', '--json'])
+    expect(result.code).toBe(0)
+    expect(JSON.parse(result.stdout).provingQuery.status).toBe('DONE')
+  })
+})
+
+describe('exit codes', () => {
+  it('2 for usage errors, naming the flag', async () => {
+    const missingUrl = await runCli(['prove', PIE], { env: { PROVING_API_KEY: API_KEY } })
+    expect(missingUrl.code).toBe(2)
+    expect(missingUrl.stderr).toMatch(/--base-url/)
+    const badLayout = await runCli(['prove', PIE, '--layout', 'fast', '--emulator'])
+    expect(badLayout.code).toBe(2)
+    expect(badLayout.stderr).toMatch(/--layout must be one of/)
+    const unknownFlag = await runCli(['prove', PIE, '--wiat'])
+    expect(unknownFlag.code).toBe(2)
+    expect(unknownFlag.stderr).toMatch(/--wiat/)
+    expect(unknownFlag.stderr.trim().split('\n')).toHaveLength(1)
+  })
+
+  it('3 when the service cannot be reached', async () => {
+    const result = await runCli(['query', 'get', 'q-1'], { env: { PROVING_BASE_URL: 'http://127.0.0.1:9' } })
+    expect(result.code).toBe(3)
+    expect(result.stderr).toMatch(/connection refused/)
+  })
+
+  it('--help everywhere exits 0', async () => {
+    for (const args of [['--help'], ['prove', '--help'], ['query', 'wait', '--help'], ['bucket', 'close', '--help']]) {
+      const result = await runCli(args)
+      expect(result.code).toBe(0)
+      expect(result.stdout).toMatch(/Usage: proving/)
+    }
+  })
+})
+
+describe('interruption', () => {
+  it('SIGINT during a wait exits 130 within seconds and says how to resume with the query id', async () => {
+    const emulator = spawnCli(['emulator', '--port', '0', '--step-ms', '600000'])
+    const baseUrl = (await emulator.waitForOutput(/listening on (http:\/\/\S+)/))[1]!
+    try {
+      const run = spawnCli(['prove', PIE, '--wait'], { env: { PROVING_BASE_URL: baseUrl, PROVING_API_KEY: API_KEY } })
+      const id = (await run.waitForOutput(/Submitted: query (\S+)/))[1]!
+      await run.waitForOutput(/RECEIVED|IN_PROGRESS/)
+      const sentAt = Date.now()
+      run.child.kill('SIGINT')
+      const result = await run.done
+      expect(Date.now() - sentAt).toBeLessThan(5_000)
+      expect(result.code).toBe(130)
+      expect(result.stderr).toContain(`proving query wait ${id}`)
+      expect(result.stderr).not.toMatch(/\n\s+at /)
+    } finally {
+      emulator.child.kill('SIGTERM')
+      await emulator.done
+    }
+  })
+})

@@ -1,0 +1,71 @@
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { main } from '../../src/cli/main.ts'
+import type { CliIO } from '../../src/cli/context.ts'
+
+export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
+export const NODE = `${REPO_ROOT}node_modules/.bin/node`
+export const FIXTURES = `${REPO_ROOT}../shared/fixtures`
+
+export type CliRun = { code: number; stdout: string; stderr: string }
+
+/** Runs `proving ...` in this process with captured output (fast; the same code as the bin). */
+export async function runCli(
+  args: string[],
+  options: { env?: Record<string, string | undefined>; signal?: AbortSignal; stdin?: NodeJS.ReadableStream } = {},
+): Promise<CliRun> {
+  let stdout = ''
+  let stderr = ''
+  const io: CliIO = {
+    stdout: (text) => void (stdout += text),
+    stderr: (text) => void (stderr += text),
+    env: { ...options.env },
+    stdin: options.stdin,
+    isTTY: false,
+  }
+  const code = await main(args, { io, signal: options.signal ?? new AbortController().signal })
+  return { code, stdout, stderr }
+}
+
+/** Runs the real `proving` executable in a child process (Node 24, the built bin or the sources). */
+export function spawnCli(
+  args: string[],
+  options: { env?: Record<string, string | undefined>; entry?: 'bin' | 'source'; input?: string } = {},
+) {
+  const entry = options.entry === 'bin' ? `${REPO_ROOT}bin/proving.js` : `${REPO_ROOT}src/cli/run.ts`
+  const child = spawn(NODE, [entry, ...args], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...options.env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+  if (options.input !== undefined) child.stdin.end(options.input)
+  else child.stdin.end()
+  const done = new Promise<CliRun>((resolve, reject) => {
+    child.on('error', reject)
+    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 128 : -1), stdout, stderr }))
+  })
+  return {
+    child,
+    done,
+    output: () => ({ stdout, stderr }),
+    /** Resolves with stdout so far once it contains `pattern`. */
+    waitForOutput: (pattern: RegExp, timeoutMs = 15_000) =>
+      new Promise<RegExpMatchArray>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no ${pattern} in output: ${stdout} ${stderr}`)), timeoutMs)
+        const check = () => {
+          const match = stdout.match(pattern) ?? stderr.match(pattern)
+          if (match) {
+            clearTimeout(timer)
+            resolve(match)
+          }
+        }
+        child.stdout.on('data', check)
+        child.stderr.on('data', check)
+        check()
+      }),
+  }
+}
