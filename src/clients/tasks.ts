@@ -1,0 +1,385 @@
+import type { Dispatcher } from 'undici'
+import type { z } from 'zod'
+import {
+  AmbiguousSubmissionError,
+  InvalidInputError,
+  NetworkError,
+  RemoteFailureError,
+  ServiceError,
+  UnknownStatusError,
+} from '../core/errors.ts'
+import { HttpClient, type HttpTimeouts, type RetryPolicy } from '../core/http.ts'
+import { formatDuration, type PollSchedule, pollUntil } from '../core/poll.ts'
+import { redact, SecretRedactor } from '../core/redact.ts'
+import type { Clock, Logger } from '../core/runtime.ts'
+import {
+  checkTaskRequest,
+  decommitmentBody,
+  type DecommitmentBodyInput,
+  isTerminalTaskStatus,
+  TASK_LIST_MAX_PER_PAGE,
+  TASK_LIST_PARAMETERS,
+  TASK_STATUSES,
+  TASK_SUCCESS_STATUS,
+  taskBody,
+  type TaskBodyInput,
+  taskListResponse,
+  type TaskListResponse,
+  taskMmrsResponse,
+  type TaskMmrsResponse,
+  taskQueuedResponse,
+  type TaskQueuedResponse,
+  type TaskStage,
+  taskStageLabel,
+  taskStageOf,
+  taskStatusRecord,
+  type TaskStatusRecord,
+  type TaskSummary,
+} from '../schemas/tasks.ts'
+
+export type TaskClientOptions = {
+  /** Address of the task service ({tasks_url}). */
+  baseUrl: string
+  /** Sent as `X-API-KEY` on the two submissions only; reads need none. */
+  apiKey?: string | undefined
+  logger?: Logger | undefined
+  clock?: Clock | undefined
+  dispatcher?: Dispatcher | undefined
+  timeouts?: Partial<HttpTimeouts> | undefined
+  retry?: Partial<RetryPolicy> | undefined
+  /** Extra values to keep out of messages (the API key is always kept out). */
+  secrets?: string[] | undefined
+}
+
+export type ListTasksOptions = {
+  /** Page number, from 1 (service default 1). */
+  page?: number | undefined
+  /** Tasks per page, 1 to 100 (service default 10). */
+  perPage?: number | undefined
+  /** Matches the task UUID. */
+  search?: string | undefined
+  status?: string | undefined
+  clientId?: string | undefined
+  signal?: AbortSignal | undefined
+}
+
+export type TaskProgress = {
+  taskId: string
+  status: string
+  /** The pipeline stage the status belongs to; undefined for a status this version does not know. */
+  stage: TaskStage | 'received' | undefined
+  elapsedMs: number
+  record: TaskStatusRecord
+}
+
+export type WaitForTaskOptions = {
+  timeoutMs?: number | undefined
+  signal?: AbortSignal | undefined
+  /** Called on every change of status (and once for the first status seen). */
+  onProgress?: ((progress: TaskProgress) => void) | undefined
+  /** Warn when one status lasts longer than this (default 30 min). */
+  stuckAfterMs?: number | undefined
+  /**
+   * How long a status this version does not know may last before the wait ends with
+   * UnknownStatusError (default 10 min). A new intermediate stage passes through; an unknown
+   * terminal state does not hold the wait until its timeout.
+   */
+  unknownStatusGraceMs?: number | undefined
+  schedule?: Partial<PollSchedule> | undefined
+}
+
+const DEFAULT_WAIT_TIMEOUT_MS = 120 * 60_000
+const DEFAULT_STUCK_AFTER_MS = 30 * 60_000
+const DEFAULT_UNKNOWN_STATUS_GRACE_MS = 10 * 60_000
+
+/**
+ * The data-processor task service: schedule a task, submit a decommitment-only task, list
+ * tasks, read a task's status and the MMRs it used, and wait for it to finish. Every body is
+ * checked before it is sent; a problem is an InvalidInputError naming the field and why.
+ */
+export class TaskClient {
+  readonly http: HttpClient
+  readonly #apiKey: string | undefined
+
+  constructor(options: TaskClientOptions) {
+    this.#apiKey = options.apiKey?.trim() || undefined
+    this.http = new HttpClient({
+      baseUrl: options.baseUrl,
+      serviceName: 'task service',
+      logger: options.logger,
+      clock: options.clock,
+      dispatcher: options.dispatcher,
+      timeouts: options.timeouts,
+      retry: options.retry,
+      redactor: new SecretRedactor([this.#apiKey, ...(options.secrets ?? [])]),
+    })
+  }
+
+  get hasApiKey(): boolean {
+    return this.#apiKey !== undefined
+  }
+
+  /** POST /tasks: schedules a task through the whole pipeline. */
+  async scheduleTask(body: TaskBodyInput, options: { signal?: AbortSignal } = {}): Promise<TaskQueuedResponse> {
+    const checked = this.#check(taskBody, body, 'task body')
+    return this.#submit('/tasks', checked, 'schedule the task', this.#key('Scheduling a task'), options.signal)
+  }
+
+  /**
+   * POST /tasks/decommitment: a decommitment-only task for a proving query whose data
+   * processor ran locally. Without dp_output and program_hash the service fetches them from
+   * the proving query.
+   */
+  async submitDecommitment(
+    body: DecommitmentBodyInput,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<TaskQueuedResponse> {
+    const checked = this.#check(decommitmentBody, body, 'decommitment body')
+    return this.#submit(
+      '/tasks/decommitment',
+      checked,
+      'submit the decommitment task',
+      this.#key('Submitting a decommitment task'),
+      options.signal,
+    )
+  }
+
+  /** GET /tasks: one page of tasks. */
+  async listTasks(options: ListTasksOptions = {}): Promise<TaskListResponse> {
+    if (options.page !== undefined) checkInteger(options.page, 'page', 1, Number.MAX_SAFE_INTEGER)
+    if (options.perPage !== undefined) checkInteger(options.perPage, 'perPage', 1, TASK_LIST_MAX_PER_PAGE)
+    if (options.status !== undefined && !(TASK_STATUSES as readonly string[]).includes(options.status)) {
+      throw new InvalidInputError(
+        `status must be one of ${TASK_STATUSES.join(', ')}; got ${JSON.stringify(options.status)}.`,
+        { input: 'status' },
+      )
+    }
+    const { data } = await this.http.request({
+      method: 'GET',
+      path: '/tasks',
+      query: {
+        [TASK_LIST_PARAMETERS.page]: options.page,
+        [TASK_LIST_PARAMETERS.perPage]: options.perPage,
+        [TASK_LIST_PARAMETERS.search]: emptyToUndefined(options.search),
+        [TASK_LIST_PARAMETERS.status]: options.status,
+        [TASK_LIST_PARAMETERS.clientId]: emptyToUndefined(options.clientId),
+      },
+      schema: taskListResponse,
+      operation: 'list tasks',
+      signal: options.signal,
+    })
+    return data
+  }
+
+  /**
+   * Every task matching the filters, page after page (100 per request unless `perPage` says
+   * otherwise). A task that moves to another page while the pages are read is yielded once.
+   */
+  async *iterateTasks(options: Omit<ListTasksOptions, 'page'> = {}): AsyncGenerator<TaskSummary> {
+    const perPage = options.perPage ?? TASK_LIST_MAX_PER_PAGE
+    const seen = new Set<string>()
+    for (let page = 1; ; page++) {
+      const response = await this.listTasks({ ...options, perPage, page })
+      for (const task of response.tasks) {
+        if (seen.has(task.uuid)) continue
+        seen.add(task.uuid)
+        yield task
+      }
+      if (response.tasks.length === 0 || page >= response.pagination.totalPages) return
+    }
+  }
+
+  /** GET /tasks/{uuid}/status (no authentication). */
+  async getTaskStatus(uuid: string, options: { signal?: AbortSignal } = {}): Promise<TaskStatusRecord> {
+    const id = requireTaskId(uuid)
+    const { data } = await this.http.request({
+      method: 'GET',
+      path: `/tasks/${encodeURIComponent(id)}/status`,
+      schema: taskStatusRecord,
+      operation: `get the status of task ${id}`,
+      signal: options.signal,
+    })
+    return data
+  }
+
+  /** GET /tasks/{uuid}/mmrs: the MMRs the task used (no authentication). */
+  async getTaskMmrs(uuid: string, options: { signal?: AbortSignal } = {}): Promise<TaskMmrsResponse> {
+    const id = requireTaskId(uuid)
+    const { data } = await this.http.request({
+      method: 'GET',
+      path: `/tasks/${encodeURIComponent(id)}/mmrs`,
+      schema: taskMmrsResponse,
+      operation: `get the MMRs of task ${id}`,
+      signal: options.signal,
+    })
+    return data
+  }
+
+  /**
+   * Waits for a task to reach TaskDecommitmentCompleted and returns its final status record.
+   * Any `*Failed` status ends the wait with a RemoteFailureError carrying the service's error
+   * message and the record; the other endings are WaitTimeoutError, AbortedError and
+   * UnknownStatusError (see `unknownStatusGraceMs`). Same polling discipline as waitForQuery.
+   */
+  async waitForTask(uuid: string, options: WaitForTaskOptions = {}): Promise<TaskStatusRecord> {
+    const id = requireTaskId(uuid)
+    const timeoutMs = options.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS
+    const stuckAfterMs = options.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS
+    const graceMs = options.unknownStatusGraceMs ?? DEFAULT_UNKNOWN_STATUS_GRACE_MS
+    const clock = this.http.clock
+    const started = clock.now()
+    let lastStatus: string | undefined
+    let statusSince = started
+    let stuckReported = false
+    return pollUntil<TaskStatusRecord>(
+      async () => {
+        const record = await this.getTaskStatus(id, { signal: options.signal })
+        const now = clock.now()
+        const stage = taskStageOf(record.status)
+        const progress: TaskProgress = { taskId: id, status: record.status, stage, elapsedMs: now - started, record }
+        if (record.status !== lastStatus) {
+          lastStatus = record.status
+          statusSince = now
+          stuckReported = false
+          options.onProgress?.(progress)
+        } else if (!stuckReported && now - statusSince > stuckAfterMs) {
+          stuckReported = true
+          this.http.logger.warn(
+            `Task ${id} has been ${record.status} for ${formatDuration(now - statusSince)}, far longer than expected; still waiting until the timeout.`,
+          )
+        }
+        if (record.status === TASK_SUCCESS_STATUS) return { done: true, value: record }
+        // A status ending in "Failed" ends the wait even when this version does not know it.
+        if (isTerminalTaskStatus(record.status) || record.status.endsWith('Failed')) {
+          throw taskFailure(id, record, this.http.redactor)
+        }
+        if (stage === undefined) {
+          if (now - statusSince >= graceMs) {
+            throw new UnknownStatusError(
+              `Task ${id} has reported status "${record.status}", which this version of proving-kit does not know, for ${formatDuration(now - statusSince)}; check it on the service (proving task status ${id}) and update proving-kit.`,
+            )
+          }
+          if (now === statusSince) {
+            this.http.logger.warn(`Task ${id} reports status "${record.status}", which this version of proving-kit does not know; still waiting.`)
+          }
+        }
+        return { done: false, state: record }
+      },
+      {
+        what: `task ${id}`,
+        timeoutMs,
+        signal: options.signal,
+        clock,
+        logger: this.http.logger,
+        schedule: options.schedule,
+        resumeHint: `Resume with: proving task wait ${id}`,
+      },
+    )
+  }
+
+  #key(operation: string): string {
+    if (!this.#apiKey) {
+      throw new InvalidInputError(`${operation} needs an API key (sent as X-API-KEY); pass apiKey when creating the TaskClient.`, {
+        input: 'apiKey',
+      })
+    }
+    return this.#apiKey
+  }
+
+  #check<T>(schema: z.ZodType<T>, body: unknown, what: string): T {
+    const result = checkTaskRequest(schema, body)
+    if (result.ok) return result.data
+    const problems = result.problems.map((problem) => redact(problem, this.http.redactor))
+    const first = problems[0] ?? `the ${what} is not valid`
+    const more = problems.length - 1
+    throw new InvalidInputError(
+      more > 0 ? `${first} (and ${more} more problem${more > 1 ? 's' : ''} in the ${what}, listed below).` : `${first}.`,
+      {
+        input: fieldOf(first),
+        metaMessages: more > 0 ? problems.slice(0, 20) : undefined,
+      },
+    )
+  }
+
+  /**
+   * The submissions carry no deduplication key, so one whose answer was lost is never sent
+   * again here: the error says how to look for the task before trying again.
+   */
+  async #submit(
+    path: string,
+    json: unknown,
+    operation: string,
+    apiKey: string,
+    signal: AbortSignal | undefined,
+  ): Promise<TaskQueuedResponse> {
+    try {
+      const { data } = await this.http.request({
+        method: 'POST',
+        path,
+        headers: { 'x-api-key': apiKey },
+        json,
+        schema: taskQueuedResponse,
+        operation,
+        signal,
+      })
+      return data
+    } catch (error) {
+      if (isAmbiguous(error)) {
+        throw new AmbiguousSubmissionError(
+          'The task may or may not have been queued by the task service; it was not sent again, to avoid running it twice.',
+          {
+            cause: error,
+            metaMessages: ['Look for a new task before submitting again: `proving task list` (or TaskClient.listTasks).'],
+          },
+        )
+      }
+      throw error
+    }
+  }
+}
+
+function taskFailure(id: string, record: TaskStatusRecord, redactor: SecretRedactor): RemoteFailureError {
+  const stage = taskStageOf(record.status)
+  const where = stage && stage !== 'received' ? ` at ${taskStageLabel(stage)}` : ''
+  const reason = record.errorMessage?.trim() ? `: ${record.errorMessage.trim()}` : ' (the service gave no error message)'
+  return new RemoteFailureError(redact(`Task ${id} failed${where} (${record.status})${reason}`, redactor), {
+    code: record.status,
+    record,
+  })
+}
+
+/** A failure after which the service may or may not have processed the POST. */
+function isAmbiguous(error: unknown): boolean {
+  if (error instanceof NetworkError) return !error.beforeProcessing
+  if (error instanceof ServiceError) {
+    const status = error.status ?? 0
+    return status >= 500 && !(status === 503 && error.retryable)
+  }
+  return false
+}
+
+/** The field a problem sentence starts with: "input.params[1] must be ..." -> "input.params[1]". */
+function fieldOf(problem: string): string {
+  return problem.startsWith('the body ') ? 'body' : (problem.split(' ')[0] ?? problem)
+}
+
+function requireTaskId(value: string): string {
+  const id = typeof value === 'string' ? value.trim() : ''
+  if (!id) throw new InvalidInputError('The task uuid is empty; give the uuid the service returned.', { input: 'uuid' })
+  if (id.length > 256 || /[\s/?#]/.test(id)) {
+    throw new InvalidInputError(`The task uuid ${JSON.stringify(id.slice(0, 40))} is not a valid identifier; copy it as the service returned it.`, {
+      input: 'uuid',
+    })
+  }
+  return id
+}
+
+function checkInteger(value: number, name: string, min: number, max: number): void {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new InvalidInputError(`${name} must be a whole number from ${min} to ${max}; got ${value}.`, { input: name })
+  }
+}
+
+function emptyToUndefined(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value
+}

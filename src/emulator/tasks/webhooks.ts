@@ -1,0 +1,72 @@
+import { request } from 'undici'
+import type { Logger } from '../../core/runtime.ts'
+import { redactUrl } from '../../core/redact.ts'
+import type { WebhookAttempt, WebhookDelivery } from './store.ts'
+
+/**
+ * Delivery of a webhook (contract.md): one JSON POST per terminal state, sent again on a
+ * non-2xx answer or no answer, at most 3 attempts in all. Each attempt is bounded (connect,
+ * headers and body timeouts) and the connection is not kept, so a slow or dead receiver costs
+ * the emulator at most a few seconds per attempt and holds no sockets afterwards.
+ */
+
+export const WEBHOOK_MAX_ATTEMPTS = 3
+export const WEBHOOK_ATTEMPT_TIMEOUT_MS = 5_000
+/** Waits before the 2nd and 3rd attempts. */
+export const WEBHOOK_BACKOFF_MS = [250, 500] as const
+const MAX_RESPONSE_BYTES = 64 * 1024
+
+export async function deliverWebhook(
+  delivery: WebhookDelivery,
+  payload: Record<string, string>,
+  options: { logger: Logger; onAttempt: () => void },
+): Promise<void> {
+  const body = JSON.stringify(payload)
+  delivery.payload = payload
+  delivery.state = 'sending'
+  for (let attempt = delivery.attempts.length + 1; attempt <= WEBHOOK_MAX_ATTEMPTS; attempt++) {
+    if (attempt > 1) await sleep(WEBHOOK_BACKOFF_MS[attempt - 2] ?? 500)
+    const result = await attemptOnce(delivery.url, body)
+    delivery.attempts.push(result)
+    const ok = result.status !== null && result.status >= 200 && result.status < 300
+    if (ok) delivery.state = 'delivered'
+    else if (attempt === WEBHOOK_MAX_ATTEMPTS) delivery.state = 'failed'
+    options.onAttempt()
+    if (ok) return
+    options.logger.debug(
+      `emulator: webhook ${redactUrl(delivery.url)} attempt ${attempt} of ${WEBHOOK_MAX_ATTEMPTS}: ${result.status ?? result.error}`,
+    )
+  }
+}
+
+async function attemptOnce(url: string, body: string): Promise<WebhookAttempt> {
+  const at = new Date().toISOString()
+  try {
+    const response = await request(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'user-agent': 'proving-kit-emulator/webhook' },
+      body,
+      reset: true,
+      headersTimeout: WEBHOOK_ATTEMPT_TIMEOUT_MS,
+      bodyTimeout: WEBHOOK_ATTEMPT_TIMEOUT_MS,
+      signal: AbortSignal.timeout(3 * WEBHOOK_ATTEMPT_TIMEOUT_MS),
+    })
+    // The answer's body is not used, but it is read (to a cap) so the connection ends cleanly.
+    let size = 0
+    for await (const chunk of response.body) {
+      size += (chunk as Buffer).length
+      if (size > MAX_RESPONSE_BYTES) {
+        response.body.destroy()
+        break
+      }
+    }
+    return { at, status: response.statusCode, error: null }
+  } catch (error) {
+    const code = (error as { code?: unknown }).code
+    return { at, status: null, error: typeof code === 'string' ? code : (error as Error).message }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref())
+}

@@ -1,0 +1,384 @@
+import { z } from 'zod'
+import { openEnum } from '../core/parse.ts'
+
+/**
+ * The task service's structures (interface.md "Task input structures", contract.md "Task
+ * service"). Two kinds of schema live here:
+ * - request bodies (`taskBody`, `decommitmentBody` and what they hold) are strict: they check
+ *   what the user wrote before anything is sent, and an unknown field is a mistake to report
+ *   (a misspelt `webhook_url` would otherwise be dropped in silence). The compiled class is the
+ *   exception: compilers add fields, and it is passed through as the compiler wrote it;
+ * - response records are tolerant, as everywhere (unknown statuses and extra fields pass with
+ *   a debug note; a wrong type is an error).
+ */
+
+// --- Statuses ----------------------------------------------------------------------------
+
+/** Task statuses in pipeline order (contract.md). */
+export const TASK_STATUSES = [
+  'Received',
+  'DryRunStarted',
+  'DryRunCompleted',
+  'DryRunFailed',
+  'ChainProofsFetchStarted',
+  'ChainProofsFetchCompleted',
+  'ChainProofsFetchFailed',
+  'TraceGenStarted',
+  'TraceGenCompleted',
+  'TraceGenFailed',
+  'ProvingStarted',
+  'ProvingCompleted',
+  'ProvingFailed',
+  'TaskDecommitmentStarted',
+  'TaskDecommitmentCompleted',
+  'TaskDecommitmentFailed',
+] as const
+export type TaskStatus = (typeof TASK_STATUSES)[number]
+
+export const TASK_SUCCESS_STATUS = 'TaskDecommitmentCompleted' satisfies TaskStatus
+export const TASK_FAILED_STATUSES = [
+  'DryRunFailed',
+  'ChainProofsFetchFailed',
+  'TraceGenFailed',
+  'ProvingFailed',
+  'TaskDecommitmentFailed',
+] as const satisfies readonly TaskStatus[]
+export const TERMINAL_TASK_STATUSES = [TASK_SUCCESS_STATUS, ...TASK_FAILED_STATUSES] as const
+
+/** The pipeline's stages, in order, with the status prefix each one reports under. */
+export const TASK_STAGES = [
+  { stage: 'dry-run', label: 'dry run', prefix: 'DryRun' },
+  { stage: 'chain-proofs-fetch', label: 'chain proofs fetch', prefix: 'ChainProofsFetch' },
+  { stage: 'trace-generation', label: 'trace generation', prefix: 'TraceGen' },
+  { stage: 'proving', label: 'proving', prefix: 'Proving' },
+  { stage: 'decommitment', label: 'decommitment', prefix: 'TaskDecommitment' },
+] as const
+export type TaskStage = (typeof TASK_STAGES)[number]['stage']
+
+export function isTerminalTaskStatus(status: string): boolean {
+  return (TERMINAL_TASK_STATUSES as readonly string[]).includes(status)
+}
+
+/**
+ * The stage a status belongs to (`received` before the first one), or undefined for a status
+ * this version does not know.
+ */
+export function taskStageOf(status: string): TaskStage | 'received' | undefined {
+  if (status === 'Received') return 'received'
+  for (const { stage, prefix } of TASK_STAGES) {
+    if (status === `${prefix}Started` || status === `${prefix}Completed` || status === `${prefix}Failed`) return stage
+  }
+  return undefined
+}
+
+/** The person-readable name of a stage: "chain proofs fetch". */
+export function taskStageLabel(stage: TaskStage | 'received'): string {
+  return stage === 'received' ? 'received' : TASK_STAGES.find((entry) => entry.stage === stage)!.label
+}
+
+/** The fixed `message` of the two submissions (interface.md). */
+export const TASK_QUEUED_MESSAGE = 'Task has been queued'
+export const DECOMMITMENT_QUEUED_MESSAGE = 'Decommitment-only task has been queued'
+
+// --- Request structures ------------------------------------------------------------------
+
+export const HEX_PATTERN = /^0x[0-9a-fA-F]+$/
+
+/** `0x` followed by hexadecimal digits: chain ids, hashes, selectors, primes, params, roots. */
+export const hexString = z
+  .string()
+  .regex(HEX_PATTERN, { error: (issue) => `must be 0x-prefixed hex, got ${JSON.stringify(issue.input)}` })
+
+export const TASK_INPUT_VISIBILITIES = ['public', 'private'] as const
+
+export const taskInputItem = z.strictObject({
+  value: hexString,
+  visibility: z.enum(TASK_INPUT_VISIBILITIES),
+})
+
+export const poseidonMmrMeta = z.strictObject({
+  chain_id: hexString,
+  id: hexString,
+  root: hexString,
+  size: hexString,
+})
+
+export const keccakMmrMeta = z.strictObject({
+  chain_id: hexString,
+  id: hexString,
+  root_high: hexString,
+  root_low: hexString,
+  size: hexString,
+})
+
+export type PoseidonMmrMeta = z.infer<typeof poseidonMmrMeta>
+export type KeccakMmrMeta = z.infer<typeof keccakMmrMeta>
+/** An element of `mmr_metas`: exactly one key naming the hashing function. */
+export type MmrMeta = { Poseidon: PoseidonMmrMeta } | { Keccak: KeccakMmrMeta }
+
+export const MMR_HASHING_FUNCTIONS = ['Poseidon', 'Keccak'] as const
+
+/**
+ * Parsed as one object with two optional keys plus an "exactly one" check rather than a union:
+ * a union's error lists both branches' failures, and "root_high is required" is no help to
+ * someone writing a Poseidon meta.
+ */
+export const mmrMeta = z
+  .strictObject({ Poseidon: poseidonMmrMeta.optional(), Keccak: keccakMmrMeta.optional() })
+  .check((ctx) => {
+    const keys = Object.keys(ctx.value).filter((key) => key === 'Poseidon' || key === 'Keccak')
+    if (keys.length !== 1) {
+      ctx.issues.push({
+        code: 'custom',
+        input: ctx.value,
+        message:
+          keys.length === 0
+            ? 'must have exactly one key, Poseidon or Keccak; it has none'
+            : 'must have exactly one key, Poseidon or Keccak; it has both',
+      })
+    }
+  }) as unknown as z.ZodType<MmrMeta>
+
+export const dpOutput = z.strictObject({
+  mmr_metas: z.array(mmrMeta),
+  output_tree_root_high: hexString,
+  output_tree_root_low: hexString,
+  task_hash_high: hexString,
+  task_hash_low: hexString,
+})
+export type DpOutput = z.infer<typeof dpOutput>
+
+export const entryPoint = z.looseObject({
+  builtins: z.array(z.string()),
+  offset: z.number().int().nonnegative(),
+  selector: hexString,
+})
+
+export const compiledClass = z.looseObject({
+  bytecode: z.array(hexString),
+  bytecode_segment_lengths: z.array(z.number().int().nonnegative()),
+  compiler_version: z.string(),
+  entry_points_by_type: z.looseObject({
+    CONSTRUCTOR: z.array(entryPoint),
+    EXTERNAL: z.array(entryPoint),
+    L1_HANDLER: z.array(entryPoint),
+  }),
+  hints: z.array(z.unknown()),
+  prime: hexString,
+  pythonic_hints: z.array(z.unknown()),
+})
+export type CompiledClass = z.infer<typeof compiledClass>
+export type EntryPoint = z.infer<typeof entryPoint>
+
+export const taskModuleInput = z.strictObject({
+  compiled_class: compiledClass,
+  injected_state: z.record(z.string(), z.unknown()),
+  params: z.array(hexString),
+})
+
+/** An absolute http(s) URL: the service calls it from outside, so nothing relative will do. */
+export const webhookUrl = z.string().refine(
+  (value) => {
+    try {
+      const url = new URL(value)
+      return url.protocol === 'http:' || url.protocol === 'https:'
+    } catch {
+      return false
+    }
+  },
+  { error: (issue) => `must be an absolute http(s) URL, got ${JSON.stringify(issue.input)}` },
+)
+
+/** POST /tasks. Required: destination_chain_id, input, program_hash (contract.md). */
+export const taskBody = z.strictObject({
+  destination_chain_id: hexString,
+  input: taskModuleInput,
+  program_hash: hexString,
+  task_inputs: z.array(taskInputItem).default([]),
+  webhook_url: webhookUrl.optional(),
+})
+export type TaskBody = z.infer<typeof taskBody>
+/** What a caller may give: `task_inputs` defaults to []. */
+export type TaskBodyInput = z.input<typeof taskBody>
+
+/** POST /tasks/decommitment. dp_output and program_hash are fetched by the service when omitted. */
+export const decommitmentBody = z.strictObject({
+  proving_query_id: z.string().trim().min(1, { error: 'must not be empty' }),
+  destination_chain_id: hexString,
+  dp_output: dpOutput.optional(),
+  program_hash: hexString.optional(),
+  webhook_url: webhookUrl.optional(),
+})
+export type DecommitmentBody = z.infer<typeof decommitmentBody>
+export type DecommitmentBodyInput = z.input<typeof decommitmentBody>
+
+// --- Responses ---------------------------------------------------------------------------
+
+/** Both submissions answer `{ message, uuid }`. */
+export const taskQueuedResponse = z.looseObject({
+  message: z.string(),
+  uuid: z.string().min(1),
+})
+export type TaskQueuedResponse = z.infer<typeof taskQueuedResponse>
+
+/**
+ * GET /tasks/{uuid}/status. interface.md says all four are strings; `errorMessage` is also
+ * accepted as null or absent, which is how "no error" is commonly sent and no reason to fail a
+ * wait over.
+ */
+export const taskStatusRecord = z.looseObject({
+  status: openEnum(TASK_STATUSES),
+  taskId: z.string(),
+  updatedAt: z.string(),
+  errorMessage: z.string().nullable().optional(),
+})
+export type TaskStatusRecord = z.infer<typeof taskStatusRecord>
+
+export const usedMmrRecord = z.looseObject({
+  chain_id: z.string(),
+  hashing_function: openEnum(['poseidon', 'keccak']),
+  id: z.string(),
+  root: z.string(),
+  size: z.string(),
+})
+export type UsedMmrRecord = z.infer<typeof usedMmrRecord>
+
+export const taskMmrsResponse = z.looseObject({
+  mmrs: z.array(usedMmrRecord),
+  taskId: z.string(),
+})
+export type TaskMmrsResponse = z.infer<typeof taskMmrsResponse>
+
+/** A task of the list (contract.md; more fields are allowed). */
+export const taskSummary = z.looseObject({
+  uuid: z.string(),
+  status: openEnum(TASK_STATUSES),
+  destinationChainId: z.string().nullable(),
+  programHash: z.string().nullable(),
+  clientId: z.string().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+})
+export type TaskSummary = z.infer<typeof taskSummary>
+
+export const taskPagination = z.looseObject({
+  page: z.number().int().nonnegative(),
+  perPage: z.number().int().nonnegative(),
+  total: z.number().int().nonnegative(),
+  totalPages: z.number().int().nonnegative(),
+})
+
+export const taskListResponse = z.looseObject({
+  tasks: z.array(taskSummary),
+  pagination: taskPagination,
+})
+export type TaskListResponse = z.infer<typeof taskListResponse>
+
+/** GET /tasks query parameters (contract.md) and their bounds. */
+export const TASK_LIST_PARAMETERS = {
+  page: 'dp_tasks_page',
+  perPage: 'dp_tasks_per_page',
+  search: 'dp_tasks_search',
+  status: 'dp_tasks_status',
+  clientId: 'dp_tasks_client_id',
+} as const
+export const TASK_LIST_DEFAULT_PER_PAGE = 10
+export const TASK_LIST_MAX_PER_PAGE = 100
+
+// --- Error bodies (contract.md status codes) ---------------------------------------------
+
+/** 400 (malformed body), 401 (missing X-API-KEY), 429 (rate limit). */
+export const taskShortErrorBody = z.looseObject({ error: z.string() })
+/** 404 and 500. */
+export const taskGeneralErrorBody = z.looseObject({
+  error: z.string(),
+  details: z.string(),
+  message: z.string(),
+  taskId: z.string(),
+})
+export type TaskShortErrorBody = z.infer<typeof taskShortErrorBody>
+export type TaskGeneralErrorBody = z.infer<typeof taskGeneralErrorBody>
+
+export const MISSING_API_KEY_ERROR = 'Missing X-API-KEY header'
+export const RATE_LIMIT_ERROR = 'Rate limit exceeded'
+
+/** The webhook payloads on terminal states (contract.md). */
+export const taskWebhookSuccess = z.looseObject({
+  status: z.string(),
+  task_id: z.string(),
+  timestamp: z.string(),
+  transaction_hash: z.string(),
+})
+export const taskWebhookFailure = z.looseObject({
+  status: z.string(),
+  task_id: z.string(),
+  timestamp: z.string(),
+  error: z.string(),
+})
+export type TaskWebhookSuccess = z.infer<typeof taskWebhookSuccess>
+export type TaskWebhookFailure = z.infer<typeof taskWebhookFailure>
+export type TaskWebhookPayload = TaskWebhookSuccess | TaskWebhookFailure
+
+// --- Problems in a request body, in words --------------------------------------------------
+
+/**
+ * Checks a request body and lists its problems as "field why" sentences, e.g.
+ * `destination_chain_id must be 0x-prefixed hex, got "11155111"`. The client refuses to send
+ * a body with problems; the emulator answers 400 with the first of them.
+ */
+export function checkTaskRequest<T>(
+  schema: z.ZodType<T>,
+  value: unknown,
+): { ok: true; data: T } | { ok: false; problems: string[] } {
+  const result = schema.safeParse(value, { reportInput: true })
+  if (result.success) return { ok: true, data: result.data }
+  return { ok: false, problems: result.error.issues.flatMap((issue) => describeIssue(issue, [])) }
+}
+
+type Issue = z.core.$ZodIssue
+
+function describeIssue(issue: Issue, prefix: readonly PropertyKey[]): string[] {
+  const path = [...prefix, ...issue.path]
+  const field = fieldPath(path)
+  switch (issue.code) {
+    case 'invalid_type': {
+      if (issue.input === undefined) return [`${field} is required`]
+      return [`${field} must be ${article(issue.expected)}, got ${describeValue(issue.input)}`]
+    }
+    case 'unrecognized_keys':
+      return issue.keys.map((key) => `${fieldPath([...path, key])} is not a known field`)
+    case 'invalid_value':
+      return [`${field} must be ${issue.values.map((value) => JSON.stringify(value)).join(' or ')}, got ${describeValue(issue.input)}`]
+    case 'too_small':
+      return [`${field} ${issue.message.startsWith('Too small') ? `must be at least ${String(issue.minimum)}` : issue.message}`]
+    case 'too_big':
+      return [`${field} ${issue.message.startsWith('Too big') ? `must be at most ${String(issue.maximum)}` : issue.message}`]
+    case 'invalid_union':
+      return issue.errors[0]?.flatMap((inner) => describeIssue(inner, path)) ?? [`${field} ${issue.message}`]
+    default:
+      return [`${field} ${issue.message}`]
+  }
+}
+
+/** `input.compiled_class.bytecode[3]`; the body itself is "the body". */
+function fieldPath(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return 'the body'
+  return path
+    .map((key, index) => (typeof key === 'number' ? `[${key}]` : index === 0 ? String(key) : `.${String(key)}`))
+    .join('')
+}
+
+function article(expected: string): string {
+  if (expected === 'array') return 'an array'
+  if (expected === 'object') return 'an object'
+  if (expected === 'int' || expected === 'integer') return 'a whole number'
+  return `a ${expected}`
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value)
+  if (typeof value === 'object') return 'an object'
+  return `${typeof value} ${String(value)}`
+}
