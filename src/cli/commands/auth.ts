@@ -1,0 +1,144 @@
+import { AccountClient, DEFAULT_KEY_COLOR } from '../../clients/account.ts'
+import { InvalidInputError } from '../../core/errors.ts'
+import { type CommandContext, type CommandSpec, type OptionSpec, stringValue } from '../context.ts'
+import { EXIT } from '../exit-codes.ts'
+
+/**
+ * `proving auth ...`: the wallet sign-in of the account service. The private key comes from
+ * PROVING_PRIVATE_KEY or stdin, never from a flag (a flag value lands in shell history and in
+ * the process list). Tokens never leave the process; API keys reach stdout only in the JSON
+ * output, which is what the command is for.
+ */
+
+const AUTH_OPTIONS: Record<string, OptionSpec> = {
+  'auth-url': {
+    type: 'string',
+    valueName: '<url>',
+    env: 'PROVING_AUTH_URL',
+    description: 'Address of the account service.',
+  },
+  // Declared only to refuse it with a useful message (and so the CLI masks its value).
+  'private-key': {
+    type: 'string',
+    valueName: '<key>',
+    description: 'Not accepted: set PROVING_PRIVATE_KEY or pipe the key on stdin.',
+  },
+}
+
+const KEY_SOURCE_DETAILS = [
+  'The wallet\'s private key is read from PROVING_PRIVATE_KEY, or else from stdin (one line, 0x + 64 hex digits):',
+  '  proving auth login --json < key.txt',
+]
+
+export const authLogin: CommandSpec = {
+  path: ['auth', 'login'],
+  summary: 'Sign in with a wallet (EIP-712) and get the API key of its project.',
+  details: [
+    ...KEY_SOURCE_DETAILS,
+    'A first-time wallet gets a Personal project with one key. With --json, prints { apiKey, projectId, wallet };',
+    'without it, the key is not shown (so it stays out of logs).',
+  ],
+  positionals: { min: 0, max: 0 },
+  options: AUTH_OPTIONS,
+  async run(context) {
+    const client = await accountClientFrom(context)
+    const session = await client.signIn({ signal: context.signal })
+    const apiKey = await client.getApiKey({ signal: context.signal })
+    if (context.json) {
+      // The one place a key is meant to reach stdout: written past the redactor on purpose.
+      context.io.stdout(`${JSON.stringify({ apiKey, projectId: session.projectId ?? null, wallet: session.wallet }, null, 2)}\n`)
+      return EXIT.ok
+    }
+    context.print(
+      [
+        `Signed in as ${session.wallet}${session.projectId ? `; project ${session.projectId}` : ''}.`,
+        'The project has an API key; it is not printed here. To use it:',
+        '  export PROVING_API_KEY="$(proving auth login --json | jq -r .apiKey)"',
+      ].join('\n'),
+    )
+    return EXIT.ok
+  },
+}
+
+export const authCreateKey: CommandSpec = {
+  path: ['auth', 'create-key'],
+  summary: 'Mint another API key in the wallet\'s project.',
+  details: [...KEY_SOURCE_DETAILS, 'With --json, prints { apiKey, name, projectId, createdAt }; without it, the key is not shown.'],
+  positionals: { min: 0, max: 0 },
+  options: {
+    ...AUTH_OPTIONS,
+    name: { type: 'string', valueName: '<name>', description: 'Name of the new key (required).' },
+    color: { type: 'string', valueName: '<color>', description: 'Colour shown beside it in the console.', default: DEFAULT_KEY_COLOR },
+    'project-id': { type: 'string', valueName: '<id>', description: 'Project to add the key to (default: the session\'s).' },
+  },
+  async run(context) {
+    const name = stringValue(context, 'name')?.trim()
+    if (!name) throw new InvalidInputError('--name is required: what to call the new key, e.g. --name ci.', { input: '--name' })
+    const client = await accountClientFrom(context)
+    const session = await client.signIn({ signal: context.signal })
+    const record = await client.createApiKey({
+      name,
+      color: stringValue(context, 'color'),
+      projectId: stringValue(context, 'project-id')?.trim() || undefined,
+      signal: context.signal,
+    })
+    if (context.json) {
+      context.io.stdout(`${JSON.stringify(record, null, 2)}\n`)
+      return EXIT.ok
+    }
+    context.print(
+      `Created API key "${record.name ?? name}" in project ${record.projectId ?? session.projectId ?? '(default)'}; run with --json to print it.`,
+    )
+    return EXIT.ok
+  },
+}
+
+async function accountClientFrom(context: CommandContext): Promise<AccountClient> {
+  if (context.values['private-key'] !== undefined) {
+    throw new InvalidInputError(
+      '--private-key is not accepted: a value on the command line lands in shell history and the process list. Set PROVING_PRIVATE_KEY or pipe the key on stdin.',
+      { input: '--private-key' },
+    )
+  }
+  const baseUrl = stringValue(context, 'auth-url')?.trim()
+  if (!baseUrl) {
+    throw new InvalidInputError('No account service address: pass --auth-url <url> or set PROVING_AUTH_URL.', { input: '--auth-url' })
+  }
+  const privateKey = await readPrivateKey(context)
+  context.redactor.add(privateKey)
+  try {
+    return new AccountClient({ baseUrl, privateKey, logger: context.logger, redactor: context.redactor })
+  } catch (error) {
+    if (error instanceof InvalidInputError && error.input === 'privateKey') throw error
+    throw new InvalidInputError(`--auth-url ${(error as Error).message.split('\n')[0]}`, { input: '--auth-url', cause: error })
+  }
+}
+
+const MAX_KEY_INPUT_BYTES = 4096
+
+/** PROVING_PRIVATE_KEY, else the first line of stdin (never a prompt that echoes it). */
+async function readPrivateKey(context: CommandContext): Promise<string> {
+  const fromEnv = context.io.env.PROVING_PRIVATE_KEY?.trim()
+  if (fromEnv) return fromEnv
+  const stdin = context.io.stdin as (NodeJS.ReadableStream & { isTTY?: boolean }) | undefined
+  if (!stdin || stdin.isTTY) {
+    throw new InvalidInputError('No private key: set PROVING_PRIVATE_KEY, or pipe the key on stdin (proving auth login < key.txt).', {
+      input: 'PROVING_PRIVATE_KEY',
+    })
+  }
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of stdin) {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer)
+    size += buffer.length
+    if (size > MAX_KEY_INPUT_BYTES) break
+    chunks.push(buffer)
+  }
+  const line = Buffer.concat(chunks).toString('utf8').split(/\r?\n/).map((text) => text.trim()).find(Boolean)
+  if (!line) {
+    throw new InvalidInputError('No private key: stdin was empty. Set PROVING_PRIVATE_KEY, or pipe the key on stdin.', {
+      input: 'PROVING_PRIVATE_KEY',
+    })
+  }
+  return line
+}

@@ -1,0 +1,134 @@
+import { readFile } from 'node:fs/promises'
+import { checkBatchQueryBody, StorageProofClient } from '../../clients/storage-proof.ts'
+import { InvalidInputError } from '../../core/errors.ts'
+import { formatDuration } from '../../core/poll.ts'
+import { type CommandContext, type CommandSpec, type OptionSpec, SERVICE_OPTIONS, stringValue } from '../context.ts'
+import { EXIT } from '../exit-codes.ts'
+import { timeoutFrom } from '../services.ts'
+
+const STORAGE_OPTIONS: Record<string, OptionSpec> = {
+  'storage-proof-url': {
+    type: 'string',
+    valueName: '<url>',
+    env: 'PROVING_STORAGE_PROOF_URL',
+    description: 'Address of the storage-proof service.',
+  },
+  'api-key': SERVICE_OPTIONS['api-key']!,
+  wait: { type: 'boolean', description: 'Wait for the batch query to finish (exit 0 DONE, 1 FAILED).' },
+  timeout: {
+    type: 'string',
+    valueName: '<duration>',
+    description: 'With --wait: give up after this long (90s, 30m, 2h).',
+    default: '2h',
+  },
+}
+
+export const storageQuery: CommandSpec = {
+  path: ['storage', 'query'],
+  args: '<query.json>',
+  summary: 'Submit a storage-proof batch query (a JSON file, or - for stdin).',
+  details: [
+    'The file holds the body of POST /batch-query: { destinationChainId, fee, data }, where data is keyed by',
+    'chain id, then "block:<n>", then accounts with their props (e.g. BALANCE) and slots. It is checked before sending.',
+  ],
+  positionals: { min: 1, max: 1 },
+  options: STORAGE_OPTIONS,
+  async run(context) {
+    // Checked here too, so a malformed file fails before the address and key are even looked at.
+    const body = checkBatchQueryBody(await readQueryFile(context, context.positionals[0]!))
+    const timeoutMs = timeoutFrom(context)
+    const client = storageClientFrom(context)
+    const { internalId } = await client.submitBatchQuery(body, { signal: context.signal })
+    if (!context.values.wait) {
+      context.print(`Submitted: batch query ${internalId}\nFollow it with: proving storage status ${internalId} --wait`, { internalId })
+      return EXIT.ok
+    }
+    context.progress(`Submitted: batch query ${internalId}`)
+    return waitAndReport(context, client, internalId, timeoutMs)
+  },
+}
+
+export const storageStatus: CommandSpec = {
+  path: ['storage', 'status'],
+  args: '<internal-id>',
+  summary: 'Show the status of a storage-proof batch query (RECEIVED, IN_PROGRESS, DONE, FAILED).',
+  positionals: { min: 1, max: 1 },
+  options: STORAGE_OPTIONS,
+  async run(context) {
+    const internalId = context.positionals[0]!
+    const timeoutMs = timeoutFrom(context)
+    const client = storageClientFrom(context)
+    if (context.values.wait) return waitAndReport(context, client, internalId, timeoutMs)
+    const { queryStatus } = await client.getBatchQueryStatus(internalId, { signal: context.signal })
+    context.print(`batch query ${internalId}: ${queryStatus}`, { internalId, queryStatus })
+    return EXIT.ok
+  },
+}
+
+async function waitAndReport(context: CommandContext, client: StorageProofClient, internalId: string, timeoutMs: number): Promise<number> {
+  const result = await client.waitForBatchQuery(internalId, {
+    timeoutMs,
+    signal: context.signal,
+    onProgress: (progress) =>
+      context.progress(`[${formatDuration(progress.elapsedMs).padStart(6)}] ${progress.internalId}  ${progress.queryStatus}`),
+  })
+  context.print(`batch query ${result.internalId}: ${result.queryStatus}`, result)
+  return result.queryStatus === 'DONE' ? EXIT.ok : EXIT.remoteFailure
+}
+
+function storageClientFrom(context: CommandContext): StorageProofClient {
+  const baseUrl = stringValue(context, 'storage-proof-url')?.trim()
+  if (!baseUrl) {
+    throw new InvalidInputError('No storage-proof service address: pass --storage-proof-url <url> or set PROVING_STORAGE_PROOF_URL.', {
+      input: '--storage-proof-url',
+    })
+  }
+  const apiKey = stringValue(context, 'api-key')?.trim()
+  if (!apiKey) throw new InvalidInputError('No API key: set PROVING_API_KEY (or pass --api-key <key>).', { input: '--api-key' })
+  context.redactor.add(apiKey)
+  try {
+    return new StorageProofClient({ baseUrl, apiKey, logger: context.logger, redactor: context.redactor })
+  } catch (error) {
+    throw new InvalidInputError(`--storage-proof-url ${(error as Error).message.split('\n')[0]}`, { input: '--storage-proof-url', cause: error })
+  }
+}
+
+const MAX_QUERY_FILE_BYTES = 4 * 1024 * 1024
+
+async function readQueryFile(context: CommandContext, path: string): Promise<unknown> {
+  let text: string
+  if (path === '-') {
+    if (!context.io.stdin) throw new InvalidInputError('No stdin to read the batch query from; give a file path.', { input: '<query.json>' })
+    text = await readCapped(context.io.stdin)
+  } else {
+    try {
+      text = await readFile(path, 'utf8')
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      throw new InvalidInputError(
+        code === 'ENOENT' ? `No file at ${path}; check the path of the batch query.` : `Cannot read ${path} (${code ?? 'error'}).`,
+        { input: '<query.json>', cause: error },
+      )
+    }
+  }
+  if (Buffer.byteLength(text) > MAX_QUERY_FILE_BYTES) {
+    throw new InvalidInputError(`${path} is larger than ${MAX_QUERY_FILE_BYTES} bytes; a batch query is small JSON.`, { input: '<query.json>' })
+  }
+  try {
+    return JSON.parse(text)
+  } catch (error) {
+    throw new InvalidInputError(`${path === '-' ? 'stdin' : path} is not valid JSON: ${(error as Error).message}`, { input: '<query.json>' })
+  }
+}
+
+async function readCapped(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of stream) {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer)
+    size += buffer.length
+    if (size > MAX_QUERY_FILE_BYTES) break
+    chunks.push(buffer)
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}

@@ -1,0 +1,508 @@
+import type { Dispatcher } from 'undici'
+import {
+  AbortedError,
+  InvalidInputError,
+  InvalidResponseError,
+  ProvingKitError,
+  ServiceError,
+} from '../core/errors.ts'
+import { HttpClient, type HttpTimeouts, type RetryPolicy } from '../core/http.ts'
+import { SecretRedactor } from '../core/redact.ts'
+import type { Clock, Logger } from '../core/runtime.ts'
+import {
+  type ApiKeyListResponse,
+  apiKeyListResponse,
+  type ApiKeyRecord,
+  apiKeyRecord,
+  type ChallengeResponse,
+  challengeResponse,
+  type Eip712TypedData,
+  expiresAtMs,
+  projectIdOf,
+  type RefreshResponse,
+  refreshResponse,
+  type SessionResponse,
+  sessionResponse,
+  walletAddress,
+} from '../schemas/account.ts'
+
+/**
+ * The account service's programmatic wallet flow (interface.md "Authentication", contract.md):
+ * challenge -> EIP-712 signature -> bearer session -> API keys, and the refresh of the session
+ * before it expires.
+ *
+ * Secrets: the private key, both tokens, the challenge token and every API key seen are added
+ * to the redactor the moment they are known, so no message or log line built from the HTTP
+ * layer can carry them.
+ *
+ * viem costs ~400 ms to import in full; only `viem/accounts` is loaded, and only when a
+ * signature is actually made.
+ */
+
+/** Returns the API key to use for the next request; asked before each one. */
+export type ApiKeyProvider = (options?: { signal?: AbortSignal | undefined }) => Promise<string>
+
+/** What signs the challenge: a viem `LocalAccount` fits, or anything with the same two members. */
+export type TypedDataSigner = {
+  address: string
+  signTypedData(typedData: Eip712TypedData): Promise<string>
+}
+
+export type AccountClientOptions = {
+  baseUrl: string
+  /** The wallet's private key (0x + 64 hex digits). Kept in memory only; never logged. */
+  privateKey?: string | undefined
+  /** Instead of a private key: a signer that holds it (a viem account, a KMS adapter, ...). */
+  signer?: TypedDataSigner | undefined
+  logger?: Logger | undefined
+  /** Decides when the access token is due for refresh; a simulated clock in tests. */
+  clock?: Clock | undefined
+  dispatcher?: Dispatcher | undefined
+  timeouts?: Partial<HttpTimeouts> | undefined
+  retry?: Partial<RetryPolicy> | undefined
+  /** Shared with the caller so its own logs mask the same secrets; a new one when omitted. */
+  redactor?: SecretRedactor | undefined
+  /** Refresh this long before `expiresAt` at most (default 60 s; never more than a quarter of the lifetime). */
+  refreshMarginMs?: number | undefined
+}
+
+/** A signed-in session, without its tokens. */
+export type SessionInfo = {
+  wallet: string
+  projectId: string | undefined
+  /** When the access token expires, ms since the epoch (by the service's `expiresAt`). */
+  expiresAt: number
+}
+
+export type CreateApiKeyOptions = {
+  name: string
+  /** Shown in the console beside the key's name. */
+  color?: string | undefined
+  /** Defaults to the session's selected project. */
+  projectId?: string | undefined
+  signal?: AbortSignal | undefined
+}
+
+export type ListApiKeysOptions = {
+  projectId?: string | undefined
+  limit?: number | undefined
+  offset?: number | undefined
+  signal?: AbortSignal | undefined
+}
+
+type Session = {
+  wallet: string
+  accessToken: string
+  /** Null once it has been sent to the refresh endpoint: a refresh token is spent on first use. */
+  refreshToken: string | null
+  expiresAt: number
+  refreshAt: number
+  projectId: string | undefined
+}
+
+export const DEFAULT_KEY_COLOR = '#3b82f6'
+const DEFAULT_REFRESH_MARGIN_MS = 60_000
+/** When `expiresAt` cannot be read, or lies in the past by our clock (skew): assume this. */
+const ASSUMED_LIFETIME_MS = 60_000
+/** Typed data that authorizes moving assets is never a sign-in challenge. */
+const NOT_A_LOGIN = /permit|order|transfer|approv|delegat|withdraw|swap/i
+
+export class AccountClient {
+  readonly http: HttpClient
+  readonly #privateKey: `0x${string}` | undefined
+  #signer: TypedDataSigner | undefined
+  readonly #refreshMarginMs: number
+  #session: Session | undefined
+  /** The sign-in or refresh in flight, shared by every caller that needs a token meanwhile. */
+  #pending: Promise<Session> | undefined
+  readonly #apiKeys = new Map<string, string>()
+  readonly #stats = { signIns: 0, refreshes: 0 }
+
+  constructor(options: AccountClientOptions) {
+    const redactor = options.redactor ?? new SecretRedactor()
+    if (options.privateKey !== undefined) {
+      this.#privateKey = normalizePrivateKey(options.privateKey)
+      redactor.add(this.#privateKey).add(this.#privateKey.slice(2))
+    }
+    this.#signer = options.signer
+    this.#refreshMarginMs = options.refreshMarginMs ?? DEFAULT_REFRESH_MARGIN_MS
+    this.http = new HttpClient({
+      baseUrl: options.baseUrl,
+      serviceName: 'account service',
+      logger: options.logger,
+      clock: options.clock,
+      dispatcher: options.dispatcher,
+      timeouts: options.timeouts,
+      retry: options.retry,
+      redactor,
+    })
+  }
+
+  /** How many sign-ins and refreshes this client has made (for logs and tests). */
+  get stats(): Readonly<{ signIns: number; refreshes: number }> {
+    return { ...this.#stats }
+  }
+
+  /** The current session without its tokens; undefined before the first sign-in. */
+  get session(): SessionInfo | undefined {
+    const session = this.#session
+    return session && { wallet: session.wallet, projectId: session.projectId, expiresAt: session.expiresAt }
+  }
+
+  /** The wallet address of the signer (derives it from the private key when needed). */
+  async getWallet(): Promise<string> {
+    return (await this.#getSigner()).address
+  }
+
+  // --- The calls of contract.md, one each ------------------------------------------------------
+
+  /** GET /auth/web3/challenge?wallet=: typed data to sign, and its one-time token. */
+  async getChallenge(wallet: string, options: { signal?: AbortSignal | undefined } = {}): Promise<ChallengeResponse> {
+    const address = checkWallet(wallet)
+    const { data } = await this.http.request({
+      method: 'GET',
+      path: '/auth/web3/challenge',
+      query: { wallet: address },
+      schema: challengeResponse,
+      operation: 'get a sign-in challenge',
+      signal: options.signal,
+    })
+    this.http.redactor.add(data.challengeToken)
+    return data
+  }
+
+  /** POST /auth/web3/session with `channel: "bearer"`: the signature for a token pair. */
+  async createSession(
+    request: { wallet: string; challengeToken: string; signature: string },
+    options: { signal?: AbortSignal | undefined } = {},
+  ): Promise<SessionResponse> {
+    const { data } = await this.http.request({
+      method: 'POST',
+      path: '/auth/web3/session',
+      json: { wallet: checkWallet(request.wallet), challengeToken: request.challengeToken, signature: request.signature, channel: 'bearer' },
+      schema: sessionResponse,
+      operation: 'exchange the signature for a session',
+      signal: options.signal,
+    })
+    this.http.redactor.add(data.accessToken).add(data.refreshToken)
+    return data
+  }
+
+  /**
+   * POST /auth/refresh-token with the refresh token as bearer: a new pair. The token given is
+   * spent by this call whatever its outcome; the service refuses it from then on (401).
+   */
+  async refreshSession(refreshToken: string, options: { signal?: AbortSignal | undefined } = {}): Promise<RefreshResponse> {
+    this.http.redactor.add(refreshToken)
+    const { data } = await this.http.request({
+      method: 'POST',
+      path: '/auth/refresh-token',
+      headers: { authorization: `Bearer ${refreshToken}` },
+      json: {},
+      schema: refreshResponse,
+      operation: 'refresh the session',
+      signal: options.signal,
+    })
+    this.http.redactor.add(data.accessToken).add(data.refreshToken)
+    return data
+  }
+
+  /** GET /api-keys: one page of the keys of a project (the session's project by default). */
+  async listApiKeys(options: ListApiKeysOptions = {}): Promise<ApiKeyListResponse> {
+    if (options.limit !== undefined) checkInteger(options.limit, 'limit', 1, 100)
+    if (options.offset !== undefined) checkInteger(options.offset, 'offset', 0, Number.MAX_SAFE_INTEGER)
+    const data = await this.#withAccessToken(options.signal, async (token) => {
+      const { data } = await this.http.request({
+        method: 'GET',
+        path: '/api-keys',
+        headers: { authorization: `Bearer ${token}` },
+        query: {
+          projectId: options.projectId ?? this.#session?.projectId,
+          limit: options.limit,
+          offset: options.offset,
+        },
+        schema: apiKeyListResponse,
+        operation: 'list API keys',
+        signal: options.signal,
+      })
+      return data
+    })
+    for (const record of data.data) this.http.redactor.add(record.apiKey)
+    return data
+  }
+
+  /** POST /api-keys: mints another key in a project (the session's project by default). */
+  async createApiKey(options: CreateApiKeyOptions): Promise<ApiKeyRecord> {
+    const name = options.name?.trim()
+    if (!name) throw new InvalidInputError('A new API key needs a name.', { input: 'name' })
+    if (name.length > 100) throw new InvalidInputError('The API key name is longer than 100 characters.', { input: 'name' })
+    const color = options.color?.trim() || DEFAULT_KEY_COLOR
+    const record = await this.#withAccessToken(options.signal, async (token) => {
+      const projectId = options.projectId ?? this.#session?.projectId
+      if (!projectId) {
+        throw new InvalidInputError('The session names no project; give projectId to create a key.', { input: 'projectId' })
+      }
+      const { data } = await this.http.request({
+        method: 'POST',
+        path: '/api-keys',
+        headers: { authorization: `Bearer ${token}` },
+        json: { projectId, type: { name, color } },
+        schema: apiKeyRecord,
+        operation: 'create an API key',
+        signal: options.signal,
+      })
+      return data
+    })
+    this.http.redactor.add(record.apiKey)
+    return record
+  }
+
+  // --- The flow ------------------------------------------------------------------------------
+
+  /**
+   * Signs in: fetches a challenge for the wallet, signs exactly its `eip712` object, and
+   * exchanges the signature for a bearer session, which replaces the current one. A sign-in or
+   * refresh already in flight is joined instead of starting another.
+   */
+  async signIn(options: { signal?: AbortSignal | undefined } = {}): Promise<SessionInfo> {
+    const session = await this.#shared(() => this.#signIn(), options.signal)
+    return { wallet: session.wallet, projectId: session.projectId, expiresAt: session.expiresAt }
+  }
+
+  /**
+   * A valid access token: signs in on first use, refreshes when `expiresAt` is near. Concurrent
+   * callers share one refresh (the refresh token can only be spent once).
+   */
+  async getAccessToken(options: { signal?: AbortSignal | undefined } = {}): Promise<string> {
+    const session = this.#session
+    if (session && !this.#pending && this.http.clock.now() < session.refreshAt) return session.accessToken
+    const fresh = await this.#shared(() => this.#renew(), options.signal)
+    return fresh.accessToken
+  }
+
+  /**
+   * The API key of the session's project (`data[0].apiKey` of the key list; a first-time
+   * wallet has exactly one), fetched once and remembered.
+   */
+  async getApiKey(options: { projectId?: string | undefined; signal?: AbortSignal | undefined } = {}): Promise<string> {
+    await this.getAccessToken(options)
+    const projectId = options.projectId ?? this.#session?.projectId ?? ''
+    const known = this.#apiKeys.get(projectId)
+    if (known) return known
+    const page = await this.listApiKeys({ projectId: projectId || undefined, limit: 10, offset: 0, signal: options.signal })
+    const key = page.data[0]?.apiKey
+    if (!key) {
+      throw new ProvingKitError(
+        `The account service lists no API key for project ${projectId || '(the default)'}; create one with \`proving auth create-key --name <name>\`.`,
+      )
+    }
+    this.#apiKeys.set(projectId, key)
+    return key
+  }
+
+  /**
+   * An `ApiKeyProvider` for the other clients. Every call also keeps the session alive
+   * (refreshing it before it expires), so a process that waits for hours can still mint keys
+   * or list projects at the end of its wait without signing in again.
+   */
+  apiKeyProvider(options: { projectId?: string | undefined } = {}): ApiKeyProvider {
+    return async (call = {}) => {
+      await this.getAccessToken({ signal: call.signal })
+      return this.getApiKey({ projectId: options.projectId, signal: call.signal })
+    }
+  }
+
+  // --- Internals -----------------------------------------------------------------------------
+
+  /**
+   * Runs `operation` as the one sign-in or refresh in flight. It runs without any caller's
+   * signal, so one caller giving up does not fail the others; each caller stops waiting on
+   * its own signal.
+   */
+  async #shared(operation: () => Promise<Session>, signal: AbortSignal | undefined): Promise<Session> {
+    this.#pending ??= operation().finally(() => {
+      this.#pending = undefined
+    })
+    return abortable(this.#pending, signal)
+  }
+
+  /** Refresh when there is a refresh token to spend, else sign in. */
+  async #renew(): Promise<Session> {
+    const current = this.#session
+    if (current && this.http.clock.now() < current.refreshAt) return current
+    const refreshToken = current?.refreshToken
+    if (!current || !refreshToken) return this.#signIn()
+    // Spent from here on, whatever happens: a second use would be refused, and a service that
+    // detects reuse may revoke the whole session.
+    current.refreshToken = null
+    try {
+      const pair = await this.refreshSession(refreshToken)
+      this.#stats.refreshes++
+      this.#session = this.#toSession(current.wallet, pair.accessToken, pair.refreshToken, pair.expiresAt, current.projectId)
+      this.http.logger.debug(`Refreshed the account session of ${current.wallet}.`)
+      return this.#session
+    } catch (error) {
+      // The old token may or may not have been spent on the service; never send it again.
+      // The client holds the signer (a session only comes from signing in), so sign in anew.
+      this.http.logger.warn(
+        `Could not refresh the account session (${error instanceof ProvingKitError ? error.shortMessage : String(error)}); signing in again.`,
+      )
+      return this.#signIn()
+    }
+  }
+
+  async #signIn(): Promise<Session> {
+    const signer = await this.#getSigner()
+    const wallet = signer.address
+    const challenge = await this.getChallenge(wallet)
+    checkLooksLikeLogin(challenge.eip712, wallet)
+    let signature: string
+    try {
+      signature = await signer.signTypedData(challenge.eip712)
+    } catch (error) {
+      throw new InvalidResponseError('The typed data of the sign-in challenge cannot be signed as EIP-712.', {
+        cause: error,
+        details: this.http.redactor.redact(error instanceof Error ? (error as { shortMessage?: string }).shortMessage ?? error.message : String(error)),
+      })
+    }
+    const response = await this.createSession({ wallet, challengeToken: challenge.challengeToken, signature })
+    this.#stats.signIns++
+    const projectId = projectIdOf(response.selectedProject)
+    this.#session = this.#toSession(wallet, response.accessToken, response.refreshToken, response.expiresAt, projectId)
+    this.http.logger.debug(`Signed in to the account service as ${wallet}${projectId ? ` (project ${projectId})` : ''}.`)
+    return this.#session
+  }
+
+  #toSession(wallet: string, accessToken: string, refreshToken: string, expiresAt: number | string, projectId: string | undefined): Session {
+    const now = this.http.clock.now()
+    const expires = expiresAtMs(expiresAt)
+    let lifetime = expires === undefined ? ASSUMED_LIFETIME_MS : expires - now
+    if (lifetime <= 0) {
+      this.http.logger.warn('The access token expires before it was received by this machine\'s clock; is the clock right? Refreshing early.')
+      lifetime = ASSUMED_LIFETIME_MS
+    }
+    const margin = Math.min(this.#refreshMarginMs, lifetime / 4)
+    return {
+      wallet,
+      accessToken,
+      refreshToken,
+      expiresAt: expires ?? now + lifetime,
+      refreshAt: now + lifetime - margin,
+      projectId,
+    }
+  }
+
+  /**
+   * Calls `request` with a valid access token. A 401 means the token died early (revoked, or
+   * the clocks disagree): renew once and try again.
+   */
+  async #withAccessToken<T>(signal: AbortSignal | undefined, request: (token: string) => Promise<T>): Promise<T> {
+    const token = await this.getAccessToken({ signal })
+    try {
+      return await request(token)
+    } catch (error) {
+      if (!(error instanceof ServiceError) || error.status !== 401) throw error
+      const session = this.#session
+      if (session && session.accessToken === token) session.refreshAt = Number.NEGATIVE_INFINITY
+      return request(await this.getAccessToken({ signal }))
+    }
+  }
+
+  async #getSigner(): Promise<TypedDataSigner> {
+    if (this.#signer) return this.#signer
+    if (!this.#privateKey) {
+      throw new InvalidInputError('Signing in needs the wallet: pass privateKey (or signer) to the AccountClient.', {
+        input: 'privateKey',
+      })
+    }
+    this.#signer = await localSigner(this.#privateKey)
+    return this.#signer
+  }
+}
+
+/**
+ * A signer over a private key, with viem's local account (`privateKeyToAccount`): the same
+ * path the client signs challenges with. viem is imported here, on first use only.
+ */
+export async function localSigner(privateKey: string): Promise<TypedDataSigner> {
+  const key = normalizePrivateKey(privateKey)
+  const { privateKeyToAccount } = await import('viem/accounts')
+  let account
+  try {
+    account = privateKeyToAccount(key)
+  } catch {
+    // viem's message could quote the key; this one does not.
+    throw new InvalidInputError('The private key is not a valid secp256k1 key.', { input: 'privateKey' })
+  }
+  return {
+    address: account.address,
+    // Exactly the typed data given: domain, types (EIP712Domain included when present),
+    // primaryType and message, untouched.
+    signTypedData: (typedData) => account.signTypedData(typedData as Parameters<typeof account.signTypedData>[0]),
+  }
+}
+
+/** Accepts 64 hex digits with or without 0x; the error never quotes the value. */
+export function normalizePrivateKey(value: string): `0x${string}` {
+  const text = typeof value === 'string' ? value.trim() : ''
+  const hex = text.startsWith('0x') || text.startsWith('0X') ? text.slice(2) : text
+  if (!/^[0-9a-fA-F]{64}$/.test(hex)) {
+    throw new InvalidInputError(
+      `The private key must be 32 bytes of hex (64 digits, optionally 0x-prefixed); got ${text.length} characters that are not.`,
+      { input: 'privateKey' },
+    )
+  }
+  return `0x${hex.toLowerCase()}`
+}
+
+function checkWallet(wallet: string): string {
+  const result = walletAddress.safeParse(typeof wallet === 'string' ? wallet.trim() : wallet)
+  if (!result.success) {
+    throw new InvalidInputError(`The wallet must be a 0x-prefixed 20-byte hex address; got ${JSON.stringify(String(wallet).slice(0, 50))}.`, {
+      input: 'wallet',
+    })
+  }
+  return result.data
+}
+
+/**
+ * A CI private key must not sign whatever a server presents: typed data that reads like a
+ * token permit or an order is refused, and so is a challenge made out to another wallet.
+ */
+function checkLooksLikeLogin(typedData: Eip712TypedData, wallet: string): void {
+  if (NOT_A_LOGIN.test(typedData.primaryType)) {
+    throw new InvalidResponseError(
+      `The sign-in challenge asks to sign a "${typedData.primaryType}", which is not a sign-in message; refusing to sign it.`,
+    )
+  }
+  const named = typedData.message.wallet ?? typedData.message.address
+  if (typeof named === 'string' && named.toLowerCase() !== wallet.toLowerCase()) {
+    throw new InvalidResponseError(`The sign-in challenge is made out to ${named}, not to ${wallet}; refusing to sign it.`)
+  }
+}
+
+function checkInteger(value: number, name: string, min: number, max: number): void {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new InvalidInputError(`${name} must be a whole number from ${min} to ${max}; got ${value}.`, { input: name })
+  }
+}
+
+/** Waits for `promise` unless `signal` aborts first; the promise itself runs on. */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise
+  if (signal.aborted) return Promise.reject(new AbortedError('Cancelled while signing in to the account service.', { cause: signal.reason }))
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new AbortedError('Cancelled while signing in to the account service.', { cause: signal.reason }))
+    signal.addEventListener('abort', onAbort, { once: true })
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort)
+        resolve(value)
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort)
+        reject(error)
+      },
+    )
+  })
+}

@@ -1,0 +1,212 @@
+import type { Dispatcher } from 'undici'
+import {
+  AmbiguousSubmissionError,
+  InvalidInputError,
+  NetworkError,
+  ServiceError,
+} from '../core/errors.ts'
+import { HttpClient, type HttpTimeouts, type RetryPolicy } from '../core/http.ts'
+import { type PollSchedule, pollUntil } from '../core/poll.ts'
+import { SecretRedactor } from '../core/redact.ts'
+import type { Clock, Logger } from '../core/runtime.ts'
+import {
+  BATCH_QUERY_STATUSES,
+  type BatchQueryBody,
+  batchQueryBody,
+  batchQueryResponse,
+  type BatchQueryStatusResponse,
+  batchQueryStatusResponse,
+  describeBatchQueryProblems,
+} from '../schemas/storage-proof.ts'
+import type { ApiKeyProvider } from './account.ts'
+
+export type StorageProofClientOptions = {
+  baseUrl: string
+  /**
+   * The API key, or a provider asked before every request: an `AccountClient.apiKeyProvider()`
+   * keeps its session refreshed during long waits.
+   */
+  apiKey?: string | ApiKeyProvider | undefined
+  logger?: Logger | undefined
+  clock?: Clock | undefined
+  dispatcher?: Dispatcher | undefined
+  timeouts?: Partial<HttpTimeouts> | undefined
+  retry?: Partial<RetryPolicy> | undefined
+  /** Shared with the caller so its logs mask the same values; a new one when omitted. */
+  redactor?: SecretRedactor | undefined
+  /** Extra values to keep out of messages (the API key is always kept out). */
+  secrets?: string[] | undefined
+}
+
+export type BatchQueryProgress = {
+  internalId: string
+  queryStatus: string
+  elapsedMs: number
+}
+
+export type WaitForBatchQueryOptions = {
+  timeoutMs?: number | undefined
+  signal?: AbortSignal | undefined
+  /** Called on every change of status (and once for the first status seen). */
+  onProgress?: ((progress: BatchQueryProgress) => void) | undefined
+  schedule?: Partial<PollSchedule> | undefined
+}
+
+export type BatchQueryResult = { internalId: string; queryStatus: string }
+
+const DEFAULT_WAIT_TIMEOUT_MS = 120 * 60_000
+
+/**
+ * The storage-proof service: `POST /batch-query` and `GET /batch-query/{internalId}/status`
+ * (contract.md), with a wait that follows the shared polling discipline.
+ */
+export class StorageProofClient {
+  readonly http: HttpClient
+  readonly #apiKey: string | ApiKeyProvider | undefined
+
+  constructor(options: StorageProofClientOptions) {
+    const key = typeof options.apiKey === 'string' ? options.apiKey.trim() || undefined : options.apiKey
+    this.#apiKey = key
+    const redactor = options.redactor ?? new SecretRedactor()
+    if (typeof key === 'string') redactor.add(key)
+    for (const secret of options.secrets ?? []) redactor.add(secret)
+    this.http = new HttpClient({
+      baseUrl: options.baseUrl,
+      serviceName: 'storage-proof service',
+      logger: options.logger,
+      clock: options.clock,
+      dispatcher: options.dispatcher,
+      timeouts: options.timeouts,
+      retry: options.retry,
+      redactor,
+    })
+  }
+
+  async #key(operation: string, signal: AbortSignal | undefined): Promise<string> {
+    if (this.#apiKey === undefined) {
+      throw new InvalidInputError(`${operation} needs an API key; pass apiKey when creating the StorageProofClient.`, {
+        input: 'apiKey',
+      })
+    }
+    if (typeof this.#apiKey === 'string') return this.#apiKey
+    const key = (await this.#apiKey({ signal })).trim()
+    if (!key) throw new InvalidInputError(`${operation}: the API key provider returned an empty key.`, { input: 'apiKey' })
+    this.http.redactor.add(key)
+    return key
+  }
+
+  /**
+   * POST /batch-query. The body is checked first (nothing is sent when it is malformed). The
+   * service has no deduplication, so a submission whose answer was lost is not sent again.
+   */
+  async submitBatchQuery(body: BatchQueryBody, options: { signal?: AbortSignal } = {}): Promise<{ internalId: string }> {
+    const checked = checkBatchQueryBody(body)
+    const apiKey = await this.#key('Submitting a batch query', options.signal)
+    try {
+      const { data } = await this.http.request({
+        method: 'POST',
+        path: '/batch-query',
+        headers: { 'api-key': apiKey },
+        json: checked,
+        schema: batchQueryResponse,
+        operation: 'submit the batch query',
+        signal: options.signal,
+      })
+      return { internalId: data.internalId }
+    } catch (error) {
+      if (isAmbiguous(error)) {
+        throw new AmbiguousSubmissionError(
+          'The batch query may or may not have reached the storage-proof service; it was not sent again, to avoid paying its fee twice.',
+          { cause: error, metaMessages: ['Check the dashboard explorer for a new batch query before submitting again.'] },
+        )
+      }
+      throw error
+    }
+  }
+
+  /** GET /batch-query/{internalId}/status. */
+  async getBatchQueryStatus(internalId: string, options: { signal?: AbortSignal } = {}): Promise<BatchQueryStatusResponse> {
+    const id = requireInternalId(internalId)
+    const apiKey = await this.#key('Reading a batch query status', options.signal)
+    const { data } = await this.http.request({
+      method: 'GET',
+      path: `/batch-query/${encodeURIComponent(id)}/status`,
+      headers: { 'api-key': apiKey },
+      schema: batchQueryStatusResponse,
+      operation: `get the status of batch query ${id}`,
+      signal: options.signal,
+    })
+    return data
+  }
+
+  /**
+   * Waits for DONE or FAILED and returns the last status (FAILED is a result, not an
+   * exception: the caller decides). contract.md: a status this client does not know is not
+   * terminal, so the wait goes on, with one warning, until the timeout.
+   */
+  async waitForBatchQuery(internalId: string, options: WaitForBatchQueryOptions = {}): Promise<BatchQueryResult> {
+    const id = requireInternalId(internalId)
+    const clock = this.http.clock
+    const started = clock.now()
+    let last: string | undefined
+    const warned = new Set<string>()
+    return pollUntil<BatchQueryResult>(
+      async () => {
+        const { queryStatus } = await this.getBatchQueryStatus(id, { signal: options.signal })
+        if (queryStatus !== last) {
+          last = queryStatus
+          options.onProgress?.({ internalId: id, queryStatus, elapsedMs: clock.now() - started })
+        }
+        if (queryStatus === 'DONE' || queryStatus === 'FAILED') return { done: true, value: { internalId: id, queryStatus } }
+        if (!(BATCH_QUERY_STATUSES as readonly string[]).includes(queryStatus) && !warned.has(queryStatus)) {
+          warned.add(queryStatus)
+          this.http.logger.warn(
+            `Batch query ${id} reports status "${queryStatus}", which this version of proving-kit does not know; treating it as still running.`,
+          )
+        }
+        return { done: false, state: queryStatus }
+      },
+      {
+        what: `batch query ${id}`,
+        timeoutMs: options.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS,
+        signal: options.signal,
+        clock,
+        logger: this.http.logger,
+        schedule: options.schedule,
+        resumeHint: `Resume with: proving storage status ${id} --wait`,
+      },
+    )
+  }
+}
+
+/** Validates a batch-query body; the problems are listed in the error, nothing is sent. */
+export function checkBatchQueryBody(body: unknown): BatchQueryBody {
+  const result = batchQueryBody.safeParse(body)
+  if (result.success) return result.data
+  const problems = describeBatchQueryProblems(result.error)
+  throw new InvalidInputError('The batch query is malformed; fix it before sending.', {
+    input: 'body',
+    metaMessages: problems,
+  })
+}
+
+/** A failure after which the service may or may not have taken the POST. */
+function isAmbiguous(error: unknown): boolean {
+  if (error instanceof NetworkError) return !error.beforeProcessing
+  if (error instanceof ServiceError) {
+    const status = error.status ?? 0
+    return status >= 500 && !(status === 503 && error.retryable)
+  }
+  return false
+}
+
+function requireInternalId(value: string): string {
+  const id = typeof value === 'string' ? value.trim() : ''
+  if (!id) throw new InvalidInputError('internalId is empty; give the id the service returned.', { input: 'internalId' })
+  if (id.length > 256 || /[\s/?#]/.test(id)) {
+    throw new InvalidInputError(`internalId "${id.slice(0, 40)}" is not a valid identifier; copy it as the service returned it.`, {
+      input: 'internalId',
+    })
+  }
+  return id
+}

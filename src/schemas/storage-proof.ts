@@ -1,0 +1,83 @@
+import { z } from 'zod'
+import { openEnum } from '../core/parse.ts'
+
+/**
+ * The storage-proof service (interface.md, contract.md): one batch query proving account
+ * properties at given blocks, and the status of that query.
+ *
+ * The request schema is strict, because it checks what we are about to send (and the emulator
+ * checks what it receives with the same rules): every field is required (contract.md), chain
+ * ids are decimal, blocks are `block:<n>`, accounts are 20-byte hex addresses. The response
+ * schemas are tolerant, as everywhere.
+ */
+
+export const BATCH_QUERY_STATUSES = ['RECEIVED', 'IN_PROGRESS', 'DONE', 'FAILED'] as const
+export const TERMINAL_BATCH_QUERY_STATUSES = ['DONE', 'FAILED'] as const
+/** Account properties seen in production; the field stays an open list of strings. */
+export const KNOWN_ACCOUNT_PROPS = ['BALANCE', 'NONCE', 'STORAGE_ROOT', 'CODE_HASH'] as const
+
+export type BatchQueryStatus = (typeof BATCH_QUERY_STATUSES)[number]
+
+const DECIMAL = /^(0|[1-9]\d*)$/
+const NUMERIC = /^\d+(\.\d+)?$/
+const BLOCK_KEY = /^block:(0|[1-9]\d*)$/
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/
+/** A storage slot: a 32-byte key, hex (0x-prefixed, at most 64 digits) or decimal. */
+const SLOT = /^(0x[0-9a-fA-F]{1,64}|\d{1,78})$/
+
+export const decimalChainId = z.string().regex(DECIMAL, 'must be a decimal chain id, e.g. "1" or "11155111"')
+
+export const accountRequest = z
+  .strictObject({
+    props: z.array(z.string().min(1, 'must not be empty')),
+    slots: z.array(z.string().regex(SLOT, 'must be a storage slot: 0x-prefixed hex (32 bytes at most) or decimal')),
+  })
+  // A query that asks nothing of an account proves nothing and still costs a fee.
+  .refine((account) => account.props.length + account.slots.length > 0, 'asks for no props and no slots')
+
+export const blockRequest = z.strictObject({
+  accounts: z
+    .record(z.string().regex(ADDRESS, 'must be a 20-byte 0x-prefixed hex address'), accountRequest)
+    .refine((accounts) => Object.keys(accounts).length > 0, 'names no account'),
+})
+
+export const chainRequest = z
+  .record(z.string().regex(BLOCK_KEY, 'must be "block:<number>"'), blockRequest)
+  .refine((blocks) => Object.keys(blocks).length > 0, 'names no block')
+
+export const batchQueryBody = z.strictObject({
+  destinationChainId: decimalChainId,
+  fee: z.string().regex(NUMERIC, 'must be a numeric string, e.g. "0" or "1000000"'),
+  data: z
+    .record(decimalChainId, chainRequest)
+    .refine((chains) => Object.keys(chains).length > 0, 'names no chain'),
+})
+
+export type AccountRequest = z.infer<typeof accountRequest>
+export type BlockRequest = z.infer<typeof blockRequest>
+export type BatchQueryBody = z.infer<typeof batchQueryBody>
+
+/** Turns zod issues into one line per problem, with the JSON path: `data.1.block:x: must be ...`. */
+export function describeBatchQueryProblems(error: z.ZodError, limit = 5): string[] {
+  return error.issues.slice(0, limit).map((issue) => {
+    const where = issue.path.length ? issue.path.map(String).join('.') : '(body)'
+    // A bad record key (chain id, block, address) carries the key rule's message one level down.
+    const nested = issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined
+    return nested ? `${where}: the key ${JSON.stringify(String(issue.path.at(-1)))} ${nested}` : `${where}: ${issue.message}`
+  })
+}
+
+// --- Responses -------------------------------------------------------------------------------
+
+export const batchQueryResponse = z.looseObject({ internalId: z.string().min(1) })
+
+export const batchQueryStatusResponse = z.looseObject({
+  // Open: contract.md says to treat unknown values as non-terminal.
+  queryStatus: openEnum(BATCH_QUERY_STATUSES),
+})
+
+export type BatchQueryResponse = z.infer<typeof batchQueryResponse>
+export type BatchQueryStatusResponse = z.infer<typeof batchQueryStatusResponse>
+
+/** Error bodies of the storage-proof service (contract.md): 400 and 401 `{ error }`. */
+export const storageErrorBody = z.looseObject({ error: z.string() })

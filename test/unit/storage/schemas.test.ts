@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest'
+import {
+  batchQueryBody,
+  batchQueryResponse,
+  batchQueryStatusResponse,
+  describeBatchQueryProblems,
+} from '../../../src/schemas/storage-proof.ts'
+import { describeDeviations } from '../../../src/core/parse.ts'
+
+const ACCOUNT = '0x75cec1db9dceb703200eaa6595f66885c962b920'
+
+function validBody() {
+  return {
+    destinationChainId: '11155111',
+    fee: '0',
+    data: {
+      '11155111': {
+        'block:5382810': {
+          accounts: {
+            [ACCOUNT]: { props: ['BALANCE'], slots: [] as string[] },
+          },
+        },
+      },
+    },
+  }
+}
+
+function problems(body: unknown): string[] {
+  const result = batchQueryBody.safeParse(body)
+  expect(result.success).toBe(false)
+  return describeBatchQueryProblems(result.error!, 20)
+}
+
+describe('batch-query body', () => {
+  it('accepts the shape of interface.md: chain -> block:<n> -> accounts -> props and slots', () => {
+    expect(batchQueryBody.parse(validBody())).toEqual(validBody())
+    const withSlots = validBody()
+    withSlots.data['11155111']['block:5382810'].accounts[ACCOUNT] = { props: [], slots: ['0x0', '0x' + 'ab'.repeat(32), '12'] }
+    expect(batchQueryBody.safeParse(withSlots).success).toBe(true)
+  })
+
+  it('requires every field (contract.md)', () => {
+    for (const field of ['destinationChainId', 'fee', 'data'] as const) {
+      const body: Record<string, unknown> = validBody()
+      delete body[field]
+      expect(problems(body).join('\n')).toContain(field)
+    }
+  })
+
+  it('names each malformed part by its path', () => {
+    const list = problems({
+      destinationChainId: '0xaa36a7',
+      fee: 'free',
+      data: { 'sepolia': {}, '1': { 'block-5': {} }, '10': { 'block:1': { accounts: { '0x12': { props: [], slots: [] } } } } },
+    })
+    const text = list.join('\n')
+    expect(text).toMatch(/destinationChainId: must be a decimal chain id/)
+    expect(text).toMatch(/fee: must be a numeric string/)
+    expect(text).toMatch(/data\.sepolia: the key "sepolia" must be a decimal chain id/)
+    expect(text).toMatch(/data\.1\.block-5: the key "block-5" must be "block:<number>"/)
+    expect(text).toMatch(/data\.10\.block:1\.accounts\.0x12: the key "0x12" must be a 20-byte/)
+  })
+
+  it('refuses empty maps and an account that asks for nothing', () => {
+    expect(problems({ ...validBody(), data: {} }).join()).toMatch(/data: names no chain/)
+    expect(problems({ ...validBody(), data: { '1': {} } }).join()).toMatch(/data\.1: names no block/)
+    expect(problems({ ...validBody(), data: { '1': { 'block:1': { accounts: {} } } } }).join()).toMatch(/accounts: names no account/)
+    const nothing = validBody()
+    nothing.data['11155111']['block:5382810'].accounts[ACCOUNT] = { props: [], slots: [] }
+    expect(problems(nothing).join()).toMatch(/asks for no props and no slots/)
+  })
+
+  it('refuses unknown fields in a request we build (a typo must not be dropped silently)', () => {
+    expect(problems({ ...validBody(), destinationChain: '1' }).join()).toMatch(/Unrecognized key/)
+  })
+})
+
+describe('responses are tolerant', () => {
+  it('internalId with extra fields', () => {
+    const body = { internalId: 'bq-1', explorerUrl: 'https://x' }
+    expect(batchQueryResponse.parse(body).internalId).toBe('bq-1')
+    expect(describeDeviations(batchQueryResponse, body)).toEqual(['unexpected field "explorerUrl"'])
+  })
+
+  it('an unknown queryStatus parses and is noted', () => {
+    const body = { queryStatus: 'QUEUED_ON_CHAIN' }
+    expect(batchQueryStatusResponse.parse(body).queryStatus).toBe('QUEUED_ON_CHAIN')
+    expect(describeDeviations(batchQueryStatusResponse, body).join()).toMatch(/unknown value "QUEUED_ON_CHAIN"/)
+  })
+
+  it('a wrong type is an error', () => {
+    expect(batchQueryStatusResponse.safeParse({ queryStatus: 3 }).success).toBe(false)
+    expect(batchQueryResponse.safeParse({ internalId: '' }).success).toBe(false)
+  })
+})
