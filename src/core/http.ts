@@ -98,6 +98,11 @@ export type RequestSpec<T> = {
   headersTimeoutMs?: number | undefined
   /** Overrides the retry policy for this request. */
   retry?: Partial<RetryPolicy> | undefined
+  /**
+   * Whether sending the request twice is harmless. Defaults to true for GET and HEAD; a POST
+   * that only reads (a JSON-RPC call) sets it to get the same retries.
+   */
+  idempotent?: boolean | undefined
   /** A short name of the operation for messages: "get query q-1". */
   operation?: string | undefined
 }
@@ -185,7 +190,7 @@ export class HttpClient {
     const url = this.url(spec.path, spec.query)
     const shownUrl = redactUrl(url)
     const operation = spec.operation ?? `${spec.method} ${new URL(shownUrl).pathname}`
-    const idempotent = spec.method === 'GET' || spec.method === 'HEAD'
+    const idempotent = spec.idempotent ?? (spec.method === 'GET' || spec.method === 'HEAD')
     for (let attempt = 1; ; attempt++) {
       if (spec.signal?.aborted) throw this.#aborted(operation, spec.signal)
       let failure: ProvingKitError

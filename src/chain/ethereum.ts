@@ -1,0 +1,198 @@
+import { AbortedError, ChainError, InvalidInputError } from '../core/errors.ts'
+import { sanitizedCause } from './errors.ts'
+import { parseFact, toBytes32 } from './fact.ts'
+import { type RpcEndpoint, rpcEndpoint } from './rpc.ts'
+import { type ChainNetwork, CHAIN_NETWORKS, type CommonCheckOptions, type EthereumFactCheck } from './types.ts'
+
+/**
+ * Is a SHARP fact registered on Ethereum? One `isValid(bytes32)` call on the fact registry
+ * (pie-and-facts.md), read at a pinned block after checking that the RPC is on the expected
+ * chain and that the registry address holds code: a call to an address without code "succeeds"
+ * with empty data, which must never read as "not registered".
+ *
+ * viem is imported here, lazily: it costs ~400 ms at start-up (perf-notes.md) and only the paths
+ * that call a chain need it.
+ */
+
+export type EthereumNetworkInfo = { chainId: number; factRegistry: `0x${string}` }
+
+/** SHARP's fact registry (GpsStatementVerifier's) per network, from pie-and-facts.md. */
+export const ETHEREUM_NETWORKS: Readonly<Record<ChainNetwork, EthereumNetworkInfo>> = {
+  mainnet: { chainId: 1, factRegistry: '0x47312450B3Ac8b5b8e247a6bB6d523e7605bDb60' },
+  sepolia: { chainId: 11155111, factRegistry: '0x07ec0D28e50322Eb0C159B9090ecF3aeA8346DFe' },
+}
+
+export const FACT_REGISTRY_ABI = [
+  {
+    type: 'function',
+    name: 'isValid',
+    stateMutability: 'view',
+    inputs: [{ name: 'fact', type: 'bytes32' }],
+    outputs: [{ name: '', type: 'bool' }],
+  },
+] as const
+
+export type CheckFactOnEthereumOptions = CommonCheckOptions & {
+  /** Per RPC request (viem's transport timeout); default 15 s. */
+  requestTimeoutMs?: number | undefined
+}
+
+export async function checkFactOnEthereum(options: CheckFactOnEthereumOptions): Promise<EthereumFactCheck> {
+  const fact = toBytes32(parseFact(options.fact, 'fact'))
+  if (options.network !== undefined && !CHAIN_NETWORKS.includes(options.network)) {
+    throw new InvalidInputError(`network must be one of ${CHAIN_NETWORKS.join(', ')}; got ${JSON.stringify(options.network)}.`, {
+      input: 'network',
+    })
+  }
+  const endpoint = rpcEndpoint(options.rpcUrl, 'rpcUrl', options.redactor)
+  const viem = await import('viem')
+  let registry: `0x${string}` | undefined
+  if (options.registry !== undefined) {
+    const given = options.registry.trim()
+    if (!viem.isAddress(given)) {
+      throw new InvalidInputError(
+        `registry ${JSON.stringify(given)} is not an Ethereum address (0x and 40 hex digits, with a valid checksum if mixed-case).`,
+        { input: 'registry' },
+      )
+    }
+    registry = viem.getAddress(given)
+  }
+
+  const client = viem.createPublicClient({
+    transport: viem.http(endpoint.url, {
+      timeout: options.requestTimeoutMs ?? 15_000,
+      retryCount: 2,
+      retryDelay: 250,
+      fetchOptions: options.signal ? { signal: options.signal } : undefined,
+    }),
+  })
+  const call = <T>(what: string, run: () => Promise<T>) => rpcCall(viem, endpoint, what, run, options.signal)
+
+  const chainId = await call('eth_chainId', () => client.getChainId())
+  const network = networkOf(chainId)
+  if (options.network !== undefined && network !== options.network) {
+    const expected = ETHEREUM_NETWORKS[options.network].chainId
+    throw new ChainError(
+      `The Ethereum RPC at ${endpoint.display} is on chain ${chainId}${network ? ` (${network})` : ''}, not ${options.network} (chain ${expected}).`,
+      { metaMessages: ['Check the RPC URL, or the network asked for.'], code: 'WRONG_CHAIN' },
+    )
+  }
+  if (!registry) {
+    if (!network) {
+      throw new InvalidInputError(
+        `Chain ${chainId} has no known fact registry: give the registry address (--fact-registry).`,
+        { input: 'registry' },
+      )
+    }
+    registry = ETHEREUM_NETWORKS[network].factRegistry
+  }
+
+  const blockNumber = await call('eth_blockNumber', () => client.getBlockNumber({ cacheTime: 0 }))
+  const code = await call('eth_getCode', () => client.getCode({ address: registry, blockNumber }))
+  if (!code || code === '0x') {
+    throw new ChainError(
+      `No contract at ${registry} on ${describeChain(chainId, network)} at block ${blockNumber}: it cannot be the fact registry.`,
+      { metaMessages: ['Check the registry address (--fact-registry) and that the RPC is on the chain it was deployed to.'], code: 'NO_CODE' },
+    )
+  }
+  const registered = await call('isValid(bytes32)', () =>
+    client.readContract({ address: registry, abi: FACT_REGISTRY_ABI, functionName: 'isValid', args: [fact], blockNumber }),
+  )
+  return {
+    chain: 'ethereum',
+    fact,
+    registered,
+    network,
+    chainId,
+    registry,
+    blockNumber: Number(blockNumber),
+    rpc: endpoint.display,
+  }
+}
+
+function networkOf(chainId: number): ChainNetwork | null {
+  for (const network of CHAIN_NETWORKS) if (ETHEREUM_NETWORKS[network].chainId === chainId) return network
+  return null
+}
+
+function describeChain(chainId: number, network: ChainNetwork | null): string {
+  return network ? `${network} (chain ${chainId})` : `chain ${chainId}`
+}
+
+type Viem = typeof import('viem')
+
+/**
+ * One RPC request, its failure turned into a ChainError whose text names the RPC by host only.
+ * Transport failures (unreachable, timeout, 429, 5xx) are marked retryable, so a wait for
+ * registration keeps polling through them; anything else ends it.
+ */
+async function rpcCall<T>(viem: Viem, endpoint: RpcEndpoint, what: string, run: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal?.aborted) throw new AbortedError(`Cancelled before ${what}.`, { cause: signal.reason })
+  try {
+    return await run()
+  } catch (error) {
+    if (signal?.aborted) throw new AbortedError(`Cancelled during ${what}.`, { cause: signal.reason })
+    throw classify(viem, endpoint, what, error)
+  }
+}
+
+function classify(viem: Viem, endpoint: RpcEndpoint, what: string, error: unknown): ChainError {
+  const where = `the Ethereum RPC at ${endpoint.display}`
+  const details = endpoint.scrub(error instanceof viem.BaseError ? error.shortMessage : String((error as Error)?.message ?? error))
+  const cause = sanitizedCause(error, endpoint.scrub)
+  const find = <E>(kind: abstract new (...args: never[]) => E): E | undefined =>
+    error instanceof viem.BaseError ? ((error.walk((inner) => inner instanceof kind) as E | null) ?? undefined) : undefined
+
+  if (find(viem.ContractFunctionZeroDataError) || find(viem.ContractFunctionRevertedError) || find(viem.AbiDecodingZeroDataError)) {
+    return new ChainError(
+      `The contract at the registry address did not answer isValid(bytes32) through ${where}: is it a fact registry?`,
+      { details, cause, code: 'NOT_A_REGISTRY' },
+    )
+  }
+  const timeout = find(viem.TimeoutError)
+  if (timeout) return new ChainError(`${capitalise(where)} did not answer ${what} in time.`, { details, cause, retryable: true, code: 'RPC_TIMEOUT' })
+  const http = find(viem.HttpRequestError)
+  if (http) {
+    if (http.status === undefined) {
+      return new ChainError(`Could not reach ${where} (${what}): is the URL right and the node up?`, {
+        details: endpoint.scrub(rootMessage(error)),
+        cause,
+        retryable: true,
+        code: 'RPC_UNREACHABLE',
+      })
+    }
+    return new ChainError(`${capitalise(where)} answered HTTP ${http.status} to ${what}.`, {
+      details,
+      cause,
+      status: http.status,
+      retryable: http.status === 429 || http.status >= 500,
+      code: 'RPC_HTTP_ERROR',
+    })
+  }
+  const rpc = find(viem.RpcRequestError)
+  if (rpc) {
+    // -32005 is the usual "limit exceeded" of hosted providers: worth another try later.
+    return new ChainError(`${capitalise(where)} refused ${what} (JSON-RPC error ${rpc.code}).`, {
+      details,
+      cause,
+      retryable: rpc.code === -32005,
+      code: 'RPC_ERROR',
+    })
+  }
+  return new ChainError(`${capitalise(where)} failed during ${what}.`, { details, cause, code: 'RPC_ERROR' })
+}
+
+/** The deepest message of a cause chain: "connect ECONNREFUSED 127.0.0.1:1" rather than "fetch failed". */
+function rootMessage(error: unknown): string {
+  let current: unknown = error
+  let message = String((error as Error)?.message ?? error)
+  for (let depth = 0; current && depth < 8; depth++) {
+    if (current instanceof Error && current.message) message = current.message
+    current = (current as { cause?: unknown }).cause
+  }
+  return message.split('\n')[0]!
+}
+
+function capitalise(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1)
+}

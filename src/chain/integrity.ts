@@ -1,0 +1,188 @@
+import { keccak as starknetKeccak } from '@scure/starknet'
+import { computeVerificationHash } from '../pie/facts.ts'
+import { shortString } from '../pie/hash.ts'
+import { feltHex } from './fact.ts'
+import type { ExpectedVerification, IntegrityVerification, JudgedVerification, VerifierConfiguration } from './types.ts'
+
+/**
+ * Integrity's FactRegistry (HerodotusDev/integrity, src/contracts/fact_registry_interface.cairo):
+ *
+ *   fn get_all_verifications_for_fact_hash(fact_hash: felt252) -> Array<VerificationListElement>
+ *   struct VerificationListElement {
+ *     verification_hash: felt252, security_bits: u32,
+ *     verifier_config: VerifierConfiguration { layout, hasher, stone_version, memory_verification },
+ *   }
+ *
+ * Cairo's Serde writes an Array as its length then its elements, a struct as its fields in
+ * declaration order (a nested struct inline), a felt252 or a u32 as one felt: so the answer is
+ * `[n, (hash, bits, layout, hasher, stone_version, memory_verification) × n]`.
+ */
+
+export const GET_ALL_VERIFICATIONS = 'get_all_verifications_for_fact_hash'
+
+/** Felts per VerificationListElement. */
+const ELEMENT_SIZE = 6
+const U32_LIMIT = 1n << 32n
+
+/** A Starknet entry point selector: the Starknet Keccak (keccak256, low 250 bits) of its name. */
+export function selectorFromName(name: string): bigint {
+  return starknetKeccak(new TextEncoder().encode(name))
+}
+
+export const GET_ALL_VERIFICATIONS_SELECTOR = selectorFromName(GET_ALL_VERIFICATIONS)
+
+export class VerificationDecodeError extends Error {
+  override name = 'VerificationDecodeError'
+}
+
+/** Reads `get_all_verifications_for_fact_hash`'s return felts (hex strings or integers). */
+export function decodeVerifications(felts: readonly (string | bigint)[]): IntegrityVerification[] {
+  const values = felts.map((felt, index) => toBigInt(felt, index))
+  if (values.length === 0) throw new VerificationDecodeError('the answer is empty; expected at least the array length')
+  const count = values[0]!
+  const expectedLength = 1n + count * BigInt(ELEMENT_SIZE)
+  if (BigInt(values.length) !== expectedLength) {
+    throw new VerificationDecodeError(
+      `the answer has ${values.length} felts; an array of ${count} verifications takes ${expectedLength}`,
+    )
+  }
+  const verifications: IntegrityVerification[] = []
+  for (let i = 0; i < Number(count); i++) {
+    const [hash, bits, layout, hasher, stoneVersion, memoryVerification] = values.slice(1 + i * ELEMENT_SIZE, 1 + (i + 1) * ELEMENT_SIZE) as [
+      bigint, bigint, bigint, bigint, bigint, bigint,
+    ]
+    if (bits >= U32_LIMIT) throw new VerificationDecodeError(`verification ${i}: security_bits ${bits} does not fit a u32`)
+    verifications.push({
+      verificationHash: feltHex(hash),
+      securityBits: Number(bits),
+      layout: readShortString(layout),
+      hasher: readShortString(hasher),
+      stoneVersion: readShortString(stoneVersion),
+      memoryVerification: readShortString(memoryVerification),
+    })
+  }
+  return verifications
+}
+
+/** The inverse of `decodeVerifications` (the emulator answers with it; tests build answers). */
+export function encodeVerifications(verifications: readonly IntegrityVerification[]): string[] {
+  const felts: bigint[] = [BigInt(verifications.length)]
+  for (const verification of verifications) {
+    felts.push(
+      BigInt(verification.verificationHash),
+      BigInt(verification.securityBits),
+      ...configurationFelts(verification),
+    )
+  }
+  return felts.map(feltHex)
+}
+
+/** A verification for a fact under given settings, with its hash computed as the registry does. */
+export function makeVerification(fact: bigint, settings: VerifierConfiguration & { securityBits: number }): IntegrityVerification {
+  return {
+    verificationHash: feltHex(computeVerificationHash(fact, settings)),
+    securityBits: settings.securityBits,
+    layout: settings.layout,
+    hasher: settings.hasher,
+    stoneVersion: settings.stoneVersion,
+    memoryVerification: settings.memoryVerification,
+  }
+}
+
+/**
+ * Judges each verification: its hash must recompute from the fact and its own settings (a
+ * registry that answers otherwise is not Integrity's, or the answer was not for this fact), and
+ * its settings must be the expected ones with at least the expected security bits.
+ */
+export function judgeVerifications(
+  fact: bigint,
+  verifications: readonly IntegrityVerification[],
+  expected: ExpectedVerification | null,
+): JudgedVerification[] {
+  return verifications.map((verification) => ({
+    ...verification,
+    hashMatches: hashMatches(fact, verification),
+    meetsExpected: meetsExpected(verification, expected),
+  }))
+}
+
+/** Why none of the verifications counts, in a sentence; null when one does. */
+export function whyNotRegistered(judged: readonly JudgedVerification[], expected: ExpectedVerification | null): string | null {
+  if (judged.some((verification) => verification.hashMatches && verification.meetsExpected)) return null
+  if (judged.length === 0) return 'the registry holds no verification of this fact'
+  const noun = judged.length === 1 ? 'verification' : 'verifications'
+  if (!judged.some((verification) => verification.hashMatches)) {
+    return `the registry holds ${judged.length} ${noun} of this fact, but no verification hash recomputes from the fact and its settings`
+  }
+  return `the registry holds ${judged.length} ${noun} of this fact, none with the expected settings (${describeExpected(expected)})`
+}
+
+export function describeExpected(expected: ExpectedVerification | null): string {
+  if (!expected) return 'any'
+  const parts = [
+    expected.layout && `layout ${expected.layout}`,
+    expected.hasher && `hasher ${expected.hasher}`,
+    expected.stoneVersion && `stone version ${expected.stoneVersion}`,
+    expected.memoryVerification && `memory verification ${expected.memoryVerification}`,
+    expected.securityBits !== undefined && `at least ${expected.securityBits} security bits`,
+  ].filter(Boolean)
+  return parts.length ? parts.join(', ') : 'any'
+}
+
+export function describeVerification(verification: IntegrityVerification): string {
+  return `${verification.layout}/${verification.hasher}/${verification.stoneVersion}/${verification.memoryVerification}, ${verification.securityBits} security bits`
+}
+
+function hashMatches(fact: bigint, verification: IntegrityVerification): boolean {
+  // Settings that are not short strings cannot come from Integrity, whose verifier accepts only
+  // known names ('recursive', 'keccak_160_lsb', 'stone6', 'strict', ...).
+  if (!isShortStringText(verification)) return false
+  return computeVerificationHash(fact, verification) === BigInt(verification.verificationHash)
+}
+
+function meetsExpected(verification: IntegrityVerification, expected: ExpectedVerification | null): boolean {
+  if (!expected) return true
+  const same = (key: keyof VerifierConfiguration) => expected[key] === undefined || expected[key] === verification[key]
+  return (
+    same('layout') &&
+    same('hasher') &&
+    same('stoneVersion') &&
+    same('memoryVerification') &&
+    (expected.securityBits === undefined || verification.securityBits >= expected.securityBits)
+  )
+}
+
+function configurationFelts(configuration: VerifierConfiguration): bigint[] {
+  return [configuration.layout, configuration.hasher, configuration.stoneVersion, configuration.memoryVerification].map(writeShortString)
+}
+
+/** Printable ASCII reads as text; anything else stays as its 0x hex so it is shown, not mangled. */
+function readShortString(felt: bigint): string {
+  if (felt === 0n) return ''
+  const hex = felt.toString(16)
+  const bytes = Buffer.from(hex.length % 2 ? `0${hex}` : hex, 'hex')
+  if (bytes.length <= 31 && bytes.every((byte) => byte >= 0x20 && byte < 0x7f)) return bytes.toString('latin1')
+  return feltHex(felt)
+}
+
+function writeShortString(text: string): bigint {
+  return isHexFallback(text) ? BigInt(text) : shortString(text)
+}
+
+/** readShortString's fallback form: 0x hex whose bytes are not printable ASCII. */
+function isHexFallback(text: string): boolean {
+  if (!/^0x[0-9a-f]+$/.test(text)) return false
+  return readShortString(BigInt(text)) === text
+}
+
+function isShortStringText(configuration: VerifierConfiguration): boolean {
+  return [configuration.layout, configuration.hasher, configuration.stoneVersion, configuration.memoryVerification].every(
+    (text) => !isHexFallback(text) && text.length <= 31 && /^[\x20-\x7e]*$/.test(text),
+  )
+}
+
+function toBigInt(felt: string | bigint, index: number): bigint {
+  if (typeof felt === 'bigint') return felt
+  if (typeof felt === 'string' && /^0x[0-9a-fA-F]{1,64}$/.test(felt)) return BigInt(felt)
+  throw new VerificationDecodeError(`felt ${index} is ${JSON.stringify(felt)}; expected 0x hex`)
+}

@@ -1,0 +1,314 @@
+import type { Dispatcher } from 'undici'
+import { z } from 'zod'
+import { AbortedError, ChainError, InvalidInputError, NetworkError, ProvingKitError, ServiceError } from '../core/errors.ts'
+import { HttpClient } from '../core/http.ts'
+import type { Clock } from '../core/runtime.ts'
+import { sanitizedCause } from './errors.ts'
+import { assertFelt, feltHex, parseFact } from './fact.ts'
+import {
+  decodeVerifications,
+  GET_ALL_VERIFICATIONS,
+  GET_ALL_VERIFICATIONS_SELECTOR,
+  judgeVerifications,
+  VerificationDecodeError,
+  whyNotRegistered,
+} from './integrity.ts'
+import { type RpcEndpoint, rpcEndpoint } from './rpc.ts'
+import {
+  type ChainNetwork,
+  CHAIN_NETWORKS,
+  type CommonCheckOptions,
+  type ExpectedVerification,
+  type StarknetFactCheck,
+} from './types.ts'
+
+/**
+ * Is an Integrity fact registered on Starknet? Starknet JSON-RPC `starknet_call` of the
+ * FactRegistry's `get_all_verifications_for_fact_hash` at a pinned block, after checking the
+ * chain id. The fact counts as registered when at least one verification has the expected
+ * settings and enough security bits, and its verification hash recomputes locally from the fact
+ * and those settings (pie-and-facts.md): the registry's word alone is not taken.
+ *
+ * Requests go through the project's HttpClient (timeouts, redaction, User-Agent). JSON-RPC reads
+ * are idempotent, but HttpClient repeats a POST only when it was refused before processing; a
+ * failure mid-request is marked retryable here, so a wait for registration polls through it.
+ */
+
+export type StarknetNetworkInfo = { chainId: string; factRegistry: string }
+
+/**
+ * Integrity's FactRegistry per network: INTEGRITY_ADDRESS_MAINNET / _SEPOLIA in Integrity's
+ * src/lib_utils.cairo (and its deployed_contracts.md).
+ */
+export const STARKNET_NETWORKS: Readonly<Record<ChainNetwork, StarknetNetworkInfo>> = {
+  mainnet: { chainId: 'SN_MAIN', factRegistry: '0xcc63a1e8e7824642b89fa6baf996b8ed21fa4707be90ef7605570ca8e4f00b' },
+  sepolia: { chainId: 'SN_SEPOLIA', factRegistry: '0x4ce7851f00b6c3289674841fd7a1b96b6fd41ed1edc248faccd672c26371b8c' },
+}
+
+export type CheckFactOnStarknetOptions = CommonCheckOptions & {
+  /** Settings a verification must have to count; without it any verification whose hash recomputes counts. */
+  expected?: ExpectedVerification | undefined
+  /** Per request; default 15 s. */
+  requestTimeoutMs?: number | undefined
+  dispatcher?: Dispatcher | undefined
+  clock?: Clock | undefined
+}
+
+/** Starknet JSON-RPC error codes (starknet_api_openrpc.json) the check tells apart. */
+const CONTRACT_NOT_FOUND = 20
+const ENTRYPOINT_NOT_FOUND = 21
+const BLOCK_NOT_FOUND = 24
+const CONTRACT_ERROR = 40
+const METHOD_NOT_FOUND = -32601
+
+const ADDRESS_LIMIT = 1n << 251n
+
+export async function checkFactOnStarknet(options: CheckFactOnStarknetOptions): Promise<StarknetFactCheck> {
+  const fact = assertFelt(parseFact(options.fact, 'fact'), 'fact')
+  if (options.network !== undefined && !CHAIN_NETWORKS.includes(options.network)) {
+    throw new InvalidInputError(`network must be one of ${CHAIN_NETWORKS.join(', ')}; got ${JSON.stringify(options.network)}.`, {
+      input: 'network',
+    })
+  }
+  let registry = options.registry === undefined ? undefined : parseAddress(options.registry)
+  const expected = options.expected ? validateExpected(options.expected) : null
+  const endpoint = rpcEndpoint(options.rpcUrl, 'rpcUrl', options.redactor)
+  const rpc = new StarknetRpc(endpoint, options)
+
+  const chainIdFelt = BigInt(await rpc.call('starknet_chainId', [], z.string().regex(/^0x[0-9a-fA-F]+$/)))
+  const chainId = decodeChainId(chainIdFelt)
+  const network = CHAIN_NETWORKS.find((name) => STARKNET_NETWORKS[name].chainId === chainId) ?? null
+  if (options.network !== undefined && network !== options.network) {
+    throw new ChainError(
+      `The Starknet RPC at ${endpoint.display} is on chain ${chainId}${network ? ` (${network})` : ''}, not ${options.network} (${STARKNET_NETWORKS[options.network].chainId}).`,
+      { metaMessages: ['Check the RPC URL, or the network asked for.'], code: 'WRONG_CHAIN' },
+    )
+  }
+  if (registry === undefined) {
+    if (!network) {
+      throw new InvalidInputError(`Chain ${chainId} has no known Integrity registry: give the registry address (--fact-registry).`, {
+        input: 'registry',
+      })
+    }
+    registry = STARKNET_NETWORKS[network].factRegistry
+  }
+
+  const blockNumber = await rpc.call('starknet_blockNumber', [], z.number().int().nonnegative())
+  const where = `${network ?? `chain ${chainId}`} at block ${blockNumber}`
+  let felts: string[]
+  try {
+    felts = await rpc.call(
+      'starknet_call',
+      {
+        request: { contract_address: registry, entry_point_selector: feltHex(GET_ALL_VERIFICATIONS_SELECTOR), calldata: [feltHex(fact)] },
+        block_id: { block_number: blockNumber },
+      },
+      z.array(z.string()),
+    )
+  } catch (error) {
+    throw explainCallError(error, registry, where, endpoint)
+  }
+  let verifications
+  try {
+    verifications = decodeVerifications(felts)
+  } catch (error) {
+    if (!(error instanceof VerificationDecodeError)) throw error
+    throw new ChainError(
+      `The contract at ${registry} on ${where} answered ${GET_ALL_VERIFICATIONS} with data that is not a list of verifications: is it Integrity's FactRegistry?`,
+      { details: error.message, code: 'NOT_A_REGISTRY' },
+    )
+  }
+  const judged = judgeVerifications(fact, verifications, expected)
+  const reason = whyNotRegistered(judged, expected)
+  return {
+    chain: 'starknet',
+    fact: feltHex(fact),
+    registered: reason === null,
+    network,
+    chainId,
+    registry,
+    blockNumber,
+    rpc: endpoint.display,
+    verifications: judged,
+    expected,
+    reason,
+  }
+}
+
+/** A Starknet chain id is a short string (`SN_MAIN`, `SN_SEPOLIA`); anything else stays hex. */
+export function decodeChainId(felt: bigint): string {
+  const hex = felt.toString(16)
+  const bytes = Buffer.from(hex.length % 2 ? `0${hex}` : hex, 'hex')
+  return felt > 0n && bytes.length <= 31 && bytes.every((byte) => byte >= 0x20 && byte < 0x7f) ? bytes.toString('latin1') : feltHex(felt)
+}
+
+function parseAddress(text: string): string {
+  const trimmed = text.trim()
+  if (!/^0x[0-9a-fA-F]{1,64}$/.test(trimmed) || BigInt(trimmed) >= ADDRESS_LIMIT) {
+    throw new InvalidInputError(`registry ${JSON.stringify(trimmed)} is not a Starknet contract address (0x hex below 2^251).`, {
+      input: 'registry',
+    })
+  }
+  return feltHex(BigInt(trimmed))
+}
+
+function validateExpected(expected: ExpectedVerification): ExpectedVerification {
+  const result: ExpectedVerification = {}
+  for (const key of ['layout', 'hasher', 'stoneVersion', 'memoryVerification'] as const) {
+    const value = expected[key]
+    if (value === undefined) continue
+    if (value.length === 0 || value.length > 31 || !/^[\x20-\x7e]+$/.test(value)) {
+      throw new InvalidInputError(`expected ${key} ${JSON.stringify(value)} is not a Cairo short string (1 to 31 ASCII characters).`, {
+        input: key,
+      })
+    }
+    result[key] = value
+  }
+  if (expected.securityBits !== undefined) {
+    if (!Number.isInteger(expected.securityBits) || expected.securityBits < 0 || expected.securityBits >= 2 ** 32) {
+      throw new InvalidInputError(`expected securityBits must be a whole number from 0 to 2^32 - 1; got ${expected.securityBits}.`, {
+        input: 'securityBits',
+      })
+    }
+    result.securityBits = expected.securityBits
+  }
+  return result
+}
+
+const jsonRpcResponse = z.object({
+  jsonrpc: z.string().optional(),
+  id: z.union([z.number(), z.string(), z.null()]).optional(),
+  result: z.unknown().optional(),
+  error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }).optional(),
+})
+
+/** A JSON-RPC error object the node answered with. */
+class JsonRpcError extends ChainError {
+  override name = 'JsonRpcError'
+  readonly rpcCode: number
+  readonly data: unknown
+  constructor(message: string, options: { rpcCode: number; data: unknown; details?: string; retryable?: boolean }) {
+    super(message, { details: options.details, code: `JSON_RPC_${options.rpcCode}`, retryable: options.retryable })
+    this.rpcCode = options.rpcCode
+    this.data = options.data
+  }
+}
+
+class StarknetRpc {
+  readonly #endpoint: RpcEndpoint
+  readonly #http: HttpClient
+  readonly #path: string
+  readonly #query: Record<string, string>
+  readonly #headers: Record<string, string>
+  readonly #signal: AbortSignal | undefined
+  #id = 0
+
+  constructor(endpoint: RpcEndpoint, options: CheckFactOnStarknetOptions) {
+    this.#endpoint = endpoint
+    const url = new URL(endpoint.url)
+    this.#path = url.pathname
+    this.#query = Object.fromEntries(url.searchParams)
+    this.#headers = {}
+    if (url.username || url.password) {
+      const credentials = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`
+      this.#headers.authorization = `Basic ${Buffer.from(credentials).toString('base64')}`
+    }
+    this.#signal = options.signal
+    const timeout = options.requestTimeoutMs ?? 15_000
+    this.#http = new HttpClient({
+      baseUrl: url.origin,
+      serviceName: 'Starknet RPC',
+      redactor: endpoint.redactor,
+      logger: options.logger,
+      clock: options.clock,
+      dispatcher: options.dispatcher,
+      timeouts: { connectMs: Math.min(timeout, 10_000), headersMs: timeout, bodyMs: timeout },
+      // A check is short: a few quick attempts where HttpClient may repeat; the wait polls on.
+      retry: { maxAttempts: 3, budgetMs: 2 * timeout, maxDelayMs: 2_000 },
+    })
+  }
+
+  async call<T>(method: string, params: unknown, schema: z.ZodType<T>): Promise<T> {
+    const id = ++this.#id
+    let body: z.infer<typeof jsonRpcResponse>
+    try {
+      const response = await this.#http.request({
+        method: 'POST',
+        path: this.#path,
+        query: this.#query,
+        headers: this.#headers,
+        json: { jsonrpc: '2.0', id, method, params },
+        schema: jsonRpcResponse,
+        signal: this.#signal,
+        operation: method,
+        // starknet_call and starknet_chainId only read: repeating them is harmless.
+        idempotent: true,
+      })
+      body = response.data
+    } catch (error) {
+      throw this.#transportError(error, method)
+    }
+    if (body.error) {
+      const { code, message, data } = body.error
+      const details = this.#endpoint.scrub(`${message}${data === undefined ? '' : `: ${summarise(data)}`}`)
+      if (code === METHOD_NOT_FOUND) {
+        throw new JsonRpcError(`The Starknet RPC at ${this.#endpoint.display} does not know ${method}: is it a Starknet JSON-RPC endpoint?`, {
+          rpcCode: code, data, details,
+        })
+      }
+      throw new JsonRpcError(`The Starknet RPC at ${this.#endpoint.display} answered ${method} with error ${code}.`, {
+        rpcCode: code, data, details, retryable: code === BLOCK_NOT_FOUND,
+      })
+    }
+    const parsed = schema.safeParse(body.result)
+    if (!parsed.success) {
+      throw new ChainError(`The Starknet RPC at ${this.#endpoint.display} answered ${method} with an unexpected result.`, {
+        details: this.#endpoint.scrub(`result ${summarise(body.result)}: ${parsed.error.issues[0]?.message ?? 'invalid'}`),
+        code: 'RPC_BAD_RESULT',
+      })
+    }
+    return parsed.data
+  }
+
+  #transportError(error: unknown, method: string): ProvingKitError {
+    if (error instanceof AbortedError) return error
+    if (!(error instanceof ProvingKitError)) throw error
+    const status = error instanceof ServiceError ? error.status : undefined
+    const retryable = error instanceof NetworkError || (status !== undefined && (status === 429 || status >= 500))
+    const shortMessage =
+      error instanceof NetworkError && error.beforeProcessing
+        ? `Could not reach the Starknet RPC at ${this.#endpoint.display} (${method}): is the URL right and the node up?`
+        : error.shortMessage
+    return new ChainError(shortMessage, {
+      details: error.details ?? error.shortMessage,
+      metaMessages: error.metaMessages,
+      cause: sanitizedCause(error, this.#endpoint.scrub),
+      status,
+      retryable,
+      code: error instanceof NetworkError ? 'RPC_UNREACHABLE' : 'RPC_HTTP_ERROR',
+    })
+  }
+}
+
+function explainCallError(error: unknown, registry: string, where: string, endpoint: RpcEndpoint): unknown {
+  if (!(error instanceof JsonRpcError)) return error
+  if (error.rpcCode === CONTRACT_NOT_FOUND) {
+    return new ChainError(`No contract at ${registry} on ${where}: it cannot be Integrity's FactRegistry.`, {
+      metaMessages: ['Check the registry address (--fact-registry) and that the RPC is on the chain it was deployed to.'],
+      details: error.details,
+      code: 'NO_CODE',
+    })
+  }
+  if (error.rpcCode === ENTRYPOINT_NOT_FOUND || error.rpcCode === CONTRACT_ERROR) {
+    return new ChainError(
+      `The contract at ${registry} on ${where} did not answer ${GET_ALL_VERIFICATIONS} through the Starknet RPC at ${endpoint.display}: is it Integrity's FactRegistry?`,
+      { details: error.details, code: 'NOT_A_REGISTRY' },
+    )
+  }
+  return error
+}
+
+function summarise(value: unknown): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value)
+  return text.length > 300 ? `${text.slice(0, 297)}...` : text
+}

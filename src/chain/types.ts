@@ -1,0 +1,82 @@
+import type { SecretRedactor } from '../core/redact.ts'
+import type { Logger } from '../core/runtime.ts'
+
+/** The networks with a known registry address; any other chain needs the address given. */
+export type ChainNetwork = 'mainnet' | 'sepolia'
+
+export const CHAIN_NETWORKS: readonly ChainNetwork[] = ['mainnet', 'sepolia']
+
+/** What every on-chain check takes besides its chain-specific options. */
+export type CommonCheckOptions = {
+  /** The RPC URL; treated as a secret (providers embed their key in it). */
+  rpcUrl: string
+  /** The fact: 0x hex, at most 32 bytes. */
+  fact: string
+  /** The registry address; by default the one of `network` (or of the chain the RPC is on). */
+  registry?: string | undefined
+  /** The network the RPC must be on; its chain id is read and checked when this is given. */
+  network?: ChainNetwork | undefined
+  signal?: AbortSignal | undefined
+  logger?: Logger | undefined
+  /** Shared with the caller so its own output masks the RPC URL too; one is made otherwise. */
+  redactor?: SecretRedactor | undefined
+}
+
+/** Where and how a fact was looked up, and the answer; JSON-serialisable (the action's output). */
+type CheckBase = {
+  /** The fact as the registry takes it. */
+  fact: string
+  registered: boolean
+  /** null when the chain is not one of the known networks. */
+  network: ChainNetwork | null
+  registry: string
+  /** The block the registry was read at. */
+  blockNumber: number
+  /** The RPC's host (never its path or query: they may hold a key). */
+  rpc: string
+}
+
+export type EthereumFactCheck = CheckBase & {
+  chain: 'ethereum'
+  chainId: number
+}
+
+export type StarknetFactCheck = CheckBase & {
+  chain: 'starknet'
+  /** The decoded chain id (`SN_SEPOLIA`), or its hex when it is not a short string. */
+  chainId: string
+  /** Every verification the registry holds for the fact, each judged against `expected`. */
+  verifications: JudgedVerification[]
+  expected: ExpectedVerification | null
+  /** Why the fact does not count as registered (null when it does). */
+  reason: string | null
+}
+
+export type OnchainFactCheck = EthereumFactCheck | StarknetFactCheck
+
+/** Integrity's `VerifierConfiguration`: four Cairo short strings. */
+export type VerifierConfiguration = {
+  layout: string
+  hasher: string
+  stoneVersion: string
+  memoryVerification: string
+}
+
+/** One element of `get_all_verifications_for_fact_hash`'s answer. */
+export type IntegrityVerification = VerifierConfiguration & {
+  verificationHash: string
+  securityBits: number
+}
+
+export type JudgedVerification = IntegrityVerification & {
+  /** The verification hash recomputed from the fact and these settings equals the registry's. */
+  hashMatches: boolean
+  /** The settings equal the expected ones and the security bits reach the expected minimum. */
+  meetsExpected: boolean
+}
+
+/** Settings a verification must have to count; each one left out is not checked. */
+export type ExpectedVerification = Partial<VerifierConfiguration> & {
+  /** The least acceptable security bits (Integrity's own `is_fact_hash_valid_with_security` rule). */
+  securityBits?: number | undefined
+}

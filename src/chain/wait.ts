@@ -1,0 +1,90 @@
+import { WaitTimeoutError } from '../core/errors.ts'
+import { formatDuration, type PollSchedule, pollUntil } from '../core/poll.ts'
+import { type Clock, type Logger, silentLogger, systemClock } from '../core/runtime.ts'
+import type { OnchainFactCheck } from './types.ts'
+
+/**
+ * A bounded wait for a fact to be registered. Facts land some minutes after a query is DONE
+ * (the registration is a later transaction), so "not yet" is an expected answer, polled with
+ * the project's schedule (pollUntil: the interval grows with the time spent, 1 s to 30 s).
+ *
+ * The first check runs outside the poll loop so that a configuration error (wrong chain, no
+ * contract at the address, unreachable RPC) fails at once instead of being retried until the
+ * deadline; after that, failures marked retryable (the RPC down for a moment) do not end the wait.
+ */
+
+export type FactWaitProgress<T extends OnchainFactCheck = OnchainFactCheck> = {
+  /** Checks made so far, this one included. */
+  attempt: number
+  elapsedMs: number
+  check: T
+}
+
+export type WaitForFactOptions<T extends OnchainFactCheck = OnchainFactCheck> = {
+  timeoutMs: number
+  signal?: AbortSignal | undefined
+  clock?: Clock | undefined
+  logger?: Logger | undefined
+  schedule?: Partial<PollSchedule> | undefined
+  random?: (() => number) | undefined
+  /** Called after each check that found the fact not (yet) registered. */
+  onProgress?: ((progress: FactWaitProgress<T>) => void) | undefined
+}
+
+/**
+ * Resolves with the first check that finds the fact registered; throws WaitTimeoutError (its
+ * `lastSeen` the last check) when the deadline passes first.
+ */
+export async function waitForFactRegistration<T extends OnchainFactCheck>(
+  check: () => Promise<T>,
+  options: WaitForFactOptions<T>,
+): Promise<T> {
+  const clock = options.clock ?? systemClock
+  const logger = options.logger ?? silentLogger
+  const started = clock.now()
+  let attempt = 0
+  let last: T | undefined
+  const observe = (result: T): T => {
+    attempt++
+    last = result
+    if (!result.registered) options.onProgress?.({ attempt, elapsedMs: clock.now() - started, check: result })
+    return result
+  }
+
+  const first = observe(await check())
+  if (first.registered) return first
+  const what = `fact ${first.fact} to be registered on ${describeWhere(first)}`
+  try {
+    return await pollUntil<T>(
+      async () => {
+        const result = observe(await check())
+        return result.registered ? { done: true, value: result } : { done: false, state: result }
+      },
+      {
+        what,
+        timeoutMs: Math.max(0, options.timeoutMs - (clock.now() - started)),
+        signal: options.signal,
+        clock,
+        logger,
+        schedule: options.schedule,
+        random: options.random,
+      },
+    )
+  } catch (error) {
+    if (!(error instanceof WaitTimeoutError)) throw error
+    const seen = last!
+    throw new WaitTimeoutError(`Timed out after ${formatDuration(options.timeoutMs)} waiting for ${what}.`, {
+      metaMessages: [
+        `Last checked at block ${seen.blockNumber} (registry ${seen.registry}, ${attempt} checks).`,
+        ...(seen.chain === 'starknet' && seen.reason ? [`Last answer: ${seen.reason}.`] : []),
+      ],
+      lastSeen: seen,
+    })
+  }
+}
+
+/** "Ethereum sepolia", "Starknet chain SN_INTEGRATION". */
+export function describeWhere(check: OnchainFactCheck): string {
+  const chain = check.chain === 'ethereum' ? 'Ethereum' : 'Starknet'
+  return check.network ? `${chain} ${check.network}` : `${chain} chain ${check.chainId}`
+}

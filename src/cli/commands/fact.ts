@@ -1,0 +1,186 @@
+import { checkFactOnEthereum } from '../../chain/ethereum.ts'
+import { assertFelt, parseFact } from '../../chain/fact.ts'
+import { describeExpected, describeVerification } from '../../chain/integrity.ts'
+import { rpcEndpoint } from '../../chain/rpc.ts'
+import { checkFactOnStarknet } from '../../chain/starknet.ts'
+import { CHAIN_NETWORKS, type ChainNetwork, type ExpectedVerification, type OnchainFactCheck } from '../../chain/types.ts'
+import { describeWhere, waitForFactRegistration } from '../../chain/wait.ts'
+import { InvalidInputError, WaitTimeoutError } from '../../core/errors.ts'
+import { formatDuration } from '../../core/poll.ts'
+import { type CommandContext, type CommandSpec, parseDuration, parseInteger, stringValue } from '../context.ts'
+import { EXIT } from '../exit-codes.ts'
+
+/**
+ * `proving fact check <fact>`: is the fact registered on chain? Exit codes (README.md): 0
+ * registered, 1 not registered, 4 still not registered when --timeout ran out, 3 the check could
+ * not be made (RPC unreachable or failing, wrong chain, no contract at the registry address),
+ * 2 bad input. Without --timeout the registry is read once.
+ */
+
+const ENV_ETHEREUM_RPC = 'PROVING_ETHEREUM_RPC_URL'
+const ENV_STARKNET_RPC = 'PROVING_STARKNET_RPC_URL'
+
+export const factCheck: CommandSpec = {
+  path: ['fact', 'check'],
+  args: '<fact>',
+  summary: 'Check that a fact is registered on chain: Ethereum fact registry or Starknet Integrity.',
+  positionals: { min: 1, max: 1 },
+  details: [
+    'Give exactly one of --ethereum-rpc (a SHARP fact, isValid on the fact registry) or --starknet-rpc',
+    `(an Integrity fact, get_all_verifications_for_fact_hash). Without either flag, ${ENV_ETHEREUM_RPC}`,
+    `or ${ENV_STARKNET_RPC} is used (exactly one of them set). RPC URLs often hold a provider key:`,
+    'prefer the environment variables; the URL is masked in all output.',
+    'Exit codes: 0 registered, 1 not registered, 4 still not registered at --timeout, 3 RPC failure',
+    '(including a registry address with no contract, or the wrong chain), 2 bad input.',
+  ],
+  options: {
+    'ethereum-rpc': { type: 'string', valueName: '<url>', description: `Ethereum JSON-RPC URL (or ${ENV_ETHEREUM_RPC}).` },
+    'starknet-rpc': { type: 'string', valueName: '<url>', description: `Starknet JSON-RPC URL (or ${ENV_STARKNET_RPC}).` },
+    'fact-registry': {
+      type: 'string',
+      valueName: '<address>',
+      description: 'Registry address; by default the known one of the network the RPC is on.',
+    },
+    network: {
+      type: 'string',
+      valueName: '<mainnet|sepolia>',
+      description: 'Fail unless the RPC is on this network (its chain id is checked).',
+    },
+    timeout: {
+      type: 'string',
+      valueName: '<duration>',
+      description: 'Wait up to this long for the fact to be registered: 90 (seconds), 10m, 1h. Default: check once.',
+    },
+    layout: { type: 'string', valueName: '<name>', description: 'Starknet: count only verifications with this layout.' },
+    hasher: { type: 'string', valueName: '<name>', description: 'Starknet: ... with this hasher (keccak_160_lsb, ...).' },
+    'stone-version': { type: 'string', valueName: '<version>', description: 'Starknet: ... with this Stone version (stone5, stone6).' },
+    'memory-verification': {
+      type: 'string',
+      valueName: '<mode>',
+      description: 'Starknet: ... with this memory verification (strict, relaxed, cairo1).',
+    },
+    'security-bits': { type: 'string', valueName: '<n>', description: 'Starknet: ... with at least this many security bits.' },
+  },
+  async run(context) {
+    const factText = context.positionals[0]!
+    const { chain, url, flag } = chosenRpc(context)
+    const fact = parseFact(factText, '<fact>')
+    if (chain === 'starknet') assertFelt(fact, '<fact>')
+    rpcEndpoint(url, flag, context.redactor) // validates the URL and registers its secrets for all output
+    const network = networkFrom(context)
+    const registry = stringValue(context, 'fact-registry')?.trim()
+    const expected = expectedFrom(context, chain)
+    const timeoutText = stringValue(context, 'timeout')
+    const timeoutMs = timeoutText === undefined ? undefined : parseDuration(timeoutText, 'timeout')
+
+    const common = {
+      rpcUrl: url,
+      fact: factText,
+      registry,
+      network,
+      signal: context.signal,
+      logger: context.logger,
+      redactor: context.redactor,
+    }
+    const check = (): Promise<OnchainFactCheck> =>
+      chain === 'ethereum' ? checkFactOnEthereum(common) : checkFactOnStarknet({ ...common, expected })
+
+    let result: OnchainFactCheck
+    if (timeoutMs === undefined) {
+      result = await check()
+    } else {
+      try {
+        result = await waitForFactRegistration(check, {
+          timeoutMs,
+          signal: context.signal,
+          logger: context.logger,
+          onProgress: ({ elapsedMs, check: seen }) =>
+            context.progress(
+              `[${formatDuration(elapsedMs).padStart(6)}] fact ${seen.fact}: not registered yet on ${describeWhere(seen)} (block ${seen.blockNumber})${seen.chain === 'starknet' && seen.reason ? `: ${seen.reason}` : ''}`,
+            ),
+        })
+      } catch (error) {
+        // A script reading --json still gets the last answer; the error goes to stderr (exit 4).
+        if (error instanceof WaitTimeoutError && context.json && error.lastSeen) context.print('', error.lastSeen)
+        throw error
+      }
+    }
+    context.print(describeCheck(result), result)
+    return result.registered ? EXIT.ok : EXIT.remoteFailure
+  },
+}
+
+function chosenRpc(context: CommandContext): { chain: 'ethereum' | 'starknet'; url: string; flag: string } {
+  let ethereum = stringValue(context, 'ethereum-rpc')?.trim()
+  let starknet = stringValue(context, 'starknet-rpc')?.trim()
+  let source = 'flags'
+  if (!ethereum && !starknet) {
+    // The environment is read only when no flag chooses: both may be set for different jobs.
+    ethereum = context.io.env[ENV_ETHEREUM_RPC]?.trim() || undefined
+    starknet = context.io.env[ENV_STARKNET_RPC]?.trim() || undefined
+    source = 'environment'
+  }
+  if (ethereum && starknet) {
+    throw new InvalidInputError(
+      source === 'flags'
+        ? 'Give exactly one of --ethereum-rpc and --starknet-rpc: a fact is checked on one chain at a time.'
+        : `Both ${ENV_ETHEREUM_RPC} and ${ENV_STARKNET_RPC} are set: choose with --ethereum-rpc or --starknet-rpc.`,
+      { input: '--ethereum-rpc' },
+    )
+  }
+  if (ethereum) return { chain: 'ethereum', url: ethereum, flag: source === 'flags' ? '--ethereum-rpc' : ENV_ETHEREUM_RPC }
+  if (starknet) return { chain: 'starknet', url: starknet, flag: source === 'flags' ? '--starknet-rpc' : ENV_STARKNET_RPC }
+  throw new InvalidInputError(
+    `No RPC: pass --ethereum-rpc <url> (SHARP fact on Ethereum) or --starknet-rpc <url> (Integrity fact on Starknet), or set ${ENV_ETHEREUM_RPC} or ${ENV_STARKNET_RPC}.`,
+    { input: '--ethereum-rpc' },
+  )
+}
+
+function networkFrom(context: CommandContext): ChainNetwork | undefined {
+  const network = stringValue(context, 'network')?.trim()
+  if (network === undefined) return undefined
+  if (!CHAIN_NETWORKS.includes(network as ChainNetwork)) {
+    throw new InvalidInputError(`--network must be ${CHAIN_NETWORKS.join(' or ')}; got ${JSON.stringify(network)}.`, { input: '--network' })
+  }
+  return network as ChainNetwork
+}
+
+function expectedFrom(context: CommandContext, chain: 'ethereum' | 'starknet'): ExpectedVerification | undefined {
+  const flags = { layout: 'layout', hasher: 'hasher', stoneVersion: 'stone-version', memoryVerification: 'memory-verification' } as const
+  const expected: ExpectedVerification = {}
+  for (const [key, flag] of Object.entries(flags) as [keyof typeof flags, string][]) {
+    const value = stringValue(context, flag)?.trim()
+    if (value !== undefined) expected[key] = value
+  }
+  const bits = stringValue(context, 'security-bits')
+  if (bits !== undefined) expected.securityBits = parseInteger(bits, 'security-bits', 0, 2 ** 32 - 1)
+  const given = Object.keys(expected)
+  if (given.length === 0) return undefined
+  if (chain === 'ethereum') {
+    const flag = given[0] === 'securityBits' ? 'security-bits' : flags[given[0] as keyof typeof flags]
+    throw new InvalidInputError(`--${flag} applies to Integrity verifications on Starknet; an Ethereum fact registry has no settings.`, {
+      input: `--${flag}`,
+    })
+  }
+  return expected
+}
+
+function describeCheck(result: OnchainFactCheck): string {
+  const rows: [string, string][] = [
+    ['registered', result.registered ? 'yes' : 'no'],
+    ['fact', result.fact],
+    ['chain', `${describeWhere(result)}${result.network ? ` (chain ${result.chainId})` : ''}`],
+    ['registry', result.registry],
+    ['block', String(result.blockNumber)],
+    ['rpc', result.rpc],
+  ]
+  if (result.chain === 'starknet') {
+    rows.push(['expected', describeExpected(result.expected)])
+    for (const verification of result.verifications) {
+      const verdict = !verification.hashMatches ? 'hash does not recompute' : verification.meetsExpected ? 'ok' : 'other settings'
+      rows.push(['verification', `${verification.verificationHash}  ${describeVerification(verification)}  (${verdict})`])
+    }
+    if (result.reason) rows.push(['reason', result.reason])
+  }
+  return rows.map(([label, value]) => `${label.padEnd(15)}${value}`).join('\n')
+}

@@ -1,0 +1,162 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { ActionIO } from '../../src/action/io.ts'
+import { run } from '../../src/action/main.ts'
+import { ETHEREUM_NETWORKS, STARKNET_NETWORKS } from '../../src/chain/index.ts'
+import { redact, SecretRedactor } from '../../src/core/redact.ts'
+import { computePieFacts } from '../../src/emulator/index.ts'
+import { FIXTURE_PIE } from '../helpers/emulator.ts'
+import { closedPort, type EvmNode, startEvmNode } from '../helpers/evm-node.ts'
+
+/**
+ * The root action's on-chain gate (`verify-onchain`), run() end to end: the PIE proved on the
+ * in-process emulator, then its SHARP fact checked on a real local EVM (Hardhat's network, with
+ * Sepolia's chain id and a fact registry compiled and deployed at test time) and its Integrity
+ * fact on the emulator's Starknet endpoint. The gate passes when the fact is registered and fails when it is
+ * not registered in time, or when the chain cannot be read.
+ */
+
+const SECRET = 'SECRETKEY123'
+
+/** What the runner would see; like coreIO, every text that leaves is scrubbed of the secrets. */
+class RecordingIO implements ActionIO {
+  inputs: Record<string, string>
+  outputs: Record<string, string> = {}
+  logs: string[] = []
+  summary = ''
+  failed: string | undefined
+  state: Record<string, string> = {}
+  env: Record<string, string | undefined> = {}
+  readonly #redactor = new SecretRedactor()
+  constructor(inputs: Record<string, string>) {
+    this.inputs = inputs
+  }
+  #scrub = (text: string) => redact(text, this.#redactor)
+  getInput = (name: string) => (this.inputs[name] ?? '').trim()
+  setOutput = (name: string, value: string) => void (this.outputs[name] = this.#scrub(value))
+  setSecret = (value: string) => void this.#redactor.add(value)
+  saveState = (name: string, value: string) => void (this.state[name] = this.#scrub(value))
+  getState = (name: string) => this.state[name] ?? ''
+  debug = (message: string) => void this.logs.push(`debug: ${this.#scrub(message)}`)
+  info = (message: string) => void this.logs.push(this.#scrub(message))
+  warning = (message: string) => void this.logs.push(`warning: ${this.#scrub(message)}`)
+  error = (message: string) => void this.logs.push(`error: ${this.#scrub(message)}`)
+  startGroup = (name: string) => void this.logs.push(`::group::${this.#scrub(name)}`)
+  endGroup = () => void this.logs.push('::endgroup::')
+  appendSummary = async (markdown: string) => void (this.summary += this.#scrub(markdown))
+  setFailed = (message: string) => void (this.failed = this.#scrub(message))
+  /** Everything that left the step, for "the secret never appears" checks. */
+  everything(): string {
+    return [JSON.stringify(this.outputs), JSON.stringify(this.state), this.logs.join('\n'), this.summary, this.failed ?? ''].join('\n')
+  }
+}
+
+async function prove(inputs: Record<string, string>): Promise<RecordingIO> {
+  const io = new RecordingIO({ pie: FIXTURE_PIE, emulator: 'true', ...inputs })
+  await run(io)
+  return io
+}
+
+describe('the root action with verify-onchain', () => {
+  let node: EvmNode
+  let sharpFact: `0x${string}`
+  let registry: `0x${string}`
+  let emptyRegistry: `0x${string}`
+  let rpcUrl: string
+
+  beforeAll(async () => {
+    const facts = await computePieFacts(FIXTURE_PIE)
+    if ('invalid' in facts) throw new Error(facts.invalid)
+    sharpFact = `0x${BigInt(facts.sharpFactHash).toString(16).padStart(64, '0')}`
+    node = await startEvmNode({ chainId: ETHEREUM_NETWORKS.sepolia.chainId })
+    registry = await node.deployRegistry()
+    emptyRegistry = await node.deployRegistry()
+    await node.registerFact(registry, sharpFact)
+    // Sepolia's real registry address, on this Sepolia-id chain, for the default-registry path.
+    await node.installRegistryAt(ETHEREUM_NETWORKS.sepolia.factRegistry)
+    await node.registerFact(ETHEREUM_NETWORKS.sepolia.factRegistry, sharpFact)
+    rpcUrl = node.rpcUrl(`/v3/${SECRET}`)
+  })
+
+  afterAll(async () => {
+    await node?.close()
+  })
+
+  it('passes when the Integrity fact is registered on Starknet (the emulator endpoint)', async () => {
+    const io = await prove({ 'verify-onchain': 'starknet' })
+    expect(io.failed).toBeUndefined()
+    expect(io.outputs['onchain-verified']).toBe('true')
+    const [details] = JSON.parse(io.outputs['onchain-details']!)
+    expect(details).toMatchObject({
+      chain: 'starknet',
+      registered: true,
+      network: 'sepolia',
+      chainId: 'SN_SEPOLIA',
+      registry: STARKNET_NETWORKS.sepolia.factRegistry,
+      fact: expect.stringMatching(/^0x[0-9a-f]+$/),
+    })
+    expect(io.summary).toMatch(/\*\*On chain\*\* \| ✅ Integrity fact registered \(Starknet sepolia, registry `0x4ce7851f[0-9a-f]+`, block \d+\)/)
+  })
+
+  it('passes when the SHARP fact is registered on Ethereum, and never shows the RPC URL', async () => {
+    const io = await prove({ 'verify-onchain': 'ethereum', 'ethereum-rpc-url': rpcUrl, 'fact-registry': registry })
+    expect(io.failed).toBeUndefined()
+    expect(io.outputs['onchain-verified']).toBe('true')
+    const [details] = JSON.parse(io.outputs['onchain-details']!)
+    expect(details).toMatchObject({ chain: 'ethereum', registered: true, fact: sharpFact, chainId: 11155111, network: 'sepolia' })
+    expect(details.registry.toLowerCase()).toBe(registry.toLowerCase())
+    expect(io.summary).toMatch(/✅ SHARP fact registered \(Ethereum sepolia, registry `0x[0-9a-fA-F]{40}`, block \d+\)/)
+    expect(io.everything()).not.toContain(SECRET)
+  })
+
+  it('passes with both, each on its network\'s known registry', async () => {
+    const io = await prove({ 'verify-onchain': 'both', 'ethereum-rpc-url': rpcUrl })
+    expect(io.failed).toBeUndefined()
+    expect(JSON.parse(io.outputs['onchain-details']!).map((d: { chain: string; registered: boolean }) => [d.chain, d.registered])).toEqual([
+      ['ethereum', true],
+      ['starknet', true],
+    ])
+  })
+
+  it('fails the gate when the fact is not registered in time', async () => {
+    const io = await prove({
+      'verify-onchain': 'ethereum',
+      'ethereum-rpc-url': rpcUrl,
+      'fact-registry': emptyRegistry,
+      'onchain-timeout-minutes': '0.02',
+    })
+    expect(io.failed).toMatch(/^The SHARP fact 0x[0-9a-f]{64} is not registered on Ethereum sepolia \(registry 0x[0-9a-fA-F]{40}, last block \d+\) after 1s\.$/)
+    expect(io.outputs['onchain-verified']).toBe('false')
+    expect(io.outputs['error-reason']).toBe(io.failed)
+    expect(JSON.parse(io.outputs['onchain-details']!)[0]).toMatchObject({ registered: false, timedOut: true })
+    expect(io.summary).toContain('❌ SHARP fact not registered within 1s')
+    expect(io.summary).toContain('raise `onchain-timeout-minutes`')
+    expect(io.logs.some((line) => /not registered yet on Ethereum sepolia/.test(line))).toBe(true)
+    expect(io.everything()).not.toContain(SECRET)
+  })
+
+  it('fails the gate, with the reason, when the chain cannot be read', async () => {
+    const down = `http://127.0.0.1:${await closedPort()}/v3/${SECRET}`
+    const io = await prove({ 'verify-onchain': 'ethereum', 'ethereum-rpc-url': down, 'fact-registry': registry })
+    expect(io.failed).toMatch(/^The SHARP fact could not be checked on Ethereum: Could not reach the Ethereum RPC at 127\.0\.0\.1:\d+/)
+    expect(io.outputs['onchain-verified']).toBe('false')
+    expect(io.everything()).not.toContain(SECRET)
+  })
+
+  it('does not look on chain for a mocked fact that is allowed', async () => {
+    const io = await prove({ 'verify-onchain': 'starknet', 'mock-fact-hash': 'true', 'allow-mocked-fact': 'true' })
+    expect(io.failed).toBeUndefined()
+    expect(io.outputs['onchain-verified']).toBe('false')
+    expect(io.summary).toContain('not checked: the fact is mocked')
+  })
+
+  it('refuses inputs that cannot work before packing anything', async () => {
+    const noRpc = await prove({ 'verify-onchain': 'ethereum' })
+    expect(noRpc.failed).toContain('`ethereum-rpc-url` is required with `verify-onchain: ethereum`')
+    const bad = await prove({ 'verify-onchain': 'both', 'ethereum-rpc-url': rpcUrl, 'fact-registry': registry, 'onchain-timeout-minutes': '0' })
+    expect(bad.failed).toContain('`onchain-timeout-minutes` must be above 0')
+    expect(bad.failed).toContain('`fact-registry` names one registry')
+    const mode = await prove({ 'verify-onchain': 'solana' })
+    expect(mode.failed).toContain('`verify-onchain` must be one of none, ethereum, starknet, both')
+    expect(bad.everything()).not.toContain(SECRET)
+  })
+})

@@ -1,0 +1,293 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { checkFactOnStarknet, decodeVerifications, GET_ALL_VERIFICATIONS_SELECTOR, STARKNET_NETWORKS, waitForFactRegistration } from '../../src/chain/index.ts'
+import { ChainError, InvalidInputError, WaitTimeoutError } from '../../src/core/errors.ts'
+import { EMULATED_VERIFIER } from '../../src/emulator/starknet-rpc.ts'
+import { runCli } from '../helpers/cli.ts'
+import { KEY, startTestEmulator, submitFixturePie, type TestEmulator } from '../helpers/emulator.ts'
+import { closedPort } from '../helpers/evm-node.ts'
+
+/**
+ * The Starknet check end to end against the emulator's Starknet JSON-RPC endpoint: a PIE proved
+ * and verified on L2 by the emulated service registers its Integrity fact, which
+ * checkFactOnStarknet then finds through starknet_call, decodes and re-hashes.
+ */
+
+const SECRET = 'SECRETKEY123'
+const UNKNOWN_FACT = '0x123456789abcdef'
+
+async function provedFact(emulator: TestEmulator, fields: Record<string, string> = {}): Promise<string> {
+  const id = await submitFixturePie(emulator, KEY, fields)
+  const result = await emulator.client().waitForQuery(id, { timeoutMs: 10_000 })
+  expect(result.provingQuery.status).toBe('DONE')
+  return result.provingQuery.integrityFactHash!
+}
+
+describe('checkFactOnStarknet against the emulator', () => {
+  let emulator: TestEmulator
+  let rpcUrl: string
+  let fact: string
+
+  beforeAll(async () => {
+    emulator = await startTestEmulator()
+    rpcUrl = `${emulator.url}/starknet-rpc?x-provider-secret=${SECRET}`
+    fact = await provedFact(emulator)
+  })
+
+  afterAll(async () => {
+    await emulator?.close()
+  })
+
+  it('finds the verification of a proved PIE, re-hashed locally', async () => {
+    const result = await checkFactOnStarknet({ rpcUrl, fact })
+    expect(result).toMatchObject({
+      chain: 'starknet',
+      registered: true,
+      network: 'sepolia',
+      chainId: 'SN_SEPOLIA',
+      registry: STARKNET_NETWORKS.sepolia.factRegistry,
+      expected: null,
+      reason: null,
+    })
+    expect(result.verifications).toEqual([
+      expect.objectContaining({ ...EMULATED_VERIFIER, hashMatches: true, meetsExpected: true }),
+    ])
+    expect(result.blockNumber).toBeGreaterThan(0)
+    expect(JSON.stringify(result)).not.toContain(SECRET)
+  })
+
+  it('counts a verification only with the expected settings and enough security bits', async () => {
+    const matching = await checkFactOnStarknet({
+      rpcUrl,
+      fact,
+      network: 'sepolia',
+      expected: { layout: 'recursive', hasher: 'keccak_160_lsb', stoneVersion: 'stone6', memoryVerification: 'relaxed', securityBits: 96 },
+    })
+    expect(matching.registered).toBe(true)
+
+    const otherLayout = await checkFactOnStarknet({ rpcUrl, fact, expected: { layout: 'small' } })
+    expect(otherLayout.registered).toBe(false)
+    expect(otherLayout.reason).toBe('the registry holds 1 verification of this fact, none with the expected settings (layout small)')
+
+    const moreBits = await checkFactOnStarknet({ rpcUrl, fact, expected: { securityBits: 128 } })
+    expect(moreBits.registered).toBe(false)
+  })
+
+  it("uses the query's layout when Integrity has a verifier for it", async () => {
+    const id = await submitFixturePie(emulator, KEY, { layout: 'small' })
+    const result = await emulator.client().waitForQuery(id, { timeoutMs: 10_000 })
+    const check = await checkFactOnStarknet({ rpcUrl, fact: result.provingQuery.integrityFactHash!, expected: { layout: 'small' } })
+    expect(check.registered).toBe(true)
+    // Same fact, proved twice with different layouts: two verifications, one per settings.
+    expect(check.verifications.map((verification) => verification.layout).sort()).toEqual(['recursive', 'small'])
+  })
+
+  it('reports a fact nobody proved as not registered', async () => {
+    const result = await checkFactOnStarknet({ rpcUrl, fact: UNKNOWN_FACT })
+    expect(result.registered).toBe(false)
+    expect(result.verifications).toEqual([])
+    expect(result.reason).toBe('the registry holds no verification of this fact')
+  })
+
+  it('does not register a mocked fact', async () => {
+    const fresh = await startTestEmulator()
+    try {
+      const mocked = await provedFact(fresh, { mockFactHash: 'true' })
+      const result = await checkFactOnStarknet({ rpcUrl: `${fresh.url}/starknet-rpc`, fact: mocked })
+      expect(result.registered).toBe(false)
+    } finally {
+      await fresh.close()
+    }
+  })
+
+  it('refuses a registry address with no contract, and the wrong network', async () => {
+    const noCode = await checkFactOnStarknet({ rpcUrl, fact, registry: '0x1234' }).catch((e) => e)
+    expect(noCode).toBeInstanceOf(ChainError)
+    expect(noCode.code).toBe('NO_CODE')
+    expect(noCode.shortMessage).toMatch(/^No contract at 0x1234 on sepolia at block \d+/)
+
+    const wrongChain = await checkFactOnStarknet({ rpcUrl, fact, network: 'mainnet' }).catch((e) => e)
+    expect(wrongChain).toBeInstanceOf(ChainError)
+    expect(wrongChain.code).toBe('WRONG_CHAIN')
+    expect(wrongChain.shortMessage).toContain('on chain SN_SEPOLIA (sepolia), not mainnet (SN_MAIN)')
+  })
+
+  it('fails clearly when the RPC is unreachable or answers 503', async () => {
+    const down = await checkFactOnStarknet({ rpcUrl: `http://127.0.0.1:${await closedPort()}/rpc/v0_8?apikey=${SECRET}`, fact }).catch((e) => e)
+    expect(down).toBeInstanceOf(ChainError)
+    expect(down.code).toBe('RPC_UNREACHABLE')
+    expect(down.retryable).toBe(true)
+    expect(`${down.message}${down.stack}`).not.toContain(SECRET)
+
+    await emulator.control('POST', '/faults', { path: '/starknet-rpc', status: 503, times: 3 })
+    const busy = await checkFactOnStarknet({ rpcUrl, fact }).catch((e) => e)
+    await emulator.control('DELETE', '/faults')
+    expect(busy).toBeInstanceOf(ChainError)
+    expect(busy.status).toBe(503)
+    expect(busy.retryable).toBe(true)
+  })
+
+  it('rejects a fact that is not a field element before any request', async () => {
+    await expect(checkFactOnStarknet({ rpcUrl, fact: `0x${'f'.repeat(64)}` })).rejects.toBeInstanceOf(InvalidInputError)
+    await expect(checkFactOnStarknet({ rpcUrl, fact, expected: { layout: 'x'.repeat(32) } })).rejects.toBeInstanceOf(InvalidInputError)
+  })
+
+  it('waits for a registration that lands when the query is DONE, polling through a 503', async () => {
+    const slow = await startTestEmulator({ timing: { receivedMs: 0, stepMs: 150 } })
+    try {
+      const id = await submitFixturePie(slow)
+      // The service shows the fact only once DONE; the emulator knows it from the upload. The
+      // registration lands at DONE, ~450 ms from now.
+      const pending = slow.state.queries[id]!.facts.integrityFactHash!
+      const attempts: number[] = []
+      const result = await waitForFactRegistration(() => checkFactOnStarknet({ rpcUrl: `${slow.url}/starknet-rpc`, fact: pending }), {
+        timeoutMs: 10_000,
+        schedule: { minIntervalMs: 50, maxIntervalMs: 100 },
+        onProgress: ({ attempt }) => {
+          attempts.push(attempt)
+          if (attempt === 1) void slow.control('POST', '/faults', { path: '/starknet-rpc', status: 503 })
+        },
+      })
+      expect(result.registered).toBe(true)
+      expect(attempts.length).toBeGreaterThanOrEqual(2)
+      expect(slow.requests().filter((request) => request.path.startsWith('/starknet-rpc')).map((request) => request.status)).toContain(503)
+    } finally {
+      await slow.close()
+    }
+  })
+
+  it('times out with the last answer when the fact never lands', async () => {
+    const error = await waitForFactRegistration(() => checkFactOnStarknet({ rpcUrl, fact: UNKNOWN_FACT }), {
+      timeoutMs: 200,
+      schedule: { minIntervalMs: 50, maxIntervalMs: 100 },
+    }).catch((e) => e)
+    expect(error).toBeInstanceOf(WaitTimeoutError)
+    expect(error.metaMessages.join('\n')).toContain('Last answer: the registry holds no verification of this fact.')
+  })
+})
+
+describe("the emulator's Starknet JSON-RPC endpoint", () => {
+  let emulator: TestEmulator
+  beforeAll(async () => {
+    emulator = await startTestEmulator()
+  })
+  afterAll(async () => {
+    await emulator?.close()
+  })
+
+  const rpc = (body: unknown) => emulator.call('POST', '/starknet-rpc', { json: body })
+  const callRequest = (overrides: Record<string, unknown> = {}) => ({
+    contract_address: STARKNET_NETWORKS.sepolia.factRegistry,
+    entry_point_selector: `0x${GET_ALL_VERIFICATIONS_SELECTOR.toString(16)}`,
+    calldata: [UNKNOWN_FACT],
+    ...overrides,
+  })
+
+  it('answers starknet_chainId and starknet_blockNumber', async () => {
+    const chainId = await rpc({ jsonrpc: '2.0', id: 1, method: 'starknet_chainId', params: [] })
+    expect(chainId.body).toEqual({ jsonrpc: '2.0', id: 1, result: '0x534e5f5345504f4c4941' })
+    const block = await rpc({ jsonrpc: '2.0', id: 'b', method: 'starknet_blockNumber' })
+    expect(block.body.result).toBeTypeOf('number')
+  })
+
+  it('answers starknet_call with params by name or by position, in the ABI encoding', async () => {
+    const named = await rpc({ jsonrpc: '2.0', id: 2, method: 'starknet_call', params: { request: callRequest(), block_id: 'latest' } })
+    expect(named.body.result).toEqual(['0x0'])
+    expect(decodeVerifications(named.body.result)).toEqual([])
+    const positional = await rpc({ jsonrpc: '2.0', id: 3, method: 'starknet_call', params: [callRequest(), 'latest'] })
+    expect(positional.body.result).toEqual(['0x0'])
+  })
+
+  it('answers JSON-RPC errors with the Starknet codes', async () => {
+    const cases: [unknown, number][] = [
+      [{ jsonrpc: '2.0', id: 4, method: 'starknet_getNonce', params: [] }, -32601],
+      [{ jsonrpc: '2.0', id: 5, method: 'starknet_call', params: { request: callRequest({ contract_address: '0x1' }), block_id: 'latest' } }, 20],
+      [{ jsonrpc: '2.0', id: 6, method: 'starknet_call', params: { request: callRequest({ entry_point_selector: '0x2' }), block_id: 'latest' } }, 21],
+      [{ jsonrpc: '2.0', id: 7, method: 'starknet_call', params: { request: callRequest(), block_id: { block_number: 10 ** 12 } } }, 24],
+      [{ jsonrpc: '2.0', id: 8, method: 'starknet_call', params: { request: callRequest({ calldata: [] }), block_id: 'latest' } }, 40],
+      [{ jsonrpc: '2.0', id: 9, method: 'starknet_call', params: { block_id: 'latest' } }, -32602],
+      [{ id: 10, method: 'starknet_chainId' }, -32600],
+    ]
+    for (const [body, code] of cases) {
+      const answer = await rpc(body)
+      expect(answer.status).toBe(200)
+      expect(answer.body.error.code, JSON.stringify(body)).toBe(code)
+    }
+    const parse = await emulator.call('POST', '/starknet-rpc', { body: '{not json', headers: { 'content-type': 'application/json' } })
+    expect(parse.body.error.code).toBe(-32700)
+  })
+
+  it('answers a batch in order', async () => {
+    const answer = await rpc([
+      { jsonrpc: '2.0', id: 1, method: 'starknet_chainId' },
+      { jsonrpc: '2.0', id: 2, method: 'nope' },
+    ])
+    expect(answer.body.map((item: { id: number }) => item.id)).toEqual([1, 2])
+    expect(answer.body[1].error.code).toBe(-32601)
+  })
+})
+
+describe('proving fact check --starknet-rpc (in-process CLI)', () => {
+  let emulator: TestEmulator
+  let rpcUrl: string
+  let fact: string
+
+  beforeAll(async () => {
+    emulator = await startTestEmulator()
+    rpcUrl = `${emulator.url}/starknet-rpc?x-provider-secret=${SECRET}`
+    fact = await provedFact(emulator)
+  })
+  afterAll(async () => {
+    await emulator?.close()
+  })
+
+  const noSecret = (run: { stdout: string; stderr: string }) => expect(run.stdout + run.stderr).not.toContain(SECRET)
+
+  it('exits 0 and lists the verifications', async () => {
+    const run = await runCli(['fact', 'check', fact, '--starknet-rpc', rpcUrl, '--network', 'sepolia', '--security-bits', '96'])
+    expect(run.code).toBe(0)
+    expect(run.stdout).toMatch(/chain\s+Starknet sepolia \(chain SN_SEPOLIA\)/)
+    expect(run.stdout).toMatch(/verification\s+0x[0-9a-f]+\s+recursive\/keccak_160_lsb\/stone6\/relaxed, 96 security bits\s+\(ok\)/)
+    noSecret(run)
+  })
+
+  it('exits 1 when no verification has the expected settings', async () => {
+    const run = await runCli(['fact', 'check', fact, '--starknet-rpc', rpcUrl, '--stone-version', 'stone5', '--json'])
+    expect(run.code).toBe(1)
+    const output = JSON.parse(run.stdout)
+    expect(output.registered).toBe(false)
+    expect(output.expected).toEqual({ stoneVersion: 'stone5' })
+    noSecret(run)
+  })
+
+  it('exits 4 when the fact is still not registered at --timeout', async () => {
+    const run = await runCli(['fact', 'check', UNKNOWN_FACT, '--starknet-rpc', rpcUrl, '--timeout', '1s'])
+    expect(run.code).toBe(4)
+    expect(run.stderr).toContain('the registry holds no verification of this fact')
+    noSecret(run)
+  })
+
+  it('prints the last answer as JSON when --json times out', async () => {
+    const run = await runCli(['fact', 'check', UNKNOWN_FACT, '--starknet-rpc', rpcUrl, '--timeout', '1s', '--json'])
+    expect(run.code).toBe(4)
+    expect(JSON.parse(run.stdout)).toMatchObject({ chain: 'starknet', registered: false, verifications: [] })
+    expect(run.stderr).toMatch(/^proving: Timed out after 1s waiting for fact 0x123456789abcdef to be registered on Starknet sepolia\./)
+    noSecret(run)
+  })
+
+  it('exits 3 for a registry address with no contract', async () => {
+    const run = await runCli(['fact', 'check', fact, '--starknet-rpc', rpcUrl, '--fact-registry', '0xabc'])
+    expect(run.code).toBe(3)
+    expect(run.stderr).toContain('No contract at 0xabc')
+    noSecret(run)
+  })
+
+  it('exits 2 for settings flags on Ethereum, and for a fact above the Stark prime', async () => {
+    const eth = await runCli(['fact', 'check', fact, '--ethereum-rpc', rpcUrl, '--layout', 'small'])
+    expect(eth.code).toBe(2)
+    expect(eth.stderr).toContain('--layout applies to Integrity verifications on Starknet')
+    const big = await runCli(['fact', 'check', `0x${'f'.repeat(64)}`, '--starknet-rpc', rpcUrl])
+    expect(big.code).toBe(2)
+    expect(big.stderr).toContain('<fact> is not a Starknet field element')
+    noSecret(eth)
+  })
+})

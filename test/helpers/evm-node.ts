@@ -1,0 +1,198 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import { createRequire } from 'node:module'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { createPublicClient, createWalletClient, http, type Address, type Hex } from 'viem'
+import { REPO_ROOT } from './cli.ts'
+
+/**
+ * A real local EVM for the on-chain tests: Hardhat 2's network (its EVM, EDR, is a native
+ * binary shipped inside an npm package; nothing is downloaded at test time), served over HTTP
+ * by `hardhat node` in a child process on a free loopback port. Like a hosted provider, it
+ * answers JSON-RPC on any path, so a URL such as `http://127.0.0.1:PORT/v3/<key>` works and the
+ * tests can check that the key never reaches the output. Start-up takes ~2-3 s (loading
+ * Hardhat), so each test file starts one node and shares it.
+ *
+ * The fact registry is compiled from Solidity at test time with solc-js (the `solc` npm
+ * package: the compiler itself, as WebAssembly; no compiler download).
+ */
+
+const require = createRequire(import.meta.url)
+
+export const FACT_REGISTRY_SOURCE = `// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.0;
+
+/// The part of SHARP's fact registry a checker reads (isValid), and a way for tests to register.
+contract FactRegistry {
+    mapping(bytes32 => bool) private verifiedFact;
+
+    event FactRegistered(bytes32 fact);
+
+    function isValid(bytes32 fact) external view returns (bool) {
+        return verifiedFact[fact];
+    }
+
+    function registerFact(bytes32 fact) external {
+        verifiedFact[fact] = true;
+        emit FactRegistered(fact);
+    }
+}
+`
+
+export const FACT_REGISTRY_TEST_ABI = [
+  { type: 'function', name: 'isValid', stateMutability: 'view', inputs: [{ name: 'fact', type: 'bytes32' }], outputs: [{ name: '', type: 'bool' }] },
+  { type: 'function', name: 'registerFact', stateMutability: 'nonpayable', inputs: [{ name: 'fact', type: 'bytes32' }], outputs: [] },
+] as const
+
+export type CompiledContract = { abi: unknown[]; bytecode: Hex; deployedBytecode: Hex }
+
+let compiled: CompiledContract | undefined
+
+/** Compiles FactRegistry with solc-js (once per test file: ~0.7 s). */
+export function compileFactRegistry(): CompiledContract {
+  if (compiled) return compiled
+  const solc = require('solc') as { compile(input: string): string }
+  const input = {
+    language: 'Solidity',
+    sources: { 'FactRegistry.sol': { content: FACT_REGISTRY_SOURCE } },
+    settings: {
+      // An EVM version every recent node runs, whatever the compiler's newest default.
+      evmVersion: 'cancun',
+      optimizer: { enabled: true, runs: 200 },
+      outputSelection: { '*': { FactRegistry: ['abi', 'evm.bytecode.object', 'evm.deployedBytecode.object'] } },
+    },
+  }
+  const output = JSON.parse(solc.compile(JSON.stringify(input))) as {
+    errors?: { severity: string; formattedMessage: string }[]
+    contracts: Record<string, Record<string, { abi: unknown[]; evm: { bytecode: { object: string }; deployedBytecode: { object: string } } }>>
+  }
+  const errors = (output.errors ?? []).filter((error) => error.severity === 'error')
+  if (errors.length) throw new Error(`solc: ${errors.map((error) => error.formattedMessage).join('\n')}`)
+  const contract = output.contracts['FactRegistry.sol']!.FactRegistry!
+  compiled = {
+    abi: contract.abi,
+    bytecode: `0x${contract.evm.bytecode.object}`,
+    deployedBytecode: `0x${contract.evm.deployedBytecode.object}`,
+  }
+  return compiled
+}
+
+export type EvmNode = {
+  /** `http://127.0.0.1:PORT/` */
+  url: string
+  /** The node's URL with a path, e.g. `rpcUrl('/v3/KEY')` for a provider-style URL with a key. */
+  rpcUrl(path?: string): string
+  chainId: number
+  /** The first prefunded account (unlocked: the node signs for it). */
+  account: Address
+  deployRegistry(): Promise<Address>
+  registerFact(registry: Address, fact: Hex): Promise<void>
+  /** Puts the registry's code at an address (hardhat_setCode), e.g. the Sepolia default. */
+  installRegistryAt(address: Address): Promise<void>
+  setCode(address: Address, code: Hex): Promise<void>
+  close(): Promise<void>
+}
+
+export async function startEvmNode(options: { chainId?: number } = {}): Promise<EvmNode> {
+  const chainId = options.chainId ?? 31337
+  // Hardhat refuses to run from a config outside a project that installs it, but not from a
+  // config elsewhere with the project as the working directory: the config stays out of the repo.
+  const configDir = mkdtempSync(join(tmpdir(), 'proving-kit-evm-'))
+  const config = join(configDir, 'hardhat.config.cjs')
+  writeFileSync(config, `module.exports = { networks: { hardhat: { chainId: ${chainId}, accounts: { count: 2 } } } }\n`)
+  const bootstrap = join(dirname(require.resolve('hardhat/package.json')), 'internal/cli/bootstrap.js')
+  const child = spawn(process.execPath, [bootstrap, '--config', config, 'node', '--hostname', '127.0.0.1', '--port', '0'], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: 'true', NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let url: string
+  try {
+    url = await listeningUrl(child)
+  } catch (error) {
+    rmSync(configDir, { recursive: true, force: true })
+    throw error
+  }
+
+  const transport = http(url, { retryCount: 0 })
+  const publicClient = createPublicClient({ transport })
+  const walletClient = createWalletClient({ transport })
+  const [account] = await walletClient.getAddresses()
+  const contract = compileFactRegistry()
+
+  const setCode = async (address: Address, code: Hex) => {
+    await publicClient.request({ method: 'hardhat_setCode' as never, params: [address, code] as never })
+  }
+  return {
+    url,
+    rpcUrl: (path = '/') => `${url}${path.startsWith('/') ? path.slice(1) : path}`,
+    chainId,
+    account: account!,
+    async deployRegistry() {
+      const hash = await walletClient.deployContract({ abi: contract.abi, bytecode: contract.bytecode, account: account!, chain: null })
+      const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 })
+      if (!receipt.contractAddress) throw new Error('deployment left no contract address')
+      return receipt.contractAddress
+    },
+    async registerFact(registry, fact) {
+      const hash = await walletClient.writeContract({
+        address: registry,
+        abi: FACT_REGISTRY_TEST_ABI,
+        functionName: 'registerFact',
+        args: [fact],
+        account: account!,
+        chain: null,
+      })
+      await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 })
+    },
+    installRegistryAt: (address) => setCode(address, contract.deployedBytecode),
+    setCode,
+    async close() {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve))
+        child.kill('SIGTERM')
+        await exited
+      }
+      rmSync(configDir, { recursive: true, force: true })
+    },
+  }
+}
+
+function listeningUrl(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let output = ''
+    const timer = setTimeout(() => fail(new Error(`hardhat node did not start in 30 s: ${output}`)), 30_000)
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString('utf8')
+      const match = /JSON-RPC server at (http:\/\/[\d.]+:\d+\/)/.exec(output)
+      if (match) {
+        clearTimeout(timer)
+        child.off('exit', onExit)
+        resolve(match[1]!)
+      }
+    }
+    const fail = (error: Error) => {
+      clearTimeout(timer)
+      child.kill('SIGKILL')
+      reject(error)
+    }
+    const onExit = (code: number | null) => fail(new Error(`hardhat node exited with ${code}: ${output}`))
+    // Keep reading both pipes for the node's whole life: a full pipe would block it.
+    child.stdout?.on('data', onData)
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
+    child.once('error', fail)
+    child.once('exit', onExit)
+  })
+}
+
+/** A loopback port with nothing listening on it (bound, then released). */
+export async function closedPort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
+  const { port } = server.address() as AddressInfo
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
+}
