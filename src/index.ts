@@ -36,3 +36,40 @@ export {
 
 export * from './pie/index.ts'
 export { startEmulator, type EmulatorOptions, type RunningEmulator } from './emulator/index.ts'
+
+// On-chain fact checks (Ethereum fact registry, Starknet Integrity); viem loads only when called.
+export * from './chain/index.ts'
+
+// The data-processor task service.
+export * from './schemas/tasks.ts'
+export {
+  TaskClient,
+  type ListTasksOptions,
+  type TaskClientOptions,
+  type TaskProgress,
+  type WaitForTaskOptions,
+} from './clients/tasks.ts'
+
+// The storage-proof service (batch queries) and the account service (wallet sign-in, API keys).
+export * from './schemas/storage-proof.ts'
+export {
+  StorageProofClient,
+  checkBatchQueryBody,
+  type BatchQueryProgress,
+  type BatchQueryResult,
+  type StorageProofClientOptions,
+  type WaitForBatchQueryOptions,
+} from './clients/storage-proof.ts'
+export * from './schemas/account.ts'
+export {
+  AccountClient,
+  DEFAULT_KEY_COLOR,
+  localSigner,
+  normalizePrivateKey,
+  type AccountClientOptions,
+  type ApiKeyProvider,
+  type CreateApiKeyOptions,
+  type ListApiKeysOptions,
+  type SessionInfo,
+  type TypedDataSigner,
+} from './clients/account.ts'

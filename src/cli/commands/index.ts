@@ -1,8 +1,12 @@
 import type { CommandSpec } from '../context.ts'
 import { bucketClose, bucketCreate, bucketGet } from './bucket.ts'
 import { emulator } from './emulator.ts'
+import { factCheck } from './fact.ts'
 import { prove, verifyProof } from './prove.ts'
 import { queryGet, queryList, queryRetry, queryWait } from './query.ts'
+import { storageQuery, storageStatus } from './storage.ts'
+import { authCreateKey, authLogin } from './auth.ts'
+import { TASK_COMMANDS } from './task.ts'
 
 /** Every `proving` command; main.ts dispatches on the longest matching path. */
 export const COMMANDS: CommandSpec[] = [
@@ -15,5 +19,11 @@ export const COMMANDS: CommandSpec[] = [
   bucketCreate,
   bucketClose,
   bucketGet,
+  storageQuery,
+  storageStatus,
+  authLogin,
+  authCreateKey,
+  ...TASK_COMMANDS,
+  factCheck,
   emulator,
 ]
