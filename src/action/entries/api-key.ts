@@ -1,0 +1,4 @@
+import { runEntry } from '../entry.ts'
+import { run } from '../api-key.ts'
+
+await runEntry(run)

@@ -1,0 +1,4 @@
+import { runEntry } from '../entry.ts'
+import { run } from '../main.ts'
+
+await runEntry(run)

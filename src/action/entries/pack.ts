@@ -1,0 +1,4 @@
+import { runEntry } from '../entry.ts'
+import { run } from '../pack.ts'
+
+await runEntry(run)

@@ -1,0 +1,4 @@
+import { runEntry } from '../entry.ts'
+import { run } from '../storage-query.ts'
+
+await runEntry(run)

@@ -1,0 +1,86 @@
+/**
+ * The action's only contact with the runner. Every `run()` takes an `ActionIO`, so tests drive
+ * it with a recording fake and the bundle drives it with @actions/core (`coreIO`). Every text
+ * that leaves through it (logs, failure message, outputs, state, summary) is scrubbed of the
+ * secrets registered with `setSecret` first: the runner masks them in logs too, but outputs,
+ * state and summary files are ours to keep clean.
+ */
+import * as core from '@actions/core'
+import { redact, SecretRedactor } from '../core/redact.ts'
+import type { Logger } from '../core/runtime.ts'
+
+export type ActionIO = {
+  /** An input's value, trimmed; '' when absent (the runner has already applied action.yml defaults). */
+  getInput(name: string): string
+  /**
+   * Sets an output, scrubbed of the registered secrets. With `secret: true` the value is itself
+   * a secret handed to the next step (an API key): it is masked in the runner's logs first,
+   * then written as is.
+   */
+  setOutput(name: string, value: string, options?: { secret?: boolean }): void
+  /** Masks the value in the runner's logs and in everything written through this seam. */
+  setSecret(value: string): void
+  /** State for the post step of the same action. */
+  saveState(name: string, value: string): void
+  getState(name: string): string
+  debug(message: string): void
+  info(message: string): void
+  warning(message: string): void
+  error(message: string): void
+  startGroup(name: string): void
+  endGroup(): void
+  /** Appends Markdown to the job summary. */
+  appendSummary(markdown: string): Promise<void>
+  /** Marks the step failed (exit code 1) with this message. */
+  setFailed(message: string): void
+  /** The environment: RUNNER_TEMP, GITHUB_WORKSPACE, the GITHUB_* context. */
+  env: Record<string, string | undefined>
+}
+
+/** The runner, through @actions/core. */
+export function coreIO(): ActionIO {
+  const redactor = new SecretRedactor()
+  const scrub = (text: string) => redact(text, redactor)
+  return {
+    getInput: (name) => core.getInput(name),
+    setOutput: (name, value, options) => {
+      if (options?.secret) {
+        core.setSecret(value)
+        redactor.add(value)
+        core.setOutput(name, value)
+        return
+      }
+      core.setOutput(name, scrub(value))
+    },
+    setSecret: (value) => {
+      if (!value) return
+      core.setSecret(value)
+      redactor.add(value)
+    },
+    saveState: (name, value) => core.saveState(name, scrub(value)),
+    getState: (name) => core.getState(name),
+    debug: (message) => core.debug(scrub(message)),
+    info: (message) => core.info(scrub(message)),
+    warning: (message) => core.warning(scrub(message)),
+    error: (message) => core.error(scrub(message)),
+    startGroup: (name) => core.startGroup(scrub(name)),
+    endGroup: () => core.endGroup(),
+    appendSummary: async (markdown) => {
+      if (!process.env.GITHUB_STEP_SUMMARY) return
+      await core.summary.addRaw(scrub(markdown), true).write()
+      core.summary.emptyBuffer()
+    },
+    setFailed: (message) => core.setFailed(scrub(message)),
+    env: process.env,
+  }
+}
+
+/** The core library's Logger over the action's log: debug lines go to the runner's debug log. */
+export function loggerFor(io: ActionIO): Logger {
+  return {
+    debug: (message) => io.debug(message),
+    info: (message) => io.info(message),
+    warn: (message) => io.warning(message),
+    error: (message) => io.error(message),
+  }
+}

@@ -1,0 +1,13 @@
+/**
+ * What the main step leaves for its post step through GITHUB_STATE (the runner hands it back as
+ * `STATE_<name>`). Its own module so the post bundle stays small.
+ */
+export const STATE = {
+  queryId: 'query-id',
+  action: 'action',
+  baseUrl: 'base-url',
+  timeoutMinutes: 'timeout-minutes',
+  emulated: 'emulated',
+  /** Set once the step has written its summary; the post step then has nothing to add. */
+  reported: 'reported',
+} as const

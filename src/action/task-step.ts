@@ -1,0 +1,350 @@
+/**
+ * What the `task/` and `decommit/` sub-actions share: their inputs' value schemas, outputs set
+ * as soon as their value is known (`task-uuid` right after submission, so a step that fails,
+ * times out or is cancelled still hands the next step the uuid), one log line per status change
+ * inside a group, and the closing report: a job summary with the stage reached and the MMRs as
+ * a table, and the failure message, whichever way the step ends.
+ */
+import type { TaskClient, TaskProgress } from '../clients/tasks.ts'
+import {
+  AbortedError,
+  AmbiguousSubmissionError,
+  InvalidInputError,
+  NetworkError,
+  ProvingKitError,
+  RemoteFailureError,
+  ServiceError,
+  WaitTimeoutError,
+} from '../core/errors.ts'
+import { formatDuration } from '../core/poll.ts'
+import {
+  HEX_PATTERN,
+  TASK_STAGES,
+  taskStageLabel,
+  taskStageOf,
+  type TaskStatusRecord,
+  type UsedMmrRecord,
+  webhookUrl,
+} from '../schemas/tasks.ts'
+import { z } from 'zod'
+import { InputProblemsError, type InputSpecs, type CrossCheck } from './inputs.ts'
+import type { ActionIO } from './io.ts'
+import { OutputWriter } from './outputs.ts'
+import { renderSummary, type Outcome, type SummaryModel, type SummaryValue } from './summary.ts'
+
+export const TASK_OUTPUTS = ['task-uuid', 'status', 'error-message', 'mmrs', 'updated-at'] as const
+export type TaskOutputName = (typeof TASK_OUTPUTS)[number]
+
+// --- Input values --------------------------------------------------------------------------
+
+export const hexValue = z.string().regex(HEX_PATTERN, { error: 'must be 0x-prefixed hex, such as 0xaa36a7' })
+/** Kept as given (no trailing-slash trimming): the service calls exactly this URL. */
+export const webhookUrlValue = z.string().refine((value) => webhookUrl.safeParse(value).success, {
+  error: 'must be an absolute http(s) URL, such as https://hooks.example.com/dp',
+})
+
+/** `api-key` and `tasks-url` are required: the sub-actions have no emulator of their own. */
+export const requireTaskService: CrossCheck<InputSpecs> = ({ raw, problem }) => {
+  if (!raw['api-key']) {
+    problem('api-key', '`api-key` is required: pass it from a secret, e.g. `api-key: ${{ secrets.PROVING_API_KEY }}`; it is sent as X-API-KEY.')
+  }
+  if (!raw['tasks-url']) problem('tasks-url', '`tasks-url` is required: the address of the task service.')
+}
+
+/**
+ * A JSON input given inline (it starts with `{`) or as the path of a file; a problem names the
+ * input. `what` says what it holds, for messages.
+ */
+export async function readJsonInput(name: string, value: string, what: string): Promise<unknown> {
+  const inline = value.trimStart().startsWith('{')
+  let text = value
+  if (!inline) {
+    const { readFile } = await import('node:fs/promises')
+    try {
+      text = await readFile(value, 'utf8')
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      throw new InputProblemsError([
+        {
+          input: name,
+          message:
+            code === 'ENOENT'
+              ? `\`${name}\`: no file at ${value}; give the path of ${what} (relative to the workspace), or the JSON itself.`
+              : `\`${name}\`: cannot read ${value} (${code ?? (error as Error).message}).`,
+        },
+      ])
+    }
+  }
+  try {
+    return JSON.parse(text)
+  } catch (error) {
+    throw new InputProblemsError([
+      { input: name, message: `\`${name}\`: ${inline ? 'the inline JSON' : value} is not valid JSON (${(error as Error).message}).` },
+    ])
+  }
+}
+
+/** A body's problems (from checkTaskRequest) as input problems: "`task`: destination_chain_id must be ...". */
+export function bodyProblems(name: string, problems: string[]): InputProblemsError {
+  return new InputProblemsError(problems.slice(0, 20).map((problem) => ({ input: name, message: `\`${name}\`: ${problem}.` })))
+}
+
+// --- The step --------------------------------------------------------------------------------
+
+export type TaskStepOptions = {
+  /** The summary's title: "Task", "Decommit". */
+  action: string
+  signal: AbortSignal
+  timeoutMinutes?: number | undefined
+  now?: () => number
+  /** Output names to use instead of the sub-actions' (the root action already has a `status`). */
+  outputNames?: Partial<Record<TaskOutputName, string>> | undefined
+}
+
+export class TaskStep {
+  readonly io: ActionIO
+  readonly outputs: OutputWriter<TaskOutputName>
+  readonly options: TaskStepOptions
+  readonly started: number
+  uuid: string | undefined
+  record: TaskStatusRecord | undefined
+  mmrs: UsedMmrRecord[] | undefined
+  /** Rows shown before the status (what was submitted). */
+  rowsBefore: [string, SummaryValue][] = []
+  /** Stages this kind of task runs (a decommitment-only task: just the last). */
+  stages: readonly (typeof TASK_STAGES)[number][] = TASK_STAGES
+
+  constructor(io: ActionIO, options: TaskStepOptions) {
+    this.io = io
+    this.options = options
+    const names = options.outputNames ?? {}
+    this.outputs = new OutputWriter({ setOutput: (name, value) => io.setOutput(names[name as TaskOutputName] ?? name, value) })
+    this.started = (options.now ?? Date.now)()
+  }
+
+  queued(response: { message: string; uuid: string }): void {
+    this.uuid = response.uuid
+    this.outputs.set({ 'task-uuid': response.uuid })
+    this.io.info(`${response.message}: task ${response.uuid}`)
+  }
+
+  /** Follows the task to its end: one line per status, outputs kept current. */
+  async follow(client: TaskClient, timeoutMs: number): Promise<TaskStatusRecord> {
+    const uuid = this.uuid!
+    this.io.startGroup(`Waiting for task ${uuid} (up to ${formatDuration(timeoutMs)})`)
+    try {
+      const record = await client.waitForTask(uuid, {
+        timeoutMs,
+        signal: this.options.signal,
+        onProgress: (progress) => this.#progress(progress),
+      })
+      this.seen(record)
+      return record
+    } catch (error) {
+      if (error instanceof RemoteFailureError) this.seen(error.record as TaskStatusRecord)
+      if (error instanceof WaitTimeoutError && isStatusRecord(error.lastSeen)) this.seen(error.lastSeen)
+      throw error
+    } finally {
+      this.io.endGroup()
+    }
+  }
+
+  #progress(progress: TaskProgress): void {
+    const stage = progress.stage ? `  (${taskStageLabel(progress.stage)})` : ''
+    this.io.info(`[${formatDuration(progress.elapsedMs).padStart(6)}] ${progress.status}${stage}`)
+    this.seen(progress.record)
+  }
+
+  seen(record: TaskStatusRecord): void {
+    this.record = record
+    this.outputs.set({
+      status: record.status,
+      'updated-at': record.updatedAt || undefined,
+      'error-message': record.errorMessage?.trim() || undefined,
+    })
+  }
+
+  /** The MMRs the task used, as the `mmrs` output; a failure to read them only warns. */
+  async readMmrs(client: TaskClient): Promise<void> {
+    if (!this.uuid || this.options.signal.aborted) return
+    try {
+      const response = await client.getTaskMmrs(this.uuid, { signal: this.options.signal })
+      this.mmrs = response.mmrs
+      this.outputs.set({ mmrs: JSON.stringify(response.mmrs) })
+    } catch (error) {
+      this.io.warning(`Could not read the MMRs of task ${this.uuid}: ${(error as Error).message.split('\n')[0]}`)
+    }
+  }
+
+  rows(): [string, SummaryValue][] {
+    const record = this.record
+    return [
+      ['Task', { code: this.uuid }],
+      ...this.rowsBefore,
+      ['Status', record?.status],
+      ['Stages', record ? this.#pipeline(record.status) : undefined],
+      ['Error', record?.errorMessage?.trim() || undefined],
+      ['Updated', record?.updatedAt || undefined],
+      ['Duration', formatDuration((this.options.now ?? Date.now)() - this.started)],
+    ]
+  }
+
+  /** "dry run ✓ → chain proofs fetch ✓ → trace generation ✗ → proving → decommitment". */
+  #pipeline(status: string): string | undefined {
+    const current = taskStageOf(status)
+    if (current === undefined) return undefined
+    const index = this.stages.findIndex((entry) => entry.stage === current)
+    const failed = status.endsWith('Failed')
+    const completed = status.endsWith('Completed')
+    return this.stages
+      .map((entry, i) => {
+        if (i < index || (i === index && completed)) return `${entry.label} ✓`
+        if (i === index) return failed ? `${entry.label} ✗` : `${entry.label} …`
+        return entry.label
+      })
+      .join(' → ')
+  }
+
+  async report(end: { outcome: Outcome; headline: string; problems?: string[]; nextSteps?: string[]; failure?: string }): Promise<void> {
+    const model: SummaryModel = {
+      action: this.options.action,
+      outcome: end.outcome,
+      headline: end.headline,
+      rows: this.rows(),
+      problems: end.problems,
+      nextSteps: end.nextSteps,
+    }
+    try {
+      await this.io.appendSummary(withMmrTable(renderSummary(model), this.mmrs))
+    } catch (error) {
+      this.io.warning(`Could not write the job summary: ${(error as Error).message}`)
+    }
+    if (end.failure) this.io.setFailed(end.failure)
+  }
+
+  async fail(error: unknown): Promise<void> {
+    await this.report(describeTaskFailure(error, this))
+  }
+}
+
+function isStatusRecord(value: unknown): value is TaskStatusRecord {
+  return typeof value === 'object' && value !== null && typeof (value as { status?: unknown }).status === 'string'
+}
+
+/** The MMRs as a table, placed before the summary's footer line. */
+export function withMmrTable(markdown: string, mmrs: UsedMmrRecord[] | undefined): string {
+  if (mmrs === undefined) return markdown
+  const cell = (text: string) => `\`${text.replace(/[`|]/g, '')}\``
+  const table =
+    mmrs.length === 0
+      ? ['**MMRs used**', '', 'None reported.', '']
+      : [
+          '**MMRs used**',
+          '',
+          '| Chain | Hashing | Id | Size | Root |',
+          '|---|---|---|---|---|',
+          ...mmrs.map((mmr) => `| ${cell(mmr.chain_id)} | ${mmr.hashing_function.replace(/[|`]/g, '')} | ${cell(mmr.id)} | ${cell(mmr.size)} | ${cell(mmr.root)} |`),
+          '',
+        ]
+  const footer = markdown.lastIndexOf('<sub>')
+  if (footer < 0) return `${markdown}\n${table.join('\n')}`
+  return `${markdown.slice(0, footer)}${table.join('\n')}\n${markdown.slice(footer)}`
+}
+
+type FailureReport = Parameters<TaskStep['report']>[0]
+
+/** What failed and what to do, by kind of failure. */
+export function describeTaskFailure(error: unknown, step: Pick<TaskStep, 'uuid' | 'options'>): FailureReport {
+  const uuid = step.uuid
+  const follow = uuid
+    ? `Follow the task with \`npx -p proving-kit proving task wait ${uuid}\` (with \`PROVING_TASKS_URL\` set), or read \`GET <tasks-url>/tasks/${uuid}/status\`.`
+    : undefined
+  if (error instanceof InputProblemsError) {
+    return {
+      outcome: 'failed',
+      headline: 'The inputs need fixing; nothing was sent.',
+      problems: error.problems.map((problem) => problem.message),
+      nextSteps: ['Fix the inputs named above in the workflow file (see docs/tasks.md for each input).'],
+      failure: error.shortMessage,
+    }
+  }
+  if (error instanceof RemoteFailureError) {
+    const record = error.record as TaskStatusRecord | undefined
+    const stage = record ? taskStageOf(record.status) : undefined
+    return {
+      outcome: 'failed',
+      headline: `Task ${uuid} failed${stage && stage !== 'received' ? ` at ${taskStageLabel(stage)}` : ''}${record ? ` (${record.status})` : ''}.`,
+      problems: record?.errorMessage?.trim() ? [record.errorMessage.trim()] : undefined,
+      nextSteps: [
+        stage === 'decommitment'
+          ? 'Check that the proving query is DONE and that `dp-output`, `program-hash` and the destination chain belong to it.'
+          : 'Read the error above; fix the module, its inputs or the destination chain, and submit the task again.',
+      ],
+      failure: error.shortMessage,
+    }
+  }
+  if (error instanceof AbortedError) {
+    return {
+      outcome: 'cancelled',
+      headline: uuid ? `Cancelled while waiting for task ${uuid}; the task goes on running on the service.` : 'Cancelled before the task was queued.',
+      nextSteps: follow ? [follow] : ['If the request had gone out, a task may still have been queued: check the service\'s task list.'],
+      failure: uuid ? `Cancelled while waiting for task ${uuid}.` : 'Cancelled before the task was queued.',
+    }
+  }
+  if (error instanceof WaitTimeoutError) {
+    const minutes = step.options.timeoutMinutes
+    return {
+      outcome: 'timed-out',
+      headline: `Stopped waiting after ${minutes === undefined ? 'the timeout' : formatDuration(minutes * 60_000)}; task ${uuid} is still running on the service.`,
+      nextSteps: [...(follow ? [follow] : []), 'Or raise `timeout-minutes`.'],
+      failure: `Timed out waiting for task ${uuid}.`,
+    }
+  }
+  if (error instanceof AmbiguousSubmissionError) {
+    return {
+      outcome: 'failed',
+      headline: 'The task may or may not have been queued; it was not sent again, to avoid running it twice.',
+      problems: [error.details ?? error.shortMessage],
+      nextSteps: ['Check the service\'s task list (`proving task list`) for a new task before running this step again.'],
+      failure: error.shortMessage,
+    }
+  }
+  if (error instanceof InvalidInputError) {
+    return {
+      outcome: 'failed',
+      headline: uuid ? 'A value was refused.' : 'An input was refused; nothing was sent.',
+      problems: [error.shortMessage, ...(error.metaMessages ?? [])],
+      nextSteps: [`Fix ${error.input ? `\`${error.input}\`` : 'the input'} in the workflow file.`],
+      failure: error.shortMessage,
+    }
+  }
+  if (error instanceof ServiceError) {
+    const status = error.status ?? 0
+    const next =
+      status === 401 || status === 403
+        ? 'Check `api-key`: the task service refused it (is the secret set for this repository, and still valid?).'
+        : status === 404
+          ? 'Check the identifier: the service does not know it (is `tasks-url` the right deployment?).'
+          : status >= 500 || status === 429
+            ? 'The task service is failing or busy: run the step again later.'
+            : 'Check the inputs against docs/tasks.md.'
+    return {
+      outcome: 'failed',
+      headline: error.shortMessage,
+      problems: error.details ? [error.details] : undefined,
+      nextSteps: [next, ...(follow ? [follow] : [])],
+      failure: error.details ? `${error.shortMessage} ${error.details}` : error.shortMessage,
+    }
+  }
+  if (error instanceof NetworkError) {
+    return {
+      outcome: 'failed',
+      headline: error.shortMessage,
+      problems: error.details ? [error.details] : undefined,
+      nextSteps: ['Check `tasks-url`, and that the runner can reach the service.', ...(follow ? [follow] : [])],
+      failure: error.shortMessage,
+    }
+  }
+  const message = error instanceof ProvingKitError ? error.shortMessage : error instanceof Error ? error.message : String(error)
+  return { outcome: 'failed', headline: `The step failed: ${message}`, nextSteps: follow ? [follow] : undefined, failure: message }
+}

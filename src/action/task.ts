@@ -1,0 +1,59 @@
+/**
+ * `task/`: schedules a data-processor task (POST /tasks) from a JSON body given as a path or
+ * inline, sets `task-uuid` at once, and (by default) follows it through the pipeline to
+ * TaskDecommitmentCompleted, then reads the MMRs it used. Any `*Failed` status fails the step
+ * with the service's error message. Never throws: every ending writes the outputs known so far
+ * and the job summary.
+ */
+import { checkTaskRequest, taskBody } from '../schemas/tasks.ts'
+import { booleanValue, httpUrlValue, minutesValue, nonEmptyValue, optional, parseInputs, required, withDefault } from './inputs.ts'
+import { loggerFor, type ActionIO } from './io.ts'
+import type { RunOptions } from './main.ts'
+import { bodyProblems, readJsonInput, requireTaskService, TaskStep } from './task-step.ts'
+
+export const TASK_INPUTS = {
+  task: required(nonEmptyValue),
+  'tasks-url': optional(httpUrlValue),
+  'api-key': optional(nonEmptyValue, { secret: true }),
+  wait: withDefault('true', booleanValue),
+  'timeout-minutes': withDefault('120', minutesValue),
+}
+
+export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
+  const signal = options.signal ?? new AbortController().signal
+  io.setSecret(io.getInput('api-key'))
+  const step = new TaskStep(io, { action: 'Task', signal })
+  let close: (() => Promise<void>) | undefined
+  try {
+    const inputs = parseInputs(io, TASK_INPUTS, requireTaskService)
+    step.options.timeoutMinutes = inputs['timeout-minutes']
+    const checked = checkTaskRequest(taskBody, await readJsonInput('task', inputs.task, 'the task body (POST /tasks)'))
+    if (!checked.ok) throw bodyProblems('task', checked.problems)
+    step.rowsBefore.push(['Destination chain', { code: checked.data.destination_chain_id }], ['Program hash', { code: checked.data.program_hash }])
+
+    const { TaskClient } = await import('../clients/tasks.ts')
+    close = async () => (await import('../core/http.ts')).closeDefaultDispatcher()
+    const client = new TaskClient({ baseUrl: inputs['tasks-url']!, apiKey: inputs['api-key'], logger: loggerFor(io) })
+    step.queued(await client.scheduleTask(checked.data, { signal }))
+
+    if (!inputs.wait) {
+      await step.report({
+        outcome: 'submitted',
+        headline: `Scheduled task ${step.uuid}; not waiting for it (\`wait: false\`).`,
+        nextSteps: [`Follow it with \`npx -p proving-kit proving task wait ${step.uuid}\` (with \`PROVING_TASKS_URL\` set).`],
+      })
+      return
+    }
+    try {
+      await step.follow(client, inputs['timeout-minutes'] * 60_000)
+    } finally {
+      // A failed task may have used MMRs too: the output and the table say which.
+      if (step.record) await step.readMmrs(client)
+    }
+    await step.report({ outcome: 'passed', headline: `Task ${step.uuid} went through every stage: TaskDecommitmentCompleted.` })
+  } catch (error) {
+    await step.fail(error)
+  } finally {
+    await close?.().catch(() => {})
+  }
+}

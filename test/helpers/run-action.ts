@@ -1,0 +1,382 @@
+/**
+ * Runs the committed action bundles the way the GitHub runner does: `node <runs.main>` from
+ * the action.yml, with each input as `INPUT_<NAME>` (the runner's name mangling: uppercased,
+ * spaces to `_`, hyphens kept) after applying action.yml's defaults, the file commands
+ * (GITHUB_OUTPUT, GITHUB_STATE, GITHUB_STEP_SUMMARY) in a fresh folder, RUNNER_TEMP and
+ * GITHUB_WORKSPACE, and nothing else from this process's environment. The post step gets the
+ * main step's state as `STATE_<name>`, as the runner passes it.
+ *
+ * Also a fake ActionIO for driving `run()` in-process, and a reader for the small YAML subset
+ * the action.yml files use.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import type { ActionIO } from '../../src/action/io.ts'
+import { NODE, REPO_ROOT } from './cli.ts'
+
+export { NODE, REPO_ROOT }
+export const FIXTURE_PIE = '../shared/fixtures/pie/fib-cairo-vm-writer.zip'
+
+// --- action.yml ------------------------------------------------------------------------------
+
+export type YamlMap = { [key: string]: string | YamlMap }
+
+/**
+ * Reads the YAML the action.yml files are written in: nested maps by indentation, plain or
+ * quoted scalars, `>`/`>-` (folded) and `|`/`|-` (literal) block scalars, comments. Anything
+ * else (lists, anchors, flow collections) is refused rather than misread.
+ */
+export function parseYaml(text: string): YamlMap {
+  const lines = text.split(/\r?\n/)
+  const root: YamlMap = {}
+  const stack: { indent: number; map: YamlMap }[] = [{ indent: -1, map: root }]
+  for (let index = 0; index < lines.length; index++) {
+    const line = lines[index]!
+    if (/^\s*(#.*)?$/.test(line)) continue
+    const indent = line.length - line.trimStart().length
+    const match = /^(\s*)([A-Za-z0-9_.-]+):(?:\s+(.*?))?\s*$/.exec(line)
+    if (!match) throw new Error(`action.yml line ${index + 1}: not a "key: value" line: ${line}`)
+    while (stack.at(-1)!.indent >= indent) stack.pop()
+    const parent = stack.at(-1)!.map
+    const key = match[2]!
+    const rest = match[3] ?? ''
+    if (rest === '') {
+      const child: YamlMap = {}
+      parent[key] = child
+      stack.push({ indent, map: child })
+      continue
+    }
+    const block = /^([>|])([-+]?)$/.exec(rest)
+    if (block) {
+      const body: string[] = []
+      let blockIndent: number | undefined
+      while (index + 1 < lines.length) {
+        const next = lines[index + 1]!
+        const nextIndent = next.length - next.trimStart().length
+        if (next.trim() !== '' && nextIndent <= indent) break
+        index++
+        if (next.trim() === '') {
+          body.push('')
+          continue
+        }
+        blockIndent ??= nextIndent
+        body.push(next.slice(blockIndent))
+      }
+      while (body.length && body.at(-1) === '') body.pop()
+      const value =
+        block[1] === '|'
+          ? body.join('\n')
+          : body.reduce((text, part) => (part === '' ? `${text}\n` : text === '' || text.endsWith('\n') ? text + part : `${text} ${part}`), '')
+      parent[key] = block[2] === '-' ? value : `${value}\n`
+      continue
+    }
+    parent[key] = scalar(rest, index + 1)
+  }
+  return root
+}
+
+function scalar(text: string, line: number): string {
+  if (text.startsWith("'")) {
+    if (!/^'(?:[^']|'')*'$/.test(text)) throw new Error(`action.yml line ${line}: unterminated quote`)
+    return text.slice(1, -1).replace(/''/g, "'")
+  }
+  if (text.startsWith('"')) return JSON.parse(text) as string
+  if (/^[[{&*!|>]/.test(text)) throw new Error(`action.yml line ${line}: unsupported YAML: ${text}`)
+  return text.replace(/\s+#.*$/, '')
+}
+
+export type ActionDefinition = {
+  dir: string
+  file: string
+  yaml: YamlMap
+  inputs: Record<string, { description?: string; required?: string; default?: string }>
+  outputs: Record<string, { description?: string }>
+  runs: { using?: string; main?: string; post?: string; 'post-if'?: string }
+}
+
+/** `''` is the root action; else the sub-action folder (`wait`, `pack`, ...). */
+export function readAction(name: string): ActionDefinition {
+  const dir = resolve(REPO_ROOT, name)
+  const file = join(dir, 'action.yml')
+  const yaml = parseYaml(readFileSync(file, 'utf8'))
+  return {
+    dir,
+    file,
+    yaml,
+    inputs: (yaml.inputs ?? {}) as ActionDefinition['inputs'],
+    outputs: (yaml.outputs ?? {}) as ActionDefinition['outputs'],
+    runs: (yaml.runs ?? {}) as ActionDefinition['runs'],
+  }
+}
+
+/** The runner's variable for an input: `api-key` -> `INPUT_API-KEY`. */
+export function inputVariable(name: string): string {
+  return `INPUT_${name.replace(/ /g, '_').toUpperCase()}`
+}
+
+// --- Running a bundle ------------------------------------------------------------------------
+
+export type FileCommands = { output: string; state: string; summary: string }
+
+export type ActionRun = {
+  code: number | null
+  signal: NodeJS.Signals | null
+  stdout: string
+  stderr: string
+  /** GITHUB_OUTPUT parsed; the last value of a name wins, as on the runner. */
+  outputs: Record<string, string>
+  state: Record<string, string>
+  summary: string
+  files: FileCommands
+  /** The raw text of every file command, for secret scans. */
+  raw: { output: string; state: string; summary: string }
+  ms: number
+}
+
+export type StartOptions = {
+  /** Inputs as a workflow's `with:` gives them; action.yml defaults fill in the rest. */
+  inputs?: Record<string, string>
+  /** Extra environment (GITHUB_REPOSITORY, ...). */
+  env?: Record<string, string>
+  /** `STATE_*` for a post step. */
+  state?: Record<string, string>
+  /** RUNNER_TEMP (a fresh folder by default). */
+  runnerTemp?: string
+  /** GITHUB_WORKSPACE and the working directory (the repository root by default). */
+  workspace?: string
+  entry?: 'main' | 'post'
+}
+
+export type RunningAction = {
+  child: ChildProcess
+  done: Promise<ActionRun>
+  output: () => { stdout: string; stderr: string }
+  /** Resolves once stdout or stderr matches. */
+  waitFor: (pattern: RegExp, timeoutMs?: number) => Promise<RegExpMatchArray>
+}
+
+export function startAction(name: string, options: StartOptions = {}): RunningAction {
+  const action = readAction(name)
+  const entry = options.entry ?? 'main'
+  const script = action.runs[entry]
+  if (!script) throw new Error(`${action.file} has no runs.${entry}`)
+  const work = mkdtempSync(join(tmpdir(), `action-${name || 'root'}-${entry}-`))
+  const files: FileCommands = { output: join(work, 'github_output'), state: join(work, 'github_state'), summary: join(work, 'step_summary') }
+  for (const file of Object.values(files)) writeFileSync(file, '')
+  const workspace = options.workspace ?? REPO_ROOT
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? work,
+    GITHUB_ACTIONS: 'true',
+    GITHUB_OUTPUT: files.output,
+    GITHUB_STATE: files.state,
+    GITHUB_STEP_SUMMARY: files.summary,
+    RUNNER_TEMP: options.runnerTemp ?? mkdtempSync(join(work, 'runner-temp-')),
+    GITHUB_WORKSPACE: workspace,
+    GITHUB_SERVER_URL: 'https://github.com',
+    GITHUB_REPOSITORY: 'proving-kit/proving-kit',
+    GITHUB_RUN_ID: '4242',
+    GITHUB_RUN_ATTEMPT: '1',
+    ...options.env,
+  }
+  if (entry === 'main') {
+    for (const [input, spec] of Object.entries(action.inputs)) {
+      if (spec.default !== undefined) env[inputVariable(input)] = spec.default
+    }
+    for (const [input, value] of Object.entries(options.inputs ?? {})) env[inputVariable(input)] = value
+  }
+  for (const [key, value] of Object.entries(options.state ?? {})) env[`STATE_${key}`] = value
+  const started = Date.now()
+  const child = spawn(NODE, [resolve(action.dir, script)], { cwd: workspace, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+  const done = new Promise<ActionRun>((resolveRun, reject) => {
+    child.on('error', reject)
+    child.on('close', (code, signal) => {
+      const raw = {
+        output: readFileSync(files.output, 'utf8'),
+        state: readFileSync(files.state, 'utf8'),
+        summary: readFileSync(files.summary, 'utf8'),
+      }
+      resolveRun({
+        code,
+        signal,
+        stdout,
+        stderr,
+        outputs: parseFileCommand(raw.output),
+        state: parseFileCommand(raw.state),
+        summary: raw.summary,
+        files,
+        raw,
+        ms: Date.now() - started,
+      })
+    })
+  })
+  return {
+    child,
+    done,
+    output: () => ({ stdout, stderr }),
+    waitFor: (pattern, timeoutMs = 20_000) =>
+      new Promise((resolveMatch, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no ${pattern} in the output:\n${stdout}\n${stderr}`)), timeoutMs)
+        const check = () => {
+          const match = stdout.match(pattern) ?? stderr.match(pattern)
+          if (!match) return
+          clearTimeout(timer)
+          child.stdout!.off('data', check)
+          child.stderr!.off('data', check)
+          resolveMatch(match)
+        }
+        child.stdout!.on('data', check)
+        child.stderr!.on('data', check)
+        check()
+      }),
+  }
+}
+
+/** Runs an action's main step to the end. */
+export function runAction(name: string, options: Omit<StartOptions, 'entry'> = {}): Promise<ActionRun> {
+  return startAction(name, { ...options, entry: 'main' }).done
+}
+
+/** Runs the post step after `main`, with the state the main step saved. */
+export function runPost(name: string, main: ActionRun, options: Omit<StartOptions, 'entry' | 'state'> = {}): Promise<ActionRun> {
+  return startAction(name, { ...options, entry: 'post', state: main.state }).done
+}
+
+/** GITHUB_OUTPUT / GITHUB_STATE: `name<<delimiter`, the value's lines, `delimiter`. */
+export function parseFileCommand(text: string): Record<string, string> {
+  const values: Record<string, string> = {}
+  const lines = text.split('\n')
+  for (let index = 0; index < lines.length; index++) {
+    const line = lines[index]!
+    if (!line) continue
+    const heredoc = /^([^=<]+)<<(.+)$/.exec(line)
+    if (heredoc) {
+      const [, name, delimiter] = heredoc
+      const body: string[] = []
+      while (index + 1 < lines.length && lines[index + 1] !== delimiter) body.push(lines[++index]!)
+      index++
+      values[name!] = body.join('\n')
+      continue
+    }
+    const equals = line.indexOf('=')
+    if (equals > 0) values[line.slice(0, equals)] = line.slice(equals + 1)
+  }
+  return values
+}
+
+/** `::error::` lines of stdout, decoded as the runner shows them. */
+export function errorAnnotations(run: Pick<ActionRun, 'stdout'>): string[] {
+  return run.stdout
+    .split('\n')
+    .filter((line) => line.startsWith('::error'))
+    .map((line) => line.replace(/^::error[^:]*::/, '').replace(/%0A/g, '\n').replace(/%0D/g, '\r').replace(/%25/g, '%'))
+}
+
+/**
+ * Every place a secret could leak from a run: stdout (without the `::add-mask::` command, which
+ * the runner consumes and never shows), stderr, and the output, state and summary files.
+ */
+export function leakedSecret(run: ActionRun, secret: string): string | undefined {
+  const stdout = run.stdout
+    .split('\n')
+    .filter((line) => !line.startsWith('::add-mask::'))
+    .join('\n')
+  const places: [string, string][] = [
+    ['stdout', stdout],
+    ['stderr', run.stderr],
+    ['GITHUB_OUTPUT', run.raw.output],
+    ['GITHUB_STATE', run.raw.state],
+    ['GITHUB_STEP_SUMMARY', run.raw.summary],
+  ]
+  return places.find(([, text]) => text.includes(secret))?.[0]
+}
+
+// --- A fake runner for run() in-process -----------------------------------------------------
+
+export type FakeIO = ActionIO & {
+  outputs: Record<string, string>
+  /** Every setOutput call in order (name, value). */
+  outputLog: [string, string][]
+  state: Record<string, string>
+  secrets: string[]
+  logs: { level: 'debug' | 'info' | 'warning' | 'error' | 'group' | 'endgroup'; message: string }[]
+  summary: string
+  failed: string | undefined
+}
+
+/** An ActionIO that records everything; `inputs` as the runner would pass them (defaults are run()'s job). */
+export function fakeIO(inputs: Record<string, string> = {}, options: { env?: Record<string, string>; state?: Record<string, string> } = {}): FakeIO {
+  const io: FakeIO = {
+    outputs: {},
+    outputLog: [],
+    state: {},
+    secrets: [],
+    logs: [],
+    summary: '',
+    failed: undefined,
+    env: { GITHUB_WORKSPACE: REPO_ROOT, RUNNER_TEMP: mkdtempSync(join(tmpdir(), 'fake-runner-')), ...options.env },
+    getInput: (name) => (inputs[name] ?? '').trim(),
+    setOutput: (name, value) => {
+      io.outputs[name] = value
+      io.outputLog.push([name, value])
+    },
+    setSecret: (value) => {
+      if (value) io.secrets.push(value)
+    },
+    saveState: (name, value) => (io.state[name] = value),
+    getState: (name) => options.state?.[name] ?? '',
+    debug: (message) => io.logs.push({ level: 'debug', message }),
+    info: (message) => io.logs.push({ level: 'info', message }),
+    warning: (message) => io.logs.push({ level: 'warning', message }),
+    error: (message) => io.logs.push({ level: 'error', message }),
+    startGroup: (message) => io.logs.push({ level: 'group', message }),
+    endGroup: () => io.logs.push({ level: 'endgroup', message: '' }),
+    appendSummary: async (markdown) => {
+      io.summary += `${markdown}\n`
+    },
+    setFailed: (message) => {
+      io.failed = message
+    },
+  }
+  return io
+}
+
+export const repoPath = (...parts: string[]) => resolve(REPO_ROOT, ...parts)
+
+/** Unzips a pie.zip into a PIE directory (the fixtures are zips; the packing paths need a folder). */
+export async function unzipPie(zipPath: string, dir: string): Promise<string> {
+  const { mkdir, writeFile } = await import('node:fs/promises')
+  const { openFileSource, readZipDirectory, readZipEntry } = await import('../../src/pie/zip.ts')
+  await mkdir(dir, { recursive: true })
+  const source = await openFileSource(zipPath)
+  try {
+    const { entries } = await readZipDirectory(source)
+    for (const entry of entries) {
+      if (entry.isDirectory) continue
+      const chunks: Uint8Array[] = []
+      for await (const chunk of readZipEntry(source, entry)) chunks.push(chunk)
+      await writeFile(join(dir, entry.name), Buffer.concat(chunks))
+    }
+  } finally {
+    await source.close()
+  }
+  return dir
+}
+
+/** The emulator's control API (docs/emulator.md). */
+export async function control(baseUrl: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
+  const response = await fetch(`${baseUrl}/_emulator/${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  const text = await response.text()
+  if (!response.ok) throw new Error(`${method} /_emulator/${path}: ${response.status} ${text}`)
+  return text ? JSON.parse(text) : undefined
+}

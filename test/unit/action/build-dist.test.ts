@@ -1,0 +1,43 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { unresolvedModules } from '../../../scripts/build-dist.ts'
+import { REPO_ROOT } from '../../helpers/run-action.ts'
+
+function fakeDist(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'fake-dist-'))
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(join(dir, name, '..'), { recursive: true })
+    writeFileSync(join(dir, name), text)
+  }
+  return dir
+}
+
+describe('the unresolved-module scan of check:dist', () => {
+  it('finds each way ncc leaves a module out', async () => {
+    const dir = fakeDist({
+      'a/index.js': 'var e=new Error("Cannot find module \'left-pad\'");throw e.code="MODULE_NOT_FOUND",e',
+      'b/index.js': 'module.exports=eval("require")("no-such-package")',
+      'c/12.index.js': 'const x=e(import.meta.url)("some-package")',
+      'd/index.js': 'module.exports = __non_webpack_require__(\'UNKNOWN\')',
+    })
+    const problems = await unresolvedModules(dir)
+    expect(problems).toEqual([
+      expect.stringContaining("dist/a/index.js holds an unresolved module: Cannot find module 'left-pad'"),
+      expect.stringContaining('dist/a/index.js holds an unresolved module: MODULE_NOT_FOUND'),
+      'dist/b/index.js requires "no-such-package" at run time: ncc could not bundle it',
+      'dist/c/12.index.js leaves "some-package" to Node, which is not a builtin module',
+      expect.stringContaining("dist/d/index.js holds an unresolved module: __non_webpack_require__('UNKNOWN')"),
+    ])
+  })
+
+  it('accepts builtins and ws\'s optional add-ons', async () => {
+    const dir = fakeDist({ 'a/index.js': 'e(import.meta.url)("node:fs");e(import.meta.url)("fs");try{eval("require")("bufferutil")}catch{}' })
+    expect(await unresolvedModules(dir)).toEqual([])
+  })
+
+  it('the committed dist/ has none', async () => {
+    expect(await unresolvedModules(join(REPO_ROOT, 'dist'))).toEqual([])
+  })
+})
