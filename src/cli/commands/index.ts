@@ -2,6 +2,7 @@ import type { CommandSpec } from '../context.ts'
 import { bucketClose, bucketCreate, bucketGet } from './bucket.ts'
 import { emulator } from './emulator.ts'
 import { factCheck } from './fact.ts'
+import { inspect, pack, validate } from './pie.ts'
 import { prove, verifyProof } from './prove.ts'
 import { queryGet, queryList, queryRetry, queryWait } from './query.ts'
 import { storageQuery, storageStatus } from './storage.ts'
@@ -10,6 +11,9 @@ import { TASK_COMMANDS } from './task.ts'
 
 /** Every `proving` command; main.ts dispatches on the longest matching path. */
 export const COMMANDS: CommandSpec[] = [
+  validate,
+  pack,
+  inspect,
   prove,
   verifyProof,
   queryGet,

@@ -1,0 +1,51 @@
+/**
+ * Generates a large, valid synthetic PIE directory (see src/pie/generate.ts), optionally packed.
+ *
+ *   node scripts/gen-pie.ts --memory 1GiB out/            # 1 GiB memory.bin in out/
+ *   node scripts/gen-pie.ts --memory 4KiB --zip pie.zip out/   # a tiny example PIE, also zipped
+ *
+ * Options: --memory <size> (default 10MiB), --seed <n> (default 1), --zip <file>.
+ * Prints a JSON summary on stdout.
+ */
+import { parseArgs } from 'node:util'
+import { generatePie, packPie, parseByteSize } from '../src/pie/index.ts'
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    memory: { type: 'string', default: '10MiB' },
+    seed: { type: 'string', default: '1' },
+    zip: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  },
+})
+
+if (values.help || positionals.length !== 1) {
+  process.stderr.write('usage: node scripts/gen-pie.ts --memory <size, e.g. 1GiB> [--seed <n>] [--zip <file>] <out-dir>\n')
+  process.exit(values.help ? 0 : 2)
+}
+
+const seed = Number(values.seed)
+if (!Number.isInteger(seed) || seed < 0) {
+  process.stderr.write(`--seed must be a non-negative integer, got ${values.seed}\n`)
+  process.exit(2)
+}
+
+try {
+  const started = performance.now()
+  const generated = await generatePie({ outDir: positionals[0]!, memoryBytes: parseByteSize(values.memory), seed })
+  const packed = values.zip ? await packPie(generated.dir, values.zip) : undefined
+  const summary = {
+    dir: generated.dir,
+    memoryBytes: generated.memoryBytes,
+    cells: generated.cells,
+    nSteps: generated.nSteps,
+    output: generated.output.map((word) => `0x${word.toString(16)}`),
+    ...(packed ? { zip: packed.path, zipBytes: packed.sizeBytes, sha256: packed.sha256 } : {}),
+    seconds: Number(((performance.now() - started) / 1000).toFixed(2)),
+  }
+  process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`)
+} catch (error) {
+  process.stderr.write(`gen-pie: ${(error as Error).message}\n`)
+  process.exit(1)
+}

@@ -1,0 +1,129 @@
+import { dirname, resolve } from 'node:path'
+import { stat } from 'node:fs/promises'
+import { InvalidInputError, InvalidPieError } from '../../core/errors.ts'
+import { type CommandSpec, stringValue } from '../context.ts'
+import { EXIT } from '../exit-codes.ts'
+import { formatBytes } from '../pie-steps.ts'
+
+/** The PIE toolkit loads on these commands only (hashing libraries are not free to import). */
+const loadPie = () => import('../../pie/index.ts')
+
+export const validate: CommandSpec = {
+  path: ['validate'],
+  args: '<pie>',
+  summary: 'Check a pie.zip or PIE directory against every rule cairo-lang applies; exit 0 valid, 2 invalid.',
+  details: ['Every broken rule is listed, one line each, naming the file, the rule and the value or byte offset.'],
+  positionals: { min: 1, max: 1 },
+  async run(context) {
+    const path = context.positionals[0]!
+    await requireExisting(path)
+    const pie = await loadPie()
+    const result = await pie.validatePie(path, { signal: context.signal })
+    if (context.json) {
+      context.print('', { valid: result.valid, problems: result.problems, summary: result.summary })
+    } else if (result.valid) {
+      const summary = result.summary
+      context.print(
+        `${path}: valid Cairo PIE (${summary.nSteps} steps, builtins ${summary.builtins.join(', ') || 'none'}, ${summary.memoryCells} memory cells).`,
+      )
+    } else {
+      context.io.stderr(`${path}: not a valid Cairo PIE (${result.problems.length} problem(s)):\n`)
+      for (const problem of result.problems) context.io.stderr(`  ${problem}\n`)
+    }
+    return result.valid ? EXIT.ok : EXIT.usage
+  },
+}
+
+export const pack: CommandSpec = {
+  path: ['pack'],
+  args: '<dir>',
+  summary: 'Pack a PIE directory into the canonical pie.zip (deterministic, DEFLATE, validated).',
+  positionals: { min: 1, max: 1 },
+  options: {
+    output: { type: 'string', short: 'o', valueName: '<file>', description: 'Where to write the zip.', default: 'pie.zip' },
+  },
+  async run(context) {
+    const dir = context.positionals[0]!
+    const info = await requireExisting(dir)
+    if (!info.isDirectory()) {
+      throw new InvalidInputError(`<dir>: ${dir} is not a directory; give the folder holding metadata.json, memory.bin, ...`, {
+        input: '<dir>',
+      })
+    }
+    const output = stringValue(context, 'output')!
+    if (resolve(dirname(output)) === resolve(dir)) {
+      throw new InvalidInputError(`-o ${output} would write the zip inside the PIE directory; write it elsewhere.`, {
+        input: '--output',
+      })
+    }
+    const pie = await loadPie()
+    const packed = await pie.packPie(dir, output, { signal: context.signal })
+    const validation = await pie.validatePie(packed.path, { signal: context.signal })
+    if (!validation.valid) {
+      throw new InvalidPieError(`${dir} packs into a zip that is not a valid Cairo PIE (${validation.problems.length} problem(s)).`, {
+        input: '<dir>',
+        problems: validation.problems,
+      })
+    }
+    context.print(`Wrote ${packed.path} (${formatBytes(packed.sizeBytes)}, sha256 ${packed.sha256}).`, {
+      pieZip: packed.path,
+      sha256: packed.sha256,
+      sizeBytes: packed.sizeBytes,
+      entries: packed.entries,
+    })
+    return EXIT.ok
+  },
+}
+
+export const inspect: CommandSpec = {
+  path: ['inspect'],
+  args: '<pie>',
+  summary: 'Show a PIE: output, steps, builtins, job size, program hashes, SHARP and Integrity facts, sha256.',
+  positionals: { min: 1, max: 1 },
+  async run(context) {
+    const path = context.positionals[0]!
+    await requireExisting(path)
+    const pie = await loadPie()
+    const inspection = await pie.inspectPie(path, { signal: context.signal })
+    const json = {
+      programHash: inspection.programHash,
+      programHashes: inspection.programHashes,
+      output: inspection.output,
+      nSteps: inspection.nSteps,
+      builtins: inspection.builtins,
+      jobSize: inspection.jobSize,
+      sharpFactHash: inspection.sharpFactHash,
+      integrityFactHash: inspection.integrityFactHash,
+      sha256: inspection.sha256,
+    }
+    const human = [
+      ['PIE', path],
+      ['output', `[${inspection.output.join(', ')}]`],
+      ['steps', String(inspection.nSteps)],
+      ['builtins', inspection.builtins.join(', ') || 'none'],
+      ['job size', inspection.jobSize],
+      ['program hash', `${inspection.programHash} (Pedersen)`],
+      ['  Poseidon', inspection.programHashes.poseidon],
+      ['  Blake', inspection.programHashes.blake],
+      ['SHARP fact', inspection.sharpFactHash],
+      ['Integrity fact', inspection.integrityFactHash],
+      ['sha256', inspection.sha256 ?? ''],
+    ]
+      .map(([label, value]) => `${label!.padEnd(16)}${value}`)
+      .join('\n')
+    context.print(human, json)
+    return EXIT.ok
+  },
+}
+
+async function requireExisting(path: string) {
+  try {
+    return await stat(path)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    throw new InvalidInputError(
+      code === 'ENOENT' ? `Nothing at ${path}; give a pie.zip or a PIE directory.` : `Cannot read ${path} (${code}); check its permissions.`,
+      { input: path },
+    )
+  }
+}

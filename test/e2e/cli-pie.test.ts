@@ -1,0 +1,119 @@
+import { cp, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startEmulator, type RunningEmulator } from '../../src/emulator/index.ts'
+import { FIXTURES, REPO_ROOT, runCli } from '../helpers/cli.ts'
+
+const EXAMPLE_DIR = join(REPO_ROOT, 'examples/fib/pie')
+const EXAMPLE_ZIP = join(REPO_ROOT, 'examples/fib/pie.zip')
+const FIXTURE = `${FIXTURES}/pie/fib-cairo-lang-writer.zip`
+const PUBLISHED_FIB_PROGRAM_HASH = '0x4f028ea2f2568d9b71509641f65cd3879482a371ab2a18d20ca7528d960dd45'
+
+let work: string
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), 'cli-pie-'))
+})
+afterAll(async () => {
+  await rm(work, { recursive: true, force: true })
+})
+
+describe('proving validate', () => {
+  it('exits 0 on a valid PIE, zip or directory', async () => {
+    for (const pie of [FIXTURE, EXAMPLE_ZIP, EXAMPLE_DIR]) {
+      const result = await runCli(['validate', pie])
+      expect(result.code, result.stderr).toBe(0)
+      expect(result.stdout).toMatch(/valid Cairo PIE/)
+    }
+  })
+
+  it('exits 2 and lists every broken rule', async () => {
+    const dir = join(work, 'broken')
+    await cp(EXAMPLE_DIR, dir, { recursive: true })
+    await truncate(join(dir, 'memory.bin'), 4079)
+    await writeFile(join(dir, 'execution_resources.json'), '{"n_steps": 0, "builtin_instance_counter": {}}')
+    const result = await runCli(['validate', dir])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toMatch(/memory\.bin/)
+    expect(result.stderr).toMatch(/n_steps/)
+    const json = await runCli(['validate', dir, '--json'])
+    expect(json.code).toBe(2)
+    expect(JSON.parse(json.stdout).problems.length).toBeGreaterThanOrEqual(2)
+  })
+
+  it('exits 2 naming the path when nothing is there', async () => {
+    const result = await runCli(['validate', join(work, 'nope.zip')])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toMatch(/Nothing at .*nope\.zip/)
+  })
+})
+
+describe('proving pack', () => {
+  it('writes the canonical zip: byte-identical twice, equal to the committed example', async () => {
+    const first = join(work, 'a.zip')
+    const second = join(work, 'b.zip')
+    const packed = await runCli(['pack', EXAMPLE_DIR, '-o', first, '--json'])
+    expect(packed.code, packed.stderr).toBe(0)
+    await runCli(['pack', EXAMPLE_DIR, '-o', second])
+    const bytes = await readFile(first)
+    expect(bytes.equals(await readFile(second))).toBe(true)
+    expect(bytes.equals(await readFile(EXAMPLE_ZIP))).toBe(true)
+    expect(JSON.parse(packed.stdout).sha256).toMatch(/^[0-9a-f]{64}$/)
+  })
+
+  it('refuses a directory with an extra entry, naming it', async () => {
+    const dir = join(work, 'extra')
+    await cp(EXAMPLE_DIR, dir, { recursive: true })
+    await writeFile(join(dir, 'notes.txt'), 'hello')
+    const result = await runCli(['pack', dir, '-o', join(work, 'extra.zip')])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toMatch(/notes\.txt/)
+  })
+})
+
+describe('proving inspect', () => {
+  it('prints the documented JSON keys with exact values', async () => {
+    const result = await runCli(['inspect', EXAMPLE_ZIP, '--json'])
+    expect(result.code, result.stderr).toBe(0)
+    const inspection = JSON.parse(result.stdout)
+    expect(Object.keys(inspection)).toEqual(
+      expect.arrayContaining(['programHash', 'programHashes', 'output', 'nSteps', 'jobSize', 'sharpFactHash', 'integrityFactHash', 'sha256']),
+    )
+    expect(inspection.programHash).toBe(PUBLISHED_FIB_PROGRAM_HASH)
+    expect(Object.keys(inspection.programHashes).sort()).toEqual(['blake', 'pedersen', 'poseidon'])
+    expect(inspection.jobSize).toBe('XS')
+  })
+})
+
+describe('proving prove with a PIE directory or an invalid PIE', () => {
+  let emulator: RunningEmulator
+  beforeAll(async () => {
+    emulator = await startEmulator({ timing: { receivedMs: 0, stepMs: 0 } })
+  })
+  afterAll(async () => {
+    await emulator.close()
+  })
+
+  it('packs a directory, proves it and checks the facts', async () => {
+    const result = await runCli(['prove', EXAMPLE_DIR, '--wait', '--json'], {
+      env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: 'key-dir-1234' },
+    })
+    expect(result.code, result.stderr).toBe(0)
+    const output = JSON.parse(result.stdout)
+    expect(output.provingQuery.programHash).toBe(PUBLISHED_FIB_PROGRAM_HASH)
+    expect(output.localFactCheck.ok).toBe(true)
+  })
+
+  it('never uploads an invalid PIE', async () => {
+    const dir = join(work, 'invalid-upload')
+    await cp(EXAMPLE_DIR, dir, { recursive: true })
+    await truncate(join(dir, 'memory.bin'), 100)
+    const before = emulator.requests().length
+    const result = await runCli(['prove', dir, '--wait'], {
+      env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: 'key-dir-1234' },
+    })
+    expect(result.code).toBe(2)
+    expect(result.stderr).toMatch(/not a valid Cairo PIE/)
+    expect(emulator.requests().length).toBe(before)
+  })
+})
