@@ -109,7 +109,7 @@ export function parseCommandArgs(spec: CommandSpec, argv: string[], env: NodeJS.
     const { min, max } = spec.positionals
     if (positionals.length < min) {
       throw new InvalidInputError(
-        `Missing ${spec.args ?? 'argument'}: usage is \`proving ${spec.path.join(' ')} ${spec.args ?? ''}\`.`.replace(/ +`/, '`'),
+        `Missing ${spec.args ?? 'argument'}: usage is \`proving ${spec.path.join(' ')}${spec.args ? ` ${spec.args}` : ''}\`.`,
         { input: spec.args },
       )
     }
@@ -126,7 +126,10 @@ export function parseCommandArgs(spec: CommandSpec, argv: string[], env: NodeJS.
 function cleanParseMessage(message: string): string {
   // node's messages end with hints for script authors ("To specify a positional argument ...").
   const first = message.split('\n')[0]!.replace(/\. To specify.*$/, '.').trim()
-  return first.endsWith('.') ? first : `${first}.`
+  const sentence = first.endsWith('.') ? first : `${first}.`
+  // `--offset -1`: the value looks like a flag. node's own hint for that one is worth keeping.
+  const dash = /To specify an option argument starting with a dash use '([^']+)'/.exec(message)
+  return dash ? `${sentence} For a value starting with "-", write ${dash[1]}.` : sentence
 }
 
 export function helpText(spec: CommandSpec): string {

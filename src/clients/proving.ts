@@ -3,6 +3,7 @@ import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import type { Dispatcher } from 'undici'
 import {
+  AbortedError,
   AmbiguousSubmissionError,
   InvalidInputError,
   NetworkError,
@@ -361,6 +362,13 @@ export class ProvingClient {
       })
       return { provingQueryId: data.provingQueryId }
     } catch (error) {
+      if (error instanceof AbortedError) {
+        // Cancelled mid-upload is as ambiguous as a lost answer: say where to look.
+        throw new AbortedError(error.shortMessage, {
+          cause: error,
+          metaMessages: ['If the upload had started, the service may have created a query anyway: check `proving query list` (or ProvingClient.listQueries) before submitting again.'],
+        })
+      }
       if (isAmbiguous(error)) {
         throw new AmbiguousSubmissionError(
           'The submission may or may not have reached the proving service; it was not sent again, to avoid paying twice.',
@@ -477,8 +485,15 @@ export class ProvingClient {
         digestSource += await sha256File(options.inputFile)
       }
     } else {
-      parts.programHash = options.programHash!
-      digestSource = options.programHash!
+      const programHash = options.programHash!.trim()
+      if (!/^0x[0-9a-fA-F]{1,64}$/.test(programHash)) {
+        throw new InvalidInputError(
+          `programHash must be a 0x-prefixed hexadecimal hash of at most 64 digits; got ${JSON.stringify(programHash.slice(0, 80))}.`,
+          { input: 'programHash' },
+        )
+      }
+      parts.programHash = programHash
+      digestSource = programHash
     }
     const dedupId = options.dedupId ?? deriveDedupId(digestSource, parts)
     if (dedupId.length > 128) {

@@ -1,11 +1,13 @@
 import type { Dispatcher } from 'undici'
 import {
+  AbortedError,
   AmbiguousSubmissionError,
   InvalidInputError,
   NetworkError,
   ServiceError,
 } from '../core/errors.ts'
 import { HttpClient, type HttpTimeouts, type RetryPolicy } from '../core/http.ts'
+import { serializeJsonBody } from '../core/json-limits.ts'
 import { type PollSchedule, pollUntil } from '../core/poll.ts'
 import { SecretRedactor } from '../core/redact.ts'
 import type { Clock, Logger } from '../core/runtime.ts'
@@ -114,6 +116,12 @@ export class StorageProofClient {
       })
       return { internalId: data.internalId }
     } catch (error) {
+      if (error instanceof AbortedError) {
+        throw new AbortedError(error.shortMessage, {
+          cause: error,
+          metaMessages: ['If the request had gone out, the batch query may exist anyway: check the dashboard explorer before submitting again.'],
+        })
+      }
       if (isAmbiguous(error)) {
         throw new AmbiguousSubmissionError(
           'The batch query may or may not have reached the storage-proof service; it was not sent again, to avoid paying its fee twice.',
@@ -181,13 +189,17 @@ export class StorageProofClient {
 
 /** Validates a batch-query body; the problems are listed in the error, nothing is sent. */
 export function checkBatchQueryBody(body: unknown): BatchQueryBody {
+  // Nesting and size first: a hostile body must not reach the schema, nor JSON.stringify.
+  serializeJsonBody(body, { input: 'body', what: 'the batch query' })
   const result = batchQueryBody.safeParse(body)
   if (result.success) return result.data
   const problems = describeBatchQueryProblems(result.error)
-  throw new InvalidInputError('The batch query is malformed; fix it before sending.', {
-    input: 'body',
-    metaMessages: problems,
-  })
+  const more = result.error.issues.length - 1
+  // The first problem on the error's face (it names the field); every one listed below it.
+  throw new InvalidInputError(
+    `The batch query is malformed: ${problems[0] ?? 'the body is not valid'}${more > 0 ? ` (and ${more} more, listed below)` : ''}; fix it before sending.`,
+    { input: 'body', metaMessages: more > 0 ? problems : undefined },
+  )
 }
 
 /** A failure after which the service may or may not have taken the POST. */

@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici'
 import type { z } from 'zod'
 import {
+  AbortedError,
   AmbiguousSubmissionError,
   InvalidInputError,
   NetworkError,
@@ -9,6 +10,7 @@ import {
   UnknownStatusError,
 } from '../core/errors.ts'
 import { HttpClient, type HttpTimeouts, type RetryPolicy } from '../core/http.ts'
+import { serializeJsonBody } from '../core/json-limits.ts'
 import { formatDuration, type PollSchedule, pollUntil } from '../core/poll.ts'
 import { redact, SecretRedactor } from '../core/redact.ts'
 import type { Clock, Logger } from '../core/runtime.ts'
@@ -287,6 +289,8 @@ export class TaskClient {
   }
 
   #check<T>(schema: z.ZodType<T>, body: unknown, what: string): T {
+    // Nesting and size first: a hostile body must not reach the schema, nor JSON.stringify.
+    serializeJsonBody(body, { input: 'body', what: `the ${what}` })
     const result = checkTaskRequest(schema, body)
     if (result.ok) return result.data
     const problems = result.problems.map((problem) => redact(problem, this.http.redactor))
@@ -324,6 +328,12 @@ export class TaskClient {
       })
       return data
     } catch (error) {
+      if (error instanceof AbortedError) {
+        throw new AbortedError(error.shortMessage, {
+          cause: error,
+          metaMessages: ['If the request had gone out, the task may have been queued anyway: look with `proving task list` (or TaskClient.listTasks) before submitting again.'],
+        })
+      }
       if (isAmbiguous(error)) {
         throw new AmbiguousSubmissionError(
           'The task may or may not have been queued by the task service; it was not sent again, to avoid running it twice.',

@@ -3,12 +3,14 @@ import { Agent, type Dispatcher, request as undiciRequest } from 'undici'
 import type { z } from 'zod'
 import {
   AbortedError,
+  InvalidInputError,
   InvalidResponseError,
   NetworkError,
   ProvingKitError,
   RequestTimeoutError,
   ServiceError,
 } from './errors.ts'
+import { serializeJsonBody } from './json-limits.ts'
 import { redact, redactUrl, SecretRedactor } from './redact.ts'
 import { type Clock, type Logger, silentLogger, systemClock } from './runtime.ts'
 import { NOT_JSON, parseJsonLoosely, parseResponse } from './parse.ts'
@@ -154,13 +156,15 @@ export class HttpClient {
     try {
       base = new URL(config.baseUrl)
     } catch {
-      throw new ProvingKitError(
-        `The ${config.serviceName} URL is not a valid URL: "${redactUrl(config.baseUrl)}"; give an absolute http(s) URL.`,
+      throw new InvalidInputError(
+        `The ${config.serviceName} URL is not a valid URL: "${redactUrl(String(config.baseUrl))}"; give an absolute http(s) URL.`,
+        { input: 'baseUrl' },
       )
     }
     if (base.protocol !== 'http:' && base.protocol !== 'https:') {
-      throw new ProvingKitError(
+      throw new InvalidInputError(
         `The ${config.serviceName} URL must use http or https, got "${base.protocol}"; give an absolute http(s) URL.`,
+        { input: 'baseUrl' },
       )
     }
     this.baseUrl = base.toString().replace(/\/+$/, '')
@@ -191,12 +195,15 @@ export class HttpClient {
     const shownUrl = redactUrl(url)
     const operation = spec.operation ?? `${spec.method} ${new URL(shownUrl).pathname}`
     const idempotent = spec.idempotent ?? (spec.method === 'GET' || spec.method === 'HEAD')
+    // Serialised once, before anything is sent: a body that cannot be JSON is the caller's input
+    // problem, never a network failure to retry.
+    const jsonText = spec.json === undefined ? undefined : serializeJsonBody(spec.json, { input: 'body', what: `the body of ${operation}` })
     for (let attempt = 1; ; attempt++) {
       if (spec.signal?.aborted) throw this.#aborted(operation, spec.signal)
       let failure: ProvingKitError
       let retryAfterMs: number | undefined
       try {
-        const response = await this.#send(spec, url)
+        const response = await this.#send(spec, url, jsonText)
         if (isSuccess(response.status, spec.successStatuses)) {
           const data = parseResponse(spec.schema, response.json, {
             logger: this.logger,
@@ -254,14 +261,14 @@ export class HttpClient {
     return Math.floor(this.#random() * ceiling)
   }
 
-  async #send(spec: RequestSpec<unknown>, url: URL) {
+  async #send(spec: RequestSpec<unknown>, url: URL, jsonText: string | undefined) {
     const headers: Record<string, string> = { accept: 'application/json', ...this.#headers }
     for (const [key, value] of Object.entries(spec.headers ?? {})) {
       if (value !== undefined) headers[key.toLowerCase()] = value
     }
     let body: string | Readable | undefined
-    if (spec.json !== undefined) {
-      body = JSON.stringify(spec.json)
+    if (jsonText !== undefined) {
+      body = jsonText
       headers['content-type'] = 'application/json'
     } else if (spec.body) {
       const prepared = spec.body()
@@ -302,9 +309,20 @@ export class HttpClient {
     const label = code ? `${response.status} ${code}` : `${response.status}`
     const shortMessage = `The ${this.serviceName} answered ${label} to ${operation}.`
     const serverMessage = bodyIsJson ? messageOf(response.json) : undefined
+    // A page that is not the service's JSON came from something in between (a proxy, a gateway,
+    // a load balancer): say so on the error's face, not only in its details.
+    const between =
+      !bodyIsJson && excerpt && excerpt !== '(empty)'
+        ? [
+            this.#scrub(
+              `The answer was not the service's JSON but ${excerpt}: a proxy or gateway answered${response.status === 404 || response.status === 405 ? '; check the service URL' : ''}.`,
+            ),
+          ]
+        : undefined
     return new ServiceError(this.#scrub(shortMessage), {
       status: response.status,
       code,
+      metaMessages: between,
       body: bodyIsJson ? this.#scrubJson(response.json) : undefined,
       details: serverMessage
         ? this.#scrub(serverMessage)
@@ -446,7 +464,7 @@ export function parseRetryAfter(value: string | string[] | undefined, now: numbe
 function withRetryable(error: ServiceError, retryable: boolean): ServiceError {
   if (error.retryable === retryable) return error
   return new ServiceError(error.shortMessage, {
-    status: error.status, code: error.code, body: error.body, details: error.details, retryable,
+    status: error.status, code: error.code, body: error.body, details: error.details, metaMessages: error.metaMessages, retryable,
   })
 }
 

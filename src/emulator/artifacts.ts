@@ -6,7 +6,7 @@ import { BOOTLOADER_PROGRAM_HASH } from './facts.ts'
 import type { Progress } from './lifecycle.ts'
 import { queryProgress } from './queries.ts'
 import type { Route, RouteContext } from './router.ts'
-import type { StoredQuery } from './state.ts'
+import { own, type StoredQuery } from './state.ts'
 
 /**
  * A DONE query's artifacts, served by the emulator itself without authentication (as
@@ -71,7 +71,7 @@ export function artifactRoutes(emulator: EmulatorContext): Route[] {
 
   function getArtifact(ctx: RouteContext) {
     const state = emulator.store.state
-    const query = state.queries[ctx.params.id!]
+    const query = own(state.queries, ctx.params.id)
     if (!query) return { status: 404, body: PROVING_QUERY_NOT_FOUND }
     const name = ctx.params.name
     if (name !== 'proof.json' && name !== 'metadata.json' && !(name === 'pie.cairo0.zip' && query.files.pie)) {

@@ -21,6 +21,11 @@ export type EmulatorContext = {
   maxUploadBytes: number
   /** The emulator's URL as it listens (`http://127.0.0.1:port`). */
   url(): string
+  /**
+   * Stops listening and drops every connection, reloads the state from disk (with a
+   * stateDir), stays down `downMs`, then listens again on the same port (POST /_emulator/restart).
+   */
+  restart?(downMs: number): Promise<void>
 }
 
 export function incomingDir(emulator: EmulatorContext): string {

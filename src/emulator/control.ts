@@ -7,7 +7,7 @@ import { currentStepIndex, defaultFailureReason, isTerminal, type Timing } from 
 import { gateOf, plannedFailure, queryProgress } from './queries.ts'
 import { bucketStatusOf, recordL } from './records.ts'
 import { HttpError, type Reply, type Route, type RouteContext } from './router.ts'
-import type { NextQueryPlan } from './state.ts'
+import { own, type NextQueryPlan } from './state.ts'
 
 /**
  * The control API under /_emulator/: what tests and benches use to steer the emulator (timing,
@@ -34,6 +34,8 @@ export function controlRoutes(emulator: EmulatorContext): Route[] {
     control('POST', '/_emulator/faults', addFault),
     control('GET', '/_emulator/faults', () => ({ status: 200, body: { faults: state().faults } })),
     control('DELETE', '/_emulator/faults', clearFaults),
+    control('DELETE', '/_emulator/faults/:id', removeFault),
+    control('POST', '/_emulator/restart', restart),
   ]
 
   /** Forgets queries, buckets, uploads, plans, faults and the request log; timing back to the start's. */
@@ -62,7 +64,7 @@ export function controlRoutes(emulator: EmulatorContext): Route[] {
 
   /** Fails the query now, or when it reaches `step` (at the end of that step). */
   async function failQuery(ctx: RouteContext): Promise<Reply> {
-    const query = state().queries[ctx.params.id!]
+    const query = own(state().queries, ctx.params.id)
     if (!query) return { status: 404, body: PROVING_QUERY_NOT_FOUND }
     const body = await objectBody(ctx)
     if (typeof body.retriable !== 'boolean') return bad('retriable is required (a boolean).')
@@ -89,7 +91,7 @@ export function controlRoutes(emulator: EmulatorContext): Route[] {
 
   /** Finishes the query now (DONE), whatever its timing or bucket. */
   function completeQuery(ctx: RouteContext): Reply {
-    const query = state().queries[ctx.params.id!]
+    const query = own(state().queries, ctx.params.id)
     if (!query) return { status: 404, body: PROVING_QUERY_NOT_FOUND }
     const at = now()
     const progress = queryProgress(state(), query, at)
@@ -182,6 +184,29 @@ export function controlRoutes(emulator: EmulatorContext): Route[] {
     state().faults.push(fault)
     save()
     return { status: 201, body: { fault } }
+  }
+
+  /** Answers, then restarts the whole emulator (see EmulatorContext.restart). */
+  async function restart(ctx: RouteContext): Promise<Reply> {
+    const body = await objectBody(ctx)
+    const downMs = body.downMs ?? 0
+    if (typeof downMs !== 'number' || !Number.isFinite(downMs) || downMs < 0 || downMs > 60_000) return bad('downMs must be from 0 to 60000.')
+    if (!emulator.restart) return { status: 409, body: conflict('This emulator cannot restart itself.') }
+    const restartNow = emulator.restart
+    ctx.afterReply(() => void restartNow(downMs).catch((error: unknown) => emulator.logger.error(`emulator: restart failed: ${String(error)}`)))
+    return {
+      status: 202,
+      headers: { connection: 'close' },
+      body: { restarting: true, downMs, stateReloaded: emulator.store.persistent },
+    }
+  }
+
+  function removeFault(ctx: RouteContext): Reply {
+    const index = state().faults.findIndex((fault) => fault.id === ctx.params.id)
+    if (index < 0) return { status: 404, body: { message: `No fault ${ctx.params.id} (it may have been used up).`, error: 'NOT_FOUND' } }
+    const [fault] = state().faults.splice(index, 1)
+    save()
+    return { status: 200, body: { removed: fault } }
   }
 
   function clearFaults(): Reply {

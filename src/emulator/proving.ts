@@ -43,7 +43,7 @@ import { discardForm, type Form, keepFile, readForm, type UploadedFile } from '.
 import { createQuery, findByDedupId, MAX_RETRIES, type NewQuery, queriesOfBucket, queryProgress, restartQuery } from './queries.ts'
 import { bucketRecordOf, recordD, recordL, recordR } from './records.ts'
 import { HttpError, type Reply, type Route, type RouteContext } from './router.ts'
-import type { Owner, StoredFacts, StoredQuery } from './state.ts'
+import { own, type Owner, type StoredFacts, type StoredQuery } from './state.ts'
 
 /**
  * The proving service of interface.md and contract.md: the route table first, then one short
@@ -183,7 +183,7 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
   /** A query may join an OPEN bucket of the same key; its index is the next free one unless given. */
   function checkBucket(input: NewQuery, owner: Owner): { bucketJobIndex: number | null; isProofMocked: boolean } {
     if (input.bucketId === null) return { bucketJobIndex: null, isProofMocked: false }
-    const bucket = state().buckets[input.bucketId]
+    const bucket = own(state().buckets, input.bucketId)
     if (!bucket || !sameOwner(bucket.owner, owner)) throw new HttpError(400, badRequest(`bucketId: no bucket ${input.bucketId} for this API key.`))
     if (bucket.closedAt !== null) throw new HttpError(400, badRequest(`bucketId: bucket ${bucket.id} is closed; open a new bucket.`))
     const used = queriesOfBucket(state(), bucket.id).map((query) => query.bucketJobIndex ?? -1)
@@ -247,7 +247,7 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
 
   /** GET /proving-query/{id}: no authentication; record D and the artifact URLs. */
   function getQuery(ctx: RouteContext): Reply {
-    const query = state().queries[ctx.params.id!]
+    const query = own(state().queries, ctx.params.id)
     if (!query) return { status: 404, body: PROVING_QUERY_NOT_FOUND }
     const progress = queryProgress(state(), query, now())
     return { status: 200, body: { provingQuery: recordD(query, progress), metadataUrls: artifactUrls(emulator, ctx, query, progress) } }
@@ -278,7 +278,7 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
   function getQueryDetails(ctx: RouteContext): Reply {
     const owner = emulator.keys.fromHeader(ctx)
     if (!owner) return { status: 401, body: UNAUTHORIZED }
-    const query = state().queries[ctx.params.id!]
+    const query = own(state().queries, ctx.params.id)
     if (!query || !sameOwner(query.owner, owner)) return { status: 404, body: PROVING_QUERY_NOT_FOUND }
     const progress = queryProgress(state(), query, now())
     return { status: 200, body: { provingQuery: recordL(query, progress), metadataUrls: artifactUrls(emulator, ctx, query, progress) } }
@@ -288,7 +288,7 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
 
   /** POST /proving-queries/{id}/retry: 404 -> 403 -> 409 -> 400 -> 400 -> 200, in that order. */
   function retryQuery(ctx: RouteContext): Reply {
-    const query = state().queries[ctx.params.id!]
+    const query = own(state().queries, ctx.params.id)
     if (!query) return { status: 404, body: PROVING_QUERY_NOT_FOUND }
     const caller = emulator.keys.identify(ctx.header('api-key') ?? ctx.query.get('apiKey'))
     if (!caller || !sameOwner(caller, query.owner)) return { status: 403, body: FORBIDDEN }
@@ -338,7 +338,7 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
     if (!bucketId || !UUID.test(bucketId)) return { status: 400, body: BUCKET_BAD_REQUEST }
     const caller = emulator.keys.fromHeader(ctx)
     if (!caller) return { status: 401, body: UNAUTHORIZED }
-    const bucket = state().buckets[bucketId]
+    const bucket = own(state().buckets, bucketId)
     if (!bucket) return { status: 404, body: BUCKET_NOT_FOUND }
     if (!sameOwner(bucket.owner, caller)) return { status: 401, body: UNAUTHORIZED }
     // Closing is idempotent: a bucket already closed is returned as it is.
@@ -351,7 +351,7 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
 
   /** GET /buckets/{id} (extension): the bucket and its queries (record D), by job index. */
   function getBucket(ctx: RouteContext): Reply {
-    const bucket = state().buckets[ctx.params.id!]
+    const bucket = own(state().buckets, ctx.params.id)
     if (!bucket) return { status: 404, body: BUCKET_NOT_FOUND }
     const at = now()
     const queries = queriesOfBucket(state(), bucket.id).map((query) => recordD(query, queryProgress(state(), query, at)))

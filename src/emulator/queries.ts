@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { jobSizeForSteps } from '../pie/index.ts'
 import { JOB_SIZES, type JobSize } from '../schemas/proving.ts'
 import { defaultFailureReason, type PlannedFailure, type Progress, progressOf, type QueryRun } from './lifecycle.ts'
-import type { EmulatorState, Endpoint, NextQueryPlan, Owner, StoredFacts, StoredQuery } from './state.ts'
+import { own, type EmulatorState, type Endpoint, type NextQueryPlan, type Owner, type StoredFacts, type StoredQuery } from './state.ts'
 
 /**
  * The life of a proving query in the emulator: which steps it runs (by endpoint and `result`),
@@ -175,7 +175,7 @@ export function restartQuery(state: EmulatorState, query: StoredQuery, now: numb
 /** When the query's bucket was closed: the moment its held steps may run. */
 export function gateOf(state: EmulatorState, query: StoredQuery): number | null {
   if (query.bucketId === null) return null
-  return state.buckets[query.bucketId]?.closedAt ?? null
+  return own(state.buckets, query.bucketId)?.closedAt ?? null
 }
 
 export function queryProgress(state: EmulatorState, query: StoredQuery, now: number): Progress {

@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { pipeline } from 'node:stream/promises'
 import type { Logger } from '../core/runtime.ts'
@@ -16,6 +17,8 @@ export type Reply = {
   status: number
   /** Serialised as JSON; omitted for 204 and file replies. */
   body?: unknown
+  /** Sent as is instead of a JSON body (a fault's HTML or plain-text page); give its content-type in `headers`. */
+  text?: string
   headers?: Record<string, string>
   /** Streams a file from disk instead of a JSON body. */
   file?: { path: string; contentType: string }
@@ -32,6 +35,8 @@ export type RouteContext = {
   header(name: string): string | undefined
   /** The JSON body (undefined when empty); throws `HttpError` 400 past the caps. */
   json(): Promise<unknown>
+  /** Runs `callback` once the answer has been handed to the connection (control calls that stop the server). */
+  afterReply(callback: () => void): void
 }
 
 export type Handler = (ctx: RouteContext) => Reply | Promise<Reply>
@@ -59,15 +64,30 @@ export class HttpError extends Error {
   }
 }
 
-/** What a fault hook may make of a request before its handler runs (see faults.ts). */
-export type Interception =
+/**
+ * What a fault hook may make of a request before its handler runs (see faults.ts). `delayMs`
+ * delays everything (the headers too), except for `delay-body`, where it is the pause between
+ * the headers and the body. `fault` names the fault in the request log.
+ */
+export type Interception = (
   | { kind: 'reply'; reply: Reply; delayMs?: number }
   | { kind: 'error'; delayMs?: number }
   | { kind: 'drop'; delayMs?: number }
+  | { kind: 'drop-after-body'; delayMs?: number }
   | { kind: 'drop-after'; delayMs?: number }
   | { kind: 'delay'; delayMs: number }
+  | { kind: 'delay-body'; delayMs: number }
+  | { kind: 'truncate'; delayMs?: number }
+) & { fault?: string }
 
-export type Completed = { method: string; rawUrl: string; status: number; route: Route | undefined }
+export type Completed = {
+  method: string
+  rawUrl: string
+  status: number
+  route: Route | undefined
+  /** The kind of the injected fault that shaped this answer, if any. */
+  fault?: string | undefined
+}
 
 export type RouterOptions = {
   logger: Logger
@@ -92,6 +112,11 @@ export class Router {
   add(routes: readonly Route[]): this {
     for (const route of routes) this.#routes.push({ ...route, segments: splitPath(route.pattern) })
     return this
+  }
+
+  /** Every route served, in the order added (for tests that visit them all). */
+  list(): { method: Route['method']; pattern: string; control: boolean }[] {
+    return this.#routes.map((route) => ({ method: route.method, pattern: route.pattern, control: route.control === true }))
   }
 
   /** The request handler for `http.createServer`; never throws, never rejects. */
@@ -124,16 +149,28 @@ export class Router {
       return complete(405)
     }
     route = found.route
-    const ctx = context(req, method, url, found.params)
+    const ctx = context(req, res, method, url, found.params)
     const interception = route.control ? undefined : this.#options.intercept?.(ctx, route)
-    if (interception?.delayMs) await sleep(interception.delayMs)
+    const fault = interception?.fault ?? interception?.kind
+    const completeFault = (status: number) => this.#options.onCompleted?.({ method, rawUrl, status, route, fault })
+    if (interception?.delayMs && interception.kind !== 'delay-body') await sleep(interception.delayMs)
     if (interception?.kind === 'drop') {
-      req.socket.destroy()
-      return complete(0)
+      resetConnection(req)
+      return completeFault(0)
+    }
+    if (interception?.kind === 'drop-after-body') {
+      // The whole request arrives, then the connection is reset: nothing was processed.
+      try {
+        for await (const _chunk of req) void _chunk
+      } catch {
+        // The client went away first: nothing more to drop.
+      }
+      resetConnection(req)
+      return completeFault(0)
     }
     if (interception?.kind === 'reply') {
       await send(res, interception.reply)
-      return complete(interception.reply.status)
+      return completeFault(interception.reply.status)
     }
 
     let reply: Reply
@@ -151,11 +188,16 @@ export class Router {
     if (interception?.kind === 'drop-after') {
       // The work is done but the answer is lost: what a client sees when a gateway drops a reply.
       req.resume()
-      req.socket.destroy()
-      return complete(0)
+      resetConnection(req)
+      return completeFault(0)
+    }
+    if (interception?.kind === 'delay-body' || interception?.kind === 'truncate') {
+      req.resume()
+      await sendDisturbed(res, reply, interception.kind === 'truncate' ? { truncate: true } : { pauseMs: interception.delayMs })
+      return completeFault(reply.status)
     }
     await send(res, reply)
-    complete(reply.status)
+    completeFault(reply.status)
   }
 
   #match(method: string, path: string):
@@ -210,9 +252,12 @@ export function pathMatches(pattern: string, path: string): boolean {
   return matchSegments(splitPath(pattern), splitPath(path)) !== null
 }
 
-function context(req: IncomingMessage, method: string, url: URL, params: Record<string, string>): RouteContext {
+function context(req: IncomingMessage, res: ServerResponse, method: string, url: URL, params: Record<string, string>): RouteContext {
   let body: Promise<unknown> | undefined
   return {
+    afterReply(callback) {
+      res.once('finish', callback)
+    },
     req,
     method,
     path: url.pathname,
@@ -281,12 +326,53 @@ async function send(res: ServerResponse, reply: Reply): Promise<void> {
     await pipeline(createReadStream(reply.file.path), res)
     return
   }
+  if (reply.text !== undefined) {
+    res.writeHead(reply.status, { 'content-length': String(Buffer.byteLength(reply.text)), ...reply.headers })
+    res.end(reply.text)
+    return
+  }
   if (reply.body === undefined) {
     res.writeHead(reply.status, reply.headers)
     res.end()
     return
   }
   sendJson(res, reply.status, reply.body, reply.headers)
+}
+
+/** A TCP reset where the platform can send one (what a crashed peer or a proxy timeout looks like). */
+function resetConnection(req: IncomingMessage): void {
+  const socket = req.socket as IncomingMessage['socket'] & { resetAndDestroy?: () => void }
+  if (typeof socket.resetAndDestroy === 'function' && !socket.destroyed) socket.resetAndDestroy()
+  else socket.destroy()
+}
+
+/**
+ * A fault's answer: the headers at once (with the full content-length), then either the body
+ * after a pause, or only half of it and a closed connection.
+ */
+async function sendDisturbed(res: ServerResponse, reply: Reply, how: { pauseMs?: number; truncate?: boolean }): Promise<void> {
+  let bytes: Buffer
+  let headers: Record<string, string>
+  if (reply.file) {
+    bytes = await readFile(reply.file.path)
+    headers = { 'content-type': reply.file.contentType, ...reply.headers }
+  } else if (reply.text !== undefined) {
+    bytes = Buffer.from(reply.text)
+    headers = { ...reply.headers }
+  } else {
+    bytes = Buffer.from(reply.body === undefined ? '' : JSON.stringify(reply.body))
+    headers = reply.body === undefined ? { ...reply.headers } : { 'content-type': 'application/json; charset=utf-8', ...reply.headers }
+  }
+  res.writeHead(reply.status, { ...headers, 'content-length': String(bytes.length) })
+  res.flushHeaders()
+  if (how.truncate) {
+    const half = Math.floor(bytes.length / 2)
+    if (half > 0) await new Promise<void>((resolve) => res.write(bytes.subarray(0, half), () => resolve()))
+    res.socket?.destroy()
+    return
+  }
+  await sleep(how.pauseMs ?? 0)
+  if (!res.destroyed) res.end(bytes)
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {

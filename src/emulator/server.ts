@@ -55,6 +55,8 @@ export type RunningEmulator = {
   readonly state: EmulatorState
   /** The requests answered so far, secrets masked. */
   requests(): LoggedRequest[]
+  /** Every route served: the services' and the control API's (`control: true`). */
+  routes(): { method: string; pattern: string; control: boolean }[]
   close(): Promise<void>
 }
 
@@ -95,8 +97,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const router = new Router({
     logger,
     intercept: faultInterceptor(emulator),
-    onCompleted: ({ method, rawUrl, status, route }) => {
-      if (!route?.control) requestLog.add({ at: clock.now(), method, rawUrl, status })
+    onCompleted: ({ method, rawUrl, status, route, fault }) => {
+      if (!route?.control) requestLog.add({ at: clock.now(), method, rawUrl, status, fault })
     },
   })
   for (const routes of SERVICES) router.add(routes(emulator))
@@ -112,6 +114,28 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   logger.debug(`Emulator listening on ${url}${options.stateDir ? ` (state in ${options.stateDir})` : ''}`)
 
   let closing: Promise<void> | undefined
+  let restarting: Promise<void> | undefined
+  // A restart as a process restart looks from outside: connections dropped, the port refusing
+  // for `downMs`, the state read back from disk. The request log, an instrument of the tests,
+  // is kept; so is the in-memory state without a stateDir (there is nothing else to reload).
+  emulator.restart = (downMs: number) => {
+    restarting ??= (async () => {
+      try {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve())
+          server.closeAllConnections()
+        })
+        store.save()
+        store.reload()
+        if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs))
+        if (!closing) await listen(server, host, port)
+        logger.debug(`Emulator restarted on ${url}${store.persistent ? ' (state reloaded from disk)' : ''}`)
+      } finally {
+        restarting = undefined
+      }
+    })()
+    return restarting
+  }
   return {
     url,
     host,
@@ -122,8 +146,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       return store.state
     },
     requests: () => requestLog.list(),
+    routes: () => router.list(),
     close() {
       closing ??= (async () => {
+        await restarting?.catch(() => {})
         await new Promise<void>((resolve) => {
           server.close(() => resolve())
           server.closeAllConnections()

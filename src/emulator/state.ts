@@ -83,17 +83,33 @@ export type NextQueryPlan = {
   times: number
 }
 
-export type FaultKind = 'error' | 'status' | 'drop' | 'drop-after' | 'delay'
+export type FaultKind =
+  | 'error'
+  | 'status'
+  | 'html-502'
+  | 'gateway-404'
+  | 'delay'
+  | 'delay-body'
+  | 'drop'
+  | 'drop-after-body'
+  | 'drop-after'
+  | 'truncate'
 
 export type Fault = {
   id: string
   method: string | null
-  /** A route pattern or a literal path: `/proving-queries/:id/retry`. */
+  /** A route pattern or a literal path: `/proving-queries/:id/retry`; `*` for every route. */
   path: string
   kind: FaultKind
   status: number | null
+  /** JSON, or a string sent as raw text (`contentType`, default text/plain). */
   body: unknown
+  /** Extra response headers (`retry-after`, ...) of the answers the fault makes. */
+  headers?: Record<string, string> | null
+  contentType?: string | null
   delayMs: number
+  /** Matching requests still to let through before the fault hits (default 0). */
+  skip: number
   /** Requests still to hit; the fault is removed at 0. */
   remaining: number
 }
@@ -167,9 +183,25 @@ export class StateStore {
     renameSync(temporary, this.#file)
   }
 
+  /** Reads the state back from disk, as a restarted emulator does (no-op in memory). */
+  reload(): void {
+    if (!this.#file) return
+    const loaded = JSON.parse(readFileSync(this.#file, 'utf8')) as EmulatorState
+    if (loaded?.version !== STATE_VERSION) throw new Error(`${this.#file} has state version ${String(loaded?.version)}; expected ${STATE_VERSION}.`)
+    this.state = loaded
+  }
+
   /** Forgets everything but keeps the given timing (POST /_emulator/reset). */
   reset(timing: Timing): void {
     this.state = emptyState(timing)
     this.save()
   }
+}
+
+/**
+ * A record's own entry: ids come from URLs and bodies, and `__proto__`, `constructor` or
+ * `toString` must find nothing rather than Object.prototype's members.
+ */
+export function own<T>(record: Record<string, T>, key: string | null | undefined): T | undefined {
+  return typeof key === 'string' && Object.hasOwn(record, key) ? record[key] : undefined
 }

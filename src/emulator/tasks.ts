@@ -14,7 +14,7 @@ import {
 } from '../schemas/tasks.ts'
 import type { EmulatorContext } from './context.ts'
 import { HttpError, type Reply, type Route, type RouteContext } from './router.ts'
-import type { Owner } from './state.ts'
+import { own, type Owner } from './state.ts'
 import { taskControlRoutes } from './tasks/control.ts'
 import { deriveDpOutput, deriveProgramHash, deriveTransactionHash, usedMmrOf } from './tasks/derive.ts'
 import { ALL_STAGES, positionOf, type TaskRun } from './tasks/pipeline.ts'
@@ -102,7 +102,7 @@ export function taskRoutes(emulator: EmulatorContext): Route[] {
     const checked = checkTaskRequest(decommitmentBody, body.value)
     if (!checked.ok) return invalid(checked.problems)
     const queryId = checked.data.proving_query_id
-    const query = emulator.store.state.queries[queryId]
+    const query = own(emulator.store.state.queries, queryId)
     if (!query) {
       return notFound('', `No proving query with id ${queryId}; dp_output and program_hash cannot be fetched from it`, 'Proving query not found')
     }
@@ -166,7 +166,7 @@ export function taskRoutes(emulator: EmulatorContext): Route[] {
   function getStatus(ctx: RouteContext): Reply {
     const refused = throttled()
     if (refused) return refused
-    const task = tasks().tasks[ctx.params.uuid!]
+    const task = own(tasks().tasks, ctx.params.uuid)
     if (!task) return taskNotFound(ctx.params.uuid!)
     const position = positionOf(task.run, now())
     return {
@@ -182,7 +182,7 @@ export function taskRoutes(emulator: EmulatorContext): Route[] {
   function getMmrs(ctx: RouteContext): Reply {
     const refused = throttled()
     if (refused) return refused
-    const task = tasks().tasks[ctx.params.uuid!]
+    const task = own(tasks().tasks, ctx.params.uuid)
     if (!task) return taskNotFound(ctx.params.uuid!)
     const position = positionOf(task.run, now())
     const fetched = ALL_STAGES.indexOf('chain-proofs-fetch')

@@ -76,7 +76,7 @@ export async function preparePie(path: string, options: PreparePieOptions): Prom
       packed = true
     } catch (error) {
       await cleanup()
-      throw error
+      throw namedPackError(error, name)
     }
     progress(`Packed ${path} into a ${formatBytes(sizeBytes)} pie.zip (sha256 ${sha256}).`)
   } else if (!info.isFile()) {
@@ -126,6 +126,17 @@ export async function sha256File(path: string, signal?: AbortSignal): Promise<st
   const hash = createHash('sha256')
   for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024, signal })) hash.update(chunk as Buffer)
   return hash.digest('hex')
+}
+
+/** The packer knows files, not inputs: its refusals get the input's name and what to do. */
+export function namedPackError(error: unknown, name: string, label = name): unknown {
+  if (!(error instanceof InvalidInputError) || error.input !== undefined) return error
+  const fix = error.metaMessages?.length ? '; fix what is listed below' : ''
+  return new InvalidInputError(`${label}: ${error.shortMessage.replace(/\.$/, '')}${fix}.`, {
+    input: name,
+    metaMessages: error.metaMessages,
+    cause: error,
+  })
 }
 
 function countProblems(problems: readonly string[]): string {

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { checkBatchQueryBody, StorageProofClient } from '../../clients/storage-proof.ts'
 import { InvalidInputError } from '../../core/errors.ts'
+import { parseJsonBytes } from '../../core/json-limits.ts'
 import { formatDuration } from '../../core/poll.ts'
 import { type CommandContext, type CommandSpec, type OptionSpec, SERVICE_OPTIONS, stringValue } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
@@ -95,40 +96,40 @@ function storageClientFrom(context: CommandContext): StorageProofClient {
 
 const MAX_QUERY_FILE_BYTES = 4 * 1024 * 1024
 
+/** The batch query's JSON: UTF-8, at most 4 MiB and 32 levels deep (src/core/json-limits.ts). */
 async function readQueryFile(context: CommandContext, path: string): Promise<unknown> {
-  let text: string
+  const input = '<query.json>'
+  let bytes: Uint8Array
   if (path === '-') {
-    if (!context.io.stdin) throw new InvalidInputError('No stdin to read the batch query from; give a file path.', { input: '<query.json>' })
-    text = await readCapped(context.io.stdin)
+    if (!context.io.stdin) throw new InvalidInputError('No stdin to read the batch query from; give a file path.', { input })
+    bytes = await readCapped(context.io.stdin)
   } else {
     try {
-      text = await readFile(path, 'utf8')
+      bytes = await readFile(path)
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
       throw new InvalidInputError(
-        code === 'ENOENT' ? `No file at ${path}; check the path of the batch query.` : `Cannot read ${path} (${code ?? 'error'}).`,
-        { input: '<query.json>', cause: error },
+        code === 'ENOENT'
+          ? `${input}: no file at ${path}; check the path of the batch query.`
+          : code === 'EISDIR'
+            ? `${input}: ${path} is a folder; give the path of the batch query's JSON file.`
+            : `${input}: cannot read ${path} (${code ?? 'error'}); check the path and its permissions.`,
+        { input, cause: error },
       )
     }
   }
-  if (Buffer.byteLength(text) > MAX_QUERY_FILE_BYTES) {
-    throw new InvalidInputError(`${path} is larger than ${MAX_QUERY_FILE_BYTES} bytes; a batch query is small JSON.`, { input: '<query.json>' })
-  }
-  try {
-    return JSON.parse(text)
-  } catch (error) {
-    throw new InvalidInputError(`${path === '-' ? 'stdin' : path} is not valid JSON: ${(error as Error).message}`, { input: '<query.json>' })
-  }
+  return parseJsonBytes(bytes, { input, what: path === '-' ? 'stdin' : path, maxBytes: MAX_QUERY_FILE_BYTES })
 }
 
-async function readCapped(stream: NodeJS.ReadableStream): Promise<string> {
+/** Reads at most one byte past the cap: enough to tell the file is too large. */
+async function readCapped(stream: NodeJS.ReadableStream): Promise<Uint8Array> {
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of stream) {
     const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer)
     size += buffer.length
-    if (size > MAX_QUERY_FILE_BYTES) break
     chunks.push(buffer)
+    if (size > MAX_QUERY_FILE_BYTES) break
   }
-  return Buffer.concat(chunks).toString('utf8')
+  return Buffer.concat(chunks)
 }

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { TaskClient, type TaskProgress } from '../../clients/tasks.ts'
 import { InvalidInputError, RemoteFailureError } from '../../core/errors.ts'
+import { MAX_JSON_BODY_BYTES, parseJsonBytes } from '../../core/json-limits.ts'
 import { formatDuration } from '../../core/poll.ts'
 import {
   TASK_LIST_MAX_PER_PAGE,
@@ -62,33 +63,43 @@ function taskClientFrom(context: CommandContext, options: { needsKey: boolean })
   }
 }
 
-/** Reads a JSON file (`-`: stdin); a problem names the flag or argument it came from. */
+/**
+ * Reads a JSON file (`-`: stdin); a problem names the flag or argument it came from. The bytes
+ * must be UTF-8 and the JSON at most 16 MiB and 32 levels deep (src/core/json-limits.ts).
+ */
 async function readJsonFile(context: CommandContext, path: string, name: string): Promise<unknown> {
-  let text: string
+  let bytes: Uint8Array
   try {
-    text = path === '-' ? await readStdin(context) : await readFile(path, 'utf8')
+    bytes = path === '-' ? await readStdin(context, name) : await readFile(path)
   } catch (error) {
+    if (error instanceof InvalidInputError) throw error
     const code = (error as NodeJS.ErrnoException).code
     throw new InvalidInputError(
-      code === 'ENOENT' ? `${name}: no file at ${path}; check the path.` : `${name}: cannot read ${path} (${code ?? (error as Error).message}).`,
+      code === 'ENOENT'
+        ? `${name}: no file at ${path}; check the path.`
+        : code === 'EISDIR'
+          ? `${name}: ${path} is a folder; give the path of a JSON file.`
+          : `${name}: cannot read ${path} (${code ?? (error as Error).message}); check the path and its permissions.`,
       { input: name, cause: error },
     )
   }
-  try {
-    return JSON.parse(text)
-  } catch (error) {
-    throw new InvalidInputError(`${name}: ${path === '-' ? 'stdin' : path} is not valid JSON (${(error as Error).message}).`, {
-      input: name,
-    })
-  }
+  return parseJsonBytes(bytes, { input: name, what: path === '-' ? 'stdin' : path })
 }
 
-async function readStdin(context: CommandContext): Promise<string> {
+async function readStdin(context: CommandContext, name: string): Promise<Uint8Array> {
   const stdin = context.io.stdin
   if (!stdin) throw new InvalidInputError('No standard input to read the task from; give a file path instead of -.', { input: '<task.json>' })
   const chunks: Buffer[] = []
-  for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer))
-  return Buffer.concat(chunks).toString('utf8')
+  let size = 0
+  for await (const chunk of stdin) {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer)
+    size += buffer.length
+    if (size > MAX_JSON_BODY_BYTES) {
+      throw new InvalidInputError(`${name}: stdin holds more than the ${MAX_JSON_BODY_BYTES / (1024 * 1024)} MiB a JSON body may be; send a smaller one.`, { input: name })
+    }
+    chunks.push(buffer)
+  }
+  return Buffer.concat(chunks)
 }
 
 function progressReporter(context: CommandContext) {

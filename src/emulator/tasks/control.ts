@@ -1,5 +1,6 @@
 import { TASK_STAGES, type TaskStage } from '../../schemas/tasks.ts'
 import type { EmulatorContext } from '../context.ts'
+import { own } from '../state.ts'
 import { badRequest, conflict } from '../errors.ts'
 import { HttpError, type Reply, type Route, type RouteContext } from '../router.ts'
 import { endsAt, positionOf, stageIndexAt, type TaskTiming } from './pipeline.ts'
@@ -51,7 +52,7 @@ export function taskControlRoutes(emulator: EmulatorContext, sweeper: TaskSweepe
   }
 
   function getTask(ctx: RouteContext): Reply {
-    const task = tasks().tasks[ctx.params.uuid!]
+    const task = own(tasks().tasks, ctx.params.uuid)
     if (!task) return notFound(ctx.params.uuid!)
     return { status: 200, body: { ...describe(task, now()), dpOutput: task.dpOutput, run: task.run } }
   }
@@ -94,7 +95,7 @@ export function taskControlRoutes(emulator: EmulatorContext, sweeper: TaskSweepe
    * that stage.
    */
   async function failTask(ctx: RouteContext): Promise<Reply> {
-    const task = tasks().tasks[ctx.params.uuid!]
+    const task = own(tasks().tasks, ctx.params.uuid)
     if (!task) return notFound(ctx.params.uuid!)
     const body = await objectBody(ctx)
     if (body.error !== undefined && typeof body.error !== 'string') return bad('error must be a string.')
@@ -118,7 +119,7 @@ export function taskControlRoutes(emulator: EmulatorContext, sweeper: TaskSweepe
   }
 
   function completeTask(ctx: RouteContext): Reply {
-    const task = tasks().tasks[ctx.params.uuid!]
+    const task = own(tasks().tasks, ctx.params.uuid)
     if (!task) return notFound(ctx.params.uuid!)
     const at = now()
     const position = positionOf(task.run, at)
