@@ -5,20 +5,12 @@
  * is masked before anything else happens, and the key is masked before the output is set.
  */
 import { AbortedError, InvalidInputError, NetworkError, ProvingKitError, ServiceError } from '../core/errors.ts'
-import { type CrossCheck, httpUrlValue, type InputSpecs, nonEmptyValue, optional, parseInputs } from './inputs.ts'
+import { API_KEY_INPUTS, type CrossCheck, type InputSpecs, parseInputs } from './inputs.ts'
 import { loggerFor, type ActionIO } from './io.ts'
 import type { RunOptions } from './main.ts'
-import { OutputWriter } from './outputs.ts'
-import { renderSummary, type Outcome } from './summary.ts'
+import { API_KEY_OUTPUTS, OutputWriter } from './outputs.ts'
+import { renderSummary, runUrl, type Outcome } from './summary.ts'
 
-export const API_KEY_INPUTS = {
-  'private-key': optional(nonEmptyValue, { secret: true }),
-  'auth-url': optional(httpUrlValue),
-  'project-id': optional(nonEmptyValue),
-  'create-key': optional(nonEmptyValue),
-} satisfies InputSpecs
-
-export const API_KEY_OUTPUTS = ['api-key', 'project-id', 'wallet'] as const
 type OutputName = (typeof API_KEY_OUTPUTS)[number]
 
 const requireAccountService: CrossCheck<InputSpecs> = ({ raw, problem }) => {
@@ -52,6 +44,7 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
             ['Project', { code: projectId }],
             ['Key', keyName ? `new key "${keyName}", in the \`api-key\` output (masked)` : wallet ? 'the project\'s key, in the `api-key` output (masked)' : undefined],
           ],
+          runUrl: runUrl(io.env),
           ...end,
         }),
       )

@@ -2,6 +2,7 @@
  * The proving service as the action uses it (loaded lazily, see ./lazy.ts).
  */
 import { createWriteStream } from 'node:fs'
+import { rename, unlink } from 'node:fs/promises'
 import { Readable } from 'node:stream'
 import type { ReadableStream } from 'node:stream/web'
 import { pipeline } from 'node:stream/promises'
@@ -33,7 +34,16 @@ export async function downloadFile(url: string, destination: string, signal?: Ab
     await response.body?.cancel()
     throw new ServiceError(`Downloading ${shown} failed with ${response.status}.`, { status: response.status })
   }
-  await pipeline(Readable.fromWeb(response.body as ReadableStream), createWriteStream(destination))
+  // Written beside the destination and renamed at the end: a cancelled or cut download leaves
+  // no half-written file behind.
+  const partial = `${destination}.${process.pid}.partial`
+  try {
+    await pipeline(Readable.fromWeb(response.body as ReadableStream), createWriteStream(partial))
+    await rename(partial, destination)
+  } catch (error) {
+    await unlink(partial).catch(() => {})
+    throw error
+  }
 }
 
 export async function closeConnections(): Promise<void> {

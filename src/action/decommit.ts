@@ -7,22 +7,11 @@
  */
 import type { TaskClient } from '../clients/tasks.ts'
 import { checkTaskRequest, decommitmentBody, type DecommitmentBody, TASK_STAGES } from '../schemas/tasks.ts'
-import { booleanValue, httpUrlValue, identifierValue, minutesValue, nonEmptyValue, optional, parseInputs, required, withDefault } from './inputs.ts'
+import { DECOMMIT_INPUTS, parseInputs } from './inputs.ts'
 import { loggerFor, type ActionIO } from './io.ts'
 import type { RunOptions } from './main.ts'
-import { bodyProblems, hexValue, readJsonInput, requireTaskService, TaskStep, webhookUrlValue } from './task-step.ts'
-
-export const DECOMMIT_INPUTS = {
-  'proving-query-id': required(identifierValue),
-  'destination-chain-id': required(hexValue),
-  'dp-output': optional(nonEmptyValue),
-  'program-hash': optional(hexValue),
-  'webhook-url': optional(webhookUrlValue),
-  'tasks-url': optional(httpUrlValue),
-  'api-key': optional(nonEmptyValue, { secret: true }),
-  wait: withDefault('true', booleanValue),
-  'timeout-minutes': withDefault('120', minutesValue),
-}
+import { ROOT_DECOMMIT_OUTPUT_NAMES } from './outputs.ts'
+import { bodyProblems, readJsonInput, requireTaskService, TaskStep } from './task-step.ts'
 
 export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
   const signal = options.signal ?? new AbortController().signal
@@ -89,15 +78,6 @@ export async function decommit(
     headline: `Decommitment task ${step.uuid} for query ${body.proving_query_id} is TaskDecommitmentCompleted.`,
   })
 }
-
-/** The root action's names for the decommitment's outputs: its own `status` is the query's. */
-export const ROOT_DECOMMIT_OUTPUT_NAMES = {
-  'task-uuid': 'task-uuid',
-  status: 'task-status',
-  'error-message': 'task-error-message',
-  mmrs: 'mmrs',
-  'updated-at': 'task-updated-at',
-} as const
 
 /**
  * For the root action with `decommit-destination-chain-id`: after a DONE proof, a

@@ -9,7 +9,7 @@ import { z } from 'zod'
 import { InvalidInputError } from '../core/errors.ts'
 import { LAYOUTS, MEMORY_VERIFICATIONS, STONE_VERSIONS } from '../schemas/proving.ts'
 import type { ActionIO } from './io.ts'
-import { onchainCrossCheck, VERIFY_ONCHAIN_MODES } from './onchain.ts'
+import { onchainCrossCheck, VERIFY_ONCHAIN_MODES } from './onchain-inputs.ts'
 
 type Base<T> = { schema: z.ZodType<T>; secret?: boolean }
 export type RequiredInput<T> = Base<T> & { kind: 'required' }
@@ -55,20 +55,30 @@ export const minutesValue = z
     error: `must be above 0 and at most ${MAX_MINUTES} (7 days)`,
   })
 
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text)
+    return url.protocol === 'http:' || url.protocol === 'https:'
+  } catch {
+    return false
+  }
+}
+
 export const httpUrlValue = z
   .string()
-  .refine(
-    (text) => {
-      try {
-        const url = new URL(text)
-        return url.protocol === 'http:' || url.protocol === 'https:'
-      } catch {
-        return false
-      }
-    },
-    { error: 'must be an absolute http(s) URL, such as https://proving.example.com' },
-  )
+  .refine(isHttpUrl, { error: 'must be an absolute http(s) URL, such as https://proving.example.com' })
   .transform((text) => text.replace(/\/+$/, ''))
+
+/**
+ * The task schemas' rules (HEX_PATTERN, webhookUrl in ../schemas/tasks.ts), repeated rather than
+ * imported so that parsing the inputs of an action without a task never loads the task
+ * schemas; the request body is checked again by those schemas before it is sent.
+ */
+export const hexValue = z.string().regex(/^0x[0-9a-fA-F]+$/, { error: 'must be 0x-prefixed hex, such as 0xaa36a7' })
+/** Kept as given (no trailing-slash trimming): the service calls exactly this URL. */
+export const webhookUrlValue = z.string().refine(isHttpUrl, {
+  error: 'must be an absolute http(s) URL, such as https://hooks.example.com/dp',
+})
 
 export const identifierValue = z
   .string()
@@ -120,6 +130,8 @@ export const MAIN_INPUTS = {
   'starknet-rpc-url': optional(httpUrlValue, { secret: true }),
   'fact-registry': optional(nonEmptyValue),
   'onchain-timeout-minutes': withDefault('30', minutesValue),
+  'decommit-destination-chain-id': optional(hexValue),
+  'tasks-url': optional(httpUrlValue),
 } satisfies InputSpecs
 
 export const PACK_INPUTS = {
@@ -133,6 +145,7 @@ export const WAIT_INPUTS = {
   'timeout-minutes': withDefault('120', minutesValue),
   'allow-mocked-fact': withDefault('false', booleanValue),
   'expected-program-hash': optional(feltValue),
+  pie: optional(pathValue),
 } satisfies InputSpecs
 
 export const VERIFY_PROOF_INPUTS = {
@@ -157,6 +170,44 @@ export const BUCKET_CLOSE_INPUTS = {
   ...service,
 } satisfies InputSpecs
 
+/** `tasks-url` and `api-key` are required by the task actions' cross-check (./task-step.ts). */
+export const TASK_INPUTS = {
+  task: required(nonEmptyValue),
+  'tasks-url': optional(httpUrlValue),
+  'api-key': optional(nonEmptyValue, { secret: true }),
+  wait: withDefault('true', booleanValue),
+  'timeout-minutes': withDefault('120', minutesValue),
+} satisfies InputSpecs
+
+export const DECOMMIT_INPUTS = {
+  'proving-query-id': required(identifierValue),
+  'destination-chain-id': required(hexValue),
+  'dp-output': optional(nonEmptyValue),
+  'program-hash': optional(hexValue),
+  'webhook-url': optional(webhookUrlValue),
+  'tasks-url': optional(httpUrlValue),
+  'api-key': optional(nonEmptyValue, { secret: true }),
+  wait: withDefault('true', booleanValue),
+  'timeout-minutes': withDefault('120', minutesValue),
+} satisfies InputSpecs
+
+/** `storage-proof-url` and `api-key` are required by the action's cross-check (./storage-query.ts). */
+export const STORAGE_QUERY_INPUTS = {
+  query: required(nonEmptyValue),
+  'storage-proof-url': optional(httpUrlValue),
+  'api-key': optional(nonEmptyValue, { secret: true }),
+  wait: withDefault('true', booleanValue),
+  'timeout-minutes': withDefault('120', minutesValue),
+} satisfies InputSpecs
+
+/** `private-key` and `auth-url` are required by the action's cross-check (./api-key.ts). */
+export const API_KEY_INPUTS = {
+  'private-key': optional(nonEmptyValue, { secret: true }),
+  'auth-url': optional(httpUrlValue),
+  'project-id': optional(nonEmptyValue),
+  'create-key': optional(nonEmptyValue),
+} satisfies InputSpecs
+
 /** Every action's inputs by the folder of its action.yml ('' is the root). */
 export const ACTION_INPUTS: Record<string, InputSpecs> = {
   '': MAIN_INPUTS,
@@ -165,6 +216,10 @@ export const ACTION_INPUTS: Record<string, InputSpecs> = {
   'verify-proof': VERIFY_PROOF_INPUTS,
   retry: RETRY_INPUTS,
   'bucket-close': BUCKET_CLOSE_INPUTS,
+  task: TASK_INPUTS,
+  decommit: DECOMMIT_INPUTS,
+  'storage-query': STORAGE_QUERY_INPUTS,
+  'api-key': API_KEY_INPUTS,
 }
 
 // --- Parsing -------------------------------------------------------------------------------
@@ -247,7 +302,10 @@ export const requireService: CrossCheck<typeof service> = ({ raw, problem }) => 
   if (!raw['base-url']) problem('base-url', '`base-url` is required: the address of the proving service.')
 }
 
-/** The root: the service inputs are required unless the in-process emulator is used. */
+/**
+ * The root: the service inputs are required unless the in-process emulator is used, and so is
+ * `tasks-url` when a decommitment follows the proof (the emulator serves the task service too).
+ */
 export const mainCrossCheck: CrossCheck<typeof MAIN_INPUTS> = (context) => {
   onchainCrossCheck(context as never)
   const { values, raw, parsed, problem } = context
@@ -255,6 +313,9 @@ export const mainCrossCheck: CrossCheck<typeof MAIN_INPUTS> = (context) => {
   if (values.emulator) {
     if (raw['base-url']) {
       problem('base-url', '`base-url` and `emulator: true` exclude each other: drop `base-url` to use the emulator, or drop `emulator`.')
+    }
+    if (raw['tasks-url']) {
+      problem('tasks-url', '`tasks-url` and `emulator: true` exclude each other: the emulator serves the task service itself; drop `tasks-url`.')
     }
     return
   }
@@ -265,4 +326,10 @@ export const mainCrossCheck: CrossCheck<typeof MAIN_INPUTS> = (context) => {
     )
   }
   if (!raw['base-url']) problem('base-url', '`base-url` is required unless `emulator` is true: the address of the proving service.')
+  if (raw['decommit-destination-chain-id'] && !raw['tasks-url']) {
+    problem(
+      'tasks-url',
+      '`tasks-url` is required with `decommit-destination-chain-id` unless `emulator` is true: the address of the task service.',
+    )
+  }
 }

@@ -1,13 +1,14 @@
 /**
  * The heavy parts of the action load only on the paths that use them, so a step with a bad
- * input fails in the time it takes to start Node and @actions/core, and each sub-action's
- * bundle holds only what it can use: ncc turns every dynamic import into a chunk file
- * (`dist/<name>/<id>.index.js`) that is read on first use.
+ * input fails in the time it takes to start Node and @actions/core: ncc turns every dynamic
+ * import into a chunk file of the one bundle (`dist/<id>.index.js`) that is read on first use.
  *
  * - ./client.ts: the proving service client (undici, the response schemas);
  * - ../pipeline/prove.ts and ../pie/index.ts: the PIE toolkit;
  * - ../emulator/index.ts: only with `emulator: true`;
- * - ./artifacts.ts (@actions/artifact): only with `upload-artifacts: true`.
+ * - ./artifacts.ts (@actions/artifact): only with `upload-artifacts: true`;
+ * - ../chain/index.ts (viem): only with `verify-onchain` (from ./onchain.ts);
+ * - ./decommit.ts (the task client): only with `decommit-destination-chain-id`.
  */
 type Client = typeof import('./client.ts')
 

@@ -1,18 +1,23 @@
 /**
  * The root action: pack (a directory) -> validate -> submit for L2 proof generation and
  * verification -> `query-id` at once -> wait -> check the facts locally -> gate -> outputs and
- * job summary. Never throws: every ending sets the outputs known so far, writes the summary and,
- * unless the gate passed, marks the step failed.
+ * job summary -> (with `decommit-destination-chain-id`, once the gate passed) a decommitment
+ * task for the query, with its own outputs and summary section. Never throws: every ending sets
+ * the outputs known so far, writes the summary and, unless the gate passed, marks the step
+ * failed.
  */
 import { randomBytes, randomUUID } from 'node:crypto'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { evaluateGate, sameFelt } from '../pipeline/gate.ts'
 import { booleanValue, MAIN_INPUTS, mainCrossCheck, parseInputs, type InputValues } from './inputs.ts'
 import { loggerFor, type ActionIO } from './io.ts'
 import { loadClient } from './lazy.ts'
-import { registerOnchainSecrets, verifyOnchain } from './onchain.ts'
-import { artifactUrl, QueryStep } from './query-step.ts'
+import { verifyOnchain } from './onchain.ts'
+import { registerOnchainSecrets } from './onchain-inputs.ts'
+import { checkFactsForStep, preparePieForStep } from './pie-step.ts'
+import { QueryStep } from './query-step.ts'
+import { artifactUrl } from './summary.ts'
 
 export type RunOptions = {
   /** Aborts the step (the entry wires SIGINT/SIGTERM to it). */
@@ -48,6 +53,12 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
   if (inputs.emulator && !inputs.wait) {
     io.warning('`wait: false` with `emulator: true`: the emulator stops with this step, so nothing can wait for the query later.')
   }
+  if (inputs['decommit-destination-chain-id'] && !inputs.wait) {
+    io.warning('`decommit-destination-chain-id` with `wait: false`: the decommitment follows a DONE proof, so none is submitted. Use the `decommit` sub-action once the query is DONE.')
+  }
+  if (inputs['tasks-url'] && !inputs['decommit-destination-chain-id']) {
+    io.warning('`tasks-url` is only used with `decommit-destination-chain-id`; it is ignored.')
+  }
   let closeEmulator: (() => Promise<void>) | undefined
   try {
     await prove(io, inputs, step, signal, (close) => (closeEmulator = close))
@@ -66,7 +77,6 @@ async function prove(
   onEmulator: (close: () => Promise<void>) => void,
 ): Promise<void> {
   const services = await loadClient()
-  const pipeline = await import('../pipeline/prove.ts')
   const logger = loggerFor(io)
   let baseUrl = inputs['base-url']
   let apiKey = inputs['api-key']
@@ -83,27 +93,10 @@ async function prove(
   }
   const client = services.provingClient({ baseUrl: baseUrl!, apiKey, logger })
 
-  const runnerTemp = io.env.RUNNER_TEMP || tmpdir()
-  io.startGroup('Preparing the PIE')
-  let pie
-  try {
-    pie = await pipeline.preparePie(resolve(io.env.GITHUB_WORKSPACE || process.cwd(), inputs.pie), {
-      inputName: 'pie',
-      signal,
-      onProgress: (line) => io.info(line),
-      // Kept after the step (the runner empties RUNNER_TEMP after the job): `pie-zip` stays usable.
-      packDir: join(runnerTemp, 'proving-kit', randomUUID()),
-      inspect: inputs['verify-facts'] || inputs['expected-program-hash'] !== undefined,
-    })
-  } finally {
-    io.endGroup()
-  }
-  step.pie = { zipPath: pie.zipPath, sha256: pie.sha256 }
-  step.outputs.set({ 'pie-zip': pie.zipPath, 'pie-sha256': pie.sha256 })
-  if (pie.inspection) {
-    step.localProgramHash = pie.inspection.programHash
-    step.outputs.set({ 'program-hash': pie.inspection.programHash })
-  }
+  const pie = await preparePieForStep(io, step, inputs.pie, {
+    signal,
+    inspect: inputs['verify-facts'] || inputs['expected-program-hash'] !== undefined,
+  })
 
   // The program is known before paying for a proof: refuse the wrong one now.
   const expected = inputs['expected-program-hash']
@@ -146,15 +139,7 @@ async function prove(
   const record = result.provingQuery
   let factCheck
   if (record.status === 'DONE' && inputs['verify-facts']) {
-    factCheck = await pipeline.checkFacts(record, pie)
-    step.facts = { kind: 'checked', result: factCheck }
-    if (factCheck.ok) {
-      io.info(`Facts checked locally: ${factCheck.checked.join(', ') || 'nothing reported'} equal what the PIE gives.`)
-    } else {
-      for (const mismatch of factCheck.mismatches) {
-        io.error(`${mismatch.field} differs: the service says ${mismatch.actual}, the PIE gives ${mismatch.expected}.`)
-      }
-    }
+    factCheck = await checkFactsForStep(io, step, record, pie)
   } else {
     step.facts = { kind: 'skipped', reason: record.status !== 'DONE' ? `the query is ${record.status}` : '`verify-facts` is false' }
   }
@@ -164,12 +149,41 @@ async function prove(
     allowMockedFact: inputs['allow-mocked-fact'],
     expectedProgramHash: expected,
   })
-  if (inputs['upload-artifacts']) await uploadArtifacts(io, step, inputs['artifact-name'], pie.zipPath, runnerTemp, signal)
+  if (inputs['upload-artifacts']) await uploadArtifacts(io, step, inputs['artifact-name'], pie.zipPath, io.env.RUNNER_TEMP || tmpdir(), signal)
   refusals.push(...(await verifyOnchain(io, step, inputs, record, refusals, { signal, emulatorUrl: inputs.emulator ? baseUrl : undefined })))
+  const destinationChainId = inputs['decommit-destination-chain-id']
+  if (destinationChainId) {
+    step.extraRows.push([
+      'Decommitment',
+      refusals.length ? 'not submitted: the gate refused the result' : `to chain ${destinationChainId}, submitted next (see "Decommit" below)`,
+    ])
+  }
   await step.finishGate(
     refusals,
     `Query ${provingQueryId} is DONE${record.isFactMocked ? ' with a mocked fact (allowed)' : ''}${factCheck?.ok ? ', and the facts match the PIE' : ''}.`,
   )
+  if (destinationChainId && refusals.length === 0) {
+    // Its own summary section and outputs (task-uuid, task-status, ...); a failure fails the step,
+    // and is the step's `error-reason` too.
+    const { decommitAfterProof } = await import('./decommit.ts')
+    const failing: ActionIO = {
+      ...io,
+      setFailed: (message) => {
+        step.outputs.set({ 'error-reason': message })
+        io.setFailed(message)
+      },
+    }
+    await decommitAfterProof(failing, {
+      // The emulator serves the task service on its own address.
+      tasksUrl: inputs.emulator ? baseUrl! : inputs['tasks-url']!,
+      apiKey,
+      provingQueryId,
+      destinationChainId,
+      wait: true,
+      timeoutMinutes: inputs['timeout-minutes'],
+      signal,
+    })
+  }
 }
 
 /** pie.zip and proof.json as one artifact; a failure warns and never fails the gate. */
@@ -198,7 +212,7 @@ async function uploadArtifacts(
     const { uploadArtifact } = await import('./artifacts.ts')
     const uploaded = await uploadArtifact(name, files, join(folder, 'upload'))
     io.info(`Uploaded artifact "${name}" (${uploaded.files.join(', ')}).`)
-    const url = uploaded.id === undefined ? undefined : await artifactUrl(io.env, uploaded.id)
+    const url = uploaded.id === undefined ? undefined : artifactUrl(io.env, uploaded.id)
     if (url) step.artifacts.push({ label: `${name} (${uploaded.files.join(', ')})`, url })
     else step.artifactNote = `uploaded as "${name}" (${uploaded.files.join(', ')})`
   } catch (error) {

@@ -6,57 +6,16 @@
  * `both` waits for the two at once. Every way this ends is a gate refusal or a pass, never a
  * throw (cancellation aside): an RPC that cannot be read fails the gate, with the reason.
  *
- * The chain code (and viem) is imported only when a check is asked for.
+ * Imported by the root action only (its inputs live in ./onchain-inputs.ts); the chain code
+ * (and viem) is imported only when a check is asked for.
  */
 import type { OnchainFactCheck } from '../chain/types.ts'
 import { AbortedError, ProvingKitError, WaitTimeoutError } from '../core/errors.ts'
 import { formatDuration } from '../core/poll.ts'
 import type { GateRecord, GateRefusal } from '../pipeline/gate.ts'
-import { urlSecrets } from '../chain/rpc.ts'
-import type { CrossCheck, InputSpecs, InputValues } from './inputs.ts'
-import type { ActionIO } from './io.ts'
+import { loggerFor, type ActionIO } from './io.ts'
+import type { OnchainInputs } from './onchain-inputs.ts'
 import type { QueryStep } from './query-step.ts'
-
-export const VERIFY_ONCHAIN_MODES = ['none', 'ethereum', 'starknet', 'both'] as const
-export type VerifyOnchainMode = (typeof VERIFY_ONCHAIN_MODES)[number]
-
-export const ONCHAIN_RPC_INPUTS = ['ethereum-rpc-url', 'starknet-rpc-url'] as const
-
-/** The inputs this module reads, as MAIN_INPUTS declares them. */
-export type OnchainInputs = {
-  'verify-onchain': VerifyOnchainMode
-  'ethereum-rpc-url'?: string | undefined
-  'starknet-rpc-url'?: string | undefined
-  'fact-registry'?: string | undefined
-  'onchain-timeout-minutes': number
-  emulator: boolean
-}
-
-/** RPC URLs carry provider keys: mask them (and their key-like parts) before anything prints. */
-export function registerOnchainSecrets(io: Pick<ActionIO, 'getInput' | 'setSecret'>): void {
-  for (const name of ONCHAIN_RPC_INPUTS) {
-    for (const secret of urlSecrets(io.getInput(name))) io.setSecret(secret)
-  }
-}
-
-type OnchainSpecs = InputSpecs & { [K in keyof OnchainInputs]: InputSpecs[string] }
-
-/** Each chain asked for needs its RPC; one `fact-registry` cannot serve two chains. */
-export const onchainCrossCheck: CrossCheck<OnchainSpecs> = ({ values, raw, parsed, problem }) => {
-  if (!parsed('verify-onchain')) return
-  const mode = (values as Partial<InputValues<OnchainSpecs>>)['verify-onchain'] as VerifyOnchainMode | undefined
-  if (!mode || mode === 'none') return
-  const emulator = raw.emulator === 'true' || raw.emulator === 'True' || raw.emulator === 'TRUE'
-  if ((mode === 'ethereum' || mode === 'both') && !raw['ethereum-rpc-url']) {
-    problem('ethereum-rpc-url', `\`ethereum-rpc-url\` is required with \`verify-onchain: ${mode}\`: pass it from a secret, e.g. \`\${{ secrets.SEPOLIA_RPC_URL }}\`.`)
-  }
-  if ((mode === 'starknet' || mode === 'both') && !raw['starknet-rpc-url'] && !emulator) {
-    problem('starknet-rpc-url', `\`starknet-rpc-url\` is required with \`verify-onchain: ${mode}\` (unless \`emulator\` is true): pass it from a secret.`)
-  }
-  if (mode === 'both' && raw['fact-registry']) {
-    problem('fact-registry', '`fact-registry` names one registry, and `verify-onchain: both` checks two chains: leave it out to use each network\'s known registry.')
-  }
-}
 
 type Chain = 'ethereum' | 'starknet'
 
@@ -93,14 +52,7 @@ export async function verifyOnchain(
 
   const chains: Chain[] = mode === 'both' ? ['ethereum', 'starknet'] : [mode]
   const timeoutMs = inputs['onchain-timeout-minutes'] * 60_000
-  // io.ts's loggerFor would load @actions/core into every action that parses inputs (this module is
-  // imported by inputs.ts); the same mapping, inline.
-  const logger = {
-    debug: (message: string) => io.debug(message),
-    info: (message: string) => io.info(message),
-    warn: (message: string) => io.warning(message),
-    error: (message: string) => io.error(message),
-  }
+  const logger = loggerFor(io)
   const { checkFactOnEthereum, checkFactOnStarknet, waitForFactRegistration, describeWhere } = await import('../chain/index.ts')
 
   const checkOne = async (chain: Chain): Promise<ChainOutcome> => {

@@ -24,12 +24,35 @@ export const QUERY_OUTPUTS = [
   'emulated',
 ] as const
 
-/** The root action adds the on-chain check's outputs to the query's. */
-export const MAIN_OUTPUTS = [...QUERY_OUTPUTS, 'onchain-verified', 'onchain-details'] as const
+/** The `task/` and `decommit/` sub-actions' outputs. */
+export const TASK_OUTPUTS = ['task-uuid', 'status', 'error-message', 'mmrs', 'updated-at'] as const
+export type TaskOutputName = (typeof TASK_OUTPUTS)[number]
+
+/**
+ * The root action's names for the outputs of the decommitment that follows a DONE proof
+ * (`decommit-destination-chain-id`): its own `status` is the query's.
+ */
+export const ROOT_DECOMMIT_OUTPUT_NAMES = {
+  'task-uuid': 'task-uuid',
+  status: 'task-status',
+  'error-message': 'task-error-message',
+  mmrs: 'mmrs',
+  'updated-at': 'task-updated-at',
+} as const satisfies Record<TaskOutputName, string>
+
+/** The root action adds the on-chain check's and the decommitment's outputs to the query's. */
+export const MAIN_OUTPUTS = [
+  ...QUERY_OUTPUTS,
+  'onchain-verified',
+  'onchain-details',
+  ...TASK_OUTPUTS.map((name) => ROOT_DECOMMIT_OUTPUT_NAMES[name]),
+] as const
 
 export const PACK_OUTPUTS = ['pie-zip', 'pie-sha256', 'size-bytes', 'n-steps', 'job-size', 'program-hash', 'output'] as const
 export const RETRY_OUTPUTS = ['status', 'retry-count', ...QUERY_OUTPUTS.filter((name) => name !== 'status')] as const
 export const BUCKET_CLOSE_OUTPUTS = ['bucket-id', 'leaves', 'bucket'] as const
+export const STORAGE_QUERY_OUTPUTS = ['internal-id', 'query-status'] as const
+export const API_KEY_OUTPUTS = ['api-key', 'project-id', 'wallet'] as const
 
 /** Every action's outputs by the folder of its action.yml ('' is the root). */
 export const ACTION_OUTPUTS: Record<string, readonly string[]> = {
@@ -39,6 +62,10 @@ export const ACTION_OUTPUTS: Record<string, readonly string[]> = {
   'verify-proof': QUERY_OUTPUTS,
   retry: RETRY_OUTPUTS,
   'bucket-close': BUCKET_CLOSE_OUTPUTS,
+  task: TASK_OUTPUTS,
+  decommit: TASK_OUTPUTS,
+  'storage-query': STORAGE_QUERY_OUTPUTS,
+  'api-key': API_KEY_OUTPUTS,
 }
 
 export type QueryOutputName = (typeof QUERY_OUTPUTS)[number]

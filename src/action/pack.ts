@@ -59,7 +59,10 @@ async function packAndInspect(dir: string, out: string, signal: AbortSignal) {
   }
   const pie = await import('../pie/index.ts')
   await mkdir(dirname(out), { recursive: true })
-  const packed = await pie.packPie(dir, out, { signal })
+  const { namedPackError } = await import('../pipeline/prove.ts')
+  const packed = await pie.packPie(dir, out, { signal }).catch((error: unknown) => {
+    throw namedPackError(error, 'pie-dir', '`pie-dir`')
+  })
   try {
     return { ...packed, inspection: await pie.inspectPie(out, { signal, sha256: false }) }
   } catch (error) {

@@ -6,7 +6,7 @@
  */
 import type { ActionIO } from './io.ts'
 import { STATE } from './state.ts'
-import { renderSummary, resumeSnippet } from './summary.ts'
+import { renderSummary, resumeSnippet, runUrl } from './summary.ts'
 
 export async function run(io: ActionIO): Promise<void> {
   if (io.getState(STATE.reported) === 'true') {
@@ -42,6 +42,7 @@ export async function run(io: ActionIO): Promise<void> {
       ? [emulated ? 'The query ran on the emulator inside the step: re-run the step.' : `Follow it with the \`wait\` sub-action and \`query-id: ${queryId}\` (below).`]
       : ['If the upload had started, a query may still have been created: check the service\'s list of queries before proving again.'],
     snippet: queryId && !emulated ? { caption: 'To pick the query up again:', yaml: resumeSnippet(io.env, queryId, minutes, baseUrl) } : undefined,
+    runUrl: runUrl(io.env),
     emulated,
   })
   try {

@@ -23,7 +23,7 @@ import { InputProblemsError } from './inputs.ts'
 import type { ActionIO } from './io.ts'
 import { OutputWriter, queryOutputs } from './outputs.ts'
 import { STATE } from './state.ts'
-import { renderSummary, resumeSnippet, yesNo, type Outcome, type SummaryLink, type SummaryModel, type SummaryValue } from './summary.ts'
+import { renderSummary, resumeSnippet, runUrl, yesNo, type Outcome, type SummaryLink, type SummaryModel, type SummaryValue } from './summary.ts'
 
 export { STATE }
 
@@ -200,7 +200,7 @@ export class QueryStep {
       problems: end.problems,
       nextSteps: end.nextSteps,
       snippet: end.snippet,
-      runUrl: await runUrl(this.io.env),
+      runUrl: runUrl(this.io.env),
       emulated: this.options.emulated,
     }
     try {
@@ -229,25 +229,6 @@ const NEXT_STEP: Record<GateRefusal['kind'], string> = {
 
 function isRecord(value: unknown): value is QueryRecordL {
   return typeof value === 'object' && value !== null && typeof (value as { status?: unknown }).status === 'string'
-}
-
-/** A link to the running workflow run, from @actions/github's context (loaded only here). */
-async function runUrl(env: Record<string, string | undefined>): Promise<string | undefined> {
-  if (!env.GITHUB_RUN_ID || !env.GITHUB_REPOSITORY) return undefined
-  try {
-    const { context } = await import('@actions/github')
-    const { owner, repo } = context.repo
-    const attempt = Number.isFinite(context.runAttempt) && context.runAttempt > 1 ? `/attempts/${context.runAttempt}` : ''
-    return `${context.serverUrl}/${owner}/${repo}/actions/runs/${context.runId}${attempt}`
-  } catch {
-    return undefined
-  }
-}
-
-/** The artifact's page in the run, for the summary. */
-export async function artifactUrl(env: Record<string, string | undefined>, id: number): Promise<string | undefined> {
-  const run = await runUrl(env)
-  return run ? `${run.replace(/\/attempts\/\d+$/, '')}/artifacts/${id}` : undefined
 }
 
 type FailureReport = Parameters<QueryStep['report']>[0]

@@ -16,34 +16,13 @@ import {
 } from '../core/errors.ts'
 import { formatDuration } from '../core/poll.ts'
 import { batchQueryBody, describeBatchQueryProblems } from '../schemas/storage-proof.ts'
-import {
-  booleanValue,
-  type CrossCheck,
-  httpUrlValue,
-  InputProblemsError,
-  type InputSpecs,
-  minutesValue,
-  nonEmptyValue,
-  optional,
-  parseInputs,
-  required,
-  withDefault,
-} from './inputs.ts'
+import { type CrossCheck, InputProblemsError, type InputSpecs, parseInputs, STORAGE_QUERY_INPUTS } from './inputs.ts'
 import { loggerFor, type ActionIO } from './io.ts'
 import type { RunOptions } from './main.ts'
-import { OutputWriter } from './outputs.ts'
-import { renderSummary, type Outcome, type SummaryValue } from './summary.ts'
+import { OutputWriter, STORAGE_QUERY_OUTPUTS } from './outputs.ts'
+import { renderSummary, runUrl, type Outcome, type SummaryValue } from './summary.ts'
 import { readJsonInput } from './task-step.ts'
 
-export const STORAGE_QUERY_INPUTS = {
-  query: required(nonEmptyValue),
-  'storage-proof-url': optional(httpUrlValue),
-  'api-key': optional(nonEmptyValue, { secret: true }),
-  wait: withDefault('true', booleanValue),
-  'timeout-minutes': withDefault('120', minutesValue),
-} satisfies InputSpecs
-
-export const STORAGE_QUERY_OUTPUTS = ['internal-id', 'query-status'] as const
 type OutputName = (typeof STORAGE_QUERY_OUTPUTS)[number]
 
 const requireStorageService: CrossCheck<InputSpecs> = ({ raw, problem }) => {
@@ -71,7 +50,7 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
       ['Duration', formatDuration(Date.now() - started)],
     ]
     try {
-      await io.appendSummary(renderSummary({ action: 'Storage query', rows, ...end }))
+      await io.appendSummary(renderSummary({ action: 'Storage query', rows, runUrl: runUrl(io.env), ...end }))
     } catch (error) {
       io.warning(`Could not write the job summary: ${(error as Error).message}`)
     }

@@ -120,6 +120,26 @@ export function subActionRef(env: Record<string, string | undefined>, name: stri
   return `./${name}`
 }
 
+/**
+ * A link to the running workflow run (its attempt, after a re-run), from the variables the
+ * runner sets: the same ones @actions/github's `context` reads, without loading that package
+ * (Octokit and a second undici, a megabyte of bundle) into every step that writes a summary.
+ */
+export function runUrl(env: Record<string, string | undefined>): string | undefined {
+  const repository = env.GITHUB_REPOSITORY
+  const runId = env.GITHUB_RUN_ID
+  if (!repository || !/^[^/\s]+\/[^/\s]+$/.test(repository) || !runId || !/^\d+$/.test(runId)) return undefined
+  const server = (env.GITHUB_SERVER_URL || 'https://github.com').replace(/\/+$/, '')
+  const attempt = Number(env.GITHUB_RUN_ATTEMPT)
+  return `${server}/${repository}/actions/runs/${runId}${Number.isInteger(attempt) && attempt > 1 ? `/attempts/${attempt}` : ''}`
+}
+
+/** An artifact's page in the run (artifacts belong to the run, not to one attempt). */
+export function artifactUrl(env: Record<string, string | undefined>, id: number): string | undefined {
+  const run = runUrl(env)
+  return run ? `${run.replace(/\/attempts\/\d+$/, '')}/artifacts/${id}` : undefined
+}
+
 /** A `wait` step resuming on a query: what the summary offers after a timeout or a cancellation. */
 export function resumeSnippet(
   env: Record<string, string | undefined>,

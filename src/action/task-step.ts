@@ -1,5 +1,5 @@
 /**
- * What the `task/` and `decommit/` sub-actions share: their inputs' value schemas, outputs set
+ * What the `task/` and `decommit/` sub-actions share: their services' cross-check, outputs set
  * as soon as their value is known (`task-uuid` right after submission, so a step that fails,
  * times out or is cancelled still hands the next step the uuid), one log line per status change
  * inside a group, and the closing report: a job summary with the stage reached and the MMRs as
@@ -16,32 +16,15 @@ import {
   ServiceError,
   WaitTimeoutError,
 } from '../core/errors.ts'
+import { parseJsonBytes, parseJsonText } from '../core/json-limits.ts'
 import { formatDuration } from '../core/poll.ts'
-import {
-  HEX_PATTERN,
-  TASK_STAGES,
-  taskStageLabel,
-  taskStageOf,
-  type TaskStatusRecord,
-  type UsedMmrRecord,
-  webhookUrl,
-} from '../schemas/tasks.ts'
-import { z } from 'zod'
+import { TASK_STAGES, taskStageLabel, taskStageOf, type TaskStatusRecord, type UsedMmrRecord } from '../schemas/tasks.ts'
 import { InputProblemsError, type InputSpecs, type CrossCheck } from './inputs.ts'
 import type { ActionIO } from './io.ts'
-import { OutputWriter } from './outputs.ts'
-import { renderSummary, type Outcome, type SummaryModel, type SummaryValue } from './summary.ts'
+import { OutputWriter, type TaskOutputName } from './outputs.ts'
+import { renderSummary, runUrl, type Outcome, type SummaryModel, type SummaryValue } from './summary.ts'
 
-export const TASK_OUTPUTS = ['task-uuid', 'status', 'error-message', 'mmrs', 'updated-at'] as const
-export type TaskOutputName = (typeof TASK_OUTPUTS)[number]
-
-// --- Input values --------------------------------------------------------------------------
-
-export const hexValue = z.string().regex(HEX_PATTERN, { error: 'must be 0x-prefixed hex, such as 0xaa36a7' })
-/** Kept as given (no trailing-slash trimming): the service calls exactly this URL. */
-export const webhookUrlValue = z.string().refine((value) => webhookUrl.safeParse(value).success, {
-  error: 'must be an absolute http(s) URL, such as https://hooks.example.com/dp',
-})
+// --- Inputs (declared in ./inputs.ts) -------------------------------------------------------
 
 /** `api-key` and `tasks-url` are required: the sub-actions have no emulator of their own. */
 export const requireTaskService: CrossCheck<InputSpecs> = ({ raw, problem }) => {
@@ -57,30 +40,29 @@ export const requireTaskService: CrossCheck<InputSpecs> = ({ raw, problem }) => 
  */
 export async function readJsonInput(name: string, value: string, what: string): Promise<unknown> {
   const inline = value.trimStart().startsWith('{')
-  let text = value
-  if (!inline) {
+  const label = `\`${name}\``
+  const refuse = (message: string) => new InputProblemsError([{ input: name, message }])
+  // UTF-8 only, at most 16 MiB and 32 levels deep (src/core/json-limits.ts), before anything is sent.
+  try {
+    if (inline) return parseJsonText(value, { input: name, label, what: 'the inline JSON' })
     const { readFile } = await import('node:fs/promises')
+    let bytes: Uint8Array
     try {
-      text = await readFile(value, 'utf8')
+      bytes = await readFile(value)
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
-      throw new InputProblemsError([
-        {
-          input: name,
-          message:
-            code === 'ENOENT'
-              ? `\`${name}\`: no file at ${value}; give the path of ${what} (relative to the workspace), or the JSON itself.`
-              : `\`${name}\`: cannot read ${value} (${code ?? (error as Error).message}).`,
-        },
-      ])
+      throw refuse(
+        code === 'ENOENT'
+          ? `${label}: no file at ${value}; give the path of ${what} (relative to the workspace), or the JSON itself.`
+          : code === 'EISDIR'
+            ? `${label}: ${value} is a folder; give the path of ${what}, or the JSON itself.`
+            : `${label}: cannot read ${value} (${code ?? (error as Error).message}); check the path and its permissions.`,
+      )
     }
-  }
-  try {
-    return JSON.parse(text)
+    return parseJsonBytes(bytes, { input: name, label, what: value })
   } catch (error) {
-    throw new InputProblemsError([
-      { input: name, message: `\`${name}\`: ${inline ? 'the inline JSON' : value} is not valid JSON (${(error as Error).message}).` },
-    ])
+    if (error instanceof InvalidInputError && !(error instanceof InputProblemsError)) throw refuse(error.shortMessage)
+    throw error
   }
 }
 
@@ -213,6 +195,7 @@ export class TaskStep {
       rows: this.rows(),
       problems: end.problems,
       nextSteps: end.nextSteps,
+      runUrl: runUrl(this.io.env),
     }
     try {
       await this.io.appendSummary(withMmrTable(renderSummary(model), this.mmrs))

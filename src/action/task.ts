@@ -6,18 +6,10 @@
  * and the job summary.
  */
 import { checkTaskRequest, taskBody } from '../schemas/tasks.ts'
-import { booleanValue, httpUrlValue, minutesValue, nonEmptyValue, optional, parseInputs, required, withDefault } from './inputs.ts'
+import { parseInputs, TASK_INPUTS } from './inputs.ts'
 import { loggerFor, type ActionIO } from './io.ts'
 import type { RunOptions } from './main.ts'
 import { bodyProblems, readJsonInput, requireTaskService, TaskStep } from './task-step.ts'
-
-export const TASK_INPUTS = {
-  task: required(nonEmptyValue),
-  'tasks-url': optional(httpUrlValue),
-  'api-key': optional(nonEmptyValue, { secret: true }),
-  wait: withDefault('true', booleanValue),
-  'timeout-minutes': withDefault('120', minutesValue),
-}
 
 export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
   const signal = options.signal ?? new AbortController().signal

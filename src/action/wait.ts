@@ -1,13 +1,18 @@
 /**
  * `wait/`: follows a query submitted earlier (by the root action with `wait: false`, by another
- * job, or before a cancellation) to DONE or FAILED and applies the root's gate. It has no PIE,
- * so the facts are not checked locally; `expected-program-hash` and `allow-mocked-fact` still are.
+ * job, or before a cancellation) to DONE or FAILED and applies the root's gate. Given `pie` (the
+ * PIE that was submitted), the facts the service reports are checked locally against it as the
+ * root action does (`facts-verified`); without it they are not, while `expected-program-hash`
+ * and `allow-mocked-fact` still are.
  */
 import { evaluateGate } from '../pipeline/gate.ts'
+import type { PreparedPie } from '../pipeline/prove.ts'
+import type { FactCheckResult } from '../pie/index.ts'
 import { parseInputs, requireService, WAIT_INPUTS } from './inputs.ts'
 import { loggerFor, type ActionIO } from './io.ts'
 import { loadClient } from './lazy.ts'
 import type { RunOptions } from './main.ts'
+import { checkFactsForStep, preparePieForStep } from './pie-step.ts'
 import { QueryStep } from './query-step.ts'
 
 export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
@@ -29,16 +34,29 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
   })
   step.expectedProgramHash = inputs['expected-program-hash']
   try {
+    // Before waiting: a PIE that cannot be read fails now, not after the query is done.
+    let pie: PreparedPie | undefined
+    if (inputs.pie) pie = await preparePieForStep(io, step, inputs.pie, { signal, inspect: true })
     const services = await loadClient()
     const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io) })
     const queryId = inputs['query-id']
     const result = await step.wait(client, queryId, inputs['timeout-minutes'] * 60_000)
-    step.facts = { kind: 'skipped', reason: 'the `wait` sub-action has no PIE to compare with' }
-    const refusals = evaluateGate(result.provingQuery, undefined, {
+    const record = result.provingQuery
+    let factCheck: FactCheckResult | undefined
+    if (pie && record.status === 'DONE') {
+      factCheck = await checkFactsForStep(io, step, record, pie)
+    } else {
+      step.facts = { kind: 'skipped', reason: pie ? `the query is ${record.status}` : 'no `pie` was given to compare with' }
+    }
+    step.outputs.set({ 'facts-verified': String(factCheck?.ok === true) })
+    const refusals = evaluateGate(record, factCheck, {
       allowMockedFact: inputs['allow-mocked-fact'],
       expectedProgramHash: inputs['expected-program-hash'],
     })
-    await step.finishGate(refusals, `Query ${queryId} is DONE${result.provingQuery.isFactMocked ? ' with a mocked fact (allowed)' : ''}.`)
+    await step.finishGate(
+      refusals,
+      `Query ${queryId} is DONE${record.isFactMocked ? ' with a mocked fact (allowed)' : ''}${factCheck?.ok ? ', and the facts match the PIE' : ''}.`,
+    )
   } catch (error) {
     await step.fail(error)
   }

@@ -3,12 +3,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { generatePrivateKey } from 'viem/accounts'
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
-import { API_KEY_INPUTS, API_KEY_OUTPUTS, run } from '../../src/action/api-key.ts'
-import type { InputSpec } from '../../src/action/inputs.ts'
+import { run } from '../../src/action/api-key.ts'
+import { API_KEY_INPUTS, type InputSpec } from '../../src/action/inputs.ts'
+import { API_KEY_OUTPUTS } from '../../src/action/outputs.ts'
 import { coreIO, type ActionIO } from '../../src/action/io.ts'
 import { run as runStorageQuery } from '../../src/action/storage-query.ts'
 import { AccountClient } from '../../src/clients/account.ts'
-import { readAction } from '../helpers/run-action.ts'
+import { leakedSecret, readAction, runAction } from '../helpers/run-action.ts'
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts'
 
 /** The `api-key/` sub-action: run() with a recording ActionIO against the emulator over real HTTP. */
@@ -96,6 +97,27 @@ describe('api-key/', () => {
     await runStorageQuery(queryStep)
     expect(queryStep.failed).toBeUndefined()
     expect(queryStep.outputs['query-status']).toBe('DONE')
+  })
+
+  it('the committed bundles, as the runner runs them: api-key/ then storage-query/ with its output, the key never shown', async () => {
+    const privateKey = generatePrivateKey()
+    const keyStep = await runAction('api-key', { inputs: { 'private-key': privateKey, 'auth-url': emulator.url } })
+    expect(keyStep.code, keyStep.stdout + keyStep.stderr).toBe(0)
+    const apiKey = keyStep.outputs['api-key']!
+    expect(apiKey).toMatch(/\S{8,}/)
+    expect(keyStep.stdout).toContain(`::add-mask::${apiKey}`)
+    expect(leakedSecret(keyStep, privateKey)).toBeUndefined()
+    expect(keyStep.summary).toMatch(/^### ✅ API key: passed/)
+    const query = {
+      destinationChainId: '1',
+      fee: '0',
+      data: { '1': { 'block:100': { accounts: { '0x75cec1db9dceb703200eaa6595f66885c962b920': { props: ['BALANCE'], slots: [] } } } } },
+    }
+    const queryStep = await runAction('storage-query', { inputs: { query: JSON.stringify(query), 'storage-proof-url': emulator.url, 'api-key': apiKey } })
+    expect(queryStep.code, queryStep.stdout + queryStep.stderr).toBe(0)
+    expect(queryStep.outputs['query-status']).toBe('DONE')
+    expect(queryStep.outputs['internal-id']).toMatch(/\S/)
+    expect(leakedSecret(queryStep, apiKey)).toBeUndefined()
   })
 
   it('create-key mints a new key and outputs that one', async () => {

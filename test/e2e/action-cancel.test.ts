@@ -63,7 +63,7 @@ describe('cancelling the root action', () => {
     expect(waited.outputs).toMatchObject({ 'query-id': queryId, status: 'DONE', 'is-fact-mocked': 'false', 'facts-verified': 'false', emulated: 'false' })
     expect(waited.outputs['program-hash']).toMatch(/^0x[0-9a-f]+$/)
     expect(waited.summary).toMatch(/^### ✅ Wait: passed/)
-    expect(waited.summary).toContain('not checked: the `wait` sub-action has no PIE to compare with')
+    expect(waited.summary).toContain('not checked: no `pie` was given to compare with')
   })
 
   it('SIGTERM is handled the same way, and a second signal exits at once', async () => {

@@ -177,6 +177,49 @@ describe('root action bundle', () => {
     expect(run.summary).toMatch(/^### ✅ Prove: passed \(emulator\)/)
   })
 
+  it('emulator: true with decommit-destination-chain-id: the DONE proof is decommitted, task outputs and MMRs set', async () => {
+    const run = await runAction('', { inputs: { pie: FIXTURE_PIE, emulator: 'true', 'decommit-destination-chain-id': '0xaa36a7' } })
+    runs.push(run)
+    expect(run.code, run.stdout + run.stderr).toBe(0)
+    expect(run.outputs).toMatchObject({ status: 'DONE', emulated: 'true', 'facts-verified': 'true', 'task-status': 'TaskDecommitmentCompleted' })
+    expect(run.outputs['task-uuid']).toMatch(/^[0-9a-f-]{36}$/)
+    expect(run.outputs['task-updated-at']).toMatch(/^\d{4}-\d\d-\d\dT/)
+    expect(run.outputs['task-error-message']).toBeUndefined()
+    const mmrs = JSON.parse(run.outputs.mmrs!) as Record<string, string>[]
+    expect(mmrs.length).toBeGreaterThan(0)
+    for (const mmr of mmrs) expect(Object.keys(mmr).sort()).toEqual(['chain_id', 'hashing_function', 'id', 'root', 'size'])
+    // The proof's section, then the decommitment's with its MMR table.
+    expect(run.summary).toMatch(/^### ✅ Prove: passed \(emulator\)/)
+    expect(run.summary).toContain('| **Decommitment** | to chain 0xaa36a7, submitted next (see "Decommit" below) |')
+    expect(run.summary).toMatch(/### ✅ Decommit: passed[\s\S]*\*\*MMRs used\*\*/)
+    expect(run.summary.indexOf('Prove: passed')).toBeLessThan(run.summary.indexOf('Decommit: passed'))
+  })
+
+  it('decommit-destination-chain-id on a service: a failed decommitment fails the step with the task\'s error', async () => {
+    await control(emulator.url, 'POST', 'next-task', { outcome: 'fail', error: 'Decommitment reverted (emulated)' })
+    const run = await prove({ 'decommit-destination-chain-id': '0xaa36a7', 'tasks-url': emulator.url })
+    expect(run.code).toBe(1)
+    expect(run.outputs).toMatchObject({
+      status: 'DONE',
+      'facts-verified': 'true',
+      'task-status': 'TaskDecommitmentFailed',
+      'task-error-message': 'Decommitment reverted (emulated)',
+    })
+    expect(run.outputs['error-reason']).toMatch(/Decommitment reverted \(emulated\)/)
+    expect(errorAnnotations(run).at(-1)).toMatch(/Decommitment reverted \(emulated\)/)
+    expect(run.summary).toMatch(/^### ✅ Prove: passed[\s\S]*### ❌ Decommit: failed/)
+  })
+
+  it('decommit-destination-chain-id: no decommitment when the gate refuses the proof', async () => {
+    const run = await runAction('', { inputs: { pie: FIXTURE_PIE, emulator: 'true', 'mock-fact-hash': 'true', 'decommit-destination-chain-id': '0xaa36a7' } })
+    runs.push(run)
+    expect(run.code).toBe(1)
+    expect(run.outputs['error-reason']).toMatch(/fact is mocked/)
+    expect(run.outputs['task-uuid']).toBeUndefined()
+    expect(run.summary).toContain('| **Decommitment** | not submitted: the gate refused the result |')
+    expect(run.summary).not.toContain('Decommit:')
+  })
+
   it('a PIE directory is packed into RUNNER_TEMP, validated and proved', async () => {
     const pieDir = await unzipPie(FIXTURE_PIE, join(mkdtempSync(join(tmpdir(), 'pie-dir-')), 'pie'))
     const runnerTemp = mkdtempSync(join(tmpdir(), 'runner-temp-'))

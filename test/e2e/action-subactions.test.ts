@@ -67,6 +67,53 @@ describe('pack/', () => {
   })
 })
 
+describe('wait/', () => {
+  const OTHER_PIE = '../shared/fixtures/pie/fib-cairo-lang-writer.zip'
+
+  it('with pie: the PIE is checked before waiting and the facts after DONE', async () => {
+    const submitted = await action('', { pie: FIXTURE_PIE, wait: 'false', ...service() })
+    expect(submitted.code, submitted.stdout).toBe(0)
+    const queryId = submitted.outputs['query-id']!
+
+    const run = await action('wait', { 'query-id': queryId, pie: FIXTURE_PIE, ...service() })
+    expect(run.code, run.stdout + run.stderr).toBe(0)
+    expect(run.outputs).toMatchObject({
+      'query-id': queryId,
+      status: 'DONE',
+      'facts-verified': 'true',
+      'program-hash': FIXTURE_PROGRAM_HASH,
+      'pie-sha256': submitted.outputs['pie-sha256'],
+    })
+    expect(run.summary).toMatch(/\| \*\*Facts checked locally\*\* \| yes: /)
+    expect(run.summary).toContain(', and the facts match the PIE.')
+
+    // Without it, the facts are not checked; the gate is the same otherwise.
+    const plain = await action('wait', { 'query-id': queryId, ...service() })
+    expect(plain.code).toBe(0)
+    expect(plain.outputs['facts-verified']).toBe('false')
+    expect(plain.outputs['pie-zip']).toBeUndefined()
+    expect(plain.summary).toContain('not checked: no `pie` was given to compare with')
+  })
+
+  it('with the pie of another program: the gate refuses the result', async () => {
+    const submitted = await action('', { pie: FIXTURE_PIE, wait: 'false', ...service() })
+    const run = await action('wait', { 'query-id': submitted.outputs['query-id']!, pie: OTHER_PIE, ...service() })
+    expect(run.code).toBe(1)
+    expect(run.outputs).toMatchObject({ status: 'DONE', 'facts-verified': 'false' })
+    expect(run.outputs['error-reason']).toMatch(/^What the service says it proved differs from the PIE: /)
+    expect(run.summary).toMatch(/\| \*\*Facts checked locally\*\* \| MISMATCH: /)
+  })
+
+  it('with a pie that is not a PIE: fails before waiting, naming the input', async () => {
+    const bad = join(mkdtempSync(join(tmpdir(), 'bad-pie-')), 'pie.zip')
+    writeFileSync(bad, 'not a zip\n')
+    const run = await action('wait', { 'query-id': 'never-polled', pie: bad, ...service() })
+    expect(run.code).toBe(1)
+    expect(errorAnnotations(run)[0]).toMatch(/^pie: .* is not a valid Cairo PIE/)
+    expect(run.outputs.status).toBeUndefined()
+  })
+})
+
 describe('verify-proof/', () => {
   it('submits a proof.json for L2 verification and waits for DONE', async () => {
     const proved = await action('', { pie: FIXTURE_PIE, ...service() })

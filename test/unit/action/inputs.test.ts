@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
 import {
   BUCKET_CLOSE_INPUTS,
@@ -12,6 +13,7 @@ import {
   VERIFY_PROOF_INPUTS,
   WAIT_INPUTS,
 } from '../../../src/action/inputs.ts'
+import { NODE, REPO_ROOT } from '../../helpers/cli.ts'
 
 const io = (inputs: Record<string, string>) => ({ getInput: (name: string) => inputs[name] ?? '' })
 
@@ -125,6 +127,28 @@ describe('root inputs', () => {
     expect(problems[0]!.message).toMatch(/absolute http\(s\) URL.*; got "ftp:\/\/nope"/)
   })
 
+  it('decommit-destination-chain-id: 0x hex, and tasks-url is required with it unless emulator is true', () => {
+    const problems = problemsOf(() =>
+      parseInputs(io({ pie: 'p', ...SERVICE, 'decommit-destination-chain-id': '11155111' }), MAIN_INPUTS, mainCrossCheck),
+    )
+    expect(problems).toEqual([
+      { input: 'decommit-destination-chain-id', message: '`decommit-destination-chain-id` must be 0x-prefixed hex, such as 0xaa36a7; got "11155111".' },
+      { input: 'tasks-url', message: expect.stringMatching(/^`tasks-url` is required with `decommit-destination-chain-id` unless `emulator` is true/) },
+    ])
+    const values = parseInputs(
+      io({ pie: 'p', ...SERVICE, 'decommit-destination-chain-id': '0xaa36a7', 'tasks-url': 'https://tasks.example.com/' }),
+      MAIN_INPUTS,
+      mainCrossCheck,
+    )
+    expect(values).toMatchObject({ 'decommit-destination-chain-id': '0xaa36a7', 'tasks-url': 'https://tasks.example.com' })
+    // The emulator serves the task service: no address needed, and none allowed.
+    expect(parseInputs(io({ pie: 'p', emulator: 'true', 'decommit-destination-chain-id': '0xaa36a7' }), MAIN_INPUTS, mainCrossCheck)['tasks-url']).toBeUndefined()
+    const both = problemsOf(() =>
+      parseInputs(io({ pie: 'p', emulator: 'true', 'decommit-destination-chain-id': '0xaa36a7', 'tasks-url': 'https://t.example' }), MAIN_INPUTS, mainCrossCheck),
+    )
+    expect(both).toEqual([{ input: 'tasks-url', message: expect.stringMatching(/exclude each other/) }])
+  })
+
   it('the error message lists every problem', () => {
     try {
       parseInputs(io({ emulator: 'true', layout: 'x' }), MAIN_INPUTS, mainCrossCheck)
@@ -140,6 +164,11 @@ describe('sub-action inputs', () => {
   it('wait: query-id, api-key and base-url are required', () => {
     const problems = problemsOf(() => parseInputs(io({}), WAIT_INPUTS, requireService))
     expect(problems.map((problem) => problem.input)).toEqual(['query-id', 'api-key', 'base-url'])
+  })
+
+  it('wait: pie is optional', () => {
+    expect(parseInputs(io({ 'query-id': 'q', ...SERVICE }), WAIT_INPUTS, requireService).pie).toBeUndefined()
+    expect(parseInputs(io({ 'query-id': 'q', pie: 'build/pie.zip', ...SERVICE }), WAIT_INPUTS, requireService).pie).toBe('build/pie.zip')
   })
 
   it('wait: an identifier with a slash or a space is refused', () => {
@@ -164,5 +193,26 @@ describe('sub-action inputs', () => {
   it('bucket-close: bucket-id is required', () => {
     const problems = problemsOf(() => parseInputs(io(SERVICE), BUCKET_CLOSE_INPUTS, requireService))
     expect(problems).toEqual([{ input: 'bucket-id', message: '`bucket-id` is required and was not given.' }])
+  })
+})
+
+describe('what parsing inputs loads', () => {
+  it('never reaches the chain code, the task schemas or the clients: only the root action\'s on-chain path imports them', () => {
+    // Every module reachable by static imports from inputs.ts, the way ncc follows them.
+    const script = `
+      import { registerHooks } from 'node:module'
+      const seen = []
+      registerHooks({ resolve(specifier, context, next) {
+        const result = next(specifier, context)
+        if (result.url.startsWith('file:') && !result.url.includes('/node_modules/')) seen.push(result.url.replace(/^.*\\/src\\//, ''))
+        return result
+      } })
+      await import('./src/action/inputs.ts')
+      console.log(JSON.stringify(seen))
+    `
+    const output = execFileSync(NODE, ['--input-type=module', '-e', script], { cwd: REPO_ROOT, encoding: 'utf8' })
+    const modules = JSON.parse(output.trim().split('\n').at(-1)!) as string[]
+    expect(modules).toContain('action/onchain-inputs.ts')
+    expect(modules.filter((path) => /^(chain\/(?!rpc\.ts)|clients\/|schemas\/tasks|action\/onchain\.ts)/.test(path))).toEqual([])
   })
 })

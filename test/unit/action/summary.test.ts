@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { renderSummary, resumeSnippet, subActionRef } from '../../../src/action/summary.ts'
+import { artifactUrl, renderSummary, resumeSnippet, runUrl, subActionRef } from '../../../src/action/summary.ts'
 
 describe('renderSummary', () => {
   it('a passed gate: title, headline, a table of the known rows, the run link', () => {
@@ -59,5 +59,24 @@ describe('subActionRef', () => {
   it('names the sub-action as the workflow refers to this action', () => {
     expect(subActionRef({ GITHUB_ACTION_REPOSITORY: 'acme/proving-kit', GITHUB_ACTION_REF: 'v1' }, 'wait')).toBe('acme/proving-kit/wait@v1')
     expect(subActionRef({}, 'wait')).toBe('./wait')
+  })
+})
+
+describe('runUrl and artifactUrl (from the runner\'s environment)', () => {
+  const env = { GITHUB_SERVER_URL: 'https://ghe.example.com/', GITHUB_REPOSITORY: 'o/r', GITHUB_RUN_ID: '77', GITHUB_RUN_ATTEMPT: '1' }
+
+  it('links to the run, and to the attempt after a re-run; artifacts belong to the run', () => {
+    expect(runUrl(env)).toBe('https://ghe.example.com/o/r/actions/runs/77')
+    expect(runUrl({ ...env, GITHUB_RUN_ATTEMPT: '3' })).toBe('https://ghe.example.com/o/r/actions/runs/77/attempts/3')
+    expect(artifactUrl({ ...env, GITHUB_RUN_ATTEMPT: '3' }, 9)).toBe('https://ghe.example.com/o/r/actions/runs/77/artifacts/9')
+    expect(runUrl({ GITHUB_REPOSITORY: 'o/r', GITHUB_RUN_ID: '1' })).toBe('https://github.com/o/r/actions/runs/1')
+  })
+
+  it('gives none outside a workflow run, or with values that are not a run\'s', () => {
+    expect(runUrl({})).toBeUndefined()
+    expect(runUrl({ ...env, GITHUB_RUN_ID: '' })).toBeUndefined()
+    expect(runUrl({ ...env, GITHUB_RUN_ID: '7 8' })).toBeUndefined()
+    expect(runUrl({ ...env, GITHUB_REPOSITORY: 'no-owner' })).toBeUndefined()
+    expect(artifactUrl({}, 9)).toBeUndefined()
   })
 })

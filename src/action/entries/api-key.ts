@@ -1,4 +1,0 @@
-import { runEntry } from '../entry.ts'
-import { run } from '../api-key.ts'
-
-await runEntry(run)

@@ -1,4 +1,0 @@
-import { runEntry } from '../entry.ts'
-import { run } from '../pack.ts'
-
-await runEntry(run)

@@ -1,4 +1,0 @@
-import { runEntry } from '../entry.ts'
-import { run } from '../post.ts'
-
-await runEntry(run)

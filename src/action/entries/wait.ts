@@ -1,4 +1,0 @@
-import { runEntry } from '../entry.ts'
-import { run } from '../wait.ts'
-
-await runEntry(run)
