@@ -9,6 +9,8 @@ export { redact, redactUrl, SecretRedactor, REDACTED } from './core/redact.ts'
 export { type Clock, type Logger, silentLogger, systemClock } from './core/runtime.ts'
 export {
   HttpClient,
+  type ConnectionOptions,
+  connectionOf,
   type HttpClientConfig,
   type HttpTimeouts,
   type RetryPolicy,

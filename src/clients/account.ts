@@ -1,4 +1,3 @@
-import type { Dispatcher } from 'undici'
 import {
   AbortedError,
   InvalidInputError,
@@ -6,9 +5,8 @@ import {
   ProvingKitError,
   ServiceError,
 } from '../core/errors.ts'
-import { HttpClient, type HttpTimeouts, type RetryPolicy } from '../core/http.ts'
+import { type ConnectionOptions, connectionOf, HttpClient } from '../core/http.ts'
 import { SecretRedactor } from '../core/redact.ts'
-import type { Clock, Logger } from '../core/runtime.ts'
 import {
   type ApiKeyListResponse,
   apiKeyListResponse,
@@ -48,18 +46,11 @@ export type TypedDataSigner = {
   signTypedData(typedData: Eip712TypedData): Promise<string>
 }
 
-export type AccountClientOptions = {
-  baseUrl: string
+export type AccountClientOptions = ConnectionOptions & {
   /** The wallet's private key (0x + 64 hex digits). Kept in memory only; never logged. */
   privateKey?: string | undefined
   /** Instead of a private key: a signer that holds it (a viem account, a KMS adapter, ...). */
   signer?: TypedDataSigner | undefined
-  logger?: Logger | undefined
-  /** Decides when the access token is due for refresh; a simulated clock in tests. */
-  clock?: Clock | undefined
-  dispatcher?: Dispatcher | undefined
-  timeouts?: Partial<HttpTimeouts> | undefined
-  retry?: Partial<RetryPolicy> | undefined
   /** Shared with the caller so its own logs mask the same secrets; a new one when omitted. */
   redactor?: SecretRedactor | undefined
   /** Refresh this long before `expiresAt` at most (default 60 s; never more than a quarter of the lifetime). */
@@ -127,13 +118,8 @@ export class AccountClient {
     this.#signer = options.signer
     this.#refreshMarginMs = options.refreshMarginMs ?? DEFAULT_REFRESH_MARGIN_MS
     this.http = new HttpClient({
-      baseUrl: options.baseUrl,
+      ...connectionOf(options),
       serviceName: 'account service',
-      logger: options.logger,
-      clock: options.clock,
-      dispatcher: options.dispatcher,
-      timeouts: options.timeouts,
-      retry: options.retry,
       redactor,
     })
   }

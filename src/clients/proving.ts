@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
-import type { Dispatcher } from 'undici'
 import {
   AbortedError,
   AmbiguousSubmissionError,
@@ -11,11 +10,10 @@ import {
   ServiceError,
   UnknownStatusError,
 } from '../core/errors.ts'
-import { HttpClient, type HttpTimeouts, type RetryPolicy } from '../core/http.ts'
+import { type ConnectionOptions, connectionOf, HttpClient } from '../core/http.ts'
 import { prepareMultipart } from '../core/multipart.ts'
 import { type PollSchedule, pollUntil, formatDuration } from '../core/poll.ts'
 import { SecretRedactor } from '../core/redact.ts'
-import type { Clock, Logger } from '../core/runtime.ts'
 import {
   bucketDetailsResponse,
   bucketResponse,
@@ -46,14 +44,8 @@ import {
   submissionResponse,
 } from '../schemas/proving.ts'
 
-export type ClientOptions = {
-  baseUrl: string
+export type ClientOptions = ConnectionOptions & {
   apiKey?: string | undefined
-  logger?: Logger | undefined
-  clock?: Clock | undefined
-  dispatcher?: Dispatcher | undefined
-  timeouts?: Partial<HttpTimeouts> | undefined
-  retry?: Partial<RetryPolicy> | undefined
   /** Extra values to keep out of messages (the API key is always kept out). */
   secrets?: string[] | undefined
 }
@@ -154,13 +146,8 @@ export class ProvingClient {
   constructor(options: ClientOptions) {
     this.#apiKey = options.apiKey?.trim() || undefined
     this.http = new HttpClient({
-      baseUrl: options.baseUrl,
+      ...connectionOf(options),
       serviceName: 'proving service',
-      logger: options.logger,
-      clock: options.clock,
-      dispatcher: options.dispatcher,
-      timeouts: options.timeouts,
-      retry: options.retry,
       redactor: new SecretRedactor([this.#apiKey, ...(options.secrets ?? [])]),
     })
   }

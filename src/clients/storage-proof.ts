@@ -1,4 +1,3 @@
-import type { Dispatcher } from 'undici'
 import {
   AbortedError,
   AmbiguousSubmissionError,
@@ -6,11 +5,10 @@ import {
   NetworkError,
   ServiceError,
 } from '../core/errors.ts'
-import { HttpClient, type HttpTimeouts, type RetryPolicy } from '../core/http.ts'
+import { type ConnectionOptions, connectionOf, HttpClient } from '../core/http.ts'
 import { serializeJsonBody } from '../core/json-limits.ts'
 import { type PollSchedule, pollUntil } from '../core/poll.ts'
 import { SecretRedactor } from '../core/redact.ts'
-import type { Clock, Logger } from '../core/runtime.ts'
 import {
   BATCH_QUERY_STATUSES,
   type BatchQueryBody,
@@ -22,18 +20,12 @@ import {
 } from '../schemas/storage-proof.ts'
 import type { ApiKeyProvider } from './account.ts'
 
-export type StorageProofClientOptions = {
-  baseUrl: string
+export type StorageProofClientOptions = ConnectionOptions & {
   /**
    * The API key, or a provider asked before every request: an `AccountClient.apiKeyProvider()`
    * keeps its session refreshed during long waits.
    */
   apiKey?: string | ApiKeyProvider | undefined
-  logger?: Logger | undefined
-  clock?: Clock | undefined
-  dispatcher?: Dispatcher | undefined
-  timeouts?: Partial<HttpTimeouts> | undefined
-  retry?: Partial<RetryPolicy> | undefined
   /** Shared with the caller so its logs mask the same values; a new one when omitted. */
   redactor?: SecretRedactor | undefined
   /** Extra values to keep out of messages (the API key is always kept out). */
@@ -73,13 +65,8 @@ export class StorageProofClient {
     if (typeof key === 'string') redactor.add(key)
     for (const secret of options.secrets ?? []) redactor.add(secret)
     this.http = new HttpClient({
-      baseUrl: options.baseUrl,
+      ...connectionOf(options),
       serviceName: 'storage-proof service',
-      logger: options.logger,
-      clock: options.clock,
-      dispatcher: options.dispatcher,
-      timeouts: options.timeouts,
-      retry: options.retry,
       redactor,
     })
   }

@@ -1,4 +1,3 @@
-import type { Dispatcher } from 'undici'
 import type { z } from 'zod'
 import {
   AbortedError,
@@ -9,11 +8,10 @@ import {
   ServiceError,
   UnknownStatusError,
 } from '../core/errors.ts'
-import { HttpClient, type HttpTimeouts, type RetryPolicy } from '../core/http.ts'
+import { type ConnectionOptions, connectionOf, HttpClient } from '../core/http.ts'
 import { serializeJsonBody } from '../core/json-limits.ts'
 import { formatDuration, type PollSchedule, pollUntil } from '../core/poll.ts'
 import { redact, SecretRedactor } from '../core/redact.ts'
-import type { Clock, Logger } from '../core/runtime.ts'
 import {
   checkTaskRequest,
   decommitmentBody,
@@ -39,16 +37,9 @@ import {
   type TaskSummary,
 } from '../schemas/tasks.ts'
 
-export type TaskClientOptions = {
-  /** Address of the task service ({tasks_url}). */
-  baseUrl: string
+export type TaskClientOptions = ConnectionOptions & {
   /** Sent as `X-API-KEY` on the two submissions only; reads need none. */
   apiKey?: string | undefined
-  logger?: Logger | undefined
-  clock?: Clock | undefined
-  dispatcher?: Dispatcher | undefined
-  timeouts?: Partial<HttpTimeouts> | undefined
-  retry?: Partial<RetryPolicy> | undefined
   /** Extra values to keep out of messages (the API key is always kept out). */
   secrets?: string[] | undefined
 }
@@ -106,13 +97,8 @@ export class TaskClient {
   constructor(options: TaskClientOptions) {
     this.#apiKey = options.apiKey?.trim() || undefined
     this.http = new HttpClient({
-      baseUrl: options.baseUrl,
+      ...connectionOf(options),
       serviceName: 'task service',
-      logger: options.logger,
-      clock: options.clock,
-      dispatcher: options.dispatcher,
-      timeouts: options.timeouts,
-      retry: options.retry,
       redactor: new SecretRedactor([this.#apiKey, ...(options.secrets ?? [])]),
     })
   }

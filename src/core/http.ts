@@ -61,21 +61,31 @@ export const DEFAULT_RETRY: RetryPolicy = {
   maxRetryAfterMs: 30_000,
 }
 
-export type HttpClientConfig = {
+/** How a client reaches its service; every client takes these and hands them to its HttpClient. */
+export type ConnectionOptions = {
   /** Base URL of the service, e.g. `https://api.example.com`; paths are appended to it. */
   baseUrl: string
-  /** What the service is called in messages: "proving service", "task service", ... */
-  serviceName: string
   dispatcher?: Dispatcher | undefined
   timeouts?: Partial<HttpTimeouts> | undefined
   retry?: Partial<RetryPolicy> | undefined
   logger?: Logger | undefined
   clock?: Clock | undefined
+}
+
+export type HttpClientConfig = ConnectionOptions & {
+  /** What the service is called in messages: "proving service", "task service", ... */
+  serviceName: string
   redactor?: SecretRedactor | undefined
   /** Extra headers on every request (e.g. `api-key`). */
   headers?: Record<string, string> | undefined
   /** Random source for jitter; tests pin it. */
   random?: (() => number) | undefined
+}
+
+/** The connection settings out of a client's options, without its other fields. */
+export function connectionOf(options: ConnectionOptions): ConnectionOptions {
+  const { baseUrl, dispatcher, timeouts, retry, logger, clock } = options
+  return { baseUrl, dispatcher, timeouts, retry, logger, clock }
 }
 
 export type QueryValue = string | number | boolean | undefined | null
