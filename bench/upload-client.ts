@@ -1,0 +1,26 @@
+/**
+ * One upload through the library, as a CLI or the action would do it (figure 2):
+ * `ProvingClient.submitPie` (the L2 endpoint, multipart streamed from disk) in a process of its
+ * own, so its peak RSS is the client's alone. Prints one JSON line: the query id, the time of the
+ * submission itself, and the process's peak RSS (the fallback when GNU time is unavailable).
+ *
+ *   node bench/upload-client.ts <base-url> <file>
+ */
+import { existsSync } from 'node:fs'
+
+// The compiled library (lib/, what users import) unless BENCH_PRODUCT=src says otherwise.
+const fromLib = process.env.BENCH_PRODUCT !== 'src' && existsSync(new URL('../lib/clients/proving.js', import.meta.url))
+const { ProvingClient } = (await import(fromLib ? '../lib/clients/proving.js' : '../src/clients/proving.ts')) as typeof import('../src/clients/proving.ts')
+const { closeDefaultDispatcher } = (await import(fromLib ? '../lib/core/http.js' : '../src/core/http.ts')) as typeof import('../src/core/http.ts')
+
+const [baseUrl, file] = process.argv.slice(2)
+if (!baseUrl || !file) {
+  process.stderr.write('usage: node bench/upload-client.ts <base-url> <file>\n')
+  process.exit(2)
+}
+const client = new ProvingClient({ baseUrl, apiKey: 'bench-key' })
+const started = performance.now()
+const { provingQueryId } = await client.submitPie({ pieZip: file, layout: 'auto', prover: 'svc_sharp', mockFactHash: false })
+const submitMs = performance.now() - started
+await closeDefaultDispatcher()
+process.stdout.write(`${JSON.stringify({ provingQueryId, submitMs, maxRssKiB: process.resourceUsage().maxRSS })}\n`)
