@@ -1,0 +1,55 @@
+import { execFile } from 'node:child_process'
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { NODE, REPO_ROOT } from '../helpers/cli.ts'
+
+const run = promisify(execFile)
+const NODE_BIN_DIR = dirname(NODE)
+/** npm and npx of the machine, with the project's Node 24 first on PATH (as `npm run` has it). */
+const env = { ...process.env, PATH: `${NODE_BIN_DIR}:${process.env.PATH}`, npm_config_audit: 'false', npm_config_fund: 'false' }
+
+/**
+ * What `npm publish` would ship, installed in an empty project: the library imports as ESM with
+ * its type declarations, and the `proving` bin works. `npm test` builds lib/ first.
+ */
+describe('the published package', () => {
+  let consumer: string
+  beforeAll(async () => {
+    consumer = await mkdtemp(join(tmpdir(), 'proving-kit-consumer-'))
+    await run('npm', ['pack', '--ignore-scripts', '--pack-destination', consumer], { cwd: REPO_ROOT, env })
+    const tarball = (await readdir(consumer)).find((name) => name.endsWith('.tgz'))!
+    await writeFile(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }))
+    await run('npm', ['install', '--prefer-offline', '--omit=dev', `./${tarball}`], { cwd: consumer, env })
+  }, 180_000)
+
+  afterAll(async () => {
+    await rm(consumer, { recursive: true, force: true })
+  })
+
+  it('imports as ESM, with declarations for every export', async () => {
+    const { stdout } = await run(
+      NODE,
+      ['--input-type=module', '-e', "const m = await import('proving-kit'); console.log(typeof m.ProvingClient, typeof m.validatePie, typeof m.startEmulator)"],
+      { cwd: consumer, env },
+    )
+    expect(stdout.trim()).toBe('function function function')
+    const files = await readdir(join(consumer, 'node_modules/proving-kit/lib'))
+    expect(files).toEqual(expect.arrayContaining(['index.js', 'index.d.ts']))
+  })
+
+  it('puts a working `proving` on the PATH of npx', async () => {
+    const { stdout } = await run('npx', ['--no-install', 'proving', 'inspect', join(REPO_ROOT, 'examples/fib/pie.zip'), '--json'], {
+      cwd: consumer,
+      env,
+    })
+    expect(JSON.parse(stdout).programHash).toBe('0x4f028ea2f2568d9b71509641f65cd3879482a371ab2a18d20ca7528d960dd45')
+  })
+
+  it('ships no tests, sources or bundles', async () => {
+    const files = await readdir(join(consumer, 'node_modules/proving-kit'))
+    expect(files.sort()).toEqual(['LICENSE', 'README.md', 'bin', 'lib', 'package.json'].sort())
+  })
+})
