@@ -4,23 +4,23 @@
  * gets a Personal project with one), or a newly minted one with `create-key`. The private key
  * is masked before anything else happens, and the key is masked before the output is set.
  */
-import { AbortedError, InvalidInputError, NetworkError, ProvingKitError, ServiceError } from '../core/errors.ts'
-import { API_KEY_INPUTS, type CrossCheck, type InputSpecs, parseInputs } from './inputs.ts'
-import { loggerFor, type ActionIO } from './io.ts'
+import { AbortedError, InvalidInputError } from '../core/errors.ts'
+import { describeServiceFailure, type ServiceText } from './failure.ts'
+import { API_KEY_INPUTS, parseInputs, requireSecretAndUrl } from './inputs.ts'
+import { loggerFor, writeSummary, type ActionIO } from './io.ts'
 import type { RunOptions } from './main.ts'
 import { API_KEY_OUTPUTS, OutputWriter } from './outputs.ts'
-import { renderSummary, runUrl, type Outcome } from './summary.ts'
+import { renderSummary, runUrl, type Ending } from './summary.ts'
 
 type OutputName = (typeof API_KEY_OUTPUTS)[number]
 
-const requireAccountService: CrossCheck<InputSpecs> = ({ raw, problem }) => {
-  if (!raw['private-key']) {
-    problem('private-key', '`private-key` is required: pass the wallet\'s key from a secret, e.g. `private-key: ${{ secrets.PROVING_WALLET_KEY }}`.')
-  }
-  if (!raw['auth-url']) problem('auth-url', '`auth-url` is required: the address of the account service.')
-}
-
-type Ending = { outcome: Outcome; headline: string; problems?: string[]; nextSteps?: string[]; failure?: string }
+const requireAccountService = requireSecretAndUrl(
+  {
+    input: 'private-key',
+    message: '`private-key` is required: pass the wallet\'s key from a secret, e.g. `private-key: ${{ secrets.PROVING_WALLET_KEY }}`.',
+  },
+  { input: 'auth-url', service: 'account service' },
+)
 
 export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
   const signal = options.signal ?? new AbortController().signal
@@ -35,22 +35,19 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
   let projectId: string | undefined
   let keyName: string | undefined
   const report = async (end: Ending) => {
-    try {
-      await io.appendSummary(
-        renderSummary({
-          action: 'API key',
-          rows: [
-            ['Wallet', { code: wallet }],
-            ['Project', { code: projectId }],
-            ['Key', keyName ? `new key "${keyName}", in the \`api-key\` output (masked)` : wallet ? 'the project\'s key, in the `api-key` output (masked)' : undefined],
-          ],
-          runUrl: runUrl(io.env),
-          ...end,
-        }),
-      )
-    } catch (error) {
-      io.warning(`Could not write the job summary: ${(error as Error).message}`)
-    }
+    await writeSummary(
+      io,
+      renderSummary({
+        action: 'API key',
+        rows: [
+          ['Wallet', { code: wallet }],
+          ['Project', { code: projectId }],
+          ['Key', keyName ? `new key "${keyName}", in the \`api-key\` output (masked)` : wallet ? 'the project\'s key, in the `api-key` output (masked)' : undefined],
+        ],
+        runUrl: runUrl(io.env),
+        ...end,
+      }),
+    )
     if (end.failure) io.setFailed(end.failure)
   }
   try {
@@ -94,41 +91,20 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
   }
 }
 
+const ACCOUNT_SERVICE: ServiceText = {
+  service: 'account service',
+  urlInput: 'auth-url',
+  // The account service has no api-key to check: a 401 is the wallet's sign-in, a 403 or 404 the project.
+  statusAdvice: (status) =>
+    status === 401
+      ? 'The account service refused the sign-in: check that `private-key` is the wallet\'s key, and `auth-url` the right deployment.'
+      : status === 403 || status === 404
+        ? 'Check `project-id`: it must be a project of this wallet.'
+        : undefined,
+  networkDetails: false,
+}
+
 function describeFailure(error: unknown): Ending {
   if (error instanceof AbortedError) return { outcome: 'cancelled', headline: 'Cancelled while signing in.', failure: 'Cancelled while signing in.' }
-  if (error instanceof InvalidInputError) {
-    return {
-      outcome: 'failed',
-      headline: 'An input was refused; nothing was sent.',
-      problems: [error.shortMessage, ...(error.metaMessages ?? [])],
-      nextSteps: [`Fix ${error.input ? `\`${error.input}\`` : 'the input'} in the workflow file.`],
-      failure: error.shortMessage,
-    }
-  }
-  if (error instanceof ServiceError) {
-    const status = error.status ?? 0
-    const next =
-      status === 401
-        ? 'The account service refused the sign-in: check that `private-key` is the wallet\'s key, and `auth-url` the right deployment.'
-        : status === 403 || status === 404
-          ? 'Check `project-id`: it must be a project of this wallet.'
-          : 'The account service is failing or busy: run the step again later.'
-    return {
-      outcome: 'failed',
-      headline: error.shortMessage,
-      problems: error.details ? [error.details] : undefined,
-      nextSteps: [next],
-      failure: error.details ? `${error.shortMessage} ${error.details}` : error.shortMessage,
-    }
-  }
-  if (error instanceof NetworkError) {
-    return {
-      outcome: 'failed',
-      headline: error.shortMessage,
-      nextSteps: ['Check `auth-url`, and that the runner can reach the service.'],
-      failure: error.shortMessage,
-    }
-  }
-  const message = error instanceof ProvingKitError ? error.shortMessage : error instanceof Error ? error.message : String(error)
-  return { outcome: 'failed', headline: `The step failed: ${message}`, failure: message }
+  return describeServiceFailure(error, ACCOUNT_SERVICE)
 }

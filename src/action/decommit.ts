@@ -8,7 +8,7 @@
 import type { TaskClient } from '../clients/tasks.ts'
 import { checkTaskRequest, decommitmentBody, type DecommitmentBody, TASK_STAGES } from '../schemas/tasks.ts'
 import { DECOMMIT_INPUTS, parseInputs } from './inputs.ts'
-import { loggerFor, type ActionIO } from './io.ts'
+import type { ActionIO } from './io.ts'
 import type { RunOptions } from './main.ts'
 import { ROOT_DECOMMIT_OUTPUT_NAMES } from './outputs.ts'
 import { bodyProblems, readJsonInput, requireTaskService, TaskStep } from './task-step.ts'
@@ -17,8 +17,7 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
   const signal = options.signal ?? new AbortController().signal
   io.setSecret(io.getInput('api-key'))
   const step = new TaskStep(io, { action: 'Decommit', signal })
-  let close: (() => Promise<void>) | undefined
-  try {
+  await step.run(async () => {
     const inputs = parseInputs(io, DECOMMIT_INPUTS, requireTaskService)
     step.options.timeoutMinutes = inputs['timeout-minutes']
     const given = inputs['dp-output'] === undefined ? undefined : await readJsonInput('dp-output', inputs['dp-output'], 'the dp_output JSON')
@@ -31,20 +30,14 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
     })
     if (!checked.ok) throw bodyProblems('dp-output', checked.problems)
 
-    const { TaskClient } = await import('../clients/tasks.ts')
-    close = async () => (await import('../core/http.ts')).closeDefaultDispatcher()
-    const client = new TaskClient({ baseUrl: inputs['tasks-url']!, apiKey: inputs['api-key'], logger: loggerFor(io) })
+    const client = await step.connect(inputs['tasks-url']!, inputs['api-key'])
     await decommit(step, client, checked.data, { wait: inputs.wait, timeoutMs: inputs['timeout-minutes'] * 60_000 })
-  } catch (error) {
-    await step.fail(error)
-  } finally {
-    await close?.().catch(() => {})
-  }
+  })
 }
 
 /**
  * Submits the decommitment, follows it when asked, and reports. Throws what the client throws
- * (the caller's `step.fail` turns it into the summary and the failure message).
+ * (the caller's `step.run` turns it into the summary and the failure message).
  */
 export async function decommit(
   step: TaskStep,
@@ -103,22 +96,13 @@ export async function decommitAfterProof(
     timeoutMinutes: options.timeoutMinutes,
     outputNames: ROOT_DECOMMIT_OUTPUT_NAMES,
   })
-  let close: (() => Promise<void>) | undefined
-  try {
+  return step.run(async () => {
     const checked = checkTaskRequest(decommitmentBody, {
       proving_query_id: options.provingQueryId,
       destination_chain_id: options.destinationChainId,
     })
     if (!checked.ok) throw bodyProblems('decommit-destination-chain-id', checked.problems)
-    const { TaskClient } = await import('../clients/tasks.ts')
-    close = async () => (await import('../core/http.ts')).closeDefaultDispatcher()
-    const client = new TaskClient({ baseUrl: options.tasksUrl, apiKey: options.apiKey, logger: loggerFor(io) })
+    const client = await step.connect(options.tasksUrl, options.apiKey)
     await decommit(step, client, checked.data, { wait: options.wait, timeoutMs: options.timeoutMinutes * 60_000 })
-    return true
-  } catch (error) {
-    await step.fail(error)
-    return false
-  } finally {
-    await close?.().catch(() => {})
-  }
+  })
 }

@@ -294,13 +294,25 @@ export function parseInputs<S extends InputSpecs>(
   return values as InputValues<S>
 }
 
-/** `api-key` and `base-url` are required (the sub-actions have no emulator). */
-export const requireService: CrossCheck<typeof service> = ({ raw, problem }) => {
-  if (!raw['api-key']) {
-    problem('api-key', '`api-key` is required: pass it from a secret, e.g. `api-key: ${{ secrets.PROVING_API_KEY }}`.')
+/**
+ * A sub-action has no emulator: it needs its secret (refused with how to pass it) and the
+ * address of its service.
+ */
+export function requireSecretAndUrl(secret: { input: string; message: string }, url: { input: string; service: string }): CrossCheck<InputSpecs> {
+  return ({ raw, problem }) => {
+    if (!raw[secret.input]) problem(secret.input, secret.message)
+    if (!raw[url.input]) problem(url.input, `\`${url.input}\` is required: the address of the ${url.service}.`)
   }
-  if (!raw['base-url']) problem('base-url', '`base-url` is required: the address of the proving service.')
 }
+
+/** `api-key` as the proving and storage-proof sub-actions ask for it. */
+export const API_KEY_SECRET = {
+  input: 'api-key',
+  message: '`api-key` is required: pass it from a secret, e.g. `api-key: ${{ secrets.PROVING_API_KEY }}`.',
+}
+
+/** `api-key` and `base-url` are required (the sub-actions have no emulator). */
+export const requireService: CrossCheck<typeof service> = requireSecretAndUrl(API_KEY_SECRET, { input: 'base-url', service: 'proving service' })
 
 /**
  * The root: the service inputs are required unless the in-process emulator is used, and so is

@@ -84,3 +84,15 @@ export function loggerFor(io: ActionIO): Logger {
     error: (message) => io.error(message),
   }
 }
+
+/**
+ * Appends to the job summary. A summary that cannot be written only warns: the step must still
+ * end as it should, since its outputs and failure message are what the next steps go by.
+ */
+export async function writeSummary(io: ActionIO, markdown: string): Promise<void> {
+  try {
+    await io.appendSummary(markdown)
+  } catch (error) {
+    io.warning(`Could not write the job summary: ${(error as Error).message}`)
+  }
+}

@@ -4,7 +4,7 @@
  * the runner's grace period, out of memory, ...): the query id it saved is then the one thing a
  * person needs to pick the query up again.
  */
-import type { ActionIO } from './io.ts'
+import { writeSummary, type ActionIO } from './io.ts'
 import { STATE } from './state.ts'
 import { renderSummary, resumeSnippet, runUrl } from './summary.ts'
 
@@ -45,9 +45,5 @@ export async function run(io: ActionIO): Promise<void> {
     runUrl: runUrl(io.env),
     emulated,
   })
-  try {
-    await io.appendSummary(markdown)
-  } catch (error) {
-    io.warning(`Could not write the job summary: ${(error as Error).message}`)
-  }
+  await writeSummary(io, markdown)
 }

@@ -5,25 +5,17 @@
  * failed and what to do, whichever way the step ends.
  */
 import type { QueryProgress, QueryResult, ProvingClient } from '../clients/proving.ts'
-import {
-  AbortedError,
-  AmbiguousSubmissionError,
-  InvalidInputError,
-  InvalidPieError,
-  NetworkError,
-  ProvingKitError,
-  ServiceError,
-  WaitTimeoutError,
-} from '../core/errors.ts'
+import { AbortedError, InvalidPieError, WaitTimeoutError } from '../core/errors.ts'
 import { formatDuration } from '../core/poll.ts'
 import type { QueryRecordL } from '../schemas/proving.ts'
 import type { FactCheckResult } from '../pie/index.ts'
 import type { GateRefusal } from '../pipeline/gate.ts'
+import { describeServiceFailure, type ServiceText, type Submitted } from './failure.ts'
 import { InputProblemsError } from './inputs.ts'
-import type { ActionIO } from './io.ts'
+import { writeSummary, type ActionIO } from './io.ts'
 import { OutputWriter, queryOutputs } from './outputs.ts'
 import { STATE } from './state.ts'
-import { renderSummary, resumeSnippet, runUrl, yesNo, type Outcome, type SummaryLink, type SummaryModel, type SummaryValue } from './summary.ts'
+import { renderSummary, resumeSnippet, runUrl, yesNo, type Ending, type SummaryLink, type SummaryModel, type SummaryValue } from './summary.ts'
 
 export { STATE }
 
@@ -178,14 +170,7 @@ export class QueryStep {
     await this.report(describeFailure(error, this))
   }
 
-  async report(end: {
-    outcome: Outcome
-    headline: string
-    problems?: string[]
-    nextSteps?: string[]
-    snippet?: SummaryModel['snippet']
-    failure?: string
-  }): Promise<void> {
+  async report(end: Ending): Promise<void> {
     if (this.options.kind !== 'other') {
       if (end.failure) this.outputs.set({ 'error-reason': this.record?.errorReason ?? end.failure })
       if (this.outputs.get('facts-verified') === undefined) {
@@ -203,11 +188,7 @@ export class QueryStep {
       runUrl: runUrl(this.io.env),
       emulated: this.options.emulated,
     }
-    try {
-      await this.io.appendSummary(renderSummary(model))
-    } catch (error) {
-      this.io.warning(`Could not write the job summary: ${(error as Error).message}`)
-    }
+    await writeSummary(this.io, renderSummary(model))
     this.io.saveState(STATE.reported, 'true')
     if (end.failure) this.io.setFailed(end.failure)
   }
@@ -231,14 +212,24 @@ function isRecord(value: unknown): value is QueryRecordL {
   return typeof value === 'object' && value !== null && typeof (value as { status?: unknown }).status === 'string'
 }
 
-type FailureReport = Parameters<QueryStep['report']>[0]
+const PROVING_SERVICE: ServiceText = {
+  service: 'service',
+  urlInput: 'base-url',
+  notFound: 'is `base-url` the service it was created on?',
+  docs: 'docs/action.md',
+  ambiguous: {
+    headline: 'The submission may or may not have reached the proving service; it was not sent again, to avoid paying twice.',
+    nextStep: 'Check the service\'s list of queries for a new one before running this step again.',
+  },
+  networkDetails: true,
+}
 
 /** What failed and what to do, by kind of failure. */
-export function describeFailure(error: unknown, step: Pick<QueryStep, 'queryId' | 'options' | 'io'>): FailureReport {
+export function describeFailure(error: unknown, step: Pick<QueryStep, 'queryId' | 'options' | 'io'>): Ending {
   const queryId = step.queryId
   const env = step.io.env
   const emulated = step.options.emulated === true
-  const resume = (minutes?: number): FailureReport['snippet'] =>
+  const resume = (minutes?: number): Ending['snippet'] =>
     queryId && !emulated
       ? { caption: 'To pick the query up again, add this step (or re-run with it):', yaml: resumeSnippet(env, queryId, minutes, step.options.baseUrl) }
       : undefined
@@ -305,59 +296,15 @@ export function describeFailure(error: unknown, step: Pick<QueryStep, 'queryId' 
         : `Timed out waiting for query ${queryId}. Resume with the wait sub-action: query-id ${queryId}.`,
     }
   }
-  if (error instanceof AmbiguousSubmissionError) {
-    return {
-      outcome: 'failed',
-      headline: 'The submission may or may not have reached the proving service; it was not sent again, to avoid paying twice.',
-      problems: [error.details ?? error.shortMessage],
-      nextSteps: ['Check the service\'s list of queries for a new one before running this step again.'],
-      failure: error.shortMessage,
-    }
-  }
-  if (error instanceof InvalidInputError) {
-    return {
-      outcome: 'failed',
-      headline: queryId ? 'A value was refused.' : 'An input was refused; nothing was sent.',
-      problems: [error.shortMessage, ...(error.metaMessages ?? [])],
-      nextSteps: [`Fix ${error.input ? `\`${error.input}\`` : 'the input'} in the workflow file.`],
-      failure: error.shortMessage,
-    }
-  }
-  if (error instanceof ServiceError) {
-    const status = error.status ?? 0
-    const next =
-      status === 401 || status === 403
-        ? 'Check `api-key`: the service refused it (is the secret set for this repository, and still valid?).'
-        : status === 404
-          ? 'Check the identifier: the service does not know it (is `base-url` the service it was created on?).'
-          : status >= 500 || status === 429
-            ? 'The service is failing or busy: run the step again later.'
-            : 'Check the inputs against docs/action.md.'
-    return {
-      outcome: 'failed',
-      headline: error.shortMessage,
-      problems: error.details ? [error.details] : undefined,
-      nextSteps: [next, ...(queryId ? [`Query ${queryId} was submitted; follow it with the \`wait\` sub-action.`] : [])],
-      snippet: resume(step.options.timeoutMinutes),
-      failure: error.details ? `${error.shortMessage} ${error.details}` : error.shortMessage,
-    }
-  }
-  if (error instanceof NetworkError) {
-    return {
-      outcome: 'failed',
-      headline: error.shortMessage,
-      problems: error.details ? [error.details] : undefined,
-      nextSteps: ['Check `base-url`, and that the runner can reach the service.', ...(queryId ? [`Query ${queryId} was submitted; follow it with the \`wait\` sub-action once the service is reachable.`] : [])],
-      snippet: resume(step.options.timeoutMinutes),
-      failure: error.shortMessage,
-    }
-  }
-  const message = error instanceof ProvingKitError ? error.shortMessage : error instanceof Error ? error.message : String(error)
-  return {
-    outcome: 'failed',
-    headline: `The step failed: ${message}`,
-    nextSteps: queryId ? [`Query ${queryId} was submitted; follow it with the \`wait\` sub-action.`] : undefined,
-    snippet: resume(step.options.timeoutMinutes),
-    failure: message,
-  }
+  const submitted: Submitted | undefined = queryId
+    ? {
+        follow: (after) => [
+          after === 'network'
+            ? `Query ${queryId} was submitted; follow it with the \`wait\` sub-action once the service is reachable.`
+            : `Query ${queryId} was submitted; follow it with the \`wait\` sub-action.`,
+        ],
+        snippet: resume(step.options.timeoutMinutes),
+      }
+    : undefined
+  return describeServiceFailure(error, PROVING_SERVICE, submitted)
 }

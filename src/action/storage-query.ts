@@ -5,34 +5,20 @@
  * so far and the job summary.
  */
 import type { StorageProofClient } from '../clients/storage-proof.ts'
-import {
-  AbortedError,
-  AmbiguousSubmissionError,
-  InvalidInputError,
-  NetworkError,
-  ProvingKitError,
-  ServiceError,
-  WaitTimeoutError,
-} from '../core/errors.ts'
+import { AbortedError, WaitTimeoutError } from '../core/errors.ts'
 import { formatDuration } from '../core/poll.ts'
 import { batchQueryBody, describeBatchQueryProblems } from '../schemas/storage-proof.ts'
-import { type CrossCheck, InputProblemsError, type InputSpecs, parseInputs, STORAGE_QUERY_INPUTS } from './inputs.ts'
-import { loggerFor, type ActionIO } from './io.ts'
+import { describeServiceFailure, type ServiceText } from './failure.ts'
+import { API_KEY_SECRET, InputProblemsError, parseInputs, requireSecretAndUrl, STORAGE_QUERY_INPUTS } from './inputs.ts'
+import { loggerFor, writeSummary, type ActionIO } from './io.ts'
 import type { RunOptions } from './main.ts'
 import { OutputWriter, STORAGE_QUERY_OUTPUTS } from './outputs.ts'
-import { renderSummary, runUrl, type Outcome, type SummaryValue } from './summary.ts'
+import { renderSummary, runUrl, type Ending, type SummaryValue } from './summary.ts'
 import { readJsonInput } from './task-step.ts'
 
 type OutputName = (typeof STORAGE_QUERY_OUTPUTS)[number]
 
-const requireStorageService: CrossCheck<InputSpecs> = ({ raw, problem }) => {
-  if (!raw['api-key']) {
-    problem('api-key', '`api-key` is required: pass it from a secret, e.g. `api-key: ${{ secrets.PROVING_API_KEY }}`.')
-  }
-  if (!raw['storage-proof-url']) problem('storage-proof-url', '`storage-proof-url` is required: the address of the storage-proof service.')
-}
-
-type Ending = { outcome: Outcome; headline: string; problems?: string[]; nextSteps?: string[]; failure?: string }
+const requireStorageService = requireSecretAndUrl(API_KEY_SECRET, { input: 'storage-proof-url', service: 'storage-proof service' })
 
 export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
   const signal = options.signal ?? new AbortController().signal
@@ -49,11 +35,7 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
       ['Status', status],
       ['Duration', formatDuration(Date.now() - started)],
     ]
-    try {
-      await io.appendSummary(renderSummary({ action: 'Storage query', rows, runUrl: runUrl(io.env), ...end }))
-    } catch (error) {
-      io.warning(`Could not write the job summary: ${(error as Error).message}`)
-    }
+    await writeSummary(io, renderSummary({ action: 'Storage query', rows, runUrl: runUrl(io.env), ...end }))
     if (end.failure) io.setFailed(end.failure)
   }
   try {
@@ -120,6 +102,18 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
   }
 }
 
+const STORAGE_PROOF_SERVICE: ServiceText = {
+  service: 'storage-proof service',
+  urlInput: 'storage-proof-url',
+  // The batch query is the one body sent; the service's 400 names what it refused in it.
+  statusAdvice: (status) => (status === 400 ? 'Fix the batch query: the service names what it refused.' : undefined),
+  ambiguous: {
+    headline: 'The batch query may or may not have been submitted; it was not sent again, to avoid paying its fee twice.',
+    nextStep: 'Check the dashboard explorer for a new batch query before running this step again.',
+  },
+  networkDetails: false,
+}
+
 function describeFailure(error: unknown, internalId: string | undefined, timeoutMinutes: number | undefined): Ending {
   const follow = internalId ? `Follow it with \`npx -p proving-kit proving storage status ${internalId} --wait\`.` : undefined
   if (error instanceof AbortedError) {
@@ -138,48 +132,6 @@ function describeFailure(error: unknown, internalId: string | undefined, timeout
       failure: `Timed out waiting for batch query ${internalId}.`,
     }
   }
-  if (error instanceof AmbiguousSubmissionError) {
-    return {
-      outcome: 'failed',
-      headline: 'The batch query may or may not have been submitted; it was not sent again, to avoid paying its fee twice.',
-      problems: [error.details ?? error.shortMessage],
-      nextSteps: ['Check the dashboard explorer for a new batch query before running this step again.'],
-      failure: error.shortMessage,
-    }
-  }
-  if (error instanceof InvalidInputError) {
-    return {
-      outcome: 'failed',
-      headline: 'An input was refused; nothing was sent.',
-      problems: [error.shortMessage, ...(error.metaMessages ?? [])],
-      nextSteps: [`Fix ${error.input ? `\`${error.input}\`` : 'the input'} in the workflow file.`],
-      failure: error.shortMessage,
-    }
-  }
-  if (error instanceof ServiceError) {
-    const status = error.status ?? 0
-    const next =
-      status === 401 || status === 403
-        ? 'Check `api-key`: the storage-proof service refused it (is the secret set for this repository, and still valid?).'
-        : status === 400
-          ? 'Fix the batch query: the service names what it refused.'
-          : 'The storage-proof service is failing or busy: run the step again later.'
-    return {
-      outcome: 'failed',
-      headline: error.shortMessage,
-      problems: error.details ? [error.details] : undefined,
-      nextSteps: [next, ...(follow ? [follow] : [])],
-      failure: error.details ? `${error.shortMessage} ${error.details}` : error.shortMessage,
-    }
-  }
-  if (error instanceof NetworkError) {
-    return {
-      outcome: 'failed',
-      headline: error.shortMessage,
-      nextSteps: ['Check `storage-proof-url`, and that the runner can reach the service.', ...(follow ? [follow] : [])],
-      failure: error.shortMessage,
-    }
-  }
-  const message = error instanceof ProvingKitError ? error.shortMessage : error instanceof Error ? error.message : String(error)
-  return { outcome: 'failed', headline: `The step failed: ${message}`, failure: message }
+  // Unlike the other steps, nothing to follow after an unexpected failure: kept as it was.
+  return describeServiceFailure(error, STORAGE_PROOF_SERVICE, follow ? { follow: (after) => (after === 'other' ? [] : [follow]) } : undefined)
 }

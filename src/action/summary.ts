@@ -30,6 +30,12 @@ export type SummaryModel = {
   emulated?: boolean | undefined
 }
 
+/**
+ * How a step ended, as its closing report tells it: the summary's outcome, headline, problems,
+ * next steps and snippet, and the failure message that fails the step (absent when it passed).
+ */
+export type Ending = Pick<SummaryModel, 'outcome' | 'headline' | 'problems' | 'nextSteps' | 'snippet'> & { failure?: string }
+
 /** A table cell: plain text (escaped), code (a hash, an id), a yes/no, or links. */
 export type SummaryValue =
   | string

@@ -6,33 +6,26 @@
  * a table, and the failure message, whichever way the step ends.
  */
 import type { TaskClient, TaskProgress } from '../clients/tasks.ts'
-import {
-  AbortedError,
-  AmbiguousSubmissionError,
-  InvalidInputError,
-  NetworkError,
-  ProvingKitError,
-  RemoteFailureError,
-  ServiceError,
-  WaitTimeoutError,
-} from '../core/errors.ts'
+import { AbortedError, InvalidInputError, RemoteFailureError, WaitTimeoutError } from '../core/errors.ts'
 import { parseJsonBytes, parseJsonText } from '../core/json-limits.ts'
 import { formatDuration } from '../core/poll.ts'
 import { TASK_STAGES, taskStageLabel, taskStageOf, type TaskStatusRecord, type UsedMmrRecord } from '../schemas/tasks.ts'
-import { InputProblemsError, type InputSpecs, type CrossCheck } from './inputs.ts'
-import type { ActionIO } from './io.ts'
+import { describeServiceFailure, type ServiceText } from './failure.ts'
+import { InputProblemsError, requireSecretAndUrl } from './inputs.ts'
+import { loggerFor, writeSummary, type ActionIO } from './io.ts'
 import { OutputWriter, type TaskOutputName } from './outputs.ts'
-import { renderSummary, runUrl, type Outcome, type SummaryModel, type SummaryValue } from './summary.ts'
+import { renderSummary, runUrl, type Ending, type SummaryModel, type SummaryValue } from './summary.ts'
 
 // --- Inputs (declared in ./inputs.ts) -------------------------------------------------------
 
 /** `api-key` and `tasks-url` are required: the sub-actions have no emulator of their own. */
-export const requireTaskService: CrossCheck<InputSpecs> = ({ raw, problem }) => {
-  if (!raw['api-key']) {
-    problem('api-key', '`api-key` is required: pass it from a secret, e.g. `api-key: ${{ secrets.PROVING_API_KEY }}`; it is sent as X-API-KEY.')
-  }
-  if (!raw['tasks-url']) problem('tasks-url', '`tasks-url` is required: the address of the task service.')
-}
+export const requireTaskService = requireSecretAndUrl(
+  {
+    input: 'api-key',
+    message: '`api-key` is required: pass it from a secret, e.g. `api-key: ${{ secrets.PROVING_API_KEY }}`; it is sent as X-API-KEY.',
+  },
+  { input: 'tasks-url', service: 'task service' },
+)
 
 /**
  * A JSON input given inline (it starts with `{`) or as the path of a file; a problem names the
@@ -95,6 +88,7 @@ export class TaskStep {
   rowsBefore: [string, SummaryValue][] = []
   /** Stages this kind of task runs (a decommitment-only task: just the last). */
   stages: readonly (typeof TASK_STAGES)[number][] = TASK_STAGES
+  #connected = false
 
   constructor(io: ActionIO, options: TaskStepOptions) {
     this.io = io
@@ -187,7 +181,7 @@ export class TaskStep {
       .join(' → ')
   }
 
-  async report(end: { outcome: Outcome; headline: string; problems?: string[]; nextSteps?: string[]; failure?: string }): Promise<void> {
+  async report(end: Ending): Promise<void> {
     const model: SummaryModel = {
       action: this.options.action,
       outcome: end.outcome,
@@ -195,18 +189,39 @@ export class TaskStep {
       rows: this.rows(),
       problems: end.problems,
       nextSteps: end.nextSteps,
+      snippet: end.snippet,
       runUrl: runUrl(this.io.env),
     }
-    try {
-      await this.io.appendSummary(withMmrTable(renderSummary(model), this.mmrs))
-    } catch (error) {
-      this.io.warning(`Could not write the job summary: ${(error as Error).message}`)
-    }
+    await writeSummary(this.io, withMmrTable(renderSummary(model), this.mmrs))
     if (end.failure) this.io.setFailed(end.failure)
   }
 
   async fail(error: unknown): Promise<void> {
     await this.report(describeTaskFailure(error, this))
+  }
+
+  /** The task client, loaded here rather than up front: a step refused at its inputs never loads it. */
+  async connect(tasksUrl: string, apiKey: string | undefined): Promise<TaskClient> {
+    const { TaskClient } = await import('../clients/tasks.ts')
+    this.#connected = true
+    return new TaskClient({ baseUrl: tasksUrl, apiKey, logger: loggerFor(this.io) })
+  }
+
+  /**
+   * Runs the step's work: whatever it throws becomes the failure report, and once the step has
+   * reported, the client's keep-alive connections are closed (so the process can exit) however
+   * it ended. Resolves whether the work finished.
+   */
+  async run(work: () => Promise<void>): Promise<boolean> {
+    try {
+      await work()
+      return true
+    } catch (error) {
+      await this.fail(error)
+      return false
+    } finally {
+      if (this.#connected) await import('../core/http.ts').then((http) => http.closeDefaultDispatcher()).catch(() => {})
+    }
   }
 }
 
@@ -234,10 +249,20 @@ export function withMmrTable(markdown: string, mmrs: UsedMmrRecord[] | undefined
   return `${markdown.slice(0, footer)}${table.join('\n')}\n${markdown.slice(footer)}`
 }
 
-type FailureReport = Parameters<TaskStep['report']>[0]
+const TASK_SERVICE: ServiceText = {
+  service: 'task service',
+  urlInput: 'tasks-url',
+  notFound: 'is `tasks-url` the right deployment?',
+  docs: 'docs/tasks.md',
+  ambiguous: {
+    headline: 'The task may or may not have been queued; it was not sent again, to avoid running it twice.',
+    nextStep: 'Check the service\'s task list (`proving task list`) for a new task before running this step again.',
+  },
+  networkDetails: true,
+}
 
 /** What failed and what to do, by kind of failure. */
-export function describeTaskFailure(error: unknown, step: Pick<TaskStep, 'uuid' | 'options'>): FailureReport {
+export function describeTaskFailure(error: unknown, step: Pick<TaskStep, 'uuid' | 'options'>): Ending {
   const uuid = step.uuid
   const follow = uuid
     ? `Follow the task with \`npx -p proving-kit proving task wait ${uuid}\` (with \`PROVING_TASKS_URL\` set), or read \`GET <tasks-url>/tasks/${uuid}/status\`.`
@@ -283,51 +308,5 @@ export function describeTaskFailure(error: unknown, step: Pick<TaskStep, 'uuid' 
       failure: `Timed out waiting for task ${uuid}.`,
     }
   }
-  if (error instanceof AmbiguousSubmissionError) {
-    return {
-      outcome: 'failed',
-      headline: 'The task may or may not have been queued; it was not sent again, to avoid running it twice.',
-      problems: [error.details ?? error.shortMessage],
-      nextSteps: ['Check the service\'s task list (`proving task list`) for a new task before running this step again.'],
-      failure: error.shortMessage,
-    }
-  }
-  if (error instanceof InvalidInputError) {
-    return {
-      outcome: 'failed',
-      headline: uuid ? 'A value was refused.' : 'An input was refused; nothing was sent.',
-      problems: [error.shortMessage, ...(error.metaMessages ?? [])],
-      nextSteps: [`Fix ${error.input ? `\`${error.input}\`` : 'the input'} in the workflow file.`],
-      failure: error.shortMessage,
-    }
-  }
-  if (error instanceof ServiceError) {
-    const status = error.status ?? 0
-    const next =
-      status === 401 || status === 403
-        ? 'Check `api-key`: the task service refused it (is the secret set for this repository, and still valid?).'
-        : status === 404
-          ? 'Check the identifier: the service does not know it (is `tasks-url` the right deployment?).'
-          : status >= 500 || status === 429
-            ? 'The task service is failing or busy: run the step again later.'
-            : 'Check the inputs against docs/tasks.md.'
-    return {
-      outcome: 'failed',
-      headline: error.shortMessage,
-      problems: error.details ? [error.details] : undefined,
-      nextSteps: [next, ...(follow ? [follow] : [])],
-      failure: error.details ? `${error.shortMessage} ${error.details}` : error.shortMessage,
-    }
-  }
-  if (error instanceof NetworkError) {
-    return {
-      outcome: 'failed',
-      headline: error.shortMessage,
-      problems: error.details ? [error.details] : undefined,
-      nextSteps: ['Check `tasks-url`, and that the runner can reach the service.', ...(follow ? [follow] : [])],
-      failure: error.shortMessage,
-    }
-  }
-  const message = error instanceof ProvingKitError ? error.shortMessage : error instanceof Error ? error.message : String(error)
-  return { outcome: 'failed', headline: `The step failed: ${message}`, nextSteps: follow ? [follow] : undefined, failure: message }
+  return describeServiceFailure(error, TASK_SERVICE, follow ? { follow: () => [follow] } : undefined)
 }

@@ -7,7 +7,7 @@
  */
 import { checkTaskRequest, taskBody } from '../schemas/tasks.ts'
 import { parseInputs, TASK_INPUTS } from './inputs.ts'
-import { loggerFor, type ActionIO } from './io.ts'
+import type { ActionIO } from './io.ts'
 import type { RunOptions } from './main.ts'
 import { bodyProblems, readJsonInput, requireTaskService, TaskStep } from './task-step.ts'
 
@@ -15,17 +15,14 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
   const signal = options.signal ?? new AbortController().signal
   io.setSecret(io.getInput('api-key'))
   const step = new TaskStep(io, { action: 'Task', signal })
-  let close: (() => Promise<void>) | undefined
-  try {
+  await step.run(async () => {
     const inputs = parseInputs(io, TASK_INPUTS, requireTaskService)
     step.options.timeoutMinutes = inputs['timeout-minutes']
     const checked = checkTaskRequest(taskBody, await readJsonInput('task', inputs.task, 'the task body (POST /tasks)'))
     if (!checked.ok) throw bodyProblems('task', checked.problems)
     step.rowsBefore.push(['Destination chain', { code: checked.data.destination_chain_id }], ['Program hash', { code: checked.data.program_hash }])
 
-    const { TaskClient } = await import('../clients/tasks.ts')
-    close = async () => (await import('../core/http.ts')).closeDefaultDispatcher()
-    const client = new TaskClient({ baseUrl: inputs['tasks-url']!, apiKey: inputs['api-key'], logger: loggerFor(io) })
+    const client = await step.connect(inputs['tasks-url']!, inputs['api-key'])
     step.queued(await client.scheduleTask(checked.data, { signal }))
 
     if (!inputs.wait) {
@@ -43,9 +40,5 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
       if (step.record) await step.readMmrs(client)
     }
     await step.report({ outcome: 'passed', headline: `Task ${step.uuid} went through every stage: TaskDecommitmentCompleted.` })
-  } catch (error) {
-    await step.fail(error)
-  } finally {
-    await close?.().catch(() => {})
-  }
+  })
 }
