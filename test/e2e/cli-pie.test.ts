@@ -117,3 +117,30 @@ describe('proving prove with a PIE directory or an invalid PIE', () => {
     expect(emulator.requests().length).toBe(before)
   })
 })
+
+describe('proving prove --wait when the service reports other facts', () => {
+  it('exits 1 and names the fact that differs', async () => {
+    const emulator = await startEmulator({ timing: { receivedMs: 0, stepMs: 0 } })
+    try {
+      const env = { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: 'key-mismatch-1234' }
+      // A real DONE record for this PIE, then the same record with another SHARP fact served in
+      // its place: what a service that proved something else would answer.
+      const honest = await runCli(['prove', EXAMPLE_ZIP, '--wait', '--json'], { env })
+      expect(honest.code, honest.stderr).toBe(0)
+      const { provingQuery, metadataUrls } = JSON.parse(honest.stdout)
+      const forged = { provingQuery: { ...provingQuery, sharpFactHash: '0x1234' }, metadataUrls }
+      const fault = await fetch(`${emulator.url}/_emulator/faults`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ method: 'GET', path: '/docs/proving-query/:id', status: 200, body: forged, times: 1000 }),
+      })
+      expect(fault.ok).toBe(true)
+      const result = await runCli(['prove', EXAMPLE_ZIP, '--wait'], { env })
+      expect(result.code).toBe(1)
+      expect(result.stderr).toMatch(/sharpFactHash differs: the service says 0x1234/)
+      expect(result.stderr).not.toMatch(/Facts checked locally/)
+    } finally {
+      await emulator.close()
+    }
+  })
+})
