@@ -12,7 +12,7 @@ import {
 } from '../core/errors.ts'
 import { type ConnectionOptions, connectionOf, HttpClient } from '../core/http.ts'
 import { prepareMultipart } from '../core/multipart.ts'
-import { type PollSchedule, pollUntil, formatDuration } from '../core/poll.ts'
+import { DEFAULT_WAIT_TIMEOUT_MS, DEFAULT_STUCK_AFTER_MS, type PollSchedule, pollUntil, formatDuration } from '../core/poll.ts'
 import { SecretRedactor } from '../core/redact.ts'
 import {
   bucketDetailsResponse,
@@ -131,8 +131,6 @@ const L2_PIE_PATH = '/v1/l2/proving-query/proof-generation-verification'
 const L2_PROOF_PATH = '/v1/l2/proving-query/proof-verification'
 /** Uploads of large files: the service may take long to answer after the last byte. */
 const UPLOAD_HEADERS_TIMEOUT_MS = 10 * 60_000
-const DEFAULT_WAIT_TIMEOUT_MS = 120 * 60_000
-const DEFAULT_STUCK_AFTER_MS = 30 * 60_000
 
 /**
  * The proving service: queries, buckets and the two L2 submission endpoints of interface.md,

@@ -7,7 +7,7 @@ import {
 } from '../core/errors.ts'
 import { type ConnectionOptions, connectionOf, HttpClient } from '../core/http.ts'
 import { serializeJsonBody } from '../core/json-limits.ts'
-import { type PollSchedule, pollUntil } from '../core/poll.ts'
+import { DEFAULT_WAIT_TIMEOUT_MS, type PollSchedule, pollUntil } from '../core/poll.ts'
 import { SecretRedactor } from '../core/redact.ts'
 import {
   BATCH_QUERY_STATUSES,
@@ -48,7 +48,6 @@ export type WaitForBatchQueryOptions = {
 
 export type BatchQueryResult = { internalId: string; queryStatus: string }
 
-const DEFAULT_WAIT_TIMEOUT_MS = 120 * 60_000
 
 /**
  * The storage-proof service: `POST /batch-query` and `GET /batch-query/{internalId}/status`

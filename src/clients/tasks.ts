@@ -10,7 +10,7 @@ import {
 } from '../core/errors.ts'
 import { type ConnectionOptions, connectionOf, HttpClient } from '../core/http.ts'
 import { serializeJsonBody } from '../core/json-limits.ts'
-import { formatDuration, type PollSchedule, pollUntil } from '../core/poll.ts'
+import { DEFAULT_WAIT_TIMEOUT_MS, DEFAULT_STUCK_AFTER_MS, formatDuration, type PollSchedule, pollUntil } from '../core/poll.ts'
 import { redact, SecretRedactor } from '../core/redact.ts'
 import {
   checkTaskRequest,
@@ -81,8 +81,6 @@ export type WaitForTaskOptions = {
   schedule?: Partial<PollSchedule> | undefined
 }
 
-const DEFAULT_WAIT_TIMEOUT_MS = 120 * 60_000
-const DEFAULT_STUCK_AFTER_MS = 30 * 60_000
 const DEFAULT_UNKNOWN_STATUS_GRACE_MS = 10 * 60_000
 
 /**

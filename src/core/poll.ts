@@ -11,6 +11,11 @@ import type { Clock, Logger } from './runtime.ts'
  * For a 10 min job that is ~50 requests (a `sleep 5` loop makes 120), with a detection
  * latency never above the current interval.
  */
+/** How long a wait lasts unless the caller says otherwise: 2 h, what a CI job would allow. */
+export const DEFAULT_WAIT_TIMEOUT_MS = 120 * 60_000
+/** When one status or step lasting this long earns a warning (the wait goes on). */
+export const DEFAULT_STUCK_AFTER_MS = 30 * 60_000
+
 export type PollSchedule = {
   minIntervalMs: number
   maxIntervalMs: number
