@@ -7,6 +7,8 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Two cores: keep the pool small so end-to-end tests that spawn processes do not starve.
     maxWorkers: 2,
-    reporters: ['default'],
+    // The JSON report feeds the plain 'N passed, N failed' line .ci/run prints at the end.
+    reporters: ['default', 'json'],
+    outputFile: { json: 'test-results.json' },
   },
 })

@@ -1,0 +1,6 @@
+// Prints vitest's counts as the plain closing line CI reads: "N passed, N failed".
+import { readFileSync } from 'node:fs'
+
+const report = JSON.parse(readFileSync(new URL('../test-results.json', import.meta.url), 'utf8'))
+const skipped = report.numPendingTests + report.numTodoTests
+console.log(`tests: ${report.numPassedTests} passed, ${report.numFailedTests} failed${skipped ? `, ${skipped} skipped` : ''}`)
