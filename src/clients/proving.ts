@@ -3,14 +3,13 @@ import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import {
   AbortedError,
-  AmbiguousSubmissionError,
   InvalidInputError,
-  NetworkError,
   ProvingKitError,
   ServiceError,
   UnknownStatusError,
 } from '../core/errors.ts'
 import { type ConnectionOptions, connectionOf, HttpClient } from '../core/http.ts'
+import { explainSubmissionFailure, mayHaveBeenProcessed } from '../core/submission.ts'
 import { prepareMultipart } from '../core/multipart.ts'
 import { DEFAULT_WAIT_TIMEOUT_MS, DEFAULT_STUCK_AFTER_MS, type PollSchedule, pollUntil, formatDuration } from '../core/poll.ts'
 import { SecretRedactor } from '../core/redact.ts'
@@ -347,25 +346,12 @@ export class ProvingClient {
       })
       return { provingQueryId: data.provingQueryId }
     } catch (error) {
-      if (error instanceof AbortedError) {
+      throw explainSubmissionFailure(error, {
+        ambiguous: 'The submission may or may not have reached the proving service; it was not sent again, to avoid paying twice.',
+        howToCheck: 'Check whether a new query exists before submitting again: `proving query list` (or ProvingClient.listQueries).',
         // Cancelled mid-upload is as ambiguous as a lost answer: say where to look.
-        throw new AbortedError(error.shortMessage, {
-          cause: error,
-          metaMessages: ['If the upload had started, the service may have created a query anyway: check `proving query list` (or ProvingClient.listQueries) before submitting again.'],
-        })
-      }
-      if (isAmbiguous(error)) {
-        throw new AmbiguousSubmissionError(
-          'The submission may or may not have reached the proving service; it was not sent again, to avoid paying twice.',
-          {
-            cause: error,
-            metaMessages: [
-              'Check whether a new query exists before submitting again: `proving query list` (or ProvingClient.listQueries).',
-            ],
-          },
-        )
-      }
-      throw error
+        ifCancelled: 'If the upload had started, the service may have created a query anyway: check `proving query list` (or ProvingClient.listQueries) before submitting again.',
+      })
     }
   }
 
@@ -395,7 +381,7 @@ export class ProvingClient {
     try {
       return { provingQueryId: await attempt(), deduplicated: false }
     } catch (error) {
-      if (!isAmbiguous(error)) throw error
+      if (!mayHaveBeenProcessed(error)) throw error
       this.http.logger.warn(
         `The answer to the submission was lost (${(error as ProvingKitError).shortMessage}); looking up dedupId ${dedupId} before sending again.`,
       )
@@ -572,15 +558,6 @@ function recordDAsL(record: QueryRecordD, status: string): QueryRecordL {
   } as QueryRecordL
 }
 
-/** A failure after which the service may or may not have processed a POST. */
-function isAmbiguous(error: unknown): boolean {
-  if (error instanceof NetworkError) return !error.beforeProcessing
-  if (error instanceof ServiceError) {
-    const status = error.status ?? 0
-    return status >= 500 && !(status === 503 && error.retryable)
-  }
-  return false
-}
 
 export function deriveDedupId(digest: string, parts: Record<string, unknown>): string {
   const parameters = Object.keys(parts)

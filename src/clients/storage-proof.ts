@@ -1,11 +1,8 @@
 import {
-  AbortedError,
-  AmbiguousSubmissionError,
   InvalidInputError,
-  NetworkError,
-  ServiceError,
 } from '../core/errors.ts'
 import { type ConnectionOptions, connectionOf, HttpClient } from '../core/http.ts'
+import { explainSubmissionFailure } from '../core/submission.ts'
 import { serializeJsonBody } from '../core/json-limits.ts'
 import { DEFAULT_WAIT_TIMEOUT_MS, type PollSchedule, pollUntil } from '../core/poll.ts'
 import { SecretRedactor } from '../core/redact.ts'
@@ -102,19 +99,11 @@ export class StorageProofClient {
       })
       return { internalId: data.internalId }
     } catch (error) {
-      if (error instanceof AbortedError) {
-        throw new AbortedError(error.shortMessage, {
-          cause: error,
-          metaMessages: ['If the request had gone out, the batch query may exist anyway: check the dashboard explorer before submitting again.'],
-        })
-      }
-      if (isAmbiguous(error)) {
-        throw new AmbiguousSubmissionError(
-          'The batch query may or may not have reached the storage-proof service; it was not sent again, to avoid paying its fee twice.',
-          { cause: error, metaMessages: ['Check the dashboard explorer for a new batch query before submitting again.'] },
-        )
-      }
-      throw error
+      throw explainSubmissionFailure(error, {
+        ambiguous: 'The batch query may or may not have reached the storage-proof service; it was not sent again, to avoid paying its fee twice.',
+        howToCheck: 'Check the dashboard explorer for a new batch query before submitting again.',
+        ifCancelled: 'If the request had gone out, the batch query may exist anyway: check the dashboard explorer before submitting again.',
+      })
     }
   }
 
@@ -188,15 +177,6 @@ export function checkBatchQueryBody(body: unknown): BatchQueryBody {
   )
 }
 
-/** A failure after which the service may or may not have taken the POST. */
-function isAmbiguous(error: unknown): boolean {
-  if (error instanceof NetworkError) return !error.beforeProcessing
-  if (error instanceof ServiceError) {
-    const status = error.status ?? 0
-    return status >= 500 && !(status === 503 && error.retryable)
-  }
-  return false
-}
 
 function requireInternalId(value: string): string {
   const id = typeof value === 'string' ? value.trim() : ''

@@ -1,14 +1,12 @@
 import type { z } from 'zod'
 import {
   AbortedError,
-  AmbiguousSubmissionError,
   InvalidInputError,
-  NetworkError,
   RemoteFailureError,
-  ServiceError,
   UnknownStatusError,
 } from '../core/errors.ts'
 import { type ConnectionOptions, connectionOf, HttpClient } from '../core/http.ts'
+import { explainSubmissionFailure } from '../core/submission.ts'
 import { serializeJsonBody } from '../core/json-limits.ts'
 import { DEFAULT_WAIT_TIMEOUT_MS, DEFAULT_STUCK_AFTER_MS, formatDuration, type PollSchedule, pollUntil } from '../core/poll.ts'
 import { redact, SecretRedactor } from '../core/redact.ts'
@@ -312,22 +310,11 @@ export class TaskClient {
       })
       return data
     } catch (error) {
-      if (error instanceof AbortedError) {
-        throw new AbortedError(error.shortMessage, {
-          cause: error,
-          metaMessages: ['If the request had gone out, the task may have been queued anyway: look with `proving task list` (or TaskClient.listTasks) before submitting again.'],
-        })
-      }
-      if (isAmbiguous(error)) {
-        throw new AmbiguousSubmissionError(
-          'The task may or may not have been queued by the task service; it was not sent again, to avoid running it twice.',
-          {
-            cause: error,
-            metaMessages: ['Look for a new task before submitting again: `proving task list` (or TaskClient.listTasks).'],
-          },
-        )
-      }
-      throw error
+      throw explainSubmissionFailure(error, {
+        ambiguous: 'The task may or may not have been queued by the task service; it was not sent again, to avoid running it twice.',
+        howToCheck: 'Look for a new task before submitting again: `proving task list` (or TaskClient.listTasks).',
+        ifCancelled: 'If the request had gone out, the task may have been queued anyway: look with `proving task list` (or TaskClient.listTasks) before submitting again.',
+      })
     }
   }
 }
@@ -342,15 +329,6 @@ function taskFailure(id: string, record: TaskStatusRecord, redactor: SecretRedac
   })
 }
 
-/** A failure after which the service may or may not have processed the POST. */
-function isAmbiguous(error: unknown): boolean {
-  if (error instanceof NetworkError) return !error.beforeProcessing
-  if (error instanceof ServiceError) {
-    const status = error.status ?? 0
-    return status >= 500 && !(status === 503 && error.retryable)
-  }
-  return false
-}
 
 /** The field a problem sentence starts with: "input.params[1] must be ..." -> "input.params[1]". */
 function fieldOf(problem: string): string {
