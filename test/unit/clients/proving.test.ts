@@ -19,6 +19,7 @@ import type { Logger } from '../../../src/core/runtime.ts'
 import { VERSION } from '../../../src/core/version.ts'
 import { FakeClock } from '../../helpers/fake-clock.ts'
 import { bucket, metadataUrls, recordD, recordL, recordR, type Overrides } from '../../helpers/records.ts'
+import { failure } from '../../helpers/failure.ts'
 
 const BASE = 'http://proving.test'
 const KEY = 'pk_test_0123456789abcdef'
@@ -116,15 +117,6 @@ function trap() {
   return { scope, count: () => count }
 }
 
-async function failure(promise: Promise<unknown>): Promise<ProvingKitError> {
-  try {
-    await promise
-  } catch (error) {
-    expect(error).toBeInstanceOf(ProvingKitError)
-    return error as ProvingKitError
-  }
-  throw new Error('expected the call to fail')
-}
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'pk-proving-client-'))

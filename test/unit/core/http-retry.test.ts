@@ -12,6 +12,7 @@ import {
 } from '../../../src/core/errors.ts'
 import { DEFAULT_RETRY, HttpClient, type HttpClientConfig, parseRetryAfter } from '../../../src/core/http.ts'
 import { FakeClock } from '../../helpers/fake-clock.ts'
+import { failure } from '../../helpers/failure.ts'
 
 /**
  * The retry policy of HttpClient (src/core/http.ts): what is sent again, how often, how long
@@ -64,15 +65,6 @@ function client(config: Partial<HttpClientConfig> = {}) {
   return new HttpClient({ baseUrl: BASE, serviceName: 'test service', clock, random: () => 0.5, ...config })
 }
 
-async function failure(promise: Promise<unknown>): Promise<ProvingKitError> {
-  try {
-    await promise
-  } catch (error) {
-    expect(error).toBeInstanceOf(ProvingKitError)
-    return error as ProvingKitError
-  }
-  throw new Error('expected the request to fail')
-}
 
 beforeEach(() => {
   nock.disableNetConnect()

@@ -10,6 +10,7 @@ import {
 import { HttpClient, type HttpClientConfig } from '../../../src/core/http.ts'
 import { VERSION } from '../../../src/core/version.ts'
 import { FakeClock } from '../../helpers/fake-clock.ts'
+import { failure } from '../../helpers/failure.ts'
 
 /** What HttpClient turns answers into: errors a person can act on, typed data, the User-Agent. */
 
@@ -24,15 +25,6 @@ function client(config: Partial<HttpClientConfig> = {}) {
   return new HttpClient({ baseUrl: BASE, serviceName: 'proving service', clock, random: () => 0.5, ...config })
 }
 
-async function failure(promise: Promise<unknown>): Promise<ProvingKitError> {
-  try {
-    await promise
-  } catch (error) {
-    expect(error).toBeInstanceOf(ProvingKitError)
-    return error as ProvingKitError
-  }
-  throw new Error('expected the request to fail')
-}
 
 beforeEach(() => {
   nock.disableNetConnect()

@@ -13,6 +13,7 @@ import { REDACTED, redact, redactUrl, SecretRedactor } from '../../../src/core/r
 import type { Logger } from '../../../src/core/runtime.ts'
 import { ProvingClient } from '../../../src/clients/proving.ts'
 import { FakeClock } from '../../helpers/fake-clock.ts'
+import { failure } from '../../helpers/failure.ts'
 
 const KEY = 'sk_live_SECRET_9f8e7d'
 
@@ -178,15 +179,6 @@ describe('the API key of an L2 submission never leaks', () => {
     return [...parts, ...captured].join('\n')
   }
 
-  async function failure(promise: Promise<unknown>): Promise<ProvingKitError> {
-    try {
-      await promise
-    } catch (error) {
-      expect(error).toBeInstanceOf(ProvingKitError)
-      return error as ProvingKitError
-    }
-    throw new Error('expected the submission to fail')
-  }
 
   const submissions = [
     ['submitPie', L2_PIE, () => provingClient().submitPie({ pieZip: pie })],

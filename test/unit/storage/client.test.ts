@@ -12,6 +12,7 @@ import type { Logger } from '../../../src/core/runtime.ts'
 import { VERSION } from '../../../src/core/version.ts'
 import type { BatchQueryBody } from '../../../src/schemas/storage-proof.ts'
 import { FakeClock } from '../../helpers/fake-clock.ts'
+import { failure } from '../../helpers/failure.ts'
 
 const BASE = 'http://storage.test'
 const KEY = 'pk_storage_unit_7d41c0ffee'
@@ -48,15 +49,6 @@ function service(reqheaders: Record<string, string> = { 'api-key': KEY }) {
   return { scope, seen }
 }
 
-async function failure(promise: Promise<unknown>): Promise<ProvingKitError> {
-  try {
-    await promise
-  } catch (error) {
-    expect(error).toBeInstanceOf(ProvingKitError)
-    return error as ProvingKitError
-  }
-  throw new Error('expected the call to fail')
-}
 
 beforeEach(() => {
   nock.disableNetConnect()
