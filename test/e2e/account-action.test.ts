@@ -6,48 +6,15 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { run } from '../../src/action/api-key.ts'
 import { API_KEY_INPUTS, type InputSpec } from '../../src/action/inputs.ts'
 import { API_KEY_OUTPUTS } from '../../src/action/outputs.ts'
-import { coreIO, type ActionIO } from '../../src/action/io.ts'
+import { coreIO } from '../../src/action/io.ts'
 import { run as runStorageQuery } from '../../src/action/storage-query.ts'
 import { AccountClient } from '../../src/clients/account.ts'
 import { leakedSecret, readAction, runAction } from '../helpers/run-action.ts'
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts'
+import { RecordingIO } from '../helpers/recording-io.ts'
 
 /** The `api-key/` sub-action: run() with a recording ActionIO against the emulator over real HTTP. */
 
-class RecordingIO implements ActionIO {
-  inputs: Record<string, string>
-  outputs: Record<string, string> = {}
-  /** Every call that matters for masking, in order: `secret:<value>` and `output:<name>`. */
-  calls: string[] = []
-  logs: string[] = []
-  summary = ''
-  failed: string | undefined
-  secrets: string[] = []
-  env: Record<string, string | undefined> = {}
-  constructor(inputs: Record<string, string>) {
-    this.inputs = inputs
-  }
-  getInput = (name: string) => (this.inputs[name] ?? '').trim()
-  setOutput = (name: string, value: string, options?: { secret?: boolean }) => {
-    this.outputs[name] = value
-    this.calls.push(`output:${name}${options?.secret ? ':secret' : ''}`)
-  }
-  setSecret = (value: string) => {
-    if (!value) return
-    this.secrets.push(value)
-    this.calls.push(`secret:${value}`)
-  }
-  saveState = () => {}
-  getState = () => ''
-  debug = (message: string) => void this.logs.push(`debug: ${message}`)
-  info = (message: string) => void this.logs.push(message)
-  warning = (message: string) => void this.logs.push(`warning: ${message}`)
-  error = (message: string) => void this.logs.push(`error: ${message}`)
-  startGroup = (name: string) => void this.logs.push(`::group::${name}`)
-  endGroup = () => void this.logs.push('::endgroup::')
-  appendSummary = async (markdown: string) => void (this.summary += markdown)
-  setFailed = (message: string) => void (this.failed = message)
-}
 
 let emulator: TestEmulator
 

@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { ActionIO } from '../../src/action/io.ts'
 import { run } from '../../src/action/main.ts'
 import { ETHEREUM_NETWORKS, STARKNET_NETWORKS } from '../../src/chain/index.ts'
-import { redact, SecretRedactor } from '../../src/core/redact.ts'
 import { computePieFacts } from '../../src/emulator/index.ts'
 import { FIXTURE_PIE } from '../helpers/emulator.ts'
 import { closedPort, type EvmNode, startEvmNode } from '../helpers/evm-node.ts'
+import { RecordingIO } from '../helpers/recording-io.ts'
 
 /**
  * The root action's on-chain gate (`verify-onchain`), run() end to end: the PIE proved on the
@@ -17,41 +16,9 @@ import { closedPort, type EvmNode, startEvmNode } from '../helpers/evm-node.ts'
 
 const SECRET = 'SECRETKEY123'
 
-/** What the runner would see; like coreIO, every text that leaves is scrubbed of the secrets. */
-class RecordingIO implements ActionIO {
-  inputs: Record<string, string>
-  outputs: Record<string, string> = {}
-  logs: string[] = []
-  summary = ''
-  failed: string | undefined
-  state: Record<string, string> = {}
-  env: Record<string, string | undefined> = {}
-  readonly #redactor = new SecretRedactor()
-  constructor(inputs: Record<string, string>) {
-    this.inputs = inputs
-  }
-  #scrub = (text: string) => redact(text, this.#redactor)
-  getInput = (name: string) => (this.inputs[name] ?? '').trim()
-  setOutput = (name: string, value: string) => void (this.outputs[name] = this.#scrub(value))
-  setSecret = (value: string) => void this.#redactor.add(value)
-  saveState = (name: string, value: string) => void (this.state[name] = this.#scrub(value))
-  getState = (name: string) => this.state[name] ?? ''
-  debug = (message: string) => void this.logs.push(`debug: ${this.#scrub(message)}`)
-  info = (message: string) => void this.logs.push(this.#scrub(message))
-  warning = (message: string) => void this.logs.push(`warning: ${this.#scrub(message)}`)
-  error = (message: string) => void this.logs.push(`error: ${this.#scrub(message)}`)
-  startGroup = (name: string) => void this.logs.push(`::group::${this.#scrub(name)}`)
-  endGroup = () => void this.logs.push('::endgroup::')
-  appendSummary = async (markdown: string) => void (this.summary += this.#scrub(markdown))
-  setFailed = (message: string) => void (this.failed = this.#scrub(message))
-  /** Everything that left the step, for "the secret never appears" checks. */
-  everything(): string {
-    return [JSON.stringify(this.outputs), JSON.stringify(this.state), this.logs.join('\n'), this.summary, this.failed ?? ''].join('\n')
-  }
-}
 
 async function prove(inputs: Record<string, string>): Promise<RecordingIO> {
-  const io = new RecordingIO({ pie: FIXTURE_PIE, emulator: 'true', ...inputs })
+  const io = new RecordingIO({ pie: FIXTURE_PIE, emulator: 'true', ...inputs }, { scrub: true })
   await run(io)
   return io
 }

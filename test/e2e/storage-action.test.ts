@@ -3,43 +3,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { type InputSpec, STORAGE_QUERY_INPUTS } from '../../src/action/inputs.ts'
-import type { ActionIO } from '../../src/action/io.ts'
 import { STORAGE_QUERY_OUTPUTS } from '../../src/action/outputs.ts'
 import { run } from '../../src/action/storage-query.ts'
 import { readAction } from '../helpers/run-action.ts'
 import { KEY, startTestEmulator, type TestEmulator } from '../helpers/emulator.ts'
+import { RecordingIO } from '../helpers/recording-io.ts'
 
 /** The `storage-query/` sub-action: run() with a recording ActionIO against the emulator over real HTTP. */
 
-class RecordingIO implements ActionIO {
-  inputs: Record<string, string>
-  outputs: Record<string, string> = {}
-  outputOrder: string[] = []
-  logs: string[] = []
-  summary = ''
-  failed: string | undefined
-  secrets: string[] = []
-  env: Record<string, string | undefined> = {}
-  constructor(inputs: Record<string, string>) {
-    this.inputs = inputs
-  }
-  getInput = (name: string) => (this.inputs[name] ?? '').trim()
-  setOutput = (name: string, value: string) => {
-    this.outputs[name] = value
-    this.outputOrder.push(name)
-  }
-  setSecret = (value: string) => void (value && this.secrets.push(value))
-  saveState = () => {}
-  getState = () => ''
-  debug = (message: string) => void this.logs.push(`debug: ${message}`)
-  info = (message: string) => void this.logs.push(message)
-  warning = (message: string) => void this.logs.push(`warning: ${message}`)
-  error = (message: string) => void this.logs.push(`error: ${message}`)
-  startGroup = (name: string) => void this.logs.push(`::group::${name}`)
-  endGroup = () => void this.logs.push('::endgroup::')
-  appendSummary = async (markdown: string) => void (this.summary += markdown)
-  setFailed = (message: string) => void (this.failed = message)
-}
 
 const QUERY = {
   destinationChainId: '11155111',

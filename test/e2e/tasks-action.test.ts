@@ -4,48 +4,18 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { run as runDecommit } from '../../src/action/decommit.ts'
 import { DECOMMIT_INPUTS, TASK_INPUTS } from '../../src/action/inputs.ts'
-import type { ActionIO } from '../../src/action/io.ts'
 import { TASK_OUTPUTS } from '../../src/action/outputs.ts'
 import { run as runTask } from '../../src/action/task.ts'
 import { errorAnnotations, leakedSecret, readAction, runAction } from '../helpers/run-action.ts'
 import { KEY, startTestEmulator, submitFixturePie, type TestEmulator } from '../helpers/emulator.ts'
 import { dpOutput, taskBody } from '../helpers/tasks.ts'
+import { RecordingIO } from '../helpers/recording-io.ts'
 
 /**
  * The `task/` and `decommit/` sub-actions: run() with a recording ActionIO (what the runner
  * would see: outputs, failure, summary) against the emulator over real HTTP.
  */
 
-class RecordingIO implements ActionIO {
-  inputs: Record<string, string>
-  outputs: Record<string, string> = {}
-  outputOrder: string[] = []
-  logs: string[] = []
-  summary = ''
-  failed: string | undefined
-  secrets: string[] = []
-  state: Record<string, string> = {}
-  env: Record<string, string | undefined> = {}
-  constructor(inputs: Record<string, string>) {
-    this.inputs = inputs
-  }
-  getInput = (name: string) => (this.inputs[name] ?? '').trim()
-  setOutput = (name: string, value: string) => {
-    this.outputs[name] = value
-    this.outputOrder.push(name)
-  }
-  setSecret = (value: string) => void (value && this.secrets.push(value))
-  saveState = (name: string, value: string) => void (this.state[name] = value)
-  getState = (name: string) => this.state[name] ?? ''
-  debug = (message: string) => void this.logs.push(`debug: ${message}`)
-  info = (message: string) => void this.logs.push(message)
-  warning = (message: string) => void this.logs.push(`warning: ${message}`)
-  error = (message: string) => void this.logs.push(`error: ${message}`)
-  startGroup = (name: string) => void this.logs.push(`::group::${name}`)
-  endGroup = () => void this.logs.push('::endgroup::')
-  appendSummary = async (markdown: string) => void (this.summary += markdown)
-  setFailed = (message: string) => void (this.failed = message)
-}
 
 let emulator: TestEmulator
 let dir: string
