@@ -1,3 +1,4 @@
+import { checkInteger } from '../core/checks.ts'
 import {
   AbortedError,
   InvalidInputError,
@@ -464,12 +465,6 @@ function checkLooksLikeLogin(typedData: Eip712TypedData, wallet: string): void {
   const named = typedData.message.wallet ?? typedData.message.address
   if (typeof named === 'string' && named.toLowerCase() !== wallet.toLowerCase()) {
     throw new InvalidResponseError(`The sign-in challenge is made out to ${named}, not to ${wallet}; refusing to sign it.`)
-  }
-}
-
-function checkInteger(value: number, name: string, min: number, max: number): void {
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new InvalidInputError(`${name} must be a whole number from ${min} to ${max}; got ${value}.`, { input: name })
   }
 }
 

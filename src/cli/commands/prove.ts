@@ -1,6 +1,6 @@
 import { AbortedError, InvalidInputError } from '../../core/errors.ts'
-import { checkEnum } from '../../clients/proving.ts'
-import { LAYOUTS, MEMORY_VERIFICATIONS, STONE_VERSIONS } from '../../schemas/proving.ts'
+import { checkEnum, checkOpenEnum } from '../../core/checks.ts'
+import { L2_LAYOUTS, MEMORY_VERIFICATIONS, STONE_VERSIONS } from '../../schemas/proving.ts'
 import { type CommandContext, type CommandSpec, SERVICE_OPTIONS, stringValue } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { describeQuery, progressReporter, provingClientFrom, timeoutFrom } from '../services.ts'
@@ -33,12 +33,13 @@ export const prove: CommandSpec = {
   options: {
     ...SERVICE_OPTIONS,
     ...WAIT_OPTIONS,
-    layout: { type: 'string', valueName: '<layout>', description: `Cairo layout: ${LAYOUTS.join(', ')}.`, default: 'auto' },
+    layout: { type: 'string', valueName: '<layout>', description: `Cairo layout: ${L2_LAYOUTS.join(', ')} (another is sent with a warning).`, default: 'auto' },
     prover: { type: 'string', valueName: '<name>', description: 'Prover instance.', default: 'svc_sharp' },
     'mock-fact-hash': { type: 'boolean', description: 'Mock the fact hash: no real on-chain verification (testing).' },
   },
   async run(context) {
-    const layout = checkFlagEnum(context, 'layout', LAYOUTS)
+    // A layout this version does not know is sent as given (the service decides), with a warning.
+    const layout = checkOpenEnum(stringValue(context, 'layout')!, '--layout', L2_LAYOUTS, context.logger)
     const prover = stringValue(context, 'prover')!.trim()
     if (!prover) throw new InvalidInputError('--prover must not be empty; omit it to use svc_sharp.', { input: '--prover' })
     const timeoutMs = timeoutFrom(context)
