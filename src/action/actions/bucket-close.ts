@@ -2,12 +2,12 @@
  * `bucket-close/`: closes a bucket, which finalizes its queries and starts the aggregated
  * on-chain verification. Closing is idempotent: a bucket already closed is returned unchanged.
  */
-import { BUCKET_CLOSE_INPUTS, parseInputs, requireService } from './inputs.ts'
-import { loggerFor, type ActionIO } from './io.ts'
-import { loadClient } from './lazy.ts'
-import type { RunOptions } from './main.ts'
-import { bucketOutputs } from './outputs.ts'
-import { QueryStep } from './query-step.ts'
+import { BUCKET_CLOSE_INPUTS, parseInputs, requireService } from '../steps/inputs.ts'
+import { loggerFor } from '../steps/io.ts'
+import { loadClient } from '../steps/lazy.ts'
+import { bucketOutputs } from '../steps/outputs.ts'
+import { QueryStep } from '../steps/query-step.ts'
+import type { ActionIO, RunOptions } from '../types.ts'
 
 export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
   const signal = options.signal ?? new AbortController().signal

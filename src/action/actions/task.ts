@@ -5,11 +5,10 @@
  * with the service's error message. Never throws: every ending writes the outputs known so far
  * and the job summary.
  */
-import { checkTaskRequest, taskBody } from '../schemas/tasks.ts'
-import { parseInputs, TASK_INPUTS } from './inputs.ts'
-import type { ActionIO } from './io.ts'
-import type { RunOptions } from './main.ts'
-import { bodyProblems, readJsonInput, requireTaskService, TaskStep } from './task-step.ts'
+import { checkTaskRequest, taskBody } from '../../schemas/tasks.ts'
+import { parseInputs, TASK_INPUTS } from '../steps/inputs.ts'
+import { bodyProblems, readJsonInput, requireTaskService, TaskStep } from '../steps/task-step.ts'
+import type { ActionIO, RunOptions } from '../types.ts'
 
 export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
   const signal = options.signal ?? new AbortController().signal

@@ -4,9 +4,9 @@
  * still hands the next step its `query-id`). An output whose value is not known is left unset:
  * the runner then gives ''.
  */
-import type { QueryResult } from '../clients/proving.ts'
-import type { BucketRecord } from '../schemas/proving.ts'
-import type { ActionIO } from './io.ts'
+import type { QueryResult } from '../../clients/proving.ts'
+import type { BucketRecord } from '../../schemas/proving.ts'
+import type { ActionIO } from '../types.ts'
 
 export const QUERY_OUTPUTS = [
   'query-id',

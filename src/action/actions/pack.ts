@@ -5,11 +5,10 @@
  */
 import { mkdir, rm, stat } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
-import { InvalidInputError, InvalidPieError } from '../core/errors.ts'
-import { PACK_INPUTS, parseInputs } from './inputs.ts'
-import type { ActionIO } from './io.ts'
-import type { RunOptions } from './main.ts'
-import { QueryStep } from './query-step.ts'
+import { InvalidInputError, InvalidPieError } from '../../core/errors.ts'
+import { PACK_INPUTS, parseInputs } from '../steps/inputs.ts'
+import { QueryStep } from '../steps/query-step.ts'
+import type { ActionIO, RunOptions } from '../types.ts'
 
 export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
   const signal = options.signal ?? new AbortController().signal
@@ -57,9 +56,9 @@ async function packAndInspect(dir: string, out: string, signal: AbortSignal) {
       { input: 'pie-dir' },
     )
   }
-  const pie = await import('../pie/index.ts')
+  const pie = await import('../../pie/index.ts')
   await mkdir(dirname(out), { recursive: true })
-  const { namedPackError } = await import('../pipeline/prove.ts')
+  const { namedPackError } = await import('../../pipeline/prove.ts')
   const packed = await pie.packPie(dir, out, { signal }).catch((error: unknown) => {
     throw namedPackError(error, 'pie-dir', '`pie-dir`')
   })

@@ -6,7 +6,7 @@
  * and what to do about a job the service already has as `Submitted`. Each step describes its
  * own failures first (cancelled, timed out, a failed job, input problems) and hands the rest here.
  */
-import { AmbiguousSubmissionError, InvalidInputError, NetworkError, ProvingKitError, ServiceError } from '../core/errors.ts'
+import { AmbiguousSubmissionError, InvalidInputError, NetworkError, ProvingKitError, ServiceError } from '../../core/errors.ts'
 import type { Ending } from './summary.ts'
 
 export type ServiceText = {

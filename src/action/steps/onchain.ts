@@ -9,13 +9,14 @@
  * Imported by the root action only (its inputs live in ./onchain-inputs.ts); the chain code
  * (and viem) is imported only when a check is asked for.
  */
-import type { OnchainFactCheck } from '../chain/types.ts'
-import { AbortedError, ProvingKitError, WaitTimeoutError } from '../core/errors.ts'
-import { formatDuration } from '../core/poll.ts'
-import type { GateRecord, GateRefusal } from '../pipeline/gate.ts'
-import { loggerFor, type ActionIO } from './io.ts'
+import type { OnchainFactCheck } from '../../chain/types.ts'
+import { AbortedError, ProvingKitError, WaitTimeoutError } from '../../core/errors.ts'
+import { formatDuration } from '../../core/poll.ts'
+import type { GateRecord, GateRefusal } from '../../pipeline/gate.ts'
+import { loggerFor } from './io.ts'
 import type { OnchainInputs } from './onchain-inputs.ts'
 import type { QueryStep } from './query-step.ts'
+import type { ActionIO } from '../types.ts'
 
 type Chain = 'ethereum' | 'starknet'
 
@@ -53,7 +54,7 @@ export async function verifyOnchain(
   const chains: Chain[] = mode === 'both' ? ['ethereum', 'starknet'] : [mode]
   const timeoutMs = inputs['onchain-timeout-minutes'] * 60_000
   const logger = loggerFor(io)
-  const { checkFactOnEthereum, checkFactOnStarknet, waitForFactRegistration, describeWhere } = await import('../chain/index.ts')
+  const { checkFactOnEthereum, checkFactOnStarknet, waitForFactRegistration, describeWhere } = await import('../../chain/index.ts')
 
   const checkOne = async (chain: Chain): Promise<ChainOutcome> => {
     const fact = chain === 'ethereum' ? record.sharpFactHash : record.integrityFactHash

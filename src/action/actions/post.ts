@@ -4,9 +4,10 @@
  * the runner's grace period, out of memory, ...): the query id it saved is then the one thing a
  * person needs to pick the query up again.
  */
-import { writeSummary, type ActionIO } from './io.ts'
-import { STATE } from './state.ts'
-import { renderSummary, resumeSnippet, runUrl } from './summary.ts'
+import { writeSummary } from '../steps/io.ts'
+import { STATE } from '../steps/state.ts'
+import { renderSummary, resumeSnippet, runUrl } from '../steps/summary.ts'
+import type { ActionIO } from '../types.ts'
 
 export async function run(io: ActionIO): Promise<void> {
   if (io.getState(STATE.reported) === 'true') {

@@ -4,18 +4,19 @@
  * post step, and the closing report (job summary plus the failure message) that says what
  * failed and what to do, whichever way the step ends.
  */
-import type { QueryProgress, QueryResult, ProvingClient } from '../clients/proving.ts'
-import { AbortedError, InvalidPieError, WaitTimeoutError } from '../core/errors.ts'
-import { formatDuration } from '../core/poll.ts'
-import type { QueryRecordL } from '../schemas/proving.ts'
-import type { FactCheckResult } from '../pie/index.ts'
-import type { GateRefusal } from '../pipeline/gate.ts'
+import type { QueryProgress, QueryResult, ProvingClient } from '../../clients/proving.ts'
+import { AbortedError, InvalidPieError, WaitTimeoutError } from '../../core/errors.ts'
+import { formatDuration } from '../../core/poll.ts'
+import type { QueryRecordL } from '../../schemas/proving.ts'
+import type { FactCheckResult } from '../../pie/index.ts'
+import type { GateRefusal } from '../../pipeline/gate.ts'
 import { describeServiceFailure, type ServiceText, type Submitted } from './failure.ts'
 import { InputProblemsError } from './inputs.ts'
-import { writeSummary, type ActionIO } from './io.ts'
+import { writeSummary } from './io.ts'
 import { OutputWriter, queryOutputs } from './outputs.ts'
 import { STATE } from './state.ts'
 import { renderSummary, resumeSnippet, runUrl, yesNo, type Ending, type SummaryLink, type SummaryModel, type SummaryValue } from './summary.ts'
+import type { ActionIO } from '../types.ts'
 
 export { STATE }
 

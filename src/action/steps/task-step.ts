@@ -5,16 +5,17 @@
  * inside a group, and the closing report: a job summary with the stage reached and the MMRs as
  * a table, and the failure message, whichever way the step ends.
  */
-import type { TaskClient, TaskProgress } from '../clients/tasks.ts'
-import { AbortedError, InvalidInputError, RemoteFailureError, WaitTimeoutError } from '../core/errors.ts'
-import { parseJsonBytes, parseJsonText } from '../core/json-limits.ts'
-import { formatDuration } from '../core/poll.ts'
-import { TASK_STAGES, taskStageLabel, taskStageOf, type TaskStatusRecord, type UsedMmrRecord } from '../schemas/tasks.ts'
+import type { TaskClient, TaskProgress } from '../../clients/tasks.ts'
+import { AbortedError, InvalidInputError, RemoteFailureError, WaitTimeoutError } from '../../core/errors.ts'
+import { parseJsonBytes, parseJsonText } from '../../core/json-limits.ts'
+import { formatDuration } from '../../core/poll.ts'
+import { TASK_STAGES, taskStageLabel, taskStageOf, type TaskStatusRecord, type UsedMmrRecord } from '../../schemas/tasks.ts'
 import { describeServiceFailure, type ServiceText } from './failure.ts'
 import { InputProblemsError, requireSecretAndUrl } from './inputs.ts'
-import { loggerFor, writeSummary, type ActionIO } from './io.ts'
+import { loggerFor, writeSummary } from './io.ts'
 import { OutputWriter, type TaskOutputName } from './outputs.ts'
 import { renderSummary, runUrl, type Ending, type SummaryModel, type SummaryValue } from './summary.ts'
+import type { ActionIO } from '../types.ts'
 
 // --- Inputs (declared in ./inputs.ts) -------------------------------------------------------
 
@@ -202,7 +203,7 @@ export class TaskStep {
 
   /** The task client, loaded here rather than up front: a step refused at its inputs never loads it. */
   async connect(tasksUrl: string, apiKey: string | undefined): Promise<TaskClient> {
-    const { TaskClient } = await import('../clients/tasks.ts')
+    const { TaskClient } = await import('../../clients/tasks.ts')
     this.#connected = true
     return new TaskClient({ baseUrl: tasksUrl, apiKey, logger: loggerFor(this.io) })
   }
@@ -220,7 +221,7 @@ export class TaskStep {
       await this.fail(error)
       return false
     } finally {
-      if (this.#connected) await import('../core/http.ts').then((http) => http.closeDefaultDispatcher()).catch(() => {})
+      if (this.#connected) await import('../../core/http.ts').then((http) => http.closeDefaultDispatcher()).catch(() => {})
     }
   }
 }

@@ -7,10 +7,10 @@
 import { randomUUID } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import type { FactCheckResult, QueryFacts } from '../pie/index.ts'
-import type { PreparedPie } from '../pipeline/prove.ts'
-import type { ActionIO } from './io.ts'
+import type { FactCheckResult, QueryFacts } from '../../pie/index.ts'
+import type { PreparedPie } from '../../pipeline/prove.ts'
 import type { QueryStep } from './query-step.ts'
+import type { ActionIO } from '../types.ts'
 
 /** Packs (a directory), validates and, with `inspect`, inspects the PIE; sets `pie-zip`, `pie-sha256` and the local `program-hash`. */
 export async function preparePieForStep(
@@ -19,7 +19,7 @@ export async function preparePieForStep(
   path: string,
   options: { signal: AbortSignal; inspect: boolean },
 ): Promise<PreparedPie> {
-  const { preparePie } = await import('../pipeline/prove.ts')
+  const { preparePie } = await import('../../pipeline/prove.ts')
   io.startGroup('Preparing the PIE')
   let pie: PreparedPie
   try {
@@ -50,7 +50,7 @@ export async function checkFactsForStep(
   record: QueryFacts,
   pie: Pick<PreparedPie, 'zipPath' | 'inspection'>,
 ): Promise<FactCheckResult> {
-  const { checkFacts } = await import('../pipeline/prove.ts')
+  const { checkFacts } = await import('../../pipeline/prove.ts')
   const result = await checkFacts(record, pie)
   step.facts = { kind: 'checked', result }
   if (result.ok) {

@@ -3,12 +3,12 @@
  * then (by default) waits for it again. The gate here is DONE or not; follow with the `wait`
  * sub-action for `expected-program-hash` and `allow-mocked-fact`.
  */
-import { evaluateGate } from '../pipeline/gate.ts'
-import { parseInputs, requireService, RETRY_INPUTS } from './inputs.ts'
-import { loggerFor, type ActionIO } from './io.ts'
-import { loadClient } from './lazy.ts'
-import type { RunOptions } from './main.ts'
-import { QueryStep } from './query-step.ts'
+import { evaluateGate } from '../../pipeline/gate.ts'
+import { parseInputs, requireService, RETRY_INPUTS } from '../steps/inputs.ts'
+import { loggerFor } from '../steps/io.ts'
+import { loadClient } from '../steps/lazy.ts'
+import { QueryStep } from '../steps/query-step.ts'
+import type { ActionIO, RunOptions } from '../types.ts'
 
 export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
   const signal = options.signal ?? new AbortController().signal

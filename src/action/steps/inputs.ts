@@ -6,21 +6,10 @@
  * declarations and the action.yml files equal.
  */
 import { z } from 'zod'
-import { InvalidInputError } from '../core/errors.ts'
-import { LAYOUTS, MEMORY_VERIFICATIONS, STONE_VERSIONS } from '../schemas/proving.ts'
-import type { ActionIO } from './io.ts'
+import { InvalidInputError } from '../../core/errors.ts'
+import { LAYOUTS, MEMORY_VERIFICATIONS, STONE_VERSIONS } from '../../schemas/proving.ts'
 import { onchainCrossCheck, VERIFY_ONCHAIN_MODES } from './onchain-inputs.ts'
-
-type Base<T> = { schema: z.ZodType<T>; secret?: boolean }
-export type RequiredInput<T> = Base<T> & { kind: 'required' }
-export type OptionalInput<T> = Base<T> & { kind: 'optional' }
-export type DefaultedInput<T> = Base<T> & { kind: 'default'; default: string }
-export type InputSpec = RequiredInput<unknown> | OptionalInput<unknown> | DefaultedInput<unknown>
-export type InputSpecs = Record<string, InputSpec>
-
-type ValueOf<S> =
-  S extends OptionalInput<infer T> ? T | undefined : S extends RequiredInput<infer T> | DefaultedInput<infer T> ? T : never
-export type InputValues<S extends InputSpecs> = { [K in keyof S]: ValueOf<S[K]> }
+import type { ActionIO, CrossCheck, DefaultedInput, InputSpecs, InputValues, OptionalInput, RequiredInput } from '../types.ts'
 
 export const required = <T>(schema: z.ZodType<T>, options: { secret?: boolean } = {}): RequiredInput<T> => ({
   kind: 'required',
@@ -70,7 +59,7 @@ export const httpUrlValue = z
   .transform((text) => text.replace(/\/+$/, ''))
 
 /**
- * The task schemas' rules (HEX_PATTERN, webhookUrl in ../schemas/tasks.ts), repeated rather than
+ * The task schemas' rules (HEX_PATTERN, webhookUrl in ../../schemas/tasks.ts), repeated rather than
  * imported so that parsing the inputs of an action without a task never loads the task
  * schemas; the request body is checked again by those schemas before it is sent.
  */
@@ -191,7 +180,7 @@ export const DECOMMIT_INPUTS = {
   'timeout-minutes': withDefault('120', minutesValue),
 } satisfies InputSpecs
 
-/** `storage-proof-url` and `api-key` are required by the action's cross-check (./storage-query.ts). */
+/** `storage-proof-url` and `api-key` are required by the action's cross-check (../actions/storage-query.ts). */
 export const STORAGE_QUERY_INPUTS = {
   query: required(nonEmptyValue),
   'storage-proof-url': optional(httpUrlValue),
@@ -200,7 +189,7 @@ export const STORAGE_QUERY_INPUTS = {
   'timeout-minutes': withDefault('120', minutesValue),
 } satisfies InputSpecs
 
-/** `private-key` and `auth-url` are required by the action's cross-check (./api-key.ts). */
+/** `private-key` and `auth-url` are required by the action's cross-check (../actions/api-key.ts). */
 export const API_KEY_INPUTS = {
   'private-key': optional(nonEmptyValue, { secret: true }),
   'auth-url': optional(httpUrlValue),
@@ -239,16 +228,6 @@ export class InputProblemsError extends InvalidInputError {
     this.problems = problems
   }
 }
-
-export type CrossCheck<S extends InputSpecs> = (context: {
-  /** Parsed values; undefined where the input is absent or did not parse. */
-  values: Partial<InputValues<S>>
-  /** The inputs as given, defaults applied. */
-  raw: Record<keyof S & string, string>
-  /** Whether the input parsed (an absent optional input counts as parsed). */
-  parsed: (name: keyof S & string) => boolean
-  problem: (input: keyof S & string, message: string) => void
-}) => void
 
 /**
  * Reads and parses every input of `specs`; throws InputProblemsError listing all the problems

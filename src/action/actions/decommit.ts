@@ -5,13 +5,12 @@
  * at TaskDecommitmentStarted, to its end, then reads its MMRs. `decommit()` is the same work
  * for a caller that already has a proving query (the root action after a DONE proof).
  */
-import type { TaskClient } from '../clients/tasks.ts'
-import { checkTaskRequest, decommitmentBody, type DecommitmentBody, TASK_STAGES } from '../schemas/tasks.ts'
-import { DECOMMIT_INPUTS, parseInputs } from './inputs.ts'
-import type { ActionIO } from './io.ts'
-import type { RunOptions } from './main.ts'
-import { ROOT_DECOMMIT_OUTPUT_NAMES } from './outputs.ts'
-import { bodyProblems, readJsonInput, requireTaskService, TaskStep } from './task-step.ts'
+import type { TaskClient } from '../../clients/tasks.ts'
+import { checkTaskRequest, decommitmentBody, type DecommitmentBody, TASK_STAGES } from '../../schemas/tasks.ts'
+import { DECOMMIT_INPUTS, parseInputs } from '../steps/inputs.ts'
+import { ROOT_DECOMMIT_OUTPUT_NAMES } from '../steps/outputs.ts'
+import { bodyProblems, readJsonInput, requireTaskService, TaskStep } from '../steps/task-step.ts'
+import type { ActionIO, RunOptions } from '../types.ts'
 
 export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
   const signal = options.signal ?? new AbortController().signal

@@ -6,36 +6,9 @@
  * state and summary files are ours to keep clean.
  */
 import * as core from '@actions/core'
-import { redact, SecretRedactor } from '../core/redact.ts'
-import type { Logger } from '../core/runtime.ts'
-
-export type ActionIO = {
-  /** An input's value, trimmed; '' when absent (the runner has already applied action.yml defaults). */
-  getInput(name: string): string
-  /**
-   * Sets an output, scrubbed of the registered secrets. With `secret: true` the value is itself
-   * a secret handed to the next step (an API key): it is masked in the runner's logs first,
-   * then written as is.
-   */
-  setOutput(name: string, value: string, options?: { secret?: boolean }): void
-  /** Masks the value in the runner's logs and in everything written through this seam. */
-  setSecret(value: string): void
-  /** State for the post step of the same action. */
-  saveState(name: string, value: string): void
-  getState(name: string): string
-  debug(message: string): void
-  info(message: string): void
-  warning(message: string): void
-  error(message: string): void
-  startGroup(name: string): void
-  endGroup(): void
-  /** Appends Markdown to the job summary. */
-  appendSummary(markdown: string): Promise<void>
-  /** Marks the step failed (exit code 1) with this message. */
-  setFailed(message: string): void
-  /** The environment: RUNNER_TEMP, GITHUB_WORKSPACE, the GITHUB_* context. */
-  env: Record<string, string | undefined>
-}
+import { redact, SecretRedactor } from '../../core/redact.ts'
+import type { Logger } from '../../core/runtime.ts'
+import type { ActionIO } from '../types.ts'
 
 /** The runner, through @actions/core. */
 export function coreIO(): ActionIO {

@@ -7,27 +7,24 @@
  * Each action's module is a dynamic import, so ncc gives it (and whatever only it uses) chunks
  * of their own, read only by the step that runs it; what the actions share is on disk once.
  * This file itself holds only what every step needs: @actions/core, the signal handling and
- * the exit (../entry.ts).
+ * the exit (./steps/entry.ts).
  */
-import { runEntry } from '../entry.ts'
-import type { ActionIO } from '../io.ts'
-import type { RunOptions } from '../main.ts'
-import type { ActionName } from '../names.ts'
-
-type ActionModule = { run: (io: ActionIO, options: RunOptions) => Promise<void> }
+import { runEntry } from './steps/entry.ts'
+import type { ActionName } from './names.ts'
+import type { ActionModule } from './types.ts'
 
 const ACTIONS: Record<ActionName, () => Promise<ActionModule>> = {
-  main: () => import('../main.ts'),
-  post: () => import('../post.ts'),
-  pack: () => import('../pack.ts'),
-  wait: () => import('../wait.ts'),
-  'verify-proof': () => import('../verify-proof.ts'),
-  retry: () => import('../retry.ts'),
-  'bucket-close': () => import('../bucket-close.ts'),
-  task: () => import('../task.ts'),
-  decommit: () => import('../decommit.ts'),
-  'storage-query': () => import('../storage-query.ts'),
-  'api-key': () => import('../api-key.ts'),
+  main: () => import('./actions/main.ts'),
+  post: () => import('./actions/post.ts'),
+  pack: () => import('./actions/pack.ts'),
+  wait: () => import('./actions/wait.ts'),
+  'verify-proof': () => import('./actions/verify-proof.ts'),
+  retry: () => import('./actions/retry.ts'),
+  'bucket-close': () => import('./actions/bucket-close.ts'),
+  task: () => import('./actions/task.ts'),
+  decommit: () => import('./actions/decommit.ts'),
+  'storage-query': () => import('./actions/storage-query.ts'),
+  'api-key': () => import('./actions/api-key.ts'),
 }
 
 export async function runAction(name: ActionName): Promise<void> {

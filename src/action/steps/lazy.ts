@@ -4,11 +4,11 @@
  * import into a chunk file of the one bundle (`dist/<id>.index.js`) that is read on first use.
  *
  * - ./client.ts: the proving service client (undici, the response schemas);
- * - ../pipeline/prove.ts and ../pie/index.ts: the PIE toolkit;
- * - ../emulator/index.ts: only with `emulator: true`;
+ * - ../../pipeline/prove.ts and ../../pie/index.ts: the PIE toolkit;
+ * - ../../emulator/index.ts: only with `emulator: true`;
  * - ./artifacts.ts (@actions/artifact): only with `upload-artifacts: true`;
- * - ../chain/index.ts (viem): only with `verify-onchain` (from ./onchain.ts);
- * - ./decommit.ts (the task client): only with `decommit-destination-chain-id`.
+ * - ../../chain/index.ts (viem): only with `verify-onchain` (from ./onchain.ts);
+ * - ../actions/decommit.ts (the task client): only with `decommit-destination-chain-id`.
  */
 type Client = typeof import('./client.ts')
 

@@ -4,17 +4,17 @@
  * a timeout or a cancellation fail the step. Never throws: every ending writes the outputs known
  * so far and the job summary.
  */
-import type { StorageProofClient } from '../clients/storage-proof.ts'
-import { AbortedError, WaitTimeoutError } from '../core/errors.ts'
-import { formatDuration } from '../core/poll.ts'
-import { batchQueryBody, describeBatchQueryProblems } from '../schemas/storage-proof.ts'
-import { describeServiceFailure, type ServiceText } from './failure.ts'
-import { API_KEY_SECRET, InputProblemsError, parseInputs, requireSecretAndUrl, STORAGE_QUERY_INPUTS } from './inputs.ts'
-import { loggerFor, writeSummary, type ActionIO } from './io.ts'
-import type { RunOptions } from './main.ts'
-import { OutputWriter, STORAGE_QUERY_OUTPUTS } from './outputs.ts'
-import { renderSummary, runUrl, type Ending, type SummaryValue } from './summary.ts'
-import { readJsonInput } from './task-step.ts'
+import type { StorageProofClient } from '../../clients/storage-proof.ts'
+import { AbortedError, WaitTimeoutError } from '../../core/errors.ts'
+import { formatDuration } from '../../core/poll.ts'
+import { batchQueryBody, describeBatchQueryProblems } from '../../schemas/storage-proof.ts'
+import { describeServiceFailure, type ServiceText } from '../steps/failure.ts'
+import { API_KEY_SECRET, InputProblemsError, parseInputs, requireSecretAndUrl, STORAGE_QUERY_INPUTS } from '../steps/inputs.ts'
+import { loggerFor, writeSummary } from '../steps/io.ts'
+import { OutputWriter, STORAGE_QUERY_OUTPUTS } from '../steps/outputs.ts'
+import { renderSummary, runUrl, type Ending, type SummaryValue } from '../steps/summary.ts'
+import { readJsonInput } from '../steps/task-step.ts'
+import type { ActionIO, RunOptions } from '../types.ts'
 
 type OutputName = (typeof STORAGE_QUERY_OUTPUTS)[number]
 
@@ -46,8 +46,8 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
       throw new InputProblemsError(describeBatchQueryProblems(parsed.error, 20).map((message) => ({ input: 'query', message: `\`query\`: ${message}.` })))
     }
 
-    const { StorageProofClient } = await import('../clients/storage-proof.ts')
-    close = async () => (await import('../core/http.ts')).closeDefaultDispatcher()
+    const { StorageProofClient } = await import('../../clients/storage-proof.ts')
+    close = async () => (await import('../../core/http.ts')).closeDefaultDispatcher()
     const client: StorageProofClient = new StorageProofClient({
       baseUrl: inputs['storage-proof-url']!,
       apiKey: inputs['api-key'],

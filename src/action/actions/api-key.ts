@@ -4,13 +4,13 @@
  * gets a Personal project with one), or a newly minted one with `create-key`. The private key
  * is masked before anything else happens, and the key is masked before the output is set.
  */
-import { AbortedError, InvalidInputError } from '../core/errors.ts'
-import { describeServiceFailure, type ServiceText } from './failure.ts'
-import { API_KEY_INPUTS, parseInputs, requireSecretAndUrl } from './inputs.ts'
-import { loggerFor, writeSummary, type ActionIO } from './io.ts'
-import type { RunOptions } from './main.ts'
-import { API_KEY_OUTPUTS, OutputWriter } from './outputs.ts'
-import { renderSummary, runUrl, type Ending } from './summary.ts'
+import { AbortedError, InvalidInputError } from '../../core/errors.ts'
+import { describeServiceFailure, type ServiceText } from '../steps/failure.ts'
+import { API_KEY_INPUTS, parseInputs, requireSecretAndUrl } from '../steps/inputs.ts'
+import { loggerFor, writeSummary } from '../steps/io.ts'
+import { API_KEY_OUTPUTS, OutputWriter } from '../steps/outputs.ts'
+import { renderSummary, runUrl, type Ending } from '../steps/summary.ts'
+import type { ActionIO, RunOptions } from '../types.ts'
 
 type OutputName = (typeof API_KEY_OUTPUTS)[number]
 
@@ -52,8 +52,8 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
   }
   try {
     const inputs = parseInputs(io, API_KEY_INPUTS, requireAccountService)
-    const { AccountClient } = await import('../clients/account.ts')
-    close = async () => (await import('../core/http.ts')).closeDefaultDispatcher()
+    const { AccountClient } = await import('../../clients/account.ts')
+    close = async () => (await import('../../core/http.ts')).closeDefaultDispatcher()
     let account
     try {
       account = new AccountClient({ baseUrl: inputs['auth-url']!, privateKey: inputs['private-key'], logger: loggerFor(io) })

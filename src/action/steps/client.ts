@@ -6,11 +6,11 @@ import { rename, unlink } from 'node:fs/promises'
 import { Readable } from 'node:stream'
 import type { ReadableStream } from 'node:stream/web'
 import { pipeline } from 'node:stream/promises'
-import { ProvingClient } from '../clients/proving.ts'
-import { InvalidInputError, NetworkError, ServiceError } from '../core/errors.ts'
-import { closeDefaultDispatcher } from '../core/http.ts'
-import { redactUrl } from '../core/redact.ts'
-import type { Logger } from '../core/runtime.ts'
+import { ProvingClient } from '../../clients/proving.ts'
+import { InvalidInputError, NetworkError, ServiceError } from '../../core/errors.ts'
+import { closeDefaultDispatcher } from '../../core/http.ts'
+import { redactUrl } from '../../core/redact.ts'
+import type { Logger } from '../../core/runtime.ts'
 
 export function provingClient(options: { baseUrl: string; apiKey: string | undefined; logger: Logger }): ProvingClient {
   try {

@@ -5,15 +5,15 @@
  * root action does (`facts-verified`); without it they are not, while `expected-program-hash`
  * and `allow-mocked-fact` still are.
  */
-import { evaluateGate } from '../pipeline/gate.ts'
-import type { PreparedPie } from '../pipeline/prove.ts'
-import type { FactCheckResult } from '../pie/index.ts'
-import { parseInputs, requireService, WAIT_INPUTS } from './inputs.ts'
-import { loggerFor, type ActionIO } from './io.ts'
-import { loadClient } from './lazy.ts'
-import type { RunOptions } from './main.ts'
-import { checkFactsForStep, preparePieForStep } from './pie-step.ts'
-import { QueryStep } from './query-step.ts'
+import { evaluateGate } from '../../pipeline/gate.ts'
+import type { PreparedPie } from '../../pipeline/prove.ts'
+import type { FactCheckResult } from '../../pie/index.ts'
+import { parseInputs, requireService, WAIT_INPUTS } from '../steps/inputs.ts'
+import { loggerFor } from '../steps/io.ts'
+import { loadClient } from '../steps/lazy.ts'
+import { checkFactsForStep, preparePieForStep } from '../steps/pie-step.ts'
+import { QueryStep } from '../steps/query-step.ts'
+import type { ActionIO, RunOptions } from '../types.ts'
 
 export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
   const signal = options.signal ?? new AbortController().signal

@@ -9,20 +9,16 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { evaluateGate, sameFelt } from '../pipeline/gate.ts'
-import { booleanValue, MAIN_INPUTS, mainCrossCheck, parseInputs, type InputValues } from './inputs.ts'
-import { loggerFor, type ActionIO } from './io.ts'
-import { loadClient } from './lazy.ts'
-import { verifyOnchain } from './onchain.ts'
-import { registerOnchainSecrets } from './onchain-inputs.ts'
-import { checkFactsForStep, preparePieForStep } from './pie-step.ts'
-import { QueryStep } from './query-step.ts'
-import { artifactUrl } from './summary.ts'
-
-export type RunOptions = {
-  /** Aborts the step (the entry wires SIGINT/SIGTERM to it). */
-  signal?: AbortSignal
-}
+import { evaluateGate, sameFelt } from '../../pipeline/gate.ts'
+import { booleanValue, MAIN_INPUTS, mainCrossCheck, parseInputs } from '../steps/inputs.ts'
+import { loggerFor } from '../steps/io.ts'
+import { loadClient } from '../steps/lazy.ts'
+import { verifyOnchain } from '../steps/onchain.ts'
+import { registerOnchainSecrets } from '../steps/onchain-inputs.ts'
+import { checkFactsForStep, preparePieForStep } from '../steps/pie-step.ts'
+import { QueryStep } from '../steps/query-step.ts'
+import { artifactUrl } from '../steps/summary.ts'
+import type { ActionIO, InputValues, RunOptions } from '../types.ts'
 
 type MainInputs = InputValues<typeof MAIN_INPUTS>
 
@@ -84,7 +80,7 @@ async function prove(
     // A throwaway key unless one was given: the emulator accepts what it was started with.
     apiKey ??= `emulator-${randomBytes(12).toString('hex')}`
     io.setSecret(apiKey)
-    const { startEmulator } = await import('../emulator/index.ts')
+    const { startEmulator } = await import('../../emulator/index.ts')
     // The emulator's own request log is debug noise in a CI log.
     const emulator = await startEmulator({ host: '127.0.0.1', port: 0, apiKeys: [apiKey], logger: { ...logger, info: logger.debug } })
     onEmulator(() => emulator.close())
@@ -209,7 +205,7 @@ async function uploadArtifacts(
     } else if (step.record?.status === 'DONE') {
       io.warning('The query lists no proof.json among its metadata URLs; uploading pie.zip alone.')
     }
-    const { uploadArtifact } = await import('./artifacts.ts')
+    const { uploadArtifact } = await import('../steps/artifacts.ts')
     const uploaded = await uploadArtifact(name, files, join(folder, 'upload'))
     io.info(`Uploaded artifact "${name}" (${uploaded.files.join(', ')}).`)
     const url = uploaded.id === undefined ? undefined : artifactUrl(io.env, uploaded.id)

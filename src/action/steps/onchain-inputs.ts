@@ -2,11 +2,10 @@
  * The root action's on-chain inputs as input parsing needs them: the modes of `verify-onchain`,
  * the cross-check between them, and the masking of the RPC URLs. Kept apart from ./onchain.ts
  * so parsing inputs (which every action does) never reaches the chain code: only the root
- * action's on-chain path imports ./onchain.ts, and only it loads ../chain/index.ts (and viem).
+ * action's on-chain path imports ./onchain.ts, and only it loads ../../chain/index.ts (and viem).
  */
-import { urlSecrets } from '../chain/rpc.ts'
-import type { CrossCheck, InputSpecs, InputValues } from './inputs.ts'
-import type { ActionIO } from './io.ts'
+import { urlSecrets } from '../../chain/rpc.ts'
+import type { ActionIO, CrossCheck, InputSpecs, InputValues } from '../types.ts'
 
 export const VERIFY_ONCHAIN_MODES = ['none', 'ethereum', 'starknet', 'both'] as const
 export type VerifyOnchainMode = (typeof VERIFY_ONCHAIN_MODES)[number]

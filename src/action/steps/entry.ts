@@ -4,9 +4,9 @@
  * on the first signal the wait stops and the step writes its outputs and summary, and the
  * process exits within 4 s whatever is still pending; a second signal exits at once.
  */
-import { coreIO, type ActionIO } from './io.ts'
+import { coreIO } from './io.ts'
 import { closeClient } from './lazy.ts'
-import type { RunOptions } from './main.ts'
+import type { ActionIO, RunOptions } from '../types.ts'
 
 const GRACE_MS = 4_000
 
