@@ -1,5 +1,5 @@
-import { InvalidPieError } from '../core/errors.ts'
-import { BOOTLOADER_PROGRAM_HASH as BOOTLOADER, inspectPie, toHex } from '../pie/index.ts'
+import { InvalidPieError } from '../../core/errors.ts'
+import { BOOTLOADER_PROGRAM_HASH as BOOTLOADER, inspectPie, toHex } from '../../pie/index.ts'
 
 /**
  * What the emulator says was proved for an uploaded pie.zip: its program hash, the SHARP and

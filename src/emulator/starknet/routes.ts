@@ -1,11 +1,11 @@
-import { encodeVerifications, GET_ALL_VERIFICATIONS_SELECTOR, makeVerification } from '../chain/integrity.ts'
-import { STARKNET_NETWORKS } from '../chain/starknet.ts'
-import type { IntegrityVerification } from '../chain/types.ts'
-import { shortString } from '../pie/hash.ts'
-import type { EmulatorContext } from './context.ts'
-import { queryProgress } from './queries.ts'
-import { HttpError, type Reply, type Route, type RouteContext } from './router.ts'
-import type { StoredQuery } from './state.ts'
+import { encodeVerifications, GET_ALL_VERIFICATIONS_SELECTOR, makeVerification } from '../../chain/integrity.ts'
+import { STARKNET_NETWORKS } from '../../chain/starknet.ts'
+import type { IntegrityVerification } from '../../chain/types.ts'
+import { shortString } from '../../pie/hash.ts'
+import type { EmulatorContext } from '../context.ts'
+import { queryProgress } from '../proving/queries.ts'
+import { HttpError, type Reply, type Route, type RouteContext } from '../router.ts'
+import type { StoredQuery } from '../state.ts'
 
 /**
  * A minimal Starknet JSON-RPC endpoint (POST /starknet-rpc) standing in for Starknet Sepolia, so

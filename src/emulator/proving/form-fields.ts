@@ -1,7 +1,7 @@
 import { open } from 'node:fs/promises'
-import { badRequest } from './errors.ts'
-import type { Form, UploadedFile } from './multipart.ts'
-import { HttpError } from './router.ts'
+import { badRequest } from '../errors.ts'
+import type { Form, UploadedFile } from '../multipart.ts'
+import { HttpError } from '../router.ts'
 
 /**
  * Reading the fields of a submission form. Each reader either returns a usable value or throws

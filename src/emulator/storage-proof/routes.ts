@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
-import { type BatchQueryBody, batchQueryBody, describeBatchQueryProblems } from '../schemas/storage-proof.ts'
-import type { EmulatorState, Owner } from './state.ts'
-import { sameOwner } from './auth.ts'
-import type { EmulatorContext } from './context.ts'
-import { HttpError, type Reply, type Route, type RouteContext } from './router.ts'
+import { type BatchQueryBody, batchQueryBody, describeBatchQueryProblems } from '../../schemas/storage-proof.ts'
+import type { EmulatorState, Owner } from '../state.ts'
+import { sameOwner } from '../auth.ts'
+import type { EmulatorContext } from '../context.ts'
+import { HttpError, type Reply, type Route, type RouteContext } from '../router.ts'
 
 /**
  * The storage-proof service of contract.md: `POST /batch-query` and its status, which moves

@@ -11,10 +11,10 @@ import {
   RESULTS,
   SHARP_PROVERS,
   STONE_VERSIONS,
-} from '../schemas/proving.ts'
+} from '../../schemas/proving.ts'
 import { artifactUrls } from './artifacts.ts'
-import { sameOwner } from './auth.ts'
-import { type EmulatorContext, incomingDir } from './context.ts'
+import { sameOwner } from '../auth.ts'
+import { type EmulatorContext, incomingDir } from '../context.ts'
 import {
   badRequest,
   BUCKET_BAD_REQUEST,
@@ -27,7 +27,7 @@ import {
   QUERY_NOT_IN_FAILED_STATUS,
   QUERY_NOT_RETRIABLE,
   UNAUTHORIZED,
-} from './errors.ts'
+} from '../errors.ts'
 import { computePieFacts } from './facts.ts'
 import {
   booleanField,
@@ -39,11 +39,11 @@ import {
   requiredText,
   requireJsonObjectFile,
 } from './form-fields.ts'
-import { discardForm, type Form, keepFile, readForm, type UploadedFile } from './multipart.ts'
+import { discardForm, type Form, keepFile, readForm, type UploadedFile } from '../multipart.ts'
 import { createQuery, findByDedupId, MAX_RETRIES, type NewQuery, queriesOfBucket, queryProgress, restartQuery } from './queries.ts'
 import { bucketRecordOf, recordD, recordL, recordR } from './records.ts'
-import { HttpError, type Reply, type Route, type RouteContext } from './router.ts'
-import { own, type Owner, type StoredFacts, type StoredQuery } from './state.ts'
+import { HttpError, type Reply, type Route, type RouteContext } from '../router.ts'
+import { own, type Owner, type StoredFacts, type StoredQuery } from '../state.ts'
 
 /**
  * The proving service of interface.md and contract.md: the route table first, then one short

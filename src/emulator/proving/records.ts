@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto'
-import type { QueryRecordD, QueryRecordL, QueryRecordR, BucketRecord } from '../schemas/proving.ts'
-import { clientObject } from './auth.ts'
+import type { QueryRecordD, QueryRecordL, QueryRecordR, BucketRecord } from '../../schemas/proving.ts'
+import { clientObject } from '../auth.ts'
 import type { Progress } from './lifecycle.ts'
 import { MAX_RETRIES, queriesOfBucket, queryProgress } from './queries.ts'
-import type { EmulatorState, StoredBucket, StoredQuery } from './state.ts'
+import type { EmulatorState, StoredBucket, StoredQuery } from '../state.ts'
 
 /**
  * The three representations of a query (interface.md's R, D and L columns) and the bucket

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto'
-import { jobSizeForSteps } from '../pie/index.ts'
-import { JOB_SIZES, type JobSize } from '../schemas/proving.ts'
+import { jobSizeForSteps } from '../../pie/index.ts'
+import { JOB_SIZES, type JobSize } from '../../schemas/proving.ts'
 import { defaultFailureReason, type PlannedFailure, type Progress, progressOf, type QueryRun } from './lifecycle.ts'
-import { own, type EmulatorState, type Endpoint, type NextQueryPlan, type Owner, type StoredFacts, type StoredQuery } from './state.ts'
+import { own, type EmulatorState, type Endpoint, type NextQueryPlan, type Owner, type StoredFacts, type StoredQuery } from '../state.ts'
 
 /**
  * The life of a proving query in the emulator: which steps it runs (by endpoint and `result`),

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { createApiKeyBody } from '../schemas/account.ts'
-import type { EmulatorContext } from './context.ts'
-import { HttpError, type Reply, type Route, type RouteContext } from './router.ts'
+import { createApiKeyBody } from '../../schemas/account.ts'
+import type { EmulatorContext } from '../context.ts'
+import { HttpError, type Reply, type Route, type RouteContext } from '../router.ts'
 
 /**
  * The account service of contract.md: the programmatic wallet flow and API keys.

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
-import { type EmulatorContext, publicBaseUrl } from './context.ts'
-import { PROVING_QUERY_NOT_FOUND } from './errors.ts'
+import { type EmulatorContext, publicBaseUrl } from '../context.ts'
+import { PROVING_QUERY_NOT_FOUND } from '../errors.ts'
 import { BOOTLOADER_PROGRAM_HASH } from './facts.ts'
 import type { Progress } from './lifecycle.ts'
 import { queryProgress } from './queries.ts'
-import type { Route, RouteContext } from './router.ts'
-import { own, type StoredQuery } from './state.ts'
+import type { Route, RouteContext } from '../router.ts'
+import { own, type StoredQuery } from '../state.ts'
 
 /**
  * A DONE query's artifacts, served by the emulator itself without authentication (as

@@ -11,15 +11,15 @@ import {
   TASK_QUEUED_MESSAGE,
   taskBody,
   type TaskStage,
-} from '../schemas/tasks.ts'
-import type { EmulatorContext } from './context.ts'
-import { HttpError, type Reply, type Route, type RouteContext } from './router.ts'
-import { own, type Owner } from './state.ts'
-import { taskControlRoutes } from './tasks/control.ts'
-import { deriveDpOutput, deriveProgramHash, deriveTransactionHash, usedMmrOf } from './tasks/derive.ts'
-import { ALL_STAGES, positionOf, type TaskRun } from './tasks/pipeline.ts'
-import { currentTaskTiming, type NextTaskPlan, type StoredTask, taskState } from './tasks/store.ts'
-import { TaskSweeper } from './tasks/sweep.ts'
+} from '../../schemas/tasks.ts'
+import type { EmulatorContext } from '../context.ts'
+import { HttpError, type Reply, type Route, type RouteContext } from '../router.ts'
+import { own, type Owner } from '../state.ts'
+import { taskControlRoutes } from './control.ts'
+import { deriveDpOutput, deriveProgramHash, deriveTransactionHash, usedMmrOf } from './derive.ts'
+import { ALL_STAGES, positionOf, type TaskRun } from './pipeline.ts'
+import { currentTaskTiming, type NextTaskPlan, type StoredTask, taskState } from './store.ts'
+import { TaskSweeper } from './sweep.ts'
 
 /**
  * The data-processor task service of interface.md and contract.md, on the emulator's one port:
