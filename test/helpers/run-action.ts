@@ -14,8 +14,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parse } from 'yaml'
-import type { ActionIO } from '../../src/action/io.ts'
 import { NODE, REPO_ROOT } from './cli.ts'
+import type { ActionIO } from '../../src/action/types.ts'
 
 export { NODE, REPO_ROOT }
 export const FIXTURE_PIE = '../shared/fixtures/pie/fib-cairo-vm-writer.zip'

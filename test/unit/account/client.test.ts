@@ -25,7 +25,7 @@ const logger: Logger = {
 }
 
 function account(options: { privateKey?: string } = {}) {
-  return new AccountClient({ baseUrl: BASE, privateKey: options.privateKey ?? PRIVATE_KEY, logger, clock })
+  return new AccountClient({ baseUrl: BASE, privateKey: options.privateKey ?? PRIVATE_KEY, logger, clock, signIn: { domainName: 'Fake Accounts' } })
 }
 
 /** Typed data whose EIP712Domain field order is not the canonical one: a rebuilt copy signs differently. */
@@ -165,16 +165,19 @@ describe('the wallet flow', () => {
     expect(await signer.signTypedData(rebuilt)).not.toBe(exact)
   })
 
-  it('the EIP-712 Mail example served as a challenge is signed to its published signature', async () => {
-    let signature: string | undefined
+  it('the EIP-712 Mail example is signed to its published signature by the signer, and refused as a challenge (a contract, two people)', async () => {
+    const signer = await localSigner(COW_KEY)
+    expect(await signer.signTypedData(MAIL as never)).toBe(MAIL_SIGNATURE)
+    let posted = false
     nock(BASE)
       .get('/auth/web3/challenge')
       .query({ wallet: COW })
       .reply(200, { challengeToken: 'ch_mail_example', eip712: MAIL })
-      .post('/auth/web3/session', (body) => ((signature = body.signature), body.channel === 'bearer' && body.wallet === COW))
+      .post('/auth/web3/session', () => ((posted = true), true))
       .reply(200, { accessToken: 'at_mail', refreshToken: 'rt_mail', expiresAt: Math.floor(clock.now() / 1000) + 60 })
-    await account({ privateKey: COW_KEY }).signIn()
-    expect(signature).toBe(MAIL_SIGNATURE)
+    await expect(account({ privateKey: COW_KEY }).signIn()).rejects.toThrow(/verifyingContract/)
+    expect(posted).toBe(false)
+    nock.cleanAll()
   })
 
   it('getApiKey: data[0].apiKey of the session\'s project, listed once and remembered', async () => {
@@ -200,14 +203,14 @@ describe('the wallet flow', () => {
     expect(permit.seen.sessions).toBe(0)
     nock.cleanAll()
     const other = fakeService({ typedData: (_wallet, nonce) => loginTypedData(COW, nonce) })
-    await expect(account().signIn()).rejects.toThrow(/made out to 0xCD2a/)
+    await expect(account().signIn()).rejects.toThrow(/is the address "0xCD2a[^"]*", not this wallet/)
     expect(other.seen.sessions).toBe(0)
   })
 
   it('a viem account can be the signer instead of a private key', async () => {
     const fake = fakeService()
     const { privateKeyToAccount } = await import('viem/accounts')
-    const client = new AccountClient({ baseUrl: BASE, signer: privateKeyToAccount(PRIVATE_KEY as `0x${string}`), clock })
+    const client = new AccountClient({ baseUrl: BASE, signer: privateKeyToAccount(PRIVATE_KEY as `0x${string}`), clock, signIn: { domainName: 'Fake Accounts' } })
     expect((await client.signIn()).wallet).toBe(wallet)
     expect(fake.seen.sessions).toBe(1)
   })
@@ -222,7 +225,7 @@ describe('the wallet flow', () => {
     nock(BASE)
       .get('/auth/web3/challenge')
       .query(true)
-      .reply(200, { challengeToken: 'ch_x', eip712: loginTypedData(wallet, 'n') })
+      .reply(200, { challengeToken: 'ch_x', nonce: 'n', eip712: loginTypedData(wallet, 'n') })
       .post('/auth/web3/session')
       .reply(401, { error: 'INVALID_SIGNATURE' })
     const error = await account().signIn().catch((caught: unknown) => caught)

@@ -2,9 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { stepEntry } from '../../../scripts/build-dist.ts'
-import { ACTION_INPUTS } from '../../../src/action/inputs.ts'
+import { ACTION_INPUTS } from '../../../src/action/steps/inputs.ts'
 import { ACTION_NAMES, type ActionName } from '../../../src/action/names.ts'
-import { ACTION_OUTPUTS } from '../../../src/action/outputs.ts'
+import { ACTION_OUTPUTS } from '../../../src/action/steps/outputs.ts'
 import { readAction, REPO_ROOT } from '../../helpers/run-action.ts'
 
 /**

@@ -12,7 +12,7 @@ import {
   requireService,
   VERIFY_PROOF_INPUTS,
   WAIT_INPUTS,
-} from '../../../src/action/inputs.ts'
+} from '../../../src/action/steps/inputs.ts'
 import { NODE, REPO_ROOT } from '../../helpers/cli.ts'
 
 const io = (inputs: Record<string, string>) => ({ getInput: (name: string) => inputs[name] ?? '' })
@@ -207,12 +207,12 @@ describe('what parsing inputs loads', () => {
         if (result.url.startsWith('file:') && !result.url.includes('/node_modules/')) seen.push(result.url.replace(/^.*\\/src\\//, ''))
         return result
       } })
-      await import('./src/action/inputs.ts')
+      await import('./src/action/steps/inputs.ts')
       console.log(JSON.stringify(seen))
     `
     const output = execFileSync(NODE, ['--input-type=module', '-e', script], { cwd: REPO_ROOT, encoding: 'utf8' })
     const modules = JSON.parse(output.trim().split('\n').at(-1)!) as string[]
-    expect(modules).toContain('action/onchain-inputs.ts')
-    expect(modules.filter((path) => /^(chain\/(?!rpc\.ts)|clients\/|schemas\/tasks|action\/onchain\.ts)/.test(path))).toEqual([])
+    expect(modules).toContain('action/steps/onchain-inputs.ts')
+    expect(modules.filter((path) => /^(chain\/(?!rpc\.ts)|clients\/|schemas\/tasks|action\/steps\/onchain\.ts)/.test(path))).toEqual([])
   })
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { bucketOutputs, OutputWriter, queryOutputs } from '../../../src/action/outputs.ts'
+import { bucketOutputs, OutputWriter, queryOutputs } from '../../../src/action/steps/outputs.ts'
 import type { QueryResult } from '../../../src/clients/proving.ts'
 
 function result(overrides: Record<string, unknown> = {}): QueryResult {

@@ -1,8 +1,8 @@
 import { existsSync, readdirSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { run as runMain } from '../../../src/action/main.ts'
-import { run as runPost } from '../../../src/action/post.ts'
-import { run as runWait } from '../../../src/action/wait.ts'
+import { run as runMain } from '../../../src/action/actions/main.ts'
+import { run as runPost } from '../../../src/action/actions/post.ts'
+import { run as runWait } from '../../../src/action/actions/wait.ts'
 import { startEmulator, type RunningEmulator } from '../../../src/emulator/index.ts'
 import { fakeIO, FIXTURE_PIE } from '../../helpers/run-action.ts'
 
