@@ -186,8 +186,8 @@ describe('api-key/action.yml', () => {
     for (const [input, spec] of Object.entries(API_KEY_INPUTS) as [string, InputSpec][]) {
       const declared = action.inputs[input]!
       expect(declared.default, `default of ${input}`).toBe(spec.kind === 'default' ? spec.default : undefined)
-      expect(declared.required, `required of ${input}`).toBe(['private-key', 'auth-url'].includes(input) ? 'true' : 'false')
-      if (declared.required !== 'true') expect(declared.description, input).toMatch(/omitted/)
+      expect(declared.required, `required of ${input}`).toBe(['private-key', 'auth-url'].includes(input))
+      if (declared.required !== true) expect(declared.description, input).toMatch(/omitted/)
     }
   })
 

@@ -117,8 +117,8 @@ describe('storage-query/action.yml', () => {
     for (const [input, spec] of Object.entries(STORAGE_QUERY_INPUTS) as [string, InputSpec][]) {
       const declared = action.inputs[input]!
       expect(declared.default, `default of ${input}`).toBe(spec.kind === 'default' ? spec.default : undefined)
-      expect(declared.required, `required of ${input}`).toBe(['query', 'storage-proof-url', 'api-key'].includes(input) ? 'true' : 'false')
-      if (declared.required !== 'true') expect(declared.description, input).toMatch(/omitted/)
+      expect(declared.required, `required of ${input}`).toBe(['query', 'storage-proof-url', 'api-key'].includes(input))
+      if (declared.required !== true) expect(declared.description, input).toMatch(/omitted/)
     }
   })
 

@@ -181,9 +181,9 @@ describe('action.yml', () => {
         const declared = action.inputs[name]!
         expect(declared.default, `default of ${name}`).toBe(spec.kind === 'default' ? spec.default : undefined)
         // As for the other sub-actions: the service inputs are declared required (the code names them when missing).
-        expect(declared.required, `required of ${name}`).toBe(spec.kind === 'required' || ['api-key', 'tasks-url'].includes(name) ? 'true' : 'false')
+        expect(declared.required, `required of ${name}`).toBe(spec.kind === 'required' || ['api-key', 'tasks-url'].includes(name))
         expect(declared.description!.length, name).toBeGreaterThan(20)
-        if (declared.required !== 'true') expect(declared.description, name).toMatch(/omitted/)
+        if (declared.required !== true) expect(declared.description, name).toMatch(/omitted/)
       }
       expect(action.runs).toMatchObject({ using: 'node24', main: `../dist/${folder}/index.js` })
       expect(action.yaml.branding).toMatchObject({ icon: expect.any(String), color: expect.any(String) })
