@@ -12,8 +12,8 @@ import {
   requireService,
   VERIFY_PROOF_INPUTS,
   WAIT_INPUTS,
-} from '../../../src/action/steps/inputs.ts'
-import { NODE, REPO_ROOT } from '../../helpers/cli.ts'
+} from '../../../../src/action/steps/inputs.ts'
+import { NODE, REPO_ROOT } from '../../../helpers/cli.ts'
 
 const io = (inputs: Record<string, string>) => ({ getInput: (name: string) => inputs[name] ?? '' })
 
