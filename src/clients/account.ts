@@ -24,6 +24,7 @@ import {
   sessionResponse,
   walletAddress,
 } from '../schemas/account.ts'
+import { assertSignInOnly, MAX_CHALLENGE_BYTES, type SignInExpectation, signInProblems } from './sign-in-check.ts'
 
 /**
  * The account service's programmatic wallet flow (interface.md "Authentication", contract.md):
@@ -56,7 +57,15 @@ export type AccountClientOptions = ConnectionOptions & {
   redactor?: SecretRedactor | undefined
   /** Refresh this long before `expiresAt` at most (default 60 s; never more than a quarter of the lifetime). */
   refreshMarginMs?: number | undefined
+  /**
+   * The sign-in domain the client accepts (name and chainId); the service's documented values
+   * by default. Any challenge that is not a plain sign-in for this wallet is refused unsigned.
+   */
+  signIn?: SignInExpectation | undefined
 }
+
+/** A challenge as fetched, and whether the client would sign it (for `auth login --show-challenge`). */
+export type ChallengePreview = { wallet: string; challenge: ChallengeResponse; problems: string[] }
 
 /** A signed-in session, without its tokens. */
 export type SessionInfo = {
@@ -96,14 +105,13 @@ export const DEFAULT_KEY_COLOR = '#3b82f6'
 const DEFAULT_REFRESH_MARGIN_MS = 60_000
 /** When `expiresAt` cannot be read, or lies in the past by our clock (skew): assume this. */
 const ASSUMED_LIFETIME_MS = 60_000
-/** Typed data that authorizes moving assets is never a sign-in challenge. */
-const NOT_A_LOGIN = /permit|order|transfer|approv|delegat|withdraw|swap/i
 
 export class AccountClient {
   readonly http: HttpClient
   readonly #privateKey: `0x${string}` | undefined
   #signer: TypedDataSigner | undefined
   readonly #refreshMarginMs: number
+  readonly #signInExpectation: SignInExpectation
   #session: Session | undefined
   /** The sign-in or refresh in flight, shared by every caller that needs a token meanwhile. */
   #pending: Promise<Session> | undefined
@@ -118,6 +126,7 @@ export class AccountClient {
     }
     this.#signer = options.signer
     this.#refreshMarginMs = options.refreshMarginMs ?? DEFAULT_REFRESH_MARGIN_MS
+    this.#signInExpectation = { ...options.signIn }
     this.http = new HttpClient({
       ...connectionOf(options),
       serviceName: 'account service',
@@ -153,6 +162,8 @@ export class AccountClient {
       schema: challengeResponse,
       operation: 'get a sign-in challenge',
       signal: options.signal,
+      // A sign-in challenge is a few hundred bytes; a huge one is refused before it is parsed.
+      maxBodyBytes: MAX_CHALLENGE_BYTES,
     })
     this.http.redactor.add(data.challengeToken)
     return data
@@ -242,6 +253,16 @@ export class AccountClient {
     })
     this.http.redactor.add(record.apiKey)
     return record
+  }
+
+  /**
+   * Fetches a challenge for this wallet and says whether it would be signed, without signing
+   * or sending anything else.
+   */
+  async previewChallenge(options: { signal?: AbortSignal | undefined } = {}): Promise<ChallengePreview> {
+    const wallet = (await this.#getSigner()).address
+    const challenge = await this.getChallenge(wallet, options)
+    return { wallet, challenge, problems: signInProblems(challenge, wallet, this.#signInExpectation) }
   }
 
   // --- The flow ------------------------------------------------------------------------------
@@ -342,7 +363,7 @@ export class AccountClient {
     const signer = await this.#getSigner()
     const wallet = signer.address
     const challenge = await this.getChallenge(wallet)
-    checkLooksLikeLogin(challenge.eip712, wallet)
+    assertSignInOnly(challenge, wallet, this.#signInExpectation)
     let signature: string
     try {
       signature = await signer.signTypedData(challenge.eip712)
@@ -450,22 +471,6 @@ function checkWallet(wallet: string): string {
     })
   }
   return result.data
-}
-
-/**
- * A CI private key must not sign whatever a server presents: typed data that reads like a
- * token permit or an order is refused, and so is a challenge made out to another wallet.
- */
-function checkLooksLikeLogin(typedData: Eip712TypedData, wallet: string): void {
-  if (NOT_A_LOGIN.test(typedData.primaryType)) {
-    throw new InvalidResponseError(
-      `The sign-in challenge asks to sign a "${typedData.primaryType}", which is not a sign-in message; refusing to sign it.`,
-    )
-  }
-  const named = typedData.message.wallet ?? typedData.message.address
-  if (typeof named === 'string' && named.toLowerCase() !== wallet.toLowerCase()) {
-    throw new InvalidResponseError(`The sign-in challenge is made out to ${named}, not to ${wallet}; refusing to sign it.`)
-  }
 }
 
 /** Waits for `promise` unless `signal` aborts first; the promise itself runs on. */

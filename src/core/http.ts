@@ -10,7 +10,7 @@ import {
   RequestTimeoutError,
   ServiceError,
 } from './errors.ts'
-import { serializeJsonBody } from './json-limits.ts'
+import { MAX_JSON_BODY_BYTES, serializeJsonBody } from './json-limits.ts'
 import { redact, redactUrl, SecretRedactor } from './redact.ts'
 import { type Clock, type Logger, silentLogger, systemClock } from './runtime.ts'
 import { NOT_JSON, parseJsonLoosely, parseResponse } from './parse.ts'
@@ -117,6 +117,8 @@ export type RequestSpec<T> = {
   idempotent?: boolean | undefined
   /** A short name of the operation for messages: "get query q-1". */
   operation?: string | undefined
+  /** The largest successful body read (bytes); MAX_JSON_BODY_BYTES by default. */
+  maxBodyBytes?: number | undefined
 }
 
 export type HttpResponse<T> = {
@@ -147,7 +149,6 @@ export async function closeDefaultDispatcher(): Promise<void> {
 }
 
 const MAX_ERROR_BODY_BYTES = 64 * 1024
-const MAX_JSON_BODY_BYTES = 64 * 1024 * 1024
 
 export class HttpClient {
   readonly baseUrl: string
@@ -298,7 +299,7 @@ export class HttpClient {
     // An error body only feeds a code and an excerpt: a large one is cut, never an error of its
     // own (that would hide the status, and with it whether a submission is ambiguous).
     const text = ok
-      ? await readCapped(response.body, MAX_JSON_BODY_BYTES)
+      ? await readCapped(response.body, spec.maxBodyBytes ?? MAX_JSON_BODY_BYTES, { what: `The ${this.serviceName}'s answer to ${spec.operation ?? spec.method}` })
       : await readCapped(response.body, MAX_ERROR_BODY_BYTES, { truncate: true })
     return {
       status: response.statusCode,
@@ -405,7 +406,7 @@ function isSuccess(status: number, accepted: readonly number[] | undefined): boo
 async function readCapped(
   body: Dispatcher.ResponseData['body'],
   limit: number,
-  options: { truncate?: boolean } = {},
+  options: { truncate?: boolean; what?: string } = {},
 ): Promise<string> {
   const chunks: Buffer[] = []
   let size = 0
@@ -414,13 +415,17 @@ async function readCapped(
     size += buffer.length
     if (size > limit) {
       body.destroy()
-      if (!options.truncate) throw new InvalidResponseError(`The response body is larger than ${limit} bytes.`)
+      if (!options.truncate) throw new InvalidResponseError(`${options.what ?? 'The answer'} is larger than ${formatBytes(limit)}; refused unread.`)
       chunks.push(buffer.subarray(0, buffer.length - (size - limit)))
       break
     }
     chunks.push(buffer)
   }
   return Buffer.concat(chunks).toString('utf8')
+}
+
+function formatBytes(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${bytes / (1024 * 1024)} MiB` : bytes >= 1024 ? `${bytes / 1024} KiB` : `${bytes} bytes`
 }
 
 /** The service's machine-readable code, where its body carries one (`{ message: "X_Y" }`). */

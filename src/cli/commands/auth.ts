@@ -1,4 +1,5 @@
 import { AccountClient, DEFAULT_KEY_COLOR } from '../../clients/account.ts'
+import type { SignInExpectation } from '../../clients/sign-in-check.ts'
 import { InvalidInputError } from '../../core/errors.ts'
 import { type CommandContext, type CommandSpec, type OptionSpec, stringValue } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
@@ -16,6 +17,18 @@ const AUTH_OPTIONS: Record<string, OptionSpec> = {
     valueName: '<url>',
     env: 'PROVING_AUTH_URL',
     description: 'Address of the account service.',
+  },
+  'sign-in-domain': {
+    type: 'string',
+    valueName: '<name>',
+    env: 'PROVING_SIGN_IN_DOMAIN',
+    description: 'EIP-712 domain name a sign-in challenge must carry (default "Proving Account Service").',
+  },
+  'sign-in-chain-id': {
+    type: 'string',
+    valueName: '<id>',
+    env: 'PROVING_SIGN_IN_CHAIN_ID',
+    description: 'EIP-712 domain chainId a sign-in challenge must carry (default 1).',
   },
   // Declared only to refuse it with a useful message (and so the CLI masks its value).
   'private-key': {
@@ -39,9 +52,16 @@ export const authLogin: CommandSpec = {
     'without it, the key is not shown (so it stays out of logs).',
   ],
   positionals: { min: 0, max: 0 },
-  options: AUTH_OPTIONS,
+  options: {
+    ...AUTH_OPTIONS,
+    'show-challenge': {
+      type: 'boolean',
+      description: 'Print the typed data the service asks to sign and whether it would be signed; sign nothing.',
+    },
+  },
   async run(context) {
     const client = await accountClientFrom(context)
+    if (context.values['show-challenge'] === true) return showChallenge(context, client)
     const session = await client.signIn({ signal: context.signal })
     const apiKey = await client.getApiKey({ signal: context.signal })
     if (context.json) {
@@ -93,6 +113,23 @@ export const authCreateKey: CommandSpec = {
   },
 }
 
+/** `auth login --show-challenge`: the challenge as received and the verdict; nothing signed or sent. */
+async function showChallenge(context: CommandContext, client: AccountClient): Promise<number> {
+  const { wallet, challenge, problems } = await client.previewChallenge({ signal: context.signal })
+  const shown = { wallet, primaryType: challenge.eip712.primaryType, domain: challenge.eip712.domain, types: challenge.eip712.types, message: challenge.eip712.message }
+  context.print(
+    [
+      `The account service asks ${wallet} to sign this EIP-712 typed data:`,
+      JSON.stringify(shown, null, 2),
+      problems.length === 0
+        ? 'It is a plain sign-in: `proving auth login` would sign it. Nothing was signed.'
+        : `It would be refused, unsigned: ${problems.join('; ')}.`,
+    ].join('\n'),
+    { ...shown, wouldSign: problems.length === 0, problems },
+  )
+  return problems.length === 0 ? EXIT.ok : EXIT.service
+}
+
 async function accountClientFrom(context: CommandContext): Promise<AccountClient> {
   if (context.values['private-key'] !== undefined) {
     throw new InvalidInputError(
@@ -107,11 +144,22 @@ async function accountClientFrom(context: CommandContext): Promise<AccountClient
   const privateKey = await readPrivateKey(context)
   context.redactor.add(privateKey)
   try {
-    return new AccountClient({ baseUrl, privateKey, logger: context.logger, redactor: context.redactor })
+    return new AccountClient({ baseUrl, privateKey, logger: context.logger, redactor: context.redactor, signIn: signInExpectation(context) })
   } catch (error) {
     if (error instanceof InvalidInputError && error.input === 'privateKey') throw error
     throw new InvalidInputError(`--auth-url ${(error as Error).message.split('\n')[0]}`, { input: '--auth-url', cause: error })
   }
+}
+
+function signInExpectation(context: CommandContext): SignInExpectation {
+  const domainName = stringValue(context, 'sign-in-domain')?.trim() || undefined
+  const chainText = stringValue(context, 'sign-in-chain-id')?.trim() || undefined
+  if (chainText !== undefined && !/^(\d{1,78}|0x[0-9a-fA-F]{1,64})$/.test(chainText)) {
+    throw new InvalidInputError(`--sign-in-chain-id must be a chain id (decimal or 0x hex); got ${JSON.stringify(chainText.slice(0, 40))}.`, {
+      input: '--sign-in-chain-id',
+    })
+  }
+  return { domainName, chainId: chainText === undefined ? undefined : BigInt(chainText) }
 }
 
 const MAX_KEY_INPUT_BYTES = 4096
