@@ -40,7 +40,7 @@ export {
 } from './clients/proving.ts'
 
 export * from './pie/index.ts'
-export { startEmulator, type EmulatorOptions, type RunningEmulator } from './emulator/index.ts'
+export { startEmulator, type EmulatorOptions, type EmulatorShape, type RunningEmulator } from './emulator/index.ts'
 
 // On-chain fact checks (Ethereum fact registry, Starknet Integrity); viem loads only when called.
 export * from './chain/index.ts'

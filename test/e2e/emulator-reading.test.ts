@@ -44,7 +44,7 @@ describe('reading queries', () => {
     docsQueryResponse.parse(answer.body)
     queryRecordL.strict().parse(answer.body.provingQuery)
     expect(Object.keys(answer.body.provingQuery).sort()).toEqual(L_KEYS)
-    expect(await docs(`/docs/proving-query/${id}`, null)).toMatchObject({ status: 401, body: { error: 'UNAUTHORIZED' } })
+    expect(await docs(`/docs/proving-query/${id}`, null)).toMatchObject({ status: 401, body: { message: 'INVALID_API_KEY' } })
     expect(await docs(`/docs/proving-query/${id}`, OTHER_KEY)).toMatchObject({ status: 404, body: { message: 'PROVING_QUERY_NOT_FOUND' } })
   })
 
@@ -103,7 +103,7 @@ describe('reading queries', () => {
         queryRecordL.strict().parse(record)
         expect(Object.keys(record).sort()).toEqual(L_KEYS)
       }
-      expect(await docs('/docs/proving-queries', null)).toMatchObject({ status: 401, body: { error: 'UNAUTHORIZED' } })
+      expect(await docs('/docs/proving-queries', null)).toMatchObject({ status: 401, body: { message: 'INVALID_API_KEY' } })
     })
 
     it('paginates with limit (default 10, max 100) and offset (default 0)', async () => {
@@ -119,7 +119,7 @@ describe('reading queries', () => {
       for (const [name, value] of [['limit', 101], ['limit', 0], ['offset', -1], ['limit', 'ten']] as const) {
         const refused = await docs('/docs/proving-queries', KEY, { [name]: value })
         expect(refused.status).toBe(400)
-        expect(refused.body.message).toMatch(new RegExp(`^${name} must be`))
+        expect(refused.body.details).toMatch(new RegExp(`^${name} must be`))
       }
     })
 

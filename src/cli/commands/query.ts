@@ -21,11 +21,19 @@ export const queryGet: CommandSpec = {
   async run(context) {
     const client = provingClientFrom(context, { needsKey: false })
     const id = context.positionals[0]!
-    // The docs endpoint carries `status`; without a key, the public record (no status) is shown.
-    const result = client.hasApiKey
-      ? await client.getQueryDetails(id, { signal: context.signal })
-      : await client.getQuery(id, { signal: context.signal })
-    context.print(client.hasApiKey ? describeQuery(result as never) : JSON.stringify(result, null, 2), result)
+    // With a key: the record with its status from whichever path the service serves. Without
+    // one: the public record, described when it carries a status (production's does).
+    if (client.hasApiKey) {
+      const result = await client.readQuery(id, { signal: context.signal })
+      context.print(describeQuery(result), result)
+      return EXIT.ok
+    }
+    const result = await client.getQuery(id, { signal: context.signal })
+    const status = result.provingQuery.status
+    context.print(
+      typeof status === 'string' ? describeQuery({ ...result, provingQuery: { ...result.provingQuery, status } }) : JSON.stringify(result, null, 2),
+      result,
+    )
     return EXIT.ok
   },
 }
