@@ -1,5 +1,5 @@
 import { InvalidInputError } from '../../core/errors.ts'
-import { type CommandContext, type CommandSpec, parseInteger, SERVICE_OPTIONS, stringValue } from '../context.ts'
+import { type CommandContext, defineCommand, parseInteger, SERVICE_OPTIONS } from '../context.ts'
 import { formatDuration } from '../../core/poll.ts'
 import { EXIT } from '../exit-codes.ts'
 import { provingClientFrom, timeoutFrom } from '../services.ts'
@@ -20,7 +20,7 @@ function describeBucket(bucket: BucketRecord): string {
     .join('\n')
 }
 
-export const bucketCreate: CommandSpec = {
+export const bucketCreate = defineCommand({
   path: ['bucket', 'create'],
   summary: 'Open a bucket that groups queries for aggregated on-chain verification (service extension).',
   positionals: { min: 0, max: 0 },
@@ -33,28 +33,28 @@ export const bucketCreate: CommandSpec = {
     'mock-proof': { type: 'boolean', description: 'Mock the aggregated proof (testing).' },
   },
   async run(context) {
-    const aggregatorVersion = stringValue(context, 'aggregator-version')?.trim()
+    const aggregatorVersion = context.values['aggregator-version']?.trim()
     if (!aggregatorVersion) {
       throw new InvalidInputError('--aggregator-version is required: name the aggregator version to use.', {
         input: '--aggregator-version',
       })
     }
-    const nodeWidthText = stringValue(context, 'node-width')
+    const nodeWidthText = context.values['node-width']
     const client = provingClientFrom(context, { needsKey: true })
     const bucket = await client.createBucket({
       aggregatorVersion,
-      externalId: stringValue(context, 'external-id'),
+      externalId: context.values['external-id'],
       nodeWidth: nodeWidthText === undefined ? undefined : parseInteger(nodeWidthText, 'node-width', 1, 2_147_483_647),
-      aggregatorParams: stringValue(context, 'aggregator-params'),
+      aggregatorParams: context.values['aggregator-params'],
       mockProof: context.values['mock-proof'] === true ? true : undefined,
       signal: context.signal,
     })
     context.print(describeBucket(bucket), { provingBucket: bucket })
     return EXIT.ok
   },
-}
+})
 
-export const bucketClose: CommandSpec = {
+export const bucketClose = defineCommand({
   path: ['bucket', 'close'],
   args: '<bucket-id>',
   summary: 'Close a bucket: finalize its queries and start aggregated verification (idempotent); --wait gates on every query.',
@@ -76,7 +76,7 @@ export const bucketClose: CommandSpec = {
   async run(context) {
     const pieArgs = (context.values.pie as string[] | undefined) ?? []
     if (!context.values.wait) {
-      for (const flag of ['pie', 'allow-mocked-fact', 'expected-program-hash']) {
+      for (const flag of ['pie', 'allow-mocked-fact', 'expected-program-hash'] as const) {
         if (context.values[flag] !== undefined) throw new InvalidInputError(`--${flag} is for the gate of --wait: add --wait.`, { input: `--${flag}` })
       }
     }
@@ -99,7 +99,7 @@ export const bucketClose: CommandSpec = {
     })
     const verdict = await judgeBucket(client, details, {
       allowMockedFact: context.values['allow-mocked-fact'] === true,
-      expectedProgramHash: stringValue(context, 'expected-program-hash')?.trim() || undefined,
+      expectedProgramHash: context.values['expected-program-hash']?.trim() || undefined,
       pies,
       signal: context.signal,
     })
@@ -113,7 +113,7 @@ export const bucketClose: CommandSpec = {
     context.print(human, { provingBucket: details.bucket, status: verdict.status, ok: verdict.ok, queries: verdict.rows, refusals: verdict.refusals })
     return verdict.ok ? EXIT.ok : EXIT.remoteFailure
   },
-}
+})
 
 /** Packs/validates/inspects the PIEs given to the gate, before anything is closed. */
 async function inspectGivenPies(context: CommandContext, args: string[]) {
@@ -128,7 +128,7 @@ async function inspectGivenPies(context: CommandContext, args: string[]) {
   return pies
 }
 
-export const bucketGet: CommandSpec = {
+export const bucketGet = defineCommand({
   path: ['bucket', 'get'],
   args: '<bucket-id>',
   summary: 'Show a bucket and its queries (service extension).',
@@ -142,4 +142,4 @@ export const bucketGet: CommandSpec = {
     context.print(lines.join('\n'), details)
     return EXIT.ok
   },
-}
+})

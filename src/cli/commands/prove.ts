@@ -1,7 +1,7 @@
 import { AbortedError, InvalidInputError, ProvingKitError } from '../../core/errors.ts'
 import { checkEnum, type ProvingClient, type QueryResult } from '../../clients/proving.ts'
 import { LAYOUTS, MEMORY_VERIFICATIONS, STONE_VERSIONS } from '../../schemas/proving.ts'
-import { type CommandContext, type CommandSpec, parseInteger, SERVICE_OPTIONS, stringValue } from '../context.ts'
+import { type CommandContext, defineCommand, parseInteger, SERVICE_OPTIONS } from '../context.ts'
 import { EXIT, exitCodeFor, worstExitCode } from '../exit-codes.ts'
 import { describeQuery, progressReporter, provingClientFrom, timeoutFrom } from '../services.ts'
 import { checkFactsAfterWait, type PreparedPie, preparePieForUpload } from '../pie-steps.ts'
@@ -32,7 +32,7 @@ export const WAIT_OPTIONS = {
 const DEFAULT_CONCURRENCY = 4
 const MAX_CONCURRENCY = 64
 
-export const prove: CommandSpec = {
+export const prove = defineCommand({
   path: ['prove'],
   args: '<pie>...',
   summary: 'Prove Cairo PIEs (pie.zip files, PIE directories or globs): L2 proof generation and verification.',
@@ -61,16 +61,16 @@ export const prove: CommandSpec = {
     ...GENERAL_FIELD_OPTIONS,
   },
   async run(context) {
-    const layout = checkFlagEnum(context, 'layout', LAYOUTS)
-    const prover = stringValue(context, 'prover')!.trim()
+    const layout = checkFlagEnum(context.values['layout'], 'layout', LAYOUTS)
+    const prover = context.values.prover.trim()
     if (!prover) throw new InvalidInputError('--prover must not be empty; omit it to use svc_sharp.', { input: '--prover' })
     const timeoutMs = timeoutFrom(context)
-    const concurrencyText = stringValue(context, 'concurrency')
+    const concurrencyText = context.values.concurrency
     const concurrency = concurrencyText === undefined ? DEFAULT_CONCURRENCY : parseInteger(concurrencyText, 'concurrency', 1, MAX_CONCURRENCY)
     let general: GeneralFields | undefined
     if (hasGeneralFields(context)) {
       // Into a bucket, a query is proved and then verified with the bucket's aggregate.
-      const inBucket = stringValue(context, 'bucket-id') !== undefined
+      const inBucket = context.values['bucket-id'] !== undefined
       general = readGeneralFields(context, { result: inBucket ? 'PROOF_GENERATION' : 'PROOF_VERIFICATION_ON_L2' })
     }
     if (general?.bucketId !== undefined && context.values.wait) {
@@ -98,7 +98,7 @@ export const prove: CommandSpec = {
       return proveBatch(context, client, paths, { ...options, concurrency })
     })
   },
-}
+})
 
 type ProveOptions = {
   layout: string
@@ -301,7 +301,7 @@ export function limiter(max: number) {
 
 // --- verify-proof ------------------------------------------------------------------------------
 
-export const verifyProof: CommandSpec = {
+export const verifyProof = defineCommand({
   path: ['verify-proof'],
   args: '<proof.json>',
   summary: 'Submit an existing proof file for verification on L2.',
@@ -318,15 +318,15 @@ export const verifyProof: CommandSpec = {
     'mock-fact-hash': { type: 'boolean', description: 'Mock the fact hash (testing).' },
   },
   async run(context) {
-    for (const flag of ['stone-version', 'memory-verification']) {
-      if (!stringValue(context, flag)) {
+    for (const flag of ['stone-version', 'memory-verification'] as const) {
+      if (!context.values[flag]) {
         throw new InvalidInputError(`--${flag} is required: see \`proving verify-proof --help\` for the allowed values.`, {
           input: `--${flag}`,
         })
       }
     }
-    const stoneVersion = checkFlagEnum(context, 'stone-version', STONE_VERSIONS)
-    const memoryVerification = checkFlagEnum(context, 'memory-verification', MEMORY_VERIFICATIONS)
+    const stoneVersion = checkFlagEnum(context.values['stone-version'], 'stone-version', STONE_VERSIONS)
+    const memoryVerification = checkFlagEnum(context.values['memory-verification'], 'memory-verification', MEMORY_VERIFICATIONS)
     const timeoutMs = timeoutFrom(context)
     return withLocalEmulator(context, async (service) => {
       const client = provingClientFrom(context, { needsKey: true, ...service })
@@ -349,7 +349,7 @@ export const verifyProof: CommandSpec = {
       return result.provingQuery.status === 'DONE' ? EXIT.ok : EXIT.remoteFailure
     })
   },
-}
+})
 
 /** On interruption or timeout, the query id is what a person needs to pick up the wait again. */
 async function waitReportingId<T>(context: CommandContext, queryId: string, wait: () => Promise<T>): Promise<T> {
@@ -363,10 +363,10 @@ async function waitReportingId<T>(context: CommandContext, queryId: string, wait
   }
 }
 
-export function checkFlagEnum<T extends string>(context: CommandContext, flag: string, allowed: readonly T[]): T {
-  const value = stringValue(context, flag) ?? ''
+/** A flag's value, one of `allowed`; an absent flag is refused like an empty one. */
+export function checkFlagEnum<T extends string>(value: string | undefined, flag: string, allowed: readonly T[]): T {
   try {
-    return checkEnum(value, `--${flag}`, allowed)
+    return checkEnum(value ?? '', `--${flag}`, allowed)
   } catch (error) {
     throw new InvalidInputError((error as Error).message.split('\n')[0]!, { input: `--${flag}` })
   }
