@@ -1,6 +1,6 @@
 /**
  * Bundles the action with @vercel/ncc into dist/, once for every action: one entry,
- * src/action/entries/index.ts (compiled by `npm run build` to lib/action/entries/index.js),
+ * src/action/index.ts (compiled by `npm run build` to lib/action/index.js),
  * becomes dist/index.js, which exports `runAction(name)`, and its lazy imports become chunk files
  * beside it (`<id>.index.js`): each action's module, and the heavy parts (the HTTP client, the
  * PIE toolkit, the emulator, viem, @actions/artifact) on the paths that use them. Each step an
@@ -27,7 +27,7 @@ import { fileURLToPath } from 'node:url'
 import { ACTION_NAMES, type ActionName } from '../src/action/names.ts'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
-const ENTRY = join(ROOT, 'lib', 'action', 'entries', 'index.js')
+const ENTRY = join(ROOT, 'lib', 'action', 'index.js')
 const DIST = join(ROOT, 'dist')
 /** ncc's name for the chunk of a lazy import: `<id>.index.js`, beside index.js. */
 const CHUNK = /^\d+\.index\.js$/

@@ -2,7 +2,7 @@
  * The action's steps, by the name of their entry: `dist/<name>/index.js` is what an action.yml's
  * `runs.main` or `runs.post` points at (`main` is the root action's step, `post` the post step
  * of the root, `wait`, `verify-proof` and `retry`; every other name is its sub-action's folder).
- * A plain list, read by ./entries/index.ts and by scripts/build-dist.ts.
+ * A plain list, read by ./index.ts and by scripts/build-dist.ts.
  */
 export const ACTION_NAMES = [
   'main',

@@ -50,7 +50,7 @@ export type CommandContext = {
   signal: AbortSignal
   /** Prints a result: JSON when --json, else the human text. */
   print: (human: string, json?: unknown) => void
-  /** One progress line for a person (stderr; silent with --json). */
+  /** One progress line for a person (stderr, with --json too: stdout holds only the JSON). */
   progress: (line: string) => void
 }
 

@@ -18,6 +18,9 @@ export async function withLocalEmulator(
   const { startEmulator } = await import('../emulator/index.ts')
   const emulator = await startEmulator({ logger: context.logger })
   context.progress(`Emulator running at ${emulator.url}`)
+  if (context.values.wait !== true) {
+    context.progress('Note: without --wait nothing can follow the query: the emulator stops when this command ends.')
+  }
   try {
     return await run({ baseUrl: emulator.url, apiKey: stringValue(context, 'api-key') || 'emulator-local-key' })
   } finally {

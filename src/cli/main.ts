@@ -97,9 +97,8 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
         if (json) io.stdout(`${redact(JSON.stringify(value ?? null, null, 2), redactor)}\n`)
         else if (human) io.stdout(`${redact(human, redactor)}\n`)
       },
-      progress: (line) => {
-        if (!json) io.stderr(`${redact(line, redactor)}\n`)
-      },
+      // Progress is for a person watching: stderr, also with --json (stdout stays pure JSON).
+      progress: (line) => io.stderr(`${redact(line, redactor)}\n`),
     }
     return await command.run(context)
   } catch (error) {

@@ -21,6 +21,7 @@ import {
   CAIRO_VERSIONS,
   CAIRO_VMS,
   dedupLookupResponse,
+  HINTS,
   docsQueryListResponse,
   docsQueryResponse,
   type DocsQueryListResponse,
@@ -80,6 +81,7 @@ export type SubmitQueryOptions = {
   mockFactHash?: boolean | undefined
   network?: string | undefined
   sharpProver?: string | undefined
+  hints?: string | undefined
   externalId?: string | undefined
   bucketId?: string | undefined
   bucketJobIndex?: number | undefined
@@ -438,6 +440,7 @@ export class ProvingClient {
       network: checkEnum(options.network ?? 'TESTNET', 'network', NETWORKS),
     }
     if (options.sharpProver !== undefined) parts.sharpProver = checkEnum(options.sharpProver, 'sharpProver', SHARP_PROVERS)
+    if (options.hints !== undefined) parts.hints = checkEnum(options.hints, 'hints', HINTS)
     if (options.externalId !== undefined) parts.externalId = options.externalId
     if (options.bucketId !== undefined) parts.bucketId = options.bucketId
     if (options.bucketJobIndex !== undefined) parts.bucketJobIndex = String(options.bucketJobIndex)

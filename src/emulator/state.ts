@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { DEFAULT_TIMING, type QueryRun, type Timing } from './lifecycle.ts'
+import { DEFAULT_TIMING, type QueryRun, type Timing } from './proving/lifecycle.ts'
 
 /**
  * Everything the emulator knows, as plain JSON-serialisable objects: no class instances, no

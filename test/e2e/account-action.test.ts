@@ -3,15 +3,16 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { generatePrivateKey } from 'viem/accounts'
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
-import { run } from '../../src/action/api-key.ts'
-import { API_KEY_INPUTS, type InputSpec } from '../../src/action/inputs.ts'
-import { API_KEY_OUTPUTS } from '../../src/action/outputs.ts'
-import { coreIO } from '../../src/action/io.ts'
-import { run as runStorageQuery } from '../../src/action/storage-query.ts'
+import { run } from '../../src/action/actions/api-key.ts'
+import { API_KEY_INPUTS } from '../../src/action/steps/inputs.ts'
+import { API_KEY_OUTPUTS } from '../../src/action/steps/outputs.ts'
+import { coreIO } from '../../src/action/steps/io.ts'
+import { run as runStorageQuery } from '../../src/action/actions/storage-query.ts'
 import { AccountClient } from '../../src/clients/account.ts'
 import { leakedSecret, readAction, runAction } from '../helpers/run-action.ts'
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts'
 import { RecordingIO } from '../helpers/recording-io.ts'
+import type { InputSpec } from '../../src/action/types.ts'
 
 /** The `api-key/` sub-action: run() with a recording ActionIO against the emulator over real HTTP. */
 
@@ -185,8 +186,8 @@ describe('api-key/action.yml', () => {
     for (const [input, spec] of Object.entries(API_KEY_INPUTS) as [string, InputSpec][]) {
       const declared = action.inputs[input]!
       expect(declared.default, `default of ${input}`).toBe(spec.kind === 'default' ? spec.default : undefined)
-      expect(declared.required, `required of ${input}`).toBe(['private-key', 'auth-url'].includes(input) ? 'true' : 'false')
-      if (declared.required !== 'true') expect(declared.description, input).toMatch(/omitted/)
+      expect(declared.required, `required of ${input}`).toBe(['private-key', 'auth-url'].includes(input))
+      if (declared.required !== true) expect(declared.description, input).toMatch(/omitted/)
     }
   })
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { AccountClient } from '../../src/clients/account.ts'
 import { UnsafeChallengeError } from '../../src/clients/sign-in-check.ts'
 import { InvalidResponseError } from '../../src/core/errors.ts'
-import { typedDataOf } from '../../src/emulator/account.ts'
+import { typedDataOf } from '../../src/emulator/account/routes.ts'
 import { runCli } from '../helpers/cli.ts'
 
 /**

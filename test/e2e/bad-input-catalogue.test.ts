@@ -347,16 +347,16 @@ type ActionName = 'main' | 'pack' | 'wait' | 'verify-proof' | 'retry' | 'bucket-
 type ActionCase = { name: string; action: ActionName; inputs: () => Record<string, string>; input: string; fix?: RegExp; lines?: 'one' | 'headline' }
 
 const actionModules: Record<ActionName, () => Promise<{ run: (io: ReturnType<typeof fakeIO>) => Promise<void> }>> = {
-  main: () => import('../../src/action/main.ts'),
-  pack: () => import('../../src/action/pack.ts'),
-  wait: () => import('../../src/action/wait.ts'),
-  'verify-proof': () => import('../../src/action/verify-proof.ts'),
-  retry: () => import('../../src/action/retry.ts'),
-  'bucket-close': () => import('../../src/action/bucket-close.ts'),
-  task: () => import('../../src/action/task.ts'),
-  decommit: () => import('../../src/action/decommit.ts'),
-  'storage-query': () => import('../../src/action/storage-query.ts'),
-  'api-key': () => import('../../src/action/api-key.ts'),
+  main: () => import('../../src/action/actions/main.ts'),
+  pack: () => import('../../src/action/actions/pack.ts'),
+  wait: () => import('../../src/action/actions/wait.ts'),
+  'verify-proof': () => import('../../src/action/actions/verify-proof.ts'),
+  retry: () => import('../../src/action/actions/retry.ts'),
+  'bucket-close': () => import('../../src/action/actions/bucket-close.ts'),
+  task: () => import('../../src/action/actions/task.ts'),
+  decommit: () => import('../../src/action/actions/decommit.ts'),
+  'storage-query': () => import('../../src/action/actions/storage-query.ts'),
+  'api-key': () => import('../../src/action/actions/api-key.ts'),
 }
 
 const service = () => ({ 'api-key': KEY, 'base-url': emulator.url })

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { run } from '../../src/action/main.ts'
+import { run } from '../../src/action/actions/main.ts'
 import { ETHEREUM_NETWORKS, STARKNET_NETWORKS } from '../../src/chain/index.ts'
 import { computePieFacts } from '../../src/emulator/index.ts'
 import { FIXTURE_PIE } from '../helpers/emulator.ts'

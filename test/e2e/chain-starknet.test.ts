@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { checkFactOnStarknet, decodeVerifications, GET_ALL_VERIFICATIONS_SELECTOR, STARKNET_NETWORKS, waitForFactRegistration } from '../../src/chain/index.ts'
 import { ChainError, InvalidInputError, WaitTimeoutError } from '../../src/core/errors.ts'
-import { EMULATED_VERIFIER } from '../../src/emulator/starknet-rpc.ts'
+import { EMULATED_VERIFIER } from '../../src/emulator/starknet/routes.ts'
 import { runCli } from '../helpers/cli.ts'
 import { KEY, startTestEmulator, submitFixturePie, type TestEmulator } from '../helpers/emulator.ts'
 import { closedPort } from '../helpers/evm-node.ts'

@@ -82,7 +82,7 @@ describe('during the pack', () => {
     const out = join(work, 'action-pack')
     await mkdir(out, { recursive: true })
     const controller = new AbortController()
-    const { run } = await import('../../src/action/pack.ts')
+    const { run } = await import('../../src/action/actions/pack.ts')
     const io = fakeIO({ 'pie-dir': bigPie, output: join(out, 'pie.zip') }, { env: { GITHUB_WORKSPACE: REPO_ROOT } })
     const trigger = abortWhen(controller, async () => (await tempFilesIn(out)).length > 0)
     await run(io, { signal: controller.signal })
@@ -120,7 +120,7 @@ describe('during the pack', () => {
 
   row('action prove <dir>: cancelled mid-pack: no pie-zip output, no partial zip in RUNNER_TEMP, nothing sent', async () => {
     const controller = new AbortController()
-    const { run } = await import('../../src/action/main.ts')
+    const { run } = await import('../../src/action/actions/main.ts')
     const io = fakeIO({ pie: bigPie, 'api-key': KEY, 'base-url': emulator.url }, { env: { GITHUB_WORKSPACE: REPO_ROOT } })
     const packDir = join(io.env.RUNNER_TEMP!, 'proving-kit')
     const trigger = abortWhen(controller, async () => {
@@ -158,7 +158,7 @@ describe('during the upload', () => {
     await stall()
     const controller = new AbortController()
     setTimeout(() => controller.abort(new Error('cancelled by the test')), 700)
-    const { run } = await import('../../src/action/main.ts')
+    const { run } = await import('../../src/action/actions/main.ts')
     const io = fakeIO({ pie: bigZip, 'api-key': KEY, 'base-url': emulator.url }, { env: { GITHUB_WORKSPACE: REPO_ROOT } })
     await run(io, { signal: controller.signal })
     expect(io.failed).toBe('Cancelled before the service returned a query id.')
@@ -204,7 +204,7 @@ describe('during the wait: the query id is kept', () => {
   row('action prove: cancelled mid-wait: query-id in outputs and state, the resume snippet in the summary', async () => {
     const controller = new AbortController()
     const trigger = abortWhen(controller, () => emulator.requests().some((request) => request.path.startsWith('/docs/proving-query/')))
-    const { run } = await import('../../src/action/main.ts')
+    const { run } = await import('../../src/action/actions/main.ts')
     const io = fakeIO({ pie: join(REPO_ROOT, '../shared/fixtures/pie/fib-cairo-vm-writer.zip'), 'api-key': KEY, 'base-url': emulator.url }, { env: { GITHUB_WORKSPACE: REPO_ROOT } })
     await run(io, { signal: controller.signal })
     await trigger

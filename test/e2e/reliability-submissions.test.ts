@@ -219,7 +219,7 @@ describe('L2 endpoints (no dedupId): never sent again once the body may have bee
 
   row('action prove: answer lost: the step fails with the ambiguity, no query-id output, one POST', async () => {
     await fault({ method: 'POST', path: L2_PIE, kind: 'drop-after' })
-    const { run } = await import('../../src/action/main.ts')
+    const { run } = await import('../../src/action/actions/main.ts')
     const io = fakeIO({ pie: FIXTURE_PIE, 'api-key': KEY, 'base-url': emulator.url }, { env: { GITHUB_WORKSPACE: REPO_ROOT } })
     await run(io)
     expect(io.failed).toMatch(/may or may not have reached the proving service; it was not sent again/)

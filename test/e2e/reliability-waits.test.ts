@@ -134,7 +134,7 @@ describe('an emulator restart during a wait: the wait carries on and finishes', 
     await withEmulator({ stateDir: await dirFor('action-wait'), timing: { receivedMs: 500, stepMs: 500 } }, async (emulator) => {
       const id = await submitFixturePie(emulator)
       const restarted = restartLater(emulator, 400, 1_000)
-      const { run } = await import('../../src/action/wait.ts')
+      const { run } = await import('../../src/action/actions/wait.ts')
       const io = fakeIO({ 'query-id': id, 'api-key': KEY, 'base-url': emulator.url }, { env: { GITHUB_WORKSPACE: REPO_ROOT } })
       await run(io)
       await restarted
@@ -196,7 +196,7 @@ describe('a query or task stuck in one step: a warning, then the overall timeout
   row('action wait (in-process) on a stuck query: timed out, query-id and status kept, resume snippet', async () => {
     await withEmulator({ timing: { receivedMs: 0, stepMs: HOUR } }, async (emulator) => {
       const id = await submitFixturePie(emulator)
-      const { run } = await import('../../src/action/wait.ts')
+      const { run } = await import('../../src/action/actions/wait.ts')
       const io = fakeIO({ 'query-id': id, 'api-key': KEY, 'base-url': emulator.url, 'timeout-minutes': '0.05' }, { env: { GITHUB_WORKSPACE: REPO_ROOT } })
       await run(io)
       expect(io.failed).toBe(`Timed out waiting for query ${id}. Resume with the wait sub-action: query-id ${id}.`)

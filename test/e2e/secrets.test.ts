@@ -29,7 +29,7 @@ import { dpOutput, taskBody } from '../helpers/tasks.ts'
  * ever travels in a header, except on the two L2 endpoints, where the spec puts it in the query
  * string (`apiKey`, masked in every URL that is logged).
  *
- * The action runs from its sources through its one entry (src/action/entries/index.ts), with
+ * The action runs from its sources through its one entry (src/action/index.ts), with
  * the real @actions/core, as the bundle does.
  */
 
@@ -327,7 +327,7 @@ function runSourceAction(name: string, step: string, inputs: Record<string, stri
     for (const [input, value] of Object.entries(inputs)) env[inputVariable(input)] = value
   }
   for (const [key, value] of Object.entries(options.state ?? {})) env[`STATE_${key}`] = value
-  const entry = resolve(REPO_ROOT, 'src/action/entries/index.ts')
+  const entry = resolve(REPO_ROOT, 'src/action/index.ts')
   const script = `import(${JSON.stringify(entry)}).then((entry) => entry.runAction(${JSON.stringify(step)}))`
   const child = spawn(NODE, ['--input-type=module', '-e', script], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''

@@ -2,12 +2,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { type InputSpec, STORAGE_QUERY_INPUTS } from '../../src/action/inputs.ts'
-import { STORAGE_QUERY_OUTPUTS } from '../../src/action/outputs.ts'
-import { run } from '../../src/action/storage-query.ts'
+import { STORAGE_QUERY_INPUTS } from '../../src/action/steps/inputs.ts'
+import { STORAGE_QUERY_OUTPUTS } from '../../src/action/steps/outputs.ts'
+import { run } from '../../src/action/actions/storage-query.ts'
 import { readAction } from '../helpers/run-action.ts'
 import { KEY, startTestEmulator, type TestEmulator } from '../helpers/emulator.ts'
 import { RecordingIO } from '../helpers/recording-io.ts'
+import type { InputSpec } from '../../src/action/types.ts'
 
 /** The `storage-query/` sub-action: run() with a recording ActionIO against the emulator over real HTTP. */
 
@@ -116,8 +117,8 @@ describe('storage-query/action.yml', () => {
     for (const [input, spec] of Object.entries(STORAGE_QUERY_INPUTS) as [string, InputSpec][]) {
       const declared = action.inputs[input]!
       expect(declared.default, `default of ${input}`).toBe(spec.kind === 'default' ? spec.default : undefined)
-      expect(declared.required, `required of ${input}`).toBe(['query', 'storage-proof-url', 'api-key'].includes(input) ? 'true' : 'false')
-      if (declared.required !== 'true') expect(declared.description, input).toMatch(/omitted/)
+      expect(declared.required, `required of ${input}`).toBe(['query', 'storage-proof-url', 'api-key'].includes(input))
+      if (declared.required !== true) expect(declared.description, input).toMatch(/omitted/)
     }
   })
 

@@ -2,10 +2,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { run as runDecommit } from '../../src/action/decommit.ts'
-import { DECOMMIT_INPUTS, TASK_INPUTS } from '../../src/action/inputs.ts'
-import { TASK_OUTPUTS } from '../../src/action/outputs.ts'
-import { run as runTask } from '../../src/action/task.ts'
+import { run as runDecommit } from '../../src/action/actions/decommit.ts'
+import { DECOMMIT_INPUTS, TASK_INPUTS } from '../../src/action/steps/inputs.ts'
+import { TASK_OUTPUTS } from '../../src/action/steps/outputs.ts'
+import { run as runTask } from '../../src/action/actions/task.ts'
 import { errorAnnotations, leakedSecret, readAction, runAction } from '../helpers/run-action.ts'
 import { KEY, startTestEmulator, submitFixturePie, type TestEmulator } from '../helpers/emulator.ts'
 import { dpOutput, taskBody } from '../helpers/tasks.ts'
@@ -181,9 +181,9 @@ describe('action.yml', () => {
         const declared = action.inputs[name]!
         expect(declared.default, `default of ${name}`).toBe(spec.kind === 'default' ? spec.default : undefined)
         // As for the other sub-actions: the service inputs are declared required (the code names them when missing).
-        expect(declared.required, `required of ${name}`).toBe(spec.kind === 'required' || ['api-key', 'tasks-url'].includes(name) ? 'true' : 'false')
+        expect(declared.required, `required of ${name}`).toBe(spec.kind === 'required' || ['api-key', 'tasks-url'].includes(name))
         expect(declared.description!.length, name).toBeGreaterThan(20)
-        if (declared.required !== 'true') expect(declared.description, name).toMatch(/omitted/)
+        if (declared.required !== true) expect(declared.description, name).toMatch(/omitted/)
       }
       expect(action.runs).toMatchObject({ using: 'node24', main: `../dist/${folder}/index.js` })
       expect(action.yaml.branding).toMatchObject({ icon: expect.any(String), color: expect.any(String) })
@@ -220,7 +220,7 @@ describe('the committed bundles, run as the runner runs them', () => {
 
 describe('decommitAfterProof (for the root action’s decommit-destination-chain-id)', () => {
   it('decommits a DONE query; outputs under names that leave the query’s `status` alone', async () => {
-    const { decommitAfterProof } = await import('../../src/action/decommit.ts')
+    const { decommitAfterProof } = await import('../../src/action/actions/decommit.ts')
     const provingQueryId = await submitFixturePie(emulator)
     const io = new RecordingIO({})
     const passed = await decommitAfterProof(io, {
@@ -240,7 +240,7 @@ describe('decommitAfterProof (for the root action’s decommit-destination-chain
   })
 
   it('a failure fails the step and resolves false', async () => {
-    const { decommitAfterProof } = await import('../../src/action/decommit.ts')
+    const { decommitAfterProof } = await import('../../src/action/actions/decommit.ts')
     const provingQueryId = await submitFixturePie(emulator)
     await emulator.control('POST', '/next-task', { outcome: 'fail', error: 'reverted' })
     const io = new RecordingIO({})

@@ -1,5 +1,5 @@
-import type { ActionIO } from '../../src/action/io.ts'
 import { redact, SecretRedactor } from '../../src/core/redact.ts'
+import type { ActionIO } from '../../src/action/types.ts'
 
 /**
  * An ActionIO that records what a step would hand the runner, for tests that call an action's

@@ -6,92 +6,28 @@
  * GITHUB_WORKSPACE, and nothing else from this process's environment. The post step gets the
  * main step's state as `STATE_<name>`, as the runner passes it.
  *
- * Also a fake ActionIO for driving `run()` in-process, and a reader for the small YAML subset
- * the action.yml files use.
+ * The action.yml is read with the `yaml` package, a full YAML parser: a file the runner
+ * cannot load fails here too. Also a fake ActionIO for driving `run()` in-process.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import type { ActionIO } from '../../src/action/io.ts'
+import { parse } from 'yaml'
 import { NODE, REPO_ROOT } from './cli.ts'
+import type { ActionIO } from '../../src/action/types.ts'
 
 export { NODE, REPO_ROOT }
 export const FIXTURE_PIE = '../shared/fixtures/pie/fib-cairo-vm-writer.zip'
 
 // --- action.yml ------------------------------------------------------------------------------
 
-export type YamlMap = { [key: string]: string | YamlMap }
-
-/**
- * Reads the YAML the action.yml files are written in: nested maps by indentation, plain or
- * quoted scalars, `>`/`>-` (folded) and `|`/`|-` (literal) block scalars, comments. Anything
- * else (lists, anchors, flow collections) is refused rather than misread.
- */
-export function parseYaml(text: string): YamlMap {
-  const lines = text.split(/\r?\n/)
-  const root: YamlMap = {}
-  const stack: { indent: number; map: YamlMap }[] = [{ indent: -1, map: root }]
-  for (let index = 0; index < lines.length; index++) {
-    const line = lines[index]!
-    if (/^\s*(#.*)?$/.test(line)) continue
-    const indent = line.length - line.trimStart().length
-    const match = /^(\s*)([A-Za-z0-9_.-]+):(?:\s+(.*?))?\s*$/.exec(line)
-    if (!match) throw new Error(`action.yml line ${index + 1}: not a "key: value" line: ${line}`)
-    while (stack.at(-1)!.indent >= indent) stack.pop()
-    const parent = stack.at(-1)!.map
-    const key = match[2]!
-    const rest = match[3] ?? ''
-    if (rest === '') {
-      const child: YamlMap = {}
-      parent[key] = child
-      stack.push({ indent, map: child })
-      continue
-    }
-    const block = /^([>|])([-+]?)$/.exec(rest)
-    if (block) {
-      const body: string[] = []
-      let blockIndent: number | undefined
-      while (index + 1 < lines.length) {
-        const next = lines[index + 1]!
-        const nextIndent = next.length - next.trimStart().length
-        if (next.trim() !== '' && nextIndent <= indent) break
-        index++
-        if (next.trim() === '') {
-          body.push('')
-          continue
-        }
-        blockIndent ??= nextIndent
-        body.push(next.slice(blockIndent))
-      }
-      while (body.length && body.at(-1) === '') body.pop()
-      const value =
-        block[1] === '|'
-          ? body.join('\n')
-          : body.reduce((text, part) => (part === '' ? `${text}\n` : text === '' || text.endsWith('\n') ? text + part : `${text} ${part}`), '')
-      parent[key] = block[2] === '-' ? value : `${value}\n`
-      continue
-    }
-    parent[key] = scalar(rest, index + 1)
-  }
-  return root
-}
-
-function scalar(text: string, line: number): string {
-  if (text.startsWith("'")) {
-    if (!/^'(?:[^']|'')*'$/.test(text)) throw new Error(`action.yml line ${line}: unterminated quote`)
-    return text.slice(1, -1).replace(/''/g, "'")
-  }
-  if (text.startsWith('"')) return JSON.parse(text) as string
-  if (/^[[{&*!|>]/.test(text)) throw new Error(`action.yml line ${line}: unsupported YAML: ${text}`)
-  return text.replace(/\s+#.*$/, '')
-}
-
 export type ActionDefinition = {
   dir: string
   file: string
-  yaml: YamlMap
-  inputs: Record<string, { description?: string; required?: string; default?: string }>
+  /** The whole file, as the `yaml` package (a full YAML 1.2 parser, like the runner's) reads it. */
+  yaml: Record<string, unknown> & { name?: string; description?: string; branding?: { icon?: string; color?: string } }
+  inputs: Record<string, { description?: string; required?: boolean; default?: string }>
   outputs: Record<string, { description?: string }>
   runs: { using?: string; main?: string; post?: string; 'post-if'?: string }
 }
@@ -100,12 +36,19 @@ export type ActionDefinition = {
 export function readAction(name: string): ActionDefinition {
   const dir = resolve(REPO_ROOT, name)
   const file = join(dir, 'action.yml')
-  const yaml = parseYaml(readFileSync(file, 'utf8'))
+  const yaml = parse(readFileSync(file, 'utf8')) as ActionDefinition['yaml']
+  // The runner passes every input as a string: `default: 120` is the input "120".
+  const inputs = Object.fromEntries(
+    Object.entries((yaml.inputs ?? {}) as Record<string, Record<string, unknown>>).map(([input, spec]) => [
+      input,
+      { ...spec, default: spec.default === undefined || spec.default === null ? undefined : String(spec.default) },
+    ]),
+  ) as ActionDefinition['inputs']
   return {
     dir,
     file,
     yaml,
-    inputs: (yaml.inputs ?? {}) as ActionDefinition['inputs'],
+    inputs,
     outputs: (yaml.outputs ?? {}) as ActionDefinition['outputs'],
     runs: (yaml.runs ?? {}) as ActionDefinition['runs'],
   }

@@ -1,7 +1,8 @@
 import { InvalidInputError } from '../../core/errors.ts'
-import { type CommandSpec, parseInteger, SERVICE_OPTIONS, stringValue } from '../context.ts'
+import { type CommandContext, type CommandSpec, parseInteger, SERVICE_OPTIONS, stringValue } from '../context.ts'
+import { formatDuration } from '../../core/poll.ts'
 import { EXIT } from '../exit-codes.ts'
-import { provingClientFrom } from '../services.ts'
+import { provingClientFrom, timeoutFrom } from '../services.ts'
 import type { BucketRecord } from '../../schemas/proving.ts'
 
 function describeBucket(bucket: BucketRecord): string {
@@ -56,15 +57,75 @@ export const bucketCreate: CommandSpec = {
 export const bucketClose: CommandSpec = {
   path: ['bucket', 'close'],
   args: '<bucket-id>',
-  summary: 'Close a bucket: finalize its queries and start aggregated verification (idempotent).',
+  summary: 'Close a bucket: finalize its queries and start aggregated verification (idempotent); --wait gates on every query.',
+  details: [
+    'With --wait: waits for the bucket to end, then gates on every query in it (DONE, fact not mocked unless',
+    '--allow-mocked-fact, program hash when --expected-program-hash); with --pie (repeatable, globs allowed)',
+    'each query\'s facts must fit one of the PIEs, and every PIE must have its query. Prints a per-query table',
+    '(with --json: { provingBucket, status, ok, queries, refusals }); exit 0 when all holds, 1 otherwise.',
+  ],
   positionals: { min: 1, max: 1 },
-  options: { ...SERVICE_OPTIONS },
-  async run(context) {
-    const client = provingClientFrom(context, { needsKey: true })
-    const bucket = await client.closeBucket(context.positionals[0]!, { signal: context.signal })
-    context.print(describeBucket(bucket), { provingBucket: bucket })
-    return EXIT.ok
+  options: {
+    ...SERVICE_OPTIONS,
+    wait: { type: 'boolean', description: 'Wait for the bucket to end, then gate on every query in it.' },
+    timeout: { type: 'string', valueName: '<duration>', description: 'With --wait: give up after this long (90s, 30m, 2h).', default: '2h' },
+    pie: { type: 'string', multiple: true, valueName: '<pie>', description: 'With --wait: a PIE proved into the bucket, to check facts against (repeatable; globs).' },
+    'allow-mocked-fact': { type: 'boolean', description: 'With --wait: let queries with a mocked fact pass.' },
+    'expected-program-hash': { type: 'string', valueName: '<0x...>', description: 'With --wait: the program hash every query must have.' },
   },
+  async run(context) {
+    const pieArgs = (context.values.pie as string[] | undefined) ?? []
+    if (!context.values.wait) {
+      for (const flag of ['pie', 'allow-mocked-fact', 'expected-program-hash']) {
+        if (context.values[flag] !== undefined) throw new InvalidInputError(`--${flag} is for the gate of --wait: add --wait.`, { input: `--${flag}` })
+      }
+    }
+    const timeoutMs = timeoutFrom(context)
+    const pies = pieArgs.length ? await inspectGivenPies(context, pieArgs) : undefined
+    const client = provingClientFrom(context, { needsKey: true })
+    const id = context.positionals[0]!
+    const bucket = await client.closeBucket(id, { signal: context.signal })
+    if (!context.values.wait) {
+      context.print(describeBucket(bucket), { provingBucket: bucket })
+      return EXIT.ok
+    }
+    context.progress(`Closed bucket ${bucket.id} (${bucket.leaves ?? '?'} queries); waiting for it to end.`)
+    const { bucketTable, judgeBucket, waitForBucket } = await import('../../pipeline/bucket.ts')
+    const details = await waitForBucket(client, bucket.id, {
+      timeoutMs,
+      signal: context.signal,
+      onProgress: (progress) =>
+        context.progress(`[${formatDuration(progress.elapsedMs).padStart(6)}] bucket ${progress.bucketId}  ${progress.status}  ${progress.leaves} queries`),
+    })
+    const verdict = await judgeBucket(client, details, {
+      allowMockedFact: context.values['allow-mocked-fact'] === true,
+      expectedProgramHash: stringValue(context, 'expected-program-hash')?.trim() || undefined,
+      pies,
+      signal: context.signal,
+    })
+    const human = [
+      describeBucket(details.bucket),
+      '',
+      bucketTable(verdict.rows, 'text'),
+      '',
+      verdict.ok ? `Gate passed: all ${verdict.rows.length} queries are DONE${pies ? ' and their facts match the PIEs' : ''}.` : `Gate refused:\n${verdict.refusals.map((line) => `  - ${line}`).join('\n')}`,
+    ].join('\n')
+    context.print(human, { provingBucket: details.bucket, status: verdict.status, ok: verdict.ok, queries: verdict.rows, refusals: verdict.refusals })
+    return verdict.ok ? EXIT.ok : EXIT.remoteFailure
+  },
+}
+
+/** Packs/validates/inspects the PIEs given to the gate, before anything is closed. */
+async function inspectGivenPies(context: CommandContext, args: string[]) {
+  const { expandPieArguments } = await import('../pie-list.ts')
+  const { preparePieForUpload } = await import('../pie-steps.ts')
+  const pies = []
+  for (const path of await expandPieArguments(args, '--pie')) {
+    const prepared = await preparePieForUpload(context, path, { inspect: true, quiet: true })
+    await prepared.cleanup()
+    pies.push({ path, inspection: prepared.inspection! })
+  }
+  return pies
 }
 
 export const bucketGet: CommandSpec = {

@@ -2,7 +2,7 @@ import { TASK_STAGES, type TaskStage, type TaskStatus } from '../../schemas/task
 
 /**
  * Where a task stands, computed from when its run started and the timing it started with, on
- * every read (as for proving queries, see ../lifecycle.ts): nothing is scheduled, so a
+ * every read (as for proving queries, see ../proving/lifecycle.ts): nothing is scheduled, so a
  * simulated clock jumping ahead or an emulator restarted from its state file simply computes a
  * later position.
  *

@@ -2,10 +2,10 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { stepEntry } from '../../../scripts/build-dist.ts'
-import { ACTION_INPUTS } from '../../../src/action/inputs.ts'
+import { ACTION_INPUTS } from '../../../src/action/steps/inputs.ts'
 import { ACTION_NAMES, type ActionName } from '../../../src/action/names.ts'
-import { ACTION_OUTPUTS } from '../../../src/action/outputs.ts'
-import { parseYaml, readAction, REPO_ROOT } from '../../helpers/run-action.ts'
+import { ACTION_OUTPUTS } from '../../../src/action/steps/outputs.ts'
+import { readAction, REPO_ROOT } from '../../helpers/run-action.ts'
 
 /**
  * Inputs the code declares optional but a sub-action's cross-check requires (each action.yml
@@ -24,7 +24,7 @@ describe.each(Object.keys(ACTION_INPUTS))('action.yml of %j', (name) => {
     for (const [input, spec] of Object.entries(inputs)) {
       const declared = action.inputs[input]!
       expect(declared.default, `default of ${input}`).toBe(spec.kind === 'default' ? spec.default : undefined)
-      expect(declared.required, `required of ${input}`).toBe(spec.kind === 'required' || (name !== '' && REQUIRED_BY_CROSS_CHECK.includes(input)) ? 'true' : 'false')
+      expect(declared.required === true, `required of ${input}`).toBe(spec.kind === 'required' || (name !== '' && REQUIRED_BY_CROSS_CHECK.includes(input)))
     }
   })
 
@@ -35,7 +35,7 @@ describe.each(Object.keys(ACTION_INPUTS))('action.yml of %j', (name) => {
   it('describes every input and output, and what an omitted input means', () => {
     for (const [input, spec] of Object.entries(action.inputs)) {
       expect(spec.description?.length, input).toBeGreaterThan(20)
-      if (spec.required !== 'true') expect(spec.description, input).toMatch(/omitted|Required|unless/)
+      if (spec.required !== true) expect(spec.description, input).toMatch(/omitted|Required|unless/)
     }
     for (const [output, spec] of Object.entries(action.outputs)) expect(spec.description?.length, output).toBeGreaterThan(10)
   })
@@ -72,34 +72,5 @@ describe('the registries', () => {
       return [runs.main, runs.post].filter((script) => script !== undefined)
     })
     for (const step of ACTION_NAMES) expect(scripts.some((script) => script.endsWith(`dist/${step}/index.js`)), step).toBe(true)
-  })
-})
-
-describe('parseYaml', () => {
-  it('reads nested maps, quoted and plain scalars, folded and literal blocks', () => {
-    const yaml = parseYaml(
-      [
-        '# comment',
-        "name: 'it''s'",
-        'inputs:',
-        '  a:',
-        '    description: >-',
-        '      one',
-        '      two',
-        '',
-        '      three',
-        "    default: 'false'",
-        '  b:',
-        '    description: |',
-        '      x',
-        '      y',
-        'plain: hello # trailing',
-      ].join('\n'),
-    )
-    expect(yaml).toEqual({
-      name: "it's",
-      inputs: { a: { description: 'one two\nthree', default: 'false' }, b: { description: 'x\ny\n' } },
-      plain: 'hello',
-    })
   })
 })

@@ -1,0 +1,50 @@
+/**
+ * The post step of the root and `wait` actions. The main step reports for itself, cancellation
+ * included; this one only speaks when the main step was stopped before it could (killed after
+ * the runner's grace period, out of memory, ...): the query id it saved is then the one thing a
+ * person needs to pick the query up again.
+ */
+import { writeSummary } from '../steps/io.ts'
+import { STATE } from '../steps/state.ts'
+import { renderSummary, resumeSnippet, runUrl } from '../steps/summary.ts'
+import type { ActionIO } from '../types.ts'
+
+export async function run(io: ActionIO): Promise<void> {
+  if (io.getState(STATE.reported) === 'true') {
+    io.debug('The main step wrote its own report; nothing to add.')
+    return
+  }
+  const action = io.getState(STATE.action)
+  if (!action) {
+    io.debug('The main step saved no state (it did not start); nothing to report.')
+    return
+  }
+  const queryId = io.getState(STATE.queryId)
+  const emulated = io.getState(STATE.emulated) === 'true'
+  const baseUrl = io.getState(STATE.baseUrl) || undefined
+  const minutes = Number(io.getState(STATE.timeoutMinutes)) || undefined
+  if (queryId) {
+    io.warning(
+      emulated
+        ? `The ${action} step stopped before reporting; query ${queryId} ran on the emulator inside it and is gone.`
+        : `The ${action} step stopped before reporting; query ${queryId} may still be running. Resume with the wait sub-action: query-id ${queryId}.`,
+    )
+  } else {
+    io.warning(`The ${action} step stopped before reporting, and before the service returned a query id.`)
+  }
+  const markdown = renderSummary({
+    action,
+    outcome: 'cancelled',
+    headline: queryId
+      ? `The step stopped before it could report (cancelled or killed). Query ${queryId} had been submitted.`
+      : 'The step stopped before it could report (cancelled or killed), before the service returned a query id.',
+    rows: [['Query', { code: queryId || undefined }]],
+    nextSteps: queryId
+      ? [emulated ? 'The query ran on the emulator inside the step: re-run the step.' : `Follow it with the \`wait\` sub-action and \`query-id: ${queryId}\` (below).`]
+      : ['If the upload had started, a query may still have been created: check the service\'s list of queries before proving again.'],
+    snippet: queryId && !emulated ? { caption: 'To pick the query up again:', yaml: resumeSnippet(io.env, queryId, minutes, baseUrl) } : undefined,
+    runUrl: runUrl(io.env),
+    emulated,
+  })
+  await writeSummary(io, markdown)
+}

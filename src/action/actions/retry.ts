@@ -1,0 +1,57 @@
+/**
+ * `retry/`: sends a FAILED, retriable query back to the service (at most 3 times per query),
+ * then (by default) waits for it again. The gate here is DONE or not; follow with the `wait`
+ * sub-action for `expected-program-hash` and `allow-mocked-fact`.
+ */
+import { evaluateGate } from '../../pipeline/gate.ts'
+import { parseInputs, requireService, RETRY_INPUTS } from '../steps/inputs.ts'
+import { loggerFor } from '../steps/io.ts'
+import { loadClient } from '../steps/lazy.ts'
+import { QueryStep } from '../steps/query-step.ts'
+import type { ActionIO, RunOptions } from '../types.ts'
+
+export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
+  const signal = options.signal ?? new AbortController().signal
+  io.setSecret(io.getInput('api-key'))
+  let inputs
+  try {
+    inputs = parseInputs(io, RETRY_INPUTS, requireService)
+  } catch (error) {
+    await new QueryStep(io, { action: 'Retry', signal, emulated: false }).fail(error)
+    return
+  }
+  const step = new QueryStep(io, {
+    action: 'Retry',
+    signal,
+    emulated: false,
+    baseUrl: inputs['base-url'],
+    timeoutMinutes: inputs['timeout-minutes'],
+  })
+  const queryId = inputs['query-id']
+  try {
+    const services = await loadClient()
+    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io) })
+    step.queryId = queryId
+    step.outputs.set({ 'query-id': queryId })
+    const retried = await client.retryQuery(queryId, { signal })
+    const record = retried.provingQuery
+    step.outputs.set({ status: record.status, 'retry-count': String(record.retryCount) })
+    step.extraRows.push(['Retries used', `${record.retryCount} of 3`])
+    io.info(`${retried.message}: query ${queryId} is ${record.status} again (retry ${record.retryCount} of 3).`)
+    step.facts = { kind: 'skipped', reason: 'the `retry` sub-action has no PIE to compare with' }
+    if (!inputs.wait) {
+      step.record = { ...record, client: null } as never
+      await step.report({
+        outcome: 'submitted',
+        headline: `Query ${queryId} was sent back to the service (retry ${record.retryCount} of 3); not waiting for it (\`wait: false\`).`,
+        nextSteps: ['Follow the query with the `wait` sub-action and its `query-id`.'],
+      })
+      return
+    }
+    const result = await step.wait(client, queryId, inputs['timeout-minutes'] * 60_000)
+    const refusals = evaluateGate(result.provingQuery, undefined, { allowMockedFact: true })
+    await step.finishGate(refusals, `Query ${queryId} is DONE after retry ${record.retryCount} of 3.`)
+  } catch (error) {
+    await step.fail(error)
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * `wait/`: follows a query submitted earlier (by the root action with `wait: false`, by another
+ * job, or before a cancellation) to DONE or FAILED and applies the root's gate. Given `pie` (the
+ * PIE that was submitted), the facts the service reports are checked locally against it as the
+ * root action does (`facts-verified`); without it they are not, while `expected-program-hash`
+ * and `allow-mocked-fact` still are.
+ */
+import { evaluateGate } from '../../pipeline/gate.ts'
+import type { PreparedPie } from '../../pipeline/prove.ts'
+import type { FactCheckResult } from '../../pie/index.ts'
+import { parseInputs, requireService, WAIT_INPUTS } from '../steps/inputs.ts'
+import { loggerFor } from '../steps/io.ts'
+import { loadClient } from '../steps/lazy.ts'
+import { checkFactsForStep, preparePieForStep } from '../steps/pie-step.ts'
+import { QueryStep } from '../steps/query-step.ts'
+import type { ActionIO, RunOptions } from '../types.ts'
+
+export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
+  const signal = options.signal ?? new AbortController().signal
+  io.setSecret(io.getInput('api-key'))
+  let inputs
+  try {
+    inputs = parseInputs(io, WAIT_INPUTS, requireService)
+  } catch (error) {
+    await new QueryStep(io, { action: 'Wait', signal, emulated: false }).fail(error)
+    return
+  }
+  const step = new QueryStep(io, {
+    action: 'Wait',
+    signal,
+    emulated: false,
+    baseUrl: inputs['base-url'],
+    timeoutMinutes: inputs['timeout-minutes'],
+  })
+  step.expectedProgramHash = inputs['expected-program-hash']
+  try {
+    // Before waiting: a PIE that cannot be read fails now, not after the query is done.
+    let pie: PreparedPie | undefined
+    if (inputs.pie) pie = await preparePieForStep(io, step, inputs.pie, { signal, inspect: true })
+    const services = await loadClient()
+    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io) })
+    const queryId = inputs['query-id']
+    const result = await step.wait(client, queryId, inputs['timeout-minutes'] * 60_000)
+    const record = result.provingQuery
+    let factCheck: FactCheckResult | undefined
+    if (pie && record.status === 'DONE') {
+      factCheck = await checkFactsForStep(io, step, record, pie)
+    } else {
+      step.facts = { kind: 'skipped', reason: pie ? `the query is ${record.status}` : 'no `pie` was given to compare with' }
+    }
+    step.outputs.set({ 'facts-verified': String(factCheck?.ok === true) })
+    const refusals = evaluateGate(record, factCheck, {
+      allowMockedFact: inputs['allow-mocked-fact'],
+      expectedProgramHash: inputs['expected-program-hash'],
+    })
+    await step.finishGate(
+      refusals,
+      `Query ${queryId} is DONE${record.isFactMocked ? ' with a mocked fact (allowed)' : ''}${factCheck?.ok ? ', and the facts match the PIE' : ''}.`,
+    )
+  } catch (error) {
+    await step.fail(error)
+  }
+}

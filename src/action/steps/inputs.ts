@@ -1,0 +1,326 @@
+/**
+ * Action inputs: one declaration per action (the names are the contract of action.yml), parsed
+ * with zod, every problem reported at once and each naming its input, before anything is packed
+ * or sent. The runner applies action.yml's defaults; `run()` applies the same ones again so a
+ * test (or a runner that passes nothing) sees the documented behaviour. A unit test keeps these
+ * declarations and the action.yml files equal.
+ */
+import { z } from 'zod'
+import { InvalidInputError } from '../../core/errors.ts'
+import { LAYOUTS, MEMORY_VERIFICATIONS, STONE_VERSIONS } from '../../schemas/proving.ts'
+import { onchainCrossCheck, VERIFY_ONCHAIN_MODES } from './onchain-inputs.ts'
+import type { ActionIO, CrossCheck, DefaultedInput, InputSpecs, InputValues, OptionalInput, RequiredInput } from '../types.ts'
+
+export const required = <T>(schema: z.ZodType<T>, options: { secret?: boolean } = {}): RequiredInput<T> => ({
+  kind: 'required',
+  schema,
+  ...options,
+})
+export const optional = <T>(schema: z.ZodType<T>, options: { secret?: boolean } = {}): OptionalInput<T> => ({
+  kind: 'optional',
+  schema,
+  ...options,
+})
+export const withDefault = <T>(value: string, schema: z.ZodType<T>): DefaultedInput<T> => ({
+  kind: 'default',
+  default: value,
+  schema,
+})
+
+// --- Value schemas (messages read after the input's name: "`wait` must be ...") -----------
+
+/** The YAML 1.2 core booleans, as @actions/core's getBooleanInput accepts them. */
+const BOOLEAN_WORDS = ['true', 'True', 'TRUE', 'false', 'False', 'FALSE'] as const
+export const booleanValue = z
+  .enum(BOOLEAN_WORDS, { error: 'must be true or false' })
+  .transform((word) => word.toLowerCase() === 'true')
+
+const MAX_MINUTES = 7 * 24 * 60
+export const minutesValue = z
+  .string()
+  .regex(/^\d+(\.\d+)?$/, { error: 'must be a number of minutes, such as 30 or 0.5' })
+  .transform(Number)
+  .refine((minutes) => minutes > 0 && minutes <= MAX_MINUTES, {
+    error: `must be above 0 and at most ${MAX_MINUTES} (7 days)`,
+  })
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text)
+    return url.protocol === 'http:' || url.protocol === 'https:'
+  } catch {
+    return false
+  }
+}
+
+export const httpUrlValue = z
+  .string()
+  .refine(isHttpUrl, { error: 'must be an absolute http(s) URL, such as https://proving.example.com' })
+  .transform((text) => text.replace(/\/+$/, ''))
+
+/**
+ * The task schemas' rules (HEX_PATTERN, webhookUrl in ../../schemas/tasks.ts), repeated rather than
+ * imported so that parsing the inputs of an action without a task never loads the task
+ * schemas; the request body is checked again by those schemas before it is sent.
+ */
+export const hexValue = z.string().regex(/^0x[0-9a-fA-F]+$/, { error: 'must be 0x-prefixed hex, such as 0xaa36a7' })
+/** Kept as given (no trailing-slash trimming): the service calls exactly this URL. */
+export const webhookUrlValue = z.string().refine(isHttpUrl, {
+  error: 'must be an absolute http(s) URL, such as https://hooks.example.com/dp',
+})
+
+export const identifierValue = z
+  .string()
+  .max(256, { error: 'is longer than 256 characters; copy the identifier as the service returned it' })
+  .regex(/^[^\s/?#]+$/, { error: 'is not a valid identifier (no spaces, "/", "?" or "#"); copy it as the service returned it' })
+
+export const feltValue = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{1,64}$/, { error: 'must be a 0x-prefixed hexadecimal hash, such as 0x4f028ea2...' })
+
+export const pathValue = z.string().min(1, { error: 'must be a path' })
+
+export const nonEmptyValue = z.string().min(1, { error: 'must not be empty' })
+
+/** @actions/artifact refuses these characters in an artifact name. */
+export const artifactNameValue = z
+  .string()
+  .regex(/^[^":<>|*?\r\n\\/]+$/, { error: 'must not contain any of " : < > | * ? \\ / or a line break' })
+
+export const layoutValue = z.enum(LAYOUTS, { error: `must be one of ${LAYOUTS.join(', ')}` })
+export const stoneVersionValue = z.enum(STONE_VERSIONS, { error: `must be one of ${STONE_VERSIONS.join(', ')}` })
+export const memoryVerificationValue = z.enum(MEMORY_VERIFICATIONS, {
+  error: `must be one of ${MEMORY_VERIFICATIONS.join(', ')}`,
+})
+
+// --- The actions' inputs -------------------------------------------------------------------
+
+const service = {
+  'api-key': optional(nonEmptyValue, { secret: true }),
+  'base-url': optional(httpUrlValue),
+}
+
+export const MAIN_INPUTS = {
+  pie: required(pathValue),
+  ...service,
+  emulator: withDefault('false', booleanValue),
+  layout: withDefault('auto', layoutValue),
+  prover: withDefault('svc_sharp', nonEmptyValue),
+  'mock-fact-hash': withDefault('false', booleanValue),
+  wait: withDefault('true', booleanValue),
+  'timeout-minutes': withDefault('120', minutesValue),
+  'allow-mocked-fact': withDefault('false', booleanValue),
+  'expected-program-hash': optional(feltValue),
+  'verify-facts': withDefault('true', booleanValue),
+  'upload-artifacts': withDefault('false', booleanValue),
+  'artifact-name': withDefault('proof', artifactNameValue),
+  'verify-onchain': withDefault('none', z.enum(VERIFY_ONCHAIN_MODES, { error: `must be one of ${VERIFY_ONCHAIN_MODES.join(', ')}` })),
+  'ethereum-rpc-url': optional(httpUrlValue, { secret: true }),
+  'starknet-rpc-url': optional(httpUrlValue, { secret: true }),
+  'fact-registry': optional(nonEmptyValue),
+  'onchain-timeout-minutes': withDefault('30', minutesValue),
+  'decommit-destination-chain-id': optional(hexValue),
+  'tasks-url': optional(httpUrlValue),
+} satisfies InputSpecs
+
+export const PACK_INPUTS = {
+  'pie-dir': required(pathValue),
+  output: withDefault('pie.zip', pathValue),
+} satisfies InputSpecs
+
+export const WAIT_INPUTS = {
+  'query-id': required(identifierValue),
+  ...service,
+  'timeout-minutes': withDefault('120', minutesValue),
+  'allow-mocked-fact': withDefault('false', booleanValue),
+  'expected-program-hash': optional(feltValue),
+  pie: optional(pathValue),
+} satisfies InputSpecs
+
+export const VERIFY_PROOF_INPUTS = {
+  proof: required(pathValue),
+  'stone-version': withDefault('stone6', stoneVersionValue),
+  'memory-verification': withDefault('relaxed', memoryVerificationValue),
+  'mock-fact-hash': withDefault('false', booleanValue),
+  wait: withDefault('true', booleanValue),
+  'timeout-minutes': withDefault('120', minutesValue),
+  ...service,
+} satisfies InputSpecs
+
+export const RETRY_INPUTS = {
+  'query-id': required(identifierValue),
+  ...service,
+  wait: withDefault('true', booleanValue),
+  'timeout-minutes': withDefault('120', minutesValue),
+} satisfies InputSpecs
+
+export const BUCKET_CLOSE_INPUTS = {
+  'bucket-id': required(identifierValue),
+  ...service,
+} satisfies InputSpecs
+
+/** `tasks-url` and `api-key` are required by the task actions' cross-check (./task-step.ts). */
+export const TASK_INPUTS = {
+  task: required(nonEmptyValue),
+  'tasks-url': optional(httpUrlValue),
+  'api-key': optional(nonEmptyValue, { secret: true }),
+  wait: withDefault('true', booleanValue),
+  'timeout-minutes': withDefault('120', minutesValue),
+} satisfies InputSpecs
+
+export const DECOMMIT_INPUTS = {
+  'proving-query-id': required(identifierValue),
+  'destination-chain-id': required(hexValue),
+  'dp-output': optional(nonEmptyValue),
+  'program-hash': optional(hexValue),
+  'webhook-url': optional(webhookUrlValue),
+  'tasks-url': optional(httpUrlValue),
+  'api-key': optional(nonEmptyValue, { secret: true }),
+  wait: withDefault('true', booleanValue),
+  'timeout-minutes': withDefault('120', minutesValue),
+} satisfies InputSpecs
+
+/** `storage-proof-url` and `api-key` are required by the action's cross-check (../actions/storage-query.ts). */
+export const STORAGE_QUERY_INPUTS = {
+  query: required(nonEmptyValue),
+  'storage-proof-url': optional(httpUrlValue),
+  'api-key': optional(nonEmptyValue, { secret: true }),
+  wait: withDefault('true', booleanValue),
+  'timeout-minutes': withDefault('120', minutesValue),
+} satisfies InputSpecs
+
+/** `private-key` and `auth-url` are required by the action's cross-check (../actions/api-key.ts). */
+export const API_KEY_INPUTS = {
+  'private-key': optional(nonEmptyValue, { secret: true }),
+  'auth-url': optional(httpUrlValue),
+  'project-id': optional(nonEmptyValue),
+  'create-key': optional(nonEmptyValue),
+} satisfies InputSpecs
+
+/** Every action's inputs by the folder of its action.yml ('' is the root). */
+export const ACTION_INPUTS: Record<string, InputSpecs> = {
+  '': MAIN_INPUTS,
+  pack: PACK_INPUTS,
+  wait: WAIT_INPUTS,
+  'verify-proof': VERIFY_PROOF_INPUTS,
+  retry: RETRY_INPUTS,
+  'bucket-close': BUCKET_CLOSE_INPUTS,
+  task: TASK_INPUTS,
+  decommit: DECOMMIT_INPUTS,
+  'storage-query': STORAGE_QUERY_INPUTS,
+  'api-key': API_KEY_INPUTS,
+}
+
+// --- Parsing -------------------------------------------------------------------------------
+
+/** Every problem with the inputs, each naming its input; nothing was packed or sent. */
+export class InputProblemsError extends InvalidInputError {
+  override name = 'InputProblemsError'
+  readonly problems: readonly { input: string; message: string }[]
+  constructor(problems: readonly { input: string; message: string }[]) {
+    const lines = problems.map((problem) => problem.message)
+    super(
+      problems.length === 1
+        ? lines[0]!
+        : `${problems.length} inputs need fixing; nothing was packed or sent:\n${lines.map((line) => `- ${line}`).join('\n')}`,
+      { input: problems[0]?.input },
+    )
+    this.problems = problems
+  }
+}
+
+/**
+ * Reads and parses every input of `specs`; throws InputProblemsError listing all the problems
+ * found (field checks, then the cross-checks), in declaration order.
+ */
+export function parseInputs<S extends InputSpecs>(
+  io: Pick<ActionIO, 'getInput'>,
+  specs: S,
+  crossCheck?: CrossCheck<S>,
+): InputValues<S> {
+  const problems: { input: string; message: string }[] = []
+  const values: Record<string, unknown> = {}
+  const raw: Record<string, string> = {}
+  const failed = new Set<string>()
+  for (const [name, spec] of Object.entries(specs)) {
+    let text = io.getInput(name).trim()
+    if (text === '' && spec.kind === 'default') text = spec.default
+    raw[name] = text
+    if (text === '') {
+      if (spec.kind === 'required') {
+        problems.push({ input: name, message: `\`${name}\` is required and was not given.` })
+        failed.add(name)
+      }
+      continue
+    }
+    const result = spec.schema.safeParse(text)
+    if (result.success) {
+      values[name] = result.data
+    } else {
+      failed.add(name)
+      const message = result.error.issues[0]?.message ?? 'is not valid'
+      const shown = spec.secret ? '' : `; got ${JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text)}`
+      problems.push({ input: name, message: `\`${name}\` ${message}${shown}.` })
+    }
+  }
+  crossCheck?.({
+    values: values as Partial<InputValues<S>>,
+    raw: raw as Record<keyof S & string, string>,
+    parsed: (name) => !failed.has(name),
+    problem: (input, message) => problems.push({ input, message }),
+  })
+  if (problems.length) throw new InputProblemsError(problems)
+  return values as InputValues<S>
+}
+
+/**
+ * A sub-action has no emulator: it needs its secret (refused with how to pass it) and the
+ * address of its service.
+ */
+export function requireSecretAndUrl(secret: { input: string; message: string }, url: { input: string; service: string }): CrossCheck<InputSpecs> {
+  return ({ raw, problem }) => {
+    if (!raw[secret.input]) problem(secret.input, secret.message)
+    if (!raw[url.input]) problem(url.input, `\`${url.input}\` is required: the address of the ${url.service}.`)
+  }
+}
+
+/** `api-key` as the proving and storage-proof sub-actions ask for it. */
+export const API_KEY_SECRET = {
+  input: 'api-key',
+  message: '`api-key` is required: pass it from a secret, e.g. `api-key: ${{ secrets.PROVING_API_KEY }}`.',
+}
+
+/** `api-key` and `base-url` are required (the sub-actions have no emulator). */
+export const requireService: CrossCheck<typeof service> = requireSecretAndUrl(API_KEY_SECRET, { input: 'base-url', service: 'proving service' })
+
+/**
+ * The root: the service inputs are required unless the in-process emulator is used, and so is
+ * `tasks-url` when a decommitment follows the proof (the emulator serves the task service too).
+ */
+export const mainCrossCheck: CrossCheck<typeof MAIN_INPUTS> = (context) => {
+  onchainCrossCheck(context as never)
+  const { values, raw, parsed, problem } = context
+  if (!parsed('emulator')) return
+  if (values.emulator) {
+    if (raw['base-url']) {
+      problem('base-url', '`base-url` and `emulator: true` exclude each other: drop `base-url` to use the emulator, or drop `emulator`.')
+    }
+    if (raw['tasks-url']) {
+      problem('tasks-url', '`tasks-url` and `emulator: true` exclude each other: the emulator serves the task service itself; drop `tasks-url`.')
+    }
+    return
+  }
+  if (!raw['api-key']) {
+    problem(
+      'api-key',
+      '`api-key` is required unless `emulator` is true: pass it from a secret, e.g. `api-key: ${{ secrets.PROVING_API_KEY }}`.',
+    )
+  }
+  if (!raw['base-url']) problem('base-url', '`base-url` is required unless `emulator` is true: the address of the proving service.')
+  if (raw['decommit-destination-chain-id'] && !raw['tasks-url']) {
+    problem(
+      'tasks-url',
+      '`tasks-url` is required with `decommit-destination-chain-id` unless `emulator` is true: the address of the task service.',
+    )
+  }
+}

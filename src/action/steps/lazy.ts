@@ -1,0 +1,27 @@
+/**
+ * The heavy parts of the action load only on the paths that use them, so a step with a bad
+ * input fails in the time it takes to start Node and @actions/core: ncc turns every dynamic
+ * import into a chunk file of the one bundle (`dist/<id>.index.js`) that is read on first use.
+ *
+ * - ./client.ts: the proving service client (undici, the response schemas);
+ * - ../../pipeline/prove.ts and ../../pie/index.ts: the PIE toolkit;
+ * - ../../emulator/index.ts: only with `emulator: true`;
+ * - ./artifacts.ts (@actions/artifact): only with `upload-artifacts: true`;
+ * - ../../chain/index.ts (viem): only with `verify-onchain` (from ./onchain.ts);
+ * - ../actions/decommit.ts (the task client): only with `decommit-destination-chain-id`.
+ */
+type Client = typeof import('./client.ts')
+
+let client: Promise<Client> | undefined
+
+export function loadClient(): Promise<Client> {
+  client ??= import('./client.ts')
+  return client
+}
+
+/** Closes the client's keep-alive sockets, if it was loaded at all. */
+export async function closeClient(): Promise<void> {
+  if (!client) return
+  const loaded = await client
+  await loaded.closeConnections()
+}

@@ -1,0 +1,49 @@
+/**
+ * The root action's on-chain inputs as input parsing needs them: the modes of `verify-onchain`,
+ * the cross-check between them, and the masking of the RPC URLs. Kept apart from ./onchain.ts
+ * so parsing inputs (which every action does) never reaches the chain code: only the root
+ * action's on-chain path imports ./onchain.ts, and only it loads ../../chain/index.ts (and viem).
+ */
+import { urlSecrets } from '../../chain/rpc.ts'
+import type { ActionIO, CrossCheck, InputSpecs, InputValues } from '../types.ts'
+
+export const VERIFY_ONCHAIN_MODES = ['none', 'ethereum', 'starknet', 'both'] as const
+export type VerifyOnchainMode = (typeof VERIFY_ONCHAIN_MODES)[number]
+
+export const ONCHAIN_RPC_INPUTS = ['ethereum-rpc-url', 'starknet-rpc-url'] as const
+
+/** The inputs the on-chain check reads, as MAIN_INPUTS declares them. */
+export type OnchainInputs = {
+  'verify-onchain': VerifyOnchainMode
+  'ethereum-rpc-url'?: string | undefined
+  'starknet-rpc-url'?: string | undefined
+  'fact-registry'?: string | undefined
+  'onchain-timeout-minutes': number
+  emulator: boolean
+}
+
+/** RPC URLs carry provider keys: mask them (and their key-like parts) before anything prints. */
+export function registerOnchainSecrets(io: Pick<ActionIO, 'getInput' | 'setSecret'>): void {
+  for (const name of ONCHAIN_RPC_INPUTS) {
+    for (const secret of urlSecrets(io.getInput(name))) io.setSecret(secret)
+  }
+}
+
+type OnchainSpecs = InputSpecs & { [K in keyof OnchainInputs]: InputSpecs[string] }
+
+/** Each chain asked for needs its RPC; one `fact-registry` cannot serve two chains. */
+export const onchainCrossCheck: CrossCheck<OnchainSpecs> = ({ values, raw, parsed, problem }) => {
+  if (!parsed('verify-onchain')) return
+  const mode = (values as Partial<InputValues<OnchainSpecs>>)['verify-onchain'] as VerifyOnchainMode | undefined
+  if (!mode || mode === 'none') return
+  const emulator = raw.emulator === 'true' || raw.emulator === 'True' || raw.emulator === 'TRUE'
+  if ((mode === 'ethereum' || mode === 'both') && !raw['ethereum-rpc-url']) {
+    problem('ethereum-rpc-url', `\`ethereum-rpc-url\` is required with \`verify-onchain: ${mode}\`: pass it from a secret, e.g. \`\${{ secrets.SEPOLIA_RPC_URL }}\`.`)
+  }
+  if ((mode === 'starknet' || mode === 'both') && !raw['starknet-rpc-url'] && !emulator) {
+    problem('starknet-rpc-url', `\`starknet-rpc-url\` is required with \`verify-onchain: ${mode}\` (unless \`emulator\` is true): pass it from a secret.`)
+  }
+  if (mode === 'both' && raw['fact-registry']) {
+    problem('fact-registry', '`fact-registry` names one registry, and `verify-onchain: both` checks two chains: leave it out to use each network\'s known registry.')
+  }
+}

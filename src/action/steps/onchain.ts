@@ -1,0 +1,140 @@
+/**
+ * The root action's on-chain check (`verify-onchain`): once the query is DONE and the rest of
+ * the gate passed, the fact must be registered on chain, waited for up to
+ * `onchain-timeout-minutes` (a registration lands some minutes after DONE). Ethereum checks the
+ * SHARP fact in the fact registry, Starknet the Integrity fact in Integrity's FactRegistry;
+ * `both` waits for the two at once. Every way this ends is a gate refusal or a pass, never a
+ * throw (cancellation aside): an RPC that cannot be read fails the gate, with the reason.
+ *
+ * Imported by the root action only (its inputs live in ./onchain-inputs.ts); the chain code
+ * (and viem) is imported only when a check is asked for.
+ */
+import type { OnchainFactCheck } from '../../chain/types.ts'
+import { AbortedError, ProvingKitError, WaitTimeoutError } from '../../core/errors.ts'
+import { formatDuration } from '../../core/poll.ts'
+import type { GateRecord, GateRefusal } from '../../pipeline/gate.ts'
+import { loggerFor } from './io.ts'
+import type { OnchainInputs } from './onchain-inputs.ts'
+import type { QueryStep } from './query-step.ts'
+import type { ActionIO } from '../types.ts'
+
+type Chain = 'ethereum' | 'starknet'
+
+type ChainOutcome =
+  | { chain: Chain; status: 'registered'; check: OnchainFactCheck }
+  | { chain: Chain; status: 'timed-out'; check: OnchainFactCheck | undefined }
+  | { chain: Chain; status: 'error'; message: string }
+
+const LABEL: Record<Chain, string> = { ethereum: 'Ethereum', starknet: 'Starknet' }
+const FACT_NAME: Record<Chain, string> = { ethereum: 'SHARP fact', starknet: 'Integrity fact' }
+
+/**
+ * Checks the facts on chain when `verify-onchain` asks for it; sets `onchain-verified` and
+ * `onchain-details`, adds the summary row, and returns the refusals (none when registered).
+ */
+export async function verifyOnchain(
+  io: ActionIO,
+  step: QueryStep,
+  inputs: OnchainInputs,
+  record: GateRecord & { sharpFactHash?: string | null | undefined; integrityFactHash?: string | null | undefined },
+  refusedSoFar: readonly GateRefusal[],
+  options: { signal: AbortSignal; emulatorUrl?: string | undefined },
+): Promise<GateRefusal[]> {
+  const mode = inputs['verify-onchain']
+  const skip = (reason: string | undefined): GateRefusal[] => {
+    step.outputs.set({ 'onchain-verified': 'false', 'onchain-details': '[]' })
+    if (reason) step.extraRows.push(['On chain', `not checked: ${reason}`])
+    return []
+  }
+  if (mode === 'none') return skip(undefined)
+  if (record.status !== 'DONE') return skip(`the query is ${record.status}`)
+  if (refusedSoFar.length) return skip('the gate already refused the result')
+  if (record.isFactMocked === true) return skip('the fact is mocked, so nothing is registered on chain')
+
+  const chains: Chain[] = mode === 'both' ? ['ethereum', 'starknet'] : [mode]
+  const timeoutMs = inputs['onchain-timeout-minutes'] * 60_000
+  const logger = loggerFor(io)
+  const { checkFactOnEthereum, checkFactOnStarknet, waitForFactRegistration, describeWhere } = await import('../../chain/index.ts')
+
+  const checkOne = async (chain: Chain): Promise<ChainOutcome> => {
+    const fact = chain === 'ethereum' ? record.sharpFactHash : record.integrityFactHash
+    if (!fact) return { chain, status: 'error', message: `the service reported no ${FACT_NAME[chain]}, so none can be checked` }
+    const rpcUrl =
+      chain === 'ethereum'
+        ? inputs['ethereum-rpc-url']!
+        : (inputs['starknet-rpc-url'] ?? (options.emulatorUrl ? `${options.emulatorUrl}/starknet-rpc` : undefined))!
+    const common = { rpcUrl, fact, registry: inputs['fact-registry'], signal: options.signal, logger }
+    const check = (): Promise<OnchainFactCheck> => (chain === 'ethereum' ? checkFactOnEthereum(common) : checkFactOnStarknet(common))
+    try {
+      const result = await waitForFactRegistration(check, {
+        timeoutMs,
+        signal: options.signal,
+        logger,
+        onProgress: ({ elapsedMs, check: seen }) =>
+          io.info(
+            `[${formatDuration(elapsedMs).padStart(6)}] ${LABEL[chain]}: ${FACT_NAME[chain]} ${seen.fact} not registered yet on ${describeWhere(seen)} (block ${seen.blockNumber})${seen.chain === 'starknet' && seen.reason ? `: ${seen.reason}` : ''}`,
+          ),
+      })
+      io.info(`${LABEL[chain]}: ${FACT_NAME[chain]} ${result.fact} is registered on ${describeWhere(result)} (registry ${result.registry}, block ${result.blockNumber}).`)
+      return { chain, status: 'registered', check: result }
+    } catch (error) {
+      if (error instanceof AbortedError) throw error
+      if (error instanceof WaitTimeoutError) return { chain, status: 'timed-out', check: error.lastSeen as OnchainFactCheck | undefined }
+      const message = error instanceof ProvingKitError ? error.shortMessage : error instanceof Error ? error.message : String(error)
+      return { chain, status: 'error', message }
+    }
+  }
+
+  io.startGroup(`Checking the ${chains.map((chain) => FACT_NAME[chain]).join(' and ')} on chain (up to ${formatDuration(timeoutMs)})`)
+  let outcomes: ChainOutcome[]
+  try {
+    outcomes = await Promise.all(chains.map(checkOne))
+  } finally {
+    io.endGroup()
+  }
+
+  const verified = outcomes.every((outcome) => outcome.status === 'registered')
+  step.outputs.set({ 'onchain-verified': String(verified), 'onchain-details': JSON.stringify(outcomes.map(detail)) })
+  step.extraRows.push(['On chain', { markdown: outcomes.map((outcome) => summaryLine(outcome, timeoutMs, describeWhere)).join('<br>') }])
+  return outcomes.filter((outcome) => outcome.status !== 'registered').map((outcome) => refusal(outcome, timeoutMs, describeWhere))
+}
+
+/** `onchain-details`: one object per chain; the check as the library returns it. */
+function detail(outcome: ChainOutcome): Record<string, unknown> {
+  if (outcome.status === 'error') return { chain: outcome.chain, registered: false, error: outcome.message }
+  if (!outcome.check) return { chain: outcome.chain, registered: false, timedOut: true }
+  return { ...outcome.check, ...(outcome.status === 'timed-out' ? { timedOut: true } : {}) }
+}
+
+type Describe = (check: OnchainFactCheck) => string
+
+function where(check: OnchainFactCheck, describe: Describe): string {
+  return `${describe(check)}, registry \`${check.registry}\`, block ${check.blockNumber}`
+}
+
+function summaryLine(outcome: ChainOutcome, timeoutMs: number, describe: Describe): string {
+  const name = FACT_NAME[outcome.chain]
+  if (outcome.status === 'registered') return `✅ ${name} registered (${where(outcome.check, describe)})`
+  if (outcome.status === 'error') return `❌ ${LABEL[outcome.chain]}: ${escape(outcome.message)}`
+  const seen = outcome.check
+  return `❌ ${name} not registered within ${formatDuration(timeoutMs)}${seen ? ` (${where(seen, describe)})` : ''}`
+}
+
+function refusal(outcome: ChainOutcome, timeoutMs: number, describe: Describe): GateRefusal {
+  const name = FACT_NAME[outcome.chain]
+  if (outcome.status === 'error') {
+    return { kind: 'not-on-chain', message: `The ${name} could not be checked on ${LABEL[outcome.chain]}: ${outcome.message}` }
+  }
+  const seen = outcome.check
+  const reason = seen?.chain === 'starknet' && seen.reason ? ` (${seen.reason})` : ''
+  return {
+    kind: 'not-on-chain',
+    message: seen
+      ? `The ${name} ${seen.fact} is not registered on ${describe(seen)} (registry ${seen.registry}, last block ${seen.blockNumber}) after ${formatDuration(timeoutMs)}${reason}.`
+      : `The ${name} is not registered on ${LABEL[outcome.chain]} after ${formatDuration(timeoutMs)}.`,
+  }
+}
+
+function escape(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+}

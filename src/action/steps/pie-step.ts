@@ -1,0 +1,64 @@
+/**
+ * The PIE side of a query step, shared by the root action and `wait/` (given `pie`): prepare
+ * the pie.zip (a directory is packed into RUNNER_TEMP, then the zip is validated and, for the
+ * fact check, inspected) and set its outputs; after DONE, check the facts the service reports
+ * against what the PIE gives. The PIE toolkit loads here, on first use.
+ */
+import { randomUUID } from 'node:crypto'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import type { FactCheckResult, QueryFacts } from '../../pie/index.ts'
+import type { PreparedPie } from '../../pipeline/prove.ts'
+import type { QueryStep } from './query-step.ts'
+import type { ActionIO } from '../types.ts'
+
+/** Packs (a directory), validates and, with `inspect`, inspects the PIE; sets `pie-zip`, `pie-sha256` and the local `program-hash`. */
+export async function preparePieForStep(
+  io: ActionIO,
+  step: QueryStep,
+  path: string,
+  options: { signal: AbortSignal; inspect: boolean },
+): Promise<PreparedPie> {
+  const { preparePie } = await import('../../pipeline/prove.ts')
+  io.startGroup('Preparing the PIE')
+  let pie: PreparedPie
+  try {
+    pie = await preparePie(resolve(io.env.GITHUB_WORKSPACE || process.cwd(), path), {
+      inputName: 'pie',
+      signal: options.signal,
+      onProgress: (line) => io.info(line),
+      // Kept after the step (the runner empties RUNNER_TEMP after the job): `pie-zip` stays usable.
+      packDir: join(io.env.RUNNER_TEMP || tmpdir(), 'proving-kit', randomUUID()),
+      inspect: options.inspect,
+    })
+  } finally {
+    io.endGroup()
+  }
+  step.pie = { zipPath: pie.zipPath, sha256: pie.sha256 }
+  step.outputs.set({ 'pie-zip': pie.zipPath, 'pie-sha256': pie.sha256 })
+  if (pie.inspection) {
+    step.localProgramHash = pie.inspection.programHash
+    step.outputs.set({ 'program-hash': pie.inspection.programHash })
+  }
+  return pie
+}
+
+/** After DONE: the service's program hash and facts against the PIE's, logged and noted for the summary. */
+export async function checkFactsForStep(
+  io: ActionIO,
+  step: QueryStep,
+  record: QueryFacts,
+  pie: Pick<PreparedPie, 'zipPath' | 'inspection'>,
+): Promise<FactCheckResult> {
+  const { checkFacts } = await import('../../pipeline/prove.ts')
+  const result = await checkFacts(record, pie)
+  step.facts = { kind: 'checked', result }
+  if (result.ok) {
+    io.info(`Facts checked locally: ${result.checked.join(', ') || 'nothing reported'} equal what the PIE gives.`)
+  } else {
+    for (const mismatch of result.mismatches) {
+      io.error(`${mismatch.field} differs: the service says ${mismatch.actual}, the PIE gives ${mismatch.expected}.`)
+    }
+  }
+  return result
+}

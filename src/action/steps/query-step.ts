@@ -1,0 +1,311 @@
+/**
+ * What every action that submits or follows a proving query shares: outputs set as soon as
+ * their value is known, one log line per status or step change inside a group, state for the
+ * post step, and the closing report (job summary plus the failure message) that says what
+ * failed and what to do, whichever way the step ends.
+ */
+import type { QueryProgress, QueryResult, ProvingClient } from '../../clients/proving.ts'
+import { AbortedError, InvalidPieError, WaitTimeoutError } from '../../core/errors.ts'
+import { formatDuration } from '../../core/poll.ts'
+import type { QueryRecordL } from '../../schemas/proving.ts'
+import type { FactCheckResult } from '../../pie/index.ts'
+import type { GateRefusal } from '../../pipeline/gate.ts'
+import { describeServiceFailure, type ServiceText, type Submitted } from './failure.ts'
+import { InputProblemsError } from './inputs.ts'
+import { writeSummary } from './io.ts'
+import { OutputWriter, queryOutputs } from './outputs.ts'
+import { STATE } from './state.ts'
+import { renderSummary, resumeSnippet, runUrl, yesNo, type Ending, type SummaryLink, type SummaryModel, type SummaryValue } from './summary.ts'
+import type { ActionIO } from '../types.ts'
+
+export { STATE }
+
+export type FactsNote =
+  | { kind: 'checked'; result: FactCheckResult }
+  | { kind: 'skipped'; reason: string }
+
+export type QueryStepOptions = {
+  /** The step's name in the summary title: "Prove", "Wait", ... */
+  action: string
+  /** 'other': an action without the query outputs (pack, bucket-close): only `extraRows` are shown. */
+  kind?: 'query' | 'other'
+  signal: AbortSignal
+  emulated?: boolean
+  baseUrl?: string | undefined
+  timeoutMinutes?: number | undefined
+  now?: () => number
+}
+
+export class QueryStep {
+  readonly io: ActionIO
+  readonly outputs: OutputWriter
+  readonly options: QueryStepOptions
+  readonly started: number
+  queryId: string | undefined
+  /** The last record seen (progress, final result or a timeout's last state). */
+  record: QueryRecordL | undefined
+  metadataUrls: string[] = []
+  pie: { zipPath: string; sha256: string } | undefined
+  localProgramHash: string | undefined
+  facts: FactsNote | undefined
+  expectedProgramHash: string | undefined
+  artifacts: SummaryLink[] = []
+  artifactNote: string | undefined
+  extraRows: [string, SummaryValue][] = []
+
+  constructor(io: ActionIO, options: QueryStepOptions) {
+    this.io = io
+    this.options = options
+    this.outputs = new OutputWriter(io)
+    this.started = (options.now ?? Date.now)()
+    io.saveState(STATE.action, options.action)
+    if (options.emulated !== undefined) {
+      this.outputs.set({ emulated: String(options.emulated) })
+      io.saveState(STATE.emulated, String(options.emulated))
+    }
+    if (options.baseUrl) io.saveState(STATE.baseUrl, options.baseUrl)
+    if (options.timeoutMinutes !== undefined) io.saveState(STATE.timeoutMinutes, String(options.timeoutMinutes))
+  }
+
+  /** The query id, the moment the service returns it. */
+  submitted(queryId: string): void {
+    this.queryId = queryId
+    this.outputs.set({ 'query-id': queryId })
+    this.io.saveState(STATE.queryId, queryId)
+    this.io.info(`Submitted: query ${queryId}`)
+  }
+
+  /** Follows a query to DONE or FAILED: one line per change, in a group; outputs kept current. */
+  async wait(client: ProvingClient, queryId: string, timeoutMs: number): Promise<QueryResult> {
+    if (!this.queryId) {
+      this.queryId = queryId
+      this.outputs.set({ 'query-id': queryId })
+      this.io.saveState(STATE.queryId, queryId)
+    }
+    this.io.startGroup(`Waiting for query ${queryId} (up to ${formatDuration(timeoutMs)})`)
+    try {
+      const result = await client.waitForQuery(queryId, {
+        timeoutMs,
+        signal: this.options.signal,
+        // The client itself warns when a step lasts far longer than expected.
+        onProgress: (progress) => this.#progress(progress),
+      })
+      this.result(result)
+      return result
+    } catch (error) {
+      if (error instanceof WaitTimeoutError && isRecord(error.lastSeen)) this.#seen(error.lastSeen)
+      throw error
+    } finally {
+      this.io.endGroup()
+    }
+  }
+
+  #progress(progress: QueryProgress): void {
+    const step = progress.step ? `  step ${progress.step}` : ''
+    this.io.info(`[${formatDuration(progress.elapsedMs).padStart(6)}] ${progress.status}${step}`)
+    this.#seen(progress.record)
+  }
+
+  #seen(record: QueryRecordL): void {
+    this.record = record
+    this.outputs.set({ status: record.status, step: record.step ?? undefined })
+  }
+
+  /** A final (or read) record: every output the record gives. */
+  result(result: QueryResult): void {
+    this.record = result.provingQuery
+    this.metadataUrls = result.metadataUrls
+    this.outputs.set(queryOutputs(result))
+  }
+
+  rows(): [string, SummaryValue][] {
+    if (this.options.kind === 'other') return this.extraRows
+    const record = this.record
+    const statusText = record ? `${record.status}${record.step ? ` (step ${record.step})` : ''}` : undefined
+    const facts = this.facts
+    const factsText =
+      facts === undefined
+        ? undefined
+        : facts.kind === 'skipped'
+          ? `not checked: ${facts.reason}`
+          : facts.result.ok
+            ? `yes: ${facts.result.checked.join(', ') || 'nothing reported'} equal what the PIE gives${facts.result.programHashVariant ? ` (${facts.result.programHashVariant} program hash)` : ''}`
+            : `MISMATCH: ${facts.result.mismatches.map((mismatch) => mismatch.field).join(', ')}`
+    const mocked = record?.isFactMocked
+    return [
+      ['Query', { code: this.queryId }],
+      ['Status', statusText],
+      ['Error reason', record?.errorReason ?? undefined],
+      ['Program hash', { code: record?.programHash ?? this.localProgramHash }],
+      ['Expected program hash', this.expectedProgramHash ? { code: this.expectedProgramHash } : undefined],
+      ['SHARP fact', { code: record?.sharpFactHash ?? undefined }],
+      ['Integrity fact', { code: record?.integrityFactHash ?? undefined }],
+      ['Fact mocked', mocked === true ? 'YES: nothing was verified on chain' : yesNo(mocked)],
+      ['Facts checked locally', factsText],
+      ['Duration', this.queryId || this.pie ? formatDuration((this.options.now ?? Date.now)() - this.started) : undefined],
+      ['PIE', this.pie ? { markdown: `\`${this.pie.zipPath}\`<br>sha256 \`${this.pie.sha256}\`` } : undefined],
+      ['Artifacts', this.artifacts.length ? { links: this.artifacts } : this.artifactNote],
+      ...this.extraRows,
+    ]
+  }
+
+  /** The step ends as the gate decided (refusals: failed; none: passed). */
+  async finishGate(refusals: GateRefusal[], passedHeadline: string): Promise<void> {
+    if (refusals.length === 0) {
+      await this.report({ outcome: 'passed', headline: passedHeadline })
+      return
+    }
+    const first = refusals[0]!
+    const nextSteps = refusals.map((refusal) => NEXT_STEP[refusal.kind])
+    await this.report({
+      outcome: 'failed',
+      headline: first.kind === 'failed' ? `Query ${this.queryId} FAILED on the service.` : 'The gate refused the result.',
+      problems: refusals.map((refusal) => refusal.message),
+      nextSteps: [...new Set(nextSteps)],
+      failure: refusals.length === 1 ? first.message : `${first.message} (and ${refusals.length - 1} more: see the job summary)`,
+    })
+  }
+
+  /** Any error: the outputs known so far, a summary saying what failed and what to do, failed. */
+  async fail(error: unknown): Promise<void> {
+    await this.report(describeFailure(error, this))
+  }
+
+  async report(end: Ending): Promise<void> {
+    if (this.options.kind !== 'other') {
+      if (end.failure) this.outputs.set({ 'error-reason': this.record?.errorReason ?? end.failure })
+      if (this.outputs.get('facts-verified') === undefined) {
+        this.outputs.set({ 'facts-verified': String(this.facts?.kind === 'checked' && this.facts.result.ok) })
+      }
+    }
+    const model: SummaryModel = {
+      action: this.options.action,
+      outcome: end.outcome,
+      headline: end.headline,
+      rows: this.rows(),
+      problems: end.problems,
+      nextSteps: end.nextSteps,
+      snippet: end.snippet,
+      runUrl: runUrl(this.io.env),
+      emulated: this.options.emulated,
+    }
+    await writeSummary(this.io, renderSummary(model))
+    this.io.saveState(STATE.reported, 'true')
+    if (end.failure) this.io.setFailed(end.failure)
+  }
+}
+
+const NEXT_STEP: Record<GateRefusal['kind'], string> = {
+  failed:
+    'Read the error reason above. If the service marks the query retriable, run the `retry` sub-action with its `query-id`; otherwise fix the PIE or the parameters and prove again.',
+  'not-done': 'Wait for the query to finish with the `wait` sub-action.',
+  'mocked-fact':
+    'A mocked fact proves nothing on chain. Prove with `mock-fact-hash: false` for a release, or set `allow-mocked-fact: true` where a mocked fact is enough (a dry run).',
+  'program-hash':
+    'Check that the PIE comes from the program you meant to release, and that `expected-program-hash` is that program\'s hash.',
+  'fact-mismatch':
+    'Do not rely on this result: what the service reports was not computed from this PIE. Check that the same pie.zip was submitted, and report it to the service operator.',
+  'not-on-chain':
+    'A registration can land some minutes after DONE: raise `onchain-timeout-minutes`, or check later with `proving fact check` (docs/onchain.md). If the RPC failed, check `ethereum-rpc-url` / `starknet-rpc-url` and `fact-registry`.',
+}
+
+function isRecord(value: unknown): value is QueryRecordL {
+  return typeof value === 'object' && value !== null && typeof (value as { status?: unknown }).status === 'string'
+}
+
+const PROVING_SERVICE: ServiceText = {
+  service: 'service',
+  urlInput: 'base-url',
+  notFound: 'is `base-url` the service it was created on?',
+  docs: 'docs/action.md',
+  ambiguous: {
+    headline: 'The submission may or may not have reached the proving service; it was not sent again, to avoid paying twice.',
+    nextStep: 'Check the service\'s list of queries for a new one before running this step again.',
+  },
+  networkDetails: true,
+}
+
+/** What failed and what to do, by kind of failure. */
+export function describeFailure(error: unknown, step: Pick<QueryStep, 'queryId' | 'options' | 'io'>): Ending {
+  const queryId = step.queryId
+  const env = step.io.env
+  const emulated = step.options.emulated === true
+  const resume = (minutes?: number): Ending['snippet'] =>
+    queryId && !emulated
+      ? { caption: 'To pick the query up again, add this step (or re-run with it):', yaml: resumeSnippet(env, queryId, minutes, step.options.baseUrl) }
+      : undefined
+  const emulatorNote = 'The query ran on the emulator inside this step, which has stopped: it cannot be resumed. Re-run the step.'
+
+  if (error instanceof InputProblemsError) {
+    return {
+      outcome: 'failed',
+      headline: 'The inputs need fixing; nothing was packed or sent.',
+      problems: error.problems.map((problem) => problem.message),
+      nextSteps: ['Fix the inputs named above in the workflow file (see docs/action.md for each input).'],
+      failure: error.shortMessage,
+    }
+  }
+  if (error instanceof InvalidPieError) {
+    const shown = error.problems.slice(0, 20)
+    if (error.problems.length > shown.length) shown.push(`… and ${error.problems.length - shown.length} more`)
+    return {
+      outcome: 'failed',
+      headline: `${error.shortMessage}`,
+      problems: shown,
+      nextSteps: [
+        'Check that `pie` points at the pie.zip (or the PIE directory) your Cairo run wrote, e.g. with `cairo-run --cairo_pie_output pie.zip`.',
+      ],
+      failure: [error.shortMessage, ...shown.slice(0, 5).map((line) => `  ${line}`)].join('\n'),
+    }
+  }
+  if (error instanceof AbortedError) {
+    if (queryId) {
+      return {
+        outcome: 'cancelled',
+        headline: emulated
+          ? `Cancelled while waiting for query ${queryId}.`
+          : `Cancelled while waiting for query ${queryId}; the query goes on running on the service.`,
+        nextSteps: [emulated ? emulatorNote : `Follow it with the \`wait\` sub-action and \`query-id: ${queryId}\` (below).`],
+        snippet: resume(step.options.timeoutMinutes),
+        failure: emulated
+          ? `Cancelled while waiting for query ${queryId}.`
+          : `Cancelled while waiting for query ${queryId}. Resume with the wait sub-action: query-id ${queryId}.`,
+      }
+    }
+    return {
+      outcome: 'cancelled',
+      headline: 'Cancelled before the service returned a query id.',
+      nextSteps: [
+        'If the upload had started, a query may still have been created: check the service\'s list of queries before proving again.',
+      ],
+      failure: 'Cancelled before the service returned a query id.',
+    }
+  }
+  if (error instanceof WaitTimeoutError) {
+    const minutes = step.options.timeoutMinutes
+    return {
+      outcome: 'timed-out',
+      headline: `Stopped waiting after ${minutes === undefined ? 'the timeout' : formatDuration(minutes * 60_000)}; query ${queryId} is still running on the service.`,
+      nextSteps: [
+        emulated
+          ? emulatorNote
+          : `Follow it with the \`wait\` sub-action and \`query-id: ${queryId}\` (below), or raise \`timeout-minutes\`.`,
+      ],
+      snippet: resume(minutes),
+      failure: emulated
+        ? `Timed out waiting for query ${queryId}.`
+        : `Timed out waiting for query ${queryId}. Resume with the wait sub-action: query-id ${queryId}.`,
+    }
+  }
+  const submitted: Submitted | undefined = queryId
+    ? {
+        follow: (after) => [
+          after === 'network'
+            ? `Query ${queryId} was submitted; follow it with the \`wait\` sub-action once the service is reachable.`
+            : `Query ${queryId} was submitted; follow it with the \`wait\` sub-action.`,
+        ],
+        snippet: resume(step.options.timeoutMinutes),
+      }
+    : undefined
+  return describeServiceFailure(error, PROVING_SERVICE, submitted)
+}

@@ -1,0 +1,164 @@
+/**
+ * The job summary: what a person opening the run wants to see at a glance (did the gate pass,
+ * what was proved, is the fact real or mocked, were the facts checked here) and, on failure,
+ * what failed and what to do next. Rendering is pure (a model in, Markdown out) so it is tested
+ * without a runner.
+ */
+import { formatDuration } from '../../core/poll.ts'
+import { VERSION } from '../../core/version.ts'
+
+export type Outcome = 'passed' | 'failed' | 'submitted' | 'cancelled' | 'timed-out' | 'done'
+
+export type SummaryLink = { label: string; url: string }
+
+export type SummaryModel = {
+  /** What the step did: "Prove", "Wait", "Pack", ... */
+  action: string
+  outcome: Outcome
+  /** One sentence under the title. */
+  headline: string
+  /** The result table, in order; empty values are left out. */
+  rows: [label: string, value: SummaryValue][]
+  /** What failed (each a sentence). */
+  problems?: string[] | undefined
+  /** What to do (Markdown allowed). */
+  nextSteps?: string[] | undefined
+  /** A workflow step to copy, e.g. the `wait` sub-action with the query id. */
+  snippet?: { caption: string; yaml: string } | undefined
+  /** A link to this run, when the GitHub context has one. */
+  runUrl?: string | undefined
+  emulated?: boolean | undefined
+}
+
+/**
+ * How a step ended, as its closing report tells it: the summary's outcome, headline, problems,
+ * next steps and snippet, and the failure message that fails the step (absent when it passed).
+ */
+export type Ending = Pick<SummaryModel, 'outcome' | 'headline' | 'problems' | 'nextSteps' | 'snippet'> & { failure?: string }
+
+/** A table cell: plain text (escaped), code (a hash, an id), a yes/no, or links. */
+export type SummaryValue =
+  | string
+  | undefined
+  | { code: string | undefined }
+  | { links: SummaryLink[] }
+  | { markdown: string }
+
+const ICONS: Record<Outcome, string> = {
+  passed: '✅',
+  done: '✅',
+  submitted: '📨',
+  failed: '❌',
+  cancelled: '⏹️',
+  'timed-out': '⏱️',
+}
+
+const TITLES: Record<Outcome, string> = {
+  passed: 'passed',
+  done: 'done',
+  submitted: 'submitted',
+  failed: 'failed',
+  cancelled: 'cancelled',
+  'timed-out': 'timed out',
+}
+
+export function renderSummary(model: SummaryModel): string {
+  const lines: string[] = []
+  const emulated = model.emulated ? ' (emulator)' : ''
+  lines.push(`### ${ICONS[model.outcome]} ${model.action}: ${TITLES[model.outcome]}${emulated}`, '')
+  lines.push(escapeText(model.headline), '')
+  const rows = model.rows.map(([label, value]) => [label, cell(value)] as const).filter(([, value]) => value !== '')
+  if (rows.length) {
+    lines.push('| | |', '|---|---|')
+    for (const [label, value] of rows) lines.push(`| **${escapeCell(label)}** | ${value} |`)
+    lines.push('')
+  }
+  if (model.problems?.length) {
+    lines.push('**What failed**', '')
+    for (const problem of model.problems) lines.push(`- ${escapeText(problem)}`)
+    lines.push('')
+  }
+  if (model.nextSteps?.length) {
+    lines.push('**What to do**', '')
+    for (const step of model.nextSteps) lines.push(`- ${step}`)
+    lines.push('')
+  }
+  if (model.snippet) {
+    lines.push(model.snippet.caption, '', '```yaml', model.snippet.yaml.trimEnd(), '```', '')
+  }
+  const footer = [`proving-kit ${VERSION}`]
+  if (model.runUrl) footer.unshift(`[this run](${model.runUrl})`)
+  if (model.emulated) footer.push('emulated: nothing was proved or verified for real')
+  lines.push(`<sub>${footer.join(' · ')}</sub>`, '')
+  return lines.join('\n')
+}
+
+function cell(value: SummaryValue): string {
+  if (value === undefined) return ''
+  if (typeof value === 'string') return escapeCell(value)
+  if ('code' in value) return value.code ? `\`${value.code.replace(/`/g, "'").replace(/\|/g, '\\|')}\`` : ''
+  if ('links' in value) return value.links.map((link) => `[${escapeCell(link.label)}](${link.url.replace(/[()|\s]/g, encodeURIComponent)})`).join('<br>')
+  return value.markdown.replace(/\|/g, '\\|').replace(/\r?\n/g, '<br>')
+}
+
+/** Plain text inside a table cell: no pipes, no line breaks, no HTML. */
+function escapeCell(text: string): string {
+  return escapeText(text).replace(/\|/g, '\\|').replace(/\r?\n/g, ' ')
+}
+
+function escapeText(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+}
+
+export const yesNo = (value: boolean | null | undefined): string | undefined =>
+  value === true ? 'yes' : value === false ? 'no' : undefined
+
+export const duration = (ms: number): string => formatDuration(ms)
+
+/**
+ * The `uses:` of one of this repository's sub-actions as the running workflow refers to it:
+ * `owner/repo/wait@ref` when run from a published ref, `./wait` when run with `uses: ./`.
+ */
+export function subActionRef(env: Record<string, string | undefined>, name: string): string {
+  const repository = env.GITHUB_ACTION_REPOSITORY
+  const ref = env.GITHUB_ACTION_REF
+  if (repository && ref) return `${repository}/${name}@${ref}`
+  return `./${name}`
+}
+
+/**
+ * A link to the running workflow run (its attempt, after a re-run), from the variables the
+ * runner sets: the same ones @actions/github's `context` reads, without loading that package
+ * (Octokit and a second undici, a megabyte of bundle) into every step that writes a summary.
+ */
+export function runUrl(env: Record<string, string | undefined>): string | undefined {
+  const repository = env.GITHUB_REPOSITORY
+  const runId = env.GITHUB_RUN_ID
+  if (!repository || !/^[^/\s]+\/[^/\s]+$/.test(repository) || !runId || !/^\d+$/.test(runId)) return undefined
+  const server = (env.GITHUB_SERVER_URL || 'https://github.com').replace(/\/+$/, '')
+  const attempt = Number(env.GITHUB_RUN_ATTEMPT)
+  return `${server}/${repository}/actions/runs/${runId}${Number.isInteger(attempt) && attempt > 1 ? `/attempts/${attempt}` : ''}`
+}
+
+/** An artifact's page in the run (artifacts belong to the run, not to one attempt). */
+export function artifactUrl(env: Record<string, string | undefined>, id: number): string | undefined {
+  const run = runUrl(env)
+  return run ? `${run.replace(/\/attempts\/\d+$/, '')}/artifacts/${id}` : undefined
+}
+
+/** A `wait` step resuming on a query: what the summary offers after a timeout or a cancellation. */
+export function resumeSnippet(
+  env: Record<string, string | undefined>,
+  queryId: string,
+  timeoutMinutes?: number,
+  baseUrl?: string,
+): string {
+  return [
+    `- uses: ${subActionRef(env, 'wait')}`,
+    '  with:',
+    `    query-id: ${queryId}`,
+    '    api-key: ${{ secrets.PROVING_API_KEY }}',
+    `    base-url: ${baseUrl ?? '${{ vars.PROVING_BASE_URL }}'}`,
+    ...(timeoutMinutes === undefined ? [] : [`    timeout-minutes: ${timeoutMinutes}`]),
+  ].join('\n')
+}

@@ -1,0 +1,313 @@
+/**
+ * What the `task/` and `decommit/` sub-actions share: their services' cross-check, outputs set
+ * as soon as their value is known (`task-uuid` right after submission, so a step that fails,
+ * times out or is cancelled still hands the next step the uuid), one log line per status change
+ * inside a group, and the closing report: a job summary with the stage reached and the MMRs as
+ * a table, and the failure message, whichever way the step ends.
+ */
+import type { TaskClient, TaskProgress } from '../../clients/tasks.ts'
+import { AbortedError, InvalidInputError, RemoteFailureError, WaitTimeoutError } from '../../core/errors.ts'
+import { parseJsonBytes, parseJsonText } from '../../core/json-limits.ts'
+import { formatDuration } from '../../core/poll.ts'
+import { TASK_STAGES, taskStageLabel, taskStageOf, type TaskStatusRecord, type UsedMmrRecord } from '../../schemas/tasks.ts'
+import { describeServiceFailure, type ServiceText } from './failure.ts'
+import { InputProblemsError, requireSecretAndUrl } from './inputs.ts'
+import { loggerFor, writeSummary } from './io.ts'
+import { OutputWriter, type TaskOutputName } from './outputs.ts'
+import { renderSummary, runUrl, type Ending, type SummaryModel, type SummaryValue } from './summary.ts'
+import type { ActionIO } from '../types.ts'
+
+// --- Inputs (declared in ./inputs.ts) -------------------------------------------------------
+
+/** `api-key` and `tasks-url` are required: the sub-actions have no emulator of their own. */
+export const requireTaskService = requireSecretAndUrl(
+  {
+    input: 'api-key',
+    message: '`api-key` is required: pass it from a secret, e.g. `api-key: ${{ secrets.PROVING_API_KEY }}`; it is sent as X-API-KEY.',
+  },
+  { input: 'tasks-url', service: 'task service' },
+)
+
+/**
+ * A JSON input given inline (it starts with `{`) or as the path of a file; a problem names the
+ * input. `what` says what it holds, for messages.
+ */
+export async function readJsonInput(name: string, value: string, what: string): Promise<unknown> {
+  const inline = value.trimStart().startsWith('{')
+  const label = `\`${name}\``
+  const refuse = (message: string) => new InputProblemsError([{ input: name, message }])
+  // UTF-8 only, at most 16 MiB and 32 levels deep (src/core/json-limits.ts), before anything is sent.
+  try {
+    if (inline) return parseJsonText(value, { input: name, label, what: 'the inline JSON' })
+    const { readFile } = await import('node:fs/promises')
+    let bytes: Uint8Array
+    try {
+      bytes = await readFile(value)
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      throw refuse(
+        code === 'ENOENT'
+          ? `${label}: no file at ${value}; give the path of ${what} (relative to the workspace), or the JSON itself.`
+          : code === 'EISDIR'
+            ? `${label}: ${value} is a folder; give the path of ${what}, or the JSON itself.`
+            : `${label}: cannot read ${value} (${code ?? (error as Error).message}); check the path and its permissions.`,
+      )
+    }
+    return parseJsonBytes(bytes, { input: name, label, what: value })
+  } catch (error) {
+    if (error instanceof InvalidInputError && !(error instanceof InputProblemsError)) throw refuse(error.shortMessage)
+    throw error
+  }
+}
+
+/** A body's problems (from checkTaskRequest) as input problems: "`task`: destination_chain_id must be ...". */
+export function bodyProblems(name: string, problems: string[]): InputProblemsError {
+  return new InputProblemsError(problems.slice(0, 20).map((problem) => ({ input: name, message: `\`${name}\`: ${problem}.` })))
+}
+
+// --- The step --------------------------------------------------------------------------------
+
+export type TaskStepOptions = {
+  /** The summary's title: "Task", "Decommit". */
+  action: string
+  signal: AbortSignal
+  timeoutMinutes?: number | undefined
+  now?: () => number
+  /** Output names to use instead of the sub-actions' (the root action already has a `status`). */
+  outputNames?: Partial<Record<TaskOutputName, string>> | undefined
+}
+
+export class TaskStep {
+  readonly io: ActionIO
+  readonly outputs: OutputWriter<TaskOutputName>
+  readonly options: TaskStepOptions
+  readonly started: number
+  uuid: string | undefined
+  record: TaskStatusRecord | undefined
+  mmrs: UsedMmrRecord[] | undefined
+  /** Rows shown before the status (what was submitted). */
+  rowsBefore: [string, SummaryValue][] = []
+  /** Stages this kind of task runs (a decommitment-only task: just the last). */
+  stages: readonly (typeof TASK_STAGES)[number][] = TASK_STAGES
+  #connected = false
+
+  constructor(io: ActionIO, options: TaskStepOptions) {
+    this.io = io
+    this.options = options
+    const names = options.outputNames ?? {}
+    this.outputs = new OutputWriter({ setOutput: (name, value) => io.setOutput(names[name as TaskOutputName] ?? name, value) })
+    this.started = (options.now ?? Date.now)()
+  }
+
+  queued(response: { message: string; uuid: string }): void {
+    this.uuid = response.uuid
+    this.outputs.set({ 'task-uuid': response.uuid })
+    this.io.info(`${response.message}: task ${response.uuid}`)
+  }
+
+  /** Follows the task to its end: one line per status, outputs kept current. */
+  async follow(client: TaskClient, timeoutMs: number): Promise<TaskStatusRecord> {
+    const uuid = this.uuid!
+    this.io.startGroup(`Waiting for task ${uuid} (up to ${formatDuration(timeoutMs)})`)
+    try {
+      const record = await client.waitForTask(uuid, {
+        timeoutMs,
+        signal: this.options.signal,
+        onProgress: (progress) => this.#progress(progress),
+      })
+      this.seen(record)
+      return record
+    } catch (error) {
+      if (error instanceof RemoteFailureError) this.seen(error.record as TaskStatusRecord)
+      if (error instanceof WaitTimeoutError && isStatusRecord(error.lastSeen)) this.seen(error.lastSeen)
+      throw error
+    } finally {
+      this.io.endGroup()
+    }
+  }
+
+  #progress(progress: TaskProgress): void {
+    const stage = progress.stage ? `  (${taskStageLabel(progress.stage)})` : ''
+    this.io.info(`[${formatDuration(progress.elapsedMs).padStart(6)}] ${progress.status}${stage}`)
+    this.seen(progress.record)
+  }
+
+  seen(record: TaskStatusRecord): void {
+    this.record = record
+    this.outputs.set({
+      status: record.status,
+      'updated-at': record.updatedAt || undefined,
+      'error-message': record.errorMessage?.trim() || undefined,
+    })
+  }
+
+  /** The MMRs the task used, as the `mmrs` output; a failure to read them only warns. */
+  async readMmrs(client: TaskClient): Promise<void> {
+    if (!this.uuid || this.options.signal.aborted) return
+    try {
+      const response = await client.getTaskMmrs(this.uuid, { signal: this.options.signal })
+      this.mmrs = response.mmrs
+      this.outputs.set({ mmrs: JSON.stringify(response.mmrs) })
+    } catch (error) {
+      this.io.warning(`Could not read the MMRs of task ${this.uuid}: ${(error as Error).message.split('\n')[0]}`)
+    }
+  }
+
+  rows(): [string, SummaryValue][] {
+    const record = this.record
+    return [
+      ['Task', { code: this.uuid }],
+      ...this.rowsBefore,
+      ['Status', record?.status],
+      ['Stages', record ? this.#pipeline(record.status) : undefined],
+      ['Error', record?.errorMessage?.trim() || undefined],
+      ['Updated', record?.updatedAt || undefined],
+      ['Duration', formatDuration((this.options.now ?? Date.now)() - this.started)],
+    ]
+  }
+
+  /** "dry run ✓ → chain proofs fetch ✓ → trace generation ✗ → proving → decommitment". */
+  #pipeline(status: string): string | undefined {
+    const current = taskStageOf(status)
+    if (current === undefined) return undefined
+    const index = this.stages.findIndex((entry) => entry.stage === current)
+    const failed = status.endsWith('Failed')
+    const completed = status.endsWith('Completed')
+    return this.stages
+      .map((entry, i) => {
+        if (i < index || (i === index && completed)) return `${entry.label} ✓`
+        if (i === index) return failed ? `${entry.label} ✗` : `${entry.label} …`
+        return entry.label
+      })
+      .join(' → ')
+  }
+
+  async report(end: Ending): Promise<void> {
+    const model: SummaryModel = {
+      action: this.options.action,
+      outcome: end.outcome,
+      headline: end.headline,
+      rows: this.rows(),
+      problems: end.problems,
+      nextSteps: end.nextSteps,
+      snippet: end.snippet,
+      runUrl: runUrl(this.io.env),
+    }
+    await writeSummary(this.io, withMmrTable(renderSummary(model), this.mmrs))
+    if (end.failure) this.io.setFailed(end.failure)
+  }
+
+  async fail(error: unknown): Promise<void> {
+    await this.report(describeTaskFailure(error, this))
+  }
+
+  /** The task client, loaded here rather than up front: a step refused at its inputs never loads it. */
+  async connect(tasksUrl: string, apiKey: string | undefined): Promise<TaskClient> {
+    const { TaskClient } = await import('../../clients/tasks.ts')
+    this.#connected = true
+    return new TaskClient({ baseUrl: tasksUrl, apiKey, logger: loggerFor(this.io) })
+  }
+
+  /**
+   * Runs the step's work: whatever it throws becomes the failure report, and once the step has
+   * reported, the client's keep-alive connections are closed (so the process can exit) however
+   * it ended. Resolves whether the work finished.
+   */
+  async run(work: () => Promise<void>): Promise<boolean> {
+    try {
+      await work()
+      return true
+    } catch (error) {
+      await this.fail(error)
+      return false
+    } finally {
+      if (this.#connected) await import('../../core/http.ts').then((http) => http.closeDefaultDispatcher()).catch(() => {})
+    }
+  }
+}
+
+function isStatusRecord(value: unknown): value is TaskStatusRecord {
+  return typeof value === 'object' && value !== null && typeof (value as { status?: unknown }).status === 'string'
+}
+
+/** The MMRs as a table, placed before the summary's footer line. */
+export function withMmrTable(markdown: string, mmrs: UsedMmrRecord[] | undefined): string {
+  if (mmrs === undefined) return markdown
+  const cell = (text: string) => `\`${text.replace(/[`|]/g, '')}\``
+  const table =
+    mmrs.length === 0
+      ? ['**MMRs used**', '', 'None reported.', '']
+      : [
+          '**MMRs used**',
+          '',
+          '| Chain | Hashing | Id | Size | Root |',
+          '|---|---|---|---|---|',
+          ...mmrs.map((mmr) => `| ${cell(mmr.chain_id)} | ${mmr.hashing_function.replace(/[|`]/g, '')} | ${cell(mmr.id)} | ${cell(mmr.size)} | ${cell(mmr.root)} |`),
+          '',
+        ]
+  const footer = markdown.lastIndexOf('<sub>')
+  if (footer < 0) return `${markdown}\n${table.join('\n')}`
+  return `${markdown.slice(0, footer)}${table.join('\n')}\n${markdown.slice(footer)}`
+}
+
+const TASK_SERVICE: ServiceText = {
+  service: 'task service',
+  urlInput: 'tasks-url',
+  notFound: 'is `tasks-url` the right deployment?',
+  docs: 'docs/tasks.md',
+  ambiguous: {
+    headline: 'The task may or may not have been queued; it was not sent again, to avoid running it twice.',
+    nextStep: 'Check the service\'s task list (`proving task list`) for a new task before running this step again.',
+  },
+  networkDetails: true,
+}
+
+/** What failed and what to do, by kind of failure. */
+export function describeTaskFailure(error: unknown, step: Pick<TaskStep, 'uuid' | 'options'>): Ending {
+  const uuid = step.uuid
+  const follow = uuid
+    ? `Follow the task with \`npx -p proving-kit proving task wait ${uuid}\` (with \`PROVING_TASKS_URL\` set), or read \`GET <tasks-url>/tasks/${uuid}/status\`.`
+    : undefined
+  if (error instanceof InputProblemsError) {
+    return {
+      outcome: 'failed',
+      headline: 'The inputs need fixing; nothing was sent.',
+      problems: error.problems.map((problem) => problem.message),
+      nextSteps: ['Fix the inputs named above in the workflow file (see docs/tasks.md for each input).'],
+      failure: error.shortMessage,
+    }
+  }
+  if (error instanceof RemoteFailureError) {
+    const record = error.record as TaskStatusRecord | undefined
+    const stage = record ? taskStageOf(record.status) : undefined
+    return {
+      outcome: 'failed',
+      headline: `Task ${uuid} failed${stage && stage !== 'received' ? ` at ${taskStageLabel(stage)}` : ''}${record ? ` (${record.status})` : ''}.`,
+      problems: record?.errorMessage?.trim() ? [record.errorMessage.trim()] : undefined,
+      nextSteps: [
+        stage === 'decommitment'
+          ? 'Check that the proving query is DONE and that `dp-output`, `program-hash` and the destination chain belong to it.'
+          : 'Read the error above; fix the module, its inputs or the destination chain, and submit the task again.',
+      ],
+      failure: error.shortMessage,
+    }
+  }
+  if (error instanceof AbortedError) {
+    return {
+      outcome: 'cancelled',
+      headline: uuid ? `Cancelled while waiting for task ${uuid}; the task goes on running on the service.` : 'Cancelled before the task was queued.',
+      nextSteps: follow ? [follow] : ['If the request had gone out, a task may still have been queued: check the service\'s task list.'],
+      failure: uuid ? `Cancelled while waiting for task ${uuid}.` : 'Cancelled before the task was queued.',
+    }
+  }
+  if (error instanceof WaitTimeoutError) {
+    const minutes = step.options.timeoutMinutes
+    return {
+      outcome: 'timed-out',
+      headline: `Stopped waiting after ${minutes === undefined ? 'the timeout' : formatDuration(minutes * 60_000)}; task ${uuid} is still running on the service.`,
+      nextSteps: [...(follow ? [follow] : []), 'Or raise `timeout-minutes`.'],
+      failure: `Timed out waiting for task ${uuid}.`,
+    }
+  }
+  return describeServiceFailure(error, TASK_SERVICE, follow ? { follow: () => [follow] } : undefined)
+}

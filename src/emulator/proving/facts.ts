@@ -1,0 +1,66 @@
+import { InvalidPieError } from '../../core/errors.ts'
+import { PieBudgetError } from '../../pie/budgets.ts'
+import { BOOTLOADER_PROGRAM_HASH as BOOTLOADER, inspectPie, toHex } from '../../pie/index.ts'
+
+/**
+ * What the emulator says was proved for an uploaded pie.zip: its program hash, the SHARP and
+ * Integrity facts, its output and its step count, all computed from the PIE by the project's
+ * own inspector (src/pie), so the emulator answers what the real service would. Everything the
+ * emulator needs from a PIE goes through `computePieFacts`.
+ */
+
+export type PieFacts = {
+  programHash: string
+  sharpFactHash: string
+  integrityFactHash: string
+  /** Output words as 0x hex (exact; felts exceed 2^53). */
+  output: string[]
+  nSteps: number
+}
+
+/** The bootloader the service proves every PIE inside (pie-and-facts.md, Integrity fact). */
+export const BOOTLOADER_PROGRAM_HASH = toHex(BOOTLOADER)
+
+/** How many problem lines a 400 quotes; the rest would drown the first. */
+const PROBLEMS_QUOTED = 3
+
+/**
+ * Inspecting a PIE costs a few hundred milliseconds of hashing; tests and benches upload the
+ * same file again and again. Facts depend only on the bytes, so they are kept by the upload's
+ * sha256 (the multipart reader computes it on the way in), a bounded number of them.
+ */
+const CACHE_SIZE = 256
+const cache = new Map<string, PieFacts | { invalid: string }>()
+
+export async function computePieFacts(zipPath: string, options: { sha256?: string } = {}): Promise<PieFacts | { invalid: string }> {
+  const key = options.sha256
+  const cached = key === undefined ? undefined : cache.get(key)
+  if (cached) return cached
+  const facts = await inspect(zipPath)
+  if (key !== undefined) {
+    cache.set(key, facts)
+    if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!)
+  }
+  return facts
+}
+
+async function inspect(zipPath: string): Promise<PieFacts | { invalid: string }> {
+  try {
+    const inspection = await inspectPie(zipPath, { sha256: false, maxProblems: PROBLEMS_QUOTED + 1 })
+    return {
+      programHash: inspection.programHash,
+      sharpFactHash: inspection.sharpFactHash,
+      integrityFactHash: inspection.integrityFactHash,
+      output: inspection.output,
+      nSteps: inspection.nSteps,
+    }
+  } catch (error) {
+    // Problem lines name the file; the upload's temporary name means nothing to the caller.
+    const name = zipPath.split('/').at(-1) ?? ''
+    // Past a parsing budget (a zip bomb, a sparse memory.bin): refused like any invalid PIE.
+    if (error instanceof PieBudgetError) return { invalid: error.shortMessage.replaceAll(zipPath, 'pieFile').replaceAll(name, 'pieFile') }
+    if (!(error instanceof InvalidPieError)) throw error
+    const problems = error.problems.slice(0, PROBLEMS_QUOTED).map((line) => line.replaceAll(name, 'pieFile'))
+    return { invalid: problems.join('; ') }
+  }
+}

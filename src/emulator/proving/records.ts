@@ -1,0 +1,134 @@
+import { createHash } from 'node:crypto'
+import type { QueryRecordD, QueryRecordL, QueryRecordR, BucketRecord } from '../../schemas/proving.ts'
+import { clientObject } from '../auth.ts'
+import type { Progress } from './lifecycle.ts'
+import { MAX_RETRIES, queriesOfBucket, queryProgress } from './queries.ts'
+import type { EmulatorState, StoredBucket, StoredQuery } from '../state.ts'
+
+/**
+ * The three representations of a query (interface.md's R, D and L columns) and the bucket
+ * record, built from a stored query and where it stands now. The field lists mirror the table
+ * column by column, so a field is in a representation exactly when the table says so.
+ */
+
+const iso = (ms: number) => new Date(ms).toISOString()
+
+/** Every field of the table, with the values of this query at this moment. */
+function allFields(query: StoredQuery, progress: Progress) {
+  const done = progress.status === 'DONE'
+  return {
+    id: query.id,
+    externalId: query.externalId,
+    dedupId: query.dedupId,
+    transactionId: done ? transactionIdOf(query) : null,
+    status: progress.status,
+    step: progress.step,
+    // What was proved is known once the query is DONE.
+    programHash: done ? query.facts.programHash : null,
+    integrityFactHash: done ? query.facts.integrityFactHash : null,
+    sharpFactHash: done ? query.facts.sharpFactHash : null,
+    layout: query.layout,
+    isFactMocked: query.mockFactHash,
+    isProofMocked: query.isProofMocked,
+    chain: query.chain,
+    jobSize: query.jobSize,
+    declaredJobSize: query.declaredJobSize,
+    cairoVm: query.cairoVm,
+    cairoVersion: query.cairoVersion,
+    steps: progress.steps,
+    result: query.result,
+    network: query.network,
+    hints: null,
+    sharpProver: query.sharpProver,
+    errorReason: progress.errorReason,
+    submittedByClient: query.owner.clientId,
+    projectId: query.owner.projectId,
+    submittedByWallet: null,
+    bucketId: query.bucketId,
+    bucketJobIndex: query.bucketJobIndex,
+    customerName: null,
+    isJobSizeValid: query.isJobSizeValid,
+    retryCount: query.retryCount,
+    createdAt: iso(query.createdAt),
+    completedAt: done && progress.endedAt !== null ? iso(progress.endedAt) : null,
+    client: clientObject(query.owner),
+    // Whether POST retry would be accepted now.
+    isRetriable: progress.status === 'FAILED' ? progress.retriable === true && query.retryCount < MAX_RETRIES : null,
+  }
+}
+
+type AllFields = ReturnType<typeof allFields>
+
+function pick<K extends keyof AllFields>(fields: AllFields, keys: readonly K[]): Pick<AllFields, K> {
+  const out = {} as Pick<AllFields, K>
+  for (const key of keys) out[key] = fields[key]
+  return out
+}
+
+const R_FIELDS = [
+  'id', 'externalId', 'dedupId', 'transactionId', 'status', 'step', 'programHash', 'integrityFactHash',
+  'sharpFactHash', 'layout', 'isFactMocked', 'isProofMocked', 'chain', 'jobSize', 'declaredJobSize', 'cairoVm',
+  'cairoVersion', 'steps', 'result', 'network', 'hints', 'sharpProver', 'errorReason', 'submittedByClient',
+  'projectId', 'submittedByWallet', 'bucketId', 'bucketJobIndex', 'customerName', 'isJobSizeValid', 'retryCount',
+  'createdAt', 'completedAt',
+] as const
+
+const D_FIELDS = [
+  'id', 'externalId', 'dedupId', 'transactionId', 'step', 'programHash', 'integrityFactHash', 'sharpFactHash',
+  'layout', 'isFactMocked', 'isProofMocked', 'steps', 'errorReason', 'submittedByClient', 'projectId',
+  'submittedByWallet', 'bucketId', 'bucketJobIndex', 'customerName', 'isJobSizeValid', 'retryCount', 'createdAt',
+  'completedAt', 'client', 'isRetriable',
+] as const
+
+const L_FIELDS = [
+  'id', 'externalId', 'transactionId', 'status', 'step', 'programHash', 'integrityFactHash', 'sharpFactHash',
+  'layout', 'isFactMocked', 'chain', 'jobSize', 'declaredJobSize', 'cairoVm', 'cairoVersion', 'steps', 'result',
+  'network', 'hints', 'errorReason', 'submittedByClient', 'projectId', 'bucketId', 'bucketJobIndex', 'customerName',
+  'createdAt', 'completedAt', 'client',
+] as const
+
+/** Record R: the retry response; every field present, nothing else. */
+export function recordR(query: StoredQuery, progress: Progress): QueryRecordR {
+  return pick(allFields(query, progress), R_FIELDS)
+}
+
+/** Record D: GET /proving-query/{id}; no `status`, as the table says. */
+export function recordD(query: StoredQuery, progress: Progress): QueryRecordD {
+  return pick(allFields(query, progress), D_FIELDS)
+}
+
+/** Record L: the /docs/... endpoints. */
+export function recordL(query: StoredQuery, progress: Progress): QueryRecordL {
+  return pick(allFields(query, progress), L_FIELDS)
+}
+
+/** A stable, plausible transaction hash for a finished run. */
+function transactionIdOf(query: StoredQuery): string {
+  return `0x${createHash('sha256').update(`tx:${query.id}:${query.retryCount}`).digest('hex')}`
+}
+
+export type BucketStatus = 'OPEN' | 'IN_PROGRESS' | 'DONE' | 'FAILED'
+
+/** OPEN until closed; then FAILED when any query failed, DONE when all are done. */
+export function bucketStatusOf(state: EmulatorState, bucket: StoredBucket, now: number): BucketStatus {
+  if (bucket.closedAt === null) return 'OPEN'
+  const statuses = queriesOfBucket(state, bucket.id).map((query) => queryProgress(state, query, now).status)
+  if (statuses.includes('FAILED')) return 'FAILED'
+  return statuses.every((status) => status === 'DONE') ? 'DONE' : 'IN_PROGRESS'
+}
+
+export function bucketRecordOf(state: EmulatorState, bucket: StoredBucket, now: number): BucketRecord & { status: BucketStatus } {
+  return {
+    id: bucket.id,
+    externalId: bucket.externalId,
+    aggregatorParams: bucket.aggregatorParams,
+    nodeWidth: bucket.nodeWidth,
+    leaves: queriesOfBucket(state, bucket.id).length,
+    mockProof: bucket.mockProof,
+    projectId: bucket.owner.projectId,
+    createdByClient: bucket.owner.clientId,
+    createdAt: iso(bucket.createdAt),
+    status: bucketStatusOf(state, bucket, now),
+    aggregatorVersion: bucket.aggregatorVersion,
+  }
+}
