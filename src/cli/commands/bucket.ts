@@ -1,5 +1,6 @@
+import { readFile } from 'node:fs/promises'
 import { InvalidInputError } from '../../core/errors.ts'
-import { type CommandContext, defineCommand, parseInteger, SERVICE_OPTIONS } from '../context.ts'
+import { type CommandContext, defineCommand, type OptionSpecs, parseInteger, SERVICE_OPTIONS } from '../context.ts'
 import { formatDuration } from '../../core/poll.ts'
 import { EXIT } from '../exit-codes.ts'
 import { provingClientFrom, timeoutFrom } from '../services.ts'
@@ -9,9 +10,11 @@ function describeBucket(bucket: BucketRecord): string {
   return [
     ['bucket', bucket.id],
     ['status', bucket.status ?? '(not reported)'],
-    ['leaves', String(bucket.leaves)],
-    ['node width', bucket.nodeWidth === null ? null : String(bucket.nodeWidth)],
-    ['mock proof', String(bucket.mockProof)],
+    ['type', bucket.bucketType],
+    ['chain', bucket.chain],
+    ['leaves', bucket.leaves == null ? null : String(bucket.leaves)],
+    ['node width', bucket.nodeWidth == null ? null : String(bucket.nodeWidth)],
+    ['mock proof', bucket.mockProof == null ? null : String(bucket.mockProof)],
     ['external id', bucket.externalId],
     ['created', bucket.createdAt],
   ]
@@ -20,18 +23,30 @@ function describeBucket(bucket: BucketRecord): string {
     .join('\n')
 }
 
+const BUCKET_CREATE_OPTIONS = {
+  ...SERVICE_OPTIONS,
+  'aggregator-version': { type: 'string', valueName: '<version>', description: 'Aggregator version (required).' },
+  'external-id': { type: 'string', valueName: '<id>', description: 'Your own identifier for the bucket.' },
+  'node-width': { type: 'string', valueName: '<n>', description: 'Width of the aggregation tree nodes.' },
+  'aggregator-params': {
+    type: 'string',
+    valueName: '<file.json>',
+    description: 'A JSON file holding the aggregator parameters as an object ({"use_kzg_da": true, ...}).',
+  },
+  param: {
+    type: 'string',
+    multiple: true,
+    valueName: '<key=value>',
+    description: 'One aggregator parameter (repeatable; true/false/numbers are JSON, the rest text).',
+  },
+  'mock-proof': { type: 'boolean', description: 'Mock the aggregated proof (testing).' },
+} as const satisfies OptionSpecs
+
 export const bucketCreate = defineCommand({
   path: ['bucket', 'create'],
   summary: 'Open a bucket that groups queries for aggregated on-chain verification (service extension).',
   positionals: { min: 0, max: 0 },
-  options: {
-    ...SERVICE_OPTIONS,
-    'aggregator-version': { type: 'string', valueName: '<version>', description: 'Aggregator version (required).' },
-    'external-id': { type: 'string', valueName: '<id>', description: 'Your own identifier for the bucket.' },
-    'node-width': { type: 'string', valueName: '<n>', description: 'Width of the aggregation tree nodes.' },
-    'aggregator-params': { type: 'string', valueName: '<text>', description: 'Aggregator parameters.' },
-    'mock-proof': { type: 'boolean', description: 'Mock the aggregated proof (testing).' },
-  },
+  options: BUCKET_CREATE_OPTIONS,
   async run(context) {
     const aggregatorVersion = context.values['aggregator-version']?.trim()
     if (!aggregatorVersion) {
@@ -45,7 +60,7 @@ export const bucketCreate = defineCommand({
       aggregatorVersion,
       externalId: context.values['external-id'],
       nodeWidth: nodeWidthText === undefined ? undefined : parseInteger(nodeWidthText, 'node-width', 1, 2_147_483_647),
-      aggregatorParams: context.values['aggregator-params'],
+      aggregatorParams: await aggregatorParamsFrom(context),
       mockProof: context.values['mock-proof'] === true ? true : undefined,
       signal: context.signal,
     })
@@ -143,3 +158,45 @@ export const bucketGet = defineCommand({
     return EXIT.ok
   },
 })
+
+/** --aggregator-params <file.json> and any --param key=value, merged (a --param wins). */
+async function aggregatorParamsFrom(context: CommandContext<typeof BUCKET_CREATE_OPTIONS>): Promise<Record<string, unknown> | undefined> {
+  const file = context.values['aggregator-params']
+  const pairs = context.values.param ?? []
+  if (file === undefined && pairs.length === 0) return undefined
+  let params: Record<string, unknown> = {}
+  if (file !== undefined) {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(await readFile(file, 'utf8'))
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      throw new InvalidInputError(
+        code ? `--aggregator-params: cannot read ${file} (${code}); check the path.` : `--aggregator-params: ${file} is not JSON; write the parameters as a JSON object.`,
+        { input: '--aggregator-params', cause: error },
+      )
+    }
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      throw new InvalidInputError(`--aggregator-params: ${file} must hold a JSON object of parameters, such as {"use_kzg_da": true}.`, {
+        input: '--aggregator-params',
+      })
+    }
+    params = parsed as Record<string, unknown>
+  }
+  for (const pair of pairs) {
+    const at = pair.indexOf('=')
+    const key = at > 0 ? pair.slice(0, at).trim() : ''
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) {
+      throw new InvalidInputError(`--param must be key=value with a parameter name as key (use_kzg_da=true); got ${JSON.stringify(pair.slice(0, 80))}.`, {
+        input: '--param',
+      })
+    }
+    params[key] = paramValue(pair.slice(at + 1))
+  }
+  return params
+}
+
+function paramValue(text: string): unknown {
+  if (text === 'true' || text === 'false' || text === 'null' || /^-?\d+(\.\d+)?$/.test(text)) return JSON.parse(text)
+  return text
+}
