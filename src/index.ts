@@ -20,6 +20,7 @@ export {
 } from './core/http.ts'
 export { DEFAULT_POLL_SCHEDULE, nextPollDelay, pollUntil, type PollSchedule } from './core/poll.ts'
 export { VERSION } from './core/version.ts'
+export { checkEnum, checkInteger, checkOpenEnum } from './core/checks.ts'
 
 export * from './schemas/proving.ts'
 export {
@@ -30,6 +31,8 @@ export {
   type ListQueriesOptions,
   type QueryProgress,
   type QueryResult,
+  type ReadPaths,
+  isNoRoute,
   type SubmitPieOptions,
   type SubmitProofOptions,
   type SubmitQueryOptions,

@@ -74,6 +74,12 @@ export const SERVICE_OPTIONS: Record<string, OptionSpec> = {
     env: 'PROVING_API_KEY',
     description: 'API key (prefer the environment variable: flags land in shell history).',
   },
+  'read-paths': {
+    type: 'string',
+    valueName: '<auto|docs|production>',
+    env: 'PROVING_READ_PATHS',
+    description: 'Where queries are read: the /docs/ paths, production\'s, or auto (finds out).',
+  },
 }
 
 export function parseCommandArgs(spec: CommandSpec, argv: string[], env: NodeJS.ProcessEnv) {

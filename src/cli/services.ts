@@ -17,8 +17,12 @@ export function provingClientFrom(context: CommandContext, options: { needsKey: 
     throw new InvalidInputError('No API key: set PROVING_API_KEY (or pass --api-key <key>).', { input: '--api-key' })
   }
   if (apiKey) context.redactor.add(apiKey)
+  const readPaths = stringValue(context, 'read-paths') ?? 'auto'
+  if (readPaths !== 'auto' && readPaths !== 'docs' && readPaths !== 'production') {
+    throw new InvalidInputError(`--read-paths must be auto, docs or production; got ${JSON.stringify(readPaths)}.`, { input: '--read-paths' })
+  }
   try {
-    return new ProvingClient({ baseUrl, apiKey, logger: context.logger })
+    return new ProvingClient({ baseUrl, apiKey, logger: context.logger, readPaths })
   } catch (error) {
     throw new InvalidInputError(`--base-url ${(error as Error).message.split('\n')[0]}`, { input: '--base-url', cause: error })
   }
@@ -49,7 +53,7 @@ export function describeQuery(result: QueryResult): string {
     ['program hash', query.programHash],
     ['SHARP fact', query.sharpFactHash],
     ['Integrity fact', query.integrityFactHash],
-    ['fact mocked', query.isFactMocked === null ? null : String(query.isFactMocked)],
+    ['fact mocked', query.isFactMocked == null ? null : String(query.isFactMocked)],
     ['layout', query.layout],
     ['error', query.errorReason],
     ['created', query.createdAt],

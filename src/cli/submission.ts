@@ -5,6 +5,7 @@
  * general flag such as --bucket-id switches from the L2 endpoint to the general submission).
  */
 import type { SubmitQueryOptions } from '../clients/proving.ts'
+import { checkOpenEnum } from '../core/checks.ts'
 import { InvalidInputError } from '../core/errors.ts'
 import {
   CAIRO_VERSIONS,
@@ -84,8 +85,9 @@ export function readGeneralFields(context: CommandContext, defaults: { result?: 
     declaredJobSize: flagEnum(text('declared-job-size')?.toUpperCase(), 'declared-job-size', JOB_SIZES),
     externalId,
     dedupId,
-    hints: flagEnum(text('hints'), 'hints', HINTS),
-    sharpProver: flagEnum(text('sharp-prover'), 'sharp-prover', SHARP_PROVERS),
+    // Open lists: a newer hint or prover is sent as given, with a warning (production.md).
+    hints: openFlag(context, text('hints'), 'hints', HINTS),
+    sharpProver: openFlag(context, text('sharp-prover'), 'sharp-prover', SHARP_PROVERS),
     bucketId,
     bucketJobIndex: bucketJobIndex === undefined ? undefined : parseInteger(bucketJobIndex, 'bucket-job-index', 0, 2_147_483_647),
   }
@@ -110,6 +112,10 @@ export function checkCombination(fields: GeneralFields, source: { hasInput: bool
 /** What a finished query of this kind can be checked against: a trace has no fact. */
 export function factsMeaningful(result: string | undefined): boolean {
   return result !== 'TRACE_GENERATION'
+}
+
+function openFlag(context: CommandContext, value: string | undefined, flag: string, known: readonly string[]): string | undefined {
+  return value === undefined ? undefined : checkOpenEnum(value, `--${flag}`, known, context.logger)
 }
 
 function flagEnum<T extends string>(value: string | undefined, flag: string, allowed: readonly T[]): T | undefined {

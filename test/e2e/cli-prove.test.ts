@@ -85,7 +85,7 @@ describe('exit codes', () => {
     const missingUrl = await runCli(['prove', PIE], { env: { PROVING_API_KEY: API_KEY } })
     expect(missingUrl.code).toBe(2)
     expect(missingUrl.stderr).toMatch(/--base-url/)
-    const badLayout = await runCli(['prove', PIE, '--layout', 'fast', '--emulator'])
+    const badLayout = await runCli(['prove', PIE, '--layout', 'fast!', '--emulator'])
     expect(badLayout.code).toBe(2)
     expect(badLayout.stderr).toMatch(/--layout must be one of/)
     const unknownFlag = await runCli(['prove', PIE, '--wiat'])

@@ -98,7 +98,10 @@ export const artifactNameValue = z
   .string()
   .regex(/^[^":<>|*?\r\n\\/]+$/, { error: 'must not contain any of " : < > | * ? \\ / or a line break' })
 
-export const layoutValue = z.enum(LAYOUTS, { error: `must be one of ${LAYOUTS.join(', ')}` })
+/** A layout name: the known ones (LAYOUTS) or a newer one, sent as given (the client warns). */
+export const layoutValue = z
+  .string()
+  .regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: `must be one of ${LAYOUTS.join(', ')} (or a newer layout name)` })
 export const stoneVersionValue = z.enum(STONE_VERSIONS, { error: `must be one of ${STONE_VERSIONS.join(', ')}` })
 export const memoryVerificationValue = z.enum(MEMORY_VERIFICATIONS, {
   error: `must be one of ${MEMORY_VERIFICATIONS.join(', ')}`,

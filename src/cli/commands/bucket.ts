@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises'
 import { InvalidInputError } from '../../core/errors.ts'
 import { type CommandContext, type CommandSpec, parseInteger, SERVICE_OPTIONS, stringValue } from '../context.ts'
 import { formatDuration } from '../../core/poll.ts'
@@ -9,9 +10,11 @@ function describeBucket(bucket: BucketRecord): string {
   return [
     ['bucket', bucket.id],
     ['status', bucket.status ?? '(not reported)'],
-    ['leaves', String(bucket.leaves)],
-    ['node width', bucket.nodeWidth === null ? null : String(bucket.nodeWidth)],
-    ['mock proof', String(bucket.mockProof)],
+    ['type', bucket.bucketType],
+    ['chain', bucket.chain],
+    ['leaves', bucket.leaves == null ? null : String(bucket.leaves)],
+    ['node width', bucket.nodeWidth == null ? null : String(bucket.nodeWidth)],
+    ['mock proof', bucket.mockProof == null ? null : String(bucket.mockProof)],
     ['external id', bucket.externalId],
     ['created', bucket.createdAt],
   ]
@@ -29,7 +32,17 @@ export const bucketCreate: CommandSpec = {
     'aggregator-version': { type: 'string', valueName: '<version>', description: 'Aggregator version (required).' },
     'external-id': { type: 'string', valueName: '<id>', description: 'Your own identifier for the bucket.' },
     'node-width': { type: 'string', valueName: '<n>', description: 'Width of the aggregation tree nodes.' },
-    'aggregator-params': { type: 'string', valueName: '<text>', description: 'Aggregator parameters.' },
+    'aggregator-params': {
+      type: 'string',
+      valueName: '<file.json>',
+      description: 'A JSON file holding the aggregator parameters as an object ({"use_kzg_da": true, ...}).',
+    },
+    param: {
+      type: 'string',
+      multiple: true,
+      valueName: '<key=value>',
+      description: 'One aggregator parameter (repeatable; true/false/numbers are JSON, the rest text).',
+    },
     'mock-proof': { type: 'boolean', description: 'Mock the aggregated proof (testing).' },
   },
   async run(context) {
@@ -45,7 +58,7 @@ export const bucketCreate: CommandSpec = {
       aggregatorVersion,
       externalId: stringValue(context, 'external-id'),
       nodeWidth: nodeWidthText === undefined ? undefined : parseInteger(nodeWidthText, 'node-width', 1, 2_147_483_647),
-      aggregatorParams: stringValue(context, 'aggregator-params'),
+      aggregatorParams: await aggregatorParamsFrom(context),
       mockProof: context.values['mock-proof'] === true ? true : undefined,
       signal: context.signal,
     })
@@ -142,4 +155,46 @@ export const bucketGet: CommandSpec = {
     context.print(lines.join('\n'), details)
     return EXIT.ok
   },
+}
+
+/** --aggregator-params <file.json> and any --param key=value, merged (a --param wins). */
+async function aggregatorParamsFrom(context: CommandContext): Promise<Record<string, unknown> | undefined> {
+  const file = stringValue(context, 'aggregator-params')
+  const pairs = (context.values.param as string[] | undefined) ?? []
+  if (file === undefined && pairs.length === 0) return undefined
+  let params: Record<string, unknown> = {}
+  if (file !== undefined) {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(await readFile(file, 'utf8'))
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      throw new InvalidInputError(
+        code ? `--aggregator-params: cannot read ${file} (${code}); check the path.` : `--aggregator-params: ${file} is not JSON; write the parameters as a JSON object.`,
+        { input: '--aggregator-params', cause: error },
+      )
+    }
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      throw new InvalidInputError(`--aggregator-params: ${file} must hold a JSON object of parameters, such as {"use_kzg_da": true}.`, {
+        input: '--aggregator-params',
+      })
+    }
+    params = parsed as Record<string, unknown>
+  }
+  for (const pair of pairs) {
+    const at = pair.indexOf('=')
+    const key = at > 0 ? pair.slice(0, at).trim() : ''
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) {
+      throw new InvalidInputError(`--param must be key=value with a parameter name as key (use_kzg_da=true); got ${JSON.stringify(pair.slice(0, 80))}.`, {
+        input: '--param',
+      })
+    }
+    params[key] = paramValue(pair.slice(at + 1))
+  }
+  return params
+}
+
+function paramValue(text: string): unknown {
+  if (text === 'true' || text === 'false' || text === 'null' || /^-?\d+(\.\d+)?$/.test(text)) return JSON.parse(text)
+  return text
 }

@@ -1,5 +1,6 @@
 import { AbortedError, InvalidInputError, ProvingKitError } from '../../core/errors.ts'
-import { checkEnum, type ProvingClient, type QueryResult } from '../../clients/proving.ts'
+import { checkEnum, checkOpenEnum } from '../../core/checks.ts'
+import type { ProvingClient, QueryResult } from '../../clients/proving.ts'
 import { LAYOUTS, MEMORY_VERIFICATIONS, STONE_VERSIONS } from '../../schemas/proving.ts'
 import { type CommandContext, type CommandSpec, parseInteger, SERVICE_OPTIONS, stringValue } from '../context.ts'
 import { EXIT, exitCodeFor, worstExitCode } from '../exit-codes.ts'
@@ -51,7 +52,7 @@ export const prove: CommandSpec = {
   options: {
     ...SERVICE_OPTIONS,
     ...WAIT_OPTIONS,
-    layout: { type: 'string', valueName: '<layout>', description: `Cairo layout: ${LAYOUTS.join(', ')}.`, default: 'auto' },
+    layout: { type: 'string', valueName: '<layout>', description: `Cairo layout: ${LAYOUTS.join(', ')} (another is sent with a warning).`, default: 'auto' },
     prover: { type: 'string', valueName: '<name>', description: 'Prover instance (L2 endpoint).', default: 'svc_sharp' },
     'mock-fact-hash': { type: 'boolean', description: 'Mock the fact hash: no real on-chain verification (testing).' },
     concurrency: {
@@ -62,7 +63,8 @@ export const prove: CommandSpec = {
     ...GENERAL_FIELD_OPTIONS,
   },
   async run(context) {
-    const layout = checkFlagEnum(context, 'layout', LAYOUTS)
+    // A layout this version does not know is sent as given (the service decides), with a warning.
+    const layout = checkOpenEnum(stringValue(context, 'layout')!, '--layout', LAYOUTS, context.logger)
     const prover = stringValue(context, 'prover')!.trim()
     if (!prover) throw new InvalidInputError('--prover must not be empty; omit it to use svc_sharp.', { input: '--prover' })
     const timeoutMs = timeoutFrom(context)

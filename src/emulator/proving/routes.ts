@@ -5,6 +5,7 @@ import {
   CAIRO_VERSIONS,
   CAIRO_VMS,
   JOB_SIZES,
+  L2_LAYOUTS,
   LAYOUTS,
   MEMORY_VERIFICATIONS,
   NETWORKS,
@@ -81,7 +82,7 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
       if (form.fields.has('programHash')) throw new HttpError(400, badRequest('Give pieFile or programHash, not both; this endpoint takes pieFile.'))
       const mockFactHash = booleanField(form, 'mockFactHash')
       requiredText(form, 'prover')
-      const layout = enumField(form, 'layout', LAYOUTS)
+      const layout = enumField(form, 'layout', L2_LAYOUTS)
       const facts = await pieFacts(pie)
       const query = createQuery(state(), {
         ...defaults(owner),

@@ -44,7 +44,7 @@ describe('root run()', () => {
   })
 
   it('reports every input problem and packs nothing', async () => {
-    const io = fakeIO({ pie: 'examples/does-not-matter', layout: 'nope' })
+    const io = fakeIO({ pie: 'examples/does-not-matter', layout: 'nope nope' })
     await runMain(io)
     expect(io.failed).toMatch(/^3 inputs need fixing/)
     expect(io.outputs).toMatchObject({ 'facts-verified': 'false', emulated: 'false' })

@@ -67,7 +67,7 @@ describe('root inputs', () => {
       parseInputs(
         io({
           emulator: 'false',
-          layout: 'fancy',
+          layout: 'fancy layout',
           wait: 'yes',
           'timeout-minutes': '-3',
           'expected-program-hash': 'abc',
@@ -88,7 +88,7 @@ describe('root inputs', () => {
       'base-url',
     ])
     for (const problem of problems) expect(problem.message).toContain(`\`${problem.input}\``)
-    expect(problems.find((p) => p.input === 'layout')!.message).toMatch(/must be one of auto, recursive.*got "fancy"/)
+    expect(problems.find((p) => p.input === 'layout')!.message).toMatch(/must be one of auto, plain, recursive.*got "fancy layout"/)
     expect(problems.find((p) => p.input === 'wait')!.message).toMatch(/must be true or false; got "yes"/)
   })
 
@@ -151,7 +151,7 @@ describe('root inputs', () => {
 
   it('the error message lists every problem', () => {
     try {
-      parseInputs(io({ emulator: 'true', layout: 'x' }), MAIN_INPUTS, mainCrossCheck)
+      parseInputs(io({ emulator: 'true', layout: 'x y' }), MAIN_INPUTS, mainCrossCheck)
       expect.unreachable()
     } catch (error) {
       expect((error as Error).message).toMatch(/^2 inputs need fixing; nothing was packed or sent:\n- `pie` is required.*\n- `layout` must be one of/)
