@@ -141,7 +141,11 @@ async function prove(
       inputs['dedup-id'] ??
       deriveActionDedupId(io.env, subject, { ...fields, declaredJobSize, layout: inputs.layout, mockFactHash: inputs['mock-fact-hash'] })
     step.outputs.set({ 'dedup-id': dedupId })
-    const submitted = await client.submitQuery({
+    // A re-run of this job finds the query it already paid for: nothing is uploaded again.
+    const existing = await client.findQueryByDedupId(dedupId, { signal })
+    const submitted = existing
+      ? { provingQueryId: existing.id, deduplicated: true }
+      : await client.submitQuery({
       ...fields,
       declaredJobSize,
       layout: inputs.layout,
@@ -157,6 +161,7 @@ async function prove(
     step.submitted(provingQueryId)
     if (submitted.deduplicated) {
       io.info(`A query with dedup-id ${dedupId} already exists (an earlier attempt of this job): following query ${provingQueryId} instead of paying twice.`)
+      step.extraRows.push(['Deduplicated', `yes: query ${provingQueryId} was submitted by an earlier attempt; nothing was sent again`])
     }
     step.extraRows.push(['Result', fields.result], ['Dedup id', { code: dedupId }])
     if (fields.externalId) step.extraRows.push(['External id', fields.externalId])
