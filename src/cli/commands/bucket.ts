@@ -132,7 +132,7 @@ export const bucketClose = defineCommand({
 
 /** Packs/validates/inspects the PIEs given to the gate, before anything is closed. */
 async function inspectGivenPies(context: CommandContext, args: string[]) {
-  const { expandPieArguments } = await import('../pie-list.ts')
+  const { expandPieArguments } = await import('../../pipeline/pie-list.ts')
   const { preparePieForUpload } = await import('../pie-steps.ts')
   const pies = []
   for (const path of await expandPieArguments(args, '--pie')) {

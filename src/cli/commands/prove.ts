@@ -7,7 +7,8 @@ import { EXIT, exitCodeFor, worstExitCode } from '../exit-codes.ts'
 import { describeQuery, progressReporter, provingClientFrom, timeoutFrom } from '../services.ts'
 import { checkFactsAfterWait, type PreparedPie, preparePieForUpload } from '../pie-steps.ts'
 import { withLocalEmulator } from '../local-emulator.ts'
-import { expandPieArguments } from '../pie-list.ts'
+import { expandPieArguments } from '../../pipeline/pie-list.ts'
+import { limiter } from '../../pipeline/limit.ts'
 import {
   factsMeaningful,
   GENERAL_FIELD_OPTIONS,
@@ -283,22 +284,6 @@ export function batchTable(outcomes: BatchOutcome[], seconds: string): string {
   const line = (cells: string[]) => cells.map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ').trimEnd()
   const ok = outcomes.filter((outcome) => outcome.exitCode === EXIT.ok).length
   return [line(header), ...rows.map(line), `${ok} of ${outcomes.length} succeeded in ${seconds} s.`].join('\n')
-}
-
-/** Runs at most `max` of the given tasks at once, in the order they ask. */
-export function limiter(max: number) {
-  let active = 0
-  const queue: (() => void)[] = []
-  return async <T>(task: () => Promise<T>): Promise<T> => {
-    if (active >= max) await new Promise<void>((resolve) => queue.push(resolve))
-    active++
-    try {
-      return await task()
-    } finally {
-      active--
-      queue.shift()?.()
-    }
-  }
 }
 
 // --- verify-proof ------------------------------------------------------------------------------
