@@ -1,8 +1,8 @@
 import { InvalidInputError } from '../../core/errors.ts'
-import { type CommandSpec, parseInteger, stringValue } from '../context.ts'
+import { defineCommand, parseInteger } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 
-export const emulator: CommandSpec = {
+export const emulator = defineCommand({
   path: ['emulator'],
   summary: 'Run the built-in emulator of the proving, task, storage-proof and account services.',
   details: [
@@ -29,16 +29,16 @@ export const emulator: CommandSpec = {
     },
   },
   async run(context) {
-    const port = parseInteger(stringValue(context, 'port')!, 'port', 0, 65_535)
-    const host = stringValue(context, 'host')!.trim()
+    const port = parseInteger(context.values.port, 'port', 0, 65_535)
+    const host = context.values.host.trim()
     if (!host) throw new InvalidInputError('--host must not be empty; use 127.0.0.1 or 0.0.0.0.', { input: '--host' })
-    const stepText = stringValue(context, 'step-ms')
+    const stepText = context.values['step-ms']
     const stepMs = stepText === undefined ? undefined : parseInteger(stepText, 'step-ms', 0, 86_400_000)
-    const shape = stringValue(context, 'shape')!
+    const shape = context.values.shape
     if (shape !== 'interface' && shape !== 'production') {
       throw new InvalidInputError(`--shape must be interface or production; got ${JSON.stringify(shape)}.`, { input: '--shape' })
     }
-    const keys = stringValue(context, 'api-keys')?.split(',').map((key) => key.trim()).filter(Boolean)
+    const keys = context.values['api-keys']?.split(',').map((key) => key.trim()).filter(Boolean)
     for (const key of keys ?? []) context.redactor.add(key)
     const { startEmulator } = await import('../../emulator/index.ts')
     const running = await startEmulator({
@@ -48,7 +48,7 @@ export const emulator: CommandSpec = {
       shape,
       ...(keys?.length ? { apiKeys: keys } : {}),
       ...(stepMs === undefined ? {} : { timing: { stepMs } }),
-      ...(stringValue(context, 'state-dir') ? { stateDir: stringValue(context, 'state-dir') } : {}),
+      ...(context.values['state-dir'] ? { stateDir: context.values['state-dir'] } : {}),
     })
     context.print(`Emulator listening on ${running.url}\nStop it with Ctrl-C.`, { url: running.url })
     await new Promise<void>((resolve) => {
@@ -59,4 +59,4 @@ export const emulator: CommandSpec = {
     context.progress('Emulator stopped.')
     return EXIT.ok
   },
-}
+})
