@@ -13,34 +13,59 @@ export type CliIO = {
   isTTY?: boolean | undefined
 }
 
-export type OptionSpec = {
-  type: 'string' | 'boolean'
+type OptionBase = {
   short?: string
-  multiple?: boolean
   /** Shown in --help. */
   description: string
   /** Shown in --help after the flag, e.g. "<url>". */
   valueName?: string
   /** Environment variable read when the flag is absent. */
   env?: string
-  default?: string | boolean
+}
+/** A flag with one value: `--base-url <url>`. With a default its value is always a string. */
+export type StringOption = OptionBase & { type: 'string'; multiple?: false; default?: string }
+/** A repeatable flag: `--pie a.zip --pie b.zip`. */
+export type StringListOption = OptionBase & { type: 'string'; multiple: true; default?: undefined }
+/** A switch: `--wait`. From the environment, only the text `true` turns it on. */
+export type BooleanOption = OptionBase & { type: 'boolean'; multiple?: false; default?: boolean }
+export type OptionSpec = StringOption | StringListOption | BooleanOption
+export type OptionSpecs = Readonly<Record<string, OptionSpec>>
+
+/** The value a flag has once parsed: the option's spec gives its type. */
+export type OptionValue<O extends OptionSpec> = O extends { type: 'boolean' }
+  ? O extends { default: boolean } ? boolean : boolean | undefined
+  : O extends { multiple: true }
+    ? string[] | undefined
+    : O extends { default: string } ? string : string | undefined
+
+/** A command's parsed flags, its own and the global ones, each typed by its spec. */
+export type OptionValues<O extends OptionSpecs> = { readonly [K in keyof O]: OptionValue<O[K]> } & {
+  readonly [K in keyof typeof GLOBAL_OPTIONS]: OptionValue<(typeof GLOBAL_OPTIONS)[K]>
 }
 
-export type CommandSpec = {
+export type CommandSpec<O extends OptionSpecs = OptionSpecs> = {
   /** Words after `proving`, e.g. ['query', 'get']. */
   path: string[]
   summary: string
   /** Positional arguments, for --help: "<pie>". */
   args?: string
-  options?: Record<string, OptionSpec>
+  options?: O
   /** Positional count bounds. */
   positionals?: { min: number; max: number }
   details?: string[]
-  run: (context: CommandContext) => Promise<number>
+  run(context: CommandContext<O>): Promise<number>
 }
 
-export type CommandContext = {
-  values: Record<string, string | boolean | string[] | undefined>
+/**
+ * Declares a command; its `run` gets `context.values` typed by `options` (a string flag with a
+ * default is a string, a switch a boolean, a repeatable flag a string[]).
+ */
+export function defineCommand<const O extends OptionSpecs = Record<never, OptionSpec>>(spec: CommandSpec<O>): CommandSpec<O> {
+  return spec
+}
+
+export type CommandContext<O extends OptionSpecs = OptionSpecs> = {
+  values: OptionValues<O>
   positionals: string[]
   io: CliIO
   json: boolean
@@ -55,13 +80,13 @@ export type CommandContext = {
 }
 
 /** Flags every command takes. */
-export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
+export const GLOBAL_OPTIONS = {
   json: { type: 'boolean', description: 'Print machine-readable JSON on stdout, and nothing else.' },
   debug: { type: 'boolean', description: 'Show debug logs and stack traces.' },
   help: { type: 'boolean', short: 'h', description: 'Show help for the command.' },
-}
+} as const satisfies OptionSpecs
 
-export const SERVICE_OPTIONS: Record<string, OptionSpec> = {
+export const SERVICE_OPTIONS = {
   'base-url': {
     type: 'string',
     valueName: '<url>',
@@ -74,10 +99,20 @@ export const SERVICE_OPTIONS: Record<string, OptionSpec> = {
     env: 'PROVING_API_KEY',
     description: 'API key (prefer the environment variable: flags land in shell history).',
   },
-}
+  'read-paths': {
+    type: 'string',
+    valueName: '<auto|docs|production>',
+    env: 'PROVING_READ_PATHS',
+    description: 'Where queries are read: the /docs/ paths, production\'s, or auto (finds out).',
+  },
+} as const satisfies OptionSpecs
 
-export function parseCommandArgs(spec: CommandSpec, argv: string[], env: NodeJS.ProcessEnv) {
-  const options = { ...GLOBAL_OPTIONS, ...spec.options }
+export function parseCommandArgs<O extends OptionSpecs>(
+  spec: CommandSpec<O>,
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+): { values: OptionValues<O>; positionals: string[] } {
+  const options: OptionSpecs = { ...GLOBAL_OPTIONS, ...spec.options }
   const config: ParseArgsConfig = {
     args: argv,
     allowPositionals: true,
@@ -120,7 +155,8 @@ export function parseCommandArgs(spec: CommandSpec, argv: string[], env: NodeJS.
       )
     }
   }
-  return { values, positionals }
+  // parseArgs checked every flag against the same specs, so each value has its spec's type.
+  return { values: values as OptionValues<O>, positionals }
 }
 
 function cleanParseMessage(message: string): string {
@@ -135,7 +171,7 @@ function cleanParseMessage(message: string): string {
 export function helpText(spec: CommandSpec): string {
   const lines = [`Usage: proving ${spec.path.join(' ')}${spec.args ? ` ${spec.args}` : ''} [options]`, '', spec.summary]
   if (spec.details?.length) lines.push('', ...spec.details)
-  const options = { ...spec.options, ...GLOBAL_OPTIONS }
+  const options: OptionSpecs = { ...spec.options, ...GLOBAL_OPTIONS }
   lines.push('', 'Options:')
   for (const [name, option] of Object.entries(options)) {
     const flag = `${option.short ? `-${option.short}, ` : ''}--${name}${option.valueName ? ` ${option.valueName}` : ''}`
@@ -159,17 +195,6 @@ export function createLogger(io: CliIO, options: { debug: boolean; json: boolean
 }
 
 // --- Reading flag values -----------------------------------------------------------------
-
-export function stringValue(context: CommandContext, name: string): string | undefined {
-  const value = context.values[name]
-  return typeof value === 'string' ? value : undefined
-}
-
-export function requireString(context: CommandContext, name: string, hint: string): string {
-  const value = stringValue(context, name)?.trim()
-  if (!value) throw new InvalidInputError(`--${name} is required: ${hint}`, { input: `--${name}` })
-  return value
-}
 
 /** Durations: "90" (seconds), "90s", "30m", "2h", "500ms". */
 export function parseDuration(text: string, flag: string): number {

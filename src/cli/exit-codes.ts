@@ -56,3 +56,11 @@ export function exitCodeFor(error: unknown): ExitCode {
   if (error instanceof ProvingKitError) return EXIT.service
   return EXIT.service
 }
+
+/** From least to most severe: what a batch's exit code is when its items end differently. */
+const SEVERITY: number[] = [EXIT.ok, EXIT.remoteFailure, EXIT.timeout, EXIT.service, EXIT.usage, EXIT.interrupted]
+
+/** The most severe of several exit codes (0 for none). */
+export function worstExitCode(codes: readonly number[]): number {
+  return codes.reduce((worst, code) => (SEVERITY.indexOf(code) > SEVERITY.indexOf(worst) ? code : worst), EXIT.ok as number)
+}

@@ -1,5 +1,5 @@
 import { InvalidInputError } from '../core/errors.ts'
-import { type CommandContext, stringValue } from './context.ts'
+import { type BooleanOption, type CommandContext, SERVICE_OPTIONS } from './context.ts'
 
 export type LocalService = { baseUrl?: string; apiKey?: string }
 
@@ -8,18 +8,21 @@ export type LocalService = { baseUrl?: string; apiKey?: string }
  * stopped afterwards; the emulator module is loaded only then.
  */
 export async function withLocalEmulator(
-  context: CommandContext,
+  context: CommandContext<typeof SERVICE_OPTIONS & { emulator: BooleanOption; wait: BooleanOption }>,
   run: (service: LocalService) => Promise<number>,
 ): Promise<number> {
   if (!context.values.emulator) return run({})
-  if (stringValue(context, 'base-url') && context.io.env.PROVING_BASE_URL !== stringValue(context, 'base-url')) {
+  if (context.values['base-url'] && context.io.env.PROVING_BASE_URL !== context.values['base-url']) {
     throw new InvalidInputError('--emulator and --base-url exclude each other: drop one of them.', { input: '--emulator' })
   }
   const { startEmulator } = await import('../emulator/index.ts')
   const emulator = await startEmulator({ logger: context.logger })
   context.progress(`Emulator running at ${emulator.url}`)
+  if (context.values.wait !== true) {
+    context.progress('Note: without --wait nothing can follow the query: the emulator stops when this command ends.')
+  }
   try {
-    return await run({ baseUrl: emulator.url, apiKey: stringValue(context, 'api-key') || 'emulator-local-key' })
+    return await run({ baseUrl: emulator.url, apiKey: context.values['api-key'] || 'emulator-local-key' })
   } finally {
     await emulator.close()
   }

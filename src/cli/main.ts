@@ -2,14 +2,7 @@ import { ProvingKitError } from '../core/errors.ts'
 import { redact, SecretRedactor } from '../core/redact.ts'
 import { VERSION } from '../core/version.ts'
 import { COMMANDS } from './commands/index.ts'
-import {
-  type CliIO,
-  type CommandContext,
-  type CommandSpec,
-  createLogger,
-  helpText,
-  parseCommandArgs,
-} from './context.ts'
+import { type CliIO, type CommandContext, type CommandSpec, createLogger, helpText, parseCommandArgs } from './context.ts'
 import { EXIT, exitCodeFor } from './exit-codes.ts'
 
 export type MainOptions = {
@@ -45,6 +38,16 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   const command = findCommand(argv)
   if (!command) {
     const group = COMMANDS.filter((spec) => spec.path[0] === argv[0])
+    if (group.length && (argv.length === 1 || argv[1] === '--help' || argv[1] === '-h' || argv[1] === 'help')) {
+      // `proving task --help`: the group's commands. Bare `proving task` is a usage error.
+      const text = `${groupHelp(argv[0]!, group)}\n`
+      if (argv.length === 1) {
+        io.stderr(text)
+        return EXIT.usage
+      }
+      io.stdout(text)
+      return EXIT.ok
+    }
     const message = group.length
       ? `Unknown command \`proving ${argv.slice(0, 2).join(' ')}\`: use one of ${group.map((spec) => spec.path.join(' ')).join(', ')}.`
       : `Unknown command \`proving ${argv[0]}\`: run \`proving --help\` for the list of commands.`
@@ -97,9 +100,8 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
         if (json) io.stdout(`${redact(JSON.stringify(value ?? null, null, 2), redactor)}\n`)
         else if (human) io.stdout(`${redact(human, redactor)}\n`)
       },
-      progress: (line) => {
-        if (!json) io.stderr(`${redact(line, redactor)}\n`)
-      },
+      // Progress is for a person watching: stderr, also with --json (stdout stays pure JSON).
+      progress: (line) => io.stderr(`${redact(line, redactor)}\n`),
     }
     return await command.run(context)
   } catch (error) {
@@ -134,15 +136,31 @@ export function reportError(
   }
 }
 
+/** One line per command: its words, its arguments, its summary, in aligned columns. */
+function commandLines(commands: readonly CommandSpec[]): string[] {
+  const width = Math.max(...commands.map((spec) => `${spec.path.join(' ')} ${spec.args ?? ''}`.length)) + 2
+  return commands.map((spec) => `  ${`${spec.path.join(' ')} ${spec.args ?? ''}`.padEnd(width)}${spec.summary}`)
+}
+
+function groupHelp(word: string, group: readonly CommandSpec[]): string {
+  return [
+    `Usage: proving ${word} <command> [options]`,
+    '',
+    'Commands:',
+    ...commandLines(group),
+    '',
+    `Run \`proving ${word} <command> --help\` for a command's options.`,
+  ].join('\n')
+}
+
 function topLevelHelp(): string {
-  const width = Math.max(...COMMANDS.map((spec) => `${spec.path.join(' ')} ${spec.args ?? ''}`.length)) + 2
   return [
     `proving ${VERSION}: prove Cairo programs with a STARK proving service, or its built-in emulator.`,
     '',
     'Usage: proving <command> [options]',
     '',
     'Commands:',
-    ...COMMANDS.map((spec) => `  ${`${spec.path.join(' ')} ${spec.args ?? ''}`.padEnd(width)}${spec.summary}`),
+    ...commandLines(COMMANDS),
     '',
     'Run `proving <command> --help` for a command\'s options.',
     'Exit codes: 0 success, 1 remote failure (query FAILED, facts differ), 2 bad input or usage,',

@@ -1,3 +1,4 @@
+import { checkInteger } from '../core/checks.ts'
 import {
   AbortedError,
   InvalidInputError,
@@ -470,12 +471,6 @@ function checkWallet(wallet: string): string {
     })
   }
   return result.data
-}
-
-function checkInteger(value: number, name: string, min: number, max: number): void {
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new InvalidInputError(`${name} must be a whole number from ${min} to ${max}; got ${value}.`, { input: name })
-  }
 }
 
 /** Waits for `promise` unless `signal` aborts first; the promise itself runs on. */

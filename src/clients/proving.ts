@@ -8,6 +8,7 @@ import {
   ServiceError,
   UnknownStatusError,
 } from '../core/errors.ts'
+import { checkEnum, checkInteger, checkOpenEnum } from '../core/checks.ts'
 import { type ConnectionOptions, connectionOf, HttpClient } from '../core/http.ts'
 import { explainSubmissionFailure, mayHaveBeenProcessed } from '../core/submission.ts'
 import { prepareMultipart } from '../core/multipart.ts'
@@ -21,17 +22,19 @@ import {
   CAIRO_VERSIONS,
   CAIRO_VMS,
   dedupLookupResponse,
-  docsQueryListResponse,
   docsQueryResponse,
-  type DocsQueryListResponse,
   type DocsQueryResponse,
+  HINTS,
   isAliveResponse,
   JOB_SIZES,
+  L2_LAYOUTS,
   LAYOUTS,
   MEMORY_VERIFICATIONS,
   NETWORKS,
-  type QueryRecordD,
+  type QueryRecord,
   type QueryRecordL,
+  queryListResponse,
+  type QueryListResponse,
   queryResponse,
   type QueryResponse,
   QUERY_STATUSES,
@@ -43,15 +46,28 @@ import {
   submissionResponse,
 } from '../schemas/proving.ts'
 
+export { checkEnum }
+
+/**
+ * Which paths a client reads queries from. interface.md's `/docs/proving-query/{id}` and
+ * `/docs/proving-queries`, or production's `GET /proving-query/{id}` (whose record carries
+ * `status` there) and `GET /proving-queries`. `auto` (the default) finds out: see waitForQuery
+ * and listQueries.
+ */
+export type ReadPaths = 'auto' | 'docs' | 'production'
+
 export type ClientOptions = ConnectionOptions & {
   apiKey?: string | undefined
   /** Extra values to keep out of messages (the API key is always kept out). */
   secrets?: string[] | undefined
+  /** Where queries and lists are read: `auto` (default) finds out; `docs` or `production` fixes it. */
+  readPaths?: ReadPaths | undefined
 }
 
 export type SubmitPieOptions = {
   /** Path of the pie.zip to upload; streamed from disk. */
   pieZip: string
+  /** One of L2_LAYOUTS; another value is sent as given, with a warning. */
   layout?: string | undefined
   prover?: string | undefined
   mockFactHash?: boolean | undefined
@@ -70,16 +86,25 @@ export type SubmitProofOptions = {
 export type SubmitQueryOptions = {
   declaredJobSize: string
   pieZip?: string | undefined
+  /** A compiled program (JSON), with an optional inputFile. */
   programFile?: string | undefined
+  /**
+   * The program's input: JSON for cairo0 (sent as input.json, python VM only), text for cairo1
+   * (sent as input.txt, text/plain), as production requires.
+   */
   inputFile?: string | undefined
   programHash?: string | undefined
+  /** One of LAYOUTS (default auto); another value is sent as given, with a warning. */
   layout?: string | undefined
   cairoVm?: string | undefined
   cairoVersion?: string | undefined
   result?: string | undefined
   mockFactHash?: boolean | undefined
   network?: string | undefined
+  /** stone or stwo; another value is sent as given, with a warning. */
   sharpProver?: string | undefined
+  /** One of HINTS (svc_evm_grower, svc_sn_grower); another value is sent with a warning. */
+  hints?: string | undefined
   externalId?: string | undefined
   bucketId?: string | undefined
   bucketJobIndex?: number | undefined
@@ -92,15 +117,24 @@ export type ListQueriesOptions = {
   limit?: number | undefined
   offset?: number | undefined
   search?: string | undefined
+  /** Only the queries of this client (production's GET /proving-queries filter). */
+  clientId?: string | undefined
   network?: string | undefined
+  /** Overrides the client's readPaths for this call. */
+  path?: ReadPaths | undefined
   signal?: AbortSignal | undefined
 }
 
 export type CreateBucketOptions = {
   aggregatorVersion: string
   externalId?: string | undefined
+  /** Sent as a string, as production takes it. */
   nodeWidth?: number | undefined
-  aggregatorParams?: string | undefined
+  /**
+   * The aggregator's parameters: a JSON object with the aggregator's (snake_case) keys, for
+   * example `{ use_kzg_da: true, full_output: false }`. A string must hold such an object.
+   */
+  aggregatorParams?: Record<string, unknown> | string | undefined
   mockProof?: boolean | undefined
   signal?: AbortSignal | undefined
 }
@@ -114,6 +148,8 @@ export type QueryProgress = {
 }
 
 export type WaitForQueryOptions = {
+  /** Overrides the client's readPaths for this wait. */
+  path?: ReadPaths | undefined
   timeoutMs?: number | undefined
   signal?: AbortSignal | undefined
   /** Called on every change of status or step (and once for the first state seen). */
@@ -138,10 +174,17 @@ const UPLOAD_HEADERS_TIMEOUT_MS = 10 * 60_000
  */
 export class ProvingClient {
   readonly http: HttpClient
+  readonly readPaths: ReadPaths
   readonly #apiKey: string | undefined
+  /** The list path this client found answering (auto), so later pages go straight there. */
+  #listPath: 'docs' | 'production' | undefined
 
   constructor(options: ClientOptions) {
     this.#apiKey = options.apiKey?.trim() || undefined
+    this.readPaths = options.readPaths ?? 'auto'
+    if (!['auto', 'docs', 'production'].includes(this.readPaths)) {
+      throw new InvalidInputError(`readPaths must be auto, docs or production; got ${JSON.stringify(this.readPaths)}.`, { input: 'readPaths' })
+    }
     this.http = new HttpClient({
       ...connectionOf(options),
       serviceName: 'proving service',
@@ -176,7 +219,10 @@ export class ProvingClient {
     return data
   }
 
-  /** GET /proving-query/{id}: record D (no status field in the spec) and the artifact URLs. */
+  /**
+   * GET /proving-query/{id}: record D and the artifact URLs. interface.md's record has no
+   * status; production's carries one. No key needed. See readQuery for a record with status.
+   */
   async getQuery(queryId: string, options: { signal?: AbortSignal } = {}): Promise<QueryResponse> {
     const id = requireId(queryId, 'queryId')
     const { data } = await this.http.request({
@@ -203,21 +249,58 @@ export class ProvingClient {
     return data
   }
 
-  /** GET /docs/proving-queries: one page of the queries submitted with this key. */
-  async listQueries(options: ListQueriesOptions = {}): Promise<DocsQueryListResponse> {
-    if (options.limit !== undefined) checkIntegerRange(options.limit, 'limit', 1, 100)
-    if (options.offset !== undefined) checkIntegerRange(options.offset, 'offset', 0, Number.MAX_SAFE_INTEGER)
+  /**
+   * The query with its status, from whichever path the service serves: production's
+   * GET /proving-query/{id} when its record carries `status`, else /docs/proving-query/{id}
+   * (with the key). readPaths fixes the path instead.
+   */
+  async readQuery(queryId: string, options: { signal?: AbortSignal; path?: ReadPaths } = {}): Promise<QueryResult> {
+    const id = requireId(queryId, 'queryId')
+    return new StatusReader(this, id, options.path ?? this.readPaths).read(options.signal)
+  }
+
+  /**
+   * One page of the queries submitted with this key: interface.md's GET /docs/proving-queries
+   * or production's GET /proving-queries (same parameters; production takes the key as the
+   * `apiKey` query parameter too). With readPaths `auto` the docs path is asked first and a
+   * service that has no such route (a 404 that is not the service's own answer) is asked on
+   * the other; the client then stays there.
+   */
+  async listQueries(options: ListQueriesOptions = {}): Promise<QueryListResponse> {
+    if (options.limit !== undefined) checkInteger(options.limit, 'limit', 1, 100)
+    if (options.offset !== undefined) checkInteger(options.offset, 'offset', 0, Number.MAX_SAFE_INTEGER)
     if (options.network !== undefined) checkEnum(options.network, 'network', NETWORKS)
-    const { data } = await this.http.request({
-      method: 'GET',
-      path: '/docs/proving-queries',
-      headers: { 'api-key': this.#key('Listing queries') },
-      query: { limit: options.limit, offset: options.offset, search: options.search, network: options.network },
-      schema: docsQueryListResponse,
-      operation: 'list queries',
-      signal: options.signal,
-    })
-    return data
+    const key = this.#key('Listing queries')
+    const chosen = options.path ?? this.readPaths
+    const first = chosen === 'auto' ? (this.#listPath ?? 'docs') : chosen
+    const query = {
+      limit: options.limit,
+      offset: options.offset,
+      search: options.search,
+      clientId: options.clientId,
+      network: options.network,
+    }
+    const ask = async (path: 'docs' | 'production') => {
+      const { data } = await this.http.request({
+        method: 'GET',
+        path: path === 'docs' ? '/docs/proving-queries' : '/proving-queries',
+        headers: { 'api-key': key },
+        query: path === 'docs' ? query : { ...query, apiKey: key },
+        schema: queryListResponse,
+        operation: 'list queries',
+        signal: options.signal,
+      })
+      if (chosen === 'auto') this.#listPath = path
+      return data
+    }
+    try {
+      return await ask(first)
+    } catch (error) {
+      if (chosen !== 'auto' || !isNoRoute(error)) throw error
+      const other = first === 'docs' ? 'production' : 'docs'
+      this.http.logger.debug(`The list path of ${first === 'docs' ? '/docs/proving-queries' : '/proving-queries'} has no route here; listing from the other path.`)
+      return ask(other)
+    }
   }
 
   /** Every query, page after page (`limit` per request, 100 by default). */
@@ -228,7 +311,9 @@ export class ProvingClient {
       const page = await this.listQueries({ ...options, limit, offset })
       yield* page.provingQueries
       offset += page.provingQueries.length
-      if (page.provingQueries.length === 0 || offset >= page.total) return
+      // A service that leaves `total` out ends the list with a short page.
+      const ended = typeof page.total === 'number' ? offset >= page.total : page.provingQueries.length < limit
+      if (page.provingQueries.length === 0 || ended) return
     }
   }
 
@@ -254,8 +339,11 @@ export class ProvingClient {
         input: 'aggregatorVersion',
       })
     }
-    if (options.nodeWidth !== undefined) checkIntegerRange(options.nodeWidth, 'nodeWidth', 1, 2_147_483_647)
-    const { signal, ...body } = options
+    const { signal, nodeWidth, aggregatorParams, ...rest } = options
+    const body: Record<string, unknown> = { ...rest }
+    // production.md: nodeWidth travels as a string, aggregatorParams as a JSON object.
+    if (nodeWidth !== undefined) body.nodeWidth = String(checkInteger(nodeWidth, 'nodeWidth', 1, 2_147_483_647))
+    if (aggregatorParams !== undefined) body.aggregatorParams = aggregatorParamsObject(aggregatorParams)
     const { data } = await this.http.request({
       method: 'POST',
       path: '/buckets',
@@ -300,7 +388,7 @@ export class ProvingClient {
    * so a submission whose answer was lost is never sent again: the error says how to check.
    */
   async submitPie(options: SubmitPieOptions): Promise<{ provingQueryId: string }> {
-    const layout = checkEnum(options.layout ?? 'auto', 'layout', LAYOUTS)
+    const layout = checkOpenEnum(options.layout ?? 'auto', 'layout', L2_LAYOUTS, this.http.logger)
     const prover = (options.prover ?? 'svc_sharp').trim()
     if (!prover) throw new InvalidInputError('prover must not be empty; omit it to use svc_sharp.', { input: 'prover' })
     await requireFile(options.pieZip, 'pieZip')
@@ -378,21 +466,43 @@ export class ProvingClient {
       })
       return data.provingQueryId
     }
+    const existingFor = async (refusal: ServiceError) => {
+      const existing = await this.findQueryByDedupId(dedupId, { signal: options.signal })
+      if (existing) {
+        this.http.logger.info(`A query with dedupId ${dedupId} exists already (${existing.id}); following it instead of submitting again.`)
+        return { provingQueryId: existing.id, deduplicated: true }
+      }
+      throw new ServiceError(
+        `The proving service refused the submission as a duplicate of dedupId ${dedupId}, but finds no query with it; give another dedupId or check \`proving query list\`.`,
+        { status: refusal.status, code: refusal.code, details: refusal.details, cause: refusal },
+      )
+    }
     try {
       return { provingQueryId: await attempt(), deduplicated: false }
     } catch (error) {
+      // production.md: a used dedupId is refused, not answered with the first id: look it up.
+      if (isDedupRefusal(error)) return existingFor(error)
       if (!mayHaveBeenProcessed(error)) throw error
       this.http.logger.warn(
         `The answer to the submission was lost (${(error as ProvingKitError).shortMessage}); looking up dedupId ${dedupId} before sending again.`,
       )
       const existing = await this.findQueryByDedupId(dedupId, { signal: options.signal })
       if (existing) return { provingQueryId: existing.id, deduplicated: true }
-      return { provingQueryId: await attempt(), deduplicated: false }
+      try {
+        return { provingQueryId: await attempt(), deduplicated: false }
+      } catch (again) {
+        // The lost first answer may land between the lookup and this attempt.
+        if (isDedupRefusal(again)) return existingFor(again)
+        throw again
+      }
     }
   }
 
-  /** GET /proving-query-by-dedup-id (extension): the query with this dedupId, or null. */
-  async findQueryByDedupId(dedupId: string, options: { signal?: AbortSignal } = {}): Promise<QueryRecordD | null> {
+  /**
+   * GET /proving-query-by-dedup-id (extension): the query with this dedupId, or null.
+   * Production answers it without the `client` object and may omit other fields.
+   */
+  async findQueryByDedupId(dedupId: string, options: { signal?: AbortSignal } = {}): Promise<QueryRecord | null> {
     const id = requireId(dedupId, 'dedupId')
     try {
       const { data } = await this.http.request({
@@ -406,7 +516,7 @@ export class ProvingClient {
       })
       return data.provingQuery
     } catch (error) {
-      if (error instanceof ServiceError && error.status === 404) return null
+      if (error instanceof ServiceError && error.status === 404 && !isNoRoute(error)) return null
       throw error
     }
   }
@@ -426,18 +536,23 @@ export class ProvingClient {
       })
     }
     if (options.bucketJobIndex !== undefined) {
-      checkIntegerRange(options.bucketJobIndex, 'bucketJobIndex', 0, 2_147_483_647)
+      checkInteger(options.bucketJobIndex, 'bucketJobIndex', 0, 2_147_483_647)
     }
+    const logger = this.http.logger
+    const cairoVm = checkEnum(options.cairoVm ?? 'rust', 'cairoVm', CAIRO_VMS)
+    const cairoVersion = checkEnum(options.cairoVersion ?? 'cairo0', 'cairoVersion', CAIRO_VERSIONS)
+    refuseWhatProductionRefuses({ cairoVm, cairoVersion, hasInputFile: options.inputFile !== undefined })
     const parts: Record<string, string | { path: string; fileName: string; contentType: string }> = {
       declaredJobSize,
-      layout: checkEnum(options.layout ?? 'auto', 'layout', LAYOUTS),
-      cairoVm: checkEnum(options.cairoVm ?? 'rust', 'cairoVm', CAIRO_VMS),
-      cairoVersion: checkEnum(options.cairoVersion ?? 'cairo0', 'cairoVersion', CAIRO_VERSIONS),
+      layout: checkOpenEnum(options.layout ?? 'auto', 'layout', LAYOUTS, logger),
+      cairoVm,
+      cairoVersion,
       result: checkEnum(options.result ?? 'PROOF_GENERATION', 'result', RESULTS),
       mockFactHash: String(options.mockFactHash ?? false),
       network: checkEnum(options.network ?? 'TESTNET', 'network', NETWORKS),
     }
-    if (options.sharpProver !== undefined) parts.sharpProver = checkEnum(options.sharpProver, 'sharpProver', SHARP_PROVERS)
+    if (options.sharpProver !== undefined) parts.sharpProver = checkOpenEnum(options.sharpProver, 'sharpProver', SHARP_PROVERS, logger)
+    if (options.hints !== undefined) parts.hints = checkOpenEnum(options.hints, 'hints', HINTS, logger)
     if (options.externalId !== undefined) parts.externalId = options.externalId
     if (options.bucketId !== undefined) parts.bucketId = options.bucketId
     if (options.bucketJobIndex !== undefined) parts.bucketJobIndex = String(options.bucketJobIndex)
@@ -452,7 +567,11 @@ export class ProvingClient {
       digestSource = await sha256File(options.programFile)
       if (options.inputFile !== undefined) {
         await requireFile(options.inputFile, 'inputFile')
-        parts.inputFile = { path: options.inputFile, fileName: 'input.json', contentType: 'application/json' }
+        // production.md: cairo1 input is text (input.txt), cairo0 input JSON.
+        parts.inputFile =
+          cairoVersion === 'cairo1'
+            ? { path: options.inputFile, fileName: 'input.txt', contentType: 'text/plain' }
+            : { path: options.inputFile, fileName: 'input.json', contentType: 'application/json' }
         digestSource += await sha256File(options.inputFile)
       }
     } else {
@@ -488,16 +607,17 @@ export class ProvingClient {
     let lastKey: string | undefined
     let stepStarted = started
     let stuckReported = false
+    const reader = new StatusReader(this, id, options.path ?? this.readPaths)
     return pollUntil<QueryResult>(
       async () => {
-        const current = await this.#readStatus(id, options.signal)
+        const current = await reader.read(options.signal)
         const record = current.provingQuery
         const now = clock.now()
         const key = `${record.status}|${record.step ?? ''}`
         const progress: QueryProgress = {
           queryId: id,
           status: record.status,
-          step: record.step,
+          step: record.step ?? null,
           elapsedMs: now - started,
           record,
         }
@@ -534,30 +654,116 @@ export class ProvingClient {
     )
   }
 
-  /** The record with `status`: the docs endpoint when there is a key, else D if it carries one. */
-  async #readStatus(id: string, signal: AbortSignal | undefined): Promise<QueryResult> {
-    if (this.#apiKey) return this.getQueryDetails(id, { signal })
-    const response = await this.getQuery(id, { signal })
+}
+
+/**
+ * Reads one query's status for a wait (or once, for readQuery), from the path that answers:
+ *
+ * - `production`: GET /proving-query/{id}, whose record carries `status` in production;
+ * - `docs`: GET /docs/proving-query/{id} (interface.md's record L), which needs the key;
+ * - `auto`: production's path first; when its record has no `status` (interface.md's record
+ *   D) the docs path, for the rest of the wait. A no-route 404 on either path (a 404 that is not
+ *   the service's PROVING_QUERY_NOT_FOUND) moves the wait to the other path once, for good.
+ */
+class StatusReader {
+  #route: 'docs' | 'production'
+  #switched = false
+  readonly #client: ProvingClient
+  readonly #id: string
+  readonly #fixed: boolean
+
+  constructor(client: ProvingClient, id: string, paths: ReadPaths) {
+    this.#client = client
+    this.#id = id
+    this.#fixed = paths !== 'auto'
+    this.#route = paths === 'docs' ? 'docs' : 'production'
+  }
+
+  async read(signal: AbortSignal | undefined): Promise<QueryResult> {
+    for (;;) {
+      try {
+        const found = this.#route === 'docs' ? await this.#client.getQueryDetails(this.#id, { signal }) : await this.#production(signal)
+        if (found) return found
+      } catch (error) {
+        if (this.#fixed || this.#switched || !isNoRoute(error)) throw error
+        if (this.#route === 'production' && !this.#client.hasApiKey) throw error
+        this.#client.http.logger.debug(`No route for the ${this.#route} path of query ${this.#id}; reading it from the other path.`)
+      }
+      // The record had no status (or the path has no route): the other path, for the rest.
+      this.#switched = true
+      this.#route = this.#route === 'docs' ? 'production' : 'docs'
+    }
+  }
+
+  /** The record of GET /proving-query/{id} when it carries a status; undefined when it does not. */
+  async #production(signal: AbortSignal | undefined): Promise<QueryResult | undefined> {
+    const response = await this.#client.getQuery(this.#id, { signal })
     const status = response.provingQuery.status
-    if (typeof status !== 'string') {
+    if (typeof status === 'string') {
+      return { provingQuery: { ...response.provingQuery, status }, metadataUrls: response.metadataUrls }
+    }
+    if (this.#fixed || this.#switched || !this.#client.hasApiKey) {
       throw new InvalidInputError(
-        `Waiting for query ${id} needs an API key: without one the service does not show its status.`,
+        this.#client.hasApiKey
+          ? `The proving service's record of query ${this.#id} carries no status on GET /proving-query/{id}; read it from the docs path (readPaths: 'docs' or 'auto').`
+          : `Waiting for query ${this.#id} needs an API key: without one the service does not show its status.`,
         { input: 'apiKey' },
       )
     }
-    return { provingQuery: recordDAsL(response.provingQuery, status), metadataUrls: response.metadataUrls }
+    return undefined
   }
 }
 
-function recordDAsL(record: QueryRecordD, status: string): QueryRecordL {
-  return {
-    chain: null, jobSize: null, declaredJobSize: null, cairoVm: 'rust', cairoVersion: 'cairo0',
-    result: null, network: null, hints: null,
-    ...record,
-    status,
-  } as QueryRecordL
+/**
+ * A 404 that says the path itself is unknown (a framework's "Cannot GET", a gateway's page),
+ * as opposed to the service's own answer about a query or bucket it does not have.
+ */
+export function isNoRoute(error: unknown): boolean {
+  if (!(error instanceof ServiceError) || error.status !== 404) return false
+  return error.code === undefined || error.code === 'NOT_FOUND'
 }
 
+function isDedupRefusal(error: unknown): error is ServiceError {
+  return error instanceof ServiceError && error.code === 'PROVING_QUERY_WITH_DEDUP_ID_ALREADY_EXISTS'
+}
+
+/**
+ * The combinations production refuses (production.md), refused here before anything is sent,
+ * with the service's code in the message so either refusal reads the same.
+ */
+function refuseWhatProductionRefuses(choice: { cairoVm: string; cairoVersion: string; hasInputFile: boolean }): void {
+  if (choice.cairoVersion === 'cairo1' && choice.cairoVm === 'python') {
+    throw new InvalidInputError(
+      'cairoVersion cairo1 does not run on the python VM (CAIRO1_IS_NOT_SUPPORTED_FOR_PYTHON); use cairoVm rust.',
+      { input: 'cairoVm', code: 'CAIRO1_IS_NOT_SUPPORTED_FOR_PYTHON' },
+    )
+  }
+  if (choice.hasInputFile && choice.cairoVersion === 'cairo0' && choice.cairoVm === 'rust') {
+    throw new InvalidInputError(
+      'An inputFile with cairo0 is not accepted on the rust VM (INPUT_FILE_IS_NOT_SUPPORTED_FOR_CAIRO0_AND_RUST_VM); use cairoVm python, or submit a PIE.',
+      { input: 'inputFile', code: 'INPUT_FILE_IS_NOT_SUPPORTED_FOR_CAIRO0_AND_RUST_VM' },
+    )
+  }
+}
+
+/** aggregatorParams as production takes it: a JSON object (a string must hold one). */
+function aggregatorParamsObject(value: Record<string, unknown> | string): Record<string, unknown> {
+  let parsed: unknown = value
+  if (typeof value === 'string') {
+    try {
+      parsed = JSON.parse(value)
+    } catch {
+      parsed = undefined
+    }
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new InvalidInputError(
+      'aggregatorParams must be a JSON object of the aggregator\'s parameters, for example {"use_kzg_da": true}.',
+      { input: 'aggregatorParams' },
+    )
+  }
+  return parsed as Record<string, unknown>
+}
 
 export function deriveDedupId(digest: string, parts: Record<string, unknown>): string {
   const parameters = Object.keys(parts)
@@ -583,19 +789,6 @@ function requireId(value: string, name: string): string {
     })
   }
   return id
-}
-
-export function checkEnum<T extends string>(value: string, name: string, allowed: readonly T[]): T {
-  if (!(allowed as readonly string[]).includes(value)) {
-    throw new InvalidInputError(`${name} must be one of ${allowed.join(', ')}; got ${JSON.stringify(value)}.`, { input: name })
-  }
-  return value as T
-}
-
-function checkIntegerRange(value: number, name: string, min: number, max: number): void {
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new InvalidInputError(`${name} must be a whole number from ${min} to ${max}; got ${value}.`, { input: name })
-  }
 }
 
 async function requireFile(path: string, name: string): Promise<void> {

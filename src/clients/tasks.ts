@@ -1,4 +1,5 @@
 import type { z } from 'zod'
+import { checkInteger } from '../core/checks.ts'
 import {
   AbortedError,
   InvalidInputError,
@@ -344,12 +345,6 @@ function requireTaskId(value: string): string {
     })
   }
   return id
-}
-
-function checkInteger(value: number, name: string, min: number, max: number): void {
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new InvalidInputError(`${name} must be a whole number from ${min} to ${max}; got ${value}.`, { input: name })
-  }
 }
 
 function emptyToUndefined(value: string | undefined): string | undefined {

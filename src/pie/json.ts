@@ -20,12 +20,31 @@ export class JsonSyntaxError extends Error {
   }
 }
 
+/** A document with more values or objects than the budget given to `parseJson`. */
+export class JsonBudgetError extends Error {
+  override name = 'JsonBudgetError'
+  readonly what: 'values' | 'objects' | 'arrays and objects'
+  readonly limit: number
+  constructor(what: 'values' | 'objects' | 'arrays and objects', limit: number) {
+    super(`more than ${limit} JSON ${what}`)
+    this.what = what
+    this.limit = limit
+  }
+}
+
 // Deep enough for any PIE file; bounded so hostile input cannot overflow the stack.
 const MAX_DEPTH = 256
 
-export function parseJson(text: string): JsonValue {
+/**
+ * Parses `text`; with a budget, stops with JsonBudgetError at the first value past it, so a
+ * hostile document costs at most the budget's worth of memory and time.
+ */
+export function parseJson(text: string, budget: { maxNodes?: number; maxContainers?: number; maxObjects?: number } = {}): JsonValue {
   let i = 0
   const n = text.length
+  let nodesLeft = budget.maxNodes ?? Number.POSITIVE_INFINITY
+  let objectsLeft = budget.maxObjects ?? Number.POSITIVE_INFINITY
+  let containersLeft = budget.maxContainers ?? Number.POSITIVE_INFINITY
 
   const fail = (message: string, at = i): never => {
     throw new JsonSyntaxError(message, at)
@@ -96,9 +115,12 @@ export function parseJson(text: string): JsonValue {
 
   const readValue = (depth: number): JsonValue => {
     if (depth > MAX_DEPTH) fail('nesting too deep')
+    if (--nodesLeft < 0) throw new JsonBudgetError('values', budget.maxNodes!)
     skipWhitespace()
     const c = text[i]
+    if ((c === '{' || c === '[') && --containersLeft < 0) throw new JsonBudgetError('arrays and objects', budget.maxContainers!)
     if (c === '{') {
+      if (--objectsLeft < 0) throw new JsonBudgetError('objects', budget.maxObjects!)
       i++
       const object: JsonObject = new Map()
       skipWhitespace()

@@ -132,30 +132,81 @@ export function toWords(value: bigint): Uint32Array {
 // 2^15 bits (4 KiB) per page: one bit per cell of dense segments, nothing for unwritten spans.
 const PAGE_BITS = 15
 
+/** The duplicate-address check ran out of its budget (see SeenCells). */
+export class SeenCellsBudgetError extends Error {
+  override name = 'SeenCellsBudgetError'
+}
+
+export type SeenCellsBudget = {
+  /** Bitmap bytes allowed before any cell is read. */
+  baseBytes: number
+  /** Bitmap bytes allowed per cell marked so far. */
+  bytesPerCell: number
+  /** Cells kept one by one once the bitmap budget is spent. */
+  sparseCells: number
+}
+
 /**
  * Which (segment, offset) cells have been seen: a bitmap per segment, allocated page by page as
  * cells arrive. Offsets are below 2^30, so a dense trace costs one bit per cell (a 2 GiB
- * memory.bin, 54M cells, needs under 7 MiB).
+ * memory.bin, 54M cells, needs under 7 MiB). A page is allocated only while the pages' total
+ * stays within the budget, which grows with the cells marked; a cell on a page past it is kept
+ * in an exact set instead, bounded too. So memory follows what the PIE holds, never the span of
+ * its addresses (16 segments of 2^30 cells with one cell per page would otherwise take 2 GiB).
  */
 export class SeenCells {
   private readonly segments = new Map<number, (Uint8Array | undefined)[]>()
+  private readonly sparse = new Set<number>()
+  private readonly budget: SeenCellsBudget
+  private pageBytes = 0
+  private marked = 0
+
+  constructor(budget: Partial<SeenCellsBudget> = {}) {
+    this.budget = { baseBytes: Number.POSITIVE_INFINITY, bytesPerCell: 0, sparseCells: Number.POSITIVE_INFINITY, ...budget }
+  }
+
+  /** Bytes held by the bitmap pages (for tests and benchmarks). */
+  get bitmapBytes(): number {
+    return this.pageBytes
+  }
+
+  /** Cells held one by one. */
+  get sparseSize(): number {
+    return this.sparse.size
+  }
 
   /** Marks the cell; returns true when it had been marked before. */
   mark(segment: number, offset: number): boolean {
+    this.marked++
     let pages = this.segments.get(segment)
     if (!pages) this.segments.set(segment, (pages = []))
     const pageIndex = offset >>> PAGE_BITS
     let page = pages[pageIndex]
-    if (!page) pages[pageIndex] = page = new Uint8Array(1 << (PAGE_BITS - 3))
+    const key = segment * 2 ** 30 + offset
+    const inSparse = this.sparse.size > 0 && this.sparse.has(key)
+    if (!page) {
+      const size = 1 << (PAGE_BITS - 3)
+      if (this.pageBytes + size > this.budget.baseBytes + this.marked * this.budget.bytesPerCell) {
+        if (inSparse) return true
+        if (this.sparse.size >= this.budget.sparseCells) {
+          throw new SeenCellsBudgetError(`more than ${this.budget.sparseCells} cells scattered sparsely over their segments`)
+        }
+        this.sparse.add(key)
+        return false
+      }
+      pages[pageIndex] = page = new Uint8Array(size)
+      this.pageBytes += size
+    }
     const bit = offset & ((1 << PAGE_BITS) - 1)
     const byte = bit >>> 3
     const mask = 1 << (bit & 7)
-    const seen = (page[byte]! & mask) !== 0
+    const seen = (page[byte]! & mask) !== 0 || inSparse
     page[byte] = page[byte]! | mask
     return seen
   }
 
   has(segment: number, offset: number): boolean {
+    if (this.sparse.size > 0 && this.sparse.has(segment * 2 ** 30 + offset)) return true
     const page = this.segments.get(segment)?.[offset >>> PAGE_BITS]
     if (!page) return false
     const bit = offset & ((1 << PAGE_BITS) - 1)

@@ -17,13 +17,24 @@ import {
   VERSION,
   type PieEntryName,
 } from './format.ts'
-import { JsonSyntaxError, isJsonObject, parseJson, showJson, type JsonObject, type JsonValue } from './json.ts'
+import {
+  budgetError,
+  checkJsonEntrySize,
+  JSON_ENTRY_BYTES,
+  OUTPUT_CELLS,
+  PIE_JSON_BUDGET,
+  SEEN_CELLS_BASE_BYTES,
+  SEEN_CELLS_BYTES_PER_CELL,
+  SPARSE_CELLS,
+} from './budgets.ts'
+import { JsonBudgetError, JsonSyntaxError, isJsonObject, parseJson, showJson, type JsonObject, type JsonValue } from './json.ts'
 import {
   ADDRESS_NOT_RELOCATABLE,
   CELL_SIZE,
   CellScanner,
   POINTER_SEGMENT_TOO_LARGE,
   SeenCells,
+  SeenCellsBudgetError,
   addressOffset,
   addressSegment,
   cellValue,
@@ -76,8 +87,6 @@ export type PieAnalysis = PieValidationResult & {
 }
 
 const DEFAULT_MAX_PROBLEMS = 50
-// Beyond this a JSON file is not read whole (a string of it would not fit V8's limits).
-const MAX_JSON_BYTES = 256 * 1024 * 1024
 // Per rule, so one flood (a million bad cells) does not hide every other kind of problem.
 const MAX_PER_RULE = 10
 
@@ -102,17 +111,28 @@ class Problems {
   }
 }
 
-async function readWhole(source: PieSource, name: PieEntryName, problems: Problems): Promise<string | undefined> {
-  const chunks: Uint8Array[] = []
+type JsonEntryName = Exclude<PieEntryName, 'memory.bin'>
+
+async function readWhole(source: PieSource, name: JsonEntryName, problems: Problems): Promise<string | undefined> {
+  const limit = JSON_ENTRY_BYTES[name]
+  const declared = source.entries.find((entry) => entry.name === name)?.size
+  // Refused before a byte is inflated when the directory says so; and counted while inflating
+  // (the zip reader also holds the entry to its declared size).
+  if (declared !== undefined) checkJsonEntrySize(source.path, name, declared)
+  // One buffer of the declared size (no list of chunks and no concatenated copy beside it):
+  // the text's bytes are held once, then once more as the string, never three times.
+  let buffer = Buffer.allocUnsafe(Math.min(declared ?? 64 * 1024, limit))
   let total = 0
   try {
     for await (const chunk of source.open(name)) {
-      total += chunk.length
-      if (total > MAX_JSON_BYTES) {
-        problems.add(`${name}: larger than ${MAX_JSON_BYTES} bytes; too large to check`)
-        return undefined
+      if (total + chunk.length > limit) checkJsonEntrySize(source.path, name, total + chunk.length)
+      if (total + chunk.length > buffer.length) {
+        const grown = Buffer.allocUnsafe(Math.min(limit, Math.max(total + chunk.length, buffer.length * 2)))
+        buffer.copy(grown, 0, 0, total)
+        buffer = grown
       }
-      chunks.push(chunk)
+      buffer.set(chunk, total)
+      total += chunk.length
     }
   } catch (error) {
     if (error instanceof ZipFormatError) {
@@ -121,16 +141,17 @@ async function readWhole(source: PieSource, name: PieEntryName, problems: Proble
     }
     throw error
   }
-  return Buffer.concat(chunks).toString('utf8')
+  return buffer.toString('utf8', 0, total)
 }
 
-async function readJson(source: PieSource, name: PieEntryName, problems: Problems): Promise<JsonValue | undefined> {
+async function readJson(source: PieSource, name: JsonEntryName, problems: Problems): Promise<JsonValue | undefined> {
   if (!source.has(name)) return undefined
   const text = await readWhole(source, name, problems)
   if (text === undefined) return undefined
   try {
-    return parseJson(text)
+    return parseJson(text, PIE_JSON_BUDGET)
   } catch (error) {
+    if (error instanceof JsonBudgetError) throw budgetError(source.path, `${name} holds ${error.message}, past its budget`)
     if (error instanceof JsonSyntaxError) {
       problems.add(`${name}: not valid JSON: ${error.message}`)
       return undefined
@@ -237,7 +258,7 @@ async function scanMemory(
   const data = metadata?.program.data
   const outIndex = outputSegment?.index ?? -1
   const output = new Map<number, bigint>()
-  const seen = new SeenCells()
+  const seen = new SeenCells({ baseBytes: SEEN_CELLS_BASE_BYTES, bytesPerCell: SEEN_CELLS_BYTES_PER_CELL, sparseCells: SPARSE_CELLS })
   let programWritten = 0
   let outputWritten = 0
   const checkSegments = metadata !== undefined
@@ -297,6 +318,7 @@ async function scanMemory(
         const shown = `(${pointerSegment(view, at)}, ${pointerOffset(view, at)})`
         problems.add(`${file}: output cell (${segment}, ${offset}) at byte ${byte} holds a pointer ${shown}; program output must be field elements`, 'output-pointer')
       } else {
+        if (output.size >= OUTPUT_CELLS) throw budgetError(source.path, `memory.bin writes more than ${OUTPUT_CELLS} output cells, past the budget`)
         output.set(offset, cellValue(view, at))
       }
     }
@@ -308,6 +330,7 @@ async function scanMemory(
       scanner.push(chunk)
     }
   } catch (error) {
+    if (error instanceof SeenCellsBudgetError) throw budgetError(source.path, `memory.bin holds ${error.message}, past the duplicate check's budget`)
     if (!(error instanceof ZipFormatError)) throw error
     problems.add(`${file}: ${error.message}`)
   }

@@ -2,10 +2,12 @@ import { z } from 'zod'
 import { openEnum } from '../core/parse.ts'
 
 /**
- * The proving service's records, as interface.md's field table and contract.md define them.
- * Record R (retry response), D (GET /proving-query/{id}) and L (/docs/... endpoints) are three
- * schemas: a field is required where the table marks it present and not nullable, nullable
- * where it says so. Enums are open (unknown values pass with a debug note); types are not.
+ * The proving service's records, as interface.md's field table, contract.md and production.md
+ * describe them. One schema per record, liberal in what it accepts: a field is required only
+ * when the client acts on it (the id; the status where a reader decides on it); every other
+ * field may be absent or null, because production omits or nulls fields the table marks
+ * present (production.md). Enums are open (unknown values pass with a debug note), extra
+ * fields pass (noted). Types stay checked, and so do the fact hashes a gate compares.
  */
 
 export const QUERY_STATUSES = ['RECEIVED', 'IN_PROGRESS', 'DONE', 'FAILED'] as const
@@ -25,7 +27,8 @@ export const RESULTS = [
 export const NETWORKS = ['MAINNET', 'TESTNET'] as const
 export const HINTS = ['svc_evm_grower', 'svc_sn_grower'] as const
 export const SHARP_PROVERS = ['stone', 'stwo'] as const
-export const LAYOUTS = [
+/** The layouts of interface.md's L2 endpoint (what the emulator's L2 endpoint accepts). */
+export const L2_LAYOUTS = [
   'auto',
   'recursive',
   'recursive_with_poseidon',
@@ -34,6 +37,21 @@ export const LAYOUTS = [
   'starknet',
   'starknet_with_keccak',
   'dynamic',
+] as const
+/** Every layout production accepts on a submission (production.md): the L2 ones and four more. */
+export const LAYOUTS = [
+  'auto',
+  'plain',
+  'recursive',
+  'recursive_with_poseidon',
+  'recursive_large_output',
+  'all_solidity',
+  'all_cairo',
+  'dynamic',
+  'small',
+  'dex',
+  'starknet',
+  'starknet_with_keccak',
 ] as const
 export const STONE_VERSIONS = ['stone5', 'stone6'] as const
 export const MEMORY_VERIFICATIONS = ['strict', 'relaxed', 'cairo1'] as const
@@ -59,142 +77,109 @@ const INT32_MIN = -2_147_483_648
 const INT32_MAX = 2_147_483_647
 const int32 = () => z.number().int().min(INT32_MIN).max(INT32_MAX)
 const dateTime = () => z.iso.datetime({ offset: true })
+/** May be absent, may be null: what production does to most fields. */
+const maybe = <T extends z.ZodType>(schema: T) => schema.nullable().optional()
+/** A list the service may leave out or null: read as empty. */
+const listOf = <T extends z.ZodType>(schema: T) => z.array(schema).nullable().optional().transform((value) => value ?? [])
+/**
+ * A fact or program hash: a gate compares it with what the client computed, so it must be a
+ * 0x-prefixed hex number (at most 256 bits); a malformed one is refused, never compared.
+ */
+export const factHash = () => z.string().regex(/^0x[0-9a-fA-F]{1,64}$/, 'expected a 0x-prefixed hex hash of at most 64 digits')
 
+/** Who submitted the query. production.md: `email` and `image` may be null or absent. */
 export const clientObject = z.looseObject({
-  clientId: z.string(),
-  name: z.string(),
-  email: z.string(),
-  isEmailVerified: z.boolean(),
-  image: z.string(),
+  clientId: maybe(z.string()),
+  name: maybe(z.string()),
+  email: maybe(z.string()),
+  isEmailVerified: maybe(z.boolean()),
+  image: maybe(z.string()),
 })
 
-/** Fields of the table with their type and R-nullability, shared by the three representations. */
+/** Every field of the table (plus production's), each optional and nullable. */
 const fields = {
-  id: z.string(),
-  externalId: z.string().nullable(),
-  dedupId: z.string().nullable(),
-  transactionId: z.string().nullable(),
-  status: openEnum(QUERY_STATUSES),
-  step: openEnum(KNOWN_STEPS).nullable(),
-  programHash: z.string().nullable(),
-  integrityFactHash: z.string().nullable(),
-  sharpFactHash: z.string().nullable(),
-  layout: openEnum(LAYOUTS).nullable(),
-  isFactMocked: z.boolean().nullable(),
-  isProofMocked: z.boolean().nullable(),
-  chain: openEnum(CHAINS).nullable(),
-  jobSize: openEnum(JOB_SIZES).nullable(),
-  declaredJobSize: openEnum(JOB_SIZES).nullable(),
-  cairoVm: openEnum(CAIRO_VMS),
-  cairoVersion: openEnum(CAIRO_VERSIONS),
-  steps: z.array(z.string()),
-  result: openEnum(RESULTS).nullable(),
-  network: openEnum(NETWORKS).nullable(),
-  hints: openEnum(HINTS).nullable(),
-  sharpProver: openEnum(SHARP_PROVERS).nullable(),
-  errorReason: z.string().nullable(),
-  submittedByClient: z.string().nullable(),
-  projectId: z.string().nullable(),
-  submittedByWallet: z.string().max(64).nullable(),
-  bucketId: z.string().nullable(),
-  bucketJobIndex: int32().nullable(),
-  customerName: z.string().nullable(),
-  isJobSizeValid: z.boolean(),
-  retryCount: int32(),
-  createdAt: dateTime(),
-  completedAt: dateTime().nullable(),
+  id: z.string().min(1),
+  externalId: maybe(z.string()),
+  dedupId: maybe(z.string()),
+  transactionId: maybe(z.string()),
+  status: maybe(openEnum(QUERY_STATUSES)),
+  step: maybe(openEnum(KNOWN_STEPS)),
+  programHash: maybe(factHash()),
+  integrityFactHash: maybe(factHash()),
+  sharpFactHash: maybe(factHash()),
+  layout: maybe(openEnum(LAYOUTS)),
+  isFactMocked: maybe(z.boolean()),
+  isProofMocked: maybe(z.boolean()),
+  chain: maybe(openEnum(CHAINS)),
+  jobSize: maybe(openEnum(JOB_SIZES)),
+  declaredJobSize: maybe(openEnum(JOB_SIZES)),
+  cairoVm: maybe(openEnum(CAIRO_VMS)),
+  cairoVersion: maybe(openEnum(CAIRO_VERSIONS)),
+  steps: maybe(z.array(z.string())),
+  result: maybe(openEnum(RESULTS)),
+  network: maybe(openEnum(NETWORKS)),
+  hints: maybe(openEnum(HINTS)),
+  sharpProver: maybe(openEnum(SHARP_PROVERS)),
+  errorReason: maybe(z.string()),
+  submittedByClient: maybe(z.string()),
+  projectId: maybe(z.string()),
+  submittedByWallet: maybe(z.string()),
+  bucketId: maybe(z.string()),
+  bucketJobIndex: maybe(int32()),
+  customerName: maybe(z.string()),
+  isJobSizeValid: maybe(z.boolean()),
+  retryCount: maybe(int32()),
+  createdAt: maybe(dateTime()),
+  completedAt: maybe(dateTime()),
+  client: maybe(clientObject),
+  isRetriable: maybe(z.boolean()),
 }
 
 /**
- * Record R: the retry response. All R fields are always present; nullable ones carry null; no
- * extra properties by the spec (extras are still tolerated and noted, as everywhere).
+ * A query record as any endpoint may send it (R, D, L, production's D, the dedupId lookup):
+ * only `id` is required. Readers that decide on `status` use {@link queryRecordWithStatus}.
  */
-export const queryRecordR = z.looseObject({ ...fields })
+export const queryRecord = z.looseObject(fields)
 
-/** Record D: GET /proving-query/{id}. No status (!), plus `client` and `isRetriable`. */
-export const queryRecordD = z.looseObject({
-  id: fields.id,
-  externalId: fields.externalId,
-  dedupId: fields.dedupId,
-  transactionId: fields.transactionId,
-  step: fields.step,
-  programHash: fields.programHash,
-  integrityFactHash: fields.integrityFactHash,
-  sharpFactHash: fields.sharpFactHash,
-  layout: fields.layout,
-  isFactMocked: fields.isFactMocked,
-  isProofMocked: fields.isProofMocked,
-  steps: fields.steps,
-  errorReason: fields.errorReason,
-  submittedByClient: fields.submittedByClient,
-  projectId: fields.projectId,
-  submittedByWallet: fields.submittedByWallet,
-  bucketId: fields.bucketId,
-  bucketJobIndex: fields.bucketJobIndex,
-  customerName: fields.customerName,
-  isJobSizeValid: fields.isJobSizeValid,
-  retryCount: fields.retryCount,
-  createdAt: fields.createdAt,
-  completedAt: fields.completedAt,
-  client: clientObject.nullable(),
-  isRetriable: z.boolean().nullable(),
-  // Not in D by the table, but the production service sends it and completion is decided
-  // from it when present (contract.md): optional here, never required.
-  status: openEnum(QUERY_STATUSES).optional(),
-})
+/** A record a reader decides on: `status` must be there (an open string; the wait judges it). */
+export const queryRecordWithStatus = z.looseObject({ ...fields, status: openEnum(QUERY_STATUSES) })
 
-/** Record L: the /docs/... endpoints. */
-export const queryRecordL = z.looseObject({
-  id: fields.id,
-  externalId: fields.externalId,
-  transactionId: fields.transactionId,
-  status: fields.status,
-  step: fields.step,
-  programHash: fields.programHash,
-  integrityFactHash: fields.integrityFactHash,
-  sharpFactHash: fields.sharpFactHash,
-  layout: fields.layout,
-  isFactMocked: fields.isFactMocked,
-  chain: fields.chain,
-  jobSize: fields.jobSize,
-  declaredJobSize: fields.declaredJobSize,
-  cairoVm: fields.cairoVm,
-  cairoVersion: fields.cairoVersion,
-  steps: fields.steps,
-  result: fields.result,
-  network: fields.network,
-  hints: fields.hints,
-  errorReason: fields.errorReason,
-  submittedByClient: fields.submittedByClient,
-  projectId: fields.projectId,
-  bucketId: fields.bucketId,
-  bucketJobIndex: fields.bucketJobIndex,
-  customerName: fields.customerName,
-  createdAt: fields.createdAt,
-  completedAt: fields.completedAt,
-  client: clientObject.nullable(),
-})
+/** Record R (the retry response): carries `status` by interface.md, which the CLI reports. */
+export const queryRecordR = queryRecordWithStatus
+/** Record D (GET /proving-query/{id}): no status by interface.md; production adds one. */
+export const queryRecordD = queryRecord
+/** Record L (the /docs/ endpoints and production's GET /proving-queries): carries `status`. */
+export const queryRecordL = queryRecordWithStatus
 
-export type QueryRecordR = z.infer<typeof queryRecordR>
-export type QueryRecordD = z.infer<typeof queryRecordD>
-export type QueryRecordL = z.infer<typeof queryRecordL>
+export type QueryRecord = z.infer<typeof queryRecord>
+export type QueryRecordWithStatus = z.infer<typeof queryRecordWithStatus>
+export type QueryRecordR = QueryRecordWithStatus
+export type QueryRecordD = QueryRecord
+export type QueryRecordL = QueryRecordWithStatus
 export type ClientObject = z.infer<typeof clientObject>
 
 export const BUCKET_STATUSES = ['OPEN', 'IN_PROGRESS', 'DONE', 'FAILED'] as const
+export const BUCKET_TYPES = ['SNOS', 'SVC_AR'] as const
 
+/**
+ * The bucket record: interface.md's table, or production's (no aggregatorParams or mockProof,
+ * nullable leaves and nodeWidth, plus status, bucketType and chain). Only `id` is required.
+ * nodeWidth is a number in the table and may come back as the string production is sent.
+ */
 export const bucketRecord = z.looseObject({
-  id: z.string(),
-  externalId: z.string().nullable(),
-  aggregatorParams: z.string().nullable(),
-  nodeWidth: z.number().int().nullable(),
-  leaves: z.number().int(),
-  mockProof: z.boolean(),
-  projectId: z.string().nullable(),
-  createdByClient: z.string().nullable(),
-  createdAt: dateTime(),
-  // Bucket states are contract.md's; the table has no status column, so it is optional.
-  status: openEnum(BUCKET_STATUSES).optional(),
-  aggregatorVersion: z.string().nullable().optional(),
+  id: z.string().min(1),
+  externalId: maybe(z.string()),
+  aggregatorParams: maybe(z.union([z.string(), z.record(z.string(), z.unknown())])),
+  nodeWidth: maybe(z.union([int32(), z.string()])),
+  leaves: maybe(int32()),
+  mockProof: maybe(z.boolean()),
+  projectId: maybe(z.string()),
+  createdByClient: maybe(z.string()),
+  createdAt: maybe(dateTime()),
+  status: maybe(openEnum(BUCKET_STATUSES)),
+  bucketType: maybe(openEnum(BUCKET_TYPES)),
+  chain: maybe(openEnum(CHAINS)),
+  aggregatorVersion: maybe(z.string()),
 })
 export type BucketRecord = z.infer<typeof bucketRecord>
 
@@ -202,33 +187,36 @@ export type BucketRecord = z.infer<typeof bucketRecord>
 
 export const retryResponse = z.looseObject({
   provingQuery: queryRecordR,
-  message: z.string(),
+  message: maybe(z.string()),
 })
 
 export const queryResponse = z.looseObject({
   provingQuery: queryRecordD,
-  metadataUrls: z.array(z.string()),
+  metadataUrls: listOf(z.string()),
 })
 
 export const docsQueryResponse = z.looseObject({
   provingQuery: queryRecordL,
-  metadataUrls: z.array(z.string()),
+  metadataUrls: listOf(z.string()),
 })
 
-export const docsQueryListResponse = z.looseObject({
+/** Both list paths: /docs/proving-queries and production's GET /proving-queries. */
+export const queryListResponse = z.looseObject({
   provingQueries: z.array(queryRecordL),
-  total: z.number().int().nonnegative(),
+  total: maybe(z.number().int().nonnegative()),
 })
+export const docsQueryListResponse = queryListResponse
 
 export const submissionResponse = z.looseObject({ provingQueryId: z.string().min(1) })
 
-export const dedupLookupResponse = z.looseObject({ provingQuery: queryRecordD })
+/** The lookup by dedupId: production answers it without `client` (production.md). */
+export const dedupLookupResponse = z.looseObject({ provingQuery: queryRecord })
 
 export const bucketResponse = z.looseObject({ provingBucket: bucketRecord })
 
 export const bucketDetailsResponse = z.looseObject({
   bucket: bucketRecord,
-  queries: z.array(queryRecordD),
+  queries: listOf(queryRecord),
 })
 
 export const isAliveResponse = z.looseObject({ alive: z.boolean() })
@@ -236,7 +224,8 @@ export const isAliveResponse = z.looseObject({ alive: z.boolean() })
 export type RetryResponse = z.infer<typeof retryResponse>
 export type QueryResponse = z.infer<typeof queryResponse>
 export type DocsQueryResponse = z.infer<typeof docsQueryResponse>
-export type DocsQueryListResponse = z.infer<typeof docsQueryListResponse>
+export type QueryListResponse = z.infer<typeof queryListResponse>
+export type DocsQueryListResponse = QueryListResponse
 export type BucketDetailsResponse = z.infer<typeof bucketDetailsResponse>
 
 // --- Error bodies (interface.md "Errors", contract.md status codes) --------------------------

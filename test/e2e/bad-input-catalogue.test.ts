@@ -142,7 +142,7 @@ function cliRow(spec: CliCase): void {
 
 const cli: CliCase[] = [
   // prove
-  { name: 'prove: unknown layout', args: ['prove', FIXTURE_PIE, '--layout', 'recursive_with_keccak'], input: '--layout', fix: /must be one of auto, recursive/ },
+  { name: 'prove: unknown layout', args: ['prove', FIXTURE_PIE, '--layout', 'recursive with keccak'], input: '--layout', fix: /must be one of auto, plain, recursive/ },
   { name: 'prove: empty prover', args: ['prove', FIXTURE_PIE, '--prover', ' '], input: '--prover', fix: /omit it/ },
   { name: 'prove: missing <pie>', args: ['prove'], input: '<pie>', fix: /usage is `proving prove <pie>`/ },
   { name: 'prove: two positionals', args: ['prove', FIXTURE_PIE, 'extra.zip'], input: 'extra.zip' },
@@ -230,9 +230,9 @@ describe('CLI', () => {
   for (const spec of cli) cliRow(spec)
 
   row('CLI: --debug shows the stack of a bad input (and only then)', async () => {
-    const plain = await runCli(['prove', FIXTURE_PIE, '--layout', 'bogus'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY } })
-    const debug = await runCli(['prove', FIXTURE_PIE, '--layout', 'bogus', '--debug'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY } })
-    const envDebug = await runCli(['prove', FIXTURE_PIE, '--layout', 'bogus'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_DEBUG: '1' } })
+    const plain = await runCli(['prove', FIXTURE_PIE, '--layout', 'bogus!'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY } })
+    const debug = await runCli(['prove', FIXTURE_PIE, '--layout', 'bogus!', '--debug'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY } })
+    const envDebug = await runCli(['prove', FIXTURE_PIE, '--layout', 'bogus!'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_DEBUG: '1' } })
     expect(plain.stderr).not.toMatch(STACK)
     for (const run of [debug, envDebug]) {
       expect(run.code).toBe(2)
@@ -263,7 +263,7 @@ const batchQuery = (overrides: Record<string, unknown> = {}) => ({
 })
 
 const library: LibraryCase[] = [
-  { name: 'submitPie: layout "fast"', input: 'layout', fix: /must be one of/, call: () => proving().submitPie({ pieZip: FIXTURE_PIE, layout: 'fast' }) },
+  { name: 'submitPie: layout "fast!"', input: 'layout', fix: /must be one of/, call: () => proving().submitPie({ pieZip: FIXTURE_PIE, layout: 'fast!' }) },
   { name: 'submitPie: empty prover', input: 'prover', call: () => proving().submitPie({ pieZip: FIXTURE_PIE, prover: '  ' }) },
   { name: 'submitPie: no file', input: 'pieZip', call: () => proving().submitPie({ pieZip: file('nope.zip') }) },
   { name: 'submitPie: a folder as pieZip', input: 'pieZip', call: () => proving().submitPie({ pieZip: file('a-folder') }) },
@@ -364,7 +364,7 @@ const taskService = () => ({ 'api-key': KEY, 'tasks-url': emulator.url })
 
 const action: ActionCase[] = [
   { name: 'prove: pie missing', action: 'main', inputs: () => ({ ...service() }), input: '`pie`', fix: /is required/ },
-  { name: 'prove: layout "fastest"', action: 'main', inputs: () => ({ pie: FIXTURE_PIE, ...service(), layout: 'fastest' }), input: '`layout`', fix: /must be one of/ },
+  { name: 'prove: layout "fastest"', action: 'main', inputs: () => ({ pie: FIXTURE_PIE, ...service(), layout: 'fastest?' }), input: '`layout`', fix: /must be one of/ },
   { name: 'prove: timeout-minutes "ten"', action: 'main', inputs: () => ({ pie: FIXTURE_PIE, ...service(), 'timeout-minutes': 'ten' }), input: '`timeout-minutes`' },
   { name: 'prove: timeout-minutes 0', action: 'main', inputs: () => ({ pie: FIXTURE_PIE, ...service(), 'timeout-minutes': '0' }), input: '`timeout-minutes`' },
   { name: 'prove: wait "yes"', action: 'main', inputs: () => ({ pie: FIXTURE_PIE, ...service(), wait: 'yes' }), input: '`wait`', fix: /must be true or false/ },

@@ -30,7 +30,8 @@ describe('proving emulator + proving prove (separate processes)', () => {
       env: { PROVING_BASE_URL: baseUrl, PROVING_API_KEY: API_KEY },
     })
     const result = await run.done
-    expect(result.stderr).toBe('')
+    // stdout is the JSON alone; the progress a person watches still reaches stderr.
+    expect(result.stderr).toMatch(/Submitted: query \S+[\s\S]*DONE/)
     expect(result.code).toBe(0)
     const output = JSON.parse(result.stdout)
     expect(output.provingQuery.status).toBe('DONE')
@@ -85,7 +86,7 @@ describe('exit codes', () => {
     const missingUrl = await runCli(['prove', PIE], { env: { PROVING_API_KEY: API_KEY } })
     expect(missingUrl.code).toBe(2)
     expect(missingUrl.stderr).toMatch(/--base-url/)
-    const badLayout = await runCli(['prove', PIE, '--layout', 'fast', '--emulator'])
+    const badLayout = await runCli(['prove', PIE, '--layout', 'fast!', '--emulator'])
     expect(badLayout.code).toBe(2)
     expect(badLayout.stderr).toMatch(/--layout must be one of/)
     const unknownFlag = await runCli(['prove', PIE, '--wiat'])

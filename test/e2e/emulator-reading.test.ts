@@ -9,10 +9,12 @@ import {
   queryRecordL,
   queryResponse,
 } from '../../src/schemas/proving.ts'
+import { FIELDS_D, FIELDS_L } from '../helpers/records.ts'
 import { FIXTURE_PIE, KEY, OTHER_KEY, queryForm, submitFixturePie, useEmulator } from '../helpers/emulator.ts'
 
-const D_KEYS = Object.keys(queryRecordD.shape).filter((key) => key !== 'status').sort()
-const L_KEYS = Object.keys(queryRecordL.shape).sort()
+// interface.md's columns D and L (the schemas accept more: production.md's records).
+const D_KEYS = [...FIELDS_D].sort()
+const L_KEYS = [...FIELDS_L].sort()
 
 describe('reading queries', () => {
   const emulator = useEmulator()
@@ -43,7 +45,7 @@ describe('reading queries', () => {
     docsQueryResponse.parse(answer.body)
     queryRecordL.strict().parse(answer.body.provingQuery)
     expect(Object.keys(answer.body.provingQuery).sort()).toEqual(L_KEYS)
-    expect(await docs(`/docs/proving-query/${id}`, null)).toMatchObject({ status: 401, body: { error: 'UNAUTHORIZED' } })
+    expect(await docs(`/docs/proving-query/${id}`, null)).toMatchObject({ status: 401, body: { message: 'INVALID_API_KEY' } })
     expect(await docs(`/docs/proving-query/${id}`, OTHER_KEY)).toMatchObject({ status: 404, body: { message: 'PROVING_QUERY_NOT_FOUND' } })
   })
 
@@ -102,7 +104,7 @@ describe('reading queries', () => {
         queryRecordL.strict().parse(record)
         expect(Object.keys(record).sort()).toEqual(L_KEYS)
       }
-      expect(await docs('/docs/proving-queries', null)).toMatchObject({ status: 401, body: { error: 'UNAUTHORIZED' } })
+      expect(await docs('/docs/proving-queries', null)).toMatchObject({ status: 401, body: { message: 'INVALID_API_KEY' } })
     })
 
     it('paginates with limit (default 10, max 100) and offset (default 0)', async () => {
@@ -118,7 +120,7 @@ describe('reading queries', () => {
       for (const [name, value] of [['limit', 101], ['limit', 0], ['offset', -1], ['limit', 'ten']] as const) {
         const refused = await docs('/docs/proving-queries', KEY, { [name]: value })
         expect(refused.status).toBe(400)
-        expect(refused.body.message).toMatch(new RegExp(`^${name} must be`))
+        expect(refused.body.details).toMatch(new RegExp(`^${name} must be`))
       }
     })
 
@@ -155,6 +157,6 @@ describe('reading queries', () => {
     expect(first).toMatchObject({ status: 'RECEIVED', step: null, steps: [] })
     const { provingQuery } = await emulator().client().waitForQuery(id, { schedule: { minIntervalMs: 50 } })
     expect(provingQuery).toMatchObject({ status: 'DONE', isFactMocked: true })
-    expect(Date.parse(provingQuery.completedAt!) - Date.parse(provingQuery.createdAt)).toBe(700)
+    expect(Date.parse(provingQuery.completedAt!) - Date.parse(provingQuery.createdAt!)).toBe(700)
   })
 })

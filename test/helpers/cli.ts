@@ -29,10 +29,10 @@ export async function runCli(
 /** Runs the real `proving` executable in a child process (Node 24, the built bin or the sources). */
 export function spawnCli(
   args: string[],
-  options: { env?: Record<string, string | undefined>; entry?: 'bin' | 'source'; input?: string } = {},
+  options: { env?: Record<string, string | undefined>; entry?: 'bin' | 'source'; input?: string; nodeOptions?: string[] } = {},
 ) {
   const entry = options.entry === 'bin' ? `${REPO_ROOT}bin/proving.js` : `${REPO_ROOT}src/cli/run.ts`
-  const child = spawn(NODE, [entry, ...args], {
+  const child = spawn(NODE, [...(options.nodeOptions ?? []), entry, ...args], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...options.env },
     stdio: ['pipe', 'pipe', 'pipe'],

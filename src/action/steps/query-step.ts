@@ -52,6 +52,8 @@ export class QueryStep {
   artifacts: SummaryLink[] = []
   artifactNote: string | undefined
   extraRows: [string, SummaryValue][] = []
+  /** Markdown blocks shown after the table (a batch's or a bucket's per-query table). */
+  sections: string[] = []
 
   constructor(io: ActionIO, options: QueryStepOptions) {
     this.io = io
@@ -177,12 +179,15 @@ export class QueryStep {
       if (this.outputs.get('facts-verified') === undefined) {
         this.outputs.set({ 'facts-verified': String(this.facts?.kind === 'checked' && this.facts.result.ok) })
       }
+    } else if (end.failure) {
+      this.outputs.set({ 'error-reason': end.failure.split('\n')[0] })
     }
     const model: SummaryModel = {
       action: this.options.action,
       outcome: end.outcome,
       headline: end.headline,
       rows: this.rows(),
+      sections: this.sections,
       problems: end.problems,
       nextSteps: end.nextSteps,
       snippet: end.snippet,

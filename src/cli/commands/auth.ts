@@ -1,7 +1,7 @@
 import { AccountClient, DEFAULT_KEY_COLOR } from '../../clients/account.ts'
 import type { SignInExpectation } from '../../clients/sign-in-check.ts'
 import { InvalidInputError } from '../../core/errors.ts'
-import { type CommandContext, type CommandSpec, type OptionSpec, stringValue } from '../context.ts'
+import { type CommandContext, defineCommand, type OptionSpecs } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 
 /**
@@ -11,7 +11,7 @@ import { EXIT } from '../exit-codes.ts'
  * output, which is what the command is for.
  */
 
-const AUTH_OPTIONS: Record<string, OptionSpec> = {
+const AUTH_OPTIONS = {
   'auth-url': {
     type: 'string',
     valueName: '<url>',
@@ -36,14 +36,14 @@ const AUTH_OPTIONS: Record<string, OptionSpec> = {
     valueName: '<key>',
     description: 'Not accepted: set PROVING_PRIVATE_KEY or pipe the key on stdin.',
   },
-}
+} as const satisfies OptionSpecs
 
 const KEY_SOURCE_DETAILS = [
   'The wallet\'s private key is read from PROVING_PRIVATE_KEY, or else from stdin (one line, 0x + 64 hex digits):',
   '  proving auth login --json < key.txt',
 ]
 
-export const authLogin: CommandSpec = {
+export const authLogin = defineCommand({
   path: ['auth', 'login'],
   summary: 'Sign in with a wallet (EIP-712) and get the API key of its project.',
   details: [
@@ -78,9 +78,9 @@ export const authLogin: CommandSpec = {
     )
     return EXIT.ok
   },
-}
+})
 
-export const authCreateKey: CommandSpec = {
+export const authCreateKey = defineCommand({
   path: ['auth', 'create-key'],
   summary: 'Mint another API key in the wallet\'s project.',
   details: [...KEY_SOURCE_DETAILS, 'With --json, prints { apiKey, name, projectId, createdAt }; without it, the key is not shown.'],
@@ -92,14 +92,14 @@ export const authCreateKey: CommandSpec = {
     'project-id': { type: 'string', valueName: '<id>', description: 'Project to add the key to (default: the session\'s).' },
   },
   async run(context) {
-    const name = stringValue(context, 'name')?.trim()
+    const name = context.values.name?.trim()
     if (!name) throw new InvalidInputError('--name is required: what to call the new key, e.g. --name ci.', { input: '--name' })
     const client = await accountClientFrom(context)
     const session = await client.signIn({ signal: context.signal })
     const record = await client.createApiKey({
       name,
-      color: stringValue(context, 'color'),
-      projectId: stringValue(context, 'project-id')?.trim() || undefined,
+      color: context.values.color,
+      projectId: context.values['project-id']?.trim() || undefined,
       signal: context.signal,
     })
     if (context.json) {
@@ -111,7 +111,7 @@ export const authCreateKey: CommandSpec = {
     )
     return EXIT.ok
   },
-}
+})
 
 /** `auth login --show-challenge`: the challenge as received and the verdict; nothing signed or sent. */
 async function showChallenge(context: CommandContext, client: AccountClient): Promise<number> {
@@ -130,14 +130,14 @@ async function showChallenge(context: CommandContext, client: AccountClient): Pr
   return problems.length === 0 ? EXIT.ok : EXIT.service
 }
 
-async function accountClientFrom(context: CommandContext): Promise<AccountClient> {
+async function accountClientFrom(context: CommandContext<typeof AUTH_OPTIONS>): Promise<AccountClient> {
   if (context.values['private-key'] !== undefined) {
     throw new InvalidInputError(
       '--private-key is not accepted: a value on the command line lands in shell history and the process list. Set PROVING_PRIVATE_KEY or pipe the key on stdin.',
       { input: '--private-key' },
     )
   }
-  const baseUrl = stringValue(context, 'auth-url')?.trim()
+  const baseUrl = context.values['auth-url']?.trim()
   if (!baseUrl) {
     throw new InvalidInputError('No account service address: pass --auth-url <url> or set PROVING_AUTH_URL.', { input: '--auth-url' })
   }
@@ -151,9 +151,9 @@ async function accountClientFrom(context: CommandContext): Promise<AccountClient
   }
 }
 
-function signInExpectation(context: CommandContext): SignInExpectation {
-  const domainName = stringValue(context, 'sign-in-domain')?.trim() || undefined
-  const chainText = stringValue(context, 'sign-in-chain-id')?.trim() || undefined
+function signInExpectation(context: CommandContext<typeof AUTH_OPTIONS>): SignInExpectation {
+  const domainName = context.values['sign-in-domain']?.trim() || undefined
+  const chainText = context.values['sign-in-chain-id']?.trim() || undefined
   if (chainText !== undefined && !/^(\d{1,78}|0x[0-9a-fA-F]{1,64})$/.test(chainText)) {
     throw new InvalidInputError(`--sign-in-chain-id must be a chain id (decimal or 0x hex); got ${JSON.stringify(chainText.slice(0, 40))}.`, {
       input: '--sign-in-chain-id',

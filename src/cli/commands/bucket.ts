@@ -1,16 +1,20 @@
+import { readFile } from 'node:fs/promises'
 import { InvalidInputError } from '../../core/errors.ts'
-import { type CommandSpec, parseInteger, SERVICE_OPTIONS, stringValue } from '../context.ts'
+import { type CommandContext, defineCommand, type OptionSpecs, parseInteger, SERVICE_OPTIONS } from '../context.ts'
+import { formatDuration } from '../../core/poll.ts'
 import { EXIT } from '../exit-codes.ts'
-import { provingClientFrom } from '../services.ts'
+import { provingClientFrom, timeoutFrom } from '../services.ts'
 import type { BucketRecord } from '../../schemas/proving.ts'
 
 function describeBucket(bucket: BucketRecord): string {
   return [
     ['bucket', bucket.id],
     ['status', bucket.status ?? '(not reported)'],
-    ['leaves', String(bucket.leaves)],
-    ['node width', bucket.nodeWidth === null ? null : String(bucket.nodeWidth)],
-    ['mock proof', String(bucket.mockProof)],
+    ['type', bucket.bucketType],
+    ['chain', bucket.chain],
+    ['leaves', bucket.leaves == null ? null : String(bucket.leaves)],
+    ['node width', bucket.nodeWidth == null ? null : String(bucket.nodeWidth)],
+    ['mock proof', bucket.mockProof == null ? null : String(bucket.mockProof)],
     ['external id', bucket.externalId],
     ['created', bucket.createdAt],
   ]
@@ -19,55 +23,127 @@ function describeBucket(bucket: BucketRecord): string {
     .join('\n')
 }
 
-export const bucketCreate: CommandSpec = {
+const BUCKET_CREATE_OPTIONS = {
+  ...SERVICE_OPTIONS,
+  'aggregator-version': { type: 'string', valueName: '<version>', description: 'Aggregator version (required).' },
+  'external-id': { type: 'string', valueName: '<id>', description: 'Your own identifier for the bucket.' },
+  'node-width': { type: 'string', valueName: '<n>', description: 'Width of the aggregation tree nodes.' },
+  'aggregator-params': {
+    type: 'string',
+    valueName: '<file.json>',
+    description: 'A JSON file holding the aggregator parameters as an object ({"use_kzg_da": true, ...}).',
+  },
+  param: {
+    type: 'string',
+    multiple: true,
+    valueName: '<key=value>',
+    description: 'One aggregator parameter (repeatable; true/false/numbers are JSON, the rest text).',
+  },
+  'mock-proof': { type: 'boolean', description: 'Mock the aggregated proof (testing).' },
+} as const satisfies OptionSpecs
+
+export const bucketCreate = defineCommand({
   path: ['bucket', 'create'],
   summary: 'Open a bucket that groups queries for aggregated on-chain verification (service extension).',
   positionals: { min: 0, max: 0 },
-  options: {
-    ...SERVICE_OPTIONS,
-    'aggregator-version': { type: 'string', valueName: '<version>', description: 'Aggregator version (required).' },
-    'external-id': { type: 'string', valueName: '<id>', description: 'Your own identifier for the bucket.' },
-    'node-width': { type: 'string', valueName: '<n>', description: 'Width of the aggregation tree nodes.' },
-    'aggregator-params': { type: 'string', valueName: '<text>', description: 'Aggregator parameters.' },
-    'mock-proof': { type: 'boolean', description: 'Mock the aggregated proof (testing).' },
-  },
+  options: BUCKET_CREATE_OPTIONS,
   async run(context) {
-    const aggregatorVersion = stringValue(context, 'aggregator-version')?.trim()
+    const aggregatorVersion = context.values['aggregator-version']?.trim()
     if (!aggregatorVersion) {
       throw new InvalidInputError('--aggregator-version is required: name the aggregator version to use.', {
         input: '--aggregator-version',
       })
     }
-    const nodeWidthText = stringValue(context, 'node-width')
+    const nodeWidthText = context.values['node-width']
     const client = provingClientFrom(context, { needsKey: true })
     const bucket = await client.createBucket({
       aggregatorVersion,
-      externalId: stringValue(context, 'external-id'),
+      externalId: context.values['external-id'],
       nodeWidth: nodeWidthText === undefined ? undefined : parseInteger(nodeWidthText, 'node-width', 1, 2_147_483_647),
-      aggregatorParams: stringValue(context, 'aggregator-params'),
+      aggregatorParams: await aggregatorParamsFrom(context),
       mockProof: context.values['mock-proof'] === true ? true : undefined,
       signal: context.signal,
     })
     context.print(describeBucket(bucket), { provingBucket: bucket })
     return EXIT.ok
   },
-}
+})
 
-export const bucketClose: CommandSpec = {
+export const bucketClose = defineCommand({
   path: ['bucket', 'close'],
   args: '<bucket-id>',
-  summary: 'Close a bucket: finalize its queries and start aggregated verification (idempotent).',
+  summary: 'Close a bucket: finalize its queries and start aggregated verification (idempotent); --wait gates on every query.',
+  details: [
+    'With --wait: waits for the bucket to end, then gates on every query in it (DONE, fact not mocked unless',
+    '--allow-mocked-fact, program hash when --expected-program-hash); with --pie (repeatable, globs allowed)',
+    'each query\'s facts must fit one of the PIEs, and every PIE must have its query. Prints a per-query table',
+    '(with --json: { provingBucket, status, ok, queries, refusals }); exit 0 when all holds, 1 otherwise.',
+  ],
   positionals: { min: 1, max: 1 },
-  options: { ...SERVICE_OPTIONS },
-  async run(context) {
-    const client = provingClientFrom(context, { needsKey: true })
-    const bucket = await client.closeBucket(context.positionals[0]!, { signal: context.signal })
-    context.print(describeBucket(bucket), { provingBucket: bucket })
-    return EXIT.ok
+  options: {
+    ...SERVICE_OPTIONS,
+    wait: { type: 'boolean', description: 'Wait for the bucket to end, then gate on every query in it.' },
+    timeout: { type: 'string', valueName: '<duration>', description: 'With --wait: give up after this long (90s, 30m, 2h).', default: '2h' },
+    pie: { type: 'string', multiple: true, valueName: '<pie>', description: 'With --wait: a PIE proved into the bucket, to check facts against (repeatable; globs).' },
+    'allow-mocked-fact': { type: 'boolean', description: 'With --wait: let queries with a mocked fact pass.' },
+    'expected-program-hash': { type: 'string', valueName: '<0x...>', description: 'With --wait: the program hash every query must have.' },
   },
+  async run(context) {
+    const pieArgs = (context.values.pie as string[] | undefined) ?? []
+    if (!context.values.wait) {
+      for (const flag of ['pie', 'allow-mocked-fact', 'expected-program-hash'] as const) {
+        if (context.values[flag] !== undefined) throw new InvalidInputError(`--${flag} is for the gate of --wait: add --wait.`, { input: `--${flag}` })
+      }
+    }
+    const timeoutMs = timeoutFrom(context)
+    const pies = pieArgs.length ? await inspectGivenPies(context, pieArgs) : undefined
+    const client = provingClientFrom(context, { needsKey: true })
+    const id = context.positionals[0]!
+    const bucket = await client.closeBucket(id, { signal: context.signal })
+    if (!context.values.wait) {
+      context.print(describeBucket(bucket), { provingBucket: bucket })
+      return EXIT.ok
+    }
+    context.progress(`Closed bucket ${bucket.id} (${bucket.leaves ?? '?'} queries); waiting for it to end.`)
+    const { bucketTable, judgeBucket, waitForBucket } = await import('../../pipeline/bucket.ts')
+    const details = await waitForBucket(client, bucket.id, {
+      timeoutMs,
+      signal: context.signal,
+      onProgress: (progress) =>
+        context.progress(`[${formatDuration(progress.elapsedMs).padStart(6)}] bucket ${progress.bucketId}  ${progress.status}  ${progress.leaves} queries`),
+    })
+    const verdict = await judgeBucket(client, details, {
+      allowMockedFact: context.values['allow-mocked-fact'] === true,
+      expectedProgramHash: context.values['expected-program-hash']?.trim() || undefined,
+      pies,
+      signal: context.signal,
+    })
+    const human = [
+      describeBucket(details.bucket),
+      '',
+      bucketTable(verdict.rows, 'text'),
+      '',
+      verdict.ok ? `Gate passed: all ${verdict.rows.length} queries are DONE${pies ? ' and their facts match the PIEs' : ''}.` : `Gate refused:\n${verdict.refusals.map((line) => `  - ${line}`).join('\n')}`,
+    ].join('\n')
+    context.print(human, { provingBucket: details.bucket, status: verdict.status, ok: verdict.ok, queries: verdict.rows, refusals: verdict.refusals })
+    return verdict.ok ? EXIT.ok : EXIT.remoteFailure
+  },
+})
+
+/** Packs/validates/inspects the PIEs given to the gate, before anything is closed. */
+async function inspectGivenPies(context: CommandContext, args: string[]) {
+  const { expandPieArguments } = await import('../../pipeline/pie-list.ts')
+  const { preparePieForUpload } = await import('../pie-steps.ts')
+  const pies = []
+  for (const path of await expandPieArguments(args, '--pie')) {
+    const prepared = await preparePieForUpload(context, path, { inspect: true, quiet: true })
+    await prepared.cleanup()
+    pies.push({ path, inspection: prepared.inspection! })
+  }
+  return pies
 }
 
-export const bucketGet: CommandSpec = {
+export const bucketGet = defineCommand({
   path: ['bucket', 'get'],
   args: '<bucket-id>',
   summary: 'Show a bucket and its queries (service extension).',
@@ -81,4 +157,46 @@ export const bucketGet: CommandSpec = {
     context.print(lines.join('\n'), details)
     return EXIT.ok
   },
+})
+
+/** --aggregator-params <file.json> and any --param key=value, merged (a --param wins). */
+async function aggregatorParamsFrom(context: CommandContext<typeof BUCKET_CREATE_OPTIONS>): Promise<Record<string, unknown> | undefined> {
+  const file = context.values['aggregator-params']
+  const pairs = context.values.param ?? []
+  if (file === undefined && pairs.length === 0) return undefined
+  let params: Record<string, unknown> = {}
+  if (file !== undefined) {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(await readFile(file, 'utf8'))
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      throw new InvalidInputError(
+        code ? `--aggregator-params: cannot read ${file} (${code}); check the path.` : `--aggregator-params: ${file} is not JSON; write the parameters as a JSON object.`,
+        { input: '--aggregator-params', cause: error },
+      )
+    }
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      throw new InvalidInputError(`--aggregator-params: ${file} must hold a JSON object of parameters, such as {"use_kzg_da": true}.`, {
+        input: '--aggregator-params',
+      })
+    }
+    params = parsed as Record<string, unknown>
+  }
+  for (const pair of pairs) {
+    const at = pair.indexOf('=')
+    const key = at > 0 ? pair.slice(0, at).trim() : ''
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) {
+      throw new InvalidInputError(`--param must be key=value with a parameter name as key (use_kzg_da=true); got ${JSON.stringify(pair.slice(0, 80))}.`, {
+        input: '--param',
+      })
+    }
+    params[key] = paramValue(pair.slice(at + 1))
+  }
+  return params
+}
+
+function paramValue(text: string): unknown {
+  if (text === 'true' || text === 'false' || text === 'null' || /^-?\d+(\.\d+)?$/.test(text)) return JSON.parse(text)
+  return text
 }

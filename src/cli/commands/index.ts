@@ -5,6 +5,7 @@ import { factCheck } from './fact.ts'
 import { inspect, pack, validate } from './pie.ts'
 import { prove, verifyProof } from './prove.ts'
 import { queryGet, queryList, queryRetry, queryWait } from './query.ts'
+import { submit } from './submit.ts'
 import { storageQuery, storageStatus } from './storage.ts'
 import { authCreateKey, authLogin } from './auth.ts'
 import { TASK_COMMANDS } from './task.ts'
@@ -15,6 +16,7 @@ export const COMMANDS: CommandSpec[] = [
   pack,
   inspect,
   prove,
+  submit,
   verifyProof,
   queryGet,
   queryWait,

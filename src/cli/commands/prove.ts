@@ -1,13 +1,23 @@
-import { AbortedError, InvalidInputError } from '../../core/errors.ts'
-import { checkEnum } from '../../clients/proving.ts'
+import { AbortedError, InvalidInputError, ProvingKitError } from '../../core/errors.ts'
+import { checkEnum, checkOpenEnum } from '../../core/checks.ts'
+import type { ProvingClient, QueryResult } from '../../clients/proving.ts'
 import { LAYOUTS, MEMORY_VERIFICATIONS, STONE_VERSIONS } from '../../schemas/proving.ts'
-import { type CommandContext, type CommandSpec, SERVICE_OPTIONS, stringValue } from '../context.ts'
-import { EXIT } from '../exit-codes.ts'
+import { type CommandContext, defineCommand, parseInteger, SERVICE_OPTIONS } from '../context.ts'
+import { EXIT, exitCodeFor, worstExitCode } from '../exit-codes.ts'
 import { describeQuery, progressReporter, provingClientFrom, timeoutFrom } from '../services.ts'
-import { preparePieForUpload, checkFactsAfterWait } from '../pie-steps.ts'
+import { checkFactsAfterWait, type PreparedPie, preparePieForUpload } from '../pie-steps.ts'
 import { withLocalEmulator } from '../local-emulator.ts'
+import { expandPieArguments } from '../../pipeline/pie-list.ts'
+import { limiter } from '../../pipeline/limit.ts'
+import {
+  factsMeaningful,
+  GENERAL_FIELD_OPTIONS,
+  type GeneralFields,
+  hasGeneralFields,
+  readGeneralFields,
+} from '../submission.ts'
 
-const WAIT_OPTIONS = {
+export const WAIT_OPTIONS = {
   wait: { type: 'boolean', description: 'Wait for the query to finish (exit 0 DONE, 1 FAILED).' },
   timeout: {
     type: 'string',
@@ -17,62 +27,268 @@ const WAIT_OPTIONS = {
   },
   emulator: {
     type: 'boolean',
-    description: 'Run against a built-in emulator started for this command (no address or key needed).',
+    description: 'Run against a built-in emulator started for this command and stopped with it (no address or key needed).',
   },
 } as const
 
-export const prove: CommandSpec = {
+const DEFAULT_CONCURRENCY = 4
+const MAX_CONCURRENCY = 64
+
+export const prove = defineCommand({
   path: ['prove'],
-  args: '<pie>',
-  summary: 'Submit a Cairo PIE (pie.zip or PIE directory) for L2 proof generation and verification.',
+  args: '<pie>...',
+  summary: 'Prove Cairo PIEs (pie.zip files, PIE directories or globs): L2 proof generation and verification.',
   details: [
-    'A PIE directory is packed first; the PIE is validated before anything is uploaded.',
+    'A PIE directory is packed first; every PIE is validated before anything is uploaded.',
     'With --wait, the facts the service reports are checked against the ones computed locally.',
+    'Any general-submission flag (--bucket-id, --result, --external-id, ...) sends the PIE with the',
+    'general submission (POST /proving-query) instead; in a bucket the query ends when the bucket does',
+    '(`proving bucket close <id> --wait`).',
+    `Several PIEs are a batch: at most --concurrency (default ${DEFAULT_CONCURRENCY}) are packed and uploaded at once,`,
+    'one progress line per PIE on stderr, a table (or with --json an array) on stdout, and the exit code',
+    'of the worst outcome (130 interrupted > 2 bad input > 3 service > 4 timeout > 1 failed > 0).',
   ],
-  positionals: { min: 1, max: 1 },
+  positionals: { min: 1, max: Number.POSITIVE_INFINITY },
   options: {
     ...SERVICE_OPTIONS,
     ...WAIT_OPTIONS,
-    layout: { type: 'string', valueName: '<layout>', description: `Cairo layout: ${LAYOUTS.join(', ')}.`, default: 'auto' },
-    prover: { type: 'string', valueName: '<name>', description: 'Prover instance.', default: 'svc_sharp' },
+    layout: { type: 'string', valueName: '<layout>', description: `Cairo layout: ${LAYOUTS.join(', ')} (another is sent with a warning).`, default: 'auto' },
+    prover: { type: 'string', valueName: '<name>', description: 'Prover instance (L2 endpoint).', default: 'svc_sharp' },
     'mock-fact-hash': { type: 'boolean', description: 'Mock the fact hash: no real on-chain verification (testing).' },
+    concurrency: {
+      type: 'string',
+      valueName: '<n>',
+      description: `With several PIEs: how many are packed and uploaded at once, 1 to ${MAX_CONCURRENCY} (default ${DEFAULT_CONCURRENCY}).`,
+    },
+    ...GENERAL_FIELD_OPTIONS,
   },
   async run(context) {
-    const layout = checkFlagEnum(context, 'layout', LAYOUTS)
-    const prover = stringValue(context, 'prover')!.trim()
+    // A layout this version does not know is sent as given (the service decides), with a warning.
+    const layout = checkOpenEnum(context.values.layout, '--layout', LAYOUTS, context.logger)
+    const prover = context.values.prover.trim()
     if (!prover) throw new InvalidInputError('--prover must not be empty; omit it to use svc_sharp.', { input: '--prover' })
     const timeoutMs = timeoutFrom(context)
+    const concurrencyText = context.values.concurrency
+    const concurrency = concurrencyText === undefined ? DEFAULT_CONCURRENCY : parseInteger(concurrencyText, 'concurrency', 1, MAX_CONCURRENCY)
+    let general: GeneralFields | undefined
+    if (hasGeneralFields(context)) {
+      // Into a bucket, a query is proved and then verified with the bucket's aggregate.
+      const inBucket = context.values['bucket-id'] !== undefined
+      general = readGeneralFields(context, { result: inBucket ? 'PROOF_GENERATION' : 'PROOF_VERIFICATION_ON_L2' })
+    }
+    if (general?.bucketId !== undefined && context.values.wait) {
+      throw new InvalidInputError(
+        `--wait with --bucket-id would wait forever: a query in a bucket ends when the bucket is closed. Submit without --wait, then \`proving bucket close ${general.bucketId} --wait\`.`,
+        { input: '--wait' },
+      )
+    }
+    const paths = await expandPieArguments(context.positionals)
+    if (paths.length > 1 && general?.bucketJobIndex !== undefined) {
+      throw new InvalidInputError('--bucket-job-index names one position: with several PIEs, omit it (each gets the next free index).', {
+        input: '--bucket-job-index',
+      })
+    }
+    if (paths.length > 1 && general?.dedupId !== undefined) {
+      throw new InvalidInputError('--dedup-id identifies one query: with several PIEs, omit it (each PIE gets its own, derived from its digest).', {
+        input: '--dedup-id',
+      })
+    }
+    const mockFactHash = context.values['mock-fact-hash'] === true
     return withLocalEmulator(context, async (service) => {
       const client = provingClientFrom(context, { needsKey: true, ...service })
-      const pie = await preparePieForUpload(context, context.positionals[0]!)
-      try {
-        const { provingQueryId } = await client.submitPie({
-          pieZip: pie.zipPath,
-          layout,
-          prover,
-          mockFactHash: context.values['mock-fact-hash'] === true,
-          signal: context.signal,
-        })
-        if (!context.values.wait) {
-          context.print(`Submitted: query ${provingQueryId}\nFollow it with: proving query wait ${provingQueryId}`, { provingQueryId })
-          return EXIT.ok
-        }
-        context.progress(`Submitted: query ${provingQueryId}`)
-        const result = await waitReportingId(context, provingQueryId, () =>
-          client.waitForQuery(provingQueryId, { timeoutMs, signal: context.signal, onProgress: progressReporter(context) }),
-        )
-        const factCheck = result.provingQuery.status === 'DONE' ? await checkFactsAfterWait(context, result, pie) : undefined
-        context.print(describeQuery(result), factCheck ? { ...result, localFactCheck: factCheck.summary } : result)
-        if (result.provingQuery.status !== 'DONE') return EXIT.remoteFailure
-        return factCheck && !factCheck.ok ? EXIT.remoteFailure : EXIT.ok
-      } finally {
-        await pie.cleanup()
-      }
+      const options: ProveOptions = { layout, prover, mockFactHash, general, timeoutMs, wait: context.values.wait === true }
+      if (paths.length === 1) return proveOne(context, client, paths[0]!, options)
+      return proveBatch(context, client, paths, { ...options, concurrency })
     })
   },
+})
+
+type ProveOptions = {
+  layout: string
+  prover: string
+  mockFactHash: boolean
+  general: GeneralFields | undefined
+  timeoutMs: number
+  wait: boolean
 }
 
-export const verifyProof: CommandSpec = {
+/** One PIE, as `proving prove` always printed it. */
+async function proveOne(context: CommandContext, client: ProvingClient, path: string, options: ProveOptions): Promise<number> {
+  const pie = await preparePieForUpload(context, path, { inspect: options.general !== undefined })
+  try {
+    const submitted = await submitPie(context, client, pie, options)
+    return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, result: options.general?.result })
+  } finally {
+    await pie.cleanup()
+  }
+}
+
+type Submitted = { provingQueryId: string; deduplicated?: boolean | undefined }
+
+async function submitPie(context: CommandContext, client: ProvingClient, pie: PreparedPie, options: ProveOptions): Promise<Submitted> {
+  if (!options.general) {
+    return client.submitPie({
+      pieZip: pie.zipPath,
+      layout: options.layout,
+      prover: options.prover,
+      mockFactHash: options.mockFactHash,
+      signal: context.signal,
+    })
+  }
+  const declaredJobSize = options.general.declaredJobSize ?? pie.inspection?.jobSize ?? 'XS'
+  return client.submitQuery({
+    ...options.general,
+    declaredJobSize,
+    layout: options.layout,
+    mockFactHash: options.mockFactHash,
+    pieZip: pie.zipPath,
+    signal: context.signal,
+  })
+}
+
+/**
+ * After a submission: the id (and how to follow it), or with `wait` the final record, the fact
+ * check where a fact exists, and the exit code. Shared by `prove` and `submit`.
+ */
+export async function followSubmission(
+  context: CommandContext,
+  client: ProvingClient,
+  submitted: Submitted,
+  options: { pie: PreparedPie | undefined; wait: boolean; timeoutMs: number; result: string | undefined },
+): Promise<number> {
+  const { provingQueryId } = submitted
+  const again = submitted.deduplicated ? ' (already submitted with this dedup id: the existing query)' : ''
+  if (!options.wait) {
+    const emulated = context.values.emulator === true
+    context.print(
+      `Submitted: query ${provingQueryId}${again}\n${emulated ? 'The emulator stops with this command: add --wait to follow the query.' : `Follow it with: proving query wait ${provingQueryId}`}`,
+      submitted.deduplicated === undefined ? { provingQueryId } : { provingQueryId, deduplicated: submitted.deduplicated },
+    )
+    return EXIT.ok
+  }
+  context.progress(`Submitted: query ${provingQueryId}${again}`)
+  const result = await waitReportingId(context, provingQueryId, () =>
+    client.waitForQuery(provingQueryId, { timeoutMs: options.timeoutMs, signal: context.signal, onProgress: progressReporter(context) }),
+  )
+  const done = result.provingQuery.status === 'DONE'
+  const kind = result.provingQuery.result ?? options.result
+  let factCheck
+  if (done && options.pie && factsMeaningful(kind ?? undefined)) {
+    factCheck = await checkFactsAfterWait(context, result, options.pie)
+  } else if (done) {
+    context.progress(
+      !factsMeaningful(kind ?? undefined)
+        ? 'No fact to check: a TRACE_GENERATION query generates a trace, not a proof.'
+        : 'Facts not checked: there is no PIE to compute them from (a program or program hash was submitted).',
+    )
+  }
+  const factNote = done && !factsMeaningful(kind ?? undefined) ? { localFactCheck: { ok: null, reason: 'TRACE_GENERATION has no fact' } } : {}
+  context.print(describeQuery(result), factCheck ? { ...result, localFactCheck: factCheck.summary } : { ...result, ...factNote })
+  if (!done) return EXIT.remoteFailure
+  return factCheck && !factCheck.ok ? EXIT.remoteFailure : EXIT.ok
+}
+
+// --- Batches ---------------------------------------------------------------------------------
+
+/** What happened to one PIE of a batch: the JSON array's element and the table's row. */
+export type BatchOutcome = {
+  pie: string
+  provingQueryId: string | null
+  status: string | null
+  step: string | null
+  /** 'match', 'differ', 'not checked' (no --wait, not DONE), or 'none' (a trace has no fact). */
+  facts: 'match' | 'differ' | 'not checked' | 'none'
+  exitCode: number
+  error: string | null
+  deduplicated?: boolean | undefined
+  provingQuery?: QueryResult['provingQuery'] | undefined
+  metadataUrls?: string[] | undefined
+}
+
+async function proveBatch(
+  context: CommandContext,
+  client: ProvingClient,
+  paths: string[],
+  options: ProveOptions & { concurrency: number },
+): Promise<number> {
+  const width = String(paths.length).length
+  const limit = limiter(options.concurrency)
+  const started = Date.now()
+  context.progress(`Proving ${paths.length} PIEs, at most ${options.concurrency} uploads at a time${options.wait ? ', waiting for each' : ''}.`)
+  const outcomes = await Promise.all(
+    paths.map(async (path, index): Promise<BatchOutcome> => {
+      const outcome: BatchOutcome = { pie: path, provingQueryId: null, status: null, step: null, facts: 'not checked', exitCode: EXIT.ok, error: null }
+      let pie: PreparedPie | undefined
+      try {
+        // The bound covers what costs bandwidth and CPU: packing, validating, uploading.
+        const submitted = await limit(async () => {
+          context.signal.throwIfAborted()
+          pie = await preparePieForUpload(context, path, { inspect: options.wait || options.general !== undefined, quiet: true })
+          return submitPie(context, client, pie, options)
+        })
+        outcome.provingQueryId = submitted.provingQueryId
+        if (submitted.deduplicated !== undefined) outcome.deduplicated = submitted.deduplicated
+        if (options.wait) {
+          const result = await client.waitForQuery(submitted.provingQueryId, { timeoutMs: options.timeoutMs, signal: context.signal })
+          const record = result.provingQuery
+          Object.assign(outcome, { status: record.status, step: record.step, provingQuery: record, metadataUrls: result.metadataUrls })
+          if (record.status !== 'DONE') {
+            outcome.exitCode = EXIT.remoteFailure
+            outcome.error = record.errorReason ?? 'FAILED without a reason'
+          } else if (!factsMeaningful(record.result ?? options.general?.result)) {
+            outcome.facts = 'none'
+          } else {
+            const { checkFacts } = await import('../../pipeline/prove.ts')
+            const check = await checkFacts(record, pie!)
+            outcome.facts = check.ok ? 'match' : 'differ'
+            if (!check.ok) {
+              outcome.exitCode = EXIT.remoteFailure
+              outcome.error = check.mismatches.map((mismatch) => `${mismatch.field} differs`).join(', ')
+            }
+          }
+        } else {
+          outcome.status = 'SUBMITTED'
+        }
+      } catch (error) {
+        outcome.exitCode = exitCodeFor(error)
+        outcome.status ??= error instanceof AbortedError || context.signal.aborted ? 'INTERRUPTED' : 'ERROR'
+        outcome.error = error instanceof ProvingKitError ? error.shortMessage : (error as Error).message
+      } finally {
+        await pie?.cleanup()
+      }
+      const label = `[${String(index + 1).padStart(width)}/${paths.length}]`
+      const what = outcome.provingQueryId ? `query ${outcome.provingQueryId} ` : ''
+      const facts = outcome.facts === 'match' ? ', facts match' : outcome.facts === 'none' ? ', no fact (trace)' : ''
+      context.progress(`${label} ${path}: ${what}${outcome.status}${facts}${outcome.error ? `: ${outcome.error}` : ''}`)
+      return outcome
+    }),
+  )
+  const code = worstExitCode(outcomes.map((outcome) => outcome.exitCode))
+  const seconds = ((Date.now() - started) / 1000).toFixed(1)
+  context.print(batchTable(outcomes, seconds), outcomes)
+  return code
+}
+
+/** The batch's table: one row per PIE, then the counts. */
+export function batchTable(outcomes: BatchOutcome[], seconds: string): string {
+  const rows = outcomes.map((outcome, index) => [
+    String(index + 1),
+    outcome.pie,
+    outcome.provingQueryId ?? '-',
+    outcome.status ?? '-',
+    outcome.facts,
+    outcome.error ?? '',
+  ])
+  const header = ['#', 'PIE', 'query', 'status', 'facts', 'error']
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)))
+  const line = (cells: string[]) => cells.map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ').trimEnd()
+  const ok = outcomes.filter((outcome) => outcome.exitCode === EXIT.ok).length
+  return [line(header), ...rows.map(line), `${ok} of ${outcomes.length} succeeded in ${seconds} s.`].join('\n')
+}
+
+// --- verify-proof ------------------------------------------------------------------------------
+
+export const verifyProof = defineCommand({
   path: ['verify-proof'],
   args: '<proof.json>',
   summary: 'Submit an existing proof file for verification on L2.',
@@ -89,15 +305,15 @@ export const verifyProof: CommandSpec = {
     'mock-fact-hash': { type: 'boolean', description: 'Mock the fact hash (testing).' },
   },
   async run(context) {
-    for (const flag of ['stone-version', 'memory-verification']) {
-      if (!stringValue(context, flag)) {
+    for (const flag of ['stone-version', 'memory-verification'] as const) {
+      if (!context.values[flag]) {
         throw new InvalidInputError(`--${flag} is required: see \`proving verify-proof --help\` for the allowed values.`, {
           input: `--${flag}`,
         })
       }
     }
-    const stoneVersion = checkFlagEnum(context, 'stone-version', STONE_VERSIONS)
-    const memoryVerification = checkFlagEnum(context, 'memory-verification', MEMORY_VERIFICATIONS)
+    const stoneVersion = checkFlagEnum(context.values['stone-version'], 'stone-version', STONE_VERSIONS)
+    const memoryVerification = checkFlagEnum(context.values['memory-verification'], 'memory-verification', MEMORY_VERIFICATIONS)
     const timeoutMs = timeoutFrom(context)
     return withLocalEmulator(context, async (service) => {
       const client = provingClientFrom(context, { needsKey: true, ...service })
@@ -120,7 +336,7 @@ export const verifyProof: CommandSpec = {
       return result.provingQuery.status === 'DONE' ? EXIT.ok : EXIT.remoteFailure
     })
   },
-}
+})
 
 /** On interruption or timeout, the query id is what a person needs to pick up the wait again. */
 async function waitReportingId<T>(context: CommandContext, queryId: string, wait: () => Promise<T>): Promise<T> {
@@ -134,10 +350,10 @@ async function waitReportingId<T>(context: CommandContext, queryId: string, wait
   }
 }
 
-function checkFlagEnum<T extends string>(context: CommandContext, flag: string, allowed: readonly T[]): T {
-  const value = stringValue(context, flag) ?? ''
+/** A flag's value, one of `allowed`; an absent flag is refused like an empty one. */
+export function checkFlagEnum<T extends string>(value: string | undefined, flag: string, allowed: readonly T[]): T {
   try {
-    return checkEnum(value, `--${flag}`, allowed)
+    return checkEnum(value ?? '', `--${flag}`, allowed)
   } catch (error) {
     throw new InvalidInputError((error as Error).message.split('\n')[0]!, { input: `--${flag}` })
   }

@@ -1,5 +1,5 @@
 import { InvalidInputError } from '../../core/errors.ts'
-import { type CommandSpec, parseInteger, SERVICE_OPTIONS, stringValue } from '../context.ts'
+import { defineCommand, parseInteger, SERVICE_OPTIONS } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { describeQuery, progressReporter, provingClientFrom, timeoutFrom } from '../services.ts'
 
@@ -12,7 +12,7 @@ const TIMEOUT_OPTION = {
   },
 } as const
 
-export const queryGet: CommandSpec = {
+export const queryGet = defineCommand({
   path: ['query', 'get'],
   args: '<query-id>',
   summary: 'Show a query: status, step, program hash, facts and artifact URLs.',
@@ -21,16 +21,24 @@ export const queryGet: CommandSpec = {
   async run(context) {
     const client = provingClientFrom(context, { needsKey: false })
     const id = context.positionals[0]!
-    // The docs endpoint carries `status`; without a key, the public record (no status) is shown.
-    const result = client.hasApiKey
-      ? await client.getQueryDetails(id, { signal: context.signal })
-      : await client.getQuery(id, { signal: context.signal })
-    context.print(client.hasApiKey ? describeQuery(result as never) : JSON.stringify(result, null, 2), result)
+    // With a key: the record with its status from whichever path the service serves. Without
+    // one: the public record, described when it carries a status (production's does).
+    if (client.hasApiKey) {
+      const result = await client.readQuery(id, { signal: context.signal })
+      context.print(describeQuery(result), result)
+      return EXIT.ok
+    }
+    const result = await client.getQuery(id, { signal: context.signal })
+    const status = result.provingQuery.status
+    context.print(
+      typeof status === 'string' ? describeQuery({ ...result, provingQuery: { ...result.provingQuery, status } }) : JSON.stringify(result, null, 2),
+      result,
+    )
     return EXIT.ok
   },
-}
+})
 
-export const queryWait: CommandSpec = {
+export const queryWait = defineCommand({
   path: ['query', 'wait'],
   args: '<query-id>',
   summary: 'Wait for a query to finish; exit 0 when DONE, 1 when FAILED.',
@@ -46,9 +54,9 @@ export const queryWait: CommandSpec = {
     context.print(describeQuery(result), result)
     return result.provingQuery.status === 'DONE' ? EXIT.ok : EXIT.remoteFailure
   },
-}
+})
 
-export const queryRetry: CommandSpec = {
+export const queryRetry = defineCommand({
   path: ['query', 'retry'],
   args: '<query-id>',
   summary: 'Retry a FAILED query whose error is retriable (at most 3 times).',
@@ -78,9 +86,9 @@ export const queryRetry: CommandSpec = {
     context.print(describeQuery(result), result)
     return result.provingQuery.status === 'DONE' ? EXIT.ok : EXIT.remoteFailure
   },
-}
+})
 
-export const queryList: CommandSpec = {
+export const queryList = defineCommand({
   path: ['query', 'list'],
   summary: 'List the queries submitted with this API key.',
   positionals: { min: 0, max: 0 },
@@ -94,13 +102,13 @@ export const queryList: CommandSpec = {
   },
   async run(context) {
     const client = provingClientFrom(context, { needsKey: true })
-    const limit = parseInteger(stringValue(context, 'limit')!, 'limit', 1, 100)
-    const offset = parseInteger(stringValue(context, 'offset')!, 'offset', 0, Number.MAX_SAFE_INTEGER)
-    const network = stringValue(context, 'network')
+    const limit = parseInteger(context.values.limit, 'limit', 1, 100)
+    const offset = parseInteger(context.values.offset, 'offset', 0, Number.MAX_SAFE_INTEGER)
+    const network = context.values.network
     if (network !== undefined && network !== 'MAINNET' && network !== 'TESTNET') {
       throw new InvalidInputError(`--network must be MAINNET or TESTNET; got ${JSON.stringify(network)}.`, { input: '--network' })
     }
-    const filters = { search: stringValue(context, 'search'), network, signal: context.signal }
+    const filters = { search: context.values.search, network, signal: context.signal }
     let queries
     let total
     if (context.values.all) {
@@ -119,4 +127,4 @@ export const queryList: CommandSpec = {
     context.print(lines.join('\n'), { provingQueries: queries, total })
     return EXIT.ok
   },
-}
+})

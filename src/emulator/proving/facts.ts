@@ -1,4 +1,5 @@
 import { InvalidPieError } from '../../core/errors.ts'
+import { PieBudgetError } from '../../pie/budgets.ts'
 import { BOOTLOADER_PROGRAM_HASH as BOOTLOADER, inspectPie, toHex } from '../../pie/index.ts'
 
 /**
@@ -54,9 +55,11 @@ async function inspect(zipPath: string): Promise<PieFacts | { invalid: string }>
       nSteps: inspection.nSteps,
     }
   } catch (error) {
-    if (!(error instanceof InvalidPieError)) throw error
     // Problem lines name the file; the upload's temporary name means nothing to the caller.
     const name = zipPath.split('/').at(-1) ?? ''
+    // Past a parsing budget (a zip bomb, a sparse memory.bin): refused like any invalid PIE.
+    if (error instanceof PieBudgetError) return { invalid: error.shortMessage.replaceAll(zipPath, 'pieFile').replaceAll(name, 'pieFile') }
+    if (!(error instanceof InvalidPieError)) throw error
     const problems = error.problems.slice(0, PROBLEMS_QUOTED).map((line) => line.replaceAll(name, 'pieFile'))
     return { invalid: problems.join('; ') }
   }

@@ -223,7 +223,7 @@ describe('endpoints: method, path, headers', () => {
   it('createBucket: POST /buckets with a JSON body and the api-key header', async () => {
     const { scope } = service({ reqheaders: { 'api-key': KEY, 'content-type': 'application/json' } })
     scope
-      .post('/buckets', { aggregatorVersion: 'v1', nodeWidth: 4, mockProof: true })
+      .post('/buckets', { aggregatorVersion: 'v1', nodeWidth: '4', mockProof: true })
       .reply(200, { provingBucket: bucket({ nodeWidth: 4, mockProof: true }) })
     const created = await provingClient().createBucket({ aggregatorVersion: 'v1', nodeWidth: 4, mockProof: true })
     expect(created).toMatchObject({ id: 'b-1', nodeWidth: 4, status: 'OPEN' })
@@ -378,8 +378,8 @@ describe('bad input is rejected before any request', () => {
     return error as InvalidInputError
   }
 
-  it('layout "fast"', async () => {
-    const error = await rejected(() => provingClient().submitPie({ pieZip: pie, layout: 'fast' }), 'layout')
+  it('layout "fast layout" (not a name)', async () => {
+    const error = await rejected(() => provingClient().submitPie({ pieZip: pie, layout: 'fast layout' }), 'layout')
     expect(error.message).toContain('auto, recursive')
   })
 
@@ -620,6 +620,8 @@ describe('submitQuery (extension): dedupId makes a lost answer safe', () => {
 })
 
 describe('waitForQuery', () => {
+  /** These cases script the docs path; the choice of path has its own tests (test/contract). */
+  const docsClient = () => new ProvingClient({ baseUrl: BASE, apiKey: KEY, logger, clock, readPaths: 'docs' })
   type State = { status: string; step?: string | null } | number | 'reset'
 
   /** The docs endpoint answers the states in order; the last one repeats. */
@@ -645,7 +647,7 @@ describe('waitForQuery', () => {
       { status: 'IN_PROGRESS', step: 'PROOF_GENERATION' },
       { status: 'DONE', step: 'PROOF_VERIFICATION_ON_L2' },
     ])
-    const result = await provingClient().waitForQuery('q-1')
+    const result = await docsClient().waitForQuery('q-1')
     expect(result.provingQuery.status).toBe('DONE')
     expect(result.metadataUrls.at(-1)).toMatch(/\/metadata\.json$/)
     expect(seen).toHaveLength(4)
@@ -654,7 +656,7 @@ describe('waitForQuery', () => {
 
   it('FAILED is a result, not an exception', async () => {
     statuses([{ status: 'IN_PROGRESS' }, { status: 'FAILED', step: 'PROOF_GENERATION' }], { errorReason: 'OUT_OF_RESOURCES' })
-    const result = await provingClient().waitForQuery('q-1')
+    const result = await docsClient().waitForQuery('q-1')
     expect(result.provingQuery).toMatchObject({ status: 'FAILED', errorReason: 'OUT_OF_RESOURCES' })
   })
 
@@ -670,7 +672,7 @@ describe('waitForQuery', () => {
       { status: 'DONE', step: 'PROOF_GENERATION' },
     ])
     const progress: QueryProgress[] = []
-    await provingClient().waitForQuery('q-1', { onProgress: (p) => progress.push(p) })
+    await docsClient().waitForQuery('q-1', { onProgress: (p) => progress.push(p) })
     expect(progress.map((p) => `${p.status}/${p.step}`)).toEqual([
       'RECEIVED/null',
       'IN_PROGRESS/TRACE_GENERATION',
@@ -684,7 +686,7 @@ describe('waitForQuery', () => {
 
   it('times out with WaitTimeoutError and a hint on how to resume', async () => {
     statuses([{ status: 'IN_PROGRESS', step: 'PROOF_GENERATION' }])
-    const error = await failure(provingClient().waitForQuery('q-1', { timeoutMs: 120_000 }))
+    const error = await failure(docsClient().waitForQuery('q-1', { timeoutMs: 120_000 }))
     expect(error).toBeInstanceOf(WaitTimeoutError)
     expect(error.message).toContain('Timed out after 2m waiting for query q-1')
     expect(error.message).toContain('Resume with: proving query wait q-1')
@@ -698,7 +700,7 @@ describe('waitForQuery', () => {
     clock.onSleep = () => {
       if (clock.sleeps.length === 3) controller.abort()
     }
-    const error = await failure(provingClient().waitForQuery('q-1', { signal: controller.signal }))
+    const error = await failure(docsClient().waitForQuery('q-1', { signal: controller.signal }))
     expect(error).toBeInstanceOf(AbortedError)
     expect(error.message).toContain('Resume with: proving query wait q-1')
     expect(seen).toHaveLength(3)
@@ -706,7 +708,7 @@ describe('waitForQuery', () => {
 
   it('an unknown status ends the wait with UnknownStatusError (never loops)', async () => {
     const { seen } = statuses([{ status: 'IN_PROGRESS' }, { status: 'ARCHIVED' }])
-    const error = await failure(provingClient().waitForQuery('q-1'))
+    const error = await failure(docsClient().waitForQuery('q-1'))
     expect(error).toBeInstanceOf(UnknownStatusError)
     expect(error.message).toContain('"ARCHIVED"')
     expect(seen).toHaveLength(2)
@@ -720,7 +722,7 @@ describe('waitForQuery', () => {
       'reset',
       { status: 'DONE' },
     ])
-    const result = await provingClient().waitForQuery('q-1')
+    const result = await docsClient().waitForQuery('q-1')
     expect(result.provingQuery.status).toBe('DONE')
     expect(seen).toHaveLength(12)
     expect(logs.some((line) => line.level === 'warn' && line.message.includes('still waiting'))).toBe(true)
@@ -728,7 +730,7 @@ describe('waitForQuery', () => {
 
   it('a 404 ends it with the service error', async () => {
     const { seen } = statuses([{ status: 'IN_PROGRESS' }, 404])
-    const error = await failure(provingClient().waitForQuery('q-1'))
+    const error = await failure(docsClient().waitForQuery('q-1'))
     expect(error).toBeInstanceOf(ServiceError)
     expect(error).toMatchObject({ status: 404, code: 'PROVING_QUERY_NOT_FOUND' })
     expect(seen).toHaveLength(2)
@@ -751,7 +753,7 @@ describe('waitForQuery', () => {
         return [200, { provingQuery: recordL(state), metadataUrls: [] }] as const
       })
     const stuck: (QueryProgress & { stepElapsedMs: number })[] = []
-    await provingClient().waitForQuery('q-1', { stuckAfterMs: 120_000, onStuck: (p) => stuck.push(p) })
+    await docsClient().waitForQuery('q-1', { stuckAfterMs: 120_000, onStuck: (p) => stuck.push(p) })
     expect(stuck).toHaveLength(1)
     expect(stuck[0]!.step).toBe('PROOF_GENERATION')
     expect(stuck[0]!.stepElapsedMs).toBeGreaterThan(120_000)
@@ -798,7 +800,7 @@ describe('waitForQuery', () => {
 
     it('a 10-minute job costs at most half the requests of a `sleep 5` loop', async () => {
       const { seen, latency } = jobFinishingAt(600_000)
-      await provingClient().waitForQuery('q-1')
+      await docsClient().waitForQuery('q-1')
       const sleepFiveLoop = 600_000 / 5_000
       expect(sleepFiveLoop).toBe(120)
       expect(seen.length).toBeLessThanOrEqual(sleepFiveLoop / 2)
@@ -810,7 +812,7 @@ describe('waitForQuery', () => {
         nock.cleanAll()
         clock = new FakeClock()
         const { latency } = jobFinishingAt(10_000)
-        await provingClient().waitForQuery('q-1')
+        await docsClient().waitForQuery('q-1')
         expect(latency()).toBeGreaterThanOrEqual(0)
         expect(latency()).toBeLessThan(2_500)
       }

@@ -90,22 +90,29 @@ describe('valid records parse', () => {
   })
 })
 
-describe('required fields', () => {
-  it.each(FIELDS_R)('R without %s is rejected, and the message names the field', (field) => {
-    expectNamed(parseError(queryRecordR, recordR({ [field]: OMIT })), field)
+describe('required fields: only what the client acts on (production.md omits the rest)', () => {
+  it('every record needs its id', () => {
+    expectNamed(parseError(queryRecordR, recordR({ id: OMIT })), 'id')
+    expectNamed(parseError(queryRecordD, recordD({ id: OMIT })), 'id')
+    expectNamed(parseError(queryRecordL, recordL({ id: OMIT })), 'id')
   })
 
-  it.each(FIELDS_L)('L without %s is rejected', (field) => {
-    expectNamed(parseError(queryRecordL, recordL({ [field]: OMIT })), field)
-  })
-
-  it.each(FIELDS_D)('D without %s is rejected', (field) => {
-    expectNamed(parseError(queryRecordD, recordD({ [field]: OMIT })), field)
-  })
-
-  it('D parses without status (the table has none); L does not', () => {
-    expect(() => parse(queryRecordD, recordD())).not.toThrow()
+  it('R and L need status (readers decide on it); D parses without it (the table has none)', () => {
+    expectNamed(parseError(queryRecordR, recordR({ status: OMIT })), 'status')
     expectNamed(parseError(queryRecordL, recordL({ status: OMIT })), 'status')
+    expect(() => parse(queryRecordD, recordD())).not.toThrow()
+  })
+
+  it.each(FIELDS_R.filter((field) => field !== 'id' && field !== 'status'))('R without %s parses', (field) => {
+    expect(parse(queryRecordR, recordR({ [field]: OMIT })).data).not.toHaveProperty(field)
+  })
+
+  it.each(FIELDS_D.filter((field) => field !== 'id'))('D without %s parses', (field) => {
+    expect(parse(queryRecordD, recordD({ [field]: OMIT })).data).not.toHaveProperty(field)
+  })
+
+  it.each(FIELDS_L.filter((field) => field !== 'id' && field !== 'status'))('L without %s parses', (field) => {
+    expect(parse(queryRecordL, recordL({ [field]: OMIT })).data).not.toHaveProperty(field)
   })
 
   it('a D that does carry status (production does) keeps it', () => {
@@ -113,21 +120,38 @@ describe('required fields', () => {
   })
 })
 
-describe('nullability (column "Nullable in R")', () => {
-  const nullable = FIELDS_R.filter((field) => !(NOT_NULLABLE_IN_R as readonly string[]).includes(field))
+describe('nullability: production nulls what the table marks not nullable', () => {
+  const nullable = FIELDS_R.filter((field) => field !== 'id' && field !== 'status')
 
   it.each(nullable)('R.%s = null is accepted', (field) => {
     const { data } = parse(queryRecordR, recordR({ [field]: null }))
     expect((data as Record<string, unknown>)[field]).toBeNull()
   })
 
-  it.each(NOT_NULLABLE_IN_R)('R.%s = null is rejected, naming the field', (field) => {
-    expectNamed(parseError(queryRecordR, recordR({ [field]: null })), field)
+  it.each(NOT_NULLABLE_IN_R.filter((field) => field !== 'id' && field !== 'status'))('D and L with %s = null parse too', (field) => {
+    if ((FIELDS_D as readonly string[]).includes(field)) expect(() => parse(queryRecordD, recordD({ [field]: null }))).not.toThrow()
+    if ((FIELDS_L as readonly string[]).includes(field)) expect(() => parse(queryRecordL, recordL({ [field]: null }))).not.toThrow()
   })
 
-  it('the two cases the brief calls out: R.status null rejected, R.step null accepted', () => {
+  it('status null is rejected where it is read; step null is accepted', () => {
     expectNamed(parseError(queryRecordR, recordR({ status: null })), 'status')
     expect(parse(queryRecordR, recordR({ step: null })).data.step).toBeNull()
+  })
+
+  it('client.email and client.image may be null or absent (wallet sign-ups have neither)', () => {
+    const client = recordD().client as Record<string, unknown>
+    expect(() => parse(queryRecordD, recordD({ client: { ...client, email: null, image: null } }))).not.toThrow()
+    const { email: _email, image: _image, ...rest } = client
+    expect(() => parse(queryRecordL, recordL({ client: rest }))).not.toThrow()
+  })
+})
+
+describe('fact hashes stay strict: a gate compares them', () => {
+  it.each(['programHash', 'integrityFactHash', 'sharpFactHash'])('%s must be 0x-prefixed hex', (field) => {
+    expect(() => parse(queryRecordL, recordL({ [field]: '0xABCdef0123' }))).not.toThrow()
+    for (const bad of ['abc', '0x', '0xZZ', `0x${'1'.repeat(65)}`, 12]) {
+      expectNamed(parseError(queryRecordL, recordL({ [field]: bad })), field)
+    }
   })
 })
 
@@ -145,10 +169,8 @@ describe('bounds', () => {
     expectNamed(parseError(queryRecordL, recordL({ bucketJobIndex: 2_147_483_648 })), 'bucketJobIndex')
   })
 
-  it('submittedByWallet: 64 characters pass, 65 are rejected', () => {
-    expect(() => parse(queryRecordR, recordR({ submittedByWallet: 'a'.repeat(64) }))).not.toThrow()
-    expectNamed(parseError(queryRecordR, recordR({ submittedByWallet: 'a'.repeat(65) })), 'submittedByWallet')
-    expectNamed(parseError(queryRecordD, recordD({ submittedByWallet: 'a'.repeat(65) })), 'submittedByWallet')
+  it('submittedByWallet longer than the table\'s 64 characters is not the client\'s business: it parses', () => {
+    expect(() => parse(queryRecordR, recordR({ submittedByWallet: 'a'.repeat(65) }))).not.toThrow()
   })
 
   it('createdAt and completedAt must be ISO 8601 date-times', () => {
@@ -203,8 +225,8 @@ describe('tolerance: unknown enum values and extra fields pass with a debug note
   })
 
   it('extra fields are noted in R too (the spec says it has none)', () => {
-    const { debug } = parse(queryRecordR, recordR({ client: { clientId: 'c' } }))
-    expect(debug.join('\n')).toContain('"client"')
+    const { debug } = parse(queryRecordR, recordR({ priority: 'high' }))
+    expect(debug.join('\n')).toContain('"priority"')
   })
 })
 

@@ -6,7 +6,7 @@ import { AbortedError, InvalidInputError, InvalidResponseError, ProvingKitError,
 import type { Logger } from '../../../src/core/runtime.ts'
 import { expiresAtMs } from '../../../src/schemas/account.ts'
 import { FakeClock } from '../../helpers/fake-clock.ts'
-import { COW, COW_KEY, MAIL, MAIL_SIGNATURE } from './mail-example.ts'
+import { COW, COW_KEY, MAIL, MAIL_SIGNATURE } from '../../helpers/mail-example.ts'
 
 const BASE = 'http://account.test'
 /** Distinctive, so a leak anywhere is found by a plain substring search. */

@@ -1,11 +1,11 @@
 import { existsSync, readdirSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { run as runMain } from '../../../src/action/actions/main.ts'
-import { run as runPost } from '../../../src/action/actions/post.ts'
-import { run as runWait } from '../../../src/action/actions/wait.ts'
-import { startEmulator, type RunningEmulator } from '../../../src/emulator/index.ts'
-import { fakeIO, FIXTURE_PIE } from '../../helpers/run-action.ts'
-import { EXAMPLE } from '../../helpers/example-pie.ts'
+import { run as runMain } from '../../../../src/action/actions/main.ts'
+import { run as runPost } from '../../../../src/action/actions/post.ts'
+import { run as runWait } from '../../../../src/action/actions/wait.ts'
+import { startEmulator, type RunningEmulator } from '../../../../src/emulator/index.ts'
+import { fakeIO, FIXTURE_PIE } from '../../../helpers/run-action.ts'
+import { EXAMPLE } from '../../../helpers/example-pie.ts'
 
 /** run() in-process with the runner faked (actions/typescript-action's split); the bundles have their own e2e tests. */
 const API_KEY = 'pk_unit_run_4b1d8e2a77'
@@ -45,7 +45,7 @@ describe('root run()', () => {
   })
 
   it('reports every input problem and packs nothing', async () => {
-    const io = fakeIO({ pie: 'examples/does-not-matter', layout: 'nope' })
+    const io = fakeIO({ pie: 'examples/does-not-matter', layout: 'nope nope' })
     await runMain(io)
     expect(io.failed).toMatch(/^3 inputs need fixing/)
     expect(io.outputs).toMatchObject({ 'facts-verified': 'false', emulated: 'false' })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { bucketOutputs, OutputWriter, queryOutputs } from '../../../src/action/steps/outputs.ts'
-import type { QueryResult } from '../../../src/clients/proving.ts'
+import { bucketOutputs, OutputWriter, queryOutputs } from '../../../../src/action/steps/outputs.ts'
+import type { QueryResult } from '../../../../src/clients/proving.ts'
 
 function result(overrides: Record<string, unknown> = {}): QueryResult {
   return {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { AmbiguousSubmissionError, InvalidInputError, NetworkError, ServiceError } from '../../../src/core/errors.ts'
-import { describeServiceFailure, type ServiceText } from '../../../src/action/steps/failure.ts'
-import { describeFailure } from '../../../src/action/steps/query-step.ts'
-import { describeTaskFailure } from '../../../src/action/steps/task-step.ts'
+import { AmbiguousSubmissionError, InvalidInputError, NetworkError, ServiceError } from '../../../../src/core/errors.ts'
+import { describeServiceFailure, type ServiceText } from '../../../../src/action/steps/failure.ts'
+import { describeFailure } from '../../../../src/action/steps/query-step.ts'
+import { describeTaskFailure } from '../../../../src/action/steps/task-step.ts'
 
 const signal = new AbortController().signal
 const queryStep = (queryId?: string) => ({ queryId, io: { env: {} } as never, options: { action: 'Prove', signal, emulated: false, baseUrl: 'https://svc', timeoutMinutes: 30 } })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { artifactUrl, renderSummary, resumeSnippet, runUrl, subActionRef } from '../../../src/action/steps/summary.ts'
+import { artifactUrl, renderSummary, resumeSnippet, runUrl, subActionRef } from '../../../../src/action/steps/summary.ts'
 
 describe('renderSummary', () => {
   it('a passed gate: title, headline, a table of the known rows, the run link', () => {

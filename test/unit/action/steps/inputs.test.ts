@@ -12,8 +12,8 @@ import {
   requireService,
   VERIFY_PROOF_INPUTS,
   WAIT_INPUTS,
-} from '../../../src/action/steps/inputs.ts'
-import { NODE, REPO_ROOT } from '../../helpers/cli.ts'
+} from '../../../../src/action/steps/inputs.ts'
+import { NODE, REPO_ROOT } from '../../../helpers/cli.ts'
 
 const io = (inputs: Record<string, string>) => ({ getInput: (name: string) => inputs[name] ?? '' })
 
@@ -67,7 +67,7 @@ describe('root inputs', () => {
       parseInputs(
         io({
           emulator: 'false',
-          layout: 'fancy',
+          layout: 'fancy layout',
           wait: 'yes',
           'timeout-minutes': '-3',
           'expected-program-hash': 'abc',
@@ -77,18 +77,19 @@ describe('root inputs', () => {
         mainCrossCheck,
       ),
     )
+    // Field checks first, then the cross-checks (what to prove: `pie`, `program` or `program-hash`).
     expect(problems.map((problem) => problem.input)).toEqual([
-      'pie',
       'layout',
       'wait',
       'timeout-minutes',
       'expected-program-hash',
       'artifact-name',
+      'pie',
       'api-key',
       'base-url',
     ])
     for (const problem of problems) expect(problem.message).toContain(`\`${problem.input}\``)
-    expect(problems.find((p) => p.input === 'layout')!.message).toMatch(/must be one of auto, recursive.*got "fancy"/)
+    expect(problems.find((p) => p.input === 'layout')!.message).toMatch(/must be one of auto, plain, recursive.*got "fancy layout"/)
     expect(problems.find((p) => p.input === 'wait')!.message).toMatch(/must be true or false; got "yes"/)
   })
 
@@ -151,11 +152,11 @@ describe('root inputs', () => {
 
   it('the error message lists every problem', () => {
     try {
-      parseInputs(io({ emulator: 'true', layout: 'x' }), MAIN_INPUTS, mainCrossCheck)
+      parseInputs(io({ emulator: 'true', layout: 'x y' }), MAIN_INPUTS, mainCrossCheck)
       expect.unreachable()
     } catch (error) {
-      expect((error as Error).message).toMatch(/^2 inputs need fixing; nothing was packed or sent:\n- `pie` is required.*\n- `layout` must be one of/)
-      expect((error as InputProblemsError).input).toBe('pie')
+      expect((error as Error).message).toMatch(/^2 inputs need fixing; nothing was packed or sent:\n- `layout` must be one of.*\n- `pie` is required \(or `program`, or `program-hash`\)/)
+      expect((error as InputProblemsError).input).toBe('layout')
     }
   })
 })

@@ -2,7 +2,7 @@ import { hashTypedData, recoverTypedDataAddress, verifyTypedData } from 'viem/ut
 import { describe, expect, it } from 'vitest'
 import { localSigner, normalizePrivateKey } from '../../../src/clients/account.ts'
 import { InvalidInputError } from '../../../src/core/errors.ts'
-import { COW, COW_KEY, MAIL, MAIL_DIGEST, MAIL_SIGNATURE } from './mail-example.ts'
+import { COW, COW_KEY, MAIL, MAIL_DIGEST, MAIL_SIGNATURE } from '../../helpers/mail-example.ts'
 
 describe('EIP-712 signing (the path AccountClient signs challenges with)', () => {
   it('the EIP reference "Mail" example signs to its published signature (v 28, r 0x4355..., s 0x0729...)', async () => {

@@ -1,0 +1,101 @@
+import { InvalidInputError } from '../../core/errors.ts'
+import { LAYOUTS } from '../../schemas/proving.ts'
+import { defineCommand, SERVICE_OPTIONS } from '../context.ts'
+import { withLocalEmulator } from '../local-emulator.ts'
+import { type PreparedPie, preparePieForUpload } from '../pie-steps.ts'
+import { provingClientFrom, timeoutFrom } from '../services.ts'
+import { checkCombination, GENERAL_FIELD_OPTIONS, readGeneralFields } from '../submission.ts'
+import { checkFlagEnum, followSubmission, WAIT_OPTIONS } from './prove.ts'
+
+export const submit = defineCommand({
+  path: ['submit'],
+  args: '[<pie>]',
+  summary: 'General submission (service extension): a PIE, a program with its input, or a program hash, with every field.',
+  details: [
+    'Exactly one source: <pie> (pie.zip or PIE directory, validated first), --program <program.json>',
+    '(with --program-input: input.txt for cairo1, JSON for cairo0 on the python VM), or --program-hash.',
+    '--result picks what the query is for; TRACE_GENERATION makes a trace and has no fact to check.',
+    'A dedup id (given, or derived from the files and fields) makes sending again safe: the service',
+    'keeps one query per dedup id, and after a lost answer the existing query is looked up first.',
+    'With --wait and a PIE, the facts the service reports are checked against the PIE\'s.',
+    'Examples:',
+    '  proving submit pie.zip --result PROOF_VERIFICATION_ON_L1 --network TESTNET --wait',
+    '  proving submit --program program.json --program-input input.txt --cairo-version cairo1 --declared-job-size S',
+    '  proving submit --program-hash 0x1234... --result TRACE_GENERATION',
+  ],
+  positionals: { min: 0, max: 1 },
+  options: {
+    ...SERVICE_OPTIONS,
+    ...WAIT_OPTIONS,
+    program: { type: 'string', valueName: '<program.json>', description: 'Compiled program to run and prove (instead of a PIE).' },
+    'program-input': { type: 'string', valueName: '<file>', description: 'Input of --program: input.txt (cairo1) or JSON (cairo0, python VM).' },
+    'program-hash': { type: 'string', valueName: '<0x...>', description: 'Hash of a program the service already has (instead of a PIE).' },
+    layout: { type: 'string', valueName: '<layout>', description: `Cairo layout: ${LAYOUTS.join(', ')}.`, default: 'auto' },
+    'mock-fact-hash': { type: 'boolean', description: 'Mock the fact hash: no real on-chain verification (testing).' },
+    ...GENERAL_FIELD_OPTIONS,
+  },
+  async run(context) {
+    const pieArg = context.positionals[0]
+    const program = context.values.program?.trim() || undefined
+    const programInput = context.values['program-input']?.trim() || undefined
+    const programHash = context.values['program-hash']?.trim() || undefined
+    const sources = [pieArg && '<pie>', program && '--program', programHash && '--program-hash'].filter(Boolean)
+    if (sources.length !== 1) {
+      throw new InvalidInputError(
+        sources.length === 0
+          ? 'Nothing to submit: give a <pie>, --program <program.json> or --program-hash <0x...>.'
+          : `Give one source only, not ${sources.join(' and ')}.`,
+        { input: '<pie>' },
+      )
+    }
+    if (programInput && !program) {
+      throw new InvalidInputError('--program-input goes with --program: give the program it is the input of.', { input: '--program-input' })
+    }
+    if (programHash !== undefined && !/^0x[0-9a-fA-F]{1,64}$/.test(programHash)) {
+      throw new InvalidInputError(`--program-hash must be 0x-prefixed hex of at most 64 digits; got ${JSON.stringify(programHash.slice(0, 80))}.`, {
+        input: '--program-hash',
+      })
+    }
+    const layout = checkFlagEnum(context.values.layout, 'layout', LAYOUTS)
+    const fields = readGeneralFields(context)
+    checkCombination(fields, { hasInput: programInput !== undefined })
+    if (fields.bucketId !== undefined && context.values.wait) {
+      throw new InvalidInputError(
+        `--wait with --bucket-id would wait forever: a query in a bucket ends when the bucket is closed. Submit without --wait, then \`proving bucket close ${fields.bucketId} --wait\`.`,
+        { input: '--wait' },
+      )
+    }
+    const timeoutMs = timeoutFrom(context)
+    return withLocalEmulator(context, async (service) => {
+      const client = provingClientFrom(context, { needsKey: true, ...service })
+      let pie: PreparedPie | undefined
+      if (pieArg) pie = await preparePieForUpload(context, pieArg, { inspect: true })
+      try {
+        let declaredJobSize = fields.declaredJobSize ?? pie?.inspection?.jobSize
+        if (declaredJobSize === undefined) {
+          declaredJobSize = 'XS'
+          context.progress('Declared job size XS (no PIE to measure): pass --declared-job-size if the run has more than 6.5M steps.')
+        }
+        const submitted = await client.submitQuery({
+          ...fields,
+          declaredJobSize,
+          layout,
+          mockFactHash: context.values['mock-fact-hash'] === true,
+          ...(pie ? { pieZip: pie.zipPath } : {}),
+          ...(program ? { programFile: program } : {}),
+          ...(programInput ? { inputFile: programInput } : {}),
+          ...(programHash ? { programHash } : {}),
+          signal: context.signal,
+        })
+        return await followSubmission(context, client, submitted, {
+          pie,
+          wait: context.values.wait === true,
+          timeoutMs,
+          result: fields.result ?? 'PROOF_GENERATION',
+        })
+      } finally {
+        await pie?.cleanup()
+      }
+    })
+  },
+})

@@ -1,0 +1,184 @@
+/**
+ * A bucket as a release gate, shared by the CLI (`proving bucket close --wait`) and the
+ * bucket-close action: wait for the closed bucket to end (DONE or FAILED), then judge every
+ * query in it with the same gate as a single query, and, when the PIEs are given, check each
+ * query's facts against the PIE they fit (and that every PIE given has its query). Nothing here
+ * prints: hosts get rows and refusals to show.
+ */
+import type { ProvingClient } from '../clients/proving.ts'
+import { UnknownStatusError } from '../core/errors.ts'
+import { pollUntil } from '../core/poll.ts'
+import type { PieInspection } from '../pie/index.ts'
+import { BUCKET_STATUSES, type BucketDetailsResponse, type BucketRecord, type QueryRecordL } from '../schemas/proving.ts'
+import { evaluateGate } from './gate.ts'
+
+export type BucketProgress = { bucketId: string; status: string; leaves: number; elapsedMs: number }
+
+/** Polls GET /buckets/{id} until the bucket is DONE or FAILED; returns it with its queries. */
+export async function waitForBucket(
+  client: ProvingClient,
+  bucketId: string,
+  options: { timeoutMs: number; signal?: AbortSignal | undefined; onProgress?: ((progress: BucketProgress) => void) | undefined },
+): Promise<BucketDetailsResponse> {
+  const clock = client.http.clock
+  const started = clock.now()
+  let last: string | undefined
+  return pollUntil<BucketDetailsResponse>(
+    async () => {
+      const details = await client.getBucket(bucketId, { signal: options.signal })
+      const status = bucketStatus(details)
+      const key = `${status}|${details.queries.length}`
+      if (key !== last) {
+        last = key
+        options.onProgress?.({ bucketId, status, leaves: details.queries.length, elapsedMs: clock.now() - started })
+      }
+      if (status === 'DONE' || status === 'FAILED') return { done: true, value: details }
+      if (!(BUCKET_STATUSES as readonly string[]).includes(status)) {
+        throw new UnknownStatusError(`Bucket ${bucketId} reports status "${status}", which this version of proving-kit does not know.`)
+      }
+      return { done: false, state: details.bucket }
+    },
+    {
+      what: `bucket ${bucketId}`,
+      timeoutMs: options.timeoutMs,
+      signal: options.signal,
+      clock,
+      logger: client.http.logger,
+      resumeHint: `Resume with: proving bucket close ${bucketId} --wait`,
+    },
+  )
+}
+
+/** The bucket's status; a service that reports none is judged by its queries' statuses. */
+export function bucketStatus(details: { bucket: BucketRecord; queries: { status?: unknown }[] }): string {
+  if (typeof details.bucket.status === 'string') return details.bucket.status
+  const statuses = details.queries.map((query) => (typeof query.status === 'string' ? query.status : 'IN_PROGRESS'))
+  if (statuses.includes('FAILED')) return 'FAILED'
+  return statuses.length > 0 && statuses.every((status) => status === 'DONE') ? 'DONE' : 'IN_PROGRESS'
+}
+
+/** One row of the per-query table. */
+export type BucketQueryRow = {
+  bucketJobIndex: number | null
+  queryId: string
+  status: string
+  result: string | null
+  programHash: string | null
+  isFactMocked: boolean | null
+  /** match: fits a PIE given; differ: fits none; none: a trace has no fact; not checked: no PIEs given or not DONE. */
+  facts: 'match' | 'differ' | 'none' | 'not checked'
+  /** The PIE its facts fit, when PIEs were given. */
+  pie: string | null
+  errorReason: string | null
+  /** Why the gate refuses this query; empty when it passes. */
+  problems: string[]
+}
+
+export type BucketVerdict = {
+  bucket: BucketRecord
+  status: string
+  rows: BucketQueryRow[]
+  /** Why the gate refuses the bucket (every query's problems, and the bucket's own); empty when it passes. */
+  refusals: string[]
+  ok: boolean
+}
+
+export type GivenPie = { path: string; inspection: PieInspection }
+
+export type JudgeBucketOptions = {
+  allowMockedFact: boolean
+  expectedProgramHash?: string | undefined
+  /** The PIEs proved into the bucket: each query's facts must fit one, and each must have its query. */
+  pies?: GivenPie[] | undefined
+  signal?: AbortSignal | undefined
+}
+
+/** Reads every query of the bucket (with its status) and gates each. */
+export async function judgeBucket(client: ProvingClient, details: BucketDetailsResponse, options: JudgeBucketOptions): Promise<BucketVerdict> {
+  const { compareQueryFacts } = await import('../pie/index.ts')
+  const records: QueryRecordL[] = []
+  // The bucket lists record D (no status in the contract): read each query's status, 8 at a time.
+  const ids = details.queries.map((query) => query.id)
+  for (let start = 0; start < ids.length; start += 8) {
+    const batch = await Promise.all(ids.slice(start, start + 8).map((id) => client.getQueryDetails(id, { signal: options.signal })))
+    records.push(...batch.map((answer) => answer.provingQuery))
+  }
+  const matched = new Set<string>()
+  const rows = records
+    .map((record): BucketQueryRow => {
+      let facts: BucketQueryRow['facts'] = 'not checked'
+      let pie: string | null = null
+      let factCheck
+      if (record.status === 'DONE' && record.result === 'TRACE_GENERATION') {
+        facts = 'none'
+      } else if (record.status === 'DONE' && options.pies?.length) {
+        const fits = options.pies.find((given) => compareQueryFacts(record, given.inspection).ok)
+        if (fits) {
+          facts = 'match'
+          pie = fits.path
+          matched.add(fits.path)
+        } else {
+          facts = 'differ'
+          // The closest PIE for the message: the one with the same program hash, else the first.
+          const near = options.pies.find((given) => Object.values(given.inspection.programHashes).includes(record.programHash ?? '')) ?? options.pies[0]!
+          factCheck = compareQueryFacts(record, near.inspection)
+        }
+      }
+      const problems = evaluateGate(record, facts === 'differ' ? factCheck : undefined, {
+        allowMockedFact: options.allowMockedFact,
+        expectedProgramHash: options.expectedProgramHash,
+      }).map((refusal) => (facts === 'differ' && refusal.kind === 'fact-mismatch' ? 'Its facts fit none of the PIEs given.' : refusal.message))
+      return {
+        bucketJobIndex: record.bucketJobIndex ?? null,
+        queryId: record.id,
+        status: record.status,
+        result: record.result ?? null,
+        programHash: record.programHash ?? null,
+        isFactMocked: record.isFactMocked ?? null,
+        facts,
+        pie,
+        errorReason: record.errorReason ?? null,
+        problems,
+      }
+    })
+    .sort((a, b) => (a.bucketJobIndex ?? Number.MAX_SAFE_INTEGER) - (b.bucketJobIndex ?? Number.MAX_SAFE_INTEGER))
+  const status = bucketStatus({ bucket: details.bucket, queries: records })
+  const refusals: string[] = []
+  if (rows.length === 0) refusals.push(`Bucket ${details.bucket.id} holds no query: nothing was proved into it.`)
+  if (status !== 'DONE') refusals.push(`Bucket ${details.bucket.id} is ${status}, not DONE.`)
+  for (const row of rows) {
+    for (const problem of row.problems) refusals.push(`Query #${row.bucketJobIndex ?? '?'} (${row.queryId}): ${problem.replace(/^The query /, 'it ')}`)
+  }
+  for (const given of options.pies ?? []) {
+    if (!matched.has(given.path) && rows.some((row) => row.status === 'DONE')) {
+      refusals.push(`No query in the bucket proved ${given.path}: its facts match none of the bucket's queries.`)
+    }
+  }
+  return { bucket: details.bucket, status, rows, refusals, ok: refusals.length === 0 }
+}
+
+/** The per-query table as plain text (the CLI) or Markdown (the job summary). */
+export function bucketTable(rows: BucketQueryRow[], format: 'text' | 'markdown'): string {
+  const header = ['#', 'query', 'status', 'program hash', 'mocked', 'facts', 'PIE', 'problems']
+  const cells = rows.map((row) => [
+    row.bucketJobIndex === null ? '?' : String(row.bucketJobIndex),
+    row.queryId,
+    row.status,
+    row.programHash ?? '',
+    row.isFactMocked === null ? '' : row.isFactMocked ? 'yes' : 'no',
+    row.facts,
+    row.pie ?? '',
+    row.problems.join(' ') || (row.errorReason ?? ''),
+  ])
+  if (format === 'markdown') {
+    const escape = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ')
+    return [
+      `| ${header.join(' | ')} |`,
+      `|${header.map(() => '---').join('|')}|`,
+      ...cells.map((row) => `| ${row.map((cell, column) => (column === 1 || column === 3) && cell ? `\`${escape(cell)}\`` : escape(cell)).join(' | ')} |`),
+    ].join('\n')
+  }
+  const widths = header.map((title, column) => Math.max(title.length, ...cells.map((row) => row[column]!.length)))
+  const line = (row: string[]) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()
+  return [line(header), ...cells.map(line)].join('\n')
+}
