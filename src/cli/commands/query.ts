@@ -21,14 +21,19 @@ export const queryGet = defineCommand({
   async run(context) {
     const client = provingClientFrom(context, { needsKey: false })
     const id = context.positionals[0]!
-    // The docs endpoint carries `status`; without a key, the public record (no status) is shown.
+    // With a key: the record with its status from whichever path the service serves. Without
+    // one: the public record, described when it carries a status (production's does).
     if (client.hasApiKey) {
-      const details = await client.getQueryDetails(id, { signal: context.signal })
-      context.print(describeQuery(details), details)
-    } else {
-      const record = await client.getQuery(id, { signal: context.signal })
-      context.print(JSON.stringify(record, null, 2), record)
+      const result = await client.readQuery(id, { signal: context.signal })
+      context.print(describeQuery(result), result)
+      return EXIT.ok
     }
+    const result = await client.getQuery(id, { signal: context.signal })
+    const status = result.provingQuery.status
+    context.print(
+      typeof status === 'string' ? describeQuery({ ...result, provingQuery: { ...result.provingQuery, status } }) : JSON.stringify(result, null, 2),
+      result,
+    )
     return EXIT.ok
   },
 })
