@@ -1,3 +1,4 @@
+import { EXAMPLE } from '../helpers/example-pie.ts'
 import { readFile } from 'node:fs/promises'
 import { request } from 'undici'
 import { describe, expect, it } from 'vitest'
@@ -79,7 +80,7 @@ describe('reading queries', () => {
     expect(body).toEqual({
       program_hash: '0x5ab580b04e3532b6b18f81cfa654a05e29dd8e2352d88df1e765a84072db07',
       child_program_hash: provingQuery.programHash,
-      output: ['0x1', '0x4', provingQuery.programHash, '0x1', '0x59'],
+      output: ['0x1', '0x4', provingQuery.programHash, ...EXAMPLE.output],
     })
   })
 
