@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { run as runBucketClose } from '../../src/action/actions/bucket-close.ts'
+import { run as runBucketCreate } from '../../src/action/actions/bucket-create.ts'
 import { run as runMain } from '../../src/action/actions/main.ts'
 import { run as runWait } from '../../src/action/actions/wait.ts'
 import { computePieFacts } from '../../src/emulator/index.ts'
@@ -72,6 +73,16 @@ describe.each(VARIANTS)('%s bodies', (variant) => {
     await runMain(io)
     expect(io.failed).toBeUndefined()
     expect(io.outputs).toMatchObject({ status: 'DONE', 'facts-verified': 'true', 'program-hash': service.facts!.programHash })
+  })
+
+  it('Action: bucket-create sends aggregator-params as an object and node-width as a string', async () => {
+    const io = fakeIO({ 'aggregator-params': '{"use_kzg_da": true, "full_output": false}', 'node-width': '4', 'api-key': KEY, 'base-url': service.url })
+    await runBucketCreate(io)
+    expect(io.failed).toBeUndefined()
+    expect(service.seen.at(-1)!.json).toMatchObject({ nodeWidth: '4', aggregatorParams: { use_kzg_da: true, full_output: false } })
+    const bad = fakeIO({ 'aggregator-params': 'use_kzg_da=true', 'api-key': KEY, 'base-url': service.url })
+    await runBucketCreate(bad)
+    expect(bad.failed).toMatch(/`aggregator-params` must be a JSON object/)
   })
 
   it('Action: the wait step follows a query to DONE; bucket-close closes', async () => {
