@@ -103,7 +103,7 @@ describe('proving prove with many PIEs', () => {
       env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY },
     })
     expect(missing.code).toBe(2)
-    expect(missing.stderr).toContain('nope.zip; give a pie.zip, a PIE directory or a glob')
+    expect(missing.stderr).toContain('nope.zip; give a pie.zip or a PIE directory (or a glob)')
     const none = await runCli(['prove', join(work, 'zzz*.zip')], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY } })
     expect(none.code).toBe(2)
     expect(none.stderr).toContain('matches no file or directory')
