@@ -19,6 +19,7 @@ export {
   InvalidInputError,
   InvalidPieError,
   InvalidResponseError,
+  isNoRoute,
   isProvingKitError,
   NetworkError,
   ProvingKitError,

@@ -4,11 +4,12 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { InvalidInputError } from '../core/errors.ts'
 import { type Logger, silentLogger } from '../core/runtime.ts'
 import { artifactRoutes } from './proving/artifacts.ts'
 import { ApiKeys } from './auth.ts'
 import { type EmulatorClock, realClock } from './clock.ts'
-import type { EmulatorContext } from './context.ts'
+import type { EmulatorContext, EmulatorShape } from './context.ts'
 import { controlRoutes } from './control.ts'
 import { faultInterceptor } from './faults.ts'
 import { DEFAULT_TIMING, type Timing } from './proving/lifecycle.ts'
@@ -41,6 +42,12 @@ export type EmulatorOptions = {
   logger?: Logger
   /** Largest accepted upload (default 16 GiB). */
   maxUploadBytes?: number
+  /**
+   * `interface` (default): the records of interface.md. `production`: the records production
+   * answers with (production.md): status in GET /proving-query/{id}, optional fields omitted,
+   * client email/image null, production's bucket record, no /docs/ routes.
+   */
+  shape?: EmulatorShape
 }
 
 export type RunningEmulator = {
@@ -71,6 +78,9 @@ const REQUEST_TIMEOUT_MS = 60 * 60_000
 
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
   const host = options.host ?? '127.0.0.1'
+  if (options.shape !== undefined && options.shape !== 'interface' && options.shape !== 'production') {
+    throw new InvalidInputError(`shape must be interface or production; got ${JSON.stringify(options.shape)}.`, { input: 'shape' })
+  }
   const logger = options.logger ?? silentLogger
   const clock = options.clock ?? realClock()
   const initialTiming: Timing = { ...DEFAULT_TIMING, ...options.timing }
@@ -92,6 +102,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     uploadsDir,
     initialTiming,
     maxUploadBytes: options.maxUploadBytes ?? 16 * 1024 ** 3,
+    shape: options.shape ?? 'interface',
     url: () => url,
   }
   const router = new Router({

@@ -6,25 +6,25 @@
  * against the PIEs given in `pie` (and that each of those PIEs has its query): a per-query table
  * in the summary and as the `queries` output (JSON).
  */
-import { BUCKET_CLOSE_INPUTS, parseInputs, requireService } from '../steps/inputs.ts'
+import { defineAction } from '../steps/define-action.ts'
+import { BUCKET_CLOSE_INPUTS, requireService } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
 import { loadClient } from '../steps/lazy.ts'
 import { bucketOutputs } from '../steps/outputs.ts'
 import { expandPieInput } from '../steps/pie-step.ts'
-import { QueryStep } from '../steps/query-step.ts'
-import type { ActionIO, RunOptions } from '../types.ts'
+import { ProvingStep } from '../steps/query-step.ts'
+import type { ActionIO } from '../types.ts'
 
-export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
-  const signal = options.signal ?? new AbortController().signal
-  io.setSecret(io.getInput('api-key'))
-  const step = new QueryStep(io, { action: 'Close bucket', kind: 'other', signal })
-  try {
-    const inputs = parseInputs(io, BUCKET_CLOSE_INPUTS, (context) => {
-      requireService(context as never)
-      if (!context.values.wait && context.raw.pie) {
-        context.problem('pie', '`pie` is for the gate of `wait: true`: set `wait: true` to check the queries against the PIEs.')
-      }
-    })
+export const run = defineAction({
+  inputs: BUCKET_CLOSE_INPUTS,
+  crossCheck: (context) => {
+    requireService(context as never)
+    if (!context.values.wait && context.raw.pie) {
+      context.problem('pie', '`pie` is for the gate of `wait: true`: set `wait: true` to check the queries against the PIEs.')
+    }
+  },
+  step: (io, signal) => new ProvingStep(io, { action: 'Close bucket', signal }),
+  async work({ io, signal, inputs, step }) {
     // The PIEs are read before the bucket is closed: a wrong path stops the step with nothing closed.
     let pies
     if (inputs.pie) {
@@ -120,10 +120,8 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
       ],
       failure: verdict.refusals.length === 1 ? verdict.refusals[0]! : `${verdict.refusals[0]} (and ${verdict.refusals.length - 1} more: see the job summary)`,
     })
-  } catch (error) {
-    await step.fail(error)
-  }
-}
+  },
+})
 
 function relativeToWorkspace(io: ActionIO, path: string): string {
   const workspace = (io.env.GITHUB_WORKSPACE || process.cwd()).replace(/\/+$/, '')

@@ -3,18 +3,17 @@
  * matrix can prove into it (the root action's `bucket-id`) and `bucket-close` can close it, wait
  * and gate on every query. Output: `bucket-id`, and the record as `bucket`.
  */
-import { BUCKET_CREATE_INPUTS, parseInputs, requireService } from '../steps/inputs.ts'
+import { defineAction } from '../steps/define-action.ts'
+import { BUCKET_CREATE_INPUTS, requireService } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
 import { loadClient } from '../steps/lazy.ts'
-import { QueryStep } from '../steps/query-step.ts'
-import type { ActionIO, RunOptions } from '../types.ts'
+import { ProvingStep } from '../steps/query-step.ts'
 
-export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
-  const signal = options.signal ?? new AbortController().signal
-  io.setSecret(io.getInput('api-key'))
-  const step = new QueryStep(io, { action: 'Create bucket', kind: 'other', signal })
-  try {
-    const inputs = parseInputs(io, BUCKET_CREATE_INPUTS, requireService)
+export const run = defineAction({
+  inputs: BUCKET_CREATE_INPUTS,
+  crossCheck: requireService,
+  step: (io, signal) => new ProvingStep(io, { action: 'Create bucket', signal }),
+  async work({ io, signal, inputs, step }) {
     const services = await loadClient()
     const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io) })
     const bucket = await client.createBucket({
@@ -38,8 +37,6 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
       outcome: 'done',
       headline: `Bucket ${bucket.id} is open: prove into it with the root action's \`bucket-id\`, then close it with \`bucket-close\`.`,
     })
-  } catch (error) {
-    await step.fail(error)
-  }
-}
+  },
+})
 

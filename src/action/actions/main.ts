@@ -12,7 +12,8 @@ import { join, resolve } from 'node:path'
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { evaluateGate, sameFelt } from '../../pipeline/gate.ts'
-import { booleanValue, MAIN_INPUTS, mainCrossCheck, parseInputs } from '../steps/inputs.ts'
+import { defineAction } from '../steps/define-action.ts'
+import { booleanValue, MAIN_INPUTS, mainCrossCheck } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
 import { loadClient } from '../steps/lazy.ts'
 import { verifyOnchain } from '../steps/onchain.ts'
@@ -21,52 +22,50 @@ import { checkFactsForStep, expandPieInput, preparePieForStep } from '../steps/p
 import { deriveActionDedupId, generalFields, usesGeneralSubmission } from '../steps/general.ts'
 import { QueryStep } from '../steps/query-step.ts'
 import { artifactUrl } from '../steps/summary.ts'
-import type { ActionIO, InputValues, RunOptions } from '../types.ts'
+import type { ActionIO, InputValues } from '../types.ts'
 
 type MainInputs = InputValues<typeof MAIN_INPUTS>
 
-export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
-  const signal = options.signal ?? new AbortController().signal
-  // Before anything else can print or send it.
-  io.setSecret(io.getInput('api-key'))
-  registerOnchainSecrets(io)
-  let inputs: MainInputs
-  try {
-    inputs = parseInputs(io, MAIN_INPUTS, mainCrossCheck)
-  } catch (error) {
-    const emulator = booleanValue.safeParse(io.getInput('emulator') || 'false')
-    await new QueryStep(io, { action: 'Prove', signal, emulated: emulator.success ? emulator.data : undefined }).fail(error)
-    return
-  }
-  const step = new QueryStep(io, {
-    action: 'Prove',
-    signal,
-    emulated: inputs.emulator,
-    baseUrl: inputs['base-url'],
-    timeoutMinutes: inputs['timeout-minutes'],
-  })
-  step.expectedProgramHash = inputs['expected-program-hash']
-  if (inputs['mock-fact-hash'] && !inputs['allow-mocked-fact']) {
-    io.warning('`mock-fact-hash` is true but `allow-mocked-fact` is false: the gate will refuse the mocked result. Set `allow-mocked-fact: true` for a dry run.')
-  }
-  if (inputs.emulator && !inputs.wait) {
-    io.warning('`wait: false` with `emulator: true`: the emulator stops with this step, so nothing can wait for the query later.')
-  }
-  if (inputs['decommit-destination-chain-id'] && !inputs.wait) {
-    io.warning('`decommit-destination-chain-id` with `wait: false`: the decommitment follows a DONE proof, so none is submitted. Use the `decommit` sub-action once the query is DONE.')
-  }
-  if (inputs['tasks-url'] && !inputs['decommit-destination-chain-id']) {
-    io.warning('`tasks-url` is only used with `decommit-destination-chain-id`; it is ignored.')
-  }
-  let closeEmulator: (() => Promise<void>) | undefined
-  try {
-    await prove(io, inputs, step, signal, (close) => (closeEmulator = close))
-  } catch (error) {
-    await step.fail(error)
-  } finally {
-    await closeEmulator?.().catch(() => {})
-  }
-}
+export const run = defineAction({
+  inputs: MAIN_INPUTS,
+  crossCheck: mainCrossCheck,
+  // Before anything else can print or send them: the key, and the RPC URLs' provider keys.
+  secrets: (io) => {
+    io.setSecret(io.getInput('api-key'))
+    registerOnchainSecrets(io)
+  },
+  step: (io, signal, inputs) => {
+    if (!inputs) {
+      const emulator = booleanValue.safeParse(io.getInput('emulator') || 'false')
+      return new QueryStep(io, { action: 'Prove', signal, emulated: emulator.success ? emulator.data : undefined })
+    }
+    const step = new QueryStep(io, {
+      action: 'Prove',
+      signal,
+      emulated: inputs.emulator,
+      baseUrl: inputs['base-url'],
+      timeoutMinutes: inputs['timeout-minutes'],
+    })
+    step.expectedProgramHash = inputs['expected-program-hash']
+    return step
+  },
+  async work({ io, signal, inputs, step }) {
+    if (inputs['mock-fact-hash'] && !inputs['allow-mocked-fact']) {
+      io.warning('`mock-fact-hash` is true but `allow-mocked-fact` is false: the gate will refuse the mocked result. Set `allow-mocked-fact: true` for a dry run.')
+    }
+    if (inputs.emulator && !inputs.wait) {
+      io.warning('`wait: false` with `emulator: true`: the emulator stops with this step, so nothing can wait for the query later.')
+    }
+    if (inputs['decommit-destination-chain-id'] && !inputs.wait) {
+      io.warning('`decommit-destination-chain-id` with `wait: false`: the decommitment follows a DONE proof, so none is submitted. Use the `decommit` sub-action once the query is DONE.')
+    }
+    if (inputs['tasks-url'] && !inputs['decommit-destination-chain-id']) {
+      io.warning('`tasks-url` is only used with `decommit-destination-chain-id`; it is ignored.')
+    }
+    // The emulator (when asked for) stops once the step has reported, however it ended.
+    await prove(io, inputs, step, signal, (close) => step.onClose(close))
+  },
+})
 
 async function prove(
   io: ActionIO,

@@ -15,6 +15,12 @@ export const emulator = defineCommand({
     host: { type: 'string', valueName: '<address>', description: 'Address to listen on.', default: '127.0.0.1' },
     'step-ms': { type: 'string', valueName: '<ms>', description: 'How long each query step takes.' },
     'state-dir': { type: 'string', valueName: '<dir>', description: 'Keep state on disk here, across restarts.' },
+    shape: {
+      type: 'string',
+      valueName: '<interface|production>',
+      description: "Records as interface.md gives them (default) or as production sends them (no /docs/ routes).",
+      default: 'interface',
+    },
     'api-keys': {
       type: 'string',
       valueName: '<k1,k2>',
@@ -28,6 +34,10 @@ export const emulator = defineCommand({
     if (!host) throw new InvalidInputError('--host must not be empty; use 127.0.0.1 or 0.0.0.0.', { input: '--host' })
     const stepText = context.values['step-ms']
     const stepMs = stepText === undefined ? undefined : parseInteger(stepText, 'step-ms', 0, 86_400_000)
+    const shape = context.values.shape
+    if (shape !== 'interface' && shape !== 'production') {
+      throw new InvalidInputError(`--shape must be interface or production; got ${JSON.stringify(shape)}.`, { input: '--shape' })
+    }
     const keys = context.values['api-keys']?.split(',').map((key) => key.trim()).filter(Boolean)
     for (const key of keys ?? []) context.redactor.add(key)
     const { startEmulator } = await import('../../emulator/index.ts')
@@ -35,6 +45,7 @@ export const emulator = defineCommand({
       host,
       port,
       logger: context.logger,
+      shape,
       ...(keys?.length ? { apiKeys: keys } : {}),
       ...(stepMs === undefined ? {} : { timing: { stepMs } }),
       ...(context.values['state-dir'] ? { stateDir: context.values['state-dir'] } : {}),

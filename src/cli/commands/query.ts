@@ -21,9 +21,10 @@ export const queryGet = defineCommand({
   async run(context) {
     const client = provingClientFrom(context, { needsKey: false })
     const id = context.positionals[0]!
-    // The docs record carries `status`; the public record carries isRetriable and retryCount.
+    // With a key: the record with its status from whichever path the service serves. The public
+    // record (no key needed) carries isRetriable and retryCount, and its status where production sends one.
     const [details, publicRecord] = await Promise.all([
-      client.hasApiKey ? client.getQueryDetails(id, { signal: context.signal }) : Promise.resolve(undefined),
+      client.hasApiKey ? client.readQuery(id, { signal: context.signal }) : Promise.resolve(undefined),
       client.hasApiKey
         ? client.getQuery(id, { signal: context.signal }).catch(() => undefined)
         : client.getQuery(id, { signal: context.signal }),

@@ -61,6 +61,8 @@ export function storageProofRoutes(emulator: EmulatorContext): Route[] {
 
   return [
     { method: 'POST', pattern: '/batch-query', handler: submitBatchQuery },
+    // contract.md's status path (public clients of production), and the older one it replaced.
+    { method: 'GET', pattern: '/batch-query-status', handler: getStatus },
     { method: 'GET', pattern: '/batch-query/:id/status', handler: getStatus },
     control('GET', '/_emulator/storage-proof/timing', () => ({ status: 200, body: { timing: storageState(emulator).timing } })),
     control('PUT', '/_emulator/storage-proof/timing', setTiming),
@@ -93,7 +95,9 @@ export function storageProofRoutes(emulator: EmulatorContext): Route[] {
   function getStatus(ctx: RouteContext): Reply {
     const owner = emulator.keys.fromHeader(ctx)
     if (!owner) return { status: 401, body: UNAUTHORIZED }
-    const query = findQuery(emulator, ctx.params.id!)
+    const id = ctx.params.id ?? ctx.query.get('batchQueryId')
+    if (!id) return { status: 400, body: { error: 'batchQueryId is required.' } }
+    const query = findQuery(emulator, id)
     if (!query || !sameOwner(query.owner, owner)) return { status: 404, body: NOT_FOUND }
     return { status: 200, body: { queryStatus: statusOf(query, now()) } }
   }
