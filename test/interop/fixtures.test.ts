@@ -119,6 +119,10 @@ describeInterop('PIEs written by cairo-lang and cairo-vm: validation', () => {
   it('assertValidPie returns the summary of a valid PIE', async () => {
     await expect(assertValidPie(fixturePath(PIE_FIXTURES[0]))).resolves.toMatchObject({ nSteps: 72 })
   })
+
+  it('are far inside every budget of the hostile-PIE defences (test/e2e/hostile-pie.test.ts)', async () => {
+    for (const fixture of PIE_FIXTURES) expect((await validatePie(fixturePath(fixture))).valid).toBe(true)
+  })
 })
 
 describeInterop('PIEs written by cairo-lang and cairo-vm: inspection', () => {
