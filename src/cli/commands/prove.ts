@@ -25,6 +25,7 @@ export const WAIT_OPTIONS = {
     description: 'With --wait: give up after this long (90s, 30m, 2h).',
     default: '2h',
   },
+  quiet: { type: 'boolean', short: 'q', description: 'Without --wait: print only the query id (for QUERY=$(proving ...)).' },
   emulator: {
     type: 'boolean',
     description: 'Run against a built-in emulator started for this command and stopped with it (no address or key needed).',
@@ -160,6 +161,10 @@ export async function followSubmission(
   const again = submitted.deduplicated ? ' (already submitted with this dedup id: the existing query)' : ''
   if (!options.wait) {
     const emulated = context.values.emulator === true
+    if ((context.values as { quiet?: boolean }).quiet && !context.json) {
+      context.io.stdout(`${provingQueryId}\n`)
+      return EXIT.ok
+    }
     context.print(
       `Submitted: query ${provingQueryId}${again}\n${emulated ? 'The emulator stops with this command: add --wait to follow the query.' : `Follow it with: proving query wait ${provingQueryId}`}`,
       submitted.deduplicated === undefined ? { provingQueryId } : { provingQueryId, deduplicated: submitted.deduplicated },
@@ -325,7 +330,8 @@ export const verifyProof = defineCommand({
         signal: context.signal,
       })
       if (!context.values.wait) {
-        context.print(`Submitted: query ${provingQueryId}`, { provingQueryId })
+        if (context.values.quiet && !context.json) context.io.stdout(`${provingQueryId}\n`)
+        else context.print(`Submitted: query ${provingQueryId}`, { provingQueryId })
         return EXIT.ok
       }
       context.progress(`Submitted: query ${provingQueryId}`)
