@@ -133,7 +133,7 @@ export const queryList = defineCommand({
       total = page.total
     }
     const lines = queries.map(
-      (query) => `${query.id.padEnd(38)}${query.status.padEnd(13)}${(query.step ?? '').padEnd(36)}${query.createdAt}`,
+      (query) => `${query.id.padEnd(38)}${query.status.padEnd(13)}${(query.step ?? '').padEnd(36)}${query.createdAt ?? ''}`,
     )
     lines.push(`${queries.length} shown of ${total}.`)
     context.print(lines.join('\n'), { provingQueries: queries, total })
