@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.ts'
-import { NODE, REPO_ROOT, runCli } from '../helpers/cli.ts'
+import { NODE, REPO_ROOT, runCli, spawnCli } from '../helpers/cli.ts'
+import { generatePie, packPie } from '../../src/pie/index.ts'
 import { control } from '../helpers/run-action.ts'
 
 /**
@@ -210,5 +211,32 @@ describe('shell completion', () => {
     expect(fish.stdout).toMatch(/__proving_in "prove"' -l concurrency -r -F/)
     const unknown = await runCli(['completion', 'tcsh'])
     expect(unknown.code).toBe(2)
+  })
+})
+
+describe('progress a person can watch', () => {
+  it('an upload prints bytes, rate and the end on stderr, with --json too', async () => {
+    const generated = await generatePie({ outDir: join(work, 'big'), memoryBytes: 3 * 1024 * 1024, seed: 7 })
+    const zip = join(work, 'big.zip')
+    await packPie(generated.dir, zip)
+    const run = await runCli(['prove', zip, '--json'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY } })
+    expect(run.code, run.stderr).toBe(0)
+    expect(JSON.parse(run.stdout).provingQueryId).toMatch(/\S/)
+    expect(run.stderr).toMatch(/Uploading .*big\.zip: (\d+\.\d [KM]iB) of \1 \(100%\), [\d.]+ \S+\/s, done in [\d.]+ s/)
+  })
+
+  it('a wait with no change prints a heartbeat line', async () => {
+    const slow = await startEmulator({ timing: { receivedMs: 600_000, stepMs: 600_000 } })
+    try {
+      const run = spawnCli(['prove', 'examples/fib/pie.zip', '--wait', '--json'], {
+        env: { PROVING_BASE_URL: slow.url, PROVING_API_KEY: API_KEY, PROVING_HEARTBEAT_SECONDS: '0.3' },
+      })
+      await run.waitForOutput(/\] \S+ {2}still RECEIVED \(for \d+s\)/)
+      run.child.kill('SIGINT')
+      const result = await run.done
+      expect(result.code).toBe(130)
+    } finally {
+      await slow.close()
+    }
   })
 })
