@@ -1,5 +1,8 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { InvalidInputError } from '../core/errors.ts'
+import { activeProfile, PROFILE_FIELDS, profileValueFor } from './profiles.ts'
+
+const PROFILE_ENVS: Set<string> = new Set(Object.values(PROFILE_FIELDS).map((field) => field.env))
 import { redact, SecretRedactor } from '../core/redact.ts'
 import type { Logger } from '../core/runtime.ts'
 
@@ -84,6 +87,12 @@ export const GLOBAL_OPTIONS = {
   json: { type: 'boolean', description: 'Print machine-readable JSON on stdout, and nothing else.' },
   debug: { type: 'boolean', description: 'Show debug logs and stack traces.' },
   help: { type: 'boolean', short: 'h', description: 'Show help for the command.' },
+  profile: {
+    type: 'string',
+    valueName: '<name>',
+    // Read by ./profiles.ts itself (it tells the flag from PROVING_PROFILE in its messages).
+    description: 'Services\' addresses from this profile (else PROVING_PROFILE; see `proving config show`).',
+  },
 } as const satisfies OptionSpecs
 
 export const SERVICE_OPTIONS = {
@@ -138,6 +147,15 @@ export function parseCommandArgs<O extends OptionSpecs>(
       values[name] = option.type === 'boolean' ? env[option.env] === 'true' : env[option.env]
     }
     if (values[name] === undefined && option.default !== undefined) values[name] = option.default
+  }
+  // The services' addresses a flag or variable did not give: the active profile's.
+  const missing = Object.entries(options).filter(([name, option]) => values[name] === undefined && option.env && PROFILE_ENVS.has(option.env))
+  if (missing.length && !values.help) {
+    const active = activeProfile(typeof values.profile === 'string' ? values.profile : undefined, env)
+    for (const [name, option] of missing) {
+      const value = profileValueFor(active, option.env)
+      if (value !== undefined) values[name] = value
+    }
   }
   const positionals = parsed.positionals
   if (!values.help && spec.positionals) {

@@ -12,7 +12,11 @@ export async function withLocalEmulator(
   run: (service: LocalService) => Promise<number>,
 ): Promise<number> {
   if (!context.values.emulator) return run({})
-  if (context.values['base-url'] && context.io.env.PROVING_BASE_URL !== context.values['base-url']) {
+  const given = context.values['base-url']
+  // Only an address given on the command line conflicts; a variable's or a profile's is set-up.
+  const { activeProfile } = await import('./profiles.ts')
+  const fromProfile = () => activeProfile(context.values.profile, context.io.env)?.profile.baseUrl
+  if (given && context.io.env.PROVING_BASE_URL !== given && fromProfile() !== given) {
     throw new InvalidInputError('--emulator and --base-url exclude each other: drop one of them.', { input: '--emulator' })
   }
   const { startEmulator } = await import('../emulator/index.ts')

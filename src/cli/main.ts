@@ -1,4 +1,4 @@
-import { ProvingKitError } from '../core/errors.ts'
+import { ProvingKitError, ServiceError } from '../core/errors.ts'
 import { redact, SecretRedactor } from '../core/redact.ts'
 import { VERSION } from '../core/version.ts'
 import { COMMANDS } from './commands/index.ts'
@@ -123,10 +123,33 @@ export function reportError(
   options: { debug: boolean; json: boolean; redactor: SecretRedactor },
 ): void {
   const scrub = (text: string) => redact(text, options.redactor)
+  if (options.json) {
+    // With --json a script reads the failure too: one JSON object on stderr (stdout stays clean).
+    const known = error instanceof ProvingKitError
+    const body = {
+      error: {
+        name: error instanceof Error ? error.name : 'Error',
+        message: known ? error.shortMessage : error instanceof Error ? error.message : String(error),
+        ...(known && error.details && error.details !== error.shortMessage ? { reason: error.details } : {}),
+        ...(known && error.metaMessages?.length ? { notes: error.metaMessages } : {}),
+        ...(known && error.status !== undefined ? { status: error.status } : {}),
+        ...(known && error.code !== undefined ? { code: error.code } : {}),
+        ...(known ? { retryable: error.retryable } : {}),
+        ...(known && 'input' in error && (error as { input?: unknown }).input !== undefined ? { input: (error as { input?: unknown }).input } : {}),
+        exitCode: exitCodeFor(error),
+      },
+    }
+    io.stderr(`${scrub(JSON.stringify(body))}\n`)
+    if (options.debug && error instanceof Error && error.stack) io.stderr(`${scrub(error.stack)}\n`)
+    return
+  }
   if (error instanceof ProvingKitError) {
     const lines = [`proving: ${error.shortMessage}`]
     for (const line of error.metaMessages ?? []) lines.push(`  ${line}`)
-    if (options.debug && error.details && error.details !== error.shortMessage) lines.push(`  details: ${error.details}`)
+    // The service's own reason (a 400's message, ...) says what to fix: shown without --debug.
+    const reason =
+      error instanceof ServiceError && error.details && error.details !== error.shortMessage && !error.shortMessage.includes(error.details) ? error.details : undefined
+    if (reason) lines.push(`  reason: ${reason}`)
     if (options.debug && error.stack) lines.push(error.stack)
     io.stderr(`${scrub(lines.join('\n'))}\n`)
   } else {

@@ -13,6 +13,7 @@ import type { EmulatorContext, EmulatorShape } from './context.ts'
 import { controlRoutes } from './control.ts'
 import { faultInterceptor } from './faults.ts'
 import { DEFAULT_TIMING, type Timing } from './proving/lifecycle.ts'
+import { provingControlRoutes } from './proving/control.ts'
 import { provingRoutes } from './proving/routes.ts'
 import { taskRoutes } from './tasks/routes.ts'
 import { storageProofRoutes } from './storage-proof/routes.ts'
@@ -68,7 +69,7 @@ export type RunningEmulator = {
 }
 
 /** Route tables by service; each takes the shared context. */
-const SERVICES: ((emulator: EmulatorContext) => Route[])[] = [provingRoutes, artifactRoutes, storageProofRoutes, accountRoutes, taskRoutes, starknetRpcRoutes, controlRoutes]
+const SERVICES: ((emulator: EmulatorContext) => Route[])[] = [provingRoutes, provingControlRoutes, artifactRoutes, storageProofRoutes, accountRoutes, taskRoutes, starknetRpcRoutes, controlRoutes]
 
 // Clients keep idle sockets for 4 s: the server must keep them longer, or a request sent on a
 // socket the server is just closing fails with a reset.

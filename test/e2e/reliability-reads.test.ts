@@ -70,7 +70,7 @@ const ENDPOINTS: Endpoint[] = [
   { method: 'GET', pattern: '/tasks', read: (c) => c.tasks.listTasks({ perPage: 5 }) },
   { method: 'GET', pattern: '/tasks/:uuid/status', read: (c) => c.tasks.getTaskStatus(ids.taskId) },
   { method: 'GET', pattern: '/tasks/:uuid/mmrs', read: (c) => c.tasks.getTaskMmrs(ids.taskId) },
-  { method: 'GET', pattern: '/batch-query/:id/status', read: (c) => c.storage.getBatchQueryStatus(ids.internalId) },
+  { method: 'GET', pattern: '/batch-query-status', read: (c) => c.storage.getBatchQueryStatus(ids.internalId) },
   { method: 'GET', pattern: '/auth/web3/challenge', read: () => account.getChallenge('0x75cec1db9dceb703200eaa6595f66885c962b920') },
   { method: 'GET', pattern: '/api-keys', read: () => account.listApiKeys() },
 ]
@@ -266,7 +266,7 @@ describe('the typed 4xx answers of the spec are never retried', () => {
     { name: 'GET /tasks/{uuid}/mmrs: 404 Task not found', pattern: '/tasks/:uuid/mmrs', method: 'GET', status: 404, call: () => clients().tasks.getTaskMmrs('no-such-task') },
     { name: 'POST /tasks: 401 Invalid X-API-KEY', pattern: '/tasks', method: 'POST', status: 401, call: () => clients('key-not-on-the-list').tasks.scheduleTask(taskBody()) },
     { name: 'POST /tasks/decommitment: 404 Proving query not found', pattern: '/tasks/decommitment', method: 'POST', status: 404, call: () => clients().tasks.submitDecommitment({ proving_query_id: 'no-such-query', destination_chain_id: '0xaa36a7' }) },
-    { name: 'GET /batch-query/{id}/status: 404 BATCH_QUERY_NOT_FOUND', pattern: '/batch-query/:id/status', method: 'GET', status: 404, code: 'BATCH_QUERY_NOT_FOUND', call: () => clients().storage.getBatchQueryStatus('no-such-batch-query') },
+    { name: 'GET /batch-query-status: 404 BATCH_QUERY_NOT_FOUND', pattern: '/batch-query-status', method: 'GET', status: 404, code: 'BATCH_QUERY_NOT_FOUND', call: () => clients().storage.getBatchQueryStatus('no-such-batch-query') },
     {
       name: 'POST /batch-query: 401 (key off the list)', pattern: '/batch-query', method: 'POST', status: 401,
       call: () => clients('key-not-on-the-list').storage.submitBatchQuery({ destinationChainId: '1', fee: '0', data: { '1': { 'block:1': { accounts: { '0x75cec1db9dceb703200eaa6595f66885c962b920': { props: ['BALANCE'], slots: [] } } } } } }),

@@ -93,6 +93,21 @@ export const pathValue = z.string().min(1, { error: 'must be a path' })
 
 export const nonEmptyValue = z.string().min(1, { error: 'must not be empty' })
 
+/** A JSON object written in an input (production.md: bucket aggregatorParams travel as one). */
+export const jsonObjectValue = z.string().transform((text, ctx) => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    parsed = undefined
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    ctx.addIssue({ code: 'custom', message: 'must be a JSON object, such as {"use_kzg_da": true}' })
+    return z.NEVER
+  }
+  return parsed as Record<string, unknown>
+})
+
 /** @actions/artifact refuses these characters in an artifact name. */
 export const artifactNameValue = z
   .string()
@@ -218,7 +233,7 @@ export const BUCKET_CREATE_INPUTS = {
   'aggregator-version': withDefault('v1', nonEmptyValue),
   'external-id': optional(nonEmptyValue),
   'node-width': optional(z.string().regex(/^[1-9]\d*$/, { error: 'must be a whole number from 1' }).transform(Number)),
-  'aggregator-params': optional(nonEmptyValue),
+  'aggregator-params': optional(jsonObjectValue),
   'mock-proof': withDefault('false', booleanValue),
   ...service,
 } satisfies InputSpecs

@@ -1,7 +1,7 @@
 import { AccountClient, DEFAULT_KEY_COLOR } from '../../clients/account.ts'
 import type { SignInExpectation } from '../../clients/sign-in-check.ts'
 import { InvalidInputError } from '../../core/errors.ts'
-import { type CommandContext, defineCommand, type OptionSpecs } from '../context.ts'
+import { type CommandContext, defineCommand, type OptionSpecs, parseInteger } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 
 /**
@@ -82,14 +82,19 @@ export const authLogin = defineCommand({
 
 export const authCreateKey = defineCommand({
   path: ['auth', 'create-key'],
-  summary: 'Mint another API key in the wallet\'s project.',
-  details: [...KEY_SOURCE_DETAILS, 'With --json, prints { apiKey, name, projectId, createdAt }; without it, the key is not shown.'],
+  summary: 'Mint another API key in the wallet\'s project, and show it (masked unless --reveal).',
+  details: [
+    ...KEY_SOURCE_DETAILS,
+    'Prints the new key masked (pk_abc…wxyz); --reveal prints it in full, --json prints { apiKey, name, projectId,',
+    'createdAt }. The key is never lost: `proving auth keys list --reveal` shows every key of the project.',
+  ],
   positionals: { min: 0, max: 0 },
   options: {
     ...AUTH_OPTIONS,
     name: { type: 'string', valueName: '<name>', description: 'Name of the new key (required).' },
     color: { type: 'string', valueName: '<color>', description: 'Colour shown beside it in the console.', default: DEFAULT_KEY_COLOR },
     'project-id': { type: 'string', valueName: '<id>', description: 'Project to add the key to (default: the session\'s).' },
+    reveal: { type: 'boolean', description: 'Print the new key in full (it lands in your terminal\'s scrollback).' },
   },
   async run(context) {
     const name = context.values.name?.trim()
@@ -106,12 +111,56 @@ export const authCreateKey = defineCommand({
       context.io.stdout(`${JSON.stringify(record, null, 2)}\n`)
       return EXIT.ok
     }
-    context.print(
-      `Created API key "${record.name ?? name}" in project ${record.projectId ?? session.projectId ?? '(default)'}; run with --json to print it.`,
+    // The one place a key is meant to reach stdout: written past the redactor on purpose.
+    context.io.stdout(
+      [
+        `Created API key "${record.name ?? name}" in project ${record.projectId ?? session.projectId ?? '(default)'}:`,
+        `  ${context.values.reveal ? record.apiKey : maskKey(record.apiKey)}`,
+        context.values.reveal ? '' : 'Masked: --reveal prints it in full, --json as JSON; `proving auth keys list --reveal` shows it again later.',
+      ]
+        .filter(Boolean)
+        .join('\n') + '\n',
     )
     return EXIT.ok
   },
 })
+
+export const authKeysList = defineCommand({
+  path: ['auth', 'keys', 'list'],
+  summary: 'List the API keys of the wallet\'s project (masked unless --reveal).',
+  details: [...KEY_SOURCE_DETAILS, 'With --json, prints { data: [{ apiKey, name, projectId, createdAt }], total } in full.'],
+  positionals: { min: 0, max: 0 },
+  options: {
+    ...AUTH_OPTIONS,
+    'project-id': { type: 'string', valueName: '<id>', description: 'Project whose keys to list (default: the session\'s).' },
+    limit: { type: 'string', valueName: '<n>', description: 'Keys per page, 1 to 100.', default: '20' },
+    offset: { type: 'string', valueName: '<n>', description: 'Keys to skip.', default: '0' },
+    reveal: { type: 'boolean', description: 'Print the keys in full.' },
+  },
+  async run(context) {
+    const limit = parseInteger(context.values.limit, 'limit', 1, 100)
+    const offset = parseInteger(context.values.offset, 'offset', 0, Number.MAX_SAFE_INTEGER)
+    const client = await accountClientFrom(context)
+    await client.signIn({ signal: context.signal })
+    const page = await client.listApiKeys({ projectId: context.values['project-id']?.trim() || undefined, limit, offset, signal: context.signal })
+    if (context.json) {
+      context.io.stdout(`${JSON.stringify(page, null, 2)}\n`)
+      return EXIT.ok
+    }
+    const rows = page.data.map((key) => [context.values.reveal ? key.apiKey : maskKey(key.apiKey), key.name ?? '', key.projectId ?? '', key.createdAt ?? ''])
+    const header = ['key', 'name', 'project', 'created']
+    const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => String(row[column]).length)))
+    const line = (cells: string[]) => cells.map((cell, column) => String(cell).padEnd(widths[column]!)).join('  ').trimEnd()
+    context.io.stdout(`${[line(header), ...rows.map(line), `${page.data.length} shown of ${page.total ?? page.data.length}.`].join('\n')}\n`)
+    return EXIT.ok
+  },
+})
+
+/** A key as a person may see it on screen: enough to tell keys apart, not enough to use one. */
+export function maskKey(key: string): string {
+  if (key.length <= 12) return `${key.slice(0, 2)}…`
+  return `${key.slice(0, 7)}…${key.slice(-4)}`
+}
 
 /** `auth login --show-challenge`: the challenge as received and the verdict; nothing signed or sent. */
 async function showChallenge(context: CommandContext, client: AccountClient): Promise<number> {

@@ -25,7 +25,8 @@ function describeBucket(bucket: BucketRecord): string {
 
 const BUCKET_CREATE_OPTIONS = {
   ...SERVICE_OPTIONS,
-  'aggregator-version': { type: 'string', valueName: '<version>', description: 'Aggregator version (required).' },
+  'aggregator-version': { type: 'string', valueName: '<version>', description: 'Aggregator version.', default: 'v1' },
+  quiet: { type: 'boolean', short: 'q', description: 'Print only the bucket id (for BUCKET=$(proving bucket create -q)).' },
   'external-id': { type: 'string', valueName: '<id>', description: 'Your own identifier for the bucket.' },
   'node-width': { type: 'string', valueName: '<n>', description: 'Width of the aggregation tree nodes.' },
   'aggregator-params': {
@@ -64,7 +65,8 @@ export const bucketCreate = defineCommand({
       mockProof: context.values['mock-proof'] === true ? true : undefined,
       signal: context.signal,
     })
-    context.print(describeBucket(bucket), { provingBucket: bucket })
+    if (context.values.quiet && !context.json) context.io.stdout(`${bucket.id}\n`)
+    else context.print(describeBucket(bucket), { provingBucket: bucket })
     return EXIT.ok
   },
 })

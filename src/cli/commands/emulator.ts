@@ -50,7 +50,11 @@ export const emulator = defineCommand({
       ...(stepMs === undefined ? {} : { timing: { stepMs } }),
       ...(context.values['state-dir'] ? { stateDir: context.values['state-dir'] } : {}),
     })
-    context.print(`Emulator listening on ${running.url}\nStop it with Ctrl-C.`, { url: running.url })
+    const local = running.url.replace(/\/$/, '') === 'http://127.0.0.1:8790'
+    context.print(
+      `Emulator listening on ${running.url}\nStop it with Ctrl-C.\nPoint every command at it: ${local ? 'export PROVING_PROFILE=local PROVING_API_KEY=dev-key' : `export PROVING_BASE_URL=${running.url} PROVING_TASKS_URL=${running.url} PROVING_STORAGE_PROOF_URL=${running.url} PROVING_AUTH_URL=${running.url} PROVING_API_KEY=dev-key`}`,
+      { url: running.url },
+    )
     await new Promise<void>((resolve) => {
       if (context.signal.aborted) resolve()
       context.signal.addEventListener('abort', () => resolve(), { once: true })

@@ -1,7 +1,7 @@
 import { InvalidInputError } from '../../core/errors.ts'
 import { defineCommand, parseInteger, SERVICE_OPTIONS } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
-import { describeQuery, progressReporter, provingClientFrom, timeoutFrom } from '../services.ts'
+import { describeQuery, provingClientFrom, timeoutFrom, withHeartbeat } from '../services.ts'
 
 const TIMEOUT_OPTION = {
   timeout: {
@@ -15,28 +15,44 @@ const TIMEOUT_OPTION = {
 export const queryGet = defineCommand({
   path: ['query', 'get'],
   args: '<query-id>',
-  summary: 'Show a query: status, step, program hash, facts and artifact URLs.',
+  summary: 'Show a query: status, step, program hash, facts, artifact URLs, and whether a FAILED one can be retried.',
   positionals: { min: 1, max: 1 },
   options: { ...SERVICE_OPTIONS },
   async run(context) {
     const client = provingClientFrom(context, { needsKey: false })
     const id = context.positionals[0]!
-    // With a key: the record with its status from whichever path the service serves. Without
-    // one: the public record, described when it carries a status (production's does).
-    if (client.hasApiKey) {
-      const result = await client.readQuery(id, { signal: context.signal })
-      context.print(describeQuery(result), result)
-      return EXIT.ok
-    }
-    const result = await client.getQuery(id, { signal: context.signal })
-    const status = result.provingQuery.status
-    context.print(
-      typeof status === 'string' ? describeQuery({ ...result, provingQuery: { ...result.provingQuery, status } }) : JSON.stringify(result, null, 2),
-      result,
-    )
+    // With a key: the record with its status from whichever path the service serves. The public
+    // record (no key needed) carries isRetriable and retryCount, and its status where production sends one.
+    const [details, publicRecord] = await Promise.all([
+      client.hasApiKey ? client.readQuery(id, { signal: context.signal }) : Promise.resolve(undefined),
+      client.hasApiKey
+        ? client.getQuery(id, { signal: context.signal }).catch(() => undefined)
+        : client.getQuery(id, { signal: context.signal }),
+    ])
+    const record = publicRecord?.provingQuery as (Record<string, unknown> & { isRetriable?: boolean | null; retryCount?: number | null }) | undefined
+    const status = details?.provingQuery.status ?? (typeof record?.status === 'string' ? record.status : undefined)
+    const retry = retriability(status, record?.isRetriable, record?.retryCount, id)
+    const result = details ?? { provingQuery: { ...record, status: status ?? null }, metadataUrls: publicRecord?.metadataUrls ?? [] }
+    const human = [
+      describeQuery(result as never),
+      ...(status ? [] : ['status         not shown without an API key (set PROVING_API_KEY)']),
+      `${'retriable'.padEnd(15)}${retry.text}`,
+    ].join('\n')
+    context.print(human, { ...result, retriable: retry.retriable, retryCount: record?.retryCount ?? null })
     return EXIT.ok
   },
 })
+
+/** Whether `proving query retry` can help, in words. */
+export function retriability(status: string | undefined, isRetriable: boolean | null | undefined, retryCount: number | null | undefined, id: string) {
+  const used = typeof retryCount === 'number' ? ` (${retryCount} of 3 retries used)` : ''
+  if (status !== 'FAILED') return { retriable: null, text: status ? `not applicable: the query is ${status}, not FAILED` : 'unknown' }
+  if (isRetriable === true) return { retriable: true, text: `yes${used}: proving query retry ${id} --wait` }
+  if (isRetriable === false) {
+    return { retriable: false, text: typeof retryCount === 'number' && retryCount >= 3 ? `no: the 3 retries are used up` : `no: the error is not retriable${used}; fix the PIE or parameters and submit again` }
+  }
+  return { retriable: null, text: `unknown: the service did not say${used}; \`proving query retry ${id}\` answers QUERY_NOT_RETRIABLE if it is not` }
+}
 
 export const queryWait = defineCommand({
   path: ['query', 'wait'],
@@ -46,11 +62,10 @@ export const queryWait = defineCommand({
   options: { ...SERVICE_OPTIONS, ...TIMEOUT_OPTION },
   async run(context) {
     const client = provingClientFrom(context, { needsKey: true })
-    const result = await client.waitForQuery(context.positionals[0]!, {
-      timeoutMs: timeoutFrom(context),
-      signal: context.signal,
-      onProgress: progressReporter(context),
-    })
+    const timeoutMs = timeoutFrom(context)
+    const result = await withHeartbeat(context, (onProgress) =>
+      client.waitForQuery(context.positionals[0]!, { timeoutMs, signal: context.signal, onProgress }),
+    )
     context.print(describeQuery(result), result)
     return result.provingQuery.status === 'DONE' ? EXIT.ok : EXIT.remoteFailure
   },
@@ -78,11 +93,8 @@ export const queryRetry = defineCommand({
       return EXIT.ok
     }
     context.progress(`${response.message} (retry ${response.provingQuery.retryCount} of 3).`)
-    const result = await client.waitForQuery(id, {
-      timeoutMs: timeoutFrom(context),
-      signal: context.signal,
-      onProgress: progressReporter(context),
-    })
+    const timeoutMs = timeoutFrom(context)
+    const result = await withHeartbeat(context, (onProgress) => client.waitForQuery(id, { timeoutMs, signal: context.signal, onProgress }))
     context.print(describeQuery(result), result)
     return result.provingQuery.status === 'DONE' ? EXIT.ok : EXIT.remoteFailure
   },
@@ -121,7 +133,7 @@ export const queryList = defineCommand({
       total = page.total
     }
     const lines = queries.map(
-      (query) => `${query.id.padEnd(38)}${query.status.padEnd(13)}${(query.step ?? '').padEnd(36)}${query.createdAt}`,
+      (query) => `${query.id.padEnd(38)}${query.status.padEnd(13)}${(query.step ?? '').padEnd(36)}${query.createdAt ?? ''}`,
     )
     lines.push(`${queries.length} shown of ${total}.`)
     context.print(lines.join('\n'), { provingQueries: queries, total })

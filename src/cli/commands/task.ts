@@ -270,21 +270,22 @@ export const taskList = defineCommand({
   positionals: { min: 0, max: 0 },
   options: {
     ...TASK_SERVICE_OPTIONS,
-    page: { type: 'string', valueName: '<n>', description: 'Page number, from 1.', default: '1' },
-    'per-page': {
+    limit: {
       type: 'string',
       valueName: '<n>',
-      description: `Tasks per page, 1 to ${TASK_LIST_MAX_PER_PAGE} (default 10; with --all, ${TASK_LIST_MAX_PER_PAGE} per request).`,
+      description: `Tasks per page, 1 to ${TASK_LIST_MAX_PER_PAGE} (with --all, per request).`,
+      default: '10',
     },
+    offset: { type: 'string', valueName: '<n>', description: 'Tasks to skip.', default: '0' },
     search: { type: 'string', valueName: '<text>', description: 'Match the task uuid.' },
     status: { type: 'string', valueName: '<status>', description: `Only tasks in this status (${TASK_STATUSES[0]}, ..., ${TASK_STATUSES.at(-1)}).` },
     'client-id': { type: 'string', valueName: '<id>', description: 'Only tasks of this client.' },
     all: { type: 'boolean', description: 'Every page, not just one.' },
   },
   async run(context) {
-    const page = parseInteger(context.values.page, 'page', 1, Number.MAX_SAFE_INTEGER)
-    const perPageText = context.values['per-page']
-    const perPage = perPageText === undefined ? undefined : parseInteger(perPageText, 'per-page', 1, TASK_LIST_MAX_PER_PAGE)
+    // The same paging as every list here (--limit/--offset); the task service pages by number.
+    const limit = parseInteger(context.values.limit, 'limit', 1, TASK_LIST_MAX_PER_PAGE)
+    const offset = parseInteger(context.values.offset, 'offset', 0, Number.MAX_SAFE_INTEGER)
     const status = context.values.status
     if (status !== undefined && !(TASK_STATUSES as readonly string[]).includes(status)) {
       throw new InvalidInputError(`--status must be one of ${TASK_STATUSES.join(', ')}; got ${JSON.stringify(status)}.`, { input: '--status' })
@@ -295,18 +296,24 @@ export const taskList = defineCommand({
     let pagination
     if (context.values.all) {
       tasks = []
-      for await (const task of client.iterateTasks({ ...filters, perPage: perPage ?? TASK_LIST_MAX_PER_PAGE })) tasks.push(task)
+      for await (const task of client.iterateTasks({ ...filters, perPage: limit })) tasks.push(task)
       pagination = { page: 1, perPage: tasks.length, total: tasks.length, totalPages: 1 }
     } else {
-      const response = await client.listTasks({ ...filters, page, perPage: perPage ?? 10 })
+      // An offset that is not a whole number of pages spans two pages of `limit`.
+      const first = Math.floor(offset / limit) + 1
+      const response = await client.listTasks({ ...filters, page: first, perPage: limit })
       tasks = response.tasks
-      pagination = response.pagination
+      if (offset % limit !== 0 && first < response.pagination.totalPages) {
+        tasks = tasks.concat((await client.listTasks({ ...filters, page: first + 1, perPage: limit })).tasks)
+      }
+      tasks = tasks.slice(offset % limit, (offset % limit) + limit)
+      pagination = { ...response.pagination, limit, offset }
     }
     const lines = tasks.map((task) => `${task.uuid.padEnd(38)}${task.status.padEnd(27)}${(task.destinationChainId ?? '').padEnd(12)}${task.createdAt}`)
     lines.push(
       context.values.all
         ? `${tasks.length} task${tasks.length === 1 ? '' : 's'}.`
-        : `Page ${pagination.page} of ${pagination.totalPages}: ${tasks.length} shown of ${pagination.total}.`,
+        : `${tasks.length} shown of ${pagination.total} (from ${offset + 1}; --offset ${offset + limit} for the next ${limit}).`,
     )
     context.print(lines.join('\n'), { tasks, pagination })
     return EXIT.ok
