@@ -1,10 +1,11 @@
+import type { UploadProgress } from '../../clients/proving.ts'
 import { AbortedError, InvalidInputError, ProvingKitError } from '../../core/errors.ts'
 import { checkEnum, checkOpenEnum } from '../../core/checks.ts'
 import type { ProvingClient, QueryResult } from '../../clients/proving.ts'
 import { LAYOUTS, MEMORY_VERIFICATIONS, STONE_VERSIONS } from '../../schemas/proving.ts'
 import { type CommandContext, defineCommand, parseInteger, SERVICE_OPTIONS } from '../context.ts'
 import { EXIT, exitCodeFor, worstExitCode } from '../exit-codes.ts'
-import { describeQuery, progressReporter, provingClientFrom, timeoutFrom } from '../services.ts'
+import { describeQuery, provingClientFrom, timeoutFrom, uploadReporter, withHeartbeat } from '../services.ts'
 import { checkFactsAfterWait, type PreparedPie, preparePieForUpload } from '../pie-steps.ts'
 import { withLocalEmulator } from '../local-emulator.ts'
 import { expandPieArguments } from '../../pipeline/pie-list.ts'
@@ -117,7 +118,7 @@ type ProveOptions = {
 async function proveOne(context: CommandContext, client: ProvingClient, path: string, options: ProveOptions): Promise<number> {
   const pie = await preparePieForUpload(context, path, { inspect: options.general !== undefined })
   try {
-    const submitted = await submitPie(context, client, pie, options)
+    const submitted = await submitPie(context, client, pie, options, uploadReporter(context, pie.packed ? 'the packed pie.zip' : path))
     return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, result: options.general?.result })
   } finally {
     await pie.cleanup()
@@ -126,9 +127,16 @@ async function proveOne(context: CommandContext, client: ProvingClient, path: st
 
 type Submitted = { provingQueryId: string; deduplicated?: boolean | undefined }
 
-async function submitPie(context: CommandContext, client: ProvingClient, pie: PreparedPie, options: ProveOptions): Promise<Submitted> {
+async function submitPie(
+  context: CommandContext,
+  client: ProvingClient,
+  pie: PreparedPie,
+  options: ProveOptions,
+  onUploadProgress?: (progress: UploadProgress) => void,
+): Promise<Submitted> {
   if (!options.general) {
     return client.submitPie({
+      onUploadProgress,
       pieZip: pie.zipPath,
       layout: options.layout,
       prover: options.prover,
@@ -138,6 +146,7 @@ async function submitPie(context: CommandContext, client: ProvingClient, pie: Pr
   }
   const declaredJobSize = options.general.declaredJobSize ?? pie.inspection?.jobSize ?? 'XS'
   return client.submitQuery({
+    onUploadProgress,
     ...options.general,
     declaredJobSize,
     layout: options.layout,
@@ -173,7 +182,7 @@ export async function followSubmission(
   }
   context.progress(`Submitted: query ${provingQueryId}${again}`)
   const result = await waitReportingId(context, provingQueryId, () =>
-    client.waitForQuery(provingQueryId, { timeoutMs: options.timeoutMs, signal: context.signal, onProgress: progressReporter(context) }),
+    withHeartbeat(context, (onProgress) => client.waitForQuery(provingQueryId, { timeoutMs: options.timeoutMs, signal: context.signal, onProgress })),
   )
   const done = result.provingQuery.status === 'DONE'
   const kind = result.provingQuery.result ?? options.result
@@ -336,7 +345,7 @@ export const verifyProof = defineCommand({
       }
       context.progress(`Submitted: query ${provingQueryId}`)
       const result = await waitReportingId(context, provingQueryId, () =>
-        client.waitForQuery(provingQueryId, { timeoutMs, signal: context.signal, onProgress: progressReporter(context) }),
+        withHeartbeat(context, (onProgress) => client.waitForQuery(provingQueryId, { timeoutMs, signal: context.signal, onProgress })),
       )
       context.print(describeQuery(result), result)
       return result.provingQuery.status === 'DONE' ? EXIT.ok : EXIT.remoteFailure
