@@ -4,11 +4,12 @@ import { stat } from 'node:fs/promises'
 import {
   AbortedError,
   InvalidInputError,
+  InvalidResponseError,
   ProvingKitError,
   ServiceError,
   UnknownStatusError,
 } from '../core/errors.ts'
-import { checkEnum, checkInteger, checkOpenEnum } from '../core/checks.ts'
+import { apiKeyOf, checkEnum, checkInteger, checkOpenEnum, requireId } from '../core/checks.ts'
 import { type ConnectionOptions, connectionOf, HttpClient } from '../core/http.ts'
 import { explainSubmissionFailure, mayHaveBeenProcessed } from '../core/submission.ts'
 import { prepareMultipart } from '../core/multipart.ts'
@@ -175,12 +176,13 @@ const UPLOAD_HEADERS_TIMEOUT_MS = 10 * 60_000
 export class ProvingClient {
   readonly http: HttpClient
   readonly readPaths: ReadPaths
+  #serviceChecked = false
   readonly #apiKey: string | undefined
   /** The list path this client found answering (auto), so later pages go straight there. */
   #listPath: 'docs' | 'production' | undefined
 
   constructor(options: ClientOptions) {
-    this.#apiKey = options.apiKey?.trim() || undefined
+    this.#apiKey = apiKeyOf(options.apiKey)
     this.readPaths = options.readPaths ?? 'auto'
     if (!['auto', 'docs', 'production'].includes(this.readPaths)) {
       throw new InvalidInputError(`readPaths must be auto, docs or production; got ${JSON.stringify(this.readPaths)}.`, { input: 'readPaths' })
@@ -370,6 +372,34 @@ export class ProvingClient {
     return data
   }
 
+  /**
+   * Makes sure the base URL reaches the proving service before anything is submitted (and
+   * paid for): `GET /is-alive` must not be a page from something else (a gateway's text/plain
+   * 404, an HTML page, a non-JSON 200). The service's own answers pass, even an error (its JSON
+   * 404, a 5xx: the submission handles those). Asked once per client. So a wrong URL is an
+   * input error before the upload, never a failed wait after it.
+   */
+  async checkService(options: { signal?: AbortSignal | undefined } = {}): Promise<void> {
+    if (this.#serviceChecked) return
+    try {
+      await this.http.request({ method: 'GET', path: '/is-alive', operation: 'check the service URL', signal: options.signal })
+    } catch (error) {
+      const page = error instanceof ServiceError ? error.gatewayPage && (error.status ?? 0) < 500 : error instanceof InvalidResponseError
+      if (!page) {
+        if (error instanceof ServiceError) {
+          this.#serviceChecked = true
+          return
+        }
+        throw error
+      }
+      throw new InvalidInputError(
+        `The proving service URL (${new URL(this.http.baseUrl).origin}) does not answer like the proving service: GET /is-alive got ${error instanceof ServiceError ? `${error.status} and a page that is not its JSON` : 'an answer that is not its JSON'}. Check the base URL (--base-url, PROVING_BASE_URL, the base-url input); nothing was submitted.`,
+        { input: 'baseUrl', cause: error },
+      )
+    }
+    this.#serviceChecked = true
+  }
+
   /** GET /is-alive (extension). */
   async isAlive(options: { signal?: AbortSignal } = {}): Promise<boolean> {
     const { data } = await this.http.request({
@@ -421,6 +451,8 @@ export class ProvingClient {
     operation: string,
     signal: AbortSignal | undefined,
   ): Promise<{ provingQueryId: string }> {
+    this.#key('Submitting')
+    await this.checkService({ signal })
     try {
       const { data } = await this.http.request({
         method: 'POST',
@@ -453,6 +485,8 @@ export class ProvingClient {
     const fields = await this.#generalFields(options)
     const dedupId = fields.dedupId!
     const body = await prepareMultipart(fields.parts)
+    this.#key('Submitting')
+    await this.checkService({ signal: options.signal })
     const attempt = async () => {
       const { data } = await this.http.request({
         method: 'POST',
@@ -780,16 +814,6 @@ async function sha256File(path: string): Promise<string> {
   return hash.digest('hex')
 }
 
-function requireId(value: string, name: string): string {
-  const id = typeof value === 'string' ? value.trim() : ''
-  if (!id) throw new InvalidInputError(`${name} is empty; give the identifier the service returned.`, { input: name })
-  if (id.length > 256 || /[\s/?#]/.test(id)) {
-    throw new InvalidInputError(`${name} "${id.slice(0, 40)}" is not a valid identifier; copy it as the service returned it.`, {
-      input: name,
-    })
-  }
-  return id
-}
 
 async function requireFile(path: string, name: string): Promise<void> {
   let info

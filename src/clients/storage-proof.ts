@@ -4,6 +4,7 @@ import {
 import { type ConnectionOptions, connectionOf, HttpClient } from '../core/http.ts'
 import { explainSubmissionFailure } from '../core/submission.ts'
 import { serializeJsonBody } from '../core/json-limits.ts'
+import { apiKeyOf, requireId } from '../core/checks.ts'
 import { DEFAULT_WAIT_TIMEOUT_MS, type PollSchedule, pollUntil } from '../core/poll.ts'
 import { SecretRedactor } from '../core/redact.ts'
 import {
@@ -55,7 +56,7 @@ export class StorageProofClient {
   readonly #apiKey: string | ApiKeyProvider | undefined
 
   constructor(options: StorageProofClientOptions) {
-    const key = typeof options.apiKey === 'string' ? options.apiKey.trim() || undefined : options.apiKey
+    const key = typeof options.apiKey === 'string' ? apiKeyOf(options.apiKey) : options.apiKey
     this.#apiKey = key
     const redactor = options.redactor ?? new SecretRedactor()
     if (typeof key === 'string') redactor.add(key)
@@ -109,7 +110,7 @@ export class StorageProofClient {
 
   /** GET /batch-query/{internalId}/status. */
   async getBatchQueryStatus(internalId: string, options: { signal?: AbortSignal } = {}): Promise<BatchQueryStatusResponse> {
-    const id = requireInternalId(internalId)
+    const id = requireId(internalId, 'internalId')
     const apiKey = await this.#key('Reading a batch query status', options.signal)
     const { data } = await this.http.request({
       method: 'GET',
@@ -128,7 +129,7 @@ export class StorageProofClient {
    * terminal, so the wait goes on, with one warning, until the timeout.
    */
   async waitForBatchQuery(internalId: string, options: WaitForBatchQueryOptions = {}): Promise<BatchQueryResult> {
-    const id = requireInternalId(internalId)
+    const id = requireId(internalId, 'internalId')
     const clock = this.http.clock
     const started = clock.now()
     let last: string | undefined
@@ -178,13 +179,3 @@ export function checkBatchQueryBody(body: unknown): BatchQueryBody {
 }
 
 
-function requireInternalId(value: string): string {
-  const id = typeof value === 'string' ? value.trim() : ''
-  if (!id) throw new InvalidInputError('internalId is empty; give the id the service returned.', { input: 'internalId' })
-  if (id.length > 256 || /[\s/?#]/.test(id)) {
-    throw new InvalidInputError(`internalId "${id.slice(0, 40)}" is not a valid identifier; copy it as the service returned it.`, {
-      input: 'internalId',
-    })
-  }
-  return id
-}

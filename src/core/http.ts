@@ -10,6 +10,9 @@ import {
   RequestTimeoutError,
   ServiceError,
 } from './errors.ts'
+import { checkHeaderValue } from './checks.ts'
+import { classifyFailure, mayRepeat } from './classify.ts'
+import { currentDeadline } from './deadline.ts'
 import { MAX_JSON_BODY_BYTES, serializeJsonBody } from './json-limits.ts'
 import { redact, redactUrl, SecretRedactor } from './redact.ts'
 import { type Clock, type Logger, silentLogger, systemClock } from './runtime.ts'
@@ -119,6 +122,11 @@ export type RequestSpec<T> = {
   operation?: string | undefined
   /** The largest successful body read (bytes); MAX_JSON_BODY_BYTES by default. */
   maxBodyBytes?: number | undefined
+  /**
+   * No attempt, timeout or pause runs past this time (ms since the epoch, by the client's
+   * clock). A wait's deadline applies on its own (see ./deadline.ts); the earlier one wins.
+   */
+  deadline?: number | undefined
 }
 
 export type HttpResponse<T> = {
@@ -203,18 +211,25 @@ export class HttpClient {
     const policy = { ...this.#retry, ...spec.retry }
     const started = this.clock.now()
     const url = this.url(spec.path, spec.query)
-    const shownUrl = redactUrl(url)
-    const operation = spec.operation ?? `${spec.method} ${new URL(shownUrl).pathname}`
+    const operation = spec.operation ?? `${spec.method} ${spec.path.split('?')[0]}`
     const idempotent = spec.idempotent ?? (spec.method === 'GET' || spec.method === 'HEAD')
+    const deadline = minDefined(spec.deadline, currentDeadline())
     // Serialised once, before anything is sent: a body that cannot be JSON is the caller's input
     // problem, never a network failure to retry.
     const jsonText = spec.json === undefined ? undefined : serializeJsonBody(spec.json, { input: 'body', what: `the body of ${operation}` })
+    const headers = this.#headersOf(spec)
     for (let attempt = 1; ; attempt++) {
       if (spec.signal?.aborted) throw this.#aborted(operation, spec.signal)
       let failure: ProvingKitError
-      let retryAfterMs: number | undefined
+      const remaining = deadline === undefined ? undefined : deadline - this.clock.now()
+      if (remaining !== undefined && remaining <= 0) throw this.#deadlineError(operation, attempt - 1)
+      // The wait's deadline bounds the whole attempt, body included: undici's timeouts only
+      // bound each silence, which a server trickling a byte every few seconds never makes.
+      const limit = remaining === undefined ? undefined : new AbortController()
+      const timer = limit && setTimeout(() => limit.abort(), remaining)
+      const signal = limit ? (spec.signal ? AbortSignal.any([spec.signal, limit.signal]) : limit.signal) : spec.signal
       try {
-        const response = await this.#send(spec, url, jsonText)
+        const response = await this.#send(spec, url, jsonText, headers, signal, remaining)
         if (isSuccess(response.status, spec.successStatuses)) {
           const data = parseResponse(spec.schema, response.json, {
             logger: this.logger,
@@ -223,28 +238,31 @@ export class HttpClient {
           })
           return { status: response.status, headers: response.headers, data: data as T, attempts: attempt }
         }
-        const serviceFailure = this.#serviceError(response, operation, idempotent)
-        retryAfterMs = parseRetryAfter(response.headers['retry-after'], this.clock.now())
-        // A 429, or a 503 that says when to come back, refused the request before processing
-        // it; a bare 503 on a POST may come from a gateway after the body was taken.
-        const refused = response.status === 429 || (response.status === 503 && (idempotent || retryAfterMs !== undefined))
-        failure = refused ? withRetryable(serviceFailure, true) : serviceFailure
+        failure = this.#serviceError(response, operation, idempotent)
       } catch (error) {
-        failure = this.#networkError(error, operation, spec.signal)
-        if (failure instanceof AbortedError) throw failure
-      }
-      const mayRepeat = this.#mayRepeat(failure, idempotent, retryAfterMs)
-      const elapsed = this.clock.now() - started
-      const backoff = this.#backoff(attempt, policy)
-      const delay =
-        retryAfterMs === undefined ? backoff : Math.min(retryAfterMs, policy.maxRetryAfterMs)
-      if (!mayRepeat || attempt >= policy.maxAttempts || elapsed + delay > policy.budgetMs) {
-        if (mayRepeat && attempt > 1) {
-          throw annotateAttempts(failure, attempt, elapsed)
+        if (limit?.signal.aborted && !spec.signal?.aborted) {
+          failure = this.#deadlineError(operation, attempt)
+        } else {
+          failure = this.#networkError(error, operation, spec.signal)
+          if (failure instanceof AbortedError) throw failure
         }
+      } finally {
+        if (timer) clearTimeout(timer)
+      }
+      const { retryAfterMs } = classifyFailure(failure)
+      const repeat = mayRepeat(failure, idempotent) && failure.code !== DEADLINE_CODE
+      const elapsed = this.clock.now() - started
+      const delay = retryAfterMs === undefined ? this.#backoff(attempt, policy) : Math.min(retryAfterMs, policy.maxRetryAfterMs)
+      const pastDeadline = deadline !== undefined && this.clock.now() + delay >= deadline
+      if (!repeat || attempt >= policy.maxAttempts || elapsed + delay > policy.budgetMs || pastDeadline) {
+        if (repeat && attempt > 1) throw annotateAttempts(failure, attempt, elapsed)
         throw failure
       }
-      this.logger.debug(
+      // Inside a wait, every hiccup is shown (the user sees why the wait is slow); elsewhere
+      // only the final outcome is, and the retries go to the debug log.
+      const note = deadline !== undefined && deadline === currentDeadline() ? this.logger.warn : this.logger.debug
+      note.call(
+        this.logger,
         `${operation}: ${failure.shortMessage} Trying again in ${(delay / 1000).toFixed(1)} s (attempt ${attempt + 1} of ${policy.maxAttempts}).`,
       )
       try {
@@ -255,16 +273,23 @@ export class HttpClient {
     }
   }
 
-  #mayRepeat(failure: ProvingKitError, idempotent: boolean, retryAfterMs: number | undefined): boolean {
-    if (failure instanceof NetworkError) return idempotent || failure.beforeProcessing
-    // A truncated or non-JSON 2xx (a gateway's page) may be fine next time; a body of the
-    // wrong shape will not be.
-    if (failure instanceof InvalidResponseError) return idempotent && failure.retryable
-    if (!(failure instanceof ServiceError)) return false
-    const status = failure.status ?? 0
-    if (status === 429) return true
-    if (status === 503 && (idempotent || retryAfterMs !== undefined)) return true
-    return idempotent && [408, 500, 502, 504].includes(status)
+  /** Every header of a request, each checked before anything is sent (a newline in a key is the caller's input problem). */
+  #headersOf(spec: RequestSpec<unknown>): Record<string, string> {
+    const headers: Record<string, string> = { accept: 'application/json', ...this.#headers }
+    for (const [key, value] of Object.entries(spec.headers ?? {})) {
+      if (value !== undefined) headers[key.toLowerCase()] = value
+    }
+    for (const [name, value] of Object.entries(headers)) {
+      checkHeaderValue(value, HEADER_INPUTS[name] ?? `the ${name} header`, `The value of the ${name} header`)
+    }
+    return headers
+  }
+
+  #deadlineError(operation: string, attempts: number): RequestTimeoutError {
+    return new RequestTimeoutError(`The ${this.serviceName} at ${hostOf(this.baseUrl)} had not answered ${operation} when the wait's deadline came.`, {
+      code: DEADLINE_CODE,
+      details: attempts > 0 ? `${attempts} attempt${attempts === 1 ? '' : 's'} made` : undefined,
+    })
   }
 
   #backoff(attempt: number, policy: RetryPolicy): number {
@@ -272,11 +297,15 @@ export class HttpClient {
     return Math.floor(this.#random() * ceiling)
   }
 
-  async #send(spec: RequestSpec<unknown>, url: URL, jsonText: string | undefined) {
-    const headers: Record<string, string> = { accept: 'application/json', ...this.#headers }
-    for (const [key, value] of Object.entries(spec.headers ?? {})) {
-      if (value !== undefined) headers[key.toLowerCase()] = value
-    }
+  async #send(
+    spec: RequestSpec<unknown>,
+    url: URL,
+    jsonText: string | undefined,
+    baseHeaders: Record<string, string>,
+    signal: AbortSignal | undefined,
+    remainingMs: number | undefined,
+  ) {
+    const headers = { ...baseHeaders }
     let body: string | Readable | undefined
     if (jsonText !== undefined) {
       body = jsonText
@@ -291,9 +320,9 @@ export class HttpClient {
       headers,
       body,
       dispatcher: this.#dispatcher,
-      signal: spec.signal,
-      headersTimeout: spec.headersTimeoutMs ?? this.#timeouts.headersMs,
-      bodyTimeout: this.#timeouts.bodyMs,
+      signal,
+      headersTimeout: minDefined(spec.headersTimeoutMs ?? this.#timeouts.headersMs, remainingMs),
+      bodyTimeout: minDefined(this.#timeouts.bodyMs, remainingMs),
     })
     const ok = isSuccess(response.statusCode, spec.successStatuses)
     // An error body only feeds a code and an excerpt: a large one is cut, never an error of its
@@ -310,10 +339,14 @@ export class HttpClient {
   }
 
   #serviceError(
-    response: { status: number; text: string; json: unknown },
+    response: { status: number; text: string; json: unknown; headers: Record<string, string | string[] | undefined> },
     operation: string,
     idempotent: boolean,
   ): ServiceError {
+    const retryAfterMs = parseRetryAfter(response.headers['retry-after'], this.clock.now())
+    // Whether trying this request again can help: refused before processing (429, a 503 that
+    // says when), or a transient status on a request that may be sent twice.
+    const refused = response.status === 429 || (response.status === 503 && retryAfterMs !== undefined)
     const code = serviceCode(response.json)
     const bodyIsJson = response.json !== NOT_JSON
     const excerpt = bodyIsJson ? undefined : summarizeText(response.text)
@@ -340,7 +373,9 @@ export class HttpClient {
         : excerpt
           ? this.#scrub(`the body was not JSON: ${excerpt}`)
           : undefined,
-      retryable: idempotent && [408, 429, 500, 502, 503, 504].includes(response.status),
+      retryAfterMs,
+      gatewayPage: !bodyIsJson && excerpt !== undefined && excerpt !== '(empty)',
+      retryable: refused || (idempotent && [408, 500, 502, 503, 504].includes(response.status)),
     })
   }
 
@@ -348,7 +383,7 @@ export class HttpClient {
     if (error instanceof ProvingKitError) return error
     if (signal?.aborted) return this.#aborted(operation, signal)
     const code = errorCode(error)
-    const where = `${this.serviceName} at ${new URL(redactUrl(this.baseUrl)).host}`
+    const where = `${this.serviceName} at ${hostOf(this.baseUrl)}`
     const details = this.#scrub(error instanceof Error ? error.message : String(error))
     switch (code) {
       case 'ECONNREFUSED':
@@ -396,6 +431,24 @@ export class HttpClient {
       return undefined
     }
   }
+}
+
+const DEADLINE_CODE = 'DEADLINE_REACHED'
+
+/** The user-facing input behind a header, for the message when its value cannot be sent. */
+const HEADER_INPUTS: Record<string, string> = {
+  'api-key': 'the API key (--api-key, PROVING_API_KEY, the api-key input)',
+  'x-api-key': 'the API key (--api-key, PROVING_API_KEY, the api-key input)',
+  authorization: 'the access token',
+}
+
+function minDefined(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b)
+}
+
+/** The host of the service, the only part of its URL messages show. */
+function hostOf(baseUrl: string): string {
+  return new URL(redactUrl(baseUrl)).host
 }
 
 function isSuccess(status: number, accepted: readonly number[] | undefined): boolean {
@@ -476,13 +529,6 @@ export function parseRetryAfter(value: string | string[] | undefined, now: numbe
   return Number.isNaN(date) ? undefined : Math.max(0, date - now)
 }
 
-function withRetryable(error: ServiceError, retryable: boolean): ServiceError {
-  if (error.retryable === retryable) return error
-  return new ServiceError(error.shortMessage, {
-    status: error.status, code: error.code, body: error.body, details: error.details, metaMessages: error.metaMessages, retryable,
-  })
-}
-
 function annotateAttempts(error: ProvingKitError, attempts: number, elapsedMs: number): ProvingKitError {
   const note = `Gave up after ${attempts} attempts over ${(elapsedMs / 1000).toFixed(1)} s.`
   const Kind = error.constructor as new (message: string, options: object) => ProvingKitError
@@ -495,6 +541,8 @@ function annotateAttempts(error: ProvingKitError, attempts: number, elapsedMs: n
       code: error.code,
       retryable: error.retryable,
       body: (error as ServiceError).body,
+      retryAfterMs: (error as ServiceError).retryAfterMs,
+      gatewayPage: (error as ServiceError).gatewayPage,
       beforeProcessing: (error as NetworkError).beforeProcessing,
     })
   } catch {

@@ -1,3 +1,5 @@
+import { keepsWaiting } from './classify.ts'
+import { withDeadline } from './deadline.ts'
 import { AbortedError, ProvingKitError, WaitTimeoutError } from './errors.ts'
 import type { Clock, Logger } from './runtime.ts'
 
@@ -53,9 +55,11 @@ export type PollOptions = {
 }
 
 /**
- * Calls `check` until it says done, the deadline passes or the signal aborts. A failed check
- * that is retryable (network, 5xx after the request's own retries) does not end the wait: the
- * service may be restarting. Anything else does.
+ * Calls `check` until it says done, the deadline passes or the signal aborts. Each check runs
+ * under the wait's deadline, so no request it makes outlives the wait. A failed check that may
+ * pass (network, 5xx, a cut or non-JSON answer, a gateway's page even with a 404: see
+ * keepsWaiting) does not end the wait: it is logged as a warning and polled again at the
+ * schedule. A typed answer of the service (its JSON 404, a 401) does.
  */
 export async function pollUntil<T>(check: () => Promise<PollOutcome<T>>, options: PollOptions): Promise<T> {
   const schedule = { ...DEFAULT_POLL_SCHEDULE, ...options.schedule }
@@ -71,7 +75,8 @@ export async function pollUntil<T>(check: () => Promise<PollOutcome<T>>, options
       })
     }
     try {
-      const outcome = await check()
+      // Every request the check makes is bounded by this wait's deadline (./deadline.ts).
+      const outcome = await withDeadline(deadline, check)
       consecutiveFailures = 0
       if (outcome.done) return outcome.value
       lastState = outcome.state
@@ -79,11 +84,14 @@ export async function pollUntil<T>(check: () => Promise<PollOutcome<T>>, options
       if (error instanceof AbortedError) {
         throw new AbortedError(`Stopped waiting for ${options.what}: cancelled.${hint}`, { cause: error })
       }
-      if (!(error instanceof ProvingKitError) || !error.retryable) throw error
+      if (!keepsWaiting(error) || !(error instanceof ProvingKitError)) throw error
       consecutiveFailures++
-      options.logger.warn(
-        `Could not read ${options.what} (${error.shortMessage}); still waiting${consecutiveFailures > 1 ? ` (${consecutiveFailures} failures in a row)` : ''}.`,
-      )
+      // Past the deadline the loop ends below with the timeout; no warning for the last try.
+      if (options.clock.now() < deadline) {
+        options.logger.warn(
+          `Could not read ${options.what} (${error.shortMessage}); still waiting, trying again at the poll schedule${consecutiveFailures > 1 ? ` (${consecutiveFailures} failures in a row)` : ''}.`,
+        )
+      }
     }
     const now = options.clock.now()
     if (now >= deadline) {
