@@ -1,7 +1,7 @@
 import { ProvingClient, type QueryProgress, type QueryResult } from '../clients/proving.ts'
 import { InvalidInputError } from '../core/errors.ts'
 import { formatDuration } from '../core/poll.ts'
-import { type CommandContext, parseDuration, stringValue } from './context.ts'
+import { type CommandContext, parseDuration, stringValue, allowInsecureHttp } from './context.ts'
 
 /** Builds the proving client from --base-url / --api-key (or their environment variables). */
 export function provingClientFrom(context: CommandContext, options: { needsKey: boolean; baseUrl?: string; apiKey?: string }): ProvingClient {
@@ -22,7 +22,7 @@ export function provingClientFrom(context: CommandContext, options: { needsKey: 
     throw new InvalidInputError(`--read-paths must be auto, docs or production; got ${JSON.stringify(readPaths)}.`, { input: '--read-paths' })
   }
   try {
-    return new ProvingClient({ baseUrl, apiKey, logger: context.logger, readPaths })
+    return new ProvingClient({ baseUrl, apiKey, logger: context.logger, readPaths, allowInsecureHttp: allowInsecureHttp(context) })
   } catch (error) {
     throw new InvalidInputError(`--base-url ${(error as Error).message.split('\n')[0]}`, { input: '--base-url', cause: error })
   }

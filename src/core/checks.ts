@@ -103,3 +103,10 @@ export function apiKeyOf(value: string | undefined, input = 'apiKey'): string | 
 function printable(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?')
 }
+
+/** This machine: localhost names, 127.0.0.0/8, ::1. */
+export function isLoopback(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase()
+  return host === 'localhost' || host.endsWith('.localhost') || /^127(\.\d{1,3}){3}$/.test(host) || host === '::1' || host === '0:0:0:0:0:0:0:1'
+}
+

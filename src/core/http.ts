@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream'
-import { Agent, type Dispatcher, request as undiciRequest } from 'undici'
+export { isLoopback } from './checks.ts'
+import { type Dispatcher, EnvHttpProxyAgent, request as undiciRequest } from 'undici'
 import type { z } from 'zod'
 import {
   AbortedError,
@@ -10,11 +11,11 @@ import {
   RequestTimeoutError,
   ServiceError,
 } from './errors.ts'
-import { checkHeaderValue } from './checks.ts'
+import { checkHeaderValue, isLoopback } from './checks.ts'
 import { classifyFailure, mayRepeat } from './classify.ts'
 import { currentDeadline } from './deadline.ts'
 import { MAX_JSON_BODY_BYTES, serializeJsonBody } from './json-limits.ts'
-import { redact, redactUrl, SecretRedactor } from './redact.ts'
+import { redact, redactUrl, SecretRedactor, showUrl } from './redact.ts'
 import { type Clock, type Logger, silentLogger, systemClock } from './runtime.ts'
 import { NOT_JSON, parseJsonLoosely, parseResponse } from './parse.ts'
 import { VERSION } from './version.ts'
@@ -73,6 +74,11 @@ export type ConnectionOptions = {
   retry?: Partial<RetryPolicy> | undefined
   logger?: Logger | undefined
   clock?: Clock | undefined
+  /**
+   * Allows plain http to a host that is not this machine. Off by default: the API key (in the
+   * URL on the L2 endpoints), tokens and sign-in signatures would cross the network in clear.
+   */
+  allowInsecureHttp?: boolean | undefined
 }
 
 export type HttpClientConfig = ConnectionOptions & {
@@ -87,8 +93,8 @@ export type HttpClientConfig = ConnectionOptions & {
 
 /** The connection settings out of a client's options, without its other fields. */
 export function connectionOf(options: ConnectionOptions): ConnectionOptions {
-  const { baseUrl, dispatcher, timeouts, retry, logger, clock } = options
-  return { baseUrl, dispatcher, timeouts, retry, logger, clock }
+  const { baseUrl, dispatcher, timeouts, retry, logger, clock, allowInsecureHttp } = options
+  return { baseUrl, dispatcher, timeouts, retry, logger, clock, allowInsecureHttp }
 }
 
 export type QueryValue = string | number | boolean | undefined | null
@@ -136,11 +142,15 @@ export type HttpResponse<T> = {
   attempts: number
 }
 
-let sharedAgent: Agent | undefined
+let sharedAgent: EnvHttpProxyAgent | undefined
 
-/** One keep-alive agent for the process unless the caller brings its own dispatcher. */
-export function defaultDispatcher(connectMs = DEFAULT_TIMEOUTS.connectMs): Agent {
-  sharedAgent ??= new Agent({
+/**
+ * One keep-alive agent for the process unless the caller brings its own dispatcher. It honours
+ * HTTPS_PROXY, HTTP_PROXY and NO_PROXY (either case) as read when it is first used, like curl:
+ * runners behind a corporate proxy reach the services through it.
+ */
+export function defaultDispatcher(connectMs = DEFAULT_TIMEOUTS.connectMs): Dispatcher {
+  sharedAgent ??= new EnvHttpProxyAgent({
     keepAliveTimeout: 4_000,
     keepAliveMaxTimeout: 60_000,
     connections: 64,
@@ -169,6 +179,7 @@ export class HttpClient {
   readonly #retry: RetryPolicy
   readonly #headers: Record<string, string>
   readonly #random: () => number
+  readonly #allowInsecureHttp: boolean
 
   constructor(config: HttpClientConfig) {
     let base: URL
@@ -176,13 +187,19 @@ export class HttpClient {
       base = new URL(config.baseUrl)
     } catch {
       throw new InvalidInputError(
-        `The ${config.serviceName} URL is not a valid URL: "${redactUrl(String(config.baseUrl))}"; give an absolute http(s) URL.`,
+        `The ${config.serviceName} URL is not a valid URL: "${showUrl(String(config.baseUrl))}"; give an absolute http(s) URL.`,
         { input: 'baseUrl' },
       )
     }
     if (base.protocol !== 'http:' && base.protocol !== 'https:') {
       throw new InvalidInputError(
         `The ${config.serviceName} URL must use http or https, got "${base.protocol}"; give an absolute http(s) URL.`,
+        { input: 'baseUrl' },
+      )
+    }
+    if (base.protocol === 'http:' && !config.allowInsecureHttp && !isLoopback(base.hostname)) {
+      throw new InvalidInputError(
+        `The ${config.serviceName} URL ${showUrl(base)} is plain http to another machine: the API key, tokens and signatures would cross the network in clear. Use https, or allow it with --allow-insecure-http (allow-insecure-http: true in the action).`,
         { input: 'baseUrl' },
       )
     }
@@ -196,6 +213,7 @@ export class HttpClient {
     this.#dispatcher = config.dispatcher ?? defaultDispatcher(this.#timeouts.connectMs)
     this.#headers = { 'user-agent': `proving-kit/${VERSION}`, ...config.headers }
     this.#random = config.random ?? Math.random
+    this.#allowInsecureHttp = config.allowInsecureHttp ?? false
   }
 
   /** Builds the absolute URL of a path with its query string. */
@@ -208,7 +226,10 @@ export class HttpClient {
   }
 
   async request<T = unknown>(spec: RequestSpec<T>): Promise<HttpResponse<T>> {
-    const policy = { ...this.#retry, ...spec.retry }
+    // Inside a wait, a read is tried once: the wait itself tries again at its poll schedule,
+    // with a visible warning, until its deadline (see ./poll.ts). Elsewhere the policy applies.
+    const inWait = currentDeadline() !== undefined && spec.retry === undefined
+    const policy = { ...this.#retry, ...spec.retry, ...(inWait ? { maxAttempts: 1 } : {}) }
     const started = this.clock.now()
     const url = this.url(spec.path, spec.query)
     const operation = spec.operation ?? `${spec.method} ${spec.path.split('?')[0]}`
@@ -258,11 +279,7 @@ export class HttpClient {
         if (repeat && attempt > 1) throw annotateAttempts(failure, attempt, elapsed)
         throw failure
       }
-      // Inside a wait, every hiccup is shown (the user sees why the wait is slow); elsewhere
-      // only the final outcome is, and the retries go to the debug log.
-      const note = deadline !== undefined && deadline === currentDeadline() ? this.logger.warn : this.logger.debug
-      note.call(
-        this.logger,
+      this.logger.debug(
         `${operation}: ${failure.shortMessage} Trying again in ${(delay / 1000).toFixed(1)} s (attempt ${attempt + 1} of ${policy.maxAttempts}).`,
       )
       try {
@@ -270,6 +287,88 @@ export class HttpClient {
       } catch {
         throw this.#aborted(operation, spec.signal)
       }
+    }
+  }
+
+  /**
+   * Streams a file from `url` (absolute) into `write`, through the same dispatcher, header
+   * checks and deadline as every request. At most `maxBytes` (an announced Content-Length over
+   * it is refused before a byte is read; a body that runs over is cut and refused). Redirects
+   * are followed only within the URL's own origin (at most 5): an artifact link that sends the
+   * client elsewhere is refused, never followed. No retries: the caller decides.
+   */
+  async download(
+    url: string,
+    options: {
+      maxBytes: number
+      write: (body: AsyncIterable<Uint8Array>) => Promise<void>
+      signal?: AbortSignal | undefined
+      what?: string | undefined
+    },
+  ): Promise<{ bytes: number }> {
+    let current: URL
+    try {
+      current = new URL(url)
+    } catch {
+      throw new InvalidResponseError(`The ${this.serviceName} gave a download link that is not a URL: ${showUrl(url)}.`)
+    }
+    const what = options.what ?? `the download from ${showUrl(current)}`
+    const origin = current.origin
+    if (current.protocol === 'http:' && !this.#allowInsecureHttp && !isLoopback(current.hostname)) {
+      throw new InvalidResponseError(`Refused to download ${what} over plain http from another machine; allow it with --allow-insecure-http.`)
+    }
+    const deadline = currentDeadline()
+    for (let hop = 0; ; hop++) {
+      const remaining = deadline === undefined ? undefined : deadline - this.clock.now()
+      let response: Dispatcher.ResponseData
+      try {
+        response = await undiciRequest(current, {
+          method: 'GET',
+          headers: { 'user-agent': this.#headers['user-agent'] ?? `proving-kit/${VERSION}` },
+          dispatcher: this.#dispatcher,
+          signal: options.signal,
+          headersTimeout: minDefined(this.#timeouts.headersMs, remaining),
+          bodyTimeout: minDefined(this.#timeouts.bodyMs, remaining),
+        })
+      } catch (error) {
+        throw this.#networkError(error, `download ${what}`, options.signal)
+      }
+      const status = response.statusCode
+      if (status >= 300 && status < 400 && response.headers.location) {
+        response.body.destroy()
+        const location = Array.isArray(response.headers.location) ? response.headers.location[0]! : response.headers.location
+        const next = new URL(location, current)
+        if (next.origin !== origin) {
+          throw new InvalidResponseError(`Refused to follow ${what} to another origin (${showUrl(next)}); downloads stay on ${showUrl(current)}.`)
+        }
+        if (hop >= 5) throw new InvalidResponseError(`Gave up on ${what} after 5 redirects.`)
+        current = next
+        continue
+      }
+      if (status < 200 || status >= 300) {
+        response.body.destroy()
+        throw new ServiceError(`Downloading ${what} failed with ${status}.`, { status, retryable: [408, 429, 500, 502, 503, 504].includes(status) })
+      }
+      const announced = Number(response.headers['content-length'])
+      if (Number.isFinite(announced) && announced > options.maxBytes) {
+        response.body.destroy()
+        throw new InvalidResponseError(`${capitalize(what)} announces ${announced} bytes, more than the ${formatBytes(options.maxBytes)} allowed; refused unread.`)
+      }
+      let bytes = 0
+      const limit = options.maxBytes
+      const body = response.body
+      async function* capped(): AsyncIterable<Uint8Array> {
+        for await (const chunk of body) {
+          bytes += (chunk as Buffer).length
+          if (bytes > limit) {
+            body.destroy()
+            throw new InvalidResponseError(`${capitalize(what)} is larger than the ${formatBytes(limit)} allowed; cut and refused.`)
+          }
+          yield chunk as Buffer
+        }
+      }
+      await options.write(capped())
+      return { bytes }
     }
   }
 
@@ -475,6 +574,10 @@ async function readCapped(
     chunks.push(buffer)
   }
   return Buffer.concat(chunks).toString('utf8')
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1)
 }
 
 function formatBytes(bytes: number): string {

@@ -1,4 +1,4 @@
-import { keepsWaiting } from './classify.ts'
+import { classifyFailure, keepsWaiting } from './classify.ts'
 import { withDeadline } from './deadline.ts'
 import { AbortedError, ProvingKitError, WaitTimeoutError } from './errors.ts'
 import type { Clock, Logger } from './runtime.ts'
@@ -67,6 +67,7 @@ export async function pollUntil<T>(check: () => Promise<PollOutcome<T>>, options
   const deadline = started + options.timeoutMs
   let lastState: unknown
   let consecutiveFailures = 0
+  let retryAfterMs: number | undefined
   const hint = options.resumeHint ? ` ${options.resumeHint}` : ''
   for (;;) {
     if (options.signal?.aborted) {
@@ -81,12 +82,15 @@ export async function pollUntil<T>(check: () => Promise<PollOutcome<T>>, options
       if (outcome.done) return outcome.value
       lastState = outcome.state
     } catch (error) {
+      retryAfterMs = undefined
       if (error instanceof AbortedError) {
         throw new AbortedError(`Stopped waiting for ${options.what}: cancelled.${hint}`, { cause: error })
       }
       if (!keepsWaiting(error) || !(error instanceof ProvingKitError)) throw error
+      retryAfterMs = classifyFailure(error).retryAfterMs
       consecutiveFailures++
       // Past the deadline the loop ends below with the timeout; no warning for the last try.
+      if (error.details) options.logger.debug(`${options.what}: ${error.details}`)
       if (options.clock.now() < deadline) {
         options.logger.warn(
           `Could not read ${options.what} (${error.shortMessage}); still waiting, trying again at the poll schedule${consecutiveFailures > 1 ? ` (${consecutiveFailures} failures in a row)` : ''}.`,
@@ -100,7 +104,8 @@ export async function pollUntil<T>(check: () => Promise<PollOutcome<T>>, options
         { lastSeen: lastState },
       )
     }
-    const delay = Math.min(nextPollDelay(now - started, schedule, options.random), deadline - now)
+    // A service that said when to come back (429, 503 with Retry-After) is not asked sooner.
+    const delay = Math.min(Math.max(nextPollDelay(now - started, schedule, options.random), retryAfterMs ?? 0), deadline - now)
     try {
       await options.clock.sleep(delay, options.signal)
     } catch (error) {

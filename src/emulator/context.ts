@@ -19,6 +19,8 @@ export type EmulatorContext = {
   /** The timing the emulator was started with (what a reset returns to). */
   initialTiming: Timing
   maxUploadBytes: number
+  /** Hosts webhooks may be sent to besides this machine (`*`: any). */
+  webhookHosts: readonly string[]
   /** The emulator's URL as it listens (`http://127.0.0.1:port`). */
   url(): string
   /**

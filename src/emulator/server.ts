@@ -1,3 +1,5 @@
+import { isLoopback } from '../core/checks.ts'
+import { InvalidInputError } from '../core/errors.ts'
 import { mkdirSync, rmSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
@@ -41,6 +43,8 @@ export type EmulatorOptions = {
   logger?: Logger
   /** Largest accepted upload (default 16 GiB). */
   maxUploadBytes?: number
+  /** Hosts task webhooks may be sent to besides this machine (`*`: any); none by default. */
+  webhookHosts?: string[]
 }
 
 export type RunningEmulator = {
@@ -72,6 +76,18 @@ const REQUEST_TIMEOUT_MS = 60 * 60_000
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
   const host = options.host ?? '127.0.0.1'
   const logger = options.logger ?? silentLogger
+  if (!isLoopback(host)) {
+    // Reachable from other machines: every key would be accepted without a list of keys.
+    if (!options.apiKeys?.length) {
+      throw new InvalidInputError(
+        `The emulator would listen on ${host}, reachable from other machines, and accept any API key: give the keys it accepts (--api-key, apiKeys), or listen on 127.0.0.1.`,
+        { input: 'host' },
+      )
+    }
+    logger.warn(
+      `emulator: listening on ${host}: reachable from other machines on this network. Its control API answers only this machine; use 127.0.0.1 unless you need this.`,
+    )
+  }
   const clock = options.clock ?? realClock()
   const initialTiming: Timing = { ...DEFAULT_TIMING, ...options.timing }
   const store = StateStore.open(options.stateDir, initialTiming)
@@ -92,6 +108,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     uploadsDir,
     initialTiming,
     maxUploadBytes: options.maxUploadBytes ?? 16 * 1024 ** 3,
+    webhookHosts: options.webhookHosts ?? [],
     url: () => url,
   }
   const router = new Router({

@@ -140,7 +140,8 @@ describe('during the pack', () => {
 describe('during the upload', () => {
   // The emulator holds the request for 10 s before reading it: the 11 MB upload stalls halfway.
   const stall = () => emulator.control('POST', '/faults', { method: 'POST', path: L2_PIE, kind: 'delay', delayMs: 10_000 })
-  const uploading = () => emulator.requests().length === 0
+  // The service URL is probed (GET /is-alive) before the upload: only a POST would mean the upload finished.
+  const uploading = () => emulator.requests().every((request) => request.method !== 'POST')
 
   row('CLI prove: cancelled mid-upload: exit 130, says a query may exist and where to look', async () => {
     await stall()

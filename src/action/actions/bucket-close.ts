@@ -16,7 +16,7 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
   try {
     const inputs = parseInputs(io, BUCKET_CLOSE_INPUTS, requireService)
     const services = await loadClient()
-    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io) })
+    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
     const bucket = await client.closeBucket(inputs['bucket-id'], { signal })
     step.outputs.set(bucketOutputs(bucket))
     const status = typeof bucket.status === 'string' ? bucket.status : undefined

@@ -30,7 +30,7 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
   const queryId = inputs['query-id']
   try {
     const services = await loadClient()
-    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io) })
+    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
     step.queryId = queryId
     step.outputs.set({ 'query-id': queryId })
     const retried = await client.retryQuery(queryId, { signal })

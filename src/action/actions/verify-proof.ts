@@ -29,7 +29,7 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
   })
   try {
     const services = await loadClient()
-    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io) })
+    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
     const { provingQueryId } = await client.submitProofVerification({
       proof: inputs.proof,
       stoneVersion: inputs['stone-version'],

@@ -101,6 +101,7 @@ export const memoryVerificationValue = z.enum(MEMORY_VERIFICATIONS, {
 const service = {
   'api-key': optional(nonEmptyValue, { secret: true }),
   'base-url': optional(httpUrlValue),
+  'allow-insecure-http': withDefault('false', booleanValue),
 }
 
 export const MAIN_INPUTS = {

@@ -19,7 +19,12 @@ export const emulator: CommandSpec = {
       type: 'string',
       valueName: '<k1,k2>',
       env: 'PROVING_EMULATOR_API_KEYS',
-      description: 'Accept only these API keys (default: any non-empty key).',
+      description: 'Accept only these API keys (default: any non-empty key; required with a --host other than this machine).',
+    },
+    'webhook-host': {
+      type: 'string',
+      valueName: '<h1,h2>',
+      description: 'Also send task webhooks to these hosts (default: this machine only; * for any).',
     },
   },
   async run(context) {
@@ -36,6 +41,7 @@ export const emulator: CommandSpec = {
       port,
       logger: context.logger,
       ...(keys?.length ? { apiKeys: keys } : {}),
+      webhookHosts: stringValue(context, 'webhook-host')?.split(',').map((name) => name.trim()).filter(Boolean) ?? [],
       ...(stepMs === undefined ? {} : { timing: { stepMs } }),
       ...(stringValue(context, 'state-dir') ? { stateDir: stringValue(context, 'state-dir') } : {}),
     })

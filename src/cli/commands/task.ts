@@ -12,7 +12,7 @@ import {
   type TaskStatusRecord,
   type TaskSummary,
 } from '../../schemas/tasks.ts'
-import { type CommandContext, type CommandSpec, type OptionSpec, parseInteger, SERVICE_OPTIONS, stringValue } from '../context.ts'
+import { type CommandContext, type CommandSpec, type OptionSpec, parseInteger, SERVICE_OPTIONS, stringValue, allowInsecureHttp } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { timeoutFrom } from '../services.ts'
 
@@ -57,7 +57,7 @@ function taskClientFrom(context: CommandContext, options: { needsKey: boolean })
   }
   if (apiKey) context.redactor.add(apiKey)
   try {
-    return new TaskClient({ baseUrl, apiKey, logger: context.logger })
+    return new TaskClient({ baseUrl, apiKey, logger: context.logger, allowInsecureHttp: allowInsecureHttp(context) })
   } catch (error) {
     throw new InvalidInputError(`--tasks-url ${(error as Error).message.split('\n')[0]}`, { input: '--tasks-url', cause: error })
   }

@@ -14,7 +14,7 @@ import { BAD_DECOMMITMENT_BODIES, BAD_TASK_BODIES, decommitmentBody, dpOutput, t
 
 /** TaskClient against nock: headers, paths, parameters, checks before sending, the wait. */
 
-const BASE = 'http://tasks.test'
+const BASE = 'https://tasks.test'
 const KEY = 'dp_test_key_7f3a9c21'
 
 let clock: FakeClock
