@@ -1,80 +1,241 @@
 /**
- * proving-kit: the library. Clients of the proving, task, storage-proof and account services,
- * the PIE toolkit (validate, pack, inspect, program hashes and facts), the polling helpers, the
- * typed errors, and the built-in emulator. Nothing here imports @actions/*.
+ * proving-kit: the library's main entry. The clients of the proving, task, storage-proof and
+ * account services, the records they answer with, the request bodies they take, the typed
+ * errors, the PIE toolkit, and the HTTP and polling building blocks. Nothing here imports
+ * @actions/*, the emulator (busboy) or viem.
+ *
+ * The other entries: `proving-kit/pie` (the PIE toolkit alone, no HTTP), `proving-kit/chain`
+ * (fact checks on Ethereum and Starknet; viem loads when a check runs), `proving-kit/emulator`
+ * (the built-in emulator of the four services) and `proving-kit/testing` (clocks for tests).
  */
 
-export * from './core/errors.ts'
-export { redact, redactUrl, SecretRedactor, REDACTED } from './core/redact.ts'
-export { type Clock, type Logger, silentLogger, systemClock } from './core/runtime.ts'
+// --- Errors: one hierarchy; the CLI maps kinds to exit codes -------------------------------------
 export {
-  HttpClient,
+  AbortedError,
+  AmbiguousSubmissionError,
+  ChainError,
+  FactMismatchError,
+  GateError,
+  InvalidInputError,
+  InvalidPieError,
+  InvalidResponseError,
+  isNoRoute,
+  isProvingKitError,
+  NetworkError,
+  ProvingKitError,
+  type ProvingKitErrorOptions,
+  RemoteFailureError,
+  RequestTimeoutError,
+  ServiceError,
+  UnknownStatusError,
+  WaitTimeoutError,
+} from './core/errors.ts'
+
+// --- Building blocks: HTTP, polling, redaction, time and logs ------------------------------------
+export {
   type ConnectionOptions,
   connectionOf,
-  type HttpClientConfig,
-  type HttpTimeouts,
-  type RetryPolicy,
   DEFAULT_RETRY,
   DEFAULT_TIMEOUTS,
   defaultDispatcher,
+  HttpClient,
+  type HttpClientConfig,
+  type HttpTimeouts,
+  type RetryPolicy,
 } from './core/http.ts'
-export { DEFAULT_POLL_SCHEDULE, nextPollDelay, pollUntil, type PollSchedule } from './core/poll.ts'
+export { DEFAULT_POLL_SCHEDULE, nextPollDelay, type PollSchedule, pollUntil } from './core/poll.ts'
+export { REDACTED, redact, redactUrl, SecretRedactor } from './core/redact.ts'
+export { type Clock, type Logger, silentLogger, systemClock } from './core/runtime.ts'
 export { VERSION } from './core/version.ts'
-export { checkEnum, checkInteger, checkOpenEnum } from './core/checks.ts'
 
-export * from './schemas/proving.ts'
+// --- The proving service -------------------------------------------------------------------------
 export {
-  ProvingClient,
-  deriveDedupId,
   type ClientOptions,
   type CreateBucketOptions,
+  deriveDedupId,
   type ListQueriesOptions,
+  ProvingClient,
   type QueryProgress,
   type QueryResult,
   type ReadPaths,
-  isNoRoute,
   type SubmitPieOptions,
   type SubmitProofOptions,
   type SubmitQueryOptions,
   type WaitForQueryOptions,
 } from './clients/proving.ts'
-
-export * from './pie/index.ts'
-export { startEmulator, type EmulatorOptions, type RunningEmulator } from './emulator/index.ts'
-
-// On-chain fact checks (Ethereum fact registry, Starknet Integrity); viem loads only when called.
-export * from './chain/index.ts'
-
-// The data-processor task service.
-export * from './schemas/tasks.ts'
 export {
-  TaskClient,
+  BUCKET_STATUSES,
+  BUCKET_TYPES,
+  type BucketDetailsResponse,
+  type BucketRecord,
+  CAIRO_VERSIONS,
+  CAIRO_VMS,
+  CHAINS,
+  type ClientObject,
+  type DocsQueryListResponse,
+  type DocsQueryResponse,
+  HINTS,
+  JOB_SIZES,
+  type JobSize,
+  KNOWN_STEPS,
+  L2_LAYOUTS,
+  type Layout,
+  LAYOUTS,
+  MEMORY_VERIFICATIONS,
+  type MemoryVerification,
+  NETWORKS,
+  type QueryListResponse,
+  type QueryRecord,
+  type QueryRecordD,
+  type QueryRecordL,
+  type QueryRecordR,
+  type QueryRecordWithStatus,
+  type QueryResponse,
+  QUERY_STATUSES,
+  type QueryStatus,
+  RESULTS,
+  RETRY_ERROR_CODES,
+  type RetryResponse,
+  SHARP_PROVERS,
+  STONE_VERSIONS,
+  type StoneVersion,
+  TERMINAL_QUERY_STATUSES,
+} from './schemas/proving.ts'
+
+// --- The data-processor task service -------------------------------------------------------------
+export {
   type ListTasksOptions,
+  TaskClient,
   type TaskClientOptions,
   type TaskProgress,
   type WaitForTaskOptions,
 } from './clients/tasks.ts'
-
-// The storage-proof service (batch queries) and the account service (wallet sign-in, API keys).
-export * from './schemas/storage-proof.ts'
 export {
-  StorageProofClient,
-  checkBatchQueryBody,
+  checkTaskRequest,
+  type CompiledClass,
+  DECOMMITMENT_QUEUED_MESSAGE,
+  type DecommitmentBody,
+  type DecommitmentBodyInput,
+  decommitmentBody,
+  type DpOutput,
+  type EntryPoint,
+  isTerminalTaskStatus,
+  type KeccakMmrMeta,
+  type MmrMeta,
+  type PoseidonMmrMeta,
+  TASK_FAILED_STATUSES,
+  TASK_LIST_DEFAULT_PER_PAGE,
+  TASK_LIST_MAX_PER_PAGE,
+  TASK_QUEUED_MESSAGE,
+  TASK_STAGES,
+  TASK_STATUSES,
+  TASK_SUCCESS_STATUS,
+  type TaskBody,
+  type TaskBodyInput,
+  taskBody,
+  type TaskGeneralErrorBody,
+  type TaskListResponse,
+  type TaskMmrsResponse,
+  type TaskQueuedResponse,
+  type TaskShortErrorBody,
+  type TaskStage,
+  taskStageLabel,
+  taskStageOf,
+  type TaskStatus,
+  type TaskStatusRecord,
+  type TaskSummary,
+  type TaskWebhookFailure,
+  type TaskWebhookPayload,
+  type TaskWebhookSuccess,
+  TERMINAL_TASK_STATUSES,
+  type UsedMmrRecord,
+  webhookUrl,
+} from './schemas/tasks.ts'
+
+// --- The storage-proof service (batch queries) ---------------------------------------------------
+export {
   type BatchQueryProgress,
   type BatchQueryResult,
+  checkBatchQueryBody,
+  StorageProofClient,
   type StorageProofClientOptions,
   type WaitForBatchQueryOptions,
 } from './clients/storage-proof.ts'
-export * from './schemas/account.ts'
+export {
+  type AccountRequest,
+  BATCH_QUERY_STATUSES,
+  type BatchQueryBody,
+  batchQueryBody,
+  type BatchQueryResponse,
+  type BatchQueryStatus,
+  type BatchQueryStatusResponse,
+  type BlockRequest,
+  describeBatchQueryProblems,
+  TERMINAL_BATCH_QUERY_STATUSES,
+} from './schemas/storage-proof.ts'
+
+// --- The account service (wallet sign-in, API keys) ----------------------------------------------
 export {
   AccountClient,
-  DEFAULT_KEY_COLOR,
-  localSigner,
-  normalizePrivateKey,
   type AccountClientOptions,
   type ApiKeyProvider,
+  type ChallengePreview,
   type CreateApiKeyOptions,
+  DEFAULT_KEY_COLOR,
   type ListApiKeysOptions,
+  localSigner,
+  normalizePrivateKey,
   type SessionInfo,
   type TypedDataSigner,
 } from './clients/account.ts'
+export {
+  DEFAULT_SIGN_IN_DOMAIN,
+  type SignInExpectation,
+  UnsafeChallengeError,
+} from './clients/sign-in-check.ts'
+export {
+  type ApiKeyListResponse,
+  type ApiKeyRecord,
+  type ChallengeResponse,
+  type CreateApiKeyBody,
+  createApiKeyBody,
+  type Eip712TypedData,
+  type RefreshResponse,
+  type SessionResponse,
+} from './schemas/account.ts'
+
+// --- The PIE toolkit (also alone, without the clients: proving-kit/pie) --------------------------
+export {
+  assertQueryFacts,
+  assertValidPie,
+  BOOTLOADER_PROGRAM_HASH,
+  canonicalZipDigest,
+  checkQueryFacts,
+  compareQueryFacts,
+  computeIntegrityFact,
+  computeOutputRoot,
+  computeProgramHash,
+  computeProgramHashes,
+  computeSharpFact,
+  computeVerificationHash,
+  type FactCheckResult,
+  type FactField,
+  type FactMismatch,
+  type FactTopology,
+  inspectPie,
+  type InspectPieOptions,
+  jobSizeForSteps,
+  packPie,
+  type PackPieOptions,
+  type PackPieResult,
+  type PieInput,
+  type PieInspection,
+  type PieSummary,
+  type PieValidationResult,
+  PROGRAM_HASH_VARIANTS,
+  type ProgramHashVariant,
+  type QueryFacts,
+  validatePie,
+  type ValidatePieOptions,
+  type VerifierSettings,
+} from './pie/index.ts'

@@ -21,6 +21,7 @@ const ACTIONS: Record<ActionName, () => Promise<ActionModule>> = {
   'verify-proof': () => import('./actions/verify-proof.ts'),
   retry: () => import('./actions/retry.ts'),
   'bucket-close': () => import('./actions/bucket-close.ts'),
+  'bucket-create': () => import('./actions/bucket-create.ts'),
   task: () => import('./actions/task.ts'),
   decommit: () => import('./actions/decommit.ts'),
   'storage-query': () => import('./actions/storage-query.ts'),

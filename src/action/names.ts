@@ -12,6 +12,7 @@ export const ACTION_NAMES = [
   'verify-proof',
   'retry',
   'bucket-close',
+  'bucket-create',
   'task',
   'decommit',
   'storage-query',

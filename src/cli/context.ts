@@ -1,5 +1,8 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { InvalidInputError } from '../core/errors.ts'
+import { activeProfile, PROFILE_FIELDS, profileValueFor } from './profiles.ts'
+
+const PROFILE_ENVS: Set<string> = new Set(Object.values(PROFILE_FIELDS).map((field) => field.env))
 import { redact, SecretRedactor } from '../core/redact.ts'
 import type { Logger } from '../core/runtime.ts'
 
@@ -13,34 +16,59 @@ export type CliIO = {
   isTTY?: boolean | undefined
 }
 
-export type OptionSpec = {
-  type: 'string' | 'boolean'
+type OptionBase = {
   short?: string
-  multiple?: boolean
   /** Shown in --help. */
   description: string
   /** Shown in --help after the flag, e.g. "<url>". */
   valueName?: string
   /** Environment variable read when the flag is absent. */
   env?: string
-  default?: string | boolean
+}
+/** A flag with one value: `--base-url <url>`. With a default its value is always a string. */
+export type StringOption = OptionBase & { type: 'string'; multiple?: false; default?: string }
+/** A repeatable flag: `--pie a.zip --pie b.zip`. */
+export type StringListOption = OptionBase & { type: 'string'; multiple: true; default?: undefined }
+/** A switch: `--wait`. From the environment, only the text `true` turns it on. */
+export type BooleanOption = OptionBase & { type: 'boolean'; multiple?: false; default?: boolean }
+export type OptionSpec = StringOption | StringListOption | BooleanOption
+export type OptionSpecs = Readonly<Record<string, OptionSpec>>
+
+/** The value a flag has once parsed: the option's spec gives its type. */
+export type OptionValue<O extends OptionSpec> = O extends { type: 'boolean' }
+  ? O extends { default: boolean } ? boolean : boolean | undefined
+  : O extends { multiple: true }
+    ? string[] | undefined
+    : O extends { default: string } ? string : string | undefined
+
+/** A command's parsed flags, its own and the global ones, each typed by its spec. */
+export type OptionValues<O extends OptionSpecs> = { readonly [K in keyof O]: OptionValue<O[K]> } & {
+  readonly [K in keyof typeof GLOBAL_OPTIONS]: OptionValue<(typeof GLOBAL_OPTIONS)[K]>
 }
 
-export type CommandSpec = {
+export type CommandSpec<O extends OptionSpecs = OptionSpecs> = {
   /** Words after `proving`, e.g. ['query', 'get']. */
   path: string[]
   summary: string
   /** Positional arguments, for --help: "<pie>". */
   args?: string
-  options?: Record<string, OptionSpec>
+  options?: O
   /** Positional count bounds. */
   positionals?: { min: number; max: number }
   details?: string[]
-  run: (context: CommandContext) => Promise<number>
+  run(context: CommandContext<O>): Promise<number>
 }
 
-export type CommandContext = {
-  values: Record<string, string | boolean | string[] | undefined>
+/**
+ * Declares a command; its `run` gets `context.values` typed by `options` (a string flag with a
+ * default is a string, a switch a boolean, a repeatable flag a string[]).
+ */
+export function defineCommand<const O extends OptionSpecs = Record<never, OptionSpec>>(spec: CommandSpec<O>): CommandSpec<O> {
+  return spec
+}
+
+export type CommandContext<O extends OptionSpecs = OptionSpecs> = {
+  values: OptionValues<O>
   positionals: string[]
   io: CliIO
   json: boolean
@@ -50,12 +78,12 @@ export type CommandContext = {
   signal: AbortSignal
   /** Prints a result: JSON when --json, else the human text. */
   print: (human: string, json?: unknown) => void
-  /** One progress line for a person (stderr, with --json too: stdout holds only the JSON). */
+  /** One progress line for a person (stderr; silent with --json). */
   progress: (line: string) => void
 }
 
 /** Flags every command takes. */
-export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
+export const GLOBAL_OPTIONS = {
   json: { type: 'boolean', description: 'Print machine-readable JSON on stdout, and nothing else.' },
   debug: { type: 'boolean', description: 'Show debug logs and stack traces.' },
   help: { type: 'boolean', short: 'h', description: 'Show help for the command.' },
@@ -64,9 +92,15 @@ export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
     env: 'PROVING_ALLOW_INSECURE_HTTP',
     description: 'Allow plain http to a service on another machine (keys and signatures travel in clear).',
   },
-}
+  profile: {
+    type: 'string',
+    valueName: '<name>',
+    // Read by ./profiles.ts itself (it tells the flag from PROVING_PROFILE in its messages).
+    description: 'Services\' addresses from this profile (else PROVING_PROFILE; see `proving config show`).',
+  },
+} as const satisfies OptionSpecs
 
-export const SERVICE_OPTIONS: Record<string, OptionSpec> = {
+export const SERVICE_OPTIONS = {
   'base-url': {
     type: 'string',
     valueName: '<url>',
@@ -85,10 +119,14 @@ export const SERVICE_OPTIONS: Record<string, OptionSpec> = {
     env: 'PROVING_READ_PATHS',
     description: 'Where queries are read: the /docs/ paths, production\'s, or auto (finds out).',
   },
-}
+} as const satisfies OptionSpecs
 
-export function parseCommandArgs(spec: CommandSpec, argv: string[], env: NodeJS.ProcessEnv) {
-  const options = { ...GLOBAL_OPTIONS, ...spec.options }
+export function parseCommandArgs<O extends OptionSpecs>(
+  spec: CommandSpec<O>,
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+): { values: OptionValues<O>; positionals: string[] } {
+  const options: OptionSpecs = { ...GLOBAL_OPTIONS, ...spec.options }
   const config: ParseArgsConfig = {
     args: argv,
     allowPositionals: true,
@@ -115,6 +153,15 @@ export function parseCommandArgs(spec: CommandSpec, argv: string[], env: NodeJS.
     }
     if (values[name] === undefined && option.default !== undefined) values[name] = option.default
   }
+  // The services' addresses a flag or variable did not give: the active profile's.
+  const missing = Object.entries(options).filter(([name, option]) => values[name] === undefined && option.env && PROFILE_ENVS.has(option.env))
+  if (missing.length && !values.help) {
+    const active = activeProfile(typeof values.profile === 'string' ? values.profile : undefined, env)
+    for (const [name, option] of missing) {
+      const value = profileValueFor(active, option.env)
+      if (value !== undefined) values[name] = value
+    }
+  }
   const positionals = parsed.positionals
   if (!values.help && spec.positionals) {
     const { min, max } = spec.positionals
@@ -131,7 +178,8 @@ export function parseCommandArgs(spec: CommandSpec, argv: string[], env: NodeJS.
       )
     }
   }
-  return { values, positionals }
+  // parseArgs checked every flag against the same specs, so each value has its spec's type.
+  return { values: values as OptionValues<O>, positionals }
 }
 
 function cleanParseMessage(message: string): string {
@@ -146,7 +194,7 @@ function cleanParseMessage(message: string): string {
 export function helpText(spec: CommandSpec): string {
   const lines = [`Usage: proving ${spec.path.join(' ')}${spec.args ? ` ${spec.args}` : ''} [options]`, '', spec.summary]
   if (spec.details?.length) lines.push('', ...spec.details)
-  const options = { ...spec.options, ...GLOBAL_OPTIONS }
+  const options: OptionSpecs = { ...spec.options, ...GLOBAL_OPTIONS }
   lines.push('', 'Options:')
   for (const [name, option] of Object.entries(options)) {
     const flag = `${option.short ? `-${option.short}, ` : ''}--${name}${option.valueName ? ` ${option.valueName}` : ''}`
@@ -170,17 +218,6 @@ export function createLogger(io: CliIO, options: { debug: boolean; json: boolean
 }
 
 // --- Reading flag values -----------------------------------------------------------------
-
-export function stringValue(context: CommandContext, name: string): string | undefined {
-  const value = context.values[name]
-  return typeof value === 'string' ? value : undefined
-}
-
-export function requireString(context: CommandContext, name: string, hint: string): string {
-  const value = stringValue(context, name)?.trim()
-  if (!value) throw new InvalidInputError(`--${name} is required: ${hint}`, { input: `--${name}` })
-  return value
-}
 
 /** Durations: "90" (seconds), "90s", "30m", "2h", "500ms". */
 export function parseDuration(text: string, flag: string): number {

@@ -1,5 +1,5 @@
 import { InvalidInputError } from '../core/errors.ts'
-import { type CommandContext, stringValue } from './context.ts'
+import { type BooleanOption, type CommandContext, SERVICE_OPTIONS } from './context.ts'
 
 export type LocalService = { baseUrl?: string; apiKey?: string }
 
@@ -8,11 +8,15 @@ export type LocalService = { baseUrl?: string; apiKey?: string }
  * stopped afterwards; the emulator module is loaded only then.
  */
 export async function withLocalEmulator(
-  context: CommandContext,
+  context: CommandContext<typeof SERVICE_OPTIONS & { emulator: BooleanOption; wait: BooleanOption }>,
   run: (service: LocalService) => Promise<number>,
 ): Promise<number> {
   if (!context.values.emulator) return run({})
-  if (stringValue(context, 'base-url') && context.io.env.PROVING_BASE_URL !== stringValue(context, 'base-url')) {
+  const given = context.values['base-url']
+  // Only an address given on the command line conflicts; a variable's or a profile's is set-up.
+  const { activeProfile } = await import('./profiles.ts')
+  const fromProfile = () => activeProfile(context.values.profile, context.io.env)?.profile.baseUrl
+  if (given && context.io.env.PROVING_BASE_URL !== given && fromProfile() !== given) {
     throw new InvalidInputError('--emulator and --base-url exclude each other: drop one of them.', { input: '--emulator' })
   }
   const { startEmulator } = await import('../emulator/index.ts')
@@ -22,7 +26,7 @@ export async function withLocalEmulator(
     context.progress('Note: without --wait nothing can follow the query: the emulator stops when this command ends.')
   }
   try {
-    return await run({ baseUrl: emulator.url, apiKey: stringValue(context, 'api-key') || 'emulator-local-key' })
+    return await run({ baseUrl: emulator.url, apiKey: context.values['api-key'] || 'emulator-local-key' })
   } finally {
     await emulator.close()
   }

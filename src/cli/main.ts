@@ -1,15 +1,8 @@
-import { ProvingKitError } from '../core/errors.ts'
+import { ProvingKitError, ServiceError } from '../core/errors.ts'
 import { redact, SecretRedactor } from '../core/redact.ts'
 import { VERSION } from '../core/version.ts'
 import { COMMANDS } from './commands/index.ts'
-import {
-  type CliIO,
-  type CommandContext,
-  type CommandSpec,
-  createLogger,
-  helpText,
-  parseCommandArgs,
-} from './context.ts'
+import { type CliIO, type CommandContext, type CommandSpec, createLogger, helpText, parseCommandArgs } from './context.ts'
 import { EXIT, exitCodeFor } from './exit-codes.ts'
 
 export type MainOptions = {
@@ -45,6 +38,16 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   const command = findCommand(argv)
   if (!command) {
     const group = COMMANDS.filter((spec) => spec.path[0] === argv[0])
+    if (group.length && (argv.length === 1 || argv[1] === '--help' || argv[1] === '-h' || argv[1] === 'help')) {
+      // `proving task --help`: the group's commands. Bare `proving task` is a usage error.
+      const text = `${groupHelp(argv[0]!, group)}\n`
+      if (argv.length === 1) {
+        io.stderr(text)
+        return EXIT.usage
+      }
+      io.stdout(text)
+      return EXIT.ok
+    }
     const message = group.length
       ? `Unknown command \`proving ${argv.slice(0, 2).join(' ')}\`: use one of ${group.map((spec) => spec.path.join(' ')).join(', ')}.`
       : `Unknown command \`proving ${argv[0]}\`: run \`proving --help\` for the list of commands.`
@@ -120,10 +123,33 @@ export function reportError(
   options: { debug: boolean; json: boolean; redactor: SecretRedactor },
 ): void {
   const scrub = (text: string) => redact(text, options.redactor)
+  if (options.json) {
+    // With --json a script reads the failure too: one JSON object on stderr (stdout stays clean).
+    const known = error instanceof ProvingKitError
+    const body = {
+      error: {
+        name: error instanceof Error ? error.name : 'Error',
+        message: known ? error.shortMessage : error instanceof Error ? error.message : String(error),
+        ...(known && error.details && error.details !== error.shortMessage ? { reason: error.details } : {}),
+        ...(known && error.metaMessages?.length ? { notes: error.metaMessages } : {}),
+        ...(known && error.status !== undefined ? { status: error.status } : {}),
+        ...(known && error.code !== undefined ? { code: error.code } : {}),
+        ...(known ? { retryable: error.retryable } : {}),
+        ...(known && 'input' in error && (error as { input?: unknown }).input !== undefined ? { input: (error as { input?: unknown }).input } : {}),
+        exitCode: exitCodeFor(error),
+      },
+    }
+    io.stderr(`${scrub(JSON.stringify(body))}\n`)
+    if (options.debug && error instanceof Error && error.stack) io.stderr(`${scrub(error.stack)}\n`)
+    return
+  }
   if (error instanceof ProvingKitError) {
     const lines = [`proving: ${error.shortMessage}`]
     for (const line of error.metaMessages ?? []) lines.push(`  ${line}`)
-    if (options.debug && error.details && error.details !== error.shortMessage) lines.push(`  details: ${error.details}`)
+    // The service's own reason (a 400's message, ...) says what to fix: shown without --debug.
+    const reason =
+      error instanceof ServiceError && error.details && error.details !== error.shortMessage && !error.shortMessage.includes(error.details) ? error.details : undefined
+    if (reason) lines.push(`  reason: ${reason}`)
     if (options.debug && error.stack) lines.push(error.stack)
     io.stderr(`${scrub(lines.join('\n'))}\n`)
   } else {
@@ -133,15 +159,31 @@ export function reportError(
   }
 }
 
+/** One line per command: its words, its arguments, its summary, in aligned columns. */
+function commandLines(commands: readonly CommandSpec[]): string[] {
+  const width = Math.max(...commands.map((spec) => `${spec.path.join(' ')} ${spec.args ?? ''}`.length)) + 2
+  return commands.map((spec) => `  ${`${spec.path.join(' ')} ${spec.args ?? ''}`.padEnd(width)}${spec.summary}`)
+}
+
+function groupHelp(word: string, group: readonly CommandSpec[]): string {
+  return [
+    `Usage: proving ${word} <command> [options]`,
+    '',
+    'Commands:',
+    ...commandLines(group),
+    '',
+    `Run \`proving ${word} <command> --help\` for a command's options.`,
+  ].join('\n')
+}
+
 function topLevelHelp(): string {
-  const width = Math.max(...COMMANDS.map((spec) => `${spec.path.join(' ')} ${spec.args ?? ''}`.length)) + 2
   return [
     `proving ${VERSION}: prove Cairo programs with a STARK proving service, or its built-in emulator.`,
     '',
     'Usage: proving <command> [options]',
     '',
     'Commands:',
-    ...COMMANDS.map((spec) => `  ${`${spec.path.join(' ')} ${spec.args ?? ''}`.padEnd(width)}${spec.summary}`),
+    ...commandLines(COMMANDS),
     '',
     'Run `proving <command> --help` for a command\'s options.',
     'Exit codes: 0 success, 1 remote failure (query FAILED, facts differ), 2 bad input or usage,',

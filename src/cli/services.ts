@@ -1,23 +1,23 @@
 import { ProvingClient, type QueryProgress, type QueryResult } from '../clients/proving.ts'
 import { InvalidInputError } from '../core/errors.ts'
 import { formatDuration } from '../core/poll.ts'
-import { type CommandContext, parseDuration, stringValue, allowInsecureHttp } from './context.ts'
+import { type CommandContext, parseDuration, SERVICE_OPTIONS, type StringOption, allowInsecureHttp } from './context.ts'
 
 /** Builds the proving client from --base-url / --api-key (or their environment variables). */
-export function provingClientFrom(context: CommandContext, options: { needsKey: boolean; baseUrl?: string; apiKey?: string }): ProvingClient {
-  const baseUrl = options.baseUrl ?? stringValue(context, 'base-url')?.trim()
+export function provingClientFrom(context: CommandContext<typeof SERVICE_OPTIONS>, options: { needsKey: boolean; baseUrl?: string; apiKey?: string }): ProvingClient {
+  const baseUrl = options.baseUrl ?? context.values['base-url']?.trim()
   if (!baseUrl) {
     throw new InvalidInputError(
       'No proving service address: pass --base-url <url> or set PROVING_BASE_URL (or use --emulator where offered).',
       { input: '--base-url' },
     )
   }
-  const apiKey = options.apiKey ?? stringValue(context, 'api-key')?.trim()
+  const apiKey = options.apiKey ?? context.values['api-key']?.trim()
   if (options.needsKey && !apiKey) {
     throw new InvalidInputError('No API key: set PROVING_API_KEY (or pass --api-key <key>).', { input: '--api-key' })
   }
   if (apiKey) context.redactor.add(apiKey)
-  const readPaths = stringValue(context, 'read-paths') ?? 'auto'
+  const readPaths = context.values['read-paths'] ?? 'auto'
   if (readPaths !== 'auto' && readPaths !== 'docs' && readPaths !== 'production') {
     throw new InvalidInputError(`--read-paths must be auto, docs or production; got ${JSON.stringify(readPaths)}.`, { input: '--read-paths' })
   }
@@ -28,9 +28,10 @@ export function provingClientFrom(context: CommandContext, options: { needsKey: 
   }
 }
 
-export function timeoutFrom(context: CommandContext, flag = 'timeout', fallbackMs = 120 * 60_000): number {
-  const text = stringValue(context, flag)
-  return text === undefined ? fallbackMs : parseDuration(text, flag)
+/** --timeout of the commands that wait (a duration: 90s, 30m, 2h). */
+export function timeoutFrom(context: CommandContext<{ timeout: StringOption }>, fallbackMs = 120 * 60_000): number {
+  const text = context.values.timeout
+  return text === undefined ? fallbackMs : parseDuration(text, 'timeout')
 }
 
 /** One line per change of status or step: what a person watching a CI log wants. */

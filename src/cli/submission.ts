@@ -16,10 +16,10 @@ import {
   RESULTS,
   SHARP_PROVERS,
 } from '../schemas/proving.ts'
-import { type CommandContext, type OptionSpec, parseInteger, stringValue } from './context.ts'
+import { type CommandContext, type OptionSpecs, parseInteger } from './context.ts'
 
 /** Flags of the general submission's fields (the source of the program aside). */
-export const GENERAL_FIELD_OPTIONS: Record<string, OptionSpec> = {
+export const GENERAL_FIELD_OPTIONS = {
   result: {
     type: 'string',
     valueName: '<kind>',
@@ -47,7 +47,7 @@ export const GENERAL_FIELD_OPTIONS: Record<string, OptionSpec> = {
     valueName: '<n>',
     description: 'Index of the query in the bucket, from 0 (default: the next free one).',
   },
-}
+} as const satisfies OptionSpecs
 
 /** The fields as the client takes them, the source and the signal aside. */
 export type GeneralFields = Omit<SubmitQueryOptions, 'pieZip' | 'programFile' | 'inputFile' | 'programHash' | 'signal' | 'declaredJobSize'> & {
@@ -56,14 +56,14 @@ export type GeneralFields = Omit<SubmitQueryOptions, 'pieZip' | 'programFile' | 
 }
 
 /** Whether any flag of the general submission was given (so `prove` uses POST /proving-query). */
-export function hasGeneralFields(context: CommandContext): boolean {
-  return Object.keys(GENERAL_FIELD_OPTIONS).some((name) => context.values[name] !== undefined)
+export function hasGeneralFields(context: CommandContext<typeof GENERAL_FIELD_OPTIONS>): boolean {
+  return (Object.keys(GENERAL_FIELD_OPTIONS) as (keyof typeof GENERAL_FIELD_OPTIONS)[]).some((name) => context.values[name] !== undefined)
 }
 
 /** Reads and checks every general flag; every problem is an InvalidInputError naming its flag. */
-export function readGeneralFields(context: CommandContext, defaults: { result?: string } = {}): GeneralFields {
-  const text = (name: string) => {
-    const value = stringValue(context, name)?.trim()
+export function readGeneralFields(context: CommandContext<typeof GENERAL_FIELD_OPTIONS>, defaults: { result?: string } = {}): GeneralFields {
+  const text = (name: keyof typeof GENERAL_FIELD_OPTIONS) => {
+    const value = context.values[name]?.trim()
     if (value === '') throw new InvalidInputError(`--${name} must not be empty; omit it for the default.`, { input: `--${name}` })
     return value
   }

@@ -5,6 +5,7 @@ import {
   AbortedError,
   InvalidInputError,
   InvalidResponseError,
+  isNoRoute,
   ProvingKitError,
   ServiceError,
   UnknownStatusError,
@@ -748,14 +749,6 @@ class StatusReader {
   }
 }
 
-/**
- * A 404 that says the path itself is unknown (a framework's "Cannot GET", a gateway's page),
- * as opposed to the service's own answer about a query or bucket it does not have.
- */
-export function isNoRoute(error: unknown): boolean {
-  if (!(error instanceof ServiceError) || error.status !== 404) return false
-  return error.code === undefined || error.code === 'NOT_FOUND'
-}
 
 function isDedupRefusal(error: unknown): error is ServiceError {
   return error instanceof ServiceError && error.code === 'PROVING_QUERY_WITH_DEDUP_ID_ALREADY_EXISTS'

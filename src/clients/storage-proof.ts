@@ -1,6 +1,7 @@
 import {
   InvalidInputError,
 } from '../core/errors.ts'
+import { isNoRoute } from '../core/errors.ts'
 import { type ConnectionOptions, connectionOf, HttpClient } from '../core/http.ts'
 import { explainSubmissionFailure } from '../core/submission.ts'
 import { serializeJsonBody } from '../core/json-limits.ts'
@@ -48,12 +49,14 @@ export type BatchQueryResult = { internalId: string; queryStatus: string }
 
 
 /**
- * The storage-proof service: `POST /batch-query` and `GET /batch-query/{internalId}/status`
+ * The storage-proof service: `POST /batch-query` and `GET /batch-query-status?batchQueryId=`
  * (contract.md), with a wait that follows the shared polling discipline.
  */
 export class StorageProofClient {
   readonly http: HttpClient
   readonly #apiKey: string | ApiKeyProvider | undefined
+  /** Set once a service answered the status path of contract.md with no route. */
+  #statusPath: 'older' | undefined
 
   constructor(options: StorageProofClientOptions) {
     const key = typeof options.apiKey === 'string' ? apiKeyOf(options.apiKey) : options.apiKey
@@ -108,19 +111,34 @@ export class StorageProofClient {
     }
   }
 
-  /** GET /batch-query/{internalId}/status. */
+  /**
+   * GET /batch-query-status?batchQueryId= (contract.md, as public clients of production read
+   * it). A service without that route (a no-route 404) is asked on the older
+   * GET /batch-query/{internalId}/status, and this client stays there.
+   */
   async getBatchQueryStatus(internalId: string, options: { signal?: AbortSignal } = {}): Promise<BatchQueryStatusResponse> {
     const id = requireId(internalId, 'internalId')
     const apiKey = await this.#key('Reading a batch query status', options.signal)
-    const { data } = await this.http.request({
-      method: 'GET',
-      path: `/batch-query/${encodeURIComponent(id)}/status`,
-      headers: { 'api-key': apiKey },
-      schema: batchQueryStatusResponse,
-      operation: `get the status of batch query ${id}`,
-      signal: options.signal,
-    })
-    return data
+    const ask = async (path: 'current' | 'older') => {
+      const { data } = await this.http.request({
+        method: 'GET',
+        path: path === 'current' ? '/batch-query-status' : `/batch-query/${encodeURIComponent(id)}/status`,
+        query: path === 'current' ? { batchQueryId: id } : undefined,
+        headers: { 'api-key': apiKey },
+        schema: batchQueryStatusResponse,
+        operation: `get the status of batch query ${id}`,
+        signal: options.signal,
+      })
+      return data
+    }
+    if (this.#statusPath === 'older') return ask('older')
+    try {
+      return await ask('current')
+    } catch (error) {
+      if (!isNoRoute(error)) throw error
+      this.#statusPath = 'older'
+      return ask('older')
+    }
   }
 
   /**

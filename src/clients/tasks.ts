@@ -21,6 +21,7 @@ import {
   TASK_STATUSES,
   TASK_SUCCESS_STATUS,
   taskBody,
+  unknownTaskFields,
   type TaskBodyInput,
   taskListResponse,
   type TaskListResponse,
@@ -107,6 +108,13 @@ export class TaskClient {
   /** POST /tasks: schedules a task through the whole pipeline. */
   async scheduleTask(body: TaskBodyInput, options: { signal?: AbortSignal } = {}): Promise<TaskQueuedResponse> {
     const checked = this.#check(taskBody, body, 'task body')
+    // production.md: fields beyond the documented ones are passed through, not refused.
+    const unknown = unknownTaskFields(checked)
+    if (unknown.length) {
+      this.http.logger.warn(
+        `The task body has ${unknown.length === 1 ? 'a field' : 'fields'} this version of proving-kit does not know (${unknown.join(', ')}); sent as written, the service decides.`,
+      )
+    }
     return this.#submit('/tasks', checked, 'schedule the task', this.#key('Scheduling a task'), options.signal)
   }
 

@@ -184,3 +184,13 @@ export class ChainError extends ProvingKitError {
 export function isProvingKitError(error: unknown): error is ProvingKitError {
   return error instanceof ProvingKitError
 }
+
+/**
+ * A 404 that says the path itself is unknown (a framework's "Cannot GET", a gateway's page, the
+ * emulator's NOT_FOUND), as opposed to the service's own answer about a record it does not have
+ * (PROVING_QUERY_NOT_FOUND, ...): a client that knows two paths for one read tries the other.
+ */
+export function isNoRoute(error: unknown): boolean {
+  if (!(error instanceof ServiceError) || error.status !== 404) return false
+  return error.code === undefined || error.code === 'NOT_FOUND'
+}

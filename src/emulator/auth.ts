@@ -35,6 +35,14 @@ export class ApiKeys {
     return this.identify(ctx.header('api-key'))
   }
 
+  /**
+   * The caller of a proving-service request: the `api-key` header, or the `apiKey` query
+   * parameter, production's documented carrier (production.md).
+   */
+  fromHeaderOrQuery(ctx: RouteContext): Owner | null {
+    return this.identify(ctx.header('api-key') ?? ctx.query.get('apiKey'))
+  }
+
   /** The caller of a request that carries its key in the `apiKey` query parameter. */
   fromQuery(ctx: RouteContext): Owner | null {
     return this.identify(ctx.query.get('apiKey'))
@@ -50,13 +58,16 @@ export function sameOwner(a: Owner, b: Owner): boolean {
   return a.keyId === b.keyId
 }
 
-/** The `client` object of records D and L: who submitted the query. */
-export function clientObject(owner: Owner) {
+/**
+ * The `client` object of records D and L: who submitted the query. In production's shape the
+ * submitter is a wallet sign-up: no email, no image (null), as production.md shows.
+ */
+export function clientObject(owner: Owner, shape: 'interface' | 'production' = 'interface') {
   return {
     clientId: owner.clientId,
     name: `Emulated client ${owner.keyId.slice(0, 6)}`,
-    email: `${owner.clientId}@emulator.invalid`,
+    email: shape === 'production' ? null : `${owner.clientId}@emulator.invalid`,
     isEmailVerified: true,
-    image: '',
+    image: shape === 'production' ? null : '',
   }
 }

@@ -7,6 +7,8 @@ import type { RequestLog } from './request-log.ts'
 import type { RouteContext } from './router.ts'
 import type { StateStore } from './state.ts'
 
+export type EmulatorShape = 'interface' | 'production'
+
 /** What every route table of the emulator works with: one per running emulator. */
 export type EmulatorContext = {
   store: StateStore
@@ -21,6 +23,12 @@ export type EmulatorContext = {
   maxUploadBytes: number
   /** Hosts webhooks may be sent to besides this machine (`*`: any). */
   webhookHosts: readonly string[]
+  /**
+   * Which records the proving service answers with: interface.md's (default), or production's
+   * (production.md: status in GET /proving-query/{id}, optional fields omitted, client email
+   * and image null, no /docs/ routes).
+   */
+  shape: EmulatorShape
   /** The emulator's URL as it listens (`http://127.0.0.1:port`). */
   url(): string
   /**

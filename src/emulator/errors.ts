@@ -18,7 +18,18 @@ export const UNAUTHORIZED = { error: 'UNAUTHORIZED' } as const
 export const BUCKET_NOT_FOUND = { error: 'BUCKET_NOT_FOUND' } as const
 export const BUCKET_INTERNAL_ERROR = {} as const
 
-/** 400 of the submission endpoints (a choice: the spec does not show it); names the field. */
+/**
+ * The proving service's own refusals where interface.md shows no body: production's
+ * `{ message: CODE }` (production.md), with a `details` line naming the field for a person.
+ */
+export const INVALID_API_KEY = { message: 'INVALID_API_KEY' } as const
+export const DEDUP_ID_EXISTS = { message: 'PROVING_QUERY_WITH_DEDUP_ID_ALREADY_EXISTS' } as const
+
+export function provingRefusal(details: string, code = 'ZOD_INVALID_BODY_STRING'): { message: string; details: string } {
+  return { message: code, details }
+}
+
+/** 400 of the other services' endpoints (a choice: the spec does not show it); names the field. */
 export function badRequest(message: string): { message: string; error: 'BAD_REQUEST' } {
   return { message, error: 'BAD_REQUEST' }
 }

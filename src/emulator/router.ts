@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { pipeline } from 'node:stream/promises'
 import { isLoopback } from '../core/checks.ts'
 import { redact, redactUrl } from '../core/redact.ts'
+import { jsonTextDepth, MAX_JSON_DEPTH } from '../core/json-limits.ts'
 import type { Logger } from '../core/runtime.ts'
 import { badRequest, INTERNAL_SERVER_ERROR } from './errors.ts'
 
@@ -99,7 +100,6 @@ export type RouterOptions = {
 }
 
 export const MAX_JSON_BYTES = 1024 * 1024
-export const MAX_JSON_DEPTH = 32
 
 type CompiledRoute = Route & { segments: string[] }
 
@@ -298,7 +298,7 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   const text = Buffer.concat(chunks).toString('utf8')
   if (text.trim().length === 0) return undefined
   // Checked before parsing, so a hostile body cannot make the parser recurse deeply.
-  if (jsonDepth(text) > MAX_JSON_DEPTH) {
+  if (jsonTextDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
     throw new HttpError(400, badRequest(`The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`))
   }
   try {
@@ -306,28 +306,6 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   } catch (error) {
     throw new HttpError(400, badRequest(`The body is not valid JSON: ${(error as Error).message}`))
   }
-}
-
-/** The deepest nesting of arrays and objects in a JSON text (strings skipped). */
-export function jsonDepth(text: string): number {
-  let depth = 0
-  let deepest = 0
-  let inString = false
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    if (inString) {
-      if (c === 0x5c) i++ // backslash: skip the escaped character
-      else if (c === 0x22) inString = false
-    } else if (c === 0x22) {
-      inString = true
-    } else if (c === 0x5b || c === 0x7b) {
-      depth++
-      if (depth > deepest) deepest = depth
-    } else if (c === 0x5d || c === 0x7d) {
-      depth--
-    }
-  }
-  return deepest
 }
 
 async function send(res: ServerResponse, reply: Reply): Promise<void> {

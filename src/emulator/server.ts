@@ -1,19 +1,20 @@
 import { isLoopback } from '../core/checks.ts'
-import { InvalidInputError } from '../core/errors.ts'
 import { mkdirSync, rmSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { InvalidInputError } from '../core/errors.ts'
 import { type Logger, silentLogger } from '../core/runtime.ts'
 import { artifactRoutes } from './proving/artifacts.ts'
 import { ApiKeys } from './auth.ts'
 import { type EmulatorClock, realClock } from './clock.ts'
-import type { EmulatorContext } from './context.ts'
+import type { EmulatorContext, EmulatorShape } from './context.ts'
 import { controlRoutes } from './control.ts'
 import { faultInterceptor } from './faults.ts'
 import { DEFAULT_TIMING, type Timing } from './proving/lifecycle.ts'
+import { provingControlRoutes } from './proving/control.ts'
 import { provingRoutes } from './proving/routes.ts'
 import { taskRoutes } from './tasks/routes.ts'
 import { storageProofRoutes } from './storage-proof/routes.ts'
@@ -45,6 +46,12 @@ export type EmulatorOptions = {
   maxUploadBytes?: number
   /** Hosts task webhooks may be sent to besides this machine (`*`: any); none by default. */
   webhookHosts?: string[]
+  /**
+   * `interface` (default): the records of interface.md. `production`: the records production
+   * answers with (production.md): status in GET /proving-query/{id}, optional fields omitted,
+   * client email/image null, production's bucket record, no /docs/ routes.
+   */
+  shape?: EmulatorShape
 }
 
 export type RunningEmulator = {
@@ -65,7 +72,7 @@ export type RunningEmulator = {
 }
 
 /** Route tables by service; each takes the shared context. */
-const SERVICES: ((emulator: EmulatorContext) => Route[])[] = [provingRoutes, artifactRoutes, storageProofRoutes, accountRoutes, taskRoutes, starknetRpcRoutes, controlRoutes]
+const SERVICES: ((emulator: EmulatorContext) => Route[])[] = [provingRoutes, provingControlRoutes, artifactRoutes, storageProofRoutes, accountRoutes, taskRoutes, starknetRpcRoutes, controlRoutes]
 
 // Clients keep idle sockets for 4 s: the server must keep them longer, or a request sent on a
 // socket the server is just closing fails with a reset.
@@ -75,6 +82,9 @@ const REQUEST_TIMEOUT_MS = 60 * 60_000
 
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
   const host = options.host ?? '127.0.0.1'
+  if (options.shape !== undefined && options.shape !== 'interface' && options.shape !== 'production') {
+    throw new InvalidInputError(`shape must be interface or production; got ${JSON.stringify(options.shape)}.`, { input: 'shape' })
+  }
   const logger = options.logger ?? silentLogger
   if (!isLoopback(host)) {
     // Reachable from other machines: every key would be accepted without a list of keys.
@@ -109,6 +119,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     initialTiming,
     maxUploadBytes: options.maxUploadBytes ?? 16 * 1024 ** 3,
     webhookHosts: options.webhookHosts ?? [],
+    shape: options.shape ?? 'interface',
     url: () => url,
   }
   const router = new Router({

@@ -48,6 +48,8 @@ export type StoredQuery = {
   cairoVm: string
   cairoVersion: string
   sharpProver: string | null
+  /** The submission's `hints` (null when none, and in states saved before it existed). */
+  hints?: string | null
   declaredJobSize: string | null
   jobSize: string | null
   isJobSizeValid: boolean

@@ -46,15 +46,19 @@ function same(reported: string, local: bigint): boolean {
   return parseFeltText(reported) === local
 }
 
+const MATCH_ORDER: readonly ProgramHashVariant[] = ['blake', 'pedersen', 'poseidon']
+
 /** Compares a record with an inspection already computed. */
 export function compareQueryFacts(record: QueryFacts, inspection: PieInspection): FactCheckResult {
   const output = inspection.output.map((word) => BigInt(word))
-  const hashes = Object.fromEntries(PROGRAM_HASH_VARIANTS.map((v) => [v, BigInt(inspection.programHashes[v])])) as Record<
-    ProgramHashVariant,
-    bigint
-  >
-  const sharp = (variant: ProgramHashVariant) => computeSharpFact(hashes[variant], output, inspection.factTopology)
-  const integrity = (variant: ProgramHashVariant) => computeIntegrityFact(hashes[variant], output)
+  // Each variant's hash is computed only when needed (Pedersen's takes seconds for a long program).
+  const known = new Map<ProgramHashVariant, bigint>()
+  const hashOf = (variant: ProgramHashVariant) => {
+    if (!known.has(variant)) known.set(variant, BigInt(inspection.programHashes[variant]))
+    return known.get(variant)!
+  }
+  const sharp = (variant: ProgramHashVariant) => computeSharpFact(hashOf(variant), output, inspection.factTopology)
+  const integrity = (variant: ProgramHashVariant) => computeIntegrityFact(hashOf(variant), output)
   const mismatches: FactMismatch[] = []
   const checked: FactField[] = []
 
@@ -62,8 +66,9 @@ export function compareQueryFacts(record: QueryFacts, inspection: PieInspection)
   let candidates: ProgramHashVariant[] = [...PROGRAM_HASH_VARIANTS]
   if (typeof record.programHash === 'string') {
     checked.push('programHash')
-    variant = PROGRAM_HASH_VARIANTS.find((v) => same(record.programHash!, hashes[v])) ?? null
-    if (!variant) mismatches.push({ field: 'programHash', expected: toHex(hashes.pedersen), actual: record.programHash })
+    // Blake first: it costs next to nothing and spares the other two when it matches.
+    variant = MATCH_ORDER.find((v) => same(record.programHash!, hashOf(v))) ?? null
+    if (!variant) mismatches.push({ field: 'programHash', expected: toHex(hashOf('pedersen')), actual: record.programHash })
     // A mismatching program hash: judge the facts against SHARP's default, Pedersen.
     candidates = [variant ?? 'pedersen']
   }

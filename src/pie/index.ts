@@ -11,7 +11,7 @@ export {
   type ValidatePieOptions,
 } from './validate.ts'
 export { packPie, canonicalZipDigest, type PackPieOptions, type PackPieResult, type PackedEntry } from './pack.ts'
-export { inspectPie, type InspectPieOptions, type PieInspection } from './inspect.ts'
+export { inspectPie, prepareProgramHash, type InspectPieOptions, type PieInspection } from './inspect.ts'
 export {
   checkQueryFacts,
   assertQueryFacts,
@@ -24,7 +24,9 @@ export {
 } from './check.ts'
 export {
   computeProgramHash,
+  computeProgramHashAsync,
   computeProgramHashes,
+  programDigest,
   programHashChain,
   programFromCompiled,
   pedersenHashChain,

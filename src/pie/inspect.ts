@@ -3,12 +3,24 @@
  * step count and job size, the SHARP and Integrity facts, and the SHA-256 of the zip that
  * would be uploaded. The PIE is validated in the same streaming pass; an invalid PIE throws
  * InvalidPieError, since facts of a PIE the prover would reject mean nothing.
+ *
+ * The program hashes and the facts built on them are computed when first read (and cached by
+ * the program's digest): a long program's Pedersen hash takes seconds, and most callers need
+ * one variant, the one the service reports. `prepareProgramHash` computes one ahead without
+ * holding the thread, e.g. while the PIE uploads.
  */
 import { stat } from 'node:fs/promises'
 import type { JobSize } from '../schemas/proving.ts'
 import { sha256Bytes, sha256File } from './digest.ts'
 import { computeIntegrityFact, computeSharpFact, factTopologyFromAdditionalData, type FactTopology } from './facts.ts'
-import { computeProgramHashes, type ProgramHashVariant } from './hash.ts'
+import {
+  computeProgramHash,
+  computeProgramHashAsync,
+  programDigest,
+  PROGRAM_HASH_VARIANTS,
+  type ProgramForHash,
+  type ProgramHashVariant,
+} from './hash.ts'
 import { toHex } from './hex.ts'
 import { jobSizeForSteps } from './job-size.ts'
 import { canonicalZipDigest } from './pack.ts'
@@ -18,7 +30,10 @@ import { analysePie, invalidPieError, type PieSummary, type ValidatePieOptions }
 export type PieInspection = {
   /** The Pedersen program hash (what SHARP uses by default), lowercase 0x hex. */
   programHash: string
+  /** Each computed when first read. */
   programHashes: Record<ProgramHashVariant, string>
+  /** SHA-256 of the program hash chain's words: what the hashes are cached under. */
+  programDigest: string
   /** The program output, each word as lowercase 0x hex without leading zeros (exact). */
   output: string[]
   nSteps: number
@@ -60,20 +75,60 @@ export async function inspectPie(pie: PieInput, options: InspectPieOptions = {})
     throw invalidPieError(analysis.problems, typeof pie === 'string' ? pie : undefined)
   }
   const program = analysis.metadata.program
-  const hashes = computeProgramHashes(program)
+  const digestOfProgram = programDigest(program)
+  const hash = (variant: ProgramHashVariant) => computeProgramHash(program, variant, digestOfProgram)
   const output = analysis.output
   const factTopology = factTopologyFromAdditionalData(output.length, analysis.outputBuiltin)
-  return {
-    programHash: toHex(hashes.pedersen),
-    programHashes: { pedersen: toHex(hashes.pedersen), poseidon: toHex(hashes.poseidon), blake: toHex(hashes.blake) },
+  const programHashes = {} as Record<ProgramHashVariant, string>
+  for (const variant of PROGRAM_HASH_VARIANTS) {
+    Object.defineProperty(programHashes, variant, {
+      enumerable: true,
+      get: () => toHex(hash(variant)),
+    })
+  }
+  const inspection = {
+    programHashes,
+    programDigest: digestOfProgram,
     output: output.map(toHex),
     nSteps: analysis.summary.nSteps,
     builtins: program.builtins,
     jobSize: jobSizeForSteps(analysis.summary.nSteps),
-    sharpFactHash: toHex(computeSharpFact(hashes.pedersen, output, factTopology)),
-    integrityFactHash: toHex(computeIntegrityFact(hashes.pedersen, output)),
     factTopology,
     sha256: await digest,
     summary: analysis.summary,
-  }
+  } as PieInspection
+  Object.defineProperties(inspection, {
+    programHash: { enumerable: true, get: () => toHex(hash('pedersen')) },
+    sharpFactHash: {
+      enumerable: true,
+      get: () => toHex(computeSharpFact(hash('pedersen'), output, factTopology)),
+    },
+    integrityFactHash: {
+      enumerable: true,
+      get: () => toHex(computeIntegrityFact(hash('pedersen'), output)),
+    },
+  })
+  programs.set(inspection, program)
+  return inspection
+}
+
+const programs = new WeakMap<PieInspection, ProgramForHash>()
+
+/**
+ * Computes an inspection's program hash ahead, letting the event loop run meanwhile (for
+ * Pedersen, in batches of a few tens of milliseconds); afterwards reading it is immediate.
+ */
+export async function prepareProgramHash(
+  inspection: PieInspection,
+  variant: ProgramHashVariant = 'pedersen',
+  signal?: AbortSignal,
+): Promise<string> {
+  const program = programs.get(inspection)
+  if (!program) return inspection.programHashes[variant]
+  return toHex(
+    await computeProgramHashAsync(program, variant, {
+      digest: inspection.programDigest,
+      signal,
+    }),
+  )
 }

@@ -2,54 +2,62 @@ import { z } from 'zod'
 import { openEnum } from '../core/parse.ts'
 
 /**
- * The storage-proof service (interface.md, contract.md): one batch query proving account
- * properties at given blocks, and the status of that query.
+ * The storage-proof service (interface.md, contract.md, production.md): one batch query proving
+ * account properties at given blocks, and the status of that query.
  *
  * The request schema is strict, because it checks what we are about to send (and the emulator
- * checks what it receives with the same rules): every field is required (contract.md), chain
- * ids are decimal, blocks are `block:<n>`, accounts are 20-byte hex addresses. The response
- * schemas are tolerant, as everywhere.
+ * checks what it receives with the same rules), but accepts every body production takes
+ * (production.md): chains keyed by decimal id or by name (`SN_SEPOLIA`), blocks by
+ * `block:<n>` or `timestamp:<n>`, accounts by 0x hex address (20-byte EVM or 32-byte Starknet),
+ * an account with only `slots` (or only `props`), and props that name header fields as well as
+ * account fields. The response schemas are tolerant, as everywhere.
  */
 
 export const BATCH_QUERY_STATUSES = ['RECEIVED', 'IN_PROGRESS', 'DONE', 'FAILED'] as const
 export const TERMINAL_BATCH_QUERY_STATUSES = ['DONE', 'FAILED'] as const
 /** Account properties seen in production; the field stays an open list of strings. */
 export const KNOWN_ACCOUNT_PROPS = ['BALANCE', 'NONCE', 'STORAGE_ROOT', 'CODE_HASH'] as const
+/** Block header fields a query may ask for among `props` (production.md); open too. */
+export const KNOWN_HEADER_PROPS = ['PARENT_HASH', 'STATE_ROOT', 'TRANSACTIONS_ROOT', 'RECEIPTS_ROOT', 'NUMBER', 'TIMESTAMP', 'BASE_FEE_PER_GAS'] as const
 
 export type BatchQueryStatus = (typeof BATCH_QUERY_STATUSES)[number]
 
 const DECIMAL = /^(0|[1-9]\d*)$/
 const NUMERIC = /^\d+(\.\d+)?$/
-const BLOCK_KEY = /^block:(0|[1-9]\d*)$/
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/
+/** A chain by decimal id ("11155111") or by name ("SN_SEPOLIA"). */
+const CHAIN_KEY = /^((0|[1-9]\d*)|[A-Z][A-Z0-9_]{1,63})$/
+const BLOCK_KEY = /^(block|timestamp):(0|[1-9]\d*)$/
+/** An EVM address (20 bytes) or a Starknet one (a felt, up to 32 bytes). */
+const ADDRESS = /^0x[0-9a-fA-F]{1,64}$/
 /** A storage slot: a 32-byte key, hex (0x-prefixed, at most 64 digits) or decimal. */
 const SLOT = /^(0x[0-9a-fA-F]{1,64}|\d{1,78})$/
 
 export const decimalChainId = z.string().regex(DECIMAL, 'must be a decimal chain id, e.g. "1" or "11155111"')
+export const chainKey = z.string().regex(CHAIN_KEY, 'must be a decimal chain id ("11155111") or a chain name ("SN_SEPOLIA")')
 
 export const accountRequest = z
   .strictObject({
-    props: z.array(z.string().min(1, 'must not be empty')),
-    slots: z.array(z.string().regex(SLOT, 'must be a storage slot: 0x-prefixed hex (32 bytes at most) or decimal')),
+    props: z.array(z.string().min(1, 'must not be empty')).optional(),
+    slots: z.array(z.string().regex(SLOT, 'must be a storage slot: 0x-prefixed hex (32 bytes at most) or decimal')).optional(),
   })
   // A query that asks nothing of an account proves nothing and still costs a fee.
-  .refine((account) => account.props.length + account.slots.length > 0, 'asks for no props and no slots')
+  .refine((account) => (account.props?.length ?? 0) + (account.slots?.length ?? 0) > 0, 'asks for no props and no slots')
 
 export const blockRequest = z.strictObject({
   accounts: z
-    .record(z.string().regex(ADDRESS, 'must be a 20-byte 0x-prefixed hex address'), accountRequest)
+    .record(z.string().regex(ADDRESS, 'must be a 0x-prefixed hex address (20 bytes, or 32 for Starknet)'), accountRequest)
     .refine((accounts) => Object.keys(accounts).length > 0, 'names no account'),
 })
 
 export const chainRequest = z
-  .record(z.string().regex(BLOCK_KEY, 'must be "block:<number>"'), blockRequest)
+  .record(z.string().regex(BLOCK_KEY, 'must be "block:<number>" or "timestamp:<unix seconds>"'), blockRequest)
   .refine((blocks) => Object.keys(blocks).length > 0, 'names no block')
 
 export const batchQueryBody = z.strictObject({
-  destinationChainId: decimalChainId,
+  destinationChainId: chainKey,
   fee: z.string().regex(NUMERIC, 'must be a numeric string, e.g. "0" or "1000000"'),
   data: z
-    .record(decimalChainId, chainRequest)
+    .record(chainKey, chainRequest)
     .refine((chains) => Object.keys(chains).length > 0, 'names no chain'),
 })
 

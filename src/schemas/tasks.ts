@@ -189,14 +189,40 @@ export const webhookUrl = z.string().refine(
   { error: (issue) => `must be an absolute http(s) URL, got ${JSON.stringify(issue.input)}` },
 )
 
+/**
+ * The optional fields production's POST /tasks takes beyond interface.md (production.md):
+ * - `is_mock`: run the pipeline with mocked proving (testing), a boolean;
+ * - `schedule_mode`: how the task is scheduled, a name the service defines;
+ * - `schedule_tx_hash`: the transaction that scheduled the task on chain, 0x hex;
+ * - `injected_state_server`: the address of the server holding the injected state, a URL.
+ * Their types are checked; any other field is passed through as written, with a warning.
+ */
+export const TASK_OPTIONAL_FIELDS = {
+  is_mock: z.boolean(),
+  schedule_mode: z.string().min(1, { error: 'must not be empty' }),
+  schedule_tx_hash: hexString,
+  injected_state_server: webhookUrl,
+} as const
+
 /** POST /tasks. Required: destination_chain_id, input, program_hash (contract.md). */
-export const taskBody = z.strictObject({
+export const taskBody = z.looseObject({
   destination_chain_id: hexString,
   input: taskModuleInput,
   program_hash: hexString,
   task_inputs: z.array(taskInputItem).default([]),
   webhook_url: webhookUrl.optional(),
+  is_mock: TASK_OPTIONAL_FIELDS.is_mock.optional(),
+  schedule_mode: TASK_OPTIONAL_FIELDS.schedule_mode.optional(),
+  schedule_tx_hash: TASK_OPTIONAL_FIELDS.schedule_tx_hash.optional(),
+  injected_state_server: TASK_OPTIONAL_FIELDS.injected_state_server.optional(),
 })
+
+/** The top-level fields of a task body this version does not know (sent as written). */
+export function unknownTaskFields(body: unknown): string[] {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return []
+  const known = Object.keys(taskBody.shape)
+  return Object.keys(body).filter((key) => !known.includes(key))
+}
 export type TaskBody = z.infer<typeof taskBody>
 /** What a caller may give: `task_inputs` defaults to []. */
 export type TaskBodyInput = z.input<typeof taskBody>
@@ -249,15 +275,19 @@ export const taskMmrsResponse = z.looseObject({
 })
 export type TaskMmrsResponse = z.infer<typeof taskMmrsResponse>
 
-/** A task of the list (contract.md; more fields are allowed). */
+/**
+ * A task of the list (contract.md; more fields are allowed). Only what the client acts on is
+ * required (uuid, status); production's items may lack `clientId` (production.md), and the
+ * rest may be absent or null too.
+ */
 export const taskSummary = z.looseObject({
   uuid: z.string(),
   status: openEnum(TASK_STATUSES),
-  destinationChainId: z.string().nullable(),
-  programHash: z.string().nullable(),
-  clientId: z.string().nullable(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
+  destinationChainId: z.string().nullable().optional(),
+  programHash: z.string().nullable().optional(),
+  clientId: z.string().nullable().optional(),
+  createdAt: z.string().nullable().optional(),
+  updatedAt: z.string().nullable().optional(),
 })
 export type TaskSummary = z.infer<typeof taskSummary>
 

@@ -1,6 +1,7 @@
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { EXAMPLE } from '../helpers/example-pie.ts'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.ts'
 import {
@@ -19,8 +20,8 @@ import {
  * against an emulator started here. Every run is scanned for the API key afterwards.
  */
 const API_KEY = 'pk_e2e_ROOT_9c41f7d2b8e5a0'
-const FIXTURE_SHA256 = '06da79af56d26210135fbfdd1c900469f3246806910122311479f16d17749994'
-const FIXTURE_PROGRAM_HASH = '0x931813b5c14b9b8b8d9f44bc542445105de0c7e1c7a5a83b7e40ca0b096975'
+const FIXTURE_SHA256 = EXAMPLE.sha256
+const FIXTURE_PROGRAM_HASH = EXAMPLE.programHash
 
 let emulator: RunningEmulator
 const runs: ActionRun[] = []
@@ -42,7 +43,7 @@ afterEach(() => {
 })
 
 describe('root action bundle', () => {
-  it('proves the fixture PIE: DONE, facts checked, every output set; the post step adds nothing', async () => {
+  it('proves the example PIE: DONE, facts checked, every output set; the post step adds nothing', async () => {
     const run = await prove({})
     expect(run.code, run.stdout + run.stderr).toBe(0)
     expect(run.stderr).toBe('')
@@ -57,7 +58,7 @@ describe('root action bundle', () => {
     expect(run.outputs['query-id']).toMatch(/^[\w-]+$/)
     expect(run.outputs['integrity-fact-hash']).toMatch(/^0x[0-9a-f]+$/)
     expect(run.outputs['sharp-fact-hash']).toMatch(/^0x[0-9a-f]+$/)
-    expect(run.outputs['pie-zip']).toMatch(/fib-cairo-vm-writer\.zip$/)
+    expect(run.outputs['pie-zip']).toMatch(/\/examples\/fib\/pie\.zip$/)
     const urls = JSON.parse(run.outputs['metadata-urls']!) as string[]
     expect(urls.some((url) => url.endsWith('/proof.json'))).toBe(true)
     expect(run.outputs['error-reason']).toBeUndefined()
@@ -104,7 +105,7 @@ describe('root action bundle', () => {
   })
 
   it('expected-program-hash: a different hash fails before anything is submitted; the right one passes', async () => {
-    const wrong = '0x4f028ea2f2568d9b71509641f65cd3879482a371ab2a18d20ca7528d960dd45'
+    const wrong = '0x931813b5c14b9b8b8d9f44bc542445105de0c7e1c7a5a83b7e40ca0b096975'
     const refused = await prove({ 'expected-program-hash': wrong })
     expect(refused.code).toBe(1)
     expect(refused.outputs['query-id']).toBeUndefined()
@@ -112,7 +113,7 @@ describe('root action bundle', () => {
     expect(refused.outputs['error-reason']).toBe(`The PIE's program hash is ${FIXTURE_PROGRAM_HASH}, not the expected ${wrong}; nothing was submitted.`)
     expect(refused.summary).toContain('| **Expected program hash** |')
 
-    const upperCase = `0x00${FIXTURE_PROGRAM_HASH.slice(2).toUpperCase()}`
+    const upperCase = `0x${FIXTURE_PROGRAM_HASH.slice(2).toUpperCase().padStart(64, '0')}`
     const passed = await prove({ 'expected-program-hash': upperCase })
     expect(passed.code, passed.stdout).toBe(0)
     expect(passed.outputs.status).toBe('DONE')

@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { EXAMPLE, generatedPie } from '../helpers/example-pie.ts'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { ProvingClient } from '../../src/clients/proving.ts'
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.ts'
@@ -8,7 +9,7 @@ import { type ActionRun, control, errorAnnotations, FIXTURE_PIE, leakedSecret, r
 
 /** The sub-actions' committed bundles (dist/<name>), run from their action.yml as the runner does. */
 const API_KEY = 'pk_e2e_SUB_e83f11a06c72'
-const FIXTURE_PROGRAM_HASH = '0x931813b5c14b9b8b8d9f44bc542445105de0c7e1c7a5a83b7e40ca0b096975'
+const FIXTURE_PROGRAM_HASH = EXAMPLE.programHash
 
 let emulator: RunningEmulator
 let client: ProvingClient
@@ -40,10 +41,10 @@ describe('pack/', () => {
     expect(run.code, run.stdout + run.stderr).toBe(0)
     expect(run.outputs).toMatchObject({
       'pie-zip': join(workspace, 'out', 'fib.zip'),
-      'n-steps': '89',
+      'n-steps': String(EXAMPLE.nSteps),
       'job-size': 'XS',
       'program-hash': FIXTURE_PROGRAM_HASH,
-      output: '["0x1","0x59"]',
+      output: JSON.stringify(EXAMPLE.output),
     })
     expect(run.outputs['pie-sha256']).toMatch(/^[0-9a-f]{64}$/)
     expect(Number(run.outputs['size-bytes'])).toBeGreaterThan(100)
@@ -68,7 +69,6 @@ describe('pack/', () => {
 })
 
 describe('wait/', () => {
-  const OTHER_PIE = '../shared/fixtures/pie/fib-cairo-lang-writer.zip'
 
   it('with pie: the PIE is checked before waiting and the facts after DONE', async () => {
     const submitted = await action('', { pie: FIXTURE_PIE, wait: 'false', ...service() })
@@ -95,9 +95,10 @@ describe('wait/', () => {
     expect(plain.summary).toContain('not checked: no `pie` was given to compare with')
   })
 
-  it('with the pie of another program: the gate refuses the result', async () => {
+  it('with the pie of another run (same program, other output): the gate refuses the result', async () => {
     const submitted = await action('', { pie: FIXTURE_PIE, wait: 'false', ...service() })
-    const run = await action('wait', { 'query-id': submitted.outputs['query-id']!, pie: OTHER_PIE, ...service() })
+    const other = await generatedPie({ seed: 7 })
+    const run = await action('wait', { 'query-id': submitted.outputs['query-id']!, pie: other.zip, ...service() })
     expect(run.code).toBe(1)
     expect(run.outputs).toMatchObject({ status: 'DONE', 'facts-verified': 'false' })
     expect(run.outputs['error-reason']).toMatch(/^What the service says it proved differs from the PIE: /)

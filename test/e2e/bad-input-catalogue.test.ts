@@ -144,7 +144,7 @@ const cli: CliCase[] = [
   // prove
   { name: 'prove: unknown layout', args: ['prove', FIXTURE_PIE, '--layout', 'recursive with keccak'], input: '--layout', fix: /must be one of auto, plain, recursive/ },
   { name: 'prove: empty prover', args: ['prove', FIXTURE_PIE, '--prover', ' '], input: '--prover', fix: /omit it/ },
-  { name: 'prove: missing <pie>', args: ['prove'], input: '<pie>', fix: /usage is `proving prove <pie>`/ },
+  { name: 'prove: missing <pie>', args: ['prove'], input: '<pie>', fix: /usage is `proving prove <pie>\.\.\.`/ },
   { name: 'prove: two positionals', args: ['prove', FIXTURE_PIE, 'extra.zip'], input: 'extra.zip' },
   { name: 'prove: no file at <pie>', args: ['prove', file('nope.zip')], input: '<pie>', fix: /give a pie\.zip or a PIE directory/ },
   { name: 'prove: corrupt zip', args: ['prove', file('corrupt.zip')], input: '<pie>', fix: /not a valid Cairo PIE/, lines: 'headline' },
@@ -178,7 +178,7 @@ const cli: CliCase[] = [
   { name: 'query list: --network DEVNET', args: ['query', 'list', '--network', 'DEVNET'], input: '--network', fix: /MAINNET or TESTNET/ },
   { name: 'query wait: --timeout 1w', args: ['query', 'wait', 'q-1', '--timeout', '1w'], input: '--timeout', fix: /90s, 30m or 2h/ },
   // bucket
-  { name: 'bucket create: --aggregator-version missing', args: ['bucket', 'create'], input: '--aggregator-version', fix: /is required/ },
+  { name: 'bucket create: --aggregator-version empty', args: ['bucket', 'create', '--aggregator-version', ' '], input: '--aggregator-version', fix: /is required/ },
   { name: 'bucket create: --node-width 2^31 (int32 overflow)', args: ['bucket', 'create', '--aggregator-version', 'v1', '--node-width', '2147483648'], input: '--node-width', fix: /from 1 to 2147483647/ },
   { name: 'bucket create: --node-width 1.5', args: ['bucket', 'create', '--aggregator-version', 'v1', '--node-width', '1.5'], input: '--node-width', fix: /whole number/ },
   { name: 'bucket close: id with a space', args: ['bucket', 'close', 'my bucket'], input: 'bucketId', fix: /copy it/ },
@@ -197,9 +197,9 @@ const cli: CliCase[] = [
   { name: 'task decommit: --program-hash 0xZZ', args: ['task', 'decommit', '--proving-query-id', 'q-1', '--destination-chain-id', '0xaa36a7', '--program-hash', '0xZZ'], input: 'program_hash', fix: /must be 0x-prefixed hex/ },
   { name: 'task decommit: --webhook-url not a URL', args: ['task', 'decommit', '--proving-query-id', 'q-1', '--destination-chain-id', '0xaa36a7', '--webhook-url', 'hooks.example.com'], input: 'webhook_url', fix: /must be an absolute http/ },
   { name: 'task decommit: --dp-output of the wrong shape', args: ['task', 'decommit', '--proving-query-id', 'q-1', '--destination-chain-id', '0xaa36a7', '--dp-output', file('dp-output-bad.json')], input: 'dp_output', fix: /not a known field/, lines: 'headline' },
-  { name: 'task list: --per-page 101', args: ['task', 'list', '--per-page', '101'], input: '--per-page', fix: /from 1 to 100/ },
+  { name: 'task list: --limit 101', args: ['task', 'list', '--limit', '101'], input: '--limit', fix: /from 1 to 100/ },
   { name: 'task list: --status Done', args: ['task', 'list', '--status', 'Done'], input: '--status', fix: /must be one of Received/ },
-  { name: 'task list: --page 0', args: ['task', 'list', '--page', '0'], input: '--page', fix: /whole number from 1/ },
+  { name: 'task list: --offset -1', args: ['task', 'list', '--offset=-1'], input: '--offset', fix: /whole number from 0/ },
   { name: 'task status: empty uuid', args: ['task', 'status', ' '], input: 'uuid', fix: /give the uuid/ },
   // storage
   { name: 'storage query: hex destinationChainId', args: ['storage', 'query', file('query-hex-chain.json')], input: 'destinationChainId', lines: 'headline', fix: /fix it before sending/ },

@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.ts'
-import { FIXTURES, REPO_ROOT, runCli } from '../helpers/cli.ts'
+import { REPO_ROOT, runCli } from '../helpers/cli.ts'
+import { generatedPie } from '../helpers/example-pie.ts'
 
 const EXAMPLE_DIR = join(REPO_ROOT, 'examples/fib/pie')
 const EXAMPLE_ZIP = join(REPO_ROOT, 'examples/fib/pie.zip')
-const FIXTURE = `${FIXTURES}/pie/fib-cairo-lang-writer.zip`
 const PUBLISHED_FIB_PROGRAM_HASH = '0x4f028ea2f2568d9b71509641f65cd3879482a371ab2a18d20ca7528d960dd45'
 
 let work: string
@@ -20,7 +20,8 @@ afterAll(async () => {
 
 describe('proving validate', () => {
   it('exits 0 on a valid PIE, zip or directory', async () => {
-    for (const pie of [FIXTURE, EXAMPLE_ZIP, EXAMPLE_DIR]) {
+    const generated = await generatedPie({ seed: 5, memoryBytes: 64 * 1024 })
+    for (const pie of [EXAMPLE_ZIP, EXAMPLE_DIR, generated.zip, generated.dir]) {
       const result = await runCli(['validate', pie])
       expect(result.code, result.stderr).toBe(0)
       expect(result.stdout).toMatch(/valid Cairo PIE/)

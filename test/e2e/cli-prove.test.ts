@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { FIXTURES, runCli, spawnCli } from '../helpers/cli.ts'
+import { runCli, spawnCli } from '../helpers/cli.ts'
+import { EXAMPLE_PIE } from '../helpers/example-pie.ts'
 
-const PIE = `${FIXTURES}/pie/fib-cairo-vm-writer.zip`
+const PIE = EXAMPLE_PIE
 const API_KEY = 'pk_test_CLI_E2E_5e1f0a9c'
 
 /**
  * Issue 2's "done when", over real HTTP: `proving emulator` in its own process, then
- * `proving prove <fixture> --wait --json` against it ends DONE with a query id.
+ * `proving prove <the example PIE> --wait --json` against it ends DONE with a query id.
  */
 describe('proving emulator + proving prove (separate processes)', () => {
   let emulator: ReturnType<typeof spawnCli>
@@ -24,7 +25,7 @@ describe('proving emulator + proving prove (separate processes)', () => {
     expect(result.code).toBe(0)
   })
 
-  it('proves the fixture and prints the final query as JSON', async () => {
+  it('proves the example PIE and prints the final query as JSON', async () => {
     const run = spawnCli(['prove', PIE, '--wait', '--json'], {
       env: { PROVING_BASE_URL: baseUrl, PROVING_API_KEY: API_KEY },
     })

@@ -35,10 +35,19 @@ describe('buckets', () => {
   })
 
   it('POST /buckets refuses a missing aggregatorVersion (400) and a missing key (401)', async () => {
-    expect(await createBucket({})).toMatchObject({ status: 400, body: { error: 'BAD_REQUEST' } })
-    expect((await createBucket({ aggregatorVersion: 'v1', nodeWidth: 0 })).body.message).toMatch(/nodeWidth/)
+    expect(await createBucket({})).toMatchObject({ status: 400, body: { message: 'ZOD_INVALID_BODY_STRING' } })
+    expect((await createBucket({ aggregatorVersion: 'v1', nodeWidth: 0 })).body.details).toMatch(/nodeWidth/)
     const anonymous = await emulator().call('POST', '/buckets', { json: { aggregatorVersion: 'v1' } })
-    expect(anonymous).toMatchObject({ status: 401, body: { error: 'UNAUTHORIZED' } })
+    expect(anonymous).toMatchObject({ status: 401, body: { message: 'INVALID_API_KEY' } })
+  })
+
+  it('POST /buckets takes production\'s body too: aggregatorParams an object, nodeWidth a string', async () => {
+    const answer = await createBucket({ aggregatorVersion: 'v2', nodeWidth: '8', aggregatorParams: { use_kzg_da: true, full_output: false } })
+    expect(answer.status).toBe(201)
+    expect(answer.body.provingBucket).toMatchObject({ nodeWidth: 8 })
+    expect(JSON.parse(answer.body.provingBucket.aggregatorParams)).toEqual({ use_kzg_da: true, full_output: false })
+    expect((await createBucket({ aggregatorVersion: 'v2', aggregatorParams: [1] })).status).toBe(400)
+    expect((await createBucket({ aggregatorVersion: 'v2', nodeWidth: 'wide' })).status).toBe(400)
   })
 
   describe('POST /buckets/close errors (interface.md order: {}, UNAUTHORIZED, BUCKET_NOT_FOUND, {})', () => {
@@ -110,7 +119,7 @@ describe('buckets', () => {
     // A closed bucket takes no more queries.
     const late = await emulator().call('POST', '/proving-query', { headers: { 'api-key': KEY }, form: await queryForm({ bucketId: provingBucket.id }) })
     expect(late.status).toBe(400)
-    expect(late.body.message).toMatch(/closed/)
+    expect(late.body.details).toMatch(/closed/)
   })
 
   it('a closed bucket stays IN_PROGRESS while its queries verify, then is DONE', async () => {

@@ -1,3 +1,4 @@
+import { EXAMPLE } from '../helpers/example-pie.ts'
 import { readFile } from 'node:fs/promises'
 import { request } from 'undici'
 import { describe, expect, it } from 'vitest'
@@ -44,7 +45,7 @@ describe('reading queries', () => {
     docsQueryResponse.parse(answer.body)
     queryRecordL.strict().parse(answer.body.provingQuery)
     expect(Object.keys(answer.body.provingQuery).sort()).toEqual(L_KEYS)
-    expect(await docs(`/docs/proving-query/${id}`, null)).toMatchObject({ status: 401, body: { error: 'UNAUTHORIZED' } })
+    expect(await docs(`/docs/proving-query/${id}`, null)).toMatchObject({ status: 401, body: { message: 'INVALID_API_KEY' } })
     expect(await docs(`/docs/proving-query/${id}`, OTHER_KEY)).toMatchObject({ status: 404, body: { message: 'PROVING_QUERY_NOT_FOUND' } })
   })
 
@@ -79,7 +80,7 @@ describe('reading queries', () => {
     expect(body).toEqual({
       program_hash: '0x5ab580b04e3532b6b18f81cfa654a05e29dd8e2352d88df1e765a84072db07',
       child_program_hash: provingQuery.programHash,
-      output: ['0x1', '0x4', provingQuery.programHash, '0x1', '0x59'],
+      output: ['0x1', '0x4', provingQuery.programHash, ...EXAMPLE.output],
     })
   })
 
@@ -103,7 +104,7 @@ describe('reading queries', () => {
         queryRecordL.strict().parse(record)
         expect(Object.keys(record).sort()).toEqual(L_KEYS)
       }
-      expect(await docs('/docs/proving-queries', null)).toMatchObject({ status: 401, body: { error: 'UNAUTHORIZED' } })
+      expect(await docs('/docs/proving-queries', null)).toMatchObject({ status: 401, body: { message: 'INVALID_API_KEY' } })
     })
 
     it('paginates with limit (default 10, max 100) and offset (default 0)', async () => {
@@ -119,7 +120,7 @@ describe('reading queries', () => {
       for (const [name, value] of [['limit', 101], ['limit', 0], ['offset', -1], ['limit', 'ten']] as const) {
         const refused = await docs('/docs/proving-queries', KEY, { [name]: value })
         expect(refused.status).toBe(400)
-        expect(refused.body.message).toMatch(new RegExp(`^${name} must be`))
+        expect(refused.body.details).toMatch(new RegExp(`^${name} must be`))
       }
     })
 

@@ -39,9 +39,9 @@ describe('POST /v1/l2/proving-query/proof-generation-verification', () => {
     expect(answer.body.provingQueryId).toMatch(/^[0-9a-f-]{36}$/)
   })
 
-  it('401 { error: UNAUTHORIZED } without apiKey (the header does not count here)', async () => {
+  it('401 { message: INVALID_API_KEY } without apiKey (the header does not count here)', async () => {
     const answer = await emulator().call('POST', L2_PIE, { headers: { 'api-key': KEY }, form: await pieForm() })
-    expect(answer).toMatchObject({ status: 401, body: { error: 'UNAUTHORIZED' } })
+    expect(answer).toMatchObject({ status: 401, body: { message: 'INVALID_API_KEY' } })
   })
 
   it.each([
@@ -52,8 +52,9 @@ describe('POST /v1/l2/proving-query/proof-generation-verification', () => {
   ])('400 naming the field when %s is missing', async (_field, options, message) => {
     const answer = await submit(await pieForm({}, options))
     expect(answer.status).toBe(400)
-    expect(answer.body).toMatchObject({ error: 'BAD_REQUEST' })
-    expect(answer.body.message).toMatch(message)
+    // production's body: { message: CODE }, plus details naming the field.
+    expect(answer.body.message).toMatch(/^[A-Z][A-Z0-9_]+$/)
+    expect(answer.body.details).toMatch(message)
   })
 
   it.each([
@@ -63,20 +64,21 @@ describe('POST /v1/l2/proving-query/proof-generation-verification', () => {
   ])('400 naming the field when %s is invalid', async (_field, fields, message) => {
     const answer = await submit(await pieForm(fields))
     expect(answer.status).toBe(400)
-    expect(answer.body.message).toMatch(message)
+    expect(answer.body).toMatchObject({ message: 'ZOD_INVALID_BODY_STRING' })
+    expect(answer.body.details).toMatch(message)
   })
 
   it('400 for a pieFile that is not a PIE, and for a body that is not multipart', async () => {
     const notZip = await submit(await pieForm({}, { pie: notZipPath }))
     expect(notZip.status).toBe(400)
-    expect(notZip.body.message).toMatch(/^pieFile is not a valid Cairo PIE: pieFile: does not start with "PK"/)
-    expect(notZip.body.message).not.toMatch(/\.upload/)
+    expect(notZip.body.details).toMatch(/^pieFile is not a valid Cairo PIE: pieFile: does not start with "PK"/)
+    expect(notZip.body.details).not.toMatch(/\.upload/)
 
     // A zip, but not a PIE: the first problems are quoted.
     const zipOfNothing = new Blob([await readFile(FIXTURE_PIE).then((bytes) => bytes.subarray(0, 200))])
     const truncated = await submit(await pieForm({}, { pie: zipOfNothing }))
     expect(truncated.status).toBe(400)
-    expect(truncated.body.message).toMatch(/^pieFile is not a valid Cairo PIE: /)
+    expect(truncated.body.details).toMatch(/^pieFile is not a valid Cairo PIE: /)
 
     const json = await emulator().call('POST', L2_PIE, { query: { apiKey: KEY }, json: { pieFile: 'x' } })
     expect(json.status).toBe(400)
@@ -156,7 +158,7 @@ describe('POST /v1/l2/proving-query/proof-verification', () => {
   })
 
   it('401 without apiKey', async () => {
-    expect(await emulator().call('POST', L2_PROOF, { form: await proofForm() })).toMatchObject({ status: 401, body: { error: 'UNAUTHORIZED' } })
+    expect(await emulator().call('POST', L2_PROOF, { form: await proofForm() })).toMatchObject({ status: 401, body: { message: 'INVALID_API_KEY' } })
   })
 
   type Row = [options: { omit?: string[]; notJson?: boolean }, fields: Record<string, string>, message: RegExp]
@@ -171,8 +173,9 @@ describe('POST /v1/l2/proving-query/proof-verification', () => {
     const form = await proofForm(fields, { omit: options.omit, file: options.notJson ? notJsonPath : undefined })
     const answer = await submit(form)
     expect(answer.status).toBe(400)
-    expect(answer.body).toMatchObject({ error: 'BAD_REQUEST' })
-    expect(answer.body.message).toMatch(message)
+    // production's body: { message: CODE }, plus details naming the field.
+    expect(answer.body.message).toMatch(/^[A-Z][A-Z0-9_]+$/)
+    expect(answer.body.details).toMatch(message)
   })
 
   it('500 on a server-side error', async () => {
@@ -214,10 +217,10 @@ describe('POST /proving-query (extension) and GET /proving-query-by-dedup-id', (
     })
   })
 
-  it('a dedupId already used by the same key returns the existing id (201) and creates nothing', async () => {
+  it('a dedupId already used by the same key is refused as production does (400 PROVING_QUERY_WITH_DEDUP_ID_ALREADY_EXISTS) and creates nothing', async () => {
     const first = await submit(await queryForm({ dedupId: 'job-42' }))
     const second = await submit(await queryForm({ dedupId: 'job-42' }))
-    expect(second).toMatchObject({ status: 201, body: { provingQueryId: first.body.provingQueryId } })
+    expect(second).toMatchObject({ status: 400, body: { message: 'PROVING_QUERY_WITH_DEDUP_ID_ALREADY_EXISTS' } })
     expect(Object.keys(emulator().state.queries)).toHaveLength(1)
 
     // Another key's dedupId space is its own.
@@ -232,13 +235,19 @@ describe('POST /proving-query (extension) and GET /proving-query-by-dedup-id', (
     const missing = await emulator().call('GET', '/proving-query-by-dedup-id', { headers: { 'api-key': KEY }, query: { dedupId: 'nope' } })
     expect(missing).toMatchObject({ status: 404, body: { message: 'PROVING_QUERY_NOT_FOUND' } })
     const anonymous = await emulator().call('GET', '/proving-query-by-dedup-id', { query: { dedupId: 'job-42' } })
-    expect(anonymous).toMatchObject({ status: 401, body: { error: 'UNAUTHORIZED' } })
+    expect(anonymous).toMatchObject({ status: 401, body: { message: 'INVALID_API_KEY' } })
+    // production.md: the key may travel as the apiKey query parameter.
+    const byQuery = await emulator().call('GET', '/proving-query-by-dedup-id', { query: { dedupId: 'job-42', apiKey: KEY } })
+    expect(byQuery.body.provingQuery).toMatchObject({ id: first.body.provingQueryId })
   })
 
   it('concurrent submissions with one dedupId make exactly one query', async () => {
     const forms = await Promise.all([1, 2, 3, 4].map(() => queryForm({ dedupId: 'same' })))
     const answers = await Promise.all(forms.map((form) => submit(form)))
-    expect(new Set(answers.map((answer) => answer.body.provingQueryId)).size).toBe(1)
+    expect(answers.filter((answer) => answer.status === 201)).toHaveLength(1)
+    expect(answers.filter((answer) => answer.status === 400).map((answer) => answer.body.message)).toEqual(
+      Array(3).fill('PROVING_QUERY_WITH_DEDUP_ID_ALREADY_EXISTS'),
+    )
     expect(Object.keys(emulator().state.queries)).toHaveLength(1)
   })
 
@@ -257,15 +266,16 @@ describe('POST /proving-query (extension) and GET /proving-query-by-dedup-id', (
     [{ cairoVm: 'java' }, true, /cairoVm must be one of rust, python/],
     [{ sharpProver: 'other' }, true, /sharpProver must be one of stone, stwo/],
     [{ programHash: '0x1' }, true, /exactly one of pieFile, programFile or programHash; got pieFile and programHash/],
-    [{}, false, /exactly one of pieFile, programFile or programHash; got none/],
+    [{}, false, /Give one of pieFile, programFile or programHash/],
     [{ programHash: 'xyz' }, false, /programHash must be a 0x-prefixed hex string/],
     [{ bucketJobIndex: '2' }, true, /bucketJobIndex needs a bucketId/],
     [{ bucketId: '00000000-0000-4000-8000-000000000000' }, true, /no bucket/],
   ])('400 naming the field: %o', async (fields, withPie, message) => {
     const answer = await submit(await queryForm(fields, { pie: withPie }))
     expect(answer.status).toBe(400)
-    expect(answer.body).toMatchObject({ error: 'BAD_REQUEST' })
-    expect(answer.body.message).toMatch(message)
+    // production's body: { message: CODE }, plus details naming the field.
+    expect(answer.body.message).toMatch(/^[A-Z][A-Z0-9_]+$/)
+    expect(answer.body.details).toMatch(message)
   })
 
   it('a programHash submission carries that hash once DONE', async () => {
@@ -275,9 +285,11 @@ describe('POST /proving-query (extension) and GET /proving-query-by-dedup-id', (
     expect(provingQuery.programHash).toBe('0xabc')
   })
 
-  it('401 without the api-key header', async () => {
+  it('401 INVALID_API_KEY without a key; the apiKey query parameter counts as the key', async () => {
     const answer = await emulator().call('POST', '/proving-query', { form: await queryForm() })
-    expect(answer).toMatchObject({ status: 401, body: { error: 'UNAUTHORIZED' } })
+    expect(answer).toMatchObject({ status: 401, body: { message: 'INVALID_API_KEY' } })
+    const byQuery = await emulator().call('POST', '/proving-query', { query: { apiKey: KEY }, form: await queryForm() })
+    expect(byQuery.status).toBe(201)
   })
 
   it('the result decides the chain and the steps', async () => {
@@ -303,12 +315,12 @@ describe('API key allow-list', () => {
   it('accepts listed keys and refuses others like a missing key', async () => {
     expect(await submitFixturePie(emulator, KEY)).toBeTruthy()
     const refused = await emulator.call('POST', L2_PIE, { query: { apiKey: OTHER_KEY }, form: await pieForm() })
-    expect(refused).toMatchObject({ status: 401, body: { error: 'UNAUTHORIZED' } })
+    expect(refused).toMatchObject({ status: 401, body: { message: 'INVALID_API_KEY' } })
     const listed = await emulator.call('GET', '/docs/proving-queries', { headers: { 'api-key': OTHER_KEY } })
     expect(listed.status).toBe(401)
     const error = await emulator.client(OTHER_KEY).listQueries().catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(ServiceError)
-    expect(error).toMatchObject({ status: 401, code: 'UNAUTHORIZED' })
+    expect(error).toMatchObject({ status: 401, code: 'INVALID_API_KEY' })
   })
 
   it('without a list, any non-empty key is accepted, an empty one is not', async () => {

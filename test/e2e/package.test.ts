@@ -35,9 +35,25 @@ describe('the published package', () => {
       ['--input-type=module', '-e', "const m = await import('proving-kit'); console.log(typeof m.ProvingClient, typeof m.validatePie, typeof m.startEmulator)"],
       { cwd: consumer, env },
     )
-    expect(stdout.trim()).toBe('function function function')
+    expect(stdout.trim()).toBe('function function undefined')
     const files = await readdir(join(consumer, 'node_modules/proving-kit/lib'))
     expect(files).toEqual(expect.arrayContaining(['index.js', 'index.d.ts']))
+  })
+
+  it('has the sub-path entries, each with its declarations', async () => {
+    const script = [
+      "const emulator = await import('proving-kit/emulator')",
+      "const pie = await import('proving-kit/pie')",
+      "const chain = await import('proving-kit/chain')",
+      "const testing = await import('proving-kit/testing')",
+      'console.log([typeof emulator.startEmulator, typeof pie.packPie, typeof chain.checkFactOnEthereum, typeof testing.simulatedClock, typeof testing.clientClockFor].join(" "))',
+    ].join(';')
+    const { stdout } = await run(NODE, ['--input-type=module', '-e', script], { cwd: consumer, env })
+    expect(stdout.trim()).toBe('function function function function function')
+    const root = join(consumer, 'node_modules/proving-kit')
+    for (const declarations of ['lib/emulator/index.d.ts', 'lib/pie/index.d.ts', 'lib/chain/index.d.ts', 'lib/testing.d.ts']) {
+      expect((await readdir(join(root, dirname(declarations)))).includes(declarations.split('/').at(-1)!)).toBe(true)
+    }
   })
 
   it('puts a working `proving` on the PATH of npx', async () => {

@@ -2,14 +2,16 @@ import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, beforeEach, describe, expect } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect } from 'vitest'
 import { AbortedError } from '../../src/core/errors.ts'
 import { generatePie, packPie } from '../../src/pie/index.ts'
 import { useCatalogue } from '../helpers/catalogue.ts'
 import { runCli } from '../helpers/cli.ts'
 import { KEY, startTestEmulator, submitFixturePie, type TestEmulator } from '../helpers/emulator.ts'
 import { fakeIO, REPO_ROOT } from '../helpers/run-action.ts'
+import { EXAMPLE_PIE } from '../helpers/example-pie.ts'
 import { taskBody } from '../helpers/tasks.ts'
+import { tcpTap, type TcpTap } from '../helpers/tcp-tap.ts'
 
 /**
  * Fault catalogue, cancellation: stopped during the pack, during the upload, during the wait,
@@ -139,15 +141,26 @@ describe('during the pack', () => {
 
 describe('during the upload', () => {
   // The emulator holds the request for 10 s before reading it: the 11 MB upload stalls halfway.
+  // The requests go through a TCP tap, and the test cancels once the emulator has received the
+  // first 64 KiB of the upload: an event, whatever the machine's speed.
   const stall = () => emulator.control('POST', '/faults', { method: 'POST', path: L2_PIE, kind: 'delay', delayMs: 10_000 })
   // The service URL is probed (GET /is-alive) before the upload: only a POST would mean the upload finished.
   const uploading = () => emulator.requests().every((request) => request.method !== 'POST')
+  let tap: TcpTap
+  beforeEach(async () => {
+    tap = await tcpTap(emulator.url)
+  })
+  afterEach(async () => {
+    await tap.close()
+  })
+  const abortOnceReceived = (controller: AbortController, bytes: number) =>
+    void tap.received(bytes).then(() => controller.abort(new Error('cancelled by the test')))
 
   row('CLI prove: cancelled mid-upload: exit 130, says a query may exist and where to look', async () => {
     await stall()
     const controller = new AbortController()
-    setTimeout(() => controller.abort(new Error('cancelled by the test')), 700)
-    const result = await runCli(['prove', bigZip, '--wait'], { env: env(), signal: controller.signal })
+    abortOnceReceived(controller, 64 * 1024)
+    const result = await runCli(['prove', bigZip, '--wait'], { env: { ...env(), PROVING_BASE_URL: tap.url }, signal: controller.signal })
     expect(uploading()).toBe(true)
     expect(result.code).toBe(130)
     const lines = result.stderr.trim().split('\n').filter((line) => line.startsWith('proving:') || line.startsWith('  '))
@@ -158,9 +171,9 @@ describe('during the upload', () => {
   row('action prove: cancelled mid-upload: no query-id output, the summary says to check the list', async () => {
     await stall()
     const controller = new AbortController()
-    setTimeout(() => controller.abort(new Error('cancelled by the test')), 700)
+    abortOnceReceived(controller, 64 * 1024)
     const { run } = await import('../../src/action/actions/main.ts')
-    const io = fakeIO({ pie: bigZip, 'api-key': KEY, 'base-url': emulator.url }, { env: { GITHUB_WORKSPACE: REPO_ROOT } })
+    const io = fakeIO({ pie: bigZip, 'api-key': KEY, 'base-url': tap.url }, { env: { GITHUB_WORKSPACE: REPO_ROOT } })
     await run(io, { signal: controller.signal })
     expect(io.failed).toBe('Cancelled before the service returned a query id.')
     expect(io.summary).toContain('a query may still have been created')
@@ -173,8 +186,8 @@ describe('during the upload', () => {
     const file = join(work, 'task.json')
     await writeFile(file, JSON.stringify(taskBody()))
     const controller = new AbortController()
-    setTimeout(() => controller.abort(new Error('cancelled by the test')), 500)
-    const result = await runCli(['task', 'submit', file], { env: { PROVING_TASKS_URL: emulator.url, PROVING_API_KEY: KEY }, signal: controller.signal })
+    abortOnceReceived(controller, 1)
+    const result = await runCli(['task', 'submit', file], { env: { PROVING_TASKS_URL: tap.url, PROVING_API_KEY: KEY }, signal: controller.signal })
     expect(result.code).toBe(130)
     expect(result.stderr).toMatch(/^proving: Cancelled during schedule the task\.\n {2}If the request had gone out, the task may have been queued anyway: look with `proving task list`/)
   })
@@ -184,7 +197,7 @@ describe('during the wait: the query id is kept', () => {
   row('CLI prove --wait --json: exit 130, the id on stdout as JSON, the resume command on stderr', async () => {
     const controller = new AbortController()
     const trigger = abortWhen(controller, () => emulator.requests().some((request) => request.path.startsWith('/docs/proving-query/')))
-    const result = await runCli(['prove', join(REPO_ROOT, '../shared/fixtures/pie/fib-cairo-vm-writer.zip'), '--wait', '--json'], { env: env(), signal: controller.signal })
+    const result = await runCli(['prove', EXAMPLE_PIE, '--wait', '--json'], { env: env(), signal: controller.signal })
     await trigger
     const id = Object.keys(emulator.state.queries)[0]!
     expect(result.code).toBe(130)
@@ -206,7 +219,7 @@ describe('during the wait: the query id is kept', () => {
     const controller = new AbortController()
     const trigger = abortWhen(controller, () => emulator.requests().some((request) => request.path.startsWith('/docs/proving-query/')))
     const { run } = await import('../../src/action/actions/main.ts')
-    const io = fakeIO({ pie: join(REPO_ROOT, '../shared/fixtures/pie/fib-cairo-vm-writer.zip'), 'api-key': KEY, 'base-url': emulator.url }, { env: { GITHUB_WORKSPACE: REPO_ROOT } })
+    const io = fakeIO({ pie: EXAMPLE_PIE, 'api-key': KEY, 'base-url': emulator.url }, { env: { GITHUB_WORKSPACE: REPO_ROOT } })
     await run(io, { signal: controller.signal })
     await trigger
     const id = Object.keys(emulator.state.queries)[0]!

@@ -70,7 +70,7 @@ const ENDPOINTS: Endpoint[] = [
   { method: 'GET', pattern: '/tasks', read: (c) => c.tasks.listTasks({ perPage: 5 }) },
   { method: 'GET', pattern: '/tasks/:uuid/status', read: (c) => c.tasks.getTaskStatus(ids.taskId) },
   { method: 'GET', pattern: '/tasks/:uuid/mmrs', read: (c) => c.tasks.getTaskMmrs(ids.taskId) },
-  { method: 'GET', pattern: '/batch-query/:id/status', read: (c) => c.storage.getBatchQueryStatus(ids.internalId) },
+  { method: 'GET', pattern: '/batch-query-status', read: (c) => c.storage.getBatchQueryStatus(ids.internalId) },
   { method: 'GET', pattern: '/auth/web3/challenge', read: () => account.getChallenge('0x75cec1db9dceb703200eaa6595f66885c962b920') },
   { method: 'GET', pattern: '/api-keys', read: () => account.listApiKeys() },
 ]
@@ -233,7 +233,7 @@ describe('the typed 4xx answers of the spec are never retried', () => {
   const typed: Typed[] = [
     { name: 'GET /proving-query/{id}: 404 PROVING_QUERY_NOT_FOUND', pattern: '/proving-query/:id', method: 'GET', status: 404, code: 'PROVING_QUERY_NOT_FOUND', call: () => clients().proving.getQuery('no-such-query') },
     { name: 'GET /docs/proving-query/{id}: 404 PROVING_QUERY_NOT_FOUND', pattern: '/docs/proving-query/:id', method: 'GET', status: 404, code: 'PROVING_QUERY_NOT_FOUND', call: () => clients().proving.getQueryDetails('no-such-query') },
-    { name: 'GET /docs/proving-queries: 401 UNAUTHORIZED (key off the list)', pattern: '/docs/proving-queries', method: 'GET', status: 401, code: 'UNAUTHORIZED', call: () => clients('key-not-on-the-list').proving.listQueries() },
+    { name: 'GET /docs/proving-queries: 401 INVALID_API_KEY (key off the list)', pattern: '/docs/proving-queries', method: 'GET', status: 401, code: 'INVALID_API_KEY', call: () => clients('key-not-on-the-list').proving.listQueries() },
     { name: 'POST /proving-queries/{id}/retry: 404 PROVING_QUERY_NOT_FOUND', pattern: '/proving-queries/:id/retry', method: 'POST', status: 404, code: 'PROVING_QUERY_NOT_FOUND', call: () => clients().proving.retryQuery('no-such-query') },
     { name: 'POST /proving-queries/{id}/retry: 403 FORBIDDEN (another key\'s query)', pattern: '/proving-queries/:id/retry', method: 'POST', status: 403, code: 'FORBIDDEN', call: () => clients(OTHER_KEY).proving.retryQuery(ids.queryId) },
     { name: 'POST /proving-queries/{id}/retry: 409 QUERY_NOT_IN_FAILED_STATUS', pattern: '/proving-queries/:id/retry', method: 'POST', status: 409, code: 'QUERY_NOT_IN_FAILED_STATUS', call: () => clients().proving.retryQuery(ids.queryId) },
@@ -261,12 +261,12 @@ describe('the typed 4xx answers of the spec are never retried', () => {
     { name: 'POST /buckets/close: 401 UNAUTHORIZED', pattern: '/buckets/close', method: 'POST', status: 401, code: 'UNAUTHORIZED', call: () => clients('key-not-on-the-list').proving.closeBucket(ids.bucketId) },
     { name: 'POST /buckets/close: 404 BUCKET_NOT_FOUND', pattern: '/buckets/close', method: 'POST', status: 404, code: 'BUCKET_NOT_FOUND', call: () => clients().proving.closeBucket('00000000-0000-4000-8000-000000000000') },
     { name: 'GET /buckets/{id}: 404', pattern: '/buckets/:id', method: 'GET', status: 404, call: () => clients().proving.getBucket('00000000-0000-4000-8000-000000000000') },
-    { name: 'POST L2 PIE: 401 (key off the list)', pattern: '/v1/l2/proving-query/proof-generation-verification', method: 'POST', status: 401, code: 'UNAUTHORIZED', call: () => clients('key-not-on-the-list').proving.submitPie({ pieZip: FIXTURE_PIE }) },
+    { name: 'POST L2 PIE: 401 (key off the list)', pattern: '/v1/l2/proving-query/proof-generation-verification', method: 'POST', status: 401, code: 'INVALID_API_KEY', call: () => clients('key-not-on-the-list').proving.submitPie({ pieZip: FIXTURE_PIE }) },
     { name: 'GET /tasks/{uuid}/status: 404 Task not found', pattern: '/tasks/:uuid/status', method: 'GET', status: 404, call: () => clients().tasks.getTaskStatus('no-such-task') },
     { name: 'GET /tasks/{uuid}/mmrs: 404 Task not found', pattern: '/tasks/:uuid/mmrs', method: 'GET', status: 404, call: () => clients().tasks.getTaskMmrs('no-such-task') },
     { name: 'POST /tasks: 401 Invalid X-API-KEY', pattern: '/tasks', method: 'POST', status: 401, call: () => clients('key-not-on-the-list').tasks.scheduleTask(taskBody()) },
     { name: 'POST /tasks/decommitment: 404 Proving query not found', pattern: '/tasks/decommitment', method: 'POST', status: 404, call: () => clients().tasks.submitDecommitment({ proving_query_id: 'no-such-query', destination_chain_id: '0xaa36a7' }) },
-    { name: 'GET /batch-query/{id}/status: 404 BATCH_QUERY_NOT_FOUND', pattern: '/batch-query/:id/status', method: 'GET', status: 404, code: 'BATCH_QUERY_NOT_FOUND', call: () => clients().storage.getBatchQueryStatus('no-such-batch-query') },
+    { name: 'GET /batch-query-status: 404 BATCH_QUERY_NOT_FOUND', pattern: '/batch-query-status', method: 'GET', status: 404, code: 'BATCH_QUERY_NOT_FOUND', call: () => clients().storage.getBatchQueryStatus('no-such-batch-query') },
     {
       name: 'POST /batch-query: 401 (key off the list)', pattern: '/batch-query', method: 'POST', status: 401,
       call: () => clients('key-not-on-the-list').storage.submitBatchQuery({ destinationChainId: '1', fee: '0', data: { '1': { 'block:1': { accounts: { '0x75cec1db9dceb703200eaa6595f66885c962b920': { props: ['BALANCE'], slots: [] } } } } } }),

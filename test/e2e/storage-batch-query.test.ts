@@ -63,7 +63,7 @@ describe('POST /batch-query and its status (emulator, raw HTTP)', () => {
     ['a missing fee', (() => { const b: Record<string, unknown> = body(); delete b.fee; return b })(), /fee/],
     ['a hex chain id', { ...body(), destinationChainId: '0xaa36a7' }, /destinationChainId: must be a decimal chain id/],
     ['a bad block key', { ...body(), data: { '1': { 'block-1': { accounts: {} } } } }, /must be "block:<number>"/],
-    ['a bad address', { ...body(), data: { '1': { 'block:1': { accounts: { '0x12': { props: ['BALANCE'], slots: [] } } } } } }, /20-byte/],
+    ['a bad address', { ...body(), data: { '1': { 'block:1': { accounts: { '0xZZ12': { props: ['BALANCE'], slots: [] } } } } } }, /0x-prefixed hex address/],
     ['props not an array', { ...body(), data: { '1': { 'block:1': { accounts: { [ACCOUNT]: { props: 'BALANCE', slots: [] } } } } } }, /props/],
     ['an array body', [body()], /expected object/i],
   ])('400 { error } naming the problem: %s', async (_name, json, message) => {

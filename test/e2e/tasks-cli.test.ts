@@ -83,7 +83,7 @@ describe('proving task', () => {
         { args: ['task', 'decommit', '--destination-chain-id', '0x1'], message: /--proving-query-id is required/ },
         { args: ['task', 'decommit', '--proving-query-id', 'q', '--destination-chain-id', '11155111'], message: /destination_chain_id must be 0x-prefixed hex/ },
         { args: ['task', 'decommit', '--proving-query-id', 'q', '--destination-chain-id', '0x1', '--webhook-url', 'nope'], message: /webhook_url must be an absolute http\(s\) URL/ },
-        { args: ['task', 'list', '--per-page', '101'], message: /--per-page must be a whole number from 1 to 100/ },
+        { args: ['task', 'list', '--limit', '101'], message: /--limit must be a whole number from 1 to 100/ },
         { args: ['task', 'list', '--status', 'Done'], message: /--status must be one of Received/ },
       ]
       const notJson = join(dir, 'not-json.json')
@@ -182,14 +182,18 @@ describe('proving task', () => {
 
     it('list: one page, --all, and filters', async () => {
       for (let i = 0; i < 23; i++) await runCli(['task', 'submit', taskFile], { env })
-      const page = json((await runCli(['task', 'list', '--per-page', '5', '--page', '2', '--json'], { env: { PROVING_TASKS_URL: emulator.url } })).stdout)
-      expect(page.pagination).toEqual({ page: 2, perPage: 5, total: 23, totalPages: 5 })
+      const page = json((await runCli(['task', 'list', '--limit', '5', '--offset', '5', '--json'], { env: { PROVING_TASKS_URL: emulator.url } })).stdout)
+      expect(page.pagination).toEqual({ page: 2, perPage: 5, total: 23, totalPages: 5, limit: 5, offset: 5 })
       expect(page.tasks).toHaveLength(5)
-      const all = json((await runCli(['task', 'list', '--all', '--per-page', '7', '--json'], { env })).stdout)
+      // An offset inside a page: the two pages it spans, sliced.
+      const spanning = json((await runCli(['task', 'list', '--limit', '5', '--offset', '7', '--json'], { env })).stdout)
+      const all10 = json((await runCli(['task', 'list', '--limit', '20', '--json'], { env })).stdout)
+      expect(spanning.tasks.map((task: { uuid: string }) => task.uuid)).toEqual(all10.tasks.slice(7, 12).map((task: { uuid: string }) => task.uuid))
+      const all = json((await runCli(['task', 'list', '--all', '--limit', '7', '--json'], { env })).stdout)
       expect(all.tasks).toHaveLength(23)
       expect(new Set(all.tasks.map((task: { uuid: string }) => task.uuid)).size).toBe(23)
       const human = await runCli(['task', 'list'], { env })
-      expect(human.stdout).toMatch(/Page 1 of 3: 10 shown of 23\.\n$/)
+      expect(human.stdout).toMatch(/10 shown of 23 \(from 1; --offset 10 for the next 10\)\.\n$/)
       const none = json((await runCli(['task', 'list', '--status', 'ProvingFailed', '--json'], { env })).stdout)
       expect(none.tasks).toEqual([])
     })

@@ -5,7 +5,6 @@ import type { CliIO } from '../../src/cli/context.ts'
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
 export const NODE = `${REPO_ROOT}node_modules/.bin/node`
-export const FIXTURES = `${REPO_ROOT}../shared/fixtures`
 
 export type CliRun = { code: number; stdout: string; stderr: string }
 

@@ -13,8 +13,8 @@ import { type EmulatorOptions, type RunningEmulator, startEmulator } from '../..
  */
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
-/** A real pie.zip written by cairo-vm (output [1, 89], 89 steps); read in place. */
-export const FIXTURE_PIE = resolve(repoRoot, '../shared/fixtures/pie/fib-cairo-vm-writer.zip')
+/** The committed example pie.zip (test/helpers/example-pie.ts: output [11, 89], 73 steps). */
+export const FIXTURE_PIE = resolve(repoRoot, 'examples/fib/pie.zip')
 
 export const KEY = 'test-key-alice-0001'
 export const OTHER_KEY = 'test-key-bob-0002'
@@ -120,7 +120,7 @@ export async function queryForm(fields: Record<string, string> = {}, options: { 
   return form
 }
 
-/** Submits the fixture PIE through the L2 endpoint; returns the query id. */
+/** Submits the example PIE through the L2 endpoint; returns the query id. */
 export async function submitFixturePie(emulator: TestEmulator, apiKey = KEY, fields: Record<string, string> = {}): Promise<string> {
   const answer = await emulator.call('POST', '/v1/l2/proving-query/proof-generation-verification', {
     query: { apiKey },

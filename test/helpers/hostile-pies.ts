@@ -1,11 +1,11 @@
 /**
  * Hostile pie.zip files, small to send and ruinous to read without budgets (issue 13): a zip
  * bomb of small JSON objects in metadata.json, and a memory.bin that scatters one cell per
- * bitmap page over 16 segments of 2^30-1 cells. Built in memory from the shared fixture.
+ * bitmap page over 16 segments of 2^30-1 cells. Built in memory from the committed example PIE.
  */
 import zlib from 'node:zlib'
 import { centralHeader, endRecords, localHeader } from '../../src/pie/zip-writer.ts'
-import { type Cell, decodeCells, encodeCells, fixtureFiles } from './pie-fixtures.ts'
+import { type Cell, decodeCells, encodeCells, exampleFiles } from './pie-fixtures.ts'
 
 type Entry = { name: string; body: Uint8Array; crc32: number; size: number }
 
@@ -58,9 +58,9 @@ function plain(name: string, data: Uint8Array | string): Entry {
   return { name, body: zlib.deflateRawSync(bytes), crc32: zlib.crc32(bytes), size: bytes.length }
 }
 
-/** The fixture with one JSON entry replaced by `head + unit × count + tail`. */
+/** The example PIE with one JSON entry replaced by `head + unit × count + tail`. */
 export async function jsonBombPie(options: { entry?: 'metadata.json' | 'additional_data.json'; head: string; unit: string; count: number; tail: string }): Promise<Uint8Array> {
-  const files = await fixtureFiles()
+  const files = await exampleFiles()
   const target = options.entry ?? 'metadata.json'
   const entries: Entry[] = []
   for (const [name, data] of files) {
@@ -73,13 +73,13 @@ export async function jsonBombPie(options: { entry?: 'metadata.json' | 'addition
 export const metadataObjectBomb = () => jsonBombPie({ head: '{"program":{"data":[', unit: '{},', count: 120_000_000, tail: '{}]}}' })
 
 /**
- * The issue's sparse memory.bin: the fixture's metadata with 16 extra segments of 2^30-1 cells,
+ * The issue's sparse memory.bin: the example's metadata with 16 extra segments of 2^30-1 cells,
  * and one cell written per 32768-cell page of each (524,288 cells; a ~1 MB zip).
  */
 export async function sparseSegmentsPie(options: { segments?: number; stride?: number } = {}): Promise<Uint8Array> {
   const segments = options.segments ?? 16
   const stride = options.stride ?? 32768
-  const files = await fixtureFiles()
+  const files = await exampleFiles()
   const metadata = JSON.parse(Buffer.from(files.get('metadata.json')!).toString('utf8'))
   const indices = [metadata.program_segment, metadata.execution_segment, metadata.ret_fp_segment, metadata.ret_pc_segment, ...Object.values(metadata.builtin_segments), ...metadata.extra_segments]
   const first = 1 + Math.max(...indices.map((segment: { index: number }) => segment.index))

@@ -4,11 +4,13 @@
  * entries and methods (to corrupt the container), and editing memory.bin cell by cell.
  */
 import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import { describe, it } from 'vitest'
 import zlib from 'node:zlib'
 import { bytesSource, readZipDirectory, readZipEntry } from '../../src/pie/zip.ts'
 import { centralHeader, endRecords, localHeader } from '../../src/pie/zip-writer.ts'
@@ -16,8 +18,31 @@ import { CELL_SIZE, writeCell } from '../../src/pie/memory.ts'
 
 export const execFileAsync = promisify(execFile)
 
-/** The shared fixtures, beside the repository (../shared/fixtures from its root). */
+/** The shared fixtures, beside the repository (../shared/fixtures from its root): only the interop suite (test/interop/) reads them. */
 export const FIXTURES = fileURLToPath(new URL('../../../shared/fixtures/', import.meta.url))
+/** Whether ../shared/fixtures is there (on the development machines and in CI; not on a plain clone). */
+export const SHARED_FIXTURES_PRESENT = existsSync(join(FIXTURES, 'pie'))
+/** Why the interop suite is skipped when it is. */
+export const INTEROP_SKIP_REASON = `skipped: ${FIXTURES} is absent (the PIEs written by cairo-lang and cairo-vm live there, beside the repository, never in it)`
+
+/**
+ * A describe() of the interop suite: runs when ../shared/fixtures is present, else reports one
+ * skipped test whose name says why.
+ */
+export function describeInterop(name: string, body: () => void): void {
+  if (SHARED_FIXTURES_PRESENT) describe(name, body)
+  else describe(name, () => it.skip(INTEROP_SKIP_REASON, () => {}))
+}
+
+/** The committed example PIE's files (examples/fib/pie.zip), for building variants of it. */
+export async function exampleFiles(): Promise<Map<string, Uint8Array | string>> {
+  return new Map<string, Uint8Array | string>(await readZipFiles(fileURLToPath(new URL('../../examples/fib/pie.zip', import.meta.url))))
+}
+
+/** The committed example unzipped into a fresh temporary directory. */
+export async function unzipExample(): Promise<string> {
+  return writeDir(await tempDir(), await exampleFiles())
+}
 export const PIE_FIXTURES = ['fib-cairo-lang-writer.zip', 'fib-cairo-lang-writer-2.zip', 'fib-cairo-vm-writer.zip'] as const
 export const fixturePath = (name: string) => join(FIXTURES, 'pie', name)
 export const FIBONACCI_COMPILED = join(FIXTURES, 'programs', 'fibonacci_compiled.json')

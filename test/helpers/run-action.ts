@@ -18,7 +18,8 @@ import { NODE, REPO_ROOT } from './cli.ts'
 import type { ActionIO } from '../../src/action/types.ts'
 
 export { NODE, REPO_ROOT }
-export const FIXTURE_PIE = '../shared/fixtures/pie/fib-cairo-vm-writer.zip'
+/** The committed example PIE, relative to the workspace (the repository root by default). */
+export const FIXTURE_PIE = 'examples/fib/pie.zip'
 
 // --- action.yml ------------------------------------------------------------------------------
 

@@ -77,7 +77,9 @@ export const BAD_TASK_BODIES: { name: string; body: unknown; problem: RegExp }[]
   { name: 'negative offset', body: taskBody({ input: { compiled_class: { ...compiledClass(), entry_points_by_type: { CONSTRUCTOR: [], EXTERNAL: [{ builtins: [], offset: -1, selector: '0x1' }], L1_HANDLER: [] } }, injected_state: {}, params: [] } }), problem: /EXTERNAL\[0\]\.offset must be at least 0/ },
   { name: 'bad prime', body: taskBody({ input: { compiled_class: { ...compiledClass(), prime: '3618502788666131213697322783095070105623107215331596699973092056135872020481' }, injected_state: {}, params: [] } }), problem: /input\.compiled_class\.prime must be 0x-prefixed hex/ },
   { name: 'webhook not a URL', body: taskBody({ webhook_url: 'hooks.example.com/x' }), problem: /webhook_url must be an absolute http\(s\) URL, got "hooks\.example\.com\/x"/ },
-  { name: 'misspelt field', body: { ...taskBody(), webhookUrl: 'https://hooks.example.com/x' }, problem: /webhookUrl is not a known field/ },
+  // Unknown fields pass through (production.md); the documented optional ones are typed.
+  { name: 'is_mock not a boolean', body: { ...taskBody(), is_mock: 'yes' }, problem: /is_mock must be a boolean, got "yes"/ },
+  { name: 'schedule_tx_hash not hex', body: { ...taskBody(), schedule_tx_hash: 'abc' }, problem: /schedule_tx_hash must be 0x-prefixed hex, got "abc"/ },
   { name: 'not an object', body: [], problem: /the body must be an object, got an array/ },
 ]
 

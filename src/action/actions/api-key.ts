@@ -6,11 +6,12 @@
  */
 import { AbortedError, InvalidInputError } from '../../core/errors.ts'
 import { describeServiceFailure, type ServiceText } from '../steps/failure.ts'
-import { API_KEY_INPUTS, parseInputs, requireSecretAndUrl } from '../steps/inputs.ts'
-import { loggerFor, writeSummary } from '../steps/io.ts'
-import { API_KEY_OUTPUTS, OutputWriter } from '../steps/outputs.ts'
-import { renderSummary, runUrl, type Ending } from '../steps/summary.ts'
-import type { ActionIO, RunOptions } from '../types.ts'
+import { defineAction } from '../steps/define-action.ts'
+import { API_KEY_INPUTS, requireSecretAndUrl } from '../steps/inputs.ts'
+import { loggerFor } from '../steps/io.ts'
+import type { API_KEY_OUTPUTS } from '../steps/outputs.ts'
+import { Step, type StepOptions } from '../steps/step.ts'
+import type { Ending, SummaryValue } from '../steps/summary.ts'
 
 type OutputName = (typeof API_KEY_OUTPUTS)[number]
 
@@ -22,38 +23,47 @@ const requireAccountService = requireSecretAndUrl(
   { input: 'auth-url', service: 'account service' },
 )
 
-export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
-  const signal = options.signal ?? new AbortController().signal
-  // Before anything can print it: the raw input, and the forms it is normalised to.
-  const rawKey = io.getInput('private-key')
-  io.setSecret(rawKey)
-  if (rawKey.startsWith('0x') || rawKey.startsWith('0X')) io.setSecret(rawKey.slice(2))
-  else if (rawKey) io.setSecret(`0x${rawKey}`)
-  const outputs = new OutputWriter<Exclude<OutputName, 'api-key'>>(io)
-  let close: (() => Promise<void>) | undefined
-  let wallet: string | undefined
-  let projectId: string | undefined
-  let keyName: string | undefined
-  const report = async (end: Ending) => {
-    await writeSummary(
-      io,
-      renderSummary({
-        action: 'API key',
-        rows: [
-          ['Wallet', { code: wallet }],
-          ['Project', { code: projectId }],
-          ['Key', keyName ? `new key "${keyName}", in the \`api-key\` output (masked)` : wallet ? 'the project\'s key, in the `api-key` output (masked)' : undefined],
-        ],
-        runUrl: runUrl(io.env),
-        ...end,
-      }),
-    )
-    if (end.failure) io.setFailed(end.failure)
+/** The sign-in's step: wallet, project and key in the summary (the key itself never). */
+class ApiKeyStep extends Step<StepOptions, Exclude<OutputName, 'api-key'>> {
+  wallet: string | undefined
+  projectId: string | undefined
+  keyName: string | undefined
+
+  override rows(): [string, SummaryValue][] {
+    return [
+      ['Wallet', { code: this.wallet }],
+      ['Project', { code: this.projectId }],
+      [
+        'Key',
+        this.keyName
+          ? `new key "${this.keyName}", in the \`api-key\` output (masked)`
+          : this.wallet
+            ? 'the project\'s key, in the `api-key` output (masked)'
+            : undefined,
+      ],
+      ...this.extraRows,
+    ]
   }
-  try {
-    const inputs = parseInputs(io, API_KEY_INPUTS, requireAccountService)
+
+  protected describe(error: unknown): Ending {
+    return describeFailure(error)
+  }
+}
+
+export const run = defineAction({
+  inputs: API_KEY_INPUTS,
+  crossCheck: requireAccountService,
+  // Before anything can print it: the raw input, and the forms it is normalised to.
+  secrets: (io) => {
+    const rawKey = io.getInput('private-key')
+    io.setSecret(rawKey)
+    if (rawKey.startsWith('0x') || rawKey.startsWith('0X')) io.setSecret(rawKey.slice(2))
+    else if (rawKey) io.setSecret(`0x${rawKey}`)
+  },
+  step: (io, signal) => new ApiKeyStep(io, { action: 'API key', signal }),
+  async work({ io, signal, inputs, step }) {
     const { AccountClient } = await import('../../clients/account.ts')
-    close = async () => (await import('../../core/http.ts')).closeDefaultDispatcher()
+    step.onClose(async () => (await import('../../core/http.ts')).closeDefaultDispatcher())
     let account
     try {
       account = new AccountClient({ baseUrl: inputs['auth-url']!, privateKey: inputs['private-key'], logger: loggerFor(io) })
@@ -64,14 +74,17 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
       throw error
     }
     const session = await account.signIn({ signal })
-    wallet = session.wallet
-    projectId = inputs['project-id'] ?? session.projectId
-    outputs.set({ wallet, 'project-id': projectId })
+    const wallet = session.wallet
+    const projectId = inputs['project-id'] ?? session.projectId
+    step.wallet = wallet
+    step.projectId = projectId
+    step.outputs.set({ wallet, 'project-id': projectId })
     io.info(`Signed in as ${wallet}${projectId ? `; project ${projectId}` : ''}.`)
 
     let apiKey: string
-    if (inputs['create-key']) {
-      keyName = inputs['create-key']
+    const keyName = inputs['create-key']
+    if (keyName) {
+      step.keyName = keyName
       const record = await account.createApiKey({ name: keyName, projectId, signal })
       apiKey = record.apiKey
     } else {
@@ -80,16 +93,12 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
     // Masked first, then set: the runner never shows it, not even in the step's debug log.
     io.setSecret(apiKey)
     io.setOutput('api-key', apiKey, { secret: true })
-    await report({
+    await step.report({
       outcome: 'passed',
       headline: keyName ? `Minted API key "${keyName}" for ${wallet}.` : `Got the API key of ${wallet}'s project.`,
     })
-  } catch (error) {
-    await report(describeFailure(error))
-  } finally {
-    await close?.().catch(() => {})
-  }
-}
+  },
+})
 
 const ACCOUNT_SERVICE: ServiceText = {
   service: 'account service',

@@ -1,38 +1,129 @@
 /**
  * `bucket-close/`: closes a bucket, which finalizes its queries and starts the aggregated
  * on-chain verification. Closing is idempotent: a bucket already closed is returned unchanged.
+ * With `wait: true` it then waits for the bucket to end and gates on every query in it (DONE,
+ * fact not mocked unless allowed, the expected program hash), checking each query's facts
+ * against the PIEs given in `pie` (and that each of those PIEs has its query): a per-query table
+ * in the summary and as the `queries` output (JSON).
  */
-import { BUCKET_CLOSE_INPUTS, parseInputs, requireService } from '../steps/inputs.ts'
+import { defineAction } from '../steps/define-action.ts'
+import { BUCKET_CLOSE_INPUTS, requireService } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
 import { loadClient } from '../steps/lazy.ts'
 import { bucketOutputs } from '../steps/outputs.ts'
-import { QueryStep } from '../steps/query-step.ts'
-import type { ActionIO, RunOptions } from '../types.ts'
+import { expandPieInput } from '../steps/pie-step.ts'
+import { ProvingStep } from '../steps/query-step.ts'
+import type { ActionIO } from '../types.ts'
 
-export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
-  const signal = options.signal ?? new AbortController().signal
-  io.setSecret(io.getInput('api-key'))
-  const step = new QueryStep(io, { action: 'Close bucket', kind: 'other', signal })
-  try {
-    const inputs = parseInputs(io, BUCKET_CLOSE_INPUTS, requireService)
+export const run = defineAction({
+  inputs: BUCKET_CLOSE_INPUTS,
+  crossCheck: (context) => {
+    requireService(context as never)
+    if (!context.values.wait && context.raw.pie) {
+      context.problem('pie', '`pie` is for the gate of `wait: true`: set `wait: true` to check the queries against the PIEs.')
+    }
+  },
+  step: (io, signal) => new ProvingStep(io, { action: 'Close bucket', signal }),
+  async work({ io, signal, inputs, step }) {
+    // The PIEs are read before the bucket is closed: a wrong path stops the step with nothing closed.
+    let pies
+    if (inputs.pie) {
+      const { preparePie } = await import('../../pipeline/prove.ts')
+      pies = []
+      io.startGroup('Inspecting the PIEs proved into the bucket')
+      try {
+        for (const path of await expandPieInput(io, inputs.pie)) {
+          const prepared = await preparePie(path, { inputName: 'pie', signal, inspect: true })
+          await prepared.cleanup()
+          pies.push({ path: relativeToWorkspace(io, path), inspection: prepared.inspection! })
+          io.info(`${relativeToWorkspace(io, path)}: program ${prepared.inspection!.programHash}, output ${prepared.inspection!.output.length} words`)
+        }
+      } finally {
+        io.endGroup()
+      }
+    }
     const services = await loadClient()
     const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
     const bucket = await client.closeBucket(inputs['bucket-id'], { signal })
     step.outputs.set(bucketOutputs(bucket))
     const status = typeof bucket.status === 'string' ? bucket.status : undefined
+    if (status) step.outputs.set({ status })
     io.info(`Bucket ${bucket.id}${status ? ` is ${status}` : ' closed'} with ${bucket.leaves} ${bucket.leaves === 1 ? 'query' : 'queries'}.`)
+    if (!inputs.wait) {
+      step.extraRows.push(
+        ['Bucket', { code: bucket.id }],
+        ['Status', status],
+        ['Queries (leaves)', String(bucket.leaves)],
+        ['Mock proof', bucket.mockProof ? 'YES: the aggregated proof is mocked' : 'no'],
+        ['External id', bucket.externalId ?? undefined],
+      )
+      await step.report({
+        outcome: 'done',
+        headline: `Bucket ${bucket.id} is closed: its queries are being finalized and verified together.`,
+        nextSteps: ['To gate on its queries, run this sub-action with `wait: true` (closing again is harmless).'],
+      })
+      return
+    }
+
+    const { bucketTable, judgeBucket, waitForBucket } = await import('../../pipeline/bucket.ts')
+    const { formatDuration } = await import('../../core/poll.ts')
+    const timeoutMs = inputs['timeout-minutes'] * 60_000
+    io.startGroup(`Waiting for bucket ${bucket.id} to end (up to ${formatDuration(timeoutMs)})`)
+    let details
+    try {
+      details = await waitForBucket(client, bucket.id, {
+        timeoutMs,
+        signal,
+        onProgress: (progress) => {
+          io.info(`[${formatDuration(progress.elapsedMs).padStart(6)}] ${progress.status}  ${progress.leaves} queries`)
+          step.outputs.set({ status: progress.status })
+        },
+      })
+    } finally {
+      io.endGroup()
+    }
+    const verdict = await judgeBucket(client, details, {
+      allowMockedFact: inputs['allow-mocked-fact'],
+      expectedProgramHash: inputs['expected-program-hash'],
+      pies,
+      signal,
+    })
+    step.outputs.set({
+      ...bucketOutputs(details.bucket),
+      leaves: String(verdict.rows.length),
+      status: verdict.status,
+      'gate-passed': String(verdict.ok),
+      queries: JSON.stringify(verdict.rows),
+    })
     step.extraRows.push(
       ['Bucket', { code: bucket.id }],
-      ['Status', status],
-      ['Queries (leaves)', String(bucket.leaves)],
-      ['Mock proof', bucket.mockProof ? 'YES: the aggregated proof is mocked' : 'no'],
-      ['External id', bucket.externalId ?? undefined],
+      ['Status', verdict.status],
+      ['Queries', `${verdict.rows.length} (${verdict.rows.filter((row) => row.problems.length === 0).length} pass the gate)`],
+      ['Facts checked against', pies ? `${pies.length} PIE${pies.length === 1 ? '' : 's'}` : 'no PIEs given (`pie`): facts not checked'],
+      ['Mock proof', details.bucket.mockProof ? 'YES: the aggregated proof is mocked' : 'no'],
     )
+    if (verdict.rows.length) step.sections.push(bucketTable(verdict.rows, 'markdown'))
+    if (verdict.ok) {
+      await step.report({
+        outcome: 'passed',
+        headline: `Bucket ${bucket.id} is DONE: all ${verdict.rows.length} queries passed the gate${pies ? ' and their facts match the PIEs' : ''}.`,
+      })
+      return
+    }
     await step.report({
-      outcome: 'done',
-      headline: `Bucket ${bucket.id} is closed: its queries are being finalized and verified together.`,
+      outcome: 'failed',
+      headline: `The gate refused bucket ${bucket.id}.`,
+      problems: verdict.refusals,
+      nextSteps: [
+        'A FAILED query: read its error reason in the table; if it is retriable, the `retry` sub-action can send it again.',
+        'Facts that fit none of the PIEs: check that `pie` lists the same pie.zip files the jobs proved.',
+      ],
+      failure: verdict.refusals.length === 1 ? verdict.refusals[0]! : `${verdict.refusals[0]} (and ${verdict.refusals.length - 1} more: see the job summary)`,
     })
-  } catch (error) {
-    await step.fail(error)
-  }
+  },
+})
+
+function relativeToWorkspace(io: ActionIO, path: string): string {
+  const workspace = (io.env.GITHUB_WORKSPACE || process.cwd()).replace(/\/+$/, '')
+  return path.startsWith(`${workspace}/`) ? path.slice(workspace.length + 1) : path
 }

@@ -7,18 +7,17 @@
  */
 import type { TaskClient } from '../../clients/tasks.ts'
 import { checkTaskRequest, decommitmentBody, type DecommitmentBody, TASK_STAGES } from '../../schemas/tasks.ts'
-import { DECOMMIT_INPUTS, parseInputs } from '../steps/inputs.ts'
+import { defineAction } from '../steps/define-action.ts'
+import { DECOMMIT_INPUTS } from '../steps/inputs.ts'
 import { ROOT_DECOMMIT_OUTPUT_NAMES } from '../steps/outputs.ts'
 import { bodyProblems, readJsonInput, requireTaskService, TaskStep } from '../steps/task-step.ts'
-import type { ActionIO, RunOptions } from '../types.ts'
+import type { ActionIO } from '../types.ts'
 
-export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
-  const signal = options.signal ?? new AbortController().signal
-  io.setSecret(io.getInput('api-key'))
-  const step = new TaskStep(io, { action: 'Decommit', signal })
-  await step.run(async () => {
-    const inputs = parseInputs(io, DECOMMIT_INPUTS, requireTaskService)
-    step.options.timeoutMinutes = inputs['timeout-minutes']
+export const run = defineAction({
+  inputs: DECOMMIT_INPUTS,
+  crossCheck: requireTaskService,
+  step: (io, signal, inputs) => new TaskStep(io, { action: 'Decommit', signal, timeoutMinutes: inputs?.['timeout-minutes'] }),
+  async work({ signal, inputs, step }) {
     const given = inputs['dp-output'] === undefined ? undefined : await readJsonInput('dp-output', inputs['dp-output'], 'the dp_output JSON')
     const checked = checkTaskRequest(decommitmentBody, {
       proving_query_id: inputs['proving-query-id'],
@@ -31,8 +30,8 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
 
     const client = await step.connect(inputs['tasks-url']!, inputs['api-key'])
     await decommit(step, client, checked.data, { wait: inputs.wait, timeoutMs: inputs['timeout-minutes'] * 60_000 })
-  })
-}
+  },
+})
 
 /**
  * Submits the decommitment, follows it when asked, and reports. Throws what the client throws

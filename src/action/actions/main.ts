@@ -8,62 +8,64 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
+import { createHash } from 'node:crypto'
+import { createReadStream } from 'node:fs'
 import { evaluateGate, sameFelt } from '../../pipeline/gate.ts'
-import { booleanValue, MAIN_INPUTS, mainCrossCheck, parseInputs } from '../steps/inputs.ts'
+import { defineAction } from '../steps/define-action.ts'
+import { booleanValue, MAIN_INPUTS, mainCrossCheck } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
 import { loadClient } from '../steps/lazy.ts'
 import { verifyOnchain } from '../steps/onchain.ts'
 import { registerOnchainSecrets } from '../steps/onchain-inputs.ts'
-import { checkFactsForStep, preparePieForStep } from '../steps/pie-step.ts'
+import { checkFactsForStep, expandPieInput, preparePieForStep } from '../steps/pie-step.ts'
+import { deriveActionDedupId, generalFields, usesGeneralSubmission } from '../steps/general.ts'
 import { QueryStep } from '../steps/query-step.ts'
 import { artifactUrl } from '../steps/summary.ts'
-import type { ActionIO, InputValues, RunOptions } from '../types.ts'
+import type { ActionIO, InputValues } from '../types.ts'
 
 type MainInputs = InputValues<typeof MAIN_INPUTS>
 
-export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
-  const signal = options.signal ?? new AbortController().signal
-  // Before anything else can print or send it.
-  io.setSecret(io.getInput('api-key'))
-  registerOnchainSecrets(io)
-  let inputs: MainInputs
-  try {
-    inputs = parseInputs(io, MAIN_INPUTS, mainCrossCheck)
-  } catch (error) {
-    const emulator = booleanValue.safeParse(io.getInput('emulator') || 'false')
-    await new QueryStep(io, { action: 'Prove', signal, emulated: emulator.success ? emulator.data : undefined }).fail(error)
-    return
-  }
-  const step = new QueryStep(io, {
-    action: 'Prove',
-    signal,
-    emulated: inputs.emulator,
-    baseUrl: inputs['base-url'],
-    timeoutMinutes: inputs['timeout-minutes'],
-  })
-  step.expectedProgramHash = inputs['expected-program-hash']
-  if (inputs['mock-fact-hash'] && !inputs['allow-mocked-fact']) {
-    io.warning('`mock-fact-hash` is true but `allow-mocked-fact` is false: the gate will refuse the mocked result. Set `allow-mocked-fact: true` for a dry run.')
-  }
-  if (inputs.emulator && !inputs.wait) {
-    io.warning('`wait: false` with `emulator: true`: the emulator stops with this step, so nothing can wait for the query later.')
-  }
-  if (inputs['decommit-destination-chain-id'] && !inputs.wait) {
-    io.warning('`decommit-destination-chain-id` with `wait: false`: the decommitment follows a DONE proof, so none is submitted. Use the `decommit` sub-action once the query is DONE.')
-  }
-  if (inputs['tasks-url'] && !inputs['decommit-destination-chain-id']) {
-    io.warning('`tasks-url` is only used with `decommit-destination-chain-id`; it is ignored.')
-  }
-  let closeEmulator: (() => Promise<void>) | undefined
-  try {
-    await prove(io, inputs, step, signal, (close) => (closeEmulator = close))
-  } catch (error) {
-    await step.fail(error)
-  } finally {
-    await closeEmulator?.().catch(() => {})
-  }
-}
+export const run = defineAction({
+  inputs: MAIN_INPUTS,
+  crossCheck: mainCrossCheck,
+  // Before anything else can print or send them: the key, and the RPC URLs' provider keys.
+  secrets: (io) => {
+    io.setSecret(io.getInput('api-key'))
+    registerOnchainSecrets(io)
+  },
+  step: (io, signal, inputs) => {
+    if (!inputs) {
+      const emulator = booleanValue.safeParse(io.getInput('emulator') || 'false')
+      return new QueryStep(io, { action: 'Prove', signal, emulated: emulator.success ? emulator.data : undefined })
+    }
+    const step = new QueryStep(io, {
+      action: 'Prove',
+      signal,
+      emulated: inputs.emulator,
+      baseUrl: inputs['base-url'],
+      timeoutMinutes: inputs['timeout-minutes'],
+    })
+    step.expectedProgramHash = inputs['expected-program-hash']
+    return step
+  },
+  async work({ io, signal, inputs, step }) {
+    if (inputs['mock-fact-hash'] && !inputs['allow-mocked-fact']) {
+      io.warning('`mock-fact-hash` is true but `allow-mocked-fact` is false: the gate will refuse the mocked result. Set `allow-mocked-fact: true` for a dry run.')
+    }
+    if (inputs.emulator && !inputs.wait) {
+      io.warning('`wait: false` with `emulator: true`: the emulator stops with this step, so nothing can wait for the query later.')
+    }
+    if (inputs['decommit-destination-chain-id'] && !inputs.wait) {
+      io.warning('`decommit-destination-chain-id` with `wait: false`: the decommitment follows a DONE proof, so none is submitted. Use the `decommit` sub-action once the query is DONE.')
+    }
+    if (inputs['tasks-url'] && !inputs['decommit-destination-chain-id']) {
+      io.warning('`tasks-url` is only used with `decommit-destination-chain-id`; it is ignored.')
+    }
+    // The emulator (when asked for) stops once the step has reported, however it ended.
+    await prove(io, inputs, step, signal, (close) => step.onClose(close))
+  },
+})
 
 async function prove(
   io: ActionIO,
@@ -89,14 +91,24 @@ async function prove(
   }
   const client = services.provingClient({ baseUrl: baseUrl!, apiKey, logger, allowInsecureHttp: inputs['allow-insecure-http'] === true })
 
-  const pie = await preparePieForStep(io, step, inputs.pie, {
-    signal,
-    inspect: inputs['verify-facts'] || inputs['expected-program-hash'] !== undefined,
-  })
+  const general = usesGeneralSubmission(inputs)
+  const pieList = inputs.pie === undefined ? [] : await expandPieInput(io, inputs.pie)
+  if (pieList.length > 1) {
+    const { proveBatch } = await import('../steps/batch.ts')
+    await proveBatch(io, step, client, inputs, pieList, signal)
+    return
+  }
+  const pie = pieList.length
+    ? await preparePieForStep(io, step, pieList[0]!, {
+        signal,
+        // The PIE's n_steps gives the general submission its declared job size.
+        inspect: inputs['verify-facts'] || inputs['expected-program-hash'] !== undefined || (general && !inputs['declared-job-size']),
+      })
+    : undefined
 
   // The program is known before paying for a proof: refuse the wrong one now.
   const expected = inputs['expected-program-hash']
-  if (expected && pie.inspection) {
+  if (expected && pie?.inspection) {
     const matches = Object.values(pie.inspection.programHashes).some((hash) => sameFelt(hash, expected))
     if (!matches) {
       await step.report({
@@ -112,14 +124,72 @@ async function prove(
     }
   }
 
-  const { provingQueryId } = await client.submitPie({
-    pieZip: pie.zipPath,
-    layout: inputs.layout,
-    prover: inputs.prover,
-    mockFactHash: inputs['mock-fact-hash'],
-    signal,
-  })
-  step.submitted(provingQueryId)
+  let provingQueryId: string
+  const fields = generalFields(inputs)
+  if (general) {
+    const workspace = io.env.GITHUB_WORKSPACE || process.cwd()
+    const program = inputs.program === undefined ? undefined : resolve(workspace, inputs.program)
+    const programInput = inputs['program-input'] === undefined ? undefined : resolve(workspace, inputs['program-input'])
+    let declaredJobSize = inputs['declared-job-size'] ?? pie?.inspection?.jobSize
+    if (declaredJobSize === undefined) {
+      declaredJobSize = 'XS'
+      io.info('`declared-job-size` is XS: there is no PIE to measure. Set it if the run has more than 6.5M steps (a too-small size fails the job).')
+    }
+    const subject = pie ? `pie:${pie.sha256}` : program ? `program:${await digestOf(program, programInput)}` : `hash:${inputs['program-hash']}`
+    const dedupId =
+      inputs['dedup-id'] ??
+      deriveActionDedupId(io.env, subject, { ...fields, declaredJobSize, layout: inputs.layout, mockFactHash: inputs['mock-fact-hash'] })
+    step.outputs.set({ 'dedup-id': dedupId })
+    // A re-run of this job finds the query it already paid for: nothing is uploaded again.
+    const existing = await client.findQueryByDedupId(dedupId, { signal })
+    const submitted = existing
+      ? { provingQueryId: existing.id, deduplicated: true }
+      : await client.submitQuery({
+      ...fields,
+      declaredJobSize,
+      layout: inputs.layout,
+      mockFactHash: inputs['mock-fact-hash'],
+      dedupId,
+      ...(pie ? { pieZip: pie.zipPath } : {}),
+      ...(program ? { programFile: program } : {}),
+      ...(programInput ? { inputFile: programInput } : {}),
+      ...(inputs['program-hash'] ? { programHash: inputs['program-hash'] } : {}),
+      signal,
+    })
+    provingQueryId = submitted.provingQueryId
+    step.submitted(provingQueryId)
+    if (submitted.deduplicated) {
+      io.info(`A query with dedup-id ${dedupId} already exists (an earlier attempt of this job): following query ${provingQueryId} instead of paying twice.`)
+      step.extraRows.push(['Deduplicated', `yes: query ${provingQueryId} was submitted by an earlier attempt; nothing was sent again`])
+    }
+    step.extraRows.push(['Result', fields.result], ['Dedup id', { code: dedupId }])
+    if (fields.externalId) step.extraRows.push(['External id', fields.externalId])
+  } else {
+    ;({ provingQueryId } = await client.submitPie({
+      pieZip: pie!.zipPath,
+      layout: inputs.layout,
+      prover: inputs.prover,
+      mockFactHash: inputs['mock-fact-hash'],
+      signal,
+    }))
+    step.submitted(provingQueryId)
+  }
+
+  const bucketId = inputs['bucket-id']
+  if (bucketId) {
+    // The query's place in the bucket (the service assigns one when none was given).
+    const placed = await client.getQuery(provingQueryId, { signal }).catch(() => undefined)
+    const index = placed?.provingQuery.bucketJobIndex ?? inputs['bucket-job-index']
+    step.outputs.set({ 'bucket-id': bucketId, ...(index === undefined || index === null ? {} : { 'bucket-job-index': String(index) }) })
+    step.extraRows.push(['Bucket', { code: bucketId }], ['Bucket job index', index === undefined || index === null ? undefined : String(index)])
+    step.facts = { kind: 'skipped', reason: 'the query ends with its bucket: `bucket-close` with `wait: true` checks it' }
+    await step.report({
+      outcome: 'submitted',
+      headline: `Submitted query ${provingQueryId} into bucket ${bucketId}; it ends when the bucket is closed.`,
+      nextSteps: ['Once every job has proved into the bucket, close it with the `bucket-close` sub-action and `wait: true` (give it the PIEs to check each query\'s facts): it gates on every query.'],
+    })
+    return
+  }
 
   if (!inputs.wait) {
     step.facts = { kind: 'skipped', reason: '`wait` is false' }
@@ -134,10 +204,17 @@ async function prove(
   const result = await step.wait(client, provingQueryId, inputs['timeout-minutes'] * 60_000)
   const record = result.provingQuery
   let factCheck
-  if (record.status === 'DONE' && inputs['verify-facts']) {
+  const kind = record.result ?? (general ? fields.result : undefined)
+  if (record.status === 'DONE' && kind === 'TRACE_GENERATION') {
+    step.facts = { kind: 'skipped', reason: 'a TRACE_GENERATION query generates a trace, not a proof: it has no fact' }
+    io.info('No fact to check: a TRACE_GENERATION query generates a trace, not a proof.')
+  } else if (record.status === 'DONE' && inputs['verify-facts'] && pie) {
     factCheck = await checkFactsForStep(io, step, record, pie)
   } else {
-    step.facts = { kind: 'skipped', reason: record.status !== 'DONE' ? `the query is ${record.status}` : '`verify-facts` is false' }
+    step.facts = {
+      kind: 'skipped',
+      reason: record.status !== 'DONE' ? `the query is ${record.status}` : !pie ? 'no PIE to compute them from (a program or program hash was submitted)' : '`verify-facts` is false',
+    }
   }
   step.outputs.set({ 'facts-verified': String(factCheck?.ok === true) })
 
@@ -145,7 +222,7 @@ async function prove(
     allowMockedFact: inputs['allow-mocked-fact'],
     expectedProgramHash: expected,
   })
-  if (inputs['upload-artifacts']) await uploadArtifacts(io, step, inputs['artifact-name'], pie.zipPath, io.env.RUNNER_TEMP || tmpdir(), signal)
+  if (inputs['upload-artifacts']) await uploadArtifacts(io, step, inputs['artifact-name'], pie?.zipPath, io.env.RUNNER_TEMP || tmpdir(), signal)
   refusals.push(...(await verifyOnchain(io, step, inputs, record, refusals, { signal, emulatorUrl: inputs.emulator ? baseUrl : undefined })))
   const destinationChainId = inputs['decommit-destination-chain-id']
   if (destinationChainId) {
@@ -187,13 +264,13 @@ async function uploadArtifacts(
   io: ActionIO,
   step: QueryStep,
   name: string,
-  pieZip: string,
+  pieZip: string | undefined,
   runnerTemp: string,
   signal: AbortSignal,
 ): Promise<void> {
   const services = await loadClient()
   const folder = join(runnerTemp, 'proving-kit', `artifact-${randomUUID()}`)
-  const files = [pieZip]
+  const files = pieZip ? [pieZip] : []
   const proofUrl = step.metadataUrls.find((url) => new URL(url, 'http://x').pathname.endsWith('/proof.json'))
   try {
     if (proofUrl) {
@@ -216,4 +293,19 @@ async function uploadArtifacts(
     io.warning(`Could not upload the artifacts (${message}); the gate is not affected.`)
     step.artifactNote = `upload failed: ${message}`
   }
+}
+
+/** SHA-256 of a program file and its input: what the default dedup id knows them by. */
+async function digestOf(...paths: (string | undefined)[]): Promise<string> {
+  const hash = createHash('sha256')
+  for (const path of paths) {
+    if (path === undefined) continue
+    try {
+      for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer)
+    } catch {
+      // A missing file is refused by the submission itself, naming the input.
+      hash.update(path)
+    }
+  }
+  return hash.digest('hex')
 }

@@ -6,15 +6,16 @@
 import { mkdir, rm, stat } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import { InvalidInputError, InvalidPieError } from '../../core/errors.ts'
-import { PACK_INPUTS, parseInputs } from '../steps/inputs.ts'
-import { QueryStep } from '../steps/query-step.ts'
-import type { ActionIO, RunOptions } from '../types.ts'
+import { defineAction } from '../steps/define-action.ts'
+import { PACK_INPUTS } from '../steps/inputs.ts'
+import { ProvingStep } from '../steps/query-step.ts'
 
-export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
-  const signal = options.signal ?? new AbortController().signal
-  const step = new QueryStep(io, { action: 'Pack', kind: 'other', signal })
-  try {
-    const inputs = parseInputs(io, PACK_INPUTS)
+export const run = defineAction({
+  inputs: PACK_INPUTS,
+  // Nothing secret: pack reads only paths.
+  secrets: () => {},
+  step: (io, signal) => new ProvingStep(io, { action: 'Pack', signal }),
+  async work({ io, signal, inputs, step }) {
     const workspace = io.env.GITHUB_WORKSPACE || process.cwd()
     const packed = await packAndInspect(resolve(workspace, inputs['pie-dir']), resolve(workspace, inputs.output), signal)
     step.outputs.set({
@@ -37,10 +38,8 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
       ['Output', { code: `[${packed.inspection.output.join(', ')}]` }],
     )
     await step.report({ outcome: 'done', headline: `Packed and validated ${inputs['pie-dir']}.` })
-  } catch (error) {
-    await step.fail(error)
-  }
-}
+  },
+})
 
 /** Packs a PIE directory and inspects the zip; an invalid PIE leaves no zip behind. */
 async function packAndInspect(dir: string, out: string, signal: AbortSignal) {

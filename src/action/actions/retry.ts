@@ -4,31 +4,19 @@
  * sub-action for `expected-program-hash` and `allow-mocked-fact`.
  */
 import { evaluateGate } from '../../pipeline/gate.ts'
-import { parseInputs, requireService, RETRY_INPUTS } from '../steps/inputs.ts'
+import { defineAction } from '../steps/define-action.ts'
+import { requireService, RETRY_INPUTS } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
 import { loadClient } from '../steps/lazy.ts'
 import { QueryStep } from '../steps/query-step.ts'
-import type { ActionIO, RunOptions } from '../types.ts'
 
-export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
-  const signal = options.signal ?? new AbortController().signal
-  io.setSecret(io.getInput('api-key'))
-  let inputs
-  try {
-    inputs = parseInputs(io, RETRY_INPUTS, requireService)
-  } catch (error) {
-    await new QueryStep(io, { action: 'Retry', signal, emulated: false }).fail(error)
-    return
-  }
-  const step = new QueryStep(io, {
-    action: 'Retry',
-    signal,
-    emulated: false,
-    baseUrl: inputs['base-url'],
-    timeoutMinutes: inputs['timeout-minutes'],
-  })
-  const queryId = inputs['query-id']
-  try {
+export const run = defineAction({
+  inputs: RETRY_INPUTS,
+  crossCheck: requireService,
+  step: (io, signal, inputs) =>
+    new QueryStep(io, { action: 'Retry', signal, emulated: false, baseUrl: inputs?.['base-url'], timeoutMinutes: inputs?.['timeout-minutes'] }),
+  async work({ io, signal, inputs, step }) {
+    const queryId = inputs['query-id']
     const services = await loadClient()
     const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
     step.queryId = queryId
@@ -51,7 +39,5 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
     const result = await step.wait(client, queryId, inputs['timeout-minutes'] * 60_000)
     const refusals = evaluateGate(result.provingQuery, undefined, { allowMockedFact: true })
     await step.finishGate(refusals, `Query ${queryId} is DONE after retry ${record.retryCount} of 3.`)
-  } catch (error) {
-    await step.fail(error)
-  }
-}
+  },
+})

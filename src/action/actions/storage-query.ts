@@ -9,56 +9,73 @@ import { AbortedError, WaitTimeoutError } from '../../core/errors.ts'
 import { formatDuration } from '../../core/poll.ts'
 import { batchQueryBody, describeBatchQueryProblems } from '../../schemas/storage-proof.ts'
 import { describeServiceFailure, type ServiceText } from '../steps/failure.ts'
-import { API_KEY_SECRET, InputProblemsError, parseInputs, requireSecretAndUrl, STORAGE_QUERY_INPUTS } from '../steps/inputs.ts'
-import { loggerFor, writeSummary } from '../steps/io.ts'
-import { OutputWriter, STORAGE_QUERY_OUTPUTS } from '../steps/outputs.ts'
-import { renderSummary, runUrl, type Ending, type SummaryValue } from '../steps/summary.ts'
+import { defineAction } from '../steps/define-action.ts'
+import { API_KEY_SECRET, InputProblemsError, requireSecretAndUrl, STORAGE_QUERY_INPUTS } from '../steps/inputs.ts'
+import { loggerFor } from '../steps/io.ts'
+import type { STORAGE_QUERY_OUTPUTS } from '../steps/outputs.ts'
+import { Step, type StepOptions } from '../steps/step.ts'
+import type { Ending, SummaryValue } from '../steps/summary.ts'
 import { readJsonInput } from '../steps/task-step.ts'
-import type { ActionIO, RunOptions } from '../types.ts'
 
 type OutputName = (typeof STORAGE_QUERY_OUTPUTS)[number]
 
 const requireStorageService = requireSecretAndUrl(API_KEY_SECRET, { input: 'storage-proof-url', service: 'storage-proof service' })
 
-export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
-  const signal = options.signal ?? new AbortController().signal
-  io.setSecret(io.getInput('api-key'))
-  const outputs = new OutputWriter<OutputName>(io)
-  const started = Date.now()
-  let internalId: string | undefined
-  let status: string | undefined
-  let timeoutMinutes: number | undefined
-  let close: (() => Promise<void>) | undefined
-  const report = async (end: Ending) => {
-    const rows: [string, SummaryValue][] = [
-      ['Batch query', { code: internalId }],
-      ['Status', status],
-      ['Duration', formatDuration(Date.now() - started)],
+type StorageQueryStepOptions = StepOptions & { timeoutMinutes?: number | undefined }
+
+/** The batch query's step: its id and status in the summary, its failures in the service's words. */
+class StorageQueryStep extends Step<StorageQueryStepOptions, OutputName> {
+  internalId: string | undefined
+  status: string | undefined
+
+  override rows(): [string, SummaryValue][] {
+    return [
+      ['Batch query', { code: this.internalId }],
+      ['Status', this.status],
+      ['Duration', formatDuration(this.now() - this.started)],
+      ...this.extraRows,
     ]
-    await writeSummary(io, renderSummary({ action: 'Storage query', rows, runUrl: runUrl(io.env), ...end }))
-    if (end.failure) io.setFailed(end.failure)
   }
-  try {
-    const inputs = parseInputs(io, STORAGE_QUERY_INPUTS, requireStorageService)
-    timeoutMinutes = inputs['timeout-minutes']
+
+  seen(status: string): void {
+    this.status = status
+    this.outputs.set({ 'query-status': status })
+  }
+
+  override async fail(error: unknown): Promise<void> {
+    if (error instanceof WaitTimeoutError && typeof error.lastSeen === 'string') this.seen(error.lastSeen)
+    await super.fail(error)
+  }
+
+  protected describe(error: unknown): Ending {
+    return describeFailure(error, this.internalId, this.options.timeoutMinutes)
+  }
+}
+
+export const run = defineAction({
+  inputs: STORAGE_QUERY_INPUTS,
+  crossCheck: requireStorageService,
+  step: (io, signal, inputs) => new StorageQueryStep(io, { action: 'Storage query', signal, timeoutMinutes: inputs?.['timeout-minutes'] }),
+  async work({ io, signal, inputs, step }) {
     const parsed = batchQueryBody.safeParse(await readJsonInput('query', inputs.query, 'the batch query (POST /batch-query)'))
     if (!parsed.success) {
       throw new InputProblemsError(describeBatchQueryProblems(parsed.error, 20).map((message) => ({ input: 'query', message: `\`query\`: ${message}.` })))
     }
 
     const { StorageProofClient } = await import('../../clients/storage-proof.ts')
-    close = async () => (await import('../../core/http.ts')).closeDefaultDispatcher()
+    step.onClose(async () => (await import('../../core/http.ts')).closeDefaultDispatcher())
     const client: StorageProofClient = new StorageProofClient({
       baseUrl: inputs['storage-proof-url']!,
       apiKey: inputs['api-key'],
       logger: loggerFor(io),
     })
-    internalId = (await client.submitBatchQuery(parsed.data, { signal })).internalId
-    outputs.set({ 'internal-id': internalId })
+    const internalId = (await client.submitBatchQuery(parsed.data, { signal })).internalId
+    step.internalId = internalId
+    step.outputs.set({ 'internal-id': internalId })
     io.info(`Submitted: batch query ${internalId}`)
 
     if (!inputs.wait) {
-      await report({
+      await step.report({
         outcome: 'submitted',
         headline: `Submitted batch query ${internalId}; not waiting for it (\`wait: false\`).`,
         nextSteps: [`Follow it with \`npx -p proving-kit proving storage status ${internalId} --wait\` (with \`PROVING_STORAGE_PROOF_URL\` set).`],
@@ -71,36 +88,26 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
         timeoutMs: inputs['timeout-minutes'] * 60_000,
         signal,
         onProgress: (progress) => {
-          status = progress.queryStatus
-          outputs.set({ 'query-status': progress.queryStatus })
+          step.seen(progress.queryStatus)
           io.info(`[${formatDuration(progress.elapsedMs).padStart(6)}] ${progress.queryStatus}`)
         },
       })
-      status = result.queryStatus
-      outputs.set({ 'query-status': result.queryStatus })
+      step.seen(result.queryStatus)
     } finally {
       io.endGroup()
     }
-    if (status === 'DONE') {
-      await report({ outcome: 'passed', headline: `Batch query ${internalId} is DONE.` })
+    if (step.status === 'DONE') {
+      await step.report({ outcome: 'passed', headline: `Batch query ${internalId} is DONE.` })
     } else {
-      await report({
+      await step.report({
         outcome: 'failed',
-        headline: `Batch query ${internalId} ended ${status}.`,
+        headline: `Batch query ${internalId} ended ${step.status}.`,
         nextSteps: ['Open the batch query in the dashboard explorer (by its internal id) to see why.'],
-        failure: `Batch query ${internalId} ended ${status}.`,
+        failure: `Batch query ${internalId} ended ${step.status}.`,
       })
     }
-  } catch (error) {
-    if (error instanceof WaitTimeoutError && typeof error.lastSeen === 'string') {
-      status = error.lastSeen
-      outputs.set({ 'query-status': error.lastSeen })
-    }
-    await report(describeFailure(error, internalId, timeoutMinutes))
-  } finally {
-    await close?.().catch(() => {})
-  }
-}
+  },
+})
 
 const STORAGE_PROOF_SERVICE: ServiceText = {
   service: 'storage-proof service',

@@ -6,17 +6,15 @@
  * and the job summary.
  */
 import { checkTaskRequest, taskBody } from '../../schemas/tasks.ts'
-import { parseInputs, TASK_INPUTS } from '../steps/inputs.ts'
+import { defineAction } from '../steps/define-action.ts'
+import { TASK_INPUTS } from '../steps/inputs.ts'
 import { bodyProblems, readJsonInput, requireTaskService, TaskStep } from '../steps/task-step.ts'
-import type { ActionIO, RunOptions } from '../types.ts'
 
-export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
-  const signal = options.signal ?? new AbortController().signal
-  io.setSecret(io.getInput('api-key'))
-  const step = new TaskStep(io, { action: 'Task', signal })
-  await step.run(async () => {
-    const inputs = parseInputs(io, TASK_INPUTS, requireTaskService)
-    step.options.timeoutMinutes = inputs['timeout-minutes']
+export const run = defineAction({
+  inputs: TASK_INPUTS,
+  crossCheck: requireTaskService,
+  step: (io, signal, inputs) => new TaskStep(io, { action: 'Task', signal, timeoutMinutes: inputs?.['timeout-minutes'] }),
+  async work({ signal, inputs, step }) {
     const checked = checkTaskRequest(taskBody, await readJsonInput('task', inputs.task, 'the task body (POST /tasks)'))
     if (!checked.ok) throw bodyProblems('task', checked.problems)
     step.rowsBefore.push(['Destination chain', { code: checked.data.destination_chain_id }], ['Program hash', { code: checked.data.program_hash }])
@@ -39,5 +37,5 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
       if (step.record) await step.readMmrs(client)
     }
     await step.report({ outcome: 'passed', headline: `Task ${step.uuid} went through every stage: TaskDecommitmentCompleted.` })
-  })
-}
+  },
+})

@@ -4,30 +4,18 @@
  * `mock-fact-hash` asked for it.
  */
 import { evaluateGate } from '../../pipeline/gate.ts'
-import { parseInputs, requireService, VERIFY_PROOF_INPUTS } from '../steps/inputs.ts'
+import { defineAction } from '../steps/define-action.ts'
+import { requireService, VERIFY_PROOF_INPUTS } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
 import { loadClient } from '../steps/lazy.ts'
 import { QueryStep } from '../steps/query-step.ts'
-import type { ActionIO, RunOptions } from '../types.ts'
 
-export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
-  const signal = options.signal ?? new AbortController().signal
-  io.setSecret(io.getInput('api-key'))
-  let inputs
-  try {
-    inputs = parseInputs(io, VERIFY_PROOF_INPUTS, requireService)
-  } catch (error) {
-    await new QueryStep(io, { action: 'Verify proof', signal, emulated: false }).fail(error)
-    return
-  }
-  const step = new QueryStep(io, {
-    action: 'Verify proof',
-    signal,
-    emulated: false,
-    baseUrl: inputs['base-url'],
-    timeoutMinutes: inputs['timeout-minutes'],
-  })
-  try {
+export const run = defineAction({
+  inputs: VERIFY_PROOF_INPUTS,
+  crossCheck: requireService,
+  step: (io, signal, inputs) =>
+    new QueryStep(io, { action: 'Verify proof', signal, emulated: false, baseUrl: inputs?.['base-url'], timeoutMinutes: inputs?.['timeout-minutes'] }),
+  async work({ io, signal, inputs, step }) {
     const services = await loadClient()
     const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
     const { provingQueryId } = await client.submitProofVerification({
@@ -50,7 +38,5 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
     const result = await step.wait(client, provingQueryId, inputs['timeout-minutes'] * 60_000)
     const refusals = evaluateGate(result.provingQuery, undefined, { allowMockedFact: inputs['mock-fact-hash'] })
     await step.finishGate(refusals, `Query ${provingQueryId} is DONE: the proof was verified${result.provingQuery.isFactMocked ? ' (mocked fact, as asked)' : ''}.`)
-  } catch (error) {
-    await step.fail(error)
-  }
-}
+  },
+})

@@ -8,32 +8,20 @@
 import { evaluateGate } from '../../pipeline/gate.ts'
 import type { PreparedPie } from '../../pipeline/prove.ts'
 import type { FactCheckResult } from '../../pie/index.ts'
-import { parseInputs, requireService, WAIT_INPUTS } from '../steps/inputs.ts'
+import { defineAction } from '../steps/define-action.ts'
+import { requireService, WAIT_INPUTS } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
 import { loadClient } from '../steps/lazy.ts'
 import { checkFactsForStep, preparePieForStep } from '../steps/pie-step.ts'
 import { QueryStep } from '../steps/query-step.ts'
-import type { ActionIO, RunOptions } from '../types.ts'
 
-export async function run(io: ActionIO, options: RunOptions = {}): Promise<void> {
-  const signal = options.signal ?? new AbortController().signal
-  io.setSecret(io.getInput('api-key'))
-  let inputs
-  try {
-    inputs = parseInputs(io, WAIT_INPUTS, requireService)
-  } catch (error) {
-    await new QueryStep(io, { action: 'Wait', signal, emulated: false }).fail(error)
-    return
-  }
-  const step = new QueryStep(io, {
-    action: 'Wait',
-    signal,
-    emulated: false,
-    baseUrl: inputs['base-url'],
-    timeoutMinutes: inputs['timeout-minutes'],
-  })
-  step.expectedProgramHash = inputs['expected-program-hash']
-  try {
+export const run = defineAction({
+  inputs: WAIT_INPUTS,
+  crossCheck: requireService,
+  step: (io, signal, inputs) =>
+    new QueryStep(io, { action: 'Wait', signal, emulated: false, baseUrl: inputs?.['base-url'], timeoutMinutes: inputs?.['timeout-minutes'] }),
+  async work({ io, signal, inputs, step }) {
+    step.expectedProgramHash = inputs['expected-program-hash']
     // Before waiting: a PIE that cannot be read fails now, not after the query is done.
     let pie: PreparedPie | undefined
     if (inputs.pie) pie = await preparePieForStep(io, step, inputs.pie, { signal, inspect: true })
@@ -57,7 +45,5 @@ export async function run(io: ActionIO, options: RunOptions = {}): Promise<void>
       refusals,
       `Query ${queryId} is DONE${record.isFactMocked ? ' with a mocked fact (allowed)' : ''}${factCheck?.ok ? ', and the facts match the PIE' : ''}.`,
     )
-  } catch (error) {
-    await step.fail(error)
-  }
-}
+  },
+})

@@ -7,7 +7,18 @@
  */
 import { z } from 'zod'
 import { InvalidInputError } from '../../core/errors.ts'
-import { LAYOUTS, MEMORY_VERIFICATIONS, STONE_VERSIONS } from '../../schemas/proving.ts'
+import {
+  CAIRO_VERSIONS,
+  CAIRO_VMS,
+  HINTS,
+  JOB_SIZES,
+  LAYOUTS,
+  MEMORY_VERIFICATIONS,
+  NETWORKS,
+  RESULTS,
+  SHARP_PROVERS,
+  STONE_VERSIONS,
+} from '../../schemas/proving.ts'
 import { onchainCrossCheck, VERIFY_ONCHAIN_MODES } from './onchain-inputs.ts'
 import type { ActionIO, CrossCheck, DefaultedInput, InputSpecs, InputValues, OptionalInput, RequiredInput } from '../types.ts'
 
@@ -82,6 +93,21 @@ export const pathValue = z.string().min(1, { error: 'must be a path' })
 
 export const nonEmptyValue = z.string().min(1, { error: 'must not be empty' })
 
+/** A JSON object written in an input (production.md: bucket aggregatorParams travel as one). */
+export const jsonObjectValue = z.string().transform((text, ctx) => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    parsed = undefined
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    ctx.addIssue({ code: 'custom', message: 'must be a JSON object, such as {"use_kzg_da": true}' })
+    return z.NEVER
+  }
+  return parsed as Record<string, unknown>
+})
+
 /** @actions/artifact refuses these characters in an artifact name. */
 export const artifactNameValue = z
   .string()
@@ -104,8 +130,42 @@ const service = {
   'allow-insecure-http': withDefault('false', booleanValue),
 }
 
+const enumValue = <T extends string>(values: readonly T[]) => z.enum(values as [T, ...T[]], { error: `must be one of ${values.join(', ')}` })
+const upperEnumValue = <T extends string>(values: readonly T[]) =>
+  z.string().transform((text) => text.toUpperCase()).pipe(enumValue(values))
+
+export const bucketJobIndexValue = z
+  .string()
+  .regex(/^\d+$/, { error: 'must be a whole number from 0, such as 0 or ${{ strategy.job-index }}' })
+  .transform(Number)
+  .refine((value) => value <= 2_147_483_647, { error: 'must be at most 2147483647' })
+
+export const concurrencyValue = z
+  .string()
+  .regex(/^\d+$/, { error: 'must be a whole number from 1 to 64' })
+  .transform(Number)
+  .refine((value) => value >= 1 && value <= 64, { error: 'must be a whole number from 1 to 64' })
+
+/** The general submission's fields (POST /proving-query), as the root action takes them. */
+export const GENERAL_INPUTS = {
+  result: optional(enumValue(RESULTS)),
+  'cairo-version': optional(enumValue(CAIRO_VERSIONS)),
+  'cairo-vm': optional(enumValue(CAIRO_VMS)),
+  program: optional(pathValue),
+  'program-input': optional(pathValue),
+  'program-hash': optional(feltValue),
+  network: optional(upperEnumValue(NETWORKS)),
+  'declared-job-size': optional(upperEnumValue(JOB_SIZES)),
+  'external-id': optional(nonEmptyValue),
+  'dedup-id': optional(z.string().max(128, { error: 'must be at most 128 characters' })),
+  hints: optional(enumValue(HINTS)),
+  'sharp-prover': optional(enumValue(SHARP_PROVERS)),
+  'bucket-id': optional(identifierValue),
+  'bucket-job-index': optional(bucketJobIndexValue),
+} satisfies InputSpecs
+
 export const MAIN_INPUTS = {
-  pie: required(pathValue),
+  pie: optional(pathValue),
   ...service,
   emulator: withDefault('false', booleanValue),
   layout: withDefault('auto', layoutValue),
@@ -125,6 +185,8 @@ export const MAIN_INPUTS = {
   'onchain-timeout-minutes': withDefault('30', minutesValue),
   'decommit-destination-chain-id': optional(hexValue),
   'tasks-url': optional(httpUrlValue),
+  ...GENERAL_INPUTS,
+  concurrency: withDefault('4', concurrencyValue),
 } satisfies InputSpecs
 
 export const PACK_INPUTS = {
@@ -160,6 +222,20 @@ export const RETRY_INPUTS = {
 
 export const BUCKET_CLOSE_INPUTS = {
   'bucket-id': required(identifierValue),
+  ...service,
+  wait: withDefault('false', booleanValue),
+  'timeout-minutes': withDefault('120', minutesValue),
+  pie: optional(pathValue),
+  'allow-mocked-fact': withDefault('false', booleanValue),
+  'expected-program-hash': optional(feltValue),
+} satisfies InputSpecs
+
+export const BUCKET_CREATE_INPUTS = {
+  'aggregator-version': withDefault('v1', nonEmptyValue),
+  'external-id': optional(nonEmptyValue),
+  'node-width': optional(z.string().regex(/^[1-9]\d*$/, { error: 'must be a whole number from 1' }).transform(Number)),
+  'aggregator-params': optional(jsonObjectValue),
+  'mock-proof': withDefault('false', booleanValue),
   ...service,
 } satisfies InputSpecs
 
@@ -209,6 +285,7 @@ export const ACTION_INPUTS: Record<string, InputSpecs> = {
   'verify-proof': VERIFY_PROOF_INPUTS,
   retry: RETRY_INPUTS,
   'bucket-close': BUCKET_CLOSE_INPUTS,
+  'bucket-create': BUCKET_CREATE_INPUTS,
   task: TASK_INPUTS,
   decommit: DECOMMIT_INPUTS,
   'storage-query': STORAGE_QUERY_INPUTS,
@@ -304,7 +381,21 @@ export const requireService: CrossCheck<typeof service> = requireSecretAndUrl(AP
 export const mainCrossCheck: CrossCheck<typeof MAIN_INPUTS> = (context) => {
   onchainCrossCheck(context as never)
   const { values, raw, parsed, problem } = context
+  const sources = (['pie', 'program', 'program-hash'] as const).filter((name) => raw[name])
+  if (sources.length === 0) problem('pie', '`pie` is required (or `program`, or `program-hash`): what to prove.')
+  if (sources.length > 1) problem(sources[1]!, `\`${sources[0]}\` and \`${sources[1]}\` exclude each other: give one thing to prove.`)
+  if (raw['program-input'] && !raw.program) problem('program-input', '`program-input` goes with `program`: give the program it is the input of.')
+  if (raw['bucket-job-index'] && !raw['bucket-id']) problem('bucket-job-index', '`bucket-job-index` needs `bucket-id`: it is a position in that bucket.')
+  if (values['cairo-version'] === 'cairo1' && values['cairo-vm'] === 'python') {
+    problem('cairo-vm', '`cairo-version: cairo1` runs on the rust VM only: drop `cairo-vm: python`.')
+  }
+  if (raw['program-input'] && (values['cairo-version'] ?? 'cairo0') === 'cairo0' && (values['cairo-vm'] ?? 'rust') === 'rust') {
+    problem('program-input', '`program-input` is not supported for cairo0 on the rust VM: set `cairo-version: cairo1` (input.txt) or `cairo-vm: python` (JSON input).')
+  }
   if (!parsed('emulator')) return
+  if (values.emulator && raw['bucket-id']) {
+    problem('bucket-id', '`bucket-id` and `emulator: true` exclude each other: the emulator stops with this step, and the bucket with it.')
+  }
   if (values.emulator) {
     if (raw['base-url']) {
       problem('base-url', '`base-url` and `emulator: true` exclude each other: drop `base-url` to use the emulator, or drop `emulator`.')

@@ -45,12 +45,17 @@ export const MAIN_OUTPUTS = [
   ...QUERY_OUTPUTS,
   'onchain-verified',
   'onchain-details',
+  'dedup-id',
+  'bucket-id',
+  'bucket-job-index',
+  'results',
   ...TASK_OUTPUTS.map((name) => ROOT_DECOMMIT_OUTPUT_NAMES[name]),
 ] as const
 
 export const PACK_OUTPUTS = ['pie-zip', 'pie-sha256', 'size-bytes', 'n-steps', 'job-size', 'program-hash', 'output'] as const
 export const RETRY_OUTPUTS = ['status', 'retry-count', ...QUERY_OUTPUTS.filter((name) => name !== 'status')] as const
-export const BUCKET_CLOSE_OUTPUTS = ['bucket-id', 'leaves', 'bucket'] as const
+export const BUCKET_CLOSE_OUTPUTS = ['bucket-id', 'leaves', 'bucket', 'status', 'gate-passed', 'queries', 'error-reason'] as const
+export const BUCKET_CREATE_OUTPUTS = ['bucket-id', 'bucket', 'error-reason'] as const
 export const STORAGE_QUERY_OUTPUTS = ['internal-id', 'query-status'] as const
 export const API_KEY_OUTPUTS = ['api-key', 'project-id', 'wallet'] as const
 
@@ -62,6 +67,7 @@ export const ACTION_OUTPUTS: Record<string, readonly string[]> = {
   'verify-proof': QUERY_OUTPUTS,
   retry: RETRY_OUTPUTS,
   'bucket-close': BUCKET_CLOSE_OUTPUTS,
+  'bucket-create': BUCKET_CREATE_OUTPUTS,
   task: TASK_OUTPUTS,
   decommit: TASK_OUTPUTS,
   'storage-query': STORAGE_QUERY_OUTPUTS,

@@ -62,3 +62,15 @@ export async function checkFactsForStep(
   }
   return result
 }
+
+/**
+ * The `pie` input as a list: one path, several (one per line), or globs (`build/**\/pie.zip`),
+ * relative to the workspace; each pattern must match something. Returned relative as given
+ * (globs: as matched, sorted).
+ */
+export async function expandPieInput(io: ActionIO, text: string): Promise<string[]> {
+  const { expandPieArguments } = await import('../../pipeline/pie-list.ts')
+  const items = text.split(/\r?\n/).map((line) => line.trim()).filter(Boolean)
+  const workspace = io.env.GITHUB_WORKSPACE || process.cwd()
+  return expandPieArguments(items.map((item) => resolve(workspace, item)), 'pie')
+}

@@ -12,10 +12,10 @@ import type { FactCheckResult } from '../../pie/index.ts'
 import type { GateRefusal } from '../../pipeline/gate.ts'
 import { describeServiceFailure, type ServiceText, type Submitted } from './failure.ts'
 import { InputProblemsError } from './inputs.ts'
-import { writeSummary } from './io.ts'
-import { OutputWriter, queryOutputs } from './outputs.ts'
+import { queryOutputs } from './outputs.ts'
 import { STATE } from './state.ts'
-import { renderSummary, resumeSnippet, runUrl, yesNo, type Ending, type SummaryLink, type SummaryModel, type SummaryValue } from './summary.ts'
+import { resumeSnippet, yesNo, type Ending, type SummaryLink, type SummaryValue } from './summary.ts'
+import { Step, type StepOptions } from './step.ts'
 import type { ActionIO } from '../types.ts'
 
 export { STATE }
@@ -24,24 +24,45 @@ export type FactsNote =
   | { kind: 'checked'; result: FactCheckResult }
   | { kind: 'skipped'; reason: string }
 
-export type QueryStepOptions = {
-  /** The step's name in the summary title: "Prove", "Wait", ... */
-  action: string
-  /** 'other': an action without the query outputs (pack, bucket-close): only `extraRows` are shown. */
-  kind?: 'query' | 'other'
-  signal: AbortSignal
-  emulated?: boolean
+export type ProvingStepOptions = StepOptions & {
   baseUrl?: string | undefined
   timeoutMinutes?: number | undefined
-  now?: () => number
 }
 
-export class QueryStep {
-  readonly io: ActionIO
-  readonly outputs: OutputWriter
-  readonly options: QueryStepOptions
-  readonly started: number
+/**
+ * A step of the proving service's actions, with or without a query (pack, bucket-close): its
+ * failures told in that service's words, `error-reason` set on failure, and the state the root
+ * action's post step reads.
+ */
+export class ProvingStep extends Step<ProvingStepOptions> {
   queryId: string | undefined
+
+  constructor(io: ActionIO, options: ProvingStepOptions) {
+    super(io, options)
+    io.saveState(STATE.action, options.action)
+    if (options.emulated !== undefined) {
+      this.outputs.set({ emulated: String(options.emulated) })
+      io.saveState(STATE.emulated, String(options.emulated))
+    }
+    if (options.baseUrl) io.saveState(STATE.baseUrl, options.baseUrl)
+    if (options.timeoutMinutes !== undefined) io.saveState(STATE.timeoutMinutes, String(options.timeoutMinutes))
+  }
+
+  protected describe(error: unknown): Ending {
+    return describeFailure(error, this)
+  }
+
+  protected override ending(end: Ending): void {
+    if (end.failure) this.outputs.set({ 'error-reason': end.failure.split('\n')[0] })
+  }
+
+  protected override reported(): void {
+    this.io.saveState(STATE.reported, 'true')
+  }
+}
+
+/** A step that submits or follows a proving query: the query's outputs, progress and gate. */
+export class QueryStep extends ProvingStep {
   /** The last record seen (progress, final result or a timeout's last state). */
   record: QueryRecordL | undefined
   metadataUrls: string[] = []
@@ -51,21 +72,6 @@ export class QueryStep {
   expectedProgramHash: string | undefined
   artifacts: SummaryLink[] = []
   artifactNote: string | undefined
-  extraRows: [string, SummaryValue][] = []
-
-  constructor(io: ActionIO, options: QueryStepOptions) {
-    this.io = io
-    this.options = options
-    this.outputs = new OutputWriter(io)
-    this.started = (options.now ?? Date.now)()
-    io.saveState(STATE.action, options.action)
-    if (options.emulated !== undefined) {
-      this.outputs.set({ emulated: String(options.emulated) })
-      io.saveState(STATE.emulated, String(options.emulated))
-    }
-    if (options.baseUrl) io.saveState(STATE.baseUrl, options.baseUrl)
-    if (options.timeoutMinutes !== undefined) io.saveState(STATE.timeoutMinutes, String(options.timeoutMinutes))
-  }
 
   /** The query id, the moment the service returns it. */
   submitted(queryId: string): void {
@@ -118,8 +124,7 @@ export class QueryStep {
     this.outputs.set(queryOutputs(result))
   }
 
-  rows(): [string, SummaryValue][] {
-    if (this.options.kind === 'other') return this.extraRows
+  override rows(): [string, SummaryValue][] {
     const record = this.record
     const statusText = record ? `${record.status}${record.step ? ` (step ${record.step})` : ''}` : undefined
     const facts = this.facts
@@ -142,7 +147,7 @@ export class QueryStep {
       ['Integrity fact', { code: record?.integrityFactHash ?? undefined }],
       ['Fact mocked', mocked === true ? 'YES: nothing was verified on chain' : yesNo(mocked)],
       ['Facts checked locally', factsText],
-      ['Duration', this.queryId || this.pie ? formatDuration((this.options.now ?? Date.now)() - this.started) : undefined],
+      ['Duration', this.queryId || this.pie ? formatDuration(this.now() - this.started) : undefined],
       ['PIE', this.pie ? { markdown: `\`${this.pie.zipPath}\`<br>sha256 \`${this.pie.sha256}\`` } : undefined],
       ['Artifacts', this.artifacts.length ? { links: this.artifacts } : this.artifactNote],
       ...this.extraRows,
@@ -166,32 +171,11 @@ export class QueryStep {
     })
   }
 
-  /** Any error: the outputs known so far, a summary saying what failed and what to do, failed. */
-  async fail(error: unknown): Promise<void> {
-    await this.report(describeFailure(error, this))
-  }
-
-  async report(end: Ending): Promise<void> {
-    if (this.options.kind !== 'other') {
-      if (end.failure) this.outputs.set({ 'error-reason': this.record?.errorReason ?? end.failure })
-      if (this.outputs.get('facts-verified') === undefined) {
-        this.outputs.set({ 'facts-verified': String(this.facts?.kind === 'checked' && this.facts.result.ok) })
-      }
+  protected override ending(end: Ending): void {
+    if (end.failure) this.outputs.set({ 'error-reason': this.record?.errorReason ?? end.failure })
+    if (this.outputs.get('facts-verified') === undefined) {
+      this.outputs.set({ 'facts-verified': String(this.facts?.kind === 'checked' && this.facts.result.ok) })
     }
-    const model: SummaryModel = {
-      action: this.options.action,
-      outcome: end.outcome,
-      headline: end.headline,
-      rows: this.rows(),
-      problems: end.problems,
-      nextSteps: end.nextSteps,
-      snippet: end.snippet,
-      runUrl: runUrl(this.io.env),
-      emulated: this.options.emulated,
-    }
-    await writeSummary(this.io, renderSummary(model))
-    this.io.saveState(STATE.reported, 'true')
-    if (end.failure) this.io.setFailed(end.failure)
   }
 }
 
@@ -226,7 +210,7 @@ const PROVING_SERVICE: ServiceText = {
 }
 
 /** What failed and what to do, by kind of failure. */
-export function describeFailure(error: unknown, step: Pick<QueryStep, 'queryId' | 'options' | 'io'>): Ending {
+export function describeFailure(error: unknown, step: Pick<ProvingStep, 'queryId' | 'options' | 'io'>): Ending {
   const queryId = step.queryId
   const env = step.io.env
   const emulated = step.options.emulated === true

@@ -19,6 +19,8 @@ export type SummaryModel = {
   headline: string
   /** The result table, in order; empty values are left out. */
   rows: [label: string, value: SummaryValue][]
+  /** Markdown blocks after the table (a per-query table, ...), written as given. */
+  sections?: string[] | undefined
   /** What failed (each a sentence). */
   problems?: string[] | undefined
   /** What to do (Markdown allowed). */
@@ -73,6 +75,7 @@ export function renderSummary(model: SummaryModel): string {
     for (const [label, value] of rows) lines.push(`| **${escapeCell(label)}** | ${value} |`)
     lines.push('')
   }
+  for (const section of model.sections ?? []) lines.push(section.trimEnd(), '')
   if (model.problems?.length) {
     lines.push('**What failed**', '')
     for (const problem of model.problems) lines.push(`- ${escapeText(problem)}`)

@@ -12,9 +12,10 @@ import { formatDuration } from '../../core/poll.ts'
 import { TASK_STAGES, taskStageLabel, taskStageOf, type TaskStatusRecord, type UsedMmrRecord } from '../../schemas/tasks.ts'
 import { describeServiceFailure, type ServiceText } from './failure.ts'
 import { InputProblemsError, requireSecretAndUrl } from './inputs.ts'
-import { loggerFor, writeSummary } from './io.ts'
+import { loggerFor } from './io.ts'
 import { OutputWriter, type TaskOutputName } from './outputs.ts'
-import { renderSummary, runUrl, type Ending, type SummaryModel, type SummaryValue } from './summary.ts'
+import { Step, type StepOptions } from './step.ts'
+import type { Ending, SummaryValue } from './summary.ts'
 import type { ActionIO } from '../types.ts'
 
 // --- Inputs (declared in ./inputs.ts) -------------------------------------------------------
@@ -67,21 +68,13 @@ export function bodyProblems(name: string, problems: string[]): InputProblemsErr
 
 // --- The step --------------------------------------------------------------------------------
 
-export type TaskStepOptions = {
-  /** The summary's title: "Task", "Decommit". */
-  action: string
-  signal: AbortSignal
+export type TaskStepOptions = StepOptions & {
   timeoutMinutes?: number | undefined
-  now?: () => number
   /** Output names to use instead of the sub-actions' (the root action already has a `status`). */
   outputNames?: Partial<Record<TaskOutputName, string>> | undefined
 }
 
-export class TaskStep {
-  readonly io: ActionIO
-  readonly outputs: OutputWriter<TaskOutputName>
-  readonly options: TaskStepOptions
-  readonly started: number
+export class TaskStep extends Step<TaskStepOptions, TaskOutputName> {
   uuid: string | undefined
   record: TaskStatusRecord | undefined
   mmrs: UsedMmrRecord[] | undefined
@@ -89,14 +82,10 @@ export class TaskStep {
   rowsBefore: [string, SummaryValue][] = []
   /** Stages this kind of task runs (a decommitment-only task: just the last). */
   stages: readonly (typeof TASK_STAGES)[number][] = TASK_STAGES
-  #connected = false
 
   constructor(io: ActionIO, options: TaskStepOptions) {
-    this.io = io
-    this.options = options
     const names = options.outputNames ?? {}
-    this.outputs = new OutputWriter({ setOutput: (name, value) => io.setOutput(names[name as TaskOutputName] ?? name, value) })
-    this.started = (options.now ?? Date.now)()
+    super(io, options, new OutputWriter({ setOutput: (name, value) => io.setOutput(names[name as TaskOutputName] ?? name, value) }))
   }
 
   queued(response: { message: string; uuid: string }): void {
@@ -153,7 +142,7 @@ export class TaskStep {
     }
   }
 
-  rows(): [string, SummaryValue][] {
+  override rows(): [string, SummaryValue][] {
     const record = this.record
     return [
       ['Task', { code: this.uuid }],
@@ -162,7 +151,8 @@ export class TaskStep {
       ['Stages', record ? this.#pipeline(record.status) : undefined],
       ['Error', record?.errorMessage?.trim() || undefined],
       ['Updated', record?.updatedAt || undefined],
-      ['Duration', formatDuration((this.options.now ?? Date.now)() - this.started)],
+      ['Duration', formatDuration(this.now() - this.started)],
+      ...this.extraRows,
     ]
   }
 
@@ -182,47 +172,22 @@ export class TaskStep {
       .join(' → ')
   }
 
-  async report(end: Ending): Promise<void> {
-    const model: SummaryModel = {
-      action: this.options.action,
-      outcome: end.outcome,
-      headline: end.headline,
-      rows: this.rows(),
-      problems: end.problems,
-      nextSteps: end.nextSteps,
-      snippet: end.snippet,
-      runUrl: runUrl(this.io.env),
-    }
-    await writeSummary(this.io, withMmrTable(renderSummary(model), this.mmrs))
-    if (end.failure) this.io.setFailed(end.failure)
+  protected override summary(markdown: string): string {
+    return withMmrTable(markdown, this.mmrs)
   }
 
-  async fail(error: unknown): Promise<void> {
-    await this.report(describeTaskFailure(error, this))
-  }
-
-  /** The task client, loaded here rather than up front: a step refused at its inputs never loads it. */
-  async connect(tasksUrl: string, apiKey: string | undefined): Promise<TaskClient> {
-    const { TaskClient } = await import('../../clients/tasks.ts')
-    this.#connected = true
-    return new TaskClient({ baseUrl: tasksUrl, apiKey, logger: loggerFor(this.io) })
+  protected describe(error: unknown): Ending {
+    return describeTaskFailure(error, this)
   }
 
   /**
-   * Runs the step's work: whatever it throws becomes the failure report, and once the step has
-   * reported, the client's keep-alive connections are closed (so the process can exit) however
-   * it ended. Resolves whether the work finished.
+   * The task client, loaded here rather than up front: a step refused at its inputs never loads
+   * it. Its keep-alive connections are closed once the step has reported, so the process can exit.
    */
-  async run(work: () => Promise<void>): Promise<boolean> {
-    try {
-      await work()
-      return true
-    } catch (error) {
-      await this.fail(error)
-      return false
-    } finally {
-      if (this.#connected) await import('../../core/http.ts').then((http) => http.closeDefaultDispatcher()).catch(() => {})
-    }
+  async connect(tasksUrl: string, apiKey: string | undefined): Promise<TaskClient> {
+    const { TaskClient } = await import('../../clients/tasks.ts')
+    this.onClose(async () => (await import('../../core/http.ts')).closeDefaultDispatcher())
+    return new TaskClient({ baseUrl: tasksUrl, apiKey, logger: loggerFor(this.io) })
   }
 }
 

@@ -1,7 +1,7 @@
 import { AccountClient, DEFAULT_KEY_COLOR } from '../../clients/account.ts'
 import type { SignInExpectation } from '../../clients/sign-in-check.ts'
 import { InvalidInputError } from '../../core/errors.ts'
-import { type CommandContext, type CommandSpec, type OptionSpec, stringValue, allowInsecureHttp } from '../context.ts'
+import { type CommandContext, defineCommand, type OptionSpecs, parseInteger, allowInsecureHttp } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 
 /**
@@ -11,7 +11,7 @@ import { EXIT } from '../exit-codes.ts'
  * output, which is what the command is for.
  */
 
-const AUTH_OPTIONS: Record<string, OptionSpec> = {
+const AUTH_OPTIONS = {
   'auth-url': {
     type: 'string',
     valueName: '<url>',
@@ -36,14 +36,14 @@ const AUTH_OPTIONS: Record<string, OptionSpec> = {
     valueName: '<key>',
     description: 'Not accepted: set PROVING_PRIVATE_KEY or pipe the key on stdin.',
   },
-}
+} as const satisfies OptionSpecs
 
 const KEY_SOURCE_DETAILS = [
   'The wallet\'s private key is read from PROVING_PRIVATE_KEY, or else from stdin (one line, 0x + 64 hex digits):',
   '  proving auth login --json < key.txt',
 ]
 
-export const authLogin: CommandSpec = {
+export const authLogin = defineCommand({
   path: ['auth', 'login'],
   summary: 'Sign in with a wallet (EIP-712) and get the API key of its project.',
   details: [
@@ -78,39 +78,88 @@ export const authLogin: CommandSpec = {
     )
     return EXIT.ok
   },
-}
+})
 
-export const authCreateKey: CommandSpec = {
+export const authCreateKey = defineCommand({
   path: ['auth', 'create-key'],
-  summary: 'Mint another API key in the wallet\'s project.',
-  details: [...KEY_SOURCE_DETAILS, 'With --json, prints { apiKey, name, projectId, createdAt }; without it, the key is not shown.'],
+  summary: 'Mint another API key in the wallet\'s project, and show it (masked unless --reveal).',
+  details: [
+    ...KEY_SOURCE_DETAILS,
+    'Prints the new key masked (pk_abc…wxyz); --reveal prints it in full, --json prints { apiKey, name, projectId,',
+    'createdAt }. The key is never lost: `proving auth keys list --reveal` shows every key of the project.',
+  ],
   positionals: { min: 0, max: 0 },
   options: {
     ...AUTH_OPTIONS,
     name: { type: 'string', valueName: '<name>', description: 'Name of the new key (required).' },
     color: { type: 'string', valueName: '<color>', description: 'Colour shown beside it in the console.', default: DEFAULT_KEY_COLOR },
     'project-id': { type: 'string', valueName: '<id>', description: 'Project to add the key to (default: the session\'s).' },
+    reveal: { type: 'boolean', description: 'Print the new key in full (it lands in your terminal\'s scrollback).' },
   },
   async run(context) {
-    const name = stringValue(context, 'name')?.trim()
+    const name = context.values.name?.trim()
     if (!name) throw new InvalidInputError('--name is required: what to call the new key, e.g. --name ci.', { input: '--name' })
     const client = await accountClientFrom(context)
     const session = await client.signIn({ signal: context.signal })
     const record = await client.createApiKey({
       name,
-      color: stringValue(context, 'color'),
-      projectId: stringValue(context, 'project-id')?.trim() || undefined,
+      color: context.values.color,
+      projectId: context.values['project-id']?.trim() || undefined,
       signal: context.signal,
     })
     if (context.json) {
       context.io.stdout(`${JSON.stringify(record, null, 2)}\n`)
       return EXIT.ok
     }
-    context.print(
-      `Created API key "${record.name ?? name}" in project ${record.projectId ?? session.projectId ?? '(default)'}; run with --json to print it.`,
+    // The one place a key is meant to reach stdout: written past the redactor on purpose.
+    context.io.stdout(
+      [
+        `Created API key "${record.name ?? name}" in project ${record.projectId ?? session.projectId ?? '(default)'}:`,
+        `  ${context.values.reveal ? record.apiKey : maskKey(record.apiKey)}`,
+        context.values.reveal ? '' : 'Masked: --reveal prints it in full, --json as JSON; `proving auth keys list --reveal` shows it again later.',
+      ]
+        .filter(Boolean)
+        .join('\n') + '\n',
     )
     return EXIT.ok
   },
+})
+
+export const authKeysList = defineCommand({
+  path: ['auth', 'keys', 'list'],
+  summary: 'List the API keys of the wallet\'s project (masked unless --reveal).',
+  details: [...KEY_SOURCE_DETAILS, 'With --json, prints { data: [{ apiKey, name, projectId, createdAt }], total } in full.'],
+  positionals: { min: 0, max: 0 },
+  options: {
+    ...AUTH_OPTIONS,
+    'project-id': { type: 'string', valueName: '<id>', description: 'Project whose keys to list (default: the session\'s).' },
+    limit: { type: 'string', valueName: '<n>', description: 'Keys per page, 1 to 100.', default: '20' },
+    offset: { type: 'string', valueName: '<n>', description: 'Keys to skip.', default: '0' },
+    reveal: { type: 'boolean', description: 'Print the keys in full.' },
+  },
+  async run(context) {
+    const limit = parseInteger(context.values.limit, 'limit', 1, 100)
+    const offset = parseInteger(context.values.offset, 'offset', 0, Number.MAX_SAFE_INTEGER)
+    const client = await accountClientFrom(context)
+    await client.signIn({ signal: context.signal })
+    const page = await client.listApiKeys({ projectId: context.values['project-id']?.trim() || undefined, limit, offset, signal: context.signal })
+    if (context.json) {
+      context.io.stdout(`${JSON.stringify(page, null, 2)}\n`)
+      return EXIT.ok
+    }
+    const rows = page.data.map((key) => [context.values.reveal ? key.apiKey : maskKey(key.apiKey), key.name ?? '', key.projectId ?? '', key.createdAt ?? ''])
+    const header = ['key', 'name', 'project', 'created']
+    const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => String(row[column]).length)))
+    const line = (cells: string[]) => cells.map((cell, column) => String(cell).padEnd(widths[column]!)).join('  ').trimEnd()
+    context.io.stdout(`${[line(header), ...rows.map(line), `${page.data.length} shown of ${page.total ?? page.data.length}.`].join('\n')}\n`)
+    return EXIT.ok
+  },
+})
+
+/** A key as a person may see it on screen: enough to tell keys apart, not enough to use one. */
+export function maskKey(key: string): string {
+  if (key.length <= 12) return `${key.slice(0, 2)}…`
+  return `${key.slice(0, 7)}…${key.slice(-4)}`
 }
 
 /** `auth login --show-challenge`: the challenge as received and the verdict; nothing signed or sent. */
@@ -130,14 +179,14 @@ async function showChallenge(context: CommandContext, client: AccountClient): Pr
   return problems.length === 0 ? EXIT.ok : EXIT.service
 }
 
-async function accountClientFrom(context: CommandContext): Promise<AccountClient> {
+async function accountClientFrom(context: CommandContext<typeof AUTH_OPTIONS>): Promise<AccountClient> {
   if (context.values['private-key'] !== undefined) {
     throw new InvalidInputError(
       '--private-key is not accepted: a value on the command line lands in shell history and the process list. Set PROVING_PRIVATE_KEY or pipe the key on stdin.',
       { input: '--private-key' },
     )
   }
-  const baseUrl = stringValue(context, 'auth-url')?.trim()
+  const baseUrl = context.values['auth-url']?.trim()
   if (!baseUrl) {
     throw new InvalidInputError('No account service address: pass --auth-url <url> or set PROVING_AUTH_URL.', { input: '--auth-url' })
   }
@@ -151,9 +200,9 @@ async function accountClientFrom(context: CommandContext): Promise<AccountClient
   }
 }
 
-function signInExpectation(context: CommandContext): SignInExpectation {
-  const domainName = stringValue(context, 'sign-in-domain')?.trim() || undefined
-  const chainText = stringValue(context, 'sign-in-chain-id')?.trim() || undefined
+function signInExpectation(context: CommandContext<typeof AUTH_OPTIONS>): SignInExpectation {
+  const domainName = context.values['sign-in-domain']?.trim() || undefined
+  const chainText = context.values['sign-in-chain-id']?.trim() || undefined
   if (chainText !== undefined && !/^(\d{1,78}|0x[0-9a-fA-F]{1,64})$/.test(chainText)) {
     throw new InvalidInputError(`--sign-in-chain-id must be a chain id (decimal or 0x hex); got ${JSON.stringify(chainText.slice(0, 40))}.`, {
       input: '--sign-in-chain-id',

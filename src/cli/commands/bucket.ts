@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import { InvalidInputError } from '../../core/errors.ts'
-import { type CommandContext, type CommandSpec, parseInteger, SERVICE_OPTIONS, stringValue } from '../context.ts'
+import { type CommandContext, defineCommand, type OptionSpecs, parseInteger, SERVICE_OPTIONS } from '../context.ts'
 import { formatDuration } from '../../core/poll.ts'
 import { EXIT } from '../exit-codes.ts'
 import { provingClientFrom, timeoutFrom } from '../services.ts'
@@ -23,51 +23,55 @@ function describeBucket(bucket: BucketRecord): string {
     .join('\n')
 }
 
-export const bucketCreate: CommandSpec = {
+const BUCKET_CREATE_OPTIONS = {
+  ...SERVICE_OPTIONS,
+  'aggregator-version': { type: 'string', valueName: '<version>', description: 'Aggregator version.', default: 'v1' },
+  quiet: { type: 'boolean', short: 'q', description: 'Print only the bucket id (for BUCKET=$(proving bucket create -q)).' },
+  'external-id': { type: 'string', valueName: '<id>', description: 'Your own identifier for the bucket.' },
+  'node-width': { type: 'string', valueName: '<n>', description: 'Width of the aggregation tree nodes.' },
+  'aggregator-params': {
+    type: 'string',
+    valueName: '<file.json>',
+    description: 'A JSON file holding the aggregator parameters as an object ({"use_kzg_da": true, ...}).',
+  },
+  param: {
+    type: 'string',
+    multiple: true,
+    valueName: '<key=value>',
+    description: 'One aggregator parameter (repeatable; true/false/numbers are JSON, the rest text).',
+  },
+  'mock-proof': { type: 'boolean', description: 'Mock the aggregated proof (testing).' },
+} as const satisfies OptionSpecs
+
+export const bucketCreate = defineCommand({
   path: ['bucket', 'create'],
   summary: 'Open a bucket that groups queries for aggregated on-chain verification (service extension).',
   positionals: { min: 0, max: 0 },
-  options: {
-    ...SERVICE_OPTIONS,
-    'aggregator-version': { type: 'string', valueName: '<version>', description: 'Aggregator version (required).' },
-    'external-id': { type: 'string', valueName: '<id>', description: 'Your own identifier for the bucket.' },
-    'node-width': { type: 'string', valueName: '<n>', description: 'Width of the aggregation tree nodes.' },
-    'aggregator-params': {
-      type: 'string',
-      valueName: '<file.json>',
-      description: 'A JSON file holding the aggregator parameters as an object ({"use_kzg_da": true, ...}).',
-    },
-    param: {
-      type: 'string',
-      multiple: true,
-      valueName: '<key=value>',
-      description: 'One aggregator parameter (repeatable; true/false/numbers are JSON, the rest text).',
-    },
-    'mock-proof': { type: 'boolean', description: 'Mock the aggregated proof (testing).' },
-  },
+  options: BUCKET_CREATE_OPTIONS,
   async run(context) {
-    const aggregatorVersion = stringValue(context, 'aggregator-version')?.trim()
+    const aggregatorVersion = context.values['aggregator-version']?.trim()
     if (!aggregatorVersion) {
       throw new InvalidInputError('--aggregator-version is required: name the aggregator version to use.', {
         input: '--aggregator-version',
       })
     }
-    const nodeWidthText = stringValue(context, 'node-width')
+    const nodeWidthText = context.values['node-width']
     const client = provingClientFrom(context, { needsKey: true })
     const bucket = await client.createBucket({
       aggregatorVersion,
-      externalId: stringValue(context, 'external-id'),
+      externalId: context.values['external-id'],
       nodeWidth: nodeWidthText === undefined ? undefined : parseInteger(nodeWidthText, 'node-width', 1, 2_147_483_647),
       aggregatorParams: await aggregatorParamsFrom(context),
       mockProof: context.values['mock-proof'] === true ? true : undefined,
       signal: context.signal,
     })
-    context.print(describeBucket(bucket), { provingBucket: bucket })
+    if (context.values.quiet && !context.json) context.io.stdout(`${bucket.id}\n`)
+    else context.print(describeBucket(bucket), { provingBucket: bucket })
     return EXIT.ok
   },
-}
+})
 
-export const bucketClose: CommandSpec = {
+export const bucketClose = defineCommand({
   path: ['bucket', 'close'],
   args: '<bucket-id>',
   summary: 'Close a bucket: finalize its queries and start aggregated verification (idempotent); --wait gates on every query.',
@@ -89,7 +93,7 @@ export const bucketClose: CommandSpec = {
   async run(context) {
     const pieArgs = (context.values.pie as string[] | undefined) ?? []
     if (!context.values.wait) {
-      for (const flag of ['pie', 'allow-mocked-fact', 'expected-program-hash']) {
+      for (const flag of ['pie', 'allow-mocked-fact', 'expected-program-hash'] as const) {
         if (context.values[flag] !== undefined) throw new InvalidInputError(`--${flag} is for the gate of --wait: add --wait.`, { input: `--${flag}` })
       }
     }
@@ -112,7 +116,7 @@ export const bucketClose: CommandSpec = {
     })
     const verdict = await judgeBucket(client, details, {
       allowMockedFact: context.values['allow-mocked-fact'] === true,
-      expectedProgramHash: stringValue(context, 'expected-program-hash')?.trim() || undefined,
+      expectedProgramHash: context.values['expected-program-hash']?.trim() || undefined,
       pies,
       signal: context.signal,
     })
@@ -126,11 +130,11 @@ export const bucketClose: CommandSpec = {
     context.print(human, { provingBucket: details.bucket, status: verdict.status, ok: verdict.ok, queries: verdict.rows, refusals: verdict.refusals })
     return verdict.ok ? EXIT.ok : EXIT.remoteFailure
   },
-}
+})
 
 /** Packs/validates/inspects the PIEs given to the gate, before anything is closed. */
 async function inspectGivenPies(context: CommandContext, args: string[]) {
-  const { expandPieArguments } = await import('../pie-list.ts')
+  const { expandPieArguments } = await import('../../pipeline/pie-list.ts')
   const { preparePieForUpload } = await import('../pie-steps.ts')
   const pies = []
   for (const path of await expandPieArguments(args, '--pie')) {
@@ -141,7 +145,7 @@ async function inspectGivenPies(context: CommandContext, args: string[]) {
   return pies
 }
 
-export const bucketGet: CommandSpec = {
+export const bucketGet = defineCommand({
   path: ['bucket', 'get'],
   args: '<bucket-id>',
   summary: 'Show a bucket and its queries (service extension).',
@@ -155,12 +159,12 @@ export const bucketGet: CommandSpec = {
     context.print(lines.join('\n'), details)
     return EXIT.ok
   },
-}
+})
 
 /** --aggregator-params <file.json> and any --param key=value, merged (a --param wins). */
-async function aggregatorParamsFrom(context: CommandContext): Promise<Record<string, unknown> | undefined> {
-  const file = stringValue(context, 'aggregator-params')
-  const pairs = (context.values.param as string[] | undefined) ?? []
+async function aggregatorParamsFrom(context: CommandContext<typeof BUCKET_CREATE_OPTIONS>): Promise<Record<string, unknown> | undefined> {
+  const file = context.values['aggregator-params']
+  const pairs = context.values.param ?? []
   if (file === undefined && pairs.length === 0) return undefined
   let params: Record<string, unknown> = {}
   if (file !== undefined) {

@@ -1,8 +1,8 @@
 import { InvalidInputError } from '../../core/errors.ts'
-import { type CommandSpec, parseInteger, stringValue } from '../context.ts'
+import { defineCommand, parseInteger } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 
-export const emulator: CommandSpec = {
+export const emulator = defineCommand({
   path: ['emulator'],
   summary: 'Run the built-in emulator of the proving, task, storage-proof and account services.',
   details: [
@@ -15,6 +15,12 @@ export const emulator: CommandSpec = {
     host: { type: 'string', valueName: '<address>', description: 'Address to listen on.', default: '127.0.0.1' },
     'step-ms': { type: 'string', valueName: '<ms>', description: 'How long each query step takes.' },
     'state-dir': { type: 'string', valueName: '<dir>', description: 'Keep state on disk here, across restarts.' },
+    shape: {
+      type: 'string',
+      valueName: '<interface|production>',
+      description: "Records as interface.md gives them (default) or as production sends them (no /docs/ routes).",
+      default: 'interface',
+    },
     'api-keys': {
       type: 'string',
       valueName: '<k1,k2>',
@@ -28,24 +34,33 @@ export const emulator: CommandSpec = {
     },
   },
   async run(context) {
-    const port = parseInteger(stringValue(context, 'port')!, 'port', 0, 65_535)
-    const host = stringValue(context, 'host')!.trim()
+    const port = parseInteger(context.values.port, 'port', 0, 65_535)
+    const host = context.values.host.trim()
     if (!host) throw new InvalidInputError('--host must not be empty; use 127.0.0.1 or 0.0.0.0.', { input: '--host' })
-    const stepText = stringValue(context, 'step-ms')
+    const stepText = context.values['step-ms']
     const stepMs = stepText === undefined ? undefined : parseInteger(stepText, 'step-ms', 0, 86_400_000)
-    const keys = stringValue(context, 'api-keys')?.split(',').map((key) => key.trim()).filter(Boolean)
+    const shape = context.values.shape
+    if (shape !== 'interface' && shape !== 'production') {
+      throw new InvalidInputError(`--shape must be interface or production; got ${JSON.stringify(shape)}.`, { input: '--shape' })
+    }
+    const keys = context.values['api-keys']?.split(',').map((key) => key.trim()).filter(Boolean)
     for (const key of keys ?? []) context.redactor.add(key)
     const { startEmulator } = await import('../../emulator/index.ts')
     const running = await startEmulator({
       host,
       port,
       logger: context.logger,
+      shape,
       ...(keys?.length ? { apiKeys: keys } : {}),
-      webhookHosts: stringValue(context, 'webhook-host')?.split(',').map((name) => name.trim()).filter(Boolean) ?? [],
+      webhookHosts: context.values['webhook-host']?.split(',').map((name) => name.trim()).filter(Boolean) ?? [],
       ...(stepMs === undefined ? {} : { timing: { stepMs } }),
-      ...(stringValue(context, 'state-dir') ? { stateDir: stringValue(context, 'state-dir') } : {}),
+      ...(context.values['state-dir'] ? { stateDir: context.values['state-dir'] } : {}),
     })
-    context.print(`Emulator listening on ${running.url}\nStop it with Ctrl-C.`, { url: running.url })
+    const local = running.url.replace(/\/$/, '') === 'http://127.0.0.1:8790'
+    context.print(
+      `Emulator listening on ${running.url}\nStop it with Ctrl-C.\nPoint every command at it: ${local ? 'export PROVING_PROFILE=local PROVING_API_KEY=dev-key' : `export PROVING_BASE_URL=${running.url} PROVING_TASKS_URL=${running.url} PROVING_STORAGE_PROOF_URL=${running.url} PROVING_AUTH_URL=${running.url} PROVING_API_KEY=dev-key`}`,
+      { url: running.url },
+    )
     await new Promise<void>((resolve) => {
       if (context.signal.aborted) resolve()
       context.signal.addEventListener('abort', () => resolve(), { once: true })
@@ -54,4 +69,4 @@ export const emulator: CommandSpec = {
     context.progress('Emulator stopped.')
     return EXIT.ok
   },
-}
+})

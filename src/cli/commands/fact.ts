@@ -7,7 +7,7 @@ import { CHAIN_NETWORKS, type ChainNetwork, type ExpectedVerification, type Onch
 import { describeWhere, waitForFactRegistration } from '../../chain/wait.ts'
 import { InvalidInputError, WaitTimeoutError } from '../../core/errors.ts'
 import { formatDuration } from '../../core/poll.ts'
-import { type CommandContext, type CommandSpec, parseDuration, parseInteger, stringValue } from '../context.ts'
+import { type CommandContext, defineCommand, type OptionSpecs, parseDuration, parseInteger } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 
 /**
@@ -20,7 +20,38 @@ import { EXIT } from '../exit-codes.ts'
 const ENV_ETHEREUM_RPC = 'PROVING_ETHEREUM_RPC_URL'
 const ENV_STARKNET_RPC = 'PROVING_STARKNET_RPC_URL'
 
-export const factCheck: CommandSpec = {
+const FACT_CHECK_OPTIONS = {
+  'ethereum-rpc': { type: 'string', valueName: '<url>', description: `Ethereum JSON-RPC URL (or ${ENV_ETHEREUM_RPC}).` },
+  'starknet-rpc': { type: 'string', valueName: '<url>', description: `Starknet JSON-RPC URL (or ${ENV_STARKNET_RPC}).` },
+  'fact-registry': {
+    type: 'string',
+    valueName: '<address>',
+    description: 'Registry address; by default the known one of the network the RPC is on.',
+  },
+  network: {
+    type: 'string',
+    valueName: '<mainnet|sepolia>',
+    description: 'Fail unless the RPC is on this network (its chain id is checked).',
+  },
+  timeout: {
+    type: 'string',
+    valueName: '<duration>',
+    description: 'Wait up to this long for the fact to be registered: 90 (seconds), 10m, 1h. Default: check once.',
+  },
+  layout: { type: 'string', valueName: '<name>', description: 'Starknet: count only verifications with this layout.' },
+  hasher: { type: 'string', valueName: '<name>', description: 'Starknet: ... with this hasher (keccak_160_lsb, ...).' },
+  'stone-version': { type: 'string', valueName: '<version>', description: 'Starknet: ... with this Stone version (stone5, stone6).' },
+  'memory-verification': {
+    type: 'string',
+    valueName: '<mode>',
+    description: 'Starknet: ... with this memory verification (strict, relaxed, cairo1).',
+  },
+  'security-bits': { type: 'string', valueName: '<n>', description: 'Starknet: ... with at least this many security bits.' },
+} as const satisfies OptionSpecs
+
+type FactCheckContext = CommandContext<typeof FACT_CHECK_OPTIONS>
+
+export const factCheck = defineCommand({
   path: ['fact', 'check'],
   args: '<fact>',
   summary: 'Check that a fact is registered on chain: Ethereum fact registry or Starknet Integrity.',
@@ -33,34 +64,7 @@ export const factCheck: CommandSpec = {
     'Exit codes: 0 registered, 1 not registered, 4 still not registered at --timeout, 3 RPC failure',
     '(including a registry address with no contract, or the wrong chain), 2 bad input.',
   ],
-  options: {
-    'ethereum-rpc': { type: 'string', valueName: '<url>', description: `Ethereum JSON-RPC URL (or ${ENV_ETHEREUM_RPC}).` },
-    'starknet-rpc': { type: 'string', valueName: '<url>', description: `Starknet JSON-RPC URL (or ${ENV_STARKNET_RPC}).` },
-    'fact-registry': {
-      type: 'string',
-      valueName: '<address>',
-      description: 'Registry address; by default the known one of the network the RPC is on.',
-    },
-    network: {
-      type: 'string',
-      valueName: '<mainnet|sepolia>',
-      description: 'Fail unless the RPC is on this network (its chain id is checked).',
-    },
-    timeout: {
-      type: 'string',
-      valueName: '<duration>',
-      description: 'Wait up to this long for the fact to be registered: 90 (seconds), 10m, 1h. Default: check once.',
-    },
-    layout: { type: 'string', valueName: '<name>', description: 'Starknet: count only verifications with this layout.' },
-    hasher: { type: 'string', valueName: '<name>', description: 'Starknet: ... with this hasher (keccak_160_lsb, ...).' },
-    'stone-version': { type: 'string', valueName: '<version>', description: 'Starknet: ... with this Stone version (stone5, stone6).' },
-    'memory-verification': {
-      type: 'string',
-      valueName: '<mode>',
-      description: 'Starknet: ... with this memory verification (strict, relaxed, cairo1).',
-    },
-    'security-bits': { type: 'string', valueName: '<n>', description: 'Starknet: ... with at least this many security bits.' },
-  },
+  options: FACT_CHECK_OPTIONS,
   async run(context) {
     const factText = context.positionals[0]!
     const { chain, url, flag } = chosenRpc(context)
@@ -68,9 +72,9 @@ export const factCheck: CommandSpec = {
     if (chain === 'starknet') assertFelt(fact, '<fact>')
     rpcEndpoint(url, flag, context.redactor) // validates the URL and registers its secrets for all output
     const network = networkFrom(context)
-    const registry = stringValue(context, 'fact-registry')?.trim()
+    const registry = context.values['fact-registry']?.trim()
     const expected = expectedFrom(context, chain)
-    const timeoutText = stringValue(context, 'timeout')
+    const timeoutText = context.values.timeout
     const timeoutMs = timeoutText === undefined ? undefined : parseDuration(timeoutText, 'timeout')
 
     const common = {
@@ -108,11 +112,11 @@ export const factCheck: CommandSpec = {
     context.print(describeCheck(result), result)
     return result.registered ? EXIT.ok : EXIT.remoteFailure
   },
-}
+})
 
-function chosenRpc(context: CommandContext): { chain: 'ethereum' | 'starknet'; url: string; flag: string } {
-  let ethereum = stringValue(context, 'ethereum-rpc')?.trim()
-  let starknet = stringValue(context, 'starknet-rpc')?.trim()
+function chosenRpc(context: FactCheckContext): { chain: 'ethereum' | 'starknet'; url: string; flag: string } {
+  let ethereum = context.values['ethereum-rpc']?.trim()
+  let starknet = context.values['starknet-rpc']?.trim()
   let source = 'flags'
   if (!ethereum && !starknet) {
     // The environment is read only when no flag chooses: both may be set for different jobs.
@@ -136,8 +140,8 @@ function chosenRpc(context: CommandContext): { chain: 'ethereum' | 'starknet'; u
   )
 }
 
-function networkFrom(context: CommandContext): ChainNetwork | undefined {
-  const network = stringValue(context, 'network')?.trim()
+function networkFrom(context: FactCheckContext): ChainNetwork | undefined {
+  const network = context.values.network?.trim()
   if (network === undefined) return undefined
   if (!CHAIN_NETWORKS.includes(network as ChainNetwork)) {
     throw new InvalidInputError(`--network must be ${CHAIN_NETWORKS.join(' or ')}; got ${JSON.stringify(network)}.`, { input: '--network' })
@@ -145,14 +149,14 @@ function networkFrom(context: CommandContext): ChainNetwork | undefined {
   return network as ChainNetwork
 }
 
-function expectedFrom(context: CommandContext, chain: 'ethereum' | 'starknet'): ExpectedVerification | undefined {
+function expectedFrom(context: FactCheckContext, chain: 'ethereum' | 'starknet'): ExpectedVerification | undefined {
   const flags = { layout: 'layout', hasher: 'hasher', stoneVersion: 'stone-version', memoryVerification: 'memory-verification' } as const
   const expected: ExpectedVerification = {}
-  for (const [key, flag] of Object.entries(flags) as [keyof typeof flags, string][]) {
-    const value = stringValue(context, flag)?.trim()
+  for (const [key, flag] of Object.entries(flags) as [keyof typeof flags, (typeof flags)[keyof typeof flags]][]) {
+    const value = context.values[flag]?.trim()
     if (value !== undefined) expected[key] = value
   }
-  const bits = stringValue(context, 'security-bits')
+  const bits = context.values['security-bits']
   if (bits !== undefined) expected.securityBits = parseInteger(bits, 'security-bits', 0, 2 ** 32 - 1)
   const given = Object.keys(expected)
   if (given.length === 0) return undefined

@@ -6,8 +6,10 @@ import { inspect, pack, validate } from './pie.ts'
 import { prove, verifyProof } from './prove.ts'
 import { queryGet, queryList, queryRetry, queryWait } from './query.ts'
 import { submit } from './submit.ts'
+import { configPathCommand, configShow } from './config.ts'
+import { completion } from './completion.ts'
 import { storageQuery, storageStatus } from './storage.ts'
-import { authCreateKey, authLogin } from './auth.ts'
+import { authCreateKey, authKeysList, authLogin } from './auth.ts'
 import { TASK_COMMANDS } from './task.ts'
 
 /** Every `proving` command; main.ts dispatches on the longest matching path. */
@@ -29,7 +31,11 @@ export const COMMANDS: CommandSpec[] = [
   storageStatus,
   authLogin,
   authCreateKey,
+  authKeysList,
   ...TASK_COMMANDS,
   factCheck,
+  configShow,
+  configPathCommand,
   emulator,
+  completion,
 ]

@@ -1,14 +1,14 @@
 import { dirname, resolve } from 'node:path'
 import { stat } from 'node:fs/promises'
 import { InvalidInputError, InvalidPieError } from '../../core/errors.ts'
-import { type CommandSpec, stringValue } from '../context.ts'
+import { defineCommand } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { formatBytes } from '../pie-steps.ts'
 
 /** The PIE toolkit loads on these commands only (hashing libraries are not free to import). */
 const loadPie = () => import('../../pie/index.ts')
 
-export const validate: CommandSpec = {
+export const validate = defineCommand({
   path: ['validate'],
   args: '<pie>',
   summary: 'Check a pie.zip or PIE directory against every rule cairo-lang applies; exit 0 valid, 2 invalid.',
@@ -38,9 +38,9 @@ export const validate: CommandSpec = {
     }
     return result.valid ? EXIT.ok : EXIT.usage
   },
-}
+})
 
-export const pack: CommandSpec = {
+export const pack = defineCommand({
   path: ['pack'],
   args: '<dir>',
   summary: 'Pack a PIE directory into the canonical pie.zip (deterministic, DEFLATE, validated).',
@@ -56,7 +56,7 @@ export const pack: CommandSpec = {
         input: '<dir>',
       })
     }
-    const output = stringValue(context, 'output')!
+    const output = context.values.output
     if (resolve(dirname(output)) === resolve(dir)) {
       throw new InvalidInputError(`-o ${output} would write the zip inside the PIE directory; write it elsewhere.`, {
         input: '--output',
@@ -79,9 +79,9 @@ export const pack: CommandSpec = {
     })
     return EXIT.ok
   },
-}
+})
 
-export const inspect: CommandSpec = {
+export const inspect = defineCommand({
   path: ['inspect'],
   args: '<pie>',
   summary: 'Show a PIE: output, steps, builtins, job size, program hashes, SHARP and Integrity facts, sha256.',
@@ -120,7 +120,7 @@ export const inspect: CommandSpec = {
     context.print(human, json)
     return EXIT.ok
   },
-}
+})
 
 async function requireExisting(path: string) {
   try {

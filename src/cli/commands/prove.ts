@@ -2,12 +2,13 @@ import { AbortedError, InvalidInputError, ProvingKitError } from '../../core/err
 import { checkEnum, checkOpenEnum } from '../../core/checks.ts'
 import type { ProvingClient, QueryResult } from '../../clients/proving.ts'
 import { LAYOUTS, MEMORY_VERIFICATIONS, STONE_VERSIONS } from '../../schemas/proving.ts'
-import { type CommandContext, type CommandSpec, parseInteger, SERVICE_OPTIONS, stringValue } from '../context.ts'
+import { type CommandContext, defineCommand, parseInteger, SERVICE_OPTIONS } from '../context.ts'
 import { EXIT, exitCodeFor, worstExitCode } from '../exit-codes.ts'
 import { describeQuery, progressReporter, provingClientFrom, timeoutFrom } from '../services.ts'
 import { checkFactsAfterWait, type PreparedPie, preparePieForUpload } from '../pie-steps.ts'
 import { withLocalEmulator } from '../local-emulator.ts'
-import { expandPieArguments } from '../pie-list.ts'
+import { expandPieArguments } from '../../pipeline/pie-list.ts'
+import { limiter } from '../../pipeline/limit.ts'
 import {
   factsMeaningful,
   GENERAL_FIELD_OPTIONS,
@@ -24,6 +25,7 @@ export const WAIT_OPTIONS = {
     description: 'With --wait: give up after this long (90s, 30m, 2h).',
     default: '2h',
   },
+  quiet: { type: 'boolean', short: 'q', description: 'Without --wait: print only the query id (for QUERY=$(proving ...)).' },
   emulator: {
     type: 'boolean',
     description: 'Run against a built-in emulator started for this command and stopped with it (no address or key needed).',
@@ -33,7 +35,7 @@ export const WAIT_OPTIONS = {
 const DEFAULT_CONCURRENCY = 4
 const MAX_CONCURRENCY = 64
 
-export const prove: CommandSpec = {
+export const prove = defineCommand({
   path: ['prove'],
   args: '<pie>...',
   summary: 'Prove Cairo PIEs (pie.zip files, PIE directories or globs): L2 proof generation and verification.',
@@ -63,16 +65,16 @@ export const prove: CommandSpec = {
   },
   async run(context) {
     // A layout this version does not know is sent as given (the service decides), with a warning.
-    const layout = checkOpenEnum(stringValue(context, 'layout')!, '--layout', LAYOUTS, context.logger)
-    const prover = stringValue(context, 'prover')!.trim()
+    const layout = checkOpenEnum(context.values.layout, '--layout', LAYOUTS, context.logger)
+    const prover = context.values.prover.trim()
     if (!prover) throw new InvalidInputError('--prover must not be empty; omit it to use svc_sharp.', { input: '--prover' })
     const timeoutMs = timeoutFrom(context)
-    const concurrencyText = stringValue(context, 'concurrency')
+    const concurrencyText = context.values.concurrency
     const concurrency = concurrencyText === undefined ? DEFAULT_CONCURRENCY : parseInteger(concurrencyText, 'concurrency', 1, MAX_CONCURRENCY)
     let general: GeneralFields | undefined
     if (hasGeneralFields(context)) {
       // Into a bucket, a query is proved and then verified with the bucket's aggregate.
-      const inBucket = stringValue(context, 'bucket-id') !== undefined
+      const inBucket = context.values['bucket-id'] !== undefined
       general = readGeneralFields(context, { result: inBucket ? 'PROOF_GENERATION' : 'PROOF_VERIFICATION_ON_L2' })
     }
     if (general?.bucketId !== undefined && context.values.wait) {
@@ -100,7 +102,7 @@ export const prove: CommandSpec = {
       return proveBatch(context, client, paths, { ...options, concurrency })
     })
   },
-}
+})
 
 type ProveOptions = {
   layout: string
@@ -159,6 +161,10 @@ export async function followSubmission(
   const again = submitted.deduplicated ? ' (already submitted with this dedup id: the existing query)' : ''
   if (!options.wait) {
     const emulated = context.values.emulator === true
+    if ((context.values as { quiet?: boolean }).quiet && !context.json) {
+      context.io.stdout(`${provingQueryId}\n`)
+      return EXIT.ok
+    }
     context.print(
       `Submitted: query ${provingQueryId}${again}\n${emulated ? 'The emulator stops with this command: add --wait to follow the query.' : `Follow it with: proving query wait ${provingQueryId}`}`,
       submitted.deduplicated === undefined ? { provingQueryId } : { provingQueryId, deduplicated: submitted.deduplicated },
@@ -285,25 +291,9 @@ export function batchTable(outcomes: BatchOutcome[], seconds: string): string {
   return [line(header), ...rows.map(line), `${ok} of ${outcomes.length} succeeded in ${seconds} s.`].join('\n')
 }
 
-/** Runs at most `max` of the given tasks at once, in the order they ask. */
-export function limiter(max: number) {
-  let active = 0
-  const queue: (() => void)[] = []
-  return async <T>(task: () => Promise<T>): Promise<T> => {
-    if (active >= max) await new Promise<void>((resolve) => queue.push(resolve))
-    active++
-    try {
-      return await task()
-    } finally {
-      active--
-      queue.shift()?.()
-    }
-  }
-}
-
 // --- verify-proof ------------------------------------------------------------------------------
 
-export const verifyProof: CommandSpec = {
+export const verifyProof = defineCommand({
   path: ['verify-proof'],
   args: '<proof.json>',
   summary: 'Submit an existing proof file for verification on L2.',
@@ -320,15 +310,15 @@ export const verifyProof: CommandSpec = {
     'mock-fact-hash': { type: 'boolean', description: 'Mock the fact hash (testing).' },
   },
   async run(context) {
-    for (const flag of ['stone-version', 'memory-verification']) {
-      if (!stringValue(context, flag)) {
+    for (const flag of ['stone-version', 'memory-verification'] as const) {
+      if (!context.values[flag]) {
         throw new InvalidInputError(`--${flag} is required: see \`proving verify-proof --help\` for the allowed values.`, {
           input: `--${flag}`,
         })
       }
     }
-    const stoneVersion = checkFlagEnum(context, 'stone-version', STONE_VERSIONS)
-    const memoryVerification = checkFlagEnum(context, 'memory-verification', MEMORY_VERIFICATIONS)
+    const stoneVersion = checkFlagEnum(context.values['stone-version'], 'stone-version', STONE_VERSIONS)
+    const memoryVerification = checkFlagEnum(context.values['memory-verification'], 'memory-verification', MEMORY_VERIFICATIONS)
     const timeoutMs = timeoutFrom(context)
     return withLocalEmulator(context, async (service) => {
       const client = provingClientFrom(context, { needsKey: true, ...service })
@@ -340,7 +330,8 @@ export const verifyProof: CommandSpec = {
         signal: context.signal,
       })
       if (!context.values.wait) {
-        context.print(`Submitted: query ${provingQueryId}`, { provingQueryId })
+        if (context.values.quiet && !context.json) context.io.stdout(`${provingQueryId}\n`)
+        else context.print(`Submitted: query ${provingQueryId}`, { provingQueryId })
         return EXIT.ok
       }
       context.progress(`Submitted: query ${provingQueryId}`)
@@ -351,7 +342,7 @@ export const verifyProof: CommandSpec = {
       return result.provingQuery.status === 'DONE' ? EXIT.ok : EXIT.remoteFailure
     })
   },
-}
+})
 
 /** On interruption or timeout, the query id is what a person needs to pick up the wait again. */
 async function waitReportingId<T>(context: CommandContext, queryId: string, wait: () => Promise<T>): Promise<T> {
@@ -365,10 +356,10 @@ async function waitReportingId<T>(context: CommandContext, queryId: string, wait
   }
 }
 
-export function checkFlagEnum<T extends string>(context: CommandContext, flag: string, allowed: readonly T[]): T {
-  const value = stringValue(context, flag) ?? ''
+/** A flag's value, one of `allowed`; an absent flag is refused like an empty one. */
+export function checkFlagEnum<T extends string>(value: string | undefined, flag: string, allowed: readonly T[]): T {
   try {
-    return checkEnum(value, `--${flag}`, allowed)
+    return checkEnum(value ?? '', `--${flag}`, allowed)
   } catch (error) {
     throw new InvalidInputError((error as Error).message.split('\n')[0]!, { input: `--${flag}` })
   }

@@ -1,5 +1,5 @@
 import { InvalidInputError } from '../../core/errors.ts'
-import { type CommandSpec, parseInteger, SERVICE_OPTIONS, stringValue } from '../context.ts'
+import { defineCommand, parseInteger, SERVICE_OPTIONS } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { describeQuery, progressReporter, provingClientFrom, timeoutFrom } from '../services.ts'
 
@@ -12,25 +12,49 @@ const TIMEOUT_OPTION = {
   },
 } as const
 
-export const queryGet: CommandSpec = {
+export const queryGet = defineCommand({
   path: ['query', 'get'],
   args: '<query-id>',
-  summary: 'Show a query: status, step, program hash, facts and artifact URLs.',
+  summary: 'Show a query: status, step, program hash, facts, artifact URLs, and whether a FAILED one can be retried.',
   positionals: { min: 1, max: 1 },
   options: { ...SERVICE_OPTIONS },
   async run(context) {
     const client = provingClientFrom(context, { needsKey: false })
     const id = context.positionals[0]!
-    // The docs endpoint carries `status`; without a key, the public record (no status) is shown.
-    const result = client.hasApiKey
-      ? await client.getQueryDetails(id, { signal: context.signal })
-      : await client.getQuery(id, { signal: context.signal })
-    context.print(client.hasApiKey ? describeQuery(result as never) : JSON.stringify(result, null, 2), result)
+    // With a key: the record with its status from whichever path the service serves. The public
+    // record (no key needed) carries isRetriable and retryCount, and its status where production sends one.
+    const [details, publicRecord] = await Promise.all([
+      client.hasApiKey ? client.readQuery(id, { signal: context.signal }) : Promise.resolve(undefined),
+      client.hasApiKey
+        ? client.getQuery(id, { signal: context.signal }).catch(() => undefined)
+        : client.getQuery(id, { signal: context.signal }),
+    ])
+    const record = publicRecord?.provingQuery as (Record<string, unknown> & { isRetriable?: boolean | null; retryCount?: number | null }) | undefined
+    const status = details?.provingQuery.status ?? (typeof record?.status === 'string' ? record.status : undefined)
+    const retry = retriability(status, record?.isRetriable, record?.retryCount, id)
+    const result = details ?? { provingQuery: { ...record, status: status ?? null }, metadataUrls: publicRecord?.metadataUrls ?? [] }
+    const human = [
+      describeQuery(result as never),
+      ...(status ? [] : ['status         not shown without an API key (set PROVING_API_KEY)']),
+      `${'retriable'.padEnd(15)}${retry.text}`,
+    ].join('\n')
+    context.print(human, { ...result, retriable: retry.retriable, retryCount: record?.retryCount ?? null })
     return EXIT.ok
   },
+})
+
+/** Whether `proving query retry` can help, in words. */
+export function retriability(status: string | undefined, isRetriable: boolean | null | undefined, retryCount: number | null | undefined, id: string) {
+  const used = typeof retryCount === 'number' ? ` (${retryCount} of 3 retries used)` : ''
+  if (status !== 'FAILED') return { retriable: null, text: status ? `not applicable: the query is ${status}, not FAILED` : 'unknown' }
+  if (isRetriable === true) return { retriable: true, text: `yes${used}: proving query retry ${id} --wait` }
+  if (isRetriable === false) {
+    return { retriable: false, text: typeof retryCount === 'number' && retryCount >= 3 ? `no: the 3 retries are used up` : `no: the error is not retriable${used}; fix the PIE or parameters and submit again` }
+  }
+  return { retriable: null, text: `unknown: the service did not say${used}; \`proving query retry ${id}\` answers QUERY_NOT_RETRIABLE if it is not` }
 }
 
-export const queryWait: CommandSpec = {
+export const queryWait = defineCommand({
   path: ['query', 'wait'],
   args: '<query-id>',
   summary: 'Wait for a query to finish; exit 0 when DONE, 1 when FAILED.',
@@ -46,9 +70,9 @@ export const queryWait: CommandSpec = {
     context.print(describeQuery(result), result)
     return result.provingQuery.status === 'DONE' ? EXIT.ok : EXIT.remoteFailure
   },
-}
+})
 
-export const queryRetry: CommandSpec = {
+export const queryRetry = defineCommand({
   path: ['query', 'retry'],
   args: '<query-id>',
   summary: 'Retry a FAILED query whose error is retriable (at most 3 times).',
@@ -78,9 +102,9 @@ export const queryRetry: CommandSpec = {
     context.print(describeQuery(result), result)
     return result.provingQuery.status === 'DONE' ? EXIT.ok : EXIT.remoteFailure
   },
-}
+})
 
-export const queryList: CommandSpec = {
+export const queryList = defineCommand({
   path: ['query', 'list'],
   summary: 'List the queries submitted with this API key.',
   positionals: { min: 0, max: 0 },
@@ -94,13 +118,13 @@ export const queryList: CommandSpec = {
   },
   async run(context) {
     const client = provingClientFrom(context, { needsKey: true })
-    const limit = parseInteger(stringValue(context, 'limit')!, 'limit', 1, 100)
-    const offset = parseInteger(stringValue(context, 'offset')!, 'offset', 0, Number.MAX_SAFE_INTEGER)
-    const network = stringValue(context, 'network')
+    const limit = parseInteger(context.values.limit, 'limit', 1, 100)
+    const offset = parseInteger(context.values.offset, 'offset', 0, Number.MAX_SAFE_INTEGER)
+    const network = context.values.network
     if (network !== undefined && network !== 'MAINNET' && network !== 'TESTNET') {
       throw new InvalidInputError(`--network must be MAINNET or TESTNET; got ${JSON.stringify(network)}.`, { input: '--network' })
     }
-    const filters = { search: stringValue(context, 'search'), network, signal: context.signal }
+    const filters = { search: context.values.search, network, signal: context.signal }
     let queries
     let total
     if (context.values.all) {
@@ -113,10 +137,10 @@ export const queryList: CommandSpec = {
       total = page.total
     }
     const lines = queries.map(
-      (query) => `${query.id.padEnd(38)}${query.status.padEnd(13)}${(query.step ?? '').padEnd(36)}${query.createdAt}`,
+      (query) => `${query.id.padEnd(38)}${query.status.padEnd(13)}${(query.step ?? '').padEnd(36)}${query.createdAt ?? ''}`,
     )
     lines.push(`${queries.length} shown of ${total}.`)
     context.print(lines.join('\n'), { provingQueries: queries, total })
     return EXIT.ok
   },
-}
+})

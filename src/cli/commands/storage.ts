@@ -3,18 +3,18 @@ import { checkBatchQueryBody, StorageProofClient } from '../../clients/storage-p
 import { InvalidInputError } from '../../core/errors.ts'
 import { parseJsonBytes } from '../../core/json-limits.ts'
 import { formatDuration } from '../../core/poll.ts'
-import { type CommandContext, type CommandSpec, type OptionSpec, SERVICE_OPTIONS, stringValue, allowInsecureHttp } from '../context.ts'
+import { type CommandContext, defineCommand, type OptionSpecs, SERVICE_OPTIONS, allowInsecureHttp } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { timeoutFrom } from '../services.ts'
 
-const STORAGE_OPTIONS: Record<string, OptionSpec> = {
+const STORAGE_OPTIONS = {
   'storage-proof-url': {
     type: 'string',
     valueName: '<url>',
     env: 'PROVING_STORAGE_PROOF_URL',
     description: 'Address of the storage-proof service.',
   },
-  'api-key': SERVICE_OPTIONS['api-key']!,
+  'api-key': SERVICE_OPTIONS['api-key'],
   wait: { type: 'boolean', description: 'Wait for the batch query to finish (exit 0 DONE, 1 FAILED).' },
   timeout: {
     type: 'string',
@@ -22,9 +22,9 @@ const STORAGE_OPTIONS: Record<string, OptionSpec> = {
     description: 'With --wait: give up after this long (90s, 30m, 2h).',
     default: '2h',
   },
-}
+} as const satisfies OptionSpecs
 
-export const storageQuery: CommandSpec = {
+export const storageQuery = defineCommand({
   path: ['storage', 'query'],
   args: '<query.json>',
   summary: 'Submit a storage-proof batch query (a JSON file, or - for stdin).',
@@ -47,9 +47,9 @@ export const storageQuery: CommandSpec = {
     context.progress(`Submitted: batch query ${internalId}`)
     return waitAndReport(context, client, internalId, timeoutMs)
   },
-}
+})
 
-export const storageStatus: CommandSpec = {
+export const storageStatus = defineCommand({
   path: ['storage', 'status'],
   args: '<internal-id>',
   summary: 'Show the status of a storage-proof batch query (RECEIVED, IN_PROGRESS, DONE, FAILED).',
@@ -64,9 +64,9 @@ export const storageStatus: CommandSpec = {
     context.print(`batch query ${internalId}: ${queryStatus}`, { internalId, queryStatus })
     return EXIT.ok
   },
-}
+})
 
-async function waitAndReport(context: CommandContext, client: StorageProofClient, internalId: string, timeoutMs: number): Promise<number> {
+async function waitAndReport(context: CommandContext<typeof STORAGE_OPTIONS>, client: StorageProofClient, internalId: string, timeoutMs: number): Promise<number> {
   const result = await client.waitForBatchQuery(internalId, {
     timeoutMs,
     signal: context.signal,
@@ -77,14 +77,14 @@ async function waitAndReport(context: CommandContext, client: StorageProofClient
   return result.queryStatus === 'DONE' ? EXIT.ok : EXIT.remoteFailure
 }
 
-function storageClientFrom(context: CommandContext): StorageProofClient {
-  const baseUrl = stringValue(context, 'storage-proof-url')?.trim()
+function storageClientFrom(context: CommandContext<typeof STORAGE_OPTIONS>): StorageProofClient {
+  const baseUrl = context.values['storage-proof-url']?.trim()
   if (!baseUrl) {
     throw new InvalidInputError('No storage-proof service address: pass --storage-proof-url <url> or set PROVING_STORAGE_PROOF_URL.', {
       input: '--storage-proof-url',
     })
   }
-  const apiKey = stringValue(context, 'api-key')?.trim()
+  const apiKey = context.values['api-key']?.trim()
   if (!apiKey) throw new InvalidInputError('No API key: set PROVING_API_KEY (or pass --api-key <key>).', { input: '--api-key' })
   context.redactor.add(apiKey)
   try {

@@ -1,13 +1,13 @@
 import { InvalidInputError } from '../../core/errors.ts'
 import { LAYOUTS } from '../../schemas/proving.ts'
-import { type CommandSpec, SERVICE_OPTIONS, stringValue } from '../context.ts'
+import { defineCommand, SERVICE_OPTIONS } from '../context.ts'
 import { withLocalEmulator } from '../local-emulator.ts'
 import { type PreparedPie, preparePieForUpload } from '../pie-steps.ts'
 import { provingClientFrom, timeoutFrom } from '../services.ts'
 import { checkCombination, GENERAL_FIELD_OPTIONS, readGeneralFields } from '../submission.ts'
 import { checkFlagEnum, followSubmission, WAIT_OPTIONS } from './prove.ts'
 
-export const submit: CommandSpec = {
+export const submit = defineCommand({
   path: ['submit'],
   args: '[<pie>]',
   summary: 'General submission (service extension): a PIE, a program with its input, or a program hash, with every field.',
@@ -36,9 +36,9 @@ export const submit: CommandSpec = {
   },
   async run(context) {
     const pieArg = context.positionals[0]
-    const program = stringValue(context, 'program')?.trim() || undefined
-    const programInput = stringValue(context, 'program-input')?.trim() || undefined
-    const programHash = stringValue(context, 'program-hash')?.trim() || undefined
+    const program = context.values.program?.trim() || undefined
+    const programInput = context.values['program-input']?.trim() || undefined
+    const programHash = context.values['program-hash']?.trim() || undefined
     const sources = [pieArg && '<pie>', program && '--program', programHash && '--program-hash'].filter(Boolean)
     if (sources.length !== 1) {
       throw new InvalidInputError(
@@ -56,7 +56,7 @@ export const submit: CommandSpec = {
         input: '--program-hash',
       })
     }
-    const layout = checkFlagEnum(context, 'layout', LAYOUTS)
+    const layout = checkFlagEnum(context.values.layout, 'layout', LAYOUTS)
     const fields = readGeneralFields(context)
     checkCombination(fields, { hasInput: programInput !== undefined })
     if (fields.bucketId !== undefined && context.values.wait) {
@@ -98,4 +98,4 @@ export const submit: CommandSpec = {
       }
     })
   },
-}
+})

@@ -4,7 +4,9 @@ import { InvalidInputError, RemoteFailureError } from '../../core/errors.ts'
 import { MAX_JSON_BODY_BYTES, parseJsonBytes } from '../../core/json-limits.ts'
 import { formatDuration } from '../../core/poll.ts'
 import {
+  type DecommitmentBodyInput,
   TASK_LIST_MAX_PER_PAGE,
+  type TaskBodyInput,
   TASK_STATUSES,
   type TaskMmrsResponse,
   taskStageLabel,
@@ -12,7 +14,7 @@ import {
   type TaskStatusRecord,
   type TaskSummary,
 } from '../../schemas/tasks.ts'
-import { type CommandContext, type CommandSpec, type OptionSpec, parseInteger, SERVICE_OPTIONS, stringValue, allowInsecureHttp } from '../context.ts'
+import { type CommandContext, type CommandSpec, defineCommand, type OptionSpecs, parseInteger, SERVICE_OPTIONS, allowInsecureHttp } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { timeoutFrom } from '../services.ts'
 
@@ -22,17 +24,17 @@ import { timeoutFrom } from '../services.ts'
  * (--tasks-url / PROVING_TASKS_URL): in production it is not the proving service's.
  */
 
-export const TASK_SERVICE_OPTIONS: Record<string, OptionSpec> = {
+export const TASK_SERVICE_OPTIONS = {
   'tasks-url': {
     type: 'string',
     valueName: '<url>',
     env: 'PROVING_TASKS_URL',
     description: 'Address of the task service.',
   },
-  'api-key': SERVICE_OPTIONS['api-key']!,
-}
+  'api-key': SERVICE_OPTIONS['api-key'],
+} as const satisfies OptionSpecs
 
-const WAIT_OPTIONS: Record<string, OptionSpec> = {
+const WAIT_OPTIONS = {
   wait: { type: 'boolean', description: 'Wait for the task to finish (exit 0 TaskDecommitmentCompleted, 1 on any *Failed).' },
   timeout: {
     type: 'string',
@@ -40,16 +42,16 @@ const WAIT_OPTIONS: Record<string, OptionSpec> = {
     description: 'With --wait: give up after this long (90s, 30m, 2h).',
     default: '2h',
   },
-}
+} as const satisfies OptionSpecs
 
-function taskClientFrom(context: CommandContext, options: { needsKey: boolean }): TaskClient {
-  const baseUrl = stringValue(context, 'tasks-url')?.trim()
+function taskClientFrom(context: CommandContext<typeof TASK_SERVICE_OPTIONS>, options: { needsKey: boolean }): TaskClient {
+  const baseUrl = context.values['tasks-url']?.trim()
   if (!baseUrl) {
     throw new InvalidInputError('No task service address: pass --tasks-url <url> or set PROVING_TASKS_URL.', {
       input: '--tasks-url',
     })
   }
-  const apiKey = stringValue(context, 'api-key')?.trim()
+  const apiKey = context.values['api-key']?.trim()
   if (options.needsKey && !apiKey) {
     throw new InvalidInputError('No API key: set PROVING_API_KEY (or pass --api-key <key>); it is sent as X-API-KEY.', {
       input: '--api-key',
@@ -137,7 +139,7 @@ export function describeMmrs(response: TaskMmrsResponse): string {
  * After a submission: either the `{ message, uuid }` answer, or (--wait) the final status
  * record, printed on failure too so a script reads `status` and `errorMessage` either way.
  */
-async function afterSubmission(context: CommandContext, client: TaskClient, queued: { message: string; uuid: string }): Promise<number> {
+async function afterSubmission(context: CommandContext<typeof WAIT_OPTIONS>, client: TaskClient, queued: { message: string; uuid: string }): Promise<number> {
   if (!context.values.wait) {
     context.print(`${queued.message}: task ${queued.uuid}\nFollow it with: proving task wait ${queued.uuid}`, queued)
     return EXIT.ok
@@ -146,7 +148,7 @@ async function afterSubmission(context: CommandContext, client: TaskClient, queu
   return waitAndPrint(context, client, queued.uuid)
 }
 
-async function waitAndPrint(context: CommandContext, client: TaskClient, uuid: string): Promise<number> {
+async function waitAndPrint(context: CommandContext<{ timeout: typeof WAIT_OPTIONS.timeout }>, client: TaskClient, uuid: string): Promise<number> {
   const timeoutMs = timeoutFrom(context)
   try {
     const record = await client.waitForTask(uuid, { timeoutMs, signal: context.signal, onProgress: progressReporter(context) })
@@ -161,7 +163,7 @@ async function waitAndPrint(context: CommandContext, client: TaskClient, uuid: s
   }
 }
 
-export const taskSubmit: CommandSpec = {
+export const taskSubmit = defineCommand({
   path: ['task', 'submit'],
   args: '<task.json>',
   summary: 'Schedule a data-processor task from a JSON body (- reads stdin).',
@@ -175,12 +177,13 @@ export const taskSubmit: CommandSpec = {
     const body = await readJsonFile(context, context.positionals[0]!, '<task.json>')
     timeoutFrom(context) // a bad --timeout is refused before anything is queued
     const client = taskClientFrom(context, { needsKey: true })
-    const queued = await client.scheduleTask(body as never, { signal: context.signal })
+    // The file's JSON as it is: the client checks it against the schema (every problem listed) before sending.
+    const queued = await client.scheduleTask(body as TaskBodyInput, { signal: context.signal })
     return afterSubmission(context, client, queued)
   },
-}
+})
 
-export const taskDecommit: CommandSpec = {
+export const taskDecommit = defineCommand({
   path: ['task', 'decommit'],
   summary: 'Submit a decommitment-only task for a proving query whose data processor ran locally.',
   details: ['Without --dp-output and --program-hash the service fetches both from the proving query.'],
@@ -195,8 +198,8 @@ export const taskDecommit: CommandSpec = {
     ...WAIT_OPTIONS,
   },
   async run(context) {
-    const provingQueryId = stringValue(context, 'proving-query-id')
-    const destinationChainId = stringValue(context, 'destination-chain-id')
+    const provingQueryId = context.values['proving-query-id']
+    const destinationChainId = context.values['destination-chain-id']
     if (provingQueryId === undefined) {
       throw new InvalidInputError('--proving-query-id is required: the proving query whose proof is decommitted.', { input: '--proving-query-id' })
     }
@@ -205,22 +208,23 @@ export const taskDecommit: CommandSpec = {
         input: '--destination-chain-id',
       })
     }
-    const dpOutputPath = stringValue(context, 'dp-output')
+    const dpOutputPath = context.values['dp-output']
     const body = {
       proving_query_id: provingQueryId,
       destination_chain_id: destinationChainId,
       ...(dpOutputPath === undefined ? {} : { dp_output: await readJsonFile(context, dpOutputPath, '--dp-output') }),
-      ...(stringValue(context, 'program-hash') === undefined ? {} : { program_hash: stringValue(context, 'program-hash') }),
-      ...(stringValue(context, 'webhook-url') === undefined ? {} : { webhook_url: stringValue(context, 'webhook-url') }),
+      ...(context.values['program-hash'] === undefined ? {} : { program_hash: context.values['program-hash'] }),
+      ...(context.values['webhook-url'] === undefined ? {} : { webhook_url: context.values['webhook-url'] }),
     }
     timeoutFrom(context) // a bad --timeout is refused before anything is queued
     const client = taskClientFrom(context, { needsKey: true })
-    const queued = await client.submitDecommitment(body as never, { signal: context.signal })
+    // dp_output is the file's JSON as it is: the client checks the body before sending.
+    const queued = await client.submitDecommitment(body as DecommitmentBodyInput, { signal: context.signal })
     return afterSubmission(context, client, queued)
   },
-}
+})
 
-export const taskStatus: CommandSpec = {
+export const taskStatus = defineCommand({
   path: ['task', 'status'],
   args: '<uuid>',
   summary: 'Show a task\'s status (no API key needed).',
@@ -232,9 +236,9 @@ export const taskStatus: CommandSpec = {
     context.print(describeTaskStatus(record), record)
     return EXIT.ok
   },
-}
+})
 
-export const taskMmrs: CommandSpec = {
+export const taskMmrs = defineCommand({
   path: ['task', 'mmrs'],
   args: '<uuid>',
   summary: 'Show the MMRs a task used (no API key needed).',
@@ -246,67 +250,74 @@ export const taskMmrs: CommandSpec = {
     context.print(describeMmrs(response), response)
     return EXIT.ok
   },
-}
+})
 
-export const taskWait: CommandSpec = {
+export const taskWait = defineCommand({
   path: ['task', 'wait'],
   args: '<uuid>',
   summary: 'Wait for a task to finish; exit 0 when TaskDecommitmentCompleted, 1 on any *Failed.',
   positionals: { min: 1, max: 1 },
-  options: { ...TASK_SERVICE_OPTIONS, timeout: WAIT_OPTIONS.timeout! },
+  options: { ...TASK_SERVICE_OPTIONS, timeout: WAIT_OPTIONS.timeout },
   async run(context) {
     const client = taskClientFrom(context, { needsKey: false })
     return waitAndPrint(context, client, context.positionals[0]!)
   },
-}
+})
 
-export const taskList: CommandSpec = {
+export const taskList = defineCommand({
   path: ['task', 'list'],
   summary: 'List tasks, newest first, with filters (no API key needed).',
   positionals: { min: 0, max: 0 },
   options: {
     ...TASK_SERVICE_OPTIONS,
-    page: { type: 'string', valueName: '<n>', description: 'Page number, from 1.', default: '1' },
-    'per-page': {
+    limit: {
       type: 'string',
       valueName: '<n>',
-      description: `Tasks per page, 1 to ${TASK_LIST_MAX_PER_PAGE} (default 10; with --all, ${TASK_LIST_MAX_PER_PAGE} per request).`,
+      description: `Tasks per page, 1 to ${TASK_LIST_MAX_PER_PAGE} (with --all, per request).`,
+      default: '10',
     },
+    offset: { type: 'string', valueName: '<n>', description: 'Tasks to skip.', default: '0' },
     search: { type: 'string', valueName: '<text>', description: 'Match the task uuid.' },
     status: { type: 'string', valueName: '<status>', description: `Only tasks in this status (${TASK_STATUSES[0]}, ..., ${TASK_STATUSES.at(-1)}).` },
     'client-id': { type: 'string', valueName: '<id>', description: 'Only tasks of this client.' },
     all: { type: 'boolean', description: 'Every page, not just one.' },
   },
   async run(context) {
-    const page = parseInteger(stringValue(context, 'page')!, 'page', 1, Number.MAX_SAFE_INTEGER)
-    const perPageText = stringValue(context, 'per-page')
-    const perPage = perPageText === undefined ? undefined : parseInteger(perPageText, 'per-page', 1, TASK_LIST_MAX_PER_PAGE)
-    const status = stringValue(context, 'status')
+    // The same paging as every list here (--limit/--offset); the task service pages by number.
+    const limit = parseInteger(context.values.limit, 'limit', 1, TASK_LIST_MAX_PER_PAGE)
+    const offset = parseInteger(context.values.offset, 'offset', 0, Number.MAX_SAFE_INTEGER)
+    const status = context.values.status
     if (status !== undefined && !(TASK_STATUSES as readonly string[]).includes(status)) {
       throw new InvalidInputError(`--status must be one of ${TASK_STATUSES.join(', ')}; got ${JSON.stringify(status)}.`, { input: '--status' })
     }
     const client = taskClientFrom(context, { needsKey: false })
-    const filters = { search: stringValue(context, 'search'), status, clientId: stringValue(context, 'client-id'), signal: context.signal }
+    const filters = { search: context.values.search, status, clientId: context.values['client-id'], signal: context.signal }
     let tasks: TaskSummary[]
     let pagination
     if (context.values.all) {
       tasks = []
-      for await (const task of client.iterateTasks({ ...filters, perPage: perPage ?? TASK_LIST_MAX_PER_PAGE })) tasks.push(task)
+      for await (const task of client.iterateTasks({ ...filters, perPage: limit })) tasks.push(task)
       pagination = { page: 1, perPage: tasks.length, total: tasks.length, totalPages: 1 }
     } else {
-      const response = await client.listTasks({ ...filters, page, perPage: perPage ?? 10 })
+      // An offset that is not a whole number of pages spans two pages of `limit`.
+      const first = Math.floor(offset / limit) + 1
+      const response = await client.listTasks({ ...filters, page: first, perPage: limit })
       tasks = response.tasks
-      pagination = response.pagination
+      if (offset % limit !== 0 && first < response.pagination.totalPages) {
+        tasks = tasks.concat((await client.listTasks({ ...filters, page: first + 1, perPage: limit })).tasks)
+      }
+      tasks = tasks.slice(offset % limit, (offset % limit) + limit)
+      pagination = { ...response.pagination, limit, offset }
     }
     const lines = tasks.map((task) => `${task.uuid.padEnd(38)}${task.status.padEnd(27)}${(task.destinationChainId ?? '').padEnd(12)}${task.createdAt}`)
     lines.push(
       context.values.all
         ? `${tasks.length} task${tasks.length === 1 ? '' : 's'}.`
-        : `Page ${pagination.page} of ${pagination.totalPages}: ${tasks.length} shown of ${pagination.total}.`,
+        : `${tasks.length} shown of ${pagination.total} (from ${offset + 1}; --offset ${offset + limit} for the next ${limit}).`,
     )
     context.print(lines.join('\n'), { tasks, pagination })
     return EXIT.ok
   },
-}
+})
 
 export const TASK_COMMANDS: CommandSpec[] = [taskSubmit, taskDecommit, taskStatus, taskMmrs, taskWait, taskList]

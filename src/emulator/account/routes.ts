@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto'
+import { z } from 'zod'
 import { createApiKeyBody } from '../../schemas/account.ts'
 import type { EmulatorContext } from '../context.ts'
+import { millis, parseControl } from '../control-body.ts'
 import { HttpError, type Reply, type Route, type RouteContext } from '../router.ts'
 
 /**
@@ -241,13 +243,12 @@ export function accountRoutes(emulator: EmulatorContext): Route[] {
   // --- Control -------------------------------------------------------------------------------
 
   async function setConfig(ctx: RouteContext): Promise<Reply> {
-    const body = await objectBody(ctx)
+    const parsed = parseControl(CONFIG_BODY, await objectBody(ctx))
+    if (!parsed.ok) return badRequest(parsed.message)
     const next = { ...state().config }
     for (const key of ['accessTokenTtlMs', 'refreshTokenTtlMs', 'challengeTtlMs'] as const) {
-      const value = body[key]
-      if (value === undefined) continue
-      if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) return badRequest(`${key} must be a number of milliseconds > 0.`)
-      next[key] = value
+      const value = parsed.data[key]
+      if (value !== undefined) next[key] = value
     }
     state().config = next
     return { status: 200, body: { config: next } }
@@ -407,3 +408,9 @@ async function objectBody(ctx: RouteContext): Promise<Record<string, unknown>> {
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw new HttpError(400, { error: 'The body must be a JSON object.' })
   return body as Record<string, unknown>
 }
+
+const CONFIG_BODY = z.object({
+  accessTokenTtlMs: millis('accessTokenTtlMs', { positive: true }).optional(),
+  refreshTokenTtlMs: millis('refreshTokenTtlMs', { positive: true }).optional(),
+  challengeTtlMs: millis('challengeTtlMs', { positive: true }).optional(),
+})

@@ -1,5 +1,5 @@
 import { open } from 'node:fs/promises'
-import { badRequest } from '../errors.ts'
+import { provingRefusal } from '../errors.ts'
 import type { Form, UploadedFile } from '../multipart.ts'
 import { HttpError } from '../router.ts'
 
@@ -10,7 +10,7 @@ import { HttpError } from '../router.ts'
  */
 
 function refuse(message: string): never {
-  throw new HttpError(400, badRequest(message))
+  throw new HttpError(400, provingRefusal(message))
 }
 
 export function optionalText(form: Form, name: string, maxLength = 256): string | null {

@@ -66,6 +66,7 @@ export type NewQuery = {
   cairoVm: string
   cairoVersion: string
   sharpProver: string | null
+  hints?: string | null
   declaredJobSize: JobSize | null
   bucketId: string | null
   bucketJobIndex: number | null
@@ -121,6 +122,7 @@ export function createQuery(state: EmulatorState, input: NewQuery, now: number, 
     cairoVm: input.cairoVm,
     cairoVersion: input.cairoVersion,
     sharpProver: input.sharpProver,
+    hints: input.hints ?? null,
     declaredJobSize: input.declaredJobSize,
     jobSize,
     isJobSizeValid,

@@ -38,7 +38,7 @@ function allFields(query: StoredQuery, progress: Progress) {
     steps: progress.steps,
     result: query.result,
     network: query.network,
-    hints: null,
+    hints: query.hints ?? null,
     sharpProver: query.sharpProver,
     errorReason: progress.errorReason,
     submittedByClient: query.owner.clientId,
@@ -102,6 +102,28 @@ export function recordL(query: StoredQuery, progress: Progress): QueryRecordL {
   return pick(allFields(query, progress), L_FIELDS)
 }
 
+/**
+ * Production's record (production.md), what `--shape production` answers on
+ * GET /proving-query/{id}, the list and the dedupId lookup: D's fields without the ones
+ * production may leave out (dedupId, isProofMocked, submittedByWallet, isJobSizeValid,
+ * retryCount, isRetriable), plus status, chain, jobSize, declaredJobSize, cairoVm, cairoVersion,
+ * result, network and hints; the submitter's email and image null. The lookup by dedupId
+ * answers without `client`.
+ */
+export function recordProduction(query: StoredQuery, progress: Progress, options: { withClient: boolean }): QueryRecordD {
+  const fields = allFields(query, progress)
+  const record: Record<string, unknown> = pick(fields, PRODUCTION_FIELDS)
+  if (options.withClient) record.client = clientObject(query.owner, 'production')
+  return record as QueryRecordD
+}
+
+const PRODUCTION_FIELDS = [
+  'id', 'externalId', 'transactionId', 'status', 'step', 'programHash', 'integrityFactHash', 'sharpFactHash',
+  'layout', 'isFactMocked', 'chain', 'jobSize', 'declaredJobSize', 'cairoVm', 'cairoVersion', 'steps', 'result',
+  'network', 'hints', 'errorReason', 'submittedByClient', 'projectId', 'bucketId', 'bucketJobIndex', 'customerName',
+  'createdAt', 'completedAt',
+] as const
+
 /** A stable, plausible transaction hash for a finished run. */
 function transactionIdOf(query: StoredQuery): string {
   return `0x${createHash('sha256').update(`tx:${query.id}:${query.retryCount}`).digest('hex')}`
@@ -117,7 +139,32 @@ export function bucketStatusOf(state: EmulatorState, bucket: StoredBucket, now: 
   return statuses.every((status) => status === 'DONE') ? 'DONE' : 'IN_PROGRESS'
 }
 
-export function bucketRecordOf(state: EmulatorState, bucket: StoredBucket, now: number): BucketRecord & { status: BucketStatus } {
+/**
+ * The bucket record. interface.md's table in the default shape; production's (production.md)
+ * with `--shape production`: no aggregatorParams or mockProof, leaves null until a query
+ * joins, bucketType and chain.
+ */
+export function bucketRecordOf(
+  state: EmulatorState,
+  bucket: StoredBucket,
+  now: number,
+  shape: 'interface' | 'production' = 'interface',
+): BucketRecord & { status: BucketStatus } {
+  if (shape === 'production') {
+    const leaves = queriesOfBucket(state, bucket.id).length
+    return {
+      id: bucket.id,
+      externalId: bucket.externalId,
+      status: bucketStatusOf(state, bucket, now),
+      bucketType: 'SNOS',
+      nodeWidth: bucket.nodeWidth,
+      leaves: leaves === 0 ? null : leaves,
+      chain: 'L1',
+      projectId: bucket.owner.projectId,
+      createdByClient: bucket.owner.clientId,
+      createdAt: iso(bucket.createdAt),
+    }
+  }
   return {
     id: bucket.id,
     externalId: bucket.externalId,

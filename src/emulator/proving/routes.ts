@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import {
   CAIRO_VERSIONS,
   CAIRO_VMS,
+  HINTS,
   JOB_SIZES,
   L2_LAYOUTS,
   LAYOUTS,
@@ -17,8 +18,10 @@ import { artifactUrls } from './artifacts.ts'
 import { sameOwner } from '../auth.ts'
 import { type EmulatorContext, incomingDir } from '../context.ts'
 import {
-  badRequest,
   BUCKET_BAD_REQUEST,
+  DEDUP_ID_EXISTS,
+  INVALID_API_KEY,
+  provingRefusal,
   BUCKET_INTERNAL_ERROR,
   BUCKET_NOT_FOUND,
   FORBIDDEN,
@@ -42,7 +45,7 @@ import {
 } from './form-fields.ts'
 import { discardForm, type Form, keepFile, readForm, type UploadedFile } from '../multipart.ts'
 import { createQuery, findByDedupId, MAX_RETRIES, type NewQuery, queriesOfBucket, queryProgress, restartQuery } from './queries.ts'
-import { bucketRecordOf, recordD, recordL, recordR } from './records.ts'
+import { bucketRecordOf, recordD, recordL, recordProduction, recordR } from './records.ts'
 import { HttpError, type Reply, type Route, type RouteContext } from '../router.ts'
 import { own, type Owner, type StoredFacts, type StoredQuery } from '../state.ts'
 
@@ -56,6 +59,16 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
   const now = () => emulator.clock.now()
   const save = () => emulator.store.save()
 
+  const production = emulator.shape === 'production'
+  // interface.md's /docs/ paths are not in production's published document: the production
+  // shape does not serve them (a client meets the router's no-route 404).
+  const docsRoutes: Route[] = production
+    ? []
+    : [
+        { method: 'GET', pattern: '/docs/proving-queries', handler: listQueries },
+        { method: 'GET', pattern: '/docs/proving-query/:id', handler: getQueryDetails },
+      ]
+
   return [
     { method: 'GET', pattern: '/is-alive', handler: () => ({ status: 200, body: { alive: true } }) },
     { method: 'POST', pattern: '/v1/l2/proving-query/proof-generation-verification', handler: submitPieForL2 },
@@ -63,8 +76,9 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
     { method: 'POST', pattern: '/proving-query', handler: submitQuery },
     { method: 'GET', pattern: '/proving-query-by-dedup-id', handler: getQueryByDedupId },
     { method: 'GET', pattern: '/proving-query/:id', handler: getQuery },
-    { method: 'GET', pattern: '/docs/proving-queries', handler: listQueries },
-    { method: 'GET', pattern: '/docs/proving-query/:id', handler: getQueryDetails },
+    // production.md's documented list path, served in both shapes.
+    { method: 'GET', pattern: '/proving-queries', handler: listQueries },
+    ...docsRoutes,
     { method: 'POST', pattern: '/proving-queries/:id/retry', handler: retryQuery, internalErrorBody: INTERNAL_SERVER_ERROR },
     { method: 'POST', pattern: '/buckets', handler: createBucket },
     { method: 'POST', pattern: '/buckets/close', handler: closeBucket, internalErrorBody: BUCKET_INTERNAL_ERROR },
@@ -76,10 +90,10 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
   /** POST /v1/l2/proving-query/proof-generation-verification?apiKey= */
   async function submitPieForL2(ctx: RouteContext): Promise<Reply> {
     const owner = emulator.keys.fromQuery(ctx)
-    if (!owner) return { status: 401, body: UNAUTHORIZED }
+    if (!owner) return { status: 401, body: INVALID_API_KEY }
     return withForm(ctx, ['pieFile'], async (form) => {
       const pie = requiredFile(form, 'pieFile')
-      if (form.fields.has('programHash')) throw new HttpError(400, badRequest('Give pieFile or programHash, not both; this endpoint takes pieFile.'))
+      if (form.fields.has('programHash')) throw new HttpError(400, provingRefusal('Give pieFile or programHash, not both; this endpoint takes pieFile.'))
       const mockFactHash = booleanField(form, 'mockFactHash')
       requiredText(form, 'prover')
       const layout = enumField(form, 'layout', L2_LAYOUTS)
@@ -101,7 +115,7 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
   /** POST /v1/l2/proving-query/proof-verification?apiKey= */
   async function submitProofForL2(ctx: RouteContext): Promise<Reply> {
     const owner = emulator.keys.fromQuery(ctx)
-    if (!owner) return { status: 401, body: UNAUTHORIZED }
+    if (!owner) return { status: 401, body: INVALID_API_KEY }
     return withForm(ctx, ['proofFile'], async (form) => {
       const proof = requiredFile(form, 'proofFile')
       const mockFactHash = booleanField(form, 'mockFactHash')
@@ -123,24 +137,30 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
 
   /**
    * POST /proving-query (extension): the general submission. A dedupId this key already used
-   * answers 201 with the existing query's id and creates nothing: a resubmission is safe.
+   * is refused, as production does (400 PROVING_QUERY_WITH_DEDUP_ID_ALREADY_EXISTS): the
+   * client looks the query up by dedupId. Nothing is created twice.
    */
   async function submitQuery(ctx: RouteContext): Promise<Reply> {
-    const owner = emulator.keys.fromHeader(ctx)
-    if (!owner) return { status: 401, body: UNAUTHORIZED }
+    const owner = emulator.keys.fromHeaderOrQuery(ctx)
+    if (!owner) return { status: 401, body: INVALID_API_KEY }
     return withForm(ctx, ['pieFile', 'programFile', 'inputFile'], async (form) => {
       const input = generalInput(form, owner)
       const existing = input.dedupId === null ? undefined : findByDedupId(state(), owner, input.dedupId)
-      if (existing) return { status: 201, body: { provingQueryId: existing.id } }
+      if (existing) return { status: 400, body: DEDUP_ID_EXISTS }
+      checkFiles(form, input)
       const pie = form.files.get('pieFile')
       const facts = pie ? await pieFacts(pie) : { ...NO_FACTS, programHash: input.facts.programHash }
       // From here to createQuery nothing awaits: another submission with this dedupId, or a
       // close of the bucket, may have landed while the PIE was inspected, not after.
       const raced = input.dedupId === null ? undefined : findByDedupId(state(), owner, input.dedupId)
-      if (raced) return { status: 201, body: { provingQueryId: raced.id } }
+      if (raced) return { status: 400, body: DEDUP_ID_EXISTS }
       const placement = checkBucket(input, owner)
       const query = createQuery(state(), { ...input, ...placement, facts }, now())
-      await keepUploads(query, form, { pieFile: 'pie.zip', programFile: 'program.json', inputFile: 'input.json' })
+      await keepUploads(query, form, {
+        pieFile: 'pie.zip',
+        programFile: 'program.json',
+        inputFile: input.cairoVersion === 'cairo1' ? 'input.txt' : 'input.json',
+      })
       return { status: 201, body: { provingQueryId: query.id } }
     })
   }
@@ -150,18 +170,30 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
     const sources = ['pieFile', 'programFile'].filter((name) => form.files.has(name))
     const programHash = optionalText(form, 'programHash', 80)
     if (programHash !== null) sources.push('programHash')
+    if (sources.length === 0) {
+      throw new HttpError(400, provingRefusal('Give one of pieFile, programFile or programHash.', 'PROGRAM_FILE_OR_PIE_FILE_OR_PROGRAM_HASH_IS_REQUIRED'))
+    }
     if (sources.length !== 1) {
-      throw new HttpError(400, badRequest(`Give exactly one of pieFile, programFile or programHash; got ${sources.length ? sources.join(' and ') : 'none'}.`))
+      throw new HttpError(400, provingRefusal(`Give exactly one of pieFile, programFile or programHash; got ${sources.join(' and ')}.`))
     }
     if (programHash !== null && !/^0x[0-9a-fA-F]{1,64}$/.test(programHash)) {
-      throw new HttpError(400, badRequest('programHash must be a 0x-prefixed hex string.'))
+      throw new HttpError(400, provingRefusal('programHash must be a 0x-prefixed hex string.'))
     }
     if (form.files.has('inputFile') && !form.files.has('programFile')) {
-      throw new HttpError(400, badRequest('inputFile goes with programFile.'))
+      throw new HttpError(400, provingRefusal('inputFile goes with programFile.'))
     }
     const bucketId = optionalText(form, 'bucketId', 128)
     const bucketJobIndex = optionalInteger(form, 'bucketJobIndex', 0, 2_147_483_647)
-    if (bucketJobIndex !== null && bucketId === null) throw new HttpError(400, badRequest('bucketJobIndex needs a bucketId.'))
+    if (bucketJobIndex !== null && bucketId === null) throw new HttpError(400, provingRefusal('bucketJobIndex needs a bucketId.'))
+    const cairoVm = enumField(form, 'cairoVm', CAIRO_VMS, 'rust')
+    const cairoVersion = enumField(form, 'cairoVersion', CAIRO_VERSIONS, 'cairo0')
+    // The combinations production refuses, with its codes (production.md).
+    if (cairoVersion === 'cairo1' && cairoVm === 'python') {
+      throw new HttpError(400, provingRefusal('cairo1 does not run on the python VM.', 'CAIRO1_IS_NOT_SUPPORTED_FOR_PYTHON'))
+    }
+    if (form.files.has('inputFile') && cairoVersion === 'cairo0' && cairoVm === 'rust') {
+      throw new HttpError(400, provingRefusal('An input file with cairo0 needs the python VM.', 'INPUT_FILE_IS_NOT_SUPPORTED_FOR_CAIRO0_AND_RUST_VM'))
+    }
     return {
       ...defaults(owner),
       endpoint: 'general',
@@ -169,8 +201,9 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
       dedupId: optionalText(form, 'dedupId', 128),
       declaredJobSize,
       layout: enumField(form, 'layout', LAYOUTS, 'auto'),
-      cairoVm: enumField(form, 'cairoVm', CAIRO_VMS, 'rust'),
-      cairoVersion: enumField(form, 'cairoVersion', CAIRO_VERSIONS, 'cairo0'),
+      cairoVm,
+      cairoVersion,
+      hints: optionalEnum(form, 'hints', HINTS),
       result: enumField(form, 'result', RESULTS, 'PROOF_GENERATION'),
       mockFactHash: booleanField(form, 'mockFactHash', false),
       network: enumField(form, 'network', NETWORKS, 'TESTNET'),
@@ -181,15 +214,31 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
     }
   }
 
+  /** The uploads' kinds, as production checks them: a zip PIE, a JSON program, JSON or text input. */
+  function checkFiles(form: Form, input: NewQuery): void {
+    const pie = form.files.get('pieFile')
+    if (pie && !isZip(pie)) throw new HttpError(400, provingRefusal('pieFile must be a .zip (application/zip).', 'PIE_FILE_SHOULD_BE_ZIP'))
+    const program = form.files.get('programFile')
+    if (program && !isJson(program)) throw new HttpError(400, provingRefusal('programFile must be JSON.', 'PROGRAM_FILE_SHOULD_BE_JSON'))
+    const inputFile = form.files.get('inputFile')
+    if (!inputFile) return
+    if (input.cairoVersion === 'cairo1' && !isText(inputFile)) {
+      throw new HttpError(400, provingRefusal('The input of a cairo1 program must be text (input.txt, text/plain).', 'INPUT_FILE_FOR_CAIRO1_SHOULD_BE_TXT'))
+    }
+    if (input.cairoVersion !== 'cairo1' && !isJson(inputFile)) {
+      throw new HttpError(400, provingRefusal('The input of a cairo0 program must be JSON (input.json).', 'INPUT_FILE_FOR_CAIRO0_SHOULD_BE_JSON'))
+    }
+  }
+
   /** A query may join an OPEN bucket of the same key; its index is the next free one unless given. */
   function checkBucket(input: NewQuery, owner: Owner): { bucketJobIndex: number | null; isProofMocked: boolean } {
     if (input.bucketId === null) return { bucketJobIndex: null, isProofMocked: false }
     const bucket = own(state().buckets, input.bucketId)
-    if (!bucket || !sameOwner(bucket.owner, owner)) throw new HttpError(400, badRequest(`bucketId: no bucket ${input.bucketId} for this API key.`))
-    if (bucket.closedAt !== null) throw new HttpError(400, badRequest(`bucketId: bucket ${bucket.id} is closed; open a new bucket.`))
+    if (!bucket || !sameOwner(bucket.owner, owner)) throw new HttpError(400, provingRefusal(`bucketId: no bucket ${input.bucketId} for this API key.`))
+    if (bucket.closedAt !== null) throw new HttpError(400, provingRefusal(`bucketId: bucket ${bucket.id} is closed; open a new bucket.`))
     const used = queriesOfBucket(state(), bucket.id).map((query) => query.bucketJobIndex ?? -1)
     if (input.bucketJobIndex !== null && used.includes(input.bucketJobIndex)) {
-      throw new HttpError(400, badRequest(`bucketJobIndex ${input.bucketJobIndex} is already used in bucket ${bucket.id}.`))
+      throw new HttpError(400, provingRefusal(`bucketJobIndex ${input.bucketJobIndex} is already used in bucket ${bucket.id}.`))
     }
     const next = used.length === 0 ? 0 : Math.max(...used) + 1
     // A bucket created with mockProof proves its queries with mocked proofs.
@@ -208,7 +257,7 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
 
   async function pieFacts(pie: UploadedFile): Promise<StoredFacts> {
     const facts = await computePieFacts(pie.path, { sha256: pie.sha256 })
-    if ('invalid' in facts) throw new HttpError(400, badRequest(`pieFile is not a valid Cairo PIE: ${facts.invalid}`))
+    if ('invalid' in facts) throw new HttpError(400, provingRefusal(`pieFile is not a valid Cairo PIE: ${facts.invalid}`))
     return {
       programHash: facts.programHash,
       sharpFactHash: facts.sharpFactHash,
@@ -237,13 +286,14 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
 
   /** GET /proving-query-by-dedup-id?dedupId= (extension), header api-key. */
   function getQueryByDedupId(ctx: RouteContext): Reply {
-    const owner = emulator.keys.fromHeader(ctx)
-    if (!owner) return { status: 401, body: UNAUTHORIZED }
+    const owner = emulator.keys.fromHeaderOrQuery(ctx)
+    if (!owner) return { status: 401, body: INVALID_API_KEY }
     const dedupId = ctx.query.get('dedupId')
-    if (!dedupId) return { status: 400, body: badRequest('dedupId is required.') }
+    if (!dedupId) return { status: 400, body: provingRefusal('dedupId is required.') }
     const query = findByDedupId(state(), owner, dedupId)
     if (!query) return { status: 404, body: PROVING_QUERY_NOT_FOUND }
-    return { status: 200, body: { provingQuery: recordD(query, queryProgress(state(), query, now())) } }
+    const progress = queryProgress(state(), query, now())
+    return { status: 200, body: { provingQuery: production ? recordProduction(query, progress, { withClient: false }) : recordD(query, progress) } }
   }
 
   /** GET /proving-query/{id}: no authentication; record D and the artifact URLs. */
@@ -251,34 +301,43 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
     const query = own(state().queries, ctx.params.id)
     if (!query) return { status: 404, body: PROVING_QUERY_NOT_FOUND }
     const progress = queryProgress(state(), query, now())
-    return { status: 200, body: { provingQuery: recordD(query, progress), metadataUrls: artifactUrls(emulator, ctx, query, progress) } }
+    const record = production ? recordProduction(query, progress, { withClient: true }) : recordD(query, progress)
+    return { status: 200, body: { provingQuery: record, metadataUrls: artifactUrls(emulator, ctx, query, progress) } }
   }
 
-  /** GET /docs/proving-queries: the caller's queries, newest first, `limit`/`offset`/`search`/`network`. */
+  /**
+   * GET /docs/proving-queries and production's GET /proving-queries: the caller's queries,
+   * newest first, `limit`/`offset`/`search`/`clientId`/`network`.
+   */
   function listQueries(ctx: RouteContext): Reply {
-    const owner = emulator.keys.fromHeader(ctx)
-    if (!owner) return { status: 401, body: UNAUTHORIZED }
+    const owner = emulator.keys.fromHeaderOrQuery(ctx)
+    if (!owner) return { status: 401, body: INVALID_API_KEY }
     const limit = pageParameter(ctx, 'limit', 10, 1, 100)
     const offset = pageParameter(ctx, 'offset', 0, 0, Number.MAX_SAFE_INTEGER)
     const network = ctx.query.get('network')
     if (network && !(NETWORKS as readonly string[]).includes(network)) {
-      return { status: 400, body: badRequest(`network must be one of ${NETWORKS.join(', ')}.`) }
+      return { status: 400, body: provingRefusal(`network must be one of ${NETWORKS.join(', ')}.`) }
     }
     const search = ctx.query.get('search')?.toLowerCase() ?? ''
+    const clientId = ctx.query.get('clientId')
     const at = now()
     const mine = Object.values(state().queries)
       .reverse()
       .filter((query) => sameOwner(query.owner, owner))
       .filter((query) => !network || query.network === network)
+      .filter((query) => !clientId || query.owner.clientId === clientId)
       .filter((query) => !search || query.id.toLowerCase().includes(search) || (query.externalId ?? '').toLowerCase().includes(search))
-    const page = mine.slice(offset, offset + limit).map((query) => recordL(query, queryProgress(state(), query, at)))
+    const page = mine.slice(offset, offset + limit).map((query) => {
+      const progress = queryProgress(state(), query, at)
+      return production ? recordProduction(query, progress, { withClient: true }) : recordL(query, progress)
+    })
     return { status: 200, body: { provingQueries: page, total: mine.length } }
   }
 
   /** GET /docs/proving-query/{id}: another key's query is answered like a missing one (404). */
   function getQueryDetails(ctx: RouteContext): Reply {
-    const owner = emulator.keys.fromHeader(ctx)
-    if (!owner) return { status: 401, body: UNAUTHORIZED }
+    const owner = emulator.keys.fromHeaderOrQuery(ctx)
+    if (!owner) return { status: 401, body: INVALID_API_KEY }
     const query = own(state().queries, ctx.params.id)
     if (!query || !sameOwner(query.owner, owner)) return { status: 404, body: PROVING_QUERY_NOT_FOUND }
     const progress = queryProgress(state(), query, now())
@@ -309,20 +368,26 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
 
   /** POST /buckets (extension): opens a bucket for the caller's key. */
   async function createBucket(ctx: RouteContext): Promise<Reply> {
-    const owner = emulator.keys.fromHeader(ctx)
-    if (!owner) return { status: 401, body: UNAUTHORIZED }
+    const owner = emulator.keys.fromHeaderOrQuery(ctx)
+    if (!owner) return { status: 401, body: INVALID_API_KEY }
     const body = await ctx.json()
-    if (!body || typeof body !== 'object' || Array.isArray(body)) return { status: 400, body: badRequest('The body must be a JSON object.') }
+    if (!body || typeof body !== 'object' || Array.isArray(body)) return { status: 400, body: provingRefusal('The body must be a JSON object.') }
     const fields = body as Record<string, unknown>
     const problem = bucketBodyProblem(fields)
-    if (problem) return { status: 400, body: badRequest(problem) }
+    if (problem) return { status: 400, body: provingRefusal(problem) }
     const bucket = {
       id: randomUUID(),
       owner,
       externalId: (fields.externalId as string | undefined) ?? null,
-      nodeWidth: (fields.nodeWidth as number | undefined) ?? null,
+      // production.md: nodeWidth arrives as a string, aggregatorParams as an object.
+      nodeWidth: fields.nodeWidth === undefined ? null : Number(fields.nodeWidth),
       aggregatorVersion: fields.aggregatorVersion as string,
-      aggregatorParams: (fields.aggregatorParams as string | undefined) ?? null,
+      aggregatorParams:
+        fields.aggregatorParams === undefined
+          ? null
+          : typeof fields.aggregatorParams === 'string'
+            ? fields.aggregatorParams
+            : JSON.stringify(fields.aggregatorParams),
       mockProof: (fields.mockProof as boolean | undefined) ?? false,
       createdAt: now(),
       closedAt: null,
@@ -330,14 +395,14 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
     state().buckets[bucket.id] = bucket
     state().counters.buckets++
     save()
-    return { status: 201, body: { provingBucket: bucketRecordOf(state(), bucket, now()) } }
+    return { status: 201, body: { provingBucket: bucketRecordOf(state(), bucket, now(), emulator.shape) } }
   }
 
   /** POST /buckets/close?bucketId=: 400 {} -> 401 -> 404 -> 401 (not the owner) -> 200. */
   function closeBucket(ctx: RouteContext): Reply {
     const bucketId = ctx.query.get('bucketId')
     if (!bucketId || !UUID.test(bucketId)) return { status: 400, body: BUCKET_BAD_REQUEST }
-    const caller = emulator.keys.fromHeader(ctx)
+    const caller = emulator.keys.fromHeaderOrQuery(ctx)
     if (!caller) return { status: 401, body: UNAUTHORIZED }
     const bucket = own(state().buckets, bucketId)
     if (!bucket) return { status: 404, body: BUCKET_NOT_FOUND }
@@ -347,7 +412,7 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
       bucket.closedAt = now()
       save()
     }
-    return { status: 200, body: { provingBucket: bucketRecordOf(state(), bucket, now()) } }
+    return { status: 200, body: { provingBucket: bucketRecordOf(state(), bucket, now(), emulator.shape) } }
   }
 
   /** GET /buckets/{id} (extension): the bucket and its queries (record D), by job index. */
@@ -355,10 +420,17 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
     const bucket = own(state().buckets, ctx.params.id)
     if (!bucket) return { status: 404, body: BUCKET_NOT_FOUND }
     const at = now()
-    const queries = queriesOfBucket(state(), bucket.id).map((query) => recordD(query, queryProgress(state(), query, at)))
-    return { status: 200, body: { bucket: bucketRecordOf(state(), bucket, at), queries } }
+    const queries = queriesOfBucket(state(), bucket.id).map((query) => {
+      const progress = queryProgress(state(), query, at)
+      return production ? recordProduction(query, progress, { withClient: true }) : recordD(query, progress)
+    })
+    return { status: 200, body: { bucket: bucketRecordOf(state(), bucket, at, emulator.shape), queries } }
   }
 }
+
+const isZip = (file: UploadedFile) => file.contentType === 'application/zip' || file.contentType === 'application/x-zip-compressed' || /\.zip$/i.test(file.fileName)
+const isJson = (file: UploadedFile) => file.contentType === 'application/json' || /\.json$/i.test(file.fileName)
+const isText = (file: UploadedFile) => file.contentType.startsWith('text/plain') || /\.txt$/i.test(file.fileName)
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -386,7 +458,7 @@ function pageParameter(ctx: RouteContext, name: string, fallback: number, min: n
   if (raw === null || raw === '') return fallback
   const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN
   if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new HttpError(400, badRequest(`${name} must be a whole number from ${min} to ${max}; got ${JSON.stringify(raw.slice(0, 40))}.`))
+    throw new HttpError(400, provingRefusal(`${name} must be a whole number from ${min} to ${max}; got ${JSON.stringify(raw.slice(0, 40))}.`))
   }
   return value
 }
@@ -394,9 +466,13 @@ function pageParameter(ctx: RouteContext, name: string, fallback: number, min: n
 function bucketBodyProblem(fields: Record<string, unknown>): string | undefined {
   if (typeof fields.aggregatorVersion !== 'string' || !fields.aggregatorVersion.trim()) return 'aggregatorVersion is required (a string).'
   if (fields.externalId !== undefined && typeof fields.externalId !== 'string') return 'externalId must be a string.'
-  if (fields.aggregatorParams !== undefined && typeof fields.aggregatorParams !== 'string') return 'aggregatorParams must be a string.'
+  const params = fields.aggregatorParams
+  if (params !== undefined && typeof params !== 'string' && (!params || typeof params !== 'object' || Array.isArray(params))) {
+    return 'aggregatorParams must be a JSON object of parameters (or a string).'
+  }
   if (fields.mockProof !== undefined && typeof fields.mockProof !== 'boolean') return 'mockProof must be a boolean.'
-  if (fields.nodeWidth !== undefined && !(Number.isInteger(fields.nodeWidth) && (fields.nodeWidth as number) >= 1 && (fields.nodeWidth as number) <= 2_147_483_647)) {
+  const width = typeof fields.nodeWidth === 'string' && /^\d{1,10}$/.test(fields.nodeWidth) ? Number(fields.nodeWidth) : fields.nodeWidth
+  if (fields.nodeWidth !== undefined && !(Number.isInteger(width) && (width as number) >= 1 && (width as number) <= 2_147_483_647)) {
     return 'nodeWidth must be a whole number from 1 to 2147483647.'
   }
   return undefined

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto'
+import { z } from 'zod'
 import { type BatchQueryBody, batchQueryBody, describeBatchQueryProblems } from '../../schemas/storage-proof.ts'
 import type { EmulatorState, Owner } from '../state.ts'
 import { sameOwner } from '../auth.ts'
 import type { EmulatorContext } from '../context.ts'
-import { HttpError, type Reply, type Route, type RouteContext } from '../router.ts'
+import { millis, objectBody, parseControl, text } from '../control-body.ts'
+import type { Reply, Route, RouteContext } from '../router.ts'
 
 /**
  * The storage-proof service of contract.md: `POST /batch-query` and its status, which moves
@@ -61,6 +63,8 @@ export function storageProofRoutes(emulator: EmulatorContext): Route[] {
 
   return [
     { method: 'POST', pattern: '/batch-query', handler: submitBatchQuery },
+    // contract.md's status path (public clients of production), and the older one it replaced.
+    { method: 'GET', pattern: '/batch-query-status', handler: getStatus },
     { method: 'GET', pattern: '/batch-query/:id/status', handler: getStatus },
     control('GET', '/_emulator/storage-proof/timing', () => ({ status: 200, body: { timing: storageState(emulator).timing } })),
     control('PUT', '/_emulator/storage-proof/timing', setTiming),
@@ -93,22 +97,21 @@ export function storageProofRoutes(emulator: EmulatorContext): Route[] {
   function getStatus(ctx: RouteContext): Reply {
     const owner = emulator.keys.fromHeader(ctx)
     if (!owner) return { status: 401, body: UNAUTHORIZED }
-    const query = findQuery(emulator, ctx.params.id!)
+    const id = ctx.params.id ?? ctx.query.get('batchQueryId')
+    if (!id) return { status: 400, body: { error: 'batchQueryId is required.' } }
+    const query = findQuery(emulator, id)
     if (!query || !sameOwner(query.owner, owner)) return { status: 404, body: NOT_FOUND }
     return { status: 200, body: { queryStatus: statusOf(query, now()) } }
   }
 
   async function setTiming(ctx: RouteContext): Promise<Reply> {
-    const body = await objectBody(ctx)
+    const parsed = parseControl(TIMING_BODY, await objectBody(ctx, refusal))
+    if (!parsed.ok) return { status: 400, body: refusal(parsed.message) }
     const state = storageState(emulator)
     const next = { ...state.timing }
     for (const key of ['receivedMs', 'inProgressMs'] as const) {
-      const value = body[key]
-      if (value === undefined) continue
-      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-        return { status: 400, body: { error: `${key} must be a number of milliseconds >= 0.` } }
-      }
-      next[key] = value
+      const value = parsed.data[key]
+      if (value !== undefined) next[key] = value
     }
     state.timing = next
     emulator.store.save()
@@ -132,13 +135,13 @@ export function storageProofRoutes(emulator: EmulatorContext): Route[] {
   async function failBatchQuery(ctx: RouteContext): Promise<Reply> {
     const query = findQuery(emulator, ctx.params.id!)
     if (!query) return { status: 404, body: NOT_FOUND }
-    const body = await objectBody(ctx)
-    if (body.reason !== undefined && typeof body.reason !== 'string') return { status: 400, body: { error: 'reason must be a string.' } }
+    const parsed = parseControl(FAIL_BODY, await objectBody(ctx, refusal))
+    if (!parsed.ok) return { status: 400, body: refusal(parsed.message) }
     const at = now()
     const status = statusOf(query, at)
     if (status === 'DONE' || status === 'FAILED') return { status: 409, body: { error: `Batch query ${query.internalId} is already ${status}.` } }
     query.failedAt = at
-    query.reason = (body.reason as string | undefined) ?? 'failed (emulated)'
+    query.reason = parsed.data.reason ?? 'failed (emulated)'
     emulator.store.save()
     return { status: 200, body: { internalId: query.internalId, queryStatus: statusOf(query, at) } }
   }
@@ -153,9 +156,10 @@ export function statusOf(query: { createdAt: number; timing: StorageTiming; fail
   return 'RECEIVED'
 }
 
-async function objectBody(ctx: RouteContext): Promise<Record<string, unknown>> {
-  const body = await ctx.json()
-  if (body === undefined) return {}
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new HttpError(400, { error: 'The body must be a JSON object.' })
-  return body as Record<string, unknown>
+/** The storage-proof service's error body: `{ error }`. */
+function refusal(message: string): { error: string } {
+  return { error: message }
 }
+
+const TIMING_BODY = z.object({ receivedMs: millis('receivedMs').optional(), inProgressMs: millis('inProgressMs').optional() })
+const FAIL_BODY = z.object({ reason: text('reason').optional() })

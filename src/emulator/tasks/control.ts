@@ -1,8 +1,10 @@
+import { z } from 'zod'
 import { TASK_STAGES, type TaskStage } from '../../schemas/tasks.ts'
 import type { EmulatorContext } from '../context.ts'
 import { own } from '../state.ts'
+import { millis, objectBody, parseControl, text } from '../control-body.ts'
 import { badRequest, conflict } from '../errors.ts'
-import { HttpError, type Reply, type Route, type RouteContext } from '../router.ts'
+import type { Reply, Route, RouteContext } from '../router.ts'
 import { endsAt, positionOf, stageIndexAt, type TaskTiming } from './pipeline.ts'
 import { currentTaskTiming, type NextTaskPlan, type StoredTask, taskState } from './store.ts'
 import type { TaskSweeper } from './sweep.ts'
@@ -59,13 +61,12 @@ export function taskControlRoutes(emulator: EmulatorContext, sweeper: TaskSweepe
 
   /** New tasks take this timing; running ones keep theirs. Fields left out keep their value. */
   async function setTiming(ctx: RouteContext): Promise<Reply> {
-    const body = await objectBody(ctx)
+    const parsed = parseControl(TIMING_BODY, await objectBody(ctx))
+    if (!parsed.ok) return bad(parsed.message)
     const next: TaskTiming = currentTaskTiming(emulator)
     for (const key of ['receivedMs', 'stageMs', 'handoffMs'] as const) {
-      const value = body[key]
-      if (value === undefined) continue
-      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) return bad(`${key} must be a number of milliseconds >= 0.`)
-      next[key] = value
+      const value = parsed.data[key]
+      if (value !== undefined) next[key] = value
     }
     tasks().timing = next
     save()
@@ -81,10 +82,9 @@ export function taskControlRoutes(emulator: EmulatorContext, sweeper: TaskSweepe
 
   /** The next `times` task-service requests answer 429 `{ error: "Rate limit exceeded" }`. */
   async function throttle(ctx: RouteContext): Promise<Reply> {
-    const body = await objectBody(ctx)
-    const times = body.times ?? 1
-    if (!Number.isInteger(times) || (times as number) < 0 || (times as number) > 1000) return bad('times must be a whole number from 0 to 1000.')
-    tasks().throttled = times as number
+    const parsed = parseControl(THROTTLE_BODY, await objectBody(ctx))
+    if (!parsed.ok) return bad(parsed.message)
+    tasks().throttled = parsed.data.times
     save()
     return { status: 200, body: { throttled: tasks().throttled } }
   }
@@ -97,17 +97,17 @@ export function taskControlRoutes(emulator: EmulatorContext, sweeper: TaskSweepe
   async function failTask(ctx: RouteContext): Promise<Reply> {
     const task = own(tasks().tasks, ctx.params.uuid)
     if (!task) return notFound(ctx.params.uuid!)
-    const body = await objectBody(ctx)
-    if (body.error !== undefined && typeof body.error !== 'string') return bad('error must be a string.')
-    const error = (body.error as string | undefined) ?? null
+    const parsed = parseControl(FAIL_BODY, await objectBody(ctx))
+    if (!parsed.ok) return bad(parsed.message)
+    const { error = null, stage: stageName } = parsed.data
     const at = now()
     const position = positionOf(task.run, at)
     if (position.terminal) return { status: 409, body: conflict(`Task ${task.uuid} has already ended: ${position.status}.`) }
-    if (body.stage === undefined) {
+    if (stageName === undefined) {
       task.run.forced = { at, outcome: 'fail', error }
     } else {
-      const stage = stageNamed(body.stage)
-      if (!stage) return bad(`stage must be one of ${TASK_STAGES.map((entry) => entry.stage).join(', ')} (or a *Failed status).`)
+      const stage = stageNamed(stageName)
+      if (!stage) return bad(STAGE)
       const index = task.run.stages.indexOf(stage)
       if (index < 0) return bad(`Task ${task.uuid} is decommitment-only: its one stage is decommitment.`)
       if (index < stageIndexAt(task.run, at)) return { status: 409, body: conflict(`Task ${task.uuid} has already passed ${stage}.`) }
@@ -132,18 +132,11 @@ export function taskControlRoutes(emulator: EmulatorContext, sweeper: TaskSweepe
 
   /** How the next submitted task(s) end; plans queue up, one per submission. */
   async function planNextTask(ctx: RouteContext): Promise<Reply> {
-    const body = await objectBody(ctx)
-    if (body.outcome !== 'fail' && body.outcome !== 'done') return bad('outcome must be "fail" or "done".')
-    let stage: TaskStage | null = null
-    if (body.stage !== undefined) {
-      stage = stageNamed(body.stage) ?? null
-      if (!stage) return bad(`stage must be one of ${TASK_STAGES.map((entry) => entry.stage).join(', ')} (or a *Failed status).`)
-    }
-    if (body.error !== undefined && typeof body.error !== 'string') return bad('error must be a string.')
-    const times = body.times ?? 1
-    if (!Number.isInteger(times) || (times as number) < 1 || (times as number) > 100) return bad('times must be a whole number from 1 to 100.')
-    const plan: NextTaskPlan = { outcome: body.outcome, stage, error: (body.error as string | undefined) ?? null }
-    for (let i = 0; i < (times as number); i++) tasks().nextTasks.push({ ...plan })
+    const parsed = parseControl(NEXT_TASK_BODY, await objectBody(ctx))
+    if (!parsed.ok) return bad(parsed.message)
+    const body = parsed.data
+    const plan: NextTaskPlan = { outcome: body.outcome, stage: body.stage ?? null, error: body.error ?? null }
+    for (let i = 0; i < body.times; i++) tasks().nextTasks.push({ ...plan })
     save()
     return { status: 200, body: { plan, pending: tasks().nextTasks.length } }
   }
@@ -181,9 +174,28 @@ function bad(message: string): Reply {
   return { status: 400, body: badRequest(message) }
 }
 
-async function objectBody(ctx: RouteContext): Promise<Record<string, unknown>> {
-  const body = await ctx.json()
-  if (body === undefined) return {}
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new HttpError(400, badRequest('The body must be a JSON object.'))
-  return body as Record<string, unknown>
-}
+const TIMING_BODY = z.object({ receivedMs: millis('receivedMs').optional(), stageMs: millis('stageMs').optional(), handoffMs: millis('handoffMs').optional() })
+
+const THROTTLE_TIMES = 'times must be a whole number from 0 to 1000.'
+const THROTTLE_BODY = z.object({
+  times: z.number({ error: THROTTLE_TIMES }).int({ error: THROTTLE_TIMES }).min(0, { error: THROTTLE_TIMES }).max(1000, { error: THROTTLE_TIMES }).default(1),
+})
+
+// `stage` is named after the task's own checks (a task that has ended is a 409 first).
+const FAIL_BODY = z.object({ error: text('error').optional(), stage: z.unknown().optional() })
+
+const STAGE = `stage must be one of ${TASK_STAGES.map((entry) => entry.stage).join(', ')} (or a *Failed status).`
+const PLAN_TIMES = 'times must be a whole number from 1 to 100.'
+const NEXT_TASK_BODY = z.object({
+  outcome: z.enum(['fail', 'done'], { error: 'outcome must be "fail" or "done".' }),
+  stage: z
+    .unknown()
+    .transform((value, ctx) => {
+      const stage = stageNamed(value)
+      if (stage === undefined) ctx.addIssue({ code: 'custom', message: STAGE })
+      return stage as TaskStage
+    })
+    .optional(),
+  error: text('error').optional(),
+  times: z.number({ error: PLAN_TIMES }).int({ error: PLAN_TIMES }).min(1, { error: PLAN_TIMES }).max(100, { error: PLAN_TIMES }).default(1),
+})

@@ -26,7 +26,7 @@ const KEY = 'pk_test_0123456789abcdef'
 const UA = `proving-kit/${VERSION}`
 const L2_PIE = '/v1/l2/proving-query/proof-generation-verification'
 const L2_PROOF = '/v1/l2/proving-query/proof-verification'
-const FIXTURE_PIE = new URL('../../../../shared/fixtures/pie/fib-cairo-vm-writer.zip', import.meta.url)
+const FIXTURE_PIE = new URL('../../../examples/fib/pie.zip', import.meta.url)
 
 type Seen = { method: string; url: URL; headers: Headers }
 type Upload = { url: URL; headers: Headers; length: number; fields: Record<string, string>; files: Record<string, { filename: string; mimeType: string; data: Buffer }> }

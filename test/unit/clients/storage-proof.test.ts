@@ -124,23 +124,37 @@ describe('submitBatchQuery', () => {
 })
 
 describe('getBatchQueryStatus', () => {
-  it('GET /batch-query/{id}/status with the api-key header; the id is path-encoded', async () => {
+  it('GET /batch-query-status?batchQueryId= (contract.md) with the api-key header', async () => {
     const { scope } = service()
-    scope.get('/batch-query/bq%2F1%3F/status').reply(200, { queryStatus: 'IN_PROGRESS' })
+    scope.get('/batch-query-status').query({ batchQueryId: 'bq:1' }).reply(200, { queryStatus: 'IN_PROGRESS' })
+    expect(await client().getBatchQueryStatus('bq:1')).toEqual({ queryStatus: 'IN_PROGRESS' })
+  })
+
+  it('a service without that route is read on GET /batch-query/{id}/status (the id path-encoded), and stays there', async () => {
     // A slash or question mark cannot be part of an id: refused before sending.
     await expect(client().getBatchQueryStatus('bq/1?')).rejects.toBeInstanceOf(InvalidInputError)
+    const { scope, seen } = service()
+    scope.get('/batch-query-status').query(true).reply(404, 'Cannot GET /batch-query-status')
+    scope.get('/batch-query/bq%3A1/status').times(2).reply(200, { queryStatus: 'IN_PROGRESS' })
+    const storage = client()
+    expect(await storage.getBatchQueryStatus('bq:1')).toEqual({ queryStatus: 'IN_PROGRESS' })
+    expect(await storage.getBatchQueryStatus('bq:1')).toEqual({ queryStatus: 'IN_PROGRESS' })
+    expect(seen).toHaveLength(3)
+    // The service's own 404 (no such batch query) is an answer, not a missing route.
     nock.cleanAll()
-    const again = service()
-    again.scope.get('/batch-query/bq%3A1/status').reply(200, { queryStatus: 'IN_PROGRESS' })
-    expect(await client().getBatchQueryStatus('bq:1')).toEqual({ queryStatus: 'IN_PROGRESS' })
+    const notFound = service()
+    notFound.scope.get('/batch-query-status').query(true).reply(404, { error: 'BATCH_QUERY_NOT_FOUND' })
+    const error = await failure(client().getBatchQueryStatus('bq-9'))
+    expect(error).toMatchObject({ status: 404, code: 'BATCH_QUERY_NOT_FOUND' })
+    expect(notFound.seen).toHaveLength(1)
   })
 
   it('a provider is asked for the key before each request', async () => {
     const keys = ['pk_rotating_key_one', 'pk_rotating_key_two']
     let asked = 0
     const provider = async () => keys[asked++]!
-    nock(BASE, { reqheaders: { 'api-key': keys[0]! } }).get('/batch-query/bq-1/status').reply(200, { queryStatus: 'RECEIVED' })
-    nock(BASE, { reqheaders: { 'api-key': keys[1]! } }).get('/batch-query/bq-1/status').reply(401, { error: `bad ${keys[1]}` })
+    nock(BASE, { reqheaders: { 'api-key': keys[0]! } }).get('/batch-query-status').query({ batchQueryId: 'bq-1' }).reply(200, { queryStatus: 'RECEIVED' })
+    nock(BASE, { reqheaders: { 'api-key': keys[1]! } }).get('/batch-query-status').query({ batchQueryId: 'bq-1' }).reply(401, { error: `bad ${keys[1]}` })
     const storage = client(provider)
     await storage.getBatchQueryStatus('bq-1')
     const error = await failure(storage.getBatchQueryStatus('bq-1'))
@@ -154,7 +168,7 @@ describe('waitForBatchQuery', () => {
   it('follows RECEIVED -> IN_PROGRESS -> DONE, one progress call per change, polling from 1 s', async () => {
     const { scope } = service()
     const statuses = ['RECEIVED', 'RECEIVED', 'IN_PROGRESS', 'IN_PROGRESS', 'DONE']
-    for (const queryStatus of statuses) scope.get('/batch-query/bq-1/status').reply(200, { queryStatus })
+    for (const queryStatus of statuses) scope.get('/batch-query-status').query({ batchQueryId: 'bq-1' }).reply(200, { queryStatus })
     const progress: BatchQueryProgress[] = []
     const result = await client().waitForBatchQuery('bq-1', { onProgress: (p) => progress.push(p) })
     expect(result).toEqual({ internalId: 'bq-1', queryStatus: 'DONE' })
@@ -165,20 +179,20 @@ describe('waitForBatchQuery', () => {
 
   it('FAILED ends the wait as a result, not an exception', async () => {
     const { scope } = service()
-    scope.get('/batch-query/bq-1/status').reply(200, { queryStatus: 'FAILED' })
+    scope.get('/batch-query-status').query({ batchQueryId: 'bq-1' }).reply(200, { queryStatus: 'FAILED' })
     expect(await client().waitForBatchQuery('bq-1')).toEqual({ internalId: 'bq-1', queryStatus: 'FAILED' })
   })
 
   it('an unknown status is not terminal (contract.md): one warning, and the wait goes on', async () => {
     const { scope } = service()
-    for (const queryStatus of ['PROVING', 'PROVING', 'PROVING', 'DONE']) scope.get('/batch-query/bq-1/status').reply(200, { queryStatus })
+    for (const queryStatus of ['PROVING', 'PROVING', 'PROVING', 'DONE']) scope.get('/batch-query-status').query({ batchQueryId: 'bq-1' }).reply(200, { queryStatus })
     expect((await client().waitForBatchQuery('bq-1')).queryStatus).toBe('DONE')
     expect(logs.filter((log) => log.level === 'warn' && log.message.includes('"PROVING"'))).toHaveLength(1)
   })
 
   it('times out with the last status and a way to resume', async () => {
     const { scope } = service()
-    scope.get('/batch-query/bq-1/status').reply(200, { queryStatus: 'IN_PROGRESS' }).persist()
+    scope.get('/batch-query-status').query({ batchQueryId: 'bq-1' }).reply(200, { queryStatus: 'IN_PROGRESS' }).persist()
     const error = await failure(client().waitForBatchQuery('bq-1', { timeoutMs: 10_000 }))
     expect(error).toBeInstanceOf(WaitTimeoutError)
     expect((error as WaitTimeoutError).lastSeen).toBe('IN_PROGRESS')
@@ -187,8 +201,8 @@ describe('waitForBatchQuery', () => {
 
   it('a transient 503 does not end the wait', async () => {
     const { scope } = service()
-    scope.get('/batch-query/bq-1/status').times(6).reply(503, { error: 'down' })
-    scope.get('/batch-query/bq-1/status').reply(200, { queryStatus: 'DONE' })
+    scope.get('/batch-query-status').query({ batchQueryId: 'bq-1' }).times(6).reply(503, { error: 'down' })
+    scope.get('/batch-query-status').query({ batchQueryId: 'bq-1' }).reply(200, { queryStatus: 'DONE' })
     expect((await client().waitForBatchQuery('bq-1')).queryStatus).toBe('DONE')
   })
 })

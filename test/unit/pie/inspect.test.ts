@@ -14,34 +14,35 @@ import {
   toHex,
 } from '../../../src/pie/index.ts'
 import { FIBONACCI_PROGRAM } from '../../../src/pie/generate.ts'
-import { PIE_FIXTURES, fixtureFiles, fixturePath, removeTempDirs, tempDir, text, unzipFixture, zipOf } from '../../helpers/pie-fixtures.ts'
+import { exampleFiles, removeTempDirs, tempDir, text, unzipExample, zipOf } from '../../helpers/pie-fixtures.ts'
+import { EXAMPLE, EXAMPLE_PIE } from '../../helpers/example-pie.ts'
 
 afterAll(removeTempDirs)
 
 describe('inspectPie', () => {
-  it.each([
-    ['fib-cairo-lang-writer.zip', ['0xa', '0x90'], 72],
-    ['fib-cairo-lang-writer-2.zip', ['0xa', '0x90'], 72],
-    ['fib-cairo-vm-writer.zip', ['0x1', '0x59'], 89],
-  ])('%s: output, steps, job size, hashes and facts', async (name, output, nSteps) => {
-    const inspection = await inspectPie(fixturePath(name))
-    expect(inspection).toMatchObject({ output, nSteps, builtins: ['output'], jobSize: 'XS' })
-    expect(inspection.sha256).toBe(createHash('sha256').update(await readFile(fixturePath(name))).digest('hex'))
-    const programHash = BigInt(inspection.programHash)
+  it('the example: output, steps, job size, hashes and facts, pinned', async () => {
+    const inspection = await inspectPie(EXAMPLE_PIE)
+    expect(inspection).toMatchObject({
+      output: [...EXAMPLE.output],
+      nSteps: EXAMPLE.nSteps,
+      builtins: ['output'],
+      jobSize: 'XS',
+      programHash: EXAMPLE.programHash,
+      sharpFactHash: EXAMPLE.sharpFact,
+      integrityFactHash: EXAMPLE.integrityFact,
+      sha256: EXAMPLE.sha256,
+    })
+    expect(inspection.sha256).toBe(createHash('sha256').update(await readFile(EXAMPLE_PIE)).digest('hex'))
     expect(inspection.programHashes.pedersen).toBe(inspection.programHash)
-    const words = output.map((word) => BigInt(word))
-    expect(inspection.sharpFactHash).toBe(toHex(computeSharpFact(programHash, words)))
-    expect(inspection.integrityFactHash).toBe(toHex(computeIntegrityFact(programHash, words)))
-    for (const value of [inspection.programHash, inspection.sharpFactHash, inspection.integrityFactHash, ...inspection.output]) {
-      expect(value).toMatch(/^0x(0|[1-9a-f][0-9a-f]*)$/)
-    }
+    const words = inspection.output.map((word) => BigInt(word))
+    expect(inspection.sharpFactHash).toBe(toHex(computeSharpFact(BigInt(inspection.programHash), words)))
+    expect(inspection.integrityFactHash).toBe(toHex(computeIntegrityFact(BigInt(inspection.programHash), words)))
   })
 
   it('gives the same answers for a zip, its bytes and its directory', async () => {
-    const name = PIE_FIXTURES[2]
-    const fromZip = await inspectPie(fixturePath(name), { sha256: false })
-    const fromBytes = await inspectPie(await readFile(fixturePath(name)), { sha256: false })
-    const fromDir = await inspectPie(await unzipFixture(name), { sha256: false })
+    const fromZip = await inspectPie(EXAMPLE_PIE, { sha256: false })
+    const fromBytes = await inspectPie(await readFile(EXAMPLE_PIE), { sha256: false })
+    const fromDir = await inspectPie(await unzipExample(), { sha256: false })
     for (const other of [fromBytes, fromDir]) expect({ ...other, summary: undefined }).toEqual({ ...fromZip, summary: undefined })
     expect(fromZip.sha256).toBeNull()
   })
@@ -57,37 +58,37 @@ describe('inspectPie', () => {
   })
 
   it('keeps output words above 2^53 exact', async () => {
-    const files = await fixtureFiles()
+    const files = await exampleFiles()
     const memory = Buffer.from(files.get('memory.bin') as Uint8Array)
-    // Output cell (2, 0) sits at byte 1400 of this fixture; give it a 250-bit value.
-    memory.fill(0xab, 1400 + 8, 1400 + 8 + 31)
-    memory[1400 + 39] = 0x01
+    // Output cell (2, 0) sits at byte 4000 of the example (after 27 program and 73 execution cells); give it a 250-bit value.
+    memory.fill(0xab, 4000 + 8, 4000 + 8 + 31)
+    memory[4000 + 39] = 0x01
     files.set('memory.bin', memory)
     const inspection = await inspectPie(zipOf(files))
     expect(inspection.output[0]).toBe(`0x01${'ab'.repeat(31)}`.replace(/^0x0+/, '0x'))
   })
 
   it('uses output pages for the SHARP fact', async () => {
-    const files = await fixtureFiles()
+    const files = await exampleFiles()
     files.set('additional_data.json', '{"output_builtin": {"pages": {"1": [1, 1]}, "attributes": {"gps_fact_topology": [2, 2]}}}')
     const paged = await inspectPie(zipOf(files))
     expect(paged.factTopology).toEqual({ treeStructure: [2, 2], pageSizes: [1, 1] })
-    const plain = await inspectPie(fixturePath(PIE_FIXTURES[0]))
+    const plain = await inspectPie(EXAMPLE_PIE)
     expect(paged.sharpFactHash).not.toBe(plain.sharpFactHash)
     expect(paged.sharpFactHash).toBe(
-      toHex(computeSharpFact(BigInt(plain.programHash), [10n, 144n], { treeStructure: [2, 2], pageSizes: [1, 1] })),
+      toHex(computeSharpFact(BigInt(plain.programHash), [11n, 89n], { treeStructure: [2, 2], pageSizes: [1, 1] })),
     )
   })
 
   it('throws InvalidPieError for an invalid PIE', async () => {
-    const files = await fixtureFiles()
-    files.set('execution_resources.json', text(files.get('execution_resources.json') as Uint8Array).replace('"n_steps": 72', '"n_steps": 0'))
+    const files = await exampleFiles()
+    files.set('execution_resources.json', text(files.get('execution_resources.json') as Uint8Array).replace('"n_steps": 73', '"n_steps": 0'))
     await expect(inspectPie(zipOf(files))).rejects.toBeInstanceOf(InvalidPieError)
   })
 })
 
 describe('checkQueryFacts', () => {
-  const pie = fixturePath('fib-cairo-lang-writer.zip')
+  const pie = EXAMPLE_PIE
 
   it('accepts matching values whatever their case and leading zeros', async () => {
     const inspection = await inspectPie(pie)

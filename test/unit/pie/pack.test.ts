@@ -5,7 +5,10 @@ import { AbortedError, InvalidInputError } from '../../../src/core/errors.ts'
 import { canonicalZipDigest, inspectPie, packPie, validatePie } from '../../../src/pie/index.ts'
 import { bytesSource, readZipDirectory } from '../../../src/pie/zip.ts'
 import { generatePie } from '../../../src/pie/generate.ts'
-import { PIE_FIXTURES, execFileAsync, fixturePath, readZipFiles, removeTempDirs, tempDir, unzipFixture } from '../../helpers/pie-fixtures.ts'
+import { execFileAsync, readZipFiles, removeTempDirs, tempDir, unzipExample, writeDir } from '../../helpers/pie-fixtures.ts'
+import { EXAMPLE_PIE, generatedPie } from '../../helpers/example-pie.ts'
+
+const writeDirFrom = async (files: Map<string, Uint8Array>) => writeDir(await tempDir(), new Map(files))
 import { createHash } from 'node:crypto'
 import zlib from 'node:zlib'
 import { createBlockCompressor } from '../../../src/pie/deflate-pool.ts'
@@ -26,9 +29,10 @@ print(json.dumps([{"name": i.filename, "method": i.compress_type, "date": list(i
   return JSON.parse(stdout) as { name: string; method: number; date: number[]; sha256: string }[]
 }
 
-describe('packPie on the shared fixtures', () => {
-  it.each(PIE_FIXTURES)('%s: repacks into a canonical zip Python, unzip and our validator accept', async (name) => {
-    const dir = await unzipFixture(name)
+describe('packPie on the example and generated PIEs', () => {
+  it.each(['the example', 'a generated PIE'])('%s: repacks into a canonical zip Python, unzip and our validator accept', async (which) => {
+    const source = which === 'the example' ? EXAMPLE_PIE : (await generatedPie({ seed: 3, memoryBytes: 256 * 1024 })).zip
+    const dir = await writeDirFrom(await readZipFiles(source))
     const out = join(await tempDir(), 'pie.zip')
     const packed = await packPie(dir, out)
     expect(packed.path).toBe(out)
@@ -38,7 +42,7 @@ describe('packPie on the shared fixtures', () => {
     expect(packed.sizeBytes).toBe(bytes.length)
     expect(packed.sha256).toBe(createHash('sha256').update(bytes).digest('hex'))
 
-    const original = await readZipFiles(fixturePath(name))
+    const original = await readZipFiles(source)
     const python = await pythonEntries(out)
     expect(python.map((e) => e.name)).toEqual(ORDER)
     for (const entry of python) {
@@ -50,12 +54,12 @@ describe('packPie on the shared fixtures', () => {
     expect(stdout).toMatch(/No errors detected/)
     expect((await validatePie(out)).problems).toEqual([])
 
-    const [before, after] = await Promise.all([inspectPie(fixturePath(name), { sha256: false }), inspectPie(out, { sha256: false })])
+    const [before, after] = await Promise.all([inspectPie(source, { sha256: false }), inspectPie(out, { sha256: false })])
     expect({ ...after, summary: undefined }).toEqual({ ...before, summary: undefined })
   })
 
   it('compresses blocks to the same bytes inline and on workers', async () => {
-    const data = await readFile(join(await unzipFixture('fib-cairo-vm-writer.zip'), 'memory.bin'))
+    const data = await readFile(join(await unzipExample(), 'memory.bin'))
     const outputs: string[] = []
     for (const workers of [0, 2]) {
       const compressor = createBlockCompressor({ workers, level: 1, blockSize: 64 * 1024, slots: 2 })
@@ -74,7 +78,7 @@ describe('packPie on the shared fixtures', () => {
   })
 
   it('is byte-identical when packing twice, and matches canonicalZipDigest', async () => {
-    const dir = await unzipFixture('fib-cairo-vm-writer.zip')
+    const dir = await unzipExample()
     const folder = await tempDir()
     const a = await packPie(dir, join(folder, 'a.zip'))
     const b = await packPie(dir, join(folder, 'b.zip'))
@@ -109,7 +113,7 @@ describe('packPie on the shared fixtures', () => {
   })
 
   it('copies JSON bytes exactly, never re-serialising them', async () => {
-    const dir = await unzipFixture('fib-cairo-lang-writer.zip')
+    const dir = await unzipExample()
     const weird = '{"program": {"prime": 3618502788666131213697322783095070105623107215331596699973092056135872020481,   "x":1}}\n'
     await writeFile(join(dir, 'metadata.json'), weird)
     const out = join(await tempDir(), 'pie.zip')
@@ -118,7 +122,7 @@ describe('packPie on the shared fixtures', () => {
   })
 
   it('packs without version.json when the directory has none', async () => {
-    const dir = await unzipFixture()
+    const dir = await unzipExample()
     await rm(join(dir, 'version.json'))
     const out = join(await tempDir(), 'pie.zip')
     const packed = await packPie(dir, out)
@@ -128,7 +132,7 @@ describe('packPie on the shared fixtures', () => {
 
 describe('packPie refuses what is not a PIE directory', () => {
   async function refusal(prepare: (dir: string) => Promise<void>) {
-    const dir = await unzipFixture()
+    const dir = await unzipExample()
     await prepare(dir)
     const folder = await tempDir()
     const error = await packPie(dir, join(folder, 'pie.zip')).catch((caught: unknown) => caught)
@@ -181,13 +185,13 @@ describe('packPie writes atomically', () => {
   })
 
   it('refuses an already-aborted signal and a directory as output', async () => {
-    const dir = await unzipFixture()
+    const dir = await unzipExample()
     await expect(packPie(dir, join(await tempDir(), 'x.zip'), { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(AbortedError)
     await expect(packPie(dir, await tempDir())).rejects.toThrow(/is a directory/)
   })
 
   it('replaces an existing output only once complete', async () => {
-    const dir = await unzipFixture()
+    const dir = await unzipExample()
     const out = join(await tempDir(), 'pie.zip')
     await writeFile(out, 'old')
     await packPie(dir, out)

@@ -4,50 +4,48 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { InvalidInputError, InvalidPieError } from '../../../src/core/errors.ts'
 import { assertValidPie, generatePie, validatePie } from '../../../src/pie/index.ts'
 import {
-  PIE_FIXTURES,
   buildZip,
   decodeCells,
   encodeCells,
-  fixtureFiles,
-  fixturePath,
+  exampleFiles,
   removeTempDirs,
   tempDir,
   text,
-  unzipFixture,
+  unzipExample,
   writeDir,
   zipOf,
   type Cell,
 } from '../../helpers/pie-fixtures.ts'
+import { EXAMPLE_PIE } from '../../helpers/example-pie.ts'
 
 afterAll(removeTempDirs)
 
 const PRIME = 3618502788666131213697322783095070105623107215331596699973092056135872020481n
 
 describe('valid PIEs', () => {
-  it.each(PIE_FIXTURES)('%s validates, as a zip, as bytes and as a directory', async (name) => {
-    const zip = await validatePie(fixturePath(name))
+  it('the example validates, as a zip, as bytes and as a directory', async () => {
+    const zip = await validatePie(EXAMPLE_PIE)
     expect(zip).toMatchObject({ valid: true, problems: [] })
     expect(zip.summary).toMatchObject({ source: 'zip', builtins: ['output'], outputSize: 2 })
-    expect((await validatePie(await readFile(fixturePath(name)))).valid).toBe(true)
-    const dir = await validatePie(await unzipFixture(name))
+    expect((await validatePie(await readFile(EXAMPLE_PIE))).valid).toBe(true)
+    const dir = await validatePie(await unzipExample())
     expect(dir).toMatchObject({ valid: true, summary: { source: 'directory' } })
     expect(dir.summary.memoryCells).toBe(zip.summary.memoryCells)
   })
 
   it('summarises the PIE', async () => {
-    const { summary } = await validatePie(fixturePath('fib-cairo-vm-writer.zip'))
+    const { summary } = await validatePie(EXAMPLE_PIE)
     expect(summary).toMatchObject({
       version: '1.1',
-      nSteps: 89,
-      memoryCells: 131,
-      programSize: 54,
+      nSteps: 73,
+      memoryCells: 102,
+      programSize: 27,
       segments: [
-        { name: 'program', index: 0, size: 54 },
-        { name: 'execution', index: 1, size: 74 },
+        { name: 'program', index: 0, size: 27 },
+        { name: 'execution', index: 1, size: 73 },
         { name: 'output', index: 2, size: 2 },
         { name: 'ret_fp', index: 3, size: 0 },
         { name: 'ret_pc', index: 4, size: 0 },
-        { name: 'extra_0', index: 5, size: 1 },
       ],
     })
     expect(summary.entries.map((e) => [e.name, e.method])).toEqual([
@@ -60,7 +58,7 @@ describe('valid PIEs', () => {
   })
 
   it('accepts a PIE without version.json (version 1.0)', async () => {
-    const files = await fixtureFiles()
+    const files = await exampleFiles()
     files.delete('version.json')
     const result = await validatePie(zipOf(files))
     expect(result).toMatchObject({ valid: true, summary: { version: '1.0' } })
@@ -77,7 +75,7 @@ describe('valid PIEs', () => {
   })
 
   it('assertValidPie returns the summary of a valid PIE', async () => {
-    await expect(assertValidPie(fixturePath(PIE_FIXTURES[0]))).resolves.toMatchObject({ nSteps: 72 })
+    await expect(assertValidPie(EXAMPLE_PIE)).resolves.toMatchObject({ nSteps: 73 })
   })
 })
 
@@ -108,9 +106,9 @@ const catalogue: Variant[] = [
   ['truncated memory', (f) => asZip(f.set('memory.bin', (f.get('memory.bin') as Uint8Array).subarray(0, 3753))), /memory\.bin: size 3753 bytes is not a multiple of 40; the last cell \(byte 3720\) is truncated/],
   ['bad pointer (unknown segment)', (f) => asZip(editCells(f, (c) => setCell(c, 1, 5, { segment: 9, offset: 0 }))), /memory\.bin: cell at byte \d+ holds a pointer into segment 9, which does not exist \(segments 0-4\)/],
   ['pointer past the end of its segment', (f) => asZip(editCells(f, (c) => setCell(c, 1, 5, { segment: 2, offset: 3 }))), /holds a pointer \(2, 3\), past the end of segment 2 \(size 2\)/],
-  ['address outside its segment', (f) => asZip(editCells(f, (c) => [...c, { segment: 1, offset: 61, value: 5n }])), /memory\.bin: cell at byte 3760 has address \(1, 61\), past the end of segment 1 \(size 61\)/],
-  ['address in a segment that does not exist', (f) => asZip(editCells(f, (c) => [...c, { segment: 7, offset: 0, value: 5n }])), /memory\.bin: cell at byte 3760 has address in segment 7, which does not exist \(segments 0-4\)/],
-  ['duplicate address', (f) => asZip(editCells(f, (c) => [...c, { segment: 1, offset: 10, value: 5n }])), /memory\.bin: cell at byte 3760 writes address \(1, 10\) again/],
+  ['address outside its segment', (f) => asZip(editCells(f, (c) => [...c, { segment: 1, offset: 73, value: 5n }])), /memory\.bin: cell at byte 4080 has address \(1, 73\), past the end of segment 1 \(size 73\)/],
+  ['address in a segment that does not exist', (f) => asZip(editCells(f, (c) => [...c, { segment: 7, offset: 0, value: 5n }])), /memory\.bin: cell at byte 4080 has address in segment 7, which does not exist \(segments 0-4\)/],
+  ['duplicate address', (f) => asZip(editCells(f, (c) => [...c, { segment: 1, offset: 10, value: 5n }])), /memory\.bin: cell at byte 4080 writes address \(1, 10\) again/],
   ['address without the relocatable bit', (f) => {
     const memory = Buffer.from(f.get('memory.bin') as Uint8Array)
     memory[3760 - 1 - 32] = memory[3760 - 1 - 32]! & 0x7f
@@ -132,11 +130,11 @@ const catalogue: Variant[] = [
     zip[at] = zip[at]! ^ 0xff
     return zip
   }, /memory\.bin: (CRC-32 mismatch|compressed data is corrupt)/],
-  ['huge n_steps', (f) => asZip(edit(f, 'execution_resources.json', (t) => t.replace('"n_steps": 72', '"n_steps": 1073741824'))), /execution_resources\.json: n_steps = 1073741824; must satisfy 1 <= n_steps < 2\^30/],
-  ['n_steps 0', (f) => asZip(edit(f, 'execution_resources.json', (t) => t.replace('"n_steps": 72', '"n_steps": 0'))), /execution_resources\.json: n_steps = 0; must satisfy 1 <= n_steps < 2\^30/],
+  ['huge n_steps', (f) => asZip(edit(f, 'execution_resources.json', (t) => t.replace('"n_steps": 73', '"n_steps": 1073741824'))), /execution_resources\.json: n_steps = 1073741824; must satisfy 1 <= n_steps < 2\^30/],
+  ['n_steps 0', (f) => asZip(edit(f, 'execution_resources.json', (t) => t.replace('"n_steps": 73', '"n_steps": 0'))), /execution_resources\.json: n_steps = 0; must satisfy 1 <= n_steps < 2\^30/],
   ['builtin counters wrong', (f) => asZip(edit(f, 'execution_resources.json', (t) => t.replace('"output_builtin": 2', '"pedersen_builtin": 2'))), /builtin_instance_counter keys must be exactly "output_builtin" \(one per program builtin\): missing "output_builtin"; unexpected "pedersen_builtin"/],
   ['negative builtin counter', (f) => asZip(edit(f, 'execution_resources.json', (t) => t.replace('"output_builtin": 2', '"output_builtin": -2'))), /builtin_instance_counter\.output_builtin = -2; must be an integer in \[0, 2\^30\)/],
-  ['JSON rounded big integers in program data', (f) => asZip(f.set('metadata.json', JSON.stringify(JSON.parse(text(f.get('metadata.json') as Uint8Array))))), /metadata\.json: program\.data\[27\] is 3\.618502788666131\d*e\+75, not an integer/],
+  ['JSON rounded big integers in program data', (f) => asZip(f.set('metadata.json', JSON.stringify(JSON.parse(text(f.get('metadata.json') as Uint8Array))))), /metadata\.json: program\.data\[23\] is 3\.618502788666131\d*e\+75, not an integer/],
   ['a big integer rounded to a neighbouring integer', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('[290341444919459839,', '[290341444919459840,'))), /memory\.bin: program segment cell \(0, 0\) at byte 0 is 290341444919459839, but metadata\.json program\.data\[0\] = 290341444919459840/],
   ['program word not below the prime', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('[290341444919459839,', `[${PRIME},`))), /metadata\.json: program\.data\[0\] = 3618\d+ is not in \[0, prime\)/],
   ['prime too small', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace(`"prime": ${PRIME}`, '"prime": 9223372036854775783'))), /metadata\.json: program\.prime = 9223372036854775783 is not above 2\^63/],
@@ -146,14 +144,14 @@ const catalogue: Variant[] = [
   ['builtin segments do not match the builtins', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"builtin_segments": {"output"', '"builtin_segments": {"pedersen"'))), /builtin_segments lists \[pedersen\]; must list program\.builtins \[output\] in that order/],
   ['ret_fp segment not empty', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"ret_fp_segment": {"index": 3, "size": 0}', '"ret_fp_segment": {"index": 3, "size": 3}'))), /metadata\.json: ret_fp_segment\.size is 3; must be 0/],
   ['segment index out of place', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"execution_segment": {"index": 1', '"execution_segment": {"index": 7'))), /metadata\.json: execution_segment\.index is 7; must be 1/],
-  ['segment size of 2^30', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"execution_segment": {"index": 1, "size": 61}', '"execution_segment": {"index": 1, "size": 1073741824}'))), /execution_segment\.size is 1073741824; must be an integer in \[0, 2\^30\)/],
-  ['program segment size differs from the data', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"program_segment": {"index": 0, "size": 31}', '"program_segment": {"index": 0, "size": 30}'))), /program_segment\.size is 30; must equal len\(program\.data\) = 31/],
-  ['main out of range', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"main": 6', '"main": 31'))), /metadata\.json: program\.main = 31 is outside program\.data \(0 <= main < 31\)/],
+  ['segment size of 2^30', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"execution_segment": {"index": 1, "size": 73}', '"execution_segment": {"index": 1, "size": 1073741824}'))), /execution_segment\.size is 1073741824; must be an integer in \[0, 2\^30\)/],
+  ['program segment size differs from the data', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"program_segment": {"index": 0, "size": 27}', '"program_segment": {"index": 0, "size": 26}'))), /program_segment\.size is 26; must equal len\(program\.data\) = 27/],
+  ['main out of range', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"main": 6', '"main": 27'))), /metadata\.json: program\.main = 27 is outside program\.data \(0 <= main < 27\)/],
   ['metadata not JSON', (f) => asZip(edit(f, 'metadata.json', (t) => t.slice(0, 100))), /metadata\.json: not valid JSON: .* at character 100/],
   ['output segment not fully written', (f) => asZip(editCells(f, (c) => c.filter((cell) => !(cell.segment === 2 && cell.offset === 1)))), /memory\.bin: output segment 2 \(size 2\) is not fully written: 1 cell missing \(offsets 1\)/],
   ['output holds a pointer', (f) => asZip(editCells(f, (c) => setCell(c, 2, 0, { segment: 1, offset: 4 }))), /memory\.bin: output cell \(2, 0\) at byte \d+ holds a pointer \(1, 4\); program output must be field elements/],
   ['program segment cell changed', (f) => asZip(editCells(f, (c) => setCell(c, 0, 3, 5n))), /memory\.bin: program segment cell \(0, 3\) at byte 120 is 5, but metadata\.json program\.data\[3\] = 4/],
-  ['program segment cell missing', (f) => asZip(editCells(f, (c) => c.filter((cell) => !(cell.segment === 0 && cell.offset === 30)))), /the program segment is not fully written: 1 cell missing \(offsets 30\)/],
+  ['program segment cell missing', (f) => asZip(editCells(f, (c) => c.filter((cell) => !(cell.segment === 0 && cell.offset === 26)))), /the program segment is not fully written: 1 cell missing \(offsets 26\)/],
   ['version.json wrong', (f) => asZip(f.set('version.json', '{"cairo_pie": "2.0"}')), /version\.json: must be \{"cairo_pie": "1\.0" or "1\.1"\}; found cairo_pie = "2\.0"/],
   ['version.json with extra keys', (f) => asZip(f.set('version.json', '{"cairo_pie": "1.1", "x": 1}')), /version\.json: must be .* and 2 keys/],
   ['bad output pages', (f) => asZip(f.set('additional_data.json', '{"output_builtin": {"pages": {"1": [1, 1]}, "attributes": {}}}')), /additional_data\.json: output_builtin: output pages are declared but the gps_fact_topology attribute is missing/],
@@ -184,7 +182,7 @@ describe('corrupted PIEs: each is rejected naming the rule', () => {
   })
 
   it.each(catalogue)('%s', async (_name, build, rule) => {
-    const input = await build(await fixtureFiles('fib-cairo-lang-writer.zip'))
+    const input = await build(await exampleFiles())
     const result = await validatePie(input)
     expect(result.valid).toBe(false)
     expect(result.problems.some((line) => rule.test(line)), result.problems.join('\n')).toBe(true)
@@ -194,9 +192,9 @@ describe('corrupted PIEs: each is rejected naming the rule', () => {
 
 describe('problem reporting', () => {
   it('reports every problem, capped, with a count of the rest', async () => {
-    const files = await fixtureFiles()
+    const files = await exampleFiles()
     editCells(files, (cells) => [...cells, ...Array.from({ length: 200 }, (_, k) => ({ segment: 9, offset: k, value: 1n }))])
-    edit(files, 'execution_resources.json', (t) => t.replace('"n_steps": 72', '"n_steps": 0'))
+    edit(files, 'execution_resources.json', (t) => t.replace('"n_steps": 73', '"n_steps": 0'))
     const result = await validatePie(zipOf(files), { maxProblems: 20 })
     expect(result.valid).toBe(false)
     // A flood of one rule is capped so other rules stay visible.
@@ -206,12 +204,12 @@ describe('problem reporting', () => {
   })
 
   it('assertValidPie throws InvalidPieError with the problems', async () => {
-    const files = await fixtureFiles()
-    edit(files, 'metadata.json', (t) => t.replace('"main": 6', '"main": 31'))
+    const files = await exampleFiles()
+    edit(files, 'metadata.json', (t) => t.replace('"main": 6', '"main": 27'))
     const dir = await writeDir(await tempDir(), files)
     const error = await assertValidPie(dir).catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(InvalidPieError)
-    expect((error as InvalidPieError).problems).toEqual([expect.stringMatching(/program\.main = 31/)])
+    expect((error as InvalidPieError).problems).toEqual([expect.stringMatching(/program\.main = 27/)])
     expect((error as InvalidPieError).message).toMatch(/is not a valid Cairo PIE \(1 problem\)/)
   })
 

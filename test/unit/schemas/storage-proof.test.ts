@@ -51,14 +51,27 @@ describe('batch-query body', () => {
     const list = problems({
       destinationChainId: '0xaa36a7',
       fee: 'free',
-      data: { 'sepolia': {}, '1': { 'block-5': {} }, '10': { 'block:1': { accounts: { '0x12': { props: [], slots: [] } } } } },
+      data: { 'sepolia': {}, '1': { 'block-5': {} }, '10': { 'block:1': { accounts: { '12': { props: [], slots: [] } } } } },
     })
     const text = list.join('\n')
-    expect(text).toMatch(/destinationChainId: must be a decimal chain id/)
+    expect(text).toMatch(/destinationChainId: must be a decimal chain id \("11155111"\) or a chain name/)
     expect(text).toMatch(/fee: must be a numeric string/)
     expect(text).toMatch(/data\.sepolia: the key "sepolia" must be a decimal chain id/)
-    expect(text).toMatch(/data\.1\.block-5: the key "block-5" must be "block:<number>"/)
-    expect(text).toMatch(/data\.10\.block:1\.accounts\.0x12: the key "0x12" must be a 20-byte/)
+    expect(text).toMatch(/data\.1\.block-5: the key "block-5" must be "block:<number>" or "timestamp:<unix seconds>"/)
+    expect(text).toMatch(/data\.10\.block:1\.accounts\.12: the key "12" must be a 0x-prefixed hex address/)
+  })
+
+  it('accepts what production takes (production.md): chain names, timestamp blocks, slots-only accounts, header props', () => {
+    const starknetAccount = `0x${'4'.repeat(63)}`
+    const body = {
+      destinationChainId: 'SN_SEPOLIA',
+      fee: '0',
+      data: {
+        SN_SEPOLIA: { 'timestamp:1717243200': { accounts: { [starknetAccount]: { slots: ['0x1'] } } } },
+        '11155111': { 'block:5382810': { accounts: { [ACCOUNT]: { props: ['BALANCE', 'TIMESTAMP', 'STATE_ROOT'] } } } },
+      },
+    }
+    expect(batchQueryBody.safeParse(body).success).toBe(true)
   })
 
   it('refuses empty maps and an account that asks for nothing', () => {

@@ -5,6 +5,7 @@ import { run as runPost } from '../../../../src/action/actions/post.ts'
 import { run as runWait } from '../../../../src/action/actions/wait.ts'
 import { startEmulator, type RunningEmulator } from '../../../../src/emulator/index.ts'
 import { fakeIO, FIXTURE_PIE } from '../../../helpers/run-action.ts'
+import { EXAMPLE } from '../../../helpers/example-pie.ts'
 
 /** run() in-process with the runner faked (actions/typescript-action's split); the bundles have their own e2e tests. */
 const API_KEY = 'pk_unit_run_4b1d8e2a77'
@@ -28,7 +29,7 @@ describe('root run()', () => {
       'facts-verified': 'true',
       'is-fact-mocked': 'false',
       emulated: 'true',
-      'pie-sha256': '06da79af56d26210135fbfdd1c900469f3246806910122311479f16d17749994',
+      'pie-sha256': EXAMPLE.sha256,
     })
     expect(io.outputs['query-id']).toMatch(/\S/)
     // query-id is set the moment the service returns it: before any status.

@@ -77,13 +77,14 @@ describe('root inputs', () => {
         mainCrossCheck,
       ),
     )
+    // Field checks first, then the cross-checks (what to prove: `pie`, `program` or `program-hash`).
     expect(problems.map((problem) => problem.input)).toEqual([
-      'pie',
       'layout',
       'wait',
       'timeout-minutes',
       'expected-program-hash',
       'artifact-name',
+      'pie',
       'api-key',
       'base-url',
     ])
@@ -154,8 +155,8 @@ describe('root inputs', () => {
       parseInputs(io({ emulator: 'true', layout: 'x y' }), MAIN_INPUTS, mainCrossCheck)
       expect.unreachable()
     } catch (error) {
-      expect((error as Error).message).toMatch(/^2 inputs need fixing; nothing was packed or sent:\n- `pie` is required.*\n- `layout` must be one of/)
-      expect((error as InputProblemsError).input).toBe('pie')
+      expect((error as Error).message).toMatch(/^2 inputs need fixing; nothing was packed or sent:\n- `layout` must be one of.*\n- `pie` is required \(or `program`, or `program-hash`\)/)
+      expect((error as InputProblemsError).input).toBe('layout')
     }
   })
 })

@@ -18,7 +18,7 @@ export async function expandPieArguments(args: readonly string[], name = '<pie>'
       continue
     }
     if (!GLOB_CHARACTERS.test(text)) {
-      throw new InvalidInputError(`${name}: nothing at ${text}; give a pie.zip, a PIE directory or a glob. Nothing was sent.`, { input: name })
+      throw new InvalidInputError(`${name}: nothing at ${text}; give a pie.zip or a PIE directory (or a glob). Nothing was sent.`, { input: name })
     }
     const matches: string[] = []
     for await (const match of glob(text)) matches.push(match)

@@ -1,0 +1,130 @@
+/**
+ * The root action given several PIEs (`pie` with one path or glob per line): at most
+ * `concurrency` are packed, validated and uploaded at once; with `wait` each query is followed,
+ * its facts checked and gated like a single one. Outputs: `results` (a JSON array, one object
+ * per PIE), `status` (DONE when all passed, else FAILED) and `error-reason`; the summary has a
+ * row per PIE. The step fails when any PIE fails.
+ */
+import { randomUUID } from 'node:crypto'
+import { tmpdir } from 'node:os'
+import { join, relative } from 'node:path'
+import type { ProvingClient } from '../../clients/proving.ts'
+import { ProvingKitError } from '../../core/errors.ts'
+import { evaluateGate } from '../../pipeline/gate.ts'
+import type { PreparedPie } from '../../pipeline/prove.ts'
+import { deriveActionDedupId, generalFields, usesGeneralSubmission } from './general.ts'
+import type { MAIN_INPUTS } from './inputs.ts'
+import type { QueryStep } from './query-step.ts'
+import type { ActionIO, InputValues } from '../types.ts'
+
+export type BatchRow = {
+  pie: string
+  queryId: string | null
+  status: string
+  facts: 'match' | 'differ' | 'none' | 'not checked'
+  passed: boolean
+  error: string | null
+}
+
+export async function proveBatch(
+  io: ActionIO,
+  step: QueryStep,
+  client: ProvingClient,
+  inputs: InputValues<typeof MAIN_INPUTS>,
+  paths: string[],
+  signal: AbortSignal,
+): Promise<void> {
+  const { preparePie, checkFacts } = await import('../../pipeline/prove.ts')
+  const { limiter } = await import('../../pipeline/limit.ts')
+  const general = usesGeneralSubmission(inputs)
+  const fields = generalFields(inputs)
+  const limit = limiter(inputs.concurrency)
+  const workspace = io.env.GITHUB_WORKSPACE || process.cwd()
+  const shown = (path: string) => relative(workspace, path) || path
+  io.info(`Proving ${paths.length} PIEs, at most ${inputs.concurrency} uploads at a time${inputs.wait && !inputs['bucket-id'] ? ', waiting for each' : ''}.`)
+  const wait = inputs.wait && !inputs['bucket-id']
+  const rows = await Promise.all(
+    paths.map(async (path, index): Promise<BatchRow> => {
+      const row: BatchRow = { pie: shown(path), queryId: null, status: 'ERROR', facts: 'not checked', passed: false, error: null }
+      let pie: PreparedPie | undefined
+      try {
+        const queryId = await limit(async () => {
+          signal.throwIfAborted()
+          pie = await preparePie(path, {
+            inputName: 'pie',
+            signal,
+            packDir: join(io.env.RUNNER_TEMP || tmpdir(), 'proving-kit', randomUUID()),
+            inspect: inputs['verify-facts'] || general,
+          })
+          if (!general) {
+            const answer = await client.submitPie({ pieZip: pie.zipPath, layout: inputs.layout, prover: inputs.prover, mockFactHash: inputs['mock-fact-hash'], signal })
+            return answer.provingQueryId
+          }
+          const declaredJobSize = inputs['declared-job-size'] ?? pie.inspection?.jobSize ?? 'XS'
+          const dedupId = deriveActionDedupId(io.env, `pie:${pie.sha256}`, { ...fields, declaredJobSize, layout: inputs.layout, mockFactHash: inputs['mock-fact-hash'] })
+          const answer = await client.submitQuery({ ...fields, declaredJobSize, layout: inputs.layout, mockFactHash: inputs['mock-fact-hash'], dedupId, pieZip: pie.zipPath, signal })
+          return answer.provingQueryId
+        })
+        row.queryId = queryId
+        row.status = 'SUBMITTED'
+        row.passed = true
+        if (wait) {
+          const result = await client.waitForQuery(queryId, { timeoutMs: inputs['timeout-minutes'] * 60_000, signal })
+          const record = result.provingQuery
+          row.status = record.status
+          let factCheck
+          if (record.status === 'DONE' && (record.result ?? (general ? fields.result : undefined)) === 'TRACE_GENERATION') {
+            row.facts = 'none'
+          } else if (record.status === 'DONE' && inputs['verify-facts']) {
+            factCheck = await checkFacts(record, pie!)
+            row.facts = factCheck.ok ? 'match' : 'differ'
+          }
+          const refusals = evaluateGate(record, factCheck, { allowMockedFact: inputs['allow-mocked-fact'], expectedProgramHash: inputs['expected-program-hash'] })
+          row.passed = refusals.length === 0
+          row.error = refusals.map((refusal) => refusal.message).join(' ') || null
+        }
+      } catch (error) {
+        row.status = signal.aborted ? 'CANCELLED' : 'ERROR'
+        row.error = error instanceof ProvingKitError ? error.shortMessage : (error as Error).message
+        row.passed = false
+      } finally {
+        await pie?.cleanup()
+      }
+      io.info(`[${index + 1}/${paths.length}] ${row.pie}: ${row.queryId ? `query ${row.queryId} ` : ''}${row.status}${row.facts === 'match' ? ', facts match' : ''}${row.error ? `: ${row.error}` : ''}`)
+      return row
+    }),
+  )
+  const failed = rows.filter((row) => !row.passed)
+  step.outputs.set({
+    results: JSON.stringify(rows),
+    status: failed.length ? 'FAILED' : wait ? 'DONE' : 'SUBMITTED',
+    'facts-verified': String(wait && inputs['verify-facts'] && rows.every((row) => row.facts === 'match' || row.facts === 'none')),
+  })
+  step.extraRows.push(['PIEs', String(rows.length)], ['Passed', `${rows.length - failed.length} of ${rows.length}`], ['Concurrency', String(inputs.concurrency)])
+  step.sections.push(batchMarkdown(rows))
+  if (failed.length === 0) {
+    await step.report({
+      outcome: wait ? 'passed' : 'submitted',
+      headline: wait ? `All ${rows.length} PIEs were proved and passed the gate.` : `Submitted ${rows.length} PIEs.`,
+    })
+    return
+  }
+  await step.report({
+    outcome: 'failed',
+    headline: `${failed.length} of ${rows.length} PIEs failed.`,
+    problems: failed.map((row) => `${row.pie}: ${row.error ?? row.status}`),
+    failure: `${failed.length} of ${rows.length} PIEs failed; the first: ${failed[0]!.pie}: ${failed[0]!.error ?? failed[0]!.status}`,
+  })
+}
+
+function batchMarkdown(rows: BatchRow[]): string {
+  const escape = (text: string) => text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ').replace(/</g, '&lt;')
+  return [
+    '| # | PIE | query | status | facts | gate |',
+    '|---|---|---|---|---|---|',
+    ...rows.map(
+      (row, index) =>
+        `| ${index + 1} | \`${escape(row.pie)}\` | ${row.queryId ? `\`${row.queryId}\`` : ''} | ${row.status} | ${row.facts} | ${row.passed ? '✅' : `❌ ${escape(row.error ?? '')}`} |`,
+    ),
+  ].join('\n')
+}

@@ -1,0 +1,47 @@
+/**
+ * The opening every action shares, written once: the abort signal, the secrets masked before
+ * anything can print them, the inputs parsed (every problem at once) and, when they do not
+ * parse, the step's failure report; then the action's own work, whose throws become that
+ * report too. An action file is its inputs, its step and its work.
+ */
+import type { ActionIO, CrossCheck, InputSpecs, InputValues, RunOptions } from '../types.ts'
+import { parseInputs } from './inputs.ts'
+import type { Step } from './step.ts'
+
+export type ActionContext<S extends InputSpecs, St extends Step> = {
+  io: ActionIO
+  signal: AbortSignal
+  inputs: InputValues<S>
+  step: St
+}
+
+export type ActionDefinition<S extends InputSpecs, St extends Step> = {
+  inputs: S
+  /** Checks between inputs (one needs another), run after each input's own check. */
+  crossCheck?: CrossCheck<S> | undefined
+  /** Masks what must never be printed, before anything else: by default the `api-key` input. */
+  secrets?: (io: ActionIO) => void
+  /** The step that reports; `inputs` is undefined when they did not parse. */
+  step: (io: ActionIO, signal: AbortSignal, inputs: InputValues<S> | undefined) => St
+  work: (context: ActionContext<S, St>) => Promise<void>
+}
+
+/** The action's `run(io, options)`: never throws; every ending is reported by the step. */
+export function defineAction<S extends InputSpecs, St extends Step>(
+  definition: ActionDefinition<S, St>,
+): (io: ActionIO, options?: RunOptions) => Promise<void> {
+  return async (io, options = {}) => {
+    const signal = options.signal ?? new AbortController().signal
+    if (definition.secrets) definition.secrets(io)
+    else io.setSecret(io.getInput('api-key'))
+    let inputs: InputValues<S>
+    try {
+      inputs = parseInputs(io, definition.inputs, definition.crossCheck)
+    } catch (error) {
+      await definition.step(io, signal, undefined).fail(error)
+      return
+    }
+    const step = definition.step(io, signal, inputs)
+    await step.run(() => definition.work({ io, signal, inputs, step }))
+  }
+}

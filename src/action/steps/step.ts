@@ -1,0 +1,108 @@
+/**
+ * The Step base: what every action step does whichever service it talks to. Outputs set as soon
+ * as their value is known; one closing report (the job summary, then the failure message that
+ * fails the step) however the step ends; the work run so that a throw becomes that report; and
+ * what must be closed, closed after it. Each kind of step says what goes in the summary's table
+ * (`rows`) and what a failure means for its service (`describe`).
+ */
+import type { ActionIO } from '../types.ts'
+import { writeSummary } from './io.ts'
+import { OutputWriter } from './outputs.ts'
+import { renderSummary, runUrl, type Ending, type SummaryValue } from './summary.ts'
+
+export type StepOptions = {
+  /** The step's name in the summary title: "Prove", "Pack", "Task", ... */
+  action: string
+  signal: AbortSignal
+  /** Ran on the emulator: said in the summary's title and footer. */
+  emulated?: boolean | undefined
+  now?: () => number
+}
+
+export abstract class Step<Options extends StepOptions = StepOptions, OutputName extends string = string> {
+  readonly io: ActionIO
+  readonly options: Options
+  readonly outputs: OutputWriter<OutputName>
+  readonly started: number
+  /** Rows of the summary's table that the action adds (after the step's own). */
+  extraRows: [string, SummaryValue][] = []
+  /** Markdown blocks shown after the table (a batch's or a bucket's per-query table). */
+  sections: string[] = []
+  readonly #closers: (() => Promise<void>)[] = []
+
+  constructor(io: ActionIO, options: Options, outputs: OutputWriter<OutputName> = new OutputWriter<OutputName>(io)) {
+    this.io = io
+    this.options = options
+    this.outputs = outputs
+    this.started = this.now()
+  }
+
+  now(): number {
+    return (this.options.now ?? Date.now)()
+  }
+
+  /** The summary's table, in order; empty values are left out when rendered. */
+  rows(): [string, SummaryValue][] {
+    return this.extraRows
+  }
+
+  /** What a failure means and what to do next, in this step's service's words. */
+  protected abstract describe(error: unknown): Ending
+
+  /** Outputs that depend on how the step ended, set before the summary is written. */
+  protected ending(_end: Ending): void {}
+
+  /** The rendered summary, for a step that adds to it (the task steps' MMR table). */
+  protected summary(markdown: string): string {
+    return markdown
+  }
+
+  /** The closing report: the job summary, then (unless it passed) the step marked failed. */
+  async report(end: Ending): Promise<void> {
+    this.ending(end)
+    const markdown = renderSummary({
+      action: this.options.action,
+      outcome: end.outcome,
+      headline: end.headline,
+      rows: this.rows(),
+      sections: this.sections,
+      problems: end.problems,
+      nextSteps: end.nextSteps,
+      snippet: end.snippet,
+      runUrl: runUrl(this.io.env),
+      emulated: this.options.emulated,
+    })
+    await writeSummary(this.io, this.summary(markdown))
+    this.reported()
+    if (end.failure) this.io.setFailed(end.failure)
+  }
+
+  /** After the summary is written (the root action's post step reads that it was). */
+  protected reported(): void {}
+
+  /** Any error: the outputs known so far, a summary saying what failed and what to do, failed. */
+  async fail(error: unknown): Promise<void> {
+    await this.report(this.describe(error))
+  }
+
+  /** Something to close once the step has reported (a client's connections, an emulator). */
+  onClose(close: () => Promise<void>): void {
+    this.#closers.push(close)
+  }
+
+  /**
+   * Runs the step's work: whatever it throws becomes the failure report; then what was
+   * registered with onClose is closed, however it ended. Resolves whether the work finished.
+   */
+  async run(work: () => Promise<void>): Promise<boolean> {
+    try {
+      await work()
+      return true
+    } catch (error) {
+      await this.fail(error)
+      return false
+    } finally {
+      for (const close of this.#closers.splice(0)) await close().catch(() => {})
+    }
+  }
+}

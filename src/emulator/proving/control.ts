@@ -1,0 +1,116 @@
+import { z } from 'zod'
+import { KNOWN_STEPS } from '../../schemas/proving.ts'
+import type { EmulatorContext } from '../context.ts'
+import { flag, millis, objectBody, parseControl, text } from '../control-body.ts'
+import { badRequest, conflict, PROVING_QUERY_NOT_FOUND } from '../errors.ts'
+import type { Reply, Route, RouteContext } from '../router.ts'
+import { own, type NextQueryPlan } from '../state.ts'
+import { currentStepIndex, defaultFailureReason, isTerminal, type Timing } from './lifecycle.ts'
+import { gateOf, plannedFailure, queryProgress } from './queries.ts'
+import { recordL } from './records.ts'
+
+/**
+ * The proving service's controls under /_emulator/: its timing, failing or completing a query,
+ * and planning how the next submissions end. Bodies are read with the zod schemas below; the
+ * first problem is the 400's message. Documented in docs/emulator.md.
+ */
+export function provingControlRoutes(emulator: EmulatorContext): Route[] {
+  const state = () => emulator.store.state
+  const now = () => emulator.clock.now()
+  const save = () => emulator.store.save()
+  const control = (method: Route['method'], pattern: string, handler: Route['handler']): Route => ({ method, pattern, handler, control: true })
+
+  return [
+    control('GET', '/_emulator/timing', () => ({ status: 200, body: { timing: state().timing } })),
+    control('PUT', '/_emulator/timing', setTiming),
+    control('POST', '/_emulator/queries/:id/fail', failQuery),
+    control('POST', '/_emulator/queries/:id/complete', completeQuery),
+    control('POST', '/_emulator/next-query', planNextQuery),
+  ]
+
+  /** Applies to runs started from now on (submissions, retries); running ones keep theirs. */
+  async function setTiming(ctx: RouteContext): Promise<Reply> {
+    const parsed = parseControl(TIMING_BODY, await objectBody(ctx))
+    if (!parsed.ok) return bad(parsed.message)
+    const next: Timing = { ...state().timing }
+    if (parsed.data.receivedMs !== undefined) next.receivedMs = parsed.data.receivedMs
+    if (parsed.data.stepMs !== undefined) next.stepMs = parsed.data.stepMs
+    state().timing = next
+    save()
+    return { status: 200, body: { timing: next } }
+  }
+
+  /** Fails the query now, or when it reaches `step` (at the end of that step). */
+  async function failQuery(ctx: RouteContext): Promise<Reply> {
+    const query = own(state().queries, ctx.params.id)
+    if (!query) return { status: 404, body: PROVING_QUERY_NOT_FOUND }
+    const parsed = parseControl(FAIL_BODY, await objectBody(ctx))
+    if (!parsed.ok) return bad(parsed.message)
+    const { retriable, reason, step } = parsed.data
+    const at = now()
+    const progress = queryProgress(state(), query, at)
+    if (isTerminal(progress)) return { status: 409, body: conflict(`Query ${query.id} is already ${progress.status}.`) }
+    if (step === undefined) {
+      query.run.forced = { at, outcome: 'fail', retriable, reason: reason ?? defaultFailureReason(progress.step ?? 'RECEIVED', retriable) }
+    } else {
+      const stepIndex = query.run.steps.indexOf(step)
+      if (stepIndex < 0) return bad(`step must be one of this query's steps: ${query.run.steps.join(', ')}.`)
+      if (stepIndex < currentStepIndex(query.run, gateOf(state(), query), at)) {
+        return { status: 409, body: conflict(`Query ${query.id} has already passed ${step}.`) }
+      }
+      query.run.failure = plannedFailure(query.run.steps, { retriable, atStep: step, reason: reason ?? null })
+    }
+    save()
+    return { status: 200, body: { provingQuery: recordL(query, queryProgress(state(), query, at)) } }
+  }
+
+  /** Finishes the query now (DONE), whatever its timing or bucket. */
+  function completeQuery(ctx: RouteContext): Reply {
+    const query = own(state().queries, ctx.params.id)
+    if (!query) return { status: 404, body: PROVING_QUERY_NOT_FOUND }
+    const at = now()
+    const progress = queryProgress(state(), query, at)
+    if (isTerminal(progress)) return { status: 409, body: conflict(`Query ${query.id} is already ${progress.status}.`) }
+    query.run.forced = { at, outcome: 'done' }
+    save()
+    return { status: 200, body: { provingQuery: recordL(query, queryProgress(state(), query, at)) } }
+  }
+
+  /** Decides how the next submitted query ends; plans queue up, one per submission. */
+  async function planNextQuery(ctx: RouteContext): Promise<Reply> {
+    const parsed = parseControl(NEXT_QUERY_BODY, await objectBody(ctx))
+    if (!parsed.ok) return bad(parsed.message)
+    const body = parsed.data
+    const plan: NextQueryPlan = {
+      outcome: body.outcome,
+      retriable: body.retriable ?? false,
+      atStep: body.atStep ?? null,
+      reason: body.reason ?? null,
+      times: body.times,
+    }
+    state().nextQueries.push(plan)
+    save()
+    return { status: 200, body: { plan, pending: state().nextQueries.length } }
+  }
+}
+
+function bad(message: string): Reply {
+  return { status: 400, body: badRequest(message) }
+}
+
+const TIMING_BODY = z.object({ receivedMs: millis('receivedMs').optional(), stepMs: millis('stepMs').optional() })
+
+const FAIL_BODY = z.object({
+  retriable: z.boolean({ error: 'retriable is required (a boolean).' }),
+  reason: text('reason').optional(),
+  step: text('step').optional(),
+})
+
+const TIMES = 'times must be a whole number from 1 to 4.'
+const NEXT_QUERY_BODY = z.object({
+  outcome: z.enum(['fail', 'done'], { error: 'outcome must be "fail" or "done".' }),
+  retriable: flag('retriable').optional(),
+  atStep: z.enum(KNOWN_STEPS, { error: `atStep must be one of ${KNOWN_STEPS.join(', ')}.` }).optional(),
+  reason: text('reason').optional(),
+  times: z.number({ error: TIMES }).int({ error: TIMES }).min(1, { error: TIMES }).max(4, { error: TIMES }).default(1),
+})

@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { run as runBucketClose } from '../../src/action/actions/bucket-close.ts'
+import { run as runBucketCreate } from '../../src/action/actions/bucket-create.ts'
+import { run as runMain } from '../../src/action/actions/main.ts'
+import { run as runWait } from '../../src/action/actions/wait.ts'
+import { computePieFacts } from '../../src/emulator/index.ts'
+import { runCli } from '../helpers/cli.ts'
+import { fakeIO, repoPath } from '../helpers/run-action.ts'
+import { VARIANTS } from './bodies.ts'
+import { type ProductionService, startProductionService } from './production-service.ts'
+
+/**
+ * The CLI and the actions' steps against production-shaped answers (test/contract/bodies.ts),
+ * in each variant: `prove --wait`, `query wait/get/list`, the bucket commands, the root action,
+ * the `wait` and `bucket-close` actions. The stand-in serves no /docs/ route, as production.
+ */
+const KEY = 'pk_contract_cli_58e1a4'
+const PIE = repoPath('examples/fib/pie.zip')
+
+let service: ProductionService
+beforeAll(async () => {
+  const facts = await computePieFacts(PIE)
+  if ('invalid' in facts) throw new Error(facts.invalid)
+  const { programHash, integrityFactHash, sharpFactHash } = facts
+  service = await startProductionService({ facts: { programHash, integrityFactHash, sharpFactHash } })
+})
+afterAll(async () => {
+  await service.close()
+})
+
+describe.each(VARIANTS)('%s bodies', (variant) => {
+  const env = () => ({ PROVING_BASE_URL: service.url, PROVING_API_KEY: KEY })
+  beforeEach(() => {
+    service.variant = variant
+  })
+
+  it('CLI: prove --wait ends DONE with the facts checked locally', async () => {
+    const result = await runCli(['prove', PIE, '--wait'], { env: env() })
+    expect(result.code, result.stderr).toBe(0)
+    expect(result.stdout).toMatch(/status\s+DONE/)
+    expect(result.stderr).toMatch(/Facts checked locally/)
+  })
+
+  it('CLI: query wait, query get and query list', async () => {
+    const waited = await runCli(['query', 'wait', `cli-wait-${variant}`, '--json'], { env: env() })
+    expect(waited.code, waited.stderr).toBe(0)
+    expect(JSON.parse(waited.stdout).provingQuery).toMatchObject({ id: `cli-wait-${variant}`, status: 'DONE' })
+
+    const got = await runCli(['query', 'get', `cli-wait-${variant}`], { env: env() })
+    expect(got.code, got.stderr).toBe(0)
+    expect(got.stdout).toMatch(/status\s+DONE/)
+
+    const listed = await runCli(['query', 'list', '--all', '--json'], { env: env() })
+    expect(listed.code, listed.stderr).toBe(0)
+    expect(JSON.parse(listed.stdout).provingQueries).toHaveLength(3)
+    expect(service.seen.some((request) => request.path.startsWith('/docs/proving-query/'))).toBe(false)
+  })
+
+  it('CLI: bucket create (--param), close and get', async () => {
+    const created = await runCli(['bucket', 'create', '--aggregator-version', 'v2', '--node-width', '4', '--param', 'use_kzg_da=true', '--param', 'layout=dynamic', '--json'], { env: env() })
+    expect(created.code, created.stderr).toBe(0)
+    expect(service.seen.at(-1)!.json).toEqual({ aggregatorVersion: 'v2', nodeWidth: '4', aggregatorParams: { use_kzg_da: true, layout: 'dynamic' } })
+    const id = JSON.parse(created.stdout).provingBucket.id as string
+    const closed = await runCli(['bucket', 'close', id], { env: env() })
+    expect(closed.code, closed.stderr).toBe(0)
+    const got = await runCli(['bucket', 'get', id], { env: env() })
+    expect(got.code, got.stderr).toBe(0)
+    expect(got.stdout).toMatch(/status\s+DONE/)
+  })
+
+  it('Action: the root action proves to DONE with the facts verified', async () => {
+    const io = fakeIO({ pie: PIE, 'api-key': KEY, 'base-url': service.url })
+    await runMain(io)
+    expect(io.failed).toBeUndefined()
+    expect(io.outputs).toMatchObject({ status: 'DONE', 'facts-verified': 'true', 'program-hash': service.facts!.programHash })
+  })
+
+  it('Action: bucket-create sends aggregator-params as an object and node-width as a string', async () => {
+    const io = fakeIO({ 'aggregator-params': '{"use_kzg_da": true, "full_output": false}', 'node-width': '4', 'api-key': KEY, 'base-url': service.url })
+    await runBucketCreate(io)
+    expect(io.failed).toBeUndefined()
+    expect(service.seen.at(-1)!.json).toMatchObject({ nodeWidth: '4', aggregatorParams: { use_kzg_da: true, full_output: false } })
+    const bad = fakeIO({ 'aggregator-params': 'use_kzg_da=true', 'api-key': KEY, 'base-url': service.url })
+    await runBucketCreate(bad)
+    expect(bad.failed).toMatch(/`aggregator-params` must be a JSON object/)
+  })
+
+  it('Action: the wait step follows a query to DONE; bucket-close closes', async () => {
+    const io = fakeIO({ 'query-id': `action-wait-${variant}`, 'api-key': KEY, 'base-url': service.url })
+    await runWait(io)
+    expect(io.failed).toBeUndefined()
+    expect(io.outputs).toMatchObject({ 'query-id': `action-wait-${variant}`, status: 'DONE' })
+
+    const close = fakeIO({ 'bucket-id': '0b4e6a1c-2d3f-4a5b-8c6d-7e8f9a0b1c2d', 'api-key': KEY, 'base-url': service.url })
+    await runBucketClose(close)
+    expect(close.failed).toBeUndefined()
+  })
+})

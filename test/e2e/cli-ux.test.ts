@@ -1,0 +1,214 @@
+import { spawn } from 'node:child_process'
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startEmulator, type RunningEmulator } from '../../src/emulator/index.ts'
+import { NODE, REPO_ROOT, runCli } from '../helpers/cli.ts'
+import { control } from '../helpers/run-action.ts'
+
+/**
+ * What makes the CLI pleasant: one set-up (profiles) for the four services, the README's CLI
+ * block pasted line by line into bash, errors as JSON with --json, the service's reason without
+ * --debug, retriability in `query get`, keys listed and shown masked, and shell completion
+ * checked by bash itself.
+ */
+const API_KEY = 'pk_cli_ux_9a71c2'
+/** Hardhat's first test account: a public key pair, never used for anything real. */
+const TEST_WALLET = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80'
+let emulator: RunningEmulator
+let work: string
+let config: string
+
+beforeAll(async () => {
+  emulator = await startEmulator({ timing: { receivedMs: 0, stepMs: 20 } })
+  work = mkdtempSync(join(tmpdir(), 'cli-ux-'))
+  config = join(work, 'config.json')
+  const url = emulator.url
+  writeFileSync(
+    config,
+    JSON.stringify({
+      defaultProfile: 'staging',
+      profiles: {
+        local: { baseUrl: url, tasksUrl: url, storageProofUrl: url, authUrl: url },
+        staging: { baseUrl: url, tasksUrl: url, storageProofUrl: url, authUrl: url },
+        broken: { baseUrl: 'http://127.0.0.1:9/' },
+      },
+    }),
+  )
+})
+afterAll(async () => {
+  await emulator.close()
+})
+
+function bash(script: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = spawn('bash', ['-c', script], { cwd: REPO_ROOT, env: { PATH: process.env.PATH, HOME: work, ...env } })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr })))
+}
+
+describe('profiles: one set-up for the four services', () => {
+  it('PROVING_PROFILE gives prove, task, storage and auth their addresses; flags and variables still win', async () => {
+    const env = { PROVING_CONFIG: config, PROVING_PROFILE: 'local', PROVING_API_KEY: API_KEY }
+    const proved = await runCli(['prove', 'examples/fib/pie.zip', '-q'], { env })
+    expect(proved.code, proved.stderr).toBe(0)
+    expect(proved.stdout).toMatch(/^\S+\n$/)
+    const task = await runCli(['task', 'submit', 'examples/task.json', '--json'], { env })
+    expect(task.code, task.stderr).toBe(0)
+    const storage = await runCli(['storage', 'query', 'examples/storage-query.json', '--json'], { env })
+    expect(storage.code, storage.stderr).toBe(0)
+    const login = await runCli(['auth', 'login', '--json'], { env: { ...env, PROVING_PRIVATE_KEY: TEST_WALLET } })
+    expect(login.code, login.stderr).toBe(0)
+
+    // The file's defaultProfile applies without PROVING_PROFILE; --profile picks another.
+    const fromDefault = await runCli(['query', 'list', '--json'], { env: { PROVING_CONFIG: config, PROVING_API_KEY: API_KEY } })
+    expect(fromDefault.code, fromDefault.stderr).toBe(0)
+    const broken = await runCli(['query', 'list', '--profile', 'broken'], { env: { PROVING_CONFIG: config, PROVING_API_KEY: API_KEY } })
+    expect(broken.code).toBe(3)
+    // A variable wins over the profile.
+    const overridden = await runCli(['query', 'list', '--profile', 'broken'], { env: { PROVING_CONFIG: config, PROVING_API_KEY: API_KEY, PROVING_BASE_URL: emulator.url } })
+    expect(overridden.code, overridden.stderr).toBe(0)
+
+    const shown = await runCli(['config', 'show', '--json'], { env })
+    const json = JSON.parse(shown.stdout)
+    expect(json.profile).toEqual({ name: 'local', chosenBy: 'PROVING_PROFILE' })
+    expect(json.services.map((row: { url: string; from: string }) => [row.url.replace(/\/$/, ''), row.from])).toEqual(
+      Array(4).fill([emulator.url.replace(/\/$/, ''), 'profile local']),
+    )
+  })
+
+  it('an unknown profile, or a broken file, is refused naming what to fix', async () => {
+    const unknown = await runCli(['query', 'list'], { env: { PROVING_CONFIG: config, PROVING_PROFILE: 'prod', PROVING_API_KEY: API_KEY } })
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toContain('No profile "prod" (from PROVING_PROFILE): known profiles are broken, local, staging')
+    const bad = join(work, 'bad.json')
+    writeFileSync(bad, JSON.stringify({ profiles: { x: { baseUrl: 'ftp://nope' } } }))
+    const refused = await runCli(['query', 'list'], { env: { PROVING_CONFIG: bad, PROVING_PROFILE: 'x', PROVING_API_KEY: API_KEY } })
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toMatch(/config file .*bad\.json has a problem: profiles\.x\.baseUrl: must be an absolute http\(s\) URL/)
+  })
+})
+
+describe('the README\'s CLI block', () => {
+  it('runs line by line in bash after the one set-up', async () => {
+    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8')
+    const block = /## The CLI[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)![1]!
+    const lines = block.split('\n').filter((line) => line.trim())
+    expect(lines[0]).toMatch(/^proving emulator &/)
+    expect(lines[1]).toMatch(/^export PROVING_PROFILE=local PROVING_API_KEY=/)
+    // Instead of line 1 (a fixed port), this test's emulator stands in as the `local` profile.
+    const bin = mkdtempSync(join(tmpdir(), 'proving-bin-'))
+    writeFileSync(join(bin, 'proving'), `#!/bin/sh\nexec "${NODE}" "${REPO_ROOT}src/cli/run.ts" "$@"\n`)
+    chmodSync(join(bin, 'proving'), 0o755)
+    const script = ['set -euo pipefail', `cd "${work}"`, `cp -r "${REPO_ROOT}examples" examples`, ...lines.slice(1).map((line, index) => `echo "### line ${index + 2}" >&2\n${line}`)].join('\n')
+    const run = await bash(script, { PATH: `${bin}:${process.env.PATH}`, PROVING_CONFIG: config })
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0)
+    expect(run.stdout).toContain('Gate passed: all 1 queries are DONE and their facts match the PIEs.')
+    expect(run.stdout).toMatch(/2 of 2 succeeded in/)
+    expect(run.stdout).not.toContain(TEST_WALLET)
+  }, 180_000)
+})
+
+describe('errors and query details', () => {
+  it('prints the service\'s reason without --debug, and errors as one JSON object on stderr with --json', async () => {
+    const env = { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY }
+    const human = await runCli(['submit', '--program-hash', '0x12', '--bucket-id', 'no-such-bucket'], { env })
+    expect(human.code).toBe(2)
+    expect(human.stderr).toMatch(/reason: .*bucketId: no bucket no-such-bucket for this API key/)
+    const json = await runCli(['submit', '--program-hash', '0x12', '--bucket-id', 'no-such-bucket', '--json'], { env })
+    expect(json.code).toBe(2)
+    expect(json.stdout).toBe('')
+    const error = JSON.parse(json.stderr.trim().split('\n').at(-1)!).error
+    expect(error).toMatchObject({ name: 'ServiceError', status: 400, retryable: false, exitCode: 2 })
+    expect(error.reason).toContain('no bucket no-such-bucket')
+    const usage = await runCli(['prove', '--json'], { env })
+    expect(JSON.parse(usage.stderr).error).toMatchObject({ name: 'InvalidInputError', exitCode: 2, input: '<pie>...' })
+  })
+
+  it('query get says whether a FAILED query can be retried', async () => {
+    const env = { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY }
+    await control(emulator.url, 'POST', 'next-query', { outcome: 'fail', retriable: true, reason: 'worker lost' })
+    const id = (await runCli(['prove', 'examples/fib/pie.zip', '-q'], { env })).stdout.trim()
+    await runCli(['query', 'wait', id], { env })
+    const shown = await runCli(['query', 'get', id], { env })
+    expect(shown.stdout).toMatch(/status\s+FAILED/)
+    expect(shown.stdout).toMatch(new RegExp(`retriable\\s+yes \\(0 of 3 retries used\\): proving query retry ${id} --wait`))
+    expect(JSON.parse((await runCli(['query', 'get', id, '--json'], { env })).stdout)).toMatchObject({ retriable: true, retryCount: 0 })
+
+    await control(emulator.url, 'POST', 'next-query', { outcome: 'fail', retriable: false, reason: 'bad builtin' })
+    const other = (await runCli(['prove', 'examples/fib/pie.zip', '-q'], { env })).stdout.trim()
+    await runCli(['query', 'wait', other], { env })
+    expect((await runCli(['query', 'get', other], { env })).stdout).toMatch(/retriable\s+no: the error is not retriable/)
+    const done = (await runCli(['prove', 'examples/fib/pie.zip', '-q'], { env })).stdout.trim()
+    await runCli(['query', 'wait', done], { env })
+    expect((await runCli(['query', 'get', done], { env })).stdout).toMatch(/retriable\s+not applicable: the query is DONE, not FAILED/)
+  })
+})
+
+describe('API keys', () => {
+  it('create-key shows the key masked, in full with --reveal or --json; keys list finds it again', async () => {
+    const env = { PROVING_AUTH_URL: emulator.url, PROVING_PRIVATE_KEY: TEST_WALLET }
+    const masked = await runCli(['auth', 'create-key', '--name', 'ci'], { env })
+    expect(masked.code, masked.stderr).toBe(0)
+    const shown = /^\s+(\S+…\S+)$/m.exec(masked.stdout)![1]!
+    expect(masked.stdout).toContain('--reveal prints it in full')
+    const revealed = await runCli(['auth', 'keys', 'list', '--reveal', '--json'], { env })
+    const keys: { apiKey: string; name: string }[] = JSON.parse(revealed.stdout).data
+    const minted = keys.find((key) => key.name === 'ci')!
+    expect(shown).toBe(`${minted.apiKey.slice(0, 7)}…${minted.apiKey.slice(-4)}`)
+    const list = await runCli(['auth', 'keys', 'list'], { env })
+    expect(list.stdout).toContain(shown)
+    expect(list.stdout).not.toContain(minted.apiKey)
+    const full = await runCli(['auth', 'create-key', '--name', 'ci-2', '--reveal'], { env })
+    expect(full.stdout).toMatch(/^\s+pk_\S+$/m)
+    expect(full.stdout).not.toContain('…')
+  })
+})
+
+describe('shell completion', () => {
+  it('bash: `complete -p` registers it; compgen completes commands, groups, flags and their values', async () => {
+    const script = await runCli(['completion', 'bash'])
+    expect(script.code).toBe(0)
+    const file = join(work, 'proving.bash')
+    writeFileSync(file, script.stdout)
+    const run = await bash(
+      [
+        `source "${file}"`,
+        'complete -p proving',
+        't() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _proving_complete; echo "${COMPREPLY[*]}"; }',
+        't proving ""',
+        't proving qu',
+        't proving query ""',
+        't proving bucket close x --w',
+        't proving submit --result PROOF_VERIFICATION_ON_L',
+        't proving submit --network T',
+        't proving auth keys ""',
+      ].join('\n'),
+      {},
+    )
+    expect(run.code, run.stderr).toBe(0)
+    const [registered, top, qu, query, flags, result, network, keys] = run.stdout.split('\n')
+    expect(registered).toBe('complete -o bashdefault -o default -F _proving_complete proving')
+    expect(top!.split(' ')).toEqual(expect.arrayContaining(['prove', 'submit', 'query', 'bucket', 'task', 'storage', 'auth', 'config', 'completion']))
+    expect(qu).toBe('query')
+    expect(query!.split(' ').sort()).toEqual(['get', 'list', 'retry', 'wait'])
+    expect(flags).toBe('--wait')
+    expect(result).toBe('PROOF_VERIFICATION_ON_L1 PROOF_VERIFICATION_ON_L2')
+    expect(network).toBe('TESTNET')
+    expect(keys).toBe('list')
+  })
+
+  it('zsh and fish scripts name every command; an unknown shell is refused', async () => {
+    const zsh = await runCli(['completion', 'zsh'])
+    expect(zsh.stdout).toMatch(/^#compdef proving/)
+    expect(zsh.stdout).toContain('bashcompinit')
+    const fish = await runCli(['completion', 'fish'])
+    expect(fish.stdout).toContain("complete -c proving -n '__proving_at \"query\"' -a 'retry'")
+    expect(fish.stdout).toMatch(/__proving_in "prove"' -l concurrency -r -F/)
+    const unknown = await runCli(['completion', 'tcsh'])
+    expect(unknown.code).toBe(2)
+  })
+})

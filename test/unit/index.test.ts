@@ -1,0 +1,64 @@
+import { execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { NODE, REPO_ROOT } from '../helpers/cli.ts'
+
+/**
+ * What each entry of the package loads, in a fresh process with a resolve hook that records every
+ * module: the main entry (what `import { ProvingClient } from 'proving-kit'` runs) must load no
+ * emulator module, neither busboy (the emulator's multipart parser) nor viem, nor @actions/*.
+ */
+function modulesLoadedBy(entry: string): string[] {
+  const script = `
+    import { registerHooks } from 'node:module'
+    const seen = new Set()
+    registerHooks({ resolve(specifier, context, next) {
+      const result = next(specifier, context)
+      if (result.url.startsWith('file:')) seen.add(result.url)
+      return result
+    } })
+    await import(${JSON.stringify(entry)})
+    console.log(JSON.stringify([...seen]))
+  `
+  const output = execFileSync(NODE, ['--input-type=module', '-e', script], { cwd: REPO_ROOT, encoding: 'utf8' })
+  return (JSON.parse(output.trim().split('\n').at(-1)!) as string[]).map((url) => url.replace(/^file:\/\/.*?\/(src|node_modules)\//, '$1/'))
+}
+
+const packages = (modules: string[]) => new Set(modules.filter((path) => path.startsWith('node_modules/')).map((path) => path.split('/').slice(1, path.split('/')[1]!.startsWith('@') ? 3 : 2).join('/')))
+
+describe('the entries of the package', () => {
+  it('the main entry loads the clients without the emulator, busboy, viem or @actions', () => {
+    const modules = modulesLoadedBy('./src/index.ts')
+    expect(modules).toContain('src/clients/proving.ts')
+    expect(modules.filter((path) => path.startsWith('src/emulator/'))).toEqual([])
+    expect(modules.filter((path) => path.startsWith('src/action/') || path.startsWith('src/cli/'))).toEqual([])
+    const loaded = packages(modules)
+    for (const name of ['busboy', 'viem', '@actions/core', '@actions/artifact']) expect(loaded).not.toContain(name)
+  })
+
+  it('proving-kit/testing gives the clocks without starting to load the emulator', () => {
+    const modules = modulesLoadedBy('./src/testing.ts')
+    expect(modules.filter((path) => path.startsWith('src/emulator/'))).toEqual(['src/emulator/clock.ts'])
+    expect([...packages(modules)]).toEqual([])
+  })
+
+  it('proving-kit/pie needs no HTTP: neither undici nor the clients', () => {
+    const modules = modulesLoadedBy('./src/pie/index.ts')
+    expect(modules.filter((path) => path.startsWith('src/clients/') || path.startsWith('src/emulator/'))).toEqual([])
+    expect(packages(modules)).not.toContain('undici')
+  })
+
+  it('every sub-path of package.json exports names its compiled module and its declarations, built from src', () => {
+    const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { exports: Record<string, string | { types: string; import: string }> }
+    const entries = Object.entries(manifest.exports).filter(([path]) => path !== './package.json')
+    expect(entries.map(([path]) => path).sort()).toEqual(['.', './chain', './emulator', './pie', './testing'])
+    for (const [, target] of entries) {
+      if (typeof target === 'string') throw new Error(`an entry without types: ${target}`)
+      expect(target.types).toBe(target.import.replace(/\.js$/, '.d.ts'))
+      // lib/x.js is compiled from src/x.ts (tsconfig.build.json: rootDir src, outDir lib).
+      const source = join(REPO_ROOT, target.import.replace(/^\.\/lib\//, 'src/').replace(/\.js$/, '.ts'))
+      expect(() => readFileSync(source)).not.toThrow()
+    }
+  })
+})

@@ -1,0 +1,42 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { REPO_ROOT } from '../helpers/cli.ts'
+
+/**
+ * The suite runs whole on a plain clone: only the interop suite (test/interop/) reads
+ * ../shared/fixtures, and nothing else skips. A static check, so a new test that reaches for the
+ * shared fixtures (or skips itself) fails here, on every machine, not only where ../shared is absent.
+ */
+function testFiles(dir = join(REPO_ROOT, 'test')): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? testFiles(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [relative(REPO_ROOT, join(dir, entry.name))] : [],
+  )
+}
+
+const SHARED = /shared\/fixtures|\bFIXTURES\b|fixturePath|unzipFixture|fixtureFiles|FIBONACCI_COMPILED|PIE_FIXTURES/
+const SKIPS = /\b(?:describe|it|test)\.(?:skip|skipIf|runIf|todo)\b|\bctx\.skip\(|\.skip\(\)/
+/** Where the shared fixtures may be named: the interop suite, its helper, and this file. */
+const MAY_NAME_SHARED = ['test/interop/', 'test/helpers/pie-fixtures.ts', 'test/unit/suite.test.ts']
+
+describe('the suite on a plain clone', () => {
+  const files = testFiles()
+
+  it('only the interop suite reads ../shared/fixtures', () => {
+    const readers = files.filter((file) => !MAY_NAME_SHARED.some((allowed) => file.startsWith(allowed)) && SHARED.test(readFileSync(join(REPO_ROOT, file), 'utf8')))
+    expect(readers).toEqual([])
+  })
+
+  it('nothing skips but the interop suite (with its reason)', () => {
+    const skipping = files.filter((file) => !MAY_NAME_SHARED.some((allowed) => file.startsWith(allowed)) && SKIPS.test(readFileSync(join(REPO_ROOT, file), 'utf8')))
+    expect(skipping).toEqual([])
+  })
+
+  it('the checks above find what they look for', () => {
+    expect(SHARED.test("const PIE = '../shared/fixtures/pie/x.zip'")).toBe(true)
+    expect(SHARED.test('await unzipFixture()')).toBe(true)
+    expect(SKIPS.test("it.skip('x', () => {})")).toBe(true)
+    expect(SKIPS.test('describe.skipIf(!present)')).toBe(true)
+    expect(files).toContain('test/interop/fixtures.test.ts')
+  })
+})
