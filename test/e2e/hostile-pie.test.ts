@@ -86,8 +86,9 @@ describe('the emulator refuses hostile uploads with 400 and stays up', () => {
     form.append('pieFile', new Blob([await import('node:fs/promises').then((fs) => fs.readFile(pies[name]!))]), 'pie.zip')
     const answer = await emulator().call('POST', '/v1/l2/proving-query/proof-generation-verification', { query: { apiKey: 'k-hostile' }, form })
     expect(answer.status).toBe(400)
-    expect(answer.body.message).toMatch(reason.source.includes('inflates') ? /inflates to \d+ bytes, past its budget/ : reason)
-    expect(answer.body.message).not.toContain(dir)
+    const said = `${answer.body.message} ${answer.body.details ?? ''}`
+    expect(said).toMatch(reason.source.includes('inflates') ? /inflates to \d+ bytes, past its budget/ : reason)
+    expect(said).not.toContain(dir)
     const alive = await emulator().call('GET', '/is-alive')
     expect(alive.status).toBe(200)
   })
