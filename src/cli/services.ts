@@ -1,4 +1,5 @@
-import { ProvingClient, type QueryProgress, type QueryResult } from '../clients/proving.ts'
+import { ProvingClient, type QueryProgress, type QueryResult, type UploadProgress } from '../clients/proving.ts'
+import { formatBytes } from '../pipeline/prove.ts'
 import { InvalidInputError } from '../core/errors.ts'
 import { formatDuration } from '../core/poll.ts'
 import { type CommandContext, parseDuration, SERVICE_OPTIONS, type StringOption, allowInsecureHttp } from './context.ts'
@@ -63,4 +64,58 @@ export function describeQuery(result: QueryResult): string {
   const lines = rows.filter(([, value]) => value !== null && value !== undefined && value !== '').map(([label, value]) => `${label.padEnd(15)}${value}`)
   for (const url of result.metadataUrls) lines.push(`${'artifact'.padEnd(15)}${url}`)
   return lines.join('\n')
+}
+
+/**
+ * One line per second at most while an upload runs (bytes, rate, ETA) and a last one when it is
+ * done: a 70 MB upload to a slow server is not silence. stderr, with --json too.
+ */
+export function uploadReporter(context: CommandContext, label: string, now: () => number = Date.now) {
+  const started = now()
+  // The first line after a second: a fast upload shows only its last line.
+  let printed = started
+  let finished = false
+  return ({ sentBytes, totalBytes }: UploadProgress) => {
+    const done = sentBytes >= totalBytes
+    const at = now()
+    if (finished || (!done && at - printed < 1000)) return
+    printed = at
+    finished = done
+    const seconds = Math.max((at - started) / 1000, 0.001)
+    const rate = sentBytes / seconds
+    const percent = totalBytes > 0 ? Math.floor((sentBytes / totalBytes) * 100) : 100
+    const tail = done ? `done in ${seconds.toFixed(1)} s` : `ETA ${formatDuration(((totalBytes - sentBytes) / Math.max(rate, 1)) * 1000)}`
+    context.progress(`Uploading ${label}: ${formatBytes(sentBytes)} of ${formatBytes(totalBytes)} (${percent}%), ${formatBytes(rate)}/s, ${tail}`)
+  }
+}
+
+/**
+ * Follows a wait with the usual one line per change, plus a heartbeat line when nothing has
+ * changed for a while (every PROVING_HEARTBEAT_SECONDS, default 30; 0 turns it off), so a long
+ * step in a CI log is visibly alive.
+ */
+export async function withHeartbeat<T>(context: CommandContext, wait: (onProgress: (progress: QueryProgress) => void) => Promise<T>): Promise<T> {
+  const report = progressReporter(context)
+  let last: QueryProgress | undefined
+  let changedAt = Date.now()
+  const seconds = Number(context.io.env.PROVING_HEARTBEAT_SECONDS ?? 30)
+  const started = Date.now()
+  const timer =
+    Number.isFinite(seconds) && seconds > 0
+      ? setInterval(() => {
+          if (Date.now() - changedAt < seconds * 1000 - 50) return
+          const what = last ? `${last.queryId}  still ${last.status}${last.step ? ` in step ${last.step}` : ''} (for ${formatDuration(Date.now() - changedAt)})` : 'still waiting for the first answer'
+          context.progress(`[${formatDuration(Date.now() - started).padStart(6)}] ${what}`)
+        }, seconds * 1000)
+      : undefined
+  timer?.unref()
+  try {
+    return await wait((progress) => {
+      last = progress
+      changedAt = Date.now()
+      report(progress)
+    })
+  } finally {
+    if (timer) clearInterval(timer)
+  }
 }

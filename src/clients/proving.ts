@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
+import { Transform } from 'node:stream'
 import { stat } from 'node:fs/promises'
 import {
   AbortedError,
@@ -74,7 +75,11 @@ export type SubmitPieOptions = {
   prover?: string | undefined
   mockFactHash?: boolean | undefined
   signal?: AbortSignal | undefined
+  /** Called as the upload's bytes leave (for a progress line); not called when nothing is sent. */
+  onUploadProgress?: ((progress: UploadProgress) => void) | undefined
 }
+
+export type UploadProgress = { sentBytes: number; totalBytes: number }
 
 export type SubmitProofOptions = {
   /** Path of the proof JSON file. */
@@ -113,6 +118,8 @@ export type SubmitQueryOptions = {
   /** Identifies this submission so a resubmission after a lost answer is safe; derived when omitted. */
   dedupId?: string | undefined
   signal?: AbortSignal | undefined
+  /** Called as the upload's bytes leave (for a progress line). */
+  onUploadProgress?: ((progress: UploadProgress) => void) | undefined
 }
 
 export type ListQueriesOptions = {
@@ -429,7 +436,7 @@ export class ProvingClient {
       prover,
       layout,
     })
-    return this.#submitOnce(L2_PIE_PATH, body, 'submit the PIE for proof generation and verification', options.signal)
+    return this.#submitOnce(L2_PIE_PATH, withUploadProgress(body, options.onUploadProgress), 'submit the PIE for proof generation and verification', options.signal)
   }
 
   /** POST /v1/l2/proving-query/proof-verification: verifies an existing proof file on L2. */
@@ -485,7 +492,7 @@ export class ProvingClient {
   async submitQuery(options: SubmitQueryOptions): Promise<{ provingQueryId: string; deduplicated: boolean }> {
     const fields = await this.#generalFields(options)
     const dedupId = fields.dedupId!
-    const body = await prepareMultipart(fields.parts)
+    const body = withUploadProgress(await prepareMultipart(fields.parts), options.onUploadProgress)
     this.#key('Submitting')
     await this.checkService({ signal: options.signal })
     const attempt = async () => {
@@ -825,3 +832,27 @@ async function requireFile(path: string, name: string): Promise<void> {
 }
 
 
+
+/** The same body factory, its stream counted as it is read (each attempt counts from 0). */
+function withUploadProgress(
+  factory: Awaited<ReturnType<typeof prepareMultipart>>,
+  onProgress: ((progress: UploadProgress) => void) | undefined,
+): Awaited<ReturnType<typeof prepareMultipart>> {
+  if (!onProgress) return factory
+  return () => {
+    const body = factory()
+    let sentBytes = 0
+    const counter = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        sentBytes += chunk.length
+        onProgress({ sentBytes, totalBytes: body.contentLength })
+        callback(null, chunk)
+      },
+    })
+    body.stream.on('error', (error) => counter.destroy(error))
+    counter.on('close', () => {
+      if (!body.stream.destroyed) body.stream.destroy()
+    })
+    return { ...body, stream: body.stream.pipe(counter) }
+  }
+}

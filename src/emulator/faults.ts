@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { z } from 'zod'
 import type { EmulatorContext } from './context.ts'
 import { type Interception, pathMatches, type RouteContext } from './router.ts'
 import type { Fault, FaultKind } from './state.ts'
@@ -106,55 +107,62 @@ function interceptionOf(fault: Fault): Interception {
   }
 }
 
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+const TIMES = `times must be a whole number from 1 to ${MAX_TIMES}.`
+const SKIP = `skip must be a whole number from 0 to ${MAX_TIMES}.`
+const DELAY = 'delayMs must be from 0 to 600000.'
+const STATUS = 'status must be an HTTP status (100-599).'
+const HEADERS = 'headers must be an object of strings.'
+const CONTENT_TYPE = 'contentType must be a string (the body is then sent as this raw text).'
+
+/** The fields of POST /_emulator/faults, each checked on its own; how they go together is checked after. */
+const FAULT_BODY = z.object({
+  path: z
+    .string({ error: 'path is required: a path or route pattern starting with "/", or "*" for every route.' })
+    .refine((path) => path.startsWith('/') || path === '*', { error: 'path is required: a path or route pattern starting with "/", or "*" for every route.' })
+    .refine((path) => !path.startsWith('/_emulator'), { error: 'path must not be a control route: faults never apply to /_emulator/.' }),
+  kind: z.enum(FAULT_KINDS as readonly [FaultKind, ...FaultKind[]], { error: `kind must be one of ${FAULT_KINDS.join(', ')}.` }).optional(),
+  method: z.string({ error: 'method must be a string.' }).optional(),
+  status: z.number({ error: STATUS }).int({ error: STATUS }).min(100, { error: STATUS }).max(599, { error: STATUS }).optional(),
+  times: z.number({ error: TIMES }).int({ error: TIMES }).min(1, { error: TIMES }).max(MAX_TIMES, { error: TIMES }).default(1),
+  skip: z.number({ error: SKIP }).int({ error: SKIP }).min(0, { error: SKIP }).max(MAX_TIMES, { error: SKIP }).default(0),
+  delayMs: z.number({ error: DELAY }).min(0, { error: DELAY }).max(600_000, { error: DELAY }).optional(),
+  headers: z
+    .record(z.string(), z.union([z.string(), z.number()]), { error: HEADERS })
+    .superRefine((headers, ctx) => {
+      // A header the server cannot send would crash the answer, not the client.
+      for (const [name, value] of Object.entries(headers)) {
+        if (!HEADER_NAME.test(name) || /[\r\n\0]/.test(String(value))) ctx.addIssue({ code: 'custom', message: `header ${JSON.stringify(name)} is not a valid HTTP header.` })
+      }
+    })
+    .optional(),
+  contentType: z.string({ error: CONTENT_TYPE }).refine((type) => !/[\r\n\0]/.test(type), { error: CONTENT_TYPE }).optional(),
+  body: z.unknown().optional(),
+})
+
 /** A fault from the control API's JSON body, or the problem with it. */
 export function parseFault(body: unknown): Fault | string {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return 'The body must be a JSON object.'
-  const input = body as Record<string, unknown>
-  if (typeof input.path !== 'string' || !(input.path.startsWith('/') || input.path === '*')) {
-    return 'path is required: a path or route pattern starting with "/", or "*" for every route.'
-  }
-  if (input.path.startsWith('/_emulator')) return 'path must not be a control route: faults never apply to /_emulator/.'
-  const kind = input.kind ?? (input.status === undefined ? 'error' : 'status')
-  if (typeof kind !== 'string' || !(FAULT_KINDS as readonly string[]).includes(kind)) return `kind must be one of ${FAULT_KINDS.join(', ')}.`
-  if (input.method !== undefined && typeof input.method !== 'string') return 'method must be a string.'
-  if (input.status !== undefined && !(Number.isInteger(input.status) && (input.status as number) >= 100 && (input.status as number) <= 599)) {
-    return 'status must be an HTTP status (100-599).'
-  }
+  const parsed = FAULT_BODY.safeParse(body)
+  if (!parsed.success) return parsed.error.issues[0]?.message ?? 'The fault is not valid.'
+  const input = parsed.data
+  const kind: FaultKind = input.kind ?? (input.status === undefined ? 'error' : 'status')
   if (input.status !== undefined && !['status', 'html-502', 'gateway-404'].includes(kind)) {
     return `status goes with kind status, html-502 or gateway-404, not ${kind}.`
   }
-  const times = input.times ?? 1
-  if (!Number.isInteger(times) || (times as number) < 1 || (times as number) > MAX_TIMES) return `times must be a whole number from 1 to ${MAX_TIMES}.`
-  const skip = input.skip ?? 0
-  if (!Number.isInteger(skip) || (skip as number) < 0 || (skip as number) > MAX_TIMES) return `skip must be a whole number from 0 to ${MAX_TIMES}.`
-  const delayMs = input.delayMs ?? (kind === 'delay' || kind === 'delay-body' ? 1_000 : 0)
-  if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0 || delayMs > 600_000) return 'delayMs must be from 0 to 600000.'
-  let headers: Record<string, string> | null = null
-  if (input.headers !== undefined) {
-    if (!input.headers || typeof input.headers !== 'object' || Array.isArray(input.headers)) return 'headers must be an object of strings.'
-    headers = {}
-    for (const [name, value] of Object.entries(input.headers)) {
-      if (typeof value !== 'string' && typeof value !== 'number') return 'headers must be an object of strings.'
-      // A header the server cannot send would crash the answer, not the client.
-      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || /[\r\n\0]/.test(String(value))) return `header ${JSON.stringify(name)} is not a valid HTTP header.`
-      headers[name.toLowerCase()] = String(value)
-    }
-  }
-  if (input.contentType !== undefined && (typeof input.contentType !== 'string' || /[\r\n\0]/.test(input.contentType))) {
-    return 'contentType must be a string (the body is then sent as this raw text).'
-  }
   if (input.contentType !== undefined && typeof input.body !== 'string') return 'contentType goes with a string body.'
+  const headers = input.headers === undefined ? null : Object.fromEntries(Object.entries(input.headers).map(([name, value]) => [name.toLowerCase(), String(value)]))
   return {
     id: randomUUID(),
-    method: typeof input.method === 'string' ? input.method.toUpperCase() : null,
+    method: input.method === undefined ? null : input.method.toUpperCase(),
     path: input.path,
-    kind: kind as FaultKind,
-    status: (input.status as number | undefined) ?? null,
+    kind,
+    status: input.status ?? null,
     body: input.body ?? null,
     headers,
-    contentType: (input.contentType as string | undefined) ?? null,
-    delayMs,
-    skip: skip as number,
-    remaining: times as number,
+    contentType: input.contentType ?? null,
+    delayMs: input.delayMs ?? (kind === 'delay' || kind === 'delay-body' ? 1_000 : 0),
+    skip: input.skip,
+    remaining: input.times,
   }
 }

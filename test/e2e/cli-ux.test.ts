@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.ts'
-import { NODE, REPO_ROOT, runCli } from '../helpers/cli.ts'
+import { NODE, REPO_ROOT, runCli, spawnCli } from '../helpers/cli.ts'
+import { generatePie, packPie } from '../../src/pie/index.ts'
 import { control } from '../helpers/run-action.ts'
 
 /**
@@ -168,6 +169,22 @@ describe('API keys', () => {
   })
 })
 
+describe('help', () => {
+  it('every command and every group, nested ones too, answers --help with exit 0', async () => {
+    const { COMMANDS } = await import('../../src/cli/commands/index.ts')
+    const groups = new Set(COMMANDS.flatMap((spec) => spec.path.slice(0, -1).map((_, depth) => spec.path.slice(0, depth + 1).join(' '))))
+    for (const words of [...COMMANDS.map((spec) => spec.path.join(' ')), ...groups]) {
+      const run = await runCli([...words.split(' '), '--help'])
+      expect(run.code, words).toBe(0)
+      expect(run.stdout, words).toMatch(new RegExp(`^Usage: proving ${words}`))
+    }
+    expect(groups).toContain('auth keys')
+    const bare = await runCli(['auth', 'keys'])
+    expect(bare.code).toBe(2)
+    expect(bare.stderr).toContain('auth keys list')
+  })
+})
+
 describe('shell completion', () => {
   it('bash: `complete -p` registers it; compgen completes commands, groups, flags and their values', async () => {
     const script = await runCli(['completion', 'bash'])
@@ -210,5 +227,32 @@ describe('shell completion', () => {
     expect(fish.stdout).toMatch(/__proving_in "prove"' -l concurrency -r -F/)
     const unknown = await runCli(['completion', 'tcsh'])
     expect(unknown.code).toBe(2)
+  })
+})
+
+describe('progress a person can watch', () => {
+  it('an upload prints bytes, rate and the end on stderr, with --json too', async () => {
+    const generated = await generatePie({ outDir: join(work, 'big'), memoryBytes: 3 * 1024 * 1024, seed: 7 })
+    const zip = join(work, 'big.zip')
+    await packPie(generated.dir, zip)
+    const run = await runCli(['prove', zip, '--json'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY } })
+    expect(run.code, run.stderr).toBe(0)
+    expect(JSON.parse(run.stdout).provingQueryId).toMatch(/\S/)
+    expect(run.stderr).toMatch(/Uploading .*big\.zip: (\d+\.\d [KM]iB) of \1 \(100%\), [\d.]+ \S+\/s, done in [\d.]+ s/)
+  })
+
+  it('a wait with no change prints a heartbeat line', async () => {
+    const slow = await startEmulator({ timing: { receivedMs: 600_000, stepMs: 600_000 } })
+    try {
+      const run = spawnCli(['prove', 'examples/fib/pie.zip', '--wait', '--json'], {
+        env: { PROVING_BASE_URL: slow.url, PROVING_API_KEY: API_KEY, PROVING_HEARTBEAT_SECONDS: '0.3' },
+      })
+      await run.waitForOutput(/\] \S+ {2}still RECEIVED \(for \d+s\)/)
+      run.child.kill('SIGINT')
+      const result = await run.done
+      expect(result.code).toBe(130)
+    } finally {
+      await slow.close()
+    }
   })
 })

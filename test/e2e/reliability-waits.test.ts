@@ -60,13 +60,19 @@ async function withEmulator(options: Parameters<typeof startTestEmulator>[0], te
   }
 }
 
-/** Restarts the emulator `afterMs` from now: answers, drops every connection, refuses for `downMs`, reloads from disk. */
-function restartLater(emulator: TestEmulator, afterMs: number, downMs: number): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    setTimeout(() => {
-      emulator.call('POST', '/_emulator/restart', { json: { downMs } }).then(resolve, reject)
-    }, afterMs)
-  })
+/**
+ * Restarts the emulator once it has answered a poll (a GET) made from now on: the wait is under
+ * way, whatever the machine's speed (an event, not a fixed delay). Then it answers, drops every
+ * connection, refuses for `downMs`, and reloads from disk.
+ */
+async function restartOncePolled(emulator: TestEmulator, downMs: number): Promise<unknown> {
+  const since = Date.now()
+  const deadline = since + 20_000
+  while (!emulator.requests().some((request) => request.method === 'GET' && Date.parse(request.at) >= since)) {
+    if (Date.now() > deadline) throw new Error('no poll came to restart during')
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  return emulator.call('POST', '/_emulator/restart', { json: { downMs } })
 }
 
 const dirFor = async (name: string) => {
@@ -79,7 +85,7 @@ describe('an emulator restart during a wait: the wait carries on and finishes', 
   row('CLI query wait: restart with state reloaded from disk, down 1.5 s', async () => {
     await withEmulator({ stateDir: await dirFor('cli-query'), timing: { receivedMs: 600, stepMs: 600 } }, async (emulator) => {
       const id = await submitFixturePie(emulator)
-      const restarted = restartLater(emulator, 400, 1_500)
+      const restarted = restartOncePolled(emulator, 1_500)
       const result = await runCli(['query', 'wait', id, '--json'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY } })
       expect(await restarted).toMatchObject({ status: 202, body: { restarting: true, stateReloaded: true } })
       expect(result.code, result.stderr).toBe(0)
@@ -94,8 +100,8 @@ describe('an emulator restart during a wait: the wait carries on and finishes', 
     await withEmulator({ stateDir: await dirFor('lib-query'), timing: { receivedMs: 500, stepMs: 500 } }, async (emulator) => {
       const id = await submitFixturePie(emulator)
       const client = new ProvingClient({ baseUrl: emulator.url, apiKey: KEY, dispatcher: emulator.agent })
-      const first = restartLater(emulator, 300, 500)
-      const second = first.then(() => restartLater(emulator, 700, 500))
+      const first = restartOncePolled(emulator, 500)
+      const second = first.then(() => restartOncePolled(emulator, 500))
       const { provingQuery } = await client.waitForQuery(id, { schedule: { minIntervalMs: 100, maxIntervalMs: 300 } })
       await second
       expect(provingQuery.status).toBe('DONE')
@@ -106,7 +112,7 @@ describe('an emulator restart during a wait: the wait carries on and finishes', 
   row('CLI task wait: restart with the task state reloaded from disk', async () => {
     await withEmulator({ stateDir: await dirFor('cli-task'), timing: { receivedMs: 300, stepMs: 150 } }, async (emulator) => {
       const { uuid } = await new TaskClient({ baseUrl: emulator.url, apiKey: KEY, dispatcher: emulator.agent }).scheduleTask(taskBody())
-      const restarted = restartLater(emulator, 400, 1_000)
+      const restarted = restartOncePolled(emulator, 1_000)
       const result = await runCli(['task', 'wait', uuid, '--json'], { env: { PROVING_TASKS_URL: emulator.url } })
       await restarted
       expect(result.code, result.stderr).toBe(0)
@@ -123,7 +129,7 @@ describe('an emulator restart during a wait: the wait carries on and finishes', 
         fee: '0',
         data: { '11155111': { 'block:1': { accounts: { '0x75cec1db9dceb703200eaa6595f66885c962b920': { props: ['BALANCE'], slots: [] } } } } },
       })
-      const restarted = restartLater(emulator, 300, 800)
+      const restarted = restartOncePolled(emulator, 800)
       const result = await storage.waitForBatchQuery(internalId, { schedule: { minIntervalMs: 100, maxIntervalMs: 300 } })
       await restarted
       expect(result).toEqual({ internalId, queryStatus: 'DONE' })
@@ -133,7 +139,7 @@ describe('an emulator restart during a wait: the wait carries on and finishes', 
   row('action wait (in-process): restart mid-wait, the step passes the gate', async () => {
     await withEmulator({ stateDir: await dirFor('action-wait'), timing: { receivedMs: 500, stepMs: 500 } }, async (emulator) => {
       const id = await submitFixturePie(emulator)
-      const restarted = restartLater(emulator, 400, 1_000)
+      const restarted = restartOncePolled(emulator, 1_000)
       const { run } = await import('../../src/action/actions/wait.ts')
       const io = fakeIO({ 'query-id': id, 'api-key': KEY, 'base-url': emulator.url }, { env: { GITHUB_WORKSPACE: REPO_ROOT } })
       await run(io)

@@ -148,9 +148,22 @@ type CliPath = {
   code: number
   /** Secrets this path prints on purpose (auth ... --json prints the project's key). */
   allowed?: (stdout: string) => string[]
-  abortAfterMs?: number
+  /** Cancels the command once this holds (checked on each output and each 5 ms): an event, never a fixed delay. */
+  abortWhen?: (output: { stdout: string; stderr: string }) => boolean
   /** The path logs at debug level (retries): the scan covers those lines. */
   debugLines?: boolean
+}
+
+/** The emulator has answered a poll of a query: the command is waiting. */
+const polling = () => emulator.requests().some((request) => request.path.startsWith('/docs/proving-query/'))
+
+/** Resolves once `condition` holds, checked every 5 ms. */
+async function until(condition: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('the moment to cancel never came')
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
 }
 
 let doneQuery: { id: string; integrityFact: string } | undefined
@@ -191,7 +204,7 @@ const cliPaths: CliPath[] = [
   },
   { name: 'prove: 503 burst with Retry-After, then success', before: () => fault({ method: 'POST', path: L2_PIE, kind: 'status', status: 503, headers: { 'retry-after': '0' }, times: 2 }), args: () => ['prove', FIXTURE_PIE], code: 0, debugLines: true },
   { name: 'prove: reads reset during the wait, then success', before: () => fault({ method: 'GET', path: '/docs/proving-query/:id', kind: 'drop', times: 2 }), args: () => ['prove', FIXTURE_PIE, '--wait'], code: 0, debugLines: true },
-  { name: 'prove: cancelled mid-wait', before: () => emulator.control('PUT', '/timing', { stepMs: 60_000 }), args: () => ['prove', FIXTURE_PIE, '--wait'], abortAfterMs: 600, code: 130 },
+  { name: 'prove: cancelled mid-wait', before: () => emulator.control('PUT', '/timing', { stepMs: 60_000 }), args: () => ['prove', FIXTURE_PIE, '--wait'], abortWhen: polling, code: 130 },
   { name: 'prove --emulator (in-process emulator)', before: () => emulator.control('PUT', '/timing', { stepMs: 40 }), args: () => ['prove', FIXTURE_PIE, '--emulator', '--wait'], env: () => ({ PROVING_BASE_URL: undefined }), code: 0 },
   { name: 'verify-proof --wait', args: () => ['verify-proof', files.proof(), '--stone-version', 'stone6', '--memory-verification', 'relaxed', '--wait'], code: 0 },
   { name: 'query get', args: async () => ['query', 'get', (await finishedQuery()).id], code: 0 },
@@ -226,7 +239,7 @@ const cliPaths: CliPath[] = [
   { name: 'auth login: session refused (401)', before: () => fault({ method: 'POST', path: '/auth/web3/session', status: 401, body: { error: 'INVALID_SIGNATURE' } }), args: () => ['auth', 'login'], env: () => ({ PROVING_PRIVATE_KEY: PRIVATE_KEY }), code: 2 },
   { name: 'auth login: --private-key refused', args: () => ['auth', 'login', '--private-key', PRIVATE_KEY], code: 2 },
   { name: 'auth login: a malformed private key', args: () => ['auth', 'login'], env: () => ({ PROVING_PRIVATE_KEY: `${PRIVATE_KEY}zz` }), code: 2 },
-  { name: 'emulator with an allow-list, stopped', args: () => ['emulator', '--port', '0', '--api-keys', `${API_KEY},another-secret-key-123`], abortAfterMs: 500, code: 0 },
+  { name: 'emulator with an allow-list, stopped', args: () => ['emulator', '--port', '0', '--api-keys', `${API_KEY},another-secret-key-123`], abortWhen: ({ stdout, stderr }) => /listening on/.test(stdout + stderr), code: 0 },
 ]
 
 async function runCliJson(args: string[]): Promise<any> {
@@ -250,13 +263,19 @@ describe('CLI, with --debug or PROVING_DEBUG=1', () => {
       await path.before?.()
       const args = await path.args()
       const controller = new AbortController()
-      if (path.abortAfterMs) setTimeout(() => controller.abort(new Error('cancelled by the test')), path.abortAfterMs)
+      let output = { stdout: '', stderr: '' }
+      const abortWhen = path.abortWhen
+      // The request log starts empty, so a poll seen is this command's.
+      if (abortWhen) await emulator.control('DELETE', '/requests')
+      const trigger = abortWhen ? until(() => abortWhen(output)).then(() => controller.abort(new Error('cancelled by the test'))) : undefined
       const env = { ...cliEnv(debug), ...path.env?.() }
       const result = await runCli(debug === 'flag' ? [...args, '--debug'] : args, {
         env,
+        onOutput: (seen) => (output = seen),
         signal: controller.signal,
         stdin: path.stdin === undefined ? undefined : Readable.from([Buffer.from(path.stdin)]),
       })
+      await trigger
       await clearFaults()
       expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(path.code)
       if (path.debugLines) expect(result.stderr).toMatch(/^debug: /m)
@@ -303,7 +322,7 @@ type ActionRun = { code: number | null; stdout: string; stderr: string; outputs:
  * Runs one step of an action from the sources, as the bundle runs it (the runner's environment
  * and file commands, the real @actions/core), with RUNNER_DEBUG=1 so the debug log is printed.
  */
-function runSourceAction(name: string, step: string, inputs: Record<string, string>, options: { abortAfterMs?: number; state?: Record<string, string> } = {}): Promise<ActionRun> {
+function runSourceAction(name: string, step: string, inputs: Record<string, string>, options: { interruptWhen?: () => boolean; state?: Record<string, string> } = {}): Promise<ActionRun> {
   const action = readAction(name)
   const dir = mkdtempSync(join(work, `action-${step}-`))
   const files = { output: join(dir, 'output'), state: join(dir, 'state'), summary: join(dir, 'summary') }
@@ -334,7 +353,8 @@ function runSourceAction(name: string, step: string, inputs: Record<string, stri
   let stderr = ''
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
-  if (options.abortAfterMs) setTimeout(() => child.kill('SIGINT'), options.abortAfterMs)
+  const interruptWhen = options.interruptWhen
+  if (interruptWhen) void until(interruptWhen).then(() => child.kill('SIGINT'))
   return new Promise((done, fail) => {
     child.on('error', fail)
     child.on('close', (code) => {
@@ -351,7 +371,8 @@ type ActionPath = {
   inputs: () => Record<string, string> | Promise<Record<string, string>>
   before?: () => Promise<unknown>
   failed: boolean
-  abortAfterMs?: number
+  /** Sends SIGINT once this holds (an event, never a fixed delay). */
+  interruptWhen?: () => boolean
   /** Outputs that are secrets handed to the next step on purpose (`api-key` of the api-key action). */
   secretOutputs?: string[]
   /** The path logs at debug level (retries): the scan covers those lines. */
@@ -383,7 +404,7 @@ const actionPaths: ActionPath[] = [
   },
   { name: 'prove: a bad input beside the key', action: '', inputs: () => ({ pie: FIXTURE_PIE, ...service(), layout: API_KEY }), failed: true },
   { name: 'prove on the built-in emulator with a key given', action: '', inputs: () => ({ pie: FIXTURE_PIE, emulator: 'true', 'api-key': API_KEY }), failed: false },
-  { name: 'prove: cancelled mid-wait (SIGINT)', action: '', before: () => emulator.control('PUT', '/timing', { stepMs: 60_000 }), inputs: () => ({ pie: FIXTURE_PIE, ...service() }), failed: true, abortAfterMs: 2_500 },
+  { name: 'prove: cancelled mid-wait (SIGINT)', action: '', before: () => emulator.control('PUT', '/timing', { stepMs: 60_000 }), inputs: () => ({ pie: FIXTURE_PIE, ...service() }), failed: true, interruptWhen: polling },
   { name: 'wait: success', action: 'wait', before: () => emulator.control('PUT', '/timing', { stepMs: 40 }), inputs: async () => ({ 'query-id': (await finishedQuery()).id, ...service() }), failed: false },
   {
     name: 'wait: timed out',
@@ -410,7 +431,8 @@ describe('action steps from the sources, with RUNNER_DEBUG=1', () => {
     row(name, async () => {
       await clearFaults()
       await path.before?.()
-      const run = await runSourceAction(path.action, path.step ?? (path.action === '' ? 'main' : path.action), await path.inputs(), { abortAfterMs: path.abortAfterMs })
+      if (path.interruptWhen) await emulator.control('DELETE', '/requests')
+      const run = await runSourceAction(path.action, path.step ?? (path.action === '' ? 'main' : path.action), await path.inputs(), { interruptWhen: path.interruptWhen })
       await clearFaults()
       await emulator.control('PUT', '/timing', { stepMs: 40 })
       if (path.failed) expect(run.stdout, run.stdout).toMatch(/^::error::/m)

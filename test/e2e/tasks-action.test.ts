@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { run as runDecommit } from '../../src/action/actions/decommit.ts'
 import { DECOMMIT_INPUTS, TASK_INPUTS } from '../../src/action/steps/inputs.ts'
-import { TASK_OUTPUTS } from '../../src/action/steps/outputs.ts'
+import { TASK_STEP_OUTPUTS } from '../../src/action/steps/outputs.ts'
 import { run as runTask } from '../../src/action/actions/task.ts'
 import { errorAnnotations, leakedSecret, readAction, runAction } from '../helpers/run-action.ts'
 import { KEY, startTestEmulator, submitFixturePie, type TestEmulator } from '../helpers/emulator.ts'
@@ -176,7 +176,7 @@ describe('action.yml', () => {
     it(`${folder}/action.yml declares exactly the inputs and outputs the code reads and sets`, () => {
       const action = readAction(folder)
       expect(Object.keys(action.inputs)).toEqual(Object.keys(inputs))
-      expect(Object.keys(action.outputs)).toEqual([...TASK_OUTPUTS])
+      expect(Object.keys(action.outputs)).toEqual([...TASK_STEP_OUTPUTS])
       for (const [name, spec] of Object.entries(inputs)) {
         const declared = action.inputs[name]!
         expect(declared.default, `default of ${name}`).toBe(spec.kind === 'default' ? spec.default : undefined)

@@ -22,13 +22,25 @@ function withJournal(env: Record<string, string | undefined> | undefined): Recor
 /** Runs `proving ...` in this process with captured output (fast; the same code as the bin). */
 export async function runCli(
   args: string[],
-  options: { env?: Record<string, string | undefined>; signal?: AbortSignal; stdin?: NodeJS.ReadableStream } = {},
+  options: {
+    env?: Record<string, string | undefined>
+    signal?: AbortSignal
+    stdin?: NodeJS.ReadableStream
+    /** Called with all the output so far (stdout then stderr) each time some is written: for tests that act on what it says. */
+    onOutput?: (output: { stdout: string; stderr: string }) => void
+  } = {},
 ): Promise<CliRun> {
   let stdout = ''
   let stderr = ''
   const io: CliIO = {
-    stdout: (text) => void (stdout += text),
-    stderr: (text) => void (stderr += text),
+    stdout: (text) => {
+      stdout += text
+      options.onOutput?.({ stdout, stderr })
+    },
+    stderr: (text) => {
+      stderr += text
+      options.onOutput?.({ stdout, stderr })
+    },
     env: withJournal(options.env),
     stdin: options.stdin,
     isTTY: false,

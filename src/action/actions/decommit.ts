@@ -10,15 +10,15 @@ import { checkTaskRequest, decommitmentBody, type DecommitmentBody, TASK_STAGES 
 import { defineAction } from '../steps/define-action.ts'
 import { DECOMMIT_INPUTS } from '../steps/inputs.ts'
 import { ROOT_DECOMMIT_OUTPUT_NAMES } from '../steps/outputs.ts'
-import { bodyProblems, readJsonInput, requireTaskService, TaskStep } from '../steps/task-step.ts'
+import { bodyProblems, followTask, readJsonInput, requireTaskService, TaskStep } from '../steps/task-step.ts'
 import type { ActionIO } from '../types.ts'
 
 export const run = defineAction({
   inputs: DECOMMIT_INPUTS,
   crossCheck: requireTaskService,
   step: (io, signal, inputs) => new TaskStep(io, { action: 'Decommit', signal, timeoutMinutes: inputs?.['timeout-minutes'] }),
-  async work({ signal, inputs, step }) {
-    const given = inputs['dp-output'] === undefined ? undefined : await readJsonInput('dp-output', inputs['dp-output'], 'the dp_output JSON')
+  async work({ io, signal, inputs, step }) {
+    const given = inputs['dp-output'] === undefined ? undefined : await readJsonInput('dp-output', inputs['dp-output'], 'the dp_output JSON', io.env.GITHUB_WORKSPACE)
     const checked = checkTaskRequest(decommitmentBody, {
       proving_query_id: inputs['proving-query-id'],
       destination_chain_id: inputs['destination-chain-id'],
@@ -55,7 +55,7 @@ export async function decommit(
     await step.report({
       outcome: 'submitted',
       headline: `Submitted decommitment task ${step.uuid}; not waiting for it (\`wait: false\`).`,
-      nextSteps: [`Follow it with \`npx -p proving-kit proving task wait ${step.uuid}\` (with \`PROVING_TASKS_URL\` set).`],
+      nextSteps: [followTask(step.uuid!)],
     })
     return
   }

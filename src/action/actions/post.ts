@@ -1,12 +1,13 @@
 /**
- * The post step of the root and `wait` actions. The main step reports for itself, cancellation
+ * The post step of every action that waits (root, wait, retry, verify-proof, task, decommit,
+ * storage-query). The main step reports for itself, cancellation
  * included; this one only speaks when the main step was stopped before it could (killed after
  * the runner's grace period, out of memory, ...): the query id it saved is then the one thing a
  * person needs to pick the query up again.
  */
 import { writeSummary } from '../steps/io.ts'
 import { STATE } from '../steps/state.ts'
-import { renderSummary, resumeSnippet, runUrl } from '../steps/summary.ts'
+import { docsBase, renderSummary, resumeSnippet, runUrl } from '../steps/summary.ts'
 import type { ActionIO } from '../types.ts'
 
 export async function run(io: ActionIO): Promise<void> {
@@ -19,7 +20,26 @@ export async function run(io: ActionIO): Promise<void> {
     io.debug('The main step saved no state (it did not start); nothing to report.')
     return
   }
+  const subject = io.getState(STATE.subject)
   const queryId = io.getState(STATE.queryId)
+  if (!queryId && subject) {
+    // A task or a batch query: started on its service, which goes on with it.
+    const followUp = io.getState(STATE.followUp)
+    io.warning(`The ${action} step stopped before reporting; ${subject} may still be running on the service. ${followUp}`)
+    await writeSummary(
+      io,
+      renderSummary({
+        action,
+        outcome: 'cancelled',
+        headline: `The step stopped before it could report (cancelled or killed). ${subject[0]!.toUpperCase()}${subject.slice(1)} had been started on the service, which goes on with it.`,
+        rows: [],
+        nextSteps: followUp ? [followUp] : undefined,
+        runUrl: runUrl(io.env),
+        docsBase: docsBase(io.env),
+      }),
+    )
+    return
+  }
   const emulated = io.getState(STATE.emulated) === 'true'
   const baseUrl = io.getState(STATE.baseUrl) || undefined
   const minutes = Number(io.getState(STATE.timeoutMinutes)) || undefined
@@ -44,6 +64,7 @@ export async function run(io: ActionIO): Promise<void> {
       : ['If the upload had started, a query may still have been created: check the service\'s list of queries before proving again.'],
     snippet: queryId && !emulated ? { caption: 'To pick the query up again:', yaml: resumeSnippet(io.env, queryId, minutes, baseUrl) } : undefined,
     runUrl: runUrl(io.env),
+    docsBase: docsBase(io.env),
     emulated,
   })
   await writeSummary(io, markdown)

@@ -57,7 +57,7 @@ export const run = defineAction({
   crossCheck: requireStorageService,
   step: (io, signal, inputs) => new StorageQueryStep(io, { action: 'Storage query', signal, timeoutMinutes: inputs?.['timeout-minutes'] }),
   async work({ io, signal, inputs, step }) {
-    const parsed = batchQueryBody.safeParse(await readJsonInput('query', inputs.query, 'the batch query (POST /batch-query)'))
+    const parsed = batchQueryBody.safeParse(await readJsonInput('query', inputs.query, 'the batch query (POST /batch-query)', io.env.GITHUB_WORKSPACE))
     if (!parsed.success) {
       throw new InputProblemsError(describeBatchQueryProblems(parsed.error, 20).map((message) => ({ input: 'query', message: `\`query\`: ${message}.` })))
     }
@@ -72,13 +72,14 @@ export const run = defineAction({
     const internalId = (await client.submitBatchQuery(parsed.data, { signal })).internalId
     step.internalId = internalId
     step.outputs.set({ 'internal-id': internalId })
+    step.remember(`batch query ${internalId}`, followBatchQuery(internalId))
     io.info(`Submitted: batch query ${internalId}`)
 
     if (!inputs.wait) {
       await step.report({
         outcome: 'submitted',
         headline: `Submitted batch query ${internalId}; not waiting for it (\`wait: false\`).`,
-        nextSteps: [`Follow it with \`npx -p proving-kit proving storage status ${internalId} --wait\` (with \`PROVING_STORAGE_PROOF_URL\` set).`],
+        nextSteps: [followBatchQuery(internalId)],
       })
       return
     }
@@ -109,6 +110,11 @@ export const run = defineAction({
   },
 })
 
+/** How to follow a batch query from outside the step: the CLI (each GitHub release carries it). */
+function followBatchQuery(internalId: string): string {
+  return `Follow batch query \`${internalId}\` with the CLI, \`proving storage status ${internalId} --wait\` (with \`PROVING_STORAGE_PROOF_URL\` set; the CLI comes with each GitHub release, docs/storage-and-auth.md), or open it in the dashboard explorer.`
+}
+
 const STORAGE_PROOF_SERVICE: ServiceText = {
   service: 'storage-proof service',
   urlInput: 'storage-proof-url',
@@ -122,7 +128,7 @@ const STORAGE_PROOF_SERVICE: ServiceText = {
 }
 
 function describeFailure(error: unknown, internalId: string | undefined, timeoutMinutes: number | undefined): Ending {
-  const follow = internalId ? `Follow it with \`npx -p proving-kit proving storage status ${internalId} --wait\`.` : undefined
+  const follow = internalId ? followBatchQuery(internalId) : undefined
   if (error instanceof AbortedError) {
     return {
       outcome: 'cancelled',

@@ -8,14 +8,14 @@
 import { checkTaskRequest, taskBody } from '../../schemas/tasks.ts'
 import { defineAction } from '../steps/define-action.ts'
 import { TASK_INPUTS } from '../steps/inputs.ts'
-import { bodyProblems, readJsonInput, requireTaskService, TaskStep } from '../steps/task-step.ts'
+import { bodyProblems, followTask, readJsonInput, requireTaskService, TaskStep } from '../steps/task-step.ts'
 
 export const run = defineAction({
   inputs: TASK_INPUTS,
   crossCheck: requireTaskService,
   step: (io, signal, inputs) => new TaskStep(io, { action: 'Task', signal, timeoutMinutes: inputs?.['timeout-minutes'] }),
-  async work({ signal, inputs, step }) {
-    const checked = checkTaskRequest(taskBody, await readJsonInput('task', inputs.task, 'the task body (POST /tasks)'))
+  async work({ io, signal, inputs, step }) {
+    const checked = checkTaskRequest(taskBody, await readJsonInput('task', inputs.task, 'the task body (POST /tasks)', io.env.GITHUB_WORKSPACE))
     if (!checked.ok) throw bodyProblems('task', checked.problems)
     step.rowsBefore.push(['Destination chain', { code: checked.data.destination_chain_id }], ['Program hash', { code: checked.data.program_hash }])
 
@@ -26,7 +26,7 @@ export const run = defineAction({
       await step.report({
         outcome: 'submitted',
         headline: `Scheduled task ${step.uuid}; not waiting for it (\`wait: false\`).`,
-        nextSteps: [`Follow it with \`npx -p proving-kit proving task wait ${step.uuid}\` (with \`PROVING_TASKS_URL\` set).`],
+        nextSteps: [followTask(step.uuid!)],
       })
       return
     }

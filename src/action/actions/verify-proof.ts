@@ -19,7 +19,7 @@ export const run = defineAction({
     const services = await loadClient()
     const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
     const { provingQueryId } = await client.submitProofVerification({
-      proof: inputs.proof,
+      proof: (await import('node:path')).resolve(io.env.GITHUB_WORKSPACE || process.cwd(), inputs.proof),
       stoneVersion: inputs['stone-version'],
       memoryVerification: inputs['memory-verification'],
       mockFactHash: inputs['mock-fact-hash'],

@@ -64,12 +64,14 @@ export function describeServiceFailure(error: unknown, text: ServiceText, submit
     }
   }
   if (error instanceof ServiceError) {
+    // A 404 means the service does not know the id: telling the person to follow it would contradict that.
+    const unknown = error.status === 404 && text.notFound !== undefined
     return {
       outcome: 'failed',
       headline: error.shortMessage,
       problems: error.details ? [error.details] : undefined,
-      nextSteps: [statusAdvice(error.status ?? 0, text), ...follow('service')],
-      snippet,
+      nextSteps: [statusAdvice(error.status ?? 0, text), ...(unknown ? [] : follow('service'))],
+      snippet: unknown ? undefined : snippet,
       failure: error.details ? `${error.shortMessage} ${error.details}` : error.shortMessage,
     }
   }

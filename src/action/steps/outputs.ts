@@ -27,6 +27,8 @@ export const QUERY_OUTPUTS = [
 /** The `task/` and `decommit/` sub-actions' outputs. */
 export const TASK_OUTPUTS = ['task-uuid', 'status', 'error-message', 'mmrs', 'updated-at'] as const
 export type TaskOutputName = (typeof TASK_OUTPUTS)[number]
+/** The `task/` and `decommit/` sub-actions: the task's outputs and, like every action, `error-reason`. */
+export const TASK_STEP_OUTPUTS = [...TASK_OUTPUTS, 'error-reason'] as const
 
 /**
  * The root action's names for the outputs of the decommitment that follows a DONE proof
@@ -52,12 +54,12 @@ export const MAIN_OUTPUTS = [
   ...TASK_OUTPUTS.map((name) => ROOT_DECOMMIT_OUTPUT_NAMES[name]),
 ] as const
 
-export const PACK_OUTPUTS = ['pie-zip', 'pie-sha256', 'size-bytes', 'n-steps', 'job-size', 'program-hash', 'output'] as const
+export const PACK_OUTPUTS = ['pie-zip', 'pie-sha256', 'size-bytes', 'n-steps', 'job-size', 'program-hash', 'output', 'error-reason'] as const
 export const RETRY_OUTPUTS = ['status', 'retry-count', ...QUERY_OUTPUTS.filter((name) => name !== 'status')] as const
 export const BUCKET_CLOSE_OUTPUTS = ['bucket-id', 'leaves', 'bucket', 'status', 'gate-passed', 'queries', 'error-reason'] as const
 export const BUCKET_CREATE_OUTPUTS = ['bucket-id', 'bucket', 'error-reason'] as const
-export const STORAGE_QUERY_OUTPUTS = ['internal-id', 'query-status'] as const
-export const API_KEY_OUTPUTS = ['api-key', 'project-id', 'wallet'] as const
+export const STORAGE_QUERY_OUTPUTS = ['internal-id', 'query-status', 'error-reason'] as const
+export const API_KEY_OUTPUTS = ['api-key', 'project-id', 'wallet', 'error-reason'] as const
 
 /** Every action's outputs by the folder of its action.yml ('' is the root). */
 export const ACTION_OUTPUTS: Record<string, readonly string[]> = {
@@ -68,8 +70,8 @@ export const ACTION_OUTPUTS: Record<string, readonly string[]> = {
   retry: RETRY_OUTPUTS,
   'bucket-close': BUCKET_CLOSE_OUTPUTS,
   'bucket-create': BUCKET_CREATE_OUTPUTS,
-  task: TASK_OUTPUTS,
-  decommit: TASK_OUTPUTS,
+  task: TASK_STEP_OUTPUTS,
+  decommit: TASK_STEP_OUTPUTS,
   'storage-query': STORAGE_QUERY_OUTPUTS,
   'api-key': API_KEY_OUTPUTS,
 }

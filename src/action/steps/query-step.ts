@@ -53,7 +53,7 @@ export class ProvingStep extends Step<ProvingStepOptions> {
   }
 
   protected override ending(end: Ending): void {
-    if (end.failure) this.outputs.set({ 'error-reason': end.failure.split('\n')[0] })
+    if (end.failure) this.outputs.set({ 'error-reason': end.failure })
   }
 
   protected override reported(): void {

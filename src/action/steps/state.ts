@@ -8,6 +8,9 @@ export const STATE = {
   baseUrl: 'base-url',
   timeoutMinutes: 'timeout-minutes',
   emulated: 'emulated',
+  /** What a step other than a query's started on its service ("task 4c03e33c-..."), and how to follow it. */
+  subject: 'subject',
+  followUp: 'follow-up',
   /** Set once the step has written its summary; the post step then has nothing to add. */
   reported: 'reported',
 } as const

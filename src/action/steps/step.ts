@@ -8,7 +8,8 @@
 import type { ActionIO } from '../types.ts'
 import { writeSummary } from './io.ts'
 import { OutputWriter } from './outputs.ts'
-import { renderSummary, runUrl, type Ending, type SummaryValue } from './summary.ts'
+import { STATE } from './state.ts'
+import { docsBase, renderSummary, runUrl, type Ending, type SummaryValue } from './summary.ts'
 
 export type StepOptions = {
   /** The step's name in the summary title: "Prove", "Pack", "Task", ... */
@@ -29,6 +30,7 @@ export abstract class Step<Options extends StepOptions = StepOptions, OutputName
   /** Markdown blocks shown after the table (a batch's or a bucket's per-query table). */
   sections: string[] = []
   readonly #closers: (() => Promise<void>)[] = []
+  #remembered = false
 
   constructor(io: ActionIO, options: Options, outputs: OutputWriter<OutputName> = new OutputWriter<OutputName>(io)) {
     this.io = io
@@ -60,6 +62,10 @@ export abstract class Step<Options extends StepOptions = StepOptions, OutputName
   /** The closing report: the job summary, then (unless it passed) the step marked failed. */
   async report(end: Ending): Promise<void> {
     this.ending(end)
+    // Every action has `error-reason`: the step's own when it set one, else the failure message.
+    if (end.failure && (this.outputs as OutputWriter<string>).get('error-reason') === undefined) {
+      ;(this.outputs as OutputWriter<string>).set({ 'error-reason': end.failure })
+    }
     const markdown = renderSummary({
       action: this.options.action,
       outcome: end.outcome,
@@ -70,6 +76,7 @@ export abstract class Step<Options extends StepOptions = StepOptions, OutputName
       nextSteps: end.nextSteps,
       snippet: end.snippet,
       runUrl: runUrl(this.io.env),
+      docsBase: docsBase(this.io.env),
       emulated: this.options.emulated,
     })
     await writeSummary(this.io, this.summary(markdown))
@@ -77,8 +84,22 @@ export abstract class Step<Options extends StepOptions = StepOptions, OutputName
     if (end.failure) this.io.setFailed(end.failure)
   }
 
-  /** After the summary is written (the root action's post step reads that it was). */
-  protected reported(): void {}
+  /** After the summary is written (the post step reads that it was). */
+  protected reported(): void {
+    if (this.#remembered) this.io.saveState(STATE.reported, 'true')
+  }
+
+  /**
+   * What the post step says if this step is killed before it reports (the runner's post step
+   * runs even then): what was started on the service and how to follow it. Call it as soon as
+   * the service has answered with an id.
+   */
+  remember(subject: string, followUp: string): void {
+    this.#remembered = true
+    this.io.saveState(STATE.action, this.options.action)
+    this.io.saveState(STATE.subject, subject)
+    this.io.saveState(STATE.followUp, followUp)
+  }
 
   /** Any error: the outputs known so far, a summary saying what failed and what to do, failed. */
   async fail(error: unknown): Promise<void> {

@@ -29,6 +29,8 @@ export type SummaryModel = {
   snippet?: { caption: string; yaml: string } | undefined
   /** A link to this run, when the GitHub context has one. */
   runUrl?: string | undefined
+  /** Where `docs/*.md` live on the web (docsBase()): every mention in the summary becomes a link there. */
+  docsBase?: string | undefined
   emulated?: boolean | undefined
 }
 
@@ -76,14 +78,15 @@ export function renderSummary(model: SummaryModel): string {
     lines.push('')
   }
   for (const section of model.sections ?? []) lines.push(section.trimEnd(), '')
+  const linked = (text: string) => (model.docsBase ? text.replace(/(?<![\w/[])docs\/[\w-]+\.md(?:#[\w-]+)?/g, (path) => `[${path}](${model.docsBase}/${path})`) : text)
   if (model.problems?.length) {
     lines.push('**What failed**', '')
-    for (const problem of model.problems) lines.push(`- ${escapeText(problem)}`)
+    for (const problem of model.problems) lines.push(`- ${linked(escapeText(problem))}`)
     lines.push('')
   }
   if (model.nextSteps?.length) {
     lines.push('**What to do**', '')
-    for (const step of model.nextSteps) lines.push(`- ${step}`)
+    for (const step of model.nextSteps) lines.push(`- ${linked(step)}`)
     lines.push('')
   }
   if (model.snippet) {
@@ -134,6 +137,22 @@ export function subActionRef(env: Record<string, string | undefined>, name: stri
  * runner sets: the same ones @actions/github's `context` reads, without loading that package
  * (Octokit and a second undici, a megabyte of bundle) into every step that writes a summary.
  */
+/**
+ * The web address of the action's own repository at the ref the workflow named (the runner's
+ * GITHUB_ACTION_REPOSITORY and GITHUB_ACTION_REF), where a summary's `docs/*.md` mentions point:
+ * a person reading a failed job's summary can open them. For a local `uses: ./` (no action
+ * repository), the published repository at this version's major tag.
+ */
+export function docsBase(env: Record<string, string | undefined>): string {
+  const server = (env.GITHUB_SERVER_URL || 'https://github.com').replace(/\/+$/, '')
+  const repository = env.GITHUB_ACTION_REPOSITORY && /^[^/\s]+\/[^/\s]+$/.test(env.GITHUB_ACTION_REPOSITORY) ? env.GITHUB_ACTION_REPOSITORY : PUBLISHED_REPOSITORY
+  const ref = env.GITHUB_ACTION_REPOSITORY && env.GITHUB_ACTION_REF && /^[\w./-]+$/.test(env.GITHUB_ACTION_REF) ? env.GITHUB_ACTION_REF : `v${VERSION.split('.')[0]}`
+  return `${server}/${repository}/blob/${ref}`
+}
+
+/** Where the action is published (the docs' `uses: proving-kit/proving-kit@v1`). */
+export const PUBLISHED_REPOSITORY = 'proving-kit/proving-kit'
+
 export function runUrl(env: Record<string, string | undefined>): string | undefined {
   const repository = env.GITHUB_REPOSITORY
   const runId = env.GITHUB_RUN_ID

@@ -33,7 +33,7 @@ export const requireTaskService = requireSecretAndUrl(
  * A JSON input given inline (it starts with `{`) or as the path of a file; a problem names the
  * input. `what` says what it holds, for messages.
  */
-export async function readJsonInput(name: string, value: string, what: string): Promise<unknown> {
+export async function readJsonInput(name: string, value: string, what: string, workspace?: string): Promise<unknown> {
   const inline = value.trimStart().startsWith('{')
   const label = `\`${name}\``
   const refuse = (message: string) => new InputProblemsError([{ input: name, message }])
@@ -43,7 +43,8 @@ export async function readJsonInput(name: string, value: string, what: string): 
     const { readFile } = await import('node:fs/promises')
     let bytes: Uint8Array
     try {
-      bytes = await readFile(value)
+      // A path is the workspace's, like every path input (the runner's working directory may differ).
+      bytes = await readFile((await import('node:path')).resolve(workspace || process.cwd(), value))
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
       throw refuse(
@@ -62,6 +63,11 @@ export async function readJsonInput(name: string, value: string, what: string): 
 }
 
 /** A body's problems (from checkTaskRequest) as input problems: "`task`: destination_chain_id must be ...". */
+/** How to follow a task from outside the step: the CLI (each GitHub release carries it), or the service itself. */
+export function followTask(uuid: string): string {
+  return `Follow task \`${uuid}\` with the CLI, \`proving task wait ${uuid}\` (with \`PROVING_TASKS_URL\` set; the CLI comes with each GitHub release, docs/tasks.md), or read \`GET <tasks-url>/tasks/${uuid}/status\`.`
+}
+
 export function bodyProblems(name: string, problems: string[]): InputProblemsError {
   return new InputProblemsError(problems.slice(0, 20).map((problem) => ({ input: name, message: `\`${name}\`: ${problem}.` })))
 }
@@ -91,6 +97,7 @@ export class TaskStep extends Step<TaskStepOptions, TaskOutputName> {
   queued(response: { message: string; uuid: string }): void {
     this.uuid = response.uuid
     this.outputs.set({ 'task-uuid': response.uuid })
+    this.remember(`task ${response.uuid}`, followTask(response.uuid))
     this.io.info(`${response.message}: task ${response.uuid}`)
   }
 
@@ -231,7 +238,7 @@ const TASK_SERVICE: ServiceText = {
 export function describeTaskFailure(error: unknown, step: Pick<TaskStep, 'uuid' | 'options'>): Ending {
   const uuid = step.uuid
   const follow = uuid
-    ? `Follow the task with \`npx -p proving-kit proving task wait ${uuid}\` (with \`PROVING_TASKS_URL\` set), or read \`GET <tasks-url>/tasks/${uuid}/status\`.`
+    ? followTask(uuid)
     : undefined
   if (error instanceof InputProblemsError) {
     return {

@@ -1,10 +1,11 @@
+import type { UploadProgress } from '../../clients/proving.ts'
 import { AbortedError, InvalidInputError, ProvingKitError } from '../../core/errors.ts'
 import { checkEnum, checkOpenEnum } from '../../core/checks.ts'
 import type { ProvingClient, QueryResult } from '../../clients/proving.ts'
 import { LAYOUTS, MEMORY_VERIFICATIONS, STONE_VERSIONS } from '../../schemas/proving.ts'
 import { type CommandContext, defineCommand, parseInteger, SERVICE_OPTIONS } from '../context.ts'
 import { EXIT, exitCodeFor, worstExitCode } from '../exit-codes.ts'
-import { describeQuery, progressReporter, provingClientFrom, timeoutFrom } from '../services.ts'
+import { describeQuery, provingClientFrom, timeoutFrom, uploadReporter, withHeartbeat } from '../services.ts'
 import { checkFactsAfterWait, type PreparedPie, preparePieForUpload } from '../pie-steps.ts'
 import { withLocalEmulator } from '../local-emulator.ts'
 import { expandPieArguments } from '../../pipeline/pie-list.ts'
@@ -122,7 +123,7 @@ type ProveOptions = {
 async function proveOne(context: CommandContext, client: ProvingClient, path: string, options: ProveOptions): Promise<number> {
   const pie = await preparePieForUpload(context, path, { inspect: options.general !== undefined })
   try {
-    const submitted = await submitPie(context, client, pie, options)
+    const submitted = await submitPie(context, client, pie, options, uploadReporter(context, pie.packed ? 'the packed pie.zip' : path))
     try {
       return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, result: options.general?.result })
     } finally {
@@ -141,8 +142,14 @@ type Submitted = { provingQueryId: string; deduplicated?: boolean | undefined; s
  * follows the query it created, or refuses to pay twice without --new. The emulator started
  * for this command is not journaled: it forgets everything when the command ends.
  */
-async function submitPie(context: CommandContext, client: ProvingClient, pie: PreparedPie, options: ProveOptions): Promise<Submitted> {
-  if (context.values.emulator === true) return submitPieNow(context, client, pie, options)
+async function submitPie(
+  context: CommandContext,
+  client: ProvingClient,
+  pie: PreparedPie,
+  options: ProveOptions,
+  onUploadProgress?: (progress: UploadProgress) => void,
+): Promise<Submitted> {
+  if (context.values.emulator === true) return submitPieNow(context, client, pie, options, onUploadProgress)
   const journal = new SubmissionJournal(defaultJournalDir(context.io.env))
   const parts: JournalParts = {
     pieDigest: await sha256OfFile(pie.zipPath),
@@ -157,13 +164,20 @@ async function submitPie(context: CommandContext, client: ProvingClient, pie: Pr
     forceNew: (context.values as { new?: boolean }).new === true,
     logger: context.logger,
     signal: context.signal,
-    submit: () => submitPieNow(context, client, pie, options),
+    submit: () => submitPieNow(context, client, pie, options, onUploadProgress),
   })
 }
 
-async function submitPieNow(context: CommandContext, client: ProvingClient, pie: PreparedPie, options: ProveOptions): Promise<Submitted> {
+async function submitPieNow(
+  context: CommandContext,
+  client: ProvingClient,
+  pie: PreparedPie,
+  options: ProveOptions,
+  onUploadProgress?: (progress: UploadProgress) => void,
+): Promise<Submitted> {
   if (!options.general) {
     return client.submitPie({
+      onUploadProgress,
       pieZip: pie.zipPath,
       layout: options.layout,
       prover: options.prover,
@@ -173,6 +187,7 @@ async function submitPieNow(context: CommandContext, client: ProvingClient, pie:
   }
   const declaredJobSize = options.general.declaredJobSize ?? pie.inspection?.jobSize ?? 'XS'
   return client.submitQuery({
+    onUploadProgress,
     ...options.general,
     declaredJobSize,
     layout: options.layout,
@@ -208,7 +223,7 @@ export async function followSubmission(
   }
   context.progress(`Submitted: query ${provingQueryId}${again}`)
   const result = await waitReportingId(context, provingQueryId, () =>
-    client.waitForQuery(provingQueryId, { timeoutMs: options.timeoutMs, signal: context.signal, onProgress: progressReporter(context) }),
+    withHeartbeat(context, (onProgress) => client.waitForQuery(provingQueryId, { timeoutMs: options.timeoutMs, signal: context.signal, onProgress })),
   )
   const done = result.provingQuery.status === 'DONE'
   const kind = result.provingQuery.result ?? options.result
@@ -374,7 +389,7 @@ export const verifyProof = defineCommand({
       }
       context.progress(`Submitted: query ${provingQueryId}`)
       const result = await waitReportingId(context, provingQueryId, () =>
-        client.waitForQuery(provingQueryId, { timeoutMs, signal: context.signal, onProgress: progressReporter(context) }),
+        withHeartbeat(context, (onProgress) => client.waitForQuery(provingQueryId, { timeoutMs, signal: context.signal, onProgress })),
       )
       context.print(describeQuery(result), result)
       return result.provingQuery.status === 'DONE' ? EXIT.ok : EXIT.remoteFailure

@@ -1,7 +1,7 @@
 import { InvalidInputError } from '../../core/errors.ts'
 import { defineCommand, parseInteger, SERVICE_OPTIONS } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
-import { describeQuery, progressReporter, provingClientFrom, timeoutFrom } from '../services.ts'
+import { describeQuery, provingClientFrom, timeoutFrom, withHeartbeat } from '../services.ts'
 
 const TIMEOUT_OPTION = {
   timeout: {
@@ -62,11 +62,10 @@ export const queryWait = defineCommand({
   options: { ...SERVICE_OPTIONS, ...TIMEOUT_OPTION },
   async run(context) {
     const client = provingClientFrom(context, { needsKey: true })
-    const result = await client.waitForQuery(context.positionals[0]!, {
-      timeoutMs: timeoutFrom(context),
-      signal: context.signal,
-      onProgress: progressReporter(context),
-    })
+    const timeoutMs = timeoutFrom(context)
+    const result = await withHeartbeat(context, (onProgress) =>
+      client.waitForQuery(context.positionals[0]!, { timeoutMs, signal: context.signal, onProgress }),
+    )
     context.print(describeQuery(result), result)
     return result.provingQuery.status === 'DONE' ? EXIT.ok : EXIT.remoteFailure
   },
@@ -94,11 +93,8 @@ export const queryRetry = defineCommand({
       return EXIT.ok
     }
     context.progress(`${response.message} (retry ${response.provingQuery.retryCount} of 3).`)
-    const result = await client.waitForQuery(id, {
-      timeoutMs: timeoutFrom(context),
-      signal: context.signal,
-      onProgress: progressReporter(context),
-    })
+    const timeoutMs = timeoutFrom(context)
+    const result = await withHeartbeat(context, (onProgress) => client.waitForQuery(id, { timeoutMs, signal: context.signal, onProgress }))
     context.print(describeQuery(result), result)
     return result.provingQuery.status === 'DONE' ? EXIT.ok : EXIT.remoteFailure
   },

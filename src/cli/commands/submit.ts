@@ -3,7 +3,7 @@ import { LAYOUTS } from '../../schemas/proving.ts'
 import { defineCommand, SERVICE_OPTIONS } from '../context.ts'
 import { withLocalEmulator } from '../local-emulator.ts'
 import { type PreparedPie, preparePieForUpload } from '../pie-steps.ts'
-import { provingClientFrom, timeoutFrom } from '../services.ts'
+import { provingClientFrom, timeoutFrom, uploadReporter } from '../services.ts'
 import { checkCombination, GENERAL_FIELD_OPTIONS, readGeneralFields } from '../submission.ts'
 import { checkFlagEnum, followSubmission, WAIT_OPTIONS } from './prove.ts'
 
@@ -77,6 +77,7 @@ export const submit = defineCommand({
           context.progress('Declared job size XS (no PIE to measure): pass --declared-job-size if the run has more than 6.5M steps.')
         }
         const submitted = await client.submitQuery({
+          onUploadProgress: pie || program ? uploadReporter(context, pieArg ?? program!) : undefined,
           ...fields,
           declaredJobSize,
           layout,

@@ -1,53 +1,63 @@
 import { open } from 'node:fs/promises'
+import { z } from 'zod'
 import { provingRefusal } from '../errors.ts'
 import type { Form, UploadedFile } from '../multipart.ts'
 import { HttpError } from '../router.ts'
 
 /**
- * Reading the fields of a submission form. Each reader either returns a usable value or throws
- * a 400 whose message names the field and says what it must be, the body every submission
- * endpoint answers with for invalid parameters.
+ * Reading the fields of a submission form, each with a zod schema. Each reader either returns a
+ * usable value or throws a 400 whose message names the field and says what it must be, the body
+ * every submission endpoint answers with for invalid parameters.
  */
 
 function refuse(message: string): never {
   throw new HttpError(400, provingRefusal(message))
 }
 
+/** A form field's text: absent and empty are the same, not given. */
+const given = z
+  .string()
+  .optional()
+  .transform((value) => (value === undefined || value === '' ? undefined : value))
+
+const got = (input: unknown) => JSON.stringify(String(input).slice(0, 40))
+
+/** Reads a field with its schema; the first problem is the 400's message. */
+function read<T>(form: Form, schema: z.ZodType<T>): (name: string) => T {
+  return (name) => {
+    const result = schema.safeParse(form.fields.get(name))
+    if (!result.success) refuse(result.error.issues[0]?.message ?? `${name} is not valid.`)
+    return result.data
+  }
+}
+
 export function optionalText(form: Form, name: string, maxLength = 256): string | null {
-  const value = form.fields.get(name)
-  if (value === undefined || value === '') return null
-  if (value.length > maxLength) refuse(`${name} is longer than ${maxLength} characters.`)
-  return value
+  const schema = given.pipe(z.string().max(maxLength, { error: `${name} is longer than ${maxLength} characters.` }).optional())
+  return read(form, schema)(name) ?? null
 }
 
 export function requiredText(form: Form, name: string, maxLength = 256): string {
   const value = optionalText(form, name, maxLength)
-  if (value === null || value.trim() === '') refuse(`${name} is required.`)
-  return value
+  const result = z.string().trim().min(1).safeParse(value)
+  if (!result.success) refuse(`${name} is required.`)
+  return value as string
 }
 
 /** Booleans travel as the strings "true" / "false" (contract.md). */
 export function booleanField(form: Form, name: string, fallback?: boolean): boolean {
-  const value = form.fields.get(name)
-  if (value === undefined || value === '') {
-    if (fallback === undefined) refuse(`${name} is required ("true" or "false").`)
-    return fallback
-  }
-  if (value === 'true') return true
-  if (value === 'false') return false
-  refuse(`${name} must be "true" or "false"; got ${JSON.stringify(value.slice(0, 40))}.`)
+  const word = z.enum(['true', 'false'], {
+    error: (issue) => (issue.input === undefined ? `${name} is required ("true" or "false").` : `${name} must be "true" or "false"; got ${got(issue.input)}.`),
+  })
+  const schema = given.pipe(fallback === undefined ? word : word.default(fallback ? 'true' : 'false'))
+  return read(form, schema)(name) === 'true'
 }
 
 export function enumField<T extends string>(form: Form, name: string, allowed: readonly T[], fallback?: T): T {
-  const value = form.fields.get(name)
-  if (value === undefined || value === '') {
-    if (fallback === undefined) refuse(`${name} is required (one of ${allowed.join(', ')}).`)
-    return fallback
-  }
-  if (!(allowed as readonly string[]).includes(value)) {
-    refuse(`${name} must be one of ${allowed.join(', ')}; got ${JSON.stringify(value.slice(0, 40))}.`)
-  }
-  return value as T
+  const value = z.enum(allowed as readonly [T, ...T[]], {
+    error: (issue) =>
+      issue.input === undefined ? `${name} is required (one of ${allowed.join(', ')}).` : `${name} must be one of ${allowed.join(', ')}; got ${got(issue.input)}.`,
+  })
+  return read(form, given.pipe(fallback === undefined ? value : value.default(fallback)))(name) as T
 }
 
 export function optionalEnum<T extends string>(form: Form, name: string, allowed: readonly T[]): T | null {
@@ -55,13 +65,17 @@ export function optionalEnum<T extends string>(form: Form, name: string, allowed
 }
 
 export function optionalInteger(form: Form, name: string, min: number, max: number): number | null {
-  const value = form.fields.get(name)
-  if (value === undefined || value === '') return null
-  const number = /^-?\d+$/.test(value) ? Number(value) : Number.NaN
-  if (!Number.isSafeInteger(number) || number < min || number > max) {
-    refuse(`${name} must be a whole number from ${min} to ${max}; got ${JSON.stringify(value.slice(0, 40))}.`)
-  }
-  return number
+  const schema = given.pipe(
+    z
+      .string()
+      .regex(/^-?\d+$/)
+      .transform(Number)
+      .pipe(z.number().int().min(min).max(max).refine(Number.isSafeInteger))
+      .optional(),
+  )
+  const result = schema.safeParse(form.fields.get(name))
+  if (!result.success) refuse(`${name} must be a whole number from ${min} to ${max}; got ${got(form.fields.get(name))}.`)
+  return result.data ?? null
 }
 
 export function requiredFile(form: Form, name: string): UploadedFile {

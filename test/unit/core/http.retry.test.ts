@@ -375,14 +375,14 @@ describe('cancellation', () => {
   it('an abort while the request is in flight ends with AbortedError, not a network error', async () => {
     // A real server that never answers (nock's mock socket and undici's abort do not mix).
     nock.enableNetConnect('127.0.0.1')
-    const server = createServer(() => {})
+    // Aborted once the server has the request (an event, not a fixed delay): it is in flight.
+    const controller = new AbortController()
+    const server = createServer(() => controller.abort())
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     try {
       const { port } = server.address() as AddressInfo
-      const controller = new AbortController()
       const http = client({ baseUrl: `http://127.0.0.1:${port}`, dispatcher: new Agent() })
       const pending = http.request({ method: 'GET', path: '/slow', signal: controller.signal })
-      setTimeout(() => controller.abort(), 50)
       const error = await failure(pending)
       expect(error).toBeInstanceOf(AbortedError)
       expect(clock.sleeps).toEqual([])

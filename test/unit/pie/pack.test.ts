@@ -10,6 +10,7 @@ import { EXAMPLE_PIE, generatedPie } from '../../helpers/example-pie.ts'
 
 const writeDirFrom = async (files: Map<string, Uint8Array>) => writeDir(await tempDir(), new Map(files))
 import { createHash } from 'node:crypto'
+import { watch } from 'node:fs'
 import zlib from 'node:zlib'
 import { createBlockCompressor } from '../../../src/pie/deflate-pool.ts'
 
@@ -177,9 +178,11 @@ describe('packPie writes atomically', () => {
     await generatePie({ outDir: dir, memoryBytes: 4 * 1024 * 1024, seed: 3 })
     const folder = await tempDir()
     const controller = new AbortController()
+    // Aborted as soon as the packer has created its temporary file (an event, not a fixed delay).
+    const watcher = watch(folder, () => controller.abort(new Error('stop')))
     const packing = packPie(dir, join(folder, 'pie.zip'), { signal: controller.signal, blockSize: 64 * 1024, workers: 2 })
-    setTimeout(() => controller.abort(new Error('stop')), 5)
     const error = await packing.catch((caught: unknown) => caught)
+    watcher.close()
     expect(error).toBeInstanceOf(AbortedError)
     expect(await readdir(folder)).toEqual([])
   })
