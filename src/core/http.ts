@@ -335,7 +335,7 @@ export class HttpClient {
       }
       const status = response.statusCode
       if (status >= 300 && status < 400 && response.headers.location) {
-        response.body.destroy()
+        discard(response.body)
         const location = Array.isArray(response.headers.location) ? response.headers.location[0]! : response.headers.location
         const next = new URL(location, current)
         if (next.origin !== origin) {
@@ -346,12 +346,12 @@ export class HttpClient {
         continue
       }
       if (status < 200 || status >= 300) {
-        response.body.destroy()
+        discard(response.body)
         throw new ServiceError(`Downloading ${what} failed with ${status}.`, { status, retryable: [408, 429, 500, 502, 503, 504].includes(status) })
       }
       const announced = Number(response.headers['content-length'])
       if (Number.isFinite(announced) && announced > options.maxBytes) {
-        response.body.destroy()
+        discard(response.body)
         throw new InvalidResponseError(`${capitalize(what)} announces ${announced} bytes, more than the ${formatBytes(options.maxBytes)} allowed; refused unread.`)
       }
       let bytes = 0
@@ -361,7 +361,7 @@ export class HttpClient {
         for await (const chunk of body) {
           bytes += (chunk as Buffer).length
           if (bytes > limit) {
-            body.destroy()
+            discard(body)
             throw new InvalidResponseError(`${capitalize(what)} is larger than the ${formatBytes(limit)} allowed; cut and refused.`)
           }
           yield chunk as Buffer
@@ -574,6 +574,12 @@ async function readCapped(
     chunks.push(buffer)
   }
   return Buffer.concat(chunks).toString('utf8')
+}
+
+/** Stops reading a body: no error event left unhandled. */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => {})
+  body.destroy()
 }
 
 function capitalize(text: string): string {

@@ -15,8 +15,9 @@ export type CliRun = { code: number; stdout: string; stderr: string }
  * Each run gets its own submission journal unless the test gives one (PROVING_JOURNAL_DIR):
  * runs stay independent, and nothing is written to the user's cache directory.
  */
+const JOURNALS = mkdtempSync(join(tmpdir(), 'proving-journals-'))
 function withJournal(env: Record<string, string | undefined> | undefined): Record<string, string | undefined> {
-  return { PROVING_JOURNAL_DIR: mkdtempSync(join(tmpdir(), 'proving-journal-')), ...env }
+  return { PROVING_JOURNAL_DIR: mkdtempSync(join(JOURNALS, 'run-')), ...env }
 }
 
 /** Runs `proving ...` in this process with captured output (fast; the same code as the bin). */
