@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.ts'
 import { runCli } from '../helpers/cli.ts'
+import { EXAMPLE } from '../helpers/example-pie.ts'
 import { type ActionRun, FIXTURE_PIE, leakedSecret, runAction } from '../helpers/run-action.ts'
 
 /**
@@ -11,7 +12,7 @@ import { type ActionRun, FIXTURE_PIE, leakedSecret, runAction } from '../helpers
  * and the `wait` sub-action, their committed bundles) must end DONE on either.
  */
 const API_KEY = 'pk_e2e_SHAPE_5d2c81a7f0b3'
-const FIXTURE_PROGRAM_HASH = '0x931813b5c14b9b8b8d9f44bc542445105de0c7e1c7a5a83b7e40ca0b096975'
+const FIXTURE_PROGRAM_HASH = EXAMPLE.programHash
 
 describe.each(['interface', 'production'] as const)('against the %s shape', (shape) => {
   let emulator: RunningEmulator

@@ -826,3 +826,68 @@ describe('waitForQuery', () => {
     })
   })
 })
+
+describe('which path a wait reads (item 3 of issue 14: either shape)', () => {
+  const client = () => new ProvingClient({ baseUrl: BASE, apiKey: KEY, logger, clock })
+  const paths = (seen: Seen[]) => seen.map((request) => request.url.pathname)
+
+  it('production\'s record carries status: GET /proving-query/{id} only', async () => {
+    const { scope, seen } = service()
+    scope.get('/proving-query/q-1').reply(200, { provingQuery: recordD({ status: 'IN_PROGRESS' }), metadataUrls: [] })
+    scope.get('/proving-query/q-1').reply(200, { provingQuery: recordD({ status: 'DONE' }), metadataUrls: metadataUrls() })
+    expect((await client().waitForQuery('q-1')).provingQuery.status).toBe('DONE')
+    expect(paths(seen)).toEqual(['/proving-query/q-1', '/proving-query/q-1'])
+  })
+
+  it('interface.md\'s record has none: the /docs/ path for the rest of the wait', async () => {
+    const { scope, seen } = service()
+    scope.get('/proving-query/q-1').reply(200, { provingQuery: recordD(), metadataUrls: [] })
+    scope.get('/docs/proving-query/q-1').reply(200, { provingQuery: recordL({ status: 'IN_PROGRESS' }), metadataUrls: [] })
+    scope.get('/docs/proving-query/q-1').reply(200, { provingQuery: recordL({ status: 'DONE' }), metadataUrls: [] })
+    expect((await client().waitForQuery('q-1')).provingQuery.status).toBe('DONE')
+    expect(paths(seen)).toEqual(['/proving-query/q-1', '/docs/proving-query/q-1', '/docs/proving-query/q-1'])
+  })
+
+  it.each([
+    ['a framework\'s JSON', { message: 'Cannot GET /proving-query/q-1', error: 'Not Found', statusCode: 404 }],
+    ['a gateway\'s page', '<html><body>404 Not Found</body></html>'],
+  ])('a no-route 404 (%s) on GET /proving-query/{id}: the /docs/ path for the rest', async (_name, body) => {
+    const { scope, seen } = service()
+    scope.get('/proving-query/q-1').reply(404, body)
+    scope.get('/docs/proving-query/q-1').reply(200, { provingQuery: recordL({ status: 'IN_PROGRESS' }), metadataUrls: [] })
+    scope.get('/docs/proving-query/q-1').reply(200, { provingQuery: recordL({ status: 'DONE' }), metadataUrls: [] })
+    expect((await client().waitForQuery('q-1')).provingQuery.status).toBe('DONE')
+    expect(paths(seen)).toEqual(['/proving-query/q-1', '/docs/proving-query/q-1', '/docs/proving-query/q-1'])
+  })
+
+  it('readPaths fixes the path: docs reads /docs/ only, and its 404 ends the wait', async () => {
+    const { scope, seen } = service()
+    scope.get('/docs/proving-query/q-1').reply(404, { message: 'Cannot GET /docs/proving-query/q-1', error: 'Not Found' })
+    const fixed = new ProvingClient({ baseUrl: BASE, apiKey: KEY, logger, clock, readPaths: 'docs' })
+    const error = await failure(fixed.waitForQuery('q-1'))
+    expect(error).toMatchObject({ status: 404 })
+    expect(paths(seen)).toEqual(['/docs/proving-query/q-1'])
+    // And per call: production's path only, even when its record has no status.
+    scope.get('/proving-query/q-1').reply(200, { provingQuery: recordD(), metadataUrls: [] })
+    const noStatus = await failure(client().waitForQuery('q-1', { path: 'production' }))
+    expect(noStatus).toBeInstanceOf(InvalidInputError)
+    expect(paths(seen)).toEqual(['/docs/proving-query/q-1', '/proving-query/q-1'])
+  })
+
+  it('the service\'s own 404 (PROVING_QUERY_NOT_FOUND) is an answer, not a missing route: the wait ends', async () => {
+    const { scope, seen } = service()
+    scope.get('/proving-query/q-1').reply(404, { message: 'PROVING_QUERY_NOT_FOUND' })
+    const error = await failure(client().waitForQuery('q-1'))
+    expect(error).toMatchObject({ status: 404, code: 'PROVING_QUERY_NOT_FOUND' })
+    expect(seen).toHaveLength(1)
+  })
+
+  it('both paths without a route: the second 404 ends the wait (no ping-pong)', async () => {
+    const { scope, seen } = service()
+    scope.get('/proving-query/q-1').reply(404, 'Cannot GET')
+    scope.get('/docs/proving-query/q-1').reply(404, 'Cannot GET')
+    const error = await failure(client().waitForQuery('q-1'))
+    expect(error).toMatchObject({ status: 404 })
+    expect(seen).toHaveLength(2)
+  })
+})
