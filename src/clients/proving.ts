@@ -167,6 +167,13 @@ export type WaitForQueryOptions = {
   stuckAfterMs?: number | undefined
   onStuck?: ((progress: QueryProgress & { stepElapsedMs: number }) => void) | undefined
   schedule?: Partial<PollSchedule> | undefined
+  /**
+   * The query was just accepted by this service (the wait follows a submission): a page from
+   * something in between, even a 404 on both read paths, is then a gateway hiccup and the wait
+   * goes on until its timeout. Otherwise such a 404 before any successful read ends the wait
+   * (a wrong URL).
+   */
+  afterSubmission?: boolean | undefined
 }
 
 export type QueryResult = { provingQuery: QueryRecordL; metadataUrls: string[] }
@@ -692,6 +699,7 @@ export class ProvingClient {
         logger: this.http.logger,
         schedule: options.schedule,
         resumeHint: `Resume with: proving query wait ${id}`,
+        pagesAreTransient: options.afterSubmission === true,
       },
     )
   }

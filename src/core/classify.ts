@@ -50,10 +50,12 @@ export function mayRepeat(error: unknown, idempotent: boolean): boolean {
 /**
  * Whether a wait should keep polling after this failure of a read: anything that may pass
  * (a restart, a gateway hiccup, a page from a proxy even with a 404) does; a typed answer of
- * the service (its JSON 404, a 401) or a body of the wrong shape does not.
+ * the service (its JSON 404, a 401) or a body of the wrong shape does not. A 4xx page counts as
+ * a hiccup only when `pagesAreTransient` (the service is known to be there: it accepted the
+ * query, or answered this wait before); otherwise it is a wrong URL.
  */
-export function keepsWaiting(error: unknown): boolean {
+export function keepsWaiting(error: unknown, options: { pagesAreTransient?: boolean } = {}): boolean {
   if (!(error instanceof ProvingKitError)) return false
   const { kind, gatewayPage } = classifyFailure(error)
-  return kind !== 'final' || gatewayPage
+  return kind !== 'final' || (gatewayPage && options.pagesAreTransient !== false)
 }

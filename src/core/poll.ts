@@ -52,6 +52,12 @@ export type PollOptions = {
   random?: (() => number) | undefined
   /** A hint appended to timeout and cancellation messages: how to resume. */
   resumeHint?: string | undefined
+  /**
+   * Whether a page from something in between with a 4xx (a gateway's text/plain 404) is a
+   * hiccup to wait through from the start (the wait follows a submission the service accepted).
+   * Either way it is, once a check has succeeded: the service was there.
+   */
+  pagesAreTransient?: boolean | undefined
 }
 
 /**
@@ -68,6 +74,7 @@ export async function pollUntil<T>(check: () => Promise<PollOutcome<T>>, options
   let lastState: unknown
   let consecutiveFailures = 0
   let retryAfterMs: number | undefined
+  let answered = options.pagesAreTransient === true
   const hint = options.resumeHint ? ` ${options.resumeHint}` : ''
   for (;;) {
     if (options.signal?.aborted) {
@@ -79,6 +86,7 @@ export async function pollUntil<T>(check: () => Promise<PollOutcome<T>>, options
       // Every request the check makes is bounded by this wait's deadline (./deadline.ts).
       const outcome = await withDeadline(deadline, check)
       consecutiveFailures = 0
+      answered = true
       if (outcome.done) return outcome.value
       lastState = outcome.state
     } catch (error) {
@@ -86,7 +94,7 @@ export async function pollUntil<T>(check: () => Promise<PollOutcome<T>>, options
       if (error instanceof AbortedError) {
         throw new AbortedError(`Stopped waiting for ${options.what}: cancelled.${hint}`, { cause: error })
       }
-      if (!keepsWaiting(error) || !(error instanceof ProvingKitError)) throw error
+      if (!keepsWaiting(error, { pagesAreTransient: answered }) || !(error instanceof ProvingKitError)) throw error
       retryAfterMs = classifyFailure(error).retryAfterMs
       consecutiveFailures++
       // Past the deadline the loop ends below with the timeout; no warning for the last try.

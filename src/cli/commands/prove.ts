@@ -223,7 +223,7 @@ export async function followSubmission(
   }
   context.progress(`Submitted: query ${provingQueryId}${again}`)
   const result = await waitReportingId(context, provingQueryId, () =>
-    withHeartbeat(context, (onProgress) => client.waitForQuery(provingQueryId, { timeoutMs: options.timeoutMs, signal: context.signal, onProgress })),
+    withHeartbeat(context, (onProgress) => client.waitForQuery(provingQueryId, { timeoutMs: options.timeoutMs, signal: context.signal, onProgress, afterSubmission: true })),
   )
   const done = result.provingQuery.status === 'DONE'
   const kind = result.provingQuery.result ?? options.result
@@ -286,7 +286,7 @@ async function proveBatch(
         settle = submitted.settle
         if (submitted.deduplicated !== undefined) outcome.deduplicated = submitted.deduplicated
         if (options.wait) {
-          const result = await client.waitForQuery(submitted.provingQueryId, { timeoutMs: options.timeoutMs, signal: context.signal })
+          const result = await client.waitForQuery(submitted.provingQueryId, { timeoutMs: options.timeoutMs, signal: context.signal, afterSubmission: true })
           const record = result.provingQuery
           Object.assign(outcome, { status: record.status, step: record.step, provingQuery: record, metadataUrls: result.metadataUrls })
           if (record.status !== 'DONE') {
@@ -389,7 +389,7 @@ export const verifyProof = defineCommand({
       }
       context.progress(`Submitted: query ${provingQueryId}`)
       const result = await waitReportingId(context, provingQueryId, () =>
-        withHeartbeat(context, (onProgress) => client.waitForQuery(provingQueryId, { timeoutMs, signal: context.signal, onProgress })),
+        withHeartbeat(context, (onProgress) => client.waitForQuery(provingQueryId, { timeoutMs, signal: context.signal, onProgress, afterSubmission: true })),
       )
       context.print(describeQuery(result), result)
       return result.provingQuery.status === 'DONE' ? EXIT.ok : EXIT.remoteFailure
