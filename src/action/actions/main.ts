@@ -89,7 +89,7 @@ async function prove(
     baseUrl = emulator.url
     io.info(`Running against the built-in emulator at ${emulator.url}: nothing is proved or verified for real.`)
   }
-  const client = services.provingClient({ baseUrl: baseUrl!, apiKey, logger })
+  const client = services.provingClient({ baseUrl: baseUrl!, apiKey, logger, allowInsecureHttp: inputs['allow-insecure-http'] === true })
 
   const general = usesGeneralSubmission(inputs)
   const pieList = inputs.pie === undefined ? [] : await expandPieInput(io, inputs.pie)

@@ -26,7 +26,7 @@ export const run = defineAction({
     let pie: PreparedPie | undefined
     if (inputs.pie) pie = await preparePieForStep(io, step, inputs.pie, { signal, inspect: true })
     const services = await loadClient()
-    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io) })
+    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
     const queryId = inputs['query-id']
     const result = await step.wait(client, queryId, inputs['timeout-minutes'] * 60_000)
     const record = result.provingQuery

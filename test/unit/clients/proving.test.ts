@@ -21,7 +21,7 @@ import { FakeClock } from '../../helpers/fake-clock.ts'
 import { bucket, metadataUrls, recordD, recordL, recordR, type Overrides } from '../../helpers/records.ts'
 import { failure } from '../../helpers/failure.ts'
 
-const BASE = 'http://proving.test'
+const BASE = 'https://proving.test'
 const KEY = 'pk_test_0123456789abcdef'
 const UA = `proving-kit/${VERSION}`
 const L2_PIE = '/v1/l2/proving-query/proof-generation-verification'
@@ -889,5 +889,26 @@ describe('which path a wait reads (item 3 of issue 14: either shape)', () => {
     const error = await failure(client().waitForQuery('q-1'))
     expect(error).toMatchObject({ status: 404 })
     expect(seen).toHaveLength(2)
+  })
+})
+
+describe('submitQuery and production\'s dedup refusal', () => {
+  it('refused as a duplicate, found by dedupId: that query, deduplicated, sent once', async () => {
+    const { scope, seen } = service()
+    scope.post('/proving-query').reply(400, { message: 'PROVING_QUERY_WITH_DEDUP_ID_ALREADY_EXISTS' })
+    scope.get('/proving-query-by-dedup-id').query({ dedupId: 'rel-1' }).reply(200, { provingQuery: { id: 'q-first', status: 'DONE' } })
+    const result = await provingClient().submitQuery({ declaredJobSize: 'XS', pieZip: pie, dedupId: 'rel-1' })
+    expect(result).toEqual({ provingQueryId: 'q-first', deduplicated: true })
+    expect(seen.map((request) => request.method)).toEqual(['POST', 'GET'])
+  })
+
+  it('refused as a duplicate but not found: a ServiceError that says so and keeps the code', async () => {
+    const { scope } = service()
+    scope.post('/proving-query').reply(409, { message: 'PROVING_QUERY_WITH_DEDUP_ID_ALREADY_EXISTS' })
+    scope.get('/proving-query-by-dedup-id').query(true).reply(404, { message: 'PROVING_QUERY_NOT_FOUND' })
+    const error = await failure(provingClient().submitQuery({ declaredJobSize: 'XS', pieZip: pie, dedupId: 'rel-2' }))
+    expect(error).toBeInstanceOf(ServiceError)
+    expect(error).toMatchObject({ status: 409, code: 'PROVING_QUERY_WITH_DEDUP_ID_ALREADY_EXISTS' })
+    expect(error.message).toMatch(/duplicate of dedupId rel-2, but finds no query with it/)
   })
 })
