@@ -3,8 +3,10 @@
  *
  *   node scripts/gen-pie.ts --memory 1GiB out/            # 1 GiB memory.bin in out/
  *   node scripts/gen-pie.ts --memory 4KiB --zip pie.zip out/   # a tiny example PIE, also zipped
+ *   node scripts/gen-pie.ts --program-words 100k --memory 64MiB out/   # a 100,000-word program
  *
- * Options: --memory <size> (default 10MiB), --seed <n> (default 1), --zip <file>.
+ * Options: --memory <size> (default 10MiB; at least 40 bytes a program word), --program-words
+ * <n> (default 27, fibonacci's; accepts 1k, 10k, 1M), --seed <n> (default 1), --zip <file>.
  * Prints a JSON summary on stdout.
  */
 import { parseArgs } from 'node:util'
@@ -14,6 +16,7 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     memory: { type: 'string', default: '10MiB' },
+    'program-words': { type: 'string' },
     seed: { type: 'string', default: '1' },
     zip: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
@@ -21,7 +24,9 @@ const { values, positionals } = parseArgs({
 })
 
 if (values.help || positionals.length !== 1) {
-  process.stderr.write('usage: node scripts/gen-pie.ts --memory <size, e.g. 1GiB> [--seed <n>] [--zip <file>] <out-dir>\n')
+  process.stderr.write(
+    'usage: node scripts/gen-pie.ts --memory <size, e.g. 1GiB> [--program-words <n, e.g. 100k>] [--seed <n>] [--zip <file>] <out-dir>\n',
+  )
   process.exit(values.help ? 0 : 2)
 }
 
@@ -31,14 +36,22 @@ if (!Number.isInteger(seed) || seed < 0) {
   process.exit(2)
 }
 
+const wordsMatch = /^(\d+)([km]?)$/i.exec(values['program-words'] ?? '27')
+if (!wordsMatch) {
+  process.stderr.write(`--program-words must be a count such as 1000, 10k or 1M, got ${values['program-words']}\n`)
+  process.exit(2)
+}
+const programWords = Number(wordsMatch[1]) * { '': 1, k: 1000, m: 1_000_000 }[wordsMatch[2]!.toLowerCase() as '' | 'k' | 'm']
+
 try {
   const started = performance.now()
-  const generated = await generatePie({ outDir: positionals[0]!, memoryBytes: parseByteSize(values.memory), seed })
+  const generated = await generatePie({ outDir: positionals[0]!, memoryBytes: parseByteSize(values.memory), programWords, seed })
   const packed = values.zip ? await packPie(generated.dir, values.zip) : undefined
   const summary = {
     dir: generated.dir,
     memoryBytes: generated.memoryBytes,
     cells: generated.cells,
+    programWords: generated.programWords,
     nSteps: generated.nSteps,
     output: generated.output.map((word) => `0x${word.toString(16)}`),
     ...(packed ? { zip: packed.path, zipBytes: packed.sizeBytes, sha256: packed.sha256 } : {}),

@@ -37,11 +37,19 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
 
   const command = findCommand(argv)
   if (!command) {
-    const group = COMMANDS.filter((spec) => spec.path[0] === argv[0])
-    if (group.length && (argv.length === 1 || argv[1] === '--help' || argv[1] === '-h' || argv[1] === 'help')) {
+    // The deepest group the leading words name (`proving auth keys --help` as `proving task --help`).
+    const leading = argv.slice(0, Math.max(argv.findIndex((arg) => arg.startsWith('-') || arg === 'help'), 0) || argv.length)
+    let words = leading
+    let group: CommandSpec[] = []
+    for (let depth = leading.length; depth >= 1 && group.length === 0; depth--) {
+      words = leading.slice(0, depth)
+      group = COMMANDS.filter((spec) => spec.path.length > depth && words.every((word, index) => spec.path[index] === word))
+    }
+    const rest = argv.slice(words.length)
+    if (group.length && (rest.length === 0 || rest[0] === '--help' || rest[0] === '-h' || rest[0] === 'help')) {
       // `proving task --help`: the group's commands. Bare `proving task` is a usage error.
-      const text = `${groupHelp(argv[0]!, group)}\n`
-      if (argv.length === 1) {
+      const text = `${groupHelp(words.join(' '), group)}\n`
+      if (rest.length === 0) {
         io.stderr(text)
         return EXIT.usage
       }
@@ -49,7 +57,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
       return EXIT.ok
     }
     const message = group.length
-      ? `Unknown command \`proving ${argv.slice(0, 2).join(' ')}\`: use one of ${group.map((spec) => spec.path.join(' ')).join(', ')}.`
+      ? `Unknown command \`proving ${argv.slice(0, words.length + 1).join(' ')}\`: use one of ${group.map((spec) => spec.path.join(' ')).join(', ')}.`
       : `Unknown command \`proving ${argv[0]}\`: run \`proving --help\` for the list of commands.`
     io.stderr(`proving: ${redact(message, redactor)}\n`)
     return EXIT.usage

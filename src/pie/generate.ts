@@ -18,11 +18,33 @@ import { CELL_SIZE, toWords, writeCell } from './memory.ts'
 /** fibonacci_compiled.json (cairo-lang 0.14.0): its words, main = pc of __main__.main, builtins. */
 export const FIBONACCI_PROGRAM = {
   data: [
-    290341444919459839n, 1n, 1226245742482522112n, 4n, 74168662805676031n, 0n, 5189976364521848832n, 1n,
-    5193354059947409408n, 5188850460319907840n, 1226245742482522112n, 6n, 4612389712311451647n,
-    5198983563776458752n, 2n, 2345108766317314046n, 146226256843603965n, 4n, 5191102242953854976n,
-    2345108766317314046n, 5191102242953854976n, 5200109442208333824n, 5198983563776458752n, STARK_PRIME - 1n,
-    1226245742482522112n, STARK_PRIME - 8n, 2345108766317314046n,
+    290341444919459839n,
+    1n,
+    1226245742482522112n,
+    4n,
+    74168662805676031n,
+    0n,
+    5189976364521848832n,
+    1n,
+    5193354059947409408n,
+    5188850460319907840n,
+    1226245742482522112n,
+    6n,
+    4612389712311451647n,
+    5198983563776458752n,
+    2n,
+    2345108766317314046n,
+    146226256843603965n,
+    4n,
+    5191102242953854976n,
+    2345108766317314046n,
+    5191102242953854976n,
+    5200109442208333824n,
+    5198983563776458752n,
+    STARK_PRIME - 1n,
+    1226245742482522112n,
+    STARK_PRIME - 8n,
+    2345108766317314046n,
   ],
   main: 6,
   builtins: ['output'],
@@ -32,6 +54,12 @@ export type GeneratePieOptions = {
   outDir: string
   /** Target size of memory.bin in bytes (rounded down to whole cells; at least ~2 KiB). */
   memoryBytes: number
+  /**
+   * Words of program (default: fibonacci's 27). Above that, fibonacci's words are followed by
+   * instruction-like filler (63-bit encodings, small immediates, negative constants), so the
+   * program hash has a real size to chew on. memory.bin holds them too.
+   */
+  programWords?: number
   seed?: number
   signal?: AbortSignal
 }
@@ -43,9 +71,10 @@ export type GeneratedPie = {
   executionSize: number
   nSteps: number
   output: bigint[]
+  programWords: number
 }
 
-const PROGRAM_SIZE = FIBONACCI_PROGRAM.data.length
+const FIBONACCI_SIZE = FIBONACCI_PROGRAM.data.length
 const OUTPUT_SIZE = 2
 const MIN_EXECUTION = 16
 const CHUNK_CELLS = 104_857 // just under 4 MiB of cells
@@ -81,14 +110,32 @@ function fibonacci(n: number): bigint {
   return b
 }
 
+/** The program's words: fibonacci's, then deterministic instruction-like filler up to `count`. */
+export function syntheticProgram(count: number, seed = 1): bigint[] {
+  const data: bigint[] = FIBONACCI_PROGRAM.data.slice(0, Math.max(count, FIBONACCI_SIZE))
+  const random = prng(seed ^ 0x5eed)
+  while (data.length < count) {
+    const kind = random() & 7
+    if (kind < 5) data.push((BigInt(0x40000000 | (random() & 0x3fffffff)) << 32n) | BigInt(random()))
+    else if (kind < 7) data.push(BigInt(random() & 0xffff))
+    else data.push(STARK_PRIME - BigInt(1 + (random() & 0xff)))
+  }
+  return data
+}
+
 /** Generates a valid PIE directory (metadata, memory, additional data, resources, version). */
 export async function generatePie(options: GeneratePieOptions): Promise<GeneratedPie> {
   const seed = options.seed ?? 1
+  const programSize = options.programWords ?? FIBONACCI_SIZE
+  if (!Number.isInteger(programSize) || programSize < FIBONACCI_SIZE || programSize >= TWO_POW_30) {
+    throw new InvalidInputError(`programWords must be an integer from ${FIBONACCI_SIZE} to 2^30 - 1, got ${programSize}`)
+  }
+  const program = syntheticProgram(programSize, seed)
   const totalCells = Math.floor(options.memoryBytes / CELL_SIZE)
-  const executionSize = totalCells - PROGRAM_SIZE - OUTPUT_SIZE
+  const executionSize = totalCells - programSize - OUTPUT_SIZE
   if (executionSize < MIN_EXECUTION) {
     throw new InvalidInputError(
-      `memory.bin of ${options.memoryBytes} bytes is too small; at least ${(PROGRAM_SIZE + OUTPUT_SIZE + MIN_EXECUTION) * CELL_SIZE} bytes`,
+      `memory.bin of ${options.memoryBytes} bytes is too small; at least ${(programSize + OUTPUT_SIZE + MIN_EXECUTION) * CELL_SIZE} bytes`,
     )
   }
   if (executionSize >= TWO_POW_30) throw new InvalidInputError('memory.bin too large: the execution segment must stay below 2^30 cells')
@@ -101,9 +148,9 @@ export async function generatePie(options: GeneratePieOptions): Promise<Generate
 
   // Written by hand: program words above 2^53 must appear as exact integers.
   const metadata =
-    `{"program": {"prime": ${STARK_PRIME}, "data": [${FIBONACCI_PROGRAM.data.join(', ')}], ` +
+    `{"program": {"prime": ${STARK_PRIME}, "data": [${program.join(', ')}], ` +
     `"builtins": ["output"], "main": ${FIBONACCI_PROGRAM.main}}, ` +
-    `"program_segment": {"index": 0, "size": ${PROGRAM_SIZE}}, ` +
+    `"program_segment": {"index": 0, "size": ${programSize}}, ` +
     `"execution_segment": {"index": 1, "size": ${executionSize}}, ` +
     `"ret_fp_segment": {"index": 3, "size": 0}, "ret_pc_segment": {"index": 4, "size": 0}, ` +
     `"builtin_segments": {"output": {"index": 2, "size": ${OUTPUT_SIZE}}}, "extra_segments": []}`
@@ -126,10 +173,11 @@ export async function generatePie(options: GeneratePieOptions): Promise<Generate
       while (done < used) done += (await handle.write(buffer, done, used - done)).bytesWritten
       used = 0
     }
-    FIBONACCI_PROGRAM.data.forEach((word, offset) => {
-      writeCell(view, used, 0, offset, word)
+    for (let offset = 0; offset < program.length; offset++) {
+      writeCell(view, used, 0, offset, program[offset]!)
       used += CELL_SIZE
-    })
+      if (used === buffer.length) await flush()
+    }
     const fill = executionFiller(executionSize, seed)
     let offset = 0
     while (offset < executionSize) {
@@ -148,7 +196,7 @@ export async function generatePie(options: GeneratePieOptions): Promise<Generate
   } finally {
     await handle.close()
   }
-  return { dir, memoryBytes: totalCells * CELL_SIZE, cells: totalCells, executionSize, nSteps, output }
+  return { dir, memoryBytes: totalCells * CELL_SIZE, cells: totalCells, executionSize, nSteps, output, programWords: programSize }
 }
 
 /** Writes execution cells [first, first + count) at `at`; the cell contents depend only on offset and seed order. */
@@ -188,7 +236,8 @@ function executionFiller(size: number, seed: number) {
       if (offset === 0) setPointer(view, at, 2, 0)
       else if (offset === 1) setPointer(view, at, 3, 0)
       else if (offset === 2) setPointer(view, at, 4, 0)
-      else if (offset === size - 1) setPointer(view, at, 2, OUTPUT_SIZE) // final output pointer
+      else if (offset === size - 1)
+        setPointer(view, at, 2, OUTPUT_SIZE) // final output pointer
       else {
         const frame = Math.floor(offset / FRAME)
         switch (offset % FRAME) {

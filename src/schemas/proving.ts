@@ -76,7 +76,8 @@ export type MemoryVerification = (typeof MEMORY_VERIFICATIONS)[number]
 const INT32_MIN = -2_147_483_648
 const INT32_MAX = 2_147_483_647
 const int32 = () => z.number().int().min(INT32_MIN).max(INT32_MAX)
-const dateTime = () => z.iso.datetime({ offset: true })
+/** ISO 8601, with an offset or Z, or without one (local time): what services send. */
+const dateTime = () => z.iso.datetime({ offset: true, local: true })
 /** May be absent, may be null: what production does to most fields. */
 const maybe = <T extends z.ZodType>(schema: T) => schema.nullable().optional()
 /** A list the service may leave out or null: read as empty. */

@@ -248,14 +248,14 @@ export const taskQueuedResponse = z.looseObject({
 export type TaskQueuedResponse = z.infer<typeof taskQueuedResponse>
 
 /**
- * GET /tasks/{uuid}/status. interface.md says all four are strings; `errorMessage` is also
- * accepted as null or absent, which is how "no error" is commonly sent and no reason to fail a
- * wait over.
+ * GET /tasks/{uuid}/status. interface.md says all four are strings. Only `status` decides
+ * anything, so only it is required: `taskId`, `updatedAt` and `errorMessage` are also
+ * accepted as null or absent (how "no error" is commonly sent), no reason to fail a wait over.
  */
 export const taskStatusRecord = z.looseObject({
   status: openEnum(TASK_STATUSES),
-  taskId: z.string(),
-  updatedAt: z.string(),
+  taskId: z.string().nullable().optional(),
+  updatedAt: z.string().nullable().optional(),
   errorMessage: z.string().nullable().optional(),
 })
 export type TaskStatusRecord = z.infer<typeof taskStatusRecord>
@@ -271,7 +271,7 @@ export type UsedMmrRecord = z.infer<typeof usedMmrRecord>
 
 export const taskMmrsResponse = z.looseObject({
   mmrs: z.array(usedMmrRecord),
-  taskId: z.string(),
+  taskId: z.string().nullable().optional(),
 })
 export type TaskMmrsResponse = z.infer<typeof taskMmrsResponse>
 

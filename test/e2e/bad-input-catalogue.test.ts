@@ -74,7 +74,7 @@ beforeAll(async () => {
     json({ destinationChainId: '11155111', fee: '0', data: { '11155111': { 'block:5382810': { accounts: { [account]: { props: ['BALANCE'], slots: [] } } } } }, ...overrides })
   await writeFile(file('query-hex-chain.json'), query({ destinationChainId: '0xaa36a7' }))
   await writeFile(file('query-bad-fee.json'), query({ fee: 'ten' }))
-  await writeFile(file('query-bad-address.json'), query({ data: { '1': { 'block:1': { accounts: { '0x1234': { props: ['BALANCE'], slots: [] } } } } } }))
+  await writeFile(file('query-bad-address.json'), query({ data: { '1': { 'block:1': { accounts: { '1234': { props: ['BALANCE'], slots: [] } } } } } }))
   await writeFile(file('query-huge.json'), query({ padding: 'x'.repeat(5 * 1024 * 1024) }))
   await writeFile(file('query-deep.json'), `{"destinationChainId":"1","fee":"0","data":${deep(40)}}`)
   await writeFile(file('query-latin1.bin'), Buffer.concat([Buffer.from(query({}).slice(0, -1) + ',"note":"gr'), Buffer.from([0xfc]), Buffer.from('n"}')]))

@@ -169,6 +169,22 @@ describe('API keys', () => {
   })
 })
 
+describe('help', () => {
+  it('every command and every group, nested ones too, answers --help with exit 0', async () => {
+    const { COMMANDS } = await import('../../src/cli/commands/index.ts')
+    const groups = new Set(COMMANDS.flatMap((spec) => spec.path.slice(0, -1).map((_, depth) => spec.path.slice(0, depth + 1).join(' '))))
+    for (const words of [...COMMANDS.map((spec) => spec.path.join(' ')), ...groups]) {
+      const run = await runCli([...words.split(' '), '--help'])
+      expect(run.code, words).toBe(0)
+      expect(run.stdout, words).toMatch(new RegExp(`^Usage: proving ${words}`))
+    }
+    expect(groups).toContain('auth keys')
+    const bare = await runCli(['auth', 'keys'])
+    expect(bare.code).toBe(2)
+    expect(bare.stderr).toContain('auth keys list')
+  })
+})
+
 describe('shell completion', () => {
   it('bash: `complete -p` registers it; compgen completes commands, groups, flags and their values', async () => {
     const script = await runCli(['completion', 'bash'])

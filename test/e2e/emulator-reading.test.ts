@@ -91,6 +91,20 @@ describe('reading queries', () => {
     expect((await request(metadataUrls[0]).then((response) => response.statusCode))).toBe(200)
   })
 
+  it('GET /proving-queries (production.md): the same list, the key as header or apiKey query parameter, filtered by clientId', async () => {
+    const mine = [await submitFixturePie(emulator()), await submitFixturePie(emulator())]
+    await submitFixturePie(emulator(), OTHER_KEY)
+    const byHeader = await docs('/proving-queries')
+    const byQuery = await emulator().call('GET', '/proving-queries', { query: { apiKey: KEY } })
+    expect(byHeader.status).toBe(200)
+    expect(byQuery.body).toEqual(byHeader.body)
+    expect(byHeader.body.provingQueries.map((query: { id: string }) => query.id)).toEqual([...mine].reverse())
+    const clientId = byHeader.body.provingQueries[0].client.clientId
+    expect((await docs('/proving-queries', KEY, { clientId })).body.total).toBe(2)
+    expect((await docs('/proving-queries', KEY, { clientId: 'someone-else' })).body.total).toBe(0)
+    expect(await docs('/proving-queries', null)).toMatchObject({ status: 401, body: { message: 'INVALID_API_KEY' } })
+  })
+
   describe('GET /docs/proving-queries', () => {
     it('lists only the caller\'s queries, newest first, { provingQueries: [L], total }', async () => {
       const mine = [await submitFixturePie(emulator()), await submitFixturePie(emulator()), await submitFixturePie(emulator())]

@@ -292,6 +292,40 @@ describe('POST /proving-query (extension) and GET /proving-query-by-dedup-id', (
     expect(byQuery.status).toBe(201)
   })
 
+  describe('what production refuses and takes (production.md)', () => {
+    const programForm = (fields: Record<string, string>, input?: { text: string; name: string; type: string }) => {
+      const form = new FormData()
+      for (const [name, value] of Object.entries({ declaredJobSize: 'XS', ...fields })) form.append(name, value)
+      form.append('programFile', new Blob(['{"prime": "0x1"}'], { type: 'application/json' }), 'program.json')
+      if (input) form.append('inputFile', new Blob([input.text], { type: input.type }), input.name)
+      return form
+    }
+    const TXT = { text: '[1 2 3]', name: 'input.txt', type: 'text/plain' }
+    const JSON_INPUT = { text: '{"n": 3}', name: 'input.json', type: 'application/json' }
+
+    it.each([
+      [{ cairoVersion: 'cairo1', cairoVm: 'python' }, TXT, 'CAIRO1_IS_NOT_SUPPORTED_FOR_PYTHON'],
+      [{ cairoVersion: 'cairo0', cairoVm: 'rust' }, JSON_INPUT, 'INPUT_FILE_IS_NOT_SUPPORTED_FOR_CAIRO0_AND_RUST_VM'],
+      [{ cairoVersion: 'cairo1', cairoVm: 'rust' }, JSON_INPUT, 'INPUT_FILE_FOR_CAIRO1_SHOULD_BE_TXT'],
+      [{ cairoVersion: 'cairo0', cairoVm: 'python' }, TXT, 'INPUT_FILE_FOR_CAIRO0_SHOULD_BE_JSON'],
+      [{}, undefined, 'PROGRAM_FILE_OR_PIE_FILE_OR_PROGRAM_HASH_IS_REQUIRED'],
+    ])('%o with %o: 400 %s, nothing created', async (fields, input, code) => {
+      const form = code.startsWith('PROGRAM_FILE_OR') ? await queryForm({}, { pie: false }) : programForm(fields, input)
+      const answer = await submit(form)
+      expect(answer).toMatchObject({ status: 400, body: { message: code } })
+      expect(Object.keys(emulator().state.queries)).toHaveLength(0)
+    })
+
+    it('cairo1 on rust with a text input is kept as input.txt; hints and production\'s layouts are taken', async () => {
+      const answer = await submit(programForm({ cairoVersion: 'cairo1', cairoVm: 'rust', hints: 'svc_sn_grower', layout: 'all_cairo' }, TXT))
+      expect(answer.status).toBe(201)
+      const query = emulator().state.queries[answer.body.provingQueryId]!
+      expect(query.files.input).toMatchObject({ name: 'input.txt' })
+      const { provingQuery } = (await emulator().call('GET', `/docs/proving-query/${query.id}`, { headers: { 'api-key': KEY } })).body
+      expect(provingQuery).toMatchObject({ hints: 'svc_sn_grower', layout: 'all_cairo', cairoVersion: 'cairo1' })
+    })
+  })
+
   it('the result decides the chain and the steps', async () => {
     const answer = await submit(await queryForm({ result: 'PROOF_VERIFICATION_ON_L1', network: 'MAINNET' }))
     const { provingQuery } = (await emulator().call('GET', `/docs/proving-query/${answer.body.provingQueryId}`, { headers: { 'api-key': KEY } })).body

@@ -56,9 +56,9 @@ describe(`a ${sizeMiB} MiB upload`, () => {
         headersTimeout: 300_000,
         bodyTimeout: 300_000,
       })
-      const body = (await response.body.json()) as { message: string }
+      const body = (await response.body.json()) as { message: string; details: string }
       expect(response.statusCode).toBe(400)
-      expect(body.message).toMatch(/not a valid Cairo PIE/)
+      expect(body.details).toMatch(/not a valid Cairo PIE/)
       const after = await peakRssMiB(child.pid!)
       // Observed: about +90 MiB whatever the size (buffers in flight and garbage not yet collected).
       expect(after - before).toBeLessThan(Math.min(200, sizeMiB / 2))

@@ -2,6 +2,7 @@ import { EXAMPLE } from '../helpers/example-pie.ts'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.ts'
 import { runCli } from '../helpers/cli.ts'
+import { EXAMPLE } from '../helpers/example-pie.ts'
 import { type ActionRun, FIXTURE_PIE, leakedSecret, runAction } from '../helpers/run-action.ts'
 
 /**

@@ -183,7 +183,7 @@ describe('the emulator never crashes on corrupted uploads', () => {
         form.append('pieFile', new Blob([upload]), 'pie.zip')
         const answer = await emulator.call('POST', '/v1/l2/proving-query/proof-generation-verification', { query: { apiKey: KEY }, form })
         expect([201, 400], JSON.stringify(answer.body)).toContain(answer.status)
-        if (answer.status === 400) expect(answer.body.message).toMatch(/pieFile/)
+        if (answer.status === 400) expect(answer.body.details).toMatch(/pieFile/)
       }),
       { numRuns: 150, seed: SEED + 4 },
     )

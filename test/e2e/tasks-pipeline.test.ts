@@ -69,7 +69,7 @@ describe('a scheduled task', () => {
     expect(seen).toEqual(SUCCESS_PATH)
     expect(outcome).toMatchObject({ status: 'TaskDecommitmentCompleted', taskId: queued.uuid, errorMessage: '' })
     expect(taskStatusRecord.safeParse(outcome).success).toBe(true)
-    expect(Date.parse((outcome as TaskStatusRecord).updatedAt)).toBe(Date.parse('2025-06-01T12:00:00.000Z') + 10 * MINUTE)
+    expect(Date.parse((outcome as TaskStatusRecord).updatedAt!)).toBe(Date.parse('2025-06-01T12:00:00.000Z') + 10 * MINUTE)
 
     const { mmrs, taskId } = await client.getTaskMmrs(queued.uuid)
     expect(taskId).toBe(queued.uuid)

@@ -13,6 +13,7 @@ import { loadClient } from '../steps/lazy.ts'
 import { bucketOutputs } from '../steps/outputs.ts'
 import { expandPieInput } from '../steps/pie-step.ts'
 import { ProvingStep } from '../steps/query-step.ts'
+import { STATE } from '../steps/state.ts'
 import type { ActionIO } from '../types.ts'
 
 export const run = defineAction({
@@ -43,7 +44,7 @@ export const run = defineAction({
       }
     }
     const services = await loadClient()
-    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io) })
+    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
     const bucket = await client.closeBucket(inputs['bucket-id'], { signal })
     step.outputs.set(bucketOutputs(bucket))
     const status = typeof bucket.status === 'string' ? bucket.status : undefined
@@ -65,6 +66,12 @@ export const run = defineAction({
       return
     }
 
+    // Killed mid-wait, the post step says what was closed and how to gate on it later.
+    io.saveState(STATE.subject, `bucket ${bucket.id}`)
+    io.saveState(
+      STATE.followUp,
+      `Gate on it later with this sub-action again (closing is idempotent): bucket-id ${bucket.id}, wait: true; or \`proving bucket close ${bucket.id} --wait\`.`,
+    )
     const { bucketTable, judgeBucket, waitForBucket } = await import('../../pipeline/bucket.ts')
     const { formatDuration } = await import('../../core/poll.ts')
     const timeoutMs = inputs['timeout-minutes'] * 60_000

@@ -1,6 +1,6 @@
 /**
  * The post step of every action that waits (root, wait, retry, verify-proof, task, decommit,
- * storage-query). The main step reports for itself, cancellation
+ * storage-query, bucket-close). The main step reports for itself, cancellation
  * included; this one only speaks when the main step was stopped before it could (killed after
  * the runner's grace period, out of memory, ...): the query id it saved is then the one thing a
  * person needs to pick the query up again.

@@ -127,8 +127,11 @@ export const memoryVerificationValue = z.enum(MEMORY_VERIFICATIONS, {
 const service = {
   'api-key': optional(nonEmptyValue, { secret: true }),
   'base-url': optional(httpUrlValue),
+  'allow-insecure-http': withDefault('false', booleanValue),
 }
 
+const openNameValue = (known: readonly string[]) =>
+  z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: `must be one of ${known.join(', ')} (or a newer name)` })
 const enumValue = <T extends string>(values: readonly T[]) => z.enum(values as [T, ...T[]], { error: `must be one of ${values.join(', ')}` })
 const upperEnumValue = <T extends string>(values: readonly T[]) =>
   z.string().transform((text) => text.toUpperCase()).pipe(enumValue(values))
@@ -157,8 +160,9 @@ export const GENERAL_INPUTS = {
   'declared-job-size': optional(upperEnumValue(JOB_SIZES)),
   'external-id': optional(nonEmptyValue),
   'dedup-id': optional(z.string().max(128, { error: 'must be at most 128 characters' })),
-  hints: optional(enumValue(HINTS)),
-  'sharp-prover': optional(enumValue(SHARP_PROVERS)),
+  // Open lists (production.md): a newer hint or prover is sent as given; the client warns.
+  hints: optional(openNameValue(HINTS)),
+  'sharp-prover': optional(openNameValue(SHARP_PROVERS)),
   'bucket-id': optional(identifierValue),
   'bucket-job-index': optional(bucketJobIndexValue),
 } satisfies InputSpecs

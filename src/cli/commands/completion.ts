@@ -9,28 +9,32 @@ import { TASK_STATUSES } from '../../schemas/tasks.ts'
  * it always knows every command, subcommand and flag (and the values of flags whose value is a
  * fixed list, such as --network <TESTNET|MAINNET>). Files complete where a path is expected.
  */
-export const completion = defineCommand({
-  path: ['completion'],
-  args: '<bash|zsh|fish>',
-  summary: 'Print a shell completion script for bash, zsh or fish.',
-  details: [
-    'bash:  source <(proving completion bash)            (or save it to ~/.local/share/bash-completion/completions/proving)',
-    'zsh:   source <(proving completion zsh)             (in ~/.zshrc, after compinit)',
-    'fish:  proving completion fish > ~/.config/fish/completions/proving.fish',
-  ],
-  positionals: { min: 1, max: 1 },
-  options: {},
-  async run(context) {
-    const shell = context.positionals[0]!
-    const { COMMANDS } = await import('./index.ts')
-    const table = completionTable(COMMANDS)
-    if (shell === 'bash') context.io.stdout(bashScript(table))
-    else if (shell === 'zsh') context.io.stdout(`#compdef proving\n# proving completion for zsh (bash's, through bashcompinit)\nautoload -U +X compinit && compinit\nautoload -U +X bashcompinit && bashcompinit\n${bashScript(table)}`)
-    else if (shell === 'fish') context.io.stdout(fishScript(table))
-    else throw new InvalidInputError(`Unknown shell ${JSON.stringify(shell)}: use bash, zsh or fish.`, { input: '<shell>' })
-    return EXIT.ok
-  },
-})
+/**
+ * The command, over the table it completes: given as a function (commands/index.ts passes its
+ * COMMANDS) so this module does not import the table that lists it.
+ */
+export const completionCommand = (commands: () => readonly CommandSpec[]) =>
+  defineCommand({
+    path: ['completion'],
+    args: '<bash|zsh|fish>',
+    summary: 'Print a shell completion script for bash, zsh or fish.',
+    details: [
+      'bash:  source <(proving completion bash)            (or save it to ~/.local/share/bash-completion/completions/proving)',
+      'zsh:   source <(proving completion zsh)             (in ~/.zshrc, after compinit)',
+      'fish:  proving completion fish > ~/.config/fish/completions/proving.fish',
+    ],
+    positionals: { min: 1, max: 1 },
+    options: {},
+    async run(context) {
+      const shell = context.positionals[0]!
+      const table = completionTable(commands())
+      if (shell === 'bash') context.io.stdout(bashScript(table))
+      else if (shell === 'zsh') context.io.stdout(`#compdef proving\n# proving completion for zsh (bash's, through bashcompinit)\nautoload -U +X compinit && compinit\nautoload -U +X bashcompinit && bashcompinit\n${bashScript(table)}`)
+      else if (shell === 'fish') context.io.stdout(fishScript(table))
+      else throw new InvalidInputError(`Unknown shell ${JSON.stringify(shell)}: use bash, zsh or fish.`, { input: '<shell>' })
+      return EXIT.ok
+    },
+  })
 
 type Entry = { path: string; options: [string, OptionSpec][] }
 type Table = { groups: Map<string, string[]>; commands: Entry[] }
@@ -43,10 +47,10 @@ export function completionTable(commands: readonly CommandSpec[]): Table {
     if (!words.includes(word)) words.push(word)
     groups.set(prefix, words)
   }
-  for (const spec of [...commands, completion as unknown as CommandSpec]) {
+  for (const spec of commands) {
     for (let depth = 0; depth < spec.path.length; depth++) add(spec.path.slice(0, depth).join(' '), spec.path[depth]!)
   }
-  const entries = [...commands, completion as unknown as CommandSpec].map((spec) => ({
+  const entries = commands.map((spec) => ({
     path: spec.path.join(' '),
     options: Object.entries({ ...spec.options, ...GLOBAL_OPTIONS }) as [string, OptionSpec][],
   }))

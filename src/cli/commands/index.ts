@@ -7,7 +7,7 @@ import { prove, verifyProof } from './prove.ts'
 import { queryGet, queryList, queryRetry, queryWait } from './query.ts'
 import { submit } from './submit.ts'
 import { configPathCommand, configShow } from './config.ts'
-import { completion } from './completion.ts'
+import { completionCommand } from './completion.ts'
 import { storageQuery, storageStatus } from './storage.ts'
 import { authCreateKey, authKeysList, authLogin } from './auth.ts'
 import { TASK_COMMANDS } from './task.ts'
@@ -37,5 +37,5 @@ export const COMMANDS: CommandSpec[] = [
   configShow,
   configPathCommand,
   emulator,
-  completion,
+  completionCommand(() => COMMANDS),
 ]

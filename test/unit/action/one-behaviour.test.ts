@@ -16,7 +16,7 @@ import { fakeIO, readAction, REPO_ROOT } from '../../helpers/run-action.ts'
 const names = actionFiles().map((file) => file.replace(/\/?action\.yml$/, ''))
 const load = async (name: string) => (await import(`../../../src/action/actions/${name || 'main'}.ts`)) as { run: (io: ActionIO, options?: RunOptions) => Promise<void> }
 /** Actions that wait for something on a service: killed mid-wait, their post step says how to follow it. */
-const WAITING = ['', 'wait', 'retry', 'verify-proof', 'task', 'decommit', 'storage-query']
+const WAITING = ['', 'wait', 'retry', 'verify-proof', 'task', 'decommit', 'storage-query', 'bucket-close']
 
 let emulator: RunningEmulator
 beforeAll(async () => {

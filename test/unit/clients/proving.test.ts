@@ -21,7 +21,7 @@ import { FakeClock } from '../../helpers/fake-clock.ts'
 import { bucket, metadataUrls, recordD, recordL, recordR, type Overrides } from '../../helpers/records.ts'
 import { failure } from '../../helpers/failure.ts'
 
-const BASE = 'http://proving.test'
+const BASE = 'https://proving.test'
 const KEY = 'pk_test_0123456789abcdef'
 const UA = `proving-kit/${VERSION}`
 const L2_PIE = '/v1/l2/proving-query/proof-generation-verification'
@@ -798,13 +798,20 @@ describe('waitForQuery', () => {
       return { seen, latency: () => seenDoneAt! - finishAt }
     }
 
-    it('a 10-minute job costs at most half the requests of a `sleep 5` loop', async () => {
+    it('a 10-minute job costs at most half the requests of a `sleep 5` loop run against the same job', async () => {
       const { seen, latency } = jobFinishingAt(600_000)
       await docsClient().waitForQuery('q-1')
-      const sleepFiveLoop = 600_000 / 5_000
-      expect(sleepFiveLoop).toBe(120)
-      expect(seen.length).toBeLessThanOrEqual(sleepFiveLoop / 2)
       expect(latency()).toBeLessThanOrEqual(30_000)
+      const clientRequests = seen.length
+
+      // The peer, measured the same way: read the query, `sleep 5`, until it is DONE.
+      nock.cleanAll()
+      clock = new FakeClock()
+      const peer = jobFinishingAt(600_000)
+      const client = docsClient()
+      while ((await client.getQueryDetails('q-1')).provingQuery.status !== 'DONE') await clock.sleep(5_000)
+      expect(peer.seen.length).toBeGreaterThan(100)
+      expect(clientRequests).toBeLessThanOrEqual(peer.seen.length / 2)
     })
 
     it('a job done at 10 s is seen within 2.5 s', async () => {
@@ -817,5 +824,91 @@ describe('waitForQuery', () => {
         expect(latency()).toBeLessThan(2_500)
       }
     })
+  })
+})
+
+describe('which path a wait reads (item 3 of issue 14: either shape)', () => {
+  const client = () => new ProvingClient({ baseUrl: BASE, apiKey: KEY, logger, clock })
+  const paths = (seen: Seen[]) => seen.map((request) => request.url.pathname)
+
+  it('production\'s record carries status: GET /proving-query/{id} only', async () => {
+    const { scope, seen } = service()
+    scope.get('/proving-query/q-1').reply(200, { provingQuery: recordD({ status: 'IN_PROGRESS' }), metadataUrls: [] })
+    scope.get('/proving-query/q-1').reply(200, { provingQuery: recordD({ status: 'DONE' }), metadataUrls: metadataUrls() })
+    expect((await client().waitForQuery('q-1')).provingQuery.status).toBe('DONE')
+    expect(paths(seen)).toEqual(['/proving-query/q-1', '/proving-query/q-1'])
+  })
+
+  it('interface.md\'s record has none: the /docs/ path for the rest of the wait', async () => {
+    const { scope, seen } = service()
+    scope.get('/proving-query/q-1').reply(200, { provingQuery: recordD(), metadataUrls: [] })
+    scope.get('/docs/proving-query/q-1').reply(200, { provingQuery: recordL({ status: 'IN_PROGRESS' }), metadataUrls: [] })
+    scope.get('/docs/proving-query/q-1').reply(200, { provingQuery: recordL({ status: 'DONE' }), metadataUrls: [] })
+    expect((await client().waitForQuery('q-1')).provingQuery.status).toBe('DONE')
+    expect(paths(seen)).toEqual(['/proving-query/q-1', '/docs/proving-query/q-1', '/docs/proving-query/q-1'])
+  })
+
+  it.each([
+    ['a framework\'s JSON', { message: 'Cannot GET /proving-query/q-1', error: 'Not Found', statusCode: 404 }],
+    ['a gateway\'s page', '<html><body>404 Not Found</body></html>'],
+  ])('a no-route 404 (%s) on GET /proving-query/{id}: the /docs/ path for the rest', async (_name, body) => {
+    const { scope, seen } = service()
+    scope.get('/proving-query/q-1').reply(404, body)
+    scope.get('/docs/proving-query/q-1').reply(200, { provingQuery: recordL({ status: 'IN_PROGRESS' }), metadataUrls: [] })
+    scope.get('/docs/proving-query/q-1').reply(200, { provingQuery: recordL({ status: 'DONE' }), metadataUrls: [] })
+    expect((await client().waitForQuery('q-1')).provingQuery.status).toBe('DONE')
+    expect(paths(seen)).toEqual(['/proving-query/q-1', '/docs/proving-query/q-1', '/docs/proving-query/q-1'])
+  })
+
+  it('readPaths fixes the path: docs reads /docs/ only, and its 404 ends the wait', async () => {
+    const { scope, seen } = service()
+    scope.get('/docs/proving-query/q-1').reply(404, { message: 'Cannot GET /docs/proving-query/q-1', error: 'Not Found' })
+    const fixed = new ProvingClient({ baseUrl: BASE, apiKey: KEY, logger, clock, readPaths: 'docs' })
+    const error = await failure(fixed.waitForQuery('q-1'))
+    expect(error).toMatchObject({ status: 404 })
+    expect(paths(seen)).toEqual(['/docs/proving-query/q-1'])
+    // And per call: production's path only, even when its record has no status.
+    scope.get('/proving-query/q-1').reply(200, { provingQuery: recordD(), metadataUrls: [] })
+    const noStatus = await failure(client().waitForQuery('q-1', { path: 'production' }))
+    expect(noStatus).toBeInstanceOf(InvalidInputError)
+    expect(paths(seen)).toEqual(['/docs/proving-query/q-1', '/proving-query/q-1'])
+  })
+
+  it('the service\'s own 404 (PROVING_QUERY_NOT_FOUND) is an answer, not a missing route: the wait ends', async () => {
+    const { scope, seen } = service()
+    scope.get('/proving-query/q-1').reply(404, { message: 'PROVING_QUERY_NOT_FOUND' })
+    const error = await failure(client().waitForQuery('q-1'))
+    expect(error).toMatchObject({ status: 404, code: 'PROVING_QUERY_NOT_FOUND' })
+    expect(seen).toHaveLength(1)
+  })
+
+  it('both paths without a route: the second 404 ends the wait (no ping-pong)', async () => {
+    const { scope, seen } = service()
+    scope.get('/proving-query/q-1').reply(404, 'Cannot GET')
+    scope.get('/docs/proving-query/q-1').reply(404, 'Cannot GET')
+    const error = await failure(client().waitForQuery('q-1'))
+    expect(error).toMatchObject({ status: 404 })
+    expect(seen).toHaveLength(2)
+  })
+})
+
+describe('submitQuery and production\'s dedup refusal', () => {
+  it('refused as a duplicate, found by dedupId: that query, deduplicated, sent once', async () => {
+    const { scope, seen } = service()
+    scope.post('/proving-query').reply(400, { message: 'PROVING_QUERY_WITH_DEDUP_ID_ALREADY_EXISTS' })
+    scope.get('/proving-query-by-dedup-id').query({ dedupId: 'rel-1' }).reply(200, { provingQuery: { id: 'q-first', status: 'DONE' } })
+    const result = await provingClient().submitQuery({ declaredJobSize: 'XS', pieZip: pie, dedupId: 'rel-1' })
+    expect(result).toEqual({ provingQueryId: 'q-first', deduplicated: true })
+    expect(seen.map((request) => request.method)).toEqual(['POST', 'GET'])
+  })
+
+  it('refused as a duplicate but not found: a ServiceError that says so and keeps the code', async () => {
+    const { scope } = service()
+    scope.post('/proving-query').reply(409, { message: 'PROVING_QUERY_WITH_DEDUP_ID_ALREADY_EXISTS' })
+    scope.get('/proving-query-by-dedup-id').query(true).reply(404, { message: 'PROVING_QUERY_NOT_FOUND' })
+    const error = await failure(provingClient().submitQuery({ declaredJobSize: 'XS', pieZip: pie, dedupId: 'rel-2' }))
+    expect(error).toBeInstanceOf(ServiceError)
+    expect(error).toMatchObject({ status: 409, code: 'PROVING_QUERY_WITH_DEDUP_ID_ALREADY_EXISTS' })
+    expect(error.message).toMatch(/duplicate of dedupId rel-2, but finds no query with it/)
   })
 })

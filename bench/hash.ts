@@ -1,0 +1,27 @@
+/**
+ * One program-hash measurement in its own process (figure 7):
+ *   node bench/hash.ts <pedersen|poseidon|blake|scure-pedersen> <words>
+ * Hashes a synthetic program of that many words (src/pie/generate.ts's, as `gen:pie
+ * --program-words` writes) and prints {"ms": ...}: the hash alone, tables built on first use
+ * included, program generation excluded. `scure-pedersen` is the peer: the chain through
+ * @scure/starknet's pedersen, one call per word.
+ */
+import { pedersen } from '@scure/starknet'
+import { computeProgramHash, programHashChain, type ProgramHashVariant } from '../src/pie/index.ts'
+import { syntheticProgram } from '../src/pie/generate.ts'
+
+const [variant, wordsText] = process.argv.slice(2)
+const words = Number(wordsText)
+const program = { data: syntheticProgram(words, 1), builtins: ['output'], main: 6 }
+const started = performance.now()
+let hash: bigint
+if (variant === 'scure-pedersen') {
+  const chain = programHashChain(program)
+  const values = [BigInt(chain.length), ...chain]
+  hash = values[values.length - 1]!
+  for (let i = values.length - 2; i >= 0; i--) hash = BigInt(pedersen(values[i]!, hash))
+} else {
+  hash = computeProgramHash(program, variant as ProgramHashVariant)
+}
+const ms = performance.now() - started
+process.stdout.write(`${JSON.stringify({ variant, words, ms, hash: `0x${hash.toString(16)}` })}\n`)

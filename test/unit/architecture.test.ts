@@ -1,0 +1,138 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { REPO_ROOT } from '../helpers/cli.ts'
+
+/**
+ * The shape docs/architecture.md describes, checked from the sources: no import cycle anywhere in
+ * src (type-only and lazy `import()` edges included), and each layer imports only the layers
+ * below it. Read as text: every import in this project is a relative path ending in .ts.
+ */
+const SRC = join(REPO_ROOT, 'src')
+
+function sourceFiles(dir = SRC): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? sourceFiles(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+  )
+}
+
+/** Every module a file imports: `import`, `import type`, `export ... from` and `import('...')`. */
+function importsOf(file: string): { local: string[]; packages: string[] } {
+  const text = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '')
+  const specifiers = [...text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^import\s+)'([^']+)'/gm)].map((match) => match[1]!)
+  return {
+    local: specifiers.filter((specifier) => specifier.startsWith('.')).map((specifier) => resolve(dirname(file), specifier)),
+    packages: specifiers.filter((specifier) => !specifier.startsWith('.') && !specifier.startsWith('node:')),
+  }
+}
+
+const FILES = sourceFiles()
+const GRAPH = new Map(FILES.map((file) => [file, importsOf(file)]))
+const rel = (file: string) => relative(SRC, file)
+const layerOf = (file: string) => (rel(file).includes('/') ? rel(file).split('/')[0]! : rel(file))
+
+/** Tarjan's strongly connected components: any with two or more modules (or a self-import) is a cycle. */
+function cycles(): string[][] {
+  let index = 0
+  const indices = new Map<string, number>()
+  const low = new Map<string, number>()
+  const onStack = new Set<string>()
+  const stack: string[] = []
+  const found: string[][] = []
+  const visit = (node: string) => {
+    indices.set(node, index)
+    low.set(node, index++)
+    stack.push(node)
+    onStack.add(node)
+    for (const next of GRAPH.get(node)?.local ?? []) {
+      if (!indices.has(next)) {
+        visit(next)
+        low.set(node, Math.min(low.get(node)!, low.get(next)!))
+      } else if (onStack.has(next)) {
+        low.set(node, Math.min(low.get(node)!, indices.get(next)!))
+      }
+    }
+    if (low.get(node) === indices.get(node)) {
+      const component: string[] = []
+      let member: string
+      do {
+        member = stack.pop()!
+        onStack.delete(member)
+        component.push(rel(member))
+      } while (member !== node)
+      if (component.length > 1 || GRAPH.get(node)?.local.includes(node)) found.push(component.sort())
+    }
+  }
+  for (const file of FILES) if (!indices.has(file)) visit(file)
+  return found
+}
+
+/** What each layer may import (besides itself). The entries (index.ts, testing.ts) may import any library layer. */
+const MAY_IMPORT: Record<string, string[]> = {
+  core: [],
+  schemas: ['core'],
+  pie: ['core', 'schemas'],
+  clients: ['core', 'schemas', 'pie'],
+  chain: ['core', 'schemas', 'pie'],
+  pipeline: ['core', 'schemas', 'pie', 'clients', 'chain'],
+  emulator: ['core', 'schemas', 'pie', 'chain'],
+  action: ['core', 'schemas', 'pie', 'clients', 'chain', 'pipeline', 'emulator'],
+  cli: ['core', 'schemas', 'pie', 'clients', 'chain', 'pipeline', 'emulator'],
+  'index.ts': ['core', 'schemas', 'pie', 'clients'],
+  'testing.ts': ['core', 'emulator'],
+}
+
+describe('the architecture of src', () => {
+  it('reads every module and its imports', () => {
+    expect(FILES.length).toBeGreaterThan(100)
+    expect(GRAPH.get(join(SRC, 'index.ts'))!.local).toContain(join(SRC, 'clients', 'proving.ts'))
+  })
+
+  it('has no import cycle, type-only and lazy imports included', () => {
+    expect(cycles()).toEqual([])
+  })
+
+  it('each layer imports only the layers below it', () => {
+    const wrong: string[] = []
+    for (const [file, { local }] of GRAPH) {
+      const layer = layerOf(file)
+      const allowed = MAY_IMPORT[layer]
+      expect(allowed, `a layer docs/architecture.md does not name: ${layer}`).toBeDefined()
+      for (const target of local) {
+        const to = layerOf(target)
+        if (to !== layer && !allowed!.includes(to)) wrong.push(`${rel(file)} -> ${rel(target)}`)
+      }
+    }
+    expect(wrong).toEqual([])
+  })
+
+  it('only the action imports @actions/*; the core, schemas and clients name no host', () => {
+    const users = [...GRAPH].filter(([, { packages }]) => packages.some((name) => name.startsWith('@actions/'))).map(([file]) => layerOf(file))
+    expect(new Set(users)).toEqual(new Set(['action']))
+  })
+})
+
+/** Unit tests of something other than one module of src: the repository's files, or every action at once. */
+const REPO_LEVEL_TESTS = [
+  'architecture.test.ts',
+  'changelog.test.ts',
+  'suite.test.ts',
+  'action/action-yml.test.ts',
+  'action/one-behaviour.test.ts',
+]
+
+describe('the unit tests mirror src', () => {
+  it('test/unit/<layer>/<module>[.<aspect>].test.ts tests src/<layer>/<module>.ts (or a script of the repository)', () => {
+    const UNIT = join(REPO_ROOT, 'test', 'unit')
+    const tests = sourceFiles(UNIT)
+      .map((file) => relative(UNIT, file))
+      .filter((file) => file.endsWith('.test.ts'))
+    expect(tests.length).toBeGreaterThan(40)
+    const orphans = tests.filter((file) => {
+      if (REPO_LEVEL_TESTS.includes(file)) return false
+      const module = `${dirname(file) === '.' ? '' : `${dirname(file)}/`}${file.split('/').at(-1)!.split('.')[0]}.ts`
+      return !GRAPH.has(join(SRC, module)) && !existsSync(join(REPO_ROOT, module))
+    })
+    expect(orphans).toEqual([])
+  })
+})
