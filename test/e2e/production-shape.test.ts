@@ -1,4 +1,3 @@
-import { EXAMPLE } from '../helpers/example-pie.ts'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.ts'
 import { runCli } from '../helpers/cli.ts'
