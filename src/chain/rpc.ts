@@ -1,5 +1,5 @@
 import { InvalidInputError } from '../core/errors.ts'
-import { redact, redactUrl, SecretRedactor } from '../core/redact.ts'
+import { redact, SecretRedactor, showUrl } from '../core/redact.ts'
 
 /**
  * An RPC URL as the chain checks hold it. Providers put their API key in the URL
@@ -23,7 +23,7 @@ export function rpcEndpoint(url: string, input: string, redactor: SecretRedactor
   try {
     parsed = new URL(trimmed)
   } catch {
-    throw new InvalidInputError(`${input} is not a valid URL: "${redactUrl(trimmed)}"; give an absolute http(s) URL.`, { input })
+    throw new InvalidInputError(`${input} is not a valid URL: "${showUrl(trimmed)}"; give an absolute http(s) URL.`, { input })
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     throw new InvalidInputError(`${input} must use http or https, got "${parsed.protocol}".`, { input })

@@ -87,6 +87,11 @@ export const GLOBAL_OPTIONS = {
   json: { type: 'boolean', description: 'Print machine-readable JSON on stdout, and nothing else.' },
   debug: { type: 'boolean', description: 'Show debug logs and stack traces.' },
   help: { type: 'boolean', short: 'h', description: 'Show help for the command.' },
+  'allow-insecure-http': {
+    type: 'boolean',
+    env: 'PROVING_ALLOW_INSECURE_HTTP',
+    description: 'Allow plain http to a service on another machine (keys and signatures travel in clear).',
+  },
   profile: {
     type: 'string',
     valueName: '<name>',
@@ -241,4 +246,9 @@ export function parseInteger(text: string, flag: string, min: number, max: numbe
     })
   }
   return Number(text)
+}
+
+/** Whether --allow-insecure-http (or PROVING_ALLOW_INSECURE_HTTP=true) was given. */
+export function allowInsecureHttp(context: CommandContext): boolean {
+  return context.values['allow-insecure-http'] === true
 }

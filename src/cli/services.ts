@@ -2,7 +2,7 @@ import { ProvingClient, type QueryProgress, type QueryResult, type UploadProgres
 import { formatBytes } from '../pipeline/prove.ts'
 import { InvalidInputError } from '../core/errors.ts'
 import { formatDuration } from '../core/poll.ts'
-import { type CommandContext, parseDuration, SERVICE_OPTIONS, type StringOption } from './context.ts'
+import { type CommandContext, parseDuration, SERVICE_OPTIONS, type StringOption, allowInsecureHttp } from './context.ts'
 
 /** Builds the proving client from --base-url / --api-key (or their environment variables). */
 export function provingClientFrom(context: CommandContext<typeof SERVICE_OPTIONS>, options: { needsKey: boolean; baseUrl?: string; apiKey?: string }): ProvingClient {
@@ -23,7 +23,7 @@ export function provingClientFrom(context: CommandContext<typeof SERVICE_OPTIONS
     throw new InvalidInputError(`--read-paths must be auto, docs or production; got ${JSON.stringify(readPaths)}.`, { input: '--read-paths' })
   }
   try {
-    return new ProvingClient({ baseUrl, apiKey, logger: context.logger, readPaths })
+    return new ProvingClient({ baseUrl, apiKey, logger: context.logger, readPaths, allowInsecureHttp: allowInsecureHttp(context) })
   } catch (error) {
     throw new InvalidInputError(`--base-url ${(error as Error).message.split('\n')[0]}`, { input: '--base-url', cause: error })
   }

@@ -5,12 +5,13 @@ import { stat } from 'node:fs/promises'
 import {
   AbortedError,
   InvalidInputError,
+  InvalidResponseError,
   isNoRoute,
   ProvingKitError,
   ServiceError,
   UnknownStatusError,
 } from '../core/errors.ts'
-import { checkEnum, checkInteger, checkOpenEnum } from '../core/checks.ts'
+import { apiKeyOf, checkEnum, checkInteger, checkOpenEnum, requireId } from '../core/checks.ts'
 import { type ConnectionOptions, connectionOf, HttpClient } from '../core/http.ts'
 import { explainSubmissionFailure, mayHaveBeenProcessed } from '../core/submission.ts'
 import { prepareMultipart } from '../core/multipart.ts'
@@ -166,6 +167,13 @@ export type WaitForQueryOptions = {
   stuckAfterMs?: number | undefined
   onStuck?: ((progress: QueryProgress & { stepElapsedMs: number }) => void) | undefined
   schedule?: Partial<PollSchedule> | undefined
+  /**
+   * The query was just accepted by this service (the wait follows a submission): a page from
+   * something in between, even a 404 on both read paths, is then a gateway hiccup and the wait
+   * goes on until its timeout. Otherwise such a 404 before any successful read ends the wait
+   * (a wrong URL).
+   */
+  afterSubmission?: boolean | undefined
 }
 
 export type QueryResult = { provingQuery: QueryRecordL; metadataUrls: string[] }
@@ -183,12 +191,13 @@ const UPLOAD_HEADERS_TIMEOUT_MS = 10 * 60_000
 export class ProvingClient {
   readonly http: HttpClient
   readonly readPaths: ReadPaths
+  #serviceChecked = false
   readonly #apiKey: string | undefined
   /** The list path this client found answering (auto), so later pages go straight there. */
   #listPath: 'docs' | 'production' | undefined
 
   constructor(options: ClientOptions) {
-    this.#apiKey = options.apiKey?.trim() || undefined
+    this.#apiKey = apiKeyOf(options.apiKey)
     this.readPaths = options.readPaths ?? 'auto'
     if (!['auto', 'docs', 'production'].includes(this.readPaths)) {
       throw new InvalidInputError(`readPaths must be auto, docs or production; got ${JSON.stringify(this.readPaths)}.`, { input: 'readPaths' })
@@ -378,6 +387,34 @@ export class ProvingClient {
     return data
   }
 
+  /**
+   * Makes sure the base URL reaches the proving service before anything is submitted (and
+   * paid for): `GET /is-alive` must not be a page from something else (a gateway's text/plain
+   * 404, an HTML page, a non-JSON 200). The service's own answers pass, even an error (its JSON
+   * 404, a 5xx: the submission handles those). Asked once per client. So a wrong URL is an
+   * input error before the upload, never a failed wait after it.
+   */
+  async checkService(options: { signal?: AbortSignal | undefined } = {}): Promise<void> {
+    if (this.#serviceChecked) return
+    try {
+      await this.http.request({ method: 'GET', path: '/is-alive', operation: 'check the service URL', signal: options.signal })
+    } catch (error) {
+      const page = error instanceof ServiceError ? error.gatewayPage && (error.status ?? 0) < 500 : error instanceof InvalidResponseError
+      if (!page) {
+        if (error instanceof ServiceError) {
+          this.#serviceChecked = true
+          return
+        }
+        throw error
+      }
+      throw new InvalidInputError(
+        `The proving service URL (${new URL(this.http.baseUrl).origin}) does not answer like the proving service: GET /is-alive got ${error instanceof ServiceError ? `${error.status} and a page that is not its JSON` : 'an answer that is not its JSON'}. Check the base URL (--base-url, PROVING_BASE_URL, the base-url input); nothing was submitted.`,
+        { input: 'baseUrl', cause: error },
+      )
+    }
+    this.#serviceChecked = true
+  }
+
   /** GET /is-alive (extension). */
   async isAlive(options: { signal?: AbortSignal } = {}): Promise<boolean> {
     const { data } = await this.http.request({
@@ -429,6 +466,8 @@ export class ProvingClient {
     operation: string,
     signal: AbortSignal | undefined,
   ): Promise<{ provingQueryId: string }> {
+    this.#key('Submitting')
+    await this.checkService({ signal })
     try {
       const { data } = await this.http.request({
         method: 'POST',
@@ -461,6 +500,8 @@ export class ProvingClient {
     const fields = await this.#generalFields(options)
     const dedupId = fields.dedupId!
     const body = withUploadProgress(await prepareMultipart(fields.parts), options.onUploadProgress)
+    this.#key('Submitting')
+    await this.checkService({ signal: options.signal })
     const attempt = async () => {
       const { data } = await this.http.request({
         method: 'POST',
@@ -658,6 +699,7 @@ export class ProvingClient {
         logger: this.http.logger,
         schedule: options.schedule,
         resumeHint: `Resume with: proving query wait ${id}`,
+        pagesAreTransient: options.afterSubmission === true,
       },
     )
   }
@@ -780,16 +822,6 @@ async function sha256File(path: string): Promise<string> {
   return hash.digest('hex')
 }
 
-function requireId(value: string, name: string): string {
-  const id = typeof value === 'string' ? value.trim() : ''
-  if (!id) throw new InvalidInputError(`${name} is empty; give the identifier the service returned.`, { input: name })
-  if (id.length > 256 || /[\s/?#]/.test(id)) {
-    throw new InvalidInputError(`${name} "${id.slice(0, 40)}" is not a valid identifier; copy it as the service returned it.`, {
-      input: name,
-    })
-  }
-  return id
-}
 
 async function requireFile(path: string, name: string): Promise<void> {
   let info

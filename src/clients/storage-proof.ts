@@ -5,6 +5,7 @@ import { isNoRoute } from '../core/errors.ts'
 import { type ConnectionOptions, connectionOf, HttpClient } from '../core/http.ts'
 import { explainSubmissionFailure } from '../core/submission.ts'
 import { serializeJsonBody } from '../core/json-limits.ts'
+import { apiKeyOf, requireId } from '../core/checks.ts'
 import { DEFAULT_WAIT_TIMEOUT_MS, type PollSchedule, pollUntil } from '../core/poll.ts'
 import { SecretRedactor } from '../core/redact.ts'
 import {
@@ -58,7 +59,7 @@ export class StorageProofClient {
   #statusPath: 'older' | undefined
 
   constructor(options: StorageProofClientOptions) {
-    const key = typeof options.apiKey === 'string' ? options.apiKey.trim() || undefined : options.apiKey
+    const key = typeof options.apiKey === 'string' ? apiKeyOf(options.apiKey) : options.apiKey
     this.#apiKey = key
     const redactor = options.redactor ?? new SecretRedactor()
     if (typeof key === 'string') redactor.add(key)
@@ -116,7 +117,7 @@ export class StorageProofClient {
    * GET /batch-query/{internalId}/status, and this client stays there.
    */
   async getBatchQueryStatus(internalId: string, options: { signal?: AbortSignal } = {}): Promise<BatchQueryStatusResponse> {
-    const id = requireInternalId(internalId)
+    const id = requireId(internalId, 'internalId')
     const apiKey = await this.#key('Reading a batch query status', options.signal)
     const ask = async (path: 'current' | 'older') => {
       const { data } = await this.http.request({
@@ -146,7 +147,7 @@ export class StorageProofClient {
    * terminal, so the wait goes on, with one warning, until the timeout.
    */
   async waitForBatchQuery(internalId: string, options: WaitForBatchQueryOptions = {}): Promise<BatchQueryResult> {
-    const id = requireInternalId(internalId)
+    const id = requireId(internalId, 'internalId')
     const clock = this.http.clock
     const started = clock.now()
     let last: string | undefined
@@ -196,13 +197,3 @@ export function checkBatchQueryBody(body: unknown): BatchQueryBody {
 }
 
 
-function requireInternalId(value: string): string {
-  const id = typeof value === 'string' ? value.trim() : ''
-  if (!id) throw new InvalidInputError('internalId is empty; give the id the service returned.', { input: 'internalId' })
-  if (id.length > 256 || /[\s/?#]/.test(id)) {
-    throw new InvalidInputError(`internalId "${id.slice(0, 40)}" is not a valid identifier; copy it as the service returned it.`, {
-      input: 'internalId',
-    })
-  }
-  return id
-}

@@ -1,5 +1,5 @@
 import type { z } from 'zod'
-import { checkInteger } from '../core/checks.ts'
+import { apiKeyOf, checkInteger, requireId } from '../core/checks.ts'
 import {
   AbortedError,
   InvalidInputError,
@@ -93,7 +93,7 @@ export class TaskClient {
   readonly #apiKey: string | undefined
 
   constructor(options: TaskClientOptions) {
-    this.#apiKey = options.apiKey?.trim() || undefined
+    this.#apiKey = apiKeyOf(options.apiKey)
     this.http = new HttpClient({
       ...connectionOf(options),
       serviceName: 'task service',
@@ -184,7 +184,7 @@ export class TaskClient {
 
   /** GET /tasks/{uuid}/status (no authentication). */
   async getTaskStatus(uuid: string, options: { signal?: AbortSignal } = {}): Promise<TaskStatusRecord> {
-    const id = requireTaskId(uuid)
+    const id = requireId(uuid, 'uuid', 'The task uuid')
     const { data } = await this.http.request({
       method: 'GET',
       path: `/tasks/${encodeURIComponent(id)}/status`,
@@ -197,7 +197,7 @@ export class TaskClient {
 
   /** GET /tasks/{uuid}/mmrs: the MMRs the task used (no authentication). */
   async getTaskMmrs(uuid: string, options: { signal?: AbortSignal } = {}): Promise<TaskMmrsResponse> {
-    const id = requireTaskId(uuid)
+    const id = requireId(uuid, 'uuid', 'The task uuid')
     const { data } = await this.http.request({
       method: 'GET',
       path: `/tasks/${encodeURIComponent(id)}/mmrs`,
@@ -215,7 +215,7 @@ export class TaskClient {
    * UnknownStatusError (see `unknownStatusGraceMs`). Same polling discipline as waitForQuery.
    */
   async waitForTask(uuid: string, options: WaitForTaskOptions = {}): Promise<TaskStatusRecord> {
-    const id = requireTaskId(uuid)
+    const id = requireId(uuid, 'uuid', 'The task uuid')
     const timeoutMs = options.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS
     const stuckAfterMs = options.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS
     const graceMs = options.unknownStatusGraceMs ?? DEFAULT_UNKNOWN_STATUS_GRACE_MS
@@ -344,16 +344,6 @@ function fieldOf(problem: string): string {
   return problem.startsWith('the body ') ? 'body' : (problem.split(' ')[0] ?? problem)
 }
 
-function requireTaskId(value: string): string {
-  const id = typeof value === 'string' ? value.trim() : ''
-  if (!id) throw new InvalidInputError('The task uuid is empty; give the uuid the service returned.', { input: 'uuid' })
-  if (id.length > 256 || /[\s/?#]/.test(id)) {
-    throw new InvalidInputError(`The task uuid ${JSON.stringify(id.slice(0, 40))} is not a valid identifier; copy it as the service returned it.`, {
-      input: 'uuid',
-    })
-  }
-  return id
-}
 
 function emptyToUndefined(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value

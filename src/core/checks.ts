@@ -40,3 +40,73 @@ export function checkOpenEnum(value: string, name: string, known: readonly strin
   }
   return trimmed
 }
+
+// --- What goes into a URL path or a header -------------------------------------------------
+
+const MAX_ID_LENGTH = 256
+// C0 controls, DEL and C1 controls.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
+
+/**
+ * An identifier the service returned, to be put in a path segment (percent-encoded by the
+ * caller with encodeURIComponent). Refused when empty, `.` or `..`, longer than 256, or holding
+ * whitespace, `/`, `?`, `#`, `\` or a control character. `input` names it in the message.
+ */
+export function requireId(value: unknown, input: string, what = input): string {
+  const id = typeof value === 'string' ? value.trim() : ''
+  if (!id) throw new InvalidInputError(`${what} is empty; give the ${input === 'uuid' ? 'uuid' : 'identifier'} the service returned.`, { input })
+  const problem =
+    id === '.' || id === '..'
+      ? 'is a path step, not an identifier'
+      : id.length > MAX_ID_LENGTH
+        ? `is longer than ${MAX_ID_LENGTH} characters`
+        : CONTROL.test(id)
+          ? 'holds a control character'
+          : /[\s/?#\\]/.test(id)
+            ? 'holds a space, "/", "?", "#" or "\\"'
+            : undefined
+  if (problem) {
+    throw new InvalidInputError(`${what} ${JSON.stringify(printable(id.slice(0, 40)))} ${problem}; copy it as the service returned it.`, {
+      input,
+    })
+  }
+  return id
+}
+
+/**
+ * A value for an HTTP header (an API key, a token): no control characters (a newline would
+ * end the header or inject another), nothing outside Latin-1. The message names the input and
+ * the position, never the value.
+ */
+export function checkHeaderValue(value: string, input: string, what = input): string {
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i)
+    if ((code < 0x20 && code !== 0x09) || code === 0x7f || code > 0xff) {
+      const kind = code === 0x0a || code === 0x0d ? 'a line break' : code > 0xff ? 'a character outside Latin-1' : 'a control character'
+      throw new InvalidInputError(
+        `${what} holds ${kind} at position ${i + 1} of ${value.length}; it cannot be sent in an HTTP header. Check how ${input} is set (a trailing newline from a file or a secret?). Nothing was sent.`,
+        { input },
+      )
+    }
+  }
+  return value
+}
+
+/** An API key given to a client: trimmed, empty as undefined, and safe in a header or a query. */
+export function apiKeyOf(value: string | undefined, input = 'apiKey'): string | undefined {
+  if (value === undefined) return undefined
+  const key = typeof value === 'string' ? value.trim() : ''
+  if (!key) return undefined
+  return checkHeaderValue(key, input, 'The API key')
+}
+
+function printable(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?')
+}
+
+/** This machine: localhost names, 127.0.0.0/8, ::1. */
+export function isLoopback(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase()
+  return host === 'localhost' || host.endsWith('.localhost') || /^127(\.\d{1,3}){3}$/.test(host) || host === '::1' || host === '0:0:0:0:0:0:0:1'
+}
+

@@ -94,9 +94,18 @@ export class ServiceError extends ProvingKitError {
   override name = 'ServiceError'
   /** The parsed error body, when it was JSON. */
   readonly body: unknown
-  constructor(shortMessage: string, options: ProvingKitErrorOptions & { body?: unknown } = {}) {
+  /** The answer's `Retry-After`, in ms from when it came; undefined when absent or unreadable. */
+  readonly retryAfterMs: number | undefined
+  /** The body was a page (HTML, text), not the service's JSON: something in between answered. */
+  readonly gatewayPage: boolean
+  constructor(
+    shortMessage: string,
+    options: ProvingKitErrorOptions & { body?: unknown; retryAfterMs?: number | undefined; gatewayPage?: boolean | undefined } = {},
+  ) {
     super(shortMessage, options)
     this.body = options.body
+    this.retryAfterMs = options.retryAfterMs
+    this.gatewayPage = options.gatewayPage ?? false
   }
 }
 

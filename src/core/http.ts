@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream'
-import { Agent, type Dispatcher, request as undiciRequest } from 'undici'
+export { isLoopback } from './checks.ts'
+import { type Dispatcher, EnvHttpProxyAgent, request as undiciRequest } from 'undici'
 import type { z } from 'zod'
 import {
   AbortedError,
@@ -10,8 +11,11 @@ import {
   RequestTimeoutError,
   ServiceError,
 } from './errors.ts'
+import { checkHeaderValue, isLoopback } from './checks.ts'
+import { classifyFailure, mayRepeat } from './classify.ts'
+import { currentDeadline } from './deadline.ts'
 import { MAX_JSON_BODY_BYTES, serializeJsonBody } from './json-limits.ts'
-import { redact, redactUrl, SecretRedactor } from './redact.ts'
+import { redact, redactUrl, SecretRedactor, showUrl } from './redact.ts'
 import { type Clock, type Logger, silentLogger, systemClock } from './runtime.ts'
 import { NOT_JSON, parseJsonLoosely, parseResponse } from './parse.ts'
 import { VERSION } from './version.ts'
@@ -70,6 +74,11 @@ export type ConnectionOptions = {
   retry?: Partial<RetryPolicy> | undefined
   logger?: Logger | undefined
   clock?: Clock | undefined
+  /**
+   * Allows plain http to a host that is not this machine. Off by default: the API key (in the
+   * URL on the L2 endpoints), tokens and sign-in signatures would cross the network in clear.
+   */
+  allowInsecureHttp?: boolean | undefined
 }
 
 export type HttpClientConfig = ConnectionOptions & {
@@ -84,8 +93,8 @@ export type HttpClientConfig = ConnectionOptions & {
 
 /** The connection settings out of a client's options, without its other fields. */
 export function connectionOf(options: ConnectionOptions): ConnectionOptions {
-  const { baseUrl, dispatcher, timeouts, retry, logger, clock } = options
-  return { baseUrl, dispatcher, timeouts, retry, logger, clock }
+  const { baseUrl, dispatcher, timeouts, retry, logger, clock, allowInsecureHttp } = options
+  return { baseUrl, dispatcher, timeouts, retry, logger, clock, allowInsecureHttp }
 }
 
 export type QueryValue = string | number | boolean | undefined | null
@@ -119,6 +128,11 @@ export type RequestSpec<T> = {
   operation?: string | undefined
   /** The largest successful body read (bytes); MAX_JSON_BODY_BYTES by default. */
   maxBodyBytes?: number | undefined
+  /**
+   * No attempt, timeout or pause runs past this time (ms since the epoch, by the client's
+   * clock). A wait's deadline applies on its own (see ./deadline.ts); the earlier one wins.
+   */
+  deadline?: number | undefined
 }
 
 export type HttpResponse<T> = {
@@ -128,11 +142,15 @@ export type HttpResponse<T> = {
   attempts: number
 }
 
-let sharedAgent: Agent | undefined
+let sharedAgent: EnvHttpProxyAgent | undefined
 
-/** One keep-alive agent for the process unless the caller brings its own dispatcher. */
-export function defaultDispatcher(connectMs = DEFAULT_TIMEOUTS.connectMs): Agent {
-  sharedAgent ??= new Agent({
+/**
+ * One keep-alive agent for the process unless the caller brings its own dispatcher. It honours
+ * HTTPS_PROXY, HTTP_PROXY and NO_PROXY (either case) as read when it is first used, like curl:
+ * runners behind a corporate proxy reach the services through it.
+ */
+export function defaultDispatcher(connectMs = DEFAULT_TIMEOUTS.connectMs): Dispatcher {
+  sharedAgent ??= new EnvHttpProxyAgent({
     keepAliveTimeout: 4_000,
     keepAliveMaxTimeout: 60_000,
     connections: 64,
@@ -161,6 +179,7 @@ export class HttpClient {
   readonly #retry: RetryPolicy
   readonly #headers: Record<string, string>
   readonly #random: () => number
+  readonly #allowInsecureHttp: boolean
 
   constructor(config: HttpClientConfig) {
     let base: URL
@@ -168,13 +187,19 @@ export class HttpClient {
       base = new URL(config.baseUrl)
     } catch {
       throw new InvalidInputError(
-        `The ${config.serviceName} URL is not a valid URL: "${redactUrl(String(config.baseUrl))}"; give an absolute http(s) URL.`,
+        `The ${config.serviceName} URL is not a valid URL: "${showUrl(String(config.baseUrl))}"; give an absolute http(s) URL.`,
         { input: 'baseUrl' },
       )
     }
     if (base.protocol !== 'http:' && base.protocol !== 'https:') {
       throw new InvalidInputError(
         `The ${config.serviceName} URL must use http or https, got "${base.protocol}"; give an absolute http(s) URL.`,
+        { input: 'baseUrl' },
+      )
+    }
+    if (base.protocol === 'http:' && !config.allowInsecureHttp && !isLoopback(base.hostname)) {
+      throw new InvalidInputError(
+        `The ${config.serviceName} URL ${showUrl(base)} is plain http to another machine: the API key, tokens and signatures would cross the network in clear. Use https, or allow it with --allow-insecure-http (allow-insecure-http: true in the action).`,
         { input: 'baseUrl' },
       )
     }
@@ -188,6 +213,7 @@ export class HttpClient {
     this.#dispatcher = config.dispatcher ?? defaultDispatcher(this.#timeouts.connectMs)
     this.#headers = { 'user-agent': `proving-kit/${VERSION}`, ...config.headers }
     this.#random = config.random ?? Math.random
+    this.#allowInsecureHttp = config.allowInsecureHttp ?? false
   }
 
   /** Builds the absolute URL of a path with its query string. */
@@ -200,21 +226,31 @@ export class HttpClient {
   }
 
   async request<T = unknown>(spec: RequestSpec<T>): Promise<HttpResponse<T>> {
-    const policy = { ...this.#retry, ...spec.retry }
+    // Inside a wait, a read is tried once: the wait itself tries again at its poll schedule,
+    // with a visible warning, until its deadline (see ./poll.ts). Elsewhere the policy applies.
+    const inWait = currentDeadline() !== undefined && spec.retry === undefined
+    const policy = { ...this.#retry, ...spec.retry, ...(inWait ? { maxAttempts: 1 } : {}) }
     const started = this.clock.now()
     const url = this.url(spec.path, spec.query)
-    const shownUrl = redactUrl(url)
-    const operation = spec.operation ?? `${spec.method} ${new URL(shownUrl).pathname}`
+    const operation = spec.operation ?? `${spec.method} ${spec.path.split('?')[0]}`
     const idempotent = spec.idempotent ?? (spec.method === 'GET' || spec.method === 'HEAD')
+    const deadline = minDefined(spec.deadline, currentDeadline())
     // Serialised once, before anything is sent: a body that cannot be JSON is the caller's input
     // problem, never a network failure to retry.
     const jsonText = spec.json === undefined ? undefined : serializeJsonBody(spec.json, { input: 'body', what: `the body of ${operation}` })
+    const headers = this.#headersOf(spec)
     for (let attempt = 1; ; attempt++) {
       if (spec.signal?.aborted) throw this.#aborted(operation, spec.signal)
       let failure: ProvingKitError
-      let retryAfterMs: number | undefined
+      const remaining = deadline === undefined ? undefined : deadline - this.clock.now()
+      if (remaining !== undefined && remaining <= 0) throw this.#deadlineError(operation, attempt - 1)
+      // The wait's deadline bounds the whole attempt, body included: undici's timeouts only
+      // bound each silence, which a server trickling a byte every few seconds never makes.
+      const limit = remaining === undefined ? undefined : new AbortController()
+      const timer = limit && setTimeout(() => limit.abort(), remaining)
+      const signal = limit ? (spec.signal ? AbortSignal.any([spec.signal, limit.signal]) : limit.signal) : spec.signal
       try {
-        const response = await this.#send(spec, url, jsonText)
+        const response = await this.#send(spec, url, jsonText, headers, signal, remaining)
         if (isSuccess(response.status, spec.successStatuses)) {
           const data = parseResponse(spec.schema, response.json, {
             logger: this.logger,
@@ -223,25 +259,24 @@ export class HttpClient {
           })
           return { status: response.status, headers: response.headers, data: data as T, attempts: attempt }
         }
-        const serviceFailure = this.#serviceError(response, operation, idempotent)
-        retryAfterMs = parseRetryAfter(response.headers['retry-after'], this.clock.now())
-        // A 429, or a 503 that says when to come back, refused the request before processing
-        // it; a bare 503 on a POST may come from a gateway after the body was taken.
-        const refused = response.status === 429 || (response.status === 503 && (idempotent || retryAfterMs !== undefined))
-        failure = refused ? withRetryable(serviceFailure, true) : serviceFailure
+        failure = this.#serviceError(response, operation, idempotent)
       } catch (error) {
-        failure = this.#networkError(error, operation, spec.signal)
-        if (failure instanceof AbortedError) throw failure
-      }
-      const mayRepeat = this.#mayRepeat(failure, idempotent, retryAfterMs)
-      const elapsed = this.clock.now() - started
-      const backoff = this.#backoff(attempt, policy)
-      const delay =
-        retryAfterMs === undefined ? backoff : Math.min(retryAfterMs, policy.maxRetryAfterMs)
-      if (!mayRepeat || attempt >= policy.maxAttempts || elapsed + delay > policy.budgetMs) {
-        if (mayRepeat && attempt > 1) {
-          throw annotateAttempts(failure, attempt, elapsed)
+        if (limit?.signal.aborted && !spec.signal?.aborted) {
+          failure = this.#deadlineError(operation, attempt)
+        } else {
+          failure = this.#networkError(error, operation, spec.signal)
+          if (failure instanceof AbortedError) throw failure
         }
+      } finally {
+        if (timer) clearTimeout(timer)
+      }
+      const { retryAfterMs } = classifyFailure(failure)
+      const repeat = mayRepeat(failure, idempotent) && failure.code !== DEADLINE_CODE
+      const elapsed = this.clock.now() - started
+      const delay = retryAfterMs === undefined ? this.#backoff(attempt, policy) : Math.min(retryAfterMs, policy.maxRetryAfterMs)
+      const pastDeadline = deadline !== undefined && this.clock.now() + delay >= deadline
+      if (!repeat || attempt >= policy.maxAttempts || elapsed + delay > policy.budgetMs || pastDeadline) {
+        if (repeat && attempt > 1) throw annotateAttempts(failure, attempt, elapsed)
         throw failure
       }
       this.logger.debug(
@@ -255,16 +290,105 @@ export class HttpClient {
     }
   }
 
-  #mayRepeat(failure: ProvingKitError, idempotent: boolean, retryAfterMs: number | undefined): boolean {
-    if (failure instanceof NetworkError) return idempotent || failure.beforeProcessing
-    // A truncated or non-JSON 2xx (a gateway's page) may be fine next time; a body of the
-    // wrong shape will not be.
-    if (failure instanceof InvalidResponseError) return idempotent && failure.retryable
-    if (!(failure instanceof ServiceError)) return false
-    const status = failure.status ?? 0
-    if (status === 429) return true
-    if (status === 503 && (idempotent || retryAfterMs !== undefined)) return true
-    return idempotent && [408, 500, 502, 504].includes(status)
+  /**
+   * Streams a file from `url` (absolute) into `write`, through the same dispatcher, header
+   * checks and deadline as every request. At most `maxBytes` (an announced Content-Length over
+   * it is refused before a byte is read; a body that runs over is cut and refused). Redirects
+   * are followed only within the URL's own origin (at most 5): an artifact link that sends the
+   * client elsewhere is refused, never followed. No retries: the caller decides.
+   */
+  async download(
+    url: string,
+    options: {
+      maxBytes: number
+      write: (body: AsyncIterable<Uint8Array>) => Promise<void>
+      signal?: AbortSignal | undefined
+      what?: string | undefined
+    },
+  ): Promise<{ bytes: number }> {
+    let current: URL
+    try {
+      current = new URL(url)
+    } catch {
+      throw new InvalidResponseError(`The ${this.serviceName} gave a download link that is not a URL: ${showUrl(url)}.`)
+    }
+    const what = options.what ?? `the download from ${showUrl(current)}`
+    const origin = current.origin
+    if (current.protocol === 'http:' && !this.#allowInsecureHttp && !isLoopback(current.hostname)) {
+      throw new InvalidResponseError(`Refused to download ${what} over plain http from another machine; allow it with --allow-insecure-http.`)
+    }
+    const deadline = currentDeadline()
+    for (let hop = 0; ; hop++) {
+      const remaining = deadline === undefined ? undefined : deadline - this.clock.now()
+      let response: Dispatcher.ResponseData
+      try {
+        response = await undiciRequest(current, {
+          method: 'GET',
+          headers: { 'user-agent': this.#headers['user-agent'] ?? `proving-kit/${VERSION}` },
+          dispatcher: this.#dispatcher,
+          signal: options.signal,
+          headersTimeout: minDefined(this.#timeouts.headersMs, remaining),
+          bodyTimeout: minDefined(this.#timeouts.bodyMs, remaining),
+        })
+      } catch (error) {
+        throw this.#networkError(error, `download ${what}`, options.signal)
+      }
+      const status = response.statusCode
+      if (status >= 300 && status < 400 && response.headers.location) {
+        discard(response.body)
+        const location = Array.isArray(response.headers.location) ? response.headers.location[0]! : response.headers.location
+        const next = new URL(location, current)
+        if (next.origin !== origin) {
+          throw new InvalidResponseError(`Refused to follow ${what} to another origin (${showUrl(next)}); downloads stay on ${showUrl(current)}.`)
+        }
+        if (hop >= 5) throw new InvalidResponseError(`Gave up on ${what} after 5 redirects.`)
+        current = next
+        continue
+      }
+      if (status < 200 || status >= 300) {
+        discard(response.body)
+        throw new ServiceError(`Downloading ${what} failed with ${status}.`, { status, retryable: [408, 429, 500, 502, 503, 504].includes(status) })
+      }
+      const announced = Number(response.headers['content-length'])
+      if (Number.isFinite(announced) && announced > options.maxBytes) {
+        discard(response.body)
+        throw new InvalidResponseError(`${capitalize(what)} announces ${announced} bytes, more than the ${formatBytes(options.maxBytes)} allowed; refused unread.`)
+      }
+      let bytes = 0
+      const limit = options.maxBytes
+      const body = response.body
+      async function* capped(): AsyncIterable<Uint8Array> {
+        for await (const chunk of body) {
+          bytes += (chunk as Buffer).length
+          if (bytes > limit) {
+            discard(body)
+            throw new InvalidResponseError(`${capitalize(what)} is larger than the ${formatBytes(limit)} allowed; cut and refused.`)
+          }
+          yield chunk as Buffer
+        }
+      }
+      await options.write(capped())
+      return { bytes }
+    }
+  }
+
+  /** Every header of a request, each checked before anything is sent (a newline in a key is the caller's input problem). */
+  #headersOf(spec: RequestSpec<unknown>): Record<string, string> {
+    const headers: Record<string, string> = { accept: 'application/json', ...this.#headers }
+    for (const [key, value] of Object.entries(spec.headers ?? {})) {
+      if (value !== undefined) headers[key.toLowerCase()] = value
+    }
+    for (const [name, value] of Object.entries(headers)) {
+      checkHeaderValue(value, HEADER_INPUTS[name] ?? `the ${name} header`, `The value of the ${name} header`)
+    }
+    return headers
+  }
+
+  #deadlineError(operation: string, attempts: number): RequestTimeoutError {
+    return new RequestTimeoutError(`The ${this.serviceName} at ${hostOf(this.baseUrl)} had not answered ${operation} when the wait's deadline came.`, {
+      code: DEADLINE_CODE,
+      details: attempts > 0 ? `${attempts} attempt${attempts === 1 ? '' : 's'} made` : undefined,
+    })
   }
 
   #backoff(attempt: number, policy: RetryPolicy): number {
@@ -272,11 +396,15 @@ export class HttpClient {
     return Math.floor(this.#random() * ceiling)
   }
 
-  async #send(spec: RequestSpec<unknown>, url: URL, jsonText: string | undefined) {
-    const headers: Record<string, string> = { accept: 'application/json', ...this.#headers }
-    for (const [key, value] of Object.entries(spec.headers ?? {})) {
-      if (value !== undefined) headers[key.toLowerCase()] = value
-    }
+  async #send(
+    spec: RequestSpec<unknown>,
+    url: URL,
+    jsonText: string | undefined,
+    baseHeaders: Record<string, string>,
+    signal: AbortSignal | undefined,
+    remainingMs: number | undefined,
+  ) {
+    const headers = { ...baseHeaders }
     let body: string | Readable | undefined
     if (jsonText !== undefined) {
       body = jsonText
@@ -291,9 +419,9 @@ export class HttpClient {
       headers,
       body,
       dispatcher: this.#dispatcher,
-      signal: spec.signal,
-      headersTimeout: spec.headersTimeoutMs ?? this.#timeouts.headersMs,
-      bodyTimeout: this.#timeouts.bodyMs,
+      signal,
+      headersTimeout: minDefined(spec.headersTimeoutMs ?? this.#timeouts.headersMs, remainingMs),
+      bodyTimeout: minDefined(this.#timeouts.bodyMs, remainingMs),
     })
     const ok = isSuccess(response.statusCode, spec.successStatuses)
     // An error body only feeds a code and an excerpt: a large one is cut, never an error of its
@@ -310,10 +438,14 @@ export class HttpClient {
   }
 
   #serviceError(
-    response: { status: number; text: string; json: unknown },
+    response: { status: number; text: string; json: unknown; headers: Record<string, string | string[] | undefined> },
     operation: string,
     idempotent: boolean,
   ): ServiceError {
+    const retryAfterMs = parseRetryAfter(response.headers['retry-after'], this.clock.now())
+    // Whether trying this request again can help: refused before processing (429, a 503 that
+    // says when), or a transient status on a request that may be sent twice.
+    const refused = response.status === 429 || (response.status === 503 && retryAfterMs !== undefined)
     const code = serviceCode(response.json)
     const bodyIsJson = response.json !== NOT_JSON
     const excerpt = bodyIsJson ? undefined : summarizeText(response.text)
@@ -340,7 +472,9 @@ export class HttpClient {
         : excerpt
           ? this.#scrub(`the body was not JSON: ${excerpt}`)
           : undefined,
-      retryable: idempotent && [408, 429, 500, 502, 503, 504].includes(response.status),
+      retryAfterMs,
+      gatewayPage: !bodyIsJson && excerpt !== undefined && excerpt !== '(empty)',
+      retryable: refused || (idempotent && [408, 500, 502, 503, 504].includes(response.status)),
     })
   }
 
@@ -348,7 +482,7 @@ export class HttpClient {
     if (error instanceof ProvingKitError) return error
     if (signal?.aborted) return this.#aborted(operation, signal)
     const code = errorCode(error)
-    const where = `${this.serviceName} at ${new URL(redactUrl(this.baseUrl)).host}`
+    const where = `${this.serviceName} at ${hostOf(this.baseUrl)}`
     const details = this.#scrub(error instanceof Error ? error.message : String(error))
     switch (code) {
       case 'ECONNREFUSED':
@@ -398,6 +532,24 @@ export class HttpClient {
   }
 }
 
+const DEADLINE_CODE = 'DEADLINE_REACHED'
+
+/** The user-facing input behind a header, for the message when its value cannot be sent. */
+const HEADER_INPUTS: Record<string, string> = {
+  'api-key': 'the API key (--api-key, PROVING_API_KEY, the api-key input)',
+  'x-api-key': 'the API key (--api-key, PROVING_API_KEY, the api-key input)',
+  authorization: 'the access token',
+}
+
+function minDefined(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b)
+}
+
+/** The host of the service, the only part of its URL messages show. */
+function hostOf(baseUrl: string): string {
+  return new URL(redactUrl(baseUrl)).host
+}
+
 function isSuccess(status: number, accepted: readonly number[] | undefined): boolean {
   return accepted ? accepted.includes(status) : status >= 200 && status < 300
 }
@@ -422,6 +574,16 @@ async function readCapped(
     chunks.push(buffer)
   }
   return Buffer.concat(chunks).toString('utf8')
+}
+
+/** Stops reading a body: no error event left unhandled. */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => {})
+  body.destroy()
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1)
 }
 
 function formatBytes(bytes: number): string {
@@ -476,13 +638,6 @@ export function parseRetryAfter(value: string | string[] | undefined, now: numbe
   return Number.isNaN(date) ? undefined : Math.max(0, date - now)
 }
 
-function withRetryable(error: ServiceError, retryable: boolean): ServiceError {
-  if (error.retryable === retryable) return error
-  return new ServiceError(error.shortMessage, {
-    status: error.status, code: error.code, body: error.body, details: error.details, metaMessages: error.metaMessages, retryable,
-  })
-}
-
 function annotateAttempts(error: ProvingKitError, attempts: number, elapsedMs: number): ProvingKitError {
   const note = `Gave up after ${attempts} attempts over ${(elapsedMs / 1000).toFixed(1)} s.`
   const Kind = error.constructor as new (message: string, options: object) => ProvingKitError
@@ -495,6 +650,8 @@ function annotateAttempts(error: ProvingKitError, attempts: number, elapsedMs: n
       code: error.code,
       retryable: error.retryable,
       body: (error as ServiceError).body,
+      retryAfterMs: (error as ServiceError).retryAfterMs,
+      gatewayPage: (error as ServiceError).gatewayPage,
       beforeProcessing: (error as NetworkError).beforeProcessing,
     })
   } catch {

@@ -1,3 +1,5 @@
+import { classifyFailure, keepsWaiting } from './classify.ts'
+import { withDeadline } from './deadline.ts'
 import { AbortedError, ProvingKitError, WaitTimeoutError } from './errors.ts'
 import type { Clock, Logger } from './runtime.ts'
 
@@ -50,12 +52,20 @@ export type PollOptions = {
   random?: (() => number) | undefined
   /** A hint appended to timeout and cancellation messages: how to resume. */
   resumeHint?: string | undefined
+  /**
+   * Whether a page from something in between with a 4xx (a gateway's text/plain 404) is a
+   * hiccup to wait through from the start (the wait follows a submission the service accepted).
+   * Either way it is, once a check has succeeded: the service was there.
+   */
+  pagesAreTransient?: boolean | undefined
 }
 
 /**
- * Calls `check` until it says done, the deadline passes or the signal aborts. A failed check
- * that is retryable (network, 5xx after the request's own retries) does not end the wait: the
- * service may be restarting. Anything else does.
+ * Calls `check` until it says done, the deadline passes or the signal aborts. Each check runs
+ * under the wait's deadline, so no request it makes outlives the wait. A failed check that may
+ * pass (network, 5xx, a cut or non-JSON answer, a gateway's page even with a 404: see
+ * keepsWaiting) does not end the wait: it is logged as a warning and polled again at the
+ * schedule. A typed answer of the service (its JSON 404, a 401) does.
  */
 export async function pollUntil<T>(check: () => Promise<PollOutcome<T>>, options: PollOptions): Promise<T> {
   const schedule = { ...DEFAULT_POLL_SCHEDULE, ...options.schedule }
@@ -63,6 +73,8 @@ export async function pollUntil<T>(check: () => Promise<PollOutcome<T>>, options
   const deadline = started + options.timeoutMs
   let lastState: unknown
   let consecutiveFailures = 0
+  let retryAfterMs: number | undefined
+  let answered = options.pagesAreTransient === true
   const hint = options.resumeHint ? ` ${options.resumeHint}` : ''
   for (;;) {
     if (options.signal?.aborted) {
@@ -71,19 +83,27 @@ export async function pollUntil<T>(check: () => Promise<PollOutcome<T>>, options
       })
     }
     try {
-      const outcome = await check()
+      // Every request the check makes is bounded by this wait's deadline (./deadline.ts).
+      const outcome = await withDeadline(deadline, check)
       consecutiveFailures = 0
+      answered = true
       if (outcome.done) return outcome.value
       lastState = outcome.state
     } catch (error) {
+      retryAfterMs = undefined
       if (error instanceof AbortedError) {
         throw new AbortedError(`Stopped waiting for ${options.what}: cancelled.${hint}`, { cause: error })
       }
-      if (!(error instanceof ProvingKitError) || !error.retryable) throw error
+      if (!keepsWaiting(error, { pagesAreTransient: answered }) || !(error instanceof ProvingKitError)) throw error
+      retryAfterMs = classifyFailure(error).retryAfterMs
       consecutiveFailures++
-      options.logger.warn(
-        `Could not read ${options.what} (${error.shortMessage}); still waiting${consecutiveFailures > 1 ? ` (${consecutiveFailures} failures in a row)` : ''}.`,
-      )
+      // Past the deadline the loop ends below with the timeout; no warning for the last try.
+      if (error.details) options.logger.debug(`${options.what}: ${error.details}`)
+      if (options.clock.now() < deadline) {
+        options.logger.warn(
+          `Could not read ${options.what} (${error.shortMessage}); still waiting, trying again at the poll schedule${consecutiveFailures > 1 ? ` (${consecutiveFailures} failures in a row)` : ''}.`,
+        )
+      }
     }
     const now = options.clock.now()
     if (now >= deadline) {
@@ -92,7 +112,8 @@ export async function pollUntil<T>(check: () => Promise<PollOutcome<T>>, options
         { lastSeen: lastState },
       )
     }
-    const delay = Math.min(nextPollDelay(now - started, schedule, options.random), deadline - now)
+    // A service that said when to come back (429, 503 with Retry-After) is not asked sooner.
+    const delay = Math.min(Math.max(nextPollDelay(now - started, schedule, options.random), retryAfterMs ?? 0), deadline - now)
     try {
       await options.clock.sleep(delay, options.signal)
     } catch (error) {

@@ -43,6 +43,27 @@ export function redactUrl(url: string | URL): string {
 }
 
 /**
+ * What a message may show of a URL the user gave: its scheme and host, nothing else (no
+ * user:password, no path, no query: providers put keys in all three). Works on text that does
+ * not parse as a URL too (a port of 99999, a stray space, a missing scheme): the scheme and
+ * the host name are picked out and the rest dropped; text with no recognisable host shows as
+ * `(a URL that does not parse)`.
+ */
+export function showUrl(url: string | URL): string {
+  const text = String(url).trim()
+  try {
+    const parsed = new URL(text)
+    if (parsed.host) return `${parsed.protocol}//${parsed.host}`
+  } catch {
+    // picked apart below
+  }
+  const match = /^([a-z][a-z0-9+.-]*:)?\/\/(?:[^@/?#]*@)?(\[[0-9a-f:.]*\]|[^/?#:\s@[]*)/i.exec(text) ?? /^()([a-z0-9-]+(?:\.[a-z0-9-]+)+)/i.exec(text)
+  const host = match?.[2]
+  if (!host) return '(a URL that does not parse)'
+  return `${match[1] || ''}//${host.toLowerCase()}`.replace(/^\/\//, match[1] ? '//' : '')
+}
+
+/**
  * A set of secret values and the means to scrub them from text. Values shorter than 4
  * characters are not registered: masking "1" everywhere would destroy messages and protect
  * nothing.
@@ -81,6 +102,17 @@ export class SecretRedactor {
 
 /** Scrubs URLs (by parameter name) and known values from free text. */
 export function redact(text: string, redactor?: SecretRedactor): string {
-  const withUrls = text.replace(/\bhttps?:\/\/[^\s"'<>`]+/g, (match) => redactUrl(match))
+  // A URL that parses keeps its path (artifact links are meant to be read), minus credentials;
+  // one that does not parse (a bad port, a stray character) shows its scheme and host only.
+  const withUrls = text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi, (match) => (canParse(match) ? redactUrl(match) : showUrl(match)))
   return redactor ? redactor.redact(withUrls) : withUrls
+}
+
+function canParse(text: string): boolean {
+  try {
+    new URL(text)
+    return true
+  } catch {
+    return false
+  }
 }

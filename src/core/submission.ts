@@ -1,3 +1,4 @@
+import { classifyFailure } from './classify.ts'
 import { AbortedError, AmbiguousSubmissionError, NetworkError, ServiceError } from './errors.ts'
 
 /**
@@ -6,14 +7,16 @@ import { AbortedError, AmbiguousSubmissionError, NetworkError, ServiceError } fr
  * helpers are that judgement, shared by every client that submits.
  */
 
-/** A failure after which the service may or may not have processed the POST. */
+/**
+ * A failure after which the service may or may not have processed the POST: a `retry` of the
+ * one classification (./classify.ts) that reached the service (a reset after the body went
+ * out, a timeout, a 5xx). Refused before processing (a 429, a 503 with Retry-After, connection
+ * refused) is not: nothing was done.
+ */
 export function mayHaveBeenProcessed(error: unknown): boolean {
-  if (error instanceof NetworkError) return !error.beforeProcessing
-  if (error instanceof ServiceError) {
-    const status = error.status ?? 0
-    // A 503 the HTTP layer marked retryable came with Retry-After: refused before processing.
-    return status >= 500 && !(status === 503 && error.retryable)
-  }
+  if (classifyFailure(error).kind !== 'retry') return false
+  if (error instanceof NetworkError) return true
+  if (error instanceof ServiceError) return (error.status ?? 0) >= 500
   return false
 }
 

@@ -21,6 +21,8 @@ export type EmulatorContext = {
   /** The timing the emulator was started with (what a reset returns to). */
   initialTiming: Timing
   maxUploadBytes: number
+  /** Hosts webhooks may be sent to besides this machine (`*`: any). */
+  webhookHosts: readonly string[]
   /**
    * Which records the proving service answers with: interface.md's (default), or production's
    * (production.md: status in GET /proving-query/{id}, optional fields omitted, client email

@@ -2,6 +2,8 @@ import { createReadStream } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { pipeline } from 'node:stream/promises'
+import { isLoopback } from '../core/checks.ts'
+import { redact, redactUrl } from '../core/redact.ts'
 import { jsonTextDepth, MAX_JSON_DEPTH } from '../core/json-limits.ts'
 import type { Logger } from '../core/runtime.ts'
 import { badRequest, INTERNAL_SERVER_ERROR } from './errors.ts'
@@ -122,7 +124,8 @@ export class Router {
   /** The request handler for `http.createServer`; never throws, never rejects. */
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
     void this.#dispatch(req, res).catch((error: unknown) => {
-      this.#options.logger.error(`emulator: failed to answer ${req.method} ${req.url}: ${String(error)}`)
+      // Never the raw URL: the L2 endpoints carry the API key in it.
+      this.#options.logger.error(`emulator: failed to answer ${req.method} ${redactUrl(req.url ?? '/')}: ${redact(String(error))}`)
       if (!res.headersSent) sendJson(res, 500, INTERNAL_SERVER_ERROR)
       else res.destroy()
     })
@@ -149,6 +152,13 @@ export class Router {
       return complete(405)
     }
     route = found.route
+    if (route.control) {
+      const refusal = controlRefusal(req, method)
+      if (refusal) {
+        await send(res, { status: 403, body: { message: refusal, error: 'FORBIDDEN' } })
+        return complete(403)
+      }
+    }
     const ctx = context(req, res, method, url, found.params)
     const interception = route.control ? undefined : this.#options.intercept?.(ctx, route)
     const fault = interception?.fault ?? interception?.kind
@@ -181,7 +191,7 @@ export class Router {
       if (error instanceof HttpError) {
         reply = { status: error.status, body: error.body }
       } else {
-        this.#options.logger.error(`emulator: ${method} ${url.pathname} failed: ${error instanceof Error ? error.stack : String(error)}`)
+        this.#options.logger.error(`emulator: ${method} ${url.pathname} failed: ${redact(error instanceof Error ? (error.stack ?? error.message) : String(error))}`)
         reply = { status: 500, body: route.internalErrorBody ?? INTERNAL_SERVER_ERROR }
       }
     }
@@ -365,4 +375,49 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers?: 
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms))
+}
+
+/**
+ * The control API changes and reveals everything, so a web page must not reach it: a request
+ * whose Host is not this machine (DNS rebinding: a page of attacker.example resolving to
+ * 127.0.0.1 reads /_emulator/state), one sent by a page of another origin, and a POST whose body
+ * is not JSON (a cross-site form or a text/plain fetch, which need no CORS preflight) are all
+ * refused with 403. A request with no body needs no content type.
+ */
+function controlRefusal(req: IncomingMessage, method: string): string | undefined {
+  const host = hostnameOf(req.headers.host)
+  if (host === undefined || !isLoopback(host)) {
+    return `The control API answers only requests addressed to this machine (Host localhost, 127.0.0.1 or [::1]); got Host ${JSON.stringify(String(req.headers.host ?? '').slice(0, 80))}.`
+  }
+  const origin = req.headers.origin
+  if (origin !== undefined && origin !== 'null') {
+    let originHost: string | undefined
+    try {
+      originHost = new URL(origin).hostname
+    } catch {
+      originHost = undefined
+    }
+    if (originHost === undefined || !isLoopback(originHost)) {
+      return `The control API refuses requests from web pages of another origin (${JSON.stringify(origin.slice(0, 80))}).`
+    }
+  } else if (origin === 'null') {
+    return 'The control API refuses requests from sandboxed or file pages (Origin: null).'
+  }
+  const hasBody = (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') || req.headers['transfer-encoding'] !== undefined
+  if (method !== 'GET' && method !== 'HEAD' && hasBody) {
+    const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase()
+    if (type !== 'application/json') {
+      return `The control API takes JSON bodies only (Content-Type: application/json); got ${JSON.stringify(type || '(none)')}.`
+    }
+  }
+  return undefined
+}
+
+function hostnameOf(hostHeader: string | undefined): string | undefined {
+  if (!hostHeader) return undefined
+  try {
+    return new URL(`http://${hostHeader}`).hostname
+  } catch {
+    return undefined
+  }
 }

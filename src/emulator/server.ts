@@ -1,3 +1,4 @@
+import { isLoopback } from '../core/checks.ts'
 import { mkdirSync, rmSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
@@ -43,6 +44,8 @@ export type EmulatorOptions = {
   logger?: Logger
   /** Largest accepted upload (default 16 GiB). */
   maxUploadBytes?: number
+  /** Hosts task webhooks may be sent to besides this machine (`*`: any); none by default. */
+  webhookHosts?: string[]
   /**
    * `interface` (default): the records of interface.md. `production`: the records production
    * answers with (production.md): status in GET /proving-query/{id}, optional fields omitted,
@@ -83,6 +86,18 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     throw new InvalidInputError(`shape must be interface or production; got ${JSON.stringify(options.shape)}.`, { input: 'shape' })
   }
   const logger = options.logger ?? silentLogger
+  if (!isLoopback(host)) {
+    // Reachable from other machines: every key would be accepted without a list of keys.
+    if (!options.apiKeys?.length) {
+      throw new InvalidInputError(
+        `The emulator would listen on ${host}, reachable from other machines, and accept any API key: give the keys it accepts (--api-key, apiKeys), or listen on 127.0.0.1.`,
+        { input: 'host' },
+      )
+    }
+    logger.warn(
+      `emulator: listening on ${host}: reachable from other machines on this network. Its control API answers only this machine; use 127.0.0.1 unless you need this.`,
+    )
+  }
   const clock = options.clock ?? realClock()
   const initialTiming: Timing = { ...DEFAULT_TIMING, ...options.timing }
   const store = StateStore.open(options.stateDir, initialTiming)
@@ -103,6 +118,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     uploadsDir,
     initialTiming,
     maxUploadBytes: options.maxUploadBytes ?? 16 * 1024 ** 3,
+    webhookHosts: options.webhookHosts ?? [],
     shape: options.shape ?? 'interface',
     url: () => url,
   }

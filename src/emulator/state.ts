@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DEFAULT_TIMING, type QueryRun, type Timing } from './proving/lifecycle.ts'
+import { parseStateFile, STATE_VERSION } from './state-schema.ts'
 
 /**
  * Everything the emulator knows, as plain JSON-serialisable objects: no class instances, no
@@ -10,7 +11,7 @@ import { DEFAULT_TIMING, type QueryRun, type Timing } from './proving/lifecycle.
  * an emulator restarted mid-wait still knows its queries and where they stand.
  */
 
-export const STATE_VERSION = 1
+export { STATE_VERSION }
 export const STATE_FILE = 'state.json'
 
 /** Who submitted: derived from the API key (a digest; the key itself is never stored). */
@@ -166,11 +167,7 @@ export class StateStore {
       store.save()
       return store
     }
-    const loaded = JSON.parse(text) as EmulatorState
-    if (loaded?.version !== STATE_VERSION) {
-      throw new Error(`${file} has state version ${String(loaded?.version)}; this emulator reads version ${STATE_VERSION}. Remove it or use another stateDir.`)
-    }
-    return new StateStore(loaded, file)
+    return new StateStore(parseStateFile<EmulatorState>(file, text), file)
   }
 
   get persistent(): boolean {
@@ -188,9 +185,7 @@ export class StateStore {
   /** Reads the state back from disk, as a restarted emulator does (no-op in memory). */
   reload(): void {
     if (!this.#file) return
-    const loaded = JSON.parse(readFileSync(this.#file, 'utf8')) as EmulatorState
-    if (loaded?.version !== STATE_VERSION) throw new Error(`${this.#file} has state version ${String(loaded?.version)}; expected ${STATE_VERSION}.`)
-    this.state = loaded
+    this.state = parseStateFile<EmulatorState>(this.#file, readFileSync(this.#file, 'utf8'))
   }
 
   /** Forgets everything but keeps the given timing (POST /_emulator/reset). */

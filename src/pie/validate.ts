@@ -18,6 +18,7 @@ import {
   type PieEntryName,
 } from './format.ts'
 import {
+  PieBudgetError,
   budgetError,
   checkJsonEntrySize,
   JSON_ENTRY_BYTES,
@@ -428,8 +429,29 @@ export async function analysePie(input: PieInput, options: ValidatePieOptions = 
  * InvalidInputError when the path cannot be read at all.
  */
 export async function validatePie(input: PieInput, options: ValidatePieOptions = {}): Promise<PieValidationResult> {
-  const { valid, problems, summary } = await analysePie(input, options)
-  return { valid, problems, summary }
+  try {
+    const { valid, problems, summary } = await analysePie(input, options)
+    return { valid, problems, summary }
+  } catch (error) {
+    // Past a parsing budget: invalid, with the one line that says which (reading stopped there).
+    if (!(error instanceof PieBudgetError)) throw error
+    return { valid: false, problems: [error.shortMessage], summary: emptySummary(input) }
+  }
+}
+
+function emptySummary(input: PieInput): PieSummary {
+  return {
+    source: typeof input === 'string' && !input.endsWith('.zip') ? 'directory' : 'zip',
+    path: typeof input === 'string' ? input : undefined,
+    entries: [],
+    version: undefined,
+    nSteps: undefined,
+    builtins: [],
+    segments: [],
+    memoryCells: 0,
+    outputSize: undefined,
+    programSize: undefined,
+  }
 }
 
 export function invalidPieError(problems: readonly string[], path: string | undefined): InvalidPieError {

@@ -270,7 +270,10 @@ describe('proving fact check --starknet-rpc (in-process CLI)', () => {
     const run = await runCli(['fact', 'check', UNKNOWN_FACT, '--starknet-rpc', rpcUrl, '--timeout', '1s', '--json'])
     expect(run.code).toBe(4)
     expect(JSON.parse(run.stdout)).toMatchObject({ chain: 'starknet', registered: false, verifications: [] })
-    expect(run.stderr).toMatch(/^proving: Timed out after 1s waiting for fact 0x123456789abcdef to be registered on Starknet sepolia\./)
+    // With --json the failure is one JSON object on stderr's last line (progress lines before it).
+    const error = JSON.parse(run.stderr.trim().split('\n').at(-1)!).error
+    expect(error).toMatchObject({ name: 'WaitTimeoutError', exitCode: 4 })
+    expect(error.message).toMatch(/^Timed out after 1s waiting for fact 0x123456789abcdef to be registered on Starknet sepolia\./)
     noSecret(run)
   })
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PieBudgetError } from '../../src/pie/budgets.ts'
 import { parseJson, JsonBudgetError } from '../../src/pie/json.ts'
 import { SeenCells, SeenCellsBudgetError } from '../../src/pie/memory.ts'
-import { validatePie } from '../../src/pie/index.ts'
+import { inspectPie, validatePie } from '../../src/pie/index.ts'
 import { spawnCli } from '../helpers/cli.ts'
 import { useEmulator } from '../helpers/emulator.ts'
 import { jsonBombPie, metadataObjectBomb, sparseSegmentsPie } from '../helpers/hostile-pies.ts'
@@ -63,8 +63,14 @@ describe('proving validate on hostile PIEs', () => {
     expect(lines[0]).toContain(pies[name]!)
   })
 
-  it('the library throws PieBudgetError (an InvalidInputError), never a crash', async () => {
-    await expect(validatePie(pies[hostile[4]![0]]!)).rejects.toBeInstanceOf(PieBudgetError)
+  it('the library: validatePie reports the budget as the one problem; inspectPie throws PieBudgetError (an InvalidInputError)', async () => {
+    for (const [name, , reason] of hostile) {
+      const result = await validatePie(pies[name]!)
+      expect(result.valid).toBe(false)
+      expect(result.problems).toHaveLength(1)
+      expect(result.problems[0]).toMatch(reason)
+    }
+    await expect(inspectPie(pies[hostile[4]![0]]!)).rejects.toBeInstanceOf(PieBudgetError)
   })
 
   it('the example and a generated 1 MiB PIE are far inside every budget (cairo-lang and cairo-vm PIEs: test/interop/)', async () => {

@@ -144,7 +144,8 @@ describe('during the upload', () => {
   // The requests go through a TCP tap, and the test cancels once the emulator has received the
   // first 64 KiB of the upload: an event, whatever the machine's speed.
   const stall = () => emulator.control('POST', '/faults', { method: 'POST', path: L2_PIE, kind: 'delay', delayMs: 10_000 })
-  const uploading = () => emulator.requests().length === 0
+  // The service URL is probed (GET /is-alive) before the upload: only a POST would mean the upload finished.
+  const uploading = () => emulator.requests().every((request) => request.method !== 'POST')
   let tap: TcpTap
   beforeEach(async () => {
     tap = await tcpTap(emulator.url)

@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { main } from '../../src/cli/main.ts'
 import type { CliIO } from '../../src/cli/context.ts'
@@ -7,6 +10,15 @@ export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
 export const NODE = `${REPO_ROOT}node_modules/.bin/node`
 
 export type CliRun = { code: number; stdout: string; stderr: string }
+
+/**
+ * Each run gets its own submission journal unless the test gives one (PROVING_JOURNAL_DIR):
+ * runs stay independent, and nothing is written to the user's cache directory.
+ */
+const JOURNALS = mkdtempSync(join(tmpdir(), 'proving-journals-'))
+function withJournal(env: Record<string, string | undefined> | undefined): Record<string, string | undefined> {
+  return { PROVING_JOURNAL_DIR: mkdtempSync(join(JOURNALS, 'run-')), ...env }
+}
 
 /** Runs `proving ...` in this process with captured output (fast; the same code as the bin). */
 export async function runCli(
@@ -30,7 +42,7 @@ export async function runCli(
       stderr += text
       options.onOutput?.({ stdout, stderr })
     },
-    env: { ...options.env },
+    env: withJournal(options.env),
     stdin: options.stdin,
     isTTY: false,
   }
@@ -46,7 +58,7 @@ export function spawnCli(
   const entry = options.entry === 'bin' ? `${REPO_ROOT}bin/proving.js` : `${REPO_ROOT}src/cli/run.ts`
   const child = spawn(NODE, [...(options.nodeOptions ?? []), entry, ...args], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...options.env },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...withJournal(options.env) },
     stdio: ['pipe', 'pipe', 'pipe'],
   })
   let stdout = ''

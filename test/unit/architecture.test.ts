@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { REPO_ROOT } from '../helpers/cli.ts'
@@ -109,5 +109,30 @@ describe('the architecture of src', () => {
   it('only the action imports @actions/*; the core, schemas and clients name no host', () => {
     const users = [...GRAPH].filter(([, { packages }]) => packages.some((name) => name.startsWith('@actions/'))).map(([file]) => layerOf(file))
     expect(new Set(users)).toEqual(new Set(['action']))
+  })
+})
+
+/** Unit tests of something other than one module of src: the repository's files, or every action at once. */
+const REPO_LEVEL_TESTS = [
+  'architecture.test.ts',
+  'changelog.test.ts',
+  'suite.test.ts',
+  'action/action-yml.test.ts',
+  'action/one-behaviour.test.ts',
+]
+
+describe('the unit tests mirror src', () => {
+  it('test/unit/<layer>/<module>[.<aspect>].test.ts tests src/<layer>/<module>.ts (or a script of the repository)', () => {
+    const UNIT = join(REPO_ROOT, 'test', 'unit')
+    const tests = sourceFiles(UNIT)
+      .map((file) => relative(UNIT, file))
+      .filter((file) => file.endsWith('.test.ts'))
+    expect(tests.length).toBeGreaterThan(40)
+    const orphans = tests.filter((file) => {
+      if (REPO_LEVEL_TESTS.includes(file)) return false
+      const module = `${dirname(file) === '.' ? '' : `${dirname(file)}/`}${file.split('/').at(-1)!.split('.')[0]}.ts`
+      return !GRAPH.has(join(SRC, module)) && !existsSync(join(REPO_ROOT, module))
+    })
+    expect(orphans).toEqual([])
   })
 })

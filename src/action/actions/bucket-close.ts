@@ -44,7 +44,7 @@ export const run = defineAction({
       }
     }
     const services = await loadClient()
-    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io) })
+    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
     const bucket = await client.closeBucket(inputs['bucket-id'], { signal })
     step.outputs.set(bucketOutputs(bucket))
     const status = typeof bucket.status === 'string' ? bucket.status : undefined

@@ -15,7 +15,7 @@ export const run = defineAction({
   step: (io, signal) => new ProvingStep(io, { action: 'Create bucket', signal }),
   async work({ io, signal, inputs, step }) {
     const services = await loadClient()
-    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io) })
+    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
     const bucket = await client.createBucket({
       aggregatorVersion: inputs['aggregator-version'],
       externalId: inputs['external-id'],

@@ -6,6 +6,7 @@
  * the outputs known so far, writes the summary and, unless the gate passed, marks the step
  * failed.
  */
+import { actionJournalDir, SubmissionJournal, submitWithJournal } from '../../pipeline/journal.ts'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -89,7 +90,7 @@ async function prove(
     baseUrl = emulator.url
     io.info(`Running against the built-in emulator at ${emulator.url}: nothing is proved or verified for real.`)
   }
-  const client = services.provingClient({ baseUrl: baseUrl!, apiKey, logger })
+  const client = services.provingClient({ baseUrl: baseUrl!, apiKey, logger, allowInsecureHttp: inputs['allow-insecure-http'] === true })
 
   const general = usesGeneralSubmission(inputs)
   const pieList = inputs.pie === undefined ? [] : await expandPieInput(io, inputs.pie)
@@ -165,14 +166,40 @@ async function prove(
     step.extraRows.push(['Result', fields.result], ['Dedup id', { code: dedupId }])
     if (fields.externalId) step.extraRows.push(['External id', fields.externalId])
   } else {
-    ;({ provingQueryId } = await client.submitPie({
-      pieZip: pie!.zipPath,
-      layout: inputs.layout,
-      prover: inputs.prover,
-      mockFactHash: inputs['mock-fact-hash'],
-      signal,
-    }))
-    step.submitted(provingQueryId)
+    const submitL2 = () =>
+      client.submitPie({
+        pieZip: pie!.zipPath,
+        layout: inputs.layout,
+        prover: inputs.prover,
+        mockFactHash: inputs['mock-fact-hash'],
+        signal,
+      })
+    // The local journal (RUNNER_TEMP, per run and attempt): a second submission of this PIE in
+    // this job, after one whose outcome is unknown, is refused instead of paid for twice.
+    const journalDir = inputs.emulator ? undefined : actionJournalDir(io.env)
+    if (journalDir) {
+      const journaled = await submitWithJournal({
+        journal: new SubmissionJournal(journalDir),
+        parts: {
+          pieDigest: pie!.sha256,
+          service: new URL(client.http.baseUrl).origin,
+          endpoint: 'l2-pie',
+          params: { layout: inputs.layout, prover: inputs.prover, mockFactHash: inputs['mock-fact-hash'] },
+        },
+        client,
+        forceNew: false,
+        logger,
+        signal,
+        submit: submitL2,
+      })
+      provingQueryId = journaled.provingQueryId
+      step.submitted(provingQueryId)
+      // The id is in the outputs and the saved state now: the entry has done its work.
+      await journaled.settle?.()
+    } else {
+      ;({ provingQueryId } = await submitL2())
+      step.submitted(provingQueryId)
+    }
   }
 
   const bucketId = inputs['bucket-id']

@@ -18,7 +18,7 @@ export const run = defineAction({
   async work({ io, signal, inputs, step }) {
     const queryId = inputs['query-id']
     const services = await loadClient()
-    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io) })
+    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
     step.queryId = queryId
     step.outputs.set({ 'query-id': queryId })
     const retried = await client.retryQuery(queryId, { signal })

@@ -17,7 +17,7 @@ export const run = defineAction({
     new QueryStep(io, { action: 'Verify proof', signal, emulated: false, baseUrl: inputs?.['base-url'], timeoutMinutes: inputs?.['timeout-minutes'] }),
   async work({ io, signal, inputs, step }) {
     const services = await loadClient()
-    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io) })
+    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
     const { provingQueryId } = await client.submitProofVerification({
       proof: (await import('node:path')).resolve(io.env.GITHUB_WORKSPACE || process.cwd(), inputs.proof),
       stoneVersion: inputs['stone-version'],

@@ -26,12 +26,15 @@ export const run = defineAction({
     let pie: PreparedPie | undefined
     if (inputs.pie) pie = await preparePieForStep(io, step, inputs.pie, { signal, inspect: true })
     const services = await loadClient()
-    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io) })
+    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
     const queryId = inputs['query-id']
     const result = await step.wait(client, queryId, inputs['timeout-minutes'] * 60_000)
     const record = result.provingQuery
     let factCheck: FactCheckResult | undefined
-    if (pie && record.status === 'DONE') {
+    if (record.status === 'DONE' && record.result === 'TRACE_GENERATION') {
+      step.facts = { kind: 'skipped', reason: 'a TRACE_GENERATION query generates a trace, not a proof: it has no fact' }
+      io.info('No fact to check: a TRACE_GENERATION query generates a trace, not a proof.')
+    } else if (pie && record.status === 'DONE') {
       factCheck = await checkFactsForStep(io, step, record, pie)
     } else {
       step.facts = { kind: 'skipped', reason: pie ? `the query is ${record.status}` : 'no `pie` was given to compare with' }

@@ -127,6 +127,7 @@ export const memoryVerificationValue = z.enum(MEMORY_VERIFICATIONS, {
 const service = {
   'api-key': optional(nonEmptyValue, { secret: true }),
   'base-url': optional(httpUrlValue),
+  'allow-insecure-http': withDefault('false', booleanValue),
 }
 
 const openNameValue = (known: readonly string[]) =>

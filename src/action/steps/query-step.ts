@@ -95,6 +95,9 @@ export class QueryStep extends ProvingStep {
         signal: this.options.signal,
         // The client itself warns when a step lasts far longer than expected.
         onProgress: (progress) => this.#progress(progress),
+        // The query exists on this service (submitted here or by an earlier job): a gateway's
+        // 404 page mid-wait is a hiccup, not a wrong URL.
+        afterSubmission: true,
       })
       this.result(result)
       return result

@@ -1,7 +1,7 @@
 import { AccountClient, DEFAULT_KEY_COLOR } from '../../clients/account.ts'
 import type { SignInExpectation } from '../../clients/sign-in-check.ts'
 import { InvalidInputError } from '../../core/errors.ts'
-import { type CommandContext, defineCommand, type OptionSpecs, parseInteger } from '../context.ts'
+import { type CommandContext, defineCommand, type OptionSpecs, parseInteger, allowInsecureHttp } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 
 /**
@@ -193,7 +193,7 @@ async function accountClientFrom(context: CommandContext<typeof AUTH_OPTIONS>): 
   const privateKey = await readPrivateKey(context)
   context.redactor.add(privateKey)
   try {
-    return new AccountClient({ baseUrl, privateKey, logger: context.logger, redactor: context.redactor, signIn: signInExpectation(context) })
+    return new AccountClient({ baseUrl, privateKey, logger: context.logger, redactor: context.redactor, signIn: signInExpectation(context), allowInsecureHttp: allowInsecureHttp(context) })
   } catch (error) {
     if (error instanceof InvalidInputError && error.input === 'privateKey') throw error
     throw new InvalidInputError(`--auth-url ${(error as Error).message.split('\n')[0]}`, { input: '--auth-url', cause: error })

@@ -25,7 +25,12 @@ export const emulator = defineCommand({
       type: 'string',
       valueName: '<k1,k2>',
       env: 'PROVING_EMULATOR_API_KEYS',
-      description: 'Accept only these API keys (default: any non-empty key).',
+      description: 'Accept only these API keys (default: any non-empty key; required with a --host other than this machine).',
+    },
+    'webhook-host': {
+      type: 'string',
+      valueName: '<h1,h2>',
+      description: 'Also send task webhooks to these hosts (default: this machine only; * for any).',
     },
   },
   async run(context) {
@@ -47,6 +52,7 @@ export const emulator = defineCommand({
       logger: context.logger,
       shape,
       ...(keys?.length ? { apiKeys: keys } : {}),
+      webhookHosts: context.values['webhook-host']?.split(',').map((name) => name.trim()).filter(Boolean) ?? [],
       ...(stepMs === undefined ? {} : { timing: { stepMs } }),
       ...(context.values['state-dir'] ? { stateDir: context.values['state-dir'] } : {}),
     })

@@ -27,8 +27,14 @@ export const validate = defineCommand({
         `${path}: valid Cairo PIE (${summary.nSteps} steps, builtins ${summary.builtins.join(', ') || 'none'}, ${summary.memoryCells} memory cells).`,
       )
     } else {
-      context.io.stderr(`${path}: not a valid Cairo PIE (${result.problems.length} problem(s)):\n`)
-      for (const problem of result.problems) context.io.stderr(`  ${problem}\n`)
+      const only = result.problems.length === 1 ? result.problems[0]! : undefined
+      if (only?.startsWith(`${path}: `)) {
+        // One problem that names the file already (a parsing budget): one line.
+        context.io.stderr(`${only}\n`)
+      } else {
+        context.io.stderr(`${path}: not a valid Cairo PIE (${result.problems.length} problem(s)):\n`)
+        for (const problem of result.problems) context.io.stderr(`  ${problem}\n`)
+      }
     }
     return result.valid ? EXIT.ok : EXIT.usage
   },

@@ -10,6 +10,7 @@ import { checkFactsAfterWait, type PreparedPie, preparePieForUpload } from '../p
 import { withLocalEmulator } from '../local-emulator.ts'
 import { expandPieArguments } from '../../pipeline/pie-list.ts'
 import { limiter } from '../../pipeline/limit.ts'
+import { defaultJournalDir, type JournalParts, sha256OfFile, SubmissionJournal, submitWithJournal } from '../../pipeline/journal.ts'
 import {
   factsMeaningful,
   GENERAL_FIELD_OPTIONS,
@@ -57,6 +58,10 @@ export const prove = defineCommand({
     layout: { type: 'string', valueName: '<layout>', description: `Cairo layout: ${LAYOUTS.join(', ')} (another is sent with a warning).`, default: 'auto' },
     prover: { type: 'string', valueName: '<name>', description: 'Prover instance (L2 endpoint).', default: 'svc_sharp' },
     'mock-fact-hash': { type: 'boolean', description: 'Mock the fact hash: no real on-chain verification (testing).' },
+    new: {
+      type: 'boolean',
+      description: 'Submit even when the local journal says this PIE was already submitted with these parameters (a second, paid query).',
+    },
     concurrency: {
       type: 'string',
       valueName: '<n>',
@@ -119,15 +124,51 @@ async function proveOne(context: CommandContext, client: ProvingClient, path: st
   const pie = await preparePieForUpload(context, path, { inspect: options.general !== undefined })
   try {
     const submitted = await submitPie(context, client, pie, options, uploadReporter(context, pie.packed ? 'the packed pie.zip' : path))
-    return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, result: options.general?.result })
+    try {
+      return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, result: options.general?.result })
+    } finally {
+      // The id has been reported (or the wait ended): only a killed run leaves its entry behind.
+      await submitted.settle?.()
+    }
   } finally {
     await pie.cleanup()
   }
 }
 
-type Submitted = { provingQueryId: string; deduplicated?: boolean | undefined }
+type Submitted = { provingQueryId: string; deduplicated?: boolean | undefined; settle?: (() => Promise<void>) | undefined }
 
+/**
+ * Submits through the local journal (src/pipeline/journal.ts): a re-run after a kill mid-upload
+ * follows the query it created, or refuses to pay twice without --new. The emulator started
+ * for this command is not journaled: it forgets everything when the command ends.
+ */
 async function submitPie(
+  context: CommandContext,
+  client: ProvingClient,
+  pie: PreparedPie,
+  options: ProveOptions,
+  onUploadProgress?: (progress: UploadProgress) => void,
+): Promise<Submitted> {
+  if (context.values.emulator === true) return submitPieNow(context, client, pie, options, onUploadProgress)
+  const journal = new SubmissionJournal(defaultJournalDir(context.io.env))
+  const parts: JournalParts = {
+    pieDigest: await sha256OfFile(pie.zipPath),
+    service: new URL(client.http.baseUrl).origin,
+    endpoint: options.general ? 'general' : 'l2-pie',
+    params: { layout: options.layout, prover: options.prover, mockFactHash: options.mockFactHash, ...(options.general ?? {}) },
+  }
+  return submitWithJournal({
+    journal,
+    parts,
+    client,
+    forceNew: (context.values as { new?: boolean }).new === true,
+    logger: context.logger,
+    signal: context.signal,
+    submit: () => submitPieNow(context, client, pie, options, onUploadProgress),
+  })
+}
+
+async function submitPieNow(
   context: CommandContext,
   client: ProvingClient,
   pie: PreparedPie,
@@ -182,7 +223,7 @@ export async function followSubmission(
   }
   context.progress(`Submitted: query ${provingQueryId}${again}`)
   const result = await waitReportingId(context, provingQueryId, () =>
-    withHeartbeat(context, (onProgress) => client.waitForQuery(provingQueryId, { timeoutMs: options.timeoutMs, signal: context.signal, onProgress })),
+    withHeartbeat(context, (onProgress) => client.waitForQuery(provingQueryId, { timeoutMs: options.timeoutMs, signal: context.signal, onProgress, afterSubmission: true })),
   )
   const done = result.provingQuery.status === 'DONE'
   const kind = result.provingQuery.result ?? options.result
@@ -233,6 +274,7 @@ async function proveBatch(
     paths.map(async (path, index): Promise<BatchOutcome> => {
       const outcome: BatchOutcome = { pie: path, provingQueryId: null, status: null, step: null, facts: 'not checked', exitCode: EXIT.ok, error: null }
       let pie: PreparedPie | undefined
+      let settle: (() => Promise<void>) | undefined
       try {
         // The bound covers what costs bandwidth and CPU: packing, validating, uploading.
         const submitted = await limit(async () => {
@@ -241,9 +283,10 @@ async function proveBatch(
           return submitPie(context, client, pie, options)
         })
         outcome.provingQueryId = submitted.provingQueryId
+        settle = submitted.settle
         if (submitted.deduplicated !== undefined) outcome.deduplicated = submitted.deduplicated
         if (options.wait) {
-          const result = await client.waitForQuery(submitted.provingQueryId, { timeoutMs: options.timeoutMs, signal: context.signal })
+          const result = await client.waitForQuery(submitted.provingQueryId, { timeoutMs: options.timeoutMs, signal: context.signal, afterSubmission: true })
           const record = result.provingQuery
           Object.assign(outcome, { status: record.status, step: record.step, provingQuery: record, metadataUrls: result.metadataUrls })
           if (record.status !== 'DONE') {
@@ -268,6 +311,7 @@ async function proveBatch(
         outcome.status ??= error instanceof AbortedError || context.signal.aborted ? 'INTERRUPTED' : 'ERROR'
         outcome.error = error instanceof ProvingKitError ? error.shortMessage : (error as Error).message
       } finally {
+        await settle?.()
         await pie?.cleanup()
       }
       const label = `[${String(index + 1).padStart(width)}/${paths.length}]`
@@ -345,7 +389,7 @@ export const verifyProof = defineCommand({
       }
       context.progress(`Submitted: query ${provingQueryId}`)
       const result = await waitReportingId(context, provingQueryId, () =>
-        withHeartbeat(context, (onProgress) => client.waitForQuery(provingQueryId, { timeoutMs, signal: context.signal, onProgress })),
+        withHeartbeat(context, (onProgress) => client.waitForQuery(provingQueryId, { timeoutMs, signal: context.signal, onProgress, afterSubmission: true })),
       )
       context.print(describeQuery(result), result)
       return result.provingQuery.status === 'DONE' ? EXIT.ok : EXIT.remoteFailure

@@ -3,7 +3,7 @@ import { checkBatchQueryBody, StorageProofClient } from '../../clients/storage-p
 import { InvalidInputError } from '../../core/errors.ts'
 import { parseJsonBytes } from '../../core/json-limits.ts'
 import { formatDuration } from '../../core/poll.ts'
-import { type CommandContext, defineCommand, type OptionSpecs, SERVICE_OPTIONS } from '../context.ts'
+import { type CommandContext, defineCommand, type OptionSpecs, SERVICE_OPTIONS, allowInsecureHttp } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { timeoutFrom } from '../services.ts'
 
@@ -88,7 +88,7 @@ function storageClientFrom(context: CommandContext<typeof STORAGE_OPTIONS>): Sto
   if (!apiKey) throw new InvalidInputError('No API key: set PROVING_API_KEY (or pass --api-key <key>).', { input: '--api-key' })
   context.redactor.add(apiKey)
   try {
-    return new StorageProofClient({ baseUrl, apiKey, logger: context.logger, redactor: context.redactor })
+    return new StorageProofClient({ baseUrl, apiKey, logger: context.logger, redactor: context.redactor, allowInsecureHttp: allowInsecureHttp(context) })
   } catch (error) {
     throw new InvalidInputError(`--storage-proof-url ${(error as Error).message.split('\n')[0]}`, { input: '--storage-proof-url', cause: error })
   }

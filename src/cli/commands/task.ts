@@ -14,7 +14,7 @@ import {
   type TaskStatusRecord,
   type TaskSummary,
 } from '../../schemas/tasks.ts'
-import { type CommandContext, type CommandSpec, defineCommand, type OptionSpecs, parseInteger, SERVICE_OPTIONS } from '../context.ts'
+import { type CommandContext, type CommandSpec, defineCommand, type OptionSpecs, parseInteger, SERVICE_OPTIONS, allowInsecureHttp } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { timeoutFrom } from '../services.ts'
 
@@ -59,7 +59,7 @@ function taskClientFrom(context: CommandContext<typeof TASK_SERVICE_OPTIONS>, op
   }
   if (apiKey) context.redactor.add(apiKey)
   try {
-    return new TaskClient({ baseUrl, apiKey, logger: context.logger })
+    return new TaskClient({ baseUrl, apiKey, logger: context.logger, allowInsecureHttp: allowInsecureHttp(context) })
   } catch (error) {
     throw new InvalidInputError(`--tasks-url ${(error as Error).message.split('\n')[0]}`, { input: '--tasks-url', cause: error })
   }

@@ -48,6 +48,7 @@ export class TaskSweeper {
       started = true
       void deliverWebhook(task.webhook, webhookPayload(task, now), {
         logger,
+        allowedHosts: this.#emulator.webhookHosts,
         onAttempt: () => this.#emulator.store.save(),
       }).catch((error: unknown) => logger.error(`emulator: webhook of task ${task.uuid} failed: ${String(error)}`))
     }

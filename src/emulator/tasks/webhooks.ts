@@ -1,6 +1,7 @@
 import { request } from 'undici'
 import type { Logger } from '../../core/runtime.ts'
-import { redactUrl } from '../../core/redact.ts'
+import { isLoopback } from '../../core/checks.ts'
+import { redactUrl, showUrl } from '../../core/redact.ts'
 import type { WebhookAttempt, WebhookDelivery } from './store.ts'
 
 /**
@@ -16,13 +17,37 @@ export const WEBHOOK_ATTEMPT_TIMEOUT_MS = 5_000
 export const WEBHOOK_BACKOFF_MS = [250, 500] as const
 const MAX_RESPONSE_BYTES = 64 * 1024
 
+/**
+ * Whether the emulator may call `url`: only this machine unless `allowedHosts` widens it (a
+ * host name, or `*` for any). A webhook URL is the caller's input; without this the emulator
+ * would POST wherever a request told it to (an internal port scanner on a laptop).
+ */
+export function webhookHostAllowed(url: string, allowedHosts: readonly string[]): boolean {
+  let host: string
+  try {
+    host = new URL(url).hostname.toLowerCase()
+  } catch {
+    return false
+  }
+  if (isLoopback(host)) return true
+  return allowedHosts.some((allowed) => allowed === '*' || allowed.toLowerCase() === host)
+}
+
 export async function deliverWebhook(
   delivery: WebhookDelivery,
   payload: Record<string, string>,
-  options: { logger: Logger; onAttempt: () => void },
+  options: { logger: Logger; onAttempt: () => void; allowedHosts?: readonly string[] },
 ): Promise<void> {
   const body = JSON.stringify(payload)
   delivery.payload = payload
+  if (!webhookHostAllowed(delivery.url, options.allowedHosts ?? [])) {
+    // Nothing is sent: the delivery fails at once, and says why.
+    delivery.attempts.push({ at: new Date().toISOString(), status: null, error: `host not allowed (${showUrl(delivery.url)}); start the emulator with --webhook-host to allow it` } as WebhookAttempt)
+    delivery.state = 'failed'
+    options.onAttempt()
+    options.logger.warn(`emulator: webhook to ${showUrl(delivery.url)} not sent: only this machine is allowed unless --webhook-host names the host.`)
+    return
+  }
   delivery.state = 'sending'
   for (let attempt = delivery.attempts.length + 1; attempt <= WEBHOOK_MAX_ATTEMPTS; attempt++) {
     if (attempt > 1) await sleep(WEBHOOK_BACKOFF_MS[attempt - 2] ?? 500)

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { encodeVerifications, GET_ALL_VERIFICATIONS_SELECTOR, makeVerification } from '../../../src/chain/integrity.ts'
-import { checkFactOnStarknet, STARKNET_NETWORKS } from '../../../src/chain/starknet.ts'
+import { checkFactOnStarknet, decodeChainId, STARKNET_NETWORKS } from '../../../src/chain/starknet.ts'
 import { ChainError } from '../../../src/core/errors.ts'
 
 /**
@@ -114,5 +114,14 @@ describe('checkFactOnStarknet (scripted node)', () => {
     script = node({ starknet_chainId: SN_SEPOLIA, starknet_blockNumber: 7 }, () => ({ error: { code: 24, message: 'Block not found' } }))
     const error = await checkFactOnStarknet({ rpcUrl: base, fact: '0x1' }).catch((e) => e)
     expect(error.retryable).toBe(true)
+  })
+})
+
+describe('Starknet chain ids', () => {
+  it('decodes short strings and keeps anything else as hex', () => {
+    expect(decodeChainId(0x534e5f5345504f4c4941n)).toBe('SN_SEPOLIA')
+    expect(decodeChainId(0x534e5f4d41494en)).toBe('SN_MAIN')
+    expect(decodeChainId(0x1n)).toBe('0x1')
+    expect(decodeChainId(0n)).toBe('0x0')
   })
 })

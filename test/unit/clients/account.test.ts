@@ -8,7 +8,7 @@ import { expiresAtMs } from '../../../src/schemas/account.ts'
 import { FakeClock } from '../../helpers/fake-clock.ts'
 import { COW, COW_KEY, MAIL, MAIL_SIGNATURE } from '../../helpers/mail-example.ts'
 
-const BASE = 'http://account.test'
+const BASE = 'https://account.test'
 /** Distinctive, so a leak anywhere is found by a plain substring search. */
 const PRIVATE_KEY = `0x${'d15c0'.repeat(12)}beef`
 const FIFTEEN_MIN_S = 15 * 60

@@ -21,7 +21,7 @@ import { FakeClock } from '../../helpers/fake-clock.ts'
 import { bucket, metadataUrls, recordD, recordL, recordR, type Overrides } from '../../helpers/records.ts'
 import { failure } from '../../helpers/failure.ts'
 
-const BASE = 'http://proving.test'
+const BASE = 'https://proving.test'
 const KEY = 'pk_test_0123456789abcdef'
 const UA = `proving-kit/${VERSION}`
 const L2_PIE = '/v1/l2/proving-query/proof-generation-verification'

@@ -14,7 +14,7 @@ import type { BatchQueryBody } from '../../../src/schemas/storage-proof.ts'
 import { FakeClock } from '../../helpers/fake-clock.ts'
 import { failure } from '../../helpers/failure.ts'
 
-const BASE = 'http://storage.test'
+const BASE = 'https://storage.test'
 const KEY = 'pk_storage_unit_7d41c0ffee'
 const ACCOUNT = '0x75cec1db9dceb703200eaa6595f66885c962b920'
 

@@ -14,7 +14,7 @@ import { BAD_DECOMMITMENT_BODIES, BAD_TASK_BODIES, decommitmentBody, dpOutput, t
 
 /** TaskClient against nock: headers, paths, parameters, checks before sending, the wait. */
 
-const BASE = 'http://tasks.test'
+const BASE = 'https://tasks.test'
 const KEY = 'dp_test_key_7f3a9c21'
 
 let clock: FakeClock
@@ -163,7 +163,7 @@ describe('reads', () => {
 
   it('a task uuid is checked before any request', async () => {
     await expect(client().getTaskStatus('')).rejects.toThrow(/uuid is empty/)
-    await expect(client().getTaskMmrs('a/b')).rejects.toThrow(/not a valid identifier/)
+    await expect(client().getTaskMmrs('a/b')).rejects.toThrow(/holds a space, "\/"/)
     await expect(client().waitForTask(' ')).rejects.toBeInstanceOf(InvalidInputError)
     expect(requests).toEqual([])
   })

@@ -19,7 +19,7 @@ import { failure } from '../../helpers/failure.ts'
  * it waits in between. Time is a FakeClock, so every backoff sleep is recorded and costs nothing.
  */
 
-const BASE = 'http://svc.test'
+const BASE = 'https://svc.test'
 
 type Step =
   | number

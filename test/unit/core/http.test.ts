@@ -14,7 +14,7 @@ import { failure } from '../../helpers/failure.ts'
 
 /** What HttpClient turns answers into: errors a person can act on, typed data, the User-Agent. */
 
-const BASE = 'http://svc.test'
+const BASE = 'https://svc.test'
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
   version: string
 }).version

@@ -110,7 +110,7 @@ describe('prepareMultipart', () => {
         type: request.headers.get('content-type')!,
       })
     }
-    nock('http://svc.test')
+    nock('https://svc.test')
       .post('/upload')
       .reply(async (request: Request) => {
         await record(request)
@@ -122,7 +122,7 @@ describe('prepareMultipart', () => {
         return [201, { ok: true }]
       })
     const clock = new FakeClock()
-    const http = new HttpClient({ baseUrl: 'http://svc.test', serviceName: 'svc', clock, random: () => 0 })
+    const http = new HttpClient({ baseUrl: 'https://svc.test', serviceName: 'svc', clock, random: () => 0 })
     const body = await prepareMultipart({ f: { path: binary, fileName: 'pie.zip', contentType: 'application/zip' }, x: 'y' })
     const response = await http.request({ method: 'POST', path: '/upload', body })
     expect(response.attempts).toBe(2)

@@ -121,7 +121,7 @@ describe('SecretRedactor', () => {
  * not reach an error (message, stack, String, inspect) or a log line.
  */
 describe('the API key of an L2 submission never leaks', () => {
-  const BASE = 'http://svc.test'
+  const BASE = 'https://svc.test'
   const L2_PIE = '/v1/l2/proving-query/proof-generation-verification'
   const L2_PROOF = '/v1/l2/proving-query/proof-verification'
   let dir: string

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest'
+import { redact, showUrl } from '../../src/core/redact.ts'
+import { runCli } from '../helpers/cli.ts'
+
+/**
+ * Anything URL-shaped the user gave is shown as scheme and host only, whether or not it parses
+ * (issue 13): a port of 99999, user:password, a stray space, a key in the path.
+ */
+
+const KEYISH = 'abcdef0123456789abcdef'
+const cases: [string, string][] = [
+  ['https://alice:S3CRETPASS@api.example.com:99999', 'https://api.example.com'],
+  [`https://mainnet.infura.io:99999/v3/${KEYISH}`, 'https://mainnet.infura.io'],
+  [`https://alice:S3CRETPASS@api.example.com /v3/${KEYISH}`, 'https://api.example.com'],
+  [` https://mainnet.infura.io/v3/ ${KEYISH}`, 'https://mainnet.infura.io'],
+  [`https://api.example.com:8443/v1?apiKey=${KEYISH}`, 'https://api.example.com:8443'],
+  [`api.example.com/v1?apiKey=${KEYISH}`, 'api.example.com'],
+  ['http://[::1]:99999/x', 'http://[::1]'],
+  ['not a url at all', '(a URL that does not parse)'],
+]
+
+describe('showUrl', () => {
+  it.each(cases)('%j -> %s', (input, shown) => {
+    expect(showUrl(input)).toBe(shown)
+  })
+  it('free text: an unparsable URL keeps only scheme and host; a parsable one loses its credentials', () => {
+    const text = redact(`at https://alice:S3CRETPASS@api.example.com:99999/v3/${KEYISH} and https://ok.example/a?apiKey=${KEYISH}`)
+    expect(text).not.toContain('S3CRETPASS')
+    expect(text).not.toContain(KEYISH)
+    expect(text).not.toContain('alice')
+  })
+})
+
+describe('the CLI never echoes a URL-shaped input whole', () => {
+  const secrets = ['S3CRETPASS', 'alice', KEYISH, '99999', '/v3']
+  it.each([
+    [['query', 'get', 'q-1', '--base-url', cases[0]![0]], {}],
+    [['query', 'get', 'q-1', '--base-url', cases[2]![0]], {}],
+    [['query', 'get', 'q-1'], { PROVING_BASE_URL: cases[0]![0] }],
+    [['fact', 'check', '0x1'], { PROVING_ETHEREUM_RPC_URL: cases[1]![0] }],
+    [['fact', 'check', '0x1', '--ethereum-rpc', cases[3]![0]], {}],
+  ] as [string[], Record<string, string>][])('%j', async (args, env) => {
+    const run = await runCli(args, { env })
+    expect(run.code).not.toBe(0)
+    for (const secret of secrets) expect(run.stdout + run.stderr).not.toContain(secret)
+  })
+})
