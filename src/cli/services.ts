@@ -2,7 +2,7 @@ import { ProvingClient, type QueryProgress, type QueryResult, type UploadProgres
 import { formatBytes } from '../pipeline/prove.ts'
 import { InvalidInputError } from '../core/errors.ts'
 import { formatDuration } from '../core/poll.ts'
-import { type CommandContext, parseDuration, SERVICE_OPTIONS, type StringOption, allowInsecureHttp } from './context.ts'
+import { type CommandContext, parseDuration, type SERVICE_OPTIONS, type StringOption, allowInsecureHttp } from './context.ts'
 
 /** Builds the proving client from --base-url / --api-key (or their environment variables). */
 export function provingClientFrom(context: CommandContext<typeof SERVICE_OPTIONS>, options: { needsKey: boolean; baseUrl?: string; apiKey?: string }): ProvingClient {

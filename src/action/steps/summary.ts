@@ -119,8 +119,6 @@ function escapeText(text: string): string {
 export const yesNo = (value: boolean | null | undefined): string | undefined =>
   value === true ? 'yes' : value === false ? 'no' : undefined
 
-export const duration = (ms: number): string => formatDuration(ms)
-
 /**
  * The `uses:` of one of this repository's sub-actions as the running workflow refers to it:
  * `owner/repo/wait@ref` when run from a published ref, `./wait` when run with `uses: ./`.
