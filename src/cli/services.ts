@@ -43,7 +43,8 @@ export function progressReporter(context: CommandContext) {
   }
 }
 
-export function describeQuery(result: QueryResult): string {
+/** Any record of a query, full or partial (the public record lacks some fields): what it has, one row each. */
+export function describeQuery(result: { provingQuery: Partial<QueryResult['provingQuery']>; metadataUrls: readonly string[] }): string {
   const query = result.provingQuery
   const rows: [string, string | null | undefined][] = [
     ['query', query.id],
