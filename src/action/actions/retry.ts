@@ -27,7 +27,7 @@ export const run = defineAction({
     io.info(`${retried.message}: query ${queryId} is ${record.status} again (retry ${record.retryCount} of 3).`)
     step.facts = { kind: 'skipped', reason: 'the `retry` sub-action has no PIE to compare with' }
     if (!inputs.wait) {
-      step.record = { ...record, client: null } as never
+      step.record = { ...record, client: null }
       await step.report({
         outcome: 'submitted',
         headline: `Query ${queryId} was sent back to the service (retry ${record.retryCount} of 3); not waiting for it (\`wait: false\`).`,
