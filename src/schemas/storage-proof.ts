@@ -22,7 +22,6 @@ export const KNOWN_HEADER_PROPS = ['PARENT_HASH', 'STATE_ROOT', 'TRANSACTIONS_RO
 
 export type BatchQueryStatus = (typeof BATCH_QUERY_STATUSES)[number]
 
-const DECIMAL = /^(0|[1-9]\d*)$/
 const NUMERIC = /^\d+(\.\d+)?$/
 /** A chain by decimal id ("11155111") or by name ("SN_SEPOLIA"). */
 const CHAIN_KEY = /^((0|[1-9]\d*)|[A-Z][A-Z0-9_]{1,63})$/

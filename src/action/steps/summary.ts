@@ -4,7 +4,6 @@
  * what failed and what to do next. Rendering is pure (a model in, Markdown out) so it is tested
  * without a runner.
  */
-import { formatDuration } from '../../core/poll.ts'
 import { VERSION } from '../../core/version.ts'
 
 export type Outcome = 'passed' | 'failed' | 'submitted' | 'cancelled' | 'timed-out' | 'done'
