@@ -305,7 +305,7 @@ describe('validatePie on corrupted input returns problems: never throws, never h
           if (how.kind === 'remove') contents.delete(name)
           else if (how.kind === 'empty') contents.set(name, Buffer.alloc(0))
           else if (how.kind === 'json') contents.set(name, Buffer.from(JSON.stringify(how.value) ?? 'null'))
-          else if (current && current.length) contents.set(name, how.mutate(current))
+          else if (current?.length) contents.set(name, how.mutate(current))
         }
         const { mkdir } = await import('node:fs/promises')
         await mkdir(dir)
