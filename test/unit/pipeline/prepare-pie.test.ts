@@ -1,17 +1,19 @@
 import { cp, readdir, readFile, truncate, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { InvalidPieError } from '../../../src/core/errors.ts'
 import { packPie } from '../../../src/pie/index.ts'
 import { checkFacts, computeFactsAhead, preparePie } from '../../../src/pipeline/prove.ts'
-import { EXAMPLE_PIE_DIR, generatedPie } from '../../helpers/example-pie.ts'
+import { EXAMPLE_PIE, generatedPie } from '../../helpers/example-pie.ts'
 import { removeTempDirs, tempDir } from '../../helpers/pie-fixtures.ts'
 
 afterAll(removeTempDirs)
 
+const EXAMPLE_DIR = join(dirname(EXAMPLE_PIE), 'pie')
+
 async function brokenCopy(): Promise<string> {
   const dir = join(await tempDir(), 'broken')
-  await cp(EXAMPLE_PIE_DIR, dir, { recursive: true })
+  await cp(EXAMPLE_DIR, dir, { recursive: true })
   await truncate(join(dir, 'memory.bin'), 4079)
   return dir
 }
@@ -21,7 +23,7 @@ describe('packPie beforeRename', () => {
     const folder = await tempDir()
     const out = join(folder, 'pie.zip')
     await writeFile(out, 'the good zip')
-    await expect(packPie(EXAMPLE_PIE_DIR, out, { beforeRename: async () => Promise.reject(new Error('invalid')) })).rejects.toThrow(
+    await expect(packPie(EXAMPLE_DIR, out, { beforeRename: async () => Promise.reject(new Error('invalid')) })).rejects.toThrow(
       'invalid',
     )
     expect(await readFile(out, 'utf8')).toBe('the good zip')
