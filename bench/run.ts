@@ -11,6 +11,7 @@
  * 1 pack (bench/fig1-pack.ts, through bench/pack.ts)   4 waiting (bench/fig4-wait.ts)
  * 2 upload (bench/fig2-upload.ts)                      5 scale (bench/fig5-scale.ts)
  * 3 start-up (bench/fig3-startup.ts)                   6 end to end (bench/fig6-e2e.ts)
+ * 7 program hash by size (bench/fig7-hash.ts, through bench/hash.ts)
  *
  * Inputs (generated PIEs) are cached in .bench-tmp/ (git-ignored); the first run generates the
  * 1 GiB one (about a minute). Absolute numbers depend on the machine and on whatever else runs
@@ -25,6 +26,7 @@ import { figureStartup } from './fig3-startup.ts'
 import { figureWait } from './fig4-wait.ts'
 import { figureScale } from './fig5-scale.ts'
 import { figureE2e } from './fig6-e2e.ts'
+import { figureHash } from './fig7-hash.ts'
 import { BENCH, type Build, ensureBuilt, type FigureContext, type FigureResult, machine, RUN_DIR, table } from './lib.ts'
 
 const { values } = parseArgs({
@@ -42,6 +44,7 @@ const FIGURES: [number, string, (ctx: FigureContext) => Promise<FigureResult>][]
   [4, 'Waiting', figureWait],
   [5, 'Scale', figureScale],
   [6, 'End to end', figureE2e],
+  [7, 'Program hash', figureHash],
 ]
 const only = values.only ? new Set(values.only.split(',').map((n) => Number(n.trim()))) : undefined
 const selected = FIGURES.filter(([id]) => !only || only.has(id))

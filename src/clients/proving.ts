@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { createReadStream } from 'node:fs'
+import { sha256File } from '../pie/digest.ts'
 import { Transform } from 'node:stream'
 import { stat } from 'node:fs/promises'
 import {
@@ -814,13 +814,6 @@ export function deriveDedupId(digest: string, parts: Record<string, unknown>): s
     .join('&')
   return `pk-${createHash('sha256').update(`${digest}\n${parameters}`).digest('hex').slice(0, 40)}`
 }
-
-async function sha256File(path: string): Promise<string> {
-  const hash = createHash('sha256')
-  for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 })) hash.update(chunk as Buffer)
-  return hash.digest('hex')
-}
-
 
 async function requireFile(path: string, name: string): Promise<void> {
   let info

@@ -4,8 +4,7 @@
  * after the service is done, check what it says it proved against the PIE. Hosts pass how to
  * report progress and the signal that cancels; nothing here prints or exits.
  */
-import { createHash } from 'node:crypto'
-import { createReadStream } from 'node:fs'
+import { sha256File } from '../pie/digest.ts'
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -143,11 +142,6 @@ export async function checkFacts(
   return prepared.inspection ? pie.compareQueryFacts(record, prepared.inspection) : pie.checkQueryFacts(record, prepared.zipPath)
 }
 
-export async function sha256File(path: string, signal?: AbortSignal): Promise<string> {
-  const hash = createHash('sha256')
-  for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024, signal })) hash.update(chunk as Buffer)
-  return hash.digest('hex')
-}
 
 /** The packer knows files, not inputs: its refusals get the input's name and what to do. */
 export function namedPackError(error: unknown, name: string, label = name): unknown {
