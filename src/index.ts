@@ -121,6 +121,7 @@ export {
   type EntryPoint,
   isTerminalTaskStatus,
   type KeccakMmrMeta,
+  MMR_HASHING_FUNCTIONS,
   type MmrMeta,
   type PoseidonMmrMeta,
   TASK_FAILED_STATUSES,
@@ -171,6 +172,8 @@ export {
   type BatchQueryStatusResponse,
   type BlockRequest,
   describeBatchQueryProblems,
+  KNOWN_ACCOUNT_PROPS,
+  KNOWN_HEADER_PROPS,
   TERMINAL_BATCH_QUERY_STATUSES,
 } from './schemas/storage-proof.ts'
 
@@ -202,6 +205,7 @@ export {
   type Eip712TypedData,
   type RefreshResponse,
   type SessionResponse,
+  type TypedDataField,
 } from './schemas/account.ts'
 
 // --- The PIE toolkit (also alone, without the clients: proving-kit/pie) --------------------------

@@ -3,7 +3,7 @@ import { InvalidInputError } from '../core/errors.ts'
 import { activeProfile, PROFILE_FIELDS, profileValueFor } from './profiles.ts'
 
 const PROFILE_ENVS: Set<string> = new Set(Object.values(PROFILE_FIELDS).map((field) => field.env))
-import { redact, SecretRedactor } from '../core/redact.ts'
+import { redact, type SecretRedactor } from '../core/redact.ts'
 import type { Logger } from '../core/runtime.ts'
 
 /** What a command gets from the CLI: its parsed flags, where to write, and the shared settings. */

@@ -1,5 +1,5 @@
 import { InvalidInputError } from '../core/errors.ts'
-import { type BooleanOption, type CommandContext, SERVICE_OPTIONS } from './context.ts'
+import type { BooleanOption, CommandContext, SERVICE_OPTIONS } from './context.ts'
 
 export type LocalService = { baseUrl?: string; apiKey?: string }
 

@@ -2,7 +2,7 @@ import { ProvingClient, type QueryProgress, type QueryResult, type UploadProgres
 import { formatBytes } from '../pipeline/prove.ts'
 import { InvalidInputError } from '../core/errors.ts'
 import { formatDuration } from '../core/poll.ts'
-import { type CommandContext, parseDuration, SERVICE_OPTIONS, type StringOption, allowInsecureHttp } from './context.ts'
+import { type CommandContext, parseDuration, type SERVICE_OPTIONS, type StringOption, allowInsecureHttp } from './context.ts'
 
 /** Builds the proving client from --base-url / --api-key (or their environment variables). */
 export function provingClientFrom(context: CommandContext<typeof SERVICE_OPTIONS>, options: { needsKey: boolean; baseUrl?: string; apiKey?: string }): ProvingClient {
@@ -43,7 +43,8 @@ export function progressReporter(context: CommandContext) {
   }
 }
 
-export function describeQuery(result: QueryResult): string {
+/** Any record of a query, full or partial (the public record lacks some fields): what it has, one row each. */
+export function describeQuery(result: { provingQuery: Partial<QueryResult['provingQuery']>; metadataUrls: readonly string[] }): string {
   const query = result.provingQuery
   const rows: [string, string | null | undefined][] = [
     ['query', query.id],

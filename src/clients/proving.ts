@@ -3,11 +3,10 @@ import { createReadStream } from 'node:fs'
 import { Transform } from 'node:stream'
 import { stat } from 'node:fs/promises'
 import {
-  AbortedError,
   InvalidInputError,
   InvalidResponseError,
   isNoRoute,
-  ProvingKitError,
+  type ProvingKitError,
   ServiceError,
   UnknownStatusError,
 } from '../core/errors.ts'

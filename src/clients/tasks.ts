@@ -1,7 +1,6 @@
 import type { z } from 'zod'
 import { apiKeyOf, checkInteger, requireId } from '../core/checks.ts'
 import {
-  AbortedError,
   InvalidInputError,
   RemoteFailureError,
   UnknownStatusError,

@@ -6,7 +6,7 @@ import { badRequest, conflict } from './errors.ts'
 import { parseFault } from './faults.ts'
 import { queryProgress } from './proving/queries.ts'
 import { bucketStatusOf } from './proving/records.ts'
-import type { Reply, Route, RouteContext } from './router.ts'
+import { controlRoute, type Reply, type Route, type RouteContext } from './router.ts'
 
 /**
  * The control API under /_emulator/ that concerns the whole emulator: reset, simulated time,
@@ -19,19 +19,18 @@ export function controlRoutes(emulator: EmulatorContext): Route[] {
   const state = () => emulator.store.state
   const now = () => emulator.clock.now()
   const save = () => emulator.store.save()
-  const control = (method: Route['method'], pattern: string, handler: Route['handler']): Route => ({ method, pattern, handler, control: true })
 
   return [
-    control('POST', '/_emulator/reset', reset),
-    control('POST', '/_emulator/clock/advance', advanceClock),
-    control('GET', '/_emulator/state', describeState),
-    control('GET', '/_emulator/requests', () => ({ status: 200, body: { requests: emulator.requestLog.list() } })),
-    control('DELETE', '/_emulator/requests', clearRequests),
-    control('POST', '/_emulator/faults', addFault),
-    control('GET', '/_emulator/faults', () => ({ status: 200, body: { faults: state().faults } })),
-    control('DELETE', '/_emulator/faults', clearFaults),
-    control('DELETE', '/_emulator/faults/:id', removeFault),
-    control('POST', '/_emulator/restart', restart),
+    controlRoute('POST', '/_emulator/reset', reset),
+    controlRoute('POST', '/_emulator/clock/advance', advanceClock),
+    controlRoute('GET', '/_emulator/state', describeState),
+    controlRoute('GET', '/_emulator/requests', () => ({ status: 200, body: { requests: emulator.requestLog.list() } })),
+    controlRoute('DELETE', '/_emulator/requests', clearRequests),
+    controlRoute('POST', '/_emulator/faults', addFault),
+    controlRoute('GET', '/_emulator/faults', () => ({ status: 200, body: { faults: state().faults } })),
+    controlRoute('DELETE', '/_emulator/faults', clearFaults),
+    controlRoute('DELETE', '/_emulator/faults/:id', removeFault),
+    controlRoute('POST', '/_emulator/restart', restart),
   ]
 
   /** Forgets queries, buckets, uploads, plans, faults and the request log; timing back to the start's. */

@@ -99,6 +99,11 @@ export type RouterOptions = {
   onCompleted?: (completed: Completed) => void
 }
 
+/** A route of the control API under /_emulator/: no authentication, never a fault's target. */
+export function controlRoute(method: Route['method'], pattern: string, handler: Route['handler']): Route {
+  return { method, pattern, handler, control: true }
+}
+
 export const MAX_JSON_BYTES = 1024 * 1024
 
 type CompiledRoute = Route & { segments: string[] }

@@ -16,7 +16,3 @@ export function parseFeltText(text: string): bigint | undefined {
   return undefined
 }
 
-/** 64 lowercase hex digits, the usual rendering of a 32-byte digest. */
-export function toHex64(value: bigint): string {
-  return value.toString(16).padStart(64, '0')
-}

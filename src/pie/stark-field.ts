@@ -125,6 +125,7 @@ export function isZero(a: Fe): boolean {
   return true
 }
 
+/** @public Part of the field's API beside add/mul/..., not used by the packer yet. */
 export function copy(out: Fe, a: Fe): void {
   out.set(a)
 }

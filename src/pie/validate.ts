@@ -392,7 +392,7 @@ export async function analysePie(input: PieInput, options: ValidatePieOptions = 
       for (const [name, segment] of metadata.builtinSegments) add(name, segment)
       add('ret_fp', metadata.retFpSegment)
       add('ret_pc', metadata.retPcSegment)
-      metadata.extraSegments.forEach((segment, k) => add(`extra_${k}`, segment))
+      for (const [k, segment] of metadata.extraSegments.entries()) add(`extra_${k}`, segment)
     }
     const output: bigint[] = []
     if (outputSegment) for (let i = 0; i < outputSegment.size && findings.output.has(i); i++) output.push(findings.output.get(i)!)

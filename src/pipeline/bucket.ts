@@ -171,11 +171,11 @@ export function bucketTable(rows: BucketQueryRow[], format: 'text' | 'markdown')
     row.problems.join(' ') || (row.errorReason ?? ''),
   ])
   if (format === 'markdown') {
-    const escape = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ')
+    const escapeCell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ')
     return [
       `| ${header.join(' | ')} |`,
       `|${header.map(() => '---').join('|')}|`,
-      ...cells.map((row) => `| ${row.map((cell, column) => (column === 1 || column === 3) && cell ? `\`${escape(cell)}\`` : escape(cell)).join(' | ')} |`),
+      ...cells.map((row) => `| ${row.map((cell, column) => (column === 1 || column === 3) && cell ? `\`${escapeCell(cell)}\`` : escapeCell(cell)).join(' | ')} |`),
     ].join('\n')
   }
   const widths = header.map((title, column) => Math.max(title.length, ...cells.map((row) => row[column]!.length)))

@@ -150,7 +150,7 @@ export async function submitWithJournal(options: {
   signal?: AbortSignal | undefined
   submit: () => Promise<JournaledSubmission>
 }): Promise<JournaledSubmission> {
-  const { journal, parts, client, logger } = options
+  const { journal, parts, logger } = options
   const key = journal.keyOf(parts)
   const previous = await journal.read(key)
   const where = `(journal ${journal.pathOf(key)})`

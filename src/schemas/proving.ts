@@ -231,9 +231,6 @@ export type BucketDetailsResponse = z.infer<typeof bucketDetailsResponse>
 
 // --- Error bodies (interface.md "Errors", contract.md status codes) --------------------------
 
-export const messageErrorBody = z.looseObject({ message: z.string() })
-export const errorCodeBody = z.looseObject({ error: z.string() })
-
 export const RETRY_ERROR_CODES = [
   'QUERY_NOT_RETRIABLE',
   'MAX_RETRIES_REACHED',

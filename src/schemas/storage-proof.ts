@@ -22,7 +22,6 @@ export const KNOWN_HEADER_PROPS = ['PARENT_HASH', 'STATE_ROOT', 'TRANSACTIONS_RO
 
 export type BatchQueryStatus = (typeof BATCH_QUERY_STATUSES)[number]
 
-const DECIMAL = /^(0|[1-9]\d*)$/
 const NUMERIC = /^\d+(\.\d+)?$/
 /** A chain by decimal id ("11155111") or by name ("SN_SEPOLIA"). */
 const CHAIN_KEY = /^((0|[1-9]\d*)|[A-Z][A-Z0-9_]{1,63})$/
@@ -32,7 +31,6 @@ const ADDRESS = /^0x[0-9a-fA-F]{1,64}$/
 /** A storage slot: a 32-byte key, hex (0x-prefixed, at most 64 digits) or decimal. */
 const SLOT = /^(0x[0-9a-fA-F]{1,64}|\d{1,78})$/
 
-export const decimalChainId = z.string().regex(DECIMAL, 'must be a decimal chain id, e.g. "1" or "11155111"')
 export const chainKey = z.string().regex(CHAIN_KEY, 'must be a decimal chain id ("11155111") or a chain name ("SN_SEPOLIA")')
 
 export const accountRequest = z
@@ -87,5 +85,3 @@ export const batchQueryStatusResponse = z.looseObject({
 export type BatchQueryResponse = z.infer<typeof batchQueryResponse>
 export type BatchQueryStatusResponse = z.infer<typeof batchQueryStatusResponse>
 
-/** Error bodies of the storage-proof service (contract.md): 400 and 401 `{ error }`. */
-export const storageErrorBody = z.looseObject({ error: z.string() })

@@ -64,7 +64,7 @@ export async function startProductionService(options: { facts: Facts | null }): 
     `https://artifacts.example.org/${id}/metadata.json`,
   ]
 
-  async function handle(req: IncomingMessage, res: ServerResponse, seen: SeenRequest): Promise<[number, unknown]> {
+  async function handle(req: IncomingMessage, _res: ServerResponse, seen: SeenRequest): Promise<[number, unknown]> {
     const { method, path } = seen
     const parts = path.split('/').filter(Boolean)
     if (path.startsWith('/docs/')) return [404, { message: `Cannot ${method} ${path}`, error: 'Not Found', statusCode: 404 }]

@@ -110,6 +110,16 @@ describe('a bucket filled by a job matrix, closed and gated', () => {
 })
 
 describe('the root action\'s general submission', () => {
+  it.each(['PROOF_GENERATION', 'PROOF_VERIFICATION_ON_L2', 'PROOF_VERIFICATION_ON_APE_CHAIN', 'PROOF_VERIFICATION_ON_WORLD_CHAIN'])(
+    '%s on the emulator: DONE, the facts checked and the gate passed',
+    async (result) => {
+      const run = await action('', { pie: 'pies/pie3.zip', emulator: 'true', result })
+      expect(run.code, run.stdout).toBe(0)
+      expect(run.outputs).toMatchObject({ status: 'DONE', 'facts-verified': 'true' })
+      expect(run.summary).toContain(`| **Result** | ${result} |`)
+    },
+  )
+
   it('TRACE_GENERATION on the emulator: DONE, and the summary says a trace has no fact', async () => {
     const run = await action('', { pie: 'pies/pie1.zip', emulator: 'true', result: 'TRACE_GENERATION', 'external-id': 'trace-1' })
     expect(run.code, run.stdout).toBe(0)

@@ -63,7 +63,7 @@ beforeAll(async () => {
   // Valid JSON whose bytes are not UTF-8 (Latin-1 é in a string).
   await writeFile(
     file('task-latin1.json'),
-    Buffer.concat([Buffer.from(json(taskBody()).slice(0, -1) + ',"webhook_url":"https://example.com/caf'), Buffer.from([0xe9]), Buffer.from('"}')]),
+    Buffer.concat([Buffer.from(`${json(taskBody()).slice(0, -1)},"webhook_url":"https://example.com/caf`), Buffer.from([0xe9]), Buffer.from('"}')]),
   )
   const deep = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`
   await writeFile(file('task-deep.json'), `{"destination_chain_id":"0xaa36a7","program_hash":"0x1","input":{"compiled_class":{},"params":[],"injected_state":{"x":${deep(5_000)}}}}`)
@@ -77,7 +77,7 @@ beforeAll(async () => {
   await writeFile(file('query-bad-address.json'), query({ data: { '1': { 'block:1': { accounts: { '1234': { props: ['BALANCE'], slots: [] } } } } } }))
   await writeFile(file('query-huge.json'), query({ padding: 'x'.repeat(5 * 1024 * 1024) }))
   await writeFile(file('query-deep.json'), `{"destinationChainId":"1","fee":"0","data":${deep(40)}}`)
-  await writeFile(file('query-latin1.bin'), Buffer.concat([Buffer.from(query({}).slice(0, -1) + ',"note":"gr'), Buffer.from([0xfc]), Buffer.from('n"}')]))
+  await writeFile(file('query-latin1.bin'), Buffer.concat([Buffer.from(`${query({}).slice(0, -1)},"note":"gr`), Buffer.from([0xfc]), Buffer.from('n"}')]))
   await writeFile(file('dp-output-bad.json'), json({ mmr_metas: [{ Sha256: {} }] }))
 })
 

@@ -105,7 +105,7 @@ describe('checkFactOnEthereum against a local EVM node', () => {
   })
 
   it('rejects bad input before any request', async () => {
-    await expect(checkFactOnEthereum({ rpcUrl, registry, fact: '0x' + 'f'.repeat(65) })).rejects.toBeInstanceOf(InvalidInputError)
+    await expect(checkFactOnEthereum({ rpcUrl, registry, fact: `0x${'f'.repeat(65)}` })).rejects.toBeInstanceOf(InvalidInputError)
     await expect(checkFactOnEthereum({ rpcUrl, registry: '0x1234', fact: registered })).rejects.toBeInstanceOf(InvalidInputError)
     // Mixed case with a broken checksum is a typo, not an address.
     const broken = ETHEREUM_NETWORKS.sepolia.factRegistry.replace('D28', 'd28')

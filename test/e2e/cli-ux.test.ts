@@ -108,7 +108,7 @@ describe('the README\'s CLI block', () => {
     const run = await bash(script, { PATH: `${bin}:${process.env.PATH}`, PROVING_CONFIG: config })
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0)
     expect(run.stdout).toContain('Gate passed: all 1 queries are DONE and their facts match the PIEs.')
-    expect(run.stdout).toMatch(/2 of 2 succeeded in/)
+    expect(run.stdout).toMatch(/3 of 3 succeeded in/)
     expect(run.stdout).not.toContain(TEST_WALLET)
   }, 180_000)
 })
@@ -239,6 +239,13 @@ describe('progress a person can watch', () => {
     expect(run.code, run.stderr).toBe(0)
     expect(JSON.parse(run.stdout).provingQueryId).toMatch(/\S/)
     expect(run.stderr).toMatch(/Uploading .*big\.zip: (\d+\.\d [KM]iB) of \1 \(100%\), [\d.]+ \S+\/s, done in [\d.]+ s/)
+  })
+
+  it('prove --emulator without --wait says the emulator stops with the command', async () => {
+    const run = await runCli(['prove', 'examples/fib/pie.zip', '--emulator'])
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stderr).toContain('without --wait nothing can follow the query: the emulator stops when this command ends')
+    expect(run.stdout).toContain('The emulator stops with this command: add --wait to follow the query.')
   })
 
   it('a wait with no change prints a heartbeat line', async () => {

@@ -1,3 +1,4 @@
+import { openAsBlob } from 'node:fs'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.ts'
 import { runCli } from '../helpers/cli.ts'
@@ -49,6 +50,37 @@ describe.each(['interface', 'production'] as const)('against the %s shape', (sha
       expect(docs.status).toBe(200)
     }
     await docs.arrayBuffer()
+  })
+
+  it('the dedupId lookup, the list and the bucket records are the shape asked for', async () => {
+    const headers = { 'api-key': API_KEY }
+    const form = new FormData()
+    form.append('declaredJobSize', 'XS')
+    form.append('dedupId', `shape-${shape}`)
+    form.append('pieFile', await openAsBlob(FIXTURE_PIE), 'pie.zip')
+    const submitted = await fetch(`${emulator.url}/proving-query`, { method: 'POST', headers, body: form })
+    expect(submitted.status).toBe(201)
+    await submitted.arrayBuffer()
+    const lookup = (await (await fetch(`${emulator.url}/proving-query-by-dedup-id?dedupId=shape-${shape}`, { headers })).json()) as { provingQuery: Record<string, unknown> }
+    const list = (await (await fetch(`${emulator.url}/proving-queries?apiKey=${API_KEY}`)).json()) as { provingQueries: Record<string, unknown>[] }
+    const created = await fetch(`${emulator.url}/buckets`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ aggregatorVersion: 'v1', nodeWidth: '4', aggregatorParams: { use_kzg_da: true } }),
+    })
+    const { provingBucket } = (await created.json()) as { provingBucket: Record<string, unknown> }
+    if (shape === 'production') {
+      expect(lookup.provingQuery).not.toHaveProperty('client')
+      expect(lookup.provingQuery).toHaveProperty('status')
+      expect(list.provingQueries[0]).not.toHaveProperty('dedupId')
+      expect(provingBucket).toMatchObject({ bucketType: 'SNOS', leaves: null, nodeWidth: 4 })
+      expect(provingBucket).not.toHaveProperty('aggregatorParams')
+      expect(provingBucket).not.toHaveProperty('mockProof')
+    } else {
+      expect(lookup.provingQuery).toHaveProperty('client')
+      expect(lookup.provingQuery).toMatchObject({ dedupId: `shape-${shape}` })
+      expect(provingBucket).toMatchObject({ leaves: 0, mockProof: false, aggregatorParams: '{"use_kzg_da":true}' })
+    }
   })
 
   it('CLI: prove --wait ends DONE with the facts checked', async () => {

@@ -62,7 +62,7 @@ describe('proving task', () => {
       expect(plain.stdout).toMatch(/^Task has been queued: task [0-9a-f-]{36}\nFollow it with: proving task wait [0-9a-f-]{36}\n$/)
       const waited = await runCli(['task', 'submit', taskFile, '--wait'], { env })
       expect(waited.code).toBe(0)
-      expect(waited.stderr).toMatch(/TaskDecommitmentCompleted  \(decommitment\)/)
+      expect(waited.stderr).toMatch(/TaskDecommitmentCompleted {2}\(decommitment\)/)
       expect(waited.stdout).toMatch(/status\s+TaskDecommitmentCompleted/)
     })
 

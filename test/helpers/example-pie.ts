@@ -14,8 +14,6 @@ import { REPO_ROOT } from './cli.ts'
 
 /** The committed example pie.zip, absolute. */
 export const EXAMPLE_PIE = resolve(REPO_ROOT, 'examples/fib/pie.zip')
-/** The same PIE unzipped (committed too). */
-export const EXAMPLE_PIE_DIR = resolve(REPO_ROOT, 'examples/fib/pie')
 
 /** What the example proves, as literals (checked against the published vectors in test/unit/pie/hashes.test.ts). */
 export const EXAMPLE = {

@@ -112,11 +112,6 @@ export function buildZip(entries: ZipSpecEntry[]): Uint8Array {
   return Buffer.concat(parts)
 }
 
-/** A fixture's files, for building variants of it. */
-export async function fixtureFiles(name: string = PIE_FIXTURES[0]): Promise<Map<string, Uint8Array | string>> {
-  return new Map<string, Uint8Array | string>(await readZipFiles(fixturePath(name)))
-}
-
 export function zipOf(files: Map<string, Uint8Array | string>): Uint8Array {
   return buildZip([...files].map(([name, data]) => ({ name, data })))
 }
@@ -144,7 +139,7 @@ export function decodeCells(memory: Uint8Array): Cell[] {
 export function encodeCells(cells: Cell[]): Uint8Array {
   const out = new Uint8Array(cells.length * CELL_SIZE)
   const view = new DataView(out.buffer)
-  cells.forEach((cell, i) => writeCell(view, i * CELL_SIZE, cell.segment, cell.offset, cell.value))
+  for (const [i, cell] of cells.entries()) writeCell(view, i * CELL_SIZE, cell.segment, cell.offset, cell.value)
   return out
 }
 

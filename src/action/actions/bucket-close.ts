@@ -19,7 +19,7 @@ import type { ActionIO } from '../types.ts'
 export const run = defineAction({
   inputs: BUCKET_CLOSE_INPUTS,
   crossCheck: (context) => {
-    requireService(context as never)
+    requireService(context)
     if (!context.values.wait && context.raw.pie) {
       context.problem('pie', '`pie` is for the gate of `wait: true`: set `wait: true` to check the queries against the PIEs.')
     }

@@ -17,7 +17,7 @@ export const run = defineAction({
   inputs: DECOMMIT_INPUTS,
   crossCheck: requireTaskService,
   step: (io, signal, inputs) => new TaskStep(io, { action: 'Decommit', signal, timeoutMinutes: inputs?.['timeout-minutes'] }),
-  async work({ io, signal, inputs, step }) {
+  async work({ io, inputs, step }) {
     const given = inputs['dp-output'] === undefined ? undefined : await readJsonInput('dp-output', inputs['dp-output'], 'the dp_output JSON', io.env.GITHUB_WORKSPACE)
     const checked = checkTaskRequest(decommitmentBody, {
       proving_query_id: inputs['proving-query-id'],

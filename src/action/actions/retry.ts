@@ -8,13 +8,12 @@ import { defineAction } from '../steps/define-action.ts'
 import { requireService, RETRY_INPUTS } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
 import { loadClient } from '../steps/lazy.ts'
-import { QueryStep } from '../steps/query-step.ts'
+import { serviceQueryStep } from '../steps/query-step.ts'
 
 export const run = defineAction({
   inputs: RETRY_INPUTS,
   crossCheck: requireService,
-  step: (io, signal, inputs) =>
-    new QueryStep(io, { action: 'Retry', signal, emulated: false, baseUrl: inputs?.['base-url'], timeoutMinutes: inputs?.['timeout-minutes'] }),
+  step: serviceQueryStep('Retry'),
   async work({ io, signal, inputs, step }) {
     const queryId = inputs['query-id']
     const services = await loadClient()
@@ -28,7 +27,7 @@ export const run = defineAction({
     io.info(`${retried.message}: query ${queryId} is ${record.status} again (retry ${record.retryCount} of 3).`)
     step.facts = { kind: 'skipped', reason: 'the `retry` sub-action has no PIE to compare with' }
     if (!inputs.wait) {
-      step.record = { ...record, client: null } as never
+      step.record = { ...record, client: null }
       await step.report({
         outcome: 'submitted',
         headline: `Query ${queryId} was sent back to the service (retry ${record.retryCount} of 3); not waiting for it (\`wait: false\`).`,

@@ -8,13 +8,12 @@ import { defineAction } from '../steps/define-action.ts'
 import { requireService, VERIFY_PROOF_INPUTS } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
 import { loadClient } from '../steps/lazy.ts'
-import { QueryStep } from '../steps/query-step.ts'
+import { serviceQueryStep } from '../steps/query-step.ts'
 
 export const run = defineAction({
   inputs: VERIFY_PROOF_INPUTS,
   crossCheck: requireService,
-  step: (io, signal, inputs) =>
-    new QueryStep(io, { action: 'Verify proof', signal, emulated: false, baseUrl: inputs?.['base-url'], timeoutMinutes: inputs?.['timeout-minutes'] }),
+  step: serviceQueryStep('Verify proof'),
   async work({ io, signal, inputs, step }) {
     const services = await loadClient()
     const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })

@@ -13,13 +13,12 @@ import { requireService, WAIT_INPUTS } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
 import { loadClient } from '../steps/lazy.ts'
 import { checkFactsForStep, preparePieForStep } from '../steps/pie-step.ts'
-import { QueryStep } from '../steps/query-step.ts'
+import { serviceQueryStep } from '../steps/query-step.ts'
 
 export const run = defineAction({
   inputs: WAIT_INPUTS,
   crossCheck: requireService,
-  step: (io, signal, inputs) =>
-    new QueryStep(io, { action: 'Wait', signal, emulated: false, baseUrl: inputs?.['base-url'], timeoutMinutes: inputs?.['timeout-minutes'] }),
+  step: serviceQueryStep('Wait'),
   async work({ io, signal, inputs, step }) {
     step.expectedProgramHash = inputs['expected-program-hash']
     // Before waiting: a PIE that cannot be read fails now, not after the query is done.

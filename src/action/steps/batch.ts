@@ -118,13 +118,13 @@ export async function proveBatch(
 }
 
 function batchMarkdown(rows: BatchRow[]): string {
-  const escape = (text: string) => text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ').replace(/</g, '&lt;')
+  const escapeCell = (text: string) => text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ').replace(/</g, '&lt;')
   return [
     '| # | PIE | query | status | facts | gate |',
     '|---|---|---|---|---|---|',
     ...rows.map(
       (row, index) =>
-        `| ${index + 1} | \`${escape(row.pie)}\` | ${row.queryId ? `\`${row.queryId}\`` : ''} | ${row.status} | ${row.facts} | ${row.passed ? '✅' : `❌ ${escape(row.error ?? '')}`} |`,
+        `| ${index + 1} | \`${escapeCell(row.pie)}\` | ${row.queryId ? `\`${row.queryId}\`` : ''} | ${row.status} | ${row.facts} | ${row.passed ? '✅' : `❌ ${escapeCell(row.error ?? '')}`} |`,
     ),
   ].join('\n')
 }

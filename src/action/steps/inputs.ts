@@ -382,7 +382,7 @@ export const requireService: CrossCheck<typeof service> = requireSecretAndUrl(AP
  * `tasks-url` when a decommitment follows the proof (the emulator serves the task service too).
  */
 export const mainCrossCheck: CrossCheck<typeof MAIN_INPUTS> = (context) => {
-  onchainCrossCheck(context as never)
+  onchainCrossCheck(context)
   const { values, raw, parsed, problem } = context
   const sources = (['pie', 'program', 'program-hash'] as const).filter((name) => raw[name])
   if (sources.length === 0) problem('pie', '`pie` is required (or `program`, or `program-hash`): what to prove.')

@@ -29,7 +29,7 @@ export function registerOnchainSecrets(io: Pick<ActionIO, 'getInput' | 'setSecre
   }
 }
 
-type OnchainSpecs = InputSpecs & { [K in keyof OnchainInputs]: InputSpecs[string] }
+type OnchainSpecs = { [K in keyof OnchainInputs]: InputSpecs[string] }
 
 /** Each chain asked for needs its RPC; one `fact-registry` cannot serve two chains. */
 export const onchainCrossCheck: CrossCheck<OnchainSpecs> = ({ values, raw, parsed, problem }) => {

@@ -115,7 +115,7 @@ function where(check: OnchainFactCheck, describe: Describe): string {
 function summaryLine(outcome: ChainOutcome, timeoutMs: number, describe: Describe): string {
   const name = FACT_NAME[outcome.chain]
   if (outcome.status === 'registered') return `✅ ${name} registered (${where(outcome.check, describe)})`
-  if (outcome.status === 'error') return `❌ ${LABEL[outcome.chain]}: ${escape(outcome.message)}`
+  if (outcome.status === 'error') return `❌ ${LABEL[outcome.chain]}: ${escapeMarkdown(outcome.message)}`
   const seen = outcome.check
   return `❌ ${name} not registered within ${formatDuration(timeoutMs)}${seen ? ` (${where(seen, describe)})` : ''}`
 }
@@ -135,6 +135,6 @@ function refusal(outcome: ChainOutcome, timeoutMs: number, describe: Describe): 
   }
 }
 
-function escape(text: string): string {
+function escapeMarkdown(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
 }

@@ -182,6 +182,15 @@ export class QueryStep extends ProvingStep {
   }
 }
 
+/**
+ * The step of a sub-action that talks to the proving service (no emulator of its own): its
+ * address and timeout once the inputs parsed, for the post step and the resume snippet.
+ */
+export function serviceQueryStep(action: string) {
+  return (io: ActionIO, signal: AbortSignal, inputs: { 'base-url'?: string | undefined; 'timeout-minutes': number } | undefined) =>
+    new QueryStep(io, { action, signal, emulated: false, baseUrl: inputs?.['base-url'], timeoutMinutes: inputs?.['timeout-minutes'] })
+}
+
 const NEXT_STEP: Record<GateRefusal['kind'], string> = {
   failed:
     'Read the error reason above. If the service marks the query retriable, run the `retry` sub-action with its `query-id`; otherwise fix the PIE or the parameters and prove again.',

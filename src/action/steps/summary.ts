@@ -4,7 +4,6 @@
  * what failed and what to do next. Rendering is pure (a model in, Markdown out) so it is tested
  * without a runner.
  */
-import { formatDuration } from '../../core/poll.ts'
 import { VERSION } from '../../core/version.ts'
 
 export type Outcome = 'passed' | 'failed' | 'submitted' | 'cancelled' | 'timed-out' | 'done'
@@ -118,8 +117,6 @@ function escapeText(text: string): string {
 
 export const yesNo = (value: boolean | null | undefined): string | undefined =>
   value === true ? 'yes' : value === false ? 'no' : undefined
-
-export const duration = (ms: number): string => formatDuration(ms)
 
 /**
  * The `uses:` of one of this repository's sub-actions as the running workflow refers to it:

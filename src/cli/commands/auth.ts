@@ -113,13 +113,13 @@ export const authCreateKey = defineCommand({
     }
     // The one place a key is meant to reach stdout: written past the redactor on purpose.
     context.io.stdout(
-      [
+      `${[
         `Created API key "${record.name ?? name}" in project ${record.projectId ?? session.projectId ?? '(default)'}:`,
         `  ${context.values.reveal ? record.apiKey : maskKey(record.apiKey)}`,
         context.values.reveal ? '' : 'Masked: --reveal prints it in full, --json as JSON; `proving auth keys list --reveal` shows it again later.',
       ]
         .filter(Boolean)
-        .join('\n') + '\n',
+        .join('\n')}\n`,
     )
     return EXIT.ok
   },

@@ -91,7 +91,7 @@ export const bucketClose = defineCommand({
     'expected-program-hash': { type: 'string', valueName: '<0x...>', description: 'With --wait: the program hash every query must have.' },
   },
   async run(context) {
-    const pieArgs = (context.values.pie as string[] | undefined) ?? []
+    const pieArgs = context.values.pie ?? []
     if (!context.values.wait) {
       for (const flag of ['pie', 'allow-mocked-fact', 'expected-program-hash'] as const) {
         if (context.values[flag] !== undefined) throw new InvalidInputError(`--${flag} is for the gate of --wait: add --wait.`, { input: `--${flag}` })

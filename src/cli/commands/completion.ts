@@ -70,7 +70,7 @@ const KNOWN_VALUES: Record<string, readonly string[]> = {
 function valuesOf(option: OptionSpec, flag?: string): string[] {
   if (flag && KNOWN_VALUES[flag]) return [...KNOWN_VALUES[flag]]
   const name = 'valueName' in option ? option.valueName : undefined
-  return name && name.includes('|') ? name.replace(/^<|>$/g, '').split('|') : []
+  return name?.includes('|') ? name.replace(/^<|>$/g, '').split('|') : []
 }
 
 const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`
@@ -100,7 +100,7 @@ function bashScript(table: Table): string {
   const prefixes = [...table.groups.keys()].sort((a, b) => b.length - a.length)
   const commands = [...table.commands].sort((a, b) => b.path.length - a.path.length)
   for (const entry of commands) {
-    const opts = entry.options.map(([name, option]) => [`--${name}`, ...('short' in option && option.short ? [`-${option.short}`] : [])]).flat()
+    const opts = entry.options.flatMap(([name, option]) => [`--${name}`, ...('short' in option && option.short ? [`-${option.short}`] : [])])
     const subs = table.groups.get(entry.path)
     lines.push(`    ${quote(entry.path)}|${quote(entry.path)}\\ *) opts=${quote(opts.join(' '))}${subs ? ` subs=${quote(subs.join(' '))}` : ''} ;;`)
   }

@@ -34,7 +34,8 @@ export const queryGet = defineCommand({
     const retry = retriability(status, record?.isRetriable, record?.retryCount, id)
     const result = details ?? { provingQuery: { ...record, status: status ?? null }, metadataUrls: publicRecord?.metadataUrls ?? [] }
     const human = [
-      describeQuery(result as never),
+      // A null status (not shown without a key) is a row left out, like an absent one.
+      describeQuery({ ...result, provingQuery: { ...result.provingQuery, status: result.provingQuery.status ?? undefined } }),
       ...(status ? [] : ['status         not shown without an API key (set PROVING_API_KEY)']),
       `${'retriable'.padEnd(15)}${retry.text}`,
     ].join('\n')

@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { createApiKeyBody } from '../../schemas/account.ts'
 import type { EmulatorContext } from '../context.ts'
 import { millis, parseControl } from '../control-body.ts'
-import { HttpError, type Reply, type Route, type RouteContext } from '../router.ts'
+import { controlRoute, HttpError, type Reply, type Route, type RouteContext } from '../router.ts'
 
 /**
  * The account service of contract.md: the programmatic wallet flow and API keys.
@@ -116,7 +116,6 @@ const badRequest = (error: string): Reply => ({ status: 400, body: { error } })
 export function accountRoutes(emulator: EmulatorContext): Route[] {
   const now = () => emulator.clock.now()
   const state = () => accountState(emulator)
-  const control = (method: Route['method'], pattern: string, handler: Route['handler']): Route => ({ method, pattern, handler, control: true })
 
   return [
     { method: 'GET', pattern: '/auth/web3/challenge', handler: issueChallenge },
@@ -124,9 +123,9 @@ export function accountRoutes(emulator: EmulatorContext): Route[] {
     { method: 'POST', pattern: '/auth/refresh-token', handler: refreshSession },
     { method: 'GET', pattern: '/api-keys', handler: listApiKeys },
     { method: 'POST', pattern: '/api-keys', handler: createApiKey },
-    control('GET', '/_emulator/account/config', () => ({ status: 200, body: { config: state().config } })),
-    control('PUT', '/_emulator/account/config', setConfig),
-    control('GET', '/_emulator/account/state', describeState),
+    controlRoute('GET', '/_emulator/account/config', () => ({ status: 200, body: { config: state().config } })),
+    controlRoute('PUT', '/_emulator/account/config', setConfig),
+    controlRoute('GET', '/_emulator/account/state', describeState),
   ]
 
   /** GET /auth/web3/challenge?wallet=0x... */

@@ -3,7 +3,7 @@ import { KNOWN_STEPS } from '../../schemas/proving.ts'
 import type { EmulatorContext } from '../context.ts'
 import { flag, millis, objectBody, parseControl, text } from '../control-body.ts'
 import { badRequest, conflict, PROVING_QUERY_NOT_FOUND } from '../errors.ts'
-import type { Reply, Route, RouteContext } from '../router.ts'
+import { controlRoute, type Reply, type Route, type RouteContext } from '../router.ts'
 import { own, type NextQueryPlan } from '../state.ts'
 import { currentStepIndex, defaultFailureReason, isTerminal, type Timing } from './lifecycle.ts'
 import { gateOf, plannedFailure, queryProgress } from './queries.ts'
@@ -18,14 +18,13 @@ export function provingControlRoutes(emulator: EmulatorContext): Route[] {
   const state = () => emulator.store.state
   const now = () => emulator.clock.now()
   const save = () => emulator.store.save()
-  const control = (method: Route['method'], pattern: string, handler: Route['handler']): Route => ({ method, pattern, handler, control: true })
 
   return [
-    control('GET', '/_emulator/timing', () => ({ status: 200, body: { timing: state().timing } })),
-    control('PUT', '/_emulator/timing', setTiming),
-    control('POST', '/_emulator/queries/:id/fail', failQuery),
-    control('POST', '/_emulator/queries/:id/complete', completeQuery),
-    control('POST', '/_emulator/next-query', planNextQuery),
+    controlRoute('GET', '/_emulator/timing', () => ({ status: 200, body: { timing: state().timing } })),
+    controlRoute('PUT', '/_emulator/timing', setTiming),
+    controlRoute('POST', '/_emulator/queries/:id/fail', failQuery),
+    controlRoute('POST', '/_emulator/queries/:id/complete', completeQuery),
+    controlRoute('POST', '/_emulator/next-query', planNextQuery),
   ]
 
   /** Applies to runs started from now on (submissions, retries); running ones keep theirs. */

@@ -5,7 +5,7 @@ import type { EmulatorState, Owner } from '../state.ts'
 import { sameOwner } from '../auth.ts'
 import type { EmulatorContext } from '../context.ts'
 import { millis, objectBody, parseControl, text } from '../control-body.ts'
-import type { Reply, Route, RouteContext } from '../router.ts'
+import { controlRoute, type Reply, type Route, type RouteContext } from '../router.ts'
 
 /**
  * The storage-proof service of contract.md: `POST /batch-query` and its status, which moves
@@ -59,17 +59,16 @@ const NOT_FOUND = { error: 'BATCH_QUERY_NOT_FOUND' } as const
 
 export function storageProofRoutes(emulator: EmulatorContext): Route[] {
   const now = () => emulator.clock.now()
-  const control = (method: Route['method'], pattern: string, handler: Route['handler']): Route => ({ method, pattern, handler, control: true })
 
   return [
     { method: 'POST', pattern: '/batch-query', handler: submitBatchQuery },
     // contract.md's status path (public clients of production), and the older one it replaced.
     { method: 'GET', pattern: '/batch-query-status', handler: getStatus },
     { method: 'GET', pattern: '/batch-query/:id/status', handler: getStatus },
-    control('GET', '/_emulator/storage-proof/timing', () => ({ status: 200, body: { timing: storageState(emulator).timing } })),
-    control('PUT', '/_emulator/storage-proof/timing', setTiming),
-    control('GET', '/_emulator/storage-proof/batch-queries', listBatchQueries),
-    control('POST', '/_emulator/storage-proof/batch-queries/:id/fail', failBatchQuery),
+    controlRoute('GET', '/_emulator/storage-proof/timing', () => ({ status: 200, body: { timing: storageState(emulator).timing } })),
+    controlRoute('PUT', '/_emulator/storage-proof/timing', setTiming),
+    controlRoute('GET', '/_emulator/storage-proof/batch-queries', listBatchQueries),
+    controlRoute('POST', '/_emulator/storage-proof/batch-queries/:id/fail', failBatchQuery),
   ]
 
   /** POST /batch-query: 401 without a key, 400 `{ error }` naming what is malformed, else 200. */

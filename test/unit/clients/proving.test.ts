@@ -10,7 +10,6 @@ import {
   AmbiguousSubmissionError,
   InvalidInputError,
   NetworkError,
-  ProvingKitError,
   ServiceError,
   UnknownStatusError,
   WaitTimeoutError,

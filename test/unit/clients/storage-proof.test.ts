@@ -4,7 +4,6 @@ import { StorageProofClient, type BatchQueryProgress, type StorageProofClientOpt
 import {
   AmbiguousSubmissionError,
   InvalidInputError,
-  ProvingKitError,
   ServiceError,
   WaitTimeoutError,
 } from '../../../src/core/errors.ts'

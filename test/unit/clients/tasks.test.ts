@@ -202,14 +202,14 @@ describe('reads', () => {
       [3, 4, 5], // u-3 moved to the next page while reading
       [6],
     ]
-    pages.forEach((uuids, index) =>
+    for (const [index, uuids] of pages.entries()) {
       recorded(
         nock(BASE)
           .get('/tasks')
           .query({ dp_tasks_page: String(index + 1), dp_tasks_per_page: '100', dp_tasks_status: 'Received' })
           .reply(200, { tasks: uuids.map(task), pagination: { page: index + 1, perPage: 100, total: 7, totalPages: 3 } }),
-      ),
-    )
+      )
+    }
     const seen: string[] = []
     for await (const item of client().iterateTasks({ status: 'Received' })) seen.push(item.uuid)
     expect(seen).toEqual(['u-1', 'u-2', 'u-3', 'u-4', 'u-5', 'u-6'])

@@ -6,7 +6,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import {
   AbortedError,
   NetworkError,
-  ProvingKitError,
   RequestTimeoutError,
   ServiceError,
 } from '../../../src/core/errors.ts'

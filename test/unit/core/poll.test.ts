@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { AbortedError, NetworkError, ProvingKitError, ServiceError, WaitTimeoutError } from '../../../src/core/errors.ts'
+import { AbortedError, NetworkError, type ProvingKitError, ServiceError, WaitTimeoutError } from '../../../src/core/errors.ts'
 import {
   DEFAULT_POLL_SCHEDULE,
   formatDuration,

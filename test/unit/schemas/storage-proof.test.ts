@@ -35,7 +35,7 @@ describe('batch-query body', () => {
   it('accepts the shape of interface.md: chain -> block:<n> -> accounts -> props and slots', () => {
     expect(batchQueryBody.parse(validBody())).toEqual(validBody())
     const withSlots = validBody()
-    withSlots.data['11155111']['block:5382810'].accounts[ACCOUNT] = { props: [], slots: ['0x0', '0x' + 'ab'.repeat(32), '12'] }
+    withSlots.data['11155111']['block:5382810'].accounts[ACCOUNT] = { props: [], slots: ['0x0', `0x${'ab'.repeat(32)}`, '12'] }
     expect(batchQueryBody.safeParse(withSlots).success).toBe(true)
   })
 

@@ -34,7 +34,7 @@ const parse = <T>(schema: Parameters<typeof parseResponse<T>>[0], json: unknown)
 
 describe('request structures', () => {
   it('hex strings are 0x and at least one hex digit, either case', () => {
-    for (const good of ['0x0', '0xaa36a7', '0xAA36A7', '0x' + 'f'.repeat(64)]) expect(hexString.safeParse(good).success).toBe(true)
+    for (const good of ['0x0', '0xaa36a7', '0xAA36A7', `0x${'f'.repeat(64)}`]) expect(hexString.safeParse(good).success).toBe(true)
     for (const bad of ['', '0x', 'aa36a7', '11155111', '0X1', '0xg', ' 0x1', '0x1 ']) expect(hexString.safeParse(bad).success).toBe(false)
   })
 
