@@ -1,5 +1,5 @@
 import type { QueryResult } from '../clients/proving.ts'
-import { formatBytes, preparePie, type PreparedPie } from '../pipeline/prove.ts'
+import { computeFactsAhead, formatBytes, preparePie, type PreparedPie } from '../pipeline/prove.ts'
 import type { CommandContext } from './context.ts'
 
 export type { PreparedPie }
@@ -26,8 +26,8 @@ export async function checkFactsAfterWait(
   result: QueryResult,
   prepared: PreparedPie,
 ): Promise<FactCheckOutcome> {
-  const pie = await import('../pie/index.ts')
-  const check = await pie.checkQueryFacts(result.provingQuery, prepared.zipPath)
+  const { checkFacts } = await import('../pipeline/prove.ts')
+  const check = await checkFacts(result.provingQuery, prepared)
   if (check.ok) {
     context.progress(
       `Facts checked locally: program hash matches (${check.programHashVariant}), ${check.checked.join(', ')} equal.`,
@@ -42,4 +42,4 @@ export async function checkFactsAfterWait(
   return { ok: check.ok, summary: check }
 }
 
-export { formatBytes }
+export { computeFactsAhead, formatBytes }

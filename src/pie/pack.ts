@@ -28,6 +28,12 @@ export type PackPieOptions = {
   workers?: number
   /** Write ZIP64 records for every entry even when nothing needs them (for tests). */
   forceZip64?: boolean
+  /**
+   * Awaited once the zip is complete, before it is renamed into place: a rejection (e.g. the
+   * validation of the directory, run alongside the packing, found problems) removes the
+   * temporary file and leaves `out` as it was.
+   */
+  beforeRename?: () => Promise<void>
 }
 
 export type PackedEntry = { name: string; size: number; compressedSize: number; crc32: number }
@@ -51,7 +57,7 @@ const MAX_WORKERS = 8
 // Entries up to this size keep their compressed blocks in memory when the sink cannot seek.
 const KEEP_IN_MEMORY = 16 * 1024 * 1024
 
-type Settings = Required<Omit<PackPieOptions, 'signal'>> & { signal: AbortSignal | undefined }
+type Settings = Required<Omit<PackPieOptions, 'signal' | 'beforeRename'>> & { signal: AbortSignal | undefined }
 
 function settings(options: PackPieOptions): Settings {
   const level = options.level ?? 1
@@ -246,6 +252,8 @@ export async function packPie(dir: string, out: string, options: PackPieOptions 
       throw error
     })
     const { size } = await stat(temp)
+    checkAbort(s.signal)
+    await options.beforeRename?.()
     checkAbort(s.signal)
     await rename(temp, out)
     return { path: out, sha256, sizeBytes: size, entries }

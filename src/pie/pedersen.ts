@@ -143,29 +143,37 @@ function toAffineMany(points: readonly Jacobian[]): (Affine | undefined)[] {
  */
 type WindowTable = { w: number; windows: number; xs: bigint[]; ys: bigint[] }
 
-function buildTable(base: Affine, bits: number, w: number): WindowTable {
+function* buildTableSteps(base: Affine, bits: number, w: number): Generator<void, WindowTable, void> {
   const windows = Math.ceil(bits / w)
   const size = (1 << w) - 1
-  const jacobian: Jacobian[] = []
+  const xs: bigint[] = []
+  const ys: bigint[] = []
   let windowBase: Jacobian = { X: base.x, Y: base.y, Z: 1n }
   for (let j = 0; j < windows; j++) {
     const baseAffine = toAffineMany([windowBase])[0]!
+    const jacobian: Jacobian[] = []
     let multiple: Jacobian = { X: baseAffine.x, Y: baseAffine.y, Z: 1n }
     for (let d = 1; d <= size; d++) {
       jacobian.push(multiple)
       if (d < size) multiple = addAffine(multiple, baseAffine.x, baseAffine.y)
     }
-    for (let k = 0; k < w; k++) windowBase = double(windowBase)
-  }
-  const affine = toAffineMany(jacobian)
-  const xs: bigint[] = new Array(affine.length)
-  const ys: bigint[] = new Array(affine.length)
-  for (let i = 0; i < affine.length; i++) {
     // d·2^(wj)·P is never infinity: the points' order is far above 2^252.
-    xs[i] = affine[i]!.x
-    ys[i] = affine[i]!.y
+    for (const point of toAffineMany(jacobian)) {
+      xs.push(point!.x)
+      ys.push(point!.y)
+    }
+    for (let k = 0; k < w; k++) windowBase = double(windowBase)
+    // A window at a time, so an async caller keeps its event loop going while tables build.
+    yield
   }
   return { w, windows, xs, ys }
+}
+
+function runSteps<T>(steps: Generator<void, T, void>): T {
+  for (;;) {
+    const step = steps.next()
+    if (step.done) return step.value
+  }
 }
 
 /** p + scalar·base using the base's table (scalar < 2^(w·windows)). */
@@ -189,22 +197,32 @@ function addMultiple(p: Jacobian, table: WindowTable, scalar: bigint): Jacobian 
 
 // Tables: the low parts (248 bits) with 8-bit windows (31 windows of 255 points), the high
 // parts (4 bits) with one 4-bit window. Built on first use (~0.1 s).
-let tables: { low: WindowTable[]; high: WindowTable[] } | undefined
-function getTables() {
-  tables ??= {
-    low: [buildTable(BASES[0]!, 248, 8), buildTable(BASES[2]!, 248, 8)],
-    high: [buildTable(BASES[1]!, 4, 4), buildTable(BASES[3]!, 4, 4)],
+type Tables = { low: WindowTable[]; high: WindowTable[] }
+let tables: Tables | undefined
+function* tablesSteps(): Generator<void, Tables, void> {
+  if (!tables) {
+    const low0 = yield* buildTableSteps(BASES[0]!, 248, 8)
+    const low1 = yield* buildTableSteps(BASES[2]!, 248, 8)
+    const high0 = yield* buildTableSteps(BASES[1]!, 4, 4)
+    const high1 = yield* buildTableSteps(BASES[3]!, 4, 4)
+    tables ??= { low: [low0, low1], high: [high0, high1] }
   }
   return tables
 }
+function getTables(): Tables {
+  return tables ?? runSteps(tablesSteps())
+}
 
 // For long chains, the chain-dependent low part (P3) gets 12-bit windows: 21 additions a step
-// instead of 31, for a table of 86,000 points (~10 MiB, built in well under a second, which
-// chains above this length repay).
+// instead of 31, for a table of 86,000 points (~15 MiB, built in about a second, which chains
+// above this length repay).
 const WIDE_TABLE_MIN_CHAIN = 8192
 let wideTable: WindowTable | undefined
-function getWideTable(): WindowTable {
-  wideTable ??= buildTable(BASES[2]!, 248, 12)
+function* wideTableSteps(): Generator<void, WindowTable, void> {
+  if (!wideTable) {
+    const built = yield* buildTableSteps(BASES[2]!, 248, 12)
+    wideTable ??= built
+  }
   return wideTable
 }
 
@@ -249,8 +267,8 @@ const BATCH = 512
 function* chainSteps(values: readonly bigint[]): Generator<void, bigint, void> {
   if (values.length === 0) throw new InvalidInputError('hash chain of nothing')
   for (const value of values) checkFelt(value)
-  const tables = getLimbTables()
-  const low = values.length >= WIDE_TABLE_MIN_CHAIN ? getWideLimbTable() : tables.low[1]!
+  const tables = yield* limbTablesSteps()
+  const low = values.length >= WIDE_TABLE_MIN_CHAIN ? yield* wideLimbTableSteps() : tables.low[1]!
   const high = tables.high[1]!
   // First halves of a batch: Jacobian points on limbs, then normalised to affine together.
   const halfX = new Float64Array(BATCH * LIMBS)
@@ -344,27 +362,33 @@ export async function fastPedersenHashChainAsync(values: readonly bigint[], sign
 /** A window table in Montgomery-form limbs: point i's x at xs[11 i ..], y at ys[11 i ..]. */
 type LimbTable = { w: number; xs: Float64Array; ys: Float64Array }
 
-function limbTable(table: WindowTable): LimbTable {
+function* limbTableSteps(table: WindowTable): Generator<void, LimbTable, void> {
   const xs = new Float64Array(table.xs.length * LIMBS)
   const ys = new Float64Array(table.ys.length * LIMBS)
   for (let i = 0; i < table.xs.length; i++) {
     toMont(xs, i * LIMBS, table.xs[i]!)
     toMont(ys, i * LIMBS, table.ys[i]!)
+    if (i % 4096 === 4095) yield
   }
   return { w: table.w, xs, ys }
 }
 
 let limbTables: { low: LimbTable[]; high: LimbTable[] } | undefined
-function getLimbTables() {
+function* limbTablesSteps(): Generator<void, { low: LimbTable[]; high: LimbTable[] }, void> {
   if (!limbTables) {
-    const t = getTables()
-    limbTables = { low: t.low.map(limbTable), high: t.high.map(limbTable) }
+    const t = yield* tablesSteps()
+    const low = [yield* limbTableSteps(t.low[0]!), yield* limbTableSteps(t.low[1]!)]
+    const high = [yield* limbTableSteps(t.high[0]!), yield* limbTableSteps(t.high[1]!)]
+    limbTables ??= { low, high }
   }
   return limbTables
 }
 let wideLimbTable: LimbTable | undefined
-function getWideLimbTable(): LimbTable {
-  wideLimbTable ??= limbTable(getWideTable())
+function* wideLimbTableSteps(): Generator<void, LimbTable, void> {
+  if (!wideLimbTable) {
+    const built = yield* limbTableSteps(yield* wideTableSteps())
+    wideLimbTable ??= built
+  }
   return wideLimbTable
 }
 

@@ -24,8 +24,8 @@ export type PreparePieOptions = {
    */
   packDir?: string | undefined
   /**
-   * Also compute what the PIE proves (program hashes, output, facts) in the validation pass;
-   * needed to check the service's facts afterwards. Off: validation and the SHA-256 only.
+   * Kept for callers that ask for it: the validation pass always yields the inspection now
+   * (output, program, job size), since its program hashes are computed only when read.
    */
   inspect?: boolean | undefined
 }
@@ -37,13 +37,21 @@ export type PreparedPie = {
   packed: boolean
   sha256: string
   sizeBytes: number
-  /** With `inspect`: what the PIE proves. */
+  /** What the PIE proves (its program hashes computed when first read). */
   inspection: PieInspection | undefined
   /** Removes what was packed into a temporary folder (nothing otherwise). */
   cleanup: () => Promise<void>
+  /** Set by `computeFactsAhead`: the program hash being computed. */
+  factsAhead?: Promise<void> | undefined
 }
 
-/** Packs a PIE directory, then validates the zip: a broken PIE is never uploaded. */
+/**
+ * Validates and inspects the PIE, packing a directory in the same go: the directory's
+ * validation (and what the facts need: output, program) runs alongside the parallel deflate,
+ * and the zip is renamed into place only once the PIE is known valid, so a broken PIE is never
+ * uploaded and never leaves a zip behind. A pie.zip is validated as it is. The program hashes
+ * are not computed here (see `computeFactsAhead`).
+ */
 export async function preparePie(path: string, options: PreparePieOptions): Promise<PreparedPie> {
   const name = options.inputName
   const progress = options.onProgress ?? (() => {})
@@ -59,6 +67,14 @@ export async function preparePie(path: string, options: PreparePieOptions): Prom
   let sha256: string | undefined
   let sizeBytes = info.size
   let cleanup = async () => {}
+  let inspection: PieInspection | undefined
+  const invalid = (error: unknown) =>
+    error instanceof InvalidPieError
+      ? new InvalidPieError(`${name}: ${path} is not a valid Cairo PIE (${countProblems(error.problems)}); nothing was uploaded.`, {
+          input: name,
+          problems: error.problems,
+        })
+      : error
   if (info.isDirectory()) {
     let folder: string
     if (options.packDir) {
@@ -69,57 +85,62 @@ export async function preparePie(path: string, options: PreparePieOptions): Prom
       cleanup = () => rm(folder, { recursive: true, force: true })
     }
     zipPath = resolve(folder, 'pie.zip')
+    const inspecting = pie.inspectPie(path, { signal: options.signal, sha256: false })
+    inspecting.catch(() => {})
     try {
-      const result = await pie.packPie(path, zipPath, { signal: options.signal })
+      const result = await pie.packPie(path, zipPath, { signal: options.signal, beforeRename: () => inspecting.then(() => {}) })
+      inspection = await inspecting
       sha256 = result.sha256
       sizeBytes = result.sizeBytes
       packed = true
     } catch (error) {
       await cleanup()
-      throw namedPackError(error, name)
+      throw error instanceof InvalidPieError ? invalid(error) : namedPackError(error, name)
     }
     progress(`Packed ${path} into a ${formatBytes(sizeBytes)} pie.zip (sha256 ${sha256}).`)
   } else if (!info.isFile()) {
     throw new InvalidInputError(`${name}: ${path} is neither a file nor a directory; give a pie.zip or a PIE directory.`, {
       input: name,
     })
-  }
-  let inspection: PieInspection | undefined
-  try {
-    if (options.inspect) {
-      inspection = await pie.inspectPie(zipPath, { signal: options.signal, sha256: sha256 === undefined })
-      sha256 ??= inspection.sha256 ?? undefined
-    } else {
-      const [validation, digest] = await Promise.all([
-        pie.validatePie(zipPath, { signal: options.signal }),
-        sha256 === undefined ? sha256File(zipPath, options.signal) : Promise.resolve(sha256),
+  } else {
+    try {
+      const [inspected, digest] = await Promise.all([
+        pie.inspectPie(zipPath, { signal: options.signal, sha256: false }),
+        sha256File(zipPath, options.signal),
       ])
-      if (!validation.valid) throw pie.invalidPieError(validation.problems, path)
+      inspection = inspected
       sha256 = digest
+    } catch (error) {
+      throw invalid(error)
     }
-  } catch (error) {
-    await cleanup()
-    if (error instanceof InvalidPieError) {
-      throw new InvalidPieError(`${name}: ${path} is not a valid Cairo PIE (${countProblems(error.problems)}); nothing was uploaded.`, {
-        input: name,
-        problems: error.problems,
-      })
-    }
-    throw error
   }
   progress(`Validated ${path}.`)
   return { zipPath, packed, sha256: sha256!, sizeBytes, inspection, cleanup }
 }
 
 /**
+ * Starts computing the program hash the fact check will need (Pedersen, the service's default)
+ * without holding the thread, e.g. while the query is waited on; `checkFacts` awaits it.
+ */
+export function computeFactsAhead(prepared: PreparedPie, signal?: AbortSignal): void {
+  if (!prepared.inspection || prepared.factsAhead) return
+  const inspection = prepared.inspection
+  prepared.factsAhead = import('../pie/index.ts').then((pie) => pie.prepareProgramHash(inspection, 'pedersen', signal)).then(() => {})
+  prepared.factsAhead.catch(() => {})
+}
+
+/**
  * After DONE: the program hash and facts the service reports against the local computation.
  * Reuses the inspection made before the upload when there is one.
  */
-export async function checkFacts(record: QueryFacts, prepared: Pick<PreparedPie, 'zipPath' | 'inspection'>): Promise<FactCheckResult> {
+export async function checkFacts(
+  record: QueryFacts,
+  prepared: Pick<PreparedPie, 'zipPath' | 'inspection' | 'factsAhead'>,
+): Promise<FactCheckResult> {
   const pie = await import('../pie/index.ts')
-  return prepared.inspection
-    ? pie.compareQueryFacts(record, prepared.inspection)
-    : pie.checkQueryFacts(record, prepared.zipPath)
+  // A failed computation ahead (aborted) is simply done again here.
+  await prepared.factsAhead?.catch(() => {})
+  return prepared.inspection ? pie.compareQueryFacts(record, prepared.inspection) : pie.checkQueryFacts(record, prepared.zipPath)
 }
 
 export async function sha256File(path: string, signal?: AbortSignal): Promise<string> {

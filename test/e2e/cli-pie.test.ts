@@ -1,4 +1,4 @@
-import { cp, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises'
+import { cp, mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -60,6 +60,30 @@ describe('proving pack', () => {
     expect(bytes.equals(await readFile(second))).toBe(true)
     expect(bytes.equals(await readFile(EXAMPLE_ZIP))).toBe(true)
     expect(JSON.parse(packed.stdout).sha256).toMatch(/^[0-9a-f]{64}$/)
+  })
+
+  it('leaves an existing zip untouched and no file behind when the PIE is invalid or hostile', async () => {
+    const out = join(work, 'kept')
+    await rm(out, { recursive: true, force: true })
+    await cp(EXAMPLE_DIR, join(out, 'invalid'), { recursive: true })
+    // Invalid: a memory cell cut in half and a step count of 0.
+    await truncate(join(out, 'invalid', 'memory.bin'), 4079)
+    await writeFile(join(out, 'invalid', 'execution_resources.json'), '{"n_steps": 0, "builtin_instance_counter": {}}')
+    // Hostile: metadata.json past its parsing budget (issue 13's limit) with 40 MiB of spaces.
+    await cp(EXAMPLE_DIR, join(out, 'hostile'), { recursive: true })
+    const metadata = await readFile(join(out, 'hostile', 'metadata.json'), 'utf8')
+    await writeFile(join(out, 'hostile', 'metadata.json'), `${metadata}${' '.repeat(40 * 1024 * 1024)}`)
+    const good = await readFile(EXAMPLE_ZIP)
+    for (const name of ['invalid', 'hostile']) {
+      const zip = join(out, `${name}.zip`)
+      await writeFile(zip, good)
+      const result = await runCli(['pack', join(out, name), '-o', zip])
+      expect(result.code, result.stderr).toBe(2)
+      expect((await readFile(zip)).equals(good)).toBe(true)
+      const fresh = join(out, `${name}-fresh.zip`)
+      expect((await runCli(['pack', join(out, name), '-o', fresh])).code).toBe(2)
+    }
+    expect((await readdir(out)).sort()).toEqual(['hostile', 'hostile.zip', 'invalid', 'invalid.zip'])
   })
 
   it('refuses a directory with an extra entry, naming it', async () => {

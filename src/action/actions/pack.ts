@@ -3,7 +3,7 @@
  * the same bytes), validates it and reports what it proves: program hash, output, steps and
  * the job size the service will be told. An invalid PIE fails the step and leaves no zip.
  */
-import { mkdir, rm, stat } from 'node:fs/promises'
+import { mkdir, stat } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import { InvalidInputError, InvalidPieError } from '../../core/errors.ts'
 import { defineAction } from '../steps/define-action.ts'
@@ -28,7 +28,9 @@ export const run = defineAction({
       output: JSON.stringify(packed.inspection.output),
     })
     io.info(`Packed ${inputs['pie-dir']} into ${packed.path}: ${packed.sizeBytes} bytes, sha256 ${packed.sha256}.`)
-    io.info(`Program hash ${packed.inspection.programHash}, ${packed.inspection.nSteps} steps (job size ${packed.inspection.jobSize}), output [${packed.inspection.output.join(', ')}].`)
+    io.info(
+      `Program hash ${packed.inspection.programHash}, ${packed.inspection.nSteps} steps (job size ${packed.inspection.jobSize}), output [${packed.inspection.output.join(', ')}].`,
+    )
     step.extraRows.push(
       ['pie.zip', { code: packed.path }],
       ['SHA-256', { code: packed.sha256 }],
@@ -58,19 +60,20 @@ async function packAndInspect(dir: string, out: string, signal: AbortSignal) {
   const pie = await import('../../pie/index.ts')
   await mkdir(dirname(out), { recursive: true })
   const { namedPackError } = await import('../../pipeline/prove.ts')
-  const packed = await pie.packPie(dir, out, { signal }).catch((error: unknown) => {
-    throw namedPackError(error, 'pie-dir', '`pie-dir`')
-  })
+  // The directory is inspected (validated) while it is packed; the zip is renamed into place only
+  // when the PIE is valid, so a failure leaves no file and an existing pie.zip as it was.
+  const inspecting = pie.inspectPie(dir, { signal, sha256: false })
+  inspecting.catch(() => {})
   try {
-    return { ...packed, inspection: await pie.inspectPie(out, { signal, sha256: false }) }
+    const packed = await pie.packPie(dir, out, { signal, beforeRename: () => inspecting.then(() => {}) })
+    return { ...packed, inspection: await inspecting }
   } catch (error) {
-    await rm(out, { force: true })
     if (error instanceof InvalidPieError) {
-      throw new InvalidPieError(`\`pie-dir\`: ${dir} is not a valid Cairo PIE; no pie.zip was left.`, {
+      throw new InvalidPieError(`\`pie-dir\`: ${dir} is not a valid Cairo PIE; no pie.zip was written.`, {
         input: 'pie-dir',
         problems: error.problems,
       })
     }
-    throw error
+    throw namedPackError(error, 'pie-dir', '`pie-dir`')
   }
 }

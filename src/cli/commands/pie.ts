@@ -63,14 +63,22 @@ export const pack = defineCommand({
       })
     }
     const pie = await loadPie()
-    const packed = await pie.packPie(dir, output, { signal: context.signal })
-    const validation = await pie.validatePie(packed.path, { signal: context.signal })
-    if (!validation.valid) {
-      throw new InvalidPieError(`${dir} packs into a zip that is not a valid Cairo PIE (${validation.problems.length} problem(s)).`, {
-        input: '<dir>',
-        problems: validation.problems,
-      })
-    }
+    // One go: the directory is validated while it is packed, and the zip replaces `output` only
+    // when the PIE is valid (a failure leaves no file behind and an existing zip untouched).
+    const validating = pie.validatePie(dir, { signal: context.signal })
+    validating.catch(() => {})
+    const packed = await pie.packPie(dir, output, {
+      signal: context.signal,
+      beforeRename: async () => {
+        const validation = await validating
+        if (!validation.valid) {
+          throw new InvalidPieError(`${dir} is not a valid Cairo PIE (${validation.problems.length} problem(s)); nothing was written.`, {
+            input: '<dir>',
+            problems: validation.problems,
+          })
+        }
+      },
+    })
     context.print(`Wrote ${packed.path} (${formatBytes(packed.sizeBytes)}, sha256 ${packed.sha256}).`, {
       pieZip: packed.path,
       sha256: packed.sha256,

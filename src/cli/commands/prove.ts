@@ -6,7 +6,7 @@ import { LAYOUTS, MEMORY_VERIFICATIONS, STONE_VERSIONS } from '../../schemas/pro
 import { type CommandContext, defineCommand, parseInteger, SERVICE_OPTIONS } from '../context.ts'
 import { EXIT, exitCodeFor, worstExitCode } from '../exit-codes.ts'
 import { describeQuery, provingClientFrom, timeoutFrom, uploadReporter, withHeartbeat } from '../services.ts'
-import { checkFactsAfterWait, type PreparedPie, preparePieForUpload } from '../pie-steps.ts'
+import { checkFactsAfterWait, computeFactsAhead, type PreparedPie, preparePieForUpload } from '../pie-steps.ts'
 import { withLocalEmulator } from '../local-emulator.ts'
 import { expandPieArguments } from '../../pipeline/pie-list.ts'
 import { limiter } from '../../pipeline/limit.ts'
@@ -222,6 +222,8 @@ export async function followSubmission(
     return EXIT.ok
   }
   context.progress(`Submitted: query ${provingQueryId}${again}`)
+  // The local program hash (seconds for a long program) is computed while the query runs.
+  if (options.pie) computeFactsAhead(options.pie, context.signal)
   const result = await waitReportingId(context, provingQueryId, () =>
     withHeartbeat(context, (onProgress) => client.waitForQuery(provingQueryId, { timeoutMs: options.timeoutMs, signal: context.signal, onProgress, afterSubmission: true })),
   )
