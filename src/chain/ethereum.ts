@@ -1,3 +1,4 @@
+import { defaultDispatcher } from '../core/http.ts'
 import { AbortedError, ChainError, InvalidInputError } from '../core/errors.ts'
 import { sanitizedCause } from './errors.ts'
 import { parseFact, toBytes32 } from './fact.ts'
@@ -58,12 +59,21 @@ export async function checkFactOnEthereum(options: CheckFactOnEthereumOptions): 
     registry = viem.getAddress(given)
   }
 
+  const { fetch: undiciFetch } = await import('undici')
+  const proxiedFetch = ((input: string | URL | Request, init?: RequestInit) =>
+    undiciFetch(input as string, { ...(init as object), dispatcher: defaultDispatcher() })) as unknown as (
+    input: string | URL | Request,
+    init?: RequestInit,
+  ) => Promise<Response>
   const client = viem.createPublicClient({
     transport: viem.http(endpoint.url, {
       timeout: options.requestTimeoutMs ?? 15_000,
       retryCount: 2,
       retryDelay: 250,
       fetchOptions: options.signal ? { signal: options.signal } : undefined,
+      // Through the process's one dispatcher, so HTTPS_PROXY/HTTP_PROXY/NO_PROXY apply to the
+      // RPC as to every other request.
+      fetchFn: proxiedFetch,
     }),
   })
   const call = <T>(what: string, run: () => Promise<T>) => rpcCall(viem, endpoint, what, run, options.signal)
