@@ -40,6 +40,12 @@ const NCC = join(ROOT, 'node_modules', '@vercel', 'ncc', 'dist', 'ncc', 'cli.js'
  */
 const MISSING_MODULE_MARKERS = [/Cannot find module '[^']*'/, /MODULE_NOT_FOUND/, /@@notfound/, /__non_webpack_require__\(['"]UNKNOWN['"]\)/]
 const RUNTIME_REQUIRE = /eval\("require"\)\("([^"]+)"\)/g
+/**
+ * ncc's asset relocator: a path expression it took for a file of the build (`resolve(dir, 'pie.zip')`)
+ * becomes `__nccwpck_require__.ab + "<folder of the build>/..."`, wrong at run time and different in
+ * every checkout. Found in the bundle, it is refused: build such paths so the relocator leaves them.
+ */
+const ASSET_RELOCATION = /[\w$]+\.ab\s*\+\s*"([^"]*)"/g
 /** ws's optional native add-ons (viem's WebSocket transport): ws falls back to JavaScript without them. */
 const OPTIONAL_MODULES = new Set(['bufferutil', 'utf-8-validate'])
 /** What the bundle leaves to Node: `createRequire(import.meta.url)("name")`; builtins only. */
@@ -150,6 +156,9 @@ export async function unresolvedModules(dir: string): Promise<string[]> {
     }
     for (const [, name] of text.matchAll(RUNTIME_REQUIRE)) {
       if (!OPTIONAL_MODULES.has(name!)) problems.push(`dist/${file} requires "${name}" at run time: ncc could not bundle it`)
+    }
+    for (const [, path] of text.matchAll(ASSET_RELOCATION)) {
+      problems.push(`dist/${file} rewrites a path into the build's folder ("${path}"): ncc's asset relocator took a run-time path for a file`)
     }
     for (const [, name] of text.matchAll(EXTERNAL_REQUIRE)) {
       if (!BUILTINS.has(name!)) problems.push(`dist/${file} leaves "${name}" to Node, which is not a builtin module`)

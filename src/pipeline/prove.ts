@@ -11,6 +11,9 @@ import { join, resolve } from 'node:path'
 import { InvalidInputError, InvalidPieError } from '../core/errors.ts'
 import type { FactCheckResult, PieInspection, QueryFacts } from '../pie/index.ts'
 
+/** The name of the zip a PIE directory is packed into. */
+const PACKED_ZIP_NAME = 'pie.zip'
+
 export type PreparePieOptions = {
   /** The input's name as the user wrote it, for messages: `<pie>` (CLI), `pie` (action). */
   inputName: string
@@ -83,7 +86,9 @@ export async function preparePie(path: string, options: PreparePieOptions): Prom
       folder = await mkdtemp(join(tmpdir(), 'proving-pack-'))
       cleanup = () => rm(folder, { recursive: true, force: true })
     }
-    zipPath = resolve(folder, 'pie.zip')
+    // Not `resolve(folder, 'pie.zip')`: ncc's asset relocator rewrites that into a path of the
+    // build's own folder (scripts/build-dist.ts refuses such a bundle).
+    zipPath = join(resolve(folder), PACKED_ZIP_NAME)
     const inspecting = pie.inspectPie(path, { signal: options.signal, sha256: false })
     inspecting.catch(() => {})
     try {

@@ -32,6 +32,13 @@ describe('the unresolved-module scan of check:dist', () => {
     ])
   })
 
+  it('finds a path that ncc\'s asset relocator rewrote into the build\'s folder', async () => {
+    const dir = fakeDist({ 'a/7.index.js': 'u=a.ab+"check/"+i+"/pie.zip";const h=1' })
+    expect(await unresolvedModules(dir)).toEqual([
+      'dist/a/7.index.js rewrites a path into the build\'s folder ("check/"): ncc\'s asset relocator took a run-time path for a file',
+    ])
+  })
+
   it('accepts builtins and ws\'s optional add-ons', async () => {
     const dir = fakeDist({ 'a/index.js': 'e(import.meta.url)("node:fs");e(import.meta.url)("fs");try{eval("require")("bufferutil")}catch{}' })
     expect(await unresolvedModules(dir)).toEqual([])
