@@ -5,6 +5,7 @@ import { ProvingClient } from '../../src/clients/proving.ts'
 import { InvalidInputError, InvalidResponseError } from '../../src/core/errors.ts'
 import { HttpClient } from '../../src/core/http.ts'
 import { runCli } from '../helpers/cli.ts'
+import { readAction, runAction } from '../helpers/run-action.ts'
 
 /**
  * Downloads go through the one HTTP client, capped in size and never redirected to another
@@ -95,5 +96,26 @@ describe('plain http to another machine', () => {
       env: { PROVING_BASE_URL: 'http://proving.invalid', PROVING_API_KEY: 'k-1234' },
     })
     expect(allowed.stderr).not.toMatch(/plain http/)
+  })
+})
+
+describe('plain http in the sub-actions that talk to the task, storage-proof and account services', () => {
+  // Each refuses a plain http URL on another machine before sending anything, and its advice
+  // names an input the action really has (`allow-insecure-http`), as every other action does.
+  const cases: [action: string, inputs: Record<string, string>][] = [
+    ['task', { task: 'examples/task.json', 'tasks-url': 'http://tasks.example.com', 'api-key': 'k-1234' }],
+    ['decommit', { 'proving-query-id': 'q-1', 'destination-chain-id': '0xaa36a7', 'tasks-url': 'http://tasks.example.com', 'api-key': 'k-1234' }],
+    ['storage-query', { query: 'examples/storage-query.json', 'storage-proof-url': 'http://sp.example.com', 'api-key': 'k-1234' }],
+    ['api-key', { 'private-key': `0x${'11'.repeat(32)}`, 'auth-url': 'http://auth.example.com' }],
+  ]
+  it.each(cases)('%s: refused with advice naming its own allow-insecure-http input, no secret shown', async (action, inputs) => {
+    expect(readAction(action).inputs).toHaveProperty('allow-insecure-http')
+    const run = await runAction(action, { inputs })
+    expect(run.code).toBe(1)
+    expect(run.outputs['error-reason']).toMatch(/plain http to another machine.*allow-insecure-http: true/)
+    // `::add-mask::` is how the runner learns the secret; nothing else may carry it.
+    const shown = run.stdout.split('\n').filter((line) => !line.startsWith('::add-mask::')).join('\n')
+    expect(shown).not.toContain('k-1234')
+    expect(shown).not.toContain('11'.repeat(32))
   })
 })

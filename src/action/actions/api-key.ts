@@ -66,7 +66,7 @@ export const run = defineAction({
     step.onClose(async () => (await import('../../core/http.ts')).closeDefaultDispatcher())
     let account
     try {
-      account = new AccountClient({ baseUrl: inputs['auth-url']!, privateKey: inputs['private-key'], logger: loggerFor(io) })
+      account = new AccountClient({ baseUrl: inputs['auth-url']!, privateKey: inputs['private-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] })
     } catch (error) {
       if (error instanceof InvalidInputError && error.input === 'privateKey') {
         throw new InvalidInputError(error.shortMessage.replace('The private key', '`private-key`'), { input: 'private-key' })

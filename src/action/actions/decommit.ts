@@ -28,7 +28,7 @@ export const run = defineAction({
     })
     if (!checked.ok) throw bodyProblems('dp-output', checked.problems)
 
-    const client = await step.connect(inputs['tasks-url']!, inputs['api-key'])
+    const client = await step.connect(inputs['tasks-url']!, inputs['api-key'], inputs['allow-insecure-http'])
     await decommit(step, client, checked.data, { wait: inputs.wait, timeoutMs: inputs['timeout-minutes'] * 60_000 })
   },
 })
@@ -81,6 +81,7 @@ export async function decommitAfterProof(
   options: {
     tasksUrl: string
     apiKey: string | undefined
+    allowInsecureHttp?: boolean | undefined
     provingQueryId: string
     destinationChainId: string
     wait: boolean
@@ -100,7 +101,7 @@ export async function decommitAfterProof(
       destination_chain_id: options.destinationChainId,
     })
     if (!checked.ok) throw bodyProblems('decommit-destination-chain-id', checked.problems)
-    const client = await step.connect(options.tasksUrl, options.apiKey)
+    const client = await step.connect(options.tasksUrl, options.apiKey, options.allowInsecureHttp ?? false)
     await decommit(step, client, checked.data, { wait: options.wait, timeoutMs: options.timeoutMinutes * 60_000 })
   })
 }

@@ -277,6 +277,7 @@ async function prove(
       // The emulator serves the task service on its own address.
       tasksUrl: inputs.emulator ? baseUrl! : inputs['tasks-url']!,
       apiKey,
+      allowInsecureHttp: inputs['allow-insecure-http'] === true,
       provingQueryId,
       destinationChainId,
       wait: true,

@@ -68,6 +68,7 @@ export const run = defineAction({
       baseUrl: inputs['storage-proof-url']!,
       apiKey: inputs['api-key'],
       logger: loggerFor(io),
+      allowInsecureHttp: inputs['allow-insecure-http'],
     })
     const internalId = (await client.submitBatchQuery(parsed.data, { signal })).internalId
     step.internalId = internalId

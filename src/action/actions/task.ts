@@ -19,7 +19,7 @@ export const run = defineAction({
     if (!checked.ok) throw bodyProblems('task', checked.problems)
     step.rowsBefore.push(['Destination chain', { code: checked.data.destination_chain_id }], ['Program hash', { code: checked.data.program_hash }])
 
-    const client = await step.connect(inputs['tasks-url']!, inputs['api-key'])
+    const client = await step.connect(inputs['tasks-url']!, inputs['api-key'], inputs['allow-insecure-http'])
     step.queued(await client.scheduleTask(checked.data, { signal }))
 
     if (!inputs.wait) {

@@ -249,6 +249,7 @@ export const TASK_INPUTS = {
   'api-key': optional(nonEmptyValue, { secret: true }),
   wait: withDefault('true', booleanValue),
   'timeout-minutes': withDefault('120', minutesValue),
+  'allow-insecure-http': withDefault('false', booleanValue),
 } satisfies InputSpecs
 
 export const DECOMMIT_INPUTS = {
@@ -261,6 +262,7 @@ export const DECOMMIT_INPUTS = {
   'api-key': optional(nonEmptyValue, { secret: true }),
   wait: withDefault('true', booleanValue),
   'timeout-minutes': withDefault('120', minutesValue),
+  'allow-insecure-http': withDefault('false', booleanValue),
 } satisfies InputSpecs
 
 /** `storage-proof-url` and `api-key` are required by the action's cross-check (../actions/storage-query.ts). */
@@ -270,6 +272,7 @@ export const STORAGE_QUERY_INPUTS = {
   'api-key': optional(nonEmptyValue, { secret: true }),
   wait: withDefault('true', booleanValue),
   'timeout-minutes': withDefault('120', minutesValue),
+  'allow-insecure-http': withDefault('false', booleanValue),
 } satisfies InputSpecs
 
 /** `private-key` and `auth-url` are required by the action's cross-check (../actions/api-key.ts). */
@@ -278,6 +281,7 @@ export const API_KEY_INPUTS = {
   'auth-url': optional(httpUrlValue),
   'project-id': optional(nonEmptyValue),
   'create-key': optional(nonEmptyValue),
+  'allow-insecure-http': withDefault('false', booleanValue),
 } satisfies InputSpecs
 
 /** Every action's inputs by the folder of its action.yml ('' is the root). */

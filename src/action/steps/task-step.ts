@@ -191,10 +191,10 @@ export class TaskStep extends Step<TaskStepOptions, TaskOutputName> {
    * The task client, loaded here rather than up front: a step refused at its inputs never loads
    * it. Its keep-alive connections are closed once the step has reported, so the process can exit.
    */
-  async connect(tasksUrl: string, apiKey: string | undefined): Promise<TaskClient> {
+  async connect(tasksUrl: string, apiKey: string | undefined, allowInsecureHttp: boolean): Promise<TaskClient> {
     const { TaskClient } = await import('../../clients/tasks.ts')
     this.onClose(async () => (await import('../../core/http.ts')).closeDefaultDispatcher())
-    return new TaskClient({ baseUrl: tasksUrl, apiKey, logger: loggerFor(this.io) })
+    return new TaskClient({ baseUrl: tasksUrl, apiKey, logger: loggerFor(this.io), allowInsecureHttp })
   }
 }
 
