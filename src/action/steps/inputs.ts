@@ -242,14 +242,19 @@ export const BUCKET_CREATE_INPUTS = {
   ...service,
 } satisfies InputSpecs
 
-/** `tasks-url` and `api-key` are required by the task actions' cross-check (./task-step.ts). */
-export const TASK_INPUTS = {
-  task: required(nonEmptyValue),
-  'tasks-url': optional(httpUrlValue),
+/** What the actions that follow a task or batch query share: the key, whether and how long to wait, plain http. */
+const waitingService = {
   'api-key': optional(nonEmptyValue, { secret: true }),
   wait: withDefault('true', booleanValue),
   'timeout-minutes': withDefault('120', minutesValue),
   'allow-insecure-http': withDefault('false', booleanValue),
+}
+
+/** `tasks-url` and `api-key` are required by the task actions' cross-check (./task-step.ts). */
+export const TASK_INPUTS = {
+  task: required(nonEmptyValue),
+  'tasks-url': optional(httpUrlValue),
+  ...waitingService,
 } satisfies InputSpecs
 
 export const DECOMMIT_INPUTS = {
@@ -259,20 +264,14 @@ export const DECOMMIT_INPUTS = {
   'program-hash': optional(hexValue),
   'webhook-url': optional(webhookUrlValue),
   'tasks-url': optional(httpUrlValue),
-  'api-key': optional(nonEmptyValue, { secret: true }),
-  wait: withDefault('true', booleanValue),
-  'timeout-minutes': withDefault('120', minutesValue),
-  'allow-insecure-http': withDefault('false', booleanValue),
+  ...waitingService,
 } satisfies InputSpecs
 
 /** `storage-proof-url` and `api-key` are required by the action's cross-check (../actions/storage-query.ts). */
 export const STORAGE_QUERY_INPUTS = {
   query: required(nonEmptyValue),
   'storage-proof-url': optional(httpUrlValue),
-  'api-key': optional(nonEmptyValue, { secret: true }),
-  wait: withDefault('true', booleanValue),
-  'timeout-minutes': withDefault('120', minutesValue),
-  'allow-insecure-http': withDefault('false', booleanValue),
+  ...waitingService,
 } satisfies InputSpecs
 
 /** `private-key` and `auth-url` are required by the action's cross-check (../actions/api-key.ts). */
