@@ -5,9 +5,10 @@
  * - Poseidon: poseidonHashMany(chain);
  * - Blake, the Stwo path: Blake2s over the felts encoded as 32-bit words (2 for values below
  *   2^63, else 8 with the top bit set), read back as a little-endian integer modulo the prime.
- * Pedersen runs on pedersen.ts's precomputed tables (about 10x faster than @scure/starknet's
- * pedersen, which costs ~3 ms a word); results are cached by the program's digest, so the
- * inspection before an upload and the fact check after it hash a program once.
+ * Pedersen runs on pedersen.ts's WebAssembly and window tables (about 30 µs a word against
+ * @scure/starknet's ~2-3 ms; the async form on a worker thread for long programs); results are
+ * cached by the program's digest, so the inspection before an upload and the fact check after
+ * it hash a program once.
  */
 import { blake2s } from '@noble/hashes/blake2.js'
 import { poseidonHashMany } from '@scure/starknet'

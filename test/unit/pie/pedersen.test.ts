@@ -2,7 +2,7 @@ import { pedersen } from '@scure/starknet'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { computeProgramHash, computeProgramHashAsync, STARK_PRIME } from '../../../src/pie/index.ts'
-import { fastPedersenHashChain, fastPedersenHashChainAsync, invertModP, pedersenHash } from '../../../src/pie/pedersen.ts'
+import { fastPedersenHashChain, fastPedersenHashChainAsync, pedersenHash } from '../../../src/pie/pedersen.ts'
 
 // @scure/starknet is the reference: an audited implementation written outside this project.
 const reference = (a: bigint, b: bigint) => BigInt(pedersen(a, b))
@@ -87,15 +87,6 @@ function fastViaNarrow(values: readonly bigint[]): bigint {
   }
   return acc
 }
-
-describe('invertModP', () => {
-  it('inverts', () => {
-    fc.assert(
-      fc.property(fc.bigInt({ min: 1n, max: STARK_PRIME - 1n }), (a) => (a * invertModP(a)) % STARK_PRIME === 1n),
-      { numRuns: 500 },
-    )
-  })
-})
 
 describe('program hash cache and async computation', () => {
   it('gives the same hash synchronously and asynchronously, for each variant', async () => {
