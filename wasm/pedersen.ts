@@ -35,18 +35,20 @@ export function alloc(bytes: usize): usize {
 }
 
 // Constants the JS side writes (plain values; `init` converts what must be Montgomery).
-// CONSTANTS: R2 (R² mod P, plain), ONE_PLAIN (1), ONE (R mod P), then scratch.
+// R2 (R² mod P), ONE_PLAIN (1), ONE (R mod P, i.e. 1 in Montgomery form), R3 (R³ mod P).
 let R2: usize = 0
 let ONE_PLAIN: usize = 0
 let ONE: usize = 0
+let R3: usize = 0
 let scratch: usize = 0
 
-/** The constants region: R² mod P at +0, 1 at +36, R mod P at +72 (written by the JS side). */
+/** The constants region: R² mod P at +0, 1 at +36, R mod P at +72, R³ mod P at +108 (written by the JS side). */
 export function constants(): usize {
   if (R2 == 0) {
-    R2 = heap.alloc(3 * FE)
+    R2 = heap.alloc(4 * FE)
     ONE_PLAIN = R2 + FE
     ONE = R2 + 2 * FE
+    R3 = R2 + 3 * FE
     scratch = heap.alloc(40 * FE)
   }
   return R2
@@ -254,28 +256,232 @@ function isZero(a: usize): bool {
   return v == 0
 }
 
-/** out = a⁻¹ (Montgomery form in and out), by Fermat: a^(P-2), P - 2 = 2^251 + 2^196 + 2^192 - 1. */
+// ---- Inversion: Bernstein and Yang's safegcd, variable time (the inputs are public), in
+// libsecp256k1's shape (modinv32: signed 30-bit limbs, 30 divsteps at a time on machine words,
+// then the 2x2 transition matrix applied to f, g and to the cofactors d, e modulo P). ----
+
+const M30: i32 = 0x3fffffff
+// P in signed 30-bit limbs: 1 + 17·2^(12 + 30·6) + 2^(11 + 30·8); P⁻¹ ≡ 1 mod 2^30.
+const P30_6: i32 = 17 << 12
+const P30_8: i32 = 1 << 11
+
+// -(2i + 1)⁻¹ mod 256 for i < 128, filled on first use.
+let inv256: usize = 0
+// Signed 30-bit limbs: d, e, f, g (9 × i32 each).
+let d30: usize = 0
+let e30: usize = 0
+let f30: usize = 0
+let g30: usize = 0
+// The transition matrix of the last 30 divsteps.
+let tu: i32 = 0
+let tv: i32 = 0
+let tq: i32 = 0
+let tr: i32 = 0
+
+function setUpInversion(): void {
+  inv256 = heap.alloc(128)
+  for (let i: u32 = 0; i < 128; i++) {
+    const a: u32 = 2 * i + 1
+    let x: u32 = a // a·a ≡ 1 mod 8 for odd a
+    x *= 2 - a * x
+    x *= 2 - a * x
+    store<u8>(inv256 + i, <u8>((0 - x) & 255))
+  }
+  d30 = heap.alloc(4 * 36)
+  e30 = d30 + 36
+  f30 = e30 + 36
+  g30 = f30 + 36
+}
+
+@inline function pLimb30(i: usize): i32 {
+  return i == 0 ? 1 : i == 6 ? P30_6 : i == 8 ? P30_8 : 0
+}
+
+/** 30 divsteps on the low bits of f and g (odd f); sets the matrix, returns the new eta. */
+function divsteps30(eta0: i32, f0: u32, g0: u32): i32 {
+  let eta = eta0
+  let u: u32 = 1, v: u32 = 0, q: u32 = 0, r: u32 = 1
+  let f = f0, g = g0
+  let i: i32 = 30
+  while (true) {
+    // A sentinel bit counts zeros only up to i; that many divsteps just halve g.
+    const zeros = <i32>ctz<u32>(g | (<u32>0xffffffff << <u32>i))
+    g >>= <u32>zeros
+    u <<= <u32>zeros
+    v <<= <u32>zeros
+    eta -= zeros
+    i -= zeros
+    if (i == 0) break
+    // f and g odd: if eta < 0, negate it and replace (f, g) with (g, -f).
+    if (eta < 0) {
+      eta = -eta
+      let t = f; f = g; g = 0 - t
+      t = u; u = q; q = 0 - t
+      t = v; v = r; r = 0 - t
+    }
+    // Cancel up to min(eta + 1, i, 8) low bits of g with a multiple of f.
+    const limit = eta + 1 > i ? i : eta + 1
+    const m: u32 = (<u32>0xffffffff >> <u32>(32 - limit)) & 255
+    const w: u32 = (g * <u32>load<u8>(inv256 + ((f >> 1) & 127))) & m
+    g += f * w
+    q += u * w
+    r += v * w
+  }
+  tu = <i32>u
+  tv = <i32>v
+  tq = <i32>q
+  tr = <i32>r
+  return eta
+}
+
+/** [d, e] = (t·[d, e] + P·[md, me]) / 2^30, keeping both in (-2P, P). */
+function updateDE(): void {
+  const u = <i64>tu, v = <i64>tv, q = <i64>tq, r = <i64>tr
+  const sd = load<i32>(d30, 32) >> 31
+  const se = load<i32>(e30, 32) >> 31
+  let md: i32 = (tu & sd) + (tv & se)
+  let me: i32 = (tq & sd) + (tr & se)
+  let di = <i64>load<i32>(d30)
+  let ei = <i64>load<i32>(e30)
+  let cd: i64 = u * di + v * ei
+  let ce: i64 = q * di + r * ei
+  // P⁻¹ ≡ 1 mod 2^30: the correction that clears the low 30 bits.
+  md -= (<i32>cd + md) & M30
+  me -= (<i32>ce + me) & M30
+  cd += <i64>md
+  ce += <i64>me
+  cd >>= 30
+  ce >>= 30
+  for (let i: usize = 1; i < 9; i++) {
+    di = <i64>load<i32>(d30 + 4 * i)
+    ei = <i64>load<i32>(e30 + 4 * i)
+    const pi = <i64>pLimb30(i)
+    cd += u * di + v * ei + pi * <i64>md
+    ce += q * di + r * ei + pi * <i64>me
+    store<i32>(d30 + 4 * (i - 1), <i32>cd & M30)
+    store<i32>(e30 + 4 * (i - 1), <i32>ce & M30)
+    cd >>= 30
+    ce >>= 30
+  }
+  store<i32>(d30, <i32>cd, 32)
+  store<i32>(e30, <i32>ce, 32)
+}
+
+/** [f, g] = t·[f, g] / 2^30 over their first `len` limbs. */
+function updateFG(len: usize): void {
+  const u = <i64>tu, v = <i64>tv, q = <i64>tq, r = <i64>tr
+  let fi = <i64>load<i32>(f30)
+  let gi = <i64>load<i32>(g30)
+  let cf: i64 = (u * fi + v * gi) >> 30
+  let cg: i64 = (q * fi + r * gi) >> 30
+  for (let i: usize = 1; i < len; i++) {
+    fi = <i64>load<i32>(f30 + 4 * i)
+    gi = <i64>load<i32>(g30 + 4 * i)
+    cf += u * fi + v * gi
+    cg += q * fi + r * gi
+    store<i32>(f30 + 4 * (i - 1), <i32>cf & M30)
+    store<i32>(g30 + 4 * (i - 1), <i32>cg & M30)
+    cf >>= 30
+    cg >>= 30
+  }
+  store<i32>(f30 + 4 * (len - 1), <i32>cf)
+  store<i32>(g30 + 4 * (len - 1), <i32>cg)
+}
+
+/** d ∈ (-2P, P), negated when `sign` < 0, brought to [0, P). */
+function normalizeD(sign: i32): void {
+  const neg = sign >> 31
+  let add = load<i32>(d30, 32) >> 31
+  for (let i: usize = 0; i < 9; i++) {
+    const x = load<i32>(d30 + 4 * i) + (pLimb30(i) & add)
+    store<i32>(d30 + 4 * i, (x ^ neg) - neg)
+  }
+  for (let i: usize = 0; i < 8; i++) {
+    const x = load<i32>(d30 + 4 * i)
+    store<i32>(d30 + 4 * (i + 1), load<i32>(d30 + 4 * (i + 1)) + (x >> 30))
+    store<i32>(d30 + 4 * i, x & M30)
+  }
+  add = load<i32>(d30, 32) >> 31
+  for (let i: usize = 0; i < 9; i++) store<i32>(d30 + 4 * i, load<i32>(d30 + 4 * i) + (pLimb30(i) & add))
+  for (let i: usize = 0; i < 8; i++) {
+    const x = load<i32>(d30 + 4 * i)
+    store<i32>(d30 + 4 * (i + 1), load<i32>(d30 + 4 * (i + 1)) + (x >> 30))
+    store<i32>(d30 + 4 * i, x & M30)
+  }
+}
+
+/** The 30-bit limbs of an element in 29-bit limbs (both little-endian, the value unchanged). */
+function to30(out: usize, a: usize): void {
+  let acc: u64 = 0
+  let bits: u32 = 0
+  let k: usize = 0
+  for (let i: usize = 0; i < 9; i++) {
+    acc |= <u64>load<u32>(a + 4 * i) << bits
+    bits += 29
+    while (bits >= 30 && k < 9) {
+      store<i32>(out + 4 * k++, <i32>(acc & 0x3fffffff))
+      acc >>= 30
+      bits -= 30
+    }
+  }
+  while (k < 9) {
+    store<i32>(out + 4 * k++, <i32>(acc & 0x3fffffff))
+    acc >>= 30
+  }
+}
+
+/** The 29-bit limbs of a value in [0, P) held in non-negative 30-bit limbs. */
+function from30(out: usize, a: usize): void {
+  let acc: u64 = 0
+  let bits: u32 = 0
+  let k: usize = 0
+  for (let i: usize = 0; i < 9; i++) {
+    acc |= <u64>load<i32>(a + 4 * i) << bits
+    bits += 30
+    while (bits >= 29 && k < 9) {
+      store<u32>(out + 4 * k++, <u32>(acc & MASK))
+      acc >>= 29
+      bits -= 29
+    }
+  }
+  while (k < 9) {
+    store<u32>(out + 4 * k++, <u32>(acc & MASK))
+    acc >>= 29
+  }
+}
+
+/** out = a⁻¹ (Montgomery form in and out; a ≠ 0): safegcd gives (aR)⁻¹, times R³ in Montgomery gives a⁻¹R. */
 export function invert(out: usize, a: usize): void {
-  // x32 = a^(2^32 - 1) through a^(2^k - 1) for k = 2, 4, 8, 16.
-  const x = s(20)
-  const t = s(21)
-  const r = s(22)
-  copy(x, a)
-  for (let k = 1; k < 32; k <<= 1) {
-    copy(t, x)
-    for (let i = 0; i < k; i++) sqr(t, t)
-    mul(x, t, x)
+  if (inv256 == 0) setUpInversion()
+  memory.fill(d30, 0, 36)
+  memory.fill(e30, 0, 36)
+  store<i32>(e30, 1)
+  for (let i: usize = 0; i < 9; i++) store<i32>(f30 + 4 * i, pLimb30(i))
+  to30(g30, a)
+  let len: usize = 9
+  let eta: i32 = -1
+  while (true) {
+    eta = divsteps30(eta, load<u32>(f30), load<u32>(g30))
+    updateDE()
+    updateFG(len)
+    if (load<i32>(g30) == 0) {
+      let any: i32 = 0
+      for (let j: usize = 1; j < len; j++) any |= load<i32>(g30 + 4 * j)
+      if (any == 0) break
+    }
+    // When the top limbs of f and g are both 0 or -1, fold them into the limb below.
+    const fn = load<i32>(f30 + 4 * (len - 1))
+    const gn = load<i32>(g30 + 4 * (len - 1))
+    const cond = (<i32>len - 2 >> 31) | (fn ^ (fn >> 31)) | (gn ^ (gn >> 31))
+    if (cond == 0) {
+      store<i32>(f30 + 4 * (len - 2), load<i32>(f30 + 4 * (len - 2)) | (fn << 30))
+      store<i32>(g30 + 4 * (len - 2), load<i32>(g30 + 4 * (len - 2)) | (gn << 30))
+      len--
+    }
   }
-  // r = a^(2^55 + 1), then a^(2^59 + 2^4), then six times r^(2^32)·x32.
-  copy(r, a)
-  for (let i = 0; i < 55; i++) sqr(r, r)
-  mul(r, r, a)
-  for (let i = 0; i < 4; i++) sqr(r, r)
-  for (let j = 0; j < 6; j++) {
-    for (let i = 0; i < 32; i++) sqr(r, r)
-    mul(r, r, x)
-  }
-  copy(out, r)
+  normalizeD(load<i32>(f30 + 4 * (len - 1)))
+  from30(out, d30)
+  mul(out, out, R3)
 }
 
 /** Montgomery form of a plain element. */

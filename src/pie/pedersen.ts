@@ -11,10 +11,11 @@
  * adds the windows of the running hash (12-bit windows for long chains) and inverts once to read
  * the x coordinate the next step needs.
  *
- * Measured (bench figure 7, 2-core EPYC): about 30 µs a word on a long chain, against
- * @scure/starknet's 1.6-2.9 ms a hash and the previous implementation here (BigInt inversion,
- * limbs in doubles) at 138 µs; the fastest npm alternative measured, pedersen-fast (starknet-rs
- * compiled to WebAssembly, one call per hash), costs 115-140 µs a hash.
+ * Measured (bench figure 7, 2-core EPYC, quiet): about 22 µs a word on a long chain (the
+ * inversion, by safegcd, 1.6 µs of it), against @scure/starknet's 1.6-2.9 ms a hash and the
+ * previous implementation here (BigInt inversion, limbs in doubles) at 138 µs; the fastest npm
+ * alternative measured, pedersen-fast (starknet-rs compiled to WebAssembly, one call per hash),
+ * costs 115-140 µs a hash.
  *
  * `fastPedersenHashChainAsync` runs a long chain on a worker thread, so the thread that uploads
  * or waits is not held; the worker gets the compiled module and the source of `createEngine`,
@@ -100,6 +101,7 @@ function createEngine(module: WasmModule): PedersenEngine {
   writePlain(constants, (R * R) % prime)
   writePlain(constants + FE, 1n)
   writePlain(constants + 2 * FE, R % prime)
+  writePlain(constants + 3 * FE, (R * R * R) % prime)
   // The shift point P0 and the four Pedersen points P1..P4 (StarkWare's constants, derived from
   // the digits of π; the same as @scure/starknet's and cairo-lang's), in Montgomery form.
   const points = [

@@ -1,7 +1,8 @@
 import { pedersen } from '@scure/starknet'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { computeProgramHash, computeProgramHashAsync, STARK_PRIME } from '../../../src/pie/index.ts'
+import { computeProgramHash, computeProgramHashAsync, programHashChain, STARK_PRIME } from '../../../src/pie/index.ts'
+import { syntheticProgram } from '../../../src/pie/generate.ts'
 import { fastPedersenHashChain, fastPedersenHashChainAsync, pedersenHash } from '../../../src/pie/pedersen.ts'
 
 // @scure/starknet is the reference: an audited implementation written outside this project.
@@ -28,12 +29,12 @@ describe('pedersenHash', () => {
     expect(pedersenHash(0n, 0n)).toBe(0x49ee3eba8c1600700ee1b87eb599f16716b0b1022947733551fde4050ca6804n)
   })
 
-  it('equals @scure/starknet on 1,000 random pairs', {
+  it('equals @scure/starknet on 2,000 random pairs', {
     timeout: 300_000,
   }, () => {
     fc.assert(
       fc.property(felt, felt, (a, b) => pedersenHash(a, b) === reference(a, b)),
-      { numRuns: 1000 },
+      { numRuns: 2000 },
     )
   })
 
@@ -104,5 +105,45 @@ describe('program hash cache and async computation', () => {
     }
     const chain = [0n, 0n, 1n, 0x6f7574707574n, ...program.data]
     expect(computeProgramHash(program)).toBe(referenceChain([BigInt(chain.length), ...chain]))
+  })
+})
+
+describe('program hashes of random programs', () => {
+  const builtin = fc.constantFrom('output', 'pedersen', 'range_check', 'ecdsa', 'bitwise', 'ec_op', 'keccak', 'poseidon', 'range_check96')
+  const program = fc.record({
+    data: fc.array(felt, { minLength: 1, maxLength: 600, size: 'max' }),
+    builtins: fc.uniqueArray(builtin, { maxLength: 5 }),
+    main: fc.nat({ max: 600 }),
+  })
+
+  it('equal the chain of @scure/starknet hashes over [len, 0, main, n, builtins, ...data]', { timeout: 300_000 }, () => {
+    fc.assert(
+      fc.property(program, (p) => {
+        const chain = programHashChain(p)
+        return computeProgramHash(p) === referenceChain([BigInt(chain.length), ...chain])
+      }),
+      { numRuns: 12 },
+    )
+  })
+
+  it('on a worker thread (a long program) equal the same hash on the calling thread', { timeout: 300_000 }, async () => {
+    const long = { data: syntheticProgram(12_000, 7), builtins: ['output', 'pedersen'], main: 6 }
+    const chain = programHashChain(long)
+    const values = [BigInt(chain.length), ...chain]
+    const onWorker = await fastPedersenHashChainAsync(values)
+    expect(onWorker).toBe(fastPedersenHashChain(values))
+    expect(await computeProgramHashAsync(long)).toBe(onWorker)
+    // The last 400 steps, from the reference, match the fast chain's (the tail of the chain is
+    // a chain of its own).
+    const tail = values.slice(values.length - 400)
+    expect(fastPedersenHashChain(tail)).toBe(referenceChain(tail))
+  })
+
+  it('stop on a worker thread when the signal aborts mid-way', async () => {
+    const values = Array.from({ length: 200_000 }, (_, i) => (BigInt(i) * 0x9e3779b97f4a7c15n) % STARK_PRIME)
+    const controller = new AbortController()
+    const hashing = fastPedersenHashChainAsync(values, controller.signal)
+    controller.abort(new Error('cancelled by the test'))
+    await expect(hashing).rejects.toThrow('cancelled by the test')
   })
 })
