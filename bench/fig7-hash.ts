@@ -1,7 +1,7 @@
 /**
  * Figure 7: program hashes by program size. Each measurement is bench/hash.ts in its own
  * process (tables built on first use included, program generation excluded): the Pedersen
- * hash (src/pie/pedersen.ts) of synthetic programs of 1k, 10k, 100k and 1M words (as `gen:pie
+ * hash (src/pie/pedersen.ts over wasm/pedersen.ts's WebAssembly) of synthetic programs of 1k, 10k, 100k and 1M words (as `gen:pie
  * --program-words` writes them), next to the peer, the same chain through @scure/starknet's
  * pedersen (1k words; its cost is linear in the words, so it is scaled for the larger sizes),
  * and Poseidon and Blake at 100k words. One run each (a 1M-word Pedersen hash takes minutes).
@@ -50,7 +50,7 @@ export async function figureHash(ctx: FigureContext): Promise<FigureResult> {
   ].join('\n')
   return {
     id: 7,
-    title: 'Program hash by program size: Pedersen on window tables vs @scure/starknet',
+    title: 'Program hash by program size: Pedersen (WebAssembly, window tables) vs @scure/starknet',
     body,
     checks: [
       target

@@ -204,7 +204,7 @@ export function sqr(out: usize, a: usize): void {
 }
 
 /** out = a + b mod P. */
-export function add(out: usize, a: usize, b: usize): void {
+@inline export function add(out: usize, a: usize, b: usize): void {
   let c: u64 = 0
   let v: u64
   v = <u64>load<u32>(a, 0) + <u64>load<u32>(b, 0); const o0 = v & MASK; c = v >> 29
@@ -220,7 +220,7 @@ export function add(out: usize, a: usize, b: usize): void {
 }
 
 /** out = a - b mod P. */
-export function sub(out: usize, a: usize, b: usize): void {
+@inline export function sub(out: usize, a: usize, b: usize): void {
   let br: i64 = 0
   let v: i64
   v = <i64>load<u32>(a, 0) - <i64>load<u32>(b, 0); const o0 = v; br = v >> 63
@@ -755,4 +755,57 @@ export function chain(halves: usize, flags: usize, count: usize, low: usize, w: 
     if (!plainX(hash, p)) return count - 1 - <usize>i
   }
   return count
+}
+
+// ---- Poseidon (Starknet's Hades permutation: width 3, 8 full rounds around 83 partial ones,
+// x³ S-box, MDS [[3, 1, 1], [1, -1, 1], [1, 1, -2]]) and its sponge, poseidonHashMany ----
+
+/** One round: add the round's constants, cube every lane (full) or the last (partial), mix. */
+@inline function hadesRound(state: usize, constants: usize, full: bool): void {
+  const a = state, b = state + FE, c = state + 2 * FE
+  const t = s(33), u = s(34)
+  add(a, a, constants)
+  add(b, b, constants + FE)
+  add(c, c, constants + 2 * FE)
+  if (full) {
+    sqr(t, a)
+    mul(a, a, t)
+    sqr(t, b)
+    mul(b, b, t)
+  }
+  sqr(t, c)
+  mul(c, c, t)
+  // a' = 3a + b + c, b' = a - b + c, c' = a + b - 2c, from t = a + b + c.
+  add(t, a, b)
+  add(t, t, c)
+  add(u, t, a)
+  add(a, u, a)
+  sub(u, t, b)
+  sub(b, u, b)
+  sub(u, t, c)
+  sub(u, u, c)
+  sub(c, u, c)
+}
+
+/** The Hades permutation of the 3-element state (Montgomery form), with the 91 × 3 constants. */
+export function hades(state: usize, constants: usize): void {
+  let at = constants
+  for (let i = 0; i < 4; i++, at += 3 * FE) hadesRound(state, at, true)
+  for (let i = 0; i < 83; i++, at += 3 * FE) hadesRound(state, at, false)
+  for (let i = 0; i < 4; i++, at += 3 * FE) hadesRound(state, at, true)
+}
+
+/**
+ * Absorbs `count` plain elements (an even number: the caller pads with 1 then 0 as
+ * poseidonHashMany does) into the state, two per permutation.
+ */
+export function poseidonAbsorb(state: usize, words: usize, count: usize, constants: usize): void {
+  const t = s(35)
+  for (let i: usize = 0; i < count; i += 2) {
+    toMont(t, words + i * FE)
+    add(state, state, t)
+    toMont(t, words + (i + 1) * FE)
+    add(state + FE, state + FE, t)
+    hades(state, constants)
+  }
 }

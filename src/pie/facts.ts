@@ -7,7 +7,7 @@
  * - the Integrity verification hash, which binds a fact to the verifier settings.
  */
 import { keccak_256 } from '@noble/hashes/sha3.js'
-import { poseidonHashMany } from '@scure/starknet'
+import { poseidonHashManyFast as poseidonHashMany } from './poseidon.ts'
 import { isJsonObject, showJson, type JsonValue } from './json.ts'
 import { shortString } from './hash.ts'
 

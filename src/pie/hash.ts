@@ -2,7 +2,7 @@
  * The program hash, computed from `metadata.program` alone, over the chain
  * `[0, main, len(builtins), ...builtins as short strings, ...data]` (pie-and-facts.md):
  * - Pedersen, SHARP's default: hash_chain([len(chain), ...chain]);
- * - Poseidon: poseidonHashMany(chain);
+ * - Poseidon: poseidonHashMany(chain) (poseidon.ts, on WebAssembly);
  * - Blake, the Stwo path: Blake2s over the felts encoded as 32-bit words (2 for values below
  *   2^63, else 8 with the top bit set), read back as a little-endian integer modulo the prime.
  * Pedersen runs on pedersen.ts's WebAssembly and window tables (about 30 µs a word against
@@ -11,11 +11,11 @@
  * it hash a program once.
  */
 import { blake2s } from '@noble/hashes/blake2.js'
-import { poseidonHashMany } from '@scure/starknet'
 import { createHash } from 'node:crypto'
 import { InvalidInputError } from '../core/errors.ts'
 import { STARK_PRIME, TWO_POW_63 } from './format.ts'
 import { fastPedersenHashChain, fastPedersenHashChainAsync } from './pedersen.ts'
+import { poseidonHashManyFast } from './poseidon.ts'
 
 export type ProgramHashVariant = 'pedersen' | 'poseidon' | 'blake'
 export const PROGRAM_HASH_VARIANTS: readonly ProgramHashVariant[] = ['pedersen', 'poseidon', 'blake']
@@ -76,7 +76,7 @@ function hashChain(chain: readonly bigint[], variant: ProgramHashVariant): bigin
     case 'pedersen':
       return pedersenHashChain([BigInt(chain.length), ...chain])
     case 'poseidon':
-      return poseidonHashMany(chain as bigint[])
+      return poseidonHashManyFast(chain)
     case 'blake':
       return blakeHashFelts(chain)
   }

@@ -48,6 +48,11 @@ export type PedersenEngine = {
    * little-endian integers: yields after each batch of 1,024 words, returns the hash.
    */
   chainSteps(words: Uint8Array, count: number, wide: boolean): Generator<void, bigint, void>
+  /**
+   * Poseidon's sponge over `count` words (32-byte little-endian, already padded to an even
+   * count), with the permutation's 273 round constants given the same way.
+   */
+  poseidonAbsorb(words: Uint8Array, count: number, roundConstants: Uint8Array): bigint
 }
 
 /**
@@ -64,6 +69,8 @@ function createEngine(module: WasmModule): PedersenEngine {
     loadWords(src: number, count: number, dst: number): void
     firstHalves(words: number, count: number, shift: number, low: number, w: number, high: number, out: number, flags: number, work: number): void
     chain(halves: number, flags: number, count: number, low: number, w: number, high: number, hash: number): number
+    fromMont(out: number, a: number): void
+    poseidonAbsorb(state: number, words: number, count: number, constants: number): void
   }
   const prime = 2n ** 251n + 17n * 2n ** 192n + 1n
   const R = 2n ** 261n
@@ -181,7 +188,31 @@ function createEngine(module: WasmModule): PedersenEngine {
     }
     return readPlain(hash)
   }
-  return { chainSteps }
+  let hadesConstants: number | undefined
+  const state = wasm.alloc(3 * FE)
+
+  function poseidonAbsorb(input: Uint8Array, count: number, roundConstants: Uint8Array): bigint {
+    const memory = () => new Uint8Array(wasm.memory.buffer)
+    if (hadesConstants === undefined) {
+      const n = roundConstants.length / 32
+      const at = wasm.alloc(n * FE)
+      const raw = wasm.alloc(n * 32)
+      memory().set(roundConstants, raw)
+      wasm.loadWords(raw, n, at)
+      for (let i = 0; i < n; i++) wasm.toMont(at + i * FE, at + i * FE)
+      hadesConstants = at
+    }
+    memory().fill(0, state, state + 3 * FE)
+    for (let start = 0; start < count; start += BATCH) {
+      const n = Math.min(BATCH, count - start)
+      memory().set(input.subarray(start * 32, (start + n) * 32), words32)
+      wasm.loadWords(words32, n, words)
+      wasm.poseidonAbsorb(state, words, n, hadesConstants)
+    }
+    wasm.fromMont(hash, state)
+    return readPlain(hash)
+  }
+  return { chainSteps, poseidonAbsorb }
 }
 
 let compiled: WasmModule | undefined
@@ -192,12 +223,13 @@ function wasmModule(): WasmModule {
   return (compiled ??= new Module(Buffer.from(PEDERSEN_WASM_BASE64, 'base64')))
 }
 
-function localEngine(): PedersenEngine {
+/** The engine of this thread (Pedersen's and Poseidon's WebAssembly), created on first use. */
+export function localEngine(): PedersenEngine {
   return (engine ??= createEngine(wasmModule()))
 }
 
 /** The values as 32-byte little-endian words, each checked to be a field element. */
-function wordsOf(values: readonly bigint[]): Uint8Array {
+export function wordsOf(values: readonly bigint[]): Uint8Array {
   if (values.length === 0) throw new InvalidInputError('hash chain of nothing')
   const bytes = new Uint8Array(values.length * 32)
   const view = new DataView(bytes.buffer)
@@ -215,7 +247,7 @@ function wordsOf(values: readonly bigint[]): Uint8Array {
 
 function checkFelt(value: bigint): void {
   if (typeof value !== 'bigint' || value < 0n || value >= P) {
-    throw new InvalidInputError(`Pedersen input ${value} is not a field element (0 <= x < P)`)
+    throw new InvalidInputError(`hash input ${value} is not a field element (0 <= x < P)`)
   }
 }
 
