@@ -172,21 +172,26 @@ function createEngine(module: WasmModule): PedersenEngine {
     const low3 = useWide ? wideTable() : t.low3
     const w3 = useWide ? WIDE : NARROW
     const memory = () => new Uint8Array(wasm.memory.buffer)
-    // The running hash starts as the last word.
+    // The running hash starts as the last word. It is kept here between batches: the module's
+    // buffers are shared by every chain on this engine, and another chain may run between two
+    // batches of this one (the async form yields there).
     memory().set(input.subarray((count - 1) * 32, count * 32), words32)
     wasm.loadWords(words32, 1, hash)
+    let running = readPlain(hash)
     let end = count - 1
     while (end > 0) {
       const start = Math.max(0, end - BATCH)
       const n = end - start
+      writePlain(hash, running)
       memory().set(input.subarray(start * 32, end * 32), words32)
       wasm.loadWords(words32, n, words)
       wasm.firstHalves(words, n, points[0]!, t.low1, NARROW, t.high2, halves, flags, work)
       if (wasm.chain(halves, flags, n, low3, w3, t.high4, hash) !== n) throw new Error('Pedersen hash reached the point at infinity')
+      running = readPlain(hash)
       end = start
       yield
     }
-    return readPlain(hash)
+    return running
   }
   let hadesConstants: number | undefined
   const state = wasm.alloc(3 * FE)

@@ -71,6 +71,19 @@ describe('fastPedersenHashChain', () => {
     expect(fastPedersenHashChain(tail)).toBe(referenceChain(tail))
   })
 
+  it('keeps concurrent chains on the calling thread apart (they share the module between batches)', {
+    timeout: 300_000,
+  }, async () => {
+    // Below the worker's threshold and above one batch: both run here, interleaved.
+    const chains = [3000, 2500, 1500].map((length, k) =>
+      Array.from({ length }, (_, i) => (BigInt(i + 1) * 0x9e3779b97f4a7c15n + BigInt(k)) % STARK_PRIME),
+    )
+    const together = await Promise.all(chains.map((values) => fastPedersenHashChainAsync(values)))
+    expect(together).toEqual(chains.map((values) => fastPedersenHashChain(values)))
+    const tail = chains[0]!.slice(2000)
+    expect(fastPedersenHashChain(tail)).toBe(referenceChain(tail))
+  })
+
   it('stops when its signal aborts', async () => {
     const controller = new AbortController()
     controller.abort(new Error('stop'))
