@@ -760,39 +760,118 @@ export function chain(halves: usize, flags: usize, count: usize, low: usize, w: 
 // ---- Poseidon (Starknet's Hades permutation: width 3, 8 full rounds around 83 partial ones,
 // x³ S-box, MDS [[3, 1, 1], [1, -1, 1], [1, 1, -2]]) and its sponge, poseidonHashMany ----
 
-/** One round: add the round's constants, cube every lane (full) or the last (partial), mix. */
-@inline function hadesRound(state: usize, constants: usize, full: bool): void {
+/**
+ * One lane of the mix, from signed limbs (each column a few times 2^29 at most, the value in
+ * [0, 6P)), carried and brought into [0, P): subtract q·P with q the value's bits from 2^251 up
+ * (what is left is below 2^251 < P, or negative by less than P), then add P back if negative.
+ */
+@inline function settleLane(out: usize, l0: i64, l1: i64, l2: i64, l3: i64, l4: i64, l5: i64, l6: i64, l7: i64, l8: i64): void {
+  const m = <i64>MASK
+  l1 += l0 >> 29; l0 &= m
+  l2 += l1 >> 29; l1 &= m
+  l3 += l2 >> 29; l2 &= m
+  l4 += l3 >> 29; l3 &= m
+  l5 += l4 >> 29; l4 &= m
+  l6 += l5 >> 29; l5 &= m
+  l7 += l6 >> 29; l6 &= m
+  l8 += l7 >> 29; l7 &= m
+  const q = l8 >> 19
+  l0 -= q
+  l6 -= q * <i64>P6
+  l8 -= q << 19
+  l1 += l0 >> 29; l0 &= m
+  l2 += l1 >> 29; l1 &= m
+  l3 += l2 >> 29; l2 &= m
+  l4 += l3 >> 29; l3 &= m
+  l5 += l4 >> 29; l4 &= m
+  l6 += l5 >> 29; l5 &= m
+  l7 += l6 >> 29; l6 &= m
+  l8 += l7 >> 29; l7 &= m
+  const neg = l8 >> 63 // -1 when negative
+  l0 += neg & 1
+  l6 += neg & <i64>P6
+  l8 += neg & <i64>P8
+  l1 += l0 >> 29; l0 &= m
+  l2 += l1 >> 29; l1 &= m
+  l3 += l2 >> 29; l2 &= m
+  l4 += l3 >> 29; l3 &= m
+  l5 += l4 >> 29; l4 &= m
+  l6 += l5 >> 29; l5 &= m
+  l7 += l6 >> 29; l6 &= m
+  l8 += l7 >> 29; l7 &= m
+  store<u32>(out, <u32>l0, 0)
+  store<u32>(out, <u32>l1, 4)
+  store<u32>(out, <u32>l2, 8)
+  store<u32>(out, <u32>l3, 12)
+  store<u32>(out, <u32>l4, 16)
+  store<u32>(out, <u32>l5, 20)
+  store<u32>(out, <u32>l6, 24)
+  store<u32>(out, <u32>l7, 28)
+  store<u32>(out, <u32>l8, 32)
+}
+
+@inline function lane(state: usize, k: usize): i64 {
+  return <i64>load<u32>(state + 4 * k)
+}
+
+@inline function pLimb(k: usize): i64 {
+  return k == 0 ? 1 : k == 6 ? <i64>P6 : k == 8 ? <i64>P8 : 0
+}
+
+/**
+ * The MDS mix of a round fused with the next round's constants (`next`, or none when 0):
+ * a' = 3a + b + c, b' = a - b + c + P, c' = a + b - 2c + 2P (the P terms keep them
+ * non-negative), each plus its constant, on limbs without carries, then settled once.
+ */
+function mixAndAdd(state: usize, next: usize): void {
   const a = state, b = state + FE, c = state + 2 * FE
-  const t = s(33), u = s(34)
-  add(a, a, constants)
-  add(b, b, constants + FE)
-  add(c, c, constants + 2 * FE)
-  if (full) {
-    sqr(t, a)
-    mul(a, a, t)
-    sqr(t, b)
-    mul(b, b, t)
+  let x0: i64 = 0, x1: i64 = 0, x2: i64 = 0, x3: i64 = 0, x4: i64 = 0, x5: i64 = 0, x6: i64 = 0, x7: i64 = 0, x8: i64 = 0
+  let y0: i64 = 0, y1: i64 = 0, y2: i64 = 0, y3: i64 = 0, y4: i64 = 0, y5: i64 = 0, y6: i64 = 0, y7: i64 = 0, y8: i64 = 0
+  let z0: i64 = 0, z1: i64 = 0, z2: i64 = 0, z3: i64 = 0, z4: i64 = 0, z5: i64 = 0, z6: i64 = 0, z7: i64 = 0, z8: i64 = 0
+  // Column k of each output lane.
+  let A: i64, B: i64, C: i64, t: i64
+  A = lane(a, 0); B = lane(b, 0); C = lane(c, 0); t = A + B + C; x0 = t + 2 * A; y0 = t - 2 * B + pLimb(0); z0 = t - 3 * C + 2 * pLimb(0)
+  A = lane(a, 1); B = lane(b, 1); C = lane(c, 1); t = A + B + C; x1 = t + 2 * A; y1 = t - 2 * B; z1 = t - 3 * C
+  A = lane(a, 2); B = lane(b, 2); C = lane(c, 2); t = A + B + C; x2 = t + 2 * A; y2 = t - 2 * B; z2 = t - 3 * C
+  A = lane(a, 3); B = lane(b, 3); C = lane(c, 3); t = A + B + C; x3 = t + 2 * A; y3 = t - 2 * B; z3 = t - 3 * C
+  A = lane(a, 4); B = lane(b, 4); C = lane(c, 4); t = A + B + C; x4 = t + 2 * A; y4 = t - 2 * B; z4 = t - 3 * C
+  A = lane(a, 5); B = lane(b, 5); C = lane(c, 5); t = A + B + C; x5 = t + 2 * A; y5 = t - 2 * B; z5 = t - 3 * C
+  A = lane(a, 6); B = lane(b, 6); C = lane(c, 6); t = A + B + C; x6 = t + 2 * A; y6 = t - 2 * B + pLimb(6); z6 = t - 3 * C + 2 * pLimb(6)
+  A = lane(a, 7); B = lane(b, 7); C = lane(c, 7); t = A + B + C; x7 = t + 2 * A; y7 = t - 2 * B; z7 = t - 3 * C
+  A = lane(a, 8); B = lane(b, 8); C = lane(c, 8); t = A + B + C; x8 = t + 2 * A; y8 = t - 2 * B + pLimb(8); z8 = t - 3 * C + 2 * pLimb(8)
+  if (next != 0) {
+    const ra = next, rb = next + FE, rc = next + 2 * FE
+    x0 += lane(ra, 0); x1 += lane(ra, 1); x2 += lane(ra, 2); x3 += lane(ra, 3); x4 += lane(ra, 4); x5 += lane(ra, 5); x6 += lane(ra, 6); x7 += lane(ra, 7); x8 += lane(ra, 8)
+    y0 += lane(rb, 0); y1 += lane(rb, 1); y2 += lane(rb, 2); y3 += lane(rb, 3); y4 += lane(rb, 4); y5 += lane(rb, 5); y6 += lane(rb, 6); y7 += lane(rb, 7); y8 += lane(rb, 8)
+    z0 += lane(rc, 0); z1 += lane(rc, 1); z2 += lane(rc, 2); z3 += lane(rc, 3); z4 += lane(rc, 4); z5 += lane(rc, 5); z6 += lane(rc, 6); z7 += lane(rc, 7); z8 += lane(rc, 8)
   }
-  sqr(t, c)
-  mul(c, c, t)
-  // a' = 3a + b + c, b' = a - b + c, c' = a + b - 2c, from t = a + b + c.
-  add(t, a, b)
-  add(t, t, c)
-  add(u, t, a)
-  add(a, u, a)
-  sub(u, t, b)
-  sub(b, u, b)
-  sub(u, t, c)
-  sub(u, u, c)
-  sub(c, u, c)
+  settleLane(a, x0, x1, x2, x3, x4, x5, x6, x7, x8)
+  settleLane(b, y0, y1, y2, y3, y4, y5, y6, y7, y8)
+  settleLane(c, z0, z1, z2, z3, z4, z5, z6, z7, z8)
+}
+
+@inline function cube(x: usize): void {
+  const t = s(33)
+  sqr(t, x)
+  mul(x, x, t)
 }
 
 /** The Hades permutation of the 3-element state (Montgomery form), with the 91 × 3 constants. */
 export function hades(state: usize, constants: usize): void {
-  let at = constants
-  for (let i = 0; i < 4; i++, at += 3 * FE) hadesRound(state, at, true)
-  for (let i = 0; i < 83; i++, at += 3 * FE) hadesRound(state, at, false)
-  for (let i = 0; i < 4; i++, at += 3 * FE) hadesRound(state, at, true)
+  const a = state, b = state + FE, c = state + 2 * FE
+  // Each round: its constants (added by the previous round's mix, the first here), the S-box on
+  // every lane (full rounds) or the last (partial ones), then the mix.
+  add(a, a, constants)
+  add(b, b, constants + FE)
+  add(c, c, constants + 2 * FE)
+  for (let r: usize = 0; r < 91; r++) {
+    if (r < 4 || r >= 87) {
+      cube(a)
+      cube(b)
+    }
+    cube(c)
+    mixAndAdd(state, r < 90 ? constants + (r + 1) * 3 * FE : 0)
+  }
 }
 
 /**
