@@ -39,6 +39,9 @@ export async function figureHash(ctx: FigureContext): Promise<FigureResult> {
   if (results.get(1000)!.hash !== scure.hash) throw new Error('the 1k-word hashes differ from @scure/starknet')
   const other = ctx.quick ? 10_000 : 100_000
   const poseidon = await run('poseidon', other)
+  const peerWords = ctx.quick ? 1000 : 10_000
+  const scurePoseidon = await run('scure-poseidon', peerWords)
+  const scurePoseidonScaled = (scurePoseidon.ms / peerWords) * other
   const blake = await run('blake', other)
   const target = results.get(100_000)
   const body = [
@@ -46,7 +49,7 @@ export async function figureHash(ctx: FigureContext): Promise<FigureResult> {
     '',
     table(['words', 'Pedersen (ours)', 'CPU (process)', 'per word', '@scure/starknet chain', 'speed-up', 'peak RSS'], rows),
     '',
-    `Other variants at ${other.toLocaleString('en')} words (computed only when the service reports them): Poseidon (@scure/starknet's poseidonHashMany) ${fmtMs(poseidon.ms)}, Blake2s ${fmtMs(blake.ms)}.`,
+    `Other variants at ${other.toLocaleString('en')} words (computed only when the service reports them): Poseidon (ours, the same WebAssembly) ${fmtMs(poseidon.ms)} against @scure/starknet's poseidonHashMany ~${fmtMs(scurePoseidonScaled)} (${fmtMs(scurePoseidon.ms)} at ${peerWords.toLocaleString('en')} words, scaled): ${fmt(scurePoseidonScaled / poseidon.ms, 1)}x; Blake2s (@noble/hashes) ${fmtMs(blake.ms)}.`,
   ].join('\n')
   return {
     id: 7,

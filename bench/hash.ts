@@ -3,10 +3,10 @@
  *   node bench/hash.ts <pedersen|poseidon|blake|scure-pedersen> <words>
  * Hashes a synthetic program of that many words (src/pie/generate.ts's, as `gen:pie
  * --program-words` writes) and prints {"ms": ...}: the hash alone, tables built on first use
- * included, program generation excluded. `scure-pedersen` is the peer: the chain through
- * @scure/starknet's pedersen, one call per word.
+ * included, program generation excluded. `scure-pedersen` and `scure-poseidon` are the peers:
+ * the chain through @scure/starknet's pedersen, one call per word, and its poseidonHashMany.
  */
-import { pedersen } from '@scure/starknet'
+import { pedersen, poseidonHashMany } from '@scure/starknet'
 import { computeProgramHash, programHashChain, type ProgramHashVariant } from '../src/pie/index.ts'
 import { syntheticProgram } from '../src/pie/generate.ts'
 
@@ -20,6 +20,8 @@ if (variant === 'scure-pedersen') {
   const values = [BigInt(chain.length), ...chain]
   hash = values[values.length - 1]!
   for (let i = values.length - 2; i >= 0; i--) hash = BigInt(pedersen(values[i]!, hash))
+} else if (variant === 'scure-poseidon') {
+  hash = poseidonHashMany(programHashChain(program))
 } else {
   hash = computeProgramHash(program, variant as ProgramHashVariant)
 }
