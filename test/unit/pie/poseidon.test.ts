@@ -1,8 +1,8 @@
-import { poseidonHashMany } from '@scure/starknet'
+import { poseidonHashMany, poseidonSmall } from '@scure/starknet'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { STARK_PRIME } from '../../../src/pie/index.ts'
-import { poseidonHashManyFast } from '../../../src/pie/poseidon.ts'
+import { hadesRoundConstants, poseidonHashManyFast } from '../../../src/pie/poseidon.ts'
 
 // @scure/starknet's poseidonHashMany is the reference: written and audited outside this project.
 const felt = fc.oneof(
@@ -10,6 +10,14 @@ const felt = fc.oneof(
   fc.bigInt({ min: 0n, max: STARK_PRIME - 1n }),
   fc.constantFrom(0n, 1n, 2n, STARK_PRIME - 1n, 2n ** 251n),
 )
+
+describe('hadesRoundConstants', () => {
+  it('are @scure/starknet\'s, in its order', () => {
+    const reference = (poseidonSmall as unknown as { roundConstants: bigint[][] }).roundConstants.flat()
+    expect(reference).toHaveLength(273)
+    expect(hadesRoundConstants()).toEqual(reference)
+  })
+})
 
 describe('poseidonHashManyFast', () => {
   it('equals @scure/starknet on random inputs of every length up to 60', () => {
