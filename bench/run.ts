@@ -3,7 +3,7 @@
  * otherwise script, in the same run, and written to bench/results.md with the machine it ran on,
  * the medians, the ratio against the peer, the target and PASS/FAIL.
  *
- *   npm run bench                      all six figures (under 10 minutes on 2 cores)
+ *   npm run bench                      every figure (under 10 minutes on 2 cores)
  *   npm run bench -- --only 3,5        some of them
  *   npm run bench -- --quick           smaller inputs and fewer runs: a smoke test, not a result
  *   npm run bench -- --out other.md    write elsewhere
@@ -12,6 +12,7 @@
  * 2 upload (bench/fig2-upload.ts)                      5 scale (bench/fig5-scale.ts)
  * 3 start-up (bench/fig3-startup.ts)                   6 end to end (bench/fig6-e2e.ts)
  * 7 program hash by size (bench/fig7-hash.ts, through bench/hash.ts)
+ * 8 import cost of the library (bench/fig8-import.ts)
  *
  * Inputs (generated PIEs) are cached in .bench-tmp/ (git-ignored); the first run generates the
  * 1 GiB one (about a minute). Absolute numbers depend on the machine and on whatever else runs
@@ -27,6 +28,7 @@ import { figureWait } from './fig4-wait.ts'
 import { figureScale } from './fig5-scale.ts'
 import { figureE2e } from './fig6-e2e.ts'
 import { figureHash } from './fig7-hash.ts'
+import { figureImport } from './fig8-import.ts'
 import { BENCH, type Build, ensureBuilt, type FigureContext, type FigureResult, machine, RUN_DIR, table } from './lib.ts'
 
 const { values } = parseArgs({
@@ -45,6 +47,7 @@ const FIGURES: [number, string, (ctx: FigureContext) => Promise<FigureResult>][]
   [5, 'Scale', figureScale],
   [6, 'End to end', figureE2e],
   [7, 'Program hash', figureHash],
+  [8, 'Import cost', figureImport],
 ]
 const only = values.only ? new Set(values.only.split(',').map((n) => Number(n.trim()))) : undefined
 const selected = FIGURES.filter(([id]) => !only || only.has(id))
@@ -57,8 +60,8 @@ const busyBefore = host.busy()
 const startedAt = new Date()
 const started = performance.now()
 const results: FigureResult[] = []
-// The client processes (figures 2, 5, 6) run the compiled lib/, as users do: build it first if stale.
-const build: Build | undefined = selected.some(([id]) => [2, 5, 6].includes(id)) ? ensureBuilt(ctx) : undefined
+// The client processes (figures 2, 5, 6) and the import (8) run the compiled lib/, as users do: build it first if stale.
+const build: Build | undefined = selected.some(([id]) => [2, 5, 6, 8].includes(id)) ? ensureBuilt(ctx) : undefined
 
 for (const [id, name, run] of selected) {
   log(`figure ${id}: ${name} ...`)

@@ -4,7 +4,10 @@
  * own, so its peak RSS is the client's alone. Prints one JSON line: the query id, the time of the
  * submission itself, and the process's peak RSS (the fallback when GNU time is unavailable).
  *
- *   node bench/upload-client.ts <base-url> <file>
+ *   node bench/upload-client.ts <base-url> <file> [--caller-dispatcher]
+ *
+ * With --caller-dispatcher the client is given an undici Agent of its own making, as a caller
+ * may: the library then reads into fresh buffers (src/core/upload-buffers.ts), the fallback path.
  */
 import { existsSync } from 'node:fs'
 
@@ -13,14 +16,16 @@ const fromLib = process.env.BENCH_PRODUCT !== 'src' && existsSync(new URL('../li
 const { ProvingClient } = (await import(fromLib ? '../lib/clients/proving.js' : '../src/clients/proving.ts')) as typeof import('../src/clients/proving.ts')
 const { closeDefaultDispatcher } = (await import(fromLib ? '../lib/core/http.js' : '../src/core/http.ts')) as typeof import('../src/core/http.ts')
 
-const [baseUrl, file] = process.argv.slice(2)
-if (!baseUrl || !file) {
-  process.stderr.write('usage: node bench/upload-client.ts <base-url> <file>\n')
+const [baseUrl, file, mode] = process.argv.slice(2)
+if (!baseUrl || !file || (mode !== undefined && mode !== '--caller-dispatcher')) {
+  process.stderr.write('usage: node bench/upload-client.ts <base-url> <file> [--caller-dispatcher]\n')
   process.exit(2)
 }
-const client = new ProvingClient({ baseUrl, apiKey: 'bench-key' })
+const dispatcher = mode === '--caller-dispatcher' ? new (await import('undici')).Agent() : undefined
+const client = new ProvingClient({ baseUrl, apiKey: 'bench-key', dispatcher })
 const started = performance.now()
 const { provingQueryId } = await client.submitPie({ pieZip: file, layout: 'auto', prover: 'svc_sharp', mockFactHash: false })
 const submitMs = performance.now() - started
 await closeDefaultDispatcher()
+await dispatcher?.close()
 process.stdout.write(`${JSON.stringify({ provingQueryId, submitMs, maxRssKiB: process.resourceUsage().maxRSS })}\n`)

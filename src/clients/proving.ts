@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto'
 import { sha256File } from '../pie/digest.ts'
-import { Transform } from 'node:stream'
 import { stat } from 'node:fs/promises'
 import {
   InvalidInputError,
@@ -436,13 +435,16 @@ export class ProvingClient {
     const prover = (options.prover ?? 'svc_sharp').trim()
     if (!prover) throw new InvalidInputError('prover must not be empty; omit it to use svc_sharp.', { input: 'prover' })
     await requireFile(options.pieZip, 'pieZip')
-    const body = await prepareMultipart({
-      pieFile: { path: options.pieZip, fileName: 'pie.zip', contentType: 'application/zip' },
-      mockFactHash: String(options.mockFactHash ?? false),
-      prover,
-      layout,
-    })
-    return this.#submitOnce(L2_PIE_PATH, withUploadProgress(body, options.onUploadProgress), 'submit the PIE for proof generation and verification', options.signal)
+    const body = await prepareMultipart(
+      {
+        pieFile: { path: options.pieZip, fileName: 'pie.zip', contentType: 'application/zip' },
+        mockFactHash: String(options.mockFactHash ?? false),
+        prover,
+        layout,
+      },
+      { onProgress: options.onUploadProgress },
+    )
+    return this.#submitOnce(L2_PIE_PATH, body, 'submit the PIE for proof generation and verification', options.signal)
   }
 
   /** POST /v1/l2/proving-query/proof-verification: verifies an existing proof file on L2. */
@@ -498,7 +500,7 @@ export class ProvingClient {
   async submitQuery(options: SubmitQueryOptions): Promise<{ provingQueryId: string; deduplicated: boolean }> {
     const fields = await this.#generalFields(options)
     const dedupId = fields.dedupId!
-    const body = withUploadProgress(await prepareMultipart(fields.parts), options.onUploadProgress)
+    const body = await prepareMultipart(fields.parts, { onProgress: options.onUploadProgress })
     this.#key('Submitting')
     await this.checkService({ signal: options.signal })
     const attempt = async () => {
@@ -829,30 +831,4 @@ async function requireFile(path: string, name: string): Promise<void> {
     )
   }
   if (!info.isFile()) throw new InvalidInputError(`${name}: ${path} is not a file; give the path of a file.`, { input: name })
-}
-
-
-
-/** The same body factory, its stream counted as it is read (each attempt counts from 0). */
-function withUploadProgress(
-  factory: Awaited<ReturnType<typeof prepareMultipart>>,
-  onProgress: ((progress: UploadProgress) => void) | undefined,
-): Awaited<ReturnType<typeof prepareMultipart>> {
-  if (!onProgress) return factory
-  return () => {
-    const body = factory()
-    let sentBytes = 0
-    const counter = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        sentBytes += chunk.length
-        onProgress({ sentBytes, totalBytes: body.contentLength })
-        callback(null, chunk)
-      },
-    })
-    body.stream.on('error', (error) => counter.destroy(error))
-    counter.on('close', () => {
-      if (!body.stream.destroyed) body.stream.destroy()
-    })
-    return { ...body, stream: body.stream.pipe(counter) }
-  }
 }

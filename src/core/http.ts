@@ -99,7 +99,18 @@ export function connectionOf(options: ConnectionOptions): ConnectionOptions {
 
 export type QueryValue = string | number | boolean | undefined | null
 
-export type RequestBody = { stream: Readable; headers: Record<string, string> }
+export type RequestBody = {
+  stream: Readable | AsyncIterable<Uint8Array>
+  headers: Record<string, string>
+  /** Called once the request is over, whatever its outcome. */
+  release?: (() => void) | undefined
+}
+
+/**
+ * What a body factory is told: `ownDispatcher` when the request goes through the library's own
+ * agent rather than a caller's dispatcher (a multipart body reuses its read buffers only then).
+ */
+export type BodyContext = { ownDispatcher: boolean }
 
 export type RequestSpec<T> = {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'HEAD'
@@ -109,7 +120,7 @@ export type RequestSpec<T> = {
   /** A JSON body. */
   json?: unknown
   /** A streamed body; a factory so that a retry can open it anew. */
-  body?: (() => RequestBody) | undefined
+  body?: ((context: BodyContext) => RequestBody) | undefined
   /** Validates and types a successful body. */
   schema?: z.ZodType<T> | undefined
   /** Statuses that count as success; any 2xx by default. */
@@ -180,6 +191,8 @@ export class HttpClient {
   readonly #headers: Record<string, string>
   readonly #random: () => number
   readonly #allowInsecureHttp: boolean
+  /** No dispatcher was given: requests go through the shared agent built here. */
+  readonly #ownDispatcher: boolean
 
   constructor(config: HttpClientConfig) {
     let base: URL
@@ -210,6 +223,7 @@ export class HttpClient {
     this.redactor = config.redactor ?? new SecretRedactor()
     this.#timeouts = { ...DEFAULT_TIMEOUTS, ...config.timeouts }
     this.#retry = { ...DEFAULT_RETRY, ...config.retry }
+    this.#ownDispatcher = config.dispatcher === undefined
     this.#dispatcher = config.dispatcher ?? defaultDispatcher(this.#timeouts.connectMs)
     this.#headers = { 'user-agent': `proving-kit/${VERSION}`, ...config.headers }
     this.#random = config.random ?? Math.random
@@ -405,35 +419,41 @@ export class HttpClient {
     remainingMs: number | undefined,
   ) {
     const headers = { ...baseHeaders }
-    let body: string | Readable | undefined
+    let body: string | Readable | AsyncIterable<Uint8Array> | undefined
+    let prepared: RequestBody | undefined
     if (jsonText !== undefined) {
       body = jsonText
       headers['content-type'] = 'application/json'
     } else if (spec.body) {
-      const prepared = spec.body()
+      prepared = spec.body({ ownDispatcher: this.#ownDispatcher })
       body = prepared.stream
       Object.assign(headers, prepared.headers)
     }
-    const response = await undiciRequest(url, {
-      method: spec.method,
-      headers,
-      body,
-      dispatcher: this.#dispatcher,
-      signal,
-      headersTimeout: minDefined(spec.headersTimeoutMs ?? this.#timeouts.headersMs, remainingMs),
-      bodyTimeout: minDefined(this.#timeouts.bodyMs, remainingMs),
-    })
-    const ok = isSuccess(response.statusCode, spec.successStatuses)
-    // An error body only feeds a code and an excerpt: a large one is cut, never an error of its
-    // own (that would hide the status, and with it whether a submission is ambiguous).
-    const text = ok
-      ? await readCapped(response.body, spec.maxBodyBytes ?? MAX_JSON_BODY_BYTES, { what: `The ${this.serviceName}'s answer to ${spec.operation ?? spec.method}` })
-      : await readCapped(response.body, MAX_ERROR_BODY_BYTES, { truncate: true })
-    return {
-      status: response.statusCode,
-      headers: response.headers,
-      text,
-      json: parseJsonLoosely(text),
+    try {
+      const response = await undiciRequest(url, {
+        method: spec.method,
+        headers,
+        // undici sends an async iterable as it sends a stream (its types list only the stream).
+        body: body as string | Readable | undefined,
+        dispatcher: this.#dispatcher,
+        signal,
+        headersTimeout: minDefined(spec.headersTimeoutMs ?? this.#timeouts.headersMs, remainingMs),
+        bodyTimeout: minDefined(this.#timeouts.bodyMs, remainingMs),
+      })
+      const ok = isSuccess(response.statusCode, spec.successStatuses)
+      // An error body only feeds a code and an excerpt: a large one is cut, never an error of its
+      // own (that would hide the status, and with it whether a submission is ambiguous).
+      const text = ok
+        ? await readCapped(response.body, spec.maxBodyBytes ?? MAX_JSON_BODY_BYTES, { what: `The ${this.serviceName}'s answer to ${spec.operation ?? spec.method}` })
+        : await readCapped(response.body, MAX_ERROR_BODY_BYTES, { truncate: true })
+      return {
+        status: response.statusCode,
+        headers: response.headers,
+        text,
+        json: parseJsonLoosely(text),
+      }
+    } finally {
+      prepared?.release?.()
     }
   }
 

@@ -1,14 +1,15 @@
-import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { basename } from 'node:path'
-import { Readable } from 'node:stream'
 import { FormDataEncoder, type FileLike, type FormDataLike } from 'form-data-encoder'
+import { READ_CHUNK_BYTES, ReadBuffers, type ReadBufferStats, readFileChunks } from './upload-buffers.ts'
 
 /**
  * A multipart/form-data body whose files stream from disk. The encoding itself is
  * form-data-encoder's; this module only supplies file parts that read in large chunks (1 MiB:
- * what gets an upload near curl's throughput, see shared/perf-notes.md) and a known
- * `content-length`, so undici sends the body as a plain stream and nothing holds a copy of it.
+ * what gets an upload near curl's throughput, see shared/perf-notes.md) into reused buffers
+ * where that is provably safe (./upload-buffers.ts), and a known `content-length`. The body is
+ * an async iterable rather than a stream: undici then asks for each chunk only once it has
+ * written the previous one, nothing reads ahead, and nothing holds a copy of the body.
  */
 
 export type FilePart = {
@@ -20,13 +21,21 @@ export type FilePart = {
 
 export type MultipartFields = Record<string, string | FilePart>
 
-export type MultipartBody = {
-  headers: Record<string, string>
-  stream: Readable
-  contentLength: number
+export type MultipartOptions = {
+  /** Called as each chunk of the body goes to the HTTP client, with the bytes handed over so far. */
+  onProgress?: ((progress: { sentBytes: number; totalBytes: number }) => void) | undefined
 }
 
-const READ_CHUNK_BYTES = 1024 * 1024
+export type MultipartBody = {
+  headers: Record<string, string>
+  /** The body's bytes; iterate it once. */
+  stream: AsyncIterable<Uint8Array>
+  contentLength: number
+  /** How the file reads were buffered so far. */
+  readonly reads: ReadBufferStats
+  /** Stops waiting for the HTTP client to say where the body goes; call once the request is over. */
+  release(): void
+}
 
 class DiskFile implements FileLike {
   readonly name: string
@@ -34,17 +43,18 @@ class DiskFile implements FileLike {
   readonly size: number
   readonly lastModified = 0
   readonly [Symbol.toStringTag] = 'File'
-  readonly #path: string
+  readonly path: string
 
   constructor(path: string, name: string, type: string, size: number) {
-    this.#path = path
+    this.path = path
     this.name = name
     this.type = type
     this.size = size
   }
 
+  /** The file's bytes in fresh buffers (form-data-encoder's own `encode()` reads this). */
   stream(): AsyncIterable<Uint8Array> {
-    return createReadStream(this.#path, { highWaterMark: READ_CHUNK_BYTES })
+    return readFileChunks(this.path, this.size, new ReadBuffers({ recycle: false }))
   }
 }
 
@@ -71,7 +81,7 @@ class PartList implements FormDataLike {
  * Builds a body factory: each call opens the files anew, so a request refused before
  * processing (429, connection refused) can be sent again. The sizes are read once, up front.
  */
-export async function prepareMultipart(fields: MultipartFields): Promise<() => MultipartBody> {
+export async function prepareMultipart(fields: MultipartFields, options: MultipartOptions = {}): Promise<(context?: { ownDispatcher?: boolean }) => MultipartBody> {
   const parts: [string, string | DiskFile][] = []
   for (const [name, value] of Object.entries(fields)) {
     if (typeof value === 'string') {
@@ -84,18 +94,40 @@ export async function prepareMultipart(fields: MultipartFields): Promise<() => M
       new DiskFile(value.path, value.fileName ?? basename(value.path), value.contentType, info.size),
     ])
   }
-  return () => {
+  return (context = {}) => {
     const form = new PartList()
     for (const [name, value] of parts) form.append(name, value)
     const encoder = new FormDataEncoder(form)
     const contentLength = Number(encoder.contentLength)
+    // Reused read buffers only through the library's own agent (see ./upload-buffers.ts).
+    const buffers = new ReadBuffers({ recycle: context.ownDispatcher === true, size: READ_CHUNK_BYTES })
+    let sentBytes = 0
+    const onChunk = options.onProgress
+      ? (bytes: number) => {
+          sentBytes += bytes
+          options.onProgress?.({ sentBytes, totalBytes: contentLength })
+        }
+      : undefined
+    let iterated = false
+    const stream: AsyncIterable<Uint8Array> = {
+      [Symbol.asyncIterator]: () => {
+        // Two readers would share the read buffers: each body is read once.
+        if (iterated) throw new Error('This multipart body has been read already; ask the factory for a new one.')
+        iterated = true
+        return encodeParts(encoder, buffers, onChunk)
+      },
+    }
+    // undici names the body object it was given when it starts sending it.
+    buffers.watch(stream)
     return {
       headers: {
         'content-type': encoder.contentType,
         'content-length': String(contentLength),
       },
-      stream: Readable.from(encodeParts(encoder), { objectMode: false, highWaterMark: READ_CHUNK_BYTES }),
+      stream,
       contentLength,
+      reads: buffers.stats,
+      release: () => buffers.stopWatching(),
     }
   }
 }
@@ -106,9 +138,18 @@ export async function prepareMultipart(fields: MultipartFields): Promise<() => M
  * 64 KiB pieces, one async step each: that made a 1 GiB upload 2-3x slower (bench/, figure 2)
  * and doubled the garbage to collect.
  */
-async function* encodeParts(encoder: FormDataEncoder): AsyncGenerator<Uint8Array> {
-  for (const part of encoder.values()) {
-    if (part instanceof DiskFile) yield* part.stream()
-    else yield part as Uint8Array
+async function* encodeParts(encoder: FormDataEncoder, buffers: ReadBuffers, onChunk: ((bytes: number) => void) | undefined): AsyncGenerator<Uint8Array> {
+  try {
+    for (const part of encoder.values()) {
+      if (part instanceof DiskFile) {
+        yield* readFileChunks(part.path, part.size, buffers, onChunk)
+      } else {
+        const bytes = part as Uint8Array
+        onChunk?.(bytes.length)
+        yield bytes
+      }
+    }
+  } finally {
+    buffers.stopWatching()
   }
 }

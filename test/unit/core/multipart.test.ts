@@ -1,12 +1,14 @@
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buffer } from 'node:stream/consumers'
 import busboy from 'busboy'
 import nock from 'nock'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { HttpClient } from '../../../src/core/http.ts'
+import { closeDefaultDispatcher, HttpClient } from '../../../src/core/http.ts'
 import { prepareMultipart } from '../../../src/core/multipart.ts'
 import { FakeClock } from '../../helpers/fake-clock.ts'
 
@@ -50,6 +52,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
+  await closeDefaultDispatcher()
   await rm(dir, { recursive: true, force: true })
 })
 
@@ -132,6 +135,54 @@ describe('prepareMultipart', () => {
       const parsed = await parseMultipart(type, bytes)
       expect(parsed.files.f!.data.equals(content)).toBe(true)
       expect(parsed.fields.x).toBe('y')
+    }
+  })
+
+  it('under nock, passing through to a real server, the bytes arrive intact: no read buffer is reused', async () => {
+    // nock 14+ intercepts sockets (@mswjs/interceptors): it acknowledges each write at once and
+    // keeps the chunk until the request is let through, then writes it to the real connection.
+    // A buffer refilled after the acknowledgement would reach the server overwritten.
+    const big = randomBytes(20 * 1024 * 1024 + 777)
+    const path = join(dir, 'passthrough.bin')
+    await writeFile(path, big)
+    nock('https://elsewhere.test').get('/').reply(200)
+    const server = createServer((req, res) => {
+      const hash = createHash('sha256')
+      let size = 0
+      const parser = busboy({ headers: req.headers })
+      parser.on('file', (_name, stream) => {
+        stream.on('data', (chunk: Buffer) => {
+          hash.update(chunk)
+          size += chunk.length
+        })
+      })
+      parser.on('close', () => {
+        res.writeHead(201, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ sha256: hash.digest('hex'), size }))
+      })
+      req.pipe(parser)
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    try {
+      const http = new HttpClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, serviceName: 'svc' })
+      const make = await prepareMultipart({ f: { path, fileName: 'pie.zip', contentType: 'application/zip' } })
+      const bodies: ReturnType<typeof make>[] = []
+      const response = await http.request<{ sha256: string; size: number }>({
+        method: 'POST',
+        path: '/upload',
+        body: (context) => {
+          const body = make(context)
+          bodies.push(body)
+          return body
+        },
+      })
+      expect(response.data).toEqual({ sha256: createHash('sha256').update(big).digest('hex'), size: big.length })
+      expect(bodies[0]!.reads).toEqual({ allocated: 21, reused: 0 })
+    } finally {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      })
     }
   })
 })
