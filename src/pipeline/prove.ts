@@ -64,44 +64,14 @@ export async function preparePie(path: string, options: PreparePieOptions): Prom
     throw new InvalidInputError(`${name}: nothing at ${path}; give a pie.zip or a PIE directory.`, { input: name })
   }
   const pie = await import('../pie/index.ts')
-  let zipPath = resolve(path)
-  let packed = false
+  const zipPath = resolve(path)
   let sha256: string | undefined
-  let sizeBytes = info.size
-  let cleanup = async () => {}
   let inspection: PieInspection | undefined
-  const invalid = (error: unknown) =>
-    error instanceof InvalidPieError
-      ? new InvalidPieError(`${name}: ${path} is not a valid Cairo PIE (${countProblems(error.problems)}); nothing was uploaded.`, {
-          input: name,
-          problems: error.problems,
-        })
-      : error
   if (info.isDirectory()) {
-    let folder: string
-    if (options.packDir) {
-      folder = options.packDir
-      await mkdir(folder, { recursive: true })
-    } else {
-      folder = await mkdtemp(join(tmpdir(), 'proving-pack-'))
-      cleanup = () => rm(folder, { recursive: true, force: true })
-    }
-    // Not `resolve(folder, 'pie.zip')`: ncc's asset relocator rewrites that into a path of the
-    // build's own folder (scripts/build-dist.ts refuses such a bundle).
-    zipPath = join(resolve(folder), PACKED_ZIP_NAME)
-    const inspecting = pie.inspectPie(path, { signal: options.signal, sha256: false })
-    inspecting.catch(() => {})
-    try {
-      const result = await pie.packPie(path, zipPath, { signal: options.signal, beforeRename: () => inspecting.then(() => {}) })
-      inspection = await inspecting
-      sha256 = result.sha256
-      sizeBytes = result.sizeBytes
-      packed = true
-    } catch (error) {
-      await cleanup()
-      throw error instanceof InvalidPieError ? invalid(error) : namedPackError(error, name)
-    }
-    progress(`Packed ${path} into a ${formatBytes(sizeBytes)} pie.zip (sha256 ${sha256}).`)
+    const prepared = await packDirectory(path, options)
+    progress(`Packed ${path} into a ${formatBytes(prepared.sizeBytes)} pie.zip (sha256 ${prepared.sha256}).`)
+    progress(`Validated ${path}.`)
+    return prepared
   } else if (!info.isFile()) {
     throw new InvalidInputError(`${name}: ${path} is neither a file nor a directory; give a pie.zip or a PIE directory.`, {
       input: name,
@@ -115,11 +85,60 @@ export async function preparePie(path: string, options: PreparePieOptions): Prom
       inspection = inspected
       sha256 = digest
     } catch (error) {
-      throw invalid(error)
+      throw invalidPie(error, path, name)
     }
   }
   progress(`Validated ${path}.`)
-  return { zipPath, packed, sha256: sha256!, sizeBytes, inspection, cleanup }
+  return { zipPath, packed: false, sha256: sha256!, sizeBytes: info.size, inspection, cleanup: async () => {} }
+}
+
+function invalidPie(error: unknown, path: string, name: string, outcome = 'nothing was uploaded'): unknown {
+  if (!(error instanceof InvalidPieError)) return error
+  return new InvalidPieError(`${name}: ${path} is not a valid Cairo PIE (${countProblems(error.problems)}); ${outcome}.`, {
+    input: name,
+    problems: error.problems,
+  })
+}
+
+/**
+ * Packs a PIE directory in one pass (pie/pack-checked.ts: read once, validated and inspected
+ * while it is packed) into `<packDir>/pie.zip`, or a new temporary folder. `onOutput` gets the
+ * zip's bytes as they are written. A PIE found invalid leaves no zip and no temporary folder.
+ */
+async function packDirectory(
+  path: string,
+  options: PreparePieOptions,
+  onOutput?: (chunk: Uint8Array) => Promise<void> | void,
+  outcome?: string,
+): Promise<PreparedPie> {
+  const name = options.inputName
+  let folder: string
+  let cleanup = async () => {}
+  if (options.packDir) {
+    folder = options.packDir
+    await mkdir(folder, { recursive: true })
+  } else {
+    folder = await mkdtemp(join(tmpdir(), 'proving-pack-'))
+    cleanup = () => rm(folder, { recursive: true, force: true })
+  }
+  // Not `resolve(folder, 'pie.zip')`: ncc's asset relocator rewrites that into a path of the
+  // build's own folder (scripts/build-dist.ts refuses such a bundle).
+  const zipPath = join(resolve(folder), PACKED_ZIP_NAME)
+  try {
+    const { packChecked } = await import('../pie/pack-checked.ts')
+    const result = await packChecked(path, zipPath, { signal: options.signal, onOutput })
+    return {
+      zipPath,
+      packed: true,
+      sha256: result.packed.sha256,
+      sizeBytes: result.packed.sizeBytes,
+      inspection: result.inspection,
+      cleanup,
+    }
+  } catch (error) {
+    await cleanup()
+    throw error instanceof InvalidPieError ? invalidPie(error, path, name, outcome) : namedPackError(error, name)
+  }
 }
 
 /**

@@ -62,23 +62,22 @@ export const pack = defineCommand({
         input: '--output',
       })
     }
-    const pie = await loadPie()
-    // One go: the directory is validated while it is packed, and the zip replaces `output` only
-    // when the PIE is valid (a failure leaves no file behind and an existing zip untouched).
-    const validating = pie.validatePie(dir, { signal: context.signal })
-    validating.catch(() => {})
-    const packed = await pie.packPie(dir, output, {
-      signal: context.signal,
-      beforeRename: async () => {
-        const validation = await validating
-        if (!validation.valid) {
-          throw new InvalidPieError(`${dir} is not a valid Cairo PIE (${validation.problems.length} problem(s)); nothing was written.`, {
-            input: '<dir>',
-            problems: validation.problems,
-          })
-        }
-      },
-    })
+    // One pass: the directory is read once, validated while it is packed, and the zip replaces
+    // `output` only when the PIE is valid (a failure leaves no file behind and an existing zip
+    // untouched).
+    const { packChecked } = await import('../../pie/pack-checked.ts')
+    const { PieBudgetError } = await import('../../pie/budgets.ts')
+    let packed
+    try {
+      packed = (await packChecked(dir, output, { signal: context.signal })).packed
+    } catch (error) {
+      if (!(error instanceof InvalidPieError) && !(error instanceof PieBudgetError)) throw error
+      const problems = error instanceof InvalidPieError ? error.problems : [error.shortMessage]
+      throw new InvalidPieError(`${dir} is not a valid Cairo PIE (${problems.length} problem(s)); nothing was written.`, {
+        input: '<dir>',
+        problems,
+      })
+    }
     context.print(`Wrote ${packed.path} (${formatBytes(packed.sizeBytes)}, sha256 ${packed.sha256}).`, {
       pieZip: packed.path,
       sha256: packed.sha256,
