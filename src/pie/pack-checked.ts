@@ -16,6 +16,8 @@ export type PackCheckedOptions = Omit<PackPieOptions, 'beforeRename' | 'taps'> &
   onOutput?: ((chunk: Uint8Array) => void | Promise<void>) | undefined
   /** Problem lines kept (default 50). */
   maxProblems?: number | undefined
+  /** Called when the JSON files are found valid: only memory.bin is left to check. */
+  onFilesValid?: (() => void) | undefined
 }
 
 export type PackChecked = { packed: PackPieResult; inspection: PieInspection }
@@ -25,12 +27,20 @@ export type PackChecked = { packed: PackPieResult; inspection: PieInspection }
  * problem line) or PieBudgetError when the PIE is not valid: nothing is written then.
  */
 export async function packChecked(dir: string, out: string, options: PackCheckedOptions = {}): Promise<PackChecked> {
-  const { onOutput, maxProblems, signal, ...packOptions } = options
+  const { onOutput, maxProblems, onFilesValid, signal, ...packOptions } = options
   const memory = new ByteChannel({ limitBytes: 0 })
   // A PIE found invalid stops the packing; the caller's signal stops both.
   const stop = new AbortController()
   const both = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal
-  const inspecting = inspectPie(dir, { signal, sha256: false, memoryChunks: memory, ...(maxProblems ? { maxProblems } : {}) })
+  const inspecting = inspectPie(dir, {
+    signal,
+    sha256: false,
+    memoryChunks: memory,
+    beforeMemory: (problems) => {
+      if (problems === 0) onFilesValid?.()
+    },
+    ...(maxProblems ? { maxProblems } : {}),
+  })
   let refusal: { error: unknown } | undefined
   inspecting.then(
     () => memory.close(),

@@ -61,6 +61,8 @@ export type ValidatePieOptions = {
    * next is asked for.
    */
   memoryChunks?: AsyncIterable<Uint8Array> | undefined
+  /** Called once the JSON files are read and checked, before memory.bin, with the problems found so far. */
+  beforeMemory?: ((problems: number) => void) | undefined
 }
 
 export type PieSummary = {
@@ -425,6 +427,7 @@ export async function analysePie(input: PieInput, options: ValidatePieOptions = 
     }
 
     let findings: MemoryFindings = { cells: 0, output: new Map() }
+    options.beforeMemory?.(problems.total)
     if (source.has(MEMORY)) findings = await scanMemory(source, metadata, outputSegment, problems, options.signal, options.memoryChunks ?? source.open(MEMORY))
 
     const segments: PieSummary['segments'] = []

@@ -8,6 +8,7 @@ import { sha256File } from '../pie/digest.ts'
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { ByteChannel } from '../core/channel.ts'
 import { InvalidInputError, InvalidPieError } from '../core/errors.ts'
 import type { FactCheckResult, PieInspection, QueryFacts } from '../pie/index.ts'
 
@@ -108,8 +109,7 @@ function invalidPie(error: unknown, path: string, name: string, outcome = 'nothi
 async function packDirectory(
   path: string,
   options: PreparePieOptions,
-  onOutput?: (chunk: Uint8Array) => Promise<void> | void,
-  outcome?: string,
+  stream?: { onOutput: (chunk: Uint8Array) => Promise<void> | void; onFilesValid: () => void; outcome: string },
 ): Promise<PreparedPie> {
   const name = options.inputName
   let folder: string
@@ -126,7 +126,7 @@ async function packDirectory(
   const zipPath = join(resolve(folder), PACKED_ZIP_NAME)
   try {
     const { packChecked } = await import('../pie/pack-checked.ts')
-    const result = await packChecked(path, zipPath, { signal: options.signal, onOutput })
+    const result = await packChecked(path, zipPath, { signal: options.signal, onOutput: stream?.onOutput, onFilesValid: stream?.onFilesValid })
     return {
       zipPath,
       packed: true,
@@ -137,7 +137,86 @@ async function packDirectory(
     }
   } catch (error) {
     await cleanup()
-    throw error instanceof InvalidPieError ? invalidPie(error, path, name, outcome) : namedPackError(error, name)
+    throw error instanceof InvalidPieError ? invalidPie(error, path, name, stream?.outcome) : namedPackError(error, name)
+  }
+}
+
+/** A PIE directory being packed while its zip's bytes are handed on (to an upload). */
+export type PieStream = {
+  /**
+   * The zip's bytes as they are written. The iteration ends only after the PIE is known valid
+   * and `release()` was called: its last bytes (the zip's end record) are held back until then.
+   * It throws, so an upload fed from it is cut before its end, when the PIE is invalid, the
+   * packing fails, or `abandon()` is called.
+   */
+  bytes: AsyncIterable<Uint8Array>
+  /**
+   * Resolves once the directory is found to hold the PIE's files and its JSON files are valid
+   * (only memory.bin is left to check): the time to start the upload. Never resolves for a PIE
+   * refused before that (`prepared` rejects).
+   */
+  ready: Promise<void>
+  /** The packed, validated pie.zip (kept in `packDir`), or the reason there is none. */
+  prepared: Promise<PreparedPie>
+  /** Lets the last bytes go (once `prepared` has resolved and nothing else stands in the way). */
+  release(): void
+  /** Ends `bytes` with `reason`, before its last bytes. */
+  abandon(reason: unknown): void
+}
+
+/** How far the upload may trail the packer before the packer waits for it. */
+const STREAM_AHEAD_BYTES = 8 * 1024 * 1024
+
+/**
+ * Packs a PIE directory as `preparePie` does, handing the zip's bytes on as they are written so
+ * the upload runs alongside the packing. What is sent is what is written to the kept pie.zip,
+ * byte for byte.
+ */
+export function streamPie(dir: string, options: PreparePieOptions): PieStream {
+  const channel = new ByteChannel({ limitBytes: STREAM_AHEAD_BYTES })
+  let release!: () => void
+  let abandon!: (reason: unknown) => void
+  const gate = new Promise<void>((resolve, reject) => {
+    release = resolve
+    abandon = reject
+  })
+  gate.catch(() => {})
+  async function* bytes(): AsyncGenerator<Uint8Array> {
+    // Always one chunk behind: the last one goes only once the gate opens.
+    let held: Uint8Array | undefined
+    for await (const chunk of channel) {
+      if (held) yield held
+      held = chunk
+    }
+    await gate
+    if (held) yield held
+  }
+  let filesValid!: () => void
+  const ready = new Promise<void>((resolve) => (filesValid = resolve))
+  const prepared = packDirectory(dir, options, {
+    onOutput: (chunk) => channel.put(chunk.slice()),
+    onFilesValid: () => filesValid(),
+    outcome: 'the upload was stopped before its end: nothing was submitted',
+  }).then(
+    (pie) => {
+      channel.end()
+      options.onProgress?.(`Packed ${dir} into a ${formatBytes(pie.sizeBytes)} pie.zip (sha256 ${pie.sha256}) and validated it.`)
+      return pie
+    },
+    (error: unknown) => {
+      channel.fail(error)
+      throw error
+    },
+  )
+  return {
+    bytes: bytes(),
+    ready,
+    prepared,
+    release: () => release(),
+    abandon: (reason) => {
+      abandon(reason)
+      channel.fail(reason)
+    },
   }
 }
 
