@@ -13,6 +13,7 @@
  * 3 start-up (bench/fig3-startup.ts)                   6 end to end (bench/fig6-e2e.ts)
  * 7 program hash by size (bench/fig7-hash.ts, through bench/hash.ts)
  * 8 import cost of the library (bench/fig8-import.ts)
+ * 9 `proving pack <dir>` vs zip (bench/fig9-pack-dir.ts)  10 `proving prove <dir>` to submitted vs zip + curl (bench/fig10-prove-dir.ts)
  *
  * Inputs (generated PIEs) are cached in .bench-tmp/ (git-ignored); the first run generates the
  * 1 GiB one (about a minute). Absolute numbers depend on the machine and on whatever else runs
@@ -29,6 +30,8 @@ import { figureScale } from './fig5-scale.ts'
 import { figureE2e } from './fig6-e2e.ts'
 import { figureHash } from './fig7-hash.ts'
 import { figureImport } from './fig8-import.ts'
+import { figurePackDir } from './fig9-pack-dir.ts'
+import { figureProveDir } from './fig10-prove-dir.ts'
 import { BENCH, type Build, ensureBuilt, type FigureContext, type FigureResult, machine, RUN_DIR, table } from './lib.ts'
 
 const { values } = parseArgs({
@@ -48,6 +51,8 @@ const FIGURES: [number, string, (ctx: FigureContext) => Promise<FigureResult>][]
   [6, 'End to end', figureE2e],
   [7, 'Program hash', figureHash],
   [8, 'Import cost', figureImport],
+  [9, 'Pack a directory (CLI)', figurePackDir],
+  [10, 'Directory to submitted', figureProveDir],
 ]
 const only = values.only ? new Set(values.only.split(',').map((n) => Number(n.trim()))) : undefined
 const selected = FIGURES.filter(([id]) => !only || only.has(id))
@@ -60,8 +65,8 @@ const busyBefore = host.busy()
 const startedAt = new Date()
 const started = performance.now()
 const results: FigureResult[] = []
-// The client processes (figures 2, 5, 6) and the import (8) run the compiled lib/, as users do: build it first if stale.
-const build: Build | undefined = selected.some(([id]) => [2, 5, 6, 8].includes(id)) ? ensureBuilt(ctx) : undefined
+// The client processes (figures 2, 5, 6, 9, 10) and the import (8) run the compiled lib/, as users do: build it first if stale.
+const build: Build | undefined = selected.some(([id]) => [2, 5, 6, 8, 9, 10].includes(id)) ? ensureBuilt(ctx) : undefined
 
 for (const [id, name, run] of selected) {
   log(`figure ${id}: ${name} ...`)

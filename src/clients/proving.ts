@@ -10,7 +10,8 @@ import {
   UnknownStatusError,
 } from '../core/errors.ts'
 import { apiKeyOf, checkEnum, checkInteger, checkOpenEnum, requireId } from '../core/checks.ts'
-import { type ConnectionOptions, connectionOf, HttpClient } from '../core/http.ts'
+import { type ConnectionOptions, connectionOf, HttpClient, type RequestBody } from '../core/http.ts'
+import { streamedMultipart } from '../core/multipart-stream.ts'
 import { explainSubmissionFailure, mayHaveBeenProcessed } from '../core/submission.ts'
 import { prepareMultipart } from '../core/multipart.ts'
 import { DEFAULT_WAIT_TIMEOUT_MS, DEFAULT_STUCK_AFTER_MS, type PollSchedule, pollUntil, formatDuration } from '../core/poll.ts'
@@ -78,6 +79,14 @@ export type SubmitPieOptions = {
 }
 
 export type UploadProgress = { sentBytes: number; totalBytes: number }
+
+export type SubmitPieStreamOptions = Omit<SubmitPieOptions, 'pieZip' | 'onUploadProgress'> & {
+  /**
+   * The pie.zip's bytes as they are produced (e.g. by the packer). Should the iterable throw,
+   * the upload is cut before the body's end: the service never gets a complete form.
+   */
+  pieBytes: AsyncIterable<Uint8Array>
+}
 
 export type SubmitProofOptions = {
   /** Path of the proof JSON file. */
@@ -447,6 +456,24 @@ export class ProvingClient {
     return this.#submitOnce(L2_PIE_PATH, body, 'submit the PIE for proof generation and verification', options.signal)
   }
 
+  /**
+   * The same submission with the pie.zip sent while it is produced (chunked transfer encoding,
+   * the text fields first and the file last: see core/multipart-stream.ts). Tried once: the
+   * bytes cannot be produced again, so a refusal before processing (a server that wants a
+   * length answers 411) is thrown as it is, and the caller sends the finished file with
+   * `submitPie` instead.
+   */
+  async submitPieStream(options: SubmitPieStreamOptions): Promise<{ provingQueryId: string }> {
+    const layout = checkOpenEnum(options.layout ?? 'auto', 'layout', L2_LAYOUTS, this.http.logger)
+    const prover = (options.prover ?? 'svc_sharp').trim()
+    if (!prover) throw new InvalidInputError('prover must not be empty; omit it to use svc_sharp.', { input: 'prover' })
+    const body = streamedMultipart(
+      { mockFactHash: String(options.mockFactHash ?? false), prover, layout },
+      { field: 'pieFile', fileName: 'pie.zip', contentType: 'application/zip', bytes: options.pieBytes },
+    )
+    return this.#submitOnce(L2_PIE_PATH, body, 'submit the PIE for proof generation and verification', options.signal, { maxAttempts: 1 })
+  }
+
   /** POST /v1/l2/proving-query/proof-verification: verifies an existing proof file on L2. */
   async submitProofVerification(options: SubmitProofOptions): Promise<{ provingQueryId: string }> {
     const stoneVersion = checkEnum(options.stoneVersion, 'stoneVersion', STONE_VERSIONS)
@@ -463,9 +490,10 @@ export class ProvingClient {
 
   async #submitOnce(
     path: string,
-    body: Awaited<ReturnType<typeof prepareMultipart>>,
+    body: () => RequestBody,
     operation: string,
     signal: AbortSignal | undefined,
+    retry?: { maxAttempts: number },
   ): Promise<{ provingQueryId: string }> {
     this.#key('Submitting')
     await this.checkService({ signal })
@@ -479,6 +507,7 @@ export class ProvingClient {
         operation,
         signal,
         headersTimeoutMs: UPLOAD_HEADERS_TIMEOUT_MS,
+        ...(retry ? { retry } : {}),
       })
       return { provingQueryId: data.provingQueryId }
     } catch (error) {

@@ -4,8 +4,14 @@
  * fixed timestamps and attributes, so one directory always gives the same zip (for a given
  * zlib, i.e. Node version). Large files are compressed in 4 MiB blocks on a worker pool and
  * written in order with a bounded number of blocks in flight, so memory stays flat whatever
- * the input size. The output is written to a temporary file beside `out` and renamed at the
- * end: `out` is either the complete zip or untouched, also when aborted.
+ * the input size.
+ *
+ * The zip is written front to back, never patched (a large entry's CRC and sizes follow its
+ * data in a data descriptor, see zip-writer.ts), so it is hashed as it is written and its bytes
+ * can be handed on as they are produced (`taps.output`, e.g. to an upload); each file's bytes
+ * are handed on as they are read (`taps.input`, e.g. to the validation), so a directory is read
+ * once. The output is written to a temporary file beside `out` and renamed at the end: `out`
+ * is either the complete zip or untouched, also when aborted or refused by `beforeRename`.
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { open, rename, stat, unlink, type FileHandle } from 'node:fs/promises'
@@ -13,10 +19,10 @@ import { availableParallelism } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { AbortedError, InvalidInputError } from '../core/errors.ts'
 import { crc32Combine } from './crc32.ts'
-import { sha256File } from './digest.ts'
 import { createBlockCompressor, type BlockCompressor, type CompressedBlock } from './deflate-pool.ts'
 import { listPieDir, type PieDirFile } from './directory.ts'
-import { centralHeader, endRecords, localHeader, needsZip64, type CentralEntry } from './zip-writer.ts'
+import type { PieEntryName } from './format.ts'
+import { centralHeader, dataDescriptor, endRecords, localHeader, needsZip64, type CentralEntry } from './zip-writer.ts'
 
 export type PackPieOptions = {
   signal?: AbortSignal
@@ -34,6 +40,19 @@ export type PackPieOptions = {
    * temporary file and leaves `out` as it was.
    */
   beforeRename?: () => Promise<void>
+  /** Where the bytes read and written go as well, in order (see PackTaps). */
+  taps?: PackTaps
+}
+
+/**
+ * Observers of one pack. Each is awaited before the packer goes on, and the bytes it is given
+ * are valid only until then (they live in buffers the packer reuses): copy what you keep.
+ */
+export type PackTaps = {
+  /** Each PIE file's bytes as they are read, in order; `chunk` null once the file is read. */
+  input?: (name: PieEntryName, chunk: Uint8Array | null) => void | Promise<void>
+  /** The zip's bytes as they are written, in order, from the first to the last. */
+  output?: (chunk: Uint8Array) => void | Promise<void>
 }
 
 export type PackedEntry = { name: string; size: number; compressedSize: number; crc32: number }
@@ -54,10 +73,13 @@ const INLINE_MAX_BLOCKS = 2
 const SLOTS_PER_WORKER = 3
 // More workers than this would only add memory.
 const MAX_WORKERS = 8
-// Entries up to this size keep their compressed blocks in memory when the sink cannot seek.
-const KEEP_IN_MEMORY = 16 * 1024 * 1024
+// Entries up to this many blocks keep their compressed blocks in memory until their CRC and
+// sizes are known, and get them in their local header; larger ones are written as they are
+// compressed, with a data descriptor. Decided from the file's size, so the bytes never depend
+// on where they go.
+const HEADER_FIRST_BLOCKS = 4
 
-type Settings = Required<Omit<PackPieOptions, 'signal' | 'beforeRename'>> & { signal: AbortSignal | undefined }
+type Settings = Required<Omit<PackPieOptions, 'signal' | 'beforeRename' | 'taps'>> & { signal: AbortSignal | undefined; taps: PackTaps }
 
 function settings(options: PackPieOptions): Settings {
   const level = options.level ?? 1
@@ -74,14 +96,14 @@ function settings(options: PackPieOptions): Settings {
     workers: Math.max(1, Math.min(MAX_WORKERS, options.workers ?? availableParallelism())),
     forceZip64: options.forceZip64 ?? false,
     signal: options.signal,
+    taps: options.taps ?? {},
   }
 }
 
-/** Where the zip goes: a seekable file (headers patched once sizes are known) or a hash. */
+/** Where the zip goes, front to back: a file, an upload, a hash. */
 type Sink = {
   position: number
   write(bytes: Uint8Array): Promise<void>
-  patch?: (position: number, bytes: Uint8Array) => Promise<void>
 }
 
 function checkAbort(signal: AbortSignal | undefined) {
@@ -111,9 +133,11 @@ async function pieFiles(dir: string): Promise<PieDirFile[]> {
 async function compressFile(
   file: PieDirFile,
   compressor: BlockCompressor,
-  signal: AbortSignal | undefined,
+  s: Settings,
   emit: (data: Uint8Array) => Promise<void>,
 ): Promise<{ crc32: number; compressedSize: number }> {
+  const signal = s.signal
+  const tap = s.taps.input
   const handle = await open(file.path, 'r')
   const free = Array.from({ length: compressor.slots }, (_, slot) => slot)
   const queue: { slot: number; length: number; block: Promise<CompressedBlock> }[] = []
@@ -137,6 +161,8 @@ async function compressFile(
         }
         position += length
         queue.push({ slot, length, block: compressor.compress(slot, length, position === file.size) })
+        // The worker reads the slot too; it is reused only once its block has been emitted.
+        if (tap) await tap(file.name, input.subarray(0, length))
       }
       const head = queue.shift()!
       const block = await head.block
@@ -147,6 +173,7 @@ async function compressFile(
     }
     const after = await handle.stat()
     if (after.size !== file.size) throw new InvalidInputError(`${file.name} changed size while it was being packed`)
+    if (tap) await tap(file.name, null)
   } finally {
     // Let blocks still on the workers settle so no rejection goes unhandled.
     await Promise.allSettled(queue.map((entry) => entry.block))
@@ -166,22 +193,18 @@ async function writeZip(files: PieDirFile[], sink: Sink, s: Settings): Promise<P
       checkAbort(s.signal)
       const zip64 = s.forceZip64 || needsZip64(file.size, s.blockSize)
       const offset = sink.position
-      const header = { name: file.name, method: 8, uncompressedSize: file.size, zip64 }
+      const descriptor = file.size > HEADER_FIRST_BLOCKS * s.blockSize
+      const header = { name: file.name, method: 8, uncompressedSize: file.size, zip64, descriptor }
       let result: { crc32: number; compressedSize: number }
-      if (sink.patch) {
+      if (descriptor) {
         await sink.write(localHeader({ ...header, crc32: 0, compressedSize: 0 }))
-        result = await compressFile(file, compressor, s.signal, (data) => sink.write(data))
-        await sink.patch(offset, localHeader({ ...header, ...result }))
-      } else if (file.size <= KEEP_IN_MEMORY) {
+        result = await compressFile(file, compressor, s, (data) => sink.write(data))
+        await sink.write(dataDescriptor({ ...header, ...result }))
+      } else {
         const blocks: Uint8Array[] = []
-        result = await compressFile(file, compressor, s.signal, async (data) => void blocks.push(data.slice()))
+        result = await compressFile(file, compressor, s, async (data) => void blocks.push(data.slice()))
         await sink.write(localHeader({ ...header, ...result }))
         for (const block of blocks) await sink.write(block)
-      } else {
-        // Cannot seek back: learn the sizes first, then compress again (same bytes) into the sink.
-        result = await compressFile(file, compressor, s.signal, async () => {})
-        await sink.write(localHeader({ ...header, ...result }))
-        await compressFile(file, compressor, s.signal, (data) => sink.write(data))
       }
       central.push({ ...header, ...result, localHeaderOffset: offset })
     }
@@ -207,7 +230,8 @@ async function writeZip(files: PieDirFile[], sink: Sink, s: Settings): Promise<P
   }))
 }
 
-function fileSink(handle: FileHandle): Sink {
+/** Writes to the file, hashes, and hands the bytes to the output tap, in that order. */
+function fileSink(handle: FileHandle, hash: ReturnType<typeof createHash>, tap: PackTaps['output']): Sink {
   const sink: Sink = {
     position: 0,
     async write(bytes) {
@@ -217,13 +241,8 @@ function fileSink(handle: FileHandle): Sink {
         done += bytesWritten
       }
       sink.position += bytes.length
-    },
-    async patch(position, bytes) {
-      let done = 0
-      while (done < bytes.length) {
-        const { bytesWritten } = await handle.write(bytes, done, bytes.length - done, position + done)
-        done += bytesWritten
-      }
+      hash.update(bytes)
+      if (tap) await tap(bytes)
     },
   }
   return sink
@@ -243,16 +262,14 @@ export async function packPie(dir: string, out: string, options: PackPieOptions 
   })
   let closed = false
   try {
-    const entries = await writeZip(files, fileSink(handle), s)
+    const hash = createHash('sha256')
+    const sink = fileSink(handle, hash, s.taps.output)
+    const entries = await writeZip(files, sink, s)
     await handle.close()
     closed = true
     checkAbort(s.signal)
-    const sha256 = await sha256File(temp, s.signal).catch((error: unknown) => {
-      checkAbort(s.signal)
-      throw error
-    })
-    const { size } = await stat(temp)
-    checkAbort(s.signal)
+    const sha256 = hash.digest('hex')
+    const size = sink.position
     await options.beforeRename?.()
     checkAbort(s.signal)
     await rename(temp, out)
@@ -264,11 +281,7 @@ export async function packPie(dir: string, out: string, options: PackPieOptions 
   }
 }
 
-/**
- * The SHA-256 and size of the zip `packPie` would write for `dir`, without writing it. Entries
- * above 16 MiB are compressed twice (once to learn their sizes for the local header), so for
- * a large directory this costs about two packs.
- */
+/** The SHA-256 and size of the zip `packPie` would write for `dir`, without writing it. */
 export async function canonicalZipDigest(
   dir: string,
   options: PackPieOptions = {},

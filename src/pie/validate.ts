@@ -32,6 +32,7 @@ import { JsonBudgetError, JsonSyntaxError, isJsonObject, parseJson, showJson, ty
 import {
   ADDRESS_NOT_RELOCATABLE,
   CELL_SIZE,
+  type CellRun,
   CellScanner,
   POINTER_SEGMENT_TOO_LARGE,
   SeenCells,
@@ -54,6 +55,14 @@ export type ValidatePieOptions = {
   /** Problem lines kept before "and N more" (default 50). */
   maxProblems?: number
   signal?: AbortSignal
+  /**
+   * memory.bin's bytes as another reader reads them (the packer, for a directory validated
+   * while it is packed), instead of reading the file again. Each chunk is scanned before the
+   * next is asked for.
+   */
+  memoryChunks?: AsyncIterable<Uint8Array> | undefined
+  /** Called once the JSON files are read and checked, before memory.bin, with the problems found so far. */
+  beforeMemory?: ((problems: number) => void) | undefined
 }
 
 export type PieSummary = {
@@ -248,6 +257,7 @@ async function scanMemory(
   outputSegment: Segment | undefined,
   problems: Problems,
   signal: AbortSignal | undefined,
+  chunks: AsyncIterable<Uint8Array>,
 ): Promise<MemoryFindings> {
   const file = MEMORY
   const sizes = metadata?.segmentSizes ?? new Map<number, number>()
@@ -255,6 +265,8 @@ async function scanMemory(
   // Address segments have 16 bits: a flat table; pointer segments can be larger: the Map.
   const addressSizes = new Float64Array(1 << 16).fill(-1)
   for (const [index, size] of sizes) if (index < addressSizes.length) addressSizes[index] = size
+  // The same for pointer targets below 2^16 (the fast path); larger ones go through the Map.
+  const pointerSizes = addressSizes
   const prime = metadata && metadata.program.prime > 0n ? toWords(metadata.program.prime) : undefined
   const data = metadata?.program.data
   const outIndex = outputSegment?.index ?? -1
@@ -264,7 +276,7 @@ async function scanMemory(
   let outputWritten = 0
   const checkSegments = metadata !== undefined
 
-  const scanner = new CellScanner((view, at, byte) => {
+  const checkCell = (view: DataView, at: number, byte: number) => {
     const segment = addressSegment(view, at)
     let offset = -1
     if (segment === ADDRESS_NOT_RELOCATABLE) {
@@ -323,10 +335,43 @@ async function scanMemory(
         output.set(offset, cellValue(view, at))
       }
     }
-  })
+  }
+
+  // The fast path: a run of cells checked on their 32-bit words, for the common cell (an
+  // address in a known segment other than the program's and the output's, holding a field
+  // element below the prime or a pointer into a known segment) not seen before. Any other cell
+  // goes to the full check above, which reports it exactly; a cell seen before does too, after
+  // being marked here (marking it again there finds it seen, and says so).
+  const primeTop = prime ? prime[7]! : 0xffffffff
+  const onRun: CellRun = (words, count, view, at, byte) => {
+    for (let k = 0, w = 0; k < count; k++, w += 10) {
+      const hi = words[w + 1]!
+      const segment = (hi >>> 15) & 0xffff
+      const offset = words[w]!
+      const size = addressSizes[segment]!
+      let fast = checkSegments && hi >>> 31 === 1 && (hi & 0x7fff) === 0 && segment !== 0 && segment !== outIndex && offset < size
+      if (fast) {
+        const top = words[w + 9]!
+        if (top >>> 31 === 0) {
+          fast = top < primeTop
+        } else {
+          const w1 = words[w + 3]!
+          const w2 = words[w + 4]!
+          fast = (top & 0x7fffffff) === 0 && w2 >>> 13 === 0 && (words[w + 5]! | words[w + 6]! | words[w + 7]! | words[w + 8]!) === 0
+          if (fast) {
+            const target = (w1 >>> 15) + (w2 & 0x1fff) * 2 ** 17
+            const targetSize = target < pointerSizes.length ? pointerSizes[target]! : -1
+            fast = targetSize >= 0 && (w1 & 0x7fff) * 2 ** 32 + words[w + 2]! <= targetSize
+          }
+        }
+      }
+      if (!fast || seen.mark(segment, offset)) checkCell(view, at + 40 * k, byte + 40 * k)
+    }
+  }
+  const scanner = new CellScanner(checkCell, onRun)
 
   try {
-    for await (const chunk of source.open(MEMORY)) {
+    for await (const chunk of chunks) {
       if (signal?.aborted) throw new AbortedError('Validating the PIE was aborted', { cause: signal.reason })
       scanner.push(chunk)
     }
@@ -382,7 +427,8 @@ export async function analysePie(input: PieInput, options: ValidatePieOptions = 
     }
 
     let findings: MemoryFindings = { cells: 0, output: new Map() }
-    if (source.has(MEMORY)) findings = await scanMemory(source, metadata, outputSegment, problems, options.signal)
+    options.beforeMemory?.(problems.total)
+    if (source.has(MEMORY)) findings = await scanMemory(source, metadata, outputSegment, problems, options.signal, options.memoryChunks ?? source.open(MEMORY))
 
     const segments: PieSummary['segments'] = []
     if (metadata) {

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto'
-import { createReadStream } from 'node:fs'
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
@@ -63,12 +62,6 @@ export function defaultJournalDir(env: Record<string, string | undefined>): stri
 export function actionJournalDir(env: Record<string, string | undefined>): string | undefined {
   if (!env.RUNNER_TEMP) return undefined
   return join(env.RUNNER_TEMP, 'proving-kit', 'journal', `${env.GITHUB_RUN_ID ?? 'run'}-${env.GITHUB_RUN_ATTEMPT ?? '1'}`)
-}
-
-export async function sha256OfFile(path: string): Promise<string> {
-  const hash = createHash('sha256')
-  for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 })) hash.update(chunk as Buffer)
-  return hash.digest('hex')
 }
 
 /** A submission whose outcome the journal cannot settle: it was not sent again. */

@@ -8,6 +8,7 @@ import { sha256File } from '../pie/digest.ts'
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { ByteChannel } from '../core/channel.ts'
 import { InvalidInputError, InvalidPieError } from '../core/errors.ts'
 import type { FactCheckResult, PieInspection, QueryFacts } from '../pie/index.ts'
 
@@ -64,44 +65,14 @@ export async function preparePie(path: string, options: PreparePieOptions): Prom
     throw new InvalidInputError(`${name}: nothing at ${path}; give a pie.zip or a PIE directory.`, { input: name })
   }
   const pie = await import('../pie/index.ts')
-  let zipPath = resolve(path)
-  let packed = false
+  const zipPath = resolve(path)
   let sha256: string | undefined
-  let sizeBytes = info.size
-  let cleanup = async () => {}
   let inspection: PieInspection | undefined
-  const invalid = (error: unknown) =>
-    error instanceof InvalidPieError
-      ? new InvalidPieError(`${name}: ${path} is not a valid Cairo PIE (${countProblems(error.problems)}); nothing was uploaded.`, {
-          input: name,
-          problems: error.problems,
-        })
-      : error
   if (info.isDirectory()) {
-    let folder: string
-    if (options.packDir) {
-      folder = options.packDir
-      await mkdir(folder, { recursive: true })
-    } else {
-      folder = await mkdtemp(join(tmpdir(), 'proving-pack-'))
-      cleanup = () => rm(folder, { recursive: true, force: true })
-    }
-    // Not `resolve(folder, 'pie.zip')`: ncc's asset relocator rewrites that into a path of the
-    // build's own folder (scripts/build-dist.ts refuses such a bundle).
-    zipPath = join(resolve(folder), PACKED_ZIP_NAME)
-    const inspecting = pie.inspectPie(path, { signal: options.signal, sha256: false })
-    inspecting.catch(() => {})
-    try {
-      const result = await pie.packPie(path, zipPath, { signal: options.signal, beforeRename: () => inspecting.then(() => {}) })
-      inspection = await inspecting
-      sha256 = result.sha256
-      sizeBytes = result.sizeBytes
-      packed = true
-    } catch (error) {
-      await cleanup()
-      throw error instanceof InvalidPieError ? invalid(error) : namedPackError(error, name)
-    }
-    progress(`Packed ${path} into a ${formatBytes(sizeBytes)} pie.zip (sha256 ${sha256}).`)
+    const prepared = await packDirectory(path, options)
+    progress(`Packed ${path} into a ${formatBytes(prepared.sizeBytes)} pie.zip (sha256 ${prepared.sha256}).`)
+    progress(`Validated ${path}.`)
+    return prepared
   } else if (!info.isFile()) {
     throw new InvalidInputError(`${name}: ${path} is neither a file nor a directory; give a pie.zip or a PIE directory.`, {
       input: name,
@@ -115,11 +86,138 @@ export async function preparePie(path: string, options: PreparePieOptions): Prom
       inspection = inspected
       sha256 = digest
     } catch (error) {
-      throw invalid(error)
+      throw invalidPie(error, path, name)
     }
   }
   progress(`Validated ${path}.`)
-  return { zipPath, packed, sha256: sha256!, sizeBytes, inspection, cleanup }
+  return { zipPath, packed: false, sha256: sha256!, sizeBytes: info.size, inspection, cleanup: async () => {} }
+}
+
+function invalidPie(error: unknown, path: string, name: string, outcome = 'nothing was uploaded'): unknown {
+  if (!(error instanceof InvalidPieError)) return error
+  return new InvalidPieError(`${name}: ${path} is not a valid Cairo PIE (${countProblems(error.problems)}); ${outcome}.`, {
+    input: name,
+    problems: error.problems,
+  })
+}
+
+/**
+ * Packs a PIE directory in one pass (pie/pack-checked.ts: read once, validated and inspected
+ * while it is packed) into `<packDir>/pie.zip`, or a new temporary folder. `onOutput` gets the
+ * zip's bytes as they are written. A PIE found invalid leaves no zip and no temporary folder.
+ */
+async function packDirectory(
+  path: string,
+  options: PreparePieOptions,
+  stream?: { onOutput: (chunk: Uint8Array) => Promise<void> | void; onFilesValid: () => void; outcome: string },
+): Promise<PreparedPie> {
+  const name = options.inputName
+  let folder: string
+  let cleanup = async () => {}
+  if (options.packDir) {
+    folder = options.packDir
+    await mkdir(folder, { recursive: true })
+  } else {
+    folder = await mkdtemp(join(tmpdir(), 'proving-pack-'))
+    cleanup = () => rm(folder, { recursive: true, force: true })
+  }
+  // Not `resolve(folder, 'pie.zip')`: ncc's asset relocator rewrites that into a path of the
+  // build's own folder (scripts/build-dist.ts refuses such a bundle).
+  const zipPath = join(resolve(folder), PACKED_ZIP_NAME)
+  try {
+    const { packChecked } = await import('../pie/pack-checked.ts')
+    const result = await packChecked(path, zipPath, { signal: options.signal, onOutput: stream?.onOutput, onFilesValid: stream?.onFilesValid })
+    return {
+      zipPath,
+      packed: true,
+      sha256: result.packed.sha256,
+      sizeBytes: result.packed.sizeBytes,
+      inspection: result.inspection,
+      cleanup,
+    }
+  } catch (error) {
+    await cleanup()
+    throw error instanceof InvalidPieError ? invalidPie(error, path, name, stream?.outcome) : namedPackError(error, name)
+  }
+}
+
+/** A PIE directory being packed while its zip's bytes are handed on (to an upload). */
+export type PieStream = {
+  /**
+   * The zip's bytes as they are written. The iteration ends only after the PIE is known valid
+   * and `release()` was called: its last bytes (the zip's end record) are held back until then.
+   * It throws, so an upload fed from it is cut before its end, when the PIE is invalid, the
+   * packing fails, or `abandon()` is called.
+   */
+  bytes: AsyncIterable<Uint8Array>
+  /**
+   * Resolves once the directory is found to hold the PIE's files and its JSON files are valid
+   * (only memory.bin is left to check): the time to start the upload. Never resolves for a PIE
+   * refused before that (`prepared` rejects).
+   */
+  ready: Promise<void>
+  /** The packed, validated pie.zip (kept in `packDir`), or the reason there is none. */
+  prepared: Promise<PreparedPie>
+  /** Lets the last bytes go (once `prepared` has resolved and nothing else stands in the way). */
+  release(): void
+  /** Ends `bytes` with `reason`, before its last bytes. */
+  abandon(reason: unknown): void
+}
+
+/** How far the upload may trail the packer before the packer waits for it. */
+const STREAM_AHEAD_BYTES = 8 * 1024 * 1024
+
+/**
+ * Packs a PIE directory as `preparePie` does, handing the zip's bytes on as they are written so
+ * the upload runs alongside the packing. What is sent is what is written to the kept pie.zip,
+ * byte for byte.
+ */
+export function streamPie(dir: string, options: PreparePieOptions): PieStream {
+  const channel = new ByteChannel({ limitBytes: STREAM_AHEAD_BYTES })
+  let release!: () => void
+  let abandon!: (reason: unknown) => void
+  const gate = new Promise<void>((resolve, reject) => {
+    release = resolve
+    abandon = reject
+  })
+  gate.catch(() => {})
+  async function* bytes(): AsyncGenerator<Uint8Array> {
+    // Always one chunk behind: the last one goes only once the gate opens.
+    let held: Uint8Array | undefined
+    for await (const chunk of channel) {
+      if (held) yield held
+      held = chunk
+    }
+    await gate
+    if (held) yield held
+  }
+  let filesValid!: () => void
+  const ready = new Promise<void>((resolve) => (filesValid = resolve))
+  const prepared = packDirectory(dir, options, {
+    onOutput: (chunk) => channel.put(chunk.slice()),
+    onFilesValid: () => filesValid(),
+    outcome: 'the upload was stopped before its end: nothing was submitted',
+  }).then(
+    (pie) => {
+      channel.end()
+      options.onProgress?.(`Packed ${dir} into a ${formatBytes(pie.sizeBytes)} pie.zip (sha256 ${pie.sha256}) and validated it.`)
+      return pie
+    },
+    (error: unknown) => {
+      channel.fail(error)
+      throw error
+    },
+  )
+  return {
+    bytes: bytes(),
+    ready,
+    prepared,
+    release: () => release(),
+    abandon: (reason) => {
+      abandon(reason)
+      channel.fail(reason)
+    },
+  }
 }
 
 /**

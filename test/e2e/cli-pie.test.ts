@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.ts'
+import { checkQueryFacts } from '../../src/pie/index.ts'
 import { REPO_ROOT, runCli } from '../helpers/cli.ts'
 import { generatedPie } from '../helpers/example-pie.ts'
 
@@ -105,8 +106,34 @@ describe('proving inspect', () => {
       expect.arrayContaining(['programHash', 'programHashes', 'output', 'nSteps', 'jobSize', 'sharpFactHash', 'integrityFactHash', 'sha256']),
     )
     expect(inspection.programHash).toBe(PUBLISHED_FIB_PROGRAM_HASH)
-    expect(Object.keys(inspection.programHashes).sort()).toEqual(['blake', 'pedersen', 'poseidon'])
+    // Only the variant asked for (Pedersen by default) is computed.
+    expect(inspection.programHashVariant).toBe('pedersen')
+    expect(inspection.programHashes).toEqual({ pedersen: PUBLISHED_FIB_PROGRAM_HASH })
     expect(inspection.jobSize).toBe('XS')
+  })
+
+  it('computes the program hash variants asked for, and the facts from the chosen one', async () => {
+    const all = JSON.parse((await runCli(['inspect', EXAMPLE_ZIP, '--json', '--hash-variant', 'all'])).stdout)
+    expect(Object.keys(all.programHashes).sort()).toEqual(['blake', 'pedersen', 'poseidon'])
+    expect(all.programHash).toBe(PUBLISHED_FIB_PROGRAM_HASH)
+    const human = await runCli(['inspect', EXAMPLE_ZIP, '--hash-variant', 'all'])
+    expect(human.stdout).toMatch(/program hash +0x[0-9a-f]+ \(Pedersen\)\n +Poseidon +0x[0-9a-f]+\n +Blake +0x[0-9a-f]+\n/)
+    for (const variant of ['poseidon', 'blake'] as const) {
+      const one = await runCli(['inspect', EXAMPLE_ZIP, '--json', '--hash-variant', variant])
+      expect(one.code, one.stderr).toBe(0)
+      const inspection = JSON.parse(one.stdout)
+      expect(inspection.programHashes).toEqual({ [variant]: all.programHashes[variant] })
+      expect(inspection.programHash).toBe(all.programHashes[variant])
+      // The facts a service proving with that variant reports: checked like a DONE query's.
+      const check = await checkQueryFacts(
+        { programHash: inspection.programHash, sharpFactHash: inspection.sharpFactHash, integrityFactHash: inspection.integrityFactHash },
+        EXAMPLE_ZIP,
+      )
+      expect(check).toMatchObject({ ok: true, programHashVariant: variant })
+    }
+    const wrong = await runCli(['inspect', EXAMPLE_ZIP, '--hash-variant', 'sha3'])
+    expect(wrong.code).toBe(2)
+    expect(wrong.stderr).toMatch(/--hash-variant sha3 is not one of pedersen, poseidon, blake, all/)
   })
 })
 
@@ -129,17 +156,28 @@ describe('proving prove with a PIE directory or an invalid PIE', () => {
     expect(output.localFactCheck.ok).toBe(true)
   })
 
-  it('never uploads an invalid PIE', async () => {
+  it('never submits an invalid PIE', async () => {
     const dir = join(work, 'invalid-upload')
     await cp(EXAMPLE_DIR, dir, { recursive: true })
     await truncate(join(dir, 'memory.bin'), 100)
-    const before = emulator.requests().length
-    const result = await runCli(['prove', dir, '--wait'], {
-      env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: 'key-dir-1234' },
-    })
+    const zip = join(work, 'invalid-upload.zip')
+    expect((await runCli(['pack', EXAMPLE_DIR, '-o', zip])).code).toBe(0)
+    await truncate(zip, 1000)
+    const before = Object.keys(emulator.state.queries).length
+    // A directory is uploaded while it is packed, its end held back until it is known valid
+    // (test/e2e/prove-dir-one-pass.test.ts); a pie.zip is checked before a byte is sent.
+    const requests = emulator.requests().length
+    const result = await runCli(['prove', zip, '--wait'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: 'key-dir-1234' } })
     expect(result.code).toBe(2)
     expect(result.stderr).toMatch(/not a valid Cairo PIE/)
-    expect(emulator.requests().length).toBe(before)
+    expect(emulator.requests().length).toBe(requests)
+    const fromDir = await runCli(['prove', dir, '--wait'], {
+      env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: 'key-dir-1234' },
+    })
+    expect(fromDir.code).toBe(2)
+    expect(fromDir.stderr).toMatch(/not a valid Cairo PIE/)
+    expect(emulator.requests().slice(requests).filter((request) => request.method === 'POST' && request.status === 201)).toEqual([])
+    expect(Object.keys(emulator.state.queries).length).toBe(before)
   })
 })
 

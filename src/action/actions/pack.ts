@@ -57,16 +57,15 @@ async function packAndInspect(dir: string, out: string, signal: AbortSignal) {
       { input: 'pie-dir' },
     )
   }
-  const pie = await import('../../pie/index.ts')
+  const { packChecked } = await import('../../pie/pack-checked.ts')
   await mkdir(dirname(out), { recursive: true })
   const { namedPackError } = await import('../../pipeline/prove.ts')
-  // The directory is inspected (validated) while it is packed; the zip is renamed into place only
-  // when the PIE is valid, so a failure leaves no file and an existing pie.zip as it was.
-  const inspecting = pie.inspectPie(dir, { signal, sha256: false })
-  inspecting.catch(() => {})
+  // One pass: the directory is read once and inspected (validated) while it is packed; the zip
+  // is renamed into place only when the PIE is valid, so a failure leaves no file and an
+  // existing pie.zip as it was.
   try {
-    const packed = await pie.packPie(dir, out, { signal, beforeRename: () => inspecting.then(() => {}) })
-    return { ...packed, inspection: await inspecting }
+    const { packed, inspection } = await packChecked(dir, out, { signal })
+    return { ...packed, inspection }
   } catch (error) {
     if (error instanceof InvalidPieError) {
       throw new InvalidPieError(`\`pie-dir\`: ${dir} is not a valid Cairo PIE; no pie.zip was written.`, {

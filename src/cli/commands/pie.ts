@@ -62,23 +62,22 @@ export const pack = defineCommand({
         input: '--output',
       })
     }
-    const pie = await loadPie()
-    // One go: the directory is validated while it is packed, and the zip replaces `output` only
-    // when the PIE is valid (a failure leaves no file behind and an existing zip untouched).
-    const validating = pie.validatePie(dir, { signal: context.signal })
-    validating.catch(() => {})
-    const packed = await pie.packPie(dir, output, {
-      signal: context.signal,
-      beforeRename: async () => {
-        const validation = await validating
-        if (!validation.valid) {
-          throw new InvalidPieError(`${dir} is not a valid Cairo PIE (${validation.problems.length} problem(s)); nothing was written.`, {
-            input: '<dir>',
-            problems: validation.problems,
-          })
-        }
-      },
-    })
+    // One pass: the directory is read once, validated while it is packed, and the zip replaces
+    // `output` only when the PIE is valid (a failure leaves no file behind and an existing zip
+    // untouched).
+    const { packChecked } = await import('../../pie/pack-checked.ts')
+    const { PieBudgetError } = await import('../../pie/budgets.ts')
+    let packed
+    try {
+      packed = (await packChecked(dir, output, { signal: context.signal })).packed
+    } catch (error) {
+      if (!(error instanceof InvalidPieError) && !(error instanceof PieBudgetError)) throw error
+      const problems = error instanceof InvalidPieError ? error.problems : [error.shortMessage]
+      throw new InvalidPieError(`${dir} is not a valid Cairo PIE (${problems.length} problem(s)); nothing was written.`, {
+        input: '<dir>',
+        problems,
+      })
+    }
     context.print(`Wrote ${packed.path} (${formatBytes(packed.sizeBytes)}, sha256 ${packed.sha256}).`, {
       pieZip: packed.path,
       sha256: packed.sha256,
@@ -89,25 +88,55 @@ export const pack = defineCommand({
   },
 })
 
+const HASH_VARIANTS = ['pedersen', 'poseidon', 'blake'] as const
+const VARIANT_NAMES = { pedersen: 'Pedersen', poseidon: 'Poseidon', blake: 'Blake' } as const
+
 export const inspect = defineCommand({
   path: ['inspect'],
   args: '<pie>',
-  summary: 'Show a PIE: output, steps, builtins, job size, program hashes, SHARP and Integrity facts, sha256.',
+  summary: 'Show a PIE: output, steps, builtins, job size, program hash, SHARP and Integrity facts, sha256.',
+  details: [
+    'The program hash is computed in one variant, Pedersen (SHARP\'s) unless --hash-variant says otherwise:',
+    'a long program\'s Pedersen hash takes seconds, so the others are computed only when asked for.',
+    'The facts are computed from the chosen variant\'s hash (from Pedersen\'s with `all`).',
+  ],
   positionals: { min: 1, max: 1 },
+  options: {
+    'hash-variant': {
+      type: 'string',
+      valueName: '<variant>',
+      description: 'Program hash variant(s) to compute: pedersen, poseidon, blake or all.',
+      default: 'pedersen',
+    },
+  },
   async run(context) {
     const path = context.positionals[0]!
+    const chosen = context.values['hash-variant']
+    if (chosen !== 'all' && !(HASH_VARIANTS as readonly string[]).includes(chosen)) {
+      throw new InvalidInputError(`--hash-variant ${chosen} is not one of pedersen, poseidon, blake, all.`, { input: '--hash-variant' })
+    }
     await requireExisting(path)
     const pie = await loadPie()
     const inspection = await pie.inspectPie(path, { signal: context.signal })
+    const variants = chosen === 'all' ? [...HASH_VARIANTS] : [chosen as (typeof HASH_VARIANTS)[number]]
+    const main = variants[0]!
+    // Only the chosen variants are read: each is computed on first read.
+    const programHashes = Object.fromEntries(variants.map((variant) => [variant, inspection.programHashes[variant]]))
+    const programHash = programHashes[main]!
+    const output = inspection.output.map((word) => BigInt(word))
+    const sharpFactHash =
+      main === 'pedersen' ? inspection.sharpFactHash : pie.toHex(pie.computeSharpFact(BigInt(programHash), output, inspection.factTopology))
+    const integrityFactHash = main === 'pedersen' ? inspection.integrityFactHash : pie.toHex(pie.computeIntegrityFact(BigInt(programHash), output))
     const json = {
-      programHash: inspection.programHash,
-      programHashes: inspection.programHashes,
+      programHash,
+      programHashVariant: main,
+      programHashes,
       output: inspection.output,
       nSteps: inspection.nSteps,
       builtins: inspection.builtins,
       jobSize: inspection.jobSize,
-      sharpFactHash: inspection.sharpFactHash,
-      integrityFactHash: inspection.integrityFactHash,
+      sharpFactHash,
+      integrityFactHash,
       sha256: inspection.sha256,
     }
     const human = [
@@ -116,11 +145,10 @@ export const inspect = defineCommand({
       ['steps', String(inspection.nSteps)],
       ['builtins', inspection.builtins.join(', ') || 'none'],
       ['job size', inspection.jobSize],
-      ['program hash', `${inspection.programHash} (Pedersen)`],
-      ['  Poseidon', inspection.programHashes.poseidon],
-      ['  Blake', inspection.programHashes.blake],
-      ['SHARP fact', inspection.sharpFactHash],
-      ['Integrity fact', inspection.integrityFactHash],
+      ['program hash', `${programHash} (${VARIANT_NAMES[main]})`],
+      ...variants.slice(1).map((variant) => [`  ${VARIANT_NAMES[variant]}`, programHashes[variant]!]),
+      ['SHARP fact', sharpFactHash],
+      ['Integrity fact', integrityFactHash],
       ['sha256', inspection.sha256 ?? ''],
     ]
       .map(([label, value]) => `${label!.padEnd(16)}${value}`)

@@ -10,7 +10,8 @@ import { checkFactsAfterWait, computeFactsAhead, type PreparedPie, preparePieFor
 import { withLocalEmulator } from '../local-emulator.ts'
 import { expandPieArguments } from '../../pipeline/pie-list.ts'
 import { limiter } from '../../pipeline/limit.ts'
-import { defaultJournalDir, type JournalParts, sha256OfFile, SubmissionJournal, submitWithJournal } from '../../pipeline/journal.ts'
+import { stat } from 'node:fs/promises'
+import { defaultJournalDir, type JournalParts, SubmissionJournal, submitWithJournal } from '../../pipeline/journal.ts'
 import {
   factsMeaningful,
   GENERAL_FIELD_OPTIONS,
@@ -121,6 +122,7 @@ type ProveOptions = {
 
 /** One PIE, as `proving prove` always printed it. */
 async function proveOne(context: CommandContext, client: ProvingClient, path: string, options: ProveOptions): Promise<number> {
+  if (!options.general && (await isDirectory(path)) && context.io.env.PROVING_STREAM_UPLOAD !== '0') return proveDirectoryStreamed(context, client, path, options)
   const pie = await preparePieForUpload(context, path, { inspect: options.general !== undefined })
   try {
     const submitted = await submitPie(context, client, pie, options, uploadReporter(context, pie.packed ? 'the packed pie.zip' : path))
@@ -137,6 +139,57 @@ async function proveOne(context: CommandContext, client: ProvingClient, path: st
 
 type Submitted = { provingQueryId: string; deduplicated?: boolean | undefined; settle?: (() => Promise<void>) | undefined }
 
+async function isDirectory(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => undefined))?.isDirectory() === true
+}
+
+/**
+ * A PIE directory to the L2 endpoint in one pass: packed, validated and uploaded at once (the
+ * upload fed from the zip as it is written, its end held back until the PIE is known valid and
+ * the journal written: pipeline/submit-streamed.ts). PROVING_STREAM_UPLOAD=0 packs first, then
+ * uploads, as for a pie.zip.
+ */
+async function proveDirectoryStreamed(context: CommandContext, client: ProvingClient, path: string, options: ProveOptions): Promise<number> {
+  const { streamPie } = await import('../../pipeline/prove.ts')
+  const { submitPieStreamed } = await import('../../pipeline/submit-streamed.ts')
+  const stream = streamPie(path, { inputName: '<pie>', signal: context.signal, onProgress: context.progress })
+  try {
+    const { pie, submitted } = await submitPieStreamed(stream, {
+      client,
+      layout: options.layout,
+      prover: options.prover,
+      mockFactHash: options.mockFactHash,
+      signal: context.signal,
+      logger: context.logger,
+      journal:
+        context.values.emulator === true
+          ? undefined
+          : {
+              journal: new SubmissionJournal(defaultJournalDir(context.io.env)),
+              forceNew: (context.values as { new?: boolean }).new === true,
+              parts: (prepared) => journalParts(client, prepared, options),
+            },
+    })
+    try {
+      return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, result: undefined })
+    } finally {
+      await submitted.settle?.()
+    }
+  } finally {
+    await (await stream.prepared.catch(() => undefined))?.cleanup()
+  }
+}
+
+/** What the journal keys a submission by: the zip's digest, the service and the parameters. */
+function journalParts(client: ProvingClient, pie: PreparedPie, options: ProveOptions): JournalParts {
+  return {
+    pieDigest: pie.sha256,
+    service: new URL(client.http.baseUrl).origin,
+    endpoint: options.general ? 'general' : 'l2-pie',
+    params: { layout: options.layout, prover: options.prover, mockFactHash: options.mockFactHash, ...(options.general ?? {}) },
+  }
+}
+
 /**
  * Submits through the local journal (src/pipeline/journal.ts): a re-run after a kill mid-upload
  * follows the query it created, or refuses to pay twice without --new. The emulator started
@@ -151,15 +204,9 @@ async function submitPie(
 ): Promise<Submitted> {
   if (context.values.emulator === true) return submitPieNow(context, client, pie, options, onUploadProgress)
   const journal = new SubmissionJournal(defaultJournalDir(context.io.env))
-  const parts: JournalParts = {
-    pieDigest: await sha256OfFile(pie.zipPath),
-    service: new URL(client.http.baseUrl).origin,
-    endpoint: options.general ? 'general' : 'l2-pie',
-    params: { layout: options.layout, prover: options.prover, mockFactHash: options.mockFactHash, ...(options.general ?? {}) },
-  }
   return submitWithJournal({
     journal,
-    parts,
+    parts: journalParts(client, pie, options),
     client,
     forceNew: (context.values as { new?: boolean }).new === true,
     logger: context.logger,

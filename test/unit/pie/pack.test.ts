@@ -113,6 +113,56 @@ describe('packPie on the example and generated PIEs', () => {
     expect(digest.sizeBytes).toBe(blocks.sizeBytes)
   })
 
+  it.each([false, true])(
+    'writes a large entry as it compresses it, CRC and sizes in a data descriptor (ZIP64: %s), and hands on the bytes read and written in order',
+    async (forceZip64) => {
+      const dir = join(await tempDir(), 'gen')
+      await generatePie({ outDir: dir, memoryBytes: 3 * 1024 * 1024, seed: 8 })
+      const out = join(await tempDir(), 'pie.zip')
+      const read = new Map<string, Buffer[]>()
+      const written: Buffer[] = []
+      const packed = await packPie(dir, out, {
+        blockSize: 256 * 1024,
+        workers: 2,
+        forceZip64,
+        taps: {
+          input: (name, chunk) => {
+            if (chunk) read.set(name, [...(read.get(name) ?? []), Buffer.from(chunk)])
+          },
+          output: (chunk) => void written.push(Buffer.from(chunk)),
+        },
+      })
+      const bytes = await readFile(out)
+      expect(Buffer.concat(written).equals(bytes)).toBe(true)
+      expect(packed.sha256).toBe(sha256(bytes))
+      for (const name of ORDER) expect(Buffer.concat(read.get(name)!).equals(await readFile(join(dir, name)))).toBe(true)
+
+      // memory.bin is 12 blocks (more than 4): general purpose bit 3, zeros in the local header,
+      // then a signed descriptor; the small entries carry their values in the local header.
+      const { entries } = await readZipDirectory(bytesSource(bytes))
+      for (const entry of entries) {
+        const local = entry.localHeaderOffset
+        const streamed = entry.name === 'memory.bin'
+        expect(entry.flags & 0x0008, entry.name).toBe(streamed ? 0x0008 : 0)
+        expect(bytes.readUInt16LE(local + 6) & 0x0008, entry.name).toBe(streamed ? 0x0008 : 0)
+        expect(bytes.readUInt32LE(local + 14), entry.name).toBe(streamed ? 0 : entry.crc32)
+        if (!streamed) continue
+        const after = local + 30 + bytes.readUInt16LE(local + 26) + bytes.readUInt16LE(local + 28) + entry.compressedSize
+        expect(bytes.readUInt32LE(after)).toBe(0x08074b50)
+        expect(bytes.readUInt32LE(after + 4)).toBe(entry.crc32)
+        const sizes = forceZip64
+          ? [Number(bytes.readBigUInt64LE(after + 8)), Number(bytes.readBigUInt64LE(after + 16))]
+          : [bytes.readUInt32LE(after + 8), bytes.readUInt32LE(after + 12)]
+        expect(sizes).toEqual([entry.compressedSize, entry.uncompressedSize])
+        expect(after + (forceZip64 ? 24 : 16)).toBe(entries[entries.indexOf(entry) + 1]!.localHeaderOffset)
+      }
+      const python = await pythonEntries(out)
+      expect(python[1]!.sha256).toBe(sha256(await readFile(join(dir, 'memory.bin'))))
+      expect((await execFileAsync('unzip', ['-t', out])).stdout).toMatch(/No errors detected/)
+      expect((await validatePie(out)).problems).toEqual([])
+    },
+  )
+
   it('copies JSON bytes exactly, never re-serialising them', async () => {
     const dir = await unzipExample()
     const weird = '{"program": {"prime": 3618502788666131213697322783095070105623107215331596699973092056135872020481,   "x":1}}\n'

@@ -217,3 +217,52 @@ describe('problem reporting', () => {
     await expect(validatePie(join(await tempDir(), 'nothing.zip'))).rejects.toBeInstanceOf(InvalidInputError)
   })
 })
+
+describe('memory.bin fed by another reader (the packer)', () => {
+  // Cells of every kind the scan's fast path must hand to the full check: a duplicate, an
+  // address past its segment, an unknown segment, pointers out of range or too wide, values at
+  // and above the prime, a non-relocatable address; around them, ordinary cells it takes itself.
+  const oddCells = (cells: Cell[]): Uint8Array => {
+    // Execution cells (1, 10..14) keep their addresses and get odd values.
+    setCell(cells, 1, 10, { segment: 7, offset: 0 })
+    setCell(cells, 1, 11, { segment: 1, offset: 74 })
+    setCell(cells, 1, 12, PRIME)
+    setCell(cells, 1, 13, PRIME + 1n)
+    setCell(cells, 1, 14, (1n << 255n) | (1n << 200n))
+    const extra: Cell[] = [
+      { segment: 1, offset: 3, value: 5n },
+      { segment: 1, offset: 73, value: 1n },
+      { segment: 9, offset: 0, value: 1n },
+      { segment: 3, offset: 0, value: 1n },
+      { segment: 1, offset: 20, value: 7n },
+    ]
+    const memory = Buffer.from(encodeCells([...cells, ...extra]))
+    // The relocatable bit cleared in the last cell's address.
+    memory[memory.length - 40 + 7]! &= 0x7f
+    return memory
+  }
+
+  it('finds the same problems as reading the file, aligned or not, in any chunking', async () => {
+    const files = await exampleFiles()
+    const memory = oddCells(decodeCells(files.get('memory.bin') as Uint8Array))
+    files.set('memory.bin', memory)
+    const dir = await writeDir(await tempDir(), files)
+    const expected = await validatePie(dir, { maxProblems: 100 })
+    expect(expected.valid).toBe(false)
+    expect(expected.problems.length).toBeGreaterThanOrEqual(10)
+    const feed = async function* (chunkSize: number, shift: number) {
+      for (let at = 0; at < memory.length; at += chunkSize) {
+        const piece = memory.subarray(at, at + chunkSize)
+        // `shift` bytes in front: a chunk at an address that is not a multiple of 4 takes the cell-by-cell path.
+        const holder = new Uint8Array(piece.length + shift)
+        holder.set(piece, shift)
+        yield holder.subarray(shift)
+      }
+    }
+    for (const [chunkSize, shift] of [[memory.length, 0], [memory.length, 1], [4096, 0], [1000, 2], [40 * 7, 0]] as const) {
+      const fed = await validatePie(dir, { maxProblems: 100, memoryChunks: feed(chunkSize, shift) })
+      expect(fed.problems, `${chunkSize} bytes a chunk, shifted by ${shift}`).toEqual(expected.problems)
+      expect(fed.summary.memoryCells).toBe(expected.summary.memoryCells)
+    }
+  })
+})

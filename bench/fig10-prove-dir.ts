@@ -1,0 +1,149 @@
+/**
+ * Figure 10: a PIE directory to "submitted" at real sizes. `proving prove <dir>` (no --wait;
+ * bin/proving.js over lib/: start-up, the one pass that packs and validates the directory while
+ * uploading it, the journal) against bench/peer-submit.sh (Info-ZIP `zip -r -1` at level 1, then
+ * `curl -F` to the same endpoint; no validation, no facts), both against the emulator in its own
+ * process (bench/servers.ts, as figure 6). The CLI with PROVING_STREAM_UPLOAD=0 (pack, then
+ * upload) is shown too: what the streaming itself buys. Runs alternate, medians; the emulator
+ * forgets its queries between runs. Target: >= 2x faster than the script.
+ */
+import { rm } from 'node:fs/promises'
+import { loadavg } from 'node:os'
+import { join } from 'node:path'
+import {
+  BENCH,
+  type CachedPie,
+  ensureBuilt,
+  ensurePie,
+  type FigureContext,
+  type FigureResult,
+  fmt,
+  fmtMiB,
+  fmtMs,
+  measure,
+  median,
+  mib,
+  NODE,
+  ROOT,
+  RUN_DIR,
+  startServer,
+  table,
+  warmCache,
+} from './lib.ts'
+
+type Run = { ms: number; cpuMs: number; rssKiB: number }
+type Series = { pie: CachedPie; label: string; streamed: Run[]; sequential: Run[]; script: Run[] }
+
+const load = () => loadavg().map((x) => x.toFixed(2)).join(' / ')
+
+export async function figureProveDir(ctx: FigureContext): Promise<FigureResult> {
+  const started = performance.now()
+  const sizes = ctx.quick ? ['64MiB'] : ['1GiB', '256MiB']
+  const runs = ctx.quick ? 1 : 3
+  const notes: string[] = []
+  const build = ensureBuilt(ctx)
+  if (build.note) notes.push(build.note)
+  const cli = build.from === 'lib' ? [join(ROOT, 'bin', 'proving.js')] : [join(ROOT, 'src', 'cli', 'run.ts')]
+  const work = join(RUN_DIR, 'prove-dir')
+  const journal = join(RUN_DIR, 'prove-dir-journal')
+  await rm(work, { recursive: true, force: true })
+  const { mkdir } = await import('node:fs/promises')
+  await mkdir(work, { recursive: true })
+  const loadBefore = load()
+
+  const emulator = await startServer('emulator', ['--received-ms', '0', '--step-ms', '0'])
+  const env = { ...process.env, PROVING_BASE_URL: emulator.url, PROVING_API_KEY: 'bench-key', PROVING_JOURNAL_DIR: journal, NO_COLOR: '1' }
+  // Each upload is kept on the emulator's disk: forget them between runs.
+  const reset = async () =>
+    void (await fetch(`${emulator.url}/_emulator/reset`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).arrayBuffer()
+  const proving = async (pie: CachedPie, streamed: boolean): Promise<Run> => {
+    const m = await measure(NODE, [...cli, 'prove', pie.dir, '-q'], { env: { ...env, PROVING_STREAM_UPLOAD: streamed ? '1' : '0' } })
+    if (!/^[0-9a-f-]{36}$/.test(m.stdout.trim())) throw new Error(`proving prove printed no query id: ${m.stdout} ${m.stderr}`)
+    await reset()
+    return { ms: m.ms, cpuMs: m.cpuMs, rssKiB: m.rssKiB }
+  }
+  const script = async (pie: CachedPie): Promise<Run> => {
+    const m = await measure('bash', [join(BENCH, 'peer-submit.sh'), pie.dir, emulator.url, 'bench-key', work])
+    if (!/^[0-9a-f-]{36}$/.test(m.stdout.trim())) throw new Error(`peer-submit.sh printed no query id: ${m.stdout} ${m.stderr}`)
+    await reset()
+    return { ms: m.ms, cpuMs: m.cpuMs, rssKiB: m.rssKiB }
+  }
+
+  const series: Series[] = []
+  try {
+    for (const size of sizes) {
+      const pie = await ensurePie(size, ctx)
+      await warmCache(join(pie.dir, 'memory.bin'))
+      const label = `${fmt(mib(pie.memoryBytes), 0)} MiB memory.bin`
+      // Warm-up: the emulator inspects each PIE it receives and keeps the facts by the zip's
+      // SHA-256, so after this the measured runs of both sides find them known.
+      await proving(pie, true)
+      await script(pie)
+      const s: Series = { pie, label, streamed: [], sequential: [], script: [] }
+      for (let k = 0; k < runs; k++) {
+        s.streamed.push(await proving(pie, true))
+        s.script.push(await script(pie))
+        s.sequential.push(await proving(pie, false))
+        ctx.log(
+          `  ${label}, run ${k + 1}: proving prove ${fmtMs(s.streamed.at(-1)!.ms)} (pack then upload ${fmtMs(s.sequential.at(-1)!.ms)}); zip + curl ${fmtMs(s.script.at(-1)!.ms)} (load ${load()})`,
+        )
+      }
+      series.push(s)
+    }
+  } finally {
+    await emulator.stop()
+    await rm(work, { recursive: true, force: true })
+    await rm(journal, { recursive: true, force: true })
+  }
+  const loadAfter = load()
+
+  const med = (of: Run[], key: keyof Run) => median(of.map((r) => r[key]))
+  const rows = series.flatMap((s) => {
+    const script = med(s.script, 'ms')
+    const row = (name: string, of: Run[]) => [
+      name,
+      s.label,
+      fmtMs(med(of, 'ms')),
+      `${fmt(med(of, 'cpuMs') / 1000)} s`,
+      fmtMiB(Math.max(...of.map((r) => r.rssKiB))),
+      `${fmt(script / med(of, 'ms'))}x`,
+    ]
+    return [
+      row('`proving prove <dir>` (one pass: upload while packing)', s.streamed),
+      row('`PROVING_STREAM_UPLOAD=0 proving prove <dir>` (pack, then upload)', s.sequential),
+      row('`bench/peer-submit.sh` (`zip -r -1`, then `curl -F`)', s.script),
+    ]
+  })
+  const checks = series.map((s) => {
+    const ratio = med(s.script, 'ms') / med(s.streamed, 'ms')
+    return {
+      name: `\`proving prove <dir>\` to submitted vs zip + curl, ${s.label}`,
+      value: `${fmt(ratio)}x faster (${fmtMs(med(s.streamed, 'ms'))} vs ${fmtMs(med(s.script, 'ms'))})`,
+      target: '>= 2x',
+      pass: ratio >= 2,
+    }
+  })
+  const first = series[0]!
+  const streamGain = med(first.sequential, 'ms') - med(first.streamed, 'ms')
+  notes.push(
+    `Streaming the upload while packing saved ${fmtMs(streamGain)} at ${first.label} (median of the pack-then-upload runs minus the one-pass runs). The CPU column is the client process only (GNU time); the emulator's work (parsing the multipart body, hashing and writing the upload, inspecting the PIE, cached after the warm-up) is the same for both sides and runs in its own process, on the same two cores.`,
+  )
+  if (checks.some((check) => !check.pass)) {
+    notes.push(
+      `A ratio under 2x here is bounded by the cores the CLI gets: it deflates on two worker threads while the script's zip uses one, so with other work on the machine (load average ${loadBefore} before, ${loadAfter} after) its lead shrinks toward its CPU advantage alone.`,
+    )
+  }
+  const body = [
+    `Inputs: generated PIEs (\`generatePie\`, seed 1), in the page cache. Wall time of each process to "submitted" (the query id printed), medians of ${runs} run${runs > 1 ? 's' : ''} after a warm-up of each, alternating; the emulator (bench/servers.ts, timing 0) in its own process. The ratio is the script's time over the command's. Load average (1 / 5 / 15 min) before the figure: ${loadBefore}; after: ${loadAfter}.`,
+    '',
+    table(['command', 'PIE', 'wall time to submitted', 'client CPU', 'client peak RSS (worst)', 'vs the script'], rows),
+  ].join('\n')
+  return {
+    id: 10,
+    title: 'A PIE directory to submitted: `proving prove <dir>` vs `zip -r -1 && curl -F`',
+    body,
+    checks,
+    notes,
+    seconds: (performance.now() - started) / 1000,
+  }
+}
