@@ -32,7 +32,8 @@ export type BlockCompressor = {
   readonly blockSize: number
   /** The input area of a slot (blockSize bytes): fill it, then call `compress`. */
   input(slot: number): Uint8Array
-  compress(slot: number, length: number, final: boolean): Promise<CompressedBlock>
+  /** `memLevel` (zlib's, 1-9; default 8): 9 deflates ~13% faster at level 1, for 128 KiB more per stream. */
+  compress(slot: number, length: number, final: boolean, memLevel?: number): Promise<CompressedBlock>
   close(): Promise<void>
 }
 
@@ -41,9 +42,13 @@ export function outputCapacity(blockSize: number): number {
   return blockSize + (blockSize >>> 3) + (blockSize >>> 6) + 1024
 }
 
-function deflateOptions(level: number, final: boolean, chunkSize: number): zlib.ZlibOptions {
+/** zlib's default. */
+const DEFAULT_MEM_LEVEL = 8
+
+function deflateOptions(level: number, final: boolean, chunkSize: number, memLevel: number): zlib.ZlibOptions {
   return {
     level,
+    memLevel,
     chunkSize,
     finishFlush: final ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH,
   }
@@ -59,6 +64,7 @@ parentPort.on('message', (m) => {
     const input = new Uint8Array(shared, base, m.length);
     const out = zlib.deflateRawSync(input, {
       level,
+      memLevel: m.memLevel,
       chunkSize: capacity,
       finishFlush: m.final ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH,
     });
@@ -93,9 +99,9 @@ export function createBlockCompressor(options: {
       slots,
       blockSize,
       input: (slot) => inputs[slot]!,
-      compress: async (slot, length, final) => {
+      compress: async (slot, length, final, memLevel = DEFAULT_MEM_LEVEL) => {
         const input = inputs[slot]!.subarray(0, length)
-        return { data: zlib.deflateRawSync(input, deflateOptions(level, final, capacity)), crc32: zlib.crc32(input) >>> 0 }
+        return { data: zlib.deflateRawSync(input, deflateOptions(level, final, capacity, memLevel)), crc32: zlib.crc32(input) >>> 0 }
       },
       close: async () => {},
     }
@@ -142,7 +148,7 @@ export function createBlockCompressor(options: {
     slots,
     blockSize,
     input: (slot) => new Uint8Array(shared, slot * (blockSize + capacity), blockSize),
-    compress(slot, length, final) {
+    compress(slot, length, final, memLevel = DEFAULT_MEM_LEVEL) {
       if (failure) return Promise.reject(failure)
       let target = 0
       for (let w = 1; w < workers.length; w++) if (load[w]! < load[target]!) target = w
@@ -150,7 +156,7 @@ export function createBlockCompressor(options: {
       load[target]!++
       return new Promise<CompressedBlock>((resolve, reject) => {
         pending.set(id, { resolve, reject, worker: target, slot })
-        workers[target]!.postMessage({ id, slot, length, final })
+        workers[target]!.postMessage({ id, slot, length, final, memLevel })
       })
     },
     async close() {

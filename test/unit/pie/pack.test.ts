@@ -62,18 +62,22 @@ describe('packPie on the example and generated PIEs', () => {
   it('compresses blocks to the same bytes inline and on workers', async () => {
     const data = await readFile(join(await unzipExample(), 'memory.bin'))
     const outputs: string[] = []
-    for (const workers of [0, 2]) {
-      const compressor = createBlockCompressor({ workers, level: 1, blockSize: 64 * 1024, slots: 2 })
-      try {
-        compressor.input(1).set(data)
-        const block = await compressor.compress(1, data.length, false)
-        expect(block.crc32).toBe(zlib.crc32(data))
-        outputs.push(Buffer.from(block.data).toString('hex'))
-      } finally {
-        await compressor.close()
+    for (const memLevel of [undefined, 9]) {
+      for (const workers of [0, 2]) {
+        const compressor = createBlockCompressor({ workers, level: 1, blockSize: 64 * 1024, slots: 2 })
+        try {
+          compressor.input(1).set(data)
+          const block = await compressor.compress(1, data.length, false, memLevel)
+          expect(block.crc32).toBe(zlib.crc32(data))
+          outputs.push(Buffer.from(block.data).toString('hex'))
+        } finally {
+          await compressor.close()
+        }
       }
     }
     expect(outputs[1]).toBe(outputs[0])
+    expect(outputs[3]).toBe(outputs[2])
+    expect(Buffer.from(outputs[2]!, 'hex').length).toBeLessThanOrEqual(Buffer.from(outputs[0]!, 'hex').length * 1.01)
     // A sync-flushed block ends byte-aligned with an empty stored block.
     expect(outputs[0]!.endsWith('0000ffff')).toBe(true)
   })
