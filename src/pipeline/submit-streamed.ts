@@ -51,8 +51,12 @@ export async function submitPieStreamed(stream: PieStream, options: StreamedSubm
   // Nothing goes out before the directory holds a PIE's files and its JSON files are valid.
   await Promise.race([stream.ready, stream.prepared])
   const upload = client.submitPieStream({ ...params, pieBytes: stream.bytes, signal })
-  upload.catch(() => {
-    if (!released) failedBeforeEnd = true
+  upload.catch((error: unknown) => {
+    if (released) return
+    failedBeforeEnd = true
+    // The upload will take no more bytes (it may never have asked for any: a service URL that
+    // does not answer like the service): the packer must not wait for it.
+    stream.abandon(error)
   })
   let pie: PreparedPie
   try {

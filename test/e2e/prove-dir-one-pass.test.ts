@@ -175,6 +175,15 @@ describe('proving prove DIR in one pass', () => {
     expect(result.left).toEqual([])
   })
 
+  it('still ends, with the reason, when the upload fails before taking any byte (a URL that is not the service)', { timeout: 60_000 }, async () => {
+    await emulator.control('POST', '/faults', { method: 'GET', path: '/is-alive', kind: 'gateway-404', times: 1 })
+    const result = await runInScratch(['prove', big], { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY })
+    expect(result.code, result.stderr).toBe(2)
+    expect(result.stderr).toMatch(/does not answer like the proving service/)
+    expect(queryIds()).toEqual([])
+    expect(result.left).toEqual([])
+  })
+
   it('follows the query the journal already holds, cutting the upload before its end', async () => {
     const journalDir = await mkdtemp(join(work, 'journal-'))
     const first = await runCli(['prove', EXAMPLE_DIR, '--json'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY } })
