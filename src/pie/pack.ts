@@ -45,13 +45,14 @@ export type PackPieOptions = {
 }
 
 /**
- * Observers of one pack. Each is awaited before the packer goes on, and the bytes it is given
- * are valid only until then (they live in buffers the packer reuses): copy what you keep.
+ * Observers of one pack. Each is awaited before the packer goes on. The input bytes are valid
+ * only until then (they live in buffers the packer reuses): copy what you keep. The output
+ * bytes are the observer's to keep (fresh buffers, never written again).
  */
 export type PackTaps = {
   /** Each PIE file's bytes as they are read, in order; `chunk` null once the file is read. */
   input?: (name: PieEntryName, chunk: Uint8Array | null) => void | Promise<void>
-  /** The zip's bytes as they are written, in order, from the first to the last. */
+  /** The zip's bytes as they are written, in order, from the first to the last; they may be kept. */
   output?: (chunk: Uint8Array) => void | Promise<void>
 }
 
@@ -132,7 +133,7 @@ async function pieFiles(dir: string): Promise<PieDirFile[]> {
 
 /**
  * Streams one file through the compressor's slots, handing compressed blocks to `emit` in
- * order (each valid only during the call). At most `slots` blocks are in flight.
+ * order (each the caller's to keep). At most `slots` blocks are in flight.
  */
 async function compressFile(
   file: PieDirFile,
@@ -191,7 +192,8 @@ async function writeZip(files: PieDirFile[], sink: Sink, s: Settings): Promise<P
   const totalBytes = files.reduce((sum, file) => sum + file.size, 0)
   const workers = totalBytes <= INLINE_MAX_BLOCKS * s.blockSize ? 0 : s.workers
   const slots = Math.max(2, SLOTS_PER_WORKER * workers)
-  const compressor = createBlockCompressor({ workers, level: s.level, blockSize: s.blockSize, slots })
+  // With an output tap, the zip's bytes are handed on to be kept: the workers hand over buffers of their own.
+  const compressor = createBlockCompressor({ workers, level: s.level, blockSize: s.blockSize, slots, ownOutput: s.taps.output !== undefined })
   const central: CentralEntry[] = []
   try {
     for (const file of files) {
@@ -207,7 +209,8 @@ async function writeZip(files: PieDirFile[], sink: Sink, s: Settings): Promise<P
         await sink.write(dataDescriptor({ ...header, ...result }))
       } else {
         const blocks: Uint8Array[] = []
-        result = await compressFile(file, compressor, s, async (data) => void blocks.push(data.slice()))
+        // A block in a shared slot is copied: the slot is reused before the header goes out.
+        result = await compressFile(file, compressor, s, async (data) => void blocks.push(data.buffer instanceof SharedArrayBuffer ? data.slice() : data))
         await sink.write(localHeader({ ...header, ...result }))
         for (const block of blocks) await sink.write(block)
       }
