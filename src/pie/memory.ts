@@ -200,6 +200,25 @@ export class SeenCells {
     return this.sparse.size
   }
 
+  /**
+   * `mark` for the common cell, small enough to be inlined into a scan: a cell of the last
+   * segment marked, on a page that exists, with no cell kept one by one. Returns 1 when the
+   * cell had been marked before, 0 when not, and -1 (nothing done) when `mark` must decide.
+   */
+  markOnPage(segment: number, offset: number): number {
+    if (segment !== this.lastSegment || this.sparse.size !== 0) return -1
+    const page = this.lastPages[offset >>> PAGE_BITS]
+    if (page === undefined) return -1
+    this.marked++
+    const bit = offset & ((1 << PAGE_BITS) - 1)
+    const byte = bit >>> 3
+    const mask = 1 << (bit & 7)
+    const before = page[byte]!
+    if ((before & mask) !== 0) return 1
+    page[byte] = before | mask
+    return 0
+  }
+
   /** Marks the cell; returns true when it had been marked before. */
   mark(segment: number, offset: number): boolean {
     this.marked++

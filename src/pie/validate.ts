@@ -365,7 +365,13 @@ async function scanMemory(
           }
         }
       }
-      if (!fast || seen.mark(segment, offset)) checkCell(view, at + 40 * k, byte + 40 * k)
+      if (!fast) {
+        checkCell(view, at + 40 * k, byte + 40 * k)
+        continue
+      }
+      let marked = seen.markOnPage(segment, offset)
+      if (marked < 0) marked = seen.mark(segment, offset) ? 1 : 0
+      if (marked === 1) checkCell(view, at + 40 * k, byte + 40 * k)
     }
   }
   const scanner = new CellScanner(checkCell, onRun)

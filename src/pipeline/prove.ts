@@ -194,7 +194,8 @@ export function streamPie(dir: string, options: PreparePieOptions): PieStream {
   let filesValid!: () => void
   const ready = new Promise<void>((resolve) => (filesValid = resolve))
   const prepared = packDirectory(dir, options, {
-    onOutput: (chunk) => channel.put(chunk.slice()),
+    // The zip's bytes are the upload's to keep (PackTaps.output): no copy.
+    onOutput: (chunk) => channel.put(chunk),
     onFilesValid: () => filesValid(),
     outcome: 'the upload was stopped before its end: nothing was submitted',
   }).then(

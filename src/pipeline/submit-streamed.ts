@@ -10,9 +10,10 @@
  *   invalid, or a journal that says "already submitted", cuts the upload before its end, so the
  *   service never has a complete form and creates no query;
  * - the upload is tried once (its bytes cannot be produced again). A service that refuses it
- *   before processing (411/501/505, a server that wants a length; or any network failure or
- *   5xx before the body's end, when it cannot have had the whole form) gets the packed pie.zip
- *   instead, with a warning: the same bytes, sent the usual way;
+ *   before processing (411/501/505, a server that wants a length; or, before the body's end,
+ *   when it cannot have had the whole form, a network failure, a 5xx or a page from something
+ *   in between) gets the packed pie.zip instead, with a warning: the same bytes, sent the
+ *   usual way;
  * - the pie.zip is kept as `preparePie` keeps it (`packDir`), byte-identical to what was sent.
  */
 import type { ProvingClient } from '../clients/proving.ts'
@@ -50,8 +51,12 @@ export async function submitPieStreamed(stream: PieStream, options: StreamedSubm
   // Nothing goes out before the directory holds a PIE's files and its JSON files are valid.
   await Promise.race([stream.ready, stream.prepared])
   const upload = client.submitPieStream({ ...params, pieBytes: stream.bytes, signal })
-  upload.catch(() => {
-    if (!released) failedBeforeEnd = true
+  upload.catch((error: unknown) => {
+    if (released) return
+    failedBeforeEnd = true
+    // The upload will take no more bytes (it may never have asked for any: a service URL that
+    // does not answer like the service): the packer must not wait for it.
+    stream.abandon(error)
   })
   let pie: PreparedPie
   try {
@@ -111,7 +116,9 @@ function mayResendAsFile(error: unknown, failedBeforeEnd: boolean, signal: Abort
   const failure = error instanceof AmbiguousSubmissionError && error.cause ? error.cause : error
   if (failure instanceof ServiceError && failure.status !== undefined && FRAMING_REFUSED.has(failure.status)) return true
   if (!failedBeforeEnd) return false
-  return failure instanceof NetworkError || (failure instanceof ServiceError && (failure.status ?? 0) >= 500)
+  // Before the end, nothing complete reached the service: a reset, a 5xx, or a page from
+  // something in between (a proxy that will not pass the body on) may be tried as a file.
+  return failure instanceof NetworkError || (failure instanceof ServiceError && ((failure.status ?? 0) >= 500 || failure.gatewayPage))
 }
 
 function describe(error: unknown): string {

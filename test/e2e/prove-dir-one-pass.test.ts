@@ -161,6 +161,29 @@ describe('proving prove DIR in one pass', () => {
     expect(result.left).toEqual([])
   })
 
+  it.each([
+    ['a reset before the body was read', { kind: 'drop' }, /did not take the PIE sent while it was packed \(.+\)/],
+    ['a non-JSON 404 page from something in between', { kind: 'gateway-404' }, /did not take the PIE sent while it was packed \(HTTP 404\)/],
+  ])('sends the packed file when the streamed upload meets %s before its end', { timeout: 60_000 }, async (_what, fault, warning) => {
+    await emulator.control('POST', '/faults', { method: 'POST', path: L2, times: 1, ...fault })
+    // The large PIE: its zip cannot be complete (so the body's end cannot have gone out) before
+    // most of it went through the upload, which the fault stops at its first bytes.
+    const result = await runInScratch(['prove', big, '--json'], { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY })
+    expect(result.code, result.stderr).toBe(0)
+    expect(result.stderr).toMatch(warning)
+    expect(queryIds()).toEqual([JSON.parse(result.stdout).provingQueryId])
+    expect(result.left).toEqual([])
+  })
+
+  it('still ends, with the reason, when the upload fails before taking any byte (a URL that is not the service)', { timeout: 60_000 }, async () => {
+    await emulator.control('POST', '/faults', { method: 'GET', path: '/is-alive', kind: 'gateway-404', times: 1 })
+    const result = await runInScratch(['prove', big], { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY })
+    expect(result.code, result.stderr).toBe(2)
+    expect(result.stderr).toMatch(/does not answer like the proving service/)
+    expect(queryIds()).toEqual([])
+    expect(result.left).toEqual([])
+  })
+
   it('follows the query the journal already holds, cutting the upload before its end', async () => {
     const journalDir = await mkdtemp(join(work, 'journal-'))
     const first = await runCli(['prove', EXAMPLE_DIR, '--json'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY } })
