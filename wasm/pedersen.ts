@@ -388,6 +388,15 @@ function updateFG(len: usize): void {
   store<i32>(g30 + 4 * (len - 1), <i32>cg)
 }
 
+/** Carries d's limbs into (-2^30, 2^30) below the top one, which keeps the sign. */
+function carryD(): void {
+  for (let i: usize = 0; i < 8; i++) {
+    const x = load<i32>(d30 + 4 * i)
+    store<i32>(d30 + 4 * (i + 1), load<i32>(d30 + 4 * (i + 1)) + (x >> 30))
+    store<i32>(d30 + 4 * i, x & M30)
+  }
+}
+
 /** d ∈ (-2P, P), negated when `sign` < 0, brought to [0, P). */
 function normalizeD(sign: i32): void {
   const neg = sign >> 31
@@ -396,57 +405,33 @@ function normalizeD(sign: i32): void {
     const x = load<i32>(d30 + 4 * i) + (pLimb30(i) & add)
     store<i32>(d30 + 4 * i, (x ^ neg) - neg)
   }
-  for (let i: usize = 0; i < 8; i++) {
-    const x = load<i32>(d30 + 4 * i)
-    store<i32>(d30 + 4 * (i + 1), load<i32>(d30 + 4 * (i + 1)) + (x >> 30))
-    store<i32>(d30 + 4 * i, x & M30)
-  }
+  carryD()
   add = load<i32>(d30, 32) >> 31
   for (let i: usize = 0; i < 9; i++) store<i32>(d30 + 4 * i, load<i32>(d30 + 4 * i) + (pLimb30(i) & add))
-  for (let i: usize = 0; i < 8; i++) {
-    const x = load<i32>(d30 + 4 * i)
-    store<i32>(d30 + 4 * (i + 1), load<i32>(d30 + 4 * (i + 1)) + (x >> 30))
-    store<i32>(d30 + 4 * i, x & M30)
-  }
+  carryD()
 }
 
-/** The 30-bit limbs of an element in 29-bit limbs (both little-endian, the value unchanged). */
-function to30(out: usize, a: usize): void {
+/**
+ * The 9 limbs of `to` bits of a non-negative value held in 9 limbs of `from` bits (29 and 30,
+ * either way; little-endian, each limb in a 32-bit word), the value unchanged.
+ */
+function repack(out: usize, a: usize, from: u32, to: u32): void {
+  const mask: u64 = (<u64>1 << to) - 1
   let acc: u64 = 0
   let bits: u32 = 0
   let k: usize = 0
   for (let i: usize = 0; i < 9; i++) {
     acc |= <u64>load<u32>(a + 4 * i) << bits
-    bits += 29
-    while (bits >= 30 && k < 9) {
-      store<i32>(out + 4 * k++, <i32>(acc & 0x3fffffff))
-      acc >>= 30
-      bits -= 30
+    bits += from
+    while (bits >= to && k < 9) {
+      store<u32>(out + 4 * k++, <u32>(acc & mask))
+      acc >>= to
+      bits -= to
     }
   }
   while (k < 9) {
-    store<i32>(out + 4 * k++, <i32>(acc & 0x3fffffff))
-    acc >>= 30
-  }
-}
-
-/** The 29-bit limbs of a value in [0, P) held in non-negative 30-bit limbs. */
-function from30(out: usize, a: usize): void {
-  let acc: u64 = 0
-  let bits: u32 = 0
-  let k: usize = 0
-  for (let i: usize = 0; i < 9; i++) {
-    acc |= <u64>load<i32>(a + 4 * i) << bits
-    bits += 30
-    while (bits >= 29 && k < 9) {
-      store<u32>(out + 4 * k++, <u32>(acc & MASK))
-      acc >>= 29
-      bits -= 29
-    }
-  }
-  while (k < 9) {
-    store<u32>(out + 4 * k++, <u32>(acc & MASK))
-    acc >>= 29
+    store<u32>(out + 4 * k++, <u32>(acc & mask))
+    acc >>= to
   }
 }
 
@@ -457,7 +442,7 @@ export function invert(out: usize, a: usize): void {
   memory.fill(e30, 0, 36)
   store<i32>(e30, 1)
   for (let i: usize = 0; i < 9; i++) store<i32>(f30 + 4 * i, pLimb30(i))
-  to30(g30, a)
+  repack(g30, a, 29, 30)
   let len: usize = 9
   let eta: i32 = -1
   while (true) {
@@ -480,7 +465,7 @@ export function invert(out: usize, a: usize): void {
     }
   }
   normalizeD(load<i32>(f30 + 4 * (len - 1)))
-  from30(out, d30)
+  repack(out, d30, 30, 29)
   mul(out, out, R3)
 }
 
@@ -503,14 +488,14 @@ export function fromMont(out: usize, a: usize): void {
 @inline function setInfinity(p: usize, value: bool): void { store<u32>(p, value ? 1 : 0, 3 * FE) }
 
 /** p = the affine point q (x, y) with Z = 1. */
-export function setAffine(p: usize, q: usize): void {
+function setAffine(p: usize, q: usize): void {
   memory.copy(p, q, AFFINE)
   copy(Z(p), ONE)
   setInfinity(p, false)
 }
 
 /** p = 2p (dbl-2007-bl for a = 1). */
-export function double(p: usize): void {
+function double(p: usize): void {
   if (isInfinity(p)) return
   if (isZero(Y(p))) {
     setInfinity(p, true)
@@ -551,7 +536,7 @@ export function double(p: usize): void {
 }
 
 /** p += q with q affine (madd-2007-bl: 7M + 4S), handling infinity, equal and opposite points. */
-export function addAffine(p: usize, q: usize): void {
+function addAffine(p: usize, q: usize): void {
   if (isInfinity(p)) {
     setAffine(p, q)
     return
@@ -610,7 +595,7 @@ export function addAffine(p: usize, q: usize): void {
  * p += low(k)·B + high(k)·C for a plain scalar k, with `low` the window table of B (windows of
  * `w` bits over bits 0-247) and `high` the 15 multiples of C (bits 248-251).
  */
-export function addScalar(p: usize, k: usize, low: usize, w: u32, high: usize): void {
+function addScalar(p: usize, k: usize, low: usize, w: u32, high: usize): void {
   const size: usize = (<usize>1 << w) - 1
   let j: usize = 0
   for (let start: u32 = 0; start < 248; start += w) {
@@ -639,7 +624,7 @@ function plainX(out: usize, p: usize): bool {
  * AFFINE), with one inversion (Montgomery's trick); `prefix` holds count elements. A point at
  * infinity is written as x = y = 0 with its flag left in the Jacobian entry for the caller.
  */
-export function normalize(points: usize, count: usize, out: usize, prefix: usize): void {
+function normalize(points: usize, count: usize, out: usize, prefix: usize): void {
   const acc = s(23), inv = s(24), zInv = s(25), zz = s(26)
   copy(acc, ONE)
   for (let i: usize = 0; i < count; i++) {
@@ -708,17 +693,6 @@ export function loadWords(src: usize, count: usize, dst: usize): void {
     store<u32>(o, <u32>((w3 >> 11) & MASK), 28)
     store<u32>(o, <u32>((w3 >> 40) & MASK), 32)
   }
-}
-
-/** Writes a plain element at `src` as a 256-bit little-endian word at `dst`. */
-export function storeWord(src: usize, dst: usize): void {
-  const l0 = <u64>load<u32>(src, 0), l1 = <u64>load<u32>(src, 4), l2 = <u64>load<u32>(src, 8)
-  const l3 = <u64>load<u32>(src, 12), l4 = <u64>load<u32>(src, 16), l5 = <u64>load<u32>(src, 20)
-  const l6 = <u64>load<u32>(src, 24), l7 = <u64>load<u32>(src, 28), l8 = <u64>load<u32>(src, 32)
-  store<u64>(dst, l0 | (l1 << 29) | (l2 << 58), 0)
-  store<u64>(dst, (l2 >> 6) | (l3 << 23) | (l4 << 52), 8)
-  store<u64>(dst, (l4 >> 12) | (l5 << 17) | (l6 << 46), 16)
-  store<u64>(dst, (l6 >> 18) | (l7 << 11) | (l8 << 40), 24)
 }
 
 /**
@@ -857,7 +831,7 @@ function mixAndAdd(state: usize, next: usize): void {
 }
 
 /** The Hades permutation of the 3-element state (Montgomery form), with the 91 × 3 constants. */
-export function hades(state: usize, constants: usize): void {
+function hades(state: usize, constants: usize): void {
   const a = state, b = state + FE, c = state + 2 * FE
   // Each round: its constants (added by the previous round's mix, the first here), the S-box on
   // every lane (full rounds) or the last (partial ones), then the mix.
