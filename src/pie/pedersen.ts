@@ -26,9 +26,8 @@
  */
 import { Worker } from 'node:worker_threads'
 import { InvalidInputError } from '../core/errors.ts'
+import { STARK_PRIME } from './format.ts'
 import { PEDERSEN_WASM_BASE64 } from './pedersen-wasm.ts'
-
-const P = 2n ** 251n + 17n * 2n ** 192n + 1n
 
 /** Chains at least this long use the 12-bit window table of the chain's half (built in ~50 ms). */
 const WIDE_TABLE_MIN_CHAIN = 8192
@@ -42,7 +41,7 @@ type WasmGlobals = {
   Instance: new (module: WasmModule, imports: Record<string, Record<string, unknown>>) => { exports: unknown }
 }
 
-export type PedersenEngine = {
+export type HashEngine = {
   /**
    * The steps of h(v0, h(v1, ... h(v[n-2], v[n-1]))) over `count` words given as 32-byte
    * little-endian integers: yields after each batch of 1,024 words, returns the hash.
@@ -59,7 +58,7 @@ export type PedersenEngine = {
  * An engine on a fresh instance of the module. Self-contained: a worker evaluates its source
  * (`createEngine.toString()`), so it may use only its parameters and JavaScript's globals.
  */
-function createEngine(module: WasmModule): PedersenEngine {
+function createEngine(module: WasmModule): HashEngine {
   type Exports = {
     memory: { buffer: ArrayBuffer }
     alloc(bytes: number): number
@@ -167,7 +166,6 @@ function createEngine(module: WasmModule): PedersenEngine {
   const hash = wasm.alloc(FE)
 
   function* chainSteps(input: Uint8Array, count: number, useWide: boolean): Generator<void, bigint, void> {
-    if (count < 1) throw new RangeError('hash chain of nothing')
     const t = narrowTables()
     const low3 = useWide ? wideTable() : t.low3
     const w3 = useWide ? WIDE : NARROW
@@ -221,7 +219,7 @@ function createEngine(module: WasmModule): PedersenEngine {
 }
 
 let compiled: WasmModule | undefined
-let engine: PedersenEngine | undefined
+let engine: HashEngine | undefined
 
 function wasmModule(): WasmModule {
   const { Module } = (globalThis as unknown as { WebAssembly: WasmGlobals }).WebAssembly
@@ -229,7 +227,7 @@ function wasmModule(): WasmModule {
 }
 
 /** The engine of this thread (Pedersen's and Poseidon's WebAssembly), created on first use. */
-export function localEngine(): PedersenEngine {
+export function localEngine(): HashEngine {
   return (engine ??= createEngine(wasmModule()))
 }
 
@@ -251,7 +249,7 @@ export function wordsOf(values: readonly bigint[]): Uint8Array {
 }
 
 function checkFelt(value: bigint): void {
-  if (typeof value !== 'bigint' || value < 0n || value >= P) {
+  if (typeof value !== 'bigint' || value < 0n || value >= STARK_PRIME) {
     throw new InvalidInputError(`hash input ${value} is not a field element (0 <= x < P)`)
   }
 }
@@ -291,18 +289,21 @@ export async function fastPedersenHashChainAsync(values: readonly bigint[], sign
   }
 }
 
-const WORKER_CODE = `
+/** The worker's source: the engine's, then one chain (built when a worker is first needed). */
+let workerCode: string | undefined
+const workerSource = () =>
+  (workerCode ??= `
 const { parentPort, workerData } = require('node:worker_threads');
 const createEngine = ${createEngine.toString()};
 const steps = createEngine(workerData.module).chainSteps(workerData.words, workerData.count, workerData.wide);
 let step = steps.next();
 while (!step.done) step = steps.next();
 parentPort.postMessage(step.value);
-`
+`)
 
 function hashOnWorker(words: Uint8Array, count: number, wide: boolean, signal: AbortSignal | undefined): Promise<bigint> {
   return new Promise<bigint>((resolve, reject) => {
-    const worker = new Worker(WORKER_CODE, {
+    const worker = new Worker(workerSource(), {
       eval: true,
       workerData: { module: wasmModule(), words, count, wide },
       transferList: [words.buffer as ArrayBuffer],
