@@ -23,15 +23,15 @@ const FLAGS = ['--optimizeLevel', '3', '--shrinkLevel', '0', '--runtime', 'stub'
 export async function compilePedersenWasm(): Promise<Uint8Array> {
   let binary: Uint8Array | undefined
   const errors: string[] = []
-  const { error } = await asc.main([SOURCE, ...FLAGS, '--outFile', 'pedersen.wasm'], {
-    stderr: { write: (text: string | Uint8Array) => (errors.push(String(text)), true) } as never,
+  const options: asc.APIOptions = {
+    stderr: { write: (text) => void errors.push(typeof text === 'string' ? text : Buffer.from(text).toString('utf8')) },
     readFile: (name: string, baseDir: string) => readFile(join(baseDir, name), 'utf8').catch(() => null),
     writeFile: (name: string, contents: Uint8Array | string) => {
       if (name.endsWith('.wasm') && typeof contents !== 'string') binary = contents
     },
     listFiles: () => [],
-    reportDiagnostic: undefined,
-  } as asc.APIOptions)
+  }
+  const { error } = await asc.main([SOURCE, ...FLAGS, '--outFile', 'pedersen.wasm'], options)
   if (error || !binary) throw new Error(`asc failed on ${SOURCE}: ${error?.message ?? 'no output'}\n${errors.join('')}`)
   return binary
 }
