@@ -7,24 +7,23 @@
  * upload) is shown too: what the streaming itself buys. Runs alternate, medians; the emulator
  * forgets its queries between runs. Target: >= 2x faster than the script.
  */
-import { rm } from 'node:fs/promises'
-import { loadavg } from 'node:os'
+import { mkdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import {
   BENCH,
   type CachedPie,
-  ensureBuilt,
+  cliScript,
   ensurePie,
   type FigureContext,
   type FigureResult,
   fmt,
   fmtMiB,
+  loadAverage,
   fmtMs,
   measure,
   median,
   mib,
   NODE,
-  ROOT,
   RUN_DIR,
   startServer,
   table,
@@ -34,22 +33,17 @@ import {
 type Run = { ms: number; cpuMs: number; rssKiB: number }
 type Series = { pie: CachedPie; label: string; streamed: Run[]; sequential: Run[]; script: Run[] }
 
-const load = () => loadavg().map((x) => x.toFixed(2)).join(' / ')
-
 export async function figureProveDir(ctx: FigureContext): Promise<FigureResult> {
   const started = performance.now()
   const sizes = ctx.quick ? ['64MiB'] : ['1GiB', '256MiB']
   const runs = ctx.quick ? 1 : 3
   const notes: string[] = []
-  const build = ensureBuilt(ctx)
-  if (build.note) notes.push(build.note)
-  const cli = build.from === 'lib' ? [join(ROOT, 'bin', 'proving.js')] : [join(ROOT, 'src', 'cli', 'run.ts')]
+  const cli = [cliScript(ctx, notes)]
   const work = join(RUN_DIR, 'prove-dir')
   const journal = join(RUN_DIR, 'prove-dir-journal')
   await rm(work, { recursive: true, force: true })
-  const { mkdir } = await import('node:fs/promises')
   await mkdir(work, { recursive: true })
-  const loadBefore = load()
+  const loadBefore = loadAverage()
 
   const emulator = await startServer('emulator', ['--received-ms', '0', '--step-ms', '0'])
   const env = { ...process.env, PROVING_BASE_URL: emulator.url, PROVING_API_KEY: 'bench-key', PROVING_JOURNAL_DIR: journal, NO_COLOR: '1' }
@@ -92,7 +86,7 @@ export async function figureProveDir(ctx: FigureContext): Promise<FigureResult> 
         s.script.push(await script(pie))
         s.sequential.push(await proving(pie, false))
         ctx.log(
-          `  ${label}, run ${k + 1}: proving prove ${fmtMs(s.streamed.at(-1)!.ms)} (pack then upload ${fmtMs(s.sequential.at(-1)!.ms)}); zip + curl ${fmtMs(s.script.at(-1)!.ms)} (load ${load()})`,
+          `  ${label}, run ${k + 1}: proving prove ${fmtMs(s.streamed.at(-1)!.ms)} (pack then upload ${fmtMs(s.sequential.at(-1)!.ms)}); zip + curl ${fmtMs(s.script.at(-1)!.ms)} (load ${loadAverage()})`,
         )
       }
       series.push(s)
@@ -102,7 +96,7 @@ export async function figureProveDir(ctx: FigureContext): Promise<FigureResult> 
     await rm(work, { recursive: true, force: true })
     await rm(journal, { recursive: true, force: true })
   }
-  const loadAfter = load()
+  const loadAfter = loadAverage()
 
   const med = (of: Run[], key: keyof Run) => median(of.map((r) => r[key]))
   const rows = series.flatMap((s) => {

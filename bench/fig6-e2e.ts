@@ -7,21 +7,14 @@
  * headline compares `proving prove <dir>`, the same work; `proving prove <pie.zip>` is shown too.
  */
 import { join, relative } from 'node:path'
-import { BENCH, ensureBuilt, ensurePie, type FigureContext, type FigureResult, fmt, fmtMs, measure, median, NODE, ROOT, startServer, table } from './lib.ts'
-
-/** The installed CLI (bin/proving.js over lib/), built first when lib/ is older than src/. */
-function cliCommand(ctx: FigureContext, notes: string[]): string[] {
-  const build = ensureBuilt(ctx)
-  if (build.note) notes.push(build.note)
-  return build.from === 'lib' ? [NODE, join(ROOT, 'bin', 'proving.js')] : [NODE, join(ROOT, 'src', 'cli', 'run.ts')]
-}
+import { BENCH, cliScript, ensurePie, type FigureContext, type FigureResult, fmt, fmtMs, measure, median, NODE, ROOT, startServer, table } from './lib.ts'
 
 export async function figureE2e(ctx: FigureContext): Promise<FigureResult> {
   const started = performance.now()
   const runs = ctx.quick ? 3 : 7
   const pie = await ensurePie('4KiB', ctx)
   const notes: string[] = []
-  const cli = cliCommand(ctx, notes)
+  const cli = [NODE, cliScript(ctx, notes)]
   const emulator = await startServer('emulator', ['--received-ms', '0', '--step-ms', '0'])
   const env = { ...process.env, PROVING_BASE_URL: emulator.url, PROVING_API_KEY: 'bench-key', NO_COLOR: '1' }
   const proving = (target: string) => measure(cli[0]!, [...cli.slice(1), 'prove', target, '--wait'], { env })

@@ -6,15 +6,16 @@
  * time). Targets: throughput >= 2x zip's, peak RSS < 256 MiB.
  */
 import { rm, stat } from 'node:fs/promises'
-import { availableParallelism, loadavg } from 'node:os'
+import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import {
-  ensureBuilt,
+  cliScript,
   ensurePie,
   type FigureContext,
   type FigureResult,
   fmt,
   fmtMiB,
+  loadAverage,
   measure,
   median,
   mib,
@@ -28,21 +29,17 @@ import {
 
 type Run = { ms: number; cpuMs: number; rssKiB: number; size: number }
 
-const load = () => loadavg().map((x) => x.toFixed(2)).join(' / ')
-
 export async function figurePackDir(ctx: FigureContext): Promise<FigureResult> {
   const started = performance.now()
   const memory = ctx.quick ? '64MiB' : '1GiB'
   const runs = ctx.quick ? 1 : 3
   const notes: string[] = []
-  const build = ensureBuilt(ctx)
-  if (build.note) notes.push(build.note)
-  const cli = build.from === 'lib' ? [join(ROOT, 'bin', 'proving.js')] : [join(ROOT, 'src', 'cli', 'run.ts')]
+  const cli = [cliScript(ctx, notes)]
   const pie = await ensurePie(memory, ctx)
   await warmCache(join(pie.dir, 'memory.bin'))
   const ours = join(RUN_DIR, 'pack-dir-ours.zip')
   const infoZip = join(RUN_DIR, 'pack-dir-infozip.zip')
-  const loadBefore = load()
+  const loadBefore = loadAverage()
 
   const proving = async (): Promise<Run> => {
     await rm(ours, { force: true })
@@ -61,11 +58,11 @@ export async function figurePackDir(ctx: FigureContext): Promise<FigureResult> {
     const b = await zip()
     oursRuns.push(a)
     zipRuns.push(b)
-    ctx.log(`  run ${k + 1}: proving pack ${fmt(a.ms / 1000)} s ${fmtMiB(a.rssKiB)}; zip -r -1 ${fmt(b.ms / 1000)} s ${fmtMiB(b.rssKiB)} (load ${load()})`)
+    ctx.log(`  run ${k + 1}: proving pack ${fmt(a.ms / 1000)} s ${fmtMiB(a.rssKiB)}; zip -r -1 ${fmt(b.ms / 1000)} s ${fmtMiB(b.rssKiB)} (load ${loadAverage()})`)
   }
   await rm(ours, { force: true })
   await rm(infoZip, { force: true })
-  const loadAfter = load()
+  const loadAfter = loadAverage()
 
   const summary = (of: Run[]) => {
     const ms = median(of.map((r) => r.ms))

@@ -337,6 +337,13 @@ export function ensureBuilt(ctx: FigureContext): Build {
   return build
 }
 
+/** The CLI's entry as users run it (bin/proving.js over lib/, or src/ when lib/ could not be built); the build's note, if any, goes to `notes`. */
+export function cliScript(ctx: FigureContext, notes: string[]): string {
+  const built = ensureBuilt(ctx)
+  if (built.note) notes.push(built.note)
+  return built.from === 'lib' ? join(ROOT, 'bin', 'proving.js') : join(ROOT, 'src', 'cli', 'run.ts')
+}
+
 /** The environment of a client process: which build of the product it imports. */
 export function productEnv(ctx: FigureContext, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { ...process.env, BENCH_PRODUCT: ensureBuilt(ctx).from, ...extra }
@@ -344,6 +351,9 @@ export function productEnv(ctx: FigureContext, extra: NodeJS.ProcessEnv = {}): N
 
 // ---------------------------------------------------------------------------------------------
 // The machine
+
+/** The load average (1 / 5 / 15 min), formatted: "0.52 / 0.40 / 0.31". */
+export const loadAverage = () => loadavg().map((x) => x.toFixed(2)).join(' / ')
 
 export function machine(): { lines: string[]; load: () => string; busy: () => boolean } {
   const osName = (() => {
@@ -364,7 +374,7 @@ export function machine(): { lines: string[]; load: () => string; busy: () => bo
     `${version('jq', ['--version'])}; ${version('python3', ['--version'])}; ${version('bash', ['--version'])}`,
     `Peak RSS by ${GNU_TIME ? 'GNU time (`/usr/bin/time -f %M`)' : "the child's own `process.resourceUsage().maxRSS` or Python's getrusage"}; CPU pinning by ${TASKSET ? 'taskset' : 'nothing (taskset unavailable)'}`,
   ]
-  return { lines, load: () => loadavg().map((x) => x.toFixed(2)).join(' / '), busy: () => loadavg()[0]! > cpus().length * 0.5 }
+  return { lines, load: loadAverage, busy: () => loadavg()[0]! > cpus().length * 0.5 }
 }
 
 /** The first `node` on PATH outside node_modules (npm puts node_modules/.bin first). */

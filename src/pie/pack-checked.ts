@@ -14,8 +14,6 @@ import { packPie, type PackPieOptions, type PackPieResult } from './pack.ts'
 export type PackCheckedOptions = Omit<PackPieOptions, 'beforeRename' | 'taps'> & {
   /** The zip's bytes as they are written (see PackTaps.output). */
   onOutput?: ((chunk: Uint8Array) => void | Promise<void>) | undefined
-  /** Problem lines kept (default 50). */
-  maxProblems?: number | undefined
   /** Called when the JSON files are found valid: only memory.bin is left to check. */
   onFilesValid?: (() => void) | undefined
 }
@@ -27,7 +25,7 @@ export type PackChecked = { packed: PackPieResult; inspection: PieInspection }
  * problem line) or PieBudgetError when the PIE is not valid: nothing is written then.
  */
 export async function packChecked(dir: string, out: string, options: PackCheckedOptions = {}): Promise<PackChecked> {
-  const { onOutput, maxProblems, onFilesValid, signal, ...packOptions } = options
+  const { onOutput, onFilesValid, signal, ...packOptions } = options
   const memory = new ByteChannel({ limitBytes: 0 })
   // A PIE found invalid stops the packing; the caller's signal stops both.
   const stop = new AbortController()
@@ -39,7 +37,6 @@ export async function packChecked(dir: string, out: string, options: PackChecked
     beforeMemory: (problems) => {
       if (problems === 0) onFilesValid?.()
     },
-    ...(maxProblems ? { maxProblems } : {}),
   })
   let refusal: { error: unknown } | undefined
   inspecting.then(

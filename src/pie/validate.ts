@@ -262,11 +262,10 @@ async function scanMemory(
   const file = MEMORY
   const sizes = metadata?.segmentSizes ?? new Map<number, number>()
   const segmentRange = describeSegments(sizes)
-  // Address segments have 16 bits: a flat table; pointer segments can be larger: the Map.
+  // Address segments have 16 bits: a flat table; pointer segments can be larger: the Map (the
+  // fast path below looks pointer targets below 2^16 up in this table too).
   const addressSizes = new Float64Array(1 << 16).fill(-1)
   for (const [index, size] of sizes) if (index < addressSizes.length) addressSizes[index] = size
-  // The same for pointer targets below 2^16 (the fast path); larger ones go through the Map.
-  const pointerSizes = addressSizes
   const prime = metadata && metadata.program.prime > 0n ? toWords(metadata.program.prime) : undefined
   const data = metadata?.program.data
   const outIndex = outputSegment?.index ?? -1
@@ -360,7 +359,7 @@ async function scanMemory(
           fast = (top & 0x7fffffff) === 0 && w2 >>> 13 === 0 && (words[w + 5]! | words[w + 6]! | words[w + 7]! | words[w + 8]!) === 0
           if (fast) {
             const target = (w1 >>> 15) + (w2 & 0x1fff) * 2 ** 17
-            const targetSize = target < pointerSizes.length ? pointerSizes[target]! : -1
+            const targetSize = target < addressSizes.length ? addressSizes[target]! : -1
             fast = targetSize >= 0 && (w1 & 0x7fff) * 2 ** 32 + words[w + 2]! <= targetSize
           }
         }

@@ -113,7 +113,7 @@ export async function submitPieStreamed(stream: PieStream, options: StreamedSubm
  */
 function mayResendAsFile(error: unknown, failedBeforeEnd: boolean, signal: AbortSignal | undefined): boolean {
   if (signal?.aborted || error instanceof AbortedError) return false
-  const failure = error instanceof AmbiguousSubmissionError && error.cause ? error.cause : error
+  const failure = rootFailure(error)
   if (failure instanceof ServiceError && failure.status !== undefined && FRAMING_REFUSED.has(failure.status)) return true
   if (!failedBeforeEnd) return false
   // Before the end, nothing complete reached the service: a reset, a 5xx, or a page from
@@ -121,8 +121,13 @@ function mayResendAsFile(error: unknown, failedBeforeEnd: boolean, signal: Abort
   return failure instanceof NetworkError || (failure instanceof ServiceError && ((failure.status ?? 0) >= 500 || failure.gatewayPage))
 }
 
+/** The failure itself, out of the AmbiguousSubmissionError that may wrap it. */
+function rootFailure(error: unknown): unknown {
+  return error instanceof AmbiguousSubmissionError && error.cause ? error.cause : error
+}
+
 function describe(error: unknown): string {
-  const failure = error instanceof AmbiguousSubmissionError && error.cause ? error.cause : error
+  const failure = rootFailure(error)
   if (failure instanceof ServiceError && failure.status !== undefined) return `HTTP ${failure.status}`
   return failure instanceof Error ? (failure as { shortMessage?: string }).shortMessage ?? failure.message : String(failure)
 }

@@ -12,6 +12,7 @@ import { expandPieArguments } from '../../pipeline/pie-list.ts'
 import { limiter } from '../../pipeline/limit.ts'
 import { stat } from 'node:fs/promises'
 import { defaultJournalDir, type JournalParts, SubmissionJournal, submitWithJournal } from '../../pipeline/journal.ts'
+import type { StreamedSubmitOptions } from '../../pipeline/submit-streamed.ts'
 import {
   factsMeaningful,
   GENERAL_FIELD_OPTIONS,
@@ -161,14 +162,7 @@ async function proveDirectoryStreamed(context: CommandContext, client: ProvingCl
       mockFactHash: options.mockFactHash,
       signal: context.signal,
       logger: context.logger,
-      journal:
-        context.values.emulator === true
-          ? undefined
-          : {
-              journal: new SubmissionJournal(defaultJournalDir(context.io.env)),
-              forceNew: (context.values as { new?: boolean }).new === true,
-              parts: (prepared) => journalParts(client, prepared, options),
-            },
+      journal: commandJournal(context, client, options),
     })
     try {
       return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, result: undefined })
@@ -177,6 +171,19 @@ async function proveDirectoryStreamed(context: CommandContext, client: ProvingCl
     }
   } finally {
     await (await stream.prepared.catch(() => undefined))?.cleanup()
+  }
+}
+
+/**
+ * The local journal of this command's submissions (src/pipeline/journal.ts), or none for the
+ * emulator started for this command: it forgets everything when the command ends.
+ */
+function commandJournal(context: CommandContext, client: ProvingClient, options: ProveOptions): StreamedSubmitOptions['journal'] {
+  if (context.values.emulator === true) return undefined
+  return {
+    journal: new SubmissionJournal(defaultJournalDir(context.io.env)),
+    forceNew: (context.values as { new?: boolean }).new === true,
+    parts: (pie) => journalParts(client, pie, options),
   }
 }
 
@@ -202,13 +209,13 @@ async function submitPie(
   options: ProveOptions,
   onUploadProgress?: (progress: UploadProgress) => void,
 ): Promise<Submitted> {
-  if (context.values.emulator === true) return submitPieNow(context, client, pie, options, onUploadProgress)
-  const journal = new SubmissionJournal(defaultJournalDir(context.io.env))
+  const journaled = commandJournal(context, client, options)
+  if (!journaled) return submitPieNow(context, client, pie, options, onUploadProgress)
   return submitWithJournal({
-    journal,
-    parts: journalParts(client, pie, options),
+    journal: journaled.journal,
+    parts: journaled.parts(pie),
     client,
-    forceNew: (context.values as { new?: boolean }).new === true,
+    forceNew: journaled.forceNew,
     logger: context.logger,
     signal: context.signal,
     submit: () => submitPieNow(context, client, pie, options, onUploadProgress),
