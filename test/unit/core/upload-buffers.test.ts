@@ -12,6 +12,7 @@ import { InvalidInputError } from '../../../src/core/errors.ts'
 import { closeDefaultDispatcher, HttpClient, type HttpClientConfig } from '../../../src/core/http.ts'
 import { type MultipartBody, prepareMultipart } from '../../../src/core/multipart.ts'
 import { READ_CHUNK_BYTES } from '../../../src/core/upload-buffers.ts'
+import { recordBodies } from '../../helpers/recorded-bodies.ts'
 
 /**
  * Uploads whose bytes the server checks: the read buffers of a multipart body are reused once
@@ -79,16 +80,8 @@ async function fileOf(name: string, size: number): Promise<{ path: string; sha25
 async function upload(path: string, config: Partial<HttpClientConfig> = {}): Promise<{ received: Received; body: MultipartBody }> {
   const http = new HttpClient({ baseUrl, serviceName: 'upload server', ...config })
   const make = await prepareMultipart({ pieFile: { path, fileName: 'pie.zip', contentType: 'application/zip' }, layout: 'auto' })
-  const bodies: MultipartBody[] = []
-  const response = await http.request<Received>({
-    method: 'POST',
-    path: '/upload',
-    body: (context) => {
-      const body = make(context)
-      bodies.push(body)
-      return body
-    },
-  })
+  const { body, bodies } = recordBodies(make)
+  const response = await http.request<Received>({ method: 'POST', path: '/upload', body })
   expect(bodies).toHaveLength(1)
   return { received: response.data, body: bodies[0]! }
 }
