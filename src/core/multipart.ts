@@ -59,7 +59,7 @@ class DiskFile implements FileLike {
 }
 
 /** The minimal FormData shape form-data-encoder reads; global FormData only takes Blobs. */
-class PartList implements FormDataLike {
+export class PartList implements FormDataLike {
   readonly [Symbol.toStringTag] = 'FormData'
   readonly #entries: [string, string | FileLike][] = []
 
