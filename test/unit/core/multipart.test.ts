@@ -10,6 +10,7 @@ import nock from 'nock'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { closeDefaultDispatcher, HttpClient } from '../../../src/core/http.ts'
 import { prepareMultipart } from '../../../src/core/multipart.ts'
+import { sha256Bytes } from '../../../src/pie/digest.ts'
 import { FakeClock } from '../../helpers/fake-clock.ts'
 import { recordBodies } from '../../helpers/recorded-bodies.ts'
 
@@ -169,7 +170,7 @@ describe('prepareMultipart', () => {
       const make = await prepareMultipart({ f: { path, fileName: 'pie.zip', contentType: 'application/zip' } })
       const { body, bodies } = recordBodies(make)
       const response = await http.request<{ sha256: string; size: number }>({ method: 'POST', path: '/upload', body })
-      expect(response.data).toEqual({ sha256: createHash('sha256').update(big).digest('hex'), size: big.length })
+      expect(response.data).toEqual({ sha256: sha256Bytes(big), size: big.length })
       expect(bodies[0]!.reads).toEqual({ allocated: 21, reused: 0 })
     } finally {
       await new Promise<void>((resolve) => {

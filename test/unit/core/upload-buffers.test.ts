@@ -12,6 +12,7 @@ import { InvalidInputError } from '../../../src/core/errors.ts'
 import { closeDefaultDispatcher, HttpClient, type HttpClientConfig } from '../../../src/core/http.ts'
 import { type MultipartBody, prepareMultipart } from '../../../src/core/multipart.ts'
 import { READ_CHUNK_BYTES } from '../../../src/core/upload-buffers.ts'
+import { sha256Bytes } from '../../../src/pie/digest.ts'
 import { recordBodies } from '../../helpers/recorded-bodies.ts'
 
 /**
@@ -73,7 +74,7 @@ async function fileOf(name: string, size: number): Promise<{ path: string; sha25
   const content = randomBytes(size)
   const path = join(dir, name)
   await writeFile(path, content)
-  return { path, sha256: createHash('sha256').update(content).digest('hex') }
+  return { path, sha256: sha256Bytes(content) }
 }
 
 /** Uploads `path` as pieFile with one field; returns what the server received and the body used. */
@@ -192,7 +193,7 @@ describe('uploads where reuse cannot be shown (fresh buffers)', () => {
       expect(body.reads.reused).toBe(0)
       // What the subscriber kept is still what was sent: the file's chunks, then the closing boundary.
       const kept = Buffer.concat(chunks)
-      expect(createHash('sha256').update(kept.subarray(0, size)).digest('hex')).toBe(file.sha256)
+      expect(sha256Bytes(kept.subarray(0, size))).toBe(file.sha256)
     } finally {
       unsubscribe('undici:request:bodyChunkSent', keep)
     }
