@@ -20,16 +20,8 @@ import { BENCH, ensureBuilt, type FigureContext, type FigureResult, fmt, fmtMiB,
 
 const TARGET_MS = 150
 
-function runOnce(args: string[], cwd: string): Promise<{ ms: number; code: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now()
-    const child = spawn(NODE, args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] })
-    let stderr = ''
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ ms: performance.now() - started, code, stderr }))
-  })
-}
+/** The app's script that imports one dependency's files alone. */
+const scriptOf = (name: string) => `${name.replace(/\W/g, '_')}.js`
 
 /** Which package a loaded file belongs to: `node_modules/<name>` (scoped too), or this package's lib/. */
 function packageOf(path: string): string {
@@ -89,27 +81,22 @@ export async function figureImport(ctx: FigureContext): Promise<FigureResult> {
   // Each one's files that the import loaded (a package's root is not always importable).
   for (const name of others) {
     const files = loaded.filter((path) => packageOf(path) === name)
-    await writeFile(join(app, `${name.replace(/\W/g, '_')}.js`), files.map((path) => `import ${JSON.stringify(pathToFileURL(path).href)}\n`).join(''))
+    await writeFile(join(app, scriptOf(name)), files.map((path) => `import ${JSON.stringify(pathToFileURL(path).href)}\n`).join(''))
   }
 
   const variants: [string, string[]][] = [
     ['`node -e 0`', ['-e', '0']],
     ["`import 'undici'`", ['undici.js']],
     ["`import { ProvingClient } from 'proving-kit'`", ['proving-kit.js']],
-    ...others.map((name): [string, string[]] => [`${name}'s files alone (${byPackage.get(name)!.files}, with what they import)`, [`${name.replace(/\W/g, '_')}.js`]]),
+    ...others.map((name): [string, string[]] => [`${name}'s files alone (${byPackage.get(name)!.files}, with what they import)`, [scriptOf(name)]]),
   ]
 
   // Warm-up (the files in the page cache, as on any run after the first), and each must succeed.
-  for (const [label, args] of variants) {
-    const run = await runOnce(args, app)
-    if (run.code !== 0) throw new Error(`${label} failed (exit ${run.code}): ${run.stderr.slice(-1000)}`)
-  }
+  for (const [, args] of variants) await measure(NODE, args, { cwd: app, bare: true })
   const times: number[][] = variants.map(() => [])
   for (let k = 0; k < runs; k++) {
-    for (const [index, [label, args]] of variants.entries()) {
-      const run = await runOnce(args, app)
-      if (run.code !== 0) throw new Error(`${label} failed (exit ${run.code})`)
-      times[index]!.push(run.ms)
+    for (const [index, [, args]] of variants.entries()) {
+      times[index]!.push((await measure(NODE, args, { cwd: app, bare: true })).ms)
     }
   }
   const [bareMs, undiciMs, kitMs] = times.map(median) as [number, number, number]
@@ -164,7 +151,7 @@ export async function figureImport(ctx: FigureContext): Promise<FigureResult> {
     notes: [
       `The ratio (${fmt(kitMs / undiciMs)}x) moves less with the machine's load than the difference: \`node -e 0\` took ${fmt(bareMs, 0)} ms in this run (38 ms on a quiet machine of this kind, shared/perf-notes.md).`,
       `Where the time above undici goes (each alone, above \`node -e 0\`; they overlap where they share files): ${others
-        .map((name) => `${name} +${fmt(median(times[variants.findIndex(([, args]) => args[0] === `${name.replace(/\W/g, '_')}.js`)]!) - bareMs, 0)} ms`)
+        .map((name) => `${name} +${fmt(median(times[variants.findIndex(([, args]) => args[0] === scriptOf(name))]!) - bareMs, 0)} ms`)
         .join(', ')}, besides the library's own ${byPackage.get('proving-kit (lib/)')?.files ?? 0} modules. The main entry re-exports the PIE toolkit (its hashes load @scure/starknet and @noble/curves) and every client's zod schemas: loading those on first use would take them off this path.`,
     ],
     seconds: (performance.now() - started) / 1000,

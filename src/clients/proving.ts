@@ -186,6 +186,7 @@ export type WaitForQueryOptions = {
 export type QueryResult = { provingQuery: QueryRecordL; metadataUrls: string[] }
 
 const L2_PIE_PATH = '/v1/l2/proving-query/proof-generation-verification'
+const PIE_OPERATION = 'submit the PIE for proof generation and verification'
 const L2_PROOF_PATH = '/v1/l2/proving-query/proof-verification'
 /** Uploads of large files: the service may take long to answer after the last byte. */
 const UPLOAD_HEADERS_TIMEOUT_MS = 10 * 60_000
@@ -440,20 +441,13 @@ export class ProvingClient {
    * so a submission whose answer was lost is never sent again: the error says how to check.
    */
   async submitPie(options: SubmitPieOptions): Promise<{ provingQueryId: string }> {
-    const layout = checkOpenEnum(options.layout ?? 'auto', 'layout', L2_LAYOUTS, this.http.logger)
-    const prover = (options.prover ?? 'svc_sharp').trim()
-    if (!prover) throw new InvalidInputError('prover must not be empty; omit it to use svc_sharp.', { input: 'prover' })
+    const fields = this.#pieFields(options)
     await requireFile(options.pieZip, 'pieZip')
     const body = await prepareMultipart(
-      {
-        pieFile: { path: options.pieZip, fileName: 'pie.zip', contentType: 'application/zip' },
-        mockFactHash: String(options.mockFactHash ?? false),
-        prover,
-        layout,
-      },
+      { pieFile: { path: options.pieZip, fileName: 'pie.zip', contentType: 'application/zip' }, ...fields },
       { onProgress: options.onUploadProgress },
     )
-    return this.#submitOnce(L2_PIE_PATH, body, 'submit the PIE for proof generation and verification', options.signal)
+    return this.#submitOnce(L2_PIE_PATH, body, PIE_OPERATION, options.signal)
   }
 
   /**
@@ -464,14 +458,16 @@ export class ProvingClient {
    * `submitPie` instead.
    */
   async submitPieStream(options: SubmitPieStreamOptions): Promise<{ provingQueryId: string }> {
+    const body = streamedMultipart(this.#pieFields(options), { field: 'pieFile', fileName: 'pie.zip', contentType: 'application/zip', bytes: options.pieBytes })
+    return this.#submitOnce(L2_PIE_PATH, body, PIE_OPERATION, options.signal, { maxAttempts: 1 })
+  }
+
+  /** The text fields of a PIE submission, checked (the same for a file and for bytes in flight). */
+  #pieFields(options: SubmitPieStreamOptions | SubmitPieOptions): { mockFactHash: string; prover: string; layout: string } {
     const layout = checkOpenEnum(options.layout ?? 'auto', 'layout', L2_LAYOUTS, this.http.logger)
     const prover = (options.prover ?? 'svc_sharp').trim()
     if (!prover) throw new InvalidInputError('prover must not be empty; omit it to use svc_sharp.', { input: 'prover' })
-    const body = streamedMultipart(
-      { mockFactHash: String(options.mockFactHash ?? false), prover, layout },
-      { field: 'pieFile', fileName: 'pie.zip', contentType: 'application/zip', bytes: options.pieBytes },
-    )
-    return this.#submitOnce(L2_PIE_PATH, body, 'submit the PIE for proof generation and verification', options.signal, { maxAttempts: 1 })
+    return { mockFactHash: String(options.mockFactHash ?? false), prover, layout }
   }
 
   /** POST /v1/l2/proving-query/proof-verification: verifies an existing proof file on L2. */

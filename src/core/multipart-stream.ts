@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'
+import { FormDataEncoder, type FileLike } from 'form-data-encoder'
 import type { RequestBody } from './http.ts'
+import { PartList } from './multipart.ts'
 
 /**
  * A multipart/form-data body whose one file part is produced while it is sent (a zip being
@@ -22,11 +24,24 @@ export type StreamedFilePart = {
   bytes: AsyncIterable<Uint8Array>
 }
 
-const encoder = new TextEncoder()
+/** The file part: its length is unknown (NaN), so the encoder declares no content-length. */
+class StreamedFile implements FileLike {
+  readonly name: string
+  readonly type: string
+  readonly size = Number.NaN
+  readonly lastModified = 0
+  readonly [Symbol.toStringTag] = 'File'
+  readonly #bytes: AsyncIterable<Uint8Array>
 
-/** As form-data-encoder (and browsers) write a quoted name: no quote or line break survives. */
-function quoted(text: string): string {
-  return text.replace(/"/g, '%22').replace(/\r/g, '%0D').replace(/\n/g, '%0A')
+  constructor(name: string, type: string, bytes: AsyncIterable<Uint8Array>) {
+    this.name = name
+    this.type = type
+    this.#bytes = bytes
+  }
+
+  stream(): AsyncIterable<Uint8Array> {
+    return this.#bytes
+  }
 }
 
 export function streamedMultipart(fields: Record<string, string>, file: StreamedFilePart): () => RequestBody {
@@ -35,18 +50,21 @@ export function streamedMultipart(fields: Record<string, string>, file: Streamed
   return () => {
     if (sent) throw new Error('A streamed multipart body can be sent only once.')
     sent = true
+    // The encoding is form-data-encoder's, as in ./multipart.ts: the fields in order, the file last.
+    const form = new PartList()
+    for (const [name, value] of Object.entries(fields)) form.append(name, value)
+    const streamed = new StreamedFile(file.fileName, file.contentType, file.bytes)
+    form.append(file.field, streamed)
+    const encoder = new FormDataEncoder(form, boundary)
+    // Its parts one by one, the file's chunks as they come (encode() would cut them to 64 KiB).
     async function* parts(): AsyncGenerator<Uint8Array> {
-      for (const [name, value] of Object.entries(fields)) {
-        yield encoder.encode(`--${boundary}\r\nContent-Disposition: form-data; name="${quoted(name)}"\r\n\r\n${value}\r\n`)
+      for (const part of encoder.values()) {
+        if (part === streamed) yield* file.bytes
+        else yield part as Uint8Array
       }
-      yield encoder.encode(
-        `--${boundary}\r\nContent-Disposition: form-data; name="${quoted(file.field)}"; filename="${quoted(file.fileName)}"\r\nContent-Type: ${file.contentType}\r\n\r\n`,
-      )
-      yield* file.bytes
-      yield encoder.encode(`\r\n--${boundary}--\r\n`)
     }
     return {
-      headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+      headers: { 'content-type': encoder.contentType },
       stream: Readable.from(parts(), { objectMode: false, highWaterMark: 1024 * 1024 }),
     }
   }

@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises'
 import { basename } from 'node:path'
 import { FormDataEncoder, type FileLike, type FormDataLike } from 'form-data-encoder'
-import { READ_CHUNK_BYTES, ReadBuffers, type ReadBufferStats, readFileChunks } from './upload-buffers.ts'
+import { ReadBuffers, type ReadBufferStats, readFileChunks } from './upload-buffers.ts'
 
 /**
  * A multipart/form-data body whose files stream from disk. The encoding itself is
@@ -59,7 +59,7 @@ class DiskFile implements FileLike {
 }
 
 /** The minimal FormData shape form-data-encoder reads; global FormData only takes Blobs. */
-class PartList implements FormDataLike {
+export class PartList implements FormDataLike {
   readonly [Symbol.toStringTag] = 'FormData'
   readonly #entries: [string, string | FileLike][] = []
 
@@ -100,12 +100,13 @@ export async function prepareMultipart(fields: MultipartFields, options: Multipa
     const encoder = new FormDataEncoder(form)
     const contentLength = Number(encoder.contentLength)
     // Reused read buffers only through the library's own agent (see ./upload-buffers.ts).
-    const buffers = new ReadBuffers({ recycle: context.ownDispatcher === true, size: READ_CHUNK_BYTES })
+    const buffers = new ReadBuffers({ recycle: context.ownDispatcher === true })
+    const { onProgress } = options
     let sentBytes = 0
-    const onChunk = options.onProgress
+    const onChunk = onProgress
       ? (bytes: number) => {
           sentBytes += bytes
-          options.onProgress?.({ sentBytes, totalBytes: contentLength })
+          onProgress({ sentBytes, totalBytes: contentLength })
         }
       : undefined
     let iterated = false

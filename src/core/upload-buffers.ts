@@ -94,15 +94,14 @@ export type ReadBufferStats = {
  * every read gets a fresh buffer.
  */
 export class ReadBuffers {
-  readonly size: number
+  readonly size = READ_CHUNK_BYTES
   readonly stats: ReadBufferStats = { allocated: 0, reused: 0 }
   readonly #free: Buffer[] = []
   /** The socket undici announced for this body; null once the proof cannot hold. */
   #socket: Socket | null | undefined
   #watched: object | undefined
 
-  constructor(options: { recycle: boolean; size?: number }) {
-    this.size = options.size ?? READ_CHUNK_BYTES
+  constructor(options: { recycle: boolean }) {
     this.#socket = options.recycle ? undefined : null
   }
 

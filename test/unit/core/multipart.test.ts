@@ -10,7 +10,9 @@ import nock from 'nock'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { closeDefaultDispatcher, HttpClient } from '../../../src/core/http.ts'
 import { prepareMultipart } from '../../../src/core/multipart.ts'
+import { sha256Bytes } from '../../../src/pie/digest.ts'
 import { FakeClock } from '../../helpers/fake-clock.ts'
+import { recordBodies } from '../../helpers/recorded-bodies.ts'
 
 type Parsed = {
   fields: Record<string, string>
@@ -166,17 +168,9 @@ describe('prepareMultipart', () => {
     try {
       const http = new HttpClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, serviceName: 'svc' })
       const make = await prepareMultipart({ f: { path, fileName: 'pie.zip', contentType: 'application/zip' } })
-      const bodies: ReturnType<typeof make>[] = []
-      const response = await http.request<{ sha256: string; size: number }>({
-        method: 'POST',
-        path: '/upload',
-        body: (context) => {
-          const body = make(context)
-          bodies.push(body)
-          return body
-        },
-      })
-      expect(response.data).toEqual({ sha256: createHash('sha256').update(big).digest('hex'), size: big.length })
+      const { body, bodies } = recordBodies(make)
+      const response = await http.request<{ sha256: string; size: number }>({ method: 'POST', path: '/upload', body })
+      expect(response.data).toEqual({ sha256: sha256Bytes(big), size: big.length })
       expect(bodies[0]!.reads).toEqual({ allocated: 21, reused: 0 })
     } finally {
       await new Promise<void>((resolve) => {

@@ -12,6 +12,8 @@ import { InvalidInputError } from '../../../src/core/errors.ts'
 import { closeDefaultDispatcher, HttpClient, type HttpClientConfig } from '../../../src/core/http.ts'
 import { type MultipartBody, prepareMultipart } from '../../../src/core/multipart.ts'
 import { READ_CHUNK_BYTES } from '../../../src/core/upload-buffers.ts'
+import { sha256Bytes } from '../../../src/pie/digest.ts'
+import { recordBodies } from '../../helpers/recorded-bodies.ts'
 
 /**
  * Uploads whose bytes the server checks: the read buffers of a multipart body are reused once
@@ -72,23 +74,15 @@ async function fileOf(name: string, size: number): Promise<{ path: string; sha25
   const content = randomBytes(size)
   const path = join(dir, name)
   await writeFile(path, content)
-  return { path, sha256: createHash('sha256').update(content).digest('hex') }
+  return { path, sha256: sha256Bytes(content) }
 }
 
 /** Uploads `path` as pieFile with one field; returns what the server received and the body used. */
 async function upload(path: string, config: Partial<HttpClientConfig> = {}): Promise<{ received: Received; body: MultipartBody }> {
   const http = new HttpClient({ baseUrl, serviceName: 'upload server', ...config })
   const make = await prepareMultipart({ pieFile: { path, fileName: 'pie.zip', contentType: 'application/zip' }, layout: 'auto' })
-  const bodies: MultipartBody[] = []
-  const response = await http.request<Received>({
-    method: 'POST',
-    path: '/upload',
-    body: (context) => {
-      const body = make(context)
-      bodies.push(body)
-      return body
-    },
-  })
+  const { body, bodies } = recordBodies(make)
+  const response = await http.request<Received>({ method: 'POST', path: '/upload', body })
   expect(bodies).toHaveLength(1)
   return { received: response.data, body: bodies[0]! }
 }
@@ -199,7 +193,7 @@ describe('uploads where reuse cannot be shown (fresh buffers)', () => {
       expect(body.reads.reused).toBe(0)
       // What the subscriber kept is still what was sent: the file's chunks, then the closing boundary.
       const kept = Buffer.concat(chunks)
-      expect(createHash('sha256').update(kept.subarray(0, size)).digest('hex')).toBe(file.sha256)
+      expect(sha256Bytes(kept.subarray(0, size))).toBe(file.sha256)
     } finally {
       unsubscribe('undici:request:bodyChunkSent', keep)
     }
