@@ -2,9 +2,11 @@
  * proving-kit: the library's main entry. The clients of the proving, task, storage-proof and
  * account services, the records they answer with, the request bodies they take, the typed
  * errors, the PIE toolkit, and the HTTP and polling building blocks. Nothing here imports
- * @actions/*, the emulator (busboy) or viem.
+ * @actions/*, the emulator (busboy), viem or zod.
  *
- * The other entries: `proving-kit/pie` (the PIE toolkit alone, no HTTP), `proving-kit/chain`
+ * The other entries: `proving-kit/schemas` (the zod schemas of the records and request bodies,
+ * and the checks that list a body's problems: zod loads with it, and with a client's first
+ * request, not with this entry), `proving-kit/pie` (the PIE toolkit alone, no HTTP), `proving-kit/chain`
  * (fact checks on Ethereum and Starknet; viem loads when a check runs), `proving-kit/emulator`
  * (the built-in emulator of the four services) and `proving-kit/testing` (clocks for tests).
  */
@@ -63,17 +65,27 @@ export {
   type SubmitQueryOptions,
   type WaitForQueryOptions,
 } from './clients/proving.ts'
+export type {
+  BucketDetailsResponse,
+  BucketRecord,
+  ClientObject,
+  DocsQueryListResponse,
+  DocsQueryResponse,
+  QueryListResponse,
+  QueryRecord,
+  QueryRecordD,
+  QueryRecordL,
+  QueryRecordR,
+  QueryRecordWithStatus,
+  QueryResponse,
+  RetryResponse,
+} from './schemas/proving.ts'
 export {
   BUCKET_STATUSES,
   BUCKET_TYPES,
-  type BucketDetailsResponse,
-  type BucketRecord,
   CAIRO_VERSIONS,
   CAIRO_VMS,
   CHAINS,
-  type ClientObject,
-  type DocsQueryListResponse,
-  type DocsQueryResponse,
   HINTS,
   JOB_SIZES,
   type JobSize,
@@ -84,23 +96,15 @@ export {
   MEMORY_VERIFICATIONS,
   type MemoryVerification,
   NETWORKS,
-  type QueryListResponse,
-  type QueryRecord,
-  type QueryRecordD,
-  type QueryRecordL,
-  type QueryRecordR,
-  type QueryRecordWithStatus,
-  type QueryResponse,
   QUERY_STATUSES,
   type QueryStatus,
   RESULTS,
   RETRY_ERROR_CODES,
-  type RetryResponse,
   SHARP_PROVERS,
   STONE_VERSIONS,
   type StoneVersion,
   TERMINAL_QUERY_STATUSES,
-} from './schemas/proving.ts'
+} from './schemas/proving-constants.ts'
 
 // --- The data-processor task service -------------------------------------------------------------
 export {
@@ -110,20 +114,33 @@ export {
   type TaskProgress,
   type WaitForTaskOptions,
 } from './clients/tasks.ts'
+export type {
+  CompiledClass,
+  DecommitmentBody,
+  DecommitmentBodyInput,
+  DpOutput,
+  EntryPoint,
+  KeccakMmrMeta,
+  MmrMeta,
+  PoseidonMmrMeta,
+  TaskBody,
+  TaskBodyInput,
+  TaskGeneralErrorBody,
+  TaskListResponse,
+  TaskMmrsResponse,
+  TaskQueuedResponse,
+  TaskShortErrorBody,
+  TaskStatusRecord,
+  TaskSummary,
+  TaskWebhookFailure,
+  TaskWebhookPayload,
+  TaskWebhookSuccess,
+  UsedMmrRecord,
+} from './schemas/tasks.ts'
 export {
-  checkTaskRequest,
-  type CompiledClass,
   DECOMMITMENT_QUEUED_MESSAGE,
-  type DecommitmentBody,
-  type DecommitmentBodyInput,
-  decommitmentBody,
-  type DpOutput,
-  type EntryPoint,
   isTerminalTaskStatus,
-  type KeccakMmrMeta,
   MMR_HASHING_FUNCTIONS,
-  type MmrMeta,
-  type PoseidonMmrMeta,
   TASK_FAILED_STATUSES,
   TASK_LIST_DEFAULT_PER_PAGE,
   TASK_LIST_MAX_PER_PAGE,
@@ -131,51 +148,35 @@ export {
   TASK_STAGES,
   TASK_STATUSES,
   TASK_SUCCESS_STATUS,
-  type TaskBody,
-  type TaskBodyInput,
-  taskBody,
-  type TaskGeneralErrorBody,
-  type TaskListResponse,
-  type TaskMmrsResponse,
-  type TaskQueuedResponse,
-  type TaskShortErrorBody,
   type TaskStage,
   taskStageLabel,
   taskStageOf,
   type TaskStatus,
-  type TaskStatusRecord,
-  type TaskSummary,
-  type TaskWebhookFailure,
-  type TaskWebhookPayload,
-  type TaskWebhookSuccess,
   TERMINAL_TASK_STATUSES,
-  type UsedMmrRecord,
-  webhookUrl,
-} from './schemas/tasks.ts'
+} from './schemas/tasks-constants.ts'
 
 // --- The storage-proof service (batch queries) ---------------------------------------------------
 export {
   type BatchQueryProgress,
   type BatchQueryResult,
-  checkBatchQueryBody,
   StorageProofClient,
   type StorageProofClientOptions,
   type WaitForBatchQueryOptions,
 } from './clients/storage-proof.ts'
+export type {
+  AccountRequest,
+  BatchQueryBody,
+  BatchQueryResponse,
+  BatchQueryStatusResponse,
+  BlockRequest,
+} from './schemas/storage-proof.ts'
 export {
-  type AccountRequest,
   BATCH_QUERY_STATUSES,
-  type BatchQueryBody,
-  batchQueryBody,
-  type BatchQueryResponse,
   type BatchQueryStatus,
-  type BatchQueryStatusResponse,
-  type BlockRequest,
-  describeBatchQueryProblems,
   KNOWN_ACCOUNT_PROPS,
   KNOWN_HEADER_PROPS,
   TERMINAL_BATCH_QUERY_STATUSES,
-} from './schemas/storage-proof.ts'
+} from './schemas/storage-proof-constants.ts'
 
 // --- The account service (wallet sign-in, API keys) ----------------------------------------------
 export {
@@ -196,16 +197,15 @@ export {
   type SignInExpectation,
   UnsafeChallengeError,
 } from './clients/sign-in-check.ts'
-export {
-  type ApiKeyListResponse,
-  type ApiKeyRecord,
-  type ChallengeResponse,
-  type CreateApiKeyBody,
-  createApiKeyBody,
-  type Eip712TypedData,
-  type RefreshResponse,
-  type SessionResponse,
-  type TypedDataField,
+export type {
+  ApiKeyListResponse,
+  ApiKeyRecord,
+  ChallengeResponse,
+  CreateApiKeyBody,
+  Eip712TypedData,
+  RefreshResponse,
+  SessionResponse,
+  TypedDataField,
 } from './schemas/account.ts'
 
 // --- The PIE toolkit (also alone, without the clients: proving-kit/pie) --------------------------

@@ -15,7 +15,7 @@ import {
   NETWORKS,
   RESULTS,
   SHARP_PROVERS,
-} from '../schemas/proving.ts'
+} from '../schemas/proving-constants.ts'
 import { type CommandContext, type OptionSpecs, parseInteger } from './context.ts'
 
 /** Flags of the general submission's fields (the source of the program aside). */

@@ -8,23 +8,19 @@ import {
 } from '../core/errors.ts'
 import { type ConnectionOptions, connectionOf, HttpClient } from '../core/http.ts'
 import { SecretRedactor } from '../core/redact.ts'
-import {
-  type ApiKeyListResponse,
-  apiKeyListResponse,
-  type ApiKeyRecord,
-  apiKeyRecord,
-  type ChallengeResponse,
-  challengeResponse,
-  type Eip712TypedData,
-  expiresAtMs,
-  projectIdOf,
-  type RefreshResponse,
-  refreshResponse,
-  type SessionResponse,
-  sessionResponse,
-  walletAddress,
+import type {
+  ApiKeyListResponse,
+  ApiKeyRecord,
+  ChallengeResponse,
+  Eip712TypedData,
+  RefreshResponse,
+  SessionResponse,
 } from '../schemas/account.ts'
+import { expiresAtMs, projectIdOf, WALLET_ADDRESS_PATTERN } from '../schemas/account-constants.ts'
 import { assertSignInOnly, MAX_CHALLENGE_BYTES, type SignInExpectation, signInProblems } from './sign-in-check.ts'
+
+/** The schemas load with the first request, not with the client: zod stays off the import path (bench figure 8). */
+const accountSchemas = () => import('../schemas/account.ts')
 
 /**
  * The account service's programmatic wallet flow (interface.md "Authentication", contract.md):
@@ -159,7 +155,7 @@ export class AccountClient {
       method: 'GET',
       path: '/auth/web3/challenge',
       query: { wallet: address },
-      schema: challengeResponse,
+      schema: (await accountSchemas()).challengeResponse,
       operation: 'get a sign-in challenge',
       signal: options.signal,
       // A sign-in challenge is a few hundred bytes; a huge one is refused before it is parsed.
@@ -178,7 +174,7 @@ export class AccountClient {
       method: 'POST',
       path: '/auth/web3/session',
       json: { wallet: checkWallet(request.wallet), challengeToken: request.challengeToken, signature: request.signature, channel: 'bearer' },
-      schema: sessionResponse,
+      schema: (await accountSchemas()).sessionResponse,
       operation: 'exchange the signature for a session',
       signal: options.signal,
     })
@@ -197,7 +193,7 @@ export class AccountClient {
       path: '/auth/refresh-token',
       headers: { authorization: `Bearer ${refreshToken}` },
       json: {},
-      schema: refreshResponse,
+      schema: (await accountSchemas()).refreshResponse,
       operation: 'refresh the session',
       signal: options.signal,
     })
@@ -219,7 +215,7 @@ export class AccountClient {
           limit: options.limit,
           offset: options.offset,
         },
-        schema: apiKeyListResponse,
+        schema: (await accountSchemas()).apiKeyListResponse,
         operation: 'list API keys',
         signal: options.signal,
       })
@@ -245,7 +241,7 @@ export class AccountClient {
         path: '/api-keys',
         headers: { authorization: `Bearer ${token}` },
         json: { projectId, type: { name, color } },
-        schema: apiKeyRecord,
+        schema: (await accountSchemas()).apiKeyRecord,
         operation: 'create an API key',
         signal: options.signal,
       })
@@ -464,13 +460,13 @@ export function normalizePrivateKey(value: string): `0x${string}` {
 }
 
 function checkWallet(wallet: string): string {
-  const result = walletAddress.safeParse(typeof wallet === 'string' ? wallet.trim() : wallet)
-  if (!result.success) {
+  const address = typeof wallet === 'string' ? wallet.trim() : ''
+  if (!WALLET_ADDRESS_PATTERN.test(address)) {
     throw new InvalidInputError(`The wallet must be a 0x-prefixed 20-byte hex address; got ${JSON.stringify(String(wallet).slice(0, 50))}.`, {
       input: 'wallet',
     })
   }
-  return result.data
+  return address
 }
 
 /** Waits for `promise` unless `signal` aborts first; the promise itself runs on. */

@@ -16,37 +16,33 @@ import { explainSubmissionFailure, mayHaveBeenProcessed } from '../core/submissi
 import { prepareMultipart } from '../core/multipart.ts'
 import { DEFAULT_WAIT_TIMEOUT_MS, DEFAULT_STUCK_AFTER_MS, type PollSchedule, pollUntil, formatDuration } from '../core/poll.ts'
 import { SecretRedactor } from '../core/redact.ts'
+import type {
+  BucketDetailsResponse,
+  BucketRecord,
+  DocsQueryResponse,
+  QueryRecord,
+  QueryRecordL,
+  QueryListResponse,
+  QueryResponse,
+  RetryResponse,
+} from '../schemas/proving.ts'
 import {
-  bucketDetailsResponse,
-  bucketResponse,
-  type BucketDetailsResponse,
-  type BucketRecord,
   CAIRO_VERSIONS,
   CAIRO_VMS,
-  dedupLookupResponse,
-  docsQueryResponse,
-  type DocsQueryResponse,
   HINTS,
-  isAliveResponse,
   JOB_SIZES,
   L2_LAYOUTS,
   LAYOUTS,
   MEMORY_VERIFICATIONS,
   NETWORKS,
-  type QueryRecord,
-  type QueryRecordL,
-  queryListResponse,
-  type QueryListResponse,
-  queryResponse,
-  type QueryResponse,
   QUERY_STATUSES,
   RESULTS,
-  retryResponse,
-  type RetryResponse,
   SHARP_PROVERS,
   STONE_VERSIONS,
-  submissionResponse,
-} from '../schemas/proving.ts'
+} from '../schemas/proving-constants.ts'
+
+/** The schemas load with the first request, not with the client: zod stays off the import path (bench figure 8). */
+const provingSchemas = () => import('../schemas/proving.ts')
 
 export { checkEnum }
 
@@ -237,7 +233,7 @@ export class ProvingClient {
       method: 'POST',
       path: `/proving-queries/${encodeURIComponent(id)}/retry`,
       headers: { 'api-key': this.#key('Retrying a query') },
-      schema: retryResponse,
+      schema: (await provingSchemas()).retryResponse,
       operation: `retry query ${id}`,
       signal: options.signal,
     })
@@ -253,7 +249,7 @@ export class ProvingClient {
     const { data } = await this.http.request({
       method: 'GET',
       path: `/proving-query/${encodeURIComponent(id)}`,
-      schema: queryResponse,
+      schema: (await provingSchemas()).queryResponse,
       operation: `get query ${id}`,
       signal: options.signal,
     })
@@ -267,7 +263,7 @@ export class ProvingClient {
       method: 'GET',
       path: `/docs/proving-query/${encodeURIComponent(id)}`,
       headers: { 'api-key': this.#key('Reading query details') },
-      schema: docsQueryResponse,
+      schema: (await provingSchemas()).docsQueryResponse,
       operation: `get query ${id}`,
       signal: options.signal,
     })
@@ -311,7 +307,7 @@ export class ProvingClient {
         path: path === 'docs' ? '/docs/proving-queries' : '/proving-queries',
         headers: { 'api-key': key },
         query: path === 'docs' ? query : { ...query, apiKey: key },
-        schema: queryListResponse,
+        schema: (await provingSchemas()).queryListResponse,
         operation: 'list queries',
         signal: options.signal,
       })
@@ -350,7 +346,7 @@ export class ProvingClient {
       path: '/buckets/close',
       query: { bucketId: id },
       headers: { 'api-key': this.#key('Closing a bucket') },
-      schema: bucketResponse,
+      schema: (await provingSchemas()).bucketResponse,
       operation: `close bucket ${id}`,
       signal: options.signal,
     })
@@ -374,7 +370,7 @@ export class ProvingClient {
       path: '/buckets',
       headers: { 'api-key': this.#key('Creating a bucket') },
       json: body,
-      schema: bucketResponse,
+      schema: (await provingSchemas()).bucketResponse,
       operation: 'create bucket',
       signal,
     })
@@ -388,7 +384,7 @@ export class ProvingClient {
       method: 'GET',
       path: `/buckets/${encodeURIComponent(id)}`,
       headers: this.#apiKey ? { 'api-key': this.#apiKey } : {},
-      schema: bucketDetailsResponse,
+      schema: (await provingSchemas()).bucketDetailsResponse,
       operation: `get bucket ${id}`,
       signal: options.signal,
     })
@@ -428,7 +424,7 @@ export class ProvingClient {
     const { data } = await this.http.request({
       method: 'GET',
       path: '/is-alive',
-      schema: isAliveResponse,
+      schema: (await provingSchemas()).isAliveResponse,
       operation: 'check the service is alive',
       signal: options.signal,
     })
@@ -499,7 +495,7 @@ export class ProvingClient {
         path,
         query: { apiKey: this.#key('Submitting') },
         body,
-        schema: submissionResponse,
+        schema: (await provingSchemas()).submissionResponse,
         operation,
         signal,
         headersTimeoutMs: UPLOAD_HEADERS_TIMEOUT_MS,
@@ -534,7 +530,7 @@ export class ProvingClient {
         path: '/proving-query',
         headers: { 'api-key': this.#key('Submitting') },
         body,
-        schema: submissionResponse,
+        schema: (await provingSchemas()).submissionResponse,
         operation: 'submit the query',
         signal: options.signal,
         headersTimeoutMs: UPLOAD_HEADERS_TIMEOUT_MS,
@@ -585,7 +581,7 @@ export class ProvingClient {
         path: '/proving-query-by-dedup-id',
         query: { dedupId: id },
         headers: { 'api-key': this.#key('Looking up a dedupId') },
-        schema: dedupLookupResponse,
+        schema: (await provingSchemas()).dedupLookupResponse,
         operation: `look up dedupId ${id}`,
         signal: options.signal,
       })

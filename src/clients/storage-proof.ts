@@ -4,20 +4,18 @@ import {
 import { isNoRoute } from '../core/errors.ts'
 import { type ConnectionOptions, connectionOf, HttpClient } from '../core/http.ts'
 import { explainSubmissionFailure } from '../core/submission.ts'
-import { serializeJsonBody } from '../core/json-limits.ts'
 import { apiKeyOf, requireId } from '../core/checks.ts'
 import { DEFAULT_WAIT_TIMEOUT_MS, type PollSchedule, pollUntil } from '../core/poll.ts'
 import { SecretRedactor } from '../core/redact.ts'
-import {
-  BATCH_QUERY_STATUSES,
-  type BatchQueryBody,
-  batchQueryBody,
-  batchQueryResponse,
-  type BatchQueryStatusResponse,
-  batchQueryStatusResponse,
-  describeBatchQueryProblems,
+import type {
+  BatchQueryBody,
+  BatchQueryStatusResponse,
 } from '../schemas/storage-proof.ts'
+import { BATCH_QUERY_STATUSES } from '../schemas/storage-proof-constants.ts'
 import type { ApiKeyProvider } from './account.ts'
+
+/** The schemas load with the first request, not with the client: zod stays off the import path (bench figure 8). */
+const storageProofSchemas = () => import('../schemas/storage-proof.ts')
 
 export type StorageProofClientOptions = ConnectionOptions & {
   /**
@@ -89,7 +87,7 @@ export class StorageProofClient {
    * service has no deduplication, so a submission whose answer was lost is not sent again.
    */
   async submitBatchQuery(body: BatchQueryBody, options: { signal?: AbortSignal } = {}): Promise<{ internalId: string }> {
-    const checked = checkBatchQueryBody(body)
+    const checked = (await storageProofSchemas()).checkBatchQueryBody(body)
     const apiKey = await this.#key('Submitting a batch query', options.signal)
     try {
       const { data } = await this.http.request({
@@ -97,7 +95,7 @@ export class StorageProofClient {
         path: '/batch-query',
         headers: { 'api-key': apiKey },
         json: checked,
-        schema: batchQueryResponse,
+        schema: (await storageProofSchemas()).batchQueryResponse,
         operation: 'submit the batch query',
         signal: options.signal,
       })
@@ -125,7 +123,7 @@ export class StorageProofClient {
         path: path === 'current' ? '/batch-query-status' : `/batch-query/${encodeURIComponent(id)}/status`,
         query: path === 'current' ? { batchQueryId: id } : undefined,
         headers: { 'api-key': apiKey },
-        schema: batchQueryStatusResponse,
+        schema: (await storageProofSchemas()).batchQueryStatusResponse,
         operation: `get the status of batch query ${id}`,
         signal: options.signal,
       })
@@ -180,20 +178,3 @@ export class StorageProofClient {
     )
   }
 }
-
-/** Validates a batch-query body; the problems are listed in the error, nothing is sent. */
-export function checkBatchQueryBody(body: unknown): BatchQueryBody {
-  // Nesting and size first: a hostile body must not reach the schema, nor JSON.stringify.
-  serializeJsonBody(body, { input: 'body', what: 'the batch query' })
-  const result = batchQueryBody.safeParse(body)
-  if (result.success) return result.data
-  const problems = describeBatchQueryProblems(result.error)
-  const more = result.error.issues.length - 1
-  // The first problem on the error's face (it names the field); every one listed below it.
-  throw new InvalidInputError(
-    `The batch query is malformed: ${problems[0] ?? 'the body is not valid'}${more > 0 ? ` (and ${more} more, listed below)` : ''}; fix it before sending.`,
-    { input: 'body', metaMessages: more > 0 ? problems : undefined },
-  )
-}
-
-

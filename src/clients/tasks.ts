@@ -10,31 +10,29 @@ import { explainSubmissionFailure } from '../core/submission.ts'
 import { serializeJsonBody } from '../core/json-limits.ts'
 import { DEFAULT_WAIT_TIMEOUT_MS, DEFAULT_STUCK_AFTER_MS, formatDuration, type PollSchedule, pollUntil } from '../core/poll.ts'
 import { redact, SecretRedactor } from '../core/redact.ts'
+import type {
+  DecommitmentBodyInput,
+  TaskBodyInput,
+  TaskListResponse,
+  TaskMmrsResponse,
+  TaskQueuedResponse,
+  TaskStatusRecord,
+  TaskSummary,
+} from '../schemas/tasks.ts'
 import {
-  checkTaskRequest,
-  decommitmentBody,
-  type DecommitmentBodyInput,
   isTerminalTaskStatus,
   TASK_LIST_MAX_PER_PAGE,
   TASK_LIST_PARAMETERS,
   TASK_STATUSES,
   TASK_SUCCESS_STATUS,
-  taskBody,
-  unknownTaskFields,
-  type TaskBodyInput,
-  taskListResponse,
-  type TaskListResponse,
-  taskMmrsResponse,
-  type TaskMmrsResponse,
-  taskQueuedResponse,
-  type TaskQueuedResponse,
   type TaskStage,
   taskStageLabel,
   taskStageOf,
-  taskStatusRecord,
-  type TaskStatusRecord,
-  type TaskSummary,
-} from '../schemas/tasks.ts'
+} from '../schemas/tasks-constants.ts'
+
+/** The schemas load with the first request, not with the client: zod stays off the import path (bench figure 8). */
+const taskSchemas = () => import('../schemas/tasks.ts')
+type TaskSchemas = Awaited<ReturnType<typeof taskSchemas>>
 
 export type TaskClientOptions = ConnectionOptions & {
   /** Sent as `X-API-KEY` on the two submissions only; reads need none. */
@@ -106,9 +104,9 @@ export class TaskClient {
 
   /** POST /tasks: schedules a task through the whole pipeline. */
   async scheduleTask(body: TaskBodyInput, options: { signal?: AbortSignal } = {}): Promise<TaskQueuedResponse> {
-    const checked = this.#check(taskBody, body, 'task body')
+    const checked = await this.#check((schemas) => schemas.taskBody, body, 'task body')
     // production.md: fields beyond the documented ones are passed through, not refused.
-    const unknown = unknownTaskFields(checked)
+    const unknown = (await taskSchemas()).unknownTaskFields(checked)
     if (unknown.length) {
       this.http.logger.warn(
         `The task body has ${unknown.length === 1 ? 'a field' : 'fields'} this version of proving-kit does not know (${unknown.join(', ')}); sent as written, the service decides.`,
@@ -126,7 +124,7 @@ export class TaskClient {
     body: DecommitmentBodyInput,
     options: { signal?: AbortSignal } = {},
   ): Promise<TaskQueuedResponse> {
-    const checked = this.#check(decommitmentBody, body, 'decommitment body')
+    const checked = await this.#check((schemas) => schemas.decommitmentBody, body, 'decommitment body')
     return this.#submit(
       '/tasks/decommitment',
       checked,
@@ -156,7 +154,7 @@ export class TaskClient {
         [TASK_LIST_PARAMETERS.status]: options.status,
         [TASK_LIST_PARAMETERS.clientId]: emptyToUndefined(options.clientId),
       },
-      schema: taskListResponse,
+      schema: (await taskSchemas()).taskListResponse,
       operation: 'list tasks',
       signal: options.signal,
     })
@@ -187,7 +185,7 @@ export class TaskClient {
     const { data } = await this.http.request({
       method: 'GET',
       path: `/tasks/${encodeURIComponent(id)}/status`,
-      schema: taskStatusRecord,
+      schema: (await taskSchemas()).taskStatusRecord,
       operation: `get the status of task ${id}`,
       signal: options.signal,
     })
@@ -200,7 +198,7 @@ export class TaskClient {
     const { data } = await this.http.request({
       method: 'GET',
       path: `/tasks/${encodeURIComponent(id)}/mmrs`,
-      schema: taskMmrsResponse,
+      schema: (await taskSchemas()).taskMmrsResponse,
       operation: `get the MMRs of task ${id}`,
       signal: options.signal,
     })
@@ -278,10 +276,11 @@ export class TaskClient {
     return this.#apiKey
   }
 
-  #check<T>(schema: z.ZodType<T>, body: unknown, what: string): T {
+  async #check<T>(schemaOf: (schemas: TaskSchemas) => z.ZodType<T>, body: unknown, what: string): Promise<T> {
     // Nesting and size first: a hostile body must not reach the schema, nor JSON.stringify.
     serializeJsonBody(body, { input: 'body', what: `the ${what}` })
-    const result = checkTaskRequest(schema, body)
+    const schemas = await taskSchemas()
+    const result = schemas.checkTaskRequest(schemaOf(schemas), body)
     if (result.ok) return result.data
     const problems = result.problems.map((problem) => redact(problem, this.http.redactor))
     const first = problems[0] ?? `the ${what} is not valid`
@@ -312,7 +311,7 @@ export class TaskClient {
         path,
         headers: { 'x-api-key': apiKey },
         json,
-        schema: taskQueuedResponse,
+        schema: (await taskSchemas()).taskQueuedResponse,
         operation,
         signal,
       })

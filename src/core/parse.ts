@@ -1,4 +1,4 @@
-import { z } from 'zod'
+import type { z } from 'zod'
 import { InvalidResponseError } from './errors.ts'
 import { redact, type SecretRedactor } from './redact.ts'
 import type { Logger } from './runtime.ts'
@@ -27,11 +27,13 @@ export function isNotJson(value: unknown): boolean {
 
 const knownValues = new WeakMap<z.ZodType, readonly string[]>()
 
-/** A string field whose known values are listed; others are accepted and noted. */
-export function openEnum<const T extends readonly [string, ...string[]]>(values: T): z.ZodString {
-  const schema = z.string()
+/**
+ * Records the known values of an open enum's string schema (schemas/open-enum.ts builds them),
+ * which describeDeviations names when a response carries another. Kept here, without zod, so
+ * that the HTTP client loads no zod until a schema is in hand.
+ */
+export function markKnownValues(schema: z.ZodType, values: readonly string[]): void {
   knownValues.set(schema, values)
-  return schema
 }
 
 export function knownValuesOf(schema: z.ZodType): readonly string[] | undefined {

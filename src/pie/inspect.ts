@@ -10,7 +10,7 @@
  * holding the thread, e.g. while the PIE uploads.
  */
 import { stat } from 'node:fs/promises'
-import type { JobSize } from '../schemas/proving.ts'
+import type { JobSize } from '../schemas/proving-constants.ts'
 import { sha256Bytes, sha256File } from './digest.ts'
 import { computeIntegrityFact, computeSharpFact, factTopologyFromAdditionalData, type FactTopology } from './facts.ts'
 import {

@@ -9,7 +9,8 @@ import type { ProvingClient } from '../clients/proving.ts'
 import { UnknownStatusError } from '../core/errors.ts'
 import { pollUntil } from '../core/poll.ts'
 import type { PieInspection } from '../pie/index.ts'
-import { BUCKET_STATUSES, type BucketDetailsResponse, type BucketRecord, type QueryRecordL } from '../schemas/proving.ts'
+import type { BucketDetailsResponse, BucketRecord, QueryRecordL } from '../schemas/proving.ts'
+import { BUCKET_STATUSES } from '../schemas/proving-constants.ts'
 import { evaluateGate } from './gate.ts'
 
 export type BucketProgress = { bucketId: string; status: string; leaves: number; elapsedMs: number }

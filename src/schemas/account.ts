@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { WALLET_ADDRESS_PATTERN } from './account-constants.ts'
 
 /**
  * The account service (contract.md): the programmatic wallet flow (challenge, session,
@@ -7,9 +8,7 @@ import { z } from 'zod'
  * fields and not a rebuilt copy.
  */
 
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/
-
-export const walletAddress = z.string().regex(ADDRESS, 'must be a 20-byte 0x-prefixed hex address')
+export const walletAddress = z.string().regex(WALLET_ADDRESS_PATTERN, 'must be a 20-byte 0x-prefixed hex address')
 
 /** One field of an EIP-712 struct type. */
 export const typedDataField = z.looseObject({ name: z.string(), type: z.string() })
@@ -85,26 +84,3 @@ export type RefreshResponse = z.infer<typeof refreshResponse>
 export type ApiKeyRecord = z.infer<typeof apiKeyRecord>
 export type ApiKeyListResponse = z.infer<typeof apiKeyListResponse>
 export type CreateApiKeyBody = z.infer<typeof createApiKeyBody>
-
-/** `selectedProject` as a project id, whatever shape the service sent. */
-export function projectIdOf(project: z.infer<typeof selectedProject> | null | undefined): string | undefined {
-  if (project === null || project === undefined) return undefined
-  if (typeof project === 'string') return project || undefined
-  if ('id' in project && typeof project.id === 'string') return project.id
-  if ('projectId' in project && typeof project.projectId === 'string') return project.projectId
-  return undefined
-}
-
-/** `expiresAt` in milliseconds since the epoch, or undefined when it cannot be read. */
-export function expiresAtMs(value: number | string): number | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) ? toMs(value) : undefined
-  const text = value.trim()
-  if (/^\d+(\.\d+)?$/.test(text)) return toMs(Number(text))
-  const parsed = Date.parse(text)
-  return Number.isNaN(parsed) ? undefined : parsed
-}
-
-/** Seconds unless the number is too large to be seconds (after year 5138). */
-function toMs(value: number): number {
-  return value > 1e11 ? Math.round(value) : Math.round(value * 1000)
-}

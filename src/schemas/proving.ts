@@ -1,5 +1,6 @@
 import { z } from 'zod'
-import { openEnum } from '../core/parse.ts'
+import { openEnum } from './open-enum.ts'
+import { BUCKET_STATUSES, BUCKET_TYPES, CAIRO_VERSIONS, CAIRO_VMS, CHAINS, HINTS, JOB_SIZES, KNOWN_STEPS, LAYOUTS, NETWORKS, QUERY_STATUSES, RESULTS, SHARP_PROVERS } from './proving-constants.ts'
 
 /**
  * The proving service's records, as interface.md's field table, contract.md and production.md
@@ -9,69 +10,6 @@ import { openEnum } from '../core/parse.ts'
  * present (production.md). Enums are open (unknown values pass with a debug note), extra
  * fields pass (noted). Types stay checked, and so do the fact hashes a gate compares.
  */
-
-export const QUERY_STATUSES = ['RECEIVED', 'IN_PROGRESS', 'DONE', 'FAILED'] as const
-export const TERMINAL_QUERY_STATUSES = ['DONE', 'FAILED'] as const
-export const CHAINS = ['L1', 'L2', 'APE_CHAIN', 'OFFCHAIN', 'WORLD_CHAIN'] as const
-export const JOB_SIZES = ['XS', 'S', 'M', 'L'] as const
-export const CAIRO_VMS = ['rust', 'python'] as const
-export const CAIRO_VERSIONS = ['cairo0', 'cairo1'] as const
-export const RESULTS = [
-  'TRACE_GENERATION',
-  'PROOF_GENERATION',
-  'PROOF_VERIFICATION_ON_L1',
-  'PROOF_VERIFICATION_ON_L2',
-  'PROOF_VERIFICATION_ON_APE_CHAIN',
-  'PROOF_VERIFICATION_ON_WORLD_CHAIN',
-] as const
-export const NETWORKS = ['MAINNET', 'TESTNET'] as const
-export const HINTS = ['svc_evm_grower', 'svc_sn_grower'] as const
-export const SHARP_PROVERS = ['stone', 'stwo'] as const
-/** The layouts of interface.md's L2 endpoint (what the emulator's L2 endpoint accepts). */
-export const L2_LAYOUTS = [
-  'auto',
-  'recursive',
-  'recursive_with_poseidon',
-  'small',
-  'dex',
-  'starknet',
-  'starknet_with_keccak',
-  'dynamic',
-] as const
-/** Every layout production accepts on a submission (production.md): the L2 ones and four more. */
-export const LAYOUTS = [
-  'auto',
-  'plain',
-  'recursive',
-  'recursive_with_poseidon',
-  'recursive_large_output',
-  'all_solidity',
-  'all_cairo',
-  'dynamic',
-  'small',
-  'dex',
-  'starknet',
-  'starknet_with_keccak',
-] as const
-export const STONE_VERSIONS = ['stone5', 'stone6'] as const
-export const MEMORY_VERIFICATIONS = ['strict', 'relaxed', 'cairo1'] as const
-/** Steps seen in production (contract.md); `step` stays an open string. */
-export const KNOWN_STEPS = [
-  'TRACE_GENERATION',
-  'TRACE_AND_METADATA_GENERATION',
-  'PROOF_GENERATION',
-  'PROOF_GENERATION_AND_VERIFICATION',
-  'FACT_HASH_REGISTRATION',
-  'BRIDGE_FACT_HASH',
-  'PROOF_VERIFICATION_ON_L1',
-  'PROOF_VERIFICATION_ON_L2',
-] as const
-
-export type QueryStatus = (typeof QUERY_STATUSES)[number]
-export type JobSize = (typeof JOB_SIZES)[number]
-export type Layout = (typeof LAYOUTS)[number]
-export type StoneVersion = (typeof STONE_VERSIONS)[number]
-export type MemoryVerification = (typeof MEMORY_VERIFICATIONS)[number]
 
 const INT32_MIN = -2_147_483_648
 const INT32_MAX = 2_147_483_647
@@ -159,8 +97,6 @@ export type QueryRecordD = QueryRecord
 export type QueryRecordL = QueryRecordWithStatus
 export type ClientObject = z.infer<typeof clientObject>
 
-export const BUCKET_STATUSES = ['OPEN', 'IN_PROGRESS', 'DONE', 'FAILED'] as const
-export const BUCKET_TYPES = ['SNOS', 'SVC_AR'] as const
 
 /**
  * The bucket record: interface.md's table, or production's (no aggregatorParams or mockProof,
@@ -228,13 +164,3 @@ export type DocsQueryResponse = z.infer<typeof docsQueryResponse>
 export type QueryListResponse = z.infer<typeof queryListResponse>
 export type DocsQueryListResponse = QueryListResponse
 export type BucketDetailsResponse = z.infer<typeof bucketDetailsResponse>
-
-// --- Error bodies (interface.md "Errors", contract.md status codes) --------------------------
-
-export const RETRY_ERROR_CODES = [
-  'QUERY_NOT_RETRIABLE',
-  'MAX_RETRIES_REACHED',
-  'FORBIDDEN',
-  'PROVING_QUERY_NOT_FOUND',
-  'QUERY_NOT_IN_FAILED_STATUS',
-] as const

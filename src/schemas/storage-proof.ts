@@ -1,5 +1,8 @@
 import { z } from 'zod'
-import { openEnum } from '../core/parse.ts'
+import { InvalidInputError } from '../core/errors.ts'
+import { serializeJsonBody } from '../core/json-limits.ts'
+import { openEnum } from './open-enum.ts'
+import { BATCH_QUERY_STATUSES } from './storage-proof-constants.ts'
 
 /**
  * The storage-proof service (interface.md, contract.md, production.md): one batch query proving
@@ -12,15 +15,6 @@ import { openEnum } from '../core/parse.ts'
  * an account with only `slots` (or only `props`), and props that name header fields as well as
  * account fields. The response schemas are tolerant, as everywhere.
  */
-
-export const BATCH_QUERY_STATUSES = ['RECEIVED', 'IN_PROGRESS', 'DONE', 'FAILED'] as const
-export const TERMINAL_BATCH_QUERY_STATUSES = ['DONE', 'FAILED'] as const
-/** Account properties seen in production; the field stays an open list of strings. */
-export const KNOWN_ACCOUNT_PROPS = ['BALANCE', 'NONCE', 'STORAGE_ROOT', 'CODE_HASH'] as const
-/** Block header fields a query may ask for among `props` (production.md); open too. */
-export const KNOWN_HEADER_PROPS = ['PARENT_HASH', 'STATE_ROOT', 'TRANSACTIONS_ROOT', 'RECEIPTS_ROOT', 'NUMBER', 'TIMESTAMP', 'BASE_FEE_PER_GAS'] as const
-
-export type BatchQueryStatus = (typeof BATCH_QUERY_STATUSES)[number]
 
 const NUMERIC = /^\d+(\.\d+)?$/
 /** A chain by decimal id ("11155111") or by name ("SN_SEPOLIA"). */
@@ -85,3 +79,17 @@ export const batchQueryStatusResponse = z.looseObject({
 export type BatchQueryResponse = z.infer<typeof batchQueryResponse>
 export type BatchQueryStatusResponse = z.infer<typeof batchQueryStatusResponse>
 
+/** Validates a batch-query body; the problems are listed in the error, nothing is sent. */
+export function checkBatchQueryBody(body: unknown): BatchQueryBody {
+  // Nesting and size first: a hostile body must not reach the schema, nor JSON.stringify.
+  serializeJsonBody(body, { input: 'body', what: 'the batch query' })
+  const result = batchQueryBody.safeParse(body)
+  if (result.success) return result.data
+  const problems = describeBatchQueryProblems(result.error)
+  const more = result.error.issues.length - 1
+  // The first problem on the error's face (it names the field); every one listed below it.
+  throw new InvalidInputError(
+    `The batch query is malformed: ${problems[0] ?? 'the body is not valid'}${more > 0 ? ` (and ${more} more, listed below)` : ''}; fix it before sending.`,
+    { input: 'body', metaMessages: more > 0 ? problems : undefined },
+  )
+}

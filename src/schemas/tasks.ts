@@ -1,5 +1,6 @@
 import { z } from 'zod'
-import { openEnum } from '../core/parse.ts'
+import { openEnum } from './open-enum.ts'
+import { HEX_PATTERN, TASK_INPUT_VISIBILITIES, TASK_STATUSES } from './tasks-constants.ts'
 
 /**
  * The task service's structures (interface.md "Task input structures", contract.md "Task
@@ -12,84 +13,12 @@ import { openEnum } from '../core/parse.ts'
  *   a debug note; a wrong type is an error).
  */
 
-// --- Statuses ----------------------------------------------------------------------------
-
-/** Task statuses in pipeline order (contract.md). */
-export const TASK_STATUSES = [
-  'Received',
-  'DryRunStarted',
-  'DryRunCompleted',
-  'DryRunFailed',
-  'ChainProofsFetchStarted',
-  'ChainProofsFetchCompleted',
-  'ChainProofsFetchFailed',
-  'TraceGenStarted',
-  'TraceGenCompleted',
-  'TraceGenFailed',
-  'ProvingStarted',
-  'ProvingCompleted',
-  'ProvingFailed',
-  'TaskDecommitmentStarted',
-  'TaskDecommitmentCompleted',
-  'TaskDecommitmentFailed',
-] as const
-export type TaskStatus = (typeof TASK_STATUSES)[number]
-
-export const TASK_SUCCESS_STATUS = 'TaskDecommitmentCompleted' satisfies TaskStatus
-export const TASK_FAILED_STATUSES = [
-  'DryRunFailed',
-  'ChainProofsFetchFailed',
-  'TraceGenFailed',
-  'ProvingFailed',
-  'TaskDecommitmentFailed',
-] as const satisfies readonly TaskStatus[]
-export const TERMINAL_TASK_STATUSES = [TASK_SUCCESS_STATUS, ...TASK_FAILED_STATUSES] as const
-
-/** The pipeline's stages, in order, with the status prefix each one reports under. */
-export const TASK_STAGES = [
-  { stage: 'dry-run', label: 'dry run', prefix: 'DryRun' },
-  { stage: 'chain-proofs-fetch', label: 'chain proofs fetch', prefix: 'ChainProofsFetch' },
-  { stage: 'trace-generation', label: 'trace generation', prefix: 'TraceGen' },
-  { stage: 'proving', label: 'proving', prefix: 'Proving' },
-  { stage: 'decommitment', label: 'decommitment', prefix: 'TaskDecommitment' },
-] as const
-export type TaskStage = (typeof TASK_STAGES)[number]['stage']
-
-export function isTerminalTaskStatus(status: string): boolean {
-  return (TERMINAL_TASK_STATUSES as readonly string[]).includes(status)
-}
-
-/**
- * The stage a status belongs to (`received` before the first one), or undefined for a status
- * this version does not know.
- */
-export function taskStageOf(status: string): TaskStage | 'received' | undefined {
-  if (status === 'Received') return 'received'
-  for (const { stage, prefix } of TASK_STAGES) {
-    if (status === `${prefix}Started` || status === `${prefix}Completed` || status === `${prefix}Failed`) return stage
-  }
-  return undefined
-}
-
-/** The person-readable name of a stage: "chain proofs fetch". */
-export function taskStageLabel(stage: TaskStage | 'received'): string {
-  return stage === 'received' ? 'received' : TASK_STAGES.find((entry) => entry.stage === stage)!.label
-}
-
-/** The fixed `message` of the two submissions (interface.md). */
-export const TASK_QUEUED_MESSAGE = 'Task has been queued'
-export const DECOMMITMENT_QUEUED_MESSAGE = 'Decommitment-only task has been queued'
-
 // --- Request structures ------------------------------------------------------------------
-
-export const HEX_PATTERN = /^0x[0-9a-fA-F]+$/
 
 /** `0x` followed by hexadecimal digits: chain ids, hashes, selectors, primes, params, roots. */
 export const hexString = z
   .string()
   .regex(HEX_PATTERN, { error: (issue) => `must be 0x-prefixed hex, got ${JSON.stringify(issue.input)}` })
-
-export const TASK_INPUT_VISIBILITIES = ['public', 'private'] as const
 
 export const taskInputItem = z.strictObject({
   value: hexString,
@@ -115,8 +44,6 @@ export type PoseidonMmrMeta = z.infer<typeof poseidonMmrMeta>
 export type KeccakMmrMeta = z.infer<typeof keccakMmrMeta>
 /** An element of `mmr_metas`: exactly one key naming the hashing function. */
 export type MmrMeta = { Poseidon: PoseidonMmrMeta } | { Keccak: KeccakMmrMeta }
-
-export const MMR_HASHING_FUNCTIONS = ['Poseidon', 'Keccak'] as const
 
 /**
  * Parsed as one object with two optional keys plus an "exactly one" check rather than a union:
@@ -304,17 +231,6 @@ export const taskListResponse = z.looseObject({
 })
 export type TaskListResponse = z.infer<typeof taskListResponse>
 
-/** GET /tasks query parameters (contract.md) and their bounds. */
-export const TASK_LIST_PARAMETERS = {
-  page: 'dp_tasks_page',
-  perPage: 'dp_tasks_per_page',
-  search: 'dp_tasks_search',
-  status: 'dp_tasks_status',
-  clientId: 'dp_tasks_client_id',
-} as const
-export const TASK_LIST_DEFAULT_PER_PAGE = 10
-export const TASK_LIST_MAX_PER_PAGE = 100
-
 // --- Error bodies (contract.md status codes) ---------------------------------------------
 
 /** 400 (malformed body), 401 (missing X-API-KEY), 429 (rate limit). */
@@ -328,9 +244,6 @@ export const taskGeneralErrorBody = z.looseObject({
 })
 export type TaskShortErrorBody = z.infer<typeof taskShortErrorBody>
 export type TaskGeneralErrorBody = z.infer<typeof taskGeneralErrorBody>
-
-export const MISSING_API_KEY_ERROR = 'Missing X-API-KEY header'
-export const RATE_LIMIT_ERROR = 'Rate limit exceeded'
 
 /** The webhook payloads on terminal states (contract.md). */
 export const taskWebhookSuccess = z.looseObject({

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.ts'
 import { generatePie, packPie } from '../../src/pie/index.ts'
-import { RESULTS } from '../../src/schemas/proving.ts'
+import { RESULTS } from '../../src/schemas/proving-constants.ts'
 import { runCli } from '../helpers/cli.ts'
 import { control } from '../helpers/run-action.ts'
 

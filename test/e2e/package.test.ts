@@ -46,12 +46,13 @@ describe('the published package', () => {
       "const pie = await import('proving-kit/pie')",
       "const chain = await import('proving-kit/chain')",
       "const testing = await import('proving-kit/testing')",
-      'console.log([typeof emulator.startEmulator, typeof pie.packPie, typeof chain.checkFactOnEthereum, typeof testing.simulatedClock, typeof testing.clientClockFor].join(" "))',
+      "const schemas = await import('proving-kit/schemas')",
+      'console.log([typeof emulator.startEmulator, typeof pie.packPie, typeof chain.checkFactOnEthereum, typeof testing.simulatedClock, typeof testing.clientClockFor, typeof schemas.taskBody.safeParse, typeof schemas.checkBatchQueryBody].join(" "))',
     ].join(';')
     const { stdout } = await run(NODE, ['--input-type=module', '-e', script], { cwd: consumer, env })
-    expect(stdout.trim()).toBe('function function function function function')
+    expect(stdout.trim()).toBe('function function function function function function function')
     const root = join(consumer, 'node_modules/proving-kit')
-    for (const declarations of ['lib/emulator/index.d.ts', 'lib/pie/index.d.ts', 'lib/chain/index.d.ts', 'lib/testing.d.ts']) {
+    for (const declarations of ['lib/emulator/index.d.ts', 'lib/pie/index.d.ts', 'lib/chain/index.d.ts', 'lib/schemas/index.d.ts', 'lib/testing.d.ts']) {
       expect((await readdir(join(root, dirname(declarations)))).includes(declarations.split('/').at(-1)!)).toBe(true)
     }
   })

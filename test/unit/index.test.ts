@@ -7,7 +7,8 @@ import { NODE, REPO_ROOT } from '../helpers/cli.ts'
 /**
  * What each entry of the package loads, in a fresh process with a resolve hook that records every
  * module: the main entry (what `import { ProvingClient } from 'proving-kit'` runs) must load no
- * emulator module, neither busboy (the emulator's multipart parser) nor viem, nor @actions/*.
+ * emulator module, neither busboy (the emulator's multipart parser) nor viem, nor @actions/*, nor
+ * zod (the clients load their schemas with the first request: bench figure 8).
  */
 function modulesLoadedBy(entry: string): string[] {
   const script = `
@@ -28,13 +29,20 @@ function modulesLoadedBy(entry: string): string[] {
 const packages = (modules: string[]) => new Set(modules.filter((path) => path.startsWith('node_modules/')).map((path) => path.split('/').slice(1, path.split('/')[1]!.startsWith('@') ? 3 : 2).join('/')))
 
 describe('the entries of the package', () => {
-  it('the main entry loads the clients without the emulator, busboy, viem or @actions', () => {
+  it('the main entry loads the clients without the emulator, busboy, viem, @actions or zod', () => {
     const modules = modulesLoadedBy('./src/index.ts')
     expect(modules).toContain('src/clients/proving.ts')
     expect(modules.filter((path) => path.startsWith('src/emulator/'))).toEqual([])
     expect(modules.filter((path) => path.startsWith('src/action/') || path.startsWith('src/cli/'))).toEqual([])
     const loaded = packages(modules)
-    for (const name of ['busboy', 'viem', '@actions/core', '@actions/artifact']) expect(loaded).not.toContain(name)
+    for (const name of ['busboy', 'viem', '@actions/core', '@actions/artifact', 'zod', '@scure/starknet']) expect(loaded).not.toContain(name)
+    expect(modules.filter((path) => /^src\/schemas\/(proving|tasks|storage-proof|account|open-enum|index)\.ts$/.test(path))).toEqual([])
+  })
+
+  it('proving-kit/schemas gives every schema and body check, with zod', () => {
+    const modules = modulesLoadedBy('./src/schemas/index.ts')
+    expect(packages(modules)).toContain('zod')
+    expect(modules.filter((path) => path.startsWith('src/clients/') || path.startsWith('src/emulator/'))).toEqual([])
   })
 
   it('proving-kit/testing gives the clocks without starting to load the emulator', () => {
@@ -52,7 +60,7 @@ describe('the entries of the package', () => {
   it('every sub-path of package.json exports names its compiled module and its declarations, built from src', () => {
     const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { exports: Record<string, string | { types: string; import: string }> }
     const entries = Object.entries(manifest.exports).filter(([path]) => path !== './package.json')
-    expect(entries.map(([path]) => path).sort()).toEqual(['.', './chain', './emulator', './pie', './testing'])
+    expect(entries.map(([path]) => path).sort()).toEqual(['.', './chain', './emulator', './pie', './schemas', './testing'])
     for (const [, target] of entries) {
       if (typeof target === 'string') throw new Error(`an entry without types: ${target}`)
       expect(target.types).toBe(target.import.replace(/\.js$/, '.d.ts'))

@@ -6,7 +6,8 @@
  * for a caller that already has a proving query (the root action after a DONE proof).
  */
 import type { TaskClient } from '../../clients/tasks.ts'
-import { checkTaskRequest, decommitmentBody, type DecommitmentBody, TASK_STAGES } from '../../schemas/tasks.ts'
+import { checkTaskRequest, decommitmentBody, type DecommitmentBody } from '../../schemas/tasks.ts'
+import { TASK_STAGES } from '../../schemas/tasks-constants.ts'
 import { defineAction } from '../steps/define-action.ts'
 import { DECOMMIT_INPUTS } from '../steps/inputs.ts'
 import { ROOT_DECOMMIT_OUTPUT_NAMES } from '../steps/outputs.ts'

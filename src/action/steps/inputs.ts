@@ -18,7 +18,7 @@ import {
   RESULTS,
   SHARP_PROVERS,
   STONE_VERSIONS,
-} from '../../schemas/proving.ts'
+} from '../../schemas/proving-constants.ts'
 import { onchainCrossCheck, VERIFY_ONCHAIN_MODES } from './onchain-inputs.ts'
 import type { ActionIO, CrossCheck, DefaultedInput, InputSpecs, InputValues, OptionalInput, RequiredInput } from '../types.ts'
 

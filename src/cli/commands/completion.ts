@@ -1,8 +1,8 @@
 import { InvalidInputError } from '../../core/errors.ts'
 import { type CommandSpec, defineCommand, GLOBAL_OPTIONS, type OptionSpec } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
-import { HINTS, JOB_SIZES, LAYOUTS, RESULTS } from '../../schemas/proving.ts'
-import { TASK_STATUSES } from '../../schemas/tasks.ts'
+import { HINTS, JOB_SIZES, LAYOUTS, RESULTS } from '../../schemas/proving-constants.ts'
+import { TASK_STATUSES } from '../../schemas/tasks-constants.ts'
 
 /**
  * `proving completion bash|zsh|fish`: a completion script generated from the command table, so

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises'
-import { checkBatchQueryBody, StorageProofClient } from '../../clients/storage-proof.ts'
+import { StorageProofClient } from '../../clients/storage-proof.ts'
+import { checkBatchQueryBody } from '../../schemas/storage-proof.ts'
 import { InvalidInputError } from '../../core/errors.ts'
 import { parseJsonBytes } from '../../core/json-limits.ts'
 import { formatDuration } from '../../core/poll.ts'

@@ -1,5 +1,5 @@
 import { InvalidInputError } from '../../core/errors.ts'
-import { LAYOUTS } from '../../schemas/proving.ts'
+import { LAYOUTS } from '../../schemas/proving-constants.ts'
 import { defineCommand, SERVICE_OPTIONS } from '../context.ts'
 import { withLocalEmulator } from '../local-emulator.ts'
 import { type PreparedPie, preparePieForUpload } from '../pie-steps.ts'

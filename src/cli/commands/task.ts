@@ -3,17 +3,19 @@ import { TaskClient, type TaskProgress } from '../../clients/tasks.ts'
 import { InvalidInputError, RemoteFailureError } from '../../core/errors.ts'
 import { MAX_JSON_BODY_BYTES, parseJsonBytes } from '../../core/json-limits.ts'
 import { formatDuration } from '../../core/poll.ts'
+import type {
+  DecommitmentBodyInput,
+  TaskBodyInput,
+  TaskMmrsResponse,
+  TaskStatusRecord,
+  TaskSummary,
+} from '../../schemas/tasks.ts'
 import {
-  type DecommitmentBodyInput,
   TASK_LIST_MAX_PER_PAGE,
-  type TaskBodyInput,
   TASK_STATUSES,
-  type TaskMmrsResponse,
   taskStageLabel,
   taskStageOf,
-  type TaskStatusRecord,
-  type TaskSummary,
-} from '../../schemas/tasks.ts'
+} from '../../schemas/tasks-constants.ts'
 import { type CommandContext, type CommandSpec, defineCommand, type OptionSpecs, parseInteger, SERVICE_OPTIONS, allowInsecureHttp } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { timeoutFrom } from '../services.ts'

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { KNOWN_STEPS } from '../../schemas/proving.ts'
+import { KNOWN_STEPS } from '../../schemas/proving-constants.ts'
 import type { EmulatorContext } from '../context.ts'
 import { flag, millis, objectBody, parseControl, text } from '../control-body.ts'
 import { badRequest, conflict, PROVING_QUERY_NOT_FOUND } from '../errors.ts'

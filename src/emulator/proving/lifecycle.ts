@@ -1,4 +1,4 @@
-import type { QueryStatus } from '../../schemas/proving.ts'
+import type { QueryStatus } from '../../schemas/proving-constants.ts'
 
 /**
  * How a query moves from RECEIVED through its steps to DONE or FAILED, computed from the time

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { jobSizeForSteps } from '../../pie/index.ts'
-import { JOB_SIZES, type JobSize } from '../../schemas/proving.ts'
+import { JOB_SIZES, type JobSize } from '../../schemas/proving-constants.ts'
 import { defaultFailureReason, type PlannedFailure, type Progress, progressOf, type QueryRun } from './lifecycle.ts'
 import { own, type EmulatorState, type Endpoint, type NextQueryPlan, type Owner, type StoredFacts, type StoredQuery } from '../state.ts'
 

@@ -13,7 +13,7 @@ import {
   RESULTS,
   SHARP_PROVERS,
   STONE_VERSIONS,
-} from '../../schemas/proving.ts'
+} from '../../schemas/proving-constants.ts'
 import { artifactUrls } from './artifacts.ts'
 import { sameOwner } from '../auth.ts'
 import { type EmulatorContext, incomingDir } from '../context.ts'

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { TASK_STAGES, type TaskStage } from '../../schemas/tasks.ts'
+import { TASK_STAGES, type TaskStage } from '../../schemas/tasks-constants.ts'
 import type { EmulatorContext } from '../context.ts'
 import { own } from '../state.ts'
 import { millis, objectBody, parseControl, text } from '../control-body.ts'

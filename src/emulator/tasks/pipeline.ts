@@ -1,4 +1,4 @@
-import { TASK_STAGES, type TaskStage, type TaskStatus } from '../../schemas/tasks.ts'
+import { TASK_STAGES, type TaskStage, type TaskStatus } from '../../schemas/tasks-constants.ts'
 
 /**
  * Where a task stands, computed from when its run started and the timing it started with, on

@@ -1,17 +1,15 @@
 import { randomUUID } from 'node:crypto'
+import { checkTaskRequest, decommitmentBody, taskBody } from '../../schemas/tasks.ts'
 import {
-  checkTaskRequest,
   DECOMMITMENT_QUEUED_MESSAGE,
-  decommitmentBody,
   MISSING_API_KEY_ERROR,
   RATE_LIMIT_ERROR,
   TASK_LIST_DEFAULT_PER_PAGE,
   TASK_LIST_MAX_PER_PAGE,
   TASK_LIST_PARAMETERS,
   TASK_QUEUED_MESSAGE,
-  taskBody,
   type TaskStage,
-} from '../../schemas/tasks.ts'
+} from '../../schemas/tasks-constants.ts'
 import type { EmulatorContext } from '../context.ts'
 import { HttpError, type Reply, type Route, type RouteContext } from '../router.ts'
 import { own, type Owner } from '../state.ts'

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { AccountClient, localSigner } from '../../../src/clients/account.ts'
 import { AbortedError, InvalidInputError, InvalidResponseError, type ProvingKitError, ServiceError } from '../../../src/core/errors.ts'
 import type { Logger } from '../../../src/core/runtime.ts'
-import { expiresAtMs } from '../../../src/schemas/account.ts'
+import { expiresAtMs } from '../../../src/schemas/account-constants.ts'
 import { FakeClock } from '../../helpers/fake-clock.ts'
 import { COW, COW_KEY, MAIL, MAIL_SIGNATURE } from '../../helpers/mail-example.ts'
 

@@ -6,10 +6,10 @@ import {
   isNotJson,
   knownValuesOf,
   NOT_JSON,
-  openEnum,
   parseJsonLoosely,
   parseResponse,
 } from '../../../src/core/parse.ts'
+import { openEnum } from '../../../src/schemas/open-enum.ts'
 import { SecretRedactor } from '../../../src/core/redact.ts'
 import type { Logger } from '../../../src/core/runtime.ts'
 

@@ -6,19 +6,21 @@ import {
   decommitmentBody,
   dpOutput,
   hexString,
-  isTerminalTaskStatus,
   mmrMeta,
-  TASK_FAILED_STATUSES,
-  TASK_STATUSES,
   taskBody,
   taskGeneralErrorBody,
   taskListResponse,
   taskMmrsResponse,
   taskQueuedResponse,
   taskShortErrorBody,
-  taskStageOf,
   taskStatusRecord,
 } from '../../../src/schemas/tasks.ts'
+import {
+  isTerminalTaskStatus,
+  TASK_FAILED_STATUSES,
+  TASK_STATUSES,
+  taskStageOf,
+} from '../../../src/schemas/tasks-constants.ts'
 import {
   BAD_DECOMMITMENT_BODIES,
   BAD_TASK_BODIES,

@@ -1,0 +1,81 @@
+/**
+ * The proving service's enumerations (interface.md, contract.md, production.md): statuses,
+ * chains, layouts, steps and error codes. Plain values with no zod, so that the main entry
+ * (`import { ProvingClient } from 'proving-kit'`) loads without the schemas; the clients load
+ * schemas/proving.ts on their first request.
+ */
+
+export const QUERY_STATUSES = ['RECEIVED', 'IN_PROGRESS', 'DONE', 'FAILED'] as const
+export const TERMINAL_QUERY_STATUSES = ['DONE', 'FAILED'] as const
+export const CHAINS = ['L1', 'L2', 'APE_CHAIN', 'OFFCHAIN', 'WORLD_CHAIN'] as const
+export const JOB_SIZES = ['XS', 'S', 'M', 'L'] as const
+export const CAIRO_VMS = ['rust', 'python'] as const
+export const CAIRO_VERSIONS = ['cairo0', 'cairo1'] as const
+export const RESULTS = [
+  'TRACE_GENERATION',
+  'PROOF_GENERATION',
+  'PROOF_VERIFICATION_ON_L1',
+  'PROOF_VERIFICATION_ON_L2',
+  'PROOF_VERIFICATION_ON_APE_CHAIN',
+  'PROOF_VERIFICATION_ON_WORLD_CHAIN',
+] as const
+export const NETWORKS = ['MAINNET', 'TESTNET'] as const
+export const HINTS = ['svc_evm_grower', 'svc_sn_grower'] as const
+export const SHARP_PROVERS = ['stone', 'stwo'] as const
+/** The layouts of interface.md's L2 endpoint (what the emulator's L2 endpoint accepts). */
+export const L2_LAYOUTS = [
+  'auto',
+  'recursive',
+  'recursive_with_poseidon',
+  'small',
+  'dex',
+  'starknet',
+  'starknet_with_keccak',
+  'dynamic',
+] as const
+/** Every layout production accepts on a submission (production.md): the L2 ones and four more. */
+export const LAYOUTS = [
+  'auto',
+  'plain',
+  'recursive',
+  'recursive_with_poseidon',
+  'recursive_large_output',
+  'all_solidity',
+  'all_cairo',
+  'dynamic',
+  'small',
+  'dex',
+  'starknet',
+  'starknet_with_keccak',
+] as const
+export const STONE_VERSIONS = ['stone5', 'stone6'] as const
+export const MEMORY_VERIFICATIONS = ['strict', 'relaxed', 'cairo1'] as const
+/** Steps seen in production (contract.md); `step` stays an open string. */
+export const KNOWN_STEPS = [
+  'TRACE_GENERATION',
+  'TRACE_AND_METADATA_GENERATION',
+  'PROOF_GENERATION',
+  'PROOF_GENERATION_AND_VERIFICATION',
+  'FACT_HASH_REGISTRATION',
+  'BRIDGE_FACT_HASH',
+  'PROOF_VERIFICATION_ON_L1',
+  'PROOF_VERIFICATION_ON_L2',
+] as const
+
+export type QueryStatus = (typeof QUERY_STATUSES)[number]
+export type JobSize = (typeof JOB_SIZES)[number]
+export type Layout = (typeof LAYOUTS)[number]
+export type StoneVersion = (typeof STONE_VERSIONS)[number]
+export type MemoryVerification = (typeof MEMORY_VERIFICATIONS)[number]
+
+export const BUCKET_STATUSES = ['OPEN', 'IN_PROGRESS', 'DONE', 'FAILED'] as const
+export const BUCKET_TYPES = ['SNOS', 'SVC_AR'] as const
+
+/** The error codes of a refused retry (interface.md "Errors", contract.md status codes). */
+export const RETRY_ERROR_CODES = [
+  'QUERY_NOT_RETRIABLE',
+  'MAX_RETRIES_REACHED',
+  'FORBIDDEN',
+  'PROVING_QUERY_NOT_FOUND',
+  'QUERY_NOT_IN_FAILED_STATUS',
+] as const
