@@ -121,11 +121,11 @@ export const SERVICE_OPTIONS = {
   },
 } as const satisfies OptionSpecs
 
-export function parseCommandArgs<O extends OptionSpecs>(
+export async function parseCommandArgs<O extends OptionSpecs>(
   spec: CommandSpec<O>,
   argv: string[],
   env: NodeJS.ProcessEnv,
-): { values: OptionValues<O>; positionals: string[] } {
+): Promise<{ values: OptionValues<O>; positionals: string[] }> {
   const options: OptionSpecs = { ...GLOBAL_OPTIONS, ...spec.options }
   const config: ParseArgsConfig = {
     args: argv,
@@ -156,7 +156,7 @@ export function parseCommandArgs<O extends OptionSpecs>(
   // The services' addresses a flag or variable did not give: the active profile's.
   const missing = Object.entries(options).filter(([name, option]) => values[name] === undefined && option.env && PROFILE_ENVS.has(option.env))
   if (missing.length && !values.help) {
-    const active = activeProfile(typeof values.profile === 'string' ? values.profile : undefined, env)
+    const active = await activeProfile(typeof values.profile === 'string' ? values.profile : undefined, env)
     for (const [name, option] of missing) {
       const value = profileValueFor(active, option.env)
       if (value !== undefined) values[name] = value

@@ -84,7 +84,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   }
 
   try {
-    const parsed = parseCommandArgs(command, argv.slice(command.path.length), io.env)
+    const parsed = await parseCommandArgs(command, argv.slice(command.path.length), io.env)
     const json = parsed.values.json === true
     if (parsed.values.help) {
       io.stdout(`${helpText(command)}\n`)

@@ -19,8 +19,10 @@
 import { readFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { z } from 'zod'
 import { InvalidInputError } from '../core/errors.ts'
+import type { Profile } from './profile-schema.ts'
+
+export type { Profile } from './profile-schema.ts'
 
 export const PROFILE_FIELDS = {
   baseUrl: { env: 'PROVING_BASE_URL', flag: 'base-url', service: 'proving service' },
@@ -30,31 +32,6 @@ export const PROFILE_FIELDS = {
 } as const
 
 export type ProfileField = keyof typeof PROFILE_FIELDS
-
-const url = z
-  .string()
-  .refine((text) => {
-    try {
-      return ['http:', 'https:'].includes(new URL(text).protocol)
-    } catch {
-      return false
-    }
-  }, 'must be an absolute http(s) URL')
-
-const profileSchema = z.strictObject({
-  description: z.string().optional(),
-  baseUrl: url.optional(),
-  tasksUrl: url.optional(),
-  storageProofUrl: url.optional(),
-  authUrl: url.optional(),
-})
-export type Profile = z.infer<typeof profileSchema>
-
-const configSchema = z.strictObject({
-  $schema: z.string().optional(),
-  defaultProfile: z.string().min(1).optional(),
-  profiles: z.record(z.string().regex(/^[A-Za-z0-9_.-]+$/, 'profile names are letters, digits, "_", "." or "-"'), profileSchema).default({}),
-})
 
 export const EMULATOR_URL = 'http://127.0.0.1:8790'
 export const BUILT_IN_PROFILES: Record<string, Profile> = {
@@ -82,7 +59,7 @@ export type LoadedConfig = {
 }
 
 /** Reads the config file (absent: the built-in profiles only); a broken file is refused, naming it. */
-export function loadConfig(env: NodeJS.ProcessEnv): LoadedConfig {
+export async function loadConfig(env: NodeJS.ProcessEnv): Promise<LoadedConfig> {
   const path = configPath(env)
   let text: string | undefined
   try {
@@ -108,6 +85,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): LoadedConfig {
       input: 'PROVING_CONFIG',
     })
   }
+  // zod loads only for a config file: a command without one starts without it.
+  const { configSchema } = await import('./profile-schema.ts')
   const parsed = configSchema.safeParse(json)
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(top)'}: ${issue.message}`)
@@ -122,12 +101,12 @@ export function loadConfig(env: NodeJS.ProcessEnv): LoadedConfig {
 export type ActiveProfile = { name: string; profile: Profile; chosenBy: string; configPath: string } | undefined
 
 /** The profile in force: --profile, PROVING_PROFILE, or the file's defaultProfile; none otherwise. */
-export function activeProfile(flag: string | undefined, env: NodeJS.ProcessEnv): ActiveProfile {
+export async function activeProfile(flag: string | undefined, env: NodeJS.ProcessEnv): Promise<ActiveProfile> {
   const fromFlag = flag?.trim()
   const fromEnv = env.PROVING_PROFILE?.trim()
   // The file is read only when a profile may be in force.
   if (!fromFlag && !fromEnv && !env.PROVING_CONFIG && !mayHaveConfig(env)) return undefined
-  const config = loadConfig(env)
+  const config = await loadConfig(env)
   const name = fromFlag || fromEnv || config.defaultProfile
   if (!name) return undefined
   const chosenBy = fromFlag ? '--profile' : fromEnv ? 'PROVING_PROFILE' : `defaultProfile in ${config.path}`

@@ -10,17 +10,20 @@ import { NODE, REPO_ROOT } from '../helpers/cli.ts'
  * emulator module, neither busboy (the emulator's multipart parser) nor viem, nor @actions/*, nor
  * zod (the clients load their schemas with the first request: bench figure 8).
  */
-function modulesLoadedBy(entry: string): string[] {
+function modulesLoadedBy(entry: string, argv: string[] = []): string[] {
+  // Printed at exit: an entry such as the CLI's ends the process itself.
   const script = `
     import { registerHooks } from 'node:module'
+    import { writeSync } from 'node:fs'
     const seen = new Set()
     registerHooks({ resolve(specifier, context, next) {
       const result = next(specifier, context)
       if (result.url.startsWith('file:')) seen.add(result.url)
       return result
     } })
+    process.on('exit', () => writeSync(1, '\\n' + JSON.stringify([...seen]) + '\\n'))
+    process.argv.splice(1, Infinity, "proving", ...${JSON.stringify(argv)})
     await import(${JSON.stringify(entry)})
-    console.log(JSON.stringify([...seen]))
   `
   const output = execFileSync(NODE, ['--input-type=module', '-e', script], { cwd: REPO_ROOT, encoding: 'utf8' })
   return (JSON.parse(output.trim().split('\n').at(-1)!) as string[]).map((url) => url.replace(/^file:\/\/.*?\/(src|node_modules)\//, '$1/'))
@@ -37,6 +40,14 @@ describe('the entries of the package', () => {
     const loaded = packages(modules)
     for (const name of ['busboy', 'viem', '@actions/core', '@actions/artifact', 'zod', '@scure/starknet']) expect(loaded).not.toContain(name)
     expect(modules.filter((path) => /^src\/schemas\/(proving|tasks|storage-proof|account|open-enum|index)\.ts$/.test(path))).toEqual([])
+  })
+
+  it('the CLI starts without zod, viem, @scure/starknet or the emulator: a command loads what only it needs', () => {
+    const modules = modulesLoadedBy('./src/cli/run.ts', ['--version'])
+    expect(modules).toContain('src/cli/commands/fact.ts')
+    expect(modules.filter((path) => path.startsWith('src/emulator/') || path.startsWith('src/chain/starknet'))).toEqual([])
+    const loaded = packages(modules)
+    for (const name of ['zod', 'viem', '@scure/starknet', '@noble/curves', 'busboy', '@actions/core']) expect(loaded).not.toContain(name)
   })
 
   it('proving-kit/schemas gives every schema and body check, with zod', () => {

@@ -22,8 +22,8 @@ export const configShow = defineCommand({
   options: {},
   async run(context) {
     const env = context.io.env
-    const config = loadConfig(env)
-    const active = activeProfile(context.values.profile, env)
+    const config = await loadConfig(env)
+    const active = await activeProfile(context.values.profile, env)
     const services = Object.entries(PROFILE_FIELDS).map(([field, spec]) => {
       const fromEnv = env[spec.env]?.trim()
       const fromProfile = active?.profile[field as ProfileField]

@@ -1,10 +1,4 @@
-import { checkFactOnEthereum } from '../../chain/ethereum.ts'
-import { assertFelt, parseFact } from '../../chain/fact.ts'
-import { describeExpected, describeVerification } from '../../chain/integrity.ts'
-import { rpcEndpoint } from '../../chain/rpc.ts'
-import { checkFactOnStarknet } from '../../chain/starknet.ts'
 import { CHAIN_NETWORKS, type ChainNetwork, type ExpectedVerification, type OnchainFactCheck } from '../../chain/types.ts'
-import { describeWhere, waitForFactRegistration } from '../../chain/wait.ts'
 import { InvalidInputError, WaitTimeoutError } from '../../core/errors.ts'
 import { formatDuration } from '../../core/poll.ts'
 import { type CommandContext, defineCommand, type OptionSpecs, parseDuration, parseInteger } from '../context.ts'
@@ -51,6 +45,10 @@ const FACT_CHECK_OPTIONS = {
 
 type FactCheckContext = CommandContext<typeof FACT_CHECK_OPTIONS>
 
+/** The on-chain checks (zod, @scure/starknet; viem when a check runs) load when the command runs. */
+const loadChain = () => import('./fact-chain.ts')
+type Chain = Awaited<ReturnType<typeof loadChain>>
+
 export const factCheck = defineCommand({
   path: ['fact', 'check'],
   args: '<fact>',
@@ -66,6 +64,7 @@ export const factCheck = defineCommand({
   ],
   options: FACT_CHECK_OPTIONS,
   async run(context) {
+    const { assertFelt, checkFactOnEthereum, checkFactOnStarknet, describeWhere, parseFact, rpcEndpoint, waitForFactRegistration } = await loadChain()
     const factText = context.positionals[0]!
     const { chain, url, flag } = chosenRpc(context)
     const fact = parseFact(factText, '<fact>')
@@ -109,7 +108,7 @@ export const factCheck = defineCommand({
         throw error
       }
     }
-    context.print(describeCheck(result), result)
+    context.print(describeCheck(result, await loadChain()), result)
     return result.registered ? EXIT.ok : EXIT.remoteFailure
   },
 })
@@ -169,7 +168,7 @@ function expectedFrom(context: FactCheckContext, chain: 'ethereum' | 'starknet')
   return expected
 }
 
-function describeCheck(result: OnchainFactCheck): string {
+function describeCheck(result: OnchainFactCheck, { describeExpected, describeVerification, describeWhere }: Chain): string {
   const rows: [string, string][] = [
     ['registered', result.registered ? 'yes' : 'no'],
     ['fact', result.fact],

@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises'
 import { StorageProofClient } from '../../clients/storage-proof.ts'
-import { checkBatchQueryBody } from '../../schemas/storage-proof.ts'
 import { InvalidInputError } from '../../core/errors.ts'
 import { parseJsonBytes } from '../../core/json-limits.ts'
 import { formatDuration } from '../../core/poll.ts'
@@ -37,6 +36,7 @@ export const storageQuery = defineCommand({
   options: STORAGE_OPTIONS,
   async run(context) {
     // Checked here too, so a malformed file fails before the address and key are even looked at.
+    const { checkBatchQueryBody } = await import('../../schemas/storage-proof.ts')
     const body = checkBatchQueryBody(await readQueryFile(context, context.positionals[0]!))
     const timeoutMs = timeoutFrom(context)
     const client = storageClientFrom(context)

@@ -60,8 +60,8 @@ describe('option values', () => {
     run: async () => 0,
   })
 
-  it('types each value by its spec: defaulted string, optional string, switch, list', () => {
-    const { values } = parseCommandArgs(spec, [], {})
+  it('types each value by its spec: defaulted string, optional string, switch, list', async () => {
+    const { values } = await parseCommandArgs(spec, [], {})
     expectTypeOf(values.timeout).toEqualTypeOf<string>()
     expectTypeOf(values['base-url']).toEqualTypeOf<string | undefined>()
     expectTypeOf(values.wait).toEqualTypeOf<boolean | undefined>()
@@ -70,13 +70,13 @@ describe('option values', () => {
     expect(values).toEqual({ timeout: '2h' })
   })
 
-  it('fills an absent flag from its environment variable; a given flag wins over it', () => {
-    expect(parseCommandArgs(spec, [], { DEMO_URL: 'http://env' }).values['base-url']).toBe('http://env')
-    expect(parseCommandArgs(spec, ['--base-url', 'http://flag'], { DEMO_URL: 'http://env' }).values['base-url']).toBe('http://flag')
-    expect(parseCommandArgs(spec, ['--pie', 'a', '--pie', 'b', '--wait'], {}).values).toMatchObject({ pie: ['a', 'b'], wait: true })
+  it('fills an absent flag from its environment variable; a given flag wins over it', async () => {
+    expect((await parseCommandArgs(spec, [], { DEMO_URL: 'http://env' })).values['base-url']).toBe('http://env')
+    expect((await parseCommandArgs(spec, ['--base-url', 'http://flag'], { DEMO_URL: 'http://env' })).values['base-url']).toBe('http://flag')
+    expect((await parseCommandArgs(spec, ['--pie', 'a', '--pie', 'b', '--wait'], {})).values).toMatchObject({ pie: ['a', 'b'], wait: true })
   })
 
-  it('refuses an unknown flag, naming the command\'s help', () => {
-    expect(() => parseCommandArgs(spec, ['--nope'], {})).toThrow(/Unknown option '--nope'.*proving demo --help/)
+  it('refuses an unknown flag, naming the command\'s help', async () => {
+    await expect(parseCommandArgs(spec, ['--nope'], {})).rejects.toThrow(/Unknown option '--nope'.*proving demo --help/)
   })
 })
