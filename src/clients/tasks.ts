@@ -104,9 +104,10 @@ export class TaskClient {
 
   /** POST /tasks: schedules a task through the whole pipeline. */
   async scheduleTask(body: TaskBodyInput, options: { signal?: AbortSignal } = {}): Promise<TaskQueuedResponse> {
-    const checked = await this.#check((schemas) => schemas.taskBody, body, 'task body')
+    const schemas = await taskSchemas()
+    const checked = this.#check(schemas, schemas.taskBody, body, 'task body')
     // production.md: fields beyond the documented ones are passed through, not refused.
-    const unknown = (await taskSchemas()).unknownTaskFields(checked)
+    const unknown = schemas.unknownTaskFields(checked)
     if (unknown.length) {
       this.http.logger.warn(
         `The task body has ${unknown.length === 1 ? 'a field' : 'fields'} this version of proving-kit does not know (${unknown.join(', ')}); sent as written, the service decides.`,
@@ -124,7 +125,8 @@ export class TaskClient {
     body: DecommitmentBodyInput,
     options: { signal?: AbortSignal } = {},
   ): Promise<TaskQueuedResponse> {
-    const checked = await this.#check((schemas) => schemas.decommitmentBody, body, 'decommitment body')
+    const schemas = await taskSchemas()
+    const checked = this.#check(schemas, schemas.decommitmentBody, body, 'decommitment body')
     return this.#submit(
       '/tasks/decommitment',
       checked,
@@ -276,11 +278,10 @@ export class TaskClient {
     return this.#apiKey
   }
 
-  async #check<T>(schemaOf: (schemas: TaskSchemas) => z.ZodType<T>, body: unknown, what: string): Promise<T> {
+  #check<T>({ checkTaskRequest }: TaskSchemas, schema: z.ZodType<T>, body: unknown, what: string): T {
     // Nesting and size first: a hostile body must not reach the schema, nor JSON.stringify.
     serializeJsonBody(body, { input: 'body', what: `the ${what}` })
-    const schemas = await taskSchemas()
-    const result = schemas.checkTaskRequest(schemaOf(schemas), body)
+    const result = checkTaskRequest(schema, body)
     if (result.ok) return result.data
     const problems = result.problems.map((problem) => redact(problem, this.http.redactor))
     const first = problems[0] ?? `the ${what} is not valid`

@@ -64,7 +64,8 @@ export const factCheck = defineCommand({
   ],
   options: FACT_CHECK_OPTIONS,
   async run(context) {
-    const { assertFelt, checkFactOnEthereum, checkFactOnStarknet, describeWhere, parseFact, rpcEndpoint, waitForFactRegistration } = await loadChain()
+    const chainModules = await loadChain()
+    const { assertFelt, checkFactOnEthereum, checkFactOnStarknet, describeWhere, parseFact, rpcEndpoint, waitForFactRegistration } = chainModules
     const factText = context.positionals[0]!
     const { chain, url, flag } = chosenRpc(context)
     const fact = parseFact(factText, '<fact>')
@@ -108,7 +109,7 @@ export const factCheck = defineCommand({
         throw error
       }
     }
-    context.print(describeCheck(result, await loadChain()), result)
+    context.print(describeCheck(result, chainModules), result)
     return result.registered ? EXIT.ok : EXIT.remoteFailure
   },
 })
