@@ -11,8 +11,7 @@ import { spawn } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { dirname, join, relative } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { BENCH, type FigureContext, type FigureResult, fmt, median, NODE, ROOT, RUN_DIR, table } from './lib.ts'
+import { BENCH, type FigureContext, type FigureResult, fmt, median, NODE, probeStartup, ROOT, RUN_DIR, table } from './lib.ts'
 
 /**
  * Code that only the heavy packages carry (not their names, which comments and lazy import sites
@@ -129,18 +128,8 @@ export async function figureStartup(ctx: FigureContext): Promise<FigureResult> {
   ctx.log(`  node -e 0 ${fmt(bareMs, 0)} ms; ${rootRuns.main} with an input error ${fmt(actionMs, 0)} ms (+${fmt(above, 0)} ms)`)
 
   // The probe run: what the input-error path loads.
-  const probeOut = join(RUN_DIR, 'startup-probe.json')
-  await rm(probeOut, { force: true })
-  await runOnce(['--import', join(BENCH, 'startup-probe.mjs'), bundle], { ...env, STARTUP_PROBE_OUT: probeOut }, workspace)
-  const probe = JSON.parse(readFileSync(probeOut, 'utf8')) as {
-    loaded: string[]
-    sourceMapCalls: string[]
-    sourceMapsEnabled: boolean | null
-    prepareStackTraceReplaced: boolean
-  }
-  const loadedFiles = [...new Set(probe.loaded.map((url) => (url.startsWith('require:') ? url.slice(8) : fileURLToPath(url))))].filter(
-    (path) => !path.startsWith(BENCH),
-  )
+  const probe = await probeStartup([bundle], { cwd: workspace, env })
+  const loadedFiles = probe.files.filter((path) => !path.startsWith(BENCH))
   const heavyLoaded: string[] = []
   let loadedBytes = 0
   for (const path of loadedFiles) {

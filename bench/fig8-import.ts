@@ -1,22 +1,9 @@
-/**
- * Figure 8: the cost of `import { ProvingClient } from 'proving-kit'` for a library user, next to
- * `import 'undici'` (what any HTTP client in Node loads anyway) and `node -e 0`. Each is an ES
- * module file of an app whose node_modules holds proving-kit and its dependencies as an install
- * leaves them (symlinks to this repository and to its node_modules), so the package resolves
- * through its `exports` to the compiled lib/index.js, as an installed user gets it. First one
- * unmeasured run with bench/startup-probe.mjs preloaded: the module files that import loads, by
- * package. Then separate processes with the project's Node, spawned directly, runs alternating,
- * after a warm-up: the three above, and each other dependency that import loads, imported
- * alone (where the time above undici goes). And the peak RSS of the three (GNU time), reported.
- *
- * Target (issue 16): <= 150 ms above `import 'undici'`.
- */
-import { spawn } from 'node:child_process'
+
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { mkdir, rm, symlink, writeFile } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
-import { BENCH, ensureBuilt, type FigureContext, type FigureResult, fmt, fmtMiB, measure, median, NODE, ROOT, RUN_DIR, table } from './lib.ts'
+import { pathToFileURL } from 'node:url'
+import { ensureBuilt, type FigureContext, type FigureResult, fmt, fmtMiB, measure, median, NODE, probeStartup, ROOT, RUN_DIR, table } from './lib.ts'
 
 const TARGET_MS = 150
 
@@ -53,20 +40,7 @@ export async function figureImport(ctx: FigureContext): Promise<FigureResult> {
   await writeFile(join(app, 'proving-kit.js'), "import { ProvingClient } from 'proving-kit'\nif (typeof ProvingClient !== 'function') process.exit(1)\n")
 
   // What the import loads (one unmeasured run): the files, by package.
-  const probeOut = join(RUN_DIR, 'import-probe.json')
-  await rm(probeOut, { force: true })
-  await new Promise<void>((resolve, reject) => {
-    const child = spawn(NODE, ['--import', join(BENCH, 'startup-probe.mjs'), 'proving-kit.js'], {
-      cwd: app,
-      env: { ...process.env, STARTUP_PROBE_OUT: probeOut },
-      stdio: 'ignore',
-    })
-    child.on('error', reject)
-    child.on('close', () => resolve())
-  })
-  const loaded = [
-    ...new Set((JSON.parse(readFileSync(probeOut, 'utf8')) as { loaded: string[] }).loaded.map((url) => (url.startsWith('require:') ? url.slice(8) : fileURLToPath(url)))),
-  ].filter((path) => !path.startsWith(app) && existsSync(path))
+  const loaded = (await probeStartup(['proving-kit.js'], { cwd: app })).files.filter((path) => !path.startsWith(app) && existsSync(path))
   const byPackage = new Map<string, { files: number; bytes: number }>()
   for (const path of loaded) {
     const name = packageOf(path)

@@ -390,3 +390,28 @@ function systemNode(): string {
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms))
 }
+
+/** What bench/startup-probe.mjs recorded of one process: the module files it loaded (deduplicated paths) and source-map use. */
+export type StartupProbe = { files: string[]; sourceMapCalls: string[]; sourceMapsEnabled: boolean | null; prepareStackTraceReplaced: boolean }
+
+/**
+ * Runs `node --import bench/startup-probe.mjs <args>` once, unmeasured, and reads its record.
+ * The process may fail on purpose (figure 3's input error); only a missing record is an error.
+ */
+export async function probeStartup(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<StartupProbe> {
+  const out = join(RUN_DIR, 'startup-probe.json')
+  await rm(out, { force: true })
+  const code = await new Promise<number | null>((resolve, reject) => {
+    const child = spawn(NODE, ['--import', join(BENCH, 'startup-probe.mjs'), ...args], {
+      cwd: options.cwd,
+      env: { ...(options.env ?? process.env), STARTUP_PROBE_OUT: out },
+      stdio: 'ignore',
+    })
+    child.on('error', reject)
+    child.on('close', resolve)
+  })
+  if (!existsSync(out)) throw new Error(`the start-up probe (node ${args.join(' ')} in ${options.cwd}) wrote no record (exit ${code}); run it by hand to see why`)
+  const record = JSON.parse(readFileSync(out, 'utf8')) as Omit<StartupProbe, 'files'> & { loaded: string[] }
+  const files = [...new Set(record.loaded.map((url) => (url.startsWith('require:') ? url.slice(8) : fileURLToPath(url))))]
+  return { files, sourceMapCalls: record.sourceMapCalls, sourceMapsEnabled: record.sourceMapsEnabled, prepareStackTraceReplaced: record.prepareStackTraceReplaced }
+}
