@@ -1,17 +1,22 @@
 /**
  * One program-hash measurement in its own process (figure 7):
- *   node bench/hash.ts <pedersen|poseidon|blake|scure-pedersen> <words>
+ *   node bench/hash.ts <pedersen|poseidon|blake|scure-pedersen|scure-poseidon> <words>
  * Hashes a synthetic program of that many words (src/pie/generate.ts's, as `gen:pie
  * --program-words` writes) and prints {"ms": ...}: the hash alone, tables built on first use
  * included, program generation excluded. `scure-pedersen` and `scure-poseidon` are the peers:
  * the chain through @scure/starknet's pedersen, one call per word, and its poseidonHashMany.
  */
 import { pedersen, poseidonHashMany } from '@scure/starknet'
-import { computeProgramHash, programHashChain, type ProgramHashVariant } from '../src/pie/index.ts'
+import { computeProgramHash, PROGRAM_HASH_VARIANTS, programHashChain, type ProgramHashVariant } from '../src/pie/index.ts'
 import { syntheticProgram } from '../src/pie/generate.ts'
 
-const [variant, wordsText] = process.argv.slice(2)
+const [variant = '', wordsText] = process.argv.slice(2)
 const words = Number(wordsText)
+const VARIANTS: readonly string[] = [...PROGRAM_HASH_VARIANTS, 'scure-pedersen', 'scure-poseidon']
+if (!VARIANTS.includes(variant) || !Number.isSafeInteger(words) || words < 1) {
+  process.stderr.write(`usage: node bench/hash.ts <${VARIANTS.join('|')}> <words> (got ${JSON.stringify(variant)} ${JSON.stringify(wordsText)})\n`)
+  process.exit(2)
+}
 const program = { data: syntheticProgram(words, 1), builtins: ['output'], main: 6 }
 const started = performance.now()
 let hash: bigint
