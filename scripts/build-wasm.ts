@@ -31,7 +31,7 @@ export async function compilePedersenWasm(): Promise<Uint8Array> {
     },
     listFiles: () => [],
   }
-  const { error } = await asc.main([SOURCE, ...FLAGS, '--outFile', 'pedersen.wasm'], options)
+  const { error } = await asc.main([SOURCE, ...FLAGS, '--baseDir', ROOT, '--outFile', 'pedersen.wasm'], options)
   if (error || !binary) throw new Error(`asc failed on ${SOURCE}: ${error?.message ?? 'no output'}\n${errors.join('')}`)
   return binary
 }
@@ -48,7 +48,6 @@ ${lines.map((line, i) => `  '${line}'${i < lines.length - 1 ? ' +' : ''}`).join(
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const check = process.argv.includes('--check')
-  process.chdir(ROOT)
   const text = generatedModule(await compilePedersenWasm())
   if (check) {
     const committed = await readFile(GENERATED, 'utf8').catch(() => '')
