@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises'
 import { basename } from 'node:path'
 import { FormDataEncoder, type FileLike, type FormDataLike } from 'form-data-encoder'
+import type { BodyContext } from './http.ts'
 import { ReadBuffers, type ReadBufferStats, readFileChunks } from './upload-buffers.ts'
 
 /**
@@ -81,7 +82,7 @@ export class PartList implements FormDataLike {
  * Builds a body factory: each call opens the files anew, so a request refused before
  * processing (429, connection refused) can be sent again. The sizes are read once, up front.
  */
-export async function prepareMultipart(fields: MultipartFields, options: MultipartOptions = {}): Promise<(context?: { ownDispatcher?: boolean }) => MultipartBody> {
+export async function prepareMultipart(fields: MultipartFields, options: MultipartOptions = {}): Promise<(context?: Partial<BodyContext>) => MultipartBody> {
   const parts: [string, string | DiskFile][] = []
   for (const [name, value] of Object.entries(fields)) {
     if (typeof value === 'string') {
