@@ -16,12 +16,16 @@ import { BENCH, type FigureContext, type FigureResult, fmt, median, NODE, probeS
 /**
  * Code that only the heavy packages carry (not their names, which comments and lazy import sites
  * mention), to tell whether a loaded file holds them: viem's error messages link to viem.sh;
- * archiver's queue error and its zip-stream/archiver-utils; @actions/artifact's twirp service.
+ * archiver's queue error and its zip-stream/archiver-utils; @actions/artifact's twirp service;
+ * undici's error symbol (either copy: @actions/http-client's undici 6, or the client's undici 7;
+ * @actions/core reaches the former only through getIDToken, loaded on first use by
+ * patches/@actions+core+*.patch).
  */
 const HEAVY_MARKERS: Record<string, RegExp> = {
   viem: /viem\.sh/,
   archiver: /QUEUECLOSED|archiver-utils|ZipStream/,
   '@actions/artifact': /github\.actions\.results\.api\.v1/,
+  undici: /undici\.error\.UND_ERR/,
 }
 
 /** The files an ES module entry imports statically, itself included (what loads before it runs). */
@@ -200,7 +204,7 @@ export async function figureStartup(ctx: FigureContext): Promise<FigureResult> {
     checks: [
       { name: 'time above `node -e 0`', value: `+${fmt(above, 0)} ms`, target: '<= 150 ms', pass: above <= 150 },
       {
-        name: 'viem, archiver, @actions/artifact not loaded on that path',
+        name: 'viem, archiver, @actions/artifact, undici not loaded on that path',
         value: heavyLoaded.length ? `loaded: ${heavyLoaded.join(', ')}` : 'none loaded',
         target: 'none',
         pass: heavyLoaded.length === 0,
