@@ -80,6 +80,21 @@ describe('packPie on the example and generated PIEs', () => {
     expect(Buffer.from(outputs[2]!, 'hex').length).toBeLessThanOrEqual(Buffer.from(outputs[0]!, 'hex').length * 1.01)
     // A sync-flushed block ends byte-aligned with an empty stored block.
     expect(outputs[0]!.endsWith('0000ffff')).toBe(true)
+
+    // ownOutput: the worker moves its output buffer over; the bytes are the same, and stay the
+    // caller's when the slot is filled and compressed again.
+    const owning = createBlockCompressor({ workers: 2, level: 1, blockSize: 64 * 1024, slots: 2, ownOutput: true })
+    try {
+      owning.input(0).set(data)
+      const first = await owning.compress(0, data.length, false)
+      owning.input(0).fill(7)
+      const second = await owning.compress(0, data.length, true)
+      expect(Buffer.from(first.data).toString('hex')).toBe(outputs[0])
+      expect(first.data.length).toBe(outputs[0]!.length / 2)
+      expect(zlib.inflateRawSync(second.data)).toEqual(Buffer.alloc(data.length, 7))
+    } finally {
+      await owning.close()
+    }
   })
 
   it('is byte-identical when packing twice, and matches canonicalZipDigest', async () => {
