@@ -121,8 +121,11 @@ export type RequestSpec<T> = {
   json?: unknown
   /** A streamed body; a factory so that a retry can open it anew. */
   body?: ((context: BodyContext) => RequestBody) | undefined
-  /** Validates and types a successful body. */
-  schema?: z.ZodType<T> | undefined
+  /**
+   * Validates and types a successful body. A promise of it is awaited only once a successful
+   * answer is in: an upload can start while the schema's module is still loading.
+   */
+  schema?: z.ZodType<T> | Promise<z.ZodType<T>> | undefined
   /** Statuses that count as success; any 2xx by default. */
   successStatuses?: readonly number[] | undefined
   signal?: AbortSignal | undefined
@@ -253,6 +256,12 @@ export class HttpClient {
     // problem, never a network failure to retry.
     const jsonText = spec.json === undefined ? undefined : serializeJsonBody(spec.json, { input: 'body', what: `the body of ${operation}` })
     const headers = this.#headersOf(spec)
+    // A schema still loading is awaited only for a successful answer. If it fails to load, that
+    // is thrown as it is (not taken for a network failure and retried), or, when no answer
+    // needed it, dropped: never an unhandled rejection.
+    const schemaLoading: Promise<{ schema: z.ZodType<T> } | { error: unknown }> | undefined =
+      spec.schema instanceof Promise ? spec.schema.then((schema) => ({ schema }), (error: unknown) => ({ error })) : undefined
+    let schemaFailure: { error: unknown } | undefined
     for (let attempt = 1; ; attempt++) {
       if (spec.signal?.aborted) throw this.#aborted(operation, spec.signal)
       let failure: ProvingKitError
@@ -266,7 +275,16 @@ export class HttpClient {
       try {
         const response = await this.#send(spec, url, jsonText, headers, signal, remaining)
         if (isSuccess(response.status, spec.successStatuses)) {
-          const data = parseResponse(spec.schema, response.json, {
+          let schema = spec.schema instanceof Promise ? undefined : spec.schema
+          if (schemaLoading) {
+            const loaded = await schemaLoading
+            if ('error' in loaded) {
+              schemaFailure = loaded
+              break
+            }
+            schema = loaded.schema
+          }
+          const data = parseResponse(schema, response.json, {
             logger: this.logger,
             what: `${this.serviceName} response to ${operation}`,
             redactor: this.redactor,
@@ -302,6 +320,8 @@ export class HttpClient {
         throw this.#aborted(operation, spec.signal)
       }
     }
+    // Only a schema that failed to load leaves the loop.
+    throw schemaFailure!.error
   }
 
   /**

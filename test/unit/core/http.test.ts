@@ -186,6 +186,47 @@ describe('invalid 2xx answers', () => {
     expect(response).toMatchObject({ status: 201, data: { provingQueryId: 'q-1' }, attempts: 1 })
   })
 
+  it('a schema still loading does not hold the request back: it is awaited for the answer', async () => {
+    let sent = false
+    nock(BASE)
+      .post('/submit')
+      .reply(201, () => {
+        sent = true
+        return { provingQueryId: 42 }
+      })
+    let resolveSchema!: (schema: z.ZodType<{ provingQueryId: string }>) => void
+    const schema = new Promise<z.ZodType<{ provingQueryId: string }>>((resolve) => (resolveSchema = resolve))
+    const request = failure(client().request({ method: 'POST', path: '/submit', schema }))
+    // The answer arrives while the schema is still pending; then the schema judges it.
+    await expect.poll(() => sent).toBe(true)
+    resolveSchema(z.looseObject({ provingQueryId: z.string() }))
+    const error = await request
+    expect(error).toBeInstanceOf(InvalidResponseError)
+    expect(error.message).toContain('provingQueryId')
+  })
+
+  it('a schema that fails to load is reported only when an answer needs it, never as an unhandled rejection', async () => {
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown) => unhandled.push(reason)
+    process.on('unhandledRejection', onUnhandled)
+    try {
+      nock(BASE).post('/submit').reply(400, { message: 'BAD' })
+      const failing = Promise.reject(new Error('schema module missing'))
+      const refused = await failure(client().request({ method: 'POST', path: '/submit', schema: failing }))
+      expect(refused).toBeInstanceOf(ServiceError)
+      nock(BASE).post('/submit').reply(201, { provingQueryId: 'q-1' })
+      // Thrown as it is, as the client's `await import()` of the schema threw it before: a
+      // broken installation, not a network failure to retry or the service's fault.
+      await expect(
+        client().request({ method: 'POST', path: '/submit', schema: Promise.reject(new Error('schema module missing')) }),
+      ).rejects.toThrow(/^schema module missing$/)
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(unhandled).toEqual([])
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+    }
+  })
+
   it('successStatuses narrows what counts as success', async () => {
     nock(BASE).post('/submit').reply(200, { provingQueryId: 'q-1' })
     const error = await failure(client().request({ method: 'POST', path: '/submit', successStatuses: [201] }))
