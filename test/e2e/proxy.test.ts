@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http'
-import { type AddressInfo, connect } from 'node:net'
 import { request } from 'undici'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { spawnCli } from '../helpers/cli.ts'
+import { closeProxy, listenOnLoopback, tunnelConnects } from '../helpers/connect-proxy.ts'
 import { KEY, startTestEmulator, type TestEmulator } from '../helpers/emulator.ts'
 
 /**
@@ -33,26 +33,11 @@ beforeAll(async () => {
     res.end(body)
   })
   // Tunnels, as corporate proxies do (undici's proxy agent tunnels http targets too).
-  proxy.on('connect', (req, clientSocket, head) => {
-    seen.push(`CONNECT ${req.url}`)
-    const [host, port] = String(req.url).split(':')
-    const upstream = connect(Number(port), host!, () => {
-      clientSocket.write('HTTP/1.1 200 Connection Established\r\n\r\n')
-      if (head.length) upstream.write(head)
-      upstream.pipe(clientSocket)
-      clientSocket.pipe(upstream)
-    })
-    upstream.on('error', () => clientSocket.destroy())
-    clientSocket.on('error', () => upstream.destroy())
-  })
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
-  proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`
+  tunnelConnects(proxy, (target) => seen.push(`CONNECT ${target}`))
+  proxyUrl = await listenOnLoopback(proxy)
 })
 afterAll(async () => {
-  await new Promise<void>((resolve) => {
-    proxy.close(() => resolve())
-    proxy.closeAllConnections()
-  })
+  await closeProxy(proxy)
   await emulator.close()
 })
 beforeEach(() => {

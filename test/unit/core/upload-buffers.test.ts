@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { appendFile, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
-import { type AddressInfo, connect } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import busboy from 'busboy'
@@ -13,6 +13,7 @@ import { closeDefaultDispatcher, HttpClient, type HttpClientConfig } from '../..
 import { type MultipartBody, prepareMultipart } from '../../../src/core/multipart.ts'
 import { READ_CHUNK_BYTES } from '../../../src/core/upload-buffers.ts'
 import { sha256Bytes } from '../../../src/pie/digest.ts'
+import { closeProxy, listenOnLoopback, tunnelConnects } from '../../helpers/connect-proxy.ts'
 import { recordBodies } from '../../helpers/recorded-bodies.ts'
 
 /**
@@ -113,23 +114,12 @@ describe('uploads through the library’s own agent (reused read buffers)', () =
   it('through a CONNECT tunnel (HTTP_PROXY): the bytes arrive, the buffers reused', async () => {
     const proxy = createServer()
     let tunnels = 0
-    proxy.on('connect', (req, client, head) => {
-      tunnels++
-      const [host, port] = String(req.url).split(':')
-      const upstream = connect(Number(port), host!, () => {
-        client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
-        if (head.length) upstream.write(head)
-        upstream.pipe(client)
-        client.pipe(upstream)
-      })
-      upstream.on('error', () => client.destroy())
-      client.on('error', () => upstream.destroy())
-    })
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+    tunnelConnects(proxy, () => tunnels++)
+    const proxyUrl = await listenOnLoopback(proxy)
     const saved = { HTTP_PROXY: process.env.HTTP_PROXY, NO_PROXY: process.env.NO_PROXY }
     // The shared agent reads the variables when it is made: a new one for this test.
     await closeDefaultDispatcher()
-    process.env.HTTP_PROXY = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`
+    process.env.HTTP_PROXY = proxyUrl
     process.env.NO_PROXY = ''
     try {
       const size = 8 * READ_CHUNK_BYTES + 5
@@ -144,10 +134,7 @@ describe('uploads through the library’s own agent (reused read buffers)', () =
         if (value === undefined) delete process.env[name]
         else process.env[name] = value
       }
-      await new Promise<void>((resolve) => {
-        proxy.close(() => resolve())
-        proxy.closeAllConnections()
-      })
+      await closeProxy(proxy)
     }
   })
 
