@@ -5,9 +5,10 @@
  * and PIEs generated on demand by src/pie/generate.ts (any size, any seed). The PIEs written by
  * cairo-lang and cairo-vm (beside the repository) are read only by the interop suite (test/interop/).
  */
-import { mkdtemp } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { afterAll } from 'vitest'
 import { generatePie } from '../../src/pie/generate.ts'
 import { packPie } from '../../src/pie/pack.ts'
 import { REPO_ROOT } from './cli.ts'
@@ -27,10 +28,17 @@ export const EXAMPLE = {
 } as const
 
 const generated = new Map<string, Promise<{ dir: string; zip: string }>>()
+/** The folders generatedPie made for this test file, removed after it (nothing is left in /tmp). */
+const generatedRoots: string[] = []
+// Imported while a test file is collected: the hook belongs to that file.
+afterAll(async () => {
+  generated.clear()
+  await Promise.all(generatedRoots.splice(0).map((folder) => rm(folder, { recursive: true, force: true })))
+})
 
 /**
  * A valid PIE made by the project's generator (directory and canonical zip), once per seed and
- * size per test file. Another seed gives another output, so other facts, for the same program.
+ * size per test file, and removed after it. Another seed gives another output, so other facts, for the same program.
  */
 export function generatedPie(options: { seed?: number; memoryBytes?: number } = {}): Promise<{ dir: string; zip: string }> {
   const seed = options.seed ?? 2
@@ -40,6 +48,7 @@ export function generatedPie(options: { seed?: number; memoryBytes?: number } = 
   if (!pie) {
     pie = (async () => {
       const root = await mkdtemp(join(tmpdir(), `generated-pie-${seed}-`))
+      generatedRoots.push(root)
       const dir = join(root, 'pie')
       await generatePie({ outDir: dir, memoryBytes, seed })
       const zip = join(root, 'pie.zip')
