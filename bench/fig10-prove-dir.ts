@@ -39,7 +39,9 @@ type Run = { ms: number; cpuMs: number; rssKiB: number; serverCpuMs: number }
 /** CPU time (user + system) a process has used so far, from /proc (Linux); NaN elsewhere. */
 function processCpuMs(pid: number): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // After the command name, which is in parentheses and may hold anything, ") " included.
+    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ')
     // utime and stime, fields 14 and 15 of stat(5), are the 12th and 13th after the name.
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
   } catch {
@@ -149,7 +151,7 @@ export async function figureProveDir(ctx: FigureContext): Promise<FigureResult> 
   const first = series[0]!
   const streamGain = med(first.sequential, 'ms') - med(first.streamed, 'ms')
   notes.push(
-    `Streaming the upload while packing saved ${fmtMs(streamGain)} at ${first.label} (median of the pack-then-upload runs minus the one-pass runs). The client CPU column is the client process only (GNU time); the emulator CPU column is the emulator process's during the run (/proc/<pid>/stat): parsing the multipart body, hashing and writing the upload (its inspection of the PIE is cached after the warm-up). It runs on the same two cores as the client: alongside the one pass, after the script's zip.`,
+    `Streaming the upload while packing saved ${fmtMs(streamGain)} at ${first.label} (median of the pack-then-upload runs minus the one-pass runs). The client CPU column is the client process only (GNU time); the emulator CPU column is the emulator process's during the run (/proc/<pid>/stat): parsing the multipart body, hashing and writing the upload (its inspection of the PIE is cached after the warm-up). It runs on the same ${availableParallelism()} cores as the client: alongside the one pass, after the script's zip.`,
   )
   // The fastest a run can be on this machine: all its CPU work (client and emulator) spread
   // perfectly over the cores. Against the script's measured time, the best ratio the CPU

@@ -15,7 +15,7 @@
  *
  * A caller that keeps the compressed bytes (an upload holds them until they are sent) asks for
  * `ownOutput`: a worker then moves zlib's own output buffer to the caller (a view of the block's
- * length on it; only its written pages are resident) instead of writing into the slot. Copying
+ * length on it; typically only its written pages are resident) instead of writing into the slot. Copying
  * it into a buffer of its exact size first, as before, cost a fresh page fault per 4 KiB and
  * ~0.1 s of system time per 256 MiB of input. Copying out of the shared slot on the calling
  * thread would cost more: V8 copies shared memory element by element in code it has not
@@ -82,8 +82,8 @@ parentPort.on('message', (m) => {
     const crc = zlib.crc32(input);
     if (ownOutput) {
       // zlib wrote the whole block into one output buffer of its own (chunkSize = capacity, far
-      // above Buffer's pool): move that, rather than copy it into a new one. Only its written
-      // pages are resident. Anything else (never seen) is copied, so a pooled buffer is never
+      // above Buffer's pool): move that, rather than copy it into a new one. Typically only its
+      // written pages are resident. Anything else (never seen) is copied, so a pooled buffer is never
       // detached.
       let data = out;
       if (out.byteOffset !== 0 || out.buffer.byteLength !== capacity) {

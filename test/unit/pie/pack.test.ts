@@ -12,7 +12,7 @@ const writeDirFrom = async (files: Map<string, Uint8Array>) => writeDir(await te
 import { createHash } from 'node:crypto'
 import { watch } from 'node:fs'
 import zlib from 'node:zlib'
-import { createBlockCompressor } from '../../../src/pie/deflate-pool.ts'
+import { createBlockCompressor, outputCapacity } from '../../../src/pie/deflate-pool.ts'
 
 afterAll(removeTempDirs)
 
@@ -91,6 +91,8 @@ describe('packPie on the example and generated PIEs', () => {
       const second = await owning.compress(0, data.length, true)
       expect(Buffer.from(first.data).toString('hex')).toBe(outputs[0])
       expect(first.data.length).toBe(outputs[0]!.length / 2)
+      // Moved, not copied: a view on zlib's whole output buffer.
+      expect(first.data.buffer.byteLength).toBe(outputCapacity(64 * 1024))
       expect(zlib.inflateRawSync(second.data)).toEqual(Buffer.alloc(data.length, 7))
     } finally {
       await owning.close()
