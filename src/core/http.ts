@@ -4,6 +4,7 @@ import { type Dispatcher, EnvHttpProxyAgent, request as undiciRequest } from 'un
 import type { z } from 'zod'
 import {
   AbortedError,
+  AmbiguousSubmissionError,
   InvalidInputError,
   InvalidResponseError,
   NetworkError,
@@ -243,6 +244,11 @@ export class HttpClient {
   }
 
   async request<T = unknown>(spec: RequestSpec<T>): Promise<HttpResponse<T>> {
+    // A schema still loading is awaited only for a successful answer. If it fails to load, that
+    // is never taken for a network failure and retried; when no answer needed it, it is
+    // dropped: never an unhandled rejection (hence first, before anything here can throw).
+    const schemaLoading: Promise<{ schema: z.ZodType<T> } | { error: unknown }> | undefined =
+      spec.schema instanceof Promise ? spec.schema.then((schema) => ({ schema }), (error: unknown) => ({ error })) : undefined
     // Inside a wait, a read is tried once: the wait itself tries again at its poll schedule,
     // with a visible warning, until its deadline (see ./poll.ts). Elsewhere the policy applies.
     const inWait = currentDeadline() !== undefined && spec.retry === undefined
@@ -256,11 +262,6 @@ export class HttpClient {
     // problem, never a network failure to retry.
     const jsonText = spec.json === undefined ? undefined : serializeJsonBody(spec.json, { input: 'body', what: `the body of ${operation}` })
     const headers = this.#headersOf(spec)
-    // A schema still loading is awaited only for a successful answer. If it fails to load, that
-    // is thrown as it is (not taken for a network failure and retried), or, when no answer
-    // needed it, dropped: never an unhandled rejection.
-    const schemaLoading: Promise<{ schema: z.ZodType<T> } | { error: unknown }> | undefined =
-      spec.schema instanceof Promise ? spec.schema.then((schema) => ({ schema }), (error: unknown) => ({ error })) : undefined
     let schemaFailure: { error: unknown } | undefined
     for (let attempt = 1; ; attempt++) {
       if (spec.signal?.aborted) throw this.#aborted(operation, spec.signal)
@@ -279,7 +280,17 @@ export class HttpClient {
           if (schemaLoading) {
             const loaded = await schemaLoading
             if ('error' in loaded) {
-              schemaFailure = loaded
+              // A POST the service accepted did its work (a query created, paid for): its answer
+              // unread must not look like a failure to submit again after.
+              const reason = loaded.error instanceof Error ? loaded.error.message : String(loaded.error)
+              schemaFailure = idempotent
+                ? loaded
+                : {
+                    error: new AmbiguousSubmissionError(
+                      `The ${this.serviceName} accepted ${operation} (HTTP ${response.status}), but its answer could not be read: the schema to check it did not load (${reason}).`,
+                      { cause: loaded.error },
+                    ),
+                  }
               break
             }
             schema = loaded.schema

@@ -40,5 +40,9 @@ export function explainSubmissionFailure(error: unknown, advice: SubmissionAdvic
   if (mayHaveBeenProcessed(error)) {
     return new AmbiguousSubmissionError(advice.ambiguous, { cause: error, metaMessages: [advice.howToCheck] })
   }
+  // Already known ambiguous (an accepted submission whose answer could not be read): add how to check.
+  if (error instanceof AmbiguousSubmissionError && !error.metaMessages?.length) {
+    return new AmbiguousSubmissionError(error.shortMessage, { cause: error, metaMessages: [advice.howToCheck] })
+  }
   return error
 }

@@ -3,6 +3,8 @@ import nock from 'nock'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import {
+  AmbiguousSubmissionError,
+  InvalidInputError,
   InvalidResponseError,
   ProvingKitError,
   ServiceError,
@@ -214,12 +216,26 @@ describe('invalid 2xx answers', () => {
       const failing = Promise.reject(new Error('schema module missing'))
       const refused = await failure(client().request({ method: 'POST', path: '/submit', schema: failing }))
       expect(refused).toBeInstanceOf(ServiceError)
-      nock(BASE).post('/submit').reply(201, { provingQueryId: 'q-1' })
-      // Thrown as it is, as the client's `await import()` of the schema threw it before: a
-      // broken installation, not a network failure to retry or the service's fault.
-      await expect(
-        client().request({ method: 'POST', path: '/submit', schema: Promise.reject(new Error('schema module missing')) }),
-      ).rejects.toThrow(/^schema module missing$/)
+      // A POST the service accepted: its work is done, so the failure says so (never a plain
+      // failure that invites submitting again), and nothing is sent twice.
+      const accepted = nock(BASE).post('/submit').once().reply(201, { provingQueryId: 'q-1' })
+      const ambiguous = await failure(client().request({ method: 'POST', path: '/submit', schema: Promise.reject(new Error('schema module missing')) }))
+      expect(ambiguous).toBeInstanceOf(AmbiguousSubmissionError)
+      expect(ambiguous.shortMessage).toBe(
+        'The proving service accepted POST /submit (HTTP 201), but its answer could not be read: the schema to check it did not load (schema module missing).',
+      )
+      expect(accepted.isDone()).toBe(true)
+      // A read: the loading error as it is, not taken for a network failure and retried.
+      const read = nock(BASE).get('/queries').once().reply(200, { queries: [] })
+      await expect(client().request({ method: 'GET', path: '/queries', schema: Promise.reject(new Error('schema module missing')) })).rejects.toThrow(
+        /^schema module missing$/,
+      )
+      expect(read.isDone()).toBe(true)
+      // Refused before anything is sent (a header with a line break): still no unhandled rejection.
+      const refusedEarly = await failure(
+        client().request({ method: 'POST', path: '/submit', headers: { 'x-note': 'a\nb' }, schema: Promise.reject(new Error('schema module missing')) }),
+      )
+      expect(refusedEarly).toBeInstanceOf(InvalidInputError)
       await new Promise((resolve) => setImmediate(resolve))
       expect(unhandled).toEqual([])
     } finally {

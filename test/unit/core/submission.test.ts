@@ -43,6 +43,13 @@ describe('explainSubmissionFailure', () => {
     expect(explained).toMatchObject({ shortMessage: 'Cancelled.', metaMessages: [ADVICE.ifCancelled], cause })
   })
 
+  it('adds the way to check to a submission already known to be accepted but unread, keeping its message', () => {
+    const accepted = new AmbiguousSubmissionError('The proving service accepted submit the PIE (HTTP 201), but its answer could not be read.')
+    const explained = explainSubmissionFailure(accepted, ADVICE)
+    expect(explained).toBeInstanceOf(AmbiguousSubmissionError)
+    expect(explained).toMatchObject({ shortMessage: accepted.shortMessage, metaMessages: [ADVICE.howToCheck], cause: accepted })
+  })
+
   it('returns a refusal as it was', () => {
     const refused = new ServiceError('Bad Request', { status: 400 })
     expect(explainSubmissionFailure(refused, ADVICE)).toBe(refused)
