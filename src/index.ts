@@ -39,12 +39,12 @@ export {
   connectionOf,
   DEFAULT_RETRY,
   DEFAULT_TIMEOUTS,
-  defaultDispatcher,
   HttpClient,
   type HttpClientConfig,
   type HttpTimeouts,
   type RetryPolicy,
 } from './core/http.ts'
+export { defaultDispatcher } from './core/dispatcher.ts'
 export { DEFAULT_POLL_SCHEDULE, nextPollDelay, type PollSchedule, pollUntil } from './core/poll.ts'
 export { REDACTED, redact, redactUrl, SecretRedactor } from './core/redact.ts'
 export { type Clock, type Logger, silentLogger, systemClock } from './core/runtime.ts'

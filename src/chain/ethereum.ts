@@ -1,4 +1,4 @@
-import { defaultDispatcher } from '../core/http.ts'
+import { defaultDispatcher } from '../core/dispatcher.ts'
 import { AbortedError, ChainError, InvalidInputError } from '../core/errors.ts'
 import { sanitizedCause } from './errors.ts'
 import { parseFact, toBytes32 } from './fact.ts'

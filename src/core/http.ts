@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream'
 export { isLoopback } from './checks.ts'
-import { type Dispatcher, EnvHttpProxyAgent, request as undiciRequest } from 'undici'
+import type { Dispatcher } from 'undici'
 import type { z } from 'zod'
 import {
   AbortedError,
@@ -15,6 +15,7 @@ import {
 import { checkHeaderValue, isLoopback } from './checks.ts'
 import { classifyFailure, mayRepeat } from './classify.ts'
 import { currentDeadline } from './deadline.ts'
+import { DEFAULT_CONNECT_MS } from './dispatcher-state.ts'
 import { MAX_JSON_BODY_BYTES, serializeJsonBody } from './json-limits.ts'
 import { redact, redactUrl, SecretRedactor, showUrl } from './redact.ts'
 import { type Clock, type Logger, silentLogger, systemClock } from './runtime.ts'
@@ -56,7 +57,7 @@ export type RetryPolicy = {
   maxRetryAfterMs: number
 }
 
-export const DEFAULT_TIMEOUTS: HttpTimeouts = { connectMs: 10_000, headersMs: 30_000, bodyMs: 30_000 }
+export const DEFAULT_TIMEOUTS: HttpTimeouts = { connectMs: DEFAULT_CONNECT_MS, headersMs: 30_000, bodyMs: 30_000 }
 
 export const DEFAULT_RETRY: RetryPolicy = {
   maxAttempts: 6,
@@ -157,29 +158,9 @@ export type HttpResponse<T> = {
   attempts: number
 }
 
-let sharedAgent: EnvHttpProxyAgent | undefined
-
-/**
- * One keep-alive agent for the process unless the caller brings its own dispatcher. It honours
- * HTTPS_PROXY, HTTP_PROXY and NO_PROXY (either case) as read when it is first used, like curl:
- * runners behind a corporate proxy reach the services through it.
- */
-export function defaultDispatcher(connectMs = DEFAULT_TIMEOUTS.connectMs): Dispatcher {
-  sharedAgent ??= new EnvHttpProxyAgent({
-    keepAliveTimeout: 4_000,
-    keepAliveMaxTimeout: 60_000,
-    connections: 64,
-    connect: { timeout: connectMs },
-  })
-  return sharedAgent
-}
-
-/** Closes the shared agent's idle sockets so a short-lived process can exit at once. */
-export async function closeDefaultDispatcher(): Promise<void> {
-  const agent = sharedAgent
-  sharedAgent = undefined
-  await agent?.close()
-}
+// undici loads with the first request (core/dispatcher.ts), not with this module.
+export { closeDefaultDispatcher } from './dispatcher-state.ts'
+const loadDispatcher = () => import('./dispatcher.ts')
 
 const MAX_ERROR_BODY_BYTES = 64 * 1024
 
@@ -189,7 +170,8 @@ export class HttpClient {
   readonly logger: Logger
   readonly clock: Clock
   readonly redactor: SecretRedactor
-  readonly #dispatcher: Dispatcher
+  /** The caller's dispatcher; none: the shared agent (core/dispatcher.ts), made on first use. */
+  readonly #dispatcher: Dispatcher | undefined
   readonly #timeouts: HttpTimeouts
   readonly #retry: RetryPolicy
   readonly #headers: Record<string, string>
@@ -228,7 +210,7 @@ export class HttpClient {
     this.#timeouts = { ...DEFAULT_TIMEOUTS, ...config.timeouts }
     this.#retry = { ...DEFAULT_RETRY, ...config.retry }
     this.#ownDispatcher = config.dispatcher === undefined
-    this.#dispatcher = config.dispatcher ?? defaultDispatcher(this.#timeouts.connectMs)
+    this.#dispatcher = config.dispatcher
     this.#headers = { 'user-agent': `proving-kit/${VERSION}`, ...config.headers }
     this.#random = config.random ?? Math.random
     this.#allowInsecureHttp = config.allowInsecureHttp ?? false
@@ -241,6 +223,12 @@ export class HttpClient {
       if (value !== undefined && value !== null) url.searchParams.set(key, String(value))
     }
     return url
+  }
+
+  /** undici's request and the dispatcher to send it through, loaded with the first request. */
+  async #transport(): Promise<{ undiciRequest: typeof import('undici').request; dispatcher: Dispatcher }> {
+    const { undiciRequest, defaultDispatcher } = await loadDispatcher()
+    return { undiciRequest, dispatcher: this.#dispatcher ?? defaultDispatcher(this.#timeouts.connectMs) }
   }
 
   async request<T = unknown>(spec: RequestSpec<T>): Promise<HttpResponse<T>> {
@@ -367,10 +355,11 @@ export class HttpClient {
       const remaining = deadline === undefined ? undefined : deadline - this.clock.now()
       let response: Dispatcher.ResponseData
       try {
+        const { undiciRequest, dispatcher } = await this.#transport()
         response = await undiciRequest(current, {
           method: 'GET',
           headers: { 'user-agent': this.#headers['user-agent'] ?? `proving-kit/${VERSION}` },
-          dispatcher: this.#dispatcher,
+          dispatcher,
           signal: options.signal,
           headersTimeout: minDefined(this.#timeouts.headersMs, remaining),
           bodyTimeout: minDefined(this.#timeouts.bodyMs, remaining),
@@ -461,12 +450,13 @@ export class HttpClient {
       Object.assign(headers, prepared.headers)
     }
     try {
+      const { undiciRequest, dispatcher } = await this.#transport()
       const response = await undiciRequest(url, {
         method: spec.method,
         headers,
         // undici sends an async iterable as it sends a stream (its types list only the stream).
         body: body as string | Readable | undefined,
-        dispatcher: this.#dispatcher,
+        dispatcher,
         signal,
         headersTimeout: minDefined(spec.headersTimeoutMs ?? this.#timeouts.headersMs, remainingMs),
         bodyTimeout: minDefined(this.#timeouts.bodyMs, remainingMs),

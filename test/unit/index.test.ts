@@ -42,12 +42,16 @@ describe('the entries of the package', () => {
     expect(modules.filter((path) => /^src\/schemas\/(proving|tasks|storage-proof|account|open-enum|index)\.ts$/.test(path))).toEqual([])
   })
 
-  it('the CLI starts without zod, viem, @scure/starknet or the emulator: a command loads what only it needs', () => {
+  it('the CLI starts without undici, zod, viem, @scure/starknet or the emulator: a command loads what only it needs', () => {
     const modules = modulesLoadedBy('./src/cli/run.ts', ['--version'])
     expect(modules).toContain('src/cli/commands/fact.ts')
+    expect(modules).toContain('src/core/http.ts')
     expect(modules.filter((path) => path.startsWith('src/emulator/') || path.startsWith('src/chain/starknet'))).toEqual([])
+    // undici comes with the first request (src/core/dispatcher.ts): ~150 ms a command that
+    // talks to no service never pays.
+    expect(modules).not.toContain('src/core/dispatcher.ts')
     const loaded = packages(modules)
-    for (const name of ['zod', 'viem', '@scure/starknet', '@noble/curves', 'busboy', '@actions/core']) expect(loaded).not.toContain(name)
+    for (const name of ['undici', 'zod', 'viem', '@scure/starknet', '@noble/curves', 'busboy', '@actions/core']) expect(loaded).not.toContain(name)
   })
 
   it('proving-kit/schemas gives every schema and body check, with zod', () => {
