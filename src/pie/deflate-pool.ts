@@ -14,10 +14,12 @@
  * pile up to V8's external-memory GC trigger, ~64 MiB per thread, before they are freed.)
  *
  * A caller that keeps the compressed bytes (an upload holds them until they are sent) asks for
- * `ownOutput`: a worker then moves zlib's own output buffer to the caller (a view of the block's
- * length on it; typically only its written pages are resident) instead of writing into the slot. Copying
- * it into a buffer of its exact size first, as before, cost a fresh page fault per 4 KiB and
- * ~0.1 s of system time per 256 MiB of input. Copying out of the shared slot on the calling
+ * `ownOutput`: a worker then moves zlib's own output buffer to the caller instead of writing into
+ * the slot, sized from the previous block's output (an eighth more) so that what the caller holds
+ * is about the data's size: V8 counts each such buffer whole towards the external memory that
+ * triggers its full collections (with worst-case-sized buffers, `prove <dir>` on a 1 GiB
+ * memory.bin ran 32 mark-compacts instead of 14). Copying into a buffer of the exact size, as
+ * before that, cost a fresh page fault per 4 KiB and ~0.1 s of system time per 256 MiB of input. Copying out of the shared slot on the calling
  * thread would cost more: V8 copies shared memory element by element in code it has not
  * optimized yet (~2.5-7 ms a MiB measured, a fifth of the main thread's time while uploading),
  * which the few hundred calls of a pack never leave.
@@ -68,25 +70,33 @@ const { parentPort, workerData } = require('node:worker_threads');
 const zlib = require('node:zlib');
 const { shared, blockSize, capacity, level, ownOutput } = workerData;
 const stride = ownOutput ? blockSize : blockSize + capacity;
+// With ownOutput, zlib's output buffer is sized from the last block's output (an eighth more):
+// the buffer moved to the caller is then about the data's size, not the worst case's.
+let lastOutput = 0;
 parentPort.on('message', (m) => {
   try {
     const base = m.slot * stride;
     const input = new Uint8Array(shared, base, m.length);
+    const chunkSize = ownOutput && lastOutput > 0
+      ? Math.min(capacity, Math.max(2 * Buffer.poolSize, lastOutput + (lastOutput >>> 3) + 4096))
+      : capacity;
     const out = zlib.deflateRawSync(input, {
       level,
       memLevel: m.memLevel,
-      chunkSize: capacity,
+      chunkSize,
       finishFlush: m.final ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH,
     });
     if (out.length > capacity) throw new Error('compressed block larger than its slot');
     const crc = zlib.crc32(input);
     if (ownOutput) {
-      // zlib wrote the whole block into one output buffer of its own (chunkSize = capacity, far
-      // above Buffer's pool): move that, rather than copy it into a new one. Typically only its
-      // written pages are resident. Anything else (never seen) is copied, so a pooled buffer is never
-      // detached.
+      lastOutput = out.length;
+      // A buffer of its own (zlib's one output chunk, or the concatenation of several), larger
+      // than Buffer's pool and starting at its start, is moved rather than copied. Anything else
+      // is copied, so a pooled buffer is never detached.
       let data = out;
-      if (out.byteOffset !== 0 || out.buffer.byteLength !== capacity) {
+      const own = out.byteOffset === 0 && out.buffer.byteLength > Buffer.poolSize &&
+        (out.buffer.byteLength === chunkSize || out.buffer.byteLength === out.length);
+      if (!own) {
         data = new Uint8Array(out.length);
         data.set(out);
       }

@@ -9,7 +9,7 @@ import { execFileAsync, readZipFiles, removeTempDirs, tempDir, unzipExample, wri
 import { EXAMPLE_PIE, generatedPie } from '../../helpers/example-pie.ts'
 
 const writeDirFrom = async (files: Map<string, Uint8Array>) => writeDir(await tempDir(), new Map(files))
-import { createHash } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { watch } from 'node:fs'
 import zlib from 'node:zlib'
 import { createBlockCompressor, outputCapacity } from '../../../src/pie/deflate-pool.ts'
@@ -96,6 +96,28 @@ describe('packPie on the example and generated PIEs', () => {
       expect(zlib.inflateRawSync(second.data)).toEqual(Buffer.alloc(data.length, 7))
     } finally {
       await owning.close()
+    }
+    // Later blocks get an output buffer sized from the previous block's output, not the worst
+    // case's; a block that compresses far worse than the last (random bytes after zeros) spills
+    // over that estimate into several zlib chunks: still every byte, in a buffer of its own.
+    const block = 512 * 1024
+    const sized = createBlockCompressor({ workers: 1, level: 1, blockSize: block, slots: 2, ownOutput: true })
+    try {
+      const zeros: Uint8Array[] = []
+      for (const slot of [0, 1]) {
+        sized.input(slot).fill(0)
+        zeros.push((await sized.compress(slot, block, false)).data)
+      }
+      expect(zeros[0]!.buffer.byteLength).toBe(outputCapacity(block))
+      expect(zeros[1]!.buffer.byteLength).toBeLessThan(outputCapacity(block) / 2)
+      const noise = randomBytes(block)
+      sized.input(0).set(noise)
+      const random = (await sized.compress(0, block, true)).data
+      expect(random.length).toBeGreaterThan(zeros[1]!.buffer.byteLength)
+      expect(random.buffer.byteLength).toBe(random.length)
+      expect(zlib.inflateRawSync(Buffer.concat([...zeros, random]))).toEqual(Buffer.concat([Buffer.alloc(2 * block), noise]))
+    } finally {
+      await sized.close()
     }
   })
 
