@@ -1,4 +1,17 @@
-
+/**
+ * Figure 8: the cost of `import { ProvingClient } from 'proving-kit'` for a library user, next to
+ * `import 'undici'` (what any HTTP client in Node loads anyway) and `node -e 0`. Each is an ES
+ * module file of an app whose node_modules holds proving-kit and its dependencies as an install
+ * leaves them (symlinks to this repository and to its node_modules), so the package resolves
+ * through its `exports` to the compiled lib/index.js, as an installed user gets it. First one
+ * unmeasured run with bench/startup-probe.mjs preloaded (lib.ts `probeStartup`): the module
+ * files that import loads, by package. Then separate processes with the project's Node, spawned
+ * directly, runs alternating, after a warm-up: the three above, and each other dependency that
+ * import loads, imported alone (where the time above undici goes). And the peak RSS of the
+ * three (GNU time), reported.
+ *
+ * Target (issue 16): <= 150 ms above `import 'undici'`.
+ */
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { mkdir, rm, symlink, writeFile } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path'
