@@ -1,9 +1,9 @@
 /**
- * The one module of the core that loads undici (~150 ms of a cold start, more than the rest of
- * a CLI command's modules together). core/http.ts imports it on its first request, so what never
- * talks to a service (`proving --version`, `--help`, `pack`, `inspect`, an input error) never
- * loads it. The library's entry re-exports `defaultDispatcher` from here, so importing
- * 'proving-kit' still gives the shared agent synchronously.
+ * The one module of the core that loads undici (~0.1-0.15 s of a cold start, more than the
+ * rest of a CLI command's modules together). core/http.ts imports it on its first request, so
+ * what never talks to a service (`proving --version`, `--help`, `pack`, `inspect`, an input
+ * error) never loads it. The library's entry re-exports `defaultDispatcher` from here, so
+ * importing 'proving-kit' still gives the shared agent synchronously.
  */
 import { type Dispatcher, EnvHttpProxyAgent, request } from 'undici'
 import { DEFAULT_CONNECT_MS, onDispatcherLoaded } from './dispatcher-state.ts'

@@ -158,9 +158,11 @@ export type HttpResponse<T> = {
   attempts: number
 }
 
-// undici loads with the first request (core/dispatcher.ts), not with this module.
+// undici loads with the first request (core/dispatcher.ts), not with this module; later requests
+// reuse that import's promise rather than asking the module loader again.
 export { closeDefaultDispatcher } from './dispatcher-state.ts'
-const loadDispatcher = () => import('./dispatcher.ts')
+let dispatcherModule: Promise<typeof import('./dispatcher.ts')> | undefined
+const loadDispatcher = () => (dispatcherModule ??= import('./dispatcher.ts'))
 
 const MAX_ERROR_BODY_BYTES = 64 * 1024
 
