@@ -19,10 +19,10 @@
  * is about the data's size: V8 counts each such buffer whole towards the external memory that
  * triggers its full collections (with worst-case-sized buffers, `prove <dir>` on a 1 GiB
  * memory.bin ran 32 mark-compacts instead of 14). Copying into a buffer of the exact size, as
- * before that, cost a fresh page fault per 4 KiB and ~0.1 s of system time per 256 MiB of input. Copying out of the shared slot on the calling
- * thread would cost more: V8 copies shared memory element by element in code it has not
- * optimized yet (~2.5-7 ms a MiB measured, a fifth of the main thread's time while uploading),
- * which the few hundred calls of a pack never leave.
+ * before that, cost a fresh page fault per 4 KiB and ~0.1 s of system time per 256 MiB of input.
+ * Copying out of the shared slot on the calling thread would cost more: V8 copies shared memory
+ * element by element in code it has not optimized yet (~2.5-7 ms a MiB measured, a fifth of the
+ * main thread's time while uploading), which the few hundred calls of a pack never leave.
  *
  * The worker's code is a string evaluated by `new Worker(code, { eval: true })`: there is no
  * second file to locate, which keeps this working from src/ (.ts), from lib/ (.js) and inside
