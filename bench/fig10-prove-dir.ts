@@ -67,24 +67,19 @@ export async function figureProveDir(ctx: FigureContext): Promise<FigureResult> 
   // Each upload is kept on the emulator's disk: forget them between runs.
   const reset = async () =>
     void (await fetch(`${emulator.url}/_emulator/reset`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).arrayBuffer()
-  // The emulator's CPU during a run (receiving, hashing and writing the upload): it shares the
-  // two cores with the client, so it bounds how fast a run can be.
-  const proving = async (pie: CachedPie, streamed: boolean): Promise<Run> => {
+  // One run to "submitted", with the emulator's CPU during it (receiving, hashing and writing
+  // the upload): it shares the cores with the client, so it bounds how fast a run can be.
+  const submitRun = async (what: string, command: string, args: string[], runEnv?: NodeJS.ProcessEnv): Promise<Run> => {
     const serverBefore = processCpuMs(emulator.pid)
-    const m = await measure(NODE, [...cli, 'prove', pie.dir, '-q'], { env: { ...env, PROVING_STREAM_UPLOAD: streamed ? '1' : '0' } })
+    const m = await measure(command, args, runEnv ? { env: runEnv } : {})
     const serverCpuMs = processCpuMs(emulator.pid) - serverBefore
-    if (!/^[0-9a-f-]{36}$/.test(m.stdout.trim())) throw new Error(`proving prove printed no query id: ${m.stdout} ${m.stderr}`)
+    if (!/^[0-9a-f-]{36}$/.test(m.stdout.trim())) throw new Error(`${what} printed no query id: ${m.stdout} ${m.stderr}`)
     await reset()
     return { ms: m.ms, cpuMs: m.cpuMs, rssKiB: m.rssKiB, serverCpuMs }
   }
-  const script = async (pie: CachedPie): Promise<Run> => {
-    const serverBefore = processCpuMs(emulator.pid)
-    const m = await measure('bash', [join(BENCH, 'peer-submit.sh'), pie.dir, emulator.url, 'bench-key', work])
-    const serverCpuMs = processCpuMs(emulator.pid) - serverBefore
-    if (!/^[0-9a-f-]{36}$/.test(m.stdout.trim())) throw new Error(`peer-submit.sh printed no query id: ${m.stdout} ${m.stderr}`)
-    await reset()
-    return { ms: m.ms, cpuMs: m.cpuMs, rssKiB: m.rssKiB, serverCpuMs }
-  }
+  const proving = (pie: CachedPie, streamed: boolean) =>
+    submitRun('proving prove', NODE, [...cli, 'prove', pie.dir, '-q'], { ...env, PROVING_STREAM_UPLOAD: streamed ? '1' : '0' })
+  const script = (pie: CachedPie) => submitRun('peer-submit.sh', 'bash', [join(BENCH, 'peer-submit.sh'), pie.dir, emulator.url, 'bench-key', work])
 
   const series: Series[] = []
   // The CLI's fixed cost, start-up alone, next to `node -e 0`: what a small PIE cannot win back.
@@ -149,14 +144,14 @@ export async function figureProveDir(ctx: FigureContext): Promise<FigureResult> 
     }
   })
   const first = series[0]!
+  const cores = availableParallelism()
   const streamGain = med(first.sequential, 'ms') - med(first.streamed, 'ms')
   notes.push(
-    `Streaming the upload while packing saved ${fmtMs(streamGain)} at ${first.label} (median of the pack-then-upload runs minus the one-pass runs). The client CPU column is the client process only (GNU time); the emulator CPU column is the emulator process's during the run (/proc/<pid>/stat): parsing the multipart body, hashing and writing the upload (its inspection of the PIE is cached after the warm-up). It runs on the same ${availableParallelism()} cores as the client: alongside the one pass, after the script's zip.`,
+    `Streaming the upload while packing saved ${fmtMs(streamGain)} at ${first.label} (median of the pack-then-upload runs minus the one-pass runs). The client CPU column is the client process only (GNU time); the emulator CPU column is the emulator process's during the run (/proc/<pid>/stat): parsing the multipart body, hashing and writing the upload (its inspection of the PIE is cached after the warm-up). It runs on the same ${cores} cores as the client: alongside the one pass, after the script's zip.`,
   )
   // The fastest a run can be on this machine: all its CPU work (client and emulator) spread
   // perfectly over the cores. Against the script's measured time, the best ratio the CPU
   // work of the one pass allows here, whatever the scheduling.
-  const cores = availableParallelism()
   for (const s of series) {
     const floor = (med(s.streamed, 'cpuMs') + med(s.streamed, 'serverCpuMs')) / cores
     if (!Number.isFinite(floor)) continue
