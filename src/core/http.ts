@@ -227,6 +227,18 @@ export class HttpClient {
     return url
   }
 
+  /**
+   * A POST the service accepted did its work (a query created, paid for): when its answer cannot
+   * be read because its schema did not load, that must not look like a failure to submit again.
+   */
+  #acceptedUnread(operation: string, status: number, loadError: unknown): AmbiguousSubmissionError {
+    const reason = loadError instanceof Error ? loadError.message : String(loadError)
+    return new AmbiguousSubmissionError(
+      `The ${this.serviceName} accepted ${operation} (HTTP ${status}), but its answer could not be read: the schema to check it did not load (${reason}).`,
+      { cause: loadError },
+    )
+  }
+
   /** undici's request and the dispatcher to send it through, loaded with the first request. */
   async #transport(): Promise<{ undiciRequest: typeof import('undici').request; dispatcher: Dispatcher }> {
     const { undiciRequest, defaultDispatcher } = await loadDispatcher()
@@ -266,26 +278,12 @@ export class HttpClient {
       try {
         const response = await this.#send(spec, url, jsonText, headers, signal, remaining)
         if (isSuccess(response.status, spec.successStatuses)) {
-          let schema = spec.schema instanceof Promise ? undefined : spec.schema
-          if (schemaLoading) {
-            const loaded = await schemaLoading
-            if ('error' in loaded) {
-              // A POST the service accepted did its work (a query created, paid for): its answer
-              // unread must not look like a failure to submit again after.
-              const reason = loaded.error instanceof Error ? loaded.error.message : String(loaded.error)
-              schemaFailure = idempotent
-                ? loaded
-                : {
-                    error: new AmbiguousSubmissionError(
-                      `The ${this.serviceName} accepted ${operation} (HTTP ${response.status}), but its answer could not be read: the schema to check it did not load (${reason}).`,
-                      { cause: loaded.error },
-                    ),
-                  }
-              break
-            }
-            schema = loaded.schema
+          const loaded = schemaLoading ? await schemaLoading : { schema: spec.schema as z.ZodType<T> | undefined }
+          if ('error' in loaded) {
+            schemaFailure = idempotent ? loaded : { error: this.#acceptedUnread(operation, response.status, loaded.error) }
+            break
           }
-          const data = parseResponse(schema, response.json, {
+          const data = parseResponse(loaded.schema, response.json, {
             logger: this.logger,
             what: `${this.serviceName} response to ${operation}`,
             redactor: this.redactor,
