@@ -1,4 +1,6 @@
 import type { QueryResult } from '../clients/proving.ts'
+import type { FactCheckResult } from '../pie/index.ts'
+import { showValue } from '../pipeline/gate.ts'
 import { computeFactsAhead, formatBytes, preparePie, type PreparedPie } from '../pipeline/prove.ts'
 import type { CommandContext } from './context.ts'
 
@@ -18,7 +20,7 @@ export async function preparePieForUpload(
   })
 }
 
-export type FactCheckOutcome = { ok: boolean; summary: unknown }
+export type FactCheckOutcome = { ok: boolean; summary: unknown; check: FactCheckResult }
 
 /** After DONE: the program hash and facts the service reports against the local computation. */
 export async function checkFactsAfterWait(
@@ -29,17 +31,16 @@ export async function checkFactsAfterWait(
   const { checkFacts } = await import('../pipeline/prove.ts')
   const check = await checkFacts(result.provingQuery, prepared)
   if (check.ok) {
-    context.progress(
-      `Facts checked locally: program hash matches (${check.programHashVariant}), ${check.checked.join(', ')} equal.`,
-    )
+    const program = check.checked.includes('programHash') ? `program hash matches (${check.programHashVariant}), ` : ''
+    context.progress(`Facts checked locally: ${program}${check.checked.filter((field) => field !== 'programHash').join(', ')} equal.`)
   } else {
     for (const mismatch of check.mismatches) {
       context.io.stderr(
-        `proving: ${mismatch.field} differs: the service says ${mismatch.actual}, the PIE gives ${mismatch.expected}.\n`,
+        `proving: ${mismatch.field} differs: the service says ${showValue(mismatch.actual)}, the PIE gives ${mismatch.expected}.\n`,
       )
     }
   }
-  return { ok: check.ok, summary: check }
+  return { ok: check.ok, summary: check, check }
 }
 
 export { computeFactsAhead, formatBytes }

@@ -1,5 +1,6 @@
 import { ProvingClient, type QueryProgress, type QueryResult, type UploadProgress } from '../clients/proving.ts'
 import { formatBytes } from '../pipeline/prove.ts'
+import { showValue } from '../pipeline/gate.ts'
 import { InvalidInputError } from '../core/errors.ts'
 import { formatDuration } from '../core/poll.ts'
 import { type CommandContext, parseDuration, type SERVICE_OPTIONS, type StringOption, allowInsecureHttp } from './context.ts'
@@ -53,9 +54,9 @@ export function describeQuery(result: { provingQuery: Partial<QueryResult['provi
     ['result', query.result],
     ['bucket', query.bucketId ? `${query.bucketId}${query.bucketJobIndex === null || query.bucketJobIndex === undefined ? '' : ` #${query.bucketJobIndex}`}` : null],
     ['external id', query.externalId],
-    ['program hash', query.programHash],
-    ['SHARP fact', query.sharpFactHash],
-    ['Integrity fact', query.integrityFactHash],
+    ['program hash', hashText(query.programHash)],
+    ['SHARP fact', hashText(query.sharpFactHash)],
+    ['Integrity fact', hashText(query.integrityFactHash)],
     ['fact mocked', query.isFactMocked == null ? null : String(query.isFactMocked)],
     ['layout', query.layout],
     ['error', query.errorReason],
@@ -65,6 +66,11 @@ export function describeQuery(result: { provingQuery: Partial<QueryResult['provi
   const lines = rows.filter(([, value]) => value !== null && value !== undefined && value !== '').map(([label, value]) => `${label.padEnd(15)}${value}`)
   for (const url of result.metadataUrls) lines.push(`${'artifact'.padEnd(15)}${url}`)
   return lines.join('\n')
+}
+
+/** A hash as the service sent it; a malformed one (the gate refuses it) quoted, so it cannot act on the terminal. */
+function hashText(value: string | null | undefined): string | null | undefined {
+  return typeof value === 'string' ? showValue(value) : value
 }
 
 /**

@@ -3,7 +3,8 @@
  * programHash, sharpFactHash and integrityFactHash (each may be null) against the local
  * computation. Values compare as numbers, so case and leading zeros do not matter. The program
  * hash may match any of the three variants; the facts are then checked with that variant's
- * hash (with every variant when the service gave no program hash).
+ * hash (with every variant when the service gave no program hash). Null fields are not
+ * compared, and the result is ok only when a fact was compared and matched.
  */
 import { FactMismatchError } from '../core/errors.ts'
 import { computeIntegrityFact, computeSharpFact } from './facts.ts'
@@ -30,6 +31,11 @@ export type FactMismatch = {
 }
 
 export type FactCheckResult = {
+  /**
+   * Something that binds the output (sharpFactHash or integrityFactHash) was compared, and
+   * nothing differs. A record that leaves both facts null is not ok: matching nothing is not
+   * matching (the program hash alone is shared by every run of the program).
+   */
   ok: boolean
   /** Which program hash the service's matches (or, when it gave none, which one its facts fit). */
   programHashVariant: ProgramHashVariant | null
@@ -99,7 +105,8 @@ export function compareQueryFacts(record: QueryFacts, inspection: PieInspection)
     const local = factOf(field, chosen, compute)
     if (!same(reported, local)) mismatches.push({ field, expected: toHex(local), actual: reported })
   }
-  return { ok: mismatches.length === 0, programHashVariant: variant, mismatches, checked }
+  const boundOutput = checked.some((field) => field !== 'programHash')
+  return { ok: mismatches.length === 0 && boundOutput, programHashVariant: variant, mismatches, checked }
 }
 
 /** Inspects the PIE (unless an inspection is given) and compares the record with it. */
@@ -124,6 +131,9 @@ export async function assertQueryFacts(
 }
 
 export function factMismatchError(result: FactCheckResult): FactMismatchError {
+  if (result.mismatches.length === 0) {
+    return new FactMismatchError('The service reported no fact to compare with the PIE (sharpFactHash and integrityFactHash are null or absent)')
+  }
   const fields = result.mismatches.map((m) => m.field)
   return new FactMismatchError(`The service's ${fields.join(' and ')} ${fields.length === 1 ? 'differs' : 'differ'} from the PIE's`, {
     metaMessages: result.mismatches.map((m) => `${m.field}: the service says ${m.actual}, the PIE gives ${m.expected}`),

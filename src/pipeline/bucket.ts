@@ -6,12 +6,14 @@
  * prints: hosts get rows and refusals to show.
  */
 import type { ProvingClient } from '../clients/proving.ts'
-import { UnknownStatusError } from '../core/errors.ts'
+import { RequestTimeoutError, UnknownStatusError, WaitTimeoutError } from '../core/errors.ts'
+import { withDeadline } from '../core/deadline.ts'
+import type { Clock } from '../core/runtime.ts'
 import { pollUntil } from '../core/poll.ts'
 import type { PieInspection } from '../pie/index.ts'
 import type { BucketDetailsResponse, BucketRecord, QueryRecordL } from '../schemas/proving.ts'
 import { BUCKET_STATUSES } from '../schemas/proving-constants.ts'
-import { evaluateGate } from './gate.ts'
+import { evaluateGate, resultHasFact, showValue } from './gate.ts'
 
 export type BucketProgress = { bucketId: string; status: string; leaves: number; elapsedMs: number }
 
@@ -87,21 +89,41 @@ export type BucketVerdict = {
 export type GivenPie = { path: string; inspection: PieInspection }
 
 export type JudgeBucketOptions = {
+  /** Lets a mocked fact, or a mock state the service does not give, pass. */
   allowMockedFact: boolean
   expectedProgramHash?: string | undefined
   /** The PIEs proved into the bucket: each query's facts must fit one, and each must have its query. */
   pies?: GivenPie[] | undefined
   signal?: AbortSignal | undefined
+  /**
+   * The command's deadline (ms since the epoch, by the client's clock): the reads of the
+   * queries count against the same timeout as the wait, and one past it is a WaitTimeoutError.
+   */
+  deadline?: number | undefined
 }
+
+/** How many query reads run at once. */
+const READS_AT_ONCE = 8
 
 /** Reads every query of the bucket (with its status) and gates each. */
 export async function judgeBucket(client: ProvingClient, details: BucketDetailsResponse, options: JudgeBucketOptions): Promise<BucketVerdict> {
   const { compareQueryFacts } = await import('../pie/index.ts')
   const records: QueryRecordL[] = []
-  // The bucket lists record D (no status in the contract): read each query's status, 8 at a time.
-  const ids = details.queries.map((query) => query.id)
-  for (let start = 0; start < ids.length; start += 8) {
-    const batch = await Promise.all(ids.slice(start, start + 8).map((id) => client.getQueryDetails(id, { signal: options.signal })))
+  // A query listed twice is one query: it is read and counted once.
+  const ids = [...new Set(details.queries.map((query) => query.id))]
+  const leaves = details.bucket.leaves
+  if (typeof leaves === 'number' && ids.length > leaves) {
+    // More queries than the bucket's leaves: the listing cannot be the bucket's, and reading
+    // them all (a listing may name thousands) would judge something else.
+    const refusal = `Bucket ${details.bucket.id} lists ${ids.length} distinct queries but has ${leaves} ${leaves === 1 ? 'leaf' : 'leaves'}: the listing does not match the bucket.`
+    return { bucket: details.bucket, status: bucketStatus(details), rows: [], refusals: [refusal], ok: false }
+  }
+  // The bucket lists record D (no status in the contract): read each query's status, a few at a time.
+  const clock = client.http.clock
+  const read = (id: string) => client.getQueryDetails(id, { signal: options.signal })
+  for (let start = 0; start < ids.length; start += READS_AT_ONCE) {
+    const slice = ids.slice(start, start + READS_AT_ONCE)
+    const batch = options.deadline === undefined ? await Promise.all(slice.map(read)) : await readBefore(options.deadline, details.bucket.id, clock, () => Promise.all(slice.map(read)))
     records.push(...batch.map((answer) => answer.provingQuery))
   }
   const matched = new Set<string>()
@@ -110,7 +132,7 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
       let facts: BucketQueryRow['facts'] = 'not checked'
       let pie: string | null = null
       let factCheck
-      if (record.status === 'DONE' && record.result === 'TRACE_GENERATION') {
+      if (record.status === 'DONE' && !resultHasFact(record.result)) {
         facts = 'none'
       } else if (record.status === 'DONE' && options.pies?.length) {
         const fits = options.pies.find((given) => compareQueryFacts(record, given.inspection).ok)
@@ -158,6 +180,21 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
   return { bucket: details.bucket, status, rows, refusals, ok: refusals.length === 0 }
 }
 
+/** Runs the reads under the command's deadline; one that would pass it ends as the wait's timeout. */
+async function readBefore<T>(deadline: number, bucketId: string, clock: Clock, reads: () => Promise<T>): Promise<T> {
+  const timedOut = () =>
+    new WaitTimeoutError(`Bucket ${bucketId} ended, but its queries could not all be read before the timeout; nothing was judged.`, {
+      metaMessages: [`Resume with: proving bucket close ${bucketId} --wait`],
+    })
+  if (clock.now() >= deadline) throw timedOut()
+  try {
+    return await withDeadline(deadline, reads)
+  } catch (error) {
+    if (error instanceof RequestTimeoutError && clock.now() >= deadline) throw timedOut()
+    throw error
+  }
+}
+
 /** The per-query table as plain text (the CLI) or Markdown (the job summary). */
 export function bucketTable(rows: BucketQueryRow[], format: 'text' | 'markdown'): string {
   const header = ['#', 'query', 'status', 'program hash', 'mocked', 'facts', 'PIE', 'problems']
@@ -165,7 +202,7 @@ export function bucketTable(rows: BucketQueryRow[], format: 'text' | 'markdown')
     row.bucketJobIndex === null ? '?' : String(row.bucketJobIndex),
     row.queryId,
     row.status,
-    row.programHash ?? '',
+    row.programHash === null ? '' : showValue(row.programHash),
     row.isFactMocked === null ? '' : row.isFactMocked ? 'yes' : 'no',
     row.facts,
     row.pie ?? '',

@@ -75,6 +75,8 @@ export const run = defineAction({
     const { bucketTable, judgeBucket, waitForBucket } = await import('../../pipeline/bucket.ts')
     const { formatDuration } = await import('../../core/poll.ts')
     const timeoutMs = inputs['timeout-minutes'] * 60_000
+    // One timeout for the wait and the reads of the queries after it.
+    const deadline = client.http.clock.now() + timeoutMs
     io.startGroup(`Waiting for bucket ${bucket.id} to end (up to ${formatDuration(timeoutMs)})`)
     let details
     try {
@@ -94,6 +96,7 @@ export const run = defineAction({
       expectedProgramHash: inputs['expected-program-hash'],
       pies,
       signal,
+      deadline,
     })
     step.outputs.set({
       ...bucketOutputs(details.bucket),

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
-import { evaluateGate, sameFelt } from '../../pipeline/gate.ts'
+import { evaluateGate, resultHasFact, sameFelt } from '../../pipeline/gate.ts'
 import { defineAction } from '../steps/define-action.ts'
 import { booleanValue, MAIN_INPUTS, mainCrossCheck } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
@@ -232,9 +232,9 @@ async function prove(
   const record = result.provingQuery
   let factCheck
   const kind = record.result ?? (general ? fields.result : undefined)
-  if (record.status === 'DONE' && kind === 'TRACE_GENERATION') {
-    step.facts = { kind: 'skipped', reason: 'a TRACE_GENERATION query generates a trace, not a proof: it has no fact' }
-    io.info('No fact to check: a TRACE_GENERATION query generates a trace, not a proof.')
+  if (record.status === 'DONE' && !resultHasFact(kind)) {
+    step.facts = { kind: 'skipped', reason: `a ${kind} query generates a trace, not a proof: it has no fact` }
+    io.info(`No fact to check: a ${kind} query generates a trace, not a proof.`)
   } else if (record.status === 'DONE' && inputs['verify-facts'] && pie) {
     factCheck = await checkFactsForStep(io, step, record, pie)
   } else {
@@ -245,12 +245,18 @@ async function prove(
   }
   step.outputs.set({ 'facts-verified': String(factCheck?.ok === true) })
 
-  const refusals = evaluateGate(record, factCheck, {
+  const gated = evaluateGate(record, factCheck, {
     allowMockedFact: inputs['allow-mocked-fact'],
     expectedProgramHash: expected,
+    result: kind ?? undefined,
   })
   if (inputs['upload-artifacts']) await uploadArtifacts(io, step, inputs['artifact-name'], pie?.zipPath, io.env.RUNNER_TEMP || tmpdir(), signal)
-  refusals.push(...(await verifyOnchain(io, step, inputs, record, refusals, { signal, emulatorUrl: inputs.emulator ? baseUrl : undefined })))
+  // An unknown mock state is what the on-chain check settles: a fact registered in the registry
+  // it reads was verified. Every other refusal stands, and stops the check.
+  const firm = gated.filter((refusal) => refusal.kind !== 'mock-state-unknown')
+  const onchain = await verifyOnchain(io, step, inputs, record, firm, { signal, emulatorUrl: inputs.emulator ? baseUrl : undefined })
+  const confirmedOnChain = onchain.length === 0 && step.outputs.get('onchain-verified') === 'true'
+  const refusals = [...(confirmedOnChain ? firm : gated), ...onchain]
   const destinationChainId = inputs['decommit-destination-chain-id']
   if (destinationChainId) {
     step.extraRows.push([

@@ -3,9 +3,9 @@
  * job, or before a cancellation) to DONE or FAILED and applies the root's gate. Given `pie` (the
  * PIE that was submitted), the facts the service reports are checked locally against it as the
  * root action does (`facts-verified`); without it they are not, while `expected-program-hash`
- * and `allow-mocked-fact` still are.
+ * and `allow-mocked-fact` still are, and a DONE proof must still carry well-formed facts.
  */
-import { evaluateGate } from '../../pipeline/gate.ts'
+import { evaluateGate, resultHasFact } from '../../pipeline/gate.ts'
 import type { PreparedPie } from '../../pipeline/prove.ts'
 import type { FactCheckResult } from '../../pie/index.ts'
 import { defineAction } from '../steps/define-action.ts'
@@ -30,9 +30,9 @@ export const run = defineAction({
     const result = await step.wait(client, queryId, inputs['timeout-minutes'] * 60_000)
     const record = result.provingQuery
     let factCheck: FactCheckResult | undefined
-    if (record.status === 'DONE' && record.result === 'TRACE_GENERATION') {
-      step.facts = { kind: 'skipped', reason: 'a TRACE_GENERATION query generates a trace, not a proof: it has no fact' }
-      io.info('No fact to check: a TRACE_GENERATION query generates a trace, not a proof.')
+    if (record.status === 'DONE' && !resultHasFact(record.result)) {
+      step.facts = { kind: 'skipped', reason: `a ${record.result} query generates a trace, not a proof: it has no fact` }
+      io.info(`No fact to check: a ${record.result} query generates a trace, not a proof.`)
     } else if (pie && record.status === 'DONE') {
       factCheck = await checkFactsForStep(io, step, record, pie)
     } else {

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import type { ProvingClient } from '../../clients/proving.ts'
 import { ProvingKitError } from '../../core/errors.ts'
-import { evaluateGate } from '../../pipeline/gate.ts'
+import { evaluateGate, resultHasFact } from '../../pipeline/gate.ts'
 import type { PreparedPie } from '../../pipeline/prove.ts'
 import { deriveActionDedupId, generalFields, usesGeneralSubmission } from './general.ts'
 import type { MAIN_INPUTS } from './inputs.ts'
@@ -73,13 +73,18 @@ export async function proveBatch(
           const record = result.provingQuery
           row.status = record.status
           let factCheck
-          if (record.status === 'DONE' && (record.result ?? (general ? fields.result : undefined)) === 'TRACE_GENERATION') {
+          const kind = record.result ?? (general ? fields.result : undefined)
+          if (record.status === 'DONE' && !resultHasFact(kind)) {
             row.facts = 'none'
           } else if (record.status === 'DONE' && inputs['verify-facts']) {
             factCheck = await checkFacts(record, pie!)
             row.facts = factCheck.ok ? 'match' : 'differ'
           }
-          const refusals = evaluateGate(record, factCheck, { allowMockedFact: inputs['allow-mocked-fact'], expectedProgramHash: inputs['expected-program-hash'] })
+          const refusals = evaluateGate(record, factCheck, {
+            allowMockedFact: inputs['allow-mocked-fact'],
+            expectedProgramHash: inputs['expected-program-hash'],
+            result: kind ?? undefined,
+          })
           row.passed = refusals.length === 0
           row.error = refusals.map((refusal) => refusal.message).join(' ') || null
         }

@@ -197,6 +197,12 @@ const NEXT_STEP: Record<GateRefusal['kind'], string> = {
   'not-done': 'Wait for the query to finish with the `wait` sub-action.',
   'mocked-fact':
     'A mocked fact proves nothing on chain. Prove with `mock-fact-hash: false` for a release, or set `allow-mocked-fact: true` where a mocked fact is enough (a dry run).',
+  'mock-state-unknown':
+    'The service did not say whether the fact is mocked. Check on chain (`verify-onchain`: a fact registered in the real registry passes), or set `allow-mocked-fact: true` where a mocked fact is enough (a dry run).',
+  'fact-missing':
+    'Do not rely on this result: the service did not report the fact that shows what was proved. Read the query again later (`wait` sub-action) or ask the service operator; `verify-onchain` cannot help without the fact.',
+  'fact-malformed':
+    'Do not rely on this result: the service reported a hash that is not 0x hex, so it cannot be compared. Report it to the service operator.',
   'program-hash':
     'Check that the PIE comes from the program you meant to release, and that `expected-program-hash` is that program\'s hash.',
   'fact-mismatch':

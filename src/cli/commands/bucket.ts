@@ -76,8 +76,9 @@ export const bucketClose = defineCommand({
   args: '<bucket-id>',
   summary: 'Close a bucket: finalize its queries and start aggregated verification (idempotent); --wait gates on every query.',
   details: [
-    'With --wait: waits for the bucket to end, then gates on every query in it (DONE, fact not mocked unless',
-    '--allow-mocked-fact, program hash when --expected-program-hash); with --pie (repeatable, globs allowed)',
+    'With --wait: waits for the bucket to end, then gates on every query in it (DONE, its program hash and a',
+    'well-formed fact reported, fact not mocked and its mock state known unless --allow-mocked-fact, program hash',
+    'when --expected-program-hash; no more queries than leaves); with --pie (repeatable, globs allowed)',
     'each query\'s facts must fit one of the PIEs, and every PIE must have its query. Prints a per-query table',
     '(with --json: { provingBucket, status, ok, queries, refusals }); exit 0 when all holds, 1 otherwise.',
   ],
@@ -87,7 +88,7 @@ export const bucketClose = defineCommand({
     wait: { type: 'boolean', description: 'Wait for the bucket to end, then gate on every query in it.' },
     timeout: { type: 'string', valueName: '<duration>', description: 'With --wait: give up after this long (90s, 30m, 2h).', default: '2h' },
     pie: { type: 'string', multiple: true, valueName: '<pie>', description: 'With --wait: a PIE proved into the bucket, to check facts against (repeatable; globs).' },
-    'allow-mocked-fact': { type: 'boolean', description: 'With --wait: let queries with a mocked fact pass.' },
+    'allow-mocked-fact': { type: 'boolean', description: 'With --wait: let queries with a mocked fact, or an unknown mock state, pass.' },
     'expected-program-hash': { type: 'string', valueName: '<0x...>', description: 'With --wait: the program hash every query must have.' },
   },
   async run(context) {
@@ -108,6 +109,8 @@ export const bucketClose = defineCommand({
     }
     context.progress(`Closed bucket ${bucket.id} (${bucket.leaves ?? '?'} queries); waiting for it to end.`)
     const { bucketTable, judgeBucket, waitForBucket } = await import('../../pipeline/bucket.ts')
+    // One timeout for the wait and the reads of the queries after it.
+    const deadline = client.http.clock.now() + timeoutMs
     const details = await waitForBucket(client, bucket.id, {
       timeoutMs,
       signal: context.signal,
@@ -119,6 +122,7 @@ export const bucketClose = defineCommand({
       expectedProgramHash: context.values['expected-program-hash']?.trim() || undefined,
       pies,
       signal: context.signal,
+      deadline,
     })
     const human = [
       describeBucket(details.bucket),

@@ -1,5 +1,6 @@
 import type { UploadProgress } from '../../clients/proving.ts'
 import { AbortedError, InvalidInputError, ProvingKitError } from '../../core/errors.ts'
+import { redact } from '../../core/redact.ts'
 import { checkEnum, checkOpenEnum } from '../../core/checks.ts'
 import type { ProvingClient, QueryResult } from '../../clients/proving.ts'
 import { LAYOUTS, MEMORY_VERIFICATIONS, STONE_VERSIONS } from '../../schemas/proving-constants.ts'
@@ -36,6 +37,14 @@ export const WAIT_OPTIONS = {
   },
 } as const
 
+/** The gate's allowance, for the commands whose --wait gates (prove, submit). */
+export const GATE_OPTIONS = {
+  'allow-mocked-fact': {
+    type: 'boolean',
+    description: 'With --wait: let a mocked fact, or one the service does not say is real (isFactMocked null), pass (--mock-fact-hash implies it).',
+  },
+} as const
+
 const DEFAULT_CONCURRENCY = 4
 const MAX_CONCURRENCY = 64
 
@@ -57,6 +66,7 @@ export const prove = defineCommand({
   options: {
     ...SERVICE_OPTIONS,
     ...WAIT_OPTIONS,
+    ...GATE_OPTIONS,
     layout: { type: 'string', valueName: '<layout>', description: `Cairo layout: ${LAYOUTS.join(', ')} (another is sent with a warning).`, default: 'auto' },
     prover: { type: 'string', valueName: '<name>', description: 'Prover instance (L2 endpoint).', default: 'svc_sharp' },
     'mock-fact-hash': { type: 'boolean', description: 'Mock the fact hash: no real on-chain verification (testing).' },
@@ -105,7 +115,8 @@ export const prove = defineCommand({
     const mockFactHash = context.values['mock-fact-hash'] === true
     return withLocalEmulator(context, async (service) => {
       const client = provingClientFrom(context, { needsKey: true, ...service })
-      const options: ProveOptions = { layout, prover, mockFactHash, general, timeoutMs, wait: context.values.wait === true }
+      const allowMockedFact = mockFactHash || context.values['allow-mocked-fact'] === true
+      const options: ProveOptions = { layout, prover, mockFactHash, allowMockedFact, general, timeoutMs, wait: context.values.wait === true }
       if (paths.length === 1) return proveOne(context, client, paths[0]!, options)
       return proveBatch(context, client, paths, { ...options, concurrency })
     })
@@ -116,6 +127,8 @@ type ProveOptions = {
   layout: string
   prover: string
   mockFactHash: boolean
+  /** The gate lets a mocked or unknown mock state pass (--allow-mocked-fact, or --mock-fact-hash asked for one). */
+  allowMockedFact: boolean
   general: GeneralFields | undefined
   timeoutMs: number
   wait: boolean
@@ -128,7 +141,7 @@ async function proveOne(context: CommandContext, client: ProvingClient, path: st
   try {
     const submitted = await submitPie(context, client, pie, options, uploadReporter(context, pie.packed ? 'the packed pie.zip' : path))
     try {
-      return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, result: options.general?.result })
+      return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, result: options.general?.result, allowMockedFact: options.allowMockedFact })
     } finally {
       // The id has been reported (or the wait ended): only a killed run leaves its entry behind.
       await submitted.settle?.()
@@ -165,7 +178,7 @@ async function proveDirectoryStreamed(context: CommandContext, client: ProvingCl
       journal: commandJournal(context, client, options),
     })
     try {
-      return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, result: undefined })
+      return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, result: undefined, allowMockedFact: options.allowMockedFact })
     } finally {
       await submitted.settle?.()
     }
@@ -259,7 +272,7 @@ export async function followSubmission(
   context: CommandContext,
   client: ProvingClient,
   submitted: Submitted,
-  options: { pie: PreparedPie | undefined; wait: boolean; timeoutMs: number; result: string | undefined },
+  options: { pie: PreparedPie | undefined; wait: boolean; timeoutMs: number; result: string | undefined; allowMockedFact: boolean },
 ): Promise<number> {
   const { provingQueryId } = submitted
   const again = submitted.deduplicated ? ' (already submitted with this dedup id: the existing query)' : ''
@@ -289,14 +302,25 @@ export async function followSubmission(
   } else if (done) {
     context.progress(
       !factsMeaningful(kind ?? undefined)
-        ? 'No fact to check: a TRACE_GENERATION query generates a trace, not a proof.'
+        ? `No fact to check: a ${kind} query generates a trace, not a proof.`
         : 'Facts not checked: there is no PIE to compute them from (a program or program hash was submitted).',
     )
   }
-  const factNote = done && !factsMeaningful(kind ?? undefined) ? { localFactCheck: { ok: null, reason: 'TRACE_GENERATION has no fact' } } : {}
-  context.print(describeQuery(result), factCheck ? { ...result, localFactCheck: factCheck.summary } : { ...result, ...factNote })
+  const factNote = done && !factsMeaningful(kind ?? undefined) ? { localFactCheck: { ok: null, reason: `${kind} has no fact` } } : {}
+  // The gate, as the action applies it: a DONE proof without its facts, or with a mock state the
+  // service does not give, is refused like facts that differ.
+  const { evaluateGate } = await import('../../pipeline/gate.ts')
+  const refusals = done
+    ? evaluateGate(result.provingQuery, factCheck?.check, { allowMockedFact: options.allowMockedFact, result: kind ?? undefined }).filter(
+        // Differing facts were reported line by line above.
+        (refusal) => refusal.kind !== 'fact-mismatch',
+      )
+    : []
+  for (const refusal of refusals) context.io.stderr(`proving: gate refused: ${redact(refusal.message, context.redactor)}\n`)
+  const gate = done ? { gate: { ok: refusals.length === 0 && factCheck?.ok !== false, refusals } } : {}
+  context.print(describeQuery(result), factCheck ? { ...result, localFactCheck: factCheck.summary, ...gate } : { ...result, ...factNote, ...gate })
   if (!done) return EXIT.remoteFailure
-  return factCheck && !factCheck.ok ? EXIT.remoteFailure : EXIT.ok
+  return (factCheck && !factCheck.ok) || refusals.length ? EXIT.remoteFailure : EXIT.ok
 }
 
 // --- Batches ---------------------------------------------------------------------------------
@@ -345,18 +369,26 @@ async function proveBatch(
           const result = await client.waitForQuery(submitted.provingQueryId, { timeoutMs: options.timeoutMs, signal: context.signal, afterSubmission: true })
           const record = result.provingQuery
           Object.assign(outcome, { status: record.status, step: record.step, provingQuery: record, metadataUrls: result.metadataUrls })
+          const kind = record.result ?? options.general?.result
           if (record.status !== 'DONE') {
             outcome.exitCode = EXIT.remoteFailure
             outcome.error = record.errorReason ?? 'FAILED without a reason'
-          } else if (!factsMeaningful(record.result ?? options.general?.result)) {
-            outcome.facts = 'none'
           } else {
-            const { checkFacts } = await import('../../pipeline/prove.ts')
-            const check = await checkFacts(record, pie!)
-            outcome.facts = check.ok ? 'match' : 'differ'
-            if (!check.ok) {
+            let check
+            if (!factsMeaningful(kind)) {
+              outcome.facts = 'none'
+            } else {
+              const { checkFacts } = await import('../../pipeline/prove.ts')
+              check = await checkFacts(record, pie!)
+              outcome.facts = check.ok ? 'match' : 'differ'
+            }
+            const { evaluateGate } = await import('../../pipeline/gate.ts')
+            const refusals = evaluateGate(record, check, { allowMockedFact: options.allowMockedFact, result: kind })
+            if (refusals.length) {
               outcome.exitCode = EXIT.remoteFailure
-              outcome.error = check.mismatches.map((mismatch) => `${mismatch.field} differs`).join(', ')
+              outcome.error = refusals
+                .map((refusal) => (refusal.kind === 'fact-mismatch' ? check!.mismatches.map((mismatch) => `${mismatch.field} differs`).join(', ') : refusal.message))
+                .join(' ')
             }
           }
         } else {

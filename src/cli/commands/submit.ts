@@ -5,7 +5,7 @@ import { withLocalEmulator } from '../local-emulator.ts'
 import { type PreparedPie, preparePieForUpload } from '../pie-steps.ts'
 import { provingClientFrom, timeoutFrom, uploadReporter } from '../services.ts'
 import { checkCombination, GENERAL_FIELD_OPTIONS, readGeneralFields } from '../submission.ts'
-import { checkFlagEnum, followSubmission, WAIT_OPTIONS } from './prove.ts'
+import { checkFlagEnum, followSubmission, GATE_OPTIONS, WAIT_OPTIONS } from './prove.ts'
 
 export const submit = defineCommand({
   path: ['submit'],
@@ -27,6 +27,7 @@ export const submit = defineCommand({
   options: {
     ...SERVICE_OPTIONS,
     ...WAIT_OPTIONS,
+    ...GATE_OPTIONS,
     program: { type: 'string', valueName: '<program.json>', description: 'Compiled program to run and prove (instead of a PIE).' },
     'program-input': { type: 'string', valueName: '<file>', description: 'Input of --program: input.txt (cairo1) or JSON (cairo0, python VM).' },
     'program-hash': { type: 'string', valueName: '<0x...>', description: 'Hash of a program the service already has (instead of a PIE).' },
@@ -93,6 +94,7 @@ export const submit = defineCommand({
           wait: context.values.wait === true,
           timeoutMs,
           result: fields.result ?? 'PROOF_GENERATION',
+          allowMockedFact: context.values['mock-fact-hash'] === true || context.values['allow-mocked-fact'] === true,
         })
       } finally {
         await pie?.cleanup()

@@ -120,7 +120,8 @@ describe('checkQueryFacts', () => {
 
   it('recognises a Blake program hash', async () => {
     const inspection = await inspectPie(pie)
-    expect(await checkQueryFacts({ programHash: inspection.programHashes.blake }, inspection)).toMatchObject({ ok: true, programHashVariant: 'blake' })
+    // The program hash alone binds no output: it is recognised, but the check is not ok.
+    expect(await checkQueryFacts({ programHash: inspection.programHashes.blake }, inspection)).toMatchObject({ ok: false, programHashVariant: 'blake', mismatches: [], checked: ['programHash'] })
   })
 
   it('skips null fields and reports each mismatch', async () => {
@@ -133,7 +134,10 @@ describe('checkQueryFacts', () => {
       checked: ['programHash', 'sharpFactHash'],
     })
     const none = await checkQueryFacts({ programHash: null, sharpFactHash: null, integrityFactHash: null }, inspection)
-    expect(none).toEqual({ ok: true, programHashVariant: null, mismatches: [], checked: [] })
+    // Nothing compared is not a match.
+    expect(none).toEqual({ ok: false, programHashVariant: null, mismatches: [], checked: [] })
+    const programOnly = await checkQueryFacts({ programHash: inspection.programHash, sharpFactHash: null, integrityFactHash: null }, inspection)
+    expect(programOnly).toEqual({ ok: false, programHashVariant: 'pedersen', mismatches: [], checked: ['programHash'] })
   })
 
   it('reports a program hash matching no variant', async () => {
@@ -149,6 +153,10 @@ describe('checkQueryFacts', () => {
     expect(error).toBeInstanceOf(FactMismatchError)
     expect((error as Error).message).toMatch(/integrityFactHash differs/)
     expect((error as Error).message).toContain(`the PIE gives ${inspection.integrityFactHash}`)
-    await expect(assertQueryFacts({ programHash: inspection.programHash }, inspection)).resolves.toMatchObject({ ok: true })
+    await expect(assertQueryFacts({ programHash: inspection.programHash, sharpFactHash: inspection.sharpFactHash }, inspection)).resolves.toMatchObject({ ok: true })
+    // A record with no fact that binds the output is refused too, saying so.
+    const none = await assertQueryFacts({ programHash: inspection.programHash }, inspection).catch((caught: unknown) => caught)
+    expect(none).toBeInstanceOf(FactMismatchError)
+    expect((none as Error).message).toMatch(/no fact to compare/)
   })
 })

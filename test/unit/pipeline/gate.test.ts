@@ -1,8 +1,15 @@
 import { describe, expect, it } from 'vitest'
-import { evaluateGate, sameFelt, type GateRecord } from '../../../src/pipeline/gate.ts'
+import { evaluateGate, requiredFacts, resultHasFact, sameFelt, type GateRecord } from '../../../src/pipeline/gate.ts'
 import type { FactCheckResult, FactField } from '../../../src/pie/index.ts'
 
-const DONE: GateRecord = { status: 'DONE', programHash: '0x4f028ea2f2568d9b71509641f65cd3879482a371ab2a18d20ca7528d960dd45', isFactMocked: false }
+const DONE: GateRecord = {
+  status: 'DONE',
+  result: 'PROOF_VERIFICATION_ON_L2',
+  programHash: '0x4f028ea2f2568d9b71509641f65cd3879482a371ab2a18d20ca7528d960dd45',
+  sharpFactHash: '0x5a1',
+  integrityFactHash: '0x1e9',
+  isFactMocked: false,
+}
 const STRICT = { allowMockedFact: false }
 const kinds = (refusals: { kind: string }[]) => refusals.map((refusal) => refusal.kind)
 
@@ -29,8 +36,75 @@ describe('evaluateGate', () => {
     const mocked = { ...DONE, isFactMocked: true }
     expect(kinds(evaluateGate(mocked, undefined, STRICT))).toEqual(['mocked-fact'])
     expect(evaluateGate(mocked, undefined, { allowMockedFact: true })).toEqual([])
-    // Unknown (null) is not "mocked": production may send null before it knows.
-    expect(evaluateGate({ ...DONE, isFactMocked: null }, undefined, STRICT)).toEqual([])
+  })
+
+  it('refuses an unknown mock state (null or absent) unless mocked facts are allowed', () => {
+    const nulled = evaluateGate({ ...DONE, isFactMocked: null }, undefined, STRICT)
+    expect(kinds(nulled)).toEqual(['mock-state-unknown'])
+    expect(nulled[0]!.message).toMatch(/isFactMocked is null/)
+    const { isFactMocked: _, ...absent } = DONE
+    expect(evaluateGate(absent, undefined, STRICT)[0]!.message).toMatch(/isFactMocked is absent/)
+    expect(evaluateGate({ ...DONE, isFactMocked: null }, undefined, { allowMockedFact: true })).toEqual([])
+    // A trace proves nothing: whether its (absent) fact is mocked does not matter.
+    expect(evaluateGate({ status: 'DONE', result: 'TRACE_GENERATION', isFactMocked: null }, undefined, STRICT)).toEqual([])
+  })
+
+  it('refuses a DONE proof whose facts are all null, naming the fields, whatever the local check says', () => {
+    const empty = { ...DONE, programHash: null, sharpFactHash: null, integrityFactHash: null }
+    const refusals = evaluateGate(empty, undefined, STRICT)
+    expect(kinds(refusals)).toEqual(['fact-missing', 'fact-missing'])
+    expect(refusals[0]!.message).toMatch(/no programHash \(null\)/)
+    expect(refusals[1]!.message).toMatch(/neither sharpFactHash nor integrityFactHash/)
+    // The library's own check no longer calls nothing compared a match.
+    const nothing: FactCheckResult = { ok: false, programHashVariant: null, checked: [], mismatches: [] }
+    expect(kinds(evaluateGate(empty, nothing, STRICT))).toEqual(['fact-missing', 'fact-missing'])
+    // Absent fields count as null.
+    expect(kinds(evaluateGate({ status: 'DONE', isFactMocked: false }, undefined, STRICT))).toEqual(['fact-missing', 'fact-missing'])
+  })
+
+  it('refuses a program hash kept alone: it is shared by every run of the program and binds no output', () => {
+    const refusals = evaluateGate({ ...DONE, sharpFactHash: null, integrityFactHash: undefined }, undefined, STRICT)
+    expect(refusals).toEqual([
+      {
+        kind: 'fact-missing',
+        message: 'The service reported neither sharpFactHash nor integrityFactHash for a DONE PROOF_VERIFICATION_ON_L2 result: no fact binds the program\'s output, so nothing shows what was proved.',
+      },
+    ])
+  })
+
+  it('requires the fact of the registry the result is verified in', () => {
+    expect(requiredFacts({ result: 'PROOF_VERIFICATION_ON_L1' })).toEqual({ all: ['programHash', 'sharpFactHash'], oneOf: [] })
+    expect(requiredFacts({ result: 'PROOF_VERIFICATION_ON_L2', sharpProver: 'stone' })).toEqual({ all: ['programHash', 'integrityFactHash'], oneOf: [] })
+    expect(requiredFacts({ result: 'PROOF_VERIFICATION_ON_L2', sharpProver: 'stwo' })).toEqual({ all: ['programHash', 'sharpFactHash'], oneOf: [] })
+    expect(requiredFacts({ result: 'PROOF_GENERATION' })).toEqual({ all: ['programHash'], oneOf: ['sharpFactHash', 'integrityFactHash'] })
+    expect(requiredFacts({ result: null })).toEqual({ all: ['programHash'], oneOf: ['sharpFactHash', 'integrityFactHash'] })
+    expect(requiredFacts({ result: 'TRACE_GENERATION' })).toEqual({ all: [], oneOf: [] })
+    // The submission's result stands in for a record that nulls its own.
+    expect(requiredFacts({ result: null }, 'PROOF_VERIFICATION_ON_L1')).toEqual({ all: ['programHash', 'sharpFactHash'], oneOf: [] })
+    expect(resultHasFact('TRACE_AND_METADATA_GENERATION')).toBe(false)
+    expect(resultHasFact(undefined)).toBe(true)
+
+    const l1 = { ...DONE, result: 'PROOF_VERIFICATION_ON_L1', sharpFactHash: null }
+    expect(evaluateGate(l1, undefined, STRICT)).toEqual([
+      { kind: 'fact-missing', message: 'The service reported no sharpFactHash (null) for a DONE PROOF_VERIFICATION_ON_L1 result, so there is nothing to check it against.' },
+    ])
+    const stone = { ...DONE, sharpProver: 'stone', integrityFactHash: null }
+    expect(evaluateGate(stone, undefined, STRICT)[0]!.message).toMatch(/no integrityFactHash \(null\) for a DONE PROOF_VERIFICATION_ON_L2 \(stone\) result/)
+    const unknownKind = { ...DONE, result: null, sharpFactHash: null, integrityFactHash: null }
+    expect(kinds(evaluateGate(unknownKind, undefined, { ...STRICT, result: 'PROOF_VERIFICATION_ON_L1' }))).toEqual(['fact-missing'])
+  })
+
+  it('refuses a malformed hash by name, quoted as data, and never compares it', () => {
+    const garbled = { ...DONE, sharpFactHash: 'not\u001b[31m hex`|' }
+    const refusals = evaluateGate(garbled, undefined, STRICT)
+    expect(kinds(refusals)).toEqual(['fact-malformed'])
+    expect(refusals[0]!.message).toBe('The service\'s sharpFactHash is not a 0x hex hash of at most 64 digits (it says "not\\u001b[31m hex`|"), so it cannot be compared.')
+    expect(kinds(evaluateGate({ ...DONE, programHash: `0x${'1'.repeat(65)}` }, undefined, STRICT))).toEqual(['fact-malformed'])
+  })
+
+  it('lets a trace through without facts', () => {
+    expect(evaluateGate({ status: 'DONE', result: 'TRACE_GENERATION', isFactMocked: false }, undefined, STRICT)).toEqual([])
+    expect(evaluateGate({ status: 'DONE', result: null, isFactMocked: false }, undefined, { ...STRICT, result: 'TRACE_GENERATION' })).toEqual([])
   })
 
   it('compares the program hash as a field element, and refuses a missing one when one is expected', () => {
@@ -38,7 +112,7 @@ describe('evaluateGate', () => {
     expect(evaluateGate(DONE, undefined, { allowMockedFact: false, expectedProgramHash: expected })).toEqual([])
     const other = evaluateGate(DONE, undefined, { allowMockedFact: false, expectedProgramHash: '0x1' })
     expect(other).toEqual([{ kind: 'program-hash', message: `The program hash is ${DONE.programHash}, not the expected 0x1.` }])
-    expect(kinds(evaluateGate({ ...DONE, programHash: null }, undefined, { allowMockedFact: false, expectedProgramHash: '0x1' }))).toEqual(['program-hash'])
+    expect(kinds(evaluateGate({ ...DONE, programHash: null }, undefined, { allowMockedFact: false, expectedProgramHash: '0x1' }))).toEqual(['fact-missing', 'program-hash'])
   })
 
   it('refuses facts that differ from the PIE, naming each field', () => {
