@@ -62,6 +62,20 @@ export type StoredQuery = {
   run: QueryRun
   /** Later runs (retries) that are still to fail, from a next-query plan with `times` > 1. */
   repeatFailure: RepeatFailure | null
+  /**
+   * What the record says instead of what was proved (POST /_emulator/queries/{id}/record, or a
+   * next-query plan's `record`): null facts, a null mock state, a malformed hash. Absent in
+   * states saved before it existed.
+   */
+  recordOverride?: RecordOverride | null
+}
+
+/** Fields a test makes the record say, as a service that nulls or garbles them would. */
+export type RecordOverride = {
+  programHash?: string | null
+  sharpFactHash?: string | null
+  integrityFactHash?: string | null
+  isFactMocked?: boolean | null
 }
 
 export type StoredBucket = {
@@ -84,6 +98,8 @@ export type NextQueryPlan = {
   reason: string | null
   /** Failures only: how many runs fail in a row (the first, then retries). */
   times: number
+  /** What the query's record says instead of what was proved (see StoredQuery.recordOverride). */
+  record?: RecordOverride | undefined
 }
 
 export type FaultKind =

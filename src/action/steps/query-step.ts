@@ -9,7 +9,7 @@ import { AbortedError, InvalidPieError, WaitTimeoutError } from '../../core/erro
 import { formatDuration } from '../../core/poll.ts'
 import type { QueryRecordL } from '../../schemas/proving.ts'
 import type { FactCheckResult } from '../../pie/index.ts'
-import type { GateRefusal } from '../../pipeline/gate.ts'
+import { type GateRefusal, showValue } from '../../pipeline/gate.ts'
 import { describeServiceFailure, type ServiceText, type Submitted } from './failure.ts'
 import { InputProblemsError } from './inputs.ts'
 import { queryOutputs } from './outputs.ts'
@@ -138,16 +138,18 @@ export class QueryStep extends ProvingStep {
           ? `not checked: ${facts.reason}`
           : facts.result.ok
             ? `yes: ${facts.result.checked.join(', ') || 'nothing reported'} equal what the PIE gives${facts.result.programHashVariant ? ` (${facts.result.programHashVariant} program hash)` : ''}`
-            : `MISMATCH: ${facts.result.mismatches.map((mismatch) => mismatch.field).join(', ')}`
+            : facts.result.mismatches.length
+              ? `MISMATCH: ${facts.result.mismatches.map((mismatch) => mismatch.field).join(', ')}`
+              : 'no: the service reported no fact to compare'
     const mocked = record?.isFactMocked
     return [
       ['Query', { code: this.queryId }],
       ['Status', statusText],
       ['Error reason', record?.errorReason ?? undefined],
-      ['Program hash', { code: record?.programHash ?? this.localProgramHash }],
+      ['Program hash', { code: hashText(record?.programHash) ?? this.localProgramHash }],
       ['Expected program hash', this.expectedProgramHash ? { code: this.expectedProgramHash } : undefined],
-      ['SHARP fact', { code: record?.sharpFactHash ?? undefined }],
-      ['Integrity fact', { code: record?.integrityFactHash ?? undefined }],
+      ['SHARP fact', { code: hashText(record?.sharpFactHash) }],
+      ['Integrity fact', { code: hashText(record?.integrityFactHash) }],
       ['Fact mocked', mocked === true ? 'YES: nothing was verified on chain' : yesNo(mocked)],
       ['Facts checked locally', factsText],
       ['Duration', this.queryId || this.pie ? formatDuration(this.now() - this.started) : undefined],
@@ -209,6 +211,11 @@ const NEXT_STEP: Record<GateRefusal['kind'], string> = {
     'Do not rely on this result: what the service reports was not computed from this PIE. Check that the same pie.zip was submitted, and report it to the service operator.',
   'not-on-chain':
     'A registration can land some minutes after DONE: raise `onchain-timeout-minutes`, or check later with `proving fact check` (docs/onchain.md). If the RPC failed, check `ethereum-rpc-url` / `starknet-rpc-url` and `fact-registry`.',
+}
+
+/** A hash the service sent, for a cell; a malformed one quoted with its control characters escaped (the gate refuses it). */
+function hashText(value: string | null | undefined): string | undefined {
+  return typeof value === 'string' ? showValue(value) : undefined
 }
 
 function isRecord(value: unknown): value is QueryRecordL {

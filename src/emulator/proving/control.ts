@@ -24,6 +24,7 @@ export function provingControlRoutes(emulator: EmulatorContext): Route[] {
     controlRoute('PUT', '/_emulator/timing', setTiming),
     controlRoute('POST', '/_emulator/queries/:id/fail', failQuery),
     controlRoute('POST', '/_emulator/queries/:id/complete', completeQuery),
+    controlRoute('POST', '/_emulator/queries/:id/record', overrideRecord),
     controlRoute('POST', '/_emulator/next-query', planNextQuery),
   ]
 
@@ -75,6 +76,20 @@ export function provingControlRoutes(emulator: EmulatorContext): Route[] {
     return { status: 200, body: { provingQuery: recordL(query, queryProgress(state(), query, at)) } }
   }
 
+  /**
+   * Makes the query's record say other facts or mock state than what was proved (a field given
+   * as null is reported null), finished or not; the fields left out keep what they were.
+   */
+  async function overrideRecord(ctx: RouteContext): Promise<Reply> {
+    const query = own(state().queries, ctx.params.id)
+    if (!query) return { status: 404, body: PROVING_QUERY_NOT_FOUND }
+    const parsed = parseControl(RECORD_BODY, await objectBody(ctx))
+    if (!parsed.ok) return bad(parsed.message)
+    query.recordOverride = { ...query.recordOverride, ...parsed.data }
+    save()
+    return { status: 200, body: { provingQuery: recordL(query, queryProgress(state(), query, now())) } }
+  }
+
   /** Decides how the next submitted query ends; plans queue up, one per submission. */
   async function planNextQuery(ctx: RouteContext): Promise<Reply> {
     const parsed = parseControl(NEXT_QUERY_BODY, await objectBody(ctx))
@@ -86,6 +101,7 @@ export function provingControlRoutes(emulator: EmulatorContext): Route[] {
       atStep: body.atStep ?? null,
       reason: body.reason ?? null,
       times: body.times,
+      ...(body.record ? { record: body.record } : {}),
     }
     state().nextQueries.push(plan)
     save()
@@ -105,6 +121,18 @@ const FAIL_BODY = z.object({
   step: text('step').optional(),
 })
 
+const HASH_TEXT = (field: string) => z.string({ error: `${field} must be a string (any text: a malformed hash is allowed) or null.` }).max(200, { error: `${field} is at most 200 characters.` }).nullable().optional()
+/** The record's facts and mock state as a test wants them said (malformed text included). */
+const RECORD_BODY = z.strictObject(
+  {
+    programHash: HASH_TEXT('programHash'),
+    sharpFactHash: HASH_TEXT('sharpFactHash'),
+    integrityFactHash: HASH_TEXT('integrityFactHash'),
+    isFactMocked: z.boolean({ error: 'isFactMocked must be a boolean or null.' }).nullable().optional(),
+  },
+  { error: 'record takes programHash, sharpFactHash, integrityFactHash and isFactMocked only.' },
+)
+
 const TIMES = 'times must be a whole number from 1 to 4.'
 const NEXT_QUERY_BODY = z.object({
   outcome: z.enum(['fail', 'done'], { error: 'outcome must be "fail" or "done".' }),
@@ -112,4 +140,5 @@ const NEXT_QUERY_BODY = z.object({
   atStep: z.enum(KNOWN_STEPS, { error: `atStep must be one of ${KNOWN_STEPS.join(', ')}.` }).optional(),
   reason: text('reason').optional(),
   times: z.number({ error: TIMES }).int({ error: TIMES }).min(1, { error: TIMES }).max(4, { error: TIMES }).default(1),
+  record: RECORD_BODY.optional(),
 })

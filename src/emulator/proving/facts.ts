@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { InvalidPieError } from '../../core/errors.ts'
 import { PieBudgetError } from '../../pie/budgets.ts'
 import { BOOTLOADER_PROGRAM_HASH as BOOTLOADER, inspectPie, toHex } from '../../pie/index.ts'
@@ -16,6 +17,18 @@ export type PieFacts = {
   /** Output words as 0x hex (exact; felts exceed 2^53). */
   output: string[]
   nSteps: number
+}
+
+/**
+ * What the emulator says was proved for a query it has no PIE of (a proof file, a program, a
+ * program hash): it runs nothing, so the hashes are stand-ins, digests of `seed` (the program
+ * hash given is kept). A real service reports the facts it proved, and a gate refuses a DONE
+ * proof without them: the emulator reports some, so such a query can pass.
+ */
+export function standInFacts(seed: string, programHash: string | null): Pick<PieFacts, 'programHash' | 'sharpFactHash' | 'integrityFactHash'> {
+  // 62 hex digits: below the Stark prime, like a felt.
+  const felt = (label: string) => `0x${createHash('sha256').update(`${seed}\n${label}`).digest('hex').slice(0, 62).replace(/^0+(?=.)/, '')}`
+  return { programHash: programHash ?? felt('program-hash'), sharpFactHash: felt('sharp-fact'), integrityFactHash: felt('integrity-fact') }
 }
 
 /** The bootloader the service proves every PIE inside (pie-and-facts.md, Integrity fact). */

@@ -134,6 +134,7 @@ export function createQuery(state: EmulatorState, input: NewQuery, now: number, 
     retryCount: 0,
     run,
     repeatFailure,
+    recordOverride: plan?.record ?? null,
   }
   state.queries[id] = query
   state.counters.submissions++

@@ -16,6 +16,10 @@ const iso = (ms: number) => new Date(ms).toISOString()
 /** Every field of the table, with the values of this query at this moment. */
 function allFields(query: StoredQuery, progress: Progress) {
   const done = progress.status === 'DONE'
+  const override = query.recordOverride ?? {}
+  // What a test made the record say: the facts once they are known, the mock state always.
+  const fact = (field: 'programHash' | 'sharpFactHash' | 'integrityFactHash') =>
+    done ? (field in override ? (override[field] ?? null) : query.facts[field]) : null
   return {
     id: query.id,
     externalId: query.externalId,
@@ -24,11 +28,11 @@ function allFields(query: StoredQuery, progress: Progress) {
     status: progress.status,
     step: progress.step,
     // What was proved is known once the query is DONE.
-    programHash: done ? query.facts.programHash : null,
-    integrityFactHash: done ? query.facts.integrityFactHash : null,
-    sharpFactHash: done ? query.facts.sharpFactHash : null,
+    programHash: fact('programHash'),
+    integrityFactHash: fact('integrityFactHash'),
+    sharpFactHash: fact('sharpFactHash'),
     layout: query.layout,
-    isFactMocked: query.mockFactHash,
+    isFactMocked: 'isFactMocked' in override ? (override.isFactMocked ?? null) : query.mockFactHash,
     isProofMocked: query.isProofMocked,
     chain: query.chain,
     jobSize: query.jobSize,

@@ -32,7 +32,7 @@ import {
   QUERY_NOT_RETRIABLE,
   UNAUTHORIZED,
 } from '../errors.ts'
-import { computePieFacts } from './facts.ts'
+import { computePieFacts, standInFacts } from './facts.ts'
 import {
   booleanField,
   enumField,
@@ -128,7 +128,7 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
         mockFactHash,
         result: 'PROOF_VERIFICATION_ON_L2',
         sharpProver: 'stone',
-        facts: NO_FACTS,
+        facts: { ...NO_FACTS, ...standInFacts(`proof:${proof.sha256}:${randomUUID()}`, null) },
       }, now())
       await keepUploads(query, form, { proofFile: 'proof.json' })
       return { status: 201, body: { provingQueryId: query.id } }
@@ -149,7 +149,7 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
       if (existing) return { status: 400, body: DEDUP_ID_EXISTS }
       checkFiles(form, input)
       const pie = form.files.get('pieFile')
-      const facts = pie ? await pieFacts(pie) : { ...NO_FACTS, programHash: input.facts.programHash }
+      const facts = pie ? await pieFacts(pie) : { ...NO_FACTS, ...standInFacts(randomUUID(), input.facts.programHash) }
       // From here to createQuery nothing awaits: another submission with this dedupId, or a
       // close of the bucket, may have landed while the PIE was inspected, not after.
       const raced = input.dedupId === null ? undefined : findByDedupId(state(), owner, input.dedupId)
