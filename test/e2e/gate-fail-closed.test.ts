@@ -136,6 +136,21 @@ describe('the root action and wait', () => {
     expect(allowed.outputs).toMatchObject({ status: 'DONE', 'facts-verified': 'true' })
   })
 
+  it('root action: the on-chain check settles an unknown mock state: a registered fact passes', async () => {
+    await nextQuerySays({ isFactMocked: null })
+    const io = fakeIO({ pie: PIE, ...service(), 'verify-onchain': 'starknet', 'starknet-rpc-url': `${emulator.url}/starknet-rpc` })
+    await runMain(io)
+    expect(io.failed).toBeUndefined()
+    expect(io.outputs).toMatchObject({ status: 'DONE', 'facts-verified': 'true', 'onchain-verified': 'true' })
+
+    // A missing fact is not settled by it: there is no fact to look up.
+    await nextQuerySays(PROGRAM_HASH_ONLY)
+    const missing = fakeIO({ pie: PIE, ...service(), 'verify-onchain': 'starknet', 'starknet-rpc-url': `${emulator.url}/starknet-rpc` })
+    await runMain(missing)
+    expect(missing.failed).toMatch(/neither sharpFactHash nor integrityFactHash/)
+    expect(missing.outputs['onchain-verified']).toBe('false')
+  })
+
   it('wait: null facts, a malformed hash and an absent mock state are each refused, with or without the PIE', async () => {
     const client = new ProvingClient({ baseUrl: emulator.url, apiKey: API_KEY })
     const { provingQueryId } = await client.submitPie({ pieZip: PIE })
