@@ -34,6 +34,7 @@ export async function checkFactsAfterWait(
     const program = check.checked.includes('programHash') ? `program hash matches (${check.programHashVariant}), ` : ''
     context.progress(`Facts checked locally: ${program}${check.checked.filter((field) => field !== 'programHash').join(', ')} equal.`)
   } else {
+    if (check.mismatches.length === 0) context.io.stderr('proving: the service reported no fact to compare with the PIE (sharpFactHash and integrityFactHash are null or absent).\n')
     for (const mismatch of check.mismatches) {
       context.io.stderr(
         `proving: ${mismatch.field} differs: the service says ${showValue(mismatch.actual)}, the PIE gives ${mismatch.expected}.\n`,

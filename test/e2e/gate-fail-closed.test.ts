@@ -173,6 +173,34 @@ describe('the root action and wait', () => {
     const garbled = await wait({})
     expect(garbled.failed).toMatch(/sharpFactHash is not a 0x hex hash/)
     expect(garbled.summary).not.toContain('\u001b')
+
+    const emulated = emulator.state.queries[provingQueryId]!
+    await control(emulator.url, 'POST', `queries/${provingQueryId}/record`, {
+      programHash: emulated.facts.programHash,
+      sharpFactHash: emulated.facts.sharpFactHash,
+      integrityFactHash: emulated.facts.integrityFactHash,
+      isFactMocked: null,
+    })
+    const unknownMock = await wait({ pie: PIE })
+    expect(unknownMock.failed).toMatch(/isFactMocked is null/)
+    expect((await wait({ pie: PIE, 'allow-mocked-fact': 'true' })).failed).toBeUndefined()
+  })
+
+  it('root action: a malformed hash fails the step naming it; its text reaches no log raw', async () => {
+    await nextQuerySays({ integrityFactHash: GARBLED })
+    const io = fakeIO({ pie: PIE, ...service() })
+    await runMain(io)
+    expect(io.failed).toMatch(/integrityFactHash is not a 0x hex hash/)
+    expect(io.summary).not.toContain('\u001b')
+    expect(io.logs.map((line) => line.message).join('\n')).not.toContain('\u001b')
+  })
+
+  it('the emulator refuses a record override it cannot say', async () => {
+    const client = new ProvingClient({ baseUrl: emulator.url, apiKey: API_KEY })
+    const { provingQueryId } = await client.submitPie({ pieZip: PIE })
+    await expect(control(emulator.url, 'POST', `queries/${provingQueryId}/record`, { programHash: 12 })).rejects.toThrow(/400 .*programHash must be a string/)
+    await expect(control(emulator.url, 'POST', `queries/${provingQueryId}/record`, { status: 'DONE' })).rejects.toThrow(/400 .*record takes programHash/)
+    await expect(control(emulator.url, 'POST', 'next-query', { outcome: 'done', record: { isFactMocked: 'no' } })).rejects.toThrow(/400 .*isFactMocked must be a boolean or null/)
   })
 
   it('evaluateGate (the library) refuses the records the emulator serves', async () => {
@@ -242,6 +270,15 @@ describe('the bucket gate', () => {
     expect(garbled.stdout).toMatch(/sharpFactHash is not a 0x hex hash/)
     expect(garbled.stdout).toMatch(/isFactMocked is null/)
     expect(garbled.stdout).not.toContain('\u001b')
+    const action = fakeIO({ 'bucket-id': bucketId, wait: 'true', ...service() })
+    await runBucketClose(action)
+    expect(action.summary).toMatch(/sharpFactHash is not a 0x hex hash/)
+    expect(action.summary).toMatch(/isFactMocked is null/)
+    expect(action.summary).not.toContain('\u001b')
+    const allowed = fakeIO({ 'bucket-id': bucketId, wait: 'true', 'allow-mocked-fact': 'true', ...service() })
+    await runBucketClose(allowed)
+    expect(allowed.summary).not.toMatch(/isFactMocked is null/)
+    expect(allowed.failed).toMatch(/sharpFactHash is not a 0x hex hash/)
   })
 
   it('CLI: reading the queries counts against --timeout (exit 4)', async () => {

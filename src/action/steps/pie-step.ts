@@ -11,6 +11,7 @@ import type { FactCheckResult, QueryFacts } from '../../pie/index.ts'
 import type { PreparedPie } from '../../pipeline/prove.ts'
 import type { QueryStep } from './query-step.ts'
 import type { ActionIO } from '../types.ts'
+import { showValue } from '../../pipeline/gate.ts'
 
 /** Packs (a directory), validates and, with `inspect`, inspects the PIE; sets `pie-zip`, `pie-sha256` and the local `program-hash`. */
 export async function preparePieForStep(
@@ -56,8 +57,9 @@ export async function checkFactsForStep(
   if (result.ok) {
     io.info(`Facts checked locally: ${result.checked.join(', ') || 'nothing reported'} equal what the PIE gives.`)
   } else {
+    if (result.mismatches.length === 0) io.error('The service reported no fact to compare with the PIE (sharpFactHash and integrityFactHash are null or absent).')
     for (const mismatch of result.mismatches) {
-      io.error(`${mismatch.field} differs: the service says ${mismatch.actual}, the PIE gives ${mismatch.expected}.`)
+      io.error(`${mismatch.field} differs: the service says ${showValue(mismatch.actual)}, the PIE gives ${mismatch.expected}.`)
     }
   }
   return result
