@@ -54,7 +54,9 @@ export const prove = defineCommand({
   summary: 'Prove Cairo PIEs (pie.zip files, PIE directories or globs): L2 proof generation and verification.',
   details: [
     'A PIE directory is packed first; every PIE is validated before anything is uploaded.',
-    'With --wait, the facts the service reports are checked against the ones computed locally.',
+    'With --wait, the facts the service reports are checked against the ones computed locally, and the',
+    'result is gated as the action gates it: a DONE proof without its facts, with a malformed hash, or whose',
+    'fact is mocked or of unknown mock state (unless --allow-mocked-fact) exits 1.',
     'Any general-submission flag (--bucket-id, --result, --external-id, ...) sends the PIE with the',
     'general submission (POST /proving-query) instead; in a bucket the query ends when the bucket does',
     '(`proving bucket close <id> --wait`).',
