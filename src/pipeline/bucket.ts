@@ -118,9 +118,10 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
     const refusal = `Bucket ${details.bucket.id} lists ${ids.length} distinct queries but has ${leaves} ${leaves === 1 ? 'leaf' : 'leaves'}: the listing does not match the bucket.`
     return { bucket: details.bucket, status: bucketStatus(details), rows: [], refusals: [refusal], ok: false }
   }
-  // The bucket lists record D (no status in the contract): read each query's status, a few at a time.
+  // The bucket lists record D (no status in the contract): read each query with its status, a
+  // few at a time, from whichever path the service serves (production has no /docs/ routes).
   const clock = client.http.clock
-  const read = (id: string) => client.getQueryDetails(id, { signal: options.signal })
+  const read = (id: string) => client.readQuery(id, { signal: options.signal })
   for (let start = 0; start < ids.length; start += READS_AT_ONCE) {
     const slice = ids.slice(start, start + READS_AT_ONCE)
     const batch = options.deadline === undefined ? await Promise.all(slice.map(read)) : await readBefore(options.deadline, details.bucket.id, clock, () => Promise.all(slice.map(read)))

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { run as runBucketClose } from '../../src/action/actions/bucket-close.ts'
 import { run as runBucketCreate } from '../../src/action/actions/bucket-create.ts'
 import { run as runMain } from '../../src/action/actions/main.ts'
@@ -117,5 +117,45 @@ describe.each(VARIANTS)('%s bodies', (variant) => {
     const close = fakeIO({ 'bucket-id': '0b4e6a1c-2d3f-4a5b-8c6d-7e8f9a0b1c2d', 'api-key': KEY, 'base-url': service.url })
     await runBucketClose(close)
     expect(close.failed).toBeUndefined()
+  })
+})
+
+describe('a DONE record with its facts null (production nulls them)', () => {
+  const env = () => ({ PROVING_BASE_URL: service.url, PROVING_API_KEY: KEY })
+  let kept: ProductionService['facts']
+  beforeEach(() => {
+    service.variant = 'full'
+    kept = service.facts
+    service.facts = null
+  })
+  afterEach(() => {
+    service.facts = kept
+  })
+
+  it('CLI: prove --wait refuses it (exit 1), naming the fields', async () => {
+    const proved = await runCli(['prove', PIE, '--wait'], { env: env() })
+    expect(proved.code, proved.stderr).toBe(1)
+    expect(proved.stderr).toMatch(/gate refused: The service reported no programHash \(null\) for a DONE PROOF_VERIFICATION_ON_L2 result/)
+    expect(proved.stderr).toMatch(/neither sharpFactHash nor integrityFactHash/)
+  })
+
+  it('CLI: bucket close --wait reads the bucket\'s queries on production\'s path and gates them', async () => {
+    // Production serves no /docs/ route: the gate reads GET /proving-query/{id} (it used to fail with a 404, exit 2).
+    const since = service.seen.length
+    const closed = await runCli(['bucket', 'close', '0b4e6a1c-2d3f-4a5b-8c6d-7e8f9a0b1c2d', '--wait'], { env: env() })
+    expect(closed.code, closed.stderr).toBe(1)
+    expect(closed.stdout).toMatch(/Gate refused:/)
+    const reads = service.seen.slice(since).map((request) => request.path)
+    expect(reads.some((path) => /^\/proving-query\/[0-9a-f-]+$/.test(path))).toBe(true)
+  })
+
+  it('Action: the root action and wait fail the step; facts-verified is false', async () => {
+    const io = fakeIO({ pie: PIE, 'api-key': KEY, 'base-url': service.url })
+    await runMain(io)
+    expect(io.failed).toMatch(/no programHash \(null\)/)
+    expect(io.outputs['facts-verified']).toBe('false')
+    const waited = fakeIO({ 'query-id': 'action-wait-null-facts', 'api-key': KEY, 'base-url': service.url })
+    await runWait(waited)
+    expect(waited.failed).toMatch(/no programHash \(null\)/)
   })
 })
