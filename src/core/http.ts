@@ -292,7 +292,10 @@ export class HttpClient {
         }
         failure = this.#serviceError(response, operation, idempotent)
       } catch (error) {
-        if (limit?.signal.aborted && !spec.signal?.aborted) {
+        // undici's own timeouts are cut to the time left (#send): one of them firing a moment
+        // before the deadline's timer is the deadline too.
+        const cutToDeadline = remaining !== undefined && remaining <= undiciTimeoutOf(error, spec.headersTimeoutMs ?? this.#timeouts.headersMs, this.#timeouts.bodyMs)
+        if ((limit?.signal.aborted || cutToDeadline) && !spec.signal?.aborted) {
           failure = this.#deadlineError(operation, attempt)
         } else {
           failure = this.#networkError(error, operation, spec.signal)
@@ -574,6 +577,17 @@ export class HttpClient {
 }
 
 const DEADLINE_CODE = 'DEADLINE_REACHED'
+
+/** Whether a request failed because the wait's deadline came (see ./deadline.ts), not for its own reasons. */
+export function isDeadlineError(error: unknown): boolean {
+  return error instanceof RequestTimeoutError && error.code === DEADLINE_CODE
+}
+
+/** The limit of the undici timeout that `error` is (headers or body; #send cuts each to a wait's time left), or -1. */
+function undiciTimeoutOf(error: unknown, headersMs: number, bodyMs: number): number {
+  const code = (error as { code?: unknown } | null)?.code
+  return code === 'UND_ERR_HEADERS_TIMEOUT' ? headersMs : code === 'UND_ERR_BODY_TIMEOUT' ? bodyMs : -1
+}
 
 /** The user-facing input behind a header, for the message when its value cannot be sent. */
 const HEADER_INPUTS: Record<string, string> = {

@@ -6,7 +6,8 @@
  * prints: hosts get rows and refusals to show.
  */
 import type { ProvingClient } from '../clients/proving.ts'
-import { RequestTimeoutError, UnknownStatusError, WaitTimeoutError } from '../core/errors.ts'
+import { UnknownStatusError, WaitTimeoutError } from '../core/errors.ts'
+import { isDeadlineError } from '../core/http.ts'
 import { withDeadline } from '../core/deadline.ts'
 import type { Clock } from '../core/runtime.ts'
 import { pollUntil } from '../core/poll.ts'
@@ -191,7 +192,7 @@ async function readBefore<T>(deadline: number, bucketId: string, clock: Clock, r
   try {
     return await withDeadline(deadline, reads)
   } catch (error) {
-    if (error instanceof RequestTimeoutError && clock.now() >= deadline) throw timedOut()
+    if (isDeadlineError(error)) throw timedOut()
     throw error
   }
 }

@@ -292,5 +292,11 @@ describe('the bucket gate', () => {
     const result = await runCli(['bucket', 'close', bucketId, '--wait', '--timeout', '3s'], { env: env() })
     expect(result.code, result.stderr).toBe(4)
     expect(result.stderr).toContain(`Bucket ${bucketId} ended, but its queries could not all be read before the timeout`)
+
+    // The action: the same deadline (timeout-minutes, 0.05 = 3 s), a timeout, not a gate verdict.
+    const io = fakeIO({ 'bucket-id': bucketId, wait: 'true', 'timeout-minutes': '0.05', ...service() })
+    await runBucketClose(io)
+    expect(io.failed).toBe(`Bucket ${bucketId} ended, but its queries could not all be read before the timeout; nothing was judged.`)
+    expect(io.outputs['gate-passed']).toBeUndefined()
   })
 })

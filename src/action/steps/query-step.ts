@@ -290,6 +290,15 @@ export function describeFailure(error: unknown, step: Pick<ProvingStep, 'queryId
       failure: 'Cancelled before the service returned a query id.',
     }
   }
+  if (error instanceof WaitTimeoutError && !queryId) {
+    // A wait that follows no query (bucket-close: the bucket, then the reads of its queries).
+    return {
+      outcome: 'timed-out',
+      headline: error.shortMessage,
+      nextSteps: ['Run this sub-action again with `wait: true` (closing a bucket again is harmless), or raise `timeout-minutes`.'],
+      failure: error.shortMessage,
+    }
+  }
   if (error instanceof WaitTimeoutError) {
     const minutes = step.options.timeoutMinutes
     return {
