@@ -21,7 +21,7 @@ import { verifyOnchain } from '../steps/onchain.ts'
 import { registerOnchainSecrets } from '../steps/onchain-inputs.ts'
 import { checkFactsForStep, expandPieInput, preparePieForStep } from '../steps/pie-step.ts'
 import { deriveActionDedupId, generalFields, usesGeneralSubmission } from '../steps/general.ts'
-import { QueryStep } from '../steps/query-step.ts'
+import { mockNote, QueryStep } from '../steps/query-step.ts'
 import { artifactUrl } from '../steps/summary.ts'
 import type { ActionIO, InputValues } from '../types.ts'
 
@@ -266,7 +266,7 @@ async function prove(
   }
   await step.finishGate(
     refusals,
-    `Query ${provingQueryId} is DONE${record.isFactMocked ? ' with a mocked fact (allowed)' : ''}${factCheck?.ok ? ', and the facts match the PIE' : ''}.`,
+    `Query ${provingQueryId} is DONE${mockNote(record.isFactMocked)}${factCheck?.ok ? ', and the facts match the PIE' : ''}.`,
   )
   if (destinationChainId && refusals.length === 0) {
     // Its own summary section and outputs (task-uuid, task-status, ...); a failure fails the step,

@@ -13,7 +13,7 @@ import { requireService, WAIT_INPUTS } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
 import { loadClient } from '../steps/lazy.ts'
 import { checkFactsForStep, preparePieForStep } from '../steps/pie-step.ts'
-import { serviceQueryStep } from '../steps/query-step.ts'
+import { mockNote, serviceQueryStep } from '../steps/query-step.ts'
 
 export const run = defineAction({
   inputs: WAIT_INPUTS,
@@ -45,7 +45,7 @@ export const run = defineAction({
     })
     await step.finishGate(
       refusals,
-      `Query ${queryId} is DONE${record.isFactMocked ? ' with a mocked fact (allowed)' : ''}${factCheck?.ok ? ', and the facts match the PIE' : ''}.`,
+      `Query ${queryId} is DONE${mockNote(record.isFactMocked)}${factCheck?.ok ? ', and the facts match the PIE' : ''}.`,
     )
   },
 })

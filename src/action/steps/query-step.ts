@@ -213,6 +213,12 @@ const NEXT_STEP: Record<GateRefusal['kind'], string> = {
     'A registration can land some minutes after DONE: raise `onchain-timeout-minutes`, or check later with `proving fact check` (docs/onchain.md). If the RPC failed, check `ethereum-rpc-url` / `starknet-rpc-url` and `fact-registry`.',
 }
 
+/** The passed headline's word on the mock state, when the fact is not plainly real. */
+export function mockNote(isFactMocked: boolean | null | undefined): string {
+  if (isFactMocked === true) return ' with a mocked fact (allowed)'
+  return isFactMocked === false ? '' : ', the service not saying whether its fact is mocked'
+}
+
 /** A hash the service sent, for a cell; a malformed one quoted with its control characters escaped (the gate refuses it). */
 function hashText(value: string | null | undefined): string | undefined {
   return typeof value === 'string' ? showValue(value) : undefined
