@@ -58,7 +58,7 @@ export const emulator = defineCommand({
     })
     const local = running.url.replace(/\/$/, '') === 'http://127.0.0.1:8790'
     context.print(
-      `Emulator listening on ${running.url}\nStop it with Ctrl-C.\nPoint every command at it: ${local ? 'export PROVING_PROFILE=local PROVING_API_KEY=dev-key' : `export PROVING_BASE_URL=${running.url} PROVING_TASKS_URL=${running.url} PROVING_STORAGE_PROOF_URL=${running.url} PROVING_AUTH_URL=${running.url} PROVING_API_KEY=dev-key`}`,
+      `Emulator listening on ${running.url}\nConsole: ${running.url}/ (this machine only)\nStop it with Ctrl-C.\nPoint every command at it: ${local ? 'export PROVING_PROFILE=local PROVING_API_KEY=dev-key' : `export PROVING_BASE_URL=${running.url} PROVING_TASKS_URL=${running.url} PROVING_STORAGE_PROOF_URL=${running.url} PROVING_AUTH_URL=${running.url} PROVING_API_KEY=dev-key`}`,
       { url: running.url },
     )
     await new Promise<void>((resolve) => {
