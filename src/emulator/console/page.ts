@@ -77,6 +77,7 @@ export const CONSOLE_STYLES = `:root {
 }
 * { box-sizing: border-box; }
 body { margin: 0; }
+code { white-space: nowrap; }
 code, .mono { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, "DejaVu Sans Mono", monospace; font-size: 12px; }
 .top { display: flex; align-items: center; gap: 16px; padding: 10px 20px; background: #141a2a; color: #e8ebf5; flex-wrap: wrap; }
 .top h1 { margin: 0; font-size: 16px; font-weight: 650; letter-spacing: .2px; }
@@ -93,7 +94,7 @@ code, .mono { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, "Dej
 .sections a { color: var(--ink); text-decoration: none; padding: 4px 8px; border-radius: 6px; }
 .sections a:hover { background: var(--paper); }
 .count { display: inline-block; min-width: 18px; padding: 0 6px; border-radius: 9px; background: var(--wait-bg); color: var(--wait); font-size: 11px; text-align: center; font-weight: 600; }
-.controls { display: flex; align-items: center; gap: 10px 22px; padding: 10px 20px; flex-wrap: wrap; }
+.controls { display: flex; align-items: center; gap: 8px 22px; padding: 10px 20px; flex-wrap: wrap; }
 .group { display: flex; align-items: center; gap: 6px; }
 .group.end { margin-left: auto; }
 .label { color: var(--muted); margin-right: 2px; }
@@ -102,7 +103,8 @@ button:hover { border-color: var(--accent); color: var(--accent); }
 button:disabled { opacity: .5; cursor: default; }
 button.danger:hover { border-color: var(--bad); color: var(--bad); }
 button.small { padding: 1px 7px; font-size: 12px; }
-.message { flex-basis: 100%; margin: 0; min-height: 18px; color: var(--muted); }
+.message { flex-basis: 100%; margin: 0; color: var(--muted); }
+.message:empty { display: none; }
 .message[data-kind="error"] { color: var(--bad); }
 .muted { color: var(--muted); }
 main { padding: 0 20px 20px; display: grid; gap: 14px; }
@@ -112,8 +114,8 @@ main { padding: 0 20px 20px; display: grid; gap: 14px; }
 .list[data-filled] .empty { display: none; }
 .table { overflow-x: auto; }
 table { border-collapse: collapse; width: 100%; }
-th, td { text-align: left; padding: 5px 10px; border-bottom: 1px solid var(--line); vertical-align: top; white-space: nowrap; }
-td.wrap { white-space: normal; min-width: 160px; max-width: 340px; overflow-wrap: anywhere; }
+th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line); vertical-align: top; white-space: nowrap; }
+td.wrap { white-space: normal; min-width: 140px; max-width: 320px; overflow-wrap: anywhere; }
 th { font-weight: 600; color: var(--muted); font-size: 12px; background: #fafbfd; }
 tr:last-child td { border-bottom: 0; }
 a { color: var(--accent); }

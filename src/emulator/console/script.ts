@@ -28,9 +28,9 @@ function el(tag, attributes, ...children) {
 }
 
 /** Only paths on the emulator itself become links: never another origin, never a script URL. */
-function link(url, text) {
-  if (typeof url !== 'string' || !url.startsWith('/') || url.startsWith('//')) return el('span', { text })
-  return el('a', { href: url, target: '_blank', rel: 'noopener noreferrer', text })
+function link(url, text, title) {
+  if (typeof url !== 'string' || !url.startsWith('/') || url.startsWith('//')) return el('span', { text, title })
+  return el('a', { href: url, target: '_blank', rel: 'noopener noreferrer', text, title })
 }
 
 function short(value, keep) {
@@ -39,6 +39,19 @@ function short(value, keep) {
   const n = keep || 6
   const shown = text.length > 2 * n + 3 ? text.slice(0, n + (text.startsWith('0x') ? 2 : 0)) + '\u2026' + text.slice(-n) : text
   return el('code', { title: text, text: shown })
+}
+
+/** A UUID by its first 8 characters, the whole id in its title (and in the links and data-id). */
+function shortId(id) {
+  const text = String(id)
+  return el('code', { title: text, text: text.length > 12 ? text.slice(0, 8) + '\u2026' : text })
+}
+
+function duration(ms) {
+  if (ms < 1000) return ms + ' ms'
+  if (ms < 60000) return +(ms / 1000).toFixed(1) + ' s'
+  if (ms < 3600000) return +(ms / 60000).toFixed(1) + ' min'
+  return +(ms / 3600000).toFixed(1) + ' h'
 }
 
 function time(iso) {
@@ -93,7 +106,7 @@ function section(id, rows, columns, rowAttributes) {
 
 function queryActions(query) {
   if (query.status === 'DONE' || query.status === 'FAILED') {
-    return el('span', { class: 'links' }, ...query.artifacts.map((artifact) => link(artifact.url, artifact.name)))
+    return el('span', { class: 'links' }, ...query.artifacts.map((artifact) => link(artifact.url, artifact.name.replace(/\..*$/, ''), artifact.name)))
   }
   return el(
     'span',
@@ -104,19 +117,18 @@ function queryActions(query) {
 }
 
 const QUERY_COLUMNS = [
-  ['Query', (q) => [link(q.recordUrl, q.id), q.externalId ? el('span', { class: 'sub', text: q.externalId }) : null]],
-  ['Status', (q) => [badge(q.status), q.retryCount ? el('span', { class: 'sub', text: 'retries: ' + q.retryCount }) : null]],
+  ['Query', (q) => [link(q.recordUrl, q.id.slice(0, 8) + '\u2026', q.id), q.externalId ? el('span', { class: 'sub', text: q.externalId }) : null]],
+  ['Status', (q) => [badge(q.status), el('span', { class: 'sub' }, 'created ', time(q.createdAt)), q.retryCount ? el('span', { class: 'sub', text: 'retries: ' + q.retryCount }) : null]],
   ['Step', (q) => [q.step ? el('span', { text: q.step }) : muted('-'), el('span', { class: 'sub', text: q.stepsDone + ' of ' + q.steps.length + ' steps' })]],
   ['Program hash', (q) => short(q.programHash)],
   ['Facts', (q) => [el('span', { class: 'sub' }, 'SHARP ', short(q.sharpFactHash)), el('span', { class: 'sub' }, 'Integrity ', short(q.integrityFactHash)), q.isFactMocked ? muted('mocked') : null]],
-  ['Bucket', (q) => (q.bucketId ? [short(q.bucketId, 4), el('span', { class: 'sub', text: 'job ' + q.bucketJobIndex })] : muted('-'))],
+  ['Bucket', (q) => (q.bucketId ? [shortId(q.bucketId), el('span', { class: 'sub', text: 'job ' + q.bucketJobIndex })] : muted('-'))],
   ['Error', (q) => (q.errorReason ? el('span', { class: 'error', text: q.errorReason }) : muted('-')), true],
-  ['Created', (q) => time(q.createdAt)],
-  ['Artifacts / actions', queryActions],
+  ['Artifacts', queryActions],
 ]
 
 const BUCKET_COLUMNS = [
-  ['Bucket', (b) => [el('code', { text: b.id }), b.externalId ? el('span', { class: 'sub', text: b.externalId }) : null]],
+  ['Bucket', (b) => [shortId(b.id), b.externalId ? el('span', { class: 'sub', text: b.externalId }) : null]],
   ['Status', (b) => badge(b.status)],
   ['Queries', (b) => String(b.leaves)],
   ['Mock proof', (b) => (b.mockProof ? 'yes' : 'no')],
@@ -131,17 +143,17 @@ function mmrList(mmrs) {
 }
 
 const TASK_COLUMNS = [
-  ['Task', (t) => [el('code', { text: t.uuid }), el('span', { class: 'sub', text: t.kind })]],
+  ['Task', (t) => [shortId(t.uuid), el('span', { class: 'sub', text: t.kind })]],
   ['Status', (t) => badge(t.status)],
-  ['MMRs', (t) => mmrList(t.mmrs)],
+  ['MMRs', (t) => mmrList(t.mmrs), true],
   ['Program hash', (t) => short(t.programHash)],
-  ['Proving query', (t) => short(t.provingQueryId, 4)],
+  ['Proving query', (t) => (t.provingQueryId ? shortId(t.provingQueryId) : muted('-'))],
   ['Error', (t) => (t.errorMessage ? el('span', { class: 'error', text: t.errorMessage }) : muted('-')), true],
   ['Updated', (t) => time(t.updatedAt)],
 ]
 
 const BATCH_COLUMNS = [
-  ['Batch query', (b) => el('code', { text: b.internalId })],
+  ['Batch query', (b) => shortId(b.internalId)],
   ['Status', (b) => badge(b.queryStatus)],
   ['Destination', (b) => String(b.destinationChainId)],
   ['Chains', (b) => b.chains.join(', ')],
@@ -161,7 +173,7 @@ const KEY_COLUMNS = [
 ]
 
 const WEBHOOK_COLUMNS = [
-  ['Task', (w) => short(w.taskId, 4)],
+  ['Task', (w) => shortId(w.taskId)],
   ['URL', (w) => el('code', { text: w.url }), true],
   ['Event', (w) => (w.event ? w.event : muted('-'))],
   ['Delivery', (w) => badge(w.state)],
@@ -181,7 +193,7 @@ const REQUEST_COLUMNS = [
 function render(snapshot) {
   document.getElementById('now').textContent = snapshot.now.replace('T', ' ').replace(/\.\d+Z$/, 'Z')
   document.getElementById('clock').textContent = snapshot.clock === 'simulated' ? 'simulated' : 'real time'
-  document.getElementById('timing').textContent = snapshot.timing.receivedMs + ' ms received, ' + snapshot.timing.stepMs + ' ms a step'
+  document.getElementById('timing').textContent = duration(snapshot.timing.receivedMs) + ' received, ' + duration(snapshot.timing.stepMs) + ' a step'
   document.getElementById('persistent').textContent = snapshot.persistent ? 'on disk' : 'in memory'
   document.getElementById('clock-controls').hidden = snapshot.clock !== 'simulated'
   const plans = snapshot.nextQueries.map((plan) => (plan.outcome === 'fail' ? 'fail' + (plan.atStep ? ' at ' + plan.atStep : '') : 'done'))
