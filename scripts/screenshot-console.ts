@@ -24,7 +24,10 @@ await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
 const clock = simulatedClock(Date.parse('2026-11-26T09:00:00Z'))
 const emulator = await startEmulator({ clock, apiKeys: [KEY], timing: { receivedMs: 5_000, stepMs: 60_000 } })
 
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<any> {
+/** The few fields of the answers this script reads. */
+type Answer = { provingQueryId: string; provingBucket: { id: string }; tasks: { webhook: { state: string } }[] }
+
+async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
   const init: RequestInit = { method, headers: { ...headers } }
   if (body instanceof FormData) init.body = body
   else if (body !== undefined) {
@@ -32,7 +35,7 @@ async function call(method: string, path: string, body?: unknown, headers: Recor
     ;(init.headers as Record<string, string>)['content-type'] = 'application/json'
   }
   const response = await fetch(`${emulator.url}${path}`, init)
-  const answer = await response.json()
+  const answer = (await response.json()) as Answer
   if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(answer)}`)
   return answer
 }
@@ -63,7 +66,7 @@ try {
   clock.advance(30_000)
   // The task's webhook goes out on the next request to the task service (simulated time).
   await call('GET', '/_emulator/tasks')
-  for (let polls = 0; (await call('GET', '/_emulator/tasks')).tasks[0].webhook.state !== 'delivered'; polls++) {
+  for (let polls = 0; (await call('GET', '/_emulator/tasks')).tasks[0]?.webhook.state !== 'delivered'; polls++) {
     if (polls > 100) throw new Error('the task webhook was not delivered')
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
