@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { NODE, REPO_ROOT } from '../helpers/cli.ts'
 
 const run = promisify(execFile)
+/** The console's page, script and styles together, uncompressed (21 KiB when written: 4 + 13 + 4). */
+const CONSOLE_BUDGET_BYTES = 40 * 1024
 const NODE_BIN_DIR = dirname(NODE)
 /** npm and npx of the machine, with the project's Node 24 first on PATH (as `npm run` has it). */
 const env = { ...process.env, PATH: `${NODE_BIN_DIR}:${process.env.PATH}`, npm_config_audit: 'false', npm_config_fund: 'false' }
@@ -55,6 +57,25 @@ describe('the published package', () => {
     for (const declarations of ['lib/emulator/index.d.ts', 'lib/pie/index.d.ts', 'lib/chain/index.d.ts', 'lib/schemas/index.d.ts', 'lib/testing.d.ts']) {
       expect((await readdir(join(root, dirname(declarations)))).includes(declarations.split('/').at(-1)!)).toBe(true)
     }
+  })
+
+  it('serves the emulator console from the installed package (no build step), within its size budget', async () => {
+    const script = [
+      "const { startEmulator } = await import('proving-kit/emulator')",
+      'const emulator = await startEmulator()',
+      'const sizes = {}',
+      "for (const path of ['/', '/_emulator/console/app.js', '/_emulator/console/app.css', '/_emulator/console/snapshot']) { const response = await fetch(emulator.url + path); sizes[path] = [response.status, response.headers.get('content-type'), (await response.arrayBuffer()).byteLength] }",
+      'await emulator.close()',
+      'console.log(JSON.stringify(sizes))',
+    ].join(';')
+    const { stdout } = await run(NODE, ['--input-type=module', '-e', script], { cwd: consumer, env })
+    const sizes = JSON.parse(stdout) as Record<string, [number, string, number]>
+    expect(Object.values(sizes).map(([status]) => status)).toEqual([200, 200, 200, 200])
+    expect(sizes['/']![1]).toMatch(/^text\/html/)
+    expect(sizes['/_emulator/console/app.js']![1]).toMatch(/^text\/javascript/)
+    // The page, its script and styles: what a browser downloads before the first snapshot.
+    const pageBytes = sizes['/']![2] + sizes['/_emulator/console/app.js']![2] + sizes['/_emulator/console/app.css']![2]
+    expect(pageBytes).toBeLessThan(CONSOLE_BUDGET_BYTES)
   })
 
   it('puts a working `proving` on the PATH of npx', async () => {
