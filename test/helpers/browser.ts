@@ -20,8 +20,13 @@ export const BROWSER_SKIP_REASON = `skipped: ${CHROMIUM} is absent (Debian's chr
 const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
 
 export function describeBrowser(name: string, body: () => void): void {
-  if (BROWSER_PRESENT) describe(name, body)
-  else describe(name, () => it.skip(BROWSER_SKIP_REASON, () => {}))
+  if (BROWSER_PRESENT) {
+    describe(name, body)
+    return
+  }
+  // Said on the console too: a reporter that lists no skipped test's name still shows why.
+  console.warn(`${name}: ${BROWSER_SKIP_REASON}`)
+  describe(name, () => it.skip(BROWSER_SKIP_REASON, () => {}))
 }
 
 /** `extraArgs`: e.g. `--host-resolver-rules=MAP name 127.0.0.1`, a DNS answer of our choosing. */
