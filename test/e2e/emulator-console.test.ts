@@ -58,6 +58,7 @@ describe('the console snapshot', () => {
         expect.objectContaining({ keyId: ownerOf(minted).keyId, masked: 'pk_emu_••••••••', source: 'account service', name: 'Default', queries: 0, tasks: 1, batchQueries: 1 }),
       ],
     })
+    expect(answer.body.totals).toEqual({ queries: 1, buckets: 0, tasks: 1, batches: 1, webhooks: 1, requests: answer.body.requests.length })
     expect(answer.body.webhooks).toEqual([expect.objectContaining({ taskId: task.body.uuid, url: 'http://127.0.0.1:9/hook?token=***', state: 'pending', attempts: 0 })])
     // The request log as the page shows it: the key masked in the L2 submission's query string.
     expect(answer.body.requests.map((entry: { path: string }) => entry.path)).toContain('/v1/l2/proving-query/proof-generation-verification?apiKey=***')

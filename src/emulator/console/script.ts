@@ -208,8 +208,10 @@ function render(snapshot) {
   const note = snapshot.keys.anyKeyAccepted ? 'API keys (any non-empty key is accepted)' : 'API keys (allow-list)'
   const keysTitle = document.querySelector('#keys h2')
   if (keysTitle.firstChild.textContent !== note + ' ') keysTitle.firstChild.textContent = note + ' '
-  // The log holds more than the page shows: count them all.
-  for (const count of document.querySelectorAll('[data-count="requests"]')) count.textContent = String(snapshot.requestCount)
+  // The lists are cut at their newest rows: the counts are of everything.
+  for (const [id, total] of Object.entries(snapshot.totals)) {
+    for (const count of document.querySelectorAll('[data-count="' + id + '"]')) count.textContent = String(total)
+  }
 }
 
 function setLive(ok, detail) {

@@ -20,6 +20,11 @@ import { taskState } from '../tasks/store.ts'
 
 /** The request log is long (10,000 entries); the page shows the newest. */
 export const CONSOLE_REQUESTS = 200
+/**
+ * Rows of each other list: a long run (a bench, a soak test) keeps thousands of queries, and the
+ * page reads the snapshot every second. `totals` counts them all.
+ */
+export const CONSOLE_ROWS = 500
 
 const MASKED_KEY = '\u2022'.repeat(8)
 
@@ -28,8 +33,10 @@ export function consoleSnapshot(emulator: EmulatorContext) {
   const state = emulator.store.state
   const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
 
-  const queries = Object.values(state.queries)
+  const storedQueries = Object.values(state.queries)
+  const queries = storedQueries
     .sort((a, b) => b.createdAt - a.createdAt)
+    .slice(0, CONSOLE_ROWS)
     .map((query) => {
       const progress = queryProgress(state, query, at)
       const record = recordL(query, progress)
@@ -59,8 +66,10 @@ export function consoleSnapshot(emulator: EmulatorContext) {
       }
     })
 
-  const buckets = Object.values(state.buckets)
+  const storedBuckets = Object.values(state.buckets)
+  const buckets = storedBuckets
     .sort((a, b) => b.createdAt - a.createdAt)
+    .slice(0, CONSOLE_ROWS)
     .map((bucket) => ({
       id: bucket.id,
       owner: bucket.owner.keyId,
@@ -73,7 +82,7 @@ export function consoleSnapshot(emulator: EmulatorContext) {
     }))
 
   const storedTasks = Object.values(taskState(emulator).tasks).sort((a, b) => b.sequence - a.sequence)
-  const tasks = storedTasks.map((task) => {
+  const tasks = storedTasks.slice(0, CONSOLE_ROWS).map((task) => {
     const position = positionOf(task.run, at)
     return {
       uuid: task.uuid,
@@ -91,7 +100,8 @@ export function consoleSnapshot(emulator: EmulatorContext) {
     }
   })
 
-  const webhooks = storedTasks.flatMap((task) => {
+  const withWebhook = storedTasks.filter((task) => task.webhook !== null)
+  const webhooks = withWebhook.slice(0, CONSOLE_ROWS).flatMap((task) => {
     const delivery = task.webhook
     if (!delivery) return []
     const last = delivery.attempts.at(-1)
@@ -109,7 +119,8 @@ export function consoleSnapshot(emulator: EmulatorContext) {
     ]
   })
 
-  const batchQueries = describeBatchQueries(emulator, at).reverse()
+  const allBatchQueries = describeBatchQueries(emulator, at).reverse()
+  const batchQueries = allBatchQueries.slice(0, CONSOLE_ROWS)
 
   // Every caller the emulator knows, by keyId: from the allow-list, minted by the account
   // service, or seen on a record (any key is accepted without a list).
@@ -128,9 +139,9 @@ export function consoleSnapshot(emulator: EmulatorContext) {
   for (const minted of describeMintedKeys(emulator)) {
     Object.assign(keyRow(minted.keyId, 'account service'), { source: 'account service', masked: minted.masked, name: minted.name, projectId: minted.projectId, createdAt: minted.createdAt })
   }
-  for (const query of queries) keyRow(query.owner, 'seen').queries++
-  for (const task of tasks) keyRow(task.owner, 'seen').tasks++
-  for (const batch of batchQueries) keyRow(batch.owner, 'seen').batchQueries++
+  for (const query of storedQueries) keyRow(query.owner.keyId, 'seen').queries++
+  for (const task of storedTasks) keyRow(task.owner.keyId, 'seen').tasks++
+  for (const batch of allBatchQueries) keyRow(batch.owner, 'seen').batchQueries++
 
   const requests = emulator.requestLog.list()
   return {
@@ -148,6 +159,14 @@ export function consoleSnapshot(emulator: EmulatorContext) {
     webhooks,
     requests: requests.slice(-CONSOLE_REQUESTS).reverse(),
     requestCount: requests.length,
+    totals: {
+      queries: storedQueries.length,
+      buckets: storedBuckets.length,
+      tasks: storedTasks.length,
+      batches: allBatchQueries.length,
+      webhooks: withWebhook.length,
+      requests: requests.length,
+    },
     faults: state.faults.length,
   }
 }
