@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { localSigner } from '../../src/clients/account.ts'
 import { ownerOf } from '../../src/emulator/auth.ts'
 import { simulatedClock } from '../../src/emulator/index.ts'
+import { spawnCli } from '../helpers/cli.ts'
 import { KEY, submitFixturePie, type TestEmulator, useEmulator } from '../helpers/emulator.ts'
 import { taskBody } from '../helpers/tasks.ts'
 
@@ -115,5 +116,38 @@ describe('the console snapshot', () => {
     expect((await emulator().call('GET', '/')).status).toBe(200)
     await snapshot(emulator())
     expect(emulator().requests()).toEqual([])
+  })
+})
+
+describe('`proving emulator` prints where its console is', () => {
+  /** Runs `proving emulator --port 0 ...args`, hands `check` the printed console URL and listening URL, then stops it. */
+  async function withEmulator(args: string[], check: (consoleUrl: string | undefined, listening: string) => Promise<void>): Promise<void> {
+    const emulator = spawnCli(['emulator', '--port', '0', ...args])
+    try {
+      const [, line] = await emulator.waitForOutput(/Console: (.*)/)
+      const [, listening] = await emulator.waitForOutput(/listening on (http:\/\/\S+)/)
+      await check(/^(http:\/\/\S+)/.exec(line!)?.[1], listening!)
+    } finally {
+      emulator.child.kill('SIGINT')
+      expect((await emulator.done).code).toBe(0)
+    }
+  }
+
+  it('on this machine: its own address, which serves the page', async () => {
+    await withEmulator([], async (url) => {
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/)
+      const page = await fetch(url!)
+      expect(page.status).toBe(200)
+      expect(page.headers.get('content-type')).toMatch(/^text\/html/)
+    })
+  })
+
+  it('on 0.0.0.0: 127.0.0.1, since the console refuses the Host 0.0.0.0', async () => {
+    await withEmulator(['--host', '0.0.0.0', '--api-keys', 'console-test-key'], async (url, listening) => {
+      const port = new URL(listening).port
+      expect(url).toBe(`http://127.0.0.1:${port}/`)
+      expect((await fetch(url!)).status).toBe(200)
+      expect((await fetch(`http://0.0.0.0:${port}/`)).status).toBe(403)
+    })
   })
 })

@@ -1,3 +1,4 @@
+import { isLoopback } from '../../core/checks.ts'
 import { InvalidInputError } from '../../core/errors.ts'
 import { defineCommand, parseInteger } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
@@ -57,8 +58,10 @@ export const emulator = defineCommand({
       ...(context.values['state-dir'] ? { stateDir: context.values['state-dir'] } : {}),
     })
     const local = running.url.replace(/\/$/, '') === 'http://127.0.0.1:8790'
+    // The console answers only a Host of this machine: on 0.0.0.0 or ::, it is at 127.0.0.1.
+    const consoleUrl = isLoopback(host) ? `${running.url}/` : host === '0.0.0.0' || host === '::' ? `http://127.0.0.1:${running.port}/` : undefined
     context.print(
-      `Emulator listening on ${running.url}\nConsole: ${running.url}/ (this machine only)\nStop it with Ctrl-C.\nPoint every command at it: ${local ? 'export PROVING_PROFILE=local PROVING_API_KEY=dev-key' : `export PROVING_BASE_URL=${running.url} PROVING_TASKS_URL=${running.url} PROVING_STORAGE_PROOF_URL=${running.url} PROVING_AUTH_URL=${running.url} PROVING_API_KEY=dev-key`}`,
+      `Emulator listening on ${running.url}\nConsole: ${consoleUrl ? `${consoleUrl} (this machine only)` : 'none: it answers only on 127.0.0.1, where this emulator does not listen'}\nStop it with Ctrl-C.\nPoint every command at it: ${local ? 'export PROVING_PROFILE=local PROVING_API_KEY=dev-key' : `export PROVING_BASE_URL=${running.url} PROVING_TASKS_URL=${running.url} PROVING_STORAGE_PROOF_URL=${running.url} PROVING_AUTH_URL=${running.url} PROVING_API_KEY=dev-key`}`,
       { url: running.url },
     )
     await new Promise<void>((resolve) => {
