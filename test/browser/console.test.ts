@@ -10,6 +10,7 @@ import { request as httpRequest } from 'node:http'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest'
 import { CONSOLE_CSP } from '../../src/emulator/console/routes.ts'
+import { simulatedClock } from '../../src/emulator/index.ts'
 import { spawnCli } from '../helpers/cli.ts'
 import { describeBrowser, launchChromium } from '../helpers/browser.ts'
 import { FIXTURE_PIE, KEY, queryForm, startTestEmulator, type TestEmulator } from '../helpers/emulator.ts'
@@ -120,6 +121,38 @@ describeBrowser('the emulator console in Debian chromium', () => {
     await row(page, failed, 'RECEIVED').getByRole('button', { name: 'Fail' }).click()
     await row(page, failed, 'FAILED').waitFor()
     expect(await row(page, failed).locator('.error').textContent()).toBe('Failed from the console')
+    expect(watched.problems).toEqual([])
+  })
+
+  it('"Reset everything" asks first, then empties every list', async () => {
+    const page = await openConsole()
+    const id = await proveWithCli()
+    await row(page, id, 'DONE').waitFor()
+    const dismissed = page.waitForEvent('dialog').then((dialog) => dialog.dismiss())
+    await page.getByRole('button', { name: 'Reset everything' }).click()
+    await dismissed
+    expect((await emulator.control('GET', '/state')).queries).toHaveLength(1)
+    page.once('dialog', (dialog) => void dialog.accept())
+    await page.getByRole('button', { name: 'Reset everything' }).click()
+    await page.locator('#message', { hasText: 'Reset: the emulator is empty.' }).waitFor()
+    await page.locator('#queries .empty').waitFor()
+    expect((await emulator.control('GET', '/state')).queries).toEqual([])
+    expect(watched.problems).toEqual([])
+  })
+
+  it('moves a simulated clock with its buttons (hidden on real time)', async () => {
+    expect(await (await openConsole()).locator('#clock-controls').isHidden()).toBe(true)
+    const simulated = await startTestEmulator({ clock: simulatedClock(Date.parse('2030-01-01T00:00:00Z')) })
+    try {
+      const { page } = watched
+      await page.goto(`${simulated.url}/`)
+      await page.locator('#now', { hasText: '2030-01-01 00:00:00Z' }).waitFor()
+      await page.getByRole('button', { name: '+1 h' }).click()
+      await page.locator('#now', { hasText: '2030-01-01 01:00:00Z' }).waitFor()
+      expect((await simulated.control('GET', '/state')).now).toBe('2030-01-01T01:00:00.000Z')
+    } finally {
+      await simulated.close()
+    }
     expect(watched.problems).toEqual([])
   })
 

@@ -76,6 +76,8 @@ export const CONSOLE_STYLES = `:root {
   color: var(--ink); background: var(--paper);
 }
 * { box-sizing: border-box; }
+/* The hidden attribute wins over the display of a class (.group is flex). */
+[hidden] { display: none !important; }
 body { margin: 0; }
 code { white-space: nowrap; }
 code, .mono { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, "DejaVu Sans Mono", monospace; font-size: 12px; }
