@@ -24,7 +24,7 @@ export const CONSOLE_REQUESTS = 200
  * Rows of each other list: a long run (a bench, a soak test) keeps thousands of queries, and the
  * page reads the snapshot every second. `totals` counts them all.
  */
-export const CONSOLE_ROWS = 500
+export const CONSOLE_ROWS = 200
 
 const MASKED_KEY = '\u2022'.repeat(8)
 
