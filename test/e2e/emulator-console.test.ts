@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http'
 import { generatePrivateKey } from 'viem/accounts'
+import { FormData } from 'undici'
 import { describe, expect, it } from 'vitest'
 import { localSigner } from '../../src/clients/account.ts'
 import { ownerOf } from '../../src/emulator/auth.ts'
@@ -101,6 +102,22 @@ describe('the console snapshot', () => {
     expect(task).toMatchObject({ uuid, status: 'TaskDecommitmentCompleted', ended: true })
     expect(task.mmrs).toHaveLength(2)
     expect(task.mmrs).toEqual((await emulator().call('GET', `/tasks/${uuid}/mmrs`)).body.mmrs)
+  })
+
+  it('lists the newest 200 rows of a list and counts them all', async () => {
+    const ids: string[] = []
+    for (let index = 0; index < 201; index++) {
+      const form = new FormData()
+      form.append('declaredJobSize', 'XS')
+      form.append('programHash', `0x${(index + 1).toString(16)}`)
+      const answer = await emulator().call('POST', '/proving-query', { headers: { 'api-key': KEY }, form })
+      ids.push(answer.body.provingQueryId)
+      emulator().clock.advance(1)
+    }
+    const body = await snapshot(emulator())
+    expect(body.totals.queries).toBe(201)
+    expect(body.queries.map((row: { id: string }) => row.id)).toEqual(ids.slice(1).reverse())
+    expect(body.keys.keys).toEqual([expect.objectContaining({ keyId: ownerOf(KEY).keyId, queries: 201 })])
   })
 
   it('is a control route: refused to another Host, and neither it nor the page is in the request log', async () => {
