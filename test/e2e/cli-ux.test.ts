@@ -211,7 +211,7 @@ describe('shell completion', () => {
     expect(registered).toBe('complete -o bashdefault -o default -F _proving_complete proving')
     expect(top!.split(' ')).toEqual(expect.arrayContaining(['prove', 'submit', 'query', 'bucket', 'task', 'storage', 'auth', 'config', 'completion']))
     expect(qu).toBe('query')
-    expect(query!.split(' ').sort()).toEqual(['get', 'list', 'retry', 'wait'])
+    expect(query!.split(' ').sort()).toEqual(['download', 'get', 'list', 'retry', 'wait'])
     expect(flags).toBe('--wait')
     expect(result).toBe('PROOF_VERIFICATION_ON_L1 PROOF_VERIFICATION_ON_L2')
     expect(network).toBe('TESTNET')

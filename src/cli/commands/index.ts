@@ -4,7 +4,7 @@ import { emulator } from './emulator.ts'
 import { factCheck } from './fact.ts'
 import { inspect, pack, validate } from './pie.ts'
 import { prove, verifyProof } from './prove.ts'
-import { queryGet, queryList, queryRetry, queryWait } from './query.ts'
+import { queryDownload, queryGet, queryList, queryRetry, queryWait } from './query.ts'
 import { submit } from './submit.ts'
 import { configPathCommand, configShow } from './config.ts'
 import { completionCommand } from './completion.ts'
@@ -24,6 +24,7 @@ export const COMMANDS: CommandSpec[] = [
   queryWait,
   queryRetry,
   queryList,
+  queryDownload,
   bucketCreate,
   bucketClose,
   bucketGet,
