@@ -214,7 +214,7 @@ const cli: CliCase[] = [
   { name: 'fact check: both RPCs', args: ['fact', 'check', '0x1', '--ethereum-rpc', 'http://127.0.0.1:9', '--starknet-rpc', 'http://127.0.0.1:9'], input: '--ethereum-rpc', fix: /exactly one/ },
   { name: 'fact check: fact not hex', args: ['fact', 'check', '0xZZ', '--ethereum-rpc', 'http://127.0.0.1:9'], input: '<fact>' },
   { name: 'fact check: --network goerli', args: ['fact', 'check', '0x1', '--ethereum-rpc', 'http://127.0.0.1:9', '--network', 'goerli'], input: '--network', fix: /mainnet or sepolia/ },
-  { name: 'fact check: --security-bits 2^32 (overflow)', args: ['fact', 'check', '0x1', '--starknet-rpc', 'http://127.0.0.1:9', '--security-bits', '4294967296'], input: '--security-bits', fix: /whole number from 0/ },
+  { name: 'fact check: --min-security-bits 2^32 (overflow)', args: ['fact', 'check', '0x1', '--starknet-rpc', 'http://127.0.0.1:9', '--min-security-bits', '4294967296'], input: '--min-security-bits', fix: /whole number from 0/ },
   { name: 'fact check: Starknet fact above the field prime', args: ['fact', 'check', `0x${'f'.repeat(64)}`, '--starknet-rpc', 'http://127.0.0.1:9'], input: '<fact>' },
   { name: 'fact check: --layout with an Ethereum RPC', args: ['fact', 'check', '0x1', '--ethereum-rpc', 'http://127.0.0.1:9', '--layout', 'recursive'], input: '--layout', fix: /applies to Integrity verifications on Starknet/ },
   // auth and the emulator

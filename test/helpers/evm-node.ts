@@ -90,12 +90,7 @@ export type CompiledContract = { abi: unknown[]; bytecode: Hex; deployedBytecode
 
 let compiled: { FactRegistry: CompiledContract; Satellite: CompiledContract } | undefined
 
-/** Compiles FactRegistry with solc-js (once per test file: ~0.7 s). */
-export function compileFactRegistry(): CompiledContract {
-  return compileContracts().FactRegistry
-}
-
-/** Compiles FactRegistry and Satellite with solc-js, in one run, once per test file. */
+/** Compiles FactRegistry and Satellite with solc-js, in one run, once per test file (~0.7 s). */
 export function compileContracts(): { FactRegistry: CompiledContract; Satellite: CompiledContract } {
   if (compiled) return compiled
   const solc = require('solc') as { compile(input: string): string }
