@@ -100,6 +100,9 @@ const SATELLITE_ABI = [
   },
 ]
 
+/** The FELT of the Starknet JSON-RPC specification (starknet_api_openrpc.json, components.schemas.FELT). */
+const SPEC_FELT = /^0x(0|[a-fA-F1-9]{1}[a-fA-F0-9]{0,62})$/
+
 type DecodedElement = {
   verification_hash: bigint
   security_bits: bigint
@@ -179,6 +182,8 @@ describe("the emulator's Starknet endpoint through starknet.js's RpcProvider", (
       calldata: [fact],
     })
     expect(decodeVerifications(raw)).toEqual(fromStarknetJs(decoded))
+    // starknet_call's result is an array of FELT: the spec's pattern, no leading zeros.
+    for (const felt of raw) expect(felt).toMatch(SPEC_FELT)
   })
 
   it("answers the Satellite's getters with is_mocked as starknet.js encodes them", async () => {
@@ -200,7 +205,7 @@ describe("the emulator's Starknet endpoint through starknet.js's RpcProvider", (
     expect(ours.verifications.map(({ hashMatches, meetsExpected, ...verification }) => verification)).toEqual(mocked)
   })
 
-  it("answers errors with the specification's codes, as starknet.js names them", async () => {
+  it("answers errors with the specification's codes and messages, as starknet.js names them", async () => {
     const noContract = await provider.callContract({ contractAddress: '0x1', entrypoint: GET_ALL_VERIFICATIONS, calldata: ['0x1'] }).catch((e) => e)
     expect(noContract).toBeInstanceOf(RpcError)
     expect(noContract.isType('CONTRACT_NOT_FOUND')).toBe(true)
@@ -216,5 +221,13 @@ describe("the emulator's Starknet endpoint through starknet.js's RpcProvider", (
       .callContract({ contractAddress: STARKNET_NETWORKS.sepolia.factRegistry, entrypoint: GET_ALL_VERIFICATIONS, calldata: ['0x1'] }, 10 ** 12)
       .catch((e) => e)
     expect(noBlock.isType('BLOCK_NOT_FOUND')).toBe(true)
+    // The messages are the specification's fixed strings (starknet_api_openrpc.json's errors).
+    expect([noContract, noEntryPoint, badArguments, noBlock].map((error: RpcError) => [error.baseError.code, error.baseError.message])).toEqual([
+      [20, 'Contract not found'],
+      [21, 'Requested entrypoint does not exist in the contract'],
+      [40, 'Contract error'],
+      [24, 'Block not found'],
+    ])
+    expect(badArguments.baseError.data).toEqual({ revert_error: expect.any(String) })
   })
 })

@@ -5,8 +5,9 @@
  * SHARP fact in SHARP's fact registry (or the Satellite), Starknet the Integrity fact on the
  * Satellite (or Integrity's FactRegistry) with at least `min-security-bits`; `both` waits for the
  * two at once. A mocked fact (allowed, or the gate would have refused it) is looked up among the
- * mocked facts, which proves it was registered as a mock, no more. Every way this ends is a gate refusal or a pass, never a
- * throw (cancellation aside): an RPC that cannot be read fails the gate, with the reason.
+ * mocked facts, which proves it was registered as a mock, no more. Every way this ends is a gate
+ * refusal or a pass, never a throw (cancellation aside): an RPC that cannot be read fails the
+ * gate, with the reason.
  *
  * Imported by the root action only (its inputs live in ./onchain-inputs.ts); the chain code
  * (and viem) is imported only when a check is asked for.
