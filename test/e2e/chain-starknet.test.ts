@@ -3,7 +3,7 @@ import { checkFactOnStarknet, decodeVerifications, GET_ALL_VERIFICATIONS_SELECTO
 import { ChainError, InvalidInputError, WaitTimeoutError } from '../../src/core/errors.ts'
 import { EMULATED_VERIFIER } from '../../src/emulator/starknet/routes.ts'
 import { runCli } from '../helpers/cli.ts'
-import { KEY, startTestEmulator, submitFixturePie, type TestEmulator } from '../helpers/emulator.ts'
+import { FIXTURE_PIE, KEY, startTestEmulator, submitFixturePie, type TestEmulator } from '../helpers/emulator.ts'
 import { closedPort } from '../helpers/evm-node.ts'
 
 /**
@@ -104,6 +104,30 @@ describe('checkFactOnStarknet against the emulator', () => {
       expect(satellite).toMatchObject({ registered: true, mocked: true, registry: STARKNET_NETWORKS.sepolia.satellite })
       const integrity = await checkFactOnStarknet({ rpcUrl: freshUrl, fact: mocked, mocked: true, registryKind: 'integrity' })
       expect(integrity).toMatchObject({ registered: true, mocked: true, registry: STARKNET_NETWORKS.sepolia.mockedFactRegistry })
+    } finally {
+      await fresh.close()
+    }
+  })
+
+  it("finds a Stwo proof's fact on the Satellite (the default), where production bridges it, and not in Integrity's FactRegistry", async () => {
+    const fresh = await startTestEmulator()
+    try {
+      const { provingQueryId } = await fresh.client().submitQuery({
+        pieZip: FIXTURE_PIE,
+        result: 'PROOF_VERIFICATION_ON_L2',
+        sharpProver: 'stwo',
+        declaredJobSize: 'XS',
+        dedupId: 'stwo-l2',
+      })
+      const done = await fresh.client().waitForQuery(provingQueryId, { timeoutMs: 10_000 })
+      expect(done.provingQuery.status).toBe('DONE')
+      expect(fresh.state.queries[provingQueryId]!.sharpProver).toBe('stwo')
+      const stwoFact = done.provingQuery.integrityFactHash!
+      const freshUrl = `${fresh.url}/starknet-rpc`
+      const onSatellite = await checkFactOnStarknet({ rpcUrl: freshUrl, fact: stwoFact })
+      expect(onSatellite).toMatchObject({ registered: true, registryKind: 'satellite' })
+      const onIntegrity = await checkFactOnStarknet({ rpcUrl: freshUrl, fact: stwoFact, registryKind: 'integrity' })
+      expect(onIntegrity).toMatchObject({ registered: false, reason: 'the registry holds no verification of this fact' })
     } finally {
       await fresh.close()
     }

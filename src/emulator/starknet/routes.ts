@@ -16,13 +16,15 @@ import type { EmulatorState, StoredQuery } from '../state.ts'
  * the on-chain check of an Integrity fact runs end to end against the emulator. It knows three
  * contracts at their Sepolia addresses, answered in their ABI encoding from the emulated queries:
  *
- * - Integrity's FactRegistry, `get_all_verifications_for_fact_hash(fact)`: a query verified on
- *   L2 that is DONE, with a fact that is not mocked, has registered one verification of its
- *   Integrity fact;
+ * - Integrity's FactRegistry, `get_all_verifications_for_fact_hash(fact)`: a query proved with
+ *   Stone and verified on L2 that is DONE, with a fact that is not mocked, has registered one
+ *   verification of its Integrity fact;
  * - Integrity's mocked FactRegistry, the same getter: the mocked facts of such queries;
  * - the Satellite, `get_all_verifications_for_fact_hash(fact, is_mocked)` and
  *   `isCairoFactValid(fact, is_mocked)`, which, like the real one, reads the two registries above
- *   (HerodotusDev/satellite, cairo/src/cairo_fact_registry.cairo: 96 bits for isCairoFactValid).
+ *   (HerodotusDev/satellite, cairo/src/cairo_fact_registry.cairo: 96 bits for isCairoFactValid),
+ *   and also holds the facts of queries proved with Stwo: production bridges those through the
+ *   Satellite and no longer writes them to Integrity's FactRegistry (production.md).
  *
  * `POST /_emulator/starknet/verifications` adds a verification with any settings (say 1
  * security bit), so the checks' refusals can be shown. Documented in docs/emulator.md.
@@ -205,7 +207,7 @@ function call(emulator: EmulatorContext, params: unknown): string[] {
     if (isMocked !== 0n && isMocked !== 1n) {
       throw new RpcFailure(CONTRACT_ERROR, 'Contract error', { revert_error: 'Failed to deserialize param #2: a bool is 0 or 1' })
     }
-    const verifications = verificationsOf(emulator, fact, at, isMocked === 1n)
+    const verifications = verificationsOf(emulator, fact, at, isMocked === 1n, 'satellite')
     if (entryPoint === GET_ALL_VERIFICATIONS_SELECTOR) return encodeVerifications(verifications)
     // isCairoFactValid: Integrity's is_fact_hash_valid_with_security(fact, 96) on the registry read.
     return [verifications.some((verification) => verification.securityBits >= DEFAULT_MIN_SECURITY_BITS) ? '0x1' : '0x0']
@@ -229,13 +231,21 @@ function expectArguments(args: bigint[], count: number): bigint[] {
 /**
  * The verifications registered for a fact by the emulated queries that had ended by `at`, in
  * Integrity's FactRegistry or (`mocked`) its mocked one, then those added through the control API.
+ * `satellite`: as the Satellite answers, with the facts of Stwo proofs bridged to it too.
  */
-export function verificationsOf(emulator: EmulatorContext, fact: bigint, at: number, mocked = false): IntegrityVerification[] {
+export function verificationsOf(
+  emulator: EmulatorContext,
+  fact: bigint,
+  at: number,
+  mocked = false,
+  contract: 'integrity' | 'satellite' = 'integrity',
+): IntegrityVerification[] {
   const state = emulator.store.state
   const seen = new Set<string>()
   const verifications: IntegrityVerification[] = []
   for (const query of Object.values(state.queries)) {
     if (!registersOnStarknet(query) || query.mockFactHash !== mocked || BigInt(query.facts.integrityFactHash!) !== fact) continue
+    if (provedWithStwo(query) && contract !== 'satellite') continue
     const progress = queryProgress(state, query, at)
     if (progress.status !== 'DONE' || progress.endedAt === null || progress.endedAt > at) continue
     const verification = makeVerification(fact, { ...EMULATED_VERIFIER, layout: integrityLayout(query.layout) })
@@ -251,6 +261,11 @@ export function verificationsOf(emulator: EmulatorContext, fact: bigint, at: num
     verifications.push(verification)
   }
   return verifications
+}
+
+/** `stwo`, `stwoHerodotus` (production.md: the values production accepts today). */
+function provedWithStwo(query: StoredQuery): boolean {
+  return query.sharpProver?.startsWith('stwo') === true
 }
 
 function registersOnStarknet(query: StoredQuery): boolean {
