@@ -160,7 +160,7 @@ describe('the root action with verify-onchain', () => {
     expect(bad.failed).toContain('`onchain-timeout-minutes` must be above 0')
     expect(bad.failed).toContain('`fact-registry` names one registry')
     const kind = await prove({ 'verify-onchain': 'both', 'ethereum-rpc-url': rpcUrl, 'registry-kind': 'integrity', 'min-security-bits': '-1' })
-    expect(kind.failed).toContain("`registry-kind: integrity` is Starknet's only, and `verify-onchain: both` checks both chains")
+    expect(kind.failed).toContain("`registry-kind` integrity is Starknet's only, and `verify-onchain: both` checks both chains")
     expect(kind.failed).toContain('`min-security-bits` must be a whole number from 0 to 4294967295')
     const mode = await prove({ 'verify-onchain': 'solana' })
     expect(mode.failed).toContain('`verify-onchain` must be one of none, ethereum, starknet, both')

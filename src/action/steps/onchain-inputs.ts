@@ -63,7 +63,7 @@ export const onchainCrossCheck: CrossCheck<OnchainSpecs> = ({ values, raw, parse
   if ((kind === 'sharp' && mode !== 'ethereum') || (kind === 'integrity' && mode !== 'starknet')) {
     problem(
       'registry-kind',
-      `\`registry-kind: ${kind}\` is ${kind === 'sharp' ? 'Ethereum' : 'Starknet'}'s only, and \`verify-onchain: ${mode}\` checks ${mode === 'both' ? 'both chains' : mode === 'ethereum' ? 'Ethereum' : 'Starknet'}: use \`satellite\` (both chains) or leave it out for each chain's default.`,
+      `\`registry-kind\` ${kind} is ${kind === 'sharp' ? 'Ethereum' : 'Starknet'}'s only, and \`verify-onchain: ${mode}\` checks ${mode === 'both' ? 'both chains' : mode === 'ethereum' ? 'Ethereum' : 'Starknet'}: use \`satellite\` (both chains) or leave it out for each chain's default.`,
     )
   }
 }
