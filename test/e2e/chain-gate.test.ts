@@ -66,7 +66,7 @@ describe('the root action with verify-onchain', () => {
       expected: { securityBits: 96 },
       fact: expect.stringMatching(/^0x[0-9a-f]+$/),
     })
-    expect(io.summary).toMatch(/\*\*On chain\*\* \| ✅ Integrity fact registered \(Starknet sepolia, registry `0x421cd95f[0-9a-f]+`, block \d+\)/)
+    expect(io.summary).toMatch(/\*\*On chain\*\* \| ✅ Integrity fact registered \(Starknet sepolia, Satellite registry `0x421cd95f[0-9a-f]+`, block \d+\)/)
   })
 
   it("reads Integrity's FactRegistry with registry-kind integrity", async () => {
@@ -92,7 +92,7 @@ describe('the root action with verify-onchain', () => {
     const [details] = JSON.parse(io.outputs['onchain-details']!)
     expect(details).toMatchObject({ chain: 'ethereum', registered: true, fact: sharpFact, chainId: 11155111, network: 'sepolia' })
     expect(details.registry.toLowerCase()).toBe(registry.toLowerCase())
-    expect(io.summary).toMatch(/✅ SHARP fact registered \(Ethereum sepolia, registry `0x[0-9a-fA-F]{40}`, block \d+\)/)
+    expect(io.summary).toMatch(/✅ SHARP fact registered \(Ethereum sepolia, SHARP registry `0x[0-9a-fA-F]{40}`, block \d+\)/)
     expect(io.everything()).not.toContain(SECRET)
   })
 
@@ -135,7 +135,7 @@ describe('the root action with verify-onchain', () => {
     expect(io.failed).toBeUndefined()
     expect(io.outputs['onchain-verified']).toBe('true')
     expect(JSON.parse(io.outputs['onchain-details']!)[0]).toMatchObject({ registered: true, mocked: true, registryKind: 'satellite' })
-    expect(io.summary).toContain('✅ mocked Integrity fact registered')
+    expect(io.summary).toContain('✅ mocked Integrity fact registered (Starknet sepolia, Satellite registry')
   })
 
   it("checks an allowed mocked SHARP fact on Ethereum's Satellite, with isMocked = true", async () => {

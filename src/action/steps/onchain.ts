@@ -125,8 +125,11 @@ function detail(outcome: ChainOutcome): Record<string, unknown> {
 
 type Describe = (check: OnchainFactCheck) => string
 
+const KIND_NAME: Record<OnchainFactCheck['registryKind'], string> = { sharp: 'SHARP', integrity: 'Integrity', satellite: 'Satellite' }
+
+/** "Starknet sepolia, Satellite registry `0x…`, block 7", so a reader sees which contract was read. */
 function where(check: OnchainFactCheck, describe: Describe): string {
-  return `${describe(check)}, registry \`${check.registry}\`, block ${check.blockNumber}`
+  return `${describe(check)}, ${KIND_NAME[check.registryKind]} registry \`${check.registry}\`, block ${check.blockNumber}`
 }
 
 function summaryLine(outcome: ChainOutcome, timeoutMs: number, describe: Describe): string {
