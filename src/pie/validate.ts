@@ -304,11 +304,6 @@ async function scanMemory(
         if (targetSize === undefined) {
           const shown = target === POINTER_SEGMENT_TOO_LARGE ? 'a segment index of 2^30 or more' : `segment ${target}`
           problems.add(`${file}: cell at byte ${byte} holds a pointer into ${shown}, which does not exist (${segmentRange})`, 'pointer-segment')
-        } else {
-          const targetOffset = pointerOffset(view, at)
-          if (targetOffset > targetSize) {
-            problems.add(`${file}: cell at byte ${byte} holds a pointer (${target}, ${targetOffset}), past the end of segment ${target} (size ${targetSize})`, 'pointer-offset')
-          }
         }
       }
     } else if (prime && !valueBelow(view, at, prime)) {
@@ -360,7 +355,7 @@ async function scanMemory(
           if (fast) {
             const target = (w1 >>> 15) + (w2 & 0x1fff) * 2 ** 17
             const targetSize = target < addressSizes.length ? addressSizes[target]! : -1
-            fast = targetSize >= 0 && (w1 & 0x7fff) * 2 ** 32 + words[w + 2]! <= targetSize
+            fast = targetSize >= 0
           }
         }
       }
