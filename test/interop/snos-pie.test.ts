@@ -20,7 +20,7 @@ const PUBLISHED_SHARP_FACT = '0x033144ad6b132b1012f15e50aa53de1ed91b3b1af729014c
 const ALL_BUILTINS = ['output', 'pedersen', 'range_check', 'ecdsa', 'bitwise', 'ec_op', 'keccak', 'poseidon', 'range_check96', 'add_mod', 'mul_mod']
 
 describeInterop('the Starknet OS PIE of Sepolia block 924016 (cairo-vm, madara orchestrator)', () => {
-  it('validates, as a zip, as bytes and as a directory: its pointers past segment 15's recorded size are what cairo-lang and cairo-vm accept', async () => {
+  it("validates, as a zip, as bytes and as a directory: its pointers past segment 15's recorded size are what cairo-lang and cairo-vm accept", async () => {
     const zip = await validatePie(fixturePath(SNOS))
     expect(zip).toMatchObject({ valid: true, problems: [] })
     expect(zip.summary).toMatchObject({ nSteps: 15135, builtins: ALL_BUILTINS, outputSize: 23, programSize: 15318, memoryCells: 29858 })
