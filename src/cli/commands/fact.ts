@@ -56,9 +56,10 @@ export const factCheck = defineCommand({
   positionals: { min: 1, max: 1 },
   details: [
     'Give exactly one of --ethereum-rpc (a SHARP fact, isValid on the fact registry) or --starknet-rpc',
-    `(an Integrity fact, get_all_verifications_for_fact_hash). Without either flag, ${ENV_ETHEREUM_RPC}`,
-    `or ${ENV_STARKNET_RPC} is used (exactly one of them set). RPC URLs often hold a provider key:`,
-    'prefer the environment variables; the URL is masked in all output.',
+    '(an Integrity fact, get_all_verifications_for_fact_hash). Without either flag,',
+    `${ENV_ETHEREUM_RPC} or ${ENV_STARKNET_RPC} is used (exactly one of them set).`,
+    'RPC URLs often hold a provider key: prefer the environment variables; the URL is masked in',
+    'all output.',
     'Exit codes: 0 registered, 1 not registered, 4 still not registered at --timeout, 3 RPC failure',
     '(including a registry address with no contract, or the wrong chain), 2 bad input.',
   ],
