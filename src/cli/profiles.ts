@@ -143,7 +143,7 @@ export function profileValueFor(active: ActiveProfile, envName: string | undefin
 export function missingAddressError(field: ProfileField, alternative?: string): InvalidInputError {
   const { service, flag, env } = PROFILE_FIELDS[field]
   return new InvalidInputError(
-    `No ${service} address: pass --${flag} <url>, set ${env}, or choose a profile with PROVING_PROFILE or --profile (\`proving config show\` lists them)${alternative ? `; ${alternative}` : ''}.`,
+    `No ${service} address: pass --${flag} <url> or set ${env}, or choose a profile that has one with PROVING_PROFILE or --profile (\`proving config show\` lists them)${alternative ? `; ${alternative}` : ''}.`,
     { input: `--${flag}` },
   )
 }
