@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { NODE, REPO_ROOT } from '../helpers/cli.ts'
+import { NODE, olderNode, pretendNodeVersion, REPO_ROOT } from '../helpers/cli.ts'
 
 /**
  * `proving` on a Node older than 24: one line saying what is needed and what was found, exit 2,
@@ -12,17 +12,6 @@ import { NODE, REPO_ROOT } from '../helpers/cli.ts'
  */
 const run = promisify(execFile)
 const BIN = join(REPO_ROOT, 'bin', 'proving.js')
-
-/** The first `node` on the machine's PATH, or the usual places, that is older than 24. */
-async function olderNode(): Promise<{ path: string; version: string } | undefined> {
-  const dirs = [...(process.env.PATH ?? '').split(':'), '/usr/bin', '/usr/local/bin', '/bin']
-  for (const dir of dirs.filter((entry) => entry && !entry.includes('node_modules'))) {
-    const path = join(dir, 'node')
-    const version = await run(path, ['-p', 'process.versions.node']).then(({ stdout }) => stdout.trim(), () => undefined)
-    if (version && Number(version.split('.')[0]) < 24) return { path, version }
-  }
-  return undefined
-}
 
 async function proving(node: string, args: string[], nodeOptions: string[] = []) {
   return run(node, [...nodeOptions, BIN, ...args], { cwd: REPO_ROOT }).then(
@@ -38,7 +27,7 @@ describe('the Node version check', () => {
     // Without an older Node on the machine, the same check is fed an older version string.
     const node = OLDER?.path ?? NODE
     const version = OLDER?.version ?? '20.11.1'
-    const nodeOptions = OLDER ? [] : ['--import', `data:text/javascript,Object.defineProperty(process.versions,'node',{value:'${version}'})`]
+    const nodeOptions = OLDER ? [] : pretendNodeVersion(version)
     for (const args of [['--help'], ['--version'], ['prove', 'examples/fib/pie.zip']]) {
       const result = await proving(node, args, nodeOptions)
       expect(result.code, args.join(' ')).toBe(2)
