@@ -63,7 +63,8 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     const depth = group.length ? words.length : 0
     const typed = argv[depth] ?? ''
     const choices = [...new Set((group.length ? group : COMMANDS).map((spec) => spec.path[depth]!))]
-    const suggestion = typed.startsWith('-') ? undefined : closestWord(typed, choices)
+    // `proving --verison`: the top level's own flags.
+    const suggestion = typed.startsWith('-') ? (depth === 0 ? closestWord(typed, ['--help', '--version']) : undefined) : closestWord(typed, choices)
     const mean = suggestion ? ` did you mean \`proving ${[...argv.slice(0, depth), suggestion].join(' ')}\`? Otherwise` : ''
     const message = group.length
       ? `Unknown command \`proving ${argv.slice(0, depth + 1).join(' ')}\`:${mean} use one of ${group.map((spec) => spec.path.join(' ')).join(', ')}.`

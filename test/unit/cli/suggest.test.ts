@@ -38,6 +38,7 @@ describe('did you mean, on the command line', () => {
     const nested = await run(['auth', 'keys', 'lst'])
     expect(nested.stderr).toContain('did you mean `proving auth keys list`?')
     expect((await run(['deploy'])).stderr).not.toContain('did you mean')
+    expect((await run(['--verison'])).stderr).toContain('did you mean `proving --version`?')
   })
 
   it('an unknown flag names the close one of the command\'s own', async () => {
