@@ -207,11 +207,12 @@ describe('shell completion', () => {
         't proving help qu',
         't proving help auth keys ""',
         't proving validate --pr',
+        't proving auth create-key --na',
       ].join('\n'),
       {},
     )
     expect(run.code, run.stderr).toBe(0)
-    const [registered, top, qu, query, flags, result, network, keys, shells, helpQu, helpKeys, offline] = run.stdout.split('\n')
+    const [registered, top, qu, query, flags, result, network, keys, shells, helpQu, helpKeys, offline, former] = run.stdout.split('\n')
     expect(registered).toBe('complete -o bashdefault -o default -F _proving_complete proving')
     expect(top!.split(' ')).toEqual(expect.arrayContaining(['prove', 'submit', 'query', 'bucket', 'task', 'storage', 'auth', 'config', 'completion']))
     expect(qu).toBe('query')
@@ -225,6 +226,8 @@ describe('shell completion', () => {
     expect(helpQu).toBe('query')
     expect(helpKeys!.split(' ').sort()).toEqual(['create', 'list', 'revoke'])
     expect(offline).toBe('')
+    // The former name of `auth keys create` completes its flags, and is not offered as a word.
+    expect(former).toBe('--name')
   })
 
   it('zsh and fish scripts name every command; an unknown shell is refused', async () => {

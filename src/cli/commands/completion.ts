@@ -53,11 +53,14 @@ export function completionTable(commands: readonly CommandSpec[]): Table {
   for (const spec of commands) {
     for (let depth = 0; depth < spec.path.length; depth++) add(spec.path.slice(0, depth).join(' '), spec.path[depth]!)
   }
-  const entries = commands.map((spec) => ({
-    path: spec.path.join(' '),
-    options: Object.entries(commandOptions(spec)) as [string, OptionSpec][],
-    args: fixedArguments(spec),
-  }))
+  // A former name (`auth create-key`) completes its flags too, but is not offered as a word.
+  const entries = commands.flatMap((spec) =>
+    [spec.path, ...(spec.aliases ?? [])].map((path) => ({
+      path: path.join(' '),
+      options: Object.entries(commandOptions(spec)) as [string, OptionSpec][],
+      args: fixedArguments(spec),
+    })),
+  )
   return { groups, commands: entries }
 }
 
