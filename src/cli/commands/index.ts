@@ -9,7 +9,7 @@ import { submit } from './submit.ts'
 import { configPathCommand, configShow } from './config.ts'
 import { completionCommand } from './completion.ts'
 import { storageQuery, storageStatus } from './storage.ts'
-import { authCreateKey, authKeysList, authLogin } from './auth.ts'
+import { authKeysCreate, authKeysList, authKeysRevoke, authLogin } from './auth.ts'
 import { TASK_COMMANDS } from './task.ts'
 
 /** Every `proving` command; main.ts dispatches on the longest matching path. */
@@ -31,8 +31,9 @@ export const COMMANDS: CommandSpec[] = [
   storageQuery,
   storageStatus,
   authLogin,
-  authCreateKey,
+  authKeysCreate,
   authKeysList,
+  authKeysRevoke,
   ...TASK_COMMANDS,
   factCheck,
   configShow,

@@ -1,5 +1,5 @@
 import { InvalidInputError } from '../../core/errors.ts'
-import { allowInsecureHttp, defineCommand, parseInteger, SERVICE_OPTIONS } from '../context.ts'
+import { allowInsecureHttp, defineCommand, pageOptions, pageSummary, parseInteger, SERVICE_OPTIONS } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { describeQuery, provingClientFrom, timeoutFrom, withHeartbeat } from '../services.ts'
 
@@ -107,8 +107,7 @@ export const queryList = defineCommand({
   positionals: { min: 0, max: 0 },
   options: {
     ...SERVICE_OPTIONS,
-    limit: { type: 'string', valueName: '<n>', description: 'Queries per page, 1 to 100.', default: '10' },
-    offset: { type: 'string', valueName: '<n>', description: 'Queries to skip.', default: '0' },
+    ...pageOptions('Queries', 100),
     search: { type: 'string', valueName: '<text>', description: 'Match the query id or external id.' },
     network: { type: 'string', valueName: '<MAINNET|TESTNET>', description: 'Only queries on this network.' },
     all: { type: 'boolean', description: 'Every page, not just one.' },
@@ -136,7 +135,7 @@ export const queryList = defineCommand({
     const lines = queries.map(
       (query) => `${query.id.padEnd(38)}${query.status.padEnd(13)}${(query.step ?? '').padEnd(36)}${query.createdAt ?? ''}`,
     )
-    lines.push(`${queries.length} shown of ${total}.`)
+    lines.push(context.values.all ? `${queries.length} ${queries.length === 1 ? 'query' : 'queries'}.` : pageSummary({ shown: queries.length, offset, limit, total: total ?? undefined }))
     context.print(lines.join('\n'), { provingQueries: queries, total })
     return EXIT.ok
   },
