@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { NODE, REPO_ROOT } from '../helpers/cli.ts'
+import { NODE, olderNode, pretendNodeVersion, REPO_ROOT } from '../helpers/cli.ts'
 
 const run = promisify(execFile)
 /** The console's page, script and styles together, uncompressed (21 KiB when written: 4 + 13 + 4). */
@@ -84,6 +84,18 @@ describe('the published package', () => {
       env,
     })
     expect(JSON.parse(stdout).programHash).toBe('0x4f028ea2f2568d9b71509641f65cd3879482a371ab2a18d20ca7528d960dd45')
+  })
+
+  it('its `proving` on a Node older than 24: one line naming Node 24, exit 2', async () => {
+    const older = await olderNode()
+    const bin = join(consumer, 'node_modules/proving-kit/bin/proving.js')
+    const failed = await run(older?.path ?? NODE, [...(older ? [] : pretendNodeVersion('20.11.1')), bin, '--help'], { cwd: consumer, env }).then(
+      () => undefined,
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    )
+    expect(failed?.code).toBe(2)
+    expect(failed?.stdout).toBe('')
+    expect(failed?.stderr).toMatch(/^proving: needs Node\.js 24 or later; found Node\.js \d+\.\d+\.\d+ [^\n]*\n$/)
   })
 
   it('ships no tests, sources or bundles', async () => {

@@ -19,7 +19,7 @@ import {
   SHARP_PROVERS,
   STONE_VERSIONS,
 } from '../../schemas/proving-constants.ts'
-import { onchainCrossCheck, VERIFY_ONCHAIN_MODES } from './onchain-inputs.ts'
+import { onchainCrossCheck, REGISTRY_KIND_VALUES, VERIFY_ONCHAIN_MODES } from './onchain-inputs.ts'
 import type { ActionIO, CrossCheck, DefaultedInput, InputSpecs, InputValues, OptionalInput, RequiredInput } from '../types.ts'
 
 export const required = <T>(schema: z.ZodType<T>, options: { secret?: boolean } = {}): RequiredInput<T> => ({
@@ -148,6 +148,16 @@ export const concurrencyValue = z
   .transform(Number)
   .refine((value) => value >= 1 && value <= 64, { error: 'must be a whole number from 1 to 64' })
 
+/** Integrity's security bits: a u32. */
+export const securityBitsValue = z
+  .string()
+  .regex(/^\d+$/, { error: 'must be a whole number from 0 to 4294967295' })
+  .transform(Number)
+  .refine((value) => value <= 2 ** 32 - 1, { error: 'must be a whole number from 0 to 4294967295' })
+
+/** A Cairo short string, as Integrity's verifier settings are (`recursive`, `keccak_160_lsb`, `stone6`). */
+export const shortStringValue = z.string().regex(/^[\x20-\x7e]{1,31}$/, { error: 'must be 1 to 31 ASCII characters, such as recursive or stone6' })
+
 /** The general submission's fields (POST /proving-query), as the root action takes them. */
 export const GENERAL_INPUTS = {
   result: optional(enumValue(RESULTS)),
@@ -185,6 +195,12 @@ export const MAIN_INPUTS = {
   'ethereum-rpc-url': optional(httpUrlValue, { secret: true }),
   'starknet-rpc-url': optional(httpUrlValue, { secret: true }),
   'fact-registry': optional(nonEmptyValue),
+  'registry-kind': optional(z.enum(REGISTRY_KIND_VALUES, { error: `must be one of ${REGISTRY_KIND_VALUES.join(', ')}` })),
+  'min-security-bits': withDefault('96', securityBitsValue),
+  'verifier-layout': optional(shortStringValue),
+  'verifier-hasher': optional(shortStringValue),
+  'verifier-stone-version': optional(shortStringValue),
+  'verifier-memory-verification': optional(shortStringValue),
   'onchain-timeout-minutes': withDefault('30', minutesValue),
   'decommit-destination-chain-id': optional(hexValue),
   'tasks-url': optional(httpUrlValue),
