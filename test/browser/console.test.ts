@@ -31,7 +31,7 @@ describeBrowser('the emulator console in Debian chromium', () => {
   beforeAll(async () => {
     emulator = await startTestEmulator({ apiKeys: [KEY] })
     browser = await launchChromium([`--host-resolver-rules=MAP ${FOREIGN_HOST} 127.0.0.1`])
-  })
+  }, 60_000)
   afterAll(async () => {
     await browser?.close()
     await emulator?.close()

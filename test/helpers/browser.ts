@@ -21,7 +21,8 @@ const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-ru
 
 export function describeBrowser(name: string, body: () => void): void {
   if (BROWSER_PRESENT) {
-    describe(name, body)
+    // A browser, the CLI's processes and the emulator on two shared cores: room for a slow start.
+    describe(name, { timeout: 60_000 }, body)
     return
   }
   // Said on the console too: a reporter that lists no skipped test's name still shows why.
