@@ -52,6 +52,12 @@ export const MAIN_OUTPUTS = [
   'bucket-job-index',
   'results',
   ...TASK_OUTPUTS.map((name) => ROOT_DECOMMIT_OUTPUT_NAMES[name]),
+  'artifact-id',
+  'artifact-url',
+  'release-url',
+  'release-assets',
+  'facts-json',
+  'attestation-statement',
 ] as const
 
 export const PACK_OUTPUTS = ['pie-zip', 'pie-sha256', 'size-bytes', 'n-steps', 'job-size', 'program-hash', 'output', 'error-reason'] as const

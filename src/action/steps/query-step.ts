@@ -72,6 +72,9 @@ export class QueryStep extends ProvingStep {
   expectedProgramHash: string | undefined
   artifacts: SummaryLink[] = []
   artifactNote: string | undefined
+  /** How the step ended and the summary it wrote: what the GitHub side (../github/) repeats. */
+  ended: Ending | undefined
+  summaryMarkdown: string | undefined
 
   /** The query id, the moment the service returns it. */
   submitted(queryId: string): void {
@@ -174,7 +177,13 @@ export class QueryStep extends ProvingStep {
     })
   }
 
+  protected override summary(markdown: string): string {
+    this.summaryMarkdown = markdown
+    return markdown
+  }
+
   protected override ending(end: Ending): void {
+    this.ended = end
     if (end.failure) this.outputs.set({ 'error-reason': this.record?.errorReason ?? end.failure })
     if (this.outputs.get('facts-verified') === undefined) {
       this.outputs.set({ 'facts-verified': String(this.facts?.kind === 'checked' && this.facts.result.ok) })
