@@ -91,6 +91,11 @@ export type StartOptions = {
   /** GITHUB_WORKSPACE and the working directory (the repository root by default). */
   workspace?: string
   entry?: 'main' | 'post'
+  /**
+   * Run the action's sources (src/action/index.ts, through its one entry, with the real
+   * @actions/core) instead of the committed bundle: for behaviour not yet in dist/.
+   */
+  fromSource?: boolean
 }
 
 export type RunningAction = {
@@ -133,7 +138,10 @@ export function startAction(name: string, options: StartOptions = {}): RunningAc
   }
   for (const [key, value] of Object.entries(options.state ?? {})) env[`STATE_${key}`] = value
   const started = Date.now()
-  const child = spawn(NODE, [resolve(action.dir, script)], { cwd: workspace, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const step = /dist\/([a-z-]+)\/index\.js$/.exec(script)?.[1]
+  const source = `import(${JSON.stringify(resolve(REPO_ROOT, 'src/action/index.ts'))}).then((entry) => entry.runAction(${JSON.stringify(step)}))`
+  const argv = options.fromSource ? ['--input-type=module', '-e', source] : [resolve(action.dir, script)]
+  const child = spawn(NODE, argv, { cwd: workspace, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
