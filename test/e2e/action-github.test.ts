@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { EXAMPLE } from '../helpers/example-pie.ts'
 import { startGitHubApi, type GitHubApiStandIn } from '../helpers/github-api.ts'
+import { startEmulator } from '../../src/emulator/index.ts'
 import { type ActionRun, FIXTURE_PIE, leakedSecret, runAction } from '../helpers/run-action.ts'
 
 /**
@@ -42,10 +43,11 @@ function pullRequestEvent(options: { fork?: boolean } = {}): string {
   return file
 }
 
-async function prove(inputs: Record<string, string>, options: { fork?: boolean } = {}): Promise<ActionRun> {
-  const run = await runAction('', {
+async function prove(inputs: Record<string, string>, options: { fork?: boolean; action?: string } = {}): Promise<ActionRun> {
+  const action = options.action ?? ''
+  const run = await runAction(action, {
     fromSource: true,
-    inputs: { pie: FIXTURE_PIE, emulator: 'true', 'github-token': TOKEN, ...inputs },
+    inputs: { pie: FIXTURE_PIE, ...(action === '' && !inputs['base-url'] ? { emulator: 'true' } : {}), 'github-token': TOKEN, ...inputs },
     env: {
       GITHUB_API_URL: github.url,
       GITHUB_EVENT_NAME: 'pull_request',
@@ -220,6 +222,32 @@ describe('root action on GitHub: release assets, PR comment, check run', () => {
       expect(run.summary).toMatch(/^### ✅ Prove: passed/)
     } finally {
       github.denied = {}
+    }
+  })
+})
+
+describe('wait/ on GitHub: the query submitted by another job', () => {
+  it('gates, attaches to the release, comments and checks as the root action does', async () => {
+    const emulator = await startEmulator({ timing: { receivedMs: 50, stepMs: 50 } })
+    try {
+      const service = { 'api-key': 'pk_wait_github_0a1b2c', 'base-url': emulator.url }
+      const submitted = await prove({ ...service, wait: 'false' })
+      expect(submitted.code, submitted.stdout + submitted.stderr).toBe(0)
+      const queryId = submitted.outputs['query-id']!
+      const run = await prove({ ...service, 'query-id': queryId, 'release-tag': 'v5.0.0', 'pr-comment': 'true', 'check-run': 'true' }, { action: 'wait' })
+      expect(run.code, run.stdout + run.stderr).toBe(0)
+      expect(run.summary).toMatch(/^### ✅ Wait: passed/)
+      const release = github.releases.find((candidate) => candidate.tag === 'v5.0.0')!
+      expect(release.assets.map((asset) => asset.name)).toEqual(['pie.zip', 'proof.json', 'facts.json', 'SHA256SUMS'])
+      expect(JSON.parse(release.assets[2]!.data.toString('utf8'))).toMatchObject({ queryId, status: 'DONE', service: emulator.url })
+      expect(run.outputs['release-url']).toMatch(/\/releases\/tag\/untagged-\d+$/)
+      // The job's one comment on the pull request (the root action's, edited, when that ran first).
+      const onPull = github.comments.filter((comment) => comment.issue === PULL)
+      expect(onPull).toHaveLength(1)
+      expect(onPull[0]!.body).toContain('Wait: passed')
+      expect(github.checkRuns.at(-1)).toMatchObject({ name: `proving-kit: ${FIXTURE_PIE}`, conclusion: 'success' })
+    } finally {
+      await emulator.close()
     }
   })
 })

@@ -21,6 +21,7 @@ import { verifyOnchain } from '../steps/onchain.ts'
 import { registerOnchainSecrets } from '../steps/onchain-inputs.ts'
 import { checkFactsForStep, expandPieInput, preparePieForStep } from '../steps/pie-step.ts'
 import { deriveActionDedupId, generalFields, usesGeneralSubmission } from '../steps/general.ts'
+import { startGitHub } from '../steps/github.ts'
 import { QueryStep } from '../steps/query-step.ts'
 import { artifactUrl } from '../steps/summary.ts'
 import type { ActionIO, InputValues } from '../types.ts'
@@ -65,20 +66,9 @@ export const run = defineAction({
     if (inputs['tasks-url'] && !inputs['decommit-destination-chain-id']) {
       io.warning('`tasks-url` is only used with `decommit-destination-chain-id`; it is ignored.')
     }
+    // Before the emulator starts: the release's proof.json is downloaded from it after the report.
     const service = { url: inputs['base-url'] }
-    if (usesGitHub(inputs)) {
-      // Octokit loads only here. Registered before the emulator's close: the release's proof.json
-      // is downloaded from it after the report.
-      const { GitHubPublisher } = await import('../github/publish.ts')
-      const publisher = await GitHubPublisher.open(io, inputs)
-      if (!(await publisher.start(step, subjectOf(inputs)))) return
-      step.onClose(() =>
-        publisher.finish(step, {
-          serviceUrl: service.url,
-          download: async (url, path) => (await loadClient()).downloadFile(url, path, signal),
-        }),
-      )
-    }
+    if (!(await startGitHub(io, step, inputs, { subject: subjectOf(inputs), serviceUrl: () => service.url, signal }))) return
     // The emulator (when asked for) stops once the step has reported, however it ended.
     await prove(io, inputs, step, signal, (close, url) => {
       service.url = url
@@ -86,10 +76,6 @@ export const run = defineAction({
     })
   },
 })
-
-function usesGitHub(inputs: MainInputs): boolean {
-  return inputs['release-tag'] !== undefined || inputs['pr-comment'] || inputs['check-run'] || inputs.attest
-}
 
 /** What the check run is named after: the PIE (or program) as the workflow gives it. */
 function subjectOf(inputs: MainInputs): string {

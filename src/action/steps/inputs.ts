@@ -233,6 +233,7 @@ export const WAIT_INPUTS = {
   'allow-mocked-fact': withDefault('false', booleanValue),
   'expected-program-hash': optional(feltValue),
   pie: optional(pathValue),
+  ...GITHUB_INPUTS,
 } satisfies InputSpecs
 
 export const VERIFY_PROOF_INPUTS = {
