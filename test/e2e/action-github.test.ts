@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { EXAMPLE } from '../helpers/example-pie.ts'
 import { startGitHubApi, type GitHubApiStandIn } from '../helpers/github-api.ts'
 import { startEmulator } from '../../src/emulator/index.ts'
-import { type ActionRun, FIXTURE_PIE, leakedSecret, runAction } from '../helpers/run-action.ts'
+import { type ActionRun, FIXTURE_PIE, leakedSecret, runAction, runPost, startAction } from '../helpers/run-action.ts'
 
 /**
  * The root action's GitHub side (issue 25), run from its sources as the runner runs it (event
@@ -43,21 +43,28 @@ function pullRequestEvent(options: { fork?: boolean } = {}): string {
   return file
 }
 
+function runnerEnv(options: { fork?: boolean } = {}): Record<string, string> {
+  return {
+    GITHUB_API_URL: github.url,
+    GITHUB_EVENT_NAME: 'pull_request',
+    GITHUB_EVENT_PATH: pullRequestEvent(options),
+    GITHUB_REF: `refs/pull/${PULL}/merge`,
+    GITHUB_SHA: MERGE_SHA,
+    GITHUB_JOB: 'prove',
+    GITHUB_WORKFLOW: 'release',
+  }
+}
+
+const withDefaults = (action: string, inputs: Record<string, string>) => ({
+  pie: FIXTURE_PIE,
+  ...(action === '' && !inputs['base-url'] ? { emulator: 'true' } : {}),
+  'github-token': TOKEN,
+  ...inputs,
+})
+
 async function prove(inputs: Record<string, string>, options: { fork?: boolean; action?: string } = {}): Promise<ActionRun> {
   const action = options.action ?? ''
-  const run = await runAction(action, {
-    fromSource: true,
-    inputs: { pie: FIXTURE_PIE, ...(action === '' && !inputs['base-url'] ? { emulator: 'true' } : {}), 'github-token': TOKEN, ...inputs },
-    env: {
-      GITHUB_API_URL: github.url,
-      GITHUB_EVENT_NAME: 'pull_request',
-      GITHUB_EVENT_PATH: pullRequestEvent(options),
-      GITHUB_REF: `refs/pull/${PULL}/merge`,
-      GITHUB_SHA: MERGE_SHA,
-      GITHUB_JOB: 'prove',
-      GITHUB_WORKFLOW: 'release',
-    },
-  })
+  const run = await runAction(action, { fromSource: true, inputs: withDefaults(action, inputs), env: runnerEnv(options) })
   runs.push(run)
   return run
 }
@@ -222,6 +229,35 @@ describe('root action on GitHub: release assets, PR comment, check run', () => {
       expect(run.summary).toMatch(/^### ✅ Prove: passed/)
     } finally {
       github.denied = {}
+    }
+  })
+})
+
+describe('a step killed before it reports', () => {
+  it('leaves its check run in progress; the post step concludes it cancelled', async () => {
+    // A service slow enough that the step is still waiting when it is killed.
+    const emulator = await startEmulator({ timing: { receivedMs: 60_000, stepMs: 60_000 } })
+    try {
+      const inputs = withDefaults('', { 'api-key': 'pk_killed_github_9f8e7d', 'base-url': emulator.url, 'check-run': 'true' })
+      const env = runnerEnv()
+      const main = startAction('', { fromSource: true, inputs, env })
+      await main.waitFor(/Submitted: query \S+/)
+      main.child.kill('SIGKILL')
+      const killed = await main.done
+      runs.push(killed)
+      expect(killed.signal).toBe('SIGKILL')
+      const check = github.checkRuns.at(-1)!
+      expect(check.status).toBe('in_progress')
+      expect(killed.state['check-run-id']).toBe(String(check.id))
+
+      const post = await runPost('', killed, { fromSource: true, inputs, env })
+      runs.push(post)
+      expect(post.code, post.stdout + post.stderr).toBe(0)
+      expect(check).toMatchObject({ status: 'completed', conclusion: 'cancelled' })
+      expect(check.output.title).toBe('The step stopped before it could report')
+      expect(check.output.summary).toContain(`Query ${killed.outputs['query-id']} had been submitted.`)
+    } finally {
+      await emulator.close()
     }
   })
 })

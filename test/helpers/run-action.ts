@@ -4,7 +4,7 @@
  * spaces to `_`, hyphens kept) after applying action.yml's defaults, the file commands
  * (GITHUB_OUTPUT, GITHUB_STATE, GITHUB_STEP_SUMMARY) in a fresh folder, RUNNER_TEMP and
  * GITHUB_WORKSPACE, and nothing else from this process's environment. The post step gets the
- * main step's state as `STATE_<name>`, as the runner passes it.
+ * main step's state as `STATE_<name>`, as the runner passes it (and, when given, the inputs).
  *
  * The action.yml is read with the `yaml` package, a full YAML parser: a file the runner
  * cannot load fails here too. Also a fake ActionIO for driving `run()` in-process.
@@ -130,7 +130,8 @@ export function startAction(name: string, options: StartOptions = {}): RunningAc
     GITHUB_RUN_ATTEMPT: '1',
     ...options.env,
   }
-  if (entry === 'main') {
+  // The runner gives a post step the same inputs as its main step.
+  if (entry === 'main' || options.inputs) {
     for (const [input, spec] of Object.entries(action.inputs)) {
       if (spec.default !== undefined) env[inputVariable(input)] = spec.default
     }

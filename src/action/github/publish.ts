@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { writeSummary } from '../steps/io.ts'
 import type { QueryStep } from '../steps/query-step.ts'
+import { STATE } from '../steps/state.ts'
 import { runUrl, type Outcome } from '../steps/summary.ts'
 import type { ActionIO } from '../types.ts'
 import { type CheckConclusion, type CheckRun, concludeCheckRun, startCheckRun } from './check-run.ts'
@@ -77,6 +78,8 @@ export class GitHubPublisher {
     if (!this.#inputs['check-run'] || !this.#github) return true
     try {
       this.#check = await startCheckRun(this.#github, this.#context, `proving-kit: ${subject}`, runUrl(this.#io.env))
+      // A step killed before it reports leaves the check in progress: the post step concludes it.
+      this.#io.saveState(STATE.checkRun, String(this.#check.id))
       this.#io.info(`Check run started on ${this.#context.headSha}.`)
       return true
     } catch (error) {
@@ -235,6 +238,25 @@ export class GitHubPublisher {
     await writeFile(sumsPath, sha256Sums(sums))
     files.push({ name: basename(sumsPath), path: sumsPath, contentType: 'text/plain' })
     return files
+  }
+}
+
+/**
+ * The post step's part: the main step was stopped (killed) before it reported, so the check run
+ * it started is still `in_progress`; it is concluded `cancelled` with the post step's summary. A
+ * failure here only warns: the post step has nothing left to fail.
+ */
+export async function concludeAbandonedCheckRun(io: ActionIO, checkRunId: number, summary: string): Promise<void> {
+  const token = io.getInput('github-token')
+  if (!token) {
+    io.warning(`Check run ${checkRunId} is left in progress: the post step has no \`github-token\` to conclude it with.`)
+    return
+  }
+  const context = await readGitHubContext(io.env)
+  try {
+    await concludeCheckRun(gitHubClient(token, context), context, { id: checkRunId, url: '' }, 'cancelled', 'The step stopped before it could report', summary)
+  } catch (error) {
+    io.warning(`Check run ${checkRunId} is left in progress: ${(error as Error).message.split('\n')[0]}`)
   }
 }
 
