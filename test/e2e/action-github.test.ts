@@ -219,14 +219,15 @@ describe('root action on GitHub: release assets, PR comment, check run', () => {
     }
   })
 
-  it('a token without contents: write fails the step after a passed gate, naming the permission', async () => {
+  it('a token without contents: write fails the step after a passed gate, naming the permission; the check says so too', async () => {
     github.denied = { contents: true }
     try {
-      const run = await prove({ 'release-tag': 'v3.0.0' })
+      const run = await prove({ 'release-tag': 'v3.0.0', 'check-run': 'true' })
       expect(run.code).toBe(1)
       expect(run.outputs.status).toBe('DONE')
       expect(run.outputs['error-reason']).toMatch(/Could not create a draft release for tag v3\.0\.0: .*Add `contents: write`/)
       expect(run.summary).toMatch(/^### ✅ Prove: passed/)
+      expect(github.checkRuns.at(-1)).toMatchObject({ conclusion: 'failure', output: { title: run.outputs['error-reason'] } })
     } finally {
       github.denied = {}
     }

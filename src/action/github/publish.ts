@@ -159,9 +159,13 @@ export class GitHubPublisher {
     }
 
     if (this.#check && this.#github) {
+      // The check says what the step says: a release that could not be written fails both.
+      const conclusion = failures.length ? 'failure' : CONCLUSIONS[end.outcome]
+      const title = failures.length ? failures[0]! : end.headline
       try {
-        await concludeCheckRun(this.#github, this.#context, this.#check, CONCLUSIONS[end.outcome], end.headline, body)
-        lines.push(`- Check run: [${CONCLUSIONS[end.outcome]}](${this.#check.url}).`)
+        const summary = [step.summaryMarkdown.trimEnd(), '', ...lines].join('\n')
+        await concludeCheckRun(this.#github, this.#context, this.#check, conclusion, title, summary)
+        lines.push(`- Check run: [${conclusion}](${this.#check.url}).`)
       } catch (error) {
         fail(error)
       }
