@@ -289,6 +289,30 @@ describe('wait/ on GitHub: the query submitted by another job', () => {
   })
 })
 
+describe('bucket-close/ on GitHub', () => {
+  it('comments the gate on every query and concludes a check run named after the bucket', async () => {
+    const emulator = await startEmulator({ timing: { receivedMs: 0, stepMs: 30 } })
+    try {
+      const service = { 'api-key': 'pk_bucket_github_4d5e6f', 'base-url': emulator.url }
+      const run = (action: string, inputs: Record<string, string>) => prove({ ...service, ...inputs }, { action })
+      const created = await run('bucket-create', {})
+      expect(created.code, created.stdout + created.stderr).toBe(0)
+      const bucketId = created.outputs['bucket-id']!
+      const leg = await run('', { 'bucket-id': bucketId, 'bucket-job-index': '0' })
+      expect(leg.code, leg.stdout + leg.stderr).toBe(0)
+      const closed = await run('bucket-close', { 'bucket-id': bucketId, wait: 'true', pie: FIXTURE_PIE, 'pr-comment': 'true', 'check-run': 'true' })
+      expect(closed.code, closed.stdout + closed.stderr).toBe(0)
+      expect(github.checkRuns.at(-1)).toMatchObject({ name: `proving-kit: bucket ${bucketId}`, headSha: HEAD_SHA, conclusion: 'success' })
+      const onPull = github.comments.filter((comment) => comment.issue === PULL)
+      expect(onPull).toHaveLength(1)
+      expect(onPull[0]!.body).toMatch(/\n### ✅ Close bucket: passed/)
+      expect(onPull[0]!.body).toContain(leg.outputs['query-id'])
+    } finally {
+      await emulator.close()
+    }
+  })
+})
+
 describe('the GitHub API stand-in judges by GitHub\'s description', () => {
   const call = (base: string, method: string, path: string, body?: unknown, contentType = 'application/json') =>
     fetch(`${base}${path}`, {

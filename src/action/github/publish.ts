@@ -15,7 +15,7 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { writeSummary } from '../steps/io.ts'
-import type { QueryStep } from '../steps/query-step.ts'
+import type { ProvingStep, QueryStep } from '../steps/query-step.ts'
 import { STATE } from '../steps/state.ts'
 import { runUrl, type Outcome } from '../steps/summary.ts'
 import type { ActionIO } from '../types.ts'
@@ -27,13 +27,17 @@ import { type GitHub, gitHubClient } from './octokit.ts'
 import { attachToRelease, type ReleaseFile } from './release.ts'
 import { inTotoStatement, type ProvenFacts, serviceOrigin, sha256Sums } from './statement.ts'
 
+/** The GitHub inputs; `bucket-close/` has no single PIE, so no `release-tag` or `attest`. */
 export type GitHubInputs = {
   'github-token': string
-  'release-tag': string | undefined
+  'release-tag'?: string | undefined
   'pr-comment': boolean
   'check-run': boolean
-  attest: boolean
+  attest?: boolean | undefined
 }
+
+/** What is read of a step: how it ended, its summary and, for a query, what it proved. */
+export type PublishedStep = ProvingStep & Partial<Pick<QueryStep, 'record' | 'pie' | 'metadataUrls'>>
 
 export type PublishOptions = {
   /** The proving service the query ran on (its origin goes into facts.json). */
@@ -44,7 +48,8 @@ export type PublishOptions = {
 
 const CONCLUSIONS: Record<Outcome, CheckConclusion> = {
   passed: 'success',
-  done: 'success',
+  // Done without a gate (bucket-close without wait): nothing was judged.
+  done: 'neutral',
   failed: 'failure',
   cancelled: 'cancelled',
   'timed-out': 'timed_out',
@@ -74,7 +79,7 @@ export class GitHubPublisher {
    * The check run, `in_progress`, before anything is paid for: a token without `checks: write`
    * fails the step here, with nothing submitted. Resolves false when it did.
    */
-  async start(step: QueryStep, subject: string): Promise<boolean> {
+  async start(step: PublishedStep, subject: string): Promise<boolean> {
     if (!this.#inputs['check-run'] || !this.#github) return true
     try {
       this.#check = await startCheckRun(this.#github, this.#context, `proving-kit: ${subject}`, runUrl(this.#io.env))
@@ -96,7 +101,7 @@ export class GitHubPublisher {
   }
 
   /** After the step's report: the release, the comment, the check run's conclusion. */
-  async finish(step: QueryStep, options: PublishOptions): Promise<void> {
+  async finish(step: PublishedStep, options: PublishOptions): Promise<void> {
     const end = step.ended
     if (!end || !step.summaryMarkdown) return
     const lines: string[] = []
@@ -175,7 +180,7 @@ export class GitHubPublisher {
   }
 
   /** The summary's "GitHub" section; what could not be written fails the step. */
-  async #close(lines: string[], failures: string[], step: QueryStep): Promise<void> {
+  async #close(lines: string[], failures: string[], step: PublishedStep): Promise<void> {
     if (lines.length) await writeSummary(this.#io, ['**GitHub**', '', ...lines, ''].join('\n'))
     if (failures.length) {
       if (step.outputs.get('error-reason') === undefined) step.outputs.set({ 'error-reason': failures[0] })
@@ -184,7 +189,7 @@ export class GitHubPublisher {
   }
 
   /** facts.json (and facts.intoto.json with `attest`), in RUNNER_TEMP; their paths as outputs. */
-  async #writeFacts(step: QueryStep, passed: boolean, options: PublishOptions): Promise<ReleaseFile[]> {
+  async #writeFacts(step: PublishedStep, passed: boolean, options: PublishOptions): Promise<ReleaseFile[]> {
     if (this.#inputs['release-tag'] === undefined && !this.#inputs.attest) return []
     const record = step.record
     const onchain = step.outputs.get('onchain-details')
@@ -222,11 +227,11 @@ export class GitHubPublisher {
   }
 
   /** pie.zip and the query's proof.json (when the service lists one) first, SHA256SUMS last. */
-  async #withProof(step: QueryStep, facts: ReleaseFile[], options: PublishOptions): Promise<ReleaseFile[]> {
+  async #withProof(step: PublishedStep, facts: ReleaseFile[], options: PublishOptions): Promise<ReleaseFile[]> {
     const pie = step.pie!
     const files: ReleaseFile[] = [{ name: 'pie.zip', path: pie.zipPath, contentType: 'application/zip' }]
     const folder = facts[0] ? dirname(facts[0].path) : this.#io.env.RUNNER_TEMP || tmpdir()
-    const proofUrl = step.metadataUrls.find((url) => new URL(url, 'http://x').pathname.endsWith('/proof.json'))
+    const proofUrl = step.metadataUrls?.find((url) => new URL(url, 'http://x').pathname.endsWith('/proof.json'))
     if (proofUrl) {
       const proofPath = join(folder, 'proof.json')
       await options.download(proofUrl, proofPath)

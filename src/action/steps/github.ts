@@ -1,16 +1,15 @@
 /**
- * The GitHub side of a query step (`release-tag`, `pr-comment`, `check-run`, `attest`), shared
- * by the root action and `wait/`: nothing is loaded unless one of them is asked for, then
+ * The GitHub side of a proving step (`release-tag`, `pr-comment`, `check-run`, `attest`), shared
+ * by the root action, `wait/` and `bucket-close/` (the comment and the check run only): nothing is loaded unless one of them is asked for, then
  * ../github/publish.ts (and Octokit) is imported, the check run started before anything else,
  * and the rest registered to run once the step has reported.
  */
 import type { ActionIO } from '../types.ts'
-import type { GitHubInputs } from '../github/publish.ts'
+import type { GitHubInputs, PublishedStep } from '../github/publish.ts'
 import { loadClient } from './lazy.ts'
-import type { QueryStep } from './query-step.ts'
 
 export function usesGitHub(inputs: GitHubInputs): boolean {
-  return inputs['release-tag'] !== undefined || inputs['pr-comment'] || inputs['check-run'] || inputs.attest
+  return inputs['release-tag'] !== undefined || inputs['pr-comment'] || inputs['check-run'] || inputs.attest === true
 }
 
 /**
@@ -20,7 +19,7 @@ export function usesGitHub(inputs: GitHubInputs): boolean {
  */
 export async function startGitHub(
   io: ActionIO,
-  step: QueryStep,
+  step: PublishedStep,
   inputs: GitHubInputs,
   options: { subject: string; serviceUrl: () => string | undefined; signal: AbortSignal },
 ): Promise<boolean> {

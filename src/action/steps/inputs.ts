@@ -139,11 +139,16 @@ const wholeNumberIn = (low: number, high: number) =>
  * The root action's GitHub side (../github/): the token, the release, the pull request's comment,
  * the check run and the in-toto statement. The runner puts the job's token in `github-token`.
  */
-export const GITHUB_INPUTS = {
+export const GITHUB_REPORT_INPUTS = {
   'github-token': { ...withDefault('${{ github.token }}', nonEmptyValue), secret: true },
-  'release-tag': optional(tagValue),
   'pr-comment': withDefault('false', booleanValue),
   'check-run': withDefault('false', booleanValue),
+} satisfies InputSpecs
+
+/** With one PIE proved: the release's assets and the in-toto statement too. */
+export const GITHUB_INPUTS = {
+  ...GITHUB_REPORT_INPUTS,
+  'release-tag': optional(tagValue),
   attest: withDefault('false', booleanValue),
 } satisfies InputSpecs
 
@@ -261,6 +266,7 @@ export const BUCKET_CLOSE_INPUTS = {
   pie: optional(pathValue),
   'allow-mocked-fact': withDefault('false', booleanValue),
   'expected-program-hash': optional(feltValue),
+  ...GITHUB_REPORT_INPUTS,
 } satisfies InputSpecs
 
 export const BUCKET_CREATE_INPUTS = {

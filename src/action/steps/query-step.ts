@@ -36,6 +36,9 @@ export type ProvingStepOptions = StepOptions & {
  */
 export class ProvingStep extends Step<ProvingStepOptions> {
   queryId: string | undefined
+  /** How the step ended and the summary it wrote: what the GitHub side (../github/) repeats. */
+  ended: Ending | undefined
+  summaryMarkdown: string | undefined
 
   constructor(io: ActionIO, options: ProvingStepOptions) {
     super(io, options)
@@ -53,7 +56,13 @@ export class ProvingStep extends Step<ProvingStepOptions> {
   }
 
   protected override ending(end: Ending): void {
+    this.ended = end
     if (end.failure) this.outputs.set({ 'error-reason': end.failure })
+  }
+
+  protected override summary(markdown: string): string {
+    this.summaryMarkdown = markdown
+    return markdown
   }
 
   protected override reported(): void {
@@ -72,9 +81,6 @@ export class QueryStep extends ProvingStep {
   expectedProgramHash: string | undefined
   artifacts: SummaryLink[] = []
   artifactNote: string | undefined
-  /** How the step ended and the summary it wrote: what the GitHub side (../github/) repeats. */
-  ended: Ending | undefined
-  summaryMarkdown: string | undefined
 
   /** The query id, the moment the service returns it. */
   submitted(queryId: string): void {
@@ -175,11 +181,6 @@ export class QueryStep extends ProvingStep {
       nextSteps: [...new Set(nextSteps)],
       failure: refusals.length === 1 ? first.message : `${first.message} (and ${refusals.length - 1} more: see the job summary)`,
     })
-  }
-
-  protected override summary(markdown: string): string {
-    this.summaryMarkdown = markdown
-    return markdown
   }
 
   protected override ending(end: Ending): void {
