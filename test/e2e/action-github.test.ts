@@ -148,6 +148,7 @@ describe('root action on GitHub: release assets, PR comment, check run', () => {
     expect(first.summary).toMatch(/Pull request \[#17\]\(.*\): comment posted\./)
 
     const firstIds = Object.fromEntries(release.assets.map((entry) => [entry.name, entry.id]))
+    const before = github.requests.length
     const second = await prove(inputs)
     expect(second.code, second.stdout + second.stderr).toBe(0)
     // Same names, new uploads; the hand-made asset untouched; still one release.
@@ -164,6 +165,12 @@ describe('root action on GitHub: release assets, PR comment, check run', () => {
     expect(github.comments[0]!.body).toContain(second.outputs['query-id'])
     expect(second.summary).toMatch(/Pull request \[#17\]\(.*\): comment updated\./)
     expect(github.checkRuns).toHaveLength(2)
+    // What the re-run asked of GitHub: each of its five assets deleted and uploaded again, the
+    // comment found and edited, a check run created and concluded.
+    const operations = github.requests.slice(before).map((request) => request.operationId)
+    const count = (id: string) => operations.filter((operation) => operation === id).length
+    expect([count('repos/delete-release-asset'), count('repos/upload-release-asset'), count('issues/update-comment'), count('issues/create-comment')]).toEqual([5, 5, 1, 0])
+    expect([count('checks/create'), count('checks/update')]).toEqual([1, 1])
     expect(github.requests.filter((request) => request.operationId === 'repos/upload-release-asset').every((request) => request.origin === 'uploads')).toBe(true)
   })
 

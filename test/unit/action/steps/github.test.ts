@@ -25,8 +25,8 @@ function modulesLoadedBy(entry: string): string[] {
 }
 
 describe('the GitHub side loads only when asked for', () => {
-  it('the root action\'s and wait/\'s modules load neither @actions/github, Octokit nor src/action/github/', () => {
-    for (const entry of ['./src/action/actions/main.ts', './src/action/actions/wait.ts']) {
+  it('the root action\'s, wait/\'s and bucket-close/\'s modules load neither @actions/github, Octokit nor src/action/github/', () => {
+    for (const entry of ['./src/action/actions/main.ts', './src/action/actions/wait.ts', './src/action/actions/bucket-close.ts']) {
       const modules = modulesLoadedBy(entry)
       expect(modules, entry).toContain('src/action/steps/github.ts')
       expect(modules.filter((path) => /^node_modules\/(@actions\/github|@octokit)\//.test(path) || path.startsWith('src/action/github/')), entry).toEqual([])
