@@ -52,6 +52,8 @@ function runnerEnv(options: { fork?: boolean } = {}): Record<string, string> {
     GITHUB_SHA: MERGE_SHA,
     GITHUB_JOB: 'prove',
     GITHUB_WORKFLOW: 'release',
+    // Debug lines are scanned for the token too.
+    RUNNER_DEBUG: '1',
   }
 }
 
