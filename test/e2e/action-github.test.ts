@@ -200,14 +200,14 @@ describe('root action on GitHub: release assets, PR comment, check run', () => {
     expect(github.checkRuns.at(-1)).toMatchObject({ status: 'completed', conclusion: 'failure' })
   })
 
-  it('a fork\'s read-only token: no comment, a warning and the summary instead; the step passes', async () => {
+  it('a fork\'s read-only token: no comment, a notice and the summary instead; the step passes', async () => {
     github.denied = { comments: true }
     try {
       const comments = github.comments.length
       const run = await prove({ 'pr-comment': 'true' }, { fork: true })
       expect(run.code, run.stdout + run.stderr).toBe(0)
       expect(github.comments.length).toBe(comments)
-      expect(run.stdout).toMatch(/::warning::Could not comment on pull request #17 \(a pull request from a fork gets a read-only token\); the result is in the job summary\./)
+      expect(run.stdout).toMatch(/::notice::Could not comment on pull request #17 \(a pull request from a fork gets a read-only token\); the result is in the job summary\./)
       expect(run.summary).toMatch(/^### ✅ Prove: passed/)
       expect(run.summary).toContain('no comment (a pull request from a fork gets a read-only token)')
     } finally {

@@ -6,7 +6,7 @@
  * service text stays escaped as it is there), and a "GitHub" section added to the summary.
  *
  * A release or check run that cannot be written fails the step, naming the permission to add; a
- * comment that cannot be written (a fork's read-only token) is a warning, with the job summary
+ * comment that cannot be written (a fork's read-only token) is a notice, with the job summary
  * as the place the result is read.
  */
 import { createHash, randomUUID } from 'node:crypto'
@@ -154,7 +154,10 @@ export class GitHubPublisher {
         } catch (error) {
           if (error instanceof GitHubApiError && error.forbidden) {
             const why = this.#context.fromFork ? 'a pull request from a fork gets a read-only token' : 'the token lacks `pull-requests: write`'
-            this.#io.warning(`Could not comment on pull request #${pull} (${why}); the result is in the job summary.`)
+            // Expected on every fork's pull request: a notice, not a warning, and the step goes on.
+            const notice = `Could not comment on pull request #${pull} (${why}); the result is in the job summary.`
+            if (this.#io.notice) this.#io.notice(notice)
+            else this.#io.info(notice)
             lines.push(`- Pull request #${pull}: no comment (${why}); this summary is the result.`)
           } else {
             fail(error)
