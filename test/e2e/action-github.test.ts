@@ -196,7 +196,7 @@ describe('root action on GitHub: release assets, PR comment, check run', () => {
     expect(run.outputs['release-url']).toBeUndefined()
     const comment = github.comments.find((candidate) => candidate.issue === PULL)!
     expect(comment.body).toContain('The fact is mocked')
-    expect(comment.body).toContain('nothing attached, the gate did not pass')
+    expect(comment.body).toContain('Release `v9.9.9`: nothing attached, the step failed (see above).')
     expect(github.checkRuns.at(-1)).toMatchObject({ status: 'completed', conclusion: 'failure' })
   })
 

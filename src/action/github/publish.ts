@@ -56,6 +56,16 @@ const CONCLUSIONS: Record<Outcome, CheckConclusion> = {
   submitted: 'neutral',
 }
 
+/** Why nothing was attached to the release, by how the step ended. */
+const NOT_PASSED: Record<Outcome, string> = {
+  passed: '',
+  failed: 'the step failed (see above)',
+  cancelled: 'the step was cancelled',
+  'timed-out': 'the wait timed out',
+  submitted: 'the result was not gated (the query is still running)',
+  done: 'nothing was gated',
+}
+
 export class GitHubPublisher {
   readonly #io: ActionIO
   readonly #inputs: GitHubInputs
@@ -123,7 +133,7 @@ export class GitHubPublisher {
     if (tag !== undefined && this.#github) {
       const shownTag = `\`${tag.replace(/`/g, "'")}\``
       if (end.outcome !== 'passed') {
-        lines.push(`- Release ${shownTag}: nothing attached, the gate did not pass.`)
+        lines.push(`- Release ${shownTag}: nothing attached, ${NOT_PASSED[end.outcome]}.`)
       } else if (!step.pie) {
         lines.push(`- Release ${shownTag}: nothing attached, there is no single pie.zip to attach.`)
       } else {
