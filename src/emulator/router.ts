@@ -99,6 +99,15 @@ export type RouterOptions = {
   onCompleted?: (completed: Completed) => void
 }
 
+/**
+ * The URL of a request line. A path is read against our own origin, never as a URL of its own:
+ * `new URL('//x/is-alive', base)` would take `x` for a host and route `/is-alive`, and `//`
+ * alone does not parse at all (it was a 500). An absolute URL (a proxy's form) is read as is.
+ */
+export function requestTarget(rawUrl: string): URL {
+  return rawUrl.startsWith('/') ? new URL(`http://emulator.invalid${rawUrl}`) : new URL(rawUrl, 'http://emulator.invalid')
+}
+
 /** A route of the control API under /_emulator/: no authentication, never a fault's target. */
 export function controlRoute(method: Route['method'], pattern: string, handler: Route['handler']): Route {
   return { method, pattern, handler, control: true }
@@ -139,7 +148,7 @@ export class Router {
   async #dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = (req.method ?? 'GET').toUpperCase()
     const rawUrl = req.url ?? '/'
-    const url = new URL(rawUrl, 'http://emulator.invalid')
+    const url = requestTarget(rawUrl)
     const found = this.#match(method, url.pathname)
     let route: Route | undefined
     const complete = (status: number) => this.#options.onCompleted?.({ method, rawUrl, status, route })

@@ -35,6 +35,7 @@ export function coreIO(): ActionIO {
     debug: (message) => core.debug(scrub(message)),
     info: (message) => core.info(scrub(message)),
     warning: (message) => core.warning(scrub(message)),
+    notice: (message) => core.notice(scrub(message)),
     error: (message) => core.error(scrub(message)),
     startGroup: (name) => core.startGroup(scrub(name)),
     endGroup: () => core.endGroup(),

@@ -107,7 +107,7 @@ export const bucketClose = defineCommand({
       context.print(describeBucket(bucket), { provingBucket: bucket })
       return EXIT.ok
     }
-    context.progress(`Closed bucket ${bucket.id} (${bucket.leaves ?? '?'} queries); waiting for it to end.`)
+    context.progress(`Closed bucket ${bucket.id} (${queryCount(bucket.leaves)}); waiting for it to end.`)
     const { bucketTable, judgeBucket, waitForBucket } = await import('../../pipeline/bucket.ts')
     // One timeout for the wait and the reads of the queries after it.
     const deadline = client.http.clock.now() + timeoutMs
@@ -115,7 +115,7 @@ export const bucketClose = defineCommand({
       timeoutMs,
       signal: context.signal,
       onProgress: (progress) =>
-        context.progress(`[${formatDuration(progress.elapsedMs).padStart(6)}] bucket ${progress.bucketId}  ${progress.status}  ${progress.leaves} queries`),
+        context.progress(`[${formatDuration(progress.elapsedMs).padStart(6)}] bucket ${progress.bucketId}  ${progress.status}  ${queryCount(progress.leaves)}`),
     })
     const verdict = await judgeBucket(client, details, {
       allowMockedFact: context.values['allow-mocked-fact'] === true,
@@ -129,7 +129,11 @@ export const bucketClose = defineCommand({
       '',
       bucketTable(verdict.rows, 'text'),
       '',
-      verdict.ok ? `Gate passed: all ${verdict.rows.length} queries are DONE${pies ? ' and their facts match the PIEs' : ''}.` : `Gate refused:\n${verdict.refusals.map((line) => `  - ${line}`).join('\n')}`,
+      verdict.ok
+        ? verdict.rows.length === 1
+          ? `Gate passed: the bucket's one query is DONE${pies ? ' and its facts match the PIEs' : ''}.`
+          : `Gate passed: all ${verdict.rows.length} queries are DONE${pies ? ' and their facts match the PIEs' : ''}.`
+        : `Gate refused:\n${verdict.refusals.map((line) => `  - ${line}`).join('\n')}`,
     ].join('\n')
     context.print(human, { provingBucket: details.bucket, status: verdict.status, ok: verdict.ok, queries: verdict.rows, refusals: verdict.refusals })
     return verdict.ok ? EXIT.ok : EXIT.remoteFailure
@@ -205,4 +209,9 @@ async function aggregatorParamsFrom(context: CommandContext<typeof BUCKET_CREATE
 function paramValue(text: string): unknown {
   if (text === 'true' || text === 'false' || text === 'null' || /^-?\d+(\.\d+)?$/.test(text)) return JSON.parse(text)
   return text
+}
+
+/** "1 query", "3 queries", "? queries" (a count the service did not send). */
+function queryCount(count: number | null | undefined): string {
+  return count === 1 ? '1 query' : `${count ?? '?'} queries`
 }

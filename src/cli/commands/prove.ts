@@ -284,8 +284,15 @@ export async function followSubmission(
       context.io.stdout(`${provingQueryId}\n`)
       return EXIT.ok
     }
+    // A query in a bucket ends when the bucket does: `query wait` would not end before it is closed.
+    const bucketId = (context.values as { 'bucket-id'?: string })['bucket-id']?.trim()
+    const follow = emulated
+      ? 'The emulator stops with this command: add --wait to follow the query.'
+      : bucketId
+        ? `It ends when bucket ${bucketId} does: once every query is in, run proving bucket close ${bucketId} --wait`
+        : `Follow it with: proving query wait ${provingQueryId}`
     context.print(
-      `Submitted: query ${provingQueryId}${again}\n${emulated ? 'The emulator stops with this command: add --wait to follow the query.' : `Follow it with: proving query wait ${provingQueryId}`}`,
+      `Submitted: query ${provingQueryId}${again}\n${follow}`,
       submitted.deduplicated === undefined ? { provingQueryId } : { provingQueryId, deduplicated: submitted.deduplicated },
     )
     return EXIT.ok
