@@ -131,9 +131,9 @@ export type SubmittedQuery = {
   provingQueryId: string
   /** The dedupId already had a (not FAILED) query: that one is followed, nothing was sent. */
   deduplicated: boolean
-  /** The dedupId used: the given or derived one, or its successor after a FAILED query. */
-  dedupId: string
-  /** The FAILED queries of the same submission that this one replaces, oldest first. */
+  /** After a FAILED query only: the dedupId this submission went under instead (its successor in the chain). */
+  dedupId?: string | undefined
+  /** After a FAILED query only: the FAILED queries of the same submission that this one replaces, oldest first. */
   failedQueryIds?: string[] | undefined
 }
 
@@ -543,8 +543,7 @@ export class ProvingClient {
     const answer = (provingQueryId: string, deduplicated: boolean): SubmittedQuery => ({
       provingQueryId,
       deduplicated,
-      dedupId,
-      ...(failedQueryIds.length ? { failedQueryIds } : {}),
+      ...(failedQueryIds.length ? { dedupId, failedQueryIds } : {}),
     })
     const attempt = async () => {
       const { data } = await this.http.request({

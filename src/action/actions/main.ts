@@ -168,7 +168,7 @@ async function prove(
       signal,
     })
     provingQueryId = submitted.provingQueryId
-    const dedupId = submitted.dedupId
+    const dedupId = submitted.dedupId ?? resolved.dedupId
     step.outputs.set({ 'dedup-id': dedupId })
     step.submitted(provingQueryId)
     if (submitted.deduplicated) {
