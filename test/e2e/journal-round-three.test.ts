@@ -56,6 +56,31 @@ describe('the same PIE twice in one batch (issue 24, 1)', () => {
   }, 120_000)
 })
 
+describe('the same PIE twice in one step of the action (issue 24, 1)', () => {
+  it(`two lines naming it and a copy: one query, on every row of \`results\` (${ROUNDS} runs)`, async () => {
+    const copies = await mkdtemp(join(tmpdir(), 'copies-'))
+    await copyFile(FIXTURE_PIE, join(copies, 'copy.zip'))
+    for (let round = 0; round < ROUNDS; round++) {
+      const before = queryCount()
+      const io = new RecordingIO({
+        pie: [FIXTURE_PIE, FIXTURE_PIE.replace('/fib/', '//fib/'), join(copies, 'copy.zip')].join('\n'),
+        'base-url': emulator.url,
+        'api-key': KEY,
+        concurrency: '2',
+      })
+      io.env = { RUNNER_TEMP: await mkdtemp(join(tmpdir(), 'runner-temp-')) }
+      await run(io)
+      expect(io.failed, io.logs.join('\n')).toBeUndefined()
+      const rows = JSON.parse(io.outputs.results!) as { queryId: string; status: string; facts: string }[]
+      expect(rows).toHaveLength(3)
+      expect(new Set(rows.map((row) => row.queryId)).size).toBe(1)
+      expect(rows.every((row) => row.status === 'DONE' && row.facts === 'match')).toBe(true)
+      expect(queryCount()).toBe(before + 1)
+    }
+    await rm(copies, { recursive: true, force: true })
+  }, 120_000)
+})
+
 describe('two runs of one PIE at the same time (issue 24, 2)', () => {
   it(`the second waits for the live first one and follows its query: one query per pair (${ROUNDS} pairs of processes)`, async () => {
     for (let round = 0; round < ROUNDS; round++) {
