@@ -13,14 +13,24 @@ import { mayHaveBeenProcessed } from '../core/submission.ts'
  * records the query id once the service answers. A process killed mid-upload (a CI timeout, the
  * OOM killer: SIGKILL, no cleanup) leaves the entry behind, and the next run of the same
  * command finds it:
- * - the query id is known: it follows that query instead of submitting again;
+ * - the query id is known: it follows that query instead of submitting again, unless the query
+ *   FAILED (then it submits anew and says so; on the general submission the client moves to the
+ *   next dedupId of the chain, clients/proving.ts `dedupIdAfterFailure`);
  * - the upload's outcome is unknown: on the general submission the dedupId settles it (the
  *   client looks it up; the service refuses a second query with it); on the L2 endpoints the
- *   caller's recent queries are listed: none since the upload began means nothing was created,
- *   so it submits; otherwise it refuses, naming the candidates, until told `--new`.
- * What remains: an entry is written before the upload and the id after the answer, so the
- * window is the answer itself on the L2 endpoints: a query created by the service while the
- * caller creates others (same key, same minutes) is told apart by the candidates listed, not
+ *   caller's recent queries are listed: none created since the upload began, in the service's
+ *   own time (the offset from its `Date` header, recorded in the entry), means nothing was
+ *   created, so it submits; otherwise it refuses, naming the candidates, until told `--new`.
+ * Two runs at once: the run that submits holds `<key>.lock` (pid, host, the process's start
+ * time), created whole by link(2), from before it reads the entry until it has reported the id.
+ * Another run of the same key finds the lock: a live owner is waited for and its query followed
+ * (the waiter leaves a `<key>.waiting.*` mark, so the owner keeps the id for it as a `settled`
+ * entry); a dead one (same host, pid gone or reused by a process started at another time) has
+ * its lock taken over. Every file is written under a temporary name of its own and renamed, in
+ * a 0700 folder, 0600. A folder that cannot be written is a warning and the submission goes on
+ * without a journal; a record that cannot be written after the upload never hides the query.
+ * What remains: on the L2 endpoints a query created by the service while the caller creates
+ * others (same key, after the upload began) is told apart by the candidates listed, not
  * automatically. An entry is removed once the command has reported the query id (or its wait
  * ended): only a killed run leaves one, and a deliberate second run after a finished one
  * submits anew. Journals live in the user's cache directory (CLI) or in RUNNER_TEMP per run and
