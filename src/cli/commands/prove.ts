@@ -52,6 +52,8 @@ export const prove = defineCommand({
     `Several PIEs are a batch: at most --concurrency (default ${DEFAULT_CONCURRENCY}) are packed and uploaded at once,`,
     'one progress line per PIE on stderr, a table (or with --json an array) on stdout, and the exit code',
     'of the worst outcome (130 interrupted > 2 bad input > 3 service > 4 timeout > 1 failed > 0).',
+    'The same PIE named twice (another spelling of its path, a copy) is sent once; its rows share the query.',
+    'A run of a PIE already being submitted by another live run waits for that run\'s query and follows it.',
   ],
   positionals: { min: 1, max: Number.POSITIVE_INFINITY },
   options: {
