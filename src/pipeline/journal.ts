@@ -280,7 +280,8 @@ export class SubmissionJournal {
     try {
       await release()
       const entry = await this.read(key)
-      if (entry?.provingQueryId && (await this.hasWaiters(key))) await this.write({ ...entry, state: 'settled' })
+      // Signed by this run: a waiter follows only the run it waited for, never an older leftover.
+      if (entry?.provingQueryId && (await this.hasWaiters(key))) await this.write({ ...entry, state: 'settled', owner: await currentOwner() })
       else await this.remove(key)
     } catch {
       // Best effort: the id was reported; an entry left behind is followed by a re-run, never paid twice.
@@ -438,8 +439,8 @@ async function waitForOwner(key: string, owner: JournalOwner, options: JournalOp
       if (!same || !(await ownerIsAlive(owner))) {
         // Looked at once more: the id may have been recorded just before the lock went.
         const last = await journal.read(key)
-        if (last?.provingQueryId && last.state !== 'submitting') {
-          logger.warn(`Following query ${last.provingQueryId}, the one the other run (${describeOwner(owner)}) followed; nothing was sent again.`)
+        if (last?.provingQueryId && last.state !== 'submitting' && last.owner && sameProcess(last.owner, owner)) {
+          logger.warn(`Following query ${last.provingQueryId}, reported by the other run (${describeOwner(owner)}) as it ended; nothing was sent again.`)
           return { provingQueryId: last.provingQueryId, resumed: true, settle: () => forgetSettled(journal, key, unmark) }
         }
         await unmark()

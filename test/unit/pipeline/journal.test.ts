@@ -163,3 +163,73 @@ describe('locks: a live owner is told from a dead one (issue 24)', () => {
     expect((await journal.lock(key)).taken).toBe(false)
   })
 })
+
+describe('two submissions of one key at once, in one process (issue 24)', () => {
+  /** A submission that ends when the test says so. */
+  function held() {
+    let finish!: (id: string) => void
+    let fail!: (error: Error) => void
+    const answer = new Promise<{ provingQueryId: string }>((resolve, reject) => {
+      finish = (id) => resolve({ provingQueryId: id })
+      fail = reject
+    })
+    return { answer, finish, fail }
+  }
+  /** A logger that calls back on the waiting run's warning. */
+  function waitingLogger(onWaiting: () => void): Logger & { warnings: string[] } {
+    const logger = recordingLogger()
+    const warn = logger.warn
+    logger.warn = (message) => {
+      warn(message)
+      if (/waiting for its query/.test(message)) onWaiting()
+    }
+    return logger
+  }
+
+  it('the second waits for the first and follows its query; nothing is submitted twice, nothing is left behind', async () => {
+    const journal = new SubmissionJournal(dir)
+    const first = held()
+    let secondSubmitted = 0
+    const firstRun = submitWithJournal({ journal, parts, client: quietClient, forceNew: false, logger: recordingLogger(), submit: () => first.answer })
+    const logger = waitingLogger(() => first.finish('q-first'))
+    const second = await submitWithJournal({
+      journal,
+      parts,
+      client: quietClient,
+      forceNew: false,
+      logger,
+      submit: async () => ({ provingQueryId: `q-second-${++secondSubmitted}` }),
+    })
+    const firstDone = await firstRun
+    expect(second).toMatchObject({ provingQueryId: 'q-first', resumed: true })
+    expect(secondSubmitted).toBe(0)
+    expect(logger.warnings.join('\n')).toMatch(/Following query q-first, submitted by the other run/)
+    await firstDone.settle?.()
+    await second.settle?.()
+    expect(await readdir(dir)).toEqual([])
+  })
+
+  it('when the first fails surely (nothing created), the second submits, once', async () => {
+    const journal = new SubmissionJournal(dir)
+    const first = held()
+    // Its failure is read below, after the second run ended.
+    const firstRun = submitWithJournal({ journal, parts, client: quietClient, forceNew: false, logger: recordingLogger(), submit: () => first.answer }).then(
+      () => undefined,
+      (error: Error) => error,
+    )
+    const refused = Object.assign(new Error('bad input'), { name: 'InvalidInputError' })
+    const second = await submitWithJournal({
+      journal,
+      parts,
+      client: quietClient,
+      forceNew: false,
+      logger: waitingLogger(() => first.fail(refused)),
+      submit: async () => ({ provingQueryId: 'q-second' }),
+    })
+    expect((await firstRun)?.message).toBe('bad input')
+    expect(second.provingQueryId).toBe('q-second')
+    expect(second.resumed).toBeUndefined()
+    await second.settle?.()
+    expect(await readdir(dir)).toEqual([])
+  })
+})
