@@ -281,8 +281,13 @@ export class SubmissionJournal {
       await release()
       const entry = await this.read(key)
       // Signed by this run: a waiter follows only the run it waited for, never an older leftover.
-      if (entry?.provingQueryId && (await this.hasWaiters(key))) await this.write({ ...entry, state: 'settled', owner: await currentOwner() })
-      else await this.remove(key)
+      if (entry?.provingQueryId && (await this.hasWaiters(key))) {
+        await this.write({ ...entry, state: 'settled', owner: await currentOwner() })
+        // The last waiter may have left while this was written, having read `submitted`: look again.
+        if (!(await this.hasWaiters(key))) await this.remove(key)
+      } else {
+        await this.remove(key)
+      }
     } catch {
       // Best effort: the id was reported; an entry left behind is followed by a re-run, never paid twice.
     }

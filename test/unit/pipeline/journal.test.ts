@@ -165,15 +165,21 @@ describe('locks: a live owner is told from a dead one (issue 24)', () => {
 })
 
 describe('two submissions of one key at once, in one process (issue 24)', () => {
-  /** A submission that ends when the test says so. */
+  /** A submission that ends when the test says so; `started` resolves once it began (its run holds the lock). */
   function held() {
     let finish!: (id: string) => void
     let fail!: (error: Error) => void
+    let began!: () => void
+    const started = new Promise<void>((resolve) => (began = resolve))
     const answer = new Promise<{ provingQueryId: string }>((resolve, reject) => {
       finish = (id) => resolve({ provingQueryId: id })
       fail = reject
     })
-    return { answer, finish, fail }
+    const submit = () => {
+      began()
+      return answer
+    }
+    return { submit, started, finish, fail }
   }
   /** A logger that calls back on the waiting run's warning. */
   function waitingLogger(onWaiting: () => void): Logger & { warnings: string[] } {
@@ -190,7 +196,8 @@ describe('two submissions of one key at once, in one process (issue 24)', () => 
     const journal = new SubmissionJournal(dir)
     const first = held()
     let secondSubmitted = 0
-    const firstRun = submitWithJournal({ journal, parts, client: quietClient, forceNew: false, logger: recordingLogger(), submit: () => first.answer })
+    const firstRun = submitWithJournal({ journal, parts, client: quietClient, forceNew: false, logger: recordingLogger(), submit: first.submit })
+    await first.started
     const logger = waitingLogger(() => first.finish('q-first'))
     const second = await submitWithJournal({
       journal,
@@ -213,10 +220,11 @@ describe('two submissions of one key at once, in one process (issue 24)', () => 
     const journal = new SubmissionJournal(dir)
     const first = held()
     // Its failure is read below, after the second run ended.
-    const firstRun = submitWithJournal({ journal, parts, client: quietClient, forceNew: false, logger: recordingLogger(), submit: () => first.answer }).then(
+    const firstRun = submitWithJournal({ journal, parts, client: quietClient, forceNew: false, logger: recordingLogger(), submit: first.submit }).then(
       () => undefined,
       (error: Error) => error,
     )
+    await first.started
     const refused = Object.assign(new Error('bad input'), { name: 'InvalidInputError' })
     const second = await submitWithJournal({
       journal,
