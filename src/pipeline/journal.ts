@@ -230,10 +230,11 @@ export class SubmissionJournal {
     const path = this.lockPathOf(key)
     for (;;) {
       const temporary = `${path}.${process.pid}.${randomUUID()}.tmp`
-      await writeFile(temporary, JSON.stringify({ ...owner, since: Date.now() }), { mode: 0o600, flag: 'wx' })
+      const mine = JSON.stringify({ ...owner, since: Date.now() })
+      await writeFile(temporary, mine, { mode: 0o600, flag: 'wx' })
       try {
         await link(temporary, path)
-        return { taken: true, release: () => rm(path, { force: true }) }
+        return { taken: true, release: releaseOnce(path, mine) }
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
       } finally {
@@ -291,6 +292,16 @@ export class SubmissionJournal {
     } catch {
       // Best effort: the id was reported; an entry left behind is followed by a re-run, never paid twice.
     }
+  }
+}
+
+/** Removes the lock once, and only while it is still this run's (another may hold it after a release). */
+function releaseOnce(path: string, mine: string): () => Promise<void> {
+  let released = false
+  return async () => {
+    if (released) return
+    released = true
+    if ((await readFile(path, 'utf8').catch(() => undefined)) === mine) await rm(path, { force: true })
   }
 }
 
@@ -359,7 +370,7 @@ export async function submitWithJournal(options: JournalOptions): Promise<Journa
   try {
     return await submitLocked(key, options, release)
   } catch (error) {
-    await release()
+    await release().catch(() => {})
     throw error
   }
 }
@@ -404,7 +415,8 @@ async function submitLocked(key: string, options: JournalOptions, release: () =>
     // Sure that nothing was created: forget the entry. Unsure (a lost answer, a cancelled
     // upload): keep it, so the next run checks before paying again.
     if (!(error instanceof AbortedError) && !(error instanceof AmbiguousSubmissionError) && !mayHaveBeenProcessed(error)) {
-      await journal.remove(key)
+      // A journal that cannot forget never replaces the submission's own error.
+      await journal.remove(key).catch(() => {})
     }
     throw error
   }
