@@ -19,7 +19,8 @@ import { mayHaveBeenProcessed } from '../core/submission.ts'
  * - the upload's outcome is unknown: on the general submission the dedupId settles it (the
  *   client looks it up; the service refuses a second query with it); on the L2 endpoints the
  *   caller's recent queries are listed: none created since the upload began, in the service's
- *   own time (the offset from its `Date` header, recorded in the entry), means nothing was
+ *   own time (the offset from its `Date` header, measured by the probe before the upload and
+ *   recorded in the entry; else by the re-run's list request), means nothing was
  *   created, so it submits; otherwise it refuses, naming the candidates, until told `--new`.
  * Two runs at once: the run that submits holds `<key>.lock` (pid, host, the process's start
  * time), created whole by link(2), from before it reads the entry until it has reported the id.
@@ -396,6 +397,9 @@ async function submitLocked(key: string, options: JournalOptions, release: () =>
   } else if (previous) {
     await resolveUnfinished(previous, options, where)
   }
+  // The client probes the service once before any submission: done now, its answer's `Date`
+  // gives the service's clock for the entry (nothing extra is sent: the submission skips it then).
+  await options.client.checkService({ signal: options.signal })
   const owner = await currentOwner()
   const entry: JournalEntry = { version: 1, key, ...parts, startedAt: Date.now(), state: 'submitting', owner, serviceOffsetMs: options.client.http.serviceOffsetMs() }
   try {

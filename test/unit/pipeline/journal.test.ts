@@ -67,8 +67,8 @@ function recordingLogger(): Logger & { warnings: string[] } {
   const warnings: string[] = []
   return { warnings, debug() {}, info() {}, warn: (message) => void warnings.push(message), error() {} }
 }
-/** What submitWithJournal asks of a client when nothing is left over: the service's clock offset. */
-const quietClient = { http: { serviceOffsetMs: () => undefined } } as unknown as ProvingClient
+/** What submitWithJournal asks of a client when nothing is left over: the probe and the service's clock offset. */
+const quietClient = { http: { serviceOffsetMs: () => undefined }, checkService: async () => {} } as unknown as ProvingClient
 
 describe('the journal on disk (issue 24)', () => {
   it('folders 0700, entries and locks 0600; a folder left open by an older version is tightened', async () => {
