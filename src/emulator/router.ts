@@ -97,6 +97,8 @@ export type RouterOptions = {
   intercept?: (ctx: RouteContext, route: Route) => Interception | undefined
   /** Called once per request when its answer is sent (status 0: the connection was dropped). */
   onCompleted?: (completed: Completed) => void
+  /** The emulator's clock: every answer's `Date` header reads it, as a service's reads its own. */
+  now?: () => number
 }
 
 /**
@@ -137,6 +139,7 @@ export class Router {
 
   /** The request handler for `http.createServer`; never throws, never rejects. */
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
+    if (this.#options.now) res.setHeader('date', new Date(this.#options.now()).toUTCString())
     void this.#dispatch(req, res).catch((error: unknown) => {
       // Never the raw URL: the L2 endpoints carry the API key in it.
       this.#options.logger.error(`emulator: failed to answer ${req.method} ${redactUrl(req.url ?? '/')}: ${redact(String(error))}`)

@@ -125,6 +125,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   }
   const router = new Router({
     logger,
+    now: () => clock.now(),
     intercept: faultInterceptor(emulator),
     onCompleted: ({ method, rawUrl, status, route, fault }) => {
       if (!route?.control) requestLog.add({ at: clock.now(), method, rawUrl, status, fault })

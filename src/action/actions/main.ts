@@ -154,20 +154,30 @@ async function prove(
       io.info('`declared-job-size` is XS: there is no PIE to measure. Set it if the run has more than 6.5M steps (a too-small size fails the job).')
     }
     const subject = pie ? `pie:${pie.sha256}` : program ? `program:${await digestOf(program, programInput)}` : `hash:${inputs['program-hash']}`
-    const dedupId =
+    const firstDedupId =
       inputs['dedup-id'] ??
       deriveActionDedupId(io.env, subject, { ...fields, declaredJobSize, layout: inputs.layout, mockFactHash: inputs['mock-fact-hash'] })
-    step.outputs.set({ 'dedup-id': dedupId })
-    // A re-run of this job finds the query it already paid for: nothing is uploaded again.
-    const existing = await client.findQueryByDedupId(dedupId, { signal })
+    // A re-run of this job finds the query it already paid for: nothing is uploaded again. Unless
+    // that query FAILED: then the re-run submits again, under the next dedupId of the chain (the
+    // same for every re-run after that failure), and never reports the FAILED query as its own.
+    step.outputs.set({ 'dedup-id': firstDedupId })
+    const resolved = await client.resolveDedupId(firstDedupId, { signal })
+    step.outputs.set({ 'dedup-id': resolved.dedupId })
+    if (resolved.failedQueryIds.length) {
+      io.info(
+        `Query ${resolved.failedQueryIds.join(', then ')} of an earlier attempt FAILED; ${resolved.existing ? `following query ${resolved.existing.id}, submitted after it` : 'submitting the PIE again, as a new query'} with dedup-id ${resolved.dedupId}.`,
+      )
+      step.extraRows.push(['Earlier attempt', `query ${resolved.failedQueryIds.join(', ')} FAILED; ${resolved.existing ? 'followed the query submitted after it' : 'submitted again'}`])
+    }
+    const existing = resolved.existing
     const submitted = existing
-      ? { provingQueryId: existing.id, deduplicated: true }
+      ? { provingQueryId: existing.id, deduplicated: true, dedupId: resolved.dedupId }
       : await client.submitQuery({
       ...fields,
       declaredJobSize,
       layout: inputs.layout,
       mockFactHash: inputs['mock-fact-hash'],
-      dedupId,
+      dedupId: resolved.dedupId,
       ...(pie ? { pieZip: pie.zipPath } : {}),
       ...(program ? { programFile: program } : {}),
       ...(programInput ? { inputFile: programInput } : {}),
@@ -175,6 +185,8 @@ async function prove(
       signal,
     })
     provingQueryId = submitted.provingQueryId
+    const dedupId = submitted.dedupId ?? resolved.dedupId
+    step.outputs.set({ 'dedup-id': dedupId })
     step.submitted(provingQueryId)
     if (submitted.deduplicated) {
       io.info(`A query with dedup-id ${dedupId} already exists (an earlier attempt of this job): following query ${provingQueryId} instead of paying twice.`)
