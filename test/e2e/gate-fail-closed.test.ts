@@ -1,4 +1,4 @@
-import { copyFileSync, mkdtempSync } from 'node:fs'
+import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
@@ -7,6 +7,7 @@ import { run as runMain } from '../../src/action/actions/main.ts'
 import { run as runWait } from '../../src/action/actions/wait.ts'
 import { ProvingClient } from '../../src/clients/proving.ts'
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.ts'
+import { generatePie, packPie } from '../../src/pie/index.ts'
 import { evaluateGate } from '../../src/pipeline/gate.ts'
 import { runCli } from '../helpers/cli.ts'
 import { EXAMPLE_PIE } from '../helpers/example-pie.ts'
@@ -102,10 +103,13 @@ describe('proving prove --wait', () => {
   })
 
   it('a batch refuses the PIE whose record has no fact', async () => {
-    const copy = join(mkdtempSync(join(tmpdir(), 'gate-batch-')), 'pie.zip')
-    copyFileSync(PIE, copy)
+    // Another PIE (a copy of the same one would be proved once).
+    const folder = mkdtempSync(join(tmpdir(), 'gate-batch-'))
+    const generated = await generatePie({ outDir: join(folder, 'pie'), memoryBytes: 4096, seed: 7 })
+    const other = join(folder, 'other.zip')
+    await packPie(generated.dir, other)
     await nextQuerySays(NO_FACTS)
-    const result = await runCli(['prove', PIE, copy, '--wait', '--concurrency', '1', '--new'], { env: env() })
+    const result = await runCli(['prove', PIE, other, '--wait', '--concurrency', '1'], { env: env() })
     expect(result.code, result.stderr).toBe(1)
     expect(result.stdout).toMatch(/1 of 2 succeeded/)
     expect(result.stderr).toMatch(/neither sharpFactHash nor integrityFactHash/)
