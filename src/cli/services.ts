@@ -2,6 +2,7 @@ import { ProvingClient, type QueryProgress, type QueryResult, type UploadProgres
 import { formatBytes } from '../pipeline/prove.ts'
 import { InvalidInputError } from '../core/errors.ts'
 import { formatDuration } from '../core/poll.ts'
+import { serviceLine } from '../core/service-text.ts'
 import { type CommandContext, parseDuration, type SERVICE_OPTIONS, type StringOption, allowInsecureHttp } from './context.ts'
 
 /** Builds the proving client from --base-url / --api-key (or their environment variables). */
@@ -62,7 +63,8 @@ export function describeQuery(result: { provingQuery: Partial<QueryResult['provi
     ['created', query.createdAt],
     ['completed', query.completedAt],
   ]
-  const lines = rows.filter(([, value]) => value !== null && value !== undefined && value !== '').map(([label, value]) => `${label.padEnd(15)}${value}`)
+  // Each value is the service's: one line, so a reason cannot forge a row ("status  DONE") below it.
+  const lines = rows.filter(([, value]) => value !== null && value !== undefined && value !== '').map(([label, value]) => `${label.padEnd(15)}${serviceLine(value!)}`)
   for (const url of result.metadataUrls) lines.push(`${'artifact'.padEnd(15)}${url}`)
   return lines.join('\n')
 }

@@ -9,7 +9,7 @@ import {
   ServiceError,
   UnknownStatusError,
 } from '../core/errors.ts'
-import { apiKeyOf, checkEnum, checkInteger, checkOpenEnum, requireId } from '../core/checks.ts'
+import { apiKeyOf, checkEnum, checkInteger, checkOpenEnum, checkServiceId, requireId } from '../core/checks.ts'
 import { type ConnectionOptions, connectionOf, HttpClient, type RequestBody } from '../core/http.ts'
 import { streamedMultipart } from '../core/multipart-stream.ts'
 import { explainSubmissionFailure, mayHaveBeenProcessed } from '../core/submission.ts'
@@ -186,6 +186,9 @@ const PIE_OPERATION = 'submit the PIE for proof generation and verification'
 const L2_PROOF_PATH = '/v1/l2/proving-query/proof-verification'
 /** Uploads of large files: the service may take long to answer after the last byte. */
 const UPLOAD_HEADERS_TIMEOUT_MS = 10 * 60_000
+
+/** What to do after a submission whose answer held an unusable query id: the query may exist (and be paid for). */
+const QUERY_ID_REFUSED = 'The service may hold a new query for it: check `proving query list` (or ProvingClient.listQueries) before submitting again.'
 
 /**
  * The proving service: queries, buckets and the two L2 submission endpoints of interface.md,
@@ -502,7 +505,7 @@ export class ProvingClient {
         headersTimeoutMs: UPLOAD_HEADERS_TIMEOUT_MS,
         ...(retry ? { retry } : {}),
       })
-      return { provingQueryId: data.provingQueryId }
+      return { provingQueryId: checkServiceId(data.provingQueryId, 'The query id the proving service returned', QUERY_ID_REFUSED) }
     } catch (error) {
       throw explainSubmissionFailure(error, {
         ambiguous: 'The submission may or may not have reached the proving service; it was not sent again, to avoid paying twice.',
@@ -536,7 +539,7 @@ export class ProvingClient {
         signal: options.signal,
         headersTimeoutMs: UPLOAD_HEADERS_TIMEOUT_MS,
       })
-      return data.provingQueryId
+      return checkServiceId(data.provingQueryId, 'The query id the proving service returned', QUERY_ID_REFUSED)
     }
     const existingFor = async (refusal: ServiceError) => {
       const existing = await this.findQueryByDedupId(dedupId, { signal: options.signal })
@@ -586,7 +589,10 @@ export class ProvingClient {
         operation: `look up dedupId ${id}`,
         signal: options.signal,
       })
-      return data.provingQuery
+      const found = data.provingQuery
+      // Its id is followed and logged next: the same check as a submission's answer.
+      if (found) checkServiceId(found.id, `The query id the proving service gave for dedupId ${id}`, 'Look the query up with `proving query list` before submitting again.')
+      return found
     } catch (error) {
       if (error instanceof ServiceError && error.status === 404 && !isNoRoute(error)) return null
       throw error

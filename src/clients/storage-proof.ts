@@ -4,7 +4,7 @@ import {
 import { isNoRoute } from '../core/errors.ts'
 import { type ConnectionOptions, connectionOf, HttpClient } from '../core/http.ts'
 import { explainSubmissionFailure } from '../core/submission.ts'
-import { apiKeyOf, requireId } from '../core/checks.ts'
+import { apiKeyOf, checkServiceId, requireId } from '../core/checks.ts'
 import { DEFAULT_WAIT_TIMEOUT_MS, type PollSchedule, pollUntil } from '../core/poll.ts'
 import { SecretRedactor } from '../core/redact.ts'
 import type {
@@ -99,7 +99,7 @@ export class StorageProofClient {
         operation: 'submit the batch query',
         signal: options.signal,
       })
-      return { internalId: data.internalId }
+      return { internalId: checkServiceId(data.internalId, 'The batch query id the storage-proof service returned', 'The service may hold the batch query: check the dashboard explorer before submitting again.') }
     } catch (error) {
       throw explainSubmissionFailure(error, {
         ambiguous: 'The batch query may or may not have reached the storage-proof service; it was not sent again, to avoid paying its fee twice.',

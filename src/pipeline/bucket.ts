@@ -8,6 +8,7 @@
 import type { ProvingClient } from '../clients/proving.ts'
 import { UnknownStatusError } from '../core/errors.ts'
 import { pollUntil } from '../core/poll.ts'
+import { forSummaryCell, serviceLine } from '../core/service-text.ts'
 import type { PieInspection } from '../pie/index.ts'
 import type { BucketDetailsResponse, BucketRecord, QueryRecordL } from '../schemas/proving.ts'
 import { BUCKET_STATUSES } from '../schemas/proving-constants.ts'
@@ -170,13 +171,13 @@ export function bucketTable(rows: BucketQueryRow[], format: 'text' | 'markdown')
     row.facts,
     row.pie ?? '',
     row.problems.join(' ') || (row.errorReason ?? ''),
-  ])
+  ].map((cell) => (format === 'text' ? serviceLine(cell, 500) : cell)))
   if (format === 'markdown') {
-    const escapeCell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ')
+    // The service's ids, statuses and reasons: data, never Markdown (core/service-text.ts).
     return [
       `| ${header.join(' | ')} |`,
       `|${header.map(() => '---').join('|')}|`,
-      ...cells.map((row) => `| ${row.map((cell, column) => (column === 1 || column === 3) && cell ? `\`${escapeCell(cell)}\`` : escapeCell(cell)).join(' | ')} |`),
+      ...cells.map((row) => `| ${row.map((cell, column) => forSummaryCell(cell, column === 1 || column === 3 ? 'code' : 'text')).join(' | ')} |`),
     ].join('\n')
   }
   const widths = header.map((title, column) => Math.max(title.length, ...cells.map((row) => row[column]!.length)))

@@ -3,6 +3,7 @@
  * the record the service returned (and the local fact check, when one was made) and lists every
  * reason to refuse, so a host can show them all at once.
  */
+import { serviceLine } from '../core/service-text.ts'
 import type { FactCheckResult } from '../pie/index.ts'
 
 export type GateOptions = {
@@ -33,12 +34,13 @@ export function evaluateGate(
     return [
       {
         kind: 'failed',
-        message: `The query FAILED: ${record.errorReason?.trim() || 'the service gave no reason'}.`,
+        // The service's reason is data: one line, whatever it holds (core/service-text.ts).
+        message: `The query FAILED: ${serviceLine(record.errorReason?.trim() || 'the service gave no reason')}.`,
       },
     ]
   }
   if (record.status !== 'DONE') {
-    return [{ kind: 'not-done', message: `The query is ${record.status}, not DONE.` }]
+    return [{ kind: 'not-done', message: `The query is ${serviceLine(record.status, 200)}, not DONE.` }]
   }
   const refusals: GateRefusal[] = []
   if (record.isFactMocked === true && !options.allowMockedFact) {

@@ -9,6 +9,7 @@ import type { TaskClient, TaskProgress } from '../../clients/tasks.ts'
 import { AbortedError, InvalidInputError, RemoteFailureError, WaitTimeoutError } from '../../core/errors.ts'
 import { parseJsonBytes, parseJsonText } from '../../core/json-limits.ts'
 import { formatDuration } from '../../core/poll.ts'
+import { serviceLine } from '../../core/service-text.ts'
 import type { TaskStatusRecord, UsedMmrRecord } from '../../schemas/tasks.ts'
 import { TASK_STAGES, taskStageLabel, taskStageOf } from '../../schemas/tasks-constants.ts'
 import { describeServiceFailure, type ServiceText } from './failure.ts'
@@ -125,7 +126,7 @@ export class TaskStep extends Step<TaskStepOptions, TaskOutputName> {
 
   #progress(progress: TaskProgress): void {
     const stage = progress.stage ? `  (${taskStageLabel(progress.stage)})` : ''
-    this.io.info(`[${formatDuration(progress.elapsedMs).padStart(6)}] ${progress.status}${stage}`)
+    this.io.info(`[${formatDuration(progress.elapsedMs).padStart(6)}] ${serviceLine(progress.status, 200)}${stage}`)
     this.seen(progress.record)
   }
 
