@@ -96,6 +96,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
       if (typeof value === 'string') redactor.add(value)
     }
     const logger = createLogger(io, { debug, json, redactor })
+    for (const warning of parsed.warnings) logger.warn(warning)
     const context: CommandContext = {
       values: parsed.values,
       positionals: parsed.positionals,
