@@ -72,7 +72,7 @@ export async function checkFactOnStarknet(options: CheckFactOnStarknetOptions): 
   }
   let registry = options.registry === undefined ? undefined : parseAddress(options.registry)
   const expected = options.expected ? validateExpected(options.expected) : null
-  const endpoint = rpcEndpoint(options.rpcUrl, 'rpcUrl', options.redactor)
+  const endpoint = rpcEndpoint(options.rpcUrl, 'rpcUrl', options.redactor, options.allowInsecureHttp)
   const rpc = new StarknetRpc(endpoint, options)
 
   const chainIdFelt = BigInt(await rpc.call('starknet_chainId', [], z.string().regex(/^0x[0-9a-fA-F]+$/)))

@@ -20,6 +20,8 @@ export type CommonCheckOptions = {
   logger?: Logger | undefined
   /** Shared with the caller so its own output masks the RPC URL too; one is made otherwise. */
   redactor?: SecretRedactor | undefined
+  /** Allow an `http:` RPC URL to a host that is not this machine (refused otherwise). */
+  allowInsecureHttp?: boolean | undefined
 }
 
 /** Where and how a fact was looked up, and the answer; JSON-serialisable (the action's output). */

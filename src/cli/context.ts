@@ -91,7 +91,7 @@ export const GLOBAL_OPTIONS = {
   'allow-insecure-http': {
     type: 'boolean',
     env: 'PROVING_ALLOW_INSECURE_HTTP',
-    description: 'Allow plain http to a service on another machine (keys and signatures travel in clear).',
+    description: 'Allow plain http to a service or chain RPC on another machine (keys and signatures travel in clear).',
   },
   profile: {
     type: 'string',

@@ -63,7 +63,7 @@ export async function verifyOnchain(
       chain === 'ethereum'
         ? inputs['ethereum-rpc-url']!
         : (inputs['starknet-rpc-url'] ?? (options.emulatorUrl ? `${options.emulatorUrl}/starknet-rpc` : undefined))!
-    const common = { rpcUrl, fact, registry: inputs['fact-registry'], signal: options.signal, logger }
+    const common = { rpcUrl, fact, registry: inputs['fact-registry'], signal: options.signal, logger, allowInsecureHttp: inputs['allow-insecure-http'] }
     const check = (): Promise<OnchainFactCheck> => (chain === 'ethereum' ? checkFactOnEthereum(common) : checkFactOnStarknet(common))
     try {
       const result = await waitForFactRegistration(check, {

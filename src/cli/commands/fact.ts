@@ -1,7 +1,7 @@
 import { CHAIN_NETWORKS, type ChainNetwork, type ExpectedVerification, type OnchainFactCheck } from '../../chain/types.ts'
 import { InvalidInputError, WaitTimeoutError } from '../../core/errors.ts'
 import { formatDuration } from '../../core/poll.ts'
-import { type CommandContext, defineCommand, type OptionSpecs, parseDuration, parseInteger } from '../context.ts'
+import { allowInsecureHttp, type CommandContext, defineCommand, type OptionSpecs, parseDuration, parseInteger } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 
 /**
@@ -70,7 +70,7 @@ export const factCheck = defineCommand({
     const { chain, url, flag } = chosenRpc(context)
     const fact = parseFact(factText, '<fact>')
     if (chain === 'starknet') assertFelt(fact, '<fact>')
-    rpcEndpoint(url, flag, context.redactor) // validates the URL and registers its secrets for all output
+    rpcEndpoint(url, flag, context.redactor, allowInsecureHttp(context)) // validates the URL and registers its secrets for all output
     const network = networkFrom(context)
     const registry = context.values['fact-registry']?.trim()
     const expected = expectedFrom(context, chain)
@@ -85,6 +85,7 @@ export const factCheck = defineCommand({
       signal: context.signal,
       logger: context.logger,
       redactor: context.redactor,
+      allowInsecureHttp: allowInsecureHttp(context),
     }
     const check = (): Promise<OnchainFactCheck> =>
       chain === 'ethereum' ? checkFactOnEthereum(common) : checkFactOnStarknet({ ...common, expected })
