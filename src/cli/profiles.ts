@@ -94,7 +94,10 @@ export async function loadConfig(env: NodeJS.ProcessEnv): Promise<LoadedConfig> 
   const { configSchema } = await import('./profile-schema.ts')
   const parsed = configSchema.safeParse(json)
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(top)'}: ${issue.message}`)
+    // A refused profile name says why ("cannot be named constructor"), not only "Invalid key".
+    const problems = parsed.error.issues.map(
+      (issue) => `${issue.path.join('.') || '(top)'}: ${issue.code === 'invalid_key' ? (issue.issues[0]?.message ?? issue.message) : issue.message}`,
+    )
     throw new InvalidInputError(`The config file ${path} has ${problems.length === 1 ? 'a problem' : `${problems.length} problems`}: ${problems.join('; ')}.`, {
       input: 'PROVING_CONFIG',
     })
