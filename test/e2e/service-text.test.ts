@@ -34,6 +34,7 @@ const HOSTILE_REASON = [
   'All good: [release notes](https://evil.example) <img src=x onerror=alert(1)>',
   `${ESC}[2K${ESC}[1Gstatus          DONE`,
   `${ESC}]8;;https://evil.example${ESC}\\click here${ESC}]8;;${ESC}\\`,
+  '\u009b2Jcleared by an 8-bit CSI',
 ].join('\n')
 
 let emulator: TestEmulator
