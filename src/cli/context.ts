@@ -5,6 +5,7 @@ import { activeProfile, PROFILE_FIELDS, profileValueFor } from './profiles.ts'
 const PROFILE_ENVS: Set<string> = new Set(Object.values(PROFILE_FIELDS).map((field) => field.env))
 const serviceOf = (variable: string) => Object.values(PROFILE_FIELDS).find((field) => field.env === variable)?.service ?? 'service'
 import { redact, type SecretRedactor, showUrl } from '../core/redact.ts'
+import { serviceLine } from '../core/service-text.ts'
 import type { Logger } from '../core/runtime.ts'
 
 /** What a command gets from the CLI: its parsed flags, where to write, and the shared settings. */
@@ -225,7 +226,8 @@ export function helpText(spec: CommandSpec): string {
 }
 
 export function createLogger(io: CliIO, options: { debug: boolean; json: boolean; redactor: SecretRedactor }): Logger {
-  const write = (prefix: string, message: string) => io.stderr(`${prefix}${redact(message, options.redactor)}\n`)
+  // One line per message: a status or reason the library quotes cannot start a line of its own.
+  const write = (prefix: string, message: string) => io.stderr(`${prefix}${serviceLine(redact(message, options.redactor), Number.POSITIVE_INFINITY)}\n`)
   return {
     debug: (message) => (options.debug ? write('debug: ', message) : undefined),
     info: (message) => (options.json ? undefined : write('', message)),

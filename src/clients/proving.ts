@@ -10,6 +10,7 @@ import {
   UnknownStatusError,
 } from '../core/errors.ts'
 import { apiKeyOf, checkEnum, checkInteger, checkOpenEnum, checkServiceId, requireId } from '../core/checks.ts'
+import { serviceLine } from '../core/service-text.ts'
 import { type ConnectionOptions, connectionOf, HttpClient, type RequestBody } from '../core/http.ts'
 import { streamedMultipart } from '../core/multipart-stream.ts'
 import { explainSubmissionFailure, mayHaveBeenProcessed } from '../core/submission.ts'
@@ -377,6 +378,7 @@ export class ProvingClient {
       operation: 'create bucket',
       signal,
     })
+    checkServiceId(data.provingBucket.id, 'The bucket id the proving service returned', 'The service may have opened the bucket anyway; it was not used.')
     return data.provingBucket
   }
 
@@ -708,14 +710,14 @@ export class ProvingClient {
           stuckReported = true
           const stepElapsedMs = now - stepStarted
           this.http.logger.warn(
-            `Query ${id} has been ${record.status}${record.step ? ` in step ${record.step}` : ''} for ${formatDuration(stepElapsedMs)}, far longer than expected; still waiting until the timeout.`,
+            `Query ${id} has been ${serviceLine(record.status, 200)}${record.step ? ` in step ${serviceLine(record.step, 200)}` : ''} for ${formatDuration(stepElapsedMs)}, far longer than expected; still waiting until the timeout.`,
           )
           options.onStuck?.({ ...progress, stepElapsedMs })
         }
         if (record.status === 'DONE' || record.status === 'FAILED') return { done: true, value: current }
         if (!(QUERY_STATUSES as readonly string[]).includes(record.status)) {
           throw new UnknownStatusError(
-            `Query ${id} reports status "${record.status}", which this version of proving-kit does not know; check it on the service and update proving-kit.`,
+            `Query ${id} reports status "${serviceLine(record.status, 200)}", which this version of proving-kit does not know; check it on the service and update proving-kit.`,
           )
         }
         return { done: false, state: record }

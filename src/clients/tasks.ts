@@ -249,11 +249,11 @@ export class TaskClient {
         if (stage === undefined) {
           if (now - statusSince >= graceMs) {
             throw new UnknownStatusError(
-              `Task ${id} has reported status "${record.status}", which this version of proving-kit does not know, for ${formatDuration(now - statusSince)}; check it on the service (proving task status ${id}) and update proving-kit.`,
+              `Task ${id} has reported status "${serviceLine(record.status, 200)}", which this version of proving-kit does not know, for ${formatDuration(now - statusSince)}; check it on the service (proving task status ${id}) and update proving-kit.`,
             )
           }
           if (now === statusSince) {
-            this.http.logger.warn(`Task ${id} reports status "${record.status}", which this version of proving-kit does not know; still waiting.`)
+            this.http.logger.warn(`Task ${id} reports status "${serviceLine(record.status, 200)}", which this version of proving-kit does not know; still waiting.`)
           }
         }
         return { done: false, state: record }

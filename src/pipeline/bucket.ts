@@ -36,7 +36,7 @@ export async function waitForBucket(
       }
       if (status === 'DONE' || status === 'FAILED') return { done: true, value: details }
       if (!(BUCKET_STATUSES as readonly string[]).includes(status)) {
-        throw new UnknownStatusError(`Bucket ${bucketId} reports status "${status}", which this version of proving-kit does not know.`)
+        throw new UnknownStatusError(`Bucket ${bucketId} reports status "${serviceLine(status, 200)}", which this version of proving-kit does not know.`)
       }
       return { done: false, state: details.bucket }
     },

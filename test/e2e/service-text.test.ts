@@ -253,6 +253,23 @@ describe('the CLI on a terminal: escape sequences and forged lines never reach i
     expect(run.stdout).toContain('prover crashed\\n::add-mask::proving-kit')
   }, 60_000)
 
+  it('a status the toolkit does not know, holding a line break: the error names it on one line', async () => {
+    const client = emulator.client(API_KEY)
+    const { provingQueryId } = await client.submitPie({ pieZip: FIXTURE_PIE })
+    await fault({
+      method: 'GET',
+      path: '/docs/proving-query/:id',
+      kind: 'status',
+      status: 200,
+      times: 100,
+      body: { provingQuery: { id: provingQueryId, status: `WEIRD\nstatus          DONE${ESC}]0;title\u0007` }, metadataUrls: [] },
+    })
+    const run = await onTerminal(['query', 'wait', provingQueryId, '--base-url', emulator.url, '--read-paths', 'docs'])
+    expect(run.code, run.stderr).not.toBe(0)
+    expectCleanTerminal(run.stderr)
+    expect(run.stderr).toContain('reports status "WEIRD\\nstatus          DONE"')
+  }, 60_000)
+
   it('--json keeps the reason exactly, as JSON escapes', async () => {
     const id = await failedQuery()
     const run = await onTerminal(['query', 'get', id, '--base-url', emulator.url, '--json'])
