@@ -65,7 +65,7 @@ export function describeQuery(result: { provingQuery: Partial<QueryResult['provi
   ]
   // Each value is the service's: one line, so a reason cannot forge a row ("status  DONE") below it.
   const lines = rows.filter(([, value]) => value !== null && value !== undefined && value !== '').map(([label, value]) => `${label.padEnd(15)}${serviceLine(value!)}`)
-  for (const url of result.metadataUrls) lines.push(`${'artifact'.padEnd(15)}${url}`)
+  for (const url of result.metadataUrls) lines.push(`${'artifact'.padEnd(15)}${serviceLine(url)}`)
   return lines.join('\n')
 }
 

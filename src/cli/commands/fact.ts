@@ -1,6 +1,7 @@
 import { CHAIN_NETWORKS, type ChainNetwork, type ExpectedVerification, type OnchainFactCheck } from '../../chain/types.ts'
 import { InvalidInputError, WaitTimeoutError } from '../../core/errors.ts'
 import { formatDuration } from '../../core/poll.ts'
+import { serviceLine } from '../../core/service-text.ts'
 import { allowInsecureHttp, type CommandContext, defineCommand, type OptionSpecs, parseDuration, parseInteger } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 
@@ -187,5 +188,5 @@ function describeCheck(result: OnchainFactCheck, { describeExpected, describeVer
     }
     if (result.reason) rows.push(['reason', result.reason])
   }
-  return rows.map(([label, value]) => `${label.padEnd(15)}${value}`).join('\n')
+  return rows.map(([label, value]) => `${label.padEnd(15)}${serviceLine(String(value))}`).join('\n')
 }

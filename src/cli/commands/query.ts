@@ -1,4 +1,5 @@
 import { InvalidInputError } from '../../core/errors.ts'
+import { serviceLine } from '../../core/service-text.ts'
 import { defineCommand, parseInteger, SERVICE_OPTIONS } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { describeQuery, provingClientFrom, timeoutFrom, withHeartbeat } from '../services.ts'
@@ -134,7 +135,7 @@ export const queryList = defineCommand({
       total = page.total
     }
     const lines = queries.map(
-      (query) => `${query.id.padEnd(38)}${query.status.padEnd(13)}${(query.step ?? '').padEnd(36)}${query.createdAt ?? ''}`,
+      (query) => serviceLine(`${query.id.padEnd(38)}${query.status.padEnd(13)}${(query.step ?? '').padEnd(36)}${query.createdAt ?? ''}`),
     )
     lines.push(`${queries.length} shown of ${total}.`)
     context.print(lines.join('\n'), { provingQueries: queries, total })
