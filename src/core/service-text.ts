@@ -37,7 +37,7 @@ const LINE_BREAK = /\r\n|[\n\r\u000b\u000c\u0085\u2028\u2029]/g
 const REPLACEMENT = '\ufffd'
 
 /** The most of one service string a line shows; the rest is counted, not printed. */
-export const SERVICE_TEXT_LIMIT = 2_000
+const SERVICE_TEXT_LIMIT = 2_000
 
 /**
  * For the terminal (the CLI's stdout and stderr): escape sequences removed, other control
