@@ -18,11 +18,12 @@
 /**
  * Escape sequences, whole: CSI (`ESC [` or 0x9b, parameters, a final byte), the string
  * commands OSC, DCS, SOS, PM and APC (`ESC ]`, `ESC P`, `ESC X`, `ESC ^`, `ESC _`, or their
- * 8-bit forms) up to BEL or ST, and the two-byte `ESC x` forms. Removing only the ESC byte would
+ * 8-bit forms) up to BEL or ST (or the end of the line: an unterminated one must not swallow the
+ * lines we write after it), and the two-byte `ESC x` forms. Removing only the ESC byte would
  * leave `]8;;https://evil.example` on the screen.
  */
 const ESCAPE_SEQUENCE =
-  /(?:\u001b\[|\u009b)[\u0030-\u003f]*[\u0020-\u002f]*[\u0040-\u007e]?|(?:\u001b[\]PX^_]|[\u0090\u0098\u009d\u009e\u009f])[^\u0007\u001b\u009c]*(?:\u0007|\u001b\\|\u009c)?|\u001b[\u0020-\u002f]*[\u0030-\u007e]?/g
+  /(?:\u001b\[|\u009b)[\u0030-\u003f]*[\u0020-\u002f]*[\u0040-\u007e]?|(?:\u001b[\]PX^_]|[\u0090\u0098\u009d\u009e\u009f])[^\u0007\u001b\u009c\n]*(?:\u0007|\u001b\\|\u009c)?|\u001b[\u0020-\u002f]*[\u0030-\u007e]?/g
 
 /**
  * What is left after the sequences: C0 controls but tab and line feed, DEL, C1 controls, and the

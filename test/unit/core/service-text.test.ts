@@ -67,6 +67,10 @@ describe('forTerminal: no escape sequence survives', () => {
     expect(shown).toContain('evil\ufffd status DONE')
   })
 
+  it('an unterminated OSC ends at the line: the lines after it stay', () => {
+    expect(forTerminal(`reason ${ESC}]8;;https://evil.example\ncreated  2026-01-01`)).toBe('reason \ncreated  2026-01-01')
+  })
+
   it('keeps line feeds and tabs, the CLI\'s own layout', () => {
     expect(forTerminal('a\tb\nc\r\nd')).toBe('a\tb\nc\nd')
   })
