@@ -12,6 +12,7 @@
 import type { OnchainFactCheck } from '../../chain/types.ts'
 import { AbortedError, ProvingKitError, WaitTimeoutError } from '../../core/errors.ts'
 import { formatDuration } from '../../core/poll.ts'
+import { forSummary } from '../../core/service-text.ts'
 import type { GateRecord, GateRefusal } from '../../pipeline/gate.ts'
 import { loggerFor } from './io.ts'
 import type { OnchainInputs } from './onchain-inputs.ts'
@@ -135,6 +136,7 @@ function refusal(outcome: ChainOutcome, timeoutMs: number, describe: Describe): 
   }
 }
 
+/** An RPC's words (an error message) in the summary: data, never Markdown (core/service-text.ts). */
 function escapeMarkdown(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+  return forSummary(text)
 }
