@@ -116,7 +116,33 @@ async function buildAll(target: string): Promise<string[]> {
       '',
     ].join('\n'),
   )
-  return [...new Set([...unminified, ...(await unresolvedModules(target))])]
+  return [...new Set([...unminified, ...(await unresolvedModules(target)), ...(await duplicatedUndici(target))])]
+}
+
+/**
+ * Every undici defines its global dispatcher's symbol once, under this name (versions 5 to 7), and
+ * terser keeps the string: one occurrence is one copy of undici in the bundle.
+ */
+const UNDICI_COPY = /Symbol\.for\(\s*["']undici\.globalDispatcher\.1["']\s*\)/g
+
+/**
+ * A second undici in dist/ is refused. npm nests a copy under each package that asks for another
+ * major than the project's, and ncc bundles each nested copy on its own (once weighed 460 KiB
+ * and 2 MiB of chunks); package.json's `overrides` make @actions/http-client and @actions/github
+ * use the project's undici, so one copy serves every step.
+ */
+export async function duplicatedUndici(dir: string): Promise<string[]> {
+  const holders: string[] = []
+  for (const file of await listFiles(dir)) {
+    if (!file.endsWith('.js')) continue
+    const copies = (await readFile(join(dir, file), 'utf8')).match(UNDICI_COPY)?.length ?? 0
+    for (let i = 0; i < copies; i++) holders.push(`dist/${file}`)
+  }
+  if (holders.length <= 1) return []
+  return [
+    `dist/ holds ${holders.length} copies of undici (${holders.join(', ')}): a package asks for another undici than the project's; ` +
+      'add it to the `overrides` of package.json so it uses the project\'s undici (`npm ls undici` shows which), then `npm install`.',
+  ]
 }
 
 async function listFiles(dir: string): Promise<string[]> {

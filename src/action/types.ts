@@ -22,6 +22,8 @@ export type ActionIO = {
   debug(message: string): void
   info(message: string): void
   warning(message: string): void
+  /** A notice annotation (something to know, nothing wrong); a plain log line where absent. */
+  notice?(message: string): void
   error(message: string): void
   startGroup(name: string): void
   endGroup(): void

@@ -3,25 +3,51 @@ import { AbortedError, ChainError, InvalidInputError } from '../core/errors.ts'
 import { sanitizedCause } from './errors.ts'
 import { parseFact, toBytes32 } from './fact.ts'
 import { type RpcEndpoint, rpcEndpoint } from './rpc.ts'
-import { type ChainNetwork, CHAIN_NETWORKS, type CommonCheckOptions, type EthereumFactCheck } from './types.ts'
+import {
+  type ChainNetwork,
+  CHAIN_NETWORKS,
+  type CommonCheckOptions,
+  type EthereumFactCheck,
+  type EthereumRegistryKind,
+  ETHEREUM_REGISTRY_KINDS,
+} from './types.ts'
 
 /**
- * Is a SHARP fact registered on Ethereum? One `isValid(bytes32)` call on the fact registry
- * (pie-and-facts.md), read at a pinned block after checking that the RPC is on the expected
- * chain and that the registry address holds code: a call to an address without code "succeeds"
- * with empty data, which must never read as "not registered".
+ * Is a SHARP fact registered on Ethereum? One call, read at a pinned block after checking that
+ * the RPC is on the expected chain and that the registry address holds code (a call to an
+ * address without code "succeeds" with empty data, which must never read as "not registered"):
+ * `isValid(bytes32)` on SHARP's fact registry (pie-and-facts.md), or
+ * `isCairoFactValid(bytes32 factHash, bool isMocked)` on Herodotus' Satellite
+ * (HerodotusDev/satellite, solidity/src/interfaces/modules/ICairoFactRegistryModule.sol), the
+ * only one of the two that also holds mocked facts.
  *
  * viem is imported here, lazily: it costs ~400 ms at start-up (perf-notes.md) and only the paths
  * that call a chain need it.
  */
 
-export type EthereumNetworkInfo = { chainId: number; factRegistry: `0x${string}` }
-
-/** SHARP's fact registry (GpsStatementVerifier's) per network, from pie-and-facts.md. */
-export const ETHEREUM_NETWORKS: Readonly<Record<ChainNetwork, EthereumNetworkInfo>> = {
-  mainnet: { chainId: 1, factRegistry: '0x47312450B3Ac8b5b8e247a6bB6d523e7605bDb60' },
-  sepolia: { chainId: 11155111, factRegistry: '0x07ec0D28e50322Eb0C159B9090ecF3aeA8346DFe' },
+export type EthereumNetworkInfo = {
+  chainId: number
+  /** SHARP's fact registry. */
+  factRegistry: `0x${string}`
+  /** Herodotus' Satellite. */
+  satellite: `0x${string}`
 }
+
+/**
+ * Per network: SHARP's fact registry (GpsStatementVerifier's) from pie-and-facts.md; the
+ * Satellite from production.md and the Satellite repository's deployments/prod.json.
+ */
+export const ETHEREUM_NETWORKS: Readonly<Record<ChainNetwork, EthereumNetworkInfo>> = {
+  mainnet: { chainId: 1, factRegistry: '0x47312450B3Ac8b5b8e247a6bB6d523e7605bDb60', satellite: '0x2E6F182B06F37CbDC966Ff5471c7D98cec2bfe70' },
+  sepolia: {
+    chainId: 11155111,
+    factRegistry: '0x07ec0D28e50322Eb0C159B9090ecF3aeA8346DFe',
+    satellite: '0x396bF739f7b37D81f6CdD4571fDEF298150db88f',
+  },
+}
+
+/** L1 results are registered by SHARP's verifier in its fact registry (production.md). */
+export const DEFAULT_ETHEREUM_REGISTRY_KIND: EthereumRegistryKind = 'sharp'
 
 export const FACT_REGISTRY_ABI = [
   {
@@ -33,13 +59,43 @@ export const FACT_REGISTRY_ABI = [
   },
 ] as const
 
+/** The Satellite's end-user getter (ICairoFactRegistryModule): verified facts, or mocked ones. */
+export const SATELLITE_ABI = [
+  {
+    type: 'function',
+    name: 'isCairoFactValid',
+    stateMutability: 'view',
+    inputs: [
+      { name: 'factHash', type: 'bytes32' },
+      { name: 'isMocked', type: 'bool' },
+    ],
+    outputs: [{ name: '', type: 'bool' }],
+  },
+] as const
+
 export type CheckFactOnEthereumOptions = CommonCheckOptions & {
+  /** Which contract to read; default `sharp` (DEFAULT_ETHEREUM_REGISTRY_KIND), or `satellite` with `mocked`. */
+  registryKind?: EthereumRegistryKind | undefined
   /** Per RPC request (viem's transport timeout); default 15 s. */
   requestTimeoutMs?: number | undefined
 }
 
 export async function checkFactOnEthereum(options: CheckFactOnEthereumOptions): Promise<EthereumFactCheck> {
   const fact = toBytes32(parseFact(options.fact, 'fact'))
+  const mocked = options.mocked === true
+  // Mocked facts are only on the Satellite: asking for them without a kind means the Satellite.
+  const kind = options.registryKind ?? (mocked ? 'satellite' : DEFAULT_ETHEREUM_REGISTRY_KIND)
+  if (!ETHEREUM_REGISTRY_KINDS.includes(kind)) {
+    throw new InvalidInputError(`registryKind must be one of ${ETHEREUM_REGISTRY_KINDS.join(', ')} on Ethereum; got ${JSON.stringify(kind)}.`, {
+      input: 'registryKind',
+    })
+  }
+  if (mocked && kind === 'sharp') {
+    throw new InvalidInputError(
+      "SHARP's fact registry holds no mocked facts: check a mocked fact on the Satellite (registry kind satellite), which takes isMocked.",
+      { input: 'registryKind' },
+    )
+  }
   if (options.network !== undefined && !CHAIN_NETWORKS.includes(options.network)) {
     throw new InvalidInputError(`network must be one of ${CHAIN_NETWORKS.join(', ')}; got ${JSON.stringify(options.network)}.`, {
       input: 'network',
@@ -90,24 +146,29 @@ export async function checkFactOnEthereum(options: CheckFactOnEthereumOptions): 
   if (!registry) {
     if (!network) {
       throw new InvalidInputError(
-        `Chain ${chainId} has no known fact registry: give the registry address (--fact-registry).`,
+        `Chain ${chainId} has no known ${kind === 'satellite' ? 'Satellite' : 'fact registry'}: give the registry address (--fact-registry).`,
         { input: 'registry' },
       )
     }
-    registry = ETHEREUM_NETWORKS[network].factRegistry
+    registry = kind === 'satellite' ? ETHEREUM_NETWORKS[network].satellite : ETHEREUM_NETWORKS[network].factRegistry
   }
 
   const blockNumber = await call('eth_blockNumber', () => client.getBlockNumber({ cacheTime: 0 }))
   const code = await call('eth_getCode', () => client.getCode({ address: registry, blockNumber }))
   if (!code || code === '0x') {
     throw new ChainError(
-      `No contract at ${registry} on ${describeChain(chainId, network)} at block ${blockNumber}: it cannot be the fact registry.`,
+      `No contract at ${registry} on ${describeChain(chainId, network)} at block ${blockNumber}: it cannot be ${kind === 'satellite' ? 'the Satellite' : 'the fact registry'}.`,
       { metaMessages: ['Check the registry address (--fact-registry) and that the RPC is on the chain it was deployed to.'], code: 'NO_CODE' },
     )
   }
-  const registered = await call('isValid(bytes32)', () =>
-    client.readContract({ address: registry, abi: FACT_REGISTRY_ABI, functionName: 'isValid', args: [fact], blockNumber }),
-  )
+  const registered =
+    kind === 'satellite'
+      ? await call(SATELLITE_CALL, () =>
+          client.readContract({ address: registry, abi: SATELLITE_ABI, functionName: 'isCairoFactValid', args: [fact, mocked], blockNumber }),
+        )
+      : await call(SHARP_CALL, () =>
+          client.readContract({ address: registry, abi: FACT_REGISTRY_ABI, functionName: 'isValid', args: [fact], blockNumber }),
+        )
   return {
     chain: 'ethereum',
     fact,
@@ -115,10 +176,15 @@ export async function checkFactOnEthereum(options: CheckFactOnEthereumOptions): 
     network,
     chainId,
     registry,
+    registryKind: kind,
+    mocked,
     blockNumber: Number(blockNumber),
     rpc: endpoint.display,
   }
 }
+
+const SHARP_CALL = 'isValid(bytes32)'
+const SATELLITE_CALL = 'isCairoFactValid(bytes32,bool)'
 
 function networkOf(chainId: number): ChainNetwork | null {
   for (const network of CHAIN_NETWORKS) if (ETHEREUM_NETWORKS[network].chainId === chainId) return network
@@ -155,7 +221,9 @@ function classify(viem: Viem, endpoint: RpcEndpoint, what: string, error: unknow
 
   if (find(viem.ContractFunctionZeroDataError) || find(viem.ContractFunctionRevertedError) || find(viem.AbiDecodingZeroDataError)) {
     return new ChainError(
-      `The contract at the registry address did not answer isValid(bytes32) through ${where}: is it a fact registry?`,
+      what === SATELLITE_CALL
+        ? `The contract at the registry address did not answer ${SATELLITE_CALL} through ${where}: is it the Satellite? (--registry-kind chooses which contract is read.)`
+        : `The contract at the registry address did not answer ${SHARP_CALL} through ${where}: is it a fact registry? (--registry-kind chooses which contract is read.)`,
       { details, cause, code: 'NOT_A_REGISTRY' },
     )
   }

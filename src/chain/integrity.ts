@@ -2,7 +2,7 @@ import { keccak as starknetKeccak } from '@scure/starknet'
 import { computeVerificationHash } from '../pie/facts.ts'
 import { shortString } from '../pie/hash.ts'
 import { feltHex } from './fact.ts'
-import type { ExpectedVerification, IntegrityVerification, JudgedVerification, VerifierConfiguration } from './types.ts'
+import type { ExpectedVerification, IntegrityVerification, JudgedVerification, StarknetRegistryKind, VerifierConfiguration } from './types.ts'
 
 /**
  * Integrity's FactRegistry (HerodotusDev/integrity, src/contracts/fact_registry_interface.cairo):
@@ -12,6 +12,10 @@ import type { ExpectedVerification, IntegrityVerification, JudgedVerification, V
  *     verification_hash: felt252, security_bits: u32,
  *     verifier_config: VerifierConfiguration { layout, hasher, stone_version, memory_verification },
  *   }
+ *
+ * The Satellite's getter of the same name (HerodotusDev/satellite, cairo/src/cairo_fact_registry.cairo)
+ * takes an extra `is_mocked: bool` and answers a `Span<VerificationListElement>`, read from
+ * Integrity's FactRegistry (or, mocked, from the mocked one) and serialised the same way.
  *
  * Cairo's Serde writes an Array as its length then its elements, a struct as its fields in
  * declaration order (a nested struct inline), a felt252 or a u32 as one felt: so the answer is
@@ -30,6 +34,15 @@ export function selectorFromName(name: string): bigint {
 }
 
 export const GET_ALL_VERIFICATIONS_SELECTOR = selectorFromName(GET_ALL_VERIFICATIONS)
+
+/**
+ * The calldata of `get_all_verifications_for_fact_hash`: Integrity's FactRegistry takes the fact
+ * alone; the Satellite (HerodotusDev/satellite, cairo/src/cairo_fact_registry.cairo) takes
+ * `(fact_hash: felt252, is_mocked: bool)`, a bool serialised as one felt, 0 or 1.
+ */
+export function verificationsCalldata(fact: bigint, kind: StarknetRegistryKind, mocked: boolean): bigint[] {
+  return kind === 'satellite' ? [fact, mocked ? 1n : 0n] : [fact]
+}
 
 export class VerificationDecodeError extends Error {
   override name = 'VerificationDecodeError'
@@ -106,16 +119,26 @@ export function judgeVerifications(
   }))
 }
 
-/** Why none of the verifications counts, in a sentence; null when one does. */
+/**
+ * Why none of the verifications counts, in a sentence that says what the registry holds (the
+ * settings and security bits of each verification whose hash recomputes) and what was required;
+ * null when one counts.
+ */
 export function whyNotRegistered(judged: readonly JudgedVerification[], expected: ExpectedVerification | null): string | null {
   if (judged.some((verification) => verification.hashMatches && verification.meetsExpected)) return null
   if (judged.length === 0) return 'the registry holds no verification of this fact'
   const noun = judged.length === 1 ? 'verification' : 'verifications'
-  if (!judged.some((verification) => verification.hashMatches)) {
+  const genuine = judged.filter((verification) => verification.hashMatches)
+  if (genuine.length === 0) {
     return `the registry holds ${judged.length} ${noun} of this fact, but no verification hash recomputes from the fact and its settings`
   }
-  return `the registry holds ${judged.length} ${noun} of this fact, none with the expected settings (${describeExpected(expected)})`
+  const shown = genuine.slice(0, HELD_SHOWN).map(describeVerification)
+  if (genuine.length > HELD_SHOWN) shown.push(`${genuine.length - HELD_SHOWN} more`)
+  return `the registry holds ${judged.length} ${noun} of this fact (${shown.join('; ')}), none with what is required (${describeExpected(expected)})`
 }
+
+/** How many verifications a refusal lists before "and N more": a fact rarely has more. */
+const HELD_SHOWN = 3
 
 export function describeExpected(expected: ExpectedVerification | null): string {
   if (!expected) return 'any'

@@ -11,6 +11,7 @@ import {
   GET_ALL_VERIFICATIONS_SELECTOR,
   judgeVerifications,
   VerificationDecodeError,
+  verificationsCalldata,
   whyNotRegistered,
 } from './integrity.ts'
 import { type RpcEndpoint, rpcEndpoint } from './rpc.ts'
@@ -18,35 +19,74 @@ import {
   type ChainNetwork,
   CHAIN_NETWORKS,
   type CommonCheckOptions,
+  DEFAULT_MIN_SECURITY_BITS,
   type ExpectedVerification,
   type StarknetFactCheck,
+  type StarknetRegistryKind,
+  STARKNET_REGISTRY_KINDS,
 } from './types.ts'
 
 /**
- * Is an Integrity fact registered on Starknet? Starknet JSON-RPC `starknet_call` of the
- * FactRegistry's `get_all_verifications_for_fact_hash` at a pinned block, after checking the
- * chain id. The fact counts as registered when at least one verification has the expected
- * settings and enough security bits, and its verification hash recomputes locally from the fact
- * and those settings (pie-and-facts.md): the registry's word alone is not taken.
+ * Is an Integrity fact registered on Starknet? Starknet JSON-RPC `starknet_call` of
+ * `get_all_verifications_for_fact_hash` at a pinned block, after checking the chain id: on the
+ * Satellite (the default: where production's Stwo results land, bridged) with `is_mocked`, or on
+ * Integrity's FactRegistry (Stone results verified on L2). The fact counts as registered when at
+ * least one verification has the expected settings and at least the required security bits (96
+ * unless asked otherwise), and its verification hash recomputes locally from the fact and those
+ * settings (pie-and-facts.md): the registry's word alone is not taken.
  *
  * Requests go through the project's HttpClient (timeouts, redaction, User-Agent). JSON-RPC reads
  * are idempotent, but HttpClient repeats a POST only when it was refused before processing; a
  * failure mid-request is marked retryable here, so a wait for registration polls through it.
  */
 
-export type StarknetNetworkInfo = { chainId: string; factRegistry: string }
+export type StarknetNetworkInfo = {
+  chainId: string
+  /** Integrity's FactRegistry. */
+  factRegistry: string
+  /** Integrity's mocked FactRegistry (mocked facts), where one is published. */
+  mockedFactRegistry: string | null
+  /** Herodotus' Satellite: real and mocked facts, by `is_mocked`. */
+  satellite: string
+}
 
 /**
- * Integrity's FactRegistry per network: INTEGRITY_ADDRESS_MAINNET / _SEPOLIA in Integrity's
- * src/lib_utils.cairo (and its deployed_contracts.md).
+ * Per network: Integrity's FactRegistry and the Satellite are INTEGRITY_ADDRESS_* and
+ * SATELLITE_ADDRESS_* in Integrity's src/lib_utils.cairo (the Satellite's also in the Satellite
+ * repository's deployments/prod.json); the mocked FactRegistry on Sepolia is production.md's.
  */
 export const STARKNET_NETWORKS: Readonly<Record<ChainNetwork, StarknetNetworkInfo>> = {
-  mainnet: { chainId: 'SN_MAIN', factRegistry: '0xcc63a1e8e7824642b89fa6baf996b8ed21fa4707be90ef7605570ca8e4f00b' },
-  sepolia: { chainId: 'SN_SEPOLIA', factRegistry: '0x4ce7851f00b6c3289674841fd7a1b96b6fd41ed1edc248faccd672c26371b8c' },
+  mainnet: {
+    chainId: 'SN_MAIN',
+    factRegistry: '0xcc63a1e8e7824642b89fa6baf996b8ed21fa4707be90ef7605570ca8e4f00b',
+    mockedFactRegistry: null,
+    satellite: '0x1ba7d4b5707f8878c22fb335763abfc26c2ae157c434d597f6416fe6a79bf2e',
+  },
+  sepolia: {
+    chainId: 'SN_SEPOLIA',
+    factRegistry: '0x4ce7851f00b6c3289674841fd7a1b96b6fd41ed1edc248faccd672c26371b8c',
+    mockedFactRegistry: '0x2fd1f617a9caeeeadd0cd7da2d99391ee9dd9ad6c5cd1960e3034ffdfad3ae1',
+    satellite: '0x421cd95f9ddabdd090db74c9429f257cb6bc1ccc339278d1db1de39156676e',
+  },
+}
+
+/** Production proves with Stwo only (production.md), and its L2 facts reach Starknet through the Satellite. */
+export const DEFAULT_STARKNET_REGISTRY_KIND: StarknetRegistryKind = 'satellite'
+
+/** The registry a kind reads by default on a network; null when none is published (then the address must be given). */
+export function defaultStarknetRegistry(network: ChainNetwork, kind: StarknetRegistryKind, mocked: boolean): string | null {
+  const info = STARKNET_NETWORKS[network]
+  if (kind === 'satellite') return info.satellite
+  return mocked ? info.mockedFactRegistry : info.factRegistry
 }
 
 export type CheckFactOnStarknetOptions = CommonCheckOptions & {
-  /** Settings a verification must have to count; without it any verification whose hash recomputes counts. */
+  /** Which contract to read; default `satellite` (DEFAULT_STARKNET_REGISTRY_KIND). */
+  registryKind?: StarknetRegistryKind | undefined
+  /**
+   * Settings a verification must have to count; each one left out is not checked, except the
+   * security bits: at least DEFAULT_MIN_SECURITY_BITS (96) unless `securityBits` says otherwise.
+   */
   expected?: ExpectedVerification | undefined
   /** Per request; default 15 s. */
   requestTimeoutMs?: number | undefined
@@ -70,8 +110,15 @@ export async function checkFactOnStarknet(options: CheckFactOnStarknetOptions): 
       input: 'network',
     })
   }
+  const kind = options.registryKind ?? DEFAULT_STARKNET_REGISTRY_KIND
+  if (!STARKNET_REGISTRY_KINDS.includes(kind)) {
+    throw new InvalidInputError(`registryKind must be one of ${STARKNET_REGISTRY_KINDS.join(', ')} on Starknet; got ${JSON.stringify(kind)}.`, {
+      input: 'registryKind',
+    })
+  }
+  const mocked = options.mocked === true
   let registry = options.registry === undefined ? undefined : parseAddress(options.registry)
-  const expected = options.expected ? validateExpected(options.expected) : null
+  const expected = validateExpected({ securityBits: DEFAULT_MIN_SECURITY_BITS, ...definedOnly(options.expected ?? {}) })
   const endpoint = rpcEndpoint(options.rpcUrl, 'rpcUrl', options.redactor, options.allowInsecureHttp)
   const rpc = new StarknetRpc(endpoint, options)
 
@@ -85,12 +132,14 @@ export async function checkFactOnStarknet(options: CheckFactOnStarknetOptions): 
     )
   }
   if (registry === undefined) {
-    if (!network) {
-      throw new InvalidInputError(`Chain ${chainId} has no known Integrity registry: give the registry address (--fact-registry).`, {
-        input: 'registry',
-      })
+    const known = network ? defaultStarknetRegistry(network, kind, mocked) : null
+    if (!known) {
+      throw new InvalidInputError(
+        `Chain ${chainId} has no known ${describeKind(kind, mocked)}: give the registry address (--fact-registry), or choose another --registry-kind.`,
+        { input: 'registry' },
+      )
     }
-    registry = STARKNET_NETWORKS[network].factRegistry
+    registry = known
   }
 
   const blockNumber = await rpc.call('starknet_blockNumber', [], z.number().int().nonnegative())
@@ -100,13 +149,17 @@ export async function checkFactOnStarknet(options: CheckFactOnStarknetOptions): 
     felts = await rpc.call(
       'starknet_call',
       {
-        request: { contract_address: registry, entry_point_selector: feltHex(GET_ALL_VERIFICATIONS_SELECTOR), calldata: [feltHex(fact)] },
+        request: {
+          contract_address: registry,
+          entry_point_selector: feltHex(GET_ALL_VERIFICATIONS_SELECTOR),
+          calldata: verificationsCalldata(fact, kind, mocked).map(feltHex),
+        },
         block_id: { block_number: blockNumber },
       },
       z.array(z.string()),
     )
   } catch (error) {
-    throw explainCallError(error, registry, where, endpoint)
+    throw explainCallError(error, registry, where, endpoint, kind, mocked)
   }
   let verifications
   try {
@@ -114,7 +167,7 @@ export async function checkFactOnStarknet(options: CheckFactOnStarknetOptions): 
   } catch (error) {
     if (!(error instanceof VerificationDecodeError)) throw error
     throw new ChainError(
-      `The contract at ${registry} on ${where} answered ${GET_ALL_VERIFICATIONS} with data that is not a list of verifications: is it Integrity's FactRegistry?`,
+      `The contract at ${registry} on ${where} answered ${GET_ALL_VERIFICATIONS} with data that is not a list of verifications: is it ${describeKind(kind, mocked, 'the')}?`,
       { details: error.message, code: 'NOT_A_REGISTRY' },
     )
   }
@@ -127,6 +180,8 @@ export async function checkFactOnStarknet(options: CheckFactOnStarknetOptions): 
     network,
     chainId,
     registry,
+    registryKind: kind,
+    mocked,
     blockNumber,
     rpc: endpoint.display,
     verifications: judged,
@@ -290,10 +345,20 @@ class StarknetRpc {
   }
 }
 
-function explainCallError(error: unknown, registry: string, where: string, endpoint: RpcEndpoint): unknown {
+/** "Integrity's FactRegistry", "the Satellite", "Integrity's mocked FactRegistry", for messages. */
+function describeKind(kind: StarknetRegistryKind, mocked: boolean, article: 'a' | 'the' = 'a'): string {
+  if (kind === 'satellite') return `${article === 'a' ? 'Satellite' : 'the Satellite'}${mocked ? ' (mocked facts)' : ''}`
+  return mocked ? "Integrity's mocked FactRegistry" : "Integrity's FactRegistry"
+}
+
+function definedOnly(expected: ExpectedVerification): ExpectedVerification {
+  return Object.fromEntries(Object.entries(expected).filter(([, value]) => value !== undefined)) as ExpectedVerification
+}
+
+function explainCallError(error: unknown, registry: string, where: string, endpoint: RpcEndpoint, kind: StarknetRegistryKind, mocked: boolean): unknown {
   if (!(error instanceof JsonRpcError)) return error
   if (error.rpcCode === CONTRACT_NOT_FOUND) {
-    return new ChainError(`No contract at ${registry} on ${where}: it cannot be Integrity's FactRegistry.`, {
+    return new ChainError(`No contract at ${registry} on ${where}: it cannot be ${describeKind(kind, mocked, 'the')}.`, {
       metaMessages: ['Check the registry address (--fact-registry) and that the RPC is on the chain it was deployed to.'],
       details: error.details,
       code: 'NO_CODE',
@@ -301,7 +366,7 @@ function explainCallError(error: unknown, registry: string, where: string, endpo
   }
   if (error.rpcCode === ENTRYPOINT_NOT_FOUND || error.rpcCode === CONTRACT_ERROR) {
     return new ChainError(
-      `The contract at ${registry} on ${where} did not answer ${GET_ALL_VERIFICATIONS} through the Starknet RPC at ${endpoint.display}: is it Integrity's FactRegistry?`,
+      `The contract at ${registry} on ${where} did not answer ${GET_ALL_VERIFICATIONS} through the Starknet RPC at ${endpoint.display}: is it ${describeKind(kind, mocked, 'the')}? (--registry-kind chooses which contract is read.)`,
       { details: error.details, code: 'NOT_A_REGISTRY' },
     )
   }

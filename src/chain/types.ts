@@ -6,6 +6,26 @@ export type ChainNetwork = 'mainnet' | 'sepolia'
 
 export const CHAIN_NETWORKS: readonly ChainNetwork[] = ['mainnet', 'sepolia']
 
+/**
+ * Which contract holds the fact. On Ethereum: SHARP's fact registry (`isValid`) or Herodotus'
+ * Satellite (`isCairoFactValid(fact, isMocked)`); on Starknet: Integrity's FactRegistry or the
+ * Satellite, which answers Integrity's getters with an extra `is_mocked` (docs/onchain.md says
+ * which fits which result and prover).
+ */
+export type EthereumRegistryKind = 'sharp' | 'satellite'
+export type StarknetRegistryKind = 'integrity' | 'satellite'
+export type RegistryKind = EthereumRegistryKind | StarknetRegistryKind
+
+export const ETHEREUM_REGISTRY_KINDS: readonly EthereumRegistryKind[] = ['sharp', 'satellite']
+export const STARKNET_REGISTRY_KINDS: readonly StarknetRegistryKind[] = ['integrity', 'satellite']
+
+/**
+ * The least security bits a Starknet verification must have to count unless the caller asks
+ * otherwise: what Satellite itself requires (ALLOWED_SECURITY_BITS in its cairo_fact_registry.cairo)
+ * and what the service's L2 proofs carry (production.md).
+ */
+export const DEFAULT_MIN_SECURITY_BITS = 96
+
 /** What every on-chain check takes besides its chain-specific options. */
 export type CommonCheckOptions = {
   /** The RPC URL; treated as a secret (providers embed their key in it). */
@@ -20,6 +40,11 @@ export type CommonCheckOptions = {
   logger?: Logger | undefined
   /** Shared with the caller so its own output masks the RPC URL too; one is made otherwise. */
   redactor?: SecretRedactor | undefined
+  /**
+   * Look the fact up among mocked facts (a query sent with `mockFactHash`): Satellite's
+   * `isMocked = true`, or Integrity's mocked FactRegistry. Default false: real verifications only.
+   */
+  mocked?: boolean | undefined
   /** Allow an `http:` RPC URL to a host that is not this machine (refused otherwise). */
   allowInsecureHttp?: boolean | undefined
 }
@@ -36,20 +61,25 @@ type CheckBase = {
   blockNumber: number
   /** The RPC's host (never its path or query: they may hold a key). */
   rpc: string
+  /** True when the mocked facts were read (a mocked fact proves nothing). */
+  mocked: boolean
 }
 
 export type EthereumFactCheck = CheckBase & {
   chain: 'ethereum'
   chainId: number
+  registryKind: EthereumRegistryKind
 }
 
 export type StarknetFactCheck = CheckBase & {
   chain: 'starknet'
   /** The decoded chain id (`SN_SEPOLIA`), or its hex when it is not a short string. */
   chainId: string
+  registryKind: StarknetRegistryKind
   /** Every verification the registry holds for the fact, each judged against `expected`. */
   verifications: JudgedVerification[]
-  expected: ExpectedVerification | null
+  /** What a verification had to have to count (the security bits always: 96 unless asked otherwise). */
+  expected: ExpectedVerification
   /** Why the fact does not count as registered (null when it does). */
   reason: string | null
 }

@@ -1,6 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { InvalidInputError } from '../core/errors.ts'
 import { activeProfile, PROFILE_FIELDS, profileValueFor } from './profiles.ts'
+import { closestWord } from './suggest.ts'
 
 const PROFILE_ENVS: Set<string> = new Set(Object.values(PROFILE_FIELDS).map((field) => field.env))
 const serviceOf = (variable: string) => Object.values(PROFILE_FIELDS).find((field) => field.env === variable)?.service ?? 'service'
@@ -43,14 +44,19 @@ export type OptionValue<O extends OptionSpec> = O extends { type: 'boolean' }
     ? string[] | undefined
     : O extends { default: string } ? string : string | undefined
 
-/** A command's parsed flags, its own and the global ones, each typed by its spec. */
+/**
+ * A command's parsed flags, its own and the global ones, each typed by its spec. The
+ * service-access flags are typed on every command; only the commands that take them get a value.
+ */
 export type OptionValues<O extends OptionSpecs> = { readonly [K in keyof O]: OptionValue<O[K]> } & {
   readonly [K in keyof typeof GLOBAL_OPTIONS]: OptionValue<(typeof GLOBAL_OPTIONS)[K]>
-}
+} & { readonly [K in keyof typeof SERVICE_ACCESS_OPTIONS]: OptionValue<(typeof SERVICE_ACCESS_OPTIONS)[K]> }
 
 export type CommandSpec<O extends OptionSpecs = OptionSpecs> = {
   /** Words after `proving`, e.g. ['query', 'get']. */
   path: string[]
+  /** Former names still accepted (`auth create-key` for `auth keys create`); help shows only `path`. */
+  aliases?: readonly (readonly string[])[]
   summary: string
   /** Positional arguments, for --help: "<pie>". */
   args?: string
@@ -89,18 +95,39 @@ export const GLOBAL_OPTIONS = {
   json: { type: 'boolean', description: 'Print machine-readable JSON on stdout, and nothing else.' },
   debug: { type: 'boolean', description: 'Show debug logs and stack traces.' },
   help: { type: 'boolean', short: 'h', description: 'Show help for the command.' },
+} as const satisfies OptionSpecs
+
+/** --profile: read by ./profiles.ts itself (it tells the flag from PROVING_PROFILE in its messages). */
+export const PROFILE_OPTION = {
+  profile: {
+    type: 'string',
+    valueName: '<name>',
+    description: 'Services\' addresses from this profile (else PROVING_PROFILE; see `proving config show`).',
+  },
+} as const satisfies OptionSpecs
+
+/**
+ * Flags of the commands that talk to a service: every command with a service's address among its
+ * options gets them (commandOptions), so an offline command neither lists nor accepts them.
+ */
+export const SERVICE_ACCESS_OPTIONS = {
   'allow-insecure-http': {
     type: 'boolean',
     env: 'PROVING_ALLOW_INSECURE_HTTP',
     description: 'Allow plain http to a service or chain RPC on another machine (keys and signatures travel in clear).',
   },
-  profile: {
-    type: 'string',
-    valueName: '<name>',
-    // Read by ./profiles.ts itself (it tells the flag from PROVING_PROFILE in its messages).
-    description: 'Services\' addresses from this profile (else PROVING_PROFILE; see `proving config show`).',
-  },
+  ...PROFILE_OPTION,
 } as const satisfies OptionSpecs
+
+/** Whether a command reads a service's address (a flag whose variable a profile can stand in for). */
+function readsServiceAddress(spec: CommandSpec): boolean {
+  return Object.values(spec.options ?? {}).some((option) => option.env !== undefined && PROFILE_ENVS.has(option.env))
+}
+
+/** Every flag a command takes: its own, the service-access ones if it talks to a service, the global ones. */
+export function commandOptions(spec: CommandSpec): OptionSpecs {
+  return { ...spec.options, ...(readsServiceAddress(spec) ? SERVICE_ACCESS_OPTIONS : {}), ...GLOBAL_OPTIONS }
+}
 
 export const SERVICE_OPTIONS = {
   'base-url': {
@@ -123,12 +150,37 @@ export const SERVICE_OPTIONS = {
   },
 } as const satisfies OptionSpecs
 
+/** Items per page of every list (`query list`, `task list`, `auth keys list`) when --limit is absent. */
+export const DEFAULT_PAGE_SIZE = 20
+
+/** --limit and --offset of a list, the same on every list. */
+export function pageOptions(items: string, max: number) {
+  return {
+    limit: { type: 'string', valueName: '<n>', description: `${items} per page, 1 to ${max}.`, default: String(DEFAULT_PAGE_SIZE) },
+    offset: { type: 'string', valueName: '<n>', description: `${items} to skip.`, default: '0' },
+  } as const satisfies OptionSpecs
+}
+
+/**
+ * The last line of one page of a list: how many are shown of how many, and the --offset of the
+ * next page only when there is one. Without a total (a service that did not send it), a full
+ * page may have a next one and a short page has none.
+ */
+export function pageSummary(page: { shown: number; offset: number; limit: number; total: number | undefined }): string {
+  const { shown, offset, limit, total } = page
+  if (shown === 0) return total ? `None shown of ${total}: --offset ${offset} is past the last one.` : 'None.'
+  const left = total === undefined ? 0 : Math.min(limit, total - offset - shown)
+  const next =
+    left > 0 ? `--offset ${offset + shown} for the next ${left}` : total === undefined && shown === limit ? `--offset ${offset + shown} for more, if any` : 'the last page'
+  return `${shown} shown${total === undefined ? '' : ` of ${total}`} (from ${offset + 1}; ${next}).`
+}
+
 export async function parseCommandArgs<O extends OptionSpecs>(
   spec: CommandSpec<O>,
   argv: string[],
   env: NodeJS.ProcessEnv,
 ): Promise<{ values: OptionValues<O>; positionals: string[]; warnings: string[] }> {
-  const options: OptionSpecs = { ...GLOBAL_OPTIONS, ...spec.options }
+  const options = commandOptions(spec)
   const config: ParseArgsConfig = {
     args: argv,
     allowPositionals: true,
@@ -144,7 +196,11 @@ export async function parseCommandArgs<O extends OptionSpecs>(
   try {
     parsed = parseArgs(config)
   } catch (error) {
-    throw new InvalidInputError(`${cleanParseMessage((error as Error).message)} Run \`proving ${spec.path.join(' ')} --help\` for usage.`, {
+    const unknown = (error as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /'(--?[^']+)'/.exec((error as Error).message)?.[1] : undefined
+    const flags = Object.keys(options).map((name) => `--${name}`)
+    const suggestion = unknown?.startsWith('--') ? closestWord(unknown.split('=')[0]!, flags) : undefined
+    const hint = suggestion ? ` Did you mean ${suggestion}?` : ''
+    throw new InvalidInputError(`${cleanParseMessage((error as Error).message)}${hint} Run \`proving ${spec.path.join(' ')} --help\` for usage.`, {
       input: spec.path.join(' '),
     })
   }
@@ -207,22 +263,6 @@ function cleanParseMessage(message: string): string {
   // `--offset -1`: the value looks like a flag. node's own hint for that one is worth keeping.
   const dash = /To specify an option argument starting with a dash use '([^']+)'/.exec(message)
   return dash ? `${sentence} For a value starting with "-", write ${dash[1]}.` : sentence
-}
-
-export function helpText(spec: CommandSpec): string {
-  const lines = [`Usage: proving ${spec.path.join(' ')}${spec.args ? ` ${spec.args}` : ''} [options]`, '', spec.summary]
-  if (spec.details?.length) lines.push('', ...spec.details)
-  const options: OptionSpecs = { ...spec.options, ...GLOBAL_OPTIONS }
-  lines.push('', 'Options:')
-  for (const [name, option] of Object.entries(options)) {
-    const flag = `${option.short ? `-${option.short}, ` : ''}--${name}${option.valueName ? ` ${option.valueName}` : ''}`
-    const extra = [
-      option.env ? `env ${option.env}` : '',
-      option.default !== undefined && option.default !== false ? `default ${option.default}` : '',
-    ].filter(Boolean)
-    lines.push(`  ${flag.padEnd(34)}${option.description}${extra.length ? ` (${extra.join('; ')})` : ''}`)
-  }
-  return lines.join('\n')
 }
 
 export function createLogger(io: CliIO, options: { debug: boolean; json: boolean; redactor: SecretRedactor }): Logger {

@@ -3,8 +3,10 @@ import { redact, SecretRedactor } from '../core/redact.ts'
 import { forTerminal, jsonForTerminal, serviceLine } from '../core/service-text.ts'
 import { VERSION } from '../core/version.ts'
 import { COMMANDS } from './commands/index.ts'
-import { type CliIO, type CommandContext, type CommandSpec, createLogger, helpText, parseCommandArgs } from './context.ts'
+import { type CliIO, type CommandContext, type CommandSpec, createLogger, parseCommandArgs } from './context.ts'
 import { EXIT, exitCodeFor } from './exit-codes.ts'
+import { groupHelp, helpText, topLevelHelp } from './help.ts'
+import { closestWord } from './suggest.ts'
 
 export type MainOptions = {
   io?: CliIO
@@ -27,17 +29,19 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   const debug = argv.includes('--debug') || io.env.PROVING_DEBUG === '1'
   const redactor = new SecretRedactor([io.env.PROVING_API_KEY, io.env.PROVING_PRIVATE_KEY])
 
-  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
-    io.stdout(`${topLevelHelp()}\n`)
+  if (argv.length === 0 || (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help'))) {
+    io.stdout(`${topLevelHelp(COMMANDS)}\n`)
     return argv.length === 0 ? EXIT.usage : EXIT.ok
   }
   if (argv[0] === '--version' || argv[0] === '-v') {
     io.stdout(`${VERSION}\n`)
     return EXIT.ok
   }
+  // `proving help prove`, `proving help auth keys`: the same as `proving prove --help`.
+  if (argv[0] === 'help' || argv[0] === '--help' || argv[0] === '-h') return main([...argv.slice(1).filter((arg) => !arg.startsWith('-')), '--help'], options)
 
-  const command = findCommand(argv)
-  if (!command) {
+  const found = findCommand(argv)
+  if (!found) {
     // The deepest group the leading words name (`proving auth keys --help` as `proving task --help`).
     const leading = argv.slice(0, Math.max(argv.findIndex((arg) => arg.startsWith('-') || arg === 'help'), 0) || argv.length)
     let words = leading
@@ -57,13 +61,20 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
       io.stdout(text)
       return EXIT.ok
     }
+    const depth = group.length ? words.length : 0
+    const typed = argv[depth] ?? ''
+    const choices = [...new Set((group.length ? group : COMMANDS).map((spec) => spec.path[depth]!))]
+    // `proving --verison`: the top level's own flags.
+    const suggestion = typed.startsWith('-') ? (depth === 0 ? closestWord(typed, ['--help', '--version']) : undefined) : closestWord(typed, choices)
+    const mean = suggestion ? ` did you mean \`proving ${[...argv.slice(0, depth), suggestion].join(' ')}\`? Otherwise` : ''
     const message = group.length
-      ? `Unknown command \`proving ${argv.slice(0, words.length + 1).join(' ')}\`: use one of ${group.map((spec) => spec.path.join(' ')).join(', ')}.`
-      : `Unknown command \`proving ${argv[0]}\`: run \`proving --help\` for the list of commands.`
+      ? `Unknown command \`proving ${argv.slice(0, depth + 1).join(' ')}\`:${mean} use one of ${group.map((spec) => spec.path.join(' ')).join(', ')}.`
+      : `Unknown command \`proving ${argv[0]}\`:${mean ? `${mean} run` : ' run'} \`proving --help\` for the list of commands.`
     io.stderr(`proving: ${redact(message, redactor)}\n`)
     return EXIT.usage
   }
 
+  const command = found.spec
   const controller = new AbortController()
   let detach = () => {}
   if (options.signal) {
@@ -85,7 +96,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   }
 
   try {
-    const parsed = await parseCommandArgs(command, argv.slice(command.path.length), io.env)
+    const parsed = await parseCommandArgs(command, argv.slice(found.words), io.env)
     const json = parsed.values.json === true
     if (parsed.values.help) {
       io.stdout(`${helpText(command)}\n`)
@@ -131,9 +142,10 @@ function terminalSafe(io: CliIO): CliIO {
   return { ...io, stdout: (text) => io.stdout(forTerminal(text)), stderr: (text) => io.stderr(forTerminal(text)) }
 }
 
-function findCommand(argv: string[]): CommandSpec | undefined {
-  const matches = COMMANDS.filter((spec) => spec.path.every((word, index) => argv[index] === word))
-  return matches.sort((a, b) => b.path.length - a.path.length)[0]
+/** The command the leading words name (the longest match, by its name or a former one), and how many words that took. */
+function findCommand(argv: string[]): { spec: CommandSpec; words: number } | undefined {
+  const matches = COMMANDS.flatMap((spec) => [spec.path, ...(spec.aliases ?? [])].filter((path) => path.every((word, index) => argv[index] === word)).map((path) => ({ spec, words: path.length })))
+  return matches.sort((a, b) => b.words - a.words)[0]
 }
 
 export function reportError(
@@ -176,36 +188,4 @@ export function reportError(
     io.stderr(`${scrub(`proving: unexpected failure: ${message}`)}\n`)
     if (options.debug && error instanceof Error && error.stack) io.stderr(`${scrub(error.stack)}\n`)
   }
-}
-
-/** One line per command: its words, its arguments, its summary, in aligned columns. */
-function commandLines(commands: readonly CommandSpec[]): string[] {
-  const width = Math.max(...commands.map((spec) => `${spec.path.join(' ')} ${spec.args ?? ''}`.length)) + 2
-  return commands.map((spec) => `  ${`${spec.path.join(' ')} ${spec.args ?? ''}`.padEnd(width)}${spec.summary}`)
-}
-
-function groupHelp(word: string, group: readonly CommandSpec[]): string {
-  return [
-    `Usage: proving ${word} <command> [options]`,
-    '',
-    'Commands:',
-    ...commandLines(group),
-    '',
-    `Run \`proving ${word} <command> --help\` for a command's options.`,
-  ].join('\n')
-}
-
-function topLevelHelp(): string {
-  return [
-    `proving ${VERSION}: prove Cairo programs with a STARK proving service, or its built-in emulator.`,
-    '',
-    'Usage: proving <command> [options]',
-    '',
-    'Commands:',
-    ...commandLines(COMMANDS),
-    '',
-    'Run `proving <command> --help` for a command\'s options.',
-    'Exit codes: 0 success, 1 remote failure (query FAILED, facts differ), 2 bad input or usage,',
-    '            3 service or network error, 4 timed out, 130 interrupted.',
-  ].join('\n')
 }

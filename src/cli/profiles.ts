@@ -146,3 +146,12 @@ export function profileValueFor(active: ActiveProfile, envName: string | undefin
   }
   return undefined
 }
+
+/** A service's address that no flag, variable or profile gave: every way to give one, in one line. */
+export function missingAddressError(field: ProfileField, alternative?: string): InvalidInputError {
+  const { service, flag, env } = PROFILE_FIELDS[field]
+  return new InvalidInputError(
+    `No ${service} address: pass --${flag} <url> or set ${env}, or choose a profile that has one with PROVING_PROFILE or --profile (\`proving config show\` lists them)${alternative ? `; ${alternative}` : ''}.`,
+    { input: `--${flag}` },
+  )
+}

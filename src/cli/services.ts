@@ -3,16 +3,14 @@ import { formatBytes } from '../pipeline/prove.ts'
 import { InvalidInputError } from '../core/errors.ts'
 import { formatDuration } from '../core/poll.ts'
 import { serviceLine } from '../core/service-text.ts'
+import { missingAddressError } from './profiles.ts'
 import { type CommandContext, parseDuration, type SERVICE_OPTIONS, type StringOption, allowInsecureHttp } from './context.ts'
 
 /** Builds the proving client from --base-url / --api-key (or their environment variables). */
 export function provingClientFrom(context: CommandContext<typeof SERVICE_OPTIONS>, options: { needsKey: boolean; baseUrl?: string; apiKey?: string }): ProvingClient {
   const baseUrl = options.baseUrl ?? context.values['base-url']?.trim()
   if (!baseUrl) {
-    throw new InvalidInputError(
-      'No proving service address: pass --base-url <url> or set PROVING_BASE_URL (or use --emulator where offered).',
-      { input: '--base-url' },
-    )
+    throw missingAddressError('baseUrl', 'or use --emulator where offered')
   }
   const apiKey = options.apiKey ?? context.values['api-key']?.trim()
   if (options.needsKey && !apiKey) {

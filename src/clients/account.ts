@@ -297,7 +297,7 @@ export class AccountClient {
     const key = page.data[0]?.apiKey
     if (!key) {
       throw new ProvingKitError(
-        `The account service lists no API key for project ${projectId || '(the default)'}; create one with \`proving auth create-key --name <name>\`.`,
+        `The account service lists no API key for project ${projectId || '(the default)'}; create one with \`proving auth keys create --name <name>\`.`,
       )
     }
     this.#apiKeys.set(projectId, key)

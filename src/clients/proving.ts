@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { sha256File } from '../pie/digest.ts'
 import { stat } from 'node:fs/promises'
 import {
+  AbortedError,
   InvalidInputError,
   InvalidResponseError,
   isNoRoute,
@@ -124,6 +125,17 @@ export type SubmitQueryOptions = {
   signal?: AbortSignal | undefined
   /** Called as the upload's bytes leave (for a progress line). */
   onUploadProgress?: ((progress: UploadProgress) => void) | undefined
+}
+
+/** What the general submission answers: the query, and the dedupId it went under. */
+export type SubmittedQuery = {
+  provingQueryId: string
+  /** The dedupId already had a (not FAILED) query: that one is followed, nothing was sent. */
+  deduplicated: boolean
+  /** After a FAILED query only: the dedupId this submission went under instead (its successor in the chain). */
+  dedupId?: string | undefined
+  /** After a FAILED query only: the FAILED queries of the same submission that this one replaces, oldest first. */
+  failedQueryIds?: string[] | undefined
 }
 
 export type ListQueriesOptions = {
@@ -522,14 +534,22 @@ export class ProvingClient {
    * POST /proving-query (extension): the general submission. A `dedupId` (derived from the
    * file's digest and the parameters unless given) makes it safe to send again: after an
    * ambiguous failure the client looks the dedupId up first and only resubmits when the
-   * service has no such query, so exactly one query exists.
+   * service has no such query, so exactly one query exists. A dedupId whose query FAILED is
+   * not handed back as the result: the PIE is submitted again under the next dedupId of its
+   * chain ({@link dedupIdAfterFailure}), and the answer says which query failed.
    */
-  async submitQuery(options: SubmitQueryOptions): Promise<{ provingQueryId: string; deduplicated: boolean }> {
+  async submitQuery(options: SubmitQueryOptions): Promise<SubmittedQuery> {
     const fields = await this.#generalFields(options)
-    const dedupId = fields.dedupId!
-    const body = await prepareMultipart(fields.parts, { onProgress: options.onUploadProgress })
+    let dedupId = fields.dedupId!
+    const failedQueryIds: string[] = []
+    let body = await prepareMultipart(fields.parts, { onProgress: options.onUploadProgress })
     this.#key('Submitting')
     await this.checkService({ signal: options.signal })
+    const answer = (provingQueryId: string, deduplicated: boolean): SubmittedQuery => ({
+      provingQueryId,
+      deduplicated,
+      ...(failedQueryIds.length ? { dedupId, failedQueryIds } : {}),
+    })
     const attempt = async () => {
       const { data } = await this.http.request({
         method: 'POST',
@@ -543,19 +563,37 @@ export class ProvingClient {
       })
       return checkServiceId(data.provingQueryId, 'The query id the proving service returned', QUERY_ID_REFUSED)
     }
-    const existingFor = async (refusal: ServiceError) => {
-      const existing = await this.findQueryByDedupId(dedupId, { signal: options.signal })
+    /** Past the FAILED queries of the chain: the live one to follow, or the next dedupId to use. */
+    const resolve = async (): Promise<QueryRecord | null> => {
+      const found = await this.resolveDedupId(dedupId, { signal: options.signal })
+      if (found.failedQueryIds.length) {
+        this.http.logger.warn(
+          `Query ${found.failedQueryIds.join(', then ')} with this PIE and these parameters FAILED; ${found.existing ? `following query ${found.existing.id}, submitted after it` : 'submitting it again, as a new query'} (dedupId ${found.dedupId}).`,
+        )
+        failedQueryIds.push(...found.failedQueryIds)
+        if (found.dedupId !== dedupId) {
+          dedupId = found.dedupId
+          fields.parts.dedupId = dedupId
+          body = await prepareMultipart(fields.parts, { onProgress: options.onUploadProgress })
+        }
+      }
+      return found.existing
+    }
+    const existingFor = async (refusal: ServiceError): Promise<SubmittedQuery> => {
+      const refused = dedupId
+      const existing = await resolve()
       if (existing) {
         this.http.logger.info(`A query with dedupId ${dedupId} exists already (${existing.id}); following it instead of submitting again.`)
-        return { provingQueryId: existing.id, deduplicated: true }
+        return answer(existing.id, true)
       }
+      if (dedupId !== refused) return answer(await attempt(), false)
       throw new ServiceError(
         `The proving service refused the submission as a duplicate of dedupId ${dedupId}, but finds no query with it; give another dedupId or check \`proving query list\`.`,
         { status: refusal.status, code: refusal.code, details: refusal.details, cause: refusal },
       )
     }
     try {
-      return { provingQueryId: await attempt(), deduplicated: false }
+      return answer(await attempt(), false)
     } catch (error) {
       // production.md: a used dedupId is refused, not answered with the first id: look it up.
       if (isDedupRefusal(error)) return existingFor(error)
@@ -563,16 +601,39 @@ export class ProvingClient {
       this.http.logger.warn(
         `The answer to the submission was lost (${(error as ProvingKitError).shortMessage}); looking up dedupId ${dedupId} before sending again.`,
       )
-      const existing = await this.findQueryByDedupId(dedupId, { signal: options.signal })
-      if (existing) return { provingQueryId: existing.id, deduplicated: true }
+      const existing = await resolve()
+      if (existing) return answer(existing.id, true)
       try {
-        return { provingQueryId: await attempt(), deduplicated: false }
+        return answer(await attempt(), false)
       } catch (again) {
         // The lost first answer may land between the lookup and this attempt.
         if (isDedupRefusal(again)) return existingFor(again)
         throw again
       }
     }
+  }
+
+  /**
+   * The query a dedupId stands for, past FAILED ones: a FAILED query's dedupId leads to the next
+   * one of the chain ({@link dedupIdAfterFailure}), so re-running after a failure submits anew
+   * while re-running after a success (or a lost answer) finds the same query. `existing` is the
+   * query to follow (null: none yet, submit with `dedupId`).
+   */
+  async resolveDedupId(
+    dedupId: string,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<{ dedupId: string; existing: QueryRecord | null; failedQueryIds: string[] }> {
+    const failedQueryIds: string[] = []
+    let current = dedupId
+    for (let link = 0; link <= MAX_FAILED_RESUBMISSIONS; link++) {
+      const existing = await this.findQueryByDedupId(current, options)
+      if (!existing || (await this.#statusOf(existing, options)) !== 'FAILED') return { dedupId: current, existing, failedQueryIds }
+      failedQueryIds.push(existing.id)
+      current = dedupIdAfterFailure(current, existing.id)
+    }
+    throw new ServiceError(
+      `This submission FAILED ${failedQueryIds.length} times (${failedQueryIds.slice(-3).join(', ')}, ...); nothing was sent again. Read why with \`proving query get ${failedQueryIds.at(-1)}\`, then give another dedupId.`,
+    )
   }
 
   /**
@@ -598,6 +659,17 @@ export class ProvingClient {
     } catch (error) {
       if (error instanceof ServiceError && error.status === 404 && !isNoRoute(error)) return null
       throw error
+    }
+  }
+
+  /** A record's status; read from a path that carries it when the record has none (interface.md's record D). Unreadable: undefined. */
+  async #statusOf(record: QueryRecord, options: { signal?: AbortSignal }): Promise<string | undefined> {
+    if (typeof record.status === 'string') return record.status
+    try {
+      return (await this.readQuery(record.id, options)).provingQuery.status
+    } catch (error) {
+      if (error instanceof AbortedError) throw error
+      return undefined
     }
   }
 
@@ -836,6 +908,18 @@ function aggregatorParamsObject(value: Record<string, unknown> | string): Record
     )
   }
   return parsed as Record<string, unknown>
+}
+
+/** How many FAILED queries a dedupId chain passes before the client stops submitting again. */
+const MAX_FAILED_RESUBMISSIONS = 16
+
+/**
+ * The dedupId to submit with after the query of `dedupId` FAILED: derived from both, so every
+ * re-run after that failure agrees on it (and finds the query it creates), and it differs from
+ * the one production would refuse as reused.
+ */
+export function dedupIdAfterFailure(dedupId: string, failedQueryId: string): string {
+  return `pk-${createHash('sha256').update(`${dedupId}\nafter FAILED ${failedQueryId}`).digest('hex').slice(0, 40)}`
 }
 
 export function deriveDedupId(digest: string, parts: Record<string, unknown>): string {

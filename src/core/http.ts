@@ -181,6 +181,8 @@ export class HttpClient {
   readonly #allowInsecureHttp: boolean
   /** No dispatcher was given: requests go through the shared agent built here. */
   readonly #ownDispatcher: boolean
+  /** The service's clock minus ours, from the latest answer with a `Date` header. */
+  #serviceOffsetMs: number | undefined
 
   constructor(config: HttpClientConfig) {
     let base: URL
@@ -216,6 +218,15 @@ export class HttpClient {
     this.#headers = { 'user-agent': `proving-kit/${VERSION}`, ...config.headers }
     this.#random = config.random ?? Math.random
     this.#allowInsecureHttp = config.allowInsecureHttp ?? false
+  }
+
+  /**
+   * The service's clock minus this machine's (ms), from the `Date` header of the latest answer
+   * (undefined before one). A lower bound: the header is truncated to the second and read once
+   * the answer arrived. Times the service stamps (a query's createdAt) are compared through it.
+   */
+  serviceOffsetMs(): number | undefined {
+    return this.#serviceOffsetMs
   }
 
   /** Builds the absolute URL of a path with its query string. */
@@ -461,6 +472,8 @@ export class HttpClient {
         headersTimeout: minDefined(spec.headersTimeoutMs ?? this.#timeouts.headersMs, remainingMs),
         bodyTimeout: minDefined(this.#timeouts.bodyMs, remainingMs),
       })
+      const served = typeof response.headers.date === 'string' ? Date.parse(response.headers.date) : Number.NaN
+      if (Number.isFinite(served)) this.#serviceOffsetMs = served - Date.now()
       const ok = isSuccess(response.statusCode, spec.successStatuses)
       // An error body only feeds a code and an excerpt: a large one is cut, never an error of its
       // own (that would hide the status, and with it whether a submission is ambiguous).

@@ -22,6 +22,11 @@ export class ApiKeys {
     this.#allowed?.add(key.trim())
   }
 
+  /** The keyIds of the accepted keys (minted ones included); null when any non-empty key is accepted. */
+  allowedKeyIds(): string[] | null {
+    return this.#allowed ? [...this.#allowed].map((key) => ownerOf(key).keyId) : null
+  }
+
   /** The caller behind a key, or null when the key is missing, empty or not allowed. */
   identify(key: string | null | undefined): Owner | null {
     const value = key?.trim()

@@ -1,4 +1,5 @@
 import { REDACTED, redactUrl } from '../core/redact.ts'
+import { requestTarget } from './router.ts'
 
 /**
  * The requests the emulator answered, for tests that count calls ("exactly one submission",
@@ -47,7 +48,7 @@ export class RequestLog {
 
 export function maskPath(rawUrl: string): string {
   // No query string, nothing to mask: one parse instead of three (every status read comes here).
-  if (!rawUrl.includes('?')) return new URL(rawUrl, 'http://emulator.invalid').pathname
-  const masked = new URL(redactUrl(new URL(rawUrl, 'http://emulator.invalid')))
+  if (!rawUrl.includes('?')) return requestTarget(rawUrl).pathname
+  const masked = new URL(redactUrl(requestTarget(rawUrl)))
   return `${masked.pathname}${masked.search.replaceAll('%2A%2A%2A', REDACTED)}`
 }

@@ -97,6 +97,17 @@ export type RouterOptions = {
   intercept?: (ctx: RouteContext, route: Route) => Interception | undefined
   /** Called once per request when its answer is sent (status 0: the connection was dropped). */
   onCompleted?: (completed: Completed) => void
+  /** The emulator's clock: every answer's `Date` header reads it, as a service's reads its own. */
+  now?: () => number
+}
+
+/**
+ * The URL of a request line. A path is read against our own origin, never as a URL of its own:
+ * `new URL('//x/is-alive', base)` would take `x` for a host and route `/is-alive`, and `//`
+ * alone does not parse at all (it was a 500). An absolute URL (a proxy's form) is read as is.
+ */
+export function requestTarget(rawUrl: string): URL {
+  return rawUrl.startsWith('/') ? new URL(`http://emulator.invalid${rawUrl}`) : new URL(rawUrl, 'http://emulator.invalid')
 }
 
 /** A route of the control API under /_emulator/: no authentication, never a fault's target. */
@@ -128,6 +139,7 @@ export class Router {
 
   /** The request handler for `http.createServer`; never throws, never rejects. */
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
+    if (this.#options.now) res.setHeader('date', new Date(this.#options.now()).toUTCString())
     void this.#dispatch(req, res).catch((error: unknown) => {
       // Never the raw URL: the L2 endpoints carry the API key in it.
       this.#options.logger.error(`emulator: failed to answer ${req.method} ${redactUrl(req.url ?? '/')}: ${redact(String(error))}`)
@@ -139,7 +151,7 @@ export class Router {
   async #dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = (req.method ?? 'GET').toUpperCase()
     const rawUrl = req.url ?? '/'
-    const url = new URL(rawUrl, 'http://emulator.invalid')
+    const url = requestTarget(rawUrl)
     const found = this.#match(method, url.pathname)
     let route: Route | undefined
     const complete = (status: number) => this.#options.onCompleted?.({ method, rawUrl, status, route })

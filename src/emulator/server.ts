@@ -12,6 +12,7 @@ import { ApiKeys } from './auth.ts'
 import { type EmulatorClock, realClock } from './clock.ts'
 import type { EmulatorContext, EmulatorShape } from './context.ts'
 import { controlRoutes } from './control.ts'
+import { consoleRoutes } from './console/routes.ts'
 import { faultInterceptor } from './faults.ts'
 import { DEFAULT_TIMING, type Timing } from './proving/lifecycle.ts'
 import { provingControlRoutes } from './proving/control.ts'
@@ -72,7 +73,7 @@ export type RunningEmulator = {
 }
 
 /** Route tables by service; each takes the shared context. */
-const SERVICES: ((emulator: EmulatorContext) => Route[])[] = [provingRoutes, provingControlRoutes, artifactRoutes, storageProofRoutes, accountRoutes, taskRoutes, starknetRpcRoutes, controlRoutes]
+const SERVICES: ((emulator: EmulatorContext) => Route[])[] = [provingRoutes, provingControlRoutes, artifactRoutes, storageProofRoutes, accountRoutes, taskRoutes, starknetRpcRoutes, controlRoutes, consoleRoutes]
 
 // Clients keep idle sockets for 4 s: the server must keep them longer, or a request sent on a
 // socket the server is just closing fails with a reset.
@@ -124,6 +125,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   }
   const router = new Router({
     logger,
+    now: () => clock.now(),
     intercept: faultInterceptor(emulator),
     onCompleted: ({ method, rawUrl, status, route, fault }) => {
       if (!route?.control) requestLog.add({ at: clock.now(), method, rawUrl, status, fault })

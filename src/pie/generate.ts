@@ -9,7 +9,7 @@
  * rules. Output is deterministic for a seed, and memory.bin is streamed to disk in 4 MiB
  * chunks, so any size is generated in flat memory.
  */
-import { mkdir, open, writeFile } from 'node:fs/promises'
+import { type FileHandle, mkdir, open, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { AbortedError, InvalidInputError } from '../core/errors.ts'
 import { ADDITIONAL_DATA, EXECUTION_RESOURCES, MEMORY, METADATA, STARK_PRIME, TWO_POW_30, VERSION } from './format.ts'
@@ -61,8 +61,16 @@ export type GeneratePieOptions = {
    */
   programWords?: number
   seed?: number
+  /**
+   * `cairo0` (default): fibonacci's program with the output builtin alone. `cairo1`: shaped like
+   * what cairo1-run writes for a Cairo 1 program (generateCairo1Pie).
+   */
+  shape?: PieShape
   signal?: AbortSignal
 }
+
+export type PieShape = 'cairo0' | 'cairo1'
+export const PIE_SHAPES: readonly PieShape[] = ['cairo0', 'cairo1']
 
 export type GeneratedPie = {
   dir: string
@@ -112,7 +120,11 @@ function fibonacci(n: number): bigint {
 
 /** The program's words: fibonacci's, then deterministic instruction-like filler up to `count`. */
 export function syntheticProgram(count: number, seed = 1): bigint[] {
-  const data: bigint[] = FIBONACCI_PROGRAM.data.slice(0, Math.max(count, FIBONACCI_SIZE))
+  return instructionLike(FIBONACCI_PROGRAM.data.slice(0, Math.max(count, FIBONACCI_SIZE)), count, seed)
+}
+
+/** `data` followed by instruction-like words (63-bit encodings, small immediates, negative constants) up to `count`. */
+function instructionLike(data: bigint[], count: number, seed: number): bigint[] {
   const random = prng(seed ^ 0x5eed)
   while (data.length < count) {
     const kind = random() & 7
@@ -125,6 +137,7 @@ export function syntheticProgram(count: number, seed = 1): bigint[] {
 
 /** Generates a valid PIE directory (metadata, memory, additional data, resources, version). */
 export async function generatePie(options: GeneratePieOptions): Promise<GeneratedPie> {
+  if (options.shape === 'cairo1') return generateCairo1Pie(options)
   const seed = options.seed ?? 1
   const programSize = options.programWords ?? FIBONACCI_SIZE
   if (!Number.isInteger(programSize) || programSize < FIBONACCI_SIZE || programSize >= TWO_POW_30) {
@@ -162,45 +175,212 @@ export async function generatePie(options: GeneratePieOptions): Promise<Generate
   await writeFile(join(dir, ADDITIONAL_DATA), '{"output_builtin": {"pages": {}, "attributes": {}}}')
   await writeFile(join(dir, VERSION), '{"cairo_pie": "1.1"}')
 
-  const handle = await open(join(dir, MEMORY), 'w')
+  const memory = await MemoryWriter.open(join(dir, MEMORY), options.signal)
   try {
-    const buffer = new Uint8Array(CHUNK_CELLS * CELL_SIZE)
-    const view = new DataView(buffer.buffer)
-    let used = 0
-    const flush = async () => {
-      if (options.signal?.aborted) throw new AbortedError('Generating the PIE was aborted', { cause: options.signal.reason })
-      let done = 0
-      while (done < used) done += (await handle.write(buffer, done, used - done)).bytesWritten
-      used = 0
-    }
-    for (let offset = 0; offset < program.length; offset++) {
-      writeCell(view, used, 0, offset, program[offset]!)
-      used += CELL_SIZE
-      if (used === buffer.length) await flush()
-    }
-    const fill = executionFiller(executionSize, seed)
-    let offset = 0
-    while (offset < executionSize) {
-      const count = Math.min(executionSize - offset, CHUNK_CELLS - used / CELL_SIZE)
-      fill(view, used, offset, count)
-      used += count * CELL_SIZE
-      offset += count
-      if (used === buffer.length) await flush()
-    }
-    if (used + OUTPUT_SIZE * CELL_SIZE > buffer.length) await flush()
-    output.forEach((value, k) => {
-      writeCell(view, used, 2, k, value)
-      used += CELL_SIZE
-    })
-    await flush()
+    for (let offset = 0; offset < program.length; offset++) await memory.cell(0, offset, program[offset]!)
+    await memory.run(
+      executionSize,
+      executionFiller(executionSize, seed, {
+        entry: [
+          { segment: 2, offset: 0 },
+          { segment: 3, offset: 0 },
+          { segment: 4, offset: 0 },
+        ],
+        exit: [{ segment: 2, offset: OUTPUT_SIZE }],
+      }),
+    )
+    for (const [k, value] of output.entries()) await memory.cell(2, k, value)
+    await memory.flush()
   } finally {
-    await handle.close()
+    await memory.close()
   }
   return { dir, memoryBytes: totalCells * CELL_SIZE, cells: totalCells, executionSize, nSteps, output, programWords: programSize }
 }
 
+/**
+ * The builtins cairo1-run gives a Cairo 1 program whose main takes Pedersen, RangeCheck, Bitwise
+ * and Poseidon: those it uses, output first (added to hold the return values), in cairo-lang's
+ * canonical order, so no ecdsa or keccak (cairo1-run's get_function_builtins).
+ */
+export const CAIRO1_BUILTINS = ['output', 'pedersen', 'range_check', 'bitwise', 'poseidon'] as const
+/** Cells per instance of each builtin: the counter in execution_resources.json counts instances. */
+const CELLS_PER_INSTANCE: Record<(typeof CAIRO1_BUILTINS)[number], number> = { output: 1, pedersen: 3, range_check: 1, bitwise: 5, poseidon: 6 }
+/** Extra segments: the arrays and dictionaries a Cairo 1 run allocates with hints (AllocSegment, the segment arena). */
+const CAIRO1_ARRAYS = 6
+const CAIRO1_MIN_PROGRAM = 16
+const CAIRO1_DEFAULT_PROGRAM = 400
+
+/**
+ * A valid PIE shaped like one cairo1-run writes for a Cairo 1 program returning an
+ * Array<felt252>: main = 0 (the entry code is at pc 0), the builtins of CAIRO1_BUILTINS with
+ * their segments used by whole instances, the return fp and pc, then extra segments (arrays),
+ * whose recorded sizes are the cells written while pointers into them may lie past that (a
+ * reserved segment; cairo-lang and cairo-vm accept it). The execution's first cells are the
+ * builtin bases, its last the builtins' final pointers; the output is the Ok variant (0) then
+ * the array, its length then its words (fibonacci numbers). additional_data.json lists the
+ * Pedersen instances as cairo-vm does. Builtin cells hold values of the right range, not the
+ * builtins' results: the PIE satisfies the validity rules, it is not a run.
+ */
+async function generateCairo1Pie(options: GeneratePieOptions): Promise<GeneratedPie> {
+  const seed = options.seed ?? 1
+  const programSize = options.programWords ?? CAIRO1_DEFAULT_PROGRAM
+  if (!Number.isInteger(programSize) || programSize < CAIRO1_MIN_PROGRAM || programSize >= TWO_POW_30) {
+    throw new InvalidInputError(`programWords must be an integer from ${CAIRO1_MIN_PROGRAM} to 2^30 - 1, got ${programSize}`)
+  }
+  const program = instructionLike([], programSize, seed)
+  const totalCells = Math.floor(options.memoryBytes / CELL_SIZE)
+  const count = seed % 8 + 4
+  const output = [0n, BigInt(count), ...Array.from({ length: count }, (_, k) => fibonacci(k + 1))]
+
+  // Segments: program 0, execution 1, builtins 2.., ret_fp, ret_pc, then the arrays.
+  const instances = (share: number) => Math.max(1, Math.floor(totalCells / share))
+  const builtinSizes = {
+    output: output.length,
+    pedersen: 3 * instances(400),
+    range_check: instances(100),
+    bitwise: 5 * instances(800),
+    poseidon: 6 * instances(800),
+  }
+  const builtinIndex = (name: (typeof CAIRO1_BUILTINS)[number]) => 2 + CAIRO1_BUILTINS.indexOf(name)
+  const retFp = 2 + CAIRO1_BUILTINS.length
+  const retPc = retFp + 1
+  const arraySize = Math.max(4, Math.floor(totalCells / 200))
+  const arrays = Array.from({ length: CAIRO1_ARRAYS }, (_, k) => ({ segment: retPc + 1 + k, size: arraySize }))
+  const fixedCells = programSize + Object.values(builtinSizes).reduce((a, b) => a + b, 0) + CAIRO1_ARRAYS * arraySize
+  const executionSize = totalCells - fixedCells
+  if (executionSize < MIN_EXECUTION + 2 * CAIRO1_BUILTINS.length) {
+    const needed = (fixedCells + MIN_EXECUTION + 2 * CAIRO1_BUILTINS.length) * CELL_SIZE
+    throw new InvalidInputError(`memory.bin of ${options.memoryBytes} bytes is too small for a Cairo 1 shaped PIE; at least ${needed} bytes`)
+  }
+  if (executionSize >= TWO_POW_30) throw new InvalidInputError('memory.bin too large: the execution segment must stay below 2^30 cells')
+  const nSteps = executionSize
+  const dir = options.outDir
+  await mkdir(dir, { recursive: true })
+
+  const segment = (index: number, size: number) => `{"index": ${index}, "size": ${size}}`
+  const builtinSegments = CAIRO1_BUILTINS.map((name) => `"${name}": ${segment(builtinIndex(name), builtinSizes[name])}`).join(', ')
+  const metadata =
+    `{"program": {"prime": ${STARK_PRIME}, "data": [${program.join(', ')}], ` +
+    `"builtins": [${CAIRO1_BUILTINS.map((name) => `"${name}"`).join(', ')}], "main": 0}, ` +
+    `"program_segment": ${segment(0, programSize)}, "execution_segment": ${segment(1, executionSize)}, ` +
+    `"ret_fp_segment": ${segment(retFp, 0)}, "ret_pc_segment": ${segment(retPc, 0)}, ` +
+    `"builtin_segments": {${builtinSegments}}, ` +
+    `"extra_segments": [${arrays.map((array) => segment(array.segment, array.size)).join(', ')}]}`
+  await writeFile(join(dir, METADATA), metadata)
+  const counters = CAIRO1_BUILTINS.map((name) => `"${name}_builtin": ${builtinSizes[name] / CELLS_PER_INSTANCE[name]}`).join(', ')
+  await writeFile(join(dir, EXECUTION_RESOURCES), `{"n_steps": ${nSteps}, "builtin_instance_counter": {${counters}}, "n_memory_holes": 0}`)
+  const pedersenResults = Array.from({ length: builtinSizes.pedersen / 3 }, (_, k) => `[${builtinIndex('pedersen')}, ${3 * k + 2}]`)
+  await writeFile(
+    join(dir, ADDITIONAL_DATA),
+    `{"output_builtin": {"pages": {}, "attributes": {}}, "pedersen_builtin": [${pedersenResults.join(', ')}], ` +
+      `"range_check_builtin": null, "bitwise_builtin": null, "poseidon_builtin": null}`,
+  )
+  await writeFile(join(dir, VERSION), '{"cairo_pie": "1.1"}')
+
+  const random = prng(seed ^ 0xca1)
+  const felt = () => {
+    let value = BigInt(random() & 0x07ffffff) // below 2^251 < prime
+    for (let k = 0; k < 7; k++) value = (value << 32n) | BigInt(random())
+    return value
+  }
+  const word64 = () => (BigInt(random()) << 32n) | BigInt(random())
+  const memory = await MemoryWriter.open(join(dir, MEMORY), options.signal)
+  try {
+    for (let offset = 0; offset < program.length; offset++) await memory.cell(0, offset, program[offset]!)
+    const bases = CAIRO1_BUILTINS.map((name) => ({ segment: builtinIndex(name), offset: 0 }))
+    const ends = CAIRO1_BUILTINS.map((name) => ({ segment: builtinIndex(name), offset: builtinSizes[name] })).reverse()
+    await memory.run(
+      executionSize,
+      executionFiller(executionSize, seed, {
+        entry: [...bases, { segment: retFp, offset: 0 }, { segment: retPc, offset: 0 }],
+        exit: ends,
+        arrays,
+      }),
+    )
+    for (const [k, value] of output.entries()) await memory.cell(builtinIndex('output'), k, value)
+    for (let k = 0; k < builtinSizes.pedersen; k++) await memory.cell(builtinIndex('pedersen'), k, felt())
+    for (let k = 0; k < builtinSizes.range_check; k++) await memory.cell(builtinIndex('range_check'), k, (word64() << 64n) | word64())
+    for (let k = 0; k < builtinSizes.bitwise; k += 5) {
+      const [x, y] = [word64(), word64()]
+      for (const [i, value] of [x, y, x & y, x ^ y, x | y].entries()) await memory.cell(builtinIndex('bitwise'), k + i, value)
+    }
+    for (let k = 0; k < builtinSizes.poseidon; k++) await memory.cell(builtinIndex('poseidon'), k, felt())
+    // Each array: its words, some of them pointers to the next array (an array of spans).
+    for (const [a, array] of arrays.entries()) {
+      const next = arrays[(a + 1) % arrays.length]!
+      for (let k = 0; k < array.size; k++) {
+        await memory.cell(array.segment, k, k % 4 === 3 ? { segment: next.segment, offset: k } : BigInt(random() & 0xffffff))
+      }
+    }
+    await memory.flush()
+  } finally {
+    await memory.close()
+  }
+  return { dir, memoryBytes: totalCells * CELL_SIZE, cells: totalCells, executionSize, nSteps, output, programWords: programSize }
+}
+
+/** memory.bin written front to back through one 4 MiB buffer, so any size takes flat memory. */
+class MemoryWriter {
+  private readonly buffer = new Uint8Array(CHUNK_CELLS * CELL_SIZE)
+  private readonly view = new DataView(this.buffer.buffer)
+  private used = 0
+  private readonly handle: FileHandle
+  private readonly signal: AbortSignal | undefined
+  private constructor(handle: FileHandle, signal: AbortSignal | undefined) {
+    this.handle = handle
+    this.signal = signal
+  }
+
+  static async open(path: string, signal: AbortSignal | undefined): Promise<MemoryWriter> {
+    return new MemoryWriter(await open(path, 'w'), signal)
+  }
+
+  async flush(): Promise<void> {
+    if (this.signal?.aborted) throw new AbortedError('Generating the PIE was aborted', { cause: this.signal.reason })
+    let done = 0
+    while (done < this.used) done += (await this.handle.write(this.buffer, done, this.used - done)).bytesWritten
+    this.used = 0
+  }
+
+  async cell(segment: number, offset: number, value: bigint | Pointer): Promise<void> {
+    if (this.used === this.buffer.length) await this.flush()
+    writeCell(this.view, this.used, segment, offset, value)
+    this.used += CELL_SIZE
+  }
+
+  /** `count` cells from the filler, offsets 0 to count - 1, a buffer's worth at a time. */
+  async run(count: number, fill: (view: DataView, at: number, first: number, count: number) => void): Promise<void> {
+    let offset = 0
+    while (offset < count) {
+      if (this.used === this.buffer.length) await this.flush()
+      const n = Math.min(count - offset, CHUNK_CELLS - this.used / CELL_SIZE)
+      fill(this.view, this.used, offset, n)
+      this.used += n * CELL_SIZE
+      offset += n
+    }
+  }
+
+  close(): Promise<void> {
+    return this.handle.close()
+  }
+}
+
+type Pointer = { segment: number; offset: number }
+
+/**
+ * What the execution cells point at besides themselves and the program: the pointers a run's
+ * first cells hold (builtin bases, then the return fp and pc), those its last cells hold (the
+ * builtins' final pointers), and for a Cairo 1 shape the arrays (extra segments) its frames
+ * point into.
+ */
+type ExecutionShape = {
+  entry: readonly Pointer[]
+  exit: readonly Pointer[]
+  arrays?: readonly { segment: number; size: number }[]
+}
+
 /** Writes execution cells [first, first + count) at `at`; the cell contents depend only on offset and seed order. */
-function executionFiller(size: number, seed: number) {
+function executionFiller(size: number, seed: number, shape: ExecutionShape) {
   const random = prng(seed)
   const nearPrime = Array.from({ length: 16 }, (_, k) => toWords(STARK_PRIME - BigInt(k + 1)))
   const ptrTop = 0x80000000 // bit 255 in the top value word
@@ -232,12 +412,11 @@ function executionFiller(size: number, seed: number) {
     for (let i = 0; i < count; i++, at += CELL_SIZE) {
       const offset = first + i
       setAddress(view, at, offset)
-      // The first cells mirror a real run's entry: output pointer, return fp, return pc.
-      if (offset === 0) setPointer(view, at, 2, 0)
-      else if (offset === 1) setPointer(view, at, 3, 0)
-      else if (offset === 2) setPointer(view, at, 4, 0)
-      else if (offset === size - 1)
-        setPointer(view, at, 2, OUTPUT_SIZE) // final output pointer
+      // The first cells mirror a real run's entry (builtin bases, return fp, return pc), the
+      // last ones its end (the builtins' final pointers).
+      const fromEnd = size - 1 - offset
+      if (offset < shape.entry.length) setPointer(view, at, shape.entry[offset]!.segment, shape.entry[offset]!.offset)
+      else if (fromEnd < shape.exit.length) setPointer(view, at, shape.exit[fromEnd]!.segment, shape.exit[fromEnd]!.offset)
       else {
         const frame = Math.floor(offset / FRAME)
         switch (offset % FRAME) {
@@ -264,7 +443,12 @@ function executionFiller(size: number, seed: number) {
             break
           }
           case 5:
-            setSmall(view, at, frame & 1)
+            if (shape.arrays) {
+              // An array's cursor: anywhere in it, at its end, or past the cells written so
+              // far (a reserved segment; a pointer's offset is not bounded by the size).
+              const array = shape.arrays[frame % shape.arrays.length]!
+              setPointer(view, at, array.segment, frame % (array.size + 8))
+            } else setSmall(view, at, frame & 1)
             break
           default:
             setPointer(view, at, 1, offset - 2) // a local variable's address

@@ -48,6 +48,6 @@ export {
 } from './facts.ts'
 export { jobSizeForSteps } from './job-size.ts'
 export { toHex, parseFeltText } from './hex.ts'
-export { generatePie, parseByteSize, type GeneratePieOptions, type GeneratedPie } from './generate.ts'
+export { CAIRO1_BUILTINS, generatePie, parseByteSize, PIE_SHAPES, type GeneratePieOptions, type GeneratedPie, type PieShape } from './generate.ts'
 export type { PieInput } from './source.ts'
 export { BUILTIN_ORDER, PIE_ENTRY_ORDER, STARK_PRIME } from './format.ts'

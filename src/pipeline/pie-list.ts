@@ -6,7 +6,9 @@ const GLOB_CHARACTERS = /[*?[\]{}]/
 /**
  * The PIEs a command was given: each argument is a pie.zip, a PIE directory, or a glob (quoted,
  * so the shell leaves it alone: 'build/**\/pie.zip'), expanded here in sorted order. A glob
- * that matches nothing, and the same PIE named twice, are refused before anything is sent.
+ * that matches nothing is refused before anything is sent. The same PIE named twice (the same
+ * path spelt twice, a link, a copy) keeps its rows: the batch submits each PIE digest once and
+ * reports that query on every row naming it.
  */
 export async function expandPieArguments(args: readonly string[], name = '<pie>'): Promise<string[]> {
   const paths: string[] = []
@@ -28,11 +30,6 @@ export async function expandPieArguments(args: readonly string[], name = '<pie>'
       })
     }
     paths.push(...matches.sort())
-  }
-  const seen = new Set<string>()
-  for (const path of paths) {
-    if (seen.has(path)) throw new InvalidInputError(`${name}: ${path} is named twice; each PIE is proved once.`, { input: name })
-    seen.add(path)
   }
   return paths
 }

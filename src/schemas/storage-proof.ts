@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { InvalidInputError } from '../core/errors.ts'
 import { serializeJsonBody } from '../core/json-limits.ts'
+import { article, describeValue } from './issue-words.ts'
 import { openEnum } from './open-enum.ts'
 import { BATCH_QUERY_STATUSES } from './storage-proof-constants.ts'
 
@@ -61,6 +62,12 @@ export type BatchQueryBody = z.infer<typeof batchQueryBody>
 export function describeBatchQueryProblems(error: z.ZodError, limit = 5): string[] {
   return error.issues.slice(0, limit).map((issue) => {
     const where = issue.path.length ? issue.path.map(String).join('.') : '(body)'
+    // The same words as a task body's check: "x is required", "x must be a string, got number 5".
+    // Only from a parse with reportInput: without it, an absent field cannot be told from a wrong one.
+    if (issue.code === 'invalid_type' && 'input' in issue) {
+      return issue.input === undefined ? `${where} is required` : `${where} must be ${article(issue.expected)}, got ${describeValue(issue.input)}`
+    }
+    if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => `${issue.path.length ? `${where}.` : ''}${key} is not a known field`).join('; ')
     // A bad record key (chain id, block, address) carries the key rule's message one level down.
     const nested = issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined
     return nested ? `${where}: the key ${JSON.stringify(String(issue.path.at(-1)))} ${nested}` : `${where}: ${issue.message}`
@@ -83,7 +90,8 @@ export type BatchQueryStatusResponse = z.infer<typeof batchQueryStatusResponse>
 export function checkBatchQueryBody(body: unknown): BatchQueryBody {
   // Nesting and size first: a hostile body must not reach the schema, nor JSON.stringify.
   serializeJsonBody(body, { input: 'body', what: 'the batch query' })
-  const result = batchQueryBody.safeParse(body)
+  // reportInput: an absent field is told from a wrong one ("is required" or "must be a string, got 5").
+  const result = batchQueryBody.safeParse(body, { reportInput: true })
   if (result.success) return result.data
   const problems = describeBatchQueryProblems(result.error)
   const more = result.error.issues.length - 1

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { article, describeValue } from './issue-words.ts'
 import { openEnum } from './open-enum.ts'
 import { HEX_PATTERN, TASK_INPUT_VISIBILITIES, TASK_STATUSES } from './tasks-constants.ts'
 
@@ -311,17 +312,3 @@ function fieldPath(path: readonly PropertyKey[]): string {
     .join('')
 }
 
-function article(expected: string): string {
-  if (expected === 'array') return 'an array'
-  if (expected === 'object') return 'an object'
-  if (expected === 'int' || expected === 'integer') return 'a whole number'
-  return `a ${expected}`
-}
-
-function describeValue(value: unknown): string {
-  if (value === null) return 'null'
-  if (Array.isArray(value)) return 'an array'
-  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value)
-  if (typeof value === 'object') return 'an object'
-  return `${typeof value} ${String(value)}`
-}

@@ -20,6 +20,9 @@ let node: EvmNode
 let registry: `0x${string}`
 let registered: `0x${string}`
 let rpcUrl: string
+let satellite: `0x${string}`
+let verifiedOnSatellite: `0x${string}`
+let mockedOnSatellite: `0x${string}`
 
 beforeAll(async () => {
   node = await startEvmNode({ chainId: ETHEREUM_NETWORKS.sepolia.chainId })
@@ -29,6 +32,14 @@ beforeAll(async () => {
   await node.installRegistryAt(ETHEREUM_NETWORKS.sepolia.factRegistry)
   await node.registerFact(ETHEREUM_NETWORKS.sepolia.factRegistry, registered)
   rpcUrl = node.rpcUrl(`/v3/${SECRET}`)
+  satellite = await node.deploySatellite()
+  verifiedOnSatellite = fact()
+  mockedOnSatellite = fact()
+  await node.registerCairoFact(satellite, verifiedOnSatellite)
+  await node.registerCairoFact(satellite, mockedOnSatellite, { mocked: true })
+  await node.installSatelliteAt(ETHEREUM_NETWORKS.sepolia.satellite)
+  await node.registerCairoFact(ETHEREUM_NETWORKS.sepolia.satellite, verifiedOnSatellite)
+  await node.registerCairoFact(ETHEREUM_NETWORKS.sepolia.satellite, mockedOnSatellite, { mocked: true })
 })
 
 afterAll(async () => {
@@ -138,6 +149,45 @@ describe('checkFactOnEthereum against a local EVM node', () => {
   })
 })
 
+describe('checkFactOnEthereum on a Satellite (isCairoFactValid(bytes32,bool), compiled by solc)', () => {
+  it('finds a verified fact with isMocked = false, and not a mocked one', async () => {
+    const verified = await checkFactOnEthereum({ rpcUrl, registry: satellite, registryKind: 'satellite', fact: verifiedOnSatellite })
+    expect(verified).toMatchObject({ registered: true, registryKind: 'satellite', mocked: false })
+    const mocked = await checkFactOnEthereum({ rpcUrl, registry: satellite, registryKind: 'satellite', fact: mockedOnSatellite })
+    expect(mocked.registered).toBe(false)
+  })
+
+  it('finds a mocked fact with isMocked = true, and not a verified one', async () => {
+    const mocked = await checkFactOnEthereum({ rpcUrl, registry: satellite, registryKind: 'satellite', mocked: true, fact: mockedOnSatellite })
+    expect(mocked).toMatchObject({ registered: true, registryKind: 'satellite', mocked: true })
+    const verified = await checkFactOnEthereum({ rpcUrl, registry: satellite, registryKind: 'satellite', mocked: true, fact: verifiedOnSatellite })
+    expect(verified.registered).toBe(false)
+  })
+
+  it("uses Sepolia's published Satellite by default, and the Satellite for mocked facts", async () => {
+    const result = await checkFactOnEthereum({ rpcUrl, registryKind: 'satellite', fact: verifiedOnSatellite })
+    expect(result).toMatchObject({ registry: ETHEREUM_NETWORKS.sepolia.satellite, registered: true })
+    const mocked = await checkFactOnEthereum({ rpcUrl, mocked: true, fact: mockedOnSatellite })
+    expect(mocked).toMatchObject({ registry: ETHEREUM_NETWORKS.sepolia.satellite, registryKind: 'satellite', registered: true })
+  })
+
+  it('says which contract it expected when the kind does not fit the address', async () => {
+    const onSharp = await checkFactOnEthereum({ rpcUrl, registry, registryKind: 'satellite', fact: registered }).catch((e) => e)
+    expect(onSharp).toBeInstanceOf(ChainError)
+    expect(onSharp.code).toBe('NOT_A_REGISTRY')
+    expect(onSharp.shortMessage).toContain('did not answer isCairoFactValid(bytes32,bool)')
+    const onSatellite = await checkFactOnEthereum({ rpcUrl, registry: satellite, fact: registered }).catch((e) => e)
+    expect(onSatellite.code).toBe('NOT_A_REGISTRY')
+    expect(onSatellite.shortMessage).toContain('did not answer isValid(bytes32)')
+  })
+
+  it("refuses a mocked fact on SHARP's registry, which holds none", async () => {
+    const error = await checkFactOnEthereum({ rpcUrl, registryKind: 'sharp', mocked: true, fact: mockedOnSatellite }).catch((e) => e)
+    expect(error).toBeInstanceOf(InvalidInputError)
+    expect(error.shortMessage).toContain("SHARP's fact registry holds no mocked facts")
+  })
+})
+
 describe('proving fact check --ethereum-rpc (in-process CLI)', () => {
 
   const noSecret = (run: { stdout: string; stderr: string }) => expect(run.stdout + run.stderr).not.toContain(SECRET)
@@ -209,6 +259,30 @@ describe('proving fact check --ethereum-rpc (in-process CLI)', () => {
       expect(run.code).toBe(2)
       expect(run.stderr).toContain('<fact> must be 0x followed by 1 to 64 hex digits')
     }
+  })
+
+  it('checks the Satellite with --registry-kind satellite, and mocked facts with --mocked', async () => {
+    const verified = await runCli(['fact', 'check', verifiedOnSatellite, '--ethereum-rpc', rpcUrl, '--registry-kind', 'satellite'])
+    expect(verified.code).toBe(0)
+    expect(verified.stdout).toMatch(new RegExp(`registry\\s+${ETHEREUM_NETWORKS.sepolia.satellite} \\(Satellite\\)`))
+    const mockedAsVerified = await runCli(['fact', 'check', mockedOnSatellite, '--ethereum-rpc', rpcUrl, '--registry-kind', 'satellite'])
+    expect(mockedAsVerified.code).toBe(1)
+    const mocked = await runCli(['fact', 'check', mockedOnSatellite, '--ethereum-rpc', rpcUrl, '--mocked'])
+    expect(mocked.code).toBe(0)
+    expect(mocked.stdout).toMatch(/\(Satellite, mocked facts\)/)
+    noSecret(mocked)
+  })
+
+  it('exits 2 for a registry kind of the other chain, or --mocked on SHARP', async () => {
+    const integrity = await runCli(['fact', 'check', registered, '--ethereum-rpc', rpcUrl, '--registry-kind', 'integrity'])
+    expect(integrity.code).toBe(2)
+    expect(integrity.stderr).toContain('--registry-kind on Ethereum must be sharp or satellite; got "integrity".')
+    const sharpMocked = await runCli(['fact', 'check', registered, '--ethereum-rpc', rpcUrl, '--registry-kind', 'sharp', '--mocked'])
+    expect(sharpMocked.code).toBe(2)
+    expect(sharpMocked.stderr).toContain("SHARP's fact registry holds no mocked facts")
+    const bits = await runCli(['fact', 'check', registered, '--ethereum-rpc', rpcUrl, '--min-security-bits', '96'])
+    expect(bits.code).toBe(2)
+    expect(bits.stderr).toContain('--min-security-bits applies to Integrity verifications on Starknet')
   })
 
   it('exits 2 without exactly one RPC', async () => {

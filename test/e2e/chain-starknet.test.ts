@@ -3,7 +3,7 @@ import { checkFactOnStarknet, decodeVerifications, GET_ALL_VERIFICATIONS_SELECTO
 import { ChainError, InvalidInputError, WaitTimeoutError } from '../../src/core/errors.ts'
 import { EMULATED_VERIFIER } from '../../src/emulator/starknet/routes.ts'
 import { runCli } from '../helpers/cli.ts'
-import { KEY, startTestEmulator, submitFixturePie, type TestEmulator } from '../helpers/emulator.ts'
+import { FIXTURE_PIE, KEY, startTestEmulator, submitFixturePie, type TestEmulator } from '../helpers/emulator.ts'
 import { closedPort } from '../helpers/evm-node.ts'
 
 /**
@@ -44,8 +44,11 @@ describe('checkFactOnStarknet against the emulator', () => {
       registered: true,
       network: 'sepolia',
       chainId: 'SN_SEPOLIA',
-      registry: STARKNET_NETWORKS.sepolia.factRegistry,
-      expected: null,
+      // Production's facts reach Starknet through the Satellite, which reads Integrity's registry.
+      registry: STARKNET_NETWORKS.sepolia.satellite,
+      registryKind: 'satellite',
+      mocked: false,
+      expected: { securityBits: 96 },
       reason: null,
     })
     expect(result.verifications).toEqual([
@@ -66,7 +69,9 @@ describe('checkFactOnStarknet against the emulator', () => {
 
     const otherLayout = await checkFactOnStarknet({ rpcUrl, fact, expected: { layout: 'small' } })
     expect(otherLayout.registered).toBe(false)
-    expect(otherLayout.reason).toBe('the registry holds 1 verification of this fact, none with the expected settings (layout small)')
+    expect(otherLayout.reason).toBe(
+      'the registry holds 1 verification of this fact (recursive/keccak_160_lsb/stone6/relaxed, 96 security bits), none with what is required (layout small, at least 96 security bits)',
+    )
 
     const moreBits = await checkFactOnStarknet({ rpcUrl, fact, expected: { securityBits: 128 } })
     expect(moreBits.registered).toBe(false)
@@ -88,14 +93,63 @@ describe('checkFactOnStarknet against the emulator', () => {
     expect(result.reason).toBe('the registry holds no verification of this fact')
   })
 
-  it('does not register a mocked fact', async () => {
+  it('registers a mocked fact only among the mocked facts', async () => {
     const fresh = await startTestEmulator()
     try {
       const mocked = await provedFact(fresh, { mockFactHash: 'true' })
-      const result = await checkFactOnStarknet({ rpcUrl: `${fresh.url}/starknet-rpc`, fact: mocked })
-      expect(result.registered).toBe(false)
+      const freshUrl = `${fresh.url}/starknet-rpc`
+      expect((await checkFactOnStarknet({ rpcUrl: freshUrl, fact: mocked })).registered).toBe(false)
+      expect((await checkFactOnStarknet({ rpcUrl: freshUrl, fact: mocked, registryKind: 'integrity' })).registered).toBe(false)
+      const satellite = await checkFactOnStarknet({ rpcUrl: freshUrl, fact: mocked, mocked: true })
+      expect(satellite).toMatchObject({ registered: true, mocked: true, registry: STARKNET_NETWORKS.sepolia.satellite })
+      const integrity = await checkFactOnStarknet({ rpcUrl: freshUrl, fact: mocked, mocked: true, registryKind: 'integrity' })
+      expect(integrity).toMatchObject({ registered: true, mocked: true, registry: STARKNET_NETWORKS.sepolia.mockedFactRegistry })
     } finally {
       await fresh.close()
+    }
+  })
+
+  it("finds a Stwo proof's fact on the Satellite (the default), where production bridges it, and not in Integrity's FactRegistry", async () => {
+    const fresh = await startTestEmulator()
+    try {
+      const { provingQueryId } = await fresh.client().submitQuery({
+        pieZip: FIXTURE_PIE,
+        result: 'PROOF_VERIFICATION_ON_L2',
+        sharpProver: 'stwo',
+        declaredJobSize: 'XS',
+        dedupId: 'stwo-l2',
+      })
+      const done = await fresh.client().waitForQuery(provingQueryId, { timeoutMs: 10_000 })
+      expect(done.provingQuery.status).toBe('DONE')
+      expect(fresh.state.queries[provingQueryId]!.sharpProver).toBe('stwo')
+      const stwoFact = done.provingQuery.integrityFactHash!
+      const freshUrl = `${fresh.url}/starknet-rpc`
+      const onSatellite = await checkFactOnStarknet({ rpcUrl: freshUrl, fact: stwoFact })
+      expect(onSatellite).toMatchObject({ registered: true, registryKind: 'satellite' })
+      const onIntegrity = await checkFactOnStarknet({ rpcUrl: freshUrl, fact: stwoFact, registryKind: 'integrity' })
+      expect(onIntegrity).toMatchObject({ registered: false, reason: 'the registry holds no verification of this fact' })
+    } finally {
+      await fresh.close()
+    }
+  })
+
+  it("reads Integrity's FactRegistry with registryKind integrity", async () => {
+    const result = await checkFactOnStarknet({ rpcUrl, fact, registryKind: 'integrity' })
+    expect(result).toMatchObject({ registered: true, registryKind: 'integrity', registry: STARKNET_NETWORKS.sepolia.factRegistry })
+  })
+
+  it('does not count a verification with fewer than 96 security bits unless told so', async () => {
+    const weakFact = '0xabcdef0123'
+    const added = await emulator.control('POST', '/starknet/verifications', { fact: weakFact, securityBits: 1 })
+    expect(added).toMatchObject({ verification: { securityBits: 1, layout: 'recursive' }, mocked: false })
+    for (const registryKind of ['satellite', 'integrity'] as const) {
+      const refused = await checkFactOnStarknet({ rpcUrl, fact: weakFact, registryKind })
+      expect(refused.registered).toBe(false)
+      expect(refused.verifications).toEqual([expect.objectContaining({ securityBits: 1, hashMatches: true, meetsExpected: false })])
+      expect(refused.reason).toBe(
+        'the registry holds 1 verification of this fact (recursive/keccak_160_lsb/stone6/relaxed, 1 security bits), none with what is required (at least 96 security bits)',
+      )
+      expect((await checkFactOnStarknet({ rpcUrl, fact: weakFact, registryKind, expected: { securityBits: 1 } })).registered).toBe(true)
     }
   })
 
@@ -216,6 +270,14 @@ describe("the emulator's Starknet JSON-RPC endpoint", () => {
     expect(parse.body.error.code).toBe(-32700)
   })
 
+  it('refuses a control body that is not a verification, naming the field', async () => {
+    const answer = await emulator.call('POST', '/_emulator/starknet/verifications', { json: { fact: '0x1', securityBits: -1 } })
+    expect(answer.status).toBe(400)
+    expect(answer.body.message).toBe('securityBits must be a whole number from 0 to 2^32 - 1.')
+    const layout = await emulator.call('POST', '/_emulator/starknet/verifications', { json: { fact: '0x1', layout: 'x'.repeat(32) } })
+    expect(layout.body.message).toBe('layout must be a Cairo short string (1 to 31 ASCII characters).')
+  })
+
   it('answers a batch in order', async () => {
     const answer = await rpc([
       { jsonrpc: '2.0', id: 1, method: 'starknet_chainId' },
@@ -243,9 +305,11 @@ describe('proving fact check --starknet-rpc (in-process CLI)', () => {
   const noSecret = (run: { stdout: string; stderr: string }) => expect(run.stdout + run.stderr).not.toContain(SECRET)
 
   it('exits 0 and lists the verifications', async () => {
-    const run = await runCli(['fact', 'check', fact, '--starknet-rpc', rpcUrl, '--network', 'sepolia', '--security-bits', '96'])
+    const run = await runCli(['fact', 'check', fact, '--starknet-rpc', rpcUrl, '--network', 'sepolia', '--min-security-bits', '96'])
     expect(run.code).toBe(0)
     expect(run.stdout).toMatch(/chain\s+Starknet sepolia \(chain SN_SEPOLIA\)/)
+    expect(run.stdout).toContain(`registry       ${STARKNET_NETWORKS.sepolia.satellite} (Satellite)`)
+    expect(run.stdout).toMatch(/required\s+at least 96 security bits/)
     expect(run.stdout).toMatch(/verification\s+0x[0-9a-f]+\s+recursive\/keccak_160_lsb\/stone6\/relaxed, 96 security bits\s+\(ok\)/)
     noSecret(run)
   })
@@ -255,8 +319,48 @@ describe('proving fact check --starknet-rpc (in-process CLI)', () => {
     expect(run.code).toBe(1)
     const output = JSON.parse(run.stdout)
     expect(output.registered).toBe(false)
-    expect(output.expected).toEqual({ stoneVersion: 'stone5' })
+    expect(output.expected).toEqual({ stoneVersion: 'stone5', securityBits: 96 })
     noSecret(run)
+  })
+
+  it('exits 1 for a verification with 1 security bit, saying what it holds and what is required; 0 with --min-security-bits 1', async () => {
+    const weakFact = '0xbeef'
+    await emulator.control('POST', '/starknet/verifications', { fact: weakFact, securityBits: 1, layout: 'small', stoneVersion: 'stone5' })
+    const refused = await runCli(['fact', 'check', weakFact, '--starknet-rpc', rpcUrl])
+    expect(refused.code).toBe(1)
+    expect(refused.stdout).toMatch(/registered\s+no/)
+    expect(refused.stdout).toMatch(/small\/keccak_160_lsb\/stone5\/relaxed, 1 security bits\s+\(does not meet the requirement\)/)
+    expect(refused.stdout).toContain(
+      'reason         the registry holds 1 verification of this fact (small/keccak_160_lsb/stone5/relaxed, 1 security bits), none with what is required (at least 96 security bits)',
+    )
+    const allowed = await runCli(['fact', 'check', weakFact, '--starknet-rpc', rpcUrl, '--min-security-bits', '1', '--registry-kind', 'integrity'])
+    expect(allowed.code).toBe(0)
+    noSecret(refused)
+  })
+
+  it('exits 0 for a mocked fact with --mocked, 1 without', async () => {
+    const id = await submitFixturePie(emulator, KEY, { mockFactHash: 'true', dedupId: 'mocked-cli' })
+    await emulator.client().waitForQuery(id, { timeoutMs: 10_000 })
+    const mocked = emulator.state.queries[id]!.facts.integrityFactHash!
+    const other = await startTestEmulator()
+    try {
+      // A fresh emulator holds the mocked registration alone (here the same PIE was also proved for real).
+      const onlyMocked = await submitFixturePie(other, KEY, { mockFactHash: 'true' })
+      await other.client().waitForQuery(onlyMocked, { timeoutMs: 10_000 })
+      const url = `${other.url}/starknet-rpc`
+      expect((await runCli(['fact', 'check', mocked, '--starknet-rpc', url])).code).toBe(1)
+      const run = await runCli(['fact', 'check', mocked, '--starknet-rpc', url, '--mocked'])
+      expect(run.code).toBe(0)
+      expect(run.stdout).toContain('(Satellite, mocked facts)')
+    } finally {
+      await other.close()
+    }
+  })
+
+  it('exits 2 for a registry kind of the other chain', async () => {
+    const run = await runCli(['fact', 'check', fact, '--starknet-rpc', rpcUrl, '--registry-kind', 'sharp'])
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain('--registry-kind on Starknet must be integrity or satellite; got "sharp".')
   })
 
   it('exits 4 when the fact is still not registered at --timeout', async () => {

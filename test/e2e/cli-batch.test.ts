@@ -107,10 +107,18 @@ describe('proving prove with many PIEs', () => {
     const none = await runCli(['prove', join(work, 'zzz*.zip')], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY } })
     expect(none.code).toBe(2)
     expect(none.stderr).toContain('matches no file or directory')
-    const twice = await runCli(['prove', join(work, 'pie001.zip'), join(work, 'pie001.zip')], {
+    expect(emulator.state.counters.submissions).toBe(before)
+  })
+
+  it('the same PIE named twice is proved once: both rows report that query (more spellings and copies: journal-round-three.test.ts)', async () => {
+    const before = emulator.state.counters.submissions
+    const twice = await runCli(['prove', join(work, 'pie001.zip'), join(work, 'pie001.zip'), '--json'], {
       env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY },
     })
-    expect(twice.code).toBe(2)
-    expect(emulator.state.counters.submissions).toBe(before)
+    expect(twice.code, twice.stderr).toBe(0)
+    const rows = JSON.parse(twice.stdout) as { provingQueryId: string }[]
+    expect(rows).toHaveLength(2)
+    expect(rows[1]!.provingQueryId).toBe(rows[0]!.provingQueryId)
+    expect(emulator.state.counters.submissions).toBe(before + 1)
   })
 })

@@ -107,7 +107,7 @@ describe('the README\'s CLI block', () => {
     const script = ['set -euo pipefail', `cd "${work}"`, `cp -r "${REPO_ROOT}examples" examples`, ...lines.slice(1).map((line, index) => `echo "### line ${index + 2}" >&2\n${line}`)].join('\n')
     const run = await bash(script, { PATH: `${bin}:${process.env.PATH}`, PROVING_CONFIG: config })
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0)
-    expect(run.stdout).toContain('Gate passed: all 1 queries are DONE and their facts match the PIEs.')
+    expect(run.stdout).toContain("Gate passed: the bucket's one query is DONE and its facts match the PIEs.")
     expect(run.stdout).toMatch(/3 of 3 succeeded in/)
     expect(run.stdout).not.toContain(TEST_WALLET)
   }, 180_000)
@@ -150,9 +150,9 @@ describe('errors and query details', () => {
 })
 
 describe('API keys', () => {
-  it('create-key shows the key masked, in full with --reveal or --json; keys list finds it again', async () => {
+  it('keys create shows the key masked, in full with --reveal or --json; keys list finds it again', async () => {
     const env = { PROVING_AUTH_URL: emulator.url, PROVING_PRIVATE_KEY: TEST_WALLET }
-    const masked = await runCli(['auth', 'create-key', '--name', 'ci'], { env })
+    const masked = await runCli(['auth', 'keys', 'create', '--name', 'ci'], { env })
     expect(masked.code, masked.stderr).toBe(0)
     const shown = /^\s+(\S+…\S+)$/m.exec(masked.stdout)![1]!
     expect(masked.stdout).toContain('--reveal prints it in full')
@@ -163,7 +163,7 @@ describe('API keys', () => {
     const list = await runCli(['auth', 'keys', 'list'], { env })
     expect(list.stdout).toContain(shown)
     expect(list.stdout).not.toContain(minted.apiKey)
-    const full = await runCli(['auth', 'create-key', '--name', 'ci-2', '--reveal'], { env })
+    const full = await runCli(['auth', 'keys', 'create', '--name', 'ci-2', '--reveal'], { env })
     expect(full.stdout).toMatch(/^\s+pk_\S+$/m)
     expect(full.stdout).not.toContain('…')
   })
@@ -203,19 +203,31 @@ describe('shell completion', () => {
         't proving submit --result PROOF_VERIFICATION_ON_L',
         't proving submit --network T',
         't proving auth keys ""',
+        't proving completion ""',
+        't proving help qu',
+        't proving help auth keys ""',
+        't proving validate --pr',
+        't proving auth create-key --na',
       ].join('\n'),
       {},
     )
     expect(run.code, run.stderr).toBe(0)
-    const [registered, top, qu, query, flags, result, network, keys] = run.stdout.split('\n')
+    const [registered, top, qu, query, flags, result, network, keys, shells, helpQu, helpKeys, offline, former] = run.stdout.split('\n')
     expect(registered).toBe('complete -o bashdefault -o default -F _proving_complete proving')
     expect(top!.split(' ')).toEqual(expect.arrayContaining(['prove', 'submit', 'query', 'bucket', 'task', 'storage', 'auth', 'config', 'completion']))
     expect(qu).toBe('query')
-    expect(query!.split(' ').sort()).toEqual(['get', 'list', 'retry', 'wait'])
+    expect(query!.split(' ').sort()).toEqual(['download', 'get', 'list', 'retry', 'wait'])
     expect(flags).toBe('--wait')
     expect(result).toBe('PROOF_VERIFICATION_ON_L1 PROOF_VERIFICATION_ON_L2')
     expect(network).toBe('TESTNET')
-    expect(keys).toBe('list')
+    expect(keys!.split(' ').sort()).toEqual(['create', 'list', 'revoke'])
+    // Its own arguments, not file names; after `help`, the commands; offline, no --profile.
+    expect(shells).toBe('bash zsh fish')
+    expect(helpQu).toBe('query')
+    expect(helpKeys!.split(' ').sort()).toEqual(['create', 'list', 'revoke'])
+    expect(offline).toBe('')
+    // The former name of `auth keys create` completes its flags, and is not offered as a word.
+    expect(former).toBe('--name')
   })
 
   it('zsh and fish scripts name every command; an unknown shell is refused', async () => {

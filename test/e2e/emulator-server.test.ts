@@ -87,6 +87,24 @@ describe('emulator server and router', () => {
     expect((await emulator().call('GET', '/is-alive')).status).toBe(200)
   })
 
+  it('reads a path that starts with // as a path, never as a host: 404, not a 500 or another route', async () => {
+    const answer = (target: string) =>
+      new Promise<string>((resolve) => {
+        const socket = connect(emulator().port, '127.0.0.1')
+        let text = ''
+        socket.on('data', (chunk) => (text += chunk.toString()))
+        socket.on('close', () => resolve(text))
+        socket.write(`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`)
+      })
+    // Read as a URL, this was host `x` and path /is-alive.
+    const reply = await answer('//x/is-alive')
+    expect(reply).toMatch(/^HTTP\/1.1 404/)
+    expect(reply).toContain('"error":"NOT_FOUND"')
+    expect(emulator().requests().map((entry) => entry.path)).toEqual(['//x/is-alive'])
+    // Empty segments are ignored, as in every path: `//` is `/`, the console.
+    expect(await answer('//')).toMatch(/^HTTP\/1.1 200[\s\S]*content-type: text\/html/)
+  })
+
   it('removes a partial upload when the client goes away mid-body', async () => {
     const socket = connect(emulator().port, '127.0.0.1')
     await new Promise((resolve) => socket.once('connect', resolve))

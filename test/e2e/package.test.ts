@@ -4,9 +4,11 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { NODE, REPO_ROOT } from '../helpers/cli.ts'
+import { NODE, olderNode, pretendNodeVersion, REPO_ROOT } from '../helpers/cli.ts'
 
 const run = promisify(execFile)
+/** The console's page, script and styles together, uncompressed (21 KiB when written: 4 + 13 + 4). */
+const CONSOLE_BUDGET_BYTES = 40 * 1024
 const NODE_BIN_DIR = dirname(NODE)
 /** npm and npx of the machine, with the project's Node 24 first on PATH (as `npm run` has it). */
 const env = { ...process.env, PATH: `${NODE_BIN_DIR}:${process.env.PATH}`, npm_config_audit: 'false', npm_config_fund: 'false' }
@@ -57,12 +59,43 @@ describe('the published package', () => {
     }
   })
 
+  it('serves the emulator console from the installed package (no build step), within its size budget', async () => {
+    const script = [
+      "const { startEmulator } = await import('proving-kit/emulator')",
+      'const emulator = await startEmulator()',
+      'const sizes = {}',
+      "for (const path of ['/', '/_emulator/console/app.js', '/_emulator/console/app.css', '/_emulator/console/snapshot']) { const response = await fetch(emulator.url + path); sizes[path] = [response.status, response.headers.get('content-type'), (await response.arrayBuffer()).byteLength] }",
+      'await emulator.close()',
+      'console.log(JSON.stringify(sizes))',
+    ].join(';')
+    const { stdout } = await run(NODE, ['--input-type=module', '-e', script], { cwd: consumer, env })
+    const sizes = JSON.parse(stdout) as Record<string, [number, string, number]>
+    expect(Object.values(sizes).map(([status]) => status)).toEqual([200, 200, 200, 200])
+    expect(sizes['/']![1]).toMatch(/^text\/html/)
+    expect(sizes['/_emulator/console/app.js']![1]).toMatch(/^text\/javascript/)
+    // The page, its script and styles: what a browser downloads before the first snapshot.
+    const pageBytes = sizes['/']![2] + sizes['/_emulator/console/app.js']![2] + sizes['/_emulator/console/app.css']![2]
+    expect(pageBytes).toBeLessThan(CONSOLE_BUDGET_BYTES)
+  })
+
   it('puts a working `proving` on the PATH of npx', async () => {
     const { stdout } = await run('npx', ['--no-install', 'proving', 'inspect', join(REPO_ROOT, 'examples/fib/pie.zip'), '--json'], {
       cwd: consumer,
       env,
     })
     expect(JSON.parse(stdout).programHash).toBe('0x4f028ea2f2568d9b71509641f65cd3879482a371ab2a18d20ca7528d960dd45')
+  })
+
+  it('its `proving` on a Node older than 24: one line naming Node 24, exit 2', async () => {
+    const older = await olderNode()
+    const bin = join(consumer, 'node_modules/proving-kit/bin/proving.js')
+    const failed = await run(older?.path ?? NODE, [...(older ? [] : pretendNodeVersion('20.11.1')), bin, '--help'], { cwd: consumer, env }).then(
+      () => undefined,
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    )
+    expect(failed?.code).toBe(2)
+    expect(failed?.stdout).toBe('')
+    expect(failed?.stderr).toMatch(/^proving: needs Node\.js 24 or later; found Node\.js \d+\.\d+\.\d+ [^\n]*\n$/)
   })
 
   it('ships no tests, sources or bundles', async () => {

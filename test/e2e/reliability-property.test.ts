@@ -129,6 +129,13 @@ function sample(): fc.Arbitrary<Sent> {
     })
 }
 
+/** The console's page, script and styles (its data, the snapshot, is JSON like the rest). */
+function isConsolePage(path: string): boolean {
+  // The router ignores empty segments: `//` and `/app.css/` are the same routes.
+  const pathname = `/${path.split('?')[0]!.split('/').filter(Boolean).join('/')}`
+  return pathname === '/' || pathname === '/_emulator/console/app.js' || pathname === '/_emulator/console/app.css'
+}
+
 async function send(sent: Sent) {
   const response = await request(`${emulator.url}${sent.path}`, {
     method: sent.method as 'GET',
@@ -152,7 +159,7 @@ describe('the emulator never crashes on random requests', () => {
         // Faults never apply to control routes, which are not logged either.
         const injected = request.path.startsWith('/_emulator') ? undefined : emulator.requests().at(-1)?.fault
         if (!injected) expect(answer.status, `${request.method} ${request.path} -> ${answer.status} ${answer.text}`).toBeLessThan(500)
-        const isFile = request.path.startsWith('/_emulator/artifacts/') && answer.status === 200
+        const isFile = (request.path.startsWith('/_emulator/artifacts/') || isConsolePage(request.path)) && answer.status === 200
         if (!isFile && answer.status !== 204 && !injected) {
           expect(answer.contentType, `${request.method} ${request.path}`).toMatch(/application\/json/)
           expect(() => JSON.parse(answer.text), answer.text).not.toThrow()

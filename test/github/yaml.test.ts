@@ -161,4 +161,15 @@ describe('each check fails on the mistake it is there for', () => {
     const broken = yamlBlocks('docs/x.md', ['```yaml', '- uses: ./sub', '  with: needed: x', '```'].join('\n'))[0]!
     expect(await checkDocBlock(broken, root)).toEqual([expect.objectContaining({ tool: 'yaml', line: 3 })])
   })
+
+  it('docs: a `permissions:` block alone is checked as a workflow\'s: an unknown scope or level is refused', async () => {
+    const root = scratchRepository()
+    const block = (lines: string[]) => yamlBlocks('docs/x.md', ['```yaml', 'permissions:', ...lines, '```'].join('\n'))[0]!
+    expect(await checkDocBlock(block(['  checks: write', '  attestations: write']), root)).toEqual([])
+    const findings = await checkDocBlock(block(['  checks: write', '  pull-request: write', '  contents: admin']), root)
+    expect(findings.filter((finding) => finding.tool === 'github').map((finding) => [finding.line, finding.message])).toEqual([
+      [4, "Unexpected value 'pull-request'"],
+      [5, "Unexpected value 'admin'"],
+    ])
+  })
 })

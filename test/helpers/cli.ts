@@ -1,8 +1,9 @@
-import { spawn } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import { main } from '../../src/cli/main.ts'
 import type { CliIO } from '../../src/cli/context.ts'
 
@@ -92,3 +93,20 @@ export function spawnCli(
       }),
   }
 }
+
+/**
+ * The first `node` on the machine's PATH (or in /usr/bin, /usr/local/bin, /bin) older than 24, to
+ * run `proving` as a user with an old Node would; undefined when the machine has none.
+ */
+export async function olderNode(): Promise<{ path: string; version: string } | undefined> {
+  const dirs = [...(process.env.PATH ?? '').split(':'), '/usr/bin', '/usr/local/bin', '/bin']
+  for (const dir of dirs.filter((entry) => entry && !entry.includes('node_modules'))) {
+    const path = join(dir, 'node')
+    const version = await promisify(execFile)(path, ['-p', 'process.versions.node']).then(({ stdout }) => stdout.trim(), () => undefined)
+    if (version && Number(version.split('.')[0]) < 24) return { path, version }
+  }
+  return undefined
+}
+
+/** Node options that make Node 24 report an older version: the version check's stand-in where no older Node exists. */
+export const pretendNodeVersion = (version: string) => ['--import', `data:text/javascript,Object.defineProperty(process.versions,'node',{value:'${version}'})`]

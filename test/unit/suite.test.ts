@@ -1,7 +1,10 @@
-import { readdirSync, readFileSync } from 'node:fs'
+import { execFile } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
+import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { REPO_ROOT } from '../helpers/cli.ts'
+import { NODE, REPO_ROOT } from '../helpers/cli.ts'
 
 /**
  * The suite runs whole on a plain clone: only the interop suite (test/interop/) reads
@@ -39,4 +42,17 @@ describe('the suite on a plain clone', () => {
     expect(SKIPS.test('describe.skipIf(!present)')).toBe(true)
     expect(files).toContain('test/interop/fixtures.test.ts')
   })
+})
+
+describe('the interop suite where the fixtures are absent', () => {
+  it('says why it is skipped on the console, not only in the JSON report', async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'no-fixtures-'))
+    const run = promisify(execFile)
+    // Only the console reporter: this run writes no test-results.json over the outer run's.
+    const { stdout, stderr } = await run(NODE, [join(REPO_ROOT, 'node_modules/vitest/vitest.mjs'), 'run', 'test/interop/fixtures.test.ts', '--reporter=default'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, PROVING_TEST_FIXTURES: elsewhere, CI: '1' },
+    })
+    expect(`${stdout}\n${stderr}`).toContain(`The interop suite is skipped: ${join(elsewhere, 'pie')} is absent`)
+  }, 60_000)
 })

@@ -11,6 +11,7 @@ import { BUCKET_CLOSE_INPUTS, requireService } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
 import { loadClient } from '../steps/lazy.ts'
 import { bucketOutputs } from '../steps/outputs.ts'
+import { startGitHub } from '../steps/github.ts'
 import { expandPieInput } from '../steps/pie-step.ts'
 import { ProvingStep } from '../steps/query-step.ts'
 import { STATE } from '../steps/state.ts'
@@ -24,8 +25,14 @@ export const run = defineAction({
       context.problem('pie', '`pie` is for the gate of `wait: true`: set `wait: true` to check the queries against the PIEs.')
     }
   },
+  secrets: (io) => {
+    io.setSecret(io.getInput('api-key'))
+    io.setSecret(io.getInput('github-token'))
+  },
   step: (io, signal) => new ProvingStep(io, { action: 'Close bucket', signal }),
   async work({ io, signal, inputs, step }) {
+    const subject = `bucket ${inputs['bucket-id']}`
+    if (!(await startGitHub(io, step, inputs, { subject, serviceUrl: () => inputs['base-url'], signal }))) return
     // The PIEs are read before the bucket is closed: a wrong path stops the step with nothing closed.
     let pies
     if (inputs.pie) {

@@ -21,9 +21,11 @@ import { verifyOnchain } from '../steps/onchain.ts'
 import { registerOnchainSecrets } from '../steps/onchain-inputs.ts'
 import { checkFactsForStep, expandPieInput, preparePieForStep } from '../steps/pie-step.ts'
 import { deriveActionDedupId, generalFields, usesGeneralSubmission } from '../steps/general.ts'
+import { startGitHub } from '../steps/github.ts'
 import { QueryStep } from '../steps/query-step.ts'
 import { artifactUrl } from '../steps/summary.ts'
 import type { ActionIO, InputValues } from '../types.ts'
+import type { ArtifactOptions } from '../steps/artifacts.ts'
 
 type MainInputs = InputValues<typeof MAIN_INPUTS>
 
@@ -33,6 +35,7 @@ export const run = defineAction({
   // Before anything else can print or send them: the key, and the RPC URLs' provider keys.
   secrets: (io) => {
     io.setSecret(io.getInput('api-key'))
+    io.setSecret(io.getInput('github-token'))
     registerOnchainSecrets(io)
   },
   step: (io, signal, inputs) => {
@@ -63,17 +66,31 @@ export const run = defineAction({
     if (inputs['tasks-url'] && !inputs['decommit-destination-chain-id']) {
       io.warning('`tasks-url` is only used with `decommit-destination-chain-id`; it is ignored.')
     }
+    // Before the emulator starts: the release's proof.json is downloaded from it after the report.
+    const service = { url: inputs['base-url'] }
+    if (!(await startGitHub(io, step, inputs, { subject: subjectOf(inputs), serviceUrl: () => service.url, signal }))) return
     // The emulator (when asked for) stops once the step has reported, however it ended.
-    await prove(io, inputs, step, signal, (close) => step.onClose(close))
+    await prove(io, inputs, step, signal, (close, url) => {
+      service.url = url
+      step.onClose(close)
+    })
   },
 })
+
+/** What the check run is named after: the PIE (or program) as the workflow gives it. */
+function subjectOf(inputs: MainInputs): string {
+  const pie = inputs.pie?.split('\n').map((line) => line.trim()).filter(Boolean)
+  if (pie?.length) return pie.length === 1 ? pie[0]! : `${pie[0]} and ${pie.length - 1} more`
+  if (inputs.program) return inputs.program
+  return `program ${inputs['program-hash'] ?? ''}`.trim()
+}
 
 async function prove(
   io: ActionIO,
   inputs: MainInputs,
   step: QueryStep,
   signal: AbortSignal,
-  onEmulator: (close: () => Promise<void>) => void,
+  onEmulator: (close: () => Promise<void>, url: string) => void,
 ): Promise<void> {
   const services = await loadClient()
   const logger = loggerFor(io)
@@ -86,7 +103,7 @@ async function prove(
     const { startEmulator } = await import('../../emulator/index.ts')
     // The emulator's own request log is debug noise in a CI log.
     const emulator = await startEmulator({ host: '127.0.0.1', port: 0, apiKeys: [apiKey], logger: { ...logger, info: logger.debug } })
-    onEmulator(() => emulator.close())
+    onEmulator(() => emulator.close(), emulator.url)
     baseUrl = emulator.url
     io.info(`Running against the built-in emulator at ${emulator.url}: nothing is proved or verified for real.`)
   }
@@ -137,20 +154,30 @@ async function prove(
       io.info('`declared-job-size` is XS: there is no PIE to measure. Set it if the run has more than 6.5M steps (a too-small size fails the job).')
     }
     const subject = pie ? `pie:${pie.sha256}` : program ? `program:${await digestOf(program, programInput)}` : `hash:${inputs['program-hash']}`
-    const dedupId =
+    const firstDedupId =
       inputs['dedup-id'] ??
       deriveActionDedupId(io.env, subject, { ...fields, declaredJobSize, layout: inputs.layout, mockFactHash: inputs['mock-fact-hash'] })
-    step.outputs.set({ 'dedup-id': dedupId })
-    // A re-run of this job finds the query it already paid for: nothing is uploaded again.
-    const existing = await client.findQueryByDedupId(dedupId, { signal })
+    // A re-run of this job finds the query it already paid for: nothing is uploaded again. Unless
+    // that query FAILED: then the re-run submits again, under the next dedupId of the chain (the
+    // same for every re-run after that failure), and never reports the FAILED query as its own.
+    step.outputs.set({ 'dedup-id': firstDedupId })
+    const resolved = await client.resolveDedupId(firstDedupId, { signal })
+    step.outputs.set({ 'dedup-id': resolved.dedupId })
+    if (resolved.failedQueryIds.length) {
+      io.info(
+        `Query ${resolved.failedQueryIds.join(', then ')} of an earlier attempt FAILED; ${resolved.existing ? `following query ${resolved.existing.id}, submitted after it` : 'submitting the PIE again, as a new query'} with dedup-id ${resolved.dedupId}.`,
+      )
+      step.extraRows.push(['Earlier attempt', `query ${resolved.failedQueryIds.join(', ')} FAILED; ${resolved.existing ? 'followed the query submitted after it' : 'submitted again'}`])
+    }
+    const existing = resolved.existing
     const submitted = existing
-      ? { provingQueryId: existing.id, deduplicated: true }
+      ? { provingQueryId: existing.id, deduplicated: true, dedupId: resolved.dedupId }
       : await client.submitQuery({
       ...fields,
       declaredJobSize,
       layout: inputs.layout,
       mockFactHash: inputs['mock-fact-hash'],
-      dedupId,
+      dedupId: resolved.dedupId,
       ...(pie ? { pieZip: pie.zipPath } : {}),
       ...(program ? { programFile: program } : {}),
       ...(programInput ? { inputFile: programInput } : {}),
@@ -158,6 +185,8 @@ async function prove(
       signal,
     })
     provingQueryId = submitted.provingQueryId
+    const dedupId = submitted.dedupId ?? resolved.dedupId
+    step.outputs.set({ 'dedup-id': dedupId })
     step.submitted(provingQueryId)
     if (submitted.deduplicated) {
       io.info(`A query with dedup-id ${dedupId} already exists (an earlier attempt of this job): following query ${provingQueryId} instead of paying twice.`)
@@ -249,7 +278,10 @@ async function prove(
     allowMockedFact: inputs['allow-mocked-fact'],
     expectedProgramHash: expected,
   })
-  if (inputs['upload-artifacts']) await uploadArtifacts(io, step, inputs['artifact-name'], pie?.zipPath, io.env.RUNNER_TEMP || tmpdir(), signal)
+  if (inputs['upload-artifacts']) {
+    const options = { retentionDays: inputs['retention-days'], compressionLevel: inputs['compression-level'], overwrite: inputs.overwrite }
+    await uploadArtifacts(io, step, inputs['artifact-name'], pie?.zipPath, io.env.RUNNER_TEMP || tmpdir(), options, signal)
+  }
   refusals.push(...(await verifyOnchain(io, step, inputs, record, refusals, { signal, emulatorUrl: inputs.emulator ? baseUrl : undefined })))
   const destinationChainId = inputs['decommit-destination-chain-id']
   if (destinationChainId) {
@@ -294,6 +326,7 @@ async function uploadArtifacts(
   name: string,
   pieZip: string | undefined,
   runnerTemp: string,
+  options: ArtifactOptions,
   signal: AbortSignal,
 ): Promise<void> {
   const services = await loadClient()
@@ -311,9 +344,10 @@ async function uploadArtifacts(
       io.warning('The query lists no proof.json among its metadata URLs; uploading pie.zip alone.')
     }
     const { uploadArtifact } = await import('../steps/artifacts.ts')
-    const uploaded = await uploadArtifact(name, files, join(folder, 'upload'))
+    const uploaded = await uploadArtifact(name, files, join(folder, 'upload'), options)
     io.info(`Uploaded artifact "${name}" (${uploaded.files.join(', ')}).`)
     const url = uploaded.id === undefined ? undefined : artifactUrl(io.env, uploaded.id)
+    step.outputs.set({ 'artifact-id': uploaded.id === undefined ? undefined : String(uploaded.id), 'artifact-url': url })
     if (url) step.artifacts.push({ label: `${name} (${uploaded.files.join(', ')})`, url })
     else step.artifactNote = `uploaded as "${name}" (${uploaded.files.join(', ')})`
   } catch (error) {

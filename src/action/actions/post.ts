@@ -26,18 +26,17 @@ export async function run(io: ActionIO): Promise<void> {
     // A task or a batch query: started on its service, which goes on with it.
     const followUp = io.getState(STATE.followUp)
     io.warning(`The ${action} step stopped before reporting; ${subject} may still be running on the service. ${followUp}`)
-    await writeSummary(
-      io,
-      renderSummary({
-        action,
-        outcome: 'cancelled',
-        headline: `The step stopped before it could report (cancelled or killed). ${subject[0]!.toUpperCase()}${subject.slice(1)} had been started on the service, which goes on with it.`,
-        rows: [],
-        nextSteps: followUp ? [followUp] : undefined,
-        runUrl: runUrl(io.env),
-        docsBase: docsBase(io.env),
-      }),
-    )
+    const markdown = renderSummary({
+      action,
+      outcome: 'cancelled',
+      headline: `The step stopped before it could report (cancelled or killed). ${subject[0]!.toUpperCase()}${subject.slice(1)} had been started on the service, which goes on with it.`,
+      rows: [],
+      nextSteps: followUp ? [followUp] : undefined,
+      runUrl: runUrl(io.env),
+      docsBase: docsBase(io.env),
+    })
+    await writeSummary(io, markdown)
+    await concludeCheckRun(io, markdown)
     return
   }
   const emulated = io.getState(STATE.emulated) === 'true'
@@ -68,4 +67,14 @@ export async function run(io: ActionIO): Promise<void> {
     emulated,
   })
   await writeSummary(io, markdown)
+  await concludeCheckRun(io, markdown)
+}
+
+/** A check run (`check-run: true`) the main step started and could not conclude. */
+async function concludeCheckRun(io: ActionIO, summary: string): Promise<void> {
+  const id = Number(io.getState(STATE.checkRun))
+  if (!Number.isInteger(id) || id <= 0) return
+  // Octokit loads only here, and only after a killed step that had started a check run.
+  const { concludeAbandonedCheckRun } = await import('../github/publish.ts')
+  await concludeAbandonedCheckRun(io, id, summary)
 }

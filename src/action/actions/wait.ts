@@ -13,14 +13,21 @@ import { requireService, WAIT_INPUTS } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
 import { loadClient } from '../steps/lazy.ts'
 import { checkFactsForStep, preparePieForStep } from '../steps/pie-step.ts'
+import { startGitHub } from '../steps/github.ts'
 import { serviceQueryStep } from '../steps/query-step.ts'
 
 export const run = defineAction({
   inputs: WAIT_INPUTS,
   crossCheck: requireService,
+  secrets: (io) => {
+    io.setSecret(io.getInput('api-key'))
+    io.setSecret(io.getInput('github-token'))
+  },
   step: serviceQueryStep('Wait'),
   async work({ io, signal, inputs, step }) {
     step.expectedProgramHash = inputs['expected-program-hash']
+    const subject = inputs.pie ?? `query ${inputs['query-id']}`
+    if (!(await startGitHub(io, step, inputs, { subject, serviceUrl: () => inputs['base-url'], signal }))) return
     // Before waiting: a PIE that cannot be read fails now, not after the query is done.
     let pie: PreparedPie | undefined
     if (inputs.pie) pie = await preparePieForStep(io, step, inputs.pie, { signal, inspect: true })

@@ -7,11 +7,20 @@ import { basename, join } from 'node:path'
 
 export type UploadedArtifact = { id: number | undefined; size: number | undefined; files: string[] }
 
+export type ArtifactOptions = {
+  /** Days the artifact is kept (1-90); the repository's setting when undefined. */
+  retentionDays: number | undefined
+  /** zlib level of the artifact's zip, 0-9: 0 by default, pie.zip being deflated already. */
+  compressionLevel: number
+  /** Delete an artifact of the same name from this run first (a re-run's, an earlier step's). */
+  overwrite: boolean
+}
+
 /**
  * Uploads files as one artifact. @actions/artifact takes files under one root folder, so they
  * are linked (or copied, across file systems) into a staging folder first.
  */
-export async function uploadArtifact(name: string, files: string[], stagingDir: string): Promise<UploadedArtifact> {
+export async function uploadArtifact(name: string, files: string[], stagingDir: string, options: ArtifactOptions): Promise<UploadedArtifact> {
   await rm(stagingDir, { recursive: true, force: true })
   await mkdir(stagingDir, { recursive: true })
   const staged: string[] = []
@@ -20,7 +29,17 @@ export async function uploadArtifact(name: string, files: string[], stagingDir: 
     await link(file, target).catch(() => copyFile(file, target))
     staged.push(target)
   }
-  const { DefaultArtifactClient } = await import('@actions/artifact')
-  const response = await new DefaultArtifactClient().uploadArtifact(name, staged, stagingDir)
+  const { DefaultArtifactClient, ArtifactNotFoundError } = await import('@actions/artifact')
+  const client = new DefaultArtifactClient()
+  if (options.overwrite) {
+    // As actions/upload-artifact does it: artifact names are unique in a run.
+    await client.deleteArtifact(name).catch((error: unknown) => {
+      if (!(error instanceof ArtifactNotFoundError)) throw error
+    })
+  }
+  const response = await client.uploadArtifact(name, staged, stagingDir, {
+    compressionLevel: options.compressionLevel,
+    ...(options.retentionDays === undefined ? {} : { retentionDays: options.retentionDays }),
+  })
   return { id: response.id, size: response.size, files: staged.map((file) => basename(file)) }
 }

@@ -42,14 +42,28 @@ export async function proveBatch(
   const limit = limiter(inputs.concurrency)
   const workspace = io.env.GITHUB_WORKSPACE || process.cwd()
   const shown = (path: string) => relative(workspace, path) || path
+  const submitOne = async (pie: PreparedPie): Promise<string> => {
+    if (!general) {
+      const answer = await client.submitPie({ pieZip: pie.zipPath, layout: inputs.layout, prover: inputs.prover, mockFactHash: inputs['mock-fact-hash'], signal })
+      return answer.provingQueryId
+    }
+    const declaredJobSize = inputs['declared-job-size'] ?? pie.inspection?.jobSize ?? 'XS'
+    const dedupId = deriveActionDedupId(io.env, `pie:${pie.sha256}`, { ...fields, declaredJobSize, layout: inputs.layout, mockFactHash: inputs['mock-fact-hash'] })
+    const answer = await client.submitQuery({ ...fields, declaredJobSize, layout: inputs.layout, mockFactHash: inputs['mock-fact-hash'], dedupId, pieZip: pie.zipPath, signal })
+    return answer.provingQueryId
+  }
   io.info(`Proving ${paths.length} PIEs, at most ${inputs.concurrency} uploads at a time${inputs.wait && !inputs['bucket-id'] ? ', waiting for each' : ''}.`)
   const wait = inputs.wait && !inputs['bucket-id']
+  // One submission per PIE digest: the same PIE matched twice (two patterns, a copy) is sent
+  // once, and every row naming it reports that query and shares its wait.
+  const submissions = new Map<string, Promise<string>>()
+  const waits = new Map<string, ReturnType<ProvingClient['waitForQuery']>>()
   const rows = await Promise.all(
     paths.map(async (path, index): Promise<BatchRow> => {
       const row: BatchRow = { pie: shown(path), queryId: null, status: 'ERROR', facts: 'not checked', passed: false, error: null }
       let pie: PreparedPie | undefined
       try {
-        const queryId = await limit(async () => {
+        const submission = await limit(async () => {
           signal.throwIfAborted()
           pie = await preparePie(path, {
             inputName: 'pie',
@@ -57,20 +71,25 @@ export async function proveBatch(
             packDir: join(io.env.RUNNER_TEMP || tmpdir(), 'proving-kit', randomUUID()),
             inspect: inputs['verify-facts'] || general,
           })
-          if (!general) {
-            const answer = await client.submitPie({ pieZip: pie.zipPath, layout: inputs.layout, prover: inputs.prover, mockFactHash: inputs['mock-fact-hash'], signal })
-            return answer.provingQueryId
-          }
-          const declaredJobSize = inputs['declared-job-size'] ?? pie.inspection?.jobSize ?? 'XS'
-          const dedupId = deriveActionDedupId(io.env, `pie:${pie.sha256}`, { ...fields, declaredJobSize, layout: inputs.layout, mockFactHash: inputs['mock-fact-hash'] })
-          const answer = await client.submitQuery({ ...fields, declaredJobSize, layout: inputs.layout, mockFactHash: inputs['mock-fact-hash'], dedupId, pieZip: pie.zipPath, signal })
-          return answer.provingQueryId
+          const earlier = submissions.get(pie.sha256)
+          if (earlier) return earlier
+          const submitted = submitOne(pie)
+          submissions.set(pie.sha256, submitted)
+          // The slot is held until the upload ends (a failure is the row's, read below).
+          await submitted.catch(() => {})
+          return submitted
         })
+        const queryId = await submission
         row.queryId = queryId
         row.status = 'SUBMITTED'
         row.passed = true
         if (wait) {
-          const result = await client.waitForQuery(queryId, { timeoutMs: inputs['timeout-minutes'] * 60_000, signal })
+          let waiting = waits.get(queryId)
+          if (!waiting) {
+            waiting = client.waitForQuery(queryId, { timeoutMs: inputs['timeout-minutes'] * 60_000, signal })
+            waits.set(queryId, waiting)
+          }
+          const result = await waiting
           const record = result.provingQuery
           row.status = record.status
           let factCheck

@@ -19,7 +19,7 @@ import {
   SHARP_PROVERS,
   STONE_VERSIONS,
 } from '../../schemas/proving-constants.ts'
-import { onchainCrossCheck, VERIFY_ONCHAIN_MODES } from './onchain-inputs.ts'
+import { onchainCrossCheck, REGISTRY_KIND_VALUES, VERIFY_ONCHAIN_MODES } from './onchain-inputs.ts'
 import type { ActionIO, CrossCheck, DefaultedInput, InputSpecs, InputValues, OptionalInput, RequiredInput } from '../types.ts'
 
 export const required = <T>(schema: z.ZodType<T>, options: { secret?: boolean } = {}): RequiredInput<T> => ({
@@ -122,6 +122,36 @@ export const memoryVerificationValue = z.enum(MEMORY_VERIFICATIONS, {
   error: `must be one of ${MEMORY_VERIFICATIONS.join(', ')}`,
 })
 
+/** A git tag name: no spaces or the characters git refuses in a ref (git check-ref-format). */
+export const tagValue = z
+  .string()
+  .max(255, { error: 'must be at most 255 characters' })
+  .regex(/^(?!-)(?!.*\.\.)(?!.*@\{)[^\s~^:?*[\\\x00-\x1f\x7f]+(?<![./]|\.lock)$/, { error: 'is not a valid tag name (no spaces, ~ ^ : ? * [ \\ or "..")' })
+
+const wholeNumberIn = (low: number, high: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, { error: `must be a whole number from ${low} to ${high}` })
+    .transform(Number)
+    .refine((value) => value >= low && value <= high, { error: `must be a whole number from ${low} to ${high}` })
+
+/**
+ * The root action's GitHub side (../github/): the token, the release, the pull request's comment,
+ * the check run and the in-toto statement. The runner puts the job's token in `github-token`.
+ */
+export const GITHUB_REPORT_INPUTS = {
+  'github-token': { ...withDefault('${{ github.token }}', nonEmptyValue), secret: true },
+  'pr-comment': withDefault('false', booleanValue),
+  'check-run': withDefault('false', booleanValue),
+} satisfies InputSpecs
+
+/** With one PIE proved: the release's assets and the in-toto statement too. */
+export const GITHUB_INPUTS = {
+  ...GITHUB_REPORT_INPUTS,
+  'release-tag': optional(tagValue),
+  attest: withDefault('false', booleanValue),
+} satisfies InputSpecs
+
 // --- The actions' inputs -------------------------------------------------------------------
 
 const service = {
@@ -147,6 +177,16 @@ export const concurrencyValue = z
   .regex(/^\d+$/, { error: 'must be a whole number from 1 to 64' })
   .transform(Number)
   .refine((value) => value >= 1 && value <= 64, { error: 'must be a whole number from 1 to 64' })
+
+/** Integrity's security bits: a u32. */
+export const securityBitsValue = z
+  .string()
+  .regex(/^\d+$/, { error: 'must be a whole number from 0 to 4294967295' })
+  .transform(Number)
+  .refine((value) => value <= 2 ** 32 - 1, { error: 'must be a whole number from 0 to 4294967295' })
+
+/** A Cairo short string, as Integrity's verifier settings are (`recursive`, `keccak_160_lsb`, `stone6`). */
+export const shortStringValue = z.string().regex(/^[\x20-\x7e]{1,31}$/, { error: 'must be 1 to 31 ASCII characters, such as recursive or stone6' })
 
 /** The general submission's fields (POST /proving-query), as the root action takes them. */
 export const GENERAL_INPUTS = {
@@ -181,15 +221,25 @@ export const MAIN_INPUTS = {
   'verify-facts': withDefault('true', booleanValue),
   'upload-artifacts': withDefault('false', booleanValue),
   'artifact-name': withDefault('proof', artifactNameValue),
+  'retention-days': optional(wholeNumberIn(1, 90)),
+  'compression-level': withDefault('0', wholeNumberIn(0, 9)),
+  overwrite: withDefault('false', booleanValue),
   'verify-onchain': withDefault('none', z.enum(VERIFY_ONCHAIN_MODES, { error: `must be one of ${VERIFY_ONCHAIN_MODES.join(', ')}` })),
   'ethereum-rpc-url': optional(httpUrlValue, { secret: true }),
   'starknet-rpc-url': optional(httpUrlValue, { secret: true }),
   'fact-registry': optional(nonEmptyValue),
+  'registry-kind': optional(z.enum(REGISTRY_KIND_VALUES, { error: `must be one of ${REGISTRY_KIND_VALUES.join(', ')}` })),
+  'min-security-bits': withDefault('96', securityBitsValue),
+  'verifier-layout': optional(shortStringValue),
+  'verifier-hasher': optional(shortStringValue),
+  'verifier-stone-version': optional(shortStringValue),
+  'verifier-memory-verification': optional(shortStringValue),
   'onchain-timeout-minutes': withDefault('30', minutesValue),
   'decommit-destination-chain-id': optional(hexValue),
   'tasks-url': optional(httpUrlValue),
   ...GENERAL_INPUTS,
   concurrency: withDefault('4', concurrencyValue),
+  ...GITHUB_INPUTS,
 } satisfies InputSpecs
 
 export const PACK_INPUTS = {
@@ -204,6 +254,7 @@ export const WAIT_INPUTS = {
   'allow-mocked-fact': withDefault('false', booleanValue),
   'expected-program-hash': optional(feltValue),
   pie: optional(pathValue),
+  ...GITHUB_INPUTS,
 } satisfies InputSpecs
 
 export const VERIFY_PROOF_INPUTS = {
@@ -231,6 +282,7 @@ export const BUCKET_CLOSE_INPUTS = {
   pie: optional(pathValue),
   'allow-mocked-fact': withDefault('false', booleanValue),
   'expected-program-hash': optional(feltValue),
+  ...GITHUB_REPORT_INPUTS,
 } satisfies InputSpecs
 
 export const BUCKET_CREATE_INPUTS = {

@@ -39,6 +39,7 @@ export function coreIO(): ActionIO {
     debug: (message) => core.debug(logLine(message)),
     info: (message) => core.info(logLine(message)),
     warning: (message) => core.warning(logLine(message)),
+    notice: (message) => core.notice(logLine(message)),
     error: (message) => core.error(logLine(message)),
     startGroup: (name) => core.startGroup(logLine(name)),
     endGroup: () => core.endGroup(),

@@ -7,6 +7,8 @@
  * - ../../pipeline/prove.ts and ../../pie/index.ts: the PIE toolkit;
  * - ../../emulator/index.ts: only with `emulator: true`;
  * - ./artifacts.ts (@actions/artifact): only with `upload-artifacts: true`;
+ * - ../github/publish.ts (@actions/github, Octokit): only with `release-tag`, `pr-comment`,
+ *   `check-run` or `attest` (from ../actions/main.ts);
  * - ../../chain/index.ts (viem): only with `verify-onchain` (from ./onchain.ts);
  * - ../actions/decommit.ts (the task client): only with `decommit-destination-chain-id`.
  */

@@ -12,12 +12,22 @@ export type VerifyOnchainMode = (typeof VERIFY_ONCHAIN_MODES)[number]
 
 export const ONCHAIN_RPC_INPUTS = ['ethereum-rpc-url', 'starknet-rpc-url'] as const
 
+/** `registry-kind`: `sharp` is Ethereum's, `integrity` Starknet's, `satellite` both chains'. */
+export const REGISTRY_KIND_VALUES = ['sharp', 'integrity', 'satellite'] as const
+export type RegistryKindInput = (typeof REGISTRY_KIND_VALUES)[number]
+
 /** The inputs the on-chain check reads, as MAIN_INPUTS declares them. */
 export type OnchainInputs = {
   'verify-onchain': VerifyOnchainMode
   'ethereum-rpc-url'?: string | undefined
   'starknet-rpc-url'?: string | undefined
   'fact-registry'?: string | undefined
+  'registry-kind'?: RegistryKindInput | undefined
+  'min-security-bits': number
+  'verifier-layout'?: string | undefined
+  'verifier-hasher'?: string | undefined
+  'verifier-stone-version'?: string | undefined
+  'verifier-memory-verification'?: string | undefined
   'onchain-timeout-minutes': number
   emulator: boolean
   'allow-insecure-http': boolean
@@ -32,7 +42,10 @@ export function registerOnchainSecrets(io: Pick<ActionIO, 'getInput' | 'setSecre
 
 type OnchainSpecs = { [K in keyof OnchainInputs]: InputSpecs[string] }
 
-/** Each chain asked for needs its RPC; one `fact-registry` cannot serve two chains. */
+/**
+ * Each chain asked for needs its RPC; one `fact-registry` cannot serve two chains; a
+ * `registry-kind` must exist on every chain checked.
+ */
 export const onchainCrossCheck: CrossCheck<OnchainSpecs> = ({ values, raw, parsed, problem }) => {
   if (!parsed('verify-onchain')) return
   const mode = (values as Partial<InputValues<OnchainSpecs>>)['verify-onchain'] as VerifyOnchainMode | undefined
@@ -53,5 +66,12 @@ export const onchainCrossCheck: CrossCheck<OnchainSpecs> = ({ values, raw, parse
   }
   if (mode === 'both' && raw['fact-registry']) {
     problem('fact-registry', '`fact-registry` names one registry, and `verify-onchain: both` checks two chains: leave it out to use each network\'s known registry.')
+  }
+  const kind = raw['registry-kind']
+  if ((kind === 'sharp' && mode !== 'ethereum') || (kind === 'integrity' && mode !== 'starknet')) {
+    problem(
+      'registry-kind',
+      `\`registry-kind\` ${kind} is ${kind === 'sharp' ? 'Ethereum' : 'Starknet'}'s only, and \`verify-onchain: ${mode}\` checks ${mode === 'both' ? 'both chains' : mode === 'ethereum' ? 'Ethereum' : 'Starknet'}: use \`satellite\` (both chains) or leave it out for each chain's default.`,
+    )
   }
 }

@@ -2,9 +2,12 @@
  * The root action's on-chain check (`verify-onchain`): once the query is DONE and the rest of
  * the gate passed, the fact must be registered on chain, waited for up to
  * `onchain-timeout-minutes` (a registration lands some minutes after DONE). Ethereum checks the
- * SHARP fact in the fact registry, Starknet the Integrity fact in Integrity's FactRegistry;
- * `both` waits for the two at once. Every way this ends is a gate refusal or a pass, never a
- * throw (cancellation aside): an RPC that cannot be read fails the gate, with the reason.
+ * SHARP fact in SHARP's fact registry (or the Satellite), Starknet the Integrity fact on the
+ * Satellite (or Integrity's FactRegistry) with at least `min-security-bits`; `both` waits for the
+ * two at once. A mocked fact (allowed, or the gate would have refused it) is looked up among the
+ * mocked facts, which proves it was registered as a mock, no more. Every way this ends is a gate
+ * refusal or a pass, never a throw (cancellation aside): an RPC that cannot be read fails the
+ * gate, with the reason.
  *
  * Imported by the root action only (its inputs live in ./onchain-inputs.ts); the chain code
  * (and viem) is imported only when a check is asked for.
@@ -21,13 +24,16 @@ import type { ActionIO } from '../types.ts'
 
 type Chain = 'ethereum' | 'starknet'
 
-type ChainOutcome =
-  | { chain: Chain; status: 'registered'; check: OnchainFactCheck }
-  | { chain: Chain; status: 'timed-out'; check: OnchainFactCheck | undefined }
-  | { chain: Chain; status: 'error'; message: string }
+type ChainOutcome = { chain: Chain; mocked: boolean } & (
+  | { status: 'registered'; check: OnchainFactCheck }
+  | { status: 'timed-out'; check: OnchainFactCheck | undefined }
+  | { status: 'error'; message: string }
+)
 
 const LABEL: Record<Chain, string> = { ethereum: 'Ethereum', starknet: 'Starknet' }
 const FACT_NAME: Record<Chain, string> = { ethereum: 'SHARP fact', starknet: 'Integrity fact' }
+/** "SHARP fact", or "mocked SHARP fact" when the mocked facts are read. */
+const factName = (chain: Chain, mocked: boolean): string => `${mocked ? 'mocked ' : ''}${FACT_NAME[chain]}`
 
 /**
  * Checks the facts on chain when `verify-onchain` asks for it; sets `onchain-verified` and
@@ -50,22 +56,33 @@ export async function verifyOnchain(
   if (mode === 'none') return skip(undefined)
   if (record.status !== 'DONE') return skip(`the query is ${record.status}`)
   if (refusedSoFar.length) return skip('the gate already refused the result')
-  if (record.isFactMocked === true) return skip('the fact is mocked, so nothing is registered on chain')
 
   const chains: Chain[] = mode === 'both' ? ['ethereum', 'starknet'] : [mode]
+  const mocked = record.isFactMocked === true
+  const expected = {
+    securityBits: inputs['min-security-bits'],
+    layout: inputs['verifier-layout'],
+    hasher: inputs['verifier-hasher'],
+    stoneVersion: inputs['verifier-stone-version'],
+    memoryVerification: inputs['verifier-memory-verification'],
+  }
   const timeoutMs = inputs['onchain-timeout-minutes'] * 60_000
   const logger = loggerFor(io)
   const { checkFactOnEthereum, checkFactOnStarknet, waitForFactRegistration, describeWhere } = await import('../../chain/index.ts')
 
   const checkOne = async (chain: Chain): Promise<ChainOutcome> => {
     const fact = chain === 'ethereum' ? record.sharpFactHash : record.integrityFactHash
-    if (!fact) return { chain, status: 'error', message: `the service reported no ${FACT_NAME[chain]}, so none can be checked` }
+    if (!fact) return { chain, mocked, status: 'error', message: `the service reported no ${FACT_NAME[chain]}, so none can be checked` }
     const rpcUrl =
       chain === 'ethereum'
         ? inputs['ethereum-rpc-url']!
         : (inputs['starknet-rpc-url'] ?? (options.emulatorUrl ? `${options.emulatorUrl}/starknet-rpc` : undefined))!
-    const common = { rpcUrl, fact, registry: inputs['fact-registry'], signal: options.signal, logger, allowInsecureHttp: inputs['allow-insecure-http'] }
-    const check = (): Promise<OnchainFactCheck> => (chain === 'ethereum' ? checkFactOnEthereum(common) : checkFactOnStarknet(common))
+    const common = { rpcUrl, fact, registry: inputs['fact-registry'], signal: options.signal, logger, mocked, allowInsecureHttp: inputs['allow-insecure-http'] }
+    const kind = inputs['registry-kind']
+    const check = (): Promise<OnchainFactCheck> =>
+      chain === 'ethereum'
+        ? checkFactOnEthereum({ ...common, registryKind: kind === 'integrity' ? undefined : kind })
+        : checkFactOnStarknet({ ...common, registryKind: kind === 'sharp' ? undefined : kind, expected })
     try {
       const result = await waitForFactRegistration(check, {
         timeoutMs,
@@ -73,20 +90,20 @@ export async function verifyOnchain(
         logger,
         onProgress: ({ elapsedMs, check: seen }) =>
           io.info(
-            `[${formatDuration(elapsedMs).padStart(6)}] ${LABEL[chain]}: ${FACT_NAME[chain]} ${seen.fact} not registered yet on ${describeWhere(seen)} (block ${seen.blockNumber})${seen.chain === 'starknet' && seen.reason ? `: ${seen.reason}` : ''}`,
+            `[${formatDuration(elapsedMs).padStart(6)}] ${LABEL[chain]}: ${factName(chain, mocked)} ${seen.fact} not registered yet on ${describeWhere(seen)} (block ${seen.blockNumber})${seen.chain === 'starknet' && seen.reason ? `: ${seen.reason}` : ''}`,
           ),
       })
-      io.info(`${LABEL[chain]}: ${FACT_NAME[chain]} ${result.fact} is registered on ${describeWhere(result)} (registry ${result.registry}, block ${result.blockNumber}).`)
-      return { chain, status: 'registered', check: result }
+      io.info(`${LABEL[chain]}: ${factName(chain, mocked)} ${result.fact} is registered on ${describeWhere(result)} (registry ${result.registry}, block ${result.blockNumber}).`)
+      return { chain, mocked, status: 'registered', check: result }
     } catch (error) {
       if (error instanceof AbortedError) throw error
-      if (error instanceof WaitTimeoutError) return { chain, status: 'timed-out', check: error.lastSeen as OnchainFactCheck | undefined }
+      if (error instanceof WaitTimeoutError) return { chain, mocked, status: 'timed-out', check: error.lastSeen as OnchainFactCheck | undefined }
       const message = error instanceof ProvingKitError ? error.shortMessage : error instanceof Error ? error.message : String(error)
-      return { chain, status: 'error', message }
+      return { chain, mocked, status: 'error', message }
     }
   }
 
-  io.startGroup(`Checking the ${chains.map((chain) => FACT_NAME[chain]).join(' and ')} on chain (up to ${formatDuration(timeoutMs)})`)
+  io.startGroup(`Checking the ${chains.map((chain) => factName(chain, mocked)).join(' and ')} on chain (up to ${formatDuration(timeoutMs)})`)
   let outcomes: ChainOutcome[]
   try {
     outcomes = await Promise.all(chains.map(checkOne))
@@ -109,12 +126,15 @@ function detail(outcome: ChainOutcome): Record<string, unknown> {
 
 type Describe = (check: OnchainFactCheck) => string
 
+const KIND_NAME: Record<OnchainFactCheck['registryKind'], string> = { sharp: 'SHARP', integrity: 'Integrity', satellite: 'Satellite' }
+
+/** "Starknet sepolia, Satellite registry `0x…`, block 7", so a reader sees which contract was read. */
 function where(check: OnchainFactCheck, describe: Describe): string {
-  return `${describe(check)}, registry \`${check.registry}\`, block ${check.blockNumber}`
+  return `${describe(check)}, ${KIND_NAME[check.registryKind]} registry \`${check.registry}\`, block ${check.blockNumber}`
 }
 
 function summaryLine(outcome: ChainOutcome, timeoutMs: number, describe: Describe): string {
-  const name = FACT_NAME[outcome.chain]
+  const name = factName(outcome.chain, outcome.mocked)
   if (outcome.status === 'registered') return `✅ ${name} registered (${where(outcome.check, describe)})`
   if (outcome.status === 'error') return `❌ ${LABEL[outcome.chain]}: ${escapeMarkdown(outcome.message)}`
   const seen = outcome.check
@@ -122,7 +142,7 @@ function summaryLine(outcome: ChainOutcome, timeoutMs: number, describe: Describ
 }
 
 function refusal(outcome: ChainOutcome, timeoutMs: number, describe: Describe): GateRefusal {
-  const name = FACT_NAME[outcome.chain]
+  const name = factName(outcome.chain, outcome.mocked)
   if (outcome.status === 'error') {
     return { kind: 'not-on-chain', message: `The ${name} could not be checked on ${LABEL[outcome.chain]}: ${outcome.message}` }
   }

@@ -52,7 +52,16 @@ export const MAIN_OUTPUTS = [
   'bucket-job-index',
   'results',
   ...TASK_OUTPUTS.map((name) => ROOT_DECOMMIT_OUTPUT_NAMES[name]),
+  'artifact-id',
+  'artifact-url',
+  'release-url',
+  'release-assets',
+  'facts-json',
+  'attestation-statement',
 ] as const
+
+/** `wait/` adds the GitHub side's outputs to the query's (src/action/github/). */
+export const WAIT_OUTPUTS = [...QUERY_OUTPUTS, 'release-url', 'release-assets', 'facts-json', 'attestation-statement'] as const
 
 export const PACK_OUTPUTS = ['pie-zip', 'pie-sha256', 'size-bytes', 'n-steps', 'job-size', 'program-hash', 'output', 'error-reason'] as const
 export const RETRY_OUTPUTS = ['status', 'retry-count', ...QUERY_OUTPUTS.filter((name) => name !== 'status')] as const
@@ -65,7 +74,7 @@ export const API_KEY_OUTPUTS = ['api-key', 'project-id', 'wallet', 'error-reason
 export const ACTION_OUTPUTS: Record<string, readonly string[]> = {
   '': MAIN_OUTPUTS,
   pack: PACK_OUTPUTS,
-  wait: QUERY_OUTPUTS,
+  wait: WAIT_OUTPUTS,
   'verify-proof': QUERY_OUTPUTS,
   retry: RETRY_OUTPUTS,
   'bucket-close': BUCKET_CLOSE_OUTPUTS,

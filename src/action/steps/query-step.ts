@@ -37,6 +37,9 @@ export type ProvingStepOptions = StepOptions & {
  */
 export class ProvingStep extends Step<ProvingStepOptions> {
   queryId: string | undefined
+  /** How the step ended and the summary it wrote: what the GitHub side (../github/) repeats. */
+  ended: Ending | undefined
+  summaryMarkdown: string | undefined
 
   constructor(io: ActionIO, options: ProvingStepOptions) {
     super(io, options)
@@ -54,7 +57,13 @@ export class ProvingStep extends Step<ProvingStepOptions> {
   }
 
   protected override ending(end: Ending): void {
+    this.ended = end
     if (end.failure) this.outputs.set({ 'error-reason': end.failure })
+  }
+
+  protected override summary(markdown: string): string {
+    this.summaryMarkdown = markdown
+    return markdown
   }
 
   protected override reported(): void {
@@ -177,6 +186,7 @@ export class QueryStep extends ProvingStep {
   }
 
   protected override ending(end: Ending): void {
+    this.ended = end
     if (end.failure) this.outputs.set({ 'error-reason': this.record?.errorReason ?? end.failure })
     if (this.outputs.get('facts-verified') === undefined) {
       this.outputs.set({ 'facts-verified': String(this.facts?.kind === 'checked' && this.facts.result.ok) })

@@ -11,6 +11,8 @@ export const STATE = {
   /** What a step other than a query's started on its service ("task 4c03e33c-..."), and how to follow it. */
   subject: 'subject',
   followUp: 'follow-up',
+  /** The id of the check run `check-run: true` created, for the post step to conclude if need be. */
+  checkRun: 'check-run-id',
   /** Set once the step has written its summary; the post step then has nothing to add. */
   reported: 'reported',
 } as const

@@ -2,8 +2,9 @@ import { AccountClient, DEFAULT_KEY_COLOR } from '../../clients/account.ts'
 import type { SignInExpectation } from '../../clients/sign-in-check.ts'
 import { InvalidInputError } from '../../core/errors.ts'
 import { serviceLine } from '../../core/service-text.ts'
-import { type CommandContext, defineCommand, type OptionSpecs, parseInteger, allowInsecureHttp } from '../context.ts'
+import { type CommandContext, defineCommand, type OptionSpecs, pageOptions, pageSummary, parseInteger, allowInsecureHttp } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
+import { missingAddressError } from '../profiles.ts'
 
 /**
  * `proving auth ...`: the wallet sign-in of the account service. The private key comes from
@@ -40,7 +41,8 @@ const AUTH_OPTIONS = {
 } as const satisfies OptionSpecs
 
 const KEY_SOURCE_DETAILS = [
-  'The wallet\'s private key is read from PROVING_PRIVATE_KEY, or else from stdin (one line, 0x + 64 hex digits):',
+  'The wallet\'s private key is read from PROVING_PRIVATE_KEY, or else from stdin',
+  '(one line, 0x + 64 hex digits):',
   '  proving auth login --json < key.txt',
 ]
 
@@ -49,8 +51,8 @@ export const authLogin = defineCommand({
   summary: 'Sign in with a wallet (EIP-712) and get the API key of its project.',
   details: [
     ...KEY_SOURCE_DETAILS,
-    'A first-time wallet gets a Personal project with one key. With --json, prints { apiKey, projectId, wallet };',
-    'without it, the key is not shown (so it stays out of logs).',
+    'A first-time wallet gets a Personal project with one key. With --json, prints',
+    '{ apiKey, projectId, wallet }; without it, the key is not shown (so it stays out of logs).',
   ],
   positionals: { min: 0, max: 0 },
   options: {
@@ -81,13 +83,16 @@ export const authLogin = defineCommand({
   },
 })
 
-export const authCreateKey = defineCommand({
-  path: ['auth', 'create-key'],
+export const authKeysCreate = defineCommand({
+  path: ['auth', 'keys', 'create'],
+  // Its name before the `auth keys` group: scripts that use it keep working.
+  aliases: [['auth', 'create-key']],
   summary: 'Mint another API key in the wallet\'s project, and show it (masked unless --reveal).',
   details: [
     ...KEY_SOURCE_DETAILS,
-    'Prints the new key masked (pk_abc…wxyz); --reveal prints it in full, --json prints { apiKey, name, projectId,',
-    'createdAt }. The key is never lost: `proving auth keys list --reveal` shows every key of the project.',
+    'Prints the new key masked (pk_abc…wxyz); --reveal prints it in full, --json prints',
+    '{ apiKey, name, projectId, createdAt }. The key is never lost: `proving auth keys list --reveal`',
+    'shows every key of the project.',
   ],
   positionals: { min: 0, max: 0 },
   options: {
@@ -134,8 +139,7 @@ export const authKeysList = defineCommand({
   options: {
     ...AUTH_OPTIONS,
     'project-id': { type: 'string', valueName: '<id>', description: 'Project whose keys to list (default: the session\'s).' },
-    limit: { type: 'string', valueName: '<n>', description: 'Keys per page, 1 to 100.', default: '20' },
-    offset: { type: 'string', valueName: '<n>', description: 'Keys to skip.', default: '0' },
+    ...pageOptions('Keys', 100),
     reveal: { type: 'boolean', description: 'Print the keys in full.' },
   },
   async run(context) {
@@ -152,8 +156,29 @@ export const authKeysList = defineCommand({
     const header = ['key', 'name', 'project', 'created']
     const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => String(row[column]).length)))
     const line = (cells: string[]) => serviceLine(cells.map((cell, column) => String(cell).padEnd(widths[column]!)).join('  ').trimEnd())
-    context.io.stdout(`${[line(header), ...rows.map(line), `${page.data.length} shown of ${page.total ?? page.data.length}.`].join('\n')}\n`)
+    context.io.stdout(`${[line(header), ...rows.map(line), pageSummary({ shown: page.data.length, offset, limit, total: page.total })].join('\n')}\n`)
     return EXIT.ok
+  },
+})
+
+export const authKeysRevoke = defineCommand({
+  path: ['auth', 'keys', 'revoke'],
+  args: '<key>',
+  summary: 'Revoke an API key: done in the service\'s web console (the API has no revoke call).',
+  details: [
+    'The account service\'s API (docs/storage-and-auth.md) lists and creates keys; it has no call that',
+    'revokes one. This command says so and sends nothing: revoke the key in the service\'s web console,',
+    'then `proving auth keys list` shows what is left.',
+  ],
+  positionals: { min: 1, max: 1 },
+  options: {},
+  async run(context) {
+    // The argument is a key: masked in the message, whatever the user pasted.
+    context.redactor.add(context.positionals[0]!)
+    throw new InvalidInputError(
+      `Cannot revoke ${maskKey(context.positionals[0]!)} from the command line: the account service's API has no call that revokes a key. Revoke it in the service's web console, then check with \`proving auth keys list\`.`,
+      { input: '<key>' },
+    )
   },
 })
 
@@ -189,7 +214,7 @@ async function accountClientFrom(context: CommandContext<typeof AUTH_OPTIONS>): 
   }
   const baseUrl = context.values['auth-url']?.trim()
   if (!baseUrl) {
-    throw new InvalidInputError('No account service address: pass --auth-url <url> or set PROVING_AUTH_URL.', { input: '--auth-url' })
+    throw missingAddressError('authUrl')
   }
   const privateKey = await readPrivateKey(context)
   context.redactor.add(privateKey)

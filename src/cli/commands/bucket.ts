@@ -77,10 +77,11 @@ export const bucketClose = defineCommand({
   args: '<bucket-id>',
   summary: 'Close a bucket: finalize its queries and start aggregated verification (idempotent); --wait gates on every query.',
   details: [
-    'With --wait: waits for the bucket to end, then gates on every query in it (DONE, fact not mocked unless',
-    '--allow-mocked-fact, program hash when --expected-program-hash); with --pie (repeatable, globs allowed)',
-    'each query\'s facts must fit one of the PIEs, and every PIE must have its query. Prints a per-query table',
-    '(with --json: { provingBucket, status, ok, queries, refusals }); exit 0 when all holds, 1 otherwise.',
+    'With --wait: waits for the bucket to end, then gates on every query in it (DONE, fact not mocked',
+    'unless --allow-mocked-fact, program hash when --expected-program-hash); with --pie (repeatable,',
+    'globs allowed) each query\'s facts must fit one of the PIEs, and every PIE must have its query.',
+    'Prints a per-query table (with --json: { provingBucket, status, ok, queries, refusals }); exit 0',
+    'when all holds, 1 otherwise.',
   ],
   positionals: { min: 1, max: 1 },
   options: {
@@ -107,13 +108,13 @@ export const bucketClose = defineCommand({
       context.print(describeBucket(bucket), { provingBucket: bucket })
       return EXIT.ok
     }
-    context.progress(`Closed bucket ${bucket.id} (${bucket.leaves ?? '?'} queries); waiting for it to end.`)
+    context.progress(`Closed bucket ${bucket.id} (${queryCount(bucket.leaves)}); waiting for it to end.`)
     const { bucketTable, judgeBucket, waitForBucket } = await import('../../pipeline/bucket.ts')
     const details = await waitForBucket(client, bucket.id, {
       timeoutMs,
       signal: context.signal,
       onProgress: (progress) =>
-        context.progress(`[${formatDuration(progress.elapsedMs).padStart(6)}] bucket ${progress.bucketId}  ${progress.status}  ${progress.leaves} queries`),
+        context.progress(`[${formatDuration(progress.elapsedMs).padStart(6)}] bucket ${progress.bucketId}  ${progress.status}  ${queryCount(progress.leaves)}`),
     })
     const verdict = await judgeBucket(client, details, {
       allowMockedFact: context.values['allow-mocked-fact'] === true,
@@ -126,7 +127,11 @@ export const bucketClose = defineCommand({
       '',
       bucketTable(verdict.rows, 'text'),
       '',
-      verdict.ok ? `Gate passed: all ${verdict.rows.length} queries are DONE${pies ? ' and their facts match the PIEs' : ''}.` : `Gate refused:\n${verdict.refusals.map((line) => `  - ${line}`).join('\n')}`,
+      verdict.ok
+        ? verdict.rows.length === 1
+          ? `Gate passed: the bucket's one query is DONE${pies ? ' and its facts match the PIEs' : ''}.`
+          : `Gate passed: all ${verdict.rows.length} queries are DONE${pies ? ' and their facts match the PIEs' : ''}.`
+        : `Gate refused:\n${verdict.refusals.map((line) => `  - ${line}`).join('\n')}`,
     ].join('\n')
     context.print(human, { provingBucket: details.bucket, status: verdict.status, ok: verdict.ok, queries: verdict.rows, refusals: verdict.refusals })
     return verdict.ok ? EXIT.ok : EXIT.remoteFailure
@@ -202,4 +207,9 @@ async function aggregatorParamsFrom(context: CommandContext<typeof BUCKET_CREATE
 function paramValue(text: string): unknown {
   if (text === 'true' || text === 'false' || text === 'null' || /^-?\d+(\.\d+)?$/.test(text)) return JSON.parse(text)
   return text
+}
+
+/** "1 query", "3 queries", "? queries" (a count the service did not send). */
+function queryCount(count: number | null | undefined): string {
+  return count === 1 ? '1 query' : `${count ?? '?'} queries`
 }

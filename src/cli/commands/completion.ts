@@ -1,5 +1,5 @@
 import { InvalidInputError } from '../../core/errors.ts'
-import { type CommandSpec, defineCommand, GLOBAL_OPTIONS, type OptionSpec } from '../context.ts'
+import { type CommandSpec, commandOptions, defineCommand, type OptionSpec } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { HINTS, JOB_SIZES, LAYOUTS, RESULTS } from '../../schemas/proving-constants.ts'
 import { TASK_STATUSES } from '../../schemas/tasks-constants.ts'
@@ -7,7 +7,9 @@ import { TASK_STATUSES } from '../../schemas/tasks-constants.ts'
 /**
  * `proving completion bash|zsh|fish`: a completion script generated from the command table, so
  * it always knows every command, subcommand and flag (and the values of flags whose value is a
- * fixed list, such as --network <TESTNET|MAINNET>). Files complete where a path is expected.
+ * fixed list, such as --network <TESTNET|MAINNET>), and the arguments that are a fixed list
+ * (`completion <bash|zsh|fish>`); after `help`, the commands. Files complete where a path is
+ * expected.
  */
 /**
  * The command, over the table it completes: given as a function (commands/index.ts passes its
@@ -19,8 +21,9 @@ export const completionCommand = (commands: () => readonly CommandSpec[]) =>
     args: '<bash|zsh|fish>',
     summary: 'Print a shell completion script for bash, zsh or fish.',
     details: [
-      'bash:  source <(proving completion bash)            (or save it to ~/.local/share/bash-completion/completions/proving)',
-      'zsh:   source <(proving completion zsh)             (in ~/.zshrc, after compinit)',
+      'bash:  source <(proving completion bash)',
+      '       (or save it as ~/.local/share/bash-completion/completions/proving)',
+      'zsh:   source <(proving completion zsh)       (in ~/.zshrc, after compinit)',
       'fish:  proving completion fish > ~/.config/fish/completions/proving.fish',
     ],
     positionals: { min: 1, max: 1 },
@@ -36,7 +39,7 @@ export const completionCommand = (commands: () => readonly CommandSpec[]) =>
     },
   })
 
-type Entry = { path: string; options: [string, OptionSpec][] }
+type Entry = { path: string; options: [string, OptionSpec][]; args: string[] }
 type Table = { groups: Map<string, string[]>; commands: Entry[] }
 
 /** Words that follow each prefix ('' is the top level), and every command's flags. */
@@ -50,10 +53,14 @@ export function completionTable(commands: readonly CommandSpec[]): Table {
   for (const spec of commands) {
     for (let depth = 0; depth < spec.path.length; depth++) add(spec.path.slice(0, depth).join(' '), spec.path[depth]!)
   }
-  const entries = commands.map((spec) => ({
-    path: spec.path.join(' '),
-    options: Object.entries({ ...spec.options, ...GLOBAL_OPTIONS }) as [string, OptionSpec][],
-  }))
+  // A former name (`auth create-key`) completes its flags too, but is not offered as a word.
+  const entries = commands.flatMap((spec) =>
+    [spec.path, ...(spec.aliases ?? [])].map((path) => ({
+      path: path.join(' '),
+      options: Object.entries(commandOptions(spec)) as [string, OptionSpec][],
+      args: fixedArguments(spec),
+    })),
+  )
   return { groups, commands: entries }
 }
 
@@ -73,6 +80,12 @@ function valuesOf(option: OptionSpec, flag?: string): string[] {
   return name?.includes('|') ? name.replace(/^<|>$/g, '').split('|') : []
 }
 
+/** The values of an argument that is a fixed list, as its help names it: `<bash|zsh|fish>`. */
+function fixedArguments(spec: CommandSpec): string[] {
+  const list = /^<([^<>]+\|[^<>]+)>$/.exec(spec.args ?? '')
+  return list ? list[1]!.split('|') : []
+}
+
 const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`
 
 function bashScript(table: Table): string {
@@ -84,7 +97,9 @@ function bashScript(table: Table): string {
     '  for ((i = 1; i < COMP_CWORD; i++)); do',
     '    case "${COMP_WORDS[i]}" in -*) ;; *) words="${words:+$words }${COMP_WORDS[i]}" ;; esac',
     '  done',
-    '  local subs="" opts="" values=""',
+    '  local subs="" opts="" values="" args="" helping=""',
+    // `proving help <command words>`: the words of a command, nothing else.
+    '  case "$words" in help|help\\ *) helping=1 words="${words#help}" words="${words# }" ;; esac',
     '  case "$prev" in',
   ]
   const seen = new Map<string, string[]>()
@@ -102,20 +117,27 @@ function bashScript(table: Table): string {
   for (const entry of commands) {
     const opts = entry.options.flatMap(([name, option]) => [`--${name}`, ...('short' in option && option.short ? [`-${option.short}`] : [])])
     const subs = table.groups.get(entry.path)
-    lines.push(`    ${quote(entry.path)}|${quote(entry.path)}\\ *) opts=${quote(opts.join(' '))}${subs ? ` subs=${quote(subs.join(' '))}` : ''} ;;`)
+    // The arguments only right after the command's words: `proving completion bash <TAB>` has no more.
+    const args = entry.args.length ? ` [[ "$words" == ${quote(entry.path)} ]] && args=${quote(entry.args.join(' '))}` : ''
+    lines.push(`    ${quote(entry.path)}|${quote(entry.path)}\\ *) opts=${quote(opts.join(' '))}${subs ? ` subs=${quote(subs.join(' '))}` : ''};${args} ;;`)
   }
   for (const prefix of prefixes) {
     if (table.commands.some((entry) => entry.path === prefix)) continue
-    lines.push(`    ${prefix === '' ? "''" : quote(prefix)}) subs=${quote(table.groups.get(prefix)!.join(' '))} opts='--help --version' ;;`)
+    const words = [...table.groups.get(prefix)!, ...(prefix === '' ? ['help'] : [])]
+    lines.push(`    ${prefix === '' ? "''" : quote(prefix)}) subs=${quote(words.join(' '))} opts='--help --version' ;;`)
   }
   lines.push(
     '  esac',
-    '  if [[ -n "$values" ]]; then',
+    '  if [[ -n "$helping" ]]; then',
+    '    COMPREPLY=($(compgen -W "$subs" -- "$cur"))',
+    '  elif [[ -n "$values" ]]; then',
     '    COMPREPLY=($(compgen -W "$values" -- "$cur"))',
     '  elif [[ "$cur" == -* ]]; then',
     '    COMPREPLY=($(compgen -W "$opts" -- "$cur"))',
     '  elif [[ -n "$subs" ]]; then',
     '    COMPREPLY=($(compgen -W "$subs" -- "$cur"))',
+    '  elif [[ -n "$args" ]]; then',
+    '    COMPREPLY=($(compgen -W "$args" -- "$cur"))',
     '  else',
     '    COMPREPLY=($(compgen -f -- "$cur"))',
     '  fi',
@@ -143,7 +165,15 @@ function fishScript(table: Table): string {
     'complete -c proving -f',
   ]
   for (const [prefix, words] of table.groups) {
-    for (const word of words) lines.push(`complete -c proving -n ${quote(`__proving_at ${JSON.stringify(prefix)}`)} -a ${quote(word)}`)
+    for (const word of words) {
+      lines.push(`complete -c proving -n ${quote(`__proving_at ${JSON.stringify(prefix)}`)} -a ${quote(word)}`)
+      // `proving help <command words>`.
+      lines.push(`complete -c proving -n ${quote(`__proving_at ${JSON.stringify(`help${prefix ? ` ${prefix}` : ''}`)}`)} -a ${quote(word)}`)
+    }
+  }
+  lines.push(`complete -c proving -n ${quote('__proving_at ""')} -a help`)
+  for (const entry of table.commands) {
+    if (entry.args.length) lines.push(`complete -c proving -n ${quote(`__proving_at ${JSON.stringify(entry.path)}`)} -a ${quote(entry.args.join(' '))}`)
   }
   for (const entry of table.commands) {
     for (const [name, option] of entry.options) {

@@ -1,4 +1,4 @@
-import { defineCommand } from '../context.ts'
+import { defineCommand, PROFILE_OPTION } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { activeProfile, configPath, loadConfig, PROFILE_FIELDS, type ProfileField } from '../profiles.ts'
 
@@ -11,15 +11,16 @@ export const configShow = defineCommand({
   path: ['config', 'show'],
   summary: 'Show the profiles, the one in force, and where each service\'s address comes from.',
   details: [
-    'The config file is PROVING_CONFIG, else $XDG_CONFIG_HOME/proving/config.json (~/.config/proving/config.json):',
-    '  { "defaultProfile": "staging", "profiles": { "staging": { "baseUrl": "https://...", "tasksUrl": "https://...",',
-    '    "storageProofUrl": "https://...", "authUrl": "https://..." } } }',
-    'A profile is chosen by --profile, else PROVING_PROFILE, else defaultProfile; flags and PROVING_BASE_URL,',
-    'PROVING_TASKS_URL, PROVING_STORAGE_PROOF_URL and PROVING_AUTH_URL override it. Built in: `local` (the emulator at',
-    'http://127.0.0.1:8790).',
+    'The config file is PROVING_CONFIG, else $XDG_CONFIG_HOME/proving/config.json',
+    '(~/.config/proving/config.json):',
+    '  { "defaultProfile": "staging", "profiles": { "staging": { "baseUrl": "https://...",',
+    '    "tasksUrl": "https://...", "storageProofUrl": "https://...", "authUrl": "https://..." } } }',
+    'A profile is chosen by --profile, else PROVING_PROFILE, else defaultProfile; flags and',
+    'PROVING_BASE_URL, PROVING_TASKS_URL, PROVING_STORAGE_PROOF_URL and PROVING_AUTH_URL override it.',
+    'Built in: `local` (the emulator at http://127.0.0.1:8790).',
   ],
   positionals: { min: 0, max: 0 },
-  options: {},
+  options: { ...PROFILE_OPTION },
   async run(context) {
     const env = context.io.env
     const config = await loadConfig(env)

@@ -1,3 +1,4 @@
+import { isLoopback } from '../../core/checks.ts'
 import { InvalidInputError } from '../../core/errors.ts'
 import { defineCommand, parseInteger } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
@@ -55,10 +56,16 @@ export const emulator = defineCommand({
       webhookHosts: context.values['webhook-host']?.split(',').map((name) => name.trim()).filter(Boolean) ?? [],
       ...(stepMs === undefined ? {} : { timing: { stepMs } }),
       ...(context.values['state-dir'] ? { stateDir: context.values['state-dir'] } : {}),
+    }).catch((error: unknown) => {
+      throw listenProblem(error, host, port) ?? error
     })
     const local = running.url.replace(/\/$/, '') === 'http://127.0.0.1:8790'
+    // The console answers only a Host of this machine: on 0.0.0.0 or ::, it is at 127.0.0.1.
+    const consoleUrl = isLoopback(host) ? `${running.url}/` : host === '0.0.0.0' || host === '::' ? `http://127.0.0.1:${running.port}/` : undefined
+    // With --api-keys only those are accepted: the line names no key it would refuse (nor one of them).
+    const keyed = Boolean(keys?.length)
     context.print(
-      `Emulator listening on ${running.url}\nStop it with Ctrl-C.\nPoint every command at it: ${local ? 'export PROVING_PROFILE=local PROVING_API_KEY=dev-key' : `export PROVING_BASE_URL=${running.url} PROVING_TASKS_URL=${running.url} PROVING_STORAGE_PROOF_URL=${running.url} PROVING_AUTH_URL=${running.url} PROVING_API_KEY=dev-key`}`,
+      `Emulator listening on ${running.url}\nConsole: ${consoleUrl ? `${consoleUrl} (this machine only)` : 'none: it answers only on 127.0.0.1, where this emulator does not listen'}\nStop it with Ctrl-C.\nPoint every command at it: ${local ? 'export PROVING_PROFILE=local' : `export PROVING_BASE_URL=${running.url} PROVING_TASKS_URL=${running.url} PROVING_STORAGE_PROOF_URL=${running.url} PROVING_AUTH_URL=${running.url}`}${keyed ? '\nand set PROVING_API_KEY to one of the keys given with --api-keys (any other is refused).' : ' PROVING_API_KEY=dev-key'}`,
       { url: running.url },
     )
     await new Promise<void>((resolve) => {
@@ -70,3 +77,19 @@ export const emulator = defineCommand({
     return EXIT.ok
   },
 })
+
+/** A port it cannot listen on is the user's to change: one line naming --port, exit 2. */
+function listenProblem(error: unknown, host: string, port: number): InvalidInputError | undefined {
+  const code = (error as NodeJS.ErrnoException).code
+  const where = `${host}:${port}`
+  if (code === 'EADDRINUSE') {
+    return new InvalidInputError(`Port ${port} is in use on ${host}: pass --port <n> for another (0 picks a free one), or stop what listens on ${where}.`, { input: '--port', cause: error })
+  }
+  if (code === 'EACCES') {
+    return new InvalidInputError(`No permission to listen on ${where}: pass --port <n> above 1023 (0 picks a free one).`, { input: '--port', cause: error })
+  }
+  if (code === 'EADDRNOTAVAIL') {
+    return new InvalidInputError(`--host ${host} is not an address of this machine: use 127.0.0.1, or 0.0.0.0 for every interface.`, { input: '--host', cause: error })
+  }
+  return undefined
+}

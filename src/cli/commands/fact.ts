@@ -1,4 +1,14 @@
-import { CHAIN_NETWORKS, type ChainNetwork, type ExpectedVerification, type OnchainFactCheck } from '../../chain/types.ts'
+import {
+  CHAIN_NETWORKS,
+  type ChainNetwork,
+  DEFAULT_MIN_SECURITY_BITS,
+  ETHEREUM_REGISTRY_KINDS,
+  type EthereumRegistryKind,
+  type ExpectedVerification,
+  type OnchainFactCheck,
+  STARKNET_REGISTRY_KINDS,
+  type StarknetRegistryKind,
+} from '../../chain/types.ts'
 import { InvalidInputError, WaitTimeoutError } from '../../core/errors.ts'
 import { formatDuration } from '../../core/poll.ts'
 import { serviceLine } from '../../core/service-text.ts'
@@ -21,7 +31,16 @@ const FACT_CHECK_OPTIONS = {
   'fact-registry': {
     type: 'string',
     valueName: '<address>',
-    description: 'Registry address; by default the known one of the network the RPC is on.',
+    description: 'Registry address; by default the known one (of --registry-kind) of the network the RPC is on.',
+  },
+  'registry-kind': {
+    type: 'string',
+    valueName: '<kind>',
+    description: 'Which contract: Ethereum sharp (default, isValid) or satellite; Starknet satellite (default) or integrity.',
+  },
+  mocked: {
+    type: 'boolean',
+    description: 'Look among mocked facts (a mockFactHash query): the Satellite with isMocked, or Integrity\'s mocked registry.',
   },
   network: {
     type: 'string',
@@ -41,7 +60,11 @@ const FACT_CHECK_OPTIONS = {
     valueName: '<mode>',
     description: 'Starknet: ... with this memory verification (strict, relaxed, cairo1).',
   },
-  'security-bits': { type: 'string', valueName: '<n>', description: 'Starknet: ... with at least this many security bits.' },
+  'min-security-bits': {
+    type: 'string',
+    valueName: '<n>',
+    description: `Starknet: ... with at least this many security bits (default ${DEFAULT_MIN_SECURITY_BITS}).`,
+  },
 } as const satisfies OptionSpecs
 
 type FactCheckContext = CommandContext<typeof FACT_CHECK_OPTIONS>
@@ -53,13 +76,16 @@ type Chain = Awaited<ReturnType<typeof loadChain>>
 export const factCheck = defineCommand({
   path: ['fact', 'check'],
   args: '<fact>',
-  summary: 'Check that a fact is registered on chain: Ethereum fact registry or Starknet Integrity.',
+  summary: 'Check that a fact is registered on chain: Ethereum fact registry or Satellite, Starknet Satellite or Integrity.',
   positionals: { min: 1, max: 1 },
   details: [
-    'Give exactly one of --ethereum-rpc (a SHARP fact, isValid on the fact registry) or --starknet-rpc',
-    `(an Integrity fact, get_all_verifications_for_fact_hash). Without either flag, ${ENV_ETHEREUM_RPC}`,
-    `or ${ENV_STARKNET_RPC} is used (exactly one of them set). RPC URLs often hold a provider key:`,
-    'prefer the environment variables; the URL is masked in all output.',
+    'Give exactly one of --ethereum-rpc (a SHARP fact: isValid on the fact registry, or',
+    'isCairoFactValid on the Satellite) or --starknet-rpc (an Integrity fact:',
+    "get_all_verifications_for_fact_hash on the Satellite or Integrity's FactRegistry; a verification",
+    `counts with at least ${DEFAULT_MIN_SECURITY_BITS} security bits unless --min-security-bits says otherwise).`,
+    `Without either flag, ${ENV_ETHEREUM_RPC} or ${ENV_STARKNET_RPC} is used (exactly one of them set).`,
+    'RPC URLs often hold a provider key: prefer the environment variables; the URL is masked in',
+    'all output.',
     'Exit codes: 0 registered, 1 not registered, 4 still not registered at --timeout, 3 RPC failure',
     '(including a registry address with no contract, or the wrong chain), 2 bad input.',
   ],
@@ -75,6 +101,11 @@ export const factCheck = defineCommand({
     const network = networkFrom(context)
     const registry = context.values['fact-registry']?.trim()
     const expected = expectedFrom(context, chain)
+    const registryKind = registryKindFrom(context, chain)
+    const mocked = context.values.mocked === true
+    if (mocked && registryKind === 'sharp') {
+      throw new InvalidInputError("--mocked: SHARP's fact registry holds no mocked facts; add --registry-kind satellite.", { input: '--mocked' })
+    }
     const timeoutText = context.values.timeout
     const timeoutMs = timeoutText === undefined ? undefined : parseDuration(timeoutText, 'timeout')
 
@@ -86,10 +117,13 @@ export const factCheck = defineCommand({
       signal: context.signal,
       logger: context.logger,
       redactor: context.redactor,
+      mocked,
       allowInsecureHttp: allowInsecureHttp(context),
     }
     const check = (): Promise<OnchainFactCheck> =>
-      chain === 'ethereum' ? checkFactOnEthereum(common) : checkFactOnStarknet({ ...common, expected })
+      chain === 'ethereum'
+        ? checkFactOnEthereum({ ...common, registryKind: registryKind as EthereumRegistryKind | undefined })
+        : checkFactOnStarknet({ ...common, expected, registryKind: registryKind as StarknetRegistryKind | undefined })
 
     let result: OnchainFactCheck
     if (timeoutMs === undefined) {
@@ -158,12 +192,12 @@ function expectedFrom(context: FactCheckContext, chain: 'ethereum' | 'starknet')
     const value = context.values[flag]?.trim()
     if (value !== undefined) expected[key] = value
   }
-  const bits = context.values['security-bits']
-  if (bits !== undefined) expected.securityBits = parseInteger(bits, 'security-bits', 0, 2 ** 32 - 1)
+  const bits = context.values['min-security-bits']
+  if (bits !== undefined) expected.securityBits = parseInteger(bits, 'min-security-bits', 0, 2 ** 32 - 1)
   const given = Object.keys(expected)
   if (given.length === 0) return undefined
   if (chain === 'ethereum') {
-    const flag = given[0] === 'securityBits' ? 'security-bits' : flags[given[0] as keyof typeof flags]
+    const flag = given[0] === 'securityBits' ? 'min-security-bits' : flags[given[0] as keyof typeof flags]
     throw new InvalidInputError(`--${flag} applies to Integrity verifications on Starknet; an Ethereum fact registry has no settings.`, {
       input: `--${flag}`,
     })
@@ -171,22 +205,41 @@ function expectedFrom(context: FactCheckContext, chain: 'ethereum' | 'starknet')
   return expected
 }
 
+/** --registry-kind, checked against the chain: `sharp` is Ethereum's, `integrity` Starknet's, `satellite` both. */
+function registryKindFrom(context: FactCheckContext, chain: 'ethereum' | 'starknet'): EthereumRegistryKind | StarknetRegistryKind | undefined {
+  const kind = context.values['registry-kind']?.trim()
+  if (kind === undefined) return undefined
+  const kinds: readonly string[] = chain === 'ethereum' ? ETHEREUM_REGISTRY_KINDS : STARKNET_REGISTRY_KINDS
+  if (!kinds.includes(kind)) {
+    throw new InvalidInputError(
+      `--registry-kind on ${chain === 'ethereum' ? 'Ethereum' : 'Starknet'} must be ${kinds.join(' or ')}; got ${JSON.stringify(kind)}.`,
+      { input: '--registry-kind' },
+    )
+  }
+  return kind as EthereumRegistryKind | StarknetRegistryKind
+}
+
 function describeCheck(result: OnchainFactCheck, { describeExpected, describeVerification, describeWhere }: Chain): string {
   const rows: [string, string][] = [
     ['registered', result.registered ? 'yes' : 'no'],
     ['fact', result.fact],
     ['chain', `${describeWhere(result)}${result.network ? ` (chain ${result.chainId})` : ''}`],
-    ['registry', result.registry],
+    ['registry', `${result.registry} (${describeKind(result)})`],
     ['block', String(result.blockNumber)],
     ['rpc', result.rpc],
   ]
   if (result.chain === 'starknet') {
-    rows.push(['expected', describeExpected(result.expected)])
+    rows.push(['required', describeExpected(result.expected)])
     for (const verification of result.verifications) {
-      const verdict = !verification.hashMatches ? 'hash does not recompute' : verification.meetsExpected ? 'ok' : 'other settings'
+      const verdict = !verification.hashMatches ? 'hash does not recompute' : verification.meetsExpected ? 'ok' : 'does not meet the requirement'
       rows.push(['verification', `${verification.verificationHash}  ${describeVerification(verification)}  (${verdict})`])
     }
     if (result.reason) rows.push(['reason', result.reason])
   }
   return rows.map(([label, value]) => `${label.padEnd(15)}${serviceLine(String(value))}`).join('\n')
+}
+
+function describeKind(result: OnchainFactCheck): string {
+  const name = { sharp: 'SHARP fact registry', integrity: "Integrity's FactRegistry", satellite: 'Satellite' }[result.registryKind]
+  return result.mocked ? `${name}, mocked facts` : name
 }

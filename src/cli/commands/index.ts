@@ -4,12 +4,12 @@ import { emulator } from './emulator.ts'
 import { factCheck } from './fact.ts'
 import { inspect, pack, validate } from './pie.ts'
 import { prove, verifyProof } from './prove.ts'
-import { queryGet, queryList, queryRetry, queryWait } from './query.ts'
+import { queryDownload, queryGet, queryList, queryRetry, queryWait } from './query.ts'
 import { submit } from './submit.ts'
 import { configPathCommand, configShow } from './config.ts'
 import { completionCommand } from './completion.ts'
 import { storageQuery, storageStatus } from './storage.ts'
-import { authCreateKey, authKeysList, authLogin } from './auth.ts'
+import { authKeysCreate, authKeysList, authKeysRevoke, authLogin } from './auth.ts'
 import { TASK_COMMANDS } from './task.ts'
 
 /** Every `proving` command; main.ts dispatches on the longest matching path. */
@@ -24,14 +24,16 @@ export const COMMANDS: CommandSpec[] = [
   queryWait,
   queryRetry,
   queryList,
+  queryDownload,
   bucketCreate,
   bucketClose,
   bucketGet,
   storageQuery,
   storageStatus,
   authLogin,
-  authCreateKey,
+  authKeysCreate,
   authKeysList,
+  authKeysRevoke,
   ...TASK_COMMANDS,
   factCheck,
   configShow,

@@ -96,8 +96,9 @@ export const inspect = defineCommand({
   args: '<pie>',
   summary: 'Show a PIE: output, steps, builtins, job size, program hash, SHARP and Integrity facts, sha256.',
   details: [
-    'The program hash is computed in one variant, Pedersen (SHARP\'s) unless --hash-variant says otherwise:',
-    'a long program\'s Pedersen hash takes seconds, so the others are computed only when asked for.',
+    'The program hash is computed in one variant, Pedersen (SHARP\'s) unless --hash-variant says',
+    'otherwise: a long program\'s Pedersen hash takes seconds, so the others are computed only when',
+    'asked for.',
     'The facts are computed from the chosen variant\'s hash (from Pedersen\'s with `all`).',
   ],
   positionals: { min: 1, max: 1 },

@@ -53,6 +53,8 @@ export const prove = defineCommand({
     `Several PIEs are a batch: at most --concurrency (default ${DEFAULT_CONCURRENCY}) are packed and uploaded at once,`,
     'one progress line per PIE on stderr, a table (or with --json an array) on stdout, and the exit code',
     'of the worst outcome (130 interrupted > 2 bad input > 3 service > 4 timeout > 1 failed > 0).',
+    'The same PIE named twice (another spelling of its path, a copy) is sent once; its rows share the query.',
+    'A run of a PIE already being submitted by another live run waits for that run\'s query and follows it.',
   ],
   positionals: { min: 1, max: Number.POSITIVE_INFINITY },
   options: {
@@ -270,8 +272,15 @@ export async function followSubmission(
       context.io.stdout(`${provingQueryId}\n`)
       return EXIT.ok
     }
+    // A query in a bucket ends when the bucket does: `query wait` would not end before it is closed.
+    const bucketId = (context.values as { 'bucket-id'?: string })['bucket-id']?.trim()
+    const follow = emulated
+      ? 'The emulator stops with this command: add --wait to follow the query.'
+      : bucketId
+        ? `It ends when bucket ${bucketId} does: once every query is in, run proving bucket close ${bucketId} --wait`
+        : `Follow it with: proving query wait ${provingQueryId}`
     context.print(
-      `Submitted: query ${provingQueryId}${again}\n${emulated ? 'The emulator stops with this command: add --wait to follow the query.' : `Follow it with: proving query wait ${provingQueryId}`}`,
+      `Submitted: query ${provingQueryId}${again}\n${follow}`,
       submitted.deduplicated === undefined ? { provingQueryId } : { provingQueryId, deduplicated: submitted.deduplicated },
     )
     return EXIT.ok
@@ -327,23 +336,40 @@ async function proveBatch(
   const limit = limiter(options.concurrency)
   const started = Date.now()
   context.progress(`Proving ${paths.length} PIEs, at most ${options.concurrency} uploads at a time${options.wait ? ', waiting for each' : ''}.`)
+  // One submission per PIE digest: the same PIE named twice (another spelling of its path, a
+  // copy a glob matched) is sent once, and every row naming it reports that query and its wait.
+  const submissions = new Map<string, Promise<Submitted>>()
+  const waits = new Map<string, Promise<QueryResult>>()
+  const settles = new Set<() => Promise<void>>()
   const outcomes = await Promise.all(
     paths.map(async (path, index): Promise<BatchOutcome> => {
       const outcome: BatchOutcome = { pie: path, provingQueryId: null, status: null, step: null, facts: 'not checked', exitCode: EXIT.ok, error: null }
       let pie: PreparedPie | undefined
-      let settle: (() => Promise<void>) | undefined
       try {
         // The bound covers what costs bandwidth and CPU: packing, validating, uploading.
-        const submitted = await limit(async () => {
+        const submission = await limit(async () => {
           context.signal.throwIfAborted()
           pie = await preparePieForUpload(context, path, { inspect: options.wait || options.general !== undefined, quiet: true })
-          return submitPie(context, client, pie, options)
+          const earlier = submissions.get(pie.sha256)
+          if (earlier) return { submitted: earlier, first: false }
+          const submitted = submitPie(context, client, pie, options)
+          submissions.set(pie.sha256, submitted)
+          // The slot is held until the upload ends (a failure is the row's, read below).
+          await submitted.catch(() => {})
+          return { submitted, first: true }
         })
+        const submitted = await submission.submitted
         outcome.provingQueryId = submitted.provingQueryId
-        settle = submitted.settle
+        if (submitted.settle) settles.add(submitted.settle)
+        if (!submission.first) context.progress(`${path}: the same PIE as another in this batch (SHA-256 ${pie!.sha256.slice(0, 12)}…): query ${submitted.provingQueryId}, sent once.`)
         if (submitted.deduplicated !== undefined) outcome.deduplicated = submitted.deduplicated
         if (options.wait) {
-          const result = await client.waitForQuery(submitted.provingQueryId, { timeoutMs: options.timeoutMs, signal: context.signal, afterSubmission: true })
+          let waiting = waits.get(submitted.provingQueryId)
+          if (!waiting) {
+            waiting = client.waitForQuery(submitted.provingQueryId, { timeoutMs: options.timeoutMs, signal: context.signal, afterSubmission: true })
+            waits.set(submitted.provingQueryId, waiting)
+          }
+          const result = await waiting
           const record = result.provingQuery
           Object.assign(outcome, { status: record.status, step: record.step, provingQuery: record, metadataUrls: result.metadataUrls })
           if (record.status !== 'DONE') {
@@ -368,7 +394,6 @@ async function proveBatch(
         outcome.status ??= error instanceof AbortedError || context.signal.aborted ? 'INTERRUPTED' : 'ERROR'
         outcome.error = error instanceof ProvingKitError ? error.shortMessage : (error as Error).message
       } finally {
-        await settle?.()
         await pie?.cleanup()
       }
       const label = `[${String(index + 1).padStart(width)}/${paths.length}]`
@@ -378,6 +403,8 @@ async function proveBatch(
       return outcome
     }),
   )
+  // Every row that shared a query has reported it: only now may its journal entry go.
+  for (const settle of settles) await settle()
   const code = worstExitCode(outcomes.map((outcome) => outcome.exitCode))
   const seconds = ((Date.now() - started) / 1000).toFixed(1)
   context.print(batchTable(outcomes, seconds), outcomes)

@@ -1,6 +1,6 @@
 import { InvalidInputError } from '../../core/errors.ts'
 import { serviceLine } from '../../core/service-text.ts'
-import { defineCommand, parseInteger, SERVICE_OPTIONS } from '../context.ts'
+import { allowInsecureHttp, defineCommand, pageOptions, pageSummary, parseInteger, SERVICE_OPTIONS } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { describeQuery, provingClientFrom, timeoutFrom, withHeartbeat } from '../services.ts'
 
@@ -108,8 +108,7 @@ export const queryList = defineCommand({
   positionals: { min: 0, max: 0 },
   options: {
     ...SERVICE_OPTIONS,
-    limit: { type: 'string', valueName: '<n>', description: 'Queries per page, 1 to 100.', default: '10' },
-    offset: { type: 'string', valueName: '<n>', description: 'Queries to skip.', default: '0' },
+    ...pageOptions('Queries', 100),
     search: { type: 'string', valueName: '<text>', description: 'Match the query id or external id.' },
     network: { type: 'string', valueName: '<MAINNET|TESTNET>', description: 'Only queries on this network.' },
     all: { type: 'boolean', description: 'Every page, not just one.' },
@@ -137,8 +136,66 @@ export const queryList = defineCommand({
     const lines = queries.map(
       (query) => serviceLine(`${query.id.padEnd(38)}${query.status.padEnd(13)}${(query.step ?? '').padEnd(36)}${query.createdAt ?? ''}`),
     )
-    lines.push(`${queries.length} shown of ${total}.`)
+    lines.push(context.values.all ? `${queries.length} ${queries.length === 1 ? 'query' : 'queries'}.` : pageSummary({ shown: queries.length, offset, limit, total: total ?? undefined }))
     context.print(lines.join('\n'), { provingQueries: queries, total })
+    return EXIT.ok
+  },
+})
+
+export const queryDownload = defineCommand({
+  path: ['query', 'download'],
+  args: '<query-id>',
+  summary: 'Download a query\'s artifacts (proof.json, metadata.json, the PIE) and print their SHA-256.',
+  positionals: { min: 1, max: 1 },
+  options: {
+    ...SERVICE_OPTIONS,
+    out: { type: 'string', valueName: '<dir>', description: 'Folder to write into (created if missing). Default: ./<query-id>.' },
+    only: { type: 'string', multiple: true, valueName: '<name>', description: 'Only the artifact of this name (repeatable), e.g. proof.json.' },
+    force: { type: 'boolean', description: 'Replace files that already exist (default: refuse, writing nothing).' },
+    'max-size': { type: 'string', valueName: '<MiB>', description: 'Largest artifact accepted, in MiB (1 to 4096).', default: '256' },
+  },
+  details: [
+    'Artifacts need no API key. Each is written whole or not at all; a redirect to another origin,',
+    'an artifact over --max-size or a link that does not end in a plain file name is refused.',
+  ],
+  async run(context) {
+    const client = provingClientFrom(context, { needsKey: false })
+    const id = context.positionals[0]!
+    const maxBytes = parseInteger(context.values['max-size'], 'max-size', 1, 4096) * 1024 * 1024
+    const { metadataUrls, provingQuery } = await client.getQuery(id, { signal: context.signal })
+    // The public record may not carry the status; with a key, the record that does.
+    let status = typeof provingQuery.status === 'string' ? provingQuery.status : undefined
+    if (metadataUrls.length === 0 && status === undefined && client.hasApiKey) {
+      status = (await client.readQuery(id, { signal: context.signal })).provingQuery.status ?? undefined
+    }
+    if (metadataUrls.length === 0) {
+      const empty = { queryId: id, status: status ?? null, outDir: null, files: [] }
+      if (status === 'FAILED') {
+        context.print(`Query ${id} FAILED: it has no artifacts (see: proving query get ${id}).`, empty)
+        return EXIT.remoteFailure
+      }
+      const human = status === 'DONE'
+        ? `Query ${id} is DONE but lists no artifacts.`
+        : `Query ${id} lists no artifacts${status ? ` yet: it is ${status}` : ''}; they are listed once it is DONE. Wait for it with: proving query wait ${id}`
+      context.print(human, empty)
+      return EXIT.ok
+    }
+    const { downloadArtifacts } = await import('../../pipeline/artifacts.ts')
+    const outDir = context.values.out ?? id
+    const files = await downloadArtifacts(metadataUrls, outDir, {
+      only: context.values.only,
+      overwrite: context.values.force === true,
+      maxBytes,
+      allowInsecureHttp: allowInsecureHttp(context),
+      signal: context.signal,
+      logger: context.logger,
+    })
+    const width = Math.max(...files.map((file) => file.name.length))
+    const human = [
+      `Downloaded ${files.length} artifact${files.length === 1 ? '' : 's'} of query ${id} into ${outDir}:`,
+      ...files.map((file) => `  ${file.name.padEnd(width)}  ${String(file.bytes).padStart(10)} bytes  sha256 ${file.sha256}`),
+    ].join('\n')
+    context.print(human, { queryId: id, status: status ?? null, outDir, files })
     return EXIT.ok
   },
 })

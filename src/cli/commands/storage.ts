@@ -5,6 +5,7 @@ import { parseJsonBytes } from '../../core/json-limits.ts'
 import { formatDuration } from '../../core/poll.ts'
 import { type CommandContext, defineCommand, type OptionSpecs, SERVICE_OPTIONS, allowInsecureHttp } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
+import { missingAddressError } from '../profiles.ts'
 import { timeoutFrom } from '../services.ts'
 
 const STORAGE_OPTIONS = {
@@ -29,8 +30,9 @@ export const storageQuery = defineCommand({
   args: '<query.json>',
   summary: 'Submit a storage-proof batch query (a JSON file, or - for stdin).',
   details: [
-    'The file holds the body of POST /batch-query: { destinationChainId, fee, data }, where data is keyed by',
-    'chain id, then "block:<n>", then accounts with their props (e.g. BALANCE) and slots. It is checked before sending.',
+    'The file holds the body of POST /batch-query: { destinationChainId, fee, data }, where data is',
+    'keyed by chain id, then "block:<n>", then accounts with their props (e.g. BALANCE) and slots.',
+    'It is checked before sending.',
   ],
   positionals: { min: 1, max: 1 },
   options: STORAGE_OPTIONS,
@@ -81,9 +83,7 @@ async function waitAndReport(context: CommandContext<typeof STORAGE_OPTIONS>, cl
 function storageClientFrom(context: CommandContext<typeof STORAGE_OPTIONS>): StorageProofClient {
   const baseUrl = context.values['storage-proof-url']?.trim()
   if (!baseUrl) {
-    throw new InvalidInputError('No storage-proof service address: pass --storage-proof-url <url> or set PROVING_STORAGE_PROOF_URL.', {
-      input: '--storage-proof-url',
-    })
+    throw missingAddressError('storageProofUrl')
   }
   const apiKey = context.values['api-key']?.trim()
   if (!apiKey) throw new InvalidInputError('No API key: set PROVING_API_KEY (or pass --api-key <key>).', { input: '--api-key' })

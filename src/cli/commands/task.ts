@@ -17,8 +17,9 @@ import {
   taskStageLabel,
   taskStageOf,
 } from '../../schemas/tasks-constants.ts'
-import { type CommandContext, type CommandSpec, defineCommand, type OptionSpecs, parseInteger, SERVICE_OPTIONS, allowInsecureHttp } from '../context.ts'
+import { type CommandContext, type CommandSpec, defineCommand, type OptionSpecs, pageOptions, pageSummary, parseInteger, SERVICE_OPTIONS, allowInsecureHttp } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
+import { missingAddressError } from '../profiles.ts'
 import { timeoutFrom } from '../services.ts'
 
 /**
@@ -50,9 +51,7 @@ const WAIT_OPTIONS = {
 function taskClientFrom(context: CommandContext<typeof TASK_SERVICE_OPTIONS>, options: { needsKey: boolean }): TaskClient {
   const baseUrl = context.values['tasks-url']?.trim()
   if (!baseUrl) {
-    throw new InvalidInputError('No task service address: pass --tasks-url <url> or set PROVING_TASKS_URL.', {
-      input: '--tasks-url',
-    })
+    throw missingAddressError('tasksUrl')
   }
   const apiKey = context.values['api-key']?.trim()
   if (options.needsKey && !apiKey) {
@@ -273,13 +272,7 @@ export const taskList = defineCommand({
   positionals: { min: 0, max: 0 },
   options: {
     ...TASK_SERVICE_OPTIONS,
-    limit: {
-      type: 'string',
-      valueName: '<n>',
-      description: `Tasks per page, 1 to ${TASK_LIST_MAX_PER_PAGE} (with --all, per request).`,
-      default: '10',
-    },
-    offset: { type: 'string', valueName: '<n>', description: 'Tasks to skip.', default: '0' },
+    ...pageOptions('Tasks', TASK_LIST_MAX_PER_PAGE),
     search: { type: 'string', valueName: '<text>', description: 'Match the task uuid.' },
     status: { type: 'string', valueName: '<status>', description: `Only tasks in this status (${TASK_STATUSES[0]}, ..., ${TASK_STATUSES.at(-1)}).` },
     'client-id': { type: 'string', valueName: '<id>', description: 'Only tasks of this client.' },
@@ -316,7 +309,7 @@ export const taskList = defineCommand({
     lines.push(
       context.values.all
         ? `${tasks.length} task${tasks.length === 1 ? '' : 's'}.`
-        : `${tasks.length} shown of ${pagination.total} (from ${offset + 1}; --offset ${offset + limit} for the next ${limit}).`,
+        : pageSummary({ shown: tasks.length, offset, limit, total: pagination.total }),
     )
     context.print(lines.join('\n'), { tasks, pagination })
     return EXIT.ok

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
+import { ownerOf } from '../auth.ts'
 import { z } from 'zod'
 import { createApiKeyBody } from '../../schemas/account.ts'
 import type { EmulatorContext } from '../context.ts'
@@ -51,6 +52,10 @@ export const SIGN_IN_TYPES = {
     { name: 'statement', type: 'string' },
   ],
 } as const
+
+/** Keys minted here are `pk_emu_<32 characters>`; the prefix is all the console shows of one. */
+const KEY_PREFIX = 'pk_emu'
+const MASK = '\u2022'.repeat(8)
 
 const STATEMENT = 'Sign in to the proving service with this wallet. Signing costs nothing and authorizes no transaction.'
 
@@ -112,6 +117,22 @@ const SIGNATURE = /^0x[0-9a-fA-F]{130}$/
 
 const unauthorized = (error: string): Reply => ({ status: 401, body: { error } })
 const badRequest = (error: string): Reply => ({ status: 400, body: { error } })
+
+/**
+ * The keys minted by the account service, for the console: the key itself masked down to its
+ * public prefix, and its `keyId` (the digest the other services know a caller by). Oldest first.
+ */
+export function describeMintedKeys(emulator: EmulatorContext): { keyId: string; masked: string; name: string; projectId: string; createdAt: string }[] {
+  return [...accountState(emulator).projects.values()].flatMap((project) =>
+    project.keys.map((key) => ({
+      keyId: ownerOf(key.apiKey).keyId,
+      masked: `${KEY_PREFIX}_${MASK}`,
+      name: key.name,
+      projectId: key.projectId,
+      createdAt: key.createdAt,
+    })),
+  )
+}
 
 export function accountRoutes(emulator: EmulatorContext): Route[] {
   const now = () => emulator.clock.now()
@@ -317,7 +338,7 @@ export function accountRoutes(emulator: EmulatorContext): Route[] {
   }
 
   function mintKey(project: Project, name: string): ApiKey {
-    const key: ApiKey = { apiKey: newSecret('pk_emu'), name, projectId: project.id, createdAt: new Date(now()).toISOString() }
+    const key: ApiKey = { apiKey: newSecret(KEY_PREFIX), name, projectId: project.id, createdAt: new Date(now()).toISOString() }
     project.keys.push(key)
     emulator.keys.allow(key.apiKey)
     return key

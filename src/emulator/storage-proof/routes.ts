@@ -118,16 +118,7 @@ export function storageProofRoutes(emulator: EmulatorContext): Route[] {
   }
 
   function listBatchQueries(): Reply {
-    const at = now()
-    const queries = Object.values(storageState(emulator).queries).map((query) => ({
-      internalId: query.internalId,
-      owner: query.owner.keyId,
-      queryStatus: statusOf(query, at),
-      createdAt: new Date(query.createdAt).toISOString(),
-      destinationChainId: query.body.destinationChainId,
-      chains: Object.keys(query.body.data),
-    }))
-    return { status: 200, body: { batchQueries: queries } }
+    return { status: 200, body: { batchQueries: describeBatchQueries(emulator, now()) } }
   }
 
   /** Fails a batch query now; 409 when it has already ended. */
@@ -144,6 +135,19 @@ export function storageProofRoutes(emulator: EmulatorContext): Route[] {
     emulator.store.save()
     return { status: 200, body: { internalId: query.internalId, queryStatus: statusOf(query, at) } }
   }
+}
+
+/** The batch queries as the control API shows them (`owner` is the keyId), oldest first. */
+export function describeBatchQueries(emulator: EmulatorContext, at: number) {
+  return Object.values(storageState(emulator).queries).map((query) => ({
+    internalId: query.internalId,
+    owner: query.owner.keyId,
+    queryStatus: statusOf(query, at),
+    createdAt: new Date(query.createdAt).toISOString(),
+    destinationChainId: query.body.destinationChainId,
+    chains: Object.keys(query.body.data),
+    reason: query.reason,
+  }))
 }
 
 /** Where a batch query stands at `now`. */

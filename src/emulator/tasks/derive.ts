@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { DpOutput, MmrMeta, UsedMmrRecord } from '../../schemas/tasks.ts'
+import { ALL_STAGES, type TaskPosition } from './pipeline.ts'
+import type { StoredTask } from './store.ts'
 
 /**
  * What the emulator makes up where a real service would compute something: the dp_output of a
@@ -76,4 +78,15 @@ export function usedMmrOf(meta: MmrMeta): UsedMmrRecord {
   const { chain_id, id, root_high, root_low, size } = meta.Keccak
   const joined = BigInt(root_high) * 2n ** 128n + BigInt(root_low)
   return { chain_id, hashing_function: 'keccak', id, root: `0x${joined.toString(16).padStart(64, '0')}`, size }
+}
+
+/**
+ * The MMRs a task reports at `position`: a full task knows them once its chain proofs are
+ * fetched (none before, nor when it failed at that stage or earlier); a decommitment-only task
+ * from the start.
+ */
+export function knownMmrsOf(task: StoredTask, position: TaskPosition): UsedMmrRecord[] {
+  const fetched = ALL_STAGES.indexOf('chain-proofs-fetch')
+  const known = task.kind === 'decommitment' || position.stageIndex > fetched || position.status === 'ChainProofsFetchCompleted'
+  return known ? task.dpOutput.mmr_metas.map(usedMmrOf) : []
 }

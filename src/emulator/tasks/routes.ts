@@ -14,7 +14,7 @@ import type { EmulatorContext } from '../context.ts'
 import { HttpError, type Reply, type Route, type RouteContext } from '../router.ts'
 import { own, type Owner } from '../state.ts'
 import { taskControlRoutes } from './control.ts'
-import { deriveDpOutput, deriveProgramHash, deriveTransactionHash, usedMmrOf } from './derive.ts'
+import { deriveDpOutput, deriveProgramHash, deriveTransactionHash, knownMmrsOf } from './derive.ts'
 import { ALL_STAGES, positionOf, type TaskRun } from './pipeline.ts'
 import { currentTaskTiming, type NextTaskPlan, type StoredTask, taskState } from './store.ts'
 import { TaskSweeper } from './sweep.ts'
@@ -182,10 +182,7 @@ export function taskRoutes(emulator: EmulatorContext): Route[] {
     if (refused) return refused
     const task = own(tasks().tasks, ctx.params.uuid)
     if (!task) return taskNotFound(ctx.params.uuid!)
-    const position = positionOf(task.run, now())
-    const fetched = ALL_STAGES.indexOf('chain-proofs-fetch')
-    const known = task.kind === 'decommitment' || position.stageIndex > fetched || position.status === 'ChainProofsFetchCompleted'
-    return { status: 200, body: { mmrs: known ? task.dpOutput.mmr_metas.map(usedMmrOf) : [], taskId: task.uuid } }
+    return { status: 200, body: { mmrs: knownMmrsOf(task, positionOf(task.run, now())), taskId: task.uuid } }
   }
 
   // --- Helpers -----------------------------------------------------------------------------

@@ -145,7 +145,7 @@ describe('judging verifications', () => {
     expect(whyNotRegistered([], null)).toBe('the registry holds no verification of this fact')
     const expected = { layout: 'small', securityBits: 80 }
     expect(whyNotRegistered(judgeVerifications(FACT, verifications, expected), expected)).toBe(
-      'the registry holds 2 verifications of this fact, none with the expected settings (layout small, at least 80 security bits)',
+      'the registry holds 2 verifications of this fact (recursive/keccak_160_lsb/stone5/strict, 96 security bits; recursive_with_poseidon/blake2s_248_lsb/stone6/relaxed, 128 security bits), none with what is required (layout small, at least 80 security bits)',
     )
     expect(whyNotRegistered(judgeVerifications(FACT + 1n, verifications, null), null)).toBe(
       'the registry holds 2 verifications of this fact, but no verification hash recomputes from the fact and its settings',

@@ -50,7 +50,7 @@ beforeEach(() => {
 })
 
 describe('checkFactOnStarknet (scripted node)', () => {
-  it('reads chain id and block, then calls the registry at that block', async () => {
+  it('reads chain id and block, then calls the Satellite at that block, real facts (is_mocked = 0)', async () => {
     const verification = makeVerification(FACT, SETTINGS)
     script = node({ starknet_chainId: SN_SEPOLIA, starknet_blockNumber: 812_345 }, () => ({ result: encodeVerifications([verification]) }))
     const result = await checkFactOnStarknet({
@@ -61,20 +61,59 @@ describe('checkFactOnStarknet (scripted node)', () => {
     expect(seen.map((s) => s.method)).toEqual(['starknet_chainId', 'starknet_blockNumber', 'starknet_call'])
     expect(seen[2]!.params).toEqual({
       request: {
-        contract_address: STARKNET_NETWORKS.sepolia.factRegistry,
+        contract_address: STARKNET_NETWORKS.sepolia.satellite,
         entry_point_selector: `0x${GET_ALL_VERIFICATIONS_SELECTOR.toString(16)}`,
-        calldata: [`0x${FACT.toString(16)}`],
+        calldata: [`0x${FACT.toString(16)}`, '0x0'],
       },
       block_id: { block_number: 812_345 },
     })
+    expect(result).toMatchObject({ registryKind: 'satellite', mocked: false, registry: STARKNET_NETWORKS.sepolia.satellite })
     // The URL's path and query reach the node as given; its user goes in a Basic header.
     expect(seen.every((s) => s.url === '/rpc/v0_8?apikey=abc123456789')).toBe(true)
     expect(seen[0]!.authorization).toBe(`Basic ${Buffer.from('ignored:').toString('base64')}`)
   })
 
+  it("calls Integrity's FactRegistry, or its mocked one, with the fact alone", async () => {
+    script = node({ starknet_chainId: SN_SEPOLIA, starknet_blockNumber: 9 }, () => ({ result: ['0x0'] }))
+    const integrity = await checkFactOnStarknet({ rpcUrl: base, fact: '0x1', registryKind: 'integrity' })
+    expect(integrity).toMatchObject({ registryKind: 'integrity', mocked: false, registry: STARKNET_NETWORKS.sepolia.factRegistry })
+    expect(seen[2]!.params.request).toMatchObject({ contract_address: STARKNET_NETWORKS.sepolia.factRegistry, calldata: ['0x1'] })
+    seen = []
+    const mocked = await checkFactOnStarknet({ rpcUrl: base, fact: '0x1', registryKind: 'integrity', mocked: true })
+    expect(mocked).toMatchObject({ registryKind: 'integrity', mocked: true, registry: STARKNET_NETWORKS.sepolia.mockedFactRegistry })
+    expect(seen[2]!.params.request).toMatchObject({ contract_address: STARKNET_NETWORKS.sepolia.mockedFactRegistry, calldata: ['0x1'] })
+    seen = []
+    await checkFactOnStarknet({ rpcUrl: base, fact: '0x1', mocked: true })
+    expect(seen[2]!.params.request).toMatchObject({ contract_address: STARKNET_NETWORKS.sepolia.satellite, calldata: ['0x1', '0x1'] })
+  })
+
+  it('needs an address where no mocked FactRegistry is published, and refuses an unknown kind', async () => {
+    script = node({ starknet_chainId: '0x534e5f4d41494e', starknet_blockNumber: 9 }, () => ({ result: ['0x0'] }))
+    await expect(checkFactOnStarknet({ rpcUrl: base, fact: '0x1', registryKind: 'integrity', mocked: true })).rejects.toThrow(
+      "Chain SN_MAIN has no known Integrity's mocked FactRegistry",
+    )
+    await expect(checkFactOnStarknet({ rpcUrl: base, fact: '0x1', registryKind: 'sharp' as never })).rejects.toThrow(
+      'registryKind must be one of integrity, satellite on Starknet; got "sharp".',
+    )
+  })
+
+  it('requires 96 security bits unless told otherwise, and says what the registry holds', async () => {
+    const weak = makeVerification(FACT, { ...SETTINGS, securityBits: 1 })
+    script = node({ starknet_chainId: SN_SEPOLIA, starknet_blockNumber: 9 }, () => ({ result: encodeVerifications([weak]) }))
+    const fact = `0x${FACT.toString(16)}`
+    const refused = await checkFactOnStarknet({ rpcUrl: base, fact })
+    expect(refused).toMatchObject({ registered: false, expected: { securityBits: 96 } })
+    expect(refused.reason).toBe(
+      'the registry holds 1 verification of this fact (recursive/keccak_160_lsb/stone6/relaxed, 1 security bits), none with what is required (at least 96 security bits)',
+    )
+    // Settings given without security bits keep the 96-bit floor.
+    expect((await checkFactOnStarknet({ rpcUrl: base, fact, expected: { layout: 'recursive' } })).registered).toBe(false)
+    expect((await checkFactOnStarknet({ rpcUrl: base, fact, expected: { securityBits: 1 } })).registered).toBe(true)
+  })
+
   it('needs a registry address on a chain it does not know', async () => {
     script = node({ starknet_chainId: '0x534e5f494e544547524154494f4e', starknet_blockNumber: 1 }, () => ({ result: ['0x0'] }))
-    await expect(checkFactOnStarknet({ rpcUrl: base, fact: '0x1' })).rejects.toThrow(/Chain SN_INTEGRATION has no known Integrity registry/)
+    await expect(checkFactOnStarknet({ rpcUrl: base, fact: '0x1' })).rejects.toThrow(/Chain SN_INTEGRATION has no known Satellite/)
     const result = await checkFactOnStarknet({ rpcUrl: base, fact: '0x1', registry: '0x0abc' })
     expect(result).toMatchObject({ network: null, chainId: 'SN_INTEGRATION', registry: '0xabc', registered: false })
   })

@@ -6,6 +6,8 @@ import { FakeClock } from '../../helpers/fake-clock.ts'
 
 const check = (registered: boolean, blockNumber = 100): EthereumFactCheck => ({
   chain: 'ethereum',
+  registryKind: 'sharp',
+  mocked: false,
   fact: `0x${'ab'.repeat(32)}`,
   registered,
   network: 'sepolia',

@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import { COMMANDS } from '../../../src/cli/commands/index.ts'
 import { main } from '../../../src/cli/main.ts'
@@ -78,5 +81,21 @@ describe('option values', () => {
 
   it('refuses an unknown flag, naming the command\'s help', async () => {
     await expect(parseCommandArgs(spec, ['--nope'], {})).rejects.toThrow(/Unknown option '--nope'.*proving demo --help/)
+  })
+})
+
+describe('a missing service address', () => {
+  it.each([
+    [['query', 'list'], '--base-url', 'PROVING_BASE_URL'],
+    [['task', 'list'], '--tasks-url', 'PROVING_TASKS_URL'],
+    [['storage', 'status', 'x'], '--storage-proof-url', 'PROVING_STORAGE_PROOF_URL'],
+    [['auth', 'keys', 'list'], '--auth-url', 'PROVING_AUTH_URL'],
+  ])('%j names the flag, the variable and the profiles (PROVING_PROFILE, --profile)', async (argv, flag, variable) => {
+    // No config file: no default profile stands in for the address.
+    const home = mkdtempSync(join(tmpdir(), 'proving-home-'))
+    const { io, stderr } = recordingIO({ HOME: home, XDG_CONFIG_HOME: home, PROVING_API_KEY: 'k', PROVING_PRIVATE_KEY: `0x${'1'.repeat(64)}` })
+    expect(await main(argv, { io })).toBe(2)
+    expect(stderr()).toContain(`pass ${flag} <url> or set ${variable}, or choose a profile that has one with PROVING_PROFILE or --profile`)
+    expect(stderr().trim().split('\n')).toHaveLength(1)
   })
 })

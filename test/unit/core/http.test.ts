@@ -315,3 +315,24 @@ describe('requests', () => {
     },
   )
 })
+
+describe("the service's clock (issue 24: the journal's re-run window)", () => {
+  it("serviceOffsetMs: the service's time minus ours from the latest Date header, a lower bound; none before an answer with one", async () => {
+    const http = client()
+    expect(http.serviceOffsetMs()).toBeUndefined()
+    nock(BASE).get('/no-date').reply(200, {})
+    await http.request({ method: 'GET', path: '/no-date' })
+    expect(http.serviceOffsetMs()).toBeUndefined()
+    // The service's clock 90 s ahead of ours; the header is whole seconds.
+    nock(BASE)
+      .get('/ahead')
+      .reply(200, {}, { date: new Date(Date.now() + 90_000).toUTCString() })
+    await http.request({ method: 'GET', path: '/ahead' })
+    const offset = http.serviceOffsetMs()!
+    expect(offset).toBeLessThanOrEqual(90_000)
+    expect(offset).toBeGreaterThan(90_000 - 1_000 - 5_000)
+    nock(BASE).get('/garbled').reply(200, {}, { date: 'yesterday' })
+    await http.request({ method: 'GET', path: '/garbled' })
+    expect(http.serviceOffsetMs()).toBe(offset)
+  })
+})

@@ -14,7 +14,8 @@ import {
   toHex,
 } from '../../../src/pie/index.ts'
 import { FIBONACCI_PROGRAM } from '../../../src/pie/generate.ts'
-import { exampleFiles, removeTempDirs, tempDir, text, unzipExample, zipOf } from '../../helpers/pie-fixtures.ts'
+import { encodePacked, keccak256 } from 'viem'
+import { decodeCells, encodeCells, exampleFiles, removeTempDirs, tempDir, text, unzipExample, writeDir, zipOf } from '../../helpers/pie-fixtures.ts'
 import { EXAMPLE, EXAMPLE_PIE } from '../../helpers/example-pie.ts'
 
 afterAll(removeTempDirs)
@@ -78,6 +79,35 @@ describe('inspectPie', () => {
     expect(paged.sharpFactHash).toBe(
       toHex(computeSharpFact(BigInt(plain.programHash), [11n, 89n], { treeStructure: [2, 2], pageSizes: [1, 1] })),
     )
+  })
+
+  // The Starknet OS PIE of Sepolia block 924016 in miniature (test/interop/snos-pie.test.ts
+  // reads the real one): an extra segment with a pointer past the cells written in it, and
+  // output pages under the topology [2, 1, 0, 2]. It must validate (cairo-lang and cairo-vm
+  // accept such pointers) and its SHARP fact must be built from the page tree.
+  it('a PIE shaped like the Starknet OS: a pointer past its segment recorded size, output pages; valid, fact from the page tree', async () => {
+    const files = await exampleFiles()
+    files.set('metadata.json', text(files.get('metadata.json') as Uint8Array).replace('"extra_segments": []', '"extra_segments": [{"index": 5, "size": 2}]'))
+    const cells = decodeCells(files.get('memory.bin') as Uint8Array)
+    cells.find((cell) => cell.segment === 1 && cell.offset === 5)!.value = { segment: 5, offset: 7 }
+    cells.push({ segment: 5, offset: 0, value: 3n }, { segment: 5, offset: 1, value: { segment: 5, offset: 6 } })
+    files.set('memory.bin', encodeCells(cells))
+    files.set('additional_data.json', '{"output_builtin": {"pages": {"1": [1, 1]}, "attributes": {"gps_fact_topology": [2, 1, 0, 2]}}}')
+
+    for (const input of [zipOf(files), await writeDir(await tempDir(), files)]) {
+      const inspection = await inspectPie(input, { sha256: false })
+      expect(inspection.summary.segments.at(-1)).toEqual({ name: 'extra_0', index: 5, size: 2 })
+      expect(inspection.factTopology).toEqual({ treeStructure: [2, 1, 0, 2], pageSizes: [1, 1] })
+      // By hand, with viem's keccak: push pages 0 and 1, wrap the top one, merge the two.
+      const word = (value: bigint | number) => encodePacked(['uint256'], [BigInt(value)]).slice(2)
+      const keccakWords = (...values: (bigint | number)[]) => BigInt(keccak256(`0x${values.map(word).join('')}`))
+      const [page0, page1] = [keccakWords(11n), keccakWords(89n)]
+      const wrapped = 1n + keccakWords(page1, 2)
+      const root = 1n + keccakWords(page0, 1, wrapped, 2)
+      expect(BigInt(inspection.sharpFactHash)).toBe(keccakWords(BigInt(inspection.programHash), root))
+      // One flat page is another fact.
+      expect(inspection.sharpFactHash).not.toBe(toHex(computeSharpFact(BigInt(inspection.programHash), [11n, 89n])))
+    }
   })
 
   it('throws InvalidPieError for an invalid PIE', async () => {

@@ -1,8 +1,18 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { spawn } from 'node:child_process'
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { actionJournalDir, defaultJournalDir, type JournalParts, SubmissionJournal } from '../../../src/pipeline/journal.ts'
+import type { ProvingClient } from '../../../src/clients/proving.ts'
+import type { Logger } from '../../../src/core/runtime.ts'
+import {
+  actionJournalDir,
+  defaultJournalDir,
+  type JournalEntry,
+  type JournalParts,
+  SubmissionJournal,
+  submitWithJournal,
+} from '../../../src/pipeline/journal.ts'
 
 let dir: string
 beforeEach(async () => {
@@ -49,5 +59,185 @@ describe('where journals live', () => {
   it('action: RUNNER_TEMP, per run and attempt; none outside a runner', () => {
     expect(actionJournalDir({ RUNNER_TEMP: '/t', GITHUB_RUN_ID: '42', GITHUB_RUN_ATTEMPT: '2' })).toBe('/t/proving-kit/journal/42-2')
     expect(actionJournalDir({})).toBeUndefined()
+  })
+})
+
+/** A logger that keeps the warnings. */
+function recordingLogger(): Logger & { warnings: string[] } {
+  const warnings: string[] = []
+  return { warnings, debug() {}, info() {}, warn: (message) => void warnings.push(message), error() {} }
+}
+/** What submitWithJournal asks of a client when nothing is left over: the probe and the service's clock offset. */
+const quietClient = { http: { serviceOffsetMs: () => undefined }, checkService: async () => {} } as unknown as ProvingClient
+
+describe('the journal on disk (issue 24)', () => {
+  it('folders 0700, entries and locks 0600; a folder left open by an older version is tightened', async () => {
+    const journal = new SubmissionJournal(join(dir, 'nested', 'journal'))
+    await journal.open()
+    expect((await stat(journal.dir)).mode & 0o777).toBe(0o700)
+    const key = journal.keyOf(parts)
+    await journal.write({ version: 1, key, ...parts, startedAt: Date.now(), state: 'submitting' })
+    expect((await stat(journal.pathOf(key))).mode & 0o777).toBe(0o600)
+    const lock = await journal.lock(key)
+    expect(lock.taken).toBe(true)
+    expect((await stat(journal.lockPathOf(key))).mode & 0o777).toBe(0o600)
+    const old = join(dir, 'old')
+    await mkdir(old, { mode: 0o755 })
+    await chmod(old, 0o755)
+    await new SubmissionJournal(old).open()
+    expect((await stat(old)).mode & 0o777).toBe(0o700)
+  })
+
+  it('writes of one entry at once never collide (each its own temporary file), and leave none behind (50 rounds)', async () => {
+    const journal = new SubmissionJournal(dir)
+    const key = journal.keyOf(parts)
+    for (let round = 0; round < 50; round++) {
+      const writes = Array.from({ length: 8 }, (_, index) =>
+        journal.write({ version: 1, key, ...parts, startedAt: Date.now(), state: 'submitted', provingQueryId: `q-${index}` }),
+      )
+      await Promise.all(writes)
+      expect((await journal.read(key))?.provingQueryId).toMatch(/^q-\d$/)
+    }
+    expect(await readdir(dir)).toEqual([`${key}.json`])
+  })
+
+  it('a journal write that fails after the query was created never hides it: the id is returned, with a warning', async () => {
+    class FailingAfterSubmit extends SubmissionJournal {
+      override async write(entry: JournalEntry): Promise<void> {
+        if (entry.state === 'submitted') throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' })
+        return super.write(entry)
+      }
+    }
+    const logger = recordingLogger()
+    const submitted = await submitWithJournal({
+      journal: new FailingAfterSubmit(dir),
+      parts,
+      client: quietClient,
+      forceNew: false,
+      logger,
+      submit: async () => ({ provingQueryId: 'q-created' }),
+    })
+    expect(submitted.provingQueryId).toBe('q-created')
+    expect(logger.warnings.join('\n')).toMatch(/Query q-created was created, but the journal could not record it \(ENOSPC\)/)
+    await submitted.settle?.()
+  })
+})
+
+describe('locks: a live owner is told from a dead one (issue 24)', () => {
+  const lockWith = async (journal: SubmissionJournal, key: string, owner: Record<string, unknown>) => {
+    await journal.open()
+    await writeFile(journal.lockPathOf(key), JSON.stringify(owner))
+  }
+
+  it('held by this live process: not taken, the owner named', async () => {
+    const journal = new SubmissionJournal(dir)
+    const key = journal.keyOf(parts)
+    const first = await journal.lock(key)
+    expect(first.taken).toBe(true)
+    const second = await journal.lock(key)
+    expect(second).toMatchObject({ taken: false, owner: { pid: process.pid, host: hostname() } })
+  })
+
+  it('held by a process that exited: taken over', async () => {
+    const child = spawn(process.execPath, ['-e', '0'])
+    const pid = child.pid!
+    await new Promise((resolve) => child.on('exit', resolve))
+    const journal = new SubmissionJournal(dir)
+    const key = journal.keyOf(parts)
+    await lockWith(journal, key, { pid, host: hostname(), since: Date.now() })
+    expect((await journal.lock(key)).taken).toBe(true)
+    expect(JSON.parse(await readFile(journal.lockPathOf(key), 'utf8')).pid).toBe(process.pid)
+  })
+
+  it.runIf(process.platform === 'linux')('held under a pid now reused by a process started at another time: taken over', async () => {
+    const journal = new SubmissionJournal(dir)
+    const key = journal.keyOf(parts)
+    await lockWith(journal, key, { pid: process.pid, host: hostname(), processStart: '1', since: Date.now() })
+    expect((await journal.lock(key)).taken).toBe(true)
+  })
+
+  it('held on another machine (a shared folder): counted as alive, never taken', async () => {
+    const journal = new SubmissionJournal(dir)
+    const key = journal.keyOf(parts)
+    await lockWith(journal, key, { pid: 1, host: `not-${hostname()}`, since: Date.now() })
+    expect((await journal.lock(key)).taken).toBe(false)
+  })
+})
+
+describe('two submissions of one key at once, in one process (issue 24)', () => {
+  /** A submission that ends when the test says so; `started` resolves once it began (its run holds the lock). */
+  function held() {
+    let finish!: (id: string) => void
+    let fail!: (error: Error) => void
+    let began!: () => void
+    const started = new Promise<void>((resolve) => (began = resolve))
+    const answer = new Promise<{ provingQueryId: string }>((resolve, reject) => {
+      finish = (id) => resolve({ provingQueryId: id })
+      fail = reject
+    })
+    const submit = () => {
+      began()
+      return answer
+    }
+    return { submit, started, finish, fail }
+  }
+  /** A logger that calls back on the waiting run's warning. */
+  function waitingLogger(onWaiting: () => void): Logger & { warnings: string[] } {
+    const logger = recordingLogger()
+    const warn = logger.warn
+    logger.warn = (message) => {
+      warn(message)
+      if (/waiting for its query/.test(message)) onWaiting()
+    }
+    return logger
+  }
+
+  it('the second waits for the first and follows its query; nothing is submitted twice, nothing is left behind', async () => {
+    const journal = new SubmissionJournal(dir)
+    const first = held()
+    let secondSubmitted = 0
+    const firstRun = submitWithJournal({ journal, parts, client: quietClient, forceNew: false, logger: recordingLogger(), submit: first.submit })
+    await first.started
+    const logger = waitingLogger(() => first.finish('q-first'))
+    const second = await submitWithJournal({
+      journal,
+      parts,
+      client: quietClient,
+      forceNew: false,
+      logger,
+      submit: async () => ({ provingQueryId: `q-second-${++secondSubmitted}` }),
+    })
+    const firstDone = await firstRun
+    expect(second).toMatchObject({ provingQueryId: 'q-first', resumed: true })
+    expect(secondSubmitted).toBe(0)
+    expect(logger.warnings.join('\n')).toMatch(/Following query q-first, submitted by the other run/)
+    await firstDone.settle?.()
+    await second.settle?.()
+    expect(await readdir(dir)).toEqual([])
+  })
+
+  it('when the first fails surely (nothing created), the second submits, once', async () => {
+    const journal = new SubmissionJournal(dir)
+    const first = held()
+    // Its failure is read below, after the second run ended.
+    const firstRun = submitWithJournal({ journal, parts, client: quietClient, forceNew: false, logger: recordingLogger(), submit: first.submit }).then(
+      () => undefined,
+      (error: Error) => error,
+    )
+    await first.started
+    const refused = Object.assign(new Error('bad input'), { name: 'InvalidInputError' })
+    const second = await submitWithJournal({
+      journal,
+      parts,
+      client: quietClient,
+      forceNew: false,
+      logger: waitingLogger(() => first.fail(refused)),
+      submit: async () => ({ provingQueryId: 'q-second' }),
+    })
+    expect((await firstRun)?.message).toBe('bad input')
+    expect(second.provingQueryId).toBe('q-second')
+    expect(second.resumed).toBeUndefined()
+    await second.settle?.()
+    expect(await readdir(dir)).toEqual([])
   })
 })

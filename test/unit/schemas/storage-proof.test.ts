@@ -3,8 +3,10 @@ import {
   batchQueryBody,
   batchQueryResponse,
   batchQueryStatusResponse,
+  checkBatchQueryBody,
   describeBatchQueryProblems,
 } from '../../../src/schemas/storage-proof.ts'
+import type { InvalidInputError } from '../../../src/core/errors.ts'
 import { describeDeviations } from '../../../src/core/parse.ts'
 
 const ACCOUNT = '0x75cec1db9dceb703200eaa6595f66885c962b920'
@@ -84,7 +86,20 @@ describe('batch-query body', () => {
   })
 
   it('refuses unknown fields in a request we build (a typo must not be dropped silently)', () => {
-    expect(problems({ ...validBody(), destinationChain: '1' }).join()).toMatch(/Unrecognized key/)
+    expect(problems({ ...validBody(), destinationChain: '1' }).join()).toMatch(/destinationChain is not a known field/)
+  })
+
+  it('checkBatchQueryBody words an absent or mistyped field as a task body\'s check does: "x is required"', () => {
+    const { destinationChainId: _, ...absent } = validBody()
+    expect(() => checkBatchQueryBody({ ...absent, fee: 5 })).toThrow(
+      'The batch query is malformed: destinationChainId is required (and 1 more, listed below); fix it before sending.',
+    )
+    try {
+      checkBatchQueryBody({ ...absent, fee: 5 })
+    } catch (error) {
+      expect((error as InvalidInputError).metaMessages).toEqual(['destinationChainId is required', 'fee must be a string, got number 5'])
+    }
+    expect(() => checkBatchQueryBody({ ...validBody(), data: [] })).toThrow(/data must be an object, got an array/)
   })
 })
 

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { unresolvedModules } from '../../../scripts/build-dist.ts'
+import { duplicatedUndici, unresolvedModules } from '../../../scripts/build-dist.ts'
 import { REPO_ROOT } from '../../helpers/run-action.ts'
 
 function fakeDist(files: Record<string, string>): string {
@@ -46,5 +46,31 @@ describe('the unresolved-module scan of check:dist', () => {
 
   it('the committed dist/ has none', async () => {
     expect(await unresolvedModules(join(REPO_ROOT, 'dist'))).toEqual([])
+  })
+})
+
+describe('check:dist refuses a second undici', () => {
+  const undiciGlobal = 'const s=Symbol.for("undici.globalDispatcher.1");function g(){return globalThis[s]}'
+
+  it('names every chunk holding a copy when there are two or more, and how to fix it', async () => {
+    const dir = fakeDist({ '584.index.js': `a;${undiciGlobal}`, '9118.index.js': `b;${undiciGlobal}`, 'index.js': 'c' })
+    const [problem, ...rest] = await duplicatedUndici(dir)
+    expect(rest).toEqual([])
+    expect(problem).toContain('dist/ holds 2 copies of undici (dist/584.index.js, dist/9118.index.js)')
+    expect(problem).toContain('`overrides` of package.json')
+  })
+
+  it('counts two copies bundled into one chunk, in either quote style', async () => {
+    const dir = fakeDist({ '7.index.js': `${undiciGlobal};Symbol.for('undici.globalDispatcher.1')` })
+    expect(await duplicatedUndici(dir)).toEqual([expect.stringContaining('2 copies of undici (dist/7.index.js, dist/7.index.js)')])
+  })
+
+  it('accepts one copy, and none', async () => {
+    expect(await duplicatedUndici(fakeDist({ '6752.index.js': undiciGlobal, 'index.js': 'x' }))).toEqual([])
+    expect(await duplicatedUndici(fakeDist({ 'index.js': 'x' }))).toEqual([])
+  })
+
+  it('the committed dist/ holds one undici', async () => {
+    expect(await duplicatedUndici(join(REPO_ROOT, 'dist'))).toEqual([])
   })
 })

@@ -1,0 +1,56 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { concludeCheckRun, startCheckRun } from '../../../../src/action/github/check-run.ts'
+import { commentMarker, upsertComment } from '../../../../src/action/github/comment.ts'
+import type { GitHubContext } from '../../../../src/action/github/context.ts'
+import { gitHubClient } from '../../../../src/action/github/octokit.ts'
+import { startGitHubApi, type GitHubApiStandIn } from '../../../helpers/github-api.ts'
+
+/** GitHub's limits on what a comment and a check run's summary may hold, against the stand-in. */
+let github: GitHubApiStandIn
+let context: GitHubContext
+
+beforeAll(async () => {
+  github = await startGitHubApi({ owner: 'octo', repo: 'app' })
+  context = { owner: 'octo', repo: 'app', apiUrl: github.url, pullNumber: 5, headSha: 'f'.repeat(40), fromFork: false, job: 'prove', workflow: 'CI' }
+})
+afterAll(async () => {
+  await github.close()
+})
+afterEach(() => {
+  expect(github.problems).toEqual([])
+})
+
+describe('upsertComment', () => {
+  it('cuts a body above 65536 characters, keeping the marker first so the next run finds it', async () => {
+    const client = gitHubClient('ghs_unit_token', context)
+    const long = `${'| row | value |\n'.repeat(6_000)}`
+    const first = await upsertComment(client, context, 5, long)
+    expect(first.updated).toBe(false)
+    const stored = github.comments.find((comment) => comment.id === first.id)!
+    expect(stored.body.length).toBeLessThanOrEqual(65_536)
+    expect(stored.body.startsWith(commentMarker(context))).toBe(true)
+    expect(stored.body).toMatch(/cut to GitHub's comment limit: the job summary has it all\)_$/)
+    const second = await upsertComment(client, context, 5, 'short')
+    expect(second).toMatchObject({ id: first.id, updated: true })
+    expect(github.comments.filter((comment) => comment.issue === 5)).toHaveLength(1)
+  })
+
+  it('another job\'s comment on the same pull request is left alone', async () => {
+    const client = gitHubClient('ghs_unit_token', context)
+    const other = await upsertComment(client, { ...context, job: 'other' }, 5, 'the other job')
+    const ours = await upsertComment(client, context, 5, 'ours')
+    expect(ours.id).not.toBe(other.id)
+    expect(github.comments.find((comment) => comment.id === other.id)!.body).toContain('the other job')
+  })
+})
+
+describe('check runs', () => {
+  it('a summary above 65535 characters is cut to the limit', async () => {
+    const client = gitHubClient('ghs_unit_token', context)
+    const run = await startCheckRun(client, context, 'proving-kit: pie.zip', undefined)
+    await concludeCheckRun(client, context, run, 'success', 'Passed', 'x'.repeat(70_000))
+    const stored = github.checkRuns.find((candidate) => candidate.id === run.id)!
+    expect(stored).toMatchObject({ status: 'completed', conclusion: 'success' })
+    expect(stored.output.summary!.length).toBe(65_535)
+  })
+})
