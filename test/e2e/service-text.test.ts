@@ -1,14 +1,13 @@
-import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { checkFactOnEthereum } from '../../src/chain/ethereum.ts'
 import { main } from '../../src/cli/main.ts'
 import type { CliIO } from '../../src/cli/context.ts'
 import { ChainError, InvalidInputError } from '../../src/core/errors.ts'
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts'
-import { FIXTURE_PIE, inputVariable, NODE, parseFileCommand, readAction, REPO_ROOT } from '../helpers/run-action.ts'
+import { FIXTURE_PIE, runAction } from '../helpers/run-action.ts'
 
 /**
  * Issue 24 (service text, profiles, chain URLs): what a service sends is data. A hostile
@@ -99,49 +98,9 @@ function expectNoServiceCommands(stdout: string, payload: RegExp): Command[] {
   return commands
 }
 
-type SourceRun = { code: number | null; stdout: string; stderr: string; outputs: Record<string, string>; summary: string }
-
-/** The action from its sources (src/action/index.ts) through the real @actions/core, as the bundle runs. */
-function runActionFromSource(inputs: Record<string, string>): Promise<SourceRun> {
-  const action = readAction('')
-  const dir = mkdtempSync(join(tmpdir(), 'service-text-action-'))
-  const files = { output: join(dir, 'output'), state: join(dir, 'state'), summary: join(dir, 'summary') }
-  for (const file of Object.values(files)) writeFileSync(file, '')
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? dir,
-    GITHUB_ACTIONS: 'true',
-    GITHUB_OUTPUT: files.output,
-    GITHUB_STATE: files.state,
-    GITHUB_STEP_SUMMARY: files.summary,
-    RUNNER_TEMP: mkdtempSync(join(dir, 'temp-')),
-    GITHUB_WORKSPACE: REPO_ROOT,
-    GITHUB_REPOSITORY: 'proving-kit/proving-kit',
-    GITHUB_RUN_ID: '2424',
-    GITHUB_SERVER_URL: 'https://github.com',
-  }
-  for (const [input, spec] of Object.entries(action.inputs)) if (spec.default !== undefined) env[inputVariable(input)] = spec.default
-  for (const [input, value] of Object.entries(inputs)) env[inputVariable(input)] = value
-  const entry = resolve(REPO_ROOT, 'src/action/index.ts')
-  const child = spawn(NODE, ['--input-type=module', '-e', `import(${JSON.stringify(entry)}).then((entry) => entry.runAction('main'))`], {
-    cwd: REPO_ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
-  return new Promise((done, fail) => {
-    child.on('error', fail)
-    child.on('close', (code) =>
-      done({ code, stdout, stderr, outputs: parseFileCommand(readFileSync(files.output, 'utf8')), summary: readFileSync(files.summary, 'utf8') }),
-    )
-  })
-}
-
+/** The root action from its sources (src/action/index.ts) through the real @actions/core, as the bundle runs. */
 const prove = (inputs: Record<string, string> = {}) =>
-  runActionFromSource({ pie: FIXTURE_PIE, 'api-key': API_KEY, 'base-url': emulator.url, 'timeout-minutes': '2', ...inputs })
+  runAction('', { fromSource: true, inputs: { pie: FIXTURE_PIE, 'api-key': API_KEY, 'base-url': emulator.url, 'timeout-minutes': '2', ...inputs } })
 
 /** The summary's Markdown may show the hostile text, never be shaped by it. */
 function expectInertSummary(summary: string): void {
