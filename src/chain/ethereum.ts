@@ -101,7 +101,7 @@ export async function checkFactOnEthereum(options: CheckFactOnEthereumOptions): 
       input: 'network',
     })
   }
-  const endpoint = rpcEndpoint(options.rpcUrl, 'rpcUrl', options.redactor)
+  const endpoint = rpcEndpoint(options.rpcUrl, 'rpcUrl', options.redactor, options.allowInsecureHttp)
   const viem = await import('viem')
   let registry: `0x${string}` | undefined
   if (options.registry !== undefined) {

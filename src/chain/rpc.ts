@@ -1,3 +1,4 @@
+import { isLoopback } from '../core/checks.ts'
 import { InvalidInputError } from '../core/errors.ts'
 import { redact, SecretRedactor, showUrl } from '../core/redact.ts'
 
@@ -16,8 +17,18 @@ export type RpcEndpoint = {
   scrub(text: string): string
 }
 
-/** `input` names the flag or option the URL came from, for the error of a malformed URL. */
-export function rpcEndpoint(url: string, input: string, redactor: SecretRedactor = new SecretRedactor()): RpcEndpoint {
+/**
+ * `input` names the flag or option the URL came from, for the error of a malformed URL. Plain
+ * http is refused to a host that is not this machine unless `allowInsecureHttp`: the URL often
+ * carries the provider's key, and the answer is what the gate calls "registered on chain" (the
+ * services' rule, core/http.ts).
+ */
+export function rpcEndpoint(
+  url: string,
+  input: string,
+  redactor: SecretRedactor = new SecretRedactor(),
+  allowInsecureHttp = false,
+): RpcEndpoint {
   const trimmed = url.trim()
   let parsed: URL
   try {
@@ -29,11 +40,27 @@ export function rpcEndpoint(url: string, input: string, redactor: SecretRedactor
     throw new InvalidInputError(`${input} must use http or https, got "${parsed.protocol}".`, { input })
   }
   registerUrlSecrets(redactor, trimmed, parsed)
+  if (!allowInsecureHttp && isPlainHttpToAnotherMachine(parsed)) {
+    throw new InvalidInputError(
+      `${input} ${showUrl(parsed)} is plain http to another machine: the key in the URL and the registry's answer would cross the network in clear, and anyone on the way could say a fact is registered. Use https, or allow it with --allow-insecure-http (allow-insecure-http: true in the action).`,
+      { input },
+    )
+  }
   return {
     url: trimmed,
     display: parsed.host,
     redactor,
     scrub: (text) => redact(text, redactor),
+  }
+}
+
+/** An `http:` URL to a host that is not this machine (text that does not parse is not one). */
+export function isPlainHttpToAnotherMachine(url: string | URL): boolean {
+  try {
+    const parsed = new URL(String(url).trim())
+    return parsed.protocol === 'http:' && !isLoopback(parsed.hostname)
+  } catch {
+    return false
   }
 }
 

@@ -119,7 +119,7 @@ export async function checkFactOnStarknet(options: CheckFactOnStarknetOptions): 
   const mocked = options.mocked === true
   let registry = options.registry === undefined ? undefined : parseAddress(options.registry)
   const expected = validateExpected({ securityBits: DEFAULT_MIN_SECURITY_BITS, ...definedOnly(options.expected ?? {}) })
-  const endpoint = rpcEndpoint(options.rpcUrl, 'rpcUrl', options.redactor)
+  const endpoint = rpcEndpoint(options.rpcUrl, 'rpcUrl', options.redactor, options.allowInsecureHttp)
   const rpc = new StarknetRpc(endpoint, options)
 
   const chainIdFelt = BigInt(await rpc.call('starknet_chainId', [], z.string().regex(/^0x[0-9a-fA-F]+$/)))

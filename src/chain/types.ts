@@ -45,6 +45,8 @@ export type CommonCheckOptions = {
    * `isMocked = true`, or Integrity's mocked FactRegistry. Default false: real verifications only.
    */
   mocked?: boolean | undefined
+  /** Allow an `http:` RPC URL to a host that is not this machine (refused otherwise). */
+  allowInsecureHttp?: boolean | undefined
 }
 
 /** Where and how a fact was looked up, and the answer; JSON-serialisable (the action's output). */

@@ -4,7 +4,9 @@ import { activeProfile, PROFILE_FIELDS, profileValueFor } from './profiles.ts'
 import { closestWord } from './suggest.ts'
 
 const PROFILE_ENVS: Set<string> = new Set(Object.values(PROFILE_FIELDS).map((field) => field.env))
-import { redact, type SecretRedactor } from '../core/redact.ts'
+const serviceOf = (variable: string) => Object.values(PROFILE_FIELDS).find((field) => field.env === variable)?.service ?? 'service'
+import { redact, type SecretRedactor, showUrl } from '../core/redact.ts'
+import { serviceLine } from '../core/service-text.ts'
 import type { Logger } from '../core/runtime.ts'
 
 /** What a command gets from the CLI: its parsed flags, where to write, and the shared settings. */
@@ -112,7 +114,7 @@ export const SERVICE_ACCESS_OPTIONS = {
   'allow-insecure-http': {
     type: 'boolean',
     env: 'PROVING_ALLOW_INSECURE_HTTP',
-    description: 'Allow plain http to a service on another machine (keys and signatures travel in clear).',
+    description: 'Allow plain http to a service or chain RPC on another machine (keys and signatures travel in clear).',
   },
   ...PROFILE_OPTION,
 } as const satisfies OptionSpecs
@@ -177,7 +179,7 @@ export async function parseCommandArgs<O extends OptionSpecs>(
   spec: CommandSpec<O>,
   argv: string[],
   env: NodeJS.ProcessEnv,
-): Promise<{ values: OptionValues<O>; positionals: string[] }> {
+): Promise<{ values: OptionValues<O>; positionals: string[]; warnings: string[] }> {
   const options = commandOptions(spec)
   const config: ParseArgsConfig = {
     args: argv,
@@ -203,19 +205,35 @@ export async function parseCommandArgs<O extends OptionSpecs>(
     })
   }
   const values = { ...parsed.values } as Record<string, string | boolean | string[] | undefined>
+  const fromEnv: [name: string, variable: string][] = []
   for (const [name, option] of Object.entries(options)) {
     if (values[name] === undefined && option.env && env[option.env] !== undefined && env[option.env] !== '') {
       values[name] = option.type === 'boolean' ? env[option.env] === 'true' : env[option.env]
+      fromEnv.push([name, option.env])
     }
     if (values[name] === undefined && option.default !== undefined) values[name] = option.default
   }
   // The services' addresses a flag or variable did not give: the active profile's.
+  const warnings: string[] = []
   const missing = Object.entries(options).filter(([name, option]) => values[name] === undefined && option.env && PROFILE_ENVS.has(option.env))
-  if (missing.length && !values.help) {
+  // A profile named on the command line is read even when the variables give every address: a
+  // variable that overrides it is said out loud (`--profile staging` must not talk to production
+  // in silence because PROVING_BASE_URL is set in the shell).
+  const profileFlag = typeof parsed.values.profile === 'string' ? parsed.values.profile : undefined
+  const overridden = profileFlag ? fromEnv.filter(([, variable]) => PROFILE_ENVS.has(variable)) : []
+  if ((missing.length || overridden.length) && !values.help) {
     const active = await activeProfile(typeof values.profile === 'string' ? values.profile : undefined, env)
     for (const [name, option] of missing) {
       const value = profileValueFor(active, option.env)
       if (value !== undefined) values[name] = value
+    }
+    for (const [name, variable] of overridden) {
+      const fromProfile = profileValueFor(active, variable)
+      if (active && fromProfile !== undefined && fromProfile !== values[name]) {
+        warnings.push(
+          `${variable} overrides the ${serviceOf(variable)} address of profile ${active.name} (--profile ${active.name}): using ${showUrl(String(values[name]))}, not the profile's ${showUrl(fromProfile)}. Unset ${variable} to use the profile, or pass --${name} to choose.`,
+        )
+      }
     }
   }
   const positionals = parsed.positionals
@@ -235,7 +253,7 @@ export async function parseCommandArgs<O extends OptionSpecs>(
     }
   }
   // parseArgs checked every flag against the same specs, so each value has its spec's type.
-  return { values: values as OptionValues<O>, positionals }
+  return { values: values as OptionValues<O>, positionals, warnings }
 }
 
 function cleanParseMessage(message: string): string {
@@ -248,7 +266,8 @@ function cleanParseMessage(message: string): string {
 }
 
 export function createLogger(io: CliIO, options: { debug: boolean; json: boolean; redactor: SecretRedactor }): Logger {
-  const write = (prefix: string, message: string) => io.stderr(`${prefix}${redact(message, options.redactor)}\n`)
+  // One line per message: a status or reason the library quotes cannot start a line of its own.
+  const write = (prefix: string, message: string) => io.stderr(`${prefix}${serviceLine(redact(message, options.redactor), Number.POSITIVE_INFINITY)}\n`)
   return {
     debug: (message) => (options.debug ? write('debug: ', message) : undefined),
     info: (message) => (options.json ? undefined : write('', message)),

@@ -1,5 +1,6 @@
 import { ProvingKitError, ServiceError } from '../core/errors.ts'
 import { redact, SecretRedactor } from '../core/redact.ts'
+import { forTerminal, jsonForTerminal, serviceLine } from '../core/service-text.ts'
 import { VERSION } from '../core/version.ts'
 import { COMMANDS } from './commands/index.ts'
 import { type CliIO, type CommandContext, type CommandSpec, createLogger, parseCommandArgs } from './context.ts'
@@ -23,7 +24,7 @@ const processIO = (): CliIO => ({
 
 /** Runs `proving <argv...>` and resolves with the exit code. */
 export async function main(argv: string[], options: MainOptions = {}): Promise<number> {
-  const io = options.io ?? processIO()
+  const io = terminalSafe(options.io ?? processIO())
   const wantsJson = argv.includes('--json')
   const debug = argv.includes('--debug') || io.env.PROVING_DEBUG === '1'
   const redactor = new SecretRedactor([io.env.PROVING_API_KEY, io.env.PROVING_PRIVATE_KEY])
@@ -106,6 +107,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
       if (typeof value === 'string') redactor.add(value)
     }
     const logger = createLogger(io, { debug, json, redactor })
+    for (const warning of parsed.warnings) logger.warn(warning)
     const context: CommandContext = {
       values: parsed.values,
       positionals: parsed.positionals,
@@ -116,11 +118,12 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
       redactor,
       signal: controller.signal,
       print: (human, value) => {
-        if (json) io.stdout(`${redact(JSON.stringify(value ?? null, null, 2), redactor)}\n`)
+        if (json) io.stdout(`${redact(jsonForTerminal(value ?? null, 2), redactor)}\n`)
         else if (human) io.stdout(`${redact(human, redactor)}\n`)
       },
       // Progress is for a person watching: stderr, also with --json (stdout stays pure JSON).
-      progress: (line) => io.stderr(`${redact(line, redactor)}\n`),
+      // One line each: a status or step the service sent cannot start a line of its own.
+      progress: (line) => io.stderr(`${serviceLine(redact(line, redactor))}\n`),
     }
     return await command.run(context)
   } catch (error) {
@@ -129,6 +132,14 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   } finally {
     detach()
   }
+}
+
+/**
+ * Every character the CLI writes passes here: what a service sent (a reason, a step, an id)
+ * reaches the terminal as text, never as an escape sequence (a rewritten line, an OSC 8 link).
+ */
+function terminalSafe(io: CliIO): CliIO {
+  return { ...io, stdout: (text) => io.stdout(forTerminal(text)), stderr: (text) => io.stderr(forTerminal(text)) }
 }
 
 /** The command the leading words name (the longest match, by its name or a former one), and how many words that took. */
@@ -159,7 +170,7 @@ export function reportError(
         exitCode: exitCodeFor(error),
       },
     }
-    io.stderr(`${scrub(JSON.stringify(body))}\n`)
+    io.stderr(`${scrub(jsonForTerminal(body))}\n`)
     if (options.debug && error instanceof Error && error.stack) io.stderr(`${scrub(error.stack)}\n`)
     return
   }

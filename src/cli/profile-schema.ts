@@ -24,8 +24,16 @@ const profileSchema = z.strictObject({
 })
 export type Profile = z.infer<typeof profileSchema>
 
+/** The names JavaScript objects carry by themselves: never a profile (see profiles.ts). */
+const RESERVED_NAMES = ['__proto__', 'constructor', 'prototype']
+
+const profileName = z
+  .string()
+  .regex(/^[A-Za-z0-9_.-]+$/, 'profile names are letters, digits, "_", "." or "-"')
+  .refine((name) => !RESERVED_NAMES.includes(name), `a profile cannot be named ${RESERVED_NAMES.join(', ')}`)
+
 export const configSchema = z.strictObject({
   $schema: z.string().optional(),
   defaultProfile: z.string().min(1).optional(),
-  profiles: z.record(z.string().regex(/^[A-Za-z0-9_.-]+$/, 'profile names are letters, digits, "_", "." or "-"'), profileSchema).default({}),
+  profiles: z.record(profileName, profileSchema).default({}),
 })

@@ -3,7 +3,9 @@
  * service, the task service, the storage-proof service and the account service, so one set-up
  * serves `prove`, `task`, `storage` and `auth`. A profile comes from `--profile`, else
  * PROVING_PROFILE, else the config file's `defaultProfile`. Flags and the per-service variables
- * (PROVING_BASE_URL, ...) still win over the profile.
+ * (PROVING_BASE_URL, ...) still win over the profile; a variable that overrides a profile named
+ * with `--profile` is said on stderr (context.ts). Only the file's and the built-in profiles are
+ * profiles: `constructor`, `toString` and `__proto__` are not (own properties only).
  *
  * The config file: PROVING_CONFIG, else $XDG_CONFIG_HOME/proving/config.json, else
  * ~/.config/proving/config.json. JSON:
@@ -73,8 +75,11 @@ export async function loadConfig(env: NodeJS.ProcessEnv): Promise<LoadedConfig> 
       )
     }
   }
-  const profiles: LoadedConfig['profiles'] = Object.fromEntries(
-    Object.entries(BUILT_IN_PROFILES).map(([name, profile]) => [name, { ...profile, source: 'built-in' as const }]),
+  // No prototype: a name is a profile only if the file or the built-ins define it (`constructor`
+  // and `toString` are not profiles), and `__proto__` cannot reach one.
+  const profiles: LoadedConfig['profiles'] = Object.assign(
+    Object.create(null) as LoadedConfig['profiles'],
+    Object.fromEntries(Object.entries(BUILT_IN_PROFILES).map(([name, profile]) => [name, { ...profile, source: 'built-in' as const }])),
   )
   if (text === undefined) return { path, found: false, defaultProfile: undefined, profiles }
   let json: unknown
@@ -89,7 +94,10 @@ export async function loadConfig(env: NodeJS.ProcessEnv): Promise<LoadedConfig> 
   const { configSchema } = await import('./profile-schema.ts')
   const parsed = configSchema.safeParse(json)
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(top)'}: ${issue.message}`)
+    // A refused profile name says why ("cannot be named constructor"), not only "Invalid key".
+    const problems = parsed.error.issues.map(
+      (issue) => `${issue.path.join('.') || '(top)'}: ${issue.code === 'invalid_key' ? (issue.issues[0]?.message ?? issue.message) : issue.message}`,
+    )
     throw new InvalidInputError(`The config file ${path} has ${problems.length === 1 ? 'a problem' : `${problems.length} problems`}: ${problems.join('; ')}.`, {
       input: 'PROVING_CONFIG',
     })
@@ -110,7 +118,7 @@ export async function activeProfile(flag: string | undefined, env: NodeJS.Proces
   const name = fromFlag || fromEnv || config.defaultProfile
   if (!name) return undefined
   const chosenBy = fromFlag ? '--profile' : fromEnv ? 'PROVING_PROFILE' : `defaultProfile in ${config.path}`
-  const profile = config.profiles[name]
+  const profile = Object.hasOwn(config.profiles, name) ? config.profiles[name] : undefined
   if (!profile) {
     const known = Object.keys(config.profiles).sort()
     throw new InvalidInputError(

@@ -3,6 +3,7 @@ import { formatBytes } from '../pipeline/prove.ts'
 import { showValue } from '../pipeline/gate.ts'
 import { InvalidInputError } from '../core/errors.ts'
 import { formatDuration } from '../core/poll.ts'
+import { serviceLine } from '../core/service-text.ts'
 import { missingAddressError } from './profiles.ts'
 import { type CommandContext, parseDuration, type SERVICE_OPTIONS, type StringOption, allowInsecureHttp } from './context.ts'
 
@@ -61,8 +62,9 @@ export function describeQuery(result: { provingQuery: Partial<QueryResult['provi
     ['created', query.createdAt],
     ['completed', query.completedAt],
   ]
-  const lines = rows.filter(([, value]) => value !== null && value !== undefined && value !== '').map(([label, value]) => `${label.padEnd(15)}${value}`)
-  for (const url of result.metadataUrls) lines.push(`${'artifact'.padEnd(15)}${url}`)
+  // Each value is the service's: one line, so a reason cannot forge a row ("status  DONE") below it.
+  const lines = rows.filter(([, value]) => value !== null && value !== undefined && value !== '').map(([label, value]) => `${label.padEnd(15)}${serviceLine(value!)}`)
+  for (const url of result.metadataUrls) lines.push(`${'artifact'.padEnd(15)}${serviceLine(url)}`)
   return lines.join('\n')
 }
 

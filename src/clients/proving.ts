@@ -10,7 +10,8 @@ import {
   ServiceError,
   UnknownStatusError,
 } from '../core/errors.ts'
-import { apiKeyOf, checkEnum, checkInteger, checkOpenEnum, requireId } from '../core/checks.ts'
+import { apiKeyOf, checkEnum, checkInteger, checkOpenEnum, checkServiceId, requireId } from '../core/checks.ts'
+import { serviceLine } from '../core/service-text.ts'
 import { type ConnectionOptions, connectionOf, HttpClient, type RequestBody } from '../core/http.ts'
 import { streamedMultipart } from '../core/multipart-stream.ts'
 import { explainSubmissionFailure, mayHaveBeenProcessed } from '../core/submission.ts'
@@ -199,6 +200,9 @@ const L2_PROOF_PATH = '/v1/l2/proving-query/proof-verification'
 /** Uploads of large files: the service may take long to answer after the last byte. */
 const UPLOAD_HEADERS_TIMEOUT_MS = 10 * 60_000
 
+/** What to do after a submission whose answer held an unusable query id: the query may exist (and be paid for). */
+const QUERY_ID_REFUSED = 'The service may hold a new query for it: check `proving query list` (or ProvingClient.listQueries) before submitting again.'
+
 /**
  * The proving service: queries, buckets and the two L2 submission endpoints of interface.md,
  * plus the production extensions of contract.md (general submission with dedupId, lookup by
@@ -386,6 +390,7 @@ export class ProvingClient {
       operation: 'create bucket',
       signal,
     })
+    checkServiceId(data.provingBucket.id, 'The bucket id the proving service returned', 'The service may have opened the bucket anyway; it was not used.')
     return data.provingBucket
   }
 
@@ -514,7 +519,7 @@ export class ProvingClient {
         headersTimeoutMs: UPLOAD_HEADERS_TIMEOUT_MS,
         ...(retry ? { retry } : {}),
       })
-      return { provingQueryId: data.provingQueryId }
+      return { provingQueryId: checkServiceId(data.provingQueryId, 'The query id the proving service returned', QUERY_ID_REFUSED) }
     } catch (error) {
       throw explainSubmissionFailure(error, {
         ambiguous: 'The submission may or may not have reached the proving service; it was not sent again, to avoid paying twice.',
@@ -556,7 +561,7 @@ export class ProvingClient {
         signal: options.signal,
         headersTimeoutMs: UPLOAD_HEADERS_TIMEOUT_MS,
       })
-      return data.provingQueryId
+      return checkServiceId(data.provingQueryId, 'The query id the proving service returned', QUERY_ID_REFUSED)
     }
     /** Past the FAILED queries of the chain: the live one to follow, or the next dedupId to use. */
     const resolve = async (): Promise<QueryRecord | null> => {
@@ -647,7 +652,10 @@ export class ProvingClient {
         operation: `look up dedupId ${id}`,
         signal: options.signal,
       })
-      return data.provingQuery
+      const found = data.provingQuery
+      // Its id is followed and logged next: the same check as a submission's answer.
+      if (found) checkServiceId(found.id, `The query id the proving service gave for dedupId ${id}`, 'Look the query up with `proving query list` before submitting again.')
+      return found
     } catch (error) {
       if (error instanceof ServiceError && error.status === 404 && !isNoRoute(error)) return null
       throw error
@@ -774,14 +782,14 @@ export class ProvingClient {
           stuckReported = true
           const stepElapsedMs = now - stepStarted
           this.http.logger.warn(
-            `Query ${id} has been ${record.status}${record.step ? ` in step ${record.step}` : ''} for ${formatDuration(stepElapsedMs)}, far longer than expected; still waiting until the timeout.`,
+            `Query ${id} has been ${serviceLine(record.status, 200)}${record.step ? ` in step ${serviceLine(record.step, 200)}` : ''} for ${formatDuration(stepElapsedMs)}, far longer than expected; still waiting until the timeout.`,
           )
           options.onStuck?.({ ...progress, stepElapsedMs })
         }
         if (record.status === 'DONE' || record.status === 'FAILED') return { done: true, value: current }
         if (!(QUERY_STATUSES as readonly string[]).includes(record.status)) {
           throw new UnknownStatusError(
-            `Query ${id} reports status "${record.status}", which this version of proving-kit does not know; check it on the service and update proving-kit.`,
+            `Query ${id} reports status "${serviceLine(record.status, 200)}", which this version of proving-kit does not know; check it on the service and update proving-kit.`,
           )
         }
         return { done: false, state: record }

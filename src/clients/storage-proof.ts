@@ -4,7 +4,8 @@ import {
 import { isNoRoute } from '../core/errors.ts'
 import { type ConnectionOptions, connectionOf, HttpClient } from '../core/http.ts'
 import { explainSubmissionFailure } from '../core/submission.ts'
-import { apiKeyOf, requireId } from '../core/checks.ts'
+import { apiKeyOf, checkServiceId, requireId } from '../core/checks.ts'
+import { serviceLine } from '../core/service-text.ts'
 import { DEFAULT_WAIT_TIMEOUT_MS, type PollSchedule, pollUntil } from '../core/poll.ts'
 import { SecretRedactor } from '../core/redact.ts'
 import type {
@@ -99,7 +100,7 @@ export class StorageProofClient {
         operation: 'submit the batch query',
         signal: options.signal,
       })
-      return { internalId: data.internalId }
+      return { internalId: checkServiceId(data.internalId, 'The batch query id the storage-proof service returned', 'The service may hold the batch query: check the dashboard explorer before submitting again.') }
     } catch (error) {
       throw explainSubmissionFailure(error, {
         ambiguous: 'The batch query may or may not have reached the storage-proof service; it was not sent again, to avoid paying its fee twice.',
@@ -161,7 +162,7 @@ export class StorageProofClient {
         if (!(BATCH_QUERY_STATUSES as readonly string[]).includes(queryStatus) && !warned.has(queryStatus)) {
           warned.add(queryStatus)
           this.http.logger.warn(
-            `Batch query ${id} reports status "${queryStatus}", which this version of proving-kit does not know; treating it as still running.`,
+            `Batch query ${id} reports status "${serviceLine(queryStatus, 200)}", which this version of proving-kit does not know; treating it as still running.`,
           )
         }
         return { done: false, state: queryStatus }

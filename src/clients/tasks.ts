@@ -1,5 +1,5 @@
 import type { z } from 'zod'
-import { apiKeyOf, checkInteger, requireId } from '../core/checks.ts'
+import { apiKeyOf, checkInteger, checkServiceId, requireId } from '../core/checks.ts'
 import {
   InvalidInputError,
   RemoteFailureError,
@@ -10,6 +10,7 @@ import { explainSubmissionFailure } from '../core/submission.ts'
 import { serializeJsonBody } from '../core/json-limits.ts'
 import { DEFAULT_WAIT_TIMEOUT_MS, DEFAULT_STUCK_AFTER_MS, formatDuration, type PollSchedule, pollUntil } from '../core/poll.ts'
 import { redact, SecretRedactor } from '../core/redact.ts'
+import { serviceLine } from '../core/service-text.ts'
 import type {
   DecommitmentBodyInput,
   TaskBodyInput,
@@ -248,11 +249,11 @@ export class TaskClient {
         if (stage === undefined) {
           if (now - statusSince >= graceMs) {
             throw new UnknownStatusError(
-              `Task ${id} has reported status "${record.status}", which this version of proving-kit does not know, for ${formatDuration(now - statusSince)}; check it on the service (proving task status ${id}) and update proving-kit.`,
+              `Task ${id} has reported status "${serviceLine(record.status, 200)}", which this version of proving-kit does not know, for ${formatDuration(now - statusSince)}; check it on the service (proving task status ${id}) and update proving-kit.`,
             )
           }
           if (now === statusSince) {
-            this.http.logger.warn(`Task ${id} reports status "${record.status}", which this version of proving-kit does not know; still waiting.`)
+            this.http.logger.warn(`Task ${id} reports status "${serviceLine(record.status, 200)}", which this version of proving-kit does not know; still waiting.`)
           }
         }
         return { done: false, state: record }
@@ -316,7 +317,8 @@ export class TaskClient {
         operation,
         signal,
       })
-      return data
+      const uuid = checkServiceId(data.uuid, 'The task uuid the task service returned', 'The service may have queued the task: look for it with `proving task list` before submitting again.')
+      return { ...data, uuid }
     } catch (error) {
       throw explainSubmissionFailure(error, {
         ambiguous: 'The task may or may not have been queued by the task service; it was not sent again, to avoid running it twice.',
@@ -330,8 +332,8 @@ export class TaskClient {
 function taskFailure(id: string, record: TaskStatusRecord, redactor: SecretRedactor): RemoteFailureError {
   const stage = taskStageOf(record.status)
   const where = stage && stage !== 'received' ? ` at ${taskStageLabel(stage)}` : ''
-  const reason = record.errorMessage?.trim() ? `: ${record.errorMessage.trim()}` : ' (the service gave no error message)'
-  return new RemoteFailureError(redact(`Task ${id} failed${where} (${record.status})${reason}`, redactor), {
+  const reason = record.errorMessage?.trim() ? `: ${serviceLine(record.errorMessage.trim())}` : ' (the service gave no error message)'
+  return new RemoteFailureError(redact(`Task ${id} failed${where} (${serviceLine(record.status, 200)})${reason}`, redactor), {
     code: record.status,
     record,
   })

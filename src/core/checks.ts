@@ -1,4 +1,4 @@
-import { InvalidInputError } from './errors.ts'
+import { InvalidInputError, InvalidResponseError } from './errors.ts'
 import type { Logger } from './runtime.ts'
 
 /**
@@ -44,8 +44,8 @@ export function checkOpenEnum(value: string, name: string, known: readonly strin
 // --- What goes into a URL path or a header -------------------------------------------------
 
 const MAX_ID_LENGTH = 256
-// C0 controls, DEL and C1 controls.
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
+// C0 controls, DEL, C1 controls, and the bidirectional overrides and isolates.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/
 
 /**
  * An identifier the service returned, to be put in a path segment (percent-encoded by the
@@ -55,21 +55,39 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
 export function requireId(value: unknown, input: string, what = input): string {
   const id = typeof value === 'string' ? value.trim() : ''
   if (!id) throw new InvalidInputError(`${what} is empty; give the ${input === 'uuid' ? 'uuid' : 'identifier'} the service returned.`, { input })
-  const problem =
-    id === '.' || id === '..'
-      ? 'is a path step, not an identifier'
-      : id.length > MAX_ID_LENGTH
-        ? `is longer than ${MAX_ID_LENGTH} characters`
-        : CONTROL.test(id)
-          ? 'holds a control character'
-          : /[\s/?#\\]/.test(id)
-            ? 'holds a space, "/", "?", "#" or "\\"'
-            : undefined
+  const problem = idProblem(id)
   if (problem) {
     throw new InvalidInputError(`${what} ${JSON.stringify(printable(id.slice(0, 40)))} ${problem}; copy it as the service returned it.`, {
       input,
     })
   }
+  return id
+}
+
+/** What makes a (trimmed, non-empty) text unfit as an identifier, or undefined when it is fit. */
+function idProblem(id: string): string | undefined {
+  return id === '.' || id === '..'
+    ? 'is a path step, not an identifier'
+    : id.length > MAX_ID_LENGTH
+      ? `is longer than ${MAX_ID_LENGTH} characters`
+      : CONTROL.test(id)
+        ? 'holds a control character'
+        : /[\s/?#\\]/.test(id)
+          ? 'holds a space, "/", "?", "#" or "\\"'
+          : undefined
+}
+
+/**
+ * An identifier a service just returned (a query id, a task uuid, a batch query id), checked
+ * before it is logged, shown or put in a path: the same rule as requireId. One that breaks it is
+ * the service's fault, not the user's: InvalidResponseError (never InvalidInputError, which would
+ * send the user to fix an input), with the value left out of the message and `after` saying what
+ * the service may already hold.
+ */
+export function checkServiceId(value: string, what: string, after: string): string {
+  const id = value.trim()
+  const problem = id ? idProblem(id) : 'is empty'
+  if (problem) throw new InvalidResponseError(`${what} ${problem}, so it was not used. ${after}`)
   return id
 }
 

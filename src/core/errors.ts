@@ -5,8 +5,10 @@
  * `code` (`QUERY_NOT_RETRIABLE`, `BUCKET_NOT_FOUND`, ...) and whether trying again can help.
  *
  * Messages never carry secrets: everything that builds one from remote or user text passes it
- * through `redact` first (see ./redact.ts).
+ * through `redact` first (see ./redact.ts). Nor terminal escapes: the constructor renders what
+ * it is given through ./service-text.ts.
  */
+import { forTerminal, serviceLine } from './service-text.ts'
 
 export type ProvingKitErrorOptions = {
   cause?: unknown
@@ -27,20 +29,25 @@ export class ProvingKitError extends Error {
   readonly retryable: boolean
 
   constructor(shortMessage: string, options: ProvingKitErrorOptions = {}) {
-    const details =
+    // Messages quote what services and other programs said: no escape sequence or control
+    // character survives into one, and the details (a service's message, a cause's) are one line.
+    shortMessage = forTerminal(shortMessage)
+    const metaMessages = options.metaMessages?.map(forTerminal)
+    const given =
       options.details ??
       (options.cause instanceof ProvingKitError
         ? options.cause.details ?? options.cause.shortMessage
         : options.cause instanceof Error
           ? options.cause.message
           : undefined)
+    const details = given === undefined ? undefined : serviceLine(given)
     const lines = [shortMessage]
-    if (options.metaMessages?.length) lines.push('', ...options.metaMessages)
+    if (metaMessages?.length) lines.push('', ...metaMessages)
     if (details && details !== shortMessage) lines.push('', `Details: ${details}`)
     super(lines.join('\n'), options.cause === undefined ? undefined : { cause: options.cause })
     this.shortMessage = shortMessage
     this.details = details
-    this.metaMessages = options.metaMessages
+    this.metaMessages = metaMessages
     this.status = options.status
     this.code = options.code
     this.retryable = options.retryable ?? false

@@ -11,6 +11,7 @@ import { isDeadlineError } from '../core/http.ts'
 import { withDeadline } from '../core/deadline.ts'
 import type { Clock } from '../core/runtime.ts'
 import { pollUntil } from '../core/poll.ts'
+import { forSummaryCell, serviceLine } from '../core/service-text.ts'
 import type { PieInspection } from '../pie/index.ts'
 import type { BucketDetailsResponse, BucketRecord, QueryRecordL } from '../schemas/proving.ts'
 import { BUCKET_STATUSES } from '../schemas/proving-constants.ts'
@@ -38,7 +39,7 @@ export async function waitForBucket(
       }
       if (status === 'DONE' || status === 'FAILED') return { done: true, value: details }
       if (!(BUCKET_STATUSES as readonly string[]).includes(status)) {
-        throw new UnknownStatusError(`Bucket ${bucketId} reports status "${status}", which this version of proving-kit does not know.`)
+        throw new UnknownStatusError(`Bucket ${bucketId} reports status "${serviceLine(status, 200)}", which this version of proving-kit does not know.`)
       }
       return { done: false, state: details.bucket }
     },
@@ -209,13 +210,13 @@ export function bucketTable(rows: BucketQueryRow[], format: 'text' | 'markdown')
     row.facts,
     row.pie ?? '',
     row.problems.join(' ') || (row.errorReason ?? ''),
-  ])
+  ].map((cell) => (format === 'text' ? serviceLine(cell, 500) : cell)))
   if (format === 'markdown') {
-    const escapeCell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ')
+    // The service's ids, statuses and reasons: data, never Markdown (core/service-text.ts).
     return [
       `| ${header.join(' | ')} |`,
       `|${header.map(() => '---').join('|')}|`,
-      ...cells.map((row) => `| ${row.map((cell, column) => (column === 1 || column === 3) && cell ? `\`${escapeCell(cell)}\`` : escapeCell(cell)).join(' | ')} |`),
+      ...cells.map((row) => `| ${row.map((cell, column) => forSummaryCell(cell, column === 1 || column === 3 ? 'code' : 'text')).join(' | ')} |`),
     ].join('\n')
   }
   const widths = header.map((title, column) => Math.max(title.length, ...cells.map((row) => row[column]!.length)))

@@ -5,6 +5,7 @@
  * kind carries that the record leaves out, nulls or garbles, and a mock state the service does
  * not give, are refusals, never passes.
  */
+import { serviceLine } from '../core/service-text.ts'
 import type { FactCheckResult, FactField } from '../pie/index.ts'
 
 export type GateOptions = {
@@ -85,12 +86,13 @@ export function evaluateGate(record: GateRecord, factCheck: FactCheckResult | un
     return [
       {
         kind: 'failed',
-        message: `The query FAILED: ${record.errorReason?.trim() || 'the service gave no reason'}.`,
+        // The service's reason is data: one line, whatever it holds (core/service-text.ts).
+        message: `The query FAILED: ${serviceLine(record.errorReason?.trim() || 'the service gave no reason')}.`,
       },
     ]
   }
   if (record.status !== 'DONE') {
-    return [{ kind: 'not-done', message: `The query is ${record.status}, not DONE.` }]
+    return [{ kind: 'not-done', message: `The query is ${serviceLine(record.status, 200)}, not DONE.` }]
   }
   const refusals: GateRefusal[] = []
   const proves = resultHasFact(record.result ?? options.result)

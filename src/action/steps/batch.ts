@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import type { ProvingClient } from '../../clients/proving.ts'
 import { ProvingKitError } from '../../core/errors.ts'
+import { forSummaryCell } from '../../core/service-text.ts'
 import { evaluateGate, resultHasFact } from '../../pipeline/gate.ts'
 import type { PreparedPie } from '../../pipeline/prove.ts'
 import { deriveActionDedupId, generalFields, usesGeneralSubmission } from './general.ts'
@@ -142,13 +143,12 @@ export async function proveBatch(
 }
 
 function batchMarkdown(rows: BatchRow[]): string {
-  const escapeCell = (text: string) => text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ').replace(/</g, '&lt;')
   return [
     '| # | PIE | query | status | facts | gate |',
     '|---|---|---|---|---|---|',
     ...rows.map(
       (row, index) =>
-        `| ${index + 1} | \`${escapeCell(row.pie)}\` | ${row.queryId ? `\`${row.queryId}\`` : ''} | ${row.status} | ${row.facts} | ${row.passed ? '✅' : `❌ ${escapeCell(row.error ?? '')}`} |`,
+        `| ${index + 1} | ${forSummaryCell(row.pie, 'code')} | ${forSummaryCell(row.queryId ?? '', 'code')} | ${forSummaryCell(row.status)} | ${row.facts} | ${row.passed ? '✅' : `❌ ${forSummaryCell(row.error ?? '')}`} |`,
     ),
   ].join('\n')
 }

@@ -3,10 +3,13 @@
  * it with a recording fake and the bundle drives it with @actions/core (`coreIO`). Every text
  * that leaves through it (logs, failure message, outputs, state, summary) is scrubbed of the
  * secrets registered with `setSecret` first: the runner masks them in logs too, but outputs,
- * state and summary files are ours to keep clean.
+ * state and summary files are ours to keep clean. Every log line, annotation and failure message
+ * is also made safe for the runner's log (../../core/service-text.ts `forLog`): text a service
+ * sent can never become a workflow command or a terminal escape, whichever call site logs it.
  */
 import * as core from '@actions/core'
 import { redact, SecretRedactor } from '../../core/redact.ts'
+import { forLog } from '../../core/service-text.ts'
 import type { Logger } from '../../core/runtime.ts'
 import type { ActionIO } from '../types.ts'
 
@@ -14,6 +17,7 @@ import type { ActionIO } from '../types.ts'
 export function coreIO(): ActionIO {
   const redactor = new SecretRedactor()
   const scrub = (text: string) => redact(text, redactor)
+  const logLine = (text: string) => forLog(scrub(text))
   return {
     getInput: (name) => core.getInput(name),
     setOutput: (name, value, options) => {
@@ -32,19 +36,19 @@ export function coreIO(): ActionIO {
     },
     saveState: (name, value) => core.saveState(name, scrub(value)),
     getState: (name) => core.getState(name),
-    debug: (message) => core.debug(scrub(message)),
-    info: (message) => core.info(scrub(message)),
-    warning: (message) => core.warning(scrub(message)),
-    notice: (message) => core.notice(scrub(message)),
-    error: (message) => core.error(scrub(message)),
-    startGroup: (name) => core.startGroup(scrub(name)),
+    debug: (message) => core.debug(logLine(message)),
+    info: (message) => core.info(logLine(message)),
+    warning: (message) => core.warning(logLine(message)),
+    notice: (message) => core.notice(logLine(message)),
+    error: (message) => core.error(logLine(message)),
+    startGroup: (name) => core.startGroup(logLine(name)),
     endGroup: () => core.endGroup(),
     appendSummary: async (markdown) => {
       if (!process.env.GITHUB_STEP_SUMMARY) return
       await core.summary.addRaw(scrub(markdown), true).write()
       core.summary.emptyBuffer()
     },
-    setFailed: (message) => core.setFailed(scrub(message)),
+    setFailed: (message) => core.setFailed(logLine(message)),
     env: process.env,
   }
 }

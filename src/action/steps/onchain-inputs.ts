@@ -4,7 +4,7 @@
  * so parsing inputs (which every action does) never reaches the chain code: only the root
  * action's on-chain path imports ./onchain.ts, and only it loads ../../chain/index.ts (and viem).
  */
-import { urlSecrets } from '../../chain/rpc.ts'
+import { isPlainHttpToAnotherMachine, urlSecrets } from '../../chain/rpc.ts'
 import type { ActionIO, CrossCheck, InputSpecs, InputValues } from '../types.ts'
 
 export const VERIFY_ONCHAIN_MODES = ['none', 'ethereum', 'starknet', 'both'] as const
@@ -30,6 +30,7 @@ export type OnchainInputs = {
   'verifier-memory-verification'?: string | undefined
   'onchain-timeout-minutes': number
   emulator: boolean
+  'allow-insecure-http': boolean
 }
 
 /** RPC URLs carry provider keys: mask them (and their key-like parts) before anything prints. */
@@ -55,6 +56,13 @@ export const onchainCrossCheck: CrossCheck<OnchainSpecs> = ({ values, raw, parse
   }
   if ((mode === 'starknet' || mode === 'both') && !raw['starknet-rpc-url'] && !emulator) {
     problem('starknet-rpc-url', `\`starknet-rpc-url\` is required with \`verify-onchain: ${mode}\` (unless \`emulator\` is true): pass it from a secret.`)
+  }
+  // The services' plain-http rule, checked here so that nothing is submitted (and paid for) first.
+  const insecureAllowed = ['true', 'True', 'TRUE'].includes(raw['allow-insecure-http'] ?? '')
+  for (const name of ONCHAIN_RPC_INPUTS) {
+    if (!insecureAllowed && raw[name] && isPlainHttpToAnotherMachine(raw[name])) {
+      problem(name, `\`${name}\` is plain http to another machine: the key in the URL and the registry's answer would cross the network in clear. Use https, or set \`allow-insecure-http: true\`.`)
+    }
   }
   if (mode === 'both' && raw['fact-registry']) {
     problem('fact-registry', '`fact-registry` names one registry, and `verify-onchain: both` checks two chains: leave it out to use each network\'s known registry.')

@@ -15,6 +15,7 @@
 import type { OnchainFactCheck } from '../../chain/types.ts'
 import { AbortedError, ProvingKitError, WaitTimeoutError } from '../../core/errors.ts'
 import { formatDuration } from '../../core/poll.ts'
+import { forSummary } from '../../core/service-text.ts'
 import type { GateRecord, GateRefusal } from '../../pipeline/gate.ts'
 import { loggerFor } from './io.ts'
 import type { OnchainInputs } from './onchain-inputs.ts'
@@ -76,7 +77,7 @@ export async function verifyOnchain(
       chain === 'ethereum'
         ? inputs['ethereum-rpc-url']!
         : (inputs['starknet-rpc-url'] ?? (options.emulatorUrl ? `${options.emulatorUrl}/starknet-rpc` : undefined))!
-    const common = { rpcUrl, fact, registry: inputs['fact-registry'], signal: options.signal, logger, mocked }
+    const common = { rpcUrl, fact, registry: inputs['fact-registry'], signal: options.signal, logger, mocked, allowInsecureHttp: inputs['allow-insecure-http'] }
     const kind = inputs['registry-kind']
     const check = (): Promise<OnchainFactCheck> =>
       chain === 'ethereum'
@@ -155,6 +156,7 @@ function refusal(outcome: ChainOutcome, timeoutMs: number, describe: Describe): 
   }
 }
 
+/** An RPC's words (an error message) in the summary: data, never Markdown (core/service-text.ts). */
 function escapeMarkdown(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+  return forSummary(text)
 }

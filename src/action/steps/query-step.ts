@@ -7,6 +7,7 @@
 import type { QueryProgress, QueryResult, ProvingClient } from '../../clients/proving.ts'
 import { AbortedError, InvalidPieError, WaitTimeoutError } from '../../core/errors.ts'
 import { formatDuration } from '../../core/poll.ts'
+import { serviceLine } from '../../core/service-text.ts'
 import type { QueryRecordL } from '../../schemas/proving.ts'
 import type { FactCheckResult } from '../../pie/index.ts'
 import { type GateRefusal, showValue } from '../../pipeline/gate.ts'
@@ -119,8 +120,9 @@ export class QueryStep extends ProvingStep {
   }
 
   #progress(progress: QueryProgress): void {
-    const step = progress.step ? `  step ${progress.step}` : ''
-    this.io.info(`[${formatDuration(progress.elapsedMs).padStart(6)}] ${progress.status}${step}`)
+    // The status and step are the service's words: one line each, whatever they hold.
+    const step = progress.step ? `  step ${serviceLine(progress.step, 200)}` : ''
+    this.io.info(`[${formatDuration(progress.elapsedMs).padStart(6)}] ${serviceLine(progress.status, 200)}${step}`)
     this.#seen(progress.record)
   }
 

@@ -2,8 +2,10 @@
  * The job summary: what a person opening the run wants to see at a glance (did the gate pass,
  * what was proved, is the fact real or mocked, were the facts checked here) and, on failure,
  * what failed and what to do next. Rendering is pure (a model in, Markdown out) so it is tested
- * without a runner.
+ * without a runner. The headline, problems and plain cells may hold what a service sent: they
+ * go through `forSummary` (one line, HTML and Markdown escaped), codes through `forSummaryCode`.
  */
+import { forSummary, forSummaryCode } from '../../core/service-text.ts'
 import { VERSION } from '../../core/version.ts'
 
 export type Outcome = 'passed' | 'failed' | 'submitted' | 'cancelled' | 'timed-out' | 'done'
@@ -101,18 +103,19 @@ export function renderSummary(model: SummaryModel): string {
 function cell(value: SummaryValue): string {
   if (value === undefined) return ''
   if (typeof value === 'string') return escapeCell(value)
-  if ('code' in value) return value.code ? `\`${value.code.replace(/`/g, "'").replace(/\|/g, '\\|')}\`` : ''
+  if ('code' in value) return value.code ? forSummaryCode(value.code).replace(/\|/g, '\\|') : ''
   if ('links' in value) return value.links.map((link) => `[${escapeCell(link.label)}](${link.url.replace(/[()|\s]/g, encodeURIComponent)})`).join('<br>')
   return value.markdown.replace(/\|/g, '\\|').replace(/\r?\n/g, '<br>')
 }
 
-/** Plain text inside a table cell: no pipes, no line breaks, no HTML. */
+/** Plain text inside a table cell: one line, no Markdown or HTML, no pipes. */
 function escapeCell(text: string): string {
-  return escapeText(text).replace(/\|/g, '\\|').replace(/\r?\n/g, ' ')
+  return escapeText(text).replace(/\|/g, '\\|')
 }
 
+/** Text that may hold what a service sent: one line, shown as the characters it is. */
 function escapeText(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+  return forSummary(text)
 }
 
 export const yesNo = (value: boolean | null | undefined): string | undefined =>

@@ -9,6 +9,7 @@ import type { TaskClient, TaskProgress } from '../../clients/tasks.ts'
 import { AbortedError, InvalidInputError, RemoteFailureError, WaitTimeoutError } from '../../core/errors.ts'
 import { parseJsonBytes, parseJsonText } from '../../core/json-limits.ts'
 import { formatDuration } from '../../core/poll.ts'
+import { forSummaryCell, serviceLine } from '../../core/service-text.ts'
 import type { TaskStatusRecord, UsedMmrRecord } from '../../schemas/tasks.ts'
 import { TASK_STAGES, taskStageLabel, taskStageOf } from '../../schemas/tasks-constants.ts'
 import { describeServiceFailure, type ServiceText } from './failure.ts'
@@ -125,7 +126,7 @@ export class TaskStep extends Step<TaskStepOptions, TaskOutputName> {
 
   #progress(progress: TaskProgress): void {
     const stage = progress.stage ? `  (${taskStageLabel(progress.stage)})` : ''
-    this.io.info(`[${formatDuration(progress.elapsedMs).padStart(6)}] ${progress.status}${stage}`)
+    this.io.info(`[${formatDuration(progress.elapsedMs).padStart(6)}] ${serviceLine(progress.status, 200)}${stage}`)
     this.seen(progress.record)
   }
 
@@ -206,7 +207,8 @@ function isStatusRecord(value: unknown): value is TaskStatusRecord {
 /** The MMRs as a table, placed before the summary's footer line. */
 export function withMmrTable(markdown: string, mmrs: UsedMmrRecord[] | undefined): string {
   if (mmrs === undefined) return markdown
-  const cell = (text: string) => `\`${text.replace(/[`|]/g, '')}\``
+  // The task service's values: data in code spans and cells, never Markdown (core/service-text.ts).
+  const cell = (text: string) => forSummaryCell(text, 'code')
   const table =
     mmrs.length === 0
       ? ['**MMRs used**', '', 'None reported.', '']
@@ -215,7 +217,7 @@ export function withMmrTable(markdown: string, mmrs: UsedMmrRecord[] | undefined
           '',
           '| Chain | Hashing | Id | Size | Root |',
           '|---|---|---|---|---|',
-          ...mmrs.map((mmr) => `| ${cell(mmr.chain_id)} | ${mmr.hashing_function.replace(/[|`]/g, '')} | ${cell(mmr.id)} | ${cell(mmr.size)} | ${cell(mmr.root)} |`),
+          ...mmrs.map((mmr) => `| ${cell(mmr.chain_id)} | ${forSummaryCell(mmr.hashing_function)} | ${cell(mmr.id)} | ${cell(mmr.size)} | ${cell(mmr.root)} |`),
           '',
         ]
   const footer = markdown.lastIndexOf('<sub>')

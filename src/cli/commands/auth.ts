@@ -1,6 +1,7 @@
 import { AccountClient, DEFAULT_KEY_COLOR } from '../../clients/account.ts'
 import type { SignInExpectation } from '../../clients/sign-in-check.ts'
 import { InvalidInputError } from '../../core/errors.ts'
+import { serviceLine } from '../../core/service-text.ts'
 import { type CommandContext, defineCommand, type OptionSpecs, pageOptions, pageSummary, parseInteger, allowInsecureHttp } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { missingAddressError } from '../profiles.ts'
@@ -154,7 +155,7 @@ export const authKeysList = defineCommand({
     const rows = page.data.map((key) => [context.values.reveal ? key.apiKey : maskKey(key.apiKey), key.name ?? '', key.projectId ?? '', key.createdAt ?? ''])
     const header = ['key', 'name', 'project', 'created']
     const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => String(row[column]).length)))
-    const line = (cells: string[]) => cells.map((cell, column) => String(cell).padEnd(widths[column]!)).join('  ').trimEnd()
+    const line = (cells: string[]) => serviceLine(cells.map((cell, column) => String(cell).padEnd(widths[column]!)).join('  ').trimEnd())
     context.io.stdout(`${[line(header), ...rows.map(line), pageSummary({ shown: page.data.length, offset, limit, total: page.total })].join('\n')}\n`)
     return EXIT.ok
   },

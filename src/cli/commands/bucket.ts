@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { InvalidInputError } from '../../core/errors.ts'
 import { type CommandContext, defineCommand, type OptionSpecs, parseInteger, SERVICE_OPTIONS } from '../context.ts'
 import { formatDuration } from '../../core/poll.ts'
+import { serviceLine } from '../../core/service-text.ts'
 import { EXIT } from '../exit-codes.ts'
 import { provingClientFrom, timeoutFrom } from '../services.ts'
 import type { BucketRecord } from '../../schemas/proving.ts'
@@ -19,7 +20,7 @@ function describeBucket(bucket: BucketRecord): string {
     ['created', bucket.createdAt],
   ]
     .filter(([, value]) => value !== null && value !== undefined)
-    .map(([label, value]) => `${label!.padEnd(13)}${value}`)
+    .map(([label, value]) => `${label!.padEnd(13)}${serviceLine(String(value))}`)
     .join('\n')
 }
 

@@ -11,7 +11,8 @@ import {
 } from '../../chain/types.ts'
 import { InvalidInputError, WaitTimeoutError } from '../../core/errors.ts'
 import { formatDuration } from '../../core/poll.ts'
-import { type CommandContext, defineCommand, type OptionSpecs, parseDuration, parseInteger } from '../context.ts'
+import { serviceLine } from '../../core/service-text.ts'
+import { allowInsecureHttp, type CommandContext, defineCommand, type OptionSpecs, parseDuration, parseInteger } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 
 /**
@@ -96,7 +97,7 @@ export const factCheck = defineCommand({
     const { chain, url, flag } = chosenRpc(context)
     const fact = parseFact(factText, '<fact>')
     if (chain === 'starknet') assertFelt(fact, '<fact>')
-    rpcEndpoint(url, flag, context.redactor) // validates the URL and registers its secrets for all output
+    rpcEndpoint(url, flag, context.redactor, allowInsecureHttp(context)) // validates the URL and registers its secrets for all output
     const network = networkFrom(context)
     const registry = context.values['fact-registry']?.trim()
     const expected = expectedFrom(context, chain)
@@ -117,6 +118,7 @@ export const factCheck = defineCommand({
       logger: context.logger,
       redactor: context.redactor,
       mocked,
+      allowInsecureHttp: allowInsecureHttp(context),
     }
     const check = (): Promise<OnchainFactCheck> =>
       chain === 'ethereum'
@@ -234,7 +236,7 @@ function describeCheck(result: OnchainFactCheck, { describeExpected, describeVer
     }
     if (result.reason) rows.push(['reason', result.reason])
   }
-  return rows.map(([label, value]) => `${label.padEnd(15)}${value}`).join('\n')
+  return rows.map(([label, value]) => `${label.padEnd(15)}${serviceLine(String(value))}`).join('\n')
 }
 
 function describeKind(result: OnchainFactCheck): string {

@@ -2,6 +2,7 @@ import type { UploadProgress } from '../../clients/proving.ts'
 import { AbortedError, InvalidInputError, ProvingKitError } from '../../core/errors.ts'
 import { redact } from '../../core/redact.ts'
 import { checkEnum, checkOpenEnum } from '../../core/checks.ts'
+import { serviceLine } from '../../core/service-text.ts'
 import type { ProvingClient, QueryResult } from '../../clients/proving.ts'
 import { LAYOUTS, MEMORY_VERIFICATIONS, STONE_VERSIONS } from '../../schemas/proving-constants.ts'
 import { type CommandContext, defineCommand, parseInteger, SERVICE_OPTIONS } from '../context.ts'
@@ -456,7 +457,7 @@ export function batchTable(outcomes: BatchOutcome[], seconds: string): string {
   ])
   const header = ['#', 'PIE', 'query', 'status', 'facts', 'error']
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)))
-  const line = (cells: string[]) => cells.map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ').trimEnd()
+  const line = (cells: string[]) => serviceLine(cells.map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ').trimEnd())
   const ok = outcomes.filter((outcome) => outcome.exitCode === EXIT.ok).length
   return [line(header), ...rows.map(line), `${ok} of ${outcomes.length} succeeded in ${seconds} s.`].join('\n')
 }

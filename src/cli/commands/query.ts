@@ -1,4 +1,5 @@
 import { InvalidInputError } from '../../core/errors.ts'
+import { serviceLine } from '../../core/service-text.ts'
 import { allowInsecureHttp, defineCommand, pageOptions, pageSummary, parseInteger, SERVICE_OPTIONS } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { describeQuery, provingClientFrom, timeoutFrom, withHeartbeat } from '../services.ts'
@@ -133,7 +134,7 @@ export const queryList = defineCommand({
       total = page.total
     }
     const lines = queries.map(
-      (query) => `${query.id.padEnd(38)}${query.status.padEnd(13)}${(query.step ?? '').padEnd(36)}${query.createdAt ?? ''}`,
+      (query) => serviceLine(`${query.id.padEnd(38)}${query.status.padEnd(13)}${(query.step ?? '').padEnd(36)}${query.createdAt ?? ''}`),
     )
     lines.push(context.values.all ? `${queries.length} ${queries.length === 1 ? 'query' : 'queries'}.` : pageSummary({ shown: queries.length, offset, limit, total: total ?? undefined }))
     context.print(lines.join('\n'), { provingQueries: queries, total })

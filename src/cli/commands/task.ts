@@ -3,6 +3,7 @@ import { TaskClient, type TaskProgress } from '../../clients/tasks.ts'
 import { InvalidInputError, RemoteFailureError } from '../../core/errors.ts'
 import { MAX_JSON_BODY_BYTES, parseJsonBytes } from '../../core/json-limits.ts'
 import { formatDuration } from '../../core/poll.ts'
+import { serviceLine } from '../../core/service-text.ts'
 import type {
   DecommitmentBodyInput,
   TaskBodyInput,
@@ -123,7 +124,7 @@ export function describeTaskStatus(record: TaskStatusRecord): string {
   ]
   return rows
     .filter(([, value]) => value !== null && value !== undefined && value !== '')
-    .map(([label, value]) => `${label.padEnd(9)}${value}`)
+    .map(([label, value]) => `${label.padEnd(9)}${serviceLine(String(value))}`)
     .join('\n')
 }
 
@@ -131,7 +132,7 @@ export function describeMmrs(response: TaskMmrsResponse): string {
   if (response.mmrs.length === 0) return `Task ${response.taskId} has used no MMRs yet.`
   const lines = [`${'chain'.padEnd(12)}${'hashing'.padEnd(11)}${'id'.padEnd(10)}${'size'.padEnd(12)}root`]
   for (const mmr of response.mmrs) {
-    lines.push(`${mmr.chain_id.padEnd(12)}${mmr.hashing_function.padEnd(11)}${mmr.id.padEnd(10)}${mmr.size.padEnd(12)}${mmr.root}`)
+    lines.push(serviceLine(`${mmr.chain_id.padEnd(12)}${mmr.hashing_function.padEnd(11)}${mmr.id.padEnd(10)}${mmr.size.padEnd(12)}${mmr.root}`))
   }
   return lines.join('\n')
 }
@@ -304,7 +305,7 @@ export const taskList = defineCommand({
       tasks = tasks.slice(offset % limit, (offset % limit) + limit)
       pagination = { ...response.pagination, limit, offset }
     }
-    const lines = tasks.map((task) => `${task.uuid.padEnd(38)}${task.status.padEnd(27)}${(task.destinationChainId ?? '').padEnd(12)}${task.createdAt}`)
+    const lines = tasks.map((task) => serviceLine(`${task.uuid.padEnd(38)}${task.status.padEnd(27)}${(task.destinationChainId ?? '').padEnd(12)}${task.createdAt}`))
     lines.push(
       context.values.all
         ? `${tasks.length} task${tasks.length === 1 ? '' : 's'}.`
