@@ -25,6 +25,11 @@ export function describeBrowser(name: string, body: () => void): void {
     describe(name, { timeout: 60_000 }, body)
     return
   }
+  // CI (.ci/run) installs the browser and sets this: there, a missing browser is a failure, never a skip.
+  if (process.env.PROVING_REQUIRE_SYSTEM_TOOLS === '1') {
+    describe(name, () => it('has the browser .ci/run installs', () => { throw new Error(`${CHROMIUM} is absent, and PROVING_REQUIRE_SYSTEM_TOOLS=1 requires it`) }))
+    return
+  }
   // Said on the console too: a reporter that lists no skipped test's name still shows why.
   console.warn(`${name}: ${BROWSER_SKIP_REASON}`)
   describe(name, () => it.skip(BROWSER_SKIP_REASON, () => {}))
