@@ -131,8 +131,10 @@ function sample(): fc.Arbitrary<Sent> {
 
 /** The console's page, script and styles (its data, the snapshot, is JSON like the rest). */
 function isConsolePage(path: string): boolean {
-  // The router ignores empty segments: `//` and `/app.css/` are the same routes.
-  const pathname = `/${path.split('?')[0]!.split('/').filter(Boolean).join('/')}`
+  // As the router reads a path: the URL parser resolves `.` and `..` (`/buckets/../` is `/`), and
+  // empty segments are ignored (`//` and `/app.css/` are the same routes).
+  const resolved = new URL(`http://emulator.invalid${path}`).pathname
+  const pathname = `/${resolved.split('/').filter(Boolean).join('/')}`
   return pathname === '/' || pathname === '/_emulator/console/app.js' || pathname === '/_emulator/console/app.css'
 }
 
