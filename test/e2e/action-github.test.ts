@@ -9,7 +9,7 @@ import { startEmulator } from '../../src/emulator/index.ts'
 import { type ActionRun, FIXTURE_PIE, leakedSecret, runAction, runPost, startAction } from '../helpers/run-action.ts'
 
 /**
- * The root action's GitHub side (issue 25), run from its sources as the runner runs it (event
+ * The root action's GitHub side (issue 25), run from the committed bundle (dist/) as the runner runs it (event
  * payload file, GITHUB_* variables, file commands), against a loopback stand-in of GitHub's REST
  * API that checks every request, and every answer it gives, against GitHub's published OpenAPI
  * description (test/helpers/openapi.ts). The proof itself comes from the built-in emulator.
@@ -66,7 +66,7 @@ const withDefaults = (action: string, inputs: Record<string, string>) => ({
 
 async function prove(inputs: Record<string, string>, options: { fork?: boolean; action?: string } = {}): Promise<ActionRun> {
   const action = options.action ?? ''
-  const run = await runAction(action, { fromSource: true, inputs: withDefaults(action, inputs), env: runnerEnv(options) })
+  const run = await runAction(action, { inputs: withDefaults(action, inputs), env: runnerEnv(options) })
   runs.push(run)
   return run
 }
@@ -250,7 +250,7 @@ describe('a step killed before it reports', () => {
     try {
       const inputs = withDefaults('', { 'api-key': 'pk_killed_github_9f8e7d', 'base-url': emulator.url, 'check-run': 'true' })
       const env = runnerEnv()
-      const main = startAction('', { fromSource: true, inputs, env })
+      const main = startAction('', { inputs, env })
       await main.waitFor(/Submitted: query \S+/)
       main.child.kill('SIGKILL')
       const killed = await main.done
@@ -260,7 +260,7 @@ describe('a step killed before it reports', () => {
       expect(check.status).toBe('in_progress')
       expect(killed.state['check-run-id']).toBe(String(check.id))
 
-      const post = await runPost('', killed, { fromSource: true, inputs, env })
+      const post = await runPost('', killed, { inputs, env })
       runs.push(post)
       expect(post.code, post.stdout + post.stderr).toBe(0)
       expect(check).toMatchObject({ status: 'completed', conclusion: 'cancelled' })
