@@ -87,6 +87,7 @@ describe('a bucket filled by a job matrix, closed and gated', () => {
       ['match', 'pies/pie3.zip'],
     ])
     expect(closed.summary).toMatch(/^### ✅ Close bucket: passed/)
+    expect(closed.summary).toContain('is DONE: all 3 queries passed the gate and their facts match the PIEs.')
     expect(closed.summary).toContain('| # | query | status | program hash | mocked | facts | PIE | problems |')
     expect(closed.summary).toMatch(/\| 2 \| `[^`]+` \| DONE \| `0x[0-9a-f]+` \| no \| match \| pies\/pie3\.zip \|/)
   })

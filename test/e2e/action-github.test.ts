@@ -316,6 +316,8 @@ describe('bucket-close/ on GitHub', () => {
       expect(onPull).toHaveLength(1)
       expect(onPull[0]!.body).toMatch(/\n### ✅ Close bucket: passed/)
       expect(onPull[0]!.body).toContain(leg.outputs['query-id'])
+      // One query is one query, not "all 1 queries".
+      expect(closed.summary).toContain(`Bucket ${bucketId} is DONE: its one query passed the gate and its facts match the PIEs.`)
     } finally {
       await emulator.close()
     }

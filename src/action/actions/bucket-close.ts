@@ -91,7 +91,7 @@ export const run = defineAction({
         timeoutMs,
         signal,
         onProgress: (progress) => {
-          io.info(`[${formatDuration(progress.elapsedMs).padStart(6)}] ${progress.status}  ${progress.leaves} queries`)
+          io.info(`[${formatDuration(progress.elapsedMs).padStart(6)}] ${progress.status}  ${progress.leaves} ${progress.leaves === 1 ? 'query' : 'queries'}`)
           step.outputs.set({ status: progress.status })
         },
       })
@@ -123,7 +123,10 @@ export const run = defineAction({
     if (verdict.ok) {
       await step.report({
         outcome: 'passed',
-        headline: `Bucket ${bucket.id} is DONE: all ${verdict.rows.length} queries passed the gate${pies ? ' and their facts match the PIEs' : ''}.`,
+        headline:
+          verdict.rows.length === 1
+            ? `Bucket ${bucket.id} is DONE: its one query passed the gate${pies ? ' and its facts match the PIEs' : ''}.`
+            : `Bucket ${bucket.id} is DONE: all ${verdict.rows.length} queries passed the gate${pies ? ' and their facts match the PIEs' : ''}.`,
       })
       return
     }
