@@ -25,8 +25,10 @@ import { mayHaveBeenProcessed } from '../core/submission.ts'
  * Two runs at once: the run that submits holds `<key>.lock` (pid, host, the process's start
  * time), created whole by link(2), from before it reads the entry until it has reported the id.
  * Another run of the same key finds the lock: a live owner is waited for and its query followed
- * (the waiter leaves a `<key>.waiting.*` mark, so the owner keeps the id for it as a `settled`
- * entry); a dead one (same host, pid gone or reused by a process started at another time) has
+ * (every run leaves a `<key>.waiting.*` mark BEFORE it tries the lock, and removes it once the
+ * lock is its own, so an owner that settles after a waiter saw its lock always sees that waiter
+ * and keeps the id for it as a `settled` entry; a waiter whose owner ended without a recorded
+ * query says so before it looks at the journal again); a dead one (same host, pid gone or reused by a process started at another time) has
  * its lock taken over. Every file is written under a temporary name of its own and renamed, in
  * a 0700 folder, 0600. A folder that cannot be written is a warning and the submission goes on
  * without a journal; a record that cannot be written after the upload never hides the query.
@@ -347,22 +349,33 @@ export async function submitWithJournal(options: JournalOptions): Promise<Journa
   const { journal, parts, logger } = options
   const key = journal.keyOf(parts)
   let lock: Awaited<ReturnType<SubmissionJournal['lock']>>
+  let unmark: (() => Promise<void>) | undefined
   try {
     await journal.open()
+    // The waiting mark first, the lock after: an owner that settles after this run saw its lock
+    // finds the mark (it was written before the look), so it keeps its id for this run. Marked
+    // only after seeing the lock, this run could miss an owner that settled in between and find
+    // neither entry nor lock, then pay twice.
+    unmark = await journal.markWaiting(key)
     lock = await journal.lock(key)
   } catch (error) {
+    await unmark?.().catch(() => {})
     if (!isFileSystemError(error)) throw error
     logger.warn(
       `The submission journal folder ${journal.dir} cannot be used (${(error as NodeJS.ErrnoException).code}); submitting without it, so a re-run after this one is killed cannot tell whether it created a query. Set PROVING_JOURNAL_DIR to a writable folder.`,
     )
     return options.submit()
   }
-  if (!lock.taken) {
+  if (lock.taken) {
+    // Not a waiter: an owner's own mark would make it keep a settled entry for nobody.
+    await unmark().catch(() => {})
+  } else {
     if (options.forceNew) {
+      await unmark().catch(() => {})
       logger.warn(`Another run (${describeOwner(lock.owner)}) is submitting this PIE to ${parts.service}; --new: submitting it again, as a new query.`)
       return options.submit()
     }
-    const followed = await waitForOwner(key, lock.owner, options)
+    const followed = await waitForOwner(key, lock.owner, options, unmark)
     if (followed) return followed
     // The owner ended without a query (sure that none was created, or it left an unfinished entry).
     return submitWithJournal(options)
@@ -437,12 +450,18 @@ async function submitLocked(key: string, options: JournalOptions, release: () =>
 
 /**
  * Another live run holds the lock: wait for the query id it records and follow that query.
- * Undefined when the owner ended (or died) without one: the caller starts over, and finds
- * nothing (the owner was sure nothing was created) or the owner's unfinished entry.
+ * `unmark` removes this run's waiting mark, written before it looked at the lock (so the owner
+ * keeps its id for this run however early it settles). Undefined when the owner ended (or died)
+ * without one, said in a warning: the caller starts over, and finds nothing (the owner was sure
+ * nothing was created) or the owner's unfinished entry.
  */
-async function waitForOwner(key: string, owner: JournalOwner, options: JournalOptions): Promise<JournaledSubmission | undefined> {
+async function waitForOwner(
+  key: string,
+  owner: JournalOwner,
+  options: JournalOptions,
+  unmark: () => Promise<void>,
+): Promise<JournaledSubmission | undefined> {
   const { journal, parts, logger, signal } = options
-  const unmark = await journal.markWaiting(key)
   try {
     logger.warn(
       `Another run (${describeOwner(owner)}) is submitting this PIE to ${parts.service} with these parameters (lock ${journal.lockPathOf(key)}); waiting for its query instead of paying twice.`,
@@ -465,6 +484,9 @@ async function waitForOwner(key: string, owner: JournalOwner, options: JournalOp
           return { provingQueryId: last.provingQueryId, resumed: true, settle: () => forgetSettled(journal, key, unmark) }
         }
         await unmark()
+        logger.warn(
+          `The other run (${describeOwner(owner)}) ended without recording a query for this PIE (journal ${journal.pathOf(key)}); looking at the journal again: this run submits only if it shows that no query was created.`,
+        )
         return undefined
       }
       if (signal?.aborted) throw new AbortedError('Interrupted while waiting for another run\'s submission of this PIE; nothing was sent.')

@@ -219,6 +219,43 @@ describe('two submissions of one key at once, in one process (issue 24)', () => 
     expect(await readdir(dir)).toEqual([])
   })
 
+  it('the first settling between the second\'s look at the lock and its waiting mark: the second still follows its query, never submits silently', async () => {
+    // The interleaving is driven by hand: the second run's lock attempt finds the first's live
+    // lock, and before it returns the first finishes, reports its id and settles (releases the
+    // lock, looks for waiters, keeps or forgets the entry).
+    const first = held()
+    const firstRun = submitWithJournal({ journal: new SubmissionJournal(dir), parts, client: quietClient, forceNew: false, logger: recordingLogger(), submit: first.submit })
+    await first.started
+    let firstSettled = false
+    class SettlesAfterLookingAtTheLock extends SubmissionJournal {
+      override async lock(key: string) {
+        const lock = await super.lock(key)
+        if (!lock.taken && !firstSettled) {
+          firstSettled = true
+          first.finish('q-first')
+          await (await firstRun).settle?.()
+        }
+        return lock
+      }
+    }
+    let secondSubmitted = 0
+    const logger = recordingLogger()
+    const second = await submitWithJournal({
+      journal: new SettlesAfterLookingAtTheLock(dir),
+      parts,
+      client: quietClient,
+      forceNew: false,
+      logger,
+      submit: async () => ({ provingQueryId: `q-second-${++secondSubmitted}` }),
+    })
+    expect(firstSettled).toBe(true)
+    expect(secondSubmitted).toBe(0)
+    expect(second).toMatchObject({ provingQueryId: 'q-first', resumed: true })
+    expect(logger.warnings.join('\n')).toMatch(/waiting for its query instead of paying twice[\s\S]*Following query q-first/)
+    await second.settle?.()
+    expect(await readdir(dir)).toEqual([])
+  })
+
   it('when the first fails surely (nothing created), the second submits, once', async () => {
     const journal = new SubmissionJournal(dir)
     const first = held()
@@ -229,17 +266,20 @@ describe('two submissions of one key at once, in one process (issue 24)', () => 
     )
     await first.started
     const refused = Object.assign(new Error('bad input'), { name: 'InvalidInputError' })
+    const logger = waitingLogger(() => first.fail(refused))
     const second = await submitWithJournal({
       journal,
       parts,
       client: quietClient,
       forceNew: false,
-      logger: waitingLogger(() => first.fail(refused)),
+      logger,
       submit: async () => ({ provingQueryId: 'q-second' }),
     })
     expect((await firstRun)?.message).toBe('bad input')
     expect(second.provingQueryId).toBe('q-second')
     expect(second.resumed).toBeUndefined()
+    // Having said it would wait instead of paying twice, it says why it submits after all.
+    expect(logger.warnings.join('\n')).toMatch(/The other run \(pid \d+ .*\) ended without recording a query for this PIE/)
     await second.settle?.()
     expect(await readdir(dir)).toEqual([])
   })
