@@ -29,6 +29,11 @@ export type ActionIO = {
   endGroup(): void
   /** Appends Markdown to the job summary. */
   appendSummary(markdown: string): Promise<void>
+  /**
+   * The text scrubbed as everything written through this seam is (registered secrets, credentials
+   * in URLs): for what leaves the step by another road, such as a PR comment or a check run.
+   */
+  scrub(text: string): string
   /** Marks the step failed (exit code 1) with this message. */
   setFailed(message: string): void
   /** The environment: RUNNER_TEMP, GITHUB_WORKSPACE, the GITHUB_* context. */

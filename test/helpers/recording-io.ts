@@ -49,6 +49,7 @@ export class RecordingIO implements ActionIO {
   startGroup = (name: string) => void this.logs.push(`::group::${this.#scrub(name)}`)
   endGroup = () => void this.logs.push('::endgroup::')
   appendSummary = async (markdown: string) => void (this.summary += this.#scrub(markdown))
+  scrub = (text: string) => this.#scrub(text)
   setFailed = (message: string) => void (this.failed = this.#scrub(message))
 
   /** Everything that left the step, for "the secret never appears" checks. */

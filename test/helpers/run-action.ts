@@ -293,6 +293,8 @@ export function fakeIO(inputs: Record<string, string> = {}, options: { env?: Rec
     appendSummary: async (markdown) => {
       io.summary += `${markdown}\n`
     },
+    // Records as written: this fake masks nothing, so a test sees what a step would hand over.
+    scrub: (text) => text,
     setFailed: (message) => {
       io.failed = message
     },

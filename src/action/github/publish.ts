@@ -14,6 +14,7 @@ import { createReadStream } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
+import { forSummary } from '../../core/service-text.ts'
 import { writeSummary } from '../steps/io.ts'
 import type { ProvingStep, QueryStep } from '../steps/query-step.ts'
 import { STATE } from '../steps/state.ts'
@@ -119,7 +120,7 @@ export class GitHubPublisher {
     const fail = (error: unknown) => {
       const message = error instanceof GitHubApiError ? error.shortMessage : (error as Error).message.split('\n')[0]!
       failures.push(message)
-      lines.push(`- ❌ ${escapeText(message)}`)
+      lines.push(`- ❌ ${forSummary(message)}`)
     }
 
     let files: ReleaseFile[] = []
@@ -144,7 +145,7 @@ export class GitHubPublisher {
             'release-assets': JSON.stringify(attached.assets.map(({ name, id, size, url }) => ({ name, id, size, url }))),
           })
           const names = attached.assets.map((asset) => `${asset.name}${asset.replaced ? ' (replaced)' : ''}`).join(', ')
-          lines.push(`- Release [${escapeText(tag)}](${attached.url})${attached.created ? ' (draft, created by this step)' : attached.draft ? ' (draft)' : ''}: ${names}.`)
+          lines.push(`- Release [${forSummary(tag)}](${attached.url})${attached.created ? ' (draft, created by this step)' : attached.draft ? ' (draft)' : ''}: ${names}.`)
           this.#io.info(`Attached to release ${tag}: ${names}.`)
         } catch (error) {
           fail(error)
@@ -152,7 +153,9 @@ export class GitHubPublisher {
       }
     }
 
-    const body = [step.summaryMarkdown.trimEnd(), '', ...lines].join('\n')
+    // What the GitHub API receives leaves by another road than the job summary: scrubbed the same
+    // way (registered secrets, credentials in URLs), as the summary file is by appendSummary.
+    const body = this.#io.scrub([step.summaryMarkdown.trimEnd(), '', ...lines].join('\n'))
     if (this.#inputs['pr-comment'] && this.#github) {
       const pull = this.#context.pullNumber
       if (pull === undefined) {
@@ -179,9 +182,9 @@ export class GitHubPublisher {
     if (this.#check && this.#github) {
       // The check says what the step says: a release that could not be written fails both.
       const conclusion = failures.length ? 'failure' : CONCLUSIONS[end.outcome]
-      const title = failures.length ? failures[0]! : end.headline
+      const title = this.#io.scrub(failures.length ? failures[0]! : end.headline)
       try {
-        const summary = [step.summaryMarkdown.trimEnd(), '', ...lines].join('\n')
+        const summary = this.#io.scrub([step.summaryMarkdown.trimEnd(), '', ...lines].join('\n'))
         await concludeCheckRun(this.#github, this.#context, this.#check, conclusion, title, summary)
         lines.push(`- Check run: [${conclusion}](${this.#check.url}).`)
       } catch (error) {
@@ -276,7 +279,7 @@ export async function concludeAbandonedCheckRun(io: ActionIO, checkRunId: number
   }
   const context = await readGitHubContext(io.env)
   try {
-    await concludeCheckRun(gitHubClient(token, context), context, { id: checkRunId, url: '' }, 'cancelled', 'The step stopped before it could report', summary)
+    await concludeCheckRun(gitHubClient(token, context), context, { id: checkRunId, url: '' }, 'cancelled', 'The step stopped before it could report', io.scrub(summary))
   } catch (error) {
     io.warning(`Check run ${checkRunId} is left in progress: ${(error as Error).message.split('\n')[0]}`)
   }
@@ -286,8 +289,4 @@ async function sha256Of(path: string): Promise<string> {
   const hash = createHash('sha256')
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer)
   return hash.digest('hex')
-}
-
-function escapeText(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/([[\]`|*_])/g, '\\$1')
 }

@@ -48,6 +48,7 @@ export function coreIO(): ActionIO {
       await core.summary.addRaw(scrub(markdown), true).write()
       core.summary.emptyBuffer()
     },
+    scrub,
     setFailed: (message) => core.setFailed(logLine(message)),
     env: process.env,
   }
