@@ -114,10 +114,14 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
   // A query listed twice is one query: it is read and counted once.
   const ids = [...new Set(details.queries.map((query) => query.id))]
   const leaves = details.bucket.leaves
-  if (typeof leaves === 'number' && ids.length > leaves) {
+  if (typeof leaves === 'number' && ids.length !== leaves) {
     // More queries than the bucket's leaves: the listing cannot be the bucket's, and reading
-    // them all (a listing may name thousands) would judge something else.
-    const refusal = `Bucket ${details.bucket.id} lists ${ids.length} distinct queries but has ${leaves} ${leaves === 1 ? 'leaf' : 'leaves'}: the listing does not match the bucket.`
+    // them all (a listing may name thousands) would judge something else. Fewer: the queries
+    // left out would go ungated, and the gate cannot say they are proven.
+    const refusal =
+      ids.length > leaves
+        ? `Bucket ${details.bucket.id} lists ${ids.length} distinct queries but has ${leaves} ${leaves === 1 ? 'leaf' : 'leaves'}: the listing does not match the bucket.`
+        : `Bucket ${details.bucket.id} has ${leaves} ${leaves === 1 ? 'leaf' : 'leaves'} but lists ${ids.length} distinct ${ids.length === 1 ? 'query' : 'queries'}: the ones not listed cannot be gated.`
     return { bucket: details.bucket, status: bucketStatus(details), rows: [], refusals: [refusal], ok: false }
   }
   // The bucket lists record D (no status in the contract): read each query with its status, a
@@ -129,9 +133,17 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
     const batch = options.deadline === undefined ? await Promise.all(slice.map(read)) : await readBefore(options.deadline, details.bucket.id, clock, () => Promise.all(slice.map(read)))
     records.push(...batch.map((answer) => answer.provingQuery))
   }
+  // Each record must be the query it was read for, in this bucket: an answer about another
+  // query (or another bucket's) would be judged in its place.
+  const misread = records.map((record, index): string | undefined => {
+    const asked = ids[index]!
+    if (record.id !== asked) return `Read as query ${asked}, the service answered with the record of another query.`
+    if (typeof record.bucketId === 'string' && record.bucketId !== details.bucket.id) return 'Its record names another bucket.'
+    return undefined
+  })
   const matched = new Set<string>()
   const rows = records
-    .map((record): BucketQueryRow => {
+    .map((record, index): BucketQueryRow => {
       let facts: BucketQueryRow['facts'] = 'not checked'
       let pie: string | null = null
       let factCheck
@@ -153,7 +165,9 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
       const problems = evaluateGate(record, facts === 'differ' ? factCheck : undefined, {
         allowMockedFact: options.allowMockedFact,
         expectedProgramHash: options.expectedProgramHash,
-      }).map((refusal) => (facts === 'differ' && refusal.kind === 'fact-mismatch' ? 'Its facts fit none of the PIEs given.' : refusal.message))
+      })
+        .map((refusal) => (facts === 'differ' && refusal.kind === 'fact-mismatch' ? 'Its facts fit none of the PIEs given.' : refusal.message))
+        .concat(misread[index] === undefined ? [] : [misread[index]!])
       return {
         bucketJobIndex: record.bucketJobIndex ?? null,
         queryId: record.id,

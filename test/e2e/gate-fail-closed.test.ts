@@ -260,6 +260,27 @@ describe('the bucket gate', () => {
     expect(tooMany.stdout).toContain(`Bucket ${bucketId} lists 2 distinct queries but has 1 leaf: the listing does not match the bucket.`)
   })
 
+  it('CLI: fewer distinct queries than leaves is refused (the rest would go ungated); a record of another query is refused', async () => {
+    const { bucketId, queryId } = await bucketWithOneQuery()
+    const other = await bucketWithOneQuery()
+    // Two leaves, one query listed.
+    await control(emulator.url, 'POST', 'faults', { method: 'GET', path: `/buckets/${bucketId}`, status: 200, body: { bucket: { id: bucketId, status: 'DONE', leaves: 2 }, queries: [{ id: queryId }] }, times: 1000 })
+    const tooFew = await runCli(['bucket', 'close', bucketId, '--wait'], { env: env() })
+    expect(tooFew.code, tooFew.stderr).toBe(1)
+    expect(tooFew.stdout).toContain(`Bucket ${bucketId} has 2 leaves but lists 1 distinct query: the ones not listed cannot be gated.`)
+
+    // The listing names this bucket's query, but the service answers with another bucket's query.
+    await control(emulator.url, 'DELETE', 'faults')
+    // The other query's record with its status, as the /docs/ path answers (the public path's shape plus status).
+    const { provingQuery } = await new ProvingClient({ baseUrl: emulator.url, apiKey: API_KEY }).readQuery(other.queryId)
+    const answer = { provingQuery, metadataUrls: [] }
+    await control(emulator.url, 'POST', 'faults', { method: 'GET', path: `/proving-query/${queryId}`, status: 200, body: answer, times: 1000 })
+    await control(emulator.url, 'POST', 'faults', { method: 'GET', path: `/docs/proving-query/${queryId}`, status: 200, body: answer, times: 1000 })
+    const swapped = await runCli(['bucket', 'close', bucketId, '--wait'], { env: env() })
+    expect(swapped.code, swapped.stdout + swapped.stderr).toBe(1)
+    expect(swapped.stdout).toContain(`Read as query ${queryId}, the service answered with the record of another query.`)
+  })
+
   it('CLI and bucket-close: a query with null facts, or a malformed one, is refused by name', async () => {
     const { bucketId, queryId } = await bucketWithOneQuery()
     await control(emulator.url, 'POST', `queries/${queryId}/record`, PROGRAM_HASH_ONLY)
