@@ -173,8 +173,9 @@ function factFieldRefusals(record: GateRecord, fallbackResult: string | undefine
   return refusals
 }
 
+/** The result kind and prover as the service named them (open enums: any text), one line, cut short. */
 function kindLabel(result: string, prover: string | null | undefined): string {
-  return prover ? `${result} (${prover})` : result
+  return prover ? `${serviceLine(result, 80)} (${serviceLine(prover, 80)})` : serviceLine(result, 80)
 }
 
 /**

@@ -113,7 +113,10 @@ export async function verifyOnchain(
 
   const verified = outcomes.every((outcome) => outcome.status === 'registered')
   step.outputs.set({ 'onchain-verified': String(verified), 'onchain-details': JSON.stringify(outcomes.map(detail)) })
-  step.extraRows.push(['On chain', { markdown: outcomes.map((outcome) => summaryLine(outcome, timeoutMs, describeWhere)).join('<br>') }])
+  // The network's name comes from the RPC's chain id when it is not a known one: service text,
+  // escaped for the summary like any other.
+  const describeForSummary = (check: OnchainFactCheck) => forSummary(describeWhere(check))
+  step.extraRows.push(['On chain', { markdown: outcomes.map((outcome) => summaryLine(outcome, timeoutMs, describeForSummary)).join('<br>') }])
   return outcomes.filter((outcome) => outcome.status !== 'registered').map((outcome) => refusal(outcome, timeoutMs, describeWhere))
 }
 

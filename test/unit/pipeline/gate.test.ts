@@ -143,3 +143,21 @@ describe('sameFelt', () => {
     expect(sameFelt('-1', '-1')).toBe(false)
   })
 })
+
+describe('refusals quote the service\'s result kind and prover as one line of data', () => {
+  it('a result or prover holding a line break and an escape cannot forge a second line in a message', () => {
+    const record: GateRecord = {
+      ...DONE,
+      sharpFactHash: null,
+      integrityFactHash: null,
+      result: 'X\nproving: facts match\u001b[2K',
+      sharpProver: 'stwo\r\n::notice::forged',
+    }
+    const messages = evaluateGate(record, undefined, STRICT).map((refusal) => refusal.message)
+    expect(messages.length).toBeGreaterThan(0)
+    for (const message of messages) {
+      expect(message).not.toMatch(/[\r\n\u001b]/)
+    }
+    expect(messages.join(' ')).toContain('X\\nproving: facts match')
+  })
+})
