@@ -18,7 +18,7 @@ import { pipeline } from 'node:stream/promises'
 import { isLoopback } from '../core/checks.ts'
 import { InvalidInputError, InvalidResponseError } from '../core/errors.ts'
 import { HttpClient } from '../core/http.ts'
-import { redactUrl, showUrl } from '../core/redact.ts'
+import { showUrl } from '../core/redact.ts'
 import type { Logger } from '../core/runtime.ts'
 
 /** The largest artifact downloaded unless the caller says otherwise: real proofs are a few MiB. */
@@ -41,7 +41,7 @@ export type ArtifactDownloadOptions = {
 export type DownloadedArtifact = {
   /** The file's name, from the link's last path segment. */
   name: string
-  /** The link, with any query string and credentials left out. */
+  /** The link without its query string and credentials (a signed link's signature stays out of logs and JSON). */
   url: string
   path: string
   bytes: number
@@ -152,9 +152,15 @@ export async function downloadArtifacts(
   for (const { url, name } of wanted) {
     const path = join(outDir, name)
     const { bytes, sha256 } = await downloadArtifact(url, path, options)
-    downloaded.push({ name, url: redactUrl(url), path, bytes, sha256 })
+    downloaded.push({ name, url: linkShown(url), path, bytes, sha256 })
   }
   return downloaded
+}
+
+/** Scheme, host and path: a presigned link's query (X-Amz-Signature, ...) is a credential. */
+function linkShown(url: string): string {
+  const parsed = new URL(url)
+  return `${parsed.protocol}//${parsed.host}${parsed.pathname}`
 }
 
 async function* hashing(body: AsyncIterable<Uint8Array>, hash: ReturnType<typeof createHash>): AsyncIterable<Uint8Array> {

@@ -32,7 +32,7 @@ export const run = defineAction({
   step: (io, signal) => new ProvingStep(io, { action: 'Close bucket', signal }),
   async work({ io, signal, inputs, step }) {
     const subject = `bucket ${inputs['bucket-id']}`
-    if (!(await startGitHub(io, step, inputs, { subject, serviceUrl: () => inputs['base-url'], signal }))) return
+    if (!(await startGitHub(io, step, inputs, { subject, serviceUrl: () => inputs['base-url'], signal, allowInsecureHttp: inputs['allow-insecure-http'] === true }))) return
     // The PIEs are read before the bucket is closed: a wrong path stops the step with nothing closed.
     let pies
     if (inputs.pie) {

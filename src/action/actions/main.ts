@@ -68,7 +68,7 @@ export const run = defineAction({
     }
     // Before the emulator starts: the release's proof.json is downloaded from it after the report.
     const service = { url: inputs['base-url'] }
-    if (!(await startGitHub(io, step, inputs, { subject: subjectOf(inputs), serviceUrl: () => service.url, signal }))) return
+    if (!(await startGitHub(io, step, inputs, { subject: subjectOf(inputs), serviceUrl: () => service.url, signal, allowInsecureHttp: inputs['allow-insecure-http'] === true }))) return
     // The emulator (when asked for) stops once the step has reported, however it ended.
     await prove(io, inputs, step, signal, (close, url) => {
       service.url = url
@@ -280,7 +280,7 @@ async function prove(
     result: kind ?? undefined,
   })
   if (inputs['upload-artifacts']) {
-    const options = { retentionDays: inputs['retention-days'], compressionLevel: inputs['compression-level'], overwrite: inputs.overwrite }
+    const options = { retentionDays: inputs['retention-days'], compressionLevel: inputs['compression-level'], overwrite: inputs.overwrite, allowInsecureHttp: inputs['allow-insecure-http'] === true }
     await uploadArtifacts(io, step, inputs['artifact-name'], pie?.zipPath, io.env.RUNNER_TEMP || tmpdir(), options, signal)
   }
   // An unknown mock state is what the on-chain check settles: a fact registered in the registry
@@ -345,7 +345,7 @@ async function uploadArtifacts(
       const proof = join(folder, 'download', 'proof.json')
       const { mkdir } = await import('node:fs/promises')
       await mkdir(join(folder, 'download'), { recursive: true })
-      await services.downloadFile(proofUrl, proof, signal)
+      await services.downloadFile(proofUrl, proof, signal, { allowInsecureHttp: options.allowInsecureHttp })
       files.push(proof)
     } else if (step.record?.status === 'DONE') {
       io.warning('The query lists no proof.json among its metadata URLs; uploading pie.zip alone.')

@@ -27,7 +27,7 @@ export const run = defineAction({
   async work({ io, signal, inputs, step }) {
     step.expectedProgramHash = inputs['expected-program-hash']
     const subject = inputs.pie ?? `query ${inputs['query-id']}`
-    if (!(await startGitHub(io, step, inputs, { subject, serviceUrl: () => inputs['base-url'], signal }))) return
+    if (!(await startGitHub(io, step, inputs, { subject, serviceUrl: () => inputs['base-url'], signal, allowInsecureHttp: inputs['allow-insecure-http'] === true }))) return
     // Before waiting: a PIE that cannot be read fails now, not after the query is done.
     let pie: PreparedPie | undefined
     if (inputs.pie) pie = await preparePieForStep(io, step, inputs.pie, { signal, inspect: true })

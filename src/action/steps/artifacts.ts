@@ -14,6 +14,8 @@ export type ArtifactOptions = {
   compressionLevel: number
   /** Delete an artifact of the same name from this run first (a re-run's, an earlier step's). */
   overwrite: boolean
+  /** proof.json over plain http from another machine (`allow-insecure-http`). */
+  allowInsecureHttp?: boolean | undefined
 }
 
 /**

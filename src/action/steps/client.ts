@@ -18,7 +18,9 @@ export function provingClient(options: { baseUrl: string; apiKey: string | undef
 /**
  * Downloads one artifact of a query (metadata URLs need no authentication) through the shared
  * artifact download (`pipeline/artifacts.ts`): capped in size, redirects followed only within the
- * link's own origin, the proxy settings honoured, and nothing half-written left behind.
+ * link's own origin, the proxy settings honoured, and nothing half-written left behind. Plain
+ * http to another machine only with `allow-insecure-http` (what is downloaded may be attached to
+ * a release and hashed into its SHA256SUMS).
  */
 export async function downloadFile(
   url: string,
@@ -26,7 +28,7 @@ export async function downloadFile(
   signal?: AbortSignal,
   options: { allowInsecureHttp?: boolean; maxBytes?: number; logger?: Logger } = {},
 ): Promise<void> {
-  await downloadArtifact(url, destination, { ...options, allowInsecureHttp: options.allowInsecureHttp ?? true, signal, overwrite: true })
+  await downloadArtifact(url, destination, { ...options, allowInsecureHttp: options.allowInsecureHttp ?? false, signal, overwrite: true })
 }
 
 export async function closeConnections(): Promise<void> {

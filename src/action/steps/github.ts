@@ -21,7 +21,7 @@ export async function startGitHub(
   io: ActionIO,
   step: PublishedStep,
   inputs: GitHubInputs,
-  options: { subject: string; serviceUrl: () => string | undefined; signal: AbortSignal },
+  options: { subject: string; serviceUrl: () => string | undefined; signal: AbortSignal; allowInsecureHttp?: boolean | undefined },
 ): Promise<boolean> {
   if (!usesGitHub(inputs)) return true
   const { GitHubPublisher } = await import('../github/publish.ts')
@@ -30,7 +30,7 @@ export async function startGitHub(
   step.onClose(() =>
     publisher.finish(step, {
       serviceUrl: options.serviceUrl(),
-      download: async (url, path) => (await loadClient()).downloadFile(url, path, options.signal),
+      download: async (url, path) => (await loadClient()).downloadFile(url, path, options.signal, { allowInsecureHttp: options.allowInsecureHttp }),
     }),
   )
   return true
