@@ -54,8 +54,16 @@ describe.each(VARIANTS)('%s bodies', (variant) => {
 
   it('CLI: query wait, query get and query list', async () => {
     const waited = await runCli(['query', 'wait', `cli-wait-${variant}`, '--json'], { env: env() })
-    expect(waited.code, waited.stderr).toBe(0)
     expect(JSON.parse(waited.stdout).provingQuery).toMatchObject({ id: `cli-wait-${variant}`, status: 'DONE' })
+    if (mockStateUnknown) {
+      // `query wait` gates as `prove --wait` does: an unknown mock state is refused unless allowed.
+      expect(waited.code, waited.stderr).toBe(1)
+      expect(waited.stderr).toMatch(unknownMessage)
+      const allowed = await runCli(['query', 'wait', `cli-wait-${variant}`, '--allow-mocked-fact'], { env: env() })
+      expect(allowed.code, allowed.stderr).toBe(0)
+    } else {
+      expect(waited.code, waited.stderr).toBe(0)
+    }
 
     const got = await runCli(['query', 'get', `cli-wait-${variant}`], { env: env() })
     expect(got.code, got.stderr).toBe(0)

@@ -1,14 +1,16 @@
 /**
  * `retry/`: sends a FAILED, retriable query back to the service (at most 3 times per query),
- * then (by default) waits for it again. The gate here is DONE or not; follow with the `wait`
- * sub-action for `expected-program-hash` and `allow-mocked-fact`.
+ * then (by default) waits for it again and applies the root's gate without a PIE: DONE, with the
+ * facts its result kind carries, well formed, and a fact that is not mocked and whose mock state
+ * the service gives (unless `allow-mocked-fact`). For `expected-program-hash` or a local fact
+ * check, follow with the `wait` sub-action.
  */
 import { evaluateGate } from '../../pipeline/gate.ts'
 import { defineAction } from '../steps/define-action.ts'
 import { requireService, RETRY_INPUTS } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
 import { loadClient } from '../steps/lazy.ts'
-import { serviceQueryStep } from '../steps/query-step.ts'
+import { mockNote, serviceQueryStep } from '../steps/query-step.ts'
 
 export const run = defineAction({
   inputs: RETRY_INPUTS,
@@ -36,7 +38,7 @@ export const run = defineAction({
       return
     }
     const result = await step.wait(client, queryId, inputs['timeout-minutes'] * 60_000)
-    const refusals = evaluateGate(result.provingQuery, undefined, { allowMockedFact: true })
-    await step.finishGate(refusals, `Query ${queryId} is DONE after retry ${record.retryCount} of 3.`)
+    const refusals = evaluateGate(result.provingQuery, undefined, { allowMockedFact: inputs['allow-mocked-fact'] })
+    await step.finishGate(refusals, `Query ${queryId} is DONE after retry ${record.retryCount} of 3${mockNote(result.provingQuery.isFactMocked)}.`)
   },
 })

@@ -272,6 +272,7 @@ export const RETRY_INPUTS = {
   ...service,
   wait: withDefault('true', booleanValue),
   'timeout-minutes': withDefault('120', minutesValue),
+  'allow-mocked-fact': withDefault('false', booleanValue),
 } satisfies InputSpecs
 
 export const BUCKET_CLOSE_INPUTS = {

@@ -38,7 +38,7 @@ export const WAIT_OPTIONS = {
   },
 } as const
 
-/** The gate's allowance, for the commands whose --wait gates (prove, submit). */
+/** The gate's allowance, for the commands whose wait gates (prove, submit, verify-proof, query wait, query retry). */
 export const GATE_OPTIONS = {
   'allow-mocked-fact': {
     type: 'boolean',
@@ -468,10 +468,19 @@ export const verifyProof = defineCommand({
   path: ['verify-proof'],
   args: '<proof.json>',
   summary: 'Submit an existing proof file for verification on L2.',
+  details: [
+    'With --wait, the result is gated as `prove --wait` gates it, less the local fact check (no PIE):',
+    'exit 0 only when the query is DONE with its facts, well formed, and a fact that is not mocked',
+    'and whose mock state the service gives; a mocked fact or an unknown mock state passes with',
+    '--allow-mocked-fact (--mock-fact-hash implies it). FAILED or refused: exit 1, each refusal',
+    'on stderr, naming the field.',
+  ],
   positionals: { min: 1, max: 1 },
   options: {
     ...SERVICE_OPTIONS,
     ...WAIT_OPTIONS,
+    wait: { type: 'boolean', description: 'Wait for the query to finish, then gate it (exit 0 DONE and passed, 1 FAILED or refused).' },
+    ...GATE_OPTIONS,
     'stone-version': { type: 'string', valueName: '<stone5|stone6>', description: 'Prover version of the proof (shared-prover proofs need stone6).' },
     'memory-verification': {
       type: 'string',
@@ -509,11 +518,26 @@ export const verifyProof = defineCommand({
       const result = await waitReportingId(context, provingQueryId, () =>
         withHeartbeat(context, (onProgress) => client.waitForQuery(provingQueryId, { timeoutMs, signal: context.signal, onProgress, afterSubmission: true })),
       )
-      context.print(describeQuery(result), result)
-      return result.provingQuery.status === 'DONE' ? EXIT.ok : EXIT.remoteFailure
+      const allowMockedFact = context.values['mock-fact-hash'] === true || context.values['allow-mocked-fact'] === true
+      return gateWaitedQuery(context, result, { allowMockedFact })
     })
   },
 })
+
+/**
+ * A waited query with no PIE to compare (`verify-proof --wait`, `query wait`, `query retry
+ * --wait`), gated as `prove --wait` gates it: the record, each refusal on stderr, and the exit
+ * code: 0 only for a DONE record the gate passes (a missing, null or malformed fact, a mocked
+ * fact or an unknown mock state without `allowMockedFact`, are refusals), else 1.
+ */
+export async function gateWaitedQuery(context: CommandContext, result: QueryResult, options: { allowMockedFact: boolean }): Promise<number> {
+  const done = result.provingQuery.status === 'DONE'
+  const { evaluateGate } = await import('../../pipeline/gate.ts')
+  const refusals = done ? evaluateGate(result.provingQuery, undefined, { allowMockedFact: options.allowMockedFact }) : []
+  for (const refusal of refusals) context.io.stderr(`proving: gate refused: ${redact(refusal.message, context.redactor)}\n`)
+  context.print(describeQuery(result), done ? { ...result, gate: { ok: refusals.length === 0, refusals } } : result)
+  return done && refusals.length === 0 ? EXIT.ok : EXIT.remoteFailure
+}
 
 /** On interruption or timeout, the query id is what a person needs to pick up the wait again. */
 async function waitReportingId<T>(context: CommandContext, queryId: string, wait: () => Promise<T>): Promise<T> {

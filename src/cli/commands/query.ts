@@ -3,6 +3,7 @@ import { serviceLine } from '../../core/service-text.ts'
 import { allowInsecureHttp, defineCommand, pageOptions, pageSummary, parseInteger, SERVICE_OPTIONS } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { describeQuery, provingClientFrom, timeoutFrom, withHeartbeat } from '../services.ts'
+import { GATE_OPTIONS, gateWaitedQuery } from './prove.ts'
 
 const TIMEOUT_OPTION = {
   timeout: {
@@ -56,20 +57,37 @@ export function retriability(status: string | undefined, isRetriable: boolean | 
   return { retriable: null, text: `unknown: the service did not say${used}; \`proving query retry ${id}\` answers QUERY_NOT_RETRIABLE if it is not` }
 }
 
+/** What `query wait` and `query retry --wait` check once the query ends (the gate of `prove --wait`, without a PIE). */
+const GATE_DETAILS = [
+  'The query is gated as `proving prove --wait` gates it, less the local fact check (no PIE):',
+  'exit 0 only when it is DONE and its record carries the facts its result kind needs, well',
+  'formed, with a mock state the service gives and a fact that is not mocked (isFactMocked true,',
+  'null or absent is refused unless --allow-mocked-fact). FAILED or refused: exit 1, each refusal',
+  'on stderr, naming the field.',
+  'Resuming a `prove --wait` that timed out? Pass the same --allow-mocked-fact, if it had one.',
+]
+
 export const queryWait = defineCommand({
   path: ['query', 'wait'],
   args: '<query-id>',
-  summary: 'Wait for a query to finish; exit 0 when DONE, 1 when FAILED.',
+  summary: 'Wait for a query and gate it: exit 0 when DONE and passed, 1 when FAILED or refused.',
+  details: GATE_DETAILS,
   positionals: { min: 1, max: 1 },
-  options: { ...SERVICE_OPTIONS, ...TIMEOUT_OPTION },
+  options: {
+    ...SERVICE_OPTIONS,
+    ...TIMEOUT_OPTION,
+    'allow-mocked-fact': {
+      ...GATE_OPTIONS['allow-mocked-fact'],
+      description: 'Let a mocked fact, or one the service does not say is real (isFactMocked null), pass the gate.',
+    },
+  },
   async run(context) {
     const client = provingClientFrom(context, { needsKey: true })
     const timeoutMs = timeoutFrom(context)
     const result = await withHeartbeat(context, (onProgress) =>
       client.waitForQuery(context.positionals[0]!, { timeoutMs, signal: context.signal, onProgress }),
     )
-    context.print(describeQuery(result), result)
-    return result.provingQuery.status === 'DONE' ? EXIT.ok : EXIT.remoteFailure
+    return gateWaitedQuery(context, result, { allowMockedFact: context.values['allow-mocked-fact'] === true })
   },
 })
 
@@ -77,11 +95,13 @@ export const queryRetry = defineCommand({
   path: ['query', 'retry'],
   args: '<query-id>',
   summary: 'Retry a FAILED query whose error is retriable (at most 3 times).',
+  details: ['With --wait, the retried query is followed and gated as `proving query wait` gates it:', ...GATE_DETAILS.slice(1, -1)],
   positionals: { min: 1, max: 1 },
   options: {
     ...SERVICE_OPTIONS,
     ...TIMEOUT_OPTION,
-    wait: { type: 'boolean', description: 'Wait for the retried query to finish.' },
+    wait: { type: 'boolean', description: 'Wait for the retried query to finish, then gate it (exit 0 DONE and passed, 1 FAILED or refused).' },
+    ...GATE_OPTIONS,
   },
   async run(context) {
     const client = provingClientFrom(context, { needsKey: true })
@@ -97,8 +117,7 @@ export const queryRetry = defineCommand({
     context.progress(`${response.message} (retry ${response.provingQuery.retryCount} of 3).`)
     const timeoutMs = timeoutFrom(context)
     const result = await withHeartbeat(context, (onProgress) => client.waitForQuery(id, { timeoutMs, signal: context.signal, onProgress }))
-    context.print(describeQuery(result), result)
-    return result.provingQuery.status === 'DONE' ? EXIT.ok : EXIT.remoteFailure
+    return gateWaitedQuery(context, result, { allowMockedFact: context.values['allow-mocked-fact'] === true })
   },
 })
 
@@ -176,7 +195,7 @@ export const queryDownload = defineCommand({
       }
       const human = status === 'DONE'
         ? `Query ${id} is DONE but lists no artifacts.`
-        : `Query ${id} lists no artifacts${status ? ` yet: it is ${status}` : ''}; they are listed once it is DONE. Wait for it with: proving query wait ${id}`
+        : `Query ${id} lists no artifacts${status ? ` yet: it is ${serviceLine(status, 80)}` : ''}; they are listed once it is DONE. Wait for it with: proving query wait ${id}`
       context.print(human, empty)
       return EXIT.ok
     }
