@@ -114,14 +114,11 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
   // A query listed twice is one query: it is read and counted once.
   const ids = [...new Set(details.queries.map((query) => query.id))]
   const leaves = details.bucket.leaves
-  if (typeof leaves === 'number' && ids.length !== leaves) {
+  if (typeof leaves === 'number' && ids.length > leaves) {
     // More queries than the bucket's leaves: the listing cannot be the bucket's, and reading
-    // them all (a listing may name thousands) would judge something else. Fewer: the queries
-    // left out would go ungated, and the gate cannot say they are proven.
-    const refusal =
-      ids.length > leaves
-        ? `Bucket ${details.bucket.id} lists ${ids.length} distinct queries but has ${leaves} ${leaves === 1 ? 'leaf' : 'leaves'}: the listing does not match the bucket.`
-        : `Bucket ${details.bucket.id} has ${leaves} ${leaves === 1 ? 'leaf' : 'leaves'} but lists ${ids.length} distinct ${ids.length === 1 ? 'query' : 'queries'}: the ones not listed cannot be gated.`
+    // them all (a listing may name thousands) would judge something else. (Fewer is not refused:
+    // what production's `leaves` counts beyond the queries, e.g. a padded tree, is not documented.)
+    const refusal = `Bucket ${details.bucket.id} lists ${ids.length} distinct queries but has ${leaves} ${leaves === 1 ? 'leaf' : 'leaves'}: the listing does not match the bucket.`
     return { bucket: details.bucket, status: bucketStatus(details), rows: [], refusals: [refusal], ok: false }
   }
   // The bucket lists record D (no status in the contract): read each query with its status, a
@@ -133,13 +130,11 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
     const batch = options.deadline === undefined ? await Promise.all(slice.map(read)) : await readBefore(options.deadline, details.bucket.id, clock, () => Promise.all(slice.map(read)))
     records.push(...batch.map((answer) => answer.provingQuery))
   }
-  // Each record must be the query it was read for, in this bucket: an answer about another
-  // query (or another bucket's) would be judged in its place.
+  // Each record must be the query it was read for: an answer about another query would be
+  // judged in its place.
   const misread = records.map((record, index): string | undefined => {
     const asked = ids[index]!
-    if (record.id !== asked) return `Read as query ${asked}, the service answered with the record of another query.`
-    if (typeof record.bucketId === 'string' && record.bucketId !== details.bucket.id) return 'Its record names another bucket.'
-    return undefined
+    return record.id === asked ? undefined : `Read as query ${asked}, the service answered with the record of another query.`
   })
   const matched = new Set<string>()
   const rows = records

@@ -260,17 +260,10 @@ describe('the bucket gate', () => {
     expect(tooMany.stdout).toContain(`Bucket ${bucketId} lists 2 distinct queries but has 1 leaf: the listing does not match the bucket.`)
   })
 
-  it('CLI: fewer distinct queries than leaves is refused (the rest would go ungated); a record of another query is refused', async () => {
+  it('CLI: a record that is not the query it was read for is refused', async () => {
     const { bucketId, queryId } = await bucketWithOneQuery()
     const other = await bucketWithOneQuery()
-    // Two leaves, one query listed.
-    await control(emulator.url, 'POST', 'faults', { method: 'GET', path: `/buckets/${bucketId}`, status: 200, body: { bucket: { id: bucketId, status: 'DONE', leaves: 2 }, queries: [{ id: queryId }] }, times: 1000 })
-    const tooFew = await runCli(['bucket', 'close', bucketId, '--wait'], { env: env() })
-    expect(tooFew.code, tooFew.stderr).toBe(1)
-    expect(tooFew.stdout).toContain(`Bucket ${bucketId} has 2 leaves but lists 1 distinct query: the ones not listed cannot be gated.`)
-
     // The listing names this bucket's query, but the service answers with another bucket's query.
-    await control(emulator.url, 'DELETE', 'faults')
     // The other query's record with its status, as the /docs/ path answers (the public path's shape plus status).
     const { provingQuery } = await new ProvingClient({ baseUrl: emulator.url, apiKey: API_KEY }).readQuery(other.queryId)
     const answer = { provingQuery, metadataUrls: [] }

@@ -24,7 +24,7 @@ import {
 } from '../submission.ts'
 
 export const WAIT_OPTIONS = {
-  wait: { type: 'boolean', description: 'Wait for the query to finish (exit 0 DONE, 1 FAILED).' },
+  wait: { type: 'boolean', description: 'Wait for the query to finish, then gate it (exit 0 DONE and passed, 1 FAILED or refused).' },
   timeout: {
     type: 'string',
     valueName: '<duration>',
