@@ -1,8 +1,8 @@
-import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { NODE, REPO_ROOT } from '../helpers/cli.ts'
+import { REPO_ROOT } from '../helpers/cli.ts'
+import { modulesLoadedBy } from '../helpers/modules-loaded.ts'
 
 /**
  * What each entry of the package loads, in a fresh process with a resolve hook that records every
@@ -10,25 +10,6 @@ import { NODE, REPO_ROOT } from '../helpers/cli.ts'
  * emulator module, neither busboy (the emulator's multipart parser) nor viem, nor @actions/*, nor
  * zod (the clients load their schemas with the first request: bench figure 8).
  */
-function modulesLoadedBy(entry: string, argv: string[] = []): string[] {
-  // Printed at exit: an entry such as the CLI's ends the process itself.
-  const script = `
-    import { registerHooks } from 'node:module'
-    import { writeSync } from 'node:fs'
-    const seen = new Set()
-    registerHooks({ resolve(specifier, context, next) {
-      const result = next(specifier, context)
-      if (result.url.startsWith('file:')) seen.add(result.url)
-      return result
-    } })
-    process.on('exit', () => writeSync(1, '\\n' + JSON.stringify([...seen]) + '\\n'))
-    process.argv.splice(1, Infinity, "proving", ...${JSON.stringify(argv)})
-    await import(${JSON.stringify(entry)})
-  `
-  const output = execFileSync(NODE, ['--input-type=module', '-e', script], { cwd: REPO_ROOT, encoding: 'utf8' })
-  return (JSON.parse(output.trim().split('\n').at(-1)!) as string[]).map((url) => url.replace(/^file:\/\/.*?\/(src|node_modules)\//, '$1/'))
-}
-
 const packages = (modules: string[]) => new Set(modules.filter((path) => path.startsWith('node_modules/')).map((path) => path.split('/').slice(1, path.split('/')[1]!.startsWith('@') ? 3 : 2).join('/')))
 
 describe('the entries of the package', () => {

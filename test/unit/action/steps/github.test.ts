@@ -1,28 +1,10 @@
-import { execFileSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
 import { startGitHub, usesGitHub } from '../../../../src/action/steps/github.ts'
 import { fakeIO } from '../../../helpers/run-action.ts'
-import { NODE, REPO_ROOT } from '../../../helpers/cli.ts'
+import { modulesLoadedBy } from '../../../helpers/modules-loaded.ts'
 import { QueryStep } from '../../../../src/action/steps/query-step.ts'
 
 const OFF = { 'github-token': 'ghs_unit', 'release-tag': undefined, 'pr-comment': false, 'check-run': false, attest: false }
-
-/** Every file module a fresh process resolves while importing `entry` (a resolve hook records them). */
-function modulesLoadedBy(entry: string): string[] {
-  const script = `
-    import { registerHooks } from 'node:module'
-    const seen = new Set()
-    registerHooks({ resolve(specifier, context, next) {
-      const result = next(specifier, context)
-      if (result.url.startsWith('file:')) seen.add(result.url)
-      return result
-    } })
-    await import(${JSON.stringify(entry)})
-    console.log(JSON.stringify([...seen]))
-  `
-  const output = execFileSync(NODE, ['--input-type=module', '-e', script], { cwd: REPO_ROOT, encoding: 'utf8' })
-  return (JSON.parse(output.trim().split('\n').at(-1)!) as string[]).map((url) => url.replace(/^file:\/\/.*?\/(src|node_modules)\//, '$1/'))
-}
 
 describe('the GitHub side loads only when asked for', () => {
   it('the root action\'s, wait/\'s and bucket-close/\'s modules load neither @actions/github, Octokit nor src/action/github/', () => {
