@@ -9,12 +9,12 @@
  * comment that cannot be written (a fork's read-only token) is a notice, with the job summary
  * as the place the result is read.
  */
-import { createHash, randomUUID } from 'node:crypto'
-import { createReadStream } from 'node:fs'
+import { randomUUID } from 'node:crypto'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { forSummary } from '../../core/service-text.ts'
+import { sha256File } from '../../pie/digest.ts'
 import { writeSummary } from '../steps/io.ts'
 import type { ProvingStep, QueryStep } from '../steps/query-step.ts'
 import { STATE } from '../steps/state.ts'
@@ -257,7 +257,7 @@ export class GitHubPublisher {
     }
     files.push(...facts)
     const sums = await Promise.all(
-      files.map(async (file) => ({ name: file.name, sha256: file.name === 'pie.zip' ? pie.sha256 : await sha256Of(file.path) })),
+      files.map(async (file) => ({ name: file.name, sha256: file.name === 'pie.zip' ? pie.sha256 : await sha256File(file.path) })),
     )
     const sumsPath = join(folder, 'SHA256SUMS')
     await writeFile(sumsPath, sha256Sums(sums))
@@ -283,10 +283,4 @@ export async function concludeAbandonedCheckRun(io: ActionIO, checkRunId: number
   } catch (error) {
     io.warning(`Check run ${checkRunId} is left in progress: ${(error as Error).message.split('\n')[0]}`)
   }
-}
-
-async function sha256Of(path: string): Promise<string> {
-  const hash = createHash('sha256')
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer)
-  return hash.digest('hex')
 }
