@@ -25,10 +25,6 @@ export const run = defineAction({
       context.problem('pie', '`pie` is for the gate of `wait: true`: set `wait: true` to check the queries against the PIEs.')
     }
   },
-  secrets: (io) => {
-    io.setSecret(io.getInput('api-key'))
-    io.setSecret(io.getInput('github-token'))
-  },
   step: (io, signal) => new ProvingStep(io, { action: 'Close bucket', signal }),
   async work({ io, signal, inputs, step }) {
     const subject = `bucket ${inputs['bucket-id']}`

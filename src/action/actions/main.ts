@@ -32,12 +32,8 @@ type MainInputs = InputValues<typeof MAIN_INPUTS>
 export const run = defineAction({
   inputs: MAIN_INPUTS,
   crossCheck: mainCrossCheck,
-  // Before anything else can print or send them: the key, and the RPC URLs' provider keys.
-  secrets: (io) => {
-    io.setSecret(io.getInput('api-key'))
-    io.setSecret(io.getInput('github-token'))
-    registerOnchainSecrets(io)
-  },
+  // Besides the secret inputs themselves: the provider keys inside the RPC URLs.
+  secrets: registerOnchainSecrets,
   step: (io, signal, inputs) => {
     if (!inputs) {
       const emulator = booleanValue.safeParse(io.getInput('emulator') || 'false')

@@ -12,8 +12,6 @@ import { ProvingStep } from '../steps/query-step.ts'
 
 export const run = defineAction({
   inputs: PACK_INPUTS,
-  // Nothing secret: pack reads only paths.
-  secrets: () => {},
   step: (io, signal) => new ProvingStep(io, { action: 'Pack', signal }),
   async work({ io, signal, inputs, step }) {
     const workspace = io.env.GITHUB_WORKSPACE || process.cwd()

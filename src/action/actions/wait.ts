@@ -19,10 +19,6 @@ import { mockNote, serviceQueryStep } from '../steps/query-step.ts'
 export const run = defineAction({
   inputs: WAIT_INPUTS,
   crossCheck: requireService,
-  secrets: (io) => {
-    io.setSecret(io.getInput('api-key'))
-    io.setSecret(io.getInput('github-token'))
-  },
   step: serviceQueryStep('Wait'),
   async work({ io, signal, inputs, step }) {
     step.expectedProgramHash = inputs['expected-program-hash']

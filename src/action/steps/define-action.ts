@@ -19,7 +19,10 @@ export type ActionDefinition<S extends InputSpecs, St extends Step> = {
   inputs: S
   /** Checks between inputs (one needs another), run after each input's own check. */
   crossCheck?: CrossCheck<S> | undefined
-  /** Masks what must never be printed, before anything else: by default the `api-key` input. */
+  /**
+   * Masks what else must never be printed, after every input declared `secret: true` is masked
+   * (its derived forms: a private key with and without 0x, the keys inside an RPC URL).
+   */
   secrets?: (io: ActionIO) => void
   /** The step that reports; `inputs` is undefined when they did not parse. */
   step: (io: ActionIO, signal: AbortSignal, inputs: InputValues<S> | undefined) => St
@@ -32,8 +35,10 @@ export function defineAction<S extends InputSpecs, St extends Step>(
 ): (io: ActionIO, options?: RunOptions) => Promise<void> {
   return async (io, options = {}) => {
     const signal = options.signal ?? new AbortController().signal
-    if (definition.secrets) definition.secrets(io)
-    else io.setSecret(io.getInput('api-key'))
+    // Before anything else can print or send them: every input declared secret, by the spec
+    // itself, so an action cannot forget one; then what the action derives from them.
+    for (const [name, spec] of Object.entries(definition.inputs)) if (spec.secret) io.setSecret(io.getInput(name))
+    definition.secrets?.(io)
     let inputs: InputValues<S>
     try {
       inputs = parseInputs(io, definition.inputs, definition.crossCheck)
