@@ -518,7 +518,9 @@ async function hasFailed(queryId: string, options: JournalOptions): Promise<bool
   try {
     const { provingQuery } = await options.client.readQuery(queryId, { signal: options.signal })
     return provingQuery.status === 'FAILED'
-  } catch {
+  } catch (error) {
+    // A read that fails says nothing about the query: follow it. A cancellation is the user's.
+    if (error instanceof AbortedError) throw error
     return false
   }
 }

@@ -5,6 +5,7 @@ import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { ProvingClient } from '../../../src/clients/proving.ts'
+import { AbortedError } from '../../../src/core/errors.ts'
 import type { Logger } from '../../../src/core/runtime.ts'
 import {
   actionJournalDir,
@@ -100,6 +101,27 @@ describe('the journal on disk (issue 24)', () => {
       expect((await journal.read(key))?.provingQueryId).toMatch(/^q-\d$/)
     }
     expect(await readdir(dir)).toEqual([`${key}.json`])
+  })
+
+  it('cancelled while checking whether the earlier query FAILED: the run ends cancelled, neither following nor submitting', async () => {
+    const journal = new SubmissionJournal(dir)
+    const key = journal.keyOf(parts)
+    await journal.write({ version: 1, key, ...parts, startedAt: Date.now(), state: 'submitted', provingQueryId: 'q-earlier' })
+    const cancelling = {
+      ...quietClient,
+      http: { serviceOffsetMs: () => undefined },
+      checkService: async () => {},
+      readQuery: async () => {
+        throw new AbortedError('Cancelled while reading query q-earlier.')
+      },
+    } as unknown as ProvingClient
+    let submitted = 0
+    const logger = recordingLogger()
+    await expect(
+      submitWithJournal({ journal, parts, client: cancelling, forceNew: false, logger, submit: async () => ({ provingQueryId: `q-${++submitted}` }) }),
+    ).rejects.toBeInstanceOf(AbortedError)
+    expect(submitted).toBe(0)
+    expect(logger.warnings.join('\n')).not.toMatch(/following it/)
   })
 
   it('a journal write that fails after the query was created never hides it: the id is returned, with a warning', async () => {
