@@ -172,18 +172,10 @@ export const bucketJobIndexValue = z
   .transform(Number)
   .refine((value) => value <= 2_147_483_647, { error: 'must be at most 2147483647' })
 
-export const concurrencyValue = z
-  .string()
-  .regex(/^\d+$/, { error: 'must be a whole number from 1 to 64' })
-  .transform(Number)
-  .refine((value) => value >= 1 && value <= 64, { error: 'must be a whole number from 1 to 64' })
+export const concurrencyValue = wholeNumberIn(1, 64)
 
 /** Integrity's security bits: a u32. */
-export const securityBitsValue = z
-  .string()
-  .regex(/^\d+$/, { error: 'must be a whole number from 0 to 4294967295' })
-  .transform(Number)
-  .refine((value) => value <= 2 ** 32 - 1, { error: 'must be a whole number from 0 to 4294967295' })
+export const securityBitsValue = wholeNumberIn(0, 2 ** 32 - 1)
 
 /** A Cairo short string, as Integrity's verifier settings are (`recursive`, `keccak_160_lsb`, `stone6`). */
 export const shortStringValue = z.string().regex(/^[\x20-\x7e]{1,31}$/, { error: 'must be 1 to 31 ASCII characters, such as recursive or stone6' })
