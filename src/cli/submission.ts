@@ -17,7 +17,6 @@ import {
   SHARP_PROVERS,
 } from '../schemas/proving-constants.ts'
 import { type CommandContext, type OptionSpecs, parseInteger } from './context.ts'
-import { resultHasFact } from '../pipeline/gate.ts'
 
 /** Flags of the general submission's fields (the source of the program aside). */
 export const GENERAL_FIELD_OPTIONS = {
@@ -108,11 +107,6 @@ export function checkCombination(fields: GeneralFields, source: { hasInput: bool
       { input: '--program-input' },
     )
   }
-}
-
-/** What a finished query of this kind can be checked against: a trace has no fact (the gate's rule). */
-export function factsMeaningful(result: string | null | undefined): boolean {
-  return resultHasFact(result)
 }
 
 function openFlag(context: CommandContext, value: string | undefined, flag: string, known: readonly string[]): string | undefined {

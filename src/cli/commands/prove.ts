@@ -15,8 +15,8 @@ import { limiter } from '../../pipeline/limit.ts'
 import { stat } from 'node:fs/promises'
 import { defaultJournalDir, type JournalParts, SubmissionJournal, submitWithJournal } from '../../pipeline/journal.ts'
 import type { StreamedSubmitOptions } from '../../pipeline/submit-streamed.ts'
+import { evaluateGate, resultHasFact } from '../../pipeline/gate.ts'
 import {
-  factsMeaningful,
   GENERAL_FIELD_OPTIONS,
   type GeneralFields,
   hasGeneralFields,
@@ -309,19 +309,18 @@ export async function followSubmission(
   const done = result.provingQuery.status === 'DONE'
   const kind = result.provingQuery.result ?? options.result
   let factCheck
-  if (done && options.pie && factsMeaningful(kind ?? undefined)) {
+  if (done && options.pie && resultHasFact(kind)) {
     factCheck = await checkFactsAfterWait(context, result, options.pie)
   } else if (done) {
     context.progress(
-      !factsMeaningful(kind ?? undefined)
+      !resultHasFact(kind)
         ? `No fact to check: a ${kind} query generates a trace, not a proof.`
         : 'Facts not checked: there is no PIE to compute them from (a program or program hash was submitted).',
     )
   }
-  const factNote = done && !factsMeaningful(kind ?? undefined) ? { localFactCheck: { ok: null, reason: `${kind} has no fact` } } : {}
+  const factNote = done && !resultHasFact(kind) ? { localFactCheck: { ok: null, reason: `${kind} has no fact` } } : {}
   // The gate, as the action applies it: a DONE proof without its facts, or with a mock state the
   // service does not give, is refused like facts that differ.
-  const { evaluateGate } = await import('../../pipeline/gate.ts')
   const refusals = done
     ? evaluateGate(result.provingQuery, factCheck?.check, { allowMockedFact: options.allowMockedFact, result: kind ?? undefined }).filter(
         // Differing facts were reported line by line above.
@@ -404,15 +403,14 @@ async function proveBatch(
             outcome.error = record.errorReason ?? 'FAILED without a reason'
           } else {
             let check
-            if (!factsMeaningful(kind)) {
+            if (!resultHasFact(kind)) {
               outcome.facts = 'none'
             } else {
               const { checkFacts } = await import('../../pipeline/prove.ts')
               check = await checkFacts(record, pie!)
               outcome.facts = check.ok ? 'match' : 'differ'
             }
-            const { evaluateGate } = await import('../../pipeline/gate.ts')
-            const refusals = evaluateGate(record, check, { allowMockedFact: options.allowMockedFact, result: kind })
+                      const refusals = evaluateGate(record, check, { allowMockedFact: options.allowMockedFact, result: kind })
             if (refusals.length) {
               outcome.exitCode = EXIT.remoteFailure
               outcome.error = refusals
@@ -532,7 +530,6 @@ export const verifyProof = defineCommand({
  */
 export async function gateWaitedQuery(context: CommandContext, result: QueryResult, options: { allowMockedFact: boolean }): Promise<number> {
   const done = result.provingQuery.status === 'DONE'
-  const { evaluateGate } = await import('../../pipeline/gate.ts')
   const refusals = done ? evaluateGate(result.provingQuery, undefined, { allowMockedFact: options.allowMockedFact }) : []
   for (const refusal of refusals) context.io.stderr(`proving: gate refused: ${redact(refusal.message, context.redactor)}\n`)
   context.print(describeQuery(result), done ? { ...result, gate: { ok: refusals.length === 0, refusals } } : result)
