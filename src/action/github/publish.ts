@@ -104,7 +104,12 @@ export class GitHubPublisher {
         outcome: 'failed',
         headline: 'The check run could not be created; nothing was submitted.',
         problems: [message],
-        nextSteps: ['Add `checks: write` to the job\'s `permissions:` (docs/github.md), or drop `check-run: true`.'],
+        // The permission is the way out only when GitHub refused it (a missing variable or an
+        // outage is not fixed by permissions; the message says what it was).
+        nextSteps:
+          error instanceof GitHubApiError && error.forbidden
+            ? ['Add `checks: write` to the job\'s `permissions:` (docs/github.md), or drop `check-run: true`.']
+            : [],
         failure: message,
       })
       return false
@@ -137,6 +142,9 @@ export class GitHubPublisher {
         lines.push(`- Release ${shownTag}: nothing attached, ${NOT_PASSED[end.outcome]}.`)
       } else if (!step.pie) {
         lines.push(`- Release ${shownTag}: nothing attached, there is no single pie.zip to attach.`)
+      } else if (files.length === 0) {
+        // facts.json could not be written (said above): a release without it would be unverifiable.
+        lines.push(`- Release ${shownTag}: nothing attached, facts.json could not be written.`)
       } else {
         try {
           const attached = await attachToRelease(this.#github, this.#context, tag, await this.#withProof(step, files, options))
@@ -246,7 +254,8 @@ export class GitHubPublisher {
   async #withProof(step: PublishedStep, facts: ReleaseFile[], options: PublishOptions): Promise<ReleaseFile[]> {
     const pie = step.pie!
     const files: ReleaseFile[] = [{ name: 'pie.zip', path: pie.zipPath, contentType: 'application/zip' }]
-    const folder = facts[0] ? dirname(facts[0].path) : this.#io.env.RUNNER_TEMP || tmpdir()
+    // Called only with facts.json written: proof.json goes beside it.
+    const folder = dirname(facts[0]!.path)
     const proofUrl = step.metadataUrls?.find((url) => new URL(url, 'http://x').pathname.endsWith('/proof.json'))
     if (proofUrl) {
       const proofPath = join(folder, 'proof.json')
