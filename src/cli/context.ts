@@ -150,6 +150,17 @@ export const SERVICE_OPTIONS = {
   },
 } as const satisfies OptionSpecs
 
+/**
+ * --wait and its --timeout, on every command that can wait for what it started; `waits` says
+ * what --wait waits for and how it exits.
+ */
+export function waitOptions(waits: string) {
+  return {
+    wait: { type: 'boolean', description: waits },
+    timeout: { type: 'string', valueName: '<duration>', description: 'With --wait: give up after this long (90s, 30m, 2h).', default: '2h' },
+  } as const satisfies OptionSpecs
+}
+
 /** Items per page of every list (`query list`, `task list`, `auth keys list`) when --limit is absent. */
 export const DEFAULT_PAGE_SIZE = 20
 

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import { InvalidInputError } from '../../core/errors.ts'
-import { type CommandContext, defineCommand, type OptionSpecs, parseInteger, SERVICE_OPTIONS } from '../context.ts'
+import { type CommandContext, defineCommand, type OptionSpecs, parseInteger, SERVICE_OPTIONS, waitOptions } from '../context.ts'
 import { formatDuration } from '../../core/poll.ts'
 import { serviceLine } from '../../core/service-text.ts'
 import { EXIT } from '../exit-codes.ts'
@@ -86,8 +86,7 @@ export const bucketClose = defineCommand({
   positionals: { min: 1, max: 1 },
   options: {
     ...SERVICE_OPTIONS,
-    wait: { type: 'boolean', description: 'Wait for the bucket to end, then gate on every query in it.' },
-    timeout: { type: 'string', valueName: '<duration>', description: 'With --wait: give up after this long (90s, 30m, 2h).', default: '2h' },
+    ...waitOptions('Wait for the bucket to end, then gate on every query in it.'),
     pie: { type: 'string', multiple: true, valueName: '<pie>', description: 'With --wait: a PIE proved into the bucket, to check facts against (repeatable; globs).' },
     'allow-mocked-fact': { type: 'boolean', description: 'With --wait: let queries with a mocked fact, or an unknown mock state, pass.' },
     'expected-program-hash': { type: 'string', valueName: '<0x...>', description: 'With --wait: the program hash every query must have.' },

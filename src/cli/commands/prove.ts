@@ -5,7 +5,7 @@ import { checkEnum, checkOpenEnum } from '../../core/checks.ts'
 import { serviceLine } from '../../core/service-text.ts'
 import type { ProvingClient, QueryResult } from '../../clients/proving.ts'
 import { LAYOUTS, MEMORY_VERIFICATIONS, STONE_VERSIONS } from '../../schemas/proving-constants.ts'
-import { type CommandContext, defineCommand, parseInteger, SERVICE_OPTIONS } from '../context.ts'
+import { type CommandContext, defineCommand, parseInteger, SERVICE_OPTIONS, waitOptions } from '../context.ts'
 import { EXIT, exitCodeFor, worstExitCode } from '../exit-codes.ts'
 import { describeQuery, provingClientFrom, timeoutFrom, uploadReporter, withHeartbeat } from '../services.ts'
 import { checkFactsAfterWait, computeFactsAhead, type PreparedPie, preparePieForUpload } from '../pie-steps.ts'
@@ -24,13 +24,7 @@ import {
 } from '../submission.ts'
 
 export const WAIT_OPTIONS = {
-  wait: { type: 'boolean', description: 'Wait for the query to finish, then gate it (exit 0 DONE and passed, 1 FAILED or refused).' },
-  timeout: {
-    type: 'string',
-    valueName: '<duration>',
-    description: 'With --wait: give up after this long (90s, 30m, 2h).',
-    default: '2h',
-  },
+  ...waitOptions('Wait for the query to finish, then gate it (exit 0 DONE and passed, 1 FAILED or refused).'),
   quiet: { type: 'boolean', short: 'q', description: 'Without --wait: print only the query id (for QUERY=$(proving ...)).' },
   emulator: {
     type: 'boolean',

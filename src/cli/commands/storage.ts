@@ -3,7 +3,7 @@ import { StorageProofClient } from '../../clients/storage-proof.ts'
 import { InvalidInputError } from '../../core/errors.ts'
 import { parseJsonBytes } from '../../core/json-limits.ts'
 import { formatDuration } from '../../core/poll.ts'
-import { type CommandContext, defineCommand, type OptionSpecs, SERVICE_OPTIONS, allowInsecureHttp } from '../context.ts'
+import { type CommandContext, defineCommand, type OptionSpecs, SERVICE_OPTIONS, allowInsecureHttp, waitOptions } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { missingAddressError } from '../profiles.ts'
 import { timeoutFrom } from '../services.ts'
@@ -16,13 +16,7 @@ const STORAGE_OPTIONS = {
     description: 'Address of the storage-proof service.',
   },
   'api-key': SERVICE_OPTIONS['api-key'],
-  wait: { type: 'boolean', description: 'Wait for the batch query to finish (exit 0 DONE, 1 FAILED).' },
-  timeout: {
-    type: 'string',
-    valueName: '<duration>',
-    description: 'With --wait: give up after this long (90s, 30m, 2h).',
-    default: '2h',
-  },
+  ...waitOptions('Wait for the batch query to finish (exit 0 DONE, 1 FAILED).'),
 } as const satisfies OptionSpecs
 
 export const storageQuery = defineCommand({

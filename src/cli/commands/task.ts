@@ -17,7 +17,7 @@ import {
   taskStageLabel,
   taskStageOf,
 } from '../../schemas/tasks-constants.ts'
-import { type CommandContext, type CommandSpec, defineCommand, type OptionSpecs, pageOptions, pageSummary, parseInteger, SERVICE_OPTIONS, allowInsecureHttp } from '../context.ts'
+import { type CommandContext, type CommandSpec, defineCommand, type OptionSpecs, pageOptions, pageSummary, parseInteger, SERVICE_OPTIONS, allowInsecureHttp, waitOptions } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { missingAddressError } from '../profiles.ts'
 import { timeoutFrom } from '../services.ts'
@@ -38,15 +38,7 @@ export const TASK_SERVICE_OPTIONS = {
   'api-key': SERVICE_OPTIONS['api-key'],
 } as const satisfies OptionSpecs
 
-const WAIT_OPTIONS = {
-  wait: { type: 'boolean', description: 'Wait for the task to finish (exit 0 TaskDecommitmentCompleted, 1 on any *Failed).' },
-  timeout: {
-    type: 'string',
-    valueName: '<duration>',
-    description: 'With --wait: give up after this long (90s, 30m, 2h).',
-    default: '2h',
-  },
-} as const satisfies OptionSpecs
+const WAIT_OPTIONS = waitOptions('Wait for the task to finish (exit 0 TaskDecommitmentCompleted, 1 on any *Failed).')
 
 function taskClientFrom(context: CommandContext<typeof TASK_SERVICE_OPTIONS>, options: { needsKey: boolean }): TaskClient {
   const baseUrl = context.values['tasks-url']?.trim()

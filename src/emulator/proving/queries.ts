@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { jobSizeForSteps } from '../../pie/index.ts'
 import { JOB_SIZES, type JobSize } from '../../schemas/proving-constants.ts'
 import { defaultFailureReason, type PlannedFailure, type Progress, progressOf, type QueryRun } from './lifecycle.ts'
-import { own, type EmulatorState, type Endpoint, type NextQueryPlan, type Owner, type StoredFacts, type StoredQuery } from '../state.ts'
+import { own, type EmulatorState, type Endpoint, type NextQueryPlan, type Owner, type StoredQuery } from '../state.ts'
 
 /**
  * The life of a proving query in the emulator: which steps it runs (by endpoint and `result`),
@@ -54,25 +54,11 @@ function holdFromFor(steps: readonly string[]): number {
   return proved < 0 ? steps.length : proved + 1
 }
 
-export type NewQuery = {
-  owner: Owner
-  endpoint: Endpoint
-  externalId: string | null
-  dedupId: string | null
-  layout: string
-  mockFactHash: boolean
-  result: string
-  network: string | null
-  cairoVm: string
-  cairoVersion: string
-  sharpProver: string | null
-  hints?: string | null
-  declaredJobSize: JobSize | null
-  bucketId: string | null
-  bucketJobIndex: number | null
-  isProofMocked: boolean
-  facts: StoredFacts
-}
+/** What a submission gives a new query: the stored record's own fields, the job size as declared. */
+export type NewQuery = Pick<
+  StoredQuery,
+  'owner' | 'endpoint' | 'externalId' | 'dedupId' | 'layout' | 'mockFactHash' | 'result' | 'network' | 'cairoVm' | 'cairoVersion' | 'sharpProver' | 'hints' | 'bucketId' | 'bucketJobIndex' | 'isProofMocked' | 'facts'
+> & { declaredJobSize: JobSize | null }
 
 /**
  * A stored query for a submission, in RECEIVED. The next-query plan (if any) decides its

@@ -19,15 +19,7 @@ export function taskControlRoutes(emulator: EmulatorContext, sweeper: TaskSweepe
   const tasks = () => taskState(emulator)
   const now = () => emulator.clock.now()
   const save = () => emulator.store.save()
-  const control = (method: Route['method'], pattern: string, handler: Route['handler']): Route => ({
-    method,
-    pattern,
-    handler: (ctx) => {
-      sweeper.sweep()
-      return handler(ctx)
-    },
-    control: true,
-  })
+  const control = (method: Route['method'], pattern: string, handler: Route['handler']) => sweeper.route(method, pattern, handler, { control: true })
 
   return [
     control('GET', '/_emulator/tasks', listTasks),

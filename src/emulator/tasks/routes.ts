@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import type { z } from 'zod'
 import { checkTaskRequest, decommitmentBody, taskBody } from '../../schemas/tasks.ts'
 import {
   DECOMMITMENT_QUEUED_MESSAGE,
@@ -38,15 +39,7 @@ export function taskRoutes(emulator: EmulatorContext): Route[] {
   const tasks = () => taskState(emulator)
   const now = () => emulator.clock.now()
   const sweeper = new TaskSweeper(emulator)
-  const route = (method: Route['method'], pattern: string, handler: Route['handler']): Route => ({
-    method,
-    pattern,
-    handler: (ctx) => {
-      sweeper.sweep()
-      return handler(ctx)
-    },
-    internalErrorBody: INTERNAL_ERROR,
-  })
+  const route = (method: Route['method'], pattern: string, handler: Route['handler']) => sweeper.route(method, pattern, handler, { internalErrorBody: INTERNAL_ERROR })
   // A state file from an earlier run may hold tasks whose webhooks are still to go out.
   sweeper.resume()
 
@@ -61,19 +54,13 @@ export function taskRoutes(emulator: EmulatorContext): Route[] {
 
   /** POST /tasks: the whole pipeline, from Received. */
   async function scheduleTask(ctx: RouteContext): Promise<Reply> {
-    const refused = throttled()
-    if (refused) return refused
-    const owner = caller(ctx)
-    if (!owner.ok) return owner.reply
-    const body = await jsonBody(ctx)
-    if (!body.ok) return body.reply
-    const checked = checkTaskRequest(taskBody, body.value)
-    if (!checked.ok) return invalid(checked.problems)
+    const checked = await acceptedRequest(ctx, taskBody)
+    if (!checked.ok) return checked.reply
     const uuid = randomUUID()
     const task = createTask({
       uuid,
       kind: 'full',
-      owner: owner.value,
+      owner: checked.owner,
       destinationChainId: checked.data.destination_chain_id,
       programHash: checked.data.program_hash,
       provingQueryId: null,
@@ -91,14 +78,8 @@ export function taskRoutes(emulator: EmulatorContext): Route[] {
    * query that does not exist is a 404 (the decommitment needs its proof in any case).
    */
   async function submitDecommitment(ctx: RouteContext): Promise<Reply> {
-    const refused = throttled()
-    if (refused) return refused
-    const owner = caller(ctx)
-    if (!owner.ok) return owner.reply
-    const body = await jsonBody(ctx)
-    if (!body.ok) return body.reply
-    const checked = checkTaskRequest(decommitmentBody, body.value)
-    if (!checked.ok) return invalid(checked.problems)
+    const checked = await acceptedRequest(ctx, decommitmentBody)
+    if (!checked.ok) return checked.reply
     const queryId = checked.data.proving_query_id
     const query = own(emulator.store.state.queries, queryId)
     if (!query) {
@@ -108,7 +89,7 @@ export function taskRoutes(emulator: EmulatorContext): Route[] {
     createTask({
       uuid,
       kind: 'decommitment',
-      owner: owner.value,
+      owner: checked.owner,
       destinationChainId: checked.data.destination_chain_id,
       programHash: checked.data.program_hash ?? query.facts.programHash ?? deriveProgramHash(query.id),
       provingQueryId: queryId,
@@ -217,6 +198,22 @@ export function taskRoutes(emulator: EmulatorContext): Route[] {
       run.failure = { stageIndex: index < 0 ? stages.length - 1 : index, error: plan.error }
     }
     return run
+  }
+
+  /**
+   * The checks every submission passes, in the order the service makes them: rate limit (429),
+   * API key (401), a JSON body (400), the body's fields (400, every problem listed).
+   */
+  async function acceptedRequest<T>(ctx: RouteContext, schema: z.ZodType<T>): Promise<{ ok: true; owner: Owner; data: T } | { ok: false; reply: Reply }> {
+    const refused = throttled()
+    if (refused) return { ok: false, reply: refused }
+    const owner = caller(ctx)
+    if (!owner.ok) return owner
+    const body = await jsonBody(ctx)
+    if (!body.ok) return body
+    const checked = checkTaskRequest(schema, body.value)
+    if (!checked.ok) return { ok: false, reply: invalid(checked.problems) }
+    return { ok: true, owner: owner.value, data: checked.data }
   }
 
   function throttled(): Reply | undefined {

@@ -1,4 +1,5 @@
 import type { EmulatorContext } from '../context.ts'
+import type { Route } from '../router.ts'
 import { endsAt, positionOf } from './pipeline.ts'
 import { type StoredTask, taskState } from './store.ts'
 import { deliverWebhook } from './webhooks.ts'
@@ -25,6 +26,23 @@ export class TaskSweeper {
    * On start: a delivery cut off by the previous stop goes on where it stopped (its attempts so
    * far count towards the 3).
    */
+  /**
+   * A route whose handler first brings every task up to date (stages passed, webhooks due), so
+   * a read or a control call never sees a task behind the clock. `extra`: the route's other
+   * settings (a control route, the body of a 500).
+   */
+  route(method: Route['method'], pattern: string, handler: Route['handler'], extra: Omit<Route, 'method' | 'pattern' | 'handler'>): Route {
+    return {
+      method,
+      pattern,
+      handler: (ctx) => {
+        this.sweep()
+        return handler(ctx)
+      },
+      ...extra,
+    }
+  }
+
   resume(): void {
     for (const task of Object.values(taskState(this.#emulator).tasks)) {
       if (task.webhook?.state === 'sending') task.webhook.state = 'pending'
