@@ -7,6 +7,7 @@
  * own failures first (cancelled, timed out, a failed job, input problems) and hands the rest here.
  */
 import { AmbiguousSubmissionError, InvalidInputError, NetworkError, ProvingKitError, ServiceError } from '../../core/errors.ts'
+import type { InputProblemsError } from './inputs.ts'
 import type { Ending } from './summary.ts'
 
 export type ServiceText = {
@@ -38,6 +39,20 @@ export type Submitted = {
   follow: (after: 'service' | 'network' | 'other') => string[]
   /** Shown with those same failures (the proving steps' resume snippet). */
   snippet?: Ending['snippet']
+}
+
+/**
+ * Inputs that need fixing, each problem listed: `notDone` says what did not happen ("nothing was
+ * sent"), `docs` the page that describes each input.
+ */
+export function inputProblemsEnding(error: InputProblemsError, notDone: string, docs: string): Ending {
+  return {
+    outcome: 'failed',
+    headline: `The inputs need fixing; ${notDone}.`,
+    problems: error.problems.map((problem) => problem.message),
+    nextSteps: [`Fix the inputs named above in the workflow file (see ${docs} for each input).`],
+    failure: error.shortMessage,
+  }
 }
 
 /** What failed and what to do, for the failures every service step shares. */

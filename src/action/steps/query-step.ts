@@ -11,7 +11,7 @@ import { serviceLine } from '../../core/service-text.ts'
 import type { QueryRecordL } from '../../schemas/proving.ts'
 import type { FactCheckResult } from '../../pie/index.ts'
 import { type GateRefusal, showValue } from '../../pipeline/gate.ts'
-import { describeServiceFailure, type ServiceText, type Submitted } from './failure.ts'
+import { describeServiceFailure, inputProblemsEnding, type ServiceText, type Submitted } from './failure.ts'
 import { InputProblemsError } from './inputs.ts'
 import { queryOutputs } from './outputs.ts'
 import { STATE } from './state.ts'
@@ -263,15 +263,7 @@ export function describeFailure(error: unknown, step: Pick<ProvingStep, 'queryId
       : undefined
   const emulatorNote = 'The query ran on the emulator inside this step, which has stopped: it cannot be resumed. Re-run the step.'
 
-  if (error instanceof InputProblemsError) {
-    return {
-      outcome: 'failed',
-      headline: 'The inputs need fixing; nothing was packed or sent.',
-      problems: error.problems.map((problem) => problem.message),
-      nextSteps: ['Fix the inputs named above in the workflow file (see docs/action.md for each input).'],
-      failure: error.shortMessage,
-    }
-  }
+  if (error instanceof InputProblemsError) return inputProblemsEnding(error, 'nothing was packed or sent', 'docs/action.md')
   if (error instanceof InvalidPieError) {
     const shown = error.problems.slice(0, 20)
     if (error.problems.length > shown.length) shown.push(`… and ${error.problems.length - shown.length} more`)

@@ -12,7 +12,7 @@ import { formatDuration } from '../../core/poll.ts'
 import { forSummaryCell, serviceLine } from '../../core/service-text.ts'
 import type { TaskStatusRecord, UsedMmrRecord } from '../../schemas/tasks.ts'
 import { TASK_STAGES, taskStageLabel, taskStageOf } from '../../schemas/tasks-constants.ts'
-import { describeServiceFailure, type ServiceText } from './failure.ts'
+import { describeServiceFailure, inputProblemsEnding, type ServiceText } from './failure.ts'
 import { InputProblemsError, requireSecretAndUrl } from './inputs.ts'
 import { loggerFor } from './io.ts'
 import { OutputWriter, type TaskOutputName } from './outputs.ts'
@@ -243,15 +243,7 @@ export function describeTaskFailure(error: unknown, step: Pick<TaskStep, 'uuid' 
   const follow = uuid
     ? followTask(uuid)
     : undefined
-  if (error instanceof InputProblemsError) {
-    return {
-      outcome: 'failed',
-      headline: 'The inputs need fixing; nothing was sent.',
-      problems: error.problems.map((problem) => problem.message),
-      nextSteps: ['Fix the inputs named above in the workflow file (see docs/tasks.md for each input).'],
-      failure: error.shortMessage,
-    }
-  }
+  if (error instanceof InputProblemsError) return inputProblemsEnding(error, 'nothing was sent', 'docs/tasks.md')
   if (error instanceof RemoteFailureError) {
     const record = error.record as TaskStatusRecord | undefined
     const stage = record ? taskStageOf(record.status) : undefined
