@@ -1,0 +1,97 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { Agent, EnvHttpProxyAgent } from 'undici'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { defaultDispatcher, undiciRequest } from '../../../src/core/dispatcher.ts'
+import { closeDefaultDispatcher, HttpClient } from '../../../src/core/http.ts'
+import { modulesLoadedBy } from '../../helpers/modules-loaded.ts'
+
+/**
+ * core/dispatcher.ts loads undici's agent and `request` from their own files rather than undici's
+ * entry (bench figure 2: the first request of an upload waited ~80 ms for all of undici), and
+ * sends a request on the event loop's next turn so that one right after another reuses its
+ * connection.
+ */
+
+type Seen = { method: string; url: string; headers: IncomingHttpHeaders; body: string; port: number }
+
+let server: Server
+let baseUrl: string
+const seen: Seen[] = []
+let connections = 0
+
+beforeAll(async () => {
+  server = createServer({ keepAliveTimeout: 10_000 }, (req, res) => {
+    let body = ''
+    req.setEncoding('utf8')
+    req.on('data', (chunk: string) => (body += chunk))
+    req.on('end', () => {
+      seen.push({ method: req.method!, url: req.url!, headers: req.headers, body, port: req.socket.remotePort! })
+      const text = JSON.stringify({ ok: true, method: req.method })
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) })
+      res.end(text)
+    })
+  })
+  server.on('connection', () => connections++)
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+})
+
+afterAll(async () => {
+  await closeDefaultDispatcher()
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve())
+    server.closeAllConnections()
+  })
+})
+
+describe('core/dispatcher', () => {
+  it("loads undici's agent and request from their files, not undici's entry (fetch, WebSocket, the cache, the mocks)", () => {
+    const modules = modulesLoadedBy('./src/core/dispatcher.ts')
+    expect(modules).toContain('node_modules/undici/lib/dispatcher/env-http-proxy-agent.js')
+    expect(modules).toContain('node_modules/undici/lib/api/api-request.js')
+    expect(modules).not.toContain('node_modules/undici/index.js')
+    expect(modules.filter((path) => /^node_modules\/undici\/lib\/(web|cache|mock)\//.test(path))).toEqual([])
+  })
+
+  it("the shared agent is undici's own EnvHttpProxyAgent: the same module as the entry's", () => {
+    expect(defaultDispatcher()).toBeInstanceOf(EnvHttpProxyAgent)
+  })
+
+  it('sends the method, the path with its query, the headers and the body, through the shared agent or a caller’s', async () => {
+    const agent = new Agent()
+    try {
+      for (const dispatcher of [defaultDispatcher(), agent]) {
+        seen.length = 0
+        const response = await undiciRequest(new URL(`${baseUrl}/v1/x?apiKey=k&b=2`), {
+          method: 'POST',
+          headers: { 'content-type': 'text/plain', 'x-test': 'yes' },
+          body: 'hello',
+          dispatcher,
+        })
+        expect(response.statusCode).toBe(200)
+        expect(await response.body.json()).toEqual({ ok: true, method: 'POST' })
+        expect(seen).toMatchObject([{ method: 'POST', url: '/v1/x?apiKey=k&b=2', body: 'hello', headers: { 'x-test': 'yes' } }])
+      }
+      // No method: GET, as undici's own request.
+      const response = await undiciRequest(new URL(`${baseUrl}/is-alive`), { dispatcher: agent })
+      expect(await response.body.json()).toEqual({ ok: true, method: 'GET' })
+    } finally {
+      await agent.close()
+    }
+  })
+
+  it('a request sent right after the answer to another is read goes over the same connection', async () => {
+    await closeDefaultDispatcher()
+    const http = new HttpClient({ baseUrl, serviceName: 'test server' })
+    seen.length = 0
+    const before = connections
+    // As a submission does: GET /is-alive, then at once the POST (and a GET after it).
+    await http.request({ method: 'GET', path: '/is-alive' })
+    await http.request({ method: 'POST', path: '/submit', json: { a: 1 } })
+    await http.request({ method: 'GET', path: '/is-alive' })
+    expect(seen.map((request) => request.method)).toEqual(['GET', 'POST', 'GET'])
+    expect(new Set(seen.map((request) => request.port)).size).toBe(1)
+    expect(connections - before).toBe(1)
+  })
+})
