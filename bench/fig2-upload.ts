@@ -11,10 +11,13 @@
  * - the emulator, with the pie.zip of the 1 GiB PIE: the real endpoint, which writes the upload
  *   to disk and inspects it, for both clients alike.
  *
- * Throughput is the file's size over the whole process's wall time (start-up included), as
- * shared/perf-notes.md measured it; the time of the submission inside the Node process is shown
- * beside it. Targets: >= 0.6x curl's throughput; peak RSS < 160 MiB for 1 GiB and not growing
- * with the file.
+ * The ratios that count are of the transfer: submitPie's own time inside its process (from the
+ * call to the answer: loading undici and the schemas, checking the service, the upload) against
+ * curl's `%{time_total}`; the whole process's wall time (start-up included, as
+ * shared/perf-notes.md measured it) is shown beside it. Targets: >= 0.8x curl's throughput for
+ * 1 GiB on the discard server, >= 0.6x on the emulator; peak RSS < 160 MiB for 1 GiB and not
+ * growing with the file. The 256 MiB ratio is reported: the same fixed cost before the body
+ * weighs four times as much there.
  */
 import { join } from 'node:path'
 import { stat } from 'node:fs/promises'
@@ -42,7 +45,7 @@ const L2_PATH = '/v1/l2/proving-query/proof-generation-verification?apiKey=bench
 /** Growth of the client's peak RSS from the 256 MiB file to the 1 GiB one that still counts as flat. */
 const FLAT_GROWTH_MIB = 16
 
-type Run = { ms: number; rssKiB: number; innerMs?: number }
+type Run = { ms: number; rssKiB: number; innerMs?: number; bodyStartMs?: number }
 
 /** How the design was chosen (issue 16): measured once, kept with the figure. */
 const HISTORY = [
@@ -56,7 +59,7 @@ async function ours(url: string, file: string, callerDispatcher = false): Promis
   const m = await measure(NODE, [join(BENCH, 'upload-client.ts'), url, file, ...(callerDispatcher ? ['--caller-dispatcher'] : [])], { env: clientEnv ?? process.env })
   const out = lastJson(m.stdout)
   if (typeof out?.provingQueryId !== 'string') throw new Error(`submitPie gave no query id: ${m.stdout}`)
-  return { ms: m.ms, rssKiB: m.rssKiB, innerMs: Number(out.submitMs) }
+  return { ms: m.ms, rssKiB: m.rssKiB, innerMs: Number(out.submitMs), bodyStartMs: Number(out.bodyStartMs) }
 }
 
 async function curl(url: string, file: string): Promise<Run> {
@@ -115,6 +118,7 @@ function summarise(s: Series) {
     cMs,
     innerMs,
     curlInnerMs,
+    bodyStartMs: median(s.ours.map((r) => r.bodyStartMs ?? Number.NaN)),
     oRss: median(s.ours.map((r) => r.rssKiB)),
     oRssMax: Math.max(...s.ours.map((r) => r.rssKiB)),
     cRss: median(s.curl.map((r) => r.rssKiB)),
@@ -193,6 +197,7 @@ export async function figureUpload(ctx: FigureContext): Promise<FigureResult> {
   notes.push(
     `On the emulator both clients also wait on the server (it writes the upload to disk, hashes it and inspects the PIE), so its ratio (${fmt(emu.innerRatio)}x) measures the client less than the discard server's does.`,
     `Read buffers. Through the library's own agent a body reads the file into two 1 MiB buffers, each filled again only once undici has provably finished writing it (src/core/upload-buffers.ts: undici's writeIterable asks for the next chunk only after \`socket.write\` returned true or the socket drained, which for a chunk at least the socket's high-water mark means its write has completed; checked per request on the socket undici announces on \`undici:client:sendHeaders\`). With a caller's dispatcher, where that cannot be shown, every read gets a fresh buffer: ${fmt(dCaller.innerRatio)}x curl, peak ${fmtMiB(dCaller.oRssMax)} (the ${bigLabel} row with "caller's dispatcher"): V8 frees those buffers only after ~64 MiB of them accumulate, and allocating, faulting in and collecting them is most of that row's extra time.`,
+    `Before the body (medians, from the call to the POST's headers on \`undici:client:sendHeaders\`: loading undici's agent and the schemas with zod, the file's size, \`GET /is-alive\`): ${smallLabel} ${fmtMs(dSmall.bodyStartMs)} of ${fmtMs(dSmall.innerMs)}, ${bigLabel} ${fmtMs(dBig.bodyStartMs)} of ${fmtMs(dBig.innerMs)}; the rest, the body and the answer, against curl's whole transfer: ${smallLabel} ${fmtMs(dSmall.innerMs - dSmall.bodyStartMs)} vs ${fmtMs(dSmall.curlInnerMs)}, ${bigLabel} ${fmtMs(dBig.innerMs - dBig.bodyStartMs)} vs ${fmtMs(dBig.curlInnerMs)}.`,
     `Peak RSS: a ${tiny.zipBytes}-byte upload peaks at ${fmtMiB(median(floorRuns))} (\`node -e 0\`: ${fmtMiB(nodeRss)}; then undici, zod and the client); ${bigLabel} at ${fmtMiB(dBig.oRss)} (median): the read buffers and the socket's, flat with the file's size (${smallLabel} -> ${bigLabel}: ${growthMiB >= 0 ? '+' : ''}${fmt(growthMiB, 1)} MiB).`,
     ...HISTORY,
   )
@@ -202,7 +207,13 @@ export async function figureUpload(ctx: FigureContext): Promise<FigureResult> {
     title: 'Upload through the L2 endpoint: ProvingClient.submitPie vs `curl -F`',
     body,
     checks: [
-      { name: `throughput vs curl, ${bigLabel}, discard server (transfer)`, value: `${fmt(dBig.innerRatio)}x`, target: '>= 0.6x', pass: dBig.innerRatio >= 0.6 },
+      { name: `throughput vs curl, ${bigLabel}, discard server (transfer)`, value: `${fmt(dBig.innerRatio)}x`, target: '>= 0.8x', pass: dBig.innerRatio >= 0.8 },
+      {
+        name: `throughput vs curl, ${smallLabel}, discard server (transfer)`,
+        value: `${fmt(dSmall.innerRatio)}x`,
+        target: 'reported: the fixed cost before the body weighs more',
+        pass: null,
+      },
       { name: 'throughput vs curl, pie.zip, emulator (transfer)', value: `${fmt(emu.innerRatio)}x`, target: '>= 0.6x', pass: emu.innerRatio >= 0.6 },
       {
         name: `throughput vs curl, ${bigLabel}, discard server (whole process)`,
