@@ -5,17 +5,24 @@
  * importing 'proving-kit' still gives the shared agent synchronously.
  *
  * Only the parts of undici the clients use: its agent (with the proxy variables) and its
- * `request`, from their own files. undici's entry loads all of undici (fetch, WebSocket, the
- * cache, the mocks, ...): ~80 ms of the first request, against ~30 ms for these parts, and that
- * first request is inside what a user waits for (an upload's, bench figure 2). They are the same
- * modules as the entry's (undici has no `exports` map; its entry requires these very files), so
- * a caller's undici and ours share them.
+ * dispatchers' methods (`request`; `connect`, with which its ProxyAgent opens a tunnel), from
+ * their own files. undici's entry loads all of undici (fetch, WebSocket, the cache, the mocks,
+ * ...): ~80 ms of the first request, against ~35 ms for these parts, and that first request is
+ * inside what a user waits for (an upload's, bench figure 2). They are the same modules as the
+ * entry's (undici has no `exports` map; its entry requires these very files), so a caller's
+ * undici and ours share them.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { Dispatcher, request as UndiciRequest } from 'undici'
+import api from 'undici/lib/api/index.js'
+import UndiciDispatcher from 'undici/lib/dispatcher/dispatcher.js'
 import EnvHttpProxyAgent from 'undici/lib/dispatcher/env-http-proxy-agent.js'
-import dispatchRequest from 'undici/lib/api/api-request.js'
 import { DEFAULT_CONNECT_MS, onDispatcherLoaded } from './dispatcher-state.ts'
+
+// What undici's entry does as it loads (index.js: `Object.assign(Dispatcher.prototype, api)`):
+// its dispatchers get their methods. Its ProxyAgent calls `connect` on its own client to open a
+// tunnel: without them a request through a proxy fails (`this[kClient].connect is not a function`).
+Object.assign(UndiciDispatcher.prototype, api)
 
 /**
  * undici's `request(url, options)` with `options.dispatcher` (always given here): the request
@@ -28,7 +35,7 @@ import { DEFAULT_CONNECT_MS, onDispatcherLoaded } from './dispatcher-state.ts'
 export const undiciRequest = (async (url: URL, options: Parameters<typeof UndiciRequest>[1] & { dispatcher: Dispatcher }) => {
   await nextTurn()
   const { dispatcher, ...rest } = options
-  return dispatchRequest.call(dispatcher, { ...rest, origin: url.origin, path: `${url.pathname}${url.search}`, method: rest.method ?? 'GET' })
+  return api.request.call(dispatcher, { ...rest, origin: url.origin, path: `${url.pathname}${url.search}`, method: rest.method || (rest.body ? 'PUT' : 'GET') })
 }) as unknown as typeof UndiciRequest
 
 let sharedAgent: InstanceType<typeof EnvHttpProxyAgent> | undefined

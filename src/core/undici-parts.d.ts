@@ -8,8 +8,21 @@ declare module 'undici/lib/dispatcher/env-http-proxy-agent.js' {
   export default EnvHttpProxyAgent
 }
 
-declare module 'undici/lib/api/api-request.js' {
+declare module 'undici/lib/dispatcher/dispatcher.js' {
+  import type * as undici from 'undici'
+  const Dispatcher: typeof undici.Dispatcher
+  export default Dispatcher
+}
+
+declare module 'undici/lib/api/index.js' {
   import type { Dispatcher } from 'undici'
-  /** undici's `Dispatcher#request`, called with the dispatcher as `this`. */
-  export default function request(this: Dispatcher, options: Dispatcher.RequestOptions<unknown>): Promise<Dispatcher.ResponseData<unknown>>
+  /** The methods undici's entry gives every dispatcher (`Dispatcher#request`, ...), each called with the dispatcher as `this`. */
+  const api: {
+    request(this: Dispatcher, options: Dispatcher.RequestOptions<unknown>): Promise<Dispatcher.ResponseData<unknown>>
+    stream: Dispatcher['stream']
+    pipeline: Dispatcher['pipeline']
+    upgrade: Dispatcher['upgrade']
+    connect: Dispatcher['connect']
+  }
+  export default api
 }

@@ -1,16 +1,21 @@
+import { execFile } from 'node:child_process'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Agent, EnvHttpProxyAgent } from 'undici'
+import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { defaultDispatcher, undiciRequest } from '../../../src/core/dispatcher.ts'
 import { closeDefaultDispatcher, HttpClient } from '../../../src/core/http.ts'
+import { NODE, REPO_ROOT } from '../../helpers/cli.ts'
+import { closeProxy, listenOnLoopback, tunnelConnects } from '../../helpers/connect-proxy.ts'
 import { modulesLoadedBy } from '../../helpers/modules-loaded.ts'
 
 /**
  * core/dispatcher.ts loads undici's agent and `request` from their own files rather than undici's
  * entry (bench figure 2: the first request of an upload waited ~80 ms for all of undici), and
  * sends a request on the event loop's next turn so that one right after another reuses its
- * connection.
+ * connection. What undici's entry does as it loads, give its dispatchers their methods, is done
+ * here too: its ProxyAgent opens its tunnel with them.
  */
 
 type Seen = { method: string; url: string; headers: IncomingHttpHeaders; body: string; port: number }
@@ -50,6 +55,7 @@ describe('core/dispatcher', () => {
     const modules = modulesLoadedBy('./src/core/dispatcher.ts')
     expect(modules).toContain('node_modules/undici/lib/dispatcher/env-http-proxy-agent.js')
     expect(modules).toContain('node_modules/undici/lib/api/api-request.js')
+    expect(modules).toContain('node_modules/undici/lib/api/api-connect.js')
     expect(modules).not.toContain('node_modules/undici/index.js')
     expect(modules.filter((path) => /^node_modules\/undici\/lib\/(web|cache|mock)\//.test(path))).toEqual([])
   })
@@ -78,6 +84,31 @@ describe('core/dispatcher', () => {
       expect(await response.body.json()).toEqual({ ok: true, method: 'GET' })
     } finally {
       await agent.close()
+    }
+  })
+
+  it('through a proxy (HTTP_PROXY), in a process where nothing loaded undici\'s entry: the tunnel opens and the answer comes back', async () => {
+    // This test file loads undici's entry (for Agent): the proxy is tried in a fresh process.
+    const proxy = createServer()
+    const tunnels: string[] = []
+    tunnelConnects(proxy, (target) => tunnels.push(target))
+    const proxyUrl = await listenOnLoopback(proxy)
+    try {
+      const script = `
+        const { defaultDispatcher, undiciRequest } = await import('./src/core/dispatcher.ts')
+        const response = await undiciRequest(new URL(${JSON.stringify(`${baseUrl}/through?proxy=1`)}), { dispatcher: defaultDispatcher() })
+        const body = await response.body.json()
+        await defaultDispatcher().close()
+        process.stdout.write(JSON.stringify({ status: response.statusCode, body }))
+      `
+      // The lower-case variables win over the upper-case ones: none of the caller's.
+      const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(https?|no)_proxy$/i.test(name)))
+      env.HTTP_PROXY = proxyUrl
+      const { stdout } = await promisify(execFile)(NODE, ['--input-type=module', '-e', script], { cwd: REPO_ROOT, env, encoding: 'utf8' })
+      expect(JSON.parse(stdout)).toEqual({ status: 200, body: { ok: true, method: 'GET' } })
+      expect(tunnels).toEqual([new URL(baseUrl).host])
+    } finally {
+      await closeProxy(proxy)
     }
   })
 
