@@ -2,13 +2,16 @@
  * One upload through the library, as a CLI or the action would do it (figure 2):
  * `ProvingClient.submitPie` (the L2 endpoint, multipart streamed from disk) in a process of its
  * own, so its peak RSS is the client's alone. Prints one JSON line: the query id, the time of the
- * submission itself, and the process's peak RSS (the fallback when GNU time is unavailable).
+ * submission itself and how much of it passed before the upload's headers went out (undici's
+ * `undici:client:sendHeaders` for the POST: the loading, the checks and `GET /is-alive` before
+ * the body), and the process's peak RSS (the fallback when GNU time is unavailable).
  *
  *   node bench/upload-client.ts <base-url> <file> [--caller-dispatcher]
  *
  * With --caller-dispatcher the client is given an undici Agent of its own making, as a caller
  * may: the library then reads into fresh buffers (src/core/upload-buffers.ts), the fallback path.
  */
+import { subscribe } from 'node:diagnostics_channel'
 import { existsSync } from 'node:fs'
 
 // The compiled library (lib/, what users import) unless BENCH_PRODUCT=src says otherwise.
@@ -23,9 +26,14 @@ if (!baseUrl || !file || (mode !== undefined && mode !== '--caller-dispatcher'))
 }
 const dispatcher = mode === '--caller-dispatcher' ? new (await import('undici')).Agent() : undefined
 const client = new ProvingClient({ baseUrl, apiKey: 'bench-key', dispatcher })
+let bodyStartMs: number | undefined
+// Only watched: this channel hands over no chunk (unlike undici:request:bodyChunkSent).
+subscribe('undici:client:sendHeaders', (message) => {
+  if ((message as { request?: { method?: string } }).request?.method === 'POST') bodyStartMs ??= performance.now() - started
+})
 const started = performance.now()
 const { provingQueryId } = await client.submitPie({ pieZip: file, layout: 'auto', prover: 'svc_sharp', mockFactHash: false })
 const submitMs = performance.now() - started
 await closeDefaultDispatcher()
 await dispatcher?.close()
-process.stdout.write(`${JSON.stringify({ provingQueryId, submitMs, maxRssKiB: process.resourceUsage().maxRSS })}\n`)
+process.stdout.write(`${JSON.stringify({ provingQueryId, submitMs, bodyStartMs, maxRssKiB: process.resourceUsage().maxRSS })}\n`)
