@@ -60,7 +60,7 @@ export function showUrl(url: string | URL): string {
   const match = /^([a-z][a-z0-9+.-]*:)?\/\/(?:[^@/?#]*@)?(\[[0-9a-f:.]*\]|[^/?#:\s@[]*)/i.exec(text) ?? /^()([a-z0-9-]+(?:\.[a-z0-9-]+)+)/i.exec(text)
   const host = match?.[2]
   if (!host) return '(a URL that does not parse)'
-  return `${match[1] || ''}//${host.toLowerCase()}`.replace(/^\/\//, match[1] ? '//' : '')
+  return match[1] ? `${match[1]}//${host.toLowerCase()}` : host.toLowerCase()
 }
 
 /**
@@ -81,8 +81,7 @@ export class SecretRedactor {
     if (value.length < 4) return this
     this.#secrets.add(value)
     // A secret also shows up URL-encoded inside query strings and bodies.
-    const encoded = encodeURIComponent(value)
-    if (encoded !== value) this.#secrets.add(encoded)
+    this.#secrets.add(encodeURIComponent(value))
     return this
   }
 
@@ -94,7 +93,7 @@ export class SecretRedactor {
     let out = text
     // Longest first, so a secret that contains another is masked whole.
     for (const secret of [...this.#secrets].sort((a, b) => b.length - a.length)) {
-      if (out.includes(secret)) out = out.split(secret).join(REDACTED)
+      out = out.split(secret).join(REDACTED)
     }
     return out
   }
@@ -104,15 +103,6 @@ export class SecretRedactor {
 export function redact(text: string, redactor?: SecretRedactor): string {
   // A URL that parses keeps its path (artifact links are meant to be read), minus credentials;
   // one that does not parse (a bad port, a stray character) shows its scheme and host only.
-  const withUrls = text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi, (match) => (canParse(match) ? redactUrl(match) : showUrl(match)))
+  const withUrls = text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi, (match) => (URL.canParse(match) ? redactUrl(match) : showUrl(match)))
   return redactor ? redactor.redact(withUrls) : withUrls
-}
-
-function canParse(text: string): boolean {
-  try {
-    new URL(text)
-    return true
-  } catch {
-    return false
-  }
 }

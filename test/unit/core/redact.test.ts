@@ -9,7 +9,7 @@ import { Agent } from 'undici'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { AmbiguousSubmissionError, InvalidResponseError, ProvingKitError, ServiceError } from '../../../src/core/errors.ts'
 import { HttpClient } from '../../../src/core/http.ts'
-import { REDACTED, redact, redactUrl, SecretRedactor } from '../../../src/core/redact.ts'
+import { REDACTED, redact, redactUrl, SecretRedactor, showUrl } from '../../../src/core/redact.ts'
 import type { Logger } from '../../../src/core/runtime.ts'
 import { ProvingClient } from '../../../src/clients/proving.ts'
 import { FakeClock } from '../../helpers/fake-clock.ts'
@@ -69,6 +69,36 @@ describe('redactUrl', () => {
   })
 })
 
+describe('showUrl: scheme and host only', () => {
+  it('keeps the port of a URL that parses, and drops user, path, query and fragment', () => {
+    expect(showUrl(`https://bob:pw1234@RPC.Example.org:8443/v3/${KEY}?apiKey=${KEY}#x`)).toBe('https://rpc.example.org:8443')
+    expect(showUrl(new URL('http://127.0.0.1:8545/'))).toBe('http://127.0.0.1:8545')
+  })
+
+  it('picks scheme and host out of a URL that does not parse (a port of 99999), lowercasing the host', () => {
+    expect(showUrl(`https://Node.Example.org:99999/v3/${KEY}`)).toBe('https://node.example.org')
+    expect(showUrl(`wss://carol:${KEY}@ws.example.org:99999`)).toBe('wss://ws.example.org')
+    expect(showUrl('http://[::1]:99999/x')).toBe('http://[::1]')
+  })
+
+  it('trims the text first', () => {
+    expect(showUrl(`  https://node.example.org:99999/v3/${KEY}\n`)).toBe('https://node.example.org')
+  })
+
+  it('shows a host without a scheme as the host alone', () => {
+    expect(showUrl(`//node.example.org:99999/${KEY}`)).toBe('node.example.org')
+    expect(showUrl(`Node.Example.org/v1?apiKey=${KEY}`)).toBe('node.example.org')
+    expect(showUrl('127.0.0.1:8545')).toBe('127.0.0.1')
+  })
+
+  it('says the URL does not parse when no host can be picked out', () => {
+    expect(showUrl('file:///etc/passwd')).toBe('(a URL that does not parse)')
+    expect(showUrl('localhost:8545')).toBe('(a URL that does not parse)')
+    expect(showUrl(`see https://node.example.org:99999/${KEY}`)).toBe('(a URL that does not parse)')
+    expect(showUrl('')).toBe('(a URL that does not parse)')
+  })
+})
+
 describe('redact (free text)', () => {
   it('masks credential parameters in every URL of a text', () => {
     const text = `POST https://a.example/x?apiKey=${KEY} failed; see "http://b.example/y?token=${KEY}&z=1".`
@@ -76,6 +106,11 @@ describe('redact (free text)', () => {
     expect(out).not.toContain(KEY)
     expect(out).toContain('https://a.example/x?apiKey=***')
     expect(out).toContain('z=1')
+  })
+
+  it('shows a URL that does not parse by scheme and host only, and keeps the path of one that does', () => {
+    const text = `GET https://node.example.org:99999/v3/${KEY} then https://h.example/artifacts/proof.json?token=${KEY}`
+    expect(redact(text)).toBe(`GET https://node.example.org then https://h.example/artifacts/proof.json?token=${REDACTED}`)
   })
 
   it('masks registered values wherever they appear', () => {

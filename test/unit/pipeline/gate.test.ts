@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { evaluateGate, requiredFacts, resultHasFact, sameFelt, type GateRecord } from '../../../src/pipeline/gate.ts'
+import { evaluateGate, requiredFacts, resultHasFact, sameFelt, showValue, type GateRecord } from '../../../src/pipeline/gate.ts'
 import type { FactCheckResult, FactField } from '../../../src/pie/index.ts'
 
 const DONE: GateRecord = {
@@ -159,5 +159,117 @@ describe('refusals quote the service\'s result kind and prover as one line of da
       expect(message).not.toMatch(/[\r\n\u001b]/)
     }
     expect(messages.join(' ')).toContain('X\\nproving: facts match')
+  })
+})
+
+describe('the one-line messages the gate gives users', () => {
+  it('names the input that lets a mocked fact through', () => {
+    expect(evaluateGate({ ...DONE, isFactMocked: true }, undefined, STRICT)).toEqual([
+      { kind: 'mocked-fact', message: 'The fact is mocked: nothing was verified on chain, and `allow-mocked-fact` is false.' },
+    ])
+  })
+
+  it('says a missing program hash cannot be checked against the expected one, and names it', () => {
+    const stwo = { ...DONE, programHash: undefined, sharpProver: 'stwo' }
+    expect(evaluateGate(stwo, undefined, { ...STRICT, expectedProgramHash: '0x4f028ea2' })).toEqual([
+      { kind: 'fact-missing', message: 'The service reported no programHash (absent) for a DONE PROOF_VERIFICATION_ON_L2 (stwo) result, so there is nothing to check it against.' },
+      { kind: 'program-hash', message: 'The service reported no program hash, so it cannot be checked against the expected 0x4f028ea2.' },
+    ])
+  })
+
+  it('names a proof of unknown kind as such', () => {
+    expect(evaluateGate({ status: 'DONE', isFactMocked: false, sharpFactHash: '0x5a1' }, undefined, STRICT)).toEqual([
+      { kind: 'fact-missing', message: 'The service reported no programHash (absent) for a DONE of unknown kind result, so there is nothing to check it against.' },
+    ])
+  })
+
+  it('lists every fact that differs from the PIE in one message, separated by semicolons', () => {
+    const both: FactCheckResult = {
+      ok: false,
+      programHashVariant: 'pedersen',
+      checked: ['programHash', 'sharpFactHash', 'integrityFactHash'],
+      mismatches: [
+        { field: 'sharpFactHash', actual: '0xaa', expected: '0xbb' },
+        { field: 'integrityFactHash', actual: 'garbled\n', expected: '0xcc' },
+      ],
+    }
+    expect(evaluateGate(DONE, both, STRICT)).toEqual([
+      {
+        kind: 'fact-mismatch',
+        message: 'What the service says it proved differs from the PIE: sharpFactHash: the service says 0xaa, the PIE gives 0xbb; integrityFactHash: the service says "garbled\\n", the PIE gives 0xcc.',
+      },
+    ])
+  })
+})
+
+describe('a local check that compared no fact', () => {
+  const nothing: FactCheckResult = { ok: false, programHashVariant: null, checked: [], mismatches: [] }
+  const message = 'The service reported no fact to compare with the PIE (sharpFactHash and integrityFactHash are null or absent).'
+
+  it('is refused even when the record looks complete', () => {
+    expect(evaluateGate(DONE, nothing, STRICT)).toEqual([{ kind: 'fact-missing', message }])
+  })
+
+  it('is refused beside other refusals that say nothing about the facts', () => {
+    expect(evaluateGate({ ...DONE, isFactMocked: true }, nothing, STRICT)).toEqual([
+      { kind: 'mocked-fact', message: 'The fact is mocked: nothing was verified on chain, and `allow-mocked-fact` is false.' },
+      { kind: 'fact-missing', message },
+    ])
+  })
+
+  it('is not refused twice when the record already lacks or garbles its facts', () => {
+    const garbled = { ...DONE, sharpFactHash: 'zz', integrityFactHash: null }
+    expect(kinds(evaluateGate(garbled, nothing, STRICT))).toEqual(['fact-malformed'])
+    const missing = { ...DONE, sharpFactHash: null, integrityFactHash: null }
+    expect(kinds(evaluateGate(missing, nothing, STRICT))).toEqual(['fact-missing'])
+  })
+})
+
+describe('which facts a result kind requires', () => {
+  it('takes the prover into account only for L2 verification', () => {
+    const either = { all: ['programHash'], oneOf: ['sharpFactHash', 'integrityFactHash'] }
+    expect(requiredFacts({ result: 'PROOF_GENERATION', sharpProver: 'stone' })).toEqual(either)
+    expect(requiredFacts({ result: 'PROOF_GENERATION', sharpProver: 'stwo' })).toEqual(either)
+    expect(requiredFacts({ result: 'PROOF_VERIFICATION_ON_L1', sharpProver: 'stone' })).toEqual({ all: ['programHash', 'sharpFactHash'], oneOf: [] })
+  })
+
+  it('reads any prover named stwo-something as Stwo, and any other as unknown', () => {
+    expect(requiredFacts({ result: 'PROOF_VERIFICATION_ON_L2', sharpProver: 'stwoHerodotus' })).toEqual({ all: ['programHash', 'sharpFactHash'], oneOf: [] })
+    expect(requiredFacts({ result: 'PROOF_VERIFICATION_ON_L2', sharpProver: 'Stone' })).toEqual({ all: ['programHash', 'integrityFactHash'], oneOf: [] })
+    expect(requiredFacts({ result: 'PROOF_VERIFICATION_ON_L2', sharpProver: 'halo' })).toEqual({ all: ['programHash'], oneOf: ['sharpFactHash', 'integrityFactHash'] })
+    expect(requiredFacts({ result: 'PROOF_VERIFICATION_ON_L2', sharpProver: 'nostwo' })).toEqual({ all: ['programHash'], oneOf: ['sharpFactHash', 'integrityFactHash'] })
+  })
+
+  it('passes a proof of either registry that carries only one of the two facts', () => {
+    expect(evaluateGate({ ...DONE, sharpFactHash: null }, undefined, STRICT)).toEqual([])
+    expect(evaluateGate({ ...DONE, integrityFactHash: undefined }, undefined, STRICT)).toEqual([])
+  })
+
+  it('does not judge the fact fields of a trace, which proves nothing', () => {
+    const trace: GateRecord = { status: 'DONE', result: 'TRACE_GENERATION', isFactMocked: false, sharpFactHash: 'not a hash', programHash: null }
+    expect(evaluateGate(trace, undefined, STRICT)).toEqual([])
+  })
+})
+
+describe('what counts as a well-formed hash', () => {
+  it('is the whole value, 0x and hex digits, never a hash found inside other text', () => {
+    expect(kinds(evaluateGate({ ...DONE, sharpFactHash: 'zz0x5a1' }, undefined, STRICT))).toEqual(['fact-malformed'])
+    expect(kinds(evaluateGate({ ...DONE, sharpFactHash: '0x5a1 and more' }, undefined, STRICT))).toEqual(['fact-malformed'])
+  })
+
+  it('is a string: an array holding one (a garbled record) is malformed and shown quoted', () => {
+    const refusals = evaluateGate({ ...DONE, sharpFactHash: ['0x5a1'] as unknown as string }, undefined, STRICT)
+    expect(refusals).toEqual([
+      { kind: 'fact-malformed', message: 'The service\'s sharpFactHash is not a 0x hex hash of at most 64 digits (it says "0x5a1"), so it cannot be compared.' },
+    ])
+  })
+})
+
+describe('showValue', () => {
+  it('shows a well-formed hash as it is, and cuts other text after 80 characters', () => {
+    expect(showValue('0xAbC')).toBe('0xAbC')
+    expect(showValue('x'.repeat(80))).toBe(`"${'x'.repeat(80)}"`)
+    expect(showValue(`${'y'.repeat(80)}z`)).toBe(`"${'y'.repeat(80)}…"`)
+    expect(showValue(null)).toBe('"null"')
   })
 })
