@@ -41,11 +41,11 @@ export {
   computeIntegrityFact,
   computeOutputRoot,
   computeVerificationHash,
-  factTopologyFromAdditionalData,
   BOOTLOADER_PROGRAM_HASH,
-  type FactTopology,
   type VerifierSettings,
 } from './facts.ts'
+export { factTopologyFromAdditionalData } from './topology.ts'
+export type { FactTopology } from './fact-tree.ts'
 export { jobSizeForSteps } from './job-size.ts'
 export { toHex, parseFeltText } from './hex.ts'
 export { CAIRO1_BUILTINS, generatePie, parseByteSize, PIE_SHAPES, type GeneratePieOptions, type GeneratedPie, type PieShape } from './generate.ts'

@@ -12,7 +12,8 @@
 import { stat } from 'node:fs/promises'
 import type { JobSize } from '../schemas/proving-constants.ts'
 import { sha256Bytes, sha256File } from './digest.ts'
-import { computeIntegrityFact, computeSharpFact, factTopologyFromAdditionalData, type FactTopology } from './facts.ts'
+import type { FactTopology } from './fact-tree.ts'
+import { computeIntegrityFact, computeSharpFact } from './facts.ts'
 import {
   computeProgramHash,
   computeProgramHashAsync,
@@ -25,6 +26,7 @@ import { toHex } from './hex.ts'
 import { jobSizeForSteps } from './job-size.ts'
 import { canonicalZipDigest } from './pack.ts'
 import type { PieInput } from './source.ts'
+import { factTopologyFromAdditionalData } from './topology.ts'
 import { analysePie, invalidPieError, type PieSummary, type ValidatePieOptions } from './validate.ts'
 
 export type PieInspection = {

@@ -6,7 +6,7 @@
  * one line naming the file, the rule and the offending value or byte offset.
  */
 import { AbortedError, InvalidPieError } from '../core/errors.ts'
-import { factTopologyFromAdditionalData, computeOutputRoot, FactTopologyError } from './facts.ts'
+import { FactTopologyError, walkFactTree } from './fact-tree.ts'
 import {
   ADDITIONAL_DATA,
   EXECUTION_RESOURCES,
@@ -48,6 +48,7 @@ import {
   valueBelow,
 } from './memory.ts'
 import { checkMetadata, type PieMetadata, type Segment } from './metadata.ts'
+import { factTopologyFromAdditionalData } from './topology.ts'
 import { openPie, type PieEntrySummary, type PieInput, type PieSource } from './source.ts'
 import { ZipFormatError } from './zip.ts'
 
@@ -420,7 +421,8 @@ export async function analysePie(input: PieInput, options: ValidatePieOptions = 
     if (outputSegment && additionalData) {
       try {
         const topology = factTopologyFromAdditionalData(outputSegment.size, outputBuiltin)
-        if (outputSegment.size <= 1_000_000) computeOutputRoot(new Array<bigint>(outputSegment.size).fill(0n), topology)
+        // The tree's shape is checked here; its hashes are the fact's (facts.ts).
+        if (outputSegment.size <= 1_000_000) walkFactTree(outputSegment.size, topology, () => 0, () => 0)
       } catch (error) {
         if (!(error instanceof FactTopologyError)) throw error
         problems.add(`${ADDITIONAL_DATA}: output_builtin: ${error.message}`)

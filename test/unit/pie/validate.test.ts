@@ -170,6 +170,7 @@ const catalogue: Variant[] = [
   ['version.json wrong', (f) => asZip(f.set('version.json', '{"cairo_pie": "2.0"}')), /version\.json: must be \{"cairo_pie": "1\.0" or "1\.1"\}; found cairo_pie = "2\.0"/],
   ['version.json with extra keys', (f) => asZip(f.set('version.json', '{"cairo_pie": "1.1", "x": 1}')), /version\.json: must be .* and 2 keys/],
   ['bad output pages', (f) => asZip(f.set('additional_data.json', '{"output_builtin": {"pages": {"1": [1, 1]}, "attributes": {}}}')), /additional_data\.json: output_builtin: output pages are declared but the gps_fact_topology attribute is missing/],
+  ['output pages whose tree has two roots', (f) => asZip(f.set('additional_data.json', '{"output_builtin": {"pages": {"1": [1, 1]}, "attributes": {"gps_fact_topology": [2, 0]}}}')), /additional_data\.json: output_builtin: fact topology: the tree does not end with a single root/],
   ['additional data not an object', (f) => asZip(f.set('additional_data.json', '[1, 2]')), /additional_data\.json: top level is an array; expected an object/],
   ['oversized version.json', (f) => asZip(f.set('version.json', `{"cairo_pie": "1.1"}${' '.repeat(10_000)}`)), /entry "version\.json" is 10020 bytes; cairo-lang accepts under 10000/],
   ['symlink in the directory', async (f) => {
