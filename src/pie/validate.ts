@@ -216,6 +216,18 @@ function checkExecutionResources(value: JsonValue | undefined, builtins: string[
   return nSteps
 }
 
+function checkAdditionalData(value: JsonValue | undefined, problems: Problems): JsonObject | undefined {
+  if (value === undefined) return undefined
+  if (!isJsonObject(value)) {
+    problems.add(`${ADDITIONAL_DATA}: top level is ${showJson(value)}; expected an object`)
+    return undefined
+  }
+  for (const key of value.keys()) {
+    if (key.length >= 1000) problems.add(`${ADDITIONAL_DATA}: key of ${key.length} characters; cairo-lang allows under 1000`)
+  }
+  return value
+}
+
 function checkVersion(value: JsonValue | undefined, present: boolean, problems: Problems): string | undefined {
   if (!present) return '1.0'
   if (value === undefined) return undefined
@@ -229,18 +241,6 @@ function checkVersion(value: JsonValue | undefined, present: boolean, problems: 
     return undefined
   }
   return version
-}
-
-function checkAdditionalData(value: JsonValue | undefined, problems: Problems): JsonObject | undefined {
-  if (value === undefined) return undefined
-  if (!isJsonObject(value)) {
-    problems.add(`${ADDITIONAL_DATA}: top level is ${showJson(value)}; expected an object`)
-    return undefined
-  }
-  for (const key of value.keys()) {
-    if (key.length >= 1000) problems.add(`${ADDITIONAL_DATA}: key of ${key.length} characters; cairo-lang allows under 1000`)
-  }
-  return value
 }
 
 function describeSegments(sizes: Map<number, number>): string {
