@@ -1,7 +1,7 @@
 /**
  * Figure 7: program hashes by program size. Each measurement is bench/hash.ts in its own
  * process (tables built on first use included, program generation excluded): the Pedersen
- * hash (src/pie/pedersen.ts over wasm/pedersen.ts's WebAssembly) of synthetic programs of 1k, 10k, 100k and 1M words (as `gen:pie
+ * hash (src/pie/hash/pedersen.ts over wasm/pedersen.ts's WebAssembly) of synthetic programs of 1k, 10k, 100k and 1M words (as `gen:pie
  * --program-words` writes them), next to the peer, the same chain through @scure/starknet's
  * pedersen (1k words; its cost is linear in the words, so it is scaled for the larger sizes),
  * and Poseidon and Blake at 100k words. One run each (a 1M-word Pedersen hash takes minutes).

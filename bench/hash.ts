@@ -1,14 +1,14 @@
 /**
  * One program-hash measurement in its own process (figure 7):
  *   node bench/hash.ts <pedersen|poseidon|blake|scure-pedersen|scure-poseidon> <words>
- * Hashes a synthetic program of that many words (src/pie/generate.ts's, as `gen:pie
+ * Hashes a synthetic program of that many words (src/pie/generate/generate.ts's, as `gen:pie
  * --program-words` writes) and prints {"ms": ...}: the hash alone, tables built on first use
  * included, program generation excluded. `scure-pedersen` and `scure-poseidon` are the peers:
  * the chain through @scure/starknet's pedersen, one call per word, and its poseidonHashMany.
  */
 import { pedersen, poseidonHashMany } from '@scure/starknet'
 import { computeProgramHash, PROGRAM_HASH_VARIANTS, programHashChain, type ProgramHashVariant } from '../src/pie/index.ts'
-import { syntheticProgram } from '../src/pie/generate.ts'
+import { syntheticProgram } from '../src/pie/generate/generate.ts'
 
 const [variant = '', wordsText] = process.argv.slice(2)
 const words = Number(wordsText)

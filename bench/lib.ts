@@ -246,7 +246,7 @@ export async function startServer(kind: 'emulator' | 'trivial' | 'discard', args
 export type CachedPie = { dir: string; zip: string; inputBytes: number; memoryBytes: number; zipBytes: number }
 
 /**
- * A generated PIE (src/pie/generate.ts, the same as `npm run gen:pie`), in the folder and with
+ * A generated PIE (src/pie/generate/generate.ts, the same as `npm run gen:pie`), in the folder and with
  * the marker bench/pack.ts uses, so the two share one copy; and its pie.zip packed by packPie.
  */
 export async function ensurePie(memory: string, ctx: FigureContext, seed = 1): Promise<CachedPie> {

@@ -38,19 +38,19 @@ if (values.child) {
   const [input, output] = positionals as [string, string | undefined]
   let result: unknown
   // Each child loads only the module it measures, as a CLI doing that one thing would.
-  if (values.child === 'pack') result = await (await import('../src/pie/pack.ts')).packPie(input, output!)
+  if (values.child === 'pack') result = await (await import('../src/pie/pack/pack.ts')).packPie(input, output!)
   else if (values.child === 'validate') {
-    const validation = await (await import('../src/pie/validate.ts')).validatePie(input)
+    const validation = await (await import('../src/pie/validate/validate.ts')).validatePie(input)
     result = { valid: validation.valid, problems: validation.problems.slice(0, 3) }
   } else if (values.child === 'inspect') {
-    const inspection = await (await import('../src/pie/inspect.ts')).inspectPie(input)
+    const inspection = await (await import('../src/pie/inspect/inspect.ts')).inspectPie(input)
     result = { programHash: inspection.programHash, nSteps: inspection.nSteps, sha256: inspection.sha256 }
   } else throw new Error(`unknown child mode ${values.child}`)
   process.stdout.write(`${JSON.stringify(result)}\n`)
   process.exit(0)
 }
 
-const { generatePie, parseByteSize } = await import('../src/pie/generate.ts')
+const { generatePie, parseByteSize } = await import('../src/pie/generate/generate.ts')
 const runs = Number(values.runs)
 const memoryBytes = parseByteSize(values.memory)
 const seed = Number(values.seed)

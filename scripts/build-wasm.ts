@@ -1,12 +1,12 @@
 /**
  * Compiles the WebAssembly of the Pedersen hash chain (wasm/pedersen.ts, AssemblyScript) and
- * writes it into src/pie/pedersen-wasm.ts as base64, so the module travels with the code that
+ * writes it into src/pie/hash/pedersen-wasm.ts as base64, so the module travels with the code that
  * loads it: from src/ (.ts), lib/ (.js) and the action's ncc bundle alike, with no second file
  * to locate at run time.
  *
- *   node scripts/build-wasm.ts           rebuild src/pie/pedersen-wasm.ts
+ *   node scripts/build-wasm.ts           rebuild src/pie/hash/pedersen-wasm.ts
  *   node scripts/build-wasm.ts --check   fail if the committed module is not what the source
- *                                        compiles to (test/unit/pie/pedersen-wasm.test.ts runs it)
+ *                                        compiles to (test/unit/pie/hash/pedersen-wasm.test.ts runs it)
  */
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -15,7 +15,7 @@ import asc from 'assemblyscript/asc'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const SOURCE = 'wasm/pedersen.ts'
-export const GENERATED = join(ROOT, 'src', 'pie', 'pedersen-wasm.ts')
+export const GENERATED = join(ROOT, 'src', 'pie', 'hash', 'pedersen-wasm.ts')
 
 /** The compiler's flags: optimised for speed, the stub runtime (no GC: the JS side allocates once). */
 const FLAGS = ['--optimizeLevel', '3', '--shrinkLevel', '0', '--runtime', 'stub', '--noAssert', '--initialMemory', '1']

@@ -1,5 +1,5 @@
 /**
- * Generates a large, valid synthetic PIE directory (see src/pie/generate.ts), optionally packed.
+ * Generates a large, valid synthetic PIE directory (see src/pie/generate/generate.ts), optionally packed.
  *
  *   node scripts/gen-pie.ts --memory 1GiB out/            # 1 GiB memory.bin in out/
  *   node scripts/gen-pie.ts --memory 4KiB --zip pie.zip out/   # a tiny example PIE, also zipped

@@ -1,6 +1,6 @@
 /**
  * Starknet's Pedersen hash chain in WebAssembly (AssemblyScript, compiled by
- * scripts/build-wasm.ts into src/pie/pedersen-wasm.ts). The program hash is a chain of one
+ * scripts/build-wasm.ts into src/pie/hash/pedersen-wasm.ts). The program hash is a chain of one
  * Pedersen hash per program word, each step needing the previous one's x coordinate: this is
  * the hot loop of computing facts, run here on 64-bit integers instead of JavaScript's BigInt
  * or doubles.
@@ -16,10 +16,10 @@
  * Points are Jacobian (X, Y, Z, infinity flag: 112 bytes) while summed, affine (x, y: 72
  * bytes) in tables and once normalised.
  *
- * The JavaScript side (src/pie/pedersen.ts) owns the memory plan: it allocates with `alloc`,
+ * The JavaScript side (src/pie/hash/pedersen.ts) owns the memory plan: it allocates with `alloc`,
  * writes the constants and the points in plain form, and drives the batches; nothing here
  * knows a BigInt. Checked against @scure/starknet and the published vectors by
- * test/unit/pie/pedersen.test.ts.
+ * test/unit/pie/hash/pedersen.test.ts.
  */
 
 const MASK: u64 = 0x1fffffff // 2^29 - 1

@@ -1,5 +1,5 @@
 import { InvalidInputError } from '../core/errors.ts'
-import { STARK_PRIME } from '../pie/format.ts'
+import { STARK_PRIME } from '../pie/shared/index.ts'
 
 /**
  * Facts as the chains take them. Both are written as `0x` hex of at most 32 bytes: an Ethereum

@@ -1,6 +1,6 @@
 import { keccak as starknetKeccak } from '@scure/starknet'
-import { computeVerificationHash } from '../pie/facts.ts'
-import { shortString } from '../pie/hash.ts'
+import { computeVerificationHash } from '../pie/facts/index.ts'
+import { shortString } from '../pie/hash/index.ts'
 import { feltHex } from './fact.ts'
 import type { ExpectedVerification, IntegrityVerification, JudgedVerification, StarknetRegistryKind, VerifierConfiguration } from './types.ts'
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { sha256File } from '../pie/digest.ts'
+import { sha256File } from '../pie/shared/index.ts'
 import { stat } from 'node:fs/promises'
 import {
   AbortedError,

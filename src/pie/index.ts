@@ -1,27 +1,24 @@
 /**
  * The PIE toolkit: validate, pack, inspect a Cairo PIE; program hashes and facts; checking a
  * query's facts against the PIE; a generator of large valid PIEs for benchmarks.
+ *
+ * One room per concern, in the order a PIE goes through them (test/unit/architecture.test.ts
+ * keeps a room from importing a later one): shared/ (the format, felts as text, SHA-256),
+ * read/ (opening a pie.zip or a directory), validate/, hash/ (program hashes), facts/,
+ * pack/ (writing the canonical zip), inspect/ (all of them at once; packing while checking;
+ * a query's facts against the PIE), generate/ (synthetic PIEs).
  */
+export { BUILTIN_ORDER, PIE_ENTRY_ORDER, STARK_PRIME, toHex, parseFeltText, type FactTopology } from './shared/index.ts'
+export type { PieInput } from './read/index.ts'
 export {
   validatePie,
   assertValidPie,
   invalidPieError,
+  factTopologyFromAdditionalData,
   type PieSummary,
   type PieValidationResult,
   type ValidatePieOptions,
-} from './validate.ts'
-export { packPie, canonicalZipDigest, type PackPieOptions, type PackPieResult, type PackedEntry } from './pack.ts'
-export { inspectPie, prepareProgramHash, type InspectPieOptions, type PieInspection } from './inspect.ts'
-export {
-  checkQueryFacts,
-  assertQueryFacts,
-  compareQueryFacts,
-  factMismatchError,
-  type FactCheckResult,
-  type FactField,
-  type FactMismatch,
-  type QueryFacts,
-} from './check.ts'
+} from './validate/index.ts'
 export {
   computeProgramHash,
   computeProgramHashAsync,
@@ -35,7 +32,7 @@ export {
   PROGRAM_HASH_VARIANTS,
   type ProgramForHash,
   type ProgramHashVariant,
-} from './hash.ts'
+} from './hash/index.ts'
 export {
   computeSharpFact,
   computeIntegrityFact,
@@ -43,11 +40,21 @@ export {
   computeVerificationHash,
   BOOTLOADER_PROGRAM_HASH,
   type VerifierSettings,
-} from './facts.ts'
-export { factTopologyFromAdditionalData } from './topology.ts'
-export type { FactTopology } from './fact-tree.ts'
-export { jobSizeForSteps } from './job-size.ts'
-export { toHex, parseFeltText } from './hex.ts'
-export { CAIRO1_BUILTINS, generatePie, parseByteSize, PIE_SHAPES, type GeneratePieOptions, type GeneratedPie, type PieShape } from './generate.ts'
-export type { PieInput } from './source.ts'
-export { BUILTIN_ORDER, PIE_ENTRY_ORDER, STARK_PRIME } from './format.ts'
+} from './facts/index.ts'
+export { packPie, canonicalZipDigest, type PackPieOptions, type PackPieResult, type PackedEntry } from './pack/index.ts'
+export {
+  inspectPie,
+  prepareProgramHash,
+  jobSizeForSteps,
+  checkQueryFacts,
+  assertQueryFacts,
+  compareQueryFacts,
+  factMismatchError,
+  type InspectPieOptions,
+  type PieInspection,
+  type FactCheckResult,
+  type FactField,
+  type FactMismatch,
+  type QueryFacts,
+} from './inspect/index.ts'
+export { CAIRO1_BUILTINS, generatePie, parseByteSize, PIE_SHAPES, type GeneratePieOptions, type GeneratedPie, type PieShape } from './generate/index.ts'

@@ -4,7 +4,7 @@
  * after the service is done, check what it says it proved against the PIE. Hosts pass how to
  * report progress and the signal that cancels; nothing here prints or exits.
  */
-import { sha256File } from '../pie/digest.ts'
+import { sha256File } from '../pie/shared/index.ts'
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -102,7 +102,7 @@ function invalidPie(error: unknown, path: string, name: string, outcome = 'nothi
 }
 
 /**
- * Packs a PIE directory in one pass (pie/pack-checked.ts: read once, validated and inspected
+ * Packs a PIE directory in one pass (pie/inspect/pack-checked.ts: read once, validated and inspected
  * while it is packed) into `<packDir>/pie.zip`, or a new temporary folder. `onOutput` gets the
  * zip's bytes as they are written. A PIE found invalid leaves no zip and no temporary folder.
  */
@@ -125,7 +125,7 @@ async function packDirectory(
   // build's own folder (scripts/build-dist.ts refuses such a bundle).
   const zipPath = join(resolve(folder), PACKED_ZIP_NAME)
   try {
-    const { packChecked } = await import('../pie/pack-checked.ts')
+    const { packChecked } = await import('../pie/inspect/index.ts')
     const result = await packChecked(path, zipPath, { signal: options.signal, onOutput: stream?.onOutput, onFilesValid: stream?.onFilesValid })
     return {
       zipPath,

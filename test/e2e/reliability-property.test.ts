@@ -6,7 +6,7 @@ import { Agent, FormData, request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Logger } from '../../src/core/runtime.ts'
 import { validatePie } from '../../src/pie/index.ts'
-import { PieBudgetError } from '../../src/pie/budgets.ts'
+import { PieBudgetError } from '../../src/pie/validate/budgets.ts'
 import { FIXTURE_PIE, KEY, startTestEmulator, submitFixturePie, type TestEmulator } from '../helpers/emulator.ts'
 import { unzipPie } from '../helpers/run-action.ts'
 

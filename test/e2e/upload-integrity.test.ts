@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ProvingClient } from '../../src/clients/proving.ts'
 import { closeDefaultDispatcher } from '../../src/core/http.ts'
-import { sha256File } from '../../src/pie/digest.ts'
+import { sha256File } from '../../src/pie/shared/digest.ts'
 import { generatePie, packPie } from '../../src/pie/index.ts'
 import { KEY, startTestEmulator, type TestEmulator } from '../helpers/emulator.ts'
 

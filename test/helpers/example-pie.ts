@@ -2,21 +2,21 @@
  * The PIEs the suite proves, all the project's own, so the whole suite runs on a plain clone:
  * the committed example (examples/fib/pie.zip, written by `npm run gen:pie`: the public
  * fibonacci program, whose Pedersen program hash is the published vector of pie-and-facts.md)
- * and PIEs generated on demand by src/pie/generate.ts (any size, any seed). The PIEs written by
+ * and PIEs generated on demand by src/pie/generate/generate.ts (any size, any seed). The PIEs written by
  * cairo-lang and cairo-vm (beside the repository) are read only by the interop suite (test/interop/).
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll } from 'vitest'
-import { generatePie } from '../../src/pie/generate.ts'
-import { packPie } from '../../src/pie/pack.ts'
+import { generatePie } from '../../src/pie/generate/generate.ts'
+import { packPie } from '../../src/pie/pack/pack.ts'
 import { REPO_ROOT } from './cli.ts'
 
 /** The committed example pie.zip, absolute. */
 export const EXAMPLE_PIE = resolve(REPO_ROOT, 'examples/fib/pie.zip')
 
-/** What the example proves, as literals (checked against the published vectors in test/unit/pie/hashes.test.ts). */
+/** What the example proves, as literals (checked against the published vectors in test/unit/pie/hash/hash.test.ts). */
 export const EXAMPLE = {
   /** Pedersen program hash of the public fibonacci_compiled.json: the published vector. */
   programHash: '0x4f028ea2f2568d9b71509641f65cd3879482a371ab2a18d20ca7528d960dd45',

@@ -4,7 +4,7 @@
  * bitmap page over 16 segments of 2^30-1 cells. Built in memory from the committed example PIE.
  */
 import zlib from 'node:zlib'
-import { centralHeader, endRecords, localHeader } from '../../src/pie/zip-writer.ts'
+import { centralHeader, endRecords, localHeader } from '../../src/pie/pack/zip-writer.ts'
 import { type Cell, decodeCells, encodeCells, exampleFiles } from './pie-fixtures.ts'
 
 type Entry = { name: string; body: Uint8Array; crc32: number; size: number }

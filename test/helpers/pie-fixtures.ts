@@ -12,9 +12,9 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { describe, it } from 'vitest'
 import zlib from 'node:zlib'
-import { bytesSource, readZipDirectory, readZipEntry } from '../../src/pie/zip.ts'
-import { centralHeader, endRecords, localHeader } from '../../src/pie/zip-writer.ts'
-import { CELL_SIZE, writeCell } from '../../src/pie/memory.ts'
+import { bytesSource, readZipDirectory, readZipEntry } from '../../src/pie/read/zip.ts'
+import { centralHeader, endRecords, localHeader } from '../../src/pie/pack/zip-writer.ts'
+import { CELL_SIZE, writeCell } from '../../src/pie/validate/memory.ts'
 
 export const execFileAsync = promisify(execFile)
 

@@ -307,7 +307,7 @@ export const repoPath = (...parts: string[]) => resolve(REPO_ROOT, ...parts)
 /** Unzips a pie.zip into a PIE directory (the fixtures are zips; the packing paths need a folder). */
 export async function unzipPie(zipPath: string, dir: string): Promise<string> {
   const { mkdir, writeFile } = await import('node:fs/promises')
-  const { openFileSource, readZipDirectory, readZipEntry } = await import('../../src/pie/zip.ts')
+  const { openFileSource, readZipDirectory, readZipEntry } = await import('../../src/pie/read/zip.ts')
   await mkdir(dir, { recursive: true })
   const source = await openFileSource(zipPath)
   try {

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, expect, it } from 'vitest'
-import { FIBONACCI_PROGRAM } from '../../src/pie/generate.ts'
+import { FIBONACCI_PROGRAM } from '../../src/pie/generate/generate.ts'
 import {
   assertValidPie,
   computeIntegrityFact,
@@ -23,7 +23,7 @@ import {
   toHex,
   validatePie,
 } from '../../src/pie/index.ts'
-import { bytesSource, extraFields, openFileSource, readZipDirectory, readZipEntry } from '../../src/pie/zip.ts'
+import { bytesSource, extraFields, openFileSource, readZipDirectory, readZipEntry } from '../../src/pie/read/zip.ts'
 import {
   describeInterop,
   execFileAsync,

@@ -55,7 +55,7 @@ async function packAndInspect(dir: string, out: string, signal: AbortSignal) {
       { input: 'pie-dir' },
     )
   }
-  const { packChecked } = await import('../../pie/pack-checked.ts')
+  const { packChecked } = await import('../../pie/inspect/index.ts')
   await mkdir(dirname(out), { recursive: true })
   const { namedPackError } = await import('../../pipeline/prove.ts')
   // One pass: the directory is read once and inspected (validated) while it is packed; the zip

@@ -65,8 +65,8 @@ export const pack = defineCommand({
     // One pass: the directory is read once, validated while it is packed, and the zip replaces
     // `output` only when the PIE is valid (a failure leaves no file behind and an existing zip
     // untouched).
-    const { packChecked } = await import('../../pie/pack-checked.ts')
-    const { PieBudgetError } = await import('../../pie/budgets.ts')
+    const { packChecked } = await import('../../pie/inspect/index.ts')
+    const { PieBudgetError } = await import('../../pie/validate/index.ts')
     let packed
     try {
       packed = (await packChecked(dir, output, { signal: context.signal })).packed

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { InvalidPieError } from '../../core/errors.ts'
-import { PieBudgetError } from '../../pie/budgets.ts'
+import { PieBudgetError } from '../../pie/validate/index.ts'
 import { BOOTLOADER_PROGRAM_HASH as BOOTLOADER, inspectPie, toHex } from '../../pie/index.ts'
 
 /**

@@ -7,9 +7,8 @@
  * - the Integrity verification hash, which binds a fact to the verifier settings.
  */
 import { keccak_256 } from '@noble/hashes/sha3.js'
-import { walkFactTree, type FactTopology } from './fact-tree.ts'
-import { poseidonHashManyFast as poseidonHashMany } from './poseidon.ts'
-import { shortString } from './hash.ts'
+import { walkFactTree, type FactTopology } from '../shared/index.ts'
+import { poseidonHashManyFast as poseidonHashMany, shortString } from '../hash/index.ts'
 
 /** Program hash of the bootloader that runs a PIE for the Integrity verifier. */
 export const BOOTLOADER_PROGRAM_HASH = 0x5ab580b04e3532b6b18f81cfa654a05e29dd8e2352d88df1e765a84072db07n

@@ -11,9 +11,9 @@
  */
 import { type FileHandle, mkdir, open, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { AbortedError, InvalidInputError } from '../core/errors.ts'
-import { ADDITIONAL_DATA, EXECUTION_RESOURCES, MEMORY, METADATA, STARK_PRIME, TWO_POW_30, VERSION } from './format.ts'
-import { CELL_SIZE, toWords, writeCell } from './memory.ts'
+import { AbortedError, InvalidInputError } from '../../core/errors.ts'
+import { ADDITIONAL_DATA, EXECUTION_RESOURCES, MEMORY, METADATA, STARK_PRIME, TWO_POW_30, VERSION } from '../shared/index.ts'
+import { CELL_SIZE, toWords, writeCell } from '../validate/index.ts'
 
 /** fibonacci_compiled.json (cairo-lang 0.14.0): its words, main = pc of __main__.main, builtins. */
 export const FIBONACCI_PROGRAM = {

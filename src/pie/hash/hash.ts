@@ -12,8 +12,8 @@
  */
 import { blake2s } from '@noble/hashes/blake2.js'
 import { createHash } from 'node:crypto'
-import { InvalidInputError } from '../core/errors.ts'
-import { STARK_PRIME, TWO_POW_63 } from './format.ts'
+import { InvalidInputError } from '../../core/errors.ts'
+import { STARK_PRIME, TWO_POW_63 } from '../shared/index.ts'
 import { fastPedersenHashChain, fastPedersenHashChainAsync } from './pedersen.ts'
 import { poseidonHashManyFast } from './poseidon.ts'
 

@@ -22,11 +22,11 @@
  * which is why that function is self-contained (it references nothing outside itself).
  *
  * Checked against @scure/starknet (the reference implementation) on random inputs and chains,
- * and against the published vectors of pie-and-facts.md (test/unit/pie/pedersen.test.ts).
+ * and against the published vectors of pie-and-facts.md (test/unit/pie/hash/pedersen.test.ts).
  */
 import { Worker } from 'node:worker_threads'
-import { InvalidInputError } from '../core/errors.ts'
-import { STARK_PRIME } from './format.ts'
+import { InvalidInputError } from '../../core/errors.ts'
+import { STARK_PRIME } from '../shared/index.ts'
 import { PEDERSEN_WASM_BASE64 } from './pedersen-wasm.ts'
 
 /** Chains at least this long use the 12-bit window table of the chain's half (built in ~50 ms). */

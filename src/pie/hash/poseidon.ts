@@ -2,7 +2,7 @@
  * Starknet's Poseidon over many field elements (poseidonHashMany: the sponge of rate 2 over the
  * Hades permutation, the input padded with 1 then 0 to an even length), on the WebAssembly of
  * pedersen.ts; about 15x faster than @scure/starknet's BigInt permutation, the reference this
- * is checked against (test/unit/pie/poseidon.test.ts).
+ * is checked against (test/unit/pie/hash/poseidon.test.ts).
  *
  * The round constants are StarkWare's: the i-th is SHA-256("Hades" + i) read big-endian,
  * modulo P (as cairo-lang's poseidon_utils and @scure/starknet derive them; the test compares
@@ -10,7 +10,7 @@
  * from @scure/starknet so the library's entry does not load it (~75 ms of start-up).
  */
 import { createHash } from 'node:crypto'
-import { STARK_PRIME } from './format.ts'
+import { STARK_PRIME } from '../shared/index.ts'
 import { localEngine, wordsOf } from './pedersen.ts'
 
 /** Width 3, 8 full and 83 partial rounds: 273 constants. */

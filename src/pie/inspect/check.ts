@@ -6,12 +6,12 @@
  * hash (with every variant when the service gave no program hash). Null fields are not
  * compared, and the result is ok only when a fact was compared and matched.
  */
-import { FactMismatchError } from '../core/errors.ts'
-import { computeIntegrityFact, computeSharpFact } from './facts.ts'
-import { PROGRAM_HASH_VARIANTS, type ProgramHashVariant } from './hash.ts'
-import { parseFeltText, toHex } from './hex.ts'
+import { FactMismatchError } from '../../core/errors.ts'
+import { parseFeltText, toHex } from '../shared/index.ts'
+import type { PieInput } from '../read/index.ts'
+import { PROGRAM_HASH_VARIANTS, type ProgramHashVariant } from '../hash/index.ts'
+import { computeIntegrityFact, computeSharpFact } from '../facts/index.ts'
 import { inspectPie, type InspectPieOptions, type PieInspection } from './inspect.ts'
-import type { PieInput } from './source.ts'
 
 /** The fact fields of a proving query record (a DONE query has them; any may be null). */
 export type QueryFacts = {

@@ -10,10 +10,10 @@
  * holding the thread, e.g. while the PIE uploads.
  */
 import { stat } from 'node:fs/promises'
-import type { JobSize } from '../schemas/proving-constants.ts'
-import { sha256Bytes, sha256File } from './digest.ts'
-import type { FactTopology } from './fact-tree.ts'
-import { computeIntegrityFact, computeSharpFact } from './facts.ts'
+import type { JobSize } from '../../schemas/proving-constants.ts'
+import { sha256Bytes, sha256File, toHex, type FactTopology } from '../shared/index.ts'
+import type { PieInput } from '../read/index.ts'
+import { analysePie, factTopologyFromAdditionalData, invalidPieError, type PieSummary, type ValidatePieOptions } from '../validate/index.ts'
 import {
   computeProgramHash,
   computeProgramHashAsync,
@@ -21,13 +21,10 @@ import {
   PROGRAM_HASH_VARIANTS,
   type ProgramForHash,
   type ProgramHashVariant,
-} from './hash.ts'
-import { toHex } from './hex.ts'
+} from '../hash/index.ts'
+import { computeIntegrityFact, computeSharpFact } from '../facts/index.ts'
+import { canonicalZipDigest } from '../pack/index.ts'
 import { jobSizeForSteps } from './job-size.ts'
-import { canonicalZipDigest } from './pack.ts'
-import type { PieInput } from './source.ts'
-import { factTopologyFromAdditionalData } from './topology.ts'
-import { analysePie, invalidPieError, type PieSummary, type ValidatePieOptions } from './validate.ts'
 
 export type PieInspection = {
   /** The Pedersen program hash (what SHARP uses by default), lowercase 0x hex. */

@@ -5,11 +5,11 @@
  * the PIE is known valid; a PIE found invalid (or past a parsing budget) stops the packing at
  * once and leaves neither the zip nor a temporary file, and an existing zip untouched.
  */
-import { ByteChannel } from '../core/channel.ts'
-import { AbortedError } from '../core/errors.ts'
-import { MEMORY } from './format.ts'
+import { ByteChannel } from '../../core/channel.ts'
+import { AbortedError } from '../../core/errors.ts'
+import { MEMORY } from '../shared/index.ts'
+import { packPie, type PackPieOptions, type PackPieResult } from '../pack/index.ts'
 import { inspectPie, type PieInspection } from './inspect.ts'
-import { packPie, type PackPieOptions, type PackPieResult } from './pack.ts'
 
 export type PackCheckedOptions = Omit<PackPieOptions, 'beforeRename' | 'taps'> & {
   /** The zip's bytes as they are written (see PackTaps.output). */

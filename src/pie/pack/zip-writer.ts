@@ -17,7 +17,7 @@
  * - ZIP64 end records are written when anything above needed ZIP64 (or `forceZip64`, which
  *   also makes every entry ZIP64, so readers' ZIP64 paths can be tested with small files).
  */
-import { SIG_CENTRAL, SIG_EOCD, SIG_LOCAL, SIG_ZIP64_EOCD, SIG_ZIP64_LOCATOR, ZIP64_EXTRA_ID } from './zip.ts'
+import { SIG_CENTRAL, SIG_EOCD, SIG_LOCAL, SIG_ZIP64_EOCD, SIG_ZIP64_LOCATOR, ZIP64_EXTRA_ID } from '../read/index.ts'
 
 /** DOS date of 1980-01-01 (day 1, month 1, year 0 = 1980); the time is 00:00:00. */
 export const DOS_DATE_1980 = (0 << 9) | (1 << 5) | 1

@@ -7,9 +7,9 @@
 import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { basename } from 'node:path'
-import { InvalidInputError } from '../core/errors.ts'
+import { InvalidInputError } from '../../core/errors.ts'
+import { ENTRY_SIZE_LIMITS, PIE_ENTRY_ORDER, REQUIRED_ENTRIES, isPieEntryName, type PieEntryName } from '../shared/index.ts'
 import { listPieDir } from './directory.ts'
-import { ENTRY_SIZE_LIMITS, PIE_ENTRY_ORDER, REQUIRED_ENTRIES, isPieEntryName, type PieEntryName } from './format.ts'
 import {
   FLAG_ENCRYPTED,
   ZipFormatError,

@@ -1,5 +1,5 @@
-import { InvalidInputError } from '../core/errors.ts'
-import { ADDITIONAL_DATA, EXECUTION_RESOURCES, METADATA, type PieEntryName, VERSION } from './format.ts'
+import { InvalidInputError } from '../../core/errors.ts'
+import { ADDITIONAL_DATA, EXECUTION_RESOURCES, METADATA, type PieEntryName, VERSION } from '../shared/index.ts'
 
 /**
  * What reading one PIE may cost, whatever the PIE says. A hostile pie.zip is small and cheap to
@@ -13,7 +13,7 @@ import { ADDITIONAL_DATA, EXECUTION_RESOURCES, METADATA, type PieEntryName, VERS
  * bytecode only: the fixtures of cairo-lang and cairo-vm hold 0.9-1.3 KB, and 32 MiB holds ~450K
  * program words even as 0x-prefixed 252-bit hex (the StarkNet OS has ~150K). additional_data.json grows with builtin use (a
  * pedersen pair is ~160 bytes): 32 MiB is ~200K hash invocations. The generator's output
- * (src/pie/generate.ts) at any memory.bin size keeps both JSON entries under 4 KB. JSON values
+ * (src/pie/generate/generate.ts) at any memory.bin size keeps both JSON entries under 4 KB. JSON values
  * are counted: 2M per file (a real file holds one per ~50-80 bytes, so 32 MiB is < 700K), arrays
  * and objects 600K (a pedersen pair is one array; an ecdsa entry two), and objects (Maps, the costliest node) 100K per
  * file (real files hold under 100). Checked by a `proving validate` whose heap is capped at

@@ -5,7 +5,7 @@
  * checks report every rule broken and still return what could be read, so memory.bin can be
  * checked against whatever segment table there is.
  */
-import { BUILTIN_ORDER, METADATA, TWO_POW_30, TWO_POW_63 } from './format.ts'
+import { BUILTIN_ORDER, METADATA, TWO_POW_30, TWO_POW_63 } from '../shared/index.ts'
 import { isJsonObject, showJson, type JsonObject, type JsonValue } from './json.ts'
 
 export type Segment = { index: number; size: number }

@@ -2,7 +2,7 @@
  * The shape of a PIE's output for its SHARP fact, read from `additional_data.json`'s
  * `output_builtin` entry (cairo-lang's get_fact_topology_from_additional_data).
  */
-import { FactTopologyError, type FactTopology } from './fact-tree.ts'
+import { FactTopologyError, type FactTopology } from '../shared/index.ts'
 import { isJsonObject, showJson, type JsonValue } from './json.ts'
 
 export const GPS_FACT_TOPOLOGY = 'gps_fact_topology'

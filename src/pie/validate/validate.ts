@@ -5,8 +5,8 @@
  * duplicate addresses and the program and output segments' values. Every broken rule becomes
  * one line naming the file, the rule and the offending value or byte offset.
  */
-import { AbortedError, InvalidPieError } from '../core/errors.ts'
-import { FactTopologyError, walkFactTree } from './fact-tree.ts'
+import { AbortedError, InvalidPieError } from '../../core/errors.ts'
+import { ZipFormatError, openPie, type PieEntrySummary, type PieInput, type PieSource } from '../read/index.ts'
 import {
   ADDITIONAL_DATA,
   EXECUTION_RESOURCES,
@@ -15,8 +15,10 @@ import {
   METADATA,
   TWO_POW_30,
   VERSION,
+  FactTopologyError,
+  walkFactTree,
   type PieEntryName,
-} from './format.ts'
+} from '../shared/index.ts'
 import {
   PieBudgetError,
   budgetError,
@@ -49,8 +51,6 @@ import {
 } from './memory.ts'
 import { checkMetadata, type PieMetadata, type Segment } from './metadata.ts'
 import { factTopologyFromAdditionalData } from './topology.ts'
-import { openPie, type PieEntrySummary, type PieInput, type PieSource } from './source.ts'
-import { ZipFormatError } from './zip.ts'
 
 export type ValidatePieOptions = {
   /** Problem lines kept before "and N more" (default 50). */
@@ -421,7 +421,7 @@ export async function analysePie(input: PieInput, options: ValidatePieOptions = 
     if (outputSegment && additionalData) {
       try {
         const topology = factTopologyFromAdditionalData(outputSegment.size, outputBuiltin)
-        // The tree's shape is checked here; its hashes are the fact's (facts.ts).
+        // The tree's shape is checked here; its hashes are the fact's (../facts/).
         if (outputSegment.size <= 1_000_000) walkFactTree(outputSegment.size, topology, () => 0, () => 0)
       } catch (error) {
         if (!(error instanceof FactTopologyError)) throw error

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { assertFelt, parseFact, toBytes32 } from '../../../src/chain/fact.ts'
 import { InvalidInputError } from '../../../src/core/errors.ts'
-import { STARK_PRIME } from '../../../src/pie/format.ts'
+import { STARK_PRIME } from '../../../src/pie/shared/format.ts'
 
 describe('facts as the chains take them', () => {
   it('reads 0x hex of at most 32 bytes, any case, leading zeros optional', () => {

@@ -10,7 +10,7 @@ import {
   VerificationDecodeError,
 } from '../../../src/chain/integrity.ts'
 import { whyNotRegistered } from '../../../src/chain/integrity.ts'
-import { computeVerificationHash } from '../../../src/pie/facts.ts'
+import { computeVerificationHash } from '../../../src/pie/facts/facts.ts'
 
 /** The spec's published Integrity (bootloaded) fact vector (pie-and-facts.md). */
 const FACT = 0x1c446d13efc5a3a16387eeec2c9347e9fd44e195b178916e1bd27c0a18220f1n

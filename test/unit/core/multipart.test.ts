@@ -10,7 +10,7 @@ import nock from 'nock'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { closeDefaultDispatcher, HttpClient } from '../../../src/core/http.ts'
 import { prepareMultipart } from '../../../src/core/multipart.ts'
-import { sha256Bytes } from '../../../src/pie/digest.ts'
+import { sha256Bytes } from '../../../src/pie/shared/digest.ts'
 import { FakeClock } from '../../helpers/fake-clock.ts'
 import { recordBodies } from '../../helpers/recorded-bodies.ts'
 

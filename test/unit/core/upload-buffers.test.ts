@@ -12,7 +12,7 @@ import { InvalidInputError } from '../../../src/core/errors.ts'
 import { closeDefaultDispatcher, HttpClient, type HttpClientConfig } from '../../../src/core/http.ts'
 import { type MultipartBody, prepareMultipart } from '../../../src/core/multipart.ts'
 import { READ_CHUNK_BYTES } from '../../../src/core/upload-buffers.ts'
-import { sha256Bytes } from '../../../src/pie/digest.ts'
+import { sha256Bytes } from '../../../src/pie/shared/digest.ts'
 import { closeProxy, listenOnLoopback, tunnelConnects } from '../../helpers/connect-proxy.ts'
 import { recordBodies } from '../../helpers/recorded-bodies.ts'
 

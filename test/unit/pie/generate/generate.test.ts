@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { InvalidInputError } from '../../../src/core/errors.ts'
+import { InvalidInputError } from '../../../../src/core/errors.ts'
 import { pedersen } from '@scure/starknet'
 import { encodePacked, keccak256 } from 'viem'
-import { CAIRO1_BUILTINS, generatePie, inspectPie, packPie, parseByteSize, programHashChain, validatePie } from '../../../src/pie/index.ts'
-import { decodeCells, execFileAsync, removeTempDirs, tempDir } from '../../helpers/pie-fixtures.ts'
+import { CAIRO1_BUILTINS, generatePie, inspectPie, packPie, parseByteSize, programHashChain, validatePie } from '../../../../src/pie/index.ts'
+import { decodeCells, execFileAsync, removeTempDirs, tempDir } from '../../../helpers/pie-fixtures.ts'
 
 afterAll(removeTempDirs)
 

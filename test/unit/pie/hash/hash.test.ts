@@ -13,9 +13,9 @@ import {
   programHashChain,
   shortString,
   toHex,
-} from '../../../src/pie/index.ts'
-import { parseJson } from '../../../src/pie/json.ts'
-import { FIBONACCI_PROGRAM } from '../../../src/pie/generate.ts'
+} from '../../../../src/pie/index.ts'
+import { parseJson } from '../../../../src/pie/validate/json.ts'
+import { FIBONACCI_PROGRAM } from '../../../../src/pie/generate/generate.ts'
 
 // Published vectors (pie-and-facts.md), computed outside this project.
 const FIB_PROGRAM_HASH = 0x4f028ea2f2568d9b71509641f65cd3879482a371ab2a18d20ca7528d960dd45n

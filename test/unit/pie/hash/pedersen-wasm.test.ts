@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { compilePedersenWasm, GENERATED, generatedModule } from '../../../scripts/build-wasm.ts'
-import { STARK_PRIME as P } from '../../../src/pie/index.ts'
-import { PEDERSEN_WASM_BASE64 } from '../../../src/pie/pedersen-wasm.ts'
+import { compilePedersenWasm, GENERATED, generatedModule } from '../../../../scripts/build-wasm.ts'
+import { STARK_PRIME as P } from '../../../../src/pie/index.ts'
+import { PEDERSEN_WASM_BASE64 } from '../../../../src/pie/hash/pedersen-wasm.ts'
 
-describe('src/pie/pedersen-wasm.ts', () => {
+describe('src/pie/hash/pedersen-wasm.ts', () => {
   it('is what wasm/pedersen.ts compiles to (run npm run build:wasm after changing it)', { timeout: 120_000 }, async () => {
     const committed = await readFile(GENERATED, 'utf8')
     expect(committed).toBe(generatedModule(await compilePedersenWasm()))

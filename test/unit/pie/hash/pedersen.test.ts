@@ -1,9 +1,9 @@
 import { pedersen } from '@scure/starknet'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { computeProgramHash, computeProgramHashAsync, programHashChain, STARK_PRIME } from '../../../src/pie/index.ts'
-import { syntheticProgram } from '../../../src/pie/generate.ts'
-import { fastPedersenHashChain, fastPedersenHashChainAsync, pedersenHash } from '../../../src/pie/pedersen.ts'
+import { computeProgramHash, computeProgramHashAsync, programHashChain, STARK_PRIME } from '../../../../src/pie/index.ts'
+import { syntheticProgram } from '../../../../src/pie/generate/generate.ts'
+import { fastPedersenHashChain, fastPedersenHashChainAsync, pedersenHash } from '../../../../src/pie/hash/pedersen.ts'
 
 // @scure/starknet is the reference: an audited implementation written outside this project.
 const reference = (a: bigint, b: bigint) => BigInt(pedersen(a, b))

@@ -1,8 +1,8 @@
 import { poseidonHashMany, poseidonSmall } from '@scure/starknet'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { STARK_PRIME } from '../../../src/pie/index.ts'
-import { hadesRoundConstants, poseidonHashManyFast } from '../../../src/pie/poseidon.ts'
+import { STARK_PRIME } from '../../../../src/pie/index.ts'
+import { hadesRoundConstants, poseidonHashManyFast } from '../../../../src/pie/hash/poseidon.ts'
 
 // @scure/starknet's poseidonHashMany is the reference: written and audited outside this project.
 const felt = fc.oneof(

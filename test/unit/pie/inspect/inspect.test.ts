@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createHash } from 'node:crypto'
 import { afterAll, describe, expect, it } from 'vitest'
-import { FactMismatchError, InvalidPieError } from '../../../src/core/errors.ts'
+import { FactMismatchError, InvalidPieError } from '../../../../src/core/errors.ts'
 import {
   assertQueryFacts,
   checkQueryFacts,
@@ -12,11 +12,11 @@ import {
   generatePie,
   inspectPie,
   toHex,
-} from '../../../src/pie/index.ts'
-import { FIBONACCI_PROGRAM } from '../../../src/pie/generate.ts'
+} from '../../../../src/pie/index.ts'
+import { FIBONACCI_PROGRAM } from '../../../../src/pie/generate/generate.ts'
 import { encodePacked, keccak256 } from 'viem'
-import { decodeCells, encodeCells, exampleFiles, removeTempDirs, tempDir, text, unzipExample, writeDir, zipOf } from '../../helpers/pie-fixtures.ts'
-import { EXAMPLE, EXAMPLE_PIE } from '../../helpers/example-pie.ts'
+import { decodeCells, encodeCells, exampleFiles, removeTempDirs, tempDir, text, unzipExample, writeDir, zipOf } from '../../../helpers/pie-fixtures.ts'
+import { EXAMPLE, EXAMPLE_PIE } from '../../../helpers/example-pie.ts'
 
 afterAll(removeTempDirs)
 

@@ -1,13 +1,13 @@
 import { cp, readdir, readFile, truncate, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { AbortedError, InvalidPieError } from '../../../src/core/errors.ts'
-import { PieBudgetError } from '../../../src/pie/budgets.ts'
-import { generatePie } from '../../../src/pie/generate.ts'
-import { inspectPie, validatePie } from '../../../src/pie/index.ts'
-import { packChecked } from '../../../src/pie/pack-checked.ts'
-import { EXAMPLE_PIE } from '../../helpers/example-pie.ts'
-import { removeTempDirs, tempDir } from '../../helpers/pie-fixtures.ts'
+import { AbortedError, InvalidPieError } from '../../../../src/core/errors.ts'
+import { PieBudgetError } from '../../../../src/pie/validate/budgets.ts'
+import { generatePie } from '../../../../src/pie/generate/generate.ts'
+import { inspectPie, validatePie } from '../../../../src/pie/index.ts'
+import { packChecked } from '../../../../src/pie/inspect/pack-checked.ts'
+import { EXAMPLE_PIE } from '../../../helpers/example-pie.ts'
+import { removeTempDirs, tempDir } from '../../../helpers/pie-fixtures.ts'
 
 afterAll(removeTempDirs)
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import zlib from 'node:zlib'
-import { crc32Combine } from '../../../src/pie/crc32.ts'
+import { crc32Combine } from '../../../../src/pie/pack/crc32.ts'
 
 describe('crc32Combine', () => {
   it('equals the CRC of the concatenation', () => {

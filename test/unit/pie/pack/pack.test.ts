@@ -1,18 +1,18 @@
 import { lstat, mkdir, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { AbortedError, InvalidInputError } from '../../../src/core/errors.ts'
-import { canonicalZipDigest, inspectPie, packPie, validatePie } from '../../../src/pie/index.ts'
-import { bytesSource, readZipDirectory } from '../../../src/pie/zip.ts'
-import { generatePie } from '../../../src/pie/generate.ts'
-import { execFileAsync, readZipFiles, removeTempDirs, tempDir, unzipExample, writeDir } from '../../helpers/pie-fixtures.ts'
-import { EXAMPLE_PIE, generatedPie } from '../../helpers/example-pie.ts'
+import { AbortedError, InvalidInputError } from '../../../../src/core/errors.ts'
+import { canonicalZipDigest, inspectPie, packPie, validatePie } from '../../../../src/pie/index.ts'
+import { bytesSource, readZipDirectory } from '../../../../src/pie/read/zip.ts'
+import { generatePie } from '../../../../src/pie/generate/generate.ts'
+import { execFileAsync, readZipFiles, removeTempDirs, tempDir, unzipExample, writeDir } from '../../../helpers/pie-fixtures.ts'
+import { EXAMPLE_PIE, generatedPie } from '../../../helpers/example-pie.ts'
 
 const writeDirFrom = async (files: Map<string, Uint8Array>) => writeDir(await tempDir(), new Map(files))
 import { createHash, randomBytes } from 'node:crypto'
 import { watch } from 'node:fs'
 import zlib from 'node:zlib'
-import { createBlockCompressor, outputCapacity } from '../../../src/pie/deflate-pool.ts'
+import { createBlockCompressor, outputCapacity } from '../../../../src/pie/pack/deflate-pool.ts'
 
 afterAll(removeTempDirs)
 

@@ -1,11 +1,11 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { packPie } from '../../../src/pie/pack.ts'
-import { ZipFormatError, bytesSource, openFileSource, readZipDirectory, readZipEntry } from '../../../src/pie/zip.ts'
-import { deflateBound, needsZip64 } from '../../../src/pie/zip-writer.ts'
-import { buildZip, execFileAsync, readZipFiles, removeTempDirs, tempDir, unzipExample, writeDir } from '../../helpers/pie-fixtures.ts'
-import { EXAMPLE_PIE, generatedPie } from '../../helpers/example-pie.ts'
+import { packPie } from '../../../../src/pie/pack/pack.ts'
+import { ZipFormatError, bytesSource, openFileSource, readZipDirectory, readZipEntry } from '../../../../src/pie/read/zip.ts'
+import { deflateBound, needsZip64 } from '../../../../src/pie/pack/zip-writer.ts'
+import { buildZip, execFileAsync, readZipFiles, removeTempDirs, tempDir, unzipExample, writeDir } from '../../../helpers/pie-fixtures.ts'
+import { EXAMPLE_PIE, generatedPie } from '../../../helpers/example-pie.ts'
 
 afterAll(removeTempDirs)
 

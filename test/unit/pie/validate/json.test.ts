@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { JsonSyntaxError, parseJson } from '../../../src/pie/json.ts'
+import { JsonSyntaxError, parseJson } from '../../../../src/pie/validate/json.ts'
 
 describe('exact JSON reader', () => {
   it('keeps integers above 2^53 exact as bigints', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { CELL_SIZE, CellScanner, SeenCells, addressOffset, addressSegment, cellValue, isPointer, pointerOffset, pointerSegment, writeCell } from '../../../src/pie/memory.ts'
+import { CELL_SIZE, CellScanner, SeenCells, addressOffset, addressSegment, cellValue, isPointer, pointerOffset, pointerSegment, writeCell } from '../../../../src/pie/validate/memory.ts'
 
 describe('memory cells', () => {
   const cells = new Uint8Array(3 * CELL_SIZE)

@@ -1,8 +1,8 @@
 import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { InvalidInputError, InvalidPieError } from '../../../src/core/errors.ts'
-import { assertValidPie, generatePie, validatePie } from '../../../src/pie/index.ts'
+import { InvalidInputError, InvalidPieError } from '../../../../src/core/errors.ts'
+import { assertValidPie, generatePie, validatePie } from '../../../../src/pie/index.ts'
 import {
   buildZip,
   decodeCells,
@@ -15,8 +15,8 @@ import {
   writeDir,
   zipOf,
   type Cell,
-} from '../../helpers/pie-fixtures.ts'
-import { EXAMPLE_PIE } from '../../helpers/example-pie.ts'
+} from '../../../helpers/pie-fixtures.ts'
+import { EXAMPLE_PIE } from '../../../helpers/example-pie.ts'
 
 afterAll(removeTempDirs)
 

@@ -1,0 +1,26 @@
+/**
+ * The lowest room of the PIE toolkit: the fixed facts of the Cairo PIE format (its files, their
+ * order and limits, the builtins, the Stark prime), felts as text, SHA-256 of files and bytes, and
+ * the shape of the output's fact tree (read by ../validate/, hashed by ../facts/).
+ * Every other room may import it; it imports none.
+ */
+export {
+  ADDITIONAL_DATA,
+  BUILTIN_ORDER,
+  ENTRY_SIZE_LIMITS,
+  EXECUTION_RESOURCES,
+  isPieEntryName,
+  KNOWN_PIE_VERSIONS,
+  MEMORY,
+  METADATA,
+  PIE_ENTRY_ORDER,
+  REQUIRED_ENTRIES,
+  STARK_PRIME,
+  TWO_POW_30,
+  TWO_POW_63,
+  VERSION,
+  type PieEntryName,
+} from './format.ts'
+export { parseFeltText, toHex } from './hex.ts'
+export { sha256Bytes, sha256File } from './digest.ts'
+export { FactTopologyError, walkFactTree, type FactTopology } from './fact-tree.ts'

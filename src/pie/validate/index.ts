@@ -1,0 +1,17 @@
+/**
+ * Validating a PIE against every rule of pie-and-facts.md in one streaming pass over what
+ * ../read/ opens: the JSON files parsed within budgets, metadata.json, the output's fact
+ * topology, memory.bin's cells. The second step of a PIE's path.
+ */
+export { PieBudgetError } from './budgets.ts'
+export { CELL_SIZE, toWords, writeCell } from './memory.ts'
+export { factTopologyFromAdditionalData } from './topology.ts'
+export {
+  analysePie,
+  assertValidPie,
+  invalidPieError,
+  validatePie,
+  type PieSummary,
+  type PieValidationResult,
+  type ValidatePieOptions,
+} from './validate.ts'
