@@ -112,6 +112,58 @@ describe('the architecture of src', () => {
   })
 })
 
+/**
+ * The rooms of src/pie, in the order a PIE goes through them (docs/architecture.md, "The path of
+ * a PIE"): a room imports only the rooms before it, and is entered only through its index.ts,
+ * from the other rooms, src/pie/index.ts (the `proving-kit/pie` entry) and the rest of src alike.
+ */
+const PIE = join(SRC, 'pie')
+const PIE_ROOMS = ['shared', 'read', 'validate', 'hash', 'facts', 'pack', 'inspect', 'generate']
+/** The room of a module of src/pie, or undefined for src/pie/index.ts and modules outside src/pie. */
+const roomOf = (file: string) => {
+  const parts = relative(PIE, file).split('/')
+  return parts.length > 1 && parts[0] !== '..' ? parts[0]! : undefined
+}
+
+/** Every import that breaks the rooms' rules, as `importer -> imported: why`. */
+function roomViolations(graph: ReadonlyMap<string, { local: string[] }>): string[] {
+  const wrong: string[] = []
+  for (const [file, { local }] of graph) {
+    const from = roomOf(file)
+    for (const target of local) {
+      const to = roomOf(target)
+      if (to === undefined || to === from) continue
+      if (target !== join(PIE, to, 'index.ts')) wrong.push(`${rel(file)} -> ${rel(target)}: not through pie/${to}/index.ts`)
+      if (from !== undefined && PIE_ROOMS.indexOf(to) > PIE_ROOMS.indexOf(from)) wrong.push(`${rel(file)} -> ${rel(target)}: ${from} comes before ${to}`)
+    }
+  }
+  return wrong
+}
+
+describe('the rooms of src/pie', () => {
+  it('src/pie holds its entry and the rooms, each with its index.ts', () => {
+    const outside = FILES.filter((file) => file.startsWith(`${PIE}/`) && file !== join(PIE, 'index.ts') && !PIE_ROOMS.includes(roomOf(file)!))
+    expect(outside.map(rel)).toEqual([])
+    for (const room of PIE_ROOMS) expect(GRAPH.has(join(PIE, room, 'index.ts')), `src/pie/${room}/index.ts`).toBe(true)
+  })
+
+  it('a room imports only the rooms before it, and any room only through its index.ts', () => {
+    expect(roomViolations(GRAPH)).toEqual([])
+  })
+
+  it('finds a room importing a later one, and an import past the index.ts of a room', () => {
+    const graph = new Map([
+      [join(PIE, 'read', 'source.ts'), { local: [join(PIE, 'validate', 'index.ts')] }],
+      [join(SRC, 'pipeline', 'prove.ts'), { local: [join(PIE, 'pack', 'pack.ts')] }],
+      [join(PIE, 'pack', 'pack.ts'), { local: [join(PIE, 'read', 'index.ts'), join(PIE, 'pack', 'crc32.ts')] }],
+    ])
+    expect(roomViolations(graph)).toEqual([
+      'pie/read/source.ts -> pie/validate/index.ts: read comes before validate',
+      'pipeline/prove.ts -> pie/pack/pack.ts: not through pie/pack/index.ts',
+    ])
+  })
+})
+
 /** Unit tests of something other than one module of src: the repository's files, or every action at once. */
 const REPO_LEVEL_TESTS = [
   'architecture.test.ts',
