@@ -9,7 +9,7 @@ export default {
   coverageAnalysis: 'perTest',
   mutate: [
     'src/pipeline/gate.ts',
-    'src/pie/check.ts',
+    'src/pie/inspect/check.ts',
     'src/core/classify.ts',
     'src/pipeline/journal.ts',
     'src/core/redact.ts',

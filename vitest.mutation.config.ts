@@ -14,7 +14,7 @@ export default defineConfig({
     include: [
       'test/unit/core/**/*.test.ts',
       'test/unit/pipeline/**/*.test.ts',
-      'test/unit/pie/check*.test.ts',
+      'test/unit/pie/inspect/check*.test.ts',
       'test/unit/chain/rpc.test.ts',
       'test/unit/cli/**/*.test.ts',
     ],

@@ -1,5 +1,5 @@
 /**
- * The fact comparison (src/pie/check.ts): what the service says it proved against the PIE. The
+ * The fact comparison (src/pie/inspect/check.ts): what the service says it proved against the PIE. The
  * facts expected here are computed by code this project did not write (viem's keccak and ABI
  * encoding for the SHARP fact, @scure/starknet's Poseidon for the Integrity fact), checked first
  * against the published vectors of spec/pie-and-facts.md.
@@ -8,11 +8,11 @@ import { readFile } from 'node:fs/promises'
 import { poseidonHashMany } from '@scure/starknet'
 import { encodeAbiParameters, encodePacked, keccak256 } from 'viem'
 import { describe, expect, it } from 'vitest'
-import { FactMismatchError } from '../../../src/core/errors.ts'
-import { assertQueryFacts, checkQueryFacts, compareQueryFacts, factMismatchError, type QueryFacts } from '../../../src/pie/check.ts'
-import type { ProgramHashVariant } from '../../../src/pie/hash.ts'
-import type { PieInspection } from '../../../src/pie/inspect.ts'
-import { EXAMPLE_PIE } from '../../helpers/example-pie.ts'
+import { FactMismatchError } from '../../../../src/core/errors.ts'
+import { assertQueryFacts, checkQueryFacts, compareQueryFacts, factMismatchError, type QueryFacts } from '../../../../src/pie/inspect/check.ts'
+import type { ProgramHashVariant } from '../../../../src/pie/hash/hash.ts'
+import type { PieInspection } from '../../../../src/pie/inspect/inspect.ts'
+import { EXAMPLE_PIE } from '../../../helpers/example-pie.ts'
 
 const BOOTLOADER = 0x5ab580b04e3532b6b18f81cfa654a05e29dd8e2352d88df1e765a84072db07n
 
