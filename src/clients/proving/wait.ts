@@ -1,7 +1,7 @@
 import { UnknownStatusError } from '../../core/errors.ts'
 import { requireId } from '../../core/checks.ts'
 import { serviceLine } from '../../core/service-text.ts'
-import { DEFAULT_WAIT_TIMEOUT_MS, DEFAULT_STUCK_AFTER_MS, type PollSchedule, pollUntil, formatDuration } from '../../core/poll.ts'
+import { DEFAULT_WAIT_TIMEOUT_MS, DEFAULT_STUCK_AFTER_MS, pollUntil, formatDuration, StateWatch, type WaitOptions } from '../../core/poll.ts'
 import type { QueryRecordL } from '../../schemas/proving.ts'
 import { QUERY_STATUSES } from '../../schemas/proving-constants.ts'
 import { type QueryResult, StatusReader } from './reads.ts'
@@ -15,17 +15,13 @@ export type QueryProgress = {
   record: QueryRecordL
 }
 
-export type WaitForQueryOptions = {
+/** `onProgress` is called on every change of status or step (and once for the first state seen). */
+export type WaitForQueryOptions = WaitOptions<QueryProgress> & {
   /** Overrides the client's readPaths for this wait. */
   path?: ReadPaths | undefined
-  timeoutMs?: number | undefined
-  signal?: AbortSignal | undefined
-  /** Called on every change of status or step (and once for the first state seen). */
-  onProgress?: ((progress: QueryProgress) => void) | undefined
   /** Warn when one step lasts longer than this (default 30 min). */
   stuckAfterMs?: number | undefined
   onStuck?: ((progress: QueryProgress & { stepElapsedMs: number }) => void) | undefined
-  schedule?: Partial<PollSchedule> | undefined
   /**
    * The query was just accepted by this service (the wait follows a submission): a page from
    * something in between, even a 404 on both read paths, is then a gateway hiccup and the wait
@@ -39,19 +35,15 @@ export type WaitForQueryOptions = {
 export async function waitForQuery(service: ProvingService, queryId: string, options: WaitForQueryOptions = {}): Promise<QueryResult> {
   const id = requireId(queryId, 'queryId')
   const timeoutMs = options.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS
-  const stuckAfterMs = options.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS
   const { clock, logger } = service.http
   const started = clock.now()
-  let lastKey: string | undefined
-  let stepStarted = started
-  let stuckReported = false
+  const watch = new StateWatch(options.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS, started)
   const reader = new StatusReader(service, id, options.path ?? service.readPaths)
   return pollUntil<QueryResult>(
     async () => {
       const current = await reader.read(options.signal)
       const record = current.provingQuery
       const now = clock.now()
-      const key = `${record.status}|${record.step ?? ''}`
       const progress: QueryProgress = {
         queryId: id,
         status: record.status,
@@ -59,14 +51,11 @@ export async function waitForQuery(service: ProvingService, queryId: string, opt
         elapsedMs: now - started,
         record,
       }
-      if (key !== lastKey) {
-        lastKey = key
-        stepStarted = now
-        stuckReported = false
+      const seen = watch.see(`${record.status}|${record.step ?? ''}`, now)
+      if (seen === 'changed') {
         options.onProgress?.(progress)
-      } else if (!stuckReported && now - stepStarted > stuckAfterMs) {
-        stuckReported = true
-        const stepElapsedMs = now - stepStarted
+      } else if (seen === 'stuck') {
+        const stepElapsedMs = now - watch.since
         logger.warn(
           `Query ${id} has been ${serviceLine(record.status, 200)}${record.step ? ` in step ${serviceLine(record.step, 200)}` : ''} for ${formatDuration(stepElapsedMs)}, far longer than expected; still waiting until the timeout.`,
         )
