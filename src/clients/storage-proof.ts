@@ -6,7 +6,7 @@ import { type ConnectionOptions, connectionOf, HttpClient } from '../core/http.t
 import { explainSubmissionFailure } from '../core/submission.ts'
 import { apiKeyOf, checkServiceId, requireId } from '../core/checks.ts'
 import { serviceLine } from '../core/service-text.ts'
-import { DEFAULT_WAIT_TIMEOUT_MS, type PollSchedule, pollUntil } from '../core/poll.ts'
+import { DEFAULT_WAIT_TIMEOUT_MS, pollUntil, type WaitOptions } from '../core/poll.ts'
 import { SecretRedactor } from '../core/redact.ts'
 import type {
   BatchQueryBody,
@@ -36,13 +36,8 @@ export type BatchQueryProgress = {
   elapsedMs: number
 }
 
-export type WaitForBatchQueryOptions = {
-  timeoutMs?: number | undefined
-  signal?: AbortSignal | undefined
-  /** Called on every change of status (and once for the first status seen). */
-  onProgress?: ((progress: BatchQueryProgress) => void) | undefined
-  schedule?: Partial<PollSchedule> | undefined
-}
+/** `onProgress` is called on every change of status (and once for the first status seen). */
+export type WaitForBatchQueryOptions = WaitOptions<BatchQueryProgress>
 
 export type BatchQueryResult = { internalId: string; queryStatus: string }
 

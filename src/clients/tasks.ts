@@ -8,7 +8,7 @@ import {
 import { type ConnectionOptions, connectionOf, HttpClient } from '../core/http.ts'
 import { explainSubmissionFailure } from '../core/submission.ts'
 import { serializeJsonBody } from '../core/json-limits.ts'
-import { DEFAULT_WAIT_TIMEOUT_MS, DEFAULT_STUCK_AFTER_MS, formatDuration, type PollSchedule, pollUntil } from '../core/poll.ts'
+import { DEFAULT_WAIT_TIMEOUT_MS, DEFAULT_STUCK_AFTER_MS, formatDuration, pollUntil, StateWatch, type WaitOptions } from '../core/poll.ts'
 import { redact, SecretRedactor } from '../core/redact.ts'
 import { serviceLine } from '../core/service-text.ts'
 import type {
@@ -63,11 +63,8 @@ export type TaskProgress = {
   record: TaskStatusRecord
 }
 
-export type WaitForTaskOptions = {
-  timeoutMs?: number | undefined
-  signal?: AbortSignal | undefined
-  /** Called on every change of status (and once for the first status seen). */
-  onProgress?: ((progress: TaskProgress) => void) | undefined
+/** `onProgress` is called on every change of status (and once for the first status seen). */
+export type WaitForTaskOptions = WaitOptions<TaskProgress> & {
   /** Warn when one status lasts longer than this (default 30 min). */
   stuckAfterMs?: number | undefined
   /**
@@ -76,7 +73,6 @@ export type WaitForTaskOptions = {
    * terminal state does not hold the wait until its timeout.
    */
   unknownStatusGraceMs?: number | undefined
-  schedule?: Partial<PollSchedule> | undefined
 }
 
 const DEFAULT_UNKNOWN_STATUS_GRACE_MS = 10 * 60_000
@@ -183,27 +179,24 @@ export class TaskClient {
   }
 
   /** GET /tasks/{uuid}/status (no authentication). */
-  async getTaskStatus(uuid: string, options: { signal?: AbortSignal } = {}): Promise<TaskStatusRecord> {
-    const id = requireId(uuid, 'uuid', 'The task uuid')
-    const { data } = await this.http.request({
-      method: 'GET',
-      path: `/tasks/${encodeURIComponent(id)}/status`,
-      schema: (await taskSchemas()).taskStatusRecord,
-      operation: `get the status of task ${id}`,
-      signal: options.signal,
-    })
-    return data
+  getTaskStatus(uuid: string, options: { signal?: AbortSignal } = {}): Promise<TaskStatusRecord> {
+    return this.#readTask(uuid, 'status', (schemas) => schemas.taskStatusRecord, 'the status', options.signal)
   }
 
   /** GET /tasks/{uuid}/mmrs: the MMRs the task used (no authentication). */
-  async getTaskMmrs(uuid: string, options: { signal?: AbortSignal } = {}): Promise<TaskMmrsResponse> {
+  getTaskMmrs(uuid: string, options: { signal?: AbortSignal } = {}): Promise<TaskMmrsResponse> {
+    return this.#readTask(uuid, 'mmrs', (schemas) => schemas.taskMmrsResponse, 'the MMRs', options.signal)
+  }
+
+  /** GET /tasks/{uuid}/{part}: one part of a task's record, read without authentication. */
+  async #readTask<T>(uuid: string, part: 'status' | 'mmrs', schema: (schemas: TaskSchemas) => z.ZodType<T>, what: string, signal: AbortSignal | undefined): Promise<T> {
     const id = requireId(uuid, 'uuid', 'The task uuid')
     const { data } = await this.http.request({
       method: 'GET',
-      path: `/tasks/${encodeURIComponent(id)}/mmrs`,
-      schema: (await taskSchemas()).taskMmrsResponse,
-      operation: `get the MMRs of task ${id}`,
-      signal: options.signal,
+      path: `/tasks/${encodeURIComponent(id)}/${part}`,
+      schema: schema(await taskSchemas()),
+      operation: `get ${what} of task ${id}`,
+      signal,
     })
     return data
   }
@@ -217,28 +210,22 @@ export class TaskClient {
   async waitForTask(uuid: string, options: WaitForTaskOptions = {}): Promise<TaskStatusRecord> {
     const id = requireId(uuid, 'uuid', 'The task uuid')
     const timeoutMs = options.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS
-    const stuckAfterMs = options.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS
     const graceMs = options.unknownStatusGraceMs ?? DEFAULT_UNKNOWN_STATUS_GRACE_MS
     const clock = this.http.clock
     const started = clock.now()
-    let lastStatus: string | undefined
-    let statusSince = started
-    let stuckReported = false
+    const watch = new StateWatch(options.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS, started)
     return pollUntil<TaskStatusRecord>(
       async () => {
         const record = await this.getTaskStatus(id, { signal: options.signal })
         const now = clock.now()
         const stage = taskStageOf(record.status)
         const progress: TaskProgress = { taskId: id, status: record.status, stage, elapsedMs: now - started, record }
-        if (record.status !== lastStatus) {
-          lastStatus = record.status
-          statusSince = now
-          stuckReported = false
+        const seen = watch.see(record.status, now)
+        if (seen === 'changed') {
           options.onProgress?.(progress)
-        } else if (!stuckReported && now - statusSince > stuckAfterMs) {
-          stuckReported = true
+        } else if (seen === 'stuck') {
           this.http.logger.warn(
-            `Task ${id} has been ${record.status} for ${formatDuration(now - statusSince)}, far longer than expected; still waiting until the timeout.`,
+            `Task ${id} has been ${record.status} for ${formatDuration(now - watch.since)}, far longer than expected; still waiting until the timeout.`,
           )
         }
         if (record.status === TASK_SUCCESS_STATUS) return { done: true, value: record }
@@ -247,12 +234,12 @@ export class TaskClient {
           throw taskFailure(id, record, this.http.redactor)
         }
         if (stage === undefined) {
-          if (now - statusSince >= graceMs) {
+          if (now - watch.since >= graceMs) {
             throw new UnknownStatusError(
-              `Task ${id} has reported status "${serviceLine(record.status, 200)}", which this version of proving-kit does not know, for ${formatDuration(now - statusSince)}; check it on the service (proving task status ${id}) and update proving-kit.`,
+              `Task ${id} has reported status "${serviceLine(record.status, 200)}", which this version of proving-kit does not know, for ${formatDuration(now - watch.since)}; check it on the service (proving task status ${id}) and update proving-kit.`,
             )
           }
-          if (now === statusSince) {
+          if (now === watch.since) {
             this.http.logger.warn(`Task ${id} reports status "${serviceLine(record.status, 200)}", which this version of proving-kit does not know; still waiting.`)
           }
         }

@@ -1,6 +1,6 @@
 /**
  * The one module of the core that loads undici (~0.1 s of a cold start, more than the rest of a
- * CLI command's modules together). core/http.ts imports it on its first request, so
+ * CLI command's modules together). core/http/transport.ts imports it on the first request, so
  * what never talks to a service (`proving --version`, `--help`, `pack`, `inspect`, an input
  * error) never loads it. The library's entry re-exports `defaultDispatcher` from here, so
  * importing 'proving-kit' still gives the shared agent synchronously.

@@ -39,6 +39,49 @@ export function nextPollDelay(elapsedMs: number, schedule: PollSchedule, random:
   return Math.round(Math.min(schedule.maxIntervalMs, Math.max(schedule.minIntervalMs * (1 - schedule.jitter), jittered)))
 }
 
+/** What every wait of a client takes (a wait may take more). */
+export type WaitOptions<Progress> = {
+  timeoutMs?: number | undefined
+  signal?: AbortSignal | undefined
+  /** Called on every change of state (and once for the first state seen). */
+  onProgress?: ((progress: Progress) => void) | undefined
+  schedule?: Partial<PollSchedule> | undefined
+}
+
+/**
+ * The state a wait is in (a status, or a status and its step) and since when: a wait reports each
+ * change once, and says once that a state has lasted longer than `stuckAfterMs`.
+ */
+export class StateWatch {
+  #key: string | undefined
+  #since: number
+  #stuckReported = false
+  readonly #stuckAfterMs: number
+
+  constructor(stuckAfterMs: number, started: number) {
+    this.#stuckAfterMs = stuckAfterMs
+    this.#since = started
+  }
+
+  /** When the current state was first seen. */
+  get since(): number {
+    return this.#since
+  }
+
+  /** `changed`: a new state (or the first); `stuck`: the first check past `stuckAfterMs` in the same state; `same`: anything else. */
+  see(key: string, now: number): 'changed' | 'stuck' | 'same' {
+    if (key !== this.#key) {
+      this.#key = key
+      this.#since = now
+      this.#stuckReported = false
+      return 'changed'
+    }
+    if (this.#stuckReported || now - this.#since <= this.#stuckAfterMs) return 'same'
+    this.#stuckReported = true
+    return 'stuck'
+  }
+}
+
 export type PollOutcome<T> = { done: true; value: T } | { done: false; state: unknown }
 
 export type PollOptions = {

@@ -15,7 +15,7 @@ import { mayHaveBeenProcessed } from '../core/submission.ts'
  * command finds it:
  * - the query id is known: it follows that query instead of submitting again, unless the query
  *   FAILED (then it submits anew and says so; on the general submission the client moves to the
- *   next dedupId of the chain, clients/proving.ts `dedupIdAfterFailure`);
+ *   next dedupId of the chain, clients/proving/dedup.ts `dedupIdAfterFailure`);
  * - the upload's outcome is unknown: on the general submission the dedupId settles it (the
  *   client looks it up; the service refuses a second query with it); on the L2 endpoints the
  *   caller's recent queries are listed: none created since the upload began, in the service's

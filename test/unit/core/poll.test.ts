@@ -6,6 +6,7 @@ import {
   nextPollDelay,
   type PollOutcome,
   pollUntil,
+  StateWatch,
 } from '../../../src/core/poll.ts'
 import { silentLogger, type Logger } from '../../../src/core/runtime.ts'
 import { FakeClock } from '../../helpers/fake-clock.ts'
@@ -197,5 +198,23 @@ describe('formatDuration', () => {
     expect(formatDuration(95_000)).toBe('1m 35s')
     expect(formatDuration(2 * 3_600_000)).toBe('2h')
     expect(formatDuration(2 * 3_600_000 + 5 * 60_000)).toBe('2h 5m')
+  })
+})
+
+describe('StateWatch', () => {
+  it('reports each change once, and a state that outlasts stuckAfterMs once, from when it was first seen', () => {
+    const watch = new StateWatch(1_000, 0)
+    expect(watch.see('RECEIVED', 0)).toBe('changed')
+    expect(watch.see('RECEIVED', 1_000)).toBe('same')
+    expect(watch.see('RECEIVED', 1_001)).toBe('stuck')
+    expect(watch.see('RECEIVED', 5_000)).toBe('same')
+    expect(watch.since).toBe(0)
+    expect(watch.see('IN_PROGRESS|trace', 6_000)).toBe('changed')
+    expect(watch.since).toBe(6_000)
+    expect(watch.see('IN_PROGRESS|trace', 7_000)).toBe('same')
+    expect(watch.see('IN_PROGRESS|trace', 7_001)).toBe('stuck')
+    // Back to an earlier state is a change, and may be stuck again.
+    expect(watch.see('RECEIVED', 8_000)).toBe('changed')
+    expect(watch.see('RECEIVED', 9_001)).toBe('stuck')
   })
 })

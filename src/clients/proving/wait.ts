@@ -1,0 +1,83 @@
+import { UnknownStatusError } from '../../core/errors.ts'
+import { requireId } from '../../core/checks.ts'
+import { serviceLine } from '../../core/service-text.ts'
+import { DEFAULT_WAIT_TIMEOUT_MS, DEFAULT_STUCK_AFTER_MS, pollUntil, formatDuration, StateWatch, type WaitOptions } from '../../core/poll.ts'
+import type { QueryRecordL } from '../../schemas/proving.ts'
+import { QUERY_STATUSES } from '../../schemas/proving-constants.ts'
+import { type QueryResult, StatusReader } from './reads.ts'
+import type { ProvingService, ReadPaths } from './service.ts'
+
+export type QueryProgress = {
+  queryId: string
+  status: string
+  step: string | null
+  elapsedMs: number
+  record: QueryRecordL
+}
+
+/** `onProgress` is called on every change of status or step (and once for the first state seen). */
+export type WaitForQueryOptions = WaitOptions<QueryProgress> & {
+  /** Overrides the client's readPaths for this wait. */
+  path?: ReadPaths | undefined
+  /** Warn when one step lasts longer than this (default 30 min). */
+  stuckAfterMs?: number | undefined
+  onStuck?: ((progress: QueryProgress & { stepElapsedMs: number }) => void) | undefined
+  /**
+   * The query was just accepted by this service (the wait follows a submission): a page from
+   * something in between, even a 404 on both read paths, is then a gateway hiccup and the wait
+   * goes on until its timeout. Otherwise such a 404 before any successful read ends the wait
+   * (a wrong URL).
+   */
+  afterSubmission?: boolean | undefined
+}
+
+/** See ProvingClient.waitForQuery: until DONE or FAILED (both results), reporting progress and a step that lasts too long. */
+export async function waitForQuery(service: ProvingService, queryId: string, options: WaitForQueryOptions = {}): Promise<QueryResult> {
+  const id = requireId(queryId, 'queryId')
+  const timeoutMs = options.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS
+  const { clock, logger } = service.http
+  const started = clock.now()
+  const watch = new StateWatch(options.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS, started)
+  const reader = new StatusReader(service, id, options.path ?? service.readPaths)
+  return pollUntil<QueryResult>(
+    async () => {
+      const current = await reader.read(options.signal)
+      const record = current.provingQuery
+      const now = clock.now()
+      const progress: QueryProgress = {
+        queryId: id,
+        status: record.status,
+        step: record.step ?? null,
+        elapsedMs: now - started,
+        record,
+      }
+      const seen = watch.see(`${record.status}|${record.step ?? ''}`, now)
+      if (seen === 'changed') {
+        options.onProgress?.(progress)
+      } else if (seen === 'stuck') {
+        const stepElapsedMs = now - watch.since
+        logger.warn(
+          `Query ${id} has been ${serviceLine(record.status, 200)}${record.step ? ` in step ${serviceLine(record.step, 200)}` : ''} for ${formatDuration(stepElapsedMs)}, far longer than expected; still waiting until the timeout.`,
+        )
+        options.onStuck?.({ ...progress, stepElapsedMs })
+      }
+      if (record.status === 'DONE' || record.status === 'FAILED') return { done: true, value: current }
+      if (!(QUERY_STATUSES as readonly string[]).includes(record.status)) {
+        throw new UnknownStatusError(
+          `Query ${id} reports status "${serviceLine(record.status, 200)}", which this version of proving-kit does not know; check it on the service and update proving-kit.`,
+        )
+      }
+      return { done: false, state: record }
+    },
+    {
+      what: `query ${id}`,
+      timeoutMs,
+      signal: options.signal,
+      clock,
+      logger,
+      schedule: options.schedule,
+      resumeHint: `Resume with: proving query wait ${id}`,
+      pagesAreTransient: options.afterSubmission === true,
+    },
+  )
+}
