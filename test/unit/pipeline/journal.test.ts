@@ -705,6 +705,28 @@ describe('a journal that cannot be used (issue 27)', () => {
     )
     expect(await readdir(dir)).toEqual([])
   })
+
+  it('a bug while writing the entry is thrown, nothing submitted, the lock released', async () => {
+    const bug = new TypeError('entry.owner is undefined')
+    class Buggy extends SubmissionJournal {
+      override async write(): Promise<void> {
+        throw bug
+      }
+    }
+    const run = await attempt(new Buggy(dir))
+    expect(run.error).toBe(bug)
+    expect(run.submits).toBe(0)
+    expect(await readdir(dir)).toEqual([])
+  })
+
+  it('a write that fails leaves no temporary file behind', async () => {
+    const journal = new SubmissionJournal(dir)
+    const key = journal.keyOf(parts)
+    // Something in the way of the rename: a folder under the entry's name.
+    await mkdir(journal.pathOf(key))
+    await expect(journal.write({ version: 1, key, ...parts, startedAt: Date.now(), state: 'submitting' })).rejects.toThrow()
+    expect(await readdir(dir)).toEqual([`${key}.json`])
+  })
 })
 
 describe('a run that finds another live run of the same key (issue 27)', () => {
@@ -762,14 +784,14 @@ describe('a run that finds another live run of the same key (issue 27)', () => {
     expect(run.warnings).toMatch(
       new RegExp(`Following query q-other, reported by the other run \\(pid ${process.pid} on .*\\) as it ended; nothing was sent again\\.$`),
     )
+    // Once the id is reported, this run no longer waits: an owner settling later keeps nothing for it.
+    await run.result?.settle?.()
+    expect(await journal.hasWaiters(journal.keyOf(parts))).toBe(false)
   })
 
   it('an entry left by another process is not taken for the waited-for run\'s query (pid, host and start time must all match)', async () => {
-    for (const stranger of [
-      { ...liveOwner, pid: process.pid + 1 },
-      { ...liveOwner, host: `not-${hostname()}` },
-      { ...liveOwner, processStart: 'another start' },
-    ]) {
+    const strangers = [{ ...liveOwner, pid: process.pid + 1 }, { ...liveOwner, host: `not-${hostname()}` }, { ...liveOwner, processStart: 'another start' }]
+    for (const [index, stranger] of strangers.entries()) {
       class OwnerEndsAfterOneLook extends SubmissionJournal {
         reads = 0
         override async read(key: string) {
@@ -778,7 +800,7 @@ describe('a run that finds another live run of the same key (issue 27)', () => {
           return entry
         }
       }
-      const journal = new OwnerEndsAfterOneLook(join(dir, String(Math.random())))
+      const journal = new OwnerEndsAfterOneLook(join(dir, `stranger-${index}`))
       const key = await leftover(journal, { state: 'submitted', provingQueryId: 'q-stranger', owner: stranger, startedAt: Date.now() })
       await holdLock(journal, key)
       const run = await attempt(journal, { client: fakeClient({ status: 'IN_PROGRESS' }) })
