@@ -1,4 +1,4 @@
-import { AbortedError, InvalidResponseError, NetworkError, ProvingKitError, ServiceError } from './errors.ts'
+import { AbortedError, NetworkError, ProvingKitError, ServiceError } from './errors.ts'
 
 /**
  * The one judgement of a failed request, used by the HTTP layer (whether to send it again), by
@@ -33,10 +33,9 @@ export function classifyFailure(error: unknown): FailureClass {
     if (TRANSIENT_STATUSES.has(status)) return { kind: 'retry', gatewayPage }
     return { kind: 'final', gatewayPage }
   }
-  // A truncated or non-JSON 2xx (a gateway's page) may be fine next time; a body of the wrong
-  // shape will not be.
-  if (error instanceof InvalidResponseError) return { kind: error.retryable ? 'retry' : 'final', gatewayPage: false }
-  // Failures of other transports (an RPC node) say themselves whether they may pass.
+  // The rest say themselves whether they may pass: a truncated or non-JSON 2xx (a gateway's page,
+  // an InvalidResponseError marked retryable) may be fine next time, a body of the wrong shape
+  // will not be; so for failures of other transports (an RPC node).
   if (error instanceof ProvingKitError && error.retryable) return { kind: 'retry', gatewayPage: false }
   return { kind: 'final', gatewayPage: false }
 }
@@ -55,7 +54,7 @@ export function mayRepeat(error: unknown, idempotent: boolean): boolean {
  * query, or answered this wait before); otherwise it is a wrong URL.
  */
 export function keepsWaiting(error: unknown, options: { pagesAreTransient?: boolean } = {}): boolean {
-  if (!(error instanceof ProvingKitError)) return false
+  // Anything but a ProvingKitError (a bug) is `final` without a page: the wait ends.
   const { kind, gatewayPage } = classifyFailure(error)
   return kind !== 'final' || (gatewayPage && options.pagesAreTransient !== false)
 }

@@ -1,19 +1,22 @@
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { spawn } from 'node:child_process'
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
-import { hostname, tmpdir } from 'node:os'
+import { homedir, hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { ProvingClient } from '../../../src/clients/proving.ts'
-import { AbortedError } from '../../../src/core/errors.ts'
+import { AbortedError, AmbiguousSubmissionError, InvalidInputError, NetworkError, ServiceError } from '../../../src/core/errors.ts'
 import type { Logger } from '../../../src/core/runtime.ts'
 import {
   actionJournalDir,
   defaultJournalDir,
+  type JournaledSubmission,
   type JournalEntry,
   type JournalParts,
+  ownerIsAlive,
   SubmissionJournal,
   submitWithJournal,
+  UnresolvedSubmissionError,
 } from '../../../src/pipeline/journal.ts'
 
 let dir: string
@@ -304,5 +307,636 @@ describe('two submissions of one key at once, in one process (issue 24)', () => 
     expect(logger.warnings.join('\n')).toMatch(/The other run \(pid \d+ .*\) ended without recording a query for this PIE/)
     await second.settle?.()
     expect(await readdir(dir)).toEqual([])
+  })
+})
+
+/** What a re-run needs of the client: its probe, the service's clock, the read of a query and the list of queries. */
+type FakeService = {
+  offset?: number | undefined
+  status?: string | Error
+  queries?: { id: string; createdAt?: string | null }[] | Error
+  /** The signal each request was given, in order. */
+  signals?: (AbortSignal | undefined)[]
+  listed?: number
+}
+function fakeClient(service: FakeService = {}): ProvingClient {
+  const seen = (options?: { signal?: AbortSignal | undefined }) => service.signals?.push(options?.signal)
+  return {
+    http: { serviceOffsetMs: () => service.offset },
+    checkService: async (options?: { signal?: AbortSignal }) => void seen(options),
+    readQuery: async (id: string, options?: { signal?: AbortSignal }) => {
+      seen(options)
+      if (service.status instanceof Error) throw service.status
+      return { provingQuery: { id, status: service.status ?? 'IN_PROGRESS' } }
+    },
+    listQueries: async (options?: { signal?: AbortSignal }) => {
+      seen(options)
+      service.listed = (service.listed ?? 0) + 1
+      if (service.queries instanceof Error) throw service.queries
+      return { provingQueries: service.queries ?? [] }
+    },
+  } as unknown as ProvingClient
+}
+
+type Attempt = { result?: JournaledSubmission; error?: unknown; submits: number; warnings: string }
+/** One run of the command: what it returned or threw, how many times it submitted, what it warned. */
+async function attempt(journal: SubmissionJournal, options: Partial<Parameters<typeof submitWithJournal>[0]> = {}): Promise<Attempt> {
+  const logger = recordingLogger()
+  let submits = 0
+  const inner = options.submit ?? (async () => ({ provingQueryId: `q-new-${submits}` }))
+  const outcome: Attempt = { submits: 0, warnings: '' }
+  try {
+    outcome.result = await submitWithJournal({
+      journal,
+      parts,
+      client: fakeClient(),
+      forceNew: false,
+      logger,
+      ...options,
+      submit: () => {
+        submits++
+        return inner()
+      },
+    })
+  } catch (error) {
+    outcome.error = error
+  }
+  return { ...outcome, submits, warnings: logger.warnings.join('\n') }
+}
+
+const STARTED = Date.parse('2026-01-10T00:00:00Z')
+/** A journal whose clock reads one hour after STARTED (entries written at STARTED are fresh). */
+const journalAt = (folder: string, now = STARTED + 3_600_000) => new SubmissionJournal(folder, () => now)
+/** The entry a run killed at STARTED left: `submitting` unless told otherwise. */
+async function leftover(journal: SubmissionJournal, fields: Partial<JournalEntry> = {}, entryParts: JournalParts = parts): Promise<string> {
+  await journal.open()
+  const key = journal.keyOf(entryParts)
+  await journal.write({ version: 1, key, ...entryParts, startedAt: STARTED, state: 'submitting', ...fields })
+  return key
+}
+const at = (ms: number) => new Date(ms).toISOString()
+
+describe('a failed upload: the entry is kept exactly when the service may have created the query (issue 27)', () => {
+  /** A first run whose upload fails so, then a re-run against a service listing a query created since. */
+  async function failThenRerun(failure: Error) {
+    const journal = journalAt(dir)
+    const first = await attempt(journal, {
+      submit: async () => {
+        throw failure
+      },
+    })
+    expect(first.error, failure.message).toBe(failure)
+    const leftBehind = await readdir(dir)
+    const service: FakeService = { queries: [{ id: 'q-maybe', createdAt: at(Date.now()) }] }
+    return { journal, leftBehind, service, rerun: await attempt(journal, { client: fakeClient(service) }) }
+  }
+
+  it('an unknown outcome (a cut after sending, a 502, an accepted but unread answer, a cancellation) keeps the entry; the re-run checks before paying', async () => {
+    const unknown = [
+      new NetworkError('socket hang up'),
+      new ServiceError('Bad Gateway', { status: 502 }),
+      new AmbiguousSubmissionError('The proving service accepted the PIE (HTTP 201), but its answer could not be read.'),
+      new AbortedError('Cancelled during the upload.'),
+    ]
+    for (const failure of unknown) {
+      // The re-run: the service lists a query created since the upload began; it is not paid again.
+      const { journal, rerun } = await failThenRerun(failure)
+      const key = journal.keyOf(parts)
+      expect((await journal.read(key))?.state, failure.message).toBe('submitting')
+      expect(existsSync(journal.lockPathOf(key)), failure.message).toBe(false)
+      expect(rerun.submits, failure.message).toBe(0)
+      expect(rerun.error, failure.message).toBeInstanceOf(UnresolvedSubmissionError)
+      await journal.remove(key)
+    }
+  })
+
+  it('a failure that surely created nothing (bad input, a 400, a 429, a refused connection) forgets the entry: the re-run submits at once, without a check', async () => {
+    const sure = [
+      new InvalidInputError('bad layout'),
+      new ServiceError('Bad Request', { status: 400 }),
+      new ServiceError('Too Many Requests', { status: 429 }),
+      new NetworkError('connect ECONNREFUSED', { beforeProcessing: true }),
+    ]
+    for (const failure of sure) {
+      const { rerun, service, leftBehind } = await failThenRerun(failure)
+      expect(leftBehind, failure.message).toEqual([])
+      expect(rerun.submits, failure.message).toBe(1)
+      expect(rerun.warnings, failure.message).toBe('')
+      expect(service.listed, failure.message).toBeUndefined()
+      await rerun.result?.settle?.()
+    }
+  })
+
+  it('before the upload the entry is on disk, `submitting`, with the service\'s clock offset from the probe', async () => {
+    const journal = new SubmissionJournal(dir)
+    const key = journal.keyOf(parts)
+    let during: JournalEntry | undefined
+    const done = await attempt(journal, {
+      client: fakeClient({ offset: 4_321 }),
+      submit: async () => {
+        during = await journal.read(key)
+        return { provingQueryId: 'q-1' }
+      },
+    })
+    expect(during).toMatchObject({ state: 'submitting', serviceOffsetMs: 4_321, pieDigest: parts.pieDigest, owner: { pid: process.pid, host: hostname() } })
+    expect(done.result).toMatchObject({ provingQueryId: 'q-1' })
+    expect(await journal.read(key)).toMatchObject({ state: 'submitted', provingQueryId: 'q-1' })
+    await done.result?.settle?.()
+    expect(await readdir(dir)).toEqual([])
+  })
+})
+
+describe('an unfinished upload on the L2 endpoint: the list of queries decides (issue 27)', () => {
+  it('a list that cannot be read: refused, nothing sent, the entry kept, and the message says what to do', async () => {
+    const journal = journalAt(dir)
+    const key = await leftover(journal)
+    const cause = new NetworkError('connect ECONNREFUSED', { beforeProcessing: true })
+    const rerun = await attempt(journal, { client: fakeClient({ queries: cause }) })
+    expect(rerun.submits).toBe(0)
+    expect(rerun.error).toBeInstanceOf(UnresolvedSubmissionError)
+    expect(rerun.error).toBeInstanceOf(AmbiguousSubmissionError)
+    const error = rerun.error as UnresolvedSubmissionError
+    expect(error.name).toBe('UnresolvedSubmissionError')
+    expect(error.cause).toBe(cause)
+    expect(error.shortMessage).toBe(
+      `An earlier upload of this PIE to ${parts.service} did not finish (journal ${journal.pathOf(key)}), and the list of your queries could not be read to check it; nothing was sent. Check \`proving query list\`, then rerun with --new if no query came of it.`,
+    )
+    expect((await journal.read(key))?.state).toBe('submitting')
+  })
+
+  it('no query since the upload began: submitted now, once, saying so', async () => {
+    const journal = journalAt(dir)
+    const key = await leftover(journal, { serviceOffsetMs: 0 })
+    const service: FakeService = { queries: [{ id: 'q-yesterday', createdAt: at(STARTED - 86_400_000) }] }
+    const rerun = await attempt(journal, { client: fakeClient(service) })
+    expect(rerun.submits).toBe(1)
+    expect(rerun.result?.provingQueryId).toBe('q-new-1')
+    expect(rerun.warnings).toBe(
+      `An earlier upload of this PIE to ${parts.service} did not finish (journal ${journal.pathOf(key)}); the service lists no query since the upload began (by its own clock), so it is submitted now, once.`,
+    )
+    await rerun.result?.settle?.()
+  })
+
+  it('one query since then: refused, naming it; seven: counted, the first five named', async () => {
+    const journal = journalAt(dir)
+    const key = await leftover(journal, { serviceOffsetMs: 0 })
+    const one = await attempt(journal, { client: fakeClient({ queries: [{ id: 'q-a', createdAt: at(STARTED + 1_000) }] }) })
+    expect(one.submits).toBe(0)
+    expect((one.error as UnresolvedSubmissionError).shortMessage).toBe(
+      `An earlier upload of this PIE to ${parts.service} did not finish (journal ${journal.pathOf(key)}), and your key has 1 query since the upload began (q-a); one may be it. Nothing was sent. Follow it with \`proving query wait <id>\`, or rerun with --new to submit anyway.`,
+    )
+    const seven = Array.from({ length: 7 }, (_, index) => ({ id: `q-${index + 1}`, createdAt: at(STARTED + index) }))
+    const many = await attempt(journal, { client: fakeClient({ queries: seven }) })
+    expect(many.submits).toBe(0)
+    expect((many.error as UnresolvedSubmissionError).shortMessage).toMatch(/your key has 7 queries since the upload began \(q-1, q-2, q-3, q-4, q-5\); one may be it/)
+  })
+
+  it('a query the service gives no creation time counts as a candidate', async () => {
+    const journal = journalAt(dir)
+    await leftover(journal, { serviceOffsetMs: 0 })
+    for (const record of [{ id: 'q-null', createdAt: null }, { id: 'q-none' }]) {
+      const rerun = await attempt(journal, { client: fakeClient({ queries: [record] }) })
+      expect(rerun.submits, record.id).toBe(0)
+      expect((rerun.error as Error).message, record.id).toMatch(new RegExp(`1 query since the upload began \\(${record.id}\\)`))
+    }
+  })
+
+  it('without the service\'s time, queries created up to 5 minutes before the upload began count (clock skew), not one ms more', async () => {
+    const journal = journalAt(dir)
+    await leftover(journal)
+    const edge = STARTED - 5 * 60_000
+    const inside = await attempt(journal, { client: fakeClient({ queries: [{ id: 'q-edge', createdAt: at(edge) }] }) })
+    expect(inside.submits).toBe(0)
+    expect((inside.error as Error).message).toMatch(/1 query since the upload began \(q-edge\)/)
+    const outside = await attempt(journal, { client: fakeClient({ queries: [{ id: 'q-before', createdAt: at(edge - 1) }] }) })
+    expect(outside.submits).toBe(1)
+    expect(outside.warnings).toMatch(/lists no query since the upload began/)
+    await outside.result?.settle?.()
+  })
+
+  it('with the service\'s offset recorded in the entry: compared in its time, 2 s of margin', async () => {
+    const journal = journalAt(dir)
+    const offset = 90_000
+    await leftover(journal, { serviceOffsetMs: offset })
+    const edge = STARTED + offset - 2_000
+    // The re-run's own offset is not used when the entry has one.
+    const inside = await attempt(journal, { client: fakeClient({ offset: -3_600_000, queries: [{ id: 'q-edge', createdAt: at(edge) }] }) })
+    expect(inside.submits).toBe(0)
+    expect((inside.error as Error).message).toMatch(/1 query since the upload began \(q-edge\)/)
+    const outside = await attempt(journal, { client: fakeClient({ offset: -3_600_000, queries: [{ id: 'q-before', createdAt: at(edge - 1) }] }) })
+    expect(outside.submits).toBe(1)
+    await outside.result?.settle?.()
+  })
+
+  it('an entry without the offset: the re-run\'s list request gives the service\'s time', async () => {
+    const journal = journalAt(dir)
+    await leftover(journal)
+    // 30 s after the upload began by our clock, before it by the service's (a minute ahead): not a candidate.
+    const service: FakeService = { offset: 60_000, queries: [{ id: 'q-earlier', createdAt: at(STARTED + 30_000) }] }
+    const rerun = await attempt(journal, { client: fakeClient(service) })
+    expect(rerun.submits).toBe(1)
+    await rerun.result?.settle?.()
+  })
+
+  it('the requests of a re-run carry the caller\'s signal (a cancel reaches them)', async () => {
+    const journal = journalAt(dir)
+    await leftover(journal)
+    const signal = new AbortController().signal
+    const service: FakeService = { signals: [], queries: [] }
+    const rerun = await attempt(journal, { client: fakeClient(service), signal })
+    expect(rerun.submits).toBe(1)
+    // The list, then the probe.
+    expect(service.signals).toEqual([signal, signal])
+    await rerun.result?.settle?.()
+  })
+})
+
+describe('an unfinished upload on the general submission (issue 27)', () => {
+  it('the dedupId decides: submitted through the client, saying so; the list is not asked', async () => {
+    const general: JournalParts = { ...parts, endpoint: 'general' }
+    const journal = journalAt(dir)
+    const key = await leftover(journal, {}, general)
+    const service: FakeService = { queries: [{ id: 'q-maybe', createdAt: at(STARTED + 1) }] }
+    const rerun = await attempt(journal, { parts: general, client: fakeClient(service) })
+    expect(rerun.submits).toBe(1)
+    expect(service.listed).toBeUndefined()
+    expect(rerun.warnings).toBe(
+      `An earlier upload of this PIE to ${parts.service} did not finish (journal ${journal.pathOf(key)}); its dedupId decides whether a query exists.`,
+    )
+    await rerun.result?.settle?.()
+  })
+})
+
+describe('an entry that knows its query (issue 27)', () => {
+  it('a live query is followed, not paid again; the read carries the caller\'s signal', async () => {
+    const journal = journalAt(dir)
+    const key = await leftover(journal, { state: 'submitted', provingQueryId: 'q-earlier' })
+    const signal = new AbortController().signal
+    const service: FakeService = { status: 'IN_PROGRESS', signals: [] }
+    const rerun = await attempt(journal, { client: fakeClient(service), signal })
+    expect(rerun.submits).toBe(0)
+    expect(rerun.result).toMatchObject({ provingQueryId: 'q-earlier', resumed: true })
+    expect(service.signals).toEqual([signal])
+    expect(rerun.warnings).toBe(
+      `This PIE was already submitted to ${parts.service} with these parameters, as query q-earlier (journal ${journal.pathOf(key)}); following it instead of paying again. Pass --new to submit it anyway.`,
+    )
+  })
+
+  it('a query whose status cannot be read is followed (not known to have failed)', async () => {
+    const journal = journalAt(dir)
+    await leftover(journal, { state: 'submitted', provingQueryId: 'q-earlier' })
+    const rerun = await attempt(journal, { client: fakeClient({ status: new ServiceError('Bad Gateway', { status: 502 }) }) })
+    expect(rerun.submits).toBe(0)
+    expect(rerun.result).toMatchObject({ provingQueryId: 'q-earlier', resumed: true })
+  })
+
+  it('a FAILED query: submitted anew, once, saying so', async () => {
+    const journal = journalAt(dir)
+    const key = await leftover(journal, { state: 'submitted', provingQueryId: 'q-failed' })
+    const rerun = await attempt(journal, { client: fakeClient({ status: 'FAILED' }) })
+    expect(rerun.submits).toBe(1)
+    expect(rerun.result?.provingQueryId).toBe('q-new-1')
+    expect(rerun.result?.resumed).toBeUndefined()
+    expect(rerun.warnings).toBe(`This PIE's earlier query q-failed FAILED (journal ${journal.pathOf(key)}); submitting it again, as a new query.`)
+    expect(await journal.read(key)).toMatchObject({ state: 'submitted', provingQueryId: 'q-new-1' })
+  })
+
+  it('--new: submitted again whatever the journal says, saying so', async () => {
+    const journal = journalAt(dir)
+    const key = await leftover(journal, { state: 'submitted', provingQueryId: 'q-earlier' })
+    const service: FakeService = { queries: [] }
+    const rerun = await attempt(journal, { client: fakeClient(service), forceNew: true })
+    expect(rerun.submits).toBe(1)
+    expect(rerun.warnings).toBe(
+      `This PIE was submitted to ${parts.service} before (journal ${journal.pathOf(key)}); --new: submitting it again, as a new query.`,
+    )
+  })
+
+  it('a settled entry (kept only for the runs that waited) is no reason to follow: a later run submits anew, silently', async () => {
+    const journal = journalAt(dir)
+    await leftover(journal, { state: 'settled', provingQueryId: 'q-done', owner: { pid: process.pid, host: hostname(), since: STARTED } })
+    const rerun = await attempt(journal, { client: fakeClient({ status: 'DONE' }) })
+    expect(rerun.submits).toBe(1)
+    expect(rerun.result?.resumed).toBeUndefined()
+    expect(rerun.warnings).toBe('')
+  })
+})
+
+describe('entries a re-run does not trust (issue 27)', () => {
+  it('another version, another key, no start time, or not an object: ignored (the run submits as if none)', async () => {
+    const journal = journalAt(dir)
+    const key = journal.keyOf(parts)
+    await journal.open()
+    const good = { version: 1, key, ...parts, startedAt: STARTED, state: 'submitted', provingQueryId: 'q-1' }
+    expect(await journal.read(key)).toBeUndefined()
+    for (const text of [
+      JSON.stringify({ ...good, version: 2 }),
+      JSON.stringify({ ...good, key: 'another' }),
+      JSON.stringify({ ...good, startedAt: String(STARTED) }),
+      JSON.stringify({ version: 1, key }),
+      'null',
+    ]) {
+      await writeFile(journal.pathOf(key), text)
+      expect(await journal.read(key), text).toBeUndefined()
+    }
+    await writeFile(journal.pathOf(key), JSON.stringify(good))
+    expect(await journal.read(key)).toMatchObject({ provingQueryId: 'q-1' })
+    const rerun = await attempt(journal, { client: fakeClient() })
+    expect(rerun.submits).toBe(0)
+    // Removing what is not there is no error.
+    await journal.remove(key)
+    await expect(journal.remove(key)).resolves.toBeUndefined()
+  })
+
+  it('an entry is honoured for 7 days, to the millisecond', async () => {
+    const journal = new SubmissionJournal(dir, () => now)
+    let now = STARTED + 6 * 24 * 3_600_000
+    const key = await leftover(journal, { state: 'submitted', provingQueryId: 'q-1' })
+    expect(await journal.read(key)).toMatchObject({ provingQueryId: 'q-1' })
+    now = STARTED + 7 * 24 * 3_600_000
+    expect(await journal.read(key)).toMatchObject({ provingQueryId: 'q-1' })
+    now += 1
+    expect(await journal.read(key)).toBeUndefined()
+  })
+
+  it('keys are stable across versions (a re-run after an upgrade finds the entry)', () => {
+    expect(new SubmissionJournal(dir).keyOf(parts)).toBe('2e3e253742655569f0b3b99c9bd0df25')
+  })
+})
+
+describe('a journal that cannot be used (issue 27)', () => {
+  it('a folder that cannot be created: a warning naming it and PROVING_JOURNAL_DIR, and the PIE is submitted, once', async () => {
+    const file = join(dir, 'a-file')
+    await writeFile(file, '')
+    const journal = new SubmissionJournal(join(file, 'journal'))
+    const run = await attempt(journal)
+    expect(run.submits).toBe(1)
+    expect(run.result?.provingQueryId).toBe('q-new-1')
+    expect(run.warnings).toBe(
+      `The submission journal folder ${journal.dir} cannot be used (ENOTDIR); submitting without it, so a re-run after this one is killed cannot tell whether it created a query. Set PROVING_JOURNAL_DIR to a writable folder.`,
+    )
+  })
+
+  it('a bug is not a folder problem: it is thrown, and nothing is submitted', async () => {
+    for (const bug of [new TypeError('x is undefined'), Object.assign(new Error('EISDIR, from code'), { code: 'ERR_FS_EISDIR' })]) {
+      class Broken extends SubmissionJournal {
+        override async open(): Promise<void> {
+          throw bug
+        }
+      }
+      const run = await attempt(new Broken(dir))
+      expect(run.error, bug.message).toBe(bug)
+      expect(run.submits, bug.message).toBe(0)
+    }
+  })
+
+  it('an entry that cannot be written before the upload: a warning naming it, submitted once, the lock released', async () => {
+    class ReadOnly extends SubmissionJournal {
+      override async write(): Promise<void> {
+        throw Object.assign(new Error('permission denied'), { code: 'EACCES' })
+      }
+    }
+    const journal = new ReadOnly(dir)
+    const key = journal.keyOf(parts)
+    const run = await attempt(journal)
+    expect(run.submits).toBe(1)
+    expect(run.warnings).toBe(
+      `The submission journal entry ${journal.pathOf(key)} could not be written (EACCES); submitting without it. Set PROVING_JOURNAL_DIR to a writable folder.`,
+    )
+    expect(await readdir(dir)).toEqual([])
+  })
+
+  it('a bug while writing the entry is thrown, nothing submitted, the lock released', async () => {
+    const bug = new TypeError('entry.owner is undefined')
+    class Buggy extends SubmissionJournal {
+      override async write(): Promise<void> {
+        throw bug
+      }
+    }
+    const run = await attempt(new Buggy(dir))
+    expect(run.error).toBe(bug)
+    expect(run.submits).toBe(0)
+    expect(await readdir(dir)).toEqual([])
+  })
+
+  it('a write that fails leaves no temporary file behind', async () => {
+    const journal = new SubmissionJournal(dir)
+    const key = journal.keyOf(parts)
+    // Something in the way of the rename: a folder under the entry's name.
+    await mkdir(journal.pathOf(key))
+    await expect(journal.write({ version: 1, key, ...parts, startedAt: Date.now(), state: 'submitting' })).rejects.toThrow()
+    expect(await readdir(dir)).toEqual([`${key}.json`])
+  })
+})
+
+describe('a run that finds another live run of the same key (issue 27)', () => {
+  /** The lock as a live run of this process holds it (no start time: a live pid is enough). */
+  const liveOwner = { pid: process.pid, host: hostname(), since: STARTED }
+  const holdLock = async (journal: SubmissionJournal, key: string) => {
+    await journal.open()
+    await writeFile(journal.lockPathOf(key), JSON.stringify(liveOwner))
+  }
+
+  it('--new: submitted at once, saying who else is submitting', async () => {
+    const journal = new SubmissionJournal(dir)
+    const key = journal.keyOf(parts)
+    await holdLock(journal, key)
+    const run = await attempt(journal, { forceNew: true })
+    expect(run.submits).toBe(1)
+    expect(run.warnings).toBe(
+      `Another run (pid ${process.pid} on ${hostname()}, since ${at(STARTED)}) is submitting this PIE to ${parts.service}; --new: submitting it again, as a new query.`,
+    )
+    expect((await readdir(dir)).filter((name) => name.includes('.waiting.'))).toEqual([])
+  })
+
+  it('cancelled while waiting: ends cancelled, nothing sent, no waiting mark left behind', async () => {
+    const journal = new SubmissionJournal(dir)
+    const key = journal.keyOf(parts)
+    await holdLock(journal, key)
+    const controller = new AbortController()
+    controller.abort()
+    const run = await attempt(journal, { signal: controller.signal })
+    expect(run.submits).toBe(0)
+    expect(run.error).toBeInstanceOf(AbortedError)
+    expect((run.error as AbortedError).shortMessage).toBe("Interrupted while waiting for another run's submission of this PIE; nothing was sent.")
+    expect(await readdir(dir)).toEqual([`${key}.lock`])
+  })
+
+  it('the other run records its query just as it lets go: followed, nothing sent', async () => {
+    class RecordsAsItEnds extends SubmissionJournal {
+      reads = 0
+      override async read(key: string) {
+        const entry = await super.read(key)
+        // Between the waiting run's look at the journal and its look at the lock, the owner
+        // records its query and releases the lock.
+        if (++this.reads === 1) {
+          await this.write({ version: 1, key, ...parts, startedAt: Date.now(), state: 'submitted', provingQueryId: 'q-other', owner: liveOwner })
+          await rm(this.lockPathOf(key))
+        }
+        return entry
+      }
+    }
+    const journal = new RecordsAsItEnds(dir)
+    await holdLock(journal, journal.keyOf(parts))
+    const run = await attempt(journal)
+    expect(run.submits).toBe(0)
+    expect(run.result).toMatchObject({ provingQueryId: 'q-other', resumed: true })
+    expect(run.warnings).toMatch(
+      new RegExp(`Following query q-other, reported by the other run \\(pid ${process.pid} on .*\\) as it ended; nothing was sent again\\.$`),
+    )
+    // Once the id is reported, this run no longer waits: an owner settling later keeps nothing for it.
+    await run.result?.settle?.()
+    expect(await journal.hasWaiters(journal.keyOf(parts))).toBe(false)
+  })
+
+  it('an entry left by another process is not taken for the waited-for run\'s query (pid, host and start time must all match)', async () => {
+    const strangers = [{ ...liveOwner, pid: process.pid + 1 }, { ...liveOwner, host: `not-${hostname()}` }, { ...liveOwner, processStart: 'another start' }]
+    for (const [index, stranger] of strangers.entries()) {
+      class OwnerEndsAfterOneLook extends SubmissionJournal {
+        reads = 0
+        override async read(key: string) {
+          const entry = await super.read(key)
+          if (++this.reads === 1) await rm(this.lockPathOf(key))
+          return entry
+        }
+      }
+      const journal = new OwnerEndsAfterOneLook(join(dir, `stranger-${index}`))
+      const key = await leftover(journal, { state: 'submitted', provingQueryId: 'q-stranger', owner: stranger, startedAt: Date.now() })
+      await holdLock(journal, key)
+      const run = await attempt(journal, { client: fakeClient({ status: 'IN_PROGRESS' }) })
+      const who = JSON.stringify(stranger)
+      expect(run.submits, who).toBe(0)
+      expect(run.warnings, who).not.toMatch(/submitted by the other run|reported by the other run/)
+      // The waiting run starts over and finds the entry as any re-run would.
+      expect(run.warnings, who).toMatch(/ended without recording a query for this PIE[\s\S]*already submitted .* as query q-stranger/)
+    }
+  })
+
+  it('a follower that leaves while another still waits keeps the settled entry for it; the last one out removes it', async () => {
+    const journal = new SubmissionJournal(dir)
+    const key = await leftover(journal, { state: 'settled', provingQueryId: 'q-owner', owner: liveOwner, startedAt: Date.now() })
+    await holdLock(journal, key)
+    const first = await attempt(journal)
+    expect(first.result).toMatchObject({ provingQueryId: 'q-owner', resumed: true })
+    expect(first.warnings).toMatch(/Following query q-owner, submitted by the other run/)
+    const second = await attempt(journal)
+    expect(second.result).toMatchObject({ provingQueryId: 'q-owner', resumed: true })
+    await rm(journal.lockPathOf(key))
+    await first.result?.settle?.()
+    expect(await journal.read(key)).toMatchObject({ state: 'settled', provingQueryId: 'q-owner' })
+    await second.result?.settle?.()
+    expect(await readdir(dir)).toEqual([])
+  })
+
+  it('the owner settling while its last waiter leaves: nothing is left behind', async () => {
+    class LastWaiterLeaves extends SubmissionJournal {
+      looks = 0
+      override async hasWaiters(): Promise<boolean> {
+        return ++this.looks === 1
+      }
+    }
+    const journal = new LastWaiterLeaves(dir)
+    const key = await leftover(journal, { state: 'submitted', provingQueryId: 'q-1', startedAt: Date.now() })
+    const lock = await journal.lock(key)
+    expect(lock.taken).toBe(true)
+    if (lock.taken) await journal.settle(key, lock.release)
+    expect(await readdir(dir)).toEqual([])
+  })
+})
+
+describe('locks and owners (issue 27)', () => {
+  /** Field 22 of /proc/<pid>/stat, read here independently of the module. */
+  const startOf = (pid: number) => {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return text.slice(text.lastIndexOf(')') + 2).split(' ')[19]
+  }
+
+  it.runIf(existsSync('/proc/self/stat'))('a live pid with its own start time is alive; with another start time, dead', async () => {
+    const me = { pid: process.pid, host: hostname(), since: Date.now() }
+    expect(await ownerIsAlive({ ...me, processStart: startOf(process.pid) })).toBe(true)
+    expect(await ownerIsAlive({ ...me, processStart: '1' })).toBe(false)
+    expect(await ownerIsAlive(me)).toBe(true)
+  })
+
+  it('a pid that lives under another user (EPERM) is alive; one on another machine is never judged', async () => {
+    const child = spawn(process.execPath, ['-e', '0'])
+    const gone = child.pid!
+    await new Promise((resolve) => child.on('exit', resolve))
+    expect(await ownerIsAlive({ pid: gone, host: hostname(), since: 0 })).toBe(false)
+    expect(await ownerIsAlive({ pid: gone, host: `not-${hostname()}`, since: 0 })).toBe(true)
+    const kill = vi.spyOn(process, 'kill').mockImplementation(() => {
+      throw Object.assign(new Error('kill EPERM'), { code: 'EPERM' })
+    })
+    try {
+      expect(await ownerIsAlive({ pid: gone, host: hostname(), since: 0 })).toBe(true)
+    } finally {
+      kill.mockRestore()
+    }
+  })
+
+  it('a lock whose content names no owner is taken over, not waited on forever', async () => {
+    const journal = new SubmissionJournal(dir)
+    const key = journal.keyOf(parts)
+    await journal.open()
+    for (const text of ['', 'null', '{}', '{"pid":1}', `{"host":"not-${hostname()}"}`, `{"pid":"1","host":"not-${hostname()}"}`]) {
+      await writeFile(journal.lockPathOf(key), text)
+      const lock = await journal.lock(key)
+      expect(lock.taken, text).toBe(true)
+      if (lock.taken) await lock.release()
+      expect(existsSync(journal.lockPathOf(key)), text).toBe(false)
+    }
+  })
+
+  it('a release never removes a lock another run took since', async () => {
+    const journal = new SubmissionJournal(dir)
+    const key = journal.keyOf(parts)
+    const lock = await journal.lock(key)
+    expect(lock.taken).toBe(true)
+    const other = JSON.stringify({ pid: 1, host: `not-${hostname()}`, since: Date.now() })
+    await writeFile(journal.lockPathOf(key), other)
+    if (lock.taken) await lock.release()
+    expect(await readFile(journal.lockPathOf(key), 'utf8')).toBe(other)
+  })
+
+  it('a waiting mark is 0600, and goes when the run stops waiting', async () => {
+    const journal = new SubmissionJournal(dir)
+    await journal.open()
+    const key = journal.keyOf(parts)
+    const unmark = await journal.markWaiting(key)
+    const [mark] = await readdir(dir)
+    expect(mark).toMatch(new RegExp(`^${key}\\.waiting\\.`))
+    expect((await stat(join(dir, mark!))).mode & 0o777).toBe(0o600)
+    expect(await journal.hasWaiters(key)).toBe(true)
+    await unmark()
+    expect(await journal.hasWaiters(key)).toBe(false)
+  })
+})
+
+describe('where journals live, on every platform (issue 27)', () => {
+  const platform = Object.getOwnPropertyDescriptor(process, 'platform')!
+  afterEach(() => Object.defineProperty(process, 'platform', platform))
+  const on = (name: string) => Object.defineProperty(process, 'platform', { ...platform, value: name })
+
+  it('Linux: XDG_CACHE_HOME, else ~/.cache; LOCALAPPDATA means nothing there', () => {
+    on('linux')
+    expect(defaultJournalDir({ XDG_CACHE_HOME: '/c', HOME: '/h', LOCALAPPDATA: '/l' })).toBe('/c/proving-kit/submissions')
+    expect(defaultJournalDir({ HOME: '/h', LOCALAPPDATA: '/l' })).toBe('/h/.cache/proving-kit/submissions')
+    expect(defaultJournalDir({})).toBe(join(homedir(), '.cache', 'proving-kit', 'submissions'))
+  })
+
+  it('macOS: ~/Library/Caches, whatever XDG says', () => {
+    on('darwin')
+    expect(defaultJournalDir({ XDG_CACHE_HOME: '/c', HOME: '/h' })).toBe('/h/Library/Caches/proving-kit/submissions')
+    expect(defaultJournalDir({})).toBe(join(homedir(), 'Library', 'Caches', 'proving-kit', 'submissions'))
+  })
+
+  it('Windows: LOCALAPPDATA, else the home folder\'s cache', () => {
+    on('win32')
+    expect(defaultJournalDir({ LOCALAPPDATA: '/l', HOME: '/h' })).toBe('/l/proving-kit/submissions')
+    expect(defaultJournalDir({ HOME: '/h' })).toBe('/h/.cache/proving-kit/submissions')
+  })
+
+  it('the action without a run id or attempt: one folder still', () => {
+    expect(actionJournalDir({ RUNNER_TEMP: '/t' })).toBe('/t/proving-kit/journal/run-1')
   })
 })
