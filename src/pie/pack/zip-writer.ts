@@ -58,6 +58,23 @@ export function needsZip64(size: number, blockSize: number): boolean {
 
 const encoder = new TextEncoder()
 
+/**
+ * The fields the local and the central header share, in the same order (APPNOTE 4.3.7 and
+ * 4.3.12), from "version needed to extract" to "extra field length": 26 bytes from `at`.
+ */
+function writeSharedFields(dv: DataView, at: number, entry: EntryHeader, version: number, nameLength: number, extraLength: number): void {
+  dv.setUint16(at, version, true)
+  dv.setUint16(at + 2, entry.descriptor ? FLAG_DATA_DESCRIPTOR : 0, true)
+  dv.setUint16(at + 4, entry.method, true)
+  dv.setUint16(at + 6, DOS_TIME_MIDNIGHT, true)
+  dv.setUint16(at + 8, DOS_DATE_1980, true)
+  dv.setUint32(at + 10, entry.crc32 >>> 0, true)
+  dv.setUint32(at + 14, entry.zip64 ? MAX32 : entry.compressedSize, true)
+  dv.setUint32(at + 18, entry.zip64 ? MAX32 : entry.uncompressedSize, true)
+  dv.setUint16(at + 22, nameLength, true)
+  dv.setUint16(at + 24, extraLength, true)
+}
+
 export function localHeader(header: EntryHeader): Uint8Array {
   // With a data descriptor, the local header knows none of the three values.
   const entry = header.descriptor ? { ...header, crc32: 0, compressedSize: 0, uncompressedSize: 0 } : header
@@ -66,16 +83,7 @@ export function localHeader(header: EntryHeader): Uint8Array {
   const out = new Uint8Array(30 + name.length + extraLength)
   const dv = new DataView(out.buffer)
   dv.setUint32(0, SIG_LOCAL, true)
-  dv.setUint16(4, entry.zip64 ? VERSION_ZIP64 : VERSION_DEFLATE, true)
-  dv.setUint16(6, entry.descriptor ? FLAG_DATA_DESCRIPTOR : 0, true)
-  dv.setUint16(8, entry.method, true)
-  dv.setUint16(10, DOS_TIME_MIDNIGHT, true)
-  dv.setUint16(12, DOS_DATE_1980, true)
-  dv.setUint32(14, entry.crc32 >>> 0, true)
-  dv.setUint32(18, entry.zip64 ? MAX32 : entry.compressedSize, true)
-  dv.setUint32(22, entry.zip64 ? MAX32 : entry.uncompressedSize, true)
-  dv.setUint16(26, name.length, true)
-  dv.setUint16(28, extraLength, true)
+  writeSharedFields(dv, 4, entry, entry.zip64 ? VERSION_ZIP64 : VERSION_DEFLATE, name.length, extraLength)
   out.set(name, 30)
   if (entry.zip64) {
     const at = 30 + name.length
@@ -100,16 +108,7 @@ export function centralHeader(entry: CentralEntry, forceZip64 = false): Uint8Arr
   const version = zip64 ? VERSION_ZIP64 : VERSION_DEFLATE
   dv.setUint32(0, SIG_CENTRAL, true)
   dv.setUint16(4, MADE_BY_UNIX | version, true)
-  dv.setUint16(6, version, true)
-  dv.setUint16(8, entry.descriptor ? FLAG_DATA_DESCRIPTOR : 0, true)
-  dv.setUint16(10, entry.method, true)
-  dv.setUint16(12, DOS_TIME_MIDNIGHT, true)
-  dv.setUint16(14, DOS_DATE_1980, true)
-  dv.setUint32(16, entry.crc32 >>> 0, true)
-  dv.setUint32(20, entry.zip64 ? MAX32 : entry.compressedSize, true)
-  dv.setUint32(24, entry.zip64 ? MAX32 : entry.uncompressedSize, true)
-  dv.setUint16(28, name.length, true)
-  dv.setUint16(30, extraLength, true)
+  writeSharedFields(dv, 6, entry, version, name.length, extraLength)
   dv.setUint16(32, 0, true) // comment
   dv.setUint16(34, 0, true) // disk
   dv.setUint16(36, 0, true) // internal attributes
