@@ -245,11 +245,7 @@ async function prove(
 
   if (!inputs.wait) {
     step.facts = { kind: 'skipped', reason: '`wait` is false' }
-    await step.report({
-      outcome: 'submitted',
-      headline: `Submitted query ${provingQueryId}; not waiting for it (\`wait: false\`).`,
-      nextSteps: ['Follow the query with the `wait` sub-action and its `query-id`; it applies the same gate.'],
-    })
+    await step.endWithoutWaiting(provingQueryId, 'Follow the query with the `wait` sub-action and its `query-id`; it applies the same gate.')
     return
   }
 

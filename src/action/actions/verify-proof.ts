@@ -27,11 +27,7 @@ export const run = defineAction({
     step.submitted(provingQueryId)
     step.facts = { kind: 'skipped', reason: 'a proof file carries no PIE to compare with' }
     if (!inputs.wait) {
-      await step.report({
-        outcome: 'submitted',
-        headline: `Submitted query ${provingQueryId}; not waiting for it (\`wait: false\`).`,
-        nextSteps: ['Follow the query with the `wait` sub-action and its `query-id`.'],
-      })
+      await step.endWithoutWaiting(provingQueryId, 'Follow the query with the `wait` sub-action and its `query-id`.')
       return
     }
     const result = await step.wait(client, provingQueryId, inputs['timeout-minutes'] * 60_000)

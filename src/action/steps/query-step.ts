@@ -91,6 +91,15 @@ export class QueryStep extends ProvingStep {
     this.io.info(`Submitted: query ${queryId}`)
   }
 
+  /** `wait: false`: the step ends once the query is submitted, saying how to follow it. */
+  async endWithoutWaiting(queryId: string, follow: string): Promise<void> {
+    await this.report({
+      outcome: 'submitted',
+      headline: `Submitted query ${queryId}; not waiting for it (\`wait: false\`).`,
+      nextSteps: [follow],
+    })
+  }
+
   /** Follows a query to DONE or FAILED: one line per change, in a group; outputs kept current. */
   async wait(client: ProvingClient, queryId: string, timeoutMs: number): Promise<QueryResult> {
     if (!this.queryId) {

@@ -221,8 +221,30 @@ async function submitPie(
   options: ProveOptions,
   onUploadProgress?: (progress: UploadProgress) => void,
 ): Promise<Submitted> {
+  const submitNow = (): Promise<Submitted> => {
+    if (!options.general) {
+      return client.submitPie({
+        onUploadProgress,
+        pieZip: pie.zipPath,
+        layout: options.layout,
+        prover: options.prover,
+        mockFactHash: options.mockFactHash,
+        signal: context.signal,
+      })
+    }
+    const declaredJobSize = options.general.declaredJobSize ?? pie.inspection?.jobSize ?? 'XS'
+    return client.submitQuery({
+      onUploadProgress,
+      ...options.general,
+      declaredJobSize,
+      layout: options.layout,
+      mockFactHash: options.mockFactHash,
+      pieZip: pie.zipPath,
+      signal: context.signal,
+    })
+  }
   const journaled = commandJournal(context, client, options)
-  if (!journaled) return submitPieNow(context, client, pie, options, onUploadProgress)
+  if (!journaled) return submitNow()
   return submitWithJournal({
     journal: journaled.journal,
     parts: journaled.parts(pie),
@@ -230,36 +252,7 @@ async function submitPie(
     forceNew: journaled.forceNew,
     logger: context.logger,
     signal: context.signal,
-    submit: () => submitPieNow(context, client, pie, options, onUploadProgress),
-  })
-}
-
-async function submitPieNow(
-  context: CommandContext,
-  client: ProvingClient,
-  pie: PreparedPie,
-  options: ProveOptions,
-  onUploadProgress?: (progress: UploadProgress) => void,
-): Promise<Submitted> {
-  if (!options.general) {
-    return client.submitPie({
-      onUploadProgress,
-      pieZip: pie.zipPath,
-      layout: options.layout,
-      prover: options.prover,
-      mockFactHash: options.mockFactHash,
-      signal: context.signal,
-    })
-  }
-  const declaredJobSize = options.general.declaredJobSize ?? pie.inspection?.jobSize ?? 'XS'
-  return client.submitQuery({
-    onUploadProgress,
-    ...options.general,
-    declaredJobSize,
-    layout: options.layout,
-    mockFactHash: options.mockFactHash,
-    pieZip: pie.zipPath,
-    signal: context.signal,
+    submit: submitNow,
   })
 }
 
