@@ -440,10 +440,13 @@ async function submitLocked(key: string, options: JournalOptions, release: () =>
   try {
     await journal.write({ ...entry, state: 'submitted', provingQueryId: submitted.provingQueryId })
   } catch (error) {
-    // The query exists: a journal that cannot record it must not hide it.
+    // The query exists: a journal that cannot record it must not hide it. Its entry stays
+    // `submitting` when this run ends (only the lock goes): a run waiting for this one, or the
+    // next, finds an unfinished submission and asks the service before paying again.
     logger.warn(
-      `Query ${submitted.provingQueryId} was created, but the journal could not record it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); a re-run killed before now would not know it.`,
+      `Query ${submitted.provingQueryId} was created, but the journal could not record it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); a re-run asks the service for it before submitting.`,
     )
+    return { ...submitted, settle: () => release().catch(() => {}) }
   }
   return { ...submitted, settle }
 }

@@ -127,7 +127,7 @@ describe('the journal on disk (issue 24)', () => {
     expect(logger.warnings.join('\n')).not.toMatch(/following it/)
   })
 
-  it('a journal write that fails after the query was created never hides it: the id is returned, with a warning', async () => {
+  it('a journal write that fails after the query was created never hides it: the id is returned, with a warning, and the unfinished entry outlives the run', async () => {
     class FailingAfterSubmit extends SubmissionJournal {
       override async write(entry: JournalEntry): Promise<void> {
         if (entry.state === 'submitted') throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' })
@@ -135,8 +135,9 @@ describe('the journal on disk (issue 24)', () => {
       }
     }
     const logger = recordingLogger()
+    const journal = new FailingAfterSubmit(dir)
     const submitted = await submitWithJournal({
-      journal: new FailingAfterSubmit(dir),
+      journal,
       parts,
       client: quietClient,
       forceNew: false,
@@ -144,8 +145,15 @@ describe('the journal on disk (issue 24)', () => {
       submit: async () => ({ provingQueryId: 'q-created' }),
     })
     expect(submitted.provingQueryId).toBe('q-created')
-    expect(logger.warnings.join('\n')).toMatch(/Query q-created was created, but the journal could not record it \(ENOSPC\)/)
+    expect(logger.warnings.join('\n')).toMatch(/Query q-created was created, but the journal could not record it \(ENOSPC\); a re-run asks the service for it before submitting\./)
     await submitted.settle?.()
+    // Settled: the lock is free, and the entry still says a submission is unfinished, so a run
+    // that waited for this one (or the next) asks the service instead of submitting again.
+    const key = journal.keyOf(parts)
+    expect((await journal.read(key))?.state).toBe('submitting')
+    const lock = await journal.lock(key)
+    expect(lock.taken).toBe(true)
+    if (lock.taken) await lock.release()
   })
 })
 
