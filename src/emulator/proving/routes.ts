@@ -268,16 +268,32 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
   }
 
   /** Moves the uploads under the query's folder and records them; the state is then saved. */
+  /**
+   * Moves a submission's files under the query's folder. The query lists them from the moment it
+   * exists (the same tick as createQuery): a read between the two, such as the console's live
+   * list of a query DONE at once, never shows it without its pie.zip.
+   */
   async function keepUploads(query: StoredQuery, form: Form, names: Record<string, string>): Promise<void> {
-    const folder = join(emulator.uploadsDir, query.id)
-    await mkdir(folder, { recursive: true })
-    for (const [field, name] of Object.entries(names)) {
+    const kept = Object.entries(names).flatMap(([field, name]) => {
       const file = form.files.get(field)
-      if (!file) continue
-      await keepFile(file, join(folder, name))
-      form.files.delete(field)
+      if (!file) return []
       const key = ({ pieFile: 'pie', proofFile: 'proof', programFile: 'program', inputFile: 'input' } as const)[field as 'pieFile']
       query.files[key] = { name, size: file.size, sha256: file.sha256 }
+      return [{ field, name, file, key }]
+    })
+    let done = 0
+    try {
+      const folder = join(emulator.uploadsDir, query.id)
+      await mkdir(folder, { recursive: true })
+      for (const { field, name, file } of kept) {
+        await keepFile(file, join(folder, name))
+        form.files.delete(field)
+        done++
+      }
+    } catch (error) {
+      // Only what is on disk stays listed.
+      for (const { key } of kept.slice(done)) delete query.files[key]
+      throw error
     }
     save()
   }
