@@ -1,33 +1,42 @@
 import { readFileSync } from 'node:fs'
-import { dirname, join, relative, resolve } from 'node:path'
+import { join, relative } from 'node:path'
+import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 import { REPO_ROOT } from '../helpers/cli.ts'
 
 /**
  * The public API of the package, written out: the names every entry of package.json `exports`
- * gives (its values, read from the module itself, and its types, read from its export lists),
+ * gives (its values, read from the module itself, and its types, as the TypeScript compiler sees them),
  * and the public methods of the clients and of HttpClient. A name removed or renamed fails
  * here: a user's import would break. A name added is added here too, on purpose.
  */
 
-/** The type names an entry exports: `type X` in its export lists, and those of every `export *` it passes on. */
-function exportedTypeNames(file: string): string[] {
-  const text = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '')
-  const names: string[] = []
-  for (const [, typeOnly, list] of text.matchAll(/^export\s+(type\s+)?\{([^}]*)\}/gm)) {
-    for (const item of list!.split(',').map((part) => part.trim()).filter(Boolean)) {
-      const [, isType, name, alias] = /^(type\s+)?(\w+)(?:\s+as\s+(\w+))?$/.exec(item)!
-      if (typeOnly || isType) names.push(alias ?? name!)
+/**
+ * The type names of each entry, as the TypeScript compiler sees them (one program over every
+ * entry, the project's tsconfig): each export whose symbol, aliases followed, is a type only.
+ */
+let typeNamesByEntry: Map<string, string[]> | undefined
+function exportedTypeNames(entry: string): string[] {
+  if (!typeNamesByEntry) {
+    const config = ts.getParsedCommandLineOfConfigFile(join(REPO_ROOT, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} })!
+    const program = ts.createProgram(Object.keys(ENTRIES).map((file) => join(REPO_ROOT, file)), config.options)
+    const checker = program.getTypeChecker()
+    typeNamesByEntry = new Map()
+    for (const file of Object.keys(ENTRIES)) {
+      const module = checker.getSymbolAtLocation(program.getSourceFile(join(REPO_ROOT, file))!)!
+      const types = checker.getExportsOfModule(module).filter((symbol) => {
+        const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol
+        return (target.flags & ts.SymbolFlags.Value) === 0
+      })
+      typeNamesByEntry.set(file, types.map((symbol) => symbol.name).sort())
     }
   }
-  for (const [, name] of text.matchAll(/^export\s+(?:type|interface)\s+(\w+)/gm)) names.push(name!)
-  for (const [, target] of text.matchAll(/^export\s+\*\s+from\s+'([^']+)'/gm)) names.push(...exportedTypeNames(resolve(dirname(file), target!)))
-  return names.sort()
+  return typeNamesByEntry.get(entry)!
 }
 
 async function exportsOf(entry: string): Promise<{ values: string[]; types: string[] }> {
   const module = (await import(join(REPO_ROOT, entry))) as Record<string, unknown>
-  return { values: Object.keys(module).sort(), types: exportedTypeNames(join(REPO_ROOT, entry)) }
+  return { values: Object.keys(module).sort(), types: exportedTypeNames(entry) }
 }
 
 /** Public methods and accessors: what a class gives on its prototype (private `#` members are not there). */
