@@ -225,7 +225,7 @@ export class TaskClient {
           options.onProgress?.(progress)
         } else if (seen === 'stuck') {
           this.http.logger.warn(
-            `Task ${id} has been ${record.status} for ${formatDuration(now - watch.since)}, far longer than expected; still waiting until the timeout.`,
+            `Task ${id} has been ${serviceLine(record.status, 200)} for ${formatDuration(now - watch.since)}, far longer than expected; still waiting until the timeout.`,
           )
         }
         if (record.status === TASK_SUCCESS_STATUS) return { done: true, value: record }

@@ -278,6 +278,18 @@ describe('waitForTask', () => {
     expect(clock.slept).toBeLessThan(120_000)
   })
 
+  it('the stuck warning shows a status as one line (a line break in it cannot forge a line of the log)', async () => {
+    nock(BASE).get('/tasks/t-1/status').times(1_000).reply(200, status('Paused\n::warning::forged'))
+    const warnings: string[] = []
+    const logger = { debug: () => {}, info: () => {}, warn: (message: string) => warnings.push(message), error: () => {} }
+    const tasks = new TaskClient({ baseUrl: BASE, apiKey: KEY, clock, logger, retry: { maxAttempts: 1 } })
+    await tasks.waitForTask('t-1', { stuckAfterMs: 5_000, unknownStatusGraceMs: 60_000 }).catch(() => undefined)
+    const stuck = warnings.filter((message) => message.includes('longer than expected'))
+    expect(stuck).toHaveLength(1)
+    expect(stuck[0]).toContain('Paused\\n::warning::forged')
+    expect(warnings.every((message) => !message.includes('\n'))).toBe(true)
+  })
+
   it('an unknown intermediate status that moves on does not end the wait', async () => {
     answer([status('Received'), status('QueuedForProving'), status('ProvingStarted'), status('TaskDecommitmentCompleted')])
     expect((await client().waitForTask('t-1')).status).toBe('TaskDecommitmentCompleted')
