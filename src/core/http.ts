@@ -20,8 +20,8 @@ import { minDefined, type Transport, timeoutsWithin, transportFor } from './http
 // What the clients and hosts import with HttpClient: its configuration, the shape of a request,
 // and the few facts about a failure a caller asks.
 export { type ConnectionOptions, connectionOf, DEFAULT_RETRY, DEFAULT_TIMEOUTS, type HttpClientConfig, type HttpTimeouts, type RetryPolicy } from './http/config.ts'
-export type { BodyContext, HttpResponse, QueryValue, RequestBody, RequestSpec } from './http/request-spec.ts'
-export { isDeadlineError, parseRetryAfter } from './http/failures.ts'
+export type { BodyContext, RequestBody } from './http/request-spec.ts'
+export { isDeadlineError } from './http/failures.ts'
 export { closeDefaultDispatcher } from './dispatcher-state.ts'
 
 /**

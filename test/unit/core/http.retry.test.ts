@@ -9,7 +9,8 @@ import {
   RequestTimeoutError,
   ServiceError,
 } from '../../../src/core/errors.ts'
-import { DEFAULT_RETRY, HttpClient, type HttpClientConfig, parseRetryAfter } from '../../../src/core/http.ts'
+import { DEFAULT_RETRY, HttpClient, type HttpClientConfig } from '../../../src/core/http.ts'
+import { parseRetryAfter } from '../../../src/core/http/failures.ts'
 import { FakeClock } from '../../helpers/fake-clock.ts'
 import { failure } from '../../helpers/failure.ts'
 
