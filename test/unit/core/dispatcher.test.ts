@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { Agent, EnvHttpProxyAgent } from 'undici'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -34,16 +33,12 @@ beforeAll(async () => {
     })
   })
   server.on('connection', () => connections++)
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  baseUrl = await listenOnLoopback(server)
 })
 
 afterAll(async () => {
   await closeDefaultDispatcher()
-  await new Promise<void>((resolve) => {
-    server.close(() => resolve())
-    server.closeAllConnections()
-  })
+  await closeProxy(server)
 })
 
 describe('core/dispatcher', () => {

@@ -2,7 +2,6 @@ import { createHash, randomBytes } from 'node:crypto'
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { appendFile, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import busboy from 'busboy'
@@ -58,16 +57,12 @@ beforeAll(async () => {
     })
     req.pipe(parser)
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  baseUrl = await listenOnLoopback(server)
 })
 
 afterAll(async () => {
   await closeDefaultDispatcher()
-  await new Promise<void>((resolve) => {
-    server.close(() => resolve())
-    server.closeAllConnections()
-  })
+  await closeProxy(server)
   await rm(dir, { recursive: true, force: true })
 })
 
