@@ -62,7 +62,8 @@ export async function download(from: DownloadSource, url: string, options: Downl
     if (status >= 300 && status < 400 && response.headers.location) {
       discard(response.body)
       const location = Array.isArray(response.headers.location) ? response.headers.location[0]! : response.headers.location
-      const next = new URL(location, current)
+      const next = URL.parse(location, current.href)
+      if (!next) throw new InvalidResponseError(`${capitalize(what)} redirects to a location that is not a URL; refused, not followed.`)
       if (next.origin !== origin) {
         throw new InvalidResponseError(`Refused to follow ${what} to another origin (${showUrl(next)}); downloads stay on ${showUrl(current)}.`)
       }

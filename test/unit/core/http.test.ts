@@ -316,6 +316,17 @@ describe('requests', () => {
   )
 })
 
+describe('downloads', () => {
+  it('a redirect to a location that is not a URL is an InvalidResponseError, not a TypeError', async () => {
+    nock(BASE).get('/files/a.json').reply(302, '', { location: 'http://[not-a-host/x' })
+    const error = await client()
+      .download(`${BASE}/files/a.json`, { maxBytes: 1_000, write: async () => {} })
+      .catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(InvalidResponseError)
+    expect((error as Error).message).toMatch(/redirects to a location that is not a URL/)
+  })
+})
+
 describe("the service's clock (issue 24: the journal's re-run window)", () => {
   it("serviceOffsetMs: the service's time minus ours from the latest Date header, a lower bound; none before an answer with one", async () => {
     const http = client()
