@@ -1,6 +1,7 @@
 import type { z } from 'zod'
 import { InvalidResponseError } from './errors.ts'
 import { redact, type SecretRedactor } from './redact.ts'
+import { serviceLine } from './service-text.ts'
 import type { Logger } from './runtime.ts'
 
 /**
@@ -112,8 +113,9 @@ export function parseResponse<T>(schema: z.ZodType<T> | undefined, json: unknown
   }
   const notes = describeDeviations(schema, json)
   if (notes.length) {
+    // One line: the notes quote the service's field names and values, which may hold a line break.
     context.logger.debug(
-      redact(`${context.what}: accepted with ${notes.length} deviation(s): ${notes.slice(0, 10).join('; ')}`, context.redactor),
+      redact(`${context.what}: accepted with ${notes.length} deviation(s): ${notes.slice(0, 10).map((note) => serviceLine(note, 300)).join('; ')}`, context.redactor),
     )
   }
   return result.data

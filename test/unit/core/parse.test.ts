@@ -87,6 +87,14 @@ describe('parseResponse', () => {
     expect(debug[0]).toContain('"extra"')
   })
 
+  it('the debug line stays one line when a field name or value the service sent holds a line break', () => {
+    const { logger, debug } = capture()
+    parseResponse(schema, { ...valid, color: 'BLUE\n::warning::forged', 'x\n::error::forged': 1 }, { logger, what: 'test response' })
+    expect(debug).toHaveLength(1)
+    expect(debug[0]).not.toContain('\n')
+    expect(debug[0]).toContain('::warning::forged')
+  })
+
   it('rejects a wrong type, naming the path', () => {
     const { logger } = capture()
     expect(() => parseResponse(schema, { ...valid, nested: { count: '1' } }, { logger, what: 'test response' })).toThrow(
