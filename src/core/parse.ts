@@ -105,7 +105,8 @@ export function parseResponse<T>(schema: z.ZodType<T> | undefined, json: unknown
   if (!result.success) {
     const problems = result.error.issues.slice(0, 5).map((issue) => {
       const where = issue.path.length ? issue.path.join('.') : '(body)'
-      return `${where}: ${issue.message}`
+      // A record's keys in the path are the service's text: one line, as the deviations.
+      return serviceLine(`${where}: ${issue.message}`, 300)
     })
     throw new InvalidResponseError(
       redact(`The ${context.what} does not match the specification: ${problems.join('; ')}.`, context.redactor),

@@ -102,6 +102,20 @@ describe('parseResponse', () => {
     )
   })
 
+  it('a path through a key the service chose stays on one line in the error', () => {
+    const { logger } = capture()
+    const error = (() => {
+      try {
+        return parseResponse(z.record(z.string(), z.number()), { 'a\n::error::forged': 'no' }, { logger, what: 'test response' })
+      } catch (caught) {
+        return caught
+      }
+    })() as InvalidResponseError
+    expect(error).toBeInstanceOf(InvalidResponseError)
+    expect(error.shortMessage).toContain('::error::forged')
+    expect(error.shortMessage).not.toContain('\n')
+  })
+
   it('rejects non-JSON with InvalidResponseError, even without a schema', () => {
     const { logger } = capture()
     expect(() => parseResponse(undefined, NOT_JSON, { logger, what: 'test response' })).toThrow(InvalidResponseError)
