@@ -72,17 +72,46 @@ export async function removeTempDirs(): Promise<void> {
   await Promise.all(temps.splice(0).map((dir) => rm(dir, { recursive: true, force: true })))
 }
 
+/** The entries of a packed PIE, in the order packPie writes them. */
+export const PIE_ENTRY_ORDER = ['metadata.json', 'memory.bin', 'additional_data.json', 'execution_resources.json', 'version.json']
+
+/** The chunks of a stream (a zip entry's bytes), joined. */
+export async function collect(iterable: AsyncIterable<Uint8Array>): Promise<Buffer> {
+  const chunks: Uint8Array[] = []
+  for await (const chunk of iterable) chunks.push(chunk)
+  return Buffer.concat(chunks)
+}
+
 /** Every entry of a zip, by name, in directory order. */
 export async function readZipFiles(zip: Uint8Array | string): Promise<Map<string, Uint8Array>> {
   const bytes = typeof zip === 'string' ? await readFile(zip) : zip
   const source = bytesSource(bytes)
   const files = new Map<string, Uint8Array>()
-  for (const entry of (await readZipDirectory(source)).entries) {
-    const chunks: Uint8Array[] = []
-    for await (const chunk of readZipEntry(source, entry)) chunks.push(chunk)
-    files.set(entry.name, Buffer.concat(chunks))
-  }
+  for (const entry of (await readZipDirectory(source)).entries) files.set(entry.name, await collect(readZipEntry(source, entry)))
   return files
+}
+
+/** Python's zipfile: every entry's method, size and bytes (hex). */
+export async function pythonRead(path: string): Promise<{ name: string; method: number; size: number; data: string }[]> {
+  const script = `
+import json, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+print(json.dumps([{"name": i.filename, "method": i.compress_type, "size": i.file_size, "data": z.read(i.filename).hex()} for i in z.infolist()]))
+`
+  const { stdout } = await execFileAsync('python3', ['-c', script, path])
+  return JSON.parse(stdout) as { name: string; method: number; size: number; data: string }[]
+}
+
+/** Python's zipfile, after its own CRC check of every entry: name, method, date and SHA-256 of each. */
+export async function pythonEntries(path: string): Promise<{ name: string; method: number; date: number[]; sha256: string }[]> {
+  const script = `
+import hashlib, json, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+assert z.testzip() is None
+print(json.dumps([{"name": i.filename, "method": i.compress_type, "date": list(i.date_time), "sha256": hashlib.sha256(z.read(i.filename)).hexdigest()} for i in z.infolist()]))
+`
+  const { stdout } = await execFileAsync('python3', ['-c', script, path])
+  return JSON.parse(stdout) as { name: string; method: number; date: number[]; sha256: string }[]
 }
 
 export async function writeDir(dir: string, files: Map<string, Uint8Array | string>): Promise<string> {

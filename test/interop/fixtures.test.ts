@@ -25,11 +25,15 @@ import {
 } from '../../src/pie/index.ts'
 import { bytesSource, extraFields, openFileSource, readZipDirectory, readZipEntry } from '../../src/pie/read/zip.ts'
 import {
+  collect,
   describeInterop,
   execFileAsync,
   FIBONACCI_COMPILED,
   fixturePath,
+  PIE_ENTRY_ORDER as ORDER,
   PIE_FIXTURES,
+  pythonEntries,
+  pythonRead,
   readZipFiles,
   removeTempDirs,
   tempDir,
@@ -38,37 +42,7 @@ import {
 
 afterAll(removeTempDirs)
 
-const ORDER = ['metadata.json', 'memory.bin', 'additional_data.json', 'execution_resources.json', 'version.json']
 const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex')
-
-async function collect(iterable: AsyncIterable<Uint8Array>) {
-  const chunks: Uint8Array[] = []
-  for await (const chunk of iterable) chunks.push(chunk)
-  return Buffer.concat(chunks)
-}
-
-/** Python's zipfile: every entry's method, size and bytes (hex). */
-async function pythonRead(path: string) {
-  const script = `
-import json, sys, zipfile
-z = zipfile.ZipFile(sys.argv[1])
-print(json.dumps([{"name": i.filename, "method": i.compress_type, "size": i.file_size, "data": z.read(i.filename).hex()} for i in z.infolist()]))
-`
-  const { stdout } = await execFileAsync('python3', ['-c', script, path])
-  return JSON.parse(stdout) as { name: string; method: number; size: number; data: string }[]
-}
-
-/** Python's zipfile: name, method, date and SHA-256 of each entry. */
-async function pythonEntries(path: string) {
-  const script = `
-import hashlib, json, sys, zipfile
-z = zipfile.ZipFile(sys.argv[1])
-assert z.testzip() is None
-print(json.dumps([{"name": i.filename, "method": i.compress_type, "date": list(i.date_time), "sha256": hashlib.sha256(z.read(i.filename)).hexdigest()} for i in z.infolist()]))
-`
-  const { stdout } = await execFileAsync('python3', ['-c', script, path])
-  return JSON.parse(stdout) as { name: string; method: number; date: number[]; sha256: string }[]
-}
 
 describeInterop('the compiled program of cairo-lang (fibonacci_compiled.json)', () => {
   it('is the program the project carries (FIBONACCI_PROGRAM), and hashes to the published vector', async () => {

@@ -55,7 +55,8 @@ export const SIGN_IN_TYPES = {
 
 /** Keys minted here are `pk_emu_<32 characters>`; the prefix is all the console shows of one. */
 const KEY_PREFIX = 'pk_emu'
-const MASK = '\u2022'.repeat(8)
+/** What stands for the secret part of a key wherever one is shown (here, and the console's allow-listed keys). */
+export const MASK = '\u2022'.repeat(8)
 
 const STATEMENT = 'Sign in to the proving service with this wallet. Signing costs nothing and authorizes no transaction.'
 

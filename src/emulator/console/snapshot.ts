@@ -1,5 +1,5 @@
 import { redactUrl } from '../../core/redact.ts'
-import { describeMintedKeys } from '../account/routes.ts'
+import { describeMintedKeys, MASK } from '../account/routes.ts'
 import type { EmulatorContext } from '../context.ts'
 import { metadataUrlsOf } from '../proving/artifacts.ts'
 import { queriesOfBucket, queryProgress } from '../proving/queries.ts'
@@ -25,8 +25,6 @@ export const CONSOLE_REQUESTS = 200
  * page reads the snapshot every second. `totals` counts them all.
  */
 export const CONSOLE_ROWS = 200
-
-const MASKED_KEY = '\u2022'.repeat(8)
 
 export function consoleSnapshot(emulator: EmulatorContext) {
   const at = emulator.clock.now()
@@ -129,7 +127,7 @@ export function consoleSnapshot(emulator: EmulatorContext) {
   const keyRow = (keyId: string, source: string): KeyRow => {
     let row = keys.get(keyId)
     if (!row) {
-      row = { keyId, masked: MASKED_KEY, source, name: null, projectId: null, createdAt: null, queries: 0, tasks: 0, batchQueries: 0 }
+      row = { keyId, masked: MASK, source, name: null, projectId: null, createdAt: null, queries: 0, tasks: 0, batchQueries: 0 }
       keys.set(keyId, row)
     }
     return row

@@ -267,11 +267,11 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
     }
   }
 
-  /** Moves the uploads under the query's folder and records them; the state is then saved. */
   /**
-   * Moves a submission's files under the query's folder. The query lists them from the moment it
-   * exists (the same tick as createQuery): a read between the two, such as the console's live
-   * list of a query DONE at once, never shows it without its pie.zip.
+   * Moves a submission's files under the query's folder and records them; the state is then
+   * saved. The query lists them from the moment it exists (the same tick as createQuery): a read
+   * between the two, such as the console's live list of a query DONE at once, never shows it
+   * without its pie.zip.
    */
   async function keepUploads(query: StoredQuery, form: Form, names: Record<string, string>): Promise<void> {
     const kept = Object.entries(names).flatMap(([field, name]) => {

@@ -23,10 +23,6 @@ export class TaskSweeper {
   }
 
   /**
-   * On start: a delivery cut off by the previous stop goes on where it stopped (its attempts so
-   * far count towards the 3).
-   */
-  /**
    * A route whose handler first brings every task up to date (stages passed, webhooks due), so
    * a read or a control call never sees a task behind the clock. `extra`: the route's other
    * settings (a control route, the body of a 500).
@@ -43,6 +39,10 @@ export class TaskSweeper {
     }
   }
 
+  /**
+   * On start: a delivery cut off by the previous stop goes on where it stopped (its attempts so
+   * far count towards the 3).
+   */
   resume(): void {
     for (const task of Object.values(taskState(this.#emulator).tasks)) {
       if (task.webhook?.state === 'sending') task.webhook.state = 'pending'

@@ -177,7 +177,7 @@ export async function generatePie(options: GeneratePieOptions): Promise<Generate
 
   const memory = await MemoryWriter.open(join(dir, MEMORY), options.signal)
   try {
-    for (let offset = 0; offset < program.length; offset++) await memory.cell(0, offset, program[offset]!)
+    await memory.cells(0, program.length, (offset) => program[offset]!)
     await memory.run(
       executionSize,
       executionFiller(executionSize, seed, {
@@ -189,7 +189,7 @@ export async function generatePie(options: GeneratePieOptions): Promise<Generate
         exit: [{ segment: 2, offset: OUTPUT_SIZE }],
       }),
     )
-    for (const [k, value] of output.entries()) await memory.cell(2, k, value)
+    await memory.cells(2, output.length, (k) => output[k]!)
     await memory.flush()
   } finally {
     await memory.close()
@@ -286,7 +286,7 @@ async function generateCairo1Pie(options: GeneratePieOptions): Promise<Generated
   const word64 = () => (BigInt(random()) << 32n) | BigInt(random())
   const memory = await MemoryWriter.open(join(dir, MEMORY), options.signal)
   try {
-    for (let offset = 0; offset < program.length; offset++) await memory.cell(0, offset, program[offset]!)
+    await memory.cells(0, program.length, (offset) => program[offset]!)
     const bases = CAIRO1_BUILTINS.map((name) => ({ segment: builtinIndex(name), offset: 0 }))
     const ends = CAIRO1_BUILTINS.map((name) => ({ segment: builtinIndex(name), offset: builtinSizes[name] })).reverse()
     await memory.run(
@@ -297,20 +297,23 @@ async function generateCairo1Pie(options: GeneratePieOptions): Promise<Generated
         arrays,
       }),
     )
-    for (const [k, value] of output.entries()) await memory.cell(builtinIndex('output'), k, value)
-    for (let k = 0; k < builtinSizes.pedersen; k++) await memory.cell(builtinIndex('pedersen'), k, felt())
-    for (let k = 0; k < builtinSizes.range_check; k++) await memory.cell(builtinIndex('range_check'), k, (word64() << 64n) | word64())
-    for (let k = 0; k < builtinSizes.bitwise; k += 5) {
-      const [x, y] = [word64(), word64()]
-      for (const [i, value] of [x, y, x & y, x ^ y, x | y].entries()) await memory.cell(builtinIndex('bitwise'), k + i, value)
-    }
-    for (let k = 0; k < builtinSizes.poseidon; k++) await memory.cell(builtinIndex('poseidon'), k, felt())
+    await memory.cells(builtinIndex('output'), output.length, (k) => output[k]!)
+    await memory.cells(builtinIndex('pedersen'), builtinSizes.pedersen, felt)
+    await memory.cells(builtinIndex('range_check'), builtinSizes.range_check, () => (word64() << 64n) | word64())
+    // Each instance: x, y, x & y, x ^ y, x | y.
+    let instance: bigint[] = []
+    await memory.cells(builtinIndex('bitwise'), builtinSizes.bitwise, (k) => {
+      if (k % 5 === 0) {
+        const [x, y] = [word64(), word64()]
+        instance = [x, y, x & y, x ^ y, x | y]
+      }
+      return instance[k % 5]!
+    })
+    await memory.cells(builtinIndex('poseidon'), builtinSizes.poseidon, felt)
     // Each array: its words, some of them pointers to the next array (an array of spans).
     for (const [a, array] of arrays.entries()) {
       const next = arrays[(a + 1) % arrays.length]!
-      for (let k = 0; k < array.size; k++) {
-        await memory.cell(array.segment, k, k % 4 === 3 ? { segment: next.segment, offset: k } : BigInt(random() & 0xffffff))
-      }
+      await memory.cells(array.segment, array.size, (k) => (k % 4 === 3 ? { segment: next.segment, offset: k } : BigInt(random() & 0xffffff)))
     }
     await memory.flush()
   } finally {
@@ -342,10 +345,11 @@ class MemoryWriter {
     this.used = 0
   }
 
-  async cell(segment: number, offset: number, value: bigint | Pointer): Promise<void> {
-    if (this.used === this.buffer.length) await this.flush()
-    writeCell(this.view, this.used, segment, offset, value)
-    this.used += CELL_SIZE
+  /** `count` cells of `segment`, offsets 0 to count - 1, from `value` in order: awaits only to flush a full buffer. */
+  async cells(segment: number, count: number, value: (offset: number) => bigint | Pointer): Promise<void> {
+    await this.run(count, (view, at, first, n) => {
+      for (let k = 0; k < n; k++) writeCell(view, at + k * CELL_SIZE, segment, first + k, value(first + k))
+    })
   }
 
   /** `count` cells from the filler, offsets 0 to count - 1, a buffer's worth at a time. */

@@ -5,7 +5,7 @@ import { AbortedError, InvalidInputError } from '../../../../src/core/errors.ts'
 import { canonicalZipDigest, inspectPie, packPie, validatePie } from '../../../../src/pie/index.ts'
 import { bytesSource, readZipDirectory } from '../../../../src/pie/read/zip.ts'
 import { generatePie } from '../../../../src/pie/generate/generate.ts'
-import { execFileAsync, readZipFiles, removeTempDirs, tempDir, unzipExample, writeDir } from '../../../helpers/pie-fixtures.ts'
+import { execFileAsync, PIE_ENTRY_ORDER as ORDER, pythonEntries, readZipFiles, removeTempDirs, tempDir, unzipExample, writeDir } from '../../../helpers/pie-fixtures.ts'
 import { EXAMPLE_PIE, generatedPie } from '../../../helpers/example-pie.ts'
 
 const writeDirFrom = async (files: Map<string, Uint8Array>) => writeDir(await tempDir(), new Map(files))
@@ -29,19 +29,6 @@ function expectSameBytes(actual: Uint8Array, expected: Uint8Array): void {
   const at = actual.findIndex((byte, i) => byte !== expected[i])
   expect.fail(`the bytes differ first at offset ${at}: ${actual[at]} where ${expected[at]} was expected`)
 }
-const ORDER = ['metadata.json', 'memory.bin', 'additional_data.json', 'execution_resources.json', 'version.json']
-
-async function pythonEntries(path: string) {
-  const script = `
-import hashlib, json, sys, zipfile
-z = zipfile.ZipFile(sys.argv[1])
-assert z.testzip() is None
-print(json.dumps([{"name": i.filename, "method": i.compress_type, "date": list(i.date_time), "sha256": hashlib.sha256(z.read(i.filename)).hexdigest()} for i in z.infolist()]))
-`
-  const { stdout } = await execFileAsync('python3', ['-c', script, path])
-  return JSON.parse(stdout) as { name: string; method: number; date: number[]; sha256: string }[]
-}
-
 describe('packPie on the example and generated PIEs', () => {
   it.each(['the example', 'a generated PIE'])('%s: repacks into a canonical zip Python, unzip and our validator accept', async (which) => {
     const source = which === 'the example' ? EXAMPLE_PIE : (await generatedPie({ seed: 3, memoryBytes: 256 * 1024 })).zip

@@ -4,27 +4,10 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { packPie } from '../../../../src/pie/pack/pack.ts'
 import { ZipFormatError, bytesSource, openFileSource, readZipDirectory, readZipEntry } from '../../../../src/pie/read/zip.ts'
 import { deflateBound, needsZip64 } from '../../../../src/pie/pack/zip-writer.ts'
-import { buildZip, execFileAsync, readZipFiles, removeTempDirs, tempDir, unzipExample, writeDir } from '../../../helpers/pie-fixtures.ts'
+import { buildZip, collect, execFileAsync, pythonRead, readZipFiles, removeTempDirs, tempDir, unzipExample, writeDir } from '../../../helpers/pie-fixtures.ts'
 import { EXAMPLE_PIE, generatedPie } from '../../../helpers/example-pie.ts'
 
 afterAll(removeTempDirs)
-
-async function collect(iterable: AsyncIterable<Uint8Array>) {
-  const chunks: Uint8Array[] = []
-  for await (const chunk of iterable) chunks.push(chunk)
-  return Buffer.concat(chunks)
-}
-
-/** Python's zipfile: every entry's method, size and bytes (hex), and the ZIP64 flags it saw. */
-async function pythonRead(path: string) {
-  const script = `
-import json, sys, zipfile
-z = zipfile.ZipFile(sys.argv[1])
-print(json.dumps([{"name": i.filename, "method": i.compress_type, "size": i.file_size, "data": z.read(i.filename).hex()} for i in z.infolist()]))
-`
-  const { stdout } = await execFileAsync('python3', ['-c', script, path])
-  return JSON.parse(stdout) as { name: string; method: number; size: number; data: string }[]
-}
 
 describe('zip reader', () => {
   it.each(['the example', 'a generated PIE'])('reads %s like Python does', async (which) => {
