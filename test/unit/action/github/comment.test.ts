@@ -53,4 +53,12 @@ describe('check runs', () => {
     expect(stored).toMatchObject({ status: 'completed', conclusion: 'success' })
     expect(stored.output.summary!.length).toBe(65_535)
   })
+
+  it('the title is one line without control characters, whatever a service put in the headline', async () => {
+    const client = gitHubClient('ghs_unit_token', context)
+    const run = await startCheckRun(client, context, 'proving-kit: pie.zip', undefined)
+    await concludeCheckRun(client, context, run, 'failure', 'The step failed: bad\nstatus DONE\u001b[2K\u202e', 'summary')
+    const stored = github.checkRuns.find((candidate) => candidate.id === run.id)!
+    expect(stored.output.title).toBe('The step failed: bad\\nstatus DONE\ufffd')
+  })
 })
