@@ -225,7 +225,9 @@ export class GitHubPublisher {
       integrityFactHash: record?.integrityFactHash ?? null,
       isFactMocked: record?.isFactMocked ?? null,
       onchain: onchain ? (JSON.parse(onchain) as unknown[]) : [],
-      gate: { passed, refusals: passed ? [] : (step.ended?.problems ?? []) },
+      // The refusals are the summary's problems, which may quote a service (an answer echoing
+      // the key): scrubbed as the summary is, since this file is attached and attested as it is.
+      gate: { passed, refusals: passed ? [] : (step.ended?.problems ?? []).map((problem) => this.#io.scrub(problem)) },
       pie: step.pie ? { name: 'pie.zip', sha256: step.pie.sha256 } : null,
       service: serviceOrigin(options.serviceUrl),
       emulated: step.options.emulated === true,
