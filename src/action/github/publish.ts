@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
-import { forSummary } from '../../core/service-text.ts'
+import { forSummary, forSummaryCode } from '../../core/service-text.ts'
 import { sha256File } from '../../pie/shared/index.ts'
 import { writeSummary } from '../steps/io.ts'
 import type { ProvingStep, QueryStep } from '../steps/query-step.ts'
@@ -137,7 +137,7 @@ export class GitHubPublisher {
 
     const tag = this.#inputs['release-tag']
     if (tag !== undefined && this.#github) {
-      const shownTag = `\`${tag.replace(/`/g, "'")}\``
+      const shownTag = forSummaryCode(tag)
       if (end.outcome !== 'passed') {
         lines.push(`- Release ${shownTag}: nothing attached, ${NOT_PASSED[end.outcome]}.`)
       } else if (!step.pie) {
