@@ -38,7 +38,7 @@ export type GitHubInputs = {
 }
 
 /** What is read of a step: how it ended, its summary and, for a query, what it proved. */
-export type PublishedStep = ProvingStep & Partial<Pick<QueryStep, 'record' | 'pie' | 'metadataUrls'>>
+export type PublishedStep = ProvingStep & Partial<Pick<QueryStep, 'record' | 'pie' | 'proofJson'>>
 
 export type PublishOptions = {
   /** The proving service the query ran on (its origin goes into facts.json). */
@@ -258,11 +258,10 @@ export class GitHubPublisher {
     const files: ReleaseFile[] = [{ name: 'pie.zip', path: pie.zipPath, contentType: 'application/zip' }]
     // Called only with facts.json written: proof.json goes beside it.
     const folder = dirname(facts[0]!.path)
-    const proofUrl = step.metadataUrls?.find((url) => new URL(url, 'http://x').pathname.endsWith('/proof.json'))
-    if (proofUrl) {
-      const proofPath = join(folder, 'proof.json')
-      await options.download(proofUrl, proofPath)
-      files.push({ name: 'proof.json', path: proofPath, contentType: 'application/json' })
+    // The one the artifact took, when `upload-artifacts` downloaded it already.
+    const proof = step.proofJson?.(join(folder, 'proof.json'), options.download)
+    if (proof) {
+      files.push({ name: 'proof.json', path: await proof, contentType: 'application/json' })
     } else {
       this.#io.info('The query lists no proof.json among its metadata URLs; the release gets none.')
     }
