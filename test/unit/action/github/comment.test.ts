@@ -44,6 +44,28 @@ describe('upsertComment', () => {
   })
 })
 
+describe('upsertComment: whose comment is edited', () => {
+  const seed = (issue: number, association: string) => {
+    const comment = { id: 900_000 + issue, issue, body: `${commentMarker(context)}\nlooks like ours`, createdAt: '', updatedAt: '', author: { login: 'someone', association } }
+    github.comments.push(comment)
+    return comment
+  }
+
+  it('an outsider\'s comment carrying the marker is left alone: the result is posted as a new comment', async () => {
+    const forged = seed(6, 'NONE')
+    const posted = await upsertComment(gitHubClient('ghs_unit_token', context), context, 6, 'the result')
+    expect(posted.updated).toBe(false)
+    expect(posted.id).not.toBe(forged.id)
+    expect(forged.body).toContain('looks like ours')
+  })
+
+  it('a collaborator\'s (the author of a personal token) is edited in place', async () => {
+    const theirs = seed(7, 'COLLABORATOR')
+    const posted = await upsertComment(gitHubClient('ghs_unit_token', context), context, 7, 'the result')
+    expect(posted).toMatchObject({ id: theirs.id, updated: true })
+  })
+})
+
 describe('check runs', () => {
   it('a summary above 65535 characters is cut to the limit', async () => {
     const client = gitHubClient('ghs_unit_token', context)
