@@ -20,7 +20,8 @@ import { checkRequest, checkResponse, findOperation, type MatchedOperation } fro
 
 export type StoredAsset = { id: number; name: string; contentType: string; data: Buffer; label: string | null; createdAt: string }
 export type StoredRelease = { id: number; tag: string; name: string; draft: boolean; assets: StoredAsset[]; createdAt: string }
-export type StoredComment = { id: number; issue: number; body: string; createdAt: string; updatedAt: string }
+/** `author`: a person's comment (the job's own are github-actions[bot]'s), with their association to the repository. */
+export type StoredComment = { id: number; issue: number; body: string; createdAt: string; updatedAt: string; author?: { login: string; association: string } }
 export type StoredCheckRun = {
   id: number
   name: string
@@ -94,7 +95,7 @@ export async function startGitHubApi(options: { owner: string; repo: string }): 
     },
   }
 
-  const user = (login: string, id: number) => ({
+  const user = (login: string, id: number, type: 'Bot' | 'User' = 'Bot') => ({
     login,
     id,
     node_id: `U_${id}`,
@@ -111,7 +112,7 @@ export async function startGitHubApi(options: { owner: string; repo: string }): 
     repos_url: `https://api.github.com/users/${login}/repos`,
     events_url: `https://api.github.com/users/${login}/events{/privacy}`,
     received_events_url: `https://api.github.com/users/${login}/received_events`,
-    type: 'Bot',
+    type,
     site_admin: false,
   })
   const bot = user('github-actions[bot]', 41898282)
@@ -157,10 +158,10 @@ export async function startGitHubApi(options: { owner: string; repo: string }): 
     html_url: `${html}/pull/${comment.issue}#issuecomment-${comment.id}`,
     issue_url: `${url}${repoPath}/issues/${comment.issue}`,
     body: comment.body,
-    user: bot,
+    user: comment.author ? user(comment.author.login, 583231, 'User') : bot,
     created_at: comment.createdAt,
     updated_at: comment.updatedAt,
-    author_association: 'NONE',
+    author_association: comment.author?.association ?? 'NONE',
   })
   const app = {
     id: 15368,

@@ -331,14 +331,14 @@ async function uploadArtifacts(
   const services = await loadClient()
   const folder = join(runnerTemp, 'proving-kit', `artifact-${randomUUID()}`)
   const files = pieZip ? [pieZip] : []
-  const proofUrl = step.metadataUrls.find((url) => new URL(url, 'http://x').pathname.endsWith('/proof.json'))
   try {
-    if (proofUrl) {
-      const proof = join(folder, 'download', 'proof.json')
-      const { mkdir } = await import('node:fs/promises')
-      await mkdir(join(folder, 'download'), { recursive: true })
-      await services.downloadFile(proofUrl, proof, signal, { allowInsecureHttp: options.allowInsecureHttp })
-      files.push(proof)
+    const { mkdir } = await import('node:fs/promises')
+    await mkdir(join(folder, 'download'), { recursive: true })
+    const proof = step.proofJson(join(folder, 'download', 'proof.json'), (url, path) =>
+      services.downloadFile(url, path, signal, { allowInsecureHttp: options.allowInsecureHttp }),
+    )
+    if (proof) {
+      files.push(await proof)
     } else if (step.record?.status === 'DONE') {
       io.warning('The query lists no proof.json among its metadata URLs; uploading pie.zip alone.')
     }

@@ -2,6 +2,7 @@
  * A check run on the commit, named after what is proved: `in_progress` while the query is
  * followed, then concluded with the gate's verdict and the job summary's table as its summary.
  */
+import { serviceLine } from '../../core/service-text.ts'
 import type { GitHubContext } from './context.ts'
 import { gitHubFailure } from './errors.ts'
 import type { GitHub } from './octokit.ts'
@@ -47,7 +48,8 @@ export async function concludeCheckRun(
       status: 'completed',
       conclusion,
       completed_at: new Date().toISOString(),
-      output: { title: title.slice(0, 255), summary: summary.length > MAX_SUMMARY ? `${summary.slice(0, MAX_SUMMARY - 1)}…` : summary },
+      // The title is plain text, and a headline may quote a service: one line, no controls.
+      output: { title: serviceLine(title).slice(0, 255), summary: summary.length > MAX_SUMMARY ? `${summary.slice(0, MAX_SUMMARY - 1)}…` : summary },
     })
   } catch (error) {
     throw gitHubFailure(error, 'conclude the check run', PERMISSION)

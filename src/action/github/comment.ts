@@ -9,6 +9,22 @@ import type { GitHub } from './octokit.ts'
 
 export type PostedComment = { id: number; url: string; updated: boolean }
 
+/**
+ * Who may have written a comment this step edits: a bot (the job's token is a GitHub App's:
+ * github-actions[bot], or an app of the workflow's), or someone with write access (a personal
+ * token's owner). Anyone can comment on a public repository's pull request: an outsider's comment
+ * that copies the marker would otherwise be edited, and the result shown under their name, theirs
+ * to edit afterwards.
+ */
+const TRUSTED_ASSOCIATIONS = new Set(['OWNER', 'MEMBER', 'COLLABORATOR'])
+
+type ListedComment = { id: number; body?: string | undefined; user?: { type?: string } | null; author_association?: string }
+
+function isOurs(comment: ListedComment, marker: string): boolean {
+  if (!comment.body?.startsWith(marker)) return false
+  return comment.user?.type === 'Bot' || TRUSTED_ASSOCIATIONS.has(comment.author_association ?? '')
+}
+
 /** GitHub refuses a comment body above 65536 characters. */
 const MAX_BODY = 65_536
 
@@ -22,13 +38,13 @@ export async function upsertComment(github: GitHub, context: GitHubContext, pull
   const repo = { owner: context.owner, repo: context.repo }
   const marker = commentMarker(context)
   const body = withinLimit(`${marker}\n${markdown}`)
-  let existing: { id: number; body?: string | undefined }[]
+  let existing: ListedComment[]
   try {
     existing = await github.paginate(github.rest.issues.listComments, { ...repo, issue_number: pullNumber, per_page: 100 })
   } catch (error) {
     throw gitHubFailure(error, `read the comments of pull request #${pullNumber}`, 'pull-requests: write')
   }
-  const ours = existing.find((comment) => comment.body?.startsWith(marker))
+  const ours = existing.find((comment) => isOurs(comment, marker))
   try {
     if (ours) {
       const { data } = await github.rest.issues.updateComment({ ...repo, comment_id: ours.id, body })

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
-import { forSummary } from '../../core/service-text.ts'
+import { forSummary, forSummaryCode } from '../../core/service-text.ts'
 import { sha256File } from '../../pie/shared/index.ts'
 import { writeSummary } from '../steps/io.ts'
 import type { ProvingStep, QueryStep } from '../steps/query-step.ts'
@@ -38,7 +38,7 @@ export type GitHubInputs = {
 }
 
 /** What is read of a step: how it ended, its summary and, for a query, what it proved. */
-export type PublishedStep = ProvingStep & Partial<Pick<QueryStep, 'record' | 'pie' | 'metadataUrls'>>
+export type PublishedStep = ProvingStep & Partial<Pick<QueryStep, 'record' | 'pie' | 'proofJson'>>
 
 export type PublishOptions = {
   /** The proving service the query ran on (its origin goes into facts.json). */
@@ -137,7 +137,7 @@ export class GitHubPublisher {
 
     const tag = this.#inputs['release-tag']
     if (tag !== undefined && this.#github) {
-      const shownTag = `\`${tag.replace(/`/g, "'")}\``
+      const shownTag = forSummaryCode(tag)
       if (end.outcome !== 'passed') {
         lines.push(`- Release ${shownTag}: nothing attached, ${NOT_PASSED[end.outcome]}.`)
       } else if (!step.pie) {
@@ -225,7 +225,9 @@ export class GitHubPublisher {
       integrityFactHash: record?.integrityFactHash ?? null,
       isFactMocked: record?.isFactMocked ?? null,
       onchain: onchain ? (JSON.parse(onchain) as unknown[]) : [],
-      gate: { passed, refusals: passed ? [] : (step.ended?.problems ?? []) },
+      // The refusals are the summary's problems, which may quote a service (an answer echoing
+      // the key): scrubbed as the summary is, since this file is attached and attested as it is.
+      gate: { passed, refusals: passed ? [] : (step.ended?.problems ?? []).map((problem) => this.#io.scrub(problem)) },
       pie: step.pie ? { name: 'pie.zip', sha256: step.pie.sha256 } : null,
       service: serviceOrigin(options.serviceUrl),
       emulated: step.options.emulated === true,
@@ -256,11 +258,10 @@ export class GitHubPublisher {
     const files: ReleaseFile[] = [{ name: 'pie.zip', path: pie.zipPath, contentType: 'application/zip' }]
     // Called only with facts.json written: proof.json goes beside it.
     const folder = dirname(facts[0]!.path)
-    const proofUrl = step.metadataUrls?.find((url) => new URL(url, 'http://x').pathname.endsWith('/proof.json'))
-    if (proofUrl) {
-      const proofPath = join(folder, 'proof.json')
-      await options.download(proofUrl, proofPath)
-      files.push({ name: 'proof.json', path: proofPath, contentType: 'application/json' })
+    // The one the artifact took, when `upload-artifacts` downloaded it already.
+    const proof = step.proofJson?.(join(folder, 'proof.json'), options.download)
+    if (proof) {
+      files.push({ name: 'proof.json', path: await proof, contentType: 'application/json' })
     } else {
       this.#io.info('The query lists no proof.json among its metadata URLs; the release gets none.')
     }

@@ -139,7 +139,8 @@ function where(check: OnchainFactCheck, describe: Describe): string {
 function summaryLine(outcome: ChainOutcome, timeoutMs: number, describe: Describe): string {
   const name = factName(outcome.chain, outcome.mocked)
   if (outcome.status === 'registered') return `✅ ${name} registered (${where(outcome.check, describe)})`
-  if (outcome.status === 'error') return `❌ ${LABEL[outcome.chain]}: ${escapeMarkdown(outcome.message)}`
+  // An RPC's words (an error message): data, never Markdown.
+  if (outcome.status === 'error') return `❌ ${LABEL[outcome.chain]}: ${forSummary(outcome.message)}`
   const seen = outcome.check
   return `❌ ${name} not registered within ${formatDuration(timeoutMs)}${seen ? ` (${where(seen, describe)})` : ''}`
 }
@@ -157,9 +158,4 @@ function refusal(outcome: ChainOutcome, timeoutMs: number, describe: Describe): 
       ? `The ${name} ${seen.fact} is not registered on ${describe(seen)} (registry ${seen.registry}, last block ${seen.blockNumber}) after ${formatDuration(timeoutMs)}${reason}.`
       : `The ${name} is not registered on ${LABEL[outcome.chain]} after ${formatDuration(timeoutMs)}.`,
   }
-}
-
-/** An RPC's words (an error message) in the summary: data, never Markdown (core/service-text.ts). */
-function escapeMarkdown(text: string): string {
-  return forSummary(text)
 }

@@ -82,6 +82,25 @@ export class QueryStep extends ProvingStep {
   expectedProgramHash: string | undefined
   artifacts: SummaryLink[] = []
   artifactNote: string | undefined
+  #proof: Promise<string> | undefined
+
+  /**
+   * The query's proof.json, downloaded once however many features take it (the artifact, the
+   * release): the first caller's `path` is where it lands, and later callers get that file.
+   * Undefined when the service lists no proof.json; a failed download is tried again by the next.
+   */
+  proofJson(path: string, download: (url: string, path: string) => Promise<void>): Promise<string> | undefined {
+    const url = this.metadataUrls.find((candidate) => new URL(candidate, 'http://x').pathname.endsWith('/proof.json'))
+    if (!url) return undefined
+    this.#proof ??= download(url, path).then(
+      () => path,
+      (error: unknown) => {
+        this.#proof = undefined
+        throw error
+      },
+    )
+    return this.#proof
+  }
 
   /** The query id, the moment the service returns it. */
   submitted(queryId: string): void {

@@ -5,7 +5,7 @@
  * without a runner. The headline, problems and plain cells may hold what a service sent: they
  * go through `forSummary` (one line, HTML and Markdown escaped), codes through `forSummaryCode`.
  */
-import { forSummary, forSummaryCode } from '../../core/service-text.ts'
+import { forSummary, forSummaryCell } from '../../core/service-text.ts'
 import { VERSION } from '../../core/version.ts'
 
 export type Outcome = 'passed' | 'failed' | 'submitted' | 'cancelled' | 'timed-out' | 'done'
@@ -71,18 +71,18 @@ export function renderSummary(model: SummaryModel): string {
   const lines: string[] = []
   const emulated = model.emulated ? ' (emulator)' : ''
   lines.push(`### ${ICONS[model.outcome]} ${model.action}: ${TITLES[model.outcome]}${emulated}`, '')
-  lines.push(escapeText(model.headline), '')
+  lines.push(forSummary(model.headline), '')
   const rows = model.rows.map(([label, value]) => [label, cell(value)] as const).filter(([, value]) => value !== '')
   if (rows.length) {
     lines.push('| | |', '|---|---|')
-    for (const [label, value] of rows) lines.push(`| **${escapeCell(label)}** | ${value} |`)
+    for (const [label, value] of rows) lines.push(`| **${forSummaryCell(label)}** | ${value} |`)
     lines.push('')
   }
   for (const section of model.sections ?? []) lines.push(section.trimEnd(), '')
   const linked = (text: string) => (model.docsBase ? text.replace(/(?<![\w/[])docs\/[\w-]+\.md(?:#[\w-]+)?/g, (path) => `[${path}](${model.docsBase}/${path})`) : text)
   if (model.problems?.length) {
     lines.push('**What failed**', '')
-    for (const problem of model.problems) lines.push(`- ${linked(escapeText(problem))}`)
+    for (const problem of model.problems) lines.push(`- ${linked(forSummary(problem))}`)
     lines.push('')
   }
   if (model.nextSteps?.length) {
@@ -102,20 +102,10 @@ export function renderSummary(model: SummaryModel): string {
 
 function cell(value: SummaryValue): string {
   if (value === undefined) return ''
-  if (typeof value === 'string') return escapeCell(value)
-  if ('code' in value) return value.code ? forSummaryCode(value.code).replace(/\|/g, '\\|') : ''
-  if ('links' in value) return value.links.map((link) => `[${escapeCell(link.label)}](${link.url.replace(/[()|\s]/g, encodeURIComponent)})`).join('<br>')
+  if (typeof value === 'string') return forSummaryCell(value)
+  if ('code' in value) return forSummaryCell(value.code ?? '', 'code')
+  if ('links' in value) return value.links.map((link) => `[${forSummaryCell(link.label)}](${link.url.replace(/[()|\s]/g, encodeURIComponent)})`).join('<br>')
   return value.markdown.replace(/\|/g, '\\|').replace(/\r?\n/g, '<br>')
-}
-
-/** Plain text inside a table cell: one line, no Markdown or HTML, no pipes. */
-function escapeCell(text: string): string {
-  return escapeText(text).replace(/\|/g, '\\|')
-}
-
-/** Text that may hold what a service sent: one line, shown as the characters it is. */
-function escapeText(text: string): string {
-  return forSummary(text)
 }
 
 export const yesNo = (value: boolean | null | undefined): string | undefined =>

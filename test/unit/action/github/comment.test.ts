@@ -44,6 +44,28 @@ describe('upsertComment', () => {
   })
 })
 
+describe('upsertComment: whose comment is edited', () => {
+  const seed = (issue: number, association: string) => {
+    const comment = { id: 900_000 + issue, issue, body: `${commentMarker(context)}\nlooks like ours`, createdAt: '', updatedAt: '', author: { login: 'someone', association } }
+    github.comments.push(comment)
+    return comment
+  }
+
+  it('an outsider\'s comment carrying the marker is left alone: the result is posted as a new comment', async () => {
+    const forged = seed(6, 'NONE')
+    const posted = await upsertComment(gitHubClient('ghs_unit_token', context), context, 6, 'the result')
+    expect(posted.updated).toBe(false)
+    expect(posted.id).not.toBe(forged.id)
+    expect(forged.body).toContain('looks like ours')
+  })
+
+  it('a collaborator\'s (the author of a personal token) is edited in place', async () => {
+    const theirs = seed(7, 'COLLABORATOR')
+    const posted = await upsertComment(gitHubClient('ghs_unit_token', context), context, 7, 'the result')
+    expect(posted).toMatchObject({ id: theirs.id, updated: true })
+  })
+})
+
 describe('check runs', () => {
   it('a summary above 65535 characters is cut to the limit', async () => {
     const client = gitHubClient('ghs_unit_token', context)
@@ -52,5 +74,13 @@ describe('check runs', () => {
     const stored = github.checkRuns.find((candidate) => candidate.id === run.id)!
     expect(stored).toMatchObject({ status: 'completed', conclusion: 'success' })
     expect(stored.output.summary!.length).toBe(65_535)
+  })
+
+  it('the title is one line without control characters, whatever a service put in the headline', async () => {
+    const client = gitHubClient('ghs_unit_token', context)
+    const run = await startCheckRun(client, context, 'proving-kit: pie.zip', undefined)
+    await concludeCheckRun(client, context, run, 'failure', 'The step failed: bad\nstatus DONE\u001b[2K\u202e', 'summary')
+    const stored = github.checkRuns.find((candidate) => candidate.id === run.id)!
+    expect(stored.output.title).toBe('The step failed: bad\\nstatus DONE\ufffd')
   })
 })
