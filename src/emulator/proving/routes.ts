@@ -278,6 +278,8 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
    * without its pie.zip.
    */
   async function keepUploads(query: StoredQuery, form: Form, names: Record<string, string>): Promise<void> {
+    // The query was just created: written with the next save, whatever happens to its files.
+    emulator.store.touch('queries', query.id)
     const kept = Object.entries(names).flatMap(([field, name]) => {
       const file = form.files.get(field)
       if (!file) return []
@@ -376,6 +378,7 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
     if (!progress.retriable) return { status: 400, body: QUERY_NOT_RETRIABLE }
     if (query.retryCount >= MAX_RETRIES) return { status: 400, body: MAX_RETRIES_REACHED }
     restartQuery(state(), query, now())
+    emulator.store.touch('queries', query.id)
     save()
     return {
       status: 200,
@@ -413,6 +416,7 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
     }
     state().buckets[bucket.id] = bucket
     state().counters.buckets++
+    emulator.store.touch('buckets', bucket.id)
     save()
     return { status: 201, body: { provingBucket: bucketRecordOf(state(), bucket, now(), emulator.shape) } }
   }
@@ -429,6 +433,7 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
     // Closing is idempotent: a bucket already closed is returned as it is.
     if (bucket.closedAt === null) {
       bucket.closedAt = now()
+      emulator.store.touch('buckets', bucket.id)
       save()
     }
     return { status: 200, body: { provingBucket: bucketRecordOf(state(), bucket, now(), emulator.shape) } }
