@@ -4,7 +4,7 @@ import type { EmulatorContext } from './context.ts'
 import { millis, objectBody, parseControl } from './control-body.ts'
 import { badRequest, conflict } from './errors.ts'
 import { parseFault } from './faults.ts'
-import { queryProgress } from './proving/queries.ts'
+import { queriesOfBucket, queryProgress } from './proving/queries.ts'
 import { bucketStatusOf } from './proving/records.ts'
 import { controlRoute, type Reply, type Route, type RouteContext } from './router.ts'
 
@@ -73,7 +73,7 @@ export function controlRoutes(emulator: EmulatorContext): Route[] {
       id: bucket.id,
       owner: bucket.owner.keyId,
       status: bucketStatusOf(state(), bucket, at),
-      leaves: queries.filter((query) => query.bucketId === bucket.id).length,
+      leaves: queriesOfBucket(state(), bucket.id).length,
     }))
     return {
       status: 200,

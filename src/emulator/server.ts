@@ -184,7 +184,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
           server.close(() => resolve())
           server.closeAllConnections()
         })
-        store.save()
+        store.close()
         if (temporaryDir) await rm(temporaryDir, { recursive: true, force: true })
       })()
       return closing

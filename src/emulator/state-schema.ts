@@ -59,20 +59,27 @@ export const emulatorStateSchema = z.looseObject({
   faults: z.array(fault),
 })
 
-/** Parses and checks a state file's text; one line naming the file and the fix when it is not one. */
-export function parseStateFile<T>(file: string, text: string): T {
-  const fix = `remove it (or move it aside) to start with an empty state, or give another --state-dir`
+const FIX = `remove it (or move it aside) to start with an empty state, or give another --state-dir`
+
+/** A state file's JSON; one line naming the file and the fix when it is empty or cut short. */
+export function parseJsonState(file: string, text: string): Record<string, unknown> {
   let json: unknown
   try {
     if (!text.trim()) throw new Error('the file is empty')
     json = JSON.parse(text)
   } catch (error) {
     const why = error instanceof Error && error.message === 'the file is empty' ? 'is empty' : 'is not valid JSON (cut short?)'
-    throw new InvalidInputError(`The emulator state file ${file} ${why}; ${fix}.`, { input: 'stateDir' })
+    throw new InvalidInputError(`The emulator state file ${file} ${why}; ${FIX}.`, { input: 'stateDir' })
   }
+  if (!json || typeof json !== 'object' || Array.isArray(json)) return checkStateFile(file, json)
+  return json as Record<string, unknown>
+}
+
+/** Checks a state read from a file (and its log); one line naming the file and the fix when it is not one. */
+export function checkStateFile<T>(file: string, json: unknown): T {
   const version = (json as { version?: unknown } | null)?.version
   if (json && typeof json === 'object' && version !== undefined && version !== STATE_VERSION) {
-    throw new InvalidInputError(`The emulator state file ${file} has state version ${String(version)}; this emulator reads version ${STATE_VERSION}: ${fix}.`, {
+    throw new InvalidInputError(`The emulator state file ${file} has state version ${String(version)}; this emulator reads version ${STATE_VERSION}: ${FIX}.`, {
       input: 'stateDir',
     })
   }
@@ -81,7 +88,7 @@ export function parseStateFile<T>(file: string, text: string): T {
     const first = checked.error.issues[0]!
     const where = first.path.length ? first.path.map(String).join('.') : '(the top level)'
     const more = checked.error.issues.length > 1 ? ` (and ${checked.error.issues.length - 1} more problems)` : ''
-    throw new InvalidInputError(`The emulator state file ${file} is not an emulator state: ${where}: ${first.message}${more}; ${fix}.`, {
+    throw new InvalidInputError(`The emulator state file ${file} is not an emulator state: ${where}: ${first.message}${more}; ${FIX}.`, {
       input: 'stateDir',
     })
   }

@@ -1,9 +1,10 @@
 import { connect } from 'node:net'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { GATEWAY_404_TEXT, HTML_502_PAGE } from '../../src/emulator/faults.ts'
+import { readStateDir } from '../../src/emulator/state.ts'
 import { KEY, pieForm, startTestEmulator, submitFixturePie, useEmulator } from '../helpers/emulator.ts'
 
 /**
@@ -173,7 +174,7 @@ describe('restart (POST /_emulator/restart)', () => {
     const emulator = await startTestEmulator({ stateDir, timing: { receivedMs: 0, stepMs: 0 } })
     try {
       const id = await submitFixturePie(emulator)
-      const onDisk = JSON.parse(await readFile(join(stateDir, 'state.json'), 'utf8'))
+      const onDisk = readStateDir(stateDir)!.state
       expect(Object.keys(onDisk.queries)).toEqual([id])
       expect((await emulator.call('POST', '/_emulator/restart', { json: {} })).body.stateReloaded).toBe(true)
       await new Promise((resolve) => setTimeout(resolve, 200))

@@ -13,6 +13,7 @@ import type { Logger } from '../../src/core/runtime.ts'
 import { findSecret, useCatalogue } from '../helpers/catalogue.ts'
 import { NODE, runCli } from '../helpers/cli.ts'
 import { FIXTURE_PIE, startTestEmulator, type TestEmulator } from '../helpers/emulator.ts'
+import { readStateDir } from '../../src/emulator/state.ts'
 import { inputVariable, parseFileCommand, readAction, REPO_ROOT } from '../helpers/run-action.ts'
 import { dpOutput, taskBody } from '../helpers/tasks.ts'
 
@@ -487,6 +488,11 @@ describe('on the wire and in the emulator', () => {
       requestLog: JSON.stringify(emulator.requests()),
       controlState: JSON.stringify(await emulator.control('GET', '/state')),
       stateFile: await readFile(join(stateDir, 'state.json'), 'utf8'),
+      // The state as a restart would read it (state.json and the changes logged since). The log
+      // itself also keeps the control API's past input until it is folded in (the faults this
+      // suite planted, whose bodies quote the key as a hostile service would): the test's words,
+      // not something the emulator learned from a client.
+      stateNow: JSON.stringify(readStateDir(stateDir)),
     })
     expect(wireSecrets.size).toBeGreaterThan(5)
   })

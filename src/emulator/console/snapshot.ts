@@ -3,6 +3,7 @@ import { describeMintedKeys, MASK } from '../account/routes.ts'
 import type { EmulatorContext } from '../context.ts'
 import { metadataUrlsOf } from '../proving/artifacts.ts'
 import { queriesOfBucket, queryProgress } from '../proving/queries.ts'
+import { newestFirst, queryIndex } from '../proving/query-index.ts'
 import { bucketStatusOf, recordL } from '../proving/records.ts'
 import { describeBatchQueries } from '../storage-proof/routes.ts'
 import { knownMmrsOf } from '../tasks/derive.ts'
@@ -31,11 +32,11 @@ export function consoleSnapshot(emulator: EmulatorContext) {
   const state = emulator.store.state
   const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
 
-  const storedQueries = Object.values(state.queries)
-  const queries = storedQueries
-    .sort((a, b) => b.createdAt - a.createdAt)
-    .slice(0, CONSOLE_ROWS)
-    .map((query) => {
+  // Newest first by creation order: the index's list read from its end, O(rows), not a sort of
+  // every query (many share a millisecond under a simulated clock; creation order is exact).
+  const storedQueries = queryIndex(state).all
+  const queries = newestFirst(storedQueries, 0, CONSOLE_ROWS, null)
+    .page.map((query) => {
       const progress = queryProgress(state, query, at)
       const record = recordL(query, progress)
       const path = `/proving-query/${encodeURIComponent(query.id)}`
@@ -65,10 +66,8 @@ export function consoleSnapshot(emulator: EmulatorContext) {
     })
 
   const storedBuckets = Object.values(state.buckets)
-  const buckets = storedBuckets
-    .sort((a, b) => b.createdAt - a.createdAt)
-    .slice(0, CONSOLE_ROWS)
-    .map((bucket) => ({
+  const buckets = newestFirst(storedBuckets, 0, CONSOLE_ROWS, null)
+    .page.map((bucket) => ({
       id: bucket.id,
       owner: bucket.owner.keyId,
       externalId: bucket.externalId,
@@ -79,8 +78,8 @@ export function consoleSnapshot(emulator: EmulatorContext) {
       closedAt: iso(bucket.closedAt),
     }))
 
-  const storedTasks = Object.values(taskState(emulator).tasks).sort((a, b) => b.sequence - a.sequence)
-  const tasks = storedTasks.slice(0, CONSOLE_ROWS).map((task) => {
+  const storedTasks = Object.values(taskState(emulator).tasks)
+  const tasks = newestFirst(storedTasks, 0, CONSOLE_ROWS, null).page.map((task) => {
     const position = positionOf(task.run, at)
     return {
       uuid: task.uuid,
@@ -98,7 +97,7 @@ export function consoleSnapshot(emulator: EmulatorContext) {
     }
   })
 
-  const withWebhook = storedTasks.filter((task) => task.webhook !== null)
+  const withWebhook = storedTasks.filter((task) => task.webhook !== null).reverse()
   const webhooks = withWebhook.slice(0, CONSOLE_ROWS).flatMap((task) => {
     const delivery = task.webhook
     if (!delivery) return []
@@ -137,7 +136,7 @@ export function consoleSnapshot(emulator: EmulatorContext) {
   for (const minted of describeMintedKeys(emulator)) {
     Object.assign(keyRow(minted.keyId, 'account service'), { source: 'account service', masked: minted.masked, name: minted.name, projectId: minted.projectId, createdAt: minted.createdAt })
   }
-  for (const query of storedQueries) keyRow(query.owner.keyId, 'seen').queries++
+  for (const [keyId, owned] of queryIndex(state).byOwner) keyRow(keyId, 'seen').queries += owned.length
   for (const task of storedTasks) keyRow(task.owner.keyId, 'seen').tasks++
   for (const batch of allBatchQueries) keyRow(batch.owner, 'seen').batchQueries++
 

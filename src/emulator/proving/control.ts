@@ -60,6 +60,7 @@ export function provingControlRoutes(emulator: EmulatorContext): Route[] {
       }
       query.run.failure = plannedFailure(query.run.steps, { retriable, atStep: step, reason: reason ?? null })
     }
+    emulator.store.touch('queries', query.id)
     save()
     return { status: 200, body: { provingQuery: recordL(query, queryProgress(state(), query, at)) } }
   }
@@ -72,6 +73,7 @@ export function provingControlRoutes(emulator: EmulatorContext): Route[] {
     const progress = queryProgress(state(), query, at)
     if (isTerminal(progress)) return { status: 409, body: conflict(`Query ${query.id} is already ${progress.status}.`) }
     query.run.forced = { at, outcome: 'done' }
+    emulator.store.touch('queries', query.id)
     save()
     return { status: 200, body: { provingQuery: recordL(query, queryProgress(state(), query, at)) } }
   }
@@ -86,6 +88,7 @@ export function provingControlRoutes(emulator: EmulatorContext): Route[] {
     const parsed = parseControl(RECORD_BODY, await objectBody(ctx))
     if (!parsed.ok) return bad(parsed.message)
     query.recordOverride = { ...query.recordOverride, ...parsed.data }
+    emulator.store.touch('queries', query.id)
     save()
     return { status: 200, body: { provingQuery: recordL(query, queryProgress(state(), query, now())) } }
   }

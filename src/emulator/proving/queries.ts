@@ -3,6 +3,7 @@ import { jobSizeForSteps } from '../../pie/index.ts'
 import { JOB_SIZES, type JobSize } from '../../schemas/proving-constants.ts'
 import { defaultFailureReason, type PlannedFailure, type Progress, progressOf, type QueryRun } from './lifecycle.ts'
 import { own, type EmulatorState, type Endpoint, type NextQueryPlan, type Owner, type StoredQuery } from '../state.ts'
+import { dedupKey, indexQuery, queryIndex } from './query-index.ts'
 
 /**
  * The life of a proving query in the emulator: which steps it runs (by endpoint and `result`),
@@ -123,6 +124,7 @@ export function createQuery(state: EmulatorState, input: NewQuery, now: number, 
     recordOverride: plan?.record ?? null,
   }
   state.queries[id] = query
+  indexQuery(state, query)
   state.counters.submissions++
   return query
 }
@@ -171,12 +173,11 @@ export function queryProgress(state: EmulatorState, query: StoredQuery, now: num
   return progressOf(query.run, gateOf(state, query), now)
 }
 
-export function queriesOfBucket(state: EmulatorState, bucketId: string): StoredQuery[] {
-  return Object.values(state.queries)
-    .filter((query) => query.bucketId === bucketId)
-    .sort((a, b) => (a.bucketJobIndex ?? 0) - (b.bucketJobIndex ?? 0))
+/** A bucket's queries by job index (the index's own list: read it, do not change it). */
+export function queriesOfBucket(state: EmulatorState, bucketId: string): readonly StoredQuery[] {
+  return queryIndex(state).byBucket.get(bucketId) ?? []
 }
 
 export function findByDedupId(state: EmulatorState, owner: Owner, dedupId: string): StoredQuery | undefined {
-  return Object.values(state.queries).find((query) => query.dedupId === dedupId && query.owner.keyId === owner.keyId)
+  return queryIndex(state).byDedupId.get(dedupKey(owner.keyId, dedupId))
 }

@@ -45,6 +45,7 @@ import {
 } from './form-fields.ts'
 import { discardForm, type Form, keepFile, readForm, type UploadedFile } from '../multipart.ts'
 import { createQuery, findByDedupId, MAX_RETRIES, type NewQuery, queriesOfBucket, queryProgress, restartQuery } from './queries.ts'
+import { newestFirst, queryIndex } from './query-index.ts'
 import { bucketRecordOf, recordD, recordL, recordProduction, recordR } from './records.ts'
 import { HttpError, type Reply, type Route, type RouteContext } from '../router.ts'
 import { own, type Owner, type StoredFacts, type StoredQuery } from '../state.ts'
@@ -236,11 +237,14 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
     const bucket = own(state().buckets, input.bucketId)
     if (!bucket || !sameOwner(bucket.owner, owner)) throw new HttpError(400, provingRefusal(`bucketId: no bucket ${input.bucketId} for this API key.`))
     if (bucket.closedAt !== null) throw new HttpError(400, provingRefusal(`bucketId: bucket ${bucket.id} is closed; open a new bucket.`))
-    const used = queriesOfBucket(state(), bucket.id).map((query) => query.bucketJobIndex ?? -1)
-    if (input.bucketJobIndex !== null && used.includes(input.bucketJobIndex)) {
-      throw new HttpError(400, provingRefusal(`bucketJobIndex ${input.bucketJobIndex} is already used in bucket ${bucket.id}.`))
+    let next = 0
+    for (const query of queriesOfBucket(state(), bucket.id)) {
+      const used = query.bucketJobIndex ?? -1
+      if (used === input.bucketJobIndex) {
+        throw new HttpError(400, provingRefusal(`bucketJobIndex ${input.bucketJobIndex} is already used in bucket ${bucket.id}.`))
+      }
+      next = Math.max(next, used + 1)
     }
-    const next = used.length === 0 ? 0 : Math.max(...used) + 1
     // A bucket created with mockProof proves its queries with mocked proofs.
     return { bucketJobIndex: input.bucketJobIndex ?? next, isProofMocked: bucket.mockProof }
   }
@@ -274,6 +278,8 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
    * without its pie.zip.
    */
   async function keepUploads(query: StoredQuery, form: Form, names: Record<string, string>): Promise<void> {
+    // The query was just created: written with the next save, whatever happens to its files.
+    emulator.store.touch('queries', query.id)
     const kept = Object.entries(names).flatMap(([field, name]) => {
       const file = form.files.get(field)
       if (!file) return []
@@ -337,17 +343,16 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
     const search = ctx.query.get('search')?.toLowerCase() ?? ''
     const clientId = ctx.query.get('clientId')
     const at = now()
-    const mine = Object.values(state().queries)
-      .reverse()
-      .filter((query) => sameOwner(query.owner, owner))
-      .filter((query) => !network || query.network === network)
-      .filter((query) => !clientId || query.owner.clientId === clientId)
-      .filter((query) => !search || query.id.toLowerCase().includes(search) || (query.externalId ?? '').toLowerCase().includes(search))
-    const page = mine.slice(offset, offset + limit).map((query) => {
+    const matches = (query: StoredQuery) =>
+      (!network || query.network === network) &&
+      (!clientId || query.owner.clientId === clientId) &&
+      (!search || query.id.toLowerCase().includes(search) || (query.externalId ?? '').toLowerCase().includes(search))
+    const { page, total } = newestFirst(queryIndex(state()).byOwner.get(owner.keyId) ?? [], offset, limit, network || clientId || search ? matches : null)
+    const records = page.map((query) => {
       const progress = queryProgress(state(), query, at)
       return production ? recordProduction(query, progress, { withClient: true }) : recordL(query, progress)
     })
-    return { status: 200, body: { provingQueries: page, total: mine.length } }
+    return { status: 200, body: { provingQueries: records, total } }
   }
 
   /** GET /docs/proving-query/{id}: another key's query is answered like a missing one (404). */
@@ -373,6 +378,7 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
     if (!progress.retriable) return { status: 400, body: QUERY_NOT_RETRIABLE }
     if (query.retryCount >= MAX_RETRIES) return { status: 400, body: MAX_RETRIES_REACHED }
     restartQuery(state(), query, now())
+    emulator.store.touch('queries', query.id)
     save()
     return {
       status: 200,
@@ -410,6 +416,7 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
     }
     state().buckets[bucket.id] = bucket
     state().counters.buckets++
+    emulator.store.touch('buckets', bucket.id)
     save()
     return { status: 201, body: { provingBucket: bucketRecordOf(state(), bucket, now(), emulator.shape) } }
   }
@@ -426,6 +433,7 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
     // Closing is idempotent: a bucket already closed is returned as it is.
     if (bucket.closedAt === null) {
       bucket.closedAt = now()
+      emulator.store.touch('buckets', bucket.id)
       save()
     }
     return { status: 200, body: { provingBucket: bucketRecordOf(state(), bucket, now(), emulator.shape) } }

@@ -8,6 +8,7 @@ import type { EmulatorContext } from '../context.ts'
 import { flag, objectBody, parseControl } from '../control-body.ts'
 import { badRequest } from '../errors.ts'
 import { queryProgress } from '../proving/queries.ts'
+import { queryIndex } from '../proving/query-index.ts'
 import { controlRoute, HttpError, type Reply, type Route, type RouteContext } from '../router.ts'
 import type { EmulatorState, StoredQuery } from '../state.ts'
 
@@ -243,8 +244,8 @@ export function verificationsOf(
   const state = emulator.store.state
   const seen = new Set<string>()
   const verifications: IntegrityVerification[] = []
-  for (const query of Object.values(state.queries)) {
-    if (!registersOnStarknet(query) || query.mockFactHash !== mocked || BigInt(query.facts.integrityFactHash!) !== fact) continue
+  for (const query of queryIndex(state).byIntegrityFact.get(fact.toString(16)) ?? []) {
+    if (!registersOnStarknet(query) || query.mockFactHash !== mocked) continue
     if (provedWithStwo(query) && contract !== 'satellite') continue
     const progress = queryProgress(state, query, at)
     if (progress.status !== 'DONE' || progress.endedAt === null || progress.endedAt > at) continue

@@ -88,6 +88,7 @@ export function storageProofRoutes(emulator: EmulatorContext): Route[] {
       reason: null,
     }
     state.queries[query.internalId] = query
+    emulator.store.touch('batchQueries', query.internalId)
     emulator.store.save()
     return { status: 200, body: { internalId: query.internalId } }
   }
@@ -132,6 +133,7 @@ export function storageProofRoutes(emulator: EmulatorContext): Route[] {
     if (status === 'DONE' || status === 'FAILED') return { status: 409, body: { error: `Batch query ${query.internalId} is already ${status}.` } }
     query.failedAt = at
     query.reason = parsed.data.reason ?? 'failed (emulated)'
+    emulator.store.touch('batchQueries', query.internalId)
     emulator.store.save()
     return { status: 200, body: { internalId: query.internalId, queryStatus: statusOf(query, at) } }
   }

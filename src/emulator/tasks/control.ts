@@ -105,6 +105,7 @@ export function taskControlRoutes(emulator: EmulatorContext, sweeper: TaskSweepe
       if (index < stageIndexAt(task.run, at)) return { status: 409, body: conflict(`Task ${task.uuid} has already passed ${stage}.`) }
       task.run.failure = { stageIndex: index, error }
     }
+    emulator.store.touch('tasks', task.uuid)
     save()
     sweeper.sweep()
     return { status: 200, body: describe(task, at) }
@@ -117,6 +118,7 @@ export function taskControlRoutes(emulator: EmulatorContext, sweeper: TaskSweepe
     const position = positionOf(task.run, at)
     if (position.terminal) return { status: 409, body: conflict(`Task ${task.uuid} has already ended: ${position.status}.`) }
     task.run.forced = { at, outcome: 'done' }
+    emulator.store.touch('tasks', task.uuid)
     save()
     sweeper.sweep()
     return { status: 200, body: describe(task, at) }

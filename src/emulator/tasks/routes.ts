@@ -184,6 +184,7 @@ export function taskRoutes(emulator: EmulatorContext): Route[] {
       webhook: webhookUrl ? { url: webhookUrl, state: 'pending', attempts: [], payload: null } : null,
     }
     state.tasks[task.uuid] = task
+    emulator.store.touch('tasks', task.uuid)
     emulator.store.save()
     sweeper.sweep()
     return task

@@ -45,7 +45,9 @@ export class TaskSweeper {
    */
   resume(): void {
     for (const task of Object.values(taskState(this.#emulator).tasks)) {
-      if (task.webhook?.state === 'sending') task.webhook.state = 'pending'
+      if (task.webhook?.state !== 'sending') continue
+      task.webhook.state = 'pending'
+      this.#emulator.store.touch('tasks', task.uuid)
     }
     this.#emulator.store.save()
     this.sweep()
@@ -64,13 +66,17 @@ export class TaskSweeper {
         continue
       }
       started = true
+      this.#emulator.store.touch('tasks', task.uuid)
       void deliverWebhook(task.webhook, webhookPayload(task, now), {
         logger,
         allowedHosts: this.#emulator.webhookHosts,
-        onAttempt: () => this.#emulator.store.save(),
+        onAttempt: () => {
+          this.#emulator.store.touch('tasks', task.uuid)
+          this.#emulator.store.save()
+        },
       }).catch((error: unknown) => logger.error(`emulator: webhook of task ${task.uuid} failed: ${String(error)}`))
     }
-    // Written only when a delivery started: with a stateDir, every save rewrites state.json.
+    // Written only when a delivery started (its state is now 'sending').
     if (started) this.#emulator.store.save()
     if (!clock.simulated) this.#schedule(next, now)
   }
