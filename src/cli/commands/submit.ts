@@ -1,4 +1,5 @@
 import { InvalidInputError } from '../../core/errors.ts'
+import { expectResult } from '../../pipeline/gate.ts'
 import { LAYOUTS } from '../../schemas/proving-constants.ts'
 import { defineCommand, SERVICE_OPTIONS } from '../context.ts'
 import { withLocalEmulator } from '../local-emulator.ts'
@@ -94,7 +95,8 @@ export const submit = defineCommand({
           pie,
           wait: context.values.wait === true,
           timeoutMs,
-          result: fields.result ?? 'PROOF_GENERATION',
+          // The gate expects what --result asked for (the service's default when absent), whatever the record says.
+          expected: expectResult(fields.result ?? 'PROOF_GENERATION'),
           allowMockedFact: context.values['mock-fact-hash'] === true || context.values['allow-mocked-fact'] === true,
         })
       } finally {
