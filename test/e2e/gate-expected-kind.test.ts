@@ -4,10 +4,12 @@ import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { run as runBucketClose } from '../../src/action/actions/bucket-close.ts'
 import { run as runMain } from '../../src/action/actions/main.ts'
+import { run as runRetry } from '../../src/action/actions/retry.ts'
+import { run as runVerifyProof } from '../../src/action/actions/verify-proof.ts'
 import { run as runWait } from '../../src/action/actions/wait.ts'
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.ts'
 import { runCli } from '../helpers/cli.ts'
-import { EXAMPLE, EXAMPLE_PIE } from '../helpers/example-pie.ts'
+import { EXAMPLE, EXAMPLE_PIE, generatedPie } from '../helpers/example-pie.ts'
 import { control, fakeIO } from '../helpers/run-action.ts'
 
 /**
@@ -115,6 +117,32 @@ describe('the CLI', () => {
     expect((await runCli(['query', 'wait', proofId, '--expect-result', 'TRACE_GENERATION'], { env: env() })).code).toBe(0)
   })
 
+  it('a batch refuses the PIE whose record says TRACE_GENERATION, and passes the other', async () => {
+    const other = (await generatedPie({ seed: 9 })).zip
+    await nextQuerySays(SAYS_TRACE)
+    const result = await runCli(['prove', EXAMPLE_PIE, other, '--wait', '--concurrency', '1'], { env: env() })
+    expect(result.code, result.stderr).toBe(1)
+    expect(result.stdout).toMatch(/1 of 2 succeeded/)
+    expect(result.stderr).toContain(ASKED_L2_SAYS_TRACE)
+  })
+
+  it('verify-proof --wait expects PROOF_VERIFICATION_ON_L2; query retry --wait a proof', async () => {
+    const proof = await proofFile()
+    await nextQuerySays({ ...SAYS_TRACE, step: null })
+    const verified = await runCli(['verify-proof', proof, '--stone-version', 'stone6', '--memory-verification', 'relaxed', '--wait'], { env: env() })
+    expect(verified.code, verified.stderr).toBe(1)
+    expect(verified.stderr).toContain(`gate refused: ${ASKED_L2_SAYS_TRACE}`)
+
+    // A FAILED query, retried: its new run's record says it is a trace.
+    await control(emulator.url, 'POST', 'next-query', { outcome: 'fail', retriable: true, reason: 'worker lost', record: SAYS_TRACE })
+    const failed = await runCli(['prove', EXAMPLE_PIE, '--wait', '--json'], { env: env() })
+    expect(failed.code).toBe(1)
+    const id = JSON.parse(failed.stdout).provingQuery.id as string
+    const retried = await runCli(['query', 'retry', id, '--wait'], { env: env() })
+    expect(retried.code, retried.stderr).toBe(1)
+    expect(retried.stderr).toContain(`gate refused: ${ASKED_PROOF_SAYS_TRACE}`)
+  })
+
   it('query wait --expect-result is checked strictly, naming the flag', async () => {
     const bad = await runCli(['query', 'wait', 'some-id', '--expect-result', 'proof'], { env: env() })
     expect(bad.code).toBe(2)
@@ -122,7 +150,42 @@ describe('the CLI', () => {
   })
 })
 
+/** A proof.json the emulator wrote for a proof of the example (what verify-proof submits). */
+async function proofFile(): Promise<string> {
+  const proved = await runCli(['prove', EXAMPLE_PIE, '--wait', '--json'], { env: env() })
+  expect(proved.code, proved.stderr).toBe(0)
+  const url = (JSON.parse(proved.stdout).metadataUrls as string[]).find((link) => link.endsWith('/proof.json'))!
+  const path = join(mkdtempSync(join(tmpdir(), 'kind-proof-')), 'proof.json')
+  writeFileSync(path, Buffer.from(await (await fetch(url)).arrayBuffer()))
+  return path
+}
+
 describe('the actions', () => {
+  it('verify-proof and retry: the switched-off record fails the step', async () => {
+    const proof = await proofFile()
+    await nextQuerySays({ ...SAYS_TRACE, step: null })
+    const verified = fakeIO({ proof, ...service() })
+    await runVerifyProof(verified)
+    expect(verified.failed).toContain(ASKED_L2_SAYS_TRACE)
+
+    await control(emulator.url, 'POST', 'next-query', { outcome: 'fail', retriable: true, reason: 'worker lost', record: SAYS_TRACE })
+    const failed = await runCli(['prove', EXAMPLE_PIE, '--wait', '--json'], { env: env() })
+    const retried = fakeIO({ 'query-id': JSON.parse(failed.stdout).provingQuery.id, ...service() })
+    await runRetry(retried)
+    expect(retried.failed).toContain(ASKED_PROOF_SAYS_TRACE)
+  })
+
+  it('root action with several PIEs: the row whose record says TRACE_GENERATION fails', async () => {
+    const other = (await generatedPie({ seed: 9 })).zip
+    await nextQuerySays(SAYS_TRACE)
+    const io = fakeIO({ pie: `${EXAMPLE_PIE}\n${other}`, ...service(), concurrency: '1' })
+    await runMain(io)
+    expect(io.failed).toBeDefined()
+    const rows = JSON.parse(io.outputs.results!) as { passed: boolean; error: string | null }[]
+    expect(rows.map((row) => row.passed).sort()).toEqual([false, true])
+    expect(rows.find((row) => !row.passed)!.error).toContain(ASKED_L2_SAYS_TRACE)
+  })
+
   it('root action: the switched-off record fails the step, even with expected-program-hash matching its echo', async () => {
     await nextQuerySays(SAYS_TRACE)
     const io = fakeIO({ pie: EXAMPLE_PIE, ...service(), 'expected-program-hash': EXAMPLE.programHash })

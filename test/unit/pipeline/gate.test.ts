@@ -304,6 +304,11 @@ describe('the kind asked for, never the record\'s word for it (issue 31)', () =>
     }
     // Null or absent claims nothing (production may null it): the kind asked for is judged.
     expect(evaluateGate({ ...DONE, result: null }, undefined, STRICT)).toEqual([])
+    // A proof of any kind takes a verification on a chain this version does not know yet, as a proof.
+    expect(evaluateGate({ ...DONE, result: 'PROOF_VERIFICATION_ON_SOME_NEW_CHAIN' }, undefined, { ...STRICT, expected: ANY_PROOF })).toEqual([])
+    for (const result of ['PROOF_VERIFICATION_ON_', 'proof_verification_on_moon', 'TRACE_GENERATION', 'PROOF_GENERATION_V2']) {
+      expect(kinds(evaluateGate({ ...DONE, result }, undefined, { ...STRICT, expected: ANY_PROOF })), result).toEqual(['wrong-kind'])
+    }
   })
 
   it('refuses a trace\'s step on a proof, in any case, and a step that is not text', () => {
