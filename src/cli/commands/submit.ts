@@ -16,6 +16,8 @@ export const submit = defineCommand({
     'Exactly one source: <pie> (pie.zip or PIE directory, validated first), --program <program.json>',
     '(with --program-input: input.txt for cairo1, JSON for cairo0 on the python VM), or --program-hash.',
     '--result picks what the query is for; TRACE_GENERATION makes a trace and has no fact to check.',
+    'With --wait the gate expects that kind (PROOF_GENERATION without --result): a record claiming',
+    'another is refused.',
     'A dedup id (given, or derived from the files and fields) makes sending again safe: the service',
     'keeps one query per dedup id, and after a lost answer the existing query is looked up first.',
     'With --wait and a PIE, the facts the service reports are checked against the PIE\'s.',
