@@ -10,6 +10,7 @@ import { run as runWait } from '../../src/action/actions/wait.ts'
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.ts'
 import { runCli } from '../helpers/cli.ts'
 import { EXAMPLE, EXAMPLE_PIE, generatedPie } from '../helpers/example-pie.ts'
+import { type GitHubApiStandIn, startGitHubApi } from '../helpers/github-api.ts'
 import { control, fakeIO } from '../helpers/run-action.ts'
 
 /**
@@ -193,6 +194,24 @@ describe('the actions', () => {
     expect(io.failed).toContain(ASKED_L2_SAYS_TRACE)
     expect(io.outputs).toMatchObject({ status: 'DONE', 'facts-verified': 'false' })
     expect(io.summary).toContain('neither sharpFactHash nor integrityFactHash')
+  })
+
+  it('root action with release-tag and check-run: the switched-off record attaches nothing and concludes the check as failure', async () => {
+    const github: GitHubApiStandIn = await startGitHubApi({ owner: 'proving-kit', repo: 'proving-kit' })
+    try {
+      await nextQuerySays(SAYS_TRACE)
+      const env = { GITHUB_API_URL: github.url, GITHUB_REPOSITORY: 'proving-kit/proving-kit', GITHUB_SHA: 'a'.repeat(40), GITHUB_JOB: 'prove', GITHUB_WORKFLOW: 'release', GITHUB_EVENT_NAME: 'push' }
+      const io = fakeIO({ pie: EXAMPLE_PIE, ...service(), 'github-token': 'ghs_kind_token_0123', 'release-tag': 'v31.0.0', 'check-run': 'true' }, { env })
+      await runMain(io)
+      expect(io.failed).toContain(ASKED_L2_SAYS_TRACE)
+      // Before, pie.zip, facts.json ("gate": {"passed": true}, both facts null) and SHA256SUMS went to the release.
+      expect(github.releases.flatMap((release) => release.assets.map((asset) => asset.name))).toEqual([])
+      expect(io.outputs['release-url']).toBeUndefined()
+      expect(github.checkRuns.at(-1)).toMatchObject({ status: 'completed', conclusion: 'failure' })
+      expect(github.problems).toEqual([])
+    } finally {
+      await github.close()
+    }
   })
 
   it('wait action: a proof expected by default; `expected-result` names the kind; a bad value is refused by name', async () => {
