@@ -77,6 +77,10 @@ export type RecordOverride = {
   sharpFactHash?: string | null
   integrityFactHash?: string | null
   isFactMocked?: boolean | null
+  /** The result kind the record claims (not what was asked for): a hostile service's word. */
+  result?: string | null
+  /** The step a finished record claims. */
+  step?: string | null
 }
 
 export type StoredBucket = {

@@ -1,9 +1,12 @@
 /**
  * A bucket as a release gate, shared by the CLI (`proving bucket close --wait`) and the
  * bucket-close action: wait for the closed bucket to end (DONE or FAILED), then judge every
- * query in it with the same gate as a single query, and, when the PIEs are given, check each
- * query's facts against the PIE they fit (and that every PIE given has its query). Nothing here
- * prints: hosts get rows and refusals to show.
+ * query in it with the same gate as a single query, expecting a proof of each (never what the
+ * record says it is), and, when the PIEs are given, check each query's facts against the PIE
+ * they fit (and that every PIE given has its query). The listing itself is judged against what
+ * the caller expected (`expected`: the query ids the jobs submitted, or their count), and a
+ * listing that names a query twice is refused: an answer the gate cannot read is not a pass.
+ * Nothing here prints: hosts get rows and refusals to show.
  */
 import type { ProvingClient } from '../clients/proving.ts'
 import { UnknownStatusError, WaitTimeoutError } from '../core/errors.ts'
@@ -15,7 +18,7 @@ import { forSummaryCell, serviceLine } from '../core/service-text.ts'
 import type { PieInspection } from '../pie/index.ts'
 import type { BucketDetailsResponse, BucketRecord, QueryRecordL } from '../schemas/proving.ts'
 import { BUCKET_STATUSES } from '../schemas/proving-constants.ts'
-import { evaluateGate, resultHasFact, showValue } from './gate.ts'
+import { ANY_PROOF, evaluateGate, showValue } from './gate.ts'
 
 export type BucketProgress = { bucketId: string; status: string; leaves: number; elapsedMs: number }
 
@@ -70,8 +73,8 @@ export type BucketQueryRow = {
   result: string | null
   programHash: string | null
   isFactMocked: boolean | null
-  /** match: fits a PIE given; differ: fits none; none: a trace has no fact; not checked: no PIEs given or not DONE. */
-  facts: 'match' | 'differ' | 'none' | 'not checked'
+  /** match: fits a PIE given; differ: fits none; not checked: no PIEs given or not DONE. */
+  facts: 'match' | 'differ' | 'not checked'
   /** The PIE its facts fit, when PIEs were given. */
   pie: string | null
   errorReason: string | null
@@ -90,10 +93,19 @@ export type BucketVerdict = {
 
 export type GivenPie = { path: string; inspection: PieInspection }
 
+/**
+ * What the caller expected the bucket to hold (`expected-queries`, `--expect-query`,
+ * `--expect-count`): the ids of the queries its jobs submitted, or how many there are. A query
+ * missing from the listing, or listed without being expected, is a refusal naming it.
+ */
+export type ExpectedQueries = { ids: readonly string[] } | { count: number }
+
 export type JudgeBucketOptions = {
   /** Lets a mocked fact, or a mock state the service does not give, pass. */
   allowMockedFact: boolean
   expectedProgramHash?: string | undefined
+  /** The queries the bucket must hold, no more, no fewer; any listing when absent (the other checks stand). */
+  expected?: ExpectedQueries | undefined
   /** The PIEs proved into the bucket: each query's facts must fit one, and each must have its query. */
   pies?: GivenPie[] | undefined
   signal?: AbortSignal | undefined
@@ -111,16 +123,30 @@ const READS_AT_ONCE = 8
 export async function judgeBucket(client: ProvingClient, details: BucketDetailsResponse, options: JudgeBucketOptions): Promise<BucketVerdict> {
   const { compareQueryFacts } = await import('../pie/index.ts')
   const records: QueryRecordL[] = []
-  // A query listed twice is one query: it is read and counted once.
-  const ids = [...new Set(details.queries.map((query) => query.id))]
+  const times = new Map<string, number>()
+  for (const query of details.queries) times.set(query.id, (times.get(query.id) ?? 0) + 1)
+  const ids = [...times.keys()]
+  const unread = (refusals: string[]): BucketVerdict => ({ bucket: details.bucket, status: bucketStatus(details), rows: [], refusals, ok: false })
+  if (ids.length < details.queries.length) {
+    // A listing that names a query twice cannot be the bucket's leaves, and whatever the gate
+    // made of it (read once, counted twice) would be a guess: nothing is read or judged.
+    const twice = ids.filter((id) => times.get(id)! > 1)
+    const named = twice.slice(0, NAMED_AT_MOST).map((id) => `${id} (${times.get(id)} times)`)
+    return unread([
+      `Bucket ${details.bucket.id} lists ${twice.length === 1 ? 'a query' : `${twice.length} queries`} more than once: ${named.join(', ')}${twice.length > NAMED_AT_MOST ? ` and ${twice.length - NAMED_AT_MOST} more` : ''}. A listing the gate cannot read is not a pass; nothing was judged.`,
+    ])
+  }
   const leaves = details.bucket.leaves
   if (typeof leaves === 'number' && ids.length > leaves) {
     // More queries than the bucket's leaves: the listing cannot be the bucket's, and reading
     // them all (a listing may name thousands) would judge something else. (Fewer is not refused:
     // what production's `leaves` counts beyond the queries, e.g. a padded tree, is not documented.)
-    const refusal = `Bucket ${details.bucket.id} lists ${ids.length} distinct queries but has ${leaves} ${leaves === 1 ? 'leaf' : 'leaves'}: the listing does not match the bucket.`
-    return { bucket: details.bucket, status: bucketStatus(details), rows: [], refusals: [refusal], ok: false }
+    return unread([`Bucket ${details.bucket.id} lists ${ids.length} distinct queries but has ${leaves} ${leaves === 1 ? 'leaf' : 'leaves'}: the listing does not match the bucket.`])
   }
+  const unexpected = listingRefusals(details.bucket.id, ids, options.expected)
+  // A listing longer than what was expected is not read (it may name thousands): its extra
+  // queries are named, and nothing was judged.
+  if (options.expected && ids.length > expectedCount(options.expected)) return unread(unexpected)
   // The bucket lists record D (no status in the contract): read each query with its status, a
   // few at a time, from whichever path the service serves (production has no /docs/ routes).
   const clock = client.http.clock
@@ -142,9 +168,7 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
       let facts: BucketQueryRow['facts'] = 'not checked'
       let pie: string | null = null
       let factCheck
-      if (record.status === 'DONE' && !resultHasFact(record.result)) {
-        facts = 'none'
-      } else if (record.status === 'DONE' && options.pies?.length) {
+      if (record.status === 'DONE' && options.pies?.length) {
         const fits = options.pies.find((given) => compareQueryFacts(record, given.inspection).ok)
         if (fits) {
           facts = 'match'
@@ -160,6 +184,8 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
       const problems = evaluateGate(record, facts === 'differ' ? factCheck : undefined, {
         allowMockedFact: options.allowMockedFact,
         expectedProgramHash: options.expectedProgramHash,
+        // Every query of a bucket is a proof: a record that says it is a trace is refused.
+        expected: ANY_PROOF,
       })
         .map((refusal) => (facts === 'differ' && refusal.kind === 'fact-mismatch' ? 'Its facts fit none of the PIEs given.' : refusal.message))
         .concat(misread[index] === undefined ? [] : [misread[index]!])
@@ -178,7 +204,7 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
     })
     .sort((a, b) => (a.bucketJobIndex ?? Number.MAX_SAFE_INTEGER) - (b.bucketJobIndex ?? Number.MAX_SAFE_INTEGER))
   const status = bucketStatus({ bucket: details.bucket, queries: records })
-  const refusals: string[] = []
+  const refusals: string[] = [...unexpected]
   if (rows.length === 0) refusals.push(`Bucket ${details.bucket.id} holds no query: nothing was proved into it.`)
   if (status !== 'DONE') refusals.push(`Bucket ${details.bucket.id} is ${status}, not DONE.`)
   for (const row of rows) {
@@ -190,6 +216,32 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
     }
   }
   return { bucket: details.bucket, status, rows, refusals, ok: refusals.length === 0 }
+}
+
+/** How many ids a refusal names before it counts the rest. */
+const NAMED_AT_MOST = 10
+
+function expectedCount(expected: ExpectedQueries): number {
+  return 'count' in expected ? expected.count : expected.ids.length
+}
+
+/** The listing (distinct ids) against what the caller expected: each missing or unexpected query named. */
+function listingRefusals(bucketId: string, ids: readonly string[], expected: ExpectedQueries | undefined): string[] {
+  if (!expected) return []
+  if ('count' in expected) {
+    return ids.length === expected.count
+      ? []
+      : [`Bucket ${bucketId} lists ${ids.length} ${ids.length === 1 ? 'query' : 'queries'}, not the ${expected.count} expected: ${ids.length < expected.count ? 'a job\'s query is missing (it never submitted, or the listing left it out)' : 'it holds queries no job of this run submitted'}.`]
+  }
+  const wanted = new Set(expected.ids)
+  const present = new Set(ids)
+  const named = (list: string[]) => `${list.slice(0, NAMED_AT_MOST).join(', ')}${list.length > NAMED_AT_MOST ? ` and ${list.length - NAMED_AT_MOST} more` : ''}`
+  const missing = expected.ids.filter((id) => !present.has(id))
+  const extra = ids.filter((id) => !wanted.has(id))
+  const refusals: string[] = []
+  if (missing.length) refusals.push(`Bucket ${bucketId} does not list ${missing.length === 1 ? 'the expected query' : `${missing.length} expected queries`} ${named(missing)}: a job's query is missing (it never submitted, or the listing left it out).`)
+  if (extra.length) refusals.push(`Bucket ${bucketId} lists ${extra.length === 1 ? 'a query' : `${extra.length} queries`} that no job was expected to submit: ${named(extra)}.`)
+  return refusals
 }
 
 /** Runs the reads under the command's deadline; one that would pass it ends as the wait's timeout. */

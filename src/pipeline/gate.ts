@@ -1,22 +1,45 @@
 /**
  * The release gate: whether a finished query is a result a release may rely on. Pure: it judges
- * the record the service returned (and the local fact check, when one was made) and lists every
- * reason to refuse, so a host can show them all at once. It fails closed: a fact the result
- * kind carries that the record leaves out, nulls or garbles, and a mock state the service does
- * not give, are refusals, never passes.
+ * the record the service returned against what the request asked for (`ExpectedResult`, never
+ * the record's own word for its kind) and the local fact check, when one was made, and lists
+ * every reason to refuse, so a host can show them all at once. It fails closed: a record that
+ * claims another kind than the one asked for, a fact the asked kind carries that the record
+ * leaves out, nulls or garbles, and a mock state the service does not give, are refusals, never
+ * passes. Every adapter (CLI, action, bucket) gates through here.
  */
 import { serviceLine } from '../core/service-text.ts'
 import type { FactCheckResult, FactField } from '../pie/index.ts'
+import { KNOWN_STEPS, RESULTS } from '../schemas/proving-constants.ts'
+
+/**
+ * What the request asked the service for, never what its answer says: the result kinds a record
+ * of this query may claim. The gate judges the record against it (its `result` and `step` must
+ * not claim anything else; a null or absent `result` claims nothing, production may null it),
+ * and asks for the facts the expected kind carries.
+ */
+export type ExpectedResult = {
+  /** The `result` values the request can produce. */
+  kinds: readonly string[]
+  /** Also a kind this version does not know, of this form (enumerations grow, production.md). */
+  newKinds?: RegExp | undefined
+  /** How a message names it: `PROOF_VERIFICATION_ON_L2`, "a proof (...)". */
+  label: string
+}
 
 export type GateOptions = {
   /** A mocked fact (no real on-chain verification), or one whose mock state is unknown, passes only when allowed. */
   allowMockedFact: boolean
   /** The program hash the query must have proved (0x hex); any value when absent. */
   expectedProgramHash?: string | undefined
-  /** The result kind the query was submitted for, used when the record does not say (production may null `result`). */
-  result?: string | undefined
+  /** What the request asked for (`expectResult`, `ANY_PROOF`): the record is judged against it. */
+  expected: ExpectedResult
 }
 
+/**
+ * The record as the gate reads it. The fields are typed as the schemas give them, but the gate
+ * reads each as `unknown` could be (a value of another type, an odd spelling): what it cannot
+ * read is a refusal, never a pass and never a throw.
+ */
 export type GateRecord = {
   status: string
   programHash?: string | null | undefined
@@ -25,6 +48,7 @@ export type GateRecord = {
   isFactMocked?: boolean | null | undefined
   errorReason?: string | null | undefined
   result?: string | null | undefined
+  step?: string | null | undefined
   sharpProver?: string | null | undefined
 }
 
@@ -32,6 +56,7 @@ export type GateRefusal = {
   kind:
     | 'failed'
     | 'not-done'
+    | 'wrong-kind'
     | 'mocked-fact'
     | 'mock-state-unknown'
     | 'fact-missing'
@@ -50,6 +75,46 @@ export function resultHasFact(result: string | null | undefined): boolean {
   return typeof result !== 'string' || !TRACE_RESULTS.includes(result)
 }
 
+/** Every result kind that proves (the service's enumeration less the traces). */
+export const PROOF_RESULTS: readonly string[] = RESULTS.filter((result) => resultHasFact(result))
+
+/**
+ * A proof of any kind: what `query wait` expects unless told, and every query of a bucket. A
+ * verification on a chain this version does not know yet (`PROOF_VERIFICATION_ON_<CHAIN>`, as
+ * WORLD_CHAIN was added) is a proof too; its facts are a proof's (the program hash and a fact).
+ */
+export const ANY_PROOF: ExpectedResult = {
+  kinds: PROOF_RESULTS,
+  newKinds: /^PROOF_VERIFICATION_ON_[A-Z0-9]+(?:_[A-Z0-9]+)*$/,
+  label: 'a proof (PROOF_GENERATION or PROOF_VERIFICATION_ON_*)',
+}
+
+/** Whether a record's `result` is one the request may produce. */
+function isExpectedKind(result: string, expected: ExpectedResult): boolean {
+  return expected.kinds.includes(result) || expected.newKinds?.test(result) === true
+}
+
+/** Exactly the kind the request named (`--result`, the endpoint's kind). */
+export function expectResult(result: string): ExpectedResult {
+  return { kinds: [result], label: result }
+}
+
+/** Whether what was asked for is a proof (every kind it allows carries a fact). */
+export function expectsProof(expected: ExpectedResult): boolean {
+  return expected.kinds.length > 0 && expected.kinds.every((kind) => resultHasFact(kind))
+}
+
+/**
+ * The kind whose facts a DONE record must carry: the one asked for; of several allowed, the one
+ * the record names when it is among them; else none in particular (`requiredFacts` then asks
+ * for the program hash and a fact that binds the output).
+ */
+export function judgedKind(record: Pick<GateRecord, 'result'>, expected: ExpectedResult): string | undefined {
+  if (expected.kinds.length === 1) return expected.kinds[0]
+  const claimed: unknown = record.result
+  return typeof claimed === 'string' && expected.kinds.includes(claimed) ? claimed : undefined
+}
+
 /** What a gate must find in a DONE record of some result kind: every field of `all`, and one of `oneOf` at least. */
 export type FactRequirement = { all: FactField[]; oneOf: FactField[] }
 
@@ -59,18 +124,23 @@ export type FactRequirement = { all: FactField[]; oneOf: FactField[] }
  * fact that binds the output (the program hash alone is shared by every run of the program);
  * where the result names the registry the fact is verified in, that one: the SHARP fact for
  * L1, and for L2 the Integrity fact with Stone or the bridged SHARP fact with Stwo
- * (production.md, "Where facts are registered").
+ * (production.md, "Where facts are registered"). `kind` is what was asked for (`judgedKind`),
+ * never the record's word; the prover is the record's (it only narrows which fact is required).
  */
-export function requiredFacts(record: Pick<GateRecord, 'result' | 'sharpProver'>, fallbackResult?: string): FactRequirement {
-  const result = record.result ?? fallbackResult
-  if (!resultHasFact(result)) return { all: [], oneOf: [] }
-  const prover = record.sharpProver?.toLowerCase()
+export function requiredFacts(kind: string | undefined, sharpProver?: unknown): FactRequirement {
+  if (!resultHasFact(kind)) return { all: [], oneOf: [] }
+  const prover = typeof sharpProver === 'string' ? sharpProver.toLowerCase() : undefined
   let registered: FactField | undefined
-  if (result === 'PROOF_VERIFICATION_ON_L1') registered = 'sharpFactHash'
-  else if (result === 'PROOF_VERIFICATION_ON_L2' && prover === 'stone') registered = 'integrityFactHash'
-  else if (result === 'PROOF_VERIFICATION_ON_L2' && prover?.startsWith('stwo')) registered = 'sharpFactHash'
+  if (kind === 'PROOF_VERIFICATION_ON_L1') registered = 'sharpFactHash'
+  else if (kind === 'PROOF_VERIFICATION_ON_L2' && prover === 'stone') registered = 'integrityFactHash'
+  else if (kind === 'PROOF_VERIFICATION_ON_L2' && prover?.startsWith('stwo')) registered = 'sharpFactHash'
   return registered ? { all: ['programHash', registered], oneOf: [] } : { all: ['programHash'], oneOf: ['sharpFactHash', 'integrityFactHash'] }
 }
+
+/** Steps that generate a trace (KNOWN_STEPS): a DONE proof's record never stops there. */
+const TRACE_STEPS: readonly string[] = ['TRACE_GENERATION', 'TRACE_AND_METADATA_GENERATION']
+/** Steps past the trace: a trace's record never reaches them. */
+const PROOF_STEPS: readonly string[] = KNOWN_STEPS.filter((step) => !TRACE_STEPS.includes(step))
 
 const FACT_FIELDS: readonly FactField[] = ['programHash', 'sharpFactHash', 'integrityFactHash']
 /** What a hash the gate compares must look like (the service's records use this form). */
@@ -81,41 +151,53 @@ export function isWellFormedHash(value: unknown): value is string {
   return typeof value === 'string' && HASH_FORM.test(value)
 }
 
+/**
+ * Every reason to refuse the record, none when it passes: DONE, of the kind asked for (its
+ * `result` and `step` claim nothing else), carrying every fact that kind carries, well formed,
+ * equal to the local computation when one was made (`factCheck`), with a mock state that is
+ * false (or allowed), and the expected program hash when one is given. The on-chain check, when
+ * one is asked for, comes after (`afterOnChainCheck`).
+ */
 export function evaluateGate(record: GateRecord, factCheck: FactCheckResult | undefined, options: GateOptions): GateRefusal[] {
-  if (record.status === 'FAILED') {
+  const status: unknown = record.status
+  if (status === 'FAILED') {
+    const reason: unknown = record.errorReason
     return [
       {
         kind: 'failed',
         // The service's reason is data: one line, whatever it holds (core/service-text.ts).
-        message: `The query FAILED: ${serviceLine(record.errorReason?.trim() || 'the service gave no reason')}.`,
+        message: `The query FAILED: ${serviceLine((typeof reason === 'string' && reason.trim()) || 'the service gave no reason')}.`,
       },
     ]
   }
-  if (record.status !== 'DONE') {
-    return [{ kind: 'not-done', message: `The query is ${serviceLine(record.status, 200)}, not DONE.` }]
+  if (status !== 'DONE') {
+    return [{ kind: 'not-done', message: `The query is ${typeof status === 'string' ? serviceLine(status, 200) : showValue(status)}, not DONE.` }]
   }
-  const refusals: GateRefusal[] = []
-  const proves = resultHasFact(record.result ?? options.result)
-  if (record.isFactMocked === true && !options.allowMockedFact) {
+  const refusals: GateRefusal[] = kindRefusals(record, options.expected)
+  // Whether facts are due is the request's to say: a record claiming a trace carries none, and
+  // is refused above; its missing facts are refused as well.
+  const proves = expectsProof(options.expected)
+  const mocked: unknown = record.isFactMocked
+  if (mocked === true && !options.allowMockedFact) {
     refusals.push({
       kind: 'mocked-fact',
       message: 'The fact is mocked: nothing was verified on chain, and `allow-mocked-fact` is false.',
     })
-  } else if (proves && typeof record.isFactMocked !== 'boolean' && !options.allowMockedFact) {
+  } else if (proves && typeof mocked !== 'boolean' && !options.allowMockedFact) {
     refusals.push({
       kind: 'mock-state-unknown',
-      message: `The service did not say whether the fact is mocked (isFactMocked is ${record.isFactMocked === null ? 'null' : 'absent'}), so it may not be verified on chain, and \`allow-mocked-fact\` is false.`,
+      message: `The service did not say whether the fact is mocked (isFactMocked is ${mocked === null ? 'null' : mocked === undefined ? 'absent' : showValue(mocked)}), so it may not be verified on chain, and \`allow-mocked-fact\` is false.`,
     })
   }
-  if (proves) refusals.push(...factFieldRefusals(record, options.result))
+  if (proves) refusals.push(...factFieldRefusals(record, options.expected))
   if (options.expectedProgramHash !== undefined) {
-    const reported = record.programHash
-    if (!reported) {
+    const reported: unknown = record.programHash
+    if (reported === null || reported === undefined || reported === '') {
       refusals.push({
         kind: 'program-hash',
         message: `The service reported no program hash, so it cannot be checked against the expected ${options.expectedProgramHash}.`,
       })
-    } else if (!sameFelt(reported, options.expectedProgramHash)) {
+    } else if (typeof reported !== 'string' || !sameFelt(reported, options.expectedProgramHash)) {
       refusals.push({
         kind: 'program-hash',
         message: `The program hash is ${showValue(reported)}, not the expected ${options.expectedProgramHash}.`,
@@ -142,40 +224,87 @@ export function evaluateGate(record: GateRecord, factCheck: FactCheckResult | un
   return refusals
 }
 
-/** The fact fields of a DONE proof: each required one present, none malformed. */
-function factFieldRefusals(record: GateRecord, fallbackResult: string | undefined): GateRefusal[] {
+/**
+ * The gate once the on-chain check has run (the root action's `verify-onchain`): its refusals
+ * are added, and an unknown mock state is what a registration in the real registry settles
+ * (`registered`), every other refusal standing. Without a check (`registered` false, no
+ * refusals), the gate's refusals are returned as they are.
+ */
+export function afterOnChainCheck(gated: readonly GateRefusal[], onChain: { refusals: readonly GateRefusal[]; registered: boolean }): GateRefusal[] {
+  const settled = onChain.refusals.length === 0 && onChain.registered
+  return [...(settled ? gated.filter((refusal) => refusal.kind !== 'mock-state-unknown') : gated), ...onChain.refusals]
+}
+
+/**
+ * The record's `result` and `step` against what was asked: a `result` that is not one of the
+ * kinds asked for (another kind, an odd spelling, a value of another type), a trace's step on a
+ * proof or a proof's step on a trace, is a refusal naming both. A null or absent field claims
+ * nothing; a step this version does not know is not judged (steps grow, production.md).
+ */
+function kindRefusals(record: GateRecord, expected: ExpectedResult): GateRefusal[] {
   const refusals: GateRefusal[] = []
-  const requirement = requiredFacts(record, fallbackResult)
-  const kind = record.result ?? fallbackResult ?? 'of unknown kind'
-  const absent = (field: FactField) => (record[field] === null ? 'null' : 'absent')
+  const result: unknown = record.result
+  if (result !== null && result !== undefined && !(typeof result === 'string' && isExpectedKind(result, expected))) {
+    refusals.push({
+      kind: 'wrong-kind',
+      message: `The query was asked for ${expected.label}, but its record says its result is ${claimText(result)}: the gate judges what was asked, not the service's word for it.`,
+    })
+  }
+  const step: unknown = record.step
+  if (step === null || step === undefined) return refusals
+  const proves = expectsProof(expected)
+  const known = typeof step === 'string' ? step.trim().toUpperCase() : undefined
+  if (known === undefined || (proves ? TRACE_STEPS : PROOF_STEPS).includes(known)) {
+    refusals.push({
+      kind: 'wrong-kind',
+      message: `The query was asked for ${expected.label}, but its record says its step is ${claimText(step)}${known === undefined ? ' (not text)' : proves ? ', a trace, not a proof' : ', past a trace'}.`,
+    })
+  }
+  return refusals
+}
+
+/** A value the service claimed, for a message: quoted, one line, cut short. */
+function claimText(value: unknown): string {
+  const text = typeof value === 'string' ? value : textOf(value)
+  return serviceLine(JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text), 200)
+}
+
+/** The fact fields of a DONE proof: each required one present, none malformed. */
+function factFieldRefusals(record: GateRecord, expected: ExpectedResult): GateRefusal[] {
+  const refusals: GateRefusal[] = []
+  const kind = judgedKind(record, expected)
+  const requirement = requiredFacts(kind, record.sharpProver)
+  const label = kind === undefined ? expected.label : kindLabel(kind, record.sharpProver)
+  const value = (field: FactField): unknown => record[field]
+  const absent = (field: FactField) => (value(field) === null ? 'null' : 'absent')
   for (const field of FACT_FIELDS) {
-    const value = record[field]
-    if (value === null || value === undefined) {
+    const given = value(field)
+    if (given === null || given === undefined) {
       if (requirement.all.includes(field)) {
         refusals.push({
           kind: 'fact-missing',
-          message: `The service reported no ${field} (${absent(field)}) for a DONE ${kindLabel(kind, record.sharpProver)} result, so there is nothing to check it against.`,
+          message: `The service reported no ${field} (${absent(field)}) for a DONE ${label} result, so there is nothing to check it against.`,
         })
       }
-    } else if (!isWellFormedHash(value)) {
+    } else if (!isWellFormedHash(given)) {
       refusals.push({
         kind: 'fact-malformed',
-        message: `The service's ${field} is not a 0x hex hash of at most 64 digits (it says ${showValue(value)}), so it cannot be compared.`,
+        message: `The service's ${field} is not a 0x hex hash of at most 64 digits (it says ${showValue(given)}), so it cannot be compared.`,
       })
     }
   }
-  if (requirement.oneOf.length && requirement.oneOf.every((field) => record[field] === null || record[field] === undefined)) {
+  if (requirement.oneOf.length && requirement.oneOf.every((field) => value(field) === null || value(field) === undefined)) {
     refusals.push({
       kind: 'fact-missing',
-      message: `The service reported neither ${requirement.oneOf.join(' nor ')} for a DONE ${kindLabel(kind, record.sharpProver)} result: no fact binds the program's output, so nothing shows what was proved.`,
+      message: `The service reported neither ${requirement.oneOf.join(' nor ')} for a DONE ${label} result: no fact binds the program's output, so nothing shows what was proved.`,
     })
   }
   return refusals
 }
 
 /** The result kind and prover as the service named them (open enums: any text), one line, cut short. */
-function kindLabel(result: string, prover: string | null | undefined): string {
-  return prover ? `${serviceLine(result, 80)} (${serviceLine(prover, 80)})` : serviceLine(result, 80)
+function kindLabel(result: string, prover: unknown): string {
+  return typeof prover === 'string' && prover ? `${serviceLine(result, 80)} (${serviceLine(prover, 80)})` : serviceLine(result, 80)
 }
 
 /**
@@ -185,8 +314,18 @@ function kindLabel(result: string, prover: string | null | undefined): string {
  */
 export function showValue(value: unknown): string {
   if (isWellFormedHash(value)) return value
-  const text = String(value)
+  const text = textOf(value)
   return JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text)
+}
+
+/** Any value as text, for a message: JSON where it has one, else String(); never a throw. */
+function textOf(value: unknown): string {
+  if (typeof value === 'string') return value
+  try {
+    return typeof value === 'object' && value !== null ? (JSON.stringify(value) ?? Object.prototype.toString.call(value)) : String(value)
+  } catch {
+    return Object.prototype.toString.call(value)
+  }
 }
 
 /** Two hashes as field elements: case and leading zeros do not matter. */

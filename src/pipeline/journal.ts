@@ -566,3 +566,32 @@ async function resolveUnfinished(previous: JournalEntry, options: JournalOptions
     `An earlier upload of this PIE to ${parts.service} did not finish ${where}, and your key has ${candidates.length} quer${candidates.length === 1 ? 'y' : 'ies'} since the upload began (${shown}); one may be it. Nothing was sent. Follow it with \`proving query wait <id>\`, or rerun with --new to submit anyway.`,
   )
 }
+
+/**
+ * What the journal in `dir` recorded asking for query `queryId` of `service` (an origin): the
+ * L2 endpoint's kind, or the general submission's `result` (the service's default,
+ * PROOF_GENERATION, when none was sent); undefined when no entry of the last 7 days names that
+ * query. Read-only: `query wait` and the `wait` action gate a query against what was asked, and
+ * an entry left by an interrupted run is the one place that still says it.
+ */
+export async function recordedResult(dir: string, queryId: string, service: string, now: number = Date.now()): Promise<string | undefined> {
+  let names: string[]
+  try {
+    names = await readdir(dir)
+  } catch {
+    return undefined
+  }
+  for (const name of names.filter((file) => /^[0-9a-f]{32}\.json$/.test(file))) {
+    try {
+      const entry = JSON.parse(await readFile(join(dir, name), 'utf8')) as Partial<JournalEntry> | null
+      if (entry?.version !== 1 || entry.provingQueryId !== queryId || entry.service !== service) continue
+      if (typeof entry.startedAt !== 'number' || now - entry.startedAt > MAX_AGE_MS) continue
+      if (entry.endpoint === 'l2-pie') return 'PROOF_VERIFICATION_ON_L2'
+      const result = entry.params?.result
+      return typeof result === 'string' ? result : 'PROOF_GENERATION'
+    } catch {
+      // An entry being written or torn: it names no query yet.
+    }
+  }
+  return undefined
+}

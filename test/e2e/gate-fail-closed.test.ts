@@ -8,7 +8,7 @@ import { run as runWait } from '../../src/action/actions/wait.ts'
 import { ProvingClient } from '../../src/clients/proving.ts'
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.ts'
 import { generatePie, packPie } from '../../src/pie/index.ts'
-import { evaluateGate } from '../../src/pipeline/gate.ts'
+import { evaluateGate, expectResult } from '../../src/pipeline/gate.ts'
 import { runCli } from '../helpers/cli.ts'
 import { EXAMPLE_PIE } from '../helpers/example-pie.ts'
 import { control, fakeIO } from '../helpers/run-action.ts'
@@ -212,7 +212,7 @@ describe('the root action and wait', () => {
     await nextQuerySays({ ...NO_FACTS, isFactMocked: null })
     const { provingQueryId } = await client.submitPie({ pieZip: PIE })
     const { provingQuery } = await client.waitForQuery(provingQueryId, { timeoutMs: 20_000 })
-    const refusals = evaluateGate(provingQuery, undefined, { allowMockedFact: false })
+    const refusals = evaluateGate(provingQuery, undefined, { allowMockedFact: false, expected: expectResult('PROOF_VERIFICATION_ON_L2') })
     expect(refusals.map((refusal) => refusal.kind)).toEqual(['mock-state-unknown', 'fact-missing', 'fact-missing'])
   })
 })
@@ -238,19 +238,21 @@ describe('the bucket gate', () => {
   }
   const logLength = async () => ((await control(emulator.url, 'GET', 'requests')) as { requests: unknown[] }).requests.length
 
-  it('CLI: a listing naming one query 20,000 times is one query; more distinct queries than leaves is refused', async () => {
+  it('CLI: a listing naming one query 20,000 times is refused unread (issue 31); more distinct queries than leaves is refused', async () => {
     const { bucketId, queryId } = await bucketWithOneQuery()
     const listing = (ids: string[]) => ({ bucket: { id: bucketId, status: 'DONE', leaves: 1 }, queries: ids.map((id) => ({ id })) })
     await control(emulator.url, 'POST', 'faults', { method: 'GET', path: `/buckets/${bucketId}`, status: 200, body: listing(Array(20_000).fill(queryId)), times: 1000 })
-    // What reading the query once costs (the status reader may ask two paths).
-    const single = await logLength()
-    await new ProvingClient({ baseUrl: emulator.url, apiKey: API_KEY }).readQuery(queryId)
-    const readOnce = await readsOf(queryId, single)
     const before = await logLength()
-    const once = await runCli(['bucket', 'close', bucketId, '--wait', '--json'], { env: env() })
-    expect(once.code, once.stderr).toBe(0)
-    expect(JSON.parse(once.stdout).queries).toHaveLength(1)
-    expect(await readsOf(queryId, before)).toBe(readOnce)
+    const repeated = await runCli(['bucket', 'close', bucketId, '--wait', '--json'], { env: env() })
+    // An answer the gate cannot read is not a pass: 20,000 leaves of one query are not 2 leaves.
+    expect(repeated.code, repeated.stderr).toBe(1)
+    const verdict = JSON.parse(repeated.stdout)
+    expect(verdict.ok).toBe(false)
+    expect(verdict.queries).toEqual([])
+    expect(verdict.refusals).toEqual([
+      `Bucket ${bucketId} lists a query more than once: ${queryId} (20000 times). A listing the gate cannot read is not a pass; nothing was judged.`,
+    ])
+    expect(await readsOf(queryId, before)).toBe(0)
 
     const other = await bucketWithOneQuery()
     await control(emulator.url, 'DELETE', 'faults')

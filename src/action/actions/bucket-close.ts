@@ -1,8 +1,9 @@
 /**
  * `bucket-close/`: closes a bucket, which finalizes its queries and starts the aggregated
  * on-chain verification. Closing is idempotent: a bucket already closed is returned unchanged.
- * With `wait: true` it then waits for the bucket to end and gates on every query in it (DONE,
- * fact not mocked unless allowed, the expected program hash), checking each query's facts
+ * With `wait: true` it then waits for the bucket to end and gates on every query in it (DONE, a
+ * proof whatever its record says, fact not mocked unless allowed, the expected program hash),
+ * that it holds the `expected-queries` (ids or a count) and no other, checking each query's facts
  * against the PIEs given in `pie` (and that each of those PIEs has its query): a per-query table
  * in the summary and as the `queries` output (JSON).
  */
@@ -23,6 +24,9 @@ export const run = defineAction({
     requireService(context)
     if (!context.values.wait && context.raw.pie) {
       context.problem('pie', '`pie` is for the gate of `wait: true`: set `wait: true` to check the queries against the PIEs.')
+    }
+    if (!context.values.wait && context.raw['expected-queries']) {
+      context.problem('expected-queries', '`expected-queries` is for the gate of `wait: true`: set `wait: true` to check the bucket holds those queries.')
     }
   },
   step: (io, signal) => new ProvingStep(io, { action: 'Close bucket', signal }),
@@ -97,6 +101,7 @@ export const run = defineAction({
     const verdict = await judgeBucket(client, details, {
       allowMockedFact: inputs['allow-mocked-fact'],
       expectedProgramHash: inputs['expected-program-hash'],
+      expected: inputs['expected-queries'],
       pies,
       signal,
       deadline,
@@ -133,6 +138,7 @@ export const run = defineAction({
       nextSteps: [
         'A FAILED query: read its error reason in the table; if it is retriable, the `retry` sub-action can send it again.',
         'Facts that fit none of the PIEs: check that `pie` lists the same pie.zip files the jobs proved.',
+        'A query missing or not expected: check that `expected-queries` lists every job\'s `query-id` (or their count), and that each job proved into this bucket.',
       ],
       failure: verdict.refusals.length === 1 ? verdict.refusals[0]! : `${verdict.refusals[0]} (and ${verdict.refusals.length - 1} more: see the job summary)`,
     })

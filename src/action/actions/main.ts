@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
-import { evaluateGate, resultHasFact, sameFelt } from '../../pipeline/gate.ts'
+import { afterOnChainCheck, evaluateGate, expectResult, expectsProof, sameFelt } from '../../pipeline/gate.ts'
 import { defineAction } from '../steps/define-action.ts'
 import { booleanValue, MAIN_INPUTS, mainCrossCheck } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
@@ -252,10 +252,12 @@ async function prove(
   const result = await step.wait(client, provingQueryId, inputs['timeout-minutes'] * 60_000)
   const record = result.provingQuery
   let factCheck
-  const kind = record.result ?? (general ? fields.result : undefined)
-  if (record.status === 'DONE' && !resultHasFact(kind)) {
-    step.facts = { kind: 'skipped', reason: `a ${kind} query generates a trace, not a proof: it has no fact` }
-    io.info(`No fact to check: a ${kind} query generates a trace, not a proof.`)
+  // What was asked for, never the record's word for it: the general submission's `result`, or
+  // the L2 endpoint's kind.
+  const asked = expectResult(general ? (fields.result ?? 'PROOF_GENERATION') : 'PROOF_VERIFICATION_ON_L2')
+  if (record.status === 'DONE' && !expectsProof(asked)) {
+    step.facts = { kind: 'skipped', reason: `a ${asked.label} query generates a trace, not a proof: it has no fact` }
+    io.info(`No fact to check: a ${asked.label} query generates a trace, not a proof.`)
   } else if (record.status === 'DONE' && inputs['verify-facts'] && pie) {
     factCheck = await checkFactsForStep(io, step, record, pie)
   } else {
@@ -269,7 +271,7 @@ async function prove(
   const gated = evaluateGate(record, factCheck, {
     allowMockedFact: inputs['allow-mocked-fact'],
     expectedProgramHash: expected,
-    result: kind ?? undefined,
+    expected: asked,
   })
   if (inputs['upload-artifacts']) {
     const options = { retentionDays: inputs['retention-days'], compressionLevel: inputs['compression-level'], overwrite: inputs.overwrite, allowInsecureHttp: inputs['allow-insecure-http'] === true }
@@ -280,8 +282,7 @@ async function prove(
   // other refusal stands, and stops the check.
   const firm = gated.filter((refusal) => refusal.kind !== 'mock-state-unknown')
   const onchain = await verifyOnchain(io, step, inputs, record, firm, { signal, emulatorUrl: inputs.emulator ? baseUrl : undefined })
-  const confirmedOnChain = onchain.length === 0 && step.outputs.get('onchain-verified') === 'true'
-  const refusals = [...(confirmedOnChain ? firm : gated), ...onchain]
+  const refusals = afterOnChainCheck(gated, { refusals: onchain, registered: step.outputs.get('onchain-verified') === 'true' })
   const destinationChainId = inputs['decommit-destination-chain-id']
   if (destinationChainId) {
     step.extraRows.push([

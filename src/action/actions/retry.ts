@@ -5,7 +5,7 @@
  * the service gives (unless `allow-mocked-fact`). For `expected-program-hash` or a local fact
  * check, follow with the `wait` sub-action.
  */
-import { evaluateGate } from '../../pipeline/gate.ts'
+import { ANY_PROOF, evaluateGate } from '../../pipeline/gate.ts'
 import { defineAction } from '../steps/define-action.ts'
 import { requireService, RETRY_INPUTS } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
@@ -38,7 +38,8 @@ export const run = defineAction({
       return
     }
     const result = await step.wait(client, queryId, inputs['timeout-minutes'] * 60_000)
-    const refusals = evaluateGate(result.provingQuery, undefined, { allowMockedFact: inputs['allow-mocked-fact'] })
+    // A retried query is expected to prove, whatever its record says (for a trace, follow with `wait` and `expected-result`).
+    const refusals = evaluateGate(result.provingQuery, undefined, { allowMockedFact: inputs['allow-mocked-fact'], expected: ANY_PROOF })
     await step.finishGate(refusals, `Query ${queryId} is DONE after retry ${record.retryCount} of 3${mockNote(result.provingQuery.isFactMocked)}.`)
   },
 })

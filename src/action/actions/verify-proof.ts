@@ -3,7 +3,7 @@
  * waits for the query. The gate: the query must be DONE, and its fact may be mocked only when
  * `mock-fact-hash` asked for it.
  */
-import { evaluateGate } from '../../pipeline/gate.ts'
+import { evaluateGate, expectResult } from '../../pipeline/gate.ts'
 import { defineAction } from '../steps/define-action.ts'
 import { requireService, VERIFY_PROOF_INPUTS } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
@@ -31,7 +31,8 @@ export const run = defineAction({
       return
     }
     const result = await step.wait(client, provingQueryId, inputs['timeout-minutes'] * 60_000)
-    const refusals = evaluateGate(result.provingQuery, undefined, { allowMockedFact: inputs['mock-fact-hash'] })
+    // The L2 verification endpoint's kind, whatever the record says.
+    const refusals = evaluateGate(result.provingQuery, undefined, { allowMockedFact: inputs['mock-fact-hash'], expected: expectResult('PROOF_VERIFICATION_ON_L2') })
     await step.finishGate(refusals, `Query ${provingQueryId} is DONE: the proof was verified${result.provingQuery.isFactMocked ? ' (mocked fact, as asked)' : ''}.`)
   },
 })

@@ -3,9 +3,10 @@
  * job, or before a cancellation) to DONE or FAILED and applies the root's gate. Given `pie` (the
  * PIE that was submitted), the facts the service reports are checked locally against it as the
  * root action does (`facts-verified`); without it they are not, while `expected-program-hash`
- * and `allow-mocked-fact` still are, and a DONE proof must still carry well-formed facts.
+ * and `allow-mocked-fact` still are, and a DONE proof must still carry well-formed facts. The
+ * kind it expects is `expected-result`, else what the run's journal recorded, else a proof.
  */
-import { evaluateGate, resultHasFact } from '../../pipeline/gate.ts'
+import { ANY_PROOF, evaluateGate, type ExpectedResult, expectResult, expectsProof } from '../../pipeline/gate.ts'
 import type { PreparedPie } from '../../pipeline/prove.ts'
 import type { FactCheckResult } from '../../pie/index.ts'
 import { defineAction } from '../steps/define-action.ts'
@@ -15,6 +16,7 @@ import { loadClient } from '../steps/lazy.ts'
 import { checkFactsForStep, preparePieForStep } from '../steps/pie-step.ts'
 import { startGitHub } from '../steps/github.ts'
 import { mockNote, serviceQueryStep } from '../steps/query-step.ts'
+import type { ActionIO } from '../types.ts'
 
 export const run = defineAction({
   inputs: WAIT_INPUTS,
@@ -30,12 +32,15 @@ export const run = defineAction({
     const services = await loadClient()
     const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
     const queryId = inputs['query-id']
+    // What the query was asked for, never its record's word for it: `expected-result`, else what
+    // this run's submission journal recorded, else a proof with its facts.
+    const expected = await expectedOf(io, inputs['expected-result'], queryId, new URL(client.http.baseUrl).origin)
     const result = await step.wait(client, queryId, inputs['timeout-minutes'] * 60_000)
     const record = result.provingQuery
     let factCheck: FactCheckResult | undefined
-    if (record.status === 'DONE' && !resultHasFact(record.result)) {
-      step.facts = { kind: 'skipped', reason: `a ${record.result} query generates a trace, not a proof: it has no fact` }
-      io.info(`No fact to check: a ${record.result} query generates a trace, not a proof.`)
+    if (record.status === 'DONE' && !expectsProof(expected)) {
+      step.facts = { kind: 'skipped', reason: `a ${expected.label} query generates a trace, not a proof: it has no fact` }
+      io.info(`No fact to check: a ${expected.label} query generates a trace, not a proof.`)
     } else if (pie && record.status === 'DONE') {
       factCheck = await checkFactsForStep(io, step, record, pie)
     } else {
@@ -45,6 +50,7 @@ export const run = defineAction({
     const refusals = evaluateGate(record, factCheck, {
       allowMockedFact: inputs['allow-mocked-fact'],
       expectedProgramHash: inputs['expected-program-hash'],
+      expected,
     })
     await step.finishGate(
       refusals,
@@ -52,3 +58,13 @@ export const run = defineAction({
     )
   },
 })
+
+async function expectedOf(io: ActionIO, input: string | undefined, queryId: string, service: string): Promise<ExpectedResult> {
+  if (input !== undefined) return expectResult(input)
+  const { actionJournalDir, recordedResult } = await import('../../pipeline/journal.ts')
+  const dir = actionJournalDir(io.env)
+  const recorded = dir === undefined ? undefined : await recordedResult(dir, queryId, service)
+  if (recorded === undefined) return ANY_PROOF
+  io.info(`Expecting ${recorded}: what this run's submission journal recorded for query ${queryId}.`)
+  return expectResult(recorded)
+}

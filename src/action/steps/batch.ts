@@ -11,7 +11,7 @@ import { join, relative } from 'node:path'
 import type { ProvingClient } from '../../clients/proving.ts'
 import { ProvingKitError } from '../../core/errors.ts'
 import { forSummaryCell } from '../../core/service-text.ts'
-import { evaluateGate, resultHasFact } from '../../pipeline/gate.ts'
+import { evaluateGate, expectResult, expectsProof } from '../../pipeline/gate.ts'
 import type { PreparedPie } from '../../pipeline/prove.ts'
 import { deriveActionDedupId, generalFields, usesGeneralSubmission } from './general.ts'
 import type { MAIN_INPUTS } from './inputs.ts'
@@ -58,6 +58,8 @@ export async function proveBatch(
   // once, and every row naming it reports that query and shares its wait.
   const submissions = new Map<string, Promise<string>>()
   const waits = new Map<string, ReturnType<ProvingClient['waitForQuery']>>()
+  // What each query was asked for (the general submission's `result`, or the L2 endpoint's kind).
+  const asked = expectResult(general ? (fields.result ?? 'PROOF_GENERATION') : 'PROOF_VERIFICATION_ON_L2')
   const rows = await Promise.all(
     paths.map(async (path, index): Promise<BatchRow> => {
       const row: BatchRow = { pie: shown(path), queryId: null, status: 'ERROR', facts: 'not checked', passed: false, error: null }
@@ -93,8 +95,7 @@ export async function proveBatch(
           const record = result.provingQuery
           row.status = record.status
           let factCheck
-          const kind = record.result ?? (general ? fields.result : undefined)
-          if (record.status === 'DONE' && !resultHasFact(kind)) {
+          if (record.status === 'DONE' && !expectsProof(asked)) {
             row.facts = 'none'
           } else if (record.status === 'DONE' && inputs['verify-facts']) {
             factCheck = await checkFacts(record, pie!)
@@ -103,7 +104,7 @@ export async function proveBatch(
           const refusals = evaluateGate(record, factCheck, {
             allowMockedFact: inputs['allow-mocked-fact'],
             expectedProgramHash: inputs['expected-program-hash'],
-            result: kind ?? undefined,
+            expected: asked,
           })
           row.passed = refusals.length === 0
           row.error = refusals.map((refusal) => refusal.message).join(' ') || null

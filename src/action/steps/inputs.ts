@@ -122,6 +122,51 @@ export const memoryVerificationValue = z.enum(MEMORY_VERIFICATIONS, {
   error: `must be one of ${MEMORY_VERIFICATIONS.join(', ')}`,
 })
 
+/**
+ * The queries a bucket must hold (`expected-queries`): a whole number from 1 (how many), or the
+ * query ids the jobs submitted, separated by commas, spaces or line breaks (a JSON array of
+ * strings too, as `toJSON` writes one). Every id is checked, and an id given twice is refused.
+ */
+export const expectedQueriesValue = z.string().transform((text, ctx): { count: number } | { ids: string[] } => {
+  const trimmed = text.trim()
+  if (/^[+-]?\d+$/.test(trimmed)) {
+    const count = Number(trimmed)
+    if (!/^\d+$/.test(trimmed) || !Number.isSafeInteger(count) || count < 1) {
+      ctx.addIssue({ code: 'custom', message: 'must be a whole number from 1 (how many queries), or the query ids' })
+      return z.NEVER
+    }
+    return { count }
+  }
+  let ids: string[]
+  if (trimmed.startsWith('[')) {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(trimmed)
+    } catch {
+      parsed = undefined
+    }
+    if (!Array.isArray(parsed) || !parsed.every((item) => typeof item === 'string')) {
+      ctx.addIssue({ code: 'custom', message: 'starts with "[" but is not a JSON array of query ids (strings)' })
+      return z.NEVER
+    }
+    ids = parsed.map((id) => id.trim())
+  } else {
+    ids = trimmed.split(/[\s,]+/)
+  }
+  ids = ids.filter((id) => id !== '')
+  if (ids.length === 0) {
+    ctx.addIssue({ code: 'custom', message: 'names no query: give the query ids, or how many queries' })
+    return z.NEVER
+  }
+  const problems: string[] = []
+  const bad = ids.filter((id) => !identifierValue.safeParse(id).success)
+  if (bad.length) problems.push(`has ${bad.length === 1 ? 'an id' : `${bad.length} ids`} that ${bad.length === 1 ? 'is' : 'are'} not a query id (no "/", "?" or "#", at most 256 characters): ${bad.slice(0, 5).map((id) => JSON.stringify(id.slice(0, 80))).join(', ')}`)
+  const twice = [...new Set(ids.filter((id, index) => ids.indexOf(id) !== index))]
+  if (twice.length) problems.push(`names ${twice.slice(0, 5).join(', ')} more than once (each query once)`)
+  for (const message of problems) ctx.addIssue({ code: 'custom', message })
+  return problems.length ? z.NEVER : { ids }
+})
+
 /** A git tag name: no spaces or the characters git refuses in a ref (git check-ref-format). */
 export const tagValue = z
   .string()
@@ -245,6 +290,7 @@ export const WAIT_INPUTS = {
   'timeout-minutes': withDefault('120', minutesValue),
   'allow-mocked-fact': withDefault('false', booleanValue),
   'expected-program-hash': optional(feltValue),
+  'expected-result': optional(enumValue(RESULTS)),
   pie: optional(pathValue),
   ...GITHUB_INPUTS,
 } satisfies InputSpecs
@@ -275,6 +321,7 @@ export const BUCKET_CLOSE_INPUTS = {
   pie: optional(pathValue),
   'allow-mocked-fact': withDefault('false', booleanValue),
   'expected-program-hash': optional(feltValue),
+  'expected-queries': optional(expectedQueriesValue),
   ...GITHUB_REPORT_INPUTS,
 } satisfies InputSpecs
 

@@ -237,6 +237,8 @@ const NEXT_STEP: Record<GateRefusal['kind'], string> = {
   failed:
     'Read the error reason above. If the service marks the query retriable, run the `retry` sub-action with its `query-id`; otherwise fix the PIE or the parameters and prove again.',
   'not-done': 'Wait for the query to finish with the `wait` sub-action.',
+  'wrong-kind':
+    'Do not rely on this result: the service says the query is something other than what was asked for (a trace where a proof was asked). For a query submitted for another result kind, tell the `wait` sub-action with `expected-result`; otherwise report it to the service operator.',
   'mocked-fact':
     'A mocked fact proves nothing on chain. Prove with `mock-fact-hash: false` for a release, or set `allow-mocked-fact: true` where a mocked fact is enough (a dry run).',
   'mock-state-unknown':

@@ -5,6 +5,7 @@ import { formatDuration } from '../../core/poll.ts'
 import { serviceLine } from '../../core/service-text.ts'
 import { EXIT } from '../exit-codes.ts'
 import { provingClientFrom, timeoutFrom } from '../services.ts'
+import type { ExpectedQueries } from '../../pipeline/bucket.ts'
 import type { BucketRecord } from '../../schemas/proving.ts'
 
 function describeBucket(bucket: BucketRecord): string {
@@ -77,10 +78,12 @@ export const bucketClose = defineCommand({
   args: '<bucket-id>',
   summary: 'Close a bucket: finalize its queries and start aggregated verification (idempotent); --wait gates on every query.',
   details: [
-    'With --wait: waits for the bucket to end, then gates on every query in it (DONE, its program hash and a',
-    'well-formed fact reported, fact not mocked and its mock state known unless --allow-mocked-fact, program hash',
-    'when --expected-program-hash; no more queries than leaves); with --pie (repeatable, globs allowed)',
-    'each query\'s facts must fit one of the PIEs, and every PIE must have its query. Prints a per-query table',
+    'With --wait: waits for the bucket to end, then gates on every query in it (DONE, a proof whatever its',
+    'record says, its program hash and a well-formed fact reported, fact not mocked and its mock state known',
+    'unless --allow-mocked-fact, program hash when --expected-program-hash; no more queries than leaves, no',
+    'query listed twice); with --pie (repeatable, globs allowed) each query\'s facts must fit one of the PIEs,',
+    'and every PIE must have its query. --expect-query (repeatable) or --expect-count: the queries the jobs',
+    'submitted; a missing or unexpected query is refused, naming it. Prints a per-query table',
     '(with --json: { provingBucket, status, ok, queries, refusals }); exit 0 when all holds, 1 otherwise.',
   ],
   positionals: { min: 1, max: 1 },
@@ -90,15 +93,23 @@ export const bucketClose = defineCommand({
     pie: { type: 'string', multiple: true, valueName: '<pie>', description: 'With --wait: a PIE proved into the bucket, to check facts against (repeatable; globs).' },
     'allow-mocked-fact': { type: 'boolean', description: 'With --wait: let queries with a mocked fact, or an unknown mock state, pass.' },
     'expected-program-hash': { type: 'string', valueName: '<0x...>', description: 'With --wait: the program hash every query must have.' },
+    'expect-query': {
+      type: 'string',
+      multiple: true,
+      valueName: '<query-id>',
+      description: 'With --wait: a query the bucket must hold (repeatable); one missing, or one not named, is refused.',
+    },
+    'expect-count': { type: 'string', valueName: '<n>', description: 'With --wait: how many queries the bucket must hold (instead of naming them).' },
   },
   async run(context) {
     const pieArgs = context.values.pie ?? []
     if (!context.values.wait) {
-      for (const flag of ['pie', 'allow-mocked-fact', 'expected-program-hash'] as const) {
+      for (const flag of ['pie', 'allow-mocked-fact', 'expected-program-hash', 'expect-query', 'expect-count'] as const) {
         if (context.values[flag] !== undefined) throw new InvalidInputError(`--${flag} is for the gate of --wait: add --wait.`, { input: `--${flag}` })
       }
     }
     const timeoutMs = timeoutFrom(context)
+    const expected = expectedQueriesFrom(context.values['expect-query'], context.values['expect-count'])
     const pies = pieArgs.length ? await inspectGivenPies(context, pieArgs) : undefined
     const client = provingClientFrom(context, { needsKey: true })
     const id = context.positionals[0]!
@@ -120,6 +131,7 @@ export const bucketClose = defineCommand({
     const verdict = await judgeBucket(client, details, {
       allowMockedFact: context.values['allow-mocked-fact'] === true,
       expectedProgramHash: context.values['expected-program-hash']?.trim() || undefined,
+      expected,
       pies,
       signal: context.signal,
       deadline,
@@ -139,6 +151,28 @@ export const bucketClose = defineCommand({
     return verdict.ok ? EXIT.ok : EXIT.remoteFailure
   },
 })
+
+/**
+ * --expect-query (each a query id, once) or --expect-count (a whole number from 1), not both;
+ * every problem an InvalidInputError naming its flag, before anything is closed.
+ */
+function expectedQueriesFrom(ids: string[] | undefined, count: string | undefined): ExpectedQueries | undefined {
+  if (ids?.length && count !== undefined) {
+    throw new InvalidInputError('Give --expect-query or --expect-count, not both: the ids already say how many.', { input: '--expect-count' })
+  }
+  if (count !== undefined) return { count: parseInteger(count, 'expect-count', 1, 1_000_000) }
+  if (!ids?.length) return undefined
+  const trimmed = ids.map((id) => id.trim())
+  const bad = trimmed.find((id) => !/^[^\s/?#]{1,256}$/.test(id))
+  if (bad !== undefined) {
+    throw new InvalidInputError(`--expect-query ${JSON.stringify(bad.slice(0, 80))} is not a query id (no spaces, "/", "?" or "#"); copy it as the service returned it.`, {
+      input: '--expect-query',
+    })
+  }
+  const twice = trimmed.find((id, index) => trimmed.indexOf(id) !== index)
+  if (twice !== undefined) throw new InvalidInputError(`--expect-query ${twice} is given twice: name each query once.`, { input: '--expect-query' })
+  return { ids: trimmed }
+}
 
 /** Packs/validates/inspects the PIEs given to the gate, before anything is closed. */
 async function inspectGivenPies(context: CommandContext, args: string[]) {

@@ -15,7 +15,7 @@ import { limiter } from '../../pipeline/limit.ts'
 import { stat } from 'node:fs/promises'
 import { defaultJournalDir, type JournalParts, SubmissionJournal, submitWithJournal } from '../../pipeline/journal.ts'
 import type { StreamedSubmitOptions } from '../../pipeline/submit-streamed.ts'
-import { evaluateGate, resultHasFact } from '../../pipeline/gate.ts'
+import { evaluateGate, type ExpectedResult, expectResult, expectsProof } from '../../pipeline/gate.ts'
 import {
   GENERAL_FIELD_OPTIONS,
   type GeneralFields,
@@ -51,7 +51,9 @@ export const prove = defineCommand({
     'A PIE directory is packed first; every PIE is validated before anything is uploaded.',
     'With --wait, the facts the service reports are checked against the ones computed locally, and the',
     'result is gated as the action gates it: a DONE proof without its facts, with a malformed hash, or whose',
-    'fact is mocked or of unknown mock state (unless --allow-mocked-fact) exits 1.',
+    'fact is mocked or of unknown mock state (unless --allow-mocked-fact) exits 1. The gate expects what was',
+    'asked (PROOF_VERIFICATION_ON_L2, or --result), never the record\'s word: a record whose result or step',
+    'says another kind (a trace) is refused, naming both.',
     'Any general-submission flag (--bucket-id, --result, --external-id, ...) sends the PIE with the',
     'general submission (POST /proving-query) instead; in a bucket the query ends when the bucket does',
     '(`proving bucket close <id> --wait`).',
@@ -140,7 +142,7 @@ async function proveOne(context: CommandContext, client: ProvingClient, path: st
   try {
     const submitted = await submitPie(context, client, pie, options, uploadReporter(context, pie.packed ? 'the packed pie.zip' : path))
     try {
-      return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, result: options.general?.result, allowMockedFact: options.allowMockedFact })
+      return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, expected: askedOf(options), allowMockedFact: options.allowMockedFact })
     } finally {
       // The id has been reported (or the wait ended): only a killed run leaves its entry behind.
       await submitted.settle?.()
@@ -148,6 +150,14 @@ async function proveOne(context: CommandContext, client: ProvingClient, path: st
   } finally {
     await pie.cleanup()
   }
+}
+
+/**
+ * What `prove` asks for, so what its gate expects: the general submission's `--result` (its
+ * default in or out of a bucket), else the L2 endpoint's kind. Never the record's word for it.
+ */
+function askedOf(options: Pick<ProveOptions, 'general'>): ExpectedResult {
+  return expectResult(options.general?.result ?? 'PROOF_VERIFICATION_ON_L2')
 }
 
 type Submitted = { provingQueryId: string; deduplicated?: boolean | undefined; settle?: (() => Promise<void>) | undefined }
@@ -177,7 +187,7 @@ async function proveDirectoryStreamed(context: CommandContext, client: ProvingCl
       journal: commandJournal(context, client, options),
     })
     try {
-      return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, result: undefined, allowMockedFact: options.allowMockedFact })
+      return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, expected: askedOf(options), allowMockedFact: options.allowMockedFact })
     } finally {
       await submitted.settle?.()
     }
@@ -264,7 +274,7 @@ export async function followSubmission(
   context: CommandContext,
   client: ProvingClient,
   submitted: Submitted,
-  options: { pie: PreparedPie | undefined; wait: boolean; timeoutMs: number; result: string | undefined; allowMockedFact: boolean },
+  options: { pie: PreparedPie | undefined; wait: boolean; timeoutMs: number; expected: ExpectedResult; allowMockedFact: boolean },
 ): Promise<number> {
   const { provingQueryId } = submitted
   const again = submitted.deduplicated ? ' (already submitted with this dedup id: the existing query)' : ''
@@ -294,22 +304,24 @@ export async function followSubmission(
     withHeartbeat(context, (onProgress) => client.waitForQuery(provingQueryId, { timeoutMs: options.timeoutMs, signal: context.signal, onProgress, afterSubmission: true })),
   )
   const done = result.provingQuery.status === 'DONE'
-  const kind = result.provingQuery.result ?? options.result
+  // Whether a fact is due is what was asked for, never what the record says it is.
+  const proves = expectsProof(options.expected)
+  const kind = options.expected.label
   let factCheck
-  if (done && options.pie && resultHasFact(kind)) {
+  if (done && options.pie && proves) {
     factCheck = await checkFactsAfterWait(context, result, options.pie)
   } else if (done) {
     context.progress(
-      !resultHasFact(kind)
+      !proves
         ? `No fact to check: a ${kind} query generates a trace, not a proof.`
         : 'Facts not checked: there is no PIE to compute them from (a program or program hash was submitted).',
     )
   }
-  const factNote = done && !resultHasFact(kind) ? { localFactCheck: { ok: null, reason: `${kind} has no fact` } } : {}
+  const factNote = done && !proves ? { localFactCheck: { ok: null, reason: `${kind} has no fact` } } : {}
   // The gate, as the action applies it: a DONE proof without its facts, or with a mock state the
   // service does not give, is refused like facts that differ.
   const refusals = done
-    ? evaluateGate(result.provingQuery, factCheck?.check, { allowMockedFact: options.allowMockedFact, result: kind ?? undefined }).filter(
+    ? evaluateGate(result.provingQuery, factCheck?.check, { allowMockedFact: options.allowMockedFact, expected: options.expected }).filter(
         // Differing facts were reported line by line above.
         (refusal) => refusal.kind !== 'fact-mismatch',
       )
@@ -384,20 +396,20 @@ async function proveBatch(
           const result = await waiting
           const record = result.provingQuery
           Object.assign(outcome, { status: record.status, step: record.step, provingQuery: record, metadataUrls: result.metadataUrls })
-          const kind = record.result ?? options.general?.result
+          const asked = askedOf(options)
           if (record.status !== 'DONE') {
             outcome.exitCode = EXIT.remoteFailure
             outcome.error = record.errorReason ?? 'FAILED without a reason'
           } else {
             let check
-            if (!resultHasFact(kind)) {
+            if (!expectsProof(asked)) {
               outcome.facts = 'none'
             } else {
               const { checkFacts } = await import('../../pipeline/prove.ts')
               check = await checkFacts(record, pie!)
               outcome.facts = check.ok ? 'match' : 'differ'
             }
-                      const refusals = evaluateGate(record, check, { allowMockedFact: options.allowMockedFact, result: kind })
+            const refusals = evaluateGate(record, check, { allowMockedFact: options.allowMockedFact, expected: asked })
             if (refusals.length) {
               outcome.exitCode = EXIT.remoteFailure
               outcome.error = refusals
@@ -455,7 +467,8 @@ export const verifyProof = defineCommand({
   summary: 'Submit an existing proof file for verification on L2.',
   details: [
     'With --wait, the result is gated as `prove --wait` gates it, less the local fact check (no PIE):',
-    'exit 0 only when the query is DONE with its facts, well formed, and a fact that is not mocked',
+    'exit 0 only when the query is DONE, a PROOF_VERIFICATION_ON_L2 proof whatever its record says,',
+    'with its facts, well formed, and a fact that is not mocked',
     'and whose mock state the service gives; a mocked fact or an unknown mock state passes with',
     '--allow-mocked-fact (--mock-fact-hash implies it). FAILED or refused: exit 1, each refusal',
     'on stderr, naming the field.',
@@ -504,7 +517,8 @@ export const verifyProof = defineCommand({
         withHeartbeat(context, (onProgress) => client.waitForQuery(provingQueryId, { timeoutMs, signal: context.signal, onProgress, afterSubmission: true })),
       )
       const allowMockedFact = context.values['mock-fact-hash'] === true || context.values['allow-mocked-fact'] === true
-      return gateWaitedQuery(context, result, { allowMockedFact })
+      // The L2 verification endpoint's kind: what the gate expects, whatever the record says.
+      return gateWaitedQuery(context, result, { allowMockedFact, expected: expectResult('PROOF_VERIFICATION_ON_L2') })
     })
   },
 })
@@ -515,9 +529,9 @@ export const verifyProof = defineCommand({
  * code: 0 only for a DONE record the gate passes (a missing, null or malformed fact, a mocked
  * fact or an unknown mock state without `allowMockedFact`, are refusals), else 1.
  */
-export async function gateWaitedQuery(context: CommandContext, result: QueryResult, options: { allowMockedFact: boolean }): Promise<number> {
+export async function gateWaitedQuery(context: CommandContext, result: QueryResult, options: { allowMockedFact: boolean; expected: ExpectedResult }): Promise<number> {
   const done = result.provingQuery.status === 'DONE'
-  const refusals = done ? evaluateGate(result.provingQuery, undefined, { allowMockedFact: options.allowMockedFact }) : []
+  const refusals = done ? evaluateGate(result.provingQuery, undefined, { allowMockedFact: options.allowMockedFact, expected: options.expected }) : []
   for (const refusal of refusals) context.io.stderr(`proving: gate refused: ${redact(refusal.message, context.redactor)}\n`)
   context.print(describeQuery(result), done ? { ...result, gate: { ok: refusals.length === 0, refusals } } : result)
   return done && refusals.length === 0 ? EXIT.ok : EXIT.remoteFailure

@@ -3,7 +3,11 @@ import { serviceLine } from '../../core/service-text.ts'
 import { allowInsecureHttp, defineCommand, pageOptions, pageSummary, parseInteger, SERVICE_OPTIONS } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { describeQuery, provingClientFrom, timeoutFrom, withHeartbeat } from '../services.ts'
-import { GATE_OPTIONS, gateWaitedQuery } from './prove.ts'
+import { ANY_PROOF, type ExpectedResult, expectResult } from '../../pipeline/gate.ts'
+import { RESULTS } from '../../schemas/proving-constants.ts'
+import type { ProvingClient } from '../../clients/proving.ts'
+import type { CommandContext } from '../context.ts'
+import { checkFlagEnum, GATE_OPTIONS, gateWaitedQuery } from './prove.ts'
 
 const TIMEOUT_OPTION = {
   timeout: {
@@ -60,12 +64,38 @@ export function retriability(status: string | undefined, isRetriable: boolean | 
 /** What `query wait` and `query retry --wait` check once the query ends (the gate of `prove --wait`, without a PIE). */
 const GATE_DETAILS = [
   'The query is gated as `proving prove --wait` gates it, less the local fact check (no PIE):',
-  'exit 0 only when it is DONE and its record carries the facts its result kind needs, well',
-  'formed, with a mock state the service gives and a fact that is not mocked (isFactMocked true,',
-  'null or absent is refused unless --allow-mocked-fact). FAILED or refused: exit 1, each refusal',
-  'on stderr, naming the field.',
+  'exit 0 only when it is DONE, of the kind expected, and its record carries the facts that kind',
+  'needs, well formed, with a mock state the service gives and a fact that is not mocked',
+  '(isFactMocked true, null or absent is refused unless --allow-mocked-fact). FAILED or refused:',
+  'exit 1, each refusal on stderr, naming the field.',
+  'The kind expected is what was asked for, never the record\'s word for it: --expect-result, else',
+  'what this machine\'s submission journal recorded for the query, else a proof (any',
+  'PROOF_GENERATION or PROOF_VERIFICATION_ON_* kind, with its facts). A record whose result or',
+  'step claims anything else (a trace) is refused, naming both.',
   'Resuming a `prove --wait` that timed out? Pass the same --allow-mocked-fact, if it had one.',
 ]
+
+const EXPECT_RESULT_OPTION = {
+  'expect-result': {
+    type: 'string',
+    valueName: '<result>',
+    description: `The result kind the query was submitted for (${RESULTS.join(', ')}); default: a proof of any kind.`,
+  },
+} as const
+
+/**
+ * What the gate expects of a query this command did not submit: --expect-result, else what the
+ * submission journal recorded asking for it, else a proof with its facts. Never the record.
+ */
+async function expectedFor(context: CommandContext, client: ProvingClient, id: string): Promise<ExpectedResult> {
+  const flag = (context.values as { 'expect-result'?: string })['expect-result']
+  if (flag !== undefined) return expectResult(checkFlagEnum(flag.trim(), 'expect-result', RESULTS))
+  const { defaultJournalDir, recordedResult } = await import('../../pipeline/journal.ts')
+  const recorded = await recordedResult(defaultJournalDir(context.io.env), id, new URL(client.http.baseUrl).origin)
+  if (recorded === undefined) return ANY_PROOF
+  context.progress(`Expecting ${recorded}: what the submission journal recorded for query ${id}.`)
+  return expectResult(recorded)
+}
 
 export const queryWait = defineCommand({
   path: ['query', 'wait'],
@@ -76,6 +106,7 @@ export const queryWait = defineCommand({
   options: {
     ...SERVICE_OPTIONS,
     ...TIMEOUT_OPTION,
+    ...EXPECT_RESULT_OPTION,
     'allow-mocked-fact': {
       ...GATE_OPTIONS['allow-mocked-fact'],
       description: 'Let a mocked fact, or one the service does not say is real (isFactMocked null), pass the gate.',
@@ -84,10 +115,10 @@ export const queryWait = defineCommand({
   async run(context) {
     const client = provingClientFrom(context, { needsKey: true })
     const timeoutMs = timeoutFrom(context)
-    const result = await withHeartbeat(context, (onProgress) =>
-      client.waitForQuery(context.positionals[0]!, { timeoutMs, signal: context.signal, onProgress }),
-    )
-    return gateWaitedQuery(context, result, { allowMockedFact: context.values['allow-mocked-fact'] === true })
+    const id = context.positionals[0]!
+    const expected = await expectedFor(context, client, id)
+    const result = await withHeartbeat(context, (onProgress) => client.waitForQuery(id, { timeoutMs, signal: context.signal, onProgress }))
+    return gateWaitedQuery(context, result, { allowMockedFact: context.values['allow-mocked-fact'] === true, expected })
   },
 })
 
@@ -102,10 +133,13 @@ export const queryRetry = defineCommand({
     ...TIMEOUT_OPTION,
     wait: { type: 'boolean', description: 'Wait for the retried query to finish, then gate it (exit 0 DONE and passed, 1 FAILED or refused).' },
     ...GATE_OPTIONS,
+    ...EXPECT_RESULT_OPTION,
   },
   async run(context) {
     const client = provingClientFrom(context, { needsKey: true })
     const id = context.positionals[0]!
+    // Checked before the retry is sent: a bad flag costs nothing.
+    const expected = await expectedFor(context, client, id)
     const response = await client.retryQuery(id, { signal: context.signal })
     if (!context.values.wait) {
       context.print(
@@ -117,7 +151,7 @@ export const queryRetry = defineCommand({
     context.progress(`${response.message} (retry ${response.provingQuery.retryCount} of 3).`)
     const timeoutMs = timeoutFrom(context)
     const result = await withHeartbeat(context, (onProgress) => client.waitForQuery(id, { timeoutMs, signal: context.signal, onProgress }))
-    return gateWaitedQuery(context, result, { allowMockedFact: context.values['allow-mocked-fact'] === true })
+    return gateWaitedQuery(context, result, { allowMockedFact: context.values['allow-mocked-fact'] === true, expected })
   },
 })
 

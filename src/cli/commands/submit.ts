@@ -1,4 +1,5 @@
 import { InvalidInputError } from '../../core/errors.ts'
+import { expectResult } from '../../pipeline/gate.ts'
 import { LAYOUTS } from '../../schemas/proving-constants.ts'
 import { defineCommand, SERVICE_OPTIONS } from '../context.ts'
 import { withLocalEmulator } from '../local-emulator.ts'
@@ -15,6 +16,8 @@ export const submit = defineCommand({
     'Exactly one source: <pie> (pie.zip or PIE directory, validated first), --program <program.json>',
     '(with --program-input: input.txt for cairo1, JSON for cairo0 on the python VM), or --program-hash.',
     '--result picks what the query is for; TRACE_GENERATION makes a trace and has no fact to check.',
+    'With --wait the gate expects that kind (PROOF_GENERATION without --result): a record claiming',
+    'another is refused.',
     'A dedup id (given, or derived from the files and fields) makes sending again safe: the service',
     'keeps one query per dedup id, and after a lost answer the existing query is looked up first.',
     'With --wait and a PIE, the facts the service reports are checked against the PIE\'s.',
@@ -94,7 +97,8 @@ export const submit = defineCommand({
           pie,
           wait: context.values.wait === true,
           timeoutMs,
-          result: fields.result ?? 'PROOF_GENERATION',
+          // The gate expects what --result asked for (the service's default when absent), whatever the record says.
+          expected: expectResult(fields.result ?? 'PROOF_GENERATION'),
           allowMockedFact: context.values['mock-fact-hash'] === true || context.values['allow-mocked-fact'] === true,
         })
       } finally {

@@ -125,15 +125,17 @@ const FAIL_BODY = z.object({
 })
 
 const HASH_TEXT = (field: string) => z.string({ error: `${field} must be a string (any text: a malformed hash is allowed) or null.` }).max(200, { error: `${field} is at most 200 characters.` }).nullable().optional()
-/** The record's facts and mock state as a test wants them said (malformed text included). */
+/** The record's facts, mock state, result kind and step as a test wants them said (malformed text included). */
 const RECORD_BODY = z.strictObject(
   {
     programHash: HASH_TEXT('programHash'),
     sharpFactHash: HASH_TEXT('sharpFactHash'),
     integrityFactHash: HASH_TEXT('integrityFactHash'),
     isFactMocked: z.boolean({ error: 'isFactMocked must be a boolean or null.' }).nullable().optional(),
+    result: HASH_TEXT('result'),
+    step: HASH_TEXT('step'),
   },
-  { error: 'record takes programHash, sharpFactHash, integrityFactHash and isFactMocked only.' },
+  { error: 'record takes programHash, sharpFactHash, integrityFactHash, isFactMocked, result and step only.' },
 )
 
 const TIMES = 'times must be a whole number from 1 to 4.'

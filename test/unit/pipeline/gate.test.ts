@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { evaluateGate, requiredFacts, resultHasFact, sameFelt, showValue, type GateRecord } from '../../../src/pipeline/gate.ts'
+import { afterOnChainCheck, ANY_PROOF, evaluateGate, expectResult, requiredFacts, resultHasFact, sameFelt, showValue, type GateRecord } from '../../../src/pipeline/gate.ts'
 import type { FactCheckResult, FactField } from '../../../src/pie/index.ts'
 
 const DONE: GateRecord = {
@@ -10,7 +10,10 @@ const DONE: GateRecord = {
   integrityFactHash: '0x1e9',
   isFactMocked: false,
 }
-const STRICT = { allowMockedFact: false }
+/** The root action's L2 endpoint asks for PROOF_VERIFICATION_ON_L2. */
+const L2 = expectResult('PROOF_VERIFICATION_ON_L2')
+const STRICT = { allowMockedFact: false, expected: L2 }
+const TRACE = expectResult('TRACE_GENERATION')
 const kinds = (refusals: { kind: string }[]) => refusals.map((refusal) => refusal.kind)
 
 function mismatch(field: FactField, actual: string, expected: string): FactCheckResult {
@@ -35,7 +38,7 @@ describe('evaluateGate', () => {
   it('refuses a mocked fact unless allowed', () => {
     const mocked = { ...DONE, isFactMocked: true }
     expect(kinds(evaluateGate(mocked, undefined, STRICT))).toEqual(['mocked-fact'])
-    expect(evaluateGate(mocked, undefined, { allowMockedFact: true })).toEqual([])
+    expect(evaluateGate(mocked, undefined, { allowMockedFact: true, expected: L2 })).toEqual([])
   })
 
   it('refuses an unknown mock state (null or absent) unless mocked facts are allowed', () => {
@@ -44,9 +47,9 @@ describe('evaluateGate', () => {
     expect(nulled[0]!.message).toMatch(/isFactMocked is null/)
     const { isFactMocked: _, ...absent } = DONE
     expect(evaluateGate(absent, undefined, STRICT)[0]!.message).toMatch(/isFactMocked is absent/)
-    expect(evaluateGate({ ...DONE, isFactMocked: null }, undefined, { allowMockedFact: true })).toEqual([])
-    // A trace proves nothing: whether its (absent) fact is mocked does not matter.
-    expect(evaluateGate({ status: 'DONE', result: 'TRACE_GENERATION', isFactMocked: null }, undefined, STRICT)).toEqual([])
+    expect(evaluateGate({ ...DONE, isFactMocked: null }, undefined, { allowMockedFact: true, expected: L2 })).toEqual([])
+    // A trace asked for proves nothing: whether its (absent) fact is mocked does not matter.
+    expect(evaluateGate({ status: 'DONE', result: 'TRACE_GENERATION', isFactMocked: null }, undefined, { ...STRICT, expected: TRACE })).toEqual([])
   })
 
   it('refuses a DONE proof whose facts are all null, naming the fields, whatever the local check says', () => {
@@ -73,25 +76,26 @@ describe('evaluateGate', () => {
   })
 
   it('requires the fact of the registry the result is verified in', () => {
-    expect(requiredFacts({ result: 'PROOF_VERIFICATION_ON_L1' })).toEqual({ all: ['programHash', 'sharpFactHash'], oneOf: [] })
-    expect(requiredFacts({ result: 'PROOF_VERIFICATION_ON_L2', sharpProver: 'stone' })).toEqual({ all: ['programHash', 'integrityFactHash'], oneOf: [] })
-    expect(requiredFacts({ result: 'PROOF_VERIFICATION_ON_L2', sharpProver: 'stwo' })).toEqual({ all: ['programHash', 'sharpFactHash'], oneOf: [] })
-    expect(requiredFacts({ result: 'PROOF_GENERATION' })).toEqual({ all: ['programHash'], oneOf: ['sharpFactHash', 'integrityFactHash'] })
-    expect(requiredFacts({ result: null })).toEqual({ all: ['programHash'], oneOf: ['sharpFactHash', 'integrityFactHash'] })
-    expect(requiredFacts({ result: 'TRACE_GENERATION' })).toEqual({ all: [], oneOf: [] })
-    // The submission's result stands in for a record that nulls its own.
-    expect(requiredFacts({ result: null }, 'PROOF_VERIFICATION_ON_L1')).toEqual({ all: ['programHash', 'sharpFactHash'], oneOf: [] })
+    expect(requiredFacts('PROOF_VERIFICATION_ON_L1')).toEqual({ all: ['programHash', 'sharpFactHash'], oneOf: [] })
+    expect(requiredFacts('PROOF_VERIFICATION_ON_L2', 'stone')).toEqual({ all: ['programHash', 'integrityFactHash'], oneOf: [] })
+    expect(requiredFacts('PROOF_VERIFICATION_ON_L2', 'stwo')).toEqual({ all: ['programHash', 'sharpFactHash'], oneOf: [] })
+    expect(requiredFacts('PROOF_GENERATION')).toEqual({ all: ['programHash'], oneOf: ['sharpFactHash', 'integrityFactHash'] })
+    expect(requiredFacts(undefined)).toEqual({ all: ['programHash'], oneOf: ['sharpFactHash', 'integrityFactHash'] })
+    expect(requiredFacts('TRACE_GENERATION')).toEqual({ all: [], oneOf: [] })
     expect(resultHasFact('TRACE_AND_METADATA_GENERATION')).toBe(false)
     expect(resultHasFact(undefined)).toBe(true)
 
     const l1 = { ...DONE, result: 'PROOF_VERIFICATION_ON_L1', sharpFactHash: null }
-    expect(evaluateGate(l1, undefined, STRICT)).toEqual([
+    expect(evaluateGate(l1, undefined, { ...STRICT, expected: expectResult('PROOF_VERIFICATION_ON_L1') })).toEqual([
       { kind: 'fact-missing', message: 'The service reported no sharpFactHash (null) for a DONE PROOF_VERIFICATION_ON_L1 result, so there is nothing to check it against.' },
     ])
     const stone = { ...DONE, sharpProver: 'stone', integrityFactHash: null }
     expect(evaluateGate(stone, undefined, STRICT)[0]!.message).toMatch(/no integrityFactHash \(null\) for a DONE PROOF_VERIFICATION_ON_L2 \(stone\) result/)
-    const unknownKind = { ...DONE, result: null, sharpFactHash: null, integrityFactHash: null }
-    expect(kinds(evaluateGate(unknownKind, undefined, { ...STRICT, result: 'PROOF_VERIFICATION_ON_L1' }))).toEqual(['fact-missing'])
+    // The kind asked for stands in for a record that nulls its own.
+    const unknownKind = { ...DONE, result: null, sharpFactHash: null, integrityFactHash: '0x1e9' }
+    expect(evaluateGate(unknownKind, undefined, { ...STRICT, expected: expectResult('PROOF_VERIFICATION_ON_L1') })).toEqual([
+      { kind: 'fact-missing', message: 'The service reported no sharpFactHash (null) for a DONE PROOF_VERIFICATION_ON_L1 result, so there is nothing to check it against.' },
+    ])
   })
 
   it('refuses a malformed hash by name, quoted as data', () => {
@@ -102,17 +106,17 @@ describe('evaluateGate', () => {
     expect(kinds(evaluateGate({ ...DONE, programHash: `0x${'1'.repeat(65)}` }, undefined, STRICT))).toEqual(['fact-malformed'])
   })
 
-  it('lets a trace through without facts', () => {
-    expect(evaluateGate({ status: 'DONE', result: 'TRACE_GENERATION', isFactMocked: false }, undefined, STRICT)).toEqual([])
-    expect(evaluateGate({ status: 'DONE', result: null, isFactMocked: false }, undefined, { ...STRICT, result: 'TRACE_GENERATION' })).toEqual([])
+  it('lets a trace asked for through without facts', () => {
+    expect(evaluateGate({ status: 'DONE', result: 'TRACE_GENERATION', isFactMocked: false }, undefined, { ...STRICT, expected: TRACE })).toEqual([])
+    expect(evaluateGate({ status: 'DONE', result: null, isFactMocked: false }, undefined, { ...STRICT, expected: TRACE })).toEqual([])
   })
 
   it('compares the program hash as a field element, and refuses a missing one when one is expected', () => {
     const expected = '0x04F028EA2F2568D9B71509641F65CD3879482A371AB2A18D20CA7528D960DD45'
-    expect(evaluateGate(DONE, undefined, { allowMockedFact: false, expectedProgramHash: expected })).toEqual([])
-    const other = evaluateGate(DONE, undefined, { allowMockedFact: false, expectedProgramHash: '0x1' })
+    expect(evaluateGate(DONE, undefined, { allowMockedFact: false, expected: L2, expectedProgramHash: expected })).toEqual([])
+    const other = evaluateGate(DONE, undefined, { allowMockedFact: false, expected: L2, expectedProgramHash: '0x1' })
     expect(other).toEqual([{ kind: 'program-hash', message: `The program hash is ${DONE.programHash}, not the expected 0x1.` }])
-    expect(kinds(evaluateGate({ ...DONE, programHash: null }, undefined, { allowMockedFact: false, expectedProgramHash: '0x1' }))).toEqual(['fact-missing', 'program-hash'])
+    expect(kinds(evaluateGate({ ...DONE, programHash: null }, undefined, { allowMockedFact: false, expected: L2, expectedProgramHash: '0x1' }))).toEqual(['fact-missing', 'program-hash'])
   })
 
   it('refuses facts that differ from the PIE, naming each field', () => {
@@ -124,7 +128,7 @@ describe('evaluateGate', () => {
   })
 
   it('lists every reason at once, in a fixed order', () => {
-    const refusals = evaluateGate({ ...DONE, isFactMocked: true }, mismatch('programHash', '0x1', '0x2'), { allowMockedFact: false, expectedProgramHash: '0x2' })
+    const refusals = evaluateGate({ ...DONE, isFactMocked: true }, mismatch('programHash', '0x1', '0x2'), { allowMockedFact: false, expected: L2, expectedProgramHash: '0x2' })
     expect(kinds(refusals)).toEqual(['mocked-fact', 'program-hash', 'fact-mismatch'])
   })
 })
@@ -177,9 +181,12 @@ describe('the one-line messages the gate gives users', () => {
     ])
   })
 
-  it('names a proof of unknown kind as such', () => {
-    expect(evaluateGate({ status: 'DONE', isFactMocked: false, sharpFactHash: '0x5a1' }, undefined, STRICT)).toEqual([
-      { kind: 'fact-missing', message: 'The service reported no programHash (absent) for a DONE of unknown kind result, so there is nothing to check it against.' },
+  it('names a proof of any kind (query wait\'s default) as such when the record does not say which', () => {
+    expect(evaluateGate({ status: 'DONE', isFactMocked: false, sharpFactHash: '0x5a1' }, undefined, { ...STRICT, expected: ANY_PROOF })).toEqual([
+      {
+        kind: 'fact-missing',
+        message: 'The service reported no programHash (absent) for a DONE a proof (PROOF_GENERATION or PROOF_VERIFICATION_ON_*) result, so there is nothing to check it against.',
+      },
     ])
   })
 
@@ -228,16 +235,16 @@ describe('a local check that compared no fact', () => {
 describe('which facts a result kind requires', () => {
   it('takes the prover into account only for L2 verification', () => {
     const either = { all: ['programHash'], oneOf: ['sharpFactHash', 'integrityFactHash'] }
-    expect(requiredFacts({ result: 'PROOF_GENERATION', sharpProver: 'stone' })).toEqual(either)
-    expect(requiredFacts({ result: 'PROOF_GENERATION', sharpProver: 'stwo' })).toEqual(either)
-    expect(requiredFacts({ result: 'PROOF_VERIFICATION_ON_L1', sharpProver: 'stone' })).toEqual({ all: ['programHash', 'sharpFactHash'], oneOf: [] })
+    expect(requiredFacts('PROOF_GENERATION', 'stone')).toEqual(either)
+    expect(requiredFacts('PROOF_GENERATION', 'stwo')).toEqual(either)
+    expect(requiredFacts('PROOF_VERIFICATION_ON_L1', 'stone')).toEqual({ all: ['programHash', 'sharpFactHash'], oneOf: [] })
   })
 
   it('reads any prover named stwo-something as Stwo, and any other as unknown', () => {
-    expect(requiredFacts({ result: 'PROOF_VERIFICATION_ON_L2', sharpProver: 'stwoHerodotus' })).toEqual({ all: ['programHash', 'sharpFactHash'], oneOf: [] })
-    expect(requiredFacts({ result: 'PROOF_VERIFICATION_ON_L2', sharpProver: 'Stone' })).toEqual({ all: ['programHash', 'integrityFactHash'], oneOf: [] })
-    expect(requiredFacts({ result: 'PROOF_VERIFICATION_ON_L2', sharpProver: 'halo' })).toEqual({ all: ['programHash'], oneOf: ['sharpFactHash', 'integrityFactHash'] })
-    expect(requiredFacts({ result: 'PROOF_VERIFICATION_ON_L2', sharpProver: 'nostwo' })).toEqual({ all: ['programHash'], oneOf: ['sharpFactHash', 'integrityFactHash'] })
+    expect(requiredFacts('PROOF_VERIFICATION_ON_L2', 'stwoHerodotus')).toEqual({ all: ['programHash', 'sharpFactHash'], oneOf: [] })
+    expect(requiredFacts('PROOF_VERIFICATION_ON_L2', 'Stone')).toEqual({ all: ['programHash', 'integrityFactHash'], oneOf: [] })
+    expect(requiredFacts('PROOF_VERIFICATION_ON_L2', 'halo')).toEqual({ all: ['programHash'], oneOf: ['sharpFactHash', 'integrityFactHash'] })
+    expect(requiredFacts('PROOF_VERIFICATION_ON_L2', 'nostwo')).toEqual({ all: ['programHash'], oneOf: ['sharpFactHash', 'integrityFactHash'] })
   })
 
   it('passes a proof of either registry that carries only one of the two facts', () => {
@@ -245,9 +252,9 @@ describe('which facts a result kind requires', () => {
     expect(evaluateGate({ ...DONE, integrityFactHash: undefined }, undefined, STRICT)).toEqual([])
   })
 
-  it('does not judge the fact fields of a trace, which proves nothing', () => {
+  it('does not judge the fact fields of a trace asked for, which proves nothing', () => {
     const trace: GateRecord = { status: 'DONE', result: 'TRACE_GENERATION', isFactMocked: false, sharpFactHash: 'not a hash', programHash: null }
-    expect(evaluateGate(trace, undefined, STRICT)).toEqual([])
+    expect(evaluateGate(trace, undefined, { ...STRICT, expected: TRACE })).toEqual([])
   })
 })
 
@@ -260,7 +267,7 @@ describe('what counts as a well-formed hash', () => {
   it('is a string: an array holding one (a garbled record) is malformed and shown quoted', () => {
     const refusals = evaluateGate({ ...DONE, sharpFactHash: ['0x5a1'] as unknown as string }, undefined, STRICT)
     expect(refusals).toEqual([
-      { kind: 'fact-malformed', message: 'The service\'s sharpFactHash is not a 0x hex hash of at most 64 digits (it says "0x5a1"), so it cannot be compared.' },
+      { kind: 'fact-malformed', message: 'The service\'s sharpFactHash is not a 0x hex hash of at most 64 digits (it says "[\\"0x5a1\\"]"), so it cannot be compared.' },
     ])
   })
 })
@@ -271,5 +278,78 @@ describe('showValue', () => {
     expect(showValue('x'.repeat(80))).toBe(`"${'x'.repeat(80)}"`)
     expect(showValue(`${'y'.repeat(80)}z`)).toBe(`"${'y'.repeat(80)}…"`)
     expect(showValue(null)).toBe('"null"')
+  })
+})
+
+describe('the kind asked for, never the record\'s word for it (issue 31)', () => {
+  const switchedOff: GateRecord = { status: 'DONE', result: 'TRACE_GENERATION', isFactMocked: false, programHash: null, sharpFactHash: null, integrityFactHash: null }
+
+  it('refuses a DONE record that says TRACE_GENERATION, with null facts, when a proof was asked for: naming both kinds', () => {
+    const refusals = evaluateGate(switchedOff, undefined, STRICT)
+    expect(kinds(refusals)).toEqual(['wrong-kind', 'fact-missing', 'fact-missing'])
+    expect(refusals[0]!.message).toBe(
+      'The query was asked for PROOF_VERIFICATION_ON_L2, but its record says its result is "TRACE_GENERATION": the gate judges what was asked, not the service\'s word for it.',
+    )
+    // With every fact allowed to be mocked and the program hash echoed, it is still refused.
+    const echoed = { ...switchedOff, programHash: DONE.programHash }
+    expect(kinds(evaluateGate(echoed, undefined, { allowMockedFact: true, expected: L2, expectedProgramHash: DONE.programHash! }))).toEqual(['wrong-kind', 'fact-missing'])
+    // query wait's default: a proof of any kind.
+    expect(evaluateGate(switchedOff, undefined, { ...STRICT, expected: ANY_PROOF })[0]!.message).toMatch(/asked for a proof \(PROOF_GENERATION or PROOF_VERIFICATION_ON_\*\), but its record says its result is "TRACE_GENERATION"/)
+  })
+
+  it('refuses another proof kind, an odd spelling or a value of another type as the result', () => {
+    for (const result of ['PROOF_VERIFICATION_ON_L1', 'proof_verification_on_l2', ' PROOF_VERIFICATION_ON_L2', 'PROOF_VERIFICATION_ON_MOON', 7, true, ['PROOF_VERIFICATION_ON_L2']]) {
+      const refusals = evaluateGate({ ...DONE, result: result as string }, undefined, STRICT)
+      expect(kinds(refusals), String(result)).toEqual(['wrong-kind'])
+    }
+    // Null or absent claims nothing (production may null it): the kind asked for is judged.
+    expect(evaluateGate({ ...DONE, result: null }, undefined, STRICT)).toEqual([])
+    // A proof of any kind takes a verification on a chain this version does not know yet, as a proof.
+    expect(evaluateGate({ ...DONE, result: 'PROOF_VERIFICATION_ON_SOME_NEW_CHAIN' }, undefined, { ...STRICT, expected: ANY_PROOF })).toEqual([])
+    for (const result of ['PROOF_VERIFICATION_ON_', 'proof_verification_on_moon', 'TRACE_GENERATION', 'PROOF_GENERATION_V2']) {
+      expect(kinds(evaluateGate({ ...DONE, result }, undefined, { ...STRICT, expected: ANY_PROOF })), result).toEqual(['wrong-kind'])
+    }
+  })
+
+  it('refuses a trace\'s step on a proof, in any case, and a step that is not text', () => {
+    expect(evaluateGate({ ...DONE, step: 'TRACE_GENERATION' }, undefined, STRICT)[0]!.message).toBe(
+      'The query was asked for PROOF_VERIFICATION_ON_L2, but its record says its step is "TRACE_GENERATION", a trace, not a proof.',
+    )
+    expect(kinds(evaluateGate({ ...DONE, step: ' trace_and_metadata_generation ' }, undefined, STRICT))).toEqual(['wrong-kind'])
+    expect(kinds(evaluateGate({ ...DONE, step: 3 as unknown as string }, undefined, STRICT))).toEqual(['wrong-kind'])
+    // A proof's steps, a step this version does not know, or none: not judged.
+    for (const step of ['PROOF_VERIFICATION_ON_L2', 'FACT_HASH_REGISTRATION', 'SOME_NEW_STEP', null, undefined]) {
+      expect(evaluateGate({ ...DONE, step }, undefined, STRICT), String(step)).toEqual([])
+    }
+  })
+
+  it('refuses a proof\'s result or step on a trace asked for', () => {
+    const trace = { status: 'DONE', result: 'TRACE_GENERATION', isFactMocked: false }
+    expect(kinds(evaluateGate({ ...trace, result: 'PROOF_GENERATION' }, undefined, { ...STRICT, expected: TRACE }))).toEqual(['wrong-kind'])
+    expect(evaluateGate({ ...trace, step: 'PROOF_GENERATION' }, undefined, { ...STRICT, expected: TRACE })[0]!.message).toMatch(/asked for TRACE_GENERATION, but its record says its step is "PROOF_GENERATION", past a trace/)
+    expect(evaluateGate({ ...trace, step: 'TRACE_GENERATION' }, undefined, { ...STRICT, expected: TRACE })).toEqual([])
+  })
+
+  it('quotes what the record claims as one line of data', () => {
+    const message = evaluateGate({ ...DONE, result: 'X\n::error::forged\u001b[2J' }, undefined, STRICT)[0]!.message
+    expect(message).not.toMatch(/[\r\n\u001b]/)
+    expect(message).toContain('"X\\n::error::forged\\u001b[2J"')
+  })
+})
+
+describe('afterOnChainCheck', () => {
+  const unknown = { kind: 'mock-state-unknown' as const, message: 'unknown' }
+  const missing = { kind: 'fact-missing' as const, message: 'missing' }
+  const offChain = { kind: 'not-on-chain' as const, message: 'not registered' }
+
+  it('settles an unknown mock state by a registration in the real registry, and nothing else', () => {
+    expect(afterOnChainCheck([unknown], { refusals: [], registered: true })).toEqual([])
+    expect(afterOnChainCheck([unknown, missing], { refusals: [], registered: true })).toEqual([missing])
+  })
+
+  it('keeps every refusal without a registration, and adds the check\'s own', () => {
+    expect(afterOnChainCheck([unknown], { refusals: [], registered: false })).toEqual([unknown])
+    expect(afterOnChainCheck([unknown], { refusals: [offChain], registered: false })).toEqual([unknown, offChain])
+    expect(afterOnChainCheck([], { refusals: [offChain], registered: true })).toEqual([offChain])
   })
 })
