@@ -76,7 +76,8 @@ describe('the control API refuses web pages', () => {
 
   it('a state change without a body needs a JSON content type or the x-emulator-control header: a bodyless form or no-cors POST is refused', async () => {
     await emulator().control('POST', '/faults', { path: '/is-alive', kind: 'status', status: 503 })
-    for (const headers of [{}, { 'content-type': 'application/x-www-form-urlencoded' }, { 'content-type': 'text/plain', origin: `http://127.0.0.1:${emulator().port}` }]) {
+    const bodyless: Record<string, string>[] = [{}, { 'content-type': 'application/x-www-form-urlencoded' }, { 'content-type': 'text/plain', origin: `http://127.0.0.1:${emulator().port}` }]
+    for (const headers of bodyless) {
       const answer = await raw('POST', '/_emulator/reset', headers)
       expect(answer.status, JSON.stringify(headers)).toBe(403)
       expect(answer.body?.message).toMatch(/x-emulator-control/)
