@@ -162,7 +162,7 @@ export async function figureUpload(ctx: FigureContext): Promise<FigureResult> {
   let emulated: Series
   try {
     // Each upload is kept on the emulator's disk: forget them between runs.
-    const reset = async () => void (await fetch(`${emulator.url}/_emulator/reset`, { method: 'POST' })).arrayBuffer()
+    const reset = async () => void (await fetch(`${emulator.url}/_emulator/reset`, { method: 'POST', headers: { 'content-type': 'application/json' } })).arrayBuffer()
     emulated = await series(`pie.zip of the ${ctx.quick ? '64 MiB' : '1 GiB'} PIE (${fmt(mib(pie.zipBytes), 0)} MiB)`, 'emulator', emulator.url, pie.zip, ctx.quick ? 1 : 3, ctx, { between: reset })
   } finally {
     await emulator.stop()

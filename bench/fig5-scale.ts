@@ -70,7 +70,7 @@ export async function figureScale(ctx: FigureContext): Promise<FigureResult> {
 
   // (a) many PIEs
   const emulator = await startServer('emulator', ['--received-ms', '0', '--step-ms', '0'])
-  const reset = async () => void (await fetch(`${emulator.url}/_emulator/reset`, { method: 'POST' })).arrayBuffer()
+  const reset = async () => void (await fetch(`${emulator.url}/_emulator/reset`, { method: 'POST', headers: { 'content-type': 'application/json' } })).arrayBuffer()
   const concurrent: Awaited<ReturnType<typeof scaleRun>>[] = []
   const sequential: Awaited<ReturnType<typeof scaleRun>>[] = []
   try {
@@ -116,7 +116,7 @@ export async function figureScale(ctx: FigureContext): Promise<FigureResult> {
     }
     const running = await submit()
     const finished = await submit()
-    await (await fetch(`${emu.url}/_emulator/queries/${finished}/complete`, { method: 'POST' })).arrayBuffer()
+    await (await fetch(`${emu.url}/_emulator/queries/${finished}/complete`, { method: 'POST', headers: { 'content-type': 'application/json' } })).arrayBuffer()
     // The trivial server sends the very body the emulator sends for the in-progress query.
     const bodyFile = join(RUN_DIR, 'status-body.json')
     await writeFile(bodyFile, await (await fetch(`${emu.url}/proving-query/${running}`)).text())

@@ -395,11 +395,21 @@ function sleep(ms: number): Promise<void> {
 }
 
 /**
+ * What a request that changes the control API's state must carry unless its body is JSON: a header
+ * no browser sends on its own, so a page can add it only to a same-origin request (another origin
+ * would need a CORS preflight, which the emulator never grants). The console's script sends it.
+ */
+export const CONTROL_HEADER = 'x-emulator-control'
+
+/**
  * The control API changes and reveals everything, so a web page must not reach it: a request
  * whose Host is not this machine (DNS rebinding: a page of attacker.example resolving to
- * 127.0.0.1 reads /_emulator/state), one sent by a page of another origin, and a POST whose body
- * is not JSON (a cross-site form or a text/plain fetch, which need no CORS preflight) are all
- * refused with 403. A request with no body needs no content type.
+ * 127.0.0.1 reads /_emulator/state), one sent by a page of any other origin than the emulator's
+ * own (scheme, host and port: a page on another loopback port is another origin), and a request
+ * that changes state (any method but GET and HEAD) which is neither JSON (`Content-Type:
+ * application/json`) nor marked with {@link CONTROL_HEADER} are all refused with 403. So no
+ * simple cross-origin request (a `<form method=POST>`, a `no-cors` or `text/plain` fetch, which
+ * need no CORS preflight) reaches a control route, with a body or without.
  */
 function controlRefusal(req: IncomingMessage, method: string): string | undefined {
   const host = hostnameOf(req.headers.host)
@@ -407,27 +417,36 @@ function controlRefusal(req: IncomingMessage, method: string): string | undefine
     return `The control API answers only requests addressed to this machine (Host localhost, 127.0.0.1 or [::1]); got Host ${JSON.stringify(String(req.headers.host ?? '').slice(0, 80))}.`
   }
   const origin = req.headers.origin
-  if (origin !== undefined && origin !== 'null') {
-    let originHost: string | undefined
-    try {
-      originHost = new URL(origin).hostname
-    } catch {
-      originHost = undefined
+  if (origin === 'null') return 'The control API refuses requests from sandboxed or file pages (Origin: null).'
+  if (origin !== undefined) {
+    const own = ownOrigin(req)
+    if (own === undefined || originOf(origin) !== own) {
+      return `The control API refuses requests from web pages of another origin than its own (${own}); got ${JSON.stringify(origin.slice(0, 80))}.`
     }
-    if (originHost === undefined || !isLoopback(originHost)) {
-      return `The control API refuses requests from web pages of another origin (${JSON.stringify(origin.slice(0, 80))}).`
-    }
-  } else if (origin === 'null') {
-    return 'The control API refuses requests from sandboxed or file pages (Origin: null).'
   }
-  const hasBody = (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') || req.headers['transfer-encoding'] !== undefined
-  if (method !== 'GET' && method !== 'HEAD' && hasBody) {
+  if (method !== 'GET' && method !== 'HEAD') {
     const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase()
-    if (type !== 'application/json') {
-      return `The control API takes JSON bodies only (Content-Type: application/json); got ${JSON.stringify(type || '(none)')}.`
+    if (type !== 'application/json' && req.headers[CONTROL_HEADER] === undefined) {
+      return `The control API takes JSON bodies only (Content-Type: application/json; without a body, that or a ${CONTROL_HEADER} header); got ${JSON.stringify(type || '(none)')}.`
     }
   }
   return undefined
+}
+
+/** The emulator's own origin as this request reached it: its scheme and its Host (checked loopback). */
+function ownOrigin(req: IncomingMessage): string | undefined {
+  const scheme = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http'
+  return originOf(`${scheme}://${req.headers.host}`)
+}
+
+/** An origin in its serialized form (default port dropped, host lowercased), or undefined. */
+function originOf(text: string): string | undefined {
+  try {
+    const url = new URL(text)
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : undefined
+  } catch {
+    return undefined
+  }
 }
 
 function hostnameOf(hostHeader: string | undefined): string | undefined {

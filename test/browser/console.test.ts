@@ -6,14 +6,15 @@
  * trip its own Content-Security-Policy. Without /usr/bin/chromium the suite reports itself
  * skipped, saying why (test/helpers/browser.ts).
  */
-import { request as httpRequest } from 'node:http'
+import { createServer, request as httpRequest } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest'
 import { CONSOLE_CSP } from '../../src/emulator/console/routes.ts'
 import { simulatedClock } from '../../src/emulator/index.ts'
 import { spawnCli } from '../helpers/cli.ts'
 import { describeBrowser, launchChromium } from '../helpers/browser.ts'
-import { FIXTURE_PIE, KEY, queryForm, startTestEmulator, type TestEmulator } from '../helpers/emulator.ts'
+import { FIXTURE_PIE, KEY, queryForm, startTestEmulator, submitFixturePie, type TestEmulator } from '../helpers/emulator.ts'
 
 /** Markup that runs script if a page ever parses it as HTML. */
 const HOSTILE = '<img src=x onerror="window.__consolePwned=1"><script>window.__consolePwned=2</script>'
@@ -201,6 +202,53 @@ describeBrowser('the emulator console in Debian chromium', () => {
     expect(await statusOf('/', { host: `${FOREIGN_HOST}:${emulator.port}` })).toBe(403)
     expect(await statusOf('/_emulator/console/snapshot', { origin: 'http://attacker.example' })).toBe(403)
     expect(await statusOf('/_emulator/console/snapshot', {})).toBe(200)
+    expect(watched.problems).toEqual([])
+  })
+
+  it('takes no state change from a page on another loopback port: no-cors fetches and form POSTs are refused', async () => {
+    await emulator.control('PUT', '/timing', { receivedMs: 3_600_000, stepMs: 3_600_000 })
+    const id = await submitFixturePie(emulator)
+    const stateOf = async () => {
+      const state = await emulator.control('GET', '/state')
+      return { queries: state.queries.map((query: { id: string; status: string }) => [query.id, query.status]), timing: state.timing }
+    }
+    const before = await stateOf()
+    expect(before.queries).toEqual([[id, 'RECEIVED']])
+    // Another site on this machine: the same host names, another port. Its forms carry no field,
+    // so their POSTs have no body (what a content-type check alone let through).
+    const targets = ['/_emulator/reset', `/_emulator/queries/${id}/complete`, '/_emulator/restart']
+    const site = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      res.end(targets.map((path, index) => `<form method="POST" action="${emulator.url}${path}"><button id="f${index}">go</button></form>`).join(''))
+    })
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve))
+    const sitePort = (site.address() as AddressInfo).port
+    try {
+      for (const siteHost of ['127.0.0.1', 'localhost']) {
+        const page = await context.newPage()
+        await page.goto(`http://${siteHost}:${sitePort}/`)
+        // no-cors fetches: the browser sends them without a preflight and hides the answer.
+        const settled = await page.evaluate(
+          ([base, paths]) => Promise.all(paths.map((path) => fetch(base + path, { method: 'POST', mode: 'no-cors' }).then((response) => response.type))),
+          [emulator.url, targets] as const,
+        )
+        expect(settled).toEqual(['opaque', 'opaque', 'opaque'])
+        for (const [index, path] of targets.entries()) {
+          await page.goto(`http://${siteHost}:${sitePort}/`)
+          const [answer] = await Promise.all([page.waitForResponse((response) => response.url() === emulator.url + path), page.locator(`#f${index}`).click()])
+          expect(answer.status()).toBe(403)
+          expect(await answer.text()).toContain('another origin')
+        }
+        await page.close()
+      }
+    } finally {
+      await new Promise((resolve) => site.close(resolve))
+    }
+    expect(await stateOf()).toEqual(before)
+    // The console itself, on the emulator's own origin, still completes the query.
+    const page = await openConsole()
+    await row(page, id, 'RECEIVED').getByRole('button', { name: 'Complete' }).click()
+    await row(page, id, 'DONE').waitFor()
     expect(watched.problems).toEqual([])
   })
 

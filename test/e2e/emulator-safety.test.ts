@@ -61,6 +61,33 @@ describe('the control API refuses web pages', () => {
     await emulator().control('DELETE', '/faults')
   })
 
+  it('a page on another port of this machine is another origin: 403, even with a JSON body', async () => {
+    const port = emulator().port
+    for (const origin of [`http://127.0.0.1:${port + 1}`, `http://localhost:${port + 1}`, `https://127.0.0.1:${port}`, 'http://127.0.0.1']) {
+      const answer = await raw('POST', '/_emulator/faults', { 'content-type': 'application/json', origin }, JSON.stringify({ path: '*', kind: 'drop' }))
+      expect(answer.status, origin).toBe(403)
+      expect(answer.body?.message).toMatch(/another origin than its own \(http:\/\/127\.0\.0\.1:\d+\)/)
+      expect((await raw('GET', '/_emulator/state', { origin })).status, origin).toBe(403)
+    }
+    // The emulator's own origin, however it is named (the Host header is its name).
+    expect((await raw('GET', '/_emulator/state', { origin: `http://localhost:${port}`, host: `localhost:${port}` })).status).toBe(200)
+    expect(await faults()).toEqual([])
+  })
+
+  it('a state change without a body needs a JSON content type or the x-emulator-control header: a bodyless form or no-cors POST is refused', async () => {
+    await emulator().control('POST', '/faults', { path: '/is-alive', kind: 'status', status: 503 })
+    const bodyless: Record<string, string>[] = [{}, { 'content-type': 'application/x-www-form-urlencoded' }, { 'content-type': 'text/plain', origin: `http://127.0.0.1:${emulator().port}` }]
+    for (const headers of bodyless) {
+      const answer = await raw('POST', '/_emulator/reset', headers)
+      expect(answer.status, JSON.stringify(headers)).toBe(403)
+      expect(answer.body?.message).toMatch(/x-emulator-control/)
+      expect((await raw('DELETE', '/_emulator/faults', headers)).status).toBe(403)
+    }
+    expect(await faults()).toHaveLength(1)
+    expect((await raw('DELETE', '/_emulator/faults', { 'x-emulator-control': '1' })).status).toBe(200)
+    expect((await raw('POST', '/_emulator/reset', { 'content-type': 'application/json' })).status).toBe(200)
+  })
+
   it('the services themselves are not affected (any Host, no Origin rules)', async () => {
     expect((await raw('GET', '/is-alive', { host: 'proving.example' })).status).toBe(200)
   })

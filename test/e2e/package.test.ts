@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
@@ -9,6 +9,10 @@ import { NODE, olderNode, pretendNodeVersion, REPO_ROOT } from '../helpers/cli.t
 const run = promisify(execFile)
 /** The console's page, script and styles together, uncompressed (21 KiB when written: 4 + 13 + 4). */
 const CONSOLE_BUDGET_BYTES = 40 * 1024
+/** What installing the package may weigh, dependencies included (viem with ox alone is 82 MB; 109 MB when written, 333 MB before). */
+const INSTALLED_BUDGET_BYTES = 130 * 1024 * 1024
+/** The lifecycle scripts npm runs when a package is installed (`prepare` too, from a git URL or a folder). */
+const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall', 'prepare']
 const NODE_BIN_DIR = dirname(NODE)
 /** npm and npx of the machine, with the project's Node 24 first on PATH (as `npm run` has it). */
 const env = { ...process.env, PATH: `${NODE_BIN_DIR}:${process.env.PATH}`, npm_config_audit: 'false', npm_config_fund: 'false' }
@@ -98,8 +102,50 @@ describe('the published package', () => {
     expect(failed?.stderr).toMatch(/^proving: needs Node\.js 24 or later; found Node\.js \d+\.\d+\.\d+ [^\n]*\n$/)
   })
 
-  it('ships no tests, sources or bundles', async () => {
+  it('ships no tests, sources or bundles, nor the action\'s compiled code (dist/ runs the action)', async () => {
     const files = await readdir(join(consumer, 'node_modules/proving-kit'))
     expect(files.sort()).toEqual(['LICENSE', 'README.md', 'bin', 'lib', 'package.json'].sort())
+    expect(await readdir(join(consumer, 'node_modules/proving-kit/lib'))).not.toContain('action')
   })
+
+  it('runs no install-time script, and depends only on what lib/ loads (no @actions/*, no Octokit)', async () => {
+    const manifest = JSON.parse(await readFile(join(consumer, 'node_modules/proving-kit/package.json'), 'utf8')) as {
+      scripts?: Record<string, string>
+      dependencies: Record<string, string>
+    }
+    expect(Object.keys(manifest.scripts ?? {}).filter((name) => INSTALL_SCRIPTS.includes(name))).toEqual([])
+    expect(Object.keys(manifest.dependencies).filter((name) => /^@actions\/|^@octokit\//.test(name))).toEqual([])
+    const installed = await readdir(join(consumer, 'node_modules'))
+    expect(installed.filter((name) => /^@(actions|octokit|azure|protobuf-ts|bufbuild)$|^typescript$|^apache-arrow$/.test(name))).toEqual([])
+  })
+
+  it(`installs within ${INSTALLED_BUDGET_BYTES / 1024 / 1024} MB, dependencies included`, async () => {
+    const { stdout } = await run('du', ['-sk', join(consumer, 'node_modules')], { env })
+    const bytes = Number(stdout.split('\t')[0]) * 1024
+    expect(bytes).toBeGreaterThan(10 * 1024 * 1024)
+    expect(bytes).toBeLessThan(INSTALLED_BUDGET_BYTES)
+  })
+
+  // README's library example, as a user's project compiles it: strict, no skipLibCheck, with the
+  // TypeScript of the day (5.x) and the next (7), and the @types/node of the Node it needs.
+  it('type-checks README\'s library example under tsc --strict with TypeScript 5 and 7, without skipLibCheck', async () => {
+    const project = join(consumer, 'typecheck')
+    await mkdir(project, { recursive: true })
+    await run('npm', ['install', '--prefer-offline', '--no-save', 'typescript-5@npm:typescript@5', 'typescript-7@npm:typescript@7', '@types/node@24'], { cwd: consumer, env })
+    const readme = await readFile(join(REPO_ROOT, 'README.md'), 'utf8')
+    const example = /## The library\n\n```ts\n([\s\S]*?)\n```/.exec(readme)?.[1]
+    expect(example).toContain("from 'proving-kit'")
+    await writeFile(join(project, 'example.ts'), `${example}\n`)
+    const compilerOptions = { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', noEmit: true }
+    await writeFile(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['example.ts'] }))
+    for (const typescript of ['typescript-5', 'typescript-7']) {
+      const version = JSON.parse(await readFile(join(consumer, 'node_modules', typescript, 'package.json'), 'utf8')).version as string
+      expect(version.split('.')[0]).toBe(typescript.split('-')[1])
+      const compiled = await run(NODE, [join(consumer, 'node_modules', typescript, 'bin/tsc'), '-p', project], { cwd: project, env }).then(
+        () => '',
+        (error: { stdout: string; stderr: string }) => `${error.stdout}${error.stderr}`,
+      )
+      expect(compiled, `TypeScript ${version}`).toBe('')
+    }
+  }, 180_000)
 })

@@ -22,6 +22,8 @@ import {
 } from '../helpers/github-yaml.ts'
 import { REPO_ROOT } from '../helpers/run-action.ts'
 
+/** A commit SHA in the form a pinned `uses:` has (actions/checkout v5.1.0's). */
+const SHA = 'fbc6f3992d24b796d5a048ff273f7fcc4a7b6c09'
 const read = (file: string, root = REPO_ROOT) => readFileSync(join(root, file), 'utf8')
 const clean = (findings: Finding[]) => expect(findings, formatFindings(findings)).toEqual([])
 
@@ -144,12 +146,31 @@ describe('each check fails on the mistake it is there for', () => {
     const root = scratchRepository()
     const script = await checkWorkflow('.github/workflows/w.yml', workflow(['- id: a', '  run: echo "x=1" >> "$GITHUB_OUTPUT"', '- run: echo "${{ steps.a.outputs.x }}"']), root)
     expect(script).toEqual([expect.objectContaining({ tool: 'project', line: 8, message: expect.stringMatching(/through `env:`/) })])
-    const old = await checkWorkflow('.github/workflows/w.yml', workflow(['- uses: actions/checkout@v4', '- uses: actions/upload-artifact@v5', '  with:', '    path: x']), root)
-    expect(old.map((finding) => [finding.tool, finding.line])).toEqual([
-      ['project', 6],
-      ['project', 7],
+    const old = await checkWorkflow(
+      '.github/workflows/w.yml',
+      workflow([`- uses: actions/checkout@${SHA} # v4.2.2`, `- uses: actions/upload-artifact@${SHA} # v5.0.0`, '  with:', '    path: x']),
+      root,
+    )
+    expect(old.map((finding) => [finding.tool, finding.line, finding.message.replace(/:.*/, '')])).toEqual([
+      ['project', 6, 'actions/checkout@v4 runs on node20'],
+      ['project', 7, 'actions/upload-artifact@v5 runs on node20'],
     ])
-    expect(await checkWorkflow('.github/workflows/w.yml', workflow(['- uses: actions/checkout@v5']), root)).toEqual([])
+    expect(await checkWorkflow('.github/workflows/w.yml', workflow([`- uses: actions/checkout@${SHA} # v5.1.0`]), root)).toEqual([])
+  })
+
+  it('project: a third-party action by tag or branch, or pinned without its version, but not our own', async () => {
+    const root = scratchRepository()
+    const findings = await checkWorkflow(
+      '.github/workflows/w.yml',
+      workflow(['- uses: actions/checkout@v5', '- uses: actions/checkout@main', `- uses: actions/checkout@${SHA}`, `- uses: actions/checkout@${SHA.slice(0, 12)} # v5.1.0`, '- uses: ./sub', '  with:', '    needed: x']),
+      root,
+    )
+    expect(findings.map((finding) => [finding.tool, finding.line, finding.message.replace(/^[^:]*: /, '').slice(0, 30)])).toEqual([
+      ['project', 6, 'pin a third-party action by it'],
+      ['project', 7, 'pin a third-party action by it'],
+      ['project', 8, 'say which version the commit i'],
+      ['project', 9, 'pin a third-party action by it'],
+    ])
   })
 
   it('docs: a ```yaml block is read from the Markdown and its findings point at the Markdown line', async () => {

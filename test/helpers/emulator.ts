@@ -5,6 +5,7 @@ import { Agent, FormData, request } from 'undici'
 import { afterEach, beforeEach } from 'vitest'
 import { ProvingClient, type ClientOptions } from '../../src/clients/proving.ts'
 import { type EmulatorOptions, type RunningEmulator, startEmulator } from '../../src/emulator/index.ts'
+import { CONTROL_HEADER } from '../../src/emulator/router.ts'
 
 /**
  * Starts an emulator on 127.0.0.1, port 0, for a test and closes it after. Requests go over
@@ -51,6 +52,9 @@ export async function startTestEmulator(options: EmulatorOptions = {}): Promise<
     if (callOptions.json !== undefined) {
       body = JSON.stringify(callOptions.json)
       headers['content-type'] = 'application/json'
+    } else if (body === undefined && path.startsWith('/_emulator/') && method !== 'GET') {
+      // A control call without a body: marked, as the control API asks of it (not a web page's).
+      headers[CONTROL_HEADER] ??= '1'
     }
     const response = await request(url, { method: method as 'GET', headers, body, dispatcher: agent })
     const text = await response.body.text()

@@ -1,16 +1,16 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { createPublicClient, createWalletClient, http, type Address, type Hex } from 'viem'
 import { REPO_ROOT } from './cli.ts'
 
 /**
- * A real local EVM for the on-chain tests: Hardhat 2's network (its EVM, EDR, is a native
- * binary shipped inside an npm package; nothing is downloaded at test time), served over HTTP
+ * A real local EVM for the on-chain tests: Hardhat 3's simulated network (its EVM, EDR, is a
+ * native binary shipped in an npm package per platform, of which npm installs only this
+ * machine's; nothing is downloaded at test time), served over HTTP
  * by `hardhat node` in a child process on a free loopback port. Like a hosted provider, it
  * answers JSON-RPC on any path, so a URL such as `http://127.0.0.1:PORT/v3/<key>` works and the
  * tests can check that the key never reaches the output. Start-up takes ~2-3 s (loading
@@ -141,13 +141,19 @@ export type EvmNode = {
 
 export async function startEvmNode(options: { chainId?: number } = {}): Promise<EvmNode> {
   const chainId = options.chainId ?? 31337
-  // Hardhat refuses to run from a config outside a project that installs it, but not from a
-  // config elsewhere with the project as the working directory: the config stays out of the repo.
-  const configDir = mkdtempSync(join(tmpdir(), 'proving-kit-evm-'))
-  const config = join(configDir, 'hardhat.config.cjs')
-  writeFileSync(config, `module.exports = { networks: { hardhat: { chainId: ${chainId}, accounts: { count: 2 } } } }\n`)
-  const bootstrap = join(dirname(require.resolve('hardhat/package.json')), 'internal/cli/bootstrap.js')
-  const child = spawn(process.execPath, [bootstrap, '--config', config, 'node', '--hostname', '127.0.0.1', '--port', '0'], {
+  // Hardhat 3 runs only from a config inside a project that installs it: the config goes into a
+  // temporary folder under node_modules/.cache (git-ignored), its artifacts and cache beside it.
+  const cacheDir = join(REPO_ROOT, 'node_modules', '.cache')
+  mkdirSync(cacheDir, { recursive: true })
+  const configDir = mkdtempSync(join(cacheDir, 'proving-kit-evm-'))
+  const config = join(configDir, 'hardhat.config.mjs')
+  const settings = {
+    paths: { artifacts: join(configDir, 'artifacts'), cache: join(configDir, 'cache') },
+    networks: { evm: { type: 'edr-simulated', chainType: 'l1', chainId, accounts: { count: 2 } } },
+  }
+  writeFileSync(config, `export default ${JSON.stringify(settings)}\n`)
+  const cli = join(dirname(require.resolve('hardhat/package.json')), 'dist/src/cli.js')
+  const child = spawn(process.execPath, [cli, '--config', config, 'node', '--network', 'evm', '--hostname', '127.0.0.1', '--port', '0'], {
     cwd: REPO_ROOT,
     env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: 'true', NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -214,18 +214,30 @@ export async function actionlintFindings(file: string, text: string): Promise<Fi
 }
 
 /**
- * The project's rules for workflows and snippets: action majors that run on node24, and no
- * `${{ }}` inside a `run:` script (values reach the shell through `env:`, so a value is never
- * spliced into the script's source).
+ * The project's rules for workflows and snippets: a third-party action pinned by its full commit
+ * SHA with its version in a comment (`uses: actions/checkout@<40 hex> # v5.1.0`: a tag can be
+ * moved, a commit cannot; Dependabot updates both), action majors that run on node24 (read from
+ * that comment), and no `${{ }}` inside a `run:` script (values reach the shell through `env:`, so
+ * a value is never spliced into the script's source). The project's own actions (`./wait`,
+ * `proving-kit/proving-kit/wait@v1`) are not third-party.
  */
 export function projectFindings(file: string, text: string): Finding[] {
   const findings: Finding[] = []
   const lines = text.split('\n')
   lines.forEach((line, index) => {
-    const uses = /^\s*(?:-\s+)?uses:\s*['"]?([\w.-]+\/[\w.-]+)(?:\/[^@'"\s]*)?@v?(\d+)/.exec(line)
-    const minimum = uses ? NODE24_MAJORS[uses[1]!] : undefined
-    if (uses && minimum !== undefined && Number(uses[2]) < minimum) {
-      findings.push({ file, line: index + 1, message: `${uses[1]}@v${uses[2]} runs on node20: use v${minimum} or later (node24)`, tool: 'project' })
+    const uses = /^\s*(?:-\s+)?uses:\s*['"]?(([\w.-]+\/[\w.-]+)(?:\/[^@'"\s]*)?)@([^'"\s#]+)['"]?\s*(?:#\s*(\S+))?/.exec(line)
+    if (!uses || ownActionPath(`${uses[1]}@${uses[3]}`) !== undefined) return
+    const [, action, repository, ref, comment] = uses as unknown as [string, string, string, string, string | undefined]
+    const pinned = /^[0-9a-f]{40}$/.test(ref)
+    if (!pinned) {
+      findings.push({ file, line: index + 1, message: `${action}@${ref}: pin a third-party action by its full commit SHA, its version in a comment (${action}@<sha> # vX.Y.Z)`, tool: 'project' })
+    } else if (!/^v\d+(\.\d+)*$/.test(comment ?? '')) {
+      findings.push({ file, line: index + 1, message: `${action}@${ref}: say which version the commit is, in a comment (# vX.Y.Z)`, tool: 'project' })
+    }
+    const major = /^v?(\d+)/.exec(pinned ? (comment ?? '') : ref)?.[1]
+    const minimum = NODE24_MAJORS[repository]
+    if (major !== undefined && minimum !== undefined && Number(major) < minimum) {
+      findings.push({ file, line: index + 1, message: `${repository}@v${major} runs on node20: use v${minimum} or later (node24)`, tool: 'project' })
     }
   })
   const visit = (node: unknown) => {

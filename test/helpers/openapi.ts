@@ -1,6 +1,7 @@
 /**
- * GitHub's published REST description (the `@octokit/openapi` package's api.github.com document)
- * as a judge of requests and answers: find the operation by method and path template, then check
+ * GitHub's published REST description (the `@octokit/openapi` package's api.github.com document,
+ * reduced to what the stand-in serves: ./github-openapi.json, written and checked by
+ * scripts/github-openapi.ts, which records the package's version) as a judge of requests and answers: find the operation by method and path template, then check
  * path and query parameters, the body's content type and its JSON against the documented schema
  * (types, required fields, enums, nested objects and arrays). The GitHub API stand-in
  * (./github-api.ts) puts every request and every answer it gives through it, so neither the
@@ -49,7 +50,7 @@ let document: Document | undefined
 let routes: { method: string; template: string; pattern: RegExp; names: string[] }[] | undefined
 
 function load(): Document {
-  document ??= require('@octokit/openapi/generated/api.github.com.json') as Document
+  document ??= require('./github-openapi.json') as Document
   return document
 }
 

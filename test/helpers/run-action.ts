@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parse } from 'yaml'
 import { NODE, REPO_ROOT } from './cli.ts'
+import { CONTROL_HEADER } from '../../src/emulator/router.ts'
 import type { ActionIO } from '../../src/action/types.ts'
 
 export { NODE, REPO_ROOT }
@@ -328,7 +329,7 @@ export async function unzipPie(zipPath: string, dir: string): Promise<string> {
 export async function control(baseUrl: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
   const response = await fetch(`${baseUrl}/_emulator/${path}`, {
     method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    headers: body === undefined ? { [CONTROL_HEADER]: '1' } : { 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   })
   const text = await response.text()

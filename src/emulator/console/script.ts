@@ -249,7 +249,9 @@ function say(text, kind) {
 }
 
 async function control(method, path, body) {
-  const init = { method, headers: {} }
+  // Marked as the console's own (see CONTROL_HEADER in router.ts): the control API refuses a
+  // state change that is neither JSON nor marked, as a page of another origin would send it.
+  const init = { method, headers: { 'x-emulator-control': 'console' } }
   if (body !== undefined) {
     init.headers['content-type'] = 'application/json'
     init.body = JSON.stringify(body)

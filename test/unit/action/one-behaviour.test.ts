@@ -26,7 +26,7 @@ afterAll(async () => {
   await emulator.close()
 })
 beforeEach(async () => {
-  await fetch(`${emulator.url}/_emulator/reset`, { method: 'POST' })
+  await fetch(`${emulator.url}/_emulator/reset`, { method: 'POST', headers: { 'content-type': 'application/json' } })
 })
 
 describe.each(names)('action %j', (name) => {

@@ -1,5 +1,6 @@
 /**
- * patches/@actions+core+*.patch (applied by `npm ci` through the `prepare` script): @actions/core
+ * patches/@actions+core+*.patch (applied by patch-package before the bundle is built: `npm run
+ * bundle`, `npm run check:dist`, and `npm test`; no install script applies it): @actions/core
  * loads its OIDC client, and with it @actions/http-client and a whole undici, only when
  * getIDToken is called, instead of on every action start (figure 3 of bench/results.md).
  */

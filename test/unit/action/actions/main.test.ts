@@ -74,7 +74,7 @@ describe('root run()', () => {
       expect(io.summary).toContain(`- uses: ./wait\n  with:\n    query-id: ${queryId}\n`)
       expect(io.summary).toContain(`    base-url: ${emulator.url}\n`)
       // ... and the wait sub-action picks it up.
-      await fetch(`${emulator.url}/_emulator/queries/${queryId}/complete`, { method: 'POST' })
+      await fetch(`${emulator.url}/_emulator/queries/${queryId}/complete`, { method: 'POST', headers: { 'content-type': 'application/json' } })
       const waited = fakeIO({ 'query-id': queryId, 'api-key': API_KEY, 'base-url': emulator.url })
       await runWait(waited)
       expect(waited.failed).toBeUndefined()
