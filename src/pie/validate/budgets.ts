@@ -1,4 +1,5 @@
 import { InvalidInputError } from '../../core/errors.ts'
+import { withReason } from './reasons.ts'
 import { ADDITIONAL_DATA, EXECUTION_RESOURCES, METADATA, type PieEntryName, VERSION } from '../shared/index.ts'
 
 /**
@@ -59,7 +60,7 @@ export class PieBudgetError extends InvalidInputError {
 
 export function budgetError(where: string | undefined, what: string): PieBudgetError {
   return new PieBudgetError(
-    `${where ?? 'The PIE'}: ${what}; no real PIE does, so it was refused (a damaged or hostile file).`,
+    withReason(`${where ?? 'The PIE'}: ${what}; no real PIE does, so it was refused (a damaged or hostile file).`, 'budget'),
     { input: where },
   )
 }

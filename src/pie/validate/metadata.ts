@@ -5,8 +5,9 @@
  * checks report every rule broken and still return what could be read, so memory.bin can be
  * checked against whatever segment table there is.
  */
-import { BUILTIN_ORDER, METADATA, TWO_POW_30, TWO_POW_63 } from '../shared/index.ts'
+import { BUILTIN_ORDER, METADATA, STARK_PRIME, TWO_POW_30, TWO_POW_63 } from '../shared/index.ts'
 import { isJsonObject, showJson, type JsonObject, type JsonValue } from './json.ts'
+import { checkKnownKeys, notIntegerReason, type RefusalReason } from './reasons.ts'
 
 export type Segment = { index: number; size: number }
 
@@ -30,7 +31,13 @@ export type PieMetadata = {
   segmentSizes: Map<number, number>
 }
 
-type Report = (problem: string) => void
+/** A broken rule and its reason class (reasons.ts); cairo-lang's when not given. */
+type Report = (problem: string, reason?: RefusalReason) => void
+
+/** The fields of cairo-lang's schemas (CairoPieMetadata, StrippedProgram, SegmentInfo). */
+const METADATA_KEYS = ['program', 'program_segment', 'execution_segment', 'ret_fp_segment', 'ret_pc_segment', 'builtin_segments', 'extra_segments']
+const PROGRAM_KEYS = ['data', 'builtins', 'main', 'prime']
+const SEGMENT_KEYS = ['index', 'size']
 
 function smallInt(value: JsonValue | undefined): number | undefined {
   return typeof value === 'bigint' && value >= 0n && value < BigInt(TWO_POW_30) ? Number(value) : undefined
@@ -41,10 +48,11 @@ function readSegment(value: JsonValue | undefined, where: string, report: Report
     report(`${METADATA}: ${where} is ${showJson(value)}; expected {"index": ..., "size": ...}`)
     return undefined
   }
+  checkKnownKeys(value, SEGMENT_KEYS, `${METADATA}: ${where}`, report)
   const index = smallInt(value.get('index'))
   const size = smallInt(value.get('size'))
-  if (index === undefined) report(`${METADATA}: ${where}.index is ${showJson(value.get('index'))}; must be an integer in [0, 2^30)`)
-  if (size === undefined) report(`${METADATA}: ${where}.size is ${showJson(value.get('size'))}; must be an integer in [0, 2^30)`)
+  if (index === undefined) report(`${METADATA}: ${where}.index is ${showJson(value.get('index'))}; must be an integer in [0, 2^30)`, notIntegerReason(value.get('index')))
+  if (size === undefined) report(`${METADATA}: ${where}.size is ${showJson(value.get('size'))}; must be an integer in [0, 2^30)`, notIntegerReason(value.get('size')))
   return index === undefined || size === undefined ? undefined : { index, size }
 }
 
@@ -64,7 +72,8 @@ export function checkBuiltins(builtins: readonly string[], report: Report, where
     }
     seen.add(name)
     if (rank < previous) {
-      report(`${where}: "${name}" comes after "${previousName}", out of the canonical order (${BUILTIN_ORDER.join(', ')})`)
+      // cairo-lang and cairo-vm load it; the bootloader's select_input_builtins does not.
+      report(`${where}: "${name}" comes after "${previousName}", out of the canonical order (${BUILTIN_ORDER.join(', ')}) the bootloader requires`, 'unprovable')
     }
     previous = rank
     previousName = name
@@ -77,12 +86,17 @@ function readProgram(root: JsonObject, report: Report): StrippedProgram | undefi
     report(`${METADATA}: "program" is ${showJson(program)}; expected an object`)
     return undefined
   }
+  checkKnownKeys(program, PROGRAM_KEYS, `${METADATA}: program`, report)
   let prime = program.get('prime')
   if (typeof prime !== 'bigint') {
-    report(`${METADATA}: program.prime is ${showJson(prime)}; expected an integer`)
+    report(`${METADATA}: program.prime is ${showJson(prime)}; expected an integer`, notIntegerReason(prime))
     prime = undefined
   } else if (prime <= TWO_POW_63) {
     report(`${METADATA}: program.prime = ${prime} is not above 2^63`)
+  } else if (prime !== STARK_PRIME) {
+    // cairo-vm's serde_impl::prime refuses any other; cairo-lang would read memory.bin's values
+    // with the width of this prime, not the 32 bytes cairo-vm reads.
+    report(`${METADATA}: program.prime = ${prime} is not the Stark prime 2^251 + 17 * 2^192 + 1`, 'cairo-vm')
   }
   const rawData = program.get('data')
   const data: bigint[] = []
@@ -93,7 +107,7 @@ function readProgram(root: JsonObject, report: Report): StrippedProgram | undefi
   rawData.forEach((word, i) => {
     if (typeof word !== 'bigint') {
       // A word that went through a double once shows up here as 3.6185027886661313e+75.
-      report(`${METADATA}: program.data[${i}] is ${showJson(word)}, not an integer (a big integer rounded by a JSON tool?)`)
+      report(`${METADATA}: program.data[${i}] is ${showJson(word)}, not an integer (a big integer rounded by a JSON tool?)`, notIntegerReason(word))
       data.push(-1n)
       return
     }
@@ -116,7 +130,7 @@ function readProgram(root: JsonObject, report: Report): StrippedProgram | undefi
   const rawMain = program.get('main')
   let main = -1
   if (typeof rawMain !== 'bigint') {
-    report(`${METADATA}: program.main is ${showJson(rawMain)}; expected an integer`)
+    report(`${METADATA}: program.main is ${showJson(rawMain)}; expected an integer`, notIntegerReason(rawMain))
   } else if (rawMain < 0n || rawMain >= BigInt(data.length)) {
     report(`${METADATA}: program.main = ${rawMain} is outside program.data (0 <= main < ${data.length})`)
   } else {
@@ -131,6 +145,7 @@ export function checkMetadata(root: JsonValue, report: Report): PieMetadata | un
     report(`${METADATA}: top level is ${showJson(root)}; expected an object`)
     return undefined
   }
+  checkKnownKeys(root, METADATA_KEYS, `${METADATA}: the top level`, report)
   const program = readProgram(root, report)
   if (!program) return undefined
   const nBuiltins = program.builtins.length
