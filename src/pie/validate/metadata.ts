@@ -7,7 +7,7 @@
  */
 import { BUILTIN_ORDER, METADATA, STARK_PRIME, TWO_POW_30, TWO_POW_63 } from '../shared/index.ts'
 import { isJsonObject, showJson, type JsonObject, type JsonValue } from './json.ts'
-import { checkKnownKeys, notIntegerReason, type RefusalReason } from './reasons.ts'
+import { checkKnownKeys, coercedInteger, notIntegerReason, type RefusalReason } from './reasons.ts'
 
 export type Segment = { index: number; size: number }
 
@@ -49,10 +49,17 @@ function readSegment(value: JsonValue | undefined, where: string, report: Report
     return undefined
   }
   checkKnownKeys(value, SEGMENT_KEYS, `${METADATA}: ${where}`, report)
-  const index = smallInt(value.get('index'))
-  const size = smallInt(value.get('size'))
-  if (index === undefined) report(`${METADATA}: ${where}.index is ${showJson(value.get('index'))}; must be an integer in [0, 2^30)`, notIntegerReason(value.get('index')))
-  if (size === undefined) report(`${METADATA}: ${where}.size is ${showJson(value.get('size'))}; must be an integer in [0, 2^30)`, notIntegerReason(value.get('size')))
+  // A value cairo-lang coerces (cairo-vm refuses it) still places the segment, as cairo-lang does.
+  const field = (name: 'index' | 'size') => {
+    const raw = value.get(name)
+    const number = smallInt(coercedInteger(raw))
+    if (number === undefined || typeof raw !== 'bigint') {
+      report(`${METADATA}: ${where}.${name} is ${showJson(raw)}; must be an integer in [0, 2^30)`, number === undefined ? 'cairo-lang' : 'cairo-vm')
+    }
+    return number
+  }
+  const index = field('index')
+  const size = field('size')
   return index === undefined || size === undefined ? undefined : { index, size }
 }
 
@@ -87,10 +94,11 @@ function readProgram(root: JsonObject, report: Report): StrippedProgram | undefi
     return undefined
   }
   checkKnownKeys(program, PROGRAM_KEYS, `${METADATA}: program`, report)
-  let prime = program.get('prime')
-  if (typeof prime !== 'bigint') {
-    report(`${METADATA}: program.prime is ${showJson(prime)}; expected an integer`, notIntegerReason(prime))
-    prime = undefined
+  const rawPrime = program.get('prime')
+  const prime = coercedInteger(rawPrime)
+  if (typeof rawPrime !== 'bigint') report(`${METADATA}: program.prime is ${showJson(rawPrime)}; expected an integer`, notIntegerReason(rawPrime))
+  if (prime === undefined) {
+    // reported above
   } else if (prime <= TWO_POW_63) {
     report(`${METADATA}: program.prime = ${prime} is not above 2^63`)
   } else if (prime !== STARK_PRIME) {
@@ -108,7 +116,8 @@ function readProgram(root: JsonObject, report: Report): StrippedProgram | undefi
     if (typeof word !== 'bigint') {
       // A word that went through a double once shows up here as 3.6185027886661313e+75.
       report(`${METADATA}: program.data[${i}] is ${showJson(word)}, not an integer (a big integer rounded by a JSON tool?)`, notIntegerReason(word))
-      data.push(-1n)
+      // What cairo-lang reads there, to compare with memory as it would; -1 when nothing.
+      data.push(coercedInteger(word) ?? -1n)
       return
     }
     if (word < 0n || (typeof prime === 'bigint' && word >= prime)) {
@@ -128,13 +137,15 @@ function readProgram(root: JsonObject, report: Report): StrippedProgram | undefi
     checkBuiltins(builtins, report)
   }
   const rawMain = program.get('main')
+  const coercedMain = coercedInteger(rawMain)
   let main = -1
-  if (typeof rawMain !== 'bigint') {
-    report(`${METADATA}: program.main is ${showJson(rawMain)}; expected an integer`, notIntegerReason(rawMain))
-  } else if (rawMain < 0n || rawMain >= BigInt(data.length)) {
-    report(`${METADATA}: program.main = ${rawMain} is outside program.data (0 <= main < ${data.length})`)
+  if (typeof rawMain !== 'bigint') report(`${METADATA}: program.main is ${showJson(rawMain)}; expected an integer`, notIntegerReason(rawMain))
+  if (coercedMain === undefined) {
+    // reported above
+  } else if (coercedMain < 0n || coercedMain >= BigInt(data.length)) {
+    report(`${METADATA}: program.main = ${coercedMain} is outside program.data (0 <= main < ${data.length})`)
   } else {
-    main = Number(rawMain)
+    main = Number(coercedMain)
   }
   return { data, builtins, main, prime: typeof prime === 'bigint' ? prime : 0n }
 }

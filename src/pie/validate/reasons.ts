@@ -37,12 +37,21 @@ export function withReason(line: string, reason: RefusalReason): string {
 }
 
 /**
- * A value where an integer belongs: marshmallow's non-strict Integer field (cairo-lang) turns the
- * string "61" and the number 72.0 into integers, cairo-vm's serde refuses both; anything else
- * (null, an object) both refuse.
+ * What cairo-lang reads where an integer belongs: marshmallow's non-strict Integer field turns
+ * the string "61" and the numbers 72.0 and 72.5 into integers (cairo-vm's serde refuses all
+ * three). Undefined for what it refuses too (null, an object, "abc").
  */
+export function coercedInteger(value: JsonValue | undefined): bigint | undefined {
+  if (typeof value === 'bigint') return value
+  // Python's int() truncates: marshmallow reads 73.5 as 73.
+  if (typeof value === 'number') return Number.isFinite(value) ? BigInt(Math.trunc(value)) : undefined
+  if (typeof value === 'string' && /^\s*[+-]?\d+\s*$/.test(value)) return BigInt(value.trim())
+  return undefined
+}
+
+/** Why a value that is not a JSON integer is refused: cairo-vm's when cairo-lang coerces it. */
 export function notIntegerReason(value: JsonValue | undefined): RefusalReason {
-  return typeof value === 'string' || typeof value === 'number' ? 'cairo-vm' : 'cairo-lang'
+  return coercedInteger(value) === undefined ? 'cairo-lang' : 'cairo-vm'
 }
 
 /** Reports every key of `object` outside `known`: cairo-lang's schemas (marshmallow, unknown=RAISE) refuse them. */

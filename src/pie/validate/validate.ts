@@ -49,7 +49,7 @@ import {
   valueBelow,
 } from './memory.ts'
 import { checkMetadata, type PieMetadata, type Segment } from './metadata.ts'
-import { checkKnownKeys, notIntegerReason, withReason, type PieRefusal, type RefusalReason } from './reasons.ts'
+import { checkKnownKeys, coercedInteger, notIntegerReason, withReason, type PieRefusal, type RefusalReason } from './reasons.ts'
 import { factTopologyFromAdditionalData } from './topology.ts'
 
 export type ValidatePieOptions = {
@@ -184,8 +184,14 @@ async function readJson(source: PieSource, name: JsonEntryName, problems: Proble
   if (!source.has(name)) return undefined
   const text = await readWhole(source, name, problems)
   if (text === undefined) return undefined
+  let duplicate: [string, number] | undefined
   try {
-    return parseJson(text, PIE_JSON_BUDGET)
+    const value = parseJson(text, PIE_JSON_BUDGET, { onDuplicateKey: (key, at) => (duplicate ??= [key, at]) })
+    if (duplicate) {
+      // Python's json keeps the last value; cairo-vm's serde refuses a struct's field given twice.
+      problems.add(`${name}: key ${JSON.stringify(duplicate[0])} appears twice in one object (at character ${duplicate[1]}); cairo-lang keeps the last value, cairo-vm refuses it`, 'ambiguous')
+    }
+    return value
   } catch (error) {
     if (error instanceof JsonBudgetError) throw budgetError(source.path, `${name} holds ${error.message}, past its budget`)
     if (error instanceof JsonSyntaxError) {
@@ -212,13 +218,20 @@ function checkExecutionResources(value: JsonValue | undefined, builtins: string[
   checkKnownKeys(value, EXECUTION_RESOURCES_KEYS, `${file}: the top level`, (line) => problems.add(line, 'cairo-lang'))
   let nSteps: number | undefined
   const rawSteps = value.get('n_steps')
+  const steps = coercedInteger(rawSteps)
   if (typeof rawSteps !== 'bigint') problems.add(`${file}: n_steps is ${showJson(rawSteps)}; expected an integer`, notIntegerReason(rawSteps))
-  else if (rawSteps < 1n || rawSteps >= BigInt(TWO_POW_30)) problems.add(`${file}: n_steps = ${rawSteps}; must satisfy 1 <= n_steps < 2^30`, 'cairo-lang')
-  else nSteps = Number(rawSteps)
+  if (steps === undefined) {
+    // reported above
+  } else if (steps < 1n || steps >= BigInt(TWO_POW_30)) problems.add(`${file}: n_steps = ${steps}; must satisfy 1 <= n_steps < 2^30`, 'cairo-lang')
+  else nSteps = Number(steps)
+  const inRange = (raw: JsonValue | undefined) => {
+    const n = coercedInteger(raw)
+    return n !== undefined && n >= 0n && n < BigInt(TWO_POW_30)
+  }
   if (value.has('n_memory_holes')) {
     const holes = value.get('n_memory_holes')
-    if (typeof holes !== 'bigint' || holes < 0n || holes >= BigInt(TWO_POW_30)) {
-      problems.add(`${file}: n_memory_holes = ${showJson(holes)}; must be an integer in [0, 2^30)`, typeof holes === 'bigint' ? 'cairo-lang' : notIntegerReason(holes))
+    if (typeof holes !== 'bigint' || !inRange(holes)) {
+      problems.add(`${file}: n_memory_holes = ${showJson(holes)}; must be an integer in [0, 2^30)`, inRange(holes) ? 'cairo-vm' : 'cairo-lang')
     }
   }
   const counter = value.get('builtin_instance_counter')
@@ -227,8 +240,8 @@ function checkExecutionResources(value: JsonValue | undefined, builtins: string[
     return nSteps
   }
   for (const [key, count] of counter) {
-    if (typeof count !== 'bigint' || count < 0n || count >= BigInt(TWO_POW_30)) {
-      problems.add(`${file}: builtin_instance_counter.${key} = ${showJson(count)}; must be an integer in [0, 2^30)`, typeof count === 'bigint' ? 'cairo-lang' : notIntegerReason(count))
+    if (typeof count !== 'bigint' || !inRange(count)) {
+      problems.add(`${file}: builtin_instance_counter.${key} = ${showJson(count)}; must be an integer in [0, 2^30)`, inRange(count) ? 'cairo-vm' : 'cairo-lang')
     }
   }
   if (builtins) {
@@ -457,7 +470,12 @@ export async function analysePie(input: PieInput, options: ValidatePieOptions = 
 
     const outputSegment = metadata?.builtinSegments.find(([name]) => name === 'output')?.[1]
     const outputBuiltin = additionalData?.get('output_builtin')
-    if (outputSegment && additionalData) {
+    if (outputSegment && additionalData && !(isJsonObject(outputBuiltin) && outputBuiltin.has('pages') && outputBuiltin.has('attributes'))) {
+      // cairo-lang's get_cairo_pie_fact_info reads additional_data["output_builtin"]["pages"] and
+      // ["attributes"] (a KeyError or a TypeError without them).
+      const found = isJsonObject(outputBuiltin) ? `an object without ${['pages', 'attributes'].filter((key) => !outputBuiltin.has(key)).map((key) => `"${key}"`).join(' and ')}` : showJson(outputBuiltin)
+      problems.add(`${ADDITIONAL_DATA}: output_builtin must be {"pages": {...}, "attributes": {...}} when the program uses the output builtin (found ${found}); the SHARP fact is computed from it`, 'unprovable')
+    } else if (outputSegment && additionalData) {
       try {
         const topology = factTopologyFromAdditionalData(outputSegment.size, outputBuiltin)
         // The tree's shape is checked here; its hashes are the fact's (../facts/).
