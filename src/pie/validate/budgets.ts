@@ -50,6 +50,8 @@ export const PIE_JSON_BUDGET: JsonBudget = { maxNodes: 2_000_000, maxContainers:
 export const SEEN_CELLS_BASE_BYTES = 8 * MIB
 export const SEEN_CELLS_BYTES_PER_CELL = 0.5
 export const SPARSE_CELLS = 65_536
+/** Addresses written twice whose values are compared (no writer emits any). */
+export const REWRITTEN_CELLS = 100_000
 /** Output cells kept for the fact (real outputs: tens to a few thousand cells). */
 export const OUTPUT_CELLS = 4_000_000
 

@@ -25,6 +25,7 @@ import {
   checkJsonEntrySize,
   JSON_ENTRY_BYTES,
   OUTPUT_CELLS,
+  REWRITTEN_CELLS,
   PIE_JSON_BUDGET,
   SEEN_CELLS_BASE_BYTES,
   SEEN_CELLS_BYTES_PER_CELL,
@@ -304,6 +305,46 @@ function describeSegments(sizes: Map<number, number>): string {
 
 type MemoryFindings = { cells: number; output: Map<number, bigint> }
 
+/**
+ * An address written twice with the same value is one PIE to both readers (cairo-lang's
+ * MemoryDict keeps the last, cairo-vm inserts both into its VM, which accepts an equal value);
+ * with different values it is not (cairo-vm's VM fails on the second). The scan keeps one bit per
+ * cell, not the values, so the rewritten addresses (rare: no writer emits them) are compared in a
+ * second pass over memory.bin.
+ */
+async function compareRewrites(source: PieSource, rewritten: Map<number, number>, problems: Problems, signal: AbortSignal | undefined): Promise<void> {
+  const first = new Map<number, bigint>()
+  const differing = new Map<number, number>()
+  const scanner = new CellScanner((view, at, byte) => {
+    const segment = addressSegment(view, at)
+    if (segment === ADDRESS_NOT_RELOCATABLE) return
+    const offset = addressOffset(view, at)
+    const key = segment * 2 ** 30 + offset
+    if (offset >= 2 ** 30 || !rewritten.has(key) || differing.has(key)) return
+    const value = cellValue(view, at)
+    const earlier = first.get(key)
+    if (earlier === undefined) first.set(key, value)
+    else if (earlier !== value) differing.set(key, byte)
+  })
+  try {
+    for await (const chunk of source.open(MEMORY)) {
+      if (signal?.aborted) throw new AbortedError('Validating the PIE was aborted', { cause: signal.reason })
+      scanner.push(chunk)
+    }
+  } catch (error) {
+    // Reported by the first pass.
+    if (!(error instanceof ZipFormatError)) throw error
+  }
+  for (const [key, byte] of differing) {
+    const where = `(${Math.floor(key / 2 ** 30)}, ${key % 2 ** 30})`
+    problems.add(
+      `${MEMORY}: cell at byte ${byte} writes address ${where} again with another value; an earlier cell already wrote it (cairo-lang keeps the last value, cairo-vm's VM refuses the second)`,
+      'ambiguous',
+      'duplicate-address',
+    )
+  }
+}
+
 async function scanMemory(
   source: PieSource,
   metadata: PieMetadata | undefined,
@@ -326,6 +367,8 @@ async function scanMemory(
   const seen = new SeenCells({ baseBytes: SEEN_CELLS_BASE_BYTES, bytesPerCell: SEEN_CELLS_BYTES_PER_CELL, sparseCells: SPARSE_CELLS })
   let programWritten = 0
   let outputWritten = 0
+  // Addresses written more than once (key segment * 2^30 + offset), with the first rewrite's byte.
+  const rewritten = new Map<number, number>()
   const checkSegments = metadata !== undefined
 
   const checkCell = (view: DataView, at: number, byte: number) => {
@@ -344,13 +387,12 @@ async function scanMemory(
       } else {
         offset = candidate
         if (seen.mark(segment, offset)) {
-          // cairo-lang's MemoryDict keeps the last value; cairo-vm keeps both cells and its
-          // VM fails on the second when they differ.
-          problems.add(
-            `${file}: cell at byte ${byte} writes address (${segment}, ${offset}) again; an earlier cell already wrote it (cairo-lang keeps the last value, cairo-vm both)`,
-            'ambiguous',
-            'duplicate-address',
-          )
+          // Written again: compared with the earlier value once the scan is done (compareRewrites).
+          const key = segment * 2 ** 30 + offset
+          if (!rewritten.has(key)) {
+            if (rewritten.size >= REWRITTEN_CELLS) throw budgetError(source.path, `memory.bin writes more than ${REWRITTEN_CELLS} addresses twice, past the budget`)
+            rewritten.set(key, byte)
+          }
         } else if (segment === 0) programWritten++
         else if (segment === outIndex) outputWritten++
       }
@@ -437,6 +479,7 @@ async function scanMemory(
   if (scanner.leftover) {
     problems.add(`${file}: size ${scanner.bytes} bytes is not a multiple of ${CELL_SIZE}; the last cell (byte ${scanner.bytes - scanner.leftover}) is truncated`, 'cairo-lang')
   }
+  if (rewritten.size) await compareRewrites(source, rewritten, problems, signal)
 
   const missingCells = (segment: number, size: number, written: number) => {
     const first: number[] = []

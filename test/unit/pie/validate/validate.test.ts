@@ -97,6 +97,17 @@ describe('valid PIEs', () => {
   // (cairo-lang's RelocatableValue.from_bytes and cairo-vm's CairoPieMemory::from_bytes both
   // ignore bits 63 to 254), and keys in version.json besides "cairo_pie" (cairo-lang never reads
   // the file, cairo-vm's serde skips unknown keys).
+  it('accepts an address written twice with the same value, and names the cell written with another', async () => {
+    const same = editCells(await exampleFiles(), (cells) => [...cells, { ...cells.find((c) => c.segment === 1 && c.offset === 10)! }, { ...cells.find((c) => c.segment === 2 && c.offset === 1)! }])
+    for (const input of [zipOf(same), await writeDir(await tempDir(), same)]) {
+      expect(await validatePie(input)).toMatchObject({ valid: true, problems: [] })
+    }
+    const other = editCells(await exampleFiles(), (cells) => [...cells, { ...cells.find((c) => c.segment === 1 && c.offset === 10)! }, { segment: 1, offset: 10, value: 12345n }])
+    expect((await validatePie(zipOf(other))).refusals).toEqual([
+      { problem: expect.stringMatching(/^memory\.bin: cell at byte 4120 writes address \(1, 10\) again with another value; .* \[ambiguous: /), reason: 'ambiguous' },
+    ])
+  })
+
   it('accepts a pointer with junk above its segment bits, and version.json with extra keys', async () => {
     const files = editCells(await exampleFiles(), (cells) => setCell(cells, 1, 5, (1n << 255n) | (1n << 254n) | (1n << 100n) | (1n << 63n) | (2n << 47n) | 1n))
     files.set('version.json', '{"cairo_pie": "1.1", "note": "x"}')
