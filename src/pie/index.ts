@@ -15,8 +15,10 @@ export {
   assertValidPie,
   invalidPieError,
   factTopologyFromAdditionalData,
+  type PieRefusal,
   type PieSummary,
   type PieValidationResult,
+  type RefusalReason,
   type ValidatePieOptions,
 } from './validate/index.ts'
 export {

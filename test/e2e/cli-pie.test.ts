@@ -40,7 +40,13 @@ describe('proving validate', () => {
     expect(result.stderr).toMatch(/n_steps/)
     const json = await runCli(['validate', dir, '--json'])
     expect(json.code).toBe(2)
-    expect(JSON.parse(json.stdout).problems.length).toBeGreaterThanOrEqual(2)
+    const report = JSON.parse(json.stdout) as { problems: string[]; refusals: { problem: string; reason: string }[] }
+    expect(report.problems.length).toBeGreaterThanOrEqual(2)
+    // Each problem's reason class, as a field (issue 33).
+    expect(report.refusals.map((refusal) => refusal.problem)).toEqual(report.problems)
+    expect(report.refusals).toContainEqual({ problem: expect.stringMatching(/^execution_resources\.json: n_steps = 0/), reason: 'cairo-lang' })
+    expect(report.refusals).toContainEqual({ problem: expect.stringMatching(/^memory\.bin: size 4079 bytes/), reason: 'cairo-lang' })
+    expect(result.stderr).toMatch(/n_steps = 0; must satisfy 1 <= n_steps < 2\^30 \[cairo-lang refuses it\]/)
   })
 
   it('exits 2 naming the path when nothing is there', async () => {

@@ -23,10 +23,11 @@ const SKIPS = /\b(?:describe|it|test)\.(?:skip|skipIf|runIf|todo)\b|\bctx\.skip\
 const MAY_NAME_SHARED = ['test/interop/', 'test/helpers/pie-fixtures.ts', 'test/unit/suite.test.ts']
 /**
  * Where a test may skip: those, the one place the browser suite reports itself skipped (saying
- * why, on the console) on a machine without Debian's chromium (issue 26), and the summary's
+ * why, on the console) on a machine without Debian's chromium (issue 26), the one place the
+ * oracle test does without cairo-lang's Python environment (issue 33), and the summary's
  * cases under GitHub's cmark-gfm, which micromark's GFM judges on every machine as well.
  */
-const MAY_SKIP = [...MAY_NAME_SHARED, 'test/helpers/browser.ts', 'test/unit/action/steps/summary.gfm.test.ts']
+const MAY_SKIP = [...MAY_NAME_SHARED, 'test/helpers/browser.ts', 'test/helpers/oracle.ts', 'test/unit/action/steps/summary.gfm.test.ts']
 
 describe('the suite on a plain clone', () => {
   const files = testFiles()
@@ -61,4 +62,20 @@ describe('the interop suite where the fixtures are absent', () => {
     })
     expect(`${stdout}\n${stderr}`).toContain(`The interop suite is skipped: ${join(elsewhere, 'pie')} is absent`)
   }, 60_000)
+})
+
+describe('the oracle test where cairo-lang is absent', () => {
+  it('says why it is skipped on the console, and fails instead where the system tools are required', async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'no-oracle-'))
+    const run = promisify(execFile)
+    const args = [join(REPO_ROOT, 'node_modules/vitest/vitest.mjs'), 'run', 'test/interop/oracle.test.ts', '--reporter=default']
+    const env = { ...process.env, PROVING_TEST_ORACLE: elsewhere, CI: '1', PROVING_REQUIRE_SYSTEM_TOOLS: '' }
+    const { stdout, stderr } = await run(NODE, args, { cwd: REPO_ROOT, env })
+    expect(`${stdout}\n${stderr}`).toMatch(/The oracle test is skipped: .* is absent/)
+    const required = await run(NODE, args, { cwd: REPO_ROOT, env: { ...env, PROVING_REQUIRE_SYSTEM_TOOLS: '1' } }).then(
+      () => 'passed',
+      (error: { stdout: string; stderr: string }) => `${error.stdout}\n${error.stderr}`,
+    )
+    expect(required).toMatch(/PROVING_REQUIRE_SYSTEM_TOOLS=1 requires it/)
+  }, 120_000)
 })

@@ -12,7 +12,11 @@ export const validate = defineCommand({
   path: ['validate'],
   args: '<pie>',
   summary: 'Check a pie.zip or PIE directory against every rule cairo-lang applies; exit 0 valid, 2 invalid.',
-  details: ['Every broken rule is listed, one line each, naming the file, the rule and the value or byte offset.'],
+  details: [
+    'Every broken rule is listed, one line each, naming the file, the rule and the value or byte offset, and ending with why it is refused:',
+    'cairo-lang or cairo-vm refuses it, the two would not read the same PIE (ambiguous), the proof or its fact fails (unprovable), or a budget.',
+    'With --json, "refusals" gives each problem with its reason: cairo-lang, cairo-vm, ambiguous, unprovable or budget.',
+  ],
   positionals: { min: 1, max: 1 },
   async run(context) {
     const path = context.positionals[0]!
@@ -20,7 +24,7 @@ export const validate = defineCommand({
     const pie = await loadPie()
     const result = await pie.validatePie(path, { signal: context.signal })
     if (context.json) {
-      context.print('', { valid: result.valid, problems: result.problems, summary: result.summary })
+      context.print('', { valid: result.valid, problems: result.problems, refusals: result.refusals, summary: result.summary })
     } else if (result.valid) {
       const summary = result.summary
       context.print(

@@ -1,4 +1,5 @@
 import { InvalidInputError } from '../../core/errors.ts'
+import { withReason } from './reasons.ts'
 import { ADDITIONAL_DATA, EXECUTION_RESOURCES, METADATA, type PieEntryName, VERSION } from '../shared/index.ts'
 
 /**
@@ -49,6 +50,8 @@ export const PIE_JSON_BUDGET: JsonBudget = { maxNodes: 2_000_000, maxContainers:
 export const SEEN_CELLS_BASE_BYTES = 8 * MIB
 export const SEEN_CELLS_BYTES_PER_CELL = 0.5
 export const SPARSE_CELLS = 65_536
+/** Addresses written twice whose values are compared (no writer emits any). */
+export const REWRITTEN_CELLS = 100_000
 /** Output cells kept for the fact (real outputs: tens to a few thousand cells). */
 export const OUTPUT_CELLS = 4_000_000
 
@@ -59,7 +62,7 @@ export class PieBudgetError extends InvalidInputError {
 
 export function budgetError(where: string | undefined, what: string): PieBudgetError {
   return new PieBudgetError(
-    `${where ?? 'The PIE'}: ${what}; no real PIE does, so it was refused (a damaged or hostile file).`,
+    withReason(`${where ?? 'The PIE'}: ${what}; no real PIE does, so it was refused (a damaged or hostile file).`, 'budget'),
     { input: where },
   )
 }

@@ -5,6 +5,7 @@
  */
 export { PieBudgetError } from './budgets.ts'
 export { CELL_SIZE, toWords, writeCell } from './memory.ts'
+export type { PieRefusal, RefusalReason } from './reasons.ts'
 export { factTopologyFromAdditionalData } from './topology.ts'
 export {
   analysePie,

@@ -39,7 +39,11 @@ const MAX_DEPTH = 256
  * Parses `text`; with a budget, stops with JsonBudgetError at the first value past it, so a
  * hostile document costs at most the budget's worth of memory and time.
  */
-export function parseJson(text: string, budget: { maxNodes?: number; maxContainers?: number; maxObjects?: number } = {}): JsonValue {
+export function parseJson(
+  text: string,
+  budget: { maxNodes?: number; maxContainers?: number; maxObjects?: number } = {},
+  options: { onDuplicateKey?: (key: string, position: number) => void } = {},
+): JsonValue {
   let i = 0
   const n = text.length
   let nodesLeft = budget.maxNodes ?? Number.POSITIVE_INFINITY
@@ -131,7 +135,10 @@ export function parseJson(text: string, budget: { maxNodes?: number; maxContaine
       for (;;) {
         skipWhitespace()
         if (text[i] !== '"') fail(`expected a key, found ${describe(i)}`)
+        const keyAt = i
         const key = readString()
+        // The later value wins, as in JSON.parse and Python's json; the caller may object.
+        if (object.has(key)) options.onDuplicateKey?.(key, keyAt)
         skipWhitespace()
         if (text[i] !== ':') fail(`expected ':', found ${describe(i)}`)
         i++

@@ -100,24 +100,13 @@ export function isPointer(view: DataView, at: number): boolean {
   return (view.getUint8(at + 39) & 0x80) !== 0
 }
 
-/** Segment a pointer value points into; POINTER_SEGMENT_TOO_LARGE when it is 2^30 or more. */
-export const POINTER_SEGMENT_TOO_LARGE = -1
-
+/**
+ * Segment a pointer value points into, decoded as cairo-lang's `RelocatableValue.from_bytes`
+ * (the 16 bits above the 47 offset bits) and cairo-vm's `CairoPieMemory::from_bytes` (the same
+ * bits of the value's first 8 bytes) both do: bits 63 to 254 are ignored by both, so they are here.
+ */
 export function pointerSegment(view: DataView, at: number): number {
-  const v = at + 8
-  const w1 = view.getUint32(v + 4, true)
-  const w2 = view.getUint32(v + 8, true)
-  if (
-    w2 >>> 13 !== 0 ||
-    view.getUint32(v + 12, true) !== 0 ||
-    view.getUint32(v + 16, true) !== 0 ||
-    view.getUint32(v + 20, true) !== 0 ||
-    view.getUint32(v + 24, true) !== 0 ||
-    (view.getUint32(v + 28, true) & 0x7fffffff) !== 0
-  ) {
-    return POINTER_SEGMENT_TOO_LARGE
-  }
-  return (w1 >>> 15) + (w2 & 0x1fff) * 2 ** 17
+  return (view.getUint32(at + 12, true) >>> 15) & 0xffff
 }
 
 export function pointerOffset(view: DataView, at: number): number {

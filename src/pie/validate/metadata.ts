@@ -5,8 +5,9 @@
  * checks report every rule broken and still return what could be read, so memory.bin can be
  * checked against whatever segment table there is.
  */
-import { BUILTIN_ORDER, METADATA, TWO_POW_30, TWO_POW_63 } from '../shared/index.ts'
+import { BUILTIN_ORDER, METADATA, STARK_PRIME, TWO_POW_30, TWO_POW_63 } from '../shared/index.ts'
 import { isJsonObject, showJson, type JsonObject, type JsonValue } from './json.ts'
+import { checkKnownKeys, coercedInteger, notIntegerReason, type RefusalReason } from './reasons.ts'
 
 export type Segment = { index: number; size: number }
 
@@ -30,7 +31,13 @@ export type PieMetadata = {
   segmentSizes: Map<number, number>
 }
 
-type Report = (problem: string) => void
+/** A broken rule and its reason class (reasons.ts); cairo-lang's when not given. */
+type Report = (problem: string, reason?: RefusalReason) => void
+
+/** The fields of cairo-lang's schemas (CairoPieMetadata, StrippedProgram, SegmentInfo). */
+const METADATA_KEYS = ['program', 'program_segment', 'execution_segment', 'ret_fp_segment', 'ret_pc_segment', 'builtin_segments', 'extra_segments']
+const PROGRAM_KEYS = ['data', 'builtins', 'main', 'prime']
+const SEGMENT_KEYS = ['index', 'size']
 
 function smallInt(value: JsonValue | undefined): number | undefined {
   return typeof value === 'bigint' && value >= 0n && value < BigInt(TWO_POW_30) ? Number(value) : undefined
@@ -41,10 +48,18 @@ function readSegment(value: JsonValue | undefined, where: string, report: Report
     report(`${METADATA}: ${where} is ${showJson(value)}; expected {"index": ..., "size": ...}`)
     return undefined
   }
-  const index = smallInt(value.get('index'))
-  const size = smallInt(value.get('size'))
-  if (index === undefined) report(`${METADATA}: ${where}.index is ${showJson(value.get('index'))}; must be an integer in [0, 2^30)`)
-  if (size === undefined) report(`${METADATA}: ${where}.size is ${showJson(value.get('size'))}; must be an integer in [0, 2^30)`)
+  checkKnownKeys(value, SEGMENT_KEYS, `${METADATA}: ${where}`, report)
+  // A value cairo-lang coerces (cairo-vm refuses it) still places the segment, as cairo-lang does.
+  const field = (name: 'index' | 'size') => {
+    const raw = value.get(name)
+    const number = smallInt(coercedInteger(raw))
+    if (number === undefined || typeof raw !== 'bigint') {
+      report(`${METADATA}: ${where}.${name} is ${showJson(raw)}; must be an integer in [0, 2^30)`, number === undefined ? 'cairo-lang' : 'cairo-vm')
+    }
+    return number
+  }
+  const index = field('index')
+  const size = field('size')
   return index === undefined || size === undefined ? undefined : { index, size }
 }
 
@@ -64,7 +79,8 @@ export function checkBuiltins(builtins: readonly string[], report: Report, where
     }
     seen.add(name)
     if (rank < previous) {
-      report(`${where}: "${name}" comes after "${previousName}", out of the canonical order (${BUILTIN_ORDER.join(', ')})`)
+      // cairo-lang and cairo-vm load it; the bootloader's select_input_builtins does not.
+      report(`${where}: "${name}" comes after "${previousName}", out of the canonical order (${BUILTIN_ORDER.join(', ')}) the bootloader requires`, 'unprovable')
     }
     previous = rank
     previousName = name
@@ -77,12 +93,18 @@ function readProgram(root: JsonObject, report: Report): StrippedProgram | undefi
     report(`${METADATA}: "program" is ${showJson(program)}; expected an object`)
     return undefined
   }
-  let prime = program.get('prime')
-  if (typeof prime !== 'bigint') {
-    report(`${METADATA}: program.prime is ${showJson(prime)}; expected an integer`)
-    prime = undefined
+  checkKnownKeys(program, PROGRAM_KEYS, `${METADATA}: program`, report)
+  const rawPrime = program.get('prime')
+  const prime = coercedInteger(rawPrime)
+  if (typeof rawPrime !== 'bigint') report(`${METADATA}: program.prime is ${showJson(rawPrime)}; expected an integer`, notIntegerReason(rawPrime))
+  if (prime === undefined) {
+    // reported above
   } else if (prime <= TWO_POW_63) {
     report(`${METADATA}: program.prime = ${prime} is not above 2^63`)
+  } else if (prime !== STARK_PRIME) {
+    // cairo-vm's serde_impl::prime refuses any other; cairo-lang would read memory.bin's values
+    // with the width of this prime, not the 32 bytes cairo-vm reads.
+    report(`${METADATA}: program.prime = ${prime} is not the Stark prime 2^251 + 17 * 2^192 + 1`, 'cairo-vm')
   }
   const rawData = program.get('data')
   const data: bigint[] = []
@@ -93,8 +115,9 @@ function readProgram(root: JsonObject, report: Report): StrippedProgram | undefi
   rawData.forEach((word, i) => {
     if (typeof word !== 'bigint') {
       // A word that went through a double once shows up here as 3.6185027886661313e+75.
-      report(`${METADATA}: program.data[${i}] is ${showJson(word)}, not an integer (a big integer rounded by a JSON tool?)`)
-      data.push(-1n)
+      report(`${METADATA}: program.data[${i}] is ${showJson(word)}, not an integer (a big integer rounded by a JSON tool?)`, notIntegerReason(word))
+      // What cairo-lang reads there, to compare with memory as it would; -1 when nothing.
+      data.push(coercedInteger(word) ?? -1n)
       return
     }
     if (word < 0n || (typeof prime === 'bigint' && word >= prime)) {
@@ -114,13 +137,15 @@ function readProgram(root: JsonObject, report: Report): StrippedProgram | undefi
     checkBuiltins(builtins, report)
   }
   const rawMain = program.get('main')
+  const coercedMain = coercedInteger(rawMain)
   let main = -1
-  if (typeof rawMain !== 'bigint') {
-    report(`${METADATA}: program.main is ${showJson(rawMain)}; expected an integer`)
-  } else if (rawMain < 0n || rawMain >= BigInt(data.length)) {
-    report(`${METADATA}: program.main = ${rawMain} is outside program.data (0 <= main < ${data.length})`)
+  if (typeof rawMain !== 'bigint') report(`${METADATA}: program.main is ${showJson(rawMain)}; expected an integer`, notIntegerReason(rawMain))
+  if (coercedMain === undefined) {
+    // reported above
+  } else if (coercedMain < 0n || coercedMain >= BigInt(data.length)) {
+    report(`${METADATA}: program.main = ${coercedMain} is outside program.data (0 <= main < ${data.length})`)
   } else {
-    main = Number(rawMain)
+    main = Number(coercedMain)
   }
   return { data, builtins, main, prime: typeof prime === 'bigint' ? prime : 0n }
 }
@@ -131,6 +156,7 @@ export function checkMetadata(root: JsonValue, report: Report): PieMetadata | un
     report(`${METADATA}: top level is ${showJson(root)}; expected an object`)
     return undefined
   }
+  checkKnownKeys(root, METADATA_KEYS, `${METADATA}: the top level`, report)
   const program = readProgram(root, report)
   if (!program) return undefined
   const nBuiltins = program.builtins.length

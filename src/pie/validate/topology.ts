@@ -31,8 +31,9 @@ export function factTopologyFromAdditionalData(outputSize: number, outputBuiltin
     if (!/^[0-9]+$/.test(key)) throw new FactTopologyError(`output page id "${key}" is not an integer`)
     let start: JsonValue | undefined
     let size: JsonValue | undefined
+    // [start, size] only: cairo-lang unpacks the pair (an object's keys would be read), cairo-vm
+    // reads a list of length 2.
     if (Array.isArray(value) && value.length === 2) [start, size] = value
-    else if (isJsonObject(value)) [start, size] = [value.get('start'), value.get('size')]
     else throw new FactTopologyError(`output page ${key} is ${showJson(value)}; expected [start, size]`)
     pages.push({ id: Number(key), start: smallNonNegative(start), size: smallNonNegative(size) })
   }

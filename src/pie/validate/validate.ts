@@ -10,7 +10,7 @@ import { ZipFormatError, openPie, type PieEntrySummary, type PieInput, type PieS
 import {
   ADDITIONAL_DATA,
   EXECUTION_RESOURCES,
-  KNOWN_PIE_VERSIONS,
+  BUILTIN_ORDER,
   MEMORY,
   METADATA,
   TWO_POW_30,
@@ -25,6 +25,7 @@ import {
   checkJsonEntrySize,
   JSON_ENTRY_BYTES,
   OUTPUT_CELLS,
+  REWRITTEN_CELLS,
   PIE_JSON_BUDGET,
   SEEN_CELLS_BASE_BYTES,
   SEEN_CELLS_BYTES_PER_CELL,
@@ -36,7 +37,6 @@ import {
   CELL_SIZE,
   type CellRun,
   CellScanner,
-  POINTER_SEGMENT_TOO_LARGE,
   SeenCells,
   SeenCellsBudgetError,
   addressOffset,
@@ -50,6 +50,7 @@ import {
   valueBelow,
 } from './memory.ts'
 import { checkMetadata, type PieMetadata, type Segment } from './metadata.ts'
+import { checkKnownKeys, coercedInteger, notIntegerReason, withReason, type PieRefusal, type RefusalReason } from './reasons.ts'
 import { factTopologyFromAdditionalData } from './topology.ts'
 
 export type ValidatePieOptions = {
@@ -83,8 +84,13 @@ export type PieSummary = {
 
 export type PieValidationResult = {
   valid: boolean
-  /** One line per broken rule, capped; the last line says how many more there were. */
+  /**
+   * One line per broken rule, capped; the last line says how many more there were. Each line
+   * ends with its reason class in brackets (reasons.ts).
+   */
   problems: string[]
+  /** The problems listed, each with its reason class (no "and N more" line). */
+  refusals: PieRefusal[]
   summary: PieSummary
 }
 
@@ -102,7 +108,7 @@ const DEFAULT_MAX_PROBLEMS = 50
 const MAX_PER_RULE = 10
 
 class Problems {
-  private readonly lines: string[] = []
+  private readonly lines: PieRefusal[] = []
   private readonly perRule = new Map<string, number>()
   private hidden = 0
   total = 0
@@ -110,16 +116,29 @@ class Problems {
   constructor(max: number) {
     this.max = max
   }
-  add(line: string, rule = line): void {
+  add(line: string, reason: RefusalReason, rule = line): void {
     this.total++
     const count = (this.perRule.get(rule) ?? 0) + 1
     this.perRule.set(rule, count)
-    if (this.lines.length < this.max && count <= MAX_PER_RULE) this.lines.push(line)
+    if (this.lines.length < this.max && count <= MAX_PER_RULE) this.lines.push({ problem: withReason(line, reason), reason })
     else this.hidden++
   }
   list(): string[] {
-    return this.hidden ? [...this.lines, `... and ${this.hidden} more problem${this.hidden === 1 ? '' : 's'}`] : [...this.lines]
+    const lines = this.lines.map((line) => line.problem)
+    return this.hidden ? [...lines, `... and ${this.hidden} more problem${this.hidden === 1 ? '' : 's'}`] : lines
   }
+  refusals(): PieRefusal[] {
+    return [...this.lines]
+  }
+}
+
+/**
+ * The container's problems (../read/): cairo-lang's verify_zip_format refuses them, but for an
+ * entry twice (zip readers differ on which copy counts) and a directory's links and special
+ * files (what the zip would hold depends on what they point to).
+ */
+function containerReason(line: string): RefusalReason {
+  return /appears more than once|symbolic link|not a regular file/.test(line) ? 'ambiguous' : 'cairo-lang'
 }
 
 type JsonEntryName = Exclude<PieEntryName, 'memory.bin'>
@@ -147,10 +166,17 @@ async function readWhole(source: PieSource, name: JsonEntryName, problems: Probl
     }
   } catch (error) {
     if (error instanceof ZipFormatError) {
-      problems.add(`${name}: ${error.message}`)
+      problems.add(`${name}: ${error.message}`, 'cairo-lang')
       return undefined
     }
     throw error
+  }
+  // CairoPie.from_file decodes every JSON file as ASCII (cairo-vm reads UTF-8).
+  for (let i = 0; i < total; i++) {
+    if (buffer[i]! >= 0x80) {
+      problems.add(`${name}: byte ${i} is 0x${buffer[i]!.toString(16)}, not ASCII; cairo-lang reads a PIE's JSON files as ASCII (write non-ASCII text as \\u escapes)`, 'cairo-lang')
+      break
+    }
   }
   return buffer.toString('utf8', 0, total)
 }
@@ -159,44 +185,64 @@ async function readJson(source: PieSource, name: JsonEntryName, problems: Proble
   if (!source.has(name)) return undefined
   const text = await readWhole(source, name, problems)
   if (text === undefined) return undefined
+  let duplicate: [string, number] | undefined
   try {
-    return parseJson(text, PIE_JSON_BUDGET)
+    const value = parseJson(text, PIE_JSON_BUDGET, { onDuplicateKey: (key, at) => (duplicate ??= [key, at]) })
+    if (duplicate) {
+      // Python's json keeps the last value; cairo-vm's serde refuses a struct's field given twice.
+      problems.add(`${name}: key ${JSON.stringify(duplicate[0])} appears twice in one object (at character ${duplicate[1]}); cairo-lang keeps the last value, cairo-vm refuses it`, 'ambiguous')
+    }
+    return value
   } catch (error) {
     if (error instanceof JsonBudgetError) throw budgetError(source.path, `${name} holds ${error.message}, past its budget`)
     if (error instanceof JsonSyntaxError) {
-      problems.add(`${name}: not valid JSON: ${error.message}`)
+      problems.add(`${name}: not valid JSON: ${error.message}`, 'cairo-lang')
       return undefined
     }
     throw error
   }
 }
 
+/** The one version.json cairo-vm reads (its CAIRO_PIE_VERSION). */
+const CAIRO_VM_PIE_VERSION = '1.1'
+
+/** ExecutionResourcesStone's fields (cairo-lang's schema); cairo-vm's serde ignores others. */
+const EXECUTION_RESOURCES_KEYS = ['n_steps', 'builtin_instance_counter', 'n_memory_holes']
+
 function checkExecutionResources(value: JsonValue | undefined, builtins: string[] | undefined, problems: Problems): number | undefined {
   if (value === undefined) return undefined
   const file = EXECUTION_RESOURCES
   if (!isJsonObject(value)) {
-    problems.add(`${file}: top level is ${showJson(value)}; expected an object`)
+    problems.add(`${file}: top level is ${showJson(value)}; expected an object`, 'cairo-lang')
     return undefined
   }
+  checkKnownKeys(value, EXECUTION_RESOURCES_KEYS, `${file}: the top level`, (line) => problems.add(line, 'cairo-lang'))
   let nSteps: number | undefined
   const rawSteps = value.get('n_steps')
-  if (typeof rawSteps !== 'bigint') problems.add(`${file}: n_steps is ${showJson(rawSteps)}; expected an integer`)
-  else if (rawSteps < 1n || rawSteps >= BigInt(TWO_POW_30)) problems.add(`${file}: n_steps = ${rawSteps}; must satisfy 1 <= n_steps < 2^30`)
-  else nSteps = Number(rawSteps)
+  const steps = coercedInteger(rawSteps)
+  if (typeof rawSteps !== 'bigint') problems.add(`${file}: n_steps is ${showJson(rawSteps)}; expected an integer`, notIntegerReason(rawSteps))
+  if (steps === undefined) {
+    // reported above
+  } else if (steps < 1n || steps >= BigInt(TWO_POW_30)) problems.add(`${file}: n_steps = ${steps}; must satisfy 1 <= n_steps < 2^30`, 'cairo-lang')
+  else nSteps = Number(steps)
+  const inRange = (raw: JsonValue | undefined) => {
+    const n = coercedInteger(raw)
+    return n !== undefined && n >= 0n && n < BigInt(TWO_POW_30)
+  }
   if (value.has('n_memory_holes')) {
     const holes = value.get('n_memory_holes')
-    if (typeof holes !== 'bigint' || holes < 0n || holes >= BigInt(TWO_POW_30)) {
-      problems.add(`${file}: n_memory_holes = ${showJson(holes)}; must be an integer in [0, 2^30)`)
+    if (typeof holes !== 'bigint' || !inRange(holes)) {
+      problems.add(`${file}: n_memory_holes = ${showJson(holes)}; must be an integer in [0, 2^30)`, inRange(holes) ? 'cairo-vm' : 'cairo-lang')
     }
   }
   const counter = value.get('builtin_instance_counter')
   if (!isJsonObject(counter)) {
-    problems.add(`${file}: builtin_instance_counter is ${showJson(counter)}; expected an object`)
+    problems.add(`${file}: builtin_instance_counter is ${showJson(counter)}; expected an object`, 'cairo-lang')
     return nSteps
   }
   for (const [key, count] of counter) {
-    if (typeof count !== 'bigint' || count < 0n || count >= BigInt(TWO_POW_30)) {
-      problems.add(`${file}: builtin_instance_counter.${key} = ${showJson(count)}; must be an integer in [0, 2^30)`)
+    if (typeof count !== 'bigint' || !inRange(count)) {
+      problems.add(`${file}: builtin_instance_counter.${key} = ${showJson(count)}; must be an integer in [0, 2^30)`, inRange(count) ? 'cairo-vm' : 'cairo-lang')
     }
   }
   if (builtins) {
@@ -210,34 +256,41 @@ function checkExecutionResources(value: JsonValue | undefined, builtins: string[
         extra.length ? `unexpected ${extra.map((k) => `"${k}"`).join(', ')}` : '',
       ].filter(Boolean)
       const wanted = expected.length ? expected.map((k) => `"${k}"`).join(', ') : 'none'
-      problems.add(`${file}: builtin_instance_counter keys must be exactly ${wanted} (one per program builtin): ${parts.join('; ')}`)
+      problems.add(`${file}: builtin_instance_counter keys must be exactly ${wanted} (one per program builtin): ${parts.join('; ')}`, 'cairo-lang')
     }
   }
   return nSteps
 }
 
+/** additional_data.json's keys as cairo-vm reads them (BuiltinName::from_str_with_suffix). */
+const ADDITIONAL_DATA_KEYS = [...BUILTIN_ORDER, 'segment_arena'].map((name) => `${name}_builtin`)
+
 function checkAdditionalData(value: JsonValue | undefined, problems: Problems): JsonObject | undefined {
   if (value === undefined) return undefined
   if (!isJsonObject(value)) {
-    problems.add(`${ADDITIONAL_DATA}: top level is ${showJson(value)}; expected an object`)
+    problems.add(`${ADDITIONAL_DATA}: top level is ${showJson(value)}; expected an object`, 'cairo-lang')
     return undefined
   }
   for (const key of value.keys()) {
-    if (key.length >= 1000) problems.add(`${ADDITIONAL_DATA}: key of ${key.length} characters; cairo-lang allows under 1000`)
+    if (key.length >= 1000) problems.add(`${ADDITIONAL_DATA}: key of ${key.length} characters; cairo-lang allows under 1000`, 'cairo-lang')
+    else if (!ADDITIONAL_DATA_KEYS.includes(key)) {
+      problems.add(`${ADDITIONAL_DATA}: key ${showJson(key)} is not a builtin's ("output_builtin", "pedersen_builtin", ...); cairo-vm reads only those`, 'cairo-vm')
+    }
   }
   return value
 }
 
+/**
+ * version.json: cairo-lang loads any JSON there and never checks it; cairo-vm requires
+ * `cairo_pie` to be "1.1" and ignores other keys. So that is what passes; absent means 1.0.
+ */
 function checkVersion(value: JsonValue | undefined, present: boolean, problems: Problems): string | undefined {
   if (!present) return '1.0'
   if (value === undefined) return undefined
   const version = isJsonObject(value) ? value.get('cairo_pie') : undefined
-  const known = typeof version === 'string' && (KNOWN_PIE_VERSIONS as readonly string[]).includes(version)
-  if (!isJsonObject(value) || value.size !== 1 || !known) {
-    const found = isJsonObject(value)
-      ? `cairo_pie = ${showJson(version)}${value.size !== 1 ? ` and ${value.size} keys` : ''}`
-      : showJson(value)
-    problems.add(`${VERSION}: must be {"cairo_pie": "${KNOWN_PIE_VERSIONS.join('" or "')}"}; found ${found}`)
+  if (version !== CAIRO_VM_PIE_VERSION) {
+    const found = isJsonObject(value) ? `cairo_pie = ${showJson(version)}` : showJson(value)
+    problems.add(`${VERSION}: must hold "cairo_pie": "${CAIRO_VM_PIE_VERSION}" (or be left out); found ${found}`, 'cairo-vm')
     return undefined
   }
   return version
@@ -251,6 +304,46 @@ function describeSegments(sizes: Map<number, number>): string {
 }
 
 type MemoryFindings = { cells: number; output: Map<number, bigint> }
+
+/**
+ * An address written twice with the same value is one PIE to both readers (cairo-lang's
+ * MemoryDict keeps the last, cairo-vm inserts both into its VM, which accepts an equal value);
+ * with different values it is not (cairo-vm's VM fails on the second). The scan keeps one bit per
+ * cell, not the values, so the rewritten addresses (rare: no writer emits them) are compared in a
+ * second pass over memory.bin.
+ */
+async function compareRewrites(source: PieSource, rewritten: Map<number, number>, problems: Problems, signal: AbortSignal | undefined): Promise<void> {
+  const first = new Map<number, bigint>()
+  const differing = new Map<number, number>()
+  const scanner = new CellScanner((view, at, byte) => {
+    const segment = addressSegment(view, at)
+    if (segment === ADDRESS_NOT_RELOCATABLE) return
+    const offset = addressOffset(view, at)
+    const key = segment * 2 ** 30 + offset
+    if (offset >= 2 ** 30 || !rewritten.has(key) || differing.has(key)) return
+    const value = cellValue(view, at)
+    const earlier = first.get(key)
+    if (earlier === undefined) first.set(key, value)
+    else if (earlier !== value) differing.set(key, byte)
+  })
+  try {
+    for await (const chunk of source.open(MEMORY)) {
+      if (signal?.aborted) throw new AbortedError('Validating the PIE was aborted', { cause: signal.reason })
+      scanner.push(chunk)
+    }
+  } catch (error) {
+    // Reported by the first pass.
+    if (!(error instanceof ZipFormatError)) throw error
+  }
+  for (const [key, byte] of differing) {
+    const where = `(${Math.floor(key / 2 ** 30)}, ${key % 2 ** 30})`
+    problems.add(
+      `${MEMORY}: cell at byte ${byte} writes address ${where} again with another value; an earlier cell already wrote it (cairo-lang keeps the last value, cairo-vm's VM refuses the second)`,
+      'ambiguous',
+      'duplicate-address',
+    )
+  }
+}
 
 async function scanMemory(
   source: PieSource,
@@ -274,6 +367,8 @@ async function scanMemory(
   const seen = new SeenCells({ baseBytes: SEEN_CELLS_BASE_BYTES, bytesPerCell: SEEN_CELLS_BYTES_PER_CELL, sparseCells: SPARSE_CELLS })
   let programWritten = 0
   let outputWritten = 0
+  // Addresses written more than once (key segment * 2^30 + offset), with the first rewrite's byte.
+  const rewritten = new Map<number, number>()
   const checkSegments = metadata !== undefined
 
   const checkCell = (view: DataView, at: number, byte: number) => {
@@ -281,18 +376,23 @@ async function scanMemory(
     let offset = -1
     if (segment === ADDRESS_NOT_RELOCATABLE) {
       const address = `0x${rawAddress(view, at).toString(16)}`
-      problems.add(`${file}: cell at byte ${byte} has address ${address}, which is not a relocatable address (bit 63 clear)`, 'address-not-relocatable')
+      problems.add(`${file}: cell at byte ${byte} has address ${address}, which is not a relocatable address (bit 63 clear)`, 'cairo-lang', 'address-not-relocatable')
     } else if (checkSegments) {
       const size = addressSizes[segment]!
       const candidate = addressOffset(view, at)
       if (size < 0) {
-        problems.add(`${file}: cell at byte ${byte} has address in segment ${segment}, which does not exist (${segmentRange})`, 'address-segment')
+        problems.add(`${file}: cell at byte ${byte} has address in segment ${segment}, which does not exist (${segmentRange})`, 'cairo-lang', 'address-segment')
       } else if (candidate >= size) {
-        problems.add(`${file}: cell at byte ${byte} has address (${segment}, ${candidate}), past the end of segment ${segment} (size ${size})`, 'address-offset')
+        problems.add(`${file}: cell at byte ${byte} has address (${segment}, ${candidate}), past the end of segment ${segment} (size ${size})`, 'cairo-lang', 'address-offset')
       } else {
         offset = candidate
         if (seen.mark(segment, offset)) {
-          problems.add(`${file}: cell at byte ${byte} writes address (${segment}, ${offset}) again; an earlier cell already wrote it`, 'duplicate-address')
+          // Written again: compared with the earlier value once the scan is done (compareRewrites).
+          const key = segment * 2 ** 30 + offset
+          if (!rewritten.has(key)) {
+            if (rewritten.size >= REWRITTEN_CELLS) throw budgetError(source.path, `memory.bin writes more than ${REWRITTEN_CELLS} addresses twice, past the budget`)
+            rewritten.set(key, byte)
+          }
         } else if (segment === 0) programWritten++
         else if (segment === outIndex) outputWritten++
       }
@@ -304,13 +404,12 @@ async function scanMemory(
       // be anything below 2^64; cairo-vm checks no value). docs/pie-validation.md.
       if (checkSegments) {
         const target = pointerSegment(view, at)
-        if (target === POINTER_SEGMENT_TOO_LARGE || !sizes.has(target)) {
-          const shown = target === POINTER_SEGMENT_TOO_LARGE ? 'a segment index of 2^30 or more' : `segment ${target}`
-          problems.add(`${file}: cell at byte ${byte} holds a pointer into ${shown}, which does not exist (${segmentRange})`, 'pointer-segment')
+        if (!sizes.has(target)) {
+          problems.add(`${file}: cell at byte ${byte} holds a pointer into segment ${target}, which does not exist (${segmentRange})`, 'cairo-lang', 'pointer-segment')
         }
       }
     } else if (prime && !valueBelow(view, at, prime)) {
-      problems.add(`${file}: cell at byte ${byte} holds 0x${cellValue(view, at).toString(16)}, which is not below the prime`, 'value-range')
+      problems.add(`${file}: cell at byte ${byte} holds 0x${cellValue(view, at).toString(16)}, which is not below the prime (cairo-lang keeps the integer, cairo-vm reduces it modulo the prime)`, 'ambiguous', 'value-range')
     }
     if (offset < 0) return
     // A negative word stands for one metadata.json did not hold as an integer (reported there).
@@ -318,15 +417,15 @@ async function scanMemory(
       const expected = data[offset]!
       const actual = cellValue(view, at)
       if (pointer) {
-        problems.add(`${file}: program segment cell (0, ${offset}) at byte ${byte} holds a pointer; metadata.json program.data[${offset}] = ${expected}`, 'program-mismatch')
+        problems.add(`${file}: program segment cell (0, ${offset}) at byte ${byte} holds a pointer; metadata.json program.data[${offset}] = ${expected}`, 'unprovable', 'program-mismatch')
       } else if (actual !== expected) {
-        problems.add(`${file}: program segment cell (0, ${offset}) at byte ${byte} is ${actual}, but metadata.json program.data[${offset}] = ${expected}`, 'program-mismatch')
+        problems.add(`${file}: program segment cell (0, ${offset}) at byte ${byte} is ${actual}, but metadata.json program.data[${offset}] = ${expected}`, 'unprovable', 'program-mismatch')
       }
     }
     if (segment === outIndex) {
       if (pointer) {
         const shown = `(${pointerSegment(view, at)}, ${pointerOffset(view, at)})`
-        problems.add(`${file}: output cell (${segment}, ${offset}) at byte ${byte} holds a pointer ${shown}; program output must be field elements`, 'output-pointer')
+        problems.add(`${file}: output cell (${segment}, ${offset}) at byte ${byte} holds a pointer ${shown}; program output must be field elements`, 'unprovable', 'output-pointer')
       } else {
         if (output.size >= OUTPUT_CELLS) throw budgetError(source.path, `memory.bin writes more than ${OUTPUT_CELLS} output cells, past the budget`)
         output.set(offset, cellValue(view, at))
@@ -352,13 +451,8 @@ async function scanMemory(
         if (top >>> 31 === 0) {
           fast = top < primeTop
         } else {
-          const w1 = words[w + 3]!
-          const w2 = words[w + 4]!
-          fast = (top & 0x7fffffff) === 0 && w2 >>> 13 === 0 && (words[w + 5]! | words[w + 6]! | words[w + 7]! | words[w + 8]!) === 0
-          if (fast) {
-            const target = (w1 >>> 15) + (w2 & 0x1fff) * 2 ** 17
-            fast = target < addressSizes.length && addressSizes[target]! >= 0
-          }
+          // The pointer's segment as cairo-lang and cairo-vm decode it (memory.ts, pointerSegment).
+          fast = addressSizes[(words[w + 3]! >>> 15) & 0xffff]! >= 0
         }
       }
       if (!fast) {
@@ -380,11 +474,12 @@ async function scanMemory(
   } catch (error) {
     if (error instanceof SeenCellsBudgetError) throw budgetError(source.path, `memory.bin holds ${error.message}, past the duplicate check's budget`)
     if (!(error instanceof ZipFormatError)) throw error
-    problems.add(`${file}: ${error.message}`)
+    problems.add(`${file}: ${error.message}`, 'cairo-lang')
   }
   if (scanner.leftover) {
-    problems.add(`${file}: size ${scanner.bytes} bytes is not a multiple of ${CELL_SIZE}; the last cell (byte ${scanner.bytes - scanner.leftover}) is truncated`)
+    problems.add(`${file}: size ${scanner.bytes} bytes is not a multiple of ${CELL_SIZE}; the last cell (byte ${scanner.bytes - scanner.leftover}) is truncated`, 'cairo-lang')
   }
+  if (rewritten.size) await compareRewrites(source, rewritten, problems, signal)
 
   const missingCells = (segment: number, size: number, written: number) => {
     const first: number[] = []
@@ -394,10 +489,10 @@ async function scanMemory(
   }
   const programSize = data && metadata?.programSegment ? Math.min(data.length, metadata.programSegment.size) : 0
   if (programWritten < programSize) {
-    problems.add(`${file}: the program segment is not fully written: ${missingCells(0, programSize, programWritten)}; segment 0 must equal program.data`)
+    problems.add(`${file}: the program segment is not fully written: ${missingCells(0, programSize, programWritten)}; segment 0 must equal program.data (the bootloader loads program.data there)`, 'unprovable')
   }
   if (outputSegment && outputWritten < outputSegment.size) {
-    problems.add(`${file}: output segment ${outputSegment.index} (size ${outputSegment.size}) is not fully written: ${missingCells(outputSegment.index, outputSegment.size, outputWritten)}`)
+    problems.add(`${file}: output segment ${outputSegment.index} (size ${outputSegment.size}) is not fully written: ${missingCells(outputSegment.index, outputSegment.size, outputWritten)}; the SHARP fact is computed over every output cell`, 'unprovable')
   }
   return { cells: scanner.cells, output }
 }
@@ -406,11 +501,11 @@ export async function analysePie(input: PieInput, options: ValidatePieOptions = 
   const problems = new Problems(options.maxProblems ?? DEFAULT_MAX_PROBLEMS)
   const source = await openPie(input)
   try {
-    for (const line of source.problems) problems.add(line)
+    for (const line of source.problems) problems.add(line, containerReason(line))
 
     const metadataJson = await readJson(source, METADATA, problems)
     const metadata =
-      metadataJson === undefined ? undefined : checkMetadata(metadataJson, (line) => problems.add(line, line.replace(/\d+/g, '#')))
+      metadataJson === undefined ? undefined : checkMetadata(metadataJson, (line, reason = 'cairo-lang') => problems.add(line, reason, line.replace(/\d+/g, '#')))
     const builtins = metadata?.program.builtins
     const nSteps = checkExecutionResources(await readJson(source, EXECUTION_RESOURCES, problems), builtins, problems)
     const additionalData = checkAdditionalData(await readJson(source, ADDITIONAL_DATA, problems), problems)
@@ -418,14 +513,19 @@ export async function analysePie(input: PieInput, options: ValidatePieOptions = 
 
     const outputSegment = metadata?.builtinSegments.find(([name]) => name === 'output')?.[1]
     const outputBuiltin = additionalData?.get('output_builtin')
-    if (outputSegment && additionalData) {
+    if (outputSegment && additionalData && !(isJsonObject(outputBuiltin) && outputBuiltin.has('pages') && outputBuiltin.has('attributes'))) {
+      // cairo-lang's get_cairo_pie_fact_info reads additional_data["output_builtin"]["pages"] and
+      // ["attributes"] (a KeyError or a TypeError without them).
+      const found = isJsonObject(outputBuiltin) ? `an object without ${['pages', 'attributes'].filter((key) => !outputBuiltin.has(key)).map((key) => `"${key}"`).join(' and ')}` : showJson(outputBuiltin)
+      problems.add(`${ADDITIONAL_DATA}: output_builtin must be {"pages": {...}, "attributes": {...}} when the program uses the output builtin (found ${found}); the SHARP fact is computed from it`, 'unprovable')
+    } else if (outputSegment && additionalData) {
       try {
         const topology = factTopologyFromAdditionalData(outputSegment.size, outputBuiltin)
         // The tree's shape is checked here; its hashes are the fact's (../facts/).
         if (outputSegment.size <= 1_000_000) walkFactTree(outputSegment.size, topology, () => 0, () => 0)
       } catch (error) {
         if (!(error instanceof FactTopologyError)) throw error
-        problems.add(`${ADDITIONAL_DATA}: output_builtin: ${error.message}`)
+        problems.add(`${ADDITIONAL_DATA}: output_builtin: ${error.message}; the SHARP fact cannot be computed`, 'unprovable')
       }
     }
 
@@ -450,6 +550,7 @@ export async function analysePie(input: PieInput, options: ValidatePieOptions = 
     return {
       valid: problems.total === 0,
       problems: list,
+      refusals: problems.refusals(),
       summary: {
         source: source.kind,
         path: source.path,
@@ -479,12 +580,12 @@ export async function analysePie(input: PieInput, options: ValidatePieOptions = 
  */
 export async function validatePie(input: PieInput, options: ValidatePieOptions = {}): Promise<PieValidationResult> {
   try {
-    const { valid, problems, summary } = await analysePie(input, options)
-    return { valid, problems, summary }
+    const { valid, problems, refusals, summary } = await analysePie(input, options)
+    return { valid, problems, refusals, summary }
   } catch (error) {
     // Past a parsing budget: invalid, with the one line that says which (reading stopped there).
     if (!(error instanceof PieBudgetError)) throw error
-    return { valid: false, problems: [error.shortMessage], summary: emptySummary(input) }
+    return { valid: false, problems: [error.shortMessage], refusals: [{ problem: error.shortMessage, reason: 'budget' }], summary: emptySummary(input) }
   }
 }
 

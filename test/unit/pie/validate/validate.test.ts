@@ -93,6 +93,82 @@ describe('valid PIEs', () => {
       expect(await validatePie(input)).toMatchObject({ valid: true, problems: [] })
     }
   })
+  // Both readers load these as the same PIE (issue 33): junk above a pointer's 16 segment bits
+  // (cairo-lang's RelocatableValue.from_bytes and cairo-vm's CairoPieMemory::from_bytes both
+  // ignore bits 63 to 254), and keys in version.json besides "cairo_pie" (cairo-lang never reads
+  // the file, cairo-vm's serde skips unknown keys).
+  it('accepts an address written twice with the same value, and names the cell written with another', async () => {
+    const same = editCells(await exampleFiles(), (cells) => [...cells, { ...cells.find((c) => c.segment === 1 && c.offset === 10)! }, { ...cells.find((c) => c.segment === 2 && c.offset === 1)! }])
+    for (const input of [zipOf(same), await writeDir(await tempDir(), same)]) {
+      expect(await validatePie(input)).toMatchObject({ valid: true, problems: [] })
+    }
+    const other = editCells(await exampleFiles(), (cells) => [...cells, { ...cells.find((c) => c.segment === 1 && c.offset === 10)! }, { segment: 1, offset: 10, value: 12345n }])
+    expect((await validatePie(zipOf(other))).refusals).toEqual([
+      { problem: expect.stringMatching(/^memory\.bin: cell at byte 4120 writes address \(1, 10\) again with another value; .* \[ambiguous: /), reason: 'ambiguous' },
+    ])
+  })
+
+  it('accepts a pointer with junk above its segment bits, and version.json with extra keys', async () => {
+    const files = editCells(await exampleFiles(), (cells) => setCell(cells, 1, 5, (1n << 255n) | (1n << 254n) | (1n << 100n) | (1n << 63n) | (2n << 47n) | 1n))
+    files.set('version.json', '{"cairo_pie": "1.1", "note": "x"}')
+    for (const input of [zipOf(files), await writeDir(await tempDir(), files)]) {
+      expect(await validatePie(input)).toMatchObject({ valid: true, problems: [], refusals: [] })
+    }
+  })
+})
+
+// The five kinds of PIE cairo-lang v0.14.0.1 refused and `validate` passed (issue 33): each is now
+// refused, saying cairo-lang refuses it, with that reason per problem in `refusals`.
+describe('what cairo-lang refuses and cairo-vm loads', () => {
+  it.each([
+    ['an unknown key at the top of metadata.json', 'metadata.json', (t: string) => t.replace('{', '{"extra": 1, '), /metadata\.json: the top level has unknown key "extra"; cairo-lang's schema allows only program, /],
+    ['an unknown key in execution_resources.json', 'execution_resources.json', (t: string) => t.replace('{', '{"n_steps_extra": 1, '), /execution_resources\.json: the top level has unknown key "n_steps_extra"/],
+    ['an unknown key inside program', 'metadata.json', (t: string) => t.replace('"program": {', '"program": {"hints": {}, '), /metadata\.json: program has unknown key "hints"; cairo-lang's schema allows only data, builtins, main, prime/],
+    ['an unknown key inside a segment entry', 'metadata.json', (t: string) => t.replace('"program_segment": {', '"program_segment": {"name": "p", '), /metadata\.json: program_segment has unknown key "name"; cairo-lang's schema allows only index, size/],
+    ['non-ASCII bytes in additional_data.json', 'additional_data.json', (t: string) => t.replace('{', '{"pedersen_builtin": [], "\u00e9": 1, ').replace('"\u00e9"', '"é"'), /additional_data\.json: byte \d+ is 0xc3, not ASCII; cairo-lang reads a PIE's JSON files as ASCII/],
+  ])('%s', async (_name, file, change, rule) => {
+    const files = edit(await exampleFiles(), file, change)
+    const result = await validatePie(zipOf(files))
+    expect(result.valid).toBe(false)
+    const refusal = result.refusals.find((r) => rule.test(r.problem))
+    expect(refusal, result.problems.join('\n')).toMatchObject({ reason: 'cairo-lang' })
+    expect(refusal!.problem).toMatch(/ \[cairo-lang refuses it\]$/)
+  })
+})
+
+// What cairo-lang loads but the project refuses, each with its reason (docs/pie-validation.md).
+describe('stricter than cairo-lang, each with its reason', () => {
+  it.each([
+    ['n_steps as 72.0', 'execution_resources.json', (t: string) => t.replace('"n_steps": 73', '"n_steps": 73.0'), 'cairo-vm'],
+    ['a segment size as a string', 'metadata.json', (t: string) => t.replace('"ret_fp_segment": {"index": 3, "size": 0}', '"ret_fp_segment": {"index": 3, "size": "0"}'), 'cairo-vm'],
+    ['another prime (2^255 - 19, above every word)', 'metadata.json', (t: string) => t.replace(/"prime": \d+/, '"prime": 57896044618658097711785492504343953926634992332820282019728792003956564819949'), 'cairo-vm'],
+    ['an additional_data key that is no builtin', 'additional_data.json', (t: string) => t.replace('{', '{"notes": [], '), 'cairo-vm'],
+    ['output pages without gps_fact_topology', 'additional_data.json', () => '{"output_builtin": {"pages": {"1": [1, 1]}, "attributes": {}}}', 'unprovable'],
+    ['no output_builtin entry', 'additional_data.json', () => '{}', 'unprovable'],
+    ['output_builtin null', 'additional_data.json', () => '{"output_builtin": null}', 'unprovable'],
+    ['a key given twice', 'execution_resources.json', (t: string) => t.replace('{', '{"n_steps": 9, '), 'ambiguous'],
+    // cairo-lang places the segment where the string says, so its cells are where they belong:
+    // the one problem is cairo-vm's, not a cascade of cells "in no segment" blamed on cairo-lang.
+    ['an index as a string', 'metadata.json', (t: string) => t.replace('"execution_segment": {"index": 1,', '"execution_segment": {"index": "1",'), 'cairo-vm'],
+    ['n_steps as 73.5 (marshmallow reads 73)', 'execution_resources.json', (t: string) => t.replace('"n_steps": 73', '"n_steps": 73.5'), 'cairo-vm'],
+  ])('%s: %s', async (_name, file, change, reason) => {
+    const result = await validatePie(zipOf(edit(await exampleFiles(), file, change)))
+    expect(result.valid).toBe(false)
+    expect([...new Set(result.refusals.map((r) => r.reason))]).toEqual([reason])
+  })
+
+  it('a value at the prime is ambiguous, a duplicate address too, an unwritten output cell unprovable', async () => {
+    const files = editCells(await exampleFiles(), (cells) => [
+      ...setCell(cells, 1, 12, PRIME).filter((cell) => !(cell.segment === 2 && cell.offset === 1)),
+      { segment: 1, offset: 10, value: 5n },
+    ])
+    const { refusals } = await validatePie(zipOf(files))
+    expect(refusals).toEqual([
+      { problem: expect.stringMatching(/holds 0x[0-9a-f]+, which is not below the prime .*\[ambiguous: /), reason: 'ambiguous' },
+      { problem: expect.stringMatching(/writes address \(1, 10\) again.*\[ambiguous: /), reason: 'ambiguous' },
+      { problem: expect.stringMatching(/output segment 2 \(size 2\) is not fully written.*\[unprovable: /), reason: 'unprovable' },
+    ])
+  })
 })
 
 type Files = Map<string, Uint8Array | string>
@@ -167,8 +243,8 @@ const catalogue: Variant[] = [
   ['output holds a pointer', (f) => asZip(editCells(f, (c) => setCell(c, 2, 0, { segment: 1, offset: 4 }))), /memory\.bin: output cell \(2, 0\) at byte \d+ holds a pointer \(1, 4\); program output must be field elements/],
   ['program segment cell changed', (f) => asZip(editCells(f, (c) => setCell(c, 0, 3, 5n))), /memory\.bin: program segment cell \(0, 3\) at byte 120 is 5, but metadata\.json program\.data\[3\] = 4/],
   ['program segment cell missing', (f) => asZip(editCells(f, (c) => c.filter((cell) => !(cell.segment === 0 && cell.offset === 26)))), /the program segment is not fully written: 1 cell missing \(offsets 26\)/],
-  ['version.json wrong', (f) => asZip(f.set('version.json', '{"cairo_pie": "2.0"}')), /version\.json: must be \{"cairo_pie": "1\.0" or "1\.1"\}; found cairo_pie = "2\.0"/],
-  ['version.json with extra keys', (f) => asZip(f.set('version.json', '{"cairo_pie": "1.1", "x": 1}')), /version\.json: must be .* and 2 keys/],
+  ['version.json wrong', (f) => asZip(f.set('version.json', '{"cairo_pie": "2.0"}')), /version\.json: must hold "cairo_pie": "1\.1" \(or be left out\); found cairo_pie = "2\.0" \[cairo-vm refuses it\]/],
+  ['version.json of 1.0, which cairo-vm refuses', (f) => asZip(f.set('version.json', '{"cairo_pie": "1.0"}')), /version\.json: .* found cairo_pie = "1\.0" \[cairo-vm refuses it\]/],
   ['bad output pages', (f) => asZip(f.set('additional_data.json', '{"output_builtin": {"pages": {"1": [1, 1]}, "attributes": {}}}')), /additional_data\.json: output_builtin: output pages are declared but the gps_fact_topology attribute is missing/],
   ['output pages whose tree has two roots', (f) => asZip(f.set('additional_data.json', '{"output_builtin": {"pages": {"1": [1, 1]}, "attributes": {"gps_fact_topology": [2, 0]}}}')), /additional_data\.json: output_builtin: fact topology: the tree does not end with a single root/],
   ['additional data not an object', (f) => asZip(f.set('additional_data.json', '[1, 2]')), /additional_data\.json: top level is an array; expected an object/],
@@ -246,7 +322,8 @@ describe('memory.bin fed by another reader (the packer)', () => {
     setCell(cells, 1, 15, { segment: 1, offset: 2 ** 40 })
     setCell(cells, 1, 12, PRIME)
     setCell(cells, 1, 13, PRIME + 1n)
-    setCell(cells, 1, 14, (1n << 255n) | (1n << 200n))
+    // Junk above the segment bits, which cairo-lang and cairo-vm ignore: a pointer into segment 9.
+    setCell(cells, 1, 14, (1n << 255n) | (1n << 200n) | (9n << 47n))
     const extra: Cell[] = [
       { segment: 1, offset: 3, value: 5n },
       { segment: 1, offset: 73, value: 1n },
