@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
-import { mkdir, rm, symlink, unlink, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rm, symlink, unlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, beforeEach, describe, expect } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { AccountClient } from '../../src/clients/account.ts'
 import { ProvingClient } from '../../src/clients/proving.ts'
 import { StorageProofClient } from '../../src/clients/storage-proof.ts'
@@ -142,7 +142,11 @@ function cliRow(spec: CliCase): void {
 
 const cli: CliCase[] = [
   // prove
-  { name: 'prove: unknown layout', args: ['prove', FIXTURE_PIE, '--layout', 'recursive with keccak'], input: '--layout', fix: /must be one of auto, plain, recursive/ },
+  { name: 'prove: unknown layout', args: ['prove', FIXTURE_PIE, '--layout', 'recursive with keccak'], input: '--layout', fix: /must be one of auto, recursive, recursive_with_poseidon, small, dex, starknet, starknet_with_keccak, dynamic; got/ },
+  // The L2 endpoint's own list, refused before the upload (the service would refuse it after).
+  { name: 'prove: --layout fastest', args: ['prove', FIXTURE_PIE, '--layout', 'fastest'], input: '--layout', fix: /must be one of auto, recursive, recursive_with_poseidon, small, dex, starknet, starknet_with_keccak, dynamic; got "fastest"\. Nothing was sent\./ },
+  { name: 'prove: --layout plain on the L2 endpoint', args: ['prove', FIXTURE_PIE, '--layout', 'plain'], input: '--layout', fix: /\(plain is a layout of the general submission only\)/ },
+  { name: 'prove: --layout fastest with a general-submission flag', args: ['prove', FIXTURE_PIE, '--layout', 'fastest', '--external-id', 'e-1'], input: '--layout', fix: /must be one of auto, plain, recursive, recursive_with_poseidon, recursive_large_output, all_solidity, all_cairo, dynamic, small, dex, starknet, starknet_with_keccak; got "fastest"/ },
   { name: 'prove: empty prover', args: ['prove', FIXTURE_PIE, '--prover', ' '], input: '--prover', fix: /omit it/ },
   { name: 'prove: missing <pie>', args: ['prove'], input: '<pie>', fix: /usage is `proving prove <pie>\.\.\.`/ },
   { name: 'prove: two positionals', args: ['prove', FIXTURE_PIE, 'extra.zip'], input: 'extra.zip' },
@@ -266,6 +270,8 @@ const batchQuery = (overrides: Record<string, unknown> = {}) => ({
 
 const library: LibraryCase[] = [
   { name: 'submitPie: layout "fast!"', input: 'layout', fix: /must be one of/, call: () => proving().submitPie({ pieZip: FIXTURE_PIE, layout: 'fast!' }) },
+  { name: 'submitPie: layout "plain" (the general submission\'s only)', input: 'layout', fix: /must be one of auto, recursive, .*dynamic \(plain is a layout of the general submission only\)/, call: () => proving().submitPie({ pieZip: FIXTURE_PIE, layout: 'plain' }) },
+  { name: 'submitQuery: layout "fastest"', input: 'layout', fix: /must be one of auto, plain, .*starknet_with_keccak; got "fastest"/, call: () => proving().submitQuery({ declaredJobSize: 'XS', pieZip: FIXTURE_PIE, layout: 'fastest' }) },
   { name: 'submitPie: empty prover', input: 'prover', call: () => proving().submitPie({ pieZip: FIXTURE_PIE, prover: '  ' }) },
   { name: 'submitPie: no file', input: 'pieZip', call: () => proving().submitPie({ pieZip: file('nope.zip') }) },
   { name: 'submitPie: a folder as pieZip', input: 'pieZip', call: () => proving().submitPie({ pieZip: file('a-folder') }) },
@@ -366,7 +372,9 @@ const taskService = () => ({ 'api-key': KEY, 'tasks-url': emulator.url })
 
 const action: ActionCase[] = [
   { name: 'prove: pie missing', action: 'main', inputs: () => ({ ...service() }), input: '`pie`', fix: /is required/ },
-  { name: 'prove: layout "fastest"', action: 'main', inputs: () => ({ pie: FIXTURE_PIE, ...service(), layout: 'fastest?' }), input: '`layout`', fix: /must be one of/ },
+  { name: 'prove: layout "fastest?"', action: 'main', inputs: () => ({ pie: FIXTURE_PIE, ...service(), layout: 'fastest?' }), input: '`layout`', fix: /must be one of/ },
+  { name: 'prove: layout "fastest"', action: 'main', inputs: () => ({ pie: FIXTURE_PIE, ...service(), layout: 'fastest' }), input: '`layout`', fix: /must be one of auto, recursive, recursive_with_poseidon, small, dex, starknet, starknet_with_keccak, dynamic; got "fastest"/ },
+  { name: 'prove: layout "fastest" with a general-submission input', action: 'main', inputs: () => ({ pie: FIXTURE_PIE, ...service(), layout: 'fastest', result: 'PROOF_GENERATION' }), input: '`layout`', fix: /must be one of auto, plain, recursive, .*starknet_with_keccak; got "fastest"/ },
   { name: 'prove: timeout-minutes "ten"', action: 'main', inputs: () => ({ pie: FIXTURE_PIE, ...service(), 'timeout-minutes': 'ten' }), input: '`timeout-minutes`' },
   { name: 'prove: timeout-minutes 0', action: 'main', inputs: () => ({ pie: FIXTURE_PIE, ...service(), 'timeout-minutes': '0' }), input: '`timeout-minutes`' },
   { name: 'prove: wait "yes"', action: 'main', inputs: () => ({ pie: FIXTURE_PIE, ...service(), wait: 'yes' }), input: '`wait`', fix: /must be true or false/ },
@@ -427,4 +435,17 @@ describe('action', () => {
       assertNoRequest(name)
     })
   }
+})
+
+// The count docs/reliability.md gives is this file's: a row added without it fails here.
+describe('docs/reliability.md', () => {
+  it('counts every row of this catalogue, by kind', async () => {
+    const names = [...catalogue.rows.keys()]
+    const kinds = { CLI: names.filter((name) => name.startsWith('CLI: ')).length, library: names.filter((name) => name.startsWith('library: ')).length }
+    const action = names.length - kinds.CLI - kinds.library
+    const docs = await readFile(join(REPO_ROOT, 'docs/reliability.md'), 'utf8')
+    const total = names.length
+    expect(docs).toContain(`| Bad-input catalogue (CLI ${kinds.CLI}, library ${kinds.library}, action ${action}) | ${total} | ${total} | 0 |`)
+    expect(docs).toContain(`## Bad-input catalogue (${total}; test/e2e/bad-input-catalogue.test.ts)`)
+  })
 })

@@ -12,7 +12,7 @@ import {
   CAIRO_VMS,
   HINTS,
   JOB_SIZES,
-  LAYOUTS,
+  layoutProblem,
   MEMORY_VERIFICATIONS,
   NETWORKS,
   RESULTS,
@@ -20,6 +20,7 @@ import {
   STONE_VERSIONS,
 } from '../../schemas/proving-constants.ts'
 import { onchainCrossCheck, REGISTRY_KIND_VALUES, VERIFY_ONCHAIN_MODES } from './onchain-inputs.ts'
+import { usesGeneralSubmission } from './general.ts'
 import type { ActionIO, CrossCheck, DefaultedInput, InputSpecs, InputValues, OptionalInput, RequiredInput } from '../types.ts'
 
 export const required = <T>(schema: z.ZodType<T>, options: { secret?: boolean } = {}): RequiredInput<T> => ({
@@ -113,10 +114,8 @@ export const artifactNameValue = z
   .string()
   .regex(/^[^":<>|*?\r\n\\/]+$/, { error: 'must not contain any of " : < > | * ? \\ / or a line break' })
 
-/** A layout name: the known ones (LAYOUTS) or a newer one, sent as given (the client warns). */
-export const layoutValue = z
-  .string()
-  .regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: `must be one of ${LAYOUTS.join(', ')} (or a newer layout name)` })
+/** A layout name; which ones the endpoint accepts is checked with the other inputs (mainCrossCheck). */
+export const layoutValue = z.string().trim()
 export const stoneVersionValue = z.enum(STONE_VERSIONS, { error: `must be one of ${STONE_VERSIONS.join(', ')}` })
 export const memoryVerificationValue = z.enum(MEMORY_VERIFICATIONS, {
   error: `must be one of ${MEMORY_VERIFICATIONS.join(', ')}`,
@@ -430,8 +429,13 @@ export const requireService: CrossCheck<typeof service> = requireSecretAndUrl(AP
  * `tasks-url` when a decommitment follows the proof (the emulator serves the task service too).
  */
 export const mainCrossCheck: CrossCheck<typeof MAIN_INPUTS> = (context) => {
-  onchainCrossCheck(context)
   const { values, raw, parsed, problem } = context
+  // The endpoint's own list, before anything is packed or sent (the service refuses another).
+  if (parsed('layout')) {
+    const layout = layoutProblem(values.layout ?? 'auto', usesGeneralSubmission(values) ? 'general' : 'l2', '`layout`')
+    if (layout) problem('layout', layout)
+  }
+  onchainCrossCheck(context)
   const sources = (['pie', 'program', 'program-hash'] as const).filter((name) => raw[name])
   if (sources.length === 0) problem('pie', '`pie` is required (or `program`, or `program-hash`): what to prove.')
   if (sources.length > 1) problem(sources[1]!, `\`${sources[0]}\` and \`${sources[1]}\` exclude each other: give one thing to prove.`)

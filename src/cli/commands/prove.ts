@@ -1,10 +1,11 @@
 import type { UploadProgress } from '../../clients/proving.ts'
+import { checkLayout } from '../../clients/proving/forms.ts'
 import { AbortedError, InvalidInputError, ProvingKitError } from '../../core/errors.ts'
 import { redact } from '../../core/redact.ts'
-import { checkEnum, checkOpenEnum } from '../../core/checks.ts'
+import { checkEnum } from '../../core/checks.ts'
 import { serviceLine } from '../../core/service-text.ts'
 import type { ProvingClient, QueryResult } from '../../clients/proving.ts'
-import { LAYOUTS, MEMORY_VERIFICATIONS, STONE_VERSIONS } from '../../schemas/proving-constants.ts'
+import { L2_LAYOUTS, LAYOUTS, MEMORY_VERIFICATIONS, STONE_VERSIONS } from '../../schemas/proving-constants.ts'
 import { type CommandContext, defineCommand, parseInteger, SERVICE_OPTIONS, waitOptions } from '../context.ts'
 import { EXIT, exitCodeFor, worstExitCode } from '../exit-codes.ts'
 import { describeQuery, provingClientFrom, timeoutFrom, uploadReporter, withHeartbeat } from '../services.ts'
@@ -66,7 +67,12 @@ export const prove = defineCommand({
     ...SERVICE_OPTIONS,
     ...WAIT_OPTIONS,
     ...GATE_OPTIONS,
-    layout: { type: 'string', valueName: '<layout>', description: `Cairo layout: ${LAYOUTS.join(', ')} (another is sent with a warning).`, default: 'auto' },
+    layout: {
+      type: 'string',
+      valueName: '<layout>',
+      description: `Cairo layout: ${L2_LAYOUTS.join(', ')}; with a general-submission flag, also ${LAYOUTS.filter((name) => !(L2_LAYOUTS as readonly string[]).includes(name)).join(', ')}.`,
+      default: 'auto',
+    },
     prover: { type: 'string', valueName: '<name>', description: 'Prover instance (L2 endpoint).', default: 'svc_sharp' },
     'mock-fact-hash': { type: 'boolean', description: 'Mock the fact hash: no real on-chain verification (testing).' },
     new: {
@@ -81,8 +87,6 @@ export const prove = defineCommand({
     ...GENERAL_FIELD_OPTIONS,
   },
   async run(context) {
-    // A layout this version does not know is sent as given (the service decides), with a warning.
-    const layout = checkOpenEnum(context.values.layout, '--layout', LAYOUTS, context.logger)
     const prover = context.values.prover.trim()
     if (!prover) throw new InvalidInputError('--prover must not be empty; omit it to use svc_sharp.', { input: '--prover' })
     const timeoutMs = timeoutFrom(context)
@@ -94,6 +98,8 @@ export const prove = defineCommand({
       const inBucket = context.values['bucket-id'] !== undefined
       general = readGeneralFields(context, { result: inBucket ? 'PROOF_GENERATION' : 'PROOF_VERIFICATION_ON_L2' })
     }
+    // The endpoint's own list, before anything is packed or uploaded: the service refuses another.
+    const layout = checkLayout(context.values.layout, general ? 'general' : 'l2', '--layout')
     if (general?.bucketId !== undefined && context.values.wait) {
       throw new InvalidInputError(
         `--wait with --bucket-id would wait forever: a query in a bucket ends when the bucket is closed. Submit without --wait, then \`proving bucket close ${general.bucketId} --wait\`.`,
