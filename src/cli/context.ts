@@ -9,6 +9,12 @@ import { redact, type SecretRedactor, showUrl } from '../core/redact.ts'
 import { serviceLine } from '../core/service-text.ts'
 import type { Logger } from '../core/runtime.ts'
 
+/**
+ * Where each flag's value came from: `--base-url`, `PROVING_API_KEY`, `profile local (built-in)`,
+ * `profile staging (in ~/.config/proving/config.json)`. Absent for a default.
+ */
+export type Origins = Readonly<Record<string, string>>
+
 /** What a command gets from the CLI: its parsed flags, where to write, and the shared settings. */
 export type CliIO = {
   stdout: (text: string) => void
@@ -190,7 +196,7 @@ export async function parseCommandArgs<O extends OptionSpecs>(
   spec: CommandSpec<O>,
   argv: string[],
   env: NodeJS.ProcessEnv,
-): Promise<{ values: OptionValues<O>; positionals: string[]; warnings: string[] }> {
+): Promise<{ values: OptionValues<O>; positionals: string[]; warnings: string[]; origins: Origins }> {
   const options = commandOptions(spec)
   const config: ParseArgsConfig = {
     args: argv,
@@ -216,10 +222,12 @@ export async function parseCommandArgs<O extends OptionSpecs>(
     })
   }
   const values = { ...parsed.values } as Record<string, string | boolean | string[] | undefined>
+  const origins: Record<string, string> = Object.fromEntries(Object.keys(parsed.values).map((name) => [name, `--${name}`]))
   const fromEnv: [name: string, variable: string][] = []
   for (const [name, option] of Object.entries(options)) {
     if (values[name] === undefined && option.env && env[option.env] !== undefined && env[option.env] !== '') {
       values[name] = option.type === 'boolean' ? env[option.env] === 'true' : env[option.env]
+      origins[name] = option.env
       fromEnv.push([name, option.env])
     }
     if (values[name] === undefined && option.default !== undefined) values[name] = option.default
@@ -236,7 +244,9 @@ export async function parseCommandArgs<O extends OptionSpecs>(
     const active = await activeProfile(typeof values.profile === 'string' ? values.profile : undefined, env)
     for (const [name, option] of missing) {
       const value = profileValueFor(active, option.env)
-      if (value !== undefined) values[name] = value
+      if (value === undefined) continue
+      values[name] = value
+      origins[name] = `profile ${active!.name} (${(active!.profile as { source?: string }).source === 'built-in' ? 'built-in' : `in ${active!.configPath}`})`
     }
     for (const [name, variable] of overridden) {
       const fromProfile = profileValueFor(active, variable)
@@ -264,7 +274,7 @@ export async function parseCommandArgs<O extends OptionSpecs>(
     }
   }
   // parseArgs checked every flag against the same specs, so each value has its spec's type.
-  return { values: values as OptionValues<O>, positionals, warnings }
+  return { values: values as OptionValues<O>, positionals, warnings, origins }
 }
 
 function cleanParseMessage(message: string): string {

@@ -129,6 +129,37 @@ describe('errors and query details', () => {
     expect(JSON.parse(usage.stderr).error).toMatchObject({ name: 'InvalidInputError', exitCode: 2, input: '<pie>...' })
   })
 
+  it('a refused key says where it came from (never the key), and where it was sent', async () => {
+    const wrong = 'pk_wrong_key_5f3e1d'
+    const keyed = await startEmulator({ apiKeys: [API_KEY] })
+    try {
+      const fromEnv = await runCli(['query', 'list'], { env: { PROVING_BASE_URL: keyed.url, PROVING_API_KEY: wrong } })
+      expect(fromEnv.code).toBe(2)
+      expect(fromEnv.stderr).toContain(`The API key came from PROVING_API_KEY (not shown) and was sent to ${keyed.url}/ (PROVING_BASE_URL)`)
+      const fromFlag = await runCli(['query', 'list', '--api-key', wrong, '--base-url', keyed.url])
+      expect(fromFlag.stderr).toContain(`The API key came from --api-key (not shown) and was sent to ${keyed.url}/ (--base-url)`)
+      const local = { ...JSON.parse(readFileSync(config, 'utf8')), profiles: { keyed: { baseUrl: keyed.url } } }
+      const file = join(work, 'keyed.json')
+      writeFileSync(file, JSON.stringify(local))
+      const fromProfile = await runCli(['query', 'list', '--json'], { env: { PROVING_CONFIG: file, PROVING_PROFILE: 'keyed', PROVING_API_KEY: wrong } })
+      expect(JSON.parse(fromProfile.stderr).error.notes).toEqual([
+        `The API key came from PROVING_API_KEY (not shown) and was sent to ${keyed.url}/ (profile keyed (in ${file})): check that it is a key of that service (\`proving auth keys list\` lists a wallet's keys).`,
+      ])
+      for (const run of [fromEnv, fromFlag, fromProfile]) expect(run.stderr).not.toContain(wrong)
+    } finally {
+      await keyed.close()
+    }
+  })
+
+  it('nothing listening at the `local` profile\'s address suggests `proving emulator`', async () => {
+    // The built-in profile's address (127.0.0.1:8790): nothing listens there in this test.
+    const run = await runCli(['query', 'list'], { env: { PROVING_PROFILE: 'local', PROVING_API_KEY: API_KEY, HOME: work, PROVING_CONFIG: undefined, XDG_CONFIG_HOME: join(work, 'no-config') } })
+    expect(run.code).toBe(3)
+    expect(run.stderr).toContain('Nothing listens at http://127.0.0.1:8790/ (profile local (built-in)), the built-in emulator\'s address: start it with `proving emulator` in another terminal.')
+    const prove = await runCli(['prove', 'examples/fib/pie.zip'], { env: { PROVING_PROFILE: 'local', PROVING_API_KEY: API_KEY, HOME: work, PROVING_CONFIG: undefined, XDG_CONFIG_HOME: join(work, 'no-config') } })
+    expect(prove.stderr).toContain('or add --emulator to run one for this command.')
+  })
+
   it('query get says whether a FAILED query can be retried', async () => {
     const env = { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY }
     await control(emulator.url, 'POST', 'next-query', { outcome: 'fail', retriable: true, reason: 'worker lost' })
