@@ -198,8 +198,17 @@ export async function parseCommandArgs<O extends OptionSpecs>(
   env: NodeJS.ProcessEnv,
 ): Promise<{ values: OptionValues<O>; positionals: string[]; warnings: string[]; origins: Origins }> {
   const options = commandOptions(spec)
+  // `--timeout -5m`, `--offset -1`: a negative number is the flag's value, refused by the flag's
+  // own check ("must be positive"), not taken for a flag by parseArgs ("argument is ambiguous").
+  const args: string[] = []
+  for (let index = 0; index < argv.length; index++) {
+    const name = /^--([\w-]+)$/.exec(argv[index]!)?.[1]
+    const value = argv[index + 1]
+    if (name && options[name]?.type === 'string' && value !== undefined && /^-\d/.test(value)) args.push(`${argv[index++]}=${value}`)
+    else args.push(argv[index]!)
+  }
   const config: ParseArgsConfig = {
-    args: argv,
+    args,
     allowPositionals: true,
     strict: true,
     options: Object.fromEntries(
@@ -301,6 +310,9 @@ export function createLogger(io: CliIO, options: { debug: boolean; json: boolean
 
 /** Durations: "90" (seconds), "90s", "30m", "2h", "500ms". */
 export function parseDuration(text: string, flag: string): number {
+  if (/^\s*-/.test(text)) {
+    throw new InvalidInputError(`--${flag} must be positive: a duration such as 90s, 30m or 2h; got ${JSON.stringify(text)}.`, { input: `--${flag}` })
+  }
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/i.exec(text)
   if (!match) {
     throw new InvalidInputError(`--${flag} must be a duration such as 90, 90s, 30m or 2h; got ${JSON.stringify(text)}.`, {

@@ -64,6 +64,19 @@ export function showUrl(url: string | URL): string {
 }
 
 /**
+ * A URL the caller gave that does not parse, shown so a person sees the typo ("not a url",
+ * "htps:/host"): its query and fragment cut (they hold keys), a user part masked, every run of
+ * 16 or more letters and digits (a key in a path, a key pasted in the wrong place) cut to its first
+ * four, and at most 80 characters. Quoted.
+ */
+export function showGivenUrl(text: string): string {
+  let shown = text.trim().replace(/[?#][\s\S]*$/, '?…')
+  shown = shown.replace(/^([a-z][a-z0-9+.-]*:\/*)?[^/@\s]*@/i, '$1…@')
+  shown = shown.replace(/[A-Za-z0-9_-]{16,}/g, (run) => `${run.slice(0, 4)}…`)
+  return JSON.stringify(shown.length > 80 ? `${shown.slice(0, 80)}…` : shown)
+}
+
+/**
  * A set of secret values and the means to scrub them from text. Values shorter than 4
  * characters are not registered: masking "1" everywhere would destroy messages and protect
  * nothing.

@@ -158,6 +158,7 @@ const cli: CliCase[] = [
   { name: 'prove: PIE directory without memory.bin', args: ['prove', file('pie-incomplete')], input: '<pie>', fix: /fix what is listed below/, lines: 'headline' },
   { name: 'prove: --timeout not a duration', args: ['prove', FIXTURE_PIE, '--wait', '--timeout', 'soon'], input: '--timeout', fix: /90s, 30m or 2h/ },
   { name: 'prove: --timeout 0', args: ['prove', FIXTURE_PIE, '--wait', '--timeout', '0'], input: '--timeout', fix: /above 0/ },
+  { name: 'prove: --timeout -5m', args: ['prove', FIXTURE_PIE, '--wait', '--timeout', '-5m'], input: '--timeout', fix: /must be positive: a duration such as 90s, 30m or 2h; got "-5m"/ },
   { name: 'prove: --timeout over 7 days', args: ['prove', FIXTURE_PIE, '--wait', '--timeout', '200h'], input: '--timeout', fix: /at most 7 days/ },
   { name: 'prove: --emulator with --base-url', args: ['prove', FIXTURE_PIE, '--emulator', '--base-url', 'http://127.0.0.1:9'], input: '--emulator', fix: /drop one of them/ },
   { name: 'prove: no service address', args: ['prove', FIXTURE_PIE], env: { PROVING_BASE_URL: undefined }, input: '--base-url', fix: /PROVING_BASE_URL/ },
@@ -177,7 +178,8 @@ const cli: CliCase[] = [
   { name: 'query get: oversize id (300 characters)', args: ['query', 'get', 'q'.repeat(300)], input: 'queryId', fix: /copy it as the service returned it/ },
   { name: 'query list: --limit 0', args: ['query', 'list', '--limit', '0'], input: '--limit', fix: /from 1 to 100/ },
   { name: 'query list: --limit 101', args: ['query', 'list', '--limit', '101'], input: '--limit', fix: /from 1 to 100/ },
-  { name: 'query list: --offset -1 (looks like a flag)', args: ['query', 'list', '--offset', '-1'], input: '--offset', fix: /write --offset=-XYZ/ },
+  // A negative number after a flag that takes a value is that value, refused by the flag's own check.
+  { name: 'query list: --offset -1', args: ['query', 'list', '--offset', '-1'], input: '--offset', fix: /whole number from 0/ },
   { name: 'query list: --offset=-1', args: ['query', 'list', '--offset=-1'], input: '--offset', fix: /whole number from 0/ },
   { name: 'query list: --network DEVNET', args: ['query', 'list', '--network', 'DEVNET'], input: '--network', fix: /MAINNET or TESTNET/ },
   { name: 'query wait: --timeout 1w', args: ['query', 'wait', 'q-1', '--timeout', '1w'], input: '--timeout', fix: /90s, 30m or 2h/ },
