@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
-import { InvalidInputError } from '../core/errors.ts'
+import { InvalidInputError, type ProvingKitError } from '../core/errors.ts'
 import { activeProfile, PROFILE_FIELDS, profileValueFor } from './profiles.ts'
 import { closestWord } from './suggest.ts'
 
@@ -92,8 +92,14 @@ export type CommandContext<O extends OptionSpecs = OptionSpecs> = {
   signal: AbortSignal
   /** Prints a result: JSON when --json, else the human text. */
   print: (human: string, json?: unknown) => void
-  /** One progress line for a person (stderr; silent with --json). */
+  /** One progress line for a person (stderr, with --json too; silent with -q). */
   progress: (line: string) => void
+  /**
+   * Reports a failure that is the command's outcome, not an exception (a FAILED query, a refused
+   * gate, a failed task): `proving: <message>` on stderr, or with --json the `{ "error": … }`
+   * object the README promises. The command still prints its result and returns its exit code.
+   */
+  fail: (error: ProvingKitError) => void
 }
 
 /** Flags every command takes. */

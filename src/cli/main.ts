@@ -125,9 +125,11 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
         if (json) io.stdout(`${redact(jsonForTerminal(value ?? null, 2), redactor)}\n`)
         else if (human) io.stdout(`${redact(human, redactor)}\n`)
       },
-      // Progress is for a person watching: stderr, also with --json (stdout stays pure JSON).
-      // One line each: a status or step the service sent cannot start a line of its own.
-      progress: (line) => io.stderr(`${serviceLine(redact(line, redactor))}\n`),
+      // Progress is for a person watching: stderr, also with --json (stdout stays pure JSON), not
+      // with -q (a script that asked for the id alone). One line each: a status or step the
+      // service sent cannot start a line of its own.
+      progress: (line) => (parsed.values.quiet === true ? undefined : io.stderr(`${serviceLine(redact(line, redactor))}\n`)),
+      fail: (error) => reportError(io, error, { debug, json, redactor }),
     }
     return await command.run(context)
   } catch (error) {

@@ -7,6 +7,8 @@ import { startEmulator, type RunningEmulator } from '../../src/emulator/index.ts
 import { NODE, REPO_ROOT, runCli, spawnCli } from '../helpers/cli.ts'
 import { generatePie, packPie } from '../../src/pie/index.ts'
 import { control } from '../helpers/run-action.ts'
+import type { CommandContext } from '../../src/cli/context.ts'
+import { uploadReporter } from '../../src/cli/services.ts'
 
 /**
  * What makes the CLI pleasant: one set-up (profiles) for the four services, the README's CLI
@@ -178,6 +180,52 @@ describe('errors and query details', () => {
     await runCli(['query', 'wait', done], { env })
     expect((await runCli(['query', 'get', done], { env })).stdout).toMatch(/retriable\s+not applicable: the query is DONE, not FAILED/)
   })
+
+  it('with --json, a FAILED query and a refused gate write the `{ "error": … }` object on stderr, the record on stdout', async () => {
+    const env = { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY }
+    await control(emulator.url, 'POST', 'next-query', { outcome: 'fail', retriable: false, reason: 'bad builtin' })
+    const failed = await runCli(['prove', 'examples/fib/pie.zip', '--wait', '--json'], { env })
+    expect(failed.code).toBe(1)
+    expect(JSON.parse(failed.stdout).provingQuery.status).toBe('FAILED')
+    const error = JSON.parse(failed.stderr.trim().split('\n').at(-1)!).error
+    expect(error).toMatchObject({ name: 'RemoteFailureError', exitCode: 1 })
+    expect(error.message).toMatch(/^Query \S+ FAILED: bad builtin\.$/)
+    // A query sent with --mock-fact-hash has a mocked fact: `query wait` without --allow-mocked-fact refuses it.
+    const mocked = (await runCli(['prove', 'examples/fib/pie.zip', '--mock-fact-hash', '-q'], { env })).stdout.trim()
+    const refused = await runCli(['query', 'wait', mocked, '--json'], { env })
+    expect(refused.code).toBe(1)
+    expect(JSON.parse(refused.stdout).gate.ok).toBe(false)
+    const gate = JSON.parse(refused.stderr.trim().split('\n').at(-1)!).error
+    expect(gate).toMatchObject({ name: 'GateError', exitCode: 1 })
+    expect(gate.notes.join('\n')).toMatch(/mocked/)
+    expect(refused.stderr).not.toMatch(/^proving: /m)
+  })
+})
+
+describe('query list', () => {
+  it('has a header row, its columns as wide as their cells, like `auth keys list`', async () => {
+    const env = { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY }
+    await runCli(['prove', 'examples/fib/pie.zip', '-q'], { env })
+    const listed = (await runCli(['query', 'list', '--limit', '2'], { env })).stdout.split('\n')
+    expect(listed[0]).toMatch(/^query {2,}status {2,}step {2,}created$/)
+    expect(listed[1]!.indexOf('  ', 0)).toBeGreaterThan(0)
+    // Each row's status starts under the header's.
+    expect(listed[1]!.slice(listed[0]!.indexOf('status'))).toMatch(/^(RECEIVED|IN_PROGRESS|DONE|FAILED)\b/)
+  })
+})
+
+describe('-q: the id alone', () => {
+  it('prints only the query id, and no progress, with --wait too', async () => {
+    const env = { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY }
+    const submitted = await runCli(['prove', 'examples/fib/pie.zip', '-q'], { env })
+    expect(submitted.code).toBe(0)
+    expect(submitted.stdout).toMatch(/^\S+\n$/)
+    expect(submitted.stderr).toBe('')
+    const waited = await runCli(['prove', 'examples/fib/pie.zip', '-q', '--wait'], { env })
+    expect(waited.code, waited.stderr).toBe(0)
+    expect(waited.stdout).toMatch(/^\S+\n$/)
+    expect(waited.stderr).toBe('')
+  })
 })
 
 describe('API keys', () => {
@@ -281,7 +329,21 @@ describe('progress a person can watch', () => {
     const run = await runCli(['prove', zip, '--json'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY } })
     expect(run.code, run.stderr).toBe(0)
     expect(JSON.parse(run.stdout).provingQueryId).toMatch(/\S/)
-    expect(run.stderr).toMatch(/Uploading .*big\.zip: (\d+\.\d [KM]iB) of \1 \(100%\), [\d.]+ \S+\/s, done in [\d.]+ s/)
+    expect(run.stderr).toMatch(/Uploading .*big\.zip: (\d+\.\d [KM]iB) of \1 \(100%\)(, [\d.]+ \S+\/s)?, done in [\d.]+ s/)
+  })
+
+  it('a small upload gives its exact size, and no rate for under a second', async () => {
+    const lines: string[] = []
+    const context = { progress: (line: string) => lines.push(line) } as unknown as CommandContext
+    let now = 0
+    const report = uploadReporter(context, 'pie.zip', () => now)
+    now = 100
+    report({ sentBytes: 2107, totalBytes: 2107 })
+    expect(lines).toEqual(['Uploading pie.zip: 2,107 bytes, done in 0.1 s'])
+    const slow = uploadReporter(context, 'big.zip', () => now)
+    now += 1500
+    slow({ sentBytes: 3 * 1024 * 1024, totalBytes: 6 * 1024 * 1024 })
+    expect(lines.at(-1)).toBe('Uploading big.zip: 3.0 MiB of 6.0 MiB (50%), 2.0 MiB/s, ETA 2s')
   })
 
   it('prove --emulator without --wait says the emulator stops with the command', async () => {

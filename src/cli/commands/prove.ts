@@ -1,6 +1,6 @@
 import type { UploadProgress } from '../../clients/proving.ts'
 import { checkLayout } from '../../clients/proving/forms.ts'
-import { AbortedError, InvalidInputError, ProvingKitError } from '../../core/errors.ts'
+import { AbortedError, GateError, InvalidInputError, ProvingKitError, RemoteFailureError } from '../../core/errors.ts'
 import { redact } from '../../core/redact.ts'
 import { checkEnum } from '../../core/checks.ts'
 import { serviceLine } from '../../core/service-text.ts'
@@ -16,7 +16,7 @@ import { limiter } from '../../pipeline/limit.ts'
 import { stat } from 'node:fs/promises'
 import { defaultJournalDir, type JournalParts, SubmissionJournal, submitWithJournal } from '../../pipeline/journal.ts'
 import type { StreamedSubmitOptions } from '../../pipeline/submit-streamed.ts'
-import { evaluateGate, resultHasFact } from '../../pipeline/gate.ts'
+import { evaluateGate, type GateRefusal, resultHasFact } from '../../pipeline/gate.ts'
 import {
   GENERAL_FIELD_OPTIONS,
   type GeneralFields,
@@ -26,7 +26,11 @@ import {
 
 export const WAIT_OPTIONS = {
   ...waitOptions('Wait for the query to finish, then gate it (exit 0 DONE and passed, 1 FAILED or refused).'),
-  quiet: { type: 'boolean', short: 'q', description: 'Without --wait: print only the query id (for QUERY=$(proving ...)).' },
+  quiet: {
+    type: 'boolean',
+    short: 'q',
+    description: 'Print only the query id (for QUERY=$(proving ...)), no progress; with --wait the exit code says how it ended.',
+  },
   emulator: {
     type: 'boolean',
     description: 'Run against a built-in emulator started for this command and stopped with it (no address or key needed).',
@@ -320,9 +324,9 @@ export async function followSubmission(
         (refusal) => refusal.kind !== 'fact-mismatch',
       )
     : []
-  for (const refusal of refusals) context.io.stderr(`proving: gate refused: ${redact(refusal.message, context.redactor)}\n`)
+  reportGate(context, result, refusals, factCheck?.ok === false)
   const gate = done ? { gate: { ok: refusals.length === 0 && factCheck?.ok !== false, refusals } } : {}
-  context.print(describeQuery(result), factCheck ? { ...result, localFactCheck: factCheck.summary, ...gate } : { ...result, ...factNote, ...gate })
+  printWaited(context, result, factCheck ? { ...result, localFactCheck: factCheck.summary, ...gate } : { ...result, ...factNote, ...gate })
   if (!done) return EXIT.remoteFailure
   return (factCheck && !factCheck.ok) || refusals.length ? EXIT.remoteFailure : EXIT.ok
 }
@@ -524,9 +528,34 @@ export const verifyProof = defineCommand({
 export async function gateWaitedQuery(context: CommandContext, result: QueryResult, options: { allowMockedFact: boolean }): Promise<number> {
   const done = result.provingQuery.status === 'DONE'
   const refusals = done ? evaluateGate(result.provingQuery, undefined, { allowMockedFact: options.allowMockedFact }) : []
-  for (const refusal of refusals) context.io.stderr(`proving: gate refused: ${redact(refusal.message, context.redactor)}\n`)
-  context.print(describeQuery(result), done ? { ...result, gate: { ok: refusals.length === 0, refusals } } : result)
+  reportGate(context, result, refusals, false)
+  printWaited(context, result, done ? { ...result, gate: { ok: refusals.length === 0, refusals } } : result)
   return done && refusals.length === 0 ? EXIT.ok : EXIT.remoteFailure
+}
+
+/** A waited query's record on stdout; with -q only its id (the exit code says how it ended). */
+function printWaited(context: CommandContext, result: QueryResult, json: unknown): void {
+  if ((context.values as { quiet?: boolean }).quiet && !context.json) context.io.stdout(`${result.provingQuery.id}\n`)
+  else context.print(describeQuery(result), json)
+}
+
+/**
+ * Why a waited query does not pass: each refusal a line on stderr, or with --json one
+ * `{ "error": … }` object on stderr (a FAILED query, a refused gate, facts that differ), as for
+ * any failure. Differing facts were reported line by line already.
+ */
+function reportGate(context: CommandContext, result: QueryResult, refusals: readonly GateRefusal[], factsDiffer: boolean): void {
+  const query = result.provingQuery
+  if (!context.json) {
+    for (const refusal of refusals) context.io.stderr(`proving: gate refused: ${redact(refusal.message, context.redactor)}\n`)
+    return
+  }
+  if (query.status !== 'DONE') {
+    context.fail(new RemoteFailureError(`Query ${query.id} ${query.status}${query.errorReason ? `: ${serviceLine(query.errorReason)}` : ' without a reason'}.`, { record: query }))
+  } else if (refusals.length || factsDiffer) {
+    const notes = [...(factsDiffer ? ['The facts the service reports differ from the ones computed from the PIE.'] : []), ...refusals.map((refusal) => refusal.message)]
+    context.fail(new GateError(`The gate refused query ${query.id}: ${notes.length} reason${notes.length === 1 ? '' : 's'}.`, { metaMessages: notes }))
+  }
 }
 
 /** On interruption or timeout, the query id is what a person needs to pick up the wait again. */

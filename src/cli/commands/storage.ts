@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import { StorageProofClient } from '../../clients/storage-proof.ts'
-import { InvalidInputError } from '../../core/errors.ts'
+import { InvalidInputError, RemoteFailureError } from '../../core/errors.ts'
 import { parseJsonBytes } from '../../core/json-limits.ts'
 import { formatDuration } from '../../core/poll.ts'
 import { type CommandContext, defineCommand, type OptionSpecs, SERVICE_OPTIONS, allowInsecureHttp, waitOptions } from '../context.ts'
@@ -71,7 +71,9 @@ async function waitAndReport(context: CommandContext<typeof STORAGE_OPTIONS>, cl
       context.progress(`[${formatDuration(progress.elapsedMs).padStart(6)}] ${progress.internalId}  ${progress.queryStatus}`),
   })
   context.print(`batch query ${result.internalId}: ${result.queryStatus}`, result)
-  return result.queryStatus === 'DONE' ? EXIT.ok : EXIT.remoteFailure
+  if (result.queryStatus === 'DONE') return EXIT.ok
+  if (context.json) context.fail(new RemoteFailureError(`Batch query ${result.internalId} ended ${result.queryStatus}.`, { record: result }))
+  return EXIT.remoteFailure
 }
 
 function storageClientFrom(context: CommandContext<typeof STORAGE_OPTIONS>): StorageProofClient {
