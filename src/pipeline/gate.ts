@@ -15,6 +15,8 @@ export type GateOptions = {
   expectedProgramHash?: string | undefined
   /** The result kind the query was submitted for, used when the record does not say (production may null `result`). */
   result?: string | undefined
+  /** Why a mocked fact was not allowed, in the caller's words (default: "`allow-mocked-fact` is false"). */
+  notAllowed?: string | undefined
 }
 
 export type GateRecord = {
@@ -99,12 +101,12 @@ export function evaluateGate(record: GateRecord, factCheck: FactCheckResult | un
   if (record.isFactMocked === true && !options.allowMockedFact) {
     refusals.push({
       kind: 'mocked-fact',
-      message: 'The fact is mocked: nothing was verified on chain, and `allow-mocked-fact` is false.',
+      message: `The fact is mocked: nothing was verified on chain, and ${options.notAllowed ?? '`allow-mocked-fact` is false'}.`,
     })
   } else if (proves && typeof record.isFactMocked !== 'boolean' && !options.allowMockedFact) {
     refusals.push({
       kind: 'mock-state-unknown',
-      message: `The service did not say whether the fact is mocked (isFactMocked is ${record.isFactMocked === null ? 'null' : 'absent'}), so it may not be verified on chain, and \`allow-mocked-fact\` is false.`,
+      message: `The service did not say whether the fact is mocked (isFactMocked is ${record.isFactMocked === null ? 'null' : 'absent'}), so it may not be verified on chain, and ${options.notAllowed ?? '`allow-mocked-fact` is false'}.`,
     })
   }
   if (proves) refusals.push(...factFieldRefusals(record, options.result))

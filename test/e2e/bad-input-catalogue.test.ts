@@ -230,6 +230,7 @@ const cli: CliCase[] = [
   { name: 'auth login: private key of the wrong length', args: ['auth', 'login'], env: { PROVING_PRIVATE_KEY: '0x1234' }, input: 'private key', fix: /64 digits/ },
   { name: 'auth login: no auth URL', args: ['auth', 'login'], env: { PROVING_AUTH_URL: undefined, PROVING_PRIVATE_KEY: `0x${'11'.repeat(32)}` }, input: '--auth-url', fix: /PROVING_AUTH_URL/ },
   { name: 'auth create-key: --name missing', args: ['auth', 'create-key'], env: { PROVING_PRIVATE_KEY: `0x${'11'.repeat(32)}` }, input: '--name', fix: /is required/ },
+  { name: 'emulator: --host 0.0.0.0 without --api-keys', args: ['emulator', '--host', '0.0.0.0'], input: '--api-keys', fix: /give the keys it accepts with --api-keys k1,k2/ },
   { name: 'emulator: --port 70000', args: ['emulator', '--port', '70000'], input: '--port', fix: /from 0 to 65535/ },
   { name: 'unknown command', args: ['prvoe', FIXTURE_PIE], input: 'prvoe', fix: /proving --help/ },
 ]

@@ -31,7 +31,11 @@ export const run = defineAction({
       return
     }
     const result = await step.wait(client, provingQueryId, inputs['timeout-minutes'] * 60_000)
-    const refusals = evaluateGate(result.provingQuery, undefined, { allowMockedFact: inputs['mock-fact-hash'] })
+    const refusals = evaluateGate(result.provingQuery, undefined, {
+      allowMockedFact: inputs['mock-fact-hash'],
+      // verify-proof has no `allow-mocked-fact`: a mocked fact passes when `mock-fact-hash` asked for one.
+      notAllowed: '`mock-fact-hash` is false',
+    })
     await step.finishGate(refusals, `Query ${provingQueryId} is DONE: the proof was verified${result.provingQuery.isFactMocked ? ' (mocked fact, as asked)' : ''}.`)
   },
 })

@@ -47,6 +47,12 @@ export const emulator = defineCommand({
       throw new InvalidInputError(`--shape must be interface or production; got ${JSON.stringify(shape)}.`, { input: '--shape' })
     }
     const keys = context.values['api-keys']?.split(',').map((key) => key.trim()).filter(Boolean)
+    if (!isLoopback(host) && !keys?.length) {
+      throw new InvalidInputError(
+        `--host ${host} is reachable from other machines, and the emulator would accept any API key: give the keys it accepts with --api-keys k1,k2 (or PROVING_EMULATOR_API_KEYS), or listen on 127.0.0.1.`,
+        { input: '--api-keys' },
+      )
+    }
     for (const key of keys ?? []) context.redactor.add(key)
     const { startEmulator } = await import('../../emulator/index.ts')
     const running = await startEmulator({

@@ -45,6 +45,9 @@ export const GATE_OPTIONS = {
   },
 } as const
 
+/** Why the gate did not let a mocked fact pass, in the CLI's words. */
+const NOT_ALLOWED = '--allow-mocked-fact was not given'
+
 const DEFAULT_CONCURRENCY = 4
 const MAX_CONCURRENCY = 64
 
@@ -319,7 +322,7 @@ export async function followSubmission(
   // The gate, as the action applies it: a DONE proof without its facts, or with a mock state the
   // service does not give, is refused like facts that differ.
   const refusals = done
-    ? evaluateGate(result.provingQuery, factCheck?.check, { allowMockedFact: options.allowMockedFact, result: kind ?? undefined }).filter(
+    ? evaluateGate(result.provingQuery, factCheck?.check, { allowMockedFact: options.allowMockedFact, result: kind ?? undefined, notAllowed: NOT_ALLOWED }).filter(
         // Differing facts were reported line by line above.
         (refusal) => refusal.kind !== 'fact-mismatch',
       )
@@ -407,7 +410,7 @@ async function proveBatch(
               check = await checkFacts(record, pie!)
               outcome.facts = check.ok ? 'match' : 'differ'
             }
-                      const refusals = evaluateGate(record, check, { allowMockedFact: options.allowMockedFact, result: kind })
+                      const refusals = evaluateGate(record, check, { allowMockedFact: options.allowMockedFact, result: kind, notAllowed: NOT_ALLOWED })
             if (refusals.length) {
               outcome.exitCode = EXIT.remoteFailure
               outcome.error = refusals
@@ -527,7 +530,7 @@ export const verifyProof = defineCommand({
  */
 export async function gateWaitedQuery(context: CommandContext, result: QueryResult, options: { allowMockedFact: boolean }): Promise<number> {
   const done = result.provingQuery.status === 'DONE'
-  const refusals = done ? evaluateGate(result.provingQuery, undefined, { allowMockedFact: options.allowMockedFact }) : []
+  const refusals = done ? evaluateGate(result.provingQuery, undefined, { allowMockedFact: options.allowMockedFact, notAllowed: NOT_ALLOWED }) : []
   reportGate(context, result, refusals, false)
   printWaited(context, result, done ? { ...result, gate: { ok: refusals.length === 0, refusals } } : result)
   return done && refusals.length === 0 ? EXIT.ok : EXIT.remoteFailure
