@@ -226,6 +226,16 @@ describe('-q: the id alone', () => {
     expect(waited.stdout).toMatch(/^\S+\n$/)
     expect(waited.stderr).toBe('')
   })
+
+  it('storage query -q prints only the internal id, which storage status then reads', async () => {
+    const env = { PROVING_STORAGE_PROOF_URL: emulator.url, PROVING_API_KEY: API_KEY }
+    const submitted = await runCli(['storage', 'query', 'examples/storage-query.json', '-q'], { env })
+    expect(submitted.code, submitted.stderr).toBe(0)
+    expect(submitted.stdout).toMatch(/^\S+\n$/)
+    const status = await runCli(['storage', 'status', submitted.stdout.trim()], { env })
+    expect(status.code, status.stderr).toBe(0)
+    expect(status.stdout).toMatch(/^batch query \S+: (RECEIVED|IN_PROGRESS|DONE)\n$/)
+  })
 })
 
 describe('API keys', () => {

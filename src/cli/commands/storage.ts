@@ -29,7 +29,10 @@ export const storageQuery = defineCommand({
     'It is checked before sending.',
   ],
   positionals: { min: 1, max: 1 },
-  options: STORAGE_OPTIONS,
+  options: {
+    ...STORAGE_OPTIONS,
+    quiet: { type: 'boolean', short: 'q', description: 'Without --wait: print only the internal id (for ID=$(proving storage query ...)).' },
+  },
   async run(context) {
     // Checked here too, so a malformed file fails before the address and key are even looked at.
     const { checkBatchQueryBody } = await import('../../schemas/storage-proof.ts')
@@ -38,6 +41,10 @@ export const storageQuery = defineCommand({
     const client = storageClientFrom(context)
     const { internalId } = await client.submitBatchQuery(body, { signal: context.signal })
     if (!context.values.wait) {
+      if (context.values.quiet && !context.json) {
+        context.io.stdout(`${internalId}\n`)
+        return EXIT.ok
+      }
       context.print(`Submitted: batch query ${internalId}\nFollow it with: proving storage status ${internalId} --wait`, { internalId })
       return EXIT.ok
     }
