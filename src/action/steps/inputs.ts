@@ -20,7 +20,6 @@ import {
   STONE_VERSIONS,
 } from '../../schemas/proving-constants.ts'
 import { onchainCrossCheck, REGISTRY_KIND_VALUES, VERIFY_ONCHAIN_MODES } from './onchain-inputs.ts'
-import { usesGeneralSubmission } from './general.ts'
 import type { ActionIO, CrossCheck, DefaultedInput, InputSpecs, InputValues, OptionalInput, RequiredInput } from '../types.ts'
 
 export const required = <T>(schema: z.ZodType<T>, options: { secret?: boolean } = {}): RequiredInput<T> => ({
@@ -432,7 +431,9 @@ export const mainCrossCheck: CrossCheck<typeof MAIN_INPUTS> = (context) => {
   const { values, raw, parsed, problem } = context
   // The endpoint's own list, before anything is packed or sent (the service refuses another).
   if (parsed('layout')) {
-    const layout = layoutProblem(values.layout ?? 'auto', usesGeneralSubmission(values) ? 'general' : 'l2', '`layout`')
+    // Any general-submission input sends the query through it (steps/general.ts GENERAL_ONLY).
+    const general = Object.keys(GENERAL_INPUTS).some((name) => values[name as keyof typeof GENERAL_INPUTS] !== undefined)
+    const layout = layoutProblem(values.layout ?? 'auto', general ? 'general' : 'l2', '`layout`')
     if (layout) problem('layout', layout)
   }
   onchainCrossCheck(context)

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
-import { actionFiles } from '../../helpers/github-yaml.ts'
-import { REPO_ROOT } from '../../helpers/cli.ts'
+import { actionFiles } from '../helpers/github-yaml.ts'
+import { REPO_ROOT } from '../helpers/cli.ts'
 
 /**
  * Every input and output of every action.yml is named in docs/action.md, in that action's own
