@@ -114,7 +114,9 @@ describe('showUrl: scheme and host only', () => {
       expect(message).not.toContain(KEY)
       expect(message).not.toContain('SECRET')
     }
-    expect(refused(`https://host:99999/v2/${KEY}`)).toContain('"https://host:99999/v2/sk_l…"')
+    // Shaped like a URL: its scheme and host only (a path, a port or a user may hold a key).
+    expect(refused(`https://host:99999/v2/${KEY}`)).toContain('"https://host/…"')
+    expect(refused(`junk ${KEY} more`)).toContain('"junk sk_l… more"')
   })
 })
 
