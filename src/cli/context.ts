@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
-import { InvalidInputError } from '../core/errors.ts'
+import { InvalidInputError, type ProvingKitError } from '../core/errors.ts'
 import { activeProfile, PROFILE_FIELDS, profileValueFor } from './profiles.ts'
 import { closestWord } from './suggest.ts'
 
@@ -8,6 +8,12 @@ const serviceOf = (variable: string) => Object.values(PROFILE_FIELDS).find((fiel
 import { redact, type SecretRedactor, showUrl } from '../core/redact.ts'
 import { serviceLine } from '../core/service-text.ts'
 import type { Logger } from '../core/runtime.ts'
+
+/**
+ * Where each flag's value came from: `--base-url`, `PROVING_API_KEY`, `profile local (built-in)`,
+ * `profile staging (in ~/.config/proving/config.json)`. Absent for a default.
+ */
+export type Origins = Readonly<Record<string, string>>
 
 /** What a command gets from the CLI: its parsed flags, where to write, and the shared settings. */
 export type CliIO = {
@@ -86,8 +92,14 @@ export type CommandContext<O extends OptionSpecs = OptionSpecs> = {
   signal: AbortSignal
   /** Prints a result: JSON when --json, else the human text. */
   print: (human: string, json?: unknown) => void
-  /** One progress line for a person (stderr; silent with --json). */
+  /** One progress line for a person (stderr, with --json too; silent with -q). */
   progress: (line: string) => void
+  /**
+   * Reports a failure that is the command's outcome, not an exception (a FAILED query, a refused
+   * gate, a failed task): `proving: <message>` on stderr, or with --json the `{ "error": … }`
+   * object the README promises. The command still prints its result and returns its exit code.
+   */
+  fail: (error: ProvingKitError) => void
 }
 
 /** Flags every command takes. */
@@ -190,10 +202,19 @@ export async function parseCommandArgs<O extends OptionSpecs>(
   spec: CommandSpec<O>,
   argv: string[],
   env: NodeJS.ProcessEnv,
-): Promise<{ values: OptionValues<O>; positionals: string[]; warnings: string[] }> {
+): Promise<{ values: OptionValues<O>; positionals: string[]; warnings: string[]; origins: Origins }> {
   const options = commandOptions(spec)
+  // `--timeout -5m`, `--offset -1`: a negative number is the flag's value, refused by the flag's
+  // own check ("must be positive"), not taken for a flag by parseArgs ("argument is ambiguous").
+  const args: string[] = []
+  for (let index = 0; index < argv.length; index++) {
+    const name = /^--([\w-]+)$/.exec(argv[index]!)?.[1]
+    const value = argv[index + 1]
+    if (name && options[name]?.type === 'string' && value !== undefined && /^-\d/.test(value)) args.push(`${argv[index++]}=${value}`)
+    else args.push(argv[index]!)
+  }
   const config: ParseArgsConfig = {
-    args: argv,
+    args,
     allowPositionals: true,
     strict: true,
     options: Object.fromEntries(
@@ -216,10 +237,12 @@ export async function parseCommandArgs<O extends OptionSpecs>(
     })
   }
   const values = { ...parsed.values } as Record<string, string | boolean | string[] | undefined>
+  const origins: Record<string, string> = Object.fromEntries(Object.keys(parsed.values).map((name) => [name, `--${name}`]))
   const fromEnv: [name: string, variable: string][] = []
   for (const [name, option] of Object.entries(options)) {
     if (values[name] === undefined && option.env && env[option.env] !== undefined && env[option.env] !== '') {
       values[name] = option.type === 'boolean' ? env[option.env] === 'true' : env[option.env]
+      origins[name] = option.env
       fromEnv.push([name, option.env])
     }
     if (values[name] === undefined && option.default !== undefined) values[name] = option.default
@@ -236,7 +259,9 @@ export async function parseCommandArgs<O extends OptionSpecs>(
     const active = await activeProfile(typeof values.profile === 'string' ? values.profile : undefined, env)
     for (const [name, option] of missing) {
       const value = profileValueFor(active, option.env)
-      if (value !== undefined) values[name] = value
+      if (value === undefined) continue
+      values[name] = value
+      origins[name] = `profile ${active!.name} (${(active!.profile as { source?: string }).source === 'built-in' ? 'built-in' : `in ${active!.configPath}`})`
     }
     for (const [name, variable] of overridden) {
       const fromProfile = profileValueFor(active, variable)
@@ -264,7 +289,7 @@ export async function parseCommandArgs<O extends OptionSpecs>(
     }
   }
   // parseArgs checked every flag against the same specs, so each value has its spec's type.
-  return { values: values as OptionValues<O>, positionals, warnings }
+  return { values: values as OptionValues<O>, positionals, warnings, origins }
 }
 
 function cleanParseMessage(message: string): string {
@@ -291,6 +316,9 @@ export function createLogger(io: CliIO, options: { debug: boolean; json: boolean
 
 /** Durations: "90" (seconds), "90s", "30m", "2h", "500ms". */
 export function parseDuration(text: string, flag: string): number {
+  if (/^\s*-/.test(text)) {
+    throw new InvalidInputError(`--${flag} must be positive: a duration such as 90s, 30m or 2h; got ${JSON.stringify(text)}.`, { input: `--${flag}` })
+  }
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/i.exec(text)
   if (!match) {
     throw new InvalidInputError(`--${flag} must be a duration such as 90, 90s, 30m or 2h; got ${JSON.stringify(text)}.`, {

@@ -7,7 +7,14 @@ export const HELP_WIDTH = 100
 const FLAG_COLUMN = 32
 /** Where a command's summary starts in a list of commands. */
 const COMMAND_COLUMN = 26
-const DOCS_URL = 'https://github.com/proving-kit/proving-kit#the-cli'
+/** The repository: the docs are there, not in the installed package (which holds bin/, lib/ and the README). */
+export const REPOSITORY_URL = 'https://github.com/proving-kit/proving-kit'
+const DOCS_URL = `${REPOSITORY_URL}#the-cli`
+
+/** Where a page of the docs is read (an installed package has no docs/ folder). */
+export function docsUrl(page: string): string {
+  return `${REPOSITORY_URL}/blob/main/docs/${page}`
+}
 
 /**
  * The top level's sections, by the first word of a command. A command whose first word is in no
@@ -34,15 +41,20 @@ const GROUP_SUMMARIES: Readonly<Record<string, string>> = {
 const EXAMPLES = [
   'proving emulator &                                   # the four services, on this machine',
   'export PROVING_PROFILE=local PROVING_API_KEY=dev-key',
-  'proving prove examples/fib/pie.zip --wait            # submit, wait, check the facts',
+  'proving prove pie.zip --wait                         # your PIE (cairo-run --cairo_pie_output)',
 ]
 
-/** Words of `text` in lines of at most `width` columns, every line after the first indented by `indent`. */
+/**
+ * Words of `text` in lines of at most `width` columns, every line after the first indented by
+ * `indent`. The last line never holds one lone word ("it.") when the line before can give it a
+ * companion: the last word of that line moves down.
+ */
 export function wrap(text: string, width: number, indent: number): string[] {
   const lead = /^ */.exec(text)![0]
   const lines: string[] = []
   let line = lead
   for (const word of text.slice(lead.length).split(/ +/)) {
+    if (word === '') continue
     const bare = line.trim() === ''
     if (!bare && line.length + 1 + word.length > width) {
       lines.push(line)
@@ -50,6 +62,16 @@ export function wrap(text: string, width: number, indent: number): string[] {
     } else line = bare ? `${line}${word}` : `${line} ${word}`
   }
   lines.push(line)
+  const last = lines.length - 1
+  if (last >= 1 && !/\S\s+\S/.test(lines[last]!)) {
+    const before = lines[last - 1]!
+    const cut = before.lastIndexOf(' ')
+    const moved = before.slice(cut + 1)
+    if (cut > /^ */.exec(before)![0].length && lines[last]!.length + 1 + moved.length <= width) {
+      lines[last - 1] = before.slice(0, cut)
+      lines[last] = `${' '.repeat(indent)}${moved} ${lines[last]!.trimStart()}`
+    }
+  }
   return lines
 }
 
@@ -61,9 +83,32 @@ function twoColumns(term: string, text: string, column: number): string[] {
   return [`${head.padEnd(column)}${body[0]!.trimStart()}`, ...body.slice(1)]
 }
 
-/** Detail lines are laid out by hand (examples, aligned columns): only one too wide is wrapped. */
+/**
+ * Detail lines are laid out by hand (examples, aligned columns), so a line that fits is kept as
+ * written. One too wide is wrapped; when its sentence goes on in the next line (same indentation,
+ * the sentence not ended), the words that did not fit start that line, and so on, instead of
+ * standing alone on a line of their own.
+ */
 function paragraph(lines: readonly string[]): string[] {
-  return lines.flatMap((line) => (line.length <= HELP_WIDTH ? [line] : wrap(line, HELP_WIDTH, /^ */.exec(line)![0].length + 2)))
+  const out: string[] = []
+  let carry = ''
+  for (const [index, written] of lines.entries()) {
+    const lead = /^ */.exec(written)![0]
+    const line = carry ? `${lead}${carry} ${written.slice(lead.length)}` : written
+    carry = ''
+    if (line.length <= HELP_WIDTH) {
+      out.push(line)
+      continue
+    }
+    const wrapped = wrap(line, HELP_WIDTH, lead.length ? lead.length + 2 : 0)
+    const next = lines[index + 1]
+    const goesOn = next !== undefined && next.trim() !== '' && /^ */.exec(next)![0] === lead && !/[.:!?]$/.test(line)
+    if (goesOn) {
+      out.push(...wrapped.slice(0, -1))
+      carry = wrapped.at(-1)!.trim()
+    } else out.push(...wrapped)
+  }
+  return out
 }
 
 /** One command's help: usage, summary, details, and every flag it takes. */
@@ -75,7 +120,8 @@ export function helpText(spec: CommandSpec): string {
     const flag = `${option.short ? `-${option.short}, ` : ''}--${name}${option.valueName ? ` ${option.valueName}` : ''}`
     const extra = [
       option.env ? `env ${option.env}` : '',
-      option.default !== undefined && option.default !== false ? `default ${option.default}` : '',
+      // A description that already says its default (`(default 4)`, `(default: any ...)`) is not given a second one.
+      option.default !== undefined && option.default !== false && !/\bdefault\b/.test(option.description) ? `default ${option.default}` : '',
     ].filter(Boolean)
     lines.push(...twoColumns(flag, `${option.description}${extra.length ? ` (${extra.join('; ')})` : ''}`, FLAG_COLUMN))
   }

@@ -3,7 +3,8 @@ import { redact, SecretRedactor } from '../core/redact.ts'
 import { forTerminal, jsonForTerminal, serviceLine } from '../core/service-text.ts'
 import { VERSION } from '../core/version.ts'
 import { COMMANDS } from './commands/index.ts'
-import { type CliIO, type CommandContext, type CommandSpec, createLogger, parseCommandArgs } from './context.ts'
+import { type AdviceContext, cliAdvice, resumeAdvice } from './advice.ts'
+import { type CliIO, type CommandContext, type CommandSpec, commandOptions, createLogger, parseCommandArgs } from './context.ts'
 import { EXIT, exitCodeFor } from './exit-codes.ts'
 import { groupHelp, helpText, topLevelHelp } from './help.ts'
 import { closestWord } from './suggest.ts'
@@ -95,8 +96,11 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     }
   }
 
+  const advice: AdviceContext = { values: {}, origins: {}, options: Object.keys(commandOptions(command)) }
   try {
     const parsed = await parseCommandArgs(command, argv.slice(found.words), io.env)
+    advice.values = parsed.values
+    advice.origins = parsed.origins
     const json = parsed.values.json === true
     if (parsed.values.help) {
       io.stdout(`${helpText(command)}\n`)
@@ -121,13 +125,15 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
         if (json) io.stdout(`${redact(jsonForTerminal(value ?? null, 2), redactor)}\n`)
         else if (human) io.stdout(`${redact(human, redactor)}\n`)
       },
-      // Progress is for a person watching: stderr, also with --json (stdout stays pure JSON).
-      // One line each: a status or step the service sent cannot start a line of its own.
-      progress: (line) => io.stderr(`${serviceLine(redact(line, redactor))}\n`),
+      // Progress is for a person watching: stderr, also with --json (stdout stays pure JSON), not
+      // with -q (a script that asked for the id alone). One line each: a status or step the
+      // service sent cannot start a line of its own.
+      progress: (line) => (parsed.values.quiet === true ? undefined : io.stderr(`${serviceLine(redact(line, redactor))}\n`)),
+      fail: (error) => reportError(io, error, { debug, json, redactor }),
     }
     return await command.run(context)
   } catch (error) {
-    reportError(io, error, { debug, json: wantsJson, redactor })
+    reportError(io, error, { debug, json: wantsJson, redactor, advice })
     return exitCodeFor(error)
   } finally {
     detach()
@@ -151,18 +157,21 @@ function findCommand(argv: string[]): { spec: CommandSpec; words: number } | und
 export function reportError(
   io: CliIO,
   error: unknown,
-  options: { debug: boolean; json: boolean; redactor: SecretRedactor },
+  options: { debug: boolean; json: boolean; redactor: SecretRedactor; advice?: AdviceContext },
 ): void {
   const scrub = (text: string) => redact(text, options.redactor)
+  // The library's message, and what the CLI adds for a person at a shell (./advice.ts).
+  const resume = resumeAdvice(error)
+  const added = options.advice ? cliAdvice(error, options.advice) : []
   if (options.json) {
     // With --json a script reads the failure too: one JSON object on stderr (stdout stays clean).
     const known = error instanceof ProvingKitError
     const body = {
       error: {
         name: error instanceof Error ? error.name : 'Error',
-        message: known ? error.shortMessage : error instanceof Error ? error.message : String(error),
+        message: known ? `${error.shortMessage}${resume ? ` ${resume}` : ''}` : error instanceof Error ? error.message : String(error),
         ...(known && error.details && error.details !== error.shortMessage ? { reason: error.details } : {}),
-        ...(known && error.metaMessages?.length ? { notes: error.metaMessages } : {}),
+        ...(known && (error.metaMessages?.length || added.length) ? { notes: [...(error.metaMessages ?? []), ...added] } : {}),
         ...(known && error.status !== undefined ? { status: error.status } : {}),
         ...(known && error.code !== undefined ? { code: error.code } : {}),
         ...(known ? { retryable: error.retryable } : {}),
@@ -175,8 +184,8 @@ export function reportError(
     return
   }
   if (error instanceof ProvingKitError) {
-    const lines = [`proving: ${error.shortMessage}`]
-    for (const line of error.metaMessages ?? []) lines.push(`  ${line}`)
+    const lines = [`proving: ${error.shortMessage}${resume ? ` ${resume}` : ''}`]
+    for (const line of [...(error.metaMessages ?? []), ...added]) lines.push(`  ${line}`)
     // The service's own reason (a 400's message, ...) says what to fix: shown without --debug.
     const reason =
       error instanceof ServiceError && error.details && error.details !== error.shortMessage && !error.shortMessage.includes(error.details) ? error.details : undefined

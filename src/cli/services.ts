@@ -75,7 +75,9 @@ function hashText(value: string | null | undefined): string | null | undefined {
 
 /**
  * One line per second at most while an upload runs (bytes, rate, ETA) and a last one when it is
- * done: a 70 MB upload to a slow server is not silence. stderr, with --json too.
+ * done: a 70 MB upload to a slow server is not silence. stderr, with --json too. A small file's
+ * size is exact ("2,107 bytes", not "2.1 KiB of 2.1 KiB"), and a rate is given only once a second
+ * has passed (one over 0.1 s says nothing).
  */
 export function uploadReporter(context: CommandContext, label: string, now: () => number = Date.now) {
   const started = now()
@@ -92,8 +94,16 @@ export function uploadReporter(context: CommandContext, label: string, now: () =
     const rate = sentBytes / seconds
     const percent = totalBytes > 0 ? Math.floor((sentBytes / totalBytes) * 100) : 100
     const tail = done ? `done in ${seconds.toFixed(1)} s` : `ETA ${formatDuration(((totalBytes - sentBytes) / Math.max(rate, 1)) * 1000)}`
-    context.progress(`Uploading ${label}: ${formatBytes(sentBytes)} of ${formatBytes(totalBytes)} (${percent}%), ${formatBytes(rate)}/s, ${tail}`)
+    const amount = done && totalBytes < EXACT_BELOW ? sizeText(totalBytes) : `${sizeText(sentBytes)} of ${sizeText(totalBytes)} (${percent}%)`
+    context.progress(`Uploading ${label}: ${amount}${seconds >= 1 ? `, ${formatBytes(rate)}/s` : ''}, ${tail}`)
   }
+}
+
+/** Below this many bytes a size is given exactly. */
+const EXACT_BELOW = 10 * 1024
+
+function sizeText(bytes: number): string {
+  return bytes < EXACT_BELOW ? `${bytes.toLocaleString('en-US')} bytes` : formatBytes(bytes)
 }
 
 /**

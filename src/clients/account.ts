@@ -1,23 +1,33 @@
 import { checkInteger } from '../core/checks.ts'
 import {
-  AbortedError,
   InvalidInputError,
   InvalidResponseError,
   ProvingKitError,
   ServiceError,
 } from '../core/errors.ts'
-import { type ConnectionOptions, connectionOf, HttpClient } from '../core/http.ts'
+import { connectionOf, HttpClient } from '../core/http.ts'
 import { SecretRedactor } from '../core/redact.ts'
 import type {
   ApiKeyListResponse,
   ApiKeyRecord,
   ChallengeResponse,
-  Eip712TypedData,
   RefreshResponse,
   SessionResponse,
 } from '../schemas/account.ts'
-import { expiresAtMs, projectIdOf, WALLET_ADDRESS_PATTERN } from '../schemas/account-constants.ts'
+import { expiresAtMs, projectIdOf } from '../schemas/account-constants.ts'
+import { abortable, checkWallet, localSigner, normalizePrivateKey, type TypedDataSigner } from './account/signer.ts'
+import type {
+  AccountClientOptions,
+  ApiKeyProvider,
+  ChallengePreview,
+  CreateApiKeyOptions,
+  ListApiKeysOptions,
+  SessionInfo,
+} from './account/types.ts'
 import { assertSignInOnly, MAX_CHALLENGE_BYTES, type SignInExpectation, signInProblems } from './sign-in-check.ts'
+
+export { localSigner, normalizePrivateKey, type TypedDataSigner } from './account/signer.ts'
+export type { AccountClientOptions, ApiKeyProvider, ChallengePreview, CreateApiKeyOptions, ListApiKeysOptions, SessionInfo } from './account/types.ts'
 
 /** The schemas load with the first request, not with the client: zod stays off the import path (bench figure 8). */
 const accountSchemas = () => import('../schemas/account.ts')
@@ -34,58 +44,6 @@ const accountSchemas = () => import('../schemas/account.ts')
  * viem costs ~400 ms to import in full; only `viem/accounts` is loaded, and only when a
  * signature is actually made.
  */
-
-/** Returns the API key to use for the next request; asked before each one. */
-export type ApiKeyProvider = (options?: { signal?: AbortSignal | undefined }) => Promise<string>
-
-/** What signs the challenge: a viem `LocalAccount` fits, or anything with the same two members. */
-export type TypedDataSigner = {
-  address: string
-  signTypedData(typedData: Eip712TypedData): Promise<string>
-}
-
-export type AccountClientOptions = ConnectionOptions & {
-  /** The wallet's private key (0x + 64 hex digits). Kept in memory only; never logged. */
-  privateKey?: string | undefined
-  /** Instead of a private key: a signer that holds it (a viem account, a KMS adapter, ...). */
-  signer?: TypedDataSigner | undefined
-  /** Shared with the caller so its own logs mask the same secrets; a new one when omitted. */
-  redactor?: SecretRedactor | undefined
-  /** Refresh this long before `expiresAt` at most (default 60 s; never more than a quarter of the lifetime). */
-  refreshMarginMs?: number | undefined
-  /**
-   * The sign-in domain the client accepts (name and chainId); the service's documented values
-   * by default. Any challenge that is not a plain sign-in for this wallet is refused unsigned.
-   */
-  signIn?: SignInExpectation | undefined
-}
-
-/** A challenge as fetched, and whether the client would sign it (for `auth login --show-challenge`). */
-export type ChallengePreview = { wallet: string; challenge: ChallengeResponse; problems: string[] }
-
-/** A signed-in session, without its tokens. */
-export type SessionInfo = {
-  wallet: string
-  projectId: string | undefined
-  /** When the access token expires, ms since the epoch (by the service's `expiresAt`). */
-  expiresAt: number
-}
-
-export type CreateApiKeyOptions = {
-  name: string
-  /** Shown in the console beside the key's name. */
-  color?: string | undefined
-  /** Defaults to the session's selected project. */
-  projectId?: string | undefined
-  signal?: AbortSignal | undefined
-}
-
-export type ListApiKeysOptions = {
-  projectId?: string | undefined
-  limit?: number | undefined
-  offset?: number | undefined
-  signal?: AbortSignal | undefined
-}
 
 type Session = {
   wallet: string
@@ -422,69 +380,4 @@ export class AccountClient {
     this.#signer = await localSigner(this.#privateKey)
     return this.#signer
   }
-}
-
-/**
- * A signer over a private key, with viem's local account (`privateKeyToAccount`): the same
- * path the client signs challenges with. viem is imported here, on first use only.
- */
-export async function localSigner(privateKey: string): Promise<TypedDataSigner> {
-  const key = normalizePrivateKey(privateKey)
-  const { privateKeyToAccount } = await import('viem/accounts')
-  let account
-  try {
-    account = privateKeyToAccount(key)
-  } catch {
-    // viem's message could quote the key; this one does not.
-    throw new InvalidInputError('The private key is not a valid secp256k1 key.', { input: 'privateKey' })
-  }
-  return {
-    address: account.address,
-    // Exactly the typed data given: domain, types (EIP712Domain included when present),
-    // primaryType and message, untouched.
-    signTypedData: (typedData) => account.signTypedData(typedData as Parameters<typeof account.signTypedData>[0]),
-  }
-}
-
-/** Accepts 64 hex digits with or without 0x; the error never quotes the value. */
-export function normalizePrivateKey(value: string): `0x${string}` {
-  const text = typeof value === 'string' ? value.trim() : ''
-  const hex = text.startsWith('0x') || text.startsWith('0X') ? text.slice(2) : text
-  if (!/^[0-9a-fA-F]{64}$/.test(hex)) {
-    throw new InvalidInputError(
-      `The private key must be 32 bytes of hex (64 digits, optionally 0x-prefixed); got ${text.length} characters that are not.`,
-      { input: 'privateKey' },
-    )
-  }
-  return `0x${hex.toLowerCase()}`
-}
-
-function checkWallet(wallet: string): string {
-  const address = typeof wallet === 'string' ? wallet.trim() : ''
-  if (!WALLET_ADDRESS_PATTERN.test(address)) {
-    throw new InvalidInputError(`The wallet must be a 0x-prefixed 20-byte hex address; got ${JSON.stringify(String(wallet).slice(0, 50))}.`, {
-      input: 'wallet',
-    })
-  }
-  return address
-}
-
-/** Waits for `promise` unless `signal` aborts first; the promise itself runs on. */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise
-  if (signal.aborted) return Promise.reject(new AbortedError('Cancelled while signing in to the account service.', { cause: signal.reason }))
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new AbortedError('Cancelled while signing in to the account service.', { cause: signal.reason }))
-    signal.addEventListener('abort', onAbort, { once: true })
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort)
-        resolve(value)
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort)
-        reject(error)
-      },
-    )
-  })
 }

@@ -146,7 +146,8 @@ export class ProvingClient {
    * ambiguous failure the client looks the dedupId up first and only resubmits when the
    * service has no such query, so exactly one query exists. A dedupId whose query FAILED is
    * not handed back as the result: the PIE is submitted again under the next dedupId of its
-   * chain ({@link dedupIdAfterFailure}), and the answer says which query failed.
+   * chain (derived from the failed query's id: every re-run after that failure agrees on it),
+   * and the answer says which query failed.
    */
   submitQuery(options: SubmitQueryOptions): Promise<SubmittedQuery> {
     return submitQuery(this.#service, options)
@@ -154,7 +155,7 @@ export class ProvingClient {
 
   /**
    * The query a dedupId stands for, past FAILED ones: a FAILED query's dedupId leads to the next
-   * one of the chain ({@link dedupIdAfterFailure}), so re-running after a failure submits anew
+   * one of the chain (derived from the failed query's id), so re-running after a failure submits anew
    * while re-running after a success (or a lost answer) finds the same query. `existing` is the
    * query to follow (null: none yet, submit with `dedupId`).
    */

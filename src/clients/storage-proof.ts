@@ -169,7 +169,7 @@ export class StorageProofClient {
         clock,
         logger: this.http.logger,
         schedule: options.schedule,
-        resumeHint: `Resume with: proving storage status ${id} --wait`,
+        waitedFor: { kind: 'batch query', id },
       },
     )
   }

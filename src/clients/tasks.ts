@@ -252,7 +252,7 @@ export class TaskClient {
         clock,
         logger: this.http.logger,
         schedule: options.schedule,
-        resumeHint: `Resume with: proving task wait ${id}`,
+        waitedFor: { kind: 'task', id },
       },
     )
   }

@@ -130,19 +130,34 @@ export class AmbiguousSubmissionError extends ProvingKitError {
   override name = 'AmbiguousSubmissionError'
 }
 
+/**
+ * What an ended wait was waiting for, which goes on running on the service: each adapter says how
+ * to resume it in its own words (the CLI a command, the action its `wait` sub-action), so the
+ * library's messages carry neither.
+ */
+export type WaitedFor = { kind: 'query' | 'task' | 'batch query' | 'bucket'; id: string }
+
 /** A wait (query, task, batch query, fact registration) ran past its deadline. */
 export class WaitTimeoutError extends ProvingKitError {
   override name = 'WaitTimeoutError'
   readonly lastSeen: unknown
-  constructor(shortMessage: string, options: ProvingKitErrorOptions & { lastSeen?: unknown } = {}) {
+  readonly waitedFor: WaitedFor | undefined
+  constructor(shortMessage: string, options: ProvingKitErrorOptions & { lastSeen?: unknown; waitedFor?: WaitedFor | undefined } = {}) {
     super(shortMessage, options)
     this.lastSeen = options.lastSeen
+    this.waitedFor = options.waitedFor
   }
 }
 
 /** The caller's abort signal fired. */
 export class AbortedError extends ProvingKitError {
   override name = 'AbortedError'
+  /** Set when a wait was cancelled: what it was waiting for. */
+  readonly waitedFor: WaitedFor | undefined
+  constructor(shortMessage: string, options: ProvingKitErrorOptions & { waitedFor?: WaitedFor | undefined } = {}) {
+    super(shortMessage, options)
+    this.waitedFor = options.waitedFor
+  }
 }
 
 /** The remote job ended in failure (query FAILED, task `*Failed`, batch query FAILED). */

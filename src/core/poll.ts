@@ -1,6 +1,6 @@
 import { classifyFailure, keepsWaiting } from './classify.ts'
 import { withDeadline } from './deadline.ts'
-import { AbortedError, ProvingKitError, WaitTimeoutError } from './errors.ts'
+import { AbortedError, ProvingKitError, type WaitedFor, WaitTimeoutError } from './errors.ts'
 import type { Clock, Logger } from './runtime.ts'
 
 /**
@@ -93,8 +93,8 @@ export type PollOptions = {
   logger: Logger
   schedule?: Partial<PollSchedule> | undefined
   random?: (() => number) | undefined
-  /** A hint appended to timeout and cancellation messages: how to resume. */
-  resumeHint?: string | undefined
+  /** What is waited for, carried by the timeout and cancellation errors (each adapter says how to resume). */
+  waitedFor?: WaitedFor | undefined
   /**
    * Whether a page from something in between with a 4xx (a gateway's text/plain 404) is a
    * hiccup to wait through from the start (the wait follows a submission the service accepted).
@@ -118,11 +118,12 @@ export async function pollUntil<T>(check: () => Promise<PollOutcome<T>>, options
   let consecutiveFailures = 0
   let retryAfterMs: number | undefined
   let answered = options.pagesAreTransient === true
-  const hint = options.resumeHint ? ` ${options.resumeHint}` : ''
+  const waitedFor = options.waitedFor
   for (;;) {
     if (options.signal?.aborted) {
-      throw new AbortedError(`Stopped waiting for ${options.what}: cancelled.${hint}`, {
+      throw new AbortedError(`Stopped waiting for ${options.what}: cancelled.`, {
         cause: options.signal.reason,
+        waitedFor,
       })
     }
     try {
@@ -135,7 +136,7 @@ export async function pollUntil<T>(check: () => Promise<PollOutcome<T>>, options
     } catch (error) {
       retryAfterMs = undefined
       if (error instanceof AbortedError) {
-        throw new AbortedError(`Stopped waiting for ${options.what}: cancelled.${hint}`, { cause: error })
+        throw new AbortedError(`Stopped waiting for ${options.what}: cancelled.`, { cause: error, waitedFor })
       }
       if (!keepsWaiting(error, { pagesAreTransient: answered }) || !(error instanceof ProvingKitError)) throw error
       retryAfterMs = classifyFailure(error).retryAfterMs
@@ -151,8 +152,8 @@ export async function pollUntil<T>(check: () => Promise<PollOutcome<T>>, options
     const now = options.clock.now()
     if (now >= deadline) {
       throw new WaitTimeoutError(
-        `Timed out after ${formatDuration(options.timeoutMs)} waiting for ${options.what}.${hint}`,
-        { lastSeen: lastState },
+        `Timed out after ${formatDuration(options.timeoutMs)} waiting for ${options.what}.`,
+        { lastSeen: lastState, waitedFor },
       )
     }
     // A service that said when to come back (429, 503 with Retry-After) is not asked sooner.
@@ -160,7 +161,7 @@ export async function pollUntil<T>(check: () => Promise<PollOutcome<T>>, options
     try {
       await options.clock.sleep(delay, options.signal)
     } catch (error) {
-      throw new AbortedError(`Stopped waiting for ${options.what}: cancelled.${hint}`, { cause: error })
+      throw new AbortedError(`Stopped waiting for ${options.what}: cancelled.`, { cause: error, waitedFor })
     }
   }
 }

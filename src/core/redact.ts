@@ -64,6 +64,21 @@ export function showUrl(url: string | URL): string {
 }
 
 /**
+ * A URL the caller gave that does not parse, shown so a person sees what was given: one shaped
+ * like a URL (a scheme, `//`, or a dotted host first) as its scheme and host only (showUrl: its
+ * user, port, path and query may hold keys), then "/…"; free text ("not a url", "htps//host") as
+ * given, its query cut, every run of 16 or more letters and digits (a key pasted in the wrong
+ * place) cut to its first four, at most 80 characters. Quoted.
+ */
+export function showGivenUrl(text: string): string {
+  const host = showUrl(text)
+  if (host !== '(a URL that does not parse)') return JSON.stringify(`${host}/…`)
+  let shown = text.trim().replace(/[?#][\s\S]*$/, '?…')
+  shown = shown.replace(/[^\s/@]*@/g, '…@').replace(/[A-Za-z0-9_-]{16,}/g, (run) => `${run.slice(0, 4)}…`)
+  return JSON.stringify(shown.length > 80 ? `${shown.slice(0, 80)}…` : shown)
+}
+
+/**
  * A set of secret values and the means to scrub them from text. Values shorter than 4
  * characters are not registered: masking "1" everywhere would destroy messages and protect
  * nothing.

@@ -91,7 +91,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     // Reachable from other machines: every key would be accepted without a list of keys.
     if (!options.apiKeys?.length) {
       throw new InvalidInputError(
-        `The emulator would listen on ${host}, reachable from other machines, and accept any API key: give the keys it accepts (--api-key, apiKeys), or listen on 127.0.0.1.`,
+        `The emulator would listen on ${host}, reachable from other machines, and accept any API key: give the keys it accepts (apiKeys), or listen on 127.0.0.1.`,
         { input: 'host' },
       )
     }

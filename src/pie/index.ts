@@ -1,13 +1,14 @@
 /**
- * The PIE toolkit: validate, pack, inspect a Cairo PIE; program hashes and facts; checking a
- * query's facts against the PIE; a generator of large valid PIEs for benchmarks.
- *
- * One room per concern, in the order a PIE goes through them (test/unit/architecture.test.ts
- * keeps a room from importing a later one): shared/ (the format, felts as text, SHA-256),
- * read/ (opening a pie.zip or a directory), validate/, hash/ (program hashes), facts/,
- * pack/ (writing the canonical zip), inspect/ (all of them at once; packing while checking;
- * a query's facts against the PIE), generate/ (synthetic PIEs).
+ * The PIE toolkit, all of it offline: validate a Cairo PIE (a pie.zip or a PIE directory) as
+ * cairo-lang does, pack it into the canonical pie.zip, inspect it (output, steps, builtins, job
+ * size), compute its program hashes and facts, check a query's facts against it, and generate
+ * large valid PIEs for benchmarks.
  */
+// One folder per concern, in the order a PIE goes through them (test/unit/architecture.test.ts
+// keeps one from importing a later one): shared/ (the format, felts as text, SHA-256), read/
+// (opening a pie.zip or a directory), validate/, hash/ (program hashes), facts/, pack/ (writing
+// the canonical zip), inspect/ (all of them at once; packing while checking; a query's facts
+// against the PIE), generate/ (synthetic PIEs).
 export { BUILTIN_ORDER, PIE_ENTRY_ORDER, STARK_PRIME, toHex, parseFeltText, type FactTopology } from './shared/index.ts'
 export type { PieInput } from './read/index.ts'
 export {

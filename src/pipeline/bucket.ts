@@ -52,7 +52,7 @@ export async function waitForBucket(
       signal: options.signal,
       clock,
       logger: client.http.logger,
-      resumeHint: `Resume with: proving bucket close ${bucketId} --wait`,
+      waitedFor: { kind: 'bucket', id: bucketId },
     },
   )
 }
@@ -248,7 +248,7 @@ function listingRefusals(bucketId: string, ids: readonly string[], expected: Exp
 async function readBefore<T>(deadline: number, bucketId: string, clock: Clock, reads: () => Promise<T>): Promise<T> {
   const timedOut = () =>
     new WaitTimeoutError(`Bucket ${bucketId} ended, but its queries could not all be read before the timeout; nothing was judged.`, {
-      metaMessages: [`Resume with: proving bucket close ${bucketId} --wait`],
+      waitedFor: { kind: 'bucket', id: bucketId },
     })
   if (clock.now() >= deadline) throw timedOut()
   try {

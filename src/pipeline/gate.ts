@@ -33,6 +33,8 @@ export type GateOptions = {
   expectedProgramHash?: string | undefined
   /** What the request asked for (`expectResult`, `ANY_PROOF`): the record is judged against it. */
   expected: ExpectedResult
+  /** Why a mocked fact was not allowed, in the caller's words (default: "`allow-mocked-fact` is false"). */
+  notAllowed?: string | undefined
 }
 
 /**
@@ -181,12 +183,12 @@ export function evaluateGate(record: GateRecord, factCheck: FactCheckResult | un
   if (mocked === true && !options.allowMockedFact) {
     refusals.push({
       kind: 'mocked-fact',
-      message: 'The fact is mocked: nothing was verified on chain, and `allow-mocked-fact` is false.',
+      message: `The fact is mocked: nothing was verified on chain, and ${options.notAllowed ?? '`allow-mocked-fact` is false'}.`,
     })
   } else if (proves && typeof mocked !== 'boolean' && !options.allowMockedFact) {
     refusals.push({
       kind: 'mock-state-unknown',
-      message: `The service did not say whether the fact is mocked (isFactMocked is ${mocked === null ? 'null' : mocked === undefined ? 'absent' : showValue(mocked)}), so it may not be verified on chain, and \`allow-mocked-fact\` is false.`,
+      message: `The service did not say whether the fact is mocked (isFactMocked is ${mocked === null ? 'null' : mocked === undefined ? 'absent' : showValue(mocked)}), so it may not be verified on chain, and ${options.notAllowed ?? '`allow-mocked-fact` is false'}.`,
     })
   }
   if (proves) refusals.push(...factFieldRefusals(record, options.expected))

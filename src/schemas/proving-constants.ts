@@ -48,6 +48,24 @@ export const LAYOUTS = [
   'starknet',
   'starknet_with_keccak',
 ] as const
+
+/** The layouts an endpoint accepts: the L2 endpoint's (interface.md) or the general submission's (production.md). */
+export function layoutsOf(endpoint: 'l2' | 'general'): readonly string[] {
+  return endpoint === 'l2' ? L2_LAYOUTS : LAYOUTS
+}
+
+/**
+ * Why `layout` is not one the endpoint accepts (one line, with the endpoint's list), or undefined
+ * when it is. Checked before anything is uploaded: the service would refuse it after the upload.
+ * `name` is how the user gave it (`--layout`, `` `layout` ``).
+ */
+export function layoutProblem(layout: string, endpoint: 'l2' | 'general', name: string): string | undefined {
+  const allowed = layoutsOf(endpoint)
+  if (allowed.includes(layout)) return undefined
+  const generalOnly = endpoint === 'l2' && (LAYOUTS as readonly string[]).includes(layout) ? ` (${layout} is a layout of the general submission only)` : ''
+  return `${name} must be one of ${allowed.join(', ')}${generalOnly}; got ${JSON.stringify(layout.slice(0, 80))}. Nothing was sent.`
+}
+
 export const STONE_VERSIONS = ['stone5', 'stone6'] as const
 export const MEMORY_VERIFICATIONS = ['strict', 'relaxed', 'cairo1'] as const
 /** Steps seen in production (contract.md); `step` stays an open string. */

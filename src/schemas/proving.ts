@@ -77,7 +77,7 @@ const fields = {
 
 /**
  * A query record as any endpoint may send it (R, D, L, production's D, the dedupId lookup):
- * only `id` is required. Readers that decide on `status` use {@link queryRecordWithStatus}.
+ * only `id` is required. Readers that decide on `status` use `queryRecordWithStatus` (below).
  */
 export const queryRecord = z.looseObject(fields)
 

@@ -149,16 +149,24 @@ describe('proving submissions as production takes them', () => {
     service.variant = 'full'
   })
 
-  it('the full layout list, hints, sharpProver stone/stwo; unknown layouts and provers sent with a warning', async () => {
+  it('the full layout list, hints, sharpProver stone/stwo; unknown provers and hints sent with a warning, an unknown layout refused unsent', async () => {
     const client = proving()
     for (const layout of ['plain', 'recursive_large_output', 'all_solidity', 'all_cairo']) {
       await client.submitQuery({ declaredJobSize: 'XS', pieZip: PIE, layout, sharpProver: 'stwo', hints: 'svc_evm_grower', dedupId: `layout-${layout}` })
       expect(service.seen.at(-1)!.fields).toMatchObject({ layout, sharpProver: 'stwo', hints: 'svc_evm_grower' })
     }
     expect(warnings()).toEqual([])
-    await client.submitQuery({ declaredJobSize: 'XS', pieZip: PIE, layout: 'cairo_future', sharpProver: 'stwo_next', hints: 'svc_new_grower', dedupId: 'future' })
-    expect(service.seen.at(-1)!.fields).toMatchObject({ layout: 'cairo_future', sharpProver: 'stwo_next', hints: 'svc_new_grower' })
-    expect(warnings().join('\n')).toMatch(/layout "cairo_future".*\n.*sharpProver "stwo_next".*\n.*hints "svc_new_grower"/)
+    await client.submitQuery({ declaredJobSize: 'XS', pieZip: PIE, sharpProver: 'stwo_next', hints: 'svc_new_grower', dedupId: 'future' })
+    expect(service.seen.at(-1)!.fields).toMatchObject({ sharpProver: 'stwo_next', hints: 'svc_new_grower' })
+    expect(warnings().join('\n')).toMatch(/sharpProver "stwo_next".*\n.*hints "svc_new_grower"/)
+    // Production refuses a layout off its list after the upload: it is refused before, with that list.
+    const sent = service.seen.length
+    const refused = await client.submitQuery({ declaredJobSize: 'XS', pieZip: PIE, layout: 'cairo_future', dedupId: 'future-layout' }).catch((error: unknown) => error)
+    expect(refused).toBeInstanceOf(InvalidInputError)
+    expect((refused as Error).message).toBe(
+      'layout must be one of auto, plain, recursive, recursive_with_poseidon, recursive_large_output, all_solidity, all_cairo, dynamic, small, dex, starknet, starknet_with_keccak; got "cairo_future". Nothing was sent.',
+    )
+    expect(service.seen.length).toBe(sent)
   })
 
   it('cairo1 input goes as text/plain input.txt, cairo0 input as JSON', async () => {

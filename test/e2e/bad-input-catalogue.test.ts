@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
-import { mkdir, rm, symlink, unlink, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rm, symlink, unlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, beforeEach, describe, expect } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { AccountClient } from '../../src/clients/account.ts'
 import { ProvingClient } from '../../src/clients/proving.ts'
 import { StorageProofClient } from '../../src/clients/storage-proof.ts'
@@ -142,7 +142,11 @@ function cliRow(spec: CliCase): void {
 
 const cli: CliCase[] = [
   // prove
-  { name: 'prove: unknown layout', args: ['prove', FIXTURE_PIE, '--layout', 'recursive with keccak'], input: '--layout', fix: /must be one of auto, plain, recursive/ },
+  { name: 'prove: unknown layout', args: ['prove', FIXTURE_PIE, '--layout', 'recursive with keccak'], input: '--layout', fix: /must be one of auto, recursive, recursive_with_poseidon, small, dex, starknet, starknet_with_keccak, dynamic; got/ },
+  // The L2 endpoint's own list, refused before the upload (the service would refuse it after).
+  { name: 'prove: --layout fastest', args: ['prove', FIXTURE_PIE, '--layout', 'fastest'], input: '--layout', fix: /must be one of auto, recursive, recursive_with_poseidon, small, dex, starknet, starknet_with_keccak, dynamic; got "fastest"\. Nothing was sent\./ },
+  { name: 'prove: --layout plain on the L2 endpoint', args: ['prove', FIXTURE_PIE, '--layout', 'plain'], input: '--layout', fix: /\(plain is a layout of the general submission only\)/ },
+  { name: 'prove: --layout fastest with a general-submission flag', args: ['prove', FIXTURE_PIE, '--layout', 'fastest', '--external-id', 'e-1'], input: '--layout', fix: /must be one of auto, plain, recursive, recursive_with_poseidon, recursive_large_output, all_solidity, all_cairo, dynamic, small, dex, starknet, starknet_with_keccak; got "fastest"/ },
   { name: 'prove: empty prover', args: ['prove', FIXTURE_PIE, '--prover', ' '], input: '--prover', fix: /omit it/ },
   { name: 'prove: missing <pie>', args: ['prove'], input: '<pie>', fix: /usage is `proving prove <pie>\.\.\.`/ },
   { name: 'prove: two positionals', args: ['prove', FIXTURE_PIE, 'extra.zip'], input: 'extra.zip' },
@@ -154,6 +158,7 @@ const cli: CliCase[] = [
   { name: 'prove: PIE directory without memory.bin', args: ['prove', file('pie-incomplete')], input: '<pie>', fix: /fix what is listed below/, lines: 'headline' },
   { name: 'prove: --timeout not a duration', args: ['prove', FIXTURE_PIE, '--wait', '--timeout', 'soon'], input: '--timeout', fix: /90s, 30m or 2h/ },
   { name: 'prove: --timeout 0', args: ['prove', FIXTURE_PIE, '--wait', '--timeout', '0'], input: '--timeout', fix: /above 0/ },
+  { name: 'prove: --timeout -5m', args: ['prove', FIXTURE_PIE, '--wait', '--timeout', '-5m'], input: '--timeout', fix: /must be positive: a duration such as 90s, 30m or 2h; got "-5m"/ },
   { name: 'prove: --timeout over 7 days', args: ['prove', FIXTURE_PIE, '--wait', '--timeout', '200h'], input: '--timeout', fix: /at most 7 days/ },
   { name: 'prove: --emulator with --base-url', args: ['prove', FIXTURE_PIE, '--emulator', '--base-url', 'http://127.0.0.1:9'], input: '--emulator', fix: /drop one of them/ },
   { name: 'prove: no service address', args: ['prove', FIXTURE_PIE], env: { PROVING_BASE_URL: undefined }, input: '--base-url', fix: /PROVING_BASE_URL/ },
@@ -173,7 +178,8 @@ const cli: CliCase[] = [
   { name: 'query get: oversize id (300 characters)', args: ['query', 'get', 'q'.repeat(300)], input: 'queryId', fix: /copy it as the service returned it/ },
   { name: 'query list: --limit 0', args: ['query', 'list', '--limit', '0'], input: '--limit', fix: /from 1 to 100/ },
   { name: 'query list: --limit 101', args: ['query', 'list', '--limit', '101'], input: '--limit', fix: /from 1 to 100/ },
-  { name: 'query list: --offset -1 (looks like a flag)', args: ['query', 'list', '--offset', '-1'], input: '--offset', fix: /write --offset=-XYZ/ },
+  // A negative number after a flag that takes a value is that value, refused by the flag's own check.
+  { name: 'query list: --offset -1', args: ['query', 'list', '--offset', '-1'], input: '--offset', fix: /whole number from 0/ },
   { name: 'query list: --offset=-1', args: ['query', 'list', '--offset=-1'], input: '--offset', fix: /whole number from 0/ },
   { name: 'query list: --network DEVNET', args: ['query', 'list', '--network', 'DEVNET'], input: '--network', fix: /MAINNET or TESTNET/ },
   { name: 'query wait: --timeout 1w', args: ['query', 'wait', 'q-1', '--timeout', '1w'], input: '--timeout', fix: /90s, 30m or 2h/ },
@@ -224,6 +230,7 @@ const cli: CliCase[] = [
   { name: 'auth login: private key of the wrong length', args: ['auth', 'login'], env: { PROVING_PRIVATE_KEY: '0x1234' }, input: 'private key', fix: /64 digits/ },
   { name: 'auth login: no auth URL', args: ['auth', 'login'], env: { PROVING_AUTH_URL: undefined, PROVING_PRIVATE_KEY: `0x${'11'.repeat(32)}` }, input: '--auth-url', fix: /PROVING_AUTH_URL/ },
   { name: 'auth create-key: --name missing', args: ['auth', 'create-key'], env: { PROVING_PRIVATE_KEY: `0x${'11'.repeat(32)}` }, input: '--name', fix: /is required/ },
+  { name: 'emulator: --host 0.0.0.0 without --api-keys', args: ['emulator', '--host', '0.0.0.0'], input: '--api-keys', fix: /give the keys it accepts with --api-keys k1,k2/ },
   { name: 'emulator: --port 70000', args: ['emulator', '--port', '70000'], input: '--port', fix: /from 0 to 65535/ },
   { name: 'unknown command', args: ['prvoe', FIXTURE_PIE], input: 'prvoe', fix: /proving --help/ },
 ]
@@ -266,6 +273,8 @@ const batchQuery = (overrides: Record<string, unknown> = {}) => ({
 
 const library: LibraryCase[] = [
   { name: 'submitPie: layout "fast!"', input: 'layout', fix: /must be one of/, call: () => proving().submitPie({ pieZip: FIXTURE_PIE, layout: 'fast!' }) },
+  { name: 'submitPie: layout "plain" (the general submission\'s only)', input: 'layout', fix: /must be one of auto, recursive, .*dynamic \(plain is a layout of the general submission only\)/, call: () => proving().submitPie({ pieZip: FIXTURE_PIE, layout: 'plain' }) },
+  { name: 'submitQuery: layout "fastest"', input: 'layout', fix: /must be one of auto, plain, .*starknet_with_keccak; got "fastest"/, call: () => proving().submitQuery({ declaredJobSize: 'XS', pieZip: FIXTURE_PIE, layout: 'fastest' }) },
   { name: 'submitPie: empty prover', input: 'prover', call: () => proving().submitPie({ pieZip: FIXTURE_PIE, prover: '  ' }) },
   { name: 'submitPie: no file', input: 'pieZip', call: () => proving().submitPie({ pieZip: file('nope.zip') }) },
   { name: 'submitPie: a folder as pieZip', input: 'pieZip', call: () => proving().submitPie({ pieZip: file('a-folder') }) },
@@ -366,7 +375,9 @@ const taskService = () => ({ 'api-key': KEY, 'tasks-url': emulator.url })
 
 const action: ActionCase[] = [
   { name: 'prove: pie missing', action: 'main', inputs: () => ({ ...service() }), input: '`pie`', fix: /is required/ },
-  { name: 'prove: layout "fastest"', action: 'main', inputs: () => ({ pie: FIXTURE_PIE, ...service(), layout: 'fastest?' }), input: '`layout`', fix: /must be one of/ },
+  { name: 'prove: layout "fastest?"', action: 'main', inputs: () => ({ pie: FIXTURE_PIE, ...service(), layout: 'fastest?' }), input: '`layout`', fix: /must be one of/ },
+  { name: 'prove: layout "fastest"', action: 'main', inputs: () => ({ pie: FIXTURE_PIE, ...service(), layout: 'fastest' }), input: '`layout`', fix: /must be one of auto, recursive, recursive_with_poseidon, small, dex, starknet, starknet_with_keccak, dynamic; got "fastest"/ },
+  { name: 'prove: layout "fastest" with a general-submission input', action: 'main', inputs: () => ({ pie: FIXTURE_PIE, ...service(), layout: 'fastest', result: 'PROOF_GENERATION' }), input: '`layout`', fix: /must be one of auto, plain, recursive, .*starknet_with_keccak; got "fastest"/ },
   { name: 'prove: timeout-minutes "ten"', action: 'main', inputs: () => ({ pie: FIXTURE_PIE, ...service(), 'timeout-minutes': 'ten' }), input: '`timeout-minutes`' },
   { name: 'prove: timeout-minutes 0', action: 'main', inputs: () => ({ pie: FIXTURE_PIE, ...service(), 'timeout-minutes': '0' }), input: '`timeout-minutes`' },
   { name: 'prove: wait "yes"', action: 'main', inputs: () => ({ pie: FIXTURE_PIE, ...service(), wait: 'yes' }), input: '`wait`', fix: /must be true or false/ },
@@ -427,4 +438,17 @@ describe('action', () => {
       assertNoRequest(name)
     })
   }
+})
+
+// The count docs/reliability.md gives is this file's: a row added without it fails here.
+describe('docs/reliability.md', () => {
+  it('counts every row of this catalogue, by kind', async () => {
+    const names = [...catalogue.rows.keys()]
+    const kinds = { CLI: names.filter((name) => name.startsWith('CLI: ')).length, library: names.filter((name) => name.startsWith('library: ')).length }
+    const action = names.length - kinds.CLI - kinds.library
+    const docs = await readFile(join(REPO_ROOT, 'docs/reliability.md'), 'utf8')
+    const total = names.length
+    expect(docs).toContain(`| Bad-input catalogue (CLI ${kinds.CLI}, library ${kinds.library}, action ${action}) | ${total} | ${total} | 0 |`)
+    expect(docs).toContain(`## Bad-input catalogue (${total}; test/e2e/bad-input-catalogue.test.ts)`)
+  })
 })

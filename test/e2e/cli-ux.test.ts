@@ -7,6 +7,8 @@ import { startEmulator, type RunningEmulator } from '../../src/emulator/index.ts
 import { NODE, REPO_ROOT, runCli, spawnCli } from '../helpers/cli.ts'
 import { generatePie, packPie } from '../../src/pie/index.ts'
 import { control } from '../helpers/run-action.ts'
+import type { CommandContext } from '../../src/cli/context.ts'
+import { uploadReporter } from '../../src/cli/services.ts'
 
 /**
  * What makes the CLI pleasant: one set-up (profiles) for the four services, the README's CLI
@@ -129,6 +131,37 @@ describe('errors and query details', () => {
     expect(JSON.parse(usage.stderr).error).toMatchObject({ name: 'InvalidInputError', exitCode: 2, input: '<pie>...' })
   })
 
+  it('a refused key says where it came from (never the key), and where it was sent', async () => {
+    const wrong = 'pk_wrong_key_5f3e1d'
+    const keyed = await startEmulator({ apiKeys: [API_KEY] })
+    try {
+      const fromEnv = await runCli(['query', 'list'], { env: { PROVING_BASE_URL: keyed.url, PROVING_API_KEY: wrong } })
+      expect(fromEnv.code).toBe(2)
+      expect(fromEnv.stderr).toContain(`The API key came from PROVING_API_KEY (not shown) and was sent to ${keyed.url}/ (PROVING_BASE_URL)`)
+      const fromFlag = await runCli(['query', 'list', '--api-key', wrong, '--base-url', keyed.url])
+      expect(fromFlag.stderr).toContain(`The API key came from --api-key (not shown) and was sent to ${keyed.url}/ (--base-url)`)
+      const local = { ...JSON.parse(readFileSync(config, 'utf8')), profiles: { keyed: { baseUrl: keyed.url } } }
+      const file = join(work, 'keyed.json')
+      writeFileSync(file, JSON.stringify(local))
+      const fromProfile = await runCli(['query', 'list', '--json'], { env: { PROVING_CONFIG: file, PROVING_PROFILE: 'keyed', PROVING_API_KEY: wrong } })
+      expect(JSON.parse(fromProfile.stderr).error.notes).toEqual([
+        `The API key came from PROVING_API_KEY (not shown) and was sent to ${keyed.url}/ (profile keyed (in ${file})): check that it is a key of that service (\`proving auth keys list\` lists a wallet's keys).`,
+      ])
+      for (const run of [fromEnv, fromFlag, fromProfile]) expect(run.stderr).not.toContain(wrong)
+    } finally {
+      await keyed.close()
+    }
+  })
+
+  it('nothing listening at the `local` profile\'s address suggests `proving emulator`', async () => {
+    // The built-in profile's address (127.0.0.1:8790): nothing listens there in this test.
+    const run = await runCli(['query', 'list'], { env: { PROVING_PROFILE: 'local', PROVING_API_KEY: API_KEY, HOME: work, PROVING_CONFIG: undefined, XDG_CONFIG_HOME: join(work, 'no-config') } })
+    expect(run.code).toBe(3)
+    expect(run.stderr).toContain('Nothing listens at http://127.0.0.1:8790/ (profile local (built-in)), the built-in emulator\'s address: start it with `proving emulator` in another terminal.')
+    const prove = await runCli(['prove', 'examples/fib/pie.zip'], { env: { PROVING_PROFILE: 'local', PROVING_API_KEY: API_KEY, HOME: work, PROVING_CONFIG: undefined, XDG_CONFIG_HOME: join(work, 'no-config') } })
+    expect(prove.stderr).toContain('or add --emulator to run one for this command.')
+  })
+
   it('query get says whether a FAILED query can be retried', async () => {
     const env = { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY }
     await control(emulator.url, 'POST', 'next-query', { outcome: 'fail', retriable: true, reason: 'worker lost' })
@@ -146,6 +179,62 @@ describe('errors and query details', () => {
     const done = (await runCli(['prove', 'examples/fib/pie.zip', '-q'], { env })).stdout.trim()
     await runCli(['query', 'wait', done], { env })
     expect((await runCli(['query', 'get', done], { env })).stdout).toMatch(/retriable\s+not applicable: the query is DONE, not FAILED/)
+  })
+
+  it('with --json, a FAILED query and a refused gate write the `{ "error": … }` object on stderr, the record on stdout', async () => {
+    const env = { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY }
+    await control(emulator.url, 'POST', 'next-query', { outcome: 'fail', retriable: false, reason: 'bad builtin' })
+    const failed = await runCli(['prove', 'examples/fib/pie.zip', '--wait', '--json'], { env })
+    expect(failed.code).toBe(1)
+    expect(JSON.parse(failed.stdout).provingQuery.status).toBe('FAILED')
+    const error = JSON.parse(failed.stderr.trim().split('\n').at(-1)!).error
+    expect(error).toMatchObject({ name: 'RemoteFailureError', exitCode: 1 })
+    expect(error.message).toMatch(/^Query \S+ FAILED: bad builtin\.$/)
+    // A query sent with --mock-fact-hash has a mocked fact: `query wait` without --allow-mocked-fact refuses it.
+    const mocked = (await runCli(['prove', 'examples/fib/pie.zip', '--mock-fact-hash', '-q'], { env })).stdout.trim()
+    const refused = await runCli(['query', 'wait', mocked, '--json'], { env })
+    expect(refused.code).toBe(1)
+    expect(JSON.parse(refused.stdout).gate.ok).toBe(false)
+    const gate = JSON.parse(refused.stderr.trim().split('\n').at(-1)!).error
+    expect(gate).toMatchObject({ name: 'GateError', exitCode: 1 })
+    expect(gate.notes.join('\n')).toMatch(/mocked/)
+    expect(refused.stderr).not.toMatch(/^proving: /m)
+  })
+})
+
+describe('query list', () => {
+  it('has a header row, its columns as wide as their cells, like `auth keys list`', async () => {
+    const env = { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY }
+    await runCli(['prove', 'examples/fib/pie.zip', '-q'], { env })
+    const listed = (await runCli(['query', 'list', '--limit', '2'], { env })).stdout.split('\n')
+    expect(listed[0]).toMatch(/^query {2,}status {2,}step {2,}created$/)
+    expect(listed[1]!.indexOf('  ', 0)).toBeGreaterThan(0)
+    // Each row's status starts under the header's.
+    expect(listed[1]!.slice(listed[0]!.indexOf('status'))).toMatch(/^(RECEIVED|IN_PROGRESS|DONE|FAILED)\b/)
+  })
+})
+
+describe('-q: the id alone', () => {
+  it('prints only the query id, and no progress, with --wait too', async () => {
+    const env = { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY }
+    const submitted = await runCli(['prove', 'examples/fib/pie.zip', '-q'], { env })
+    expect(submitted.code).toBe(0)
+    expect(submitted.stdout).toMatch(/^\S+\n$/)
+    expect(submitted.stderr).toBe('')
+    const waited = await runCli(['prove', 'examples/fib/pie.zip', '-q', '--wait'], { env })
+    expect(waited.code, waited.stderr).toBe(0)
+    expect(waited.stdout).toMatch(/^\S+\n$/)
+    expect(waited.stderr).toBe('')
+  })
+
+  it('storage query -q prints only the internal id, which storage status then reads', async () => {
+    const env = { PROVING_STORAGE_PROOF_URL: emulator.url, PROVING_API_KEY: API_KEY }
+    const submitted = await runCli(['storage', 'query', 'examples/storage-query.json', '-q'], { env })
+    expect(submitted.code, submitted.stderr).toBe(0)
+    expect(submitted.stdout).toMatch(/^\S+\n$/)
+    const status = await runCli(['storage', 'status', submitted.stdout.trim()], { env })
+    expect(status.code, status.stderr).toBe(0)
+    expect(status.stdout).toMatch(/^batch query \S+: (RECEIVED|IN_PROGRESS|DONE)\n$/)
   })
 })
 
@@ -250,7 +339,21 @@ describe('progress a person can watch', () => {
     const run = await runCli(['prove', zip, '--json'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY } })
     expect(run.code, run.stderr).toBe(0)
     expect(JSON.parse(run.stdout).provingQueryId).toMatch(/\S/)
-    expect(run.stderr).toMatch(/Uploading .*big\.zip: (\d+\.\d [KM]iB) of \1 \(100%\), [\d.]+ \S+\/s, done in [\d.]+ s/)
+    expect(run.stderr).toMatch(/Uploading .*big\.zip: (\d+\.\d [KM]iB) of \1 \(100%\)(, [\d.]+ \S+\/s)?, done in [\d.]+ s/)
+  })
+
+  it('a small upload gives its exact size, and no rate for under a second', async () => {
+    const lines: string[] = []
+    const context = { progress: (line: string) => lines.push(line) } as unknown as CommandContext
+    let now = 0
+    const report = uploadReporter(context, 'pie.zip', () => now)
+    now = 100
+    report({ sentBytes: 2107, totalBytes: 2107 })
+    expect(lines).toEqual(['Uploading pie.zip: 2,107 bytes, done in 0.1 s'])
+    const slow = uploadReporter(context, 'big.zip', () => now)
+    now += 1500
+    slow({ sentBytes: 3 * 1024 * 1024, totalBytes: 6 * 1024 * 1024 })
+    expect(lines.at(-1)).toBe('Uploading big.zip: 3.0 MiB of 6.0 MiB (50%), 2.0 MiB/s, ETA 2s')
   })
 
   it('prove --emulator without --wait says the emulator stops with the command', async () => {

@@ -114,7 +114,7 @@ describe('proving verify-proof --wait gates the verification', () => {
     await emulator().control('POST', '/next-query', { outcome: 'done', record: { isFactMocked: null } })
     const refused = await verify()
     expect(refused.code, refused.stderr).toBe(1)
-    expect(refused.stderr).toMatch(/gate refused: .*isFactMocked is null/)
+    expect(refused.stderr).toMatch(/gate refused: .*isFactMocked is null.*, and --allow-mocked-fact was not given\./)
 
     await emulator().control('POST', '/next-query', { outcome: 'done', record: { isFactMocked: null } })
     const allowed = await verify('--allow-mocked-fact')
@@ -132,6 +132,18 @@ describe('proving verify-proof --wait gates the verification', () => {
     const refused = await verify('--allow-mocked-fact')
     expect(refused.code, refused.stderr).toBe(1)
     expect(refused.stderr).toMatch(/gate refused: The service reported no programHash \(null\)/)
+  })
+})
+
+describe('the verify-proof action names the input it has', () => {
+  it('isFactMocked null: the refusal names `mock-fact-hash` (verify-proof has no `allow-mocked-fact`)', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'verify-proof-')), 'proof.json')
+    writeFileSync(path, JSON.stringify({ proof: 'emulated' }))
+    await emulator().control('POST', '/next-query', { outcome: 'done', record: { isFactMocked: null } })
+    const run = await runAction('verify-proof', { inputs: { 'api-key': KEY, 'base-url': emulator().url, proof: path }, fromSource: true })
+    expect(run.code, run.stdout).toBe(1)
+    expect(run.outputs['error-reason']).toMatch(/isFactMocked is null.*, and `mock-fact-hash` is false\./)
+    expect(run.outputs['error-reason']).not.toContain('allow-mocked-fact')
   })
 })
 

@@ -29,7 +29,7 @@ export const FIXTURES = process.env.PROVING_TEST_FIXTURES
 /** Whether ../shared/fixtures is there (on the development machines and in CI; not on a plain clone). */
 export const SHARED_FIXTURES_PRESENT = existsSync(join(FIXTURES, 'pie'))
 /** Why the interop suite is skipped when it is. */
-export const INTEROP_SKIP_REASON = `skipped: ${join(FIXTURES, 'pie')} is absent (the PIEs written by cairo-lang and cairo-vm live there, beside the repository, never in it)`
+export const INTEROP_SKIP_REASON = `skipped: ${join(FIXTURES, 'pie')} is absent. It holds public PIEs written by cairo-lang and cairo-vm, never copied into the repository: test/interop/FIXTURES.md lists each file, where it comes from and its SHA-256; put them in ../shared/fixtures beside the repository, or point PROVING_TEST_FIXTURES at a folder holding pie/ and programs/.`
 
 /**
  * A describe() of the interop suite: runs when ../shared/fixtures is present, else reports one

@@ -1,7 +1,7 @@
 /**
  * The interop suite: the PIEs written by cairo-lang and cairo-vm, and the compiled program of
  * cairo-lang's compiler, read in place from ../shared/fixtures (never copied into the
- * repository; ../shared/fixtures/README.md gives each file's origin and licence). They show that
+ * repository; test/interop/FIXTURES.md gives each file's origin and licence). They show that
  * our reader, validator, packer and hashes agree with files we did not write. Runs whenever
  * ../shared is beside the repository (the development machines and CI); on a plain clone it
  * reports itself skipped, saying why. Every other test uses the project's own PIEs

@@ -5,6 +5,7 @@ import { join, relative } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { NODE, REPO_ROOT } from '../helpers/cli.ts'
+import { PIE_FIXTURES } from '../helpers/pie-fixtures.ts'
 
 /**
  * The suite runs whole on a plain clone: only the interop suite (test/interop/) reads
@@ -60,7 +61,13 @@ describe('the interop suite where the fixtures are absent', () => {
       cwd: REPO_ROOT,
       env: { ...process.env, PROVING_TEST_FIXTURES: elsewhere, CI: '1' },
     })
-    expect(`${stdout}\n${stderr}`).toContain(`The interop suite is skipped: ${join(elsewhere, 'pie')} is absent`)
+    const output = `${stdout}\n${stderr}`.replaceAll(/\s+/g, ' ')
+    expect(output).toContain(`The interop suite is skipped: ${join(elsewhere, 'pie')} is absent`)
+    // ...and where its fixtures come from, and where to put them.
+    expect(output).toContain('test/interop/FIXTURES.md lists each file, where it comes from and its SHA-256')
+    expect(output).toContain('PROVING_TEST_FIXTURES')
+    const listed = readFileSync(join(REPO_ROOT, 'test/interop/FIXTURES.md'), 'utf8')
+    for (const name of PIE_FIXTURES) expect(listed).toContain(`pie/${name}`)
   }, 60_000)
 })
 

@@ -32,7 +32,12 @@ export const run = defineAction({
     }
     const result = await step.wait(client, provingQueryId, inputs['timeout-minutes'] * 60_000)
     // The L2 verification endpoint's kind, whatever the record says.
-    const refusals = evaluateGate(result.provingQuery, undefined, { allowMockedFact: inputs['mock-fact-hash'], expected: expectResult('PROOF_VERIFICATION_ON_L2') })
+    const refusals = evaluateGate(result.provingQuery, undefined, {
+      allowMockedFact: inputs['mock-fact-hash'],
+      expected: expectResult('PROOF_VERIFICATION_ON_L2'),
+      // verify-proof has no `allow-mocked-fact`: a mocked fact passes when `mock-fact-hash` asked for one.
+      notAllowed: '`mock-fact-hash` is false',
+    })
     await step.finishGate(refusals, `Query ${provingQueryId} is DONE: the proof was verified${result.provingQuery.isFactMocked ? ' (mocked fact, as asked)' : ''}.`)
   },
 })

@@ -12,7 +12,7 @@ import {
   CAIRO_VMS,
   HINTS,
   JOB_SIZES,
-  LAYOUTS,
+  layoutProblem,
   MEMORY_VERIFICATIONS,
   NETWORKS,
   RESULTS,
@@ -113,10 +113,8 @@ export const artifactNameValue = z
   .string()
   .regex(/^[^":<>|*?\r\n\\/]+$/, { error: 'must not contain any of " : < > | * ? \\ / or a line break' })
 
-/** A layout name: the known ones (LAYOUTS) or a newer one, sent as given (the client warns). */
-export const layoutValue = z
-  .string()
-  .regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: `must be one of ${LAYOUTS.join(', ')} (or a newer layout name)` })
+/** A layout name; which ones the endpoint accepts is checked with the other inputs (mainCrossCheck). */
+export const layoutValue = z.string().trim()
 export const stoneVersionValue = z.enum(STONE_VERSIONS, { error: `must be one of ${STONE_VERSIONS.join(', ')}` })
 export const memoryVerificationValue = z.enum(MEMORY_VERIFICATIONS, {
   error: `must be one of ${MEMORY_VERIFICATIONS.join(', ')}`,
@@ -477,8 +475,15 @@ export const requireService: CrossCheck<typeof service> = requireSecretAndUrl(AP
  * `tasks-url` when a decommitment follows the proof (the emulator serves the task service too).
  */
 export const mainCrossCheck: CrossCheck<typeof MAIN_INPUTS> = (context) => {
-  onchainCrossCheck(context)
   const { values, raw, parsed, problem } = context
+  // The endpoint's own list, before anything is packed or sent (the service refuses another).
+  if (parsed('layout')) {
+    // Any general-submission input sends the query through it (steps/general.ts GENERAL_ONLY).
+    const general = Object.keys(GENERAL_INPUTS).some((name) => values[name as keyof typeof GENERAL_INPUTS] !== undefined)
+    const layout = layoutProblem(values.layout ?? 'auto', general ? 'general' : 'l2', '`layout`')
+    if (layout) problem('layout', layout)
+  }
+  onchainCrossCheck(context)
   const sources = (['pie', 'program', 'program-hash'] as const).filter((name) => raw[name])
   if (sources.length === 0) problem('pie', '`pie` is required (or `program`, or `program-hash`): what to prove.')
   if (sources.length > 1) problem(sources[1]!, `\`${sources[0]}\` and \`${sources[1]}\` exclude each other: give one thing to prove.`)

@@ -166,9 +166,9 @@ export const authKeysRevoke = defineCommand({
   args: '<key>',
   summary: 'Revoke an API key: done in the service\'s web console (the API has no revoke call).',
   details: [
-    'The account service\'s API (docs/storage-and-auth.md) lists and creates keys; it has no call that',
-    'revokes one. This command says so and sends nothing: revoke the key in the service\'s web console,',
-    'then `proving auth keys list` shows what is left.',
+    'The account service\'s API lists and creates keys; it has no call that revokes one. This command',
+    'says so and sends nothing: revoke the key in the service\'s web console, then',
+    '`proving auth keys list` shows what is left.',
   ],
   positionals: { min: 1, max: 1 },
   options: {},

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises'
-import { InvalidInputError } from '../../core/errors.ts'
+import { GateError, InvalidInputError } from '../../core/errors.ts'
 import { type CommandContext, defineCommand, type OptionSpecs, parseInteger, SERVICE_OPTIONS, waitOptions } from '../context.ts'
 import { formatDuration } from '../../core/poll.ts'
 import { serviceLine } from '../../core/service-text.ts'
@@ -148,6 +148,9 @@ export const bucketClose = defineCommand({
         : `Gate refused:\n${verdict.refusals.map((line) => `  - ${line}`).join('\n')}`,
     ].join('\n')
     context.print(human, { provingBucket: details.bucket, status: verdict.status, ok: verdict.ok, queries: verdict.rows, refusals: verdict.refusals })
+    if (!verdict.ok && context.json) {
+      context.fail(new GateError(`The gate refused bucket ${details.bucket.id}: ${verdict.refusals.length} reason${verdict.refusals.length === 1 ? '' : 's'}.`, { metaMessages: verdict.refusals }))
+    }
     return verdict.ok ? EXIT.ok : EXIT.remoteFailure
   },
 })

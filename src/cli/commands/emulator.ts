@@ -2,13 +2,15 @@ import { isLoopback } from '../../core/checks.ts'
 import { InvalidInputError } from '../../core/errors.ts'
 import { defineCommand, parseInteger } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
+import { docsUrl } from '../help.ts'
 
 export const emulator = defineCommand({
   path: ['emulator'],
   summary: 'Run the built-in emulator of the proving, task, storage-proof and account services.',
   details: [
     'One port serves every service; GET /is-alive answers once it is ready.',
-    'The control API under /_emulator/ is documented in docs/emulator.md. Stops on SIGINT or SIGTERM.',
+    'Stops on SIGINT or SIGTERM. The control API under /_emulator/ is documented at',
+    `  ${docsUrl('emulator.md')}`,
   ],
   positionals: { min: 0, max: 0 },
   options: {
@@ -19,7 +21,7 @@ export const emulator = defineCommand({
     shape: {
       type: 'string',
       valueName: '<interface|production>',
-      description: "Records as interface.md gives them (default) or as production sends them (no /docs/ routes).",
+      description: 'Records as interface.md gives them (interface) or as production sends them (production: no /docs/ routes).',
       default: 'interface',
     },
     'api-keys': {
@@ -45,6 +47,12 @@ export const emulator = defineCommand({
       throw new InvalidInputError(`--shape must be interface or production; got ${JSON.stringify(shape)}.`, { input: '--shape' })
     }
     const keys = context.values['api-keys']?.split(',').map((key) => key.trim()).filter(Boolean)
+    if (!isLoopback(host) && !keys?.length) {
+      throw new InvalidInputError(
+        `--host ${host} is reachable from other machines, and the emulator would accept any API key: give the keys it accepts with --api-keys k1,k2 (or PROVING_EMULATOR_API_KEYS), or listen on 127.0.0.1.`,
+        { input: '--api-keys' },
+      )
+    }
     for (const key of keys ?? []) context.redactor.add(key)
     const { startEmulator } = await import('../../emulator/index.ts')
     const running = await startEmulator({

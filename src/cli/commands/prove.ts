@@ -1,10 +1,11 @@
 import type { UploadProgress } from '../../clients/proving.ts'
-import { AbortedError, InvalidInputError, ProvingKitError } from '../../core/errors.ts'
+import { checkLayout } from '../../clients/proving/forms.ts'
+import { AbortedError, GateError, InvalidInputError, ProvingKitError, RemoteFailureError } from '../../core/errors.ts'
 import { redact } from '../../core/redact.ts'
-import { checkEnum, checkOpenEnum } from '../../core/checks.ts'
+import { checkEnum } from '../../core/checks.ts'
 import { serviceLine } from '../../core/service-text.ts'
 import type { ProvingClient, QueryResult } from '../../clients/proving.ts'
-import { LAYOUTS, MEMORY_VERIFICATIONS, STONE_VERSIONS } from '../../schemas/proving-constants.ts'
+import { L2_LAYOUTS, LAYOUTS, MEMORY_VERIFICATIONS, STONE_VERSIONS } from '../../schemas/proving-constants.ts'
 import { type CommandContext, defineCommand, parseInteger, SERVICE_OPTIONS, waitOptions } from '../context.ts'
 import { EXIT, exitCodeFor, worstExitCode } from '../exit-codes.ts'
 import { describeQuery, provingClientFrom, timeoutFrom, uploadReporter, withHeartbeat } from '../services.ts'
@@ -15,7 +16,7 @@ import { limiter } from '../../pipeline/limit.ts'
 import { stat } from 'node:fs/promises'
 import { defaultJournalDir, type JournalParts, SubmissionJournal, submitWithJournal } from '../../pipeline/journal.ts'
 import type { StreamedSubmitOptions } from '../../pipeline/submit-streamed.ts'
-import { evaluateGate, type ExpectedResult, expectResult, expectsProof } from '../../pipeline/gate.ts'
+import { evaluateGate, type ExpectedResult, expectResult, expectsProof, type GateRefusal } from '../../pipeline/gate.ts'
 import {
   GENERAL_FIELD_OPTIONS,
   type GeneralFields,
@@ -25,7 +26,11 @@ import {
 
 export const WAIT_OPTIONS = {
   ...waitOptions('Wait for the query to finish, then gate it (exit 0 DONE and passed, 1 FAILED or refused).'),
-  quiet: { type: 'boolean', short: 'q', description: 'Without --wait: print only the query id (for QUERY=$(proving ...)).' },
+  quiet: {
+    type: 'boolean',
+    short: 'q',
+    description: 'Print only the query id (for QUERY=$(proving ...)), no progress; with --wait the exit code says how it ended.',
+  },
   emulator: {
     type: 'boolean',
     description: 'Run against a built-in emulator started for this command and stopped with it (no address or key needed).',
@@ -39,6 +44,9 @@ export const GATE_OPTIONS = {
     description: 'With --wait: let a mocked fact, or one the service does not say is real (isFactMocked null), pass (--mock-fact-hash implies it).',
   },
 } as const
+
+/** Why the gate did not let a mocked fact pass, in the CLI's words. */
+const NOT_ALLOWED = '--allow-mocked-fact was not given'
 
 const DEFAULT_CONCURRENCY = 4
 const MAX_CONCURRENCY = 64
@@ -68,7 +76,12 @@ export const prove = defineCommand({
     ...SERVICE_OPTIONS,
     ...WAIT_OPTIONS,
     ...GATE_OPTIONS,
-    layout: { type: 'string', valueName: '<layout>', description: `Cairo layout: ${LAYOUTS.join(', ')} (another is sent with a warning).`, default: 'auto' },
+    layout: {
+      type: 'string',
+      valueName: '<layout>',
+      description: `Cairo layout: ${L2_LAYOUTS.join(', ')}; with a general-submission flag, also ${LAYOUTS.filter((name) => !(L2_LAYOUTS as readonly string[]).includes(name)).join(', ')}.`,
+      default: 'auto',
+    },
     prover: { type: 'string', valueName: '<name>', description: 'Prover instance (L2 endpoint).', default: 'svc_sharp' },
     'mock-fact-hash': { type: 'boolean', description: 'Mock the fact hash: no real on-chain verification (testing).' },
     new: {
@@ -83,8 +96,6 @@ export const prove = defineCommand({
     ...GENERAL_FIELD_OPTIONS,
   },
   async run(context) {
-    // A layout this version does not know is sent as given (the service decides), with a warning.
-    const layout = checkOpenEnum(context.values.layout, '--layout', LAYOUTS, context.logger)
     const prover = context.values.prover.trim()
     if (!prover) throw new InvalidInputError('--prover must not be empty; omit it to use svc_sharp.', { input: '--prover' })
     const timeoutMs = timeoutFrom(context)
@@ -96,6 +107,8 @@ export const prove = defineCommand({
       const inBucket = context.values['bucket-id'] !== undefined
       general = readGeneralFields(context, { result: inBucket ? 'PROOF_GENERATION' : 'PROOF_VERIFICATION_ON_L2' })
     }
+    // The endpoint's own list, before anything is packed or uploaded: the service refuses another.
+    const layout = checkLayout(context.values.layout, general ? 'general' : 'l2', '--layout')
     if (general?.bucketId !== undefined && context.values.wait) {
       throw new InvalidInputError(
         `--wait with --bucket-id would wait forever: a query in a bucket ends when the bucket is closed. Submit without --wait, then \`proving bucket close ${general.bucketId} --wait\`.`,
@@ -321,14 +334,14 @@ export async function followSubmission(
   // The gate, as the action applies it: a DONE proof without its facts, or with a mock state the
   // service does not give, is refused like facts that differ.
   const refusals = done
-    ? evaluateGate(result.provingQuery, factCheck?.check, { allowMockedFact: options.allowMockedFact, expected: options.expected }).filter(
+    ? evaluateGate(result.provingQuery, factCheck?.check, { allowMockedFact: options.allowMockedFact, expected: options.expected, notAllowed: NOT_ALLOWED }).filter(
         // Differing facts were reported line by line above.
         (refusal) => refusal.kind !== 'fact-mismatch',
       )
     : []
-  for (const refusal of refusals) context.io.stderr(`proving: gate refused: ${redact(refusal.message, context.redactor)}\n`)
+  reportGate(context, result, refusals, factCheck?.ok === false)
   const gate = done ? { gate: { ok: refusals.length === 0 && factCheck?.ok !== false, refusals } } : {}
-  context.print(describeQuery(result), factCheck ? { ...result, localFactCheck: factCheck.summary, ...gate } : { ...result, ...factNote, ...gate })
+  printWaited(context, result, factCheck ? { ...result, localFactCheck: factCheck.summary, ...gate } : { ...result, ...factNote, ...gate })
   if (!done) return EXIT.remoteFailure
   return (factCheck && !factCheck.ok) || refusals.length ? EXIT.remoteFailure : EXIT.ok
 }
@@ -409,7 +422,7 @@ async function proveBatch(
               check = await checkFacts(record, pie!)
               outcome.facts = check.ok ? 'match' : 'differ'
             }
-            const refusals = evaluateGate(record, check, { allowMockedFact: options.allowMockedFact, expected: asked })
+            const refusals = evaluateGate(record, check, { allowMockedFact: options.allowMockedFact, expected: asked, notAllowed: NOT_ALLOWED })
             if (refusals.length) {
               outcome.exitCode = EXIT.remoteFailure
               outcome.error = refusals
@@ -531,10 +544,35 @@ export const verifyProof = defineCommand({
  */
 export async function gateWaitedQuery(context: CommandContext, result: QueryResult, options: { allowMockedFact: boolean; expected: ExpectedResult }): Promise<number> {
   const done = result.provingQuery.status === 'DONE'
-  const refusals = done ? evaluateGate(result.provingQuery, undefined, { allowMockedFact: options.allowMockedFact, expected: options.expected }) : []
-  for (const refusal of refusals) context.io.stderr(`proving: gate refused: ${redact(refusal.message, context.redactor)}\n`)
-  context.print(describeQuery(result), done ? { ...result, gate: { ok: refusals.length === 0, refusals } } : result)
+  const refusals = done ? evaluateGate(result.provingQuery, undefined, { allowMockedFact: options.allowMockedFact, expected: options.expected, notAllowed: NOT_ALLOWED }) : []
+  reportGate(context, result, refusals, false)
+  printWaited(context, result, done ? { ...result, gate: { ok: refusals.length === 0, refusals } } : result)
   return done && refusals.length === 0 ? EXIT.ok : EXIT.remoteFailure
+}
+
+/** A waited query's record on stdout; with -q only its id (the exit code says how it ended). */
+function printWaited(context: CommandContext, result: QueryResult, json: unknown): void {
+  if ((context.values as { quiet?: boolean }).quiet && !context.json) context.io.stdout(`${result.provingQuery.id}\n`)
+  else context.print(describeQuery(result), json)
+}
+
+/**
+ * Why a waited query does not pass: each refusal a line on stderr, or with --json one
+ * `{ "error": … }` object on stderr (a FAILED query, a refused gate, facts that differ), as for
+ * any failure. Differing facts were reported line by line already.
+ */
+function reportGate(context: CommandContext, result: QueryResult, refusals: readonly GateRefusal[], factsDiffer: boolean): void {
+  const query = result.provingQuery
+  if (!context.json) {
+    for (const refusal of refusals) context.io.stderr(`proving: gate refused: ${redact(refusal.message, context.redactor)}\n`)
+    return
+  }
+  if (query.status !== 'DONE') {
+    context.fail(new RemoteFailureError(`Query ${query.id} ${query.status}${query.errorReason ? `: ${serviceLine(query.errorReason)}` : ' without a reason'}.`, { record: query }))
+  } else if (refusals.length || factsDiffer) {
+    const notes = [...(factsDiffer ? ['The facts the service reports differ from the ones computed from the PIE.'] : []), ...refusals.map((refusal) => refusal.message)]
+    context.fail(new GateError(`The gate refused query ${query.id}: ${notes.length} reason${notes.length === 1 ? '' : 's'}.`, { metaMessages: notes }))
+  }
 }
 
 /** On interruption or timeout, the query id is what a person needs to pick up the wait again. */

@@ -1,4 +1,4 @@
-import { InvalidInputError } from '../../core/errors.ts'
+import { InvalidInputError, RemoteFailureError } from '../../core/errors.ts'
 import { serviceLine } from '../../core/service-text.ts'
 import { allowInsecureHttp, defineCommand, pageOptions, pageSummary, parseInteger, SERVICE_OPTIONS } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
@@ -186,9 +186,12 @@ export const queryList = defineCommand({
       queries = page.provingQueries
       total = page.total
     }
-    const lines = queries.map(
-      (query) => serviceLine(`${query.id.padEnd(38)}${query.status.padEnd(13)}${(query.step ?? '').padEnd(36)}${query.createdAt ?? ''}`),
-    )
+    // A header row and columns as wide as their widest cell, as `auth keys list` prints them.
+    const header = ['query', 'status', 'step', 'created']
+    const rows = queries.map((query) => [query.id, query.status, query.step ?? '', query.createdAt ?? ''])
+    const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)))
+    const line = (cells: string[]) => serviceLine(cells.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd())
+    const lines = rows.length ? [line(header), ...rows.map(line)] : []
     lines.push(context.values.all ? `${queries.length} ${queries.length === 1 ? 'query' : 'queries'}.` : pageSummary({ shown: queries.length, offset, limit, total: total ?? undefined }))
     context.print(lines.join('\n'), { provingQueries: queries, total })
     return EXIT.ok
@@ -225,6 +228,7 @@ export const queryDownload = defineCommand({
       const empty = { queryId: id, status: status ?? null, outDir: null, files: [] }
       if (status === 'FAILED') {
         context.print(`Query ${id} FAILED: it has no artifacts (see: proving query get ${id}).`, empty)
+        if (context.json) context.fail(new RemoteFailureError(`Query ${id} FAILED: it has no artifacts.`))
         return EXIT.remoteFailure
       }
       const human = status === 'DONE'

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import { StorageProofClient } from '../../clients/storage-proof.ts'
-import { InvalidInputError } from '../../core/errors.ts'
+import { InvalidInputError, RemoteFailureError } from '../../core/errors.ts'
 import { parseJsonBytes } from '../../core/json-limits.ts'
 import { formatDuration } from '../../core/poll.ts'
 import { type CommandContext, defineCommand, type OptionSpecs, SERVICE_OPTIONS, allowInsecureHttp, waitOptions } from '../context.ts'
@@ -29,7 +29,10 @@ export const storageQuery = defineCommand({
     'It is checked before sending.',
   ],
   positionals: { min: 1, max: 1 },
-  options: STORAGE_OPTIONS,
+  options: {
+    ...STORAGE_OPTIONS,
+    quiet: { type: 'boolean', short: 'q', description: 'Without --wait: print only the internal id (for ID=$(proving storage query ...)).' },
+  },
   async run(context) {
     // Checked here too, so a malformed file fails before the address and key are even looked at.
     const { checkBatchQueryBody } = await import('../../schemas/storage-proof.ts')
@@ -38,6 +41,10 @@ export const storageQuery = defineCommand({
     const client = storageClientFrom(context)
     const { internalId } = await client.submitBatchQuery(body, { signal: context.signal })
     if (!context.values.wait) {
+      if (context.values.quiet && !context.json) {
+        context.io.stdout(`${internalId}\n`)
+        return EXIT.ok
+      }
       context.print(`Submitted: batch query ${internalId}\nFollow it with: proving storage status ${internalId} --wait`, { internalId })
       return EXIT.ok
     }
@@ -71,7 +78,9 @@ async function waitAndReport(context: CommandContext<typeof STORAGE_OPTIONS>, cl
       context.progress(`[${formatDuration(progress.elapsedMs).padStart(6)}] ${progress.internalId}  ${progress.queryStatus}`),
   })
   context.print(`batch query ${result.internalId}: ${result.queryStatus}`, result)
-  return result.queryStatus === 'DONE' ? EXIT.ok : EXIT.remoteFailure
+  if (result.queryStatus === 'DONE') return EXIT.ok
+  if (context.json) context.fail(new RemoteFailureError(`Batch query ${result.internalId} ended ${result.queryStatus}.`, { record: result }))
+  return EXIT.remoteFailure
 }
 
 function storageClientFrom(context: CommandContext<typeof STORAGE_OPTIONS>): StorageProofClient {

@@ -1,3 +1,4 @@
+import { checkLayout } from '../../clients/proving/forms.ts'
 import { InvalidInputError } from '../../core/errors.ts'
 import { expectResult } from '../../pipeline/gate.ts'
 import { LAYOUTS } from '../../schemas/proving-constants.ts'
@@ -6,7 +7,7 @@ import { withLocalEmulator } from '../local-emulator.ts'
 import { type PreparedPie, preparePieForUpload } from '../pie-steps.ts'
 import { provingClientFrom, timeoutFrom, uploadReporter } from '../services.ts'
 import { checkCombination, GENERAL_FIELD_OPTIONS, readGeneralFields } from '../submission.ts'
-import { checkFlagEnum, followSubmission, GATE_OPTIONS, WAIT_OPTIONS } from './prove.ts'
+import { followSubmission, GATE_OPTIONS, WAIT_OPTIONS } from './prove.ts'
 
 export const submit = defineCommand({
   path: ['submit'],
@@ -61,7 +62,7 @@ export const submit = defineCommand({
         input: '--program-hash',
       })
     }
-    const layout = checkFlagEnum(context.values.layout, 'layout', LAYOUTS)
+    const layout = checkLayout(context.values.layout, 'general', '--layout')
     const fields = readGeneralFields(context)
     checkCombination(fields, { hasInput: programInput !== undefined })
     if (fields.bucketId !== undefined && context.values.wait) {

@@ -152,7 +152,9 @@ async function waitAndPrint(context: CommandContext<{ timeout: typeof WAIT_OPTIO
     if (!(error instanceof RemoteFailureError)) throw error
     const record = error.record as TaskStatusRecord
     context.print(describeTaskStatus(record), record)
-    context.logger.error(error.shortMessage)
+    // With --json, the `{ "error": … }` object on stderr, as for any failure.
+    if (context.json) context.fail(error)
+    else context.logger.error(error.shortMessage)
     return EXIT.remoteFailure
   }
 }

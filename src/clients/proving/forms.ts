@@ -12,8 +12,7 @@ import {
   CAIRO_VMS,
   HINTS,
   JOB_SIZES,
-  L2_LAYOUTS,
-  LAYOUTS,
+  layoutProblem,
   MEMORY_VERIFICATIONS,
   NETWORKS,
   RESULTS,
@@ -26,7 +25,7 @@ import type { ProvingService } from './service.ts'
 export type SubmitPieOptions = {
   /** Path of the pie.zip to upload; streamed from disk. */
   pieZip: string
-  /** One of L2_LAYOUTS; another value is sent as given, with a warning. */
+  /** One of L2_LAYOUTS (default auto); another is refused before anything is sent. */
   layout?: string | undefined
   prover?: string | undefined
   mockFactHash?: boolean | undefined
@@ -65,7 +64,7 @@ export type SubmitQueryOptions = {
    */
   inputFile?: string | undefined
   programHash?: string | undefined
-  /** One of LAYOUTS (default auto); another value is sent as given, with a warning. */
+  /** One of LAYOUTS (default auto); another is refused before anything is sent. */
   layout?: string | undefined
   cairoVm?: string | undefined
   cairoVersion?: string | undefined
@@ -86,9 +85,17 @@ export type SubmitQueryOptions = {
   onUploadProgress?: ((progress: UploadProgress) => void) | undefined
 }
 
+/** A layout, checked against the list of the endpoint it goes to (layoutProblem). */
+export function checkLayout(value: string | undefined, endpoint: 'l2' | 'general', name = 'layout'): string {
+  const layout = (value ?? 'auto').trim()
+  const problem = layoutProblem(layout, endpoint, name)
+  if (problem) throw new InvalidInputError(problem, { input: name })
+  return layout
+}
+
 /** The text fields of a PIE submission, checked (the same for a file and for bytes in flight). */
-export function pieForm(service: ProvingService, options: SubmitPieStreamOptions | SubmitPieOptions): { mockFactHash: string; prover: string; layout: string } {
-  const layout = checkOpenEnum(options.layout ?? 'auto', 'layout', L2_LAYOUTS, service.http.logger)
+export function pieForm(options: SubmitPieStreamOptions | SubmitPieOptions): { mockFactHash: string; prover: string; layout: string } {
+  const layout = checkLayout(options.layout, 'l2')
   const prover = (options.prover ?? 'svc_sharp').trim()
   if (!prover) throw new InvalidInputError('prover must not be empty; omit it to use svc_sharp.', { input: 'prover' })
   return { mockFactHash: String(options.mockFactHash ?? false), prover, layout }
@@ -118,7 +125,7 @@ export async function queryForm(service: ProvingService, options: SubmitQueryOpt
   refuseWhatProductionRefuses({ cairoVm, cairoVersion, hasInputFile: options.inputFile !== undefined })
   const parts: MultipartFields = {
     declaredJobSize,
-    layout: checkOpenEnum(options.layout ?? 'auto', 'layout', LAYOUTS, logger),
+    layout: checkLayout(options.layout, 'general'),
     cairoVm,
     cairoVersion,
     result: checkEnum(options.result ?? 'PROOF_GENERATION', 'result', RESULTS),

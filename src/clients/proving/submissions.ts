@@ -45,7 +45,7 @@ export async function retryQuery(service: ProvingService, queryId: string, optio
 
 /** The pie.zip, streamed from disk, to the L2 endpoint (no dedupId: sent once). */
 export async function submitPie(service: ProvingService, options: SubmitPieOptions): Promise<{ provingQueryId: string }> {
-  const fields = pieForm(service, options)
+  const fields = pieForm(options)
   await requireFile(options.pieZip, 'pieZip')
   const body = await prepareMultipart(
     { pieFile: { path: options.pieZip, fileName: 'pie.zip', contentType: 'application/zip' }, ...fields },
@@ -56,7 +56,7 @@ export async function submitPie(service: ProvingService, options: SubmitPieOptio
 
 /** The same submission with the pie.zip sent while it is produced: tried once, the bytes cannot be produced again. */
 export async function submitPieStream(service: ProvingService, options: SubmitPieStreamOptions): Promise<{ provingQueryId: string }> {
-  const body = streamedMultipart(pieForm(service, options), { field: 'pieFile', fileName: 'pie.zip', contentType: 'application/zip', bytes: options.pieBytes })
+  const body = streamedMultipart(pieForm(options), { field: 'pieFile', fileName: 'pie.zip', contentType: 'application/zip', bytes: options.pieBytes })
   return submitOnce(service, L2_PIE_PATH, body, PIE_OPERATION, options.signal, { maxAttempts: 1 })
 }
 

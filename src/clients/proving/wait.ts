@@ -76,7 +76,7 @@ export async function waitForQuery(service: ProvingService, queryId: string, opt
       clock,
       logger,
       schedule: options.schedule,
-      resumeHint: `Resume with: proving query wait ${id}`,
+      waitedFor: { kind: 'query', id },
       pagesAreTransient: options.afterSubmission === true,
     },
   )

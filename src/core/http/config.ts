@@ -3,7 +3,7 @@ import type { Dispatcher } from 'undici'
 import { InvalidInputError } from '../errors.ts'
 import { isLoopback } from '../checks.ts'
 import { DEFAULT_CONNECT_MS } from '../dispatcher-state.ts'
-import { type SecretRedactor, showUrl } from '../redact.ts'
+import { type SecretRedactor, showGivenUrl, showUrl } from '../redact.ts'
 import type { Clock, Logger } from '../runtime.ts'
 
 export type HttpTimeouts = {
@@ -75,7 +75,7 @@ export function baseUrlOf(config: HttpClientConfig): string {
     base = new URL(config.baseUrl)
   } catch {
     throw new InvalidInputError(
-      `The ${config.serviceName} URL is not a valid URL: "${showUrl(String(config.baseUrl))}"; give an absolute http(s) URL.`,
+      `The ${config.serviceName} URL is not a valid URL: ${showGivenUrl(String(config.baseUrl))}; give an absolute http(s) URL.`,
       { input: 'baseUrl' },
     )
   }

@@ -256,6 +256,13 @@ function fileSink(handle: FileHandle, hash: ReturnType<typeof createHash>, tap: 
   return sink
 }
 
+/**
+ * Packs the PIE directory `dir` into the canonical pie.zip at `out`: the PIE's files in
+ * cairo-lang's order, DEFLATE, nothing of the machine or the time, so the same directory
+ * gives the same bytes (and the same SHA-256). The PIE is validated as it is read; an invalid one throws
+ * InvalidPieError listing every problem and leaves no file at `out`. Resolves with the zip's
+ * SHA-256, size and entries.
+ */
 export async function packPie(dir: string, out: string, options: PackPieOptions = {}): Promise<PackPieResult> {
   const s = settings(options)
   checkAbort(s.signal)

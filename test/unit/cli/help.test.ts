@@ -1,8 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { COMMANDS } from '../../../src/cli/commands/index.ts'
 import { type CliIO, type CommandSpec, commandOptions } from '../../../src/cli/context.ts'
+import { wrap } from '../../../src/cli/help.ts'
+import { L2_LAYOUTS, LAYOUTS } from '../../../src/schemas/proving-constants.ts'
 import { main } from '../../../src/cli/main.ts'
 import { REPO_ROOT } from '../../helpers/cli.ts'
 
@@ -51,6 +54,58 @@ describe('help text', () => {
     expect(stdout.match(/^ {2}\$ proving /gm)!.length).toBeGreaterThanOrEqual(2)
     expect(stdout).toMatch(/^Docs: https:\/\/\S+$/m)
     expect(stdout.split('\n').length).toBeLessThan(COMMANDS.length + 20)
+  })
+
+  it('no line of any help is one lone word left over from the line before ("whose", "it.")', async () => {
+    const lone: string[] = []
+    for (const argv of EVERY_HELP) {
+      const lines = (await run(argv)).stdout.split('\n')
+      lines.forEach((line, index) => {
+        const before = lines[index - 1]?.trim() ?? ''
+        if (/^\s*[A-Za-z'-]+[.,;)]?$/.test(line) && before !== '' && !before.endsWith(':')) lone.push(`${argv.join(' ')}: ${JSON.stringify(line)}`)
+      })
+    }
+    expect(lone).toEqual([])
+  })
+
+  it('wrap keeps every word in order, fits the width, and leaves no lone last word it could pair', () => {
+    const word = fc.stringMatching(/^[a-z.,()]{1,12}$/)
+    fc.assert(
+      fc.property(fc.array(word, { minLength: 1, maxLength: 40 }), fc.integer({ min: 30, max: 100 }), fc.integer({ min: 0, max: 4 }), (words, width, indent) => {
+        const lines = wrap(words.join(' '), width, indent)
+        expect(lines.join(' ').split(/ +/).filter(Boolean)).toEqual(words)
+        for (const line of lines) expect(line.length).toBeLessThanOrEqual(width)
+        for (const line of lines.slice(1)) expect(line.startsWith(' '.repeat(indent))).toBe(true)
+        // Two words always fit one line here (12 + 1 + 12 + 4 < 30): the last line holds two when there are two.
+        if (lines.length > 1) expect(lines.at(-1)!.trim().split(' ').length).toBeGreaterThanOrEqual(2)
+      }),
+    )
+  })
+
+  it('an option says its default once', async () => {
+    const twice: string[] = []
+    for (const spec of COMMANDS) {
+      const text = (await run([...spec.path, '--help'])).stdout.replaceAll(/\n {32}/g, ' ')
+      for (const line of text.split('\n')) if (/\bdefault\b.*\(default [^)]*\)$/.test(line)) twice.push(`${spec.path.join(' ')}: ${line}`)
+    }
+    expect(twice).toEqual([])
+  })
+
+  it('help points at no file the installed package lacks (docs/, examples/): the repository\'s address instead', async () => {
+    const packed = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { files: string[] }
+    for (const argv of EVERY_HELP) {
+      const { stdout } = await run(argv)
+      for (const path of stdout.matchAll(/(?<![\w/.:-])((?:docs|examples)\/[\w./-]+)/g)) {
+        expect(packed.files.some((entry) => path[1]!.startsWith(entry)), `${argv.join(' ')}: ${path[1]}`).toBe(true)
+      }
+    }
+    expect((await run(['emulator', '--help'])).stdout).toContain('https://github.com/proving-kit/proving-kit/blob/main/docs/emulator.md')
+  })
+
+  it('`help prove` lists the layouts each endpoint accepts, the lists the CLI checks against', async () => {
+    const { stdout } = await run(['help', 'prove'])
+    const text = stdout.replaceAll(/\n {32}/g, ' ')
+    expect(text).toContain(`Cairo layout: ${L2_LAYOUTS.join(', ')}; with a general-submission flag, also ${LAYOUTS.filter((name) => !(L2_LAYOUTS as readonly string[]).includes(name)).join(', ')}.`)
   })
 
   it('`proving help <command>` is that command\'s help; `proving help <group>` the group\'s', async () => {

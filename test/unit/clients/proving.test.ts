@@ -683,12 +683,13 @@ describe('waitForQuery', () => {
     expect(progress[3]!.elapsedMs).toBe(clock.slept)
   })
 
-  it('times out with WaitTimeoutError and a hint on how to resume', async () => {
+  it('times out with WaitTimeoutError and what it waited for, no CLI advice in the message', async () => {
     statuses([{ status: 'IN_PROGRESS', step: 'PROOF_GENERATION' }])
     const error = await failure(docsClient().waitForQuery('q-1', { timeoutMs: 120_000 }))
     expect(error).toBeInstanceOf(WaitTimeoutError)
     expect(error.message).toContain('Timed out after 2m waiting for query q-1')
-    expect(error.message).toContain('Resume with: proving query wait q-1')
+    expect(error.message).not.toContain('proving query wait')
+    expect((error as WaitTimeoutError).waitedFor).toEqual({ kind: 'query', id: 'q-1' })
     expect((error as WaitTimeoutError).lastSeen).toMatchObject({ id: 'q-1', status: 'IN_PROGRESS' })
     expect(clock.slept).toBe(120_000)
   })
@@ -701,7 +702,7 @@ describe('waitForQuery', () => {
     }
     const error = await failure(docsClient().waitForQuery('q-1', { signal: controller.signal }))
     expect(error).toBeInstanceOf(AbortedError)
-    expect(error.message).toContain('Resume with: proving query wait q-1')
+    expect((error as AbortedError).waitedFor).toEqual({ kind: 'query', id: 'q-1' })
     expect(seen).toHaveLength(3)
   })
 

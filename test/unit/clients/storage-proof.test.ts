@@ -189,13 +189,14 @@ describe('waitForBatchQuery', () => {
     expect(logs.filter((log) => log.level === 'warn' && log.message.includes('"PROVING"'))).toHaveLength(1)
   })
 
-  it('times out with the last status and a way to resume', async () => {
+  it('times out with the last status and the batch query it waited for (the CLI says how to resume)', async () => {
     const { scope } = service()
     scope.get('/batch-query-status').query({ batchQueryId: 'bq-1' }).reply(200, { queryStatus: 'IN_PROGRESS' }).persist()
     const error = await failure(client().waitForBatchQuery('bq-1', { timeoutMs: 10_000 }))
     expect(error).toBeInstanceOf(WaitTimeoutError)
     expect((error as WaitTimeoutError).lastSeen).toBe('IN_PROGRESS')
-    expect(error.message).toContain('proving storage status bq-1 --wait')
+    expect((error as WaitTimeoutError).waitedFor).toEqual({ kind: 'batch query', id: 'bq-1' })
+    expect(error.message).not.toContain('proving storage')
   })
 
   it('a transient 503 does not end the wait', async () => {

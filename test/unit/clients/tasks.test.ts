@@ -295,11 +295,12 @@ describe('waitForTask', () => {
     expect((await client().waitForTask('t-1')).status).toBe('TaskDecommitmentCompleted')
   })
 
-  it('times out with WaitTimeoutError and the last record seen, and says how to resume', async () => {
+  it('times out with WaitTimeoutError, the last record seen and the task it waited for', async () => {
     nock(BASE).get('/tasks/t-1/status').times(1_000).reply(200, status('ProvingStarted'))
     const error = (await client().waitForTask('t-1', { timeoutMs: 90_000 }).catch((caught: unknown) => caught)) as WaitTimeoutError
     expect(error).toBeInstanceOf(WaitTimeoutError)
-    expect(error.shortMessage).toMatch(/Resume with: proving task wait t-1/)
+    expect(error.shortMessage).toBe('Timed out after 1m 30s waiting for task t-1.')
+    expect(error.waitedFor).toEqual({ kind: 'task', id: 't-1' })
     expect((error.lastSeen as { status: string }).status).toBe('ProvingStarted')
   })
 

@@ -101,17 +101,18 @@ describe('pollUntil', () => {
     return { logger, warnings }
   }
 
-  it('times out with WaitTimeoutError carrying the last state and the resume hint', async () => {
+  it('times out with WaitTimeoutError carrying the last state and what it waited for (no CLI advice)', async () => {
     const clock = new FakeClock(0)
     const error = await pollUntil(async (): Promise<PollOutcome<never>> => ({ done: false, state: { step: 'X' } }), {
       what: 'query q-1',
       timeoutMs: 60_000,
       clock,
       logger: silentLogger,
-      resumeHint: 'Resume with: proving query wait q-1',
+      waitedFor: { kind: 'query', id: 'q-1' },
     }).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(WaitTimeoutError)
-    expect((error as WaitTimeoutError).message).toBe('Timed out after 1m waiting for query q-1. Resume with: proving query wait q-1')
+    expect((error as WaitTimeoutError).message).toBe('Timed out after 1m waiting for query q-1.')
+    expect((error as WaitTimeoutError).waitedFor).toEqual({ kind: 'query', id: 'q-1' })
     expect((error as WaitTimeoutError).lastSeen).toEqual({ step: 'X' })
     // The last sleep is cut to the deadline, never past it.
     expect(clock.now()).toBe(60_000)
@@ -149,7 +150,7 @@ describe('pollUntil', () => {
     ).rejects.toBeInstanceOf(TypeError)
   })
 
-  it('an abort during the sleep ends with AbortedError carrying the hint', async () => {
+  it('an abort during the sleep ends with AbortedError carrying what it waited for', async () => {
     const clock = new FakeClock(0)
     const controller = new AbortController()
     clock.onSleep = () => controller.abort()
@@ -159,10 +160,11 @@ describe('pollUntil', () => {
       clock,
       logger: silentLogger,
       signal: controller.signal,
-      resumeHint: 'Resume with: proving query wait q-1',
+      waitedFor: { kind: 'query', id: 'q-1' },
     }).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(AbortedError)
-    expect((error as ProvingKitError).message).toContain('Resume with: proving query wait q-1')
+    expect((error as ProvingKitError).shortMessage).toBe('Stopped waiting for query q-1: cancelled.')
+    expect((error as AbortedError).waitedFor).toEqual({ kind: 'query', id: 'q-1' })
   })
 
   it('an abort from inside a check (a cancelled request) ends with AbortedError too', async () => {

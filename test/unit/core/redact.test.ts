@@ -97,6 +97,27 @@ describe('showUrl: scheme and host only', () => {
     expect(showUrl(`see https://node.example.org:99999/${KEY}`)).toBe('(a URL that does not parse)')
     expect(showUrl('')).toBe('(a URL that does not parse)')
   })
+
+  it('a client given a URL that does not parse shows it, redacted: the typo, never a key', () => {
+    const refused = (baseUrl: string) => {
+      try {
+        new ProvingClient({ baseUrl })
+      } catch (error) {
+        return (error as Error).message
+      }
+      throw new Error(`${baseUrl} was accepted`)
+    }
+    expect(refused('not a url')).toBe('The proving service URL is not a valid URL: "not a url"; give an absolute http(s) URL.')
+    expect(refused('htps//proving.example.com')).toContain('"htps//proving.example.com"')
+    for (const given of [`https://user:${KEY}@host:99999/x`, `https://host:99999/v2/${KEY}`, `host:99999?apiKey=${KEY}`, KEY]) {
+      const message = refused(given)
+      expect(message).not.toContain(KEY)
+      expect(message).not.toContain('SECRET')
+    }
+    // Shaped like a URL: its scheme and host only (a path, a port or a user may hold a key).
+    expect(refused(`https://host:99999/v2/${KEY}`)).toContain('"https://host/…"')
+    expect(refused(`junk ${KEY} more`)).toContain('"junk sk_l… more"')
+  })
 })
 
 describe('redact (free text)', () => {

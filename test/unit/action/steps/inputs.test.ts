@@ -77,19 +77,20 @@ describe('root inputs', () => {
         mainCrossCheck,
       ),
     )
-    // Field checks first, then the cross-checks (what to prove: `pie`, `program` or `program-hash`).
+    // Field checks first, then the cross-checks (the layout against the endpoint's list; what to
+    // prove: `pie`, `program` or `program-hash`).
     expect(problems.map((problem) => problem.input)).toEqual([
-      'layout',
       'wait',
       'timeout-minutes',
       'expected-program-hash',
       'artifact-name',
+      'layout',
       'pie',
       'api-key',
       'base-url',
     ])
     for (const problem of problems) expect(problem.message).toContain(`\`${problem.input}\``)
-    expect(problems.find((p) => p.input === 'layout')!.message).toMatch(/must be one of auto, plain, recursive.*got "fancy layout"/)
+    expect(problems.find((p) => p.input === 'layout')!.message).toMatch(/must be one of auto, recursive, recursive_with_poseidon, small, dex, starknet, starknet_with_keccak, dynamic; got "fancy layout"/)
     expect(problems.find((p) => p.input === 'wait')!.message).toMatch(/must be true or false; got "yes"/)
   })
 

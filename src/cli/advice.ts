@@ -1,0 +1,64 @@
+/**
+ * What the CLI adds to an error the library raised, for a person at a shell: the command that
+ * resumes an ended wait, where the API key and the service's address came from when the key is
+ * refused, and `proving emulator` when nothing listens at the built-in emulator's address. The
+ * library's own messages speak to every caller (a script, the action), so they carry none of it.
+ */
+import { NetworkError, ProvingKitError, ServiceError, type WaitedFor } from '../core/errors.ts'
+import { showUrl } from '../core/redact.ts'
+import type { Origins } from './context.ts'
+import { EMULATOR_URL, PROFILE_FIELDS } from './profiles.ts'
+
+const RESUME: Readonly<Record<WaitedFor['kind'], (id: string) => string>> = {
+  query: (id) => `proving query wait ${id}`,
+  task: (id) => `proving task wait ${id}`,
+  'batch query': (id) => `proving storage status ${id} --wait`,
+  bucket: (id) => `proving bucket close ${id} --wait`,
+}
+
+/** `Resume with: proving query wait q-1` for an error that ended a wait (timed out, cancelled); else undefined. */
+export function resumeAdvice(error: unknown): string | undefined {
+  const ended = error instanceof ProvingKitError ? (error.walk((link) => (link as { waitedFor?: WaitedFor }).waitedFor !== undefined) as { waitedFor: WaitedFor } | null) : null
+  return ended ? `Resume with: ${RESUME[ended.waitedFor.kind](ended.waitedFor.id)}` : undefined
+}
+
+/** The command's flags as parsed, where each came from, and the flags it takes. */
+export type AdviceContext = { values: Readonly<Record<string, unknown>>; origins: Origins; options: readonly string[] }
+
+/** Lines to show under the error's own: what to check or run next. */
+export function cliAdvice(error: unknown, context: AdviceContext): string[] {
+  if (!(error instanceof ProvingKitError)) return []
+  const address = serviceAddress(context)
+  if (error instanceof ServiceError && error.status === 401) {
+    const key = context.values['api-key'] === undefined ? undefined : context.origins['api-key']
+    const sentTo = address ? ` to ${showUrl(address.url)} (${address.origin})` : ''
+    return [
+      key
+        ? `The API key came from ${key} (not shown) and was sent${sentTo}: check that it is a key of that service (\`proving auth keys list\` lists a wallet's keys).`
+        : `No API key was given${sentTo}: set PROVING_API_KEY (or pass --api-key <key>).`,
+    ]
+  }
+  const refused = error.walk((link) => link instanceof NetworkError && link.code === 'ECONNREFUSED')
+  if (refused && address && sameOrigin(address.url, EMULATOR_URL)) {
+    const instead = context.options.includes('emulator') ? ', or add --emulator to run one for this command' : ''
+    return [`Nothing listens at ${EMULATOR_URL} (${address.origin}), the built-in emulator's address: start it with \`proving emulator\` in another terminal${instead}.`]
+  }
+  return []
+}
+
+/** The first service address the command reads, and where it came from. */
+function serviceAddress(context: AdviceContext): { url: string; origin: string } | undefined {
+  for (const { flag } of Object.values(PROFILE_FIELDS)) {
+    const url = context.values[flag]
+    if (typeof url === 'string' && url.trim()) return { url: url.trim(), origin: context.origins[flag] ?? `--${flag}` }
+  }
+  return undefined
+}
+
+function sameOrigin(a: string, b: string): boolean {
+  try {
+    return new URL(a).origin === new URL(b).origin
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * The wallet side of the account service's sign-in: what signs the challenge, a signer over a
+ * private key (viem's local account, imported on first use only), and the checks of a private
+ * key and a wallet address, whose errors never quote the key.
+ */
+import { AbortedError, InvalidInputError } from '../../core/errors.ts'
+import type { Eip712TypedData } from '../../schemas/account.ts'
+import { WALLET_ADDRESS_PATTERN } from '../../schemas/account-constants.ts'
+
+/** What signs the challenge: a viem `LocalAccount` fits, or anything with the same two members. */
+export type TypedDataSigner = {
+  address: string
+  signTypedData(typedData: Eip712TypedData): Promise<string>
+}
+
+/**
+ * A signer over a private key, with viem's local account (`privateKeyToAccount`): the same
+ * path the client signs challenges with. viem is imported here, on first use only.
+ */
+export async function localSigner(privateKey: string): Promise<TypedDataSigner> {
+  const key = normalizePrivateKey(privateKey)
+  const { privateKeyToAccount } = await import('viem/accounts')
+  let account
+  try {
+    account = privateKeyToAccount(key)
+  } catch {
+    // viem's message could quote the key; this one does not.
+    throw new InvalidInputError('The private key is not a valid secp256k1 key.', { input: 'privateKey' })
+  }
+  return {
+    address: account.address,
+    // Exactly the typed data given: domain, types (EIP712Domain included when present),
+    // primaryType and message, untouched.
+    signTypedData: (typedData) => account.signTypedData(typedData as Parameters<typeof account.signTypedData>[0]),
+  }
+}
+
+/** Accepts 64 hex digits with or without 0x; the error never quotes the value. */
+export function normalizePrivateKey(value: string): `0x${string}` {
+  const text = typeof value === 'string' ? value.trim() : ''
+  const hex = text.startsWith('0x') || text.startsWith('0X') ? text.slice(2) : text
+  if (!/^[0-9a-fA-F]{64}$/.test(hex)) {
+    throw new InvalidInputError(
+      `The private key must be 32 bytes of hex (64 digits, optionally 0x-prefixed); got ${text.length} characters that are not.`,
+      { input: 'privateKey' },
+    )
+  }
+  return `0x${hex.toLowerCase()}`
+}
+
+export function checkWallet(wallet: string): string {
+  const address = typeof wallet === 'string' ? wallet.trim() : ''
+  if (!WALLET_ADDRESS_PATTERN.test(address)) {
+    throw new InvalidInputError(`The wallet must be a 0x-prefixed 20-byte hex address; got ${JSON.stringify(String(wallet).slice(0, 50))}.`, {
+      input: 'wallet',
+    })
+  }
+  return address
+}
+
+/** Waits for `promise` unless `signal` aborts first; the promise itself runs on. */
+export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise
+  if (signal.aborted) return Promise.reject(new AbortedError('Cancelled while signing in to the account service.', { cause: signal.reason }))
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new AbortedError('Cancelled while signing in to the account service.', { cause: signal.reason }))
+    signal.addEventListener('abort', onAbort, { once: true })
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort)
+        resolve(value)
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort)
+        reject(error)
+      },
+    )
+  })
+}
