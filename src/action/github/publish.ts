@@ -18,7 +18,7 @@ import { sha256File } from '../../pie/shared/index.ts'
 import { writeSummary } from '../steps/io.ts'
 import type { ProvingStep, QueryStep } from '../steps/query-step.ts'
 import { STATE } from '../steps/state.ts'
-import { runUrl, type Outcome } from '../steps/summary.ts'
+import { runUrl, summaryLink, type Outcome } from '../steps/summary.ts'
 import type { ActionIO } from '../types.ts'
 import { type CheckConclusion, type CheckRun, concludeCheckRun, startCheckRun } from './check-run.ts'
 import { upsertComment } from './comment.ts'
@@ -153,8 +153,11 @@ export class GitHubPublisher {
             'release-assets': JSON.stringify(attached.assets.map(({ name, id, size, url }) => ({ name, id, size, url }))),
           })
           const names = attached.assets.map((asset) => `${asset.name}${asset.replaced ? ' (replaced)' : ''}`).join(', ')
-          lines.push(`- Release [${forSummary(tag)}](${attached.url})${attached.created ? ' (draft, created by this step)' : attached.draft ? ' (draft)' : ''}: ${names}.`)
-          this.#io.info(`Attached to release ${tag}: ${names}.`)
+          const removed = attached.removed.length ? `; removed ${attached.removed.join(', ')}, an earlier run's` : ''
+          lines.push(
+            `- Release ${summaryLink(tag, attached.url)}${attached.created ? ' (draft, created by this step)' : attached.draft ? ' (draft)' : ''}: ${names}${removed}.`,
+          )
+          this.#io.info(`Attached to release ${tag}: ${names}${removed}.`)
         } catch (error) {
           fail(error)
         }
@@ -171,7 +174,7 @@ export class GitHubPublisher {
       } else {
         try {
           const posted = await upsertComment(this.#github, this.#context, pull, body)
-          lines.push(`- Pull request [#${pull}](${posted.url}): comment ${posted.updated ? 'updated' : 'posted'}.`)
+          lines.push(`- Pull request ${summaryLink(`#${pull}`, posted.url)}: comment ${posted.updated ? 'updated' : 'posted'}.`)
         } catch (error) {
           if (error instanceof GitHubApiError && error.forbidden) {
             const why = this.#context.fromFork ? 'a pull request from a fork gets a read-only token' : 'the token lacks `pull-requests: write`'
@@ -194,7 +197,7 @@ export class GitHubPublisher {
       try {
         const summary = this.#io.scrub([step.summaryMarkdown.trimEnd(), '', ...lines].join('\n'))
         await concludeCheckRun(this.#github, this.#context, this.#check, conclusion, title, summary)
-        lines.push(`- Check run: [${conclusion}](${this.#check.url}).`)
+        lines.push(`- Check run: ${summaryLink(conclusion, this.#check.url)}.`)
       } catch (error) {
         fail(error)
       }
