@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { EXAMPLE } from '../helpers/example-pie.ts'
 import { startGitHubApi, type GitHubApiStandIn } from '../helpers/github-api.ts'
+import { leaksSecret, secretFormsWritten } from '../helpers/secret-forms.ts'
 import { startEmulator } from '../../src/emulator/index.ts'
 import { type ActionRun, FIXTURE_PIE, leakedSecret, runAction, runPost, startAction } from '../helpers/run-action.ts'
 
@@ -378,6 +379,57 @@ describe('what the action hands to GitHub is scrubbed', () => {
       const check = github.checkRuns.at(-1)!
       expect(check.conclusion).toBe('failure')
       expect(JSON.stringify(check)).not.toContain(apiKey)
+    } finally {
+      await emulator.close()
+    }
+  })
+})
+
+// After the one above, for the same reason.
+describe('a secret echoed in an encoded form (issue 31): forms × sinks', () => {
+  it('is masked in the log, the outputs, the state, the job summary, the PR comment, the check run and facts.json', async () => {
+    const emulator = await startEmulator({ timing: { receivedMs: 0, stepMs: 0 } })
+    try {
+      const apiKey = 'sk_live/secret+key=0123'
+      const forms = secretFormsWritten(apiKey)
+      // One failure reason carrying every form, each between words.
+      const reason = forms.map(([name, written]) => `${name}: ${written} ;`).join(' ')
+      const planned = await fetch(`${emulator.url}/_emulator/next-query`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ outcome: 'fail', reason }),
+      })
+      expect(planned.status).toBe(200)
+      const run = await runAction('', {
+        fromSource: true,
+        inputs: withDefaults('', { 'api-key': apiKey, 'base-url': emulator.url, 'pr-comment': 'true', 'check-run': 'true', attest: 'true' }),
+        env: runnerEnv(),
+      })
+      expect(run.code, run.stdout + run.stderr).toBe(1)
+      const comment = github.comments.filter((candidate) => candidate.issue === PULL).at(-1)!
+      const sinks: [string, string][] = [
+        ['log', run.stdout.split('\n').filter((line) => !line.startsWith('::add-mask::')).join('\n') + run.stderr],
+        ['outputs', run.raw.output],
+        ['state', run.raw.state],
+        ['job summary', run.raw.summary],
+        ['PR comment', comment.body],
+        ['check run', JSON.stringify(github.checkRuns.at(-1))],
+        ['facts.json', readFileSync(run.outputs['facts-json']!, 'utf8')],
+      ]
+      // The reason did reach each sink (else the table proves nothing): its words are there.
+      for (const [sink, text] of sinks.filter(([sink]) => sink !== 'state')) expect(text, sink).toContain('alignment 2')
+      // The table: no form is left as written in any sink, and the oracle (which decodes what is
+      // left, Markdown escaping undone) recovers the key from none.
+      const left = sinks.flatMap(([sink, text]) => forms.filter(([, written]) => text.includes(written)).map(([form]) => `${form} in ${sink}`))
+      expect(left).toEqual([])
+      expect(sinks.filter(([, text]) => leaksSecret(text, apiKey)).map(([sink]) => sink)).toEqual([])
+      // The runner is told the forms that stand alone, for its own masking of the log.
+      const masks = run.stdout
+        .split('\n')
+        .filter((line) => line.startsWith('::add-mask::'))
+        // A workflow command's value escapes `%` (as %25), CR and LF; the runner undoes it.
+        .map((line) => line.slice('::add-mask::'.length).replace(/%0D/g, '\r').replace(/%0A/g, '\n').replace(/%25/g, '%'))
+      expect(masks).toEqual(expect.arrayContaining(['sk_live%2fsecret%2bkey%3d0123', Buffer.from(apiKey).toString('base64')]))
     } finally {
       await emulator.close()
     }

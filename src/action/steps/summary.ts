@@ -115,13 +115,13 @@ function cell(value: SummaryValue): string {
  * encodeURIComponent leaves as they are, brackets, angle brackets, quotes, backslash, backtick,
  * pipe, whitespace) are percent-encoded. A target that is not http(s) gives the label alone.
  */
-export function summaryLink(label: string, url: string, escape: (text: string) => string = forSummary): string {
+export function summaryLink(label: string, url: string, escapeLabel: (text: string) => string = forSummary): string {
   const parsed = URL.parse(url)
-  if (!parsed || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')) return escape(label)
+  if (!parsed || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')) return escapeLabel(label)
   const target = url.replace(/[()[\]<>"'`\\|\s]/g, (character) =>
     encodeURIComponent(character) === character ? `%${character.charCodeAt(0).toString(16).toUpperCase()}` : encodeURIComponent(character),
   )
-  return `[${escape(label)}](${target})`
+  return `[${escapeLabel(label)}](${target})`
 }
 
 export const yesNo = (value: boolean | null | undefined): string | undefined =>
