@@ -14,7 +14,7 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { forSummary, forSummaryCode } from '../../core/service-text.ts'
-import { sha256File } from '../../pie/shared/index.ts'
+import { bytes32Text, sha256File } from '../../pie/shared/index.ts'
 import { writeSummary } from '../steps/io.ts'
 import type { ProvingStep, QueryStep } from '../steps/query-step.ts'
 import { STATE } from '../steps/state.ts'
@@ -224,7 +224,7 @@ export class GitHubPublisher {
       queryId: step.queryId ?? null,
       status: record?.status ?? null,
       programHash: record?.programHash ?? null,
-      sharpFactHash: record?.sharpFactHash ?? null,
+      sharpFactHash: typeof record?.sharpFactHash === 'string' ? bytes32Text(record.sharpFactHash) : null,
       integrityFactHash: record?.integrityFactHash ?? null,
       isFactMocked: record?.isFactMocked ?? null,
       onchain: onchain ? (JSON.parse(onchain) as unknown[]) : [],
