@@ -7,7 +7,7 @@ import { EXAMPLE } from '../helpers/example-pie.ts'
 import { startGitHubApi, type GitHubApiStandIn } from '../helpers/github-api.ts'
 import { leaksSecret, secretFormsWritten } from '../helpers/secret-forms.ts'
 import { startEmulator } from '../../src/emulator/index.ts'
-import { type ActionRun, FIXTURE_PIE, leakedSecret, runAction, runPost, startAction } from '../helpers/run-action.ts'
+import { type ActionRun, control, FIXTURE_PIE, leakedSecret, runAction, runPost, startAction } from '../helpers/run-action.ts'
 
 /**
  * The root action's GitHub side (issue 25), run from the committed bundle (dist/) as the runner runs it (event
@@ -430,6 +430,85 @@ describe('a secret echoed in an encoded form (issue 31): forms × sinks', () => 
         // A workflow command's value escapes `%` (as %25), CR and LF; the runner undoes it.
         .map((line) => line.slice('::add-mask::'.length).replace(/%0D/g, '\r').replace(/%0A/g, '\n').replace(/%25/g, '%'))
       expect(masks).toEqual(expect.arrayContaining(['sk_live%2fsecret%2bkey%3d0123', Buffer.from(apiKey).toString('base64')]))
+    } finally {
+      await emulator.close()
+    }
+  })
+})
+
+describe('the check run concludes with the step (issue 31)', () => {
+  it('cancelled by the post step when the step is killed after its report, during the decommitment', async () => {
+    const emulator = await startEmulator({ timing: { receivedMs: 0, stepMs: 0 } })
+    try {
+      // A decommitment slow enough that the step is still waiting for it when it is killed.
+      await control(emulator.url, 'PUT', 'tasks/timing', { receivedMs: 60_000, stageMs: 60_000 })
+      const inputs = withDefaults('', {
+        'api-key': 'pk_killed_decommit_0123456',
+        'base-url': emulator.url,
+        'tasks-url': emulator.url,
+        'decommit-destination-chain-id': '0xaa36a7',
+        'check-run': 'true',
+      })
+      const env = runnerEnv()
+      const before = github.checkRuns.length
+      const main = startAction('', { inputs, env, fromSource: true })
+      await main.waitFor(/: task [0-9a-f-]{36}/, 60_000)
+      main.child.kill('SIGKILL')
+      const killed = await main.done
+      runs.push(killed)
+      expect(killed.state.reported).toBe('true')
+      const check = github.checkRuns.slice(before).at(-1)!
+      expect(check.status).toBe('in_progress')
+
+      const post = await runPost('', killed, { inputs, env, fromSource: true })
+      runs.push(post)
+      expect(post.code, post.stdout + post.stderr).toBe(0)
+      expect(check).toMatchObject({ status: 'completed', conclusion: 'cancelled' })
+    } finally {
+      await emulator.close()
+    }
+  })
+
+  it('a concluded check run is not concluded again by the post step', async () => {
+    const inputs = withDefaults('', { 'check-run': 'true' })
+    const env = runnerEnv()
+    const before = github.checkRuns.length
+    const main = await runAction('', { inputs, env, fromSource: true })
+    runs.push(main)
+    expect(main.code, main.stdout + main.stderr).toBe(0)
+    expect(main.state['check-run-id']).toBe('')
+    const post = await runPost('', main, { inputs, env, fromSource: true })
+    runs.push(post)
+    const check = github.checkRuns.slice(before).at(-1)!
+    expect(check.history.at(-1)).toEqual({ status: 'completed', conclusion: 'success' })
+    expect(check.history).toHaveLength(2)
+  })
+
+  it('failure when the decommitment fails after a passed gate; the title says why', async () => {
+    const emulator = await startEmulator({ timing: { receivedMs: 0, stepMs: 0 } })
+    try {
+      await control(emulator.url, 'POST', 'next-task', { outcome: 'fail', error: 'Decommitment reverted (emulated)' })
+      const before = github.checkRuns.length
+      const run = await runAction('', {
+        fromSource: true,
+        inputs: withDefaults('', {
+          'api-key': 'pk_check_run_0123456789',
+          'base-url': emulator.url,
+          'tasks-url': emulator.url,
+          'decommit-destination-chain-id': '0xaa36a7',
+          'check-run': 'true',
+        }),
+        env: runnerEnv(),
+      })
+      runs.push(run)
+      expect(run.code, run.stdout + run.stderr).toBe(1)
+      expect(run.summary).toMatch(/^### ✅ Prove: passed[\s\S]*### ❌ Decommit: failed/)
+      const check = github.checkRuns.slice(before).at(-1)!
+      expect(check.history).toEqual([
+        { status: 'in_progress', conclusion: null },
+        { status: 'completed', conclusion: 'failure' },
+      ])
+      expect(check.output.title).toMatch(/Decommitment reverted \(emulated\)/)
     } finally {
       await emulator.close()
     }

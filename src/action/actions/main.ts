@@ -297,13 +297,9 @@ async function prove(
     // Its own summary section and outputs (task-uuid, task-status, ...); a failure fails the step,
     // and is the step's `error-reason` too.
     const { decommitAfterProof } = await import('./decommit.ts')
-    const failing: ActionIO = {
-      ...io,
-      setFailed: (message) => {
-        step.outputs.set({ 'error-reason': message })
-        io.setFailed(message)
-      },
-    }
+    // A failed (or cancelled) decommitment fails the step after its passed report: the check
+    // run concludes with that, not with the gate's success.
+    const failing: ActionIO = { ...io, setFailed: (message) => step.failAfterReport(message, signal.aborted) }
     await decommitAfterProof(failing, {
       // The emulator serves the task service on its own address.
       tasksUrl: inputs.emulator ? baseUrl! : inputs['tasks-url']!,

@@ -191,12 +191,17 @@ export class GitHubPublisher {
     }
 
     if (this.#check && this.#github) {
-      // The check says what the step says: a release that could not be written fails both.
-      const conclusion = failures.length ? 'failure' : CONCLUSIONS[end.outcome]
-      const title = this.#io.scrub(failures.length ? failures[0]! : end.headline)
+      // The check says what the step says: a release that could not be written fails both, and
+      // so does a later part of the step that failed after a passed gate (the decommitment);
+      // one cancelled then is `cancelled`.
+      const later = step.laterFailure
+      const conclusion = failures.length ? 'failure' : later ? (later.cancelled ? 'cancelled' : 'failure') : CONCLUSIONS[end.outcome]
+      const title = this.#io.scrub(failures[0] ?? later?.message ?? end.headline)
       try {
         const summary = this.#io.scrub([step.summaryMarkdown.trimEnd(), '', ...lines].join('\n'))
         await concludeCheckRun(this.#github, this.#context, this.#check, conclusion, title, summary)
+        // Concluded: the post step has none left to conclude.
+        this.#io.saveState(STATE.checkRun, '')
         lines.push(`- Check run: ${summaryLink(conclusion, this.#check.url)}.`)
       } catch (error) {
         fail(error)
