@@ -132,7 +132,8 @@ describe('root action on GitHub: release assets, PR comment, check run', () => {
     expect(github.comments).toHaveLength(1)
     const comment = github.comments[0]!
     expect(comment.issue).toBe(PULL)
-    expect(comment.body).toMatch(/^<!-- proving-kit:pr-comment workflow=release job=prove -->\n### ✅ Prove: passed/)
+    // Keyed by the PIE's path (issue 31: matrix legs keep their own comments).
+    expect(comment.body.startsWith(`<!-- proving-kit:pr-comment workflow=release job=prove key=${FIXTURE_PIE} -->\n### ✅ Prove: passed`)).toBe(true)
     expect(comment.body).toContain(EXAMPLE.programHash)
     expect(comment.body).toContain(first.outputs['sharp-fact-hash'])
     expect(comment.body).toContain('[this run](https://github.com/proving-kit/proving-kit/actions/runs/4242)')
@@ -512,5 +513,32 @@ describe('the check run concludes with the step (issue 31)', () => {
     } finally {
       await emulator.close()
     }
+  })
+})
+
+describe('PR comments of a matrix job (issue 31)', () => {
+  it('two legs of one job keep one comment each (keyed by external-id, or comment-key), each edited by its own re-run', async () => {
+    const env = runnerEnv()
+    const leg = async (key: Record<string, string>) => {
+      const run = await runAction('', { fromSource: true, inputs: withDefaults('', { 'pr-comment': 'true', ...key }), env })
+      runs.push(run)
+      expect(run.code, run.stdout + run.stderr).toBe(0)
+      return run
+    }
+    const before = new Set(github.comments.map((comment) => comment.id))
+    const a = await leg({ 'external-id': 'matrix-leg-a' })
+    const b = await leg({ 'external-id': 'matrix-leg-b' })
+    const c = await leg({ 'external-id': 'matrix-leg-b', 'comment-key': 'leg c' })
+    const again = await leg({ 'external-id': 'matrix-leg-a' })
+    const fresh = github.comments.filter((comment) => !before.has(comment.id))
+    expect(fresh.map((comment) => comment.body.split('\n')[0])).toEqual([
+      '<!-- proving-kit:pr-comment workflow=release job=prove key=matrix-leg-a -->',
+      '<!-- proving-kit:pr-comment workflow=release job=prove key=matrix-leg-b -->',
+      '<!-- proving-kit:pr-comment workflow=release job=prove key=leg c -->',
+    ])
+    expect(fresh[0]!.body).toContain(again.outputs['query-id'])
+    expect(fresh[0]!.body).not.toContain(a.outputs['query-id'])
+    expect(fresh[1]!.body).toContain(b.outputs['query-id'])
+    expect(fresh[2]!.body).toContain(c.outputs['query-id'])
   })
 })

@@ -64,7 +64,8 @@ export const run = defineAction({
     }
     // Before the emulator starts: the release's proof.json is downloaded from it after the report.
     const service = { url: inputs['base-url'] }
-    if (!(await startGitHub(io, step, inputs, { subject: subjectOf(inputs), serviceUrl: () => service.url, signal, allowInsecureHttp: inputs['allow-insecure-http'] === true }))) return
+    const github = { subject: subjectOf(inputs), commentKey: inputs['external-id'] ?? inputs.pie?.trim() }
+    if (!(await startGitHub(io, step, inputs, { ...github, serviceUrl: () => service.url, signal, allowInsecureHttp: inputs['allow-insecure-http'] === true }))) return
     // The emulator (when asked for) stops once the step has reported, however it ended.
     await prove(io, inputs, step, signal, (close, url) => {
       service.url = url

@@ -31,6 +31,8 @@ import { inTotoStatement, type ProvenFacts, serviceOrigin, sha256Sums } from './
 /** The GitHub inputs; `bucket-close/` has no single PIE, so no `release-tag` or `attest`. */
 export type GitHubInputs = {
   'github-token': string
+  /** Which comment of the job this step's is (default: the `external-id`, else the PIE's path). */
+  'comment-key'?: string | undefined
   'release-tag'?: string | undefined
   'pr-comment': boolean
   'check-run': boolean
@@ -72,18 +74,22 @@ export class GitHubPublisher {
   readonly #inputs: GitHubInputs
   readonly #context: GitHubContext
   readonly #github: GitHub | undefined
+  /** The pull request comment's key: one comment per job and key (comment.ts). */
+  readonly #commentKey: string | undefined
   #check: CheckRun | undefined
 
-  private constructor(io: ActionIO, inputs: GitHubInputs, context: GitHubContext) {
+  private constructor(io: ActionIO, inputs: GitHubInputs, context: GitHubContext, commentKey: string | undefined) {
     this.#io = io
     this.#inputs = inputs
     this.#context = context
+    this.#commentKey = inputs['comment-key'] ?? commentKey
     const needsApi = inputs['release-tag'] !== undefined || inputs['pr-comment'] || inputs['check-run']
     this.#github = needsApi ? gitHubClient(inputs['github-token'], context) : undefined
   }
 
-  static async open(io: ActionIO, inputs: GitHubInputs): Promise<GitHubPublisher> {
-    return new GitHubPublisher(io, inputs, await readGitHubContext(io.env))
+  /** `commentKey`: what tells this step's comment from the job's others when `comment-key` is not given (the PIE's path, the `external-id`). */
+  static async open(io: ActionIO, inputs: GitHubInputs, commentKey?: string): Promise<GitHubPublisher> {
+    return new GitHubPublisher(io, inputs, await readGitHubContext(io.env), commentKey)
   }
 
   /**
@@ -173,7 +179,7 @@ export class GitHubPublisher {
         lines.push('- Pull request comment: none, this run is not for a pull request.')
       } else {
         try {
-          const posted = await upsertComment(this.#github, this.#context, pull, body)
+          const posted = await upsertComment(this.#github, this.#context, pull, body, this.#commentKey)
           lines.push(`- Pull request ${summaryLink(`#${pull}`, posted.url)}: comment ${posted.updated ? 'updated' : 'posted'}.`)
         } catch (error) {
           if (error instanceof GitHubApiError && error.forbidden) {
