@@ -74,6 +74,10 @@ async function prove(inputs: Record<string, string>, options: { fork?: boolean; 
 
 const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex')
 
+/** The pull request's comment of this job for one key (issue 31: one comment per job and proved PIE). */
+const commentFor = (key: string) =>
+  github.comments.find((comment) => comment.issue === PULL && comment.body.startsWith(`<!-- proving-kit:pr-comment workflow=release job=prove key=${key} -->\n`))
+
 beforeAll(async () => {
   github = await startGitHubApi({ owner: OWNER, repo: REPO })
 })
@@ -314,10 +318,10 @@ describe('bucket-close/ on GitHub', () => {
       const closed = await run('bucket-close', { 'bucket-id': bucketId, wait: 'true', pie: FIXTURE_PIE, 'pr-comment': 'true', 'check-run': 'true' })
       expect(closed.code, closed.stdout + closed.stderr).toBe(0)
       expect(github.checkRuns.at(-1)).toMatchObject({ name: `proving-kit: bucket ${bucketId}`, headSha: HEAD_SHA, conclusion: 'success' })
-      const onPull = github.comments.filter((comment) => comment.issue === PULL)
-      expect(onPull).toHaveLength(1)
-      expect(onPull[0]!.body).toMatch(/\n### ✅ Close bucket: passed/)
-      expect(onPull[0]!.body).toContain(leg.outputs['query-id'])
+      // Its own comment, keyed by the bucket: not the one the PIE's steps edit.
+      const comment = commentFor(`bucket ${bucketId}`)!
+      expect(comment.body).toMatch(/\n### ✅ Close bucket: passed/)
+      expect(comment.body).toContain(leg.outputs['query-id'])
       // One query is one query, not "all 1 queries".
       expect(closed.summary).toContain(`Bucket ${bucketId} is DONE: its one query passed the gate and its facts match the PIEs.`)
     } finally {
@@ -374,7 +378,7 @@ describe('what the action hands to GitHub is scrubbed', () => {
       expect(run.code, run.stdout + run.stderr).toBe(1)
       expect(run.summary).toContain('over its quota')
       expect(run.summary).not.toContain(apiKey)
-      const comment = github.comments.filter((candidate) => candidate.issue === PULL).at(-1)!
+      const comment = commentFor(FIXTURE_PIE)!
       expect(comment.body).toContain('over its quota')
       expect(comment.body).not.toContain(apiKey)
       const check = github.checkRuns.at(-1)!
@@ -407,7 +411,7 @@ describe('a secret echoed in an encoded form (issue 31): forms × sinks', () => 
         env: runnerEnv(),
       })
       expect(run.code, run.stdout + run.stderr).toBe(1)
-      const comment = github.comments.filter((candidate) => candidate.issue === PULL).at(-1)!
+      const comment = commentFor(FIXTURE_PIE)!
       const sinks: [string, string][] = [
         ['log', run.stdout.split('\n').filter((line) => !line.startsWith('::add-mask::')).join('\n') + run.stderr],
         ['outputs', run.raw.output],
@@ -540,5 +544,5 @@ describe('PR comments of a matrix job (issue 31)', () => {
     expect(fresh[0]!.body).not.toContain(a.outputs['query-id'])
     expect(fresh[1]!.body).toContain(b.outputs['query-id'])
     expect(fresh[2]!.body).toContain(c.outputs['query-id'])
-  })
+  }, 120_000)
 })

@@ -69,6 +69,9 @@ const NOT_PASSED: Record<Outcome, string> = {
   done: 'nothing was gated',
 }
 
+/** A link label this module wrote itself ("#17", "success"): shown as it is. */
+const ownText = (text: string) => text
+
 export class GitHubPublisher {
   readonly #io: ActionIO
   readonly #inputs: GitHubInputs
@@ -180,7 +183,8 @@ export class GitHubPublisher {
       } else {
         try {
           const posted = await upsertComment(this.#github, this.#context, pull, body, this.#commentKey)
-          lines.push(`- Pull request ${summaryLink(`#${pull}`, posted.url)}: comment ${posted.updated ? 'updated' : 'posted'}.`)
+          // Our own label (forSummary would escape the `#` as at a line's start); the address escaped.
+          lines.push(`- Pull request ${summaryLink(`#${pull}`, posted.url, ownText)}: comment ${posted.updated ? 'updated' : 'posted'}.`)
         } catch (error) {
           if (error instanceof GitHubApiError && error.forbidden) {
             const why = this.#context.fromFork ? 'a pull request from a fork gets a read-only token' : 'the token lacks `pull-requests: write`'
@@ -208,7 +212,7 @@ export class GitHubPublisher {
         await concludeCheckRun(this.#github, this.#context, this.#check, conclusion, title, summary)
         // Concluded: the post step has none left to conclude.
         this.#io.saveState(STATE.checkRun, '')
-        lines.push(`- Check run: ${summaryLink(conclusion, this.#check.url)}.`)
+        lines.push(`- Check run: ${summaryLink(conclusion, this.#check.url, ownText)}.`)
       } catch (error) {
         fail(error)
       }
