@@ -1,5 +1,6 @@
 import { defaultDispatcher } from '../core/dispatcher.ts'
 import { AbortedError, ChainError, InvalidInputError } from '../core/errors.ts'
+import { describeRedirect, fetchWithoutRedirects, isRedirect } from '../core/http/network-rule.ts'
 import { sanitizedCause } from './errors.ts'
 import { parseFact, toBytes32 } from './fact.ts'
 import { type RpcEndpoint, rpcEndpoint } from './rpc.ts'
@@ -116,11 +117,14 @@ export async function checkFactOnEthereum(options: CheckFactOnEthereumOptions): 
   }
 
   const { fetch: undiciFetch } = await import('undici')
-  const proxiedFetch = ((input: string | URL | Request, init?: RequestInit) =>
+  // fetch follows redirects on its own: this one never does (core/http/network-rule.ts), so a
+  // 3xx comes back to viem as an answer, and classify() refuses it. Another origin's answer
+  // must never become the verdict.
+  const proxiedFetch = fetchWithoutRedirects(((input: string | URL | Request, init?: RequestInit) =>
     undiciFetch(input as string, { ...(init as object), dispatcher: defaultDispatcher() })) as unknown as (
     input: string | URL | Request,
     init?: RequestInit,
-  ) => Promise<Response>
+  ) => Promise<Response>)
   const client = viem.createPublicClient({
     transport: viem.http(endpoint.url, {
       timeout: options.requestTimeoutMs ?? 15_000,
@@ -219,6 +223,16 @@ function classify(viem: Viem, endpoint: RpcEndpoint, what: string, error: unknow
   const find = <E>(kind: abstract new (...args: never[]) => E): E | undefined =>
     error instanceof viem.BaseError ? ((error.walk((inner) => inner instanceof kind) as E | null) ?? undefined) : undefined
 
+  const answered = find(viem.HttpRequestError) ?? find(viem.RpcRequestError)
+  if (answered?.status !== undefined && isRedirect(answered.status)) {
+    const redirect = describeRedirect(answered.status, answered.headers?.get('location'), endpoint.url)
+    return new ChainError(`${capitalise(where)} answered ${what} with ${redirect} (refused, not followed: the answer must come from the URL given).`, {
+      details,
+      cause,
+      status: answered.status,
+      code: 'RPC_REDIRECT',
+    })
+  }
   if (find(viem.ContractFunctionZeroDataError) || find(viem.ContractFunctionRevertedError) || find(viem.AbiDecodingZeroDataError)) {
     return new ChainError(
       what === SATELLITE_CALL

@@ -1,5 +1,5 @@
 import { InvalidInputError } from '../core/errors.ts'
-import { STARK_PRIME } from '../pie/shared/index.ts'
+import { STARK_PRIME, toBytes32Hex } from '../pie/shared/index.ts'
 
 /**
  * Facts as the chains take them. Both are written as `0x` hex of at most 32 bytes: an Ethereum
@@ -21,9 +21,9 @@ export function parseFact(text: string, input = 'fact'): bigint {
   return BigInt(trimmed)
 }
 
-/** The bytes32 form `isValid` takes: 0x and 64 lowercase hex digits. */
+/** The bytes32 form `isValid` takes: 0x and 64 lowercase hex digits (pie/shared/hex.ts, the one place facts are formatted). */
 export function toBytes32(fact: bigint): `0x${string}` {
-  return `0x${fact.toString(16).padStart(64, '0')}`
+  return toBytes32Hex(fact)
 }
 
 /** A Starknet fact must be a field element; `input` names the argument in the error. */

@@ -1,5 +1,5 @@
-import { isLoopback } from '../core/checks.ts'
 import { InvalidInputError } from '../core/errors.ts'
+import { refusesPlainHttp } from '../core/http/network-rule.ts'
 import { redact, SecretRedactor, showUrl } from '../core/redact.ts'
 
 /**
@@ -21,7 +21,7 @@ export type RpcEndpoint = {
  * `input` names the flag or option the URL came from, for the error of a malformed URL. Plain
  * http is refused to a host that is not this machine unless `allowInsecureHttp`: the URL often
  * carries the provider's key, and the answer is what the gate calls "registered on chain" (the
- * services' rule, core/http.ts).
+ * services' rule, core/http/network-rule.ts).
  */
 export function rpcEndpoint(
   url: string,
@@ -40,7 +40,7 @@ export function rpcEndpoint(
     throw new InvalidInputError(`${input} must use http or https, got "${parsed.protocol}".`, { input })
   }
   registerUrlSecrets(redactor, trimmed, parsed)
-  if (!allowInsecureHttp && isPlainHttpToAnotherMachine(parsed)) {
+  if (refusesPlainHttp(parsed, allowInsecureHttp)) {
     throw new InvalidInputError(
       `${input} ${showUrl(parsed)} is plain http to another machine: the key in the URL and the registry's answer would cross the network in clear, and anyone on the way could say a fact is registered. Use https, or allow it with --allow-insecure-http (allow-insecure-http: true in the action).`,
       { input },
@@ -51,16 +51,6 @@ export function rpcEndpoint(
     display: parsed.host,
     redactor,
     scrub: (text) => redact(text, redactor),
-  }
-}
-
-/** An `http:` URL to a host that is not this machine (text that does not parse is not one). */
-export function isPlainHttpToAnotherMachine(url: string | URL): boolean {
-  try {
-    const parsed = new URL(String(url).trim())
-    return parsed.protocol === 'http:' && !isLoopback(parsed.hostname)
-  } catch {
-    return false
   }
 }
 

@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici'
 import { z } from 'zod'
 import { AbortedError, ChainError, InvalidInputError, NetworkError, ProvingKitError, ServiceError } from '../core/errors.ts'
 import { HttpClient } from '../core/http.ts'
+import { isRedirect } from '../core/http/network-rule.ts'
 import type { Clock } from '../core/runtime.ts'
 import { sanitizedCause } from './errors.ts'
 import { assertFelt, feltHex, parseFact } from './fact.ts'
@@ -340,7 +341,7 @@ class StarknetRpc {
       cause: sanitizedCause(error, this.#endpoint.scrub),
       status,
       retryable,
-      code: error instanceof NetworkError ? 'RPC_UNREACHABLE' : 'RPC_HTTP_ERROR',
+      code: error instanceof NetworkError ? 'RPC_UNREACHABLE' : status !== undefined && isRedirect(status) ? 'RPC_REDIRECT' : 'RPC_HTTP_ERROR',
     })
   }
 }

@@ -1,6 +1,7 @@
 import { ProvingClient, type QueryProgress, type QueryResult, type UploadProgress } from '../clients/proving.ts'
 import { formatBytes } from '../pipeline/prove.ts'
 import { showValue } from '../pipeline/gate.ts'
+import { bytes32Text } from '../pie/shared/index.ts'
 import { InvalidInputError } from '../core/errors.ts'
 import { formatDuration } from '../core/poll.ts'
 import { serviceLine } from '../core/service-text.ts'
@@ -54,7 +55,7 @@ export function describeQuery(result: { provingQuery: Partial<QueryResult['provi
     ['bucket', query.bucketId ? `${query.bucketId}${query.bucketJobIndex === null || query.bucketJobIndex === undefined ? '' : ` #${query.bucketJobIndex}`}` : null],
     ['external id', query.externalId],
     ['program hash', hashText(query.programHash)],
-    ['SHARP fact', hashText(query.sharpFactHash)],
+    ['SHARP fact', hashText(query.sharpFactHash, 'bytes32')],
     ['Integrity fact', hashText(query.integrityFactHash)],
     ['fact mocked', query.isFactMocked == null ? null : String(query.isFactMocked)],
     ['layout', query.layout],
@@ -69,8 +70,9 @@ export function describeQuery(result: { provingQuery: Partial<QueryResult['provi
 }
 
 /** A hash as the service sent it; a malformed one (the gate refuses it) quoted, so it cannot act on the terminal. */
-function hashText(value: string | null | undefined): string | null | undefined {
-  return typeof value === 'string' ? showValue(value) : value
+/** A hash the service reported: a bytes32 fact in its 32-byte form (pie/shared/hex.ts), a felt as it is; malformed text quoted. */
+function hashText(value: string | null | undefined, form: 'felt' | 'bytes32' = 'felt'): string | null | undefined {
+  return typeof value === 'string' ? showValue(form === 'bytes32' ? bytes32Text(value) : value) : value
 }
 
 /**

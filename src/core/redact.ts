@@ -82,9 +82,20 @@ export function showGivenUrl(text: string): string {
  * A set of secret values and the means to scrub them from text. Values shorter than 4
  * characters are not registered: masking "1" everywhere would destroy messages and protect
  * nothing.
+ *
+ * A secret is masked in the forms a service or a library writes it, not only as given (issue 31):
+ * - percent-encoded, in either case and in part (`sk_live%2fsecret%2Bkey`), as a query string or
+ *   a form body carries it;
+ * - JSON string escaping (`\/`, `\"`, `\\`, `\u00xx`), as a JSON body quoting it does;
+ * - base64, standard and url-safe, with and without padding, and inside a longer base64 stream
+ *   at each of its three alignments (a Basic authorization header, a token that embeds it);
+ * - each of these as the job summary shows it once escaped for Markdown and HTML (a backslash
+ *   before `_`, `*`, `[`, `\`..., `&amp;`, `&lt;`), since the summary, the PR comment and the
+ *   check run are scrubbed after they are rendered.
  */
 export class SecretRedactor {
   readonly #secrets = new Set<string>()
+  #pattern: RegExp | null | undefined
 
   constructor(secrets: Iterable<string | undefined | null> = []) {
     for (const secret of secrets) this.add(secret)
@@ -95,8 +106,7 @@ export class SecretRedactor {
     const value = secret.trim()
     if (value.length < 4) return this
     this.#secrets.add(value)
-    // A secret also shows up URL-encoded inside query strings and bodies.
-    this.#secrets.add(encodeURIComponent(value))
+    this.#pattern = undefined
     return this
   }
 
@@ -105,13 +115,84 @@ export class SecretRedactor {
   }
 
   redact(text: string): string {
-    let out = text
-    // Longest first, so a secret that contains another is masked whole.
-    for (const secret of [...this.#secrets].sort((a, b) => b.length - a.length)) {
-      out = out.split(secret).join(REDACTED)
-    }
-    return out
+    if (this.#pattern === undefined) this.#pattern = compile(this.#secrets)
+    return this.#pattern ? text.replace(this.#pattern, REDACTED) : text
   }
+}
+
+/**
+ * The written forms of a secret that stand on their own (raw, percent-encoded in both cases,
+ * JSON-escaped, base64 and base64url with and without padding, and the part of its base64 that
+ * is the same at each alignment in a longer stream), for a host's own masking that matches exact
+ * strings (the runner's `::add-mask::`). Forms shorter than 4 characters are left out.
+ */
+export function secretForms(secret: string): string[] {
+  const value = secret.trim()
+  if (value.length < 4) return []
+  const percent = encodeURIComponent(value)
+  const json = JSON.stringify(value).slice(1, -1)
+  const forms = [value, percent, percent.replace(/%[0-9A-F]{2}/g, (byte) => byte.toLowerCase()), json, json.replaceAll('/', '\\/'), ...base64Forms(value)]
+  return [...new Set(forms)].filter((form) => form.length >= 4)
+}
+
+/** Base64 and base64url of a secret: whole (padded and not), and, for secrets of 8 characters or more, the part that is the same at any of the three alignments inside a longer stream. */
+function base64Forms(value: string): string[] {
+  const bytes = Buffer.from(value, 'utf8')
+  const whole = bytes.toString('base64')
+  const forms = [whole, whole.replace(/=+$/, '')]
+  if (value.length >= 8) {
+    for (let offset = 0; offset < 3; offset++) {
+      const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64')
+      const total = offset + bytes.length
+      // Characters that hold bits of the bytes before the secret, or after it, vary with them.
+      const first = [0, 2, 3][offset]!
+      const last = 4 * Math.floor(total / 3) + (total % 3)
+      forms.push(encoded.slice(first, last))
+    }
+  }
+  return [...new Set([...forms, ...forms.map((form) => form.replace(/\+/g, '-').replace(/\//g, '_'))])]
+}
+
+/** One pattern for every form of every secret, the longest secrets first (a secret that contains another is masked whole). */
+function compile(secrets: ReadonlySet<string>): RegExp | null {
+  if (secrets.size === 0) return null
+  const alternatives: string[] = []
+  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
+    alternatives.push([...secret].map((character) => characterPattern(character, true)).join(''))
+    for (const form of base64Forms(secret)) alternatives.push([...form].map((character) => characterPattern(character, false)).join(''))
+  }
+  return new RegExp(alternatives.join('|'), 'g')
+}
+
+/** Characters the job summary's escaping (service-text.ts forSummary, forSummaryCell) puts a backslash before. */
+const MARKDOWN_ESCAPED = new Set(['\\', '*', '[', ']', '~', '$', '_', '`', '|'])
+const HTML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
+/** JSON's two-character escapes a secret's character may be written with. */
+const JSON_SHORT_ESCAPES = new Set(['"', '\\', '/'])
+
+/** The ways one character of a secret may be written: itself, escaped for Markdown or HTML, and (`encoded`) percent-encoded or JSON-escaped. */
+function characterPattern(character: string, encoded: boolean): string {
+  const literal = escapeRegExp(character)
+  // Runs of backslashes are bounded: an unbounded `\\*` backtracks quadratically over a long run.
+  const ways = [MARKDOWN_ESCAPED.has(character) ? `\\\\{0,8}${literal}` : literal]
+  if (HTML_ENTITIES[character]) ways.push(escapeRegExp(HTML_ENTITIES[character]))
+  if (encoded) {
+    for (const byte of Buffer.from(character, 'utf8')) ways.push(`%${anyCaseHex(byte, 2)}`)
+    // A JSON escape's backslash, itself escaped again (a JSON body quoted in JSON, the summary's
+    // Markdown escaping): up to eight of them.
+    const slash = '\\\\{1,8}'
+    ways.push(Array.from({ length: character.length }, (_, index) => `${slash}u${anyCaseHex(character.charCodeAt(index), 4)}`).join(''))
+    if (JSON_SHORT_ESCAPES.has(character)) ways.push(character === '\\' ? slash : `${slash}${literal}`)
+  }
+  return ways.length === 1 ? ways[0]! : `(?:${ways.join('|')})`
+}
+
+function anyCaseHex(value: number, width: number): string {
+  return [...value.toString(16).padStart(width, '0')].map((digit) => (/[a-f]/.test(digit) ? `[${digit}${digit.toUpperCase()}]` : digit)).join('')
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&')
 }
 
 /** Scrubs URLs (by parameter name) and known values from free text. */

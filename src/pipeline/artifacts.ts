@@ -15,9 +15,9 @@ import { link, lstat, mkdir, rename, unlink } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { isLoopback } from '../core/checks.ts'
 import { InvalidInputError, InvalidResponseError } from '../core/errors.ts'
 import { HttpClient } from '../core/http.ts'
+import { refusesPlainHttp } from '../core/http/network-rule.ts'
 import { showUrl } from '../core/redact.ts'
 import type { Logger } from '../core/runtime.ts'
 
@@ -85,7 +85,7 @@ export async function downloadArtifact(url: string, destination: string, options
   } catch {
     throw new InvalidResponseError(`The service gave an artifact link that is not a URL: ${showUrl(url)}.`)
   }
-  if (parsed.protocol === 'http:' && !options.allowInsecureHttp && !isLoopback(parsed.hostname)) {
+  if (refusesPlainHttp(parsed, options.allowInsecureHttp)) {
     throw new InvalidResponseError(
       `Refused to download the artifact ${basename(destination)} over plain http from another machine (${showUrl(url)}); allow it with --allow-insecure-http.`,
     )

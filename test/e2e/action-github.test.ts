@@ -5,8 +5,9 @@ import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { EXAMPLE } from '../helpers/example-pie.ts'
 import { startGitHubApi, type GitHubApiStandIn } from '../helpers/github-api.ts'
+import { leaksSecret, secretFormsWritten } from '../helpers/secret-forms.ts'
 import { startEmulator } from '../../src/emulator/index.ts'
-import { type ActionRun, FIXTURE_PIE, leakedSecret, runAction, runPost, startAction } from '../helpers/run-action.ts'
+import { type ActionRun, control, FIXTURE_PIE, leakedSecret, runAction, runPost, startAction } from '../helpers/run-action.ts'
 
 /**
  * The root action's GitHub side (issue 25), run from the committed bundle (dist/) as the runner runs it (event
@@ -73,6 +74,10 @@ async function prove(inputs: Record<string, string>, options: { fork?: boolean; 
 
 const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex')
 
+/** The pull request's comment of this job for one key (issue 31: one comment per job and proved PIE). */
+const commentFor = (key: string) =>
+  github.comments.find((comment) => comment.issue === PULL && comment.body.startsWith(`<!-- proving-kit:pr-comment workflow=release job=prove key=${key} -->\n`))
+
 beforeAll(async () => {
   github = await startGitHubApi({ owner: OWNER, repo: REPO })
 })
@@ -131,7 +136,8 @@ describe('root action on GitHub: release assets, PR comment, check run', () => {
     expect(github.comments).toHaveLength(1)
     const comment = github.comments[0]!
     expect(comment.issue).toBe(PULL)
-    expect(comment.body).toMatch(/^<!-- proving-kit:pr-comment workflow=release job=prove -->\n### ✅ Prove: passed/)
+    // Keyed by the PIE's path (issue 31: matrix legs keep their own comments).
+    expect(comment.body.startsWith(`<!-- proving-kit:pr-comment workflow=release job=prove key=${FIXTURE_PIE} -->\n### ✅ Prove: passed`)).toBe(true)
     expect(comment.body).toContain(EXAMPLE.programHash)
     expect(comment.body).toContain(first.outputs['sharp-fact-hash'])
     expect(comment.body).toContain('[this run](https://github.com/proving-kit/proving-kit/actions/runs/4242)')
@@ -312,10 +318,10 @@ describe('bucket-close/ on GitHub', () => {
       const closed = await run('bucket-close', { 'bucket-id': bucketId, wait: 'true', pie: FIXTURE_PIE, 'pr-comment': 'true', 'check-run': 'true' })
       expect(closed.code, closed.stdout + closed.stderr).toBe(0)
       expect(github.checkRuns.at(-1)).toMatchObject({ name: `proving-kit: bucket ${bucketId}`, headSha: HEAD_SHA, conclusion: 'success' })
-      const onPull = github.comments.filter((comment) => comment.issue === PULL)
-      expect(onPull).toHaveLength(1)
-      expect(onPull[0]!.body).toMatch(/\n### ✅ Close bucket: passed/)
-      expect(onPull[0]!.body).toContain(leg.outputs['query-id'])
+      // Its own comment, keyed by the bucket: not the one the PIE's steps edit.
+      const comment = commentFor(`bucket ${bucketId}`)!
+      expect(comment.body).toMatch(/\n### ✅ Close bucket: passed/)
+      expect(comment.body).toContain(leg.outputs['query-id'])
       // One query is one query, not "all 1 queries".
       expect(closed.summary).toContain(`Bucket ${bucketId} is DONE: its one query passed the gate and its facts match the PIEs.`)
     } finally {
@@ -372,7 +378,7 @@ describe('what the action hands to GitHub is scrubbed', () => {
       expect(run.code, run.stdout + run.stderr).toBe(1)
       expect(run.summary).toContain('over its quota')
       expect(run.summary).not.toContain(apiKey)
-      const comment = github.comments.filter((candidate) => candidate.issue === PULL).at(-1)!
+      const comment = commentFor(FIXTURE_PIE)!
       expect(comment.body).toContain('over its quota')
       expect(comment.body).not.toContain(apiKey)
       const check = github.checkRuns.at(-1)!
@@ -382,4 +388,161 @@ describe('what the action hands to GitHub is scrubbed', () => {
       await emulator.close()
     }
   })
+})
+
+// After the one above, for the same reason.
+describe('a secret echoed in an encoded form (issue 31): forms × sinks', () => {
+  it('is masked in the log, the outputs, the state, the job summary, the PR comment, the check run and facts.json', async () => {
+    const emulator = await startEmulator({ timing: { receivedMs: 0, stepMs: 0 } })
+    try {
+      const apiKey = 'sk_live/secret+key=0123'
+      const forms = secretFormsWritten(apiKey)
+      // One failure reason carrying every form, each between words.
+      const reason = forms.map(([name, written]) => `${name}: ${written} ;`).join(' ')
+      const planned = await fetch(`${emulator.url}/_emulator/next-query`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ outcome: 'fail', reason }),
+      })
+      expect(planned.status).toBe(200)
+      const run = await runAction('', {
+        fromSource: true,
+        inputs: withDefaults('', { 'api-key': apiKey, 'base-url': emulator.url, 'pr-comment': 'true', 'check-run': 'true', attest: 'true' }),
+        env: runnerEnv(),
+      })
+      expect(run.code, run.stdout + run.stderr).toBe(1)
+      const comment = commentFor(FIXTURE_PIE)!
+      const sinks: [string, string][] = [
+        ['log', run.stdout.split('\n').filter((line) => !line.startsWith('::add-mask::')).join('\n') + run.stderr],
+        ['outputs', run.raw.output],
+        ['state', run.raw.state],
+        ['job summary', run.raw.summary],
+        ['PR comment', comment.body],
+        ['check run', JSON.stringify(github.checkRuns.at(-1))],
+        ['facts.json', readFileSync(run.outputs['facts-json']!, 'utf8')],
+      ]
+      // The reason did reach each sink (else the table proves nothing): its words are there.
+      for (const [sink, text] of sinks.filter(([sink]) => sink !== 'state')) expect(text, sink).toContain('alignment 2')
+      // The table: no form is left as written in any sink, and the oracle (which decodes what is
+      // left, Markdown escaping undone) recovers the key from none.
+      const left = sinks.flatMap(([sink, text]) => forms.filter(([, written]) => text.includes(written)).map(([form]) => `${form} in ${sink}`))
+      expect(left).toEqual([])
+      expect(sinks.filter(([, text]) => leaksSecret(text, apiKey)).map(([sink]) => sink)).toEqual([])
+      // The runner is told the forms that stand alone, for its own masking of the log.
+      const masks = run.stdout
+        .split('\n')
+        .filter((line) => line.startsWith('::add-mask::'))
+        // A workflow command's value escapes `%` (as %25), CR and LF; the runner undoes it.
+        .map((line) => line.slice('::add-mask::'.length).replace(/%0D/g, '\r').replace(/%0A/g, '\n').replace(/%25/g, '%'))
+      expect(masks).toEqual(expect.arrayContaining(['sk_live%2fsecret%2bkey%3d0123', Buffer.from(apiKey).toString('base64')]))
+    } finally {
+      await emulator.close()
+    }
+  })
+})
+
+describe('the check run concludes with the step (issue 31)', () => {
+  it('cancelled by the post step when the step is killed after its report, during the decommitment', async () => {
+    const emulator = await startEmulator({ timing: { receivedMs: 0, stepMs: 0 } })
+    try {
+      // A decommitment slow enough that the step is still waiting for it when it is killed.
+      await control(emulator.url, 'PUT', 'tasks/timing', { receivedMs: 60_000, stageMs: 60_000 })
+      const inputs = withDefaults('', {
+        'api-key': 'pk_killed_decommit_0123456',
+        'base-url': emulator.url,
+        'tasks-url': emulator.url,
+        'decommit-destination-chain-id': '0xaa36a7',
+        'check-run': 'true',
+      })
+      const env = runnerEnv()
+      const before = github.checkRuns.length
+      const main = startAction('', { inputs, env, fromSource: true })
+      await main.waitFor(/: task [0-9a-f-]{36}/, 60_000)
+      main.child.kill('SIGKILL')
+      const killed = await main.done
+      runs.push(killed)
+      expect(killed.state.reported).toBe('true')
+      const check = github.checkRuns.slice(before).at(-1)!
+      expect(check.status).toBe('in_progress')
+
+      const post = await runPost('', killed, { inputs, env, fromSource: true })
+      runs.push(post)
+      expect(post.code, post.stdout + post.stderr).toBe(0)
+      expect(check).toMatchObject({ status: 'completed', conclusion: 'cancelled' })
+    } finally {
+      await emulator.close()
+    }
+  })
+
+  it('a concluded check run is not concluded again by the post step', async () => {
+    const inputs = withDefaults('', { 'check-run': 'true' })
+    const env = runnerEnv()
+    const before = github.checkRuns.length
+    const main = await runAction('', { inputs, env, fromSource: true })
+    runs.push(main)
+    expect(main.code, main.stdout + main.stderr).toBe(0)
+    expect(main.state['check-run-id']).toBe('')
+    const post = await runPost('', main, { inputs, env, fromSource: true })
+    runs.push(post)
+    const check = github.checkRuns.slice(before).at(-1)!
+    expect(check.history.at(-1)).toEqual({ status: 'completed', conclusion: 'success' })
+    expect(check.history).toHaveLength(2)
+  })
+
+  it('failure when the decommitment fails after a passed gate; the title says why', async () => {
+    const emulator = await startEmulator({ timing: { receivedMs: 0, stepMs: 0 } })
+    try {
+      await control(emulator.url, 'POST', 'next-task', { outcome: 'fail', error: 'Decommitment reverted (emulated)' })
+      const before = github.checkRuns.length
+      const run = await runAction('', {
+        fromSource: true,
+        inputs: withDefaults('', {
+          'api-key': 'pk_check_run_0123456789',
+          'base-url': emulator.url,
+          'tasks-url': emulator.url,
+          'decommit-destination-chain-id': '0xaa36a7',
+          'check-run': 'true',
+        }),
+        env: runnerEnv(),
+      })
+      runs.push(run)
+      expect(run.code, run.stdout + run.stderr).toBe(1)
+      expect(run.summary).toMatch(/^### ✅ Prove: passed[\s\S]*### ❌ Decommit: failed/)
+      const check = github.checkRuns.slice(before).at(-1)!
+      expect(check.history).toEqual([
+        { status: 'in_progress', conclusion: null },
+        { status: 'completed', conclusion: 'failure' },
+      ])
+      expect(check.output.title).toMatch(/Decommitment reverted \(emulated\)/)
+    } finally {
+      await emulator.close()
+    }
+  })
+})
+
+describe('PR comments of a matrix job (issue 31)', () => {
+  it('two legs of one job keep one comment each (keyed by external-id, or comment-key), each edited by its own re-run', async () => {
+    const env = runnerEnv()
+    const leg = async (key: Record<string, string>) => {
+      const run = await runAction('', { fromSource: true, inputs: withDefaults('', { 'pr-comment': 'true', ...key }), env })
+      runs.push(run)
+      expect(run.code, run.stdout + run.stderr).toBe(0)
+      return run
+    }
+    const before = new Set(github.comments.map((comment) => comment.id))
+    const a = await leg({ 'external-id': 'matrix-leg-a' })
+    const b = await leg({ 'external-id': 'matrix-leg-b' })
+    const c = await leg({ 'external-id': 'matrix-leg-b', 'comment-key': 'leg c' })
+    const again = await leg({ 'external-id': 'matrix-leg-a' })
+    const fresh = github.comments.filter((comment) => !before.has(comment.id))
+    expect(fresh.map((comment) => comment.body.split('\n')[0])).toEqual([
+      '<!-- proving-kit:pr-comment workflow=release job=prove key=matrix-leg-a -->',
+      '<!-- proving-kit:pr-comment workflow=release job=prove key=matrix-leg-b -->',
+      '<!-- proving-kit:pr-comment workflow=release job=prove key=leg c -->',
+    ])
+    expect(fresh[0]!.body).toContain(again.outputs['query-id'])
+    expect(fresh[0]!.body).not.toContain(a.outputs['query-id'])
+    expect(fresh[1]!.body).toContain(b.outputs['query-id'])
+    expect(fresh[2]!.body).toContain(c.outputs['query-id'])
+  }, 120_000)
 })

@@ -295,3 +295,47 @@ describe('proving fact check --ethereum-rpc (in-process CLI)', () => {
     noSecret(both)
   })
 })
+
+describe('an Ethereum RPC that redirects (issue 31)', () => {
+  // A hostile RPC on loopback: every request is answered with a 307 to another origin, the real
+  // node, which would say "registered". fetch follows a 307 with the same POST body on its own.
+  let hostile: import('node:http').Server
+  let hostileUrl: string
+  let target: string
+
+  beforeAll(async () => {
+    const { createServer } = await import('node:http')
+    hostile = createServer((req, res) => {
+      req.resume()
+      res.writeHead(307, { location: target }).end()
+    })
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve))
+    hostileUrl = `http://127.0.0.1:${(hostile.address() as import('node:net').AddressInfo).port}/v3/${SECRET}`
+  })
+  afterAll(async () => {
+    await new Promise<void>((resolve) => hostile?.close(() => resolve()))
+  })
+
+  it("is refused in one line naming the RPC by host and the redirect; the other origin's answer never becomes the verdict", async () => {
+    for (const to of [node.rpcUrl('/'), node.rpcUrl('/').replace('127.0.0.1', 'localhost')]) {
+      target = to
+      const run = await runCli(['fact', 'check', registered, '--ethereum-rpc', hostileUrl, '--fact-registry', registry])
+      expect(run.code).toBe(3)
+      expect(run.stdout).not.toMatch(/registered/)
+      const host = new URL(hostileUrl).host
+      const redirect = new URL(to)
+      expect(run.stderr).toContain(`The Ethereum RPC at ${host} answered eth_chainId with a 307 redirect to http://${redirect.host}`)
+      expect(run.stderr).toContain('(refused, not followed: the answer must come from the URL given)')
+      expect(run.stderr.trim().split('\n')[0]).toMatch(/refused, not followed/)
+      noSecretIn(run)
+    }
+    const error = await checkFactOnEthereum({ rpcUrl: hostileUrl, fact: registered, registry }).catch((e) => e)
+    expect(error).toBeInstanceOf(ChainError)
+    expect(error.code).toBe('RPC_REDIRECT')
+    expect(error.retryable).toBe(false)
+  })
+})
+
+function noSecretIn(run: { stdout: string; stderr: string }): void {
+  expect(run.stdout + run.stderr).not.toContain(SECRET)
+}

@@ -180,6 +180,32 @@ describe('checkFactOnStarknet against the emulator', () => {
     expect(busy.retryable).toBe(true)
   })
 
+  it('refuses an RPC that redirects, in one line naming it by host and where it led (issue 31)', async () => {
+    // The redirect leads to the emulator's real endpoint, which would say "registered".
+    const { createServer } = await import('node:http')
+    const hostile = createServer((req, res) => {
+      req.resume()
+      res.writeHead(307, { location: rpcUrl.replace('127.0.0.1', 'localhost') }).end()
+    })
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve))
+    try {
+      const host = `127.0.0.1:${(hostile.address() as import('node:net').AddressInfo).port}`
+      const hostileUrl = `http://${host}/rpc/v0_8?apikey=${SECRET}`
+      const error = await checkFactOnStarknet({ rpcUrl: hostileUrl, fact }).catch((e) => e)
+      expect(error).toBeInstanceOf(ChainError)
+      expect(error.code).toBe('RPC_REDIRECT')
+      expect(error.retryable).toBe(false)
+      const run = await runCli(['fact', 'check', fact, '--starknet-rpc', hostileUrl])
+      expect(run.code).toBe(3)
+      expect(run.stdout).not.toMatch(/registered/)
+      expect(run.stderr).toContain(`The Starknet RPC at ${host} answered starknet_chainId with a 307 redirect to http://localhost:${new URL(emulator.url).port}`)
+      expect(run.stderr).toContain('(refused, not followed: the answer must come from the URL given)')
+      expect(run.stdout + run.stderr).not.toContain(SECRET)
+    } finally {
+      await new Promise<void>((resolve) => hostile.close(() => resolve()))
+    }
+  })
+
   it('rejects a fact that is not a field element before any request', async () => {
     await expect(checkFactOnStarknet({ rpcUrl, fact: `0x${'f'.repeat(64)}` })).rejects.toBeInstanceOf(InvalidInputError)
     await expect(checkFactOnStarknet({ rpcUrl, fact, expected: { layout: 'x'.repeat(32) } })).rejects.toBeInstanceOf(InvalidInputError)

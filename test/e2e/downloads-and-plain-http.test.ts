@@ -30,6 +30,8 @@ beforeAll(async () => {
     if (req.url === '/proof.json') return res.writeHead(200, { 'content-type': 'application/json' }).end('{"proof":1}')
     if (req.url === '/moved') return res.writeHead(302, { location: '/proof.json' }).end()
     if (req.url === '/elsewhere') return res.writeHead(302, { location: `${bUrl}/proof.json` }).end()
+    if (req.url === '/to-plain-http') return res.writeHead(307, { location: `${bUrl.replace('127.0.0.1', 'localhost')}/proof.json` }).end()
+    if (req.url?.startsWith('/') && req.url.includes('quer')) return res.writeHead(307, { location: `${bUrl}/api/v1/queries` }).end()
     if (req.url === '/big') return res.writeHead(200, { 'content-length': String(big.length) }).end(big)
     if (req.url === '/big-chunked') {
       res.writeHead(200)
@@ -69,6 +71,22 @@ describe('downloads', () => {
     expect(error).toBeInstanceOf(InvalidResponseError)
     expect((error as Error).message).toMatch(/another origin/)
     expect(text).toBe('')
+  })
+  it('the refusal names the redirect and where it led, and nothing from there is written', async () => {
+    const { error, text } = await download('/to-plain-http')
+    expect(error).toBeInstanceOf(InvalidResponseError)
+    expect((error as Error).message).toBe(
+      `Refused to follow the download from ${aUrl} to another origin, http://localhost:${new URL(bUrl).port} (a 307 redirect; downloads stay on the link's own origin).`,
+    )
+    expect(text).toBe('')
+  })
+  it("a service's redirect is never followed: one line naming the service by host and where it led (issue 31)", async () => {
+    const client = new ProvingClient({ baseUrl: aUrl, apiKey: 'k-1234' })
+    const error = await client.listQueries().catch((e) => e)
+    expect(error.shortMessage).toBe(
+      `The proving service at ${new URL(aUrl).host} answered list queries with a 307 redirect to ${bUrl}/ (refused, not followed: the answer must come from the URL given).`,
+    )
+    expect(error.retryable).toBe(false)
   })
   it('an announced size over the cap is refused unread', async () => {
     const { error, text } = await download('/big')

@@ -64,7 +64,8 @@ export const run = defineAction({
     }
     // Before the emulator starts: the release's proof.json is downloaded from it after the report.
     const service = { url: inputs['base-url'] }
-    if (!(await startGitHub(io, step, inputs, { subject: subjectOf(inputs), serviceUrl: () => service.url, signal, allowInsecureHttp: inputs['allow-insecure-http'] === true }))) return
+    const github = { subject: subjectOf(inputs), commentKey: inputs['external-id'] ?? inputs.pie?.trim() }
+    if (!(await startGitHub(io, step, inputs, { ...github, serviceUrl: () => service.url, signal, allowInsecureHttp: inputs['allow-insecure-http'] === true }))) return
     // The emulator (when asked for) stops once the step has reported, however it ended.
     await prove(io, inputs, step, signal, (close, url) => {
       service.url = url
@@ -298,13 +299,9 @@ async function prove(
     // Its own summary section and outputs (task-uuid, task-status, ...); a failure fails the step,
     // and is the step's `error-reason` too.
     const { decommitAfterProof } = await import('./decommit.ts')
-    const failing: ActionIO = {
-      ...io,
-      setFailed: (message) => {
-        step.outputs.set({ 'error-reason': message })
-        io.setFailed(message)
-      },
-    }
+    // A failed (or cancelled) decommitment fails the step after its passed report: the check
+    // run concludes with that, not with the gate's success.
+    const failing: ActionIO = { ...io, setFailed: (message) => step.failAfterReport(message, signal.aborted) }
     await decommitAfterProof(failing, {
       // The emulator serves the task service on its own address.
       tasksUrl: inputs.emulator ? baseUrl! : inputs['tasks-url']!,

@@ -12,7 +12,13 @@ import type { ActionIO } from '../types.ts'
 
 export async function run(io: ActionIO): Promise<void> {
   if (io.getState(STATE.reported) === 'true') {
-    io.debug('The main step wrote its own report; nothing to add.')
+    // Killed after its report (during the decommitment that follows a passed gate, or before it
+    // told GitHub): the check run it started is still in progress, and would stay so.
+    if (Number(io.getState(STATE.checkRun)) > 0) {
+      await concludeCheckRun(io, 'The step reported, then stopped before it finished (cancelled or killed): see the job summary for what was done.')
+    } else {
+      io.debug('The main step wrote its own report; nothing to add.')
+    }
     return
   }
   const action = io.getState(STATE.action)
@@ -70,7 +76,7 @@ export async function run(io: ActionIO): Promise<void> {
   await concludeCheckRun(io, markdown)
 }
 
-/** A check run (`check-run: true`) the main step started and could not conclude. */
+/** A check run (`check-run: true`) the main step started and could not conclude (it clears the id once it has). */
 async function concludeCheckRun(io: ActionIO, summary: string): Promise<void> {
   const id = Number(io.getState(STATE.checkRun))
   if (!Number.isInteger(id) || id <= 0) return

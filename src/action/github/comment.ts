@@ -1,8 +1,10 @@
 /**
- * One comment per pull request and job, found again by a hidden marker and edited in place (after
- * eslint-annotate and publish-unit-test-result): a re-run replaces what the last run said instead
- * of adding to the thread.
+ * One comment per pull request, job and proved PIE, found again by a hidden marker and edited in
+ * place (after eslint-annotate and publish-unit-test-result): a re-run replaces what the last run
+ * said instead of adding to the thread, and the legs of a matrix job, which share the job's name,
+ * each keep their own comment (the key: `comment-key`, else `external-id`, else the PIE's path).
  */
+import { createHash } from 'node:crypto'
 import type { GitHubContext } from './context.ts'
 import { gitHubFailure } from './errors.ts'
 import type { GitHub } from './octokit.ts'
@@ -21,6 +23,7 @@ const TRUSTED_ASSOCIATIONS = new Set(['OWNER', 'MEMBER', 'COLLABORATOR'])
 type ListedComment = { id: number; body?: string | undefined; user?: { type?: string } | null; author_association?: string }
 
 function isOurs(comment: ListedComment, marker: string): boolean {
+  // The marker ends in ` -->`: a key never finds the comment of a longer key it begins.
   if (!comment.body?.startsWith(marker)) return false
   return comment.user?.type === 'Bot' || TRUSTED_ASSOCIATIONS.has(comment.author_association ?? '')
 }
@@ -28,15 +31,32 @@ function isOurs(comment: ListedComment, marker: string): boolean {
 /** GitHub refuses a comment body above 65536 characters. */
 const MAX_BODY = 65_536
 
-/** The hidden line that identifies this job's comment (an HTML comment: not rendered). */
-export function commentMarker(context: Pick<GitHubContext, 'workflow' | 'job'>): string {
+/**
+ * The hidden line that identifies this job's comment for one key (an HTML comment: not rendered).
+ * A key that is not plain (other characters than letters, digits and ` .:/@_-`, or over 100 of
+ * them) is written cleaned and cut, followed by a digest of the whole key, so two keys never
+ * share a marker.
+ */
+export function commentMarker(context: Pick<GitHubContext, 'workflow' | 'job'>, key?: string): string {
   const clean = (text: string) => text.replace(/[^\w .:/@-]/g, '_')
-  return `<!-- proving-kit:pr-comment workflow=${clean(context.workflow)} job=${clean(context.job)} -->`
+  const keyed =
+    key === undefined
+      ? ''
+      : clean(key) === key && key.length <= 100
+        ? ` key=${key}`
+        : ` key=${clean(key).slice(0, 60)}#${createHash('sha256').update(key).digest('hex').slice(0, 16)}`
+  return `<!-- proving-kit:pr-comment workflow=${clean(context.workflow)} job=${clean(context.job)}${keyed} -->`
 }
 
-export async function upsertComment(github: GitHub, context: GitHubContext, pullNumber: number, markdown: string): Promise<PostedComment> {
+export async function upsertComment(
+  github: GitHub,
+  context: GitHubContext,
+  pullNumber: number,
+  markdown: string,
+  key?: string,
+): Promise<PostedComment> {
   const repo = { owner: context.owner, repo: context.repo }
-  const marker = commentMarker(context)
+  const marker = commentMarker(context, key)
   const body = withinLimit(`${marker}\n${markdown}`)
   let existing: ListedComment[]
   try {

@@ -14,11 +14,11 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { forSummary, forSummaryCode } from '../../core/service-text.ts'
-import { sha256File } from '../../pie/shared/index.ts'
+import { bytes32Text, sha256File } from '../../pie/shared/index.ts'
 import { writeSummary } from '../steps/io.ts'
 import type { ProvingStep, QueryStep } from '../steps/query-step.ts'
 import { STATE } from '../steps/state.ts'
-import { runUrl, type Outcome } from '../steps/summary.ts'
+import { runUrl, summaryLink, type Outcome } from '../steps/summary.ts'
 import type { ActionIO } from '../types.ts'
 import { type CheckConclusion, type CheckRun, concludeCheckRun, startCheckRun } from './check-run.ts'
 import { upsertComment } from './comment.ts'
@@ -31,6 +31,8 @@ import { inTotoStatement, type ProvenFacts, serviceOrigin, sha256Sums } from './
 /** The GitHub inputs; `bucket-close/` has no single PIE, so no `release-tag` or `attest`. */
 export type GitHubInputs = {
   'github-token': string
+  /** Which comment of the job this step's is (default: the `external-id`, else the PIE's path). */
+  'comment-key'?: string | undefined
   'release-tag'?: string | undefined
   'pr-comment': boolean
   'check-run': boolean
@@ -67,23 +69,30 @@ const NOT_PASSED: Record<Outcome, string> = {
   done: 'nothing was gated',
 }
 
+/** A link label this module wrote itself ("#17", "success"): shown as it is. */
+const ownText = (text: string) => text
+
 export class GitHubPublisher {
   readonly #io: ActionIO
   readonly #inputs: GitHubInputs
   readonly #context: GitHubContext
   readonly #github: GitHub | undefined
+  /** The pull request comment's key: one comment per job and key (comment.ts). */
+  readonly #commentKey: string | undefined
   #check: CheckRun | undefined
 
-  private constructor(io: ActionIO, inputs: GitHubInputs, context: GitHubContext) {
+  private constructor(io: ActionIO, inputs: GitHubInputs, context: GitHubContext, commentKey: string | undefined) {
     this.#io = io
     this.#inputs = inputs
     this.#context = context
+    this.#commentKey = inputs['comment-key'] ?? commentKey
     const needsApi = inputs['release-tag'] !== undefined || inputs['pr-comment'] || inputs['check-run']
     this.#github = needsApi ? gitHubClient(inputs['github-token'], context) : undefined
   }
 
-  static async open(io: ActionIO, inputs: GitHubInputs): Promise<GitHubPublisher> {
-    return new GitHubPublisher(io, inputs, await readGitHubContext(io.env))
+  /** `commentKey`: what tells this step's comment from the job's others when `comment-key` is not given (the PIE's path, the `external-id`). */
+  static async open(io: ActionIO, inputs: GitHubInputs, commentKey?: string): Promise<GitHubPublisher> {
+    return new GitHubPublisher(io, inputs, await readGitHubContext(io.env), commentKey)
   }
 
   /**
@@ -153,8 +162,11 @@ export class GitHubPublisher {
             'release-assets': JSON.stringify(attached.assets.map(({ name, id, size, url }) => ({ name, id, size, url }))),
           })
           const names = attached.assets.map((asset) => `${asset.name}${asset.replaced ? ' (replaced)' : ''}`).join(', ')
-          lines.push(`- Release [${forSummary(tag)}](${attached.url})${attached.created ? ' (draft, created by this step)' : attached.draft ? ' (draft)' : ''}: ${names}.`)
-          this.#io.info(`Attached to release ${tag}: ${names}.`)
+          const removed = attached.removed.length ? `; removed ${attached.removed.join(', ')}, an earlier run's` : ''
+          lines.push(
+            `- Release ${summaryLink(tag, attached.url)}${attached.created ? ' (draft, created by this step)' : attached.draft ? ' (draft)' : ''}: ${names}${removed}.`,
+          )
+          this.#io.info(`Attached to release ${tag}: ${names}${removed}.`)
         } catch (error) {
           fail(error)
         }
@@ -170,8 +182,9 @@ export class GitHubPublisher {
         lines.push('- Pull request comment: none, this run is not for a pull request.')
       } else {
         try {
-          const posted = await upsertComment(this.#github, this.#context, pull, body)
-          lines.push(`- Pull request [#${pull}](${posted.url}): comment ${posted.updated ? 'updated' : 'posted'}.`)
+          const posted = await upsertComment(this.#github, this.#context, pull, body, this.#commentKey)
+          // Our own label (forSummary would escape the `#` as at a line's start); the address escaped.
+          lines.push(`- Pull request ${summaryLink(`#${pull}`, posted.url, ownText)}: comment ${posted.updated ? 'updated' : 'posted'}.`)
         } catch (error) {
           if (error instanceof GitHubApiError && error.forbidden) {
             const why = this.#context.fromFork ? 'a pull request from a fork gets a read-only token' : 'the token lacks `pull-requests: write`'
@@ -188,13 +201,18 @@ export class GitHubPublisher {
     }
 
     if (this.#check && this.#github) {
-      // The check says what the step says: a release that could not be written fails both.
-      const conclusion = failures.length ? 'failure' : CONCLUSIONS[end.outcome]
-      const title = this.#io.scrub(failures.length ? failures[0]! : end.headline)
+      // The check says what the step says: a release that could not be written fails both, and
+      // so does a later part of the step that failed after a passed gate (the decommitment);
+      // one cancelled then is `cancelled`.
+      const later = step.laterFailure
+      const conclusion = failures.length ? 'failure' : later ? (later.cancelled ? 'cancelled' : 'failure') : CONCLUSIONS[end.outcome]
+      const title = this.#io.scrub(failures[0] ?? later?.message ?? end.headline)
       try {
         const summary = this.#io.scrub([step.summaryMarkdown.trimEnd(), '', ...lines].join('\n'))
         await concludeCheckRun(this.#github, this.#context, this.#check, conclusion, title, summary)
-        lines.push(`- Check run: [${conclusion}](${this.#check.url}).`)
+        // Concluded: the post step has none left to conclude.
+        this.#io.saveState(STATE.checkRun, '')
+        lines.push(`- Check run: ${summaryLink(conclusion, this.#check.url, ownText)}.`)
       } catch (error) {
         fail(error)
       }
@@ -221,7 +239,7 @@ export class GitHubPublisher {
       queryId: step.queryId ?? null,
       status: record?.status ?? null,
       programHash: record?.programHash ?? null,
-      sharpFactHash: record?.sharpFactHash ?? null,
+      sharpFactHash: typeof record?.sharpFactHash === 'string' ? bytes32Text(record.sharpFactHash) : null,
       integrityFactHash: record?.integrityFactHash ?? null,
       isFactMocked: record?.isFactMocked ?? null,
       onchain: onchain ? (JSON.parse(onchain) as unknown[]) : [],

@@ -21,11 +21,18 @@ export async function startGitHub(
   io: ActionIO,
   step: PublishedStep,
   inputs: GitHubInputs,
-  options: { subject: string; serviceUrl: () => string | undefined; signal: AbortSignal; allowInsecureHttp?: boolean | undefined },
+  options: {
+    subject: string
+    serviceUrl: () => string | undefined
+    signal: AbortSignal
+    allowInsecureHttp?: boolean | undefined
+    /** The PR comment's key when `comment-key` is not given: the `external-id`, else the subject (the PIE's path, the query, the bucket). */
+    commentKey?: string | undefined
+  },
 ): Promise<boolean> {
   if (!usesGitHub(inputs)) return true
   const { GitHubPublisher } = await import('../github/publish.ts')
-  const publisher = await GitHubPublisher.open(io, inputs)
+  const publisher = await GitHubPublisher.open(io, inputs, options.commentKey ?? options.subject)
   if (!(await publisher.start(step, options.subject))) return false
   step.onClose(() =>
     publisher.finish(step, {

@@ -182,10 +182,14 @@ const wholeNumberIn = (low: number, high: number) =>
  * The root action's GitHub side (../github/): the token, the release, the pull request's comment,
  * the check run and the in-toto statement. The runner puts the job's token in `github-token`.
  */
+/** What tells one PR comment of a job from its others (matrix legs): one line of printable text. */
+const commentKeyValue = z.string().regex(/^[^\x00-\x1f\x7f]{1,200}$/, { error: 'must be one line of at most 200 characters' })
+
 export const GITHUB_REPORT_INPUTS = {
   'github-token': { ...withDefault('${{ github.token }}', nonEmptyValue), secret: true },
   'pr-comment': withDefault('false', booleanValue),
   'check-run': withDefault('false', booleanValue),
+  'comment-key': optional(commentKeyValue),
 } satisfies InputSpecs
 
 /** With one PIE proved: the release's assets and the in-toto statement too. */

@@ -4,7 +4,8 @@
  * so parsing inputs (which every action does) never reaches the chain code: only the root
  * action's on-chain path imports ./onchain.ts, and only it loads ../../chain/index.ts (and viem).
  */
-import { isPlainHttpToAnotherMachine, urlSecrets } from '../../chain/rpc.ts'
+import { urlSecrets } from '../../chain/rpc.ts'
+import { refusesPlainHttp } from '../../core/http/network-rule.ts'
 import type { ActionIO, CrossCheck, InputSpecs, InputValues } from '../types.ts'
 
 export const VERIFY_ONCHAIN_MODES = ['none', 'ethereum', 'starknet', 'both'] as const
@@ -60,7 +61,7 @@ export const onchainCrossCheck: CrossCheck<OnchainSpecs> = ({ values, raw, parse
   // The services' plain-http rule, checked here so that nothing is submitted (and paid for) first.
   const insecureAllowed = ['true', 'True', 'TRUE'].includes(raw['allow-insecure-http'] ?? '')
   for (const name of ONCHAIN_RPC_INPUTS) {
-    if (!insecureAllowed && raw[name] && isPlainHttpToAnotherMachine(raw[name])) {
+    if (raw[name] && refusesPlainHttp(raw[name], insecureAllowed)) {
       problem(name, `\`${name}\` is plain http to another machine: the key in the URL and the registry's answer would cross the network in clear. Use https, or set \`allow-insecure-http: true\`.`)
     }
   }

@@ -6,6 +6,7 @@
  */
 import type { QueryResult } from '../../clients/proving.ts'
 import type { BucketRecord } from '../../schemas/proving.ts'
+import { bytes32Text } from '../../pie/shared/index.ts'
 import type { ActionIO } from '../types.ts'
 
 export const QUERY_OUTPUTS = [
@@ -100,7 +101,8 @@ export function queryOutputs(result: QueryResult): Outputs<QueryOutputName> {
     step: query.step ?? undefined,
     'program-hash': query.programHash ?? undefined,
     'integrity-fact-hash': query.integrityFactHash ?? undefined,
-    'sharp-fact-hash': query.sharpFactHash ?? undefined,
+    // bytes32 on chain: `0x` and 64 hex digits (pie/shared/hex.ts); felts keep their minimal form.
+    'sharp-fact-hash': typeof query.sharpFactHash === 'string' ? bytes32Text(query.sharpFactHash) : undefined,
     'is-fact-mocked': flag(query.isFactMocked),
     'metadata-urls': JSON.stringify(result.metadataUrls),
     'error-reason': query.errorReason ?? undefined,

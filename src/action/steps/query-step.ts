@@ -10,6 +10,7 @@ import { formatDuration } from '../../core/poll.ts'
 import { serviceLine } from '../../core/service-text.ts'
 import type { QueryRecordL } from '../../schemas/proving.ts'
 import type { FactCheckResult } from '../../pie/index.ts'
+import { bytes32Text } from '../../pie/shared/index.ts'
 import { type GateRefusal, showValue } from '../../pipeline/gate.ts'
 import { describeServiceFailure, inputProblemsEnding, type ServiceText, type Submitted } from './failure.ts'
 import { InputProblemsError } from './inputs.ts'
@@ -187,7 +188,7 @@ export class QueryStep extends ProvingStep {
       ['Error reason', record?.errorReason ?? undefined],
       ['Program hash', { code: hashText(record?.programHash) ?? this.localProgramHash }],
       ['Expected program hash', this.expectedProgramHash ? { code: this.expectedProgramHash } : undefined],
-      ['SHARP fact', { code: hashText(record?.sharpFactHash) }],
+      ['SHARP fact', { code: hashText(record?.sharpFactHash, 'bytes32') }],
       ['Integrity fact', { code: hashText(record?.integrityFactHash) }],
       ['Fact mocked', mocked === true ? 'YES: nothing was verified on chain' : yesNo(mocked)],
       ['Facts checked locally', factsText],
@@ -262,8 +263,9 @@ export function mockNote(isFactMocked: boolean | null | undefined): string {
 }
 
 /** A hash the service sent, for a cell; a malformed one quoted with its control characters escaped (the gate refuses it). */
-function hashText(value: string | null | undefined): string | undefined {
-  return typeof value === 'string' ? showValue(value) : undefined
+/** A hash the service reported: a bytes32 fact in its 32-byte form (pie/shared/hex.ts), a felt as it is; malformed text quoted. */
+function hashText(value: string | null | undefined, form: 'felt' | 'bytes32' = 'felt'): string | undefined {
+  return typeof value === 'string' ? showValue(form === 'bytes32' ? bytes32Text(value) : value) : undefined
 }
 
 function isRecord(value: unknown): value is QueryRecordL {

@@ -106,6 +106,19 @@ export abstract class Step<Options extends StepOptions = StepOptions, OutputName
     await this.report(this.describe(error))
   }
 
+  /** A failure after the report (the decommitment after a passed gate): what the check run concludes with. */
+  laterFailure: { message: string; cancelled: boolean } | undefined
+
+  /**
+   * The step fails after it reported (a later part of it, the decommitment after a passed gate,
+   * failed or was cancelled): `error-reason`, the failure, and what the check run concludes.
+   */
+  failAfterReport(message: string, cancelled = false): void {
+    this.laterFailure ??= { message, cancelled }
+    ;(this.outputs as OutputWriter<string>).set({ 'error-reason': message })
+    this.io.setFailed(message)
+  }
+
   /** Something to close once the step has reported (a client's connections, an emulator). */
   onClose(close: () => Promise<void>): void {
     this.#closers.push(close)

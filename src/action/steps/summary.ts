@@ -94,7 +94,7 @@ export function renderSummary(model: SummaryModel): string {
     lines.push(model.snippet.caption, '', '```yaml', model.snippet.yaml.trimEnd(), '```', '')
   }
   const footer = [`proving-kit ${VERSION}`]
-  if (model.runUrl) footer.unshift(`[this run](${model.runUrl})`)
+  if (model.runUrl) footer.unshift(summaryLink('this run', model.runUrl))
   if (model.emulated) footer.push('emulated: nothing was proved or verified for real')
   lines.push(`<sub>${footer.join(' · ')}</sub>`, '')
   return lines.join('\n')
@@ -104,8 +104,24 @@ function cell(value: SummaryValue): string {
   if (value === undefined) return ''
   if (typeof value === 'string') return forSummaryCell(value)
   if ('code' in value) return forSummaryCell(value.code ?? '', 'code')
-  if ('links' in value) return value.links.map((link) => `[${forSummaryCell(link.label)}](${link.url.replace(/[()|\s]/g, encodeURIComponent)})`).join('<br>')
+  if ('links' in value) return value.links.map((link) => summaryLink(link.label, link.url, forSummaryCell)).join('<br>')
   return value.markdown.replace(/\|/g, '\\|').replace(/\r?\n/g, '<br>')
+}
+
+/**
+ * A link in the summary (and in what carries it: the PR comment, the check run), the one way
+ * every link is written: the label escaped (`forSummary`, or `forSummaryCell` in a table), the
+ * target an http(s) URL whose characters that would end or bend the link (parentheses, which
+ * encodeURIComponent leaves as they are, brackets, angle brackets, quotes, backslash, backtick,
+ * pipe, whitespace) are percent-encoded. A target that is not http(s) gives the label alone.
+ */
+export function summaryLink(label: string, url: string, escapeLabel: (text: string) => string = forSummary): string {
+  const parsed = URL.parse(url)
+  if (!parsed || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')) return escapeLabel(label)
+  const target = url.replace(/[()[\]<>"'`\\|\s]/g, (character) =>
+    encodeURIComponent(character) === character ? `%${character.charCodeAt(0).toString(16).toUpperCase()}` : encodeURIComponent(character),
+  )
+  return `[${escapeLabel(label)}](${target})`
 }
 
 export const yesNo = (value: boolean | null | undefined): string | undefined =>

@@ -129,8 +129,10 @@ export const inspect = defineCommand({
     const programHashes = Object.fromEntries(variants.map((variant) => [variant, inspection.programHashes[variant]]))
     const programHash = programHashes[main]!
     const output = inspection.output.map((word) => BigInt(word))
+    // A SHARP fact is bytes32 on chain: shown as 0x and 64 hex digits (pie/shared/hex.ts).
+    const { bytes32Text, toBytes32Hex } = await import('../../pie/shared/index.ts')
     const sharpFactHash =
-      main === 'pedersen' ? inspection.sharpFactHash : pie.toHex(pie.computeSharpFact(BigInt(programHash), output, inspection.factTopology))
+      main === 'pedersen' ? bytes32Text(inspection.sharpFactHash) : toBytes32Hex(pie.computeSharpFact(BigInt(programHash), output, inspection.factTopology))
     const integrityFactHash = main === 'pedersen' ? inspection.integrityFactHash : pie.toHex(pie.computeIntegrityFact(BigInt(programHash), output))
     const json = {
       programHash,

@@ -1,10 +1,10 @@
 /** How a client reaches its service: the URL, the timeouts and retry policy, and what every request is sent with. */
 import type { Dispatcher } from 'undici'
 import { InvalidInputError } from '../errors.ts'
-import { isLoopback } from '../checks.ts'
 import { DEFAULT_CONNECT_MS } from '../dispatcher-state.ts'
 import { type SecretRedactor, showGivenUrl, showUrl } from '../redact.ts'
 import type { Clock, Logger } from '../runtime.ts'
+import { refusesPlainHttp } from './network-rule.ts'
 
 export type HttpTimeouts = {
   /** Establishing the TCP/TLS connection. */
@@ -85,7 +85,7 @@ export function baseUrlOf(config: HttpClientConfig): string {
       { input: 'baseUrl' },
     )
   }
-  if (base.protocol === 'http:' && !config.allowInsecureHttp && !isLoopback(base.hostname)) {
+  if (refusesPlainHttp(base, config.allowInsecureHttp)) {
     throw new InvalidInputError(
       `The ${config.serviceName} URL ${showUrl(base)} is plain http to another machine: the API key, tokens and signatures would cross the network in clear. Use https, or allow it with --allow-insecure-http (allow-insecure-http: true in the action).`,
       { input: 'baseUrl' },

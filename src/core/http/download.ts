@@ -1,11 +1,11 @@
 import type { Dispatcher } from 'undici'
 import { InvalidResponseError, ServiceError } from '../errors.ts'
-import { isLoopback } from '../checks.ts'
 import { currentDeadline } from '../deadline.ts'
 import { showUrl } from '../redact.ts'
 import { discard, formatBytes } from './bodies.ts'
 import type { HttpTimeouts } from './config.ts'
 import { type FailureContext, networkError } from './failures.ts'
+import { redirectTarget, refusesPlainHttp } from './network-rule.ts'
 import { type Transport, timeoutsWithin } from './transport.ts'
 
 /** What a download goes through: the client's transport, timeouts and User-Agent, and whether plain http may leave this machine. */
@@ -38,8 +38,7 @@ export async function download(from: DownloadSource, url: string, options: Downl
     throw new InvalidResponseError(`The ${from.serviceName} gave a download link that is not a URL: ${showUrl(url)}.`)
   }
   const what = options.what ?? `the download from ${showUrl(current)}`
-  const origin = current.origin
-  if (current.protocol === 'http:' && !from.allowInsecureHttp && !isLoopback(current.hostname)) {
+  if (refusesPlainHttp(current, from.allowInsecureHttp)) {
     throw new InvalidResponseError(`Refused to download ${what} over plain http from another machine; allow it with --allow-insecure-http.`)
   }
   const deadline = currentDeadline()
@@ -62,13 +61,12 @@ export async function download(from: DownloadSource, url: string, options: Downl
     if (status >= 300 && status < 400 && response.headers.location) {
       discard(response.body)
       const location = Array.isArray(response.headers.location) ? response.headers.location[0]! : response.headers.location
-      const next = URL.parse(location, current.href)
-      if (!next) throw new InvalidResponseError(`${capitalize(what)} redirects to a location that is not a URL; refused, not followed.`)
-      if (next.origin !== origin) {
-        throw new InvalidResponseError(`Refused to follow ${what} to another origin (${showUrl(next)}); downloads stay on ${showUrl(current)}.`)
+      const target = redirectTarget(current, location)
+      if ('refused' in target) {
+        throw new InvalidResponseError(`Refused to follow ${what} ${target.refused} (a ${status} redirect; downloads stay on the link's own origin).`)
       }
       if (hop >= 5) throw new InvalidResponseError(`Gave up on ${what} after 5 redirects.`)
-      current = next
+      current = target.next
       continue
     }
     if (status < 200 || status >= 300) {

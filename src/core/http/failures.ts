@@ -14,6 +14,7 @@ import {
 import { NOT_JSON } from '../parse.ts'
 import { redact, redactUrl, type SecretRedactor } from '../redact.ts'
 import type { Clock } from '../runtime.ts'
+import { describeRedirect, isRedirect } from './network-rule.ts'
 
 /** Who was asked, as every message about a failed request names it (an HttpClient is one). */
 export type FailureContext = {
@@ -55,7 +56,11 @@ export function serviceError(
   const bodyIsJson = response.json !== NOT_JSON
   const excerpt = bodyIsJson ? undefined : summarizeText(response.text)
   const label = code ? `${response.status} ${code}` : `${response.status}`
-  const shortMessage = `The ${context.serviceName} answered ${label} to ${operation}.`
+  // A redirect is never followed (network-rule.ts): say where it led, by scheme and host only.
+  const location = response.headers.location
+  const shortMessage = isRedirect(response.status)
+    ? `The ${context.serviceName} at ${hostOf(context.baseUrl)} answered ${operation} with ${describeRedirect(response.status, Array.isArray(location) ? location[0] : location, context.baseUrl)} (refused, not followed: the answer must come from the URL given).`
+    : `The ${context.serviceName} answered ${label} to ${operation}.`
   const serverMessage = bodyIsJson ? messageOf(response.json) : undefined
   // A page that is not the service's JSON came from something in between (a proxy, a gateway,
   // a load balancer): say so on the error's face, not only in its details.

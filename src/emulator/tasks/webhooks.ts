@@ -1,7 +1,8 @@
 import { request } from 'undici'
 import type { Logger } from '../../core/runtime.ts'
 import { isLoopback } from '../../core/checks.ts'
-import { redactUrl, showUrl } from '../../core/redact.ts'
+import { redact, SecretRedactor, showUrl } from '../../core/redact.ts'
+import { urlSecrets } from '../../chain/rpc.ts'
 import type { WebhookAttempt, WebhookDelivery } from './store.ts'
 
 /**
@@ -59,7 +60,7 @@ export async function deliverWebhook(
     options.onAttempt()
     if (ok) return
     options.logger.debug(
-      `emulator: webhook ${redactUrl(delivery.url)} attempt ${attempt} of ${WEBHOOK_MAX_ATTEMPTS}: ${result.status ?? result.error}`,
+      `emulator: webhook ${showUrl(delivery.url)} attempt ${attempt} of ${WEBHOOK_MAX_ATTEMPTS}: ${result.status ?? scrubUrl(String(result.error), delivery.url)}`,
     )
   }
 }
@@ -88,8 +89,15 @@ async function attemptOnce(url: string, body: string): Promise<WebhookAttempt> {
     return { at, status: response.statusCode, error: null }
   } catch (error) {
     const code = (error as { code?: unknown }).code
-    return { at, status: null, error: typeof code === 'string' ? code : (error as Error).message }
+    // A message may quote the URL, whose path or query can hold the receiver's secret (a Slack
+    // or Zapier hook): it is kept and logged with the URL redacted, as everywhere else.
+    return { at, status: null, error: typeof code === 'string' ? code : scrubUrl(String((error as Error)?.message ?? error), url) }
   }
+}
+
+/** `text` with the webhook's URL (and its parts that can carry a key) masked, and credentials in any other URL. */
+function scrubUrl(text: string, url: string): string {
+  return redact(text, new SecretRedactor(urlSecrets(url)))
 }
 
 function sleep(ms: number): Promise<void> {

@@ -20,6 +20,6 @@ export {
   VERSION,
   type PieEntryName,
 } from './format.ts'
-export { parseFeltText, toHex } from './hex.ts'
+export { bytes32Text, parseFeltText, toBytes32Hex, toHex } from './hex.ts'
 export { sha256Bytes, sha256File } from './digest.ts'
 export { FactTopologyError, walkFactTree, type FactTopology } from './fact-tree.ts'

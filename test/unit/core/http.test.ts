@@ -323,7 +323,7 @@ describe('downloads', () => {
       .download(`${BASE}/files/a.json`, { maxBytes: 1_000, write: async () => {} })
       .catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(InvalidResponseError)
-    expect((error as Error).message).toMatch(/redirects to a location that is not a URL/)
+    expect((error as Error).message).toMatch(/Refused to follow .* to a location that is not a URL \(a 302 redirect/)
   })
 })
 

@@ -9,10 +9,12 @@ import { Agent } from 'undici'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { AmbiguousSubmissionError, InvalidResponseError, ProvingKitError, ServiceError } from '../../../src/core/errors.ts'
 import { HttpClient } from '../../../src/core/http.ts'
-import { REDACTED, redact, redactUrl, SecretRedactor, showUrl } from '../../../src/core/redact.ts'
+import { REDACTED, redact, redactUrl, SecretRedactor, secretForms, showUrl } from '../../../src/core/redact.ts'
+import { forSummary, forSummaryCell } from '../../../src/core/service-text.ts'
 import type { Logger } from '../../../src/core/runtime.ts'
 import { ProvingClient } from '../../../src/clients/proving.ts'
 import { FakeClock } from '../../helpers/fake-clock.ts'
+import { leaksSecret, secretFormsWritten } from '../../helpers/secret-forms.ts'
 import { failure } from '../../helpers/failure.ts'
 
 const KEY = 'sk_live_SECRET_9f8e7d'
@@ -166,9 +168,10 @@ describe('SecretRedactor', () => {
     expect(new SecretRedactor([`  ${KEY}\n`]).redact(`k=${KEY}`)).toBe(`k=${REDACTED}`)
   })
 
-  it('add() chains and counts the encoded form separately', () => {
-    const redactor = new SecretRedactor().add('plainvalue').add('with space')
-    expect(redactor.size).toBe(3)
+  it('add() chains and counts the secrets (each masked in its encoded forms too)', () => {
+    const redactor = new SecretRedactor().add('plainvalue').add('with space').add('with space')
+    expect(redactor.size).toBe(2)
+    expect(redactor.redact('with%20space plainvalue')).toBe('*** ***')
   })
 })
 
@@ -352,5 +355,50 @@ describe('the API key of an L2 submission never leaks', () => {
       server.closeAllConnections()
       await new Promise((resolve) => server.close(resolve))
     }
+  })
+})
+
+/**
+ * A secret in the forms a service or a library writes it (issue 31), through each way the
+ * action's sinks render text before they are scrubbed. Whether a form leaked is judged by
+ * decoding what is left (percent-decoding, JSON-unescaping, base64 at every alignment), not by
+ * looking for the form that was put in.
+ */
+describe('encoded forms of a secret are masked (forms × renderings)', () => {
+  const SECRET = 'sk_live/secret+key=0123'
+  const FORMS = secretFormsWritten(SECRET)
+  const b64 = (text: string) => Buffer.from(text).toString('base64')
+  const url = (text: string) => text.replace(/\+/g, '-').replace(/\//g, '_')
+  const RENDERINGS: [string, (text: string) => string][] = [
+    ['a log line', (text) => `the service said: ${text}.`],
+    ['the job summary (forSummary)', (text) => forSummary(`the service said: ${text}.`)],
+    ['a summary table cell (forSummaryCell)', (text) => forSummaryCell(`said ${text}|`)],
+    ['a JSON output', (text) => JSON.stringify({ reason: `said ${text}` })],
+  ]
+
+  const leaks = (shown: string) => leaksSecret(shown, SECRET)
+
+  const redactor = new SecretRedactor([SECRET])
+  describe.each(RENDERINGS)('in %s', (_rendering, render) => {
+    it.each(FORMS)('%s', (_form, written) => {
+      const shown = render(written)
+      expect(leaks(shown), 'the oracle sees the secret before scrubbing').toBe(true)
+      const scrubbed = redactor.redact(shown)
+      expect(leaks(scrubbed), scrubbed).toBe(false)
+      expect(scrubbed).toContain(REDACTED)
+    })
+  })
+
+  it('secretForms gives the runner the forms that stand alone', () => {
+    const forms = secretForms(SECRET)
+    for (const form of [SECRET, encodeURIComponent(SECRET), 'sk_live%2fsecret%2bkey%3d0123', 'sk_live\\/secret+key=0123', b64(SECRET), url(b64(SECRET)).replace(/=+$/, '')]) {
+      expect(forms).toContain(form)
+    }
+    expect(secretForms('abc')).toEqual([])
+  })
+
+  it('leaves text without the secret as it is, base64 of other text included', () => {
+    const text = `plain sk_live words ${b64('another secret entirely')} %2F \\u002f`
+    expect(redactor.redact(text)).toBe(text)
   })
 })

@@ -84,3 +84,36 @@ describe('check runs', () => {
     expect(stored.output.title).toBe('The step failed: bad\\nstatus DONE\ufffd')
   })
 })
+
+describe('upsertComment: one comment per job and key (issue 31: matrix legs)', () => {
+  it('two legs of one job (two keys) keep two comments; each re-run edits its own', async () => {
+    const client = gitHubClient('ghs_unit_token', context)
+    const a = await upsertComment(client, context, 20, 'leg a, run 1', 'pies/a.zip')
+    const b = await upsertComment(client, context, 20, 'leg b, run 1', 'pies/b.zip')
+    expect(b.id).not.toBe(a.id)
+    expect(await upsertComment(client, context, 20, 'leg a, run 2', 'pies/a.zip')).toMatchObject({ id: a.id, updated: true })
+    expect(await upsertComment(client, context, 20, 'leg b, run 2', 'pies/b.zip')).toMatchObject({ id: b.id, updated: true })
+    const bodies = github.comments.filter((comment) => comment.issue === 20).map((comment) => comment.body)
+    expect(bodies).toEqual([`${commentMarker(context, 'pies/a.zip')}\nleg a, run 2`, `${commentMarker(context, 'pies/b.zip')}\nleg b, run 2`])
+    expect(bodies[0]).toMatch(/^<!-- proving-kit:pr-comment workflow=CI job=prove key=pies\/a\.zip -->\n/)
+  })
+
+  it('a key that begins another, or an unplain key, never finds the other comment', async () => {
+    const client = gitHubClient('ghs_unit_token', context)
+    const long = await upsertComment(client, context, 21, 'long', 'pie.zip.bak')
+    const short = await upsertComment(client, context, 21, 'short', 'pie.zip')
+    expect(short.id).not.toBe(long.id)
+    // Keys that clean to the same text still differ by their digest; the marker stays one safe line.
+    const star = commentMarker(context, 'a*.zip --> <b>')
+    expect(star).not.toBe(commentMarker(context, 'a?.zip --> <b>'))
+    expect(star).toMatch(/^<!-- proving-kit:pr-comment workflow=CI job=prove key=a_\.zip --_ _b_#[0-9a-f]{16} -->$/)
+    expect(commentMarker(context, 'x'.repeat(150))).toMatch(/key=x{60}#[0-9a-f]{16} -->$/)
+  })
+
+  it('a keyed comment written by an outsider is still left alone', async () => {
+    github.comments.push({ id: 990_022, issue: 22, body: `${commentMarker(context, 'k1')}\nforged`, createdAt: '', updatedAt: '', author: { login: 'someone', association: 'NONE' } })
+    const posted = await upsertComment(gitHubClient('ghs_unit_token', context), context, 22, 'the result', 'k1')
+    expect(posted.updated).toBe(false)
+    expect(github.comments.find((comment) => comment.id === 990_022)!.body).toContain('forged')
+  })
+})

@@ -27,7 +27,8 @@ describe('queryOutputs', () => {
       step: 'PROOF_VERIFICATION_ON_L2',
       'program-hash': '0xabc',
       'integrity-fact-hash': '0x1',
-      'sharp-fact-hash': '0x2',
+      // bytes32 on chain: 0x and 64 hex digits; the felts keep their minimal form (issue 31).
+      'sharp-fact-hash': `0x${'0'.repeat(63)}2`,
       'is-fact-mocked': 'false',
       'metadata-urls': '["https://svc.example/q-1/proof.json","https://svc.example/q-1/metadata.json"]',
     })
@@ -44,6 +45,15 @@ describe('queryOutputs', () => {
       'error-reason': 'TRACE_GENERATION failed',
     })
     expect(JSON.parse(outputs['metadata-urls']!)).toHaveLength(2)
+  })
+
+  it('writes the SHARP fact in its 32-byte form whatever case or leading zeros the service used; felts stay minimal; malformed text is left as the service wrote it', () => {
+    const outputs = queryOutputs(result({ sharpFactHash: '0x00ABCdef', programHash: '0x0abc', integrityFactHash: '0x01' }))
+    expect(outputs['sharp-fact-hash']).toBe(`0x${'0'.repeat(58)}abcdef`)
+    expect(outputs['program-hash']).toBe('0x0abc')
+    expect(outputs['integrity-fact-hash']).toBe('0x01')
+    expect(queryOutputs(result({ sharpFactHash: `0x1${'0'.repeat(64)}` }))['sharp-fact-hash']).toBe(`0x1${'0'.repeat(64)}`)
+    expect(queryOutputs(result({ sharpFactHash: 'not a hash' }))['sharp-fact-hash']).toBe('not a hash')
   })
 
   it('is-fact-mocked is the string true for a mocked fact', () => {

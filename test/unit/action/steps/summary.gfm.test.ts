@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { micromark } from 'micromark'
 import { gfm, gfmHtml } from 'micromark-extension-gfm'
 import { describe, expect, it } from 'vitest'
-import { renderSummary } from '../../../../src/action/steps/summary.ts'
+import { renderSummary, summaryLink } from '../../../../src/action/steps/summary.ts'
 
 /**
  * The job summary with hostile service text, rendered by two GitHub-Flavored Markdown
@@ -78,6 +78,21 @@ describe.each(RENDERERS)('the job summary through %s', (_name, render) => {
     expect(rows.length).toBe(4)
     for (const row of rows) expect(row.match(/<t[dh]\b/g)?.length).toBe(2)
     expect(out).toContain('<code>q-1`&lt;/code&gt;&lt;a href=&quot;https://evil.example&quot;&gt;x&lt;/a&gt;|</code>')
+  })
+
+  it('a link (the release link, the PR, the check run, a table link) is one link to its whole URL, whatever the URL holds (issue 31)', () => {
+    // A tag and an html_url GitHub echoes back: parentheses, brackets, spaces and quotes in the URL.
+    const url = 'https://github.com/o/r/releases/tag/v1)[pwned](https://evil.example) "x" <b>|'
+    const out = render(`- Release ${summaryLink('v1](https://evil.example)', url)}: pie.zip.\n`)
+    const links = [...out.matchAll(/<a href="([^"]*)">/g)].map((match) => match[1]!)
+    expect(links).toHaveLength(1)
+    expect(decodeURIComponent(links[0]!.replaceAll('&amp;', '&'))).toBe(url)
+    expect(out).not.toMatch(/<a href="https:\/\/evil/)
+    expect(out).not.toMatch(/<b>/)
+    // Not http(s): the label alone, no link.
+    expect(render(summaryLink('run', 'javascript:alert(1)'))).not.toContain('<a')
+    const table = render(renderSummary({ action: 'Prove', outcome: 'passed', headline: 'ok', rows: [['Links', { links: [{ label: 'proof', url }] }]] }))
+    expect([...table.matchAll(/<a href="([^"]*)">/g)].map((match) => decodeURIComponent(match[1]!.replaceAll('&amp;', '&')))).toEqual([url])
   })
 
   it('the toolkit\'s own code spans and docs links still render', () => {
