@@ -97,8 +97,10 @@ describe('kill -9, then the same command again', () => {
     await first.done
     const again = await spawnCli(['prove', FIXTURE_PIE, '--wait'], { env: env() }).done
     expect(again.code, again.stderr).toBe(0)
-    expect(again.stderr).toMatch(/already submitted .* as query/)
-    expect(again.stderr).toContain(match[1]!)
+    expect(again.stderr).toContain(`Following query ${match[1]!}, submitted by an earlier run`)
+    // Never announced as this run's own submission.
+    expect(again.stderr).not.toContain('Submitted: query')
+    expect(again.stderr).toContain(`Following: query ${match[1]!} (submitted by an earlier run; nothing was sent again)`)
     expect(again.stdout).toMatch(/status\s+DONE/)
     expect(queryCount()).toBe(before + 1)
     expect(await readdir(journal)).toEqual([])

@@ -139,6 +139,8 @@ async function prove(
   }
 
   let provingQueryId: string
+  /** Forgets the journal's entry once the query's outcome was seen and gated. */
+  let settleJournal: (() => Promise<void>) | undefined
   const fields = generalFields(inputs)
   if (general) {
     const workspace = io.env.GITHUB_WORKSPACE || process.cwd()
@@ -183,9 +185,8 @@ async function prove(
     provingQueryId = submitted.provingQueryId
     const dedupId = submitted.dedupId ?? resolved.dedupId
     step.outputs.set({ 'dedup-id': dedupId })
-    step.submitted(provingQueryId)
+    step.submitted(provingQueryId, submitted.deduplicated ? `submitted by an earlier attempt of this job (dedup-id ${dedupId})` : undefined)
     if (submitted.deduplicated) {
-      io.info(`A query with dedup-id ${dedupId} already exists (an earlier attempt of this job): following query ${provingQueryId} instead of paying twice.`)
       step.extraRows.push(['Deduplicated', `yes: query ${provingQueryId} was submitted by an earlier attempt; nothing was sent again`])
     }
     step.extraRows.push(['Result', fields.result], ['Dedup id', { code: dedupId }])
@@ -215,12 +216,15 @@ async function prove(
         forceNew: false,
         logger,
         signal,
+        timeoutMs: inputs['timeout-minutes'] * 60_000,
         submit: submitL2,
       })
       provingQueryId = journaled.provingQueryId
-      step.submitted(provingQueryId)
-      // The id is in the outputs and the saved state now: the entry has done its work.
-      await journaled.settle?.()
+      step.submitted(provingQueryId, journaled.resumed ? 'submitted by an earlier run of this PIE in this job' : undefined)
+      // The id is in the outputs and the saved state now: the lock goes, the entry stays until
+      // the query's outcome is seen (below), so a second run of this PIE in this job follows it.
+      await journaled.keep?.()
+      settleJournal = journaled.settle
     } else {
       ;({ provingQueryId } = await submitL2())
       step.submitted(provingQueryId)
@@ -293,6 +297,7 @@ async function prove(
     refusals,
     `Query ${provingQueryId} is DONE${mockNote(record.isFactMocked)}${factCheck?.ok ? ', and the facts match the PIE' : ''}.`,
   )
+  await settleJournal?.()
   if (destinationChainId && refusals.length === 0) {
     // Its own summary section and outputs (task-uuid, task-status, ...); a failure fails the step,
     // and is the step's `error-reason` too.

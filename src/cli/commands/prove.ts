@@ -139,18 +139,37 @@ async function proveOne(context: CommandContext, client: ProvingClient, path: st
   const pie = await preparePieForUpload(context, path, { inspect: options.general !== undefined })
   try {
     const submitted = await submitPie(context, client, pie, options, uploadReporter(context, pie.packed ? 'the packed pie.zip' : path))
+    let settled = false
     try {
-      return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, result: options.general?.result, allowMockedFact: options.allowMockedFact })
+      const code = await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, result: options.general?.result, allowMockedFact: options.allowMockedFact })
+      settled = options.wait
+      return code
     } finally {
-      // The id has been reported (or the wait ended): only a killed run leaves its entry behind.
-      await submitted.settle?.()
+      await closeSubmission(submitted, settled)
     }
   } finally {
     await pie.cleanup()
   }
 }
 
-type Submitted = { provingQueryId: string; deduplicated?: boolean | undefined; settle?: (() => Promise<void>) | undefined }
+type Submitted = {
+  provingQueryId: string
+  deduplicated?: boolean | undefined
+  /** Submitted by an earlier (or another live) run: followed, nothing sent. */
+  resumed?: boolean | undefined
+  settle?: (() => Promise<void>) | undefined
+  keep?: (() => Promise<void>) | undefined
+}
+
+/**
+ * Ends a submission's hold on the journal: its entry is forgotten once the query's outcome was
+ * seen (the wait ended DONE or FAILED and the gate ran), and kept otherwise (interrupted, timed
+ * out, a dropped connection, no --wait), so the same command again follows that query instead
+ * of paying for another.
+ */
+async function closeSubmission(submitted: Submitted, settled: boolean): Promise<void> {
+  await (settled ? submitted.settle : submitted.keep)?.()
+}
 
 async function isDirectory(path: string): Promise<boolean> {
   return (await stat(path).catch(() => undefined))?.isDirectory() === true
@@ -176,10 +195,13 @@ async function proveDirectoryStreamed(context: CommandContext, client: ProvingCl
       logger: context.logger,
       journal: commandJournal(context, client, options),
     })
+    let settled = false
     try {
-      return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, result: undefined, allowMockedFact: options.allowMockedFact })
+      const code = await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, result: undefined, allowMockedFact: options.allowMockedFact })
+      settled = options.wait
+      return code
     } finally {
-      await submitted.settle?.()
+      await closeSubmission(submitted, settled)
     }
   } finally {
     await (await stream.prepared.catch(() => undefined))?.cleanup()
@@ -196,6 +218,7 @@ function commandJournal(context: CommandContext, client: ProvingClient, options:
     journal: new SubmissionJournal(defaultJournalDir(context.io.env)),
     forceNew: (context.values as { new?: boolean }).new === true,
     parts: (pie) => journalParts(client, pie, options),
+    timeoutMs: options.timeoutMs,
   }
 }
 
@@ -252,6 +275,7 @@ async function submitPie(
     forceNew: journaled.forceNew,
     logger: context.logger,
     signal: context.signal,
+    timeoutMs: options.timeoutMs,
     submit: submitNow,
   })
 }
@@ -268,6 +292,8 @@ export async function followSubmission(
 ): Promise<number> {
   const { provingQueryId } = submitted
   const again = submitted.deduplicated ? ' (already submitted with this dedup id: the existing query)' : ''
+  // A query this run did not submit is never announced as "Submitted" (the journal said whose it is).
+  const announced = submitted.resumed ? `Following: query ${provingQueryId} (submitted by an earlier run; nothing was sent again)` : `Submitted: query ${provingQueryId}${again}`
   if (!options.wait) {
     const emulated = context.values.emulator === true
     if ((context.values as { quiet?: boolean }).quiet && !context.json) {
@@ -281,13 +307,14 @@ export async function followSubmission(
       : bucketId
         ? `It ends when bucket ${bucketId} does: once every query is in, run proving bucket close ${bucketId} --wait`
         : `Follow it with: proving query wait ${provingQueryId}`
-    context.print(
-      `Submitted: query ${provingQueryId}${again}\n${follow}`,
-      submitted.deduplicated === undefined ? { provingQueryId } : { provingQueryId, deduplicated: submitted.deduplicated },
-    )
+    context.print(`${announced}\n${follow}`, {
+      provingQueryId,
+      ...(submitted.deduplicated === undefined ? {} : { deduplicated: submitted.deduplicated }),
+      ...(submitted.resumed ? { resumed: true } : {}),
+    })
     return EXIT.ok
   }
-  context.progress(`Submitted: query ${provingQueryId}${again}`)
+  context.progress(announced)
   // The local program hash (seconds for a long program) is computed while the query runs.
   if (options.pie) computeFactsAhead(options.pie, context.signal)
   const result = await waitReportingId(context, provingQueryId, () =>
@@ -352,7 +379,8 @@ async function proveBatch(
   // copy a glob matched) is sent once, and every row naming it reports that query and its wait.
   const submissions = new Map<string, Promise<Submitted>>()
   const waits = new Map<string, Promise<QueryResult>>()
-  const settles = new Set<() => Promise<void>>()
+  // Each submission, and whether its outcome was seen (waited to DONE or FAILED and gated).
+  const closings = new Map<Submitted, boolean>()
   const outcomes = await Promise.all(
     paths.map(async (path, index): Promise<BatchOutcome> => {
       const outcome: BatchOutcome = { pie: path, provingQueryId: null, status: null, step: null, facts: 'not checked', exitCode: EXIT.ok, error: null }
@@ -372,7 +400,7 @@ async function proveBatch(
         })
         const submitted = await submission.submitted
         outcome.provingQueryId = submitted.provingQueryId
-        if (submitted.settle) settles.add(submitted.settle)
+        if (!closings.has(submitted)) closings.set(submitted, false)
         if (!submission.first) context.progress(`${path}: the same PIE as another in this batch (SHA-256 ${pie!.sha256.slice(0, 12)}…): query ${submitted.provingQueryId}, sent once.`)
         if (submitted.deduplicated !== undefined) outcome.deduplicated = submitted.deduplicated
         if (options.wait) {
@@ -405,6 +433,7 @@ async function proveBatch(
                 .join(' ')
             }
           }
+          closings.set(submitted, true)
         } else {
           outcome.status = 'SUBMITTED'
         }
@@ -422,8 +451,9 @@ async function proveBatch(
       return outcome
     }),
   )
-  // Every row that shared a query has reported it: only now may its journal entry go.
-  for (const settle of settles) await settle()
+  // Every row that shared a query has reported it: only now may its journal entry go, and only
+  // where the outcome was seen; an interrupted or unwaited one stays for the same command again.
+  for (const [submitted, settled] of closings) await closeSubmission(submitted, settled)
   const code = worstExitCode(outcomes.map((outcome) => outcome.exitCode))
   const seconds = ((Date.now() - started) / 1000).toFixed(1)
   context.print(batchTable(outcomes, seconds), outcomes)
