@@ -41,11 +41,11 @@ import { setTimeout as sleep } from 'node:timers/promises'
  * cannot be written after the upload never hides the query.
  * What remains: on the L2 endpoints a query created by the service while the caller creates
  * others (same key, after the upload began) is told apart by the candidates listed, not
- * automatically. An entry is removed only once the query's outcome is settled: its wait saw
- * DONE or FAILED and the gate ran (`settle`), or the submission surely failed. A run that ends
- * otherwise (interrupted by SIGINT or SIGTERM, a timeout, a dropped connection, no `--wait`)
- * keeps it (`keep`): the same command again follows that query, saying so, instead of paying
- * again. `proving journal list` and `proving journal clear` show and remove entries. Journals
+ * automatically. An entry is removed only once the statement's outcome is settled: its wait saw
+ * the query DONE and the gate ran (`settle`), or the submission surely failed. A run that ends
+ * otherwise (interrupted by SIGINT or SIGTERM, a timeout, a dropped connection, no `--wait`, a
+ * FAILED query) keeps it (`keep`): the same command again follows that query, saying so, instead
+ * of paying again (or, FAILED, says so and submits anew). `proving journal list` and `proving journal clear` show and remove entries. Journals
  * live in the user's cache directory (CLI) or in RUNNER_TEMP per run and attempt (the action),
  * and entries older than 7 days are ignored.
  */
@@ -219,7 +219,7 @@ function kindOf(info: Stats): string {
 }
 
 /** A journal file that is not a regular file: refused, naming it (nothing was sent). */
-export class JournalFileError extends InvalidInputError {
+class JournalFileError extends InvalidInputError {
   override name = 'JournalFileError'
 }
 
@@ -496,13 +496,14 @@ export type JournaledSubmission = {
   deduplicated?: boolean | undefined
   resumed?: boolean
   /**
-   * The query's outcome is settled (its wait saw DONE or FAILED and the gate ran): forgets the
-   * entry, so a later run of the same command submits anew.
+   * The statement's outcome is settled (its wait saw the query DONE and the gate ran): forgets
+   * the entry, so a later run of the same command submits anew.
    */
   settle?: (() => Promise<void>) | undefined
   /**
-   * This run ends without the outcome (interrupted, timed out, not waited for): lets the lock go
-   * and keeps the entry with its query id, so the same command again follows that query.
+   * This run ends without that outcome (interrupted, timed out, not waited for, FAILED): lets the
+   * lock go and keeps the entry with its query id, so the same command again follows that query
+   * (or finds it FAILED and says so).
    */
   keep?: (() => Promise<void>) | undefined
 }
@@ -514,6 +515,11 @@ type JournalOptions = {
   forceNew: boolean
   logger: Logger
   signal?: AbortSignal | undefined
+  /**
+   * The caller compares the query's facts with this PIE before its gate passes (a wait with the
+   * fact check): then the one query created since an unfinished upload began is followed.
+   */
+  factsChecked?: boolean | undefined
   /** How long a wait for another run's lock may last (the command's --timeout); unbounded when absent. */
   timeoutMs?: number | undefined
   submit: () => Promise<JournaledSubmission>
@@ -589,7 +595,13 @@ async function submitLocked(key: string, options: JournalOptions, release: () =>
     }
     logger.warn(`This PIE's earlier query ${previous.provingQueryId} FAILED ${where}; submitting it again, as a new query.`)
   } else if (previous) {
-    await resolveUnfinished(previous, options, where)
+    const candidate = await resolveUnfinished(previous, options, where)
+    if (candidate) {
+      const found: JournalEntry = { ...previous, startedAt: previous.startedAt || Date.now(), state: 'submitted', provingQueryId: candidate }
+      // Recorded, so the next run follows it too; a record that cannot be written changes nothing now.
+      await journal.write(found).catch(() => {})
+      return { provingQueryId: candidate, resumed: true, settle, keep: release }
+    }
   }
   // The client probes the service once before any submission: done now, its answer's `Date`
   // gives the service's clock for the entry (nothing extra is sent: the submission skips it then).
@@ -731,7 +743,12 @@ function isFileSystemError(error: unknown): boolean {
   return typeof code === 'string' && /^E[A-Z]+$/.test(code) && !(error instanceof ProvingKitError)
 }
 
-async function resolveUnfinished(previous: JournalEntry, options: JournalOptions, where: string): Promise<void> {
+/**
+ * An earlier upload whose outcome is unknown: nothing to follow (returns undefined: submit), the
+ * one query the service created since it began (returned: follow it, when the caller checks
+ * its facts against this PIE before the gate passes), or a refusal naming the candidates.
+ */
+async function resolveUnfinished(previous: JournalEntry, options: JournalOptions, where: string): Promise<string | undefined> {
   const { parts, client, logger } = options
   if (parts.endpoint === 'general') {
     // The dedupId settles it: the client looks it up and the service refuses a second query.
@@ -757,7 +774,17 @@ async function resolveUnfinished(previous: JournalEntry, options: JournalOptions
   }
   if (candidates.length === 0) {
     logger.warn(`An earlier upload of this PIE to ${parts.service} did not finish ${where}; the service lists no query since the upload began (by its own clock), so it is submitted now, once.`)
-    return
+    return undefined
+  }
+  if (candidates.length === 1 && options.factsChecked) {
+    // The one query since the upload began is this PIE's unless another run of the key made it;
+    // the facts compared before the gate tell: another PIE's query never passes it (one with the
+    // same facts proves the same statement).
+    const [only] = candidates
+    logger.warn(
+      `Following query ${only!.id}, submitted by an earlier run whose upload of this PIE to ${parts.service} ended before its answer ${where}: the only query of your key since that upload began; its facts are checked against this PIE before the gate passes. Nothing is sent again; pass --new to submit anyway.`,
+    )
+    return only!.id
   }
   const shown = candidates.slice(0, 5).map((record) => record.id).join(', ')
   throw new UnresolvedSubmissionError(

@@ -42,7 +42,7 @@ describe('kill -9, then the same command again', () => {
     await emulator.control('POST', '/reset', {})
   })
 
-  it('killed before the answer, after the service created the query: the re-run refuses naming the query; --new pays again, saying so', async () => {
+  it('killed before the answer, after the service created the query: the re-run follows that query (the only one since the upload began) to DONE, its facts checked; --new pays again, saying so', async () => {
     journal = await mkdtemp(join(tmpdir(), 'journal-'))
     const before = queryCount()
     // The emulator creates the query and sends the headers, then holds the body 5 s: the
@@ -55,18 +55,71 @@ describe('kill -9, then the same command again', () => {
     expect(await entries(journal)).toHaveLength(1)
 
     const again = await spawnCli(['prove', FIXTURE_PIE, '--wait'], { env: env() }).done
-    expect(again.code).toBe(3)
     const created = Object.keys(emulator.state.queries).at(-1)!
-    expect(again.stderr).toMatch(/did not finish/)
-    expect(again.stderr).toContain(created)
-    expect(again.stderr).toMatch(/--new/)
+    expect(again.code, again.stderr).toBe(0)
+    expect(again.stderr).toContain(`Following query ${created}, submitted by an earlier run whose upload of this PIE`)
+    expect(again.stderr).not.toContain('Submitted: query')
+    expect(again.stderr).toMatch(/Facts checked locally/)
     expect(queryCount()).toBe(before + 1)
+    expect(await readdir(journal)).toEqual([])
 
     const forced = await spawnCli(['prove', FIXTURE_PIE, '--wait', '--new'], { env: env() }).done
     expect(forced.code, forced.stderr).toBe(0)
-    expect(forced.stderr).toMatch(/--new: submitting it again/)
     expect(queryCount()).toBe(before + 2)
     expect(await readdir(journal)).toEqual([])
+    await rm(journal, { recursive: true, force: true })
+  })
+
+  it('interrupted (SIGINT) during the wait: exit 130, the entry kept; the same command again follows that query to DONE, never "Submitted"', async () => {
+    journal = await mkdtemp(join(tmpdir(), 'journal-'))
+    const before = queryCount()
+    await emulator.control('PUT', '/timing', { receivedMs: 0, stepMs: 60_000 })
+    try {
+      const first = spawnCli(['prove', FIXTURE_PIE, '--wait'], { env: env() })
+      const id = (await first.waitForOutput(/Submitted: query (\S+)/))[1]!
+      await until(() => emulator.requests().some((request) => request.path.includes(`/proving-query/${id}`)), 'the first status read')
+      first.child.kill('SIGINT')
+      const stopped = await first.done
+      expect(stopped.code).toBe(130)
+      expect(stopped.stderr).toContain(`Resume with: proving query wait ${id}`)
+      expect(await entries(journal)).toHaveLength(1)
+
+      const again = spawnCli(['prove', FIXTURE_PIE, '--wait'], { env: env() })
+      await again.waitForOutput(new RegExp(`Following: query ${id}`))
+      await emulator.control('POST', `/queries/${id}/complete`)
+      const ended = await again.done
+      expect(ended.code, ended.stderr).toBe(0)
+      expect(ended.stderr).toContain(`Following query ${id}, submitted by an earlier run`)
+      expect(ended.stderr).not.toContain('Submitted: query')
+      expect(ended.stdout).toMatch(/status\s+DONE/)
+      expect(queryCount()).toBe(before + 1)
+      expect(await readdir(journal)).toEqual([])
+    } finally {
+      await emulator.control('PUT', '/timing', { receivedMs: 0, stepMs: 400 })
+    }
+    await rm(journal, { recursive: true, force: true })
+  })
+
+  it('a run that saw its query FAILED keeps the entry: the same command again says so and submits anew, once; DONE forgets it', async () => {
+    journal = await mkdtemp(join(tmpdir(), 'journal-'))
+    const before = queryCount()
+    await emulator.control('PUT', '/timing', { receivedMs: 0, stepMs: 60_000 })
+    try {
+      const first = spawnCli(['prove', FIXTURE_PIE, '--wait'], { env: env() })
+      const failed = (await first.waitForOutput(/Submitted: query (\S+)/))[1]!
+      await emulator.control('POST', `/queries/${failed}/fail`, { retriable: false })
+      const ended = await first.done
+      expect(ended.code, ended.stderr).toBe(1)
+      expect(await entries(journal)).toHaveLength(1)
+      await emulator.control('PUT', '/timing', { receivedMs: 0, stepMs: 400 })
+      const again = await spawnCli(['prove', FIXTURE_PIE, '--wait'], { env: env() }).done
+      expect(again.code, again.stderr).toBe(0)
+      expect(again.stderr).toContain(`earlier query ${failed} FAILED`)
+      expect(queryCount()).toBe(before + 2)
+      expect(await readdir(journal)).toEqual([])
+    } finally {
+      await emulator.control('PUT', '/timing', { receivedMs: 0, stepMs: 400 })
+    }
     await rm(journal, { recursive: true, force: true })
   })
 

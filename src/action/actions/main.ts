@@ -139,7 +139,7 @@ async function prove(
   }
 
   let provingQueryId: string
-  /** Forgets the journal's entry once the query's outcome was seen and gated. */
+  /** Forgets the journal's entry once the query was seen DONE and gated. */
   let settleJournal: (() => Promise<void>) | undefined
   const fields = generalFields(inputs)
   if (general) {
@@ -217,6 +217,7 @@ async function prove(
         logger,
         signal,
         timeoutMs: inputs['timeout-minutes'] * 60_000,
+        factsChecked: inputs.wait && inputs['verify-facts'],
         submit: submitL2,
       })
       provingQueryId = journaled.provingQueryId
@@ -297,7 +298,8 @@ async function prove(
     refusals,
     `Query ${provingQueryId} is DONE${mockNote(record.isFactMocked)}${factCheck?.ok ? ', and the facts match the PIE' : ''}.`,
   )
-  await settleJournal?.()
+  // DONE and gated: settled. A FAILED query's entry stays: a second run of this PIE in this job finds it FAILED, says so, and submits anew.
+  if (record.status === 'DONE') await settleJournal?.()
   if (destinationChainId && refusals.length === 0) {
     // Its own summary section and outputs (task-uuid, task-status, ...); a failure fails the step,
     // and is the step's `error-reason` too.

@@ -139,13 +139,11 @@ async function proveOne(context: CommandContext, client: ProvingClient, path: st
   const pie = await preparePieForUpload(context, path, { inspect: options.general !== undefined })
   try {
     const submitted = await submitPie(context, client, pie, options, uploadReporter(context, pie.packed ? 'the packed pie.zip' : path))
-    let settled = false
+    const seen: SeenOutcome = {}
     try {
-      const code = await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, result: options.general?.result, allowMockedFact: options.allowMockedFact })
-      settled = options.wait
-      return code
+      return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, result: options.general?.result, allowMockedFact: options.allowMockedFact, seen })
     } finally {
-      await closeSubmission(submitted, settled)
+      await closeSubmission(submitted, seen.status === 'DONE')
     }
   } finally {
     await pie.cleanup()
@@ -161,11 +159,15 @@ type Submitted = {
   keep?: (() => Promise<void>) | undefined
 }
 
+/** What a wait saw: filled by `followSubmission` once the query ended and the gate ran. */
+type SeenOutcome = { status?: string | undefined }
+
 /**
- * Ends a submission's hold on the journal: its entry is forgotten once the query's outcome was
- * seen (the wait ended DONE or FAILED and the gate ran), and kept otherwise (interrupted, timed
- * out, a dropped connection, no --wait), so the same command again follows that query instead
- * of paying for another.
+ * Ends a submission's hold on the journal: its entry is forgotten once the statement's outcome is
+ * settled (the wait saw the query DONE and the gate ran), and kept otherwise (interrupted, timed
+ * out, a dropped connection, no --wait), so the same command again follows that query instead of
+ * paying for another. A FAILED query keeps its entry too: the same command again finds it FAILED
+ * and says so before it submits anew (or retries it).
  */
 async function closeSubmission(submitted: Submitted, settled: boolean): Promise<void> {
   await (settled ? submitted.settle : submitted.keep)?.()
@@ -195,13 +197,11 @@ async function proveDirectoryStreamed(context: CommandContext, client: ProvingCl
       logger: context.logger,
       journal: commandJournal(context, client, options),
     })
-    let settled = false
+    const seen: SeenOutcome = {}
     try {
-      const code = await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, result: undefined, allowMockedFact: options.allowMockedFact })
-      settled = options.wait
-      return code
+      return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, result: undefined, allowMockedFact: options.allowMockedFact, seen })
     } finally {
-      await closeSubmission(submitted, settled)
+      await closeSubmission(submitted, seen.status === 'DONE')
     }
   } finally {
     await (await stream.prepared.catch(() => undefined))?.cleanup()
@@ -219,6 +219,7 @@ function commandJournal(context: CommandContext, client: ProvingClient, options:
     forceNew: (context.values as { new?: boolean }).new === true,
     parts: (pie) => journalParts(client, pie, options),
     timeoutMs: options.timeoutMs,
+    factsChecked: options.wait,
   }
 }
 
@@ -276,6 +277,7 @@ async function submitPie(
     logger: context.logger,
     signal: context.signal,
     timeoutMs: options.timeoutMs,
+    factsChecked: options.wait,
     submit: submitNow,
   })
 }
@@ -288,7 +290,15 @@ export async function followSubmission(
   context: CommandContext,
   client: ProvingClient,
   submitted: Submitted,
-  options: { pie: PreparedPie | undefined; wait: boolean; timeoutMs: number; result: string | undefined; allowMockedFact: boolean },
+  options: {
+    pie: PreparedPie | undefined
+    wait: boolean
+    timeoutMs: number
+    result: string | undefined
+    allowMockedFact: boolean
+    /** Filled once the query ended and the gate ran: its status. */
+    seen?: SeenOutcome | undefined
+  },
 ): Promise<number> {
   const { provingQueryId } = submitted
   const again = submitted.deduplicated ? ' (already submitted with this dedup id: the existing query)' : ''
@@ -344,6 +354,7 @@ export async function followSubmission(
   for (const refusal of refusals) context.io.stderr(`proving: gate refused: ${redact(refusal.message, context.redactor)}\n`)
   const gate = done ? { gate: { ok: refusals.length === 0 && factCheck?.ok !== false, refusals } } : {}
   context.print(describeQuery(result), factCheck ? { ...result, localFactCheck: factCheck.summary, ...gate } : { ...result, ...factNote, ...gate })
+  if (options.seen) options.seen.status = result.provingQuery.status
   if (!done) return EXIT.remoteFailure
   return (factCheck && !factCheck.ok) || refusals.length ? EXIT.remoteFailure : EXIT.ok
 }
@@ -433,7 +444,7 @@ async function proveBatch(
                 .join(' ')
             }
           }
-          closings.set(submitted, true)
+          closings.set(submitted, record.status === 'DONE')
         } else {
           outcome.status = 'SUBMITTED'
         }

@@ -1113,3 +1113,27 @@ describe('locks and journal files that cannot be trusted (issue 32, 3)', () => {
     expect(await readdir(dir)).toEqual([`${live}.lock`])
   })
 })
+
+describe('an upload that ended before its answer, re-run with the fact check (issue 32, 1)', () => {
+  it('the one query of the key since the upload began is followed, saying its facts decide; two are refused, naming both', async () => {
+    const journal = journalAt(dir, Date.now())
+    await leftover(journal, { startedAt: Date.now() - 1_000 })
+    const one: FakeService = { queries: [{ id: 'q-lost-answer', createdAt: at(Date.now()) }] }
+    const rerun = await attempt(journal, { client: fakeClient(one), factsChecked: true })
+    expect(rerun.submits).toBe(0)
+    expect(rerun.result).toMatchObject({ provingQueryId: 'q-lost-answer', resumed: true })
+    expect(rerun.warnings).toMatch(/^Following query q-lost-answer, submitted by an earlier run whose upload of this PIE .* ended before its answer .*its facts are checked against this PIE before the gate passes/)
+    // Recorded: the next run follows it without listing.
+    await rerun.result!.keep!()
+    const third = await attempt(journal, { client: fakeClient({ status: 'IN_PROGRESS' }), factsChecked: true })
+    expect(third.result).toMatchObject({ provingQueryId: 'q-lost-answer', resumed: true })
+    await third.result!.settle!()
+
+    await leftover(journal, { startedAt: Date.now() - 1_000 })
+    const two: FakeService = { queries: [{ id: 'q-a', createdAt: at(Date.now()) }, { id: 'q-b', createdAt: at(Date.now()) }] }
+    const refused = await attempt(journal, { client: fakeClient(two), factsChecked: true })
+    expect(refused.submits).toBe(0)
+    expect(refused.error).toBeInstanceOf(UnresolvedSubmissionError)
+    expect((refused.error as Error).message).toMatch(/2 queries since the upload began \(q-a, q-b\)/)
+  })
+})
