@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generatePie, packPie } from '../../src/pie/index.ts'
-import { spawnCli } from '../helpers/cli.ts'
+import { runCli, spawnCli } from '../helpers/cli.ts'
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts'
 import { type Hold, holdingTap } from '../helpers/holding-tap.ts'
 
@@ -134,6 +134,8 @@ describe.concurrent('interrupted at every stage, then the same command again: on
       else first.child.kill(signal)
       const stopped = await first.done
       tap.restore()
+      // A signal is a cancellation at every stage: exit 130, never "unexpected failure" (3).
+      if (signal === 'SIGINT' || signal === 'SIGTERM') expect(stopped.code, stopped.stderr).toBe(130)
       const paidAfterFirst = (await queriesOf(apiKey)).length
       expect(paidAfterFirst).toBeLessThanOrEqual(1)
 
@@ -171,4 +173,15 @@ describe.concurrent('interrupted at every stage, then the same command again: on
       await tap.close()
     }
   }, 120_000)
+})
+
+describe('a signal during the validation of a pie.zip', () => {
+  it('is a cancellation (exit 130, "Validating the PIE was aborted"), not an unexpected failure (exit 3)', async () => {
+    const controller = new AbortController()
+    // SIGTERM as src/cli/main.ts turns it into an abort, before the digest's first read.
+    controller.abort(new Error('received SIGTERM'))
+    const result = await runCli(['prove', bigZip, '--wait'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEYS[0]! }, signal: controller.signal })
+    expect(result.code, result.stderr).toBe(130)
+    expect(result.stderr).toMatch(/^proving: Validating the PIE was aborted/m)
+  })
 })
