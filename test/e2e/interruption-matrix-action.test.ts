@@ -23,7 +23,15 @@ const STAGES = ['upload middle', 'upload end', 'id arrived', 'wait', 'on-chain c
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGKILL', 'drop'] as const
 type Stage = (typeof STAGES)[number]
 type Interruption = (typeof SIGNALS)[number]
-const CELLS = STAGES.flatMap((stage) => SIGNALS.map((signal) => ({ stage, signal })))
+/**
+ * Every stage × every interruption with PROVING_MATRIX=full (the table in docs/reliability.md);
+ * by default (npm test's time budget) each stage once, the interruptions in turn, so every stage
+ * and every interruption runs (the wait gets SIGINT: Ctrl-C, the runner's cancel).
+ */
+const FULL = process.env.PROVING_MATRIX === 'full'
+const CELLS = FULL
+  ? STAGES.flatMap((stage) => SIGNALS.map((signal) => ({ stage, signal })))
+  : STAGES.map((stage, index) => ({ stage, signal: SIGNALS[(index + 1) % SIGNALS.length]! }))
 const KEYS = CELLS.map((_, index) => `pk_action_matrix_${String(index).padStart(2, '0')}`)
 
 let emulator: TestEmulator

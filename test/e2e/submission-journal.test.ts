@@ -2,7 +2,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { spawnCli } from '../helpers/cli.ts'
+import { runCli, spawnCli } from '../helpers/cli.ts'
 import { FIXTURE_PIE, KEY, startTestEmulator, type TestEmulator } from '../helpers/emulator.ts'
 
 /**
@@ -36,7 +36,8 @@ async function until(check: () => Promise<boolean> | boolean, what: string): Pro
   throw new Error(`timed out waiting for ${what}`)
 }
 
-describe('kill -9, then the same command again', () => {
+// Each case runs two to four real processes: on a loaded machine that takes more than the default 30 s.
+describe('kill -9, then the same command again', { timeout: 120_000 }, () => {
   beforeEach(async () => {
     // Each case starts from an emulator with no queries (earlier ones would be candidates).
     await emulator.control('POST', '/reset', {})
@@ -120,6 +121,28 @@ describe('kill -9, then the same command again', () => {
     } finally {
       await emulator.control('PUT', '/timing', { receivedMs: 0, stepMs: 400 })
     }
+    await rm(journal, { recursive: true, force: true })
+  })
+
+  it('`proving journal list` shows a kept entry (its query); `proving journal clear` forgets it, and the same command then pays anew', async () => {
+    journal = await mkdtemp(join(tmpdir(), 'journal-'))
+    const before = queryCount()
+    const first = await runCli(['prove', FIXTURE_PIE], { env: env() })
+    expect(first.code, first.stderr).toBe(0)
+    const id = /Submitted: query (\S+)/.exec(first.stdout)![1]!
+    const listed = await runCli(['journal', 'list', '--json'], { env: env() })
+    expect(listed.code, listed.stderr).toBe(0)
+    const [entry] = JSON.parse(listed.stdout).entries
+    expect(entry).toMatchObject({ provingQueryId: id, state: 'submitted', endpoint: 'l2-pie', lock: null, problem: null })
+    const human = await runCli(['journal', 'list'], { env: env() })
+    expect(human.stdout).toContain(`${entry.key}  query ${id}  submitted  l2-pie at `)
+    expect((await runCli(['journal', 'clear'], { env: env() })).code).toBe(2)
+    const cleared = await runCli(['journal', 'clear', entry.key], { env: env() })
+    expect(cleared.stdout).toBe(`Removed 1 entry from ${journal}: ${entry.key}.\n`)
+    expect(await readdir(journal)).toEqual([])
+    const again = await runCli(['prove', FIXTURE_PIE], { env: env() })
+    expect(again.stdout).toMatch(/^Submitted: query /)
+    expect(queryCount()).toBe(before + 2)
     await rm(journal, { recursive: true, force: true })
   })
 

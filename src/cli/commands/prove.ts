@@ -301,9 +301,13 @@ export async function followSubmission(
   },
 ): Promise<number> {
   const { provingQueryId } = submitted
-  const again = submitted.deduplicated ? ' (already submitted with this dedup id: the existing query)' : ''
-  // A query this run did not submit is never announced as "Submitted" (the journal said whose it is).
-  const announced = submitted.resumed ? `Following: query ${provingQueryId} (submitted by an earlier run; nothing was sent again)` : `Submitted: query ${provingQueryId}${again}`
+  // A query this run did not submit is never announced as "Submitted": an earlier run's (the
+  // journal said whose), or the one the service already has under this dedup id.
+  const announced = submitted.resumed
+    ? `Following: query ${provingQueryId} (submitted by an earlier run; nothing was sent again)`
+    : submitted.deduplicated
+      ? `Following: query ${provingQueryId} (already submitted with this dedup id; nothing was sent again)`
+      : `Submitted: query ${provingQueryId}`
   if (!options.wait) {
     const emulated = context.values.emulator === true
     if ((context.values as { quiet?: boolean }).quiet && !context.json) {
