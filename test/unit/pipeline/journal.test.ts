@@ -1067,19 +1067,33 @@ describe('locks and journal files that cannot be trusted (issue 32, 3)', () => {
   })
 
   it('the signal ends a wait at once, not at the next look', async () => {
-    const journal = new SubmissionJournal(dir)
-    const key = journal.keyOf(parts)
-    await journal.open()
-    await writeFile(journal.lockPathOf(key), JSON.stringify({ pid: 1, host: `not-${hostname()}`, since: Date.now() }))
-    const controller = new AbortController()
-    const run = attempt(journal, { signal: controller.signal })
-    // Aborted once the run is waiting (its mark is on disk and it has said so).
-    while (!(await readdir(dir)).some((name) => name.includes('.waiting.'))) await new Promise((resolve) => setImmediate(resolve))
-    const aborted = Date.now()
-    controller.abort()
-    const result = await run
-    expect(result.error).toBeInstanceOf(AbortedError)
-    expect(Date.now() - aborted).toBeLessThan(50)
+    // Global timers frozen: a poll that slept on them without the signal (as before) would never
+    // wake to see the abort; the wait's sleep takes the signal, so the abort ends it by itself.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    try {
+      class CountsLooks extends SubmissionJournal {
+        looks = 0
+        override async read(key: string) {
+          this.looks++
+          return super.read(key)
+        }
+      }
+      const journal = new CountsLooks(dir)
+      const key = journal.keyOf(parts)
+      await journal.open()
+      await writeFile(journal.lockPathOf(key), JSON.stringify({ pid: 1, host: `not-${hostname()}`, since: Date.now() }))
+      const controller = new AbortController()
+      const run = attempt(journal, { signal: controller.signal })
+      // Aborted once the run has looked three times (slept twice): a sleep on the frozen timers
+      // never gets there.
+      while (journal.looks < 3) await new Promise((resolve) => setImmediate(resolve))
+      controller.abort()
+      const result = await run
+      expect(result.error).toBeInstanceOf(AbortedError)
+      expect(result.submits).toBe(0)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('a lock of another host older than UNVERIFIABLE_LOCK_MS is taken over, saying so; a younger one is waited for', async () => {
