@@ -21,7 +21,7 @@ export function docsUrl(page: string): string {
  * section lands in the last one (so a new command is never missing from the help).
  */
 const SECTIONS: readonly { title: string; words: readonly string[] }[] = [
-  { title: 'Prove and gate', words: ['prove', 'submit', 'verify-proof', 'query', 'bucket', 'fact'] },
+  { title: 'Prove and gate', words: ['prove', 'submit', 'verify-proof', 'query', 'bucket', 'fact', 'journal'] },
   { title: 'PIE files (offline)', words: ['validate', 'pack', 'inspect'] },
   { title: 'Other services', words: ['task', 'storage', 'auth'] },
   { title: 'Set-up', words: ['config', 'emulator', 'completion'] },
@@ -32,6 +32,7 @@ const GROUP_SUMMARIES: Readonly<Record<string, string>> = {
   query: 'Show, wait for, retry and list proving queries.',
   bucket: 'Create, close and show buckets (many queries, one proof).',
   fact: 'Check that a fact is registered on chain.',
+  journal: 'List and clear the local journal of submissions (what a re-run follows instead of paying again).',
   task: 'Submit, follow and list data-processor tasks.',
   storage: 'Submit and follow storage-proof batch queries.',
   auth: 'Sign in with a wallet; create, list and revoke API keys.',

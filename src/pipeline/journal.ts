@@ -1,11 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto'
-import { chmod, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { constants, type Stats } from 'node:fs'
+import { chmod, link, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { homedir, hostname } from 'node:os'
 import { join } from 'node:path'
 import type { ProvingClient } from '../clients/proving.ts'
-import { AbortedError, AmbiguousSubmissionError, ProvingKitError } from '../core/errors.ts'
+import { AbortedError, AmbiguousSubmissionError, InvalidInputError, ProvingKitError, WaitTimeoutError } from '../core/errors.ts'
 import type { Logger } from '../core/runtime.ts'
 import { mayHaveBeenProcessed } from '../core/submission.ts'
+import { setTimeout as sleep } from 'node:timers/promises'
 
 /**
  * The local submission journal: never pay twice without being told. Before a PIE is uploaded,
@@ -29,15 +31,23 @@ import { mayHaveBeenProcessed } from '../core/submission.ts'
  * lock is its own, so an owner that settles after a waiter saw its lock always sees that waiter
  * and keeps the id for it as a `settled` entry; a waiter whose owner ended without a recorded
  * query says so before it looks at the journal again); a dead one (same host, pid gone or reused by a process started at another time) has
- * its lock taken over. Every file is written under a temporary name of its own and renamed, in
- * a 0700 folder, 0600. A folder that cannot be written is a warning and the submission goes on
- * without a journal; a record that cannot be written after the upload never hides the query.
+ * its lock taken over, and so has one whose owner cannot be checked from here (another host, or
+ * no process start time: macOS) once it is older than `UNVERIFIABLE_LOCK_MS`, saying so. A wait
+ * for another run ends at the caller's timeout and at once on its signal. Every file is written
+ * under a temporary name of its own and renamed, in a 0700 folder of this user (a folder of
+ * another user is refused), 0600; an entry or lock that is not a regular file (a symlink, a FIFO,
+ * a folder) is refused naming it, and never opened in a way that could block. A folder that
+ * cannot be written is a warning and the submission goes on without a journal; a record that
+ * cannot be written after the upload never hides the query.
  * What remains: on the L2 endpoints a query created by the service while the caller creates
  * others (same key, after the upload began) is told apart by the candidates listed, not
- * automatically. An entry is removed once the command has reported the query id (or its wait
- * ended): only a killed run leaves one, and a deliberate second run after a finished one
- * submits anew. Journals live in the user's cache directory (CLI) or in RUNNER_TEMP per run and
- * attempt (the action), and entries older than 7 days are ignored.
+ * automatically. An entry is removed only once the statement's outcome is settled: its wait saw
+ * the query DONE and the gate ran (`settle`), or the submission surely failed. A run that ends
+ * otherwise (interrupted by SIGINT or SIGTERM, a timeout, a dropped connection, no `--wait`, a
+ * FAILED query) keeps it (`keep`): the same command again follows that query, saying so, instead
+ * of paying again (or, FAILED, says so and submits anew). `proving journal list` and `proving journal clear` show and remove entries. Journals
+ * live in the user's cache directory (CLI) or in RUNNER_TEMP per run and attempt (the action),
+ * and entries older than 7 days are ignored.
  */
 
 export type JournalParts = {
@@ -59,6 +69,18 @@ export type JournalOwner = {
   processStart?: string | undefined
   /** When it took the lock (ms since the epoch, this machine's clock). */
   since: number
+}
+
+/** One key of the folder, as `proving journal list` shows it. */
+export type JournalListing = {
+  key: string
+  path: string
+  entry?: JournalEntry | undefined
+  /** Older than 7 days: ignored by every run. */
+  expired?: boolean | undefined
+  lock?: { owner?: JournalOwner | undefined; status: 'alive' | 'dead' | 'expired' } | undefined
+  /** Why the entry or lock cannot be used (not a regular file, unreadable). */
+  problem?: string | undefined
 }
 
 export type JournalEntry = JournalParts & {
@@ -90,6 +112,13 @@ const SKEW_MS = 5 * 60_000
 const OFFSET_MARGIN_MS = 2_000
 /** How often a run waiting for another one's query looks again. */
 const WAIT_POLL_MS = 100
+/**
+ * A lock whose owner cannot be checked from this machine (written on another host, or without a
+ * process start time, as on macOS) is taken over once it is this old: the lock is held from
+ * before the upload until the id is recorded (a run that waits follows the id as soon as it is),
+ * and an hour is more than any upload the service takes (its 4 GiB limit at 10 Mbit/s).
+ */
+export const UNVERIFIABLE_LOCK_MS = 60 * 60_000
 
 /** The CLI's journal folder: PROVING_JOURNAL_DIR, else the platform's user cache directory. */
 export function defaultJournalDir(env: Record<string, string | undefined>): string {
@@ -129,21 +158,76 @@ async function processStartOf(pid: number): Promise<string | undefined> {
 }
 
 /**
- * Whether the run that owns a lock still runs. Dead: on this machine, its pid is gone (ESRCH)
- * or now belongs to a process started at another time. An owner on another machine (a shared
- * home folder) cannot be checked and counts as alive.
+ * Whether the run that owns a lock still runs. `dead`: on this machine, its pid is gone (ESRCH)
+ * or now belongs to a process started at another time. An owner that cannot be checked (on
+ * another machine: a shared home folder, a container's random hostname; or a live pid with no
+ * start time to compare) counts as alive until its lock is `UNVERIFIABLE_LOCK_MS` old: then
+ * `expired`.
  */
-export async function ownerIsAlive(owner: JournalOwner): Promise<boolean> {
-  if (owner.host !== hostname()) return true
-  try {
-    process.kill(owner.pid, 0)
-  } catch (error) {
-    // EPERM: the pid lives, under another user.
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false
+export async function ownerStatus(owner: JournalOwner, now: number = Date.now()): Promise<'alive' | 'dead' | 'expired'> {
+  if (owner.host === hostname()) {
+    try {
+      process.kill(owner.pid, 0)
+    } catch (error) {
+      // EPERM: the pid lives, under another user.
+      if ((error as NodeJS.ErrnoException).code === 'ESRCH') return 'dead'
+    }
+    if (owner.processStart !== undefined) {
+      const start = await processStartOf(owner.pid)
+      if (start !== undefined) return start === owner.processStart ? 'alive' : 'dead'
+    }
   }
-  if (owner.processStart === undefined) return true
-  const start = await processStartOf(owner.pid)
-  return start === undefined || start === owner.processStart
+  return now - owner.since > UNVERIFIABLE_LOCK_MS ? 'expired' : 'alive'
+}
+
+/** `ownerStatus` is `alive`. */
+export async function ownerIsAlive(owner: JournalOwner): Promise<boolean> {
+  return (await ownerStatus(owner)) === 'alive'
+}
+
+/**
+ * The text of a journal file, undefined when there is none. Opened without following a symlink
+ * and without blocking (a FIFO would hold the read forever), then refused unless it is a regular
+ * file: a lock or entry planted as a link or a pipe never steers a run.
+ */
+async function readRegular(path: string): Promise<string | undefined> {
+  let handle: Awaited<ReturnType<typeof open>>
+  try {
+    handle = await open(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0))
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') return undefined
+    // O_NOFOLLOW on a symlink: ELOOP (Linux, macOS), EMLINK (FreeBSD).
+    if (code === 'ELOOP' || code === 'EMLINK') throw notRegular(path, 'a symbolic link')
+    throw error
+  }
+  try {
+    const info = await handle.stat()
+    if (!info.isFile()) throw notRegular(path, kindOf(info))
+    return await handle.readFile('utf8')
+  } finally {
+    await handle.close()
+  }
+}
+
+function kindOf(info: Stats): string {
+  if (info.isDirectory()) return 'a folder'
+  if (info.isFIFO()) return 'a named pipe (FIFO)'
+  if (info.isSocket()) return 'a socket'
+  if (info.isSymbolicLink()) return 'a symbolic link'
+  return 'a device or other special file'
+}
+
+/** A journal file that is not a regular file: refused, naming it (nothing was sent). */
+class JournalFileError extends InvalidInputError {
+  override name = 'JournalFileError'
+}
+
+function notRegular(path: string, kind: string): JournalFileError {
+  return new JournalFileError(
+    `The submission journal file ${path} is ${kind}, not a regular file: refused, nothing was sent. Remove it (or run \`proving journal clear --all\`) if you did not put it there.`,
+    { input: 'PROVING_JOURNAL_DIR' },
+  )
 }
 
 function describeOwner(owner: JournalOwner): string {
@@ -177,21 +261,32 @@ export class SubmissionJournal {
 
   /**
    * Creates the folder (0700: entries hold query ids, and a query's record and artifact links
-   * need no key) and tightens one left open by an older version.
+   * need no key) and tightens one left open by an older version. A folder of another user (say
+   * a symlink to someone's 0777 folder) is refused: whoever owns it could plant locks and
+   * entries.
    */
   async open(): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 })
     const info = await stat(this.dir)
-    if ((info.mode & 0o077) !== 0 && info.uid === process.getuid?.()) await chmod(this.dir, 0o700).catch(() => {})
+    const uid = process.getuid?.()
+    if (uid !== undefined && info.uid !== uid) {
+      throw new InvalidInputError(
+        `The submission journal folder ${this.dir} belongs to another user (uid ${info.uid}, not ${uid}): refused, since its owner could plant locks and entries; nothing was sent. Set PROVING_JOURNAL_DIR to a folder of your own.`,
+        { input: 'PROVING_JOURNAL_DIR' },
+      )
+    }
+    if ((info.mode & 0o077) !== 0) await chmod(this.dir, 0o700).catch(() => {})
   }
 
   async read(key: string): Promise<JournalEntry | undefined> {
-    let text: string
+    let text: string | undefined
     try {
-      text = await readFile(this.pathOf(key), 'utf8')
-    } catch {
+      text = await readRegular(this.pathOf(key))
+    } catch (error) {
+      if (error instanceof JournalFileError) throw error
       return undefined
     }
+    if (text === undefined) return undefined
     try {
       const entry = JSON.parse(text) as JournalEntry
       if (entry?.version !== 1 || entry.key !== key || typeof entry.startedAt !== 'number') return undefined
@@ -201,6 +296,65 @@ export class SubmissionJournal {
       // A torn write (killed mid-write): treat as "an upload may have started".
       return { version: 1, key, startedAt: 0, state: 'submitting', pieDigest: '', service: '', endpoint: 'l2-pie', params: {} }
     }
+  }
+
+  /**
+   * Every entry and lock in the folder, for `proving journal list`: an entry older than 7 days
+   * is shown `expired` (every run ignores it), one that cannot be read says why.
+   */
+  async list(): Promise<JournalListing[]> {
+    const names = await readdir(this.dir).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return [] as string[]
+      throw error
+    })
+    const keys = new Set<string>()
+    for (const name of names) {
+      const match = /^([0-9a-f]{32})\.(json|lock)$/.exec(name)
+      if (match) keys.add(match[1]!)
+    }
+    const listed: JournalListing[] = []
+    for (const key of [...keys].sort()) {
+      const item: JournalListing = { key, path: this.pathOf(key) }
+      try {
+        const text = await readRegular(this.pathOf(key))
+        if (text !== undefined) {
+          const entry = JSON.parse(text) as JournalEntry
+          item.entry = entry
+          item.expired = typeof entry.startedAt === 'number' && this.#now() - entry.startedAt > MAX_AGE_MS
+        }
+      } catch (error) {
+        item.problem = error instanceof JournalFileError ? error.shortMessage : `unreadable (${(error as Error).message})`
+      }
+      try {
+        const text = await readRegular(this.lockPathOf(key))
+        const owner = text === undefined ? undefined : parseOwner(text)
+        if (text !== undefined) item.lock = owner ? { owner, status: await ownerStatus(owner, this.#now()) } : { status: 'dead' }
+      } catch (error) {
+        item.problem ??= error instanceof JournalFileError ? error.shortMessage : `lock unreadable (${(error as Error).message})`
+      }
+      listed.push(item)
+    }
+    return listed
+  }
+
+  /**
+   * Removes a key's entry, lock and waiting marks (`proving journal clear`). A lock held by a
+   * live run of this machine is left alone (that run is submitting now): `{ live: owner }`.
+   * Files that are not regular (planted links, pipes) are removed as names, never opened.
+   */
+  async clear(key: string): Promise<{ removed: string[]; live?: JournalOwner | undefined }> {
+    const lockText = await readLock(this.lockPathOf(key)).catch(() => undefined)
+    const owner = lockText === undefined ? undefined : parseOwner(lockText)
+    if (owner && (await ownerStatus(owner, this.#now())) === 'alive' && owner.host === hostname()) return { removed: [], live: owner }
+    const names = await readdir(this.dir).catch(() => [] as string[])
+    const removed: string[] = []
+    for (const name of names) {
+      if (name === `${key}.json` || name === `${key}.lock` || name.startsWith(`${key}.waiting.`)) {
+        await rm(join(this.dir, name), { force: true, recursive: true })
+        removed.push(join(this.dir, name))
+      }
+    }
+    return { removed }
   }
 
   /** Atomic: a temporary file of its own (unique per write, 0600), then a rename over the entry. */
@@ -228,7 +382,7 @@ export class SubmissionJournal {
    * under a temporary name and linked into place (link fails when the name exists), so nobody
    * reads half an owner. A lock whose owner died is removed, then taken.
    */
-  async lock(key: string): Promise<{ taken: true; release: () => Promise<void> } | { taken: false; owner: JournalOwner }> {
+  async lock(key: string, logger?: Logger): Promise<{ taken: true; release: () => Promise<void> } | { taken: false; owner: JournalOwner }> {
     const owner = await currentOwner()
     const path = this.lockPathOf(key)
     for (;;) {
@@ -243,10 +397,16 @@ export class SubmissionJournal {
       } finally {
         await rm(temporary, { force: true })
       }
-      const text = await readFile(path, 'utf8').catch(() => undefined)
+      const text = await readLock(path)
       if (text === undefined) continue
       const holder = parseOwner(text)
-      if (holder && (await ownerIsAlive(holder))) return { taken: false, owner: holder }
+      const status = holder ? await ownerStatus(holder) : 'dead'
+      if (holder && status === 'alive') return { taken: false, owner: holder }
+      if (holder && status === 'expired') {
+        logger?.warn(
+          `The lock ${path} of ${describeOwner(holder)} cannot be checked from here (another host, or no process start time) and is older than ${UNVERIFIABLE_LOCK_MS / 60_000} minutes, longer than any upload takes: taken over.`,
+        )
+      }
       await this.#removeStaleLock(path, text)
     }
   }
@@ -259,7 +419,7 @@ export class SubmissionJournal {
     } catch {
       return
     }
-    const moved = await readFile(aside, 'utf8').catch(() => seen)
+    const moved = await readLock(aside).catch(() => seen)
     if (moved !== seen) await link(aside, path).catch(() => {})
     await rm(aside, { force: true })
   }
@@ -304,7 +464,17 @@ function releaseOnce(path: string, mine: string): () => Promise<void> {
   return async () => {
     if (released) return
     released = true
-    if ((await readFile(path, 'utf8').catch(() => undefined)) === mine) await rm(path, { force: true })
+    if ((await readLock(path).catch(() => undefined)) === mine) await rm(path, { force: true })
+  }
+}
+
+/** A lock's text; unreadable (EACCES, gone) is no lock, a lock that is not a regular file is refused. */
+async function readLock(path: string): Promise<string | undefined> {
+  try {
+    return await readRegular(path)
+  } catch (error) {
+    if (error instanceof JournalFileError) throw error
+    return undefined
   }
 }
 
@@ -325,8 +495,17 @@ export type JournaledSubmission = {
   provingQueryId: string
   deduplicated?: boolean | undefined
   resumed?: boolean
-  /** Forgets the entry once the caller has reported the id (or its wait ended): only a killed run leaves one. */
+  /**
+   * The statement's outcome is settled (its wait saw the query DONE and the gate ran): forgets
+   * the entry, so a later run of the same command submits anew.
+   */
   settle?: (() => Promise<void>) | undefined
+  /**
+   * This run ends without that outcome (interrupted, timed out, not waited for, FAILED): lets the
+   * lock go and keeps the entry with its query id, so the same command again follows that query
+   * (or finds it FAILED and says so).
+   */
+  keep?: (() => Promise<void>) | undefined
 }
 
 type JournalOptions = {
@@ -336,6 +515,13 @@ type JournalOptions = {
   forceNew: boolean
   logger: Logger
   signal?: AbortSignal | undefined
+  /**
+   * The caller compares the query's facts with this PIE before its gate passes (a wait with the
+   * fact check): then the one query created since an unfinished upload began is followed.
+   */
+  factsChecked?: boolean | undefined
+  /** How long a wait for another run's lock may last (the command's --timeout); unbounded when absent. */
+  timeoutMs?: number | undefined
   submit: () => Promise<JournaledSubmission>
 }
 
@@ -357,7 +543,7 @@ export async function submitWithJournal(options: JournalOptions): Promise<Journa
     // only after seeing the lock, this run could miss an owner that settled in between and find
     // neither entry nor lock, then pay twice.
     unmark = await journal.markWaiting(key)
-    lock = await journal.lock(key)
+    lock = await journal.lock(key, logger)
   } catch (error) {
     await unmark?.().catch(() => {})
     if (!isFileSystemError(error)) throw error
@@ -401,14 +587,21 @@ async function submitLocked(key: string, options: JournalOptions, release: () =>
   } else if (previous?.provingQueryId) {
     const failed = await hasFailed(previous.provingQueryId, options)
     if (!failed) {
+      const by = previous.owner ? ` (${describeOwner(previous.owner)})` : ''
       logger.warn(
-        `This PIE was already submitted to ${parts.service} with these parameters, as query ${previous.provingQueryId} ${where}; following it instead of paying again. Pass --new to submit it anyway.`,
+        `Following query ${previous.provingQueryId}, submitted by an earlier run${by} of this PIE to ${parts.service} with these parameters ${where}; nothing is sent again. Pass --new to submit it anyway, as a new paid query.`,
       )
-      return { provingQueryId: previous.provingQueryId, resumed: true, settle }
+      return { provingQueryId: previous.provingQueryId, resumed: true, settle, keep: release }
     }
     logger.warn(`This PIE's earlier query ${previous.provingQueryId} FAILED ${where}; submitting it again, as a new query.`)
   } else if (previous) {
-    await resolveUnfinished(previous, options, where)
+    const candidate = await resolveUnfinished(previous, options, where)
+    if (candidate) {
+      const found: JournalEntry = { ...previous, startedAt: previous.startedAt || Date.now(), state: 'submitted', provingQueryId: candidate }
+      // Recorded, so the next run follows it too; a record that cannot be written changes nothing now.
+      await journal.write(found).catch(() => {})
+      return { provingQueryId: candidate, resumed: true, settle, keep: release }
+    }
   }
   // The client probes the service once before any submission: done now, its answer's `Date`
   // gives the service's clock for the entry (nothing extra is sent: the submission skips it then).
@@ -446,9 +639,9 @@ async function submitLocked(key: string, options: JournalOptions, release: () =>
     logger.warn(
       `Query ${submitted.provingQueryId} was created, but the journal could not record it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); a re-run asks the service for it before submitting.`,
     )
-    return { ...submitted, settle: () => release().catch(() => {}) }
+    return { ...submitted, settle: () => release().catch(() => {}), keep: () => release().catch(() => {}) }
   }
-  return { ...submitted, settle }
+  return { ...submitted, settle, keep: () => release().catch(() => {}) }
 }
 
 /**
@@ -465,6 +658,7 @@ async function waitForOwner(
   unmark: () => Promise<void>,
 ): Promise<JournaledSubmission | undefined> {
   const { journal, parts, logger, signal } = options
+  const deadline = options.timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + options.timeoutMs
   try {
     logger.warn(
       `Another run (${describeOwner(owner)}) is submitting this PIE to ${parts.service} with these parameters (lock ${journal.lockPathOf(key)}); waiting for its query instead of paying twice.`,
@@ -474,17 +668,17 @@ async function waitForOwner(
       // The owner's own record at once; one it followed (a killed run's) once it let go.
       if (entry?.provingQueryId && entry.state !== 'submitting' && entry.owner && sameProcess(entry.owner, owner)) {
         logger.warn(`Following query ${entry.provingQueryId}, submitted by the other run (${describeOwner(owner)}); nothing was sent again.`)
-        return { provingQueryId: entry.provingQueryId, resumed: true, settle: () => forgetSettled(journal, key, unmark) }
+        return { provingQueryId: entry.provingQueryId, resumed: true, settle: () => forgetSettled(journal, key, unmark), keep: () => unmark().catch(() => {}) }
       }
-      const text = await readFile(journal.lockPathOf(key), 'utf8').catch(() => undefined)
+      const text = await readLock(journal.lockPathOf(key))
       const holder = text === undefined ? undefined : parseOwner(text)
       const same = holder !== undefined && sameProcess(holder, owner) && holder.since === owner.since
-      if (!same || !(await ownerIsAlive(owner))) {
+      if (!same || (await ownerStatus(owner)) !== 'alive') {
         // Looked at once more: the id may have been recorded just before the lock went.
         const last = await journal.read(key)
         if (last?.provingQueryId && last.state !== 'submitting' && last.owner && sameProcess(last.owner, owner)) {
           logger.warn(`Following query ${last.provingQueryId}, reported by the other run (${describeOwner(owner)}) as it ended; nothing was sent again.`)
-          return { provingQueryId: last.provingQueryId, resumed: true, settle: () => forgetSettled(journal, key, unmark) }
+          return { provingQueryId: last.provingQueryId, resumed: true, settle: () => forgetSettled(journal, key, unmark), keep: () => unmark().catch(() => {}) }
         }
         await unmark()
         logger.warn(
@@ -492,13 +686,29 @@ async function waitForOwner(
         )
         return undefined
       }
-      if (signal?.aborted) throw new AbortedError('Interrupted while waiting for another run\'s submission of this PIE; nothing was sent.')
-      await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS))
+      if (signal?.aborted) throw interruptedWaiting()
+      if (Date.now() >= deadline) {
+        throw new WaitTimeoutError(
+          `Timed out after ${formatSeconds(options.timeoutMs!)} waiting for another run (${describeOwner(owner)}) to record its query for this PIE (lock ${journal.lockPathOf(key)}); nothing was sent. Run the command again once that run has reported its query; if it is gone for good, remove its lock with \`proving journal clear ${key}\`.`,
+        )
+      }
+      // Ends at once on the signal (SIGINT, SIGTERM), and at the deadline.
+      await sleep(Math.max(0, Math.min(WAIT_POLL_MS, deadline - Date.now())), undefined, { signal }).catch(() => {
+        throw interruptedWaiting()
+      })
     }
   } catch (error) {
     await unmark()
     throw error
   }
+}
+
+function interruptedWaiting(): AbortedError {
+  return new AbortedError('Interrupted while waiting for another run\'s submission of this PIE; nothing was sent.')
+}
+
+function formatSeconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`
 }
 
 /** A follower's closing: its mark goes, and the last one out removes a settled entry. */
@@ -533,7 +743,12 @@ function isFileSystemError(error: unknown): boolean {
   return typeof code === 'string' && /^E[A-Z]+$/.test(code) && !(error instanceof ProvingKitError)
 }
 
-async function resolveUnfinished(previous: JournalEntry, options: JournalOptions, where: string): Promise<void> {
+/**
+ * An earlier upload whose outcome is unknown: nothing to follow (returns undefined: submit), the
+ * one query the service created since it began (returned: follow it, when the caller checks
+ * its facts against this PIE before the gate passes), or a refusal naming the candidates.
+ */
+async function resolveUnfinished(previous: JournalEntry, options: JournalOptions, where: string): Promise<string | undefined> {
   const { parts, client, logger } = options
   if (parts.endpoint === 'general') {
     // The dedupId settles it: the client looks it up and the service refuses a second query.
@@ -559,7 +774,17 @@ async function resolveUnfinished(previous: JournalEntry, options: JournalOptions
   }
   if (candidates.length === 0) {
     logger.warn(`An earlier upload of this PIE to ${parts.service} did not finish ${where}; the service lists no query since the upload began (by its own clock), so it is submitted now, once.`)
-    return
+    return undefined
+  }
+  if (candidates.length === 1 && options.factsChecked) {
+    // The one query since the upload began is this PIE's unless another run of the key made it;
+    // the facts compared before the gate tell: another PIE's query never passes it (one with the
+    // same facts proves the same statement).
+    const [only] = candidates
+    logger.warn(
+      `Following query ${only!.id}, submitted by an earlier run whose upload of this PIE to ${parts.service} ended before its answer ${where}: the only query of your key since that upload began; its facts are checked against this PIE before the gate passes. Nothing is sent again; pass --new to submit anyway.`,
+    )
+    return only!.id
   }
   const shown = candidates.slice(0, 5).map((record) => record.id).join(', ')
   throw new UnresolvedSubmissionError(

@@ -9,7 +9,7 @@ import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { ByteChannel } from '../core/channel.ts'
-import { InvalidInputError, InvalidPieError } from '../core/errors.ts'
+import { AbortedError, InvalidInputError, InvalidPieError, ProvingKitError } from '../core/errors.ts'
 import type { FactCheckResult, PieInspection, QueryFacts } from '../pie/index.ts'
 
 /** The name of the zip a PIE directory is packed into. */
@@ -86,6 +86,11 @@ export async function preparePie(path: string, options: PreparePieOptions): Prom
       inspection = inspected
       sha256 = digest
     } catch (error) {
+      // Stopped before the validation's own check (the digest, the zip's directory): the signal's
+      // bare reason is a cancellation, not an "unexpected failure" (exit 130, not 3).
+      if (options.signal?.aborted && !(error instanceof ProvingKitError)) {
+        throw new AbortedError('Validating the PIE was aborted', { cause: options.signal.reason })
+      }
       throw invalidPie(error, path, name)
     }
   }

@@ -30,7 +30,7 @@ export type StreamedSubmitOptions = {
   signal?: AbortSignal | undefined
   logger: Logger
   /** The local journal (never pay twice); absent for a service that forgets (a command's own emulator). */
-  journal?: { journal: SubmissionJournal; forceNew: boolean; parts: (pie: PreparedPie) => JournalParts } | undefined
+  journal?: { journal: SubmissionJournal; forceNew: boolean; parts: (pie: PreparedPie) => JournalParts; timeoutMs?: number | undefined; factsChecked?: boolean | undefined } | undefined
 }
 
 export type StreamedSubmission = {
@@ -89,6 +89,8 @@ export async function submitPieStreamed(stream: PieStream, options: StreamedSubm
       parts: options.journal.parts(pie),
       client,
       forceNew: options.journal.forceNew,
+      timeoutMs: options.journal.timeoutMs,
+      factsChecked: options.journal.factsChecked,
       logger,
       signal,
       submit: () => {

@@ -73,7 +73,8 @@ describe('a bucket filled by a job matrix, closed and gated', () => {
     })
     expect(rerun.code, rerun.stdout).toBe(0)
     expect(rerun.outputs['query-id']).toBe(legs[0]!.outputs['query-id'])
-    expect(rerun.stdout).toContain('already exists (an earlier attempt of this job)')
+    expect(rerun.stdout).toContain(`Following query ${legs[0]!.outputs['query-id']}, submitted by an earlier attempt of this job`)
+    expect(rerun.stdout).not.toContain('Submitted: query')
     expect(Object.values(emulator.state.queries).filter((query) => query.bucketId === bucketId)).toHaveLength(3)
 
     const closed = await action('bucket-close', { ...service(), 'bucket-id': bucketId, wait: 'true', pie: 'pies/pie[123].zip' })

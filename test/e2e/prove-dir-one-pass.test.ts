@@ -204,7 +204,7 @@ describe('proving prove DIR in one pass', () => {
       env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_JOURNAL_DIR: journalDir },
     })
     expect(again.code, again.stderr).toBe(0)
-    expect(again.stderr).toMatch(/already submitted .* as query/)
+    expect(again.stderr).toContain(`Following query ${provingQueryId}, submitted by an earlier run`)
     expect(JSON.parse(again.stdout).provingQueryId).toBe(provingQueryId)
     expect(queryIds()).toEqual([provingQueryId])
   })

@@ -140,6 +140,8 @@ async function prove(
   }
 
   let provingQueryId: string
+  /** Forgets the journal's entry once the query was seen DONE and gated. */
+  let settleJournal: (() => Promise<void>) | undefined
   const fields = generalFields(inputs)
   if (general) {
     const workspace = io.env.GITHUB_WORKSPACE || process.cwd()
@@ -184,9 +186,8 @@ async function prove(
     provingQueryId = submitted.provingQueryId
     const dedupId = submitted.dedupId ?? resolved.dedupId
     step.outputs.set({ 'dedup-id': dedupId })
-    step.submitted(provingQueryId)
+    step.submitted(provingQueryId, submitted.deduplicated ? `submitted by an earlier attempt of this job (dedup-id ${dedupId})` : undefined)
     if (submitted.deduplicated) {
-      io.info(`A query with dedup-id ${dedupId} already exists (an earlier attempt of this job): following query ${provingQueryId} instead of paying twice.`)
       step.extraRows.push(['Deduplicated', `yes: query ${provingQueryId} was submitted by an earlier attempt; nothing was sent again`])
     }
     step.extraRows.push(['Result', fields.result], ['Dedup id', { code: dedupId }])
@@ -216,12 +217,16 @@ async function prove(
         forceNew: false,
         logger,
         signal,
+        timeoutMs: inputs['timeout-minutes'] * 60_000,
+        factsChecked: inputs.wait && inputs['verify-facts'],
         submit: submitL2,
       })
       provingQueryId = journaled.provingQueryId
-      step.submitted(provingQueryId)
-      // The id is in the outputs and the saved state now: the entry has done its work.
-      await journaled.settle?.()
+      step.submitted(provingQueryId, journaled.resumed ? 'submitted by an earlier run of this PIE in this job' : undefined)
+      // The id is in the outputs and the saved state now: the lock goes, the entry stays until
+      // the query's outcome is seen (below), so a second run of this PIE in this job follows it.
+      await journaled.keep?.()
+      settleJournal = journaled.settle
     } else {
       ;({ provingQueryId } = await submitL2())
       step.submitted(provingQueryId)
@@ -295,6 +300,8 @@ async function prove(
     refusals,
     `Query ${provingQueryId} is DONE${mockNote(record.isFactMocked)}${factCheck?.ok ? ', and the facts match the PIE' : ''}.`,
   )
+  // DONE and gated: settled. A FAILED query's entry stays: a second run of this PIE in this job finds it FAILED, says so, and submits anew.
+  if (record.status === 'DONE') await settleJournal?.()
   if (destinationChainId && refusals.length === 0) {
     // Its own summary section and outputs (task-uuid, task-status, ...); a failure fails the step,
     // and is the step's `error-reason` too.

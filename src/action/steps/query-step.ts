@@ -104,11 +104,12 @@ export class QueryStep extends ProvingStep {
   }
 
   /** The query id, the moment the service returns it. */
-  submitted(queryId: string): void {
+  /** `followed`: the query is an earlier submission's, said instead of "Submitted" (nothing was sent). */
+  submitted(queryId: string, followed?: string): void {
     this.queryId = queryId
     this.outputs.set({ 'query-id': queryId })
     this.io.saveState(STATE.queryId, queryId)
-    this.io.info(`Submitted: query ${queryId}`)
+    this.io.info(followed ? `Following query ${queryId}, ${followed}; nothing was sent again.` : `Submitted: query ${queryId}`)
   }
 
   /** `wait: false`: the step ends once the query is submitted, saying how to follow it. */

@@ -6,6 +6,7 @@ import { inspect, pack, validate } from './pie.ts'
 import { prove, verifyProof } from './prove.ts'
 import { queryDownload, queryGet, queryList, queryRetry, queryWait } from './query.ts'
 import { submit } from './submit.ts'
+import { journalClear, journalList } from './journal.ts'
 import { configPathCommand, configShow } from './config.ts'
 import { completionCommand } from './completion.ts'
 import { storageQuery, storageStatus } from './storage.ts'
@@ -36,6 +37,8 @@ export const COMMANDS: CommandSpec[] = [
   authKeysRevoke,
   ...TASK_COMMANDS,
   factCheck,
+  journalList,
+  journalClear,
   configShow,
   configPathCommand,
   emulator,

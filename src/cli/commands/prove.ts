@@ -154,11 +154,11 @@ async function proveOne(context: CommandContext, client: ProvingClient, path: st
   const pie = await preparePieForUpload(context, path, { inspect: options.general !== undefined })
   try {
     const submitted = await submitPie(context, client, pie, options, uploadReporter(context, pie.packed ? 'the packed pie.zip' : path))
+    const seen: SeenOutcome = {}
     try {
-      return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, expected: askedOf(options), allowMockedFact: options.allowMockedFact })
+      return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, expected: askedOf(options), allowMockedFact: options.allowMockedFact, seen })
     } finally {
-      // The id has been reported (or the wait ended): only a killed run leaves its entry behind.
-      await submitted.settle?.()
+      await closeSubmission(submitted, seen.status === 'DONE')
     }
   } finally {
     await pie.cleanup()
@@ -173,7 +173,28 @@ function askedOf(options: Pick<ProveOptions, 'general'>): ExpectedResult {
   return expectResult(options.general?.result ?? 'PROOF_VERIFICATION_ON_L2')
 }
 
-type Submitted = { provingQueryId: string; deduplicated?: boolean | undefined; settle?: (() => Promise<void>) | undefined }
+type Submitted = {
+  provingQueryId: string
+  deduplicated?: boolean | undefined
+  /** Submitted by an earlier (or another live) run: followed, nothing sent. */
+  resumed?: boolean | undefined
+  settle?: (() => Promise<void>) | undefined
+  keep?: (() => Promise<void>) | undefined
+}
+
+/** What a wait saw: filled by `followSubmission` once the query ended and the gate ran. */
+type SeenOutcome = { status?: string | undefined }
+
+/**
+ * Ends a submission's hold on the journal: its entry is forgotten once the statement's outcome is
+ * settled (the wait saw the query DONE and the gate ran), and kept otherwise (interrupted, timed
+ * out, a dropped connection, no --wait), so the same command again follows that query instead of
+ * paying for another. A FAILED query keeps its entry too: the same command again finds it FAILED
+ * and says so before it submits anew (or retries it).
+ */
+async function closeSubmission(submitted: Submitted, settled: boolean): Promise<void> {
+  await (settled ? submitted.settle : submitted.keep)?.()
+}
 
 async function isDirectory(path: string): Promise<boolean> {
   return (await stat(path).catch(() => undefined))?.isDirectory() === true
@@ -199,10 +220,11 @@ async function proveDirectoryStreamed(context: CommandContext, client: ProvingCl
       logger: context.logger,
       journal: commandJournal(context, client, options),
     })
+    const seen: SeenOutcome = {}
     try {
-      return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, expected: askedOf(options), allowMockedFact: options.allowMockedFact })
+      return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, expected: askedOf(options), allowMockedFact: options.allowMockedFact, seen })
     } finally {
-      await submitted.settle?.()
+      await closeSubmission(submitted, seen.status === 'DONE')
     }
   } finally {
     await (await stream.prepared.catch(() => undefined))?.cleanup()
@@ -219,6 +241,8 @@ function commandJournal(context: CommandContext, client: ProvingClient, options:
     journal: new SubmissionJournal(defaultJournalDir(context.io.env)),
     forceNew: (context.values as { new?: boolean }).new === true,
     parts: (pie) => journalParts(client, pie, options),
+    timeoutMs: options.timeoutMs,
+    factsChecked: options.wait,
   }
 }
 
@@ -275,6 +299,8 @@ async function submitPie(
     forceNew: journaled.forceNew,
     logger: context.logger,
     signal: context.signal,
+    timeoutMs: options.timeoutMs,
+    factsChecked: options.wait,
     submit: submitNow,
   })
 }
@@ -287,10 +313,24 @@ export async function followSubmission(
   context: CommandContext,
   client: ProvingClient,
   submitted: Submitted,
-  options: { pie: PreparedPie | undefined; wait: boolean; timeoutMs: number; expected: ExpectedResult; allowMockedFact: boolean },
+  options: {
+    pie: PreparedPie | undefined
+    wait: boolean
+    timeoutMs: number
+    expected: ExpectedResult
+    allowMockedFact: boolean
+    /** Filled once the query ended and the gate ran: its status. */
+    seen?: SeenOutcome | undefined
+  },
 ): Promise<number> {
   const { provingQueryId } = submitted
-  const again = submitted.deduplicated ? ' (already submitted with this dedup id: the existing query)' : ''
+  // A query this run did not submit is never announced as "Submitted": an earlier run's (the
+  // journal said whose), or the one the service already has under this dedup id.
+  const announced = submitted.resumed
+    ? `Following: query ${provingQueryId} (submitted by an earlier run; nothing was sent again)`
+    : submitted.deduplicated
+      ? `Following: query ${provingQueryId} (already submitted with this dedup id; nothing was sent again)`
+      : `Submitted: query ${provingQueryId}`
   if (!options.wait) {
     const emulated = context.values.emulator === true
     if ((context.values as { quiet?: boolean }).quiet && !context.json) {
@@ -304,13 +344,14 @@ export async function followSubmission(
       : bucketId
         ? `It ends when bucket ${bucketId} does: once every query is in, run proving bucket close ${bucketId} --wait`
         : `Follow it with: proving query wait ${provingQueryId}`
-    context.print(
-      `Submitted: query ${provingQueryId}${again}\n${follow}`,
-      submitted.deduplicated === undefined ? { provingQueryId } : { provingQueryId, deduplicated: submitted.deduplicated },
-    )
+    context.print(`${announced}\n${follow}`, {
+      provingQueryId,
+      ...(submitted.deduplicated === undefined ? {} : { deduplicated: submitted.deduplicated }),
+      ...(submitted.resumed ? { resumed: true } : {}),
+    })
     return EXIT.ok
   }
-  context.progress(`Submitted: query ${provingQueryId}${again}`)
+  context.progress(announced)
   // The local program hash (seconds for a long program) is computed while the query runs.
   if (options.pie) computeFactsAhead(options.pie, context.signal)
   const result = await waitReportingId(context, provingQueryId, () =>
@@ -342,6 +383,7 @@ export async function followSubmission(
   reportGate(context, result, refusals, factCheck?.ok === false)
   const gate = done ? { gate: { ok: refusals.length === 0 && factCheck?.ok !== false, refusals } } : {}
   printWaited(context, result, factCheck ? { ...result, localFactCheck: factCheck.summary, ...gate } : { ...result, ...factNote, ...gate })
+  if (options.seen) options.seen.status = result.provingQuery.status
   if (!done) return EXIT.remoteFailure
   return (factCheck && !factCheck.ok) || refusals.length ? EXIT.remoteFailure : EXIT.ok
 }
@@ -377,7 +419,8 @@ async function proveBatch(
   // copy a glob matched) is sent once, and every row naming it reports that query and its wait.
   const submissions = new Map<string, Promise<Submitted>>()
   const waits = new Map<string, Promise<QueryResult>>()
-  const settles = new Set<() => Promise<void>>()
+  // Each submission, and whether its outcome was seen (waited to DONE or FAILED and gated).
+  const closings = new Map<Submitted, boolean>()
   const outcomes = await Promise.all(
     paths.map(async (path, index): Promise<BatchOutcome> => {
       const outcome: BatchOutcome = { pie: path, provingQueryId: null, status: null, step: null, facts: 'not checked', exitCode: EXIT.ok, error: null }
@@ -397,7 +440,7 @@ async function proveBatch(
         })
         const submitted = await submission.submitted
         outcome.provingQueryId = submitted.provingQueryId
-        if (submitted.settle) settles.add(submitted.settle)
+        if (!closings.has(submitted)) closings.set(submitted, false)
         if (!submission.first) context.progress(`${path}: the same PIE as another in this batch (SHA-256 ${pie!.sha256.slice(0, 12)}…): query ${submitted.provingQueryId}, sent once.`)
         if (submitted.deduplicated !== undefined) outcome.deduplicated = submitted.deduplicated
         if (options.wait) {
@@ -430,6 +473,7 @@ async function proveBatch(
                 .join(' ')
             }
           }
+          closings.set(submitted, record.status === 'DONE')
         } else {
           outcome.status = 'SUBMITTED'
         }
@@ -447,8 +491,9 @@ async function proveBatch(
       return outcome
     }),
   )
-  // Every row that shared a query has reported it: only now may its journal entry go.
-  for (const settle of settles) await settle()
+  // Every row that shared a query has reported it: only now may its journal entry go, and only
+  // where the outcome was seen; an interrupted or unwaited one stays for the same command again.
+  for (const [submitted, settled] of closings) await closeSubmission(submitted, settled)
   const code = worstExitCode(outcomes.map((outcome) => outcome.exitCode))
   const seconds = ((Date.now() - started) / 1000).toFixed(1)
   context.print(batchTable(outcomes, seconds), outcomes)

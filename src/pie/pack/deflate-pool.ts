@@ -111,6 +111,18 @@ parentPort.on('message', (m) => {
 });
 `
 
+/** The pools whose workers still run: `closeDeflatePools` ends them before the process exits. */
+const livePools = new Set<BlockCompressor>()
+
+/**
+ * Ends every pool's workers still running (a pack interrupted before its own `close`): what the
+ * CLI does before it lets the process end, since exiting with worker threads alive can hang in
+ * Node's shutdown (nodejs/node#54918).
+ */
+export async function closeDeflatePools(): Promise<void> {
+  await Promise.all([...livePools].map((pool) => pool.close()))
+}
+
 type Pending = { resolve: (block: CompressedBlock) => void; reject: (error: Error) => void; worker: number; slot: number }
 type Reply = { id: number; length?: number; crc?: number; data?: Uint8Array; error?: string }
 
@@ -182,7 +194,7 @@ export function createBlockCompressor(options: {
     load.push(0)
   }
 
-  return {
+  const pool: BlockCompressor = {
     slots,
     blockSize,
     input: (slot) => new Uint8Array(shared, slot * stride, blockSize),
@@ -198,8 +210,11 @@ export function createBlockCompressor(options: {
       })
     },
     async close() {
+      livePools.delete(pool)
       failAll(new Error('compressor closed'))
       await Promise.all(workers.map((worker) => worker.terminate()))
     },
   }
+  livePools.add(pool)
+  return pool
 }

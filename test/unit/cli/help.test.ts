@@ -122,7 +122,7 @@ describe('help text', () => {
 })
 
 /** The commands that talk to no service. */
-const OFFLINE = ['validate', 'pack', 'inspect', 'emulator', 'completion', 'auth keys revoke']
+const OFFLINE = ['validate', 'pack', 'inspect', 'emulator', 'completion', 'auth keys revoke', 'journal list', 'journal clear']
 
 describe('each command lists only the flags it reads', () => {
   it('offline commands neither list nor accept --profile and --allow-insecure-http', async () => {

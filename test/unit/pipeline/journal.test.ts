@@ -5,7 +5,7 @@ import { homedir, hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { ProvingClient } from '../../../src/clients/proving.ts'
-import { AbortedError, AmbiguousSubmissionError, InvalidInputError, NetworkError, ServiceError } from '../../../src/core/errors.ts'
+import { AbortedError, AmbiguousSubmissionError, InvalidInputError, NetworkError, ServiceError, WaitTimeoutError } from '../../../src/core/errors.ts'
 import type { Logger } from '../../../src/core/runtime.ts'
 import {
   actionJournalDir,
@@ -14,10 +14,22 @@ import {
   type JournalEntry,
   type JournalParts,
   ownerIsAlive,
+  ownerStatus,
   SubmissionJournal,
   submitWithJournal,
+  UNVERIFIABLE_LOCK_MS,
   UnresolvedSubmissionError,
 } from '../../../src/pipeline/journal.ts'
+
+/** Field 22 of /proc/<pid>/stat: a process's start time, as the journal records it (Linux). */
+function processStartOf(pid: number): string | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return text.slice(text.lastIndexOf(')') + 2).split(' ')[19]
+  } catch {
+    return undefined
+  }
+}
 
 let dir: string
 beforeEach(async () => {
@@ -586,7 +598,7 @@ describe('an entry that knows its query (issue 27)', () => {
     expect(rerun.result).toMatchObject({ provingQueryId: 'q-earlier', resumed: true })
     expect(service.signals).toEqual([signal])
     expect(rerun.warnings).toBe(
-      `This PIE was already submitted to ${parts.service} with these parameters, as query q-earlier (journal ${journal.pathOf(key)}); following it instead of paying again. Pass --new to submit it anyway.`,
+      `Following query q-earlier, submitted by an earlier run of this PIE to ${parts.service} with these parameters (journal ${journal.pathOf(key)}); nothing is sent again. Pass --new to submit it anyway, as a new paid query.`,
     )
   })
 
@@ -738,8 +750,11 @@ describe('a journal that cannot be used (issue 27)', () => {
 })
 
 describe('a run that finds another live run of the same key (issue 27)', () => {
-  /** The lock as a live run of this process holds it (no start time: a live pid is enough). */
-  const liveOwner = { pid: process.pid, host: hostname(), since: STARTED }
+  /**
+   * The lock as a live run of this process holds it, with its start time (without one, a live pid
+   * is trusted only for UNVERIFIABLE_LOCK_MS, and STARTED is older than that).
+   */
+  const liveOwner = { pid: process.pid, host: hostname(), processStart: processStartOf(process.pid), since: STARTED }
   const holdLock = async (journal: SubmissionJournal, key: string) => {
     await journal.open()
     await writeFile(journal.lockPathOf(key), JSON.stringify(liveOwner))
@@ -816,7 +831,7 @@ describe('a run that finds another live run of the same key (issue 27)', () => {
       expect(run.submits, who).toBe(0)
       expect(run.warnings, who).not.toMatch(/submitted by the other run|reported by the other run/)
       // The waiting run starts over and finds the entry as any re-run would.
-      expect(run.warnings, who).toMatch(/ended without recording a query for this PIE[\s\S]*already submitted .* as query q-stranger/)
+      expect(run.warnings, who).toMatch(/ended without recording a query for this PIE[\s\S]*Following query q-stranger, submitted by an earlier run/)
     }
   })
 
@@ -867,20 +882,32 @@ describe('locks and owners (issue 27)', () => {
     expect(await ownerIsAlive(me)).toBe(true)
   })
 
-  it('a pid that lives under another user (EPERM) is alive; one on another machine is never judged', async () => {
+  it('a pid that lives under another user (EPERM) is alive; one on another machine is not judged until its lock is an hour old', async () => {
     const child = spawn(process.execPath, ['-e', '0'])
     const gone = child.pid!
     await new Promise((resolve) => child.on('exit', resolve))
-    expect(await ownerIsAlive({ pid: gone, host: hostname(), since: 0 })).toBe(false)
-    expect(await ownerIsAlive({ pid: gone, host: `not-${hostname()}`, since: 0 })).toBe(true)
+    const now = Date.now()
+    expect(await ownerIsAlive({ pid: gone, host: hostname(), since: now })).toBe(false)
+    expect(await ownerIsAlive({ pid: gone, host: `not-${hostname()}`, since: now })).toBe(true)
     const kill = vi.spyOn(process, 'kill').mockImplementation(() => {
       throw Object.assign(new Error('kill EPERM'), { code: 'EPERM' })
     })
     try {
-      expect(await ownerIsAlive({ pid: gone, host: hostname(), since: 0 })).toBe(true)
+      expect(await ownerIsAlive({ pid: gone, host: hostname(), since: now })).toBe(true)
     } finally {
       kill.mockRestore()
     }
+  })
+
+  it('an owner that cannot be checked (another host; a live pid without a start time, as on macOS) expires after UNVERIFIABLE_LOCK_MS', async () => {
+    const now = Date.now()
+    const young = now - UNVERIFIABLE_LOCK_MS + 60_000
+    const old = now - UNVERIFIABLE_LOCK_MS - 1
+    expect(await ownerStatus({ pid: 1, host: `not-${hostname()}`, since: young }, now)).toBe('alive')
+    expect(await ownerStatus({ pid: 1, host: `not-${hostname()}`, since: old }, now)).toBe('expired')
+    expect(await ownerStatus({ pid: process.pid, host: hostname(), since: old }, now)).toBe('expired')
+    // With a start time that matches, a live owner never expires.
+    expect(await ownerStatus({ pid: process.pid, host: hostname(), processStart: processStartOf(process.pid), since: old }, now)).toBe('alive')
   })
 
   it('a lock whose content names no owner is taken over, not waited on forever', async () => {
@@ -947,5 +974,180 @@ describe('where journals live, on every platform (issue 27)', () => {
 
   it('the action without a run id or attempt: one folder still', () => {
     expect(actionJournalDir({ RUNNER_TEMP: '/t' })).toBe('/t/proving-kit/journal/run-1')
+  })
+})
+
+describe('an entry is forgotten only once the outcome is seen (issue 32, 1)', () => {
+  it('keep (interrupted, timed out, not waited for) lets the lock go and keeps the id: the same command again follows it, saying so', async () => {
+    const journal = new SubmissionJournal(dir)
+    const first = await attempt(journal)
+    const key = journal.keyOf(parts)
+    const id = first.result!.provingQueryId
+    await first.result!.keep!()
+    expect(existsSync(journal.lockPathOf(key))).toBe(false)
+    expect(await journal.read(key)).toMatchObject({ state: 'submitted', provingQueryId: id })
+    const again = await attempt(journal, { client: fakeClient({ status: 'IN_PROGRESS' }) })
+    expect(again.submits).toBe(0)
+    expect(again.result).toMatchObject({ provingQueryId: id, resumed: true })
+    expect(again.warnings).toMatch(new RegExp(`^Following query ${id}, submitted by an earlier run \\(pid ${process.pid} on `))
+    // The re-run saw the outcome: the entry goes, and a third run pays anew.
+    await again.result!.settle!()
+    expect(await readdir(dir)).toEqual([])
+  })
+
+  it('settle (the wait saw DONE or FAILED) forgets the entry', async () => {
+    const journal = new SubmissionJournal(dir)
+    const first = await attempt(journal)
+    await first.result!.settle!()
+    expect(await readdir(dir)).toEqual([])
+  })
+})
+
+describe('locks and journal files that cannot be trusted (issue 32, 3)', () => {
+  it('an entry or lock that is a symlink, a FIFO or a folder is refused naming it, at once (a FIFO never blocks the read)', async () => {
+    const { execFileSync } = await import('node:child_process')
+    const { symlink } = await import('node:fs/promises')
+    for (const [kind, make] of [
+      ['a symbolic link', (path: string) => symlink(join(dir, 'elsewhere'), path)],
+      ['a named pipe (FIFO)', async (path: string) => void execFileSync('mkfifo', [path])],
+      ['a folder', (path: string) => mkdir(path)],
+    ] as const) {
+      for (const which of ['entry', 'lock'] as const) {
+        const folder = join(dir, `${which}-${kind.replace(/\W/g, '')}`)
+        const journal = new SubmissionJournal(folder)
+        await journal.open()
+        const key = journal.keyOf(parts)
+        const path = which === 'entry' ? journal.pathOf(key) : journal.lockPathOf(key)
+        await make(path)
+        const run = await attempt(journal)
+        expect(run.submits, `${which}: ${kind}`).toBe(0)
+        expect(run.error, `${which}: ${kind}`).toBeInstanceOf(InvalidInputError)
+        expect((run.error as InvalidInputError).shortMessage).toBe(
+          `The submission journal file ${path} is ${kind}, not a regular file: refused, nothing was sent. Remove it (or run \`proving journal clear --all\`) if you did not put it there.`,
+        )
+      }
+    }
+  })
+
+  it('a journal folder of another user (a symlink to their 0777 folder) is refused naming it', async () => {
+    const { symlink, chown } = await import('node:fs/promises')
+    const theirs = join(dir, 'theirs')
+    await mkdir(theirs, { mode: 0o777 })
+    await chmod(theirs, 0o777)
+    const uid = process.getuid!()
+    const other = uid === 0 ? 65534 : uid
+    if (uid === 0) await chown(theirs, other, other)
+    const linked = join(dir, 'linked')
+    await symlink(theirs, linked)
+    const journal = new SubmissionJournal(linked)
+    const run = await attempt(journal)
+    // As another user than root the folder cannot be given away: the check is then that ours passes.
+    if (uid !== 0) return expect(run.submits).toBe(1)
+    expect(run.submits).toBe(0)
+    expect((run.error as InvalidInputError).shortMessage).toBe(
+      `The submission journal folder ${linked} belongs to another user (uid ${other}, not ${uid}): refused, since its owner could plant locks and entries; nothing was sent. Set PROVING_JOURNAL_DIR to a folder of your own.`,
+    )
+    expect(await readdir(theirs)).toEqual([])
+  })
+
+  it('a wait for another run ends at the timeout, naming the lock and how to clear it; nothing sent', async () => {
+    const journal = new SubmissionJournal(dir)
+    const key = journal.keyOf(parts)
+    await journal.open()
+    await writeFile(journal.lockPathOf(key), JSON.stringify({ pid: 1, host: `not-${hostname()}`, since: Date.now() }))
+    const started = Date.now()
+    const run = await attempt(journal, { timeoutMs: 300 })
+    expect(Date.now() - started).toBeLessThan(2_000)
+    expect(run.submits).toBe(0)
+    expect(run.error).toBeInstanceOf(WaitTimeoutError)
+    expect((run.error as WaitTimeoutError).shortMessage).toMatch(
+      new RegExp(`^Timed out after 0\\.3 s waiting for another run \\(pid 1 on not-.*\\) to record its query for this PIE \\(lock ${journal.lockPathOf(key)}\\); nothing was sent\\..*proving journal clear ${key}`),
+    )
+    expect((await readdir(dir)).filter((name) => name.includes('.waiting.'))).toEqual([])
+  })
+
+  it('the signal ends a wait at once, not at the next look', async () => {
+    // Global timers frozen: a poll that slept on them without the signal (as before) would never
+    // wake to see the abort; the wait's sleep takes the signal, so the abort ends it by itself.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    try {
+      class CountsLooks extends SubmissionJournal {
+        looks = 0
+        override async read(key: string) {
+          this.looks++
+          return super.read(key)
+        }
+      }
+      const journal = new CountsLooks(dir)
+      const key = journal.keyOf(parts)
+      await journal.open()
+      await writeFile(journal.lockPathOf(key), JSON.stringify({ pid: 1, host: `not-${hostname()}`, since: Date.now() }))
+      const controller = new AbortController()
+      const run = attempt(journal, { signal: controller.signal })
+      // Aborted once the run has looked three times (slept twice): a sleep on the frozen timers
+      // never gets there.
+      while (journal.looks < 3) await new Promise((resolve) => setImmediate(resolve))
+      controller.abort()
+      const result = await run
+      expect(result.error).toBeInstanceOf(AbortedError)
+      expect(result.submits).toBe(0)
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it('a lock of another host older than UNVERIFIABLE_LOCK_MS is taken over, saying so; a younger one is waited for', async () => {
+    const journal = new SubmissionJournal(dir)
+    const key = journal.keyOf(parts)
+    await journal.open()
+    const since = Date.now() - UNVERIFIABLE_LOCK_MS - 1_000
+    await writeFile(journal.lockPathOf(key), JSON.stringify({ pid: 1, host: 'ci-runner-7f3a', since }))
+    const run = await attempt(journal)
+    expect(run.submits).toBe(1)
+    expect(run.warnings).toBe(
+      `The lock ${journal.lockPathOf(key)} of pid 1 on ci-runner-7f3a, since ${at(since)} cannot be checked from here (another host, or no process start time) and is older than 60 minutes, longer than any upload takes: taken over.`,
+    )
+    await run.result?.settle?.()
+  })
+
+  it('list shows entries and locks; clear removes them, but not a live run\'s lock', async () => {
+    const journal = new SubmissionJournal(dir)
+    const first = await attempt(journal)
+    await first.result!.keep!()
+    const other = { ...parts, params: { ...parts.params, layout: 'recursive' } }
+    const live = journal.keyOf(other)
+    await writeFile(journal.lockPathOf(live), JSON.stringify({ pid: process.pid, host: hostname(), processStart: processStartOf(process.pid), since: Date.now() }))
+    const listed = await journal.list()
+    const key = journal.keyOf(parts)
+    expect(listed.map((item) => [item.key, item.entry?.provingQueryId, item.lock?.status])).toEqual(
+      [[key, first.result!.provingQueryId, undefined], [live, undefined, 'alive']].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+    )
+    expect(await journal.clear(live)).toMatchObject({ removed: [], live: { pid: process.pid } })
+    expect((await journal.clear(key)).removed).toEqual([journal.pathOf(key)])
+    expect(await readdir(dir)).toEqual([`${live}.lock`])
+  })
+})
+
+describe('an upload that ended before its answer, re-run with the fact check (issue 32, 1)', () => {
+  it('the one query of the key since the upload began is followed, saying its facts decide; two are refused, naming both', async () => {
+    const journal = journalAt(dir, Date.now())
+    await leftover(journal, { startedAt: Date.now() - 1_000 })
+    const one: FakeService = { queries: [{ id: 'q-lost-answer', createdAt: at(Date.now()) }] }
+    const rerun = await attempt(journal, { client: fakeClient(one), factsChecked: true })
+    expect(rerun.submits).toBe(0)
+    expect(rerun.result).toMatchObject({ provingQueryId: 'q-lost-answer', resumed: true })
+    expect(rerun.warnings).toMatch(/^Following query q-lost-answer, submitted by an earlier run whose upload of this PIE .* ended before its answer .*its facts are checked against this PIE before the gate passes/)
+    // Recorded: the next run follows it without listing.
+    await rerun.result!.keep!()
+    const third = await attempt(journal, { client: fakeClient({ status: 'IN_PROGRESS' }), factsChecked: true })
+    expect(third.result).toMatchObject({ provingQueryId: 'q-lost-answer', resumed: true })
+    await third.result!.settle!()
+
+    await leftover(journal, { startedAt: Date.now() - 1_000 })
+    const two: FakeService = { queries: [{ id: 'q-a', createdAt: at(Date.now()) }, { id: 'q-b', createdAt: at(Date.now()) }] }
+    const refused = await attempt(journal, { client: fakeClient(two), factsChecked: true })
+    expect(refused.submits).toBe(0)
+    expect(refused.error).toBeInstanceOf(UnresolvedSubmissionError)
+    expect((refused.error as Error).message).toMatch(/2 queries since the upload began \(q-a, q-b\)/)
   })
 })
