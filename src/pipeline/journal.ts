@@ -153,6 +153,9 @@ function describeOwner(owner: JournalOwner): string {
 export class SubmissionJournal {
   readonly dir: string
   readonly #now: () => number
+  /** The folder listing under way, and the one the calls made meanwhile will share (see hasWaiters). */
+  #listing: Promise<unknown> | undefined
+  #nextListing: Promise<Set<string>> | undefined
 
   constructor(dir: string, now: () => number = Date.now) {
     this.dir = dir
@@ -271,9 +274,36 @@ export class SubmissionJournal {
     return () => rm(path, { force: true })
   }
 
+  /**
+   * Whether a run waits for the key's owner: a listing of the folder begun after this call (a
+   * mark written before it is seen). Calls made while a listing runs share the next one, so a
+   * batch that settles N entries at once lists the folder a few times, not N times (issue 35:
+   * N listings of 2N files made a batch's end quadratic).
+   */
   async hasWaiters(key: string): Promise<boolean> {
+    const keys = await this.#waitingKeys()
+    return keys.has(key)
+  }
+
+  /** The keys with a waiting mark, from one listing begun after the call (shared by concurrent calls). */
+  #waitingKeys(): Promise<Set<string>> {
+    this.#nextListing ??= (this.#listing ?? Promise.resolve()).then(() => {
+      this.#nextListing = undefined
+      const listing = this.#listFolder()
+      this.#listing = listing
+      return listing
+    })
+    return this.#nextListing
+  }
+
+  async #listFolder(): Promise<Set<string>> {
     const names = await readdir(this.dir).catch(() => [] as string[])
-    return names.some((name) => name.startsWith(`${key}.waiting.`))
+    const keys = new Set<string>()
+    for (const name of names) {
+      const at = name.indexOf('.waiting.')
+      if (at > 0) keys.add(name.slice(0, at))
+    }
+    return keys
   }
 
   /**

@@ -121,4 +121,15 @@ describe('proving prove with many PIEs', () => {
     expect(rows[1]!.provingQueryId).toBe(rows[0]!.provingQueryId)
     expect(emulator.state.counters.submissions).toBe(before + 1)
   })
+
+  it('query list --all pages at the service\'s largest page (100), whatever --limit says (issue 35: it paged by 20)', async () => {
+    const before = emulator.requests().length
+    const run = await runCli(['query', 'list', '--all', '--limit', '5', '--json'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY } })
+    expect(run.code, run.stderr).toBe(0)
+    const { provingQueries } = JSON.parse(run.stdout) as { provingQueries: unknown[] }
+    // The batches above made more than 100 queries with this key: more than one page.
+    expect(provingQueries.length).toBeGreaterThan(100)
+    const pages = emulator.requests().slice(before).filter((request) => request.path.startsWith('/docs/proving-queries'))
+    expect(pages.map((request) => new URL(request.path, 'http://x').searchParams.get('limit'))).toEqual(Array(Math.ceil(provingQueries.length / 100)).fill('100'))
+  })
 })

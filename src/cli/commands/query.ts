@@ -130,7 +130,7 @@ export const queryList = defineCommand({
     ...pageOptions('Queries', 100),
     search: { type: 'string', valueName: '<text>', description: 'Match the query id or external id.' },
     network: { type: 'string', valueName: '<MAINNET|TESTNET>', description: 'Only queries on this network.' },
-    all: { type: 'boolean', description: 'Every page, not just one.' },
+    all: { type: 'boolean', description: 'Every page, not just one, 100 queries a request (--limit and --offset are for one page).' },
   },
   async run(context) {
     const client = provingClientFrom(context, { needsKey: true })
@@ -145,7 +145,8 @@ export const queryList = defineCommand({
     let total
     if (context.values.all) {
       queries = []
-      for await (const query of client.iterateQueries({ ...filters, limit })) queries.push(query)
+      // At the service's largest page (100), not --limit's: each page costs a request (issue 35).
+      for await (const query of client.iterateQueries(filters)) queries.push(query)
       total = queries.length
     } else {
       const page = await client.listQueries({ ...filters, limit, offset })
