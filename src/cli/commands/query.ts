@@ -1,6 +1,6 @@
 import { InvalidInputError } from '../../core/errors.ts'
 import { serviceLine } from '../../core/service-text.ts'
-import { allowInsecureHttp, defineCommand, pageOptions, pageSummary, parseInteger, SERVICE_OPTIONS } from '../context.ts'
+import { allowInsecureHttp, defineCommand, MAX_RPS_OPTION, pageOptions, pageSummary, parseInteger, SERVICE_OPTIONS } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { describeQuery, provingClientFrom, timeoutFrom, withHeartbeat } from '../services.ts'
 import { GATE_OPTIONS, gateWaitedQuery } from './prove.ts'
@@ -12,6 +12,7 @@ const TIMEOUT_OPTION = {
     description: 'Give up waiting after this long: 90s, 30m, 2h.',
     default: '2h',
   },
+  ...MAX_RPS_OPTION,
 } as const
 
 export const queryGet = defineCommand({

@@ -251,7 +251,7 @@ export const taskWait = defineCommand({
   args: '<uuid>',
   summary: 'Wait for a task to finish; exit 0 when TaskDecommitmentCompleted, 1 on any *Failed.',
   positionals: { min: 1, max: 1 },
-  options: { ...TASK_SERVICE_OPTIONS, timeout: WAIT_OPTIONS.timeout },
+  options: { ...TASK_SERVICE_OPTIONS, timeout: WAIT_OPTIONS.timeout, 'max-rps': WAIT_OPTIONS['max-rps'] },
   async run(context) {
     const client = taskClientFrom(context, { needsKey: false })
     return waitAndPrint(context, client, context.positionals[0]!)
