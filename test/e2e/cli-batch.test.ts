@@ -30,6 +30,11 @@ afterAll(async () => {
   await emulator.close()
 })
 
+async function setTiming(timing: { receivedMs: number; stepMs: number }) {
+  const answer = await fetch(`${emulator.url}/_emulator/timing`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(timing) })
+  expect(answer.status).toBe(200)
+}
+
 /** Forwards to the emulator; holds uploads until `limit` (or all that remain) are in flight. */
 async function gatedProxy(limit: number, total: number) {
   let inFlight = 0
@@ -95,6 +100,37 @@ describe('proving prove with many PIEs', () => {
     expect(rows.filter((line) => /\sDONE\s+match/.test(line))).toHaveLength(10)
     expect(rows.at(-1)).toMatch(/broken\.zip\s+-\s+ERROR\s+not checked\s+<pie>: .*broken\.zip is not a valid Cairo PIE/)
     expect(run.stdout).toMatch(/10 of 11 succeeded in \d+\.\d s\./)
+  }, 120_000)
+
+  it('with --wait, 40 queries read their status at most --max-rps times in any second, all together (issue 35: 583 a second for 500)', async () => {
+    // Each query takes a few steps of 300 ms, so every one is read several times.
+    await setTiming({ receivedMs: 0, stepMs: 300 })
+    const before = emulator.requests().length
+    const args = ['prove', join(work, 'pie0[0-3]*.zip'), '--wait', '--concurrency', '8', '--max-rps', '15', '--json']
+    const run = await runCli(args, { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY } })
+    expect(run.code, run.stderr).toBe(0)
+    expect(JSON.parse(run.stdout)).toHaveLength(39)
+    const reads = emulator
+      .requests()
+      .slice(before)
+      // One status read a turn: against this emulator (interface.md's record D has no status)
+      // the docs path; the production path is asked once more only by the waits that began
+      // before the client learned that (at most --concurrency of them).
+      .filter((request) => request.method === 'GET' && request.path.startsWith('/docs/proving-query/'))
+      .map((request) => Date.parse(request.at))
+      .sort((a, b) => a - b)
+    expect(reads.length).toBeGreaterThanOrEqual(39)
+    // Turns are 1/15 s apart when given; one read may reach the service a little late, so a
+    // window of one second holds at most 16 (each query polling alone: 39 at once).
+    let most = 0
+    for (let first = 0, last = 0; last < reads.length; last++) {
+      while (reads[last]! - reads[first]! >= 1_000) first++
+      most = Math.max(most, last - first + 1)
+    }
+    expect(most).toBeLessThanOrEqual(16)
+    const production = emulator.requests().slice(before).filter((request) => request.method === 'GET' && request.path.startsWith('/proving-query/'))
+    expect(production.length).toBeLessThanOrEqual(8)
+    await setTiming({ receivedMs: 0, stepMs: 10 })
   }, 120_000)
 
   it('refuses a missing path or a pattern that matches nothing before anything is sent', async () => {
