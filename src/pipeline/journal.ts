@@ -333,9 +333,10 @@ export class SubmissionJournal {
   async settle(key: string, release: () => Promise<void>): Promise<void> {
     try {
       await release()
-      const entry = await this.read(key)
+      // Read only when a run waits: a batch settling thousands of entries reads none of them.
+      const entry = (await this.hasWaiters(key)) ? await this.read(key) : undefined
       // Signed by this run: a waiter follows only the run it waited for, never an older leftover.
-      if (entry?.provingQueryId && (await this.hasWaiters(key))) {
+      if (entry?.provingQueryId) {
         await this.write({ ...entry, state: 'settled', owner: await currentOwner() })
         // The last waiter may have left while this was written, having read `submitted`: look again.
         if (!(await this.hasWaiters(key))) await this.remove(key)

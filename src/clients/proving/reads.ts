@@ -1,4 +1,6 @@
-import { InvalidInputError, isNoRoute } from '../../core/errors.ts'
+import { requestBudgetFor } from '../../core/budget.ts'
+import { currentDeadline } from '../../core/deadline.ts'
+import { AbortedError, InvalidInputError, isNoRoute } from '../../core/errors.ts'
 import { requireId } from '../../core/checks.ts'
 import type { DocsQueryResponse, QueryRecordL, QueryResponse } from '../../schemas/proving.ts'
 import { apiKeyFor, type ProvingService, provingSchemas, type ReadPaths } from './service.ts'
@@ -75,6 +77,13 @@ export class StatusReader {
       this.#switched = true
       this.#route = this.#route === 'docs' ? 'production' : 'docs'
       if (!this.#fixed) this.#service.statusPath = this.#route
+      // The other path is a second request: it takes its own turn of the process's budget.
+      const { clock } = this.#service.http
+      try {
+        await requestBudgetFor(clock).take(clock.now(), { signal, deadline: currentDeadline() })
+      } catch (error) {
+        throw new AbortedError(`Reading query ${this.#id} was cancelled.`, { cause: error })
+      }
     }
   }
 
