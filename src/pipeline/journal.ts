@@ -153,9 +153,6 @@ function describeOwner(owner: JournalOwner): string {
 export class SubmissionJournal {
   readonly dir: string
   readonly #now: () => number
-  /** The folder listing under way, and the one the calls made meanwhile will share (see hasWaiters). */
-  #listing: Promise<unknown> | undefined
-  #nextListing: Promise<Set<string>> | undefined
 
   constructor(dir: string, now: () => number = Date.now) {
     this.dir = dir
@@ -305,25 +302,28 @@ export class SubmissionJournal {
     return keys.has(key)
   }
 
-  /** The keys with a waiting mark, from one listing begun after the call (shared by concurrent calls). */
+  /**
+   * The keys with a waiting mark, from one listing begun after the call, shared by the calls made
+   * meanwhile through any SubmissionJournal of the folder (a batch makes one per PIE).
+   */
   #waitingKeys(): Promise<Set<string>> {
-    this.#nextListing ??= (this.#listing ?? Promise.resolve()).then(() => {
-      this.#nextListing = undefined
-      const listing = this.#listFolder()
-      this.#listing = listing
+    let listings = folderListings.get(this.dir)
+    if (!listings) {
+      listings = { running: undefined, next: undefined }
+      folderListings.set(this.dir, listings)
+    }
+    const state = listings
+    state.next ??= (state.running ?? Promise.resolve()).then(() => {
+      state.next = undefined
+      const listing = waitingKeysIn(this.dir)
+      state.running = listing
+      // The last listing of a quiet folder forgets its state.
+      void listing.then(() => {
+        if (state.running === listing && state.next === undefined) folderListings.delete(this.dir)
+      })
       return listing
     })
-    return this.#nextListing
-  }
-
-  async #listFolder(): Promise<Set<string>> {
-    const names = await readdir(this.dir).catch(() => [] as string[])
-    const keys = new Set<string>()
-    for (const name of names) {
-      const at = name.indexOf('.waiting.')
-      if (at > 0) keys.add(name.slice(0, at))
-    }
-    return keys
+    return state.next
   }
 
   /**
@@ -347,6 +347,20 @@ export class SubmissionJournal {
       // Best effort: the id was reported; an entry left behind is followed by a re-run, never paid twice.
     }
   }
+}
+
+/** Per folder: the listing under way, and the one the calls made meanwhile will share (see hasWaiters). */
+const folderListings = new Map<string, { running: Promise<Set<string>> | undefined; next: Promise<Set<string>> | undefined }>()
+
+/** The keys of a folder's waiting marks. */
+async function waitingKeysIn(dir: string): Promise<Set<string>> {
+  const names = await readdir(dir).catch(() => [] as string[])
+  const keys = new Set<string>()
+  for (const name of names) {
+    const at = name.indexOf('.waiting.')
+    if (at > 0) keys.add(name.slice(0, at))
+  }
+  return keys
 }
 
 /** Removes the lock once, and only while it is still this run's (another may hold it after a release). */

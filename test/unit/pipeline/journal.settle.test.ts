@@ -32,7 +32,7 @@ const parts = (index: number): JournalParts => ({
 })
 
 describe('a batch settling its entries together (issue 35)', () => {
-  it('500 entries settled at once list the folder a few times, not once each; a waited-for one is kept for its waiter, the rest go', async () => {
+  it('500 entries settled at once, each through its own SubmissionJournal of the folder, list it a few times, not once each; a waited-for one is kept for its waiter, the rest go', async () => {
     const journal = new SubmissionJournal(dir)
     await journal.open()
     const n = 500
@@ -41,10 +41,12 @@ describe('a batch settling its entries together (issue 35)', () => {
     for (let index = 0; index < n; index++) {
       const key = journal.keyOf(parts(index))
       keys.push(key)
-      const lock = await journal.lock(key)
+      // One SubmissionJournal per PIE, as `proving prove` makes them: the folder is what they share.
+      const own = new SubmissionJournal(dir)
+      const lock = await own.lock(key)
       if (!lock.taken) throw new Error('lock not taken')
-      await journal.write({ version: 1, key, ...parts(index), startedAt: Date.now(), state: 'submitted', provingQueryId: `q-${index}` })
-      settles.push(() => journal.settle(key, lock.release))
+      await own.write({ version: 1, key, ...parts(index), startedAt: Date.now(), state: 'submitted', provingQueryId: `q-${index}` })
+      settles.push(() => own.settle(key, lock.release))
     }
     // Another run waits for entry 7: its mark is on disk before the settles begin.
     await writeFile(join(dir, `${keys[7]}.waiting.4242.mark`), '')
