@@ -14,6 +14,7 @@
  * 7 program hash by size (bench/fig7-hash.ts, through bench/hash.ts)
  * 8 import cost of the library (bench/fig8-import.ts)
  * 9 `proving pack <dir>` vs zip (bench/fig9-pack-dir.ts)  10 `proving prove <dir>` to submitted vs zip + curl (bench/fig10-prove-dir.ts)
+ * 11 a batch of 100 to 2,000 PIEs with --wait: time per PIE, tail, RSS, reads a second (bench/fig11-batch-scale.ts)
  * 12 the emulator at 1,000 to 100,000 queries, indexed vs the scans they replace (bench/fig12-emulator-scale.ts)
  *
  * Inputs (generated PIEs) are cached in .bench-tmp/ (git-ignored); the first run generates the
@@ -33,6 +34,7 @@ import { figureHash } from './fig7-hash.ts'
 import { figureImport } from './fig8-import.ts'
 import { figurePackDir } from './fig9-pack-dir.ts'
 import { figureProveDir } from './fig10-prove-dir.ts'
+import { figureBatchScale } from './fig11-batch-scale.ts'
 import { figureEmulatorScale } from './fig12-emulator-scale.ts'
 import { BENCH, type Build, ensureBuilt, type FigureContext, type FigureResult, machine, RUN_DIR, table } from './lib.ts'
 
@@ -55,6 +57,7 @@ const FIGURES: [number, string, (ctx: FigureContext) => Promise<FigureResult>][]
   [8, 'Import cost', figureImport],
   [9, 'Pack a directory (CLI)', figurePackDir],
   [10, 'Directory to submitted', figureProveDir],
+  [11, 'A batch at scale', figureBatchScale],
   [12, 'The emulator at scale', figureEmulatorScale],
 ]
 const only = values.only ? new Set(values.only.split(',').map((n) => Number(n.trim()))) : undefined
@@ -68,8 +71,8 @@ const busyBefore = host.busy()
 const startedAt = new Date()
 const started = performance.now()
 const results: FigureResult[] = []
-// The client processes (figures 2, 5, 6, 9, 10) and the import (8) run the compiled lib/, as users do: build it first if stale.
-const build: Build | undefined = selected.some(([id]) => [2, 5, 6, 8, 9, 10].includes(id)) ? ensureBuilt(ctx) : undefined
+// The client processes (figures 2, 5, 6, 9, 10, 11) and the import (8) run the compiled lib/, as users do: build it first if stale.
+const build: Build | undefined = selected.some(([id]) => [2, 5, 6, 8, 9, 10, 11].includes(id)) ? ensureBuilt(ctx) : undefined
 
 for (const [id, name, run] of selected) {
   log(`figure ${id}: ${name} ...`)

@@ -46,6 +46,7 @@ export {
 } from './core/http.ts'
 export { defaultDispatcher } from './core/dispatcher.ts'
 export { DEFAULT_POLL_SCHEDULE, nextPollDelay, type PollSchedule, pollUntil } from './core/poll.ts'
+export { DEFAULT_MAX_REQUESTS_PER_SECOND, RequestBudget, requestBudgetFor, type TakeOptions } from './core/budget.ts'
 export { REDACTED, redact, redactUrl, SecretRedactor } from './core/redact.ts'
 export { type Clock, type Logger, silentLogger, systemClock } from './core/runtime.ts'
 export { VERSION } from './core/version.ts'

@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
+import { DEFAULT_MAX_REQUESTS_PER_SECOND } from '../core/budget.ts'
 import { InvalidInputError, type ProvingKitError } from '../core/errors.ts'
 import { activeProfile, PROFILE_FIELDS, profileValueFor } from './profiles.ts'
 import { closestWord } from './suggest.ts'
@@ -170,7 +171,34 @@ export function waitOptions(waits: string) {
   return {
     wait: { type: 'boolean', description: waits },
     timeout: { type: 'string', valueName: '<duration>', description: 'With --wait: give up after this long (90s, 30m, 2h).', default: '2h' },
+    ...MAX_RPS_OPTION,
   } as const satisfies OptionSpecs
+}
+
+/**
+ * --max-rps: the process's request budget (src/core/budget.ts), which every wait's reads share;
+ * main.ts sets it before a command that takes the flag runs.
+ */
+export const MAX_RPS_OPTION = {
+  'max-rps': {
+    type: 'string',
+    valueName: '<n>',
+    env: 'PROVING_MAX_RPS',
+    description: 'Status reads per second, all waits of this command together (a 429 slows them further).',
+    default: String(DEFAULT_MAX_REQUESTS_PER_SECOND),
+  },
+} as const satisfies OptionSpecs
+
+/** The most --max-rps accepts: beyond it a service's limits, not ours, decide. */
+export const MAX_REQUESTS_PER_SECOND_LIMIT = 1_000
+
+/** --max-rps as a number: 0.1 to 1,000, decimals allowed. */
+export function parseMaxRps(text: string, input = '--max-rps'): number {
+  const value = Number(text.trim())
+  if (!/^\s*\d+(\.\d+)?\s*$/.test(text) || !(value >= 0.1) || value > MAX_REQUESTS_PER_SECOND_LIMIT) {
+    throw new InvalidInputError(`${input} must be a number of requests per second from 0.1 to ${MAX_REQUESTS_PER_SECOND_LIMIT}; got ${JSON.stringify(text)}.`, { input })
+  }
+  return value
 }
 
 /** Items per page of every list (`query list`, `task list`, `auth keys list`) when --limit is absent. */

@@ -1,10 +1,12 @@
+import { requestBudgetFor } from '../core/budget.ts'
 import { ProvingKitError, ServiceError } from '../core/errors.ts'
 import { redact, SecretRedactor } from '../core/redact.ts'
+import { systemClock } from '../core/runtime.ts'
 import { forTerminal, jsonForTerminal, serviceLine } from '../core/service-text.ts'
 import { VERSION } from '../core/version.ts'
 import { COMMANDS } from './commands/index.ts'
 import { type AdviceContext, cliAdvice, resumeAdvice } from './advice.ts'
-import { type CliIO, type CommandContext, type CommandSpec, commandOptions, createLogger, parseCommandArgs } from './context.ts'
+import { type CliIO, type CommandContext, type CommandSpec, commandOptions, createLogger, parseCommandArgs, parseMaxRps } from './context.ts'
 import { EXIT, exitCodeFor } from './exit-codes.ts'
 import { groupHelp, helpText, topLevelHelp } from './help.ts'
 import { closestWord } from './suggest.ts'
@@ -131,6 +133,9 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
       progress: (line) => (parsed.values.quiet === true ? undefined : io.stderr(`${serviceLine(redact(line, redactor))}\n`)),
       fail: (error) => reportError(io, error, { debug, json, redactor }),
     }
+    // One request budget for the process: every wait of the command shares it (src/core/budget.ts).
+    const maxRps = parsed.values['max-rps']
+    if (typeof maxRps === 'string') requestBudgetFor(systemClock).configure(parseMaxRps(maxRps))
     return await command.run(context)
   } catch (error) {
     reportError(io, error, { debug, json: wantsJson, redactor, advice })

@@ -1,6 +1,7 @@
+import { type RequestBudget, requestBudgetFor } from './budget.ts'
 import { classifyFailure, keepsWaiting } from './classify.ts'
 import { withDeadline } from './deadline.ts'
-import { AbortedError, ProvingKitError, type WaitedFor, WaitTimeoutError } from './errors.ts'
+import { AbortedError, ProvingKitError, ServiceError, type WaitedFor, WaitTimeoutError } from './errors.ts'
 import type { Clock, Logger } from './runtime.ts'
 
 /**
@@ -11,7 +12,8 @@ import type { Clock, Logger } from './runtime.ts'
  *   interval = clamp(elapsed / 8, 1 s, 30 s), then ±10% jitter
  *
  * For a 10 min job that is ~50 requests (a `sleep 5` loop makes 120), with a detection
- * latency never above the current interval.
+ * latency never above the current interval. Every check takes a turn of the process's request
+ * budget first (./budget.ts): many waits at once share one rate, the soonest due read first.
  */
 /** How long a wait lasts unless the caller says otherwise: 2 h, what a CI job would allow. */
 export const DEFAULT_WAIT_TIMEOUT_MS = 120 * 60_000
@@ -101,6 +103,8 @@ export type PollOptions = {
    * Either way it is, once a check has succeeded: the service was there.
    */
   pagesAreTransient?: boolean | undefined
+  /** The request budget the checks take turns from; by default the one of `clock` (./budget.ts). */
+  budget?: RequestBudget | undefined
 }
 
 /**
@@ -119,12 +123,25 @@ export async function pollUntil<T>(check: () => Promise<PollOutcome<T>>, options
   let retryAfterMs: number | undefined
   let answered = options.pagesAreTransient === true
   const waitedFor = options.waitedFor
+  const budget = options.budget ?? requestBudgetFor(options.clock)
+  let dueAt = started
   for (;;) {
     if (options.signal?.aborted) {
       throw new AbortedError(`Stopped waiting for ${options.what}: cancelled.`, {
         cause: options.signal.reason,
         waitedFor,
       })
+    }
+    // The check's turn: at its schedule when the budget has room, later when many waits share
+    // it, never past the deadline (the wait then times out without a last read).
+    let granted: boolean
+    try {
+      granted = await budget.take(dueAt, { signal: options.signal, deadline })
+    } catch (error) {
+      throw new AbortedError(`Stopped waiting for ${options.what}: cancelled.`, { cause: error, waitedFor })
+    }
+    if (!granted) {
+      throw new WaitTimeoutError(`Timed out after ${formatDuration(options.timeoutMs)} waiting for ${options.what}.`, { lastSeen: lastState, waitedFor })
     }
     try {
       // Every request the check makes is bounded by this wait's deadline (./deadline.ts).
@@ -139,7 +156,10 @@ export async function pollUntil<T>(check: () => Promise<PollOutcome<T>>, options
         throw new AbortedError(`Stopped waiting for ${options.what}: cancelled.`, { cause: error, waitedFor })
       }
       if (!keepsWaiting(error, { pagesAreTransient: answered }) || !(error instanceof ProvingKitError)) throw error
-      retryAfterMs = classifyFailure(error).retryAfterMs
+      const failure = classifyFailure(error)
+      retryAfterMs = failure.retryAfterMs
+      // "Too many requests" is about every read of this process: they all slow down.
+      if (failure.kind === 'retry-after' || (error instanceof ServiceError && error.status === 429)) budget.slowDown(retryAfterMs)
       consecutiveFailures++
       // Past the deadline the loop ends below with the timeout; no warning for the last try.
       if (error.details) options.logger.debug(`${options.what}: ${error.details}`)
@@ -158,11 +178,7 @@ export async function pollUntil<T>(check: () => Promise<PollOutcome<T>>, options
     }
     // A service that said when to come back (429, 503 with Retry-After) is not asked sooner.
     const delay = Math.min(Math.max(nextPollDelay(now - started, schedule, options.random), retryAfterMs ?? 0), deadline - now)
-    try {
-      await options.clock.sleep(delay, options.signal)
-    } catch (error) {
-      throw new AbortedError(`Stopped waiting for ${options.what}: cancelled.`, { cause: error, waitedFor })
-    }
+    dueAt = now + delay
   }
 }
 

@@ -9,7 +9,8 @@
  * Nothing here prints: hosts get rows and refusals to show.
  */
 import type { ProvingClient } from '../clients/proving.ts'
-import { UnknownStatusError, WaitTimeoutError } from '../core/errors.ts'
+import { requestBudgetFor } from '../core/budget.ts'
+import { AbortedError, UnknownStatusError, WaitTimeoutError } from '../core/errors.ts'
 import { isDeadlineError } from '../core/http.ts'
 import { withDeadline } from '../core/deadline.ts'
 import type { Clock } from '../core/runtime.ts'
@@ -150,7 +151,19 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
   // The bucket lists record D (no status in the contract): read each query with its status, a
   // few at a time, from whichever path the service serves (production has no /docs/ routes).
   const clock = client.http.clock
-  const read = (id: string) => client.readQuery(id, { signal: options.signal })
+  // Each read takes a turn of the process's request budget (src/core/budget.ts): a bucket of
+  // thousands is read at the rate every wait shares, never past the deadline.
+  const budget = requestBudgetFor(clock)
+  const read = async (id: string) => {
+    let granted: boolean
+    try {
+      granted = await budget.take(clock.now(), { signal: options.signal, deadline: options.deadline })
+    } catch (error) {
+      throw new AbortedError(`Stopped reading the queries of bucket ${details.bucket.id}: cancelled; nothing was judged.`, { cause: error })
+    }
+    if (!granted) throw bucketReadTimeout(details.bucket.id)
+    return client.readQuery(id, { signal: options.signal })
+  }
   for (let start = 0; start < ids.length; start += READS_AT_ONCE) {
     const slice = ids.slice(start, start + READS_AT_ONCE)
     const batch = options.deadline === undefined ? await Promise.all(slice.map(read)) : await readBefore(options.deadline, details.bucket.id, clock, () => Promise.all(slice.map(read)))
@@ -245,11 +258,14 @@ function listingRefusals(bucketId: string, ids: readonly string[], expected: Exp
 }
 
 /** Runs the reads under the command's deadline; one that would pass it ends as the wait's timeout. */
+function bucketReadTimeout(bucketId: string): WaitTimeoutError {
+  return new WaitTimeoutError(`Bucket ${bucketId} ended, but its queries could not all be read before the timeout; nothing was judged.`, {
+    waitedFor: { kind: 'bucket', id: bucketId },
+  })
+}
+
 async function readBefore<T>(deadline: number, bucketId: string, clock: Clock, reads: () => Promise<T>): Promise<T> {
-  const timedOut = () =>
-    new WaitTimeoutError(`Bucket ${bucketId} ended, but its queries could not all be read before the timeout; nothing was judged.`, {
-      waitedFor: { kind: 'bucket', id: bucketId },
-    })
+  const timedOut = () => bucketReadTimeout(bucketId)
   if (clock.now() >= deadline) throw timedOut()
   try {
     return await withDeadline(deadline, reads)

@@ -431,9 +431,59 @@ export class SubmissionJournal {
     return () => rm(path, { force: true })
   }
 
-  async hasWaiters(key: string): Promise<boolean> {
+  /**
+   * Whether a run waits for the key's owner: a listing of the folder begun after this call (a
+   * mark written before it is seen). Calls made while a listing runs share the next one, so a
+   * batch that settles N entries at once lists the folder a few times, not N times (issue 35:
+   * N listings of 2N files made a batch's end quadratic).
+   */
+  /**
+   * The query ids the entries of this folder record: the queries this journal accounts for (a
+   * killed batch's finished uploads, this run's). Read once per call (a re-run resolving an
+   * unfinished upload), the entries read a few at a time.
+   */
+  async recordedQueryIds(): Promise<Set<string>> {
     const names = await readdir(this.dir).catch(() => [] as string[])
-    return names.some((name) => name.startsWith(`${key}.waiting.`))
+    const ids = new Set<string>()
+    const entries = names.filter((name) => /^[0-9a-f]{32}\.json$/.test(name))
+    for (let at = 0; at < entries.length; at += 32) {
+      await Promise.all(
+        entries.slice(at, at + 32).map(async (name) => {
+          const entry = await this.read(name.slice(0, -'.json'.length))
+          if (entry?.provingQueryId) ids.add(entry.provingQueryId)
+        }),
+      )
+    }
+    return ids
+  }
+
+  async hasWaiters(key: string): Promise<boolean> {
+    const keys = await this.#waitingKeys()
+    return keys.has(key)
+  }
+
+  /**
+   * The keys with a waiting mark, from one listing begun after the call, shared by the calls made
+   * meanwhile through any SubmissionJournal of the folder (a batch makes one per PIE).
+   */
+  #waitingKeys(): Promise<Set<string>> {
+    let listings = folderListings.get(this.dir)
+    if (!listings) {
+      listings = { running: undefined, next: undefined }
+      folderListings.set(this.dir, listings)
+    }
+    const state = listings
+    state.next ??= (state.running ?? Promise.resolve()).then(() => {
+      state.next = undefined
+      const listing = waitingKeysIn(this.dir)
+      state.running = listing
+      // The last listing of a quiet folder forgets its state.
+      void listing.then(() => {
+        if (state.running === listing && state.next === undefined) folderListings.delete(this.dir)
+      })
+      return listing
+    })
+    return state.next
   }
 
   /**
@@ -443,9 +493,10 @@ export class SubmissionJournal {
   async settle(key: string, release: () => Promise<void>): Promise<void> {
     try {
       await release()
-      const entry = await this.read(key)
+      // Read only when a run waits: a batch settling thousands of entries reads none of them.
+      const entry = (await this.hasWaiters(key)) ? await this.read(key) : undefined
       // Signed by this run: a waiter follows only the run it waited for, never an older leftover.
-      if (entry?.provingQueryId && (await this.hasWaiters(key))) {
+      if (entry?.provingQueryId) {
         await this.write({ ...entry, state: 'settled', owner: await currentOwner() })
         // The last waiter may have left while this was written, having read `submitted`: look again.
         if (!(await this.hasWaiters(key))) await this.remove(key)
@@ -456,6 +507,20 @@ export class SubmissionJournal {
       // Best effort: the id was reported; an entry left behind is followed by a re-run, never paid twice.
     }
   }
+}
+
+/** Per folder: the listing under way, and the one the calls made meanwhile will share (see hasWaiters). */
+const folderListings = new Map<string, { running: Promise<Set<string>> | undefined; next: Promise<Set<string>> | undefined }>()
+
+/** The keys of a folder's waiting marks. */
+async function waitingKeysIn(dir: string): Promise<Set<string>> {
+  const names = await readdir(dir).catch(() => [] as string[])
+  const keys = new Set<string>()
+  for (const name of names) {
+    const at = name.indexOf('.waiting.')
+    if (at > 0) keys.add(name.slice(0, at))
+  }
+  return keys
 }
 
 /** Removes the lock once, and only while it is still this run's (another may hold it after a release). */
@@ -749,46 +814,50 @@ function isFileSystemError(error: unknown): boolean {
  * its facts against this PIE before the gate passes), or a refusal naming the candidates.
  */
 async function resolveUnfinished(previous: JournalEntry, options: JournalOptions, where: string): Promise<string | undefined> {
-  const { parts, client, logger } = options
+  const { parts, client, logger, journal } = options
   if (parts.endpoint === 'general') {
     // The dedupId settles it: the client looks it up and the service refuses a second query.
     logger.warn(`An earlier upload of this PIE to ${parts.service} did not finish ${where}; its dedupId decides whether a query exists.`)
     return
   }
-  let candidates: { id: string; createdAt: string | null | undefined }[]
-  let since: number
+  let found: { candidates: string[]; complete: boolean }
   try {
-    const page = await client.listQueries({ limit: 20, offset: 0, signal: options.signal })
     // The service stamps createdAt with its own clock: compare in its time, from the offset
     // measured when the upload began (or now), else allow for any skew.
-    const offset = previous.serviceOffsetMs ?? client.http.serviceOffsetMs()
-    since = offset === undefined ? previous.startedAt - SKEW_MS : previous.startedAt + offset - OFFSET_MARGIN_MS
-    candidates = page.provingQueries
-      .map((record) => ({ id: record.id, createdAt: record.createdAt ?? null }))
-      .filter((record) => record.createdAt === null || !(Date.parse(record.createdAt) < since))
+    const since = () => {
+      const offset = previous.serviceOffsetMs ?? client.http.serviceOffsetMs()
+      return offset === undefined ? previous.startedAt - SKEW_MS : previous.startedAt + offset - OFFSET_MARGIN_MS
+    }
+    // The queries this journal recorded (the rest of a killed batch, this run's) are accounted
+    // for: none of them is this PIE's (issue 35: a batch's own uploads were counted).
+    found = await queriesSince(options, since, await journal.recordedQueryIds())
   } catch (error) {
+    if (error instanceof AbortedError) throw error
     throw new UnresolvedSubmissionError(
       `An earlier upload of this PIE to ${parts.service} did not finish ${where}, and the list of your queries could not be read to check it; nothing was sent. Check \`proving query list\`, then rerun with --new if no query came of it.`,
       { cause: error },
     )
   }
-  if (candidates.length === 0) {
+  const { candidates, complete } = found
+  if (candidates.length === 0 && complete) {
     logger.warn(`An earlier upload of this PIE to ${parts.service} did not finish ${where}; the service lists no query since the upload began (by its own clock), so it is submitted now, once.`)
     return undefined
   }
-  if (candidates.length === 1 && options.factsChecked) {
-    // The one query since the upload began is this PIE's unless another run of the key made it;
-    // the facts compared before the gate tell: another PIE's query never passes it (one with the
-    // same facts proves the same statement).
+  if (candidates.length === 1 && complete && options.factsChecked) {
+    // The one query since the upload began (that this journal did not record) is this PIE's
+    // unless another run of the key made it; the facts compared before the gate tell: another
+    // PIE's query never passes it (one with the same facts proves the same statement).
     const [only] = candidates
     logger.warn(
-      `Following query ${only!.id}, submitted by an earlier run whose upload of this PIE to ${parts.service} ended before its answer ${where}: the only query of your key since that upload began; its facts are checked against this PIE before the gate passes. Nothing is sent again; pass --new to submit anyway.`,
+      `Following query ${only!}, submitted by an earlier run whose upload of this PIE to ${parts.service} ended before its answer ${where}: the only query of your key since that upload began; its facts are checked against this PIE before the gate passes. Nothing is sent again; pass --new to submit anyway.`,
     )
-    return only!.id
+    return only!
   }
-  const shown = candidates.slice(0, 5).map((record) => record.id).join(', ')
+  const shown = candidates.slice(0, 5).join(', ')
+  const count = `${complete ? '' : 'at least '}${candidates.length} quer${candidates.length === 1 ? 'y' : 'ies'}`
+  // No --new here: a query exists that may be this PIE's, and --new would pay for it again.
   throw new UnresolvedSubmissionError(
-    `An earlier upload of this PIE to ${parts.service} did not finish ${where}, and your key has ${candidates.length} quer${candidates.length === 1 ? 'y' : 'ies'} since the upload began (${shown}); one may be it. Nothing was sent. Follow it with \`proving query wait <id>\`, or rerun with --new to submit anyway.`,
+    `An earlier upload of this PIE to ${parts.service} did not finish ${where}, and your key has ${count} since the upload began that this journal did not record${candidates.length ? ` (${shown})` : ''}; one may be this PIE's. Nothing was sent, and nothing is while the entry stands (--new would pay twice if one of them is this PIE's). Follow them with \`proving query wait <id>\`; remove the entry (`proving journal clear`) only once you know that none of them is.`,
   )
 }
 
@@ -819,4 +888,41 @@ export async function recordedResult(dir: string, queryId: string, service: stri
     }
   }
   return undefined
+}
+
+/** At most this many pages (of 100) are read to find the queries since an unfinished upload. */
+const MAX_LIST_PAGES = 50
+
+/**
+ * The ids of the caller's queries created since `since()` (the service's clock) and not in
+ * `known`, page after page (100 a page) until the list ends, a page holds none that recent
+ * while every record so far came newest first (the order is not documented: it is checked, not
+ * assumed), or MAX_LIST_PAGES: `complete` false then, the count a lower bound.
+ */
+async function queriesSince(options: JournalOptions, since: () => number, known: Set<string>): Promise<{ candidates: string[]; complete: boolean }> {
+  const limit = 100
+  const candidates: string[] = []
+  let newestFirst = true
+  let previous = Number.POSITIVE_INFINITY
+  for (let page = 0, offset = 0; page < MAX_LIST_PAGES; page++) {
+    const answer = await options.client.listQueries({ limit, offset, signal: options.signal })
+    const records = answer.provingQueries
+    // The offset is read after the first answer (its `Date` header), when the entry has none.
+    const from = since()
+    let recent = 0
+    for (const record of records) {
+      const createdAt = record.createdAt ?? null
+      const time = createdAt === null ? Number.NaN : Date.parse(createdAt)
+      if (Number.isNaN(time)) newestFirst = false
+      else if (time > previous) newestFirst = false
+      else previous = time
+      if (time < from) continue
+      recent++
+      if (!known.has(record.id)) candidates.push(record.id)
+    }
+    offset += records.length
+    const ended = typeof answer.total === 'number' ? offset >= answer.total : records.length < limit
+    if (records.length === 0 || ended || (recent === 0 && newestFirst)) return { candidates, complete: true }
+  }
+  return { candidates, complete: false }
 }

@@ -30,6 +30,11 @@ afterAll(async () => {
   await emulator.close()
 })
 
+async function setTiming(timing: { receivedMs: number; stepMs: number }) {
+  const answer = await fetch(`${emulator.url}/_emulator/timing`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(timing) })
+  expect(answer.status).toBe(200)
+}
+
 /** Forwards to the emulator; holds uploads until `limit` (or all that remain) are in flight. */
 async function gatedProxy(limit: number, total: number) {
   let inFlight = 0
@@ -97,6 +102,37 @@ describe('proving prove with many PIEs', () => {
     expect(run.stdout).toMatch(/10 of 11 succeeded in \d+\.\d s\./)
   }, 120_000)
 
+  it('with --wait, 40 queries read their status at most --max-rps times in any second, all together (issue 35: 583 a second for 500)', async () => {
+    // Each query takes a few steps of 300 ms, so every one is read several times.
+    await setTiming({ receivedMs: 0, stepMs: 300 })
+    const before = emulator.requests().length
+    const args = ['prove', join(work, 'pie0[0-3]*.zip'), '--wait', '--concurrency', '8', '--max-rps', '15', '--json']
+    const run = await runCli(args, { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY } })
+    expect(run.code, run.stderr).toBe(0)
+    expect(JSON.parse(run.stdout)).toHaveLength(39)
+    const reads = emulator
+      .requests()
+      .slice(before)
+      // One status read a turn: against this emulator (interface.md's record D has no status)
+      // the docs path; the production path is asked once more only by the waits that began
+      // before the client learned that (at most --concurrency of them).
+      .filter((request) => request.method === 'GET' && request.path.startsWith('/docs/proving-query/'))
+      .map((request) => Date.parse(request.at))
+      .sort((a, b) => a - b)
+    expect(reads.length).toBeGreaterThanOrEqual(39)
+    // Turns are 1/15 s apart when given; one read may reach the service a little late, so a
+    // window of one second holds at most 16 (each query polling alone: 39 at once).
+    let most = 0
+    for (let first = 0, last = 0; last < reads.length; last++) {
+      while (reads[last]! - reads[first]! >= 1_000) first++
+      most = Math.max(most, last - first + 1)
+    }
+    expect(most).toBeLessThanOrEqual(16)
+    const production = emulator.requests().slice(before).filter((request) => request.method === 'GET' && request.path.startsWith('/proving-query/'))
+    expect(production.length).toBeLessThanOrEqual(8)
+    await setTiming({ receivedMs: 0, stepMs: 10 })
+  }, 120_000)
+
   it('refuses a missing path or a pattern that matches nothing before anything is sent', async () => {
     const before = emulator.state.counters.submissions
     const missing = await runCli(['prove', join(work, 'pie001.zip'), join(work, 'nope.zip')], {
@@ -120,5 +156,16 @@ describe('proving prove with many PIEs', () => {
     expect(rows).toHaveLength(2)
     expect(rows[1]!.provingQueryId).toBe(rows[0]!.provingQueryId)
     expect(emulator.state.counters.submissions).toBe(before + 1)
+  })
+
+  it('query list --all pages at the service\'s largest page (100), whatever --limit says (issue 35: it paged by 20)', async () => {
+    const before = emulator.requests().length
+    const run = await runCli(['query', 'list', '--all', '--limit', '5', '--json'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY } })
+    expect(run.code, run.stderr).toBe(0)
+    const { provingQueries } = JSON.parse(run.stdout) as { provingQueries: unknown[] }
+    // The batches above made more than 100 queries with this key: more than one page.
+    expect(provingQueries.length).toBeGreaterThan(100)
+    const pages = emulator.requests().slice(before).filter((request) => request.path.startsWith('/docs/proving-queries'))
+    expect(pages.map((request) => new URL(request.path, 'http://x').searchParams.get('limit'))).toEqual(Array(Math.ceil(provingQueries.length / 100)).fill('100'))
   })
 })

@@ -5,6 +5,8 @@
  * report too. An action file is its inputs, its step and its work.
  */
 import type { ActionIO, CrossCheck, InputSpecs, InputValues, RunOptions } from '../types.ts'
+import { requestBudgetFor } from '../../core/budget.ts'
+import { systemClock } from '../../core/runtime.ts'
 import { parseInputs } from './inputs.ts'
 import type { Step } from './step.ts'
 
@@ -46,6 +48,9 @@ export function defineAction<S extends InputSpecs, St extends Step>(
       await definition.step(io, signal, undefined).fail(error)
       return
     }
+    // One request budget for the process: every wait of the step shares it (src/core/budget.ts).
+    const rate = (inputs as Record<string, unknown>)['max-requests-per-second']
+    if (typeof rate === 'number') requestBudgetFor(systemClock).configure(rate)
     const step = definition.step(io, signal, inputs)
     await step.run(() => definition.work({ io, signal, inputs, step }))
   }

@@ -6,6 +6,7 @@
  * declarations and the action.yml files equal.
  */
 import { z } from 'zod'
+import { DEFAULT_MAX_REQUESTS_PER_SECOND } from '../../core/budget.ts'
 import { InvalidInputError } from '../../core/errors.ts'
 import {
   CAIRO_VERSIONS,
@@ -54,6 +55,13 @@ export const minutesValue = z
   .refine((minutes) => minutes > 0 && minutes <= MAX_MINUTES, {
     error: `must be above 0 and at most ${MAX_MINUTES} (7 days)`,
   })
+
+/** `max-requests-per-second`: the process's request budget (src/core/budget.ts), 0.1 to 1,000. */
+export const requestRateValue = z
+  .string()
+  .regex(/^\d+(\.\d+)?$/, { error: 'must be a number of requests per second, such as 10 or 0.5' })
+  .transform(Number)
+  .refine((perSecond) => perSecond >= 0.1 && perSecond <= 1_000, { error: 'must be from 0.1 to 1000' })
 
 function isHttpUrl(text: string): boolean {
   try {
@@ -255,6 +263,7 @@ export const MAIN_INPUTS = {
   'mock-fact-hash': withDefault('false', booleanValue),
   wait: withDefault('true', booleanValue),
   'timeout-minutes': withDefault('120', minutesValue),
+  'max-requests-per-second': withDefault(String(DEFAULT_MAX_REQUESTS_PER_SECOND), requestRateValue),
   'allow-mocked-fact': withDefault('false', booleanValue),
   'expected-program-hash': optional(feltValue),
   'verify-facts': withDefault('true', booleanValue),
@@ -290,6 +299,7 @@ export const WAIT_INPUTS = {
   'query-id': required(identifierValue),
   ...service,
   'timeout-minutes': withDefault('120', minutesValue),
+  'max-requests-per-second': withDefault(String(DEFAULT_MAX_REQUESTS_PER_SECOND), requestRateValue),
   'allow-mocked-fact': withDefault('false', booleanValue),
   'expected-program-hash': optional(feltValue),
   'expected-result': optional(enumValue(RESULTS)),
@@ -304,6 +314,7 @@ export const VERIFY_PROOF_INPUTS = {
   'mock-fact-hash': withDefault('false', booleanValue),
   wait: withDefault('true', booleanValue),
   'timeout-minutes': withDefault('120', minutesValue),
+  'max-requests-per-second': withDefault(String(DEFAULT_MAX_REQUESTS_PER_SECOND), requestRateValue),
   ...service,
 } satisfies InputSpecs
 
@@ -312,6 +323,7 @@ export const RETRY_INPUTS = {
   ...service,
   wait: withDefault('true', booleanValue),
   'timeout-minutes': withDefault('120', minutesValue),
+  'max-requests-per-second': withDefault(String(DEFAULT_MAX_REQUESTS_PER_SECOND), requestRateValue),
   'allow-mocked-fact': withDefault('false', booleanValue),
 } satisfies InputSpecs
 
@@ -320,6 +332,7 @@ export const BUCKET_CLOSE_INPUTS = {
   ...service,
   wait: withDefault('false', booleanValue),
   'timeout-minutes': withDefault('120', minutesValue),
+  'max-requests-per-second': withDefault(String(DEFAULT_MAX_REQUESTS_PER_SECOND), requestRateValue),
   pie: optional(pathValue),
   'allow-mocked-fact': withDefault('false', booleanValue),
   'expected-program-hash': optional(feltValue),
@@ -341,6 +354,7 @@ const waitingService = {
   'api-key': optional(nonEmptyValue, { secret: true }),
   wait: withDefault('true', booleanValue),
   'timeout-minutes': withDefault('120', minutesValue),
+  'max-requests-per-second': withDefault(String(DEFAULT_MAX_REQUESTS_PER_SECOND), requestRateValue),
   'allow-insecure-http': withDefault('false', booleanValue),
 }
 

@@ -1,6 +1,6 @@
 import { InvalidInputError, RemoteFailureError } from '../../core/errors.ts'
 import { serviceLine } from '../../core/service-text.ts'
-import { allowInsecureHttp, defineCommand, pageOptions, pageSummary, parseInteger, SERVICE_OPTIONS } from '../context.ts'
+import { allowInsecureHttp, defineCommand, MAX_RPS_OPTION, pageOptions, pageSummary, parseInteger, SERVICE_OPTIONS } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { describeQuery, provingClientFrom, timeoutFrom, withHeartbeat } from '../services.ts'
 import { ANY_PROOF, type ExpectedResult, expectResult } from '../../pipeline/gate.ts'
@@ -16,6 +16,7 @@ const TIMEOUT_OPTION = {
     description: 'Give up waiting after this long: 90s, 30m, 2h.',
     default: '2h',
   },
+  ...MAX_RPS_OPTION,
 } as const
 
 export const queryGet = defineCommand({
@@ -164,7 +165,7 @@ export const queryList = defineCommand({
     ...pageOptions('Queries', 100),
     search: { type: 'string', valueName: '<text>', description: 'Match the query id or external id.' },
     network: { type: 'string', valueName: '<MAINNET|TESTNET>', description: 'Only queries on this network.' },
-    all: { type: 'boolean', description: 'Every page, not just one.' },
+    all: { type: 'boolean', description: 'Every page, not just one, 100 queries a request (--limit and --offset are for one page).' },
   },
   async run(context) {
     const client = provingClientFrom(context, { needsKey: true })
@@ -179,7 +180,8 @@ export const queryList = defineCommand({
     let total
     if (context.values.all) {
       queries = []
-      for await (const query of client.iterateQueries({ ...filters, limit })) queries.push(query)
+      // At the service's largest page (100), not --limit's: each page costs a request (issue 35).
+      for await (const query of client.iterateQueries(filters)) queries.push(query)
       total = queries.length
     } else {
       const page = await client.listQueries({ ...filters, limit, offset })

@@ -253,7 +253,7 @@ export const taskWait = defineCommand({
   args: '<uuid>',
   summary: 'Wait for a task to finish; exit 0 when TaskDecommitmentCompleted, 1 on any *Failed.',
   positionals: { min: 1, max: 1 },
-  options: { ...TASK_SERVICE_OPTIONS, timeout: WAIT_OPTIONS.timeout },
+  options: { ...TASK_SERVICE_OPTIONS, timeout: WAIT_OPTIONS.timeout, 'max-rps': WAIT_OPTIONS['max-rps'] },
   async run(context) {
     const client = taskClientFrom(context, { needsKey: false })
     return waitAndPrint(context, client, context.positionals[0]!)
@@ -270,7 +270,7 @@ export const taskList = defineCommand({
     search: { type: 'string', valueName: '<text>', description: 'Match the task uuid.' },
     status: { type: 'string', valueName: '<status>', description: `Only tasks in this status (${TASK_STATUSES[0]}, ..., ${TASK_STATUSES.at(-1)}).` },
     'client-id': { type: 'string', valueName: '<id>', description: 'Only tasks of this client.' },
-    all: { type: 'boolean', description: 'Every page, not just one.' },
+    all: { type: 'boolean', description: `Every page, not just one, ${TASK_LIST_MAX_PER_PAGE} tasks a request (--limit and --offset are for one page).` },
   },
   async run(context) {
     // The same paging as every list here (--limit/--offset); the task service pages by number.
@@ -286,7 +286,8 @@ export const taskList = defineCommand({
     let pagination
     if (context.values.all) {
       tasks = []
-      for await (const task of client.iterateTasks({ ...filters, perPage: limit })) tasks.push(task)
+      // At the service's largest page, not --limit's: each page costs a request (issue 35).
+      for await (const task of client.iterateTasks(filters)) tasks.push(task)
       pagination = { page: 1, perPage: tasks.length, total: tasks.length, totalPages: 1 }
     } else {
       // An offset that is not a whole number of pages spans two pages of `limit`.

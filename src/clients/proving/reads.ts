@@ -1,4 +1,6 @@
-import { InvalidInputError, isNoRoute } from '../../core/errors.ts'
+import { requestBudgetFor } from '../../core/budget.ts'
+import { currentDeadline } from '../../core/deadline.ts'
+import { AbortedError, InvalidInputError, isNoRoute } from '../../core/errors.ts'
 import { requireId } from '../../core/checks.ts'
 import type { DocsQueryResponse, QueryRecordL, QueryResponse } from '../../schemas/proving.ts'
 import { apiKeyFor, type ProvingService, provingSchemas, type ReadPaths } from './service.ts'
@@ -44,7 +46,7 @@ export async function readQuery(service: ProvingService, queryId: string, option
  * - `production`: GET /proving-query/{id}, whose record carries `status` in production;
  * - `docs`: GET /docs/proving-query/{id} (interface.md's record L), which needs the key;
  * - `auto`: production's path first; when its record has no `status` (interface.md's record
- *   D) the docs path, for the rest of the wait. A no-route 404 on either path (a 404 that is not
+ *   D) the docs path, for the rest of the wait and the client's later waits (one read a check). A no-route 404 on either path (a 404 that is not
  *   the service's PROVING_QUERY_NOT_FOUND) moves the wait to the other path once, for good.
  */
 export class StatusReader {
@@ -58,7 +60,7 @@ export class StatusReader {
     this.#service = service
     this.#id = id
     this.#fixed = paths !== 'auto'
-    this.#route = paths === 'docs' ? 'docs' : 'production'
+    this.#route = paths === 'docs' ? 'docs' : paths === 'auto' ? (service.statusPath ?? 'production') : 'production'
   }
 
   async read(signal: AbortSignal | undefined): Promise<QueryResult> {
@@ -74,6 +76,14 @@ export class StatusReader {
       // The record had no status (or the path has no route): the other path, for the rest.
       this.#switched = true
       this.#route = this.#route === 'docs' ? 'production' : 'docs'
+      if (!this.#fixed) this.#service.statusPath = this.#route
+      // The other path is a second request: it takes its own turn of the process's budget.
+      const { clock } = this.#service.http
+      try {
+        await requestBudgetFor(clock).take(clock.now(), { signal, deadline: currentDeadline() })
+      } catch (error) {
+        throw new AbortedError(`Reading query ${this.#id} was cancelled.`, { cause: error })
+      }
     }
   }
 

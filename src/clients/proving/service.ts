@@ -33,6 +33,11 @@ export type ProvingService = {
   readonly readPaths: ReadPaths
   /** The list path this client found answering (auto), so later pages go straight there. */
   listPath: 'docs' | 'production' | undefined
+  /**
+   * With readPaths `auto`: the path a status read settled on (the production record had no status,
+   * or a path had no route), so the next wait starts there instead of asking both (issue 35).
+   */
+  statusPath: 'docs' | 'production' | undefined
   /** GET /is-alive answered like the proving service (checkService): not asked again. */
   serviceChecked: boolean
 }
@@ -48,7 +53,7 @@ export function provingServiceOf(options: ClientOptions): ProvingService {
     serviceName: 'proving service',
     redactor: new SecretRedactor([apiKey, ...(options.secrets ?? [])]),
   })
-  return { http, apiKey, readPaths, listPath: undefined, serviceChecked: false }
+  return { http, apiKey, readPaths, listPath: undefined, statusPath: undefined, serviceChecked: false }
 }
 
 /** The API key for an operation that needs one; without it, an input error that says so. */

@@ -168,11 +168,11 @@ function isCommand(value: unknown): value is CommandSpec {
 
 /**
  * The flag names a module and the CLI modules it imports read: `values.name`, `values['name']`,
- * the general-submission reader's `text('name')`, and a table of names read in a loop. main.ts reads --json, --debug and --help
- * for every command.
+ * the general-submission reader's `text('name')`, and a table of names read in a loop. main.ts reads --json, --debug, --help
+ * and --max-rps (the process's request budget) for every command.
  */
 function flagsRead(file: string, seen: Set<string>): Set<string> {
-  const names = new Set(['json', 'debug', 'help'])
+  const names = new Set(['json', 'debug', 'help', 'max-rps'])
   if (seen.has(file)) return names
   seen.add(file)
   const source = readFileSync(file, 'utf8')

@@ -99,3 +99,26 @@ describe('a missing service address', () => {
     expect(stderr().trim().split('\n')).toHaveLength(1)
   })
 })
+
+describe('--max-rps: the process\'s request budget (issue 35)', () => {
+  it('sets the budget every wait of the command shares (flag or PROVING_MAX_RPS); 10 when absent; a bad value is exit 2 naming it, before anything is sent', async () => {
+    const { requestBudgetFor } = await import('../../../src/core/budget.ts')
+    const { systemClock } = await import('../../../src/core/runtime.ts')
+    const budget = requestBudgetFor(systemClock)
+    const home = mkdtempSync(join(tmpdir(), 'proving-home-'))
+    const env = { HOME: home, XDG_CONFIG_HOME: home }
+    // No address: the command stops at its first step, after the budget was set.
+    expect(await main(['query', 'wait', 'q-1', '--max-rps', '2.5'], { io: recordingIO(env).io })).toBe(2)
+    expect(budget.maxPerSecond).toBe(2.5)
+    expect(await main(['query', 'wait', 'q-1'], { io: recordingIO({ ...env, PROVING_MAX_RPS: '40' }).io })).toBe(2)
+    expect(budget.maxPerSecond).toBe(40)
+    expect(await main(['query', 'wait', 'q-1'], { io: recordingIO(env).io })).toBe(2)
+    expect(budget.maxPerSecond).toBe(10)
+    for (const text of ['0', 'fast', '1001']) {
+      const { io, stderr } = recordingIO(env)
+      expect(await main(['prove', 'x.zip', '--wait', '--max-rps', text], { io })).toBe(2)
+      expect(stderr()).toContain(`--max-rps must be a number of requests per second from 0.1 to 1000; got ${JSON.stringify(text)}.`)
+    }
+    expect(budget.maxPerSecond).toBe(10)
+  })
+})

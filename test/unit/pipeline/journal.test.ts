@@ -503,12 +503,12 @@ describe('an unfinished upload on the L2 endpoint: the list of queries decides (
     const one = await attempt(journal, { client: fakeClient({ queries: [{ id: 'q-a', createdAt: at(STARTED + 1_000) }] }) })
     expect(one.submits).toBe(0)
     expect((one.error as UnresolvedSubmissionError).shortMessage).toBe(
-      `An earlier upload of this PIE to ${parts.service} did not finish (journal ${journal.pathOf(key)}), and your key has 1 query since the upload began (q-a); one may be it. Nothing was sent. Follow it with \`proving query wait <id>\`, or rerun with --new to submit anyway.`,
+      `An earlier upload of this PIE to ${parts.service} did not finish (journal ${journal.pathOf(key)}), and your key has 1 query since the upload began that this journal did not record (q-a); one may be this PIE's. Nothing was sent, and nothing is while the entry stands (--new would pay twice if one of them is this PIE's). Follow them with \`proving query wait <id>\`; remove the entry only once you know that none of them is.`,
     )
     const seven = Array.from({ length: 7 }, (_, index) => ({ id: `q-${index + 1}`, createdAt: at(STARTED + index) }))
     const many = await attempt(journal, { client: fakeClient({ queries: seven }) })
     expect(many.submits).toBe(0)
-    expect((many.error as UnresolvedSubmissionError).shortMessage).toMatch(/your key has 7 queries since the upload began \(q-1, q-2, q-3, q-4, q-5\); one may be it/)
+    expect((many.error as UnresolvedSubmissionError).shortMessage).toMatch(/your key has 7 queries since the upload began that this journal did not record \(q-1, q-2, q-3, q-4, q-5\); one may be this PIE's/)
   })
 
   it('a query the service gives no creation time counts as a candidate', async () => {
@@ -517,7 +517,7 @@ describe('an unfinished upload on the L2 endpoint: the list of queries decides (
     for (const record of [{ id: 'q-null', createdAt: null }, { id: 'q-none' }]) {
       const rerun = await attempt(journal, { client: fakeClient({ queries: [record] }) })
       expect(rerun.submits, record.id).toBe(0)
-      expect((rerun.error as Error).message, record.id).toMatch(new RegExp(`1 query since the upload began \\(${record.id}\\)`))
+      expect((rerun.error as Error).message, record.id).toMatch(new RegExp(`1 query since the upload began that this journal did not record \\(${record.id}\\)`))
     }
   })
 
@@ -527,7 +527,7 @@ describe('an unfinished upload on the L2 endpoint: the list of queries decides (
     const edge = STARTED - 5 * 60_000
     const inside = await attempt(journal, { client: fakeClient({ queries: [{ id: 'q-edge', createdAt: at(edge) }] }) })
     expect(inside.submits).toBe(0)
-    expect((inside.error as Error).message).toMatch(/1 query since the upload began \(q-edge\)/)
+    expect((inside.error as Error).message).toMatch(/1 query since the upload began that this journal did not record \(q-edge\)/)
     const outside = await attempt(journal, { client: fakeClient({ queries: [{ id: 'q-before', createdAt: at(edge - 1) }] }) })
     expect(outside.submits).toBe(1)
     expect(outside.warnings).toMatch(/lists no query since the upload began/)
@@ -542,7 +542,7 @@ describe('an unfinished upload on the L2 endpoint: the list of queries decides (
     // The re-run's own offset is not used when the entry has one.
     const inside = await attempt(journal, { client: fakeClient({ offset: -3_600_000, queries: [{ id: 'q-edge', createdAt: at(edge) }] }) })
     expect(inside.submits).toBe(0)
-    expect((inside.error as Error).message).toMatch(/1 query since the upload began \(q-edge\)/)
+    expect((inside.error as Error).message).toMatch(/1 query since the upload began that this journal did not record \(q-edge\)/)
     const outside = await attempt(journal, { client: fakeClient({ offset: -3_600_000, queries: [{ id: 'q-before', createdAt: at(edge - 1) }] }) })
     expect(outside.submits).toBe(1)
     await outside.result?.settle?.()

@@ -94,6 +94,17 @@ describe('root inputs', () => {
     expect(problems.find((p) => p.input === 'wait')!.message).toMatch(/must be true or false; got "yes"/)
   })
 
+  it('max-requests-per-second (issue 35): 10 by default, decimals allowed, 0.1 to 1000, every waiting action takes it', () => {
+    expect(parseInputs(io({ pie: 'p', ...SERVICE }), MAIN_INPUTS, mainCrossCheck)['max-requests-per-second']).toBe(10)
+    expect(parseInputs(io({ pie: 'p', ...SERVICE, 'max-requests-per-second': '2.5' }), MAIN_INPUTS, mainCrossCheck)['max-requests-per-second']).toBe(2.5)
+    for (const text of ['0', '0.05', '1001', 'fast', '-1']) {
+      const problems = problemsOf(() => parseInputs(io({ pie: 'p', ...SERVICE, 'max-requests-per-second': text }), MAIN_INPUTS, mainCrossCheck))
+      expect(problems.map((problem) => problem.input), text).toEqual(['max-requests-per-second'])
+      expect(problems[0]!.message).toContain('`max-requests-per-second`')
+    }
+    for (const inputs of [WAIT_INPUTS, VERIFY_PROOF_INPUTS, BUCKET_CLOSE_INPUTS]) expect(Object.keys(inputs)).toContain('max-requests-per-second')
+  })
+
   it('api-key and base-url are required unless emulator is true', () => {
     const problems = problemsOf(() => parseInputs(io({ pie: 'p' }), MAIN_INPUTS, mainCrossCheck))
     expect(problems.map((problem) => problem.input)).toEqual(['api-key', 'base-url'])

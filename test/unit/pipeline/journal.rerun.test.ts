@@ -1,0 +1,139 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { ProvingClient } from '../../../src/clients/proving.ts'
+import type { Logger } from '../../../src/core/runtime.ts'
+import { type JournalParts, SubmissionJournal, submitWithJournal, UnresolvedSubmissionError } from '../../../src/pipeline/journal.ts'
+
+/**
+ * The re-run of a killed batch (issue 35): its own recorded queries are told apart from the
+ * uploads that were in flight, the count of the others is true (every page, not the first 20),
+ * and the refusal never advises --new (which would pay again for a query that exists).
+ */
+
+let dir: string
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'journal-rerun-'))
+})
+afterEach(() => rm(dir, { recursive: true, force: true }))
+
+const STARTED = Date.parse('2026-01-10T00:00:00Z')
+const at = (ms: number) => new Date(ms).toISOString()
+const partsOf = (index: number): JournalParts => ({
+  pieDigest: index.toString(16).padStart(64, '0'),
+  service: 'https://proving.example',
+  endpoint: 'l2-pie',
+  params: { layout: 'auto' },
+})
+
+type Record = { id: string; createdAt: string | null }
+/** A service whose list pages by limit and offset, as the emulator's does; counts the list requests. */
+function pagingClient(records: Record[], options: { total?: boolean } = {}) {
+  const asked: { limit: number; offset: number }[] = []
+  const client = {
+    http: { serviceOffsetMs: () => 0 },
+    checkService: async () => {},
+    listQueries: async ({ limit = 10, offset = 0 }: { limit?: number; offset?: number }) => {
+      asked.push({ limit, offset })
+      return { provingQueries: records.slice(offset, offset + limit), ...(options.total === false ? {} : { total: records.length }) }
+    },
+  } as unknown as ProvingClient
+  return { client, asked }
+}
+
+function logger(): Logger & { warnings: string[] } {
+  const warnings: string[] = []
+  return { warnings, debug() {}, info() {}, warn: (message) => void warnings.push(message), error() {} }
+}
+
+/** A killed batch's journal: `recorded` finished uploads (their ids known), then one left `submitting`. */
+async function killedBatch(recorded: number) {
+  const journal = new SubmissionJournal(dir, () => STARTED + 60_000)
+  await journal.open()
+  for (let index = 1; index <= recorded; index++) {
+    const parts = partsOf(index)
+    await journal.write({ version: 1, key: journal.keyOf(parts), ...parts, startedAt: STARTED, state: 'submitted', provingQueryId: `q-own-${index}`, serviceOffsetMs: 0 })
+  }
+  const unfinished = partsOf(0)
+  await journal.write({ version: 1, key: journal.keyOf(unfinished), ...unfinished, startedAt: STARTED, state: 'submitting', serviceOffsetMs: 0 })
+  return { journal, unfinished }
+}
+
+async function rerun(journal: SubmissionJournal, parts: JournalParts, client: ProvingClient) {
+  let submits = 0
+  const log = logger()
+  try {
+    const result = await submitWithJournal({
+      journal,
+      parts,
+      client,
+      forceNew: false,
+      logger: log,
+      submit: async () => ({ provingQueryId: `q-new-${++submits}` }),
+    })
+    await result.settle?.()
+    return { submits, warnings: log.warnings, error: undefined }
+  } catch (error) {
+    return { submits, warnings: log.warnings, error: error as UnresolvedSubmissionError }
+  }
+}
+
+describe('the re-run of a killed batch (issue 35)', () => {
+  it('the batch\'s own 250 recorded queries (three pages) are not candidates: the unfinished upload created nothing, so it is submitted, once', async () => {
+    const { journal, unfinished } = await killedBatch(250)
+    const listed = Array.from({ length: 250 }, (_, index) => ({ id: `q-own-${250 - index}`, createdAt: at(STARTED + 1_000 + (250 - index)) }))
+    const { client, asked } = pagingClient(listed)
+    const run = await rerun(journal, unfinished, client)
+    expect(run.error).toBeUndefined()
+    expect(run.submits).toBe(1)
+    expect(run.warnings.join('\n')).toMatch(/lists no query since the upload began \(by its own clock\), so it is submitted now, once/)
+    // Every page at the largest size: 100, 100, 50.
+    expect(asked).toEqual([
+      { limit: 100, offset: 0 },
+      { limit: 100, offset: 100 },
+      { limit: 100, offset: 200 },
+    ])
+  })
+
+  it('counts are true: 130 queries nobody recorded are 130, not one page\'s 20; the refusal never advises --new', async () => {
+    const { journal, unfinished } = await killedBatch(3)
+    const others = Array.from({ length: 130 }, (_, index) => ({ id: `q-other-${index}`, createdAt: at(STARTED + 10_000 - index) }))
+    const own = [1, 2, 3].map((index) => ({ id: `q-own-${index}`, createdAt: at(STARTED + 500) }))
+    const { client } = pagingClient([...others, ...own, { id: 'q-old', createdAt: at(STARTED - 86_400_000) }])
+    const run = await rerun(journal, unfinished, client)
+    expect(run.submits).toBe(0)
+    expect(run.error).toBeInstanceOf(UnresolvedSubmissionError)
+    const message = run.error!.shortMessage
+    expect(message).toMatch(/your key has 130 queries since the upload began that this journal did not record \(q-other-0, q-other-1, q-other-2, q-other-3, q-other-4\)/)
+    expect(message).not.toMatch(/rerun with --new|--new to submit/)
+    // The entry stands: a later run refuses again rather than pay.
+    expect((await journal.read(journal.keyOf(unfinished)))?.state).toBe('submitting')
+  })
+
+  it('a list seen newest first stops at the first page with nothing as recent; one not in that order is read to its end', async () => {
+    const { journal, unfinished } = await killedBatch(0)
+    const old = Array.from({ length: 500 }, (_, index) => ({ id: `q-old-${index}`, createdAt: at(STARTED - 10_000 - index) }))
+    const newestFirst = pagingClient(old)
+    expect((await rerun(journal, unfinished, newestFirst.client)).submits).toBe(1)
+    expect(newestFirst.asked).toHaveLength(1)
+    // Oldest first: the recent one is on the last page, and found there.
+    const { journal: again, unfinished: same } = await killedBatch(0)
+    const oldestFirst = pagingClient([...old].reverse().concat({ id: 'q-late', createdAt: at(STARTED + 5_000) }))
+    const run = await rerun(again, same, oldestFirst.client)
+    expect(run.submits).toBe(0)
+    expect(run.error!.shortMessage).toMatch(/1 query since the upload began that this journal did not record \(q-late\)/)
+    expect(oldestFirst.asked).toHaveLength(6)
+  })
+
+  it('a list too long to read (50 pages) is a lower bound: "at least", and nothing is sent', async () => {
+    const { journal, unfinished } = await killedBatch(0)
+    // No creation times: every record counts, and the order cannot be checked.
+    const endless = Array.from({ length: 6_000 }, (_, index) => ({ id: `q-${index}`, createdAt: null }))
+    const { client, asked } = pagingClient(endless, { total: false })
+    const run = await rerun(journal, unfinished, client)
+    expect(run.submits).toBe(0)
+    expect(asked).toHaveLength(50)
+    expect(run.error!.shortMessage).toMatch(/your key has at least 5000 queries since the upload began/)
+  })
+})
