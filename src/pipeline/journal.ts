@@ -857,7 +857,7 @@ async function resolveUnfinished(previous: JournalEntry, options: JournalOptions
   const count = `${complete ? '' : 'at least '}${candidates.length} quer${candidates.length === 1 ? 'y' : 'ies'}`
   // No --new here: a query exists that may be this PIE's, and --new would pay for it again.
   throw new UnresolvedSubmissionError(
-    `An earlier upload of this PIE to ${parts.service} did not finish ${where}, and your key has ${count} since the upload began that this journal did not record${candidates.length ? ` (${shown})` : ''}; one may be this PIE's. Nothing was sent, and nothing is while the entry stands (--new would pay twice if one of them is this PIE's). Follow them with \`proving query wait <id>\`; remove the entry (`proving journal clear`) only once you know that none of them is.`,
+    `An earlier upload of this PIE to ${parts.service} did not finish ${where}, and your key has ${count} since the upload began that this journal did not record${candidates.length ? ` (${shown})` : ''}; one may be this PIE's. Nothing was sent, and nothing is while the entry stands (--new would pay twice if one of them is this PIE's). Follow them with \`proving query wait <id>\`; remove the entry (\`proving journal clear\`) only once you know that none of them is.`,
   )
 }
 
