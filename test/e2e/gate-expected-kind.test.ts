@@ -118,6 +118,34 @@ describe('the CLI', () => {
     expect((await runCli(['query', 'wait', proofId, '--expect-result', 'TRACE_GENERATION'], { env: env() })).code).toBe(0)
   })
 
+  it('the query wait that resumes prove, submit or verify-proof expects what they asked for, not any proof', async () => {
+    // Without --wait, the command to follow the query carries what was asked.
+    const submitted = await runCli(['prove', EXAMPLE_PIE, '--dedup-id', 'resume-kind-1', '--result', 'PROOF_VERIFICATION_ON_L1'], { env: env() })
+    expect(submitted.code, submitted.stderr).toBe(0)
+    expect(submitted.stdout).toMatch(/Follow it with: proving query wait \S+ --expect-result PROOF_VERIFICATION_ON_L1\n/)
+
+    // A wait that times out says how to resume the same gate.
+    await control(emulator.url, 'PUT', 'timing', { stepMs: 3_600_000 })
+    let timedOut
+    try {
+      timedOut = await runCli(['prove', EXAMPLE_PIE, '--wait', '--timeout', '1s'], { env: env() })
+    } finally {
+      await control(emulator.url, 'PUT', 'timing', { stepMs: 20 })
+    }
+    expect(timedOut.code, timedOut.stderr).toBe(4)
+    const resume = /Resume with: (proving query wait (\S+) --expect-result PROOF_VERIFICATION_ON_L2)$/m.exec(timedOut.stderr)
+    expect(resume, timedOut.stderr).not.toBeNull()
+    const id = resume![2]!
+    // The service then calls the L2 verification asked for a mere proof generation, with its facts.
+    await control(emulator.url, 'POST', `queries/${id}/complete`)
+    await control(emulator.url, 'POST', `queries/${id}/record`, { result: 'PROOF_GENERATION' })
+    // "Any proof" would pass it; the resumed gate does not.
+    expect((await runCli(['query', 'wait', id], { env: env() })).code).toBe(0)
+    const resumed = await runCli(resume![1]!.split(' ').slice(1), { env: env() })
+    expect(resumed.code, resumed.stderr).toBe(1)
+    expect(resumed.stderr).toContain('The query was asked for PROOF_VERIFICATION_ON_L2, but its record says its result is "PROOF_GENERATION"')
+  })
+
   it('a batch refuses the PIE whose record says TRACE_GENERATION, and passes the other', async () => {
     const other = (await generatedPie({ seed: 9 })).zip
     await nextQuerySays(SAYS_TRACE)

@@ -290,7 +290,7 @@ export async function followSubmission(
       ? 'The emulator stops with this command: add --wait to follow the query.'
       : bucketId
         ? `It ends when bucket ${bucketId} does: once every query is in, run proving bucket close ${bucketId} --wait`
-        : `Follow it with: proving query wait ${provingQueryId}`
+        : `Follow it with: ${queryWaitCommand(provingQueryId, options.expected)}`
     context.print(
       `Submitted: query ${provingQueryId}${again}\n${follow}`,
       submitted.deduplicated === undefined ? { provingQueryId } : { provingQueryId, deduplicated: submitted.deduplicated },
@@ -301,7 +301,15 @@ export async function followSubmission(
   // The local program hash (seconds for a long program) is computed while the query runs.
   if (options.pie) computeFactsAhead(options.pie, context.signal)
   const result = await waitReportingId(context, provingQueryId, () =>
-    withHeartbeat(context, (onProgress) => client.waitForQuery(provingQueryId, { timeoutMs: options.timeoutMs, signal: context.signal, onProgress, afterSubmission: true })),
+    withHeartbeat(context, (onProgress) =>
+      client.waitForQuery(provingQueryId, {
+        timeoutMs: options.timeoutMs,
+        signal: context.signal,
+        onProgress,
+        afterSubmission: true,
+        resumeHint: `Resume with: ${queryWaitCommand(provingQueryId, options.expected)}`,
+      }),
+    ),
   )
   const done = result.provingQuery.status === 'DONE'
   // Whether a fact is due is what was asked for, never what the record says it is.
@@ -498,6 +506,8 @@ export const verifyProof = defineCommand({
     const stoneVersion = checkFlagEnum(context.values['stone-version'], 'stone-version', STONE_VERSIONS)
     const memoryVerification = checkFlagEnum(context.values['memory-verification'], 'memory-verification', MEMORY_VERIFICATIONS)
     const timeoutMs = timeoutFrom(context)
+    // The L2 verification endpoint's kind: what the gate expects, whatever the record says.
+    const expected = expectResult('PROOF_VERIFICATION_ON_L2')
     return withLocalEmulator(context, async (service) => {
       const client = provingClientFrom(context, { needsKey: true, ...service })
       const { provingQueryId } = await client.submitProofVerification({
@@ -514,14 +524,24 @@ export const verifyProof = defineCommand({
       }
       context.progress(`Submitted: query ${provingQueryId}`)
       const result = await waitReportingId(context, provingQueryId, () =>
-        withHeartbeat(context, (onProgress) => client.waitForQuery(provingQueryId, { timeoutMs, signal: context.signal, onProgress, afterSubmission: true })),
+        withHeartbeat(context, (onProgress) =>
+          client.waitForQuery(provingQueryId, { timeoutMs, signal: context.signal, onProgress, afterSubmission: true, resumeHint: `Resume with: ${queryWaitCommand(provingQueryId, expected)}` }),
+        ),
       )
       const allowMockedFact = context.values['mock-fact-hash'] === true || context.values['allow-mocked-fact'] === true
-      // The L2 verification endpoint's kind: what the gate expects, whatever the record says.
-      return gateWaitedQuery(context, result, { allowMockedFact, expected: expectResult('PROOF_VERIFICATION_ON_L2') })
+      return gateWaitedQuery(context, result, { allowMockedFact, expected })
     })
   },
 })
+
+/**
+ * The `query wait` that resumes this gate: it expects what was asked for (`--expect-result`), so
+ * a query resumed after a timeout or a cancellation is not held to less than "a proof of any
+ * kind" (a PROOF_GENERATION record where a verification on L2 was asked, a trace refused).
+ */
+export function queryWaitCommand(id: string, expected: ExpectedResult): string {
+  return `proving query wait ${id}${expected.kinds.length === 1 ? ` --expect-result ${expected.kinds[0]}` : ''}`
+}
 
 /**
  * A waited query with no PIE to compare (`verify-proof --wait`, `query wait`, `query retry

@@ -29,6 +29,8 @@ export type WaitForQueryOptions = WaitOptions<QueryProgress> & {
    * (a wrong URL).
    */
   afterSubmission?: boolean | undefined
+  /** How a timeout or a cancellation says to resume (default `Resume with: proving query wait <id>`). */
+  resumeHint?: string | undefined
 }
 
 /** See ProvingClient.waitForQuery: until DONE or FAILED (both results), reporting progress and a step that lasts too long. */
@@ -76,7 +78,7 @@ export async function waitForQuery(service: ProvingService, queryId: string, opt
       clock,
       logger,
       schedule: options.schedule,
-      resumeHint: `Resume with: proving query wait ${id}`,
+      resumeHint: options.resumeHint ?? `Resume with: proving query wait ${id}`,
       pagesAreTransient: options.afterSubmission === true,
     },
   )
