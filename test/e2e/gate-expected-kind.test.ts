@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { run as runBucketClose } from '../../src/action/actions/bucket-close.ts'
 import { run as runMain } from '../../src/action/actions/main.ts'
+import { run as runPost } from '../../src/action/actions/post.ts'
 import { run as runRetry } from '../../src/action/actions/retry.ts'
 import { run as runVerifyProof } from '../../src/action/actions/verify-proof.ts'
 import { run as runWait } from '../../src/action/actions/wait.ts'
@@ -202,6 +203,28 @@ describe('the actions', () => {
     const retried = fakeIO({ 'query-id': JSON.parse(failed.stdout).provingQuery.id, ...service() })
     await runRetry(retried)
     expect(retried.failed).toContain(ASKED_PROOF_SAYS_TRACE)
+  })
+
+  it('the wait step that follows or resumes the root action expects what it asked for, not any proof', async () => {
+    const submitted = fakeIO({ pie: EXAMPLE_PIE, ...service(), wait: 'false' })
+    await runMain(submitted)
+    expect(submitted.failed).toBeUndefined()
+    const id = submitted.outputs['query-id']!
+    expect(submitted.summary).toContain('its `query-id` and `expected-result: PROOF_VERIFICATION_ON_L2`')
+    // Killed before it reported: the post step's snippet carries it.
+    const post = fakeIO({}, { state: { ...submitted.state, reported: '' } })
+    await runPost(post)
+    expect(post.summary).toContain(`    query-id: ${id}\n`)
+    expect(post.summary).toContain('    expected-result: PROOF_VERIFICATION_ON_L2\n')
+    // The service then calls the L2 verification asked for a mere proof generation, with its facts.
+    await control(emulator.url, 'POST', `queries/${id}/complete`)
+    await control(emulator.url, 'POST', `queries/${id}/record`, { result: 'PROOF_GENERATION' })
+    const anyProof = fakeIO({ 'query-id': id, ...service() })
+    await runWait(anyProof)
+    expect(anyProof.failed).toBeUndefined()
+    const resumed = fakeIO({ 'query-id': id, ...service(), 'expected-result': 'PROOF_VERIFICATION_ON_L2' })
+    await runWait(resumed)
+    expect(resumed.failed).toContain('The query was asked for PROOF_VERIFICATION_ON_L2, but its record says its result is "PROOF_GENERATION"')
   })
 
   it('root action with several PIEs: the row whose record says TRACE_GENERATION fails', async () => {
