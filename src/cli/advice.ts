@@ -9,8 +9,9 @@ import { showUrl } from '../core/redact.ts'
 import type { Origins } from './context.ts'
 import { EMULATOR_URL, PROFILE_FIELDS } from './profiles.ts'
 
-const RESUME: Readonly<Record<WaitedFor['kind'], (id: string) => string>> = {
-  query: (id) => `proving query wait ${id}`,
+const RESUME: Readonly<Record<WaitedFor['kind'], (id: string, waited: WaitedFor) => string>> = {
+  // The kind the ended wait's gate expected goes with it: a resumed wait never expects less.
+  query: (id, waited) => `proving query wait ${id}${waited.expectedResult ? ` --expect-result ${waited.expectedResult}` : ''}`,
   task: (id) => `proving task wait ${id}`,
   'batch query': (id) => `proving storage status ${id} --wait`,
   bucket: (id) => `proving bucket close ${id} --wait`,
@@ -19,7 +20,7 @@ const RESUME: Readonly<Record<WaitedFor['kind'], (id: string) => string>> = {
 /** `Resume with: proving query wait q-1` for an error that ended a wait (timed out, cancelled); else undefined. */
 export function resumeAdvice(error: unknown): string | undefined {
   const ended = error instanceof ProvingKitError ? (error.walk((link) => (link as { waitedFor?: WaitedFor }).waitedFor !== undefined) as { waitedFor: WaitedFor } | null) : null
-  return ended ? `Resume with: ${RESUME[ended.waitedFor.kind](ended.waitedFor.id)}` : undefined
+  return ended ? `Resume with: ${RESUME[ended.waitedFor.kind](ended.waitedFor.id, ended.waitedFor)}` : undefined
 }
 
 /** The command's flags as parsed, where each came from, and the flags it takes. */

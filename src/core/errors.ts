@@ -135,7 +135,12 @@ export class AmbiguousSubmissionError extends ProvingKitError {
  * to resume it in its own words (the CLI a command, the action its `wait` sub-action), so the
  * library's messages carry neither.
  */
-export type WaitedFor = { kind: 'query' | 'task' | 'batch query' | 'bucket'; id: string }
+export type WaitedFor = {
+  kind: 'query' | 'task' | 'batch query' | 'bucket'
+  id: string
+  /** A query's: the one result kind the waiting gate expected, so a resumed wait expects it too. */
+  expectedResult?: string | undefined
+}
 
 /** A wait (query, task, batch query, fact registration) ran past its deadline. */
 export class WaitTimeoutError extends ProvingKitError {

@@ -190,6 +190,8 @@ export class StateStore {
   /** The generation of state.json: the log's lines carry it, and a line of another is not replayed. */
   #generation = 0
   #lastRest = ''
+  /** A save failed to append its changes: the next one writes the whole state. */
+  #unwritten = false
   #logBytes = 0
   #snapshotBytes = 0
 
@@ -244,24 +246,34 @@ export class StateStore {
    */
   save(): void {
     if (!this.#dir) return
-    const lines: string[] = []
-    const rest = JSON.stringify(restOf(this.state))
-    if (rest !== this.#lastRest) {
-      lines.push(`{"g":${this.#generation},"rest":${rest}}`)
-      this.#lastRest = rest
-    }
-    for (const [collection, ids] of this.#touched) {
-      const records = collectionOf(this.state, collection)
-      for (const id of ids) {
-        const record = records && Object.hasOwn(records, id) ? records[id] : null
-        lines.push(JSON.stringify({ g: this.#generation, c: collection, id, v: record }))
+    if (this.#unwritten) {
+      // The last append failed (a full disk), maybe half way through a line that would end the
+      // log: the whole state is written anew instead, and what it held is not lost.
+      this.#compact()
+      this.#touched.clear()
+    } else {
+      const lines: string[] = []
+      const rest = JSON.stringify(restOf(this.state))
+      if (rest !== this.#lastRest) lines.push(`{"g":${this.#generation},"rest":${rest}}`)
+      for (const [collection, ids] of this.#touched) {
+        const records = collectionOf(this.state, collection)
+        for (const id of ids) {
+          const record = records && Object.hasOwn(records, id) ? records[id] : null
+          lines.push(JSON.stringify({ g: this.#generation, c: collection, id, v: record }))
+        }
       }
-    }
-    this.#touched.clear()
-    if (lines.length > 0) {
-      const text = `${lines.join('\n')}\n`
-      appendFileSync(join(this.#dir, CHANGES_FILE), text)
-      this.#logBytes += Buffer.byteLength(text)
+      if (lines.length > 0) {
+        const text = `${lines.join('\n')}\n`
+        try {
+          appendFileSync(join(this.#dir, CHANGES_FILE), text)
+        } catch (error) {
+          this.#unwritten = true
+          throw error
+        }
+        this.#logBytes += Buffer.byteLength(text)
+      }
+      this.#touched.clear()
+      this.#lastRest = rest
       if (this.#logBytes > Math.max(COMPACT_AT_BYTES, 2 * this.#snapshotBytes)) this.#compact()
     }
     if (this.#verify) this.#verifyWritten()
@@ -308,6 +320,7 @@ export class StateStore {
     this.#snapshotBytes = Buffer.byteLength(text)
     this.#logBytes = 0
     this.#lastRest = JSON.stringify(restOf(this.state))
+    this.#unwritten = false
   }
 
   #verifyWritten(): void {

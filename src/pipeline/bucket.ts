@@ -127,14 +127,16 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
   const times = new Map<string, number>()
   for (const query of details.queries) times.set(query.id, (times.get(query.id) ?? 0) + 1)
   const ids = [...times.keys()]
+  // The service's ids and status are data in a refusal: one line each, whatever they hold.
+  const bucketName = idText(details.bucket.id)
   const unread = (refusals: string[]): BucketVerdict => ({ bucket: details.bucket, status: bucketStatus(details), rows: [], refusals, ok: false })
   if (ids.length < details.queries.length) {
     // A listing that names a query twice cannot be the bucket's leaves, and whatever the gate
     // made of it (read once, counted twice) would be a guess: nothing is read or judged.
     const twice = ids.filter((id) => times.get(id)! > 1)
-    const named = twice.slice(0, NAMED_AT_MOST).map((id) => `${id} (${times.get(id)} times)`)
+    const named = twice.slice(0, NAMED_AT_MOST).map((id) => `${idText(id)} (${times.get(id)} times)`)
     return unread([
-      `Bucket ${details.bucket.id} lists ${twice.length === 1 ? 'a query' : `${twice.length} queries`} more than once: ${named.join(', ')}${twice.length > NAMED_AT_MOST ? ` and ${twice.length - NAMED_AT_MOST} more` : ''}. A listing the gate cannot read is not a pass; nothing was judged.`,
+      `Bucket ${bucketName} lists ${twice.length === 1 ? 'a query' : `${twice.length} queries`} more than once: ${named.join(', ')}${twice.length > NAMED_AT_MOST ? ` and ${twice.length - NAMED_AT_MOST} more` : ''}. A listing the gate cannot read is not a pass; nothing was judged.`,
     ])
   }
   const leaves = details.bucket.leaves
@@ -142,9 +144,9 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
     // More queries than the bucket's leaves: the listing cannot be the bucket's, and reading
     // them all (a listing may name thousands) would judge something else. (Fewer is not refused:
     // what production's `leaves` counts beyond the queries, e.g. a padded tree, is not documented.)
-    return unread([`Bucket ${details.bucket.id} lists ${ids.length} distinct queries but has ${leaves} ${leaves === 1 ? 'leaf' : 'leaves'}: the listing does not match the bucket.`])
+    return unread([`Bucket ${bucketName} lists ${ids.length} distinct queries but has ${leaves} ${leaves === 1 ? 'leaf' : 'leaves'}: the listing does not match the bucket.`])
   }
-  const unexpected = listingRefusals(details.bucket.id, ids, options.expected)
+  const unexpected = listingRefusals(bucketName, ids, options.expected)
   // A listing longer than what was expected is not read (it may name thousands): its extra
   // queries are named, and nothing was judged.
   if (options.expected && ids.length > expectedCount(options.expected)) return unread(unexpected)
@@ -173,7 +175,7 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
   // judged in its place.
   const misread = records.map((record, index): string | undefined => {
     const asked = ids[index]!
-    return record.id === asked ? undefined : `Read as query ${asked}, the service answered with the record of another query.`
+    return record.id === asked ? undefined : `Read as query ${idText(asked)}, the service answered with the record of another query.`
   })
   const matched = new Set<string>()
   const rows = records
@@ -218,10 +220,10 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
     .sort((a, b) => (a.bucketJobIndex ?? Number.MAX_SAFE_INTEGER) - (b.bucketJobIndex ?? Number.MAX_SAFE_INTEGER))
   const status = bucketStatus({ bucket: details.bucket, queries: records })
   const refusals: string[] = [...unexpected]
-  if (rows.length === 0) refusals.push(`Bucket ${details.bucket.id} holds no query: nothing was proved into it.`)
-  if (status !== 'DONE') refusals.push(`Bucket ${details.bucket.id} is ${status}, not DONE.`)
+  if (rows.length === 0) refusals.push(`Bucket ${bucketName} holds no query: nothing was proved into it.`)
+  if (status !== 'DONE') refusals.push(`Bucket ${bucketName} is ${serviceLine(status, 200)}, not DONE.`)
   for (const row of rows) {
-    for (const problem of row.problems) refusals.push(`Query #${row.bucketJobIndex ?? '?'} (${row.queryId}): ${problem.replace(/^The query /, 'it ')}`)
+    for (const problem of row.problems) refusals.push(`Query #${row.bucketJobIndex ?? '?'} (${idText(row.queryId)}): ${problem.replace(/^The query /, 'it ')}`)
   }
   for (const given of options.pies ?? []) {
     if (!matched.has(given.path) && rows.some((row) => row.status === 'DONE')) {
@@ -234,11 +236,14 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
 /** How many ids a refusal names before it counts the rest. */
 const NAMED_AT_MOST = 10
 
+/** An id the service sent (or one expected of it), as one line of data in a refusal. */
+const idText = (id: string): string => serviceLine(id, 120)
+
 function expectedCount(expected: ExpectedQueries): number {
   return 'count' in expected ? expected.count : expected.ids.length
 }
 
-/** The listing (distinct ids) against what the caller expected: each missing or unexpected query named. */
+/** The listing (distinct ids) against what the caller expected: each missing or unexpected query named (`bucketName` as shown). */
 function listingRefusals(bucketId: string, ids: readonly string[], expected: ExpectedQueries | undefined): string[] {
   if (!expected) return []
   if ('count' in expected) {
@@ -248,7 +253,7 @@ function listingRefusals(bucketId: string, ids: readonly string[], expected: Exp
   }
   const wanted = new Set(expected.ids)
   const present = new Set(ids)
-  const named = (list: string[]) => `${list.slice(0, NAMED_AT_MOST).join(', ')}${list.length > NAMED_AT_MOST ? ` and ${list.length - NAMED_AT_MOST} more` : ''}`
+  const named = (list: string[]) => `${list.slice(0, NAMED_AT_MOST).map(idText).join(', ')}${list.length > NAMED_AT_MOST ? ` and ${list.length - NAMED_AT_MOST} more` : ''}`
   const missing = expected.ids.filter((id) => !present.has(id))
   const extra = ids.filter((id) => !wanted.has(id))
   const refusals: string[] = []

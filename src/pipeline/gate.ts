@@ -26,6 +26,11 @@ export type ExpectedResult = {
   label: string
 }
 
+/** The one kind an expectation names (what `--expect-result` / `expected-result` would say), if it names one. */
+export function singleKind(expected: ExpectedResult): string | undefined {
+  return expected.kinds.length === 1 && expected.newKinds === undefined ? expected.kinds[0] : undefined
+}
+
 export type GateOptions = {
   /** A mocked fact (no real on-chain verification), or one whose mock state is unknown, passes only when allowed. */
   allowMockedFact: boolean

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { run as runBucketClose } from '../../src/action/actions/bucket-close.ts'
 import { run as runMain } from '../../src/action/actions/main.ts'
+import { run as runPost } from '../../src/action/actions/post.ts'
 import { run as runRetry } from '../../src/action/actions/retry.ts'
 import { run as runVerifyProof } from '../../src/action/actions/verify-proof.ts'
 import { run as runWait } from '../../src/action/actions/wait.ts'
@@ -118,6 +119,34 @@ describe('the CLI', () => {
     expect((await runCli(['query', 'wait', proofId, '--expect-result', 'TRACE_GENERATION'], { env: env() })).code).toBe(0)
   })
 
+  it('the query wait that resumes prove, submit or verify-proof expects what they asked for, not any proof', async () => {
+    // Without --wait, the command to follow the query carries what was asked.
+    const submitted = await runCli(['prove', EXAMPLE_PIE, '--dedup-id', 'resume-kind-1', '--result', 'PROOF_VERIFICATION_ON_L1'], { env: env() })
+    expect(submitted.code, submitted.stderr).toBe(0)
+    expect(submitted.stdout).toMatch(/Follow it with: proving query wait \S+ --expect-result PROOF_VERIFICATION_ON_L1\n/)
+
+    // A wait that times out says how to resume the same gate.
+    await control(emulator.url, 'PUT', 'timing', { stepMs: 3_600_000 })
+    let timedOut
+    try {
+      timedOut = await runCli(['prove', EXAMPLE_PIE, '--wait', '--timeout', '1s'], { env: env() })
+    } finally {
+      await control(emulator.url, 'PUT', 'timing', { stepMs: 20 })
+    }
+    expect(timedOut.code, timedOut.stderr).toBe(4)
+    const resume = /Resume with: (proving query wait (\S+) --expect-result PROOF_VERIFICATION_ON_L2)$/m.exec(timedOut.stderr)
+    expect(resume, timedOut.stderr).not.toBeNull()
+    const id = resume![2]!
+    // The service then calls the L2 verification asked for a mere proof generation, with its facts.
+    await control(emulator.url, 'POST', `queries/${id}/complete`)
+    await control(emulator.url, 'POST', `queries/${id}/record`, { result: 'PROOF_GENERATION' })
+    // "Any proof" would pass it; the resumed gate does not.
+    expect((await runCli(['query', 'wait', id], { env: env() })).code).toBe(0)
+    const resumed = await runCli(resume![1]!.split(' ').slice(1), { env: env() })
+    expect(resumed.code, resumed.stderr).toBe(1)
+    expect(resumed.stderr).toContain('The query was asked for PROOF_VERIFICATION_ON_L2, but its record says its result is "PROOF_GENERATION"')
+  })
+
   it('a batch refuses the PIE whose record says TRACE_GENERATION, and passes the other', async () => {
     const other = (await generatedPie({ seed: 9 })).zip
     await nextQuerySays(SAYS_TRACE)
@@ -174,6 +203,28 @@ describe('the actions', () => {
     const retried = fakeIO({ 'query-id': JSON.parse(failed.stdout).provingQuery.id, ...service() })
     await runRetry(retried)
     expect(retried.failed).toContain(ASKED_PROOF_SAYS_TRACE)
+  })
+
+  it('the wait step that follows or resumes the root action expects what it asked for, not any proof', async () => {
+    const submitted = fakeIO({ pie: EXAMPLE_PIE, ...service(), wait: 'false' })
+    await runMain(submitted)
+    expect(submitted.failed).toBeUndefined()
+    const id = submitted.outputs['query-id']!
+    expect(submitted.summary).toContain('its `query-id` and `expected-result: PROOF_VERIFICATION_ON_L2`')
+    // Killed before it reported: the post step's snippet carries it.
+    const post = fakeIO({}, { state: { ...submitted.state, reported: '' } })
+    await runPost(post)
+    expect(post.summary).toContain(`    query-id: ${id}\n`)
+    expect(post.summary).toContain('    expected-result: PROOF_VERIFICATION_ON_L2\n')
+    // The service then calls the L2 verification asked for a mere proof generation, with its facts.
+    await control(emulator.url, 'POST', `queries/${id}/complete`)
+    await control(emulator.url, 'POST', `queries/${id}/record`, { result: 'PROOF_GENERATION' })
+    const anyProof = fakeIO({ 'query-id': id, ...service() })
+    await runWait(anyProof)
+    expect(anyProof.failed).toBeUndefined()
+    const resumed = fakeIO({ 'query-id': id, ...service(), 'expected-result': 'PROOF_VERIFICATION_ON_L2' })
+    await runWait(resumed)
+    expect(resumed.failed).toContain('The query was asked for PROOF_VERIFICATION_ON_L2, but its record says its result is "PROOF_GENERATION"')
   })
 
   it('root action with several PIEs: the row whose record says TRACE_GENERATION fails', async () => {
@@ -317,6 +368,12 @@ describe('buckets: every query a proof, and the queries the caller expected', ()
     expect(twice.stderr).toContain('--expect-query q-1 is given twice')
     const slash = await runCli(['bucket', 'close', 'b-1', '--wait', '--expect-query', 'a/b'], { env: env() })
     expect(slash.code).toBe(2)
+    // Every problem at once, on one line, as `expected-queries` lists them.
+    const several = await runCli(['bucket', 'close', 'b-1', '--wait', '--expect-query', 'a/b', '--expect-query', 'q-1', '--expect-query', 'c?d', '--expect-query', 'q-1'], { env: env() })
+    expect(several.code).toBe(2)
+    expect(several.stderr.trim().split('\n')).toHaveLength(1)
+    expect(several.stderr).toContain('--expect-query "a/b", "c?d" are not query ids')
+    expect(several.stderr).toContain('q-1 is given twice')
     const noWait = await runCli(['bucket', 'close', 'b-1', '--expect-count', '2'], { env: env() })
     expect(noWait.code).toBe(2)
     expect(noWait.stderr).toContain('--expect-count is for the gate of --wait')

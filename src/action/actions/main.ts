@@ -249,18 +249,19 @@ async function prove(
     return
   }
 
+  // What was asked for, never the record's word for it: the general submission's `result`, or
+  // the L2 endpoint's kind. The `wait` step that follows or resumes the query expects it too.
+  const asked = expectResult(general ? (fields.result ?? 'PROOF_GENERATION') : 'PROOF_VERIFICATION_ON_L2')
+  step.expecting(asked.label)
   if (!inputs.wait) {
     step.facts = { kind: 'skipped', reason: '`wait` is false' }
-    await step.endWithoutWaiting(provingQueryId, 'Follow the query with the `wait` sub-action and its `query-id`; it applies the same gate.')
+    await step.endWithoutWaiting(provingQueryId, `Follow the query with the \`wait\` sub-action, its \`query-id\` and \`expected-result: ${asked.label}\`; it applies the same gate.`)
     return
   }
 
   const result = await step.wait(client, provingQueryId, inputs['timeout-minutes'] * 60_000)
   const record = result.provingQuery
   let factCheck
-  // What was asked for, never the record's word for it: the general submission's `result`, or
-  // the L2 endpoint's kind.
-  const asked = expectResult(general ? (fields.result ?? 'PROOF_GENERATION') : 'PROOF_VERIFICATION_ON_L2')
   if (record.status === 'DONE' && !expectsProof(asked)) {
     step.facts = { kind: 'skipped', reason: `a ${asked.label} query generates a trace, not a proof: it has no fact` }
     io.info(`No fact to check: a ${asked.label} query generates a trace, not a proof.`)

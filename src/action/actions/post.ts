@@ -48,6 +48,7 @@ export async function run(io: ActionIO): Promise<void> {
   const emulated = io.getState(STATE.emulated) === 'true'
   const baseUrl = io.getState(STATE.baseUrl) || undefined
   const minutes = Number(io.getState(STATE.timeoutMinutes)) || undefined
+  const expectedResult = io.getState(STATE.expectedResult) || undefined
   if (queryId) {
     io.warning(
       emulated
@@ -67,7 +68,7 @@ export async function run(io: ActionIO): Promise<void> {
     nextSteps: queryId
       ? [emulated ? 'The query ran on the emulator inside the step: re-run the step.' : `Follow it with the \`wait\` sub-action and \`query-id: ${queryId}\` (below).`]
       : ['If the upload had started, a query may still have been created: check the service\'s list of queries before proving again.'],
-    snippet: queryId && !emulated ? { caption: 'To pick the query up again:', yaml: resumeSnippet(io.env, queryId, minutes, baseUrl) } : undefined,
+    snippet: queryId && !emulated ? { caption: 'To pick the query up again:', yaml: resumeSnippet(io.env, queryId, minutes, baseUrl, expectedResult) } : undefined,
     runUrl: runUrl(io.env),
     docsBase: docsBase(io.env),
     emulated,

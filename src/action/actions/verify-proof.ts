@@ -26,15 +26,18 @@ export const run = defineAction({
     })
     step.submitted(provingQueryId)
     step.facts = { kind: 'skipped', reason: 'a proof file carries no PIE to compare with' }
+    // The L2 verification endpoint's kind, whatever the record says (and the resumed `wait`'s).
+    const expected = expectResult('PROOF_VERIFICATION_ON_L2')
+    step.expecting(expected.label)
     if (!inputs.wait) {
-      await step.endWithoutWaiting(provingQueryId, 'Follow the query with the `wait` sub-action and its `query-id`.')
+      await step.endWithoutWaiting(provingQueryId, `Follow the query with the \`wait\` sub-action, its \`query-id\` and \`expected-result: ${expected.label}\`.`)
       return
     }
     const result = await step.wait(client, provingQueryId, inputs['timeout-minutes'] * 60_000)
     // The L2 verification endpoint's kind, whatever the record says.
     const refusals = evaluateGate(result.provingQuery, undefined, {
       allowMockedFact: inputs['mock-fact-hash'],
-      expected: expectResult('PROOF_VERIFICATION_ON_L2'),
+      expected,
       // verify-proof has no `allow-mocked-fact`: a mocked fact passes when `mock-fact-hash` asked for one.
       notAllowed: '`mock-fact-hash` is false',
     })

@@ -38,6 +38,8 @@ export type ProvingStepOptions = StepOptions & {
  */
 export class ProvingStep extends Step<ProvingStepOptions> {
   queryId: string | undefined
+  /** The result kind the query was asked for, when one: the resume snippet's `expected-result`. */
+  expectedResult: string | undefined
   /** How the step ended and the summary it wrote: what the GitHub side (../github/) repeats. */
   ended: Ending | undefined
   summaryMarkdown: string | undefined
@@ -55,6 +57,15 @@ export class ProvingStep extends Step<ProvingStepOptions> {
 
   protected describe(error: unknown): Ending {
     return describeFailure(error, this)
+  }
+
+  /**
+   * What the query was asked for (the endpoint's kind, the general submission's `result`): the
+   * `wait` step that resumes it expects the same (`expected-result`), not any proof.
+   */
+  expecting(result: string): void {
+    this.expectedResult = result
+    this.io.saveState(STATE.expectedResult, result)
   }
 
   protected override ending(end: Ending): void {
@@ -286,13 +297,13 @@ const PROVING_SERVICE: ServiceText = {
 }
 
 /** What failed and what to do, by kind of failure. */
-export function describeFailure(error: unknown, step: Pick<ProvingStep, 'queryId' | 'options' | 'io'>): Ending {
+export function describeFailure(error: unknown, step: Pick<ProvingStep, 'queryId' | 'options' | 'io'> & { expectedResult?: string | undefined }): Ending {
   const queryId = step.queryId
   const env = step.io.env
   const emulated = step.options.emulated === true
   const resume = (minutes?: number): Ending['snippet'] =>
     queryId && !emulated
-      ? { caption: 'To pick the query up again, add this step (or re-run with it):', yaml: resumeSnippet(env, queryId, minutes, step.options.baseUrl) }
+      ? { caption: 'To pick the query up again, add this step (or re-run with it):', yaml: resumeSnippet(env, queryId, minutes, step.options.baseUrl, step.expectedResult) }
       : undefined
   const emulatorNote = 'The query ran on the emulator inside this step, which has stopped: it cannot be resumed. Re-run the step.'
 

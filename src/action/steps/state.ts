@@ -8,6 +8,8 @@ export const STATE = {
   baseUrl: 'base-url',
   timeoutMinutes: 'timeout-minutes',
   emulated: 'emulated',
+  /** The result kind the query was asked for, for the `wait` step that resumes it (`expected-result`). */
+  expectedResult: 'expected-result',
   /** What a step other than a query's started on its service ("task 4c03e33c-..."), and how to follow it. */
   subject: 'subject',
   followUp: 'follow-up',

@@ -180,6 +180,7 @@ export function resumeSnippet(
   queryId: string,
   timeoutMinutes?: number,
   baseUrl?: string,
+  expectedResult?: string,
 ): string {
   return [
     `- uses: ${subActionRef(env, 'wait')}`,
@@ -188,5 +189,7 @@ export function resumeSnippet(
     '    api-key: ${{ secrets.PROVING_API_KEY }}',
     `    base-url: ${baseUrl ?? '${{ vars.PROVING_BASE_URL }}'}`,
     ...(timeoutMinutes === undefined ? [] : [`    timeout-minutes: ${timeoutMinutes}`]),
+    // What the query was asked for: the resumed gate expects it, not any proof.
+    ...(expectedResult === undefined ? [] : [`    expected-result: ${expectedResult}`]),
   ].join('\n')
 }

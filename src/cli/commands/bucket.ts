@@ -166,14 +166,16 @@ function expectedQueriesFrom(ids: string[] | undefined, count: string | undefine
   if (count !== undefined) return { count: parseInteger(count, 'expect-count', 1, 1_000_000) }
   if (!ids?.length) return undefined
   const trimmed = ids.map((id) => id.trim())
-  const bad = trimmed.find((id) => !/^[^\s/?#]{1,256}$/.test(id))
-  if (bad !== undefined) {
-    throw new InvalidInputError(`--expect-query ${JSON.stringify(bad.slice(0, 80))} is not a query id (no spaces, "/", "?" or "#"); copy it as the service returned it.`, {
-      input: '--expect-query',
-    })
+  // Every problem at once, as `expected-queries` lists them: a list fixed one id per run is a slow fix.
+  const problems: string[] = []
+  const bad = trimmed.filter((id) => !/^[^\s/?#]{1,256}$/.test(id))
+  if (bad.length) {
+    const shown = bad.slice(0, 5).map((id) => JSON.stringify(id.slice(0, 80))).join(', ')
+    problems.push(`--expect-query ${shown}${bad.length > 5 ? ` and ${bad.length - 5} more` : ''} ${bad.length === 1 ? 'is not a query id' : 'are not query ids'} (no spaces, "/", "?" or "#"); copy ${bad.length === 1 ? 'it' : 'each'} as the service returned it`)
   }
-  const twice = trimmed.find((id, index) => trimmed.indexOf(id) !== index)
-  if (twice !== undefined) throw new InvalidInputError(`--expect-query ${twice} is given twice: name each query once.`, { input: '--expect-query' })
+  const twice = [...new Set(trimmed.filter((id, index) => trimmed.indexOf(id) !== index))]
+  if (twice.length) problems.push(`--expect-query ${twice.slice(0, 5).join(', ')}${twice.length > 5 ? ` and ${twice.length - 5} more` : ''} ${twice.length === 1 ? 'is' : 'are'} given twice: name each query once`)
+  if (problems.length) throw new InvalidInputError(`${problems.join('; ')}.`, { input: '--expect-query' })
   return { ids: trimmed }
 }
 

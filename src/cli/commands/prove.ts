@@ -16,7 +16,7 @@ import { limiter } from '../../pipeline/limit.ts'
 import { stat } from 'node:fs/promises'
 import { defaultJournalDir, type JournalParts, SubmissionJournal, submitWithJournal } from '../../pipeline/journal.ts'
 import type { StreamedSubmitOptions } from '../../pipeline/submit-streamed.ts'
-import { evaluateGate, type ExpectedResult, expectResult, expectsProof, type GateRefusal } from '../../pipeline/gate.ts'
+import { evaluateGate, type ExpectedResult, expectResult, expectsProof, type GateRefusal, singleKind } from '../../pipeline/gate.ts'
 import {
   GENERAL_FIELD_OPTIONS,
   type GeneralFields,
@@ -343,7 +343,7 @@ export async function followSubmission(
       ? 'The emulator stops with this command: add --wait to follow the query.'
       : bucketId
         ? `It ends when bucket ${bucketId} does: once every query is in, run proving bucket close ${bucketId} --wait`
-        : `Follow it with: proving query wait ${provingQueryId}`
+        : `Follow it with: ${queryWaitCommand(provingQueryId, options.expected)}`
     context.print(`${announced}\n${follow}`, {
       provingQueryId,
       ...(submitted.deduplicated === undefined ? {} : { deduplicated: submitted.deduplicated }),
@@ -355,7 +355,15 @@ export async function followSubmission(
   // The local program hash (seconds for a long program) is computed while the query runs.
   if (options.pie) computeFactsAhead(options.pie, context.signal)
   const result = await waitReportingId(context, provingQueryId, () =>
-    withHeartbeat(context, (onProgress) => client.waitForQuery(provingQueryId, { timeoutMs: options.timeoutMs, signal: context.signal, onProgress, afterSubmission: true })),
+    withHeartbeat(context, (onProgress) =>
+      client.waitForQuery(provingQueryId, {
+        timeoutMs: options.timeoutMs,
+        signal: context.signal,
+        onProgress,
+        afterSubmission: true,
+        expectedResult: singleKind(options.expected),
+      }),
+    ),
   )
   const done = result.provingQuery.status === 'DONE'
   // Whether a fact is due is what was asked for, never what the record says it is.
@@ -558,6 +566,8 @@ export const verifyProof = defineCommand({
     const stoneVersion = checkFlagEnum(context.values['stone-version'], 'stone-version', STONE_VERSIONS)
     const memoryVerification = checkFlagEnum(context.values['memory-verification'], 'memory-verification', MEMORY_VERIFICATIONS)
     const timeoutMs = timeoutFrom(context)
+    // The L2 verification endpoint's kind: what the gate expects, whatever the record says.
+    const expected = expectResult('PROOF_VERIFICATION_ON_L2')
     return withLocalEmulator(context, async (service) => {
       const client = provingClientFrom(context, { needsKey: true, ...service })
       const { provingQueryId } = await client.submitProofVerification({
@@ -574,14 +584,25 @@ export const verifyProof = defineCommand({
       }
       context.progress(`Submitted: query ${provingQueryId}`)
       const result = await waitReportingId(context, provingQueryId, () =>
-        withHeartbeat(context, (onProgress) => client.waitForQuery(provingQueryId, { timeoutMs, signal: context.signal, onProgress, afterSubmission: true })),
+        withHeartbeat(context, (onProgress) =>
+          client.waitForQuery(provingQueryId, { timeoutMs, signal: context.signal, onProgress, afterSubmission: true, expectedResult: singleKind(expected) }),
+        ),
       )
       const allowMockedFact = context.values['mock-fact-hash'] === true || context.values['allow-mocked-fact'] === true
-      // The L2 verification endpoint's kind: what the gate expects, whatever the record says.
-      return gateWaitedQuery(context, result, { allowMockedFact, expected: expectResult('PROOF_VERIFICATION_ON_L2') })
+      return gateWaitedQuery(context, result, { allowMockedFact, expected })
     })
   },
 })
+
+/**
+ * The `query wait` that resumes this gate: it expects what was asked for (`--expect-result`), so
+ * a query resumed after a timeout or a cancellation is not held to less than "a proof of any
+ * kind" (a PROOF_GENERATION record where a verification on L2 was asked, a trace refused).
+ */
+export function queryWaitCommand(id: string, expected: ExpectedResult): string {
+  const kind = singleKind(expected)
+  return `proving query wait ${id}${kind ? ` --expect-result ${kind}` : ''}`
+}
 
 /**
  * A waited query with no PIE to compare (`verify-proof --wait`, `query wait`, `query retry

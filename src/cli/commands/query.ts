@@ -3,11 +3,11 @@ import { serviceLine } from '../../core/service-text.ts'
 import { allowInsecureHttp, defineCommand, MAX_RPS_OPTION, pageOptions, pageSummary, parseInteger, SERVICE_OPTIONS } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { describeQuery, provingClientFrom, timeoutFrom, withHeartbeat } from '../services.ts'
-import { ANY_PROOF, type ExpectedResult, expectResult } from '../../pipeline/gate.ts'
+import { ANY_PROOF, type ExpectedResult, expectResult, singleKind } from '../../pipeline/gate.ts'
 import { RESULTS } from '../../schemas/proving-constants.ts'
 import type { ProvingClient } from '../../clients/proving.ts'
 import type { CommandContext } from '../context.ts'
-import { checkFlagEnum, GATE_OPTIONS, gateWaitedQuery } from './prove.ts'
+import { checkFlagEnum, GATE_OPTIONS, gateWaitedQuery, queryWaitCommand } from './prove.ts'
 
 const TIMEOUT_OPTION = {
   timeout: {
@@ -73,7 +73,7 @@ const GATE_DETAILS = [
   'what this machine\'s submission journal recorded for the query, else a proof (any',
   'PROOF_GENERATION or PROOF_VERIFICATION_ON_* kind, with its facts). A record whose result or',
   'step claims anything else (a trace) is refused, naming both.',
-  'Resuming a `prove --wait` that timed out? Pass the same --allow-mocked-fact, if it had one.',
+  'Resuming a `prove --wait`? Run the `query wait` it printed (with --expect-result), and the same --allow-mocked-fact.',
 ]
 
 const EXPECT_RESULT_OPTION = {
@@ -118,7 +118,7 @@ export const queryWait = defineCommand({
     const timeoutMs = timeoutFrom(context)
     const id = context.positionals[0]!
     const expected = await expectedFor(context, client, id)
-    const result = await withHeartbeat(context, (onProgress) => client.waitForQuery(id, { timeoutMs, signal: context.signal, onProgress }))
+    const result = await withHeartbeat(context, (onProgress) => client.waitForQuery(id, { timeoutMs, signal: context.signal, onProgress, expectedResult: singleKind(expected) }))
     return gateWaitedQuery(context, result, { allowMockedFact: context.values['allow-mocked-fact'] === true, expected })
   },
 })
@@ -151,7 +151,7 @@ export const queryRetry = defineCommand({
     }
     context.progress(`${response.message} (retry ${response.provingQuery.retryCount} of 3).`)
     const timeoutMs = timeoutFrom(context)
-    const result = await withHeartbeat(context, (onProgress) => client.waitForQuery(id, { timeoutMs, signal: context.signal, onProgress }))
+    const result = await withHeartbeat(context, (onProgress) => client.waitForQuery(id, { timeoutMs, signal: context.signal, onProgress, expectedResult: singleKind(expected) }))
     return gateWaitedQuery(context, result, { allowMockedFact: context.values['allow-mocked-fact'] === true, expected })
   },
 })

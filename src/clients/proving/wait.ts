@@ -29,6 +29,12 @@ export type WaitForQueryOptions = WaitOptions<QueryProgress> & {
    * (a wrong URL).
    */
   afterSubmission?: boolean | undefined
+  /**
+   * The result kind the caller's gate expects of this query (`PROOF_VERIFICATION_ON_L2`), when it
+   * is one kind: carried by a timeout's or a cancellation's `waitedFor`, so that whoever resumes
+   * the wait gates it against the same kind, never a weaker one.
+   */
+  expectedResult?: string | undefined
 }
 
 /** See ProvingClient.waitForQuery: until DONE or FAILED (both results), reporting progress and a step that lasts too long. */
@@ -76,7 +82,7 @@ export async function waitForQuery(service: ProvingService, queryId: string, opt
       clock,
       logger,
       schedule: options.schedule,
-      waitedFor: { kind: 'query', id },
+      waitedFor: { kind: 'query', id, ...(options.expectedResult === undefined ? {} : { expectedResult: options.expectedResult }) },
       pagesAreTransient: options.afterSubmission === true,
     },
   )

@@ -94,6 +94,41 @@ function insertByJobIndex(list: StoredQuery[], query: StoredQuery): void {
 }
 
 /**
+ * Whether a bucket's list (ordered by job index, `insertByJobIndex`) holds a query of job
+ * `index`: a binary search, so a submission into a bucket of 100,000 queries does not read them
+ * all.
+ */
+export function holdsJobIndex(list: readonly StoredQuery[], index: number): boolean {
+  let low = 0
+  let high = list.length
+  while (low < high) {
+    const middle = (low + high) >>> 1
+    if ((list[middle]!.bucketJobIndex ?? 0) < index) low = middle + 1
+    else high = middle
+  }
+  // Ties: queries without an index sort as 0 beside the one of index 0.
+  for (let at = low; at < list.length && (list[at]!.bucketJobIndex ?? 0) === index; at++) {
+    if (list[at]!.bucketJobIndex === index) return true
+  }
+  return false
+}
+
+/**
+ * The job index a query joining the bucket without one takes: one past the highest used, 0 in
+ * an empty bucket. Read from the list's end (ordered by job index), not from every query.
+ */
+export function nextJobIndex(list: readonly StoredQuery[]): number {
+  const last = list.at(-1)
+  if (!last) return 0
+  const highest = last.bucketJobIndex ?? 0
+  // Queries without an index sort as 0: the highest used is 0 only if one of them has it.
+  for (let at = list.length - 1; at >= 0 && (list[at]!.bucketJobIndex ?? 0) === highest; at--) {
+    if (list[at]!.bucketJobIndex !== null) return Math.max(0, highest + 1)
+  }
+  return 0
+}
+
+/**
  * One page of a list kept in creation order, newest first, and how many items match. Without a
  * filter that is O(page): the page is read from the end and the total is the list's length;
  * with one (a search, a network), every item of the list is tested once.

@@ -45,7 +45,7 @@ import {
 } from './form-fields.ts'
 import { discardForm, type Form, keepFile, readForm, type UploadedFile } from '../multipart.ts'
 import { createQuery, findByDedupId, MAX_RETRIES, type NewQuery, queriesOfBucket, queryProgress, restartQuery } from './queries.ts'
-import { newestFirst, queryIndex } from './query-index.ts'
+import { holdsJobIndex, newestFirst, nextJobIndex, queryIndex } from './query-index.ts'
 import { bucketRecordOf, recordD, recordL, recordProduction, recordR } from './records.ts'
 import { HttpError, type Reply, type Route, type RouteContext } from '../router.ts'
 import { own, type Owner, type StoredFacts, type StoredQuery } from '../state.ts'
@@ -237,16 +237,13 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
     const bucket = own(state().buckets, input.bucketId)
     if (!bucket || !sameOwner(bucket.owner, owner)) throw new HttpError(400, provingRefusal(`bucketId: no bucket ${input.bucketId} for this API key.`))
     if (bucket.closedAt !== null) throw new HttpError(400, provingRefusal(`bucketId: bucket ${bucket.id} is closed; open a new bucket.`))
-    let next = 0
-    for (const query of queriesOfBucket(state(), bucket.id)) {
-      const used = query.bucketJobIndex ?? -1
-      if (used === input.bucketJobIndex) {
-        throw new HttpError(400, provingRefusal(`bucketJobIndex ${input.bucketJobIndex} is already used in bucket ${bucket.id}.`))
-      }
-      next = Math.max(next, used + 1)
+    // The bucket's list is ordered by job index: a lookup and its end, not a read of every query.
+    const joined = queriesOfBucket(state(), bucket.id)
+    if (input.bucketJobIndex !== null && holdsJobIndex(joined, input.bucketJobIndex)) {
+      throw new HttpError(400, provingRefusal(`bucketJobIndex ${input.bucketJobIndex} is already used in bucket ${bucket.id}.`))
     }
     // A bucket created with mockProof proves its queries with mocked proofs.
-    return { bucketJobIndex: input.bucketJobIndex ?? next, isProofMocked: bucket.mockProof }
+    return { bucketJobIndex: input.bucketJobIndex ?? nextJobIndex(joined), isProofMocked: bucket.mockProof }
   }
 
   /** Reads the form, runs `submit`, and removes the uploads unless `submit` kept them. */

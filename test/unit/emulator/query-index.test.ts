@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { DEFAULT_TIMING } from '../../../src/emulator/proving/lifecycle.ts'
 import { createQuery, findByDedupId, queriesOfBucket } from '../../../src/emulator/proving/queries.ts'
-import { newestFirst, queryIndex } from '../../../src/emulator/proving/query-index.ts'
+import { holdsJobIndex, newestFirst, nextJobIndex, queryIndex } from '../../../src/emulator/proving/query-index.ts'
 import { emptyState, type EmulatorState, type StoredQuery } from '../../../src/emulator/state.ts'
 
 /**
@@ -89,6 +89,40 @@ describe('the emulator query index', () => {
       }),
       { numRuns: 300, seed: Number(process.env.FC_SEED ?? 35) },
     )
+  })
+
+  it('answers a submission\'s job index questions as the scan of the bucket did (taken? next?)', () => {
+    fc.assert(
+      fc.property(fc.array(spec, { maxLength: 40 }), fc.nat(7), (specs, asked) => {
+        const state = emptyState(DEFAULT_TIMING)
+        store(state, specs)
+        for (let bucket = 0; bucket < 4; bucket++) {
+          const joined = queriesOfBucket(state, `bucket-${bucket}`)
+          // The scan the submission route made (queries without an index count as -1).
+          const used = joined.map((query) => query.bucketJobIndex ?? -1)
+          expect(holdsJobIndex(joined, asked)).toBe(used.includes(asked))
+          expect(nextJobIndex(joined)).toBe(used.reduce((next, index) => Math.max(next, index + 1), 0))
+        }
+      }),
+      { numRuns: 300, seed: Number(process.env.FC_SEED ?? 35) },
+    )
+  })
+
+  it('reads a few of a bucket\'s queries per submission, not all of them', () => {
+    const state = emptyState(DEFAULT_TIMING)
+    const specs = Array.from({ length: 10_000 }, (_, n): Spec => ({ key: 0, dedup: null, bucket: 0, jobIndex: n, network: null, fact: 1, externalId: null }))
+    store(state, specs)
+    let reads = 0
+    const joined = new Proxy(queriesOfBucket(state, 'bucket-0') as StoredQuery[], {
+      get(target, property, receiver) {
+        if (typeof property === 'string' && /^\d+$/.test(property)) reads++
+        return Reflect.get(target, property, receiver)
+      },
+    })
+    expect(nextJobIndex(joined)).toBe(10_000)
+    expect(holdsJobIndex(joined, 4_321)).toBe(true)
+    expect(holdsJobIndex(joined, 10_000)).toBe(false)
+    expect(reads).toBeLessThan(60)
   })
 
   it('starts anew with a new state (a reset or a reload brings a new queries object)', () => {

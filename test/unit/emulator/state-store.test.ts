@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import fc from 'fast-check'
@@ -225,6 +225,29 @@ describe('StateStore with a stateDir', () => {
     store.save()
     query.run.forced = { at: 2_000, outcome: 'done' } // forgot store.touch('queries', query.id)
     expect(() => store.save()).toThrow(/differs from the state in memory: a change was not touched/)
+  })
+
+  it('keeps a change whose append failed (a full disk), even past a line the failure cut short', () => {
+    const dir = stateDir()
+    const store = StateStore.open(dir, DEFAULT_TIMING, true)
+    addQuery(store, 1)
+    store.save()
+    // The log cannot be written to: the save fails (the route answers 500) ...
+    rmSync(join(dir, CHANGES_FILE))
+    mkdirSync(join(dir, CHANGES_FILE))
+    addQuery(store, 2)
+    store.state.counters.retries = 5
+    expect(() => store.save()).toThrow()
+    // ... having written half a line before it failed; then there is room again.
+    rmSync(join(dir, CHANGES_FILE), { recursive: true })
+    writeFileSync(join(dir, CHANGES_FILE), `${JSON.stringify({ g: 1, c: 'queries', id: 'query-1', v: null }).slice(0, 20)}`)
+    store.save()
+    expect(Object.keys(onDisk(dir)!.queries)).toEqual(['query-1', 'query-2'])
+    expect(onDisk(dir)!.counters.retries).toBe(5)
+    // And the changes after it are appended and read back as usual.
+    addQuery(store, 3)
+    store.save()
+    expect(Object.keys(StateStore.open(dir, DEFAULT_TIMING, false).state.queries)).toEqual(['query-1', 'query-2', 'query-3'])
   })
 
   it('ignores log lines of an older state.json (a crash between the fold and the new log)', () => {

@@ -326,6 +326,24 @@ function clientOf(c: BucketCase): ProvingClient {
 }
 
 describe('the bucket gate, as a property over listings and records (issue 31)', () => {
+  it('names the service\'s ids and status in its refusals as one line of data each', async () => {
+    const forged = 'q-x\nGate passed: all queries are DONE\u001b[31m'
+    const records: Record<string, Record<string, unknown>> = { [forged]: { status: 'IN_PROGRESS' }, 'q-a': { status: 'DONE' } }
+    const client = {
+      // The read of the forged id answers with another query's record: a misread, named.
+      readQuery: async (id: string) => ({ provingQuery: { ...records[id], id: id === forged ? 'q-a' : id } as unknown as QueryRecordL, metadataUrls: [] }),
+      http: { clock: simulatedClock() },
+    } as unknown as ProvingClient
+    const judge = (queries: string[], expected?: ExpectedQueries) =>
+      judgeBucket(client, { bucket: { id: 'b-1\n- forged', status: 'FAILED\nDONE', leaves: null }, queries: queries.map((id) => ({ id })) } as unknown as BucketDetailsResponse, { allowMockedFact: true, expected })
+    const verdicts = [await judge([forged, forged]), await judge([forged, 'q-a'], { ids: ['q-a', 'q-b'] })]
+    const refusals = verdicts.flatMap((verdict) => verdict.refusals)
+    expect(refusals.length).toBeGreaterThanOrEqual(5)
+    for (const refusal of refusals) expect(refusal).not.toMatch(/[\r\n\u001b]/)
+    expect(refusals.join(' ')).toContain('q-x\\nGate passed')
+  })
+
+
   it('passes exactly a readable listing of the expected queries, each a proof that passes the gate', async () => {
     let passed = 0
     await fc.assert(
