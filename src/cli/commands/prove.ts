@@ -16,6 +16,7 @@ import { stat } from 'node:fs/promises'
 import { defaultJournalDir, type JournalParts, SubmissionJournal, submitWithJournal } from '../../pipeline/journal.ts'
 import type { StreamedSubmitOptions } from '../../pipeline/submit-streamed.ts'
 import { evaluateGate, resultHasFact } from '../../pipeline/gate.ts'
+import { describeReuse, findReusableQuery, generalReuseRequest, l2ReuseRequest, REUSE_MODES, type ReuseMode } from '../../pipeline/reuse.ts'
 import {
   GENERAL_FIELD_OPTIONS,
   type GeneralFields,
@@ -40,6 +41,17 @@ export const GATE_OPTIONS = {
   },
 } as const
 
+/** `--reuse` of the commands that submit a PIE (prove, submit). */
+export const REUSE_OPTION = {
+  reuse: {
+    type: 'string',
+    valueName: '<auto|never>',
+    description:
+      'auto: before uploading, follow the newest DONE query of this key that proves the same PIE (same result kind, settings and facts, compared here), gated as if new; never: always submit a new, paid query.',
+    default: 'auto',
+  },
+} as const
+
 const DEFAULT_CONCURRENCY = 4
 const MAX_CONCURRENCY = 64
 
@@ -60,12 +72,16 @@ export const prove = defineCommand({
     'of the worst outcome (130 interrupted > 2 bad input > 3 service > 4 timeout > 1 failed > 0).',
     'The same PIE named twice (another spelling of its path, a copy) is sent once; its rows share the query.',
     'A run of a PIE already being submitted by another live run waits for that run\'s query and follows it.',
+    'With --reuse auto (the default), a DONE query of this key that already proves the PIE (the same result',
+    'kind, settings and facts, read from the newest 500 queries) is followed instead of paying again, and',
+    'gated as if new; a mocked one only with --allow-mocked-fact. --reuse never always submits.',
   ],
   positionals: { min: 1, max: Number.POSITIVE_INFINITY },
   options: {
     ...SERVICE_OPTIONS,
     ...WAIT_OPTIONS,
     ...GATE_OPTIONS,
+    ...REUSE_OPTION,
     layout: { type: 'string', valueName: '<layout>', description: `Cairo layout: ${LAYOUTS.join(', ')} (another is sent with a warning).`, default: 'auto' },
     prover: { type: 'string', valueName: '<name>', description: 'Prover instance (L2 endpoint).', default: 'svc_sharp' },
     'mock-fact-hash': { type: 'boolean', description: 'Mock the fact hash: no real on-chain verification (testing).' },
@@ -85,6 +101,7 @@ export const prove = defineCommand({
     const layout = checkOpenEnum(context.values.layout, '--layout', LAYOUTS, context.logger)
     const prover = context.values.prover.trim()
     if (!prover) throw new InvalidInputError('--prover must not be empty; omit it to use svc_sharp.', { input: '--prover' })
+    const reuse = checkFlagEnum(context.values.reuse, 'reuse', REUSE_MODES)
     const timeoutMs = timeoutFrom(context)
     const concurrencyText = context.values.concurrency
     const concurrency = concurrencyText === undefined ? DEFAULT_CONCURRENCY : parseInteger(concurrencyText, 'concurrency', 1, MAX_CONCURRENCY)
@@ -115,7 +132,7 @@ export const prove = defineCommand({
     return withLocalEmulator(context, async (service) => {
       const client = provingClientFrom(context, { needsKey: true, ...service })
       const allowMockedFact = mockFactHash || context.values['allow-mocked-fact'] === true
-      const options: ProveOptions = { layout, prover, mockFactHash, allowMockedFact, general, timeoutMs, wait: context.values.wait === true }
+      const options: ProveOptions = { layout, prover, mockFactHash, allowMockedFact, general, timeoutMs, wait: context.values.wait === true, reuse }
       if (paths.length === 1) return proveOne(context, client, paths[0]!, options)
       return proveBatch(context, client, paths, { ...options, concurrency })
     })
@@ -131,6 +148,7 @@ type ProveOptions = {
   general: GeneralFields | undefined
   timeoutMs: number
   wait: boolean
+  reuse: ReuseMode
 }
 
 /** One PIE, as `proving prove` always printed it. */
@@ -140,7 +158,7 @@ async function proveOne(context: CommandContext, client: ProvingClient, path: st
   try {
     const submitted = await submitPie(context, client, pie, options, uploadReporter(context, pie.packed ? 'the packed pie.zip' : path))
     try {
-      return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, result: options.general?.result, allowMockedFact: options.allowMockedFact })
+      return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, result: requestedResult(options), allowMockedFact: options.allowMockedFact })
     } finally {
       // The id has been reported (or the wait ended): only a killed run leaves its entry behind.
       await submitted.settle?.()
@@ -150,7 +168,48 @@ async function proveOne(context: CommandContext, client: ProvingClient, path: st
   }
 }
 
-type Submitted = { provingQueryId: string; deduplicated?: boolean | undefined; settle?: (() => Promise<void>) | undefined }
+type Submitted = {
+  provingQueryId: string
+  deduplicated?: boolean | undefined
+  /** A DONE query that already proved this PIE, followed instead of submitting (`--reuse auto`). */
+  reused?: { createdAt: string | null } | undefined
+  settle?: (() => Promise<void>) | undefined
+}
+
+/** The result kind the submission asks for: what the gate judges a query against. */
+function requestedResult(options: ProveOptions): string {
+  return options.general?.result ?? 'PROOF_VERIFICATION_ON_L2'
+}
+
+/**
+ * `--reuse auto`: the newest DONE query of this key that proves this PIE as the submission
+ * would (pipeline/reuse.ts), or undefined (then the PIE is submitted), each said on stderr.
+ */
+async function lookForReuse(context: CommandContext, client: ProvingClient, pie: PreparedPie, options: ProveOptions): Promise<Submitted | undefined> {
+  if (options.reuse !== 'auto' || !pie.inspection) return undefined
+  const allowance = { mockFactHash: options.mockFactHash, allowMockedFact: options.allowMockedFact }
+  const request = options.general
+    ? generalReuseRequest({ ...options.general, result: requestedResult(options), layout: options.layout }, allowance)
+    : l2ReuseRequest({ ...allowance, layout: options.layout, prover: options.prover })
+  return reuseFor(context, client, pie, request)
+}
+
+/** The lookup and its line, shared by `prove` and `submit`. */
+export async function reuseFor(
+  context: CommandContext,
+  client: ProvingClient,
+  pie: PreparedPie,
+  request: Parameters<typeof findReusableQuery>[2],
+): Promise<Submitted | undefined> {
+  if (!pie.inspection) return undefined
+  const found = await findReusableQuery(client, pie.inspection, request, { signal: context.signal, logger: context.logger })
+  if (!found.reused) {
+    context.progress(`No earlier query reused: ${found.reason}.`)
+    return undefined
+  }
+  context.progress(describeReuse(found))
+  return { provingQueryId: found.record.id, reused: { createdAt: found.record.createdAt ?? null } }
+}
 
 async function isDirectory(path: string): Promise<boolean> {
   return (await stat(path).catch(() => undefined))?.isDirectory() === true
@@ -175,9 +234,10 @@ async function proveDirectoryStreamed(context: CommandContext, client: ProvingCl
       signal: context.signal,
       logger: context.logger,
       journal: commandJournal(context, client, options),
+      reuse: (prepared) => lookForReuse(context, client, prepared, options),
     })
     try {
-      return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, result: undefined, allowMockedFact: options.allowMockedFact })
+      return await followSubmission(context, client, submitted, { pie, wait: options.wait, timeoutMs: options.timeoutMs, result: requestedResult(options), allowMockedFact: options.allowMockedFact })
     } finally {
       await submitted.settle?.()
     }
@@ -221,6 +281,8 @@ async function submitPie(
   options: ProveOptions,
   onUploadProgress?: (progress: UploadProgress) => void,
 ): Promise<Submitted> {
+  const reused = await lookForReuse(context, client, pie, options)
+  if (reused) return reused
   const submitNow = (): Promise<Submitted> => {
     if (!options.general) {
       return client.submitPie({
@@ -268,6 +330,11 @@ export async function followSubmission(
 ): Promise<number> {
   const { provingQueryId } = submitted
   const again = submitted.deduplicated ? ' (already submitted with this dedup id: the existing query)' : ''
+  // A reused query was not submitted: said so, and `reused` in the JSON says which.
+  const headline = submitted.reused
+    ? `Reused query ${provingQueryId}${submitted.reused.createdAt ? `, created ${submitted.reused.createdAt}` : ''} (nothing was submitted)`
+    : `Submitted: query ${provingQueryId}${again}`
+  const reusedField = { reused: submitted.reused ? 'query' : false }
   if (!options.wait) {
     const emulated = context.values.emulator === true
     if ((context.values as { quiet?: boolean }).quiet && !context.json) {
@@ -282,12 +349,12 @@ export async function followSubmission(
         ? `It ends when bucket ${bucketId} does: once every query is in, run proving bucket close ${bucketId} --wait`
         : `Follow it with: proving query wait ${provingQueryId}`
     context.print(
-      `Submitted: query ${provingQueryId}${again}\n${follow}`,
-      submitted.deduplicated === undefined ? { provingQueryId } : { provingQueryId, deduplicated: submitted.deduplicated },
+      `${headline}\n${follow}`,
+      submitted.deduplicated === undefined ? { provingQueryId, ...reusedField } : { provingQueryId, deduplicated: submitted.deduplicated, ...reusedField },
     )
     return EXIT.ok
   }
-  context.progress(`Submitted: query ${provingQueryId}${again}`)
+  context.progress(headline)
   // The local program hash (seconds for a long program) is computed while the query runs.
   if (options.pie) computeFactsAhead(options.pie, context.signal)
   const result = await waitReportingId(context, provingQueryId, () =>
@@ -316,7 +383,10 @@ export async function followSubmission(
     : []
   for (const refusal of refusals) context.io.stderr(`proving: gate refused: ${redact(refusal.message, context.redactor)}\n`)
   const gate = done ? { gate: { ok: refusals.length === 0 && factCheck?.ok !== false, refusals } } : {}
-  context.print(describeQuery(result), factCheck ? { ...result, localFactCheck: factCheck.summary, ...gate } : { ...result, ...factNote, ...gate })
+  context.print(
+    describeQuery(result),
+    factCheck ? { ...result, localFactCheck: factCheck.summary, ...gate, ...reusedField } : { ...result, ...factNote, ...gate, ...reusedField },
+  )
   if (!done) return EXIT.remoteFailure
   return (factCheck && !factCheck.ok) || refusals.length ? EXIT.remoteFailure : EXIT.ok
 }
@@ -334,6 +404,8 @@ export type BatchOutcome = {
   exitCode: number
   error: string | null
   deduplicated?: boolean | undefined
+  /** 'query': a DONE query that already proved this PIE was followed, nothing was submitted. */
+  reused: 'query' | false
   provingQuery?: QueryResult['provingQuery'] | undefined
   metadataUrls?: string[] | undefined
 }
@@ -355,7 +427,7 @@ async function proveBatch(
   const settles = new Set<() => Promise<void>>()
   const outcomes = await Promise.all(
     paths.map(async (path, index): Promise<BatchOutcome> => {
-      const outcome: BatchOutcome = { pie: path, provingQueryId: null, status: null, step: null, facts: 'not checked', exitCode: EXIT.ok, error: null }
+      const outcome: BatchOutcome = { pie: path, provingQueryId: null, status: null, step: null, facts: 'not checked', exitCode: EXIT.ok, error: null, reused: false }
       let pie: PreparedPie | undefined
       try {
         // The bound covers what costs bandwidth and CPU: packing, validating, uploading.
@@ -375,6 +447,7 @@ async function proveBatch(
         if (submitted.settle) settles.add(submitted.settle)
         if (!submission.first) context.progress(`${path}: the same PIE as another in this batch (SHA-256 ${pie!.sha256.slice(0, 12)}…): query ${submitted.provingQueryId}, sent once.`)
         if (submitted.deduplicated !== undefined) outcome.deduplicated = submitted.deduplicated
+        if (submitted.reused) outcome.reused = 'query'
         if (options.wait) {
           let waiting = waits.get(submitted.provingQueryId)
           if (!waiting) {
@@ -384,7 +457,7 @@ async function proveBatch(
           const result = await waiting
           const record = result.provingQuery
           Object.assign(outcome, { status: record.status, step: record.step, provingQuery: record, metadataUrls: result.metadataUrls })
-          const kind = record.result ?? options.general?.result
+          const kind = record.result ?? requestedResult(options)
           if (record.status !== 'DONE') {
             outcome.exitCode = EXIT.remoteFailure
             outcome.error = record.errorReason ?? 'FAILED without a reason'
@@ -397,7 +470,7 @@ async function proveBatch(
               check = await checkFacts(record, pie!)
               outcome.facts = check.ok ? 'match' : 'differ'
             }
-                      const refusals = evaluateGate(record, check, { allowMockedFact: options.allowMockedFact, result: kind })
+            const refusals = evaluateGate(record, check, { allowMockedFact: options.allowMockedFact, result: kind })
             if (refusals.length) {
               outcome.exitCode = EXIT.remoteFailure
               outcome.error = refusals
@@ -416,7 +489,7 @@ async function proveBatch(
         await pie?.cleanup()
       }
       const label = `[${String(index + 1).padStart(width)}/${paths.length}]`
-      const what = outcome.provingQueryId ? `query ${outcome.provingQueryId} ` : ''
+      const what = outcome.provingQueryId ? `query ${outcome.provingQueryId}${outcome.reused ? ' (reused)' : ''} ` : ''
       const facts = outcome.facts === 'match' ? ', facts match' : outcome.facts === 'none' ? ', no fact (trace)' : ''
       context.progress(`${label} ${path}: ${what}${outcome.status}${facts}${outcome.error ? `: ${outcome.error}` : ''}`)
       return outcome
