@@ -177,6 +177,7 @@ const ENTRIES: Record<string, { values: string[]; types: string[] }> = {
       'FactField',
       'FactMismatch',
       'FactTopology',
+      'FailedQueryRetry',
       'HttpClientConfig',
       'HttpTimeouts',
       'InspectPieOptions',
@@ -212,6 +213,7 @@ const ENTRIES: Record<string, { values: string[]; types: string[] }> = {
       'QueryStatus',
       'ReadPaths',
       'RefreshResponse',
+      'RetriedQuery',
       'RetryPolicy',
       'RetryResponse',
       'SessionInfo',
@@ -520,7 +522,7 @@ const ENTRIES: Record<string, { values: string[]; types: string[] }> = {
 
 /** The public methods (and accessors) of the classes the main entry gives. */
 const METHODS: Record<string, string[]> = {
-  ProvingClient: ['checkService', 'closeBucket', 'createBucket', 'findQueryByDedupId', 'getBucket', 'getQuery', 'getQueryDetails', 'hasApiKey', 'isAlive', 'iterateQueries', 'listQueries', 'readQuery', 'resolveDedupId', 'retryQuery', 'submitPie', 'submitPieStream', 'submitProofVerification', 'submitQuery', 'waitForQuery'],
+  ProvingClient: ['checkService', 'closeBucket', 'createBucket', 'findQueryByDedupId', 'getBucket', 'getQuery', 'getQueryDetails', 'hasApiKey', 'isAlive', 'iterateQueries', 'listQueries', 'readQuery', 'resolveDedupId', 'retryFailedQuery', 'retryQuery', 'submitPie', 'submitPieStream', 'submitProofVerification', 'submitQuery', 'waitForQuery'],
   TaskClient: ['getTaskMmrs', 'getTaskStatus', 'hasApiKey', 'iterateTasks', 'listTasks', 'scheduleTask', 'submitDecommitment', 'waitForTask'],
   StorageProofClient: ['getBatchQueryStatus', 'submitBatchQuery', 'waitForBatchQuery'],
   AccountClient: ['apiKeyProvider', 'createApiKey', 'createSession', 'getAccessToken', 'getApiKey', 'getChallenge', 'getWallet', 'listApiKeys', 'previewChallenge', 'refreshSession', 'session', 'signIn', 'stats'],

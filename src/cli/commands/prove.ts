@@ -47,10 +47,19 @@ export const REUSE_OPTION = {
     type: 'string',
     valueName: '<auto|never>',
     description:
-      'auto: before uploading, follow the newest DONE query of this key that proves the same PIE (same result kind, settings and facts, compared here), gated as if new; never: always submit a new, paid query.',
-    default: 'auto',
+      'auto (default; PROVING_REUSE sets another): before uploading, follow the newest DONE query of this key that proves the same PIE (same result kind, settings and facts, compared here), gated as if new; never: always submit a new, paid query.',
   },
 } as const
+
+/** `--reuse`, else PROVING_REUSE, else auto. */
+export function reuseModeFrom(context: CommandContext<typeof REUSE_OPTION>): ReuseMode {
+  const flag = context.values.reuse
+  if (flag !== undefined) return checkFlagEnum(flag, 'reuse', REUSE_MODES)
+  const env = context.io.env.PROVING_REUSE
+  if (env === undefined || env === '') return 'auto'
+  if ((REUSE_MODES as readonly string[]).includes(env)) return env as ReuseMode
+  throw new InvalidInputError(`PROVING_REUSE must be auto or never; got ${JSON.stringify(env.slice(0, 40))}. Unset it for the default (auto).`, { input: 'PROVING_REUSE' })
+}
 
 const DEFAULT_CONCURRENCY = 4
 const MAX_CONCURRENCY = 64
@@ -101,7 +110,7 @@ export const prove = defineCommand({
     const layout = checkOpenEnum(context.values.layout, '--layout', LAYOUTS, context.logger)
     const prover = context.values.prover.trim()
     if (!prover) throw new InvalidInputError('--prover must not be empty; omit it to use svc_sharp.', { input: '--prover' })
-    const reuse = checkFlagEnum(context.values.reuse, 'reuse', REUSE_MODES)
+    const reuse = reuseModeFrom(context)
     const timeoutMs = timeoutFrom(context)
     const concurrencyText = context.values.concurrency
     const concurrency = concurrencyText === undefined ? DEFAULT_CONCURRENCY : parseInteger(concurrencyText, 'concurrency', 1, MAX_CONCURRENCY)

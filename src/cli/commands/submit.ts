@@ -5,8 +5,8 @@ import { withLocalEmulator } from '../local-emulator.ts'
 import { type PreparedPie, preparePieForUpload } from '../pie-steps.ts'
 import { provingClientFrom, timeoutFrom, uploadReporter } from '../services.ts'
 import { checkCombination, GENERAL_FIELD_OPTIONS, readGeneralFields } from '../submission.ts'
-import { generalReuseRequest, REUSE_MODES } from '../../pipeline/reuse.ts'
-import { checkFlagEnum, followSubmission, GATE_OPTIONS, REUSE_OPTION, reuseFor, WAIT_OPTIONS } from './prove.ts'
+import { generalReuseRequest } from '../../pipeline/reuse.ts'
+import { checkFlagEnum, followSubmission, GATE_OPTIONS, REUSE_OPTION, reuseFor, reuseModeFrom, WAIT_OPTIONS } from './prove.ts'
 
 export const submit = defineCommand({
   path: ['submit'],
@@ -63,7 +63,7 @@ export const submit = defineCommand({
       })
     }
     const layout = checkFlagEnum(context.values.layout, 'layout', LAYOUTS)
-    const reuse = checkFlagEnum(context.values.reuse, 'reuse', REUSE_MODES)
+    const reuse = reuseModeFrom(context)
     const fields = readGeneralFields(context)
     checkCombination(fields, { hasInput: programInput !== undefined })
     if (fields.bucketId !== undefined && context.values.wait) {
