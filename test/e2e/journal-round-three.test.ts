@@ -67,6 +67,7 @@ describe('the same PIE twice in one step of the action (issue 24, 1)', () => {
         'base-url': emulator.url,
         'api-key': KEY,
         concurrency: '2',
+        reuse: 'never',
       })
       io.env = { RUNNER_TEMP: await mkdtemp(join(tmpdir(), 'runner-temp-')) }
       await run(io)

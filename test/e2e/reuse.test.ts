@@ -151,6 +151,22 @@ describe('the root action: reuse', () => {
     expect(second.io.logs.join('\n')).toContain(`Reused query ${first.io.outputs['query-id']}`)
   }, 60_000)
 
+  it('several PIEs: each one already proven is reused (results rows say so), gated, and nothing is submitted', async () => {
+    await action({}, '150')
+    const dir = await unzipExample()
+    const batch = await action({ pie: `${FIXTURE_PIE}\n${dir}` }, '151')
+    expect(batch.io.failed, batch.io.logs.join('\n')).toBeUndefined()
+    expect(batch.created).toBe(0)
+    const rows = JSON.parse(batch.io.outputs.results!) as { reused: string | false; facts: string; passed: boolean }[]
+    expect(rows).toHaveLength(2)
+    expect(rows.every((row) => row.reused === 'query' && row.facts === 'match' && row.passed)).toBe(true)
+    const never = await action({ pie: `${FIXTURE_PIE}\n${dir}`, reuse: 'never' }, '152')
+    // The directory packs to the same canonical zip: one digest, sent once.
+    expect(never.created).toBe(1)
+    expect((JSON.parse(never.io.outputs.results!) as { reused: string | false }[]).every((row) => row.reused === false)).toBe(true)
+    await rm(dir, { recursive: true, force: true })
+  }, 60_000)
+
   it('the general submission: a query of the same result kind is reused, under another run id (another dedup-id)', async () => {
     const first = await action({ result: 'PROOF_GENERATION', reuse: 'never' }, '200')
     expect(first.io.failed, first.io.logs.join('\n')).toBeUndefined()
