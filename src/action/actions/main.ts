@@ -362,7 +362,8 @@ async function lookForReuse(
   const { describeReuse, findReusableQuery, generalReuseRequest, l2ReuseRequest } = await import('../../pipeline/reuse.ts')
   const inspection = pie.inspection
   // A mocked fact is never taken from the chain: only a real proof's registration counts.
-  if (inputs['verify-onchain'] !== 'none' && !inputs['mock-fact-hash']) {
+  // A decommitment needs a query: then only a query can be reused.
+  if (inputs['verify-onchain'] !== 'none' && !inputs['mock-fact-hash'] && !inputs['decommit-destination-chain-id']) {
     const facts = { sharpFactHash: inspection.sharpFactHash, integrityFactHash: inspection.integrityFactHash }
     if (await alreadyOnChain(io, step, inputs, facts, { signal: options.signal, emulatorUrl: options.emulatorUrl })) {
       step.outputs.set({ reused: 'chain', 'facts-verified': 'false' })

@@ -83,7 +83,7 @@ export const prove = defineCommand({
     'A run of a PIE already being submitted by another live run waits for that run\'s query and follows it.',
     'With --reuse auto (the default), a DONE query of this key that already proves the PIE (the same result',
     'kind, settings and facts, read from the newest 500 queries) is followed instead of paying again, and',
-    'gated as if new; a mocked one only with --allow-mocked-fact. --reuse never always submits.',
+    'gated as if new; a mocked one only with --mock-fact-hash. --reuse never (or --new) always submits.',
   ],
   positionals: { min: 1, max: Number.POSITIVE_INFINITY },
   options: {
@@ -96,7 +96,7 @@ export const prove = defineCommand({
     'mock-fact-hash': { type: 'boolean', description: 'Mock the fact hash: no real on-chain verification (testing).' },
     new: {
       type: 'boolean',
-      description: 'Submit even when the local journal says this PIE was already submitted with these parameters (a second, paid query).',
+      description: 'Submit even when the local journal says this PIE was already submitted with these parameters (a second, paid query); no earlier query is reused.',
     },
     concurrency: {
       type: 'string',
@@ -196,6 +196,8 @@ function requestedResult(options: ProveOptions): string {
  */
 async function lookForReuse(context: CommandContext, client: ProvingClient, pie: PreparedPie, options: ProveOptions): Promise<Submitted | undefined> {
   if (options.reuse !== 'auto' || !pie.inspection) return undefined
+  // --new asks for a new, paid query: nothing earlier stands in for it.
+  if ((context.values as { new?: boolean }).new === true) return undefined
   const allowance = { mockFactHash: options.mockFactHash, allowMockedFact: options.allowMockedFact }
   const request = options.general
     ? generalReuseRequest({ ...options.general, result: requestedResult(options), layout: options.layout }, allowance)
