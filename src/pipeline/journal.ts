@@ -413,7 +413,7 @@ async function submitLocked(key: string, options: JournalOptions, release: () =>
     // Retriable (fewer than 3 retries used): the same query runs again; nothing new is paid for.
     const retry = await options.client.retryFailedQuery(previous.provingQueryId, { signal: options.signal })
     if (retry.retried) {
-      logger.warn(`${describeRetry(previous.provingQueryId, retry)} ${where}`)
+      logger.warn(`${describeRetry(previous.provingQueryId, retry).replace(/\.$/, '')} ${where}.`)
       return { provingQueryId: previous.provingQueryId, resumed: true, retried: retry, settle }
     }
     logger.warn(`This PIE's earlier query ${previous.provingQueryId} FAILED ${where} and cannot be retried (${retry.reason}); submitting it again, as a new query.`)
