@@ -6,7 +6,8 @@ import type { SubmitPieOptions, SubmitPieStreamOptions, SubmitProofOptions, Subm
 import { iterateQueries, type ListQueriesOptions, listQueries } from './proving/lists.ts'
 import { getQuery, getQueryDetails, type QueryResult, readQuery } from './proving/reads.ts'
 import { checkService, type ClientOptions, isAlive, type ProvingService, provingServiceOf, type ReadPaths } from './proving/service.ts'
-import { retryQuery, type SubmittedQuery, submitPie, submitPieStream, submitProofVerification, submitQuery } from './proving/submissions.ts'
+import { type FailedQueryRetry, type RetriedQuery, retryFailedQuery, retryQuery } from './proving/retries.ts'
+import { type SubmittedQuery, submitPie, submitPieStream, submitProofVerification, submitQuery } from './proving/submissions.ts'
 import { type WaitForQueryOptions, waitForQuery } from './proving/wait.ts'
 
 // The types of the client's options and answers, where its users look for them.
@@ -15,6 +16,7 @@ export { deriveDedupId } from './proving/dedup.ts'
 export type { SubmitPieOptions, SubmitPieStreamOptions, SubmitProofOptions, SubmitQueryOptions, UploadProgress } from './proving/forms.ts'
 export type { ListQueriesOptions } from './proving/lists.ts'
 export type { QueryResult } from './proving/reads.ts'
+export { describeRetry, type FailedQueryRetry, type RetriedQuery } from './proving/retries.ts'
 export type { ClientOptions, ReadPaths } from './proving/service.ts'
 export type { SubmittedQuery } from './proving/submissions.ts'
 export type { QueryProgress, WaitForQueryOptions } from './proving/wait.ts'
@@ -44,6 +46,15 @@ export class ProvingClient {
   /** POST /proving-queries/{id}/retry: sends a FAILED, retriable query back to RECEIVED. */
   retryQuery(queryId: string, options: { signal?: AbortSignal } = {}): Promise<RetryResponse> {
     return retryQuery(this.#service, queryId, options)
+  }
+
+  /**
+   * A re-run found its earlier query FAILED: retries it when its error is retriable and fewer
+   * than 3 retries are used (the same query runs again, nothing new is paid for), else says why
+   * not. See clients/proving/retries.ts.
+   */
+  retryFailedQuery(queryId: string, options: { signal?: AbortSignal | undefined } = {}): Promise<FailedQueryRetry> {
+    return retryFailedQuery(this.#service, queryId, options)
   }
 
   /**
@@ -154,12 +165,17 @@ export class ProvingClient {
   }
 
   /**
-   * The query a dedupId stands for, past FAILED ones: a FAILED query's dedupId leads to the next
-   * one of the chain (derived from the failed query's id), so re-running after a failure submits anew
-   * while re-running after a success (or a lost answer) finds the same query. `existing` is the
-   * query to follow (null: none yet, submit with `dedupId`).
+   * The query a dedupId stands for, past FAILED ones: a FAILED query whose error is retriable
+   * (fewer than 3 retries used) is retried and is the one to follow (`retried` says so); another
+   * FAILED query's dedupId leads to the next one of the chain (derived from the failed query's id), so
+   * re-running after such a failure submits anew while re-running after a success (or a lost
+   * answer) finds the same query. `existing` is the query to follow (null: none yet, submit
+   * with `dedupId`).
    */
-  resolveDedupId(dedupId: string, options: { signal?: AbortSignal } = {}): Promise<{ dedupId: string; existing: QueryRecord | null; failedQueryIds: string[] }> {
+  resolveDedupId(
+    dedupId: string,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<{ dedupId: string; existing: QueryRecord | null; failedQueryIds: string[]; retried?: RetriedQuery | undefined }> {
     return resolveDedupId(this.#service, dedupId, options)
   }
 

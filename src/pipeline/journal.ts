@@ -3,7 +3,7 @@ import { constants, type Stats } from 'node:fs'
 import { chmod, link, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { homedir, hostname } from 'node:os'
 import { join } from 'node:path'
-import type { ProvingClient } from '../clients/proving.ts'
+import { describeRetry, type ProvingClient, type RetriedQuery } from '../clients/proving.ts'
 import { AbortedError, AmbiguousSubmissionError, InvalidInputError, ProvingKitError, WaitTimeoutError } from '../core/errors.ts'
 import type { Logger } from '../core/runtime.ts'
 import { mayHaveBeenProcessed } from '../core/submission.ts'
@@ -15,9 +15,11 @@ import { setTimeout as sleep } from 'node:timers/promises'
  * records the query id once the service answers. A process killed mid-upload (a CI timeout, the
  * OOM killer: SIGKILL, no cleanup) leaves the entry behind, and the next run of the same
  * command finds it:
- * - the query id is known: it follows that query instead of submitting again, unless the query
- *   FAILED (then it submits anew and says so; on the general submission the client moves to the
- *   next dedupId of the chain, clients/proving/dedup.ts `dedupIdAfterFailure`);
+ * - the query id is known: it follows that query instead of submitting again; a FAILED one is
+ *   retried when its error is retriable and fewer than 3 retries are used (the same query runs
+ *   again, clients/proving/retries.ts), else it submits anew and says so (on the general
+ *   submission the client moves to the next dedupId of the chain, clients/proving/dedup.ts
+ *   `dedupIdAfterFailure`);
  * - the upload's outcome is unknown: on the general submission the dedupId settles it (the
  *   client looks it up; the service refuses a second query with it); on the L2 endpoints the
  *   caller's recent queries are listed: none created since the upload began, in the service's
@@ -560,6 +562,8 @@ export type JournaledSubmission = {
   provingQueryId: string
   deduplicated?: boolean | undefined
   resumed?: boolean
+  /** The journal's query had FAILED and was retried: it is the one followed. */
+  retried?: RetriedQuery | undefined
   /**
    * The statement's outcome is settled (its wait saw the query DONE and the gate ran): forgets
    * the entry, so a later run of the same command submits anew.
@@ -658,7 +662,13 @@ async function submitLocked(key: string, options: JournalOptions, release: () =>
       )
       return { provingQueryId: previous.provingQueryId, resumed: true, settle, keep: release }
     }
-    logger.warn(`This PIE's earlier query ${previous.provingQueryId} FAILED ${where}; submitting it again, as a new query.`)
+    // Retriable (fewer than 3 retries used): the same query runs again; nothing new is paid for.
+    const retry = await options.client.retryFailedQuery(previous.provingQueryId, { signal: options.signal })
+    if (retry.retried) {
+      logger.warn(`${describeRetry(previous.provingQueryId, retry).replace(/\.$/, '')} ${where}.`)
+      return { provingQueryId: previous.provingQueryId, resumed: true, retried: retry, settle }
+    }
+    logger.warn(`This PIE's earlier query ${previous.provingQueryId} FAILED ${where} and cannot be retried (${retry.reason}); submitting it again, as a new query.`)
   } else if (previous) {
     const candidate = await resolveUnfinished(previous, options, where)
     if (candidate) {

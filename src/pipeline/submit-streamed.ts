@@ -9,6 +9,8 @@
  *   the PIE is known valid, the zip renamed into place, and the journal written; a PIE found
  *   invalid, or a journal that says "already submitted", cuts the upload before its end, so the
  *   service never has a complete form and creates no query;
+ * - a DONE query that already proves the PIE (`reuse`, checked once the PIE is known valid)
+ *   cuts the upload before its end too, and is followed instead;
  * - the upload is tried once (its bytes cannot be produced again). A service that refuses it
  *   before processing (411/501/505, a server that wants a length; or, before the body's end,
  *   when it cannot have had the whole form, a network failure, a 5xx or a page from something
@@ -29,13 +31,19 @@ export type StreamedSubmitOptions = {
   mockFactHash: boolean
   signal?: AbortSignal | undefined
   logger: Logger
+  /**
+   * Once the PIE is known valid, before the upload's end: a query that already proves it
+   * (pipeline/reuse.ts), followed instead; the upload is then cut before its end, so the service
+   * never has a complete form and creates no query.
+   */
+  reuse?: ((pie: PreparedPie) => Promise<(JournaledSubmission & { reused?: { createdAt: string | null } | undefined }) | undefined>) | undefined
   /** The local journal (never pay twice); absent for a service that forgets (a command's own emulator). */
   journal?: { journal: SubmissionJournal; forceNew: boolean; parts: (pie: PreparedPie) => JournalParts; timeoutMs?: number | undefined; factsChecked?: boolean | undefined } | undefined
 }
 
 export type StreamedSubmission = {
   pie: PreparedPie
-  submitted: JournaledSubmission
+  submitted: JournaledSubmission & { reused?: { createdAt: string | null } | undefined }
   /** False when the service refused the streamed upload and the packed file was sent instead. */
   streamed: boolean
 }
@@ -65,6 +73,20 @@ export async function submitPieStreamed(stream: PieStream, options: StreamedSubm
     // The packer failed (an invalid PIE, a read error, an abort): the body was cut before its end.
     await upload.catch(() => {})
     throw error
+  }
+  let reused
+  try {
+    reused = await options.reuse?.(pie)
+  } catch (error) {
+    // A cancelled lookup: the upload never gets its end.
+    stream.abandon(error)
+    await upload.catch(() => {})
+    throw error
+  }
+  if (reused) {
+    stream.abandon(new Error(`The upload was not completed: query ${reused.provingQueryId} already proves this PIE.`))
+    await upload.catch(() => {})
+    return { pie, submitted: reused, streamed: false }
   }
   let streamed = true
   const finish = async (): Promise<{ provingQueryId: string }> => {

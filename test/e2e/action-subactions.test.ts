@@ -53,7 +53,7 @@ describe('pack/', () => {
     // The same directory always gives the same zip; the root action proves it as it is.
     const again = await action('pack', { 'pie-dir': 'build/pie', output: 'out/again.zip' }, { workspace })
     expect(again.outputs['pie-sha256']).toBe(run.outputs['pie-sha256'])
-    const proved = await action('', { pie: run.outputs['pie-zip']!, ...service() }, { workspace })
+    const proved = await action('', { pie: run.outputs['pie-zip']!, reuse: 'never', ...service() }, { workspace })
     expect(proved.code, proved.stdout).toBe(0)
     expect(proved.outputs['pie-sha256']).toBe(run.outputs['pie-sha256'])
   })
@@ -71,7 +71,7 @@ describe('pack/', () => {
 describe('wait/', () => {
 
   it('with pie: the PIE is checked before waiting and the facts after DONE', async () => {
-    const submitted = await action('', { pie: FIXTURE_PIE, wait: 'false', ...service() })
+    const submitted = await action('', { pie: FIXTURE_PIE, reuse: 'never', wait: 'false', ...service() })
     expect(submitted.code, submitted.stdout).toBe(0)
     const queryId = submitted.outputs['query-id']!
 
@@ -96,7 +96,7 @@ describe('wait/', () => {
   })
 
   it('with the pie of another run (same program, other output): the gate refuses the result', async () => {
-    const submitted = await action('', { pie: FIXTURE_PIE, wait: 'false', ...service() })
+    const submitted = await action('', { pie: FIXTURE_PIE, reuse: 'never', wait: 'false', ...service() })
     const other = await generatedPie({ seed: 7 })
     const run = await action('wait', { 'query-id': submitted.outputs['query-id']!, pie: other.zip, ...service() })
     expect(run.code).toBe(1)
@@ -117,7 +117,7 @@ describe('wait/', () => {
 
 describe('verify-proof/', () => {
   it('submits a proof.json for L2 verification and waits for DONE', async () => {
-    const proved = await action('', { pie: FIXTURE_PIE, ...service() })
+    const proved = await action('', { pie: FIXTURE_PIE, reuse: 'never', ...service() })
     expect(proved.code).toBe(0)
     const proofUrl = (JSON.parse(proved.outputs['metadata-urls']!) as string[]).find((url) => url.endsWith('/proof.json'))!
     const proof = join(mkdtempSync(join(tmpdir(), 'proof-')), 'proof.json')
@@ -146,7 +146,7 @@ describe('verify-proof/', () => {
 describe('retry/', () => {
   it('retries a FAILED retriable query and waits for it to finish', async () => {
     await control(emulator.url, 'POST', 'next-query', { outcome: 'fail', retriable: true, reason: 'Prover node lost (emulated)' })
-    const failed = await action('', { pie: FIXTURE_PIE, ...service() })
+    const failed = await action('', { pie: FIXTURE_PIE, reuse: 'never', ...service() })
     expect(failed.outputs.status).toBe('FAILED')
     const queryId = failed.outputs['query-id']!
 
@@ -162,7 +162,7 @@ describe('retry/', () => {
 
   it('a query that cannot be retried fails with the service\'s reason', async () => {
     await control(emulator.url, 'POST', 'next-query', { outcome: 'fail', retriable: false })
-    const failed = await action('', { pie: FIXTURE_PIE, ...service() })
+    const failed = await action('', { pie: FIXTURE_PIE, reuse: 'never', ...service() })
     const run = await action('retry', { 'query-id': failed.outputs['query-id']!, ...service() })
     expect(run.code).toBe(1)
     expect(run.outputs['error-reason']).toMatch(/400 QUERY_NOT_RETRIABLE/)

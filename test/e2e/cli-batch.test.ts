@@ -73,7 +73,7 @@ describe('proving prove with many PIEs', () => {
     const proxy = await gatedProxy(limit, COUNT)
     try {
       const run = await runCli(['prove', join(work, 'pie*.zip'), '--concurrency', String(limit), '--json'], {
-        env: { PROVING_BASE_URL: proxy.url, PROVING_API_KEY: API_KEY },
+        env: { PROVING_BASE_URL: proxy.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' },
       })
       expect(run.code, run.stderr).toBe(0)
       expect(proxy.most()).toBe(limit)
@@ -92,7 +92,7 @@ describe('proving prove with many PIEs', () => {
     const broken = join(work, 'broken.zip')
     writeFileSync(broken, 'not a zip')
     const args = ['prove', join(work, 'pie00*.zip'), join(work, 'dirs', 'pie010'), broken, '--wait', '--concurrency', '4']
-    const run = await runCli(args, { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY } })
+    const run = await runCli(args, { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' } })
     // 9 zips and a PIE directory proved; the broken one is bad input, so the batch exits 2.
     expect(run.code, run.stderr).toBe(2)
     const rows = run.stdout.split('\n').filter((line) => /^\d+\s+\//.test(line))
@@ -136,11 +136,11 @@ describe('proving prove with many PIEs', () => {
   it('refuses a missing path or a pattern that matches nothing before anything is sent', async () => {
     const before = emulator.state.counters.submissions
     const missing = await runCli(['prove', join(work, 'pie001.zip'), join(work, 'nope.zip')], {
-      env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY },
+      env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' },
     })
     expect(missing.code).toBe(2)
     expect(missing.stderr).toContain('nope.zip; give a pie.zip or a PIE directory (or a glob)')
-    const none = await runCli(['prove', join(work, 'zzz*.zip')], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY } })
+    const none = await runCli(['prove', join(work, 'zzz*.zip')], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' } })
     expect(none.code).toBe(2)
     expect(none.stderr).toContain('matches no file or directory')
     expect(emulator.state.counters.submissions).toBe(before)
@@ -149,7 +149,7 @@ describe('proving prove with many PIEs', () => {
   it('the same PIE named twice is proved once: both rows report that query (more spellings and copies: journal-round-three.test.ts)', async () => {
     const before = emulator.state.counters.submissions
     const twice = await runCli(['prove', join(work, 'pie001.zip'), join(work, 'pie001.zip'), '--json'], {
-      env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY },
+      env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' },
     })
     expect(twice.code, twice.stderr).toBe(0)
     const rows = JSON.parse(twice.stdout) as { provingQueryId: string }[]

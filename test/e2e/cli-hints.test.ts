@@ -22,6 +22,7 @@ beforeAll(async () => {
     PROVING_TASKS_URL: emulator.url,
     PROVING_AUTH_URL: emulator.url,
     PROVING_API_KEY: API_KEY,
+  PROVING_REUSE: 'never',
     PROVING_PRIVATE_KEY: TEST_WALLET,
   }
 })

@@ -27,7 +27,7 @@ describe('proving emulator + proving prove (separate processes)', () => {
 
   it('proves the example PIE and prints the final query as JSON', async () => {
     const run = spawnCli(['prove', PIE, '--wait', '--json'], {
-      env: { PROVING_BASE_URL: baseUrl, PROVING_API_KEY: API_KEY },
+      env: { PROVING_BASE_URL: baseUrl, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' },
     })
     const result = await run.done
     // stdout is the JSON alone; the progress a person watches still reaches stderr.
@@ -50,7 +50,7 @@ describe('proving emulator + proving prove (separate processes)', () => {
     await control('PUT', 'timing', { receivedMs: 0, stepMs: 600_000 })
     let completing: Promise<unknown> | undefined
     const result = await runCli(['prove', PIE, '--wait'], {
-      env: { PROVING_BASE_URL: baseUrl, PROVING_API_KEY: API_KEY },
+      env: { PROVING_BASE_URL: baseUrl, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' },
       onOutput: ({ stdout, stderr }) => {
         const id = /Submitted: query (\S+)/.exec(stdout + stderr)?.[1]
         if (completing || !id || !/^\[\s*\d/m.test(stderr)) return
@@ -67,7 +67,7 @@ describe('proving emulator + proving prove (separate processes)', () => {
   })
 
   it('without --wait prints the query id, which `query wait` then follows to DONE', async () => {
-    const env = { PROVING_BASE_URL: baseUrl, PROVING_API_KEY: API_KEY }
+    const env = { PROVING_BASE_URL: baseUrl, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' }
     const submitted = await runCli(['prove', PIE, '--json'], { env })
     expect(submitted.code).toBe(0)
     const { provingQueryId } = JSON.parse(submitted.stdout)
@@ -79,7 +79,7 @@ describe('proving emulator + proving prove (separate processes)', () => {
   it('runs from the built bin too (what `npm install` puts on PATH)', async () => {
     const result = await spawnCli(['query', 'list', '--json'], {
       entry: 'bin',
-      env: { PROVING_BASE_URL: baseUrl, PROVING_API_KEY: API_KEY },
+      env: { PROVING_BASE_URL: baseUrl, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' },
     }).done
     expect(result.code).toBe(0)
     expect(JSON.parse(result.stdout).total).toBeGreaterThanOrEqual(2)
@@ -96,7 +96,7 @@ describe('proving prove --emulator (in-process emulator)', () => {
 
 describe('exit codes', () => {
   it('2 for usage errors, naming the flag', async () => {
-    const missingUrl = await runCli(['prove', PIE], { env: { PROVING_API_KEY: API_KEY } })
+    const missingUrl = await runCli(['prove', PIE], { env: { PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' } })
     expect(missingUrl.code).toBe(2)
     expect(missingUrl.stderr).toMatch(/--base-url/)
     const badLayout = await runCli(['prove', PIE, '--layout', 'fast!', '--emulator'])
@@ -128,7 +128,7 @@ describe('interruption', () => {
     const emulator = spawnCli(['emulator', '--port', '0', '--step-ms', '600000'])
     const baseUrl = (await emulator.waitForOutput(/listening on (http:\/\/\S+)/))[1]!
     try {
-      const run = spawnCli(['prove', PIE, '--wait'], { env: { PROVING_BASE_URL: baseUrl, PROVING_API_KEY: API_KEY } })
+      const run = spawnCli(['prove', PIE, '--wait'], { env: { PROVING_BASE_URL: baseUrl, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' } })
       const id = (await run.waitForOutput(/Submitted: query (\S+)/))[1]!
       await run.waitForOutput(/RECEIVED|IN_PROGRESS/)
       const sentAt = Date.now()

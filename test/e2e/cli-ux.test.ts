@@ -55,7 +55,7 @@ function bash(script: string, env: Record<string, string>): Promise<{ code: numb
 
 describe('profiles: one set-up for the four services', () => {
   it('PROVING_PROFILE gives prove, task, storage and auth their addresses; flags and variables still win', async () => {
-    const env = { PROVING_CONFIG: config, PROVING_PROFILE: 'local', PROVING_API_KEY: API_KEY }
+    const env = { PROVING_CONFIG: config, PROVING_PROFILE: 'local', PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' }
     const proved = await runCli(['prove', 'examples/fib/pie.zip', '-q'], { env })
     expect(proved.code, proved.stderr).toBe(0)
     expect(proved.stdout).toMatch(/^\S+\n$/)
@@ -67,12 +67,12 @@ describe('profiles: one set-up for the four services', () => {
     expect(login.code, login.stderr).toBe(0)
 
     // The file's defaultProfile applies without PROVING_PROFILE; --profile picks another.
-    const fromDefault = await runCli(['query', 'list', '--json'], { env: { PROVING_CONFIG: config, PROVING_API_KEY: API_KEY } })
+    const fromDefault = await runCli(['query', 'list', '--json'], { env: { PROVING_CONFIG: config, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' } })
     expect(fromDefault.code, fromDefault.stderr).toBe(0)
-    const broken = await runCli(['query', 'list', '--profile', 'broken'], { env: { PROVING_CONFIG: config, PROVING_API_KEY: API_KEY } })
+    const broken = await runCli(['query', 'list', '--profile', 'broken'], { env: { PROVING_CONFIG: config, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' } })
     expect(broken.code).toBe(3)
     // A variable wins over the profile.
-    const overridden = await runCli(['query', 'list', '--profile', 'broken'], { env: { PROVING_CONFIG: config, PROVING_API_KEY: API_KEY, PROVING_BASE_URL: emulator.url } })
+    const overridden = await runCli(['query', 'list', '--profile', 'broken'], { env: { PROVING_CONFIG: config, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never', PROVING_BASE_URL: emulator.url } })
     expect(overridden.code, overridden.stderr).toBe(0)
 
     const shown = await runCli(['config', 'show', '--json'], { env })
@@ -84,12 +84,12 @@ describe('profiles: one set-up for the four services', () => {
   })
 
   it('an unknown profile, or a broken file, is refused naming what to fix', async () => {
-    const unknown = await runCli(['query', 'list'], { env: { PROVING_CONFIG: config, PROVING_PROFILE: 'prod', PROVING_API_KEY: API_KEY } })
+    const unknown = await runCli(['query', 'list'], { env: { PROVING_CONFIG: config, PROVING_PROFILE: 'prod', PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' } })
     expect(unknown.code).toBe(2)
     expect(unknown.stderr).toContain('No profile "prod" (from PROVING_PROFILE): known profiles are broken, local, staging')
     const bad = join(work, 'bad.json')
     writeFileSync(bad, JSON.stringify({ profiles: { x: { baseUrl: 'ftp://nope' } } }))
-    const refused = await runCli(['query', 'list'], { env: { PROVING_CONFIG: bad, PROVING_PROFILE: 'x', PROVING_API_KEY: API_KEY } })
+    const refused = await runCli(['query', 'list'], { env: { PROVING_CONFIG: bad, PROVING_PROFILE: 'x', PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' } })
     expect(refused.code).toBe(2)
     expect(refused.stderr).toMatch(/config file .*bad\.json has a problem: profiles\.x\.baseUrl: must be an absolute http\(s\) URL/)
   })
@@ -117,7 +117,7 @@ describe('the README\'s CLI block', () => {
 
 describe('errors and query details', () => {
   it('prints the service\'s reason without --debug, and errors as one JSON object on stderr with --json', async () => {
-    const env = { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY }
+    const env = { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' }
     const human = await runCli(['submit', '--program-hash', '0x12', '--bucket-id', 'no-such-bucket'], { env })
     expect(human.code).toBe(2)
     expect(human.stderr).toMatch(/reason: .*bucketId: no bucket no-such-bucket for this API key/)
@@ -163,7 +163,7 @@ describe('errors and query details', () => {
   })
 
   it('query get says whether a FAILED query can be retried', async () => {
-    const env = { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY }
+    const env = { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' }
     await control(emulator.url, 'POST', 'next-query', { outcome: 'fail', retriable: true, reason: 'worker lost' })
     const id = (await runCli(['prove', 'examples/fib/pie.zip', '-q'], { env })).stdout.trim()
     await runCli(['query', 'wait', id], { env })
@@ -336,7 +336,7 @@ describe('progress a person can watch', () => {
     const generated = await generatePie({ outDir: join(work, 'big'), memoryBytes: 3 * 1024 * 1024, seed: 7 })
     const zip = join(work, 'big.zip')
     await packPie(generated.dir, zip)
-    const run = await runCli(['prove', zip, '--json'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY } })
+    const run = await runCli(['prove', zip, '--json'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' } })
     expect(run.code, run.stderr).toBe(0)
     expect(JSON.parse(run.stdout).provingQueryId).toMatch(/\S/)
     expect(run.stderr).toMatch(/Uploading .*big\.zip: (\d+\.\d [KM]iB) of \1 \(100%\)(, [\d.]+ \S+\/s)?, done in [\d.]+ s/)
@@ -367,7 +367,7 @@ describe('progress a person can watch', () => {
     const slow = await startEmulator({ timing: { receivedMs: 600_000, stepMs: 600_000 } })
     try {
       const run = spawnCli(['prove', 'examples/fib/pie.zip', '--wait', '--json'], {
-        env: { PROVING_BASE_URL: slow.url, PROVING_API_KEY: API_KEY, PROVING_HEARTBEAT_SECONDS: '0.3' },
+        env: { PROVING_BASE_URL: slow.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never', PROVING_HEARTBEAT_SECONDS: '0.3' },
       })
       await run.waitForOutput(/\] \S+ {2}still RECEIVED \(for \d+s\)/)
       run.child.kill('SIGINT')

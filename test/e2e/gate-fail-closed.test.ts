@@ -24,8 +24,8 @@ import { control, fakeIO } from '../helpers/run-action.ts'
 const API_KEY = 'pk_e2e_GATE_3f9a1c70'
 const PIE = EXAMPLE_PIE
 let emulator: RunningEmulator
-const env = () => ({ PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY })
-const service = () => ({ 'api-key': API_KEY, 'base-url': emulator.url })
+const env = () => ({ PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' })
+const service = () => ({ 'api-key': API_KEY, 'base-url': emulator.url, reuse: 'never' })
 
 const NO_FACTS = { programHash: null, sharpFactHash: null, integrityFactHash: null }
 const PROGRAM_HASH_ONLY = { sharpFactHash: null, integrityFactHash: null }

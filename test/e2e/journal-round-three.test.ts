@@ -28,7 +28,7 @@ afterAll(async () => {
 })
 
 const queryCount = () => Object.keys(emulator.state.queries).length
-const env = (journal: string) => ({ PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_JOURNAL_DIR: journal })
+const env = (journal: string) => ({ PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_REUSE: 'never', PROVING_JOURNAL_DIR: journal })
 const newJournal = () => mkdtemp(join(tmpdir(), 'journal-3-'))
 
 describe('the same PIE twice in one batch (issue 24, 1)', () => {
@@ -67,6 +67,7 @@ describe('the same PIE twice in one step of the action (issue 24, 1)', () => {
         'base-url': emulator.url,
         'api-key': KEY,
         concurrency: '2',
+        reuse: 'never',
       })
       io.env = { RUNNER_TEMP: await mkdtemp(join(tmpdir(), 'runner-temp-')) }
       await run(io)
@@ -131,7 +132,7 @@ describe('a journal folder that cannot be written (issue 24, 3)', () => {
     await writeFile(file, 'not a folder')
     for (const journalEnv of [{ PROVING_JOURNAL_DIR: join(file, 'journal') }, { PROVING_JOURNAL_DIR: undefined, XDG_CACHE_HOME: undefined, HOME: file }]) {
       const before = queryCount()
-      const result = await runCli(['prove', FIXTURE_PIE, '--wait'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, ...journalEnv } })
+      const result = await runCli(['prove', FIXTURE_PIE, '--wait'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_REUSE: 'never', ...journalEnv } })
       expect(result.code, result.stderr).toBe(0)
       expect(result.stderr).toMatch(/warning: The submission journal folder .*a-file.* cannot be used \(ENOTDIR\); submitting without it.*PROVING_JOURNAL_DIR/)
       expect(result.stderr).not.toMatch(/unexpected failure/)
@@ -160,7 +161,7 @@ describe('the re-run window, in the service\'s time (issue 24, 8)', () => {
     for (let i = 0; i < 2; i++) await client.submitPie({ pieZip: FIXTURE_PIE, layout: 'auto', prover: 'svc_sharp' })
     skewed.clock.advance(60_000)
     const journal = await newJournal()
-    const skewedEnv = { PROVING_BASE_URL: skewed.url, PROVING_API_KEY: KEY, PROVING_JOURNAL_DIR: journal }
+    const skewedEnv = { PROVING_BASE_URL: skewed.url, PROVING_API_KEY: KEY, PROVING_REUSE: 'never', PROVING_JOURNAL_DIR: journal }
     // The upload reaches the service and the connection is reset before it is processed; the client dies too.
     await skewed.control('POST', '/faults', { method: 'POST', path: L2, kind: 'drop-after-body', delayMs: 1_500 })
     const first = spawnCli(['prove', FIXTURE_PIE], { env: skewedEnv })
@@ -232,7 +233,7 @@ describe('re-runs after a FAILED query (issue 23, 5)', () => {
   it('action, "Re-run jobs": after a FAILED attempt the dedup-id differs and a new query is submitted; after a good one, the same query', async () => {
     const before = queryCount()
     const attempt = async (number: number) => {
-      const io = new RecordingIO({ pie: FIXTURE_PIE, 'base-url': emulator.url, 'api-key': KEY, result: 'PROOF_GENERATION', wait: 'false' })
+      const io = new RecordingIO({ pie: FIXTURE_PIE, 'base-url': emulator.url, 'api-key': KEY, result: 'PROOF_GENERATION', wait: 'false', reuse: 'never' })
       io.env = {
         RUNNER_TEMP: await mkdtemp(join(tmpdir(), 'runner-temp-')),
         GITHUB_REPOSITORY: 'proving-kit/proving-kit',

@@ -106,7 +106,7 @@ describe('proving prove DIR in one pass', () => {
       // (at most 8 MiB may wait for the upload), so the first MiB reaches the service first.
       let midUpload = false
       void tap.received(MiB).then(() => (midUpload = true))
-      const result = await runInScratch(['prove', bigInvalid], { PROVING_BASE_URL: tap.url, PROVING_API_KEY: KEY })
+      const result = await runInScratch(['prove', bigInvalid], { PROVING_BASE_URL: tap.url, PROVING_API_KEY: KEY, PROVING_REUSE: 'never' })
       expect(result.code, result.stderr).toBe(2)
       expect(result.stderr).toMatch(/is not a valid Cairo PIE \(1 problem\); the upload was stopped before its end: nothing was submitted/)
       expect(result.stderr).toMatch(/cell at byte 134217720 has address \(0, 1099511627776\), past the end of segment 0/)
@@ -125,7 +125,7 @@ describe('proving prove DIR in one pass', () => {
     // metadata.json past its parsing budget (issue 13) with 40 MiB of spaces.
     const metadata = await readFile(join(hostile, 'metadata.json'), 'utf8')
     await writeFile(join(hostile, 'metadata.json'), `${metadata}${' '.repeat(40 * MiB)}`)
-    const result = await runInScratch(['prove', hostile], { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY })
+    const result = await runInScratch(['prove', hostile], { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_REUSE: 'never' })
     expect(result.code, result.stderr).toBe(2)
     expect(result.stderr).toMatch(/metadata\.json/)
     expect(queryIds()).toEqual([])
@@ -154,7 +154,7 @@ describe('proving prove DIR in one pass', () => {
 
   it('sends the packed file the usual way when the service wants a length (411)', async () => {
     await emulator.control('POST', '/faults', { method: 'POST', path: L2, status: 411, body: { message: 'LENGTH_REQUIRED' }, times: 1 })
-    const result = await runInScratch(['prove', EXAMPLE_DIR, '--json'], { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY })
+    const result = await runInScratch(['prove', EXAMPLE_DIR, '--json'], { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_REUSE: 'never' })
     expect(result.code, result.stderr).toBe(0)
     expect(result.stderr).toMatch(/did not take the PIE sent while it was packed \(HTTP 411\); sending the packed pie\.zip/)
     const { provingQueryId } = JSON.parse(result.stdout)
@@ -170,7 +170,7 @@ describe('proving prove DIR in one pass', () => {
     await emulator.control('POST', '/faults', { method: 'POST', path: L2, times: 1, ...fault })
     // The large PIE: its zip cannot be complete (so the body's end cannot have gone out) before
     // most of it went through the upload, which the fault stops at its first bytes.
-    const result = await runInScratch(['prove', big, '--json'], { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY })
+    const result = await runInScratch(['prove', big, '--json'], { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_REUSE: 'never' })
     expect(result.code, result.stderr).toBe(0)
     expect(result.stderr).toMatch(warning)
     expect(queryIds()).toEqual([JSON.parse(result.stdout).provingQueryId])
@@ -179,7 +179,7 @@ describe('proving prove DIR in one pass', () => {
 
   it('still ends, with the reason, when the upload fails before taking any byte (a URL that is not the service)', { timeout: 60_000 }, async () => {
     await emulator.control('POST', '/faults', { method: 'GET', path: '/is-alive', kind: 'gateway-404', times: 1 })
-    const result = await runInScratch(['prove', big], { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY })
+    const result = await runInScratch(['prove', big], { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_REUSE: 'never' })
     expect(result.code, result.stderr).toBe(2)
     expect(result.stderr).toMatch(/does not answer like the proving service/)
     expect(queryIds()).toEqual([])
@@ -188,7 +188,7 @@ describe('proving prove DIR in one pass', () => {
 
   it('follows the query the journal already holds, cutting the upload before its end', async () => {
     const journalDir = await mkdtemp(join(work, 'journal-'))
-    const first = await runCli(['prove', EXAMPLE_DIR, '--json'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY } })
+    const first = await runCli(['prove', EXAMPLE_DIR, '--json'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_REUSE: 'never' } })
     expect(first.code, first.stderr).toBe(0)
     const { provingQueryId } = JSON.parse(first.stdout)
     // What a run killed after the service answered leaves behind.
@@ -201,7 +201,7 @@ describe('proving prove DIR in one pass', () => {
     }
     await journal.write({ version: 1, key: journal.keyOf(parts), ...parts, startedAt: Date.now(), state: 'submitted', provingQueryId })
     const again = await runCli(['prove', EXAMPLE_DIR, '--json'], {
-      env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_JOURNAL_DIR: journalDir },
+      env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_REUSE: 'never', PROVING_JOURNAL_DIR: journalDir },
     })
     expect(again.code, again.stderr).toBe(0)
     expect(again.stderr).toContain(`Following query ${provingQueryId}, submitted by an earlier run`)

@@ -133,6 +133,7 @@ const clearFaults = () => emulator.control('DELETE', '/faults')
 const cliEnv = (debug: 'flag' | 'env') => ({
   PROVING_BASE_URL: proxyUrl,
   PROVING_API_KEY: API_KEY,
+  PROVING_REUSE: 'never',
   PROVING_TASKS_URL: proxyUrl,
   PROVING_STORAGE_PROOF_URL: proxyUrl,
   PROVING_AUTH_URL: proxyUrl,
@@ -380,7 +381,7 @@ type ActionPath = {
   debugLines?: boolean
 }
 
-const service = () => ({ 'api-key': API_KEY, 'base-url': proxyUrl })
+const service = () => ({ 'api-key': API_KEY, 'base-url': proxyUrl, reuse: 'never' })
 const actionPaths: ActionPath[] = [
   { name: 'prove: success, checked on Starknet through an RPC URL with a key', action: '', inputs: () => ({ pie: FIXTURE_PIE, ...service(), 'verify-onchain': 'starknet', 'starknet-rpc-url': rpcUrl() }), failed: false },
   { name: 'prove: the service refuses the key and echoes it', action: '', before: () => fault({ method: 'POST', path: L2_PIE, ...echoKey(401) }), inputs: () => ({ pie: FIXTURE_PIE, ...service() }), failed: true },

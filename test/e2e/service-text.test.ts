@@ -100,7 +100,7 @@ function expectNoServiceCommands(stdout: string, payload: RegExp): Command[] {
 
 /** The root action from its sources (src/action/index.ts) through the real @actions/core, as the bundle runs. */
 const prove = (inputs: Record<string, string> = {}) =>
-  runAction('', { fromSource: true, inputs: { pie: FIXTURE_PIE, 'api-key': API_KEY, 'base-url': emulator.url, 'timeout-minutes': '2', ...inputs } })
+  runAction('', { fromSource: true, inputs: { pie: FIXTURE_PIE, 'api-key': API_KEY, 'base-url': emulator.url, 'timeout-minutes': '2', reuse: 'never', ...inputs } })
 
 /** The summary's Markdown may show the hostile text, never be shaped by it. */
 function expectInertSummary(summary: string): void {
@@ -169,7 +169,7 @@ async function onTerminal(args: string[], env: Record<string, string | undefined
   const io: CliIO = {
     stdout: (text) => void (stdout += text),
     stderr: (text) => void (stderr += text),
-    env: { PROVING_JOURNAL_DIR: mkdtempSync(join(tmpdir(), 'service-text-journal-')), PROVING_API_KEY: API_KEY, ...env },
+    env: { PROVING_JOURNAL_DIR: mkdtempSync(join(tmpdir(), 'service-text-journal-')), PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never', ...env },
     isTTY: true,
   }
   const code = await main(args, { io, signal: new AbortController().signal })

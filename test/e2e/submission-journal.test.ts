@@ -27,7 +27,7 @@ afterAll(async () => {
 const queryCount = () => Object.keys(emulator.state.queries).length
 /** The journal's entries (a killed run also leaves its lock, `<key>.lock`, beside its entry). */
 const entries = async (dir: string) => (await readdir(dir)).filter((name) => name.endsWith('.json'))
-const env = () => ({ PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_JOURNAL_DIR: journal })
+const env = () => ({ PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_REUSE: 'never', PROVING_JOURNAL_DIR: journal })
 async function until(check: () => Promise<boolean> | boolean, what: string): Promise<void> {
   for (let i = 0; i < 400; i++) {
     if (await check()) return

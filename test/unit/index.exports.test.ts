@@ -180,6 +180,7 @@ const ENTRIES: Record<string, { values: string[]; types: string[] }> = {
       'FactField',
       'FactMismatch',
       'FactTopology',
+      'FailedQueryRetry',
       'HttpClientConfig',
       'HttpTimeouts',
       'InspectPieOptions',
@@ -217,6 +218,7 @@ const ENTRIES: Record<string, { values: string[]; types: string[] }> = {
       'ReadPaths',
       'RefreshResponse',
       'RefusalReason',
+      'RetriedQuery',
       'RetryPolicy',
       'RetryResponse',
       'SessionInfo',
@@ -528,7 +530,7 @@ const ENTRIES: Record<string, { values: string[]; types: string[] }> = {
 
 /** The public methods (and accessors) of the classes the main entry gives. */
 const METHODS: Record<string, string[]> = {
-  ProvingClient: ['checkService', 'closeBucket', 'createBucket', 'findQueryByDedupId', 'getBucket', 'getQuery', 'getQueryDetails', 'hasApiKey', 'isAlive', 'iterateQueries', 'listQueries', 'readQuery', 'resolveDedupId', 'retryQuery', 'submitPie', 'submitPieStream', 'submitProofVerification', 'submitQuery', 'waitForQuery'],
+  ProvingClient: ['checkService', 'closeBucket', 'createBucket', 'findQueryByDedupId', 'getBucket', 'getQuery', 'getQueryDetails', 'hasApiKey', 'isAlive', 'iterateQueries', 'listQueries', 'readQuery', 'resolveDedupId', 'retryFailedQuery', 'retryQuery', 'submitPie', 'submitPieStream', 'submitProofVerification', 'submitQuery', 'waitForQuery'],
   TaskClient: ['getTaskMmrs', 'getTaskStatus', 'hasApiKey', 'iterateTasks', 'listTasks', 'scheduleTask', 'submitDecommitment', 'waitForTask'],
   StorageProofClient: ['getBatchQueryStatus', 'submitBatchQuery', 'waitForBatchQuery'],
   AccountClient: ['apiKeyProvider', 'createApiKey', 'createSession', 'getAccessToken', 'getApiKey', 'getChallenge', 'getWallet', 'listApiKeys', 'previewChallenge', 'refreshSession', 'session', 'signIn', 'stats'],

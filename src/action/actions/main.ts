@@ -20,12 +20,16 @@ import { loadClient } from '../steps/lazy.ts'
 import { verifyOnchain } from '../steps/onchain.ts'
 import { registerOnchainSecrets } from '../steps/onchain-inputs.ts'
 import { checkFactsForStep, expandPieInput, preparePieForStep } from '../steps/pie-step.ts'
-import { deriveActionDedupId, generalFields, usesGeneralSubmission } from '../steps/general.ts'
+import { defaultResult, deriveActionDedupId, generalFields, usesGeneralSubmission } from '../steps/general.ts'
 import { startGitHub } from '../steps/github.ts'
 import { mockNote, QueryStep } from '../steps/query-step.ts'
 import { artifactUrl } from '../steps/summary.ts'
 import type { ActionIO, InputValues } from '../types.ts'
 import type { ArtifactOptions } from '../steps/artifacts.ts'
+import type { ProvingClient, RetriedQuery } from '../../clients/proving.ts'
+import type { PieInspection } from '../../pie/index.ts'
+import type { QueryRecordL } from '../../schemas/proving.ts'
+import type { PreparedPie } from '../../pipeline/prove.ts'
 
 type MainInputs = InputValues<typeof MAIN_INPUTS>
 
@@ -143,7 +147,18 @@ async function prove(
   /** Forgets the journal's entry once the query was seen DONE and gated. */
   let settleJournal: (() => Promise<void>) | undefined
   const fields = generalFields(inputs)
-  if (general) {
+  // `reuse: auto`: what already proves this PIE is not paid for again (pipeline/reuse.ts).
+  let reused: QueryRecordL | undefined
+  if (inputs.reuse === 'auto' && pie?.inspection) {
+    const found = await lookForReuse(io, step, inputs, client, { ...pie, inspection: pie.inspection }, { general, fields, signal, emulatorUrl: inputs.emulator ? baseUrl : undefined })
+    if (found === 'chain') return
+    reused = found
+  }
+  step.outputs.set({ reused: reused ? 'query' : 'false' })
+  if (reused) {
+    provingQueryId = reused.id
+    step.reusedQuery(reused)
+  } else if (general) {
     const workspace = io.env.GITHUB_WORKSPACE || process.cwd()
     const program = inputs.program === undefined ? undefined : resolve(workspace, inputs.program)
     const programInput = inputs['program-input'] === undefined ? undefined : resolve(workspace, inputs['program-input'])
@@ -162,6 +177,7 @@ async function prove(
     step.outputs.set({ 'dedup-id': firstDedupId })
     const resolved = await client.resolveDedupId(firstDedupId, { signal })
     step.outputs.set({ 'dedup-id': resolved.dedupId })
+    if (resolved.retried) step.extraRows.push(['Earlier attempt', retriedRow(resolved.retried)])
     if (resolved.failedQueryIds.length) {
       io.info(
         `Query ${resolved.failedQueryIds.join(', then ')} of an earlier attempt FAILED; ${resolved.existing ? `following query ${resolved.existing.id}, submitted after it` : 'submitting the PIE again, as a new query'} with dedup-id ${resolved.dedupId}.`,
@@ -223,6 +239,7 @@ async function prove(
       })
       provingQueryId = journaled.provingQueryId
       step.submitted(provingQueryId, journaled.resumed ? 'submitted by an earlier run of this PIE in this job' : undefined)
+      if (journaled.retried) step.extraRows.push(['Earlier attempt', retriedRow(journaled.retried)])
       // The id is in the outputs and the saved state now: the lock goes, the entry stays until
       // the query's outcome is seen (below), so a second run of this PIE in this job follows it.
       await journaled.keep?.()
@@ -255,6 +272,14 @@ async function prove(
   step.expecting(asked.label)
   if (!inputs.wait) {
     step.facts = { kind: 'skipped', reason: '`wait` is false' }
+    if (reused) {
+      await step.report({
+        outcome: 'submitted',
+        headline: `Reused query ${provingQueryId}, which already proves this PIE; nothing was submitted, and it is not gated here (\`wait: false\`).`,
+        nextSteps: [`Gate it with the \`wait\` sub-action, its \`query-id\` and \`expected-result: ${asked.label}\`.`],
+      })
+      return
+    }
     await step.endWithoutWaiting(provingQueryId, `Follow the query with the \`wait\` sub-action, its \`query-id\` and \`expected-result: ${asked.label}\`; it applies the same gate.`)
     return
   }
@@ -265,7 +290,8 @@ async function prove(
   if (record.status === 'DONE' && !expectsProof(asked)) {
     step.facts = { kind: 'skipped', reason: `a ${asked.label} query generates a trace, not a proof: it has no fact` }
     io.info(`No fact to check: a ${asked.label} query generates a trace, not a proof.`)
-  } else if (record.status === 'DONE' && inputs['verify-facts'] && pie) {
+  } else if (record.status === 'DONE' && (inputs['verify-facts'] || reused) && pie) {
+    // A reused query's facts are compared again, whatever `verify-facts` says.
     factCheck = await checkFactsForStep(io, step, record, pie)
   } else {
     step.facts = {
@@ -322,6 +348,59 @@ async function prove(
       signal,
     })
   }
+}
+
+/**
+ * `reuse: auto` before paying: with `verify-onchain`, the PIE's own fact already registered on
+ * every chain asked for ends the step here, passed, with nothing submitted ('chain'); else the
+ * newest DONE query of this key that proves the PIE as this submission would, to follow and
+ * gate as if new; else undefined (the PIE is submitted).
+ */
+async function lookForReuse(
+  io: ActionIO,
+  step: QueryStep,
+  inputs: MainInputs,
+  client: ProvingClient,
+  pie: PreparedPie & { inspection: PieInspection },
+  options: { general: boolean; fields: ReturnType<typeof generalFields>; signal: AbortSignal; emulatorUrl: string | undefined },
+): Promise<QueryRecordL | 'chain' | undefined> {
+  const { alreadyOnChain } = await import('../steps/onchain.ts')
+  const { describeReuse, findReusableQuery, generalReuseRequest, l2ReuseRequest } = await import('../../pipeline/reuse.ts')
+  const inspection = pie.inspection
+  // A mocked fact is never taken from the chain: only a real proof's registration counts.
+  // A decommitment needs a query: then only a query can be reused.
+  if (inputs['verify-onchain'] !== 'none' && !inputs['mock-fact-hash'] && !inputs['decommit-destination-chain-id']) {
+    const facts = { sharpFactHash: inspection.sharpFactHash, integrityFactHash: inspection.integrityFactHash }
+    if (await alreadyOnChain(io, step, inputs, facts, { signal: options.signal, emulatorUrl: options.emulatorUrl })) {
+      step.outputs.set({ reused: 'chain', 'facts-verified': 'false' })
+      step.facts = { kind: 'skipped', reason: 'no query: the fact this PIE gives is already registered on chain' }
+      step.extraRows.push(['Reused', 'the fact already registered on chain (see "On chain"); nothing was submitted'])
+      await step.finishGate([], 'Already proven on chain: the fact this PIE gives is registered (see "On chain"); nothing was submitted.')
+      return 'chain'
+    }
+  }
+  const allowance = {
+    mockFactHash: inputs['mock-fact-hash'],
+    allowMockedFact: inputs['allow-mocked-fact'],
+    expectedProgramHash: inputs['expected-program-hash'],
+  }
+  const request = options.general
+    ? generalReuseRequest({ ...options.fields, result: options.fields.result ?? defaultResult(inputs), layout: inputs.layout, dedupId: inputs['dedup-id'] }, allowance)
+    : l2ReuseRequest({ ...allowance, layout: inputs.layout, prover: inputs.prover })
+  const found = await findReusableQuery(client, inspection, request, { signal: options.signal, logger: loggerFor(io) })
+  if (!found.reused) {
+    io.info(`No earlier query reused: ${found.reason}.`)
+    return undefined
+  }
+  io.info(describeReuse(found))
+  return found.record
+}
+
+/** The summary's word on a FAILED query that a re-run retried instead of paying for a new one. */
+function retriedRow(retry: RetriedQuery): string {
+  if (retry.byAnother) return `query ${retry.queryId} FAILED and was retried by another run; followed it, nothing new was paid for`
+  const which = retry.retryCount === undefined ? '' : ` (retry ${retry.retryCount} of 3)`
+  return `query ${retry.queryId} FAILED with a retriable error; retried it${which}, nothing new was paid for`
 }
 
 /** pie.zip and proof.json as one artifact; a failure warns and never fails the gate. */

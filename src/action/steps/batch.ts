@@ -13,7 +13,8 @@ import { ProvingKitError } from '../../core/errors.ts'
 import { forSummaryCell } from '../../core/service-text.ts'
 import { evaluateGate, expectResult, expectsProof } from '../../pipeline/gate.ts'
 import type { PreparedPie } from '../../pipeline/prove.ts'
-import { deriveActionDedupId, generalFields, usesGeneralSubmission } from './general.ts'
+import { defaultResult, deriveActionDedupId, generalFields, usesGeneralSubmission } from './general.ts'
+import { loggerFor } from './io.ts'
 import type { MAIN_INPUTS } from './inputs.ts'
 import type { QueryStep } from './query-step.ts'
 import type { ActionIO, InputValues } from '../types.ts'
@@ -25,6 +26,8 @@ export type BatchRow = {
   facts: 'match' | 'differ' | 'none' | 'not checked'
   passed: boolean
   error: string | null
+  /** 'query': a DONE query that already proved this PIE was followed (`reuse: auto`), nothing was submitted. */
+  reused: 'query' | false
 }
 
 export async function proveBatch(
@@ -42,7 +45,22 @@ export async function proveBatch(
   const limit = limiter(inputs.concurrency)
   const workspace = io.env.GITHUB_WORKSPACE || process.cwd()
   const shown = (path: string) => relative(workspace, path) || path
-  const submitOne = async (pie: PreparedPie): Promise<string> => {
+  const reusedIds = new Set<string>()
+  const submitOne = async (pie: PreparedPie, path: string): Promise<string> => {
+    // `reuse: auto`: a DONE query that already proves this PIE (pipeline/reuse.ts), gated below as if new.
+    if (inputs.reuse === 'auto' && pie.inspection) {
+      const { describeReuse, findReusableQuery, generalReuseRequest, l2ReuseRequest } = await import('../../pipeline/reuse.ts')
+      const allowance = { mockFactHash: inputs['mock-fact-hash'], allowMockedFact: inputs['allow-mocked-fact'], expectedProgramHash: inputs['expected-program-hash'] }
+      const request = general
+        ? generalReuseRequest({ ...fields, result: fields.result ?? defaultResult(inputs), layout: inputs.layout, dedupId: inputs['dedup-id'] }, allowance)
+        : l2ReuseRequest({ ...allowance, layout: inputs.layout, prover: inputs.prover })
+      const found = await findReusableQuery(client, pie.inspection, request, { signal, logger: loggerFor(io) })
+      if (found.reused) {
+        io.info(`${shown(path)}: ${describeReuse(found)}`)
+        reusedIds.add(found.record.id)
+        return found.record.id
+      }
+    }
     if (!general) {
       const answer = await client.submitPie({ pieZip: pie.zipPath, layout: inputs.layout, prover: inputs.prover, mockFactHash: inputs['mock-fact-hash'], signal })
       return answer.provingQueryId
@@ -62,7 +80,7 @@ export async function proveBatch(
   const asked = expectResult(general ? (fields.result ?? 'PROOF_GENERATION') : 'PROOF_VERIFICATION_ON_L2')
   const rows = await Promise.all(
     paths.map(async (path, index): Promise<BatchRow> => {
-      const row: BatchRow = { pie: shown(path), queryId: null, status: 'ERROR', facts: 'not checked', passed: false, error: null }
+      const row: BatchRow = { pie: shown(path), queryId: null, status: 'ERROR', facts: 'not checked', passed: false, error: null, reused: false }
       let pie: PreparedPie | undefined
       try {
         const submission = await limit(async () => {
@@ -71,11 +89,11 @@ export async function proveBatch(
             inputName: 'pie',
             signal,
             packDir: join(io.env.RUNNER_TEMP || tmpdir(), 'proving-kit', randomUUID()),
-            inspect: inputs['verify-facts'] || general,
+            inspect: inputs['verify-facts'] || general || inputs.reuse === 'auto',
           })
           const earlier = submissions.get(pie.sha256)
           if (earlier) return earlier
-          const submitted = submitOne(pie)
+          const submitted = submitOne(pie, path)
           submissions.set(pie.sha256, submitted)
           // The slot is held until the upload ends (a failure is the row's, read below).
           await submitted.catch(() => {})
@@ -83,6 +101,7 @@ export async function proveBatch(
         })
         const queryId = await submission
         row.queryId = queryId
+        if (reusedIds.has(queryId)) row.reused = 'query'
         row.status = 'SUBMITTED'
         row.passed = true
         if (wait) {
@@ -97,7 +116,8 @@ export async function proveBatch(
           let factCheck
           if (record.status === 'DONE' && !expectsProof(asked)) {
             row.facts = 'none'
-          } else if (record.status === 'DONE' && inputs['verify-facts']) {
+          } else if (record.status === 'DONE' && (inputs['verify-facts'] || row.reused)) {
+            // A reused query's facts are compared again, whatever `verify-facts` says.
             factCheck = await checkFacts(record, pie!)
             row.facts = factCheck.ok ? 'match' : 'differ'
           }
@@ -116,7 +136,7 @@ export async function proveBatch(
       } finally {
         await pie?.cleanup()
       }
-      io.info(`[${index + 1}/${paths.length}] ${row.pie}: ${row.queryId ? `query ${row.queryId} ` : ''}${row.status}${row.facts === 'match' ? ', facts match' : ''}${row.error ? `: ${row.error}` : ''}`)
+      io.info(`[${index + 1}/${paths.length}] ${row.pie}: ${row.queryId ? `query ${row.queryId}${row.reused ? ' (reused)' : ''} ` : ''}${row.status}${row.facts === 'match' ? ', facts match' : ''}${row.error ? `: ${row.error}` : ''}`)
       return row
     }),
   )

@@ -267,6 +267,8 @@ export const MAIN_INPUTS = {
   'allow-mocked-fact': withDefault('false', booleanValue),
   'expected-program-hash': optional(feltValue),
   'verify-facts': withDefault('true', booleanValue),
+  // pipeline/reuse.ts REUSE_MODES (not imported: the bundle's start holds the inputs only).
+  reuse: withDefault('auto', enumValue(['auto', 'never'] as const)),
   'upload-artifacts': withDefault('false', booleanValue),
   'artifact-name': withDefault('proof', artifactNameValue),
   'retention-days': optional(wholeNumberIn(1, 90)),

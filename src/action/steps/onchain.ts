@@ -13,6 +13,7 @@
  * (and viem) is imported only when a check is asked for.
  */
 import type { OnchainFactCheck } from '../../chain/types.ts'
+import type { Logger } from '../../core/runtime.ts'
 import { AbortedError, ProvingKitError, WaitTimeoutError } from '../../core/errors.ts'
 import { formatDuration } from '../../core/poll.ts'
 import { forSummary } from '../../core/service-text.ts'
@@ -59,30 +60,14 @@ export async function verifyOnchain(
 
   const chains: Chain[] = mode === 'both' ? ['ethereum', 'starknet'] : [mode]
   const mocked = record.isFactMocked === true
-  const expected = {
-    securityBits: inputs['min-security-bits'],
-    layout: inputs['verifier-layout'],
-    hasher: inputs['verifier-hasher'],
-    stoneVersion: inputs['verifier-stone-version'],
-    memoryVerification: inputs['verifier-memory-verification'],
-  }
   const timeoutMs = inputs['onchain-timeout-minutes'] * 60_000
   const logger = loggerFor(io)
-  const { checkFactOnEthereum, checkFactOnStarknet, waitForFactRegistration, describeWhere } = await import('../../chain/index.ts')
+  const { waitForFactRegistration, describeWhere } = await import('../../chain/index.ts')
 
   const checkOne = async (chain: Chain): Promise<ChainOutcome> => {
     const fact = chain === 'ethereum' ? record.sharpFactHash : record.integrityFactHash
     if (!fact) return { chain, mocked, status: 'error', message: `the service reported no ${FACT_NAME[chain]}, so none can be checked` }
-    const rpcUrl =
-      chain === 'ethereum'
-        ? inputs['ethereum-rpc-url']!
-        : (inputs['starknet-rpc-url'] ?? (options.emulatorUrl ? `${options.emulatorUrl}/starknet-rpc` : undefined))!
-    const common = { rpcUrl, fact, registry: inputs['fact-registry'], signal: options.signal, logger, mocked, allowInsecureHttp: inputs['allow-insecure-http'] }
-    const kind = inputs['registry-kind']
-    const check = (): Promise<OnchainFactCheck> =>
-      chain === 'ethereum'
-        ? checkFactOnEthereum({ ...common, registryKind: kind === 'integrity' ? undefined : kind })
-        : checkFactOnStarknet({ ...common, registryKind: kind === 'sharp' ? undefined : kind, expected })
+    const check = await factCheck(chain, fact, mocked, inputs, { ...options, logger })
     try {
       const result = await waitForFactRegistration(check, {
         timeoutMs,
@@ -118,6 +103,87 @@ export async function verifyOnchain(
   const describeForSummary = (check: OnchainFactCheck) => forSummary(describeWhere(check))
   step.extraRows.push(['On chain', { markdown: outcomes.map((outcome) => summaryLine(outcome, timeoutMs, describeForSummary)).join('<br>') }])
   return outcomes.filter((outcome) => outcome.status !== 'registered').map((outcome) => refusal(outcome, timeoutMs, describeWhere))
+}
+
+/**
+ * One read of a fact on a chain, as `verify-onchain` asks for it: the registry (`fact-registry`,
+ * `registry-kind`, else the chain's known one) and, on Starknet, the security bits and verifier
+ * settings the verification must have.
+ */
+async function factCheck(
+  chain: Chain,
+  fact: string,
+  mocked: boolean,
+  inputs: OnchainInputs,
+  options: { signal: AbortSignal; emulatorUrl?: string | undefined; logger: Logger },
+): Promise<() => Promise<OnchainFactCheck>> {
+  const { checkFactOnEthereum, checkFactOnStarknet } = await import('../../chain/index.ts')
+  const expected = {
+    securityBits: inputs['min-security-bits'],
+    layout: inputs['verifier-layout'],
+    hasher: inputs['verifier-hasher'],
+    stoneVersion: inputs['verifier-stone-version'],
+    memoryVerification: inputs['verifier-memory-verification'],
+  }
+  const rpcUrl =
+    chain === 'ethereum'
+      ? inputs['ethereum-rpc-url']!
+      : (inputs['starknet-rpc-url'] ?? (options.emulatorUrl ? `${options.emulatorUrl}/starknet-rpc` : undefined))!
+  const common = { rpcUrl, fact, registry: inputs['fact-registry'], signal: options.signal, logger: options.logger, mocked, allowInsecureHttp: inputs['allow-insecure-http'] }
+  const kind = inputs['registry-kind']
+  return () =>
+    chain === 'ethereum'
+      ? checkFactOnEthereum({ ...common, registryKind: kind === 'integrity' ? undefined : kind })
+      : checkFactOnStarknet({ ...common, registryKind: kind === 'sharp' ? undefined : kind, expected })
+}
+
+/**
+ * `reuse: auto` with `verify-onchain`, before anything is submitted: whether the PIE's own facts
+ * (computed here: the SHARP fact for Ethereum, the Integrity fact for Starknet) are already
+ * registered on every chain asked for, under the same registry and security policy the gate
+ * applies after a proof, read once each (no waiting). All registered: `onchain-verified`,
+ * `onchain-details` and the summary's row are set, and true is returned (the step passes with
+ * no submission). Otherwise nothing is set and the PIE is submitted; a chain that cannot be
+ * read is a warning. Real facts only: a mocked fact is never taken from the chain.
+ */
+export async function alreadyOnChain(
+  io: ActionIO,
+  step: QueryStep,
+  inputs: OnchainInputs,
+  facts: { sharpFactHash: string; integrityFactHash: string },
+  options: { signal: AbortSignal; emulatorUrl?: string | undefined },
+): Promise<boolean> {
+  const mode = inputs['verify-onchain']
+  if (mode === 'none') return false
+  const chains: Chain[] = mode === 'both' ? ['ethereum', 'starknet'] : [mode]
+  const { describeWhere } = await import('../../chain/index.ts')
+  const seen: OnchainFactCheck[] = []
+  for (const chain of chains) {
+    const fact = chain === 'ethereum' ? facts.sharpFactHash : facts.integrityFactHash
+    try {
+      const result = await (await factCheck(chain, fact, false, inputs, { ...options, logger: loggerFor(io) }))()
+      if (!result.registered) {
+        io.info(`Not proven on chain yet: the PIE's ${FACT_NAME[chain]} ${result.fact} is not registered on ${describeWhere(result)} (block ${result.blockNumber}).`)
+        return false
+      }
+      seen.push(result)
+    } catch (error) {
+      if (error instanceof AbortedError) throw error
+      const message = error instanceof ProvingKitError ? error.shortMessage : error instanceof Error ? error.message : String(error)
+      io.warning(`Could not read whether the PIE's ${FACT_NAME[chain]} is already registered on ${LABEL[chain]} (${message}); proving it.`)
+      return false
+    }
+  }
+  const outcomes: ChainOutcome[] = seen.map((check) => ({ chain: check.chain, mocked: false, status: 'registered', check }))
+  for (const check of seen) {
+    const accepted = check.chain === 'starknet' ? check.verifications.filter((verification) => verification.meetsExpected && verification.hashMatches) : []
+    const bits = accepted.length ? `, ${Math.max(...accepted.map((verification) => verification.securityBits))} security bits` : ''
+    io.info(`Already proven on chain: the PIE's ${FACT_NAME[check.chain]} ${check.fact} is registered on ${describeWhere(check)} (registry ${check.registry}, block ${check.blockNumber}${bits}).`)
+  }
+  step.outputs.set({ 'onchain-verified': 'true', 'onchain-details': JSON.stringify(outcomes.map(detail)) })
+  const describeForSummary = (check: OnchainFactCheck) => forSummary(describeWhere(check))
+  step.extraRows.push(['On chain', { markdown: outcomes.map((outcome) => summaryLine(outcome, 0, describeForSummary)).join('<br>') }])
+  return true
 }
 
 /** `onchain-details`: one object per chain; the check as the library returns it. */

@@ -48,6 +48,7 @@ export const MAIN_OUTPUTS = [
   ...QUERY_OUTPUTS,
   'onchain-verified',
   'onchain-details',
+  'reused',
   'dedup-id',
   'bucket-id',
   'bucket-job-index',

@@ -123,6 +123,15 @@ export class QueryStep extends ProvingStep {
     this.io.info(followed ? `Following query ${queryId}, ${followed}; nothing was sent again.` : `Submitted: query ${queryId}`)
   }
 
+  /** A DONE query that already proves the PIE, followed instead of submitting (`reuse: auto`): the query id, said as such. */
+  reusedQuery(record: { id: string; createdAt?: string | null | undefined }): void {
+    this.queryId = record.id
+    this.outputs.set({ 'query-id': record.id })
+    this.io.saveState(STATE.queryId, record.id)
+    const created = record.createdAt ? `, created ${record.createdAt}` : ''
+    this.extraRows.push(['Reused', `yes: query ${record.id}${created} already proves this PIE; nothing was submitted`])
+  }
+
   /** `wait: false`: the step ends once the query is submitted, saying how to follow it. */
   async endWithoutWaiting(queryId: string, follow: string): Promise<void> {
     await this.report({

@@ -17,6 +17,7 @@ import { stat } from 'node:fs/promises'
 import { defaultJournalDir, type JournalParts, SubmissionJournal, submitWithJournal } from '../../pipeline/journal.ts'
 import type { StreamedSubmitOptions } from '../../pipeline/submit-streamed.ts'
 import { evaluateGate, type ExpectedResult, expectResult, expectsProof, type GateRefusal, singleKind } from '../../pipeline/gate.ts'
+import { describeReuse, findReusableQuery, generalReuseRequest, l2ReuseRequest, REUSE_MODES, type ReuseMode } from '../../pipeline/reuse.ts'
 import {
   GENERAL_FIELD_OPTIONS,
   type GeneralFields,
@@ -48,6 +49,26 @@ export const GATE_OPTIONS = {
 /** Why the gate did not let a mocked fact pass, in the CLI's words. */
 const NOT_ALLOWED = '--allow-mocked-fact was not given'
 
+/** `--reuse` of the commands that submit a PIE (prove, submit). */
+export const REUSE_OPTION = {
+  reuse: {
+    type: 'string',
+    valueName: '<auto|never>',
+    description:
+      'auto (default; PROVING_REUSE sets another): before uploading, follow the newest DONE query of this key that proves the same PIE (same result kind, settings and facts, compared here), gated as if new; never: always submit a new, paid query.',
+  },
+} as const
+
+/** `--reuse`, else PROVING_REUSE, else auto. */
+export function reuseModeFrom(context: CommandContext<typeof REUSE_OPTION>): ReuseMode {
+  const flag = context.values.reuse
+  if (flag !== undefined) return checkFlagEnum(flag, 'reuse', REUSE_MODES)
+  const env = context.io.env.PROVING_REUSE
+  if (env === undefined || env === '') return 'auto'
+  if ((REUSE_MODES as readonly string[]).includes(env)) return env as ReuseMode
+  throw new InvalidInputError(`PROVING_REUSE must be auto or never; got ${JSON.stringify(env.slice(0, 40))}. Unset it for the default (auto).`, { input: 'PROVING_REUSE' })
+}
+
 const DEFAULT_CONCURRENCY = 4
 const MAX_CONCURRENCY = 64
 
@@ -70,12 +91,16 @@ export const prove = defineCommand({
     'of the worst outcome (130 interrupted > 2 bad input > 3 service > 4 timeout > 1 failed > 0).',
     'The same PIE named twice (another spelling of its path, a copy) is sent once; its rows share the query.',
     'A run of a PIE already being submitted by another live run waits for that run\'s query and follows it.',
+    'With --reuse auto (the default), a DONE query of this key that already proves the PIE (the same result',
+    'kind, settings and facts, read from the newest 500 queries) is followed instead of paying again, and',
+    'gated as if new; a mocked one only with --mock-fact-hash. --reuse never (or --new) always submits.',
   ],
   positionals: { min: 1, max: Number.POSITIVE_INFINITY },
   options: {
     ...SERVICE_OPTIONS,
     ...WAIT_OPTIONS,
     ...GATE_OPTIONS,
+    ...REUSE_OPTION,
     layout: {
       type: 'string',
       valueName: '<layout>',
@@ -86,7 +111,7 @@ export const prove = defineCommand({
     'mock-fact-hash': { type: 'boolean', description: 'Mock the fact hash: no real on-chain verification (testing).' },
     new: {
       type: 'boolean',
-      description: 'Submit even when the local journal says this PIE was already submitted with these parameters (a second, paid query).',
+      description: 'Submit even when the local journal says this PIE was already submitted with these parameters (a second, paid query); no earlier query is reused.',
     },
     concurrency: {
       type: 'string',
@@ -98,6 +123,7 @@ export const prove = defineCommand({
   async run(context) {
     const prover = context.values.prover.trim()
     if (!prover) throw new InvalidInputError('--prover must not be empty; omit it to use svc_sharp.', { input: '--prover' })
+    const reuse = reuseModeFrom(context)
     const timeoutMs = timeoutFrom(context)
     const concurrencyText = context.values.concurrency
     const concurrency = concurrencyText === undefined ? DEFAULT_CONCURRENCY : parseInteger(concurrencyText, 'concurrency', 1, MAX_CONCURRENCY)
@@ -130,7 +156,7 @@ export const prove = defineCommand({
     return withLocalEmulator(context, async (service) => {
       const client = provingClientFrom(context, { needsKey: true, ...service })
       const allowMockedFact = mockFactHash || context.values['allow-mocked-fact'] === true
-      const options: ProveOptions = { layout, prover, mockFactHash, allowMockedFact, general, timeoutMs, wait: context.values.wait === true }
+      const options: ProveOptions = { layout, prover, mockFactHash, allowMockedFact, general, timeoutMs, wait: context.values.wait === true, reuse }
       if (paths.length === 1) return proveOne(context, client, paths[0]!, options)
       return proveBatch(context, client, paths, { ...options, concurrency })
     })
@@ -146,6 +172,7 @@ type ProveOptions = {
   general: GeneralFields | undefined
   timeoutMs: number
   wait: boolean
+  reuse: ReuseMode
 }
 
 /** One PIE, as `proving prove` always printed it. */
@@ -169,8 +196,8 @@ async function proveOne(context: CommandContext, client: ProvingClient, path: st
  * What `prove` asks for, so what its gate expects: the general submission's `--result` (its
  * default in or out of a bucket), else the L2 endpoint's kind. Never the record's word for it.
  */
-function askedOf(options: Pick<ProveOptions, 'general'>): ExpectedResult {
-  return expectResult(options.general?.result ?? 'PROOF_VERIFICATION_ON_L2')
+function askedOf(options: ProveOptions): ExpectedResult {
+  return expectResult(requestedResult(options))
 }
 
 type Submitted = {
@@ -178,6 +205,8 @@ type Submitted = {
   deduplicated?: boolean | undefined
   /** Submitted by an earlier (or another live) run: followed, nothing sent. */
   resumed?: boolean | undefined
+  /** A DONE query that already proved this PIE, followed instead of submitting (`--reuse auto`). */
+  reused?: { createdAt: string | null } | undefined
   settle?: (() => Promise<void>) | undefined
   keep?: (() => Promise<void>) | undefined
 }
@@ -194,6 +223,43 @@ type SeenOutcome = { status?: string | undefined }
  */
 async function closeSubmission(submitted: Submitted, settled: boolean): Promise<void> {
   await (settled ? submitted.settle : submitted.keep)?.()
+}
+
+/** The result kind the submission asks for: what the gate judges a query against. */
+function requestedResult(options: ProveOptions): string {
+  return options.general?.result ?? 'PROOF_VERIFICATION_ON_L2'
+}
+
+/**
+ * `--reuse auto`: the newest DONE query of this key that proves this PIE as the submission
+ * would (pipeline/reuse.ts), or undefined (then the PIE is submitted), each said on stderr.
+ */
+async function lookForReuse(context: CommandContext, client: ProvingClient, pie: PreparedPie, options: ProveOptions): Promise<Submitted | undefined> {
+  if (options.reuse !== 'auto' || !pie.inspection) return undefined
+  // --new asks for a new, paid query: nothing earlier stands in for it.
+  if ((context.values as { new?: boolean }).new === true) return undefined
+  const allowance = { mockFactHash: options.mockFactHash, allowMockedFact: options.allowMockedFact }
+  const request = options.general
+    ? generalReuseRequest({ ...options.general, result: requestedResult(options), layout: options.layout }, allowance)
+    : l2ReuseRequest({ ...allowance, layout: options.layout, prover: options.prover })
+  return reuseFor(context, client, pie, request)
+}
+
+/** The lookup and its line, shared by `prove` and `submit`. */
+export async function reuseFor(
+  context: CommandContext,
+  client: ProvingClient,
+  pie: PreparedPie,
+  request: Parameters<typeof findReusableQuery>[2],
+): Promise<Submitted | undefined> {
+  if (!pie.inspection) return undefined
+  const found = await findReusableQuery(client, pie.inspection, request, { signal: context.signal, logger: context.logger })
+  if (!found.reused) {
+    context.progress(`No earlier query reused: ${found.reason}.`)
+    return undefined
+  }
+  context.progress(describeReuse(found))
+  return { provingQueryId: found.record.id, reused: { createdAt: found.record.createdAt ?? null } }
 }
 
 async function isDirectory(path: string): Promise<boolean> {
@@ -219,6 +285,7 @@ async function proveDirectoryStreamed(context: CommandContext, client: ProvingCl
       signal: context.signal,
       logger: context.logger,
       journal: commandJournal(context, client, options),
+      reuse: (prepared) => lookForReuse(context, client, prepared, options),
     })
     const seen: SeenOutcome = {}
     try {
@@ -268,6 +335,8 @@ async function submitPie(
   options: ProveOptions,
   onUploadProgress?: (progress: UploadProgress) => void,
 ): Promise<Submitted> {
+  const reused = await lookForReuse(context, client, pie, options)
+  if (reused) return reused
   const submitNow = (): Promise<Submitted> => {
     if (!options.general) {
       return client.submitPie({
@@ -324,13 +393,18 @@ export async function followSubmission(
   },
 ): Promise<number> {
   const { provingQueryId } = submitted
-  // A query this run did not submit is never announced as "Submitted": an earlier run's (the
-  // journal said whose), or the one the service already has under this dedup id.
-  const announced = submitted.resumed
-    ? `Following: query ${provingQueryId} (submitted by an earlier run; nothing was sent again)`
-    : submitted.deduplicated
-      ? `Following: query ${provingQueryId} (already submitted with this dedup id; nothing was sent again)`
-      : `Submitted: query ${provingQueryId}`
+  // A query this run did not submit is never announced as "Submitted": one reused because it
+  // already proves this PIE, an earlier run's (the journal said whose), or the one the service
+  // already has under this dedup id.
+  const announced = submitted.reused
+    ? `Reused query ${provingQueryId}${submitted.reused.createdAt ? `, created ${submitted.reused.createdAt}` : ''} (nothing was submitted)`
+    : submitted.resumed
+      ? `Following: query ${provingQueryId} (submitted by an earlier run; nothing was sent again)`
+      : submitted.deduplicated
+        ? `Following: query ${provingQueryId} (already submitted with this dedup id; nothing was sent again)`
+        : `Submitted: query ${provingQueryId}`
+  // `reused` in the JSON says whether the query was paid for by this run.
+  const reusedField = { reused: submitted.reused ? 'query' : false }
   if (!options.wait) {
     const emulated = context.values.emulator === true
     if ((context.values as { quiet?: boolean }).quiet && !context.json) {
@@ -348,6 +422,7 @@ export async function followSubmission(
       provingQueryId,
       ...(submitted.deduplicated === undefined ? {} : { deduplicated: submitted.deduplicated }),
       ...(submitted.resumed ? { resumed: true } : {}),
+      ...reusedField,
     })
     return EXIT.ok
   }
@@ -390,7 +465,7 @@ export async function followSubmission(
     : []
   reportGate(context, result, refusals, factCheck?.ok === false)
   const gate = done ? { gate: { ok: refusals.length === 0 && factCheck?.ok !== false, refusals } } : {}
-  printWaited(context, result, factCheck ? { ...result, localFactCheck: factCheck.summary, ...gate } : { ...result, ...factNote, ...gate })
+  printWaited(context, result, factCheck ? { ...result, localFactCheck: factCheck.summary, ...gate, ...reusedField } : { ...result, ...factNote, ...gate, ...reusedField })
   if (options.seen) options.seen.status = result.provingQuery.status
   if (!done) return EXIT.remoteFailure
   return (factCheck && !factCheck.ok) || refusals.length ? EXIT.remoteFailure : EXIT.ok
@@ -409,6 +484,8 @@ export type BatchOutcome = {
   exitCode: number
   error: string | null
   deduplicated?: boolean | undefined
+  /** 'query': a DONE query that already proved this PIE was followed, nothing was submitted. */
+  reused: 'query' | false
   provingQuery?: QueryResult['provingQuery'] | undefined
   metadataUrls?: string[] | undefined
 }
@@ -431,7 +508,7 @@ async function proveBatch(
   const closings = new Map<Submitted, boolean>()
   const outcomes = await Promise.all(
     paths.map(async (path, index): Promise<BatchOutcome> => {
-      const outcome: BatchOutcome = { pie: path, provingQueryId: null, status: null, step: null, facts: 'not checked', exitCode: EXIT.ok, error: null }
+      const outcome: BatchOutcome = { pie: path, provingQueryId: null, status: null, step: null, facts: 'not checked', exitCode: EXIT.ok, error: null, reused: false }
       let pie: PreparedPie | undefined
       try {
         // The bound covers what costs bandwidth and CPU: packing, validating, uploading.
@@ -451,6 +528,7 @@ async function proveBatch(
         if (!closings.has(submitted)) closings.set(submitted, false)
         if (!submission.first) context.progress(`${path}: the same PIE as another in this batch (SHA-256 ${pie!.sha256.slice(0, 12)}…): query ${submitted.provingQueryId}, sent once.`)
         if (submitted.deduplicated !== undefined) outcome.deduplicated = submitted.deduplicated
+        if (submitted.reused) outcome.reused = 'query'
         if (options.wait) {
           let waiting = waits.get(submitted.provingQueryId)
           if (!waiting) {
@@ -493,7 +571,7 @@ async function proveBatch(
         await pie?.cleanup()
       }
       const label = `[${String(index + 1).padStart(width)}/${paths.length}]`
-      const what = outcome.provingQueryId ? `query ${outcome.provingQueryId} ` : ''
+      const what = outcome.provingQueryId ? `query ${outcome.provingQueryId}${outcome.reused ? ' (reused)' : ''} ` : ''
       const facts = outcome.facts === 'match' ? ', facts match' : outcome.facts === 'none' ? ', no fact (trace)' : ''
       context.progress(`${label} ${path}: ${what}${outcome.status}${facts}${outcome.error ? `: ${outcome.error}` : ''}`)
       return outcome

@@ -7,7 +7,8 @@ import { withLocalEmulator } from '../local-emulator.ts'
 import { type PreparedPie, preparePieForUpload } from '../pie-steps.ts'
 import { provingClientFrom, timeoutFrom, uploadReporter } from '../services.ts'
 import { checkCombination, GENERAL_FIELD_OPTIONS, readGeneralFields } from '../submission.ts'
-import { followSubmission, GATE_OPTIONS, WAIT_OPTIONS } from './prove.ts'
+import { generalReuseRequest } from '../../pipeline/reuse.ts'
+import { followSubmission, GATE_OPTIONS, REUSE_OPTION, reuseFor, reuseModeFrom, WAIT_OPTIONS } from './prove.ts'
 
 export const submit = defineCommand({
   path: ['submit'],
@@ -22,6 +23,8 @@ export const submit = defineCommand({
     'A dedup id (given, or derived from the files and fields) makes sending again safe: the service',
     'keeps one query per dedup id, and after a lost answer the existing query is looked up first.',
     'With --wait and a PIE, the facts the service reports are checked against the PIE\'s.',
+    'With a PIE and --reuse auto (the default), a DONE query of this key that already proves it (the same',
+    'result kind, settings and facts) is followed instead of paying again, and gated as if new.',
     'Examples:',
     '  proving submit pie.zip --result PROOF_VERIFICATION_ON_L1 --network TESTNET --wait',
     '  proving submit --program program.json --program-input input.txt --cairo-version cairo1 \\',
@@ -33,6 +36,7 @@ export const submit = defineCommand({
     ...SERVICE_OPTIONS,
     ...WAIT_OPTIONS,
     ...GATE_OPTIONS,
+    ...REUSE_OPTION,
     program: { type: 'string', valueName: '<program.json>', description: 'Compiled program to run and prove (instead of a PIE).' },
     'program-input': { type: 'string', valueName: '<file>', description: 'Input of --program: input.txt (cairo1) or JSON (cairo0, python VM).' },
     'program-hash': { type: 'string', valueName: '<0x...>', description: 'Hash of a program the service already has (instead of a PIE).' },
@@ -63,6 +67,7 @@ export const submit = defineCommand({
       })
     }
     const layout = checkLayout(context.values.layout, 'general', '--layout')
+    const reuse = reuseModeFrom(context)
     const fields = readGeneralFields(context)
     checkCombination(fields, { hasInput: programInput !== undefined })
     if (fields.bucketId !== undefined && context.values.wait) {
@@ -82,12 +87,17 @@ export const submit = defineCommand({
           declaredJobSize = 'XS'
           context.progress('Declared job size XS (no PIE to measure): pass --declared-job-size if the run has more than 6.5M steps.')
         }
-        const submitted = await client.submitQuery({
+        const mockFactHash = context.values['mock-fact-hash'] === true
+        const allowMockedFact = mockFactHash || context.values['allow-mocked-fact'] === true
+        const result = fields.result ?? 'PROOF_GENERATION'
+        const reused =
+          pie && reuse === 'auto' ? await reuseFor(context, client, pie, generalReuseRequest({ ...fields, result, layout }, { mockFactHash, allowMockedFact })) : undefined
+        const submitted = reused ?? await client.submitQuery({
           onUploadProgress: pie || program ? uploadReporter(context, pieArg ?? program!) : undefined,
           ...fields,
           declaredJobSize,
           layout,
-          mockFactHash: context.values['mock-fact-hash'] === true,
+          mockFactHash,
           ...(pie ? { pieZip: pie.zipPath } : {}),
           ...(program ? { programFile: program } : {}),
           ...(programInput ? { inputFile: programInput } : {}),
@@ -99,8 +109,8 @@ export const submit = defineCommand({
           wait: context.values.wait === true,
           timeoutMs,
           // The gate expects what --result asked for (the service's default when absent), whatever the record says.
-          expected: expectResult(fields.result ?? 'PROOF_GENERATION'),
-          allowMockedFact: context.values['mock-fact-hash'] === true || context.values['allow-mocked-fact'] === true,
+          expected: expectResult(result),
+          allowMockedFact,
         })
       } finally {
         await pie?.cleanup()

@@ -1,6 +1,7 @@
 /**
  * The dedupId of a general submission: what makes sending it again safe. Derived from the file's
- * digest and the parameters unless given; after a FAILED query, the next one of its chain.
+ * digest and the parameters unless given; after a FAILED query, the query retried when its
+ * error is retriable (`retryFailedQuery`), else the next dedupId of its chain.
  */
 import { createHash } from 'node:crypto'
 import { AbortedError, isNoRoute, ServiceError } from '../../core/errors.ts'
@@ -8,6 +9,7 @@ import { checkServiceId, requireId } from '../../core/checks.ts'
 import type { QueryRecord } from '../../schemas/proving.ts'
 import { readQuery } from './reads.ts'
 import { apiKeyFor, type ProvingService, provingSchemas } from './service.ts'
+import { describeRetry, type RetriedQuery, retryFailedQuery } from './retries.ts'
 
 /** How many FAILED queries a dedupId chain passes before the client stops submitting again. */
 const MAX_FAILED_RESUBMISSIONS = 16
@@ -40,12 +42,16 @@ export async function resolveDedupId(
   service: ProvingService,
   dedupId: string,
   options: { signal?: AbortSignal } = {},
-): Promise<{ dedupId: string; existing: QueryRecord | null; failedQueryIds: string[] }> {
+): Promise<{ dedupId: string; existing: QueryRecord | null; failedQueryIds: string[]; retried?: RetriedQuery | undefined }> {
   const failedQueryIds: string[] = []
   let current = dedupId
   for (let link = 0; link <= MAX_FAILED_RESUBMISSIONS; link++) {
     const existing = await findQueryByDedupId(service, current, options)
     if (!existing || (await statusOf(service, existing, options)) !== 'FAILED') return { dedupId: current, existing, failedQueryIds }
+    // Retried, the same query runs again: nothing new is paid for.
+    const retry = await retryFailedQuery(service, existing.id, options)
+    service.http.logger.warn(describeRetry(existing.id, retry))
+    if (retry.retried) return { dedupId: current, existing, failedQueryIds, retried: retry }
     failedQueryIds.push(existing.id)
     current = dedupIdAfterFailure(current, existing.id)
   }
@@ -90,3 +96,4 @@ async function statusOf(service: ProvingService, record: QueryRecord, options: {
     return undefined
   }
 }
+

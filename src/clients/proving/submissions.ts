@@ -1,10 +1,10 @@
 import { type ProvingKitError, ServiceError } from '../../core/errors.ts'
-import { checkServiceId, requireId } from '../../core/checks.ts'
+import { checkServiceId } from '../../core/checks.ts'
 import type { RequestBody } from '../../core/http.ts'
 import { streamedMultipart } from '../../core/multipart-stream.ts'
 import { prepareMultipart } from '../../core/multipart.ts'
 import { explainSubmissionFailure, mayHaveBeenProcessed } from '../../core/submission.ts'
-import type { QueryRecord, RetryResponse } from '../../schemas/proving.ts'
+import type { QueryRecord } from '../../schemas/proving.ts'
 import { isDedupRefusal, resolveDedupId } from './dedup.ts'
 import { pieForm, proofForm, queryForm, requireFile, type SubmitPieOptions, type SubmitPieStreamOptions, type SubmitProofOptions, type SubmitQueryOptions } from './forms.ts'
 import { apiKeyFor, checkService, type ProvingService, provingSchemas } from './service.ts'
@@ -28,20 +28,6 @@ const UPLOAD_HEADERS_TIMEOUT_MS = 10 * 60_000
 
 /** What to do after a submission whose answer held an unusable query id: the query may exist (and be paid for). */
 const QUERY_ID_REFUSED = 'The service may hold a new query for it: check `proving query list` (or ProvingClient.listQueries) before submitting again.'
-
-/** POST /proving-queries/{id}/retry: sends a FAILED, retriable query back to RECEIVED. */
-export async function retryQuery(service: ProvingService, queryId: string, options: { signal?: AbortSignal } = {}): Promise<RetryResponse> {
-  const id = requireId(queryId, 'queryId')
-  const { data } = await service.http.request({
-    method: 'POST',
-    path: `/proving-queries/${encodeURIComponent(id)}/retry`,
-    headers: { 'api-key': apiKeyFor(service, 'Retrying a query') },
-    schema: (await provingSchemas()).retryResponse,
-    operation: `retry query ${id}`,
-    signal: options.signal,
-  })
-  return data
-}
 
 /** The pie.zip, streamed from disk, to the L2 endpoint (no dedupId: sent once). */
 export async function submitPie(service: ProvingService, options: SubmitPieOptions): Promise<{ provingQueryId: string }> {

@@ -4,7 +4,7 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'n
 import { homedir, hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import type { ProvingClient } from '../../../src/clients/proving.ts'
+import type { FailedQueryRetry, ProvingClient } from '../../../src/clients/proving.ts'
 import { AbortedError, AmbiguousSubmissionError, InvalidInputError, NetworkError, ServiceError, WaitTimeoutError } from '../../../src/core/errors.ts'
 import type { Logger } from '../../../src/core/runtime.ts'
 import {
@@ -338,6 +338,9 @@ type FakeService = {
   /** The signal each request was given, in order. */
   signals?: (AbortSignal | undefined)[]
   listed?: number
+  /** What retrying a FAILED query gives (default: not retriable). */
+  retry?: FailedQueryRetry
+  retried?: string[]
 }
 function fakeClient(service: FakeService = {}): ProvingClient {
   const seen = (options?: { signal?: AbortSignal | undefined }) => service.signals?.push(options?.signal)
@@ -348,6 +351,11 @@ function fakeClient(service: FakeService = {}): ProvingClient {
       seen(options)
       if (service.status instanceof Error) throw service.status
       return { provingQuery: { id, status: service.status ?? 'IN_PROGRESS' } }
+    },
+    retryFailedQuery: async (id: string, options?: { signal?: AbortSignal }) => {
+      seen(options)
+      service.retried = [...(service.retried ?? []), id]
+      return service.retry ?? { retried: false, queryId: id, reason: 'its error is not retriable (out of memory)' }
     },
     listQueries: async (options?: { signal?: AbortSignal }) => {
       seen(options)
@@ -617,8 +625,25 @@ describe('an entry that knows its query (issue 27)', () => {
     expect(rerun.submits).toBe(1)
     expect(rerun.result?.provingQueryId).toBe('q-new-1')
     expect(rerun.result?.resumed).toBeUndefined()
-    expect(rerun.warnings).toBe(`This PIE's earlier query q-failed FAILED (journal ${journal.pathOf(key)}); submitting it again, as a new query.`)
+    expect(rerun.warnings).toBe(
+      `This PIE's earlier query q-failed FAILED (journal ${journal.pathOf(key)}) and cannot be retried (its error is not retriable (out of memory)); submitting it again, as a new query.`,
+    )
     expect(await journal.read(key)).toMatchObject({ state: 'submitted', provingQueryId: 'q-new-1' })
+  })
+
+  it('a FAILED query whose error is retriable: retried and followed, nothing submitted, saying so', async () => {
+    const journal = journalAt(dir)
+    const key = await leftover(journal, { state: 'submitted', provingQueryId: 'q-failed' })
+    const service: FakeService = { status: 'FAILED', retry: { retried: true, queryId: 'q-failed', retryCount: 2, errorReason: 'prover crashed', byAnother: false } }
+    const rerun = await attempt(journal, { client: fakeClient(service) })
+    expect(rerun.submits).toBe(0)
+    expect(service.retried).toEqual(['q-failed'])
+    expect(rerun.result).toMatchObject({ provingQueryId: 'q-failed', resumed: true, retried: { retryCount: 2 } })
+    expect(rerun.warnings).toBe(
+      `Query q-failed failed with a retriable error (prover crashed); retried it (retry 2 of 3), and following it instead of paying for a new query (journal ${journal.pathOf(key)}).`,
+    )
+    // The entry still names the query: a later re-run finds it again.
+    expect(await journal.read(key)).toMatchObject({ state: 'submitted', provingQueryId: 'q-failed' })
   })
 
   it('--new: submitted again whatever the journal says, saying so', async () => {
