@@ -18,7 +18,7 @@ import { AbortedError, ProvingKitError } from '../core/errors.ts'
 import type { Logger } from '../core/runtime.ts'
 import type { FactCheckResult, PieInspection } from '../pie/index.ts'
 import type { QueryRecordL } from '../schemas/proving.ts'
-import { evaluateGate, resultHasFact } from './gate.ts'
+import { evaluateGate, resultHasFact, expectResult } from './gate.ts'
 
 export const REUSE_MODES = ['auto', 'never'] as const
 export type ReuseMode = (typeof REUSE_MODES)[number]
@@ -56,7 +56,8 @@ export function judgeCandidate(record: QueryRecordL, factCheck: FactCheckResult 
   const refusals = evaluateGate(record, factCheck, {
     allowMockedFact: request.allowMockedFact,
     expectedProgramHash: request.expectedProgramHash,
-    result: request.result,
+    // The kind the submission asks for, never the record's word for it.
+    expected: expectResult(request.result),
   })
   return refusals.length ? `the gate refuses it (${refusals[0]!.kind})` : undefined
 }

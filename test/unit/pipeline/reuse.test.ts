@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import type { ProvingClient } from '../../../src/clients/proving.ts'
 import { silentLogger } from '../../../src/testing.ts'
 import { inspectPie, type FactCheckResult, type PieInspection } from '../../../src/pie/index.ts'
-import { evaluateGate } from '../../../src/pipeline/gate.ts'
+import { evaluateGate, expectResult } from '../../../src/pipeline/gate.ts'
 import {
   findReusableQuery,
   generalReuseRequest,
@@ -74,8 +74,8 @@ describe('judgeCandidate', () => {
         if (judgeCandidate(candidate, check, wanted) !== undefined) return
         taken++
         const options = { allowMockedFact: wanted.allowMockedFact, expectedProgramHash: wanted.expectedProgramHash }
-        expect(evaluateGate(candidate, check, { ...options, result: wanted.result })).toEqual([])
-        expect(evaluateGate(candidate, check, { ...options, result: candidate.result ?? undefined })).toEqual([])
+        expect(evaluateGate(candidate, check, { ...options, expected: expectResult(wanted.result) })).toEqual([])
+        expect(evaluateGate(candidate, check, { ...options, expected: expectResult(candidate.result ?? 'none') })).toEqual([])
         expect(candidate.status).toBe('DONE')
         expect(check?.ok).toBe(true)
         expect(candidate.result).toBe(wanted.result)

@@ -12,6 +12,7 @@ describe('the batch table (issue 35)', () => {
       facts: 'match',
       exitCode: 0,
       error: null,
+      reused: false,
     }))
     const lines = batchTable(outcomes, '1.0').split('\n')
     expect(lines).toHaveLength(n + 2)
