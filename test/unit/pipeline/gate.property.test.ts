@@ -6,7 +6,7 @@ import { type ExpectedQueries, judgeBucket } from '../../../src/pipeline/bucket.
 import { afterOnChainCheck, ANY_PROOF, evaluateGate, type ExpectedResult, expectResult, expectsProof, type GateRecord, type GateRefusal } from '../../../src/pipeline/gate.ts'
 import type { BucketDetailsResponse, QueryRecordL } from '../../../src/schemas/proving.ts'
 import { KNOWN_STEPS, RESULTS } from '../../../src/schemas/proving-constants.ts'
-import { simulatedClock } from '../../../src/testing.ts'
+import { clientClockFor, simulatedClock } from '../../../src/testing.ts'
 import { EXAMPLE_PIE, generatedPie } from '../../helpers/example-pie.ts'
 
 /**
@@ -322,7 +322,7 @@ function clientOf(c: BucketCase): ProvingClient {
     const answered = c.misread.includes(id) ? POOL.find((other) => other !== id)! : id
     return { provingQuery: { ...c.records[answered], id: answered } as unknown as QueryRecordL, metadataUrls: [] }
   }
-  return { readQuery: read, http: { clock: simulatedClock() } } as unknown as ProvingClient
+  return { readQuery: read, http: { clock: clientClockFor(simulatedClock()) } } as unknown as ProvingClient
 }
 
 describe('the bucket gate, as a property over listings and records (issue 31)', () => {
@@ -332,7 +332,7 @@ describe('the bucket gate, as a property over listings and records (issue 31)', 
     const client = {
       // The read of the forged id answers with another query's record: a misread, named.
       readQuery: async (id: string) => ({ provingQuery: { ...records[id], id: id === forged ? 'q-a' : id } as unknown as QueryRecordL, metadataUrls: [] }),
-      http: { clock: simulatedClock() },
+      http: { clock: clientClockFor(simulatedClock()) },
     } as unknown as ProvingClient
     const judge = (queries: string[], expected?: ExpectedQueries) =>
       judgeBucket(client, { bucket: { id: 'b-1\n- forged', status: 'FAILED\nDONE', leaves: null }, queries: queries.map((id) => ({ id })) } as unknown as BucketDetailsResponse, { allowMockedFact: true, expected })
