@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { closeDefaultDispatcher } from '../core/http.ts'
-import { closeDeflatePools } from '../pie/pack/deflate-pool.ts'
+import { closeDeflatePools } from '../pie/pack/index.ts'
 import { main } from './main.ts'
 
 /** How long the process may outlive its command's work before it is made to exit. */

@@ -3,3 +3,4 @@
  * written front to back (never patched), hashed as written.
  */
 export { canonicalZipDigest, packPie, type PackedEntry, type PackPieOptions, type PackPieResult } from './pack.ts'
+export { closeDeflatePools } from './deflate-pool.ts'

@@ -511,7 +511,7 @@ describe('an unfinished upload on the L2 endpoint: the list of queries decides (
     const one = await attempt(journal, { client: fakeClient({ queries: [{ id: 'q-a', createdAt: at(STARTED + 1_000) }] }) })
     expect(one.submits).toBe(0)
     expect((one.error as UnresolvedSubmissionError).shortMessage).toBe(
-      `An earlier upload of this PIE to ${parts.service} did not finish (journal ${journal.pathOf(key)}), and your key has 1 query since the upload began that this journal did not record (q-a); one may be this PIE's. Nothing was sent, and nothing is while the entry stands (--new would pay twice if one of them is this PIE's). Follow them with \`proving query wait <id>\`; remove the entry only once you know that none of them is.`,
+      `An earlier upload of this PIE to ${parts.service} did not finish (journal ${journal.pathOf(key)}), and your key has 1 query since the upload began that this journal did not record (q-a); one may be this PIE's. Nothing was sent, and nothing is while the entry stands (--new would pay twice if one of them is this PIE's). Follow them with \`proving query wait <id>\`; remove the entry (\`proving journal clear\`) only once you know that none of them is.`,
     )
     const seven = Array.from({ length: 7 }, (_, index) => ({ id: `q-${index + 1}`, createdAt: at(STARTED + index) }))
     const many = await attempt(journal, { client: fakeClient({ queries: seven }) })
@@ -1173,6 +1173,6 @@ describe('an upload that ended before its answer, re-run with the fact check (is
     const refused = await attempt(journal, { client: fakeClient(two), factsChecked: true })
     expect(refused.submits).toBe(0)
     expect(refused.error).toBeInstanceOf(UnresolvedSubmissionError)
-    expect((refused.error as Error).message).toMatch(/2 queries since the upload began \(q-a, q-b\)/)
+    expect((refused.error as Error).message).toMatch(/2 queries since the upload began that this journal did not record \(q-a, q-b\)/)
   })
 })

@@ -1,9 +1,9 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { DEFAULT_TIMING } from '../../../src/emulator/proving/lifecycle.ts'
-import { createQuery, findByDedupId, queriesOfBucket } from '../../../src/emulator/proving/queries.ts'
-import { holdsJobIndex, newestFirst, nextJobIndex, queryIndex } from '../../../src/emulator/proving/query-index.ts'
-import { emptyState, type EmulatorState, type StoredQuery } from '../../../src/emulator/state.ts'
+import { DEFAULT_TIMING } from '../../../../src/emulator/proving/lifecycle.ts'
+import { createQuery, findByDedupId, queriesOfBucket } from '../../../../src/emulator/proving/queries.ts'
+import { holdsJobIndex, newestFirst, nextJobIndex, queryIndex } from '../../../../src/emulator/proving/query-index.ts'
+import { emptyState, type EmulatorState, type StoredQuery } from '../../../../src/emulator/state.ts'
 
 /**
  * The emulator's query indexes answer what the scans they replaced answered: the first query of
