@@ -182,7 +182,8 @@ describe('errors and query details', () => {
   })
 
   it('with --json, a FAILED query and a refused gate write the `{ "error": … }` object on stderr, the record on stdout', async () => {
-    const env = { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY }
+    // The staged FAILED query must be submitted, not an earlier DONE one of this PIE reused.
+    const env = { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' }
     await control(emulator.url, 'POST', 'next-query', { outcome: 'fail', retriable: false, reason: 'bad builtin' })
     const failed = await runCli(['prove', 'examples/fib/pie.zip', '--wait', '--json'], { env })
     expect(failed.code).toBe(1)

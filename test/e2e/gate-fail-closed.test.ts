@@ -56,7 +56,8 @@ describe('proving prove --wait', () => {
     const result = await runCli(['prove', PIE, '--wait', '--json'], { env: env() })
     expect(result.code, result.stderr).toBe(1)
     // The record read (L) does not name the prover: either fact would do, and neither is there.
-    expect(result.stderr).toContain('proving: gate refused: The service reported no programHash (null) for a DONE PROOF_VERIFICATION_ON_L2 result')
+    // With --json the refusals are the notes of the one `{ "error": … }` object on stderr (README).
+    expect(result.stderr).toContain('The service reported no programHash (null) for a DONE PROOF_VERIFICATION_ON_L2 result')
     expect(result.stderr).toContain('neither sharpFactHash nor integrityFactHash')
     expect(result.stderr).not.toMatch(/Facts checked locally/)
     const output = JSON.parse(result.stdout)
