@@ -7,7 +7,7 @@ import { ANY_PROOF, type ExpectedResult, expectResult, singleKind } from '../../
 import { RESULTS } from '../../schemas/proving-constants.ts'
 import type { ProvingClient } from '../../clients/proving.ts'
 import type { CommandContext } from '../context.ts'
-import { checkFlagEnum, GATE_OPTIONS, gateWaitedQuery, queryWaitCommand } from './prove.ts'
+import { checkFlagEnum, GATE_OPTIONS, gateWaitedQuery } from './prove.ts'
 
 const TIMEOUT_OPTION = {
   timeout: {
