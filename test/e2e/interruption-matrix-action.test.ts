@@ -14,7 +14,9 @@ import { startAction } from '../helpers/run-action.ts'
  * dropped connection, then "Re-run jobs": attempt 2, in a fresh RUNNER_TEMP as GitHub gives it.
  * Exactly one query per cell on the emulator's own list of the cell's key; the re-run follows it,
  * saying so ("Following query X, submitted by an earlier attempt"), never "Submitted", and ends
- * DONE with the gate passed (and the on-chain check, where that is the stage). Every stage is
+ * DONE with the gate passed (and the on-chain check, where that is the stage; there, with the
+ * default reuse: auto, the re-run finds the DONE query's fact on chain and passes with nothing
+ * sent, `reused: chain`, instead of following the query). Every stage is
  * reached by an event (the upload's bytes or the service's answer at a TCP tap, the id in the
  * log, a status read or an RPC call in the emulator's request log). Runs the action's sources.
  */
@@ -123,7 +125,7 @@ describe.concurrent('the root action interrupted at every stage, then "Re-run jo
       expect(paidAfterFirst).toBeLessThanOrEqual(1)
 
       const again = attempt(2)
-      const announced = await again.waitFor(/(Following|Submitted):? query ([0-9a-f-]+)/, 60_000)
+      const announced = await again.waitFor(/(Following|Submitted):? query ([0-9a-f-]+)|(Already proven on chain)/, 60_000)
       const [query] = await queriesOf(apiKey)
       if (query && query.status !== 'DONE') await emulator.control('POST', `/queries/${query.id}/complete`)
       const ended = await again.done
@@ -131,6 +133,16 @@ describe.concurrent('the root action interrupted at every stage, then "Re-run jo
       const context = `${stage} × ${signal}\nattempt 1 (exit ${stopped.code}, ${stopped.signal}):\n${stopped.stdout}\nattempt 2:\n${ended.stdout}`
       expect(queries, context).toHaveLength(1)
       expect(ended.code, context).toBe(0)
+      if (announced[3]) {
+        // reuse: auto (the default): attempt 1's query was DONE and its fact registered before
+        // the stop, so the re-run finds the fact on chain and passes with nothing submitted.
+        expect(stage, context).toBe('on-chain check')
+        expect(queries[0]!.status, context).toBe('DONE')
+        expect(ended.outputs, context).toMatchObject({ reused: 'chain', 'onchain-verified': 'true' })
+        expect(ended.stdout, context).not.toMatch(/Submitted: query|Following query/)
+        rows.push({ stage, signal, firstExit: stopped.signal ? `killed (${stopped.signal})` : `exit ${stopped.code}`, paidAfterFirst, rerunSays: 'already proven on chain (reuse: auto): passes, nothing sent', paid: queries.length })
+        return
+      }
       expect(ended.outputs.status, context).toBe('DONE')
       expect(ended.outputs['query-id'], context).toBe(queries[0]!.id)
       if (stage === 'on-chain check') expect(ended.outputs['onchain-verified'], context).toBe('true')
