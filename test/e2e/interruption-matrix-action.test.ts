@@ -73,6 +73,11 @@ async function until(check: () => Promise<boolean> | boolean, what: string, time
   }
 }
 
+async function ownPie(index: number): Promise<string> {
+  await generatePie({ outDir: join(work, `pie-${index}`), memoryBytes: 4 * 1024 * 1024, seed: 100 + index })
+  return (await packPie(join(work, `pie-${index}`), join(work, `pie-${index}.zip`))).path
+}
+
 function holdFor(stage: Stage): Hold {
   if (stage === 'upload middle') return { postBytes: Math.floor(zipBytes / 2) }
   if (stage === 'upload end') return { answer: true }
@@ -85,15 +90,22 @@ describe.concurrent('the root action interrupted at every stage, then "Re-run jo
     const apiKey = KEYS[index]!
     const tap = await holdingTap(emulator.url)
     try {
-      const inputs: Record<string, string> = { pie: zip, 'api-key': apiKey, 'base-url': tap.url, result: 'PROOF_VERIFICATION_ON_L2' }
+      // The on-chain cells each prove a PIE of their own: the emulator's chain is shared, and a
+      // fact another cell got registered would pass this cell's attempt 1 with nothing submitted
+      // (reuse: auto reads the chain before submitting).
+      const pie = stage === 'on-chain check' ? await ownPie(index) : zip
+      const inputs: Record<string, string> = { pie, 'api-key': apiKey, 'base-url': tap.url, result: 'PROOF_VERIFICATION_ON_L2' }
       if (stage === 'on-chain check') Object.assign(inputs, { 'verify-onchain': 'starknet', 'starknet-rpc-url': `${tap.url}/starknet-rpc`, 'allow-insecure-http': 'true' })
       const attempt = (n: number) => startAction('', { inputs, fromSource: true, env: { GITHUB_RUN_ID: String(9000 + index), GITHUB_RUN_ATTEMPT: String(n) } })
-      tap.arm(holdFor(stage))
+      // The on-chain check's hold is armed once the id arrived: before submitting, reuse: auto
+      // (the default) reads the chain too, and holding that read held the wait's start instead.
+      if (stage !== 'on-chain check') tap.arm(holdFor(stage))
       const first = attempt(1)
       let id: string | undefined
       if (stage.startsWith('upload')) await tap.reached()
       else {
         id = (await first.waitFor(/Submitted: query (\S+)/, 60_000))[1]!
+        if (stage === 'on-chain check') tap.arm(holdFor(stage))
         if (stage === 'wait') await until(() => emulator.requests().some((request) => request.method === 'GET' && request.path.includes(id!)), 'a status read')
         if (stage === 'on-chain check') {
           await until(() => emulator.requests().some((request) => request.method === 'GET' && request.path.includes(id!)), 'a status read')
