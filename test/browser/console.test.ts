@@ -70,8 +70,12 @@ describeBrowser('the emulator console in Debian chromium', () => {
     return page
   }
 
+  /**
+   * A new query every time (`--reuse never`): by default (`--reuse auto`) a second prove of the
+   * fixture follows the first one's DONE query, and a planned failure waits for a submission.
+   */
   async function proveWithCli(): Promise<string> {
-    const run = await spawnCli(['prove', FIXTURE_PIE, '--json'], { entry: 'bin', env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY } }).done
+    const run = await spawnCli(['prove', FIXTURE_PIE, '--json', '--reuse', 'never'], { entry: 'bin', env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY } }).done
     expect(run.code, run.stderr).toBe(0)
     return JSON.parse(run.stdout).provingQueryId as string
   }

@@ -23,8 +23,12 @@ afterEach(() => {
   for (const run of runs.splice(0)) expect(leakedSecret(run, API_KEY), 'the API key leaked').toBeUndefined()
 })
 
+/**
+ * A new query every time (`reuse: never`): each test completes its query at the end, and the
+ * default (`reuse: auto`) would follow that DONE query instead of submitting one to cancel.
+ */
 function startProving() {
-  return startAction('', { inputs: { pie: FIXTURE_PIE, 'api-key': API_KEY, 'base-url': emulator.url } })
+  return startAction('', { inputs: { pie: FIXTURE_PIE, 'api-key': API_KEY, 'base-url': emulator.url, reuse: 'never' } })
 }
 
 describe('cancelling the root action', () => {
@@ -102,7 +106,7 @@ describe('cancelling the root action', () => {
   })
 
   it('the wait sub-action can be cancelled too, and times out with the same advice', async () => {
-    const submitted = await runAction('', { inputs: { pie: FIXTURE_PIE, 'api-key': API_KEY, 'base-url': emulator.url, wait: 'false' } })
+    const submitted = await runAction('', { inputs: { pie: FIXTURE_PIE, 'api-key': API_KEY, 'base-url': emulator.url, wait: 'false', reuse: 'never' } })
     runs.push(submitted)
     expect(submitted.code, submitted.stdout).toBe(0)
     const queryId = submitted.outputs['query-id']!

@@ -78,7 +78,10 @@ describe('root action bundle', () => {
 
   it('a FAILED query fails the step with its error reason, query-id set', async () => {
     await control(emulator.url, 'POST', 'next-query', { outcome: 'fail', reason: 'Trace generation ran out of memory (emulated)', retriable: true })
-    const run = await prove({})
+    // A new query takes the plan: by default (reuse: auto) the first test's DONE query of this
+    // PIE would be followed instead, and the plan left for the next submission.
+    const run = await prove({ reuse: 'never' })
+    expect(run.outputs.reused).toBe('false')
     expect(run.code).toBe(1)
     expect(run.outputs).toMatchObject({ status: 'FAILED', 'error-reason': 'Trace generation ran out of memory (emulated)', 'facts-verified': 'false' })
     expect(run.outputs['query-id']).toMatch(/\S/)
@@ -149,7 +152,8 @@ describe('root action bundle', () => {
   it('a timeout fails with the query still running, query-id set and how to resume', async () => {
     await control(emulator.url, 'PUT', 'timing', { stepMs: 600_000 })
     try {
-      const run = await prove({ 'timeout-minutes': '0.03' })
+      // A new query, slowed down: reuse: auto would follow an earlier DONE query of this PIE.
+      const run = await prove({ 'timeout-minutes': '0.03', reuse: 'never' })
       expect(run.code).toBe(1)
       const queryId = run.outputs['query-id']!
       expect(queryId).toMatch(/\S/)

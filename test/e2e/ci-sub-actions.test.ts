@@ -42,8 +42,9 @@ describe('ci.yml, job sub-actions', () => {
     // The two planned failures, and nothing else.
     expect(failures, report).toEqual(['Root action, which fails as planned', 'wait/ with a timeout that is not a number'])
     expect(results.filter((result) => result.outcome === 'skipped').map((result) => result.step), report).toEqual([
-      'actions/checkout@v5',
-      'actions/setup-node@v5',
+      // Pinned by commit SHA (the supply-chain policy of SECURITY.md).
+      expect.stringMatching(/^actions\/checkout@[0-9a-f]{40}$/),
+      expect.stringMatching(/^actions\/setup-node@[0-9a-f]{40}$/),
       'npm ci',
       'Start the emulator',
       "The emulator's log",

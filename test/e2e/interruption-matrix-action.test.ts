@@ -14,7 +14,9 @@ import { startAction } from '../helpers/run-action.ts'
  * dropped connection, then "Re-run jobs": attempt 2, in a fresh RUNNER_TEMP as GitHub gives it.
  * Exactly one query per cell on the emulator's own list of the cell's key; the re-run follows it,
  * saying so ("Following query X, submitted by an earlier attempt"), never "Submitted", and ends
- * DONE with the gate passed (and the on-chain check, where that is the stage). Every stage is
+ * DONE with the gate passed (and the on-chain check, where that is the stage; there, with the
+ * default reuse: auto, the re-run finds the DONE query's fact on chain and passes with nothing
+ * sent, `reused: chain`, instead of following the query). Every stage is
  * reached by an event (the upload's bytes or the service's answer at a TCP tap, the id in the
  * log, a status read or an RPC call in the emulator's request log). Runs the action's sources.
  */
@@ -71,6 +73,11 @@ async function until(check: () => Promise<boolean> | boolean, what: string, time
   }
 }
 
+async function ownPie(index: number): Promise<string> {
+  await generatePie({ outDir: join(work, `pie-${index}`), memoryBytes: 4 * 1024 * 1024, seed: 100 + index })
+  return (await packPie(join(work, `pie-${index}`), join(work, `pie-${index}.zip`))).path
+}
+
 function holdFor(stage: Stage): Hold {
   if (stage === 'upload middle') return { postBytes: Math.floor(zipBytes / 2) }
   if (stage === 'upload end') return { answer: true }
@@ -83,15 +90,22 @@ describe.concurrent('the root action interrupted at every stage, then "Re-run jo
     const apiKey = KEYS[index]!
     const tap = await holdingTap(emulator.url)
     try {
-      const inputs: Record<string, string> = { pie: zip, 'api-key': apiKey, 'base-url': tap.url, result: 'PROOF_VERIFICATION_ON_L2' }
+      // The on-chain cells each prove a PIE of their own: the emulator's chain is shared, and a
+      // fact another cell got registered would pass this cell's attempt 1 with nothing submitted
+      // (reuse: auto reads the chain before submitting).
+      const pie = stage === 'on-chain check' ? await ownPie(index) : zip
+      const inputs: Record<string, string> = { pie, 'api-key': apiKey, 'base-url': tap.url, result: 'PROOF_VERIFICATION_ON_L2' }
       if (stage === 'on-chain check') Object.assign(inputs, { 'verify-onchain': 'starknet', 'starknet-rpc-url': `${tap.url}/starknet-rpc`, 'allow-insecure-http': 'true' })
       const attempt = (n: number) => startAction('', { inputs, fromSource: true, env: { GITHUB_RUN_ID: String(9000 + index), GITHUB_RUN_ATTEMPT: String(n) } })
-      tap.arm(holdFor(stage))
+      // The on-chain check's hold is armed once the id arrived: before submitting, reuse: auto
+      // (the default) reads the chain too, and holding that read held the wait's start instead.
+      if (stage !== 'on-chain check') tap.arm(holdFor(stage))
       const first = attempt(1)
       let id: string | undefined
       if (stage.startsWith('upload')) await tap.reached()
       else {
         id = (await first.waitFor(/Submitted: query (\S+)/, 60_000))[1]!
+        if (stage === 'on-chain check') tap.arm(holdFor(stage))
         if (stage === 'wait') await until(() => emulator.requests().some((request) => request.method === 'GET' && request.path.includes(id!)), 'a status read')
         if (stage === 'on-chain check') {
           await until(() => emulator.requests().some((request) => request.method === 'GET' && request.path.includes(id!)), 'a status read')
@@ -123,7 +137,7 @@ describe.concurrent('the root action interrupted at every stage, then "Re-run jo
       expect(paidAfterFirst).toBeLessThanOrEqual(1)
 
       const again = attempt(2)
-      const announced = await again.waitFor(/(Following|Submitted):? query ([0-9a-f-]+)/, 60_000)
+      const announced = await again.waitFor(/(Following|Submitted):? query ([0-9a-f-]+)|(Already proven on chain)/, 60_000)
       const [query] = await queriesOf(apiKey)
       if (query && query.status !== 'DONE') await emulator.control('POST', `/queries/${query.id}/complete`)
       const ended = await again.done
@@ -131,6 +145,16 @@ describe.concurrent('the root action interrupted at every stage, then "Re-run jo
       const context = `${stage} × ${signal}\nattempt 1 (exit ${stopped.code}, ${stopped.signal}):\n${stopped.stdout}\nattempt 2:\n${ended.stdout}`
       expect(queries, context).toHaveLength(1)
       expect(ended.code, context).toBe(0)
+      if (announced[3]) {
+        // reuse: auto (the default): attempt 1's query was DONE and its fact registered before
+        // the stop, so the re-run finds the fact on chain and passes with nothing submitted.
+        expect(stage, context).toBe('on-chain check')
+        expect(queries[0]!.status, context).toBe('DONE')
+        expect(ended.outputs, context).toMatchObject({ reused: 'chain', 'onchain-verified': 'true' })
+        expect(ended.stdout, context).not.toMatch(/Submitted: query|Following query/)
+        rows.push({ stage, signal, firstExit: stopped.signal ? `killed (${stopped.signal})` : `exit ${stopped.code}`, paidAfterFirst, rerunSays: 'already proven on chain (reuse: auto): passes, nothing sent', paid: queries.length })
+        return
+      }
       expect(ended.outputs.status, context).toBe('DONE')
       expect(ended.outputs['query-id'], context).toBe(queries[0]!.id)
       if (stage === 'on-chain check') expect(ended.outputs['onchain-verified'], context).toBe('true')
