@@ -168,6 +168,10 @@ export class RequestBudget {
           this.#wake = undefined
           this.#sleepUntil = Number.NEGATIVE_INFINITY
         }
+        // A clock whose sleep returns without time passing (a simulated clock nobody advances)
+        // would make this loop a chain of microtasks that starves the event loop: no timer, no
+        // abort and no timeout could ever run. Yield to it before looking again.
+        if (this.#clock.now() === now) await new Promise<void>((resolve) => setImmediate(resolve))
       }
     } catch (error) {
       // A clock that throws: every waiting read fails with it rather than hang.

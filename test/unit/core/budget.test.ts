@@ -94,6 +94,17 @@ describe('RequestBudget: one rate for the whole process (issue 35)', () => {
     expect(clock.now()).toBe(start + 1_000)
   })
 
+  it('with a clock whose sleep passes no time (a simulated clock nobody advances), a waiting turn still yields to the event loop: a timer can abort it', async () => {
+    // Before: the loop chained microtasks forever and the abort below never ran (a test worker hung ten minutes).
+    const frozen = { now: () => 1_000, sleep: async () => {} }
+    const budget = new RequestBudget(frozen, 10)
+    expect(await budget.take(0)).toBe(true)
+    const controller = new AbortController()
+    const taken = budget.take(5_000, { signal: controller.signal })
+    setTimeout(() => controller.abort(new Error('stopped by a timer')), 20)
+    await expect(taken).rejects.toThrow('stopped by a timer')
+  })
+
   it('the process has one budget per clock; a rate of 0 or below is refused', () => {
     const clock = new FakeClock()
     expect(requestBudgetFor(clock)).toBe(requestBudgetFor(clock))
