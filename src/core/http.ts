@@ -6,7 +6,7 @@ import { classifyFailure, mayRepeat } from './classify.ts'
 import { currentDeadline } from './deadline.ts'
 import { MAX_JSON_BODY_BYTES, serializeJsonBody } from './json-limits.ts'
 import { SecretRedactor } from './redact.ts'
-import { type Clock, type Logger, silentLogger, systemClock } from './runtime.ts'
+import { type Clock, type Logger, realMillisecondsOf, silentLogger, startTimer, systemClock } from './runtime.ts'
 import { parseJsonLoosely, parseResponse } from './parse.ts'
 import { VERSION } from './version.ts'
 import { MAX_ERROR_BODY_BYTES, readCapped } from './http/bodies.ts'
@@ -146,10 +146,11 @@ export class HttpClient {
       // The wait's deadline bounds the whole attempt, body included: undici's timeouts only
       // bound each silence, which a server trickling a byte every few seconds never makes.
       const limit = remaining === undefined ? undefined : new AbortController()
-      const timer = limit && setTimeout(() => limit.abort(), remaining)
+      const realRemaining = realMillisecondsOf(this.clock, remaining)
+      const cancelTimer = limit && startTimer(this.clock, remaining!, () => limit.abort())
       const signal = limit ? (spec.signal ? AbortSignal.any([spec.signal, limit.signal]) : limit.signal) : spec.signal
       try {
-        const response = await this.#send(spec, url, jsonText, headers, signal, remaining)
+        const response = await this.#send(spec, url, jsonText, headers, signal, realRemaining)
         if (isSuccess(response.status, spec.successStatuses)) {
           const loaded = await schema
           if ('error' in loaded) {
@@ -167,7 +168,7 @@ export class HttpClient {
       } catch (error) {
         // undici's own timeouts are cut to the time left (#send): one of them firing a moment
         // before the deadline's timer is the deadline too.
-        const cutToDeadline = remaining !== undefined && remaining <= undiciTimeoutOf(error, spec.headersTimeoutMs ?? this.#timeouts.headersMs, this.#timeouts.bodyMs)
+        const cutToDeadline = realRemaining !== undefined && realRemaining <= undiciTimeoutOf(error, spec.headersTimeoutMs ?? this.#timeouts.headersMs, this.#timeouts.bodyMs)
         if ((limit?.signal.aborted || cutToDeadline) && !spec.signal?.aborted) {
           failure = deadlineError(this, operation, attempt)
         } else {
@@ -175,7 +176,7 @@ export class HttpClient {
           if (failure instanceof AbortedError) throw failure
         }
       } finally {
-        if (timer) clearTimeout(timer)
+        cancelTimer?.()
       }
       const { retryAfterMs } = classifyFailure(failure)
       const repeat = mayRepeat(failure, idempotent) && failure.code !== DEADLINE_CODE

@@ -7,9 +7,14 @@ import type { Clock } from '../../src/core/runtime.ts'
  *
  * A sleep yields to the event loop once (setImmediate) so that an abort fired from `onSleep`
  * or from outside is seen, as with a real timer.
+ *
+ * Its timers (a request's deadline) fire when its time passes them, by a sleep or `advance`,
+ * never by wall time: a request in flight while the clock stands still is not cut, however
+ * slowly a loaded machine answers it.
  */
 export class FakeClock implements Clock {
   #now: number
+  #timers = new Set<{ at: number; fire: () => void }>()
   /** Every sleep requested, in order, in milliseconds. */
   readonly sleeps: number[] = []
   onSleep: ((ms: number) => void) | undefined
@@ -24,6 +29,21 @@ export class FakeClock implements Clock {
 
   advance(ms: number): void {
     this.#now += ms
+    this.#fireDue()
+  }
+
+  timer(ms: number, fire: () => void): () => void {
+    const entry = { at: this.#now + Math.max(0, ms), fire }
+    this.#timers.add(entry)
+    return () => this.#timers.delete(entry)
+  }
+
+  #fireDue(): void {
+    for (const entry of [...this.#timers]) {
+      if (entry.at > this.#now) continue
+      this.#timers.delete(entry)
+      entry.fire()
+    }
   }
 
   async sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -33,6 +53,7 @@ export class FakeClock implements Clock {
     await new Promise<void>((resolve) => setImmediate(resolve))
     if (signal?.aborted) throw signal.reason
     this.#now += Math.max(0, ms)
+    this.#fireDue()
   }
 
   /** Sum of all sleeps so far. */

@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici'
 import { InvalidResponseError, ServiceError } from '../errors.ts'
 import { currentDeadline } from '../deadline.ts'
 import { showUrl } from '../redact.ts'
+import { realMillisecondsOf } from '../runtime.ts'
 import { discard, formatBytes } from './bodies.ts'
 import type { HttpTimeouts } from './config.ts'
 import { type FailureContext, networkError } from './failures.ts'
@@ -52,7 +53,7 @@ export async function download(from: DownloadSource, url: string, options: Downl
         headers: { 'user-agent': from.userAgent },
         dispatcher,
         signal: options.signal,
-        ...timeoutsWithin(from.timeouts.headersMs, from.timeouts.bodyMs, remaining),
+        ...timeoutsWithin(from.timeouts.headersMs, from.timeouts.bodyMs, realMillisecondsOf(from.clock, remaining)),
       })
     } catch (error) {
       throw networkError(from, error, `download ${what}`, options.signal)
