@@ -3,6 +3,7 @@ import { ProvingKitError, ServiceError } from '../core/errors.ts'
 import { redact, SecretRedactor } from '../core/redact.ts'
 import { systemClock } from '../core/runtime.ts'
 import { forTerminal, jsonForTerminal, serviceLine } from '../core/service-text.ts'
+import { jsonOutputValue } from './json-output.ts'
 import { VERSION } from '../core/version.ts'
 import { COMMANDS } from './commands/index.ts'
 import { type AdviceContext, cliAdvice, resumeAdvice } from './advice.ts'
@@ -124,7 +125,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
       redactor,
       signal: controller.signal,
       print: (human, value) => {
-        if (json) io.stdout(`${redact(jsonForTerminal(value ?? null, 2), redactor)}\n`)
+        if (json) io.stdout(`${redact(jsonForTerminal(value ?? null, 2, jsonOutputValue), redactor)}\n`)
         else if (human) io.stdout(`${redact(human, redactor)}\n`)
       },
       // Progress is for a person watching: stderr, also with --json (stdout stays pure JSON), not
@@ -184,7 +185,7 @@ export function reportError(
         exitCode: exitCodeFor(error),
       },
     }
-    io.stderr(`${scrub(jsonForTerminal(body))}\n`)
+    io.stderr(`${scrub(jsonForTerminal(body, undefined, jsonOutputValue))}\n`)
     if (options.debug && error instanceof Error && error.stack) io.stderr(`${scrub(error.stack)}\n`)
     return
   }

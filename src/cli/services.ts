@@ -69,7 +69,6 @@ export function describeQuery(result: { provingQuery: Partial<QueryResult['provi
   return lines.join('\n')
 }
 
-/** A hash as the service sent it; a malformed one (the gate refuses it) quoted, so it cannot act on the terminal. */
 /** A hash the service reported: a bytes32 fact in its 32-byte form (pie/shared/hex.ts), a felt as it is; malformed text quoted. */
 function hashText(value: string | null | undefined, form: 'felt' | 'bytes32' = 'felt'): string | null | undefined {
   return typeof value === 'string' ? showValue(form === 'bytes32' ? bytes32Text(value) : value) : value

@@ -53,8 +53,8 @@ export function forTerminal(text: string): string {
  * some terminals) and the bidirectional controls raw; written as `\u` escapes they are the same
  * JSON value, so a script reading `--json` gets the service's text unchanged.
  */
-export function jsonForTerminal(value: unknown, space?: number): string {
-  return JSON.stringify(value, null, space).replace(/[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
+export function jsonForTerminal(value: unknown, space?: number, replacer?: (key: string, value: unknown) => unknown): string {
+  return (replacer ? JSON.stringify(value, replacer, space) : JSON.stringify(value, null, space)).replace(/[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
 /**

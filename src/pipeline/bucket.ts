@@ -16,6 +16,7 @@ import { withDeadline } from '../core/deadline.ts'
 import type { Clock } from '../core/runtime.ts'
 import { pollUntil } from '../core/poll.ts'
 import { forSummaryCell, serviceLine } from '../core/service-text.ts'
+import { bytes32Text } from '../pie/shared/hex.ts'
 import type { PieInspection } from '../pie/index.ts'
 import type { BucketDetailsResponse, BucketRecord, QueryRecordL } from '../schemas/proving.ts'
 import { BUCKET_STATUSES } from '../schemas/proving-constants.ts'
@@ -73,6 +74,9 @@ export type BucketQueryRow = {
   status: string
   result: string | null
   programHash: string | null
+  /** The query's SHARP fact as on chain (`0x` and 64 hex digits), null when the service gave none. */
+  sharpFactHash: string | null
+  integrityFactHash: string | null
   isFactMocked: boolean | null
   /** match: fits a PIE given; differ: fits none; not checked: no PIEs given or not DONE. */
   facts: 'match' | 'differ' | 'not checked'
@@ -210,6 +214,8 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
         status: record.status,
         result: record.result ?? null,
         programHash: record.programHash ?? null,
+        sharpFactHash: typeof record.sharpFactHash === 'string' ? bytes32Text(record.sharpFactHash) : null,
+        integrityFactHash: typeof record.integrityFactHash === 'string' ? record.integrityFactHash : null,
         isFactMocked: record.isFactMocked ?? null,
         facts,
         pie,

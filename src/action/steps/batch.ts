@@ -11,6 +11,7 @@ import { join, relative } from 'node:path'
 import type { ProvingClient } from '../../clients/proving.ts'
 import { ProvingKitError } from '../../core/errors.ts'
 import { forSummaryCell } from '../../core/service-text.ts'
+import { bytes32Text } from '../../pie/shared/hex.ts'
 import { evaluateGate, expectResult, expectsProof } from '../../pipeline/gate.ts'
 import type { PreparedPie } from '../../pipeline/prove.ts'
 import { defaultResult, deriveActionDedupId, generalFields, usesGeneralSubmission } from './general.ts'
@@ -24,6 +25,10 @@ export type BatchRow = {
   queryId: string | null
   status: string
   facts: 'match' | 'differ' | 'none' | 'not checked'
+  /** What the service's record says once waited for (null before, or when it gave none); the SHARP fact as on chain, `0x` and 64 hex digits. */
+  programHash: string | null
+  sharpFactHash: string | null
+  integrityFactHash: string | null
   passed: boolean
   error: string | null
   /** 'query': a DONE query that already proved this PIE was followed (`reuse: auto`), nothing was submitted. */
@@ -80,7 +85,18 @@ export async function proveBatch(
   const asked = expectResult(general ? (fields.result ?? 'PROOF_GENERATION') : 'PROOF_VERIFICATION_ON_L2')
   const rows = await Promise.all(
     paths.map(async (path, index): Promise<BatchRow> => {
-      const row: BatchRow = { pie: shown(path), queryId: null, status: 'ERROR', facts: 'not checked', passed: false, error: null, reused: false }
+      const row: BatchRow = {
+        pie: shown(path),
+        queryId: null,
+        status: 'ERROR',
+        facts: 'not checked',
+        programHash: null,
+        sharpFactHash: null,
+        integrityFactHash: null,
+        passed: false,
+        error: null,
+        reused: false,
+      }
       let pie: PreparedPie | undefined
       try {
         const submission = await limit(async () => {
@@ -113,6 +129,9 @@ export async function proveBatch(
           const result = await waiting
           const record = result.provingQuery
           row.status = record.status
+          row.programHash = typeof record.programHash === 'string' ? record.programHash : null
+          row.sharpFactHash = typeof record.sharpFactHash === 'string' ? bytes32Text(record.sharpFactHash) : null
+          row.integrityFactHash = typeof record.integrityFactHash === 'string' ? record.integrityFactHash : null
           let factCheck
           if (record.status === 'DONE' && !expectsProof(asked)) {
             row.facts = 'none'
