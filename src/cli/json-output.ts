@@ -1,4 +1,4 @@
-import { bytes32Text } from '../pie/shared/hex.ts'
+import { bytes32Text } from '../pie/shared/index.ts'
 
 /**
  * What --json prints of a value: as it is, except that a SHARP fact (a `sharpFactHash` field,
