@@ -24,6 +24,8 @@ export {
   isNoRoute,
   isProvingKitError,
   NetworkError,
+  type NextStep,
+  nextStepOf,
   ProvingKitError,
   type ProvingKitErrorOptions,
   RemoteFailureError,

@@ -1,5 +1,6 @@
 import { defaultDispatcher } from '../core/dispatcher.ts'
 import { AbortedError, ChainError, InvalidInputError } from '../core/errors.ts'
+import { inputNames } from '../core/checks.ts'
 import { describeRedirect, fetchWithoutRedirects, isRedirect } from '../core/http/network-rule.ts'
 import { sanitizedCause } from './errors.ts'
 import { parseFact, toBytes32 } from './fact.ts'
@@ -150,7 +151,7 @@ export async function checkFactOnEthereum(options: CheckFactOnEthereumOptions): 
   if (!registry) {
     if (!network) {
       throw new InvalidInputError(
-        `Chain ${chainId} has no known ${kind === 'satellite' ? 'Satellite' : 'fact registry'}: give the registry address (--fact-registry).`,
+        `Chain ${chainId} has no known ${kind === 'satellite' ? 'Satellite' : 'fact registry'}: give the registry address (${inputNames('fact-registry', 'registry')}).`,
         { input: 'registry' },
       )
     }
@@ -162,7 +163,7 @@ export async function checkFactOnEthereum(options: CheckFactOnEthereumOptions): 
   if (!code || code === '0x') {
     throw new ChainError(
       `No contract at ${registry} on ${describeChain(chainId, network)} at block ${blockNumber}: it cannot be ${kind === 'satellite' ? 'the Satellite' : 'the fact registry'}.`,
-      { metaMessages: ['Check the registry address (--fact-registry) and that the RPC is on the chain it was deployed to.'], code: 'NO_CODE' },
+      { metaMessages: [`Check the registry address (${inputNames('fact-registry', 'registry')}) and that the RPC is on the chain it was deployed to.`], code: 'NO_CODE' },
     )
   }
   const registered =
@@ -236,8 +237,8 @@ function classify(viem: Viem, endpoint: RpcEndpoint, what: string, error: unknow
   if (find(viem.ContractFunctionZeroDataError) || find(viem.ContractFunctionRevertedError) || find(viem.AbiDecodingZeroDataError)) {
     return new ChainError(
       what === SATELLITE_CALL
-        ? `The contract at the registry address did not answer ${SATELLITE_CALL} through ${where}: is it the Satellite? (--registry-kind chooses which contract is read.)`
-        : `The contract at the registry address did not answer ${SHARP_CALL} through ${where}: is it a fact registry? (--registry-kind chooses which contract is read.)`,
+        ? `The contract at the registry address did not answer ${SATELLITE_CALL} through ${where}: is it the Satellite? (${inputNames('registry-kind', 'registryKind')} chooses which contract is read.)`
+        : `The contract at the registry address did not answer ${SHARP_CALL} through ${where}: is it a fact registry? (${inputNames('registry-kind', 'registryKind')} chooses which contract is read.)`,
       { details, cause, code: 'NOT_A_REGISTRY' },
     )
   }

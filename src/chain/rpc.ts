@@ -1,4 +1,5 @@
 import { InvalidInputError } from '../core/errors.ts'
+import { inputNames } from '../core/checks.ts'
 import { refusesPlainHttp } from '../core/http/network-rule.ts'
 import { redact, SecretRedactor, showUrl } from '../core/redact.ts'
 
@@ -42,7 +43,7 @@ export function rpcEndpoint(
   registerUrlSecrets(redactor, trimmed, parsed)
   if (refusesPlainHttp(parsed, allowInsecureHttp)) {
     throw new InvalidInputError(
-      `${input} ${showUrl(parsed)} is plain http to another machine: the key in the URL and the registry's answer would cross the network in clear, and anyone on the way could say a fact is registered. Use https, or allow it with --allow-insecure-http (allow-insecure-http: true in the action).`,
+      `${input} ${showUrl(parsed)} is plain http to another machine: the key in the URL and the registry's answer would cross the network in clear, and anyone on the way could say a fact is registered. Use https, or allow it (${inputNames('allow-insecure-http', 'allowInsecureHttp')}).`,
       { input },
     )
   }

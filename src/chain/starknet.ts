@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici'
 import { z } from 'zod'
 import { AbortedError, ChainError, InvalidInputError, NetworkError, ProvingKitError, ServiceError } from '../core/errors.ts'
+import { inputNames } from '../core/checks.ts'
 import { HttpClient } from '../core/http.ts'
 import { isRedirect } from '../core/http/network-rule.ts'
 import type { Clock } from '../core/runtime.ts'
@@ -136,7 +137,7 @@ export async function checkFactOnStarknet(options: CheckFactOnStarknetOptions): 
     const known = network ? defaultStarknetRegistry(network, kind, mocked) : null
     if (!known) {
       throw new InvalidInputError(
-        `Chain ${chainId} has no known ${describeKind(kind, mocked)}: give the registry address (--fact-registry), or choose another --registry-kind.`,
+        `Chain ${chainId} has no known ${describeKind(kind, mocked)}: give the registry address (${inputNames('fact-registry', 'registry')}), or choose another registry kind (${inputNames('registry-kind', 'registryKind')}).`,
         { input: 'registry' },
       )
     }
@@ -360,14 +361,14 @@ function explainCallError(error: unknown, registry: string, where: string, endpo
   if (!(error instanceof JsonRpcError)) return error
   if (error.rpcCode === CONTRACT_NOT_FOUND) {
     return new ChainError(`No contract at ${registry} on ${where}: it cannot be ${describeKind(kind, mocked, 'the')}.`, {
-      metaMessages: ['Check the registry address (--fact-registry) and that the RPC is on the chain it was deployed to.'],
+      metaMessages: [`Check the registry address (${inputNames('fact-registry', 'registry')}) and that the RPC is on the chain it was deployed to.`],
       details: error.details,
       code: 'NO_CODE',
     })
   }
   if (error.rpcCode === ENTRYPOINT_NOT_FOUND || error.rpcCode === CONTRACT_ERROR) {
     return new ChainError(
-      `The contract at ${registry} on ${where} did not answer ${GET_ALL_VERIFICATIONS} through the Starknet RPC at ${endpoint.display}: is it ${describeKind(kind, mocked, 'the')}? (--registry-kind chooses which contract is read.)`,
+      `The contract at ${registry} on ${where} did not answer ${GET_ALL_VERIFICATIONS} through the Starknet RPC at ${endpoint.display}: is it ${describeKind(kind, mocked, 'the')}? (${inputNames('registry-kind', 'registryKind')} chooses which contract is read.)`,
       { details: error.details, code: 'NOT_A_REGISTRY' },
     )
   }

@@ -6,7 +6,7 @@ import { forTerminal, jsonForTerminal, serviceLine } from '../core/service-text.
 import { jsonOutputValue } from './json-output.ts'
 import { VERSION } from '../core/version.ts'
 import { COMMANDS } from './commands/index.ts'
-import { type AdviceContext, cliAdvice, resumeAdvice } from './advice.ts'
+import { type AdviceContext, cliAdvice, nextStepAdvice, resumeAdvice } from './advice.ts'
 import { type CliIO, type CommandContext, type CommandSpec, commandOptions, createLogger, parseCommandArgs, parseMaxRps } from './context.ts'
 import { EXIT, exitCodeFor } from './exit-codes.ts'
 import { groupHelp, helpText, topLevelHelp } from './help.ts'
@@ -168,7 +168,8 @@ export function reportError(
   const scrub = (text: string) => redact(text, options.redactor)
   // The library's message, and what the CLI adds for a person at a shell (./advice.ts).
   const resume = resumeAdvice(error)
-  const added = options.advice ? cliAdvice(error, options.advice) : []
+  const next = nextStepAdvice(error)
+  const added = [...(next ? [next] : []), ...(options.advice ? cliAdvice(error, options.advice) : [])]
   if (options.json) {
     // With --json a script reads the failure too: one JSON object on stderr (stdout stays clean).
     const known = error instanceof ProvingKitError

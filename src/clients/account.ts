@@ -255,7 +255,8 @@ export class AccountClient {
     const key = page.data[0]?.apiKey
     if (!key) {
       throw new ProvingKitError(
-        `The account service lists no API key for project ${projectId || '(the default)'}; create one with \`proving auth keys create --name <name>\`.`,
+        `The account service lists no API key for project ${projectId || '(the default)'}; create one (AccountClient.createApiKey).`,
+        { nextStep: { kind: 'create-api-key' } },
       )
     }
     this.#apiKeys.set(projectId, key)

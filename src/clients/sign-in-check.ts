@@ -40,7 +40,8 @@ export class UnsafeChallengeError extends InvalidResponseError {
   readonly problems: readonly string[]
   constructor(problems: string[]) {
     super(
-      `Refused to sign the sign-in challenge: ${problems.join('; ')}. Nothing was signed; this is not a sign-in message (a wrong --auth-url, or a hostile service). See it with \`proving auth login --show-challenge\`.`,
+      `Refused to sign the sign-in challenge: ${problems.join('; ')}. Nothing was signed; this is not a sign-in message (a wrong address for the account service, or a hostile service).`,
+      { nextStep: { kind: 'show-challenge' } },
     )
     this.problems = problems
   }

@@ -236,7 +236,8 @@ export class TaskClient {
         if (stage === undefined) {
           if (now - watch.since >= graceMs) {
             throw new UnknownStatusError(
-              `Task ${id} has reported status "${serviceLine(record.status, 200)}", which this version of proving-kit does not know, for ${formatDuration(now - watch.since)}; check it on the service (proving task status ${id}) and update proving-kit.`,
+              `Task ${id} has reported status "${serviceLine(record.status, 200)}", which this version of proving-kit does not know, for ${formatDuration(now - watch.since)}; read the task's record on the service and update proving-kit.`,
+              { nextStep: { kind: 'read-task', id } },
             )
           }
           if (now === watch.since) {
@@ -304,13 +305,16 @@ export class TaskClient {
         operation,
         signal,
       })
-      const uuid = checkServiceId(data.uuid, 'The task uuid the task service returned', 'The service may have queued the task: look for it with `proving task list` before submitting again.')
+      const uuid = checkServiceId(data.uuid, 'The task uuid the task service returned', 'The service may have queued the task: look for it among your tasks before submitting again.', {
+        kind: 'look-for-task',
+      })
       return { ...data, uuid }
     } catch (error) {
       throw explainSubmissionFailure(error, {
         ambiguous: 'The task may or may not have been queued by the task service; it was not sent again, to avoid running it twice.',
-        howToCheck: 'Look for a new task before submitting again: `proving task list` (or TaskClient.listTasks).',
-        ifCancelled: 'If the request had gone out, the task may have been queued anyway: look with `proving task list` (or TaskClient.listTasks) before submitting again.',
+        howToCheck: 'Look for a new task among your tasks (TaskClient.listTasks) before submitting again.',
+        ifCancelled: 'If the request had gone out, the task may have been queued anyway: look among your tasks (TaskClient.listTasks) before submitting again.',
+        nextStep: { kind: 'look-for-task' },
       })
     }
   }

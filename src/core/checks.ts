@@ -1,4 +1,4 @@
-import { InvalidInputError, InvalidResponseError } from './errors.ts'
+import { InvalidInputError, InvalidResponseError, type NextStep } from './errors.ts'
 import type { Logger } from './runtime.ts'
 
 /**
@@ -84,10 +84,10 @@ function idProblem(id: string): string | undefined {
  * send the user to fix an input), with the value left out of the message and `after` saying what
  * the service may already hold.
  */
-export function checkServiceId(value: string, what: string, after: string): string {
+export function checkServiceId(value: string, what: string, after: string, nextStep?: NextStep): string {
   const id = value.trim()
   const problem = id ? idProblem(id) : 'is empty'
-  if (problem) throw new InvalidResponseError(`${what} ${problem}, so it was not used. ${after}`)
+  if (problem) throw new InvalidResponseError(`${what} ${problem}, so it was not used. ${after}`, { nextStep })
   return id
 }
 
@@ -128,3 +128,11 @@ export function isLoopback(hostname: string): boolean {
   return host === 'localhost' || host.endsWith('.localhost') || /^127(\.\d{1,3}){3}$/.test(host) || host === '::1' || host === '0:0:0:0:0:0:0:1'
 }
 
+/**
+ * An input in every host's spelling, for a library message that must name it: the CLI's flag,
+ * the action's input (the same name) and, when it differs, the library's option. The library
+ * speaks to all three, so it never names one host's alone.
+ */
+export function inputNames(name: string, libraryOption?: string): string {
+  return `--${name}; the ${name} input${libraryOption ? `; ${libraryOption} in the library` : ''}`
+}

@@ -10,8 +10,32 @@
  */
 import { forTerminal, serviceLine } from './service-text.ts'
 
+/**
+ * What the caller can do next, as data: each adapter words it in its own terms (the CLI a
+ * command, the action an input), so the library's messages name neither a command nor a flag.
+ */
+export type NextStep =
+  /** A submission may have created a query: look among the key's queries before submitting again (and submit anew only if none came of it). */
+  | { kind: 'look-for-query'; thenSubmitAnew?: boolean | undefined }
+  /** Queries that may be a PIE's: follow them; remove the journal's entry only once none is. */
+  | { kind: 'follow-candidates'; ids: readonly string[]; key: string }
+  /** The same for a data-processor task. */
+  | { kind: 'look-for-task' }
+  /** Read this query's record (why it failed, whether it can be retried). */
+  | { kind: 'read-query'; id: string }
+  /** Read this task's record. */
+  | { kind: 'read-task'; id: string }
+  /** The wallet's project has no API key: create one. */
+  | { kind: 'create-api-key' }
+  /** See the sign-in challenge the service sent, as it was refused. */
+  | { kind: 'show-challenge' }
+  /** Remove an entry (by key) or every entry of the local submission journal. */
+  | { kind: 'clear-journal'; key?: string | undefined }
+
 export type ProvingKitErrorOptions = {
   cause?: unknown
+  /** What the caller can do next (see NextStep). */
+  nextStep?: NextStep | undefined
   details?: string | undefined
   metaMessages?: string[] | undefined
   status?: number | undefined
@@ -27,6 +51,7 @@ export class ProvingKitError extends Error {
   readonly status: number | undefined
   readonly code: string | undefined
   readonly retryable: boolean
+  readonly nextStep: NextStep | undefined
 
   constructor(shortMessage: string, options: ProvingKitErrorOptions = {}) {
     // Messages quote what services and other programs said: no escape sequence or control
@@ -51,6 +76,7 @@ export class ProvingKitError extends Error {
     this.status = options.status
     this.code = options.code
     this.retryable = options.retryable ?? false
+    this.nextStep = options.nextStep
   }
 
   /** Follows the cause chain; returns the deepest error, or the first one `predicate` accepts. */
@@ -64,6 +90,12 @@ export class ProvingKitError extends Error {
     }
     return predicate ? null : current
   }
+}
+
+/** The first next step along an error's cause chain, if any. */
+export function nextStepOf(error: unknown): NextStep | undefined {
+  const link = error instanceof ProvingKitError ? (error.walk((each) => each instanceof ProvingKitError && each.nextStep !== undefined) as ProvingKitError | null) : null
+  return link?.nextStep
 }
 
 /** The user gave something the toolkit cannot use (a flag, an input, a file). Nothing was sent. */

@@ -1,5 +1,5 @@
 import { classifyFailure } from './classify.ts'
-import { AbortedError, AmbiguousSubmissionError, NetworkError, ServiceError } from './errors.ts'
+import { AbortedError, AmbiguousSubmissionError, NetworkError, type NextStep, ServiceError } from './errors.ts'
 
 /**
  * A submission (a POST that creates work the user pays for) is never repeated blindly. When it
@@ -27,6 +27,8 @@ export type SubmissionAdvice = {
   howToCheck: string
   /** The same, after a cancellation that may have come after the request went out. */
   ifCancelled: string
+  /** That check as data, for the adapters to word (the CLI names its command). */
+  nextStep?: NextStep | undefined
 }
 
 /**
@@ -35,14 +37,14 @@ export type SubmissionAdvice = {
  */
 export function explainSubmissionFailure(error: unknown, advice: SubmissionAdvice): unknown {
   if (error instanceof AbortedError) {
-    return new AbortedError(error.shortMessage, { cause: error, metaMessages: [advice.ifCancelled] })
+    return new AbortedError(error.shortMessage, { cause: error, metaMessages: [advice.ifCancelled], nextStep: advice.nextStep })
   }
   if (mayHaveBeenProcessed(error)) {
-    return new AmbiguousSubmissionError(advice.ambiguous, { cause: error, metaMessages: [advice.howToCheck] })
+    return new AmbiguousSubmissionError(advice.ambiguous, { cause: error, metaMessages: [advice.howToCheck], nextStep: advice.nextStep })
   }
   // Already known ambiguous (an accepted submission whose answer could not be read): add how to check.
   if (error instanceof AmbiguousSubmissionError && !error.metaMessages?.length) {
-    return new AmbiguousSubmissionError(error.shortMessage, { cause: error, metaMessages: [advice.howToCheck] })
+    return new AmbiguousSubmissionError(error.shortMessage, { cause: error, metaMessages: [advice.howToCheck], nextStep: advice.nextStep })
   }
   return error
 }

@@ -16,6 +16,7 @@ import { basename, join } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { InvalidInputError, InvalidResponseError } from '../core/errors.ts'
+import { inputNames } from '../core/checks.ts'
 import { HttpClient } from '../core/http.ts'
 import { refusesPlainHttp } from '../core/http/network-rule.ts'
 import { showUrl } from '../core/redact.ts'
@@ -87,7 +88,7 @@ export async function downloadArtifact(url: string, destination: string, options
   }
   if (refusesPlainHttp(parsed, options.allowInsecureHttp)) {
     throw new InvalidResponseError(
-      `Refused to download the artifact ${basename(destination)} over plain http from another machine (${showUrl(url)}); allow it with --allow-insecure-http.`,
+      `Refused to download the artifact ${basename(destination)} over plain http from another machine (${showUrl(url)}); allow it (${inputNames('allow-insecure-http', 'allowInsecureHttp')}).`,
     )
   }
   const origin = parsed.origin
@@ -139,7 +140,7 @@ export async function downloadArtifacts(
   const missing = (options.only ?? []).filter((name) => !seen.has(name))
   if (missing.length > 0) {
     const listed = planned.length > 0 ? planned.map(({ name }) => name).join(', ') : 'none'
-    throw new InvalidInputError(`--only names ${missing.join(', ')}, which the query does not list (it lists: ${listed}).`, { input: '--only' })
+    throw new InvalidInputError(`The artifacts asked for (--only; only in the library) include ${missing.join(', ')}, which the query does not list (it lists: ${listed}).`, { input: 'only' })
   }
   await mkdir(outDir, { recursive: true })
   if (!options.overwrite) {
@@ -181,5 +182,5 @@ async function exists(path: string): Promise<boolean> {
 }
 
 function existsError(path: string): InvalidInputError {
-  return new InvalidInputError(`${path} already exists; pass --force to replace it, or choose another folder with --out.`, { input: '--out' })
+  return new InvalidInputError(`${path} already exists; replace it (--force; overwrite in the library), or choose another folder (--out; outDir in the library).`, { input: 'out' })
 }

@@ -227,8 +227,8 @@ class JournalFileError extends InvalidInputError {
 
 function notRegular(path: string, kind: string): JournalFileError {
   return new JournalFileError(
-    `The submission journal file ${path} is ${kind}, not a regular file: refused, nothing was sent. Remove it (or run \`proving journal clear --all\`) if you did not put it there.`,
-    { input: 'PROVING_JOURNAL_DIR' },
+    `The submission journal file ${path} is ${kind}, not a regular file: refused, nothing was sent. Remove it if you did not put it there.`,
+    { input: 'PROVING_JOURNAL_DIR', nextStep: { kind: 'clear-journal' } },
   )
 }
 
@@ -582,6 +582,11 @@ type JournalOptions = {
   parts: JournalParts
   client: ProvingClient
   forceNew: boolean
+  /**
+   * How the host lets a person submit anew whatever the journal says (the CLI: "pass --new"),
+   * added to the lines that follow an earlier query; absent where there is no such way (the action).
+   */
+  submitAnew?: string | undefined
   logger: Logger
   signal?: AbortSignal | undefined
   /**
@@ -627,7 +632,7 @@ export async function submitWithJournal(options: JournalOptions): Promise<Journa
   } else {
     if (options.forceNew) {
       await unmark().catch(() => {})
-      logger.warn(`Another run (${describeOwner(lock.owner)}) is submitting this PIE to ${parts.service}; --new: submitting it again, as a new query.`)
+      logger.warn(`Another run (${describeOwner(lock.owner)}) is submitting this PIE to ${parts.service}; asked to submit anew: submitting it again, as a new query.`)
       return options.submit()
     }
     const followed = await waitForOwner(key, lock.owner, options, unmark)
@@ -652,13 +657,13 @@ async function submitLocked(key: string, options: JournalOptions, release: () =>
   const previous = found?.state === 'settled' ? undefined : found
   const where = `(journal ${journal.pathOf(key)})`
   if (previous && options.forceNew) {
-    logger.warn(`This PIE was submitted to ${parts.service} before ${where}; --new: submitting it again, as a new query.`)
+    logger.warn(`This PIE was submitted to ${parts.service} before ${where}; asked to submit anew: submitting it again, as a new query.`)
   } else if (previous?.provingQueryId) {
     const failed = await hasFailed(previous.provingQueryId, options)
     if (!failed) {
       const by = previous.owner ? ` (${describeOwner(previous.owner)})` : ''
       logger.warn(
-        `Following query ${previous.provingQueryId}, submitted by an earlier run${by} of this PIE to ${parts.service} with these parameters ${where}; nothing is sent again. Pass --new to submit it anyway, as a new paid query.`,
+        `Following query ${previous.provingQueryId}, submitted by an earlier run${by} of this PIE to ${parts.service} with these parameters ${where}; nothing is sent again.${anewAdvice(options, 'submit it anyway, as a new paid query')}`,
       )
       return { provingQueryId: previous.provingQueryId, resumed: true, settle, keep: release }
     }
@@ -670,7 +675,7 @@ async function submitLocked(key: string, options: JournalOptions, release: () =>
     }
     logger.warn(`This PIE's earlier query ${previous.provingQueryId} FAILED ${where} and cannot be retried (${retry.reason}); submitting it again, as a new query.`)
   } else if (previous) {
-    const candidate = await resolveUnfinished(previous, options, where)
+    const candidate = await resolveUnfinished(previous, options, where, key)
     if (candidate) {
       const found: JournalEntry = { ...previous, startedAt: previous.startedAt || Date.now(), state: 'submitted', provingQueryId: candidate }
       // Recorded, so the next run follows it too; a record that cannot be written changes nothing now.
@@ -764,7 +769,8 @@ async function waitForOwner(
       if (signal?.aborted) throw interruptedWaiting()
       if (Date.now() >= deadline) {
         throw new WaitTimeoutError(
-          `Timed out after ${formatSeconds(options.timeoutMs!)} waiting for another run (${describeOwner(owner)}) to record its query for this PIE (lock ${journal.lockPathOf(key)}); nothing was sent. Run the command again once that run has reported its query; if it is gone for good, remove its lock with \`proving journal clear ${key}\`.`,
+          `Timed out after ${formatSeconds(options.timeoutMs!)} waiting for another run (${describeOwner(owner)}) to record its query for this PIE (lock ${journal.lockPathOf(key)}); nothing was sent. Run again once that run has reported its query; if it is gone for good, remove its lock (entry ${key}) from the journal.`,
+          { nextStep: { kind: 'clear-journal', key } },
         )
       }
       // Ends at once on the signal (SIGINT, SIGTERM), and at the deadline.
@@ -823,7 +829,7 @@ function isFileSystemError(error: unknown): boolean {
  * one query the service created since it began (returned: follow it, when the caller checks
  * its facts against this PIE before the gate passes), or a refusal naming the candidates.
  */
-async function resolveUnfinished(previous: JournalEntry, options: JournalOptions, where: string): Promise<string | undefined> {
+async function resolveUnfinished(previous: JournalEntry, options: JournalOptions, where: string, key: string): Promise<string | undefined> {
   const { parts, client, logger, journal } = options
   if (parts.endpoint === 'general') {
     // The dedupId settles it: the client looks it up and the service refuses a second query.
@@ -844,8 +850,8 @@ async function resolveUnfinished(previous: JournalEntry, options: JournalOptions
   } catch (error) {
     if (error instanceof AbortedError) throw error
     throw new UnresolvedSubmissionError(
-      `An earlier upload of this PIE to ${parts.service} did not finish ${where}, and the list of your queries could not be read to check it; nothing was sent. Check \`proving query list\`, then rerun with --new if no query came of it.`,
-      { cause: error },
+      `An earlier upload of this PIE to ${parts.service} did not finish ${where}, and the list of your queries could not be read to check it; nothing was sent. Look among your queries; submit anew only if no query came of it.`,
+      { cause: error, nextStep: { kind: 'look-for-query', thenSubmitAnew: true } },
     )
   }
   const { candidates, complete } = found
@@ -859,15 +865,16 @@ async function resolveUnfinished(previous: JournalEntry, options: JournalOptions
     // PIE's query never passes it (one with the same facts proves the same statement).
     const [only] = candidates
     logger.warn(
-      `Following query ${only!}, submitted by an earlier run whose upload of this PIE to ${parts.service} ended before its answer ${where}: the only query of your key since that upload began; its facts are checked against this PIE before the gate passes. Nothing is sent again; pass --new to submit anyway.`,
+      `Following query ${only!}, submitted by an earlier run whose upload of this PIE to ${parts.service} ended before its answer ${where}: the only query of your key since that upload began; its facts are checked against this PIE before the gate passes. Nothing is sent again.${anewAdvice(options, 'submit anyway')}`,
     )
     return only!
   }
   const shown = candidates.slice(0, 5).join(', ')
   const count = `${complete ? '' : 'at least '}${candidates.length} quer${candidates.length === 1 ? 'y' : 'ies'}`
-  // No --new here: a query exists that may be this PIE's, and --new would pay for it again.
+  // Submitting anew is not offered: a query exists that may be this PIE's, and would be paid again.
   throw new UnresolvedSubmissionError(
-    `An earlier upload of this PIE to ${parts.service} did not finish ${where}, and your key has ${count} since the upload began that this journal did not record${candidates.length ? ` (${shown})` : ''}; one may be this PIE's. Nothing was sent, and nothing is while the entry stands (--new would pay twice if one of them is this PIE's). Follow them with \`proving query wait <id>\`; remove the entry (\`proving journal clear\`) only once you know that none of them is.`,
+    `An earlier upload of this PIE to ${parts.service} did not finish ${where}, and your key has ${count} since the upload began that this journal did not record${candidates.length ? ` (${shown})` : ''}; one may be this PIE's. Nothing was sent, and nothing is while the entry stands (submitting anew would pay twice if one of them is this PIE's). Follow them; remove the entry only once you know that none of them is.`,
+    { nextStep: { kind: 'follow-candidates', ids: candidates.slice(0, 5), key } },
   )
 }
 
@@ -935,4 +942,11 @@ async function queriesSince(options: JournalOptions, since: () => number, known:
     if (records.length === 0 || ended || (recent === 0 && newestFirst)) return { candidates, complete: true }
   }
   return { candidates, complete: false }
+}
+
+/** The host's way to submit anew, as a sentence ending a journal line (" Pass --new to …."), or nothing. */
+function anewAdvice(options: JournalOptions, what: string): string {
+  if (!options.submitAnew) return ''
+  const how = options.submitAnew.charAt(0).toUpperCase() + options.submitAnew.slice(1)
+  return ` ${how} to ${what}.`
 }

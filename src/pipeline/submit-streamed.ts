@@ -38,7 +38,7 @@ export type StreamedSubmitOptions = {
    */
   reuse?: ((pie: PreparedPie) => Promise<(JournaledSubmission & { reused?: { createdAt: string | null } | undefined }) | undefined>) | undefined
   /** The local journal (never pay twice); absent for a service that forgets (a command's own emulator). */
-  journal?: { journal: SubmissionJournal; forceNew: boolean; parts: (pie: PreparedPie) => JournalParts; timeoutMs?: number | undefined; factsChecked?: boolean | undefined } | undefined
+  journal?: { journal: SubmissionJournal; forceNew: boolean; submitAnew?: string | undefined; parts: (pie: PreparedPie) => JournalParts; timeoutMs?: number | undefined; factsChecked?: boolean | undefined } | undefined
 }
 
 export type StreamedSubmission = {
@@ -111,6 +111,7 @@ export async function submitPieStreamed(stream: PieStream, options: StreamedSubm
       parts: options.journal.parts(pie),
       client,
       forceNew: options.journal.forceNew,
+      submitAnew: options.journal.submitAnew,
       timeoutMs: options.journal.timeoutMs,
       factsChecked: options.journal.factsChecked,
       logger,

@@ -209,12 +209,13 @@ describe('proving auth login against a hostile service (CLI)', () => {
     ['ReceiveWithAuthorization', receiveWithAuthorization],
     ['SafeTx', safeTx],
     ['ForwardRequest', forwardRequest],
-  ])('%s: one line naming what was off, exit 3, nothing signed or sent', async (_name, typedData) => {
+  ])('%s: one line naming what was off and one saying what to do, exit 3, nothing signed or sent', async (_name, typedData) => {
     serve(typedData)
     const run = await runCli(['auth', 'login', '--auth-url', baseUrl], { env: { PROVING_PRIVATE_KEY: KEY } })
     expect(run.code).toBe(3)
     expect(run.stderr).toMatch(/Refused to sign the sign-in challenge/)
-    expect(run.stderr.trim().split('\n')).toHaveLength(1)
+    // One line for what was off, one for what to do (the CLI's words for the library's next step).
+    expect(run.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^proving: Refused to sign/), '  See the challenge with `proving auth login --show-challenge`; check --auth-url.'])
     expect(run.stderr).not.toContain(KEY.slice(2))
     expect(posts).toEqual([])
   })

@@ -66,7 +66,7 @@ describe('proving query download against the emulator', () => {
     const out = fresh()
     const run = await runCli(['query', 'download', id, '--out', out, '--only', 'proof.bin', '--base-url', emulator().url])
     expect(run.code).toBe(2)
-    expect(run.stderr).toContain('--only names proof.bin')
+    expect(run.stderr).toContain('The artifacts asked for (--only; only in the library) include proof.bin')
     expect(run.stderr).toContain('(it lists: proof.json, pie.cairo0.zip, metadata.json)')
     expect(readdirSync(out)).toEqual([])
   })

@@ -168,7 +168,8 @@ describe('during the upload', () => {
     expect(result.code).toBe(130)
     const lines = result.stderr.trim().split('\n').filter((line) => line.startsWith('proving:') || line.startsWith('  '))
     expect(lines[0]).toBe('proving: Cancelled during submit the PIE for proof generation and verification.')
-    expect(lines[1]).toMatch(/the service may have created a query anyway: check `proving query list`/)
+    expect(lines[1]).toMatch(/the service may have created a query anyway: look among your queries/)
+    expect(lines[2]).toBe('  Look with `proving query list` before submitting again.')
   })
 
   row('action prove: cancelled mid-upload: no query-id output, the summary says to check the list', async () => {
@@ -192,7 +193,7 @@ describe('during the upload', () => {
     abortOnceReceived(controller, 1)
     const result = await runCli(['task', 'submit', file], { env: { PROVING_TASKS_URL: tap.url, PROVING_API_KEY: KEY }, signal: controller.signal })
     expect(result.code).toBe(130)
-    expect(result.stderr).toMatch(/^proving: Cancelled during schedule the task\.\n {2}If the request had gone out, the task may have been queued anyway: look with `proving task list`/)
+    expect(result.stderr).toMatch(/^proving: Cancelled during schedule the task\.\n {2}If the request had gone out, the task may have been queued anyway: look among your tasks \(TaskClient.listTasks\) before submitting again\.\n {2}Look with `proving task list` before submitting again\./)
   })
 })
 

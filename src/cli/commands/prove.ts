@@ -307,6 +307,7 @@ function commandJournal(context: CommandContext, client: ProvingClient, options:
   return {
     journal: new SubmissionJournal(defaultJournalDir(context.io.env)),
     forceNew: (context.values as { new?: boolean }).new === true,
+    submitAnew: 'pass --new',
     parts: (pie) => journalParts(client, pie, options),
     timeoutMs: options.timeoutMs,
     factsChecked: options.wait,
@@ -366,6 +367,7 @@ async function submitPie(
     parts: journaled.parts(pie),
     client,
     forceNew: journaled.forceNew,
+    submitAnew: journaled.submitAnew,
     logger: context.logger,
     signal: context.signal,
     timeoutMs: options.timeoutMs,

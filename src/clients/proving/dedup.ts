@@ -56,7 +56,8 @@ export async function resolveDedupId(
     current = dedupIdAfterFailure(current, existing.id)
   }
   throw new ServiceError(
-    `This submission FAILED ${failedQueryIds.length} times (${failedQueryIds.slice(-3).join(', ')}, ...); nothing was sent again. Read why with \`proving query get ${failedQueryIds.at(-1)}\`, then give another dedupId.`,
+    `This submission FAILED ${failedQueryIds.length} times (${failedQueryIds.slice(-3).join(', ')}, ...); nothing was sent again. Read why in the record of query ${failedQueryIds.at(-1)}, then give another dedupId.`,
+    { nextStep: { kind: 'read-query', id: failedQueryIds.at(-1)! } },
   )
 }
 
@@ -78,7 +79,7 @@ export async function findQueryByDedupId(service: ProvingService, dedupId: strin
     })
     const found = data.provingQuery
     // Its id is followed and logged next: the same check as a submission's answer.
-    if (found) checkServiceId(found.id, `The query id the proving service gave for dedupId ${id}`, 'Look the query up with `proving query list` before submitting again.')
+    if (found) checkServiceId(found.id, `The query id the proving service gave for dedupId ${id}`, 'Look for the query among your queries before submitting again.', { kind: 'look-for-query' })
     return found
   } catch (error) {
     if (error instanceof ServiceError && error.status === 404 && !isNoRoute(error)) return null

@@ -69,8 +69,8 @@ export async function retryFailedQuery(service: ProvingService, queryId: string,
     if (error.status === 409) return { retried: true, queryId, retryCount: undefined, errorReason, byAnother: true }
     if (error.status === 403 || error.status === 404) return { retried: false, queryId, reason: `the service refuses to retry it (${error.status} ${serviceLine(error.code ?? '', 80)})`.replace(' )', ')') }
     throw new ServiceError(
-      `Query ${queryId} FAILED, and retrying it failed (${error.shortMessage}); nothing new was submitted, since the retry may have taken effect. Run the command again, or check \`proving query get ${queryId}\`.`,
-      { status: error.status, code: error.code, details: error.details, cause: error },
+      `Query ${queryId} FAILED, and retrying it failed (${error.shortMessage}); nothing new was submitted, since the retry may have taken effect. Run again, or read the query's record first.`,
+      { status: error.status, code: error.code, details: error.details, cause: error, nextStep: { kind: 'read-query', id: queryId } },
     )
   }
 }

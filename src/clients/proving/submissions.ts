@@ -27,7 +27,8 @@ const L2_PROOF_PATH = '/v1/l2/proving-query/proof-verification'
 const UPLOAD_HEADERS_TIMEOUT_MS = 10 * 60_000
 
 /** What to do after a submission whose answer held an unusable query id: the query may exist (and be paid for). */
-const QUERY_ID_REFUSED = 'The service may hold a new query for it: check `proving query list` (or ProvingClient.listQueries) before submitting again.'
+const QUERY_ID_REFUSED = 'The service may hold a new query for it: look among your queries (ProvingClient.listQueries) before submitting again.'
+const LOOK_FOR_QUERY = { kind: 'look-for-query' } as const
 
 /** The pie.zip, streamed from disk, to the L2 endpoint (no dedupId: sent once). */
 export async function submitPie(service: ProvingService, options: SubmitPieOptions): Promise<{ provingQueryId: string }> {
@@ -76,13 +77,14 @@ async function submitOnce(
       headersTimeoutMs: UPLOAD_HEADERS_TIMEOUT_MS,
       ...(retry ? { retry } : {}),
     })
-    return { provingQueryId: checkServiceId(data.provingQueryId, 'The query id the proving service returned', QUERY_ID_REFUSED) }
+    return { provingQueryId: checkServiceId(data.provingQueryId, 'The query id the proving service returned', QUERY_ID_REFUSED, LOOK_FOR_QUERY) }
   } catch (error) {
     throw explainSubmissionFailure(error, {
       ambiguous: 'The submission may or may not have reached the proving service; it was not sent again, to avoid paying twice.',
-      howToCheck: 'Check whether a new query exists before submitting again: `proving query list` (or ProvingClient.listQueries).',
+      howToCheck: 'Look for a new query among your queries (ProvingClient.listQueries) before submitting again.',
       // Cancelled mid-upload is as ambiguous as a lost answer: say where to look.
-      ifCancelled: 'If the upload had started, the service may have created a query anyway: check `proving query list` (or ProvingClient.listQueries) before submitting again.',
+      ifCancelled: 'If the upload had started, the service may have created a query anyway: look among your queries (ProvingClient.listQueries) before submitting again.',
+      nextStep: LOOK_FOR_QUERY,
     })
   }
 }
@@ -115,7 +117,7 @@ export async function submitQuery(service: ProvingService, options: SubmitQueryO
       signal: options.signal,
       headersTimeoutMs: UPLOAD_HEADERS_TIMEOUT_MS,
     })
-    return checkServiceId(data.provingQueryId, 'The query id the proving service returned', QUERY_ID_REFUSED)
+    return checkServiceId(data.provingQueryId, 'The query id the proving service returned', QUERY_ID_REFUSED, LOOK_FOR_QUERY)
   }
   /** Past the FAILED queries of the chain: the live one to follow, or the next dedupId to use. */
   const resolve = async (): Promise<QueryRecord | null> => {
@@ -142,8 +144,8 @@ export async function submitQuery(service: ProvingService, options: SubmitQueryO
     }
     if (dedupId !== refused) return answer(await attempt(), false)
     throw new ServiceError(
-      `The proving service refused the submission as a duplicate of dedupId ${dedupId}, but finds no query with it; give another dedupId or check \`proving query list\`.`,
-      { status: refusal.status, code: refusal.code, details: refusal.details, cause: refusal },
+      `The proving service refused the submission as a duplicate of dedupId ${dedupId}, but finds no query with it; give another dedupId, or look among your queries.`,
+      { status: refusal.status, code: refusal.code, details: refusal.details, cause: refusal, nextStep: LOOK_FOR_QUERY },
     )
   }
   try {

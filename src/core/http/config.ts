@@ -1,6 +1,7 @@
 /** How a client reaches its service: the URL, the timeouts and retry policy, and what every request is sent with. */
 import type { Dispatcher } from 'undici'
 import { InvalidInputError } from '../errors.ts'
+import { inputNames } from '../checks.ts'
 import { DEFAULT_CONNECT_MS } from '../dispatcher-state.ts'
 import { type SecretRedactor, showGivenUrl, showUrl } from '../redact.ts'
 import type { Clock, Logger } from '../runtime.ts'
@@ -87,7 +88,7 @@ export function baseUrlOf(config: HttpClientConfig): string {
   }
   if (refusesPlainHttp(base, config.allowInsecureHttp)) {
     throw new InvalidInputError(
-      `The ${config.serviceName} URL ${showUrl(base)} is plain http to another machine: the API key, tokens and signatures would cross the network in clear. Use https, or allow it with --allow-insecure-http (allow-insecure-http: true in the action).`,
+      `The ${config.serviceName} URL ${showUrl(base)} is plain http to another machine: the API key, tokens and signatures would cross the network in clear. Use https, or allow it (${inputNames('allow-insecure-http', 'allowInsecureHttp')}).`,
       { input: 'baseUrl' },
     )
   }

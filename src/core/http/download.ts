@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici'
 import { InvalidResponseError, ServiceError } from '../errors.ts'
+import { inputNames } from '../checks.ts'
 import { currentDeadline } from '../deadline.ts'
 import { showUrl } from '../redact.ts'
 import { realMillisecondsOf } from '../runtime.ts'
@@ -40,7 +41,7 @@ export async function download(from: DownloadSource, url: string, options: Downl
   }
   const what = options.what ?? `the download from ${showUrl(current)}`
   if (refusesPlainHttp(current, from.allowInsecureHttp)) {
-    throw new InvalidResponseError(`Refused to download ${what} over plain http from another machine; allow it with --allow-insecure-http.`)
+    throw new InvalidResponseError(`Refused to download ${what} over plain http from another machine; allow it (${inputNames('allow-insecure-http', 'allowInsecureHttp')}).`)
   }
   const deadline = currentDeadline()
   for (let hop = 0; ; hop++) {
