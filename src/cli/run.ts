@@ -1,7 +1,13 @@
 #!/usr/bin/env node
-import { closeDefaultDispatcher } from '../core/http.ts'
-import { closeDeflatePools } from '../pie/pack/index.ts'
-import { main } from './main.ts'
+import { enableCompileCache } from './compile-cache.ts'
+
+// Before the CLI's modules load (hence the dynamic imports): they are compiled from the cache.
+enableCompileCache()
+const [{ closeDefaultDispatcher }, { closeDeflatePools }, { main }] = await Promise.all([
+  import('../core/http.ts'),
+  import('../pie/pack/index.ts'),
+  import('./main.ts'),
+])
 
 /** How long the process may outlive its command's work before it is made to exit. */
 const EXIT_GRACE_MS = 5_000

@@ -11,7 +11,7 @@ import { StorageProofClient } from '../../src/clients/storage-proof.ts'
 import { AccountClient } from '../../src/clients/account.ts'
 import type { Logger } from '../../src/core/runtime.ts'
 import { findSecret, useCatalogue } from '../helpers/catalogue.ts'
-import { NODE, runCli } from '../helpers/cli.ts'
+import { NODE, runCli, TEST_COMPILE_CACHE } from '../helpers/cli.ts'
 import { FIXTURE_PIE, startTestEmulator, type TestEmulator } from '../helpers/emulator.ts'
 import { readStateDir } from '../../src/emulator/state.ts'
 import { inputVariable, parseFileCommand, readAction, REPO_ROOT } from '../helpers/run-action.ts'
@@ -342,6 +342,7 @@ function runSourceAction(name: string, step: string, inputs: Record<string, stri
     GITHUB_REPOSITORY: 'proving-kit/proving-kit',
     GITHUB_RUN_ID: '4242',
     GITHUB_SERVER_URL: 'https://github.com',
+    NODE_COMPILE_CACHE: TEST_COMPILE_CACHE,
   }
   if (step !== 'post') {
     for (const [input, spec] of Object.entries(action.inputs)) if (spec.default !== undefined) env[inputVariable(input)] = spec.default

@@ -9,6 +9,12 @@ import type { CliIO } from '../../src/cli/context.ts'
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
 export const NODE = `${REPO_ROOT}node_modules/.bin/node`
+/**
+ * Node's compile cache for the action runs the suite starts as child processes (the CLI enables
+ * its own: src/cli/compile-cache.ts): each run compiles the sources again otherwise, about
+ * 0.4 s of CPU a process, and the suite starts hundreds.
+ */
+export const TEST_COMPILE_CACHE = `${REPO_ROOT}node_modules/.cache/proving-kit-test-compile-cache`
 
 export type CliRun = { code: number; stdout: string; stderr: string }
 

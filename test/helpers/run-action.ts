@@ -14,7 +14,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parse } from 'yaml'
-import { NODE, REPO_ROOT } from './cli.ts'
+import { NODE, REPO_ROOT, TEST_COMPILE_CACHE } from './cli.ts'
 import { CONTROL_HEADER } from '../../src/emulator/router.ts'
 import type { ActionIO } from '../../src/action/types.ts'
 
@@ -129,6 +129,7 @@ export function startAction(name: string, options: StartOptions = {}): RunningAc
     GITHUB_REPOSITORY: 'proving-kit/proving-kit',
     GITHUB_RUN_ID: '4242',
     GITHUB_RUN_ATTEMPT: '1',
+    NODE_COMPILE_CACHE: TEST_COMPILE_CACHE,
     ...options.env,
   }
   // The runner gives a post step the same inputs as its main step.

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
-import { REPO_ROOT } from '../helpers/cli.ts'
+import { REPO_ROOT } from '../../helpers/cli.ts'
 
 /**
  * The library speaks to every caller (a script, the action, the CLI), so the text it writes (its
