@@ -35,7 +35,7 @@ const NEXT_STEP: { readonly [K in NextStep['kind']]: (step: Extract<NextStep, { 
   'show-challenge': () => 'See the challenge with `proving auth login --show-challenge`; check --auth-url.',
   'clear-journal': (step) => (step.key ? `Remove it with \`proving journal clear ${step.key}\`.` : '`proving journal clear --all` removes every entry.'),
   'follow-candidates': (step) =>
-    `Follow them with \`proving query wait <id>\` (${step.ids.join(', ') || 'see `proving query list`'}); only once you know none of them is this PIE's, remove the entry with \`proving journal clear ${step.key}\` (--new here would pay twice).`,
+    `Follow them with \`proving query wait <id>\` (${step.ids.join(', ') || 'see `proving query list`'})${step.key ? `; only once you know none of them is this PIE's, remove the entry with \`proving journal clear ${step.key}\` (--new here would pay twice)` : ''}.`,
 }
 
 /** The CLI's words for what the library says can be done next (its error's `nextStep`); else undefined. */

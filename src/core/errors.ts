@@ -17,8 +17,8 @@ import { forTerminal, serviceLine } from './service-text.ts'
 export type NextStep =
   /** A submission may have created a query: look among the key's queries before submitting again (and submit anew only if none came of it). */
   | { kind: 'look-for-query'; thenSubmitAnew?: boolean | undefined }
-  /** Queries that may be a PIE's: follow them; remove the journal's entry only once none is. */
-  | { kind: 'follow-candidates'; ids: readonly string[]; key: string }
+  /** Queries that may be a PIE's: follow them; remove the journal's entry (when one holds it) only once none is. */
+  | { kind: 'follow-candidates'; ids: readonly string[]; key?: string | undefined }
   /** The same for a data-processor task. */
   | { kind: 'look-for-task' }
   /** Read this query's record (why it failed, whether it can be retried). */

@@ -14,7 +14,7 @@
  * trace (no fact to compare), a bucket, and a given dedup id are never reused.
  */
 import type { ProvingClient } from '../clients/proving.ts'
-import { AbortedError, ProvingKitError } from '../core/errors.ts'
+import { AbortedError, AmbiguousSubmissionError, ProvingKitError } from '../core/errors.ts'
 import type { Logger } from '../core/runtime.ts'
 import type { FactCheckResult, PieInspection } from '../pie/index.ts'
 import type { QueryRecordL } from '../schemas/proving.ts'
@@ -65,12 +65,21 @@ export function judgeCandidate(record: QueryRecordL, factCheck: FactCheckResult 
 /** What refuses a record whatever its facts: its status, result kind, settings and mock state. */
 function settingsRefusal(record: QueryRecordL, request: ReuseRequest): string | undefined {
   if (record.status !== 'DONE') return `it is ${record.status}`
+  return runningRefusal(record, request) ?? mockRefusal(record, request)
+}
+
+/** What refuses a record still running (its mock state may not be known yet): its result kind and settings. */
+function runningRefusal(record: QueryRecordL, request: ReuseRequest): string | undefined {
   if (record.result !== request.result) return `its result is ${record.result ?? 'not given'}, not ${request.result}`
   for (const [name, wanted] of Object.entries(request.settings)) {
     if (wanted === undefined) continue
     const shown = (record as Record<string, unknown>)[name]
     if (shown !== wanted) return `its ${name} is ${typeof shown === 'string' ? shown : 'not given'}, not ${wanted}`
   }
+  return undefined
+}
+
+function mockRefusal(record: QueryRecordL, request: ReuseRequest): string | undefined {
   if (typeof record.isFactMocked !== 'boolean') return 'it does not say whether its fact is mocked'
   if (record.isFactMocked !== request.mockFactHash) return record.isFactMocked ? 'its fact is mocked' : 'its fact is not mocked, and a mocked one was asked for'
   if (record.isFactMocked && !request.allowMockedFact) return 'its fact is mocked and mocked facts are not allowed'
@@ -92,25 +101,29 @@ export async function findReusableQuery(
   client: ProvingClient,
   inspection: PieInspection,
   request: ReuseRequest,
-  options: { signal?: AbortSignal | undefined; logger: Logger },
+  options: { signal?: AbortSignal | undefined; logger: Logger; inFlight?: InFlightOptions | undefined },
 ): Promise<ReuseFound | ReuseNotFound> {
   const blocker = reuseBlocker(request)
   if (blocker) return { reused: false, reason: blocker, scanned: 0 }
   const { compareQueryFacts } = await import('../pie/index.ts')
   let scanned = 0
+  const running: QueryRecordL[] = []
+  const none = async (reason: string): Promise<ReuseFound | ReuseNotFound> =>
+    options.inFlight && running.length > 0 ? followRunning(client, inspection, request, running, scanned, reason, { ...options, inFlight: options.inFlight }) : { reused: false, reason, scanned }
   try {
     for (let page = 0; page < REUSE_PAGES; page++) {
       const answer = await client.listQueries({ limit: REUSE_PAGE_SIZE, offset: page * REUSE_PAGE_SIZE, signal: options.signal })
       const records = answer.provingQueries
       for (const record of newestFirst(records)) {
         scanned++
+        if (options.inFlight && isRunningCandidate(record, request, inspection, options.inFlight)) running.push(record)
         // The settings first: the facts are computed only for a query that could stand in.
         if (settingsRefusal(record, request) !== undefined) continue
         const factCheck = compareQueryFacts(record, inspection)
         if (judgeCandidate(record, factCheck, request) === undefined) return { reused: true, record, factCheck, scanned }
       }
       const ended = typeof answer.total === 'number' ? (page + 1) * REUSE_PAGE_SIZE >= answer.total : records.length < REUSE_PAGE_SIZE
-      if (records.length === 0 || ended) return { reused: false, reason: `none of the ${scanned} queries of this key proves it`, scanned }
+      if (records.length === 0 || ended) return await none(`none of the ${scanned} queries of this key proves it`)
     }
   } catch (error) {
     if (error instanceof AbortedError || options.signal?.aborted) throw error
@@ -118,7 +131,100 @@ export async function findReusableQuery(
     options.logger.warn(`Could not list this key's queries to look for one that already proves this PIE (${message}); submitting it.`)
     return { reused: false, reason: 'the list of queries could not be read', scanned }
   }
-  return { reused: false, reason: `none of the newest ${scanned} queries of this key proves it (at most ${REUSE_PAGES * REUSE_PAGE_SIZE} are read)`, scanned }
+  return await none(`none of the newest ${scanned} queries of this key proves it (at most ${REUSE_PAGES * REUSE_PAGE_SIZE} are read)`)
+}
+
+/**
+ * On a re-run of a job whose earlier attempt may have been stopped after it submitted this PIE
+ * (the action's journal is in the runner's temporary folder, gone with the attempt, and the L2
+ * endpoint takes no dedup id), a query still running is a candidate too: one with this
+ * submission's result kind and settings, created within `sinceMs` of now, whose program hash
+ * (once the record shows one) is the PIE's. Its facts are known only once it is DONE, so the
+ * candidates are waited for and judged then, as a DONE one is; another PIE's query of the same
+ * program ends with other facts and is not taken.
+ */
+export type InFlightOptions = {
+  /** How long to wait for the candidates (the step's timeout). */
+  timeoutMs: number
+  /** How far back a candidate may have been created (ms before now). */
+  sinceMs: number
+  /** At most this many candidates are waited for, the newest first. */
+  limit?: number | undefined
+  now?: (() => number) | undefined
+}
+
+const RUNNING = new Set(['RECEIVED', 'IN_PROGRESS'])
+
+function isRunningCandidate(record: QueryRecordL, request: ReuseRequest, inspection: PieInspection, inFlight: InFlightOptions): boolean {
+  if (typeof record.status !== 'string' || !RUNNING.has(record.status)) return false
+  if (runningRefusal(record, request) !== undefined) return false
+  const created = typeof record.createdAt === 'string' ? Date.parse(record.createdAt) : Number.NaN
+  // Without a creation time it cannot be placed in the window: not a candidate.
+  if (Number.isNaN(created) || created < (inFlight.now ?? Date.now)() - inFlight.sinceMs) return false
+  if (typeof record.programHash === 'string' && record.programHash !== '') {
+    const shown = parseHash(record.programHash)
+    if (shown === undefined || !Object.values(inspection.programHashes).some((hash) => BigInt(hash) === shown)) return false
+  }
+  return true
+}
+
+function parseHash(text: string): bigint | undefined {
+  try {
+    return /^0x[0-9a-fA-F]{1,64}$/.test(text) ? BigInt(text) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Waits for the running candidates and takes the first that ends DONE and passes as a DONE one would; else says why none. */
+async function followRunning(
+  client: ProvingClient,
+  inspection: PieInspection,
+  request: ReuseRequest,
+  running: QueryRecordL[],
+  scanned: number,
+  reason: string,
+  options: { signal?: AbortSignal | undefined; logger: Logger; inFlight: InFlightOptions },
+): Promise<ReuseFound | ReuseNotFound> {
+  const { compareQueryFacts } = await import('../pie/index.ts')
+  const candidates = newestFirst(running).slice(0, options.inFlight.limit ?? 10)
+  const ids = candidates.map((record) => record.id)
+  options.logger.info(
+    `This is a re-run: ${candidates.length} quer${candidates.length === 1 ? 'y' : 'ies'} of this key with this PIE's program and settings ${candidates.length === 1 ? 'was' : 'were'} still running (${ids.join(', ')}); an earlier attempt may have submitted this PIE. Waiting for ${candidates.length === 1 ? 'it' : 'them'} to end and comparing the facts before paying again.`,
+  )
+  const stop = new AbortController()
+  const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal
+  const judged = candidates.map(async (candidate) => {
+    const { provingQuery: record } = await client.waitForQuery(candidate.id, { timeoutMs: options.inFlight.timeoutMs, signal })
+    if (settingsRefusal(record, request) !== undefined) return undefined
+    const factCheck = compareQueryFacts(record, inspection)
+    return judgeCandidate(record, factCheck, request) === undefined ? { reused: true as const, record, factCheck, scanned } : undefined
+  })
+  try {
+    // The first that proves the PIE wins; the other waits end.
+    const found = await Promise.any(judged.map((each) => each.then((result) => result ?? Promise.reject(new Error('not this PIE')))))
+    return found
+  } catch (error) {
+    if (options.signal?.aborted) throw options.signal.reason ?? error
+    // Every wait ended: none proves it, or one could not be followed to its end (then nothing is paid: it may be this PIE's).
+    const outcomes = await Promise.allSettled(judged)
+    const unfollowed = outcomes.flatMap((outcome, index) => (outcome.status === 'rejected' ? [{ id: ids[index]!, error: outcome.reason as unknown }] : []))
+    if (unfollowed.length > 0) {
+      const first = unfollowed[0]!
+      throw new UnresolvedRerunError(
+        `This re-run found ${unfollowed.length === 1 ? 'a query' : `${unfollowed.length} queries`} of this PIE's program still running (${unfollowed.map((each) => each.id).join(', ')}) that could not be followed to the end (${first.error instanceof ProvingKitError ? first.error.shortMessage : String(first.error)}); one may be this PIE's, submitted by an earlier attempt, so nothing was submitted.`,
+        { cause: first.error, nextStep: { kind: 'follow-candidates', ids: unfollowed.map((each) => each.id) } },
+      )
+    }
+    return { reused: false, reason: `${reason}; the ${candidates.length} still running when this re-run began ended without proving it`, scanned }
+  } finally {
+    stop.abort()
+  }
+}
+
+/** A re-run that cannot tell whether a query still running is this PIE's: nothing was submitted. */
+export class UnresolvedRerunError extends AmbiguousSubmissionError {
+  override name = 'UnresolvedRerunError'
 }
 
 /** The page's records, newest first by `createdAt` (a record without one keeps its place, after the dated ones). */

@@ -77,7 +77,7 @@ describe('proving query download against the emulator', () => {
     writeFileSync(join(out, 'metadata.json'), 'mine')
     const refused = await runCli(['query', 'download', id, '--out', out, '--base-url', emulator().url])
     expect(refused.code).toBe(2)
-    expect(refused.stderr).toContain(`${join(out, 'metadata.json')} already exists; pass --force`)
+    expect(refused.stderr).toContain(`${join(out, 'metadata.json')} already exists; replace it (--force`)
     // Checked before the first byte: not even the other files were written.
     expect(readdirSync(out)).toEqual(['metadata.json'])
     expect(readFileSync(join(out, 'metadata.json'), 'utf8')).toBe('mine')

@@ -10,6 +10,7 @@ import { FIXTURE_PIE, KEY, startTestEmulator, type TestEmulator } from '../helpe
 import { type EvmNode, startEvmNode } from '../helpers/evm-node.ts'
 import { unzipExample } from '../helpers/pie-fixtures.ts'
 import { RecordingIO } from '../helpers/recording-io.ts'
+import { generatedPie } from '../helpers/example-pie.ts'
 
 /**
  * Prove only what is not proven yet (issue 32, 5): `--reuse auto` (the default) follows a DONE
@@ -255,5 +256,56 @@ describe('the root action: already proven on chain', () => {
       expect(proved.io.outputs.reused).toBe('false')
       expect(proved.io.logs.join('\n')).toMatch(/Not proven on chain yet: the PIE's SHARP fact/)
     }, 120_000)
+  })
+})
+
+describe('the root action, "Re-run jobs": a query an earlier attempt left running (issue 32)', () => {
+  // An attempt stopped after its upload leaves its query running, and its journal (RUNNER_TEMP)
+  // is gone with it; the L2 endpoint takes no dedup id. Queries run for a couple of seconds here.
+  let slow: TestEmulator
+  beforeAll(async () => {
+    slow = await startTestEmulator({ apiKeys: [KEY], timing: { receivedMs: 0, stepMs: 300 } })
+  })
+  afterAll(async () => {
+    await slow.close()
+  })
+  const created = async (): Promise<number> => (await slow.control('GET', '/state')).counters.submissions
+  const attempt = async (pie: string, number: string, inputs: Record<string, string> = {}) => {
+    const io = new RecordingIO({ pie, 'base-url': slow.url, 'api-key': KEY, 'timeout-minutes': '1', ...inputs })
+    // Each attempt has a RUNNER_TEMP of its own, as on a runner: the earlier attempt's journal is not there.
+    io.env = { RUNNER_TEMP: await mkdtemp(join(tmpdir(), 'runner-temp-')), GITHUB_RUN_ID: '7700', GITHUB_RUN_ATTEMPT: number }
+    const before = await created()
+    await run(io)
+    return { io, created: (await created()) - before }
+  }
+
+  it('attempt 2 of the same PIE waits for the running query, finds it proves the PIE, follows it: nothing paid again', async () => {
+    const { zip } = await generatedPie({ seed: 41 })
+    // Attempt 1 submitted and was stopped before its wait (wait: false stands for the kill).
+    const first = await attempt(zip, '1', { wait: 'false' })
+    expect(first.created).toBe(1)
+    const queryId = first.io.outputs['query-id']!
+    const second = await attempt(zip, '2')
+    expect(second.io.failed, second.io.logs.join('\n')).toBeUndefined()
+    expect(second.created).toBe(0)
+    expect(second.io.outputs).toMatchObject({ 'query-id': queryId, status: 'DONE', reused: 'query', 'facts-verified': 'true' })
+    expect(second.io.logs.join('\n')).toContain(`This is a re-run: 1 query of this key with this PIE's program and settings was still running (${queryId})`)
+  })
+
+  it("attempt 2 of another PIE of the same program: the running query's facts are not this PIE's, so it is proved; attempt 1 of a job never waits", async () => {
+    const [{ zip: one }, { zip: other }] = await Promise.all([generatedPie({ seed: 42 }), generatedPie({ seed: 43 })])
+    const first = await attempt(one, '1', { wait: 'false' })
+    expect(first.created).toBe(1)
+    const second = await attempt(other, '2')
+    expect(second.io.failed, second.io.logs.join('\n')).toBeUndefined()
+    expect(second.created).toBe(1)
+    expect(second.io.outputs['query-id']).not.toBe(first.io.outputs['query-id'])
+    expect(second.io.outputs.reused).toBe('false')
+    expect(second.io.logs.join('\n')).toMatch(/still running when this re-run began ended without proving it/)
+    // A first attempt does not wait for running queries (one of this PIE there is another job's):
+    // the same PIE twice at once, each a first attempt, pays twice, as before.
+    const { zip: third } = await generatedPie({ seed: 44 })
+    expect((await attempt(third, '1', { wait: 'false' })).created).toBe(1)
+    expect((await attempt(third, '1', { wait: 'false' })).created).toBe(1)
   })
 })

@@ -387,7 +387,12 @@ async function lookForReuse(
   const request = options.general
     ? generalReuseRequest({ ...options.fields, result: options.fields.result ?? defaultResult(inputs), layout: inputs.layout, dedupId: inputs['dedup-id'] }, allowance)
     : l2ReuseRequest({ ...allowance, layout: inputs.layout, prover: inputs.prover })
-  const found = await findReusableQuery(client, inspection, request, { signal: options.signal, logger: loggerFor(io) })
+  // "Re-run jobs" after an attempt was stopped: its journal (RUNNER_TEMP) is gone, and the L2
+  // endpoint takes no dedup id, so a query it left running is found here, waited for and judged.
+  // (A general submission's derived dedup-id finds the earlier attempt's query itself.)
+  const attempt = Number(io.env.GITHUB_RUN_ATTEMPT ?? '1')
+  const inFlight = attempt > 1 && !options.general ? { timeoutMs: inputs['timeout-minutes'] * 60_000, sinceMs: RERUN_WINDOW_MS } : undefined
+  const found = await findReusableQuery(client, inspection, request, { signal: options.signal, logger: loggerFor(io), inFlight })
   if (!found.reused) {
     io.info(`No earlier query reused: ${found.reason}.`)
     return undefined
@@ -395,6 +400,12 @@ async function lookForReuse(
   io.info(describeReuse(found))
   return found.record
 }
+
+/**
+ * How far back a re-run looks for a query an earlier attempt left running: a week (attempts of
+ * a run can be re-run later; a query older than that which still runs is not an attempt's).
+ */
+const RERUN_WINDOW_MS = 7 * 24 * 3_600_000
 
 /** The summary's word on a FAILED query that a re-run retried instead of paying for a new one. */
 function retriedRow(retry: RetriedQuery): string {
