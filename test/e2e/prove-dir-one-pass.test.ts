@@ -30,7 +30,7 @@ const EXAMPLE_DIR = join(REPO_ROOT, 'examples/fib/pie')
 
 let emulator: TestEmulator
 let work: string
-/** A valid PIE large enough to be written in blocks with a data descriptor (memory.bin 128 MiB). */
+/** A valid PIE large enough to be written in blocks with a data descriptor (above 16 MiB: memory.bin 32 MiB), and to be mid-upload when its end is read (at most 8 MiB wait for the upload). */
 let big: string
 /** The same, made invalid only by its last cell: the address of its first cell, written again. */
 let bigInvalid: string
@@ -39,7 +39,7 @@ beforeAll(async () => {
   emulator = await startTestEmulator({ apiKeys: [KEY] })
   work = await mkdtemp(join(tmpdir(), 'one-pass-'))
   big = join(work, 'big')
-  await generatePie({ outDir: big, memoryBytes: 128 * MiB, seed: 11 })
+  await generatePie({ outDir: big, memoryBytes: 32 * MiB, seed: 11 })
   bigInvalid = join(work, 'big-invalid')
   await cp(big, bigInvalid, { recursive: true })
   const memory = await open(join(bigInvalid, 'memory.bin'), 'r')

@@ -26,7 +26,7 @@ import { unzipPie } from '../helpers/run-action.ts'
 
 /** PROVING_FC_SEED / PROVING_FC_RUNS explore further than the fixed, bounded CI run. */
 const SEED = Number(process.env.PROVING_FC_SEED ?? 20260707)
-const RUNS = Number(process.env.PROVING_FC_RUNS ?? 1_500)
+const RUNS = Number(process.env.PROVING_FC_RUNS ?? 600)
 
 const errors: string[] = []
 const logger: Logger = { debug() {}, info() {}, warn() {}, error: (message) => void errors.push(message) }
