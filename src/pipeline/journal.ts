@@ -6,6 +6,8 @@ import { join } from 'node:path'
 import { describeRetry, type ProvingClient, type RetriedQuery } from '../clients/proving.ts'
 import { AbortedError, AmbiguousSubmissionError, InvalidInputError, ProvingKitError, WaitTimeoutError } from '../core/errors.ts'
 import type { Logger } from '../core/runtime.ts'
+import type { PieInspection } from '../pie/index.ts'
+import type { QueryRecordL } from '../schemas/proving.ts'
 import { mayHaveBeenProcessed } from '../core/submission.ts'
 import { setTimeout as sleep } from 'node:timers/promises'
 
@@ -594,6 +596,12 @@ type JournalOptions = {
    * fact check): then the one query created since an unfinished upload began is followed.
    */
   factsChecked?: boolean | undefined
+  /**
+   * The PIE's inspection, when the caller has it: an unfinished upload with several queries
+   * since it began (a killed batch's rows) is then settled by waiting for those queries and
+   * comparing their facts with this PIE's, instead of refused.
+   */
+  inspection?: PieInspection | undefined
   /** How long a wait for another run's lock may last (the command's --timeout); unbounded when absent. */
   timeoutMs?: number | undefined
   submit: () => Promise<JournaledSubmission>
@@ -859,7 +867,11 @@ async function resolveUnfinished(previous: JournalEntry, options: JournalOptions
     logger.warn(`An earlier upload of this PIE to ${parts.service} did not finish ${where}; the service lists no query since the upload began (by its own clock), so it is submitted now, once.`)
     return undefined
   }
-  if (candidates.length === 1 && complete && options.factsChecked) {
+  if (complete && options.inspection && candidates.length <= MAX_MATCHED_CANDIDATES) {
+    // The facts settle it, one candidate or many: the one that proves this PIE, or none.
+    const matched = await matchByFacts(candidates, options.inspection, options, where)
+    if (matched !== 'unknown') return matched
+  } else if (candidates.length === 1 && complete && options.factsChecked) {
     // The one query since the upload began (that this journal did not record) is this PIE's
     // unless another run of the key made it; the facts compared before the gate tell: another
     // PIE's query never passes it (one with the same facts proves the same statement).
@@ -942,6 +954,81 @@ async function queriesSince(options: JournalOptions, since: () => number, known:
     if (records.length === 0 || ended || (recent === 0 && newestFirst)) return { candidates, complete: true }
   }
   return { candidates, complete: false }
+}
+
+/** At most this many queries since an unfinished upload are waited for and matched by facts; more are refused as before. */
+const MAX_MATCHED_CANDIDATES = 200
+
+/**
+ * Each query waited for once per client, whichever rows of a batch ask (a killed batch's rows
+ * share their candidates): its final record, or the failure that ended the wait.
+ */
+const candidateWaits = new WeakMap<ProvingClient, Map<string, Promise<QueryRecordL>>>()
+
+function finalRecord(options: JournalOptions, id: string): Promise<QueryRecordL> {
+  let waits = candidateWaits.get(options.client)
+  if (!waits) candidateWaits.set(options.client, (waits = new Map()))
+  let wait = waits.get(id)
+  if (!wait) {
+    // Not this row's signal: a row that stops must not end the wait other rows share.
+    wait = options.client.waitForQuery(id, { timeoutMs: options.timeoutMs }).then((result) => result.provingQuery)
+    wait.catch(() => waits.delete(id))
+    waits.set(id, wait)
+  }
+  return wait
+}
+
+/**
+ * Settles an unfinished upload with several candidates (issue 35: a killed batch's rows): waits
+ * for each to end and compares its facts with the PIE's. The one that proves this PIE is
+ * followed (and gated later as any); when every candidate ended and none does, none is this
+ * PIE's (a DONE query of another PIE has other facts; a FAILED one of this PIE would be
+ * submitted anew anyway), so it is submitted, once. 'unknown' when a candidate could not be
+ * followed to its end: the caller refuses, as before.
+ */
+async function matchByFacts(candidates: string[], inspection: PieInspection, options: JournalOptions, where: string): Promise<string | undefined | 'unknown'> {
+  const { compareQueryFacts } = await import('../pie/index.ts')
+  options.logger.warn(
+    `An earlier upload of this PIE to ${options.parts.service} did not finish ${where}; your key has ${candidates.length} quer${candidates.length === 1 ? 'y' : 'ies'} since it began that this journal did not record. Waiting for ${candidates.length === 1 ? 'it' : 'them'} to end to compare the facts with this PIE's; nothing is sent meanwhile.`,
+  )
+  const settled = await Promise.allSettled(
+    candidates.map(async (id) => {
+      const record = await abortable(finalRecord(options, id), options.signal)
+      return { id, record, proves: record.status === 'DONE' && compareQueryFacts(record, inspection).ok }
+    }),
+  )
+  if (options.signal?.aborted) throw new AbortedError('Stopped waiting for the queries of an earlier upload: cancelled.', { cause: options.signal.reason })
+  const ended = settled.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []))
+  const proving = ended.find((each) => each.proves)
+  if (proving) {
+    options.logger.warn(`Following query ${proving.id}, submitted by an earlier run whose upload of this PIE ended before its answer ${where}: its facts are this PIE's. Nothing is sent again.`)
+    return proving.id
+  }
+  if (ended.length < candidates.length) return 'unknown'
+  options.logger.warn(
+    `None of the ${candidates.length} quer${candidates.length === 1 ? 'y' : 'ies'} since the earlier upload began ${where} proves this PIE (each ended with other facts, or FAILED), so it is submitted now, once.`,
+  )
+  return undefined
+}
+
+/** `promise`, or the signal's abort, whichever comes first (the promise goes on for others). */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise
+  if (signal.aborted) return Promise.reject(signal.reason)
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort)
+        resolve(value)
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort)
+        reject(error)
+      },
+    )
+  })
 }
 
 /** The host's way to submit anew, as a sentence ending a journal line (" Pass --new to …."), or nothing. */

@@ -112,6 +112,7 @@ export async function submitPieStreamed(stream: PieStream, options: StreamedSubm
       client,
       forceNew: options.journal.forceNew,
       submitAnew: options.journal.submitAnew,
+      inspection: pie.inspection,
       timeoutMs: options.journal.timeoutMs,
       factsChecked: options.journal.factsChecked,
       logger,

@@ -56,8 +56,9 @@ describe('the re-run of a batch whose answers were lost', () => {
     expect(ids).not.toContain(others)
     expect(rerun.stderr).toMatch(/Following query \S+, submitted by an earlier run whose upload of this PIE ended before its answer .*: its facts are this PIE's/)
     expect(rerun.stderr).toMatch(/None of the \d quer(y|ies) since the earlier upload began .* proves this PIE .*, so it is submitted now, once\./)
-    // A third run finds every row settled: nothing is sent.
-    const again = await runCli(['prove', a!.zip, b!.zip, c!.zip, '--concurrency', '1', '--wait'], { env: env() })
+    // Settled: the journal forgot the rows once gated; a third run (reuse: auto, the default)
+    // finds each PIE proven and sends nothing.
+    const again = await runCli(['prove', a!.zip, b!.zip, c!.zip, '--concurrency', '1', '--wait'], { env: { ...env(), PROVING_REUSE: 'auto' } })
     expect(again.code, again.stderr).toBe(0)
     expect(await created()).toBe(4)
   })

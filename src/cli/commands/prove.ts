@@ -368,6 +368,7 @@ async function submitPie(
     client,
     forceNew: journaled.forceNew,
     submitAnew: journaled.submitAnew,
+    inspection: pie.inspection,
     logger: context.logger,
     signal: context.signal,
     timeoutMs: options.timeoutMs,
