@@ -49,6 +49,9 @@ function secretsOnTheWire(): string[] {
 beforeAll(async () => {
   emulator = await startTestEmulator({ logger: capture('emulator'), apiKeys: ['pk_preconfigured_secret_key'] })
   await emulator.control('PUT', '/account/config', { accessTokenTtlMs: 1_500 })
+  // The batch query outlasts the access token (refreshed 1.125 s after sign-in): the wait must
+  // refresh it, however fast the machine (with 0.9 s, a quick one finished before the refresh).
+  await emulator.control('PUT', '/storage-proof/timing', { receivedMs: 1_000, inProgressMs: 1_500 })
   await emulator.control('PUT', '/storage-proof/timing', { receivedMs: 0, inProgressMs: 3_000 })
   proxy = createServer(async (req, res) => {
     const chunks: Buffer[] = []

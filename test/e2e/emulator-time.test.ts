@@ -45,12 +45,12 @@ describe('simulated clock', () => {
     const id = await submitFixturePie(emulator)
     const client = emulator.client(KEY, { clock: clientClockFor(clock()) })
     const seen: string[] = []
-    const wallStart = Date.now()
+    // Three simulated hours pass within the test's timeout only if the client's sleeps advance
+    // the emulator's clock (no wall-time bound here: that would judge the machine's speed).
     const { provingQuery } = await client.waitForQuery(id, {
       timeoutMs: 24 * HOUR,
       onProgress: ({ status, step }) => seen.push(`${status}/${step}`),
     })
-    expect(Date.now() - wallStart).toBeLessThan(5_000)
     expect(provingQuery.status).toBe('DONE')
     expect(clock().now() - START).toBeGreaterThanOrEqual(3 * HOUR + 60_000)
     expect(seen).toEqual([

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { TaskClient } from '../../src/clients/tasks.ts'
 import { RemoteFailureError, ServiceError } from '../../src/core/errors.ts'
 import { taskGeneralErrorBody } from '../../src/schemas/tasks.ts'
-import { KEY, submitFixturePie, useEmulator } from '../helpers/emulator.ts'
+import { clientClockFor, simulatedClock } from '../../src/emulator/index.ts'
+import { KEY, startTestEmulator, submitFixturePie, useEmulator } from '../helpers/emulator.ts'
 import { decommitmentBody, dpOutput } from '../helpers/tasks.ts'
 
 /**
@@ -15,25 +16,34 @@ describe('decommitment-only tasks', () => {
   const client = () => new TaskClient({ baseUrl: emulator().url, apiKey: KEY, dispatcher: emulator().agent, retry: { maxAttempts: 1 } })
 
   it('without dp_output: program hash and dp_output come from the proving query; starts at TaskDecommitmentStarted', async () => {
-    await emulator().control('PUT', '/tasks/timing', { receivedMs: 0, stageMs: 200, handoffMs: 0 })
-    const provingQueryId = await submitFixturePie(emulator())
-    const queued = await client().submitDecommitment(decommitmentBody({ proving_query_id: provingQueryId }))
-    expect(queued.message).toBe('Decommitment-only task has been queued')
-    // Straight into the decommitment stage: never Received.
-    expect((await client().getTaskStatus(queued.uuid)).status).toBe('TaskDecommitmentStarted')
-    // Its MMRs are known from the start.
-    expect((await client().getTaskMmrs(queued.uuid)).mmrs).toHaveLength(2)
-    const seen: string[] = []
-    const record = await client().waitForTask(queued.uuid, { onProgress: (progress) => seen.push(progress.status) })
-    expect(record.status).toBe('TaskDecommitmentCompleted')
-    expect(seen).toEqual(['TaskDecommitmentStarted', 'TaskDecommitmentCompleted'])
+    // Simulated time: the stage lasts until the client's wait sleeps through it, however slowly
+    // the machine answers the reads before (a 200 ms stage in real time could end before them).
+    const clock = simulatedClock(Date.parse('2030-01-01T00:00:00.000Z'))
+    const own = await startTestEmulator({ clock })
+    try {
+      const tasks = new TaskClient({ baseUrl: own.url, apiKey: KEY, dispatcher: own.agent, retry: { maxAttempts: 1 }, clock: clientClockFor(clock) })
+      await own.control('PUT', '/tasks/timing', { receivedMs: 0, stageMs: 200, handoffMs: 0 })
+      const provingQueryId = await submitFixturePie(own)
+      const queued = await tasks.submitDecommitment(decommitmentBody({ proving_query_id: provingQueryId }))
+      expect(queued.message).toBe('Decommitment-only task has been queued')
+      // Straight into the decommitment stage: never Received.
+      expect((await tasks.getTaskStatus(queued.uuid)).status).toBe('TaskDecommitmentStarted')
+      // Its MMRs are known from the start.
+      expect((await tasks.getTaskMmrs(queued.uuid)).mmrs).toHaveLength(2)
+      const seen: string[] = []
+      const record = await tasks.waitForTask(queued.uuid, { onProgress: (progress) => seen.push(progress.status) })
+      expect(record.status).toBe('TaskDecommitmentCompleted')
+      expect(seen).toEqual(['TaskDecommitmentStarted', 'TaskDecommitmentCompleted'])
 
-    const stored = await emulator().control('GET', `/tasks/${queued.uuid}`)
-    const query = emulator().state.queries[provingQueryId]!
-    expect(stored).toMatchObject({ kind: 'decommitment', provingQueryId, programHash: query.facts.programHash })
-    expect(stored.programHash).toMatch(/^0x[0-9a-f]+$/)
-    const list = await client().listTasks({ search: queued.uuid })
-    expect(list.tasks[0]).toMatchObject({ uuid: queued.uuid, programHash: query.facts.programHash, destinationChainId: '0xaa36a7' })
+      const stored = await own.control('GET', `/tasks/${queued.uuid}`)
+      const query = own.state.queries[provingQueryId]!
+      expect(stored).toMatchObject({ kind: 'decommitment', provingQueryId, programHash: query.facts.programHash })
+      expect(stored.programHash).toMatch(/^0x[0-9a-f]+$/)
+      const list = await tasks.listTasks({ search: queued.uuid })
+      expect(list.tasks[0]).toMatchObject({ uuid: queued.uuid, programHash: query.facts.programHash, destinationChainId: '0xaa36a7' })
+    } finally {
+      await own.close()
+    }
   })
 
   it('with dp_output and program_hash: those are used, and the MMRs are dp_output’s', async () => {
