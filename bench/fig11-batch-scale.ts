@@ -8,6 +8,7 @@
  * mean and the busiest second). The growth from one N to the next is stated as the ratio of the
  * time per PIE. The batches run with --max-rps 1000 so the client's own cost is measured; one
  * more run of N = 100 with the default budget (10 a second) shows the rate holding.
+ * BENCH_BATCH_SIZES (e.g. 1000,10000) chooses other sizes.
  */
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
@@ -98,7 +99,12 @@ export async function figureBatchScale(ctx: FigureContext): Promise<FigureResult
   const started = performance.now()
   const notes: string[] = []
   const cli = cliScript(ctx, notes)
-  const sizes = ctx.quick ? [100, 300] : [100, 1_000, 2_000]
+  // BENCH_BATCH_SIZES=1000,10000 for the ten thousand (some 15 minutes here).
+  const sizes = process.env.BENCH_BATCH_SIZES
+    ? process.env.BENCH_BATCH_SIZES.split(',').map((size) => Number(size.trim()))
+    : ctx.quick
+      ? [100, 300]
+      : [100, 1_000, 2_000]
   const dir = await ensureBatch(Math.max(...sizes), ctx)
   const emulator = await startServer('emulator', ['--received-ms', '0', '--step-ms', '0'])
   const runs: Run[] = []
