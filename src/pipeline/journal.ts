@@ -9,6 +9,7 @@ import type { Logger } from '../core/runtime.ts'
 import type { PieInspection } from '../pie/index.ts'
 import type { QueryRecordL } from '../schemas/proving.ts'
 import { mayHaveBeenProcessed } from '../core/submission.ts'
+import { abortable } from '../core/abortable.ts'
 import { setTimeout as sleep } from 'node:timers/promises'
 
 /**
@@ -1009,26 +1010,6 @@ async function matchByFacts(candidates: string[], inspection: PieInspection, opt
     `None of the ${candidates.length} quer${candidates.length === 1 ? 'y' : 'ies'} since the earlier upload began ${where} proves this PIE (each ended with other facts, or FAILED), so it is submitted now, once.`,
   )
   return undefined
-}
-
-/** `promise`, or the signal's abort, whichever comes first (the promise goes on for others). */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise
-  if (signal.aborted) return Promise.reject(signal.reason)
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason)
-    signal.addEventListener('abort', onAbort, { once: true })
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort)
-        resolve(value)
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort)
-        reject(error)
-      },
-    )
-  })
 }
 
 /** The host's way to submit anew, as a sentence ending a journal line (" Pass --new to …."), or nothing. */

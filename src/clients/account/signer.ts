@@ -3,6 +3,7 @@
  * private key (viem's local account, imported on first use only), and the checks of a private
  * key and a wallet address, whose errors never quote the key.
  */
+import { abortable as abortableBy } from '../../core/abortable.ts'
 import { AbortedError, InvalidInputError } from '../../core/errors.ts'
 import type { Eip712TypedData } from '../../schemas/account.ts'
 import { WALLET_ADDRESS_PATTERN } from '../../schemas/account-constants.ts'
@@ -58,22 +59,7 @@ export function checkWallet(wallet: string): string {
   return address
 }
 
-/** Waits for `promise` unless `signal` aborts first; the promise itself runs on. */
+/** Waits for `promise` unless `signal` aborts first (then an AbortedError); the promise itself runs on. */
 export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise
-  if (signal.aborted) return Promise.reject(new AbortedError('Cancelled while signing in to the account service.', { cause: signal.reason }))
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new AbortedError('Cancelled while signing in to the account service.', { cause: signal.reason }))
-    signal.addEventListener('abort', onAbort, { once: true })
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort)
-        resolve(value)
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort)
-        reject(error)
-      },
-    )
-  })
+  return abortableBy(promise, signal, (reason) => new AbortedError('Cancelled while signing in to the account service.', { cause: reason }))
 }
