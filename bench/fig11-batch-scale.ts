@@ -78,6 +78,8 @@ async function runBatch(ctx: FigureContext, cli: string, emulatorUrl: string, di
   if (code !== 0) throw new Error(`proving prove (${n} PIEs) exited with ${code}: ${stdout.slice(-500)}`)
   const rssKiB = GNU_TIME ? Number((await readFile(rssFile, 'utf8')).trim().split('\n').pop()) : Number.NaN
   const { requests } = (await (await fetch(`${emulatorUrl}/_emulator/requests`)).json()) as { requests: { at: string; method: string; path: string }[] }
+  // The emulator's request log keeps its newest 10,000 entries: a larger run's reads are its tail's.
+  if (requests.length >= 10_000) ctx.log(`  N=${n}: the emulator's request log holds only its newest ${requests.length} requests; the reads counted are the run's last ones`)
   const reads = requests
     .filter((request) => request.method === 'GET' && /^\/(docs\/)?proving-query\//.test(request.path))
     .map((request) => Date.parse(request.at))
