@@ -1,9 +1,79 @@
+import { BaseSequencer, type TestSpecification } from 'vitest/node'
 import { defineConfig } from 'vitest/config'
+
+/**
+ * The files that take longest on two cores (measured: a minute to twenty seconds each), started
+ * first whatever the run's cache holds, so that no long file starts last and alone (a fresh
+ * clone, CI, has no cache: vitest then orders by file size). The rest follow in vitest's order.
+ */
+const LONGEST_FIRST = [
+  'test/e2e/action-github.test.ts',
+  'test/e2e/cli-ux.test.ts',
+  'test/e2e/secrets.test.ts',
+  'test/e2e/journal-round-three.test.ts',
+  'test/e2e/action-prove.test.ts',
+  'test/unit/pie/hash/pedersen.test.ts',
+  'test/e2e/reliability-reads.test.ts',
+  'test/contract/cli-action.test.ts',
+  'test/e2e/chain-gate.test.ts',
+  'test/e2e/action-buckets.test.ts',
+  'test/e2e/submission-journal.test.ts',
+  'test/e2e/package.test.ts',
+  'test/unit/pie/generate/generate.test.ts',
+  'test/e2e/action-subactions.test.ts',
+  'test/e2e/retry-on-rerun.test.ts',
+  'test/browser/console.test.ts',
+  'test/contract/cli-action.more.test.ts',
+  'test/e2e/wait-deadlines.test.ts',
+  'test/interop/oracle.test.ts',
+  'test/e2e/reuse.test.ts',
+  'test/unit/suite.test.ts',
+]
+
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files)
+    const rank = (file: TestSpecification) => {
+      const index = LONGEST_FIRST.findIndex((path) => file.moduleId.endsWith(path))
+      return index < 0 ? LONGEST_FIRST.length : index
+    }
+    return sorted.map((file, order) => ({ file, order })).sort((a, b) => rank(a.file) - rank(b.file) || a.order - b.order).map(({ file }) => file)
+  }
+}
 
 /** The files that share their worker's modules: end to end, over real HTTP and processes. */
 const SHARED = ['test/e2e/**/*.test.ts', 'test/contract/**/*.test.ts', 'test/browser/**/*.test.ts']
 /** End-to-end files that keep a module graph of their own: they measure their process. */
 const SHARED_EXCLUDED = ['test/e2e/emulator-upload.test.ts']
+/**
+ * Unit files that keep a module graph of their own: they intercept HTTP (nock), fake timers,
+ * spy on or replace modules and globals, set the process's request budget or environment, or
+ * close the shared agent. Every other unit file shares its worker's modules too.
+ */
+const ISOLATED_UNIT = [
+  'test/unit/action/steps/artifacts.test.ts',
+  'test/unit/action/steps/summary.gfm.test.ts',
+  'test/unit/cli/main.test.ts',
+  'test/unit/clients/account.test.ts',
+  'test/unit/clients/proving.test.ts',
+  'test/unit/clients/storage-proof.test.ts',
+  'test/unit/clients/tasks.test.ts',
+  'test/unit/core/budget.test.ts',
+  'test/unit/core/dispatcher.test.ts',
+  'test/unit/core/http.retry.test.ts',
+  'test/unit/core/http.test.ts',
+  'test/unit/core/multipart.test.ts',
+  'test/unit/core/redact.test.ts',
+  'test/unit/core/upload-buffers.test.ts',
+  'test/unit/emulator/tasks/webhooks.test.ts',
+  'test/unit/index.exports.test.ts',
+  'test/unit/pie/hash/pedersen-wasm.test.ts',
+  'test/unit/pipeline/bucket.budget.test.ts',
+  'test/unit/pipeline/journal.settle.test.ts',
+  'test/unit/pipeline/journal.test.ts',
+  'test/unit/scripts/build-dist.core-patch.test.ts',
+  'test/unit/scripts/build-dist.test.ts',
+]
 
 export default defineConfig({
   test: {
@@ -16,6 +86,7 @@ export default defineConfig({
     // two workers 338 s, four 198 s, four with both cores kept busy by two `yes` loops 278 s,
     // all green; every test waits for events, not for the machine's speed.
     maxWorkers: 4,
+    sequence: { sequencer: LongestFirst },
     // An emulator with a stateDir reads its state back after every save and fails when it
     // differs from memory (src/emulator/state.ts): a change that was not written is found by
     // every test that uses one, not by a user's restart. Child processes inherit it.
@@ -30,11 +101,12 @@ export default defineConfig({
     // (isolate: false): each file imported the
     // emulator, the clients, the action and the CLI afresh, about 1.5 s of CPU each, 140 s of the
     // suite's 560 on two cores. They run one after another in a worker, start their own emulators
-    // and restore what they change of the environment. Isolated still: the unit files (nock,
-    // fake timers, module state set per file) and the one that measures a process's memory.
+    // and restore what they change of the environment. So do the unit files but those listed in
+    // ISOLATED_UNIT (nock, fake timers, module state set per file), in a project of their own,
+    // and the one that measures a process's memory.
     projects: [
-      { extends: true, test: { name: 'isolated', include: ['test/**/*.test.ts'], exclude: [...SHARED] } },
-      { extends: true, test: { name: 'isolated-e2e', include: SHARED_EXCLUDED } },
+      { extends: true, test: { name: 'isolated', include: [...ISOLATED_UNIT, ...SHARED_EXCLUDED] } },
+      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...SHARED, ...ISOLATED_UNIT], isolate: false } },
       { extends: true, test: { name: 'e2e', include: SHARED, exclude: SHARED_EXCLUDED, isolate: false } },
     ],
   },

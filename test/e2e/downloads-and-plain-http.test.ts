@@ -130,7 +130,7 @@ describe('plain http in the sub-actions that talk to the task, storage-proof and
     expect(readAction(action).inputs).toHaveProperty('allow-insecure-http')
     const run = await runAction(action, { inputs })
     expect(run.code).toBe(1)
-    expect(run.outputs['error-reason']).toMatch(/plain http to another machine.*allow-insecure-http: true/)
+    expect(run.outputs['error-reason']).toMatch(/plain http to another machine.*the allow-insecure-http input/)
     // `::add-mask::` is how the runner learns the secret; nothing else may carry it.
     const shown = run.stdout.split('\n').filter((line) => !line.startsWith('::add-mask::')).join('\n')
     expect(shown).not.toContain('k-1234')
