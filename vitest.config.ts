@@ -81,11 +81,11 @@ export default defineConfig({
     // would be added to each project's, not replaced).
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // Three workers on two cores: most end-to-end files wait (poll intervals, real HTTP, child
-    // processes) while the unit files compute. Measured on a fresh clone, the same tree, with
-    // shared modules and the longest files first: 6 workers 301 s, 4 284 s, 3 276 s (less CPU
-    // spent switching: 455 s against 478 s); every test waits for events, not for the machine's speed.
-    maxWorkers: 3,
+    // Four workers on two cores: most end-to-end files wait (poll intervals, real HTTP, child
+    // processes) while the unit files compute. With three, a fresh clone (no caches: CI) left a
+    // core idle as two files waited (322 s against 291 s with four); a warm tree favoured three
+    // (276 s against 284 s). Every test waits for events, not for the machine's speed.
+    maxWorkers: 4,
     sequence: { sequencer: LongestFirst },
     // An emulator with a stateDir reads its state back after every save and fails when it
     // differs from memory (src/emulator/state.ts): a change that was not written is found by
