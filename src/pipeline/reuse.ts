@@ -14,9 +14,10 @@
  * trace (no fact to compare), a bucket, and a given dedup id are never reused.
  */
 import type { ProvingClient } from '../clients/proving.ts'
-import { AbortedError, AmbiguousSubmissionError, ProvingKitError } from '../core/errors.ts'
+import { AbortedError, ProvingKitError } from '../core/errors.ts'
 import type { Logger } from '../core/runtime.ts'
 import type { FactCheckResult, PieInspection } from '../pie/index.ts'
+import { parseFeltText } from '../pie/shared/index.ts'
 import type { QueryRecordL } from '../schemas/proving.ts'
 import { evaluateGate, resultHasFact, expectResult } from './gate.ts'
 
@@ -108,8 +109,7 @@ export async function findReusableQuery(
   const { compareQueryFacts } = await import('../pie/index.ts')
   let scanned = 0
   const running: QueryRecordL[] = []
-  const none = async (reason: string): Promise<ReuseFound | ReuseNotFound> =>
-    options.inFlight && running.length > 0 ? followRunning(client, inspection, request, running, scanned, reason, { ...options, inFlight: options.inFlight }) : { reused: false, reason, scanned }
+  let reason = 'no query of this key was listed'
   try {
     for (let page = 0; page < REUSE_PAGES; page++) {
       const answer = await client.listQueries({ limit: REUSE_PAGE_SIZE, offset: page * REUSE_PAGE_SIZE, signal: options.signal })
@@ -123,15 +123,30 @@ export async function findReusableQuery(
         if (judgeCandidate(record, factCheck, request) === undefined) return { reused: true, record, factCheck, scanned }
       }
       const ended = typeof answer.total === 'number' ? (page + 1) * REUSE_PAGE_SIZE >= answer.total : records.length < REUSE_PAGE_SIZE
-      if (records.length === 0 || ended) return await none(`none of the ${scanned} queries of this key proves it`)
+      if (records.length === 0 || ended) {
+        reason = `none of the ${scanned} queries of this key proves it`
+        break
+      }
+      reason = `none of the newest ${scanned} queries of this key proves it (at most ${REUSE_PAGES * REUSE_PAGE_SIZE} are read)`
     }
   } catch (error) {
     if (error instanceof AbortedError || options.signal?.aborted) throw error
     const message = error instanceof ProvingKitError ? error.shortMessage : (error as Error).message
+    if (options.inFlight) {
+      // A re-run: an earlier attempt may have left this PIE's query running, and the list is
+      // the one place it shows; submitting blind could pay for it twice.
+      throw new UnresolvedRerunError(
+        `This re-run could not list this key's queries to look for one an earlier attempt left running (${message}); nothing was submitted.`,
+        { cause: error, nextStep: { kind: 'look-for-query', thenSubmitAnew: true } },
+      )
+    }
     options.logger.warn(`Could not list this key's queries to look for one that already proves this PIE (${message}); submitting it.`)
     return { reused: false, reason: 'the list of queries could not be read', scanned }
   }
-  return await none(`none of the newest ${scanned} queries of this key proves it (at most ${REUSE_PAGES * REUSE_PAGE_SIZE} are read)`)
+  // Outside the listing's catch: a running candidate that cannot be followed to its end is a
+  // refusal (it may be this PIE's), never "the list could not be read, submit".
+  if (options.inFlight && running.length > 0) return followRunning(client, inspection, request, running, scanned, reason, { ...options, inFlight: options.inFlight })
+  return { reused: false, reason, scanned }
 }
 
 /**
@@ -162,18 +177,10 @@ function isRunningCandidate(record: QueryRecordL, request: ReuseRequest, inspect
   // Without a creation time it cannot be placed in the window: not a candidate.
   if (Number.isNaN(created) || created < (inFlight.now ?? Date.now)() - inFlight.sinceMs) return false
   if (typeof record.programHash === 'string' && record.programHash !== '') {
-    const shown = parseHash(record.programHash)
+    const shown = parseFeltText(record.programHash)
     if (shown === undefined || !Object.values(inspection.programHashes).some((hash) => BigInt(hash) === shown)) return false
   }
   return true
-}
-
-function parseHash(text: string): bigint | undefined {
-  try {
-    return /^0x[0-9a-fA-F]{1,64}$/.test(text) ? BigInt(text) : undefined
-  } catch {
-    return undefined
-  }
 }
 
 /** Waits for the running candidates and takes the first that ends DONE and passes as a DONE one would; else says why none. */
@@ -222,8 +229,11 @@ async function followRunning(
   }
 }
 
-/** A re-run that cannot tell whether a query still running is this PIE's: nothing was submitted. */
-export class UnresolvedRerunError extends AmbiguousSubmissionError {
+/**
+ * A re-run that cannot tell whether a query still running is this PIE's: nothing was submitted
+ * (not an ambiguous submission: this run sent nothing; the summary says what to follow).
+ */
+export class UnresolvedRerunError extends ProvingKitError {
   override name = 'UnresolvedRerunError'
 }
 
