@@ -962,30 +962,44 @@ const MAX_MATCHED_CANDIDATES = 200
 
 /**
  * Each query waited for once per client, whichever rows of a batch ask (a killed batch's rows
- * share their candidates): its final record, or the failure that ended the wait.
+ * share their candidates): its final record, or the failure that ended the wait. The shared wait
+ * ends when the last row waiting for it stops (Ctrl-C ends every row), so no poll outlives them.
  */
-const candidateWaits = new WeakMap<ProvingClient, Map<string, Promise<QueryRecordL>>>()
+type SharedWait = { record: Promise<QueryRecordL>; stop: AbortController; waiting: number; pending: boolean }
+const candidateWaits = new WeakMap<ProvingClient, Map<string, SharedWait>>()
 
 function finalRecord(options: JournalOptions, id: string): Promise<QueryRecordL> {
   let waits = candidateWaits.get(options.client)
   if (!waits) candidateWaits.set(options.client, (waits = new Map()))
-  let wait = waits.get(id)
-  if (!wait) {
-    // Not this row's signal: a row that stops must not end the wait other rows share.
-    wait = options.client.waitForQuery(id, { timeoutMs: options.timeoutMs }).then((result) => result.provingQuery)
-    wait.catch(() => waits.delete(id))
-    waits.set(id, wait)
+  const all = waits
+  let shared = all.get(id)
+  if (!shared) {
+    const stop = new AbortController()
+    const record = options.client.waitForQuery(id, { timeoutMs: options.timeoutMs, signal: stop.signal }).then((result) => result.provingQuery)
+    const created: SharedWait = { record, stop, waiting: 0, pending: true }
+    record.then(
+      () => (created.pending = false),
+      () => all.delete(id),
+    )
+    all.set(id, (shared = created))
   }
-  return wait
+  const wait = shared
+  wait.waiting++
+  return abortable(wait.record, options.signal).finally(() => {
+    if (--wait.waiting > 0 || !wait.pending) return
+    all.delete(id)
+    wait.stop.abort()
+  })
 }
 
 /**
  * Settles an unfinished upload with several candidates (issue 35: a killed batch's rows): waits
  * for each to end and compares its facts with the PIE's. The one that proves this PIE is
- * followed (and gated later as any); when every candidate ended and none does, none is this
- * PIE's (a DONE query of another PIE has other facts; a FAILED one of this PIE would be
- * submitted anew anyway), so it is submitted, once. 'unknown' when a candidate could not be
- * followed to its end: the caller refuses, as before.
+ * followed (and gated later as any); when every candidate ended and none does, it is submitted,
+ * once: a DONE query of another PIE has other facts, and a FAILED one carries none to tell whose
+ * it is (so a FAILED query of this PIE is not retried here, as a recorded one would be: the new
+ * submission takes its place). 'unknown' when a candidate could not be followed to its end: the
+ * caller refuses, as before.
  */
 async function matchByFacts(candidates: string[], inspection: PieInspection, options: JournalOptions, where: string): Promise<string | undefined | 'unknown'> {
   const { compareQueryFacts } = await import('../pie/index.ts')
@@ -994,7 +1008,7 @@ async function matchByFacts(candidates: string[], inspection: PieInspection, opt
   )
   const settled = await Promise.allSettled(
     candidates.map(async (id) => {
-      const record = await abortable(finalRecord(options, id), options.signal)
+      const record = await finalRecord(options, id)
       return { id, record, proves: record.status === 'DONE' && compareQueryFacts(record, inspection).ok }
     }),
   )

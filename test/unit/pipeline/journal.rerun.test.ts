@@ -1,9 +1,11 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { ProvingClient } from '../../../src/clients/proving.ts'
+import { AbortedError } from '../../../src/core/errors.ts'
 import type { Logger } from '../../../src/core/runtime.ts'
+import type { PieInspection } from '../../../src/pie/index.ts'
 import { type JournalParts, SubmissionJournal, submitWithJournal, UnresolvedSubmissionError } from '../../../src/pipeline/journal.ts'
 
 /**
@@ -135,5 +137,47 @@ describe('the re-run of a killed batch (issue 35)', () => {
     expect(run.submits).toBe(0)
     expect(asked).toHaveLength(50)
     expect(run.error!.shortMessage).toMatch(/your key has at least 5000 queries since the upload began/)
+  })
+})
+
+describe('matching a killed batch\'s candidates by their facts (issue 35)', () => {
+  it('Ctrl-C while the rows wait for the candidates ends their shared waits too: no poll outlives the rows', async () => {
+    const { journal, unfinished } = await killedBatch(0)
+    const { client } = pagingClient([{ id: 'q-a', createdAt: at(STARTED + 1_000) }, { id: 'q-b', createdAt: at(STARTED + 2_000) }])
+    // Candidates that never end by themselves: each wait stops only on its own signal.
+    const stopped: string[] = []
+    const waits = new Map<string, AbortSignal>()
+    Object.assign(client, {
+      waitForQuery: (id: string, options: { signal?: AbortSignal }) =>
+        new Promise((_resolve, reject) => {
+          waits.set(id, options.signal!)
+          options.signal!.addEventListener('abort', () => {
+            stopped.push(id)
+            reject(options.signal!.reason)
+          })
+        }),
+    })
+    const controller = new AbortController()
+    const log = logger()
+    const running = submitWithJournal({
+      journal,
+      parts: unfinished,
+      client,
+      forceNew: false,
+      logger: log,
+      signal: controller.signal,
+      // Only its presence matters here: the candidates never end, so nothing is compared.
+      inspection: {} as PieInspection,
+      submit: async () => ({ provingQueryId: 'q-new' }),
+    }).then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+    await vi.waitFor(() => expect(waits.size).toBe(2))
+    expect(log.warnings.join('\n')).toMatch(/Waiting for them to end to compare the facts/)
+    controller.abort(new Error('Ctrl-C'))
+    expect(await running).toBeInstanceOf(AbortedError)
+    expect(stopped.sort()).toEqual(['q-a', 'q-b'])
+    expect((await journal.read(journal.keyOf(unfinished)))?.state).toBe('submitting')
   })
 })
