@@ -4,7 +4,8 @@
  * refused, and `proving emulator` when nothing listens at the built-in emulator's address. The
  * library's own messages speak to every caller (a script, the action), so they carry none of it.
  */
-import { NetworkError, type NextStep, nextStepOf, ProvingKitError, ServiceError, type WaitedFor } from '../core/errors.ts'
+import { NetworkError, type NextStepWords, ProvingKitError, ServiceError, type WaitedFor, wordNextStep } from '../core/errors.ts'
+import { serviceLine } from '../core/service-text.ts'
 import { showUrl } from '../core/redact.ts'
 import type { Origins } from './context.ts'
 import { EMULATOR_URL, PROFILE_FIELDS } from './profiles.ts'
@@ -23,25 +24,27 @@ export function resumeAdvice(error: unknown): string | undefined {
   return ended ? `Resume with: ${RESUME[ended.waitedFor.kind](ended.waitedFor.id, ended.waitedFor)}` : undefined
 }
 
-const NEXT_STEP: { readonly [K in NextStep['kind']]: (step: Extract<NextStep, { kind: K }>) => string } = {
+/** An id the service gave, inside a line the CLI writes: one line, no terminal escapes. */
+const shown = (id: string) => serviceLine(id, 200)
+
+const NEXT_STEP: NextStepWords = {
   'look-for-query': (step) =>
     step.thenSubmitAnew
       ? 'Look with `proving query list`, then run again with --new if no query came of it.'
       : 'Look with `proving query list` before submitting again.',
   'look-for-task': () => 'Look with `proving task list` before submitting again.',
-  'read-query': (step) => `Read it with \`proving query get ${step.id}\`.`,
-  'read-task': (step) => `Read it with \`proving task status ${step.id}\`.`,
+  'read-query': (step) => `Read it with \`proving query get ${shown(step.id)}\`.`,
+  'read-task': (step) => `Read it with \`proving task status ${shown(step.id)}\`.`,
   'create-api-key': () => 'Create one with `proving auth keys create --name <name>`.',
   'show-challenge': () => 'See the challenge with `proving auth login --show-challenge`; check --auth-url.',
   'clear-journal': (step) => (step.key ? `Remove it with \`proving journal clear ${step.key}\`.` : '`proving journal clear --all` removes every entry.'),
   'follow-candidates': (step) =>
-    `Follow them with \`proving query wait <id>\` (${step.ids.join(', ') || 'see `proving query list`'})${step.key ? `; only once you know none of them is this PIE's, remove the entry with \`proving journal clear ${step.key}\` (--new here would pay twice)` : ''}.`,
+    `Follow them with \`proving query wait <id>\` (${step.ids.map(shown).join(', ') || 'see `proving query list`'})${step.key ? `; only once you know none of them is this PIE's, remove the entry with \`proving journal clear ${step.key}\` (--new here would pay twice)` : ''}.`,
 }
 
 /** The CLI's words for what the library says can be done next (its error's `nextStep`); else undefined. */
 export function nextStepAdvice(error: unknown): string | undefined {
-  const step = nextStepOf(error)
-  return step ? (NEXT_STEP[step.kind] as (step: NextStep) => string)(step) : undefined
+  return wordNextStep(error, NEXT_STEP)
 }
 
 /** The command's flags as parsed, where each came from, and the flags it takes. */

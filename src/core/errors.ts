@@ -98,6 +98,15 @@ export function nextStepOf(error: unknown): NextStep | undefined {
   return link?.nextStep
 }
 
+/** How a host words each kind of next step (the ids in a step are the service's: shown as its text). */
+export type NextStepWords = { readonly [K in NextStep['kind']]: (step: Extract<NextStep, { kind: K }>) => string }
+
+/** The host's words for the first next step along an error's cause chain, if any. */
+export function wordNextStep(error: unknown, words: NextStepWords): string | undefined {
+  const step = nextStepOf(error)
+  return step ? (words[step.kind] as (step: NextStep) => string)(step) : undefined
+}
+
 /** The user gave something the toolkit cannot use (a flag, an input, a file). Nothing was sent. */
 export class InvalidInputError extends ProvingKitError {
   override name = 'InvalidInputError'

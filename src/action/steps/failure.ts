@@ -6,7 +6,8 @@
  * and what to do about a job the service already has as `Submitted`. Each step describes its
  * own failures first (cancelled, timed out, a failed job, input problems) and hands the rest here.
  */
-import { AmbiguousSubmissionError, InvalidInputError, NetworkError, type NextStep, nextStepOf, ProvingKitError, ServiceError } from '../../core/errors.ts'
+import { AmbiguousSubmissionError, InvalidInputError, NetworkError, type NextStepWords, ProvingKitError, ServiceError, wordNextStep } from '../../core/errors.ts'
+import { forSummaryCode } from '../../core/service-text.ts'
 import type { InputProblemsError } from './inputs.ts'
 import type { Ending } from './summary.ts'
 
@@ -59,24 +60,20 @@ export function inputProblemsEnding(error: InputProblemsError, notDone: string, 
 export function describeServiceFailure(error: unknown, text: ServiceText, submitted?: Submitted): Ending {
   const ending = describeFailure(error, text, submitted)
   // What the library says can be done next (its error's nextStep), in the action's words, first.
-  const step = error instanceof AmbiguousSubmissionError && text.ambiguous ? undefined : nextStepLine(error)
+  const step = error instanceof AmbiguousSubmissionError && text.ambiguous ? undefined : wordNextStep(error, NEXT_STEP)
   return step ? { ...ending, nextSteps: [step, ...(ending.nextSteps ?? [])] } : ending
 }
 
-const NEXT_STEP: { readonly [K in NextStep['kind']]: (step: Extract<NextStep, { kind: K }>) => string } = {
+// The summary's "What to do" is written as Markdown: an id the service gave goes in as code only.
+const NEXT_STEP: NextStepWords = {
   'look-for-query': () => "Look for a new query among your key's queries (`proving query list`) before running this step again.",
   'look-for-task': () => "Look for a new task among your tasks (`proving task list`) before running this step again.",
-  'read-query': (step) => `Read query \`${step.id}\` (\`proving query get ${step.id}\`) to see why.`,
-  'read-task': (step) => `Read task \`${step.id}\` (\`proving task status ${step.id}\`).`,
+  'read-query': (step) => `Read query ${forSummaryCode(step.id)} (\`proving query get <id>\`) to see why.`,
+  'read-task': (step) => `Read task ${forSummaryCode(step.id)} (\`proving task status <uuid>\`).`,
   'create-api-key': () => "Create an API key in the wallet's project (`proving auth keys create --name <name>`).",
   'show-challenge': () => 'Check `auth-url`; `proving auth login --show-challenge` shows the challenge the service sends.',
   'clear-journal': () => "Remove the journal entry named above (in the runner's temporary folder) if nothing holds it.",
-  'follow-candidates': (step) => `Follow ${step.ids.map((id) => `\`${id}\``).join(', ') || 'them'} with the \`wait\` sub-action before submitting this PIE again.`,
-}
-
-function nextStepLine(error: unknown): string | undefined {
-  const step = nextStepOf(error)
-  return step ? (NEXT_STEP[step.kind] as (step: NextStep) => string)(step) : undefined
+  'follow-candidates': (step) => `Follow ${step.ids.map((id) => forSummaryCode(id)).join(', ') || 'them'} with the \`wait\` sub-action before submitting this PIE again.`,
 }
 
 function describeFailure(error: unknown, text: ServiceText, submitted?: Submitted): Ending {
