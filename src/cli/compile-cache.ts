@@ -1,6 +1,5 @@
 import module from 'node:module'
-import { homedir } from 'node:os'
-import { join } from 'node:path'
+import { userCacheDir } from '../core/cache-dir.ts'
 
 /**
  * Node's compile cache for the CLI's modules (module.enableCompileCache, Node 22.1+): the code
@@ -13,14 +12,8 @@ import { join } from 'node:path'
 export function enableCompileCache(env: NodeJS.ProcessEnv = process.env): void {
   if (env.NODE_COMPILE_CACHE || env.NODE_DISABLE_COMPILE_CACHE) return
   try {
-    module.enableCompileCache?.(compileCacheDir(env))
+    module.enableCompileCache?.(userCacheDir(env, 'compile-cache'))
   } catch {
     // A cache is an optimisation: without one the CLI runs as before.
   }
-}
-
-export function compileCacheDir(env: NodeJS.ProcessEnv): string {
-  if (process.platform === 'win32' && env.LOCALAPPDATA) return join(env.LOCALAPPDATA, 'proving-kit', 'compile-cache')
-  if (process.platform === 'darwin') return join(env.HOME ?? homedir(), 'Library', 'Caches', 'proving-kit', 'compile-cache')
-  return join(env.XDG_CACHE_HOME || join(env.HOME ?? homedir(), '.cache'), 'proving-kit', 'compile-cache')
 }

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto'
 import { constants, type Stats } from 'node:fs'
 import { chmod, link, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
-import { homedir, hostname } from 'node:os'
+import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { describeRetry, type ProvingClient, type RetriedQuery } from '../clients/proving.ts'
 import { AbortedError, AmbiguousSubmissionError, InvalidInputError, ProvingKitError, WaitTimeoutError } from '../core/errors.ts'
@@ -10,6 +10,7 @@ import type { PieInspection } from '../pie/index.ts'
 import type { QueryRecordL } from '../schemas/proving.ts'
 import { mayHaveBeenProcessed } from '../core/submission.ts'
 import { abortable } from '../core/abortable.ts'
+import { userCacheDir } from '../core/cache-dir.ts'
 import { setTimeout as sleep } from 'node:timers/promises'
 
 /**
@@ -127,10 +128,7 @@ export const UNVERIFIABLE_LOCK_MS = 60 * 60_000
 
 /** The CLI's journal folder: PROVING_JOURNAL_DIR, else the platform's user cache directory. */
 export function defaultJournalDir(env: Record<string, string | undefined>): string {
-  if (env.PROVING_JOURNAL_DIR) return env.PROVING_JOURNAL_DIR
-  if (process.platform === 'win32' && env.LOCALAPPDATA) return join(env.LOCALAPPDATA, 'proving-kit', 'submissions')
-  if (process.platform === 'darwin') return join(env.HOME ?? homedir(), 'Library', 'Caches', 'proving-kit', 'submissions')
-  return join(env.XDG_CACHE_HOME || join(env.HOME ?? homedir(), '.cache'), 'proving-kit', 'submissions')
+  return env.PROVING_JOURNAL_DIR || userCacheDir(env, 'submissions')
 }
 
 /** The action's: RUNNER_TEMP, one folder per workflow run and attempt. */
