@@ -16,11 +16,10 @@ import { withDeadline } from '../core/deadline.ts'
 import type { Clock } from '../core/runtime.ts'
 import { pollUntil } from '../core/poll.ts'
 import { forSummaryCell, serviceLine } from '../core/service-text.ts'
-import { bytes32Text } from '../pie/shared/index.ts'
 import type { PieInspection } from '../pie/index.ts'
 import type { BucketDetailsResponse, BucketRecord, QueryRecordL } from '../schemas/proving.ts'
 import { BUCKET_STATUSES } from '../schemas/proving-constants.ts'
-import { ANY_PROOF, evaluateGate, showValue } from './gate.ts'
+import { ANY_PROOF, evaluateGate, outputFacts, showValue } from './gate.ts'
 
 export type BucketProgress = { bucketId: string; status: string; leaves: number; elapsedMs: number }
 
@@ -213,9 +212,7 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
         queryId: record.id,
         status: record.status,
         result: record.result ?? null,
-        programHash: record.programHash ?? null,
-        sharpFactHash: typeof record.sharpFactHash === 'string' ? bytes32Text(record.sharpFactHash) : null,
-        integrityFactHash: typeof record.integrityFactHash === 'string' ? record.integrityFactHash : null,
+        ...outputFacts(record),
         isFactMocked: record.isFactMocked ?? null,
         facts,
         pie,

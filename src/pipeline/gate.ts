@@ -8,6 +8,7 @@
  * passes. Every adapter (CLI, action, bucket) gates through here.
  */
 import { serviceLine } from '../core/service-text.ts'
+import { bytes32Text } from '../pie/shared/index.ts'
 import type { FactCheckResult, FactField } from '../pie/index.ts'
 import { KNOWN_STEPS, RESULTS } from '../schemas/proving-constants.ts'
 
@@ -345,4 +346,18 @@ export function sameFelt(a: string, b: string): boolean {
   const left = parse(a)
   const right = parse(b)
   return left !== undefined && left === right
+}
+
+/** The hashes a record reports, as every output gives them (rows, facts.json). */
+export type OutputFacts = { programHash: string | null; sharpFactHash: string | null; integrityFactHash: string | null }
+
+/**
+ * A record's hashes for an output: the program hash and the Integrity fact as the service wrote
+ * them, the SHARP fact as on chain (`0x` and 64 hex digits, bytes32Text); null when absent or not
+ * text. What the gate compared is another matter: this only shows.
+ */
+export function outputFacts(record: { programHash?: unknown; sharpFactHash?: unknown; integrityFactHash?: unknown } | null | undefined): OutputFacts {
+  const text = (value: unknown) => (typeof value === 'string' ? value : null)
+  const sharp = text(record?.sharpFactHash)
+  return { programHash: text(record?.programHash), sharpFactHash: sharp === null ? null : bytes32Text(sharp), integrityFactHash: text(record?.integrityFactHash) }
 }

@@ -14,7 +14,8 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { forSummary, forSummaryCode } from '../../core/service-text.ts'
-import { bytes32Text, sha256File } from '../../pie/shared/index.ts'
+import { sha256File } from '../../pie/shared/index.ts'
+import { outputFacts } from '../../pipeline/gate.ts'
 import { writeSummary } from '../steps/io.ts'
 import type { ProvingStep, QueryStep } from '../steps/query-step.ts'
 import { STATE } from '../steps/state.ts'
@@ -238,9 +239,7 @@ export class GitHubPublisher {
     const facts: ProvenFacts = {
       queryId: step.queryId ?? null,
       status: record?.status ?? null,
-      programHash: record?.programHash ?? null,
-      sharpFactHash: typeof record?.sharpFactHash === 'string' ? bytes32Text(record.sharpFactHash) : null,
-      integrityFactHash: record?.integrityFactHash ?? null,
+      ...outputFacts(record),
       isFactMocked: record?.isFactMocked ?? null,
       onchain: onchain ? (JSON.parse(onchain) as unknown[]) : [],
       // The refusals are the summary's problems, which may quote a service (an answer echoing

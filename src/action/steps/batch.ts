@@ -11,8 +11,7 @@ import { join, relative } from 'node:path'
 import type { ProvingClient } from '../../clients/proving.ts'
 import { ProvingKitError } from '../../core/errors.ts'
 import { forSummaryCell } from '../../core/service-text.ts'
-import { bytes32Text } from '../../pie/shared/index.ts'
-import { evaluateGate, expectResult, expectsProof } from '../../pipeline/gate.ts'
+import { evaluateGate, expectResult, expectsProof, type OutputFacts, outputFacts } from '../../pipeline/gate.ts'
 import type { PreparedPie } from '../../pipeline/prove.ts'
 import { defaultResult, deriveActionDedupId, generalFields, usesGeneralSubmission } from './general.ts'
 import { loggerFor } from './io.ts'
@@ -20,15 +19,11 @@ import type { MAIN_INPUTS } from './inputs.ts'
 import type { QueryStep } from './query-step.ts'
 import type { ActionIO, InputValues } from '../types.ts'
 
-export type BatchRow = {
+export type BatchRow = OutputFacts & {
   pie: string
   queryId: string | null
   status: string
   facts: 'match' | 'differ' | 'none' | 'not checked'
-  /** What the service's record says once waited for (null before, or when it gave none); the SHARP fact as on chain, `0x` and 64 hex digits. */
-  programHash: string | null
-  sharpFactHash: string | null
-  integrityFactHash: string | null
   passed: boolean
   error: string | null
   /** 'query': a DONE query that already proved this PIE was followed (`reuse: auto`), nothing was submitted. */
@@ -129,9 +124,7 @@ export async function proveBatch(
           const result = await waiting
           const record = result.provingQuery
           row.status = record.status
-          row.programHash = typeof record.programHash === 'string' ? record.programHash : null
-          row.sharpFactHash = typeof record.sharpFactHash === 'string' ? bytes32Text(record.sharpFactHash) : null
-          row.integrityFactHash = typeof record.integrityFactHash === 'string' ? record.integrityFactHash : null
+          Object.assign(row, outputFacts(record))
           let factCheck
           if (record.status === 'DONE' && !expectsProof(asked)) {
             row.facts = 'none'
