@@ -1,3 +1,6 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { join, sep } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { BaseSequencer, type TestSpecification } from 'vitest/node'
 import { defineConfig } from 'vitest/config'
 
@@ -48,32 +51,16 @@ const SHARED_EXCLUDED = ['test/e2e/emulator-upload.test.ts']
 /**
  * Unit files that keep a module graph of their own: they intercept HTTP (nock), fake timers,
  * spy on or replace modules and globals, set the process's request budget or environment, or
- * close the shared agent. Every other unit file shares its worker's modules too.
+ * close the shared agent. Read from the files themselves, so a new one that does is isolated
+ * without anyone listing it. Every other unit file shares its worker's modules too.
  */
-const ISOLATED_UNIT = [
-  'test/unit/action/steps/artifacts.test.ts',
-  'test/unit/action/steps/summary.gfm.test.ts',
-  'test/unit/cli/main.test.ts',
-  'test/unit/clients/account.test.ts',
-  'test/unit/clients/proving.test.ts',
-  'test/unit/clients/storage-proof.test.ts',
-  'test/unit/clients/tasks.test.ts',
-  'test/unit/core/budget.test.ts',
-  'test/unit/core/dispatcher.test.ts',
-  'test/unit/core/http.retry.test.ts',
-  'test/unit/core/http.test.ts',
-  'test/unit/core/multipart.test.ts',
-  'test/unit/core/redact.test.ts',
-  'test/unit/core/upload-buffers.test.ts',
-  'test/unit/emulator/tasks/webhooks.test.ts',
-  'test/unit/index.exports.test.ts',
-  'test/unit/pie/hash/pedersen-wasm.test.ts',
-  'test/unit/pipeline/bucket.budget.test.ts',
-  'test/unit/pipeline/journal.settle.test.ts',
-  'test/unit/pipeline/journal.test.ts',
-  'test/unit/scripts/build-dist.core-patch.test.ts',
-  'test/unit/scripts/build-dist.test.ts',
-]
+const PROCESS_WIDE = /nock|useFakeTimers|vi\.mock|vi\.spyOn|vi\.stub|process\.env\.[A-Za-z_]+ ?=|delete process\.env|\.configure\(|closeDefaultDispatcher|setDefaultDispatcher|process\.exitCode|process\.on\(|globalThis|process\.chdir|requestBudgetFor/
+const ROOT = fileURLToPath(new URL('.', import.meta.url))
+const ISOLATED_UNIT = readdirSync(join(ROOT, 'test/unit'), { recursive: true, encoding: 'utf8' })
+  .filter((file) => file.endsWith('.test.ts'))
+  .map((file) => `test/unit/${file.split(sep).join('/')}`)
+  .filter((file) => PROCESS_WIDE.test(readFileSync(join(ROOT, file), 'utf8')))
+  .sort()
 
 export default defineConfig({
   test: {
