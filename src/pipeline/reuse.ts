@@ -43,7 +43,8 @@ export type ReuseRequest = {
 }
 
 export type ReuseFound = { reused: true; record: QueryRecordL; factCheck: FactCheckResult; scanned: number }
-export type ReuseNotFound = { reused: false; reason: string; scanned: number }
+/** `unreadable`: the list could not be read (the submission goes on; its host says so once it succeeded). */
+export type ReuseNotFound = { reused: false; reason: string; scanned: number; unreadable?: boolean | undefined }
 
 /**
  * Why this record cannot stand for the submission (undefined: it can). Pure: the settings, the
@@ -140,8 +141,9 @@ export async function findReusableQuery(
         { cause: error, nextStep: { kind: 'look-for-query', thenSubmitAnew: true } },
       )
     }
-    options.logger.warn(`Could not list this key's queries to look for one that already proves this PIE (${message}); submitting it.`)
-    return { reused: false, reason: 'the list of queries could not be read', scanned }
+    // Not said here: the submission that follows says it once, or fails with its own error
+    // (an address nothing answers, a refused key), which is then the one line a person reads.
+    return { reused: false, reason: `this key's queries could not be listed (${message})`, scanned, unreadable: true }
   }
   // Outside the listing's catch: a running candidate that cannot be followed to its end is a
   // refusal (it may be this PIE's), never "the list could not be read, submit".

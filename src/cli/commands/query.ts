@@ -1,13 +1,16 @@
 import { InvalidInputError, RemoteFailureError } from '../../core/errors.ts'
+import { preparePie } from '../../pipeline/prove.ts'
 import { serviceLine } from '../../core/service-text.ts'
 import { allowInsecureHttp, defineCommand, MAX_RPS_OPTION, pageOptions, pageSummary, parseInteger, SERVICE_OPTIONS } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { describeQuery, provingClientFrom, timeoutFrom, withHeartbeat } from '../services.ts'
-import { ANY_PROOF, type ExpectedResult, expectResult, singleKind } from '../../pipeline/gate.ts'
+import { ANY_PROOF, type ExpectedResult, expectResult } from '../../pipeline/gate.ts'
+import { followQuery, retryAndFollow } from '../../pipeline/statement/index.ts'
 import { RESULTS } from '../../schemas/proving-constants.ts'
 import type { ProvingClient } from '../../clients/proving.ts'
 import type { CommandContext } from '../context.ts'
-import { checkFlagEnum, GATE_OPTIONS, gateWaitedQuery } from './prove.ts'
+import { checkFlagEnum, GATE_OPTIONS, NOT_ALLOWED } from '../shared/statement-flags.ts'
+import { renderJudgement } from '../shared/statement-output.ts'
 
 const TIMEOUT_OPTION = {
   timeout: {
@@ -64,7 +67,7 @@ export function retriability(status: string | undefined, isRetriable: boolean | 
 
 /** What `query wait` and `query retry --wait` check once the query ends (the gate of `prove --wait`, without a PIE). */
 const GATE_DETAILS = [
-  'The query is gated as `proving prove --wait` gates it, less the local fact check (no PIE):',
+  'The query is gated as `proving prove --wait` gates it (the local fact check only with --pie):',
   'exit 0 only when it is DONE, of the kind expected, and its record carries the facts that kind',
   'needs, well formed, with a mock state the service gives and a fact that is not mocked',
   '(isFactMocked true, null or absent is refused unless --allow-mocked-fact). FAILED or refused:',
@@ -108,6 +111,11 @@ export const queryWait = defineCommand({
     ...SERVICE_OPTIONS,
     ...TIMEOUT_OPTION,
     ...EXPECT_RESULT_OPTION,
+    pie: {
+      type: 'string',
+      valueName: '<pie>',
+      description: 'The PIE that was submitted (pie.zip or PIE directory): the facts the query reports are checked against it, as `prove --wait` checks them.',
+    },
     'allow-mocked-fact': {
       ...GATE_OPTIONS['allow-mocked-fact'],
       description: 'Let a mocked fact, or one the service does not say is real (isFactMocked null), pass the gate.',
@@ -117,9 +125,16 @@ export const queryWait = defineCommand({
     const client = provingClientFrom(context, { needsKey: true })
     const timeoutMs = timeoutFrom(context)
     const id = context.positionals[0]!
-    const expected = await expectedFor(context, client, id)
-    const result = await withHeartbeat(context, (onProgress) => client.waitForQuery(id, { timeoutMs, signal: context.signal, onProgress, expectedResult: singleKind(expected) }))
-    return gateWaitedQuery(context, result, { allowMockedFact: context.values['allow-mocked-fact'] === true, expected })
+    // Before waiting: a PIE that cannot be read fails now, not after the query is done.
+    const pie = context.values.pie === undefined ? undefined : await preparePie(context.values.pie, { inputName: '--pie', signal: context.signal, onProgress: context.progress })
+    try {
+      const expected = await expectedFor(context, client, id)
+      const gate = { allowMockedFact: context.values['allow-mocked-fact'] === true, verifyFacts: true, notAllowed: NOT_ALLOWED }
+      const judgement = await followQuery(client, { queryId: id, expected, gate, pie, timeoutMs }, { logger: context.logger, signal: context.signal, aroundWait: (wait) => withHeartbeat(context, wait) })
+      return renderJudgement(context, judgement, { expected, announceFacts: pie !== undefined, pie: pie !== undefined })
+    } finally {
+      await pie?.cleanup()
+    }
   },
 })
 
@@ -141,18 +156,25 @@ export const queryRetry = defineCommand({
     const id = context.positionals[0]!
     // Checked before the retry is sent: a bad flag costs nothing.
     const expected = await expectedFor(context, client, id)
-    const response = await client.retryQuery(id, { signal: context.signal })
-    if (!context.values.wait) {
-      context.print(
-        `${response.message}: query ${id} is ${response.provingQuery.status} again (retry ${response.provingQuery.retryCount} of 3).`,
-        response,
-      )
+    const wait = context.values.wait === true
+    const gate = { allowMockedFact: context.values['allow-mocked-fact'] === true, verifyFacts: false, notAllowed: NOT_ALLOWED }
+    const { retried, judgement } = await retryAndFollow(
+      client,
+      { queryId: id, expected, gate, timeoutMs: timeoutFrom(context), wait },
+      {
+        logger: context.logger,
+        signal: context.signal,
+        aroundWait: (run) => withHeartbeat(context, run),
+        onRetried: (response) => {
+          if (wait) context.progress(`${response.message} (retry ${response.provingQuery.retryCount} of 3).`)
+        },
+      },
+    )
+    if (!judgement) {
+      context.print(`${retried.message}: query ${id} is ${retried.provingQuery.status} again (retry ${retried.provingQuery.retryCount} of 3).`, retried)
       return EXIT.ok
     }
-    context.progress(`${response.message} (retry ${response.provingQuery.retryCount} of 3).`)
-    const timeoutMs = timeoutFrom(context)
-    const result = await withHeartbeat(context, (onProgress) => client.waitForQuery(id, { timeoutMs, signal: context.signal, onProgress, expectedResult: singleKind(expected) }))
-    return gateWaitedQuery(context, result, { allowMockedFact: context.values['allow-mocked-fact'] === true, expected })
+    return renderJudgement(context, judgement, { expected, announceFacts: false, pie: false })
   },
 })
 

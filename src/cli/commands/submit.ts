@@ -1,14 +1,13 @@
 import { checkLayout } from '../../clients/proving/forms.ts'
 import { InvalidInputError } from '../../core/errors.ts'
-import { expectResult } from '../../pipeline/gate.ts'
+import { checkRequest, type StatementRequest, type StatementSubject } from '../../pipeline/statement/index.ts'
 import { LAYOUTS } from '../../schemas/proving-constants.ts'
 import { defineCommand, SERVICE_OPTIONS } from '../context.ts'
 import { withLocalEmulator } from '../local-emulator.ts'
-import { type PreparedPie, preparePieForUpload } from '../pie-steps.ts'
-import { provingClientFrom, timeoutFrom, uploadReporter } from '../services.ts'
+import { provingClientFrom, timeoutFrom } from '../services.ts'
+import { allowMockedFactFrom, GATE_OPTIONS, NOT_ALLOWED, REUSE_OPTION, reuseModeFrom, WAIT_OPTIONS } from '../shared/statement-flags.ts'
+import { runStatements } from '../shared/statement-output.ts'
 import { checkCombination, GENERAL_FIELD_OPTIONS, readGeneralFields } from '../submission.ts'
-import { generalReuseRequest } from '../../pipeline/reuse.ts'
-import { followSubmission, GATE_OPTIONS, REUSE_OPTION, reuseFor, reuseModeFrom, WAIT_OPTIONS } from './prove.ts'
 
 export const submit = defineCommand({
   path: ['submit'],
@@ -66,55 +65,31 @@ export const submit = defineCommand({
         input: '--program-hash',
       })
     }
-    const layout = checkLayout(context.values.layout, 'general', '--layout')
-    const reuse = reuseModeFrom(context)
     const fields = readGeneralFields(context)
     checkCombination(fields, { hasInput: programInput !== undefined })
-    if (fields.bucketId !== undefined && context.values.wait) {
-      throw new InvalidInputError(
-        `--wait with --bucket-id would wait forever: a query in a bucket ends when the bucket is closed. Submit without --wait, then \`proving bucket close ${fields.bucketId} --wait\`.`,
-        { input: '--wait' },
-      )
+    const subject: StatementSubject = pieArg ? { kind: 'pie', path: pieArg } : program ? { kind: 'program', programFile: program, inputFile: programInput } : { kind: 'program-hash', programHash: programHash! }
+    if (!pieArg && fields.declaredJobSize === undefined) {
+      context.progress('Declared job size XS (no PIE to measure): pass --declared-job-size if the run has more than 6.5M steps.')
     }
-    const timeoutMs = timeoutFrom(context)
-    return withLocalEmulator(context, async (service) => {
-      const client = provingClientFrom(context, { needsKey: true, ...service })
-      let pie: PreparedPie | undefined
-      if (pieArg) pie = await preparePieForUpload(context, pieArg, { inspect: true })
-      try {
-        let declaredJobSize = fields.declaredJobSize ?? pie?.inspection?.jobSize
-        if (declaredJobSize === undefined) {
-          declaredJobSize = 'XS'
-          context.progress('Declared job size XS (no PIE to measure): pass --declared-job-size if the run has more than 6.5M steps.')
-        }
-        const mockFactHash = context.values['mock-fact-hash'] === true
-        const allowMockedFact = mockFactHash || context.values['allow-mocked-fact'] === true
-        const result = fields.result ?? 'PROOF_GENERATION'
-        const reused =
-          pie && reuse === 'auto' ? await reuseFor(context, client, pie, generalReuseRequest({ ...fields, result, layout }, { mockFactHash, allowMockedFact })) : undefined
-        const submitted = reused ?? await client.submitQuery({
-          onUploadProgress: pie || program ? uploadReporter(context, pieArg ?? program!) : undefined,
-          ...fields,
-          declaredJobSize,
-          layout,
-          mockFactHash,
-          ...(pie ? { pieZip: pie.zipPath } : {}),
-          ...(program ? { programFile: program } : {}),
-          ...(programInput ? { inputFile: programInput } : {}),
-          ...(programHash ? { programHash } : {}),
-          signal: context.signal,
-        })
-        return await followSubmission(context, client, submitted, {
-          pie,
-          wait: context.values.wait === true,
-          timeoutMs,
-          // The gate expects what --result asked for (the service's default when absent), whatever the record says.
-          expected: expectResult(result),
-          allowMockedFact,
-        })
-      } finally {
-        await pie?.cleanup()
-      }
-    })
+    const request: StatementRequest = {
+      pieInput: '<pie>',
+      subjects: [subject],
+      endpoint: {
+        kind: 'general',
+        layout: checkLayout(context.values.layout, 'general', '--layout'),
+        mockFactHash: context.values['mock-fact-hash'] === true,
+        // The gate expects what --result asked for (the service's default when absent), whatever the record says.
+        fields,
+      },
+      policy: {
+        wait: context.values.wait === true,
+        timeoutMs: timeoutFrom(context),
+        concurrency: 1,
+        gate: { allowMockedFact: allowMockedFactFrom(context), verifyFacts: true, notAllowed: NOT_ALLOWED },
+        reuse: { mode: reuseModeFrom(context) },
+      },
+    }
+    checkRequest(request)
+    return withLocalEmulator(context, async (service) => runStatements(context, provingClientFrom(context, { needsKey: true, ...service }), request))
   },
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { type BatchOutcome, batchTable } from '../../../../src/cli/commands/prove.ts'
+import { type BatchOutcome, batchTable } from '../../../../src/cli/shared/statement-output.ts'
 
 describe('the batch table (issue 35)', () => {
   it('200,000 rows: one line each and the counts, no stack overflow (a spread into Math.max overflowed at ~150,000)', () => {

@@ -1,0 +1,79 @@
+/**
+ * The flags the proving commands share (prove, submit, verify-proof, query wait, query retry)
+ * and how they become a statement request's policy. No command imports another's module for
+ * these: they live here.
+ */
+import { checkEnum } from '../../core/checks.ts'
+import { InvalidInputError } from '../../core/errors.ts'
+import { defaultJournalDir } from '../../pipeline/journal.ts'
+import { REUSE_MODES, type ReuseMode } from '../../pipeline/reuse.ts'
+import type { JournalPolicy } from '../../pipeline/statement/index.ts'
+import { type CommandContext, waitOptions } from '../context.ts'
+
+export const WAIT_OPTIONS = {
+  ...waitOptions('Wait for the query to finish, then gate it (exit 0 DONE and passed, 1 FAILED or refused).'),
+  quiet: {
+    type: 'boolean',
+    short: 'q',
+    description: 'Print only the query id (for QUERY=$(proving ...)), no progress; with --wait the exit code says how it ended.',
+  },
+  emulator: {
+    type: 'boolean',
+    description: 'Run against a built-in emulator started for this command and stopped with it (no address or key needed).',
+  },
+} as const
+
+/** The gate's allowance, for the commands whose wait gates (prove, submit, verify-proof, query wait, query retry). */
+export const GATE_OPTIONS = {
+  'allow-mocked-fact': {
+    type: 'boolean',
+    description: 'With --wait: let a mocked fact, or one the service does not say is real (isFactMocked null), pass (--mock-fact-hash implies it).',
+  },
+} as const
+
+/** Why the gate did not let a mocked fact pass, in the CLI's words. */
+export const NOT_ALLOWED = '--allow-mocked-fact was not given'
+
+/** `--reuse` of the commands that submit a PIE (prove, submit). */
+export const REUSE_OPTION = {
+  reuse: {
+    type: 'string',
+    valueName: '<auto|never>',
+    description:
+      'auto (default; PROVING_REUSE sets another): before uploading, follow the newest DONE query of this key that proves the same PIE (same result kind, settings and facts, compared here), gated as if new; never: always submit a new, paid query.',
+  },
+} as const
+
+/** `--reuse`, else PROVING_REUSE, else auto. */
+export function reuseModeFrom(context: CommandContext<typeof REUSE_OPTION>): ReuseMode {
+  const flag = context.values.reuse
+  if (flag !== undefined) return checkFlagEnum(flag, 'reuse', REUSE_MODES)
+  const env = context.io.env.PROVING_REUSE
+  if (env === undefined || env === '') return 'auto'
+  if ((REUSE_MODES as readonly string[]).includes(env)) return env as ReuseMode
+  throw new InvalidInputError(`PROVING_REUSE must be auto or never; got ${JSON.stringify(env.slice(0, 40))}. Unset it for the default (auto).`, { input: 'PROVING_REUSE' })
+}
+
+/**
+ * The local journal of this command's submissions, or none for the emulator started for this
+ * command: it forgets everything when the command ends. `--new` submits whatever it says.
+ */
+export function journalPolicyFrom(context: CommandContext): JournalPolicy | undefined {
+  if (context.values.emulator === true) return undefined
+  return { dir: defaultJournalDir(context.io.env), forceNew: (context.values as { new?: boolean }).new === true, submitAnew: 'pass --new' }
+}
+
+/** The gate's allowance: `--allow-mocked-fact`, implied by `--mock-fact-hash` (a mocked fact was asked for). */
+export function allowMockedFactFrom(context: CommandContext): boolean {
+  const values = context.values as { 'mock-fact-hash'?: boolean; 'allow-mocked-fact'?: boolean }
+  return values['mock-fact-hash'] === true || values['allow-mocked-fact'] === true
+}
+
+/** A flag's value, one of `allowed`; an absent flag is refused like an empty one. */
+export function checkFlagEnum<T extends string>(value: string | undefined, flag: string, allowed: readonly T[]): T {
+  try {
+    return checkEnum(value ?? '', `--${flag}`, allowed)
+  } catch (error) {
+    throw new InvalidInputError((error as Error).message.split('\n')[0]!, { input: `--${flag}` })
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * What to do with one prepared statement before anything costs: reuse what already proves it
+ * (its fact registered on chain, or a DONE query of this key), follow what an earlier attempt
+ * left running (a re-run), or submit it; each decision with its reason. Reads only: the journal
+ * and the dedup chain, which may follow or retry an earlier query, act in ./submit.ts.
+ */
+import type { ProvingClient } from '../../clients/proving.ts'
+import type { Logger } from '../../core/runtime.ts'
+import type { PieInspection } from '../../pie/index.ts'
+import type { QueryRecordL } from '../../schemas/proving.ts'
+import { factsAlreadyOnChain, type OnchainOutcome } from '../onchain.ts'
+import { findReusableQuery, generalReuseRequest, l2ReuseRequest, type ReuseRequest } from '../reuse.ts'
+import { resultOf, type StatementPolicy, type StatementEndpoint } from './request.ts'
+
+export type Decision =
+  /** The PIE's own fact is registered on every chain the policy asks for: nothing is submitted. */
+  | { kind: 'reuse-chain'; reason: string; outcomes: OnchainOutcome[] }
+  /** A DONE query of this key already proves it (or, on a re-run, one an earlier attempt left running ended proving it). */
+  | { kind: 'reuse-query'; reason: string; record: QueryRecordL }
+  /** Submit it (the journal or the dedup chain may still follow or retry an earlier query: ./submit.ts). */
+  /** `looked`: earlier queries were looked through; `quiet`: their list could not be read (said once the submission went through). */
+  | { kind: 'submit'; reason: string; looked?: boolean | undefined; quiet?: boolean | undefined }
+
+export type DecideContext = {
+  client: ProvingClient
+  endpoint: StatementEndpoint
+  policy: StatementPolicy
+  logger: Logger
+  signal?: AbortSignal | undefined
+}
+
+/** The reuse decision for a statement whose PIE is inspected (else it is submitted). */
+export async function decideReuse(inspection: PieInspection | undefined, context: DecideContext): Promise<Decision> {
+  const { policy, endpoint } = context
+  if (policy.reuse.mode !== 'auto') return { kind: 'submit', reason: 'reuse is off' }
+  if (policy.journal?.forceNew) return { kind: 'submit', reason: 'a new query was asked for' }
+  if (!inspection) return { kind: 'submit', reason: 'there is no PIE to compare an earlier query with' }
+  if (endpoint.kind === 'proof') return { kind: 'submit', reason: 'a proof verification is not reused' }
+  const onChain = await reuseFromChain(inspection, context)
+  if (onChain) return onChain
+  const request = reuseRequestOf(endpoint, policy)
+  // A re-run after an attempt was stopped: its record of what it submitted may be gone, and the
+  // L2 endpoint takes no dedup id, so a query it left running is found here, waited for and
+  // judged. (A general submission's derived dedup id finds the earlier attempt's query itself.)
+  const inFlight = policy.reuse.rerun && endpoint.kind === 'l2' ? { timeoutMs: policy.timeoutMs, sinceMs: policy.reuse.rerun.sinceMs } : undefined
+  const found = await findReusableQuery(context.client, inspection, request, { signal: context.signal, logger: context.logger, inFlight })
+  if (!found.reused) return { kind: 'submit', reason: found.reason, looked: true, quiet: found.unreadable }
+  const created = typeof found.record.createdAt === 'string' ? `, created ${found.record.createdAt}` : ''
+  return {
+    kind: 'reuse-query',
+    record: found.record,
+    reason: `query ${found.record.id}${created} is DONE and proves this PIE (same result kind, settings and facts)`,
+  }
+}
+
+/**
+ * The PIE's facts already registered on chain: only with an on-chain policy, never for a mocked
+ * fact (only a real proof's registration counts), never when the run needs a query (`chain`
+ * reuse off, as for a decommitment that follows the proof).
+ */
+async function reuseFromChain(inspection: PieInspection, context: DecideContext): Promise<Decision | undefined> {
+  const { policy, endpoint } = context
+  if (!policy.onchain || policy.reuse.chain === false || endpoint.mockFactHash) return undefined
+  const seen = await factsAlreadyOnChain(
+    { sharpFactHash: inspection.sharpFactHash, integrityFactHash: inspection.integrityFactHash },
+    policy.onchain,
+    { signal: context.signal, logger: context.logger, emulatorUrl: policy.emulatorUrl },
+  )
+  if (!seen.registered) {
+    if (seen.unreadable) context.logger.warn(`Not reused from chain: ${seen.reason}; proving it.`)
+    else context.logger.info(`Not proven on chain yet: ${seen.reason}.`)
+    return undefined
+  }
+  return { kind: 'reuse-chain', reason: 'the fact this PIE gives is already registered on chain', outcomes: seen.outcomes }
+}
+
+/** What a query must show to stand for this statement. */
+export function reuseRequestOf(endpoint: Exclude<StatementEndpoint, { kind: 'proof' }>, policy: StatementPolicy): ReuseRequest {
+  const allowance = {
+    mockFactHash: endpoint.mockFactHash,
+    allowMockedFact: policy.gate.allowMockedFact,
+    expectedProgramHash: policy.gate.expectedProgramHash,
+  }
+  if (endpoint.kind === 'l2') return l2ReuseRequest({ ...allowance, layout: endpoint.layout, prover: endpoint.prover })
+  return generalReuseRequest({ ...endpoint.fields, result: resultOf(endpoint), layout: endpoint.layout }, allowance)
+}
