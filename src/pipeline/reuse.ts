@@ -306,9 +306,3 @@ export function generalReuseRequest(
     blocked,
   }
 }
-
-/** One line for the log: which query is reused and when it was created. */
-export function describeReuse(found: ReuseFound): string {
-  const created = typeof found.record.createdAt === 'string' ? `, created ${found.record.createdAt}` : ''
-  return `Reused query ${found.record.id}${created}: it is DONE and proves this PIE (same result kind, settings and facts); nothing was submitted. It is gated as if new.`
-}

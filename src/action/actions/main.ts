@@ -6,30 +6,34 @@
  * the outputs known so far, writes the summary and, unless the gate passed, marks the step
  * failed.
  */
-import { actionJournalDir, SubmissionJournal, submitWithJournal } from '../../pipeline/journal.ts'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
-import { createHash } from 'node:crypto'
-import { createReadStream } from 'node:fs'
-import { afterOnChainCheck, evaluateGate, expectResult, expectsProof, sameFelt } from '../../pipeline/gate.ts'
+import { join } from 'node:path'
+import type { RetriedQuery } from '../../clients/proving.ts'
+import { InvalidInputError } from '../../core/errors.ts'
+import {
+  expectedOf,
+  inBucket,
+  proveStatements,
+  resultOf,
+  type StatementEvent,
+  type StatementOutcome,
+  type StatementRequest,
+  type Submitted,
+} from '../../pipeline/statement/index.ts'
+import type { ArtifactOptions } from '../steps/artifacts.ts'
 import { defineAction } from '../steps/define-action.ts'
+import { startGitHub } from '../steps/github.ts'
 import { booleanValue, MAIN_INPUTS, mainCrossCheck } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
 import { loadClient } from '../steps/lazy.ts'
-import { verifyOnchain } from '../steps/onchain.ts'
+import { alreadyOnChainLines, showOnchain, showOutcomes } from '../steps/onchain.ts'
 import { registerOnchainSecrets } from '../steps/onchain-inputs.ts'
-import { checkFactsForStep, expandPieInput, preparePieForStep } from '../steps/pie-step.ts'
-import { defaultResult, deriveActionDedupId, generalFields, usesGeneralSubmission } from '../steps/general.ts'
-import { startGitHub } from '../steps/github.ts'
+import { expandPieInput, showFacts } from '../steps/pie-step.ts'
 import { mockNote, QueryStep } from '../steps/query-step.ts'
+import { mainRequest } from '../steps/statement-request.ts'
 import { artifactUrl } from '../steps/summary.ts'
 import type { ActionIO, InputValues } from '../types.ts'
-import type { ArtifactOptions } from '../steps/artifacts.ts'
-import type { ProvingClient, RetriedQuery } from '../../clients/proving.ts'
-import type { PieInspection } from '../../pie/index.ts'
-import type { QueryRecordL } from '../../schemas/proving.ts'
-import type { PreparedPie } from '../../pipeline/prove.ts'
 
 type MainInputs = InputValues<typeof MAIN_INPUTS>
 
@@ -97,6 +101,8 @@ async function prove(
   const logger = loggerFor(io)
   let baseUrl = inputs['base-url']
   let apiKey = inputs['api-key']
+  const pies = inputs.pie === undefined ? [] : await expandPieInput(io, inputs.pie)
+  refuseWhatSeveralCannotDo(inputs, pies.length)
   if (inputs.emulator) {
     // A throwaway key unless one was given: the emulator accepts what it was started with.
     apiKey ??= `emulator-${randomBytes(12).toString('hex')}`
@@ -109,213 +115,159 @@ async function prove(
     io.info(`Running against the built-in emulator at ${emulator.url}: nothing is proved or verified for real.`)
   }
   const client = services.provingClient({ baseUrl: baseUrl!, apiKey, logger, allowInsecureHttp: inputs['allow-insecure-http'] === true })
-
-  const general = usesGeneralSubmission(inputs)
-  const pieList = inputs.pie === undefined ? [] : await expandPieInput(io, inputs.pie)
-  if (pieList.length > 1) {
+  const request = mainRequest(io, inputs, pies, inputs.emulator ? baseUrl : undefined)
+  if (pies.length > 1) {
     const { proveBatch } = await import('../steps/batch.ts')
-    await proveBatch(io, step, client, inputs, pieList, signal)
+    await proveBatch(io, step, client, inputs, request, signal)
     return
   }
-  const pie = pieList.length
-    ? await preparePieForStep(io, step, pieList[0]!, {
-        signal,
-        // The PIE's n_steps gives the general submission its declared job size.
-        inspect: inputs['verify-facts'] || inputs['expected-program-hash'] !== undefined || (general && !inputs['declared-job-size']),
-      })
-    : undefined
-
-  // The program is known before paying for a proof: refuse the wrong one now.
-  const expected = inputs['expected-program-hash']
-  if (expected && pie?.inspection) {
-    const matches = Object.values(pie.inspection.programHashes).some((hash) => sameFelt(hash, expected))
-    if (!matches) {
-      await step.report({
-        outcome: 'failed',
-        headline: 'The PIE is not the expected program; nothing was submitted.',
-        problems: [
-          `The PIE's program hash is ${pie.inspection.programHash} (Pedersen; Poseidon ${pie.inspection.programHashes.poseidon}), not the expected ${expected}.`,
-        ],
-        nextSteps: ['Check that `pie` comes from the program you meant to release, and that `expected-program-hash` is that program\'s hash.'],
-        failure: `The PIE's program hash is ${pie.inspection.programHash}, not the expected ${expected}; nothing was submitted.`,
-      })
-      return
-    }
+  if (request.endpoint.kind === 'general' && !pies.length && !inputs['declared-job-size']) {
+    io.info('`declared-job-size` is XS: there is no PIE to measure. Set it if the run has more than 6.5M steps (a too-small size fails the job).')
   }
+  const asked = expectedOf(request.endpoint)
+  if (!inBucket(request.endpoint)) step.expecting(asked.label)
+  const timeoutMs = inputs['timeout-minutes'] * 60_000
+  const [outcome] = await proveStatements(request, {
+    client,
+    logger,
+    signal,
+    hooks: {
+      onEvent: (event) => showEvent(io, step, request, event),
+      onPrepareProgress: (_, line) => io.info(line),
+      aroundWait: (_, queryId, wait) => step.showWait(queryId, timeoutMs, wait),
+      onOnchainProgress: (_, line) => io.info(line),
+    },
+  })
+  await showOne(io, step, inputs, request, outcome!, { apiKey, baseUrl, signal })
+}
 
-  let provingQueryId: string
-  /** Forgets the journal's entry once the query was seen DONE and gated. */
-  let settleJournal: (() => Promise<void>) | undefined
-  const fields = generalFields(inputs)
-  // `reuse: auto`: what already proves this PIE is not paid for again (pipeline/reuse.ts).
-  let reused: QueryRecordL | undefined
-  if (inputs.reuse === 'auto' && pie?.inspection) {
-    const found = await lookForReuse(io, step, inputs, client, { ...pie, inspection: pie.inspection }, { general, fields, signal, emulatorUrl: inputs.emulator ? baseUrl : undefined })
-    if (found === 'chain') return
-    reused = found
+/** What the root action does for one PIE only, refused before anything is read or sent when several are given. */
+function refuseWhatSeveralCannotDo(inputs: MainInputs, count: number): void {
+  if (count <= 1) return
+  if (inputs['decommit-destination-chain-id'] !== undefined) {
+    throw new InvalidInputError(
+      `\`decommit-destination-chain-id\` follows one proof, and \`pie\` names ${count} PIEs: prove them here, then decommit each query with the \`decommit\` sub-action and its \`query-id\`.`,
+      { input: 'decommit-destination-chain-id' },
+    )
   }
-  step.outputs.set({ reused: reused ? 'query' : 'false' })
-  if (reused) {
-    provingQueryId = reused.id
-    step.reusedQuery(reused)
-  } else if (general) {
-    const workspace = io.env.GITHUB_WORKSPACE || process.cwd()
-    const program = inputs.program === undefined ? undefined : resolve(workspace, inputs.program)
-    const programInput = inputs['program-input'] === undefined ? undefined : resolve(workspace, inputs['program-input'])
-    let declaredJobSize = inputs['declared-job-size'] ?? pie?.inspection?.jobSize
-    if (declaredJobSize === undefined) {
-      declaredJobSize = 'XS'
-      io.info('`declared-job-size` is XS: there is no PIE to measure. Set it if the run has more than 6.5M steps (a too-small size fails the job).')
+  if (inputs['upload-artifacts']) {
+    throw new InvalidInputError(
+      `\`upload-artifacts\` uploads one PIE's pie.zip and proof.json, and \`pie\` names ${count} PIEs: leave it out here, and upload the files with actions/upload-artifact (each row of \`results\` names its PIE and query).`,
+      { input: 'upload-artifacts' },
+    )
+  }
+}
+
+/** The lines, outputs and summary rows of one statement's steps, as they happen. */
+function showEvent(io: ActionIO, step: QueryStep, request: StatementRequest, event: StatementEvent): void {
+  if (event.type === 'prepared') {
+    const pie = event.pie
+    step.pie = { zipPath: pie.zipPath, sha256: pie.sha256 }
+    step.outputs.set({ 'pie-zip': pie.zipPath, 'pie-sha256': pie.sha256 })
+    if (pie.inspection) {
+      step.localProgramHash = pie.inspection.programHash
+      step.outputs.set({ 'program-hash': pie.inspection.programHash })
     }
-    const subject = pie ? `pie:${pie.sha256}` : program ? `program:${await digestOf(program, programInput)}` : `hash:${inputs['program-hash']}`
-    const firstDedupId =
-      inputs['dedup-id'] ??
-      deriveActionDedupId(io.env, subject, { ...fields, declaredJobSize, layout: inputs.layout, mockFactHash: inputs['mock-fact-hash'] })
-    // A re-run of this job finds the query it already paid for: nothing is uploaded again. Unless
-    // that query FAILED: then the re-run submits again, under the next dedupId of the chain (the
-    // same for every re-run after that failure), and never reports the FAILED query as its own.
-    step.outputs.set({ 'dedup-id': firstDedupId })
-    const resolved = await client.resolveDedupId(firstDedupId, { signal })
-    step.outputs.set({ 'dedup-id': resolved.dedupId })
-    if (resolved.retried) step.extraRows.push(['Earlier attempt', retriedRow(resolved.retried)])
-    if (resolved.failedQueryIds.length) {
-      io.info(
-        `Query ${resolved.failedQueryIds.join(', then ')} of an earlier attempt FAILED; ${resolved.existing ? `following query ${resolved.existing.id}, submitted after it` : 'submitting the PIE again, as a new query'} with dedup-id ${resolved.dedupId}.`,
-      )
-      step.extraRows.push(['Earlier attempt', `query ${resolved.failedQueryIds.join(', ')} FAILED; ${resolved.existing ? 'followed the query submitted after it' : 'submitted again'}`])
-    }
-    const existing = resolved.existing
-    const submitted = existing
-      ? { provingQueryId: existing.id, deduplicated: true, dedupId: resolved.dedupId }
-      : await client.submitQuery({
-      ...fields,
-      declaredJobSize,
-      layout: inputs.layout,
-      mockFactHash: inputs['mock-fact-hash'],
-      dedupId: resolved.dedupId,
-      ...(pie ? { pieZip: pie.zipPath } : {}),
-      ...(program ? { programFile: program } : {}),
-      ...(programInput ? { inputFile: programInput } : {}),
-      ...(inputs['program-hash'] ? { programHash: inputs['program-hash'] } : {}),
-      signal,
+  } else if (event.type === 'decided') {
+    const decision = event.decision
+    if (decision.kind === 'reuse-query') io.info(`Reused ${decision.reason}; nothing was submitted. It is gated as if new.`)
+    else if (decision.kind === 'submit' && decision.looked && !decision.quiet) io.info(`No earlier query reused: ${decision.reason}.`)
+  } else if (event.type === 'submitted' && event.submitted.queryId) {
+    showSubmitted(step, request, event.submitted)
+  }
+}
+
+function showSubmitted(step: QueryStep, request: StatementRequest, submitted: Submitted): void {
+  step.outputs.set({ reused: submitted.how === 'reused' ? 'query' : 'false' })
+  if (submitted.how === 'reused') {
+    step.reusedQuery({ id: submitted.queryId, createdAt: submitted.createdAt })
+    return
+  }
+  if (submitted.retried) step.extraRows.push(['Earlier attempt', retriedRow(submitted.retried)])
+  const endpoint = request.endpoint
+  if (endpoint.kind !== 'general') {
+    step.submitted(submitted.queryId, submitted.how === 'submitted' ? undefined : 'submitted by an earlier run of this PIE in this job')
+    return
+  }
+  const dedupId = submitted.dedupId
+  step.outputs.set({ 'dedup-id': dedupId })
+  if (submitted.failedQueryIds?.length) {
+    step.extraRows.push(['Earlier attempt', `query ${submitted.failedQueryIds.join(', ')} FAILED; ${submitted.deduplicated ? 'followed the query submitted after it' : 'submitted again'}`])
+  }
+  step.submitted(submitted.queryId, submitted.deduplicated ? `submitted by an earlier attempt of this job (dedup-id ${dedupId})` : undefined)
+  if (submitted.deduplicated) {
+    step.extraRows.push(['Deduplicated', `yes: query ${submitted.queryId} was submitted by an earlier attempt; nothing was sent again`])
+  }
+  step.extraRows.push(['Result', resultOf(endpoint)], ['Dedup id', dedupId === undefined ? undefined : { code: dedupId }])
+  if (endpoint.fields.externalId) step.extraRows.push(['External id', endpoint.fields.externalId])
+}
+
+/** One statement's ending: the report, the artifacts, the decommitment. */
+async function showOne(
+  io: ActionIO,
+  step: QueryStep,
+  inputs: MainInputs,
+  request: StatementRequest,
+  outcome: StatementOutcome,
+  service: { apiKey: string | undefined; baseUrl: string | undefined; signal: AbortSignal },
+): Promise<void> {
+  if (outcome.error !== undefined) throw outcome.error
+  if (outcome.ending === 'not-submitted') {
+    await step.report({
+      outcome: 'failed',
+      headline: 'The PIE is not the expected program; nothing was submitted.',
+      problems: outcome.refusals.map((refusal) => refusal.message),
+      nextSteps: ['Check that `pie` comes from the program you meant to release, and that `expected-program-hash` is that program\'s hash.'],
+      failure: outcome.refusals[0]!.message,
     })
-    provingQueryId = submitted.provingQueryId
-    const dedupId = submitted.dedupId ?? resolved.dedupId
-    step.outputs.set({ 'dedup-id': dedupId })
-    step.submitted(provingQueryId, submitted.deduplicated ? `submitted by an earlier attempt of this job (dedup-id ${dedupId})` : undefined)
-    if (submitted.deduplicated) {
-      step.extraRows.push(['Deduplicated', `yes: query ${provingQueryId} was submitted by an earlier attempt; nothing was sent again`])
-    }
-    step.extraRows.push(['Result', fields.result], ['Dedup id', { code: dedupId }])
-    if (fields.externalId) step.extraRows.push(['External id', fields.externalId])
-  } else {
-    const submitL2 = () =>
-      client.submitPie({
-        pieZip: pie!.zipPath,
-        layout: inputs.layout,
-        prover: inputs.prover,
-        mockFactHash: inputs['mock-fact-hash'],
-        signal,
-      })
-    // The local journal (RUNNER_TEMP, per run and attempt): a second submission of this PIE in
-    // this job, after one whose outcome is unknown, is refused instead of paid for twice.
-    const journalDir = inputs.emulator ? undefined : actionJournalDir(io.env)
-    if (journalDir) {
-      const journaled = await submitWithJournal({
-        journal: new SubmissionJournal(journalDir),
-        parts: {
-          pieDigest: pie!.sha256,
-          service: new URL(client.http.baseUrl).origin,
-          endpoint: 'l2-pie',
-          params: { layout: inputs.layout, prover: inputs.prover, mockFactHash: inputs['mock-fact-hash'] },
-        },
-        client,
-        forceNew: false,
-        logger,
-        signal,
-        timeoutMs: inputs['timeout-minutes'] * 60_000,
-        factsChecked: inputs.wait && inputs['verify-facts'],
-        submit: submitL2,
-      })
-      provingQueryId = journaled.provingQueryId
-      step.submitted(provingQueryId, journaled.resumed ? 'submitted by an earlier run of this PIE in this job' : undefined)
-      if (journaled.retried) step.extraRows.push(['Earlier attempt', retriedRow(journaled.retried)])
-      // The id is in the outputs and the saved state now: the lock goes, the entry stays until
-      // the query's outcome is seen (below), so a second run of this PIE in this job follows it.
-      await journaled.keep?.()
-      settleJournal = journaled.settle
-    } else {
-      ;({ provingQueryId } = await submitL2())
-      step.submitted(provingQueryId)
-    }
+    return
   }
-
-  const bucketId = inputs['bucket-id']
-  if (bucketId) {
-    // The query's place in the bucket (the service assigns one when none was given).
-    const placed = await client.getQuery(provingQueryId, { signal }).catch(() => undefined)
-    const index = placed?.provingQuery.bucketJobIndex ?? inputs['bucket-job-index']
-    step.outputs.set({ 'bucket-id': bucketId, ...(index === undefined || index === null ? {} : { 'bucket-job-index': String(index) }) })
-    step.extraRows.push(['Bucket', { code: bucketId }], ['Bucket job index', index === undefined || index === null ? undefined : String(index)])
+  const decision = outcome.decision
+  if (decision?.kind === 'reuse-chain') {
+    for (const line of await alreadyOnChainLines(decision.outcomes)) io.info(line)
+    step.outputs.set({ reused: 'chain', 'facts-verified': 'false' })
+    step.facts = { kind: 'skipped', reason: 'no query: the fact this PIE gives is already registered on chain' }
+    await showOutcomes(step, decision.outcomes, 0)
+    step.extraRows.push(['Reused', 'the fact already registered on chain (see "On chain"); nothing was submitted'])
+    await step.finishGate([], 'Already proven on chain: the fact this PIE gives is registered (see "On chain"); nothing was submitted.')
+    return
+  }
+  const queryId = outcome.submitted!.queryId
+  if (outcome.bucket) {
+    const { bucketId, bucketJobIndex } = outcome.bucket
+    const index = bucketJobIndex === undefined ? undefined : String(bucketJobIndex)
+    step.outputs.set({ 'bucket-id': bucketId, ...(index === undefined ? {} : { 'bucket-job-index': index }) })
+    step.extraRows.push(['Bucket', { code: bucketId }], ['Bucket job index', index])
     step.facts = { kind: 'skipped', reason: 'the query ends with its bucket: `bucket-close` with `wait: true` checks it' }
     await step.report({
       outcome: 'submitted',
-      headline: `Submitted query ${provingQueryId} into bucket ${bucketId}; it ends when the bucket is closed.`,
+      headline: `Submitted query ${queryId} into bucket ${bucketId}; it ends when the bucket is closed.`,
       nextSteps: ['Once every job has proved into the bucket, close it with the `bucket-close` sub-action and `wait: true` (give it the PIEs to check each query\'s facts): it gates on every query.'],
     })
     return
   }
-
-  // What was asked for, never the record's word for it: the general submission's `result`, or
-  // the L2 endpoint's kind. The `wait` step that follows or resumes the query expects it too.
-  const asked = expectResult(general ? (fields.result ?? 'PROOF_GENERATION') : 'PROOF_VERIFICATION_ON_L2')
-  step.expecting(asked.label)
-  if (!inputs.wait) {
+  const asked = expectedOf(request.endpoint)
+  const judgement = outcome.judgement
+  if (!judgement) {
     step.facts = { kind: 'skipped', reason: '`wait` is false' }
-    if (reused) {
+    if (outcome.submitted?.how === 'reused') {
       await step.report({
         outcome: 'submitted',
-        headline: `Reused query ${provingQueryId}, which already proves this PIE; nothing was submitted, and it is not gated here (\`wait: false\`).`,
+        headline: `Reused query ${queryId}, which already proves this PIE; nothing was submitted, and it is not gated here (\`wait: false\`).`,
         nextSteps: [`Gate it with the \`wait\` sub-action, its \`query-id\` and \`expected-result: ${asked.label}\`.`],
       })
       return
     }
-    await step.endWithoutWaiting(provingQueryId, `Follow the query with the \`wait\` sub-action, its \`query-id\` and \`expected-result: ${asked.label}\`; it applies the same gate.`)
+    await step.endWithoutWaiting(queryId, `Follow the query with the \`wait\` sub-action, its \`query-id\` and \`expected-result: ${asked.label}\`; it applies the same gate.`)
     return
   }
-
-  const result = await step.wait(client, provingQueryId, inputs['timeout-minutes'] * 60_000)
-  const record = result.provingQuery
-  let factCheck
-  if (record.status === 'DONE' && !expectsProof(asked)) {
-    step.facts = { kind: 'skipped', reason: `a ${asked.label} query generates a trace, not a proof: it has no fact` }
-    io.info(`No fact to check: a ${asked.label} query generates a trace, not a proof.`)
-  } else if (record.status === 'DONE' && (inputs['verify-facts'] || reused) && pie) {
-    // A reused query's facts are compared again, whatever `verify-facts` says.
-    factCheck = await checkFactsForStep(io, step, record, pie)
-  } else {
-    step.facts = {
-      kind: 'skipped',
-      reason: record.status !== 'DONE' ? `the query is ${record.status}` : !pie ? 'no PIE to compute them from (a program or program hash was submitted)' : '`verify-facts` is false',
-    }
-  }
-  step.outputs.set({ 'facts-verified': String(factCheck?.ok === true) })
-
-  const gated = evaluateGate(record, factCheck, {
-    allowMockedFact: inputs['allow-mocked-fact'],
-    expectedProgramHash: expected,
-    expected: asked,
-  })
+  showFacts(io, step, judgement, { expectedLabel: asked.label, noPie: 'no PIE to compute them from (a program or program hash was submitted)' })
   if (inputs['upload-artifacts']) {
     const options = { retentionDays: inputs['retention-days'], compressionLevel: inputs['compression-level'], overwrite: inputs.overwrite, allowInsecureHttp: inputs['allow-insecure-http'] === true }
-    await uploadArtifacts(io, step, inputs['artifact-name'], pie?.zipPath, io.env.RUNNER_TEMP || tmpdir(), options, signal)
+    await uploadArtifacts(io, step, inputs['artifact-name'], outcome.pie?.zipPath, io.env.RUNNER_TEMP || tmpdir(), options, service.signal)
   }
-  // An unknown mock state is what the on-chain check settles: a fact registered in the registry
-  // it reads (the real one: the record does not say the fact is mocked) was verified. Every
-  // other refusal stands, and stops the check.
-  const firm = gated.filter((refusal) => refusal.kind !== 'mock-state-unknown')
-  const onchain = await verifyOnchain(io, step, inputs, record, firm, { signal, emulatorUrl: inputs.emulator ? baseUrl : undefined })
-  const refusals = afterOnChainCheck(gated, { refusals: onchain, registered: step.outputs.get('onchain-verified') === 'true' })
+  await showOnchain(step, judgement.onchain, request.policy.onchain !== undefined)
+  const refusals = judgement.refusals
   const destinationChainId = inputs['decommit-destination-chain-id']
   if (destinationChainId) {
     step.extraRows.push([
@@ -323,89 +275,28 @@ async function prove(
       refusals.length ? 'not submitted: the gate refused the result' : `to chain ${destinationChainId}, submitted next (see "Decommit" below)`,
     ])
   }
-  await step.finishGate(
-    refusals,
-    `Query ${provingQueryId} is DONE${mockNote(record.isFactMocked)}${factCheck?.ok ? ', and the facts match the PIE' : ''}.`,
-  )
-  // DONE and gated: settled. A FAILED query's entry stays: a second run of this PIE in this job finds it FAILED, says so, and submits anew.
-  if (record.status === 'DONE') await settleJournal?.()
+  const record = judgement.result.provingQuery
+  await step.finishGate(refusals, `Query ${queryId} is DONE${mockNote(record.isFactMocked)}${judgement.factCheck?.ok ? ', and the facts match the PIE' : ''}.`)
   if (destinationChainId && refusals.length === 0) {
     // Its own summary section and outputs (task-uuid, task-status, ...); a failure fails the step,
-    // and is the step's `error-reason` too.
+    // and is the step's \`error-reason\` too.
     const { decommitAfterProof } = await import('./decommit.ts')
     // A failed (or cancelled) decommitment fails the step after its passed report: the check
     // run concludes with that, not with the gate's success.
-    const failing: ActionIO = { ...io, setFailed: (message) => step.failAfterReport(message, signal.aborted) }
+    const failing: ActionIO = { ...io, setFailed: (message) => step.failAfterReport(message, service.signal.aborted) }
     await decommitAfterProof(failing, {
       // The emulator serves the task service on its own address.
-      tasksUrl: inputs.emulator ? baseUrl! : inputs['tasks-url']!,
-      apiKey,
+      tasksUrl: inputs.emulator ? service.baseUrl! : inputs['tasks-url']!,
+      apiKey: service.apiKey,
       allowInsecureHttp: inputs['allow-insecure-http'] === true,
-      provingQueryId,
+      provingQueryId: queryId,
       destinationChainId,
       wait: true,
       timeoutMinutes: inputs['timeout-minutes'],
-      signal,
+      signal: service.signal,
     })
   }
 }
-
-/**
- * `reuse: auto` before paying: with `verify-onchain`, the PIE's own fact already registered on
- * every chain asked for ends the step here, passed, with nothing submitted ('chain'); else the
- * newest DONE query of this key that proves the PIE as this submission would, to follow and
- * gate as if new; else undefined (the PIE is submitted).
- */
-async function lookForReuse(
-  io: ActionIO,
-  step: QueryStep,
-  inputs: MainInputs,
-  client: ProvingClient,
-  pie: PreparedPie & { inspection: PieInspection },
-  options: { general: boolean; fields: ReturnType<typeof generalFields>; signal: AbortSignal; emulatorUrl: string | undefined },
-): Promise<QueryRecordL | 'chain' | undefined> {
-  const { alreadyOnChain } = await import('../steps/onchain.ts')
-  const { describeReuse, findReusableQuery, generalReuseRequest, l2ReuseRequest } = await import('../../pipeline/reuse.ts')
-  const inspection = pie.inspection
-  // A mocked fact is never taken from the chain: only a real proof's registration counts.
-  // A decommitment needs a query: then only a query can be reused.
-  if (inputs['verify-onchain'] !== 'none' && !inputs['mock-fact-hash'] && !inputs['decommit-destination-chain-id']) {
-    const facts = { sharpFactHash: inspection.sharpFactHash, integrityFactHash: inspection.integrityFactHash }
-    if (await alreadyOnChain(io, step, inputs, facts, { signal: options.signal, emulatorUrl: options.emulatorUrl })) {
-      step.outputs.set({ reused: 'chain', 'facts-verified': 'false' })
-      step.facts = { kind: 'skipped', reason: 'no query: the fact this PIE gives is already registered on chain' }
-      step.extraRows.push(['Reused', 'the fact already registered on chain (see "On chain"); nothing was submitted'])
-      await step.finishGate([], 'Already proven on chain: the fact this PIE gives is registered (see "On chain"); nothing was submitted.')
-      return 'chain'
-    }
-  }
-  const allowance = {
-    mockFactHash: inputs['mock-fact-hash'],
-    allowMockedFact: inputs['allow-mocked-fact'],
-    expectedProgramHash: inputs['expected-program-hash'],
-  }
-  const request = options.general
-    ? generalReuseRequest({ ...options.fields, result: options.fields.result ?? defaultResult(inputs), layout: inputs.layout, dedupId: inputs['dedup-id'] }, allowance)
-    : l2ReuseRequest({ ...allowance, layout: inputs.layout, prover: inputs.prover })
-  // "Re-run jobs" after an attempt was stopped: its journal (RUNNER_TEMP) is gone, and the L2
-  // endpoint takes no dedup id, so a query it left running is found here, waited for and judged.
-  // (A general submission's derived dedup-id finds the earlier attempt's query itself.)
-  const attempt = Number(io.env.GITHUB_RUN_ATTEMPT ?? '1')
-  const inFlight = attempt > 1 && !options.general ? { timeoutMs: inputs['timeout-minutes'] * 60_000, sinceMs: RERUN_WINDOW_MS } : undefined
-  const found = await findReusableQuery(client, inspection, request, { signal: options.signal, logger: loggerFor(io), inFlight })
-  if (!found.reused) {
-    io.info(`No earlier query reused: ${found.reason}.`)
-    return undefined
-  }
-  io.info(describeReuse(found))
-  return found.record
-}
-
-/**
- * How far back a re-run looks for a query an earlier attempt left running: a week (attempts of
- * a run can be re-run later; a query older than that which still runs is not an attempt's).
- */
-const RERUN_WINDOW_MS = 7 * 24 * 3_600_000
 
 /** The summary's word on a FAILED query that a re-run retried instead of paying for a new one. */
 function retriedRow(retry: RetriedQuery): string {
@@ -450,19 +341,4 @@ async function uploadArtifacts(
     io.warning(`Could not upload the artifacts (${message}); the gate is not affected.`)
     step.artifactNote = `upload failed: ${message}`
   }
-}
-
-/** SHA-256 of a program file and its input: what the default dedup id knows them by. */
-async function digestOf(...paths: (string | undefined)[]): Promise<string> {
-  const hash = createHash('sha256')
-  for (const path of paths) {
-    if (path === undefined) continue
-    try {
-      for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer)
-    } catch {
-      // A missing file is refused by the submission itself, naming the input.
-      hash.update(path)
-    }
-  }
-  return hash.digest('hex')
 }

@@ -5,7 +5,8 @@
  * the service gives (unless `allow-mocked-fact`). For `expected-program-hash` or a local fact
  * check, follow with the `wait` sub-action.
  */
-import { ANY_PROOF, evaluateGate } from '../../pipeline/gate.ts'
+import { ANY_PROOF } from '../../pipeline/gate.ts'
+import { retryAndFollow } from '../../pipeline/statement/index.ts'
 import { defineAction } from '../steps/define-action.ts'
 import { requireService, RETRY_INPUTS } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
@@ -22,13 +23,26 @@ export const run = defineAction({
     const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
     step.queryId = queryId
     step.outputs.set({ 'query-id': queryId })
-    const retried = await client.retryQuery(queryId, { signal })
-    const record = retried.provingQuery
-    step.outputs.set({ status: record.status, 'retry-count': String(record.retryCount) })
-    step.extraRows.push(['Retries used', `${record.retryCount} of 3`])
-    io.info(`${retried.message}: query ${queryId} is ${record.status} again (retry ${record.retryCount} of 3).`)
+    const timeoutMs = inputs['timeout-minutes'] * 60_000
     step.facts = { kind: 'skipped', reason: 'the `retry` sub-action has no PIE to compare with' }
-    if (!inputs.wait) {
+    const { retried, judgement } = await retryAndFollow(
+      client,
+      // A retried query is expected to prove, whatever its record says (for a trace, follow with `wait` and `expected-result`).
+      { queryId, expected: ANY_PROOF, gate: { allowMockedFact: inputs['allow-mocked-fact'], verifyFacts: false }, timeoutMs, wait: inputs.wait },
+      {
+        logger: loggerFor(io),
+        signal,
+        aroundWait: (wait) => step.showWait(queryId, timeoutMs, wait),
+        onRetried: (response) => {
+          const record = response.provingQuery
+          step.outputs.set({ status: record.status, 'retry-count': String(record.retryCount) })
+          step.extraRows.push(['Retries used', `${record.retryCount} of 3`])
+          io.info(`${response.message}: query ${queryId} is ${record.status} again (retry ${record.retryCount} of 3).`)
+        },
+      },
+    )
+    const record = retried.provingQuery
+    if (!judgement) {
       step.record = { ...record, client: null }
       await step.report({
         outcome: 'submitted',
@@ -37,9 +51,6 @@ export const run = defineAction({
       })
       return
     }
-    const result = await step.wait(client, queryId, inputs['timeout-minutes'] * 60_000)
-    // A retried query is expected to prove, whatever its record says (for a trace, follow with `wait` and `expected-result`).
-    const refusals = evaluateGate(result.provingQuery, undefined, { allowMockedFact: inputs['allow-mocked-fact'], expected: ANY_PROOF })
-    await step.finishGate(refusals, `Query ${queryId} is DONE after retry ${record.retryCount} of 3${mockNote(result.provingQuery.isFactMocked)}.`)
+    await step.finishGate(judgement.refusals, `Query ${queryId} is DONE after retry ${record.retryCount} of 3${mockNote(judgement.result.provingQuery.isFactMocked)}.`)
   },
 })

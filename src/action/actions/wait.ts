@@ -6,14 +6,14 @@
  * and `allow-mocked-fact` still are, and a DONE proof must still carry well-formed facts. The
  * kind it expects is `expected-result`, else what the run's journal recorded, else a proof.
  */
-import { ANY_PROOF, evaluateGate, type ExpectedResult, expectResult, expectsProof } from '../../pipeline/gate.ts'
+import { ANY_PROOF, type ExpectedResult, expectResult } from '../../pipeline/gate.ts'
 import type { PreparedPie } from '../../pipeline/prove.ts'
-import type { FactCheckResult } from '../../pie/index.ts'
+import { followQuery } from '../../pipeline/statement/index.ts'
 import { defineAction } from '../steps/define-action.ts'
 import { requireService, WAIT_INPUTS } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
 import { loadClient } from '../steps/lazy.ts'
-import { checkFactsForStep, preparePieForStep } from '../steps/pie-step.ts'
+import { preparePieForStep, showFacts } from '../steps/pie-step.ts'
 import { startGitHub } from '../steps/github.ts'
 import { mockNote, serviceQueryStep } from '../steps/query-step.ts'
 import type { ActionIO } from '../types.ts'
@@ -35,26 +35,23 @@ export const run = defineAction({
     // What the query was asked for, never its record's word for it: `expected-result`, else what
     // this run's submission journal recorded, else a proof with its facts.
     const expected = await expectedOf(io, inputs['expected-result'], queryId, new URL(client.http.baseUrl).origin)
-    const result = await step.wait(client, queryId, inputs['timeout-minutes'] * 60_000)
-    const record = result.provingQuery
-    let factCheck: FactCheckResult | undefined
-    if (record.status === 'DONE' && !expectsProof(expected)) {
-      step.facts = { kind: 'skipped', reason: `a ${expected.label} query generates a trace, not a proof: it has no fact` }
-      io.info(`No fact to check: a ${expected.label} query generates a trace, not a proof.`)
-    } else if (pie && record.status === 'DONE') {
-      factCheck = await checkFactsForStep(io, step, record, pie)
-    } else {
-      step.facts = { kind: 'skipped', reason: pie ? `the query is ${record.status}` : 'no `pie` was given to compare with' }
-    }
-    step.outputs.set({ 'facts-verified': String(factCheck?.ok === true) })
-    const refusals = evaluateGate(record, factCheck, {
-      allowMockedFact: inputs['allow-mocked-fact'],
-      expectedProgramHash: inputs['expected-program-hash'],
-      expected,
-    })
+    const timeoutMs = inputs['timeout-minutes'] * 60_000
+    const judgement = await followQuery(
+      client,
+      {
+        queryId,
+        expected,
+        gate: { allowMockedFact: inputs['allow-mocked-fact'], expectedProgramHash: inputs['expected-program-hash'], verifyFacts: true },
+        pie,
+        timeoutMs,
+      },
+      { logger: loggerFor(io), signal, aroundWait: (wait) => step.showWait(queryId, timeoutMs, wait) },
+    )
+    showFacts(io, step, judgement, { expectedLabel: expected.label, noPie: 'no `pie` was given to compare with' })
+    const record = judgement.result.provingQuery
     await step.finishGate(
-      refusals,
-      `Query ${queryId} is DONE${mockNote(record.isFactMocked)}${factCheck?.ok ? ', and the facts match the PIE' : ''}.`,
+      judgement.refusals,
+      `Query ${queryId} is DONE${mockNote(record.isFactMocked)}${judgement.factCheck?.ok ? ', and the facts match the PIE' : ''}.`,
     )
   },
 })

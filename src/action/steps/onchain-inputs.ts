@@ -6,6 +6,7 @@
  */
 import { urlSecrets } from '../../chain/rpc.ts'
 import { refusesPlainHttp } from '../../core/http/network-rule.ts'
+import type { OnchainPolicy } from '../../pipeline/onchain.ts'
 import type { ActionIO, CrossCheck, InputSpecs, InputValues } from '../types.ts'
 
 export const VERIFY_ONCHAIN_MODES = ['none', 'ethereum', 'starknet', 'both'] as const
@@ -74,5 +75,27 @@ export const onchainCrossCheck: CrossCheck<OnchainSpecs> = ({ values, raw, parse
       'registry-kind',
       `\`registry-kind\` ${kind} is ${kind === 'sharp' ? 'Ethereum' : 'Starknet'}'s only, and \`verify-onchain: ${mode}\` checks ${mode === 'both' ? 'both chains' : mode === 'ethereum' ? 'Ethereum' : 'Starknet'}: use \`satellite\` (both chains) or leave it out for each chain's default.`,
     )
+  }
+}
+
+/** The on-chain policy the inputs ask for, or none (`verify-onchain: none`). */
+export function onchainPolicyOf(inputs: OnchainInputs): OnchainPolicy | undefined {
+  const mode = inputs['verify-onchain']
+  if (mode === 'none') return undefined
+  return {
+    mode,
+    timeoutMs: inputs['onchain-timeout-minutes'] * 60_000,
+    ethereumRpcUrl: inputs['ethereum-rpc-url'],
+    starknetRpcUrl: inputs['starknet-rpc-url'],
+    registry: inputs['fact-registry'],
+    registryKind: inputs['registry-kind'],
+    expected: {
+      securityBits: inputs['min-security-bits'],
+      layout: inputs['verifier-layout'],
+      hasher: inputs['verifier-hasher'],
+      stoneVersion: inputs['verifier-stone-version'],
+      memoryVerification: inputs['verifier-memory-verification'],
+    },
+    allowInsecureHttp: inputs['allow-insecure-http'],
   }
 }

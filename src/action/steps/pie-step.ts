@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import type { FactCheckResult, QueryFacts } from '../../pie/index.ts'
+import type { Judgement } from '../../pipeline/statement/index.ts'
 import type { PreparedPie } from '../../pipeline/prove.ts'
 import type { QueryStep } from './query-step.ts'
 import type { ActionIO } from '../types.ts'
@@ -44,25 +44,33 @@ export async function preparePieForStep(
   return pie
 }
 
-/** After DONE: the service's program hash and facts against the PIE's, logged and noted for the summary. */
-export async function checkFactsForStep(
-  io: ActionIO,
-  step: QueryStep,
-  record: QueryFacts,
-  pie: Pick<PreparedPie, 'zipPath' | 'inspection'>,
-): Promise<FactCheckResult> {
-  const { checkFacts } = await import('../../pipeline/prove.ts')
-  const result = await checkFacts(record, pie)
-  step.facts = { kind: 'checked', result }
-  if (result.ok) {
-    io.info(`Facts checked locally: ${result.checked.join(', ') || 'nothing reported'} equal what the PIE gives.`)
-  } else {
+/**
+ * What the judgement found of the facts, logged and noted for the summary: compared (each
+ * difference an error line), none due (a trace), or not compared and why, in the action's words.
+ */
+export function showFacts(io: ActionIO, step: QueryStep, judgement: Judgement, options: { expectedLabel: string; noPie: string }): void {
+  const result = judgement.factCheck
+  const record = judgement.result.provingQuery
+  step.outputs.set({ 'facts-verified': String(result?.ok === true) })
+  if (result) {
+    step.facts = { kind: 'checked', result }
+    if (result.ok) {
+      io.info(`Facts checked locally: ${result.checked.join(', ') || 'nothing reported'} equal what the PIE gives.`)
+      return
+    }
     if (result.mismatches.length === 0) io.error('The service reported no fact to compare with the PIE (sharpFactHash and integrityFactHash are null or absent).')
     for (const mismatch of result.mismatches) {
       io.error(`${mismatch.field} differs: the service says ${showValue(mismatch.actual)}, the PIE gives ${mismatch.expected}.`)
     }
+    return
   }
-  return result
+  if (judgement.facts === 'none') {
+    step.facts = { kind: 'skipped', reason: `a ${options.expectedLabel} query generates a trace, not a proof: it has no fact` }
+    io.info(`No fact to check: a ${options.expectedLabel} query generates a trace, not a proof.`)
+    return
+  }
+  const reason = record.status !== 'DONE' ? `the query is ${record.status}` : step.pie ? '`verify-facts` is false' : options.noPie
+  step.facts = { kind: 'skipped', reason }
 }
 
 /**

@@ -4,7 +4,7 @@
  * post step, and the closing report (job summary plus the failure message) that says what
  * failed and what to do, whichever way the step ends.
  */
-import type { QueryProgress, QueryResult, ProvingClient } from '../../clients/proving.ts'
+import type { QueryProgress, QueryResult } from '../../clients/proving.ts'
 import { AbortedError, InvalidPieError, WaitTimeoutError } from '../../core/errors.ts'
 import { formatDuration } from '../../core/poll.ts'
 import { serviceLine } from '../../core/service-text.ts'
@@ -141,8 +141,11 @@ export class QueryStep extends ProvingStep {
     })
   }
 
-  /** Follows a query to DONE or FAILED: one line per change, in a group; outputs kept current. */
-  async wait(client: ProvingClient, queryId: string, timeoutMs: number): Promise<QueryResult> {
+  /**
+   * Shows a wait the pipeline runs: one line per change, in a group; outputs kept current, the
+   * final record's outputs set once it ends.
+   */
+  async showWait<T extends QueryResult>(queryId: string, timeoutMs: number, wait: (onProgress: (progress: QueryProgress) => void) => Promise<T>): Promise<T> {
     if (!this.queryId) {
       this.queryId = queryId
       this.outputs.set({ 'query-id': queryId })
@@ -150,15 +153,7 @@ export class QueryStep extends ProvingStep {
     }
     this.io.startGroup(`Waiting for query ${queryId} (up to ${formatDuration(timeoutMs)})`)
     try {
-      const result = await client.waitForQuery(queryId, {
-        timeoutMs,
-        signal: this.options.signal,
-        // The client itself warns when a step lasts far longer than expected.
-        onProgress: (progress) => this.#progress(progress),
-        // The query exists on this service (submitted here or by an earlier job): a gateway's
-        // 404 page mid-wait is a hiccup, not a wrong URL.
-        afterSubmission: true,
-      })
+      const result = await wait((progress) => this.#progress(progress))
       this.result(result)
       return result
     } catch (error) {

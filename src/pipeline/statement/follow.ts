@@ -31,7 +31,7 @@ export type FollowContext = {
   logger: Logger
   signal?: AbortSignal | undefined
   /** Wraps the wait (a log group, a heartbeat), handing it the progress callback to use. */
-  aroundWait?: (<T>(wait: (onProgress: (progress: QueryProgress) => void) => Promise<T>) => Promise<T>) | undefined
+  aroundWait?: ((wait: (onProgress: (progress: QueryProgress) => void) => Promise<QueryResult>) => Promise<QueryResult>) | undefined
   onOnchainProgress?: ((line: string) => void) | undefined
 }
 

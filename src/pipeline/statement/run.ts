@@ -63,7 +63,7 @@ export type StatementHooks = {
   onEvent?: ((event: StatementEvent) => void) | undefined
   onUploadProgress?: ((index: number, progress: UploadProgress) => void) | undefined
   /** Wraps a wait the pipeline runs (a log group, a heartbeat), handing it the progress callback to use. */
-  aroundWait?: (<T>(index: number, queryId: string, wait: (onProgress: (progress: QueryProgress) => void) => Promise<T>) => Promise<T>) | undefined
+  aroundWait?: ((index: number, queryId: string, wait: (onProgress: (progress: QueryProgress) => void) => Promise<QueryResult>) => Promise<QueryResult>) | undefined
   /** Lines for a person while the on-chain registration is waited for. */
   onOnchainProgress?: ((index: number, line: string) => void) | undefined
   /** Lines for a person while a PIE is prepared (packed, validated). */
