@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
+import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 import { REPO_ROOT } from '../helpers/cli.ts'
 
@@ -109,6 +110,81 @@ describe('the architecture of src', () => {
   it('only the action imports @actions/*; the core, schemas and clients name no host', () => {
     const users = [...GRAPH].filter(([, { packages }]) => packages.some((name) => name.startsWith('@actions/'))).map(([file]) => layerOf(file))
     expect(new Set(users)).toEqual(new Set(['action']))
+  })
+})
+
+/**
+ * Every decision about a statement lives once, in src/pipeline: no host calls what submits, waits
+ * for, retries or judges a proving query itself (the proving client's submissions, waits and
+ * retries, the dedup chain, the gate, reuse, the fact comparison, the on-chain judgement, the
+ * journal's submission). A host calls the statement pipeline (proveStatements, followQuery,
+ * retryAndFollow) and shows what it reports. Read with TypeScript's own parser: every call whose
+ * callee is, or ends in, one of these names. Tasks and storage-proof queries are out of scope.
+ */
+const HOST_FORBIDDEN_CALLS = new Set([
+  'submitPie',
+  'submitPieStream',
+  'submitQuery',
+  'submitProofVerification',
+  'waitForQuery',
+  'retryQuery',
+  'retryFailedQuery',
+  'resolveDedupId',
+  'evaluateGate',
+  'afterOnChainCheck',
+  'findReusableQuery',
+  'judgeCandidate',
+  'submitWithJournal',
+  'submitPieStreamed',
+  'checkFacts',
+  'compareQueryFacts',
+  'checkQueryFacts',
+  'judgeQuery',
+  'judgeOnChain',
+  'factsAlreadyOnChain',
+  'decideReuse',
+  'submitStatement',
+])
+
+/** `file:line name(` for each forbidden call in a source text. */
+function forbiddenCalls(file: string, text: string): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)
+  const found: string[] = []
+  const visit = (node: ts.Node) => {
+    if (ts.isCallExpression(node)) {
+      const callee = node.expression
+      const name = ts.isIdentifier(callee) ? callee.text : ts.isPropertyAccessExpression(callee) ? callee.name.text : undefined
+      if (name && HOST_FORBIDDEN_CALLS.has(name)) {
+        found.push(`${relative(REPO_ROOT, file)}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1} ${name}(`)
+      }
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+  return found
+}
+
+describe('the hosts decide nothing about a statement', () => {
+  const HOSTS = FILES.filter((file) => ['action', 'cli'].includes(layerOf(file)))
+
+  it('no file of src/action or src/cli submits, waits for, retries or judges a proving query itself', () => {
+    expect(HOSTS.length).toBeGreaterThan(40)
+    expect(HOSTS.flatMap((file) => forbiddenCalls(file, readFileSync(file, 'utf8')))).toEqual([])
+  })
+
+  it('finds such a call, however it is spelled (a method, a lazy import, a bare function)', () => {
+    const planted = [
+      'await client.submitPie({ pieZip })',
+      'const { evaluateGate } = await import("../../pipeline/gate.ts"); evaluateGate(record, undefined, options)',
+      'waiting = services.client.waitForQuery(id, { signal })',
+      'return submitWithJournal({ journal })',
+    ].join('\n')
+    expect(forbiddenCalls(join(SRC, 'cli', 'planted.ts'), planted).map((call) => call.split(' ')[1])).toEqual([
+      'submitPie(',
+      'evaluateGate(',
+      'waitForQuery(',
+      'submitWithJournal(',
+    ])
   })
 })
 

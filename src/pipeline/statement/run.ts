@@ -7,7 +7,7 @@
  * them. Hosts render the events and outcomes; nothing here prints or exits.
  */
 import type { ProvingClient, QueryProgress, QueryResult, UploadProgress } from '../../clients/proving.ts'
-import { AbortedError } from '../../core/errors.ts'
+import { AbortedError, ProvingKitError } from '../../core/errors.ts'
 import type { Logger } from '../../core/runtime.ts'
 import type { GateRefusal } from '../gate.ts'
 import { limiter } from '../limit.ts'
@@ -89,6 +89,9 @@ export async function proveStatements(request: StatementRequest, context: RunCon
   return outcomes
 }
 
+/** What a statement was doing when its run was stopped, for the cancellation's message. */
+const STAGE_TEXT = { preparing: 'Validating the PIE', submitting: 'Submitting the PIE', waiting: 'Waiting for the query', judging: 'Judging the query' }
+
 class StatementRun {
   readonly #request: StatementRequest
   readonly #context: RunContext
@@ -118,8 +121,10 @@ class StatementRun {
       if (!this.#closings.has(submitted)) this.#closings.set(submitted, false)
       await this.#follow(outcome, submitted)
     } catch (error) {
-      outcome.error = error
-      outcome.ending = error instanceof AbortedError || signal?.aborted ? 'interrupted' : 'error'
+      // A signal's bare reason (a host's "received SIGTERM") is a cancellation, never an unexpected failure.
+      const stopped = signal?.aborted === true && !(error instanceof ProvingKitError)
+      outcome.error = stopped ? new AbortedError(`${STAGE_TEXT[outcome.judgement ? 'judging' : outcome.submitted ? 'waiting' : outcome.pie ? 'submitting' : 'preparing']} was aborted`, { cause: signal?.reason }) : error
+      outcome.ending = outcome.error instanceof AbortedError || signal?.aborted ? 'interrupted' : 'error'
       outcome.passed = false
     } finally {
       await outcome.pie?.cleanup().catch(() => {})

@@ -140,7 +140,7 @@ async function submitWithDedupChain(
   const failed = resolved.failedQueryIds.length ? { failedQueryIds: resolved.failedQueryIds } : {}
   if (resolved.failedQueryIds.length) {
     context.logger.info(
-      `Query ${resolved.failedQueryIds.join(', then ')} of an earlier attempt FAILED; ${resolved.existing ? `following query ${resolved.existing.id}, submitted after it` : 'submitting it again, as a new query'} with dedup id ${resolved.dedupId}.`,
+      `Query ${resolved.failedQueryIds.join(', then ')} of an earlier attempt FAILED; ${resolved.existing ? `following query ${resolved.existing.id}, submitted after it` : `submitting ${pie ? 'the PIE' : 'it'} again, as a new query`} with dedup id ${resolved.dedupId}.`,
     )
   }
   if (resolved.existing) {

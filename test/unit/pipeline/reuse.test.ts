@@ -168,11 +168,12 @@ describe('findReusableQuery', () => {
     expect(await findReusableQuery(client, inspection, l2, { logger: silentLogger })).toMatchObject({ reused: false, scanned: 3 })
   })
 
-  it('a list that cannot be read: no reuse, a warning, the PIE is submitted', async () => {
+  it('a list that cannot be read: no reuse, the reason kept for one line after the submission (nothing logged here)', async () => {
     const warnings: string[] = []
     const client = { listQueries: async () => Promise.reject(new Error('connection reset')) } as unknown as ProvingClient
     const found = await findReusableQuery(client, inspection, l2, { logger: { ...silentLogger, warn: (line: string) => warnings.push(line) } })
-    expect(found).toMatchObject({ reused: false, reason: 'the list of queries could not be read' })
-    expect(warnings[0]).toMatch(/Could not list this key's queries .*connection reset.*; submitting it/)
+    expect(found).toMatchObject({ reused: false, unreadable: true })
+    expect(found.reused === false && found.reason).toMatch(/could not be listed \(connection reset\)/)
+    expect(warnings).toEqual([])
   })
 })
