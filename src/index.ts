@@ -11,6 +11,9 @@
  * (the built-in emulator of the four services) and `proving-kit/testing` (clocks for tests).
  */
 
+import type { ProvingClient } from './clients/proving.ts'
+import type { RetryResponse } from './schemas/proving.ts'
+
 // --- Errors: one hierarchy; the CLI maps kinds to exit codes -------------------------------------
 export {
   AbortedError,
@@ -110,6 +113,138 @@ export {
   type StoneVersion,
   TERMINAL_QUERY_STATUSES,
 } from './schemas/proving-constants.ts'
+
+// --- Proving statements: the gate, reuse, the journal and the waits, as the CLI and the action use them
+export type {
+  Decision,
+  FactsVerdict,
+  FollowInput,
+  GatePolicy,
+  GeneralFields,
+  JournalPolicy,
+  Judgement,
+  ReusePolicy,
+  RunContext,
+  StatementEndpoint,
+  StatementEnding,
+  StatementEvent,
+  StatementHooks,
+  StatementOutcome,
+  StatementPolicy,
+  StatementRequest,
+  StatementSubject,
+  Submitted,
+} from './pipeline/statement/index.ts'
+export type { OnchainMode, OnchainOutcome, OnchainPolicy, OnchainVerdict } from './pipeline/onchain.ts'
+export type { ExpectedResult, GateRefusal } from './pipeline/gate.ts'
+
+/**
+ * Proves one statement or many (PIEs, a program, a program hash, a proof), with the promises of
+ * the `proving` CLI and the GitHub Action: each PIE validated before anything is uploaded, the
+ * wrong program refused before paying, a query that already proves it reused, an interrupted
+ * submission followed instead of paid twice (with `policy.journal`), at most
+ * `policy.concurrency` uploads at once, one wait per query, and each result judged by the
+ * release gate against what was asked for (the facts compared with the PIE's, on chain too with
+ * `policy.onchain`). One statement's failure is its outcome, never a throw.
+ *
+ * @param request What to prove: `subjects`, the `endpoint` and its settings, and the `policy`.
+ * @param context The proving client, a logger, the abort signal, and optional `hooks` for progress.
+ * @returns One outcome per subject, in order: its `ending`, `passed`, the `judgement`, the `refusals`.
+ * @throws {InvalidInputError} When the request cannot mean anything (several PIEs with one dedup id, a wait on a bucket's query).
+ * @example
+ * ```ts
+ * import { ProvingClient, proveStatements, silentLogger } from 'proving-kit'
+ *
+ * const client = new ProvingClient({ baseUrl: 'https://proving.example', apiKey: process.env.PROVING_API_KEY })
+ * const [outcome] = await proveStatements(
+ *   {
+ *     subjects: [{ kind: 'pie', path: 'build/pie.zip' }],
+ *     endpoint: { kind: 'l2', layout: 'auto', prover: 'svc_sharp', mockFactHash: false },
+ *     policy: {
+ *       wait: true,
+ *       timeoutMs: 2 * 3_600_000,
+ *       concurrency: 4,
+ *       gate: { allowMockedFact: false, verifyFacts: true },
+ *       reuse: { mode: 'auto' },
+ *       journal: { dir: '.proving-journal', forceNew: false },
+ *     },
+ *   },
+ *   { client, logger: silentLogger },
+ * )
+ * if (!outcome.passed) throw new Error(outcome.refusals.map((refusal) => refusal.message).join('\n'))
+ * ```
+ */
+export async function proveStatements(
+  request: import('./pipeline/statement/index.ts').StatementRequest,
+  context: import('./pipeline/statement/index.ts').RunContext,
+): Promise<import('./pipeline/statement/index.ts').StatementOutcome[]> {
+  // Loaded on first use: the entry stays as light as the clients.
+  return (await import('./pipeline/statement/index.ts')).proveStatements(request, context)
+}
+
+/**
+ * Follows a query that already exists (submitted earlier, by another job, before a
+ * cancellation) to its end, and judges it as a new one is judged: the facts against `pie` when
+ * one is given, the gate against `expected` (what the query was asked for, never its record's
+ * word), the chain with `onchain`.
+ *
+ * @param client The proving client.
+ * @param input The query, what it was asked for, the gate's allowance, the PIE, the timeout.
+ * @param context A logger, the abort signal, and an optional wrapper of the wait for progress.
+ * @returns The judgement: `passed`, the `refusals`, the `result` record, the fact comparison.
+ * @throws {WaitTimeoutError} When the query has not ended within `input.timeoutMs`.
+ * @example
+ * ```ts
+ * import { followQuery, expectResult, ProvingClient, silentLogger } from 'proving-kit'
+ *
+ * const client = new ProvingClient({ baseUrl: 'https://proving.example', apiKey: process.env.PROVING_API_KEY })
+ * const judgement = await followQuery(
+ *   client,
+ *   { queryId: 'a1b2', expected: expectResult('PROOF_VERIFICATION_ON_L2'), gate: { allowMockedFact: false, verifyFacts: true }, timeoutMs: 3_600_000 },
+ *   { logger: silentLogger },
+ * )
+ * console.log(judgement.passed ? 'proven' : judgement.refusals)
+ * ```
+ */
+export async function followQuery(
+  client: ProvingClient,
+  input: import('./pipeline/statement/index.ts').FollowInput,
+  context: import('./pipeline/statement/follow.ts').FollowContext,
+): Promise<import('./pipeline/statement/index.ts').Judgement> {
+  return (await import('./pipeline/statement/index.ts')).followQuery(client, input, context)
+}
+
+/**
+ * Sends a FAILED, retriable query back to the service and, with `input.wait`, follows and judges
+ * it as `followQuery` does.
+ *
+ * @param client The proving client.
+ * @param input As for `followQuery`, and `wait`: whether to follow the retried query.
+ * @param context As for `followQuery`, and `onRetried`, called with the service's answer.
+ * @returns The retry's answer, and the judgement when `wait` was set.
+ * @throws {ServiceError} When the service refuses the retry (`QUERY_NOT_RETRIABLE`, `MAX_RETRIES_REACHED`).
+ * @example
+ * ```ts
+ * import { retryAndFollow, ANY_PROOF, ProvingClient, silentLogger } from 'proving-kit'
+ *
+ * const client = new ProvingClient({ baseUrl: 'https://proving.example', apiKey: process.env.PROVING_API_KEY })
+ * const { judgement } = await retryAndFollow(
+ *   client,
+ *   { queryId: 'a1b2', expected: ANY_PROOF, gate: { allowMockedFact: false, verifyFacts: false }, timeoutMs: 3_600_000, wait: true },
+ *   { logger: silentLogger },
+ * )
+ * ```
+ */
+export async function retryAndFollow(
+  client: ProvingClient,
+  input: import('./pipeline/statement/index.ts').FollowInput & { wait: boolean },
+  context: import('./pipeline/statement/follow.ts').FollowContext,
+): Promise<{ retried: RetryResponse; judgement: import('./pipeline/statement/index.ts').Judgement | undefined }> {
+  return (await import('./pipeline/statement/index.ts')).retryAndFollow(client, input, context)
+}
+
+/** What a query was asked for, as the gate expects it: one kind (`expectResult('PROOF_VERIFICATION_ON_L2')`), or a proof of any kind (`ANY_PROOF`). */
+export { ANY_PROOF, expectResult } from './pipeline/gate.ts'
 
 // --- The data-processor task service -------------------------------------------------------------
 export {

@@ -79,7 +79,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   emulator: ['core', 'schemas', 'pie', 'chain'],
   action: ['core', 'schemas', 'pie', 'clients', 'chain', 'pipeline', 'emulator'],
   cli: ['core', 'schemas', 'pie', 'clients', 'chain', 'pipeline', 'emulator'],
-  'index.ts': ['core', 'schemas', 'pie', 'clients'],
+  'index.ts': ['core', 'schemas', 'pie', 'clients', 'pipeline'],
   'testing.ts': ['core', 'emulator'],
 }
 

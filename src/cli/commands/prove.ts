@@ -8,6 +8,8 @@ import { withLocalEmulator } from '../local-emulator.ts'
 import { provingClientFrom, timeoutFrom } from '../services.ts'
 import {
   allowMockedFactFrom,
+  EXPECTED_PROGRAM_OPTION,
+  expectedProgramHashFrom,
   GATE_OPTIONS,
   journalPolicyFrom,
   NOT_ALLOWED,
@@ -50,6 +52,7 @@ export const prove = defineCommand({
     ...WAIT_OPTIONS,
     ...GATE_OPTIONS,
     ...REUSE_OPTION,
+    ...EXPECTED_PROGRAM_OPTION,
     layout: {
       type: 'string',
       valueName: '<layout>',
@@ -93,7 +96,7 @@ export const prove = defineCommand({
         wait: context.values.wait === true,
         timeoutMs: timeoutFrom(context),
         concurrency,
-        gate: { allowMockedFact: allowMockedFactFrom(context), verifyFacts: true, notAllowed: NOT_ALLOWED },
+        gate: { allowMockedFact: allowMockedFactFrom(context), expectedProgramHash: expectedProgramHashFrom(context), verifyFacts: true, notAllowed: NOT_ALLOWED },
         reuse: { mode: reuseModeFrom(context) },
         journal: journalPolicyFrom(context),
         streamDirectory: context.io.env.PROVING_STREAM_UPLOAD !== '0',

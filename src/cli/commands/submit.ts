@@ -5,7 +5,7 @@ import { LAYOUTS } from '../../schemas/proving-constants.ts'
 import { defineCommand, SERVICE_OPTIONS } from '../context.ts'
 import { withLocalEmulator } from '../local-emulator.ts'
 import { provingClientFrom, timeoutFrom } from '../services.ts'
-import { allowMockedFactFrom, GATE_OPTIONS, NOT_ALLOWED, REUSE_OPTION, reuseModeFrom, WAIT_OPTIONS } from '../shared/statement-flags.ts'
+import { allowMockedFactFrom, EXPECTED_PROGRAM_OPTION, expectedProgramHashFrom, GATE_OPTIONS, NOT_ALLOWED, REUSE_OPTION, reuseModeFrom, WAIT_OPTIONS } from '../shared/statement-flags.ts'
 import { runStatements } from '../shared/statement-output.ts'
 import { checkCombination, GENERAL_FIELD_OPTIONS, readGeneralFields } from '../submission.ts'
 
@@ -36,6 +36,7 @@ export const submit = defineCommand({
     ...WAIT_OPTIONS,
     ...GATE_OPTIONS,
     ...REUSE_OPTION,
+    ...EXPECTED_PROGRAM_OPTION,
     program: { type: 'string', valueName: '<program.json>', description: 'Compiled program to run and prove (instead of a PIE).' },
     'program-input': { type: 'string', valueName: '<file>', description: 'Input of --program: input.txt (cairo1) or JSON (cairo0, python VM).' },
     'program-hash': { type: 'string', valueName: '<0x...>', description: 'Hash of a program the service already has (instead of a PIE).' },
@@ -85,7 +86,7 @@ export const submit = defineCommand({
         wait: context.values.wait === true,
         timeoutMs: timeoutFrom(context),
         concurrency: 1,
-        gate: { allowMockedFact: allowMockedFactFrom(context), verifyFacts: true, notAllowed: NOT_ALLOWED },
+        gate: { allowMockedFact: allowMockedFactFrom(context), expectedProgramHash: expectedProgramHashFrom(context), verifyFacts: true, notAllowed: NOT_ALLOWED },
         reuse: { mode: reuseModeFrom(context) },
       },
     }

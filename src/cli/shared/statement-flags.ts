@@ -31,6 +31,28 @@ export const GATE_OPTIONS = {
   },
 } as const
 
+/** `--expected-program-hash` of the commands that submit a PIE (prove, submit). */
+export const EXPECTED_PROGRAM_OPTION = {
+  'expected-program-hash': {
+    type: 'string',
+    valueName: '<0x...>',
+    description:
+      'The program hash the PIE and the query must have: a PIE of another program is refused before anything is uploaded, and with --wait a query reporting another is refused by the gate.',
+  },
+} as const
+
+/** `--expected-program-hash`: 0x and at most 64 hex digits, or none. */
+export function expectedProgramHashFrom(context: CommandContext<typeof EXPECTED_PROGRAM_OPTION>): string | undefined {
+  const value = context.values['expected-program-hash']?.trim()
+  if (value === undefined) return undefined
+  if (!/^0x[0-9a-fA-F]{1,64}$/.test(value)) {
+    throw new InvalidInputError(`--expected-program-hash must be 0x-prefixed hex of at most 64 digits; got ${JSON.stringify(value.slice(0, 80))}.`, {
+      input: '--expected-program-hash',
+    })
+  }
+  return value
+}
+
 /** Why the gate did not let a mocked fact pass, in the CLI's words. */
 export const NOT_ALLOWED = '--allow-mocked-fact was not given'
 
