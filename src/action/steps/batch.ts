@@ -11,7 +11,16 @@ import type { ProvingClient } from '../../clients/proving.ts'
 import { ProvingKitError } from '../../core/errors.ts'
 import { forSummaryCell } from '../../core/service-text.ts'
 import { type OutputFacts, outputFacts } from '../../pipeline/gate.ts'
-import { inBucket, labelOf, proveStatements, type StatementEvent, type StatementOutcome, type StatementRequest } from '../../pipeline/statement/index.ts'
+import {
+  inBucket,
+  labelOf,
+  proveStatements,
+  type StatementEvent,
+  type StatementHooks,
+  type StatementOutcome,
+  type StatementRequest,
+  type Submitted,
+} from '../../pipeline/statement/index.ts'
 import type { ActionIO, InputValues } from '../types.ts'
 import type { MAIN_INPUTS } from './inputs.ts'
 import { loggerFor } from './io.ts'
@@ -42,12 +51,25 @@ export async function proveBatch(
   const count = request.subjects.length
   const wait = request.policy.wait && !inBucket(request.endpoint)
   io.info(`Proving ${count} PIEs, at most ${inputs.concurrency} uploads at a time${wait ? ', waiting for each' : ''}.`)
+  const label = (index: number) => labelOf(request.subjects[index]!)
   const onEvent = (event: StatementEvent) => {
+    // What each PIE's steps decided, named by its PIE: the ids a person needs when a run is stopped.
+    if (event.type === 'prepared') io.debug(`${label(event.index)}: Validated ${label(event.index)} (sha256 ${event.pie.sha256}).`)
+    if (event.type === 'decided' && event.decision.kind === 'submit') io.debug(`${label(event.index)}: No earlier query reused: ${event.decision.reason}.`)
+    if (event.type === 'submitted' && event.submitted.queryId) io.info(`${label(event.index)}: ${announcement(event.submitted)}`)
     if (event.type !== 'ended') return
     const row = rowOf(event.outcome)
     io.info(`[${event.index + 1}/${count}] ${row.pie}: ${row.queryId ? `query ${row.queryId}${row.reused ? ` (reused${row.reused === 'chain' ? ' from chain' : ''})` : ''} ` : ''}${row.status}${row.facts === 'match' ? ', facts match' : ''}${row.error ? `: ${row.error}` : ''}`)
   }
-  const outcomes = await proveStatements(request, { client, logger: loggerFor(io), signal, hooks: { onEvent, onOnchainProgress: (index, line) => io.info(`${request.subjects[index]!.label}: ${line}`) } })
+  const hooks: StatementHooks = {
+    onEvent,
+    onOnchainProgress: (index, line) => io.info(`${label(index)}: ${line}`),
+    aroundWait: (index, queryId, wait) => {
+      io.debug(`${label(index)}: Waiting for query ${queryId}.`)
+      return wait(() => {})
+    },
+  }
+  const outcomes = await proveStatements(request, { client, logger: loggerFor(io), signal, hooks })
   const rows = outcomes.map(rowOf)
   const failed = rows.filter((row) => !row.passed)
   const onchainAsked = request.policy.onchain !== undefined
@@ -74,10 +96,18 @@ export async function proveBatch(
   })
 }
 
+/** A PIE's query, the moment it is known: submitted, followed or reused, never announced as another's. */
+function announcement(submitted: Submitted): string {
+  const id = submitted.queryId
+  if (submitted.how === 'reused') return `Reused query ${id}, which already proves this PIE; nothing was submitted.`
+  if (submitted.how === 'submitted') return `Submitted: query ${id}`
+  return `Following query ${id}, ${submitted.deduplicated ? 'submitted by an earlier attempt of this job' : 'submitted by an earlier run of this PIE'}; nothing was sent again.`
+}
+
 /** One statement as its row of `results` and of the summary's table. */
 function rowOf(outcome: StatementOutcome): BatchRow {
   const row: BatchRow = {
-    pie: outcome.subject.label ?? labelOf(outcome.subject),
+    pie: labelOf(outcome.subject),
     queryId: outcome.submitted?.queryId || null,
     status: 'ERROR',
     facts: 'not checked',
