@@ -81,6 +81,8 @@ export type RecordOverride = {
   result?: string | null
   /** The step a finished record claims. */
   step?: string | null
+  /** The bucket the record names; the bucket that holds the query still lists it. */
+  bucketId?: string | null
 }
 
 export type StoredBucket = {

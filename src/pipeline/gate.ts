@@ -7,7 +7,7 @@
  * leaves out, nulls or garbles, and a mock state the service does not give, are refusals, never
  * passes. Every adapter (CLI, action, bucket) gates through here.
  */
-import { serviceLine } from '../core/service-text.ts'
+import { serviceLine, visibleName } from '../core/service-text.ts'
 import { bytes32Text } from '../pie/shared/index.ts'
 import type { FactCheckResult, FactField } from '../pie/index.ts'
 import { KNOWN_STEPS, RESULTS } from '../schemas/proving-constants.ts'
@@ -41,6 +41,12 @@ export type GateOptions = {
   expected: ExpectedResult
   /** Why a mocked fact was not allowed, in the caller's words (default: "`allow-mocked-fact` is false"). */
   notAllowed?: string | undefined
+  /**
+   * The bucket whose listing names the query (the bucket gate): the query's own record must say
+   * it is in that bucket (`bucketId`, compared exactly, ids being opaque); one that names another
+   * bucket, or none, is refused. Not judged when absent.
+   */
+  bucketId?: string | undefined
 }
 
 /**
@@ -58,6 +64,7 @@ export type GateRecord = {
   result?: string | null | undefined
   step?: string | null | undefined
   sharpProver?: string | null | undefined
+  bucketId?: string | null | undefined
 }
 
 export type GateRefusal = {
@@ -72,6 +79,7 @@ export type GateRefusal = {
     | 'program-hash'
     | 'fact-mismatch'
     | 'not-on-chain'
+    | 'other-bucket'
   message: string
 }
 
@@ -167,6 +175,8 @@ export function isWellFormedHash(value: unknown): value is string {
  * one is asked for, comes after (`afterOnChainCheck`).
  */
 export function evaluateGate(record: GateRecord, factCheck: FactCheckResult | undefined, options: GateOptions): GateRefusal[] {
+  // Whose query it is holds in every state: one of another bucket is not this bucket's.
+  const membership = options.bucketId === undefined ? [] : bucketRefusals(record, options.bucketId)
   const status: unknown = record.status
   if (status === 'FAILED') {
     const reason: unknown = record.errorReason
@@ -176,12 +186,13 @@ export function evaluateGate(record: GateRecord, factCheck: FactCheckResult | un
         // The service's reason is data: one line, whatever it holds (core/service-text.ts).
         message: `The query FAILED: ${serviceLine((typeof reason === 'string' && reason.trim()) || 'the service gave no reason')}.`,
       },
+      ...membership,
     ]
   }
   if (status !== 'DONE') {
-    return [{ kind: 'not-done', message: `The query is ${typeof status === 'string' ? serviceLine(status, 200) : showValue(status)}, not DONE.` }]
+    return [{ kind: 'not-done', message: `The query is ${typeof status === 'string' ? serviceLine(status, 200) : showValue(status)}, not DONE.` }, ...membership]
   }
-  const refusals: GateRefusal[] = kindRefusals(record, options.expected)
+  const refusals: GateRefusal[] = [...membership, ...kindRefusals(record, options.expected)]
   // Whether facts are due is the request's to say: a record claiming a trace carries none, and
   // is refused above; its missing facts are refused as well.
   const proves = expectsProof(options.expected)
@@ -269,6 +280,27 @@ function kindRefusals(record: GateRecord, expected: ExpectedResult): GateRefusal
     })
   }
   return refusals
+}
+
+/**
+ * The record's own word on its bucket against the bucket whose listing names it: the listing is
+ * the bucket's claim about its queries, the record the query's, and a query is judged as one of
+ * the bucket's leaves only when its record says so. A listing that names another bucket's query
+ * (or one in no bucket) would pass that query's proof off as this bucket's.
+ */
+function bucketRefusals(record: GateRecord, bucketId: string): GateRefusal[] {
+  const named: unknown = record.bucketId
+  if (named === bucketId) return []
+  const where =
+    typeof named === 'string'
+      ? `in bucket ${/^[\x21-\x7e]+$/.test(named) ? serviceLine(named, 120) : visibleName(named)}`
+      : `in no bucket (bucketId is ${named === null ? 'null' : named === undefined ? 'absent' : `${serviceLine(textOf(named), 80)}, not text`})`
+  return [
+    {
+      kind: 'other-bucket',
+      message: `The query is ${where} by its own record, not in bucket ${serviceLine(bucketId, 120)}, whose listing names it: the gate trusts the query's record, not the listing.`,
+    },
+  ]
 }
 
 /** A value the service claimed, for a message: quoted, one line, cut short. */

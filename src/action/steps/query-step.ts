@@ -273,6 +273,8 @@ const NEXT_STEP: Record<GateRefusal['kind'], string> = {
     'Check that the PIE comes from the program you meant to release, and that `expected-program-hash` is that program\'s hash.',
   'fact-mismatch':
     'Do not rely on this result: what the service reports was not computed from this PIE. Check that the same pie.zip was submitted, and report it to the service operator.',
+  'other-bucket':
+    'Do not rely on this bucket: it lists a query whose own record places it in another bucket (or none). Check that every job proved into this `bucket-id`, and report it to the service operator.',
   'not-on-chain':
     'A registration can land some minutes after DONE: raise `onchain-timeout-minutes`, or check later with `proving fact check` (docs/onchain.md). If the RPC failed, check `ethereum-rpc-url` / `starknet-rpc-url` and `fact-registry`.',
 }

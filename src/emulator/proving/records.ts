@@ -49,7 +49,8 @@ function allFields(query: StoredQuery, progress: Progress) {
     submittedByClient: query.owner.clientId,
     projectId: query.owner.projectId,
     submittedByWallet: null,
-    bucketId: query.bucketId,
+    // The bucket the record names; the listing (queriesOfBucket) is by the bucket that holds it.
+    bucketId: 'bucketId' in override ? (override.bucketId ?? null) : query.bucketId,
     bucketJobIndex: query.bucketJobIndex,
     customerName: null,
     isJobSizeValid: query.isJobSizeValid,

@@ -337,6 +337,37 @@ describe('the kind asked for, never the record\'s word for it (issue 31)', () =>
   })
 })
 
+describe('the bucket whose listing names the query', () => {
+  const IN_B1 = { ...STRICT, expected: ANY_PROOF, bucketId: 'b-1' }
+
+  it('passes a record that names it, and refuses one that names another, naming both', () => {
+    expect(evaluateGate({ ...DONE, bucketId: 'b-1' }, undefined, IN_B1)).toEqual([])
+    expect(evaluateGate({ ...DONE, bucketId: 'b-2' }, undefined, IN_B1)).toEqual([
+      { kind: 'other-bucket', message: "The query is in bucket b-2 by its own record, not in bucket b-1, whose listing names it: the gate trusts the query's record, not the listing." },
+    ])
+  })
+
+  it('refuses a record in no bucket, of another type, or a lookalike id, showing which', () => {
+    const said = (bucketId: unknown) => evaluateGate({ ...DONE, bucketId } as GateRecord, undefined, IN_B1).map((refusal) => refusal.message.split(' by its own record')[0])
+    expect(said(null)).toEqual(['The query is in no bucket (bucketId is null)'])
+    expect(said(undefined)).toEqual(['The query is in no bucket (bucketId is absent)'])
+    expect(said(7)).toEqual(['The query is in no bucket (bucketId is 7, not text)'])
+    expect(said({ id: 'b-1' })).toEqual(['The query is in no bucket (bucketId is {"id":"b-1"}, not text)'])
+    expect(said('b\u20101')).toEqual(['The query is in bucket "b\\u20101"'])
+    expect(said('b-1 ')).toEqual(['The query is in bucket "b-1 "'])
+    expect(said('B-1')).toEqual(['The query is in bucket B-1'])
+  })
+
+  it('holds in every state: a FAILED or unfinished query of another bucket is refused as both', () => {
+    expect(kinds(evaluateGate({ status: 'FAILED', errorReason: 'boom', bucketId: 'b-2' }, undefined, IN_B1))).toEqual(['failed', 'other-bucket'])
+    expect(kinds(evaluateGate({ status: 'IN_PROGRESS', bucketId: null }, undefined, IN_B1))).toEqual(['not-done', 'other-bucket'])
+  })
+
+  it('is not judged outside a bucket gate', () => {
+    expect(evaluateGate({ ...DONE, bucketId: 'b-2' }, undefined, STRICT)).toEqual([])
+  })
+})
+
 describe('afterOnChainCheck', () => {
   const unknown = { kind: 'mock-state-unknown' as const, message: 'unknown' }
   const missing = { kind: 'fact-missing' as const, message: 'missing' }
