@@ -83,6 +83,8 @@ export type RecordOverride = {
   step?: string | null
   /** The bucket the record names; the bucket that holds the query still lists it. */
   bucketId?: string | null
+  /** The prover the record names, in every representation (records D and L carry none otherwise). */
+  sharpProver?: string | null
 }
 
 export type StoredBucket = {

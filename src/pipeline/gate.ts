@@ -11,6 +11,7 @@ import { serviceLine, visibleName } from '../core/service-text.ts'
 import { bytes32Text } from '../pie/shared/index.ts'
 import type { FactCheckResult, FactField } from '../pie/index.ts'
 import { KNOWN_STEPS, RESULTS } from '../schemas/proving-constants.ts'
+import { KNOWN_PROVER_NAMES, readProver } from './prover.ts'
 
 /**
  * What the request asked the service for, never what its answer says: the result kinds a record
@@ -80,6 +81,7 @@ export type GateRefusal = {
     | 'fact-mismatch'
     | 'not-on-chain'
     | 'other-bucket'
+    | 'unknown-prover'
   message: string
 }
 
@@ -141,16 +143,39 @@ export type FactRequirement = { all: FactField[]; oneOf: FactField[] }
  * where the result names the registry the fact is verified in, that one: the SHARP fact for
  * L1, and for L2 the Integrity fact with Stone or the bridged SHARP fact with Stwo
  * (production.md, "Where facts are registered"). `kind` is what was asked for (`judgedKind`),
- * never the record's word; the prover is the record's (it only narrows which fact is required).
+ * never the record's word; the prover is the record's, read as a known name only (prover.ts):
+ * it narrows which fact is required, and one this version does not know is a refusal of its
+ * own where it would decide (`proverRefusals`), its requirement an absent prover's.
  */
 export function requiredFacts(kind: string | undefined, sharpProver?: unknown): FactRequirement {
   if (!resultHasFact(kind)) return { all: [], oneOf: [] }
-  const prover = typeof sharpProver === 'string' ? sharpProver.toLowerCase() : undefined
+  const prover = readProver(sharpProver)
   let registered: FactField | undefined
   if (kind === 'PROOF_VERIFICATION_ON_L1') registered = 'sharpFactHash'
-  else if (kind === 'PROOF_VERIFICATION_ON_L2' && prover === 'stone') registered = 'integrityFactHash'
-  else if (kind === 'PROOF_VERIFICATION_ON_L2' && prover?.startsWith('stwo')) registered = 'sharpFactHash'
+  else if (kind === 'PROOF_VERIFICATION_ON_L2' && prover.kind === 'known') registered = prover.l2Fact
   return registered ? { all: ['programHash', registered], oneOf: [] } : { all: ['programHash'], oneOf: ['sharpFactHash', 'integrityFactHash'] }
+}
+
+/** The result kinds whose required fact the prover decides (`requiredFacts`). */
+const PROVER_DECIDES: readonly string[] = ['PROOF_VERIFICATION_ON_L2']
+
+/**
+ * A prover the record names that this version does not know, where the prover decides which
+ * fact binds the output: a lookalike (`stоne`, a Cyrillic о) read as no prover would let either
+ * fact pass where Stone's Integrity fact is required. Named as sent, every character outside
+ * printable ASCII escaped. An absent prover is no refusal (records L and D carry none).
+ */
+function proverRefusals(kind: string | undefined, sharpProver: unknown): GateRefusal[] {
+  if (kind === undefined || !PROVER_DECIDES.includes(kind)) return []
+  const prover = readProver(sharpProver)
+  if (prover.kind !== 'unknown') return []
+  const named = typeof prover.value === 'string' ? `names its prover ${visibleName(prover.value)}` : `gives its prover (sharpProver) as ${serviceLine(textOf(prover.value), 80)}, not text`
+  return [
+    {
+      kind: 'unknown-prover',
+      message: `The record ${named}, which is not a prover this version knows (${KNOWN_PROVER_NAMES}, in any letter case): a DONE ${kind} result registers the Integrity fact with Stone and the SHARP fact with Stwo, so the gate cannot tell which fact binds the output.`,
+    },
+  ]
 }
 
 /** Steps that generate a trace (KNOWN_STEPS): a DONE proof's record never stops there. */
@@ -315,6 +340,7 @@ function factFieldRefusals(record: GateRecord, expected: ExpectedResult): GateRe
   const kind = judgedKind(record, expected)
   const requirement = requiredFacts(kind, record.sharpProver)
   const label = kind === undefined ? expected.label : kindLabel(kind, record.sharpProver)
+  refusals.push(...proverRefusals(kind, record.sharpProver))
   const value = (field: FactField): unknown => record[field]
   const absent = (field: FactField) => (value(field) === null ? 'null' : 'absent')
   for (const field of FACT_FIELDS) {
@@ -342,9 +368,13 @@ function factFieldRefusals(record: GateRecord, expected: ExpectedResult): GateRe
   return refusals
 }
 
-/** The result kind and prover as the service named them (open enums: any text), one line, cut short. */
+/**
+ * The result kind and prover as the service named them (open enums: any text), one line, cut
+ * short; a prover this version does not know with its characters outside printable ASCII escaped.
+ */
 function kindLabel(result: string, prover: unknown): string {
-  return typeof prover === 'string' && prover ? `${serviceLine(result, 80)} (${serviceLine(prover, 80)})` : serviceLine(result, 80)
+  if (typeof prover !== 'string' || !prover) return serviceLine(result, 80)
+  return `${serviceLine(result, 80)} (${readProver(prover).kind === 'known' ? serviceLine(prover, 80) : visibleName(prover)})`
 }
 
 /**

@@ -62,7 +62,7 @@ const result = fc.oneof(
   OTHER_TYPE,
 )
 const step = fc.oneof(oddSpellings(KNOWN_STEPS), fc.constantFrom('SOME_NEW_STEP', ''), { weight: 2, arbitrary: fc.constant(null) }, OTHER_TYPE)
-const prover = fc.oneof(fc.constantFrom('stone', 'Stone', 'stwo', 'stwoHerodotus', 'halo', 'nostwo'), fc.constant(null), OTHER_TYPE)
+const prover = fc.oneof(fc.constantFrom('stone', 'Stone', 'stwo', 'STWO', 'stwoHerodotus', 'halo', 'nostwo', 'stwo_v2', 'st\u043ene', 'stone '), fc.constant(null), OTHER_TYPE)
 const mocked = fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, fc.constant(true), fc.constant(null), fc.constantFrom('false', 0), OTHER_TYPE)
 
 /** A 0x hash in the spellings a service may use for the same number: case, leading zeros. */
@@ -130,6 +130,8 @@ const expectedArbitrary = fc.oneof(
 // --- The oracle: the invariant, from its sentence ------------------------------------------------
 
 const HASH = /^0x[0-9a-fA-F]{1,64}$/
+/** The provers interface.md and production.md name, folded to lower case: stone, stwo, stwoHerodotus. */
+const KNOWN_PROVERS = ['stone', 'stwo', 'stwoherodotus']
 const TRACE_STEPS = ['TRACE_GENERATION', 'TRACE_AND_METADATA_GENERATION']
 const wellFormed = (value: unknown): value is string => typeof value === 'string' && HASH.test(value)
 const present = (value: unknown) => value !== null && value !== undefined
@@ -148,14 +150,18 @@ function ofExpectedKind(record: Record<string, unknown>, expected: ExpectedResul
 /** Every fact the asked kind carries, each fact given well formed, and equal to the PIE's when one is given. */
 function carriesItsFacts(record: Record<string, unknown>, expected: ExpectedResult, truth: Truth | undefined): boolean {
   const kind = expected.kinds.length === 1 ? expected.kinds[0] : typeof record.result === 'string' && expected.kinds.includes(record.result) ? record.result : undefined
-  const prover = typeof record.sharpProver === 'string' ? record.sharpProver.toLowerCase() : ''
+  // A prover is one of the known names in any letter case (ASCII letters folded, nothing else).
+  const named = record.sharpProver
+  const prover = typeof named === 'string' ? KNOWN_PROVERS.find((name) => name === named.replace(/[A-Z]/g, (letter) => letter.toLowerCase())) : undefined
   const fields = ['programHash', 'sharpFactHash', 'integrityFactHash'] as const
   if (!fields.every((field) => !present(record[field]) || wellFormed(record[field]))) return false
   if (!present(record.programHash)) return false
   let required: boolean
   if (kind === 'PROOF_VERIFICATION_ON_L1') required = present(record.sharpFactHash)
+  // On L2 the prover decides the fact; one the record names that is not known decides nothing, and is refused.
+  else if (kind === 'PROOF_VERIFICATION_ON_L2' && present(record.sharpProver) && prover === undefined) return false
   else if (kind === 'PROOF_VERIFICATION_ON_L2' && prover === 'stone') required = present(record.integrityFactHash)
-  else if (kind === 'PROOF_VERIFICATION_ON_L2' && prover.startsWith('stwo')) required = present(record.sharpFactHash)
+  else if (kind === 'PROOF_VERIFICATION_ON_L2' && prover !== undefined) required = present(record.sharpFactHash)
   else required = present(record.sharpFactHash) || present(record.integrityFactHash)
   if (!required) return false
   if (!truth) return true

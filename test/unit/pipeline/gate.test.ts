@@ -240,11 +240,34 @@ describe('which facts a result kind requires', () => {
     expect(requiredFacts('PROOF_VERIFICATION_ON_L1', 'stone')).toEqual({ all: ['programHash', 'sharpFactHash'], oneOf: [] })
   })
 
-  it('reads any prover named stwo-something as Stwo, and any other as unknown', () => {
+  it('reads a prover as a known name in any letter case (stone, stwo, stwoHerodotus), nothing else', () => {
     expect(requiredFacts('PROOF_VERIFICATION_ON_L2', 'stwoHerodotus')).toEqual({ all: ['programHash', 'sharpFactHash'], oneOf: [] })
+    expect(requiredFacts('PROOF_VERIFICATION_ON_L2', 'STWOHERODOTUS')).toEqual({ all: ['programHash', 'sharpFactHash'], oneOf: [] })
     expect(requiredFacts('PROOF_VERIFICATION_ON_L2', 'Stone')).toEqual({ all: ['programHash', 'integrityFactHash'], oneOf: [] })
-    expect(requiredFacts('PROOF_VERIFICATION_ON_L2', 'halo')).toEqual({ all: ['programHash'], oneOf: ['sharpFactHash', 'integrityFactHash'] })
-    expect(requiredFacts('PROOF_VERIFICATION_ON_L2', 'nostwo')).toEqual({ all: ['programHash'], oneOf: ['sharpFactHash', 'integrityFactHash'] })
+    // Another name narrows nothing: its requirement is an absent prover's, and the gate refuses it (below).
+    for (const other of ['halo', 'nostwo', 'stwo_v2', 'st\u043ene', 'stone ']) {
+      expect(requiredFacts('PROOF_VERIFICATION_ON_L2', other), other).toEqual({ all: ['programHash'], oneOf: ['sharpFactHash', 'integrityFactHash'] })
+    }
+  })
+
+  it('refuses an L2 proof whose record names a prover it does not know, a lookalike included, naming it with its escapes', () => {
+    // A Cyrillic о in "stone", and only the SHARP fact: before, either fact passed.
+    const lookalike = { ...DONE, sharpProver: 'st\u043ene', integrityFactHash: null }
+    expect(evaluateGate(lookalike, undefined, STRICT)).toEqual([
+      {
+        kind: 'unknown-prover',
+        message:
+          'The record names its prover "st\\u043ene", which is not a prover this version knows (stone, stwo, stwoHerodotus, in any letter case): a DONE PROOF_VERIFICATION_ON_L2 result registers the Integrity fact with Stone and the SHARP fact with Stwo, so the gate cannot tell which fact binds the output.',
+      },
+    ])
+    expect(kinds(evaluateGate({ ...DONE, sharpProver: 'stwo_v2' }, undefined, STRICT))).toEqual(['unknown-prover'])
+    expect(evaluateGate({ ...DONE, sharpProver: 7 as unknown as string }, undefined, STRICT)[0]!.message).toMatch(/^The record gives its prover \(sharpProver\) as 7, not text,/)
+    // Known in any case, or absent (records L and D carry none): judged as before.
+    expect(evaluateGate({ ...DONE, sharpProver: 'STONE', sharpFactHash: null }, undefined, STRICT)).toEqual([])
+    expect(evaluateGate({ ...DONE, sharpProver: null, integrityFactHash: null }, undefined, STRICT)).toEqual([])
+    // Where the prover decides nothing (L1, PROOF_GENERATION), it is not read.
+    expect(evaluateGate({ ...DONE, result: null, sharpProver: 'st\u043ene' }, undefined, { ...STRICT, expected: expectResult('PROOF_VERIFICATION_ON_L1') })).toEqual([])
+    expect(evaluateGate({ ...DONE, result: null, sharpProver: 'st\u043ene' }, undefined, { ...STRICT, expected: expectResult('PROOF_GENERATION') })).toEqual([])
   })
 
   it('passes a proof of either registry that carries only one of the two facts', () => {
