@@ -11,7 +11,7 @@ export default {
     'src/pipeline/gate.ts',
     'src/pie/inspect/check.ts',
     'src/core/classify.ts',
-    'src/pipeline/journal.ts',
+    'src/pipeline/journal/*.ts',
     'src/core/redact.ts',
   ],
   // Type-level mutants (a changed type annotation) cannot fail at run time.

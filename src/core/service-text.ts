@@ -84,6 +84,20 @@ export function forLog(text: string): string {
     .join('\n')
 }
 
+/**
+ * A name the service gave, where a lookalike would mislead (a prover, a bucket id compared with
+ * another): quoted, every character outside printable ASCII written as a `\u` escape, cut short
+ * (an ellipsis after the quote). `"st\u043ene"` shows the Cyrillic о that `"stоne"` would hide;
+ * printable ASCII, so every medium shows these characters.
+ */
+export function visibleName(text: string, limit = 80): string {
+  const escaped = text
+    .slice(0, limit)
+    .replace(/["\\]/g, '\\$&')
+    .replace(/[^\u0020-\u007e]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  return `"${escaped}"${text.length > limit ? '…' : ''}`
+}
+
 // --- The job summary (GitHub-flavoured Markdown) ---------------------------------------------
 
 /**

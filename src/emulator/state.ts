@@ -81,6 +81,10 @@ export type RecordOverride = {
   result?: string | null
   /** The step a finished record claims. */
   step?: string | null
+  /** The bucket the record names; the bucket that holds the query still lists it. */
+  bucketId?: string | null
+  /** The prover the record names, in every representation (records D and L carry none otherwise). */
+  sharpProver?: string | null
 }
 
 export type StoredBucket = {

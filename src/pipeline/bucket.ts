@@ -6,6 +6,7 @@
  * they fit (and that every PIE given has its query). The listing itself is judged against what
  * the caller expected (`expected`: the query ids the jobs submitted, or their count), and a
  * listing that names a query twice is refused: an answer the gate cannot read is not a pass.
+ * Each query's own record must say it is in the bucket: the listing is not its word.
  * Nothing here prints: hosts get rows and refusals to show.
  */
 import type { ProvingClient } from '../clients/proving.ts'
@@ -204,6 +205,8 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
         expectedProgramHash: options.expectedProgramHash,
         // Every query of a bucket is a proof: a record that says it is a trace is refused.
         expected: ANY_PROOF,
+        // And in this bucket by its own record: the listing alone does not make it a leaf.
+        bucketId: details.bucket.id,
       })
         .map((refusal) => (facts === 'differ' && refusal.kind === 'fact-mismatch' ? 'Its facts fit none of the PIEs given.' : refusal.message))
         .concat(misread[index] === undefined ? [] : [misread[index]!])

@@ -7,10 +7,11 @@
  * leaves out, nulls or garbles, and a mock state the service does not give, are refusals, never
  * passes. Every adapter (CLI, action, bucket) gates through here.
  */
-import { serviceLine } from '../core/service-text.ts'
+import { serviceLine, visibleName } from '../core/service-text.ts'
 import { bytes32Text } from '../pie/shared/index.ts'
 import type { FactCheckResult, FactField } from '../pie/index.ts'
 import { KNOWN_STEPS, RESULTS } from '../schemas/proving-constants.ts'
+import { KNOWN_PROVER_NAMES, readProver } from './prover.ts'
 
 /**
  * What the request asked the service for, never what its answer says: the result kinds a record
@@ -41,6 +42,12 @@ export type GateOptions = {
   expected: ExpectedResult
   /** Why a mocked fact was not allowed, in the caller's words (default: "`allow-mocked-fact` is false"). */
   notAllowed?: string | undefined
+  /**
+   * The bucket whose listing names the query (the bucket gate): the query's own record must say
+   * it is in that bucket (`bucketId`, compared exactly, ids being opaque); one that names another
+   * bucket, or none, is refused. Not judged when absent.
+   */
+  bucketId?: string | undefined
 }
 
 /**
@@ -58,6 +65,7 @@ export type GateRecord = {
   result?: string | null | undefined
   step?: string | null | undefined
   sharpProver?: string | null | undefined
+  bucketId?: string | null | undefined
 }
 
 export type GateRefusal = {
@@ -72,6 +80,8 @@ export type GateRefusal = {
     | 'program-hash'
     | 'fact-mismatch'
     | 'not-on-chain'
+    | 'other-bucket'
+    | 'unknown-prover'
   message: string
 }
 
@@ -133,16 +143,39 @@ export type FactRequirement = { all: FactField[]; oneOf: FactField[] }
  * where the result names the registry the fact is verified in, that one: the SHARP fact for
  * L1, and for L2 the Integrity fact with Stone or the bridged SHARP fact with Stwo
  * (production.md, "Where facts are registered"). `kind` is what was asked for (`judgedKind`),
- * never the record's word; the prover is the record's (it only narrows which fact is required).
+ * never the record's word; the prover is the record's, read as a known name only (prover.ts):
+ * it narrows which fact is required, and one this version does not know is a refusal of its
+ * own where it would decide (`proverRefusals`), its requirement an absent prover's.
  */
 export function requiredFacts(kind: string | undefined, sharpProver?: unknown): FactRequirement {
   if (!resultHasFact(kind)) return { all: [], oneOf: [] }
-  const prover = typeof sharpProver === 'string' ? sharpProver.toLowerCase() : undefined
+  const prover = readProver(sharpProver)
   let registered: FactField | undefined
   if (kind === 'PROOF_VERIFICATION_ON_L1') registered = 'sharpFactHash'
-  else if (kind === 'PROOF_VERIFICATION_ON_L2' && prover === 'stone') registered = 'integrityFactHash'
-  else if (kind === 'PROOF_VERIFICATION_ON_L2' && prover?.startsWith('stwo')) registered = 'sharpFactHash'
+  else if (kind === 'PROOF_VERIFICATION_ON_L2' && prover.kind === 'known') registered = prover.l2Fact
   return registered ? { all: ['programHash', registered], oneOf: [] } : { all: ['programHash'], oneOf: ['sharpFactHash', 'integrityFactHash'] }
+}
+
+/** The result kinds whose required fact the prover decides (`requiredFacts`). */
+const PROVER_DECIDES: readonly string[] = ['PROOF_VERIFICATION_ON_L2']
+
+/**
+ * A prover the record names that this version does not know, where the prover decides which
+ * fact binds the output: a lookalike (`stоne`, a Cyrillic о) read as no prover would let either
+ * fact pass where Stone's Integrity fact is required. Named as sent, every character outside
+ * printable ASCII escaped. An absent prover is no refusal (records L and D carry none).
+ */
+function proverRefusals(kind: string | undefined, sharpProver: unknown): GateRefusal[] {
+  if (kind === undefined || !PROVER_DECIDES.includes(kind)) return []
+  const prover = readProver(sharpProver)
+  if (prover.kind !== 'unknown') return []
+  const named = typeof prover.value === 'string' ? `names its prover ${visibleName(prover.value)}` : `gives its prover (sharpProver) as ${serviceLine(textOf(prover.value), 80)}, not text`
+  return [
+    {
+      kind: 'unknown-prover',
+      message: `The record ${named}, which is not a prover this version knows (${KNOWN_PROVER_NAMES}, in any letter case): a DONE ${kind} result registers the Integrity fact with Stone and the SHARP fact with Stwo, so the gate cannot tell which fact binds the output.`,
+    },
+  ]
 }
 
 /** Steps that generate a trace (KNOWN_STEPS): a DONE proof's record never stops there. */
@@ -167,6 +200,8 @@ export function isWellFormedHash(value: unknown): value is string {
  * one is asked for, comes after (`afterOnChainCheck`).
  */
 export function evaluateGate(record: GateRecord, factCheck: FactCheckResult | undefined, options: GateOptions): GateRefusal[] {
+  // Whose query it is holds in every state: one of another bucket is not this bucket's.
+  const membership = options.bucketId === undefined ? [] : bucketRefusals(record, options.bucketId)
   const status: unknown = record.status
   if (status === 'FAILED') {
     const reason: unknown = record.errorReason
@@ -176,12 +211,13 @@ export function evaluateGate(record: GateRecord, factCheck: FactCheckResult | un
         // The service's reason is data: one line, whatever it holds (core/service-text.ts).
         message: `The query FAILED: ${serviceLine((typeof reason === 'string' && reason.trim()) || 'the service gave no reason')}.`,
       },
+      ...membership,
     ]
   }
   if (status !== 'DONE') {
-    return [{ kind: 'not-done', message: `The query is ${typeof status === 'string' ? serviceLine(status, 200) : showValue(status)}, not DONE.` }]
+    return [{ kind: 'not-done', message: `The query is ${typeof status === 'string' ? serviceLine(status, 200) : showValue(status)}, not DONE.` }, ...membership]
   }
-  const refusals: GateRefusal[] = kindRefusals(record, options.expected)
+  const refusals: GateRefusal[] = [...membership, ...kindRefusals(record, options.expected)]
   // Whether facts are due is the request's to say: a record claiming a trace carries none, and
   // is refused above; its missing facts are refused as well.
   const proves = expectsProof(options.expected)
@@ -271,6 +307,27 @@ function kindRefusals(record: GateRecord, expected: ExpectedResult): GateRefusal
   return refusals
 }
 
+/**
+ * The record's own word on its bucket against the bucket whose listing names it: the listing is
+ * the bucket's claim about its queries, the record the query's, and a query is judged as one of
+ * the bucket's leaves only when its record says so. A listing that names another bucket's query
+ * (or one in no bucket) would pass that query's proof off as this bucket's.
+ */
+function bucketRefusals(record: GateRecord, bucketId: string): GateRefusal[] {
+  const named: unknown = record.bucketId
+  if (named === bucketId) return []
+  const where =
+    typeof named === 'string'
+      ? `in bucket ${/^[\x21-\x7e]+$/.test(named) ? serviceLine(named, 120) : visibleName(named)}`
+      : `in no bucket (bucketId is ${named === null ? 'null' : named === undefined ? 'absent' : `${serviceLine(textOf(named), 80)}, not text`})`
+  return [
+    {
+      kind: 'other-bucket',
+      message: `The query is ${where} by its own record, not in bucket ${serviceLine(bucketId, 120)}, whose listing names it: the gate trusts the query's record, not the listing.`,
+    },
+  ]
+}
+
 /** A value the service claimed, for a message: quoted, one line, cut short. */
 function claimText(value: unknown): string {
   const text = typeof value === 'string' ? value : textOf(value)
@@ -283,6 +340,7 @@ function factFieldRefusals(record: GateRecord, expected: ExpectedResult): GateRe
   const kind = judgedKind(record, expected)
   const requirement = requiredFacts(kind, record.sharpProver)
   const label = kind === undefined ? expected.label : kindLabel(kind, record.sharpProver)
+  refusals.push(...proverRefusals(kind, record.sharpProver))
   const value = (field: FactField): unknown => record[field]
   const absent = (field: FactField) => (value(field) === null ? 'null' : 'absent')
   for (const field of FACT_FIELDS) {
@@ -310,9 +368,13 @@ function factFieldRefusals(record: GateRecord, expected: ExpectedResult): GateRe
   return refusals
 }
 
-/** The result kind and prover as the service named them (open enums: any text), one line, cut short. */
+/**
+ * The result kind and prover as the service named them (open enums: any text), one line, cut
+ * short; a prover this version does not know with its characters outside printable ASCII escaped.
+ */
 function kindLabel(result: string, prover: unknown): string {
-  return typeof prover === 'string' && prover ? `${serviceLine(result, 80)} (${serviceLine(prover, 80)})` : serviceLine(result, 80)
+  if (typeof prover !== 'string' || !prover) return serviceLine(result, 80)
+  return `${serviceLine(result, 80)} (${readProver(prover).kind === 'known' ? serviceLine(prover, 80) : visibleName(prover)})`
 }
 
 /**

@@ -139,6 +139,7 @@ export const run = defineAction({
         'A FAILED query: read its error reason in the table; if it is retriable, the `retry` sub-action can send it again.',
         'Facts that fit none of the PIEs: check that `pie` lists the same pie.zip files the jobs proved.',
         'A query missing or not expected: check that `expected-queries` lists every job\'s `query-id` (or their count), and that each job proved into this bucket.',
+        'A query whose record names another bucket: do not rely on this bucket; check that each job proved into this `bucket-id`, and report it to the service operator.',
       ],
       failure: verdict.refusals.length === 1 ? verdict.refusals[0]! : `${verdict.refusals[0]} (and ${verdict.refusals.length - 1} more: see the job summary)`,
     })

@@ -268,6 +268,10 @@ const NEXT_STEP: Record<GateRefusal['kind'], string> = {
     'Check that the PIE comes from the program you meant to release, and that `expected-program-hash` is that program\'s hash.',
   'fact-mismatch':
     'Do not rely on this result: what the service reports was not computed from this PIE. Check that the same pie.zip was submitted, and report it to the service operator.',
+  'unknown-prover':
+    'Do not rely on this result: the service names a prover this version does not know (not stone, stwo or stwoHerodotus), so which fact proves the output cannot be told. A lookalike name (a letter of another alphabet) is not the prover it resembles: report it to the service operator; for a prover the service added since, update proving-kit.',
+  'other-bucket':
+    'Do not rely on this bucket: it lists a query whose own record places it in another bucket (or none). Check that every job proved into this `bucket-id`, and report it to the service operator.',
   'not-on-chain':
     'A registration can land some minutes after DONE: raise `onchain-timeout-minutes`, or check later with `proving fact check` (docs/onchain.md). If the RPC failed, check `ethereum-rpc-url` / `starknet-rpc-url` and `fact-registry`.',
 }

@@ -79,8 +79,9 @@ export function provingControlRoutes(emulator: EmulatorContext): Route[] {
   }
 
   /**
-   * Makes the query's record say other facts or mock state than what was proved (a field given
-   * as null is reported null), finished or not; the fields left out keep what they were.
+   * Makes the query's record say other facts or mock state than what was proved, another
+   * bucket than the one that lists it, or a prover (a field given as null is reported null),
+   * finished or not; the fields left out keep what they were.
    */
   async function overrideRecord(ctx: RouteContext): Promise<Reply> {
     const query = own(state().queries, ctx.params.id)
@@ -125,7 +126,7 @@ const FAIL_BODY = z.object({
 })
 
 const HASH_TEXT = (field: string) => z.string({ error: `${field} must be a string (any text: a malformed hash is allowed) or null.` }).max(200, { error: `${field} is at most 200 characters.` }).nullable().optional()
-/** The record's facts, mock state, result kind and step as a test wants them said (malformed text included). */
+/** The record's facts, mock state, result kind, step, bucket and prover as a test wants them said (malformed text included). */
 const RECORD_BODY = z.strictObject(
   {
     programHash: HASH_TEXT('programHash'),
@@ -134,8 +135,10 @@ const RECORD_BODY = z.strictObject(
     isFactMocked: z.boolean({ error: 'isFactMocked must be a boolean or null.' }).nullable().optional(),
     result: HASH_TEXT('result'),
     step: HASH_TEXT('step'),
+    bucketId: HASH_TEXT('bucketId'),
+    sharpProver: HASH_TEXT('sharpProver'),
   },
-  { error: 'record takes programHash, sharpFactHash, integrityFactHash, isFactMocked, result and step only.' },
+  { error: 'record takes programHash, sharpFactHash, integrityFactHash, isFactMocked, result, step, bucketId and sharpProver only.' },
 )
 
 const TIMES = 'times must be a whole number from 1 to 4.'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { forLog, forSummary, forSummaryCell, forSummaryCode, forTerminal, jsonForTerminal, serviceLine } from '../../../src/core/service-text.ts'
+import { forLog, forSummary, forSummaryCell, forSummaryCode, forTerminal, jsonForTerminal, serviceLine, visibleName } from '../../../src/core/service-text.ts'
 
 /**
  * What the runner takes for a workflow command in one line of a step's stdout, by the rules of
@@ -85,6 +85,21 @@ describe('serviceLine: one line, bounded', () => {
 
   it('cuts a long text and says how much was left out', () => {
     expect(serviceLine('x'.repeat(30), 10)).toBe(`${'x'.repeat(10)}… (20 more characters)`)
+  })
+})
+
+describe('visibleName: a lookalike shows as what it is', () => {
+  it('quotes the name and writes every character outside printable ASCII as a \\u escape', () => {
+    // A Cyrillic о (U+043E) in "stone", a hyphen that is not U+002D, a zero-width space, a line break.
+    expect(visibleName('st\u043ene')).toBe('"st\\u043ene"')
+    expect(visibleName('b\u20101')).toBe('"b\\u20101"')
+    expect(visibleName('stone\u200b')).toBe('"stone\\u200b"')
+    expect(visibleName('a"b\\c\n\u001b[2J')).toBe('"a\\"b\\\\c\\u000a\\u001b[2J"')
+    expect(visibleName('stone')).toBe('"stone"')
+    // Printable ASCII only, so every medium shows these characters: nothing for serviceLine to change.
+    const hostile = visibleName(`x\u202e\u0085\r\n::warning::${'y'.repeat(100)}`)
+    expect(hostile).toMatch(/^"[\x20-\x7e]*"…$/)
+    expect(serviceLine(hostile)).toBe(hostile)
   })
 })
 

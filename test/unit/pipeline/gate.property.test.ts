@@ -4,6 +4,7 @@ import type { ProvingClient } from '../../../src/clients/proving.ts'
 import { computeIntegrityFact, computeSharpFact, compareQueryFacts, type FactCheckResult, inspectPie, type PieInspection } from '../../../src/pie/index.ts'
 import { type ExpectedQueries, judgeBucket } from '../../../src/pipeline/bucket.ts'
 import { afterOnChainCheck, ANY_PROOF, evaluateGate, type ExpectedResult, expectResult, expectsProof, type GateRecord, type GateRefusal } from '../../../src/pipeline/gate.ts'
+import { visibleName } from '../../../src/core/service-text.ts'
 import type { BucketDetailsResponse, QueryRecordL } from '../../../src/schemas/proving.ts'
 import { KNOWN_STEPS, RESULTS } from '../../../src/schemas/proving-constants.ts'
 import { clientClockFor, simulatedClock } from '../../../src/testing.ts'
@@ -61,7 +62,7 @@ const result = fc.oneof(
   OTHER_TYPE,
 )
 const step = fc.oneof(oddSpellings(KNOWN_STEPS), fc.constantFrom('SOME_NEW_STEP', ''), { weight: 2, arbitrary: fc.constant(null) }, OTHER_TYPE)
-const prover = fc.oneof(fc.constantFrom('stone', 'Stone', 'stwo', 'stwoHerodotus', 'halo', 'nostwo'), fc.constant(null), OTHER_TYPE)
+const prover = fc.oneof(fc.constantFrom('stone', 'Stone', 'stwo', 'STWO', 'stwoHerodotus', 'halo', 'nostwo', 'stwo_v2', 'st\u043ene', 'stone '), fc.constant(null), OTHER_TYPE)
 const mocked = fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, fc.constant(true), fc.constant(null), fc.constantFrom('false', 0), OTHER_TYPE)
 
 /** A 0x hash in the spellings a service may use for the same number: case, leading zeros. */
@@ -129,6 +130,8 @@ const expectedArbitrary = fc.oneof(
 // --- The oracle: the invariant, from its sentence ------------------------------------------------
 
 const HASH = /^0x[0-9a-fA-F]{1,64}$/
+/** The provers interface.md and production.md name, folded to lower case: stone, stwo, stwoHerodotus. */
+const KNOWN_PROVERS = ['stone', 'stwo', 'stwoherodotus']
 const TRACE_STEPS = ['TRACE_GENERATION', 'TRACE_AND_METADATA_GENERATION']
 const wellFormed = (value: unknown): value is string => typeof value === 'string' && HASH.test(value)
 const present = (value: unknown) => value !== null && value !== undefined
@@ -147,14 +150,18 @@ function ofExpectedKind(record: Record<string, unknown>, expected: ExpectedResul
 /** Every fact the asked kind carries, each fact given well formed, and equal to the PIE's when one is given. */
 function carriesItsFacts(record: Record<string, unknown>, expected: ExpectedResult, truth: Truth | undefined): boolean {
   const kind = expected.kinds.length === 1 ? expected.kinds[0] : typeof record.result === 'string' && expected.kinds.includes(record.result) ? record.result : undefined
-  const prover = typeof record.sharpProver === 'string' ? record.sharpProver.toLowerCase() : ''
+  // A prover is one of the known names in any letter case (ASCII letters folded, nothing else).
+  const named = record.sharpProver
+  const prover = typeof named === 'string' ? KNOWN_PROVERS.find((name) => name === named.replace(/[A-Z]/g, (letter) => letter.toLowerCase())) : undefined
   const fields = ['programHash', 'sharpFactHash', 'integrityFactHash'] as const
   if (!fields.every((field) => !present(record[field]) || wellFormed(record[field]))) return false
   if (!present(record.programHash)) return false
   let required: boolean
   if (kind === 'PROOF_VERIFICATION_ON_L1') required = present(record.sharpFactHash)
+  // On L2 the prover decides the fact; one the record names that is not known decides nothing, and is refused.
+  else if (kind === 'PROOF_VERIFICATION_ON_L2' && present(record.sharpProver) && prover === undefined) return false
   else if (kind === 'PROOF_VERIFICATION_ON_L2' && prover === 'stone') required = present(record.integrityFactHash)
-  else if (kind === 'PROOF_VERIFICATION_ON_L2' && prover.startsWith('stwo')) required = present(record.sharpFactHash)
+  else if (kind === 'PROOF_VERIFICATION_ON_L2' && prover !== undefined) required = present(record.sharpFactHash)
   else required = present(record.sharpFactHash) || present(record.integrityFactHash)
   if (!required) return false
   if (!truth) return true
@@ -279,6 +286,19 @@ type BucketCase = {
 }
 
 const POOL = ['q-a', 'q-b', 'q-c', 'q-d']
+/**
+ * The bucket a query's own record names: this one (`b-1`, most often), another, lookalikes of
+ * this one (case, blanks, a hyphen that is not U+002D, a Cyrillic letter), none, another type.
+ */
+const recordBucket = fc.oneof(
+  { weight: 8, arbitrary: fc.constant('b-1') },
+  fc.constantFrom('b-2', 'B-1', ' b-1', 'b-1 ', 'b\u20101', '\u044c-1', 'b-1\u200b', ''),
+  fc.constant(null),
+  fc.constant(undefined),
+  OTHER_TYPE,
+)
+/** A record of the bucket's listing: any record, and the bucket it names (absent when drawn undefined). */
+const bucketRecord = fc.tuple(recordArbitrary(), recordBucket).map(([record, bucketId]) => (bucketId === undefined ? record : { ...record, bucketId }))
 
 const bucketCaseArbitrary = () =>
   fc
@@ -286,7 +306,7 @@ const bucketCaseArbitrary = () =>
       listing: fc.oneof(fc.uniqueArray(fc.constantFrom(...POOL), { maxLength: 4 }), fc.array(fc.constantFrom(...POOL), { maxLength: 6 })),
       leaves: fc.oneof(fc.integer({ min: 0, max: 6 }), fc.constant(null), fc.constant(undefined), fc.constant(100)),
       bucketStatus: fc.constantFrom('DONE', 'DONE', 'FAILED', 'IN_PROGRESS', 'done', undefined),
-      records: fc.record(Object.fromEntries(POOL.map((id) => [id, recordArbitrary()]))),
+      records: fc.record(Object.fromEntries(POOL.map((id) => [id, bucketRecord]))),
       misread: fc.oneof({ weight: 4, arbitrary: fc.constant<string[]>([]) }, fc.subarray(POOL, { maxLength: 1 })),
       expectedKind: fc.constantFrom('none', 'ids', 'count'),
       expectedIds: fc.subarray([...POOL, 'q-never']),
@@ -299,7 +319,7 @@ const bucketCaseArbitrary = () =>
       expected: expectedKind === 'ids' && expectedIds.length ? { ids: expectedIds } : expectedKind === 'count' ? { count } : undefined,
     }))
 
-/** The bucket invariant, from its sentence: a listing the gate can read, of exactly the expected queries, each a passing proof. */
+/** The bucket invariant, from its sentence: a listing the gate can read, of exactly the expected queries, each in this bucket by its own record and a passing proof. */
 function bucketOracle(c: BucketCase): boolean {
   const distinct = [...new Set(c.listing)]
   if (distinct.length !== c.listing.length || distinct.length === 0) return false
@@ -308,6 +328,8 @@ function bucketOracle(c: BucketCase): boolean {
   if (c.expected && 'count' in c.expected && distinct.length !== c.expected.count) return false
   if (c.bucketStatus !== undefined && c.bucketStatus !== 'DONE') return false
   if (distinct.some((id) => c.misread.includes(id))) return false
+  // A leaf of this bucket by its own record, exactly: the listing's word is not the query's.
+  if (distinct.some((id) => c.records[id]!.bucketId !== 'b-1')) return false
   const fits = (id: string, pie: number) => oracle({ record: c.records[id]!, expected: ANY_PROOF, allowMockedFact: true, pie, expectedProgramHash: 'none', onChain: 'not asked' })
   for (const id of distinct) {
     const each = { record: c.records[id]!, expected: ANY_PROOF, allowMockedFact: c.allowMockedFact, expectedProgramHash: 'none' as const, onChain: 'not asked' as const }
@@ -344,7 +366,7 @@ describe('the bucket gate, as a property over listings and records (issue 31)', 
   })
 
 
-  it('passes exactly a readable listing of the expected queries, each a proof that passes the gate', async () => {
+  it('passes exactly a readable listing of the expected queries, each in the bucket by its own record and a proof that passes the gate', async () => {
     let passed = 0
     await fc.assert(
       fc.asyncProperty(bucketCaseArbitrary(), async (c) => {
@@ -360,6 +382,15 @@ describe('the bucket gate, as a property over listings and records (issue 31)', 
         if (verdict.ok) passed++
         if (verdict.ok !== bucketOracle(c)) throw new Error(`the bucket gate ${verdict.ok ? 'passed' : 'refused'}, the invariant says otherwise: ${JSON.stringify(verdict.refusals)}`)
         if (verdict.ok !== (verdict.refusals.length === 0)) throw new Error('ok and refusals disagree')
+        // A query read whose record names another bucket, or none, is refused naming both.
+        for (const row of verdict.rows) {
+          const named: unknown = c.records[row.queryId]?.bucketId
+          if (c.misread.includes(row.queryId) || named === 'b-1') continue
+          const shown = typeof named === 'string' ? (/^[\x21-\x7e]+$/.test(named) ? `in bucket ${named} ` : `in bucket ${visibleName(named)} `) : 'in no bucket ('
+          if (!row.problems.some((problem) => problem.includes(`is ${shown}`) && problem.includes('not in bucket b-1, whose listing names it'))) {
+            throw new Error(`${row.queryId} names bucket ${JSON.stringify(named)}, not refused naming both: ${JSON.stringify(row.problems)}`)
+          }
+        }
       }),
       { numRuns: Math.ceil(RUNS / 3), seed: SEED + 2 },
     )

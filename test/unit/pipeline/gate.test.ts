@@ -240,11 +240,34 @@ describe('which facts a result kind requires', () => {
     expect(requiredFacts('PROOF_VERIFICATION_ON_L1', 'stone')).toEqual({ all: ['programHash', 'sharpFactHash'], oneOf: [] })
   })
 
-  it('reads any prover named stwo-something as Stwo, and any other as unknown', () => {
+  it('reads a prover as a known name in any letter case (stone, stwo, stwoHerodotus), nothing else', () => {
     expect(requiredFacts('PROOF_VERIFICATION_ON_L2', 'stwoHerodotus')).toEqual({ all: ['programHash', 'sharpFactHash'], oneOf: [] })
+    expect(requiredFacts('PROOF_VERIFICATION_ON_L2', 'STWOHERODOTUS')).toEqual({ all: ['programHash', 'sharpFactHash'], oneOf: [] })
     expect(requiredFacts('PROOF_VERIFICATION_ON_L2', 'Stone')).toEqual({ all: ['programHash', 'integrityFactHash'], oneOf: [] })
-    expect(requiredFacts('PROOF_VERIFICATION_ON_L2', 'halo')).toEqual({ all: ['programHash'], oneOf: ['sharpFactHash', 'integrityFactHash'] })
-    expect(requiredFacts('PROOF_VERIFICATION_ON_L2', 'nostwo')).toEqual({ all: ['programHash'], oneOf: ['sharpFactHash', 'integrityFactHash'] })
+    // Another name narrows nothing: its requirement is an absent prover's, and the gate refuses it (below).
+    for (const other of ['halo', 'nostwo', 'stwo_v2', 'st\u043ene', 'stone ']) {
+      expect(requiredFacts('PROOF_VERIFICATION_ON_L2', other), other).toEqual({ all: ['programHash'], oneOf: ['sharpFactHash', 'integrityFactHash'] })
+    }
+  })
+
+  it('refuses an L2 proof whose record names a prover it does not know, a lookalike included, naming it with its escapes', () => {
+    // A Cyrillic о in "stone", and only the SHARP fact: before, either fact passed.
+    const lookalike = { ...DONE, sharpProver: 'st\u043ene', integrityFactHash: null }
+    expect(evaluateGate(lookalike, undefined, STRICT)).toEqual([
+      {
+        kind: 'unknown-prover',
+        message:
+          'The record names its prover "st\\u043ene", which is not a prover this version knows (stone, stwo, stwoHerodotus, in any letter case): a DONE PROOF_VERIFICATION_ON_L2 result registers the Integrity fact with Stone and the SHARP fact with Stwo, so the gate cannot tell which fact binds the output.',
+      },
+    ])
+    expect(kinds(evaluateGate({ ...DONE, sharpProver: 'stwo_v2' }, undefined, STRICT))).toEqual(['unknown-prover'])
+    expect(evaluateGate({ ...DONE, sharpProver: 7 as unknown as string }, undefined, STRICT)[0]!.message).toMatch(/^The record gives its prover \(sharpProver\) as 7, not text,/)
+    // Known in any case, or absent (records L and D carry none): judged as before.
+    expect(evaluateGate({ ...DONE, sharpProver: 'STONE', sharpFactHash: null }, undefined, STRICT)).toEqual([])
+    expect(evaluateGate({ ...DONE, sharpProver: null, integrityFactHash: null }, undefined, STRICT)).toEqual([])
+    // Where the prover decides nothing (L1, PROOF_GENERATION), it is not read.
+    expect(evaluateGate({ ...DONE, result: null, sharpProver: 'st\u043ene' }, undefined, { ...STRICT, expected: expectResult('PROOF_VERIFICATION_ON_L1') })).toEqual([])
+    expect(evaluateGate({ ...DONE, result: null, sharpProver: 'st\u043ene' }, undefined, { ...STRICT, expected: expectResult('PROOF_GENERATION') })).toEqual([])
   })
 
   it('passes a proof of either registry that carries only one of the two facts', () => {
@@ -334,6 +357,37 @@ describe('the kind asked for, never the record\'s word for it (issue 31)', () =>
     const message = evaluateGate({ ...DONE, result: 'X\n::error::forged\u001b[2J' }, undefined, STRICT)[0]!.message
     expect(message).not.toMatch(/[\r\n\u001b]/)
     expect(message).toContain('"X\\n::error::forged\\u001b[2J"')
+  })
+})
+
+describe('the bucket whose listing names the query', () => {
+  const IN_B1 = { ...STRICT, expected: ANY_PROOF, bucketId: 'b-1' }
+
+  it('passes a record that names it, and refuses one that names another, naming both', () => {
+    expect(evaluateGate({ ...DONE, bucketId: 'b-1' }, undefined, IN_B1)).toEqual([])
+    expect(evaluateGate({ ...DONE, bucketId: 'b-2' }, undefined, IN_B1)).toEqual([
+      { kind: 'other-bucket', message: "The query is in bucket b-2 by its own record, not in bucket b-1, whose listing names it: the gate trusts the query's record, not the listing." },
+    ])
+  })
+
+  it('refuses a record in no bucket, of another type, or a lookalike id, showing which', () => {
+    const said = (bucketId: unknown) => evaluateGate({ ...DONE, bucketId } as GateRecord, undefined, IN_B1).map((refusal) => refusal.message.split(' by its own record')[0])
+    expect(said(null)).toEqual(['The query is in no bucket (bucketId is null)'])
+    expect(said(undefined)).toEqual(['The query is in no bucket (bucketId is absent)'])
+    expect(said(7)).toEqual(['The query is in no bucket (bucketId is 7, not text)'])
+    expect(said({ id: 'b-1' })).toEqual(['The query is in no bucket (bucketId is {"id":"b-1"}, not text)'])
+    expect(said('b\u20101')).toEqual(['The query is in bucket "b\\u20101"'])
+    expect(said('b-1 ')).toEqual(['The query is in bucket "b-1 "'])
+    expect(said('B-1')).toEqual(['The query is in bucket B-1'])
+  })
+
+  it('holds in every state: a FAILED or unfinished query of another bucket is refused as both', () => {
+    expect(kinds(evaluateGate({ status: 'FAILED', errorReason: 'boom', bucketId: 'b-2' }, undefined, IN_B1))).toEqual(['failed', 'other-bucket'])
+    expect(kinds(evaluateGate({ status: 'IN_PROGRESS', bucketId: null }, undefined, IN_B1))).toEqual(['not-done', 'other-bucket'])
+  })
+
+  it('is not judged outside a bucket gate', () => {
+    expect(evaluateGate({ ...DONE, bucketId: 'b-2' }, undefined, STRICT)).toEqual([])
   })
 })
 
