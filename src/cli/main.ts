@@ -1,7 +1,7 @@
 import { requestBudgetFor } from '../core/budget.ts'
 import { ProvingKitError, ServiceError } from '../core/errors.ts'
 import { redact, SecretRedactor } from '../core/redact.ts'
-import { systemClock } from '../core/runtime.ts'
+import { type Logger, systemClock } from '../core/runtime.ts'
 import { forTerminal, jsonForTerminal, serviceLine } from '../core/service-text.ts'
 import { jsonOutputValue } from './json-output.ts'
 import { VERSION } from '../core/version.ts'
@@ -45,60 +45,10 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   if (argv[0] === 'help' || argv[0] === '--help' || argv[0] === '-h') return main([...argv.slice(1).filter((arg) => !arg.startsWith('-')), '--help'], options)
 
   const found = findCommand(argv)
-  if (!found) {
-    // The deepest group the leading words name (`proving auth keys --help` as `proving task --help`).
-    const leading = argv.slice(0, Math.max(argv.findIndex((arg) => arg.startsWith('-') || arg === 'help'), 0) || argv.length)
-    let words = leading
-    let group: CommandSpec[] = []
-    for (let depth = leading.length; depth >= 1 && group.length === 0; depth--) {
-      words = leading.slice(0, depth)
-      group = COMMANDS.filter((spec) => spec.path.length > depth && words.every((word, index) => spec.path[index] === word))
-    }
-    const rest = argv.slice(words.length)
-    if (group.length && (rest.length === 0 || rest[0] === '--help' || rest[0] === '-h' || rest[0] === 'help')) {
-      // `proving task --help`: the group's commands. Bare `proving task` is a usage error.
-      const text = `${groupHelp(words.join(' '), group)}\n`
-      if (rest.length === 0) {
-        io.stderr(text)
-        return EXIT.usage
-      }
-      io.stdout(text)
-      return EXIT.ok
-    }
-    const depth = group.length ? words.length : 0
-    const typed = argv[depth] ?? ''
-    const choices = [...new Set((group.length ? group : COMMANDS).map((spec) => spec.path[depth]!))]
-    // `proving --verison`: the top level's own flags.
-    const suggestion = typed.startsWith('-') ? (depth === 0 ? closestWord(typed, ['--help', '--version']) : undefined) : closestWord(typed, choices)
-    const mean = suggestion ? ` did you mean \`proving ${[...argv.slice(0, depth), suggestion].join(' ')}\`? Otherwise` : ''
-    const message = group.length
-      ? `Unknown command \`proving ${argv.slice(0, depth + 1).join(' ')}\`:${mean} use one of ${group.map((spec) => spec.path.join(' ')).join(', ')}.`
-      : `Unknown command \`proving ${argv[0]}\`:${mean ? `${mean} run` : ' run'} \`proving --help\` for the list of commands.`
-    io.stderr(`proving: ${redact(message, redactor)}\n`)
-    return EXIT.usage
-  }
+  if (!found) return unknownCommand(io, argv, redactor)
 
   const command = found.spec
-  const controller = new AbortController()
-  let detach = () => {}
-  if (options.signal) {
-    const onAbort = () => controller.abort(options.signal?.reason)
-    if (options.signal.aborted) onAbort()
-    else options.signal.addEventListener('abort', onAbort, { once: true })
-    detach = () => options.signal?.removeEventListener('abort', onAbort)
-  } else {
-    const onSignal = (name: NodeJS.Signals) => {
-      if (controller.signal.aborted) process.exit(EXIT.interrupted)
-      controller.abort(new Error(`received ${name}`))
-    }
-    process.on('SIGINT', onSignal)
-    process.on('SIGTERM', onSignal)
-    detach = () => {
-      process.off('SIGINT', onSignal)
-      process.off('SIGTERM', onSignal)
-    }
-  }
-
+  const { controller, detach } = abortOn(options.signal)
   const advice: AdviceContext = { values: {}, origins: {}, options: Object.keys(commandOptions(command)) }
   try {
     const parsed = await parseCommandArgs(command, argv.slice(found.words), io.env)
@@ -115,25 +65,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     }
     const logger = createLogger(io, { debug, json, redactor })
     for (const warning of parsed.warnings) logger.warn(warning)
-    const context: CommandContext = {
-      values: parsed.values,
-      positionals: parsed.positionals,
-      io,
-      json,
-      debug,
-      logger,
-      redactor,
-      signal: controller.signal,
-      print: (human, value) => {
-        if (json) io.stdout(`${redact(jsonForTerminal(value ?? null, 2, jsonOutputValue), redactor)}\n`)
-        else if (human) io.stdout(`${redact(human, redactor)}\n`)
-      },
-      // Progress is for a person watching: stderr, also with --json (stdout stays pure JSON), not
-      // with -q (a script that asked for the id alone). One line each: a status or step the
-      // service sent cannot start a line of its own.
-      progress: (line) => (parsed.values.quiet === true ? undefined : io.stderr(`${serviceLine(redact(line, redactor))}\n`)),
-      fail: (error) => reportError(io, error, { debug, json, redactor }),
-    }
+    const context = commandContext(parsed, { io, json, debug, logger, redactor, signal: controller.signal })
     // One request budget for the process: every wait of the command shares it (src/core/budget.ts).
     const maxRps = parsed.values['max-rps']
     if (typeof maxRps === 'string') requestBudgetFor(systemClock).configure(parseMaxRps(maxRps))
@@ -143,6 +75,91 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     return exitCodeFor(error)
   } finally {
     detach()
+  }
+}
+
+/** `proving <words>` that names no command: a group's help, or the unknown word and what it may have meant. */
+function unknownCommand(io: CliIO, argv: string[], redactor: SecretRedactor): number {
+  // The deepest group the leading words name (`proving auth keys --help` as `proving task --help`).
+  const leading = argv.slice(0, Math.max(argv.findIndex((arg) => arg.startsWith('-') || arg === 'help'), 0) || argv.length)
+  let words = leading
+  let group: CommandSpec[] = []
+  for (let depth = leading.length; depth >= 1 && group.length === 0; depth--) {
+    words = leading.slice(0, depth)
+    group = COMMANDS.filter((spec) => spec.path.length > depth && words.every((word, index) => spec.path[index] === word))
+  }
+  const rest = argv.slice(words.length)
+  if (group.length && (rest.length === 0 || rest[0] === '--help' || rest[0] === '-h' || rest[0] === 'help')) {
+    // `proving task --help`: the group's commands. Bare `proving task` is a usage error.
+    const text = `${groupHelp(words.join(' '), group)}\n`
+    if (rest.length === 0) {
+      io.stderr(text)
+      return EXIT.usage
+    }
+    io.stdout(text)
+    return EXIT.ok
+  }
+  const depth = group.length ? words.length : 0
+  const typed = argv[depth] ?? ''
+  const choices = [...new Set((group.length ? group : COMMANDS).map((spec) => spec.path[depth]!))]
+  // `proving --verison`: the top level's own flags.
+  const suggestion = typed.startsWith('-') ? (depth === 0 ? closestWord(typed, ['--help', '--version']) : undefined) : closestWord(typed, choices)
+  const mean = suggestion ? ` did you mean \`proving ${[...argv.slice(0, depth), suggestion].join(' ')}\`? Otherwise` : ''
+  const message = group.length
+    ? `Unknown command \`proving ${argv.slice(0, depth + 1).join(' ')}\`:${mean} use one of ${group.map((spec) => spec.path.join(' ')).join(', ')}.`
+    : `Unknown command \`proving ${argv[0]}\`:${mean ? `${mean} run` : ' run'} \`proving --help\` for the list of commands.`
+  io.stderr(`proving: ${redact(message, redactor)}\n`)
+  return EXIT.usage
+}
+
+/** The command's abort signal: the caller's, else SIGINT and SIGTERM (a second one exits at once). */
+function abortOn(signal: AbortSignal | undefined): { controller: AbortController; detach: () => void } {
+  const controller = new AbortController()
+  let detach = () => {}
+  if (signal) {
+    const onAbort = () => controller.abort(signal?.reason)
+    if (signal.aborted) onAbort()
+    else signal.addEventListener('abort', onAbort, { once: true })
+    detach = () => signal.removeEventListener('abort', onAbort)
+  } else {
+    const onSignal = (name: NodeJS.Signals) => {
+      if (controller.signal.aborted) process.exit(EXIT.interrupted)
+      controller.abort(new Error(`received ${name}`))
+    }
+    process.on('SIGINT', onSignal)
+    process.on('SIGTERM', onSignal)
+    detach = () => {
+      process.off('SIGINT', onSignal)
+      process.off('SIGTERM', onSignal)
+    }
+  }
+  return { controller, detach }
+}
+
+/** What a command runs with: its values, the streams, the logger, and how it prints, reports progress and fails. */
+function commandContext(
+  parsed: Awaited<ReturnType<typeof parseCommandArgs>>,
+  base: { io: CliIO; json: boolean; debug: boolean; logger: Logger; redactor: SecretRedactor; signal: AbortSignal },
+): CommandContext {
+  const { io, json, debug, redactor } = base
+  return {
+    values: parsed.values,
+    positionals: parsed.positionals,
+    io,
+    json,
+    debug,
+    logger: base.logger,
+    redactor,
+    signal: base.signal,
+    print: (human, value) => {
+      if (json) io.stdout(`${redact(jsonForTerminal(value ?? null, 2, jsonOutputValue), redactor)}\n`)
+      else if (human) io.stdout(`${redact(human, redactor)}\n`)
+    },
+    // Progress is for a person watching: stderr, also with --json (stdout stays pure JSON), not
+    // with -q (a script that asked for the id alone). One line each: a status or step the
+    // service sent cannot start a line of its own.
+    progress: (line) => (parsed.values.quiet === true ? undefined : io.stderr(`${serviceLine(redact(line, redactor))}\n`)),
+    fail: (error) => reportError(io, error, { debug, json, redactor }),
   }
 }
 

@@ -46,6 +46,8 @@ type RunInput = {
   onchainRpc?: string | undefined
   /** Stop the run when it reaches this stage. */
   stopAt?: Stage | undefined
+  /** A general submission's given dedup id. */
+  dedupId?: string | undefined
 }
 type RunResult = { passed: boolean; detail: string }
 type Host = { name: 'CLI' | 'action' | 'library'; onchain: boolean; inProcess: boolean; run: (input: RunInput) => Promise<RunResult> }
@@ -79,6 +81,7 @@ const HOSTS: Host[] = [
         ...(input.wait ? ['--wait'] : []),
         ...(input.general ? ['--result', 'PROOF_VERIFICATION_ON_L2'] : []),
         ...(input.expectedProgramHash ? ['--expected-program-hash', input.expectedProgramHash] : []),
+        ...(input.dedupId ? ['--dedup-id', input.dedupId] : []),
       ]
       const result = await runCli(['prove', ...input.subjects, '--json', ...flags], {
         env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_JOURNAL_DIR: join(root, input.cell) },
@@ -99,6 +102,7 @@ const HOSTS: Host[] = [
         'timeout-minutes': '1',
         ...(input.general ? { result: 'PROOF_VERIFICATION_ON_L2' } : {}),
         ...(input.expectedProgramHash ? { 'expected-program-hash': input.expectedProgramHash } : {}),
+        ...(input.dedupId ? { 'dedup-id': input.dedupId } : {}),
         ...(input.onchainRpc ? { 'verify-onchain': 'starknet', 'starknet-rpc-url': input.onchainRpc, 'onchain-timeout-minutes': '1' } : {}),
       })
       // Each attempt has a RUNNER_TEMP of its own, as on a runner: an earlier attempt's journal is gone.
@@ -125,7 +129,7 @@ const HOSTS: Host[] = [
       const request: StatementRequest = {
         subjects: input.subjects.map((path) => ({ kind: 'pie', path })),
         endpoint: input.general
-          ? { kind: 'general', layout: 'auto', mockFactHash: false, fields: { result: 'PROOF_VERIFICATION_ON_L2' } }
+          ? { kind: 'general', layout: 'auto', mockFactHash: false, fields: { result: 'PROOF_VERIFICATION_ON_L2', dedupId: input.dedupId } }
           : { kind: 'l2', layout: 'auto', prover: 'svc_sharp', mockFactHash: false },
         policy: {
           wait: input.wait,
@@ -240,5 +244,16 @@ describe.each(HOSTS)('$name', (host) => {
       expect(again.passed, again.detail).toBe(true)
       expect((await created()) - before, again.detail).toBeLessThanOrEqual(path.count)
     })
+  })
+})
+
+describe.each(HOSTS)('$name, several PIEs', (host) => {
+  it('refuses one dedup id for several PIEs before anything is read or sent', async () => {
+    const subjects = (await fresh(2)).map((pie) => pie.zip)
+    const before = await created()
+    const result = await host.run({ subjects, general: true, wait: false, cell: cellId(), attempt: 1, dedupId: 'release-1' }).catch((error: unknown) => ({ passed: false, detail: String(error) }))
+    expect(result.passed, result.detail).toBe(false)
+    expect(result.detail).toMatch(/dedup id identifies one query/i)
+    expect((await created()) - before).toBe(0)
   })
 })

@@ -188,6 +188,40 @@ describe('the hosts decide nothing about a statement', () => {
   })
 })
 
+/** Every function of a source text longer than `limit` lines, as `file:line (n lines)`. */
+function longFunctions(file: string, text: string, limit: number): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)
+  const found: string[] = []
+  const visit = (node: ts.Node) => {
+    if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+      const first = source.getLineAndCharacterOfPosition(node.getStart()).line
+      const lines = source.getLineAndCharacterOfPosition(node.end).line - first + 1
+      if (lines > limit) found.push(`${relative(REPO_ROOT, file)}:${first + 1} (${lines} lines)`)
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+  return found
+}
+
+describe('the house: small modules, short functions', () => {
+  it('no function of src/action or src/cli is over 100 lines', () => {
+    const hosts = FILES.filter((file) => ['action', 'cli'].includes(layerOf(file)))
+    expect(hosts.flatMap((file) => longFunctions(file, readFileSync(file, 'utf8'), 100))).toEqual([])
+  })
+
+  it('finds a long function, a method and an arrow included', () => {
+    const body = Array.from({ length: 101 }, (_, index) => `  step(${index})`).join('\n')
+    const planted = `function a() {\n${body}\n}\nclass B { m() {\n${body}\n} }\nconst c = () => {\n${body}\n}\n`
+    expect(longFunctions(join(SRC, 'cli', 'planted.ts'), planted, 100)).toHaveLength(3)
+  })
+
+  it('no file of src/pipeline has 500 lines or more', () => {
+    const long = FILES.filter((file) => layerOf(file) === 'pipeline').filter((file) => readFileSync(file, 'utf8').split('\n').length >= 500)
+    expect(long.map(rel)).toEqual([])
+  })
+})
+
 /**
  * The rooms of src/pie, in the order a PIE goes through them (docs/architecture.md, "The path of
  * a PIE"): a room imports only the rooms before it, and is entered only through its index.ts,

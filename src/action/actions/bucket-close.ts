@@ -16,6 +16,8 @@ import { startGitHub } from '../steps/github.ts'
 import { expandPieInput } from '../steps/pie-step.ts'
 import { ProvingStep } from '../steps/query-step.ts'
 import { STATE } from '../steps/state.ts'
+import type { BucketVerdict, GivenPie } from '../../pipeline/bucket.ts'
+import type { BucketDetailsResponse } from '../../schemas/proving.ts'
 import type { ActionIO } from '../types.ts'
 
 export const run = defineAction({
@@ -34,22 +36,7 @@ export const run = defineAction({
     const subject = `bucket ${inputs['bucket-id']}`
     if (!(await startGitHub(io, step, inputs, { subject, serviceUrl: () => inputs['base-url'], signal, allowInsecureHttp: inputs['allow-insecure-http'] === true }))) return
     // The PIEs are read before the bucket is closed: a wrong path stops the step with nothing closed.
-    let pies
-    if (inputs.pie) {
-      const { preparePie } = await import('../../pipeline/prove.ts')
-      pies = []
-      io.startGroup('Inspecting the PIEs proved into the bucket')
-      try {
-        for (const path of await expandPieInput(io, inputs.pie)) {
-          const prepared = await preparePie(path, { inputName: 'pie', signal, inspect: true })
-          await prepared.cleanup()
-          pies.push({ path: relativeToWorkspace(io, path), inspection: prepared.inspection! })
-          io.info(`${relativeToWorkspace(io, path)}: program ${prepared.inspection!.programHash}, output ${prepared.inspection!.output.length} words`)
-        }
-      } finally {
-        io.endGroup()
-      }
-    }
+    const pies = inputs.pie ? await inspectPies(io, inputs.pie, signal) : undefined
     const services = await loadClient()
     const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
     const bucket = await client.closeBucket(inputs['bucket-id'], { signal })
@@ -79,7 +66,7 @@ export const run = defineAction({
       STATE.followUp,
       `Gate on it later with this sub-action again (closing is idempotent): bucket-id ${bucket.id}, wait: true; or \`proving bucket close ${bucket.id} --wait\`.`,
     )
-    const { bucketTable, judgeBucket, waitForBucket } = await import('../../pipeline/bucket.ts')
+    const { judgeBucket, waitForBucket } = await import('../../pipeline/bucket.ts')
     const { formatDuration } = await import('../../core/poll.ts')
     const timeoutMs = inputs['timeout-minutes'] * 60_000
     // One timeout for the wait and the reads of the queries after it.
@@ -106,45 +93,69 @@ export const run = defineAction({
       signal,
       deadline,
     })
-    step.outputs.set({
-      ...bucketOutputs(details.bucket),
-      leaves: String(verdict.rows.length),
-      status: verdict.status,
-      'gate-passed': String(verdict.ok),
-      queries: JSON.stringify(verdict.rows),
-    })
-    step.extraRows.push(
-      ['Bucket', { code: bucket.id }],
-      ['Status', verdict.status],
-      ['Queries', `${verdict.rows.length} (${verdict.rows.filter((row) => row.problems.length === 0).length} pass the gate)`],
-      ['Facts checked against', pies ? `${pies.length} PIE${pies.length === 1 ? '' : 's'}` : 'no PIEs given (`pie`): facts not checked'],
-      ['Mock proof', details.bucket.mockProof ? 'YES: the aggregated proof is mocked' : 'no'],
-    )
-    if (verdict.rows.length) step.sections.push(bucketTable(verdict.rows, 'markdown'))
-    if (verdict.ok) {
-      await step.report({
-        outcome: 'passed',
-        headline:
-          verdict.rows.length === 1
-            ? `Bucket ${bucket.id} is DONE: its one query passed the gate${pies ? ' and its facts match the PIEs' : ''}.`
-            : `Bucket ${bucket.id} is DONE: all ${verdict.rows.length} queries passed the gate${pies ? ' and their facts match the PIEs' : ''}.`,
-      })
-      return
-    }
-    await step.report({
-      outcome: 'failed',
-      headline: `The gate refused bucket ${bucket.id}.`,
-      problems: verdict.refusals,
-      nextSteps: [
-        'A FAILED query: read its error reason in the table; if it is retriable, the `retry` sub-action can send it again.',
-        'Facts that fit none of the PIEs: check that `pie` lists the same pie.zip files the jobs proved.',
-        'A query missing or not expected: check that `expected-queries` lists every job\'s `query-id` (or their count), and that each job proved into this bucket.',
-        'A query whose record names another bucket: do not rely on this bucket; check that each job proved into this `bucket-id`, and report it to the service operator.',
-      ],
-      failure: verdict.refusals.length === 1 ? verdict.refusals[0]! : `${verdict.refusals[0]} (and ${verdict.refusals.length - 1} more: see the job summary)`,
-    })
+    await reportVerdict(step, bucket.id, details, verdict, pies)
   },
 })
+
+/** Each PIE given, inspected (its program and output): what the gate compares each query's facts with. */
+async function inspectPies(io: ActionIO, input: string, signal: AbortSignal): Promise<GivenPie[]> {
+  const { preparePie } = await import('../../pipeline/prove.ts')
+  const pies: GivenPie[] = []
+  io.startGroup('Inspecting the PIEs proved into the bucket')
+  try {
+    for (const path of await expandPieInput(io, input)) {
+      const prepared = await preparePie(path, { inputName: 'pie', signal, inspect: true })
+      await prepared.cleanup()
+      pies.push({ path: relativeToWorkspace(io, path), inspection: prepared.inspection! })
+      io.info(`${relativeToWorkspace(io, path)}: program ${prepared.inspection!.programHash}, output ${prepared.inspection!.output.length} words`)
+    }
+  } finally {
+    io.endGroup()
+  }
+  return pies
+}
+
+/** The bucket's verdict as outputs, summary rows, the per-query table and the report. */
+async function reportVerdict(step: ProvingStep, bucketId: string, details: BucketDetailsResponse, verdict: BucketVerdict, pies: GivenPie[] | undefined): Promise<void> {
+  const { bucketTable } = await import('../../pipeline/bucket.ts')
+  step.outputs.set({
+    ...bucketOutputs(details.bucket),
+    leaves: String(verdict.rows.length),
+    status: verdict.status,
+    'gate-passed': String(verdict.ok),
+    queries: JSON.stringify(verdict.rows),
+  })
+  step.extraRows.push(
+    ['Bucket', { code: bucketId }],
+    ['Status', verdict.status],
+    ['Queries', `${verdict.rows.length} (${verdict.rows.filter((row) => row.problems.length === 0).length} pass the gate)`],
+    ['Facts checked against', pies ? `${pies.length} PIE${pies.length === 1 ? '' : 's'}` : 'no PIEs given (`pie`): facts not checked'],
+    ['Mock proof', details.bucket.mockProof ? 'YES: the aggregated proof is mocked' : 'no'],
+  )
+  if (verdict.rows.length) step.sections.push(bucketTable(verdict.rows, 'markdown'))
+  if (verdict.ok) {
+    await step.report({
+      outcome: 'passed',
+      headline:
+        verdict.rows.length === 1
+          ? `Bucket ${bucketId} is DONE: its one query passed the gate${pies ? ' and its facts match the PIEs' : ''}.`
+          : `Bucket ${bucketId} is DONE: all ${verdict.rows.length} queries passed the gate${pies ? ' and their facts match the PIEs' : ''}.`,
+    })
+    return
+  }
+  await step.report({
+    outcome: 'failed',
+    headline: `The gate refused bucket ${bucketId}.`,
+    problems: verdict.refusals,
+    nextSteps: [
+      'A FAILED query: read its error reason in the table; if it is retriable, the `retry` sub-action can send it again.',
+      'Facts that fit none of the PIEs: check that `pie` lists the same pie.zip files the jobs proved.',
+      'A query missing or not expected: check that `expected-queries` lists every job\'s `query-id` (or their count), and that each job proved into this bucket.',
+      'A query whose record names another bucket: do not rely on this bucket; check that each job proved into this `bucket-id`, and report it to the service operator.',
+    ],
+    failure: verdict.refusals.length === 1 ? verdict.refusals[0]! : `${verdict.refusals[0]} (and ${verdict.refusals.length - 1} more: see the job summary)`,
+  })
+}
 
 function relativeToWorkspace(io: ActionIO, path: string): string {
   const workspace = (io.env.GITHUB_WORKSPACE || process.cwd()).replace(/\/+$/, '')
