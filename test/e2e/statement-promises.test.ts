@@ -257,3 +257,21 @@ describe.each(HOSTS)('$name, several PIEs', (host) => {
     expect((await created()) - before).toBe(0)
   })
 })
+
+describe('the action, several PIEs: what follows one proof is refused before anything is sent', () => {
+  it.each([
+    ['decommit-destination-chain-id', '0xaa36a7'],
+    ['upload-artifacts', 'true'],
+    ['release-tag', 'v1.2.3'],
+    ['attest', 'true'],
+  ])('%s', async (input, value) => {
+    const subjects = (await fresh(2)).map((pie) => pie.zip)
+    const io = new RecordingIO({ pie: subjects.join('\n'), 'base-url': emulator.url, 'api-key': KEY, [input]: value, ...(input === 'release-tag' || input === 'attest' ? { 'github-token': 'ghs_test' } : {}), ...(input === 'decommit-destination-chain-id' ? { 'tasks-url': emulator.url } : {}) })
+    io.env = { RUNNER_TEMP: await mkdtemp(join(root, 'runner-temp-')) }
+    const before = await created()
+    await runAction(io)
+    expect(io.failed).toContain(`\`${input}\``)
+    expect(io.failed).toContain('names 2 PIEs')
+    expect((await created()) - before).toBe(0)
+  })
+})

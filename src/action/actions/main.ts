@@ -150,6 +150,13 @@ function refuseWhatSeveralCannotDo(inputs: MainInputs, count: number): void {
       { input: 'decommit-destination-chain-id' },
     )
   }
+  for (const name of ['release-tag', 'attest'] as const) {
+    if (inputs[name] === undefined || inputs[name] === false) continue
+    throw new InvalidInputError(
+      `\`${name}\` publishes one PIE's pie.zip and facts, and \`pie\` names ${count} PIEs: prove each release's PIE in a step of its own to publish it.`,
+      { input: name },
+    )
+  }
   if (inputs['upload-artifacts']) {
     throw new InvalidInputError(
       `\`upload-artifacts\` uploads one PIE's pie.zip and proof.json, and \`pie\` names ${count} PIEs: leave it out here, and upload the files with actions/upload-artifact (each row of \`results\` names its PIE and query).`,
