@@ -20,13 +20,11 @@ import type { FactCheckResult, PieInspection } from '../pie/index.ts'
 import { parseFeltText } from '../pie/shared/index.ts'
 import type { QueryRecordL } from '../schemas/proving.ts'
 import { evaluateGate, resultHasFact, expectResult } from './gate.ts'
+import { byCreation, KeyQueries, MAX_INDEXED_QUERIES } from './key-queries.ts'
 
 export const REUSE_MODES = ['auto', 'never'] as const
 export type ReuseMode = (typeof REUSE_MODES)[number]
 
-/** How many pages of the list are read, newest first, and how many queries a page holds (the list's maximum). */
-export const REUSE_PAGES = 5
-export const REUSE_PAGE_SIZE = 100
 
 /** What the submission would ask for: what a query must show to be reused in its place. */
 export type ReuseRequest = {
@@ -103,33 +101,30 @@ export async function findReusableQuery(
   client: ProvingClient,
   inspection: PieInspection,
   request: ReuseRequest,
-  options: { signal?: AbortSignal | undefined; logger: Logger; inFlight?: InFlightOptions | undefined },
+  options: { signal?: AbortSignal | undefined; logger: Logger; inFlight?: InFlightOptions | undefined; queries?: KeyQueries | undefined },
 ): Promise<ReuseFound | ReuseNotFound> {
   const blocker = reuseBlocker(request)
   if (blocker) return { reused: false, reason: blocker, scanned: 0 }
   const { compareQueryFacts } = await import('../pie/index.ts')
+  const queries = options.queries ?? new KeyQueries(client)
   let scanned = 0
   const running: QueryRecordL[] = []
-  let reason = 'no query of this key was listed'
+  let reason: string
   try {
-    for (let page = 0; page < REUSE_PAGES; page++) {
-      const answer = await client.listQueries({ limit: REUSE_PAGE_SIZE, offset: page * REUSE_PAGE_SIZE, signal: options.signal })
-      const records = answer.provingQueries
-      for (const record of newestFirst(records)) {
-        scanned++
-        if (options.inFlight && isRunningCandidate(record, request, inspection, options.inFlight)) running.push(record)
-        // The settings first: the facts are computed only for a query that could stand in.
-        if (settingsRefusal(record, request) !== undefined) continue
-        const factCheck = compareQueryFacts(record, inspection)
-        if (judgeCandidate(record, factCheck, request) === undefined) return { reused: true, record, factCheck, scanned }
-      }
-      const ended = typeof answer.total === 'number' ? (page + 1) * REUSE_PAGE_SIZE >= answer.total : records.length < REUSE_PAGE_SIZE
-      if (records.length === 0 || ended) {
-        reason = `none of the ${scanned} queries of this key proves it`
-        break
-      }
-      reason = `none of the newest ${scanned} queries of this key proves it (at most ${REUSE_PAGES * REUSE_PAGE_SIZE} are read)`
+    for await (const record of queries.newestFirst(options.signal)) {
+      scanned++
+      if (options.inFlight && isRunningCandidate(record, request, inspection, options.inFlight)) running.push(record)
+      // The settings first: the facts are computed only for a query that could stand in.
+      if (settingsRefusal(record, request) !== undefined) continue
+      const factCheck = compareQueryFacts(record, inspection)
+      if (judgeCandidate(record, factCheck, request) === undefined) return { reused: true, record, factCheck, scanned }
     }
+    reason =
+      scanned === 0
+        ? 'no query of this key was listed'
+        : queries.complete
+          ? `none of the ${scanned} queries of this key proves it`
+          : `none of the newest ${scanned} queries of this key proves it (at most ${MAX_INDEXED_QUERIES} are read)`
   } catch (error) {
     if (error instanceof AbortedError || options.signal?.aborted) throw error
     const message = error instanceof ProvingKitError ? error.shortMessage : (error as Error).message
@@ -196,7 +191,7 @@ async function followRunning(
   options: { signal?: AbortSignal | undefined; logger: Logger; inFlight: InFlightOptions },
 ): Promise<ReuseFound | ReuseNotFound> {
   const { compareQueryFacts } = await import('../pie/index.ts')
-  const candidates = newestFirst(running).slice(0, options.inFlight.limit ?? 10)
+  const candidates = byCreation(running).slice(0, options.inFlight.limit ?? 10)
   const ids = candidates.map((record) => record.id)
   options.logger.info(
     `This is a re-run: ${candidates.length} quer${candidates.length === 1 ? 'y' : 'ies'} of this key with this PIE's program and settings ${candidates.length === 1 ? 'was' : 'were'} still running (${ids.join(', ')}); an earlier attempt may have submitted this PIE. Waiting for ${candidates.length === 1 ? 'it' : 'them'} to end and comparing the facts before paying again.`,
@@ -237,15 +232,6 @@ async function followRunning(
  */
 export class UnresolvedRerunError extends ProvingKitError {
   override name = 'UnresolvedRerunError'
-}
-
-/** The page's records, newest first by `createdAt` (a record without one keeps its place, after the dated ones). */
-function newestFirst(records: QueryRecordL[]): QueryRecordL[] {
-  const time = (record: QueryRecordL) => {
-    const parsed = typeof record.createdAt === 'string' ? Date.parse(record.createdAt) : Number.NaN
-    return Number.isNaN(parsed) ? Number.NEGATIVE_INFINITY : parsed
-  }
-  return records.map((record, index) => ({ record, index })).sort((a, b) => time(b.record) - time(a.record) || a.index - b.index).map(({ record }) => record)
 }
 
 /** The L2 endpoint's default prover instance: the only one a reused query may stand for (no record shows it). */

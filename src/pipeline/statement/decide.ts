@@ -8,6 +8,7 @@ import type { ProvingClient } from '../../clients/proving.ts'
 import type { Logger } from '../../core/runtime.ts'
 import type { PieInspection } from '../../pie/index.ts'
 import type { QueryRecordL } from '../../schemas/proving.ts'
+import type { KeyQueries } from '../key-queries.ts'
 import { factsAlreadyOnChain, type OnchainOutcome } from '../onchain.ts'
 import { findReusableQuery, generalReuseRequest, l2ReuseRequest, type ReuseRequest } from '../reuse.ts'
 import { resultOf, type StatementPolicy, type StatementEndpoint } from './request.ts'
@@ -27,6 +28,8 @@ export type DecideContext = {
   policy: StatementPolicy
   logger: Logger
   signal?: AbortSignal | undefined
+  /** The run's index of the key's queries: read once for every statement. */
+  queries?: KeyQueries | undefined
 }
 
 /** The reuse decision for a statement whose PIE is inspected (else it is submitted). */
@@ -43,7 +46,7 @@ export async function decideReuse(inspection: PieInspection | undefined, context
   // L2 endpoint takes no dedup id, so a query it left running is found here, waited for and
   // judged. (A general submission's derived dedup id finds the earlier attempt's query itself.)
   const inFlight = policy.reuse.rerun && endpoint.kind === 'l2' ? { timeoutMs: policy.timeoutMs, sinceMs: policy.reuse.rerun.sinceMs } : undefined
-  const found = await findReusableQuery(context.client, inspection, request, { signal: context.signal, logger: context.logger, inFlight })
+  const found = await findReusableQuery(context.client, inspection, request, { signal: context.signal, logger: context.logger, inFlight, queries: context.queries })
   if (!found.reused) return { kind: 'submit', reason: found.reason, looked: true, quiet: found.unreadable }
   const created = typeof found.record.createdAt === 'string' ? `, created ${found.record.createdAt}` : ''
   return {
