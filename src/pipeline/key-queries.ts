@@ -50,7 +50,7 @@ export class KeyQueries {
     this.#budget = options.budget
   }
 
-  /** The key's queries, newest first (each page ordered by `createdAt`), read as far as the caller iterates. */
+  /** The key's queries in the order the service lists them (newest first), read as far as the caller iterates. */
   async *newestFirst(signal?: AbortSignal): AsyncGenerator<QueryRecordL> {
     let index = 0
     while (true) {
@@ -98,7 +98,8 @@ export class KeyQueries {
       throw error
     }
     const records = answer.provingQueries
-    for (const record of byCreation(records)) {
+    // In the service's order (newest first, as it lists them): a reader that checks the order sees it as sent.
+    for (const record of records) {
       if (this.#seen.has(record.id) || this.created.has(record.id)) continue
       this.#seen.add(record.id)
       this.#records.push(record)
