@@ -33,11 +33,12 @@ export function redactUrl(url: string | URL): string {
   } catch {
     return String(url).replace(SECRET_PARAMETER_IN_TEXT, `$1${REDACTED}`)
   }
+  const secretNames = [...parsed.searchParams.keys()].filter((name) => SECRET_QUERY_PARAMETERS.has(name.toLowerCase()))
+  // Nothing to mask: the text as it was given (not re-serialised with a `/` added to a bare host).
+  if (!parsed.username && !parsed.password && secretNames.length === 0) return String(url)
   if (parsed.username) parsed.username = REDACTED
   if (parsed.password) parsed.password = REDACTED
-  for (const name of [...parsed.searchParams.keys()]) {
-    if (SECRET_QUERY_PARAMETERS.has(name.toLowerCase())) parsed.searchParams.set(name, REDACTED)
-  }
+  for (const name of secretNames) parsed.searchParams.set(name, REDACTED)
   // URLSearchParams encodes `*`; keep the mask readable.
   return parsed.toString().replaceAll('%2A%2A%2A', REDACTED)
 }
@@ -199,6 +200,28 @@ function escapeRegExp(text: string): string {
 export function redact(text: string, redactor?: SecretRedactor): string {
   // A URL that parses keeps its path (artifact links are meant to be read), minus credentials;
   // one that does not parse (a bad port, a stray character) shows its scheme and host only.
-  const withUrls = text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi, (match) => (URL.canParse(match) ? redactUrl(match) : showUrl(match)))
+  const withUrls = text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi, (match) => {
+    const [url, after] = splitTrailingPunctuation(match)
+    return (URL.canParse(url) ? redactUrl(url) : showUrl(url)) + after
+  })
   return redactor ? redactor.redact(withUrls) : withUrls
+}
+
+/**
+ * A URL in a sentence ends before the punctuation that follows it, as GitHub's autolinks read it:
+ * `at http://127.0.0.1:8790: nothing` names `http://127.0.0.1:8790`. Taken into the URL, the colon
+ * made a port that does not parse (`8790:`), and the URL was shown cut to its scheme and host.
+ * Trailing `.,:;!?*_~'` are left out, and a `)` or `]` that closes nothing inside the URL.
+ */
+function splitTrailingPunctuation(match: string): [url: string, after: string] {
+  let end = match.length
+  const count = (character: string) => [...match.slice(0, end)].filter((each) => each === character).length
+  while (end > 0) {
+    const last = match[end - 1]!
+    if (/[.,:;!?*_~']/.test(last)) end--
+    else if (last === ')' && count(')') > count('(')) end--
+    else if (last === ']' && count(']') > count('[')) end--
+    else break
+  }
+  return [match.slice(0, end), match.slice(end)]
 }

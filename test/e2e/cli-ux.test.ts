@@ -137,15 +137,15 @@ describe('errors and query details', () => {
     try {
       const fromEnv = await runCli(['query', 'list'], { env: { PROVING_BASE_URL: keyed.url, PROVING_API_KEY: wrong } })
       expect(fromEnv.code).toBe(2)
-      expect(fromEnv.stderr).toContain(`The API key came from PROVING_API_KEY (not shown) and was sent to ${keyed.url}/ (PROVING_BASE_URL)`)
+      expect(fromEnv.stderr).toContain(`The API key came from PROVING_API_KEY (not shown) and was sent to ${keyed.url} (PROVING_BASE_URL)`)
       const fromFlag = await runCli(['query', 'list', '--api-key', wrong, '--base-url', keyed.url])
-      expect(fromFlag.stderr).toContain(`The API key came from --api-key (not shown) and was sent to ${keyed.url}/ (--base-url)`)
+      expect(fromFlag.stderr).toContain(`The API key came from --api-key (not shown) and was sent to ${keyed.url} (--base-url)`)
       const local = { ...JSON.parse(readFileSync(config, 'utf8')), profiles: { keyed: { baseUrl: keyed.url } } }
       const file = join(work, 'keyed.json')
       writeFileSync(file, JSON.stringify(local))
       const fromProfile = await runCli(['query', 'list', '--json'], { env: { PROVING_CONFIG: file, PROVING_PROFILE: 'keyed', PROVING_API_KEY: wrong } })
       expect(JSON.parse(fromProfile.stderr).error.notes).toEqual([
-        `The API key came from PROVING_API_KEY (not shown) and was sent to ${keyed.url}/ (profile keyed (in ${file})): check that it is a key of that service (\`proving auth keys list\` lists a wallet's keys).`,
+        `The API key came from PROVING_API_KEY (not shown) and was sent to ${keyed.url} (profile keyed (in ${file})): check that it is a key of that service (\`proving auth keys list\` lists a wallet's keys).`,
       ])
       for (const run of [fromEnv, fromFlag, fromProfile]) expect(run.stderr).not.toContain(wrong)
     } finally {
