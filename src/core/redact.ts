@@ -91,7 +91,8 @@ export function showGivenUrl(text: string): string {
  * - base64, standard and url-safe, with and without padding, and inside a longer base64 stream
  *   at each of its three alignments (a Basic authorization header, a token that embeds it);
  * - each of these as the job summary shows it once escaped for Markdown and HTML (a backslash
- *   before `_`, `*`, `[`, `\`..., `&amp;`, `&lt;`), since the summary, the PR comment and the
+ *   before `_`, `*`, `[`, `\`..., `&amp;`, `&lt;`, a zero-width space inside what GitHub would
+ *   link: `https:/\u200b/`, `@\u200b`, `#\u200b1`), since the summary, the PR comment and the
  *   check run are scrubbed after they are rendered.
  */
 export class SecretRedactor {
@@ -159,7 +160,9 @@ function compile(secrets: ReadonlySet<string>): RegExp | null {
   if (secrets.size === 0) return null
   const alternatives: string[] = []
   for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
-    alternatives.push([...secret].map((character) => characterPattern(character, true)).join(''))
+    // The summary's escaping breaks what GitHub would link (`https:/\u200b/`, `@\u200b`, `#\u200b1`)
+    // with a zero-width space: one may stand between any two characters of a secret.
+    alternatives.push([...secret].map((character) => characterPattern(character, true)).join('\u200b?'))
     for (const form of base64Forms(secret)) alternatives.push([...form].map((character) => characterPattern(character, false)).join(''))
   }
   return new RegExp(alternatives.join('|'), 'g')
