@@ -49,12 +49,17 @@ export async function verifyOnchain(
   options: { signal: AbortSignal; emulatorUrl?: string | undefined },
 ): Promise<GateRefusal[]> {
   const mode = inputs['verify-onchain']
-  const skip = (reason: string | undefined): GateRefusal[] => {
+  const skip = (reason: string): GateRefusal[] => {
     step.outputs.set({ 'onchain-verified': 'false', 'onchain-details': '[]' })
-    if (reason) step.extraRows.push(['On chain', `not checked: ${reason}`])
+    step.extraRows.push(['On chain', `not checked: ${reason}`])
     return []
   }
-  if (mode === 'none') return skip(undefined)
+  // Not asked for: nothing was refused, so `onchain-verified` is left empty ('false' read as a
+  // fact found missing), as every output that does not apply is.
+  if (mode === 'none') {
+    step.outputs.set({ 'onchain-details': '[]' })
+    return []
+  }
   if (record.status !== 'DONE') return skip(`the query is ${record.status}`)
   if (refusedSoFar.length) return skip('the gate already refused the result')
 
