@@ -363,6 +363,12 @@ describe('progress a person can watch', () => {
     expect(run.stderr).toMatch(/Uploading .*big\.zip: (\d+\.\d [KM]iB) of \1 \(100%\)(, [\d.]+ \S+\/s)?, done in [\d.]+ s/)
   })
 
+  it('a small upload gives the file\'s own size (the example\'s 2,107 bytes), not its multipart body\'s', async () => {
+    const run = await runCli(['prove', 'examples/fib/pie.zip'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' } })
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stderr).toMatch(/^Uploading examples\/fib\/pie\.zip: 2,107 bytes, done in [\d.]+ s$/m)
+  })
+
   it('a small upload gives its exact size, and no rate for under a second', async () => {
     const lines: string[] = []
     const context = { progress: (line: string) => lines.push(line) } as unknown as CommandContext
