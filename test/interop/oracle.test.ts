@@ -131,10 +131,10 @@ describeOracle('cairo-lang judges what validate, inspect and pack say', () => {
     expect(unsaid).toEqual([])
   })
 
-  it('refuses what cairo-lang loads only for a reason written down: cairo-vm, ambiguous, unprovable or budget', () => {
+  it('refuses what cairo-lang loads only for a reason written down: cairo-vm, ambiguous, ambiguous-container, unprovable or budget', () => {
     for (const c of cases.filter((c) => !c.ours!.valid && c.theirs!.valid)) {
       expect(c.ours!.refusals.length, c.name).toBeGreaterThan(0)
-      for (const r of c.ours!.refusals) expect(['cairo-vm', 'ambiguous', 'unprovable', 'budget'], `${c.name}: ${r.problem}`).toContain(r.reason)
+      for (const r of c.ours!.refusals) expect(['cairo-vm', 'ambiguous', 'ambiguous-container', 'unprovable', 'budget'], `${c.name}: ${r.problem}`).toContain(r.reason)
     }
   })
 

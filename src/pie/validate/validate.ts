@@ -132,15 +132,6 @@ class Problems {
   }
 }
 
-/**
- * The container's problems (../read/): cairo-lang's verify_zip_format refuses them, but for an
- * entry twice (zip readers differ on which copy counts) and a directory's links and special
- * files (what the zip would hold depends on what they point to).
- */
-function containerReason(line: string): RefusalReason {
-  return /appears more than once|symbolic link|not a regular file/.test(line) ? 'ambiguous' : 'cairo-lang'
-}
-
 type JsonEntryName = Exclude<PieEntryName, 'memory.bin'>
 
 async function readWhole(source: PieSource, name: JsonEntryName, problems: Problems): Promise<string | undefined> {
@@ -166,7 +157,7 @@ async function readWhole(source: PieSource, name: JsonEntryName, problems: Probl
     }
   } catch (error) {
     if (error instanceof ZipFormatError) {
-      problems.add(`${name}: ${error.message}`, 'cairo-lang')
+      problems.add(`${name}: ${error.message}`, error.reason)
       return undefined
     }
     throw error
@@ -474,7 +465,7 @@ async function scanMemory(
   } catch (error) {
     if (error instanceof SeenCellsBudgetError) throw budgetError(source.path, `memory.bin holds ${error.message}, past the duplicate check's budget`)
     if (!(error instanceof ZipFormatError)) throw error
-    problems.add(`${file}: ${error.message}`, 'cairo-lang')
+    problems.add(`${file}: ${error.message}`, error.reason)
   }
   if (scanner.leftover) {
     problems.add(`${file}: size ${scanner.bytes} bytes is not a multiple of ${CELL_SIZE}; the last cell (byte ${scanner.bytes - scanner.leftover}) is truncated`, 'cairo-lang')
@@ -501,7 +492,7 @@ export async function analysePie(input: PieInput, options: ValidatePieOptions = 
   const problems = new Problems(options.maxProblems ?? DEFAULT_MAX_PROBLEMS)
   const source = await openPie(input)
   try {
-    for (const line of source.problems) problems.add(line, containerReason(line))
+    for (const { line, reason } of source.problems) problems.add(line, reason)
 
     const metadataJson = await readJson(source, METADATA, problems)
     const metadata =

@@ -2,7 +2,8 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { packPie } from '../../../../src/pie/pack/pack.ts'
-import { ZipFormatError, bytesSource, openFileSource, readZipDirectory, readZipEntry } from '../../../../src/pie/read/zip.ts'
+import { ZipFormatError, bytesSource, openFileSource, readZipEntry } from '../../../../src/pie/read/zip.ts'
+import { readZipDirectory } from '../../../../src/pie/read/zip-directory.ts'
 import { deflateBound, needsZip64 } from '../../../../src/pie/pack/zip-writer.ts'
 import { buildZip, collect, execFileAsync, pythonRead, readZipFiles, removeTempDirs, tempDir, unzipExample, writeDir } from '../../../helpers/pie-fixtures.ts'
 import { EXAMPLE_PIE, generatedPie } from '../../../helpers/example-pie.ts'
@@ -35,11 +36,12 @@ describe('zip reader', () => {
     await expect(collect(readZipEntry(bytesSource(corrupt), entry))).rejects.toThrow(/CRC-32 mismatch/)
 
     await expect(readZipDirectory(bytesSource(Buffer.from('{"not": "a zip"}')))).rejects.toBeInstanceOf(ZipFormatError)
-    // Compressed data cut short: the directory declares 3 bytes of it.
+    // Compressed data cut short: the directory declares 3 bytes of it. Python's zipfile inflates
+    // what the 3 bytes hold and fails on the CRC: cairo-lang refuses it.
     const truncated = Buffer.from(zip)
     truncated.writeUInt32LE(3, zip.length - 22 - 51 + 20)
     const cut = (await readZipDirectory(bytesSource(truncated))).entries[0]!
-    await expect(collect(readZipEntry(bytesSource(truncated), cut))).rejects.toThrow(/corrupt/)
+    await expect(collect(readZipEntry(bytesSource(truncated), cut))).rejects.toMatchObject({ reason: 'cairo-lang', message: expect.stringMatching(/CRC-32 mismatch/) })
   })
 })
 
