@@ -71,9 +71,11 @@ async function openZip(source: ByteSource, label: string, path: string | undefin
     refuse(`does not start with "PK" (first bytes ${shown || 'none: empty file'}); not a zip file`)
   }
   let entries: ZipEntry[] = []
+  let read = false
   try {
     const directory = await readZipDirectory(source)
     entries = directory.entries
+    read = true
     for (const line of await checkZipLayout(source, directory)) refuse(line, 'ambiguous-container')
   } catch (error) {
     if (!(error instanceof ZipFormatError)) throw error
@@ -113,7 +115,8 @@ async function openZip(source: ByteSource, label: string, path: string | undefin
   for (const [name, entry] of found) {
     if (entry.uncompressedSize >= ENTRY_SIZE_LIMITS[name]) refuse(`entry "${name}" is ${entry.uncompressedSize} bytes; cairo-lang accepts under ${ENTRY_SIZE_LIMITS[name]}`)
   }
-  if (entries.length || !problems.length) {
+  // (A zip whose directory cannot be read at all has said so: nothing is missing from it.)
+  if (read) {
     for (const name of REQUIRED_ENTRIES) if (!found.has(name)) refuse(`missing required entry "${name}"`)
   }
   return {

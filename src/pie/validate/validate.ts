@@ -156,11 +156,11 @@ async function readWhole(source: PieSource, name: JsonEntryName, problems: Probl
       total += chunk.length
     }
   } catch (error) {
-    if (error instanceof ZipFormatError) {
-      problems.add(`${name}: ${error.message}`, error.reason)
-      return undefined
-    }
-    throw error
+    if (!(error instanceof ZipFormatError)) throw error
+    problems.add(`${name}: ${error.message}`, error.reason)
+    // Python refuses it: nothing more to read. Where it reads it (an ambiguity), what it read
+    // (the bytes handed out so far) is checked on, so its own refusals are found too.
+    if (error.reason === 'cairo-lang') return undefined
   }
   // CairoPie.from_file decodes every JSON file as ASCII (cairo-vm reads UTF-8).
   for (let i = 0; i < total; i++) {
