@@ -178,7 +178,15 @@ async function readJson(source: PieSource, name: JsonEntryName, problems: Proble
   if (text === undefined) return undefined
   let duplicate: [string, number] | undefined
   try {
-    const value = parseJson(text, PIE_JSON_BUDGET, { onDuplicateKey: (key, at) => (duplicate ??= [key, at]) })
+    let nonFinite: [string, number] | undefined
+    const value = parseJson(text, PIE_JSON_BUDGET, {
+      onDuplicateKey: (key, at) => (duplicate ??= [key, at]),
+      onNonFinite: (literal, at) => (nonFinite ??= [literal, at]),
+    })
+    if (nonFinite) {
+      // serde_json refuses it wherever it stands, even where it skips a value; Python's json reads a float.
+      problems.add(`${name}: ${nonFinite[0]} at character ${nonFinite[1]} is not JSON; Python's json reads it as a float, cairo-vm's serde_json refuses it`, 'cairo-vm')
+    }
     if (duplicate) {
       // Python's json keeps the last value; cairo-vm's serde refuses a struct's field given twice.
       problems.add(`${name}: key ${JSON.stringify(duplicate[0])} appears twice in one object (at character ${duplicate[1]}); cairo-lang keeps the last value, cairo-vm refuses it`, 'ambiguous')
@@ -266,9 +274,42 @@ function checkAdditionalData(value: JsonValue | undefined, problems: Problems): 
     if (key.length >= 1000) problems.add(`${ADDITIONAL_DATA}: key of ${key.length} characters; cairo-lang allows under 1000`, 'cairo-lang')
     else if (!ADDITIONAL_DATA_KEYS.includes(key)) {
       problems.add(`${ADDITIONAL_DATA}: key ${showJson(key)} is not a builtin's ("output_builtin", "pedersen_builtin", ...); cairo-vm reads only those`, 'cairo-vm')
+    } else if (!isBuiltinAdditionalData(value.get(key)!)) {
+      problems.add(
+        `${ADDITIONAL_DATA}: ${key} is ${showJson(value.get(key))} of a shape cairo-vm's BuiltinAdditionalData has no variant for (an empty list, [[segment, offset], ...] pairs, {"pages", "attributes"} output data, [[[segment, offset], [r, s]], ...] signatures, or null)`,
+        'cairo-vm',
+      )
     }
   }
   return value
+}
+
+const U64 = 2n ** 64n
+const isUsize = (value: JsonValue | undefined) => typeof value === 'bigint' && value >= 0n && value < U64
+const isInteger = (value: JsonValue | undefined) => typeof value === 'bigint'
+const isPair = (value: JsonValue | undefined, item: (v: JsonValue | undefined) => boolean) => Array.isArray(value) && value.length === 2 && item(value[0]) && item(value[1])
+
+/**
+ * Whether cairo-vm's serde reads `value` as a BuiltinAdditionalData (vm/src/vm/runners/cairo_pie.rs,
+ * an untagged enum tried in order): Empty (`[]`), Hash (a list of [usize, usize]), Output
+ * ({"pages": {usize: [usize, usize]}, "attributes": {string: [usize...]}}, other keys ignored),
+ * Signature (a list of [[u64, u64], [r, s]], r and s decimal integers), None (`null`). cairo-lang
+ * reads any JSON there.
+ */
+function isBuiltinAdditionalData(value: JsonValue): boolean {
+  if (value === null) return true
+  if (Array.isArray(value)) {
+    return value.every((item) => isPair(item, isUsize)) || value.every((item) => isPair(item, (v) => isPair(v, isInteger)) && isPair((item as JsonValue[])[0], isUsize))
+  }
+  if (!isJsonObject(value)) return false
+  const pages = value.get('pages')
+  const attributes = value.get('attributes')
+  return (
+    isJsonObject(pages) &&
+    isJsonObject(attributes) &&
+    [...pages].every(([id, page]) => /^\+?\d+$/.test(id) && BigInt(id) < U64 && isPair(page, isUsize)) &&
+    [...attributes.values()].every((list) => Array.isArray(list) && list.every(isUsize))
+  )
 }
 
 /**
