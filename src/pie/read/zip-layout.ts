@@ -102,7 +102,7 @@ export async function checkZipLayout(source: ByteSource, directory: ZipDirectory
     if (entry.localHeaderOffset !== expected) {
       problems.push(
         entry.localHeaderOffset < expected
-          ? `entry "${entry.name}" (local header at byte ${entry.localHeaderOffset}) overlaps the entry before it, which ends at byte ${expected} (Python 3.11.8 and later refuse overlapping entries)`
+          ? `entry "${entry.name}" (local header at byte ${entry.localHeaderOffset}) overlaps the entry before it, which ends at byte ${expected} (Python 3.11.8, 3.12.2 and later, and Debian's 3.11, refuse overlapping entries)`
           : `bytes ${expected}-${entry.localHeaderOffset} before entry "${entry.name}" belong to no entry (a streaming reader would read them as another file)`,
       )
     }
