@@ -137,7 +137,7 @@ describeOracle('the zip container, fuzzed: validate against Python zipfile and c
       expect(c.theirs?.crash, c.name).toBeUndefined()
       for (const { reading } of c.readings) expect(reading.crash, c.name).toBeUndefined()
     }
-    expect(cases.filter((c) => c.ours!.valid).length).toBeGreaterThan(CASES / 10)
+    expect(cases.filter((c) => c.ours!.valid).length).toBeGreaterThan(CASES / 20)
   })
 
   it('passes no zip that cairo-lang refuses', () => {

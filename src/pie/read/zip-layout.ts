@@ -93,7 +93,7 @@ export async function checkZipLayout(source: ByteSource, directory: ZipDirectory
   const used = entries.reduce((sum, entry) => sum + entry.recordLength, 0)
   if (used !== declaredSize) problems.push(`the directory's records take ${used} bytes, the end record declares ${declaredSize}`)
   if (end.directoryStart + declaredSize > source.size) problems.push(`the directory (${declaredSize} bytes from byte ${end.directoryStart}) runs past the end of the file`)
-  for (const entry of entries) problems.push(...recordProblems(entry))
+  for (const entry of entries) problems.push(...recordProblems(entry, end.shift))
 
   // The entries, in file order: from byte 0, each right after the previous, the directory right after the last.
   const ordered = [...entries].sort((a, b) => a.localHeaderOffset - b.localHeaderOffset || a.recordOffset - b.recordOffset)
@@ -120,7 +120,7 @@ export async function checkZipLayout(source: ByteSource, directory: ZipDirectory
   return problems
 }
 
-function recordProblems(entry: ZipEntry): string[] {
+function recordProblems(entry: ZipEntry, shift: number): string[] {
   const problems: string[] = []
   const name = `entry "${entry.name}"`
   if (entry.versionNeeded > MAX_VERSION_NEEDED) problems.push(`${name} needs version ${entry.versionNeeded} to extract (a PIE needs 20, or 45 with ZIP64); readers that check it refuse it`)
@@ -133,7 +133,8 @@ function recordProblems(entry: ZipEntry): string[] {
   } else if (entry.externalAttributes & DOS_DIRECTORY && !entry.isDirectory) {
     problems.push(`${name} is marked as a folder (attribute 0x10): extracting tools make a folder, Python reads its bytes`)
   }
-  const resolved = [entry.uncompressedSize, entry.compressedSize, entry.localHeaderOffset - 0]
+  // (The offset as the record holds it, before Python adds the bytes before the archive.)
+  const resolved = [entry.uncompressedSize, entry.compressedSize, entry.localHeaderOffset - shift]
   const markers = entry.written.map((value) => value === MAX32)
   problems.push(...extraProblems(entry.extra, `${name}'s directory record`, (data) => centralZip64(data, resolved, markers)))
   return problems

@@ -600,6 +600,10 @@ export async function analysePie(input: PieInput, options: ValidatePieOptions = 
       outputBuiltin,
       source,
     }
+  } catch (error) {
+    // What was found before reading stopped (the container's problems, cairo-lang's own among them) goes with it.
+    if (error instanceof PieBudgetError) error.earlier = problems.refusals()
+    throw error
   } finally {
     await source.close()
   }
@@ -615,9 +619,10 @@ export async function validatePie(input: PieInput, options: ValidatePieOptions =
     const { valid, problems, refusals, summary } = await analysePie(input, options)
     return { valid, problems, refusals, summary }
   } catch (error) {
-    // Past a parsing budget: invalid, with the one line that says which (reading stopped there).
+    // Past a parsing budget: invalid, with what was found before and the line that says which budget (reading stopped there).
     if (!(error instanceof PieBudgetError)) throw error
-    return { valid: false, problems: [error.shortMessage], refusals: [{ problem: error.shortMessage, reason: 'budget' }], summary: emptySummary(input) }
+    const refusals: PieRefusal[] = [...error.earlier, { problem: error.shortMessage, reason: 'budget' }]
+    return { valid: false, problems: refusals.map((r) => r.problem), refusals, summary: emptySummary(input) }
   }
 }
 
