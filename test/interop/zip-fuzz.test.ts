@@ -7,15 +7,20 @@
  * - Python's zipfile alone, as cairo-lang opens the zip (each name's last copy read whole): the
  *   oracle's Python 3.11.7 and every other Python here (Debian's 3.11, 3.12, 3.13: 3.11.8 and
  *   later refuse overlapping entries that 3.11.7 reads).
+ * - where built (scripts/zip-crate-reader), cairo-vm's reader: Rust's zip crate 0.6 as
+ *   `CairoPie::from_zip_archive` opens a PIE.
  * The properties: `validate` accepts nothing cairo-lang refuses, nor anything one of the Pythons'
- * zipfile refuses; where it accepts, every Python reads the same bytes for every entry as
- * `validate` does, and `inspect`'s program hash is cairo-lang's; a refusal says "cairo-lang
+ * zipfile (or the zip crate) refuses; where it accepts, every one of them reads the same bytes for
+ * every entry as `validate` does, and `inspect`'s program hash is cairo-lang's; a refusal says "cairo-lang
  * refuses it" only when cairo-lang does. The numbers go to the console. PROVING_ZIP_FUZZ_CASES
  * sets how many cases (300 by default; the deep run 5,000), PROVING_ZIP_FUZZ_SEED the seed.
  * Skipped, saying why, where the oracle or ../shared is absent.
  */
+import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
 import { writeFile } from 'node:fs/promises'
+import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import { afterAll, beforeAll, expect, it } from 'vitest'
@@ -31,6 +36,22 @@ import { parseZipFile, type ZipModel } from '../helpers/zip-model.ts'
 
 afterAll(removeTempDirs)
 
+/** cairo-vm's zip reader, where built (scripts/zip-crate-reader/README.md). */
+const ZIP_CRATE =
+  process.env.PROVING_ZIP_CRATE_READER ?? fileURLToPath(new URL('../../scripts/zip-crate-reader/target/release/zip-crate-reader', import.meta.url))
+const HAS_ZIP_CRATE = existsSync(ZIP_CRATE)
+
+/** Each zip as the zip crate reads it: each PIE file's "length:crc32", or its error. */
+function zipCrateReadings(paths: string[]): Promise<ZipfileReading[]> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(ZIP_CRATE, { maxBuffer: 64 * 1024 * 1024 }, (error, stdout) => {
+      if (error) return reject(error)
+      resolve(stdout.trim().split('\n').map((line) => JSON.parse(line) as ZipfileReading))
+    })
+    child.stdin!.end(`${paths.join('\n')}\n`)
+  })
+}
+
 const CASES = Number(process.env.PROVING_ZIP_FUZZ_CASES ?? 300)
 const SEED = Number(process.env.PROVING_ZIP_FUZZ_SEED ?? 40)
 
@@ -40,6 +61,9 @@ type Case = {
   ours?: PieValidationResult
   /** Each entry's SHA-256 as validate read it, and inspect's Pedersen program hash (valid cases). */
   bytes?: Record<string, string>
+  /** Each entry's "length:crc32" as validate read it (valid cases), and as the zip crate read it. */
+  crcs?: Record<string, string>
+  crate?: ZipfileReading
   pedersen?: string
   theirs?: OracleVerdict
   readings: { python: string; reading: ZipfileReading }[]
@@ -69,16 +93,24 @@ function forcedZip64(files: Map<string, Uint8Array>): Uint8Array {
   return Buffer.concat(parts)
 }
 
-async function ourBytes(path: string): Promise<Record<string, string>> {
+async function ourBytes(path: string): Promise<{ sha256: Record<string, string>; crcs: Record<string, string> }> {
   const source = await openPie(path)
   try {
-    const out: Record<string, string> = {}
+    const sha256: Record<string, string> = {}
+    const crcs: Record<string, string> = {}
     for (const { name } of source.entries) {
       const hash = createHash('sha256')
-      for await (const chunk of source.open(name)) hash.update(chunk)
-      out[name] = hash.digest('hex')
+      let crc = 0
+      let length = 0
+      for await (const chunk of source.open(name)) {
+        hash.update(chunk)
+        crc = zlib.crc32(chunk, crc)
+        length += chunk.length
+      }
+      sha256[name] = hash.digest('hex')
+      crcs[name] = `${length}:${(crc >>> 0).toString(16).padStart(8, '0')}`
     }
-    return out
+    return { sha256, crcs }
   } finally {
     await source.close()
   }
@@ -111,18 +143,21 @@ describeOracle('the zip container, fuzzed: validate against Python zipfile and c
     for (const c of cases) {
       c.ours = await validatePie(c.zip)
       if (!c.ours.valid) continue
-      c.bytes = await ourBytes(c.zip)
+      ;({ sha256: c.bytes, crcs: c.crcs } = await ourBytes(c.zip))
       c.pedersen = (await inspectPie(c.zip, { sha256: false })).programHashes.pedersen
     }
     const judged = performance.now()
     const paths = cases.map((c) => c.zip)
     pythons = [{ python: join(ORACLE_VENV, 'bin', 'python'), version: 'the oracle\'s' }, ...otherPythons()]
-    const [{ verdicts }, ...readings] = await Promise.all([
+    const crate = HAS_ZIP_CRATE ? zipCrateReadings(paths) : Promise.resolve([])
+    const [{ verdicts }, crateReadings, ...readings] = await Promise.all([
       askOracle(paths, [], { pedersenOnly: true }),
+      crate,
       ...pythons.map(({ python }) => zipfileReadings(paths, { python, workers: 1 })),
     ])
     for (const [i, c] of cases.entries()) {
       c.theirs = verdicts[i]
+      c.crate = crateReadings[i]
       c.readings = pythons.map(({ version }, k) => ({ python: version, reading: readings[k]![i]! }))
     }
     seconds = (performance.now() - started) / 1000
@@ -155,6 +190,17 @@ describeOracle('the zip container, fuzzed: validate against Python zipfile and c
     expect(differ).toEqual([])
   })
 
+  const crateCheck = "passes no zip cairo-vm's zip crate refuses, and reads every entry as it does"
+  if (HAS_ZIP_CRATE) {
+    it(crateCheck, () => {
+      for (const c of cases.filter((c) => c.ours!.valid)) expect({ name: c.name, crate: c.crate }).toEqual({ name: c.name, crate: { entries: c.crcs } })
+    })
+  } else {
+    const why = `skipped: ${ZIP_CRATE} is not built (scripts/zip-crate-reader/README.md)`
+    console.warn(`${crateCheck}: ${why}`)
+    it.skip(`${crateCheck}: ${why}`, () => {})
+  }
+
   it("computes cairo-lang's program hash where both accept", () => {
     for (const c of cases.filter((c) => c.ours!.valid && c.theirs!.valid)) expect(BigInt(c.pedersen!), c.name).toBe(BigInt(c.theirs!.hashes!.pedersen!))
   })
@@ -177,12 +223,20 @@ function report(): string {
   const stricter = cases.filter((c) => !c.ours!.valid && c.theirs!.valid)
   const reasons = new Map<string, number>()
   for (const c of stricter) for (const reason of new Set(c.ours!.refusals.map((r) => r.reason))) reasons.set(reason, (reasons.get(reason) ?? 0) + 1)
+  const crateDiffers = HAS_ZIP_CRATE
+    ? cases.filter((c) => {
+        const python = c.readings[0]!.reading
+        if (python.error || c.crate!.error) return Boolean(python.error) !== Boolean(c.crate!.error)
+        return false
+      }).length
+    : undefined
   const otherRefusals = pythons.slice(1).map(({ version }) => `${version}: ${cases.filter((c) => c.readings.find((r) => r.python === version)?.reading.error && !c.readings[0]!.reading.error).length}`)
   return [
     `The container fuzzer (seed ${SEED}): ${cases.length} cases, judged by cairo-lang and by the zipfile of Python ${pythons.map((p) => p.version).join(', ')} in ${seconds.toFixed(1)} s (making them ${phases[0]!.toFixed(1)}, validate and inspect ${phases[1]!.toFixed(1)}, the references ${phases[2]!.toFixed(1)}):`,
     `  ${agree.length} verdicts agree with cairo-lang (${agree.filter((c) => c.ours!.valid).length} valid, ${agree.filter((c) => !c.ours!.valid).length} refused); ${cases.filter((c) => c.ours!.valid && !c.theirs!.valid).length} passed that cairo-lang refuses; ${valid.length} valid, their bytes compared with every Python's`,
     `  ${stricter.length} refused that cairo-lang loads, by reason: ${[...reasons].map(([r, n]) => `${r} ${n}`).join(', ') || 'none'}`,
     `  zips the oracle's zipfile reads that another Python's refuses: ${otherRefusals.join(', ') || 'no other Python here'}`,
+    `  cairo-vm's zip crate: ${crateDiffers === undefined ? 'not built here (scripts/zip-crate-reader)' : `${crateDiffers} zips one of it and the oracle's zipfile refuses and the other reads`}`,
     ...stricter.slice(0, 12).map((c) => `  - ${c.name}: ${c.ours!.problems[0]}`),
   ].join('\n')
 }

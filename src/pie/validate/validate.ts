@@ -137,15 +137,23 @@ type JsonEntryName = Exclude<PieEntryName, 'memory.bin'>
 async function readWhole(source: PieSource, name: JsonEntryName, problems: Problems): Promise<string | undefined> {
   const limit = JSON_ENTRY_BYTES[name]
   const declared = source.entries.find((entry) => entry.name === name)?.size
-  // Refused before a byte is inflated when the directory says so; and counted while inflating
-  // (the zip reader also holds the entry to its declared size).
-  if (declared !== undefined) checkJsonEntrySize(source.path, name, declared)
-  // One buffer of the declared size (no list of chunks and no concatenated copy beside it):
-  // the text's bytes are held once, then once more as the string, never three times.
-  let buffer = Buffer.allocUnsafe(Math.min(declared ?? 64 * 1024, limit))
+  let buffer: Buffer | undefined
   let total = 0
+  const chunks = source.open(name)[Symbol.asyncIterator]()
   try {
-    for await (const chunk of source.open(name)) {
+    for (;;) {
+      const step = await chunks.next()
+      if (!buffer) {
+        // The local header is read (Python's zipfile refuses a bad one before it reads data): the
+        // declared size is held to the budget before more than a chunk is inflated; and counted
+        // while inflating (the zip reader also holds the entry to its declared size). One buffer
+        // of the declared size (no list of chunks and no concatenated copy beside it): the text's
+        // bytes are held once, then once more as the string, never three times.
+        if (declared !== undefined) checkJsonEntrySize(source.path, name, declared)
+        buffer = Buffer.allocUnsafe(Math.min(declared ?? 64 * 1024, limit))
+      }
+      if (step.done) break
+      const chunk = step.value
       if (total + chunk.length > limit) checkJsonEntrySize(source.path, name, total + chunk.length)
       if (total + chunk.length > buffer.length) {
         const grown = Buffer.allocUnsafe(Math.min(limit, Math.max(total + chunk.length, buffer.length * 2)))
@@ -161,7 +169,10 @@ async function readWhole(source: PieSource, name: JsonEntryName, problems: Probl
     // Python refuses it: nothing more to read. Where it reads it (an ambiguity), what it read
     // (the bytes handed out so far) is checked on, so its own refusals are found too.
     if (error.reason === 'cairo-lang') return undefined
+  } finally {
+    await chunks.return?.(undefined)
   }
+  buffer ??= Buffer.alloc(0)
   // CairoPie.from_file decodes every JSON file as ASCII (cairo-vm reads UTF-8).
   for (let i = 0; i < total; i++) {
     if (buffer[i]! >= 0x80) {
