@@ -15,7 +15,7 @@ export const validate = defineCommand({
   details: [
     'Every broken rule is listed, one line each, naming the file, the rule and the value or byte offset, and ending with why it is refused:',
     'cairo-lang or cairo-vm refuses it, the two would not read the same PIE (ambiguous), the proof or its fact fails (unprovable), or a budget.',
-    'With --json, "refusals" gives each problem with its reason: cairo-lang, cairo-vm, ambiguous, unprovable or budget.',
+    'With --json, "refusals" gives each problem with its reason: cairo-lang, cairo-vm, ambiguous, ambiguous-container, unprovable or budget.',
   ],
   positionals: { min: 1, max: 1 },
   async run(context) {

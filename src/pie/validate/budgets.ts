@@ -1,5 +1,5 @@
 import { InvalidInputError } from '../../core/errors.ts'
-import { withReason } from './reasons.ts'
+import { withReason, type PieRefusal } from './reasons.ts'
 import { ADDITIONAL_DATA, EXECUTION_RESOURCES, METADATA, type PieEntryName, VERSION } from '../shared/index.ts'
 
 /**
@@ -58,6 +58,8 @@ export const OUTPUT_CELLS = 4_000_000
 /** A PIE that would cost more to read than any real PIE does; one line, exit 2. */
 export class PieBudgetError extends InvalidInputError {
   override name = 'PieBudgetError'
+  /** The problems found before the budget was spent (validatePie lists them before this one). */
+  earlier: PieRefusal[] = []
 }
 
 export function budgetError(where: string | undefined, what: string): PieBudgetError {
