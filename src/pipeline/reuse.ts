@@ -42,7 +42,7 @@ export type ReuseRequest = {
 
 export type ReuseFound = { reused: true; record: QueryRecordL; factCheck: FactCheckResult; scanned: number }
 /** `unreadable`: the list could not be read (the submission goes on; its host says so once it succeeded). */
-export type ReuseNotFound = { reused: false; reason: string; scanned: number; unreadable?: boolean | undefined }
+export type ReuseNotFound = { reused: false; reason: string; scanned: number; unreadable?: boolean | undefined; running?: string[] | undefined }
 
 /**
  * Why this record cannot stand for the submission (undefined: it can). Pure: the settings, the
@@ -101,7 +101,14 @@ export async function findReusableQuery(
   client: ProvingClient,
   inspection: PieInspection,
   request: ReuseRequest,
-  options: { signal?: AbortSignal | undefined; logger: Logger; inFlight?: InFlightOptions | undefined; queries?: KeyQueries | undefined },
+  options: {
+    signal?: AbortSignal | undefined
+    logger: Logger
+    inFlight?: InFlightOptions | undefined
+    queries?: KeyQueries | undefined
+    /** A plan: the running candidates are named (`running`), not waited for. */
+    dryRun?: boolean | undefined
+  },
 ): Promise<ReuseFound | ReuseNotFound> {
   const blocker = reuseBlocker(request)
   if (blocker) return { reused: false, reason: blocker, scanned: 0 }
@@ -142,6 +149,7 @@ export async function findReusableQuery(
   }
   // Outside the listing's catch: a running candidate that cannot be followed to its end is a
   // refusal (it may be this PIE's), never "the list could not be read, submit".
+  if (options.inFlight && running.length > 0 && options.dryRun) return { reused: false, reason, scanned, running: byCreation(running).map((record) => record.id) }
   if (options.inFlight && running.length > 0) return followRunning(client, inspection, request, running, scanned, reason, { ...options, inFlight: options.inFlight })
   return { reused: false, reason, scanned }
 }

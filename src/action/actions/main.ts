@@ -116,6 +116,11 @@ async function prove(
   }
   const client = services.provingClient({ baseUrl: baseUrl!, apiKey, logger, allowInsecureHttp: inputs['allow-insecure-http'] === true })
   const request = mainRequest(io, inputs, pies, inputs.emulator ? baseUrl : undefined)
+  if (inputs['dry-run']) {
+    const { showPlan } = await import('../steps/plan.ts')
+    await showPlan(io, step, client, request, signal)
+    return
+  }
   if (pies.length > 1) {
     const { proveBatch } = await import('../steps/batch.ts')
     await proveBatch(io, step, client, inputs, request, signal)

@@ -19,6 +19,8 @@ export type Decision =
   /** A DONE query of this key already proves it (or, on a re-run, one an earlier attempt left running ended proving it). */
   | { kind: 'reuse-query'; reason: string; record: QueryRecordL }
   /** Submit it (the journal or the dedup chain may still follow or retry an earlier query: ./submit.ts). */
+  /** A plan on a re-run: queries still running may be this PIE's; a run waits for them and judges them before paying. */
+  | { kind: 'follow-running'; reason: string; ids: string[] }
   /** `looked`: earlier queries were looked through; `quiet`: their list could not be read (said once the submission went through). */
   | { kind: 'submit'; reason: string; looked?: boolean | undefined; quiet?: boolean | undefined }
 
@@ -30,6 +32,8 @@ export type DecideContext = {
   signal?: AbortSignal | undefined
   /** The run's index of the key's queries: read once for every statement. */
   queries?: KeyQueries | undefined
+  /** A plan: read only (a re-run's running candidates are named, not waited for). */
+  dryRun?: boolean | undefined
 }
 
 /** The reuse decision for a statement whose PIE is inspected (else it is submitted). */
@@ -46,7 +50,15 @@ export async function decideReuse(inspection: PieInspection | undefined, context
   // L2 endpoint takes no dedup id, so a query it left running is found here, waited for and
   // judged. (A general submission's derived dedup id finds the earlier attempt's query itself.)
   const inFlight = policy.reuse.rerun && endpoint.kind === 'l2' ? { timeoutMs: policy.timeoutMs, sinceMs: policy.reuse.rerun.sinceMs } : undefined
-  const found = await findReusableQuery(context.client, inspection, request, { signal: context.signal, logger: context.logger, inFlight, queries: context.queries })
+  const found = await findReusableQuery(context.client, inspection, request, { signal: context.signal, logger: context.logger, inFlight, queries: context.queries, dryRun: context.dryRun })
+  if (!found.reused && found.running?.length) {
+    const count = found.running.length
+    return {
+      kind: 'follow-running',
+      ids: found.running,
+      reason: `a re-run: ${count} quer${count === 1 ? 'y' : 'ies'} of this PIE's program and settings ${count === 1 ? 'is' : 'are'} still running (${found.running.slice(0, 3).join(', ')}${count > 3 ? ', ...' : ''}); waited for and judged before anything is paid`,
+    }
+  }
   if (!found.reused) return { kind: 'submit', reason: found.reason, looked: true, quiet: found.unreadable }
   const created = typeof found.record.createdAt === 'string' ? `, created ${found.record.createdAt}` : ''
   return {
