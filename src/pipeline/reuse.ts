@@ -116,13 +116,17 @@ export async function findReusableQuery(
   const queries = options.queries ?? new KeyQueries(client)
   let scanned = 0
   const running: QueryRecordL[] = []
+  let programs: Set<bigint> | undefined
   let reason: string
   try {
     for await (const record of queries.newestFirst(options.signal)) {
       scanned++
       if (options.inFlight && isRunningCandidate(record, request, inspection, options.inFlight)) running.push(record)
-      // The settings first: the facts are computed only for a query that could stand in.
+      // The settings first, then the program (one comparison of numbers): the facts are
+      // computed only for a query of this PIE's program that could stand in.
       if (settingsRefusal(record, request) !== undefined) continue
+      programs ??= programHashesOf(inspection)
+      if (!provesProgram(record, programs)) continue
       const factCheck = compareQueryFacts(record, inspection)
       if (judgeCandidate(record, factCheck, request) === undefined) return { reused: true, record, factCheck, scanned }
     }
@@ -232,6 +236,24 @@ async function followRunning(
   } finally {
     stop.abort()
   }
+}
+
+/** The PIE's program hashes, every variant, as field elements. */
+function programHashesOf(inspection: PieInspection): Set<bigint> {
+  return new Set(Object.values(inspection.programHashes).map((hash) => BigInt(hash)))
+}
+
+/** A record's program hash as a field element, read once however many PIEs of a run ask. */
+const parsedProgram = new WeakMap<QueryRecordL, bigint | undefined>()
+
+/**
+ * Whether the record names one of these programs. A record without a program hash proves nothing
+ * the gate would pass (a DONE proof must carry it), so it stands for no PIE.
+ */
+function provesProgram(record: QueryRecordL, programs: Set<bigint>): boolean {
+  if (!parsedProgram.has(record)) parsedProgram.set(record, typeof record.programHash === 'string' ? parseFeltText(record.programHash) : undefined)
+  const program = parsedProgram.get(record)
+  return program !== undefined && programs.has(program)
 }
 
 /**
