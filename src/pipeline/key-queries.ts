@@ -17,7 +17,7 @@
  */
 import type { ProvingClient } from '../clients/proving.ts'
 import { type RequestBudget, requestBudgetFor } from '../core/budget.ts'
-import { currentDeadline } from '../core/deadline.ts'
+import { currentBound } from '../core/deadline.ts'
 import { AbortedError } from '../core/errors.ts'
 import { systemClock } from '../core/runtime.ts'
 import type { QueryRecordL } from '../schemas/proving.ts'
@@ -83,7 +83,7 @@ export class KeyQueries {
     const clock = (this.#client.http as ProvingClient['http'] | undefined)?.clock ?? systemClock
     try {
       // A list request takes its turn of the process's budget, as every status read does.
-      const granted = await (this.#budget ?? requestBudgetFor(clock)).take(clock.now(), { signal, deadline: currentDeadline() })
+      const granted = await (this.#budget ?? requestBudgetFor(clock)).take(clock.now(), { signal, deadline: currentBound() })
       if (!granted) throw new AbortedError('The run\'s deadline came before the list of queries could be read.')
     } catch (error) {
       if (error instanceof AbortedError) throw error

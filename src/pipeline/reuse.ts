@@ -15,6 +15,7 @@
  */
 import type { ProvingClient } from '../clients/proving.ts'
 import { AbortedError, ProvingKitError } from '../core/errors.ts'
+import { DEADLINE_CODE } from '../core/http/failures.ts'
 import type { Logger } from '../core/runtime.ts'
 import type { FactCheckResult, PieInspection } from '../pie/index.ts'
 import { parseFeltText } from '../pie/shared/index.ts'
@@ -138,6 +139,8 @@ export async function findReusableQuery(
           : `none of the newest ${scanned} queries of this key proves it (at most ${MAX_INDEXED_QUERIES} are read)`
   } catch (error) {
     if (error instanceof AbortedError || options.signal?.aborted) throw error
+    // Cut by the run's deadline: the run's timeout, not a list that cannot be read.
+    if (error instanceof ProvingKitError && error.code === DEADLINE_CODE) throw error
     const message = error instanceof ProvingKitError ? error.shortMessage : (error as Error).message
     if (options.inFlight) {
       // A re-run: an earlier attempt may have left this PIE's query running, and the list is

@@ -9,7 +9,7 @@
 import type { ProvingClient } from '../../clients/proving.ts'
 import { dedupIdAfterFailure } from '../../clients/proving/dedup.ts'
 import { MAX_QUERY_RETRIES } from '../../clients/proving/retries.ts'
-import { withDeadline } from '../../core/deadline.ts'
+import { withBound } from '../../core/deadline.ts'
 import { AbortedError, ProvingKitError } from '../../core/errors.ts'
 import type { Logger } from '../../core/runtime.ts'
 import { SubmissionJournal } from '../journal.ts'
@@ -46,7 +46,7 @@ export async function planStatements(request: StatementRequest, context: PlanCon
   const seen = new Map<string, string>()
   const deadline = context.client.http.clock.now() + request.policy.timeoutMs
   return Promise.all(
-    request.subjects.map((subject) => withDeadline(deadline, () => limit(() => planOne(subject, request, { ...context, queries }, seen)))),
+    request.subjects.map((subject) => withBound(deadline, () => limit(() => planOne(subject, request, { ...context, queries }, seen)))),
   )
 }
 

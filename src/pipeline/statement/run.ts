@@ -7,8 +7,9 @@
  * them. Hosts render the events and outcomes; nothing here prints or exits.
  */
 import type { ProvingClient, QueryProgress, QueryResult, UploadProgress } from '../../clients/proving.ts'
-import { withDeadline } from '../../core/deadline.ts'
+import { withBound } from '../../core/deadline.ts'
 import { AbortedError, ProvingKitError, WaitTimeoutError } from '../../core/errors.ts'
+import { DEADLINE_CODE } from '../../core/http/failures.ts'
 import { formatDuration } from '../../core/poll.ts'
 import type { Logger } from '../../core/runtime.ts'
 import type { GateRefusal } from '../gate.ts'
@@ -130,7 +131,7 @@ class StatementRun {
 
   /** Every request a statement makes, however deep, is bounded by the run's deadline (core/deadline.ts). */
   prove(subject: StatementSubject, index: number): Promise<StatementOutcome> {
-    return withDeadline(this.#deadline, () => this.#prove(subject, index))
+    return withBound(this.#deadline, () => this.#prove(subject, index))
   }
 
   async #prove(subject: StatementSubject, index: number): Promise<StatementOutcome> {
@@ -272,7 +273,8 @@ class StatementRun {
       decision = await decideReuse(pie?.inspection, context)
     } catch (error) {
       // The lookup cut by the run's deadline is the run's timeout, before anything was paid for.
-      if (this.#remainingMs() === 0 && !(error instanceof WaitTimeoutError)) throw this.#timedOut(this.#request.subjects[index]!)
+      const cut = this.#remainingMs() === 0 || (error instanceof ProvingKitError && error.code === DEADLINE_CODE)
+      if (cut && !(error instanceof WaitTimeoutError)) throw this.#timedOut(this.#request.subjects[index]!)
       throw error
     }
     this.#context.hooks?.onEvent?.({ type: 'decided', index, decision })
