@@ -10,15 +10,37 @@
  * 100 PIEs. BENCH_HISTORY_SIZES (e.g. 1000,10000) chooses the sizes.
  */
 import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { link, mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { ensureBatch } from './fig11-batch-scale.ts'
-import { cliScript, type FigureContext, type FigureResult, fmt, fmtMs, NODE, ROOT, RUN_DIR, startServer, table } from './lib.ts'
+import { cliScript, type FigureContext, type FigureResult, fmt, fmtMs, NODE, ROOT, RUN_DIR, startServer, table, TMP } from './lib.ts'
 
 const KEY = 'bench-key'
 const HISTORY = 2_000
 
 type Run = { what: string; n: number; ms: number; lists: number; requests: number; peakReads: number; keyQueries?: number }
+
+/**
+ * N pie.zip files of N different statements (seeds 1..N): a program of 28 words, fibonacci's and
+ * one seeded word after it, so each seed is another program (the generator's default program is
+ * fibonacci's for every seed, with only 90 outputs: statements would repeat, and be reused).
+ */
+async function ensureStatements(n: number, ctx: FigureContext): Promise<string> {
+  const { generatePie, packPie } = await import('../src/pie/index.ts')
+  const dir = join(TMP, 'statements-2KiB')
+  await mkdir(dir, { recursive: true })
+  let made = 0
+  for (let seed = 1; seed <= n; seed++) {
+    const zip = join(dir, `pie${String(seed).padStart(5, '0')}.zip`)
+    if (existsSync(zip)) continue
+    const generated = await generatePie({ outDir: join(TMP, 'statements-2KiB-dirs', String(seed)), memoryBytes: 2048, programWords: 28, seed })
+    await packPie(generated.dir, zip)
+    await rm(generated.dir, { recursive: true, force: true })
+    made++
+  }
+  if (made) ctx.log(`  generated ${made} PIEs in ${dir}`)
+  return dir
+}
 
 /** The list's pages for a key of this many queries (100 a page, the list's total read). */
 const pagesOf = (queries: number) => Math.min(50, Math.ceil(queries / 100))
@@ -102,10 +124,9 @@ export async function figureKeyHistory(ctx: FigureContext): Promise<FigureResult
   const cli = cliScript(ctx, notes)
   const sizes = process.env.BENCH_HISTORY_SIZES ? process.env.BENCH_HISTORY_SIZES.split(',').map((size) => Number(size.trim())) : ctx.quick ? [100, 300] : [1_000, 10_000]
   const largest = Math.max(...sizes)
-  // New PIEs for each run (seed 1 is the example's PIE, which the history holds: from seed 2 on).
-  // The plan is of the largest batch's PIEs, before that batch runs.
-  const first = 1
-  const dir = await ensureBatch(first + sizes.reduce((sum, n) => sum + n, 0), ctx)
+  // New statements for each run; the plan is of the largest batch's PIEs, before that batch runs.
+  const first = 0
+  const dir = await ensureStatements(sizes.reduce((sum, n) => sum + n, 0), ctx)
   const emulator = await startServer('emulator', ['--received-ms', '0', '--step-ms', '0'])
   const runs: Run[] = []
   try {
@@ -134,7 +155,7 @@ export async function figureKeyHistory(ctx: FigureContext): Promise<FigureResult
   const peer = runs.at(-1)!
   const plan = runs.find((run) => run.what.startsWith('the plan'))!
   const body = [
-    `The emulator (its own process, timing 0) holds ${HISTORY} earlier queries of the key; each run proves new PIEs (generated, 2 KiB memory.bin), so every lookup reads the whole history. \`--concurrency 8 --max-rps 1000\` (the client's own cost). List requests: the emulator's per-route counts (never trimmed); reads/s: GET /proving-query/{id} in its request log (its newest 10,000).`,
+    `The emulator (its own process, timing 0) holds ${HISTORY} earlier queries of the key; each run proves new statements (generated, 2 KiB memory.bin, each seed another program), so every lookup reads the whole history. \`--concurrency 8 --max-rps 1000\` (the client's own cost). List requests: the emulator's per-route counts (never trimmed); reads/s: GET /proving-query/{id} in its request log (its newest 10,000).`,
     '',
     table(
       ['run', 'PIEs', 'wall', 'per PIE', 'list requests', 'list requests a PIE', 'all requests', 'status reads, busiest second'],
