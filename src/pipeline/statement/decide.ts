@@ -27,6 +27,8 @@ export type DecideContext = {
   policy: StatementPolicy
   logger: Logger
   signal?: AbortSignal | undefined
+  /** SHA-256 of the statement's pie.zip (what a re-run's `known` PIEs are named by). */
+  pieDigest?: string | undefined
 }
 
 /** The reuse decision for a statement whose PIE is inspected (else it is submitted). */
@@ -42,7 +44,9 @@ export async function decideReuse(inspection: PieInspection | undefined, context
   // A re-run after an attempt was stopped: its record of what it submitted may be gone, and the
   // L2 endpoint takes no dedup id, so a query it left running is found here, waited for and
   // judged. (A general submission's derived dedup id finds the earlier attempt's query itself.)
-  const inFlight = policy.reuse.rerun && endpoint.kind === 'l2' ? { timeoutMs: policy.timeoutMs, sinceMs: policy.reuse.rerun.sinceMs } : undefined
+  const rerun = policy.reuse.rerun
+  const known = context.pieDigest !== undefined && rerun?.known?.has(context.pieDigest) === true
+  const inFlight = rerun && endpoint.kind === 'l2' && !known ? { timeoutMs: policy.timeoutMs, sinceMs: rerun.sinceMs } : undefined
   const found = await findReusableQuery(context.client, inspection, request, { signal: context.signal, logger: context.logger, inFlight })
   if (!found.reused) return { kind: 'submit', reason: found.reason, looked: true, quiet: found.unreadable }
   const created = typeof found.record.createdAt === 'string' ? `, created ${found.record.createdAt}` : ''

@@ -235,7 +235,14 @@ class StatementRun {
   }
 
   async #decide(pie: PreparedPie | undefined, index: number): Promise<Decision> {
-    const decision = await decideReuse(pie?.inspection, { client: this.#context.client, endpoint: this.#request.endpoint, policy: this.#request.policy, logger: this.#loggerOf(index), signal: this.#context.signal })
+    const decision = await decideReuse(pie?.inspection, {
+      client: this.#context.client,
+      endpoint: this.#request.endpoint,
+      policy: this.#request.policy,
+      logger: this.#loggerOf(index),
+      signal: this.#context.signal,
+      pieDigest: pie?.sha256,
+    })
     this.#context.hooks?.onEvent?.({ type: 'decided', index, decision })
     return decision
   }
