@@ -110,6 +110,7 @@ export async function findReusableQuery(
   const { compareQueryFacts } = await import('../pie/index.ts')
   let scanned = 0
   const running: QueryRecordL[] = []
+  const failed: QueryRecordL[] = []
   let reason = 'no query of this key was listed'
   try {
     for (let page = 0; page < REUSE_PAGES; page++) {
@@ -118,6 +119,7 @@ export async function findReusableQuery(
       for (const record of newestFirst(records)) {
         scanned++
         if (options.inFlight && isRunningCandidate(record, request, inspection, options.inFlight)) running.push(record)
+        else if (options.inFlight && isFailedCandidate(record, request, inspection, options.inFlight)) failed.push(record)
         // The settings first: the facts are computed only for a query that could stand in.
         if (settingsRefusal(record, request) !== undefined) continue
         const factCheck = compareQueryFacts(record, inspection)
@@ -147,8 +149,11 @@ export async function findReusableQuery(
   }
   // Outside the listing's catch: a running candidate that cannot be followed to its end is a
   // refusal (it may be this PIE's), never "the list could not be read, submit".
-  if (options.inFlight && running.length > 0) return followRunning(client, inspection, request, running, scanned, reason, { ...options, inFlight: options.inFlight })
-  return { reused: false, reason, scanned }
+  const inFlight = options.inFlight
+  if (!inFlight) return { reused: false, reason, scanned }
+  const followed = running.length > 0 ? await followRunning(client, inspection, request, running, scanned, reason, { ...options, inFlight }) : { reused: false as const, reason, scanned }
+  if (followed.reused || failed.length === 0) return followed
+  return retryFailedCandidate(client, inspection, request, failed, followed, { ...options, inFlight })
 }
 
 /**
@@ -174,6 +179,21 @@ const RUNNING = new Set(['RECEIVED', 'IN_PROGRESS'])
 
 function isRunningCandidate(record: QueryRecordL, request: ReuseRequest, inspection: PieInspection, inFlight: InFlightOptions): boolean {
   if (typeof record.status !== 'string' || !RUNNING.has(record.status)) return false
+  return mayBeThisPies(record, request, inspection, inFlight)
+}
+
+/** A FAILED query that may be this PIE's, as a running one may be; whatever facts it shows are the PIE's. */
+function isFailedCandidate(record: QueryRecordL, request: ReuseRequest, inspection: PieInspection, inFlight: InFlightOptions): boolean {
+  if (record.status !== 'FAILED' || !mayBeThisPies(record, request, inspection, inFlight)) return false
+  const shown = [
+    [record.sharpFactHash, inspection.sharpFactHash],
+    [record.integrityFactHash, inspection.integrityFactHash],
+  ] as const
+  return shown.every(([fact, pies]) => typeof fact !== 'string' || fact === '' || parseFeltText(fact) === BigInt(pies))
+}
+
+/** This submission's result kind and settings, created within the window, and the PIE's program hash once the record shows one. */
+function mayBeThisPies(record: QueryRecordL, request: ReuseRequest, inspection: PieInspection, inFlight: InFlightOptions): boolean {
   if (runningRefusal(record, request) !== undefined) return false
   const created = typeof record.createdAt === 'string' ? Date.parse(record.createdAt) : Number.NaN
   // Without a creation time it cannot be placed in the window: not a candidate.
@@ -229,6 +249,44 @@ async function followRunning(
   } finally {
     stop.abort()
   }
+}
+
+/**
+ * No running query proved the PIE: the newest FAILED one that may be this PIE's (the stopped
+ * attempt's, whose error was retriable) is retried when the service allows it (fewer than 3
+ * retries used: the same query runs again, nothing new is paid for) and followed; it stands for
+ * the PIE only if it then ends DONE with the PIE's facts, judged as a DONE one is. Once retried,
+ * a wait that cannot end is a refusal, as for a running candidate; a retry whose outcome is
+ * unknown too (it may have taken effect).
+ */
+async function retryFailedCandidate(
+  client: ProvingClient,
+  inspection: PieInspection,
+  request: ReuseRequest,
+  failed: QueryRecordL[],
+  none: ReuseNotFound,
+  options: { signal?: AbortSignal | undefined; logger: Logger; inFlight: InFlightOptions },
+): Promise<ReuseFound | ReuseNotFound> {
+  const { compareQueryFacts } = await import('../pie/index.ts')
+  const { describeRetry } = await import('../clients/proving.ts')
+  const id = newestFirst(failed)[0]!.id
+  const unresolved = (what: string, error: unknown) => {
+    if (error instanceof AbortedError || options.signal?.aborted) return error
+    const message = error instanceof ProvingKitError ? error.shortMessage : String(error)
+    return new UnresolvedRerunError(`This re-run ${what} query ${id} of this PIE's program (${message}); it may be this PIE's, submitted by an earlier attempt, so nothing was submitted.`, {
+      cause: error,
+      nextStep: { kind: 'follow-candidates', ids: [id] },
+    })
+  }
+  const retry = await client.retryFailedQuery(id, { signal: options.signal }).catch((error: unknown) => Promise.reject(unresolved('retried FAILED', error)))
+  if (!retry.retried) return { ...none, reason: `${none.reason}; query ${id} of this PIE's program FAILED and cannot be retried (${retry.reason})` }
+  options.logger.info(`This is a re-run: ${describeRetry(id, retry).replace(/\.$/, '')} (it may be this PIE's: its facts are compared once it ends).`)
+  const { provingQuery: record } = await client
+    .waitForQuery(id, { timeoutMs: options.inFlight.timeoutMs, signal: options.signal })
+    .catch((error: unknown) => Promise.reject(unresolved('could not follow to its end the retried', error)))
+  const factCheck = compareQueryFacts(record, inspection)
+  if (judgeCandidate(record, factCheck, request) === undefined) return { reused: true, record, factCheck, scanned: none.scanned }
+  return { ...none, reason: `${none.reason}; query ${id}, FAILED and retried, ended without proving it` }
 }
 
 /**

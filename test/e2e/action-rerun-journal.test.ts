@@ -176,6 +176,7 @@ describe('the root action, "Re-run jobs" with the journal in the Actions cache',
     // Nothing was looked up, so nothing waited for the neighbour, which still runs.
     expect(log(two.io)).not.toMatch(/This is a re-run: \d+ quer/)
     expect((await emulator.client().readQuery(neighbour)).provingQuery.status).toBe('IN_PROGRESS')
+    await emulator.control('POST', `/queries/${neighbour}/complete`)
     const after = await counters()
     expect(after.submissions - before.submissions).toBe(1)
     // The journal holds no API key: not in any archive the cache keeps, nor in a key.
@@ -205,6 +206,7 @@ describe('the root action, "Re-run jobs" with the journal in the Actions cache',
     expect(after.retries - before.retries).toBe(1)
     expect(log(two.io)).not.toMatch(/This is a re-run: \d+ quer/)
     expect((await emulator.client().readQuery(neighbour)).provingQuery.status).toBe('IN_PROGRESS')
+    await emulator.control('POST', `/queries/${neighbour}/complete`)
   })
 
   it('a main step whose save fails (the service refuses it) is saved by the post step; the step itself is not failed by it', async () => {
@@ -266,6 +268,23 @@ describe('the root action, "Re-run jobs" with the journal in the Actions cache',
     expect(log(two.io)).toMatch(new RegExp(`This is a re-run: \\d+ quer.+ still running \\(.*${queryId}`))
     expect(two.io.outputs).toMatchObject({ 'query-id': queryId, reused: 'query' })
     expect((await counters()).submissions - before.submissions).toBe(0)
+  })
+
+  it("nothing saved, attempt 1's query FAILED with a retriable error: the lookup retries that FAILED query, follows it and pays nothing new", async () => {
+    const run = await newRun()
+    const { zip } = await generatedPie({ seed: seed++ })
+    await emulator.control('POST', '/next-query', { outcome: 'fail', retriable: true })
+    const one = await attempt(run, 1, { pie: zip }, { withCache: false })
+    const failed = one.io.outputs['query-id']!
+    expect(one.io.outputs.status).toBe('FAILED')
+    const before = await counters()
+    const two = await attempt(run, 2, { pie: zip })
+    expect(two.io.failed, log(two.io)).toBeUndefined()
+    expect(log(two.io)).toMatch(new RegExp(`This is a re-run: Query ${failed} failed with a retriable error \\(.+\\); retried it \\(retry 1 of 3\\)`))
+    expect(two.io.outputs).toMatchObject({ 'query-id': failed, status: 'DONE', 'facts-verified': 'true' })
+    const after = await counters()
+    expect(after.submissions - before.submissions).toBe(0)
+    expect(after.retries - before.retries).toBe(1)
   })
 
   it('attempt 3 after a lost attempt 2 reads attempt 1\'s journal and still looks up what attempt 2 may have left', async () => {
