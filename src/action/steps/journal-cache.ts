@@ -106,6 +106,8 @@ export async function carryJournal(io: ActionIO, inputs: StepInputs, dir: string
   const prepared = new Map<number, string>()
   const answered = new Set(known)
   const outside = new Set<string>()
+  // Passed on a query the journal did not follow (a DONE one reused): an earlier entry of the PIE is settled too.
+  const settled = new Set<string>()
   return {
     known,
     observe(event) {
@@ -115,9 +117,10 @@ export async function carryJournal(io: ActionIO, inputs: StepInputs, dir: string
       }
       const digest = prepared.get(event.index)
       if (event.type === 'decided' && event.decision.kind === 'reuse-query' && digest !== undefined) outside.add(digest)
+      if (event.type === 'ended' && event.outcome.passed && event.outcome.judgement && outside.has(digest ?? '')) settled.add(digest!)
     },
     async save() {
-      const saved = await saveJournal(io, carry, `${carry.prefix}${carry.attempt}`, { answered, outside, restored: restored !== undefined, stopped: signal.aborted })
+      const saved = await saveJournal(io, carry, `${carry.prefix}${carry.attempt}`, { answered, outside, settled, restored: restored !== undefined, stopped: signal.aborted })
       if (saved) io.saveState(STATE.journalSaved, 'true')
     },
   }
@@ -134,7 +137,7 @@ export async function saveJournalAfterStop(io: ActionIO): Promise<void> {
   }
   if (typeof carry?.dir !== 'string' || typeof carry.prefix !== 'string' || typeof carry.staging !== 'string' || !Number.isInteger(carry.attempt)) return
   // Which PIEs the main step prepared is its own knowledge: here only its entries are known.
-  await saveJournal(io, carry, `${carry.prefix}${carry.attempt}-post`, { answered: new Set(), outside: new Set(), restored: false, stopped: true })
+  await saveJournal(io, carry, `${carry.prefix}${carry.attempt}-post`, { answered: new Set(), outside: new Set(), settled: new Set(), restored: false, stopped: true })
 }
 
 type Restored = { whole: boolean; known: Set<string> }
@@ -189,6 +192,8 @@ type Answers = {
   answered: ReadonlySet<string>
   /** Those followed outside the journal: the next attempt looks them up. */
   outside: ReadonlySet<string>
+  /** Those of them that passed: their entries are not carried on. */
+  settled: ReadonlySet<string>
   /** An earlier attempt's journal was read back: this one's is saved even when empty, to close it. */
   restored: boolean
   /** The step was stopped: a PIE it prepared and did not submit is worth saying so. */
@@ -205,7 +210,7 @@ type Answers = {
 async function saveJournal(io: ActionIO, carry: JournalCarry, key: string, answers: Answers): Promise<boolean> {
   let entries: JournalEntry[]
   try {
-    entries = await validEntries(carry.dir)
+    entries = (await validEntries(carry.dir)).filter((entry) => !answers.settled.has(entry.pieDigest))
   } catch {
     entries = []
   }
