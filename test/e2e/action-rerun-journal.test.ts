@@ -258,11 +258,15 @@ describe('the root action, "Re-run jobs" with the journal in the Actions cache',
     // Attempt 1 ran on a runner that was lost: its step got no cache, nothing was saved.
     const run = await newRun()
     const { zip } = await generatedPie({ seed: seed++ })
-    const one = await attempt(run, 1, { pie: zip, wait: 'false' }, { withCache: false })
+    // Still running when attempt 2 looks (completed once the lookup waits for it).
+    const one = await slowly(() => attempt(run, 1, { pie: zip, wait: 'false' }, { withCache: false }))
     const queryId = one.io.outputs['query-id']!
     expect(log(one.io)).not.toMatch(/Saved the journal/)
     const before = await counters()
-    const two = await attempt(run, 2, { pie: zip })
+    const completeWhenLookedUp = (line: string) => {
+      if (line.startsWith('This is a re-run:') && line.includes(queryId)) void emulator.control('POST', `/queries/${queryId}/complete`).catch(() => {})
+    }
+    const two = await attempt(run, 2, { pie: zip }, { onLine: completeWhenLookedUp })
     expect(two.io.failed, log(two.io)).toBeUndefined()
     expect(log(two.io)).toContain('No journal of an earlier attempt of this step in the Actions cache')
     expect(log(two.io)).toMatch(new RegExp(`This is a re-run: \\d+ quer.+ still running \\(.*${queryId}`))

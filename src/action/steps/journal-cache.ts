@@ -121,7 +121,7 @@ export async function carryJournal(io: ActionIO, inputs: StepInputs, dir: string
     },
     async save() {
       const saved = await saveJournal(io, carry, `${carry.prefix}${carry.attempt}`, { answered, outside, settled, restored: restored !== undefined, stopped: signal.aborted })
-      if (saved) io.saveState(STATE.journalSaved, 'true')
+      if (saved === 'done') io.saveState(STATE.journalSaved, 'true')
     },
   }
 }
@@ -205,9 +205,10 @@ type Answers = {
  * needs something (an entry; a stopped step's PIEs, prepared and not submitted, which the next
  * attempt then need not look up) or an earlier attempt's record is to be closed (so the next
  * attempt reads this one's, not an older one). A step that ended with nothing open saves nothing.
- * True once saved.
+ * `done` once saved, or when there is nothing to save or nowhere to save it (the post step then
+ * need not try); `failed` when the cache refused it.
  */
-async function saveJournal(io: ActionIO, carry: JournalCarry, key: string, answers: Answers): Promise<boolean> {
+async function saveJournal(io: ActionIO, carry: JournalCarry, key: string, answers: Answers): Promise<'done' | 'failed'> {
   let entries: JournalEntry[]
   try {
     entries = (await validEntries(carry.dir)).filter((entry) => !answers.settled.has(entry.pieDigest))
@@ -215,10 +216,10 @@ async function saveJournal(io: ActionIO, carry: JournalCarry, key: string, answe
     entries = []
   }
   const pies = [...new Set([...answers.answered, ...entries.map((entry) => entry.pieDigest)])].filter((pie) => !answers.outside.has(pie)).sort()
-  if (entries.length === 0 && !answers.restored && !(answers.stopped && pies.length > 0)) return false
+  if (entries.length === 0 && !answers.restored && !(answers.stopped && pies.length > 0)) return 'done'
   if (!cacheReachable()) {
     io.debug(`The journal was not saved for a re-run: ${NO_CACHE}.`)
-    return false
+    return 'done'
   }
   try {
     await rm(carry.staging, { recursive: true, force: true })
@@ -230,13 +231,13 @@ async function saveJournal(io: ActionIO, carry: JournalCarry, key: string, answe
     const id = await saveCache([carry.staging], key)
     if (id === -1) {
       io.warning('The journal could not be saved to the Actions cache (see above); a re-run of this job looks up the queries still running instead.')
-      return false
+      return 'failed'
     }
     io.info(`Saved the journal to the Actions cache for a re-run of this job: ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} (${key}).`)
-    return true
+    return 'done'
   } catch (error) {
     io.warning(`The journal could not be saved to the Actions cache (${(error as Error).message.split('\n')[0]}); a re-run of this job looks up the queries still running instead.`)
-    return false
+    return 'failed'
   } finally {
     await rm(carry.staging, { recursive: true, force: true }).catch(() => {})
   }

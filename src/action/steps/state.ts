@@ -19,6 +19,6 @@ export const STATE = {
   reported: 'reported',
   /** The root action's journal carry (steps/journal-cache.ts): where its entries are, its cache key. */
   journalCarry: 'journal-carry',
-  /** Set once the main step saved its journal to the Actions cache; else the post step saves it. */
+  /** Set once the main step saved its journal to the Actions cache (or had nothing to save); else the post step saves it. */
   journalSaved: 'journal-saved',
 } as const
