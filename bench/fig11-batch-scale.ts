@@ -19,7 +19,7 @@ import { cliScript, type FigureContext, type FigureResult, fmt, fmtMiB, fmtMs, G
 type Run = { n: number; maxRps: string; ms: number; tailMs: number; rssKiB: number; reads: number; meanRps: number; peakRps: number; ok: number }
 
 /** N distinct pie.zip files (seeds 1..N), generated once and kept. */
-async function ensureBatch(n: number, ctx: FigureContext): Promise<string> {
+export async function ensureBatch(n: number, ctx: FigureContext): Promise<string> {
   const { generatePie, packPie } = await import('../src/pie/index.ts')
   const dir = join(TMP, 'batch-2KiB')
   await mkdir(dir, { recursive: true })
@@ -50,7 +50,7 @@ async function runBatch(ctx: FigureContext, cli: string, emulatorUrl: string, di
   }
   const args = [cli, 'prove', join(batch, '*.zip'), '--wait', '--concurrency', '8', '--max-rps', maxRps]
   const argv = GNU_TIME ? [GNU_TIME, '-f', '%M', '-o', rssFile, NODE, ...args] : [NODE, ...args]
-  await fetch(`${emulatorUrl}/_emulator/requests`, { method: 'DELETE' })
+  await fetch(`${emulatorUrl}/_emulator/requests`, { method: 'DELETE', headers: { 'x-emulator-control': '1' } })
   const env = { ...process.env, PROVING_BASE_URL: emulatorUrl, PROVING_API_KEY: 'bench-key', PROVING_JOURNAL_DIR: journal, NO_COLOR: '1' }
   const started = performance.now()
   let lastRow = started

@@ -16,6 +16,7 @@
  * 9 `proving pack <dir>` vs zip (bench/fig9-pack-dir.ts)  10 `proving prove <dir>` to submitted vs zip + curl (bench/fig10-prove-dir.ts)
  * 11 a batch of 100 to 2,000 PIEs with --wait: time per PIE, tail, RSS, reads a second (bench/fig11-batch-scale.ts)
  * 12 the emulator at 1,000 to 100,000 queries, indexed vs the scans they replace (bench/fig12-emulator-scale.ts)
+ * 13 a key with 2,000 earlier queries: a batch's list requests, reads a second, time per PIE, and its plan (bench/fig13-key-history.ts)
  *
  * Inputs (generated PIEs) are cached in .bench-tmp/ (git-ignored); the first run generates the
  * 1 GiB one (about a minute). Absolute numbers depend on the machine and on whatever else runs
@@ -36,6 +37,7 @@ import { figurePackDir } from './fig9-pack-dir.ts'
 import { figureProveDir } from './fig10-prove-dir.ts'
 import { figureBatchScale } from './fig11-batch-scale.ts'
 import { figureEmulatorScale } from './fig12-emulator-scale.ts'
+import { figureKeyHistory } from './fig13-key-history.ts'
 import { BENCH, type Build, ensureBuilt, type FigureContext, type FigureResult, machine, RUN_DIR, table } from './lib.ts'
 
 const { values } = parseArgs({
@@ -59,6 +61,7 @@ const FIGURES: [number, string, (ctx: FigureContext) => Promise<FigureResult>][]
   [10, 'Directory to submitted', figureProveDir],
   [11, 'A batch at scale', figureBatchScale],
   [12, 'The emulator at scale', figureEmulatorScale],
+  [13, 'A key with a history', figureKeyHistory],
 ]
 const only = values.only ? new Set(values.only.split(',').map((n) => Number(n.trim()))) : undefined
 const selected = FIGURES.filter(([id]) => !only || only.has(id))
@@ -72,7 +75,7 @@ const startedAt = new Date()
 const started = performance.now()
 const results: FigureResult[] = []
 // The client processes (figures 2, 5, 6, 9, 10, 11) and the import (8) run the compiled lib/, as users do: build it first if stale.
-const build: Build | undefined = selected.some(([id]) => [2, 5, 6, 8, 9, 10, 11].includes(id)) ? ensureBuilt(ctx) : undefined
+const build: Build | undefined = selected.some(([id]) => [2, 5, 6, 8, 9, 10, 11, 13].includes(id)) ? ensureBuilt(ctx) : undefined
 
 for (const [id, name, run] of selected) {
   log(`figure ${id}: ${name} ...`)

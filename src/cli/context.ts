@@ -213,17 +213,21 @@ export function pageOptions(items: string, max: number) {
 }
 
 /**
- * The last line of one page of a list: how many are shown of how many, and the --offset of the
- * next page only when there is one. Without a total (a service that did not send it), a full
- * page may have a next one and a short page has none.
+ * The last line of one page of a list, as gh words it: which of how many are shown ("Showing
+ * 1-5 of 8"), and the --offset of the next page only when there is one; "Showing all 5" when one
+ * page holds them all. Without a total (a service that did not send it), a full page may have a
+ * next one and a short page has none.
  */
 export function pageSummary(page: { shown: number; offset: number; limit: number; total: number | undefined }): string {
   const { shown, offset, limit, total } = page
   if (shown === 0) return total ? `None shown of ${total}: --offset ${offset} is past the last one.` : 'None.'
-  const left = total === undefined ? 0 : Math.min(limit, total - offset - shown)
-  const next =
-    left > 0 ? `--offset ${offset + shown} for the next ${left}` : total === undefined && shown === limit ? `--offset ${offset + shown} for more, if any` : 'the last page'
-  return `${shown} shown${total === undefined ? '' : ` of ${total}`} (from ${offset + 1}; ${next}).`
+  const last = offset + shown
+  const left = total === undefined ? 0 : Math.min(limit, total - last)
+  const more = total === undefined && shown === limit
+  if (offset === 0 && left <= 0 && !more) return `Showing all ${shown}.`
+  const next = left > 0 ? `--offset ${last} for the next ${left}` : more ? `--offset ${last} for more, if any` : 'the last page'
+  const which = shown === 1 ? `${last}` : `${offset + 1}-${last}`
+  return `Showing ${which}${total === undefined ? '' : ` of ${total}`}; ${next}.`
 }
 
 export async function parseCommandArgs<O extends OptionSpecs>(

@@ -21,7 +21,8 @@ export async function withLocalEmulator(
   const { startEmulator } = await import('../emulator/index.ts')
   const emulator = await startEmulator({ logger: context.logger })
   context.progress(`Emulator running at ${emulator.url}`)
-  if (context.values.wait !== true) {
+  // A plan (--dry-run) creates no query: nothing to follow.
+  if (context.values.wait !== true && (context.values as { 'dry-run'?: boolean })['dry-run'] !== true) {
     context.progress('Note: without --wait nothing can follow the query: the emulator stops when this command ends.')
   }
   try {

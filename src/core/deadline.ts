@@ -19,3 +19,23 @@ export function withDeadline<T>(deadline: number, fn: () => Promise<T>): Promise
 export function currentDeadline(): number | undefined {
   return storage.getStore()
 }
+
+/**
+ * A command's deadline (its `--timeout`): every request made inside `fn` ends by it, attempts and
+ * pauses included, while each keeps its own retry policy (inside a wait, `withDeadline`, a read is
+ * also tried once: the wait tries again). An outer, earlier bound wins.
+ */
+const bounds = new AsyncLocalStorage<number>()
+
+export function withBound<T>(deadline: number, fn: () => Promise<T>): Promise<T> {
+  const outer = bounds.getStore()
+  return bounds.run(outer === undefined ? deadline : Math.min(outer, deadline), fn)
+}
+
+/** The time requests made now must end by: the wait's deadline or the command's bound, whichever is first. */
+export function currentBound(): number | undefined {
+  const wait = storage.getStore()
+  const bound = bounds.getStore()
+  if (wait === undefined) return bound
+  return bound === undefined ? wait : Math.min(wait, bound)
+}

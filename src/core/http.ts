@@ -3,7 +3,7 @@ import type { Dispatcher } from 'undici'
 import { AbortedError, type ProvingKitError } from './errors.ts'
 import { checkHeaderValue } from './checks.ts'
 import { classifyFailure, mayRepeat } from './classify.ts'
-import { currentDeadline } from './deadline.ts'
+import { currentBound, currentDeadline } from './deadline.ts'
 import { MAX_JSON_BODY_BYTES, serializeJsonBody } from './json-limits.ts'
 import { SecretRedactor } from './redact.ts'
 import { type Clock, type Logger, realMillisecondsOf, silentLogger, startTimer, systemClock } from './runtime.ts'
@@ -132,7 +132,7 @@ export class HttpClient {
     const url = this.url(spec.path, spec.query)
     const operation = spec.operation ?? `${spec.method} ${spec.path.split('?')[0]}`
     const idempotent = spec.idempotent ?? (spec.method === 'GET' || spec.method === 'HEAD')
-    const deadline = minDefined(spec.deadline, currentDeadline())
+    const deadline = minDefined(spec.deadline, currentBound())
     // Serialised once, before anything is sent: a body that cannot be JSON is the caller's input
     // problem, never a network failure to retry.
     const jsonText = spec.json === undefined ? undefined : serializeJsonBody(spec.json, { input: 'body', what: `the body of ${operation}` })

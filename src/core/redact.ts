@@ -33,11 +33,12 @@ export function redactUrl(url: string | URL): string {
   } catch {
     return String(url).replace(SECRET_PARAMETER_IN_TEXT, `$1${REDACTED}`)
   }
+  const secretNames = [...parsed.searchParams.keys()].filter((name) => SECRET_QUERY_PARAMETERS.has(name.toLowerCase()))
+  // Nothing to mask: the text as it was given (not re-serialised with a `/` added to a bare host).
+  if (!parsed.username && !parsed.password && secretNames.length === 0) return String(url)
   if (parsed.username) parsed.username = REDACTED
   if (parsed.password) parsed.password = REDACTED
-  for (const name of [...parsed.searchParams.keys()]) {
-    if (SECRET_QUERY_PARAMETERS.has(name.toLowerCase())) parsed.searchParams.set(name, REDACTED)
-  }
+  for (const name of secretNames) parsed.searchParams.set(name, REDACTED)
   // URLSearchParams encodes `*`; keep the mask readable.
   return parsed.toString().replaceAll('%2A%2A%2A', REDACTED)
 }
@@ -90,7 +91,8 @@ export function showGivenUrl(text: string): string {
  * - base64, standard and url-safe, with and without padding, and inside a longer base64 stream
  *   at each of its three alignments (a Basic authorization header, a token that embeds it);
  * - each of these as the job summary shows it once escaped for Markdown and HTML (a backslash
- *   before `_`, `*`, `[`, `\`..., `&amp;`, `&lt;`), since the summary, the PR comment and the
+ *   before `_`, `*`, `[`, `\`..., `&amp;`, `&lt;`, a zero-width space inside what GitHub would
+ *   link: `https:/\u200b/`, `@\u200b`, `#\u200b1`), since the summary, the PR comment and the
  *   check run are scrubbed after they are rendered.
  */
 export class SecretRedactor {
@@ -158,7 +160,9 @@ function compile(secrets: ReadonlySet<string>): RegExp | null {
   if (secrets.size === 0) return null
   const alternatives: string[] = []
   for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
-    alternatives.push([...secret].map((character) => characterPattern(character, true)).join(''))
+    // The summary's escaping breaks what GitHub would link (`https:/\u200b/`, `@\u200b`, `#\u200b1`)
+    // with a zero-width space: one may stand between any two characters of a secret.
+    alternatives.push([...secret].map((character) => characterPattern(character, true)).join('\u200b?'))
     for (const form of base64Forms(secret)) alternatives.push([...form].map((character) => characterPattern(character, false)).join(''))
   }
   return new RegExp(alternatives.join('|'), 'g')
@@ -199,6 +203,28 @@ function escapeRegExp(text: string): string {
 export function redact(text: string, redactor?: SecretRedactor): string {
   // A URL that parses keeps its path (artifact links are meant to be read), minus credentials;
   // one that does not parse (a bad port, a stray character) shows its scheme and host only.
-  const withUrls = text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi, (match) => (URL.canParse(match) ? redactUrl(match) : showUrl(match)))
+  const withUrls = text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi, (match) => {
+    const [url, after] = splitTrailingPunctuation(match)
+    return (URL.canParse(url) ? redactUrl(url) : showUrl(url)) + after
+  })
   return redactor ? redactor.redact(withUrls) : withUrls
+}
+
+/**
+ * A URL in a sentence ends before the punctuation that follows it, as GitHub's autolinks read it:
+ * `at http://127.0.0.1:8790: nothing` names `http://127.0.0.1:8790`. Taken into the URL, the colon
+ * made a port that does not parse (`8790:`), and the URL was shown cut to its scheme and host.
+ * Trailing `.,:;!?*_~'` are left out, and a `)` or `]` that closes nothing inside the URL.
+ */
+function splitTrailingPunctuation(match: string): [url: string, after: string] {
+  let end = match.length
+  const count = (character: string) => [...match.slice(0, end)].filter((each) => each === character).length
+  while (end > 0) {
+    const last = match[end - 1]!
+    if (/[.,:;!?*_~']/.test(last)) end--
+    else if (last === ')' && count(')') > count('(')) end--
+    else if (last === ']' && count(']') > count('[')) end--
+    else break
+  }
+  return [match.slice(0, end), match.slice(end)]
 }

@@ -110,9 +110,9 @@ const MARKDOWN_SPECIAL = /[\\*[\]~$]|(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu
 /**
  * Text for the job summary: one line (line breaks as spaces), HTML escaped, and every character that makes
  * Markdown structure backslash-escaped, so a reason holding `### ✅ Prove: passed` or
- * `[link](https://evil.example)` shows as those characters, not as a heading or a link. Bare
- * addresses (`https://…`, `www.…`, `a@b.c`), which GitHub links by itself, are broken with a
- * zero-width space. Code spans in the text (the toolkit's own `` `input` `` mentions) are kept
+ * `[link](https://evil.example)` shows as those characters, not as a heading or a link. What
+ * GitHub links by itself, bare addresses (`https://…`, `www.…`, `a@b.c`), @-mentions and issue
+ * references (`#1`, `owner/repo#2`, `GH-3`), is broken with a zero-width space. Code spans in the text (the toolkit's own `` `input` `` mentions) are kept
  * as code: nothing inside a code span is Markdown, so they need no escaping.
  */
 export function forSummary(text: string): string {
@@ -167,6 +167,10 @@ function escapeMarkdown(text: string): string {
     .replace(/(https?|ftp):\/\//gi, '$1:/\u200b/')
     .replace(/\bwww\./gi, 'www\u200b.')
     .replace(/@/g, '@\u200b')
+    // Issue and pull-request references (`#1`, `acme/widgets#2`, `GH-3`): in a PR comment or a
+    // check run GitHub links them and cross-references the issue, as it notifies on a mention.
+    .replace(/#(?=\d)/g, '#\u200b')
+    .replace(/\b(GH-)(?=\d)/gi, '$1\u200b')
 }
 
 function backtickRun(text: string, at: number): number {

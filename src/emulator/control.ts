@@ -24,7 +24,7 @@ export function controlRoutes(emulator: EmulatorContext): Route[] {
     controlRoute('POST', '/_emulator/reset', reset),
     controlRoute('POST', '/_emulator/clock/advance', advanceClock),
     controlRoute('GET', '/_emulator/state', describeState),
-    controlRoute('GET', '/_emulator/requests', () => ({ status: 200, body: { requests: emulator.requestLog.list() } })),
+    controlRoute('GET', '/_emulator/requests', () => ({ status: 200, body: { requests: emulator.requestLog.list(), counts: emulator.requestLog.counts() } })),
     controlRoute('DELETE', '/_emulator/requests', clearRequests),
     controlRoute('POST', '/_emulator/faults', addFault),
     controlRoute('GET', '/_emulator/faults', () => ({ status: 200, body: { faults: state().faults } })),

@@ -23,6 +23,8 @@ const MAX_ENTRIES = 10_000
 
 export class RequestLog {
   #entries: LoggedRequest[] = []
+  /** Every request since the last clear, by method and path (no query string): not trimmed, so a long run's counts are whole. */
+  #counts = new Map<string, number>()
 
   add(entry: { at: number; method: string; rawUrl: string; status: number; fault?: string | undefined }): void {
     this.#entries.push({
@@ -32,6 +34,8 @@ export class RequestLog {
       status: entry.status,
       ...(entry.fault ? { fault: entry.fault } : {}),
     })
+    const route = `${entry.method} ${requestTarget(entry.rawUrl).pathname}`
+    this.#counts.set(route, (this.#counts.get(route) ?? 0) + 1)
     // Keep the newest: a long bench must not grow the emulator without bound. Trimmed in
     // batches: dropping the oldest entry on every request moved 10,000 entries each time.
     if (this.#entries.length >= 2 * MAX_ENTRIES) this.#entries = this.#entries.slice(-MAX_ENTRIES)
@@ -41,8 +45,14 @@ export class RequestLog {
     return this.#entries.slice(-MAX_ENTRIES)
   }
 
+  /** How many requests each route got since the last clear (`GET /x/{id}` counted by its path). */
+  counts(): Record<string, number> {
+    return Object.fromEntries(this.#counts)
+  }
+
   clear(): void {
     this.#entries = []
+    this.#counts.clear()
   }
 }
 

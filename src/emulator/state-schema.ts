@@ -88,9 +88,12 @@ export function checkStateFile<T>(file: string, json: unknown): T {
     const first = checked.error.issues[0]!
     const where = first.path.length ? first.path.map(String).join('.') : '(the top level)'
     const more = checked.error.issues.length > 1 ? ` (and ${checked.error.issues.length - 1} more problems)` : ''
-    throw new InvalidInputError(`The emulator state file ${file} is not an emulator state: ${where}: ${first.message}${more}; ${FIX}.`, {
-      input: 'stateDir',
-    })
+    throw notAState(file, where, `${first.message}${more}`)
   }
   return checked.data as T
+}
+
+/** The one line for a state file of another shape: the file, where, what is wrong there, the fix. */
+export function notAState(file: string, where: string, problem: string): InvalidInputError {
+  return new InvalidInputError(`The emulator state file ${file} is not an emulator state: ${where}: ${problem}; ${FIX}.`, { input: 'stateDir' })
 }

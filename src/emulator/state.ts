@@ -2,7 +2,7 @@ import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } fr
 import { join } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { DEFAULT_TIMING, type QueryRun, type Timing } from './proving/lifecycle.ts'
-import { checkStateFile, parseJsonState, STATE_VERSION } from './state-schema.ts'
+import { checkStateFile, notAState, parseJsonState, STATE_VERSION } from './state-schema.ts'
 
 /**
  * Everything the emulator knows, as plain JSON-serialisable objects: no class instances, no
@@ -358,6 +358,7 @@ export function readStateDir(dir: string): { state: EmulatorState; generation: n
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
   }
   const collections = Object.keys(COLLECTIONS) as Collection[]
+  for (const collection of collections) checkCollectionPath(file, json, COLLECTIONS[collection])
   const records = new Map(collections.map((collection) => [collection, { ...collectionOf(json as EmulatorState, collection) }]))
   let rest = restOf(json as EmulatorState)
   for (const line of log.split('\n')) {
@@ -381,6 +382,22 @@ export function readStateDir(dir: string): { state: EmulatorState; generation: n
     if (target) Object.assign(target, held)
   }
   return { state: checkStateFile<EmulatorState>(file, state), generation }
+}
+
+/**
+ * Each collection's path in the file holds objects (or nothing yet), before the log is replayed
+ * into them: a string or a number there (`"queries": "abc"`) made the replay fail with "Cannot
+ * assign to read only property '0' of object '[object String]'", naming no file. What the objects
+ * hold is the schema's to judge, after the replay.
+ */
+function checkCollectionPath(file: string, json: Record<string, unknown>, path: readonly string[]): void {
+  let at: unknown = json
+  for (const [depth, key] of path.entries()) {
+    const value = (at as Record<string, unknown>)[key]
+    if (value === undefined || value === null) return
+    if (typeof value !== 'object') throw notAState(file, path.slice(0, depth + 1).join('.'), `expected an object, received ${typeof value}`)
+    at = value
+  }
 }
 
 /** The state without its collections' records (each collection an empty object in its place). */

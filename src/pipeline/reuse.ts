@@ -2,8 +2,8 @@
  * Prove only what is not proven yet (`--reuse auto`, the action's `reuse`): before a PIE is
  * uploaded, a DONE query of this API key that already proves what the submission would (same
  * result kind, same settings, the same facts as the PIE's, computed here) is reused instead of
- * paying for a new one. Found by a bounded listing, newest first: at most `REUSE_PAGES` pages of
- * `REUSE_PAGE_SIZE` queries (the list's maximum page size), so at most 500 queries are read.
+ * paying for a new one. Found in the run's one index of the key's queries (./key-queries.ts:
+ * newest first, read once for every statement, at most the newest 5,000).
  *
  * It never weakens the gate: a candidate is taken only when the very gate the host applies
  * after a wait (`evaluateGate`, with the requested result kind) passes on its record with the
@@ -15,18 +15,17 @@
  */
 import type { ProvingClient } from '../clients/proving.ts'
 import { AbortedError, ProvingKitError } from '../core/errors.ts'
+import { DEADLINE_CODE } from '../core/http/failures.ts'
 import type { Logger } from '../core/runtime.ts'
 import type { FactCheckResult, PieInspection } from '../pie/index.ts'
 import { parseFeltText } from '../pie/shared/index.ts'
 import type { QueryRecordL } from '../schemas/proving.ts'
 import { evaluateGate, resultHasFact, expectResult } from './gate.ts'
+import { byCreation, KeyQueries, MAX_INDEXED_QUERIES } from './key-queries.ts'
 
 export const REUSE_MODES = ['auto', 'never'] as const
 export type ReuseMode = (typeof REUSE_MODES)[number]
 
-/** How many pages of the list are read, newest first, and how many queries a page holds (the list's maximum). */
-export const REUSE_PAGES = 5
-export const REUSE_PAGE_SIZE = 100
 
 /** What the submission would ask for: what a query must show to be reused in its place. */
 export type ReuseRequest = {
@@ -44,7 +43,16 @@ export type ReuseRequest = {
 
 export type ReuseFound = { reused: true; record: QueryRecordL; factCheck: FactCheckResult; scanned: number }
 /** `unreadable`: the list could not be read (the submission goes on; its host says so once it succeeded). */
-export type ReuseNotFound = { reused: false; reason: string; scanned: number; unreadable?: boolean | undefined }
+export type ReuseNotFound = {
+  reused: false
+  reason: string
+  scanned: number
+  unreadable?: boolean | undefined
+  /** A plan on a re-run: the running candidates a run would wait for. */
+  running?: string[] | undefined
+  /** A plan on a re-run: the FAILED candidate a run would retry. */
+  retriable?: string | undefined
+}
 
 /**
  * Why this record cannot stand for the submission (undefined: it can). Pure: the settings, the
@@ -103,37 +111,47 @@ export async function findReusableQuery(
   client: ProvingClient,
   inspection: PieInspection,
   request: ReuseRequest,
-  options: { signal?: AbortSignal | undefined; logger: Logger; inFlight?: InFlightOptions | undefined },
+  options: {
+    signal?: AbortSignal | undefined
+    logger: Logger
+    inFlight?: InFlightOptions | undefined
+    queries?: KeyQueries | undefined
+    /** A plan: the running candidates are named (`running`), not waited for. */
+    dryRun?: boolean | undefined
+  },
 ): Promise<ReuseFound | ReuseNotFound> {
   const blocker = reuseBlocker(request)
   if (blocker) return { reused: false, reason: blocker, scanned: 0 }
   const { compareQueryFacts } = await import('../pie/index.ts')
+  const queries = options.queries ?? new KeyQueries(client)
   let scanned = 0
   const running: QueryRecordL[] = []
   const failed: QueryRecordL[] = []
-  let reason = 'no query of this key was listed'
+  let programs: Set<bigint> | undefined
+  let reason: string
   try {
-    for (let page = 0; page < REUSE_PAGES; page++) {
-      const answer = await client.listQueries({ limit: REUSE_PAGE_SIZE, offset: page * REUSE_PAGE_SIZE, signal: options.signal })
-      const records = answer.provingQueries
-      for (const record of newestFirst(records)) {
-        scanned++
-        if (options.inFlight && isRunningCandidate(record, request, inspection, options.inFlight)) running.push(record)
-        else if (options.inFlight && isFailedCandidate(record, request, inspection, options.inFlight)) failed.push(record)
-        // The settings first: the facts are computed only for a query that could stand in.
-        if (settingsRefusal(record, request) !== undefined) continue
-        const factCheck = compareQueryFacts(record, inspection)
-        if (judgeCandidate(record, factCheck, request) === undefined) return { reused: true, record, factCheck, scanned }
-      }
-      const ended = typeof answer.total === 'number' ? (page + 1) * REUSE_PAGE_SIZE >= answer.total : records.length < REUSE_PAGE_SIZE
-      if (records.length === 0 || ended) {
-        reason = `none of the ${scanned} queries of this key proves it`
-        break
-      }
-      reason = `none of the newest ${scanned} queries of this key proves it (at most ${REUSE_PAGES * REUSE_PAGE_SIZE} are read)`
+    for await (const record of queries.newestFirst(options.signal)) {
+      scanned++
+      if (options.inFlight && isRunningCandidate(record, request, inspection, options.inFlight)) running.push(record)
+      else if (options.inFlight && isFailedCandidate(record, request, inspection, options.inFlight)) failed.push(record)
+      // The settings first, then the program (one comparison of numbers): the facts are
+      // computed only for a query of this PIE's program that could stand in.
+      if (settingsRefusal(record, request) !== undefined) continue
+      programs ??= programHashesOf(inspection)
+      if (!provesProgram(record, programs)) continue
+      const factCheck = compareQueryFacts(record, inspection)
+      if (judgeCandidate(record, factCheck, request) === undefined) return { reused: true, record, factCheck, scanned }
     }
+    reason =
+      scanned === 0
+        ? 'no query of this key was listed'
+        : queries.complete
+          ? `none of the ${scanned} queries of this key proves it`
+          : `none of the newest ${scanned} queries of this key proves it (at most ${MAX_INDEXED_QUERIES} are read)`
   } catch (error) {
     if (error instanceof AbortedError || options.signal?.aborted) throw error
+    // Cut by the run's deadline: the run's timeout, not a list that cannot be read.
+    if (error instanceof ProvingKitError && error.code === DEADLINE_CODE) throw error
     const message = error instanceof ProvingKitError ? error.shortMessage : (error as Error).message
     if (options.inFlight) {
       // A re-run: an earlier attempt may have left this PIE's query running, and the list is
@@ -151,6 +169,9 @@ export async function findReusableQuery(
   // refusal (it may be this PIE's), never "the list could not be read, submit".
   const inFlight = options.inFlight
   if (!inFlight) return { reused: false, reason, scanned }
+  // A plan names the candidates a run would wait for or retry, and waits for none.
+  if (options.dryRun && running.length > 0) return { reused: false, reason, scanned, running: byCreation(running).map((record) => record.id) }
+  if (options.dryRun && failed.length > 0) return { reused: false, reason, scanned, retriable: byCreation(failed)[0]!.id }
   const followed = running.length > 0 ? await followRunning(client, inspection, request, running, scanned, reason, { ...options, inFlight }) : { reused: false as const, reason, scanned }
   if (followed.reused || failed.length === 0) return followed
   return retryFailedCandidate(client, inspection, request, failed, followed, { ...options, inFlight })
@@ -216,7 +237,7 @@ async function followRunning(
   options: { signal?: AbortSignal | undefined; logger: Logger; inFlight: InFlightOptions },
 ): Promise<ReuseFound | ReuseNotFound> {
   const { compareQueryFacts } = await import('../pie/index.ts')
-  const candidates = newestFirst(running).slice(0, options.inFlight.limit ?? 10)
+  const candidates = byCreation(running).slice(0, options.inFlight.limit ?? 10)
   const ids = candidates.map((record) => record.id)
   options.logger.info(
     `This is a re-run: ${candidates.length} quer${candidates.length === 1 ? 'y' : 'ies'} of this key with this PIE's program and settings ${candidates.length === 1 ? 'was' : 'were'} still running (${ids.join(', ')}); an earlier attempt may have submitted this PIE. Waiting for ${candidates.length === 1 ? 'it' : 'them'} to end and comparing the facts before paying again.`,
@@ -251,6 +272,24 @@ async function followRunning(
   }
 }
 
+/** The PIE's program hashes, every variant, as field elements. */
+function programHashesOf(inspection: PieInspection): Set<bigint> {
+  return new Set(Object.values(inspection.programHashes).map((hash) => BigInt(hash)))
+}
+
+/** A record's program hash as a field element, read once however many PIEs of a run ask. */
+const parsedProgram = new WeakMap<QueryRecordL, bigint | undefined>()
+
+/**
+ * Whether the record names one of these programs. A record without a program hash proves nothing
+ * the gate would pass (a DONE proof must carry it), so it stands for no PIE.
+ */
+function provesProgram(record: QueryRecordL, programs: Set<bigint>): boolean {
+  if (!parsedProgram.has(record)) parsedProgram.set(record, typeof record.programHash === 'string' ? parseFeltText(record.programHash) : undefined)
+  const program = parsedProgram.get(record)
+  return program !== undefined && programs.has(program)
+}
+
 /**
  * No running query proved the PIE: the newest FAILED one that may be this PIE's (the stopped
  * attempt's, whose error was retriable) is retried when the service allows it (fewer than 3
@@ -269,7 +308,7 @@ async function retryFailedCandidate(
 ): Promise<ReuseFound | ReuseNotFound> {
   const { compareQueryFacts } = await import('../pie/index.ts')
   const { describeRetry } = await import('../clients/proving.ts')
-  const id = newestFirst(failed)[0]!.id
+  const id = byCreation(failed)[0]!.id
   const unresolved = (what: string, error: unknown) => {
     if (error instanceof AbortedError || options.signal?.aborted) return error
     const message = error instanceof ProvingKitError ? error.shortMessage : String(error)
@@ -295,15 +334,6 @@ async function retryFailedCandidate(
  */
 export class UnresolvedRerunError extends ProvingKitError {
   override name = 'UnresolvedRerunError'
-}
-
-/** The page's records, newest first by `createdAt` (a record without one keeps its place, after the dated ones). */
-function newestFirst(records: QueryRecordL[]): QueryRecordL[] {
-  const time = (record: QueryRecordL) => {
-    const parsed = typeof record.createdAt === 'string' ? Date.parse(record.createdAt) : Number.NaN
-    return Number.isNaN(parsed) ? Number.NEGATIVE_INFINITY : parsed
-  }
-  return records.map((record, index) => ({ record, index })).sort((a, b) => time(b.record) - time(a.record) || a.index - b.index).map(({ record }) => record)
 }
 
 /** The L2 endpoint's default prover instance: the only one a reused query may stand for (no record shows it). */

@@ -22,6 +22,7 @@ import type { ProvingClient } from '../clients/proving.ts'
 import { AbortedError, AmbiguousSubmissionError, NetworkError, ServiceError } from '../core/errors.ts'
 import type { Logger } from '../core/runtime.ts'
 import { type JournaledSubmission, type JournalParts, type SubmissionJournal, submitWithJournal } from './journal.ts'
+import type { KeyQueries } from './key-queries.ts'
 import type { PieStream, PreparedPie } from './prove.ts'
 
 export type StreamedSubmitOptions = {
@@ -38,7 +39,7 @@ export type StreamedSubmitOptions = {
    */
   reuse?: ((pie: PreparedPie) => Promise<(JournaledSubmission & { reused?: { createdAt: string | null } | undefined }) | undefined>) | undefined
   /** The local journal (never pay twice); absent for a service that forgets (a command's own emulator). */
-  journal?: { journal: SubmissionJournal; forceNew: boolean; submitAnew?: string | undefined; parts: (pie: PreparedPie) => JournalParts; timeoutMs?: number | undefined; factsChecked?: boolean | undefined } | undefined
+  journal?: { journal: SubmissionJournal; forceNew: boolean; submitAnew?: string | undefined; parts: (pie: PreparedPie) => JournalParts; timeoutMs?: number | undefined; factsChecked?: boolean | undefined; queries?: KeyQueries | undefined } | undefined
 }
 
 export type StreamedSubmission = {
@@ -115,6 +116,7 @@ export async function submitPieStreamed(stream: PieStream, options: StreamedSubm
       inspection: pie.inspection,
       timeoutMs: options.journal.timeoutMs,
       factsChecked: options.journal.factsChecked,
+      queries: options.journal.queries,
       logger,
       signal,
       submit: () => {

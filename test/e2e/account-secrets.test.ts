@@ -5,6 +5,7 @@ import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AccountClient } from '../../src/clients/account.ts'
 import { StorageProofClient } from '../../src/clients/storage-proof.ts'
+import { clientClockFor, simulatedClock } from '../../src/emulator/index.ts'
 import type { Logger } from '../../src/core/runtime.ts'
 import { runCli } from '../helpers/cli.ts'
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts'
@@ -47,11 +48,12 @@ function secretsOnTheWire(): string[] {
 }
 
 beforeAll(async () => {
-  emulator = await startTestEmulator({ logger: capture('emulator'), apiKeys: ['pk_preconfigured_secret_key'] })
+  // Simulated time: the library's wait below advances it as it sleeps, so the batch query (3 s)
+  // outlasts the access token (1.5 s, refreshed before it ends) whatever the machine's speed: the
+  // wait must refresh it. In real time a quick machine finished before the refresh, and a loaded
+  // one could send a request on a token that expired on the way.
+  emulator = await startTestEmulator({ logger: capture('emulator'), apiKeys: ['pk_preconfigured_secret_key'], clock: simulatedClock() })
   await emulator.control('PUT', '/account/config', { accessTokenTtlMs: 1_500 })
-  // The batch query outlasts the access token (refreshed 1.125 s after sign-in): the wait must
-  // refresh it, however fast the machine (with 0.9 s, a quick one finished before the refresh).
-  await emulator.control('PUT', '/storage-proof/timing', { receivedMs: 1_000, inProgressMs: 1_500 })
   await emulator.control('PUT', '/storage-proof/timing', { receivedMs: 0, inProgressMs: 3_000 })
   proxy = createServer(async (req, res) => {
     const chunks: Buffer[] = []
@@ -86,11 +88,12 @@ describe('no secret in captured output', () => {
   const intendedKeys: string[] = []
 
   it('library: sign-in, keys, refresh during a wait, a reused refresh token, a refused key', async () => {
-    const account = new AccountClient({ baseUrl: proxyUrl, privateKey: PRIVATE_KEY, logger: capture('account') })
+    const clock = clientClockFor(emulator.clock)
+    const account = new AccountClient({ baseUrl: proxyUrl, privateKey: PRIVATE_KEY, logger: capture('account'), clock })
     await account.signIn()
     await account.getApiKey()
     await account.createApiKey({ name: 'library' })
-    const storage = new StorageProofClient({ baseUrl: proxyUrl, apiKey: account.apiKeyProvider(), logger: capture('storage') })
+    const storage = new StorageProofClient({ baseUrl: proxyUrl, apiKey: account.apiKeyProvider(), logger: capture('storage'), clock })
     const { internalId } = await storage.submitBatchQuery(QUERY)
     await storage.waitForBatchQuery(internalId, { schedule: { minIntervalMs: 200, maxIntervalMs: 300 } })
     expect(account.stats.refreshes).toBeGreaterThanOrEqual(1)
@@ -148,6 +151,9 @@ describe('no secret in captured output', () => {
     expect(refused.stderr).toContain('***')
     outputs.push(refused.stdout, refused.stderr)
 
+    // The CLI waits in real time, on an emulator whose time only the library's wait advanced: a
+    // batch query that is DONE at once.
+    await emulator.control('PUT', '/storage-proof/timing', { receivedMs: 0, inProgressMs: 0 })
     const storage = await runCli(['storage', 'query', '-', '--wait', '--debug'], {
       env: { PROVING_STORAGE_PROOF_URL: proxyUrl, PROVING_API_KEY: printed.apiKey },
       stdin: Readable.from([JSON.stringify(QUERY)]),

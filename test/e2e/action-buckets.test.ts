@@ -8,10 +8,10 @@ import { generatePie, packPie } from '../../src/pie/index.ts'
 import { type ActionRun, control, leakedSecret, runAction } from '../helpers/run-action.ts'
 
 /**
- * The README's bucket workflow through the bundled actions, run as the runner runs them:
- * bucket-create -> a "matrix" of root-action jobs proving into the bucket at once (each its own
- * process, as each leg is its own runner) -> bucket-close with wait: true, gating on every query
- * and checking each one's facts against the PIEs. Also the root action's general submission
+ * docs/action.md's bucket workflow (one bucket across a job matrix) through the bundled actions,
+ * run as the runner runs them: bucket-create -> a "matrix" of root-action jobs proving into the
+ * bucket at once (each its own process, as each leg is its own runner) -> bucket-close with
+ * wait: true, gating on every query and checking each one's facts against the PIEs. Also the root action's general submission
  * (result kinds, program hash) and several PIEs in one step.
  */
 const API_KEY = 'pk_e2e_BUCKET_5b0e44c1'

@@ -48,8 +48,8 @@ describe('cancelling the root action', () => {
     expect(run.outputs['error-reason']).toContain(queryId)
     expect(run.summary).toMatch(/^### ⏹️ Prove: cancelled/)
     expect(run.summary).toContain(`Cancelled while waiting for query ${queryId}; the query goes on running on the service.`)
-    // (URLs in logs and summaries pass through the redactor, which writes an origin with its '/'.)
-    expect(run.summary).toContain(`- uses: ./wait\n  with:\n    query-id: ${queryId}\n    api-key: \${{ secrets.PROVING_API_KEY }}\n    base-url: ${emulator.url}/\n`)
+    // (URLs in logs and summaries pass through the redactor, which leaves one with nothing to mask as it was given.)
+    expect(run.summary).toContain(`- uses: ./wait\n  with:\n    query-id: ${queryId}\n    api-key: \${{ secrets.PROVING_API_KEY }}\n    base-url: ${emulator.url}\n`)
     expect(run.state).toMatchObject({ 'query-id': queryId, reported: 'true' })
 
     const post = await runPost('', run)

@@ -146,7 +146,7 @@ describe('proving prove with many PIEs', () => {
     expect(emulator.state.counters.submissions).toBe(before)
   })
 
-  it('the same PIE named twice is proved once: both rows report that query (more spellings and copies: journal-round-three.test.ts)', async () => {
+  it('the same PIE named twice is proved once: both rows report that query (more spellings and copies: journal-races-and-reruns.test.ts)', async () => {
     const before = emulator.state.counters.submissions
     const twice = await runCli(['prove', join(work, 'pie001.zip'), join(work, 'pie001.zip'), '--json'], {
       env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' },

@@ -49,6 +49,25 @@ describe('proving validate', () => {
     expect(result.stderr).toMatch(/n_steps = 0; must satisfy 1 <= n_steps < 2\^30 \[cairo-lang refuses it\]/)
   })
 
+  it('words an invalid PIE as `pack` and `prove` do: one headline format, the same problem lines', async () => {
+    const dir = join(work, 'one-format')
+    await cp(EXAMPLE_DIR, dir, { recursive: true })
+    await writeFile(join(dir, 'execution_resources.json'), '{"n_steps": 0, "builtin_instance_counter": {"output_builtin": 2}}')
+    const problems = (output: string) => output.split('\n').filter((line) => line.startsWith('  '))
+    const validated = await runCli(['validate', dir])
+    const packed = await runCli(['pack', dir, '-o', join(work, 'one-format.zip')])
+    const proved = await runCli(['prove', dir, '--emulator'])
+    const quoted = dir.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
+    const headline = (input: string, outcome: string) => new RegExp(`^proving: ${input}: ${quoted} is not a valid Cairo PIE \\(1 problem\\)${outcome}$`, 'm')
+    expect(validated.stderr).toMatch(headline('<pie>', '\\.'))
+    expect(packed.stderr).toMatch(headline('<dir>', '; nothing was written\\.'))
+    expect(proved.stderr).toMatch(headline('<pie>', '; .*nothing was submitted\\.'))
+    for (const run of [validated, packed, proved]) expect(run.code).toBe(2)
+    expect(problems(validated.stderr)).toEqual(problems(packed.stderr))
+    expect(problems(validated.stderr)).toEqual(problems(proved.stderr))
+    expect(problems(validated.stderr)).toEqual([expect.stringMatching(/^ {2}execution_resources\.json: n_steps = 0/)])
+  })
+
   it('exits 2 naming the path when nothing is there', async () => {
     const result = await runCli(['validate', join(work, 'nope.zip')])
     expect(result.code).toBe(2)

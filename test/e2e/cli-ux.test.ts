@@ -9,6 +9,11 @@ import { generatePie, packPie } from '../../src/pie/index.ts'
 import { control } from '../helpers/run-action.ts'
 import type { CommandContext } from '../../src/cli/context.ts'
 import { uploadReporter } from '../../src/cli/services.ts'
+import { cliAdvice } from '../../src/cli/advice.ts'
+import { commandOptions, parseCommandArgs } from '../../src/cli/context.ts'
+import { EMULATOR_URL } from '../../src/cli/profiles.ts'
+import { ProvingClient } from '../../src/clients/proving.ts'
+import { closedPort } from '../helpers/evm-node.ts'
 
 /**
  * What makes the CLI pleasant: one set-up (profiles) for the four services, the README's CLI
@@ -35,7 +40,7 @@ beforeAll(async () => {
       profiles: {
         local: { baseUrl: url, tasksUrl: url, storageProofUrl: url, authUrl: url },
         staging: { baseUrl: url, tasksUrl: url, storageProofUrl: url, authUrl: url },
-        broken: { baseUrl: 'http://127.0.0.1:9/' },
+        broken: { baseUrl: `http://127.0.0.1:${await closedPort()}/` },
       },
     }),
   )
@@ -137,15 +142,15 @@ describe('errors and query details', () => {
     try {
       const fromEnv = await runCli(['query', 'list'], { env: { PROVING_BASE_URL: keyed.url, PROVING_API_KEY: wrong } })
       expect(fromEnv.code).toBe(2)
-      expect(fromEnv.stderr).toContain(`The API key came from PROVING_API_KEY (not shown) and was sent to ${keyed.url}/ (PROVING_BASE_URL)`)
+      expect(fromEnv.stderr).toContain(`The API key came from PROVING_API_KEY (not shown) and was sent to ${keyed.url} (PROVING_BASE_URL)`)
       const fromFlag = await runCli(['query', 'list', '--api-key', wrong, '--base-url', keyed.url])
-      expect(fromFlag.stderr).toContain(`The API key came from --api-key (not shown) and was sent to ${keyed.url}/ (--base-url)`)
+      expect(fromFlag.stderr).toContain(`The API key came from --api-key (not shown) and was sent to ${keyed.url} (--base-url)`)
       const local = { ...JSON.parse(readFileSync(config, 'utf8')), profiles: { keyed: { baseUrl: keyed.url } } }
       const file = join(work, 'keyed.json')
       writeFileSync(file, JSON.stringify(local))
       const fromProfile = await runCli(['query', 'list', '--json'], { env: { PROVING_CONFIG: file, PROVING_PROFILE: 'keyed', PROVING_API_KEY: wrong } })
       expect(JSON.parse(fromProfile.stderr).error.notes).toEqual([
-        `The API key came from PROVING_API_KEY (not shown) and was sent to ${keyed.url}/ (profile keyed (in ${file})): check that it is a key of that service (\`proving auth keys list\` lists a wallet's keys).`,
+        `The API key came from PROVING_API_KEY (not shown) and was sent to ${keyed.url} (profile keyed (in ${file})): check that it is a key of that service (\`proving auth keys list\` lists a wallet's keys).`,
       ])
       for (const run of [fromEnv, fromFlag, fromProfile]) expect(run.stderr).not.toContain(wrong)
     } finally {
@@ -154,12 +159,27 @@ describe('errors and query details', () => {
   })
 
   it('nothing listening at the `local` profile\'s address suggests `proving emulator`', async () => {
-    // The built-in profile's address (127.0.0.1:8790): nothing listens there in this test.
-    const run = await runCli(['query', 'list'], { env: { PROVING_PROFILE: 'local', PROVING_API_KEY: API_KEY, HOME: work, PROVING_CONFIG: undefined, XDG_CONFIG_HOME: join(work, 'no-config') } })
-    expect(run.code).toBe(3)
-    expect(run.stderr).toContain('Nothing listens at http://127.0.0.1:8790/ (profile local (built-in)), the built-in emulator\'s address: start it with `proving emulator` in another terminal.')
-    const prove = await runCli(['prove', 'examples/fib/pie.zip'], { env: { PROVING_PROFILE: 'local', PROVING_API_KEY: API_KEY, HOME: work, PROVING_CONFIG: undefined, XDG_CONFIG_HOME: join(work, 'no-config') } })
-    expect(prove.stderr).toContain('or add --emulator to run one for this command.')
+    // The built-in profile names the emulator's default address, 127.0.0.1:8790, which a user's own
+    // `proving emulator` may hold while the suite runs: the test does not connect there. It reads
+    // the flags as the CLI does with the built-in profile, and gives the advice a real refusal,
+    // from a loopback port nothing listens on.
+    const env = { PROVING_PROFILE: 'local', PROVING_API_KEY: API_KEY, HOME: work, PROVING_CONFIG: undefined, XDG_CONFIG_HOME: join(work, 'no-config') }
+    const { COMMANDS } = await import('../../src/cli/commands/index.ts')
+    const command = (name: string) => COMMANDS.find((spec) => spec.path.join(' ') === name)!
+    const refused = await new ProvingClient({ baseUrl: `http://127.0.0.1:${await closedPort()}`, apiKey: API_KEY }).listQueries().catch((error: unknown) => error)
+    const advice = async (name: string, argv: string[]) => {
+      const { values, origins } = await parseCommandArgs(command(name), argv, env)
+      expect(values['base-url']).toBe(EMULATOR_URL)
+      return cliAdvice(refused, { values, origins, options: Object.keys(commandOptions(command(name))) })
+    }
+    expect(await advice('query list', [])).toEqual([
+      `Nothing listens at ${EMULATOR_URL} (profile local (built-in)), the built-in emulator's address: start it with \`proving emulator\` in another terminal.`,
+    ])
+    expect((await advice('prove', ['examples/fib/pie.zip']))[0]).toMatch(/, or add --emulator to run one for this command\.$/)
+    // Refused anywhere else: no word of the emulator.
+    const elsewhere = await runCli(['query', 'list', '--base-url', `http://127.0.0.1:${await closedPort()}`], { env })
+    expect(elsewhere.code).toBe(3)
+    expect(elsewhere.stderr).not.toContain('proving emulator')
   })
 
   it('query get says whether a FAILED query can be retried', async () => {
@@ -341,6 +361,12 @@ describe('progress a person can watch', () => {
     expect(run.code, run.stderr).toBe(0)
     expect(JSON.parse(run.stdout).provingQueryId).toMatch(/\S/)
     expect(run.stderr).toMatch(/Uploading .*big\.zip: (\d+\.\d [KM]iB) of \1 \(100%\)(, [\d.]+ \S+\/s)?, done in [\d.]+ s/)
+  })
+
+  it('a small upload gives the file\'s own size (the example\'s 2,107 bytes), not its multipart body\'s', async () => {
+    const run = await runCli(['prove', 'examples/fib/pie.zip'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' } })
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stderr).toMatch(/^Uploading examples\/fib\/pie\.zip: 2,107 bytes, done in [\d.]+ s$/m)
   })
 
   it('a small upload gives its exact size, and no rate for under a second', async () => {

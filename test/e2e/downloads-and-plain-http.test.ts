@@ -84,7 +84,7 @@ describe('downloads', () => {
     const client = new ProvingClient({ baseUrl: aUrl, apiKey: 'k-1234' })
     const error = await client.listQueries().catch((e) => e)
     expect(error.shortMessage).toBe(
-      `The proving service at ${new URL(aUrl).host} answered list queries with a 307 redirect to ${bUrl}/ (refused, not followed: the answer must come from the URL given).`,
+      `The proving service at ${new URL(aUrl).host} answered list queries with a 307 redirect to ${bUrl} (refused, not followed: the answer must come from the URL given).`,
     )
     expect(error.retryable).toBe(false)
   })

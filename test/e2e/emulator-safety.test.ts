@@ -158,6 +158,9 @@ describe('a damaged state file is refused with one line naming it', () => {
     ['empty', '', /is empty/],
     ['truncated', '{"version":1,"timing":{"receivedMs":0,', /not valid JSON/],
     ['valid JSON of the wrong shape', '{"version":1,"queries":[]}', /is not an emulator state: timing/],
+    // A collection that is not an object: the log's replay into it failed naming no file.
+    ['a collection that is a string', '{"version":1,"queries":"abc"}', /is not an emulator state: queries: expected an object, received string/],
+    ['a nested collection that is a number', '{"version":1,"taskService":7}', /is not an emulator state: taskService: expected an object, received number/],
     ['a query without its run', JSON.stringify({ version: 1, timing: { receivedMs: 0, stepMs: 0 }, counters: { submissions: 1, retries: 0, buckets: 0 }, queries: { q: { id: 'q' } }, buckets: {}, nextQueries: [], faults: [] }), /queries\.q\.owner/],
     ['another version', '{"version":7}', /state version 7/],
   ])('%s', async (name, text, reason) => {

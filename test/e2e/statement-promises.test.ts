@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { run as runAction } from '../../src/action/actions/main.ts'
 import { ProvingClient, proveStatements, silentLogger, type StatementRequest } from '../../src/index.ts'
+import { type PlanRow, planStatements } from '../../src/pipeline/statement/index.ts'
 import { runCli } from '../helpers/cli.ts'
 import { KEY, startTestEmulator, type TestEmulator } from '../helpers/emulator.ts'
 import { generatedPie } from '../helpers/example-pie.ts'
@@ -50,7 +51,14 @@ type RunInput = {
   dedupId?: string | undefined
 }
 type RunResult = { passed: boolean; detail: string }
-type Host = { name: 'CLI' | 'action' | 'library'; onchain: boolean; inProcess: boolean; run: (input: RunInput) => Promise<RunResult> }
+type Host = {
+  name: 'CLI' | 'action' | 'library'
+  onchain: boolean
+  inProcess: boolean
+  run: (input: RunInput) => Promise<RunResult>
+  /** The plan of the same run (--dry-run, `dry-run: true`, planStatements): read only. */
+  plan: (input: RunInput) => Promise<PlanRow[]>
+}
 
 type Stage = 'prepared' | 'decided' | 'submitted' | 'waiting'
 const STAGES: Stage[] = ['prepared', 'decided', 'submitted', 'waiting']
@@ -77,43 +85,25 @@ const HOSTS: Host[] = [
     onchain: false,
     inProcess: false,
     async run(input) {
-      const flags = [
-        ...(input.wait ? ['--wait'] : []),
-        ...(input.general ? ['--result', 'PROOF_VERIFICATION_ON_L2'] : []),
-        ...(input.expectedProgramHash ? ['--expected-program-hash', input.expectedProgramHash] : []),
-        ...(input.dedupId ? ['--dedup-id', input.dedupId] : []),
-      ]
-      const result = await runCli(['prove', ...input.subjects, '--json', ...flags], {
-        env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_JOURNAL_DIR: join(root, input.cell) },
-      })
+      const result = await runCli(['prove', ...input.subjects, '--json', ...cliFlags(input)], { env: cliEnv(input) })
       return { passed: result.code === 0, detail: `exit ${result.code}\n${result.stderr}` }
+    },
+    async plan(input) {
+      const result = await runCli(['prove', ...input.subjects, '--json', '--dry-run', ...cliFlags(input)], { env: cliEnv(input) })
+      return JSON.parse(result.stdout) as PlanRow[]
     },
   },
   {
     name: 'action',
     onchain: true,
     inProcess: true,
+    async plan(input) {
+      const io = await actionIO({ ...input, wait: true }, { 'dry-run': 'true' })
+      await runAction(io)
+      return JSON.parse(io.outputs.plan ?? '[]') as PlanRow[]
+    },
     async run(input) {
-      const io = new RecordingIO({
-        pie: input.subjects.join('\n'),
-        'base-url': emulator.url,
-        'api-key': KEY,
-        wait: String(input.wait),
-        'timeout-minutes': '1',
-        ...(input.general ? { result: 'PROOF_VERIFICATION_ON_L2' } : {}),
-        ...(input.expectedProgramHash ? { 'expected-program-hash': input.expectedProgramHash } : {}),
-        ...(input.dedupId ? { 'dedup-id': input.dedupId } : {}),
-        ...(input.onchainRpc ? { 'verify-onchain': 'starknet', 'starknet-rpc-url': input.onchainRpc, 'onchain-timeout-minutes': '1' } : {}),
-      })
-      // Each attempt has a RUNNER_TEMP of its own, as on a runner: an earlier attempt's journal is gone.
-      io.env = {
-        RUNNER_TEMP: await mkdtemp(join(root, 'runner-temp-')),
-        GITHUB_REPOSITORY: 'acme/widgets',
-        GITHUB_WORKFLOW: 'release',
-        GITHUB_JOB: 'prove',
-        GITHUB_RUN_ID: input.cell,
-        GITHUB_RUN_ATTEMPT: String(input.attempt),
-      }
+      const io = await actionIO(input)
       const controller = new AbortController()
       if (input.stopAt) stopOnLine(io, controller, input.stopAt)
       await runAction(io, { signal: controller.signal })
@@ -124,25 +114,12 @@ const HOSTS: Host[] = [
     name: 'library',
     onchain: true,
     inProcess: true,
+    async plan(input) {
+      return planStatements(libraryRequest(input), { client: new ProvingClient({ baseUrl: emulator.url, apiKey: KEY, logger: silentLogger }), logger: silentLogger })
+    },
     async run(input) {
       const controller = new AbortController()
-      const request: StatementRequest = {
-        subjects: input.subjects.map((path) => ({ kind: 'pie', path })),
-        endpoint: input.general
-          ? { kind: 'general', layout: 'auto', mockFactHash: false, fields: { result: 'PROOF_VERIFICATION_ON_L2', dedupId: input.dedupId } }
-          : { kind: 'l2', layout: 'auto', prover: 'svc_sharp', mockFactHash: false },
-        policy: {
-          wait: input.wait,
-          timeoutMs: 60_000,
-          concurrency: 4,
-          gate: { allowMockedFact: false, expectedProgramHash: input.expectedProgramHash, verifyFacts: true },
-          reuse: { mode: 'auto' },
-          journal: { dir: join(root, input.cell), forceNew: false },
-          onchain: input.onchainRpc
-            ? { mode: 'starknet', timeoutMs: 60_000, starknetRpcUrl: input.onchainRpc, expected: { securityBits: 96 }, allowInsecureHttp: false }
-            : undefined,
-        },
-      }
+      const request = libraryRequest(input)
       const client = new ProvingClient({ baseUrl: emulator.url, apiKey: KEY, logger: silentLogger })
       const stopAt = input.stopAt
       const outcomes = await proveStatements(request, {
@@ -163,6 +140,64 @@ const HOSTS: Host[] = [
     },
   },
 ]
+
+
+/** The CLI's flags for a run, and its environment: the cell's own journal. */
+function cliFlags(input: RunInput): string[] {
+  return [
+    ...(input.wait ? ['--wait'] : []),
+    ...(input.general ? ['--result', 'PROOF_VERIFICATION_ON_L2'] : []),
+    ...(input.expectedProgramHash ? ['--expected-program-hash', input.expectedProgramHash] : []),
+    ...(input.dedupId ? ['--dedup-id', input.dedupId] : []),
+  ]
+}
+const cliEnv = (input: RunInput) => ({ PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_JOURNAL_DIR: join(root, input.cell) })
+
+/** The root action's inputs for a run, and its runner: a RUNNER_TEMP of each attempt's own, as on a runner (an earlier attempt's journal is gone). */
+async function actionIO(input: RunInput, extra: Record<string, string> = {}): Promise<RecordingIO> {
+  const io = new RecordingIO({
+    pie: input.subjects.join('\n'),
+    'base-url': emulator.url,
+    'api-key': KEY,
+    wait: String(input.wait),
+    'timeout-minutes': '1',
+    ...(input.general ? { result: 'PROOF_VERIFICATION_ON_L2' } : {}),
+    ...(input.expectedProgramHash ? { 'expected-program-hash': input.expectedProgramHash } : {}),
+    ...(input.dedupId ? { 'dedup-id': input.dedupId } : {}),
+    ...(input.onchainRpc ? { 'verify-onchain': 'starknet', 'starknet-rpc-url': input.onchainRpc, 'onchain-timeout-minutes': '1' } : {}),
+    ...extra,
+  })
+  io.env = {
+    RUNNER_TEMP: await mkdtemp(join(root, 'runner-temp-')),
+    GITHUB_REPOSITORY: 'acme/widgets',
+    GITHUB_WORKFLOW: 'release',
+    GITHUB_JOB: 'prove',
+    GITHUB_RUN_ID: input.cell,
+    GITHUB_RUN_ATTEMPT: String(input.attempt),
+  }
+  return io
+}
+
+/** The library's request for a run: the cell's own journal. */
+function libraryRequest(input: RunInput): StatementRequest {
+  return {
+    subjects: input.subjects.map((path) => ({ kind: 'pie', path })),
+    endpoint: input.general
+      ? { kind: 'general', layout: 'auto', mockFactHash: false, fields: { result: 'PROOF_VERIFICATION_ON_L2', dedupId: input.dedupId } }
+      : { kind: 'l2', layout: 'auto', prover: 'svc_sharp', mockFactHash: false },
+    policy: {
+      wait: input.wait,
+      timeoutMs: 60_000,
+      concurrency: 4,
+      gate: { allowMockedFact: false, expectedProgramHash: input.expectedProgramHash, verifyFacts: true },
+      reuse: { mode: 'auto' },
+      journal: { dir: join(root, input.cell), forceNew: false },
+      onchain: input.onchainRpc
+        ? { mode: 'starknet', timeoutMs: 60_000, starknetRpcUrl: input.onchainRpc, expected: { securityBits: 96 }, allowInsecureHttp: false }
+        : undefined,
+    },
+  }
+}
 
 /** The action's lines (info, debug or a group's title) that mark each stage: its log is what a test of the runner can watch. */
 const STAGE_LINES: Record<Stage, RegExp> = {
@@ -200,8 +235,18 @@ describe.each(HOSTS)('$name', (host) => {
       const subjects = path.subjects(await fresh(path.count))
       const cell = cellId()
       const before = await created()
+      // The plan, read only: each PIE would be paid for once.
+      const plan = await host.plan({ subjects, general: path.general, wait: false, cell, attempt: 1 })
+      expect(plan.map((row) => row.decision)).toEqual(subjects.map(() => 'submit'))
+      expect(await created()).toBe(before)
       const first = await host.run({ subjects, general: path.general, wait: false, cell, attempt: 1 })
       expect(first.passed, first.detail).toBe(true)
+      // The run did what its plan said: one query per 'submit'.
+      expect((await created()) - before).toBe(plan.filter((row) => row.decision === 'submit').length)
+      // Its re-run plans to pay for nothing: each PIE's query is followed or reused.
+      const replan = await host.plan({ subjects, general: path.general, wait: true, cell, attempt: 2 })
+      expect(replan.map((row) => row.decision).filter((decision) => decision === 'submit' || decision === 'refuse'), JSON.stringify(replan)).toEqual([])
+      expect(replan.every((row) => row.queryId !== undefined), JSON.stringify(replan)).toBe(true)
       const again = await host.run({ subjects, general: path.general, wait: true, cell, attempt: 2 })
       expect(again.passed, again.detail).toBe(true)
       expect((await created()) - before, again.detail).toBe(path.count)
@@ -210,6 +255,8 @@ describe.each(HOSTS)('$name', (host) => {
     it('refuses the wrong program before paying', async () => {
       const subjects = path.subjects(await fresh(path.count))
       const before = await created()
+      const planned = await host.plan({ subjects, general: path.general, wait: true, cell: cellId(), attempt: 1, expectedProgramHash: '0x1234' })
+      expect(planned.map((row) => row.decision)).toEqual(subjects.map(() => 'refuse'))
       const result = await host.run({ subjects, general: path.general, wait: true, cell: cellId(), attempt: 1, expectedProgramHash: '0x1234' })
       expect(result.passed, result.detail).toBe(false)
       expect(result.detail).toMatch(/not the expected 0x1234/)

@@ -193,7 +193,7 @@ describe('proving task', () => {
       expect(all.tasks).toHaveLength(23)
       expect(new Set(all.tasks.map((task: { uuid: string }) => task.uuid)).size).toBe(23)
       const human = await runCli(['task', 'list'], { env })
-      expect(human.stdout).toMatch(/20 shown of 23 \(from 1; --offset 20 for the next 3\)\.\n$/)
+      expect(human.stdout).toMatch(/\nShowing 1-20 of 23; --offset 20 for the next 3\.\n$/)
       const none = json((await runCli(['task', 'list', '--status', 'ProvingFailed', '--json'], { env })).stdout)
       expect(none.tasks).toEqual([])
     })

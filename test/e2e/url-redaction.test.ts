@@ -1,6 +1,10 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { run } from '../../src/action/actions/main.ts'
 import { redact, showUrl } from '../../src/core/redact.ts'
 import { runCli } from '../helpers/cli.ts'
+import { FIXTURE_PIE } from '../helpers/emulator.ts'
+import { RecordingIO } from '../helpers/recording-io.ts'
 
 /**
  * Anything URL-shaped the user gave is shown as scheme and host only, whether or not it parses
@@ -43,5 +47,44 @@ describe('the CLI never echoes a URL-shaped input whole', () => {
     const run = await runCli(args, { env })
     expect(run.code).not.toBe(0)
     for (const secret of secrets) expect(run.stdout + run.stderr).not.toContain(secret)
+  })
+})
+
+describe('a URL inside a sentence keeps its port, path and query (the punctuation after it is not part of it)', () => {
+  it('the action\'s log names the emulator\'s address whole: "at http://127.0.0.1:<port>: nothing is proved"', async () => {
+    const io = new RecordingIO({ pie: FIXTURE_PIE, emulator: 'true', reuse: 'never' }, { scrub: true })
+    await run(io)
+    expect(io.failed).toBeUndefined()
+    const line = io.logs.find((log) => log.startsWith('Running against the built-in emulator at '))
+    expect(line).toMatch(/^Running against the built-in emulator at http:\/\/127\.0\.0\.1:\d+: nothing is proved or verified for real\.$/)
+  })
+
+  it('whatever the punctuation after it, a URL with a port and a path is shown as it is, credentials masked', () => {
+    const url = fc
+      .record({
+        scheme: fc.constantFrom('http', 'https'),
+        host: fc.constantFrom('127.0.0.1', 'localhost', 'api.example.com', '[::1]'),
+        port: fc.integer({ min: 1, max: 65_535 }),
+        path: fc.array(fc.stringMatching(/^[a-z0-9-]{1,8}$/), { maxLength: 3 }),
+        key: fc.option(fc.stringMatching(/^[A-Za-z0-9]{8,16}$/), { nil: undefined }),
+      })
+      .map(({ scheme, host, port, path, key }) => ({
+        given: `${scheme}://${host}:${port}/${path.join('/')}${key ? `?apiKey=${key}` : ''}`,
+        shown: `${scheme}://${host}:${port}/${path.join('/')}${key ? '?apiKey=***' : ''}`,
+        key,
+      }))
+    const after = fc.constantFrom(':', '.', ',', ';', '!', '?', ')', '):', '.)', ': refused', '')
+    fc.assert(
+      fc.property(url, after, ({ given, shown, key }, tail) => {
+        const text = redact(`URL: ${given}${tail} then more`)
+        expect(text).toBe(`URL: ${shown}${tail} then more`)
+        if (key) expect(text).not.toContain(key)
+      }),
+    )
+  })
+
+  it('a parenthesis or bracket the URL opened stays in it', () => {
+    expect(redact('see (https://example.com/wiki/Fact_(hash)).')).toBe('see (https://example.com/wiki/Fact_(hash)).')
+    expect(redact('at https://example.com:8443/a]: gone')).toBe('at https://example.com:8443/a]: gone')
   })
 })

@@ -8,7 +8,12 @@ import { main } from '../../src/cli/main.ts'
 import type { CliIO } from '../../src/cli/context.ts'
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
-export const NODE = `${REPO_ROOT}node_modules/.bin/node`
+/**
+ * The Node the suite's child processes run on (the CLI, the bin, the action): the project's own
+ * Node 24, or the one PROVING_TEST_NODE names (CI runs the CLI and library cases again on Node 22
+ * that way, .ci/run).
+ */
+export const NODE = process.env.PROVING_TEST_NODE || `${REPO_ROOT}node_modules/.bin/node`
 /**
  * Node's compile cache for the action runs the suite starts as child processes (the CLI enables
  * its own: src/cli/compile-cache.ts): each run compiles the sources again otherwise, about
@@ -57,7 +62,7 @@ export async function runCli(
   return { code, stdout, stderr }
 }
 
-/** Runs the real `proving` executable in a child process (Node 24, the built bin or the sources). */
+/** Runs the real `proving` executable in a child process (on NODE, the built bin or the sources). */
 export function spawnCli(
   args: string[],
   options: { env?: Record<string, string | undefined>; entry?: 'bin' | 'source'; input?: string; nodeOptions?: string[] } = {},
@@ -100,16 +105,26 @@ export function spawnCli(
   }
 }
 
+/** The oldest Node the CLI and the library run on (package.json's engines.node, bin/proving.js). */
+export const MINIMUM_NODE = '22.17'
+
+/** Whether a Node version (`22.16.0`) is older than MINIMUM_NODE. */
+export function olderThanMinimum(version: string): boolean {
+  const [major = 0, minor = 0] = version.split('.').map(Number)
+  const [needMajor = 0, needMinor = 0] = MINIMUM_NODE.split('.').map(Number)
+  return major < needMajor || (major === needMajor && minor < needMinor)
+}
+
 /**
- * The first `node` on the machine's PATH (or in /usr/bin, /usr/local/bin, /bin) older than 24, to
- * run `proving` as a user with an old Node would; undefined when the machine has none.
+ * The first `node` on the machine's PATH (or in /usr/bin, /usr/local/bin, /bin) older than
+ * MINIMUM_NODE, to run `proving` as a user with an old Node would; undefined when the machine has none.
  */
 export async function olderNode(): Promise<{ path: string; version: string } | undefined> {
   const dirs = [...(process.env.PATH ?? '').split(':'), '/usr/bin', '/usr/local/bin', '/bin']
   for (const dir of dirs.filter((entry) => entry && !entry.includes('node_modules'))) {
     const path = join(dir, 'node')
     const version = await promisify(execFile)(path, ['-p', 'process.versions.node']).then(({ stdout }) => stdout.trim(), () => undefined)
-    if (version && Number(version.split('.')[0]) < 24) return { path, version }
+    if (version && olderThanMinimum(version)) return { path, version }
   }
   return undefined
 }

@@ -88,8 +88,11 @@ export async function sparseSegmentsPie(options: { segments?: number; stride?: n
     metadata.extra_segments.push({ index: first + k, size: 2 ** 30 - 1 })
     for (let offset = 0; offset < 2 ** 30 - 1; offset += stride) cells.push({ segment: first + k, offset, value: 0n })
   }
-  // The prime is a 76-digit integer: keep it exact (JSON.stringify would go through a double).
-  const text = JSON.stringify(metadata).replace(/"prime":[^,}]+/, `"prime":${/"prime":\s*(\d+)/.exec(Buffer.from(files.get('metadata.json')!).toString('utf8'))![1]}`)
+  // The program's words and prime are integers above 2^53: only the extra segments are written
+  // again (JSON.stringify of the parsed file would round them through doubles).
+  const original = Buffer.from(files.get('metadata.json')!).toString('utf8')
+  const text = original.replace(/"extra_segments":\s*\[[^\]]*\]/, `"extra_segments": ${JSON.stringify(metadata.extra_segments)}`)
+  if (text === original) throw new Error('hostile PIE: no extra_segments to replace')
   const entries = [...files].map(([name, data]) =>
     plain(name, name === 'metadata.json' ? text : name === 'memory.bin' ? encodeCells(cells) : data),
   )

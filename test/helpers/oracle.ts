@@ -6,7 +6,7 @@
  * that is a failure instead.
  */
 import { execFileSync, spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, readdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, it } from 'vitest'
@@ -70,13 +70,13 @@ export type OracleVerdict = {
 /** What oracle.py's `equal` says of a PIE and its packed copy. */
 export type OracleEquality = { equal: boolean | null; error?: string; diff?: unknown; packed_valid?: boolean; packed_error?: string; crash?: string }
 
-type Job = ['judge', string] | ['equal', string, string]
+type Job = ['judge', string] | ['equal', string, string] | ['entries', string] | ['verdict', string]
 
 /**
  * Runs the jobs in `workers` Python processes (each imports cairo-lang once), the jobs dealt
  * out in turn; answers in the jobs' order.
  */
-async function run(jobs: Job[], options: { workers?: number; maxWords?: number } = {}): Promise<unknown[]> {
+async function run(jobs: Job[], options: { workers?: number; maxWords?: number; python?: string; zipOnly?: boolean } = {}): Promise<unknown[]> {
   const workers = Math.max(1, Math.min(options.workers ?? 2, jobs.length))
   const answers: unknown[] = new Array(jobs.length)
   const env = {
@@ -84,11 +84,12 @@ async function run(jobs: Job[], options: { workers?: number; maxWords?: number }
     PYTHONPATH: [ORACLE, join(ORACLE, 'cairo-lang'), join(ORACLE, 'deps'), join(ORACLE, 'shims')].join(':'),
     PYTHONDONTWRITEBYTECODE: '1',
     ...(options.maxWords ? { PROVING_ORACLE_MAX_WORDS: String(options.maxWords) } : {}),
+    ...(options.zipOnly ? { PROVING_ORACLE_ZIP_ONLY: '1' } : {}),
   }
   await Promise.all(
     Array.from({ length: workers }, async (_, w) => {
       const mine = jobs.map((job, i) => [job, i] as const).filter((_, i) => i % workers === w)
-      const child = spawn(join(ORACLE_VENV, 'bin', 'python'), [BATCH], { env, stdio: ['pipe', 'pipe', 'pipe'] })
+      const child = spawn(options.python ?? join(ORACLE_VENV, 'bin', 'python'), [BATCH], { env, stdio: ['pipe', 'pipe', 'pipe'] })
       let stdout = ''
       let stderr = ''
       child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
@@ -120,9 +121,41 @@ export function oracleCpuSeconds(): number {
 export async function askOracle(
   paths: string[],
   pairs: [string, string][],
-  options: { workers?: number; maxWords?: number } = {},
+  options: { workers?: number; maxWords?: number; pedersenOnly?: boolean } = {},
 ): Promise<{ verdicts: OracleVerdict[]; equalities: OracleEquality[] }> {
-  const jobs: Job[] = [...paths.map((path): Job => ['judge', path]), ...pairs.map(([a, b]): Job => ['equal', a, b])]
+  const jobs: Job[] = [...paths.map((path): Job => [options.pedersenOnly ? 'verdict' : 'judge', path]), ...pairs.map(([a, b]): Job => ['equal', a, b])]
   const answers = await run(jobs, options)
   return { verdicts: answers.slice(0, paths.length) as OracleVerdict[], equalities: answers.slice(paths.length) as OracleEquality[] }
+}
+
+/** What a Python's zipfile reads of a zip as cairo-lang opens it: each name's SHA-256, or its error. */
+export type ZipfileReading = { entries?: Record<string, string>; error?: string; crash?: string }
+
+/**
+ * Each zip as Python's zipfile reads it: the oracle's Python (3.11.7, cairo-lang's), or with
+ * `python` another interpreter (cairo-lang is not imported: only zipfile answers).
+ */
+export async function zipfileReadings(paths: string[], options: { python?: string; workers?: number } = {}): Promise<ZipfileReading[]> {
+  return (await run(
+    paths.map((path): Job => ['entries', path]),
+    { ...options, zipOnly: options.python !== undefined },
+  )) as ZipfileReading[]
+}
+
+/** The other Pythons on this machine whose zipfile also judges the fuzzer's zips (3.11.8 and later refuse overlapping entries). */
+export function otherPythons(): { python: string; version: string }[] {
+  // Debian's own, then any newer one on the PATH or in pyenv's folder.
+  const pyenv = join(process.env.PYENV_ROOT ?? join(process.env.HOME ?? '/root', '.pyenv'), 'versions')
+  const versions = existsSync(pyenv) ? readdirSync(pyenv).filter((v) => /^3\.(1[2-9])\./.test(v)).sort() : []
+  const candidates = ['/usr/bin/python3', ...['3.12', '3.13', '3.14'].map((v) => `python${v}`), ...versions.map((v) => join(pyenv, v, 'bin', 'python3'))]
+  const found: { python: string; version: string }[] = []
+  for (const python of candidates) {
+    try {
+      const version = execFileSync(python, ['-c', 'import sys, zipfile; print(sys.version.split()[0])'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+      if (!found.some((f) => f.version === version)) found.push({ python, version })
+    } catch {
+      // absent here
+    }
+  }
+  return found
 }

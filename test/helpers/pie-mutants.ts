@@ -7,7 +7,9 @@
  * (examples/fib/pie.zip: fibonacci with the output builtin; segments program 0 of 27 words,
  * execution 1 of 73 cells, output 2 of 2, ret_fp 3, ret_pc 4).
  */
+import zlib from 'node:zlib'
 import { buildZip, decodeCells, encodeCells, type Cell, type ZipSpecEntry } from './pie-fixtures.ts'
+import { cloneModel, parseZip, writeZip, type ModelEntry, type ZipModel } from './zip-model.ts'
 
 export type MutantArea =
   | 'zip'
@@ -20,6 +22,7 @@ export type MutantArea =
   | 'version'
   | 'memory'
   | 'pages'
+  | 'json numbers'
 
 export type Mutant = { name: string; area: MutantArea; zip: Uint8Array }
 
@@ -248,5 +251,162 @@ export function pieMutants(base: Files): Mutant[] {
   add('pages', 'a page id that is no integer', pages('{"a": [1, 1]}', '{"gps_fact_topology": [2, 1, 0, 2]}'))
   add('pages', 'pages as an array', pages('[[1, 1]]', '{"gps_fact_topology": [2, 1, 0, 2]}'))
   add('pages', 'another attribute beside the topology', pages('{"1": [1, 1]}', '{"gps_fact_topology": [2, 1, 0, 2], "other": [1]}'))
+  add('pages', 'an attribute that is no list of integers', pages('{"1": [1, 1]}', '{"gps_fact_topology": [2, 1, 0, 2], "other": "x"}'))
+
+  // Builtins' additional data of every shape (cairo-vm's BuiltinAdditionalData variants, and none of them).
+  const data = (key: string, json: string) => additional(`{"output_builtin": {"pages": {}, "attributes": {}}, "${key}": ${json}}`)
+  add('additional_data', 'pedersen_builtin as [segment, offset] pairs', data('pedersen_builtin', '[[3, 0], [3, 3]]'))
+  add('additional_data', 'pedersen_builtin with a triple', data('pedersen_builtin', '[[3, 0, 1]]'))
+  add('additional_data', 'pedersen_builtin with a negative offset', data('pedersen_builtin', '[[3, -1]]'))
+  add('additional_data', 'pedersen_builtin an object', data('pedersen_builtin', '{"3": 0}'))
+  add('additional_data', 'ecdsa_builtin as signatures', data('ecdsa_builtin', '[[[3, 0], [1234, 5678]]]'))
+  add('additional_data', 'ecdsa_builtin with a signature as a string', data('ecdsa_builtin', '[[[3, 0], ["1234", 5678]]]'))
+  add('additional_data', 'range_check_builtin null', data('range_check_builtin', 'null'))
+  add('additional_data', 'range_check_builtin a number', data('range_check_builtin', '7'))
+
+  // Builtins cairo-lang accepts by their name's form, declared consistently.
+  const declared = (name: string) =>
+    editText(
+      meta((t) =>
+        t
+          .replace('"builtins": ["output"]', `"builtins": ["output", "${name}"]`)
+          .replace('"output": {"index": 2, "size": 2}}', `"output": {"index": 2, "size": 2}, "${name}": {"index": 3, "size": 0}}`)
+          .replace('"ret_fp_segment": {"index": 3,', '"ret_fp_segment": {"index": 4,')
+          .replace('"ret_pc_segment": {"index": 4,', '"ret_pc_segment": {"index": 5,'),
+      ),
+      'execution_resources.json',
+      (t) => t.replace('{"output_builtin": 2}', `{"output_builtin": 2, "${name}_builtin": 0}`),
+    )
+  add('builtins', 'an unknown lowercase builtin, declared everywhere', declared('fancy_2'))
+  add('builtins', 'segment_arena, declared everywhere', declared('segment_arena'))
+  add('builtins', 'an uppercase builtin, declared everywhere', declared('Fancy'))
+
+  // JSON numbers and nesting as Python's json reads them.
+  const digits = (n: number) => `1${'0'.repeat(n - 1)}`
+  add('json numbers', 'an integer of 4,300 digits in version.json', version(`{"cairo_pie": "1.1", "n": ${digits(4300)}}`))
+  add('json numbers', 'an integer of 4,301 digits in version.json', version(`{"cairo_pie": "1.1", "n": ${digits(4301)}}`))
+  add('json numbers', "an integer of 4,301 digits in a builtin's data", data('pedersen_builtin', `[[3, ${digits(4301)}]]`))
+  add('json numbers', 'an integer of 4,301 digits in an output attribute', pages('{}', `{"other": [${digits(4301)}]}`))
+  add('json numbers', 'a float of 5,000 digits in version.json', version(`{"cairo_pie": "1.1", "n": 0.${'1'.repeat(5000)}}`))
+  add('json numbers', 'NaN in version.json', version('{"cairo_pie": "1.1", "n": NaN}'))
+  add('json numbers', 'Infinity in an output attribute', pages('{}', '{"other": [Infinity]}'))
+  add('json numbers', '-Infinity as n_steps', resources((t) => t.replace('"n_steps": 73', '"n_steps": -Infinity')))
+  add('json numbers', 'NaN as a program word', meta((t) => t.replace(/"data": \[(\d+), 1, /, '"data": [$1, NaN, ')))
+  add('json numbers', 'version.json nested 300 deep', version(`{"cairo_pie": "1.1", "n": ${'['.repeat(300)}${']'.repeat(300)}}`))
+  add('json numbers', 'version.json nested 600 deep', version(`{"cairo_pie": "1.1", "n": ${'['.repeat(600)}${']'.repeat(600)}}`))
+  add('json numbers', 'a builtin\'s data nested 200 deep', data('pedersen_builtin', `${'['.repeat(200)}${']'.repeat(200)}`))
+
+  // The container: structures readers read differently (issue 40).
+  for (const [name, zip] of containerMutants(zipFiles(base))) add('zip', name, zip)
+  return out
+}
+
+function entryNamed(model: ZipModel, name: string): ModelEntry {
+  const entry = model.entries.find((e) => Buffer.from(e.centralName).toString('latin1') === name)
+  if (!entry) throw new Error(`mutant: no entry ${name}`)
+  return entry
+}
+
+function withData(entry: ModelEntry, plain: Uint8Array): ModelEntry {
+  const body = new Uint8Array(zlib.deflateRawSync(plain))
+  const crc = zlib.crc32(plain)
+  return { ...entry, data: body, local: { ...entry.local, crc, csize: body.length, usize: plain.length }, central: { ...entry.central, crc, csize: body.length, usize: plain.length } }
+}
+
+/** The issue's container cases, built from the example's zip. */
+function containerMutants(zip: Uint8Array): [string, Uint8Array][] {
+  const base = parseZip(zip)
+  const out: [string, Uint8Array][] = []
+  const make = (name: string, change: (m: ZipModel) => void, after?: (bytes: Uint8Array) => Uint8Array) => {
+    const model = cloneModel(base)
+    change(model)
+    const bytes = Uint8Array.from(writeZip(model).bytes)
+    out.push([name, after ? after(bytes) : bytes])
+  }
+  const metadata = Buffer.from(zlib.inflateRawSync(entryNamed(base, 'metadata.json').data)).toString('latin1')
+  const second = (text: string) => (m: ZipModel) => {
+    // A second metadata.json in a record past the end record's count: Python reads it (and opens it, the last copy), the zip crate does not.
+    m.entries.push(withData(entryNamed(m, 'metadata.json'), Buffer.from(text, 'latin1')))
+    m.pinned.add('entries').add('entriesOnDisk')
+    m.end.entries = m.records.length
+    m.end.entriesOnDisk = m.records.length
+    m.records.push(m.entries.length - 1)
+  }
+  make('a second metadata.json (another program word) in a record beyond the count', second(metadata.replace(/"data": \[(\d+)/, (_, w: string) => `"data": [${BigInt(w) + 1n}`)))
+  make('a second metadata.json (not JSON) in a record beyond the count', second(metadata.slice(0, 50)))
+  make('the directory declares more bytes than its records', (m) => {
+    // Ten bytes more, taken from what precedes the directory: Python reads on into the end record.
+    m.pinned.add('size').add('offset')
+    const directory = m.records.reduce((sum, i) => sum + 46 + m.entries[i]!.centralName.length + m.entries[i]!.centralExtra.length + m.entries[i]!.comment.length, 0)
+    const entries = m.entries.reduce((sum, e) => sum + 30 + e.localName.length + e.localExtra.length + e.data.length + e.descriptor.length, 0)
+    m.end.size = directory + 10
+    m.end.offset = entries - 10
+  })
+  make('an extra field declaring more bytes than it holds', (m) => {
+    const e = entryNamed(m, 'execution_resources.json')
+    e.centralExtra = Uint8Array.from([0x55, 0x54, 9, 0, 3, 1, 2, 3, 4])
+  })
+  make('"version needed to extract" 6.4', (m) => {
+    const e = entryNamed(m, 'additional_data.json')
+    e.central.version = 64
+    e.local.version = 64
+  })
+  for (const [bit, what] of [
+    [5, 'patched data'],
+    [6, 'strong encryption'],
+    [13, 'an encrypted directory'],
+  ] as const) {
+    make(`flag bit ${bit} (${what})`, (m) => {
+      const e = entryNamed(m, 'version.json')
+      e.central.flags! |= 1 << bit
+      e.local.flags! |= 1 << bit
+    })
+  }
+  make("an archive comment holding the end record's signature", (m) => {
+    m.comment = Uint8Array.from([0x6e, 0x6f, 0x74, 0x65, 0x50, 0x4b, 5, 6, 0x21])
+  })
+  make('bytes after the end record', (m) => {
+    m.suffix = Uint8Array.from([1, 2, 3, 4, 5, 6, 7])
+  })
+  make('the end record counts more entries than the directory holds', (m) => {
+    m.pinned.add('entries').add('entriesOnDisk')
+    m.end.entries = m.records.length + 1
+    m.end.entriesOnDisk = m.records.length + 1
+  })
+  for (const [what, extra] of [
+    ['past', '  '],
+    ['short of', ''],
+  ] as const) {
+    make(`additional_data.json inflating ${what} its declared size`, (m) => {
+      const e = entryNamed(m, 'additional_data.json')
+      const plain = zlib.inflateRawSync(e.data)
+      const changed = what === 'past' ? Buffer.concat([plain, Buffer.from(extra)]) : plain.subarray(0, plain.length - 2)
+      const body = new Uint8Array(zlib.deflateRawSync(changed))
+      // The declared size and CRC are the first bytes' (Python reads those and is content).
+      const kept = what === 'past' ? plain : changed
+      const crc = zlib.crc32(kept)
+      Object.assign(e, { data: body })
+      for (const fields of [e.local, e.central]) Object.assign(fields, { crc, csize: body.length, usize: what === 'past' ? plain.length : plain.length })
+    })
+  }
+  make('non-zero disk numbers in the end record', (m) => {
+    m.end.disk = 1
+    m.end.diskWithDirectory = 1
+  })
+  make(`the zip after a stub starting with "PK" (offsets from the zip's start)`, (m) => {
+    m.prefix = Uint8Array.from([0x50, 0x4b, 0x53, 0x54, 0x55, 0x42])
+    let at = 0
+    for (const entry of m.entries) {
+      entry.pinnedOffset = true
+      entry.central.offset = at
+      at += 30 + entry.localName.length + entry.localExtra.length + entry.data.length + entry.descriptor.length
+    }
+    m.pinned.add('offset')
+    m.end.offset = at
+  })
+  make("memory.bin's data overlapping the next entry's header (Python 3.11.8 and later refuse it)", (m) => {
+    const e = entryNamed(m, 'memory.bin')
+    e.central.csize! += 30
+  })
   return out
 }

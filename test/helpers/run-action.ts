@@ -309,7 +309,8 @@ export const repoPath = (...parts: string[]) => resolve(REPO_ROOT, ...parts)
 /** Unzips a pie.zip into a PIE directory (the fixtures are zips; the packing paths need a folder). */
 export async function unzipPie(zipPath: string, dir: string): Promise<string> {
   const { mkdir, writeFile } = await import('node:fs/promises')
-  const { openFileSource, readZipDirectory, readZipEntry } = await import('../../src/pie/read/zip.ts')
+  const { openFileSource, readZipEntry } = await import('../../src/pie/read/zip.ts')
+  const { readZipDirectory } = await import('../../src/pie/read/zip-directory.ts')
   await mkdir(dir, { recursive: true })
   const source = await openFileSource(zipPath)
   try {

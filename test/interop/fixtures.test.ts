@@ -23,7 +23,8 @@ import {
   toHex,
   validatePie,
 } from '../../src/pie/index.ts'
-import { bytesSource, extraFields, openFileSource, readZipDirectory, readZipEntry } from '../../src/pie/read/zip.ts'
+import { bytesSource, openFileSource, readZipEntry } from '../../src/pie/read/zip.ts'
+import { extraFields, readZipDirectory } from '../../src/pie/read/zip-directory.ts'
 import {
   collect,
   describeInterop,

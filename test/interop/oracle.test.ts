@@ -5,7 +5,7 @@
  * both shapes and two sizes, and the mutants of test/helpers/pie-mutants.ts. Compared:
  * - validity: no PIE passes `validate` that cairo-lang refuses; where cairo-lang loads one the
  *   project refuses, no refusal claims cairo-lang refuses it (its reason is cairo-vm, ambiguous,
- *   unprovable or budget, docs/pie-validation.md); where cairo-lang refuses, one refusal says so;
+ *   ambiguous-container, unprovable or budget, docs/pie-validation.md); where cairo-lang refuses, one refusal says so;
  * - where both accept: the Pedersen, Poseidon and Blake program hashes, the SHARP fact, and the
  *   `pack` round trip (cairo-lang loads the packed zip `==` to the original, and it passes
  *   run_validity_checks).
@@ -131,10 +131,10 @@ describeOracle('cairo-lang judges what validate, inspect and pack say', () => {
     expect(unsaid).toEqual([])
   })
 
-  it('refuses what cairo-lang loads only for a reason written down: cairo-vm, ambiguous, unprovable or budget', () => {
+  it('refuses what cairo-lang loads only for a reason written down: cairo-vm, ambiguous, ambiguous-container, unprovable or budget', () => {
     for (const c of cases.filter((c) => !c.ours!.valid && c.theirs!.valid)) {
       expect(c.ours!.refusals.length, c.name).toBeGreaterThan(0)
-      for (const r of c.ours!.refusals) expect(['cairo-vm', 'ambiguous', 'unprovable', 'budget'], `${c.name}: ${r.problem}`).toContain(r.reason)
+      for (const r of c.ours!.refusals) expect(['cairo-vm', 'ambiguous', 'ambiguous-container', 'unprovable', 'budget'], `${c.name}: ${r.problem}`).toContain(r.reason)
     }
   })
 

@@ -29,7 +29,7 @@ import { loggerFor } from '../steps/io.ts'
 import { loadClient } from '../steps/lazy.ts'
 import { alreadyOnChainLines, showOnchain, showOutcomes } from '../steps/onchain.ts'
 import { registerOnchainSecrets } from '../steps/onchain-inputs.ts'
-import { expandPieInput, showFacts } from '../steps/pie-step.ts'
+import { expandPieInput, showFacts, shownPath } from '../steps/pie-step.ts'
 import { mockNote, QueryStep } from '../steps/query-step.ts'
 import { mainJournalDir, mainRequest } from '../steps/statement-request.ts'
 import { artifactUrl } from '../steps/summary.ts'
@@ -138,6 +138,11 @@ async function proveRequest(
 ): Promise<void> {
   const { client, request, apiKey, baseUrl, observe } = context
   const logger = loggerFor(io)
+  if (inputs['dry-run']) {
+    const { showPlan } = await import('../steps/plan.ts')
+    await showPlan(io, step, client, request, signal)
+    return
+  }
   if (request.subjects.length > 1) {
     const { proveBatch } = await import('../steps/batch.ts')
     await proveBatch(io, step, client, inputs, request, signal, observe)
@@ -195,7 +200,9 @@ function refuseWhatSeveralCannotDo(inputs: MainInputs, count: number): void {
 function showEvent(io: ActionIO, step: QueryStep, request: StatementRequest, event: StatementEvent): void {
   if (event.type === 'prepared') {
     const pie = event.pie
-    step.pie = { zipPath: pie.zipPath, sha256: pie.sha256 }
+    const subject = request.subjects[event.index]!
+    const workspace = io.env.GITHUB_WORKSPACE || process.cwd()
+    step.pie = { zipPath: pie.zipPath, sha256: pie.sha256, shown: shownPath(workspace, subject.kind === 'pie' ? subject.path : pie.zipPath, pie.packed) }
     step.outputs.set({ 'pie-zip': pie.zipPath, 'pie-sha256': pie.sha256 })
     if (pie.inspection) {
       step.localProgramHash = pie.inspection.programHash

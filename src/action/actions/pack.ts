@@ -66,7 +66,8 @@ async function packAndInspect(dir: string, out: string, signal: AbortSignal) {
     return { ...packed, inspection }
   } catch (error) {
     if (error instanceof InvalidPieError) {
-      throw new InvalidPieError(`\`pie-dir\`: ${dir} is not a valid Cairo PIE; no pie.zip was written.`, {
+      const count = error.problems.length === 1 ? '1 problem' : `${error.problems.length} problems`
+      throw new InvalidPieError(`\`pie-dir\`: ${dir} is not a valid Cairo PIE (${count}); no pie.zip was written.`, {
         input: 'pie-dir',
         problems: error.problems,
       })

@@ -80,7 +80,8 @@ export async function proveBatch(
     results: JSON.stringify(rows),
     status: failed.length ? 'FAILED' : wait ? 'DONE' : 'SUBMITTED',
     'facts-verified': String(wait && inputs['verify-facts'] && rows.every((row) => row.facts === 'match' || row.facts === 'none')),
-    'onchain-verified': String(onchainAsked && rows.every((row) => row.onchainVerified === true)),
+    // Not asked for: left empty, as every output that does not apply is.
+    'onchain-verified': onchainAsked ? String(rows.every((row) => row.onchainVerified === true)) : undefined,
   })
   step.extraRows.push(['PIEs', String(rows.length)], ['Passed', `${rows.length - failed.length} of ${rows.length}`], ['Concurrency', String(inputs.concurrency)])
   step.sections.push(batchMarkdown(rows))

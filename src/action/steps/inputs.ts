@@ -289,6 +289,7 @@ export const MAIN_INPUTS = {
   'tasks-url': optional(httpUrlValue),
   ...GENERAL_INPUTS,
   concurrency: withDefault('4', concurrencyValue),
+  'dry-run': withDefault('false', booleanValue),
   ...GITHUB_INPUTS,
 } satisfies InputSpecs
 

@@ -16,8 +16,14 @@ const factName = onchainFactName
 /** The outputs and the summary's row of an on-chain verdict (`asked`: the run asked for a check at all). */
 export async function showOnchain(step: QueryStep, verdict: OnchainVerdict, asked: boolean): Promise<void> {
   if (!verdict.checked) {
+    // Not asked for: nothing was refused, so `onchain-verified` is left empty ('false' read as a
+    // fact found missing), as every output that does not apply is.
+    if (!asked) {
+      step.outputs.set({ 'onchain-details': '[]' })
+      return
+    }
     step.outputs.set({ 'onchain-verified': 'false', 'onchain-details': '[]' })
-    if (asked && verdict.reason) step.extraRows.push(['On chain', `not checked: ${verdict.reason}`])
+    if (verdict.reason) step.extraRows.push(['On chain', `not checked: ${verdict.reason}`])
     return
   }
   await showOutcomes(step, verdict.outcomes, verdict.timeoutMs)

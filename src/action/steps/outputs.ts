@@ -53,6 +53,7 @@ export const MAIN_OUTPUTS = [
   'bucket-id',
   'bucket-job-index',
   'results',
+  'plan',
   ...TASK_OUTPUTS.map((name) => ROOT_DECOMMIT_OUTPUT_NAMES[name]),
   'artifact-id',
   'artifact-url',

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { isAbsolute, join, relative, resolve } from 'node:path'
 import type { Judgement } from '../../pipeline/statement/index.ts'
 import type { PreparedPie } from '../../pipeline/prove.ts'
 import type { QueryStep } from './query-step.ts'
@@ -23,8 +23,9 @@ export async function preparePieForStep(
   const { preparePie } = await import('../../pipeline/prove.ts')
   io.startGroup('Preparing the PIE')
   let pie: PreparedPie
+  const workspace = io.env.GITHUB_WORKSPACE || process.cwd()
   try {
-    pie = await preparePie(resolve(io.env.GITHUB_WORKSPACE || process.cwd(), path), {
+    pie = await preparePie(resolve(workspace, path), {
       inputName: 'pie',
       signal: options.signal,
       onProgress: (line) => io.info(line),
@@ -35,7 +36,7 @@ export async function preparePieForStep(
   } finally {
     io.endGroup()
   }
-  step.pie = { zipPath: pie.zipPath, sha256: pie.sha256 }
+  step.pie = { zipPath: pie.zipPath, sha256: pie.sha256, shown: shownPath(workspace, path, pie.packed) }
   step.outputs.set({ 'pie-zip': pie.zipPath, 'pie-sha256': pie.sha256 })
   if (pie.inspection) {
     step.localProgramHash = pie.inspection.programHash
@@ -83,4 +84,16 @@ export async function expandPieInput(io: ActionIO, text: string): Promise<string
   const items = text.split(/\r?\n/).map((line) => line.trim()).filter(Boolean)
   const workspace = io.env.GITHUB_WORKSPACE || process.cwd()
   return expandPieArguments(items.map((item) => resolve(workspace, item)), 'pie')
+}
+
+/**
+ * The PIE as the summary names it: relative to the workspace, as a workflow writes it
+ * (`build/pie.zip`; a directory: `build/pie (packed)`), not the runner's absolute path; one
+ * outside the workspace keeps its absolute path.
+ */
+export function shownPath(workspace: string, given: string, packed: boolean): string {
+  const absolute = resolve(workspace, given)
+  const inside = relative(resolve(workspace), absolute)
+  const shown = inside && !inside.startsWith('..') && !isAbsolute(inside) ? inside : absolute
+  return packed ? `${shown} (packed)` : shown
 }

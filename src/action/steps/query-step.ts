@@ -7,7 +7,7 @@
 import type { QueryProgress, QueryResult } from '../../clients/proving.ts'
 import { AbortedError, InvalidPieError, WaitTimeoutError } from '../../core/errors.ts'
 import { formatDuration } from '../../core/poll.ts'
-import { serviceLine } from '../../core/service-text.ts'
+import { forSummaryCode, serviceLine } from '../../core/service-text.ts'
 import type { QueryRecordL } from '../../schemas/proving.ts'
 import type { FactCheckResult } from '../../pie/index.ts'
 import { bytes32Text } from '../../pie/shared/index.ts'
@@ -88,7 +88,8 @@ export class QueryStep extends ProvingStep {
   /** The last record seen (progress, final result or a timeout's last state). */
   record: QueryRecordL | undefined
   metadataUrls: string[] = []
-  pie: { zipPath: string; sha256: string } | undefined
+  /** `shown`: the PIE as the summary names it (workspace-relative, as the workflow wrote it). */
+  pie: { zipPath: string; sha256: string; shown?: string } | undefined
   localProgramHash: string | undefined
   facts: FactsNote | undefined
   expectedProgramHash: string | undefined
@@ -209,10 +210,23 @@ export class QueryStep extends ProvingStep {
       ['Fact mocked', mocked === true ? 'YES: nothing was verified on chain' : yesNo(mocked)],
       ['Facts checked locally', factsText],
       ['Duration', this.queryId || this.pie ? formatDuration(this.now() - this.started) : undefined],
-      ['PIE', this.pie ? { markdown: `\`${this.pie.zipPath}\`<br>sha256 \`${this.pie.sha256}\`` } : undefined],
+      ['PIE', this.pie ? { markdown: `${forSummaryCode(this.pie.shown ?? this.pie.zipPath)}<br>sha256 \`${this.pie.sha256}\`` } : undefined],
+      ['Proof', this.proofLinks()],
       ['Artifacts', this.artifacts.length ? { links: this.artifacts } : this.artifactNote],
       ...this.extraRows,
     ]
+  }
+
+  /**
+   * The query's artifacts on the service (its metadata URLs: proof.json first, then the PIE and
+   * metadata.json), which need no key to read: the proof is one click from the summary, uploaded
+   * as a workflow artifact or not. None for the emulator: it stops with the step.
+   */
+  proofLinks(): { links: SummaryLink[] } | undefined {
+    if (this.options.emulated || this.metadataUrls.length === 0) return undefined
+    const named = this.metadataUrls.map((url) => ({ url, label: fileName(url) }))
+    named.sort((a, b) => Number(b.label === 'proof.json') - Number(a.label === 'proof.json'))
+    return { links: named.map(({ url, label }) => ({ label: `${label} (on the service)`, url })) }
   }
 
   /** The step ends as the gate decided (refusals: failed; none: passed). */
@@ -286,6 +300,17 @@ export function mockNote(isFactMocked: boolean | null | undefined): string {
 /** A hash the service reported: a bytes32 fact in its 32-byte form (pie/shared/hex.ts), a felt as it is; malformed text quoted. */
 function hashText(value: string | null | undefined, form: 'felt' | 'bytes32' = 'felt'): string | undefined {
   return typeof value === 'string' ? showValue(form === 'bytes32' ? bytes32Text(value) : value) : undefined
+}
+
+/** The last segment of a URL's path, as the link's label (the service's text: escaped where shown). */
+function fileName(url: string): string {
+  const last = URL.parse(url)?.pathname.split('/').at(-1)
+  if (!last) return url
+  try {
+    return decodeURIComponent(last)
+  } catch {
+    return last
+  }
 }
 
 function isRecord(value: unknown): value is QueryRecordL {

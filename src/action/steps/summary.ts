@@ -147,12 +147,15 @@ export function subActionRef(env: Record<string, string | undefined>, name: stri
  * The web address of the action's own repository at the ref the workflow named (the runner's
  * GITHUB_ACTION_REPOSITORY and GITHUB_ACTION_REF), where a summary's `docs/*.md` mentions point:
  * a person reading a failed job's summary can open them. For a local `uses: ./` (no action
- * repository), the published repository at this version's major tag.
+ * repository), the published repository at this version's own release tag (`v0.1.0`): every
+ * release has it (the release workflow tags `vX.Y.Z` from package.json), it describes exactly the
+ * code that wrote the summary, and it does not move. (The major tag of 0.x, `v0`, is not the
+ * `@v1` the docs name, and a major tag moves on to later releases.)
  */
 export function docsBase(env: Record<string, string | undefined>): string {
   const server = (env.GITHUB_SERVER_URL || 'https://github.com').replace(/\/+$/, '')
   const repository = env.GITHUB_ACTION_REPOSITORY && /^[^/\s]+\/[^/\s]+$/.test(env.GITHUB_ACTION_REPOSITORY) ? env.GITHUB_ACTION_REPOSITORY : PUBLISHED_REPOSITORY
-  const ref = env.GITHUB_ACTION_REPOSITORY && env.GITHUB_ACTION_REF && /^[\w./-]+$/.test(env.GITHUB_ACTION_REF) ? env.GITHUB_ACTION_REF : `v${VERSION.split('.')[0]}`
+  const ref = env.GITHUB_ACTION_REPOSITORY && env.GITHUB_ACTION_REF && /^[\w./-]+$/.test(env.GITHUB_ACTION_REF) ? env.GITHUB_ACTION_REF : `v${VERSION}`
   return `${server}/${repository}/blob/${ref}`
 }
 

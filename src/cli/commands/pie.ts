@@ -15,7 +15,7 @@ export const validate = defineCommand({
   details: [
     'Every broken rule is listed, one line each, naming the file, the rule and the value or byte offset, and ending with why it is refused:',
     'cairo-lang or cairo-vm refuses it, the two would not read the same PIE (ambiguous), the proof or its fact fails (unprovable), or a budget.',
-    'With --json, "refusals" gives each problem with its reason: cairo-lang, cairo-vm, ambiguous, unprovable or budget.',
+    'With --json, "refusals" gives each problem with its reason: cairo-lang, cairo-vm, ambiguous, ambiguous-container, unprovable or budget.',
   ],
   positionals: { min: 1, max: 1 },
   async run(context) {
@@ -31,14 +31,11 @@ export const validate = defineCommand({
         `${path}: valid Cairo PIE (${summary.nSteps} steps, builtins ${summary.builtins.join(', ') || 'none'}, ${summary.memoryCells} memory cells).`,
       )
     } else {
+      // Worded as `prove` words the same PIE (one format for one invalid PIE), with every problem under it.
       const only = result.problems.length === 1 ? result.problems[0]! : undefined
-      if (only?.startsWith(`${path}: `)) {
-        // One problem that names the file already (a parsing budget): one line.
-        context.io.stderr(`${only}\n`)
-      } else {
-        context.io.stderr(`${path}: not a valid Cairo PIE (${result.problems.length} problem(s)):\n`)
-        for (const problem of result.problems) context.io.stderr(`  ${problem}\n`)
-      }
+      // One problem that names the file already (a parsing budget): one line.
+      if (only?.startsWith(`${path}: `)) throw new InvalidPieError(`<pie>: ${only}`, { input: '<pie>', problems: [] })
+      throw new InvalidPieError(`<pie>: ${path} is not a valid Cairo PIE (${problemCount(result.problems)}).`, { input: '<pie>', problems: result.problems })
     }
     return result.valid ? EXIT.ok : EXIT.usage
   },
@@ -77,7 +74,7 @@ export const pack = defineCommand({
     } catch (error) {
       if (!(error instanceof InvalidPieError) && !(error instanceof PieBudgetError)) throw error
       const problems = error instanceof InvalidPieError ? error.problems : [error.shortMessage]
-      throw new InvalidPieError(`${dir} is not a valid Cairo PIE (${problems.length} problem(s)); nothing was written.`, {
+      throw new InvalidPieError(`<dir>: ${dir} is not a valid Cairo PIE (${problemCount(problems)}); nothing was written.`, {
         input: '<dir>',
         problems,
       })
@@ -175,4 +172,9 @@ async function requireExisting(path: string) {
       { input: path },
     )
   }
+}
+
+/** "1 problem", "3 problems": as `prove` and the library count them. */
+function problemCount(problems: readonly string[]): string {
+  return problems.length === 1 ? '1 problem' : `${problems.length} problems`
 }

@@ -8,6 +8,7 @@ import { withLocalEmulator } from '../local-emulator.ts'
 import { provingClientFrom, timeoutFrom } from '../services.ts'
 import {
   allowMockedFactFrom,
+  DRY_RUN_OPTION,
   EXPECTED_PROGRAM_OPTION,
   expectedProgramHashFrom,
   GATE_OPTIONS,
@@ -17,6 +18,7 @@ import {
   reuseModeFrom,
   WAIT_OPTIONS,
 } from '../shared/statement-flags.ts'
+import { printPlan } from '../shared/plan-output.ts'
 import { runStatements } from '../shared/statement-output.ts'
 import { GENERAL_FIELD_OPTIONS, hasGeneralFields, readGeneralFields } from '../submission.ts'
 
@@ -53,6 +55,7 @@ export const prove = defineCommand({
     ...GATE_OPTIONS,
     ...REUSE_OPTION,
     ...EXPECTED_PROGRAM_OPTION,
+    ...DRY_RUN_OPTION,
     layout: {
       type: 'string',
       valueName: '<layout>',
@@ -104,6 +107,9 @@ export const prove = defineCommand({
     }
     // What the request cannot mean is refused before an emulator starts or a key is read.
     checkRequest(request)
-    return withLocalEmulator(context, async (service) => runStatements(context, provingClientFrom(context, { needsKey: true, ...service }), request))
+    return withLocalEmulator(context, async (service) => {
+      const client = provingClientFrom(context, { needsKey: true, ...service })
+      return context.values['dry-run'] === true ? printPlan(context, client, request) : runStatements(context, client, request)
+    })
   },
 })

@@ -5,7 +5,8 @@ import { LAYOUTS } from '../../schemas/proving-constants.ts'
 import { defineCommand, SERVICE_OPTIONS } from '../context.ts'
 import { withLocalEmulator } from '../local-emulator.ts'
 import { provingClientFrom, timeoutFrom } from '../services.ts'
-import { allowMockedFactFrom, EXPECTED_PROGRAM_OPTION, expectedProgramHashFrom, GATE_OPTIONS, NOT_ALLOWED, REUSE_OPTION, reuseModeFrom, WAIT_OPTIONS } from '../shared/statement-flags.ts'
+import { allowMockedFactFrom, DRY_RUN_OPTION, EXPECTED_PROGRAM_OPTION, expectedProgramHashFrom, GATE_OPTIONS, NOT_ALLOWED, REUSE_OPTION, reuseModeFrom, WAIT_OPTIONS } from '../shared/statement-flags.ts'
+import { printPlan } from '../shared/plan-output.ts'
 import { runStatements } from '../shared/statement-output.ts'
 import { checkCombination, GENERAL_FIELD_OPTIONS, readGeneralFields } from '../submission.ts'
 
@@ -37,6 +38,7 @@ export const submit = defineCommand({
     ...GATE_OPTIONS,
     ...REUSE_OPTION,
     ...EXPECTED_PROGRAM_OPTION,
+    ...DRY_RUN_OPTION,
     program: { type: 'string', valueName: '<program.json>', description: 'Compiled program to run and prove (instead of a PIE).' },
     'program-input': { type: 'string', valueName: '<file>', description: 'Input of --program: input.txt (cairo1) or JSON (cairo0, python VM).' },
     'program-hash': { type: 'string', valueName: '<0x...>', description: 'Hash of a program the service already has (instead of a PIE).' },
@@ -91,6 +93,9 @@ export const submit = defineCommand({
       },
     }
     checkRequest(request)
-    return withLocalEmulator(context, async (service) => runStatements(context, provingClientFrom(context, { needsKey: true, ...service }), request))
+    return withLocalEmulator(context, async (service) => {
+      const client = provingClientFrom(context, { needsKey: true, ...service })
+      return context.values['dry-run'] === true ? printPlan(context, client, request) : runStatements(context, client, request)
+    })
   },
 })

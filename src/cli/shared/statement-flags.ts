@@ -31,6 +31,15 @@ export const GATE_OPTIONS = {
   },
 } as const
 
+/** `--dry-run` of the commands that submit (prove, submit). */
+export const DRY_RUN_OPTION = {
+  'dry-run': {
+    type: 'boolean',
+    description:
+      'Print the plan and stop: for each PIE whether it would be reused, followed, retried, submitted (paid) or refused, and why, found by reading only; nothing that costs is sent. --json: an array of { pie, decision, reason, queryId }.',
+  },
+} as const
+
 /** `--expected-program-hash` of the commands that submit a PIE (prove, submit). */
 export const EXPECTED_PROGRAM_OPTION = {
   'expected-program-hash': {

@@ -34,6 +34,7 @@ export type SubmitPieOptions = {
   onUploadProgress?: ((progress: UploadProgress) => void) | undefined
 }
 
+/** How much of the uploaded files has left so far, of their sizes together (the multipart framing around them not counted). */
 export type UploadProgress = { sentBytes: number; totalBytes: number }
 
 export type SubmitPieStreamOptions = Omit<SubmitPieOptions, 'pieZip' | 'onUploadProgress'> & {

@@ -1,5 +1,5 @@
 import { requestBudgetFor } from '../../core/budget.ts'
-import { currentDeadline } from '../../core/deadline.ts'
+import { currentBound } from '../../core/deadline.ts'
 import { AbortedError, InvalidInputError, isNoRoute } from '../../core/errors.ts'
 import { requireId } from '../../core/checks.ts'
 import type { DocsQueryResponse, QueryRecordL, QueryResponse } from '../../schemas/proving.ts'
@@ -80,7 +80,7 @@ export class StatusReader {
       // The other path is a second request: it takes its own turn of the process's budget.
       const { clock } = this.#service.http
       try {
-        await requestBudgetFor(clock).take(clock.now(), { signal, deadline: currentDeadline() })
+        await requestBudgetFor(clock).take(clock.now(), { signal, deadline: currentBound() })
       } catch (error) {
         throw new AbortedError(`Reading query ${this.#id} was cancelled.`, { cause: error })
       }

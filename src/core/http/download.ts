@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici'
 import { InvalidResponseError, ServiceError } from '../errors.ts'
 import { inputNames } from '../checks.ts'
-import { currentDeadline } from '../deadline.ts'
+import { currentBound } from '../deadline.ts'
 import { showUrl } from '../redact.ts'
 import { realMillisecondsOf } from '../runtime.ts'
 import { discard, formatBytes } from './bodies.ts'
@@ -43,7 +43,7 @@ export async function download(from: DownloadSource, url: string, options: Downl
   if (refusesPlainHttp(current, from.allowInsecureHttp)) {
     throw new InvalidResponseError(`Refused to download ${what} over plain http from another machine; allow it (${inputNames('allow-insecure-http', 'allowInsecureHttp')}).`)
   }
-  const deadline = currentDeadline()
+  const deadline = currentBound()
   for (let hop = 0; ; hop++) {
     const remaining = deadline === undefined ? undefined : deadline - from.clock.now()
     let response: Dispatcher.ResponseData

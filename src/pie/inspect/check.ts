@@ -54,11 +54,27 @@ function same(reported: string, local: bigint): boolean {
 
 const MATCH_ORDER: readonly ProgramHashVariant[] = ['blake', 'pedersen', 'poseidon']
 
+/**
+ * What an inspection gives, computed once however many records are compared with it (a reuse
+ * lookup compares one PIE with thousands of a key's queries): the output as numbers, each
+ * variant's program hash and each fact, when first needed.
+ */
+type Computed = { output: bigint[]; hashes: Map<ProgramHashVariant, bigint>; facts: Map<string, bigint> }
+const computedFor = new WeakMap<PieInspection, Computed>()
+
+function computedOf(inspection: PieInspection): Computed {
+  let computed = computedFor.get(inspection)
+  if (!computed) {
+    computed = { output: inspection.output.map((word) => BigInt(word)), hashes: new Map(), facts: new Map() }
+    computedFor.set(inspection, computed)
+  }
+  return computed
+}
+
 /** Compares a record with an inspection already computed. */
 export function compareQueryFacts(record: QueryFacts, inspection: PieInspection): FactCheckResult {
-  const output = inspection.output.map((word) => BigInt(word))
+  const { output, hashes: known, facts: computed } = computedOf(inspection)
   // Each variant's hash is computed only when needed (Pedersen's takes seconds for a long program).
-  const known = new Map<ProgramHashVariant, bigint>()
   const hashOf = (variant: ProgramHashVariant) => {
     if (!known.has(variant)) known.set(variant, BigInt(inspection.programHashes[variant]))
     return known.get(variant)!
@@ -83,7 +99,6 @@ export function compareQueryFacts(record: QueryFacts, inspection: PieInspection)
     ['sharpFactHash', record.sharpFactHash, sharp],
     ['integrityFactHash', record.integrityFactHash, integrity],
   ]
-  const computed = new Map<string, bigint>()
   const factOf = (field: FactField, v: ProgramHashVariant, compute: (v: ProgramHashVariant) => bigint) => {
     const key = `${field}:${v}`
     if (!computed.has(key)) computed.set(key, compute(v))

@@ -10,16 +10,9 @@ import { basename } from 'node:path'
 import { InvalidInputError } from '../../core/errors.ts'
 import { ENTRY_SIZE_LIMITS, PIE_ENTRY_ORDER, REQUIRED_ENTRIES, isPieEntryName, type PieEntryName } from '../shared/index.ts'
 import { listPieDir } from './directory.ts'
-import {
-  FLAG_ENCRYPTED,
-  ZipFormatError,
-  bytesSource,
-  openFileSource,
-  readZipDirectory,
-  readZipEntry,
-  type ByteSource,
-  type ZipEntry,
-} from './zip.ts'
+import { ZipFormatError, bytesSource, openFileSource, readZipEntry, type ByteSource, type ZipEntry, type ZipReason } from './zip.ts'
+import { readZipDirectory } from './zip-directory.ts'
+import { checkZipLayout } from './zip-layout.ts'
 
 /** A path to a pie.zip or a PIE directory, or a zip's bytes. */
 export type PieInput = string | Uint8Array
@@ -32,13 +25,20 @@ export type PieEntrySummary = {
   method?: number
 }
 
+/**
+ * One problem of the container and who refuses it: `cairo-lang` (its `from_file`, through Python's
+ * zipfile), or `ambiguous-container` (readers of the zip or of the directory could take different
+ * bytes from it).
+ */
+export type ContainerProblem = { line: string; reason: ZipReason }
+
 export type PieSource = {
   kind: 'zip' | 'directory'
   /** How problem lines name the container: the zip's file name, or the directory with a slash. */
   label: string
   path: string | undefined
   /** What is wrong with the container itself. */
-  problems: string[]
+  problems: ContainerProblem[]
   entries: PieEntrySummary[]
   has(name: PieEntryName): boolean
   /** The file's bytes in chunks; zip data is inflated and its CRC checked (ZipFormatError). */
@@ -61,56 +61,63 @@ export async function openPie(input: PieInput): Promise<PieSource> {
 }
 
 async function openZip(source: ByteSource, label: string, path: string | undefined): Promise<PieSource> {
-  const problems: string[] = []
+  const problems: ContainerProblem[] = []
+  const refuse = (line: string, reason: ZipReason = 'cairo-lang') => problems.push({ line: `${label}: ${line}`, reason })
+  // The copy of each name Python's zipfile opens: the last (its NameToInfo).
   const found = new Map<PieEntryName, ZipEntry>()
   const head = await source.read(0, 4)
   if (head[0] !== 0x50 || head[1] !== 0x4b) {
     const shown = [...head].map((b) => b.toString(16).padStart(2, '0')).join(' ')
-    problems.push(`${label}: does not start with "PK" (first bytes ${shown || 'none: empty file'}); not a zip file`)
+    refuse(`does not start with "PK" (first bytes ${shown || 'none: empty file'}); not a zip file`)
   }
   let entries: ZipEntry[] = []
+  let read = false
   try {
-    entries = (await readZipDirectory(source)).entries
+    const directory = await readZipDirectory(source)
+    entries = directory.entries
+    read = true
+    for (const line of await checkZipLayout(source, directory)) refuse(line, 'ambiguous-container')
   } catch (error) {
     if (!(error instanceof ZipFormatError)) throw error
-    problems.push(`${label}: ${error.message}`)
+    refuse(error.message, error.reason)
+  }
+  const seen = new Set<string>()
+  for (const entry of entries) {
+    const name = entry.name
+    if (seen.has(name)) {
+      // Python and the zip crate open the last copy; unzip, browsers and archive viewers show the first.
+      refuse(`entry "${name}" appears more than once (Python's zipfile and cairo-vm's zip crate read the last copy, other tools the first)`, 'ambiguous-container')
+      continue
+    }
+    seen.add(name)
   }
   for (const entry of entries) {
     const name = entry.name
-    if (name.startsWith('__MACOSX/') || name.split('/').some((part) => part.startsWith('._'))) {
-      problems.push(`${label}: entry "${name}" is macOS metadata (__MACOSX/ or ._ file); not allowed in a PIE`)
-      continue
-    }
-    if (entry.isDirectory) {
-      problems.push(`${label}: entry "${name}" is a folder; a PIE's files must sit at the root with no folders`)
-      continue
-    }
-    if (name.includes('/') || name.includes('\\')) {
-      const leaf = name.split(/[/\\]/).pop() ?? ''
-      const hint = isPieEntryName(leaf) ? `; "${leaf}" must sit at the root, not inside a folder` : ''
-      problems.push(`${label}: entry "${name}" is inside a folder${hint}`)
-      continue
-    }
-    if (!isPieEntryName(name)) {
-      problems.push(`${label}: extra entry "${name}"; a PIE holds only ${PIE_ENTRY_ORDER.join(', ')}`)
-      continue
-    }
-    if (found.has(name)) {
-      problems.push(`${label}: entry "${name}" appears more than once`)
-      continue
-    }
+    // cairo-lang's verify_zip_format requires DEFLATE of every entry, and exactly the PIE's names.
     if (entry.method !== 8) {
       const method = COMPRESSION_NAMES[entry.method] ?? 'unknown'
-      problems.push(`${label}: entry "${name}" uses compression method ${entry.method} (${method}); cairo-lang requires DEFLATE (method 8)`)
+      refuse(`entry "${name}" uses compression method ${entry.method} (${method}); cairo-lang requires DEFLATE (method 8)`)
     }
-    if (entry.flags & FLAG_ENCRYPTED) problems.push(`${label}: entry "${name}" is encrypted`)
-    if (entry.uncompressedSize >= ENTRY_SIZE_LIMITS[name]) {
-      problems.push(`${label}: entry "${name}" is ${entry.uncompressedSize} bytes; cairo-lang accepts under ${ENTRY_SIZE_LIMITS[name]}`)
+    if (name.startsWith('__MACOSX/') || name.split('/').some((part) => part.startsWith('._'))) {
+      refuse(`entry "${name}" is macOS metadata (__MACOSX/ or ._ file); not allowed in a PIE`)
+    } else if (entry.isDirectory) {
+      refuse(`entry "${name}" is a folder; a PIE's files must sit at the root with no folders`)
+    } else if (name.includes('/') || name.includes('\\')) {
+      const leaf = name.split(/[/\\]/).pop() ?? ''
+      const hint = isPieEntryName(leaf) ? `; "${leaf}" must sit at the root, not inside a folder` : ''
+      refuse(`entry "${name}" is inside a folder${hint}`)
+    } else if (!isPieEntryName(name)) {
+      refuse(`extra entry ${JSON.stringify(name)}; a PIE holds only ${PIE_ENTRY_ORDER.join(', ')}`)
+    } else {
+      found.set(name, entry)
     }
-    found.set(name, entry)
   }
-  if (entries.length || !problems.length) {
-    for (const name of REQUIRED_ENTRIES) if (!found.has(name)) problems.push(`${label}: missing required entry "${name}"`)
+  for (const [name, entry] of found) {
+    if (entry.uncompressedSize >= ENTRY_SIZE_LIMITS[name]) refuse(`entry "${name}" is ${entry.uncompressedSize} bytes; cairo-lang accepts under ${ENTRY_SIZE_LIMITS[name]}`)
+  }
+  // (A zip whose directory cannot be read at all has said so: nothing is missing from it.)
+  if (read) {
+    for (const name of REQUIRED_ENTRIES) if (!found.has(name)) refuse(`missing required entry "${name}"`)
   }
   return {
     kind: 'zip',
@@ -138,7 +145,8 @@ async function openDirectory(dir: string): Promise<PieSource> {
     kind: 'directory',
     label: `${dir.replace(/\/+$/, '')}/`,
     path: dir,
-    problems: listing.problems,
+    // A link or a special file: what the zip would hold depends on what it points to.
+    problems: listing.problems.map((line) => ({ line, reason: /symbolic link|not a regular file/.test(line) ? 'ambiguous-container' : 'cairo-lang' })),
     entries: listing.files.map((file) => ({ name: file.name, size: file.size })),
     has: (name) => files.has(name),
     open(name) {

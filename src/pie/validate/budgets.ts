@@ -1,5 +1,5 @@
 import { InvalidInputError } from '../../core/errors.ts'
-import { withReason } from './reasons.ts'
+import { withReason, type PieRefusal } from './reasons.ts'
 import { ADDITIONAL_DATA, EXECUTION_RESOURCES, METADATA, type PieEntryName, VERSION } from '../shared/index.ts'
 
 /**
@@ -9,7 +9,7 @@ import { ADDITIONAL_DATA, EXECUTION_RESOURCES, METADATA, type PieEntryName, VERS
  * works inside these budgets, and refuses the PIE with one line (exit 2, a 400 from the emulator)
  * the moment one is spent, instead of being killed by V8's heap limit or the OOM killer.
  *
- * Sized from real PIEs (docs/reliability.md, "Budgets"): a CairoPie's metadata.json holds a
+ * Sized from real PIEs (docs/reliability.md, "Hostile input"): a CairoPie's metadata.json holds a
  * *stripped* program (data, builtins, main, prime) and its segment table, so it grows with the
  * bytecode only: the fixtures of cairo-lang and cairo-vm hold 0.9-1.3 KB, and 32 MiB holds ~450K
  * program words even as 0x-prefixed 252-bit hex (the StarkNet OS has ~150K). additional_data.json grows with builtin use (a
@@ -58,6 +58,8 @@ export const OUTPUT_CELLS = 4_000_000
 /** A PIE that would cost more to read than any real PIE does; one line, exit 2. */
 export class PieBudgetError extends InvalidInputError {
   override name = 'PieBudgetError'
+  /** The problems found before the budget was spent (validatePie lists them before this one). */
+  earlier: PieRefusal[] = []
 }
 
 export function budgetError(where: string | undefined, what: string): PieBudgetError {

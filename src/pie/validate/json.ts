@@ -20,20 +20,27 @@ export class JsonSyntaxError extends Error {
   }
 }
 
-/** A document with more values or objects than the budget given to `parseJson`. */
+/** A document with more values or objects than the budget given to `parseJson`, or nested deeper than it reads. */
 export class JsonBudgetError extends Error {
   override name = 'JsonBudgetError'
-  readonly what: 'values' | 'objects' | 'arrays and objects'
+  readonly what: 'values' | 'objects' | 'arrays and objects' | 'levels of nesting'
   readonly limit: number
-  constructor(what: 'values' | 'objects' | 'arrays and objects', limit: number) {
+  constructor(what: 'values' | 'objects' | 'arrays and objects' | 'levels of nesting', limit: number) {
     super(`more than ${limit} JSON ${what}`)
     this.what = what
     this.limit = limit
   }
 }
 
-// Deep enough for any PIE file; bounded so hostile input cannot overflow the stack.
-const MAX_DEPTH = 256
+/**
+ * Nesting read, a budget: deep enough for any PIE file (they nest under 10), bounded so hostile
+ * input cannot overflow the stack. Python's json reads about 990 levels (its recursion limit);
+ * serde_json 128 where it parses a value, any depth where it skips one (an unknown key).
+ */
+export const MAX_JSON_NESTING = 512
+
+/** Python's default limit on the digits of an integer read from text (`sys.set_int_max_str_digits`). */
+export const PYTHON_INT_MAX_DIGITS = 4300
 
 /**
  * Parses `text`; with a budget, stops with JsonBudgetError at the first value past it, so a
@@ -42,7 +49,11 @@ const MAX_DEPTH = 256
 export function parseJson(
   text: string,
   budget: { maxNodes?: number; maxContainers?: number; maxObjects?: number } = {},
-  options: { onDuplicateKey?: (key: string, position: number) => void } = {},
+  options: {
+    onDuplicateKey?: (key: string, position: number) => void
+    /** `NaN`, `Infinity` or `-Infinity`: not JSON, but Python's json reads them (as floats); without this they are a syntax error. */
+    onNonFinite?: (literal: string, position: number) => void
+  } = {},
 ): JsonValue {
   let i = 0
   const n = text.length
@@ -93,8 +104,16 @@ export function parseJson(
     }
   }
 
+  const nonFinite = (literal: string, value: number): number => {
+    if (!options.onNonFinite) fail(`unexpected ${describe(i)}`)
+    options.onNonFinite!(literal, i)
+    i += literal.length
+    return value
+  }
+
   const readNumber = (): bigint | number => {
     const start = i
+    if (text.startsWith('-Infinity', i)) return nonFinite('-Infinity', Number.NEGATIVE_INFINITY)
     if (text[i] === '-') i++
     if (text[i] === '0') i++
     else if (text[i]! >= '1' && text[i]! <= '9') while (text[i]! >= '0' && text[i]! <= '9') i++
@@ -114,15 +133,22 @@ export function parseJson(
       while (text[i]! >= '0' && text[i]! <= '9') i++
     }
     const literal = text.slice(start, i)
-    return integer ? BigInt(literal) : Number(literal)
+    if (!integer) return Number(literal)
+    const digits = literal.length - (literal[0] === '-' ? 1 : 0)
+    // Python's json turns an integer literal into an int, which refuses more digits than this.
+    if (digits > PYTHON_INT_MAX_DIGITS) fail(`an integer of ${digits} digits; Python's json reads integers of at most ${PYTHON_INT_MAX_DIGITS} digits`, start)
+    return BigInt(literal)
   }
 
   const readValue = (depth: number): JsonValue => {
-    if (depth > MAX_DEPTH) fail('nesting too deep')
     if (--nodesLeft < 0) throw new JsonBudgetError('values', budget.maxNodes!)
     skipWhitespace()
     const c = text[i]
-    if ((c === '{' || c === '[') && --containersLeft < 0) throw new JsonBudgetError('arrays and objects', budget.maxContainers!)
+    if (c === '{' || c === '[') {
+      // `depth` arrays and objects hold this one.
+      if (depth >= MAX_JSON_NESTING) throw new JsonBudgetError('levels of nesting', MAX_JSON_NESTING)
+      if (--containersLeft < 0) throw new JsonBudgetError('arrays and objects', budget.maxContainers!)
+    }
     if (c === '{') {
       if (--objectsLeft < 0) throw new JsonBudgetError('objects', budget.maxObjects!)
       i++
@@ -191,6 +217,8 @@ export function parseJson(
       i += 4
       return null
     }
+    if (text.startsWith('NaN', i)) return nonFinite('NaN', Number.NaN)
+    if (text.startsWith('Infinity', i)) return nonFinite('Infinity', Number.POSITIVE_INFINITY)
     return fail(`unexpected ${describe(i)}`)
   }
 

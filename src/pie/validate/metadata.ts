@@ -63,6 +63,9 @@ function readSegment(value: JsonValue | undefined, where: string, report: Report
   return index === undefined || size === undefined ? undefined : { index, size }
 }
 
+/** A builtin cairo-vm's BuiltinName knows beyond the bootloader's list (Cairo 1's runner writes it). */
+const CAIRO_VM_ONLY_BUILTINS = ['segment_arena']
+
 export function checkBuiltins(builtins: readonly string[], report: Report, where = `${METADATA}: program.builtins`): void {
   const seen = new Set<string>()
   let previous = -1
@@ -70,7 +73,13 @@ export function checkBuiltins(builtins: readonly string[], report: Report, where
   for (const name of builtins) {
     const rank = (BUILTIN_ORDER as readonly string[]).indexOf(name)
     if (rank < 0) {
-      report(`${where}: unknown builtin "${name}" (known: ${BUILTIN_ORDER.join(', ')})`)
+      // cairo-lang's is_valid_builtin_name takes any name of lowercase letters, digits and "_"
+      // under 1000 characters; cairo-vm's BuiltinName only its own; the bootloader only its list.
+      if (!/^[a-z0-9_]*$/.test(name) || name.length >= 1000) report(`${where}: builtin name ${JSON.stringify(name.length > 60 ? `${name.slice(0, 57)}...` : name)} is not lowercase letters, digits and "_" under 1000 characters`)
+      else if (CAIRO_VM_ONLY_BUILTINS.includes(name)) report(`${where}: builtin "${name}" is not one the bootloader runs (${BUILTIN_ORDER.join(', ')})`, 'unprovable')
+      else report(`${where}: unknown builtin "${name}"; cairo-vm's BuiltinName knows only ${[...BUILTIN_ORDER, ...CAIRO_VM_ONLY_BUILTINS].join(', ')}`, 'cairo-vm')
+      if (seen.has(name)) report(`${where}: builtin "${name}" appears more than once`)
+      seen.add(name)
       continue
     }
     if (seen.has(name)) {

@@ -6,7 +6,7 @@
  */
 import type { JsonObject, JsonValue } from './json.ts'
 
-export const REFUSAL_REASONS = ['cairo-lang', 'cairo-vm', 'ambiguous', 'unprovable', 'budget'] as const
+export const REFUSAL_REASONS = ['cairo-lang', 'cairo-vm', 'ambiguous', 'ambiguous-container', 'unprovable', 'budget'] as const
 
 /**
  * - `cairo-lang`: cairo-lang's `CairoPie.from_file` or `run_validity_checks` refuses it (cairo-vm
@@ -14,6 +14,10 @@ export const REFUSAL_REASONS = ['cairo-lang', 'cairo-vm', 'ambiguous', 'unprovab
  * - `cairo-vm`: cairo-vm's `CairoPie::read_zip_file` or `run_validity_checks` refuses it, though
  *   cairo-lang loads it.
  * - `ambiguous`: both may load it, but not as the same PIE (they read a byte or a value differently).
+ * - `ambiguous-container`: the zip (or the PIE directory) can be read as more than one set of
+ *   files: readers of it (Python's zipfile of one version or another, cairo-vm's zip crate, unzip,
+ *   a streaming reader) may take different bytes from it, or one may refuse it, whatever
+ *   cairo-lang's own zipfile does.
  * - `unprovable`: both load it the same way, but the bootloader refuses it or its SHARP fact
  *   cannot be computed, after the upload is paid for.
  * - `budget`: past what proving-kit reads of one PIE (memory and time bounds, docs/reliability.md).
@@ -27,6 +31,7 @@ const SAYS: Readonly<Record<RefusalReason, string>> = {
   'cairo-lang': 'cairo-lang refuses it',
   'cairo-vm': 'cairo-vm refuses it',
   ambiguous: 'ambiguous: cairo-lang and cairo-vm would not read the same PIE',
+  'ambiguous-container': 'ambiguous container: zip readers could take different files from it',
   unprovable: 'unprovable: the bootloader or the fact computation fails on it',
   budget: "budget: past what proving-kit reads of one PIE",
 }

@@ -132,29 +132,28 @@ class Problems {
   }
 }
 
-/**
- * The container's problems (../read/): cairo-lang's verify_zip_format refuses them, but for an
- * entry twice (zip readers differ on which copy counts) and a directory's links and special
- * files (what the zip would hold depends on what they point to).
- */
-function containerReason(line: string): RefusalReason {
-  return /appears more than once|symbolic link|not a regular file/.test(line) ? 'ambiguous' : 'cairo-lang'
-}
-
 type JsonEntryName = Exclude<PieEntryName, 'memory.bin'>
 
 async function readWhole(source: PieSource, name: JsonEntryName, problems: Problems): Promise<string | undefined> {
   const limit = JSON_ENTRY_BYTES[name]
   const declared = source.entries.find((entry) => entry.name === name)?.size
-  // Refused before a byte is inflated when the directory says so; and counted while inflating
-  // (the zip reader also holds the entry to its declared size).
-  if (declared !== undefined) checkJsonEntrySize(source.path, name, declared)
-  // One buffer of the declared size (no list of chunks and no concatenated copy beside it):
-  // the text's bytes are held once, then once more as the string, never three times.
-  let buffer = Buffer.allocUnsafe(Math.min(declared ?? 64 * 1024, limit))
+  let buffer: Buffer | undefined
   let total = 0
+  const chunks = source.open(name)[Symbol.asyncIterator]()
   try {
-    for await (const chunk of source.open(name)) {
+    for (;;) {
+      const step = await chunks.next()
+      if (!buffer) {
+        // The local header is read (Python's zipfile refuses a bad one before it reads data): the
+        // declared size is held to the budget before more than a chunk is inflated; and counted
+        // while inflating (the zip reader also holds the entry to its declared size). One buffer
+        // of the declared size (no list of chunks and no concatenated copy beside it): the text's
+        // bytes are held once, then once more as the string, never three times.
+        if (declared !== undefined) checkJsonEntrySize(source.path, name, declared)
+        buffer = Buffer.allocUnsafe(Math.min(declared ?? 64 * 1024, limit))
+      }
+      if (step.done) break
+      const chunk = step.value
       if (total + chunk.length > limit) checkJsonEntrySize(source.path, name, total + chunk.length)
       if (total + chunk.length > buffer.length) {
         const grown = Buffer.allocUnsafe(Math.min(limit, Math.max(total + chunk.length, buffer.length * 2)))
@@ -165,12 +164,15 @@ async function readWhole(source: PieSource, name: JsonEntryName, problems: Probl
       total += chunk.length
     }
   } catch (error) {
-    if (error instanceof ZipFormatError) {
-      problems.add(`${name}: ${error.message}`, 'cairo-lang')
-      return undefined
-    }
-    throw error
+    if (!(error instanceof ZipFormatError)) throw error
+    problems.add(`${name}: ${error.message}`, error.reason)
+    // Python refuses it: nothing more to read. Where it reads it (an ambiguity), what it read
+    // (the bytes handed out so far) is checked on, so its own refusals are found too.
+    if (error.reason === 'cairo-lang') return undefined
+  } finally {
+    await chunks.return?.(undefined)
   }
+  buffer ??= Buffer.alloc(0)
   // CairoPie.from_file decodes every JSON file as ASCII (cairo-vm reads UTF-8).
   for (let i = 0; i < total; i++) {
     if (buffer[i]! >= 0x80) {
@@ -187,7 +189,15 @@ async function readJson(source: PieSource, name: JsonEntryName, problems: Proble
   if (text === undefined) return undefined
   let duplicate: [string, number] | undefined
   try {
-    const value = parseJson(text, PIE_JSON_BUDGET, { onDuplicateKey: (key, at) => (duplicate ??= [key, at]) })
+    let nonFinite: [string, number] | undefined
+    const value = parseJson(text, PIE_JSON_BUDGET, {
+      onDuplicateKey: (key, at) => (duplicate ??= [key, at]),
+      onNonFinite: (literal, at) => (nonFinite ??= [literal, at]),
+    })
+    if (nonFinite) {
+      // serde_json refuses it wherever it stands, even where it skips a value; Python's json reads a float.
+      problems.add(`${name}: ${nonFinite[0]} at character ${nonFinite[1]} is not JSON; Python's json reads it as a float, cairo-vm's serde_json refuses it`, 'cairo-vm')
+    }
     if (duplicate) {
       // Python's json keeps the last value; cairo-vm's serde refuses a struct's field given twice.
       problems.add(`${name}: key ${JSON.stringify(duplicate[0])} appears twice in one object (at character ${duplicate[1]}); cairo-lang keeps the last value, cairo-vm refuses it`, 'ambiguous')
@@ -275,9 +285,42 @@ function checkAdditionalData(value: JsonValue | undefined, problems: Problems): 
     if (key.length >= 1000) problems.add(`${ADDITIONAL_DATA}: key of ${key.length} characters; cairo-lang allows under 1000`, 'cairo-lang')
     else if (!ADDITIONAL_DATA_KEYS.includes(key)) {
       problems.add(`${ADDITIONAL_DATA}: key ${showJson(key)} is not a builtin's ("output_builtin", "pedersen_builtin", ...); cairo-vm reads only those`, 'cairo-vm')
+    } else if (!isBuiltinAdditionalData(value.get(key)!)) {
+      problems.add(
+        `${ADDITIONAL_DATA}: ${key} is ${showJson(value.get(key))} of a shape cairo-vm's BuiltinAdditionalData has no variant for (an empty list, [[segment, offset], ...] pairs, {"pages", "attributes"} output data, [[[segment, offset], [r, s]], ...] signatures, or null)`,
+        'cairo-vm',
+      )
     }
   }
   return value
+}
+
+const U64 = 2n ** 64n
+const isUsize = (value: JsonValue | undefined) => typeof value === 'bigint' && value >= 0n && value < U64
+const isInteger = (value: JsonValue | undefined) => typeof value === 'bigint'
+const isPair = (value: JsonValue | undefined, item: (v: JsonValue | undefined) => boolean) => Array.isArray(value) && value.length === 2 && item(value[0]) && item(value[1])
+
+/**
+ * Whether cairo-vm's serde reads `value` as a BuiltinAdditionalData (vm/src/vm/runners/cairo_pie.rs,
+ * an untagged enum tried in order): Empty (`[]`), Hash (a list of [usize, usize]), Output
+ * ({"pages": {usize: [usize, usize]}, "attributes": {string: [usize...]}}, other keys ignored),
+ * Signature (a list of [[u64, u64], [r, s]], r and s decimal integers), None (`null`). cairo-lang
+ * reads any JSON there.
+ */
+function isBuiltinAdditionalData(value: JsonValue): boolean {
+  if (value === null) return true
+  if (Array.isArray(value)) {
+    return value.every((item) => isPair(item, isUsize)) || value.every((item) => isPair(item, (v) => isPair(v, isInteger)) && isPair((item as JsonValue[])[0], isUsize))
+  }
+  if (!isJsonObject(value)) return false
+  const pages = value.get('pages')
+  const attributes = value.get('attributes')
+  return (
+    isJsonObject(pages) &&
+    isJsonObject(attributes) &&
+    [...pages].every(([id, page]) => /^\+?\d+$/.test(id) && BigInt(id) < U64 && isPair(page, isUsize)) &&
+    [...attributes.values()].every((list) => Array.isArray(list) && list.every(isUsize))
+  )
 }
 
 /**
@@ -474,7 +517,7 @@ async function scanMemory(
   } catch (error) {
     if (error instanceof SeenCellsBudgetError) throw budgetError(source.path, `memory.bin holds ${error.message}, past the duplicate check's budget`)
     if (!(error instanceof ZipFormatError)) throw error
-    problems.add(`${file}: ${error.message}`, 'cairo-lang')
+    problems.add(`${file}: ${error.message}`, error.reason)
   }
   if (scanner.leftover) {
     problems.add(`${file}: size ${scanner.bytes} bytes is not a multiple of ${CELL_SIZE}; the last cell (byte ${scanner.bytes - scanner.leftover}) is truncated`, 'cairo-lang')
@@ -501,7 +544,7 @@ export async function analysePie(input: PieInput, options: ValidatePieOptions = 
   const problems = new Problems(options.maxProblems ?? DEFAULT_MAX_PROBLEMS)
   const source = await openPie(input)
   try {
-    for (const line of source.problems) problems.add(line, containerReason(line))
+    for (const { line, reason } of source.problems) problems.add(line, reason)
 
     const metadataJson = await readJson(source, METADATA, problems)
     const metadata =
@@ -568,6 +611,10 @@ export async function analysePie(input: PieInput, options: ValidatePieOptions = 
       outputBuiltin,
       source,
     }
+  } catch (error) {
+    // What was found before reading stopped (the container's problems, cairo-lang's own among them) goes with it.
+    if (error instanceof PieBudgetError) error.earlier = problems.refusals()
+    throw error
   } finally {
     await source.close()
   }
@@ -583,9 +630,10 @@ export async function validatePie(input: PieInput, options: ValidatePieOptions =
     const { valid, problems, refusals, summary } = await analysePie(input, options)
     return { valid, problems, refusals, summary }
   } catch (error) {
-    // Past a parsing budget: invalid, with the one line that says which (reading stopped there).
+    // Past a parsing budget: invalid, with what was found before and the line that says which budget (reading stopped there).
     if (!(error instanceof PieBudgetError)) throw error
-    return { valid: false, problems: [error.shortMessage], refusals: [{ problem: error.shortMessage, reason: 'budget' }], summary: emptySummary(input) }
+    const refusals: PieRefusal[] = [...error.earlier, { problem: error.shortMessage, reason: 'budget' }]
+    return { valid: false, problems: refusals.map((r) => r.problem), refusals, summary: emptySummary(input) }
   }
 }
 

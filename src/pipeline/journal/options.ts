@@ -6,6 +6,7 @@
 import type { ProvingClient, RetriedQuery } from '../../clients/proving.ts'
 import type { Logger } from '../../core/runtime.ts'
 import type { PieInspection } from '../../pie/index.ts'
+import type { KeyQueries } from '../key-queries.ts'
 import type { JournalParts, SubmissionJournal } from './store.ts'
 
 export type JournaledSubmission = {
@@ -50,6 +51,8 @@ export type JournalOptions = {
    * comparing their facts with this PIE's, instead of refused.
    */
   inspection?: PieInspection | undefined
+  /** The run's index of the key's queries (../key-queries.ts), read once for every statement; a fresh one when absent. */
+  queries?: KeyQueries | undefined
   /** How long a wait for another run's lock may last (the command's --timeout); unbounded when absent. */
   timeoutMs?: number | undefined
   submit: () => Promise<JournaledSubmission>

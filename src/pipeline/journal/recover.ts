@@ -9,6 +9,7 @@ import { abortable } from '../../core/abortable.ts'
 import { AbortedError, AmbiguousSubmissionError } from '../../core/errors.ts'
 import type { PieInspection } from '../../pie/index.ts'
 import type { QueryRecordL } from '../../schemas/proving.ts'
+import { KeyQueries, QUERY_PAGE_SIZE } from '../key-queries.ts'
 import { anewAdvice, type JournalOptions } from './options.ts'
 import type { JournalEntry } from './store.ts'
 
@@ -87,41 +88,37 @@ export async function resolveUnfinished(previous: JournalEntry, options: Journal
   )
 }
 
-/** At most this many pages (of 100) are read to find the queries since an unfinished upload. */
-const MAX_LIST_PAGES = 50
-
 /**
  * The ids of the caller's queries created since `since()` (the service's clock) and not in
- * `known`, page after page (100 a page) until the list ends, a page holds none that recent
- * while every record so far came newest first (the order is not documented: it is checked, not
- * assumed), or MAX_LIST_PAGES: `complete` false then, the count a lower bound.
+ * `known`, from the run's index of the key's queries (newest first, read as far as needed, at
+ * most MAX_INDEXED_QUERIES): until the list ends, or a record older than `since()` while every
+ * record so far came newest first (the order is not documented: it is checked, not assumed), or
+ * the index's bound: `complete` false then, the count a lower bound. The run's own queries are
+ * not in the index.
  */
 async function queriesSince(options: JournalOptions, since: () => number, known: Set<string>): Promise<{ candidates: string[]; complete: boolean }> {
-  const limit = 100
+  const queries = options.queries ?? new KeyQueries(options.client)
   const candidates: string[] = []
   let newestFirst = true
   let previous = Number.POSITIVE_INFINITY
-  for (let page = 0, offset = 0; page < MAX_LIST_PAGES; page++) {
-    const answer = await options.client.listQueries({ limit, offset, signal: options.signal })
-    const records = answer.provingQueries
+  // A page's worth of older records in a row, the list newest first: none after them is recent.
+  let older = 0
+  for await (const record of queries.newestFirst(options.signal)) {
     // The offset is read after the first answer (its `Date` header), when the entry has none.
     const from = since()
-    let recent = 0
-    for (const record of records) {
-      const createdAt = record.createdAt ?? null
-      const time = createdAt === null ? Number.NaN : Date.parse(createdAt)
-      if (Number.isNaN(time)) newestFirst = false
-      else if (time > previous) newestFirst = false
-      else previous = time
-      if (time < from) continue
-      recent++
-      if (!known.has(record.id)) candidates.push(record.id)
+    const createdAt = record.createdAt ?? null
+    const time = createdAt === null ? Number.NaN : Date.parse(createdAt)
+    if (Number.isNaN(time)) newestFirst = false
+    else if (time > previous) newestFirst = false
+    else previous = time
+    if (time < from) {
+      if (newestFirst && ++older >= QUERY_PAGE_SIZE) return { candidates, complete: true }
+      continue
     }
-    offset += records.length
-    const ended = typeof answer.total === 'number' ? offset >= answer.total : records.length < limit
-    if (records.length === 0 || ended || (recent === 0 && newestFirst)) return { candidates, complete: true }
+    older = 0
+    if (!known.has(record.id)) candidates.push(record.id)
   }
-  return { candidates, complete: false }
+  return { candidates, complete: queries.complete }
 }
 
 /** At most this many queries since an unfinished upload are waited for and matched by facts; more are refused as before. */

@@ -169,6 +169,19 @@ export class SubmissionJournal {
   }
 
   /**
+   * What the journal holds for a key, read only (a plan): its entry when not settled, and the
+   * owner of its lock when one is held by a run that is alive. Nothing is locked or written.
+   */
+  async peek(key: string): Promise<{ entry: JournalEntry | undefined; liveOwner: JournalOwner | undefined }> {
+    const found = await this.read(key).catch(() => undefined)
+    const entry = found?.state === 'settled' ? undefined : found
+    const text = await readLock(this.lockPathOf(key)).catch(() => undefined)
+    const owner = text === undefined ? undefined : parseOwner(text)
+    const alive = owner !== undefined && (await ownerStatus(owner, this.#now())) === 'alive'
+    return { entry, liveOwner: alive ? owner : undefined }
+  }
+
+  /**
    * Removes a key's entry, lock and waiting marks (`proving journal clear`). A lock held by a
    * live run of this machine is left alone (that run is submitting now): `{ live: owner }`.
    * Files that are not regular (planted links, pipes) are removed as names, never opened.

@@ -8,6 +8,7 @@ import type { ProvingClient } from '../../clients/proving.ts'
 import type { Logger } from '../../core/runtime.ts'
 import type { PieInspection } from '../../pie/index.ts'
 import type { QueryRecordL } from '../../schemas/proving.ts'
+import type { KeyQueries } from '../key-queries.ts'
 import { factsAlreadyOnChain, type OnchainOutcome } from '../onchain.ts'
 import { findReusableQuery, generalReuseRequest, l2ReuseRequest, type ReuseRequest } from '../reuse.ts'
 import { resultOf, type StatementPolicy, type StatementEndpoint } from './request.ts'
@@ -18,6 +19,8 @@ export type Decision =
   /** A DONE query of this key already proves it (or, on a re-run, one an earlier attempt left running ended proving it). */
   | { kind: 'reuse-query'; reason: string; record: QueryRecordL }
   /** Submit it (the journal or the dedup chain may still follow or retry an earlier query: ./submit.ts). */
+  /** A plan on a re-run: queries still running may be this PIE's; a run waits for them and judges them before paying. */
+  | { kind: 'follow-running'; reason: string; ids: string[]; retry?: boolean | undefined }
   /** `looked`: earlier queries were looked through; `quiet`: their list could not be read (said once the submission went through). */
   | { kind: 'submit'; reason: string; looked?: boolean | undefined; quiet?: boolean | undefined }
 
@@ -29,6 +32,10 @@ export type DecideContext = {
   signal?: AbortSignal | undefined
   /** SHA-256 of the statement's pie.zip (what a re-run's `known` PIEs are named by). */
   pieDigest?: string | undefined
+  /** The run's index of the key's queries: read once for every statement. */
+  queries?: KeyQueries | undefined
+  /** A plan: read only (a re-run's running candidates are named, not waited for). */
+  dryRun?: boolean | undefined
 }
 
 /** The reuse decision for a statement whose PIE is inspected (else it is submitted). */
@@ -47,7 +54,23 @@ export async function decideReuse(inspection: PieInspection | undefined, context
   const rerun = policy.reuse.rerun
   const known = context.pieDigest !== undefined && rerun?.known?.has(context.pieDigest) === true
   const inFlight = rerun && endpoint.kind === 'l2' && !known ? { timeoutMs: policy.timeoutMs, sinceMs: rerun.sinceMs } : undefined
-  const found = await findReusableQuery(context.client, inspection, request, { signal: context.signal, logger: context.logger, inFlight })
+  const found = await findReusableQuery(context.client, inspection, request, { signal: context.signal, logger: context.logger, inFlight, queries: context.queries, dryRun: context.dryRun })
+  if (!found.reused && found.retriable) {
+    return {
+      kind: 'follow-running',
+      ids: [found.retriable],
+      retry: true,
+      reason: `a re-run: query ${found.retriable} of this PIE's program FAILED; it is retried and judged before anything is paid`,
+    }
+  }
+  if (!found.reused && found.running?.length) {
+    const count = found.running.length
+    return {
+      kind: 'follow-running',
+      ids: found.running,
+      reason: `a re-run: ${count} quer${count === 1 ? 'y' : 'ies'} of this PIE's program and settings ${count === 1 ? 'is' : 'are'} still running (${found.running.slice(0, 3).join(', ')}${count > 3 ? ', ...' : ''}); waited for and judged before anything is paid`,
+    }
+  }
   if (!found.reused) return { kind: 'submit', reason: found.reason, looked: true, quiet: found.unreadable }
   const created = typeof found.record.createdAt === 'string' ? `, created ${found.record.createdAt}` : ''
   return {

@@ -19,3 +19,4 @@ export {
 } from './request.ts'
 export { proveStatements, type RunContext, type StatementEnding, type StatementEvent, type StatementHooks, type StatementOutcome } from './run.ts'
 export type { Submitted } from './submit.ts'
+export { actedAs, PLAN_DECISIONS, type PlanContext, type PlanDecision, type PlanRow, planStatements } from './plan.ts'

@@ -105,8 +105,9 @@ export async function submitStreamed(
         forceNew: journal.forceNew,
         submitAnew: journal.submitAnew,
         parts: (pie) => journalParts(pie, context),
-        timeoutMs: request.policy.timeoutMs,
+        timeoutMs: context.policy.timeoutMs,
         factsChecked: request.policy.wait && request.policy.gate.verifyFacts,
+        queries: context.queries,
       },
     })
     const how = submitted.reused ? 'reused' : submitted.retried ? 'retried' : submitted.resumed ? 'followed' : 'submitted'

@@ -7,15 +7,19 @@
  * them. Hosts render the events and outcomes; nothing here prints or exits.
  */
 import type { ProvingClient, QueryProgress, QueryResult, UploadProgress } from '../../clients/proving.ts'
-import { AbortedError, ProvingKitError } from '../../core/errors.ts'
+import { withBound } from '../../core/deadline.ts'
+import { AbortedError, ProvingKitError, WaitTimeoutError } from '../../core/errors.ts'
+import { DEADLINE_CODE } from '../../core/http/failures.ts'
+import { formatDuration } from '../../core/poll.ts'
 import type { Logger } from '../../core/runtime.ts'
 import type { GateRefusal } from '../gate.ts'
+import { KeyQueries } from '../key-queries.ts'
 import { limiter } from '../limit.ts'
 import { computeFactsAhead, type PreparedPie } from '../prove.ts'
 import { type Decision, decideReuse } from './decide.ts'
 import { type Judgement, judgeQuery } from './judge.ts'
 import { checkExpectedProgram, NotTheExpectedProgram, preparePieOf, shouldStream, submitStreamed } from './prepare.ts'
-import { checkRequest, expectedOf, inBucket, labelOf, type StatementRequest, type StatementSubject } from './request.ts'
+import { checkRequest, expectedOf, inBucket, labelOf, type StatementPolicy, type StatementRequest, type StatementSubject } from './request.ts'
 import { type Submitted, submitStatement } from './submit.ts'
 
 /** How a statement ended. */
@@ -102,14 +106,35 @@ class StatementRun {
   readonly #waits = new Map<string, Promise<QueryResult>>()
   /** Each submission, and whether its outcome was seen (waited to DONE and judged). */
   readonly #closings = new Map<Submitted, boolean>()
+  /** The key's queries, read once for every statement and every listing of the run. */
+  readonly #queries: KeyQueries
+  /** The run's one deadline: the reuse lookup, a re-run's candidates, the journal's waits and the query waits share it. */
+  readonly #deadline: number
 
   constructor(request: StatementRequest, context: RunContext) {
     this.#request = request
     this.#context = context
     this.#limit = limiter(request.policy.concurrency)
+    this.#queries = new KeyQueries(context.client)
+    this.#deadline = context.client.http.clock.now() + request.policy.timeoutMs
   }
 
-  async prove(subject: StatementSubject, index: number): Promise<StatementOutcome> {
+  /** What is left of the run's timeout. */
+  #remainingMs(): number {
+    return Math.max(0, this.#deadline - this.#context.client.http.clock.now())
+  }
+
+  /** The policy with what is left of the run's timeout: every wait started now ends by the run's deadline. */
+  #policyNow(): StatementPolicy {
+    return { ...this.#request.policy, timeoutMs: this.#remainingMs() }
+  }
+
+  /** Every request a statement makes, however deep, is bounded by the run's deadline (core/deadline.ts). */
+  prove(subject: StatementSubject, index: number): Promise<StatementOutcome> {
+    return withBound(this.#deadline, () => this.#prove(subject, index))
+  }
+
+  async #prove(subject: StatementSubject, index: number): Promise<StatementOutcome> {
     const outcome: StatementOutcome = { index, subject, refusals: [], ending: 'error', passed: false }
     const { signal } = this.#context
     try {
@@ -211,7 +236,9 @@ class StatementRun {
         if (decision.kind === 'reuse-query') {
           return { decision, submitted: { queryId: decision.record.id, how: 'reused' as const, createdAt: decision.record.createdAt ?? null } }
         }
+        if (this.#remainingMs() === 0) throw this.#timedOut(subject)
         const submitted = await submitStatement(subject, pie, this.#submitContext(index))
+        if (submitted.how === 'submitted') this.#queries.created.add(submitted.queryId)
         this.#afterUnreadableList(index, decision, submitted)
         return { decision, submitted }
       })()
@@ -234,15 +261,22 @@ class StatementRun {
     return sent
   }
 
+  /** The run's timeout passed before the statement was sent: nothing was, nothing will be. */
+  #timedOut(subject: StatementSubject): WaitTimeoutError {
+    return new WaitTimeoutError(`The run's timeout (${formatDuration(this.#request.policy.timeoutMs)}) passed before ${labelOf(subject)} was submitted; nothing was sent.`)
+  }
+
   async #decide(pie: PreparedPie | undefined, index: number): Promise<Decision> {
-    const decision = await decideReuse(pie?.inspection, {
-      client: this.#context.client,
-      endpoint: this.#request.endpoint,
-      policy: this.#request.policy,
-      logger: this.#loggerOf(index),
-      signal: this.#context.signal,
-      pieDigest: pie?.sha256,
-    })
+    const context = { client: this.#context.client, endpoint: this.#request.endpoint, policy: this.#policyNow(), logger: this.#loggerOf(index), signal: this.#context.signal, queries: this.#queries, pieDigest: pie?.sha256 }
+    let decision: Decision
+    try {
+      decision = await decideReuse(pie?.inspection, context)
+    } catch (error) {
+      // The lookup cut by the run's deadline is the run's timeout, before anything was paid for.
+      const cut = this.#remainingMs() === 0 || (error instanceof ProvingKitError && error.code === DEADLINE_CODE)
+      if (cut && !(error instanceof WaitTimeoutError)) throw this.#timedOut(this.#request.subjects[index]!)
+      throw error
+    }
     this.#context.hooks?.onEvent?.({ type: 'decided', index, decision })
     return decision
   }
@@ -267,7 +301,8 @@ class StatementRun {
     return {
       client: this.#context.client,
       endpoint: this.#request.endpoint,
-      policy: this.#request.policy,
+      policy: this.#policyNow(),
+      queries: this.#queries,
       logger: this.#loggerOf(index),
       signal: this.#context.signal,
       onUploadProgress: this.#context.hooks?.onUploadProgress ? (progress: UploadProgress) => this.#context.hooks!.onUploadProgress!(index, progress) : undefined,
@@ -281,7 +316,7 @@ class StatementRun {
       const expected = expectedOf(this.#request.endpoint)
       const kind = expected.kinds.length === 1 ? expected.kinds[0] : undefined
       const wait = (onProgress?: (progress: QueryProgress) => void) =>
-        client.waitForQuery(queryId, { timeoutMs: this.#request.policy.timeoutMs, signal, onProgress, afterSubmission: true, expectedResult: kind })
+        client.waitForQuery(queryId, { timeoutMs: this.#remainingMs(), signal, onProgress, afterSubmission: true, expectedResult: kind })
       waiting = hooks?.aroundWait ? hooks.aroundWait(index, queryId, wait) : wait()
       this.#waits.set(queryId, waiting)
     }

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import type { ProvingClient, RetriedQuery, UploadProgress } from '../../clients/proving.ts'
 import type { Logger } from '../../core/runtime.ts'
+import type { KeyQueries } from '../key-queries.ts'
 import { type JournaledSubmission, type JournalParts, SubmissionJournal, submitWithJournal } from '../journal.ts'
 import type { PreparedPie } from '../prove.ts'
 import type { JournalPolicy, StatementEndpoint, StatementPolicy, StatementSubject } from './request.ts'
@@ -44,6 +45,8 @@ export type SubmitContext = {
   logger: Logger
   signal?: AbortSignal | undefined
   onUploadProgress?: ((progress: UploadProgress) => void) | undefined
+  /** The run's index of the key's queries (the journal's recovery reads it). */
+  queries?: KeyQueries | undefined
 }
 
 export async function submitStatement(subject: StatementSubject, pie: PreparedPie | undefined, context: SubmitContext): Promise<Submitted> {
@@ -88,6 +91,7 @@ function journalOptions(pie: PreparedPie, journal: JournalPolicy, context: Submi
     signal: context.signal,
     timeoutMs: context.policy.timeoutMs,
     factsChecked: context.policy.wait && context.policy.gate.verifyFacts,
+    queries: context.queries,
     submit,
   }
 }

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { run as runPost } from '../../../src/action/actions/post.ts'
+import { VERSION } from '../../../src/core/version.ts'
 import { startEmulator, type RunningEmulator } from '../../../src/emulator/index.ts'
 import type { ActionIO, RunOptions } from '../../../src/action/types.ts'
 import { actionFiles } from '../../helpers/github-yaml.ts'
@@ -131,7 +132,8 @@ describe('advice that fits the failure, documentation by URL', () => {
   it('a refused input links the docs by URL, at the ref the workflow named', async () => {
     const published = fakeIO({ task: '{"destination_chain_id": 5}', 'tasks-url': emulator.url, 'api-key': 'k-one' })
     await (await load('task')).run(published)
-    expect(published.summary).toMatch(/\[docs\/tasks\.md\]\(https:\/\/github\.com\/proving-kit\/proving-kit\/blob\/v\d+\/docs\/tasks\.md\)/)
+    // A local `uses: ./`: the published repository at this version's release tag, vX.Y.Z.
+    expect(published.summary).toContain(`[docs/tasks.md](https://github.com/proving-kit/proving-kit/blob/v${VERSION}/docs/tasks.md)`)
     const named = fakeIO({ task: '{"destination_chain_id": 5}', 'tasks-url': emulator.url, 'api-key': 'k-one' }, { env: { GITHUB_ACTION_REPOSITORY: 'acme/proving-kit', GITHUB_ACTION_REF: 'v1.2.3' } })
     await (await load('task')).run(named)
     expect(named.summary).toContain('(https://github.com/acme/proving-kit/blob/v1.2.3/docs/tasks.md)')

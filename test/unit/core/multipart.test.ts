@@ -82,6 +82,22 @@ describe('prepareMultipart', () => {
     expect(parsed.files.pieFile!.data.equals(content)).toBe(true)
   })
 
+  it('reports progress in the files\' bytes, of their sizes, not in the multipart body\'s', async () => {
+    const seen: { sentBytes: number; totalBytes: number }[] = []
+    const body = (await prepareMultipart({ pieFile: { path: binary, fileName: 'pie.zip', contentType: 'application/zip' }, layout: 'auto' }, { onProgress: (progress) => seen.push(progress) }))()
+    const bytes = await buffer(body.stream)
+    expect(body.contentLength).toBeGreaterThan(content.length)
+    expect(bytes.length).toBe(body.contentLength)
+    expect(new Set(seen.map((progress) => progress.totalBytes))).toEqual(new Set([content.length]))
+    expect(seen.at(-1)).toEqual({ sentBytes: content.length, totalBytes: content.length })
+    expect(seen.map((progress) => progress.sentBytes)).toEqual([...seen.map((progress) => progress.sentBytes)].sort((a, b) => a - b))
+    // A body of fields alone counts its own bytes.
+    const fieldsOnly: number[] = []
+    const plain = (await prepareMultipart({ programHash: '0x12' }, { onProgress: ({ sentBytes, totalBytes }) => fieldsOnly.push(totalBytes - sentBytes) }))()
+    await buffer(plain.stream)
+    expect(fieldsOnly.at(-1)).toBe(0)
+  })
+
   it('names the file after its path when no name is given', async () => {
     const body = (await prepareMultipart({ f: { path: binary, contentType: 'application/octet-stream' } }))()
     const parsed = await parseMultipart(body.headers['content-type']!, await buffer(body.stream))

@@ -397,6 +397,15 @@ describe('encoded forms of a secret are masked (forms × renderings)', () => {
     expect(secretForms('abc')).toEqual([])
   })
 
+  it('a secret holding what the summary breaks with a zero-width space (an address, an @, a #1) is masked there too', () => {
+    for (const secret of ['https://eth.example/v3/abcdef0123456789', 'ops@team.example', 'key#12-GH-34', 'www.rpc.example/k9']) {
+      const shown = forSummary(`the service said: ${secret}.`)
+      expect(shown.replaceAll('\u200b', ''), 'the summary breaks it').toContain(secret)
+      expect(shown).not.toContain(secret)
+      expect(new SecretRedactor([secret]).redact(shown)).toBe(`the service said: ${REDACTED}.`)
+    }
+  })
+
   it('leaves text without the secret as it is, base64 of other text included', () => {
     const text = `plain sk_live words ${b64('another secret entirely')} %2F \\u002f`
     expect(redactor.redact(text)).toBe(text)

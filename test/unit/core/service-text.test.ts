@@ -123,6 +123,13 @@ describe('forSummary: data, never Markdown or HTML', () => {
     expect(markdown).not.toMatch(/www\.evil/)
   })
 
+  it('breaks the issue references and @-mentions GitHub would link, with a zero-width space', () => {
+    expect(forSummary('Closes #1 fixes acme/widgets#2, gh-3 cc @octocat')).toBe('Closes #\u200b1 fixes acme/widgets#\u200b2, gh-\u200b3 cc @\u200boctocat')
+    // A heading mark or an anchor is no reference.
+    expect(forSummary('see #readme and C# 12')).toBe('see #readme and C# 12')
+    expect(forSummary('#12 first')).toBe('\\#\u200b12 first')
+  })
+
   it('a text that is all the service\'s cannot open a block: heading, list, quote, rule', () => {
     expect(forSummary('### ✅ Prove: passed')).toBe('\\### ✅ Prove: passed')
     expect(forSummary('- [x] done')).toBe('\\- \\[x\\] done')

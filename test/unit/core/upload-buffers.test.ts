@@ -133,7 +133,7 @@ describe('uploads through the library’s own agent (reused read buffers)', () =
     }
   })
 
-  it('reports progress per chunk, up to the whole body', async () => {
+  it('reports progress per chunk of the file, up to the whole file', async () => {
     const file = await fileOf('progress.bin', 5 * READ_CHUNK_BYTES + 3)
     const http = new HttpClient({ baseUrl, serviceName: 'upload server' })
     const seen: { sentBytes: number; totalBytes: number }[] = []
@@ -141,8 +141,10 @@ describe('uploads through the library’s own agent (reused read buffers)', () =
     const response = await http.request<Received>({ method: 'POST', path: '/upload', body: make })
     expect(response.data.files.pieFile!.sha256).toBe(file.sha256)
     const total = seen[0]!.totalBytes
-    expect(total).toBeGreaterThan(file.sha256.length + 5 * READ_CHUNK_BYTES)
+    expect(total).toBe(5 * READ_CHUNK_BYTES + 3)
     expect(seen.at(-1)).toEqual({ sentBytes: total, totalBytes: total })
+    // One report per 1 MiB read: the file's six chunks.
+    expect(seen).toHaveLength(6)
     for (let k = 1; k < seen.length; k++) expect(seen[k]!.sentBytes).toBeGreaterThan(seen[k - 1]!.sentBytes)
   })
 })

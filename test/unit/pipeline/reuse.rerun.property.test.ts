@@ -1,4 +1,7 @@
 import fc from 'fast-check'
+import { RequestBudget } from '../../../src/core/budget.ts'
+import { systemClock } from '../../../src/core/runtime.ts'
+import { KeyQueries } from '../../../src/pipeline/key-queries.ts'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { ProvingClient } from '../../../src/clients/proving.ts'
 import { NetworkError, ServiceError, WaitTimeoutError } from '../../../src/core/errors.ts'
@@ -113,6 +116,8 @@ describe('a re-run that finds queries still running (issue 32)', () => {
         const outcome = await findReusableQuery(client, inspection, REQUEST, {
           logger: silentLogger,
           inFlight: { timeoutMs: 60_000, sinceMs: 3_600_000, now: () => NOW },
+          // Hundreds of runs of one list each: a budget of their own, not the process's ten a second.
+          queries: new KeyQueries(client, { budget: new RequestBudget(systemClock, 1_000_000) }),
         }).then(
           (value) => ({ value }),
           (error: unknown) => ({ error }),

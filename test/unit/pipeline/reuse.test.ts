@@ -10,10 +10,9 @@ import {
   generalReuseRequest,
   judgeCandidate,
   l2ReuseRequest,
-  REUSE_PAGE_SIZE,
-  REUSE_PAGES,
   type ReuseRequest,
 } from '../../../src/pipeline/reuse.ts'
+import { KeyQueries, MAX_INDEXED_QUERIES, QUERY_PAGE_SIZE } from '../../../src/pipeline/key-queries.ts'
 import type { QueryRecordL } from '../../../src/schemas/proving.ts'
 
 const FIXTURE = fileURLToPath(new URL('../../../examples/fib/pie.zip', import.meta.url))
@@ -147,12 +146,23 @@ describe('findReusableQuery', () => {
   }
   const l2 = l2ReuseRequest({ layout: 'auto', prover: 'svc_sharp', mockFactHash: false, allowMockedFact: false })
 
-  it('reads at most 5 pages of 100, newest first, and stops there', async () => {
-    const { client, calls } = lister(10_000, { at: REUSE_PAGES * REUSE_PAGE_SIZE, record: matching('too-old', '2026-01-01T00:00:00.000Z') })
+  it('reads at most 50 pages of 100, newest first, and stops there', async () => {
+    const { client, calls } = lister(10_000, { at: MAX_INDEXED_QUERIES, record: matching('too-old', '2026-01-01T00:00:00.000Z') })
     const found = await findReusableQuery(client, inspection, l2, { logger: silentLogger })
     expect(found.reused).toBe(false)
-    expect(calls).toEqual(Array.from({ length: REUSE_PAGES }, (_, page) => ({ limit: REUSE_PAGE_SIZE, offset: page * REUSE_PAGE_SIZE })))
-    expect(found.scanned).toBe(500)
+    const pages = MAX_INDEXED_QUERIES / QUERY_PAGE_SIZE
+    expect(calls).toEqual(Array.from({ length: pages }, (_, page) => ({ limit: QUERY_PAGE_SIZE, offset: page * QUERY_PAGE_SIZE })))
+    expect(found.scanned).toBe(MAX_INDEXED_QUERIES)
+    expect(found.reused === false && found.reason).toMatch(/at most 5000 are read/)
+  })
+
+  it('one index for many lookups: a second PIE reads no page the first read', async () => {
+    const { client, calls } = lister(1_000)
+    const queries = new KeyQueries(client)
+    for (let pie = 0; pie < 20; pie++) {
+      expect((await findReusableQuery(client, inspection, l2, { logger: silentLogger, queries })).reused).toBe(false)
+    }
+    expect(calls).toHaveLength(10)
   })
 
   it('takes the matching query within the bound, comparing its facts with the PIE\'s', async () => {

@@ -95,11 +95,35 @@ describe.each(RENDERERS)('the job summary through %s', (_name, render) => {
     expect([...table.matchAll(/<a href="([^"]*)">/g)].map((match) => decodeURIComponent(match[1]!.replaceAll('&amp;', '&')))).toEqual([url])
   })
 
+  it('issue references and @-mentions a service wrote are shown, not linked: no text of the page is one GitHub would link', () => {
+    // GitHub links references and mentions in the text of the rendered page (not in code or
+    // links): #1, owner/repo#2, GH-3, @user; in a PR comment or a check run each cross-references
+    // that issue or notifies that person.
+    const said = 'Closes #1 fixes acme/widgets#2, see GH-3 and (#4); cc @octocat'
+    const out = render(renderSummary({ action: 'Prove', outcome: 'failed', headline: said, rows: [['Error reason', said]], problems: [said] }))
+    const text = pageText(out)
+    expect(text.match(/(?<![\w/])#\d+|[\w.-]+\/[\w.-]+#\d+|\bGH-\d+|(?<![\w`])@[A-Za-z\d-]+/gi)).toBeNull()
+    // What a person reads is what the service said, three times (the zero-width spaces do not show).
+    expect(text.replaceAll('\u200b', '').split(said).length - 1).toBe(3)
+  })
+
   it('the toolkit\'s own code spans and docs links still render', () => {
     const out = html()
     expect(out).toContain('Fix <code>pie</code> in the workflow file (<a href="https://github.com/proving-kit/proving-kit/blob/v1/docs/action.md">docs/action.md</a>).')
   })
 })
+
+/** The text of a rendered page where GitHub looks for references: outside code, links and tags, entities decoded. */
+function pageText(html: string): string {
+  return html
+    .replace(/<(code|pre|a)\b[\s\S]*?<\/\1>/g, ' ')
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&')
+}
 
 if (!hasCmark) {
   describe('the job summary through GitHub\'s renderer', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { JsonSyntaxError, parseJson } from '../../../../src/pie/validate/json.ts'
+import { JsonBudgetError, JsonSyntaxError, parseJson } from '../../../../src/pie/validate/json.ts'
 
 describe('exact JSON reader', () => {
   it('keeps integers above 2^53 exact as bigints', () => {
@@ -49,7 +49,22 @@ describe('exact JSON reader', () => {
     expect((error as JsonSyntaxError).position).toBe(position)
   })
 
-  it('refuses nesting deep enough to overflow the stack', () => {
-    expect(() => parseJson('['.repeat(100_000))).toThrow(/too deep/)
+  it('reads 512 levels of nesting (Python reads about 990), and refuses more as past its budget, before the stack overflows', () => {
+    expect(parseJson(`${'['.repeat(512)}${']'.repeat(512)}`)).toBeInstanceOf(Array)
+    expect(() => parseJson('['.repeat(100_000))).toThrow(JsonBudgetError)
+    expect(() => parseJson(`${'['.repeat(513)}${']'.repeat(513)}`)).toThrow(/more than 512 JSON levels of nesting/)
+  })
+
+  it("refuses an integer of more than 4,300 digits as Python's json does, and reads a longer float", () => {
+    expect(parseJson(`[${'9'.repeat(4300)}, -${'9'.repeat(4300)}]`)).toEqual([10n ** 4300n - 1n, 1n - 10n ** 4300n])
+    expect(() => parseJson(`{"n": ${'9'.repeat(4301)}}`)).toThrow(/an integer of 4301 digits; Python's json reads integers of at most 4300 digits at character 6/)
+    expect(parseJson(`0.${'1'.repeat(5000)}`)).toBeCloseTo(0.111)
+  })
+
+  it('reads NaN and Infinity (as Python does) only for a caller that hears of them', () => {
+    expect(() => parseJson('[NaN]')).toThrow(JsonSyntaxError)
+    const heard: [string, number][] = []
+    expect(parseJson('[NaN, Infinity, -Infinity]', {}, { onNonFinite: (literal, at) => heard.push([literal, at]) })).toEqual([Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY])
+    expect(heard).toEqual([['NaN', 1], ['Infinity', 6], ['-Infinity', 16]])
   })
 })

@@ -1,4 +1,0 @@
-import { contractCases } from './cli-action-cases.ts'
-
-// The full and nulls variants, and a DONE record with null facts (the other two variants: cli-action.more.test.ts).
-contractCases(['full', 'nulls'], { nullFacts: true })
