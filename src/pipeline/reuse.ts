@@ -2,8 +2,8 @@
  * Prove only what is not proven yet (`--reuse auto`, the action's `reuse`): before a PIE is
  * uploaded, a DONE query of this API key that already proves what the submission would (same
  * result kind, same settings, the same facts as the PIE's, computed here) is reused instead of
- * paying for a new one. Found by a bounded listing, newest first: at most `REUSE_PAGES` pages of
- * `REUSE_PAGE_SIZE` queries (the list's maximum page size), so at most 500 queries are read.
+ * paying for a new one. Found in the run's one index of the key's queries (./key-queries.ts:
+ * newest first, read once for every statement, at most the newest 5,000).
  *
  * It never weakens the gate: a candidate is taken only when the very gate the host applies
  * after a wait (`evaluateGate`, with the requested result kind) passes on its record with the
@@ -43,7 +43,16 @@ export type ReuseRequest = {
 
 export type ReuseFound = { reused: true; record: QueryRecordL; factCheck: FactCheckResult; scanned: number }
 /** `unreadable`: the list could not be read (the submission goes on; its host says so once it succeeded). */
-export type ReuseNotFound = { reused: false; reason: string; scanned: number; unreadable?: boolean | undefined; running?: string[] | undefined }
+export type ReuseNotFound = {
+  reused: false
+  reason: string
+  scanned: number
+  unreadable?: boolean | undefined
+  /** A plan on a re-run: the running candidates a run would wait for. */
+  running?: string[] | undefined
+  /** A plan on a re-run: the FAILED candidate a run would retry. */
+  retriable?: string | undefined
+}
 
 /**
  * Why this record cannot stand for the submission (undefined: it can). Pure: the settings, the
@@ -117,12 +126,14 @@ export async function findReusableQuery(
   const queries = options.queries ?? new KeyQueries(client)
   let scanned = 0
   const running: QueryRecordL[] = []
+  const failed: QueryRecordL[] = []
   let programs: Set<bigint> | undefined
   let reason: string
   try {
     for await (const record of queries.newestFirst(options.signal)) {
       scanned++
       if (options.inFlight && isRunningCandidate(record, request, inspection, options.inFlight)) running.push(record)
+      else if (options.inFlight && isFailedCandidate(record, request, inspection, options.inFlight)) failed.push(record)
       // The settings first, then the program (one comparison of numbers): the facts are
       // computed only for a query of this PIE's program that could stand in.
       if (settingsRefusal(record, request) !== undefined) continue
@@ -156,9 +167,14 @@ export async function findReusableQuery(
   }
   // Outside the listing's catch: a running candidate that cannot be followed to its end is a
   // refusal (it may be this PIE's), never "the list could not be read, submit".
-  if (options.inFlight && running.length > 0 && options.dryRun) return { reused: false, reason, scanned, running: byCreation(running).map((record) => record.id) }
-  if (options.inFlight && running.length > 0) return followRunning(client, inspection, request, running, scanned, reason, { ...options, inFlight: options.inFlight })
-  return { reused: false, reason, scanned }
+  const inFlight = options.inFlight
+  if (!inFlight) return { reused: false, reason, scanned }
+  // A plan names the candidates a run would wait for or retry, and waits for none.
+  if (options.dryRun && running.length > 0) return { reused: false, reason, scanned, running: byCreation(running).map((record) => record.id) }
+  if (options.dryRun && failed.length > 0) return { reused: false, reason, scanned, retriable: byCreation(failed)[0]!.id }
+  const followed = running.length > 0 ? await followRunning(client, inspection, request, running, scanned, reason, { ...options, inFlight }) : { reused: false as const, reason, scanned }
+  if (followed.reused || failed.length === 0) return followed
+  return retryFailedCandidate(client, inspection, request, failed, followed, { ...options, inFlight })
 }
 
 /**
@@ -184,6 +200,21 @@ const RUNNING = new Set(['RECEIVED', 'IN_PROGRESS'])
 
 function isRunningCandidate(record: QueryRecordL, request: ReuseRequest, inspection: PieInspection, inFlight: InFlightOptions): boolean {
   if (typeof record.status !== 'string' || !RUNNING.has(record.status)) return false
+  return mayBeThisPies(record, request, inspection, inFlight)
+}
+
+/** A FAILED query that may be this PIE's, as a running one may be; whatever facts it shows are the PIE's. */
+function isFailedCandidate(record: QueryRecordL, request: ReuseRequest, inspection: PieInspection, inFlight: InFlightOptions): boolean {
+  if (record.status !== 'FAILED' || !mayBeThisPies(record, request, inspection, inFlight)) return false
+  const shown = [
+    [record.sharpFactHash, inspection.sharpFactHash],
+    [record.integrityFactHash, inspection.integrityFactHash],
+  ] as const
+  return shown.every(([fact, pies]) => typeof fact !== 'string' || fact === '' || parseFeltText(fact) === BigInt(pies))
+}
+
+/** This submission's result kind and settings, created within the window, and the PIE's program hash once the record shows one. */
+function mayBeThisPies(record: QueryRecordL, request: ReuseRequest, inspection: PieInspection, inFlight: InFlightOptions): boolean {
   if (runningRefusal(record, request) !== undefined) return false
   const created = typeof record.createdAt === 'string' ? Date.parse(record.createdAt) : Number.NaN
   // Without a creation time it cannot be placed in the window: not a candidate.
@@ -257,6 +288,44 @@ function provesProgram(record: QueryRecordL, programs: Set<bigint>): boolean {
   if (!parsedProgram.has(record)) parsedProgram.set(record, typeof record.programHash === 'string' ? parseFeltText(record.programHash) : undefined)
   const program = parsedProgram.get(record)
   return program !== undefined && programs.has(program)
+}
+
+/**
+ * No running query proved the PIE: the newest FAILED one that may be this PIE's (the stopped
+ * attempt's, whose error was retriable) is retried when the service allows it (fewer than 3
+ * retries used: the same query runs again, nothing new is paid for) and followed; it stands for
+ * the PIE only if it then ends DONE with the PIE's facts, judged as a DONE one is. Once retried,
+ * a wait that cannot end is a refusal, as for a running candidate; a retry whose outcome is
+ * unknown too (it may have taken effect).
+ */
+async function retryFailedCandidate(
+  client: ProvingClient,
+  inspection: PieInspection,
+  request: ReuseRequest,
+  failed: QueryRecordL[],
+  none: ReuseNotFound,
+  options: { signal?: AbortSignal | undefined; logger: Logger; inFlight: InFlightOptions },
+): Promise<ReuseFound | ReuseNotFound> {
+  const { compareQueryFacts } = await import('../pie/index.ts')
+  const { describeRetry } = await import('../clients/proving.ts')
+  const id = byCreation(failed)[0]!.id
+  const unresolved = (what: string, error: unknown) => {
+    if (error instanceof AbortedError || options.signal?.aborted) return error
+    const message = error instanceof ProvingKitError ? error.shortMessage : String(error)
+    return new UnresolvedRerunError(`This re-run ${what} query ${id} of this PIE's program (${message}); it may be this PIE's, submitted by an earlier attempt, so nothing was submitted.`, {
+      cause: error,
+      nextStep: { kind: 'follow-candidates', ids: [id] },
+    })
+  }
+  const retry = await client.retryFailedQuery(id, { signal: options.signal }).catch((error: unknown) => Promise.reject(unresolved('retried FAILED', error)))
+  if (!retry.retried) return { ...none, reason: `${none.reason}; query ${id} of this PIE's program FAILED and cannot be retried (${retry.reason})` }
+  options.logger.info(`This is a re-run: ${describeRetry(id, retry).replace(/\.$/, '')} (it may be this PIE's: its facts are compared once it ends).`)
+  const { provingQuery: record } = await client
+    .waitForQuery(id, { timeoutMs: options.inFlight.timeoutMs, signal: options.signal })
+    .catch((error: unknown) => Promise.reject(unresolved('could not follow to its end the retried', error)))
+  const factCheck = compareQueryFacts(record, inspection)
+  if (judgeCandidate(record, factCheck, request) === undefined) return { reused: true, record, factCheck, scanned: none.scanned }
+  return { ...none, reason: `${none.reason}; query ${id}, FAILED and retried, ended without proving it` }
 }
 
 /**

@@ -9,7 +9,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { RetriedQuery } from '../../clients/proving.ts'
+import type { ProvingClient, RetriedQuery } from '../../clients/proving.ts'
 import { InvalidInputError } from '../../core/errors.ts'
 import {
   expectedOf,
@@ -31,7 +31,7 @@ import { alreadyOnChainLines, showOnchain, showOutcomes } from '../steps/onchain
 import { registerOnchainSecrets } from '../steps/onchain-inputs.ts'
 import { expandPieInput, showFacts, shownPath } from '../steps/pie-step.ts'
 import { mockNote, QueryStep } from '../steps/query-step.ts'
-import { mainRequest } from '../steps/statement-request.ts'
+import { mainJournalDir, mainRequest } from '../steps/statement-request.ts'
 import { artifactUrl } from '../steps/summary.ts'
 import type { ActionIO, InputValues } from '../types.ts'
 
@@ -115,17 +115,40 @@ async function prove(
     io.info(`Running against the built-in emulator at ${emulator.url}: nothing is proved or verified for real.`)
   }
   const client = services.provingClient({ baseUrl: baseUrl!, apiKey, logger, allowInsecureHttp: inputs['allow-insecure-http'] === true })
-  const request = mainRequest(io, inputs, pies, inputs.emulator ? baseUrl : undefined)
+  // The journal outlives the attempt through the Actions cache: a re-run reads back what an
+  // earlier attempt left (before the request: its PIEs need no lookup), and it is saved when the
+  // step ends, however it ends (the post step saves it when the step was stopped first).
+  const journalDir = mainJournalDir(io, inputs)
+  const carried = journalDir === undefined ? undefined : await (await import('../steps/journal-cache.ts')).carryJournal(io, inputs, journalDir, signal)
+  const request = mainRequest(io, inputs, pies, inputs.emulator ? baseUrl : undefined, carried?.known)
+  try {
+    await proveRequest(io, inputs, step, signal, { client, request, apiKey, baseUrl, observe: carried?.observe })
+  } finally {
+    await carried?.save()
+  }
+}
+
+/** The request through the pipeline: several PIEs as a batch, one with its own report. */
+async function proveRequest(
+  io: ActionIO,
+  inputs: MainInputs,
+  step: QueryStep,
+  signal: AbortSignal,
+  context: { client: ProvingClient; request: StatementRequest; apiKey: string | undefined; baseUrl: string | undefined; observe: ((event: StatementEvent) => void) | undefined },
+): Promise<void> {
+  const { client, request, apiKey, baseUrl, observe } = context
+  const logger = loggerFor(io)
   if (inputs['dry-run']) {
     const { showPlan } = await import('../steps/plan.ts')
     await showPlan(io, step, client, request, signal)
     return
   }
-  if (pies.length > 1) {
+  if (request.subjects.length > 1) {
     const { proveBatch } = await import('../steps/batch.ts')
-    await proveBatch(io, step, client, inputs, request, signal)
+    await proveBatch(io, step, client, inputs, request, signal, observe)
     return
   }
+  const pies = request.subjects.filter((subject) => subject.kind === 'pie')
   if (request.endpoint.kind === 'general' && !pies.length && !inputs['declared-job-size']) {
     io.info('`declared-job-size` is XS: there is no PIE to measure. Set it if the run has more than 6.5M steps (a too-small size fails the job).')
   }
@@ -137,7 +160,10 @@ async function prove(
     logger,
     signal,
     hooks: {
-      onEvent: (event) => showEvent(io, step, request, event),
+      onEvent: (event) => {
+        observe?.(event)
+        showEvent(io, step, request, event)
+      },
       onPrepareProgress: (_, line) => io.info(line),
       aroundWait: (_, queryId, wait) => step.showWait(queryId, timeoutMs, wait),
       onOnchainProgress: (_, line) => io.info(line),

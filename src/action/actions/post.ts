@@ -3,7 +3,8 @@
  * storage-query, bucket-close). The main step reports for itself, cancellation
  * included; this one only speaks when the main step was stopped before it could (killed after
  * the runner's grace period, out of memory, ...): the query id it saved is then the one thing a
- * person needs to pick the query up again.
+ * person needs to pick the query up again. After the root action it also saves the journal to
+ * the Actions cache when the main step was stopped before it did (the next attempt reads it back).
  */
 import { writeSummary } from '../steps/io.ts'
 import { STATE } from '../steps/state.ts'
@@ -11,6 +12,11 @@ import { docsBase, renderSummary, resumeSnippet, runUrl } from '../steps/summary
 import type { ActionIO } from '../types.ts'
 
 export async function run(io: ActionIO): Promise<void> {
+  if (io.getState(STATE.journalCarry) && io.getState(STATE.journalSaved) !== 'true') {
+    // @actions/cache loads only here, and only after a root step that kept a journal and did not save it.
+    const { saveJournalAfterStop } = await import('../steps/journal-cache.ts')
+    await saveJournalAfterStop(io)
+  }
   if (io.getState(STATE.reported) === 'true') {
     // Killed after its report (during the decommitment that follows a passed gate, or before it
     // told GitHub): the check run it started is still in progress, and would stay so.

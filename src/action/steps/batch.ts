@@ -47,12 +47,15 @@ export async function proveBatch(
   inputs: InputValues<typeof MAIN_INPUTS>,
   request: StatementRequest,
   signal: AbortSignal,
+  /** Sees every event of the pipeline too (the journal's carry across attempts). */
+  observe?: (event: StatementEvent) => void,
 ): Promise<void> {
   const count = request.subjects.length
   const wait = request.policy.wait && !inBucket(request.endpoint)
   io.info(`Proving ${count} PIEs, at most ${inputs.concurrency} uploads at a time${wait ? ', waiting for each' : ''}.`)
   const label = (index: number) => labelOf(request.subjects[index]!)
   const onEvent = (event: StatementEvent) => {
+    observe?.(event)
     // What each PIE's steps decided, named by its PIE: the ids a person needs when a run is stopped.
     if (event.type === 'prepared') io.debug(`${label(event.index)}: Validated ${label(event.index)} (sha256 ${event.pie.sha256}).`)
     if (event.type === 'decided' && event.decision.kind === 'submit') io.debug(`${label(event.index)}: No earlier query reused: ${event.decision.reason}.`)

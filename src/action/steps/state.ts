@@ -17,4 +17,8 @@ export const STATE = {
   checkRun: 'check-run-id',
   /** Set once the step has written its summary; the post step then has nothing to add. */
   reported: 'reported',
+  /** The root action's journal carry (steps/journal-cache.ts): where its entries are, its cache key. */
+  journalCarry: 'journal-carry',
+  /** Set once the main step saved its journal to the Actions cache (or had nothing to save); else the post step saves it. */
+  journalSaved: 'journal-saved',
 } as const

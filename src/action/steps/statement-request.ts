@@ -1,8 +1,9 @@
 /**
  * The root action's inputs as a statement request (src/pipeline/statement): the PIEs (or the
  * program, or its hash), the endpoint and every policy. The action's documented defaults are
- * written here as policy (a re-run's window, the journal in RUNNER_TEMP, `reuse` from chain only
- * without a decommitment), never as code that decides.
+ * written here as policy (a re-run's window and the PIEs an earlier attempt's journal answers
+ * for, the journal in RUNNER_TEMP, `reuse` from chain only without a decommitment), never as
+ * code that decides.
  */
 import { randomUUID } from 'node:crypto'
 import { tmpdir } from 'node:os'
@@ -22,11 +23,16 @@ type MainInputs = InputValues<typeof MAIN_INPUTS>
  */
 export const RERUN_WINDOW_MS = 7 * 24 * 3_600_000
 
-/** `pies`: the `pie` input's paths, absolute (globs expanded). */
-export function mainRequest(io: ActionIO, inputs: MainInputs, pies: string[], emulatorUrl: string | undefined): StatementRequest {
+/**
+ * `pies`: the `pie` input's paths, absolute (globs expanded). `known`: on a re-run, the PIEs
+ * whose earlier attempt's journal was read back whole (./journal-cache.ts): the journal follows
+ * what that attempt left of them, so no running query of the key is looked up for them.
+ */
+export function mainRequest(io: ActionIO, inputs: MainInputs, pies: string[], emulatorUrl: string | undefined, known?: ReadonlySet<string>): StatementRequest {
   const workspace = io.env.GITHUB_WORKSPACE || process.cwd()
   const general = usesGeneralSubmission(inputs)
   const attempt = Number(io.env.GITHUB_RUN_ATTEMPT ?? '1')
+  const journalDir = mainJournalDir(io, inputs)
   return {
     subjects: subjectsOf(inputs, pies, workspace),
     endpoint: endpointOf(io, inputs, general),
@@ -38,15 +44,17 @@ export function mainRequest(io: ActionIO, inputs: MainInputs, pies: string[], em
       gate: { allowMockedFact: inputs['allow-mocked-fact'], expectedProgramHash: inputs['expected-program-hash'], verifyFacts: inputs['verify-facts'] },
       reuse: {
         mode: inputs.reuse,
-        // "Re-run jobs" after an attempt was stopped: its journal (RUNNER_TEMP) is gone.
-        rerun: attempt > 1 ? { sinceMs: RERUN_WINDOW_MS } : undefined,
+        // "Re-run jobs" after an attempt was stopped: its journal (RUNNER_TEMP) is gone unless
+        // read back from the Actions cache, and then only its PIEs are known.
+        rerun: attempt > 1 ? { sinceMs: RERUN_WINDOW_MS, known } : undefined,
         // A decommitment needs a query: then only a query can be reused.
         chain: inputs['decommit-destination-chain-id'] === undefined,
       },
-      // The local journal (RUNNER_TEMP, per run and attempt): a second submission of a PIE in
-      // this job, after one whose outcome is unknown, is refused instead of paid for twice. The
-      // general submission's dedup chain does the same across attempts; the emulator forgets.
-      journal: !general && !inputs.emulator ? journalOf(io) : undefined,
+      // The local journal (RUNNER_TEMP, per run and attempt; carried to the next attempt through
+      // the Actions cache): a second submission of a PIE in this job, after one whose outcome is
+      // unknown, is refused instead of paid for twice. The general submission's dedup chain does
+      // the same across attempts; the emulator forgets.
+      journal: journalDir === undefined ? undefined : { dir: journalDir, forceNew: false },
       onchain: onchainPolicyOf(inputs),
       // Kept after the step (the runner empties RUNNER_TEMP after the job): `pie-zip` stays usable.
       packDir: () => join(io.env.RUNNER_TEMP || tmpdir(), 'proving-kit', randomUUID()),
@@ -55,9 +63,9 @@ export function mainRequest(io: ActionIO, inputs: MainInputs, pies: string[], em
   }
 }
 
-function journalOf(io: ActionIO): { dir: string; forceNew: false } | undefined {
-  const dir = actionJournalDir(io.env)
-  return dir === undefined ? undefined : { dir, forceNew: false }
+/** The step's journal folder (RUNNER_TEMP, per run and attempt), where it keeps one: the L2 endpoint, not the emulator. */
+export function mainJournalDir(io: ActionIO, inputs: MainInputs): string | undefined {
+  return !usesGeneralSubmission(inputs) && !inputs.emulator ? actionJournalDir(io.env) : undefined
 }
 
 function subjectsOf(inputs: MainInputs, pies: string[], workspace: string): StatementSubject[] {

@@ -20,7 +20,7 @@ export type Decision =
   | { kind: 'reuse-query'; reason: string; record: QueryRecordL }
   /** Submit it (the journal or the dedup chain may still follow or retry an earlier query: ./submit.ts). */
   /** A plan on a re-run: queries still running may be this PIE's; a run waits for them and judges them before paying. */
-  | { kind: 'follow-running'; reason: string; ids: string[] }
+  | { kind: 'follow-running'; reason: string; ids: string[]; retry?: boolean | undefined }
   /** `looked`: earlier queries were looked through; `quiet`: their list could not be read (said once the submission went through). */
   | { kind: 'submit'; reason: string; looked?: boolean | undefined; quiet?: boolean | undefined }
 
@@ -30,6 +30,8 @@ export type DecideContext = {
   policy: StatementPolicy
   logger: Logger
   signal?: AbortSignal | undefined
+  /** SHA-256 of the statement's pie.zip (what a re-run's `known` PIEs are named by). */
+  pieDigest?: string | undefined
   /** The run's index of the key's queries: read once for every statement. */
   queries?: KeyQueries | undefined
   /** A plan: read only (a re-run's running candidates are named, not waited for). */
@@ -49,8 +51,18 @@ export async function decideReuse(inspection: PieInspection | undefined, context
   // A re-run after an attempt was stopped: its record of what it submitted may be gone, and the
   // L2 endpoint takes no dedup id, so a query it left running is found here, waited for and
   // judged. (A general submission's derived dedup id finds the earlier attempt's query itself.)
-  const inFlight = policy.reuse.rerun && endpoint.kind === 'l2' ? { timeoutMs: policy.timeoutMs, sinceMs: policy.reuse.rerun.sinceMs } : undefined
+  const rerun = policy.reuse.rerun
+  const known = context.pieDigest !== undefined && rerun?.known?.has(context.pieDigest) === true
+  const inFlight = rerun && endpoint.kind === 'l2' && !known ? { timeoutMs: policy.timeoutMs, sinceMs: rerun.sinceMs } : undefined
   const found = await findReusableQuery(context.client, inspection, request, { signal: context.signal, logger: context.logger, inFlight, queries: context.queries, dryRun: context.dryRun })
+  if (!found.reused && found.retriable) {
+    return {
+      kind: 'follow-running',
+      ids: [found.retriable],
+      retry: true,
+      reason: `a re-run: query ${found.retriable} of this PIE's program FAILED; it is retried and judged before anything is paid`,
+    }
+  }
   if (!found.reused && found.running?.length) {
     const count = found.running.length
     return {

@@ -82,7 +82,7 @@ async function decisionOf(subject: StatementSubject, pie: PreparedPie | undefine
   const decision = await decideReuse(pie?.inspection, { client: context.client, endpoint, policy, logger: context.logger, signal: context.signal, queries: context.queries, dryRun: true })
   if (decision.kind === 'reuse-chain') return { decision: 'reuse-chain', reason: decision.reason }
   if (decision.kind === 'reuse-query') return { decision: 'reuse-query', reason: decision.reason, queryId: decision.record.id }
-  if (decision.kind === 'follow-running') return { decision: 'follow', reason: decision.reason, queryId: decision.ids[0] }
+  if (decision.kind === 'follow-running') return { decision: decision.retry ? 'retry' : 'follow', reason: decision.reason, queryId: decision.ids[0] }
   if (pie && policy.journal && endpoint.kind !== 'proof' && !(endpoint.kind === 'general' && endpoint.deriveDedupId)) {
     const fromJournal = await journalPlan(pie, request, context)
     if (fromJournal) return fromJournal

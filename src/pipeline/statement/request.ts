@@ -80,9 +80,11 @@ export type ReusePolicy = {
   /**
    * This run is a re-run of one whose record of its submissions is gone (a new attempt of a CI
    * job): queries of this key still running with this statement's settings, created within
-   * `sinceMs`, are followed and judged before anything is paid for again.
+   * `sinceMs`, are followed and judged before anything is paid for again. `known`: the PIEs
+   * (SHA-256 of pie.zip) whose earlier attempt's journal was read back whole: the journal follows
+   * what it left of them, and nothing running is looked up for them.
    */
-  rerun?: { sinceMs: number } | undefined
+  rerun?: { sinceMs: number; known?: ReadonlySet<string> | undefined } | undefined
   /** A PIE whose fact is registered on chain already is not proven again (with an on-chain policy; default true). */
   chain?: boolean | undefined
 }

@@ -267,7 +267,7 @@ class StatementRun {
   }
 
   async #decide(pie: PreparedPie | undefined, index: number): Promise<Decision> {
-    const context = { client: this.#context.client, endpoint: this.#request.endpoint, policy: this.#policyNow(), logger: this.#loggerOf(index), signal: this.#context.signal, queries: this.#queries }
+    const context = { client: this.#context.client, endpoint: this.#request.endpoint, policy: this.#policyNow(), logger: this.#loggerOf(index), signal: this.#context.signal, queries: this.#queries, pieDigest: pie?.sha256 }
     let decision: Decision
     try {
       decision = await decideReuse(pie?.inspection, context)
