@@ -1,1 +1,0 @@
-export const id=9169;export const ids=[9169];export const modules={9169:(t,i,e)=>{e.d(i,{limiter:()=>limiter});function limiter(t){let i=0;const e=[];return async r=>{if(i>=t)await new Promise(t=>e.push(t));i++;try{return await r()}finally{i--;e.shift()?.()}}}}};
