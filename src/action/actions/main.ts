@@ -256,7 +256,10 @@ async function showOne(
     await step.report({
       outcome: 'failed',
       headline: 'The PIE is not the expected program; nothing was submitted.',
-      problems: outcome.refusals.map((refusal) => refusal.message),
+      // The variants the PIE gives, beside the one a workflow writes (Pedersen, SHARP's default).
+      problems: outcome.pie?.inspection
+        ? [`The PIE's program hash is ${outcome.pie.inspection.programHash} (Pedersen; Poseidon ${outcome.pie.inspection.programHashes.poseidon}), not the expected ${inputs['expected-program-hash']}.`]
+        : outcome.refusals.map((refusal) => refusal.message),
       nextSteps: ['Check that `pie` comes from the program you meant to release, and that `expected-program-hash` is that program\'s hash.'],
       failure: outcome.refusals[0]!.message,
     })

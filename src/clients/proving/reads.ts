@@ -65,6 +65,9 @@ export class StatusReader {
 
   async read(signal: AbortSignal | undefined): Promise<QueryResult> {
     for (;;) {
+      // What another wait of this client learned meanwhile (a batch's waits start together, and
+      // their first reads take turns): the path that serves the status, so it is not asked again.
+      if (!this.#fixed && !this.#switched && this.#service.statusPath) this.#route = this.#service.statusPath
       try {
         const found = this.#route === 'docs' ? await getQueryDetails(this.#service, this.#id, { signal }) : await this.#production(signal)
         if (found) return found

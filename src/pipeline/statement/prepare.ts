@@ -40,7 +40,7 @@ export function checkExpectedProgram(pie: PreparedPie, expected: string | undefi
   if (Object.values(hashes).some((hash) => sameFelt(hash, expected))) return
   throw new NotTheExpectedProgram({
     kind: 'program-hash',
-    message: `The PIE's program hash is ${pie.inspection.programHash} (Pedersen; Poseidon ${hashes.poseidon}), not the expected ${expected}; nothing was submitted.`,
+    message: `The PIE's program hash is ${pie.inspection.programHash}, not the expected ${expected}; nothing was submitted.`,
   })
 }
 
