@@ -1,8 +1,9 @@
 /**
  * One index of the API key's queries for a run: read once, newest first, page by page as far as
- * a reader needs, and shared by every statement of the run and by every listing it makes (the
- * reuse lookup, a re-run's running candidates, the journal's recovery of an unfinished upload).
- * So a batch of N PIEs makes a number of list requests that does not grow with N, each inside the
+ * a reader needs, and shared by every statement of the run and by the listings made before it
+ * pays (the reuse lookup, a re-run's running candidates). The journal's recovery of an unfinished
+ * upload reads a listing of its own, made when it runs (rare: a killed run's entry): a run that
+ * waited for another's lock read its index before that run created its query. So a batch of N PIEs makes a number of list requests that does not grow with N, each inside the
  * process's one request budget (src/core/budget.ts) and the run's deadline.
  *
  * How far back: the newest MAX_INDEXED_QUERIES (50 pages of 100, the list's largest page). That
@@ -18,7 +19,8 @@
 import type { ProvingClient } from '../clients/proving.ts'
 import { type RequestBudget, requestBudgetFor } from '../core/budget.ts'
 import { currentBound } from '../core/deadline.ts'
-import { AbortedError } from '../core/errors.ts'
+import { AbortedError, RequestTimeoutError } from '../core/errors.ts'
+import { DEADLINE_CODE } from '../core/http/failures.ts'
 import { systemClock } from '../core/runtime.ts'
 import type { QueryRecordL } from '../schemas/proving.ts'
 
@@ -84,7 +86,7 @@ export class KeyQueries {
     try {
       // A list request takes its turn of the process's budget, as every status read does.
       const granted = await (this.#budget ?? requestBudgetFor(clock)).take(clock.now(), { signal, deadline: currentBound() })
-      if (!granted) throw new AbortedError('The run\'s deadline came before the list of queries could be read.')
+      if (!granted) throw new RequestTimeoutError('The run\'s deadline came before the list of queries could be read.', { code: DEADLINE_CODE })
     } catch (error) {
       if (error instanceof AbortedError) throw error
       throw new AbortedError('Reading the list of queries was cancelled.', { cause: error })

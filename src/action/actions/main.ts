@@ -124,7 +124,8 @@ async function prove(
   try {
     await proveRequest(io, inputs, step, signal, { client, request, apiKey, baseUrl, observe: carried?.observe })
   } finally {
-    await carried?.save()
+    // A plan writes nothing: what it read back is only read (the next real step saves).
+    if (!inputs['dry-run']) await carried?.save()
   }
 }
 

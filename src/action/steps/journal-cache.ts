@@ -33,7 +33,9 @@ import type { ActionIO } from '../types.ts'
 import { STATE } from './state.ts'
 
 /** The inputs that say what the step proves and where: two steps alike in these keep the same journal entries. */
-const IDENTITY_INPUTS = ['pie', 'program', 'program-input', 'program-hash', 'base-url', 'api-key', 'layout', 'prover', 'mock-fact-hash'] as const
+// Not the API key, not even digested: a cache key is listed to whoever can list caches, and an
+// unsalted digest of a key would let its guesses be tested offline (the step's id tells steps apart).
+const IDENTITY_INPUTS = ['pie', 'program', 'program-input', 'program-hash', 'base-url', 'layout', 'prover', 'mock-fact-hash'] as const
 
 /** The step's inputs, parsed (defaults applied however the runner gave them). */
 export type StepInputs = Partial<Record<(typeof IDENTITY_INPUTS)[number], unknown>>

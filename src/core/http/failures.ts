@@ -32,9 +32,17 @@ export function isDeadlineError(error: unknown): boolean {
 }
 
 export function deadlineError(context: FailureContext, operation: string, attempts: number): RequestTimeoutError {
+  // No attempt made: nothing was sent, so nothing can have been processed (a submission refused
+  // here is known not to exist, never "may have been created").
+  if (attempts === 0) {
+    return new RequestTimeoutError(`The deadline came before ${operation} could be sent to the ${context.serviceName} at ${hostOf(context.baseUrl)}; nothing was sent.`, {
+      code: DEADLINE_CODE,
+      beforeProcessing: true,
+    })
+  }
   return new RequestTimeoutError(`The ${context.serviceName} at ${hostOf(context.baseUrl)} had not answered ${operation} when the wait's deadline came.`, {
     code: DEADLINE_CODE,
-    details: attempts > 0 ? `${attempts} attempt${attempts === 1 ? '' : 's'} made` : undefined,
+    details: `${attempts} attempt${attempts === 1 ? '' : 's'} made`,
   })
 }
 

@@ -90,14 +90,18 @@ export async function resolveUnfinished(previous: JournalEntry, options: Journal
 
 /**
  * The ids of the caller's queries created since `since()` (the service's clock) and not in
- * `known`, from the run's index of the key's queries (newest first, read as far as needed, at
+ * `known`, from a listing of the key's queries read now (newest first, as far as needed, at
  * most MAX_INDEXED_QUERIES): until the list ends, or a record older than `since()` while every
  * record so far came newest first (the order is not documented: it is checked, not assumed), or
  * the index's bound: `complete` false then, the count a lower bound. The run's own queries are
  * not in the index.
  */
 async function queriesSince(options: JournalOptions, since: () => number, known: Set<string>): Promise<{ candidates: string[]; complete: boolean }> {
-  const queries = options.queries ?? new KeyQueries(options.client)
+  // Read afresh, not from the run's index: a run that waited for another's lock read its index
+  // before that run (killed since) created its query, which must be among the candidates. The
+  // run's own queries are still not an earlier run's.
+  const queries = new KeyQueries(options.client)
+  for (const id of options.queries?.created ?? []) queries.created.add(id)
   const candidates: string[] = []
   let newestFirst = true
   let previous = Number.POSITIVE_INFINITY

@@ -85,7 +85,7 @@ async function submitLocked(key: string, options: JournalOptions, release: () =>
     const retry = await options.client.retryFailedQuery(previous.provingQueryId, { signal: options.signal })
     if (retry.retried) {
       logger.warn(`${describeRetry(previous.provingQueryId, retry).replace(/\.$/, '')} ${where}.`)
-      return { provingQueryId: previous.provingQueryId, resumed: true, retried: retry, settle }
+      return { provingQueryId: previous.provingQueryId, resumed: true, retried: retry, settle, keep: release }
     }
     logger.warn(`This PIE's earlier query ${previous.provingQueryId} FAILED ${where} and cannot be retried (${retry.reason}); submitting it again, as a new query.`)
   } else if (previous) {

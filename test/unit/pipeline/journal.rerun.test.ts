@@ -7,6 +7,7 @@ import { AbortedError } from '../../../src/core/errors.ts'
 import type { Logger } from '../../../src/core/runtime.ts'
 import type { PieInspection } from '../../../src/pie/index.ts'
 import { type JournalParts, SubmissionJournal, submitWithJournal, UnresolvedSubmissionError } from '../../../src/pipeline/journal.ts'
+import { KeyQueries } from '../../../src/pipeline/key-queries.ts'
 
 /**
  * The re-run of a killed batch (issue 35): its own recorded queries are told apart from the
@@ -111,6 +112,31 @@ describe('the re-run of a killed batch (issue 35)', () => {
     expect(message).not.toMatch(/rerun with --new|--new to submit/)
     // The entry stands: a later run refuses again rather than pay.
     expect((await journal.read(journal.keyOf(unfinished)))?.state).toBe('submitting')
+  })
+
+  it('a run that read its index of the key before the run it waited for created its query (then was killed) still finds that query: nothing is paid twice', async () => {
+    const { journal, unfinished } = await killedBatch(0)
+    const listed: Record[] = []
+    const { client } = pagingClient(listed)
+    // The waiting run's reuse lookup read the whole list: empty then.
+    const queries = new KeyQueries(client)
+    for await (const _ of queries.newestFirst()) void _
+    expect(queries.complete).toBe(true)
+    // The owner's upload reached the service, its answer never did.
+    listed.push({ id: 'q-owner', createdAt: at(STARTED + 5_000) })
+    let submits = 0
+    const run = await submitWithJournal({
+      journal,
+      parts: unfinished,
+      client,
+      forceNew: false,
+      logger: logger(),
+      queries,
+      submit: async () => ({ provingQueryId: `q-new-${++submits}` }),
+    }).catch((error: unknown) => error)
+    expect(submits).toBe(0)
+    expect(run).toBeInstanceOf(UnresolvedSubmissionError)
+    expect((run as UnresolvedSubmissionError).shortMessage).toMatch(/q-owner/)
   })
 
   it('a list seen newest first stops at the first page with nothing as recent; one not in that order is read to its end', async () => {
