@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import type { ProvingClient, RetriedQuery } from '../../clients/proving.ts'
 import { InvalidInputError } from '../../core/errors.ts'
 import {
+  decisionLine,
   expectedOf,
   inBucket,
   proveStatements,
@@ -210,9 +211,8 @@ function showEvent(io: ActionIO, step: QueryStep, request: StatementRequest, eve
       step.outputs.set({ 'program-hash': pie.inspection.programHash })
     }
   } else if (event.type === 'decided') {
-    const decision = event.decision
-    if (decision.kind === 'reuse-query') io.info(`Reused ${decision.reason}; nothing was submitted. It is gated as if new.`)
-    else if (decision.kind === 'submit' && decision.looked && !decision.quiet) io.info(`No earlier query reused: ${decision.reason}.`)
+    const line = decisionLine(event.decision)
+    if (line) io.info(line)
   } else if (event.type === 'submitted' && event.submitted.queryId) {
     showSubmitted(step, request, event.submitted)
   }

@@ -12,6 +12,7 @@ import { ProvingKitError } from '../../core/errors.ts'
 import { forSummaryCell } from '../../core/service-text.ts'
 import { type OutputFacts, outputFacts } from '../../pipeline/gate.ts'
 import {
+  decisionLine,
   inBucket,
   labelOf,
   proveStatements,
@@ -58,7 +59,8 @@ export async function proveBatch(
     observe?.(event)
     // What each PIE's steps decided, named by its PIE: the ids a person needs when a run is stopped.
     if (event.type === 'prepared') io.debug(`${label(event.index)}: Validated ${label(event.index)} (sha256 ${event.pie.sha256}).`)
-    if (event.type === 'decided' && event.decision.kind === 'submit') io.debug(`${label(event.index)}: No earlier query reused: ${event.decision.reason}.`)
+    const decided = event.type === 'decided' ? decisionLine(event.decision) : undefined
+    if (decided) io.debug(`${label(event.index)}: ${decided}`)
     if (event.type === 'submitted' && event.submitted.queryId) io.info(`${label(event.index)}: ${announcement(event.submitted)}`)
     if (event.type !== 'ended') return
     const row = rowOf(event.outcome)

@@ -10,6 +10,7 @@ import { serviceLine } from '../../core/service-text.ts'
 import { type ExpectedResult, expectsProof, type GateRefusal, showValue, singleKind } from '../../pipeline/gate.ts'
 import {
   type Decision,
+  decisionLine,
   expectedOf,
   type Judgement,
   labelOf,
@@ -76,11 +77,8 @@ function announcement(submitted: Submitted): string {
 }
 
 function reportDecision(context: CommandContext, decision: Decision): void {
-  if (decision.kind === 'reuse-query') {
-    context.progress(`Reused ${decision.reason}; nothing was submitted. It is gated as if new.`)
-  } else if (decision.kind === 'submit' && decision.looked && !decision.quiet) {
-    context.progress(`No earlier query reused: ${decision.reason}.`)
-  }
+  const line = decisionLine(decision)
+  if (line) context.progress(line)
 }
 
 /** Without --wait: the id and how to follow it (with -q the id alone). */

@@ -12,7 +12,7 @@ import { apiKeyFor, type ProvingService, provingSchemas } from './service.ts'
 import { describeRetry, type RetriedQuery, retryFailedQuery } from './retries.ts'
 
 /** How many FAILED queries a dedupId chain passes before the client stops submitting again. */
-const MAX_FAILED_RESUBMISSIONS = 16
+export const MAX_FAILED_RESUBMISSIONS = 16
 
 export function deriveDedupId(digest: string, parts: Record<string, unknown>): string {
   const parameters = Object.keys(parts)

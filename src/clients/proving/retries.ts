@@ -56,8 +56,9 @@ export async function retryFailedQuery(service: ProvingService, queryId: string,
     queryId,
     reason: `the retry limit is reached (${used ?? MAX_QUERY_RETRIES} of ${MAX_QUERY_RETRIES} retries used)`,
   })
-  if (count !== undefined && count >= MAX_QUERY_RETRIES) return limit(count)
-  if (record?.isRetriable === false) return { retried: false, queryId, reason: `its error is not retriable (${errorReason})` }
+  const refused = retryRefusal(record)
+  if (refused === 'limit') return limit(count)
+  if (refused === 'not-retriable') return { retried: false, queryId, reason: `its error is not retriable (${errorReason})` }
   try {
     const answer = await retryQuery(service, queryId, options)
     const retryCount = typeof answer.provingQuery.retryCount === 'number' ? answer.provingQuery.retryCount : count === undefined ? undefined : count + 1
@@ -73,6 +74,17 @@ export async function retryFailedQuery(service: ProvingService, queryId: string,
       { status: error.status, code: error.code, details: error.details, cause: error, nextStep: { kind: 'read-query', id: queryId } },
     )
   }
+}
+
+/**
+ * What record D says of a FAILED query's retry before the endpoint is asked: its retries used up,
+ * its error not retriable, or undefined (retriable, or not said: the endpoint decides). The one
+ * rule a retry and a plan both read.
+ */
+export function retryRefusal(record: { isRetriable?: unknown; retryCount?: unknown } | undefined): 'limit' | 'not-retriable' | undefined {
+  if (typeof record?.retryCount === 'number' && record.retryCount >= MAX_QUERY_RETRIES) return 'limit'
+  if (record?.isRetriable === false) return 'not-retriable'
+  return undefined
 }
 
 /** One line for the log: "Query X failed with a retriable error (…); retried it (retry 2 of 3)", or why it was not. */

@@ -111,3 +111,14 @@ export function reuseRequestOf(endpoint: Exclude<StatementEndpoint, { kind: 'pro
   if (endpoint.kind === 'l2') return l2ReuseRequest({ ...allowance, layout: endpoint.layout, prover: endpoint.prover })
   return generalReuseRequest({ ...endpoint.fields, result: resultOf(endpoint), layout: endpoint.layout }, allowance)
 }
+
+/**
+ * The line a person is told about a decision before anything is paid, or undefined when there is
+ * nothing to say (reuse off, no PIE, a list that could not be read: said once the submission went
+ * through). Every host shows this one line its own way.
+ */
+export function decisionLine(decision: Decision): string | undefined {
+  if (decision.kind === 'reuse-query') return `Reused ${decision.reason}; nothing was submitted. It is gated as if new.`
+  if (decision.kind === 'submit' && decision.looked && !decision.quiet) return `No earlier query reused: ${decision.reason}.`
+  return undefined
+}

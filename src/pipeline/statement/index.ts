@@ -1,5 +1,5 @@
 /** The statement pipeline: one request, one statement or many, decided once for every host. */
-export { type Decision, decideReuse, reuseRequestOf } from './decide.ts'
+export { type Decision, decideReuse, decisionLine, reuseRequestOf } from './decide.ts'
 export { type FactsVerdict, type Judgement, judgeQuery } from './judge.ts'
 export { followQuery, type FollowInput, retryAndFollow } from './follow.ts'
 export {

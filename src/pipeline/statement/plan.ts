@@ -7,8 +7,8 @@
  * (./run.ts, the `decided` event); a plan shows them all before anything costs.
  */
 import type { ProvingClient } from '../../clients/proving.ts'
-import { dedupIdAfterFailure } from '../../clients/proving/dedup.ts'
-import { MAX_QUERY_RETRIES } from '../../clients/proving/retries.ts'
+import { dedupIdAfterFailure, MAX_FAILED_RESUBMISSIONS } from '../../clients/proving/dedup.ts'
+import { retryRefusal } from '../../clients/proving/retries.ts'
 import { withBound } from '../../core/deadline.ts'
 import { AbortedError, ProvingKitError } from '../../core/errors.ts'
 import type { Logger } from '../../core/runtime.ts'
@@ -129,7 +129,7 @@ async function dedupChainPlan(subject: StatementSubject, pie: PreparedPie | unde
   // A program's dedup id is derived from its file's digest at submission: the plan reads none.
   if (given === undefined && subjectKey === undefined) return { decision: 'submit', reason: 'a program is sent under a dedup id derived from its files' }
   let dedupId = given ?? endpoint.deriveDedupId!(subjectKey!, { ...fields, declaredJobSize: declaredJobSize(endpoint, pie), layout: endpoint.layout, mockFactHash: endpoint.mockFactHash })
-  for (let link = 0; link <= 16; link++) {
+  for (let link = 0; link <= MAX_FAILED_RESUBMISSIONS; link++) {
     const existing = await context.client.findQueryByDedupId(dedupId, { signal: context.signal })
     if (!existing) return { decision: 'submit', reason: link === 0 ? `no query has its dedup id ${dedupId} yet` : `the chain's FAILED queries cannot be retried: submitted under dedup id ${dedupId}` }
     const planned = await failedOrFollowed(existing.id, `the service has a query under its dedup id ${dedupId}`, context)
@@ -152,8 +152,9 @@ async function statusOf(queryId: string, context: PlanContext): Promise<string |
 async function retriability(queryId: string, context: PlanContext): Promise<boolean | undefined> {
   try {
     const record = (await context.client.getQuery(queryId, { signal: context.signal })).provingQuery as { isRetriable?: unknown; retryCount?: unknown }
-    if (typeof record.retryCount === 'number' && record.retryCount >= MAX_QUERY_RETRIES) return false
-    return typeof record.isRetriable === 'boolean' ? record.isRetriable : undefined
+    // The rule the retry itself reads (clients/proving/retries.ts).
+    if (retryRefusal(record) !== undefined) return false
+    return record.isRetriable === true ? true : undefined
   } catch (error) {
     if (error instanceof AbortedError) throw error
     return undefined
