@@ -10,10 +10,10 @@
 import { defineAction } from '../steps/define-action.ts'
 import { BUCKET_CLOSE_INPUTS, requireService } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
-import { loadClient } from '../steps/lazy.ts'
+import { loadClientModule } from '../steps/lazy.ts'
 import { bucketOutputs } from '../steps/outputs.ts'
 import { startGitHub } from '../steps/github.ts'
-import { expandPieInput } from '../steps/pie-step.ts'
+import { expandPieInput } from '../steps/query-pie.ts'
 import { ProvingStep } from '../steps/query-step.ts'
 import { STATE } from '../steps/state.ts'
 import type { BucketVerdict, GivenPie } from '../../pipeline/bucket.ts'
@@ -37,7 +37,7 @@ export const run = defineAction({
     if (!(await startGitHub(io, step, inputs, { subject, serviceUrl: () => inputs['base-url'], signal, allowInsecureHttp: inputs['allow-insecure-http'] === true }))) return
     // The PIEs are read before the bucket is closed: a wrong path stops the step with nothing closed.
     const pies = inputs.pie ? await inspectPies(io, inputs.pie, signal) : undefined
-    const services = await loadClient()
+    const services = await loadClientModule()
     const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
     const bucket = await client.closeBucket(inputs['bucket-id'], { signal })
     step.outputs.set(bucketOutputs(bucket))

@@ -6,7 +6,7 @@
 import { defineAction } from '../steps/define-action.ts'
 import { BUCKET_CREATE_INPUTS, requireService } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
-import { loadClient } from '../steps/lazy.ts'
+import { loadClientModule } from '../steps/lazy.ts'
 import { ProvingStep } from '../steps/query-step.ts'
 
 export const run = defineAction({
@@ -14,7 +14,7 @@ export const run = defineAction({
   crossCheck: requireService,
   step: (io, signal) => new ProvingStep(io, { action: 'Create bucket', signal }),
   async work({ io, signal, inputs, step }) {
-    const services = await loadClient()
+    const services = await loadClientModule()
     const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
     const bucket = await client.createBucket({
       aggregatorVersion: inputs['aggregator-version'],

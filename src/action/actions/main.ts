@@ -27,10 +27,10 @@ import { defineAction } from '../steps/define-action.ts'
 import { startGitHub } from '../steps/github.ts'
 import { booleanValue, MAIN_INPUTS, mainCrossCheck } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
-import { loadClient } from '../steps/lazy.ts'
+import { loadClientModule } from '../steps/lazy.ts'
 import { alreadyOnChainLines, showOnchain, showOutcomes } from '../steps/onchain.ts'
 import { registerOnchainSecrets } from '../steps/onchain-inputs.ts'
-import { expandPieInput, showFacts, shownPath } from '../steps/pie-step.ts'
+import { expandPieInput, showFacts, shownPath } from '../steps/query-pie.ts'
 import { mockNote, QueryStep } from '../steps/query-step.ts'
 import { mainJournalDir, mainRequest } from '../steps/statement-request.ts'
 import { artifactUrl } from '../steps/summary.ts'
@@ -98,7 +98,7 @@ async function prove(
   signal: AbortSignal,
   onEmulator: (close: () => Promise<void>, url: string) => void,
 ): Promise<void> {
-  const services = await loadClient()
+  const services = await loadClientModule()
   const logger = loggerFor(io)
   let baseUrl = inputs['base-url']
   let apiKey = inputs['api-key']
@@ -359,7 +359,7 @@ async function uploadArtifacts(
   options: ArtifactOptions,
   signal: AbortSignal,
 ): Promise<void> {
-  const services = await loadClient()
+  const services = await loadClientModule()
   const folder = join(runnerTemp, 'proving-kit', `artifact-${randomUUID()}`)
   const files = pieZip ? [pieZip] : []
   try {

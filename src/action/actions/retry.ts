@@ -10,7 +10,7 @@ import { retryAndFollow } from '../../pipeline/statement/index.ts'
 import { defineAction } from '../steps/define-action.ts'
 import { requireService, RETRY_INPUTS } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
-import { loadClient } from '../steps/lazy.ts'
+import { loadClientModule } from '../steps/lazy.ts'
 import { mockNote, serviceQueryStep } from '../steps/query-step.ts'
 
 export const run = defineAction({
@@ -19,7 +19,7 @@ export const run = defineAction({
   step: serviceQueryStep('Retry'),
   async work({ io, signal, inputs, step }) {
     const queryId = inputs['query-id']
-    const services = await loadClient()
+    const services = await loadClientModule()
     const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
     step.queryId = queryId
     step.outputs.set({ 'query-id': queryId })

@@ -9,7 +9,7 @@ import { proveStatements } from '../../pipeline/statement/index.ts'
 import { defineAction } from '../steps/define-action.ts'
 import { requireService, VERIFY_PROOF_INPUTS } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
-import { loadClient } from '../steps/lazy.ts'
+import { loadClientModule } from '../steps/lazy.ts'
 import { serviceQueryStep } from '../steps/query-step.ts'
 
 export const run = defineAction({
@@ -17,7 +17,7 @@ export const run = defineAction({
   crossCheck: requireService,
   step: serviceQueryStep('Verify proof'),
   async work({ io, signal, inputs, step }) {
-    const services = await loadClient()
+    const services = await loadClientModule()
     const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
     const timeoutMs = inputs['timeout-minutes'] * 60_000
     // The L2 verification endpoint's kind, whatever the record says (and the resumed `wait`'s).

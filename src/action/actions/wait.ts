@@ -12,8 +12,8 @@ import { followQuery } from '../../pipeline/statement/index.ts'
 import { defineAction } from '../steps/define-action.ts'
 import { requireService, WAIT_INPUTS } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
-import { loadClient } from '../steps/lazy.ts'
-import { preparePieForStep, showFacts } from '../steps/pie-step.ts'
+import { loadClientModule } from '../steps/lazy.ts'
+import { preparePieForStep, showFacts } from '../steps/query-pie.ts'
 import { startGitHub } from '../steps/github.ts'
 import { mockNote, serviceQueryStep } from '../steps/query-step.ts'
 import type { ActionIO } from '../types.ts'
@@ -29,7 +29,7 @@ export const run = defineAction({
     // Before waiting: a PIE that cannot be read fails now, not after the query is done.
     let pie: PreparedPie | undefined
     if (inputs.pie) pie = await preparePieForStep(io, step, inputs.pie, { signal, inspect: true })
-    const services = await loadClient()
+    const services = await loadClientModule()
     const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
     const queryId = inputs['query-id']
     // What the query was asked for, never its record's word for it: `expected-result`, else what

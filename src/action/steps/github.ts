@@ -6,7 +6,7 @@
  */
 import type { ActionIO } from '../types.ts'
 import type { GitHubInputs, PublishedStep } from '../github/publish.ts'
-import { loadClient } from './lazy.ts'
+import { loadClientModule } from './lazy.ts'
 
 export function usesGitHub(inputs: GitHubInputs): boolean {
   return inputs['release-tag'] !== undefined || inputs['pr-comment'] || inputs['check-run'] || inputs.attest === true
@@ -37,7 +37,7 @@ export async function startGitHub(
   step.onClose(() =>
     publisher.finish(step, {
       serviceUrl: options.serviceUrl(),
-      download: async (url, path) => (await loadClient()).downloadFile(url, path, options.signal, { allowInsecureHttp: options.allowInsecureHttp }),
+      download: async (url, path) => (await loadClientModule()).downloadFile(url, path, options.signal, { allowInsecureHttp: options.allowInsecureHttp }),
     }),
   )
   return true

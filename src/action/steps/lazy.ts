@@ -12,11 +12,12 @@
  * - ../../chain/index.ts (viem): only with `verify-onchain` (from ./onchain.ts);
  * - ../actions/decommit.ts (the task client): only with `decommit-destination-chain-id`.
  */
-type Client = typeof import('./client.ts')
+/** The proving service client module (undici, the response schemas), loaded on first use. */
+type ClientModule = typeof import('./client.ts')
 
-let client: Promise<Client> | undefined
+let client: Promise<ClientModule> | undefined
 
-export function loadClient(): Promise<Client> {
+export function loadClientModule(): Promise<ClientModule> {
   client ??= import('./client.ts')
   return client
 }

@@ -183,7 +183,7 @@ function expectedQueriesFrom(ids: string[] | undefined, count: string | undefine
 /** Packs/validates/inspects the PIEs given to the gate, before anything is closed. */
 async function inspectGivenPies(context: CommandContext, args: string[]) {
   const { expandPieArguments } = await import('../../pipeline/pie-list.ts')
-  const { preparePieForUpload } = await import('../pie-steps.ts')
+  const { preparePieForUpload } = await import('../prepare-upload.ts')
   const pies = []
   for (const path of await expandPieArguments(args, '--pie')) {
     const prepared = await preparePieForUpload(context, path, { inspect: true, quiet: true })

@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises'
 import { InvalidInputError, InvalidPieError } from '../../core/errors.ts'
 import { defineCommand } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
-import { formatBytes } from '../pie-steps.ts'
+import { formatBytes } from '../prepare-upload.ts'
 
 /** The PIE toolkit loads on these commands only (hashing libraries are not free to import). */
 const loadPie = () => import('../../pie/index.ts')
