@@ -18,6 +18,7 @@ import type { RetryResponse } from './schemas/proving.ts'
 export {
   AbortedError,
   AmbiguousSubmissionError,
+  SubmissionOutcomeUnknownError,
   ChainError,
   FactMismatchError,
   GateError,

@@ -1,6 +1,6 @@
 import {
   AbortedError,
-  AmbiguousSubmissionError,
+  SubmissionOutcomeUnknownError,
   ChainError,
   FactMismatchError,
   GateError,
@@ -47,7 +47,7 @@ export function exitCodeFor(error: unknown): ExitCode {
   if (
     error instanceof NetworkError ||
     error instanceof InvalidResponseError ||
-    error instanceof AmbiguousSubmissionError ||
+    error instanceof SubmissionOutcomeUnknownError ||
     error instanceof UnknownStatusError ||
     error instanceof ChainError
   ) {

@@ -163,13 +163,18 @@ export class InvalidResponseError extends ProvingKitError {
 }
 
 /**
- * A submission failed in a way that leaves open whether the service processed it (the
- * connection dropped after the body was sent, a 502 from a gateway, ...). The toolkit never
- * resubmits blindly in that case; the message says how to check.
+ * A submission that may have reached the service: it failed in a way that leaves open whether
+ * the service processed it (the connection dropped after the body was sent, a 502 from a
+ * gateway, ...). It is never sent again blindly; the message says how to check.
  */
-export class AmbiguousSubmissionError extends ProvingKitError {
-  override name = 'AmbiguousSubmissionError'
+export class SubmissionOutcomeUnknownError extends ProvingKitError {
+  override name = 'SubmissionOutcomeUnknownError'
 }
+
+/** @deprecated Renamed {@link SubmissionOutcomeUnknownError}; this alias goes in the next minor release. */
+export const AmbiguousSubmissionError = SubmissionOutcomeUnknownError
+/** @deprecated Renamed {@link SubmissionOutcomeUnknownError}; this alias goes in the next minor release. */
+export type AmbiguousSubmissionError = SubmissionOutcomeUnknownError
 
 /**
  * What an ended wait was waiting for, which goes on running on the service: each adapter says how

@@ -34,7 +34,7 @@ export { closeDefaultDispatcher } from './dispatcher-state.ts'
  * - any request the server refused before processing: connection refused or connect timeout
  *   (nothing reached the server), 429, and 503 with Retry-After.
  * A POST whose connection dropped after the body went out, or that got a 500/502/504, is never
- * repeated here: the caller decides (see AmbiguousSubmissionError and the dedupId lookup).
+ * repeated here: the caller decides (see SubmissionOutcomeUnknownError and the dedupId lookup).
  * Delays grow exponentially with full jitter; `Retry-After` is honoured up to a cap; all of it
  * within a time budget per request.
  *

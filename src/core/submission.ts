@@ -1,5 +1,5 @@
 import { classifyFailure } from './classify.ts'
-import { AbortedError, AmbiguousSubmissionError, NetworkError, type NextStep, ServiceError } from './errors.ts'
+import { AbortedError, SubmissionOutcomeUnknownError, NetworkError, type NextStep, ServiceError } from './errors.ts'
 
 /**
  * A submission (a POST that creates work the user pays for) is never repeated blindly. When it
@@ -40,11 +40,11 @@ export function explainSubmissionFailure(error: unknown, advice: SubmissionAdvic
     return new AbortedError(error.shortMessage, { cause: error, metaMessages: [advice.ifCancelled], nextStep: advice.nextStep })
   }
   if (mayHaveBeenProcessed(error)) {
-    return new AmbiguousSubmissionError(advice.ambiguous, { cause: error, metaMessages: [advice.howToCheck], nextStep: advice.nextStep })
+    return new SubmissionOutcomeUnknownError(advice.ambiguous, { cause: error, metaMessages: [advice.howToCheck], nextStep: advice.nextStep })
   }
   // Already known ambiguous (an accepted submission whose answer could not be read): add how to check.
-  if (error instanceof AmbiguousSubmissionError && !error.metaMessages?.length) {
-    return new AmbiguousSubmissionError(error.shortMessage, { cause: error, metaMessages: [advice.howToCheck], nextStep: advice.nextStep })
+  if (error instanceof SubmissionOutcomeUnknownError && !error.metaMessages?.length) {
+    return new SubmissionOutcomeUnknownError(error.shortMessage, { cause: error, metaMessages: [advice.howToCheck], nextStep: advice.nextStep })
   }
   return error
 }

@@ -156,7 +156,7 @@ export async function findReusableQuery(
     if (options.inFlight) {
       // A re-run: an earlier attempt may have left this PIE's query running, and the list is
       // the one place it shows; submitting blind could pay for it twice.
-      throw new UnresolvedRerunError(
+      throw new RerunNothingSentError(
         `This re-run could not list this key's queries to look for one an earlier attempt left running (${message}); nothing was submitted.`,
         { cause: error, nextStep: { kind: 'look-for-query', thenSubmitAnew: true } },
       )
@@ -261,7 +261,7 @@ async function followRunning(
     const unfollowed = outcomes.flatMap((outcome, index) => (outcome.status === 'rejected' ? [{ id: ids[index]!, error: outcome.reason as unknown }] : []))
     if (unfollowed.length > 0) {
       const first = unfollowed[0]!
-      throw new UnresolvedRerunError(
+      throw new RerunNothingSentError(
         `This re-run found ${unfollowed.length === 1 ? 'a query' : `${unfollowed.length} queries`} of this PIE's program still running (${unfollowed.map((each) => each.id).join(', ')}) that could not be followed to the end (${first.error instanceof ProvingKitError ? first.error.shortMessage : String(first.error)}); one may be this PIE's, submitted by an earlier attempt, so nothing was submitted.`,
         { cause: first.error, nextStep: { kind: 'follow-candidates', ids: unfollowed.map((each) => each.id) } },
       )
@@ -312,7 +312,7 @@ async function retryFailedCandidate(
   const unresolved = (what: string, error: unknown) => {
     if (error instanceof AbortedError || options.signal?.aborted) return error
     const message = error instanceof ProvingKitError ? error.shortMessage : String(error)
-    return new UnresolvedRerunError(`This re-run ${what} query ${id} of this PIE's program (${message}); it may be this PIE's, submitted by an earlier attempt, so nothing was submitted.`, {
+    return new RerunNothingSentError(`This re-run ${what} query ${id} of this PIE's program (${message}); it may be this PIE's, submitted by an earlier attempt, so nothing was submitted.`, {
       cause: error,
       nextStep: { kind: 'follow-candidates', ids: [id] },
     })
@@ -329,11 +329,11 @@ async function retryFailedCandidate(
 }
 
 /**
- * A re-run that cannot tell whether a query still running is this PIE's: nothing was submitted
- * (not an ambiguous submission: this run sent nothing; the summary says what to follow).
+ * Nothing was sent: a re-run cannot tell whether a query still running is this PIE's (unlike
+ * {@link SubmissionOutcomeUnknownError}, this run sent nothing; the message names what to follow).
  */
-export class UnresolvedRerunError extends ProvingKitError {
-  override name = 'UnresolvedRerunError'
+export class RerunNothingSentError extends ProvingKitError {
+  override name = 'RerunNothingSentError'
 }
 
 /** The L2 endpoint's default prover instance: the only one a reused query may stand for (no record shows it). */

@@ -19,7 +19,7 @@
  * - the pie.zip is kept as `preparePie` keeps it (`packDir`), byte-identical to what was sent.
  */
 import type { ProvingClient } from '../clients/proving.ts'
-import { AbortedError, AmbiguousSubmissionError, NetworkError, ServiceError } from '../core/errors.ts'
+import { AbortedError, SubmissionOutcomeUnknownError, NetworkError, ServiceError } from '../core/errors.ts'
 import type { Logger } from '../core/runtime.ts'
 import { type JournaledSubmission, type JournalParts, type SubmissionJournal, submitWithJournal } from './journal.ts'
 import type { KeyQueries } from './key-queries.ts'
@@ -149,9 +149,9 @@ function mayResendAsFile(error: unknown, failedBeforeEnd: boolean, signal: Abort
   return failure instanceof NetworkError || (failure instanceof ServiceError && ((failure.status ?? 0) >= 500 || failure.gatewayPage))
 }
 
-/** The failure itself, out of the AmbiguousSubmissionError that may wrap it. */
+/** The failure itself, out of the SubmissionOutcomeUnknownError that may wrap it. */
 function rootFailure(error: unknown): unknown {
-  return error instanceof AmbiguousSubmissionError && error.cause ? error.cause : error
+  return error instanceof SubmissionOutcomeUnknownError && error.cause ? error.cause : error
 }
 
 function describe(error: unknown): string {

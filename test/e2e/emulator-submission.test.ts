@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { FormData } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { AmbiguousSubmissionError, ServiceError } from '../../src/core/errors.ts'
+import { SubmissionOutcomeUnknownError, ServiceError } from '../../src/core/errors.ts'
 import { inspectPie } from '../../src/pie/index.ts'
 import { FIXTURE_PIE, KEY, OTHER_KEY, pieForm, queryForm, startTestEmulator, submitFixturePie, useEmulator } from '../helpers/emulator.ts'
 
@@ -131,7 +131,7 @@ describe('POST /v1/l2/proving-query/proof-generation-verification', () => {
   it('an answer lost after processing is reported as ambiguous and not sent again', async () => {
     await emulator().control('POST', '/faults', { method: 'POST', path: L2_PIE, kind: 'drop-after' })
     const error = await emulator().client().submitPie({ pieZip: FIXTURE_PIE }).catch((caught: unknown) => caught)
-    expect(error).toBeInstanceOf(AmbiguousSubmissionError)
+    expect(error).toBeInstanceOf(SubmissionOutcomeUnknownError)
     expect(emulator().requests().filter((entry) => entry.method === 'POST')).toHaveLength(1)
   })
 })

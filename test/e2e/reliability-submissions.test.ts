@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect } from 'vitest'
 import { ProvingClient } from '../../src/clients/proving.ts'
 import { StorageProofClient } from '../../src/clients/storage-proof.ts'
 import { TaskClient } from '../../src/clients/tasks.ts'
-import { AmbiguousSubmissionError, type ProvingKitError } from '../../src/core/errors.ts'
+import { SubmissionOutcomeUnknownError, type ProvingKitError } from '../../src/core/errors.ts'
 import type { LoggedRequest } from '../../src/emulator/index.ts'
 import { findSecret, useCatalogue } from '../helpers/catalogue.ts'
 import { runCli } from '../helpers/cli.ts'
@@ -88,9 +88,9 @@ function assertNoLeak(name: string, texts: Record<string, string> = {}): void {
   if (found) catalogue.leak(name, found)
 }
 
-/** The AmbiguousSubmissionError's promise: what happened, that nothing was resent, how to check. */
+/** The SubmissionOutcomeUnknownError's promise: what happened, that nothing was resent, how to check. */
 function expectAmbiguous(error: ProvingKitError, check: RegExp): void {
-  expect(error).toBeInstanceOf(AmbiguousSubmissionError)
+  expect(error).toBeInstanceOf(SubmissionOutcomeUnknownError)
   expect(error.shortMessage).toMatch(/may or may not have .*; it was not sent again/)
   expect(error.metaMessages?.join('\n')).toMatch(check)
 }

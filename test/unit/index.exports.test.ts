@@ -97,6 +97,7 @@ const ENTRIES: Record<string, { values: string[]; types: string[] }> = {
       'SecretRedactor',
       'ServiceError',
       'StorageProofClient',
+      'SubmissionOutcomeUnknownError',
       'TASK_FAILED_STATUSES',
       'TASK_LIST_DEFAULT_PER_PAGE',
       'TASK_LIST_MAX_PER_PAGE',

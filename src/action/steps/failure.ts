@@ -6,7 +6,7 @@
  * and what to do about a job the service already has as `Submitted`. Each step describes its
  * own failures first (cancelled, timed out, a failed job, input problems) and hands the rest here.
  */
-import { AmbiguousSubmissionError, InvalidInputError, NetworkError, type NextStepWords, ProvingKitError, ServiceError, wordNextStep } from '../../core/errors.ts'
+import { SubmissionOutcomeUnknownError, InvalidInputError, NetworkError, type NextStepWords, ProvingKitError, ServiceError, wordNextStep } from '../../core/errors.ts'
 import { forSummaryCode } from '../../core/service-text.ts'
 import type { InputProblemsError } from './inputs.ts'
 import type { Ending } from './summary.ts'
@@ -23,7 +23,7 @@ export type ServiceText = {
   /** Its own readings of a status, before the usual ones (the account service: a 401 is a refused sign-in). */
   statusAdvice?: (status: number) => string | undefined
   /**
-   * A submission the client cannot tell went through (see AmbiguousSubmissionError): what the
+   * A submission the client cannot tell went through (see SubmissionOutcomeUnknownError): what the
    * headline says and where to look. Absent where no call is ambiguous (the account service).
    */
   ambiguous?: { headline: string; nextStep: string }
@@ -60,7 +60,7 @@ export function inputProblemsEnding(error: InputProblemsError, notDone: string, 
 export function describeServiceFailure(error: unknown, text: ServiceText, submitted?: Submitted): Ending {
   const ending = describeFailure(error, text, submitted)
   // What the library says can be done next (its error's nextStep), in the action's words, first.
-  const step = error instanceof AmbiguousSubmissionError && text.ambiguous ? undefined : wordNextStep(error, NEXT_STEP)
+  const step = error instanceof SubmissionOutcomeUnknownError && text.ambiguous ? undefined : wordNextStep(error, NEXT_STEP)
   return step ? { ...ending, nextSteps: [step, ...(ending.nextSteps ?? [])] } : ending
 }
 
@@ -79,7 +79,7 @@ const NEXT_STEP: NextStepWords = {
 function describeFailure(error: unknown, text: ServiceText, submitted?: Submitted): Ending {
   const follow = (after: 'service' | 'network' | 'other') => submitted?.follow(after) ?? []
   const snippet = submitted?.snippet
-  if (error instanceof AmbiguousSubmissionError && text.ambiguous) {
+  if (error instanceof SubmissionOutcomeUnknownError && text.ambiguous) {
     return {
       outcome: 'failed',
       headline: text.ambiguous.headline,

@@ -4,7 +4,7 @@
  * is in. A schema that fails to load is never taken for a network failure and retried.
  */
 import type { z } from 'zod'
-import { AmbiguousSubmissionError } from '../errors.ts'
+import { SubmissionOutcomeUnknownError } from '../errors.ts'
 
 export type LoadedSchema<T> = { schema: z.ZodType<T> | undefined } | { error: unknown }
 
@@ -20,9 +20,9 @@ export function settleSchema<T>(schema: z.ZodType<T> | Promise<z.ZodType<T>> | u
  * A POST the service accepted did its work (a query created, paid for): when its answer cannot
  * be read because its schema did not load, that must not look like a failure to submit again.
  */
-export function acceptedUnread(serviceName: string, operation: string, status: number, loadError: unknown): AmbiguousSubmissionError {
+export function acceptedUnread(serviceName: string, operation: string, status: number, loadError: unknown): SubmissionOutcomeUnknownError {
   const reason = loadError instanceof Error ? loadError.message : String(loadError)
-  return new AmbiguousSubmissionError(
+  return new SubmissionOutcomeUnknownError(
     `The ${serviceName} accepted ${operation} (HTTP ${status}), but its answer could not be read: the schema to check it did not load (${reason}).`,
     { cause: loadError },
   )

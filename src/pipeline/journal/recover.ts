@@ -6,7 +6,7 @@
  */
 import type { ProvingClient } from '../../clients/proving.ts'
 import { abortable } from '../../core/abortable.ts'
-import { AbortedError, AmbiguousSubmissionError } from '../../core/errors.ts'
+import { AbortedError, SubmissionOutcomeUnknownError } from '../../core/errors.ts'
 import type { PieInspection } from '../../pie/index.ts'
 import type { QueryRecordL } from '../../schemas/proving.ts'
 import { KeyQueries, QUERY_PAGE_SIZE } from '../key-queries.ts'
@@ -25,9 +25,12 @@ const SKEW_MS = 5 * 60_000
  */
 const OFFSET_MARGIN_MS = 2_000
 
-/** A submission whose outcome the journal cannot settle: it was not sent again. */
-export class UnresolvedSubmissionError extends AmbiguousSubmissionError {
-  override name = 'UnresolvedSubmissionError'
+/**
+ * An earlier upload of this PIE may have reached the service and the journal cannot tell whether
+ * a query came of it: nothing was sent this time (sending would risk paying twice).
+ */
+export class EarlierUploadOutcomeUnknownError extends SubmissionOutcomeUnknownError {
+  override name = 'EarlierUploadOutcomeUnknownError'
 }
 
 /**
@@ -55,7 +58,7 @@ export async function resolveUnfinished(previous: JournalEntry, options: Journal
     found = await queriesSince(options, since, await journal.recordedQueryIds())
   } catch (error) {
     if (error instanceof AbortedError) throw error
-    throw new UnresolvedSubmissionError(
+    throw new EarlierUploadOutcomeUnknownError(
       `An earlier upload of this PIE to ${parts.service} did not finish ${where}, and the list of your queries could not be read to check it; nothing was sent. Look among your queries; submit anew only if no query came of it.`,
       { cause: error, nextStep: { kind: 'look-for-query', thenSubmitAnew: true } },
     )
@@ -82,7 +85,7 @@ export async function resolveUnfinished(previous: JournalEntry, options: Journal
   const shown = candidates.slice(0, 5).join(', ')
   const count = `${complete ? '' : 'at least '}${candidates.length} quer${candidates.length === 1 ? 'y' : 'ies'}`
   // Submitting anew is not offered: a query exists that may be this PIE's, and would be paid again.
-  throw new UnresolvedSubmissionError(
+  throw new EarlierUploadOutcomeUnknownError(
     `An earlier upload of this PIE to ${parts.service} did not finish ${where}, and your key has ${count} since the upload began that this journal did not record${candidates.length ? ` (${shown})` : ''}; one may be this PIE's. Nothing was sent, and nothing is while the entry stands (submitting anew would pay twice if one of them is this PIE's). Follow them; remove the entry only once you know that none of them is.`,
     { nextStep: { kind: 'follow-candidates', ids: candidates.slice(0, 5), key } },
   )

@@ -5,7 +5,7 @@
  * is a warning: the submission goes on without it.
  */
 import { describeRetry } from '../../clients/proving.ts'
-import { AbortedError, AmbiguousSubmissionError, ProvingKitError } from '../../core/errors.ts'
+import { AbortedError, SubmissionOutcomeUnknownError, ProvingKitError } from '../../core/errors.ts'
 import { mayHaveBeenProcessed } from '../../core/submission.ts'
 import { waitForOwner } from './follow.ts'
 import { currentOwner, describeOwner } from './lock.ts'
@@ -118,7 +118,7 @@ async function submitLocked(key: string, options: JournalOptions, release: () =>
   } catch (error) {
     // Sure that nothing was created: forget the entry. Unsure (a lost answer, a cancelled
     // upload): keep it, so the next run checks before paying again.
-    if (!(error instanceof AbortedError) && !(error instanceof AmbiguousSubmissionError) && !mayHaveBeenProcessed(error)) {
+    if (!(error instanceof AbortedError) && !(error instanceof SubmissionOutcomeUnknownError) && !mayHaveBeenProcessed(error)) {
       // A journal that cannot forget never replaces the submission's own error.
       await journal.remove(key).catch(() => {})
     }

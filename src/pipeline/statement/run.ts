@@ -14,7 +14,7 @@ import { formatDuration } from '../../core/poll.ts'
 import type { Logger } from '../../core/runtime.ts'
 import type { GateRefusal } from '../gate.ts'
 import { KeyQueries } from '../key-queries.ts'
-import { UnresolvedRerunError } from '../reuse.ts'
+import { RerunNothingSentError } from '../reuse.ts'
 import { limiter } from '../limit.ts'
 import { computeFactsAhead, type PreparedPie } from '../prove.ts'
 import { type Decision, decideReuse } from './decide.ts'
@@ -276,7 +276,7 @@ class StatementRun {
       // The lookup cut by the run's deadline is the run's timeout, before anything was paid for.
       const cut = this.#remainingMs() === 0 || (error instanceof ProvingKitError && error.code === DEADLINE_CODE)
       // A re-run's refusal names the queries to follow (and a retry it may have sent): it stays itself.
-      if (cut && !(error instanceof WaitTimeoutError) && !(error instanceof UnresolvedRerunError)) throw this.#timedOut(this.#request.subjects[index]!)
+      if (cut && !(error instanceof WaitTimeoutError) && !(error instanceof RerunNothingSentError)) throw this.#timedOut(this.#request.subjects[index]!)
       throw error
     }
     this.#context.hooks?.onEvent?.({ type: 'decided', index, decision })

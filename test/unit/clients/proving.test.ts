@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { deriveDedupId, ProvingClient, type QueryProgress } from '../../../src/clients/proving.ts'
 import {
   AbortedError,
-  AmbiguousSubmissionError,
+  SubmissionOutcomeUnknownError,
   InvalidInputError,
   NetworkError,
   ServiceError,
@@ -293,23 +293,23 @@ describe('L2 submissions: apiKey in the query, multipart body', () => {
     expect(upload!.files.proofFile!.data.equals(proofBytes)).toBe(true)
   })
 
-  it('submitPie after a connection reset mid-request: AmbiguousSubmissionError, not sent again', async () => {
+  it('submitPie after a connection reset mid-request: SubmissionOutcomeUnknownError, not sent again', async () => {
     const { scope, seen } = service()
     scope.post(L2_PIE).query(true).times(5).replyWithError(connectionError('ECONNRESET'))
     const error = await failure(provingClient().submitPie({ pieZip: pie }))
-    expect(error).toBeInstanceOf(AmbiguousSubmissionError)
+    expect(error).toBeInstanceOf(SubmissionOutcomeUnknownError)
     expect(error.message).toContain('not sent again')
     expect(error.message).toMatch(/Look for a new query among your queries \(ProvingClient.listQueries\) before submitting again/)
-    expect((error as AmbiguousSubmissionError).nextStep).toEqual({ kind: 'look-for-query' })
+    expect((error as SubmissionOutcomeUnknownError).nextStep).toEqual({ kind: 'look-for-query' })
     expect(error.walk((e) => e instanceof NetworkError)).toBeInstanceOf(NetworkError)
     expect(seen).toHaveLength(1)
   })
 
-  it.each([500, 502, 504])('submitPie answered %i: AmbiguousSubmissionError, sent once', async (status) => {
+  it.each([500, 502, 504])('submitPie answered %i: SubmissionOutcomeUnknownError, sent once', async (status) => {
     const { scope, seen } = service()
     scope.post(L2_PIE).query(true).times(5).reply(status, '<html>gateway</html>')
     const error = await failure(provingClient().submitPie({ pieZip: pie }))
-    expect(error).toBeInstanceOf(AmbiguousSubmissionError)
+    expect(error).toBeInstanceOf(SubmissionOutcomeUnknownError)
     expect(seen).toHaveLength(1)
   })
 
@@ -318,18 +318,18 @@ describe('L2 submissions: apiKey in the query, multipart body', () => {
     const page = `<html><head><title>502 Bad Gateway</title></head><body>${'<p>x</p>'.repeat(20_000)}</body></html>`
     scope.post(L2_PIE).query(true).times(5).reply(502, page, { 'content-type': 'text/html' })
     const error = await failure(provingClient().submitPie({ pieZip: pie }))
-    expect(error).toBeInstanceOf(AmbiguousSubmissionError)
+    expect(error).toBeInstanceOf(SubmissionOutcomeUnknownError)
     expect(error.walk((e) => e instanceof ServiceError)).toMatchObject({ status: 502 })
     expect(seen).toHaveLength(1)
   })
 
-  it('submitProofVerification after a timeout: AmbiguousSubmissionError, sent once', async () => {
+  it('submitProofVerification after a timeout: SubmissionOutcomeUnknownError, sent once', async () => {
     const { scope, seen } = service()
     scope.post(L2_PROOF).query(true).times(5).replyWithError(connectionError('UND_ERR_HEADERS_TIMEOUT'))
     const error = await failure(
       provingClient().submitProofVerification({ proof, stoneVersion: 'stone6', memoryVerification: 'strict' }),
     )
-    expect(error).toBeInstanceOf(AmbiguousSubmissionError)
+    expect(error).toBeInstanceOf(SubmissionOutcomeUnknownError)
     expect(seen).toHaveLength(1)
   })
 
@@ -356,7 +356,7 @@ describe('L2 submissions: apiKey in the query, multipart body', () => {
     scope.post(L2_PIE).query(true).reply(400, { message: 'Invalid layout' })
     const error = await failure(provingClient().submitPie({ pieZip: pie }))
     expect(error).toBeInstanceOf(ServiceError)
-    expect(error).not.toBeInstanceOf(AmbiguousSubmissionError)
+    expect(error).not.toBeInstanceOf(SubmissionOutcomeUnknownError)
     expect(error.status).toBe(400)
   })
 })

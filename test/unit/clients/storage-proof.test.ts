@@ -2,7 +2,7 @@ import nock from 'nock'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { StorageProofClient, type BatchQueryProgress, type StorageProofClientOptions } from '../../../src/clients/storage-proof.ts'
 import {
-  AmbiguousSubmissionError,
+  SubmissionOutcomeUnknownError,
   InvalidInputError,
   ServiceError,
   WaitTimeoutError,
@@ -103,7 +103,7 @@ describe('submitBatchQuery', () => {
     const { scope, seen } = service()
     scope.post('/batch-query').times(3).reply(500, { error: 'boom' })
     const error = await failure(client().submitBatchQuery(body()))
-    expect(error).toBeInstanceOf(AmbiguousSubmissionError)
+    expect(error).toBeInstanceOf(SubmissionOutcomeUnknownError)
     expect(seen).toHaveLength(1)
   })
 

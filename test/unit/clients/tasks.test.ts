@@ -2,7 +2,7 @@ import nock from 'nock'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { TaskClient } from '../../../src/clients/tasks.ts'
 import {
-  AmbiguousSubmissionError,
+  SubmissionOutcomeUnknownError,
   InvalidInputError,
   RemoteFailureError,
   ServiceError,
@@ -133,7 +133,7 @@ describe('submissions', () => {
   it('a 500 after the body went out is ambiguous and is not sent again', async () => {
     const scope = recorded(nock(BASE).post('/tasks').reply(500, { error: 'Internal', details: 'd', message: 'm', taskId: '' }))
     const error = await new TaskClient({ baseUrl: BASE, apiKey: KEY, clock }).scheduleTask(taskBody()).catch((caught: unknown) => caught)
-    expect(error).toBeInstanceOf(AmbiguousSubmissionError)
+    expect(error).toBeInstanceOf(SubmissionOutcomeUnknownError)
     expect(scope.isDone()).toBe(true)
     expect(requests).toHaveLength(1)
   })

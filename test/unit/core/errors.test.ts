@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import {
   AbortedError,
-  AmbiguousSubmissionError,
+  SubmissionOutcomeUnknownError,
   InvalidInputError,
   InvalidPieError,
   InvalidResponseError,
@@ -52,7 +52,7 @@ describe('ProvingKitError', () => {
   it('walk() returns the root cause, or the first match', () => {
     const root = new Error('root')
     const middle = new NetworkError('middle', { cause: root })
-    const top = new AmbiguousSubmissionError('top', { cause: middle })
+    const top = new SubmissionOutcomeUnknownError('top', { cause: middle })
     expect(top.walk()).toBe(root)
     expect(top.walk((error) => error instanceof NetworkError)).toBe(middle)
     expect(top.walk((error) => error instanceof AbortedError)).toBeNull()
@@ -65,7 +65,7 @@ describe('ProvingKitError', () => {
       [new RequestTimeoutError('x'), 'RequestTimeoutError'],
       [new ServiceError('x', { body: {} }), 'ServiceError'],
       [new InvalidResponseError('x'), 'InvalidResponseError'],
-      [new AmbiguousSubmissionError('x'), 'AmbiguousSubmissionError'],
+      [new SubmissionOutcomeUnknownError('x'), 'SubmissionOutcomeUnknownError'],
       [new WaitTimeoutError('x', { lastSeen: 1 }), 'WaitTimeoutError'],
       [new AbortedError('x'), 'AbortedError'],
       [new RemoteFailureError('x', { record: {} }), 'RemoteFailureError'],

@@ -3,7 +3,7 @@ import nock from 'nock'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import {
-  AmbiguousSubmissionError,
+  SubmissionOutcomeUnknownError,
   InvalidInputError,
   InvalidResponseError,
   ProvingKitError,
@@ -220,7 +220,7 @@ describe('invalid 2xx answers', () => {
       // failure that invites submitting again), and nothing is sent twice.
       const accepted = nock(BASE).post('/submit').once().reply(201, { provingQueryId: 'q-1' })
       const ambiguous = await failure(client().request({ method: 'POST', path: '/submit', schema: Promise.reject(new Error('schema module missing')) }))
-      expect(ambiguous).toBeInstanceOf(AmbiguousSubmissionError)
+      expect(ambiguous).toBeInstanceOf(SubmissionOutcomeUnknownError)
       expect(ambiguous.shortMessage).toBe(
         'The proving service accepted POST /submit (HTTP 201), but its answer could not be read: the schema to check it did not load (schema module missing).',
       )

@@ -7,7 +7,7 @@ import { inspect } from 'node:util'
 import nock from 'nock'
 import { Agent } from 'undici'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { AmbiguousSubmissionError, InvalidResponseError, ProvingKitError, ServiceError } from '../../../src/core/errors.ts'
+import { SubmissionOutcomeUnknownError, InvalidResponseError, ProvingKitError, ServiceError } from '../../../src/core/errors.ts'
 import { HttpClient } from '../../../src/core/http.ts'
 import { REDACTED, redact, redactUrl, SecretRedactor, secretForms, showUrl } from '../../../src/core/redact.ts'
 import { forSummary, forSummaryCell } from '../../../src/core/service-text.ts'
@@ -249,7 +249,7 @@ describe('the API key of an L2 submission never leaks', () => {
     it('500 with the spec body', async () => {
       nock(BASE).post(path).query({ apiKey: KEY }).reply(500, { error: 'INTERNAL_SERVER_ERROR' })
       const error = await failure(submit())
-      expect(error).toBeInstanceOf(AmbiguousSubmissionError)
+      expect(error).toBeInstanceOf(SubmissionOutcomeUnknownError)
       expect(everything(error)).not.toContain(KEY)
     })
 
@@ -275,7 +275,7 @@ describe('the API key of an L2 submission never leaks', () => {
     it('connection reset mid-request', async () => {
       nock(BASE).post(path).query(true).replyWithError(connectionError('ECONNRESET'))
       const error = await failure(submit())
-      expect(error).toBeInstanceOf(AmbiguousSubmissionError)
+      expect(error).toBeInstanceOf(SubmissionOutcomeUnknownError)
       expect(everything(error)).not.toContain(KEY)
     })
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { AbortedError, AmbiguousSubmissionError, InvalidInputError, NetworkError, ServiceError } from '../../../src/core/errors.ts'
+import { AbortedError, SubmissionOutcomeUnknownError, InvalidInputError, NetworkError, ServiceError } from '../../../src/core/errors.ts'
 import { explainSubmissionFailure, mayHaveBeenProcessed } from '../../../src/core/submission.ts'
 
 const ADVICE = {
@@ -29,10 +29,10 @@ describe('mayHaveBeenProcessed', () => {
 })
 
 describe('explainSubmissionFailure', () => {
-  it('turns a failure that may have been processed into an AmbiguousSubmissionError with the way to check', () => {
+  it('turns a failure that may have been processed into an SubmissionOutcomeUnknownError with the way to check', () => {
     const cause = new NetworkError('socket hang up')
     const explained = explainSubmissionFailure(cause, ADVICE)
-    expect(explained).toBeInstanceOf(AmbiguousSubmissionError)
+    expect(explained).toBeInstanceOf(SubmissionOutcomeUnknownError)
     expect(explained).toMatchObject({ shortMessage: ADVICE.ambiguous, metaMessages: [ADVICE.howToCheck], cause })
   })
 
@@ -44,9 +44,9 @@ describe('explainSubmissionFailure', () => {
   })
 
   it('adds the way to check to a submission already known to be accepted but unread, keeping its message', () => {
-    const accepted = new AmbiguousSubmissionError('The proving service accepted submit the PIE (HTTP 201), but its answer could not be read.')
+    const accepted = new SubmissionOutcomeUnknownError('The proving service accepted submit the PIE (HTTP 201), but its answer could not be read.')
     const explained = explainSubmissionFailure(accepted, ADVICE)
-    expect(explained).toBeInstanceOf(AmbiguousSubmissionError)
+    expect(explained).toBeInstanceOf(SubmissionOutcomeUnknownError)
     expect(explained).toMatchObject({ shortMessage: accepted.shortMessage, metaMessages: [ADVICE.howToCheck], cause: accepted })
   })
 

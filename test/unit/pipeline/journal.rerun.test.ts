@@ -6,7 +6,7 @@ import type { ProvingClient } from '../../../src/clients/proving.ts'
 import { AbortedError } from '../../../src/core/errors.ts'
 import type { Logger } from '../../../src/core/runtime.ts'
 import type { PieInspection } from '../../../src/pie/index.ts'
-import { type JournalParts, SubmissionJournal, submitWithJournal, UnresolvedSubmissionError } from '../../../src/pipeline/journal.ts'
+import { type JournalParts, SubmissionJournal, submitWithJournal, EarlierUploadOutcomeUnknownError } from '../../../src/pipeline/journal.ts'
 import { KeyQueries } from '../../../src/pipeline/key-queries.ts'
 
 /**
@@ -78,7 +78,7 @@ async function rerun(journal: SubmissionJournal, parts: JournalParts, client: Pr
     await result.settle?.()
     return { submits, warnings: log.warnings, error: undefined }
   } catch (error) {
-    return { submits, warnings: log.warnings, error: error as UnresolvedSubmissionError }
+    return { submits, warnings: log.warnings, error: error as EarlierUploadOutcomeUnknownError }
   }
 }
 
@@ -106,7 +106,7 @@ describe('the re-run of a killed batch (issue 35)', () => {
     const { client } = pagingClient([...others, ...own, { id: 'q-old', createdAt: at(STARTED - 86_400_000) }])
     const run = await rerun(journal, unfinished, client)
     expect(run.submits).toBe(0)
-    expect(run.error).toBeInstanceOf(UnresolvedSubmissionError)
+    expect(run.error).toBeInstanceOf(EarlierUploadOutcomeUnknownError)
     const message = run.error!.shortMessage
     expect(message).toMatch(/your key has 130 queries since the upload began that this journal did not record \(q-other-0, q-other-1, q-other-2, q-other-3, q-other-4\)/)
     expect(message).not.toMatch(/rerun with --new|--new to submit/)
@@ -135,8 +135,8 @@ describe('the re-run of a killed batch (issue 35)', () => {
       submit: async () => ({ provingQueryId: `q-new-${++submits}` }),
     }).catch((error: unknown) => error)
     expect(submits).toBe(0)
-    expect(run).toBeInstanceOf(UnresolvedSubmissionError)
-    expect((run as UnresolvedSubmissionError).shortMessage).toMatch(/q-owner/)
+    expect(run).toBeInstanceOf(EarlierUploadOutcomeUnknownError)
+    expect((run as EarlierUploadOutcomeUnknownError).shortMessage).toMatch(/q-owner/)
   })
 
   it('a list seen newest first stops at the first page with nothing as recent; one not in that order is read to its end', async () => {

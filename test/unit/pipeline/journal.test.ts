@@ -5,7 +5,7 @@ import { homedir, hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { FailedQueryRetry, ProvingClient } from '../../../src/clients/proving.ts'
-import { AbortedError, AmbiguousSubmissionError, InvalidInputError, NetworkError, ServiceError, WaitTimeoutError } from '../../../src/core/errors.ts'
+import { AbortedError, SubmissionOutcomeUnknownError, InvalidInputError, NetworkError, ServiceError, WaitTimeoutError } from '../../../src/core/errors.ts'
 import type { Logger } from '../../../src/core/runtime.ts'
 import {
   actionJournalDir,
@@ -18,7 +18,7 @@ import {
   SubmissionJournal,
   submitWithJournal,
   UNVERIFIABLE_LOCK_MS,
-  UnresolvedSubmissionError,
+  EarlierUploadOutcomeUnknownError,
 } from '../../../src/pipeline/journal.ts'
 
 /** Field 22 of /proc/<pid>/stat: a process's start time, as the journal records it (Linux). */
@@ -423,7 +423,7 @@ describe('a failed upload: the entry is kept exactly when the service may have c
     const unknown = [
       new NetworkError('socket hang up'),
       new ServiceError('Bad Gateway', { status: 502 }),
-      new AmbiguousSubmissionError('The proving service accepted the PIE (HTTP 201), but its answer could not be read.'),
+      new SubmissionOutcomeUnknownError('The proving service accepted the PIE (HTTP 201), but its answer could not be read.'),
       new AbortedError('Cancelled during the upload.'),
     ]
     for (const failure of unknown) {
@@ -433,7 +433,7 @@ describe('a failed upload: the entry is kept exactly when the service may have c
       expect((await journal.read(key))?.state, failure.message).toBe('submitting')
       expect(existsSync(journal.lockPathOf(key)), failure.message).toBe(false)
       expect(rerun.submits, failure.message).toBe(0)
-      expect(rerun.error, failure.message).toBeInstanceOf(UnresolvedSubmissionError)
+      expect(rerun.error, failure.message).toBeInstanceOf(EarlierUploadOutcomeUnknownError)
       await journal.remove(key)
     }
   })
@@ -481,10 +481,10 @@ describe('an unfinished upload on the L2 endpoint: the list of queries decides (
     const cause = new NetworkError('connect ECONNREFUSED', { beforeProcessing: true })
     const rerun = await attempt(journal, { client: fakeClient({ queries: cause }) })
     expect(rerun.submits).toBe(0)
-    expect(rerun.error).toBeInstanceOf(UnresolvedSubmissionError)
-    expect(rerun.error).toBeInstanceOf(AmbiguousSubmissionError)
-    const error = rerun.error as UnresolvedSubmissionError
-    expect(error.name).toBe('UnresolvedSubmissionError')
+    expect(rerun.error).toBeInstanceOf(EarlierUploadOutcomeUnknownError)
+    expect(rerun.error).toBeInstanceOf(SubmissionOutcomeUnknownError)
+    const error = rerun.error as EarlierUploadOutcomeUnknownError
+    expect(error.name).toBe('EarlierUploadOutcomeUnknownError')
     expect(error.cause).toBe(cause)
     expect(error.shortMessage).toBe(
       `An earlier upload of this PIE to ${parts.service} did not finish (journal ${journal.pathOf(key)}), and the list of your queries could not be read to check it; nothing was sent. Look among your queries; submit anew only if no query came of it.`,
@@ -512,14 +512,14 @@ describe('an unfinished upload on the L2 endpoint: the list of queries decides (
     const key = await leftover(journal, { serviceOffsetMs: 0 })
     const one = await attempt(journal, { client: fakeClient({ queries: [{ id: 'q-a', createdAt: at(STARTED + 1_000) }] }) })
     expect(one.submits).toBe(0)
-    expect((one.error as UnresolvedSubmissionError).shortMessage).toBe(
+    expect((one.error as EarlierUploadOutcomeUnknownError).shortMessage).toBe(
       `An earlier upload of this PIE to ${parts.service} did not finish (journal ${journal.pathOf(key)}), and your key has 1 query since the upload began that this journal did not record (q-a); one may be this PIE's. Nothing was sent, and nothing is while the entry stands (submitting anew would pay twice if one of them is this PIE's). Follow them; remove the entry only once you know that none of them is.`,
     )
-    expect((one.error as UnresolvedSubmissionError).nextStep).toEqual({ kind: 'follow-candidates', ids: ['q-a'], key })
+    expect((one.error as EarlierUploadOutcomeUnknownError).nextStep).toEqual({ kind: 'follow-candidates', ids: ['q-a'], key })
     const seven = Array.from({ length: 7 }, (_, index) => ({ id: `q-${index + 1}`, createdAt: at(STARTED + index) }))
     const many = await attempt(journal, { client: fakeClient({ queries: seven }) })
     expect(many.submits).toBe(0)
-    expect((many.error as UnresolvedSubmissionError).shortMessage).toMatch(/your key has 7 queries since the upload began that this journal did not record \(q-1, q-2, q-3, q-4, q-5\); one may be this PIE's/)
+    expect((many.error as EarlierUploadOutcomeUnknownError).shortMessage).toMatch(/your key has 7 queries since the upload began that this journal did not record \(q-1, q-2, q-3, q-4, q-5\); one may be this PIE's/)
   })
 
   it('a query the service gives no creation time counts as a candidate', async () => {
@@ -1182,7 +1182,7 @@ describe('an upload that ended before its answer, re-run with the fact check (is
     const two: FakeService = { queries: [{ id: 'q-a', createdAt: at(Date.now()) }, { id: 'q-b', createdAt: at(Date.now()) }] }
     const refused = await attempt(journal, { client: fakeClient(two), factsChecked: true })
     expect(refused.submits).toBe(0)
-    expect(refused.error).toBeInstanceOf(UnresolvedSubmissionError)
+    expect(refused.error).toBeInstanceOf(EarlierUploadOutcomeUnknownError)
     expect((refused.error as Error).message).toMatch(/2 queries since the upload began that this journal did not record \(q-a, q-b\)/)
   })
 })

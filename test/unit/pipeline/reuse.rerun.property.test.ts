@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import type { ProvingClient } from '../../../src/clients/proving.ts'
 import { NetworkError, ServiceError, WaitTimeoutError } from '../../../src/core/errors.ts'
 import { computeIntegrityFact, computeSharpFact, inspectPie, type PieInspection } from '../../../src/pie/index.ts'
-import { DEFAULT_L2_PROVER, findReusableQuery, l2ReuseRequest, UnresolvedRerunError } from '../../../src/pipeline/reuse.ts'
+import { DEFAULT_L2_PROVER, findReusableQuery, l2ReuseRequest, RerunNothingSentError } from '../../../src/pipeline/reuse.ts'
 import { silentLogger } from '../../../src/core/runtime.ts'
 import { EXAMPLE_PIE } from '../../helpers/example-pie.ts'
 
@@ -21,7 +21,7 @@ import { EXAMPLE_PIE } from '../../helpers/example-pie.ts'
  *   - a query that ends proving this PIE is followed (nothing is paid);
  *   - otherwise "submit" is answered only when every candidate was followed to its end;
  *   - a candidate that could not be followed, or a list that could not be read, is a refusal
- *     (UnresolvedRerunError), never a submission.
+ *     (RerunNothingSentError), never a submission.
  *
  * The version before this test turned the refusal into "the list could not be read; submitting"
  * (the listing's catch swallowed it): a second payment on exactly the path it was for.
@@ -124,7 +124,7 @@ describe('a re-run that finds queries still running (issue 32)', () => {
         )
         const followed = candidates.flatMap((each, index) => (isCandidate(each.shown) ? [{ ...each, id: `q-${index}` }] : []))
         if (listFails) {
-          expect('error' in outcome && outcome.error).toBeInstanceOf(UnresolvedRerunError)
+          expect('error' in outcome && outcome.error).toBeInstanceOf(RerunNothingSentError)
           return
         }
         // Only the listed queries that may be this PIE's are waited for.
@@ -134,7 +134,7 @@ describe('a re-run that finds queries still running (issue 32)', () => {
           expect('value' in outcome && outcome.value.reused).toBe(true)
           if ('value' in outcome && outcome.value.reused) expect(proving.map((each) => each.id)).toContain(outcome.value.record.id)
         } else if (followed.some((each) => each.ending === 'timeout' || each.ending === 'network' || each.ending === 'service-error')) {
-          expect('error' in outcome && outcome.error).toBeInstanceOf(UnresolvedRerunError)
+          expect('error' in outcome && outcome.error).toBeInstanceOf(RerunNothingSentError)
         } else {
           // Every candidate ended with other facts or FAILED (or there were none): submit.
           expect('value' in outcome && outcome.value.reused).toBe(false)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { AmbiguousSubmissionError, InvalidInputError, NetworkError, ServiceError } from '../../../../src/core/errors.ts'
+import { SubmissionOutcomeUnknownError, InvalidInputError, NetworkError, ServiceError } from '../../../../src/core/errors.ts'
 import { describeServiceFailure, type ServiceText } from '../../../../src/action/steps/failure.ts'
 import { describeFailure } from '../../../../src/action/steps/query-step.ts'
 import { describeTaskFailure } from '../../../../src/action/steps/task-step.ts'
@@ -82,7 +82,7 @@ describe('once the job is submitted', () => {
   })
 
   it('an ambiguous submission says where to look, and is never sent again', () => {
-    expect(describeTaskFailure(new AmbiguousSubmissionError('Maybe queued.', { details: 'reset after the body' }), taskStep())).toEqual({
+    expect(describeTaskFailure(new SubmissionOutcomeUnknownError('Maybe queued.', { details: 'reset after the body' }), taskStep())).toEqual({
       outcome: 'failed',
       headline: 'The task may or may not have been queued; it was not sent again, to avoid running it twice.',
       problems: ['reset after the body'],
@@ -92,7 +92,7 @@ describe('once the job is submitted', () => {
   })
 
   it('without an ambiguity text, an ambiguous submission is an unexpected failure; no follow lines means no next steps', () => {
-    expect(describeServiceFailure(new AmbiguousSubmissionError('Maybe.'), { service: 's', urlInput: 'u', networkDetails: false }, { follow: () => [] })).toEqual({
+    expect(describeServiceFailure(new SubmissionOutcomeUnknownError('Maybe.'), { service: 's', urlInput: 'u', networkDetails: false }, { follow: () => [] })).toEqual({
       outcome: 'failed',
       headline: 'The step failed: Maybe.',
       failure: 'Maybe.',
