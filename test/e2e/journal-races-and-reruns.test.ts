@@ -135,7 +135,7 @@ describe('a journal folder that cannot be written (issue 24, 3)', () => {
       const before = queryCount()
       const result = await runCli(['prove', FIXTURE_PIE, '--wait'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_REUSE: 'never', ...journalEnv } })
       expect(result.code, result.stderr).toBe(0)
-      expect(result.stderr).toMatch(/warning: The submission journal folder .*a-file.* cannot be used \(ENOTDIR\); submitting without it.*PROVING_JOURNAL_DIR/)
+      expect(result.stderr).toMatch(/warning: The submission journal folder .*a-file.* cannot be used \(ENOTDIR\): without it, a re-run cannot tell .*PROVING_JOURNAL_DIR/)
       expect(result.stderr).not.toMatch(/unexpected failure/)
       expect(queryCount()).toBe(before + 1)
     }
