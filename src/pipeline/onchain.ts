@@ -99,10 +99,13 @@ export async function judgeOnChain(
         timeoutMs: policy.timeoutMs,
         signal: options.signal,
         logger: options.logger,
-        onProgress: ({ elapsedMs, check: seen }) =>
+        onProgress: ({ elapsedMs, check: seen }) => {
+          const fact = `${onchainFactName(chain, mocked)} ${seen.fact}`
+          const why = seen.chain === 'starknet' && seen.reason ? `: ${seen.reason}` : ''
           options.onProgress?.(
-            `[${formatDuration(elapsedMs).padStart(6)}] ${ONCHAIN_LABEL[chain]}: ${onchainFactName(chain, mocked)} ${seen.fact} not registered yet on ${describeWhere(seen)} (block ${seen.blockNumber})${seen.chain === 'starknet' && seen.reason ? `: ${seen.reason}` : ''}`,
-          ),
+            `[${formatDuration(elapsedMs).padStart(6)}] ${ONCHAIN_LABEL[chain]}: ${fact} not registered yet on ${describeWhere(seen)} (block ${seen.blockNumber})${why}`,
+          )
+        },
       })
       options.onProgress?.(`${ONCHAIN_LABEL[chain]}: ${onchainFactName(chain, mocked)} ${result.fact} is registered on ${describeWhere(result)} (registry ${result.registry}, block ${result.blockNumber}).`)
       return { chain, mocked, status: 'registered', check: result }

@@ -253,7 +253,7 @@ describe('re-runs after a FAILED query (issue 23, 5)', () => {
     const two = await attempt(2)
     expect(two.outputs['query-id']).not.toBe(failed)
     expect(two.outputs['dedup-id']).not.toBe(one.outputs['dedup-id'])
-    expect(two.logs.join('\n')).toContain(`Query ${failed} of an earlier attempt FAILED; submitting the PIE again, as a new query`)
+    expect(two.logs.join('\n')).toContain(`Query ${failed} of an earlier attempt FAILED; submitting the PIE again as a new query`)
     expect(queryCount()).toBe(before + 2)
     const three = await attempt(3)
     expect(three.outputs['query-id']).toBe(two.outputs['query-id'])

@@ -134,10 +134,10 @@ export const factCheck = defineCommand({
           timeoutMs,
           signal: context.signal,
           logger: context.logger,
-          onProgress: ({ elapsedMs, check: seen }) =>
-            context.progress(
-              `[${formatDuration(elapsedMs).padStart(6)}] fact ${seen.fact}: not registered yet on ${describeWhere(seen)} (block ${seen.blockNumber})${seen.chain === 'starknet' && seen.reason ? `: ${seen.reason}` : ''}`,
-            ),
+          onProgress: ({ elapsedMs, check: seen }) => {
+            const why = seen.chain === 'starknet' && seen.reason ? `: ${seen.reason}` : ''
+            context.progress(`[${formatDuration(elapsedMs).padStart(6)}] fact ${seen.fact}: not registered yet on ${describeWhere(seen)} (block ${seen.blockNumber})${why}`)
+          },
         })
       } catch (error) {
         // A script reading --json still gets the last answer; the error goes to stderr (exit 4).
