@@ -217,7 +217,7 @@ describe('re-runs after a FAILED query (issue 23, 5)', () => {
 
     const again = await spawnCli(args, { env: env(journal) }).done
     expect(again.code, again.stderr).toBe(0)
-    expect(again.stderr).toContain(`Query ${failed} with this PIE and these parameters FAILED; submitting it again, as a new query`)
+    expect(again.stderr).toContain(`Query ${failed} with this PIE and these parameters FAILED; submitting it again as a new query`)
     const replacement = JSON.parse(again.stdout).provingQuery
     expect(replacement.id).not.toBe(failed)
     expect(replacement.status).toBe('DONE')
