@@ -59,7 +59,7 @@ export async function readJsonInput(name: string, value: string, what: string, w
     }
     return parseJsonBytes(bytes, { input: name, label, what: value })
   } catch (error) {
-    if (error instanceof InvalidInputError && !(error instanceof InputProblemsError)) throw refuse(error.shortMessage)
+    if (error instanceof InvalidInputError && !(error instanceof InputProblemsError)) throw refuse([error.shortMessage, ...(error.metaMessages ?? [])].join(' '))
     throw error
   }
 }
