@@ -339,10 +339,11 @@ export class RerunNothingSentError extends ProvingKitError {
 /** The L2 endpoint's default prover instance: the only one a reused query may stand for (no record shows it). */
 export const DEFAULT_L2_PROVER = 'svc_sharp'
 
-type Allowance = { mockFactHash: boolean; allowMockedFact: boolean; expectedProgramHash?: string | undefined }
+/** What the reused query's fact must be: mocked or not as asked (or allowed to be mocked), of the expected program. */
+type FactConditions = Pick<ReuseRequest, 'mockFactHash' | 'allowMockedFact' | 'expectedProgramHash'>
 
 /** A submission to the L2 endpoint (proof generation and verification on L2). */
-export function l2ReuseRequest(options: Allowance & { layout: string; prover: string }): ReuseRequest {
+export function l2ReuseRequest(options: FactConditions & { layout: string; prover: string }): ReuseRequest {
   return {
     result: 'PROOF_VERIFICATION_ON_L2',
     settings: { layout: options.layout },
@@ -370,7 +371,7 @@ export function generalReuseRequest(
     sharpProver?: string | undefined
     bucketId?: string | undefined
   },
-  allowance: Allowance,
+  factConditions: FactConditions,
 ): ReuseRequest {
   const blocked =
     fields.bucketId !== undefined
@@ -390,7 +391,7 @@ export function generalReuseRequest(
       hints: fields.hints,
       externalId: fields.externalId,
     },
-    ...allowance,
+    ...factConditions,
     blocked,
   }
 }

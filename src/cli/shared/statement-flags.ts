@@ -23,7 +23,7 @@ export const WAIT_OPTIONS = {
   },
 } as const
 
-/** The gate's allowance, for the commands whose wait gates (prove, submit, verify-proof, query wait, query retry). */
+/** Whether the gate lets a mocked fact pass, for the commands whose wait gates (prove, submit, verify-proof, query wait, query retry). */
 export const GATE_OPTIONS = {
   'allow-mocked-fact': {
     type: 'boolean',
@@ -94,7 +94,7 @@ export function journalPolicyFrom(context: CommandContext): JournalPolicy | unde
   return { dir: defaultJournalDir(context.io.env), forceNew: (context.values as { new?: boolean }).new === true, submitAnew: 'pass --new' }
 }
 
-/** The gate's allowance: `--allow-mocked-fact`, implied by `--mock-fact-hash` (a mocked fact was asked for). */
+/** Whether the gate lets a mocked fact pass: `--allow-mocked-fact`, implied by `--mock-fact-hash` (a mocked fact was asked for). */
 export function allowMockedFactFrom(context: CommandContext): boolean {
   const values = context.values as { 'mock-fact-hash'?: boolean; 'allow-mocked-fact'?: boolean }
   return values['mock-fact-hash'] === true || values['allow-mocked-fact'] === true

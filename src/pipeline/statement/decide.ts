@@ -103,13 +103,13 @@ async function reuseFromChain(inspection: PieInspection, context: DecideContext)
 
 /** What a query must show to stand for this statement. */
 export function reuseRequestOf(endpoint: Exclude<StatementEndpoint, { kind: 'proof' }>, policy: StatementPolicy): ReuseRequest {
-  const allowance = {
+  const factConditions = {
     mockFactHash: endpoint.mockFactHash,
     allowMockedFact: policy.gate.allowMockedFact,
     expectedProgramHash: policy.gate.expectedProgramHash,
   }
-  if (endpoint.kind === 'l2') return l2ReuseRequest({ ...allowance, layout: endpoint.layout, prover: endpoint.prover })
-  return generalReuseRequest({ ...endpoint.fields, result: resultOf(endpoint), layout: endpoint.layout }, allowance)
+  if (endpoint.kind === 'l2') return l2ReuseRequest({ ...factConditions, layout: endpoint.layout, prover: endpoint.prover })
+  return generalReuseRequest({ ...endpoint.fields, result: resultOf(endpoint), layout: endpoint.layout }, factConditions)
 }
 
 /**

@@ -63,7 +63,7 @@ export type StatementEndpoint =
     }
   | { kind: 'proof'; stoneVersion: string; memoryVerification: string; mockFactHash: boolean }
 
-/** The release gate's allowance. */
+/** What the release gate lets pass: a mocked fact or not, which program, whether the facts are compared. */
 export type GatePolicy = {
   /** A mocked fact, or one whose mock state is unknown, may pass. */
   allowMockedFact: boolean
