@@ -178,8 +178,8 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
   // Each record must be the query it was read for: an answer about another query would be
   // judged in its place.
   const misread = records.map((record, index): string | undefined => {
-    const asked = ids[index]!
-    return record.id === asked ? undefined : `Read as query ${idText(asked)}, the service answered with the record of another query.`
+    const requestedId = ids[index]!
+    return record.id === requestedId ? undefined : `Read as query ${idText(requestedId)}, the service answered with the record of another query.`
   })
   const matched = new Set<string>()
   const rows = records

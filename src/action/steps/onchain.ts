@@ -13,12 +13,12 @@ type ChainOutcome = OnchainOutcome
 const LABEL = ONCHAIN_LABEL
 const factName = onchainFactName
 
-/** The outputs and the summary's row of an on-chain verdict (`asked`: the run asked for a check at all). */
-export async function showOnchain(step: QueryStep, verdict: OnchainVerdict, asked: boolean): Promise<void> {
+/** The outputs and the summary's row of an on-chain verdict (`checkRequested`: the run asked for a check at all). */
+export async function showOnchain(step: QueryStep, verdict: OnchainVerdict, checkRequested: boolean): Promise<void> {
   if (!verdict.checked) {
     // Not asked for: nothing was refused, so `onchain-verified` is left empty ('false' read as a
     // fact found missing), as every output that does not apply is.
-    if (!asked) {
+    if (!checkRequested) {
       step.outputs.set({ 'onchain-details': '[]' })
       return
     }
