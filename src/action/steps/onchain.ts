@@ -73,6 +73,6 @@ function summaryLine(outcome: ChainOutcome, timeoutMs: number, describe: Describ
   if (outcome.status === 'registered') return `✅ ${name} registered (${where(outcome.check, describe)})`
   // An RPC's words (an error message): data, never Markdown.
   if (outcome.status === 'error') return `❌ ${LABEL[outcome.chain]}: ${forSummary(outcome.message)}`
-  const seen = outcome.check
-  return `❌ ${name} not registered within ${formatDuration(timeoutMs)}${seen ? ` (${where(seen, describe)})` : ''}`
+  const lastCheck = outcome.check
+  return `❌ ${name} not registered within ${formatDuration(timeoutMs)}${lastCheck ? ` (${where(lastCheck, describe)})` : ''}`
 }

@@ -43,10 +43,11 @@ export async function planStatements(request: StatementRequest, context: PlanCon
   checkRequest(request)
   const queries = new KeyQueries(context.client)
   const limit = limiter(request.policy.concurrency)
-  const seen = new Map<string, string>()
+  /** The first PIE (its label) of each statement, by its digest: the same one again is followed, not planned twice. */
+  const firstPieByKey = new Map<string, string>()
   const deadline = context.client.http.clock.now() + request.policy.timeoutMs
   return Promise.all(
-    request.subjects.map((subject) => withBound(deadline, () => limit(() => planOne(subject, request, { ...context, queries }, seen)))),
+    request.subjects.map((subject) => withBound(deadline, () => limit(() => planOne(subject, request, { ...context, queries }, firstPieByKey)))),
   )
 }
 
@@ -54,7 +55,7 @@ async function planOne(
   subject: StatementSubject,
   request: StatementRequest,
   context: PlanContext & { queries: KeyQueries },
-  seen: Map<string, string>,
+  firstPieByKey: Map<string, string>,
 ): Promise<PlanRow> {
   const pie = labelOf(subject)
   let prepared: PreparedPie | undefined
@@ -62,9 +63,9 @@ async function planOne(
     prepared = await preparePieOf(subject, request, { signal: context.signal })
     if (prepared) checkExpectedProgram(prepared, request.policy.gate.expectedProgramHash)
     const key = prepared ? `pie:${prepared.sha256}` : `${subject.kind}:${JSON.stringify(subject)}`
-    const earlier = seen.get(key)
+    const earlier = firstPieByKey.get(key)
     if (earlier !== undefined) return { pie, decision: 'follow', reason: `the same PIE as ${earlier}: sent once, its query shared` }
-    seen.set(key, pie)
+    firstPieByKey.set(key, pie)
     return { pie, ...(await decisionOf(subject, prepared, request, context)) }
   } catch (error) {
     if (error instanceof AbortedError || context.signal?.aborted) throw error
