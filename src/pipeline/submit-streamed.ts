@@ -39,7 +39,7 @@ export type StreamedSubmitOptions = {
    */
   reuse?: ((pie: PreparedPie) => Promise<(JournaledSubmission & { reused?: { createdAt: string | null } | undefined }) | undefined>) | undefined
   /** The local journal (never pay twice); absent for a service that forgets (a command's own emulator). */
-  journal?: { journal: SubmissionJournal; forceNew: boolean; submitAnew?: string | undefined; parts: (pie: PreparedPie) => JournalParts; timeoutMs?: number | undefined; factsChecked?: boolean | undefined; queries?: KeyQueries | undefined } | undefined
+  journal?: { journal: SubmissionJournal; forceNew: boolean; forceNewHint?: string | undefined; parts: (pie: PreparedPie) => JournalParts; timeoutMs?: number | undefined; factsChecked?: boolean | undefined; queries?: KeyQueries | undefined } | undefined
 }
 
 export type StreamedSubmission = {
@@ -112,7 +112,7 @@ export async function submitPieStreamed(stream: PieStream, options: StreamedSubm
       parts: options.journal.parts(pie),
       client,
       forceNew: options.journal.forceNew,
-      submitAnew: options.journal.submitAnew,
+      forceNewHint: options.journal.forceNewHint,
       inspection: pie.inspection,
       timeoutMs: options.journal.timeoutMs,
       factsChecked: options.journal.factsChecked,

@@ -91,7 +91,7 @@ export function reuseModeFrom(context: CommandContext<typeof REUSE_OPTION>): Reu
  */
 export function journalPolicyFrom(context: CommandContext): JournalPolicy | undefined {
   if (context.values.emulator === true) return undefined
-  return { dir: defaultJournalDir(context.io.env), forceNew: (context.values as { new?: boolean }).new === true, submitAnew: 'pass --new' }
+  return { dir: defaultJournalDir(context.io.env), forceNew: (context.values as { new?: boolean }).new === true, forceNewHint: 'pass --new' }
 }
 
 /** Whether the gate lets a mocked fact pass: `--allow-mocked-fact`, implied by `--mock-fact-hash` (a mocked fact was asked for). */

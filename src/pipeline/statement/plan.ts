@@ -112,7 +112,7 @@ async function journalPlan(pie: PreparedPie, request: StatementRequest, context:
   return failedOrFollowed(entry.provingQueryId, 'an earlier run of this PIE submitted it', context)
 }
 
-/** A query an earlier run made: followed, retried when it FAILED and may be, or submitted anew. */
+/** A query an earlier run made: followed, retried when it FAILED and may be, or a new query submitted. */
 async function failedOrFollowed(queryId: string, whose: string, context: PlanContext): Promise<Planned> {
   const status = await statusOf(queryId, context)
   if (status !== 'FAILED') return { decision: 'follow', reason: `${whose} (query ${queryId}, ${status ?? 'status unread'}); nothing is sent again`, queryId }
