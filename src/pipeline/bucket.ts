@@ -196,8 +196,8 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
         } else {
           facts = 'differ'
           // The closest PIE for the message: the one with the same program hash, else the first.
-          const near = options.pies.find((given) => Object.values(given.inspection.programHashes).includes(record.programHash ?? '')) ?? options.pies[0]!
-          factCheck = compareQueryFacts(record, near.inspection)
+          const closest = options.pies.find((given) => Object.values(given.inspection.programHashes).includes(record.programHash ?? '')) ?? options.pies[0]!
+          factCheck = compareQueryFacts(record, closest.inspection)
         }
       }
       const problems = evaluateGate(record, facts === 'differ' ? factCheck : undefined, {

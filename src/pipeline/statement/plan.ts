@@ -57,20 +57,20 @@ async function planOne(
   context: PlanContext & { queries: KeyQueries },
   firstPieByKey: Map<string, string>,
 ): Promise<PlanRow> {
-  const pie = labelOf(subject)
+  const label = labelOf(subject)
   let prepared: PreparedPie | undefined
   try {
     prepared = await preparePieOf(subject, request, { signal: context.signal })
     if (prepared) checkExpectedProgram(prepared, request.policy.gate.expectedProgramHash)
     const key = prepared ? `pie:${prepared.sha256}` : `${subject.kind}:${JSON.stringify(subject)}`
     const earlier = firstPieByKey.get(key)
-    if (earlier !== undefined) return { pie, decision: 'follow', reason: `the same PIE as ${earlier}: sent once, its query shared` }
-    firstPieByKey.set(key, pie)
-    return { pie, ...(await decisionOf(subject, prepared, request, context)) }
+    if (earlier !== undefined) return { pie: label, decision: 'follow', reason: `the same PIE as ${earlier}: sent once, its query shared` }
+    firstPieByKey.set(key, label)
+    return { pie: label, ...(await decisionOf(subject, prepared, request, context)) }
   } catch (error) {
     if (error instanceof AbortedError || context.signal?.aborted) throw error
-    if (error instanceof NotTheExpectedProgram) return { pie, decision: 'refuse', reason: error.refusal.message }
-    return { pie, decision: 'refuse', reason: error instanceof ProvingKitError ? error.shortMessage : (error as Error).message }
+    if (error instanceof NotTheExpectedProgram) return { pie: label, decision: 'refuse', reason: error.refusal.message }
+    return { pie: label, decision: 'refuse', reason: error instanceof ProvingKitError ? error.shortMessage : (error as Error).message }
   } finally {
     await prepared?.cleanup().catch(() => {})
   }
