@@ -63,7 +63,7 @@ export function expectedProgramHashFrom(context: CommandContext<typeof EXPECTED_
 }
 
 /** Why the gate did not let a mocked fact pass, in the CLI's words. */
-export const NOT_ALLOWED = '--allow-mocked-fact was not given'
+export const MOCKED_FACT_NOT_ALLOWED = '--allow-mocked-fact was not given'
 
 /** `--reuse` of the commands that submit a PIE (prove, submit). */
 export const REUSE_OPTION = {
