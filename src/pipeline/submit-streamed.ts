@@ -1,6 +1,6 @@
 /**
  * `prove DIR` in one pass: the PIE directory is packed, validated and uploaded at once, the
- * upload fed from the zip's bytes as the packer writes them (pipeline/prove.ts `streamPie`).
+ * upload fed from the zip's bytes as the packer writes them (pipeline/prepared-pie.ts `streamPie`).
  *
  * What keeps it safe:
  * - nothing is sent before the directory is found to hold exactly a PIE's files and its JSON
@@ -23,7 +23,7 @@ import { AbortedError, SubmissionOutcomeUnknownError, NetworkError, ServiceError
 import type { Logger } from '../core/runtime.ts'
 import { type JournaledSubmission, type JournalParts, type SubmissionJournal, submitWithJournal } from './journal.ts'
 import type { KeyQueries } from './key-queries.ts'
-import type { PieStream, PreparedPie } from './prove.ts'
+import type { PieStream, PreparedPie } from './prepared-pie.ts'
 
 export type StreamedSubmitOptions = {
   client: ProvingClient

@@ -7,7 +7,7 @@
  * kind it expects is `expected-result`, else what the run's journal recorded, else a proof.
  */
 import { ANY_PROOF, type ExpectedResult, expectResult } from '../../pipeline/gate.ts'
-import type { PreparedPie } from '../../pipeline/prove.ts'
+import type { PreparedPie } from '../../pipeline/prepared-pie.ts'
 import { followQuery } from '../../pipeline/statement/index.ts'
 import { defineAction } from '../steps/define-action.ts'
 import { requireService, WAIT_INPUTS } from '../steps/inputs.ts'

@@ -1,5 +1,5 @@
 import { InvalidInputError, RemoteFailureError } from '../../core/errors.ts'
-import { preparePie } from '../../pipeline/prove.ts'
+import { preparePie } from '../../pipeline/prepared-pie.ts'
 import { serviceLine } from '../../core/service-text.ts'
 import { allowInsecureHttp, defineCommand, MAX_RPS_OPTION, pageOptions, pageSummary, parseInteger, SERVICE_OPTIONS } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'

@@ -9,7 +9,7 @@ import type { Logger } from '../../core/runtime.ts'
 import type { FactCheckResult } from '../../pie/index.ts'
 import { afterOnChainCheck, type ExpectedResult, evaluateGate, expectsProof, type GateRefusal } from '../gate.ts'
 import { judgeOnChain, type OnchainPolicy, type OnchainVerdict } from '../onchain.ts'
-import { checkFacts, type PreparedPie } from '../prove.ts'
+import { checkFacts, type PreparedPie } from '../prepared-pie.ts'
 import type { GatePolicy } from './request.ts'
 
 /** What the fact comparison found: equal, different, no fact due (a trace), or not compared (and why). */

@@ -7,7 +7,7 @@
 import { statSync } from 'node:fs'
 import type { GateRefusal } from '../gate.ts'
 import { sameFelt } from '../gate.ts'
-import { type PreparedPie, preparePie, streamPie } from '../prove.ts'
+import { type PreparedPie, preparePie, streamPie } from '../prepared-pie.ts'
 import { submitPieStreamed } from '../submit-streamed.ts'
 import type { Decision } from './decide.ts'
 import { forceNewHintOf, type StatementRequest, type StatementSubject } from './request.ts'

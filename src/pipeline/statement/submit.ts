@@ -10,7 +10,7 @@ import type { ProvingClient, RetriedQuery, UploadProgress } from '../../clients/
 import type { Logger } from '../../core/runtime.ts'
 import type { KeyQueries } from '../key-queries.ts'
 import { type JournaledSubmission, type JournalParts, SubmissionJournal, submitWithJournal } from '../journal.ts'
-import type { PreparedPie } from '../prove.ts'
+import type { PreparedPie } from '../prepared-pie.ts'
 import { forceNewHintOf, type JournalPolicy, type StatementEndpoint, type StatementPolicy, type StatementSubject } from './request.ts'
 
 /** How a statement's query came to be this run's. */
