@@ -20,7 +20,7 @@ import {
 } from '../shared/statement-flags.ts'
 import { printPlan } from '../shared/plan-output.ts'
 import { runStatements } from '../shared/statement-output.ts'
-import { GENERAL_FIELD_OPTIONS, hasGeneralFields, readGeneralFields } from '../submission.ts'
+import { GENERAL_FIELD_OPTIONS, hasGeneralFields, readGeneralFields } from '../general-submission.ts'
 
 const DEFAULT_CONCURRENCY = 4
 const MAX_CONCURRENCY = 64

@@ -8,7 +8,7 @@ import { provingClientFrom, timeoutFrom } from '../services.ts'
 import { allowMockedFactFrom, DRY_RUN_OPTION, EXPECTED_PROGRAM_OPTION, expectedProgramHashFrom, GATE_OPTIONS, MOCKED_FACT_NOT_ALLOWED, REUSE_OPTION, reuseModeFrom, WAIT_OPTIONS } from '../shared/statement-flags.ts'
 import { printPlan } from '../shared/plan-output.ts'
 import { runStatements } from '../shared/statement-output.ts'
-import { checkCombination, GENERAL_FIELD_OPTIONS, readGeneralFields } from '../submission.ts'
+import { checkCombination, GENERAL_FIELD_OPTIONS, readGeneralFields } from '../general-submission.ts'
 
 export const submit = defineCommand({
   path: ['submit'],
