@@ -107,7 +107,7 @@ async function queriesSince(options: JournalOptions, since: () => number, known:
   for (const id of options.queries?.created ?? []) queries.created.add(id)
   const candidates: string[] = []
   let newestFirst = true
-  let previous = Number.POSITIVE_INFINITY
+  let previousTime = Number.POSITIVE_INFINITY
   // A page's worth of older records in a row, the list newest first: none after them is recent.
   let older = 0
   for await (const record of queries.newestFirst(options.signal)) {
@@ -116,8 +116,8 @@ async function queriesSince(options: JournalOptions, since: () => number, known:
     const createdAt = record.createdAt ?? null
     const time = createdAt === null ? Number.NaN : Date.parse(createdAt)
     if (Number.isNaN(time)) newestFirst = false
-    else if (time > previous) newestFirst = false
-    else previous = time
+    else if (time > previousTime) newestFirst = false
+    else previousTime = time
     if (time < from) {
       if (newestFirst && ++older >= QUERY_PAGE_SIZE) return { candidates, complete: true }
       continue
