@@ -134,9 +134,9 @@ export const factCheck = defineCommand({
           timeoutMs,
           signal: context.signal,
           logger: context.logger,
-          onProgress: ({ elapsedMs, check: seen }) =>
+          onProgress: ({ elapsedMs, check: latest }) =>
             context.progress(
-              `[${formatDuration(elapsedMs).padStart(6)}] fact ${seen.fact}: not registered yet on ${describeWhere(seen)} (block ${seen.blockNumber})${seen.chain === 'starknet' && seen.reason ? `: ${seen.reason}` : ''}`,
+              `[${formatDuration(elapsedMs).padStart(6)}] fact ${latest.fact}: not registered yet on ${describeWhere(latest)} (block ${latest.blockNumber})${latest.chain === 'starknet' && latest.reason ? `: ${latest.reason}` : ''}`,
             ),
         })
       } catch (error) {

@@ -10,7 +10,7 @@ import { AbortedError, SubmissionOutcomeUnknownError } from '../../core/errors.t
 import type { PieInspection } from '../../pie/index.ts'
 import type { QueryRecordL } from '../../schemas/proving.ts'
 import { KeyQueries, QUERY_PAGE_SIZE } from '../key-queries.ts'
-import { anewAdvice, type JournalOptions } from './options.ts'
+import { forceNewAdvice, type JournalOptions } from './options.ts'
 import type { JournalEntry } from './store.ts'
 
 /**
@@ -78,13 +78,13 @@ export async function resolveUnfinished(previous: JournalEntry, options: Journal
     // PIE's query never passes it (one with the same facts proves the same statement).
     const [only] = candidates
     logger.warn(
-      `Following query ${only!}, submitted by an earlier run whose upload of this PIE to ${parts.service} ended before its answer ${where}: the only query of your key since that upload began; its facts are checked against this PIE before the gate passes. Nothing is sent again.${anewAdvice(options, 'submit anyway')}`,
+      `Following query ${only!}, submitted by an earlier run whose upload of this PIE to ${parts.service} ended before its answer ${where}: the only query of your key since that upload began; its facts are checked against this PIE before the gate passes. Nothing is sent again.${forceNewAdvice(options, 'submit anyway')}`,
     )
     return only!
   }
   const shown = candidates.slice(0, 5).join(', ')
   const count = `${complete ? '' : 'at least '}${candidates.length} quer${candidates.length === 1 ? 'y' : 'ies'}`
-  // Submitting anew is not offered: a query exists that may be this PIE's, and would be paid again.
+  // A new query is not offered: a query exists that may be this PIE's, and would be paid again.
   throw new EarlierUploadOutcomeUnknownError(
     `An earlier upload of this PIE to ${parts.service} did not finish ${where}, and your key has ${count} since the upload began that this journal did not record${candidates.length ? ` (${shown})` : ''}; one may be this PIE's. Nothing was sent, and nothing is while the entry stands (submitting anew would pay twice if one of them is this PIE's). Follow them; remove the entry only once you know that none of them is.`,
     { nextStep: { kind: 'follow-candidates', ids: candidates.slice(0, 5), key } },
@@ -107,7 +107,7 @@ async function queriesSince(options: JournalOptions, since: () => number, known:
   for (const id of options.queries?.created ?? []) queries.created.add(id)
   const candidates: string[] = []
   let newestFirst = true
-  let previous = Number.POSITIVE_INFINITY
+  let previousTime = Number.POSITIVE_INFINITY
   // A page's worth of older records in a row, the list newest first: none after them is recent.
   let older = 0
   for await (const record of queries.newestFirst(options.signal)) {
@@ -116,8 +116,8 @@ async function queriesSince(options: JournalOptions, since: () => number, known:
     const createdAt = record.createdAt ?? null
     const time = createdAt === null ? Number.NaN : Date.parse(createdAt)
     if (Number.isNaN(time)) newestFirst = false
-    else if (time > previous) newestFirst = false
-    else previous = time
+    else if (time > previousTime) newestFirst = false
+    else previousTime = time
     if (time < from) {
       if (newestFirst && ++older >= QUERY_PAGE_SIZE) return { candidates, complete: true }
       continue
