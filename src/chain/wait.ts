@@ -72,13 +72,13 @@ export async function waitForFactRegistration<T extends OnchainFactCheck>(
     )
   } catch (error) {
     if (!(error instanceof WaitTimeoutError)) throw error
-    const seen = last!
+    const lastCheck = last!
     throw new WaitTimeoutError(`Timed out after ${formatDuration(options.timeoutMs)} waiting for ${what}.`, {
       metaMessages: [
-        `Last checked at block ${seen.blockNumber} (registry ${seen.registry}, ${attempt} checks).`,
-        ...(seen.chain === 'starknet' && seen.reason ? [`Last answer: ${seen.reason}.`] : []),
+        `Last checked at block ${lastCheck.blockNumber} (registry ${lastCheck.registry}, ${attempt} checks).`,
+        ...(lastCheck.chain === 'starknet' && lastCheck.reason ? [`Last answer: ${lastCheck.reason}.`] : []),
       ],
-      lastSeen: seen,
+      lastSeen: lastCheck,
     })
   }
 }

@@ -1,4 +1,4 @@
-import { formatBytes, preparePie, type PreparedPie } from '../pipeline/prove.ts'
+import { formatBytes, preparePie, type PreparedPie } from '../pipeline/prepared-pie.ts'
 import type { CommandContext } from './context.ts'
 
 export type { PreparedPie }

@@ -1,5 +1,5 @@
 import { ProvingClient, type QueryProgress, type QueryResult, type UploadProgress } from '../clients/proving.ts'
-import { formatBytes } from '../pipeline/prove.ts'
+import { formatBytes } from '../pipeline/prepared-pie.ts'
 import { showValue } from '../pipeline/gate.ts'
 import { bytes32Text } from '../pie/shared/index.ts'
 import { InvalidInputError } from '../core/errors.ts'

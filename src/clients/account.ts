@@ -306,7 +306,7 @@ export class AccountClient {
       return this.#session
     } catch (error) {
       // The old token may or may not have been spent on the service; never send it again.
-      // The client holds the signer (a session only comes from signing in), so sign in anew.
+      // The client holds the signer (a session only comes from signing in), so sign in again.
       this.http.logger.warn(
         `Could not refresh the account session (${error instanceof ProvingKitError ? error.shortMessage : String(error)}); signing in again.`,
       )

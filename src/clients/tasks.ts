@@ -220,10 +220,10 @@ export class TaskClient {
         const now = clock.now()
         const stage = taskStageOf(record.status)
         const progress: TaskProgress = { taskId: id, status: record.status, stage, elapsedMs: now - started, record }
-        const seen = watch.see(record.status, now)
-        if (seen === 'changed') {
+        const change = watch.update(record.status, now)
+        if (change === 'changed') {
           options.onProgress?.(progress)
-        } else if (seen === 'stuck') {
+        } else if (change === 'stuck') {
           this.http.logger.warn(
             `Task ${id} has been ${serviceLine(record.status, 200)} for ${formatDuration(now - watch.since)}, far longer than expected; still waiting until the timeout.`,
           )

@@ -84,7 +84,7 @@ export class PartList implements FormDataLike {
 }
 
 /**
- * Builds a body factory: each call opens the files anew, so a request refused before
+ * Builds a body factory: each call opens the files again, so a request refused before
  * processing (429, connection refused) can be sent again. The sizes are read once, up front.
  */
 export async function prepareMultipart(fields: MultipartFields, options: MultipartOptions = {}): Promise<(context?: Partial<BodyContext>) => MultipartBody> {

@@ -70,8 +70,11 @@ export class StateWatch {
     return this.#since
   }
 
-  /** `changed`: a new state (or the first); `stuck`: the first check past `stuckAfterMs` in the same state; `same`: anything else. */
-  see(key: string, now: number): 'changed' | 'stuck' | 'same' {
+  /**
+   * Takes the state just read: `changed`, a new state (or the first); `stuck`, the first check
+   * past `stuckAfterMs` in the same state; `same`, anything else.
+   */
+  update(key: string, now: number): 'changed' | 'stuck' | 'same' {
     if (key !== this.#key) {
       this.#key = key
       this.#since = now

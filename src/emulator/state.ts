@@ -252,7 +252,7 @@ export class StateStore {
     if (!this.#dir) return
     if (this.#unwritten) {
       // The last append failed (a full disk), maybe half way through a line that would end the
-      // log: the whole state is written anew instead, and what it held is not lost.
+      // log: the whole state is written again instead, and what it held is not lost.
       this.#compact()
       this.#touched.clear()
     } else {

@@ -180,8 +180,8 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
   // Each record must be the query it was read for: an answer about another query would be
   // judged in its place.
   const misread = records.map((record, index): string | undefined => {
-    const asked = ids[index]!
-    return record.id === asked ? undefined : `Read as query ${idText(asked)}, the service answered with the record of another query.`
+    const requestedId = ids[index]!
+    return record.id === requestedId ? undefined : `Read as query ${idText(requestedId)}, the service answered with the record of another query.`
   })
   const matched = new Set<string>()
   const rows = records
@@ -198,8 +198,8 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
         } else {
           facts = 'differ'
           // The closest PIE for the message: the one with the same program hash, else the first.
-          const near = options.pies.find((given) => Object.values(given.inspection.programHashes).includes(record.programHash ?? '')) ?? options.pies[0]!
-          factCheck = compareQueryFacts(record, near.inspection)
+          const closest = options.pies.find((given) => Object.values(given.inspection.programHashes).includes(record.programHash ?? '')) ?? options.pies[0]!
+          factCheck = compareQueryFacts(record, closest.inspection)
         }
       }
       const problems = evaluateGate(record, facts === 'differ' ? factCheck : undefined, {

@@ -6,7 +6,7 @@
  * command finds it:
  * - the query id is known: it follows that query instead of submitting again; a FAILED one is
  *   retried when its error is retriable and fewer than 3 retries are used (the same query runs
- *   again, clients/proving/retries.ts), else it submits anew and says so (on the general
+ *   again, clients/proving/retries.ts), else it submits a new query and says so (on the general
  *   submission the client moves to the next dedupId of the chain, clients/proving/dedup.ts
  *   `dedupIdAfterFailure`);
  * - the upload's outcome is unknown: on the general submission the dedupId settles it (the
@@ -36,7 +36,7 @@
  * the query DONE and the gate ran (`settle`), or the submission surely failed. A run that ends
  * otherwise (interrupted by SIGINT or SIGTERM, a timeout, a dropped connection, no `--wait`, a
  * FAILED query) keeps it (`keep`): the same command again follows that query, saying so, instead
- * of paying again (or, FAILED, says so and submits anew). `proving journal list` and `proving journal clear` show and remove entries. Journals
+ * of paying again (or, FAILED, says so and submits a new query). `proving journal list` and `proving journal clear` show and remove entries. Journals
  * live in the user's cache directory (CLI) or in RUNNER_TEMP per run and attempt (the action),
  * and entries older than 7 days are ignored.
  *

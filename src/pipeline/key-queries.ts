@@ -32,7 +32,8 @@ export const MAX_INDEXED_QUERIES = 5_000
 export class KeyQueries {
   readonly #client: ProvingClient
   readonly #records: QueryRecordL[] = []
-  readonly #seen = new Set<string>()
+  /** The ids of the records indexed: a query listed again (the list moved between pages) is indexed once. */
+  readonly #indexedIds = new Set<string>()
   #offset = 0
   #ended = false
   /** The bound was reached before the list's end. */
@@ -102,8 +103,8 @@ export class KeyQueries {
     const records = answer.provingQueries
     // In the service's order (newest first, as it lists them): a reader that checks the order sees it as sent.
     for (const record of records) {
-      if (this.#seen.has(record.id) || this.created.has(record.id)) continue
-      this.#seen.add(record.id)
+      if (this.#indexedIds.has(record.id) || this.created.has(record.id)) continue
+      this.#indexedIds.add(record.id)
       this.#records.push(record)
     }
     this.#offset += records.length

@@ -99,11 +99,11 @@ export async function judgeOnChain(
         timeoutMs: policy.timeoutMs,
         signal: options.signal,
         logger: options.logger,
-        onProgress: ({ elapsedMs, check: seen }) => {
-          const fact = `${onchainFactName(chain, mocked)} ${seen.fact}`
-          const why = seen.chain === 'starknet' && seen.reason ? `: ${seen.reason}` : ''
+        onProgress: ({ elapsedMs, check: latest }) => {
+          const fact = `${onchainFactName(chain, mocked)} ${latest.fact}`
+          const why = latest.chain === 'starknet' && latest.reason ? `: ${latest.reason}` : ''
           options.onProgress?.(
-            `[${formatDuration(elapsedMs).padStart(6)}] ${ONCHAIN_LABEL[chain]}: ${fact} not registered yet on ${describeWhere(seen)} (block ${seen.blockNumber})${why}`,
+            `[${formatDuration(elapsedMs).padStart(6)}] ${ONCHAIN_LABEL[chain]}: ${fact} not registered yet on ${describeWhere(latest)} (block ${latest.blockNumber})${why}`,
           )
         },
       })
@@ -178,12 +178,12 @@ function refusalOf(outcome: OnchainOutcome, timeoutMs: number, describe: (check:
   if (outcome.status === 'error') {
     return { kind: 'not-on-chain', message: `The ${name} could not be checked on ${ONCHAIN_LABEL[outcome.chain]}: ${outcome.message}` }
   }
-  const seen = outcome.status === 'timed-out' ? outcome.check : undefined
-  const reason = seen?.chain === 'starknet' && seen.reason ? ` (${seen.reason})` : ''
+  const lastCheck = outcome.status === 'timed-out' ? outcome.check : undefined
+  const reason = lastCheck?.chain === 'starknet' && lastCheck.reason ? ` (${lastCheck.reason})` : ''
   return {
     kind: 'not-on-chain',
-    message: seen
-      ? `The ${name} ${seen.fact} is not registered on ${describe(seen)} (registry ${seen.registry}, last block ${seen.blockNumber}) after ${formatDuration(timeoutMs)}${reason}.`
+    message: lastCheck
+      ? `The ${name} ${lastCheck.fact} is not registered on ${describe(lastCheck)} (registry ${lastCheck.registry}, last block ${lastCheck.blockNumber}) after ${formatDuration(timeoutMs)}${reason}.`
       : `The ${name} is not registered on ${ONCHAIN_LABEL[outcome.chain]} after ${formatDuration(timeoutMs)}.`,
   }
 }

@@ -59,7 +59,7 @@ export type ReuseNotFound = {
  * mock state, the facts compared with the PIE's, and the gate the host applies.
  */
 export function judgeCandidate(record: QueryRecordL, factCheck: FactCheckResult | undefined, request: ReuseRequest): string | undefined {
-  const refused = settingsRefusal(record, request)
+  const refused = refusalBesidesFacts(record, request)
   if (refused) return refused
   if (!factCheck) return 'its facts were not compared with the PIE\'s'
   if (!factCheck.ok) return 'its facts differ from the PIE\'s'
@@ -73,18 +73,18 @@ export function judgeCandidate(record: QueryRecordL, factCheck: FactCheckResult 
 }
 
 /** What refuses a record whatever its facts: its status, result kind, settings and mock state. */
-function settingsRefusal(record: QueryRecordL, request: ReuseRequest): string | undefined {
+function refusalBesidesFacts(record: QueryRecordL, request: ReuseRequest): string | undefined {
   if (record.status !== 'DONE') return `it is ${record.status}`
-  return runningRefusal(record, request) ?? mockRefusal(record, request)
+  return kindOrSettingsRefusal(record, request) ?? mockRefusal(record, request)
 }
 
 /** What refuses a record still running (its mock state may not be known yet): its result kind and settings. */
-function runningRefusal(record: QueryRecordL, request: ReuseRequest): string | undefined {
+function kindOrSettingsRefusal(record: QueryRecordL, request: ReuseRequest): string | undefined {
   if (record.result !== request.result) return `its result is ${record.result ?? 'not given'}, not ${request.result}`
   for (const [name, wanted] of Object.entries(request.settings)) {
     if (wanted === undefined) continue
-    const shown = (record as Record<string, unknown>)[name]
-    if (shown !== wanted) return `its ${name} is ${typeof shown === 'string' ? shown : 'not given'}, not ${wanted}`
+    const recorded = (record as Record<string, unknown>)[name]
+    if (recorded !== wanted) return `its ${name} is ${typeof recorded === 'string' ? recorded : 'not given'}, not ${wanted}`
   }
   return undefined
 }
@@ -136,7 +136,7 @@ export async function findReusableQuery(
       else if (options.inFlight && isFailedCandidate(record, request, inspection, options.inFlight)) failed.push(record)
       // The settings first, then the program (one comparison of numbers): the facts are
       // computed only for a query of this PIE's program that could stand in.
-      if (settingsRefusal(record, request) !== undefined) continue
+      if (refusalBesidesFacts(record, request) !== undefined) continue
       programs ??= programHashesOf(inspection)
       if (!provesProgram(record, programs)) continue
       const factCheck = compareQueryFacts(record, inspection)
@@ -206,22 +206,22 @@ function isRunningCandidate(record: QueryRecordL, request: ReuseRequest, inspect
 /** A FAILED query that may be this PIE's, as a running one may be; whatever facts it shows are the PIE's. */
 function isFailedCandidate(record: QueryRecordL, request: ReuseRequest, inspection: PieInspection, inFlight: InFlightOptions): boolean {
   if (record.status !== 'FAILED' || !mayBeThisPies(record, request, inspection, inFlight)) return false
-  const shown = [
+  const facts = [
     [record.sharpFactHash, inspection.sharpFactHash],
     [record.integrityFactHash, inspection.integrityFactHash],
   ] as const
-  return shown.every(([fact, pies]) => typeof fact !== 'string' || fact === '' || parseFeltText(fact) === BigInt(pies))
+  return facts.every(([recorded, computed]) => typeof recorded !== 'string' || recorded === '' || parseFeltText(recorded) === BigInt(computed))
 }
 
 /** This submission's result kind and settings, created within the window, and the PIE's program hash once the record shows one. */
 function mayBeThisPies(record: QueryRecordL, request: ReuseRequest, inspection: PieInspection, inFlight: InFlightOptions): boolean {
-  if (runningRefusal(record, request) !== undefined) return false
+  if (kindOrSettingsRefusal(record, request) !== undefined) return false
   const created = typeof record.createdAt === 'string' ? Date.parse(record.createdAt) : Number.NaN
   // Without a creation time it cannot be placed in the window: not a candidate.
   if (Number.isNaN(created) || created < (inFlight.now ?? Date.now)() - inFlight.sinceMs) return false
   if (typeof record.programHash === 'string' && record.programHash !== '') {
-    const shown = parseFeltText(record.programHash)
-    if (shown === undefined || !Object.values(inspection.programHashes).some((hash) => BigInt(hash) === shown)) return false
+    const recorded = parseFeltText(record.programHash)
+    if (recorded === undefined || !Object.values(inspection.programHashes).some((hash) => BigInt(hash) === recorded)) return false
   }
   return true
 }
@@ -247,7 +247,7 @@ async function followRunning(
   const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal
   const judged = candidates.map(async (candidate) => {
     const { provingQuery: record } = await client.waitForQuery(candidate.id, { timeoutMs: options.inFlight.timeoutMs, signal })
-    if (settingsRefusal(record, request) !== undefined) return undefined
+    if (refusalBesidesFacts(record, request) !== undefined) return undefined
     const factCheck = compareQueryFacts(record, inspection)
     return judgeCandidate(record, factCheck, request) === undefined ? { reused: true as const, record, factCheck, scanned } : undefined
   })
@@ -316,7 +316,7 @@ async function retryFailedCandidate(
   const { compareQueryFacts } = await import('../pie/index.ts')
   const { describeRetry } = await import('../clients/proving.ts')
   const id = byCreation(failed)[0]!.id
-  const unresolved = (what: string, error: unknown) => {
+  const nothingSentError = (what: string, error: unknown) => {
     if (error instanceof AbortedError || options.signal?.aborted) return error
     const message = error instanceof ProvingKitError ? error.shortMessage : String(error)
     return new RerunNothingSentError(`This re-run ${what} query ${id} of this PIE's program (${message}); it may be this PIE's, submitted by an earlier attempt, so nothing was submitted.`, {
@@ -324,12 +324,12 @@ async function retryFailedCandidate(
       nextStep: { kind: 'follow-candidates', ids: [id] },
     })
   }
-  const retry = await client.retryFailedQuery(id, { signal: options.signal }).catch((error: unknown) => Promise.reject(unresolved('retried FAILED', error)))
+  const retry = await client.retryFailedQuery(id, { signal: options.signal }).catch((error: unknown) => Promise.reject(nothingSentError('retried FAILED', error)))
   if (!retry.retried) return { ...none, reason: `${none.reason}; query ${id} of this PIE's program FAILED and cannot be retried (${retry.reason})` }
   options.logger.info(`This is a re-run: ${describeRetry(id, retry).replace(/\.$/, '')} (it may be this PIE's: its facts are compared once it ends).`)
   const { provingQuery: record } = await client
     .waitForQuery(id, { timeoutMs: options.inFlight.timeoutMs, signal: options.signal })
-    .catch((error: unknown) => Promise.reject(unresolved('could not follow to its end the retried', error)))
+    .catch((error: unknown) => Promise.reject(nothingSentError('could not follow to its end the retried', error)))
   const factCheck = compareQueryFacts(record, inspection)
   if (judgeCandidate(record, factCheck, request) === undefined) return { reused: true, record, factCheck, scanned: none.scanned }
   return { ...none, reason: `${none.reason}; query ${id}, FAILED and retried, ended without proving it` }
@@ -346,10 +346,11 @@ export class RerunNothingSentError extends ProvingKitError {
 /** The L2 endpoint's default prover instance: the only one a reused query may stand for (no record shows it). */
 export const DEFAULT_L2_PROVER = 'svc_sharp'
 
-type Allowance = { mockFactHash: boolean; allowMockedFact: boolean; expectedProgramHash?: string | undefined }
+/** What the reused query's fact must be: mocked or not as asked (or allowed to be mocked), of the expected program. */
+type FactConditions = Pick<ReuseRequest, 'mockFactHash' | 'allowMockedFact' | 'expectedProgramHash'>
 
 /** A submission to the L2 endpoint (proof generation and verification on L2). */
-export function l2ReuseRequest(options: Allowance & { layout: string; prover: string }): ReuseRequest {
+export function l2ReuseRequest(options: FactConditions & { layout: string; prover: string }): ReuseRequest {
   return {
     result: 'PROOF_VERIFICATION_ON_L2',
     settings: { layout: options.layout },
@@ -377,7 +378,7 @@ export function generalReuseRequest(
     sharpProver?: string | undefined
     bucketId?: string | undefined
   },
-  allowance: Allowance,
+  factConditions: FactConditions,
 ): ReuseRequest {
   const blocked =
     fields.bucketId !== undefined
@@ -397,7 +398,7 @@ export function generalReuseRequest(
       hints: fields.hints,
       externalId: fields.externalId,
     },
-    ...allowance,
+    ...factConditions,
     blocked,
   }
 }

@@ -1,6 +1,6 @@
 /**
  * `prove DIR` in one pass: the PIE directory is packed, validated and uploaded at once, the
- * upload fed from the zip's bytes as the packer writes them (pipeline/prove.ts `streamPie`).
+ * upload fed from the zip's bytes as the packer writes them (pipeline/prepared-pie.ts `streamPie`).
  *
  * What keeps it safe:
  * - nothing is sent before the directory is found to hold exactly a PIE's files and its JSON
@@ -23,7 +23,7 @@ import { AbortedError, SubmissionOutcomeUnknownError, NetworkError, ServiceError
 import type { Logger } from '../core/runtime.ts'
 import { type JournaledSubmission, type JournalParts, type SubmissionJournal, submitWithJournal } from './journal.ts'
 import type { KeyQueries } from './key-queries.ts'
-import type { PieStream, PreparedPie } from './prove.ts'
+import type { PieStream, PreparedPie } from './prepared-pie.ts'
 
 export type StreamedSubmitOptions = {
   client: ProvingClient
@@ -39,7 +39,7 @@ export type StreamedSubmitOptions = {
    */
   reuse?: ((pie: PreparedPie) => Promise<(JournaledSubmission & { reused?: { createdAt: string | null } | undefined }) | undefined>) | undefined
   /** The local journal (never pay twice); absent for a service that forgets (a command's own emulator). */
-  journal?: { journal: SubmissionJournal; forceNew: boolean; submitAnew?: string | undefined; parts: (pie: PreparedPie) => JournalParts; timeoutMs?: number | undefined; factsChecked?: boolean | undefined; queries?: KeyQueries | undefined } | undefined
+  journal?: { journal: SubmissionJournal; forceNew: boolean; forceNewHint?: string | undefined; parts: (pie: PreparedPie) => JournalParts; timeoutMs?: number | undefined; factsChecked?: boolean | undefined; queries?: KeyQueries | undefined } | undefined
 }
 
 export type StreamedSubmission = {
@@ -112,7 +112,7 @@ export async function submitPieStreamed(stream: PieStream, options: StreamedSubm
       parts: options.journal.parts(pie),
       client,
       forceNew: options.journal.forceNew,
-      submitAnew: options.journal.submitAnew,
+      forceNewHint: options.journal.forceNewHint,
       inspection: pie.inspection,
       timeoutMs: options.journal.timeoutMs,
       factsChecked: options.journal.factsChecked,

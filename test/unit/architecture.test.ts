@@ -318,12 +318,12 @@ describe('the rooms of src/pie', () => {
   it('finds a room importing a later one, and an import past the index.ts of a room', () => {
     const graph = new Map([
       [join(PIE, 'read', 'source.ts'), { local: [join(PIE, 'validate', 'index.ts')] }],
-      [join(SRC, 'pipeline', 'prove.ts'), { local: [join(PIE, 'pack', 'pack.ts')] }],
+      [join(SRC, 'pipeline', 'prepared-pie.ts'), { local: [join(PIE, 'pack', 'pack.ts')] }],
       [join(PIE, 'pack', 'pack.ts'), { local: [join(PIE, 'read', 'index.ts'), join(PIE, 'pack', 'crc32.ts')] }],
     ])
     expect(roomViolations(graph)).toEqual([
       'pie/read/source.ts -> pie/validate/index.ts: read comes before validate',
-      'pipeline/prove.ts -> pie/pack/pack.ts: not through pie/pack/index.ts',
+      'pipeline/prepared-pie.ts -> pie/pack/pack.ts: not through pie/pack/index.ts',
     ])
   })
 })

@@ -99,7 +99,7 @@ export const run = defineAction({
 
 /** Each PIE given, inspected (its program and output): what the gate compares each query's facts with. */
 async function inspectPies(io: ActionIO, input: string, signal: AbortSignal): Promise<GivenPie[]> {
-  const { preparePie } = await import('../../pipeline/prove.ts')
+  const { preparePie } = await import('../../pipeline/prepared-pie.ts')
   const pies: GivenPie[] = []
   io.startGroup('Inspecting the PIEs proved into the bucket')
   try {

@@ -154,8 +154,8 @@ async function proveRequest(
   if (request.endpoint.kind === 'general' && !pies.length && !inputs['declared-job-size']) {
     io.info('`declared-job-size` is XS: there is no PIE to measure. Set it if the run has more than 6.5M steps (a too-small size fails the job).')
   }
-  const asked = expectedOf(request.endpoint)
-  if (!inBucket(request.endpoint)) step.expecting(asked.label)
+  const expected = expectedOf(request.endpoint)
+  if (!inBucket(request.endpoint)) step.expecting(expected.label)
   const timeoutMs = inputs['timeout-minutes'] * 60_000
   const [outcome] = await proveStatements(request, {
     client,
@@ -291,7 +291,7 @@ async function showOne(
     })
     return
   }
-  const asked = expectedOf(request.endpoint)
+  const expected = expectedOf(request.endpoint)
   const judgement = outcome.judgement
   if (!judgement) {
     step.facts = { kind: 'skipped', reason: '`wait` is false' }
@@ -299,14 +299,14 @@ async function showOne(
       await step.report({
         outcome: 'submitted',
         headline: `Reused query ${queryId}, which already proves this PIE; nothing was submitted, and it is not gated here (\`wait: false\`).`,
-        nextSteps: [`Gate it with the \`wait\` sub-action, its \`query-id\` and \`expected-result: ${asked.label}\`.`],
+        nextSteps: [`Gate it with the \`wait\` sub-action, its \`query-id\` and \`expected-result: ${expected.label}\`.`],
       })
       return
     }
-    await step.endWithoutWaiting(queryId, `Follow the query with the \`wait\` sub-action, its \`query-id\` and \`expected-result: ${asked.label}\`; it applies the same gate.`)
+    await step.endWithoutWaiting(queryId, `Follow the query with the \`wait\` sub-action, its \`query-id\` and \`expected-result: ${expected.label}\`; it applies the same gate.`)
     return
   }
-  showFacts(io, step, judgement, { expectedLabel: asked.label, noPie: 'no PIE to compute them from (a program or program hash was submitted)' })
+  showFacts(io, step, judgement, { expectedLabel: expected.label, noPie: 'no PIE to compute them from (a program or program hash was submitted)' })
   if (inputs['upload-artifacts']) {
     const options = { retentionDays: inputs['retention-days'], compressionLevel: inputs['compression-level'], overwrite: inputs.overwrite, allowInsecureHttp: inputs['allow-insecure-http'] === true }
     await uploadArtifacts(io, step, inputs['artifact-name'], outcome.pie?.zipPath, io.env.RUNNER_TEMP || tmpdir(), options, service.signal)

@@ -57,7 +57,7 @@ async function packAndInspect(dir: string, out: string, signal: AbortSignal) {
   }
   const { packChecked } = await import('../../pie/inspect/index.ts')
   await mkdir(dirname(out), { recursive: true })
-  const { namedPackError } = await import('../../pipeline/prove.ts')
+  const { namedPackError } = await import('../../pipeline/prepared-pie.ts')
   // One pass: the directory is read once and inspected (validated) while it is packed; the zip
   // is renamed into place only when the PIE is valid, so a failure leaves no file and an
   // existing pie.zip as it was.

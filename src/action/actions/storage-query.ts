@@ -37,13 +37,14 @@ class StorageQueryStep extends Step<StorageQueryStepOptions, OutputName> {
     ]
   }
 
-  seen(status: string): void {
+  /** The latest status the wait read: in the summary and the `query-status` output. */
+  showLatest(status: string): void {
     this.status = status
     this.outputs.set({ 'query-status': status })
   }
 
   override async fail(error: unknown): Promise<void> {
-    if (error instanceof WaitTimeoutError && typeof error.lastSeen === 'string') this.seen(error.lastSeen)
+    if (error instanceof WaitTimeoutError && typeof error.lastSeen === 'string') this.showLatest(error.lastSeen)
     await super.fail(error)
   }
 
@@ -90,11 +91,11 @@ export const run = defineAction({
         timeoutMs: inputs['timeout-minutes'] * 60_000,
         signal,
         onProgress: (progress) => {
-          step.seen(progress.queryStatus)
+          step.showLatest(progress.queryStatus)
           io.info(`[${formatDuration(progress.elapsedMs).padStart(6)}] ${progress.queryStatus}`)
         },
       })
-      step.seen(result.queryStatus)
+      step.showLatest(result.queryStatus)
     } finally {
       io.endGroup()
     }

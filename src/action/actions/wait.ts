@@ -7,7 +7,7 @@
  * kind it expects is `expected-result`, else what the run's journal recorded, else a proof.
  */
 import { ANY_PROOF, type ExpectedResult, expectResult } from '../../pipeline/gate.ts'
-import type { PreparedPie } from '../../pipeline/prove.ts'
+import type { PreparedPie } from '../../pipeline/prepared-pie.ts'
 import { followQuery } from '../../pipeline/statement/index.ts'
 import { defineAction } from '../steps/define-action.ts'
 import { requireService, WAIT_INPUTS } from '../steps/inputs.ts'
@@ -34,7 +34,7 @@ export const run = defineAction({
     const queryId = inputs['query-id']
     // What the query was asked for, never its record's word for it: `expected-result`, else what
     // this run's submission journal recorded, else a proof with its facts.
-    const expected = await expectedOf(io, inputs['expected-result'], queryId, new URL(client.http.baseUrl).origin)
+    const expected = await expectedFor(io, inputs['expected-result'], queryId, new URL(client.http.baseUrl).origin)
     const timeoutMs = inputs['timeout-minutes'] * 60_000
     const judgement = await followQuery(
       client,
@@ -56,7 +56,7 @@ export const run = defineAction({
   },
 })
 
-async function expectedOf(io: ActionIO, input: string | undefined, queryId: string, service: string): Promise<ExpectedResult> {
+async function expectedFor(io: ActionIO, input: string | undefined, queryId: string, service: string): Promise<ExpectedResult> {
   if (input !== undefined) return expectResult(input)
   const { actionJournalDir, recordedResult } = await import('../../pipeline/journal.ts')
   const dir = actionJournalDir(io.env)

@@ -79,13 +79,13 @@ export async function proveBatch(
   const outcomes = await proveStatements(request, { client, logger: loggerFor(io), signal, hooks })
   const rows = outcomes.map(rowOf)
   const failed = rows.filter((row) => !row.passed)
-  const onchainAsked = request.policy.onchain !== undefined
+  const onchainRequested = request.policy.onchain !== undefined
   step.outputs.set({
     results: JSON.stringify(rows),
     status: failed.length ? 'FAILED' : wait ? 'DONE' : 'SUBMITTED',
     'facts-verified': String(wait && inputs['verify-facts'] && rows.every((row) => row.facts === 'match' || row.facts === 'none')),
     // Not asked for: left empty, as every output that does not apply is.
-    'onchain-verified': onchainAsked ? String(rows.every((row) => row.onchainVerified === true)) : undefined,
+    'onchain-verified': onchainRequested ? String(rows.every((row) => row.onchainVerified === true)) : undefined,
   })
   step.extraRows.push(['PIEs', String(rows.length)], ['Passed', `${rows.length - failed.length} of ${rows.length}`], ['Concurrency', String(inputs.concurrency)])
   step.sections.push(batchMarkdown(rows))

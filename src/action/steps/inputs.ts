@@ -499,7 +499,7 @@ export const mainCrossCheck: CrossCheck<typeof MAIN_INPUTS> = (context) => {
   const { values, raw, parsed, problem } = context
   // The endpoint's own list, before anything is packed or sent (the service refuses another).
   if (parsed('layout')) {
-    // Any general-submission input sends the query through it (steps/general.ts GENERAL_ONLY).
+    // Any general-submission input sends the query through it (steps/general-submission.ts GENERAL_ONLY).
     const general = Object.keys(GENERAL_INPUTS).some((name) => values[name as keyof typeof GENERAL_INPUTS] !== undefined)
     const layout = layoutProblem(values.layout ?? 'auto', general ? 'general' : 'l2', '`layout`')
     if (layout) problem('layout', layout)

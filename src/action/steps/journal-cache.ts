@@ -107,7 +107,7 @@ export async function carryJournal(io: ActionIO, inputs: StepInputs, dir: string
   // followed outside the journal (a query it reused: it may have been stopped while it waited).
   const prepared = new Map<number, string>()
   const answered = new Set(known)
-  const outside = new Set<string>()
+  const reusedOutside = new Set<string>()
   // Passed on a query the journal did not follow (a DONE one reused): an earlier entry of the PIE is settled too.
   const settled = new Set<string>()
   return {
@@ -118,11 +118,11 @@ export async function carryJournal(io: ActionIO, inputs: StepInputs, dir: string
         answered.add(event.pie.sha256)
       }
       const digest = prepared.get(event.index)
-      if (event.type === 'decided' && event.decision.kind === 'reuse-query' && digest !== undefined) outside.add(digest)
-      if (event.type === 'ended' && event.outcome.passed && event.outcome.judgement && outside.has(digest ?? '')) settled.add(digest!)
+      if (event.type === 'decided' && event.decision.kind === 'reuse-query' && digest !== undefined) reusedOutside.add(digest)
+      if (event.type === 'ended' && event.outcome.passed && event.outcome.judgement && reusedOutside.has(digest ?? '')) settled.add(digest!)
     },
     async save() {
-      const saved = await saveJournal(io, carry, `${carry.prefix}${carry.attempt}`, { answered, outside, settled, restored: restored !== undefined, stopped: signal.aborted })
+      const saved = await saveJournal(io, carry, `${carry.prefix}${carry.attempt}`, { answered, reusedOutside, settled, restored: restored !== undefined, stopped: signal.aborted })
       if (saved === 'done') io.saveState(STATE.journalSaved, 'true')
     },
   }
@@ -139,7 +139,7 @@ export async function saveJournalAfterStop(io: ActionIO): Promise<void> {
   }
   if (typeof carry?.dir !== 'string' || typeof carry.prefix !== 'string' || typeof carry.staging !== 'string' || !Number.isInteger(carry.attempt)) return
   // Which PIEs the main step prepared is its own knowledge: here only its entries are known.
-  await saveJournal(io, carry, `${carry.prefix}${carry.attempt}-post`, { answered: new Set(), outside: new Set(), settled: new Set(), restored: false, stopped: true })
+  await saveJournal(io, carry, `${carry.prefix}${carry.attempt}-post`, { answered: new Set(), reusedOutside: new Set(), settled: new Set(), restored: false, stopped: true })
 }
 
 type Restored = { whole: boolean; known: Set<string> }
@@ -194,7 +194,7 @@ type Answers = {
   /** The PIEs this attempt's journal answers for (with the entries' own). */
   answered: ReadonlySet<string>
   /** Those followed outside the journal: the next attempt looks them up. */
-  outside: ReadonlySet<string>
+  reusedOutside: ReadonlySet<string>
   /** Those of them that passed: their entries are not carried on. */
   settled: ReadonlySet<string>
   /** An earlier attempt's journal was read back: this one's is saved even when empty, to close it. */
@@ -218,7 +218,7 @@ async function saveJournal(io: ActionIO, carry: JournalCarry, key: string, answe
   } catch {
     entries = []
   }
-  const pies = [...new Set([...answers.answered, ...entries.map((entry) => entry.pieDigest)])].filter((pie) => !answers.outside.has(pie)).sort()
+  const pies = [...new Set([...answers.answered, ...entries.map((entry) => entry.pieDigest)])].filter((pie) => !answers.reusedOutside.has(pie)).sort()
   if (entries.length === 0 && !answers.restored && !(answers.stopped && pies.length > 0)) return 'done'
   if (!cacheReachable()) {
     io.debug(`The journal was not saved for a re-run: ${NO_CACHE}.`)

@@ -4,7 +4,7 @@
  * import into a chunk file of the one bundle (`dist/<id>.index.js`) that is read on first use.
  *
  * - ./client.ts: the proving service client (undici, the response schemas);
- * - ../../pipeline/prove.ts and ../../pie/index.ts: the PIE toolkit;
+ * - ../../pipeline/prepared-pie.ts and ../../pie/index.ts: the PIE toolkit;
  * - ../../emulator/index.ts: only with `emulator: true`;
  * - ./artifacts.ts (@actions/artifact): only with `upload-artifacts: true`;
  * - ../github/publish.ts (@actions/github, Octokit): only with `release-tag`, `pr-comment`,

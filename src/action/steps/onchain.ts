@@ -9,16 +9,12 @@ import { forSummary } from '../../core/service-text.ts'
 import { ONCHAIN_LABEL, type OnchainOutcome, type OnchainVerdict, onchainFactName } from '../../pipeline/onchain.ts'
 import type { QueryStep } from './query-step.ts'
 
-type ChainOutcome = OnchainOutcome
-const LABEL = ONCHAIN_LABEL
-const factName = onchainFactName
-
-/** The outputs and the summary's row of an on-chain verdict (`asked`: the run asked for a check at all). */
-export async function showOnchain(step: QueryStep, verdict: OnchainVerdict, asked: boolean): Promise<void> {
+/** The outputs and the summary's row of an on-chain verdict (`checkRequested`: the run asked for a check at all). */
+export async function showOnchain(step: QueryStep, verdict: OnchainVerdict, checkRequested: boolean): Promise<void> {
   if (!verdict.checked) {
     // Not asked for: nothing was refused, so `onchain-verified` is left empty ('false' read as a
     // fact found missing), as every output that does not apply is.
-    if (!asked) {
+    if (!checkRequested) {
       step.outputs.set({ 'onchain-details': '[]' })
       return
     }
@@ -30,7 +26,7 @@ export async function showOnchain(step: QueryStep, verdict: OnchainVerdict, aske
 }
 
 /** The outcomes of the chains read: `onchain-verified` true only when every fact is registered. */
-export async function showOutcomes(step: QueryStep, outcomes: ChainOutcome[], timeoutMs: number): Promise<void> {
+export async function showOutcomes(step: QueryStep, outcomes: OnchainOutcome[], timeoutMs: number): Promise<void> {
   const { describeWhere } = await import('../../chain/index.ts')
   const verified = outcomes.every((outcome) => outcome.status === 'registered')
   step.outputs.set({ 'onchain-verified': String(verified), 'onchain-details': JSON.stringify(outcomes.map(detail)) })
@@ -41,19 +37,19 @@ export async function showOutcomes(step: QueryStep, outcomes: ChainOutcome[], ti
 }
 
 /** Lines for the log once a PIE's facts were found registered before anything was submitted. */
-export async function alreadyOnChainLines(outcomes: ChainOutcome[]): Promise<string[]> {
+export async function alreadyOnChainLines(outcomes: OnchainOutcome[]): Promise<string[]> {
   const { describeWhere } = await import('../../chain/index.ts')
   return outcomes.flatMap((outcome) => {
     if (outcome.status !== 'registered') return []
     const check = outcome.check
     const accepted = check.chain === 'starknet' ? check.verifications.filter((verification) => verification.meetsExpected && verification.hashMatches) : []
     const bits = accepted.length ? `, ${Math.max(...accepted.map((verification) => verification.securityBits))} security bits` : ''
-    return [`Already proven on chain: the PIE's ${factName(check.chain, false)} ${check.fact} is registered on ${describeWhere(check)} (registry ${check.registry}, block ${check.blockNumber}${bits}).`]
+    return [`Already proven on chain: the PIE's ${onchainFactName(check.chain, false)} ${check.fact} is registered on ${describeWhere(check)} (registry ${check.registry}, block ${check.blockNumber}${bits}).`]
   })
 }
 
 /** `onchain-details`: one object per chain; the check as the library returns it. */
-function detail(outcome: ChainOutcome): Record<string, unknown> {
+function detail(outcome: OnchainOutcome): Record<string, unknown> {
   if (outcome.status === 'error') return { chain: outcome.chain, registered: false, error: outcome.message }
   if (!outcome.check) return { chain: outcome.chain, registered: false, timedOut: true }
   return { ...outcome.check, ...(outcome.status === 'timed-out' ? { timedOut: true } : {}) }
@@ -68,11 +64,11 @@ function where(check: OnchainFactCheck, describe: Describe): string {
   return `${describe(check)}, ${KIND_NAME[check.registryKind]} registry \`${check.registry}\`, block ${check.blockNumber}`
 }
 
-function summaryLine(outcome: ChainOutcome, timeoutMs: number, describe: Describe): string {
-  const name = factName(outcome.chain, outcome.mocked)
+function summaryLine(outcome: OnchainOutcome, timeoutMs: number, describe: Describe): string {
+  const name = onchainFactName(outcome.chain, outcome.mocked)
   if (outcome.status === 'registered') return `✅ ${name} registered (${where(outcome.check, describe)})`
   // An RPC's words (an error message): data, never Markdown.
-  if (outcome.status === 'error') return `❌ ${LABEL[outcome.chain]}: ${forSummary(outcome.message)}`
-  const seen = outcome.check
-  return `❌ ${name} not registered within ${formatDuration(timeoutMs)}${seen ? ` (${where(seen, describe)})` : ''}`
+  if (outcome.status === 'error') return `❌ ${ONCHAIN_LABEL[outcome.chain]}: ${forSummary(outcome.message)}`
+  const lastCheck = outcome.check
+  return `❌ ${name} not registered within ${formatDuration(timeoutMs)}${lastCheck ? ` (${where(lastCheck, describe)})` : ''}`
 }

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { isAbsolute, join, relative, resolve } from 'node:path'
 import type { Judgement } from '../../pipeline/statement/index.ts'
-import type { PreparedPie } from '../../pipeline/prove.ts'
+import type { PreparedPie } from '../../pipeline/prepared-pie.ts'
 import type { QueryStep } from './query-step.ts'
 import type { ActionIO } from '../types.ts'
 import { showValue } from '../../pipeline/gate.ts'
@@ -20,7 +20,7 @@ export async function preparePieForStep(
   path: string,
   options: { signal: AbortSignal; inspect: boolean },
 ): Promise<PreparedPie> {
-  const { preparePie } = await import('../../pipeline/prove.ts')
+  const { preparePie } = await import('../../pipeline/prepared-pie.ts')
   io.startGroup('Preparing the PIE')
   let pie: PreparedPie
   const workspace = io.env.GITHUB_WORKSPACE || process.cwd()

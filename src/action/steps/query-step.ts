@@ -158,7 +158,7 @@ export class QueryStep extends ProvingStep {
       this.result(result)
       return result
     } catch (error) {
-      if (error instanceof WaitTimeoutError && isRecord(error.lastSeen)) this.#seen(error.lastSeen)
+      if (error instanceof WaitTimeoutError && isRecord(error.lastSeen)) this.#showLatest(error.lastSeen)
       throw error
     } finally {
       this.io.endGroup()
@@ -169,10 +169,11 @@ export class QueryStep extends ProvingStep {
     // The status and step are the service's words: one line each, whatever they hold.
     const step = progress.step ? `  step ${serviceLine(progress.step, 200)}` : ''
     this.io.info(`[${formatDuration(progress.elapsedMs).padStart(6)}] ${serviceLine(progress.status, 200)}${step}`)
-    this.#seen(progress.record)
+    this.#showLatest(progress.record)
   }
 
-  #seen(record: QueryRecordL): void {
+  /** The latest record the wait read: kept for the summary, its status and step in the outputs. */
+  #showLatest(record: QueryRecordL): void {
     this.record = record
     this.outputs.set({ status: record.status, step: record.step ?? undefined })
   }

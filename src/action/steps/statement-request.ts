@@ -11,7 +11,7 @@ import { join, relative, resolve } from 'node:path'
 import { actionJournalDir } from '../../pipeline/journal.ts'
 import type { StatementEndpoint, StatementRequest, StatementSubject } from '../../pipeline/statement/index.ts'
 import type { ActionIO, InputValues } from '../types.ts'
-import { deriveActionDedupId, generalFields, usesGeneralSubmission } from './general.ts'
+import { deriveActionDedupId, generalFields, usesGeneralSubmission } from './general-submission.ts'
 import type { MAIN_INPUTS } from './inputs.ts'
 import { onchainPolicyOf } from './onchain-inputs.ts'
 

@@ -113,11 +113,11 @@ export class TaskStep extends Step<TaskStepOptions, TaskOutputName> {
         signal: this.options.signal,
         onProgress: (progress) => this.#progress(progress),
       })
-      this.seen(record)
+      this.#showLatest(record)
       return record
     } catch (error) {
-      if (error instanceof RemoteFailureError) this.seen(error.record as TaskStatusRecord)
-      if (error instanceof WaitTimeoutError && isStatusRecord(error.lastSeen)) this.seen(error.lastSeen)
+      if (error instanceof RemoteFailureError) this.#showLatest(error.record as TaskStatusRecord)
+      if (error instanceof WaitTimeoutError && isStatusRecord(error.lastSeen)) this.#showLatest(error.lastSeen)
       throw error
     } finally {
       this.io.endGroup()
@@ -127,10 +127,11 @@ export class TaskStep extends Step<TaskStepOptions, TaskOutputName> {
   #progress(progress: TaskProgress): void {
     const stage = progress.stage ? `  (${taskStageLabel(progress.stage)})` : ''
     this.io.info(`[${formatDuration(progress.elapsedMs).padStart(6)}] ${serviceLine(progress.status, 200)}${stage}`)
-    this.seen(progress.record)
+    this.#showLatest(progress.record)
   }
 
-  seen(record: TaskStatusRecord): void {
+  /** The latest record the wait read: kept for the summary, its status in the outputs. */
+  #showLatest(record: TaskStatusRecord): void {
     this.record = record
     this.outputs.set({
       status: record.status,

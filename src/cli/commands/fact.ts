@@ -134,9 +134,9 @@ export const factCheck = defineCommand({
           timeoutMs,
           signal: context.signal,
           logger: context.logger,
-          onProgress: ({ elapsedMs, check: seen }) => {
-            const why = seen.chain === 'starknet' && seen.reason ? `: ${seen.reason}` : ''
-            context.progress(`[${formatDuration(elapsedMs).padStart(6)}] fact ${seen.fact}: not registered yet on ${describeWhere(seen)} (block ${seen.blockNumber})${why}`)
+          onProgress: ({ elapsedMs, check: latest }) => {
+            const why = latest.chain === 'starknet' && latest.reason ? `: ${latest.reason}` : ''
+            context.progress(`[${formatDuration(elapsedMs).padStart(6)}] fact ${latest.fact}: not registered yet on ${describeWhere(latest)} (block ${latest.blockNumber})${why}`)
           },
         })
       } catch (error) {

@@ -13,14 +13,14 @@ import {
   expectedProgramHashFrom,
   GATE_OPTIONS,
   journalPolicyFrom,
-  NOT_ALLOWED,
+  MOCKED_FACT_NOT_ALLOWED,
   REUSE_OPTION,
   reuseModeFrom,
   WAIT_OPTIONS,
 } from '../shared/statement-flags.ts'
 import { printPlan } from '../shared/plan-output.ts'
 import { runStatements } from '../shared/statement-output.ts'
-import { GENERAL_FIELD_OPTIONS, hasGeneralFields, readGeneralFields } from '../submission.ts'
+import { GENERAL_FIELD_OPTIONS, hasGeneralFields, readGeneralFields } from '../general-submission.ts'
 
 const DEFAULT_CONCURRENCY = 4
 const MAX_CONCURRENCY = 64
@@ -99,7 +99,7 @@ export const prove = defineCommand({
         wait: context.values.wait === true,
         timeoutMs: timeoutFrom(context),
         concurrency,
-        gate: { allowMockedFact: allowMockedFactFrom(context), expectedProgramHash: expectedProgramHashFrom(context), verifyFacts: true, notAllowed: NOT_ALLOWED },
+        gate: { allowMockedFact: allowMockedFactFrom(context), expectedProgramHash: expectedProgramHashFrom(context), verifyFacts: true, notAllowed: MOCKED_FACT_NOT_ALLOWED },
         reuse: { mode: reuseModeFrom(context) },
         journal: journalPolicyFrom(context),
         streamDirectory: context.io.env.PROVING_STREAM_UPLOAD !== '0',

@@ -1,5 +1,5 @@
 import { InvalidInputError, RemoteFailureError } from '../../core/errors.ts'
-import { preparePie } from '../../pipeline/prove.ts'
+import { preparePie } from '../../pipeline/prepared-pie.ts'
 import { serviceLine } from '../../core/service-text.ts'
 import { allowInsecureHttp, defineCommand, MAX_RPS_OPTION, pageOptions, pageSummary, parseInteger, SERVICE_OPTIONS } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
@@ -9,7 +9,7 @@ import { followQuery, retryAndFollow } from '../../pipeline/statement/index.ts'
 import { RESULTS } from '../../schemas/proving-constants.ts'
 import type { ProvingClient } from '../../clients/proving.ts'
 import type { CommandContext } from '../context.ts'
-import { checkFlagEnum, GATE_OPTIONS, NOT_ALLOWED } from '../shared/statement-flags.ts'
+import { checkFlagEnum, GATE_OPTIONS, MOCKED_FACT_NOT_ALLOWED } from '../shared/statement-flags.ts'
 import { renderJudgement } from '../shared/statement-output.ts'
 
 const TIMEOUT_OPTION = {
@@ -129,7 +129,7 @@ export const queryWait = defineCommand({
     const pie = context.values.pie === undefined ? undefined : await preparePie(context.values.pie, { inputName: '--pie', signal: context.signal, onProgress: context.progress })
     try {
       const expected = await expectedFor(context, client, id)
-      const gate = { allowMockedFact: context.values['allow-mocked-fact'] === true, verifyFacts: true, notAllowed: NOT_ALLOWED }
+      const gate = { allowMockedFact: context.values['allow-mocked-fact'] === true, verifyFacts: true, notAllowed: MOCKED_FACT_NOT_ALLOWED }
       const judgement = await followQuery(client, { queryId: id, expected, gate, pie, timeoutMs }, { logger: context.logger, signal: context.signal, aroundWait: (wait) => withHeartbeat(context, wait) })
       return renderJudgement(context, judgement, { expected, announceFacts: pie !== undefined, pie: pie !== undefined })
     } finally {
@@ -157,7 +157,7 @@ export const queryRetry = defineCommand({
     // Checked before the retry is sent: a bad flag costs nothing.
     const expected = await expectedFor(context, client, id)
     const wait = context.values.wait === true
-    const gate = { allowMockedFact: context.values['allow-mocked-fact'] === true, verifyFacts: false, notAllowed: NOT_ALLOWED }
+    const gate = { allowMockedFact: context.values['allow-mocked-fact'] === true, verifyFacts: false, notAllowed: MOCKED_FACT_NOT_ALLOWED }
     const { retried, judgement } = await retryAndFollow(
       client,
       { queryId: id, expected, gate, timeoutMs: timeoutFrom(context), wait },

@@ -5,10 +5,10 @@ import { LAYOUTS } from '../../schemas/proving-constants.ts'
 import { defineCommand, SERVICE_OPTIONS } from '../context.ts'
 import { withLocalEmulator } from '../local-emulator.ts'
 import { provingClientFrom, timeoutFrom } from '../services.ts'
-import { allowMockedFactFrom, DRY_RUN_OPTION, EXPECTED_PROGRAM_OPTION, expectedProgramHashFrom, GATE_OPTIONS, NOT_ALLOWED, REUSE_OPTION, reuseModeFrom, WAIT_OPTIONS } from '../shared/statement-flags.ts'
+import { allowMockedFactFrom, DRY_RUN_OPTION, EXPECTED_PROGRAM_OPTION, expectedProgramHashFrom, GATE_OPTIONS, MOCKED_FACT_NOT_ALLOWED, REUSE_OPTION, reuseModeFrom, WAIT_OPTIONS } from '../shared/statement-flags.ts'
 import { printPlan } from '../shared/plan-output.ts'
 import { runStatements } from '../shared/statement-output.ts'
-import { checkCombination, GENERAL_FIELD_OPTIONS, readGeneralFields } from '../submission.ts'
+import { checkCombination, GENERAL_FIELD_OPTIONS, readGeneralFields } from '../general-submission.ts'
 
 export const submit = defineCommand({
   path: ['submit'],
@@ -88,7 +88,7 @@ export const submit = defineCommand({
         wait: context.values.wait === true,
         timeoutMs: timeoutFrom(context),
         concurrency: 1,
-        gate: { allowMockedFact: allowMockedFactFrom(context), expectedProgramHash: expectedProgramHashFrom(context), verifyFacts: true, notAllowed: NOT_ALLOWED },
+        gate: { allowMockedFact: allowMockedFactFrom(context), expectedProgramHash: expectedProgramHashFrom(context), verifyFacts: true, notAllowed: MOCKED_FACT_NOT_ALLOWED },
         reuse: { mode: reuseModeFrom(context) },
       },
     }

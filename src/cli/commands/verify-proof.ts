@@ -5,7 +5,7 @@ import { MEMORY_VERIFICATIONS, STONE_VERSIONS } from '../../schemas/proving-cons
 import { defineCommand, SERVICE_OPTIONS } from '../context.ts'
 import { withLocalEmulator } from '../local-emulator.ts'
 import { provingClientFrom, timeoutFrom } from '../services.ts'
-import { allowMockedFactFrom, checkFlagEnum, GATE_OPTIONS, NOT_ALLOWED, WAIT_OPTIONS } from '../shared/statement-flags.ts'
+import { allowMockedFactFrom, checkFlagEnum, GATE_OPTIONS, MOCKED_FACT_NOT_ALLOWED, WAIT_OPTIONS } from '../shared/statement-flags.ts'
 import { runStatements } from '../shared/statement-output.ts'
 
 export const verifyProof = defineCommand({
@@ -54,7 +54,7 @@ export const verifyProof = defineCommand({
         wait: context.values.wait === true,
         timeoutMs: timeoutFrom(context),
         concurrency: 1,
-        gate: { allowMockedFact: allowMockedFactFrom(context), verifyFacts: false, notAllowed: NOT_ALLOWED },
+        gate: { allowMockedFact: allowMockedFactFrom(context), verifyFacts: false, notAllowed: MOCKED_FACT_NOT_ALLOWED },
         reuse: { mode: 'never' },
       },
     }

@@ -23,7 +23,7 @@ export const WAIT_OPTIONS = {
   },
 } as const
 
-/** The gate's allowance, for the commands whose wait gates (prove, submit, verify-proof, query wait, query retry). */
+/** Whether the gate lets a mocked fact pass, for the commands whose wait gates (prove, submit, verify-proof, query wait, query retry). */
 export const GATE_OPTIONS = {
   'allow-mocked-fact': {
     type: 'boolean',
@@ -63,7 +63,7 @@ export function expectedProgramHashFrom(context: CommandContext<typeof EXPECTED_
 }
 
 /** Why the gate did not let a mocked fact pass, in the CLI's words. */
-export const NOT_ALLOWED = '--allow-mocked-fact was not given'
+export const MOCKED_FACT_NOT_ALLOWED = '--allow-mocked-fact was not given'
 
 /** `--reuse` of the commands that submit a PIE (prove, submit). */
 export const REUSE_OPTION = {
@@ -91,10 +91,10 @@ export function reuseModeFrom(context: CommandContext<typeof REUSE_OPTION>): Reu
  */
 export function journalPolicyFrom(context: CommandContext): JournalPolicy | undefined {
   if (context.values.emulator === true) return undefined
-  return { dir: defaultJournalDir(context.io.env), forceNew: (context.values as { new?: boolean }).new === true, submitAnew: 'pass --new' }
+  return { dir: defaultJournalDir(context.io.env), forceNew: (context.values as { new?: boolean }).new === true, forceNewHint: 'pass --new' }
 }
 
-/** The gate's allowance: `--allow-mocked-fact`, implied by `--mock-fact-hash` (a mocked fact was asked for). */
+/** Whether the gate lets a mocked fact pass: `--allow-mocked-fact`, implied by `--mock-fact-hash` (a mocked fact was asked for). */
 export function allowMockedFactFrom(context: CommandContext): boolean {
   const values = context.values as { 'mock-fact-hash'?: boolean; 'allow-mocked-fact'?: boolean }
   return values['mock-fact-hash'] === true || values['allow-mocked-fact'] === true

@@ -37,7 +37,7 @@ export type FailedQueryRetry = RetriedQuery | { retried: false; queryId: string;
  * error is retriable and fewer than 3 retries are used, so the same query runs again instead of
  * a new, paid one. Record D's `isRetriable` and `retryCount` decide when the service gives them;
  * when it does not (production may leave both out) the retry endpoint is asked, and its
- * refusal (400 QUERY_NOT_RETRIABLE, MAX_RETRIES_REACHED; 403, 404) means "submit anew". 409 (no
+ * refusal (400 QUERY_NOT_RETRIABLE, MAX_RETRIES_REACHED; 403, 404) means "submit a new query". 409 (no
  * longer FAILED) means another run retried it: it is followed. Any other failure of the retry is
  * thrown: whether it took effect is unknown, so nothing is submitted.
  */

@@ -57,10 +57,10 @@ export async function waitForQuery(service: ProvingService, queryId: string, opt
         elapsedMs: now - started,
         record,
       }
-      const seen = watch.see(`${record.status}|${record.step ?? ''}`, now)
-      if (seen === 'changed') {
+      const change = watch.update(`${record.status}|${record.step ?? ''}`, now)
+      if (change === 'changed') {
         options.onProgress?.(progress)
-      } else if (seen === 'stuck') {
+      } else if (change === 'stuck') {
         const stepElapsedMs = now - watch.since
         const step = record.step ? ` in step ${serviceLine(record.step, 200)}` : ''
         logger.warn(`Query ${id} has been ${serviceLine(record.status, 200)}${step} for ${formatDuration(stepElapsedMs)}, far longer than expected; still waiting until the timeout.`)

@@ -25,7 +25,7 @@ export type RequestSpec<T> = {
   headers?: Record<string, string | undefined> | undefined
   /** A JSON body. */
   json?: unknown
-  /** A streamed body; a factory so that a retry can open it anew. */
+  /** A streamed body; a factory so that a retry can open it again. */
   body?: ((context: BodyContext) => RequestBody) | undefined
   /**
    * Validates and types a successful body. A promise of it is awaited only once a successful

@@ -112,15 +112,15 @@ export async function takeLock(path: string, logger?: Logger): Promise<{ taken: 
 }
 
 /** Moves a dead owner's lock aside; puts it back if another run replaced it in the meantime. */
-async function removeStaleLock(path: string, seen: string): Promise<void> {
+async function removeStaleLock(path: string, staleText: string): Promise<void> {
   const aside = `${path}.${process.pid}.${randomUUID()}.stale`
   try {
     await rename(path, aside)
   } catch {
     return
   }
-  const moved = await readLock(aside).catch(() => seen)
-  if (moved !== seen) await link(aside, path).catch(() => {})
+  const moved = await readLock(aside).catch(() => staleText)
+  if (moved !== staleText) await link(aside, path).catch(() => {})
   await rm(aside, { force: true })
 }
 

@@ -1,6 +1,6 @@
 /**
  * What a submission through the journal is given (the journal, the key's parts, the client,
- * how the host lets a person submit anew) and what it returns (the query, and how its run
+ * how the host lets a person force a new query) and what it returns (the query, and how its run
  * settles or keeps the entry): shared by submit.ts, follow.ts and recover.ts.
  */
 import type { ProvingClient, RetriedQuery } from '../../clients/proving.ts'
@@ -17,7 +17,7 @@ export type JournaledSubmission = {
   retried?: RetriedQuery | undefined
   /**
    * The statement's outcome is settled (its wait saw the query DONE and the gate ran): forgets
-   * the entry, so a later run of the same command submits anew.
+   * the entry, so a later run of the same command submits a new query.
    */
   settle?: (() => Promise<void>) | undefined
   /**
@@ -34,10 +34,10 @@ export type JournalOptions = {
   client: ProvingClient
   forceNew: boolean
   /**
-   * How the host lets a person submit anew whatever the journal says (the CLI: "pass --new"),
+   * How the host lets a person force a new query whatever the journal says (the CLI: "pass --new"),
    * added to the lines that follow an earlier query; absent where there is no such way (the action).
    */
-  submitAnew?: string | undefined
+  forceNewHint?: string | undefined
   logger: Logger
   signal?: AbortSignal | undefined
   /**
@@ -58,9 +58,9 @@ export type JournalOptions = {
   submit: () => Promise<JournaledSubmission>
 }
 
-/** The host's way to submit anew, as a sentence ending a journal line (" Pass --new to …."), or nothing. */
-export function anewAdvice(options: JournalOptions, what: string): string {
-  if (!options.submitAnew) return ''
-  const how = options.submitAnew.charAt(0).toUpperCase() + options.submitAnew.slice(1)
+/** The host's way to force a new query, as a sentence ending a journal line (" Pass --new to …."), or nothing. */
+export function forceNewAdvice(options: JournalOptions, what: string): string {
+  if (!options.forceNewHint) return ''
+  const how = options.forceNewHint.charAt(0).toUpperCase() + options.forceNewHint.slice(1)
   return ` ${how} to ${what}.`
 }

@@ -10,7 +10,7 @@ import { AbortedError, SubmissionOutcomeUnknownError } from '../../core/errors.t
 import type { PieInspection } from '../../pie/index.ts'
 import type { QueryRecordL } from '../../schemas/proving.ts'
 import { KeyQueries, QUERY_PAGE_SIZE } from '../key-queries.ts'
-import { anewAdvice, type JournalOptions } from './options.ts'
+import { forceNewAdvice, type JournalOptions } from './options.ts'
 import type { JournalEntry } from './store.ts'
 
 /**
@@ -82,13 +82,13 @@ export async function resolveUnfinished(previous: JournalEntry, options: Journal
     // PIE's query never passes it (one with the same facts proves the same statement).
     const [only] = candidates
     logger.warn(
-      `Following query ${only!}, submitted by an earlier run: the only query of your key since its upload began ${where}; its facts are checked.${anewAdvice(options, 'submit anyway')}`,
+      `Following query ${only!}, submitted by an earlier run: the only query of your key since its upload began ${where}; its facts are checked.${forceNewAdvice(options, 'submit anyway')}`,
     )
     return only!
   }
   const shown = candidates.slice(0, 5).join(', ')
   const count = `${complete ? '' : 'at least '}${describeCount(candidates.length)}`
-  // Submitting again is not offered: a query exists that may be this PIE's, and would be paid again.
+  // A new query is not offered: a query exists that may be this PIE's, and would be paid again.
   throw new EarlierUploadOutcomeUnknownError(
     `An earlier upload of this PIE to ${parts.service} did not finish ${where}, and a query since may be its own: nothing was sent.`,
     {
@@ -118,7 +118,7 @@ async function queriesSince(options: JournalOptions, since: () => number, known:
   for (const id of options.queries?.created ?? []) queries.created.add(id)
   const candidates: string[] = []
   let newestFirst = true
-  let previous = Number.POSITIVE_INFINITY
+  let previousTime = Number.POSITIVE_INFINITY
   // A page's worth of older records in a row, the list newest first: none after them is recent.
   let older = 0
   for await (const record of queries.newestFirst(options.signal)) {
@@ -127,8 +127,8 @@ async function queriesSince(options: JournalOptions, since: () => number, known:
     const createdAt = record.createdAt ?? null
     const time = createdAt === null ? Number.NaN : Date.parse(createdAt)
     if (Number.isNaN(time)) newestFirst = false
-    else if (time > previous) newestFirst = false
-    else previous = time
+    else if (time > previousTime) newestFirst = false
+    else previousTime = time
     if (time < from) {
       if (newestFirst && ++older >= QUERY_PAGE_SIZE) return { candidates, complete: true }
       continue

@@ -43,7 +43,7 @@ export type JournalEntry = JournalParts & {
   startedAt: number
   /**
    * `settled`: the run reported its query and ended while another run waited for it; only a
-   * run that waited (see `waitForOwner`) follows it, any later one submits anew.
+   * run that waited (see `waitForOwner`) follows it, any later one submits a new query.
    */
   state: 'submitting' | 'submitted' | 'settled'
   provingQueryId?: string | undefined

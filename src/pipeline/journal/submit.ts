@@ -9,7 +9,7 @@ import { AbortedError, SubmissionOutcomeUnknownError, ProvingKitError } from '..
 import { mayHaveBeenProcessed } from '../../core/submission.ts'
 import { waitForOwner } from './follow.ts'
 import { currentOwner, describeOwner } from './lock.ts'
-import { anewAdvice, type JournaledSubmission, type JournalOptions } from './options.ts'
+import { forceNewAdvice, type JournaledSubmission, type JournalOptions } from './options.ts'
 import { resolveUnfinished } from './recover.ts'
 import type { JournalEntry, SubmissionJournal } from './store.ts'
 
@@ -78,7 +78,7 @@ async function submitLocked(key: string, options: JournalOptions, release: () =>
     if (!failed) {
       const by = previous.owner ? ` (${describeOwner(previous.owner)})` : ''
       logger.warn(
-        `Following query ${previous.provingQueryId}, submitted by an earlier run${by} of this PIE to ${parts.service} ${where}.${anewAdvice(options, 'submit it anyway, as a new paid query')}`,
+        `Following query ${previous.provingQueryId}, submitted by an earlier run${by} of this PIE to ${parts.service} ${where}.${forceNewAdvice(options, 'submit it anyway, as a new paid query')}`,
       )
       return { provingQueryId: previous.provingQueryId, resumed: true, settle, keep: release }
     }
@@ -138,7 +138,7 @@ async function submitLocked(key: string, options: JournalOptions, release: () =>
   return { ...submitted, settle, keep: () => release().catch(() => {}) }
 }
 
-/** Whether the journal's query ended FAILED (then a re-run submits anew). Unreadable: not known to have failed. */
+/** Whether the journal's query ended FAILED (then a re-run submits a new query). Unreadable: not known to have failed. */
 async function hasFailed(queryId: string, options: JournalOptions): Promise<boolean> {
   try {
     const { provingQuery } = await options.client.readQuery(queryId, { signal: options.signal })

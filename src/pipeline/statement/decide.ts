@@ -90,28 +90,28 @@ export async function decideReuse(inspection: PieInspection | undefined, context
 async function reuseFromChain(inspection: PieInspection, context: DecideContext): Promise<Decision | undefined> {
   const { policy, endpoint } = context
   if (!policy.onchain || policy.reuse.chain === false || endpoint.mockFactHash) return undefined
-  const seen = await factsAlreadyOnChain(
+  const onChain = await factsAlreadyOnChain(
     { sharpFactHash: inspection.sharpFactHash, integrityFactHash: inspection.integrityFactHash },
     policy.onchain,
     { signal: context.signal, logger: context.logger, emulatorUrl: policy.emulatorUrl },
   )
-  if (!seen.registered) {
-    if (seen.unreadable) context.logger.warn(`Not reused from chain: ${seen.reason}; proving it.`)
-    else context.logger.info(`Not proven on chain yet: ${seen.reason}.`)
+  if (!onChain.registered) {
+    if (onChain.unreadable) context.logger.warn(`Not reused from chain: ${onChain.reason}; proving it.`)
+    else context.logger.info(`Not proven on chain yet: ${onChain.reason}.`)
     return undefined
   }
-  return { kind: 'reuse-chain', reason: 'the fact this PIE gives is already registered on chain', outcomes: seen.outcomes }
+  return { kind: 'reuse-chain', reason: 'the fact this PIE gives is already registered on chain', outcomes: onChain.outcomes }
 }
 
 /** What a query must show to stand for this statement. */
 export function reuseRequestOf(endpoint: Exclude<StatementEndpoint, { kind: 'proof' }>, policy: StatementPolicy): ReuseRequest {
-  const allowance = {
+  const factConditions = {
     mockFactHash: endpoint.mockFactHash,
     allowMockedFact: policy.gate.allowMockedFact,
     expectedProgramHash: policy.gate.expectedProgramHash,
   }
-  if (endpoint.kind === 'l2') return l2ReuseRequest({ ...allowance, layout: endpoint.layout, prover: endpoint.prover })
-  return generalReuseRequest({ ...endpoint.fields, result: resultOf(endpoint), layout: endpoint.layout }, allowance)
+  if (endpoint.kind === 'l2') return l2ReuseRequest({ ...factConditions, layout: endpoint.layout, prover: endpoint.prover })
+  return generalReuseRequest({ ...endpoint.fields, result: resultOf(endpoint), layout: endpoint.layout }, factConditions)
 }
 
 /**

@@ -9,7 +9,7 @@ import type { Logger } from '../../core/runtime.ts'
 import type { RetryResponse } from '../../schemas/proving.ts'
 import { type ExpectedResult, singleKind } from '../gate.ts'
 import type { OnchainPolicy } from '../onchain.ts'
-import { computeFactsAhead, type PreparedPie } from '../prove.ts'
+import { computeFactsAhead, type PreparedPie } from '../prepared-pie.ts'
 import { type Judgement, judgeQuery } from './judge.ts'
 import type { GatePolicy } from './request.ts'
 

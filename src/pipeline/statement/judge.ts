@@ -9,7 +9,7 @@ import type { Logger } from '../../core/runtime.ts'
 import type { FactCheckResult } from '../../pie/index.ts'
 import { afterOnChainCheck, type ExpectedResult, evaluateGate, expectsProof, type GateRefusal } from '../gate.ts'
 import { judgeOnChain, type OnchainPolicy, type OnchainVerdict } from '../onchain.ts'
-import { checkFacts, type PreparedPie } from '../prove.ts'
+import { checkFacts, type PreparedPie } from '../prepared-pie.ts'
 import type { GatePolicy } from './request.ts'
 
 /** What the fact comparison found: equal, different, no fact due (a trace), or not compared (and why). */
@@ -74,9 +74,9 @@ export async function judgeQuery(result: QueryResult, input: JudgeInput, options
   })
   // An unknown mock state is what the on-chain check settles: a fact registered in the registry
   // it reads (the real one: the record does not say the fact is mocked) was verified. Every
-  // other refusal stands, and stops the check.
-  const firm = gated.filter((refusal) => refusal.kind !== 'mock-state-unknown')
-  const onchain = await judgeOnChain(record, input.onchain, firm, {
+  // other refusal stands whatever the chain says, and stops the check.
+  const refusalsBesidesMockState = gated.filter((refusal) => refusal.kind !== 'mock-state-unknown')
+  const onchain = await judgeOnChain(record, input.onchain, refusalsBesidesMockState, {
     signal: options.signal,
     logger: options.logger,
     emulatorUrl: options.emulatorUrl,

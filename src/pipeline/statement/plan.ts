@@ -15,7 +15,7 @@ import type { Logger } from '../../core/runtime.ts'
 import { SubmissionJournal } from '../journal.ts'
 import { KeyQueries } from '../key-queries.ts'
 import { limiter } from '../limit.ts'
-import type { PreparedPie } from '../prove.ts'
+import type { PreparedPie } from '../prepared-pie.ts'
 import { decideReuse } from './decide.ts'
 import { checkExpectedProgram, NotTheExpectedProgram, preparePieOf } from './prepare.ts'
 import { checkRequest, labelOf, type StatementRequest, type StatementSubject } from './request.ts'
@@ -43,10 +43,11 @@ export async function planStatements(request: StatementRequest, context: PlanCon
   checkRequest(request)
   const queries = new KeyQueries(context.client)
   const limit = limiter(request.policy.concurrency)
-  const seen = new Map<string, string>()
+  /** The first PIE (its label) of each statement, by its digest: the same one again is followed, not planned twice. */
+  const firstPieByKey = new Map<string, string>()
   const deadline = context.client.http.clock.now() + request.policy.timeoutMs
   return Promise.all(
-    request.subjects.map((subject) => withBound(deadline, () => limit(() => planOne(subject, request, { ...context, queries }, seen)))),
+    request.subjects.map((subject) => withBound(deadline, () => limit(() => planOne(subject, request, { ...context, queries }, firstPieByKey)))),
   )
 }
 
@@ -54,22 +55,22 @@ async function planOne(
   subject: StatementSubject,
   request: StatementRequest,
   context: PlanContext & { queries: KeyQueries },
-  seen: Map<string, string>,
+  firstPieByKey: Map<string, string>,
 ): Promise<PlanRow> {
-  const pie = labelOf(subject)
+  const label = labelOf(subject)
   let prepared: PreparedPie | undefined
   try {
     prepared = await preparePieOf(subject, request, { signal: context.signal })
     if (prepared) checkExpectedProgram(prepared, request.policy.gate.expectedProgramHash)
     const key = prepared ? `pie:${prepared.sha256}` : `${subject.kind}:${JSON.stringify(subject)}`
-    const earlier = seen.get(key)
-    if (earlier !== undefined) return { pie, decision: 'follow', reason: `the same PIE as ${earlier}: sent once, its query shared` }
-    seen.set(key, pie)
-    return { pie, ...(await decisionOf(subject, prepared, request, context)) }
+    const earlier = firstPieByKey.get(key)
+    if (earlier !== undefined) return { pie: label, decision: 'follow', reason: `the same PIE as ${earlier}: sent once, its query shared` }
+    firstPieByKey.set(key, label)
+    return { pie: label, ...(await decisionOf(subject, prepared, request, context)) }
   } catch (error) {
     if (error instanceof AbortedError || context.signal?.aborted) throw error
-    if (error instanceof NotTheExpectedProgram) return { pie, decision: 'refuse', reason: error.refusal.message }
-    return { pie, decision: 'refuse', reason: error instanceof ProvingKitError ? error.shortMessage : (error as Error).message }
+    if (error instanceof NotTheExpectedProgram) return { pie: label, decision: 'refuse', reason: error.refusal.message }
+    return { pie: label, decision: 'refuse', reason: error instanceof ProvingKitError ? error.shortMessage : (error as Error).message }
   } finally {
     await prepared?.cleanup().catch(() => {})
   }
@@ -111,7 +112,7 @@ async function journalPlan(pie: PreparedPie, request: StatementRequest, context:
   return failedOrFollowed(entry.provingQueryId, 'an earlier run of this PIE submitted it', context)
 }
 
-/** A query an earlier run made: followed, retried when it FAILED and may be, or submitted anew. */
+/** A query an earlier run made: followed, retried when it FAILED and may be, or a new query submitted. */
 async function failedOrFollowed(queryId: string, whose: string, context: PlanContext): Promise<Planned> {
   const status = await statusOf(queryId, context)
   if (status !== 'FAILED') return { decision: 'follow', reason: `${whose} (query ${queryId}, ${status ?? 'status unread'}); nothing is sent again`, queryId }

@@ -7,10 +7,10 @@
 import { statSync } from 'node:fs'
 import type { GateRefusal } from '../gate.ts'
 import { sameFelt } from '../gate.ts'
-import { type PreparedPie, preparePie, streamPie } from '../prove.ts'
+import { type PreparedPie, preparePie, streamPie } from '../prepared-pie.ts'
 import { submitPieStreamed } from '../submit-streamed.ts'
 import type { Decision } from './decide.ts'
-import type { StatementRequest, StatementSubject } from './request.ts'
+import { forceNewHintOf, type StatementRequest, type StatementSubject } from './request.ts'
 import { journalParts, type SubmitContext, type Submitted } from './submit.ts'
 import { SubmissionJournal } from '../journal.ts'
 
@@ -103,7 +103,7 @@ export async function submitStreamed(
       journal: journal && {
         journal: new SubmissionJournal(journal.dir),
         forceNew: journal.forceNew,
-        submitAnew: journal.submitAnew,
+        forceNewHint: forceNewHintOf(journal),
         parts: (pie) => journalParts(pie, context),
         timeoutMs: context.policy.timeoutMs,
         factsChecked: request.policy.wait && request.policy.gate.verifyFacts,

@@ -63,7 +63,7 @@ export type StatementEndpoint =
     }
   | { kind: 'proof'; stoneVersion: string; memoryVerification: string; mockFactHash: boolean }
 
-/** The release gate's allowance. */
+/** What the release gate lets pass: a mocked fact or not, which program, whether the facts are compared. */
 export type GatePolicy = {
   /** A mocked fact, or one whose mock state is unknown, may pass. */
   allowMockedFact: boolean
@@ -94,7 +94,9 @@ export type JournalPolicy = {
   dir: string
   /** Submit whatever the journal says (a second, paid query). */
   forceNew: boolean
-  /** How the host lets a person submit anew, added to the lines that follow an earlier query. */
+  /** How the host lets a person force a new query ("pass --new"), added to the lines that follow an earlier query. */
+  forceNewHint?: string | undefined
+  /** @deprecated Renamed {@link JournalPolicy.forceNewHint}; read when that is absent, and goes in the next minor release. */
   submitAnew?: string | undefined
 }
 
@@ -136,6 +138,11 @@ export function expectedOf(endpoint: StatementEndpoint): ExpectedResult {
 /** The general submission's result kind: given, else the service's default (PROOF_GENERATION). */
 export function resultOf(endpoint: Extract<StatementEndpoint, { kind: 'general' }>): string {
   return endpoint.fields.result ?? 'PROOF_GENERATION'
+}
+
+/** The host's words for forcing a new query: `forceNewHint`, else the deprecated `submitAnew` a caller may still give. */
+export function forceNewHintOf(journal: JournalPolicy): string | undefined {
+  return journal.forceNewHint ?? journal.submitAnew
 }
 
 /** Whether statements of this request end with a bucket rather than a wait. */

@@ -16,7 +16,7 @@ import type { GateRefusal } from '../gate.ts'
 import { KeyQueries } from '../key-queries.ts'
 import { RerunNothingSentError } from '../reuse.ts'
 import { limiter } from '../limit.ts'
-import { computeFactsAhead, type PreparedPie } from '../prove.ts'
+import { computeFactsAhead, type PreparedPie } from '../prepared-pie.ts'
 import { type Decision, decideReuse } from './decide.ts'
 import { type Judgement, judgeQuery } from './judge.ts'
 import { checkExpectedProgram, NotTheExpectedProgram, preparePieOf, shouldStream, submitStreamed } from './prepare.ts'
@@ -105,8 +105,11 @@ class StatementRun {
   readonly #submissions = new Map<string, { index: number; submitted: Promise<{ submitted: Submitted; decision: Decision }> }>()
   /** One wait per query, shared by every statement that names it. */
   readonly #waits = new Map<string, Promise<QueryResult>>()
-  /** Each submission, and whether its outcome was seen (waited to DONE and judged). */
-  readonly #closings = new Map<Submitted, boolean>()
+  /**
+   * Each submission, and whether its outcome is known (waited to DONE and judged): at the end
+   * its journal entry is settled (forgotten) when it is, kept when it is not.
+   */
+  readonly #outcomeKnown = new Map<Submitted, boolean>()
   /** The key's queries, read once for every statement and every listing of the run. */
   readonly #queries: KeyQueries
   /** The run's one deadline: the reuse lookup, a re-run's candidates, the journal's waits and the query waits share it. */
@@ -144,7 +147,7 @@ class StatementRun {
       const { submitted, decision } = sent
       outcome.submitted = submitted
       outcome.decision = decision
-      if (!this.#closings.has(submitted)) this.#closings.set(submitted, false)
+      if (!this.#outcomeKnown.has(submitted)) this.#outcomeKnown.set(submitted, false)
       await this.#follow(outcome, submitted)
     } catch (error) {
       // A signal's bare reason (a host's "received SIGTERM") is a cancellation, never an unexpected failure.
@@ -197,7 +200,7 @@ class StatementRun {
     outcome.refusals = judgement.refusals
     outcome.passed = judgement.passed
     outcome.ending = judgement.passed ? 'passed' : 'refused'
-    if (result.provingQuery.status === 'DONE') this.#closings.set(submitted, true)
+    if (result.provingQuery.status === 'DONE') this.#outcomeKnown.set(submitted, true)
   }
 
   /** Prepares the statement and sends it (or finds its earlier submission in this run); undefined when refused before paying. */
@@ -332,10 +335,10 @@ class StatementRun {
 
   /**
    * Every statement that shared a query has ended: only now may its journal entry go, and only
-   * where the outcome was seen; an interrupted or unwaited one stays for the same run again. All
+   * where the outcome is known; an interrupted or unwaited one stays for the same run again. All
    * at once: the journal lists its folder once for the entries settling together.
    */
   async close(): Promise<void> {
-    await Promise.all([...this.#closings].map(([submitted, settled]) => (settled ? submitted.settle : submitted.keep)?.().catch(() => {})))
+    await Promise.all([...this.#outcomeKnown].map(([submitted, known]) => (known ? submitted.settle : submitted.keep)?.().catch(() => {})))
   }
 }

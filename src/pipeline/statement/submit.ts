@@ -10,8 +10,8 @@ import type { ProvingClient, RetriedQuery, UploadProgress } from '../../clients/
 import type { Logger } from '../../core/runtime.ts'
 import type { KeyQueries } from '../key-queries.ts'
 import { type JournaledSubmission, type JournalParts, SubmissionJournal, submitWithJournal } from '../journal.ts'
-import type { PreparedPie } from '../prove.ts'
-import type { JournalPolicy, StatementEndpoint, StatementPolicy, StatementSubject } from './request.ts'
+import type { PreparedPie } from '../prepared-pie.ts'
+import { forceNewHintOf, type JournalPolicy, type StatementEndpoint, type StatementPolicy, type StatementSubject } from './request.ts'
 
 /** How a statement's query came to be this run's. */
 export type Submitted = {
@@ -85,7 +85,7 @@ function journalOptions(pie: PreparedPie, journal: JournalPolicy, context: Submi
     parts: journalParts(pie, context),
     client: context.client,
     forceNew: journal.forceNew,
-    submitAnew: journal.submitAnew,
+    forceNewHint: forceNewHintOf(journal),
     inspection: pie.inspection,
     logger: context.logger,
     signal: context.signal,

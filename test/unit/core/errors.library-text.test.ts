@@ -7,7 +7,7 @@ import { REPO_ROOT } from '../../helpers/cli.ts'
 /**
  * The library speaks to every caller (a script, the action, the CLI), so the text it writes (its
  * errors' messages, its log lines) names no `proving` command and no CLI flag: what can be done
- * next travels as data (an error's `nextStep`, a journal's `submitAnew`) and each adapter words
+ * next travels as data (an error's `nextStep`, a journal's `forceNewHint`) and each adapter words
  * it (src/cli/advice.ts, src/action/steps/failure.ts). Read with TypeScript's own scanner: every
  * string and template literal of the library's layers, comments left out.
  */

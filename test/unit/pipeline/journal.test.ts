@@ -610,7 +610,7 @@ describe('an entry that knows its query (issue 27)', () => {
     const key = await leftover(journal, { state: 'submitted', provingQueryId: 'q-earlier' })
     const signal = new AbortController().signal
     const service: FakeService = { status: 'IN_PROGRESS', signals: [] }
-    const rerun = await attempt(journal, { client: fakeClient(service), signal, submitAnew: 'pass --new' })
+    const rerun = await attempt(journal, { client: fakeClient(service), signal, forceNewHint: 'pass --new' })
     expect(rerun.submits).toBe(0)
     expect(rerun.result).toMatchObject({ provingQueryId: 'q-earlier', resumed: true })
     expect(service.signals).toEqual([signal])

@@ -103,11 +103,11 @@ describe('judgeCandidate', () => {
 
   it('turns reuse off where a record cannot show a setting, for a bucket, a given dedup id', () => {
     expect(l2ReuseRequest({ layout: 'auto', prover: 'my_prover', mockFactHash: false, allowMockedFact: false }).blocked).toMatch(/prover my_prover/)
-    const allowance = { mockFactHash: false, allowMockedFact: false }
-    expect(generalReuseRequest({ result: 'PROOF_GENERATION', sharpProver: 'stwo' }, allowance).blocked).toMatch(/sharpProver/)
-    expect(generalReuseRequest({ result: 'PROOF_GENERATION', bucketId: 'b' }, allowance).blocked).toMatch(/bucket/)
-    expect(generalReuseRequest({ result: 'PROOF_GENERATION', dedupId: 'd' }, allowance).blocked).toMatch(/dedup id/)
-    expect(generalReuseRequest({ result: 'PROOF_GENERATION', cairoVersion: 'cairo1' }, allowance).settings.cairoVersion).toBe('cairo1')
+    const factConditions = { mockFactHash: false, allowMockedFact: false }
+    expect(generalReuseRequest({ result: 'PROOF_GENERATION', sharpProver: 'stwo' }, factConditions).blocked).toMatch(/sharpProver/)
+    expect(generalReuseRequest({ result: 'PROOF_GENERATION', bucketId: 'b' }, factConditions).blocked).toMatch(/bucket/)
+    expect(generalReuseRequest({ result: 'PROOF_GENERATION', dedupId: 'd' }, factConditions).blocked).toMatch(/dedup id/)
+    expect(generalReuseRequest({ result: 'PROOF_GENERATION', cairoVersion: 'cairo1' }, factConditions).settings.cairoVersion).toBe('cairo1')
   })
 })
 

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { InvalidPieError } from '../../../src/core/errors.ts'
 import { packPie } from '../../../src/pie/index.ts'
-import { checkFacts, computeFactsAhead, preparePie } from '../../../src/pipeline/prove.ts'
+import { checkFacts, computeFactsAhead, preparePie } from '../../../src/pipeline/prepared-pie.ts'
 import { EXAMPLE_PIE, generatedPie } from '../../helpers/example-pie.ts'
 import { removeTempDirs, tempDir } from '../../helpers/pie-fixtures.ts'
 
