@@ -235,12 +235,13 @@ function classify(viem: Viem, endpoint: RpcEndpoint, what: string, error: unknow
     })
   }
   if (find(viem.ContractFunctionZeroDataError) || find(viem.ContractFunctionRevertedError) || find(viem.AbiDecodingZeroDataError)) {
-    return new ChainError(
-      what === SATELLITE_CALL
-        ? `The contract at the registry address did not answer ${SATELLITE_CALL} through ${where}: is it the Satellite? (${inputNames('registry-kind', 'registryKind')} chooses which contract is read.)`
-        : `The contract at the registry address did not answer ${SHARP_CALL} through ${where}: is it a fact registry? (${inputNames('registry-kind', 'registryKind')} chooses which contract is read.)`,
-      { details, cause, code: 'NOT_A_REGISTRY' },
-    )
+    const [asked, expected] = what === SATELLITE_CALL ? [SATELLITE_CALL, 'the Satellite'] : [SHARP_CALL, 'a fact registry']
+    return new ChainError(`The contract at the registry address did not answer ${asked} through ${where}: is it ${expected}?`, {
+      details,
+      cause,
+      code: 'NOT_A_REGISTRY',
+      metaMessages: [`${inputNames('registry-kind', 'registryKind')} chooses which contract is read.`],
+    })
   }
   const timeout = find(viem.TimeoutError)
   if (timeout) return new ChainError(`${capitalise(where)} did not answer ${what} in time.`, { details, cause, retryable: true, code: 'RPC_TIMEOUT' })

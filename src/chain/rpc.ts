@@ -43,8 +43,11 @@ export function rpcEndpoint(
   registerUrlSecrets(redactor, trimmed, parsed)
   if (refusesPlainHttp(parsed, allowInsecureHttp)) {
     throw new InvalidInputError(
-      `${input} ${showUrl(parsed)} is plain http to another machine: the key in the URL and the registry's answer would cross the network in clear, and anyone on the way could say a fact is registered. Use https, or allow it (${inputNames('allow-insecure-http', 'allowInsecureHttp')}).`,
-      { input },
+      `${input} ${showUrl(parsed)} is plain http to another machine: use https, or allow it (${inputNames('allow-insecure-http', 'allowInsecureHttp')}).`,
+      {
+        input,
+        metaMessages: ["The key in the URL and the registry's answer would cross the network in clear: anyone on the way could say a fact is registered."],
+      },
     )
   }
   return {

@@ -136,10 +136,10 @@ export async function checkFactOnStarknet(options: CheckFactOnStarknetOptions): 
   if (registry === undefined) {
     const known = network ? defaultStarknetRegistry(network, kind, mocked) : null
     if (!known) {
-      throw new InvalidInputError(
-        `Chain ${chainId} has no known ${describeKind(kind, mocked)}: give the registry address (${inputNames('fact-registry', 'registry')}), or choose another registry kind (${inputNames('registry-kind', 'registryKind')}).`,
-        { input: 'registry' },
-      )
+      throw new InvalidInputError(`Chain ${chainId} has no known ${describeKind(kind, mocked)}: give the registry address (${inputNames('fact-registry', 'registry')}).`, {
+        input: 'registry',
+        metaMessages: [`Or choose another registry kind (${inputNames('registry-kind', 'registryKind')}).`],
+      })
     }
     registry = known
   }
@@ -367,10 +367,11 @@ function explainCallError(error: unknown, registry: string, where: string, endpo
     })
   }
   if (error.rpcCode === ENTRYPOINT_NOT_FOUND || error.rpcCode === CONTRACT_ERROR) {
-    return new ChainError(
-      `The contract at ${registry} on ${where} did not answer ${GET_ALL_VERIFICATIONS} through the Starknet RPC at ${endpoint.display}: is it ${describeKind(kind, mocked, 'the')}? (${inputNames('registry-kind', 'registryKind')} chooses which contract is read.)`,
-      { details: error.details, code: 'NOT_A_REGISTRY' },
-    )
+    return new ChainError(`The contract at ${registry} on ${where} did not answer ${GET_ALL_VERIFICATIONS}: is it ${describeKind(kind, mocked, 'the')}?`, {
+      details: error.details,
+      code: 'NOT_A_REGISTRY',
+      metaMessages: [`Read through the Starknet RPC at ${endpoint.display}.`, `${inputNames('registry-kind', 'registryKind')} chooses which contract is read.`],
+    })
   }
   return error
 }

@@ -38,8 +38,11 @@ const NEXT_STEP: NextStepWords = {
   'create-api-key': () => 'Create one with `proving auth keys create --name <name>`.',
   'show-challenge': () => 'See the challenge with `proving auth login --show-challenge`; check --auth-url.',
   'clear-journal': (step) => (step.key ? `Remove it with \`proving journal clear ${step.key}\`.` : '`proving journal clear --all` removes every entry.'),
-  'follow-candidates': (step) =>
-    `Follow them with \`proving query wait <id>\` (${step.ids.map(shown).join(', ') || 'see `proving query list`'})${step.key ? `; only once you know none of them is this PIE's, remove the entry with \`proving journal clear ${step.key}\` (--new here would pay twice)` : ''}.`,
+  'follow-candidates': (step) => {
+    const ids = step.ids.map(shown).join(', ') || 'see `proving query list`'
+    const clear = step.key ? `; once none of them is this PIE's, remove the entry: \`proving journal clear ${step.key}\` (not --new: it would pay twice)` : ''
+    return `Follow them with \`proving query wait <id>\` (${ids})${clear}.`
+  },
 }
 
 /** The CLI's words for what the library says can be done next (its error's `nextStep`); else undefined. */

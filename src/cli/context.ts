@@ -298,8 +298,9 @@ export async function parseCommandArgs<O extends OptionSpecs>(
     for (const [name, variable] of overridden) {
       const fromProfile = profileValueFor(active, variable)
       if (active && fromProfile !== undefined && fromProfile !== values[name]) {
+        const [using, profiled] = [showUrl(String(values[name])), showUrl(fromProfile)]
         warnings.push(
-          `${variable} overrides the ${serviceOf(variable)} address of profile ${active.name} (--profile ${active.name}): using ${showUrl(String(values[name]))}, not the profile's ${showUrl(fromProfile)}. Unset ${variable} to use the profile, or pass --${name} to choose.`,
+          `${variable} overrides the ${serviceOf(variable)} address of profile ${active.name} (--profile ${active.name}): using ${using}, not ${profiled}. Unset it, or pass --${name}.`,
         )
       }
     }

@@ -150,8 +150,9 @@ export function profileValueFor(active: ActiveProfile, envName: string | undefin
 /** A service's address that no flag, variable or profile gave: every way to give one, in one line. */
 export function missingAddressError(field: ProfileField, alternative?: string): InvalidInputError {
   const { service, flag, env } = PROFILE_FIELDS[field]
+  const or = alternative ? `; ${alternative}` : ''
   return new InvalidInputError(
-    `No ${service} address: pass --${flag} <url> or set ${env}, or choose a profile that has one with PROVING_PROFILE or --profile (\`proving config show\` lists them)${alternative ? `; ${alternative}` : ''}.`,
+    `No ${service} address: pass --${flag} <url> or set ${env}, or choose a profile that has one with PROVING_PROFILE or --profile (\`proving config show\` lists them)${or}.`,
     { input: `--${flag}` },
   )
 }

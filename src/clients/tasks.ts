@@ -236,8 +236,8 @@ export class TaskClient {
         if (stage === undefined) {
           if (now - watch.since >= graceMs) {
             throw new UnknownStatusError(
-              `Task ${id} has reported status "${serviceLine(record.status, 200)}", which this version of proving-kit does not know, for ${formatDuration(now - watch.since)}; read the task's record on the service and update proving-kit.`,
-              { nextStep: { kind: 'read-task', id } },
+              `Task ${id} has reported status "${serviceLine(record.status, 200)}", unknown to this version, for ${formatDuration(now - watch.since)}.`,
+              { metaMessages: ["Read the task's record on the service, and update proving-kit."], nextStep: { kind: 'read-task', id } },
             )
           }
           if (now === watch.since) {

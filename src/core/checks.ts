@@ -102,8 +102,8 @@ export function checkHeaderValue(value: string, input: string, what = input): st
     if ((code < 0x20 && code !== 0x09) || code === 0x7f || code > 0xff) {
       const kind = code === 0x0a || code === 0x0d ? 'a line break' : code > 0xff ? 'a character outside Latin-1' : 'a control character'
       throw new InvalidInputError(
-        `${what} holds ${kind} at position ${i + 1} of ${value.length}; it cannot be sent in an HTTP header. Check how ${input} is set (a trailing newline from a file or a secret?). Nothing was sent.`,
-        { input },
+        `${what} holds ${kind} at position ${i + 1} of ${value.length}, which an HTTP header cannot carry: check how ${input} is set.`,
+        { input, metaMessages: ['A trailing newline from a file or a secret? Nothing was sent.'] },
       )
     }
   }

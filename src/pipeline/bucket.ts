@@ -139,8 +139,10 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
     // made of it (read once, counted twice) would be a guess: nothing is read or judged.
     const twice = ids.filter((id) => times.get(id)! > 1)
     const named = twice.slice(0, NAMED_AT_MOST).map((id) => `${idText(id)} (${times.get(id)} times)`)
+    if (twice.length > NAMED_AT_MOST) named.push(`and ${twice.length - NAMED_AT_MOST} more`)
+    const which = twice.length === 1 ? 'a query' : `${twice.length} queries`
     return unread([
-      `Bucket ${bucketName} lists ${twice.length === 1 ? 'a query' : `${twice.length} queries`} more than once: ${named.join(', ')}${twice.length > NAMED_AT_MOST ? ` and ${twice.length - NAMED_AT_MOST} more` : ''}. A listing the gate cannot read is not a pass; nothing was judged.`,
+      `Bucket ${bucketName} lists ${which} more than once: ${named.join(', ')}. A listing the gate cannot read is not a pass; nothing was judged.`,
     ])
   }
   const leaves = details.bucket.leaves
@@ -249,13 +251,16 @@ function expectedCount(expected: ExpectedQueries): number {
   return 'count' in expected ? expected.count : expected.ids.length
 }
 
+/** Why a listing may lack a query a job of the run submitted. */
+const MISSING = "a job's query is missing (it never submitted, or the listing left it out)"
+
 /** The listing (distinct ids) against what the caller expected: each missing or unexpected query named (`bucketName` as shown). */
 function listingRefusals(bucketId: string, ids: readonly string[], expected: ExpectedQueries | undefined): string[] {
   if (!expected) return []
   if ('count' in expected) {
-    return ids.length === expected.count
-      ? []
-      : [`Bucket ${bucketId} lists ${ids.length} ${ids.length === 1 ? 'query' : 'queries'}, not the ${expected.count} expected: ${ids.length < expected.count ? 'a job\'s query is missing (it never submitted, or the listing left it out)' : 'it holds queries no job of this run submitted'}.`]
+    if (ids.length === expected.count) return []
+    const why = ids.length < expected.count ? MISSING : 'it holds queries no job of this run submitted'
+    return [`Bucket ${bucketId} lists ${ids.length} ${ids.length === 1 ? 'query' : 'queries'}, not the ${expected.count} expected: ${why}.`]
   }
   const wanted = new Set(expected.ids)
   const present = new Set(ids)
@@ -263,7 +268,8 @@ function listingRefusals(bucketId: string, ids: readonly string[], expected: Exp
   const missing = expected.ids.filter((id) => !present.has(id))
   const extra = ids.filter((id) => !wanted.has(id))
   const refusals: string[] = []
-  if (missing.length) refusals.push(`Bucket ${bucketId} does not list ${missing.length === 1 ? 'the expected query' : `${missing.length} expected queries`} ${named(missing)}: a job's query is missing (it never submitted, or the listing left it out).`)
+  const which = missing.length === 1 ? 'the expected query' : `${missing.length} expected queries`
+  if (missing.length) refusals.push(`Bucket ${bucketId} does not list ${which} ${named(missing)}: ${MISSING}.`)
   if (extra.length) refusals.push(`Bucket ${bucketId} lists ${extra.length === 1 ? 'a query' : `${extra.length} queries`} that no job was expected to submit: ${named(extra)}.`)
   return refusals
 }

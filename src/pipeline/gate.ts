@@ -173,7 +173,7 @@ function proverRefusals(kind: string | undefined, sharpProver: unknown): GateRef
   return [
     {
       kind: 'unknown-prover',
-      message: `The record ${named}, which is not a prover this version knows (${KNOWN_PROVER_NAMES}, in any letter case): a DONE ${kind} result registers the Integrity fact with Stone and the SHARP fact with Stwo, so the gate cannot tell which fact binds the output.`,
+      message: `The record ${named}, not a prover this version knows (${KNOWN_PROVER_NAMES}, in any letter case): which fact binds the output (Stone's Integrity, Stwo's SHARP) cannot be told.`,
     },
   ]
 }
@@ -228,9 +228,10 @@ export function evaluateGate(record: GateRecord, factCheck: FactCheckResult | un
       message: `The fact is mocked: nothing was verified on chain, and ${options.notAllowed ?? '`allow-mocked-fact` is false'}.`,
     })
   } else if (proves && typeof mocked !== 'boolean' && !options.allowMockedFact) {
+    const said = mocked === null ? 'null' : mocked === undefined ? 'absent' : showValue(mocked)
     refusals.push({
       kind: 'mock-state-unknown',
-      message: `The service did not say whether the fact is mocked (isFactMocked is ${mocked === null ? 'null' : mocked === undefined ? 'absent' : showValue(mocked)}), so it may not be verified on chain, and ${options.notAllowed ?? '`allow-mocked-fact` is false'}.`,
+      message: `The service did not say whether the fact is mocked (isFactMocked is ${said}), so it may not be verified on chain, and ${options.notAllowed ?? '`allow-mocked-fact` is false'}.`,
     })
   }
   if (proves) refusals.push(...factFieldRefusals(record, options.expected))
@@ -299,9 +300,10 @@ function kindRefusals(record: GateRecord, expected: ExpectedResult): GateRefusal
   const proves = expectsProof(expected)
   const known = typeof step === 'string' ? step.trim().toUpperCase() : undefined
   if (known === undefined || (proves ? TRACE_STEPS : PROOF_STEPS).includes(known)) {
+    const why = known === undefined ? ' (not text)' : proves ? ', a trace, not a proof' : ', past a trace'
     refusals.push({
       kind: 'wrong-kind',
-      message: `The query was asked for ${expected.label}, but its record says its step is ${claimText(step)}${known === undefined ? ' (not text)' : proves ? ', a trace, not a proof' : ', past a trace'}.`,
+      message: `The query was asked for ${expected.label}, but its record says its step is ${claimText(step)}${why}.`,
     })
   }
   return refusals

@@ -99,10 +99,13 @@ export async function judgeOnChain(
         timeoutMs: policy.timeoutMs,
         signal: options.signal,
         logger: options.logger,
-        onProgress: ({ elapsedMs, check: latest }) =>
+        onProgress: ({ elapsedMs, check: latest }) => {
+          const fact = `${onchainFactName(chain, mocked)} ${latest.fact}`
+          const why = latest.chain === 'starknet' && latest.reason ? `: ${latest.reason}` : ''
           options.onProgress?.(
-            `[${formatDuration(elapsedMs).padStart(6)}] ${ONCHAIN_LABEL[chain]}: ${onchainFactName(chain, mocked)} ${latest.fact} not registered yet on ${describeWhere(latest)} (block ${latest.blockNumber})${latest.chain === 'starknet' && latest.reason ? `: ${latest.reason}` : ''}`,
-          ),
+            `[${formatDuration(elapsedMs).padStart(6)}] ${ONCHAIN_LABEL[chain]}: ${fact} not registered yet on ${describeWhere(latest)} (block ${latest.blockNumber})${why}`,
+          )
+        },
       })
       options.onProgress?.(`${ONCHAIN_LABEL[chain]}: ${onchainFactName(chain, mocked)} ${result.fact} is registered on ${describeWhere(result)} (registry ${result.registry}, block ${result.blockNumber}).`)
       return { chain, mocked, status: 'registered', check: result }

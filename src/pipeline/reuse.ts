@@ -239,8 +239,9 @@ async function followRunning(
   const { compareQueryFacts } = await import('../pie/index.ts')
   const candidates = byCreation(running).slice(0, options.inFlight.limit ?? 10)
   const ids = candidates.map((record) => record.id)
+  const [count, were, them] = candidates.length === 1 ? ['1 query', 'was', 'it'] : [`${candidates.length} queries`, 'were', 'them']
   options.logger.info(
-    `This is a re-run: ${candidates.length} quer${candidates.length === 1 ? 'y' : 'ies'} of this key with this PIE's program and settings ${candidates.length === 1 ? 'was' : 'were'} still running (${ids.join(', ')}); an earlier attempt may have submitted this PIE. Waiting for ${candidates.length === 1 ? 'it' : 'them'} to end and comparing the facts before paying again.`,
+    `This is a re-run: ${count} of this key with this PIE's program and settings ${were} still running (${ids.join(', ')}); waiting for ${them} to end to compare the facts before paying again.`,
   )
   const stop = new AbortController()
   const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal
@@ -261,9 +262,15 @@ async function followRunning(
     const unfollowed = outcomes.flatMap((outcome, index) => (outcome.status === 'rejected' ? [{ id: ids[index]!, error: outcome.reason as unknown }] : []))
     if (unfollowed.length > 0) {
       const first = unfollowed[0]!
+      const which = unfollowed.length === 1 ? 'a running query' : `${unfollowed.length} running queries`
+      const why = first.error instanceof ProvingKitError ? first.error.shortMessage : String(first.error)
       throw new RerunNothingSentError(
-        `This re-run found ${unfollowed.length === 1 ? 'a query' : `${unfollowed.length} queries`} of this PIE's program still running (${unfollowed.map((each) => each.id).join(', ')}) that could not be followed to the end (${first.error instanceof ProvingKitError ? first.error.shortMessage : String(first.error)}); one may be this PIE's, submitted by an earlier attempt, so nothing was submitted.`,
-        { cause: first.error, nextStep: { kind: 'follow-candidates', ids: unfollowed.map((each) => each.id) } },
+        `This re-run could not follow ${which} of this PIE's program to the end (${unfollowed.map((each) => each.id).join(', ')}): nothing was submitted.`,
+        {
+          cause: first.error,
+          metaMessages: [`Following ${first.id} failed: ${why}`, "One may be this PIE's, submitted by an earlier attempt: submitting again could pay twice."],
+          nextStep: { kind: 'follow-candidates', ids: unfollowed.map((each) => each.id) },
+        },
       )
     }
     return { reused: false, reason: `${reason}; the ${candidates.length} still running when this re-run began ended without proving it`, scanned }

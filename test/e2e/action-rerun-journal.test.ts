@@ -299,7 +299,7 @@ describe('the root action, "Re-run jobs" with the journal in the Actions cache',
     // Attempt 2's runner was lost before it saved anything.
     const three = await attempt(run, 3, { pie: zip })
     expect(three.io.failed, log(three.io)).toBeUndefined()
-    expect(log(three.io)).toMatch(/Read back the journal of attempt 1 of this step .*Attempt 2 left none, so the queries of the key still running/s)
+    expect(log(three.io)).toMatch(/Read back the journal of attempt 1 of this step .*\nAttempt 2 left none, so the queries of the key still running/s)
     expect(three.io.outputs['query-id']).toBe(one.io.outputs['query-id'])
     // Passed on the query it reused: attempt 1's entry is settled, and what attempt 3 saves says so.
     expect(log(three.io)).toMatch(/Saved the journal to the Actions cache for a re-run of this job: 0 entries \(proving-kit-journal-\d+-[0-9a-f]{32}-3\)/)

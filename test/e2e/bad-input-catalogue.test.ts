@@ -221,7 +221,7 @@ const cli: CliCase[] = [
   { name: 'fact check: fact not hex', args: ['fact', 'check', '0xZZ', '--ethereum-rpc', 'http://127.0.0.1:9'], input: '<fact>' },
   { name: 'fact check: --network goerli', args: ['fact', 'check', '0x1', '--ethereum-rpc', 'http://127.0.0.1:9', '--network', 'goerli'], input: '--network', fix: /mainnet or sepolia/ },
   { name: 'fact check: --min-security-bits 2^32 (overflow)', args: ['fact', 'check', '0x1', '--starknet-rpc', 'http://127.0.0.1:9', '--min-security-bits', '4294967296'], input: '--min-security-bits', fix: /whole number from 0/ },
-  { name: 'fact check: Starknet fact above the field prime', args: ['fact', 'check', `0x${'f'.repeat(64)}`, '--starknet-rpc', 'http://127.0.0.1:9'], input: '<fact>' },
+  { name: 'fact check: Starknet fact above the field prime', args: ['fact', 'check', `0x${'f'.repeat(64)}`, '--starknet-rpc', 'http://127.0.0.1:9'], input: '<fact>', fix: /check that you copied the Integrity fact hash/, lines: 'headline' },
   { name: 'fact check: --registry-kind sharp on Starknet', args: ['fact', 'check', '0x1', '--starknet-rpc', 'http://127.0.0.1:9', '--registry-kind', 'sharp'], input: '--registry-kind', fix: /integrity or satellite/ },
   { name: 'fact check: --mocked on SHARP', args: ['fact', 'check', '0x1', '--ethereum-rpc', 'http://127.0.0.1:9', '--registry-kind', 'sharp', '--mocked'], input: '--mocked', fix: /--registry-kind satellite/ },
   { name: 'fact check: --layout with an Ethereum RPC', args: ['fact', 'check', '0x1', '--ethereum-rpc', 'http://127.0.0.1:9', '--layout', 'recursive'], input: '--layout', fix: /applies to Integrity verifications on Starknet/ },
@@ -230,7 +230,7 @@ const cli: CliCase[] = [
   { name: 'auth login: private key of the wrong length', args: ['auth', 'login'], env: { PROVING_PRIVATE_KEY: '0x1234' }, input: 'private key', fix: /64 digits/ },
   { name: 'auth login: no auth URL', args: ['auth', 'login'], env: { PROVING_AUTH_URL: undefined, PROVING_PRIVATE_KEY: `0x${'11'.repeat(32)}` }, input: '--auth-url', fix: /PROVING_AUTH_URL/ },
   { name: 'auth create-key: --name missing', args: ['auth', 'create-key'], env: { PROVING_PRIVATE_KEY: `0x${'11'.repeat(32)}` }, input: '--name', fix: /is required/ },
-  { name: 'emulator: --host 0.0.0.0 without --api-keys', args: ['emulator', '--host', '0.0.0.0'], input: '--api-keys', fix: /give the keys it accepts with --api-keys k1,k2/ },
+  { name: 'emulator: --host 0.0.0.0 without --api-keys', args: ['emulator', '--host', '0.0.0.0'], input: '--api-keys', fix: /give the keys it accepts with --api-keys k1,k2/, lines: 'headline' },
   { name: 'emulator: --port 70000', args: ['emulator', '--port', '70000'], input: '--port', fix: /from 0 to 65535/ },
   { name: 'unknown command', args: ['prvoe', FIXTURE_PIE], input: 'prvoe', fix: /proving --help/ },
 ]

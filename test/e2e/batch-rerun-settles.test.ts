@@ -55,7 +55,7 @@ describe('the re-run of a batch whose answers were lost', () => {
     expect(new Set(ids).size).toBe(3)
     expect(ids).not.toContain(others)
     expect(rerun.stderr).toMatch(/Following query \S+, submitted by an earlier run whose upload of this PIE ended before its answer .*: its facts are this PIE's/)
-    expect(rerun.stderr).toMatch(/None of the \d quer(y|ies) since the earlier upload began .* proves this PIE .*, so it is submitted now, once\./)
+    expect(rerun.stderr).toMatch(/None of the \d quer(y|ies) since the earlier upload began .* proves this PIE \(other facts, or FAILED\): it is submitted now, once\./)
     // Settled: the journal forgot the rows once gated; a third run (reuse: auto, the default)
     // finds each PIE proven and sends nothing.
     const again = await runCli(['prove', a!.zip, b!.zip, c!.zip, '--concurrency', '1', '--wait'], { env: { ...env(), PROVING_REUSE: 'auto' } })

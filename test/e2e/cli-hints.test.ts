@@ -120,7 +120,7 @@ describe('auth keys create | list | revoke', () => {
 
     const revoke = await runCli(['auth', 'keys', 'revoke', created.apiKey], { env })
     expect(revoke.code).toBe(2)
-    expect(revoke.stderr).toContain("the account service's API has no call that revokes a key. Revoke it in the service's web console")
+    expect(revoke.stderr).toMatch(/^proving: Cannot revoke \S+ from the command line: revoke it in the service's web console\.\n {2}The account service's API has no call that revokes a key\.\n/)
     expect(revoke.stderr).not.toContain(created.apiKey)
     // Nothing was sent: the key is still listed.
     const keys = JSON.parse((await runCli(['auth', 'keys', 'list', '--json', '--reveal'], { env })).stdout).data.map((key: { apiKey: string }) => key.apiKey)

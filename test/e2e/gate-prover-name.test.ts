@@ -19,7 +19,7 @@ const env = () => ({ PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY, P
 const service = () => ({ 'api-key': API_KEY, 'base-url': emulator.url, reuse: 'never' })
 
 const LOOKALIKE = 'st\u043ene'
-const REFUSAL = 'The record names its prover "st\\u043ene", which is not a prover this version knows (stone, stwo, stwoHerodotus, in any letter case)'
+const REFUSAL = 'The record names its prover "st\\u043ene", not a prover this version knows (stone, stwo, stwoHerodotus, in any letter case)'
 
 beforeAll(async () => {
   emulator = await startEmulator({ timing: { receivedMs: 0, stepMs: 20 }, apiKeys: [API_KEY] })
@@ -42,7 +42,7 @@ describe('a record naming a lookalike prover, with the SHARP fact alone', () => 
     await nextQueryNames(LOOKALIKE)
     const refused = await runCli(['prove', EXAMPLE_PIE, '--wait'], { env: env() })
     expect(refused.code, refused.stderr).toBe(1)
-    expect(refused.stderr).toContain(`proving: gate refused: ${REFUSAL}: a DONE PROOF_VERIFICATION_ON_L2 result registers the Integrity fact with Stone`)
+    expect(refused.stderr).toContain(`proving: gate refused: ${REFUSAL}: which fact binds the output (Stone's Integrity, Stwo's SHARP) cannot be told.`)
     expect(refused.stdout + refused.stderr).not.toContain(LOOKALIKE)
 
     // With --json the refusal is a note of the one `{ "error": … }` object on stderr.

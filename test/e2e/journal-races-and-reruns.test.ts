@@ -135,7 +135,7 @@ describe('a journal folder that cannot be written (issue 24, 3)', () => {
       const before = queryCount()
       const result = await runCli(['prove', FIXTURE_PIE, '--wait'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_REUSE: 'never', ...journalEnv } })
       expect(result.code, result.stderr).toBe(0)
-      expect(result.stderr).toMatch(/warning: The submission journal folder .*a-file.* cannot be used \(ENOTDIR\); submitting without it.*PROVING_JOURNAL_DIR/)
+      expect(result.stderr).toMatch(/warning: The submission journal folder .*a-file.* cannot be used \(ENOTDIR\): without it, a re-run cannot tell .*PROVING_JOURNAL_DIR/)
       expect(result.stderr).not.toMatch(/unexpected failure/)
       expect(queryCount()).toBe(before + 1)
     }
@@ -217,7 +217,7 @@ describe('re-runs after a FAILED query (issue 23, 5)', () => {
 
     const again = await spawnCli(args, { env: env(journal) }).done
     expect(again.code, again.stderr).toBe(0)
-    expect(again.stderr).toContain(`Query ${failed} with this PIE and these parameters FAILED; submitting it again, as a new query`)
+    expect(again.stderr).toContain(`Query ${failed} with this PIE and these parameters FAILED; submitting it again as a new query`)
     const replacement = JSON.parse(again.stdout).provingQuery
     expect(replacement.id).not.toBe(failed)
     expect(replacement.status).toBe('DONE')
@@ -253,7 +253,7 @@ describe('re-runs after a FAILED query (issue 23, 5)', () => {
     const two = await attempt(2)
     expect(two.outputs['query-id']).not.toBe(failed)
     expect(two.outputs['dedup-id']).not.toBe(one.outputs['dedup-id'])
-    expect(two.logs.join('\n')).toContain(`Query ${failed} of an earlier attempt FAILED; submitting the PIE again, as a new query`)
+    expect(two.logs.join('\n')).toContain(`Query ${failed} of an earlier attempt FAILED; submitting the PIE again as a new query`)
     expect(queryCount()).toBe(before + 2)
     const three = await attempt(3)
     expect(three.outputs['query-id']).toBe(two.outputs['query-id'])

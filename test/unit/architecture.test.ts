@@ -1,4 +1,6 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
@@ -219,6 +221,58 @@ describe('the house: small modules, short functions', () => {
   it('no file of src/pipeline has 500 lines or more', () => {
     const long = FILES.filter((file) => layerOf(file) === 'pipeline').filter((file) => readFileSync(file, 'utf8').split('\n').length >= 500)
     expect(long.map(rel)).toEqual([])
+  })
+})
+
+/**
+ * The lines of a tree of sources over `width` characters once formatted as the house formats
+ * (biome at width 120, spaces, single quotes, no semicolons, trailing commas), in a copy and with
+ * a configuration of its own: the same count before biome.json turns the formatter on and after.
+ * What the formatter cannot break is what counts: a string, a template's text, a regular expression.
+ */
+function longLinesFormatted(sources: string, width: number): string[] {
+  const copy = mkdtempSync(join(tmpdir(), 'proving-format-'))
+  try {
+    cpSync(sources, join(copy, 'src'), { recursive: true })
+    const config = {
+      vcs: { enabled: false },
+      files: { includes: ['src/**'] },
+      formatter: { enabled: true, lineWidth: 120, indentStyle: 'space', indentWidth: 2 },
+      javascript: { formatter: { quoteStyle: 'single', semicolons: 'asNeeded', trailingCommas: 'all' } },
+      linter: { enabled: false },
+      assist: { enabled: false },
+    }
+    writeFileSync(join(copy, 'biome.json'), JSON.stringify(config))
+    const biome = join(REPO_ROOT, 'node_modules', '@biomejs', 'biome', 'bin', 'biome')
+    const run = spawnSync(process.execPath, [biome, 'format', '--write', `--config-path=${copy}`, 'src'], { cwd: copy, encoding: 'utf8' })
+    expect(run.status, run.stderr).toBe(0)
+    return sourceFiles(join(copy, 'src')).flatMap((file) =>
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .flatMap((line, index) => (line.length > width ? [`${relative(copy, file)}:${index + 1}: ${line.length} characters`] : [])),
+    )
+  } finally {
+    rmSync(copy, { recursive: true, force: true })
+  }
+}
+
+describe('the house: lines a person can read', () => {
+  it('at most 5 lines of src/ pass 200 characters once formatted (a message is a short line and its metaMessages)', () => {
+    const long = longLinesFormatted(SRC, 200)
+    expect(long.length, long.join('\n')).toBeLessThanOrEqual(5)
+  })
+
+  it('counts a long string the formatter cannot break, not a long call it breaks', () => {
+    const planted = mkdtempSync(join(tmpdir(), 'proving-planted-'))
+    try {
+      mkdirSync(join(planted, 'core'))
+      const args = Array.from({ length: 30 }, (_, index) => `argument${index}`).join(', ')
+      writeFileSync(join(planted, 'core', 'call.ts'), `export const a = call(${args})\n`)
+      writeFileSync(join(planted, 'core', 'message.ts'), `export const b = new Error(\`${'A sentence that goes on. '.repeat(10)}\${b}\`)\n`)
+      expect(longLinesFormatted(planted, 200)).toEqual([expect.stringMatching(/^src\/core\/message\.ts:\d+: \d+ characters$/)])
+    } finally {
+      rmSync(planted, { recursive: true, force: true })
+    }
   })
 })
 

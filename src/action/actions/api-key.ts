@@ -69,7 +69,7 @@ export const run = defineAction({
       account = new AccountClient({ baseUrl: inputs['auth-url']!, privateKey: inputs['private-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] })
     } catch (error) {
       if (error instanceof InvalidInputError && error.input === 'privateKey') {
-        throw new InvalidInputError(error.shortMessage.replace('The private key', '`private-key`'), { input: 'private-key' })
+        throw new InvalidInputError(error.shortMessage.replace('The private key', '`private-key`'), { input: 'private-key', metaMessages: error.metaMessages })
       }
       throw error
     }

@@ -191,10 +191,10 @@ function refuseWhatSeveralCannotDo(inputs: MainInputs, count: number): void {
     )
   }
   if (inputs['upload-artifacts']) {
-    throw new InvalidInputError(
-      `\`upload-artifacts\` uploads one PIE's pie.zip and proof.json, and \`pie\` names ${count} PIEs: leave it out here, and upload the files with actions/upload-artifact (each row of \`results\` names its PIE and query).`,
-      { input: 'upload-artifacts' },
-    )
+    throw new InvalidInputError(`\`upload-artifacts\` uploads one PIE's pie.zip and proof.json, and \`pie\` names ${count} PIEs: leave it out here.`, {
+      input: 'upload-artifacts',
+      metaMessages: ['Upload the files with actions/upload-artifact: each row of `results` names its PIE and query.'],
+    })
   }
 }
 
@@ -254,12 +254,13 @@ async function showOne(
 ): Promise<void> {
   if (outcome.error !== undefined) throw outcome.error
   if (outcome.ending === 'not-submitted') {
+    const inspection = outcome.pie?.inspection
     await step.report({
       outcome: 'failed',
       headline: 'The PIE is not the expected program; nothing was submitted.',
       // The variants the PIE gives, beside the one a workflow writes (Pedersen, SHARP's default).
-      problems: outcome.pie?.inspection
-        ? [`The PIE's program hash is ${outcome.pie.inspection.programHash} (Pedersen; Poseidon ${outcome.pie.inspection.programHashes.poseidon}), not the expected ${inputs['expected-program-hash']}.`]
+      problems: inspection
+        ? [`The PIE's program hash is ${inspection.programHash} (Pedersen; Poseidon ${inspection.programHashes.poseidon}), not the expected ${inputs['expected-program-hash']}.`]
         : outcome.refusals.map((refusal) => refusal.message),
       nextSteps: ['Check that `pie` comes from the program you meant to release, and that `expected-program-hash` is that program\'s hash.'],
       failure: outcome.refusals[0]!.message,

@@ -114,7 +114,7 @@ export const run = defineAction({
 
 /** How to follow a batch query from outside the step: the CLI (each GitHub release carries it). */
 function followBatchQuery(internalId: string): string {
-  return `Follow batch query \`${internalId}\` with the CLI, \`proving storage status ${internalId} --wait\` (with \`PROVING_STORAGE_PROOF_URL\` set; the CLI comes with each GitHub release, docs/storage-and-auth.md), or open it in the dashboard explorer.`
+  return `Follow batch query \`${internalId}\` with the CLI (docs/storage-and-auth.md): \`PROVING_STORAGE_PROOF_URL=<url> proving storage status ${internalId} --wait\`, or in the dashboard explorer.`
 }
 
 const STORAGE_PROOF_SERVICE: ServiceText = {

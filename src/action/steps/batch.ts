@@ -64,7 +64,9 @@ export async function proveBatch(
     if (event.type === 'submitted' && event.submitted.queryId) io.info(`${label(event.index)}: ${announcement(event.submitted)}`)
     if (event.type !== 'ended') return
     const row = rowOf(event.outcome)
-    io.info(`[${event.index + 1}/${count}] ${row.pie}: ${row.queryId ? `query ${row.queryId}${row.reused ? ` (reused${row.reused === 'chain' ? ' from chain' : ''})` : ''} ` : ''}${row.status}${row.facts === 'match' ? ', facts match' : ''}${row.error ? `: ${row.error}` : ''}`)
+    const reused = row.reused ? ` (reused${row.reused === 'chain' ? ' from chain' : ''})` : ''
+    const query = row.queryId ? `query ${row.queryId}${reused} ` : ''
+    io.info(`[${event.index + 1}/${count}] ${row.pie}: ${query}${row.status}${row.facts === 'match' ? ', facts match' : ''}${row.error ? `: ${row.error}` : ''}`)
   }
   const hooks: StatementHooks = {
     onEvent,
@@ -158,9 +160,9 @@ function batchMarkdown(rows: BatchRow[]): string {
   return [
     '| # | PIE | query | status | facts | gate |',
     '|---|---|---|---|---|---|',
-    ...rows.map(
-      (row, index) =>
-        `| ${index + 1} | ${forSummaryCell(row.pie, 'code')} | ${forSummaryCell(row.queryId ?? '', 'code')} | ${forSummaryCell(row.status)} | ${row.facts} | ${row.passed ? '✅' : `❌ ${forSummaryCell(row.error ?? '')}`} |`,
-    ),
+    ...rows.map((row, index) => {
+      const cells = [forSummaryCell(row.pie, 'code'), forSummaryCell(row.queryId ?? '', 'code'), forSummaryCell(row.status), row.facts]
+      return `| ${index + 1} | ${cells.join(' | ')} | ${row.passed ? '✅' : `❌ ${forSummaryCell(row.error ?? '')}`} |`
+    }),
   ].join('\n')
 }

@@ -60,7 +60,7 @@ export function inputProblemsEnding(error: InputProblemsError, notDone: string, 
 export function describeServiceFailure(error: unknown, text: ServiceText, submitted?: Submitted): Ending {
   const ending = describeFailure(error, text, submitted)
   // What the library says can be done next (its error's nextStep), in the action's words, first.
-  const step = error instanceof SubmissionOutcomeUnknownError && text.ambiguous ? undefined : wordNextStep(error, NEXT_STEP)
+  const step = isFreshAmbiguity(error, text) ? undefined : wordNextStep(error, NEXT_STEP)
   return step ? { ...ending, nextSteps: [step, ...(ending.nextSteps ?? [])] } : ending
 }
 
@@ -76,10 +76,28 @@ const NEXT_STEP: NextStepWords = {
   'follow-candidates': (step) => `Follow ${step.ids.map((id) => forSummaryCode(id)).join(', ') || 'them'} with the \`wait\` sub-action before submitting this PIE again.`,
 }
 
+/**
+ * A submission of this step whose outcome is unknown: said in the service's words (`ambiguous`),
+ * which replace the library's advice on how to check. An earlier upload's (the journal's
+ * EarlierUploadOutcomeUnknownError, told by its name: the sub-actions that keep no journal do not
+ * load it) is not: its own lines say which queries may be the PIE's.
+ */
+function isFreshAmbiguity(error: unknown, text: ServiceText): error is SubmissionOutcomeUnknownError {
+  return error instanceof SubmissionOutcomeUnknownError && error.name !== 'EarlierUploadOutcomeUnknownError' && text.ambiguous !== undefined
+}
+
+/**
+ * What the error's own lines explain (its metaMessages), for the summary's "What failed"; the
+ * failure message (`error-reason`, the annotation) is the short line alone.
+ */
+function explanation(error: unknown): string[] {
+  return error instanceof ProvingKitError ? (error.metaMessages ?? []) : []
+}
+
 function describeFailure(error: unknown, text: ServiceText, submitted?: Submitted): Ending {
   const follow = (after: 'service' | 'network' | 'other') => submitted?.follow(after) ?? []
   const snippet = submitted?.snippet
-  if (error instanceof SubmissionOutcomeUnknownError && text.ambiguous) {
+  if (isFreshAmbiguity(error, text) && text.ambiguous) {
     return {
       outcome: 'failed',
       headline: text.ambiguous.headline,
@@ -101,20 +119,22 @@ function describeFailure(error: unknown, text: ServiceText, submitted?: Submitte
   if (error instanceof ServiceError) {
     // A 404 means the service does not know the id: telling the person to follow it would contradict that.
     const unknown = error.status === 404 && text.notFound !== undefined
+    const problems = [...explanation(error), ...(error.details ? [error.details] : [])]
     return {
       outcome: 'failed',
       headline: error.shortMessage,
-      problems: error.details ? [error.details] : undefined,
+      problems: problems.length ? problems : undefined,
       nextSteps: [statusAdvice(error.status ?? 0, text), ...(unknown ? [] : follow('service'))],
       snippet: unknown ? undefined : snippet,
       failure: error.details ? `${error.shortMessage} ${error.details}` : error.shortMessage,
     }
   }
   if (error instanceof NetworkError) {
+    const problems = [...explanation(error), ...(text.networkDetails && error.details ? [error.details] : [])]
     return {
       outcome: 'failed',
       headline: error.shortMessage,
-      problems: text.networkDetails && error.details ? [error.details] : undefined,
+      problems: problems.length ? problems : undefined,
       nextSteps: [`Check \`${text.urlInput}\`, and that the runner can reach the service.`, ...follow('network')],
       snippet,
       failure: error.shortMessage,
@@ -122,9 +142,11 @@ function describeFailure(error: unknown, text: ServiceText, submitted?: Submitte
   }
   const message = error instanceof ProvingKitError ? error.shortMessage : error instanceof Error ? error.message : String(error)
   const nextSteps = follow('other')
+  const problems = explanation(error)
   return {
     outcome: 'failed',
     headline: `The step failed: ${message}`,
+    problems: problems.length ? problems : undefined,
     nextSteps: nextSteps.length ? nextSteps : undefined,
     snippet,
     failure: message,

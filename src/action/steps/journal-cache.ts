@@ -175,10 +175,11 @@ async function restore(io: ActionIO, carry: JournalCarry, signal: AbortSignal): 
     const entries = await copyEntries(carry.staging, carry.dir)
     const whole = manifest.attempt === carry.attempt - 1
     const ids = entries.flatMap((entry) => (entry.provingQueryId ? [entry.provingQueryId] : []))
-    const what = entries.length === 0 ? 'no query left to follow' : `${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}${ids.length ? ` (quer${ids.length === 1 ? 'y' : 'ies'} ${ids.join(', ')})` : ''}`
-    io.info(
-      `Read back the journal of attempt ${manifest.attempt} of this step from the Actions cache: ${what}. Each query is followed, retried or settled as recorded, and judged as always.${whole ? '' : ` Attempt ${carry.attempt - 1} left none, so ${fallback} too.`}`,
-    )
+    const queries = ids.length ? ` (quer${ids.length === 1 ? 'y' : 'ies'} ${ids.join(', ')})` : ''
+    const what = entries.length === 0 ? 'no query left to follow' : `${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}${queries}`
+    io.info(`Read back the journal of attempt ${manifest.attempt} of this step from the Actions cache: ${what}.`)
+    io.info('Each query is followed, retried or settled as recorded, and judged as always.')
+    if (!whole) io.info(`Attempt ${carry.attempt - 1} left none, so ${fallback} too.`)
     return { whole, known: new Set([...manifest.pies, ...entries.map((entry) => entry.pieDigest)]) }
   } catch (error) {
     if (signal.aborted) throw error

@@ -71,9 +71,11 @@ export const onchainCrossCheck: CrossCheck<OnchainSpecs> = ({ values, raw, parse
   }
   const kind = raw['registry-kind']
   if ((kind === 'sharp' && mode !== 'ethereum') || (kind === 'integrity' && mode !== 'starknet')) {
+    const only = kind === 'sharp' ? 'Ethereum' : 'Starknet'
+    const checks = mode === 'both' ? 'both chains' : mode === 'ethereum' ? 'Ethereum' : 'Starknet'
     problem(
       'registry-kind',
-      `\`registry-kind\` ${kind} is ${kind === 'sharp' ? 'Ethereum' : 'Starknet'}'s only, and \`verify-onchain: ${mode}\` checks ${mode === 'both' ? 'both chains' : mode === 'ethereum' ? 'Ethereum' : 'Starknet'}: use \`satellite\` (both chains) or leave it out for each chain's default.`,
+      `\`registry-kind\` ${kind} is ${only}'s only, and \`verify-onchain: ${mode}\` checks ${checks}: use \`satellite\` (both chains) or leave it out for each chain's default.`,
     )
   }
 }

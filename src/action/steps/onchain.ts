@@ -44,7 +44,8 @@ export async function alreadyOnChainLines(outcomes: OnchainOutcome[]): Promise<s
     const check = outcome.check
     const accepted = check.chain === 'starknet' ? check.verifications.filter((verification) => verification.meetsExpected && verification.hashMatches) : []
     const bits = accepted.length ? `, ${Math.max(...accepted.map((verification) => verification.securityBits))} security bits` : ''
-    return [`Already proven on chain: the PIE's ${onchainFactName(check.chain, false)} ${check.fact} is registered on ${describeWhere(check)} (registry ${check.registry}, block ${check.blockNumber}${bits}).`]
+    const fact = `${onchainFactName(check.chain, false)} ${check.fact}`
+    return [`Already proven on chain: the PIE's ${fact} is registered on ${describeWhere(check)} (registry ${check.registry}, block ${check.blockNumber}${bits}).`]
   })
 }
 

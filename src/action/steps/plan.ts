@@ -17,7 +17,8 @@ export async function showPlan(io: ActionIO, step: QueryStep, client: ProvingCli
   step.facts = { kind: 'skipped', reason: '`dry-run` is true: nothing was submitted' }
   const paid = rows.filter((row) => row.decision === 'submit').length
   const refused = rows.filter((row) => row.decision === 'refuse')
-  step.extraRows.push(['Plan', `${rows.length} ${rows.length === 1 ? 'statement' : 'statements'}: ${paid} would be submitted (paid), ${rows.length - paid - refused.length} reused, followed or retried, ${refused.length} refused`])
+  const others = rows.length - paid - refused.length
+  step.extraRows.push(['Plan', `${rows.length} ${rows.length === 1 ? 'statement' : 'statements'}: ${paid} would be submitted (paid), ${others} reused, followed or retried, ${refused.length} refused`])
   step.sections.push(planMarkdown(rows))
   if (refused.length === 0) {
     await step.report({

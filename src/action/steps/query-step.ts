@@ -237,7 +237,7 @@ export class QueryStep extends ProvingStep {
       return
     }
     const first = refusals[0]!
-    const nextSteps = refusals.map((refusal) => NEXT_STEP[refusal.kind])
+    const nextSteps = refusals.flatMap((refusal) => NEXT_STEP[refusal.kind])
     await this.report({
       outcome: 'failed',
       headline: first.kind === 'failed' ? `Query ${this.queryId} FAILED on the service.` : 'The gate refused the result.',
@@ -265,30 +265,42 @@ export function serviceQueryStep(action: string) {
     new QueryStep(io, { action, signal, emulated: false, baseUrl: inputs?.['base-url'], timeoutMinutes: inputs?.['timeout-minutes'] })
 }
 
-const NEXT_STEP: Record<GateRefusal['kind'], string> = {
+/** What to do about each kind of refusal: a line each, the first what matters most. */
+const NEXT_STEP: Record<GateRefusal['kind'], string | readonly string[]> = {
   failed:
     'Read the error reason above. If the service marks the query retriable, run the `retry` sub-action with its `query-id`; otherwise fix the PIE or the parameters and prove again.',
   'not-done': 'Wait for the query to finish with the `wait` sub-action.',
-  'wrong-kind':
-    'Do not rely on this result: the service says the query is something other than what was asked for (a trace where a proof was asked). For a query submitted for another result kind, tell the `wait` sub-action with `expected-result`; otherwise report it to the service operator.',
+  'wrong-kind': [
+    'Do not rely on this result: the service says the query is not what was asked for (a trace where a proof was asked).',
+    'For a query submitted for another result kind, tell the `wait` sub-action with `expected-result`; otherwise report it to the service operator.',
+  ],
   'mocked-fact':
     'A mocked fact proves nothing on chain. Prove with `mock-fact-hash: false` for a release, or set `allow-mocked-fact: true` where a mocked fact is enough (a dry run).',
-  'mock-state-unknown':
-    'The service did not say whether the fact is mocked. Check on chain (`verify-onchain`: a fact registered in the real registry passes), or set `allow-mocked-fact: true` where a mocked fact is enough (a dry run).',
-  'fact-missing':
-    'Do not rely on this result: the service did not report the fact that shows what was proved. Read the query again later (`wait` sub-action) or ask the service operator; `verify-onchain` cannot help without the fact.',
+  'mock-state-unknown': [
+    'The service did not say whether the fact is mocked: check on chain (`verify-onchain`: a fact registered in the real registry passes).',
+    'Or set `allow-mocked-fact: true` where a mocked fact is enough (a dry run).',
+  ],
+  'fact-missing': [
+    'Do not rely on this result: the service did not report the fact that shows what was proved.',
+    'Read the query again later (`wait` sub-action) or ask the service operator; `verify-onchain` cannot help without the fact.',
+  ],
   'fact-malformed':
     'Do not rely on this result: the service reported a hash that is not 0x hex, so it cannot be compared. Report it to the service operator.',
   'program-hash':
     'Check that the PIE comes from the program you meant to release, and that `expected-program-hash` is that program\'s hash.',
   'fact-mismatch':
     'Do not rely on this result: what the service reports was not computed from this PIE. Check that the same pie.zip was submitted, and report it to the service operator.',
-  'unknown-prover':
-    'Do not rely on this result: the service names a prover this version does not know (not stone, stwo or stwoHerodotus), so which fact proves the output cannot be told. A lookalike name (a letter of another alphabet) is not the prover it resembles: report it to the service operator; for a prover the service added since, update proving-kit.',
+  'unknown-prover': [
+    'Do not rely on this result: the service names a prover this version does not know (not stone, stwo or stwoHerodotus), so which fact proves the output cannot be told.',
+    'A lookalike name (a letter of another alphabet) is not the prover it resembles: report it to the service operator.',
+    'For a prover the service added since, update proving-kit.',
+  ],
   'other-bucket':
     'Do not rely on this bucket: it lists a query whose own record places it in another bucket (or none). Check that every job proved into this `bucket-id`, and report it to the service operator.',
-  'not-on-chain':
-    'A registration can land some minutes after DONE: raise `onchain-timeout-minutes`, or check later with `proving fact check` (docs/onchain.md). If the RPC failed, check `ethereum-rpc-url` / `starknet-rpc-url` and `fact-registry`.',
+  'not-on-chain': [
+    'A registration can land some minutes after DONE: raise `onchain-timeout-minutes`, or check later with `proving fact check` (docs/onchain.md).',
+    'If the RPC failed, check `ethereum-rpc-url` / `starknet-rpc-url` and `fact-registry`.',
+  ],
 }
 
 /** The passed headline's word on the mock state, when the fact is not plainly real. */

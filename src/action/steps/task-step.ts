@@ -59,7 +59,7 @@ export async function readJsonInput(name: string, value: string, what: string, w
     }
     return parseJsonBytes(bytes, { input: name, label, what: value })
   } catch (error) {
-    if (error instanceof InvalidInputError && !(error instanceof InputProblemsError)) throw refuse(error.shortMessage)
+    if (error instanceof InvalidInputError && !(error instanceof InputProblemsError)) throw refuse([error.shortMessage, ...(error.metaMessages ?? [])].join(' '))
     throw error
   }
 }
@@ -67,7 +67,7 @@ export async function readJsonInput(name: string, value: string, what: string, w
 /** A body's problems (from checkTaskRequest) as input problems: "`task`: destination_chain_id must be ...". */
 /** How to follow a task from outside the step: the CLI (each GitHub release carries it), or the service itself. */
 export function followTask(uuid: string): string {
-  return `Follow task \`${uuid}\` with the CLI, \`proving task wait ${uuid}\` (with \`PROVING_TASKS_URL\` set; the CLI comes with each GitHub release, docs/tasks.md), or read \`GET <tasks-url>/tasks/${uuid}/status\`.`
+  return `Follow task \`${uuid}\` with the CLI (docs/tasks.md): \`PROVING_TASKS_URL=<tasks-url> proving task wait ${uuid}\`, or read \`GET <tasks-url>/tasks/${uuid}/status\`.`
 }
 
 export function bodyProblems(name: string, problems: string[]): InputProblemsError {

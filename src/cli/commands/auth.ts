@@ -175,10 +175,10 @@ export const authKeysRevoke = defineCommand({
   async run(context) {
     // The argument is a key: masked in the message, whatever the user pasted.
     context.redactor.add(context.positionals[0]!)
-    throw new InvalidInputError(
-      `Cannot revoke ${maskKey(context.positionals[0]!)} from the command line: the account service's API has no call that revokes a key. Revoke it in the service's web console, then check with \`proving auth keys list\`.`,
-      { input: '<key>' },
-    )
+    throw new InvalidInputError(`Cannot revoke ${maskKey(context.positionals[0]!)} from the command line: revoke it in the service's web console.`, {
+      input: '<key>',
+      metaMessages: ["The account service's API has no call that revokes a key.", 'Check with `proving auth keys list` once it is revoked.'],
+    })
   },
 })
 

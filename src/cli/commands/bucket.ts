@@ -172,7 +172,9 @@ function expectedQueriesFrom(ids: string[] | undefined, count: string | undefine
   const bad = trimmed.filter((id) => !/^[^\s/?#]{1,256}$/.test(id))
   if (bad.length) {
     const shown = bad.slice(0, 5).map((id) => JSON.stringify(id.slice(0, 80))).join(', ')
-    problems.push(`--expect-query ${shown}${bad.length > 5 ? ` and ${bad.length - 5} more` : ''} ${bad.length === 1 ? 'is not a query id' : 'are not query ids'} (no spaces, "/", "?" or "#"); copy ${bad.length === 1 ? 'it' : 'each'} as the service returned it`)
+    const more = bad.length > 5 ? ` and ${bad.length - 5} more` : ''
+    const [isNot, each] = bad.length === 1 ? ['is not a query id', 'it'] : ['are not query ids', 'each']
+    problems.push(`--expect-query ${shown}${more} ${isNot} (no spaces, "/", "?" or "#"); copy ${each} as the service returned it`)
   }
   const twice = [...new Set(trimmed.filter((id, index) => trimmed.indexOf(id) !== index))]
   if (twice.length) problems.push(`--expect-query ${twice.slice(0, 5).join(', ')}${twice.length > 5 ? ` and ${twice.length - 5} more` : ''} ${twice.length === 1 ? 'is' : 'are'} given twice: name each query once`)

@@ -179,9 +179,10 @@ function fishScript(table: Table): string {
     for (const [name, option] of entry.options) {
       const values = valuesOf(option, name)
       const takesValue = option.type === 'string'
-      lines.push(
-        `complete -c proving -n ${quote(`__proving_in ${JSON.stringify(entry.path)}`)} -l ${name}${'short' in option && option.short ? ` -s ${option.short}` : ''}${takesValue ? ' -r' : ''}${values.length ? ` -a ${quote(values.join(' '))}` : takesValue ? ' -F' : ''} -d ${quote(option.description.slice(0, 80))}`,
-      )
+      const short = 'short' in option && option.short ? ` -s ${option.short}` : ''
+      // A value from a list, else a file name (-F); -r: the flag needs one.
+      const value = `${takesValue ? ' -r' : ''}${values.length ? ` -a ${quote(values.join(' '))}` : takesValue ? ' -F' : ''}`
+      lines.push(`complete -c proving -n ${quote(`__proving_in ${JSON.stringify(entry.path)}`)} -l ${name}${short}${value} -d ${quote(option.description.slice(0, 80))}`)
     }
   }
   lines.push('')

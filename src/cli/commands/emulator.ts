@@ -49,8 +49,8 @@ export const emulator = defineCommand({
     const keys = context.values['api-keys']?.split(',').map((key) => key.trim()).filter(Boolean)
     if (!isLoopback(host) && !keys?.length) {
       throw new InvalidInputError(
-        `--host ${host} is reachable from other machines, and the emulator would accept any API key: give the keys it accepts with --api-keys k1,k2 (or PROVING_EMULATOR_API_KEYS), or listen on 127.0.0.1.`,
-        { input: '--api-keys' },
+        `--host ${host} is reachable from other machines: give the keys it accepts with --api-keys k1,k2 (or PROVING_EMULATOR_API_KEYS), or listen on 127.0.0.1.`,
+        { input: '--api-keys', metaMessages: ['Without them, the emulator would accept any API key.'] },
       )
     }
     for (const key of keys ?? []) context.redactor.add(key)
@@ -72,10 +72,16 @@ export const emulator = defineCommand({
     const consoleUrl = isLoopback(host) ? `${running.url}/` : host === '0.0.0.0' || host === '::' ? `http://127.0.0.1:${running.port}/` : undefined
     // With --api-keys only those are accepted: the line names no key it would refuse (nor one of them).
     const keyed = Boolean(keys?.length)
-    context.print(
-      `Emulator listening on ${running.url}\nConsole: ${consoleUrl ? `${consoleUrl} (this machine only)` : 'none: it answers only on 127.0.0.1, where this emulator does not listen'}\nStop it with Ctrl-C.\nPoint every command at it: ${local ? 'export PROVING_PROFILE=local' : `export PROVING_BASE_URL=${running.url} PROVING_TASKS_URL=${running.url} PROVING_STORAGE_PROOF_URL=${running.url} PROVING_AUTH_URL=${running.url}`}${keyed ? '\nand set PROVING_API_KEY to one of the keys given with --api-keys (any other is refused).' : ' PROVING_API_KEY=dev-key'}`,
-      { url: running.url },
-    )
+    const urls = ['BASE', 'TASKS', 'STORAGE_PROOF', 'AUTH'].map((name) => `PROVING_${name}_URL=${running.url}`).join(' ')
+    const point = `Point every command at it: export ${local ? 'PROVING_PROFILE=local' : urls}${keyed ? '' : ' PROVING_API_KEY=dev-key'}`
+    const lines = [
+      `Emulator listening on ${running.url}`,
+      `Console: ${consoleUrl ? `${consoleUrl} (this machine only)` : 'none: it answers only on 127.0.0.1, where this emulator does not listen'}`,
+      'Stop it with Ctrl-C.',
+      point,
+      ...(keyed ? ['and set PROVING_API_KEY to one of the keys given with --api-keys (any other is refused).'] : []),
+    ]
+    context.print(lines.join('\n'), { url: running.url })
     await new Promise<void>((resolve) => {
       if (context.signal.aborted) resolve()
       context.signal.addEventListener('abort', () => resolve(), { once: true })

@@ -134,10 +134,10 @@ export const factCheck = defineCommand({
           timeoutMs,
           signal: context.signal,
           logger: context.logger,
-          onProgress: ({ elapsedMs, check: latest }) =>
-            context.progress(
-              `[${formatDuration(elapsedMs).padStart(6)}] fact ${latest.fact}: not registered yet on ${describeWhere(latest)} (block ${latest.blockNumber})${latest.chain === 'starknet' && latest.reason ? `: ${latest.reason}` : ''}`,
-            ),
+          onProgress: ({ elapsedMs, check: latest }) => {
+            const why = latest.chain === 'starknet' && latest.reason ? `: ${latest.reason}` : ''
+            context.progress(`[${formatDuration(elapsedMs).padStart(6)}] fact ${latest.fact}: not registered yet on ${describeWhere(latest)} (block ${latest.blockNumber})${why}`)
+          },
         })
       } catch (error) {
         // A script reading --json still gets the last answer; the error goes to stderr (exit 4).

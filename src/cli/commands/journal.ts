@@ -38,7 +38,7 @@ export const journalList = defineCommand({
 export const journalClear = defineCommand({
   path: ['journal', 'clear'],
   args: '<key>... | --all',
-  summary: 'Remove journal entries and locks (by key, from `proving journal list`, or --all): the next run submits anew.',
+  summary: 'Remove journal entries and locks (by key, from `proving journal list`, or --all): the next run submits the PIE again.',
   details: [
     ...JOURNAL_DETAILS,
     'A cleared entry\'s query is not cancelled on the service; the same command run next pays for a new one.',

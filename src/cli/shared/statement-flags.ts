@@ -36,7 +36,7 @@ export const DRY_RUN_OPTION = {
   'dry-run': {
     type: 'boolean',
     description:
-      'Print the plan and stop: for each PIE whether it would be reused, followed, retried, submitted (paid) or refused, and why, found by reading only; nothing that costs is sent. --json: an array of { pie, decision, reason, queryId }.',
+      'Print the plan and stop: whether each PIE would be reused, followed, retried, submitted (paid) or refused, and why; nothing that costs is sent. --json: [{ pie, decision, reason, queryId }].',
   },
 } as const
 
@@ -71,7 +71,7 @@ export const REUSE_OPTION = {
     type: 'string',
     valueName: '<auto|never>',
     description:
-      'auto (default; PROVING_REUSE sets another): before uploading, follow the newest DONE query of this key that proves the same PIE (same result kind, settings and facts, compared here), gated as if new; never: always submit a new, paid query.',
+      'auto (default; PROVING_REUSE sets another): follow the newest DONE query of this key proving the same PIE (result kind, settings, facts), gated as if new; never: always pay for a new one.',
   },
 } as const
 

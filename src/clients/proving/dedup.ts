@@ -55,10 +55,10 @@ export async function resolveDedupId(
     failedQueryIds.push(existing.id)
     current = dedupIdAfterFailure(current, existing.id)
   }
-  throw new ServiceError(
-    `This submission FAILED ${failedQueryIds.length} times (${failedQueryIds.slice(-3).join(', ')}, ...); nothing was sent again. Read why in the record of query ${failedQueryIds.at(-1)}, then give another dedupId.`,
-    { nextStep: { kind: 'read-query', id: failedQueryIds.at(-1)! } },
-  )
+  throw new ServiceError(`This submission FAILED ${failedQueryIds.length} times (${failedQueryIds.slice(-3).join(', ')}, ...); nothing was sent again.`, {
+    metaMessages: [`Read why in the record of query ${failedQueryIds.at(-1)}, then give another dedupId.`],
+    nextStep: { kind: 'read-query', id: failedQueryIds.at(-1)! },
+  })
 }
 
 /**

@@ -69,10 +69,14 @@ export async function retryFailedQuery(service: ProvingService, queryId: string,
     if (error.code === 'QUERY_NOT_RETRIABLE') return { retried: false, queryId, reason: `its error is not retriable (${errorReason})` }
     if (error.status === 409) return { retried: true, queryId, retryCount: undefined, errorReason, byAnother: true }
     if (error.status === 403 || error.status === 404) return { retried: false, queryId, reason: `the service refuses to retry it (${error.status} ${serviceLine(error.code ?? '', 80)})`.replace(' )', ')') }
-    throw new ServiceError(
-      `Query ${queryId} FAILED, and retrying it failed (${error.shortMessage}); nothing new was submitted, since the retry may have taken effect. Run again, or read the query's record first.`,
-      { status: error.status, code: error.code, details: error.details, cause: error, nextStep: { kind: 'read-query', id: queryId } },
-    )
+    throw new ServiceError(`Query ${queryId} FAILED, and retrying it failed (${error.shortMessage}); nothing new was submitted.`, {
+      status: error.status,
+      code: error.code,
+      details: error.details,
+      cause: error,
+      metaMessages: ["The retry may have taken effect: run again, or read the query's record first."],
+      nextStep: { kind: 'read-query', id: queryId },
+    })
   }
 }
 

@@ -80,9 +80,10 @@ export async function checkService(service: ProvingService, options: { signal?: 
       }
       throw error
     }
+    const got = error instanceof ServiceError ? `${error.status} and a page that is not its JSON` : 'an answer that is not its JSON'
     throw new InvalidInputError(
-      `The proving service URL (${new URL(service.http.baseUrl).origin}) does not answer like the proving service: GET /is-alive got ${error instanceof ServiceError ? `${error.status} and a page that is not its JSON` : 'an answer that is not its JSON'}. Check the base URL (--base-url, PROVING_BASE_URL, the base-url input); nothing was submitted.`,
-      { input: 'baseUrl', cause: error },
+      `The proving service URL (${new URL(service.http.baseUrl).origin}) does not answer like the proving service; nothing was submitted.`,
+      { input: 'baseUrl', cause: error, metaMessages: [`GET /is-alive got ${got}.`, 'Check the base URL (--base-url, PROVING_BASE_URL, the base-url input).'] },
     )
   }
   service.serviceChecked = true

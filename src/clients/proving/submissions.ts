@@ -123,9 +123,8 @@ export async function submitQuery(service: ProvingService, options: SubmitQueryO
   const resolve = async (): Promise<QueryRecord | null> => {
     const found = await resolveDedupId(service, dedupId, { signal: options.signal })
     if (found.failedQueryIds.length) {
-      service.http.logger.warn(
-        `Query ${found.failedQueryIds.join(', then ')} with this PIE and these parameters FAILED; ${found.existing ? `following query ${found.existing.id}, submitted after it` : 'submitting it again, as a new query'} (dedupId ${found.dedupId}).`,
-      )
+      const next = found.existing ? `following query ${found.existing.id}, submitted after it` : 'submitting it again as a new query'
+      service.http.logger.warn(`Query ${found.failedQueryIds.join(', then ')} with this PIE and these parameters FAILED; ${next} (dedupId ${found.dedupId}).`)
       failedQueryIds.push(...found.failedQueryIds)
       if (found.dedupId !== dedupId) {
         dedupId = found.dedupId

@@ -62,9 +62,8 @@ export async function waitForQuery(service: ProvingService, queryId: string, opt
         options.onProgress?.(progress)
       } else if (change === 'stuck') {
         const stepElapsedMs = now - watch.since
-        logger.warn(
-          `Query ${id} has been ${serviceLine(record.status, 200)}${record.step ? ` in step ${serviceLine(record.step, 200)}` : ''} for ${formatDuration(stepElapsedMs)}, far longer than expected; still waiting until the timeout.`,
-        )
+        const step = record.step ? ` in step ${serviceLine(record.step, 200)}` : ''
+        logger.warn(`Query ${id} has been ${serviceLine(record.status, 200)}${step} for ${formatDuration(stepElapsedMs)}, far longer than expected; still waiting until the timeout.`)
         options.onStuck?.({ ...progress, stepElapsedMs })
       }
       if (record.status === 'DONE' || record.status === 'FAILED') return { done: true, value: current }

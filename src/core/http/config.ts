@@ -88,8 +88,8 @@ export function baseUrlOf(config: HttpClientConfig): string {
   }
   if (refusesPlainHttp(base, config.allowInsecureHttp)) {
     throw new InvalidInputError(
-      `The ${config.serviceName} URL ${showUrl(base)} is plain http to another machine: the API key, tokens and signatures would cross the network in clear. Use https, or allow it (${inputNames('allow-insecure-http', 'allowInsecureHttp')}).`,
-      { input: 'baseUrl' },
+      `The ${config.serviceName} URL ${showUrl(base)} is plain http to another machine: use https, or allow it (${inputNames('allow-insecure-http', 'allowInsecureHttp')}).`,
+      { input: 'baseUrl', metaMessages: ['The API key, tokens and signatures would cross the network in clear.'] },
     )
   }
   return base.toString().replace(/\/+$/, '')

@@ -66,8 +66,9 @@ export function serviceError(
   const label = code ? `${response.status} ${code}` : `${response.status}`
   // A redirect is never followed (network-rule.ts): say where it led, by scheme and host only.
   const location = response.headers.location
-  const shortMessage = isRedirect(response.status)
-    ? `The ${context.serviceName} at ${hostOf(context.baseUrl)} answered ${operation} with ${describeRedirect(response.status, Array.isArray(location) ? location[0] : location, context.baseUrl)} (refused, not followed: the answer must come from the URL given).`
+  const redirect = isRedirect(response.status) ? describeRedirect(response.status, Array.isArray(location) ? location[0] : location, context.baseUrl) : undefined
+  const shortMessage = redirect
+    ? `The ${context.serviceName} at ${hostOf(context.baseUrl)} answered ${operation} with ${redirect} (refused, not followed: the answer must come from the URL given).`
     : `The ${context.serviceName} answered ${label} to ${operation}.`
   const serverMessage = bodyIsJson ? messageOf(response.json) : undefined
   // A page that is not the service's JSON came from something in between (a proxy, a gateway,

@@ -293,7 +293,8 @@ document.addEventListener('click', (event) => {
     act(button, () => control('POST', '/_emulator/queries/' + encodeURIComponent(id) + '/complete'), () => 'Query ' + id + ' is DONE.')
   } else if (button.dataset.fail) {
     const id = button.dataset.fail
-    act(button, () => control('POST', '/_emulator/queries/' + encodeURIComponent(id) + '/fail', { retriable: true, reason: 'Failed from the console' }), () => 'Query ' + id + ' has FAILED (retriable).')
+    const body = { retriable: true, reason: 'Failed from the console' }
+    act(button, () => control('POST', '/_emulator/queries/' + encodeURIComponent(id) + '/fail', body), () => 'Query ' + id + ' has FAILED (retriable).')
   }
 })
 

@@ -83,9 +83,8 @@ export async function checkZipLayout(source: ByteSource, directory: ZipDirectory
     if (z.versionNeeded > MAX_VERSION_NEEDED) problems.push(`the ZIP64 end record needs version ${z.versionNeeded / 10} to extract`)
   }
   if (end.shift !== 0) {
-    problems.push(
-      `${end.shift > 0 ? `${end.shift} bytes stand before the archive (or between its directory and end record)` : 'the end record places the directory past where it ends'}: the directory is read at byte ${end.directoryStart}, the end record says ${end.directoryOffset}; readers differ on where entries are`,
-    )
+    const what = end.shift > 0 ? `${end.shift} bytes stand before the archive (or between its directory and end record)` : 'the end record places the directory past where it ends'
+    problems.push(`${what}: the directory is read at byte ${end.directoryStart}, the end record says ${end.directoryOffset}; readers differ on where entries are`)
   }
 
   // The directory's records: exactly as many as counted, filling exactly its declared size.
@@ -102,7 +101,7 @@ export async function checkZipLayout(source: ByteSource, directory: ZipDirectory
     if (entry.localHeaderOffset !== expected) {
       problems.push(
         entry.localHeaderOffset < expected
-          ? `entry "${entry.name}" (local header at byte ${entry.localHeaderOffset}) overlaps the entry before it, which ends at byte ${expected} (Python 3.11.8, 3.12.2 and later, and Debian's 3.11, refuse overlapping entries)`
+          ? `entry "${entry.name}" (local header at byte ${entry.localHeaderOffset}) overlaps the one before it, which ends at byte ${expected}: Python 3.11.8 and 3.12.2 on refuse it`
           : `bytes ${expected}-${entry.localHeaderOffset} before entry "${entry.name}" belong to no entry (a streaming reader would read them as another file)`,
       )
     }
@@ -227,7 +226,9 @@ async function localProblems(source: ByteSource, entry: ZipEntry): Promise<{ pro
   const disagreeing = (['crc32', 'compressedSize', 'uncompressedSize'] as const).filter((key) => !agrees(key))
   if (disagreeing.length) {
     const shown = { crc32: 'CRC-32', compressedSize: 'compressed size', uncompressedSize: 'size' }
-    problems.push(`${name}: its local header's ${disagreeing.map((key) => `${shown[key]} (${localValue(key)})`).join(', ')} disagree${disagreeing.length === 1 ? 's' : ''} with its record (${disagreeing.map((key) => entry[key]).join(', ')})`)
+    const local = disagreeing.map((key) => `${shown[key]} (${localValue(key)})`).join(', ')
+    const recorded = disagreeing.map((key) => entry[key]).join(', ')
+    problems.push(`${name}: its local header's ${local} disagree${disagreeing.length === 1 ? 's' : ''} with its record (${recorded})`)
   }
   if (!descriptor) return { problems, end: dataEnd }
   // The data descriptor: CRC and sizes (8 bytes each with ZIP64), with or without its signature.

@@ -274,6 +274,9 @@ function checkExecutionResources(value: JsonValue | undefined, builtins: string[
 
 /** additional_data.json's keys as cairo-vm reads them (BuiltinName::from_str_with_suffix). */
 const ADDITIONAL_DATA_KEYS = [...BUILTIN_ORDER, 'segment_arena'].map((name) => `${name}_builtin`)
+/** The shapes cairo-vm's BuiltinAdditionalData reads, as a refusal lists them. */
+const ADDITIONAL_DATA_SHAPES =
+  'an empty list, [[segment, offset], ...] pairs, {"pages", "attributes"} output data, [[[segment, offset], [r, s]], ...] signatures, or null'
 
 function checkAdditionalData(value: JsonValue | undefined, problems: Problems): JsonObject | undefined {
   if (value === undefined) return undefined
@@ -287,7 +290,7 @@ function checkAdditionalData(value: JsonValue | undefined, problems: Problems): 
       problems.add(`${ADDITIONAL_DATA}: key ${showJson(key)} is not a builtin's ("output_builtin", "pedersen_builtin", ...); cairo-vm reads only those`, 'cairo-vm')
     } else if (!isBuiltinAdditionalData(value.get(key)!)) {
       problems.add(
-        `${ADDITIONAL_DATA}: ${key} is ${showJson(value.get(key))} of a shape cairo-vm's BuiltinAdditionalData has no variant for (an empty list, [[segment, offset], ...] pairs, {"pages", "attributes"} output data, [[[segment, offset], [r, s]], ...] signatures, or null)`,
+        `${ADDITIONAL_DATA}: ${key} is ${showJson(value.get(key))}, a shape cairo-vm's BuiltinAdditionalData has no variant for (${ADDITIONAL_DATA_SHAPES})`,
         'cairo-vm',
       )
     }
@@ -535,7 +538,8 @@ async function scanMemory(
     problems.add(`${file}: the program segment is not fully written: ${missingCells(0, programSize, programWritten)}; segment 0 must equal program.data (the bootloader loads program.data there)`, 'unprovable')
   }
   if (outputSegment && outputWritten < outputSegment.size) {
-    problems.add(`${file}: output segment ${outputSegment.index} (size ${outputSegment.size}) is not fully written: ${missingCells(outputSegment.index, outputSegment.size, outputWritten)}; the SHARP fact is computed over every output cell`, 'unprovable')
+    const missing = missingCells(outputSegment.index, outputSegment.size, outputWritten)
+    problems.add(`${file}: output segment ${outputSegment.index} (size ${outputSegment.size}) is not fully written: ${missing}; the SHARP fact is computed over every output cell`, 'unprovable')
   }
   return { cells: scanner.cells, output }
 }

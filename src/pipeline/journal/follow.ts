@@ -50,15 +50,21 @@ export async function waitForOwner(
         }
         await unmark()
         logger.warn(
-          `The other run (${describeOwner(owner)}) ended without recording a query for this PIE (journal ${journal.pathOf(key)}); looking at the journal again: this run submits only if it shows that no query was created.`,
+          `The other run (${describeOwner(owner)}) ended without recording a query for this PIE (journal ${journal.pathOf(key)}); reading the journal again before submitting.`,
         )
         return undefined
       }
       if (signal?.aborted) throw interruptedWaiting()
       if (Date.now() >= deadline) {
         throw new WaitTimeoutError(
-          `Timed out after ${formatSeconds(options.timeoutMs!)} waiting for another run (${describeOwner(owner)}) to record its query for this PIE (lock ${journal.lockPathOf(key)}); nothing was sent. Run again once that run has reported its query; if it is gone for good, remove its lock (entry ${key}) from the journal.`,
-          { nextStep: { kind: 'clear-journal', key } },
+          `Timed out after ${formatSeconds(options.timeoutMs!)} waiting for another run (${describeOwner(owner)}) to record its query for this PIE; nothing was sent.`,
+          {
+            metaMessages: [
+              `The other run holds the lock ${journal.lockPathOf(key)}.`,
+              `Run again once that run has reported its query; if it is gone for good, remove its lock (entry ${key}) from the journal.`,
+            ],
+            nextStep: { kind: 'clear-journal', key },
+          },
         )
       }
       // Ends at once on the signal (SIGINT, SIGTERM), and at the deadline.

@@ -104,7 +104,7 @@ export async function takeLock(path: string, logger?: Logger): Promise<{ taken: 
     if (holder && status === 'alive') return { taken: false, owner: holder }
     if (holder && status === 'expired') {
       logger?.warn(
-        `The lock ${path} of ${describeOwner(holder)} cannot be checked from here (another host, or no process start time) and is older than ${UNVERIFIABLE_LOCK_MS / 60_000} minutes, longer than any upload takes: taken over.`,
+        `The lock ${path} of ${describeOwner(holder)} (another host, or no start time: it cannot be checked) is older than any upload takes (${UNVERIFIABLE_LOCK_MS / 60_000} minutes): taken over.`,
       )
     }
     await removeStaleLock(path, text)

@@ -59,8 +59,12 @@ export async function resolveUnfinished(previous: JournalEntry, options: Journal
   } catch (error) {
     if (error instanceof AbortedError) throw error
     throw new EarlierUploadOutcomeUnknownError(
-      `An earlier upload of this PIE to ${parts.service} did not finish ${where}, and the list of your queries could not be read to check it; nothing was sent. Look among your queries; submit anew only if no query came of it.`,
-      { cause: error, nextStep: { kind: 'look-for-query', thenSubmitAnew: true } },
+      `An earlier upload of this PIE to ${parts.service} did not finish ${where}, and your queries could not be listed to check it.`,
+      {
+        cause: error,
+        metaMessages: ['Nothing was sent. Look among your queries; submit the PIE again as a new query only if none came of it.'],
+        nextStep: { kind: 'look-for-query', thenSubmitAnew: true },
+      },
     )
   }
   const { candidates, complete } = found
@@ -78,16 +82,23 @@ export async function resolveUnfinished(previous: JournalEntry, options: Journal
     // PIE's query never passes it (one with the same facts proves the same statement).
     const [only] = candidates
     logger.warn(
-      `Following query ${only!}, submitted by an earlier run whose upload of this PIE to ${parts.service} ended before its answer ${where}: the only query of your key since that upload began; its facts are checked against this PIE before the gate passes. Nothing is sent again.${forceNewAdvice(options, 'submit anyway')}`,
+      `Following query ${only!}, submitted by an earlier run: the only query of your key since its upload began ${where}; its facts are checked.${forceNewAdvice(options, 'submit anyway')}`,
     )
     return only!
   }
   const shown = candidates.slice(0, 5).join(', ')
-  const count = `${complete ? '' : 'at least '}${candidates.length} quer${candidates.length === 1 ? 'y' : 'ies'}`
+  const count = `${complete ? '' : 'at least '}${describeCount(candidates.length)}`
   // A new query is not offered: a query exists that may be this PIE's, and would be paid again.
   throw new EarlierUploadOutcomeUnknownError(
-    `An earlier upload of this PIE to ${parts.service} did not finish ${where}, and your key has ${count} since the upload began that this journal did not record${candidates.length ? ` (${shown})` : ''}; one may be this PIE's. Nothing was sent, and nothing is while the entry stands (submitting anew would pay twice if one of them is this PIE's). Follow them; remove the entry only once you know that none of them is.`,
-    { nextStep: { kind: 'follow-candidates', ids: candidates.slice(0, 5), key } },
+    `An earlier upload of this PIE to ${parts.service} did not finish ${where}, and a query since may be its own: nothing was sent.`,
+    {
+      metaMessages: [
+        `Your key has ${count} since the upload began that this journal did not record${candidates.length ? ` (${shown})` : ''}; one may be this PIE's.`,
+        "Nothing is sent while the entry stands: submitting again would pay twice if one of them is this PIE's.",
+        'Follow them; remove the entry only once you know that none of them is.',
+      ],
+      nextStep: { kind: 'follow-candidates', ids: candidates.slice(0, 5), key },
+    },
   )
 }
 
@@ -174,8 +185,9 @@ function finalRecord(options: JournalOptions, id: string): Promise<QueryRecordL>
  */
 async function matchByFacts(candidates: string[], inspection: PieInspection, options: JournalOptions, where: string): Promise<string | undefined | 'unknown'> {
   const { compareQueryFacts } = await import('../../pie/index.ts')
+  const them = candidates.length === 1 ? 'it' : 'them'
   options.logger.warn(
-    `An earlier upload of this PIE to ${options.parts.service} did not finish ${where}; your key has ${candidates.length} quer${candidates.length === 1 ? 'y' : 'ies'} since it began that this journal did not record. Waiting for ${candidates.length === 1 ? 'it' : 'them'} to end to compare the facts with this PIE's; nothing is sent meanwhile.`,
+    `An earlier upload of this PIE did not finish ${where}, and ${describeCount(candidates.length)} came since. Waiting for ${them} to end to compare the facts; nothing is sent meanwhile.`,
   )
   const settled = await Promise.allSettled(
     candidates.map(async (id) => {
@@ -187,12 +199,15 @@ async function matchByFacts(candidates: string[], inspection: PieInspection, opt
   const ended = settled.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []))
   const proving = ended.find((each) => each.proves)
   if (proving) {
-    options.logger.warn(`Following query ${proving.id}, submitted by an earlier run whose upload of this PIE ended before its answer ${where}: its facts are this PIE's. Nothing is sent again.`)
+    options.logger.warn(`Following query ${proving.id}, submitted by an earlier run whose upload of this PIE ended before its answer ${where}: its facts are this PIE's.`)
     return proving.id
   }
   if (ended.length < candidates.length) return 'unknown'
-  options.logger.warn(
-    `None of the ${candidates.length} quer${candidates.length === 1 ? 'y' : 'ies'} since the earlier upload began ${where} proves this PIE (each ended with other facts, or FAILED), so it is submitted now, once.`,
-  )
+  options.logger.warn(`None of the ${describeCount(candidates.length)} since the earlier upload began ${where} proves this PIE (other facts, or FAILED): it is submitted now, once.`)
   return undefined
+}
+
+/** "1 query", "3 queries". */
+function describeCount(count: number): string {
+  return `${count} quer${count === 1 ? 'y' : 'ies'}`
 }

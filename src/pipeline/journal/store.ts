@@ -102,8 +102,8 @@ export class SubmissionJournal {
     const uid = process.getuid?.()
     if (uid !== undefined && info.uid !== uid) {
       throw new InvalidInputError(
-        `The submission journal folder ${this.dir} belongs to another user (uid ${info.uid}, not ${uid}): refused, since its owner could plant locks and entries; nothing was sent. Set PROVING_JOURNAL_DIR to a folder of your own.`,
-        { input: 'PROVING_JOURNAL_DIR' },
+        `The submission journal folder ${this.dir} belongs to another user (uid ${info.uid}, not ${uid}): set PROVING_JOURNAL_DIR to a folder of your own.`,
+        { input: 'PROVING_JOURNAL_DIR', metaMessages: ['Refused, since its owner could plant locks and entries; nothing was sent.'] },
       )
     }
     if ((info.mode & 0o077) !== 0) await chmod(this.dir, 0o700).catch(() => {})

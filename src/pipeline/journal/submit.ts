@@ -35,8 +35,9 @@ export async function submitWithJournal(options: JournalOptions): Promise<Journa
   } catch (error) {
     await unmark?.().catch(() => {})
     if (!isFileSystemError(error)) throw error
+    const code = (error as NodeJS.ErrnoException).code
     logger.warn(
-      `The submission journal folder ${journal.dir} cannot be used (${(error as NodeJS.ErrnoException).code}); submitting without it, so a re-run after this one is killed cannot tell whether it created a query. Set PROVING_JOURNAL_DIR to a writable folder.`,
+      `The submission journal folder ${journal.dir} cannot be used (${code}): without it, a re-run cannot tell whether this run created a query. Set PROVING_JOURNAL_DIR to a writable folder.`,
     )
     return options.submit()
   }
@@ -46,7 +47,7 @@ export async function submitWithJournal(options: JournalOptions): Promise<Journa
   } else {
     if (options.forceNew) {
       await unmark().catch(() => {})
-      logger.warn(`Another run (${describeOwner(lock.owner)}) is submitting this PIE to ${parts.service}; asked to submit anew: submitting it again, as a new query.`)
+      logger.warn(`Another run (${describeOwner(lock.owner)}) is submitting this PIE to ${parts.service}; submitting it again as a new query, as asked.`)
       return options.submit()
     }
     const followed = await waitForOwner(key, lock.owner, options, unmark)
@@ -71,13 +72,13 @@ async function submitLocked(key: string, options: JournalOptions, release: () =>
   const previous = found?.state === 'settled' ? undefined : found
   const where = `(journal ${journal.pathOf(key)})`
   if (previous && options.forceNew) {
-    logger.warn(`This PIE was submitted to ${parts.service} before ${where}; asked to submit anew: submitting it again, as a new query.`)
+    logger.warn(`This PIE was submitted to ${parts.service} before ${where}; submitting it again as a new query, as asked.`)
   } else if (previous?.provingQueryId) {
     const failed = await hasFailed(previous.provingQueryId, options)
     if (!failed) {
       const by = previous.owner ? ` (${describeOwner(previous.owner)})` : ''
       logger.warn(
-        `Following query ${previous.provingQueryId}, submitted by an earlier run${by} of this PIE to ${parts.service} with these parameters ${where}; nothing is sent again.${forceNewAdvice(options, 'submit it anyway, as a new paid query')}`,
+        `Following query ${previous.provingQueryId}, submitted by an earlier run${by} of this PIE to ${parts.service} ${where}.${forceNewAdvice(options, 'submit it anyway, as a new paid query')}`,
       )
       return { provingQueryId: previous.provingQueryId, resumed: true, settle, keep: release }
     }
@@ -130,9 +131,8 @@ async function submitLocked(key: string, options: JournalOptions, release: () =>
     // The query exists: a journal that cannot record it must not hide it. Its entry stays
     // `submitting` when this run ends (only the lock goes): a run waiting for this one, or the
     // next, finds an unfinished submission and asks the service before paying again.
-    logger.warn(
-      `Query ${submitted.provingQueryId} was created, but the journal could not record it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); a re-run asks the service for it before submitting.`,
-    )
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message
+    logger.warn(`Query ${submitted.provingQueryId} was created, but the journal could not record it (${reason}); a re-run asks the service for it before submitting.`)
     return { ...submitted, settle: () => release().catch(() => {}), keep: () => release().catch(() => {}) }
   }
   return { ...submitted, settle, keep: () => release().catch(() => {}) }

@@ -65,10 +65,12 @@ export async function decideReuse(inspection: PieInspection | undefined, context
   }
   if (!found.reused && found.running?.length) {
     const count = found.running.length
+    const [queries, are] = count === 1 ? ['1 query', 'is'] : [`${count} queries`, 'are']
+    const ids = `${found.running.slice(0, 3).join(', ')}${count > 3 ? ', ...' : ''}`
     return {
       kind: 'follow-running',
       ids: found.running,
-      reason: `a re-run: ${count} quer${count === 1 ? 'y' : 'ies'} of this PIE's program and settings ${count === 1 ? 'is' : 'are'} still running (${found.running.slice(0, 3).join(', ')}${count > 3 ? ', ...' : ''}); waited for and judged before anything is paid`,
+      reason: `a re-run: ${queries} of this PIE's program and settings ${are} still running (${ids}); waited for and judged before anything is paid`,
     }
   }
   if (!found.reused) return { kind: 'submit', reason: found.reason, looked: true, quiet: found.unreadable }

@@ -118,7 +118,8 @@ async function failedOrFollowed(queryId: string, whose: string, context: PlanCon
   if (status !== 'FAILED') return { decision: 'follow', reason: `${whose} (query ${queryId}, ${status ?? 'status unread'}); nothing is sent again`, queryId }
   const retriable = await retriability(queryId, context)
   if (retriable === false) return { decision: 'submit', reason: `${whose}, and query ${queryId} FAILED and cannot be retried: a new query is paid for` }
-  return { decision: 'retry', reason: `${whose}, and query ${queryId} FAILED${retriable === undefined ? ' (the service did not say whether it is retriable: the retry endpoint decides)' : ' with a retriable error'}: it is retried, nothing new paid for`, queryId }
+  const how = retriable === undefined ? ' (the service did not say whether it is retriable: the retry endpoint decides)' : ' with a retriable error'
+  return { decision: 'retry', reason: `${whose}, and query ${queryId} FAILED${how}: it is retried, nothing new paid for`, queryId }
 }
 
 /** The general submission's dedup chain, walked by its records: the query it stands for, past the FAILED ones. */

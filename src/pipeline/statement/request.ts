@@ -174,8 +174,8 @@ export function checkRequest(request: StatementRequest): void {
     }
     if (endpoint.fields.bucketId !== undefined && policy.wait) {
       throw new InvalidInputError(
-        `Waiting for a query in bucket ${endpoint.fields.bucketId} would wait forever: it ends when the bucket is closed. Submit without waiting (${inputNames('wait', 'policy.wait')}), then close the bucket and wait for it.`,
-        { input: 'wait' },
+        `Waiting for a query in bucket ${endpoint.fields.bucketId} would wait forever: submit without waiting (${inputNames('wait', 'policy.wait')}).`,
+        { input: 'wait', metaMessages: ['A query in a bucket ends when the bucket is closed: close the bucket, then wait for it.'] },
       )
     }
   }

@@ -143,9 +143,8 @@ async function submitWithDedupChain(
   const resolved = await client.resolveDedupId(first, { signal })
   const failed = resolved.failedQueryIds.length ? { failedQueryIds: resolved.failedQueryIds } : {}
   if (resolved.failedQueryIds.length) {
-    context.logger.info(
-      `Query ${resolved.failedQueryIds.join(', then ')} of an earlier attempt FAILED; ${resolved.existing ? `following query ${resolved.existing.id}, submitted after it` : `submitting ${pie ? 'the PIE' : 'it'} again, as a new query`} with dedup id ${resolved.dedupId}.`,
-    )
+    const next = resolved.existing ? `following query ${resolved.existing.id}, submitted after it` : `submitting ${pie ? 'the PIE' : 'it'} again as a new query`
+    context.logger.info(`Query ${resolved.failedQueryIds.join(', then ')} of an earlier attempt FAILED; ${next} with dedup id ${resolved.dedupId}.`)
   }
   if (resolved.existing) {
     return { queryId: resolved.existing.id, how: resolved.retried ? 'retried' : 'followed', deduplicated: true, dedupId: resolved.dedupId, retried: resolved.retried, declaredJobSize: jobSize, ...failed }

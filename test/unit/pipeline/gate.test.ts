@@ -257,7 +257,7 @@ describe('which facts a result kind requires', () => {
       {
         kind: 'unknown-prover',
         message:
-          'The record names its prover "st\\u043ene", which is not a prover this version knows (stone, stwo, stwoHerodotus, in any letter case): a DONE PROOF_VERIFICATION_ON_L2 result registers the Integrity fact with Stone and the SHARP fact with Stwo, so the gate cannot tell which fact binds the output.',
+          'The record names its prover "st\\u043ene", not a prover this version knows (stone, stwo, stwoHerodotus, in any letter case): which fact binds the output (Stone\'s Integrity, Stwo\'s SHARP) cannot be told.',
       },
     ])
     expect(kinds(evaluateGate({ ...DONE, sharpProver: 'stwo_v2' }, undefined, STRICT))).toEqual(['unknown-prover'])

@@ -107,8 +107,9 @@ describe('the re-run of a killed batch (issue 35)', () => {
     const run = await rerun(journal, unfinished, client)
     expect(run.submits).toBe(0)
     expect(run.error).toBeInstanceOf(EarlierUploadOutcomeUnknownError)
-    const message = run.error!.shortMessage
-    expect(message).toMatch(/your key has 130 queries since the upload began that this journal did not record \(q-other-0, q-other-1, q-other-2, q-other-3, q-other-4\)/)
+    // The whole message as hosts show it: the short line, then the explanation.
+    const message = run.error!.message
+    expect(message).toMatch(/Your key has 130 queries since the upload began that this journal did not record \(q-other-0, q-other-1, q-other-2, q-other-3, q-other-4\)/)
     expect(message).not.toMatch(/rerun with --new|--new to submit/)
     // The entry stands: a later run refuses again rather than pay.
     expect((await journal.read(journal.keyOf(unfinished)))?.state).toBe('submitting')
@@ -136,7 +137,7 @@ describe('the re-run of a killed batch (issue 35)', () => {
     }).catch((error: unknown) => error)
     expect(submits).toBe(0)
     expect(run).toBeInstanceOf(EarlierUploadOutcomeUnknownError)
-    expect((run as EarlierUploadOutcomeUnknownError).shortMessage).toMatch(/q-owner/)
+    expect((run as EarlierUploadOutcomeUnknownError).metaMessages?.[0]).toMatch(/q-owner/)
   })
 
   it('a list seen newest first stops at the first page with nothing as recent; one not in that order is read to its end', async () => {
@@ -150,7 +151,7 @@ describe('the re-run of a killed batch (issue 35)', () => {
     const oldestFirst = pagingClient([...old].reverse().concat({ id: 'q-late', createdAt: at(STARTED + 5_000) }))
     const run = await rerun(again, same, oldestFirst.client)
     expect(run.submits).toBe(0)
-    expect(run.error!.shortMessage).toMatch(/1 query since the upload began that this journal did not record \(q-late\)/)
+    expect(run.error!.metaMessages?.[0]).toMatch(/1 query since the upload began that this journal did not record \(q-late\)/)
     expect(oldestFirst.asked).toHaveLength(6)
   })
 
@@ -162,7 +163,7 @@ describe('the re-run of a killed batch (issue 35)', () => {
     const run = await rerun(journal, unfinished, client)
     expect(run.submits).toBe(0)
     expect(asked).toHaveLength(50)
-    expect(run.error!.shortMessage).toMatch(/your key has at least 5000 queries since the upload began/)
+    expect(run.error!.metaMessages?.[0]).toMatch(/Your key has at least 5000 queries since the upload began/)
   })
 })
 

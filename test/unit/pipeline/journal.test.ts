@@ -487,8 +487,9 @@ describe('an unfinished upload on the L2 endpoint: the list of queries decides (
     expect(error.name).toBe('EarlierUploadOutcomeUnknownError')
     expect(error.cause).toBe(cause)
     expect(error.shortMessage).toBe(
-      `An earlier upload of this PIE to ${parts.service} did not finish (journal ${journal.pathOf(key)}), and the list of your queries could not be read to check it; nothing was sent. Look among your queries; submit anew only if no query came of it.`,
+      `An earlier upload of this PIE to ${parts.service} did not finish (journal ${journal.pathOf(key)}), and your queries could not be listed to check it.`,
     )
+    expect(error.metaMessages).toEqual(['Nothing was sent. Look among your queries; submit the PIE again as a new query only if none came of it.'])
     // The way out as data, for each host to word (the CLI names its commands: src/cli/advice.ts).
     expect(error.nextStep).toEqual({ kind: 'look-for-query', thenSubmitAnew: true })
     expect((await journal.read(key))?.state).toBe('submitting')
@@ -513,13 +514,18 @@ describe('an unfinished upload on the L2 endpoint: the list of queries decides (
     const one = await attempt(journal, { client: fakeClient({ queries: [{ id: 'q-a', createdAt: at(STARTED + 1_000) }] }) })
     expect(one.submits).toBe(0)
     expect((one.error as EarlierUploadOutcomeUnknownError).shortMessage).toBe(
-      `An earlier upload of this PIE to ${parts.service} did not finish (journal ${journal.pathOf(key)}), and your key has 1 query since the upload began that this journal did not record (q-a); one may be this PIE's. Nothing was sent, and nothing is while the entry stands (submitting anew would pay twice if one of them is this PIE's). Follow them; remove the entry only once you know that none of them is.`,
+      `An earlier upload of this PIE to ${parts.service} did not finish (journal ${journal.pathOf(key)}), and a query since may be its own: nothing was sent.`,
     )
+    expect((one.error as EarlierUploadOutcomeUnknownError).metaMessages).toEqual([
+      "Your key has 1 query since the upload began that this journal did not record (q-a); one may be this PIE's.",
+      "Nothing is sent while the entry stands: submitting again would pay twice if one of them is this PIE's.",
+      'Follow them; remove the entry only once you know that none of them is.',
+    ])
     expect((one.error as EarlierUploadOutcomeUnknownError).nextStep).toEqual({ kind: 'follow-candidates', ids: ['q-a'], key })
     const seven = Array.from({ length: 7 }, (_, index) => ({ id: `q-${index + 1}`, createdAt: at(STARTED + index) }))
     const many = await attempt(journal, { client: fakeClient({ queries: seven }) })
     expect(many.submits).toBe(0)
-    expect((many.error as EarlierUploadOutcomeUnknownError).shortMessage).toMatch(/your key has 7 queries since the upload began that this journal did not record \(q-1, q-2, q-3, q-4, q-5\); one may be this PIE's/)
+    expect((many.error as EarlierUploadOutcomeUnknownError).metaMessages?.[0]).toMatch(/Your key has 7 queries since the upload began that this journal did not record \(q-1, q-2, q-3, q-4, q-5\); one may be this PIE's/)
   })
 
   it('a query the service gives no creation time counts as a candidate', async () => {
@@ -609,13 +615,13 @@ describe('an entry that knows its query (issue 27)', () => {
     expect(rerun.result).toMatchObject({ provingQueryId: 'q-earlier', resumed: true })
     expect(service.signals).toEqual([signal])
     expect(rerun.warnings).toBe(
-      `Following query q-earlier, submitted by an earlier run of this PIE to ${parts.service} with these parameters (journal ${journal.pathOf(key)}); nothing is sent again. Pass --new to submit it anyway, as a new paid query.`,
+      `Following query q-earlier, submitted by an earlier run of this PIE to ${parts.service} (journal ${journal.pathOf(key)}). Pass --new to submit it anyway, as a new paid query.`,
     )
     // A host without such a way (the action) names none: the library knows no flag.
     await rerun.result?.keep?.()
     const hostless = await attempt(journal, { client: fakeClient({ status: 'IN_PROGRESS', signals: [] }) })
     expect(hostless.warnings).toBe(
-      `Following query q-earlier, submitted by an earlier run of this PIE to ${parts.service} with these parameters (journal ${journal.pathOf(key)}); nothing is sent again.`,
+      `Following query q-earlier, submitted by an earlier run of this PIE to ${parts.service} (journal ${journal.pathOf(key)}).`,
     )
   })
 
@@ -662,7 +668,7 @@ describe('an entry that knows its query (issue 27)', () => {
     const rerun = await attempt(journal, { client: fakeClient(service), forceNew: true })
     expect(rerun.submits).toBe(1)
     expect(rerun.warnings).toBe(
-      `This PIE was submitted to ${parts.service} before (journal ${journal.pathOf(key)}); asked to submit anew: submitting it again, as a new query.`,
+      `This PIE was submitted to ${parts.service} before (journal ${journal.pathOf(key)}); submitting it again as a new query, as asked.`,
     )
   })
 
@@ -727,7 +733,7 @@ describe('a journal that cannot be used (issue 27)', () => {
     expect(run.submits).toBe(1)
     expect(run.result?.provingQueryId).toBe('q-new-1')
     expect(run.warnings).toBe(
-      `The submission journal folder ${journal.dir} cannot be used (ENOTDIR); submitting without it, so a re-run after this one is killed cannot tell whether it created a query. Set PROVING_JOURNAL_DIR to a writable folder.`,
+      `The submission journal folder ${journal.dir} cannot be used (ENOTDIR): without it, a re-run cannot tell whether this run created a query. Set PROVING_JOURNAL_DIR to a writable folder.`,
     )
   })
 
@@ -801,7 +807,7 @@ describe('a run that finds another live run of the same key (issue 27)', () => {
     const run = await attempt(journal, { forceNew: true })
     expect(run.submits).toBe(1)
     expect(run.warnings).toBe(
-      `Another run (pid ${process.pid} on ${hostname()}, since ${at(STARTED)}) is submitting this PIE to ${parts.service}; asked to submit anew: submitting it again, as a new query.`,
+      `Another run (pid ${process.pid} on ${hostname()}, since ${at(STARTED)}) is submitting this PIE to ${parts.service}; submitting it again as a new query, as asked.`,
     )
     expect((await readdir(dir)).filter((name) => name.includes('.waiting.'))).toEqual([])
   })
@@ -1079,8 +1085,9 @@ describe('locks and journal files that cannot be trusted (issue 32, 3)', () => {
     if (uid !== 0) return expect(run.submits).toBe(1)
     expect(run.submits).toBe(0)
     expect((run.error as InvalidInputError).shortMessage).toBe(
-      `The submission journal folder ${linked} belongs to another user (uid ${other}, not ${uid}): refused, since its owner could plant locks and entries; nothing was sent. Set PROVING_JOURNAL_DIR to a folder of your own.`,
+      `The submission journal folder ${linked} belongs to another user (uid ${other}, not ${uid}): set PROVING_JOURNAL_DIR to a folder of your own.`,
     )
+    expect((run.error as InvalidInputError).metaMessages).toEqual(['Refused, since its owner could plant locks and entries; nothing was sent.'])
     expect(await readdir(theirs)).toEqual([])
   })
 
@@ -1095,8 +1102,12 @@ describe('locks and journal files that cannot be trusted (issue 32, 3)', () => {
     expect(run.submits).toBe(0)
     expect(run.error).toBeInstanceOf(WaitTimeoutError)
     expect((run.error as WaitTimeoutError).shortMessage).toMatch(
-      new RegExp(`^Timed out after 0\\.3 s waiting for another run \\(pid 1 on not-.*\\) to record its query for this PIE \\(lock ${journal.lockPathOf(key)}\\); nothing was sent\\..*remove its lock \\(entry ${key}\\) from the journal\\.$`),
+      /^Timed out after 0\.3 s waiting for another run \(pid 1 on not-.*\) to record its query for this PIE; nothing was sent\.$/,
     )
+    expect((run.error as WaitTimeoutError).metaMessages).toEqual([
+      `The other run holds the lock ${journal.lockPathOf(key)}.`,
+      `Run again once that run has reported its query; if it is gone for good, remove its lock (entry ${key}) from the journal.`,
+    ])
     expect((run.error as WaitTimeoutError).nextStep).toEqual({ kind: 'clear-journal', key })
     expect((await readdir(dir)).filter((name) => name.includes('.waiting.'))).toEqual([])
   })
@@ -1140,7 +1151,7 @@ describe('locks and journal files that cannot be trusted (issue 32, 3)', () => {
     const run = await attempt(journal)
     expect(run.submits).toBe(1)
     expect(run.warnings).toBe(
-      `The lock ${journal.lockPathOf(key)} of pid 1 on ci-runner-7f3a, since ${at(since)} cannot be checked from here (another host, or no process start time) and is older than 60 minutes, longer than any upload takes: taken over.`,
+      `The lock ${journal.lockPathOf(key)} of pid 1 on ci-runner-7f3a, since ${at(since)} (another host, or no start time: it cannot be checked) is older than any upload takes (60 minutes): taken over.`,
     )
     await run.result?.settle?.()
   })
@@ -1171,7 +1182,7 @@ describe('an upload that ended before its answer, re-run with the fact check (is
     const rerun = await attempt(journal, { client: fakeClient(one), factsChecked: true })
     expect(rerun.submits).toBe(0)
     expect(rerun.result).toMatchObject({ provingQueryId: 'q-lost-answer', resumed: true })
-    expect(rerun.warnings).toMatch(/^Following query q-lost-answer, submitted by an earlier run whose upload of this PIE .* ended before its answer .*its facts are checked against this PIE before the gate passes/)
+    expect(rerun.warnings).toMatch(/^Following query q-lost-answer, submitted by an earlier run: the only query of your key since its upload began .*; its facts are checked\.$/)
     // Recorded: the next run follows it without listing.
     await rerun.result!.keep!()
     const third = await attempt(journal, { client: fakeClient({ status: 'IN_PROGRESS' }), factsChecked: true })

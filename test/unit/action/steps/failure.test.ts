@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { SubmissionOutcomeUnknownError, InvalidInputError, NetworkError, ServiceError } from '../../../../src/core/errors.ts'
+import { SubmissionOutcomeUnknownError, InvalidInputError, NetworkError, ProvingKitError, ServiceError } from '../../../../src/core/errors.ts'
+import { EarlierUploadOutcomeUnknownError } from '../../../../src/pipeline/journal.ts'
 import { describeServiceFailure, type ServiceText } from '../../../../src/action/steps/failure.ts'
 import { describeFailure } from '../../../../src/action/steps/query-step.ts'
 import { describeTaskFailure } from '../../../../src/action/steps/task-step.ts'
@@ -96,6 +97,44 @@ describe('once the job is submitted', () => {
       outcome: 'failed',
       headline: 'The step failed: Maybe.',
       failure: 'Maybe.',
+    })
+  })
+})
+
+describe("an error's explanation (its metaMessages)", () => {
+  const text: ServiceText = { service: 'proving service', urlInput: 'base-url', networkDetails: true }
+
+  it('goes under "What failed"; the failure message (error-reason, the annotation) is the short line alone', () => {
+    const error = new ProvingKitError('The bucket listing could not be judged.', { metaMessages: ['It lists q-1 twice.', 'Nothing was judged.'] })
+    expect(describeServiceFailure(error, text)).toEqual({
+      outcome: 'failed',
+      headline: 'The step failed: The bucket listing could not be judged.',
+      problems: ['It lists q-1 twice.', 'Nothing was judged.'],
+      failure: 'The bucket listing could not be judged.',
+    })
+  })
+
+  it("an error status and a network failure show it before the service's details", () => {
+    const page = new ServiceError('The proving service answered 502 to submit.', { status: 502, details: '<html>', metaMessages: ['A proxy or gateway answered.'] })
+    expect(describeServiceFailure(page, text)).toMatchObject({ problems: ['A proxy or gateway answered.', '<html>'], failure: 'The proving service answered 502 to submit. <html>' })
+    const reset = new NetworkError('No connection.', { details: 'ECONNRESET', metaMessages: ['Gave up after 3 attempts over 2.0 s.'] })
+    expect(describeServiceFailure(reset, text)).toMatchObject({ problems: ['Gave up after 3 attempts over 2.0 s.', 'ECONNRESET'], failure: 'No connection.' })
+    const quiet = new NetworkError('No connection.', { details: 'ECONNRESET', metaMessages: ['Gave up after 3 attempts over 2.0 s.'] })
+    expect(describeServiceFailure(quiet, { ...text, networkDetails: false }).problems).toEqual(['Gave up after 3 attempts over 2.0 s.'])
+  })
+
+  it("an earlier upload's unknown outcome (the journal's) is told in its own lines, not as this step's submission", () => {
+    const error = new EarlierUploadOutcomeUnknownError('An earlier upload of this PIE did not finish, and a query since may be its own: nothing was sent.', {
+      metaMessages: ["Your key has 1 query since the upload began that this journal did not record (q-a); one may be this PIE's."],
+      nextStep: { kind: 'follow-candidates', ids: ['q-a'], key: 'k' },
+    })
+    const ending = describeServiceFailure(error, { ...text, ambiguous: { headline: 'The submission may or may not have reached the service.', nextStep: 'Look.' } })
+    expect(ending).toEqual({
+      outcome: 'failed',
+      headline: 'The step failed: An earlier upload of this PIE did not finish, and a query since may be its own: nothing was sent.',
+      problems: ["Your key has 1 query since the upload began that this journal did not record (q-a); one may be this PIE's."],
+      nextSteps: ['Follow `q-a` with the `wait` sub-action before submitting this PIE again.'],
+      failure: 'An earlier upload of this PIE did not finish, and a query since may be its own: nothing was sent.',
     })
   })
 })
