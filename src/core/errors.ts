@@ -171,6 +171,14 @@ export class SubmissionOutcomeUnknownError extends ProvingKitError {
   override name = 'SubmissionOutcomeUnknownError'
 }
 
+/**
+ * An earlier upload of this PIE may have reached the service and the journal cannot tell whether
+ * a query came of it: nothing was sent this time (sending would risk paying twice).
+ */
+export class EarlierUploadOutcomeUnknownError extends SubmissionOutcomeUnknownError {
+  override name = 'EarlierUploadOutcomeUnknownError'
+}
+
 /** @deprecated Renamed {@link SubmissionOutcomeUnknownError}; this alias goes in the next minor release. */
 export const AmbiguousSubmissionError = SubmissionOutcomeUnknownError
 /** @deprecated Renamed {@link SubmissionOutcomeUnknownError}; this alias goes in the next minor release. */

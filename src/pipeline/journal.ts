@@ -48,6 +48,6 @@
  */
 export { ownerIsAlive, ownerStatus, UNVERIFIABLE_LOCK_MS } from './journal/lock.ts'
 export type { JournaledSubmission } from './journal/options.ts'
-export { EarlierUploadOutcomeUnknownError } from './journal/recover.ts'
+export { EarlierUploadOutcomeUnknownError } from '../core/errors.ts'
 export { actionJournalDir, defaultJournalDir, type JournalEntry, type JournalListing, type JournalParts, recordedResult, SubmissionJournal } from './journal/store.ts'
 export { submitWithJournal } from './journal/submit.ts'

@@ -6,7 +6,7 @@
  * and what to do about a job the service already has as `Submitted`. Each step describes its
  * own failures first (cancelled, timed out, a failed job, input problems) and hands the rest here.
  */
-import { SubmissionOutcomeUnknownError, InvalidInputError, NetworkError, type NextStepWords, ProvingKitError, ServiceError, wordNextStep } from '../../core/errors.ts'
+import { EarlierUploadOutcomeUnknownError, SubmissionOutcomeUnknownError, InvalidInputError, NetworkError, type NextStepWords, ProvingKitError, ServiceError, wordNextStep } from '../../core/errors.ts'
 import { forSummaryCode } from '../../core/service-text.ts'
 import type { InputProblemsError } from './inputs.ts'
 import type { Ending } from './summary.ts'
@@ -79,11 +79,10 @@ const NEXT_STEP: NextStepWords = {
 /**
  * A submission of this step whose outcome is unknown: said in the service's words (`ambiguous`),
  * which replace the library's advice on how to check. An earlier upload's (the journal's
- * EarlierUploadOutcomeUnknownError, told by its name: the sub-actions that keep no journal do not
- * load it) is not: its own lines say which queries may be the PIE's.
+ * EarlierUploadOutcomeUnknownError) is not: its own lines say which queries may be the PIE's.
  */
 function isFreshAmbiguity(error: unknown, text: ServiceText): error is SubmissionOutcomeUnknownError {
-  return error instanceof SubmissionOutcomeUnknownError && error.name !== 'EarlierUploadOutcomeUnknownError' && text.ambiguous !== undefined
+  return error instanceof SubmissionOutcomeUnknownError && !(error instanceof EarlierUploadOutcomeUnknownError) && text.ambiguous !== undefined
 }
 
 /**

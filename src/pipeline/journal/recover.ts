@@ -6,7 +6,7 @@
  */
 import type { ProvingClient } from '../../clients/proving.ts'
 import { abortable } from '../../core/abortable.ts'
-import { AbortedError, SubmissionOutcomeUnknownError } from '../../core/errors.ts'
+import { AbortedError, EarlierUploadOutcomeUnknownError } from '../../core/errors.ts'
 import type { PieInspection } from '../../pie/index.ts'
 import type { QueryRecordL } from '../../schemas/proving.ts'
 import { KeyQueries, QUERY_PAGE_SIZE } from '../key-queries.ts'
@@ -24,14 +24,6 @@ const SKEW_MS = 5 * 60_000
  * our own clock being stepped between the two runs.
  */
 const OFFSET_MARGIN_MS = 2_000
-
-/**
- * An earlier upload of this PIE may have reached the service and the journal cannot tell whether
- * a query came of it: nothing was sent this time (sending would risk paying twice).
- */
-export class EarlierUploadOutcomeUnknownError extends SubmissionOutcomeUnknownError {
-  override name = 'EarlierUploadOutcomeUnknownError'
-}
 
 /**
  * An earlier upload whose outcome is unknown: nothing to follow (returns undefined: submit), the
