@@ -1,5 +1,5 @@
 import type { HttpClient } from '../core/http.ts'
-import type { BucketDetailsResponse, BucketRecord, DocsQueryResponse, QueryListResponse, QueryRecord, QueryRecordL, QueryResponse, RetryResponse } from '../schemas/proving.ts'
+import type { BucketDetailsResponse, BucketRecord, DocsQueryResponse, QueryListResponse, QueryRecord, QueryRecordWithStatus, QueryResponse, RetryResponse } from '../schemas/proving.ts'
 import { closeBucket, type CreateBucketOptions, createBucket, getBucket } from './proving/buckets.ts'
 import { findQueryByDedupId, resolveDedupId } from './proving/dedup.ts'
 import type { SubmitPieOptions, SubmitPieStreamOptions, SubmitProofOptions, SubmitQueryOptions } from './proving/forms.ts'
@@ -91,7 +91,7 @@ export class ProvingClient {
   }
 
   /** Every query, page after page (`limit` per request, 100 by default). */
-  iterateQueries(options: Omit<ListQueriesOptions, 'offset'> = {}): AsyncGenerator<QueryRecordL> {
+  iterateQueries(options: Omit<ListQueriesOptions, 'offset'> = {}): AsyncGenerator<QueryRecordWithStatus> {
     return iterateQueries(this.#service, options)
   }
 

@@ -84,17 +84,22 @@ export const queryRecord = z.looseObject(fields)
 /** A record a reader decides on: `status` must be there (an open string; the wait judges it). */
 export const queryRecordWithStatus = z.looseObject({ ...fields, status: openEnum(QUERY_STATUSES) })
 
-/** Record R (the retry response): carries `status` by interface.md, which the CLI reports. */
+/** @deprecated Use `queryRecordWithStatus`: the record of a retry's answer, which carries its status. */
 export const queryRecordR = queryRecordWithStatus
-/** Record D (GET /proving-query/{id}): no status by interface.md; production adds one. */
+/** @deprecated Use `queryRecord`: the record of `GET /proving-query/{id}`, whose status may be absent. */
 export const queryRecordD = queryRecord
-/** Record L (the /docs/ endpoints and production's GET /proving-queries): carries `status`. */
+/** @deprecated Use `queryRecordWithStatus`: the record of the lists and of `GET /docs/proving-query/{id}`. */
 export const queryRecordL = queryRecordWithStatus
 
+/** A query record as any endpoint sends it: only `id` is sure to be there. */
 export type QueryRecord = z.infer<typeof queryRecord>
+/** A query record with its `status`: what a wait, a list or a retry answers with. */
 export type QueryRecordWithStatus = z.infer<typeof queryRecordWithStatus>
+/** @deprecated Use `QueryRecordWithStatus`. */
 export type QueryRecordR = QueryRecordWithStatus
+/** @deprecated Use `QueryRecord`. */
 export type QueryRecordD = QueryRecord
+/** @deprecated Use `QueryRecordWithStatus`. */
 export type QueryRecordL = QueryRecordWithStatus
 export type ClientObject = z.infer<typeof clientObject>
 
@@ -124,23 +129,23 @@ export type BucketRecord = z.infer<typeof bucketRecord>
 // --- Responses -------------------------------------------------------------------------------
 
 export const retryResponse = z.looseObject({
-  provingQuery: queryRecordR,
+  provingQuery: queryRecordWithStatus,
   message: maybe(z.string()),
 })
 
 export const queryResponse = z.looseObject({
-  provingQuery: queryRecordD,
+  provingQuery: queryRecord,
   metadataUrls: listOf(z.string()),
 })
 
 export const docsQueryResponse = z.looseObject({
-  provingQuery: queryRecordL,
+  provingQuery: queryRecordWithStatus,
   metadataUrls: listOf(z.string()),
 })
 
 /** Both list paths: /docs/proving-queries and production's GET /proving-queries. */
 export const queryListResponse = z.looseObject({
-  provingQueries: z.array(queryRecordL),
+  provingQueries: z.array(queryRecordWithStatus),
   total: maybe(z.number().int().nonnegative()),
 })
 export const docsQueryListResponse = queryListResponse

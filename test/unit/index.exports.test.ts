@@ -584,6 +584,15 @@ describe('the public API of the package', () => {
     })
   }
 
+  it('a deprecated name is the value it was renamed to, for a release', async () => {
+    const schemas = await import('../../src/schemas/index.ts')
+    expect(schemas.queryRecordD).toBe(schemas.queryRecord)
+    expect(schemas.queryRecordL).toBe(schemas.queryRecordWithStatus)
+    expect(schemas.queryRecordR).toBe(schemas.queryRecordWithStatus)
+    const main = await import('../../src/index.ts')
+    expect(main.AmbiguousSubmissionError).toBe(main.SubmissionOutcomeUnknownError)
+  })
+
   it('the clients and HttpClient keep their public methods', async () => {
     const main = (await import('../../src/index.ts')) as unknown as Record<string, { prototype: object }>
     expect(Object.fromEntries(Object.keys(METHODS).map((name) => [name, methodsOf(main[name]!)]))).toEqual(METHODS)

@@ -1,6 +1,6 @@
 import { isNoRoute } from '../../core/errors.ts'
 import { checkEnum, checkInteger } from '../../core/checks.ts'
-import type { QueryListResponse, QueryRecordL } from '../../schemas/proving.ts'
+import type { QueryListResponse, QueryRecordWithStatus } from '../../schemas/proving.ts'
 import { NETWORKS } from '../../schemas/proving-constants.ts'
 import { apiKeyFor, type ProvingService, provingSchemas, type ReadPaths } from './service.ts'
 
@@ -60,7 +60,7 @@ export async function listQueries(service: ProvingService, options: ListQueriesO
 }
 
 /** Every query, page after page (`limit` per request, 100 by default). */
-export async function* iterateQueries(service: ProvingService, options: Omit<ListQueriesOptions, 'offset'> = {}): AsyncGenerator<QueryRecordL> {
+export async function* iterateQueries(service: ProvingService, options: Omit<ListQueriesOptions, 'offset'> = {}): AsyncGenerator<QueryRecordWithStatus> {
   const limit = options.limit ?? 100
   let offset = 0
   for (;;) {

@@ -2,10 +2,10 @@ import { requestBudgetFor } from '../../core/budget.ts'
 import { currentBound } from '../../core/deadline.ts'
 import { AbortedError, InvalidInputError, isNoRoute } from '../../core/errors.ts'
 import { requireId } from '../../core/checks.ts'
-import type { DocsQueryResponse, QueryRecordL, QueryResponse } from '../../schemas/proving.ts'
+import type { DocsQueryResponse, QueryRecordWithStatus, QueryResponse } from '../../schemas/proving.ts'
 import { apiKeyFor, type ProvingService, provingSchemas, type ReadPaths } from './service.ts'
 
-export type QueryResult = { provingQuery: QueryRecordL; metadataUrls: string[] }
+export type QueryResult = { provingQuery: QueryRecordWithStatus; metadataUrls: string[] }
 
 /** GET /proving-query/{id}: record D and the artifact URLs (production's record carries a status, interface.md's none). */
 export async function getQuery(service: ProvingService, queryId: string, options: { signal?: AbortSignal } = {}): Promise<QueryResponse> {

@@ -2,7 +2,7 @@ import { UnknownStatusError } from '../../core/errors.ts'
 import { requireId } from '../../core/checks.ts'
 import { serviceLine } from '../../core/service-text.ts'
 import { DEFAULT_WAIT_TIMEOUT_MS, DEFAULT_STUCK_AFTER_MS, pollUntil, formatDuration, StateWatch, type WaitOptions } from '../../core/poll.ts'
-import type { QueryRecordL } from '../../schemas/proving.ts'
+import type { QueryRecordWithStatus } from '../../schemas/proving.ts'
 import { QUERY_STATUSES } from '../../schemas/proving-constants.ts'
 import { type QueryResult, StatusReader } from './reads.ts'
 import type { ProvingService, ReadPaths } from './service.ts'
@@ -12,7 +12,7 @@ export type QueryProgress = {
   status: string
   step: string | null
   elapsedMs: number
-  record: QueryRecordL
+  record: QueryRecordWithStatus
 }
 
 /** `onProgress` is called on every change of status or step (and once for the first state seen). */

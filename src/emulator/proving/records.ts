@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { QueryRecordD, QueryRecordL, QueryRecordR, BucketRecord } from '../../schemas/proving.ts'
+import type { QueryRecord, QueryRecordWithStatus, BucketRecord } from '../../schemas/proving.ts'
 import { clientObject } from '../auth.ts'
 import type { Progress } from './lifecycle.ts'
 import { MAX_RETRIES, queriesOfBucket, queryProgress } from './queries.ts'
@@ -94,7 +94,7 @@ const L_FIELDS = [
 ] as const
 
 /** Record R: the retry response; every field present, nothing else. */
-export function recordR(query: StoredQuery, progress: Progress): QueryRecordR {
+export function recordR(query: StoredQuery, progress: Progress): QueryRecordWithStatus {
   return pick(allFields(query, progress), R_FIELDS)
 }
 
@@ -107,13 +107,13 @@ function namedProver(query: StoredQuery, fields: AllFields): { sharpProver?: str
 }
 
 /** Record D: GET /proving-query/{id}; no `status`, as the table says. */
-export function recordD(query: StoredQuery, progress: Progress): QueryRecordD {
+export function recordD(query: StoredQuery, progress: Progress): QueryRecord {
   const fields = allFields(query, progress)
   return { ...pick(fields, D_FIELDS), ...namedProver(query, fields) }
 }
 
 /** Record L: the /docs/... endpoints. */
-export function recordL(query: StoredQuery, progress: Progress): QueryRecordL {
+export function recordL(query: StoredQuery, progress: Progress): QueryRecordWithStatus {
   const fields = allFields(query, progress)
   return { ...pick(fields, L_FIELDS), ...namedProver(query, fields) }
 }
@@ -126,11 +126,11 @@ export function recordL(query: StoredQuery, progress: Progress): QueryRecordL {
  * result, network and hints; the submitter's email and image null. The lookup by dedupId
  * answers without `client`.
  */
-export function recordProduction(query: StoredQuery, progress: Progress, options: { withClient: boolean }): QueryRecordD {
+export function recordProduction(query: StoredQuery, progress: Progress, options: { withClient: boolean }): QueryRecord {
   const fields = allFields(query, progress)
   const record: Record<string, unknown> = { ...pick(fields, PRODUCTION_FIELDS), ...namedProver(query, fields) }
   if (options.withClient) record.client = clientObject(query.owner, 'production')
-  return record as QueryRecordD
+  return record as QueryRecord
 }
 
 const PRODUCTION_FIELDS = [
