@@ -27,6 +27,7 @@ import {
   TASK_STATUSES,
   TASK_SUCCESS_STATUS,
   type TaskStage,
+  type TaskStatus,
   taskStageLabel,
   taskStageOf,
 } from '../schemas/tasks-constants.ts'
@@ -49,7 +50,7 @@ export type ListTasksOptions = {
   perPage?: number | undefined
   /** Matches the task UUID. */
   search?: string | undefined
-  status?: string | undefined
+  status?: TaskStatus | undefined
   clientId?: string | undefined
   signal?: AbortSignal | undefined
 }

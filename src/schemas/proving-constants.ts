@@ -80,11 +80,30 @@ export const KNOWN_STEPS = [
   'PROOF_VERIFICATION_ON_L2',
 ] as const
 
+/** A query's status: one of {@link QUERY_STATUSES}. */
 export type QueryStatus = (typeof QUERY_STATUSES)[number]
+/** The job size of a query: one of {@link JOB_SIZES}. */
 export type JobSize = (typeof JOB_SIZES)[number]
+/** A layout the general submission (`ProvingClient.submitQuery`) takes: one of {@link LAYOUTS}. */
 export type Layout = (typeof LAYOUTS)[number]
+/** A layout the L2 endpoint (`ProvingClient.submitPie`) takes: one of {@link L2_LAYOUTS}. */
+export type L2Layout = (typeof L2_LAYOUTS)[number]
+/** The Stone prover version of a proof to verify: one of {@link STONE_VERSIONS}. */
 export type StoneVersion = (typeof STONE_VERSIONS)[number]
+/** How a proof to verify checks memory: one of {@link MEMORY_VERIFICATIONS}. */
 export type MemoryVerification = (typeof MEMORY_VERIFICATIONS)[number]
+/** The Cairo VM that runs a submitted program: one of {@link CAIRO_VMS}. */
+export type CairoVm = (typeof CAIRO_VMS)[number]
+/** The Cairo version of a submitted program: one of {@link CAIRO_VERSIONS}. */
+export type CairoVersion = (typeof CAIRO_VERSIONS)[number]
+/** What a query is asked to produce, from a trace to a proof verified on a chain: one of {@link RESULTS}. */
+export type ResultKind = (typeof RESULTS)[number]
+/** The network a query's result goes to: one of {@link NETWORKS}. */
+export type ProvingNetwork = (typeof NETWORKS)[number]
+/** The SHARP prover of a query: one of {@link SHARP_PROVERS}. */
+export type SharpProver = (typeof SHARP_PROVERS)[number]
+/** A hint of the general submission: one of {@link HINTS}. */
+export type Hint = (typeof HINTS)[number]
 
 export const BUCKET_STATUSES = ['OPEN', 'IN_PROGRESS', 'DONE', 'FAILED'] as const
 export const BUCKET_TYPES = ['SNOS', 'SVC_AR'] as const

@@ -10,14 +10,25 @@ import { sha256File } from '../../pie/shared/index.ts'
 import {
   CAIRO_VERSIONS,
   CAIRO_VMS,
+  type CairoVersion,
+  type CairoVm,
+  type Hint,
   HINTS,
   JOB_SIZES,
+  type JobSize,
+  type L2Layout,
+  type Layout,
   layoutProblem,
   MEMORY_VERIFICATIONS,
+  type MemoryVerification,
   NETWORKS,
+  type ProvingNetwork,
   RESULTS,
+  type ResultKind,
   SHARP_PROVERS,
+  type SharpProver,
   STONE_VERSIONS,
+  type StoneVersion,
 } from '../../schemas/proving-constants.ts'
 import { deriveDedupId } from './dedup.ts'
 import type { ProvingService } from './service.ts'
@@ -26,7 +37,7 @@ export type SubmitPieOptions = {
   /** Path of the pie.zip to upload; streamed from disk. */
   pieZip: string
   /** One of L2_LAYOUTS (default auto); another is refused before anything is sent. */
-  layout?: string | undefined
+  layout?: L2Layout | undefined
   prover?: string | undefined
   mockFactHash?: boolean | undefined
   signal?: AbortSignal | undefined
@@ -48,14 +59,14 @@ export type SubmitPieStreamOptions = Omit<SubmitPieOptions, 'pieZip' | 'onUpload
 export type SubmitProofOptions = {
   /** Path of the proof JSON file. */
   proof: string
-  stoneVersion: string
-  memoryVerification: string
+  stoneVersion: StoneVersion
+  memoryVerification: MemoryVerification
   mockFactHash?: boolean | undefined
   signal?: AbortSignal | undefined
 }
 
 export type SubmitQueryOptions = {
-  declaredJobSize: string
+  declaredJobSize: JobSize
   pieZip?: string | undefined
   /** A compiled program (JSON), with an optional inputFile. */
   programFile?: string | undefined
@@ -66,16 +77,16 @@ export type SubmitQueryOptions = {
   inputFile?: string | undefined
   programHash?: string | undefined
   /** One of LAYOUTS (default auto); another is refused before anything is sent. */
-  layout?: string | undefined
-  cairoVm?: string | undefined
-  cairoVersion?: string | undefined
-  result?: string | undefined
+  layout?: Layout | undefined
+  cairoVm?: CairoVm | undefined
+  cairoVersion?: CairoVersion | undefined
+  result?: ResultKind | undefined
   mockFactHash?: boolean | undefined
-  network?: string | undefined
+  network?: ProvingNetwork | undefined
   /** stone or stwo; another value is sent as given, with a warning. */
-  sharpProver?: string | undefined
+  sharpProver?: SharpProver | (string & {}) | undefined
   /** One of HINTS (svc_evm_grower, svc_sn_grower); another value is sent with a warning. */
-  hints?: string | undefined
+  hints?: Hint | (string & {}) | undefined
   externalId?: string | undefined
   bucketId?: string | undefined
   bucketJobIndex?: number | undefined
@@ -87,11 +98,13 @@ export type SubmitQueryOptions = {
 }
 
 /** A layout, checked against the list of the endpoint it goes to (layoutProblem). */
-export function checkLayout(value: string | undefined, endpoint: 'l2' | 'general', name = 'layout'): string {
+export function checkLayout(value: string | undefined, endpoint: 'l2', name?: string): L2Layout
+export function checkLayout(value: string | undefined, endpoint: 'l2' | 'general', name?: string): Layout
+export function checkLayout(value: string | undefined, endpoint: 'l2' | 'general', name = 'layout'): Layout {
   const layout = (value ?? 'auto').trim()
   const problem = layoutProblem(layout, endpoint, name)
   if (problem) throw new InvalidInputError(problem, { input: name })
-  return layout
+  return layout as Layout
 }
 
 /** The text fields of a PIE submission, checked (the same for a file and for bytes in flight). */

@@ -1,7 +1,7 @@
 import { isNoRoute } from '../../core/errors.ts'
 import { checkEnum, checkInteger } from '../../core/checks.ts'
 import type { QueryListResponse, QueryRecordWithStatus } from '../../schemas/proving.ts'
-import { NETWORKS } from '../../schemas/proving-constants.ts'
+import { NETWORKS, type ProvingNetwork } from '../../schemas/proving-constants.ts'
 import { apiKeyFor, type ProvingService, provingSchemas, type ReadPaths } from './service.ts'
 
 export type ListQueriesOptions = {
@@ -10,7 +10,7 @@ export type ListQueriesOptions = {
   search?: string | undefined
   /** Only the queries of this client (production's GET /proving-queries filter). */
   clientId?: string | undefined
-  network?: string | undefined
+  network?: ProvingNetwork | undefined
   /** Overrides the client's readPaths for this call. */
   path?: ReadPaths | undefined
   signal?: AbortSignal | undefined

@@ -9,6 +9,19 @@ import { InvalidInputError } from '../../core/errors.ts'
 import { type ExpectedResult, expectResult } from '../gate.ts'
 import type { OnchainPolicy } from '../onchain.ts'
 import type { ReuseMode } from '../reuse.ts'
+import type {
+  CairoVersion,
+  CairoVm,
+  Hint,
+  JobSize,
+  L2Layout,
+  Layout,
+  MemoryVerification,
+  ProvingNetwork,
+  ResultKind,
+  SharpProver,
+  StoneVersion,
+} from '../../schemas/proving-constants.ts'
 
 /** What one statement proves: a PIE (a pie.zip or a PIE directory), a program with its input, a program hash, or a proof to verify. */
 export type StatementSubject = (
@@ -31,26 +44,26 @@ export function labelOf(subject: StatementSubject): string {
 
 /** The general submission's fields (POST /proving-query), the source and the layout aside. */
 export type GeneralFields = {
-  result?: string | undefined
-  cairoVersion?: string | undefined
-  cairoVm?: string | undefined
-  network?: string | undefined
+  result?: ResultKind | undefined
+  cairoVersion?: CairoVersion | undefined
+  cairoVm?: CairoVm | undefined
+  network?: ProvingNetwork | undefined
   externalId?: string | undefined
-  hints?: string | undefined
-  sharpProver?: string | undefined
+  hints?: Hint | (string & {}) | undefined
+  sharpProver?: SharpProver | (string & {}) | undefined
   bucketId?: string | undefined
   bucketJobIndex?: number | undefined
-  declaredJobSize?: string | undefined
+  declaredJobSize?: JobSize | undefined
   /** A given dedup id: it names one query (one statement only). */
   dedupId?: string | undefined
 }
 
 /** Which endpoint each statement is sent to, with its settings. */
 export type StatementEndpoint =
-  | { kind: 'l2'; layout: string; prover: string; mockFactHash: boolean }
+  | { kind: 'l2'; layout: L2Layout; prover: string; mockFactHash: boolean }
   | {
       kind: 'general'
-      layout: string
+      layout: Layout
       mockFactHash: boolean
       fields: GeneralFields
       /**
@@ -61,7 +74,7 @@ export type StatementEndpoint =
        */
       deriveDedupId?: ((subject: string, settings: Record<string, unknown>) => string) | undefined
     }
-  | { kind: 'proof'; stoneVersion: string; memoryVerification: string; mockFactHash: boolean }
+  | { kind: 'proof'; stoneVersion: StoneVersion; memoryVerification: MemoryVerification; mockFactHash: boolean }
 
 /** The release gate's allowance. */
 export type GatePolicy = {
