@@ -18,7 +18,7 @@ import {
  * Is a SHARP fact registered on Ethereum? One call, read at a pinned block after checking that
  * the RPC is on the expected chain and that the registry address holds code (a call to an
  * address without code "succeeds" with empty data, which must never read as "not registered"):
- * `isValid(bytes32)` on SHARP's fact registry (pie-and-facts.md), or
+ * `isValid(bytes32)` on SHARP's fact registry, or
  * `isCairoFactValid(bytes32 factHash, bool isMocked)` on Herodotus' Satellite
  * (HerodotusDev/satellite, solidity/src/interfaces/modules/ICairoFactRegistryModule.sol), the
  * only one of the two that also holds mocked facts.
@@ -36,8 +36,8 @@ export type EthereumNetworkInfo = {
 }
 
 /**
- * Per network: SHARP's fact registry (GpsStatementVerifier's) from pie-and-facts.md; the
- * Satellite from production.md and the Satellite repository's deployments/prod.json.
+ * Per network: SHARP's fact registry (GpsStatementVerifier's) and the Satellite, as the
+ * service documents them and the Satellite repository's deployments/prod.json lists them.
  */
 export const ETHEREUM_NETWORKS: Readonly<Record<ChainNetwork, EthereumNetworkInfo>> = {
   mainnet: { chainId: 1, factRegistry: '0x47312450B3Ac8b5b8e247a6bB6d523e7605bDb60', satellite: '0x2E6F182B06F37CbDC966Ff5471c7D98cec2bfe70' },
@@ -48,7 +48,7 @@ export const ETHEREUM_NETWORKS: Readonly<Record<ChainNetwork, EthereumNetworkInf
   },
 }
 
-/** L1 results are registered by SHARP's verifier in its fact registry (production.md). */
+/** L1 results are registered by SHARP's verifier in its fact registry. */
 export const DEFAULT_ETHEREUM_REGISTRY_KIND: EthereumRegistryKind = 'sharp'
 
 export const FACT_REGISTRY_ABI = [

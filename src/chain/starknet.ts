@@ -35,7 +35,7 @@ import {
  * Integrity's FactRegistry (Stone results verified on L2). The fact counts as registered when at
  * least one verification has the expected settings and at least the required security bits (96
  * unless asked otherwise), and its verification hash recomputes locally from the fact and those
- * settings (pie-and-facts.md): the registry's word alone is not taken.
+ * settings: the registry's word alone is not taken.
  *
  * Requests go through the project's HttpClient (timeouts, redaction, User-Agent). JSON-RPC reads
  * are idempotent, but HttpClient repeats a POST only when it was refused before processing; a
@@ -55,7 +55,7 @@ export type StarknetNetworkInfo = {
 /**
  * Per network: Integrity's FactRegistry and the Satellite are INTEGRITY_ADDRESS_* and
  * SATELLITE_ADDRESS_* in Integrity's src/lib_utils.cairo (the Satellite's also in the Satellite
- * repository's deployments/prod.json); the mocked FactRegistry on Sepolia is production.md's.
+ * repository's deployments/prod.json); the mocked FactRegistry on Sepolia is production's.
  */
 export const STARKNET_NETWORKS: Readonly<Record<ChainNetwork, StarknetNetworkInfo>> = {
   mainnet: {
@@ -72,7 +72,7 @@ export const STARKNET_NETWORKS: Readonly<Record<ChainNetwork, StarknetNetworkInf
   },
 }
 
-/** Production proves with Stwo only (production.md), and its L2 facts reach Starknet through the Satellite. */
+/** Production proves with Stwo only, and its L2 facts reach Starknet through the Satellite. */
 export const DEFAULT_STARKNET_REGISTRY_KIND: StarknetRegistryKind = 'satellite'
 
 /** The registry a kind reads by default on a network; null when none is published (then the address must be given). */

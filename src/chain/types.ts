@@ -22,7 +22,7 @@ export const STARKNET_REGISTRY_KINDS: readonly StarknetRegistryKind[] = ['integr
 /**
  * The least security bits a Starknet verification must have to count unless the caller asks
  * otherwise: what Satellite itself requires (ALLOWED_SECURITY_BITS in its cairo_fact_registry.cairo)
- * and what the service's L2 proofs carry (production.md).
+ * and what the service's L2 proofs carry.
  */
 export const DEFAULT_MIN_SECURITY_BITS = 96
 

@@ -33,7 +33,7 @@ export type { AccountClientOptions, ApiKeyProvider, ChallengePreview, CreateApiK
 const accountSchemas = () => import('../schemas/account.ts')
 
 /**
- * The account service's programmatic wallet flow (interface.md "Authentication", contract.md):
+ * The account service's programmatic wallet flow:
  * challenge -> EIP-712 signature -> bearer session -> API keys, and the refresh of the session
  * before it expires.
  *

@@ -22,8 +22,8 @@ export type { SubmittedQuery } from './proving/submissions.ts'
 export type { QueryProgress, WaitForQueryOptions } from './proving/wait.ts'
 
 /**
- * The proving service: queries, buckets and the two L2 submission endpoints of interface.md,
- * plus the production extensions of contract.md (general submission with dedupId, lookup by
+ * The proving service: queries, buckets and the two L2 submission endpoints,
+ * plus the production extensions (general submission with dedupId, lookup by
  * dedupId, bucket create/get, is-alive). Each concern is a module of ./proving/: the service's
  * connection and key (service.ts), reads and waits (reads.ts, wait.ts), lists, buckets, the
  * submissions with their forms, and the dedupId lookup.
@@ -58,7 +58,7 @@ export class ProvingClient {
   }
 
   /**
-   * GET /proving-query/{id}: record D and the artifact URLs. interface.md's record has no
+   * GET /proving-query/{id}: record D and the artifact URLs. the documented record has no
    * status; production's carries one. No key needed. See readQuery for a record with status.
    */
   getQuery(queryId: string, options: { signal?: AbortSignal } = {}): Promise<QueryResponse> {
@@ -80,7 +80,7 @@ export class ProvingClient {
   }
 
   /**
-   * One page of the queries submitted with this key: interface.md's GET /docs/proving-queries
+   * One page of the queries submitted with this key: the documented GET /docs/proving-queries
    * or production's GET /proving-queries (same parameters; production takes the key as the
    * `apiKey` query parameter too). With readPaths `auto` the docs path is asked first and a
    * service that has no such route (a 404 that is not the service's own answer) is asked on

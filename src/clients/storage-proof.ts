@@ -43,13 +43,13 @@ export type BatchQueryResult = { internalId: string; queryStatus: string }
 
 
 /**
- * The storage-proof service: `POST /batch-query` and `GET /batch-query-status?batchQueryId=`
- * (contract.md), with a wait that follows the shared polling discipline.
+ * The storage-proof service: `POST /batch-query` and `GET /batch-query-status?batchQueryId=`,
+ * with a wait that follows the shared polling discipline.
  */
 export class StorageProofClient {
   readonly http: HttpClient
   readonly #apiKey: string | ApiKeyProvider | undefined
-  /** Set once a service answered the status path of contract.md with no route. */
+  /** Set once a service answered the status path with no route. */
   #statusPath: 'older' | undefined
 
   constructor(options: StorageProofClientOptions) {
@@ -106,8 +106,7 @@ export class StorageProofClient {
   }
 
   /**
-   * GET /batch-query-status?batchQueryId= (contract.md, as public clients of production read
-   * it). A service without that route (a no-route 404) is asked on the older
+   * GET /batch-query-status?batchQueryId= (as public clients of production read it). A service without that route (a no-route 404) is asked on the older
    * GET /batch-query/{internalId}/status, and this client stays there.
    */
   async getBatchQueryStatus(internalId: string, options: { signal?: AbortSignal } = {}): Promise<BatchQueryStatusResponse> {
@@ -137,7 +136,7 @@ export class StorageProofClient {
 
   /**
    * Waits for DONE or FAILED and returns the last status (FAILED is a result, not an
-   * exception: the caller decides). contract.md: a status this client does not know is not
+   * exception: the caller decides). A status this client does not know is not
    * terminal, so the wait goes on, with one warning, until the timeout.
    */
   async waitForBatchQuery(internalId: string, options: WaitForBatchQueryOptions = {}): Promise<BatchQueryResult> {

@@ -1,7 +1,7 @@
 import type { Clock } from './runtime.ts'
 
 /**
- * One request budget per process (issue 35): every read a wait makes (a query's status, each
+ * One request budget per process: every read a wait makes (a query's status, each
  * query of a batch, a bucket gate, a task, a batch query, a fact's registration) takes a turn
  * here before it is sent, so a batch of thousands polls at a bounded rate instead of each query
  * on its own schedule (500 queries made 583 requests a second).
@@ -9,7 +9,7 @@ import type { Clock } from './runtime.ts'
  * - Turns are at least 1/rate apart (`DEFAULT_MAX_REQUESTS_PER_SECOND`, else `--max-rps` /
  *   `max-requests-per-second`).
  * - Among the reads waiting, the one due soonest goes first (then the one asked first): with
- *   room in the budget a read goes exactly when its wait's schedule says, so one wait, or a
+ *   space in the budget a read goes exactly when its wait's schedule says, so one wait, or a
  *   few, poll as they did before; a full budget delays each read by the queue ahead of it.
  * - A 429, or a Retry-After, pauses every read until then and halves the rate; each turn given
  *   afterwards wins back a fiftieth of the configured rate.

@@ -15,7 +15,7 @@ import { DEFAULT_CONNECT_MS, onDispatcherLoaded } from './dispatcher-state.ts'
  * request sent before would open a new connection (a TCP and TLS handshake) while that one idles.
  * A submission right after its `GET /is-alive` check is such a request.
  *
- * Measured (bench figure 2, issue 27): undici's entry takes ~80 ms of the first request, its agent
+ * Measured (bench figure 2): undici's entry takes ~80 ms of the first request, its agent
  * and request files alone ~35 ms. They are not loaded by path: undici has no `exports` map, so
  * its file layout is not its API, and a minor version that moves a file would break every
  * installed copy of proving-kit; the 45 ms is a one-time cost, not a share of the upload.

@@ -84,7 +84,7 @@ export function showGivenUrl(text: string): string {
  * characters are not registered: masking "1" everywhere would destroy messages and protect
  * nothing.
  *
- * A secret is masked in the forms a service or a library writes it, not only as given (issue 31):
+ * A secret is masked in the forms a service or a library writes it, not only as given:
  * - percent-encoded, in either case and in part (`sk_live%2fsecret%2Bkey`), as a query string or
  *   a form body carries it;
  * - JSON string escaping (`\/`, `\"`, `\\`, `\u00xx`), as a JSON body quoting it does;

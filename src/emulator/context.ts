@@ -24,8 +24,8 @@ export type EmulatorContext = {
   /** Hosts webhooks may be sent to besides this machine (`*`: any). */
   webhookHosts: readonly string[]
   /**
-   * Which records the proving service answers with: interface.md's (default), or production's
-   * (production.md: status in GET /proving-query/{id}, optional fields omitted, client email
+   * Which records the proving service answers with: the documented (default), or production's
+   * (production's: status in GET /proving-query/{id}, optional fields omitted, client email
    * and image null, no /docs/ routes).
    */
   shape: EmulatorShape

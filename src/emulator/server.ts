@@ -48,8 +48,8 @@ export type EmulatorOptions = {
   /** Hosts task webhooks may be sent to besides this machine (`*`: any); none by default. */
   webhookHosts?: string[]
   /**
-   * `interface` (default): the records of interface.md. `production`: the records production
-   * answers with (production.md): status in GET /proving-query/{id}, optional fields omitted,
+   * `interface` (default): the documented records. `production`: the records production
+   * answers with: status in GET /proving-query/{id}, optional fields omitted,
    * client email/image null, production's bucket record, no /docs/ routes.
    */
   shape?: EmulatorShape

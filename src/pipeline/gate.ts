@@ -22,7 +22,7 @@ import { KNOWN_PROVER_NAMES, readProver } from './prover.ts'
 export type ExpectedResult = {
   /** The `result` values the request can produce. */
   kinds: readonly string[]
-  /** Also a kind this version does not know, of this form (enumerations grow, production.md). */
+  /** Also a kind this version does not know, of this form (enumerations grow). */
   newKinds?: RegExp | undefined
   /** How a message names it: `PROOF_VERIFICATION_ON_L2`, "a proof (...)". */
   label: string
@@ -141,8 +141,7 @@ export type FactRequirement = { all: FactField[]; oneOf: FactField[] }
  * refuses"). A trace carries none. A proof always carries its program hash, and at least one
  * fact that binds the output (the program hash alone is shared by every run of the program);
  * where the result names the registry the fact is verified in, that one: the SHARP fact for
- * L1, and for L2 the Integrity fact with Stone or the bridged SHARP fact with Stwo
- * (production.md, "Where facts are registered"). `kind` is what was asked for (`judgedKind`),
+ * L1, and for L2 the Integrity fact with Stone or the bridged SHARP fact with Stwo. `kind` is what was asked for (`judgedKind`),
  * never the record's word; the prover is the record's, read as a known name only (prover.ts):
  * it narrows which fact is required, and one this version does not know is a refusal of its
  * own where it would decide (`proverRefusals`), its requirement an absent prover's.
@@ -283,7 +282,7 @@ export function afterOnChainCheck(gated: readonly GateRefusal[], onChain: { refu
  * The record's `result` and `step` against what was asked: a `result` that is not one of the
  * kinds asked for (another kind, an odd spelling, a value of another type), a trace's step on a
  * proof or a proof's step on a trace, is a refusal naming both. A null or absent field claims
- * nothing; a step this version does not know is not judged (steps grow, production.md).
+ * nothing; a step this version does not know is not judged (steps grow).
  */
 function kindRefusals(record: GateRecord, expected: ExpectedResult): GateRefusal[] {
   const refusals: GateRefusal[] = []

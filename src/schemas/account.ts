@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { WALLET_ADDRESS_PATTERN } from './account-constants.ts'
 
 /**
- * The account service (contract.md): the programmatic wallet flow (challenge, session,
+ * The account service: the programmatic wallet flow (challenge, session,
  * refresh) and the API-key list and mint. Responses are tolerant: extra fields pass, and the
  * typed data of a challenge is kept exactly as received, since the client must sign those
  * fields and not a rebuilt copy.
@@ -34,7 +34,7 @@ export const challengeResponse = z.looseObject({
 })
 
 /**
- * `expiresAt` is unix seconds by contract.md. A value that is plainly milliseconds, a numeric
+ * `expiresAt` is unix seconds as documented. A value that is plainly milliseconds, a numeric
  * string or an ISO date is read too rather than taken for a token that expired in 1970.
  */
 export const expiresAtField = z.union([z.number(), z.string()])

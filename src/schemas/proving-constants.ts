@@ -1,5 +1,5 @@
 /**
- * The proving service's enumerations (interface.md, contract.md, production.md): statuses,
+ * The proving service's enumerations: statuses,
  * chains, layouts, steps and error codes. Plain values with no zod, so that the main entry
  * (`import { ProvingClient } from 'proving-kit'`) loads without the schemas; the clients load
  * schemas/proving.ts on their first request.
@@ -22,7 +22,7 @@ export const RESULTS = [
 export const NETWORKS = ['MAINNET', 'TESTNET'] as const
 export const HINTS = ['svc_evm_grower', 'svc_sn_grower'] as const
 export const SHARP_PROVERS = ['stone', 'stwo'] as const
-/** The layouts of interface.md's L2 endpoint (what the emulator's L2 endpoint accepts). */
+/** The layouts of the documented L2 endpoint (what the emulator's L2 endpoint accepts). */
 export const L2_LAYOUTS = [
   'auto',
   'recursive',
@@ -33,7 +33,7 @@ export const L2_LAYOUTS = [
   'starknet_with_keccak',
   'dynamic',
 ] as const
-/** Every layout production accepts on a submission (production.md): the L2 ones and four more. */
+/** Every layout production accepts on a submission: the L2 ones and four more. */
 export const LAYOUTS = [
   'auto',
   'plain',
@@ -49,7 +49,7 @@ export const LAYOUTS = [
   'starknet_with_keccak',
 ] as const
 
-/** The layouts an endpoint accepts: the L2 endpoint's (interface.md) or the general submission's (production.md). */
+/** The layouts an endpoint accepts: the L2 endpoint's or the general submission's. */
 export function layoutsOf(endpoint: 'l2' | 'general'): readonly string[] {
   return endpoint === 'l2' ? L2_LAYOUTS : LAYOUTS
 }
@@ -68,7 +68,7 @@ export function layoutProblem(layout: string, endpoint: 'l2' | 'general', name: 
 
 export const STONE_VERSIONS = ['stone5', 'stone6'] as const
 export const MEMORY_VERIFICATIONS = ['strict', 'relaxed', 'cairo1'] as const
-/** Steps seen in production (contract.md); `step` stays an open string. */
+/** Steps seen in production; `step` stays an open string. */
 export const KNOWN_STEPS = [
   'TRACE_GENERATION',
   'TRACE_AND_METADATA_GENERATION',
@@ -108,7 +108,7 @@ export type Hint = (typeof HINTS)[number]
 export const BUCKET_STATUSES = ['OPEN', 'IN_PROGRESS', 'DONE', 'FAILED'] as const
 export const BUCKET_TYPES = ['SNOS', 'SVC_AR'] as const
 
-/** The error codes of a refused retry (interface.md "Errors", contract.md status codes). */
+/** The error codes of a refused retry. */
 export const RETRY_ERROR_CODES = [
   'QUERY_NOT_RETRIABLE',
   'MAX_RETRIES_REACHED',

@@ -3,11 +3,11 @@ import { openEnum } from './open-enum.ts'
 import { BUCKET_STATUSES, BUCKET_TYPES, CAIRO_VERSIONS, CAIRO_VMS, CHAINS, HINTS, JOB_SIZES, KNOWN_STEPS, LAYOUTS, NETWORKS, QUERY_STATUSES, RESULTS, SHARP_PROVERS } from './proving-constants.ts'
 
 /**
- * The proving service's records, as interface.md's field table, contract.md and production.md
+ * The proving service's records, as its documentation's field table and production's answers
  * describe them. One schema per record, liberal in what it accepts: a field is required only
  * when the client acts on it (the id; the status where a reader decides on it); every other
  * field may be absent or null, because production omits or nulls fields the table marks
- * present (production.md). Enums are open (unknown values pass with a debug note), extra
+ * present. Enums are open (unknown values pass with a debug note), extra
  * fields pass (noted). Types stay checked; the form of a fact hash is the gate's to judge.
  */
 
@@ -27,7 +27,7 @@ const listOf = <T extends z.ZodType>(schema: T) => z.array(schema).nullable().op
  */
 export const factHash = () => z.string()
 
-/** Who submitted the query. production.md: `email` and `image` may be null or absent. */
+/** Who submitted the query. In production, `email` and `image` may be null or absent. */
 export const clientObject = z.looseObject({
   clientId: maybe(z.string()),
   name: maybe(z.string()),
@@ -105,7 +105,7 @@ export type ClientObject = z.infer<typeof clientObject>
 
 
 /**
- * The bucket record: interface.md's table, or production's (no aggregatorParams or mockProof,
+ * The bucket record: the documented table, or production's (no aggregatorParams or mockProof,
  * nullable leaves and nodeWidth, plus status, bucketType and chain). Only `id` is required.
  * nodeWidth is a number in the table and may come back as the string production is sent.
  */
@@ -152,7 +152,7 @@ export const docsQueryListResponse = queryListResponse
 
 export const submissionResponse = z.looseObject({ provingQueryId: z.string().min(1) })
 
-/** The lookup by dedupId: production answers it without `client` (production.md). */
+/** The lookup by dedupId: production answers it without `client`. */
 export const dedupLookupResponse = z.looseObject({ provingQuery: queryRecord })
 
 export const bucketResponse = z.looseObject({ provingBucket: bucketRecord })

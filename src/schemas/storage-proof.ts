@@ -6,12 +6,12 @@ import { openEnum } from './open-enum.ts'
 import { BATCH_QUERY_STATUSES } from './storage-proof-constants.ts'
 
 /**
- * The storage-proof service (interface.md, contract.md, production.md): one batch query proving
+ * The storage-proof service: one batch query proving
  * account properties at given blocks, and the status of that query.
  *
  * The request schema is strict, because it checks what we are about to send (and the emulator
- * checks what it receives with the same rules), but accepts every body production takes
- * (production.md): chains keyed by decimal id or by name (`SN_SEPOLIA`), blocks by
+ * checks what it receives with the same rules), but accepts every body production takes:
+ * chains keyed by decimal id or by name (`SN_SEPOLIA`), blocks by
  * `block:<n>` or `timestamp:<n>`, accounts by 0x hex address (20-byte EVM or 32-byte Starknet),
  * an account with only `slots` (or only `props`), and props that name header fields as well as
  * account fields. The response schemas are tolerant, as everywhere.

@@ -1,12 +1,12 @@
 /**
- * The task service's statuses, stages, fixed messages and limits (contract.md "Task service"),
+ * The task service's statuses, stages, fixed messages and limits,
  * and small functions over them. Plain values with no zod, so that the main entry loads without
  * the schemas; the task client loads schemas/tasks.ts on its first request.
  */
 
 // --- Statuses ----------------------------------------------------------------------------
 
-/** Task statuses in pipeline order (contract.md). */
+/** Task statuses in pipeline order. */
 export const TASK_STATUSES = [
   'Received',
   'DryRunStarted',
@@ -68,7 +68,7 @@ export function taskStageLabel(stage: TaskStage | 'received'): string {
   return stage === 'received' ? 'received' : TASK_STAGES.find((entry) => entry.stage === stage)!.label
 }
 
-/** The fixed `message` of the two submissions (interface.md). */
+/** The fixed `message` of the two submissions. */
 export const TASK_QUEUED_MESSAGE = 'Task has been queued'
 export const DECOMMITMENT_QUEUED_MESSAGE = 'Decommitment-only task has been queued'
 
@@ -78,7 +78,7 @@ export const TASK_INPUT_VISIBILITIES = ['public', 'private'] as const
 
 export const MMR_HASHING_FUNCTIONS = ['Poseidon', 'Keccak'] as const
 
-/** GET /tasks query parameters (contract.md) and their bounds. */
+/** GET /tasks query parameters and their bounds. */
 export const TASK_LIST_PARAMETERS = {
   page: 'dp_tasks_page',
   perPage: 'dp_tasks_per_page',

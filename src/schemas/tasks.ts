@@ -4,8 +4,7 @@ import { openEnum } from './open-enum.ts'
 import { HEX_PATTERN, TASK_INPUT_VISIBILITIES, TASK_STATUSES } from './tasks-constants.ts'
 
 /**
- * The task service's structures (interface.md "Task input structures", contract.md "Task
- * service"). Two kinds of schema live here:
+ * The task service's structures. Two kinds of schema live here:
  * - request bodies (`taskBody`, `decommitmentBody` and what they hold) are strict: they check
  *   what the user wrote before anything is sent, and an unknown field is a mistake to report
  *   (a misspelt `webhook_url` would otherwise be dropped in silence). The compiled class is the
@@ -118,7 +117,7 @@ export const webhookUrl = z.string().refine(
 )
 
 /**
- * The optional fields production's POST /tasks takes beyond interface.md (production.md):
+ * The optional fields production's POST /tasks takes beyond the documented ones:
  * - `is_mock`: run the pipeline with mocked proving (testing), a boolean;
  * - `schedule_mode`: how the task is scheduled, a name the service defines;
  * - `schedule_tx_hash`: the transaction that scheduled the task on chain, 0x hex;
@@ -132,7 +131,7 @@ export const TASK_OPTIONAL_FIELDS = {
   injected_state_server: webhookUrl,
 } as const
 
-/** POST /tasks. Required: destination_chain_id, input, program_hash (contract.md). */
+/** POST /tasks. Required: destination_chain_id, input, program_hash. */
 export const taskBody = z.looseObject({
   destination_chain_id: hexString,
   input: taskModuleInput,
@@ -176,7 +175,7 @@ export const taskQueuedResponse = z.looseObject({
 export type TaskQueuedResponse = z.infer<typeof taskQueuedResponse>
 
 /**
- * GET /tasks/{uuid}/status. interface.md says all four are strings. Only `status` decides
+ * GET /tasks/{uuid}/status. The documentation says all four are strings. Only `status` decides
  * anything, so only it is required: `taskId`, `updatedAt` and `errorMessage` are also
  * accepted as null or absent (how "no error" is commonly sent), no reason to fail a wait over.
  */
@@ -204,8 +203,8 @@ export const taskMmrsResponse = z.looseObject({
 export type TaskMmrsResponse = z.infer<typeof taskMmrsResponse>
 
 /**
- * A task of the list (contract.md; more fields are allowed). Only what the client acts on is
- * required (uuid, status); production's items may lack `clientId` (production.md), and the
+ * A task of the list (more fields are allowed). Only what the client acts on is
+ * required (uuid, status); production's items may lack `clientId`, and the
  * rest may be absent or null too.
  */
 export const taskSummary = z.looseObject({
@@ -246,7 +245,7 @@ export const taskGeneralErrorBody = z.looseObject({
 export type TaskShortErrorBody = z.infer<typeof taskShortErrorBody>
 export type TaskGeneralErrorBody = z.infer<typeof taskGeneralErrorBody>
 
-/** The webhook payloads on terminal states (contract.md). */
+/** The webhook payloads on terminal states. */
 export const taskWebhookSuccess = z.looseObject({
   status: z.string(),
   task_id: z.string(),

@@ -32,7 +32,7 @@ export function dedupIdAfterFailure(dedupId: string, failedQueryId: string): str
   return `pk-${createHash('sha256').update(`${dedupId}\nafter FAILED ${failedQueryId}`).digest('hex').slice(0, 40)}`
 }
 
-/** production.md: a used dedupId is refused with this code, not answered with the first query's id. */
+/** In production, a used dedupId is refused with this code, not answered with the first query's id. */
 export function isDedupRefusal(error: unknown): error is ServiceError {
   return error instanceof ServiceError && error.code === 'PROVING_QUERY_WITH_DEDUP_ID_ALREADY_EXISTS'
 }
@@ -87,7 +87,7 @@ export async function findQueryByDedupId(service: ProvingService, dedupId: strin
   }
 }
 
-/** A record's status; read from a path that carries it when the record has none (interface.md's record D). Unreadable: undefined. */
+/** A record's status; read from a path that carries it when the record has none (the documented record D). Unreadable: undefined. */
 async function statusOf(service: ProvingService, record: QueryRecord, options: { signal?: AbortSignal }): Promise<string | undefined> {
   if (typeof record.status === 'string') return record.status
   try {

@@ -189,7 +189,7 @@ export async function queryForm(service: ProvingService, options: SubmitQueryOpt
 }
 
 /**
- * The combinations production refuses (production.md), refused here before anything is sent,
+ * The combinations production refuses, refused here before anything is sent,
  * with the service's code in the message so either refusal reads the same.
  */
 function refuseWhatProductionRefuses(choice: { cairoVm: string; cairoVersion: string; hasInputFile: boolean }): void {

@@ -7,7 +7,7 @@ import { apiKeyFor, type ProvingService, provingSchemas, type ReadPaths } from '
 
 export type QueryResult = { provingQuery: QueryRecordWithStatus; metadataUrls: string[] }
 
-/** GET /proving-query/{id}: record D and the artifact URLs (production's record carries a status, interface.md's none). */
+/** GET /proving-query/{id}: record D and the artifact URLs (production's record carries a status, the documented one does not). */
 export async function getQuery(service: ProvingService, queryId: string, options: { signal?: AbortSignal } = {}): Promise<QueryResponse> {
   const id = requireId(queryId, 'queryId')
   const { data } = await service.http.request({
@@ -44,8 +44,8 @@ export async function readQuery(service: ProvingService, queryId: string, option
  * Reads one query's status for a wait (or once, for readQuery), from the path that answers:
  *
  * - `production`: GET /proving-query/{id}, whose record carries `status` in production;
- * - `docs`: GET /docs/proving-query/{id} (interface.md's record L), which needs the key;
- * - `auto`: production's path first; when its record has no `status` (interface.md's record
+ * - `docs`: GET /docs/proving-query/{id} (the documented record L), which needs the key;
+ * - `auto`: production's path first; when its record has no `status` (the documented record
  *   D) the docs path, for the rest of the wait and the client's later waits (one read a check). A no-route 404 on either path (a 404 that is not
  *   the service's PROVING_QUERY_NOT_FOUND) moves the wait to the other path once, for good.
  */

@@ -31,7 +31,7 @@ export function standInFacts(seed: string, programHash: string | null): Pick<Pie
   return { programHash: programHash ?? felt('program-hash'), sharpFactHash: felt('sharp-fact'), integrityFactHash: felt('integrity-fact') }
 }
 
-/** The bootloader the service proves every PIE inside (pie-and-facts.md, Integrity fact). */
+/** The bootloader the service proves every PIE inside (Integrity fact). */
 export const BOOTLOADER_PROGRAM_HASH = toHex(BOOTLOADER)
 
 /** How many problem lines a 400 quotes; the rest would drown the first. */

@@ -6,7 +6,7 @@ import { MAX_RETRIES, queriesOfBucket, queryProgress } from './queries.ts'
 import type { EmulatorState, StoredBucket, StoredQuery } from '../state.ts'
 
 /**
- * The three representations of a query (interface.md's R, D and L columns) and the bucket
+ * The three representations of a query (the documented R, D and L columns) and the bucket
  * record, built from a stored query and where it stands now. The field lists mirror the table
  * column by column, so a field is in a representation exactly when the table says so.
  */
@@ -119,7 +119,7 @@ export function recordL(query: StoredQuery, progress: Progress): QueryRecordWith
 }
 
 /**
- * Production's record (production.md), what `--shape production` answers on
+ * Production's record, what `--shape production` answers on
  * GET /proving-query/{id}, the list and the dedupId lookup: D's fields without the ones
  * production may leave out (dedupId, isProofMocked, submittedByWallet, isJobSizeValid,
  * retryCount, isRetriable), plus status, chain, jobSize, declaredJobSize, cairoVm, cairoVersion,
@@ -156,7 +156,7 @@ export function bucketStatusOf(state: EmulatorState, bucket: StoredBucket, now: 
 }
 
 /**
- * The bucket record. interface.md's table in the default shape; production's (production.md)
+ * The bucket record: the documented table in the default shape; production's
  * with `--shape production`: no aggregatorParams or mockProof, leaves null until a query
  * joins, bucketType and chain.
  */

@@ -1,5 +1,5 @@
 /**
- * The facts a proof of a PIE registers (pie-and-facts.md):
+ * The facts a proof of a PIE registers:
  * - SHARP fact (Ethereum): keccak(programHash, outputRoot), the root of the output Merkle tree
  *   whose shape comes from the output builtin's pages and `gps_fact_topology` attribute
  *   (cairo-lang's generate_output_root / get_fact_topology_from_additional_data);

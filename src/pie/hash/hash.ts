@@ -1,6 +1,6 @@
 /**
  * The program hash, computed from `metadata.program` alone, over the chain
- * `[0, main, len(builtins), ...builtins as short strings, ...data]` (pie-and-facts.md):
+ * `[0, main, len(builtins), ...builtins as short strings, ...data]`:
  * - Pedersen, SHARP's default: hash_chain([len(chain), ...chain]);
  * - Poseidon: poseidonHashMany(chain) (poseidon.ts, on WebAssembly);
  * - Blake, the Stwo path: Blake2s over the felts encoded as 32-bit words (2 for values below

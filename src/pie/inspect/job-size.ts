@@ -1,5 +1,5 @@
 /**
- * The job size the proving service expects for a number of Cairo steps (contract.md): up to
+ * The job size the proving service expects for a number of Cairo steps: up to
  * 6.5M steps XS, up to 13M S, up to 30M M, above that L. Declaring less fails the job.
  */
 import type { JobSize } from '../../schemas/proving-constants.ts'

@@ -1,5 +1,5 @@
 /**
- * Validating a PIE against every rule of pie-and-facts.md (cairo-lang's validity checks plus a
+ * Validating a PIE against every rule of the Cairo PIE format (cairo-lang's validity checks plus a
  * few cheap extras), in one streaming pass: the JSON files are read whole (they are small),
  * memory.bin is inflated and scanned chunk by chunk, keeping only a one-bit-per-cell bitmap for
  * duplicate addresses and the program and output segments' values. Every broken rule becomes

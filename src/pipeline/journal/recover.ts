@@ -164,7 +164,7 @@ function finalRecord(options: JournalOptions, id: string): Promise<QueryRecordWi
 }
 
 /**
- * Settles an unfinished upload with several candidates (issue 35: a killed batch's rows): waits
+ * Settles an unfinished upload with several candidates (a killed batch's rows): waits
  * for each to end and compares its facts with the PIE's. The one that proves this PIE is
  * followed (and gated later as any); when every candidate ended and none does, it is submitted,
  * once: a DONE query of another PIE has other facts, and a FAILED one carries none to tell whose
