@@ -28,9 +28,18 @@ export const undiciRequest = (async (...args: Parameters<typeof request>) => {
 let sharedAgent: EnvHttpProxyAgent | undefined
 
 /**
- * One keep-alive agent for the process unless the caller brings its own dispatcher. It honours
- * HTTPS_PROXY, HTTP_PROXY and NO_PROXY (either case) as read when it is first used, like curl:
- * runners behind a corporate proxy reach the services through it.
+ * The library's own keep-alive agent, shared by the process, unless a client is given a
+ * dispatcher of its own. It honours `HTTPS_PROXY`, `HTTP_PROXY` and `NO_PROXY` (either case), as
+ * read when it is first used, like curl.
+ *
+ * @param connectMs The connect timeout of the agent, when this call makes it.
+ * @returns The shared agent.
+ * @example
+ * ```ts
+ * import { defaultDispatcher, TaskClient } from 'proving-kit'
+ *
+ * const tasks = new TaskClient({ baseUrl: 'https://tasks.example', dispatcher: defaultDispatcher() })
+ * ```
  */
 export function defaultDispatcher(connectMs = DEFAULT_CONNECT_MS): Dispatcher {
   sharedAgent ??= new EnvHttpProxyAgent({

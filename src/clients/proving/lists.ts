@@ -4,15 +4,24 @@ import type { QueryListResponse, QueryRecordWithStatus } from '../../schemas/pro
 import { NETWORKS, type ProvingNetwork } from '../../schemas/proving-constants.ts'
 import { apiKeyFor, type ProvingService, provingSchemas, type ReadPaths } from './service.ts'
 
+/** Which page of the queries {@link ProvingClient.listQueries} reads, and its filters. */
 export type ListQueriesOptions = {
+  /** Queries per page, 1 to 100 (the service's default when omitted). */
   limit?: number | undefined
+  /**
+   * How many queries to skip, from the newest.
+   * @default 0
+   */
   offset?: number | undefined
+  /** Only the queries whose id or external id contains this text (case-insensitive). */
   search?: string | undefined
   /** Only the queries of this client (production's GET /proving-queries filter). */
   clientId?: string | undefined
+  /** Only the queries of this network. */
   network?: ProvingNetwork | undefined
   /** Overrides the client's readPaths for this call. */
   path?: ReadPaths | undefined
+  /** Cancels the request (the promise rejects with AbortedError). */
   signal?: AbortSignal | undefined
 }
 

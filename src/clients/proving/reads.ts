@@ -5,6 +5,7 @@ import { requireId } from '../../core/checks.ts'
 import type { DocsQueryResponse, QueryRecordWithStatus, QueryResponse } from '../../schemas/proving.ts'
 import { apiKeyFor, type ProvingService, provingSchemas, type ReadPaths } from './service.ts'
 
+/** A query's record with its `status`, and the URLs of its artifacts (the proof, the PIE, the metadata). */
 export type QueryResult = { provingQuery: QueryRecordWithStatus; metadataUrls: string[] }
 
 /** GET /proving-query/{id}: record D and the artifact URLs (production's record carries a status, the documented one does not). */

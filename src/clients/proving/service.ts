@@ -14,11 +14,18 @@ export const provingSchemas = () => import('../../schemas/proving.ts')
  */
 export type ReadPaths = 'auto' | 'docs' | 'production'
 
+/** How {@link ProvingClient} reaches the proving service. */
 export type ClientOptions = ConnectionOptions & {
+  /**
+   * The API key (sent as `api-key`); submissions, lists, retries and buckets need one, reads of one query do not. Kept out of every message.
+   */
   apiKey?: string | undefined
   /** Extra values to keep out of messages (the API key is always kept out). */
   secrets?: string[] | undefined
-  /** Where queries and lists are read: `auto` (default) finds out; `docs` or `production` fixes it. */
+  /**
+   * Where queries and lists are read: `auto` finds out; `docs` or `production` fixes it.
+   * @default 'auto'
+   */
   readPaths?: ReadPaths | undefined
 }
 
