@@ -68,6 +68,9 @@ export type GateRecord = {
   bucketId?: string | null | undefined
 }
 
+/**
+ * One reason the release gate refused a result: its `kind` (failed, mocked fact, wrong program, fact missing, ...) and a `message` for a person.
+ */
 export type GateRefusal = {
   kind:
     | 'failed'
@@ -112,7 +115,20 @@ function isExpectedKind(result: string, expected: ExpectedResult): boolean {
   return expected.kinds.includes(result) || expected.newKinds?.test(result) === true
 }
 
-/** Exactly the kind the request named (`--result`, the endpoint's kind). */
+/**
+ * What the gate expects of a query asked for exactly one result kind.
+ *
+ * @param result The kind asked for (`PROOF_VERIFICATION_ON_L2`, ...).
+ * @returns The expectation to give `followQuery` and `retryAndFollow` as `expected`.
+ * @example
+ * ```ts
+ * import { expectResult, followQuery, ProvingClient, silentLogger } from 'proving-kit'
+ *
+ * const client = new ProvingClient({ baseUrl: process.env.PROVING_BASE_URL!, apiKey: process.env.PROVING_API_KEY })
+ * const expected = expectResult('PROOF_VERIFICATION_ON_L1')
+ * const judgement = await followQuery(client, { queryId: 'a1b2c3', expected, gate: { allowMockedFact: false, verifyFacts: false }, timeoutMs: 3_600_000 }, { logger: silentLogger })
+ * ```
+ */
 export function expectResult(result: string): ExpectedResult {
   return { kinds: [result], label: result }
 }

@@ -42,7 +42,7 @@ export function labelOf(subject: StatementSubject): string {
   return subject.path
 }
 
-/** The general submission's fields (POST /proving-query), the source and the layout aside. */
+/** The general submission's fields (see `SubmitQueryOptions`), the source and the layout aside. */
 export type GeneralFields = {
   result?: ResultKind | undefined
   cairoVersion?: CairoVersion | undefined
@@ -88,7 +88,11 @@ export type GatePolicy = {
   notAllowed?: string | undefined
 }
 
+/** Whether a query that already proves a statement is reused instead of paid for again. */
 export type ReusePolicy = {
+  /**
+   * `auto`: a DONE query of this key that proves the same PIE with the same settings is reused; `never`: always submit.
+   */
   mode: ReuseMode
   /**
    * This run is a re-run of one whose record of its submissions is gone (a new attempt of a CI
@@ -102,15 +106,19 @@ export type ReusePolicy = {
   chain?: boolean | undefined
 }
 
-/** The local journal of submissions: never pay twice for one interrupted. */
+/** The local journal of submissions: an interrupted run followed, never paid for twice. */
 export type JournalPolicy = {
+  /** The folder the journal is kept in (one file per submission). */
   dir: string
   /** Submit whatever the journal says (a second, paid query). */
   forceNew: boolean
-  /** How the host lets a person submit anew, added to the lines that follow an earlier query. */
+  /** A sentence saying how to submit anew, added to the lines that follow an earlier query. */
   submitAnew?: string | undefined
 }
 
+/**
+ * How a run proves its statements: whether it waits, its deadline and concurrency, the gate, reuse, the journal and the on-chain check.
+ */
 export type StatementPolicy = {
   /** Wait for each query to end, then judge it; without it the run ends once each is submitted. */
   wait: boolean
@@ -118,7 +126,9 @@ export type StatementPolicy = {
   timeoutMs: number
   /** How many statements are packed, validated and uploaded at once. */
   concurrency: number
+  /** What the release gate lets pass. */
   gate: GatePolicy
+  /** Whether an existing query is reused. */
   reuse: ReusePolicy
   /** Absent: no journal (a service that forgets, such as an emulator started for the run). */
   journal?: JournalPolicy | undefined
@@ -132,11 +142,18 @@ export type StatementPolicy = {
   emulatorUrl?: string | undefined
 }
 
+/** What {@link proveStatements} proves, where, and under which policy. */
 export type StatementRequest = {
+  /** The statements, proved in parallel (within `policy.concurrency`). */
   subjects: StatementSubject[]
+  /** The endpoint every statement is sent to, with its settings. */
   endpoint: StatementEndpoint
+  /** The run's policy. */
   policy: StatementPolicy
-  /** How messages name the PIE input, in the host's spelling (`<pie>`, `pie`); `pie` by default. */
+  /**
+   * How messages name the PIE a statement reads.
+   * @default 'pie'
+   */
   pieInput?: string | undefined
 }
 
