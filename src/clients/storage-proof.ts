@@ -57,7 +57,7 @@ export type BatchQueryResult = { internalId: string; queryStatus: string }
  * const { internalId } = await storage.submitBatchQuery({
  *   destinationChainId: 'SN_SEPOLIA',
  *   fee: '0',
- *   data: { '11155111': { 'block:7000000': { accounts: { '0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D': { props: ['balance'] } } } } },
+ *   data: { '11155111': { 'block:7000000': { accounts: { '0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D': { props: ['BALANCE'] } } } } },
  * })
  * const { queryStatus } = await storage.waitForBatchQuery(internalId)
  * ```

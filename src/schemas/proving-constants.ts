@@ -5,12 +5,19 @@
  * schemas/proving.ts on their first request.
  */
 
+/** The statuses of a query, in order: RECEIVED, IN_PROGRESS, then DONE or FAILED. */
 export const QUERY_STATUSES = ['RECEIVED', 'IN_PROGRESS', 'DONE', 'FAILED'] as const
+/** The statuses a query ends in. */
 export const TERMINAL_QUERY_STATUSES = ['DONE', 'FAILED'] as const
+/** The chains a query's result goes to. */
 export const CHAINS = ['L1', 'L2', 'APE_CHAIN', 'OFFCHAIN', 'WORLD_CHAIN'] as const
+/** The job sizes a query is billed and scheduled as, smallest first (see `jobSizeForSteps`). */
 export const JOB_SIZES = ['XS', 'S', 'M', 'L'] as const
+/** The Cairo VMs a submitted program runs on. */
 export const CAIRO_VMS = ['rust', 'python'] as const
+/** The Cairo versions of a submitted program. */
 export const CAIRO_VERSIONS = ['cairo0', 'cairo1'] as const
+/** What a query can be asked to produce: a trace, a proof, or a proof verified on a chain. */
 export const RESULTS = [
   'TRACE_GENERATION',
   'PROOF_GENERATION',
@@ -19,8 +26,11 @@ export const RESULTS = [
   'PROOF_VERIFICATION_ON_APE_CHAIN',
   'PROOF_VERIFICATION_ON_WORLD_CHAIN',
 ] as const
+/** The networks a query's result goes to. */
 export const NETWORKS = ['MAINNET', 'TESTNET'] as const
+/** The hints the general submission knows; the service may know newer ones. */
 export const HINTS = ['svc_evm_grower', 'svc_sn_grower'] as const
+/** The SHARP provers the service runs. */
 export const SHARP_PROVERS = ['stone', 'stwo'] as const
 /** The layouts of the documented L2 endpoint (what the emulator's L2 endpoint accepts). */
 export const L2_LAYOUTS = [
@@ -66,7 +76,9 @@ export function layoutProblem(layout: string, endpoint: 'l2' | 'general', name: 
   return `${name} must be one of ${allowed.join(', ')}${generalOnly}; got ${JSON.stringify(layout.slice(0, 80))}. Nothing was sent.`
 }
 
+/** The Stone versions a proof to verify may come from. */
 export const STONE_VERSIONS = ['stone5', 'stone6'] as const
+/** How a proof to verify may check memory. */
 export const MEMORY_VERIFICATIONS = ['strict', 'relaxed', 'cairo1'] as const
 /** Steps seen in production; `step` stays an open string. */
 export const KNOWN_STEPS = [
@@ -105,7 +117,9 @@ export type SharpProver = (typeof SHARP_PROVERS)[number]
 /** A hint of the general submission: one of {@link HINTS}. */
 export type Hint = (typeof HINTS)[number]
 
+/** The statuses of a bucket. */
 export const BUCKET_STATUSES = ['OPEN', 'IN_PROGRESS', 'DONE', 'FAILED'] as const
+/** The kinds of bucket. */
 export const BUCKET_TYPES = ['SNOS', 'SVC_AR'] as const
 
 /** The error codes of a refused retry. */

@@ -21,9 +21,17 @@ const maybe = <T extends z.ZodType>(schema: T) => schema.nullable().optional()
 /** A list the service may leave out or null: read as empty. */
 const listOf = <T extends z.ZodType>(schema: T) => z.array(schema).nullable().optional().transform((value) => value ?? [])
 /**
- * A fact or program hash: read as the text the service sent. A malformed one (not 0x hex of
- * at most 64 digits) does not fail the read, which would lose the rest of the record: the
- * gate judges it (src/pipeline/gate.ts refuses it, naming the field) and never compares it.
+ * The schema of a fact or program hash in a record: read as the text the service sent. A malformed
+ * one (not 0x hex of at most 64 digits) does not fail the read, which would lose the rest of the
+ * record: the release gate refuses it, naming the field.
+ *
+ * @returns A string schema.
+ * @example
+ * ```ts
+ * import { factHash } from 'proving-kit/schemas'
+ *
+ * factHash().parse('0x5ab1') // '0x5ab1'
+ * ```
  */
 export const factHash = () => z.string()
 
@@ -101,6 +109,7 @@ export type QueryRecordR = QueryRecordWithStatus
 export type QueryRecordD = QueryRecord
 /** @deprecated Use `QueryRecordWithStatus`. */
 export type QueryRecordL = QueryRecordWithStatus
+/** Who submitted a query: the client's id, name, email and image, any of them possibly missing. */
 export type ClientObject = z.infer<typeof clientObject>
 
 
@@ -124,20 +133,24 @@ export const bucketRecord = z.looseObject({
   chain: maybe(openEnum(CHAINS)),
   aggregatorVersion: maybe(z.string()),
 })
+/** A bucket's record: only `id` is sure to be there. */
 export type BucketRecord = z.infer<typeof bucketRecord>
 
 // --- Responses -------------------------------------------------------------------------------
 
+/** The answer of `POST /proving-queries/{id}/retry`: the query's record, with its status. */
 export const retryResponse = z.looseObject({
   provingQuery: queryRecordWithStatus,
   message: maybe(z.string()),
 })
 
+/** The answer of `GET /proving-query/{id}`: the record (its status may be absent) and the artifact URLs. */
 export const queryResponse = z.looseObject({
   provingQuery: queryRecord,
   metadataUrls: listOf(z.string()),
 })
 
+/** The answer of `GET /docs/proving-query/{id}`: the record with its status, and the artifact URLs. */
 export const docsQueryResponse = z.looseObject({
   provingQuery: queryRecordWithStatus,
   metadataUrls: listOf(z.string()),
@@ -148,25 +161,36 @@ export const queryListResponse = z.looseObject({
   provingQueries: z.array(queryRecordWithStatus),
   total: maybe(z.number().int().nonnegative()),
 })
+/** The same as {@link queryListResponse}. */
 export const docsQueryListResponse = queryListResponse
 
+/** The answer of a submission: the new query's id. */
 export const submissionResponse = z.looseObject({ provingQueryId: z.string().min(1) })
 
 /** The lookup by dedupId: production answers it without `client`. */
 export const dedupLookupResponse = z.looseObject({ provingQuery: queryRecord })
 
+/** The answer of `POST /buckets` and `POST /buckets/close`: the bucket's record. */
 export const bucketResponse = z.looseObject({ provingBucket: bucketRecord })
 
+/** The answer of `GET /buckets/{id}`: the bucket and its queries. */
 export const bucketDetailsResponse = z.looseObject({
   bucket: bucketRecord,
   queries: listOf(queryRecord),
 })
 
+/** The answer of `GET /is-alive`. */
 export const isAliveResponse = z.looseObject({ alive: z.boolean() })
 
+/** What a retry answers: the query's record, with its status. */
 export type RetryResponse = z.infer<typeof retryResponse>
+/** A query's record (its status may be absent) and its artifact URLs. */
 export type QueryResponse = z.infer<typeof queryResponse>
+/** A query's record with its status, and its artifact URLs. */
 export type DocsQueryResponse = z.infer<typeof docsQueryResponse>
+/** One page of queries: the records, each with its status, and the total when the service gives it. */
 export type QueryListResponse = z.infer<typeof queryListResponse>
+/** The same as {@link QueryListResponse}. */
 export type DocsQueryListResponse = QueryListResponse
+/** A bucket and the records of its queries. */
 export type BucketDetailsResponse = z.infer<typeof bucketDetailsResponse>
