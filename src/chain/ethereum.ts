@@ -51,6 +51,7 @@ export const ETHEREUM_NETWORKS: Readonly<Record<ChainNetwork, EthereumNetworkInf
 /** L1 results are registered by SHARP's verifier in its fact registry. */
 export const DEFAULT_ETHEREUM_REGISTRY_KIND: EthereumRegistryKind = 'sharp'
 
+/** The ABI of SHARP's fact registry as the check reads it: `isValid(bytes32)`. */
 export const FACT_REGISTRY_ABI = [
   {
     type: 'function',
@@ -75,6 +76,7 @@ export const SATELLITE_ABI = [
   },
 ] as const
 
+/** Where and how {@link checkFactOnEthereum} looks a fact up. */
 export type CheckFactOnEthereumOptions = CommonCheckOptions & {
   /** Which contract to read; default `sharp` (DEFAULT_ETHEREUM_REGISTRY_KIND), or `satellite` with `mocked`. */
   registryKind?: EthereumRegistryKind | undefined
@@ -82,6 +84,23 @@ export type CheckFactOnEthereumOptions = CommonCheckOptions & {
   requestTimeoutMs?: number | undefined
 }
 
+/**
+ * Checks whether a fact is registered on Ethereum: `isValid` on SHARP's fact registry, or
+ * `isCairoFactValid` on the Satellite (the one that holds mocked facts too). The chain the RPC is
+ * on is read first: a network given must match it. viem loads when this is called.
+ *
+ * @param options The RPC URL, the fact, and which registry (the network's own unless `registry` is given).
+ * @returns `{ registered, chainId, network, registry, blockNumber, ... }`.
+ * @throws {InvalidInputError} When an option is malformed (the fact, the registry address, the RPC URL, the network).
+ * @throws {ChainError} When the check cannot be carried out: the RPC is unreachable or answers for another chain, no contract is at the registry's address.
+ * @example
+ * ```ts
+ * import { checkFactOnEthereum } from 'proving-kit/chain'
+ *
+ * const check = await checkFactOnEthereum({ rpcUrl: process.env.SEPOLIA_RPC_URL!, fact: '0x5ab1...', network: 'sepolia' })
+ * console.log(check.registered, check.blockNumber)
+ * ```
+ */
 export async function checkFactOnEthereum(options: CheckFactOnEthereumOptions): Promise<EthereumFactCheck> {
   const fact = toBytes32(parseFact(options.fact, 'fact'))
   const mocked = options.mocked === true
