@@ -207,7 +207,12 @@ export async function proveStatements(
  * const client = new ProvingClient({ baseUrl: process.env.PROVING_BASE_URL!, apiKey: process.env.PROVING_API_KEY })
  * const judgement = await followQuery(
  *   client,
- *   { queryId: 'a1b2', expected: expectResult('PROOF_VERIFICATION_ON_L2'), gate: { allowMockedFact: false, verifyFacts: true }, timeoutMs: 3_600_000 },
+ *   {
+ *     queryId: 'a1b2',
+ *     expected: expectResult('PROOF_VERIFICATION_ON_L2'),
+ *     gate: { allowMockedFact: false, verifyFacts: true },
+ *     timeoutMs: 3_600_000,
+ *   },
  *   { logger: silentLogger },
  * )
  * console.log(judgement.passed ? 'proven' : judgement.refusals)
@@ -237,7 +242,13 @@ export async function followQuery(
  * const client = new ProvingClient({ baseUrl: process.env.PROVING_BASE_URL!, apiKey: process.env.PROVING_API_KEY })
  * const { judgement } = await retryAndFollow(
  *   client,
- *   { queryId: 'a1b2', expected: ANY_PROOF, gate: { allowMockedFact: false, verifyFacts: false }, timeoutMs: 3_600_000, wait: true },
+ *   {
+ *     queryId: 'a1b2',
+ *     expected: ANY_PROOF,
+ *     gate: { allowMockedFact: false, verifyFacts: false },
+ *     timeoutMs: 3_600_000,
+ *     wait: true,
+ *   },
  *   { logger: silentLogger },
  * )
  * ```
@@ -251,7 +262,8 @@ export async function retryAndFollow(
 }
 
 /**
- * What a query was asked for, as the gate expects it: one kind (`expectResult('PROOF_VERIFICATION_ON_L2')`), or a proof of any kind (`ANY_PROOF`).
+ * What a query was asked for, as the gate expects it: one kind
+ * (`expectResult('PROOF_VERIFICATION_ON_L2')`), or a proof of any kind (`ANY_PROOF`).
  */
 /** What a query was asked for, as the gate expects it: one kind (`expectResult('PROOF_VERIFICATION_ON_L2')`), or a proof of any kind (`ANY_PROOF`). */
 export { ANY_PROOF, expectResult } from './pipeline/gate.ts'

@@ -92,12 +92,17 @@ export type CheckFactOnEthereumOptions = CommonCheckOptions & {
  * @param options The RPC URL, the fact, and which registry (the network's own unless `registry` is given).
  * @returns `{ registered, chainId, network, registry, blockNumber, ... }`.
  * @throws {InvalidInputError} When an option is malformed (the fact, the registry address, the RPC URL, the network).
- * @throws {ChainError} When the check cannot be carried out: the RPC is unreachable or answers for another chain, no contract is at the registry's address.
+ * @throws {ChainError} When the check cannot be carried out: the RPC is unreachable or answers for
+ * another chain, no contract is at the registry's address.
  * @example
  * ```ts
  * import { checkFactOnEthereum } from 'proving-kit/chain'
  *
- * const check = await checkFactOnEthereum({ rpcUrl: process.env.SEPOLIA_RPC_URL!, fact: '0x5ab1...', network: 'sepolia' })
+ * const check = await checkFactOnEthereum({
+ *   rpcUrl: process.env.SEPOLIA_RPC_URL!,
+ *   fact: '0x5ab1...',
+ *   network: 'sepolia',
+ * })
  * console.log(check.registered, check.blockNumber)
  * ```
  */

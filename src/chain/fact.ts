@@ -46,7 +46,9 @@ export function parseFact(text: string, input = 'fact'): bigint {
  * import { toBytes32 } from 'proving-kit/chain'
  *
  * const inspection = await inspectPie('build/pie.zip')
- * const fact = toBytes32(computeSharpFact(BigInt(inspection.programHash), inspection.output.map(BigInt), inspection.factTopology))
+ * const fact = toBytes32(
+ *   computeSharpFact(BigInt(inspection.programHash), inspection.output.map(BigInt), inspection.factTopology),
+ * )
  * ```
  */
 export function toBytes32(fact: bigint): `0x${string}` {

@@ -72,7 +72,8 @@ export class VerificationDecodeError extends Error {
 }
 
 /**
- * Reads the answer of `get_all_verifications_for_fact_hash`: an array length, then per verification its hash, security bits, and four settings as short strings.
+ * Reads the answer of `get_all_verifications_for_fact_hash`: an array length, then per verification
+ * its hash, security bits, and four settings as short strings.
  *
  * @param felts The answer's felts (hex strings or integers).
  * @returns The verifications.
@@ -121,7 +122,13 @@ export function decodeVerifications(felts: readonly (string | bigint)[]): Integr
  * ```ts
  * import { encodeVerifications, makeVerification } from 'proving-kit/chain'
  *
- * const settings = { layout: 'recursive', hasher: 'keccak_160_lsb', stoneVersion: 'stone6', memoryVerification: 'strict', securityBits: 96 }
+ * const settings = {
+ *   layout: 'recursive',
+ *   hasher: 'keccak_160_lsb',
+ *   stoneVersion: 'stone6',
+ *   memoryVerification: 'strict',
+ *   securityBits: 96,
+ * }
  * const felts = encodeVerifications([makeVerification(0x2f3an, settings)])
  * ```
  */
@@ -147,7 +154,13 @@ export function encodeVerifications(verifications: readonly IntegrityVerificatio
  * ```ts
  * import { makeVerification } from 'proving-kit/chain'
  *
- * const verification = makeVerification(0x2f3an, { layout: 'recursive', hasher: 'keccak_160_lsb', stoneVersion: 'stone6', memoryVerification: 'strict', securityBits: 96 })
+ * const verification = makeVerification(0x2f3an, {
+ *   layout: 'recursive',
+ *   hasher: 'keccak_160_lsb',
+ *   stoneVersion: 'stone6',
+ *   memoryVerification: 'strict',
+ *   securityBits: 96,
+ * })
  * ```
  */
 export function makeVerification(fact: bigint, settings: VerifierConfiguration & { securityBits: number }): IntegrityVerification {

@@ -131,9 +131,11 @@ const ADDRESS_LIMIT = 1n << 251n
  * told otherwise). The registry's word alone is not taken.
  *
  * @param options The RPC URL, the fact, which registry, and the `expected` settings.
- * @returns `{ registered, verifications, expected, reason, ... }`: `reason` says why it does not count when `registered` is false.
+ * @returns `{ registered, verifications, expected, reason, ... }`: `reason` says why it does not
+ * count when `registered` is false.
  * @throws {InvalidInputError} When an option is malformed (the fact, the registry address, the RPC URL, the network).
- * @throws {ChainError} When the check cannot be carried out: the RPC is unreachable or answers for another chain, no contract is at the registry's address.
+ * @throws {ChainError} When the check cannot be carried out: the RPC is unreachable or answers for
+ * another chain, no contract is at the registry's address.
  * @example
  * ```ts
  * import { checkFactOnStarknet } from 'proving-kit/chain'

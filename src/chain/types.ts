@@ -83,7 +83,8 @@ export type EthereumFactCheck = CheckBase & {
 }
 
 /**
- * What {@link checkFactOnStarknet} found: whether the fact counts as registered, every verification the registry holds for it, and why not when it does not.
+ * What {@link checkFactOnStarknet} found: whether the fact counts as registered, every verification
+ * the registry holds for it, and why not when it does not.
  */
 export type StarknetFactCheck = CheckBase & {
   chain: 'starknet'

@@ -73,7 +73,10 @@ const ASSUMED_LIFETIME_MS = 60_000
  * ```ts
  * import { AccountClient, ProvingClient } from 'proving-kit'
  *
- * const account = new AccountClient({ baseUrl: process.env.ACCOUNT_BASE_URL!, privateKey: process.env.WALLET_PRIVATE_KEY })
+ * const account = new AccountClient({
+ *   baseUrl: process.env.ACCOUNT_BASE_URL!,
+ *   privateKey: process.env.WALLET_PRIVATE_KEY,
+ * })
  * const client = new ProvingClient({ baseUrl: process.env.PROVING_BASE_URL!, apiKey: await account.getApiKey() })
  * ```
  */
@@ -126,7 +129,10 @@ export class AccountClient {
    * ```ts
    * import { AccountClient } from 'proving-kit'
    *
-   * const account = new AccountClient({ baseUrl: process.env.ACCOUNT_BASE_URL!, privateKey: process.env.WALLET_PRIVATE_KEY })
+   * const account = new AccountClient({
+   *   baseUrl: process.env.ACCOUNT_BASE_URL!,
+   *   privateKey: process.env.WALLET_PRIVATE_KEY,
+   * })
    * console.log(await account.getWallet())
    * ```
    */
@@ -150,7 +156,10 @@ export class AccountClient {
    * ```ts
    * import { AccountClient } from 'proving-kit'
    *
-   * const account = new AccountClient({ baseUrl: process.env.ACCOUNT_BASE_URL!, privateKey: process.env.WALLET_PRIVATE_KEY })
+   * const account = new AccountClient({
+   *   baseUrl: process.env.ACCOUNT_BASE_URL!,
+   *   privateKey: process.env.WALLET_PRIVATE_KEY,
+   * })
    * const { eip712 } = await account.getChallenge(await account.getWallet())
    * console.log(eip712.primaryType)
    * ```
@@ -172,7 +181,8 @@ export class AccountClient {
   }
 
   /**
-   * Exchanges a signed challenge for a bearer session (`POST /auth/web3/session`). {@link AccountClient.signIn} does this.
+   * Exchanges a signed challenge for a bearer session (`POST /auth/web3/session`). {@link
+   * AccountClient.signIn} does this.
    *
    * @param request The wallet, the challenge's token and the signature of its typed data.
    * @param options.signal Cancels the request (the promise rejects with AbortedError).
@@ -188,7 +198,11 @@ export class AccountClient {
    * const signer = await localSigner(process.env.WALLET_PRIVATE_KEY!)
    * const challenge = await account.getChallenge(signer.address)
    * const signature = await signer.signTypedData(challenge.eip712)
-   * const session = await account.createSession({ wallet: signer.address, challengeToken: challenge.challengeToken, signature })
+   * const session = await account.createSession({
+   *   wallet: signer.address,
+   *   challengeToken: challenge.challengeToken,
+   *   signature,
+   * })
    * ```
    */
   async createSession(
@@ -221,7 +235,10 @@ export class AccountClient {
    * ```ts
    * import { AccountClient } from 'proving-kit'
    *
-   * const account = new AccountClient({ baseUrl: process.env.ACCOUNT_BASE_URL!, privateKey: process.env.WALLET_PRIVATE_KEY })
+   * const account = new AccountClient({
+   *   baseUrl: process.env.ACCOUNT_BASE_URL!,
+   *   privateKey: process.env.WALLET_PRIVATE_KEY,
+   * })
    * const pair = await account.refreshSession(process.env.REFRESH_TOKEN!)
    * ```
    */
@@ -252,7 +269,10 @@ export class AccountClient {
    * ```ts
    * import { AccountClient } from 'proving-kit'
    *
-   * const account = new AccountClient({ baseUrl: process.env.ACCOUNT_BASE_URL!, privateKey: process.env.WALLET_PRIVATE_KEY })
+   * const account = new AccountClient({
+   *   baseUrl: process.env.ACCOUNT_BASE_URL!,
+   *   privateKey: process.env.WALLET_PRIVATE_KEY,
+   * })
    * const { data } = await account.listApiKeys({ limit: 10 })
    * for (const key of data) console.log(key.id)
    * ```
@@ -292,7 +312,10 @@ export class AccountClient {
    * ```ts
    * import { AccountClient } from 'proving-kit'
    *
-   * const account = new AccountClient({ baseUrl: process.env.ACCOUNT_BASE_URL!, privateKey: process.env.WALLET_PRIVATE_KEY })
+   * const account = new AccountClient({
+   *   baseUrl: process.env.ACCOUNT_BASE_URL!,
+   *   privateKey: process.env.WALLET_PRIVATE_KEY,
+   * })
    * const { apiKey } = await account.createApiKey({ name: 'ci' })
    * ```
    */
@@ -332,7 +355,10 @@ export class AccountClient {
    * ```ts
    * import { AccountClient } from 'proving-kit'
    *
-   * const account = new AccountClient({ baseUrl: process.env.ACCOUNT_BASE_URL!, privateKey: process.env.WALLET_PRIVATE_KEY })
+   * const account = new AccountClient({
+   *   baseUrl: process.env.ACCOUNT_BASE_URL!,
+   *   privateKey: process.env.WALLET_PRIVATE_KEY,
+   * })
    * const { problems } = await account.previewChallenge()
    * if (problems.length) console.log('would not sign:', problems)
    * ```
@@ -352,7 +378,8 @@ export class AccountClient {
    *
    * @param options.signal Stops waiting for the sign-in (the promise rejects with AbortedError).
    * @returns The session without its tokens: the wallet, the project and when it expires.
-   * @throws {UnsafeChallengeError} When the challenge is anything but a plain sign-in for this wallet (nothing is signed).
+   * @throws {UnsafeChallengeError} When the challenge is anything but a plain sign-in for this wallet
+   * (nothing is signed).
    * @throws {InvalidInputError} When the client has neither a private key nor a signer.
    * @throws {NetworkError} When no answer came (after the retries a read is allowed).
    * @throws {ServiceError} When the service refuses the request (`status` and `code` say why).
@@ -360,7 +387,10 @@ export class AccountClient {
    * ```ts
    * import { AccountClient } from 'proving-kit'
    *
-   * const account = new AccountClient({ baseUrl: process.env.ACCOUNT_BASE_URL!, privateKey: process.env.WALLET_PRIVATE_KEY })
+   * const account = new AccountClient({
+   *   baseUrl: process.env.ACCOUNT_BASE_URL!,
+   *   privateKey: process.env.WALLET_PRIVATE_KEY,
+   * })
    * const { wallet, projectId, expiresAt } = await account.signIn()
    * ```
    */
@@ -382,7 +412,10 @@ export class AccountClient {
    * ```ts
    * import { AccountClient } from 'proving-kit'
    *
-   * const account = new AccountClient({ baseUrl: process.env.ACCOUNT_BASE_URL!, privateKey: process.env.WALLET_PRIVATE_KEY })
+   * const account = new AccountClient({
+   *   baseUrl: process.env.ACCOUNT_BASE_URL!,
+   *   privateKey: process.env.WALLET_PRIVATE_KEY,
+   * })
    * const token = await account.getAccessToken()
    * ```
    */
@@ -407,7 +440,10 @@ export class AccountClient {
    * ```ts
    * import { AccountClient } from 'proving-kit'
    *
-   * const account = new AccountClient({ baseUrl: process.env.ACCOUNT_BASE_URL!, privateKey: process.env.WALLET_PRIVATE_KEY })
+   * const account = new AccountClient({
+   *   baseUrl: process.env.ACCOUNT_BASE_URL!,
+   *   privateKey: process.env.WALLET_PRIVATE_KEY,
+   * })
    * const apiKey = await account.getApiKey()
    * ```
    */
@@ -429,7 +465,7 @@ export class AccountClient {
   }
 
   /**
-   * An {@link ApiKeyProvider} for the other clients: asked before each of their requests, it keeps
+   * An `ApiKeyProvider` for the other clients: asked before each of their requests, it keeps
    * the session alive (refreshing it before it expires), so a process that waits for hours still
    * has a valid key at the end.
    *
@@ -439,8 +475,14 @@ export class AccountClient {
    * ```ts
    * import { AccountClient, StorageProofClient } from 'proving-kit'
    *
-   * const account = new AccountClient({ baseUrl: process.env.ACCOUNT_BASE_URL!, privateKey: process.env.WALLET_PRIVATE_KEY })
-   * const storage = new StorageProofClient({ baseUrl: process.env.STORAGE_PROOF_BASE_URL!, apiKey: account.apiKeyProvider() })
+   * const account = new AccountClient({
+   *   baseUrl: process.env.ACCOUNT_BASE_URL!,
+   *   privateKey: process.env.WALLET_PRIVATE_KEY,
+   * })
+   * const storage = new StorageProofClient({
+   *   baseUrl: process.env.STORAGE_PROOF_BASE_URL!,
+   *   apiKey: account.apiKeyProvider(),
+   * })
    * ```
    */
   apiKeyProvider(options: { projectId?: string | undefined } = {}): ApiKeyProvider {

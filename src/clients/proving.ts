@@ -49,7 +49,8 @@ export class ProvingClient {
 
   /**
    * @param options The service's base URL, the API key, and how to reach the service.
-   * @throws {InvalidInputError} When the base URL is not an absolute http(s) URL (or plain http to another machine), or `readPaths` is not `auto`, `docs` or `production`.
+   * @throws {InvalidInputError} When the base URL is not an absolute http(s) URL (or plain http to
+   * another machine), or `readPaths` is not `auto`, `docs` or `production`.
    */
   constructor(options: ClientOptions) {
     this.#service = provingServiceOf(options)
@@ -70,7 +71,8 @@ export class ProvingClient {
    * @param options.signal Cancels the request (the promise rejects with AbortedError).
    * @returns The service's answer: the query's record, with its new status and `retryCount`.
    * @throws {InvalidInputError} When the client has no API key.
-   * @throws {ServiceError} When the service refuses the retry: `code` is one of `RETRY_ERROR_CODES` (`QUERY_NOT_RETRIABLE`, `MAX_RETRIES_REACHED`, ...).
+   * @throws {ServiceError} When the service refuses the retry: `code` is one of `RETRY_ERROR_CODES`
+   * (`QUERY_NOT_RETRIABLE`, `MAX_RETRIES_REACHED`, ...).
    * @example
    * ```ts
    * import { ProvingClient } from 'proving-kit'
@@ -91,9 +93,11 @@ export class ProvingClient {
    *
    * @param queryId The FAILED query's id.
    * @param options.signal Cancels the requests (the promise rejects with AbortedError).
-   * @returns `{ retried: true, queryId, retryCount, errorReason, byAnother }`, or `{ retried: false, queryId, reason }`.
+   * @returns `{ retried: true, queryId, retryCount, errorReason, byAnother }`, or `{ retried: false,
+   * queryId, reason }`.
    * @throws {InvalidInputError} When the client has no API key.
-   * @throws {ServiceError} When the retry failed in a way that leaves its effect unknown (nothing should be submitted then).
+   * @throws {ServiceError} When the retry failed in a way that leaves its effect unknown (nothing
+   * should be submitted then).
    * @example
    * ```ts
    * import { ProvingClient } from 'proving-kit'
@@ -157,7 +161,8 @@ export class ProvingClient {
    *
    * @param queryId The query's id.
    * @param options.signal Cancels the request (the promise rejects with AbortedError).
-   * @param options.path Fixes the path for this read, as `ClientOptions.readPaths` does. Default: the client's `readPaths`.
+   * @param options.path Fixes the path for this read, as `ClientOptions.readPaths` does. Default: the
+   * client's `readPaths`.
    * @returns `{ provingQuery, metadataUrls }`, the record with its `status`.
    * @throws {InvalidInputError} When the status can only be read with an API key and the client has none.
    * @throws {NetworkError} When no answer came (after the retries a read is allowed).
@@ -180,7 +185,8 @@ export class ProvingClient {
    * `auto` the client finds the list path the service serves and keeps to it.
    *
    * @param options The page (`limit`, `offset`) and the filters.
-   * @returns `{ provingQueries, total }`: the page's records (each with its `status`) and, when the service says, how many there are.
+   * @returns `{ provingQueries, total }`: the page's records (each with its `status`) and, when the
+   * service says, how many there are.
    * @throws {InvalidInputError} When the client has no API key, or `limit`, `offset` or `network` is out of range.
    * @throws {NetworkError} When no answer came (after the retries a read is allowed).
    * @throws {ServiceError} When the service refuses the request (`status` and `code` say why).
@@ -247,7 +253,8 @@ export class ProvingClient {
    *
    * @param options The aggregator version and the bucket's settings.
    * @returns The new bucket's record (its `id` goes into `SubmitQueryOptions.bucketId`).
-   * @throws {InvalidInputError} When the client has no API key, `aggregatorVersion` is empty, or `nodeWidth` or `aggregatorParams` is malformed.
+   * @throws {InvalidInputError} When the client has no API key, `aggregatorVersion` is empty, or
+   * `nodeWidth` or `aggregatorParams` is malformed.
    * @throws {NetworkError} When no answer came (after the retries a read is allowed).
    * @throws {ServiceError} When the service refuses the request (`status` and `code` say why).
    * @example
@@ -332,7 +339,8 @@ export class ProvingClient {
    *
    * @param options The pie.zip and the layout, prover and mock setting.
    * @returns `{ provingQueryId }`: the new query's id, to wait for.
-   * @throws {InvalidInputError} When an option is refused before anything is sent (a layout the endpoint does not take, no API key, no file).
+   * @throws {InvalidInputError} When an option is refused before anything is sent (a layout the
+   * endpoint does not take, no API key, no file).
    * @throws {SubmissionOutcomeUnknownError} When the upload may have reached the service but its answer was lost.
    * @throws {ServiceError} When the service refuses the submission.
    * @example
@@ -386,7 +394,11 @@ export class ProvingClient {
    * import { ProvingClient } from 'proving-kit'
    *
    * const client = new ProvingClient({ baseUrl: process.env.PROVING_BASE_URL!, apiKey: process.env.PROVING_API_KEY })
-   * const { provingQueryId } = await client.submitProofVerification({ proof: 'proof.json', stoneVersion: 'stone6', memoryVerification: 'relaxed' })
+   * const { provingQueryId } = await client.submitProofVerification({
+   *   proof: 'proof.json',
+   *   stoneVersion: 'stone6',
+   *   memoryVerification: 'relaxed',
+   * })
    * ```
    */
   submitProofVerification(options: SubmitProofOptions): Promise<{ provingQueryId: string }> {
@@ -401,10 +413,14 @@ export class ProvingClient {
    * exactly one query exists. A dedupId whose query FAILED leads to a new query under the next dedupId
    * of its chain; the answer says which queries failed.
    *
-   * @param options What to prove (exactly one of `pieZip`, `programFile`, `programHash`), the declared job size, and the query's settings.
-   * @returns `{ provingQueryId, deduplicated, dedupId, failedQueryIds }`: the query to wait for; `deduplicated` when the dedupId already had one and nothing was sent.
-   * @throws {InvalidInputError} When an option is refused before anything is sent (a value the service does not take, a combination it refuses, no file).
-   * @throws {SubmissionOutcomeUnknownError} When the submission may have reached the service and the lookup could not tell.
+   * @param options What to prove (exactly one of `pieZip`, `programFile`, `programHash`), the
+   * declared job size, and the query's settings.
+   * @returns `{ provingQueryId, deduplicated, dedupId, failedQueryIds }`: the query to wait for;
+   * `deduplicated` when the dedupId already had one and nothing was sent.
+   * @throws {InvalidInputError} When an option is refused before anything is sent (a value the
+   * service does not take, a combination it refuses, no file).
+   * @throws {SubmissionOutcomeUnknownError} When the submission may have reached the service and the
+   * lookup could not tell.
    * @throws {ServiceError} When the service refuses the submission.
    * @example
    * ```ts
@@ -432,7 +448,8 @@ export class ProvingClient {
    *
    * @param dedupId The dedupId the submission was (or would be) sent under.
    * @param options.signal Cancels the requests (the promise rejects with AbortedError).
-   * @returns `{ dedupId, existing, failedQueryIds, retried }`: the query to follow (`existing`, or null: submit under `dedupId`).
+   * @returns `{ dedupId, existing, failedQueryIds, retried }`: the query to follow (`existing`, or
+   * null: submit under `dedupId`).
    * @throws {InvalidInputError} When the client has no API key.
    * @throws {NetworkError} When no answer came (after the retries a read is allowed).
    * @throws {ServiceError} When the service refuses the request (`status` and `code` say why).

@@ -28,7 +28,8 @@ export const DEFAULT_SIGN_IN_DOMAIN = { name: 'Proving Account Service', chainId
 export const MAX_CHALLENGE_BYTES = 64 * 1024
 
 /**
- * The sign-in domain an {@link AccountClient} accepts: any challenge with another is refused unsigned. The service's documented values by default.
+ * The sign-in domain an {@link AccountClient} accepts: any challenge with another is refused
+ * unsigned. The service's documented values by default.
  */
 export type SignInExpectation = {
   /** The domain `name` the account service signs in with. */

@@ -53,11 +53,18 @@ export type BatchQueryResult = { internalId: string; queryStatus: string }
  * ```ts
  * import { StorageProofClient } from 'proving-kit'
  *
- * const storage = new StorageProofClient({ baseUrl: process.env.STORAGE_PROOF_BASE_URL!, apiKey: process.env.STORAGE_PROOF_API_KEY })
+ * const storage = new StorageProofClient({
+ *   baseUrl: process.env.STORAGE_PROOF_BASE_URL!,
+ *   apiKey: process.env.STORAGE_PROOF_API_KEY,
+ * })
  * const { internalId } = await storage.submitBatchQuery({
  *   destinationChainId: 'SN_SEPOLIA',
  *   fee: '0',
- *   data: { '11155111': { 'block:7000000': { accounts: { '0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D': { props: ['BALANCE'] } } } } },
+ *   data: {
+ *     '11155111': {
+ *       'block:7000000': { accounts: { '0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D': { props: ['BALANCE'] } } },
+ *     },
+ *   },
  * })
  * const { queryStatus } = await storage.waitForBatchQuery(internalId)
  * ```
@@ -110,11 +117,18 @@ export class StorageProofClient {
    * ```ts
    * import { StorageProofClient } from 'proving-kit'
    *
-   * const storage = new StorageProofClient({ baseUrl: process.env.STORAGE_PROOF_BASE_URL!, apiKey: process.env.STORAGE_PROOF_API_KEY })
+   * const storage = new StorageProofClient({
+   *   baseUrl: process.env.STORAGE_PROOF_BASE_URL!,
+   *   apiKey: process.env.STORAGE_PROOF_API_KEY,
+   * })
    * const { internalId } = await storage.submitBatchQuery({
    *   destinationChainId: 'SN_SEPOLIA',
    *   fee: '0',
-   *   data: { '11155111': { 'timestamp:1717243200': { accounts: { '0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D': { slots: ['0x0'] } } } } },
+   *   data: {
+   *     '11155111': {
+   *       'timestamp:1717243200': { accounts: { '0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D': { slots: ['0x0'] } } },
+   *     },
+   *   },
    * })
    * ```
    */
@@ -155,7 +169,10 @@ export class StorageProofClient {
    * ```ts
    * import { StorageProofClient } from 'proving-kit'
    *
-   * const storage = new StorageProofClient({ baseUrl: process.env.STORAGE_PROOF_BASE_URL!, apiKey: process.env.STORAGE_PROOF_API_KEY })
+   * const storage = new StorageProofClient({
+   *   baseUrl: process.env.STORAGE_PROOF_BASE_URL!,
+   *   apiKey: process.env.STORAGE_PROOF_API_KEY,
+   * })
    * const { queryStatus } = await storage.getBatchQueryStatus('bq-1')
    * ```
    */
@@ -198,7 +215,10 @@ export class StorageProofClient {
    * ```ts
    * import { StorageProofClient } from 'proving-kit'
    *
-   * const storage = new StorageProofClient({ baseUrl: process.env.STORAGE_PROOF_BASE_URL!, apiKey: process.env.STORAGE_PROOF_API_KEY })
+   * const storage = new StorageProofClient({
+   *   baseUrl: process.env.STORAGE_PROOF_BASE_URL!,
+   *   apiKey: process.env.STORAGE_PROOF_API_KEY,
+   * })
    * const { queryStatus } = await storage.waitForBatchQuery('bq-1', { timeoutMs: 3_600_000 })
    * if (queryStatus === 'FAILED') throw new Error('the batch query failed')
    * ```

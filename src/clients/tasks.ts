@@ -71,7 +71,8 @@ export type TaskProgress = {
 }
 
 /**
- * How {@link TaskClient.waitForTask} waits: its timeout and signal, its progress callback, how long an unknown status may last.
+ * How {@link TaskClient.waitForTask} waits: its timeout and signal, its progress callback, how long
+ * an unknown status may last.
  */
 export type WaitForTaskOptions = WaitOptions<TaskProgress> & {
   /**
@@ -130,10 +131,12 @@ export class TaskClient {
    * written, with a warning. The service has no deduplication: a submission whose answer was lost is
    * not sent again (the error says how to look for the task).
    *
-   * @param body The task: `destination_chain_id`, `input` (the module and its parameters), `program_hash`, and the optional fields.
+   * @param body The task: `destination_chain_id`, `input` (the module and its parameters),
+   * `program_hash`, and the optional fields.
    * @param options.signal Cancels the request (the promise rejects with AbortedError).
    * @returns `{ message, uuid }`: the task's uuid, to wait for.
-   * @throws {InvalidInputError} When the body is malformed (the first problem on the error's face, all in `metaMessages`), or the client has no API key.
+   * @throws {InvalidInputError} When the body is malformed (the first problem on the error's face,
+   * all in `metaMessages`), or the client has no API key.
    * @throws {SubmissionOutcomeUnknownError} When the task may have been queued but the answer was lost.
    * @throws {ServiceError} When the service refuses the task.
    * @example
@@ -329,7 +332,8 @@ export class TaskClient {
    * @param uuid The task's uuid.
    * @param options The timeout, the progress callback, the signal and the poll schedule.
    * @returns The final status record.
-   * @throws {RemoteFailureError} When the task fails (any `*Failed` status): the service's error message, and the record in `record`.
+   * @throws {RemoteFailureError} When the task fails (any `*Failed` status): the service's error
+   * message, and the record in `record`.
    * @throws {WaitTimeoutError} When the task has not ended within `timeoutMs`.
    * @throws {AbortedError} When `signal` aborts.
    * @throws {UnknownStatusError} When an unknown status lasts longer than `unknownStatusGraceMs`.
@@ -338,7 +342,9 @@ export class TaskClient {
    * import { TaskClient } from 'proving-kit'
    *
    * const tasks = new TaskClient({ baseUrl: process.env.TASK_BASE_URL!, apiKey: process.env.TASK_API_KEY })
-   * const record = await tasks.waitForTask('0b6f-...', { onProgress: ({ status, stage }) => console.log(status, stage) })
+   * const record = await tasks.waitForTask('0b6f-...', {
+   *   onProgress: ({ status, stage }) => console.log(status, stage),
+   * })
    * ```
    */
   async waitForTask(uuid: string, options: WaitForTaskOptions = {}): Promise<TaskStatusRecord> {

@@ -260,7 +260,8 @@ function checkRate(perSecond: number): number {
 const budgets = new WeakMap<Clock, RequestBudget>()
 
 /**
- * The one budget of the waits that run on this clock: the process's with the system clock, one per simulated clock in tests.
+ * The one budget of the waits that run on this clock: the process's with the system clock, one per
+ * simulated clock in tests.
  *
  * @param clock The clock the waits run on.
  * @returns Its budget, made on first use at `DEFAULT_MAX_REQUESTS_PER_SECOND`.

@@ -241,7 +241,8 @@ export type WaitedFor = {
 }
 
 /**
- * A wait (a query, a task, a batch query, a fact registration) ran past its timeout; what it waited for goes on on the service.
+ * A wait (a query, a task, a batch query, a fact registration) ran past its timeout; what it waited
+ * for goes on on the service.
  */
 export class WaitTimeoutError extends ProvingKitError {
   override name = 'WaitTimeoutError'

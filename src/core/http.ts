@@ -173,7 +173,8 @@ export class HttpClient {
    * Sends one request with the client's policies, and parses a successful answer with
    * `spec.schema` when one is given.
    *
-   * @param spec The method, path, query, headers and body; the schema of a successful answer; per-request overrides (retry, timeouts, success statuses, deadline).
+   * @param spec The method, path, query, headers and body; the schema of a successful answer; per-
+   * request overrides (retry, timeouts, success statuses, deadline).
    * @returns `{ status, headers, data, attempts }`: `data` is the parsed body (typed by the schema).
    * @throws {ServiceError} When the answer's status is not a success.
    * @throws {InvalidResponseError} When a successful body is not JSON or does not match the schema.
@@ -183,8 +184,16 @@ export class HttpClient {
    * ```ts
    * import { HttpClient } from 'proving-kit'
    *
-   * const http = new HttpClient({ baseUrl: 'https://proving.example', serviceName: 'proving service', headers: { 'api-key': 'secret' } })
-   * const { data } = await http.request<{ alive: boolean }>({ method: 'GET', path: '/is-alive', operation: 'check the service' })
+   * const http = new HttpClient({
+   *   baseUrl: 'https://proving.example',
+   *   serviceName: 'proving service',
+   *   headers: { 'api-key': 'secret' },
+   * })
+   * const { data } = await http.request<{ alive: boolean }>({
+   *   method: 'GET',
+   *   path: '/is-alive',
+   *   operation: 'check the service',
+   * })
    * console.log(data.alive)
    * ```
    */

@@ -21,7 +21,8 @@ export const DEFAULT_WAIT_TIMEOUT_MS = 120 * 60_000
 export const DEFAULT_STUCK_AFTER_MS = 30 * 60_000
 
 /**
- * How often a wait reads the state: the interval is the time waited divided by `growthDivisor`, kept between the bounds, with jitter.
+ * How often a wait reads the state: the interval is the time waited divided by `growthDivisor`, kept
+ * between the bounds, with jitter.
  */
 export type PollSchedule = {
   /** The shortest interval between two reads. */

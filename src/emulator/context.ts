@@ -7,6 +7,9 @@ import type { RequestLog } from './request-log.ts'
 import type { RouteContext } from './router.ts'
 import type { StateStore } from './state.ts'
 
+/**
+ * Which records the emulator answers with: the service's documented ones (`interface`) or production's (`production`).
+ */
 export type EmulatorShape = 'interface' | 'production'
 
 /** What every route table of the emulator works with: one per running emulator. */

@@ -69,7 +69,8 @@ export type GateRecord = {
 }
 
 /**
- * One reason the release gate refused a result: its `kind` (failed, mocked fact, wrong program, fact missing, ...) and a `message` for a person.
+ * One reason the release gate refused a result: its `kind` (failed, mocked fact, wrong program, fact
+ * missing, ...) and a `message` for a person.
  */
 export type GateRefusal = {
   kind:
@@ -126,7 +127,11 @@ function isExpectedKind(result: string, expected: ExpectedResult): boolean {
  *
  * const client = new ProvingClient({ baseUrl: process.env.PROVING_BASE_URL!, apiKey: process.env.PROVING_API_KEY })
  * const expected = expectResult('PROOF_VERIFICATION_ON_L1')
- * const judgement = await followQuery(client, { queryId: 'a1b2c3', expected, gate: { allowMockedFact: false, verifyFacts: false }, timeoutMs: 3_600_000 }, { logger: silentLogger })
+ * const judgement = await followQuery(
+ *   client,
+ *   { queryId: 'a1b2c3', expected, gate: { allowMockedFact: false, verifyFacts: false }, timeoutMs: 3_600_000 },
+ *   { logger: silentLogger },
+ * )
  * ```
  */
 export function expectResult(result: string): ExpectedResult {
@@ -157,7 +162,8 @@ export type FactRequirement = { all: FactField[]; oneOf: FactField[] }
  * refuses"). A trace carries none. A proof always carries its program hash, and at least one
  * fact that binds the output (the program hash alone is shared by every run of the program);
  * where the result names the registry the fact is verified in, that one: the SHARP fact for
- * L1, and for L2 the Integrity fact with Stone or the bridged SHARP fact with Stwo. `kind` is what was asked for (`judgedKind`),
+ * L1, and for L2 the Integrity fact with Stone or the bridged SHARP fact with Stwo. `kind` is what
+ * was asked for (`judgedKind`),
  * never the record's word; the prover is the record's, read as a known name only (prover.ts):
  * it narrows which fact is required, and one this version does not know is a refusal of its
  * own where it would decide (`proverRefusals`), its requirement an absent prover's.

@@ -161,7 +161,7 @@ export const queryListResponse = z.looseObject({
   provingQueries: z.array(queryRecordWithStatus),
   total: maybe(z.number().int().nonnegative()),
 })
-/** The same as {@link queryListResponse}. */
+/** The same as `queryListResponse`. */
 export const docsQueryListResponse = queryListResponse
 
 /** The answer of a submission: the new query's id. */
@@ -190,7 +190,7 @@ export type QueryResponse = z.infer<typeof queryResponse>
 export type DocsQueryResponse = z.infer<typeof docsQueryResponse>
 /** One page of queries: the records, each with its status, and the total when the service gives it. */
 export type QueryListResponse = z.infer<typeof queryListResponse>
-/** The same as {@link QueryListResponse}. */
+/** The same as `QueryListResponse`. */
 export type DocsQueryListResponse = QueryListResponse
 /** A bucket and the records of its queries. */
 export type BucketDetailsResponse = z.infer<typeof bucketDetailsResponse>

@@ -123,7 +123,8 @@ export type BatchQueryStatusResponse = z.infer<typeof batchQueryStatusResponse>
  * ```ts
  * import { checkBatchQueryBody } from 'proving-kit/schemas'
  *
- * const body = checkBatchQueryBody({ destinationChainId: 'SN_SEPOLIA', fee: '0', data: {} }) // throws: data names no chain
+ * // Throws InvalidInputError: data names no chain.
+ * const body = checkBatchQueryBody({ destinationChainId: 'SN_SEPOLIA', fee: '0', data: {} })
  * ```
  */
 export function checkBatchQueryBody(body: unknown): BatchQueryBody {

@@ -20,7 +20,8 @@ export type TypedDataSigner = {
  *
  * @param privateKey 32 bytes of hex, with or without 0x.
  * @returns `{ address, signTypedData }`.
- * @throws {InvalidInputError} When the key is not 32 bytes of hex, or not a valid secp256k1 key (the message never quotes it).
+ * @throws {InvalidInputError} When the key is not 32 bytes of hex, or not a valid secp256k1 key (the
+ * message never quotes it).
  * @example
  * ```ts
  * import { AccountClient, localSigner } from 'proving-kit'

@@ -102,7 +102,10 @@ export async function findQueryByDedupId(service: ProvingService, dedupId: strin
   }
 }
 
-/** A record's status; read from a path that carries it when the record has none (the documented record D). Unreadable: undefined. */
+/**
+ * A record's status; read from a path that carries it when the record has none (the documented record
+ * D). Unreadable: undefined.
+ */
 async function statusOf(service: ProvingService, record: QueryRecord, options: { signal?: AbortSignal }): Promise<string | undefined> {
   if (typeof record.status === 'string') return record.status
   try {

@@ -87,7 +87,10 @@ export type SubmitProofOptions = {
   signal?: AbortSignal | undefined
 }
 
-/** What {@link ProvingClient.submitQuery} sends: exactly one of `pieZip`, `programFile` and `programHash`, and the query's settings. */
+/**
+ * What {@link ProvingClient.submitQuery} sends: exactly one of `pieZip`, `programFile` and
+ * `programHash`, and the query's settings.
+ */
 export type SubmitQueryOptions = {
   /** The job size the query is billed and scheduled as: one of `JOB_SIZES` (`jobSizeForSteps` gives a PIE's). */
   declaredJobSize: JobSize

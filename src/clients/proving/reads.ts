@@ -8,7 +8,10 @@ import { apiKeyFor, type ProvingService, provingSchemas, type ReadPaths } from '
 /** A query's record with its `status`, and the URLs of its artifacts (the proof, the PIE, the metadata). */
 export type QueryResult = { provingQuery: QueryRecordWithStatus; metadataUrls: string[] }
 
-/** GET /proving-query/{id}: record D and the artifact URLs (production's record carries a status, the documented one does not). */
+/**
+ * GET /proving-query/{id}: record D and the artifact URLs (production's record carries a status, the
+ * documented one does not).
+ */
 export async function getQuery(service: ProvingService, queryId: string, options: { signal?: AbortSignal } = {}): Promise<QueryResponse> {
   const id = requireId(queryId, 'queryId')
   const { data } = await service.http.request({

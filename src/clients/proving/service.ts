@@ -17,7 +17,8 @@ export type ReadPaths = 'auto' | 'docs' | 'production'
 /** How {@link ProvingClient} reaches the proving service. */
 export type ClientOptions = ConnectionOptions & {
   /**
-   * The API key (sent as `api-key`); submissions, lists, retries and buckets need one, reads of one query do not. Kept out of every message.
+   * The API key (sent as `api-key`); submissions, lists, retries and buckets need one, reads of one
+   * query do not. Kept out of every message.
    */
   apiKey?: string | undefined
   /** Extra values to keep out of messages (the API key is always kept out). */

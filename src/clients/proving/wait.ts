@@ -26,7 +26,8 @@ export type WaitForQueryOptions = WaitOptions<QueryProgress> & {
    */
   stuckAfterMs?: number | undefined
   /**
-   * Called once when one status or step has lasted longer than `stuckAfterMs` (a warning is logged too; the wait goes on).
+   * Called once when one status or step has lasted longer than `stuckAfterMs` (a warning is logged
+   * too; the wait goes on).
    */
   onStuck?: ((progress: QueryProgress & { stepElapsedMs: number }) => void) | undefined
   /**

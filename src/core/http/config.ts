@@ -32,12 +32,14 @@ export type RetryPolicy = {
 }
 
 /**
- * The timeouts of a request when a client is given none: 10 s to connect, 30 s for the headers, 30 s of silence in the body.
+ * The timeouts of a request when a client is given none: 10 s to connect, 30 s for the headers, 30 s
+ * of silence in the body.
  */
 export const DEFAULT_TIMEOUTS: HttpTimeouts = { connectMs: DEFAULT_CONNECT_MS, headersMs: 30_000, bodyMs: 30_000 }
 
 /**
- * The retry policy when a client is given none: 6 attempts within 60 s, delays from 250 ms to 10 s, a `Retry-After` cut to 30 s.
+ * The retry policy when a client is given none: 6 attempts within 60 s, delays from 250 ms to 10 s, a
+ * `Retry-After` cut to 30 s.
  */
 export const DEFAULT_RETRY: RetryPolicy = {
   maxAttempts: 6,
@@ -52,7 +54,8 @@ export type ConnectionOptions = {
   /** Base URL of the service, e.g. `https://api.example.com`; paths are appended to it. */
   baseUrl: string
   /**
-   * The undici dispatcher to send through (a proxy agent, a mock). Default: an agent of the library's own, made on first use.
+   * The undici dispatcher to send through (a proxy agent, a mock). Default: an agent of the library's
+   * own, made on first use.
    */
   dispatcher?: Dispatcher | undefined
   /**
@@ -95,7 +98,8 @@ export type HttpClientConfig = ConnectionOptions & {
 }
 
 /**
- * The connection settings of a client's options, without its other fields (to make another client that reaches the same way).
+ * The connection settings of a client's options, without its other fields (to make another client
+ * that reaches the same way).
  *
  * @param options A client's options.
  * @returns `baseUrl`, `dispatcher`, `timeouts`, `retry`, `logger`, `clock` and `allowInsecureHttp`, nothing else.
@@ -103,7 +107,11 @@ export type HttpClientConfig = ConnectionOptions & {
  * ```ts
  * import { connectionOf, TaskClient, type ClientOptions } from 'proving-kit'
  *
- * const options: ClientOptions = { baseUrl: 'https://proving.example', apiKey: 'secret', timeouts: { headersMs: 60_000 } }
+ * const options: ClientOptions = {
+ *   baseUrl: 'https://proving.example',
+ *   apiKey: 'secret',
+ *   timeouts: { headersMs: 60_000 },
+ * }
  * const tasks = new TaskClient({ ...connectionOf(options), baseUrl: 'https://tasks.example' })
  * ```
  */

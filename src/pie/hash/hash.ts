@@ -18,7 +18,8 @@ import { fastPedersenHashChain, fastPedersenHashChainAsync } from './pedersen.ts
 import { poseidonHashManyFast } from './poseidon.ts'
 
 /**
- * Which hash a program hash is computed with: SHARP uses Pedersen by default; Poseidon and Blake2s are the others Cairo knows.
+ * Which hash a program hash is computed with: SHARP uses Pedersen by default; Poseidon and Blake2s
+ * are the others Cairo knows.
  */
 export type ProgramHashVariant = 'pedersen' | 'poseidon' | 'blake'
 /** Every {@link ProgramHashVariant}. */
@@ -217,7 +218,9 @@ const pending = new Map<string, Promise<bigint>>()
  * import { computeProgramHashAsync, programFromCompiled } from 'proving-kit/pie'
  *
  * const compiled: unknown = JSON.parse(await readFile('build/program.json', 'utf8'))
- * const hash = await computeProgramHashAsync(programFromCompiled(compiled), 'pedersen', { signal: AbortSignal.timeout(60_000) })
+ * const hash = await computeProgramHashAsync(programFromCompiled(compiled), 'pedersen', {
+ *   signal: AbortSignal.timeout(60_000),
+ * })
  * ```
  */
 export async function computeProgramHashAsync(

@@ -81,7 +81,8 @@ function computedOf(inspection: PieInspection): Computed {
  *
  * @param record The query's `programHash`, `sharpFactHash` and `integrityFactHash`.
  * @param inspection The PIE's inspection ({@link inspectPie}).
- * @returns `{ ok, programHashVariant, mismatches, checked }`: `ok` only when a fact that binds the output was compared and nothing differs.
+ * @returns `{ ok, programHashVariant, mismatches, checked }`: `ok` only when a fact that binds the
+ * output was compared and nothing differs.
  * @example
  * ```ts
  * import { compareQueryFacts, inspectPie, ProvingClient } from 'proving-kit'
@@ -146,7 +147,8 @@ export function compareQueryFacts(record: QueryFacts, inspection: PieInspection)
 }
 
 /**
- * Compares a query's record with a PIE: inspects the PIE (unless an inspection is given), then {@link compareQueryFacts}.
+ * Compares a query's record with a PIE: inspects the PIE (unless an inspection is given), then {@link
+ * compareQueryFacts}.
  *
  * @param record The query's `programHash`, `sharpFactHash` and `integrityFactHash`.
  * @param pie A pie.zip path, a PIE directory, a zip's bytes, or an inspection.

@@ -18,7 +18,8 @@ function smallNonNegative(value: JsonValue | undefined): number | undefined {
  *
  * @param outputSize How many words the output has.
  * @param outputBuiltin The `output_builtin` entry of `additional_data.json`, parsed.
- * @returns The topology, for {@link computeSharpFact}. An entry whose pages or topology do not fit the output throws (an Error saying which).
+ * @returns The topology, for {@link computeSharpFact}. An entry whose pages or topology do not fit
+ * the output throws (an Error saying which).
  * @example
  * ```ts
  * import { readFile } from 'node:fs/promises'

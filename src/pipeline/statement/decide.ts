@@ -14,7 +14,8 @@ import { findReusableQuery, generalReuseRequest, l2ReuseRequest, type ReuseReque
 import { resultOf, type StatementPolicy, type StatementEndpoint } from './request.ts'
 
 /**
- * What a run decided for a statement before paying: reuse a fact on chain or a query, follow queries still running, or submit.
+ * What a run decided for a statement before paying: reuse a fact on chain or a query, follow queries
+ * still running, or submit.
  */
 export type Decision =
   /** The PIE's own fact is registered on every chain the policy asks for: nothing is submitted. */

@@ -16,7 +16,8 @@ import type { GatePolicy } from './request.ts'
 export type FactsVerdict = 'match' | 'differ' | 'none' | 'not checked'
 
 /**
- * The release gate's verdict on a query: `passed`, the final record, the fact comparison, the on-chain verdict, and every refusal.
+ * The release gate's verdict on a query: `passed`, the final record, the fact comparison, the on-
+ * chain verdict, and every refusal.
  */
 export type Judgement = {
   result: QueryResult

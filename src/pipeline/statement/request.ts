@@ -117,7 +117,8 @@ export type JournalPolicy = {
 }
 
 /**
- * How a run proves its statements: whether it waits, its deadline and concurrency, the gate, reuse, the journal and the on-chain check.
+ * How a run proves its statements: whether it waits, its deadline and concurrency, the gate, reuse,
+ * the journal and the on-chain check.
  */
 export type StatementPolicy = {
   /** Wait for each query to end, then judge it; without it the run ends once each is submitted. */

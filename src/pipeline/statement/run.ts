@@ -40,7 +40,8 @@ export type StatementEnding =
   | 'interrupted'
 
 /**
- * How one statement of a run ended: `passed` and `ending`, what was decided and submitted, the judgement, the refusals or the error.
+ * How one statement of a run ended: `passed` and `ending`, what was decided and submitted, the
+ * judgement, the refusals or the error.
  */
 export type StatementOutcome = {
   index: number
