@@ -26,7 +26,7 @@ export type { QueryProgress, WaitForQueryOptions } from './proving/wait.ts'
  * and list queries, retry a FAILED one, open and close buckets.
  *
  * Every body is checked before it is sent (a problem is an {@link InvalidInputError} naming the
- * option); reads are retried on network failures and 5xx answers, a submission only when that
+ * option); reads are retried after a transient failure (network, 429, 5xx), a submission only when that
  * cannot create a second query. Answers are parsed with the schemas of `proving-kit/schemas`,
  * loaded with the first request.
  *

@@ -30,7 +30,7 @@ export { closeDefaultDispatcher } from './dispatcher-state.ts'
  * clients do not cover.
  *
  * A request is sent again only when that cannot duplicate work on the server: an idempotent one
- * (GET, HEAD) after a network failure, a timeout, 408, 429 or 5xx but 501; any request the server
+ * (GET, HEAD) after a network failure, a timeout, 408, 429, 500, 502, 503 or 504; any request the server
  * refused before processing (connection refused, 429, 503 with `Retry-After`). A POST whose
  * connection dropped after the body went out is never repeated: the caller decides. Delays grow
  * exponentially with full jitter, within the policy's time budget.
