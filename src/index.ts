@@ -94,22 +94,29 @@ export {
   BUCKET_TYPES,
   CAIRO_VERSIONS,
   CAIRO_VMS,
+  type CairoVersion,
+  type CairoVm,
   CHAINS,
+  type Hint,
   HINTS,
   JOB_SIZES,
   type JobSize,
   KNOWN_STEPS,
+  type L2Layout,
   L2_LAYOUTS,
   type Layout,
   LAYOUTS,
   MEMORY_VERIFICATIONS,
   type MemoryVerification,
   NETWORKS,
+  type ProvingNetwork,
   QUERY_STATUSES,
   type QueryStatus,
   RESULTS,
+  type ResultKind,
   RETRY_ERROR_CODES,
   SHARP_PROVERS,
+  type SharpProver,
   STONE_VERSIONS,
   type StoneVersion,
   TERMINAL_QUERY_STATUSES,
@@ -140,13 +147,12 @@ export type { OnchainMode, OnchainOutcome, OnchainPolicy, OnchainVerdict } from 
 export type { ExpectedResult, GateRefusal } from './pipeline/gate.ts'
 
 /**
- * Proves one statement or many (PIEs, a program, a program hash, a proof), with the promises of
- * the `proving` CLI and the GitHub Action: each PIE validated before anything is uploaded, the
- * wrong program refused before paying, a query that already proves it reused, an interrupted
- * submission followed instead of paid twice (with `policy.journal`), at most
- * `policy.concurrency` uploads at once, one wait per query, and each result judged by the
- * release gate against what was asked for (the facts compared with the PIE's, on chain too with
- * `policy.onchain`). One statement's failure is its outcome, never a throw.
+ * Proves one statement or many (PIEs, a program, a program hash, a proof) end to end: each PIE
+ * validated before anything is uploaded, the wrong program refused before paying, a query that
+ * already proves it reused, an interrupted submission followed instead of paid twice (with
+ * `policy.journal`), at most `policy.concurrency` uploads at once, one wait per query, and each
+ * result judged by the release gate against what was asked for (the facts compared with the PIE's,
+ * on chain too with `policy.onchain`). One statement's failure is its outcome, never a throw.
  *
  * @param request What to prove: `subjects`, the `endpoint` and its settings, and the `policy`.
  * @param context The proving client, a logger, the abort signal, and optional `hooks` for progress.
@@ -156,7 +162,7 @@ export type { ExpectedResult, GateRefusal } from './pipeline/gate.ts'
  * ```ts
  * import { ProvingClient, proveStatements, silentLogger } from 'proving-kit'
  *
- * const client = new ProvingClient({ baseUrl: 'https://proving.example', apiKey: process.env.PROVING_API_KEY })
+ * const client = new ProvingClient({ baseUrl: process.env.PROVING_BASE_URL!, apiKey: process.env.PROVING_API_KEY })
  * const [outcome] = await proveStatements(
  *   {
  *     subjects: [{ kind: 'pie', path: 'build/pie.zip' }],
@@ -172,7 +178,7 @@ export type { ExpectedResult, GateRefusal } from './pipeline/gate.ts'
  *   },
  *   { client, logger: silentLogger },
  * )
- * if (!outcome.passed) throw new Error(outcome.refusals.map((refusal) => refusal.message).join('\n'))
+ * if (!outcome?.passed) throw new Error(outcome?.refusals.map((refusal) => refusal.message).join('\n'))
  * ```
  */
 export async function proveStatements(
@@ -198,10 +204,15 @@ export async function proveStatements(
  * ```ts
  * import { followQuery, expectResult, ProvingClient, silentLogger } from 'proving-kit'
  *
- * const client = new ProvingClient({ baseUrl: 'https://proving.example', apiKey: process.env.PROVING_API_KEY })
+ * const client = new ProvingClient({ baseUrl: process.env.PROVING_BASE_URL!, apiKey: process.env.PROVING_API_KEY })
  * const judgement = await followQuery(
  *   client,
- *   { queryId: 'a1b2', expected: expectResult('PROOF_VERIFICATION_ON_L2'), gate: { allowMockedFact: false, verifyFacts: true }, timeoutMs: 3_600_000 },
+ *   {
+ *     queryId: 'a1b2',
+ *     expected: expectResult('PROOF_VERIFICATION_ON_L2'),
+ *     gate: { allowMockedFact: false, verifyFacts: true },
+ *     timeoutMs: 3_600_000,
+ *   },
  *   { logger: silentLogger },
  * )
  * console.log(judgement.passed ? 'proven' : judgement.refusals)
@@ -228,10 +239,16 @@ export async function followQuery(
  * ```ts
  * import { retryAndFollow, ANY_PROOF, ProvingClient, silentLogger } from 'proving-kit'
  *
- * const client = new ProvingClient({ baseUrl: 'https://proving.example', apiKey: process.env.PROVING_API_KEY })
+ * const client = new ProvingClient({ baseUrl: process.env.PROVING_BASE_URL!, apiKey: process.env.PROVING_API_KEY })
  * const { judgement } = await retryAndFollow(
  *   client,
- *   { queryId: 'a1b2', expected: ANY_PROOF, gate: { allowMockedFact: false, verifyFacts: false }, timeoutMs: 3_600_000, wait: true },
+ *   {
+ *     queryId: 'a1b2',
+ *     expected: ANY_PROOF,
+ *     gate: { allowMockedFact: false, verifyFacts: false },
+ *     timeoutMs: 3_600_000,
+ *     wait: true,
+ *   },
  *   { logger: silentLogger },
  * )
  * ```
@@ -244,6 +261,10 @@ export async function retryAndFollow(
   return (await import('./pipeline/statement/index.ts')).retryAndFollow(client, input, context)
 }
 
+/**
+ * What a query was asked for, as the gate expects it: one kind
+ * (`expectResult('PROOF_VERIFICATION_ON_L2')`), or a proof of any kind (`ANY_PROOF`).
+ */
 /** What a query was asked for, as the gate expects it: one kind (`expectResult('PROOF_VERIFICATION_ON_L2')`), or a proof of any kind (`ANY_PROOF`). */
 export { ANY_PROOF, expectResult } from './pipeline/gate.ts'
 

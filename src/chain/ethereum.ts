@@ -18,7 +18,7 @@ import {
  * Is a SHARP fact registered on Ethereum? One call, read at a pinned block after checking that
  * the RPC is on the expected chain and that the registry address holds code (a call to an
  * address without code "succeeds" with empty data, which must never read as "not registered"):
- * `isValid(bytes32)` on SHARP's fact registry (pie-and-facts.md), or
+ * `isValid(bytes32)` on SHARP's fact registry, or
  * `isCairoFactValid(bytes32 factHash, bool isMocked)` on Herodotus' Satellite
  * (HerodotusDev/satellite, solidity/src/interfaces/modules/ICairoFactRegistryModule.sol), the
  * only one of the two that also holds mocked facts.
@@ -36,8 +36,8 @@ export type EthereumNetworkInfo = {
 }
 
 /**
- * Per network: SHARP's fact registry (GpsStatementVerifier's) from pie-and-facts.md; the
- * Satellite from production.md and the Satellite repository's deployments/prod.json.
+ * Per network: SHARP's fact registry (GpsStatementVerifier's) and the Satellite, as the
+ * service documents them and the Satellite repository's deployments/prod.json lists them.
  */
 export const ETHEREUM_NETWORKS: Readonly<Record<ChainNetwork, EthereumNetworkInfo>> = {
   mainnet: { chainId: 1, factRegistry: '0x47312450B3Ac8b5b8e247a6bB6d523e7605bDb60', satellite: '0x2E6F182B06F37CbDC966Ff5471c7D98cec2bfe70' },
@@ -48,9 +48,10 @@ export const ETHEREUM_NETWORKS: Readonly<Record<ChainNetwork, EthereumNetworkInf
   },
 }
 
-/** L1 results are registered by SHARP's verifier in its fact registry (production.md). */
+/** L1 results are registered by SHARP's verifier in its fact registry. */
 export const DEFAULT_ETHEREUM_REGISTRY_KIND: EthereumRegistryKind = 'sharp'
 
+/** The ABI of SHARP's fact registry as the check reads it: `isValid(bytes32)`. */
 export const FACT_REGISTRY_ABI = [
   {
     type: 'function',
@@ -75,6 +76,7 @@ export const SATELLITE_ABI = [
   },
 ] as const
 
+/** Where and how {@link checkFactOnEthereum} looks a fact up. */
 export type CheckFactOnEthereumOptions = CommonCheckOptions & {
   /** Which contract to read; default `sharp` (DEFAULT_ETHEREUM_REGISTRY_KIND), or `satellite` with `mocked`. */
   registryKind?: EthereumRegistryKind | undefined
@@ -82,6 +84,28 @@ export type CheckFactOnEthereumOptions = CommonCheckOptions & {
   requestTimeoutMs?: number | undefined
 }
 
+/**
+ * Checks whether a fact is registered on Ethereum: `isValid` on SHARP's fact registry, or
+ * `isCairoFactValid` on the Satellite (the one that holds mocked facts too). The chain the RPC is
+ * on is read first: a network given must match it. viem loads when this is called.
+ *
+ * @param options The RPC URL, the fact, and which registry (the network's own unless `registry` is given).
+ * @returns `{ registered, chainId, network, registry, blockNumber, ... }`.
+ * @throws {InvalidInputError} When an option is malformed (the fact, the registry address, the RPC URL, the network).
+ * @throws {ChainError} When the check cannot be carried out: the RPC is unreachable or answers for
+ * another chain, no contract is at the registry's address.
+ * @example
+ * ```ts
+ * import { checkFactOnEthereum } from 'proving-kit/chain'
+ *
+ * const check = await checkFactOnEthereum({
+ *   rpcUrl: process.env.SEPOLIA_RPC_URL!,
+ *   fact: '0x5ab1...',
+ *   network: 'sepolia',
+ * })
+ * console.log(check.registered, check.blockNumber)
+ * ```
+ */
 export async function checkFactOnEthereum(options: CheckFactOnEthereumOptions): Promise<EthereumFactCheck> {
   const fact = toBytes32(parseFact(options.fact, 'fact'))
   const mocked = options.mocked === true

@@ -9,7 +9,21 @@ import { STARK_PRIME, toBytes32Hex } from '../pie/shared/index.ts'
 
 const HEX_FACT = /^0x[0-9a-fA-F]{1,64}$/
 
-/** The fact as an integer; `input` names the argument in the error. */
+/**
+ * Reads a fact written as `0x` hex of at most 32 bytes (leading zeros may be dropped).
+ *
+ * @param text The fact.
+ * @param input How the error names the value.
+ * @returns The fact as an integer.
+ * @throws {InvalidInputError} When it is not `0x` and 1 to 64 hex digits.
+ * @default input 'fact'
+ * @example
+ * ```ts
+ * import { parseFact, toBytes32 } from 'proving-kit/chain'
+ *
+ * toBytes32(parseFact('0xabc')) // '0x0000...0abc'
+ * ```
+ */
 export function parseFact(text: string, input = 'fact'): bigint {
   const trimmed = text.trim()
   if (!HEX_FACT.test(trimmed)) {
@@ -21,7 +35,22 @@ export function parseFact(text: string, input = 'fact'): bigint {
   return BigInt(trimmed)
 }
 
-/** The bytes32 form `isValid` takes: 0x and 64 lowercase hex digits (pie/shared/hex.ts, the one place facts are formatted). */
+/**
+ * A fact as bytes32, the form Ethereum's registries take: `0x` and 64 lowercase hex digits.
+ *
+ * @param fact The fact.
+ * @returns Its bytes32 text.
+ * @example
+ * ```ts
+ * import { computeSharpFact, inspectPie } from 'proving-kit'
+ * import { toBytes32 } from 'proving-kit/chain'
+ *
+ * const inspection = await inspectPie('build/pie.zip')
+ * const fact = toBytes32(
+ *   computeSharpFact(BigInt(inspection.programHash), inspection.output.map(BigInt), inspection.factTopology),
+ * )
+ * ```
+ */
 export function toBytes32(fact: bigint): `0x${string}` {
   return toBytes32Hex(fact)
 }

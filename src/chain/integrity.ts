@@ -28,27 +28,63 @@ export const GET_ALL_VERIFICATIONS = 'get_all_verifications_for_fact_hash'
 const ELEMENT_SIZE = 6
 const U32_LIMIT = 1n << 32n
 
-/** A Starknet entry point selector: the Starknet Keccak (keccak256, low 250 bits) of its name. */
+/**
+ * A Starknet entry point's selector: the Starknet Keccak (keccak256, low 250 bits) of its name.
+ *
+ * @param name The entry point's name.
+ * @returns The selector.
+ * @example
+ * ```ts
+ * import { selectorFromName } from 'proving-kit/chain'
+ *
+ * const selector = selectorFromName('get_all_verifications_for_fact_hash')
+ * ```
+ */
 export function selectorFromName(name: string): bigint {
   return starknetKeccak(new TextEncoder().encode(name))
 }
 
+/** The selector of `get_all_verifications_for_fact_hash`. */
 export const GET_ALL_VERIFICATIONS_SELECTOR = selectorFromName(GET_ALL_VERIFICATIONS)
 
 /**
  * The calldata of `get_all_verifications_for_fact_hash`: Integrity's FactRegistry takes the fact
- * alone; the Satellite (HerodotusDev/satellite, cairo/src/cairo_fact_registry.cairo) takes
- * `(fact_hash: felt252, is_mocked: bool)`, a bool serialised as one felt, 0 or 1.
+ * alone; the Satellite takes `(fact_hash, is_mocked)`.
+ *
+ * @param fact The fact.
+ * @param kind The registry it is sent to.
+ * @param mocked Whether to read mocked facts (the Satellite only).
+ * @returns The felts.
+ * @example
+ * ```ts
+ * import { verificationsCalldata } from 'proving-kit/chain'
+ *
+ * verificationsCalldata(0x2f3an, 'satellite', false) // [0x2f3an, 0n]
+ * ```
  */
 export function verificationsCalldata(fact: bigint, kind: StarknetRegistryKind, mocked: boolean): bigint[] {
   return kind === 'satellite' ? [fact, mocked ? 1n : 0n] : [fact]
 }
 
+/** A registry's answer to `get_all_verifications_for_fact_hash` that is not a list of verifications. */
 export class VerificationDecodeError extends Error {
   override name = 'VerificationDecodeError'
 }
 
-/** Reads `get_all_verifications_for_fact_hash`'s return felts (hex strings or integers). */
+/**
+ * Reads the answer of `get_all_verifications_for_fact_hash`: an array length, then per verification
+ * its hash, security bits, and four settings as short strings.
+ *
+ * @param felts The answer's felts (hex strings or integers).
+ * @returns The verifications.
+ * @throws {VerificationDecodeError} When the answer is not such a list.
+ * @example
+ * ```ts
+ * import { decodeVerifications } from 'proving-kit/chain'
+ *
+ * const verifications = decodeVerifications(['0x0']) // []
+ * ```
+ */
 export function decodeVerifications(felts: readonly (string | bigint)[]): IntegrityVerification[] {
   const values = felts.map((felt, index) => toBigInt(felt, index))
   if (values.length === 0) throw new VerificationDecodeError('the answer is empty; expected at least the array length')
@@ -77,7 +113,25 @@ export function decodeVerifications(felts: readonly (string | bigint)[]): Integr
   return verifications
 }
 
-/** The inverse of `decodeVerifications` (the emulator answers with it; tests build answers). */
+/**
+ * The inverse of {@link decodeVerifications}: verifications as a registry answers them (to build an answer in a test).
+ *
+ * @param verifications The verifications.
+ * @returns The felts, as hex.
+ * @example
+ * ```ts
+ * import { encodeVerifications, makeVerification } from 'proving-kit/chain'
+ *
+ * const settings = {
+ *   layout: 'recursive',
+ *   hasher: 'keccak_160_lsb',
+ *   stoneVersion: 'stone6',
+ *   memoryVerification: 'strict',
+ *   securityBits: 96,
+ * }
+ * const felts = encodeVerifications([makeVerification(0x2f3an, settings)])
+ * ```
+ */
 export function encodeVerifications(verifications: readonly IntegrityVerification[]): string[] {
   const felts: bigint[] = [BigInt(verifications.length)]
   for (const verification of verifications) {
@@ -90,7 +144,25 @@ export function encodeVerifications(verifications: readonly IntegrityVerificatio
   return felts.map(feltHex)
 }
 
-/** A verification for a fact under given settings, with its hash computed as the registry does. */
+/**
+ * A verification of a fact under given settings, with its hash computed as the registry does.
+ *
+ * @param fact The fact.
+ * @param settings The verifier's settings and security bits.
+ * @returns The verification.
+ * @example
+ * ```ts
+ * import { makeVerification } from 'proving-kit/chain'
+ *
+ * const verification = makeVerification(0x2f3an, {
+ *   layout: 'recursive',
+ *   hasher: 'keccak_160_lsb',
+ *   stoneVersion: 'stone6',
+ *   memoryVerification: 'strict',
+ *   securityBits: 96,
+ * })
+ * ```
+ */
 export function makeVerification(fact: bigint, settings: VerifierConfiguration & { securityBits: number }): IntegrityVerification {
   return {
     verificationHash: feltHex(computeVerificationHash(fact, settings)),
@@ -103,9 +175,21 @@ export function makeVerification(fact: bigint, settings: VerifierConfiguration &
 }
 
 /**
- * Judges each verification: its hash must recompute from the fact and its own settings (a
- * registry that answers otherwise is not Integrity's, or the answer was not for this fact), and
- * its settings must be the expected ones with at least the expected security bits.
+ * Judges each verification of a fact: its hash must recompute from the fact and its own settings
+ * (otherwise the registry is not Integrity's, or the answer was not for this fact), and its
+ * settings must be the expected ones with at least the expected security bits.
+ *
+ * @param fact The fact.
+ * @param verifications What the registry holds for it.
+ * @param expected The settings a verification must have; null: any settings count.
+ * @returns Each verification with `hashMatches` and `meetsExpected`.
+ * @example
+ * ```ts
+ * import { decodeVerifications, judgeVerifications } from 'proving-kit/chain'
+ *
+ * const judged = judgeVerifications(0x2f3an, decodeVerifications(['0x0']), { securityBits: 96 })
+ * const counts = judged.some((each) => each.hashMatches && each.meetsExpected)
+ * ```
  */
 export function judgeVerifications(
   fact: bigint,

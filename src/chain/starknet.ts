@@ -35,7 +35,7 @@ import {
  * Integrity's FactRegistry (Stone results verified on L2). The fact counts as registered when at
  * least one verification has the expected settings and at least the required security bits (96
  * unless asked otherwise), and its verification hash recomputes locally from the fact and those
- * settings (pie-and-facts.md): the registry's word alone is not taken.
+ * settings: the registry's word alone is not taken.
  *
  * Requests go through the project's HttpClient (timeouts, redaction, User-Agent). JSON-RPC reads
  * are idempotent, but HttpClient repeats a POST only when it was refused before processing; a
@@ -55,7 +55,7 @@ export type StarknetNetworkInfo = {
 /**
  * Per network: Integrity's FactRegistry and the Satellite are INTEGRITY_ADDRESS_* and
  * SATELLITE_ADDRESS_* in Integrity's src/lib_utils.cairo (the Satellite's also in the Satellite
- * repository's deployments/prod.json); the mocked FactRegistry on Sepolia is production.md's.
+ * repository's deployments/prod.json); the mocked FactRegistry on Sepolia is production's.
  */
 export const STARKNET_NETWORKS: Readonly<Record<ChainNetwork, StarknetNetworkInfo>> = {
   mainnet: {
@@ -72,16 +72,30 @@ export const STARKNET_NETWORKS: Readonly<Record<ChainNetwork, StarknetNetworkInf
   },
 }
 
-/** Production proves with Stwo only (production.md), and its L2 facts reach Starknet through the Satellite. */
+/** Production proves with Stwo only, and its L2 facts reach Starknet through the Satellite. */
 export const DEFAULT_STARKNET_REGISTRY_KIND: StarknetRegistryKind = 'satellite'
 
-/** The registry a kind reads by default on a network; null when none is published (then the address must be given). */
+/**
+ * The registry a kind reads by default on a network.
+ *
+ * @param network The network.
+ * @param kind Integrity's FactRegistry or the Satellite.
+ * @param mocked Whether mocked facts are looked up (Integrity keeps them in another registry).
+ * @returns The registry's address, or null when none is published (then it must be given).
+ * @example
+ * ```ts
+ * import { defaultStarknetRegistry } from 'proving-kit/chain'
+ *
+ * const registry = defaultStarknetRegistry('sepolia', 'integrity', false)
+ * ```
+ */
 export function defaultStarknetRegistry(network: ChainNetwork, kind: StarknetRegistryKind, mocked: boolean): string | null {
   const info = STARKNET_NETWORKS[network]
   if (kind === 'satellite') return info.satellite
   return mocked ? info.mockedFactRegistry : info.factRegistry
 }
 
+/** Where and how {@link checkFactOnStarknet} looks a fact up, and what a verification must have to count. */
 export type CheckFactOnStarknetOptions = CommonCheckOptions & {
   /** Which contract to read; default `satellite` (DEFAULT_STARKNET_REGISTRY_KIND). */
   registryKind?: StarknetRegistryKind | undefined
@@ -92,7 +106,12 @@ export type CheckFactOnStarknetOptions = CommonCheckOptions & {
   expected?: ExpectedVerification | undefined
   /** Per request; default 15 s. */
   requestTimeoutMs?: number | undefined
+  /** The undici dispatcher the RPC requests go through. Default: the library's shared agent. */
   dispatcher?: Dispatcher | undefined
+  /**
+   * The clock request timeouts are kept by.
+   * @default systemClock
+   */
   clock?: Clock | undefined
 }
 
@@ -105,6 +124,31 @@ const METHOD_NOT_FOUND = -32601
 
 const ADDRESS_LIMIT = 1n << 251n
 
+/**
+ * Checks whether a fact is verified on Starknet: reads every verification Integrity's FactRegistry
+ * or the Satellite holds for it, recomputes each one's hash from the fact and its settings, and
+ * counts only those with the expected settings and at least the expected security bits (96 unless
+ * told otherwise). The registry's word alone is not taken.
+ *
+ * @param options The RPC URL, the fact, which registry, and the `expected` settings.
+ * @returns `{ registered, verifications, expected, reason, ... }`: `reason` says why it does not
+ * count when `registered` is false.
+ * @throws {InvalidInputError} When an option is malformed (the fact, the registry address, the RPC URL, the network).
+ * @throws {ChainError} When the check cannot be carried out: the RPC is unreachable or answers for
+ * another chain, no contract is at the registry's address.
+ * @example
+ * ```ts
+ * import { checkFactOnStarknet } from 'proving-kit/chain'
+ *
+ * const check = await checkFactOnStarknet({
+ *   rpcUrl: process.env.STARKNET_RPC_URL!,
+ *   fact: '0x2f3a...',
+ *   network: 'sepolia',
+ *   expected: { securityBits: 96, layout: 'recursive_with_poseidon' },
+ * })
+ * if (!check.registered) console.log(check.reason)
+ * ```
+ */
 export async function checkFactOnStarknet(options: CheckFactOnStarknetOptions): Promise<StarknetFactCheck> {
   const fact = assertFelt(parseFact(options.fact, 'fact'), 'fact')
   if (options.network !== undefined && !CHAIN_NETWORKS.includes(options.network)) {
@@ -192,7 +236,18 @@ export async function checkFactOnStarknet(options: CheckFactOnStarknetOptions): 
   }
 }
 
-/** A Starknet chain id is a short string (`SN_MAIN`, `SN_SEPOLIA`); anything else stays hex. */
+/**
+ * Reads a Starknet chain id: a short string (`SN_MAIN`, `SN_SEPOLIA`) when it is one, else hex.
+ *
+ * @param felt The chain id, as `starknet_chainId` answers it.
+ * @returns Its text.
+ * @example
+ * ```ts
+ * import { decodeChainId } from 'proving-kit/chain'
+ *
+ * decodeChainId(0x534e5f5345504f4c4941n) // 'SN_SEPOLIA'
+ * ```
+ */
 export function decodeChainId(felt: bigint): string {
   const hex = felt.toString(16)
   const bytes = Buffer.from(hex.length % 2 ? `0${hex}` : hex, 'hex')

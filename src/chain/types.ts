@@ -4,25 +4,29 @@ import type { Logger } from '../core/runtime.ts'
 /** The networks with a known registry address; any other chain needs the address given. */
 export type ChainNetwork = 'mainnet' | 'sepolia'
 
+/** Every {@link ChainNetwork}. */
 export const CHAIN_NETWORKS: readonly ChainNetwork[] = ['mainnet', 'sepolia']
 
 /**
- * Which contract holds the fact. On Ethereum: SHARP's fact registry (`isValid`) or Herodotus'
- * Satellite (`isCairoFactValid(fact, isMocked)`); on Starknet: Integrity's FactRegistry or the
- * Satellite, which answers Integrity's getters with an extra `is_mocked` (docs/onchain.md says
- * which fits which result and prover).
+ * Which contract holds a fact on Ethereum: SHARP's fact registry (`isValid`) or Herodotus'
+ * Satellite (`isCairoFactValid(fact, isMocked)`). On Starknet the Satellite answers Integrity's
+ * getters with an extra `is_mocked`.
  */
 export type EthereumRegistryKind = 'sharp' | 'satellite'
+/** Which contract holds a fact on Starknet: Integrity's FactRegistry or the Satellite. */
 export type StarknetRegistryKind = 'integrity' | 'satellite'
+/** Which contract holds a fact, on either chain. */
 export type RegistryKind = EthereumRegistryKind | StarknetRegistryKind
 
+/** Every {@link EthereumRegistryKind}. */
 export const ETHEREUM_REGISTRY_KINDS: readonly EthereumRegistryKind[] = ['sharp', 'satellite']
+/** Every {@link StarknetRegistryKind}. */
 export const STARKNET_REGISTRY_KINDS: readonly StarknetRegistryKind[] = ['integrity', 'satellite']
 
 /**
  * The least security bits a Starknet verification must have to count unless the caller asks
  * otherwise: what Satellite itself requires (ALLOWED_SECURITY_BITS in its cairo_fact_registry.cairo)
- * and what the service's L2 proofs carry (production.md).
+ * and what the service's L2 proofs carry.
  */
 export const DEFAULT_MIN_SECURITY_BITS = 96
 
@@ -36,7 +40,12 @@ export type CommonCheckOptions = {
   registry?: string | undefined
   /** The network the RPC must be on; its chain id is read and checked when this is given. */
   network?: ChainNetwork | undefined
+  /** Cancels the check (an AbortedError). */
   signal?: AbortSignal | undefined
+  /**
+   * Where the check's debug lines go.
+   * @default silentLogger
+   */
   logger?: Logger | undefined
   /** Shared with the caller so its own output masks the RPC URL too; one is made otherwise. */
   redactor?: SecretRedactor | undefined
@@ -53,6 +62,7 @@ export type CommonCheckOptions = {
 type CheckBase = {
   /** The fact as the registry takes it. */
   fact: string
+  /** Whether the registry holds the fact (on Starknet: a verification of it that counts). */
   registered: boolean
   /** null when the chain is not one of the known networks. */
   network: ChainNetwork | null
@@ -65,12 +75,17 @@ type CheckBase = {
   mocked: boolean
 }
 
+/** What {@link checkFactOnEthereum} found: whether the fact is registered, where and at which block. */
 export type EthereumFactCheck = CheckBase & {
   chain: 'ethereum'
   chainId: number
   registryKind: EthereumRegistryKind
 }
 
+/**
+ * What {@link checkFactOnStarknet} found: whether the fact counts as registered, every verification
+ * the registry holds for it, and why not when it does not.
+ */
 export type StarknetFactCheck = CheckBase & {
   chain: 'starknet'
   /** The decoded chain id (`SN_SEPOLIA`), or its hex when it is not a short string. */
@@ -84,6 +99,7 @@ export type StarknetFactCheck = CheckBase & {
   reason: string | null
 }
 
+/** A fact check on either chain. */
 export type OnchainFactCheck = EthereumFactCheck | StarknetFactCheck
 
 /** Integrity's `VerifierConfiguration`: four Cairo short strings. */
@@ -100,6 +116,7 @@ export type IntegrityVerification = VerifierConfiguration & {
   securityBits: number
 }
 
+/** A verification the registry holds, judged: whether its hash recomputes and whether it has the settings asked for. */
 export type JudgedVerification = IntegrityVerification & {
   /** The verification hash recomputed from the fact and these settings equals the registry's. */
   hashMatches: boolean

@@ -20,20 +20,56 @@ export type FactWaitProgress<T extends OnchainFactCheck = OnchainFactCheck> = {
   check: T
 }
 
+/** How {@link waitForFactRegistration} waits. */
 export type WaitForFactOptions<T extends OnchainFactCheck = OnchainFactCheck> = {
+  /** How long to wait in all before a WaitTimeoutError. */
   timeoutMs: number
+  /** Ends the wait with an AbortedError. */
   signal?: AbortSignal | undefined
+  /**
+   * The clock the wait is timed by.
+   * @default systemClock
+   */
   clock?: Clock | undefined
+  /**
+   * Where the wait's warnings go (a check that failed and is tried again).
+   * @default silentLogger
+   */
   logger?: Logger | undefined
+  /**
+   * How often to check.
+   * @default DEFAULT_POLL_SCHEDULE
+   */
   schedule?: Partial<PollSchedule> | undefined
+  /**
+   * The random source of the schedule's jitter, in [0, 1).
+   * @default Math.random
+   */
   random?: (() => number) | undefined
   /** Called after each check that found the fact not (yet) registered. */
   onProgress?: ((progress: FactWaitProgress<T>) => void) | undefined
 }
 
 /**
- * Resolves with the first check that finds the fact registered; throws WaitTimeoutError (its
- * `lastSeen` the last check) when the deadline passes first.
+ * Waits for a fact to be registered: facts land some minutes after a query is DONE (the
+ * registration is a later transaction), so "not yet" is polled at the usual growing interval. The
+ * first check runs at once and any error of it ends the wait (a wrong chain, no contract); after
+ * that, a check that fails in a way that may pass does not.
+ *
+ * @param check One check: `() => checkFactOnStarknet(...)` or `() => checkFactOnEthereum(...)`.
+ * @param options The timeout, a signal, and a progress callback.
+ * @returns The first check that found the fact registered.
+ * @throws {WaitTimeoutError} When the timeout passes first (`lastSeen` is the last check).
+ * @throws {ChainError} When the first check cannot be carried out.
+ * @example
+ * ```ts
+ * import { checkFactOnStarknet, waitForFactRegistration } from 'proving-kit/chain'
+ *
+ * const check = await waitForFactRegistration(
+ *   () => checkFactOnStarknet({ rpcUrl: process.env.STARKNET_RPC_URL!, fact: '0x2f3a...', network: 'sepolia' }),
+ *   { timeoutMs: 45 * 60_000, onProgress: ({ attempt }) => console.log(`not yet (${attempt})`) },
+ * )
+ * ```
  */
 export async function waitForFactRegistration<T extends OnchainFactCheck>(
   check: () => Promise<T>,
@@ -83,7 +119,19 @@ export async function waitForFactRegistration<T extends OnchainFactCheck>(
   }
 }
 
-/** "Ethereum sepolia", "Starknet chain SN_INTEGRATION". */
+/**
+ * Where a check looked, in words: "Ethereum sepolia", "Starknet chain SN_INTEGRATION".
+ *
+ * @param check A fact check.
+ * @returns The chain and network (or chain id).
+ * @example
+ * ```ts
+ * import { checkFactOnEthereum, describeWhere } from 'proving-kit/chain'
+ *
+ * const check = await checkFactOnEthereum({ rpcUrl: process.env.SEPOLIA_RPC_URL!, fact: '0x5ab1...' })
+ * console.log(`${check.registered ? 'registered' : 'not registered'} on ${describeWhere(check)}`)
+ * ```
+ */
 export function describeWhere(check: OnchainFactCheck): string {
   const chain = check.chain === 'ethereum' ? 'Ethereum' : 'Starknet'
   return check.network ? `${chain} ${check.network}` : `${chain} chain ${check.chainId}`

@@ -12,6 +12,7 @@ import {
   CAIRO_VMS,
   HINTS,
   JOB_SIZES,
+  type JobSize,
   NETWORKS,
   RESULTS,
   SHARP_PROVERS,
@@ -51,8 +52,7 @@ export const GENERAL_FIELD_OPTIONS = {
 
 /** The fields as the client takes them, the source and the signal aside. */
 export type GeneralFields = Omit<SubmitQueryOptions, 'pieZip' | 'programFile' | 'inputFile' | 'programHash' | 'signal' | 'declaredJobSize'> & {
-  declaredJobSize?: string | undefined
-  hints?: string | undefined
+  declaredJobSize?: JobSize | undefined
 }
 
 /** Whether any flag of the general submission was given (so `prove` uses POST /proving-query). */

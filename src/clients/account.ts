@@ -33,7 +33,7 @@ export type { AccountClientOptions, ApiKeyProvider, ChallengePreview, CreateApiK
 const accountSchemas = () => import('../schemas/account.ts')
 
 /**
- * The account service's programmatic wallet flow (interface.md "Authentication", contract.md):
+ * The account service's programmatic wallet flow:
  * challenge -> EIP-712 signature -> bearer session -> API keys, and the refresh of the session
  * before it expires.
  *
@@ -55,12 +55,33 @@ type Session = {
   projectId: string | undefined
 }
 
+/** The color a new API key is shown with when none is given. */
 export const DEFAULT_KEY_COLOR = '#3b82f6'
 const DEFAULT_REFRESH_MARGIN_MS = 60_000
 /** When `expiresAt` cannot be read, or lies in the past by our clock (skew): assume this. */
 const ASSUMED_LIFETIME_MS = 60_000
 
+/**
+ * A client of the account service's wallet sign-in: a challenge, signed as EIP-712 typed data,
+ * is exchanged for a bearer session, which is refreshed before it expires; with it the client
+ * lists and mints API keys. Only a plain sign-in for this wallet is ever signed.
+ *
+ * The private key, both tokens, the challenge token and every API key seen are kept out of every
+ * message and log line. viem's `viem/accounts` loads only when a signature is made.
+ *
+ * @example
+ * ```ts
+ * import { AccountClient, ProvingClient } from 'proving-kit'
+ *
+ * const account = new AccountClient({
+ *   baseUrl: process.env.ACCOUNT_BASE_URL!,
+ *   privateKey: process.env.WALLET_PRIVATE_KEY,
+ * })
+ * const client = new ProvingClient({ baseUrl: process.env.PROVING_BASE_URL!, apiKey: await account.getApiKey() })
+ * ```
+ */
 export class AccountClient {
+  /** The HTTP client every request of this client goes through. */
   readonly http: HttpClient
   readonly #privateKey: `0x${string}` | undefined
   #signer: TypedDataSigner | undefined
@@ -88,7 +109,7 @@ export class AccountClient {
     })
   }
 
-  /** How many sign-ins and refreshes this client has made (for logs and tests). */
+  /** How many sign-ins and refreshes this client has made. */
   get stats(): Readonly<{ signIns: number; refreshes: number }> {
     return { ...this.#stats }
   }
@@ -99,14 +120,50 @@ export class AccountClient {
     return session && { wallet: session.wallet, projectId: session.projectId, expiresAt: session.expiresAt }
   }
 
-  /** The wallet address of the signer (derives it from the private key when needed). */
+  /**
+   * The wallet address of the signer (derived from the private key when needed).
+   *
+   * @returns The 0x address.
+   * @throws {InvalidInputError} When the client has neither a private key nor a signer.
+   * @example
+   * ```ts
+   * import { AccountClient } from 'proving-kit'
+   *
+   * const account = new AccountClient({
+   *   baseUrl: process.env.ACCOUNT_BASE_URL!,
+   *   privateKey: process.env.WALLET_PRIVATE_KEY,
+   * })
+   * console.log(await account.getWallet())
+   * ```
+   */
   async getWallet(): Promise<string> {
     return (await this.#getSigner()).address
   }
 
   // --- The calls of contract.md, one each ------------------------------------------------------
 
-  /** GET /auth/web3/challenge?wallet=: typed data to sign, and its one-time token. */
+  /**
+   * Fetches a sign-in challenge for a wallet (`GET /auth/web3/challenge`): the typed data to sign
+   * and its one-time token. {@link AccountClient.signIn} does this, checks and signs it.
+   *
+   * @param wallet The wallet's 0x address (20 bytes).
+   * @param options.signal Cancels the request (the promise rejects with AbortedError).
+   * @returns `{ eip712, challengeToken, ... }`.
+   * @throws {InvalidInputError} When `wallet` is not an address.
+   * @throws {NetworkError} When no answer came (after the retries a read is allowed).
+   * @throws {ServiceError} When the service refuses the request (`status` and `code` say why).
+   * @example
+   * ```ts
+   * import { AccountClient } from 'proving-kit'
+   *
+   * const account = new AccountClient({
+   *   baseUrl: process.env.ACCOUNT_BASE_URL!,
+   *   privateKey: process.env.WALLET_PRIVATE_KEY,
+   * })
+   * const { eip712 } = await account.getChallenge(await account.getWallet())
+   * console.log(eip712.primaryType)
+   * ```
+   */
   async getChallenge(wallet: string, options: { signal?: AbortSignal | undefined } = {}): Promise<ChallengeResponse> {
     const address = checkWallet(wallet)
     const { data } = await this.http.request({
@@ -123,7 +180,31 @@ export class AccountClient {
     return data
   }
 
-  /** POST /auth/web3/session with `channel: "bearer"`: the signature for a token pair. */
+  /**
+   * Exchanges a signed challenge for a bearer session (`POST /auth/web3/session`). {@link
+   * AccountClient.signIn} does this.
+   *
+   * @param request The wallet, the challenge's token and the signature of its typed data.
+   * @param options.signal Cancels the request (the promise rejects with AbortedError).
+   * @returns `{ accessToken, refreshToken, expiresAt, selectedProject, ... }`.
+   * @throws {InvalidInputError} When `request.wallet` is not an address.
+   * @throws {NetworkError} When no answer came (after the retries a read is allowed).
+   * @throws {ServiceError} When the service refuses the request (`status` and `code` say why).
+   * @example
+   * ```ts
+   * import { AccountClient, localSigner } from 'proving-kit'
+   *
+   * const account = new AccountClient({ baseUrl: process.env.ACCOUNT_BASE_URL! })
+   * const signer = await localSigner(process.env.WALLET_PRIVATE_KEY!)
+   * const challenge = await account.getChallenge(signer.address)
+   * const signature = await signer.signTypedData(challenge.eip712)
+   * const session = await account.createSession({
+   *   wallet: signer.address,
+   *   challengeToken: challenge.challengeToken,
+   *   signature,
+   * })
+   * ```
+   */
   async createSession(
     request: { wallet: string; challengeToken: string; signature: string },
     options: { signal?: AbortSignal | undefined } = {},
@@ -141,8 +222,25 @@ export class AccountClient {
   }
 
   /**
-   * POST /auth/refresh-token with the refresh token as bearer: a new pair. The token given is
-   * spent by this call whatever its outcome; the service refuses it from then on (401).
+   * Exchanges a refresh token for a new token pair (`POST /auth/refresh-token`). The token given is
+   * spent by this call whatever its outcome: the service refuses it from then on (401).
+   * {@link AccountClient.getAccessToken} refreshes by itself.
+   *
+   * @param refreshToken The refresh token of the current session.
+   * @param options.signal Cancels the request (the promise rejects with AbortedError).
+   * @returns `{ accessToken, refreshToken, expiresAt }`.
+   * @throws {NetworkError} When no answer came (after the retries a read is allowed).
+   * @throws {ServiceError} When the service refuses the request (`status` and `code` say why).
+   * @example
+   * ```ts
+   * import { AccountClient } from 'proving-kit'
+   *
+   * const account = new AccountClient({
+   *   baseUrl: process.env.ACCOUNT_BASE_URL!,
+   *   privateKey: process.env.WALLET_PRIVATE_KEY,
+   * })
+   * const pair = await account.refreshSession(process.env.REFRESH_TOKEN!)
+   * ```
    */
   async refreshSession(refreshToken: string, options: { signal?: AbortSignal | undefined } = {}): Promise<RefreshResponse> {
     this.http.redactor.add(refreshToken)
@@ -159,7 +257,26 @@ export class AccountClient {
     return data
   }
 
-  /** GET /api-keys: one page of the keys of a project (the session's project by default). */
+  /**
+   * Lists one page of the API keys of a project (`GET /api-keys`), signing in first when needed.
+   *
+   * @param options The project (the session's by default) and the page.
+   * @returns `{ data }`: the keys' records, each with its `apiKey`.
+   * @throws {InvalidInputError} When `limit` or `offset` is out of range, or the client cannot sign in (no wallet).
+   * @throws {NetworkError} When no answer came (after the retries a read is allowed).
+   * @throws {ServiceError} When the service refuses the request (`status` and `code` say why).
+   * @example
+   * ```ts
+   * import { AccountClient } from 'proving-kit'
+   *
+   * const account = new AccountClient({
+   *   baseUrl: process.env.ACCOUNT_BASE_URL!,
+   *   privateKey: process.env.WALLET_PRIVATE_KEY,
+   * })
+   * const { data } = await account.listApiKeys({ limit: 10 })
+   * for (const key of data) console.log(key.id)
+   * ```
+   */
   async listApiKeys(options: ListApiKeysOptions = {}): Promise<ApiKeyListResponse> {
     if (options.limit !== undefined) checkInteger(options.limit, 'limit', 1, 100)
     if (options.offset !== undefined) checkInteger(options.offset, 'offset', 0, Number.MAX_SAFE_INTEGER)
@@ -183,7 +300,25 @@ export class AccountClient {
     return data
   }
 
-  /** POST /api-keys: mints another key in a project (the session's project by default). */
+  /**
+   * Mints another API key in a project (`POST /api-keys`), signing in first when needed.
+   *
+   * @param options The key's name and color, and the project (the session's by default).
+   * @returns The new key's record, with its `apiKey`.
+   * @throws {InvalidInputError} When the name is empty or longer than 100 characters, or no project is known.
+   * @throws {NetworkError} When no answer came (after the retries a read is allowed).
+   * @throws {ServiceError} When the service refuses the request (`status` and `code` say why).
+   * @example
+   * ```ts
+   * import { AccountClient } from 'proving-kit'
+   *
+   * const account = new AccountClient({
+   *   baseUrl: process.env.ACCOUNT_BASE_URL!,
+   *   privateKey: process.env.WALLET_PRIVATE_KEY,
+   * })
+   * const { apiKey } = await account.createApiKey({ name: 'ci' })
+   * ```
+   */
   async createApiKey(options: CreateApiKeyOptions): Promise<ApiKeyRecord> {
     const name = options.name?.trim()
     if (!name) throw new InvalidInputError('A new API key needs a name.', { input: 'name' })
@@ -210,8 +345,23 @@ export class AccountClient {
   }
 
   /**
-   * Fetches a challenge for this wallet and says whether it would be signed, without signing
-   * or sending anything else.
+   * Fetches a challenge for this wallet and says whether it would be signed, without signing or sending anything else.
+   *
+   * @param options.signal Cancels the request (the promise rejects with AbortedError).
+   * @returns `{ wallet, challenge, problems }`: `problems` lists why it would be refused (empty: it would be signed).
+   * @throws {NetworkError} When no answer came (after the retries a read is allowed).
+   * @throws {ServiceError} When the service refuses the request (`status` and `code` say why).
+   * @example
+   * ```ts
+   * import { AccountClient } from 'proving-kit'
+   *
+   * const account = new AccountClient({
+   *   baseUrl: process.env.ACCOUNT_BASE_URL!,
+   *   privateKey: process.env.WALLET_PRIVATE_KEY,
+   * })
+   * const { problems } = await account.previewChallenge()
+   * if (problems.length) console.log('would not sign:', problems)
+   * ```
    */
   async previewChallenge(options: { signal?: AbortSignal | undefined } = {}): Promise<ChallengePreview> {
     const wallet = (await this.#getSigner()).address
@@ -222,9 +372,27 @@ export class AccountClient {
   // --- The flow ------------------------------------------------------------------------------
 
   /**
-   * Signs in: fetches a challenge for the wallet, signs exactly its `eip712` object, and
-   * exchanges the signature for a bearer session, which replaces the current one. A sign-in or
-   * refresh already in flight is joined instead of starting another.
+   * Signs in: fetches a challenge for the wallet, checks that it is a plain sign-in for this wallet,
+   * signs exactly its typed data, and exchanges the signature for a session, which replaces the
+   * current one. A sign-in or refresh already in flight is joined instead.
+   *
+   * @param options.signal Stops waiting for the sign-in (the promise rejects with AbortedError).
+   * @returns The session without its tokens: the wallet, the project and when it expires.
+   * @throws {UnsafeChallengeError} When the challenge is anything but a plain sign-in for this wallet
+   * (nothing is signed).
+   * @throws {InvalidInputError} When the client has neither a private key nor a signer.
+   * @throws {NetworkError} When no answer came (after the retries a read is allowed).
+   * @throws {ServiceError} When the service refuses the request (`status` and `code` say why).
+   * @example
+   * ```ts
+   * import { AccountClient } from 'proving-kit'
+   *
+   * const account = new AccountClient({
+   *   baseUrl: process.env.ACCOUNT_BASE_URL!,
+   *   privateKey: process.env.WALLET_PRIVATE_KEY,
+   * })
+   * const { wallet, projectId, expiresAt } = await account.signIn()
+   * ```
    */
   async signIn(options: { signal?: AbortSignal | undefined } = {}): Promise<SessionInfo> {
     const session = await this.#shared(() => this.#signIn(), options.signal)
@@ -233,7 +401,23 @@ export class AccountClient {
 
   /**
    * A valid access token: signs in on first use, refreshes when `expiresAt` is near. Concurrent
-   * callers share one refresh (the refresh token can only be spent once).
+   * callers share one refresh (a refresh token can be spent once).
+   *
+   * @param options.signal Stops waiting for the token (the promise rejects with AbortedError).
+   * @returns The bearer token.
+   * @throws {UnsafeChallengeError} When a sign-in's challenge is refused.
+   * @throws {NetworkError} When no answer came (after the retries a read is allowed).
+   * @throws {ServiceError} When the service refuses the request (`status` and `code` say why).
+   * @example
+   * ```ts
+   * import { AccountClient } from 'proving-kit'
+   *
+   * const account = new AccountClient({
+   *   baseUrl: process.env.ACCOUNT_BASE_URL!,
+   *   privateKey: process.env.WALLET_PRIVATE_KEY,
+   * })
+   * const token = await account.getAccessToken()
+   * ```
    */
   async getAccessToken(options: { signal?: AbortSignal | undefined } = {}): Promise<string> {
     const session = this.#session
@@ -243,8 +427,25 @@ export class AccountClient {
   }
 
   /**
-   * The API key of the session's project (`data[0].apiKey` of the key list; a first-time
-   * wallet has exactly one), fetched once and remembered.
+   * The API key of a project (the first of its key list; a first-time wallet has exactly one),
+   * fetched once and remembered.
+   *
+   * @param options.projectId The project. Default: the session's.
+   * @param options.signal Cancels the requests (the promise rejects with AbortedError).
+   * @returns The API key.
+   * @throws {ProvingKitError} When the project has no API key (`nextStep`: create one).
+   * @throws {NetworkError} When no answer came (after the retries a read is allowed).
+   * @throws {ServiceError} When the service refuses the request (`status` and `code` say why).
+   * @example
+   * ```ts
+   * import { AccountClient } from 'proving-kit'
+   *
+   * const account = new AccountClient({
+   *   baseUrl: process.env.ACCOUNT_BASE_URL!,
+   *   privateKey: process.env.WALLET_PRIVATE_KEY,
+   * })
+   * const apiKey = await account.getApiKey()
+   * ```
    */
   async getApiKey(options: { projectId?: string | undefined; signal?: AbortSignal | undefined } = {}): Promise<string> {
     await this.getAccessToken(options)
@@ -264,9 +465,25 @@ export class AccountClient {
   }
 
   /**
-   * An `ApiKeyProvider` for the other clients. Every call also keeps the session alive
-   * (refreshing it before it expires), so a process that waits for hours can still mint keys
-   * or list projects at the end of its wait without signing in again.
+   * An `ApiKeyProvider` for the other clients: asked before each of their requests, it keeps
+   * the session alive (refreshing it before it expires), so a process that waits for hours still
+   * has a valid key at the end.
+   *
+   * @param options.projectId The project whose key it gives. Default: the session's.
+   * @returns The provider.
+   * @example
+   * ```ts
+   * import { AccountClient, StorageProofClient } from 'proving-kit'
+   *
+   * const account = new AccountClient({
+   *   baseUrl: process.env.ACCOUNT_BASE_URL!,
+   *   privateKey: process.env.WALLET_PRIVATE_KEY,
+   * })
+   * const storage = new StorageProofClient({
+   *   baseUrl: process.env.STORAGE_PROOF_BASE_URL!,
+   *   apiKey: account.apiKeyProvider(),
+   * })
+   * ```
    */
   apiKeyProvider(options: { projectId?: string | undefined } = {}): ApiKeyProvider {
     return async (call = {}) => {

@@ -27,6 +27,10 @@ export const DEFAULT_SIGN_IN_DOMAIN = { name: 'Proving Account Service', chainId
 /** Largest challenge answer read (bytes); a bigger one is refused before it is parsed. */
 export const MAX_CHALLENGE_BYTES = 64 * 1024
 
+/**
+ * The sign-in domain an {@link AccountClient} accepts: any challenge with another is refused
+ * unsigned. The service's documented values by default.
+ */
 export type SignInExpectation = {
   /** The domain `name` the account service signs in with. */
   domainName?: string | undefined
@@ -37,6 +41,7 @@ export type SignInExpectation = {
 /** A challenge the client will not sign; `problems` lists every rule it broke. */
 export class UnsafeChallengeError extends InvalidResponseError {
   override name = 'UnsafeChallengeError'
+  /** Every rule the challenge broke, one line each. */
   readonly problems: readonly string[]
   constructor(problems: string[]) {
     super(

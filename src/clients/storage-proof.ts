@@ -18,6 +18,7 @@ import type { ApiKeyProvider } from './account.ts'
 /** The schemas load with the first request, not with the client: zod stays off the import path (bench figure 8). */
 const storageProofSchemas = () => import('../schemas/storage-proof.ts')
 
+/** How {@link StorageProofClient} reaches the storage-proof service. */
 export type StorageProofClientOptions = ConnectionOptions & {
   /**
    * The API key, or a provider asked before every request: an `AccountClient.apiKeyProvider()`
@@ -30,26 +31,49 @@ export type StorageProofClientOptions = ConnectionOptions & {
   secrets?: string[] | undefined
 }
 
+/** A batch query's status as a wait sees it, given to `onProgress` on every change. */
 export type BatchQueryProgress = {
   internalId: string
   queryStatus: string
   elapsedMs: number
 }
 
-/** `onProgress` is called on every change of status (and once for the first status seen). */
+/** How {@link StorageProofClient.waitForBatchQuery} waits: its timeout, signal, progress callback and schedule. */
 export type WaitForBatchQueryOptions = WaitOptions<BatchQueryProgress>
 
+/** How a batch query ended: its id and its final status (`DONE` or `FAILED`). */
 export type BatchQueryResult = { internalId: string; queryStatus: string }
 
 
 /**
- * The storage-proof service: `POST /batch-query` and `GET /batch-query-status?batchQueryId=`
- * (contract.md), with a wait that follows the shared polling discipline.
+ * A client of the storage-proof service: submit a batch query (`POST /batch-query`), read its
+ * status, and wait for it to end.
+ *
+ * @example
+ * ```ts
+ * import { StorageProofClient } from 'proving-kit'
+ *
+ * const storage = new StorageProofClient({
+ *   baseUrl: process.env.STORAGE_PROOF_BASE_URL!,
+ *   apiKey: process.env.STORAGE_PROOF_API_KEY,
+ * })
+ * const { internalId } = await storage.submitBatchQuery({
+ *   destinationChainId: 'SN_SEPOLIA',
+ *   fee: '0',
+ *   data: {
+ *     '11155111': {
+ *       'block:7000000': { accounts: { '0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D': { props: ['BALANCE'] } } },
+ *     },
+ *   },
+ * })
+ * const { queryStatus } = await storage.waitForBatchQuery(internalId)
+ * ```
  */
 export class StorageProofClient {
+  /** The HTTP client every request of this client goes through. */
   readonly http: HttpClient
   readonly #apiKey: string | ApiKeyProvider | undefined
-  /** Set once a service answered the status path of contract.md with no route. */
+  /** Set once a service answered the status path with no route. */
   #statusPath: 'older' | undefined
 
   constructor(options: StorageProofClientOptions) {
@@ -79,8 +103,34 @@ export class StorageProofClient {
   }
 
   /**
-   * POST /batch-query. The body is checked first (nothing is sent when it is malformed). The
-   * service has no deduplication, so a submission whose answer was lost is not sent again.
+   * Submits a batch query (`POST /batch-query`). The body is checked first (nothing is sent when it
+   * is malformed). The service has no deduplication: a submission whose answer was lost is not sent
+   * again (the error says how to check).
+   *
+   * @param body The destination chain, the fee, and per chain, block and account what to prove.
+   * @param options.signal Cancels the request (the promise rejects with AbortedError).
+   * @returns `{ internalId }`: the batch query's id, to wait for.
+   * @throws {InvalidInputError} When the body is malformed (every problem listed), or the client has no API key.
+   * @throws {SubmissionOutcomeUnknownError} When the batch query may have reached the service but the answer was lost.
+   * @throws {ServiceError} When the service refuses it.
+   * @example
+   * ```ts
+   * import { StorageProofClient } from 'proving-kit'
+   *
+   * const storage = new StorageProofClient({
+   *   baseUrl: process.env.STORAGE_PROOF_BASE_URL!,
+   *   apiKey: process.env.STORAGE_PROOF_API_KEY,
+   * })
+   * const { internalId } = await storage.submitBatchQuery({
+   *   destinationChainId: 'SN_SEPOLIA',
+   *   fee: '0',
+   *   data: {
+   *     '11155111': {
+   *       'timestamp:1717243200': { accounts: { '0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D': { slots: ['0x0'] } } },
+   *     },
+   *   },
+   * })
+   * ```
    */
   async submitBatchQuery(body: BatchQueryBody, options: { signal?: AbortSignal } = {}): Promise<{ internalId: string }> {
     const checked = (await storageProofSchemas()).checkBatchQueryBody(body)
@@ -106,9 +156,25 @@ export class StorageProofClient {
   }
 
   /**
-   * GET /batch-query-status?batchQueryId= (contract.md, as public clients of production read
-   * it). A service without that route (a no-route 404) is asked on the older
-   * GET /batch-query/{internalId}/status, and this client stays there.
+   * Reads a batch query's status (`GET /batch-query-status?batchQueryId=`). A service without that
+   * route is asked on the older `GET /batch-query/{internalId}/status`, and the client stays there.
+   *
+   * @param internalId The batch query's id.
+   * @param options.signal Cancels the request (the promise rejects with AbortedError).
+   * @returns `{ queryStatus }`: one of `BATCH_QUERY_STATUSES`, or a newer one.
+   * @throws {InvalidInputError} When the client has no API key.
+   * @throws {NetworkError} When no answer came (after the retries a read is allowed).
+   * @throws {ServiceError} When the service refuses the request (`status` and `code` say why).
+   * @example
+   * ```ts
+   * import { StorageProofClient } from 'proving-kit'
+   *
+   * const storage = new StorageProofClient({
+   *   baseUrl: process.env.STORAGE_PROOF_BASE_URL!,
+   *   apiKey: process.env.STORAGE_PROOF_API_KEY,
+   * })
+   * const { queryStatus } = await storage.getBatchQueryStatus('bq-1')
+   * ```
    */
   async getBatchQueryStatus(internalId: string, options: { signal?: AbortSignal } = {}): Promise<BatchQueryStatusResponse> {
     const id = requireId(internalId, 'internalId')
@@ -136,9 +202,26 @@ export class StorageProofClient {
   }
 
   /**
-   * Waits for DONE or FAILED and returns the last status (FAILED is a result, not an
-   * exception: the caller decides). contract.md: a status this client does not know is not
-   * terminal, so the wait goes on, with one warning, until the timeout.
+   * Waits for a batch query to end and returns its last status: DONE or FAILED (a result, not an
+   * exception: the caller decides). A status this client does not know is taken as still running,
+   * with one warning, until the timeout.
+   *
+   * @param internalId The batch query's id.
+   * @param options The timeout, the progress callback, the signal and the poll schedule.
+   * @returns `{ internalId, queryStatus }`.
+   * @throws {WaitTimeoutError} When it has not ended within `timeoutMs`.
+   * @throws {AbortedError} When `signal` aborts.
+   * @example
+   * ```ts
+   * import { StorageProofClient } from 'proving-kit'
+   *
+   * const storage = new StorageProofClient({
+   *   baseUrl: process.env.STORAGE_PROOF_BASE_URL!,
+   *   apiKey: process.env.STORAGE_PROOF_API_KEY,
+   * })
+   * const { queryStatus } = await storage.waitForBatchQuery('bq-1', { timeoutMs: 3_600_000 })
+   * if (queryStatus === 'FAILED') throw new Error('the batch query failed')
+   * ```
    */
   async waitForBatchQuery(internalId: string, options: WaitForBatchQueryOptions = {}): Promise<BatchQueryResult> {
     const id = requireId(internalId, 'internalId')

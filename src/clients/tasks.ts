@@ -27,6 +27,7 @@ import {
   TASK_STATUSES,
   TASK_SUCCESS_STATUS,
   type TaskStage,
+  type TaskStatus,
   taskStageLabel,
   taskStageOf,
 } from '../schemas/tasks-constants.ts'
@@ -35,6 +36,7 @@ import {
 const taskSchemas = () => import('../schemas/tasks.ts')
 type TaskSchemas = Awaited<ReturnType<typeof taskSchemas>>
 
+/** How {@link TaskClient} reaches the data-processor task service. */
 export type TaskClientOptions = ConnectionOptions & {
   /** Sent as `X-API-KEY` on the two submissions only; reads need none. */
   apiKey?: string | undefined
@@ -42,6 +44,7 @@ export type TaskClientOptions = ConnectionOptions & {
   secrets?: string[] | undefined
 }
 
+/** Which page of tasks {@link TaskClient.listTasks} reads, and its filters. */
 export type ListTasksOptions = {
   /** Page number, from 1 (service default 1). */
   page?: number | undefined
@@ -49,11 +52,15 @@ export type ListTasksOptions = {
   perPage?: number | undefined
   /** Matches the task UUID. */
   search?: string | undefined
-  status?: string | undefined
+  /** Only the tasks in this status (one of `TASK_STATUSES`; another is refused before anything is sent). */
+  status?: TaskStatus | undefined
+  /** Only the tasks of this client. */
   clientId?: string | undefined
+  /** Cancels the request (the promise rejects with AbortedError). */
   signal?: AbortSignal | undefined
 }
 
+/** A task's state as a wait sees it, given to `onProgress` on every change. */
 export type TaskProgress = {
   taskId: string
   status: string
@@ -63,14 +70,21 @@ export type TaskProgress = {
   record: TaskStatusRecord
 }
 
-/** `onProgress` is called on every change of status (and once for the first status seen). */
+/**
+ * How {@link TaskClient.waitForTask} waits: its timeout and signal, its progress callback, how long
+ * an unknown status may last.
+ */
 export type WaitForTaskOptions = WaitOptions<TaskProgress> & {
-  /** Warn when one status lasts longer than this (default 30 min). */
+  /**
+   * Warn when one status lasts longer than this.
+   * @default 1_800_000 (30 minutes)
+   */
   stuckAfterMs?: number | undefined
   /**
    * How long a status this version does not know may last before the wait ends with
-   * UnknownStatusError (default 10 min). A new intermediate stage passes through; an unknown
-   * terminal state does not hold the wait until its timeout.
+   * UnknownStatusError: a new intermediate stage passes through, an unknown terminal state does not
+   * hold the wait until its timeout.
+   * @default 600_000 (10 minutes)
    */
   unknownStatusGraceMs?: number | undefined
 }
@@ -78,11 +92,22 @@ export type WaitForTaskOptions = WaitOptions<TaskProgress> & {
 const DEFAULT_UNKNOWN_STATUS_GRACE_MS = 10 * 60_000
 
 /**
- * The data-processor task service: schedule a task, submit a decommitment-only task, list
- * tasks, read a task's status and the MMRs it used, and wait for it to finish. Every body is
- * checked before it is sent; a problem is an InvalidInputError naming the field and why.
+ * A client of the data-processor task service: schedule a task, submit a decommitment-only task,
+ * list tasks, read a task's status and the MMRs it used, and wait for it to finish. Every body is
+ * checked before it is sent; a problem is an {@link InvalidInputError} naming the field and why.
+ *
+ * @example
+ * ```ts
+ * import { TaskClient } from 'proving-kit'
+ *
+ * const tasks = new TaskClient({ baseUrl: process.env.TASK_BASE_URL!, apiKey: process.env.TASK_API_KEY })
+ * const { uuid } = await tasks.submitDecommitment({ proving_query_id: 'a1b2c3', destination_chain_id: '0xaa36a7' })
+ * const record = await tasks.waitForTask(uuid)
+ * console.log(record.status)
+ * ```
  */
 export class TaskClient {
+  /** The HTTP client every request of this client goes through. */
   readonly http: HttpClient
   readonly #apiKey: string | undefined
 
@@ -95,11 +120,36 @@ export class TaskClient {
     })
   }
 
+  /** Whether the client was given an API key (the two submissions need one). */
   get hasApiKey(): boolean {
     return this.#apiKey !== undefined
   }
 
-  /** POST /tasks: schedules a task through the whole pipeline. */
+  /**
+   * Schedules a task through the whole pipeline (`POST /tasks`). The body is checked first: every
+   * problem is listed and nothing is sent; a top-level field this version does not know is sent as
+   * written, with a warning. The service has no deduplication: a submission whose answer was lost is
+   * not sent again (the error says how to look for the task).
+   *
+   * @param body The task: `destination_chain_id`, `input` (the module and its parameters),
+   * `program_hash`, and the optional fields.
+   * @param options.signal Cancels the request (the promise rejects with AbortedError).
+   * @returns `{ message, uuid }`: the task's uuid, to wait for.
+   * @throws {InvalidInputError} When the body is malformed (the first problem on the error's face,
+   * all in `metaMessages`), or the client has no API key.
+   * @throws {SubmissionOutcomeUnknownError} When the task may have been queued but the answer was lost.
+   * @throws {ServiceError} When the service refuses the task.
+   * @example
+   * ```ts
+   * import { readFile } from 'node:fs/promises'
+   * import { TaskClient } from 'proving-kit'
+   *
+   * const tasks = new TaskClient({ baseUrl: process.env.TASK_BASE_URL!, apiKey: process.env.TASK_API_KEY })
+   * import type { TaskBodyInput } from 'proving-kit'
+   * const body = JSON.parse(await readFile('task.json', 'utf8')) as TaskBodyInput
+   * const { uuid } = await tasks.scheduleTask(body)
+   * ```
+   */
   async scheduleTask(body: TaskBodyInput, options: { signal?: AbortSignal } = {}): Promise<TaskQueuedResponse> {
     const schemas = await taskSchemas()
     const checked = this.#check(schemas, schemas.taskBody, body, 'task body')
@@ -114,9 +164,23 @@ export class TaskClient {
   }
 
   /**
-   * POST /tasks/decommitment: a decommitment-only task for a proving query whose data
-   * processor ran locally. Without dp_output and program_hash the service fetches them from
+   * Submits a decommitment-only task for a proving query whose data processor ran elsewhere
+   * (`POST /tasks/decommitment`). Without `dp_output` and `program_hash` the service takes them from
    * the proving query.
+   *
+   * @param body `proving_query_id`, `destination_chain_id`, and optionally `dp_output`, `program_hash`, `webhook_url`.
+   * @param options.signal Cancels the request (the promise rejects with AbortedError).
+   * @returns `{ message, uuid }`: the task's uuid.
+   * @throws {InvalidInputError} When the body is malformed, or the client has no API key.
+   * @throws {SubmissionOutcomeUnknownError} When the task may have been queued but the answer was lost.
+   * @throws {ServiceError} When the service refuses the task.
+   * @example
+   * ```ts
+   * import { TaskClient } from 'proving-kit'
+   *
+   * const tasks = new TaskClient({ baseUrl: process.env.TASK_BASE_URL!, apiKey: process.env.TASK_API_KEY })
+   * const { uuid } = await tasks.submitDecommitment({ proving_query_id: 'a1b2c3', destination_chain_id: '0xaa36a7' })
+   * ```
    */
   async submitDecommitment(
     body: DecommitmentBodyInput,
@@ -133,7 +197,23 @@ export class TaskClient {
     )
   }
 
-  /** GET /tasks: one page of tasks. */
+  /**
+   * Lists one page of tasks (`GET /tasks`).
+   *
+   * @param options The page (`page`, `perPage`) and the filters.
+   * @returns `{ tasks, pagination }`: the page's tasks and the page count.
+   * @throws {InvalidInputError} When `page`, `perPage` or `status` is out of range.
+   * @throws {NetworkError} When no answer came (after the retries a read is allowed).
+   * @throws {ServiceError} When the service refuses the request (`status` and `code` say why).
+   * @example
+   * ```ts
+   * import { TaskClient } from 'proving-kit'
+   *
+   * const tasks = new TaskClient({ baseUrl: process.env.TASK_BASE_URL!, apiKey: process.env.TASK_API_KEY })
+   * const { tasks: page, pagination } = await tasks.listTasks({ status: 'TaskDecommitmentCompleted', perPage: 50 })
+   * console.log(page.length, pagination.totalPages)
+   * ```
+   */
   async listTasks(options: ListTasksOptions = {}): Promise<TaskListResponse> {
     if (options.page !== undefined) checkInteger(options.page, 'page', 1, Number.MAX_SAFE_INTEGER)
     if (options.perPage !== undefined) checkInteger(options.perPage, 'perPage', 1, TASK_LIST_MAX_PER_PAGE)
@@ -161,8 +241,20 @@ export class TaskClient {
   }
 
   /**
-   * Every task matching the filters, page after page (100 per request unless `perPage` says
-   * otherwise). A task that moves to another page while the pages are read is yielded once.
+   * Yields every task matching the filters, page after page. A task that moves to another page while
+   * the pages are read is yielded once.
+   *
+   * @param options The filters of {@link TaskClient.listTasks}, and `perPage`. Default `perPage`: 100.
+   * @returns An async iterator of the tasks.
+   * @throws {NetworkError} When no answer came (after the retries a read is allowed).
+   * @throws {ServiceError} When the service refuses the request (`status` and `code` say why).
+   * @example
+   * ```ts
+   * import { TaskClient } from 'proving-kit'
+   *
+   * const tasks = new TaskClient({ baseUrl: process.env.TASK_BASE_URL!, apiKey: process.env.TASK_API_KEY })
+   * for await (const task of tasks.iterateTasks({ search: 'a1b2' })) console.log(task.uuid, task.status)
+   * ```
    */
   async *iterateTasks(options: Omit<ListTasksOptions, 'page'> = {}): AsyncGenerator<TaskSummary> {
     const perPage = options.perPage ?? TASK_LIST_MAX_PER_PAGE
@@ -178,12 +270,44 @@ export class TaskClient {
     }
   }
 
-  /** GET /tasks/{uuid}/status (no authentication). */
+  /**
+   * Reads a task's status (`GET /tasks/{uuid}/status`, no authentication).
+   *
+   * @param uuid The task's uuid.
+   * @param options.signal Cancels the request (the promise rejects with AbortedError).
+   * @returns `{ status, taskId, updatedAt, errorMessage }`.
+   * @throws {NetworkError} When no answer came (after the retries a read is allowed).
+   * @throws {ServiceError} When the service refuses the request (`status` and `code` say why).
+   * @example
+   * ```ts
+   * import { TaskClient } from 'proving-kit'
+   *
+   * const tasks = new TaskClient({ baseUrl: process.env.TASK_BASE_URL!, apiKey: process.env.TASK_API_KEY })
+   * const { status, errorMessage } = await tasks.getTaskStatus('0b6f-...')
+   * console.log(status, errorMessage)
+   * ```
+   */
   getTaskStatus(uuid: string, options: { signal?: AbortSignal } = {}): Promise<TaskStatusRecord> {
     return this.#readTask(uuid, 'status', (schemas) => schemas.taskStatusRecord, 'the status', options.signal)
   }
 
-  /** GET /tasks/{uuid}/mmrs: the MMRs the task used (no authentication). */
+  /**
+   * Reads the MMRs a task used (`GET /tasks/{uuid}/mmrs`, no authentication).
+   *
+   * @param uuid The task's uuid.
+   * @param options.signal Cancels the request (the promise rejects with AbortedError).
+   * @returns `{ mmrs }`: each MMR's chain, hashing function, id, root and size.
+   * @throws {NetworkError} When no answer came (after the retries a read is allowed).
+   * @throws {ServiceError} When the service refuses the request (`status` and `code` say why).
+   * @example
+   * ```ts
+   * import { TaskClient } from 'proving-kit'
+   *
+   * const tasks = new TaskClient({ baseUrl: process.env.TASK_BASE_URL!, apiKey: process.env.TASK_API_KEY })
+   * const { mmrs } = await tasks.getTaskMmrs('0b6f-...')
+   * for (const mmr of mmrs) console.log(mmr.chain_id, mmr.root)
+   * ```
+   */
   getTaskMmrs(uuid: string, options: { signal?: AbortSignal } = {}): Promise<TaskMmrsResponse> {
     return this.#readTask(uuid, 'mmrs', (schemas) => schemas.taskMmrsResponse, 'the MMRs', options.signal)
   }
@@ -202,10 +326,26 @@ export class TaskClient {
   }
 
   /**
-   * Waits for a task to reach TaskDecommitmentCompleted and returns its final status record.
-   * Any `*Failed` status ends the wait with a RemoteFailureError carrying the service's error
-   * message and the record; the other endings are WaitTimeoutError, AbortedError and
-   * UnknownStatusError (see `unknownStatusGraceMs`). Same polling discipline as waitForQuery.
+   * Waits for a task to reach TaskDecommitmentCompleted and returns its final status record, polling
+   * as {@link ProvingClient.waitForQuery} does.
+   *
+   * @param uuid The task's uuid.
+   * @param options The timeout, the progress callback, the signal and the poll schedule.
+   * @returns The final status record.
+   * @throws {RemoteFailureError} When the task fails (any `*Failed` status): the service's error
+   * message, and the record in `record`.
+   * @throws {WaitTimeoutError} When the task has not ended within `timeoutMs`.
+   * @throws {AbortedError} When `signal` aborts.
+   * @throws {UnknownStatusError} When an unknown status lasts longer than `unknownStatusGraceMs`.
+   * @example
+   * ```ts
+   * import { TaskClient } from 'proving-kit'
+   *
+   * const tasks = new TaskClient({ baseUrl: process.env.TASK_BASE_URL!, apiKey: process.env.TASK_API_KEY })
+   * const record = await tasks.waitForTask('0b6f-...', {
+   *   onProgress: ({ status, stage }) => console.log(status, stage),
+   * })
+   * ```
    */
   async waitForTask(uuid: string, options: WaitForTaskOptions = {}): Promise<TaskStatusRecord> {
     const id = requireId(uuid, 'uuid', 'The task uuid')

@@ -1,25 +1,6 @@
 import type { Clock } from './runtime.ts'
 
-/**
- * One request budget per process (issue 35): every read a wait makes (a query's status, each
- * query of a batch, a bucket gate, a task, a batch query, a fact's registration) takes a turn
- * here before it is sent, so a batch of thousands polls at a bounded rate instead of each query
- * on its own schedule (500 queries made 583 requests a second).
- *
- * - Turns are at least 1/rate apart (`DEFAULT_MAX_REQUESTS_PER_SECOND`, else `--max-rps` /
- *   `max-requests-per-second`).
- * - Among the reads waiting, the one due soonest goes first (then the one asked first): with
- *   room in the budget a read goes exactly when its wait's schedule says, so one wait, or a
- *   few, poll as they did before; a full budget delays each read by the queue ahead of it.
- * - A 429, or a Retry-After, pauses every read until then and halves the rate; each turn given
- *   afterwards wins back a fiftieth of the configured rate.
- * - A turn that cannot be given before its wait's deadline is refused at the deadline (the wait
- *   then times out), never given late.
- *
- * The budget belongs to the clock the waits run on (`requestBudgetFor`): one per process with
- * the system clock, one per simulated clock in tests. Time moves only through `clock.sleep`, one
- * sleep at a time, so a fake clock that advances on sleep drives it exactly.
- */
+/** The rate a process's waits read at together unless configured otherwise, in requests per second. */
 export const DEFAULT_MAX_REQUESTS_PER_SECOND = 10
 /** The rate is never halved below this (a turn every 10 s). */
 const FLOOR_PER_SECOND = 0.1
@@ -35,12 +16,31 @@ type Turn = {
   done: boolean
 }
 
+/** How a read waits for its turn of a {@link RequestBudget}. */
 export type TakeOptions = {
+  /** Gives up the turn (the promise rejects with the signal's reason). */
   signal?: AbortSignal | undefined
   /** Past this (ms since the epoch), the turn is refused instead (`take` resolves false). */
   deadline?: number | undefined
 }
 
+/**
+ * The request budget of a process's waits: every read a wait makes (a query's status, a task's,
+ * a batch query's, a fact's registration) takes a turn here before it is sent, so thousands of
+ * waits poll at a bounded rate rather than each at its own schedule.
+ *
+ * Turns are at least 1/rate apart; the read due soonest goes first. A 429 or a `Retry-After`
+ * pauses every read until then and halves the rate, which each later turn wins back by a
+ * fiftieth. A turn that cannot be given before its deadline is refused, never given late. One
+ * budget per clock: {@link requestBudgetFor}.
+ *
+ * @example
+ * ```ts
+ * import { requestBudgetFor, systemClock } from 'proving-kit'
+ *
+ * requestBudgetFor(systemClock).configure(2) // every wait of this process: at most 2 reads a second
+ * ```
+ */
 export class RequestBudget {
   readonly #clock: Clock
   #maxPerSecond: number
@@ -63,6 +63,7 @@ export class RequestBudget {
     this.#perSecond = this.#maxPerSecond
   }
 
+  /** The configured rate, in requests per second. */
   get maxPerSecond(): number {
     return this.#maxPerSecond
   }
@@ -72,7 +73,17 @@ export class RequestBudget {
     return this.#perSecond
   }
 
-  /** Sets the rate (requests per second, > 0); the reads waiting are given turns at it from now. */
+  /**
+   * Sets the rate; the reads waiting are given turns at it from now.
+   *
+   * @param maxPerSecond Requests per second, a finite number more than 0 (another is a RangeError).
+   * @example
+   * ```ts
+   * import { requestBudgetFor, systemClock } from 'proving-kit'
+   *
+   * requestBudgetFor(systemClock).configure(20)
+   * ```
+   */
   configure(maxPerSecond: number): void {
     this.#maxPerSecond = checkRate(maxPerSecond)
     this.#perSecond = this.#maxPerSecond
@@ -80,8 +91,18 @@ export class RequestBudget {
   }
 
   /**
-   * Waits for a turn to send one read, not before `dueAt`. Resolves true when it is given, false
-   * when `deadline` passes first; rejects with the signal's reason when it aborts.
+   * Waits for a turn to send a read that is due at `dueAt`.
+   *
+   * @param dueAt When the read is due (ms since the epoch, by the budget's clock).
+   * @param options A deadline past which the turn is refused, and a signal.
+   * @returns true when the turn is given; false when it could not be given before the deadline.
+   * @example
+   * ```ts
+   * import { requestBudgetFor, systemClock } from 'proving-kit'
+   *
+   * const budget = requestBudgetFor(systemClock)
+   * if (await budget.take(systemClock.now(), { deadline: systemClock.now() + 60_000 })) console.log('send the read')
+   * ```
    */
   take(dueAt: number, options: TakeOptions = {}): Promise<boolean> {
     const { signal } = options
@@ -116,8 +137,15 @@ export class RequestBudget {
   }
 
   /**
-   * The service said "too many requests" (a 429, or a Retry-After): no turn before `retryAfterMs`
-   * from now (when given), and the rate halved.
+   * Pauses every read after a 429 (until `Retry-After` when given) and halves the rate.
+   *
+   * @param retryAfterMs The service's `Retry-After`, in ms.
+   * @example
+   * ```ts
+   * import { requestBudgetFor, systemClock } from 'proving-kit'
+   *
+   * requestBudgetFor(systemClock).slowDown(5_000)
+   * ```
    */
   slowDown(retryAfterMs?: number | undefined): void {
     if (retryAfterMs !== undefined && retryAfterMs > 0) this.#pausedUntil = Math.max(this.#pausedUntil, this.#clock.now() + retryAfterMs)
@@ -231,7 +259,19 @@ function checkRate(perSecond: number): number {
 
 const budgets = new WeakMap<Clock, RequestBudget>()
 
-/** The one budget of the waits that run on this clock (the process's, with the system clock). */
+/**
+ * The one budget of the waits that run on this clock: the process's with the system clock, one per
+ * simulated clock in tests.
+ *
+ * @param clock The clock the waits run on.
+ * @returns Its budget, made on first use at `DEFAULT_MAX_REQUESTS_PER_SECOND`.
+ * @example
+ * ```ts
+ * import { requestBudgetFor, systemClock } from 'proving-kit'
+ *
+ * console.log(requestBudgetFor(systemClock).perSecond)
+ * ```
+ */
 export function requestBudgetFor(clock: Clock): RequestBudget {
   let budget = budgets.get(clock)
   if (!budget) {

@@ -15,7 +15,7 @@ import { DEFAULT_CONNECT_MS, onDispatcherLoaded } from './dispatcher-state.ts'
  * request sent before would open a new connection (a TCP and TLS handshake) while that one idles.
  * A submission right after its `GET /is-alive` check is such a request.
  *
- * Measured (bench figure 2, issue 27): undici's entry takes ~80 ms of the first request, its agent
+ * Measured (bench figure 2): undici's entry takes ~80 ms of the first request, its agent
  * and request files alone ~35 ms. They are not loaded by path: undici has no `exports` map, so
  * its file layout is not its API, and a minor version that moves a file would break every
  * installed copy of proving-kit; the 45 ms is a one-time cost, not a share of the upload.
@@ -28,9 +28,18 @@ export const undiciRequest = (async (...args: Parameters<typeof request>) => {
 let sharedAgent: EnvHttpProxyAgent | undefined
 
 /**
- * One keep-alive agent for the process unless the caller brings its own dispatcher. It honours
- * HTTPS_PROXY, HTTP_PROXY and NO_PROXY (either case) as read when it is first used, like curl:
- * runners behind a corporate proxy reach the services through it.
+ * The library's own keep-alive agent, shared by the process, unless a client is given a
+ * dispatcher of its own. It honours `HTTPS_PROXY`, `HTTP_PROXY` and `NO_PROXY` (either case), as
+ * read when it is first used, like curl.
+ *
+ * @param connectMs The connect timeout of the agent, when this call makes it.
+ * @returns The shared agent.
+ * @example
+ * ```ts
+ * import { defaultDispatcher, TaskClient } from 'proving-kit'
+ *
+ * const tasks = new TaskClient({ baseUrl: 'https://tasks.example', dispatcher: defaultDispatcher() })
+ * ```
  */
 export function defaultDispatcher(connectMs = DEFAULT_CONNECT_MS): Dispatcher {
   sharedAgent ??= new EnvHttpProxyAgent({

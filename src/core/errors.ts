@@ -11,8 +11,8 @@
 import { forTerminal, serviceLine } from './service-text.ts'
 
 /**
- * What the caller can do next, as data: each adapter words it in its own terms (the CLI a
- * command, the action an input), so the library's messages name neither a command nor a flag.
+ * What the caller can do next, as data (`nextStepOf(error)` finds it): a program words it in its
+ * own terms, so the library's messages name no command or option of any program.
  */
 export type NextStep =
   /** A submission may have created a query: look among the key's queries before submitting again (and submit anew only if none came of it). */
@@ -32,25 +32,62 @@ export type NextStep =
   /** Remove an entry (by key) or every entry of the local submission journal. */
   | { kind: 'clear-journal'; key?: string | undefined }
 
+/** What a {@link ProvingKitError} is made with, besides its short message. */
 export type ProvingKitErrorOptions = {
+  /** The error this one wraps; its message becomes `details` unless `details` is given. */
   cause?: unknown
   /** What the caller can do next (see NextStep). */
   nextStep?: NextStep | undefined
+  /** The technical detail (usually the cause's message), shown after the message. */
   details?: string | undefined
+  /** Extra lines of context shown below the short message (what to check, the problems found). */
   metaMessages?: string[] | undefined
+  /** The HTTP status of the answer that caused the error. */
   status?: number | undefined
+  /** The service's error code (`QUERY_NOT_RETRIABLE`, `BUCKET_NOT_FOUND`, ...). */
   code?: string | undefined
+  /**
+   * Whether trying the same operation again can help.
+   * @default false
+   */
   retryable?: boolean | undefined
 }
 
+/**
+ * The base of every error the library throws, after viem's `BaseError`: `shortMessage` is one line
+ * a person can act on; `metaMessages` add context; `details` is the cause's message; `status`,
+ * `code`, `retryable` and `nextStep` are what a program decides on. Messages never carry a secret
+ * or a terminal escape sequence.
+ *
+ * @example
+ * ```ts
+ * import { isProvingKitError, ProvingClient, ServiceError } from 'proving-kit'
+ *
+ * const client = new ProvingClient({ baseUrl: process.env.PROVING_BASE_URL!, apiKey: process.env.PROVING_API_KEY })
+ * try {
+ *   await client.retryQuery('a1b2c3')
+ * } catch (error) {
+ *   if (error instanceof ServiceError && error.code === 'MAX_RETRIES_REACHED') console.log('submit a new query')
+ *   else if (isProvingKitError(error)) console.log(error.shortMessage, error.metaMessages)
+ *   else throw error
+ * }
+ * ```
+ */
 export class ProvingKitError extends Error {
   override name = 'ProvingKitError'
+  /** One line a person can act on (the `message` adds `metaMessages` and `details` below it). */
   readonly shortMessage: string
+  /** The technical detail, usually the cause's message, as one line. */
   readonly details: string | undefined
+  /** Extra lines of context: what to check, the problems found. */
   readonly metaMessages: string[] | undefined
+  /** The HTTP status of the answer that caused the error, when there was one. */
   readonly status: number | undefined
+  /** The service's error code, when it gave one. */
   readonly code: string | undefined
+  /** Whether trying the same operation again can help. */
   readonly retryable: boolean
+  /** What the caller can do next, when the library knows (see {@link nextStepOf}). */
   readonly nextStep: NextStep | undefined
 
   constructor(shortMessage: string, options: ProvingKitErrorOptions = {}) {
@@ -92,7 +129,24 @@ export class ProvingKitError extends Error {
   }
 }
 
-/** The first next step along an error's cause chain, if any. */
+/**
+ * The first next step along an error's cause chain: what the caller can do about it, as data.
+ *
+ * @param error Anything caught.
+ * @returns The step (look for a query before submitting again, read a task, create an API key, ...), or undefined.
+ * @example
+ * ```ts
+ * import { nextStepOf, ProvingClient } from 'proving-kit'
+ *
+ * const client = new ProvingClient({ baseUrl: process.env.PROVING_BASE_URL!, apiKey: process.env.PROVING_API_KEY })
+ * try {
+ *   await client.submitPie({ pieZip: 'build/pie.zip' })
+ * } catch (error) {
+ *   if (nextStepOf(error)?.kind === 'look-for-query') console.log('the query may exist: list your queries first')
+ *   throw error
+ * }
+ * ```
+ */
 export function nextStepOf(error: unknown): NextStep | undefined {
   const link = error instanceof ProvingKitError ? (error.walk((each) => each instanceof ProvingKitError && each.nextStep !== undefined) as ProvingKitError | null) : null
   return link?.nextStep
@@ -107,10 +161,10 @@ export function wordNextStep(error: unknown, words: NextStepWords): string | und
   return step ? (words[step.kind] as (step: NextStep) => string)(step) : undefined
 }
 
-/** The user gave something the toolkit cannot use (a flag, an input, a file). Nothing was sent. */
+/** An option, a body or a file the library cannot use. Nothing was sent. */
 export class InvalidInputError extends ProvingKitError {
   override name = 'InvalidInputError'
-  /** The input's name as the user wrote it: a flag, an action input or a body field. */
+  /** The name of the option or body field at fault, as the caller wrote it (`layout`, `input.params[1]`). */
   readonly input: string | undefined
   constructor(shortMessage: string, options: ProvingKitErrorOptions & { input?: string } = {}) {
     super(shortMessage, options)
@@ -118,7 +172,7 @@ export class InvalidInputError extends ProvingKitError {
   }
 }
 
-/** The request never got an HTTP answer: refused, reset, DNS failure, TLS failure. */
+/** The request never got an HTTP answer: refused, reset, DNS failure, TLS failure. `retryable`. */
 export class NetworkError extends ProvingKitError {
   override name = 'NetworkError'
   /** True when the failure happened before any byte of the request could have been processed. */
@@ -137,7 +191,9 @@ export class RequestTimeoutError extends NetworkError {
   override name = 'RequestTimeoutError'
 }
 
-/** The service answered with a status the endpoint does not succeed with. */
+/**
+ * The service answered with a status the operation does not succeed with; `status`, `code` and `body` say what it said.
+ */
 export class ServiceError extends ProvingKitError {
   override name = 'ServiceError'
   /** The parsed error body, when it was JSON. */
@@ -184,11 +240,7 @@ export const AmbiguousSubmissionError = SubmissionOutcomeUnknownError
 /** @deprecated Renamed {@link SubmissionOutcomeUnknownError}; this alias goes in the next minor release. */
 export type AmbiguousSubmissionError = SubmissionOutcomeUnknownError
 
-/**
- * What an ended wait was waiting for, which goes on running on the service: each adapter says how
- * to resume it in its own words (the CLI a command, the action its `wait` sub-action), so the
- * library's messages carry neither.
- */
+/** What an ended wait was waiting for, which goes on running on the service: enough to resume the wait. */
 export type WaitedFor = {
   kind: 'query' | 'task' | 'batch query' | 'bucket'
   id: string
@@ -196,10 +248,15 @@ export type WaitedFor = {
   expectedResult?: string | undefined
 }
 
-/** A wait (query, task, batch query, fact registration) ran past its deadline. */
+/**
+ * A wait (a query, a task, a batch query, a fact registration) ran past its timeout; what it waited
+ * for goes on on the service.
+ */
 export class WaitTimeoutError extends ProvingKitError {
   override name = 'WaitTimeoutError'
+  /** The last state the wait read (a record, a status), when it read one. */
   readonly lastSeen: unknown
+  /** What the wait was waiting for (a query, a task, ...): wait for it again to resume. */
   readonly waitedFor: WaitedFor | undefined
   constructor(shortMessage: string, options: ProvingKitErrorOptions & { lastSeen?: unknown; waitedFor?: WaitedFor | undefined } = {}) {
     super(shortMessage, options)
@@ -219,9 +276,10 @@ export class AbortedError extends ProvingKitError {
   }
 }
 
-/** The remote job ended in failure (query FAILED, task `*Failed`, batch query FAILED). */
+/** The remote job ended in failure (a task `*Failed`); `code` is its status, `record` its record. */
 export class RemoteFailureError extends ProvingKitError {
   override name = 'RemoteFailureError'
+  /** The failed job's record, as the service sent it. */
   readonly record: unknown
   constructor(shortMessage: string, options: ProvingKitErrorOptions & { record?: unknown } = {}) {
     super(shortMessage, options)
@@ -237,6 +295,7 @@ export class UnknownStatusError extends ProvingKitError {
 /** A PIE that breaks a validity rule; `problems` lists every rule broken (capped). */
 export class InvalidPieError extends InvalidInputError {
   override name = 'InvalidPieError'
+  /** Every rule the PIE breaks, one line each (capped). */
   readonly problems: readonly string[]
   constructor(
     shortMessage: string,
@@ -262,14 +321,44 @@ export class ChainError extends ProvingKitError {
   override name = 'ChainError'
 }
 
+/**
+ * Whether a value is an error of this library (a {@link ProvingKitError} or one of its subclasses).
+ *
+ * @param error Anything caught.
+ * @returns true for a ProvingKitError, with the type narrowed.
+ * @example
+ * ```ts
+ * import { isProvingKitError, validatePie } from 'proving-kit'
+ *
+ * try {
+ *   await validatePie('build/pie.zip')
+ * } catch (error) {
+ *   if (isProvingKitError(error)) console.error(error.shortMessage)
+ *   else throw error
+ * }
+ * ```
+ */
 export function isProvingKitError(error: unknown): error is ProvingKitError {
   return error instanceof ProvingKitError
 }
 
 /**
- * A 404 that says the path itself is unknown (a framework's "Cannot GET", a gateway's page, the
- * emulator's NOT_FOUND), as opposed to the service's own answer about a record it does not have
- * (PROVING_QUERY_NOT_FOUND, ...): a client that knows two paths for one read tries the other.
+ * Whether an error is a 404 that says the path itself is unknown (a framework's "Cannot GET", a
+ * gateway's page), as opposed to the service's own answer about a record it does not have
+ * (`PROVING_QUERY_NOT_FOUND`, ...): a client that knows two paths for one read tries the other.
+ *
+ * @param error Anything caught.
+ * @returns true for a {@link ServiceError} with status 404 and no code of the service's.
+ * @example
+ * ```ts
+ * import { isNoRoute, ProvingClient } from 'proving-kit'
+ *
+ * const client = new ProvingClient({ baseUrl: process.env.PROVING_BASE_URL!, apiKey: process.env.PROVING_API_KEY })
+ * const alive = await client.isAlive().catch((error: unknown) => {
+ *   if (isNoRoute(error)) return true // an older service without GET /is-alive
+ *   throw error
+ * })
+ * ```
  */
 export function isNoRoute(error: unknown): boolean {
   if (!(error instanceof ServiceError) || error.status !== 404) return false

@@ -25,29 +25,35 @@ export { isDeadlineError } from './http/failures.ts'
 export { closeDefaultDispatcher } from './dispatcher-state.ts'
 
 /**
- * The one place where requests are sent. Every client goes through `HttpClient.request`, so the
- * retry, timeout, redaction and User-Agent policy is the same everywhere (undici's own advice:
- * compose behaviour around one dispatcher rather than at every call site).
+ * Sends one service's requests with the library's policies: timeouts, retries, redaction of
+ * secrets, the User-Agent. Every client holds one (`client.http`); use it for an endpoint the
+ * clients do not cover.
  *
- * Retry policy: a request is sent again only when that cannot duplicate work on the server:
- * - idempotent requests (GET, HEAD): on network failures, timeouts, 408, 429, 500, 502, 503, 504;
- * - any request the server refused before processing: connection refused or connect timeout
- *   (nothing reached the server), 429, and 503 with Retry-After.
- * A POST whose connection dropped after the body went out, or that got a 500/502/504, is never
- * repeated here: the caller decides (see SubmissionOutcomeUnknownError and the dedupId lookup).
- * Delays grow exponentially with full jitter; `Retry-After` is honoured up to a cap; all of it
- * within a time budget per request.
+ * A request is sent again only when that cannot duplicate work on the server: an idempotent one
+ * (GET, HEAD) after a network failure, a timeout, 408, 429, 500, 502, 503 or 504; any request the server
+ * refused before processing (connection refused, 429, 503 with `Retry-After`). A POST whose
+ * connection dropped after the body went out is never repeated: the caller decides. Delays grow
+ * exponentially with full jitter, within the policy's time budget.
  *
- * This class is the request and its retries; the rest is in ./http/: config.ts (the connection,
- * timeouts and retry policy), request-spec.ts (what a request is), schema.ts (the schema loading
- * while the request goes out), bodies.ts (how much of an answer is read), failures.ts (what a
- * failed request becomes, scrubbed of secrets), download.ts and transport.ts (undici, lazily).
+ * @example
+ * ```ts
+ * import { HttpClient } from 'proving-kit'
+ *
+ * const http = new HttpClient({ baseUrl: 'https://proving.example', serviceName: 'proving service' })
+ * const { status, data } = await http.request({ method: 'GET', path: '/is-alive' })
+ * console.log(status, data)
+ * ```
  */
 export class HttpClient {
+  /** The service's base URL, checked, without a trailing slash. */
   readonly baseUrl: string
+  /** What messages call the service: "proving service", "task service", ... */
   readonly serviceName: string
+  /** Where warnings (a retry, a slow answer) and debug lines go. */
   readonly logger: Logger
+  /** The clock requests, retries and waits are timed by. */
   readonly clock: Clock
+  /** The secrets kept out of every message and log line of this client; add yours to it. */
   readonly redactor: SecretRedactor
   /** The caller's dispatcher; none: the shared agent (core/dispatcher.ts), made on first use. */
   readonly #dispatcher: Dispatcher | undefined
@@ -77,15 +83,39 @@ export class HttpClient {
   }
 
   /**
-   * The service's clock minus this machine's (ms), from the `Date` header of the latest answer
-   * (undefined before one). A lower bound: the header is truncated to the second and read once
-   * the answer arrived. Times the service stamps (a query's createdAt) are compared through it.
+   * The service's clock minus this machine's, in ms, from the `Date` header of the latest answer. A
+   * lower bound: the header is truncated to the second. Times the service stamps (a query's
+   * `createdAt`) are compared through it.
+   *
+   * @returns The offset, or undefined before an answer with a `Date` header.
+   * @example
+   * ```ts
+   * import { ProvingClient } from 'proving-kit'
+   *
+   * const client = new ProvingClient({ baseUrl: process.env.PROVING_BASE_URL! })
+   * await client.isAlive()
+   * console.log(`the service's clock is ${client.http.serviceOffsetMs() ?? 0} ms ahead`)
+   * ```
    */
   serviceOffsetMs(): number | undefined {
     return this.#serviceOffsetMs
   }
 
-  /** Builds the absolute URL of a path with its query string. */
+  /**
+   * Builds the absolute URL of a path with its query string (`undefined` and `null` values left out).
+   *
+   * @param path The path, with or without its leading slash.
+   * @param query The query parameters.
+   * @returns The URL, under the base URL.
+   * @example
+   * ```ts
+   * import { HttpClient } from 'proving-kit'
+   *
+   * const http = new HttpClient({ baseUrl: 'https://proving.example', serviceName: 'proving service' })
+   * console.log(http.url('/docs/proving-queries', { limit: 10, search: undefined }).href)
+   * // https://proving.example/docs/proving-queries?limit=10
+   * ```
+   */
   url(path: string, query?: Record<string, QueryValue>): URL {
     const url = new URL(this.baseUrl + (path.startsWith('/') ? path : `/${path}`))
     for (const [key, value] of Object.entries(query ?? {})) {
@@ -100,11 +130,30 @@ export class HttpClient {
   }
 
   /**
-   * Streams a file from `url` (absolute) into `write`, through the same dispatcher, header
-   * checks and deadline as every request. At most `maxBytes` (an announced Content-Length over
-   * it is refused before a byte is read; a body that runs over is cut and refused). Redirects
-   * are followed only within the URL's own origin (at most 5): an artifact link that sends the
-   * client elsewhere is refused, never followed. No retries: the caller decides.
+   * Streams a file from `url` into `write`, through the same dispatcher, timeouts and deadline as
+   * every request. At most `options.maxBytes`: an announced Content-Length over it is refused before
+   * a byte is read, a body that runs over is cut and refused. Redirects are followed only within
+   * the URL's origin (at most 5). Not retried: the caller decides.
+   *
+   * @param url The file's absolute URL (an artifact link of a query).
+   * @param options `maxBytes`, the `write` that consumes the body, a `signal`, and `what` for messages.
+   * @returns How many bytes were written.
+   * @throws {ServiceError} When the server answers with an error status.
+   * @throws {InvalidResponseError} When the body is larger than `maxBytes`, or a redirect leaves the link's origin.
+   * @throws {NetworkError} When the download fails on the way.
+   * @example
+   * ```ts
+   * import { createWriteStream } from 'node:fs'
+   * import { pipeline } from 'node:stream/promises'
+   * import { ProvingClient } from 'proving-kit'
+   *
+   * const client = new ProvingClient({ baseUrl: process.env.PROVING_BASE_URL!, apiKey: process.env.PROVING_API_KEY })
+   * const { metadataUrls } = await client.getQuery('a1b2c3')
+   * const { bytes } = await client.http.download(metadataUrls[0]!, {
+   *   maxBytes: 512 * 1024 * 1024,
+   *   write: (body) => pipeline(body, createWriteStream('proof.json')),
+   * })
+   * ```
    */
   download(url: string, options: DownloadOptions): Promise<{ bytes: number }> {
     const source: DownloadSource = {
@@ -120,6 +169,34 @@ export class HttpClient {
     return download(source, url, options)
   }
 
+  /**
+   * Sends one request with the client's policies, and parses a successful answer with
+   * `spec.schema` when one is given.
+   *
+   * @param spec The method, path, query, headers and body; the schema of a successful answer; per-
+   * request overrides (retry, timeouts, success statuses, deadline).
+   * @returns `{ status, headers, data, attempts }`: `data` is the parsed body (typed by the schema).
+   * @throws {ServiceError} When the answer's status is not a success.
+   * @throws {InvalidResponseError} When a successful body is not JSON or does not match the schema.
+   * @throws {NetworkError} When no answer came within the retries (a {@link RequestTimeoutError} for a timeout).
+   * @throws {AbortedError} When `spec.signal` aborts.
+   * @example
+   * ```ts
+   * import { HttpClient } from 'proving-kit'
+   *
+   * const http = new HttpClient({
+   *   baseUrl: 'https://proving.example',
+   *   serviceName: 'proving service',
+   *   headers: { 'api-key': 'secret' },
+   * })
+   * const { data } = await http.request<{ alive: boolean }>({
+   *   method: 'GET',
+   *   path: '/is-alive',
+   *   operation: 'check the service',
+   * })
+   * console.log(data.alive)
+   * ```
+   */
   async request<T = unknown>(spec: RequestSpec<T>): Promise<HttpResponse<T>> {
     // A schema still loading is awaited only for a successful answer (./http/schema.ts); settled
     // first, before anything here can throw, so that its rejection is never left unhandled.

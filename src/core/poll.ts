@@ -20,14 +20,22 @@ export const DEFAULT_WAIT_TIMEOUT_MS = 120 * 60_000
 /** When one status or step lasting this long earns a warning (the wait goes on). */
 export const DEFAULT_STUCK_AFTER_MS = 30 * 60_000
 
+/**
+ * How often a wait reads the state: the interval is the time waited divided by `growthDivisor`, kept
+ * between the bounds, with jitter.
+ */
 export type PollSchedule = {
+  /** The shortest interval between two reads. */
   minIntervalMs: number
+  /** The longest interval between two reads. */
   maxIntervalMs: number
   /** The interval is elapsed / growthDivisor before clamping. */
   growthDivisor: number
+  /** How much each interval varies at random, as a fraction of it (0.1: ±10%). */
   jitter: number
 }
 
+/** The schedule of every wait unless given another: from 1 s to 30 s, the time waited / 8, ±10%. */
 export const DEFAULT_POLL_SCHEDULE: PollSchedule = {
   minIntervalMs: 1_000,
   maxIntervalMs: 30_000,
@@ -35,6 +43,21 @@ export const DEFAULT_POLL_SCHEDULE: PollSchedule = {
   jitter: 0.1,
 }
 
+/**
+ * The delay before a wait's next read: the time waited divided by the schedule's `growthDivisor`,
+ * kept between its bounds, with jitter.
+ *
+ * @param elapsedMs How long the wait has waited so far.
+ * @param schedule The schedule.
+ * @param random The random source of the jitter, in [0, 1).
+ * @returns The delay in ms.
+ * @example
+ * ```ts
+ * import { DEFAULT_POLL_SCHEDULE, nextPollDelay } from 'proving-kit'
+ *
+ * console.log(nextPollDelay(60_000, DEFAULT_POLL_SCHEDULE, () => 0.5)) // 7500: a minute in, every 7.5 s
+ * ```
+ */
 export function nextPollDelay(elapsedMs: number, schedule: PollSchedule, random: () => number = Math.random): number {
   const base = Math.min(schedule.maxIntervalMs, Math.max(schedule.minIntervalMs, elapsedMs / schedule.growthDivisor))
   const jittered = base * (1 + schedule.jitter * (2 * random() - 1))
@@ -43,10 +66,19 @@ export function nextPollDelay(elapsedMs: number, schedule: PollSchedule, random:
 
 /** What every wait of a client takes (a wait may take more). */
 export type WaitOptions<Progress> = {
+  /**
+   * How long to wait in all before a WaitTimeoutError.
+   * @default 7_200_000 (2 hours)
+   */
   timeoutMs?: number | undefined
+  /** Ends the wait with an AbortedError. */
   signal?: AbortSignal | undefined
   /** Called on every change of state (and once for the first state seen). */
   onProgress?: ((progress: Progress) => void) | undefined
+  /**
+   * How often to read the state: the interval grows with the time waited.
+   * @default DEFAULT_POLL_SCHEDULE
+   */
   schedule?: Partial<PollSchedule> | undefined
 }
 
@@ -87,8 +119,10 @@ export class StateWatch {
   }
 }
 
+/** What a check of {@link pollUntil} answers: done, with the value, or not yet, with the state seen. */
 export type PollOutcome<T> = { done: true; value: T } | { done: false; state: unknown }
 
+/** How {@link pollUntil} waits. */
 export type PollOptions = {
   /** What is waited for, in messages: "query q-123". */
   what: string
@@ -111,11 +145,30 @@ export type PollOptions = {
 }
 
 /**
- * Calls `check` until it says done, the deadline passes or the signal aborts. Each check runs
- * under the wait's deadline, so no request it makes outlives the wait. A failed check that may
- * pass (network, 5xx, a cut or non-JSON answer, a gateway's page even with a 404: see
- * keepsWaiting) does not end the wait: it is logged as a warning and polled again at the
- * schedule. A typed answer of the service (its JSON 404, a 401) does.
+ * Calls `check` until it says done, the timeout passes or the signal aborts, at the schedule's
+ * growing interval. A check that fails in a way that may pass (a network failure, a 5xx, a
+ * gateway's page) does not end the wait: it is logged as a warning and tried again at the next
+ * turn. An answer of the service that will not change (its JSON 404, a 401) ends it. Every read
+ * takes a turn of the process's request budget, so many waits together poll at a bounded rate.
+ *
+ * @param check Reads the state once: `{ done: true, value }` ends the wait, `{ done: false, state }` goes on.
+ * @param options What is waited for (for messages), the timeout, the clock and logger, the signal and schedule.
+ * @returns The value of the check that said done.
+ * @throws {WaitTimeoutError} When `options.timeoutMs` passes first (`lastSeen` is the last state).
+ * @throws {AbortedError} When `options.signal` aborts.
+ * @example
+ * ```ts
+ * import { pollUntil, ProvingClient, silentLogger, systemClock } from 'proving-kit'
+ *
+ * const client = new ProvingClient({ baseUrl: process.env.PROVING_BASE_URL!, apiKey: process.env.PROVING_API_KEY })
+ * const bucket = await pollUntil(
+ *   async () => {
+ *     const { bucket } = await client.getBucket('bkt-1')
+ *     return bucket.status === 'DONE' ? { done: true, value: bucket } : { done: false, state: bucket.status }
+ *   },
+ *   { what: 'bucket bkt-1', timeoutMs: 3_600_000, clock: systemClock, logger: silentLogger },
+ * )
+ * ```
  */
 export async function pollUntil<T>(check: () => Promise<PollOutcome<T>>, options: PollOptions): Promise<T> {
   const schedule = { ...DEFAULT_POLL_SCHEDULE, ...options.schedule }

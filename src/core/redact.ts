@@ -25,7 +25,20 @@ const SECRET_QUERY_PARAMETERS = new Set([
 /** The same parameter names, for text that does not parse as a URL (e.g. a scheme is missing). */
 const SECRET_PARAMETER_IN_TEXT = new RegExp(`([?&](?:${[...SECRET_QUERY_PARAMETERS].join('|')})=)[^&#\\s]*`, 'gi')
 
-/** Masks credential-carrying query parameters and any user:password part of a URL. */
+/**
+ * Masks the credential-carrying query parameters (`apiKey`, `token`, `signature`, ...) and any
+ * `user:password` part of a URL.
+ *
+ * @param url The URL, or text that should be one.
+ * @returns The URL with those parts as `***`; the text as given when there is nothing to mask.
+ * @example
+ * ```ts
+ * import { redactUrl } from 'proving-kit'
+ *
+ * console.log(redactUrl('https://proving.example/proving-queries?apiKey=sk-123&limit=5'))
+ * // https://proving.example/proving-queries?apiKey=***&limit=5
+ * ```
+ */
 export function redactUrl(url: string | URL): string {
   let parsed: URL
   try {
@@ -80,20 +93,21 @@ export function showGivenUrl(text: string): string {
 }
 
 /**
- * A set of secret values and the means to scrub them from text. Values shorter than 4
- * characters are not registered: masking "1" everywhere would destroy messages and protect
- * nothing.
+ * A set of secret values and the means to scrub them from text. Values shorter than 4 characters
+ * are not registered: masking "1" everywhere would destroy messages and protect nothing.
  *
- * A secret is masked in the forms a service or a library writes it, not only as given (issue 31):
- * - percent-encoded, in either case and in part (`sk_live%2fsecret%2Bkey`), as a query string or
- *   a form body carries it;
- * - JSON string escaping (`\/`, `\"`, `\\`, `\u00xx`), as a JSON body quoting it does;
- * - base64, standard and url-safe, with and without padding, and inside a longer base64 stream
- *   at each of its three alignments (a Basic authorization header, a token that embeds it);
- * - each of these as the job summary shows it once escaped for Markdown and HTML (a backslash
- *   before `_`, `*`, `[`, `\`..., `&amp;`, `&lt;`, a zero-width space inside what GitHub would
- *   link: `https:/\u200b/`, `@\u200b`, `#\u200b1`), since the summary, the PR comment and the
- *   check run are scrubbed after they are rendered.
+ * A secret is masked in the forms a service or a library writes it, not only as given:
+ * percent-encoded (in either case, and in part), JSON-escaped, base64 and base64url (with and
+ * without padding, and inside a longer base64 stream), and each of these once escaped for Markdown
+ * and HTML.
+ *
+ * @example
+ * ```ts
+ * import { SecretRedactor } from 'proving-kit'
+ *
+ * const redactor = new SecretRedactor([process.env.PROVING_API_KEY])
+ * console.log(redactor.redact(`key=${encodeURIComponent(process.env.PROVING_API_KEY ?? '')}`)) // key=***
+ * ```
  */
 export class SecretRedactor {
   readonly #secrets = new Set<string>()
@@ -103,6 +117,7 @@ export class SecretRedactor {
     for (const secret of secrets) this.add(secret)
   }
 
+  /** Registers a secret (trimmed; ignored when shorter than 4 characters). */
   add(secret: string | undefined | null): this {
     if (typeof secret !== 'string') return this
     const value = secret.trim()
@@ -112,10 +127,12 @@ export class SecretRedactor {
     return this
   }
 
+  /** How many secrets are registered. */
   get size(): number {
     return this.#secrets.size
   }
 
+  /** The text with every form of every registered secret replaced by `***`. */
   redact(text: string): string {
     if (this.#pattern === undefined) this.#pattern = compile(this.#secrets)
     return this.#pattern ? text.replace(this.#pattern, REDACTED) : text
@@ -199,7 +216,20 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&')
 }
 
-/** Scrubs URLs (by parameter name) and known values from free text. */
+/**
+ * Scrubs free text: the credentials of every URL in it (see {@link redactUrl}), and every secret of `redactor`.
+ *
+ * @param text The text (a message, a log line, a service's answer).
+ * @param redactor The secrets to mask too.
+ * @returns The text, scrubbed.
+ * @example
+ * ```ts
+ * import { redact, SecretRedactor } from 'proving-kit'
+ *
+ * const line = redact('GET https://u:p@proving.example/q failed for sk-live-123', new SecretRedactor(['sk-live-123']))
+ * // GET https://***:***@proving.example/q failed for ***
+ * ```
+ */
 export function redact(text: string, redactor?: SecretRedactor): string {
   // A URL that parses keeps its path (artifact links are meant to be read), minus credentials;
   // one that does not parse (a bad port, a stray character) shows its scheme and host only.

@@ -4,6 +4,7 @@
  * logging; the CLI passes stderr; the library default is silent.
  */
 
+/** Where the library's warnings and debug lines go; `console` fits. The default everywhere is {@link silentLogger}. */
 export type Logger = {
   debug(message: string): void
   info(message: string): void
@@ -11,6 +12,7 @@ export type Logger = {
   error(message: string): void
 }
 
+/** A logger that drops everything: the library's default. */
 export const silentLogger: Logger = {
   debug() {},
   info() {},
@@ -18,6 +20,7 @@ export const silentLogger: Logger = {
   error() {},
 }
 
+/** The time a client reads, sleeps and times requests by; {@link systemClock} unless a test gives another. */
 export type Clock = {
   /** Milliseconds since the epoch. */
   now(): number
@@ -47,6 +50,7 @@ export function realMillisecondsOf(clock: Clock, ms: number | undefined): number
   return clock.timer ? undefined : ms
 }
 
+/** The machine's clock and timers: the library's default. */
 export const systemClock: Clock = {
   now: () => Date.now(),
   sleep: (ms, signal) =>

@@ -112,7 +112,8 @@ const MARKDOWN_SPECIAL = /[\\*[\]~$]|(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu
  * Markdown structure backslash-escaped, so a reason holding `### ✅ Prove: passed` or
  * `[link](https://evil.example)` shows as those characters, not as a heading or a link. What
  * GitHub links by itself, bare addresses (`https://…`, `www.…`, `a@b.c`), @-mentions and issue
- * references (`#1`, `owner/repo#2`, `GH-3`), is broken with a zero-width space. Code spans in the text (the toolkit's own `` `input` `` mentions) are kept
+ * references (a `#`, an `owner/repo#` or a `GH-` before a number), is broken with a zero-width space.
+ * Code spans in the text (the toolkit's own `` `input` `` mentions) are kept
  * as code: nothing inside a code span is Markdown, so they need no escaping.
  */
 export function forSummary(text: string): string {

@@ -42,7 +42,7 @@ export class ApiKeys {
 
   /**
    * The caller of a proving-service request: the `api-key` header, or the `apiKey` query
-   * parameter, production's documented carrier (production.md).
+   * parameter, production's documented carrier.
    */
   fromHeaderOrQuery(ctx: RouteContext): Owner | null {
     return this.identify(ctx.header('api-key') ?? ctx.query.get('apiKey'))
@@ -65,7 +65,7 @@ export function sameOwner(a: Owner, b: Owner): boolean {
 
 /**
  * The `client` object of records D and L: who submitted the query. In production's shape the
- * submitter is a wallet sign-up: no email, no image (null), as production.md shows.
+ * submitter is a wallet sign-up: no email, no image (null), as production answers.
  */
 export function clientObject(owner: Owner, shape: 'interface' | 'production' = 'interface') {
   return {

@@ -7,6 +7,9 @@ import type { RequestLog } from './request-log.ts'
 import type { RouteContext } from './router.ts'
 import type { StateStore } from './state.ts'
 
+/**
+ * Which records the emulator answers with: the service's documented ones (`interface`) or production's (`production`).
+ */
 export type EmulatorShape = 'interface' | 'production'
 
 /** What every route table of the emulator works with: one per running emulator. */
@@ -24,8 +27,8 @@ export type EmulatorContext = {
   /** Hosts webhooks may be sent to besides this machine (`*`: any). */
   webhookHosts: readonly string[]
   /**
-   * Which records the proving service answers with: interface.md's (default), or production's
-   * (production.md: status in GET /proving-query/{id}, optional fields omitted, client email
+   * Which records the proving service answers with: the documented (default), or production's
+   * (production's: status in GET /proving-query/{id}, optional fields omitted, client email
    * and image null, no /docs/ routes).
    */
   shape: EmulatorShape

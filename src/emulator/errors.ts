@@ -1,5 +1,5 @@
 /**
- * The error bodies the emulator answers with. Where interface.md fixes a body it is copied here
+ * The error bodies the emulator answers with. Where the service's documentation fixes a body it is copied here
  * word for word (retry, bucket close); where it says "not shown" the choice is documented in
  * docs/emulator.md and made once, here.
  */
@@ -19,8 +19,8 @@ export const BUCKET_NOT_FOUND = { error: 'BUCKET_NOT_FOUND' } as const
 export const BUCKET_INTERNAL_ERROR = {} as const
 
 /**
- * The proving service's own refusals where interface.md shows no body: production's
- * `{ message: CODE }` (production.md), with a `details` line naming the field for a person.
+ * The proving service's own refusals where its documentation shows no body: production's
+ * `{ message: CODE }`, with a `details` line naming the field for a person.
  */
 export const INVALID_API_KEY = { message: 'INVALID_API_KEY' } as const
 export const DEDUP_ID_EXISTS = { message: 'PROVING_QUERY_WITH_DEDUP_ID_ALREADY_EXISTS' } as const

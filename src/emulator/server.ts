@@ -31,35 +31,55 @@ import { type EmulatorState, StateStore } from './state.ts'
  * do not collide). The control API lives under /_emulator/.
  */
 
+/**
+ * How {@link startEmulator} runs the emulator: where it listens, which keys it accepts, its clock and
+ * timing, where it keeps its state.
+ */
 export type EmulatorOptions = {
+  /**
+   * The address to listen on; another machine's reach needs `apiKeys`.
+   * @default '127.0.0.1'
+   */
   host?: string
   /** 0 (the default) picks a free port. */
   port?: number
   /** Accepted API keys; without a list any non-empty key is accepted. */
   apiKeys?: string[]
+  /**
+   * How long a query stays RECEIVED and each of its steps takes.
+   * @default DEFAULT_TIMING
+   */
   timing?: Partial<Timing>
   /** Real time by default; `simulatedClock()` lets a test move time by hand. */
   clock?: EmulatorClock
   /** Keep state and uploads here, and reload them on start. In memory and a temp dir otherwise. */
   stateDir?: string
+  /**
+   * Where the emulator's warnings go.
+   * @default silentLogger
+   */
   logger?: Logger
   /** Largest accepted upload (default 16 GiB). */
   maxUploadBytes?: number
   /** Hosts task webhooks may be sent to besides this machine (`*`: any); none by default. */
   webhookHosts?: string[]
   /**
-   * `interface` (default): the records of interface.md. `production`: the records production
-   * answers with (production.md): status in GET /proving-query/{id}, optional fields omitted,
+   * `interface` (default): the documented records. `production`: the records production
+   * answers with: status in GET /proving-query/{id}, optional fields omitted,
    * client email/image null, production's bucket record, no /docs/ routes.
    */
   shape?: EmulatorShape
 }
 
+/** A running emulator: its URL, clock and live state, the requests it answered, and `close`. */
 export type RunningEmulator = {
   /** `http://host:port`, no trailing slash. */
   url: string
+  /** The address it listens on. */
   host: string
+  /** The port it listens on. */
   port: number
+  /** The clock its queries progress by. */
   clock: EmulatorClock
   /** Where uploads are kept (`<stateDir>/uploads`, or a temporary folder removed on close). */
   uploadsDir: string
@@ -69,6 +89,7 @@ export type RunningEmulator = {
   requests(): LoggedRequest[]
   /** Every route served: the services' and the control API's (`control: true`). */
   routes(): { method: string; pattern: string; control: boolean }[]
+  /** Stops the server and removes its temporary folder (a `stateDir` is kept). */
   close(): Promise<void>
 }
 
@@ -81,6 +102,31 @@ const KEEP_ALIVE_TIMEOUT_MS = 10_000
 // Large uploads over slow links: the whole request may take long; the emulator does not cut it.
 const REQUEST_TIMEOUT_MS = 60 * 60_000
 
+/**
+ * Starts the built-in emulator of the four services (proving, task, storage-proof, account) and
+ * a Starknet RPC, on one port, with a control API under `/_emulator/` to plan failures, move time
+ * and inspect the requests. Queries progress through their steps by the emulator's clock; the
+ * facts of an uploaded PIE are the ones the real service would report.
+ *
+ * @param options Where it listens, which API keys it accepts, its clock, timing and state folder.
+ * @returns The running emulator; `close()` it when done.
+ * @throws {InvalidInputError} When an option is refused (another machine could reach it and no
+ * `apiKeys` are given, an unknown `shape`).
+ * @example
+ * ```ts
+ * import { ProvingClient } from 'proving-kit'
+ * import { startEmulator } from 'proving-kit/emulator'
+ *
+ * const emulator = await startEmulator({ apiKeys: ['test-key'], timing: { stepMs: 50 } })
+ * try {
+ *   const client = new ProvingClient({ baseUrl: emulator.url, apiKey: 'test-key' })
+ *   const { provingQueryId } = await client.submitPie({ pieZip: 'build/pie.zip' })
+ *   const { provingQuery } = await client.waitForQuery(provingQueryId)
+ * } finally {
+ *   await emulator.close()
+ * }
+ * ```
+ */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
   const host = options.host ?? '127.0.0.1'
   if (options.shape !== undefined && options.shape !== 'interface' && options.shape !== 'production') {

@@ -34,6 +34,7 @@ export type Endpoint = 'l2-pie' | 'l2-proof' | 'general'
 
 export type RepeatFailure = { remaining: number; retriable: boolean; reason: string | null; atStep: string | null }
 
+/** A query as the emulator keeps it: what was submitted, by whom, and how it will run. */
 export type StoredQuery = {
   id: string
   owner: Owner
@@ -87,6 +88,7 @@ export type RecordOverride = {
   sharpProver?: string | null
 }
 
+/** A bucket as the emulator keeps it. */
 export type StoredBucket = {
   id: string
   owner: Owner
@@ -123,6 +125,10 @@ export type FaultKind =
   | 'drop-after'
   | 'truncate'
 
+/**
+ * A failure planned through the control API: which requests it hits, and how (a status, a delay, a
+ * dropped connection, a cut body).
+ */
 export type Fault = {
   id: string
   method: string | null
@@ -142,6 +148,10 @@ export type Fault = {
   remaining: number
 }
 
+/**
+ * What the emulator's proving service holds: its timing, counters, queries, buckets, the plans for
+ * the next queries, and the planned faults.
+ */
 export type EmulatorState = {
   version: typeof STATE_VERSION
   timing: Timing

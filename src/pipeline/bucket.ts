@@ -18,7 +18,7 @@ import type { Clock } from '../core/runtime.ts'
 import { pollUntil } from '../core/poll.ts'
 import { forSummaryCell, serviceLine } from '../core/service-text.ts'
 import type { PieInspection } from '../pie/index.ts'
-import type { BucketDetailsResponse, BucketRecord, QueryRecordL } from '../schemas/proving.ts'
+import type { BucketDetailsResponse, BucketRecord, QueryRecordWithStatus } from '../schemas/proving.ts'
 import { BUCKET_STATUSES } from '../schemas/proving-constants.ts'
 import { ANY_PROOF, evaluateGate, outputFacts, showValue } from './gate.ts'
 
@@ -127,7 +127,7 @@ const READS_AT_ONCE = 8
 /** Reads every query of the bucket (with its status) and gates each. */
 export async function judgeBucket(client: ProvingClient, details: BucketDetailsResponse, options: JudgeBucketOptions): Promise<BucketVerdict> {
   const { compareQueryFacts } = await import('../pie/index.ts')
-  const records: QueryRecordL[] = []
+  const records: QueryRecordWithStatus[] = []
   const times = new Map<string, number>()
   for (const query of details.queries) times.set(query.id, (times.get(query.id) ?? 0) + 1)
   const ids = [...times.keys()]

@@ -22,7 +22,7 @@ import { KNOWN_PROVER_NAMES, readProver } from './prover.ts'
 export type ExpectedResult = {
   /** The `result` values the request can produce. */
   kinds: readonly string[]
-  /** Also a kind this version does not know, of this form (enumerations grow, production.md). */
+  /** Also a kind this version does not know, of this form (enumerations grow). */
   newKinds?: RegExp | undefined
   /** How a message names it: `PROOF_VERIFICATION_ON_L2`, "a proof (...)". */
   label: string
@@ -68,6 +68,10 @@ export type GateRecord = {
   bucketId?: string | null | undefined
 }
 
+/**
+ * One reason the release gate refused a result: its `kind` (failed, mocked fact, wrong program, fact
+ * missing, ...) and a `message` for a person.
+ */
 export type GateRefusal = {
   kind:
     | 'failed'
@@ -112,7 +116,24 @@ function isExpectedKind(result: string, expected: ExpectedResult): boolean {
   return expected.kinds.includes(result) || expected.newKinds?.test(result) === true
 }
 
-/** Exactly the kind the request named (`--result`, the endpoint's kind). */
+/**
+ * What the gate expects of a query asked for exactly one result kind.
+ *
+ * @param result The kind asked for (`PROOF_VERIFICATION_ON_L2`, ...).
+ * @returns The expectation to give `followQuery` and `retryAndFollow` as `expected`.
+ * @example
+ * ```ts
+ * import { expectResult, followQuery, ProvingClient, silentLogger } from 'proving-kit'
+ *
+ * const client = new ProvingClient({ baseUrl: process.env.PROVING_BASE_URL!, apiKey: process.env.PROVING_API_KEY })
+ * const expected = expectResult('PROOF_VERIFICATION_ON_L1')
+ * const judgement = await followQuery(
+ *   client,
+ *   { queryId: 'a1b2c3', expected, gate: { allowMockedFact: false, verifyFacts: false }, timeoutMs: 3_600_000 },
+ *   { logger: silentLogger },
+ * )
+ * ```
+ */
 export function expectResult(result: string): ExpectedResult {
   return { kinds: [result], label: result }
 }
@@ -141,8 +162,8 @@ export type FactRequirement = { all: FactField[]; oneOf: FactField[] }
  * refuses"). A trace carries none. A proof always carries its program hash, and at least one
  * fact that binds the output (the program hash alone is shared by every run of the program);
  * where the result names the registry the fact is verified in, that one: the SHARP fact for
- * L1, and for L2 the Integrity fact with Stone or the bridged SHARP fact with Stwo
- * (production.md, "Where facts are registered"). `kind` is what was asked for (`judgedKind`),
+ * L1, and for L2 the Integrity fact with Stone or the bridged SHARP fact with Stwo. `kind` is what
+ * was asked for (`judgedKind`),
  * never the record's word; the prover is the record's, read as a known name only (prover.ts):
  * it narrows which fact is required, and one this version does not know is a refusal of its
  * own where it would decide (`proverRefusals`), its requirement an absent prover's.
@@ -284,7 +305,7 @@ export function afterOnChainCheck(gated: readonly GateRefusal[], onChain: { refu
  * The record's `result` and `step` against what was asked: a `result` that is not one of the
  * kinds asked for (another kind, an odd spelling, a value of another type), a trace's step on a
  * proof or a proof's step on a trace, is a refusal naming both. A null or absent field claims
- * nothing; a step this version does not know is not judged (steps grow, production.md).
+ * nothing; a step this version does not know is not judged (steps grow).
  */
 function kindRefusals(record: GateRecord, expected: ExpectedResult): GateRefusal[] {
   const refusals: GateRefusal[] = []

@@ -22,7 +22,7 @@ import { currentBound } from '../core/deadline.ts'
 import { AbortedError, RequestTimeoutError } from '../core/errors.ts'
 import { DEADLINE_CODE } from '../core/http/failures.ts'
 import { systemClock } from '../core/runtime.ts'
-import type { QueryRecordL } from '../schemas/proving.ts'
+import type { QueryRecordWithStatus } from '../schemas/proving.ts'
 
 /** The list's largest page. */
 export const QUERY_PAGE_SIZE = 100
@@ -31,7 +31,7 @@ export const MAX_INDEXED_QUERIES = 5_000
 
 export class KeyQueries {
   readonly #client: ProvingClient
-  readonly #records: QueryRecordL[] = []
+  readonly #records: QueryRecordWithStatus[] = []
   /** The ids of the records indexed: a query listed again (the list moved between pages) is indexed once. */
   readonly #indexedIds = new Set<string>()
   #offset = 0
@@ -54,7 +54,7 @@ export class KeyQueries {
   }
 
   /** The key's queries in the order the service lists them (newest first), read as far as the caller iterates. */
-  async *newestFirst(signal?: AbortSignal): AsyncGenerator<QueryRecordL> {
+  async *newestFirst(signal?: AbortSignal): AsyncGenerator<QueryRecordWithStatus> {
     let index = 0
     while (true) {
       while (index < this.#records.length) yield this.#records[index++]!
@@ -116,8 +116,8 @@ export class KeyQueries {
 }
 
 /** A page's records, newest first by `createdAt` (a record without one keeps its place, after the dated ones). */
-export function byCreation(records: QueryRecordL[]): QueryRecordL[] {
-  const time = (record: QueryRecordL) => {
+export function byCreation(records: QueryRecordWithStatus[]): QueryRecordWithStatus[] {
+  const time = (record: QueryRecordWithStatus) => {
     const parsed = typeof record.createdAt === 'string' ? Date.parse(record.createdAt) : Number.NaN
     return Number.isNaN(parsed) ? Number.NEGATIVE_INFINITY : parsed
   }

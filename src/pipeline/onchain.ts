@@ -18,6 +18,7 @@ import type { Logger } from '../core/runtime.ts'
 import type { GateRecord, GateRefusal } from './gate.ts'
 
 export type OnchainChain = 'ethereum' | 'starknet'
+/** The chains a fact must be registered on: `ethereum`, `starknet` or `both`. */
 export type OnchainMode = OnchainChain | 'both'
 
 /** Where and how a fact must be registered for the gate to pass. */

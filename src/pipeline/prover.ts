@@ -1,7 +1,7 @@
 /**
  * The provers a record may name (`sharpProver`), and the fact a verification on L2 with each
- * registers (production.md, "Where facts are registered"): Stone's in Integrity's FactRegistry,
- * Stwo's the SHARP fact bridged through Satellite. interface.md names `stone` and `stwo`;
+ * registers: Stone's in Integrity's FactRegistry,
+ * Stwo's the SHARP fact bridged through Satellite. The documentation names `stone` and `stwo`;
  * production accepts `stwoHerodotus` as well. The gate reads a record's prover here, and only
  * as one of these names: a name it does not know cannot say which fact binds the output.
  */

@@ -19,7 +19,7 @@ import { DEADLINE_CODE } from '../core/http/failures.ts'
 import type { Logger } from '../core/runtime.ts'
 import type { FactCheckResult, PieInspection } from '../pie/index.ts'
 import { parseFeltText } from '../pie/shared/index.ts'
-import type { QueryRecordL } from '../schemas/proving.ts'
+import type { QueryRecordWithStatus } from '../schemas/proving.ts'
 import { evaluateGate, resultHasFact, expectResult } from './gate.ts'
 import { byCreation, KeyQueries, MAX_INDEXED_QUERIES } from './key-queries.ts'
 
@@ -41,7 +41,7 @@ export type ReuseRequest = {
   blocked?: string | undefined
 }
 
-export type ReuseFound = { reused: true; record: QueryRecordL; factCheck: FactCheckResult; scanned: number }
+export type ReuseFound = { reused: true; record: QueryRecordWithStatus; factCheck: FactCheckResult; scanned: number }
 /** `unreadable`: the list could not be read (the submission goes on; its host says so once it succeeded). */
 export type ReuseNotFound = {
   reused: false
@@ -58,7 +58,7 @@ export type ReuseNotFound = {
  * Why this record cannot stand for the submission (undefined: it can). Pure: the settings, the
  * mock state, the facts compared with the PIE's, and the gate the host applies.
  */
-export function judgeCandidate(record: QueryRecordL, factCheck: FactCheckResult | undefined, request: ReuseRequest): string | undefined {
+export function judgeCandidate(record: QueryRecordWithStatus, factCheck: FactCheckResult | undefined, request: ReuseRequest): string | undefined {
   const refused = refusalBesidesFacts(record, request)
   if (refused) return refused
   if (!factCheck) return 'its facts were not compared with the PIE\'s'
@@ -73,13 +73,13 @@ export function judgeCandidate(record: QueryRecordL, factCheck: FactCheckResult 
 }
 
 /** What refuses a record whatever its facts: its status, result kind, settings and mock state. */
-function refusalBesidesFacts(record: QueryRecordL, request: ReuseRequest): string | undefined {
+function refusalBesidesFacts(record: QueryRecordWithStatus, request: ReuseRequest): string | undefined {
   if (record.status !== 'DONE') return `it is ${record.status}`
   return kindOrSettingsRefusal(record, request) ?? mockRefusal(record, request)
 }
 
 /** What refuses a record still running (its mock state may not be known yet): its result kind and settings. */
-function kindOrSettingsRefusal(record: QueryRecordL, request: ReuseRequest): string | undefined {
+function kindOrSettingsRefusal(record: QueryRecordWithStatus, request: ReuseRequest): string | undefined {
   if (record.result !== request.result) return `its result is ${record.result ?? 'not given'}, not ${request.result}`
   for (const [name, wanted] of Object.entries(request.settings)) {
     if (wanted === undefined) continue
@@ -89,7 +89,7 @@ function kindOrSettingsRefusal(record: QueryRecordL, request: ReuseRequest): str
   return undefined
 }
 
-function mockRefusal(record: QueryRecordL, request: ReuseRequest): string | undefined {
+function mockRefusal(record: QueryRecordWithStatus, request: ReuseRequest): string | undefined {
   if (typeof record.isFactMocked !== 'boolean') return 'it does not say whether its fact is mocked'
   if (record.isFactMocked !== request.mockFactHash) return record.isFactMocked ? 'its fact is mocked' : 'its fact is not mocked, and a mocked one was asked for'
   if (record.isFactMocked && !request.allowMockedFact) return 'its fact is mocked and mocked facts are not allowed'
@@ -125,8 +125,8 @@ export async function findReusableQuery(
   const { compareQueryFacts } = await import('../pie/index.ts')
   const queries = options.queries ?? new KeyQueries(client)
   let scanned = 0
-  const running: QueryRecordL[] = []
-  const failed: QueryRecordL[] = []
+  const running: QueryRecordWithStatus[] = []
+  const failed: QueryRecordWithStatus[] = []
   let programs: Set<bigint> | undefined
   let reason: string
   try {
@@ -198,13 +198,13 @@ export type InFlightOptions = {
 
 const RUNNING = new Set(['RECEIVED', 'IN_PROGRESS'])
 
-function isRunningCandidate(record: QueryRecordL, request: ReuseRequest, inspection: PieInspection, inFlight: InFlightOptions): boolean {
+function isRunningCandidate(record: QueryRecordWithStatus, request: ReuseRequest, inspection: PieInspection, inFlight: InFlightOptions): boolean {
   if (typeof record.status !== 'string' || !RUNNING.has(record.status)) return false
   return mayBeThisPies(record, request, inspection, inFlight)
 }
 
 /** A FAILED query that may be this PIE's, as a running one may be; whatever facts it shows are the PIE's. */
-function isFailedCandidate(record: QueryRecordL, request: ReuseRequest, inspection: PieInspection, inFlight: InFlightOptions): boolean {
+function isFailedCandidate(record: QueryRecordWithStatus, request: ReuseRequest, inspection: PieInspection, inFlight: InFlightOptions): boolean {
   if (record.status !== 'FAILED' || !mayBeThisPies(record, request, inspection, inFlight)) return false
   const facts = [
     [record.sharpFactHash, inspection.sharpFactHash],
@@ -214,7 +214,7 @@ function isFailedCandidate(record: QueryRecordL, request: ReuseRequest, inspecti
 }
 
 /** This submission's result kind and settings, created within the window, and the PIE's program hash once the record shows one. */
-function mayBeThisPies(record: QueryRecordL, request: ReuseRequest, inspection: PieInspection, inFlight: InFlightOptions): boolean {
+function mayBeThisPies(record: QueryRecordWithStatus, request: ReuseRequest, inspection: PieInspection, inFlight: InFlightOptions): boolean {
   if (kindOrSettingsRefusal(record, request) !== undefined) return false
   const created = typeof record.createdAt === 'string' ? Date.parse(record.createdAt) : Number.NaN
   // Without a creation time it cannot be placed in the window: not a candidate.
@@ -231,7 +231,7 @@ async function followRunning(
   client: ProvingClient,
   inspection: PieInspection,
   request: ReuseRequest,
-  running: QueryRecordL[],
+  running: QueryRecordWithStatus[],
   scanned: number,
   reason: string,
   options: { signal?: AbortSignal | undefined; logger: Logger; inFlight: InFlightOptions },
@@ -285,13 +285,13 @@ function programHashesOf(inspection: PieInspection): Set<bigint> {
 }
 
 /** A record's program hash as a field element, read once however many PIEs of a run ask. */
-const parsedProgram = new WeakMap<QueryRecordL, bigint | undefined>()
+const parsedProgram = new WeakMap<QueryRecordWithStatus, bigint | undefined>()
 
 /**
  * Whether the record names one of these programs. A record without a program hash proves nothing
  * the gate would pass (a DONE proof must carry it), so it stands for no PIE.
  */
-function provesProgram(record: QueryRecordL, programs: Set<bigint>): boolean {
+function provesProgram(record: QueryRecordWithStatus, programs: Set<bigint>): boolean {
   if (!parsedProgram.has(record)) parsedProgram.set(record, typeof record.programHash === 'string' ? parseFeltText(record.programHash) : undefined)
   const program = parsedProgram.get(record)
   return program !== undefined && programs.has(program)
@@ -309,7 +309,7 @@ async function retryFailedCandidate(
   client: ProvingClient,
   inspection: PieInspection,
   request: ReuseRequest,
-  failed: QueryRecordL[],
+  failed: QueryRecordWithStatus[],
   none: ReuseNotFound,
   options: { signal?: AbortSignal | undefined; logger: Logger; inFlight: InFlightOptions },
 ): Promise<ReuseFound | ReuseNotFound> {

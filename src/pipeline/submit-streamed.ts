@@ -21,13 +21,14 @@
 import type { ProvingClient } from '../clients/proving.ts'
 import { AbortedError, SubmissionOutcomeUnknownError, NetworkError, ServiceError } from '../core/errors.ts'
 import type { Logger } from '../core/runtime.ts'
+import type { L2Layout } from '../schemas/proving-constants.ts'
 import { type JournaledSubmission, type JournalParts, type SubmissionJournal, submitWithJournal } from './journal.ts'
 import type { KeyQueries } from './key-queries.ts'
 import type { PieStream, PreparedPie } from './prepared-pie.ts'
 
 export type StreamedSubmitOptions = {
   client: ProvingClient
-  layout: string
+  layout: L2Layout
   prover: string
   mockFactHash: boolean
   signal?: AbortSignal | undefined

@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { WALLET_ADDRESS_PATTERN } from './account-constants.ts'
 
 /**
- * The account service (contract.md): the programmatic wallet flow (challenge, session,
+ * The account service: the programmatic wallet flow (challenge, session,
  * refresh) and the API-key list and mint. Responses are tolerant: extra fields pass, and the
  * typed data of a challenge is kept exactly as received, since the client must sign those
  * fields and not a rebuilt copy.
@@ -24,6 +24,7 @@ export const eip712TypedData = z.looseObject({
   message: z.record(z.string(), z.unknown()),
 })
 
+/** The answer of `GET /auth/web3/challenge`: the one-time `challengeToken` and the `eip712` typed data to sign. */
 export const challengeResponse = z.looseObject({
   challengeToken: z.string().min(1),
   nonce: z.string().optional(),
@@ -34,7 +35,7 @@ export const challengeResponse = z.looseObject({
 })
 
 /**
- * `expiresAt` is unix seconds by contract.md. A value that is plainly milliseconds, a numeric
+ * `expiresAt` is unix seconds as documented. A value that is plainly milliseconds, a numeric
  * string or an ISO date is read too rather than taken for a token that expired in 1970.
  */
 export const expiresAtField = z.union([z.number(), z.string()])
@@ -46,6 +47,7 @@ export const selectedProject = z.union([
   z.looseObject({ projectId: z.string(), name: z.string().optional() }),
 ])
 
+/** The answer of `POST /auth/web3/session`: the token pair, when it expires, and the project it is scoped to. */
 export const sessionResponse = z.looseObject({
   accessToken: z.string().min(1),
   refreshToken: z.string().min(1),
@@ -53,12 +55,14 @@ export const sessionResponse = z.looseObject({
   selectedProject: selectedProject.nullable().optional(),
 })
 
+/** The answer of `POST /auth/refresh-token`: a new token pair and when it expires. */
 export const refreshResponse = z.looseObject({
   accessToken: z.string().min(1),
   refreshToken: z.string().min(1),
   expiresAt: expiresAtField,
 })
 
+/** An API key of a project, as the account service lists or mints it. */
 export const apiKeyRecord = z.looseObject({
   apiKey: z.string().min(1),
   name: z.string().nullable().optional(),
@@ -66,21 +70,31 @@ export const apiKeyRecord = z.looseObject({
   createdAt: z.string().nullable().optional(),
 })
 
+/** The answer of `GET /api-keys`: one page of a project's keys. */
 export const apiKeyListResponse = z.looseObject({
   data: z.array(apiKeyRecord),
   total: z.number().int().nonnegative().optional(),
 })
 
+/** The body of `POST /api-keys` (strict): the project, and the key's name and color. */
 export const createApiKeyBody = z.strictObject({
   projectId: z.string().min(1),
   type: z.strictObject({ name: z.string().min(1).max(100), color: z.string().min(1).max(32) }),
 })
 
+/** One field of an EIP-712 struct type. */
 export type TypedDataField = z.infer<typeof typedDataField>
+/** The EIP-712 typed data of a sign-in challenge, exactly as received. */
 export type Eip712TypedData = z.infer<typeof eip712TypedData>
+/** A sign-in challenge: its one-time token and the typed data to sign. */
 export type ChallengeResponse = z.infer<typeof challengeResponse>
+/** A new session: its token pair, when it expires, and its project. */
 export type SessionResponse = z.infer<typeof sessionResponse>
+/** A refreshed token pair and when it expires. */
 export type RefreshResponse = z.infer<typeof refreshResponse>
+/** An API key of a project, with its name and creation time. */
 export type ApiKeyRecord = z.infer<typeof apiKeyRecord>
+/** One page of a project's API keys. */
 export type ApiKeyListResponse = z.infer<typeof apiKeyListResponse>
+/** The body that mints an API key. */
 export type CreateApiKeyBody = z.infer<typeof createApiKeyBody>

@@ -6,12 +6,12 @@ import { openEnum } from './open-enum.ts'
 import { BATCH_QUERY_STATUSES } from './storage-proof-constants.ts'
 
 /**
- * The storage-proof service (interface.md, contract.md, production.md): one batch query proving
+ * The storage-proof service: one batch query proving
  * account properties at given blocks, and the status of that query.
  *
  * The request schema is strict, because it checks what we are about to send (and the emulator
- * checks what it receives with the same rules), but accepts every body production takes
- * (production.md): chains keyed by decimal id or by name (`SN_SEPOLIA`), blocks by
+ * checks what it receives with the same rules), but accepts every body production takes:
+ * chains keyed by decimal id or by name (`SN_SEPOLIA`), blocks by
  * `block:<n>` or `timestamp:<n>`, accounts by 0x hex address (20-byte EVM or 32-byte Starknet),
  * an account with only `slots` (or only `props`), and props that name header fields as well as
  * account fields. The response schemas are tolerant, as everywhere.
@@ -26,8 +26,10 @@ const ADDRESS = /^0x[0-9a-fA-F]{1,64}$/
 /** A storage slot: a 32-byte key, hex (0x-prefixed, at most 64 digits) or decimal. */
 const SLOT = /^(0x[0-9a-fA-F]{1,64}|\d{1,78})$/
 
+/** A chain of a batch query: its decimal id (`"11155111"`) or its name (`"SN_SEPOLIA"`). */
 export const chainKey = z.string().regex(CHAIN_KEY, 'must be a decimal chain id ("11155111") or a chain name ("SN_SEPOLIA")')
 
+/** What a batch query asks of one account: `props` (`BALANCE`, `NONCE`, ...) and storage `slots`; at least one. */
 export const accountRequest = z
   .strictObject({
     props: z.array(z.string().min(1, 'must not be empty')).optional(),
@@ -36,16 +38,19 @@ export const accountRequest = z
   // A query that asks nothing of an account proves nothing and still costs a fee.
   .refine((account) => (account.props?.length ?? 0) + (account.slots?.length ?? 0) > 0, 'asks for no props and no slots')
 
+/** What a batch query asks of one block: the accounts, by address. */
 export const blockRequest = z.strictObject({
   accounts: z
     .record(z.string().regex(ADDRESS, 'must be a 0x-prefixed hex address (20 bytes, or 32 for Starknet)'), accountRequest)
     .refine((accounts) => Object.keys(accounts).length > 0, 'names no account'),
 })
 
+/** What a batch query asks of one chain: the blocks, by `block:<number>` or `timestamp:<unix seconds>`. */
 export const chainRequest = z
   .record(z.string().regex(BLOCK_KEY, 'must be "block:<number>" or "timestamp:<unix seconds>"'), blockRequest)
   .refine((blocks) => Object.keys(blocks).length > 0, 'names no block')
 
+/** The body of `POST /batch-query` (strict): the destination chain, the fee, and per chain what to prove. */
 export const batchQueryBody = z.strictObject({
   destinationChainId: chainKey,
   fee: z.string().regex(NUMERIC, 'must be a numeric string, e.g. "0" or "1000000"'),
@@ -54,11 +59,29 @@ export const batchQueryBody = z.strictObject({
     .refine((chains) => Object.keys(chains).length > 0, 'names no chain'),
 })
 
+/** What a batch query asks of one account. */
 export type AccountRequest = z.infer<typeof accountRequest>
+/** What a batch query asks of one block. */
 export type BlockRequest = z.infer<typeof blockRequest>
+/** A batch query: the destination chain, the fee (a numeric string), and per chain, block and account what to prove. */
 export type BatchQueryBody = z.infer<typeof batchQueryBody>
 
-/** Turns zod issues into one line per problem, with the JSON path: `data.1.block:x: must be ...`. */
+/**
+ * Turns zod's issues with a batch query body into one line per problem, with the JSON path:
+ * `data.1.block:x: must be ...`.
+ *
+ * @param error The error of `batchQueryBody.safeParse(body, { reportInput: true })`.
+ * @param limit How many problems to describe.
+ * @returns The lines.
+ * @default limit 5
+ * @example
+ * ```ts
+ * import { batchQueryBody, describeBatchQueryProblems } from 'proving-kit/schemas'
+ *
+ * const result = batchQueryBody.safeParse({ fee: 1 }, { reportInput: true })
+ * if (!result.success) console.log(describeBatchQueryProblems(result.error))
+ * ```
+ */
 export function describeBatchQueryProblems(error: z.ZodError, limit = 5): string[] {
   return error.issues.slice(0, limit).map((issue) => {
     const where = issue.path.length ? issue.path.map(String).join('.') : '(body)'
@@ -76,17 +99,34 @@ export function describeBatchQueryProblems(error: z.ZodError, limit = 5): string
 
 // --- Responses -------------------------------------------------------------------------------
 
+/** The answer of `POST /batch-query`: the batch query's id. */
 export const batchQueryResponse = z.looseObject({ internalId: z.string().min(1) })
 
+/** The answer of the status read: `queryStatus`, an open list (a newer value is taken as still running). */
 export const batchQueryStatusResponse = z.looseObject({
   // Open: contract.md says to treat unknown values as non-terminal.
   queryStatus: openEnum(BATCH_QUERY_STATUSES),
 })
 
+/** A submitted batch query's id. */
 export type BatchQueryResponse = z.infer<typeof batchQueryResponse>
+/** A batch query's status. */
 export type BatchQueryStatusResponse = z.infer<typeof batchQueryStatusResponse>
 
-/** Validates a batch-query body; the problems are listed in the error, nothing is sent. */
+/**
+ * Checks a batch query body as {@link StorageProofClient.submitBatchQuery} does before sending it.
+ *
+ * @param body The body.
+ * @returns The body, parsed.
+ * @throws {InvalidInputError} When it is malformed: the first problem on the error's face, every one in `metaMessages`.
+ * @example
+ * ```ts
+ * import { checkBatchQueryBody } from 'proving-kit/schemas'
+ *
+ * // Throws InvalidInputError: data names no chain.
+ * const body = checkBatchQueryBody({ destinationChainId: 'SN_SEPOLIA', fee: '0', data: {} })
+ * ```
+ */
 export function checkBatchQueryBody(body: unknown): BatchQueryBody {
   // Nesting and size first: a hostile body must not reach the schema, nor JSON.stringify.
   serializeJsonBody(body, { input: 'body', what: 'the batch query' })

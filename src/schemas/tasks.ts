@@ -4,8 +4,7 @@ import { openEnum } from './open-enum.ts'
 import { HEX_PATTERN, TASK_INPUT_VISIBILITIES, TASK_STATUSES } from './tasks-constants.ts'
 
 /**
- * The task service's structures (interface.md "Task input structures", contract.md "Task
- * service"). Two kinds of schema live here:
+ * The task service's structures. Two kinds of schema live here:
  * - request bodies (`taskBody`, `decommitmentBody` and what they hold) are strict: they check
  *   what the user wrote before anything is sent, and an unknown field is a mistake to report
  *   (a misspelt `webhook_url` would otherwise be dropped in silence). The compiled class is the
@@ -21,11 +20,13 @@ export const hexString = z
   .string()
   .regex(HEX_PATTERN, { error: (issue) => `must be 0x-prefixed hex, got ${JSON.stringify(issue.input)}` })
 
+/** One of a task's `task_inputs`: a hex value and whether it is public or private. */
 export const taskInputItem = z.strictObject({
   value: hexString,
   visibility: z.enum(TASK_INPUT_VISIBILITIES),
 })
 
+/** The metadata of a Poseidon MMR a task reads. */
 export const poseidonMmrMeta = z.strictObject({
   chain_id: hexString,
   id: hexString,
@@ -33,6 +34,7 @@ export const poseidonMmrMeta = z.strictObject({
   size: hexString,
 })
 
+/** The metadata of a Keccak MMR a task reads (its root in two halves). */
 export const keccakMmrMeta = z.strictObject({
   chain_id: hexString,
   id: hexString,
@@ -41,7 +43,9 @@ export const keccakMmrMeta = z.strictObject({
   size: hexString,
 })
 
+/** The metadata of a Poseidon MMR. */
 export type PoseidonMmrMeta = z.infer<typeof poseidonMmrMeta>
+/** The metadata of a Keccak MMR. */
 export type KeccakMmrMeta = z.infer<typeof keccakMmrMeta>
 /** An element of `mmr_metas`: exactly one key naming the hashing function. */
 export type MmrMeta = { Poseidon: PoseidonMmrMeta } | { Keccak: KeccakMmrMeta }
@@ -67,6 +71,7 @@ export const mmrMeta = z
     }
   }) as unknown as z.ZodType<MmrMeta>
 
+/** The output of a data processor run: the MMRs used, the output tree's root and the task hash. */
 export const dpOutput = z.strictObject({
   mmr_metas: z.array(mmrMeta),
   output_tree_root_high: hexString,
@@ -74,14 +79,17 @@ export const dpOutput = z.strictObject({
   task_hash_high: hexString,
   task_hash_low: hexString,
 })
+/** The output of a data processor run. */
 export type DpOutput = z.infer<typeof dpOutput>
 
+/** An entry point of a compiled class: selector, offset and builtins. */
 export const entryPoint = z.looseObject({
   builtins: z.array(z.string()),
   offset: z.number().int().nonnegative(),
   selector: hexString,
 })
 
+/** A compiled Cairo class (CASM), as a task's module input carries it. */
 export const compiledClass = z.looseObject({
   bytecode: z.array(hexString),
   bytecode_segment_lengths: z.array(z.number().int().nonnegative()),
@@ -95,9 +103,12 @@ export const compiledClass = z.looseObject({
   prime: hexString,
   pythonic_hints: z.array(z.unknown()),
 })
+/** A compiled Cairo class (CASM). */
 export type CompiledClass = z.infer<typeof compiledClass>
+/** An entry point of a compiled class. */
 export type EntryPoint = z.infer<typeof entryPoint>
 
+/** A task's `input`: the compiled class of its module, its injected state and its parameters. */
 export const taskModuleInput = z.strictObject({
   compiled_class: compiledClass,
   injected_state: z.record(z.string(), z.unknown()),
@@ -118,7 +129,7 @@ export const webhookUrl = z.string().refine(
 )
 
 /**
- * The optional fields production's POST /tasks takes beyond interface.md (production.md):
+ * The optional fields production's POST /tasks takes beyond the documented ones:
  * - `is_mock`: run the pipeline with mocked proving (testing), a boolean;
  * - `schedule_mode`: how the task is scheduled, a name the service defines;
  * - `schedule_tx_hash`: the transaction that scheduled the task on chain, 0x hex;
@@ -132,7 +143,7 @@ export const TASK_OPTIONAL_FIELDS = {
   injected_state_server: webhookUrl,
 } as const
 
-/** POST /tasks. Required: destination_chain_id, input, program_hash (contract.md). */
+/** POST /tasks. Required: destination_chain_id, input, program_hash. */
 export const taskBody = z.looseObject({
   destination_chain_id: hexString,
   input: taskModuleInput,
@@ -145,12 +156,24 @@ export const taskBody = z.looseObject({
   injected_state_server: TASK_OPTIONAL_FIELDS.injected_state_server.optional(),
 })
 
-/** The top-level fields of a task body this version does not know (sent as written). */
+/**
+ * The top-level fields of a task body this version does not know (the client sends them as written, with a warning).
+ *
+ * @param body The task body.
+ * @returns Their names.
+ * @example
+ * ```ts
+ * import { unknownTaskFields } from 'proving-kit/schemas'
+ *
+ * unknownTaskFields({ program_hash: '0x1', priority: 'high' }) // ['priority']
+ * ```
+ */
 export function unknownTaskFields(body: unknown): string[] {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return []
   const known = Object.keys(taskBody.shape)
   return Object.keys(body).filter((key) => !known.includes(key))
 }
+/** A task as sent: `POST /tasks`'s body, checked. */
 export type TaskBody = z.infer<typeof taskBody>
 /** What a caller may give: `task_inputs` defaults to []. */
 export type TaskBodyInput = z.input<typeof taskBody>
@@ -163,7 +186,9 @@ export const decommitmentBody = z.strictObject({
   program_hash: hexString.optional(),
   webhook_url: webhookUrl.optional(),
 })
+/** A decommitment-only task as sent, checked. */
 export type DecommitmentBody = z.infer<typeof decommitmentBody>
+/** What a caller gives {@link TaskClient.submitDecommitment}. */
 export type DecommitmentBodyInput = z.input<typeof decommitmentBody>
 
 // --- Responses ---------------------------------------------------------------------------
@@ -173,10 +198,11 @@ export const taskQueuedResponse = z.looseObject({
   message: z.string(),
   uuid: z.string().min(1),
 })
+/** What a task submission answers: a fixed message and the task's uuid. */
 export type TaskQueuedResponse = z.infer<typeof taskQueuedResponse>
 
 /**
- * GET /tasks/{uuid}/status. interface.md says all four are strings. Only `status` decides
+ * GET /tasks/{uuid}/status. The documentation says all four are strings. Only `status` decides
  * anything, so only it is required: `taskId`, `updatedAt` and `errorMessage` are also
  * accepted as null or absent (how "no error" is commonly sent), no reason to fail a wait over.
  */
@@ -186,8 +212,10 @@ export const taskStatusRecord = z.looseObject({
   updatedAt: z.string().nullable().optional(),
   errorMessage: z.string().nullable().optional(),
 })
+/** A task's status: `status`, and when present its id, last update and error message. */
 export type TaskStatusRecord = z.infer<typeof taskStatusRecord>
 
+/** An MMR a task used: chain, hashing function, id, root and size. */
 export const usedMmrRecord = z.looseObject({
   chain_id: z.string(),
   hashing_function: openEnum(['poseidon', 'keccak']),
@@ -195,17 +223,20 @@ export const usedMmrRecord = z.looseObject({
   root: z.string(),
   size: z.string(),
 })
+/** An MMR a task used. */
 export type UsedMmrRecord = z.infer<typeof usedMmrRecord>
 
+/** The answer of `GET /tasks/{uuid}/mmrs`: the MMRs the task used. */
 export const taskMmrsResponse = z.looseObject({
   mmrs: z.array(usedMmrRecord),
   taskId: z.string().nullable().optional(),
 })
+/** The MMRs a task used. */
 export type TaskMmrsResponse = z.infer<typeof taskMmrsResponse>
 
 /**
- * A task of the list (contract.md; more fields are allowed). Only what the client acts on is
- * required (uuid, status); production's items may lack `clientId` (production.md), and the
+ * A task of the list (more fields are allowed). Only what the client acts on is
+ * required (uuid, status); production's items may lack `clientId`, and the
  * rest may be absent or null too.
  */
 export const taskSummary = z.looseObject({
@@ -217,8 +248,10 @@ export const taskSummary = z.looseObject({
   createdAt: z.string().nullable().optional(),
   updatedAt: z.string().nullable().optional(),
 })
+/** A task as the list shows it: its uuid and status, and what the service adds. */
 export type TaskSummary = z.infer<typeof taskSummary>
 
+/** Where a page of tasks is: its number and size, the total and the page count. */
 export const taskPagination = z.looseObject({
   page: z.number().int().nonnegative(),
   perPage: z.number().int().nonnegative(),
@@ -226,10 +259,12 @@ export const taskPagination = z.looseObject({
   totalPages: z.number().int().nonnegative(),
 })
 
+/** The answer of `GET /tasks`: one page of tasks and where it is. */
 export const taskListResponse = z.looseObject({
   tasks: z.array(taskSummary),
   pagination: taskPagination,
 })
+/** One page of tasks and where it is. */
 export type TaskListResponse = z.infer<typeof taskListResponse>
 
 // --- Error bodies (contract.md status codes) ---------------------------------------------
@@ -243,32 +278,48 @@ export const taskGeneralErrorBody = z.looseObject({
   message: z.string(),
   taskId: z.string(),
 })
+/** The task service's error body for 400, 401 and 429. */
 export type TaskShortErrorBody = z.infer<typeof taskShortErrorBody>
+/** The task service's error body for 404 and 500. */
 export type TaskGeneralErrorBody = z.infer<typeof taskGeneralErrorBody>
 
-/** The webhook payloads on terminal states (contract.md). */
+/** What the task service posts to `webhook_url` when a task succeeds. */
 export const taskWebhookSuccess = z.looseObject({
   status: z.string(),
   task_id: z.string(),
   timestamp: z.string(),
   transaction_hash: z.string(),
 })
+/** What the task service posts to `webhook_url` when a task fails. */
 export const taskWebhookFailure = z.looseObject({
   status: z.string(),
   task_id: z.string(),
   timestamp: z.string(),
   error: z.string(),
 })
+/** A task's success webhook. */
 export type TaskWebhookSuccess = z.infer<typeof taskWebhookSuccess>
+/** A task's failure webhook. */
 export type TaskWebhookFailure = z.infer<typeof taskWebhookFailure>
+/** What a task's webhook receives: a success or a failure. */
 export type TaskWebhookPayload = TaskWebhookSuccess | TaskWebhookFailure
 
 // --- Problems in a request body, in words --------------------------------------------------
 
 /**
- * Checks a request body and lists its problems as "field why" sentences, e.g.
- * `destination_chain_id must be 0x-prefixed hex, got "11155111"`. The client refuses to send
- * a body with problems; the emulator answers 400 with the first of them.
+ * Checks a request body and lists its problems as "field why" sentences
+ * (`destination_chain_id must be 0x-prefixed hex, got "11155111"`), as {@link TaskClient} does before sending.
+ *
+ * @param schema The body's schema (`taskBody`, `decommitmentBody`).
+ * @param value The body.
+ * @returns `{ ok: true, data }`, or `{ ok: false, problems }`.
+ * @example
+ * ```ts
+ * import { checkTaskRequest, decommitmentBody } from 'proving-kit/schemas'
+ *
+ * const result = checkTaskRequest(decommitmentBody, { proving_query_id: 'a1b2', destination_chain_id: '11155111' })
+ * if (!result.ok) console.log(result.problems)
+ * ```
  */
 export function checkTaskRequest<T>(
   schema: z.ZodType<T>,

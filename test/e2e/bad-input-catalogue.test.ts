@@ -272,15 +272,21 @@ const batchQuery = (overrides: Record<string, unknown> = {}) => ({
 })
 
 const library: LibraryCase[] = [
+  // @ts-expect-error a JavaScript caller's wrong value: refused at run time
   { name: 'submitPie: layout "fast!"', input: 'layout', fix: /must be one of/, call: () => proving().submitPie({ pieZip: FIXTURE_PIE, layout: 'fast!' }) },
+  // @ts-expect-error a JavaScript caller's wrong value: refused at run time
   { name: 'submitPie: layout "plain" (the general submission\'s only)', input: 'layout', fix: /must be one of auto, recursive, .*dynamic \(plain is a layout of the general submission only\)/, call: () => proving().submitPie({ pieZip: FIXTURE_PIE, layout: 'plain' }) },
+  // @ts-expect-error a JavaScript caller's wrong value: refused at run time
   { name: 'submitQuery: layout "fastest"', input: 'layout', fix: /must be one of auto, plain, .*starknet_with_keccak; got "fastest"/, call: () => proving().submitQuery({ declaredJobSize: 'XS', pieZip: FIXTURE_PIE, layout: 'fastest' }) },
   { name: 'submitPie: empty prover', input: 'prover', call: () => proving().submitPie({ pieZip: FIXTURE_PIE, prover: '  ' }) },
   { name: 'submitPie: no file', input: 'pieZip', call: () => proving().submitPie({ pieZip: file('nope.zip') }) },
   { name: 'submitPie: a folder as pieZip', input: 'pieZip', call: () => proving().submitPie({ pieZip: file('a-folder') }) },
   { name: 'submitPie: no API key', input: 'apiKey', call: () => new ProvingClient({ baseUrl: emulator.url, dispatcher: emulator.agent }).submitPie({ pieZip: FIXTURE_PIE }) },
+  // @ts-expect-error a JavaScript caller's wrong value: refused at run time
   { name: 'submitProofVerification: stoneVersion stone7', input: 'stoneVersion', fix: /must be one of stone5, stone6/, call: () => proving().submitProofVerification({ proof: FIXTURE_PIE, stoneVersion: 'stone7', memoryVerification: 'strict' }) },
+  // @ts-expect-error a JavaScript caller's wrong value: refused at run time
   { name: 'submitProofVerification: memoryVerification lax', input: 'memoryVerification', call: () => proving().submitProofVerification({ proof: FIXTURE_PIE, stoneVersion: 'stone6', memoryVerification: 'lax' }) },
+  // @ts-expect-error a JavaScript caller's wrong value: refused at run time
   { name: 'submitQuery: declaredJobSize XL', input: 'declaredJobSize', call: () => proving().submitQuery({ declaredJobSize: 'XL', pieZip: FIXTURE_PIE }) },
   { name: 'submitQuery: pieZip and programHash (conflict)', input: 'pieZip', fix: /exactly one of/, call: () => proving().submitQuery({ declaredJobSize: 'XS', pieZip: FIXTURE_PIE, programHash: '0x1' }) },
   { name: 'submitQuery: no program at all (missing)', input: 'pieZip', fix: /exactly one of/, call: () => proving().submitQuery({ declaredJobSize: 'XS' }) },
@@ -290,7 +296,9 @@ const library: LibraryCase[] = [
   { name: 'submitQuery: dedupId of 200 characters (oversize)', input: 'dedupId', fix: /use a shorter identifier/, call: () => proving().submitQuery({ declaredJobSize: 'XS', programHash: '0x1', dedupId: 'd'.repeat(200) }) },
   { name: 'submitQuery: programHash "xyz" (wrong hex)', input: 'programHash', fix: /must be a 0x-prefixed hexadecimal/, call: () => proving().submitQuery({ declaredJobSize: 'XS', programHash: 'xyz' }) },
   { name: 'submitQuery: programHash of 65 digits', input: 'programHash', call: () => proving().submitQuery({ declaredJobSize: 'XS', programHash: `0x${'1'.repeat(65)}` }) },
+  // @ts-expect-error a JavaScript caller's wrong value: refused at run time
   { name: 'submitQuery: network DEVNET', input: 'network', call: () => proving().submitQuery({ declaredJobSize: 'XS', programHash: '0x1', network: 'DEVNET' }) },
+  // @ts-expect-error a JavaScript caller's wrong value: refused at run time
   { name: 'submitQuery: result PROOF_VERIFICATION_ON_MARS', input: 'result', call: () => proving().submitQuery({ declaredJobSize: 'XS', programHash: '0x1', result: 'PROOF_VERIFICATION_ON_MARS' }) },
   { name: 'listQueries: limit 1000', input: 'limit', fix: /from 1 to 100/, call: () => proving().listQueries({ limit: 1000 }) },
   { name: 'createBucket: nodeWidth 2^31 (int32 overflow)', input: 'nodeWidth', call: () => proving().createBucket({ aggregatorVersion: 'v1', nodeWidth: 2 ** 31 }) },
@@ -315,6 +323,7 @@ const library: LibraryCase[] = [
   },
   { name: 'submitDecommitment: proving_query_id missing', input: 'proving_query_id', call: () => tasks().submitDecommitment({ destination_chain_id: '0xaa36a7' } as never) },
   { name: 'listTasks: perPage 101', input: 'perPage', call: () => tasks().listTasks({ perPage: 101 }) },
+  // @ts-expect-error a JavaScript caller's wrong value: refused at run time
   { name: 'listTasks: status "Done"', input: 'status', call: () => tasks().listTasks({ status: 'Done' }) },
   { name: 'submitBatchQuery: hex destinationChainId', input: 'body', fix: /fix it before sending/, call: () => storage().submitBatchQuery(batchQuery({ destinationChainId: '0xaa36a7' }) as never) },
   { name: 'submitBatchQuery: negative fee', input: 'body', call: () => storage().submitBatchQuery(batchQuery({ fee: '-1' }) as never) },

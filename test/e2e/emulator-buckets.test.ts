@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { bucketDetailsResponse, bucketRecord, queryRecordD } from '../../src/schemas/proving.ts'
+import { bucketDetailsResponse, bucketRecord, queryRecord } from '../../src/schemas/proving.ts'
 import { KEY, OTHER_KEY, queryForm, useEmulator } from '../helpers/emulator.ts'
 
 describe('buckets', () => {
@@ -96,7 +96,7 @@ describe('buckets', () => {
     expect(open.queries.map((query) => query.bucketJobIndex)).toEqual([0, 1, 2])
     expect(open.queries.map((query) => query.id)).toEqual(ids)
     for (const query of open.queries) {
-      queryRecordD.strict().parse(query)
+      queryRecord.strict().parse(query)
       expect(query).toMatchObject({ bucketId: provingBucket.id, isProofMocked: true, completedAt: null, step: 'PROOF_GENERATION' })
       expect(query).not.toHaveProperty('status')
     }

@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest'
 import {
   docsQueryListResponse,
   docsQueryResponse,
-  queryRecordD,
-  queryRecordL,
+  queryRecord,
+  queryRecordWithStatus,
   queryResponse,
 } from '../../src/schemas/proving.ts'
 import { FIELDS_D, FIELDS_L } from '../helpers/records.ts'
@@ -26,7 +26,7 @@ describe('reading queries', () => {
     const answer = await emulator().call('GET', `/proving-query/${id}`)
     expect(answer.status).toBe(200)
     queryResponse.parse(answer.body)
-    const record = queryRecordD.strict().parse(answer.body.provingQuery)
+    const record = queryRecord.strict().parse(answer.body.provingQuery)
     expect(Object.keys(answer.body.provingQuery).sort()).toEqual(D_KEYS)
     expect(answer.body.provingQuery).not.toHaveProperty('status')
     expect(record).toMatchObject({ id, isRetriable: null, retryCount: 0, isJobSizeValid: true, submittedByWallet: null })
@@ -43,7 +43,7 @@ describe('reading queries', () => {
     const answer = await docs(`/docs/proving-query/${id}`)
     expect(answer.status).toBe(200)
     docsQueryResponse.parse(answer.body)
-    queryRecordL.strict().parse(answer.body.provingQuery)
+    queryRecordWithStatus.strict().parse(answer.body.provingQuery)
     expect(Object.keys(answer.body.provingQuery).sort()).toEqual(L_KEYS)
     expect(await docs(`/docs/proving-query/${id}`, null)).toMatchObject({ status: 401, body: { message: 'INVALID_API_KEY' } })
     expect(await docs(`/docs/proving-query/${id}`, OTHER_KEY)).toMatchObject({ status: 404, body: { message: 'PROVING_QUERY_NOT_FOUND' } })
@@ -115,7 +115,7 @@ describe('reading queries', () => {
       expect(list.total).toBe(3)
       expect(list.provingQueries.map((query) => query.id)).toEqual([...mine].reverse())
       for (const record of answer.body.provingQueries) {
-        queryRecordL.strict().parse(record)
+        queryRecordWithStatus.strict().parse(record)
         expect(Object.keys(record).sort()).toEqual(L_KEYS)
       }
       expect(await docs('/docs/proving-queries', null)).toMatchObject({ status: 401, body: { message: 'INVALID_API_KEY' } })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { ServiceError } from '../../src/core/errors.ts'
-import { queryRecordR, retryResponse } from '../../src/schemas/proving.ts'
+import { queryRecordWithStatus, retryResponse } from '../../src/schemas/proving.ts'
 import { FIELDS_R } from '../helpers/records.ts'
 import { KEY, OTHER_KEY, submitFixturePie, useEmulator } from '../helpers/emulator.ts'
 
@@ -98,7 +98,7 @@ describe('POST /proving-queries/{id}/retry', () => {
     const answer = await retry(id)
     expect(answer.status).toBe(200)
     expect(answer.body.message).toBe('Query retry initiated')
-    const record = queryRecordR.strict().parse(answer.body.provingQuery)
+    const record = queryRecordWithStatus.strict().parse(answer.body.provingQuery)
     expect(Object.keys(answer.body.provingQuery).sort()).toEqual([...FIELDS_R].sort())
     expect(record).toMatchObject({ id, status: 'RECEIVED', retryCount: 1, errorReason: null, step: null, steps: [], completedAt: null })
     expect(retryResponse.parse(answer.body)).toBeTruthy()

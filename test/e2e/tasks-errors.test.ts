@@ -72,6 +72,7 @@ describe('task service errors', () => {
     await expect(client('').scheduleTask(taskBody())).rejects.toBeInstanceOf(InvalidInputError)
     await expect(client().listTasks({ perPage: 101 })).rejects.toBeInstanceOf(InvalidInputError)
     await expect(client().listTasks({ page: 0 })).rejects.toBeInstanceOf(InvalidInputError)
+    // @ts-expect-error a JavaScript caller's wrong value: refused at run time
     await expect(client().listTasks({ status: 'Finished' })).rejects.toBeInstanceOf(InvalidInputError)
     await expect(client().getTaskStatus('')).rejects.toBeInstanceOf(InvalidInputError)
     await expect(client().getTaskMmrs('../tasks')).rejects.toBeInstanceOf(InvalidInputError)

@@ -166,6 +166,8 @@ const ENTRIES: Record<string, { values: string[]; types: string[] }> = {
       'BlockRequest',
       'BucketDetailsResponse',
       'BucketRecord',
+      'CairoVersion',
+      'CairoVm',
       'ChallengePreview',
       'ChallengeResponse',
       'ClientObject',
@@ -195,6 +197,7 @@ const ENTRIES: Record<string, { values: string[]; types: string[] }> = {
       'GatePolicy',
       'GateRefusal',
       'GeneralFields',
+      'Hint',
       'HttpClientConfig',
       'HttpTimeouts',
       'InspectPieOptions',
@@ -202,6 +205,7 @@ const ENTRIES: Record<string, { values: string[]; types: string[] }> = {
       'JournalPolicy',
       'Judgement',
       'KeccakMmrMeta',
+      'L2Layout',
       'Layout',
       'ListApiKeysOptions',
       'ListQueriesOptions',
@@ -225,6 +229,7 @@ const ENTRIES: Record<string, { values: string[]; types: string[] }> = {
       'PoseidonMmrMeta',
       'ProgramHashVariant',
       'ProvingKitErrorOptions',
+      'ProvingNetwork',
       'QueryFacts',
       'QueryListResponse',
       'QueryProgress',
@@ -239,6 +244,7 @@ const ENTRIES: Record<string, { values: string[]; types: string[] }> = {
       'ReadPaths',
       'RefreshResponse',
       'RefusalReason',
+      'ResultKind',
       'RetriedQuery',
       'RetryPolicy',
       'RetryResponse',
@@ -246,6 +252,7 @@ const ENTRIES: Record<string, { values: string[]; types: string[] }> = {
       'RunContext',
       'SessionInfo',
       'SessionResponse',
+      'SharpProver',
       'SignInExpectation',
       'StatementEnding',
       'StatementEndpoint',
@@ -583,6 +590,15 @@ describe('the public API of the package', () => {
       expect(await exportsOf(entry)).toEqual(expected)
     })
   }
+
+  it('a deprecated name is the value it was renamed to, for a release', async () => {
+    const schemas = await import('../../src/schemas/index.ts')
+    expect(schemas.queryRecordD).toBe(schemas.queryRecord)
+    expect(schemas.queryRecordL).toBe(schemas.queryRecordWithStatus)
+    expect(schemas.queryRecordR).toBe(schemas.queryRecordWithStatus)
+    const main = await import('../../src/index.ts')
+    expect(main.AmbiguousSubmissionError).toBe(main.SubmissionOutcomeUnknownError)
+  })
 
   it('the clients and HttpClient keep their public methods', async () => {
     const main = (await import('../../src/index.ts')) as unknown as Record<string, { prototype: object }>

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { SubmitQueryOptions } from '../../clients/proving.ts'
+import type { ResultKind } from '../../schemas/proving-constants.ts'
 import type { GENERAL_INPUTS } from './inputs.ts'
 import type { InputValues } from '../types.ts'
 
@@ -34,7 +35,7 @@ export function usesGeneralSubmission(values: GeneralValues): boolean {
 }
 
 /** The result a query sent through the general submission targets when `result` is omitted. */
-export function defaultResult(values: GeneralValues): string {
+export function defaultResult(values: GeneralValues): ResultKind {
   // In a bucket, the proof is verified with the bucket's aggregate; alone, on L2 like the L2 endpoint.
   return values['bucket-id'] !== undefined ? 'PROOF_GENERATION' : 'PROOF_VERIFICATION_ON_L2'
 }

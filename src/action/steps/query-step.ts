@@ -8,7 +8,7 @@ import type { QueryProgress, QueryResult } from '../../clients/proving.ts'
 import { AbortedError, InvalidPieError, WaitTimeoutError } from '../../core/errors.ts'
 import { formatDuration } from '../../core/poll.ts'
 import { forSummaryCode, serviceLine } from '../../core/service-text.ts'
-import type { QueryRecordL } from '../../schemas/proving.ts'
+import type { QueryRecordWithStatus } from '../../schemas/proving.ts'
 import type { FactCheckResult } from '../../pie/index.ts'
 import { bytes32Text } from '../../pie/shared/index.ts'
 import { type GateRefusal, showValue } from '../../pipeline/gate.ts'
@@ -86,7 +86,7 @@ export class ProvingStep extends Step<ProvingStepOptions> {
 /** A step that submits or follows a proving query: the query's outputs, progress and gate. */
 export class QueryStep extends ProvingStep {
   /** The last record seen (progress, final result or a timeout's last state). */
-  record: QueryRecordL | undefined
+  record: QueryRecordWithStatus | undefined
   metadataUrls: string[] = []
   /** `shown`: the PIE as the summary names it (workspace-relative, as the workflow wrote it). */
   pie: { zipPath: string; sha256: string; shown?: string } | undefined
@@ -173,7 +173,7 @@ export class QueryStep extends ProvingStep {
   }
 
   /** The latest record the wait read: kept for the summary, its status and step in the outputs. */
-  #showLatest(record: QueryRecordL): void {
+  #showLatest(record: QueryRecordWithStatus): void {
     this.record = record
     this.outputs.set({ status: record.status, step: record.step ?? undefined })
   }
@@ -326,7 +326,7 @@ function fileName(url: string): string {
   }
 }
 
-function isRecord(value: unknown): value is QueryRecordL {
+function isRecord(value: unknown): value is QueryRecordWithStatus {
   return typeof value === 'object' && value !== null && typeof (value as { status?: unknown }).status === 'string'
 }
 

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join, relative, resolve } from 'node:path'
 import { actionJournalDir } from '../../pipeline/journal.ts'
 import type { StatementEndpoint, StatementRequest, StatementSubject } from '../../pipeline/statement/index.ts'
+import type { L2Layout, Layout } from '../../schemas/proving-constants.ts'
 import type { ActionIO, InputValues } from '../types.ts'
 import { deriveActionDedupId, generalFields, usesGeneralSubmission } from './general-submission.ts'
 import type { MAIN_INPUTS } from './inputs.ts'
@@ -78,10 +79,11 @@ function subjectsOf(inputs: MainInputs, pies: string[], workspace: string): Stat
 }
 
 function endpointOf(io: ActionIO, inputs: MainInputs, general: boolean): StatementEndpoint {
-  if (!general) return { kind: 'l2', layout: inputs.layout, prover: inputs.prover, mockFactHash: inputs['mock-fact-hash'] }
+  // The layout is checked against the endpoint's list with the other inputs (mainCrossCheck).
+  if (!general) return { kind: 'l2', layout: inputs.layout as L2Layout, prover: inputs.prover, mockFactHash: inputs['mock-fact-hash'] }
   return {
     kind: 'general',
-    layout: inputs.layout,
+    layout: inputs.layout as Layout,
     mockFactHash: inputs['mock-fact-hash'],
     fields: { ...generalFields(inputs), declaredJobSize: inputs['declared-job-size'], dedupId: inputs['dedup-id'] },
     // A re-run of this job finds the query it already paid for: the id is derived from where the

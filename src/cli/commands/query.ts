@@ -6,7 +6,7 @@ import { EXIT } from '../exit-codes.ts'
 import { describeQuery, provingClientFrom, timeoutFrom, withHeartbeat } from '../services.ts'
 import { ANY_PROOF, type ExpectedResult, expectResult } from '../../pipeline/gate.ts'
 import { followQuery, retryAndFollow } from '../../pipeline/statement/index.ts'
-import { RESULTS } from '../../schemas/proving-constants.ts'
+import { type ProvingNetwork, RESULTS } from '../../schemas/proving-constants.ts'
 import type { ProvingClient } from '../../clients/proving.ts'
 import type { CommandContext } from '../context.ts'
 import { checkFlagEnum, GATE_OPTIONS, MOCKED_FACT_NOT_ALLOWED } from '../shared/statement-flags.ts'
@@ -197,7 +197,7 @@ export const queryList = defineCommand({
     if (network !== undefined && network !== 'MAINNET' && network !== 'TESTNET') {
       throw new InvalidInputError(`--network must be MAINNET or TESTNET; got ${JSON.stringify(network)}.`, { input: '--network' })
     }
-    const filters = { search: context.values.search, network, signal: context.signal }
+    const filters = { search: context.values.search, network: network as ProvingNetwork | undefined, signal: context.signal }
     let queries
     let total
     if (context.values.all) {

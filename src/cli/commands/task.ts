@@ -16,6 +16,7 @@ import {
   TASK_STATUSES,
   taskStageLabel,
   taskStageOf,
+  type TaskStatus,
 } from '../../schemas/tasks-constants.ts'
 import { type CommandContext, type CommandSpec, defineCommand, type OptionSpecs, pageOptions, pageSummary, parseInteger, SERVICE_OPTIONS, allowInsecureHttp, waitOptions } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
@@ -281,7 +282,7 @@ export const taskList = defineCommand({
       throw new InvalidInputError(`--status must be one of ${TASK_STATUSES.join(', ')}; got ${JSON.stringify(status)}.`, { input: '--status' })
     }
     const client = taskClientFrom(context, { needsKey: false })
-    const filters = { search: context.values.search, status, clientId: context.values['client-id'], signal: context.signal }
+    const filters = { search: context.values.search, status: status as TaskStatus | undefined, clientId: context.values['client-id'], signal: context.signal }
     let tasks: TaskSummary[]
     let pagination
     if (context.values.all) {

@@ -15,8 +15,20 @@ export type TypedDataSigner = {
 }
 
 /**
- * A signer over a private key, with viem's local account (`privateKeyToAccount`): the same
- * path the client signs challenges with. viem is imported here, on first use only.
+ * A signer over a private key, with viem's local account (`privateKeyToAccount`), the one the
+ * account client signs with. viem is imported on first use only.
+ *
+ * @param privateKey 32 bytes of hex, with or without 0x.
+ * @returns `{ address, signTypedData }`.
+ * @throws {InvalidInputError} When the key is not 32 bytes of hex, or not a valid secp256k1 key (the
+ * message never quotes it).
+ * @example
+ * ```ts
+ * import { AccountClient, localSigner } from 'proving-kit'
+ *
+ * const signer = await localSigner(process.env.WALLET_PRIVATE_KEY!)
+ * const account = new AccountClient({ baseUrl: process.env.ACCOUNT_BASE_URL!, signer })
+ * ```
  */
 export async function localSigner(privateKey: string): Promise<TypedDataSigner> {
   const key = normalizePrivateKey(privateKey)
@@ -36,7 +48,20 @@ export async function localSigner(privateKey: string): Promise<TypedDataSigner> 
   }
 }
 
-/** Accepts 64 hex digits with or without 0x; the error never quotes the value. */
+/**
+ * Checks a private key and writes it as viem takes it.
+ *
+ * @param value 64 hex digits, with or without 0x (either case).
+ * @returns The key as `0x` and 64 lowercase digits.
+ * @throws {InvalidInputError} When it is not 32 bytes of hex (the message never quotes it).
+ * @example
+ * ```ts
+ * import { normalizePrivateKey } from 'proving-kit'
+ *
+ * const key = normalizePrivateKey(` ${'AB'.repeat(32)}\n`)
+ * // 0xabab...ab
+ * ```
+ */
 export function normalizePrivateKey(value: string): `0x${string}` {
   const text = typeof value === 'string' ? value.trim() : ''
   const hex = text.startsWith('0x') || text.startsWith('0X') ? text.slice(2) : text

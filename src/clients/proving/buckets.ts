@@ -3,17 +3,22 @@ import { checkInteger, checkServiceId, requireId } from '../../core/checks.ts'
 import type { BucketDetailsResponse, BucketRecord } from '../../schemas/proving.ts'
 import { apiKeyFor, type ProvingService, provingSchemas } from './service.ts'
 
+/** The bucket {@link ProvingClient.createBucket} opens. */
 export type CreateBucketOptions = {
+  /** The aggregator version that proves the bucket's queries together (for example `v1`). */
   aggregatorVersion: string
+  /** Your own identifier of the bucket, kept on its record. */
   externalId?: string | undefined
-  /** Sent as a string, as production takes it. */
+  /** The width of the aggregation tree's nodes (a positive integer; sent as a string, as production takes it). */
   nodeWidth?: number | undefined
   /**
    * The aggregator's parameters: a JSON object with the aggregator's (snake_case) keys, for
    * example `{ use_kzg_da: true, full_output: false }`. A string must hold such an object.
    */
   aggregatorParams?: Record<string, unknown> | string | undefined
+  /** Asks for a mocked aggregate proof (for tests). */
   mockProof?: boolean | undefined
+  /** Cancels the request (the promise rejects with AbortedError). */
   signal?: AbortSignal | undefined
 }
 

@@ -14,6 +14,21 @@ import { describeRetry, type RetriedQuery, retryFailedQuery } from './retries.ts
 /** How many FAILED queries a dedupId chain passes before the client stops submitting again. */
 export const MAX_FAILED_RESUBMISSIONS = 16
 
+/**
+ * The dedupId {@link ProvingClient.submitQuery} derives when none is given: a digest of what is
+ * proved and of every field sent (the files and the dedupId itself aside), so the same submission
+ * always gets the same one and a changed field gets another.
+ *
+ * @param digest The SHA-256 of the file sent (for a program, its digest and its input's), or the program hash.
+ * @param parts The fields of the submission.
+ * @returns `pk-` and 40 hex digits.
+ * @example
+ * ```ts
+ * import { deriveDedupId } from 'proving-kit'
+ *
+ * const dedupId = deriveDedupId('5f0c...e1', { declaredJobSize: 'XS', layout: 'auto', result: 'PROOF_GENERATION' })
+ * ```
+ */
 export function deriveDedupId(digest: string, parts: Record<string, unknown>): string {
   const parameters = Object.keys(parts)
     .filter((key) => !['pieFile', 'programFile', 'inputFile', 'dedupId'].includes(key))
@@ -32,7 +47,7 @@ export function dedupIdAfterFailure(dedupId: string, failedQueryId: string): str
   return `pk-${createHash('sha256').update(`${dedupId}\nafter FAILED ${failedQueryId}`).digest('hex').slice(0, 40)}`
 }
 
-/** production.md: a used dedupId is refused with this code, not answered with the first query's id. */
+/** In production, a used dedupId is refused with this code, not answered with the first query's id. */
 export function isDedupRefusal(error: unknown): error is ServiceError {
   return error instanceof ServiceError && error.code === 'PROVING_QUERY_WITH_DEDUP_ID_ALREADY_EXISTS'
 }
@@ -87,7 +102,10 @@ export async function findQueryByDedupId(service: ProvingService, dedupId: strin
   }
 }
 
-/** A record's status; read from a path that carries it when the record has none (interface.md's record D). Unreadable: undefined. */
+/**
+ * A record's status; read from a path that carries it when the record has none (the documented record
+ * D). Unreadable: undefined.
+ */
 async function statusOf(service: ProvingService, record: QueryRecord, options: { signal?: AbortSignal }): Promise<string | undefined> {
   if (typeof record.status === 'string') return record.status
   try {

@@ -10,25 +10,49 @@ import { sha256File } from '../../pie/shared/index.ts'
 import {
   CAIRO_VERSIONS,
   CAIRO_VMS,
+  type CairoVersion,
+  type CairoVm,
+  type Hint,
   HINTS,
   JOB_SIZES,
+  type JobSize,
+  type L2Layout,
+  type Layout,
   layoutProblem,
   MEMORY_VERIFICATIONS,
+  type MemoryVerification,
   NETWORKS,
+  type ProvingNetwork,
   RESULTS,
+  type ResultKind,
   SHARP_PROVERS,
+  type SharpProver,
   STONE_VERSIONS,
+  type StoneVersion,
 } from '../../schemas/proving-constants.ts'
 import { deriveDedupId } from './dedup.ts'
 import type { ProvingService } from './service.ts'
 
+/** What {@link ProvingClient.submitPie} sends. */
 export type SubmitPieOptions = {
   /** Path of the pie.zip to upload; streamed from disk. */
   pieZip: string
-  /** One of L2_LAYOUTS (default auto); another is refused before anything is sent. */
-  layout?: string | undefined
+  /**
+   * The Cairo layout to prove with; one of `L2_LAYOUTS`, another is refused before anything is sent.
+   * @default 'auto'
+   */
+  layout?: L2Layout | undefined
+  /**
+   * The prover the service runs (the service's name for it).
+   * @default 'svc_sharp'
+   */
   prover?: string | undefined
+  /**
+   * Asks for a mocked fact: nothing is proved, nothing is paid for, the fact is not registered (for tests).
+   * @default false
+   */
   mockFactHash?: boolean | undefined
+  /** Cancels the upload (the promise rejects with AbortedError; the query may exist anyway). */
   signal?: AbortSignal | undefined
   /** Called as the upload's bytes leave (for a progress line); not called when nothing is sent. */
   onUploadProgress?: ((progress: UploadProgress) => void) | undefined
@@ -37,6 +61,7 @@ export type SubmitPieOptions = {
 /** How much of the uploaded files has left so far, of their sizes together (the multipart framing around them not counted). */
 export type UploadProgress = { sentBytes: number; totalBytes: number }
 
+/** What {@link ProvingClient.submitPieStream} sends: {@link SubmitPieOptions} with the bytes instead of the file. */
 export type SubmitPieStreamOptions = Omit<SubmitPieOptions, 'pieZip' | 'onUploadProgress'> & {
   /**
    * The pie.zip's bytes as they are produced (e.g. by the packer). Should the iterable throw,
@@ -45,17 +70,31 @@ export type SubmitPieStreamOptions = Omit<SubmitPieOptions, 'pieZip' | 'onUpload
   pieBytes: AsyncIterable<Uint8Array>
 }
 
+/** What {@link ProvingClient.submitProofVerification} sends. */
 export type SubmitProofOptions = {
   /** Path of the proof JSON file. */
   proof: string
-  stoneVersion: string
-  memoryVerification: string
+  /** The Stone prover version that made the proof: one of `STONE_VERSIONS`. */
+  stoneVersion: StoneVersion
+  /** How the proof checks memory: one of `MEMORY_VERIFICATIONS`. */
+  memoryVerification: MemoryVerification
+  /**
+   * Asks for a mocked fact (for tests).
+   * @default false
+   */
   mockFactHash?: boolean | undefined
+  /** Cancels the upload (the promise rejects with AbortedError; the query may exist anyway). */
   signal?: AbortSignal | undefined
 }
 
+/**
+ * What {@link ProvingClient.submitQuery} sends: exactly one of `pieZip`, `programFile` and
+ * `programHash`, and the query's settings.
+ */
 export type SubmitQueryOptions = {
-  declaredJobSize: string
+  /** The job size the query is billed and scheduled as: one of `JOB_SIZES` (`jobSizeForSteps` gives a PIE's). */
+  declaredJobSize: JobSize
+  /** Path of a pie.zip to prove. */
   pieZip?: string | undefined
   /** A compiled program (JSON), with an optional inputFile. */
   programFile?: string | undefined
@@ -64,34 +103,67 @@ export type SubmitQueryOptions = {
    * (sent as input.txt, text/plain), as production requires.
    */
   inputFile?: string | undefined
+  /** The hash of a program the service already knows (0x hex, at most 64 digits). */
   programHash?: string | undefined
-  /** One of LAYOUTS (default auto); another is refused before anything is sent. */
-  layout?: string | undefined
-  cairoVm?: string | undefined
-  cairoVersion?: string | undefined
-  result?: string | undefined
+  /**
+   * The Cairo layout: one of `LAYOUTS`; another is refused before anything is sent.
+   * @default 'auto'
+   */
+  layout?: Layout | undefined
+  /**
+   * The Cairo VM that runs the program (cairo1 runs on rust only).
+   * @default 'rust'
+   */
+  cairoVm?: CairoVm | undefined
+  /**
+   * The program's Cairo version.
+   * @default 'cairo0'
+   */
+  cairoVersion?: CairoVersion | undefined
+  /**
+   * What the query produces, from a trace to a proof verified on a chain: one of `RESULTS`.
+   * @default 'PROOF_GENERATION'
+   */
+  result?: ResultKind | undefined
+  /**
+   * Asks for a mocked fact (for tests).
+   * @default false
+   */
   mockFactHash?: boolean | undefined
-  network?: string | undefined
-  /** stone or stwo; another value is sent as given, with a warning. */
-  sharpProver?: string | undefined
-  /** One of HINTS (svc_evm_grower, svc_sn_grower); another value is sent with a warning. */
-  hints?: string | undefined
+  /**
+   * Where the result goes.
+   * @default 'TESTNET'
+   */
+  network?: ProvingNetwork | undefined
+  /** The SHARP prover: `stone` or `stwo`; another value is sent as given, with a warning. */
+  sharpProver?: SharpProver | (string & {}) | undefined
+  /** One of `HINTS` (svc_evm_grower, svc_sn_grower); another value is sent with a warning. */
+  hints?: Hint | (string & {}) | undefined
+  /** Your own identifier of the query, kept on its record. */
   externalId?: string | undefined
+  /** The bucket the query joins (see {@link ProvingClient.createBucket}); it is proved when the bucket is closed. */
   bucketId?: string | undefined
+  /** The query's position in its bucket (0 to 2^31 - 1). */
   bucketJobIndex?: number | undefined
-  /** Identifies this submission so a resubmission after a lost answer is safe; derived when omitted. */
+  /**
+   * Identifies this submission so a resubmission after a lost answer is safe (at most 128
+   * characters). Derived from the file's digest and the options when omitted.
+   */
   dedupId?: string | undefined
+  /** Cancels the submission (the promise rejects with AbortedError; the query may exist anyway). */
   signal?: AbortSignal | undefined
   /** Called as the upload's bytes leave (for a progress line). */
   onUploadProgress?: ((progress: UploadProgress) => void) | undefined
 }
 
 /** A layout, checked against the list of the endpoint it goes to (layoutProblem). */
-export function checkLayout(value: string | undefined, endpoint: 'l2' | 'general', name = 'layout'): string {
+export function checkLayout(value: string | undefined, endpoint: 'l2', name?: string): L2Layout
+export function checkLayout(value: string | undefined, endpoint: 'l2' | 'general', name?: string): Layout
+export function checkLayout(value: string | undefined, endpoint: 'l2' | 'general', name = 'layout'): Layout {
   const layout = (value ?? 'auto').trim()
   const problem = layoutProblem(layout, endpoint, name)
   if (problem) throw new InvalidInputError(problem, { input: name })
-  return layout
+  return layout as Layout
 }
 
 /** The text fields of a PIE submission, checked (the same for a file and for bytes in flight). */
@@ -176,7 +248,7 @@ export async function queryForm(service: ProvingService, options: SubmitQueryOpt
 }
 
 /**
- * The combinations production refuses (production.md), refused here before anything is sent,
+ * The combinations production refuses, refused here before anything is sent,
  * with the service's code in the message so either refusal reads the same.
  */
 function refuseWhatProductionRefuses(choice: { cairoVm: string; cairoVersion: string; hasInputFile: boolean }): void {

@@ -1,18 +1,27 @@
 import { isNoRoute } from '../../core/errors.ts'
 import { checkEnum, checkInteger } from '../../core/checks.ts'
-import type { QueryListResponse, QueryRecordL } from '../../schemas/proving.ts'
-import { NETWORKS } from '../../schemas/proving-constants.ts'
+import type { QueryListResponse, QueryRecordWithStatus } from '../../schemas/proving.ts'
+import { NETWORKS, type ProvingNetwork } from '../../schemas/proving-constants.ts'
 import { apiKeyFor, type ProvingService, provingSchemas, type ReadPaths } from './service.ts'
 
+/** Which page of the queries {@link ProvingClient.listQueries} reads, and its filters. */
 export type ListQueriesOptions = {
+  /** Queries per page, 1 to 100 (the service's default when omitted). */
   limit?: number | undefined
+  /**
+   * How many queries to skip, from the newest.
+   * @default 0
+   */
   offset?: number | undefined
+  /** Only the queries whose id or external id contains this text (case-insensitive). */
   search?: string | undefined
   /** Only the queries of this client (production's GET /proving-queries filter). */
   clientId?: string | undefined
-  network?: string | undefined
+  /** Only the queries of this network. */
+  network?: ProvingNetwork | undefined
   /** Overrides the client's readPaths for this call. */
   path?: ReadPaths | undefined
+  /** Cancels the request (the promise rejects with AbortedError). */
   signal?: AbortSignal | undefined
 }
 
@@ -60,7 +69,7 @@ export async function listQueries(service: ProvingService, options: ListQueriesO
 }
 
 /** Every query, page after page (`limit` per request, 100 by default). */
-export async function* iterateQueries(service: ProvingService, options: Omit<ListQueriesOptions, 'offset'> = {}): AsyncGenerator<QueryRecordL> {
+export async function* iterateQueries(service: ProvingService, options: Omit<ListQueriesOptions, 'offset'> = {}): AsyncGenerator<QueryRecordWithStatus> {
   const limit = options.limit ?? 100
   let offset = 0
   for (;;) {

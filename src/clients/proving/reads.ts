@@ -2,12 +2,16 @@ import { requestBudgetFor } from '../../core/budget.ts'
 import { currentBound } from '../../core/deadline.ts'
 import { AbortedError, InvalidInputError, isNoRoute } from '../../core/errors.ts'
 import { requireId } from '../../core/checks.ts'
-import type { DocsQueryResponse, QueryRecordL, QueryResponse } from '../../schemas/proving.ts'
+import type { DocsQueryResponse, QueryRecordWithStatus, QueryResponse } from '../../schemas/proving.ts'
 import { apiKeyFor, type ProvingService, provingSchemas, type ReadPaths } from './service.ts'
 
-export type QueryResult = { provingQuery: QueryRecordL; metadataUrls: string[] }
+/** A query's record with its `status`, and the URLs of its artifacts (the proof, the PIE, the metadata). */
+export type QueryResult = { provingQuery: QueryRecordWithStatus; metadataUrls: string[] }
 
-/** GET /proving-query/{id}: record D and the artifact URLs (production's record carries a status, interface.md's none). */
+/**
+ * GET /proving-query/{id}: record D and the artifact URLs (production's record carries a status, the
+ * documented one does not).
+ */
 export async function getQuery(service: ProvingService, queryId: string, options: { signal?: AbortSignal } = {}): Promise<QueryResponse> {
   const id = requireId(queryId, 'queryId')
   const { data } = await service.http.request({
@@ -44,8 +48,8 @@ export async function readQuery(service: ProvingService, queryId: string, option
  * Reads one query's status for a wait (or once, for readQuery), from the path that answers:
  *
  * - `production`: GET /proving-query/{id}, whose record carries `status` in production;
- * - `docs`: GET /docs/proving-query/{id} (interface.md's record L), which needs the key;
- * - `auto`: production's path first; when its record has no `status` (interface.md's record
+ * - `docs`: GET /docs/proving-query/{id} (the documented record L), which needs the key;
+ * - `auto`: production's path first; when its record has no `status` (the documented record
  *   D) the docs path, for the rest of the wait and the client's later waits (one read a check). A no-route 404 on either path (a 404 that is not
  *   the service's PROVING_QUERY_NOT_FOUND) moves the wait to the other path once, for good.
  */

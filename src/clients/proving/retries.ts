@@ -23,7 +23,7 @@ export async function retryQuery(service: ProvingService, queryId: string, optio
   return data
 }
 
-/** The most retries interface.md allows a query (Limits: "Retries per query"). */
+/** The most retries the proving service allows a query. */
 export const MAX_QUERY_RETRIES = 3
 
 /** A FAILED query sent back to run again (or found already running again: `byAnother`). */

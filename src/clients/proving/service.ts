@@ -7,18 +7,26 @@ import { SecretRedactor } from '../../core/redact.ts'
 export const provingSchemas = () => import('../../schemas/proving.ts')
 
 /**
- * Which paths a client reads queries from. interface.md's `/docs/proving-query/{id}` and
+ * Which paths a client reads queries from. The documented `/docs/proving-query/{id}` and
  * `/docs/proving-queries`, or production's `GET /proving-query/{id}` (whose record carries
  * `status` there) and `GET /proving-queries`. `auto` (the default) finds out: see waitForQuery
  * and listQueries.
  */
 export type ReadPaths = 'auto' | 'docs' | 'production'
 
+/** How {@link ProvingClient} reaches the proving service. */
 export type ClientOptions = ConnectionOptions & {
+  /**
+   * The API key (sent as `api-key`); submissions, lists, retries and buckets need one, reads of one
+   * query do not. Kept out of every message.
+   */
   apiKey?: string | undefined
   /** Extra values to keep out of messages (the API key is always kept out). */
   secrets?: string[] | undefined
-  /** Where queries and lists are read: `auto` (default) finds out; `docs` or `production` fixes it. */
+  /**
+   * Where queries and lists are read: `auto` finds out; `docs` or `production` fixes it.
+   * @default 'auto'
+   */
   readPaths?: ReadPaths | undefined
 }
 
@@ -35,7 +43,7 @@ export type ProvingService = {
   listPath: 'docs' | 'production' | undefined
   /**
    * With readPaths `auto`: the path a status read settled on (the production record had no status,
-   * or a path had no route), so the next wait starts there instead of asking both (issue 35).
+   * or a path had no route), so the next wait starts there instead of asking both.
    */
   statusPath: 'docs' | 'production' | undefined
   /** GET /is-alive answered like the proving service (checkService): not asked again. */

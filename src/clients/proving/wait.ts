@@ -2,25 +2,33 @@ import { UnknownStatusError } from '../../core/errors.ts'
 import { requireId } from '../../core/checks.ts'
 import { serviceLine } from '../../core/service-text.ts'
 import { DEFAULT_WAIT_TIMEOUT_MS, DEFAULT_STUCK_AFTER_MS, pollUntil, formatDuration, StateWatch, type WaitOptions } from '../../core/poll.ts'
-import type { QueryRecordL } from '../../schemas/proving.ts'
+import type { QueryRecordWithStatus } from '../../schemas/proving.ts'
 import { QUERY_STATUSES } from '../../schemas/proving-constants.ts'
 import { type QueryResult, StatusReader } from './reads.ts'
 import type { ProvingService, ReadPaths } from './service.ts'
 
+/** A query's state as a wait sees it, given to `onProgress` on every change. */
 export type QueryProgress = {
   queryId: string
   status: string
   step: string | null
   elapsedMs: number
-  record: QueryRecordL
+  record: QueryRecordWithStatus
 }
 
-/** `onProgress` is called on every change of status or step (and once for the first state seen). */
+/** How {@link ProvingClient.waitForQuery} waits: its timeout and signal, its progress callbacks, the read path. */
 export type WaitForQueryOptions = WaitOptions<QueryProgress> & {
   /** Overrides the client's readPaths for this wait. */
   path?: ReadPaths | undefined
-  /** Warn when one step lasts longer than this (default 30 min). */
+  /**
+   * Warn when one status or step lasts longer than this.
+   * @default 1_800_000 (30 minutes)
+   */
   stuckAfterMs?: number | undefined
+  /**
+   * Called once when one status or step has lasted longer than `stuckAfterMs` (a warning is logged
+   * too; the wait goes on).
+   */
   onStuck?: ((progress: QueryProgress & { stepElapsedMs: number }) => void) | undefined
   /**
    * The query was just accepted by this service (the wait follows a submission): a page from

@@ -3,7 +3,7 @@
  * downloads): plain http only to this machine unless the user allows it, and no redirect followed
  * to another origin or to plain http. A redirect's target is a second, unchecked answerer: an RPC
  * or an artifact host that sends the client elsewhere would let that other host give the verdict
- * or the file (issue 31). Each caller words its own refusal; the rule itself is here once.
+ * or the file. Each caller words its own refusal; the rule itself is here once.
  */
 import { isLoopback } from '../checks.ts'
 import { showUrl } from '../redact.ts'

@@ -7,7 +7,7 @@ import { millis, parseControl } from '../control-body.ts'
 import { controlRoute, HttpError, type Reply, type Route, type RouteContext } from '../router.ts'
 
 /**
- * The account service of contract.md: the programmatic wallet flow and API keys.
+ * The account service: the programmatic wallet flow and API keys.
  *
  * - A challenge is one-time and expires (`challengeTtlMs`); its EIP-712 typed data names the
  *   wallet of the challenge URL, and the session endpoint verifies the signature against that

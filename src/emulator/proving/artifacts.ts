@@ -9,8 +9,8 @@ import type { Route, RouteContext } from '../router.ts'
 import { own, type StoredQuery } from '../state.ts'
 
 /**
- * A DONE query's artifacts, served by the emulator itself without authentication (as
- * contract.md says of metadataUrls): the proof, the uploaded pie.zip and the metadata.
+ * A DONE query's artifacts, served by the emulator itself without authentication (as the
+ * service documents metadataUrls): the proof, the uploaded pie.zip and the metadata.
  */
 
 export const ARTIFACTS_PREFIX = '/_emulator/artifacts'

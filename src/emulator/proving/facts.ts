@@ -31,7 +31,7 @@ export function standInFacts(seed: string, programHash: string | null): Pick<Pie
   return { programHash: programHash ?? felt('program-hash'), sharpFactHash: felt('sharp-fact'), integrityFactHash: felt('integrity-fact') }
 }
 
-/** The bootloader the service proves every PIE inside (pie-and-facts.md, Integrity fact). */
+/** The bootloader the service proves every PIE inside (Integrity fact). */
 export const BOOTLOADER_PROGRAM_HASH = toHex(BOOTLOADER)
 
 /** How many problem lines a 400 quotes; the rest would drown the first. */
@@ -45,6 +45,22 @@ const PROBLEMS_QUOTED = 3
 const CACHE_SIZE = 256
 const cache = new Map<string, PieFacts | { invalid: string }>()
 
+/**
+ * The facts the emulator reports for an uploaded pie.zip: its program hash, SHARP and Integrity
+ * facts, as the real service would. Cached by the upload's SHA-256.
+ *
+ * @param zipPath The pie.zip.
+ * @param options.sha256 The file's SHA-256, when known: the cache key.
+ * @returns The facts, or `{ invalid }` with the first problems when the PIE is not valid.
+ * @example
+ * ```ts
+ * import { computePieFacts } from 'proving-kit/emulator'
+ *
+ * const facts = await computePieFacts('build/pie.zip')
+ * if ('invalid' in facts) throw new Error(facts.invalid)
+ * console.log(facts.programHash, facts.sharpFactHash)
+ * ```
+ */
 export async function computePieFacts(zipPath: string, options: { sha256?: string } = {}): Promise<PieFacts | { invalid: string }> {
   const key = options.sha256
   const cached = key === undefined ? undefined : cache.get(key)

@@ -43,7 +43,7 @@ export function requiredText(form: Form, name: string, maxLength = 256): string 
   return value as string
 }
 
-/** Booleans travel as the strings "true" / "false" (contract.md). */
+/** Booleans travel as the strings "true" / "false". */
 export function booleanField(form: Form, name: string, fallback?: boolean): boolean {
   const word = z.enum(['true', 'false'], {
     error: (issue) => (issue.input === undefined ? `${name} is required ("true" or "false").` : `${name} must be "true" or "false"; got ${got(issue.input)}.`),

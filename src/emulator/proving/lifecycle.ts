@@ -8,6 +8,7 @@ import type { QueryStatus } from '../../schemas/proving-constants.ts'
  * running query backwards.
  */
 
+/** How long an emulated query stays RECEIVED and each of its steps takes, in ms of the emulator's clock. */
 export type Timing = {
   /** Time spent in RECEIVED before the first step starts. */
   receivedMs: number
@@ -15,6 +16,7 @@ export type Timing = {
   stepMs: number
 }
 
+/** The emulator's timing unless told otherwise: 300 ms RECEIVED, 300 ms a step. */
 export const DEFAULT_TIMING: Timing = { receivedMs: 300, stepMs: 300 }
 
 /** A failure planned for a step: the query fails when that step would have ended. */

@@ -64,7 +64,7 @@ export type NewQuery = Pick<
 /**
  * A stored query for a submission, in RECEIVED. The next-query plan (if any) decides its
  * ending; a declared job size smaller than the job's makes it fail at its first step, as the
- * service does (contract.md).
+ * service does.
  */
 export function createQuery(state: EmulatorState, input: NewQuery, now: number, id: string = randomUUID()): StoredQuery {
   const steps = stepsFor(input.endpoint, input.result)

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto'
-import type { QueryRecordD, QueryRecordL, QueryRecordR, BucketRecord } from '../../schemas/proving.ts'
+import type { QueryRecord, QueryRecordWithStatus, BucketRecord } from '../../schemas/proving.ts'
 import { clientObject } from '../auth.ts'
 import type { Progress } from './lifecycle.ts'
 import { MAX_RETRIES, queriesOfBucket, queryProgress } from './queries.ts'
 import type { EmulatorState, StoredBucket, StoredQuery } from '../state.ts'
 
 /**
- * The three representations of a query (interface.md's R, D and L columns) and the bucket
+ * The three representations of a query (the documented R, D and L columns) and the bucket
  * record, built from a stored query and where it stands now. The field lists mirror the table
  * column by column, so a field is in a representation exactly when the table says so.
  */
@@ -94,7 +94,7 @@ const L_FIELDS = [
 ] as const
 
 /** Record R: the retry response; every field present, nothing else. */
-export function recordR(query: StoredQuery, progress: Progress): QueryRecordR {
+export function recordR(query: StoredQuery, progress: Progress): QueryRecordWithStatus {
   return pick(allFields(query, progress), R_FIELDS)
 }
 
@@ -107,30 +107,30 @@ function namedProver(query: StoredQuery, fields: AllFields): { sharpProver?: str
 }
 
 /** Record D: GET /proving-query/{id}; no `status`, as the table says. */
-export function recordD(query: StoredQuery, progress: Progress): QueryRecordD {
+export function recordD(query: StoredQuery, progress: Progress): QueryRecord {
   const fields = allFields(query, progress)
   return { ...pick(fields, D_FIELDS), ...namedProver(query, fields) }
 }
 
 /** Record L: the /docs/... endpoints. */
-export function recordL(query: StoredQuery, progress: Progress): QueryRecordL {
+export function recordL(query: StoredQuery, progress: Progress): QueryRecordWithStatus {
   const fields = allFields(query, progress)
   return { ...pick(fields, L_FIELDS), ...namedProver(query, fields) }
 }
 
 /**
- * Production's record (production.md), what `--shape production` answers on
+ * Production's record, what `--shape production` answers on
  * GET /proving-query/{id}, the list and the dedupId lookup: D's fields without the ones
  * production may leave out (dedupId, isProofMocked, submittedByWallet, isJobSizeValid,
  * retryCount, isRetriable), plus status, chain, jobSize, declaredJobSize, cairoVm, cairoVersion,
  * result, network and hints; the submitter's email and image null. The lookup by dedupId
  * answers without `client`.
  */
-export function recordProduction(query: StoredQuery, progress: Progress, options: { withClient: boolean }): QueryRecordD {
+export function recordProduction(query: StoredQuery, progress: Progress, options: { withClient: boolean }): QueryRecord {
   const fields = allFields(query, progress)
   const record: Record<string, unknown> = { ...pick(fields, PRODUCTION_FIELDS), ...namedProver(query, fields) }
   if (options.withClient) record.client = clientObject(query.owner, 'production')
-  return record as QueryRecordD
+  return record as QueryRecord
 }
 
 const PRODUCTION_FIELDS = [
@@ -156,7 +156,7 @@ export function bucketStatusOf(state: EmulatorState, bucket: StoredBucket, now: 
 }
 
 /**
- * The bucket record. interface.md's table in the default shape; production's (production.md)
+ * The bucket record: the documented table in the default shape; production's
  * with `--shape production`: no aggregatorParams or mockProof, leaves null until a query
  * joins, bucketType and chain.
  */

@@ -51,7 +51,7 @@ import { HttpError, type Reply, type Route, type RouteContext } from '../router.
 import { own, type Owner, type StoredFacts, type StoredQuery } from '../state.ts'
 
 /**
- * The proving service of interface.md and contract.md: the route table first, then one short
+ * The proving service: the route table first, then one short
  * handler per endpoint in the same order. Where the spec fixes an order of checks (retry,
  * bucket close) the handler reads in that order.
  */

@@ -25,7 +25,7 @@ import type { EmulatorState, StoredQuery } from '../state.ts'
  *   `isCairoFactValid(fact, is_mocked)`, which, like the real one, reads the two registries above
  *   (HerodotusDev/satellite, cairo/src/cairo_fact_registry.cairo: 96 bits for isCairoFactValid),
  *   and also holds the facts of queries proved with Stwo: production bridges those through the
- *   Satellite and no longer writes them to Integrity's FactRegistry (production.md).
+ *   Satellite and no longer writes them to Integrity's FactRegistry.
  *
  * `POST /_emulator/starknet/verifications` adds a verification with any settings (say 1
  * security bit), so the checks' refusals can be shown. Documented in docs/emulator.md.
@@ -50,7 +50,7 @@ export const EMULATED_BLOCK_MS = 2_000
 /**
  * The verifier settings every emulated registration uses. Layout: the query's when Integrity has
  * a verifier for it, else `recursive` (for `auto` and `dynamic`); the rest follow the shared
- * prover's proofs (interface.md: stone6, relaxed memory verification), with Integrity's usual
+ * prover's proofs (stone6, relaxed memory verification), with Integrity's usual
  * keccak_160_lsb hasher and 96 security bits.
  */
 export const EMULATED_VERIFIER = {
@@ -264,7 +264,7 @@ export function verificationsOf(
   return verifications
 }
 
-/** `stwo`, `stwoHerodotus` (production.md: the values production accepts today). */
+/** `stwo`, `stwoHerodotus` (the values production accepts today). */
 function provedWithStwo(query: StoredQuery): boolean {
   return query.sharpProver?.startsWith('stwo') === true
 }

@@ -8,7 +8,7 @@ import { millis, objectBody, parseControl, text } from '../control-body.ts'
 import { controlRoute, type Reply, type Route, type RouteContext } from '../router.ts'
 
 /**
- * The storage-proof service of contract.md: `POST /batch-query` and its status, which moves
+ * The storage-proof service: `POST /batch-query` and its status, which moves
  * RECEIVED -> IN_PROGRESS -> DONE by the time elapsed since submission (computed on each read,
  * as for proving queries, so a simulated clock moves it along). Control routes under
  * /_emulator/storage-proof/ set the timing and force a failure (docs/emulator.md).

@@ -9,7 +9,7 @@ import { TASK_STAGES, type TaskStage, type TaskStatus } from '../../schemas/task
  *   Received ─receivedMs─▶ DryRunStarted ─stageMs─▶ DryRunCompleted ─handoffMs─▶
  *   ChainProofsFetchStarted ─stageMs─▶ ... ─▶ TaskDecommitmentStarted ─stageMs─▶ TaskDecommitmentCompleted
  *
- * A decommitment-only task starts at TaskDecommitmentStarted (contract.md). A failure planned
+ * A decommitment-only task starts at TaskDecommitmentStarted. A failure planned
  * for a stage replaces that stage's Completed by its Failed; a failure forced at an instant
  * fails the stage under way then (or the next one, between stages).
  */

@@ -21,10 +21,10 @@ import { currentTaskTiming, type NextTaskPlan, type StoredTask, taskState } from
 import { TaskSweeper } from './sweep.ts'
 
 /**
- * The data-processor task service of interface.md and contract.md, on the emulator's one port:
+ * The data-processor task service, on the emulator's one port:
  * the route table first, then one short handler per endpoint. Every service handler checks in
  * the same order: rate limit (429) -> API key where required (401) -> body (400) -> the thing
- * named (404) -> the work. Error bodies are contract.md's: `{ error }` for 400, 401 and 429,
+ * named (404) -> the work. Error bodies are the service's: `{ error }` for 400, 401 and 429,
  * `{ error, details, message, taskId }` for 404 and 500.
  */
 

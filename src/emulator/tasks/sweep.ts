@@ -97,7 +97,7 @@ export class TaskSweeper {
   }
 }
 
-/** contract.md: `{ status, task_id, timestamp, transaction_hash }` or `{ status, task_id, timestamp, error }`. */
+/** `{ status, task_id, timestamp, transaction_hash }` or `{ status, task_id, timestamp, error }`. */
 export function webhookPayload(task: StoredTask, now: number): Record<string, string> {
   const position = positionOf(task.run, now)
   const common = { status: position.status, task_id: task.uuid, timestamp: new Date(position.since).toISOString() }

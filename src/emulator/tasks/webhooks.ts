@@ -6,7 +6,7 @@ import { urlSecrets } from '../../chain/rpc.ts'
 import type { WebhookAttempt, WebhookDelivery } from './store.ts'
 
 /**
- * Delivery of a webhook (contract.md): one JSON POST per terminal state, sent again on a
+ * Delivery of a webhook: one JSON POST per terminal state, sent again on a
  * non-2xx answer or no answer, at most 3 attempts in all. Each attempt is bounded (connect,
  * headers and body timeouts) and the connection is not kept, so a slow or dead receiver costs
  * the emulator at most a few seconds per attempt and holds no sockets afterwards.

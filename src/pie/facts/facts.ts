@@ -1,5 +1,5 @@
 /**
- * The facts a proof of a PIE registers (pie-and-facts.md):
+ * The facts a proof of a PIE registers:
  * - SHARP fact (Ethereum): keccak(programHash, outputRoot), the root of the output Merkle tree
  *   whose shape comes from the output builtin's pages and `gps_fact_topology` attribute
  *   (cairo-lang's generate_output_root / get_fact_topology_from_additional_data);
@@ -27,7 +27,20 @@ function keccakWords(values: readonly bigint[]): bigint {
   return result
 }
 
-/** Root of the output Merkle tree: a page is keccak of its words, an inner node 1 + keccak(children). */
+/**
+ * The root of a PIE output's Merkle tree, as SHARP's fact commits to it: a page is the keccak of
+ * its words, an inner node 1 + the keccak of its children.
+ *
+ * @param output The program's output words.
+ * @param topology How the output is split into pages and trees. Default: one page holding it all.
+ * @returns The root, as an integer.
+ * @example
+ * ```ts
+ * import { computeOutputRoot } from 'proving-kit'
+ *
+ * const root = computeOutputRoot([1n, 2n, 3n])
+ * ```
+ */
 export function computeOutputRoot(output: readonly bigint[], topology?: FactTopology): bigint {
   return walkFactTree(
     output.length,
@@ -37,17 +50,47 @@ export function computeOutputRoot(output: readonly bigint[], topology?: FactTopo
   )
 }
 
-/** keccak256(abi.encode(programHash, outputRoot)). */
+/**
+ * The SHARP fact of a program run: `keccak256(abi.encode(programHash, outputRoot))`, what SHARP's
+ * fact registry on Ethereum and the Satellite register.
+ *
+ * @param programHash The program hash (SHARP uses the Pedersen one).
+ * @param output The program's output words.
+ * @param topology The output's pages. Default: one page.
+ * @returns The fact, as an integer (`toBytes32` of `proving-kit/chain` writes it as bytes32).
+ * @example
+ * ```ts
+ * import { computeSharpFact, inspectPie } from 'proving-kit'
+ *
+ * const inspection = await inspectPie('build/pie.zip')
+ * const fact = computeSharpFact(BigInt(inspection.programHash), inspection.output.map(BigInt), inspection.factTopology)
+ * ```
+ */
 export function computeSharpFact(programHash: bigint, output: readonly bigint[], topology?: FactTopology): bigint {
   return keccakWords([programHash, computeOutputRoot(output, topology)])
 }
 
-/** The fact the Integrity verifier registers for the PIE proved inside the bootloader. */
+/**
+ * The fact the Integrity verifier registers for a program proved inside the bootloader (the
+ * Poseidon hash of the bootloader's program hash and its output).
+ *
+ * @param programHash The program hash.
+ * @param output The program's output words.
+ * @returns The fact, as an integer.
+ * @example
+ * ```ts
+ * import { computeIntegrityFact, inspectPie, toHex } from 'proving-kit/pie'
+ *
+ * const inspection = await inspectPie('build/pie.zip')
+ * console.log(toHex(computeIntegrityFact(BigInt(inspection.programHash), inspection.output.map(BigInt))))
+ * ```
+ */
 export function computeIntegrityFact(programHash: bigint, output: readonly bigint[]): bigint {
   const bootloaderOutput = poseidonHashMany([1n, BigInt(output.length + 2), programHash, ...output])
   return poseidonHashMany([BOOTLOADER_PROGRAM_HASH, bootloaderOutput])
 }
 
+/** The settings of an Integrity verifier a fact is verified under: they make the verification hash. */
 export type VerifierSettings = {
   layout: string
   hasher: string
@@ -56,7 +99,26 @@ export type VerifierSettings = {
   securityBits: number | bigint
 }
 
-/** Integrity's verification hash of a fact under given verifier settings. */
+/**
+ * Integrity's verification hash of a fact under given verifier settings: what its FactRegistry
+ * records for one verification.
+ *
+ * @param fact The Integrity fact.
+ * @param settings The verifier's layout, hasher, Stone version, memory verification and security bits.
+ * @returns The verification hash, as an integer.
+ * @example
+ * ```ts
+ * import { computeVerificationHash } from 'proving-kit'
+ *
+ * const hash = computeVerificationHash(0x1234n, {
+ *   layout: 'recursive_with_poseidon',
+ *   hasher: 'keccak_160_lsb',
+ *   stoneVersion: 'stone6',
+ *   memoryVerification: 'relaxed',
+ *   securityBits: 96,
+ * })
+ * ```
+ */
 export function computeVerificationHash(fact: bigint, settings: VerifierSettings): bigint {
   const settingsHash = poseidonHashMany(
     [settings.layout, settings.hasher, settings.stoneVersion, settings.memoryVerification].map(shortString),

@@ -50,7 +50,9 @@ export const FIBONACCI_PROGRAM = {
   builtins: ['output'],
 } as const
 
+/** The PIE {@link generatePie} writes. */
 export type GeneratePieOptions = {
+  /** The directory to write the PIE's files into (made when missing). */
   outDir: string
   /** Target size of memory.bin in bytes (rounded down to whole cells; at least ~2 KiB). */
   memoryBytes: number
@@ -60,18 +62,26 @@ export type GeneratePieOptions = {
    * program hash has a real size to chew on. memory.bin holds them too.
    */
   programWords?: number
+  /**
+   * Seeds the filler, so the same options give the same PIE.
+   * @default 1
+   */
   seed?: number
   /**
    * `cairo0` (default): fibonacci's program with the output builtin alone. `cairo1`: shaped like
    * what cairo1-run writes for a Cairo 1 program (generateCairo1Pie).
    */
   shape?: PieShape
+  /** Stops the generation (an AbortedError). */
   signal?: AbortSignal
 }
 
+/** The kind of program a generated PIE runs: a Cairo 0 program, or one shaped like a Cairo 1 run. */
 export type PieShape = 'cairo0' | 'cairo1'
+/** Every {@link PieShape}. */
 export const PIE_SHAPES: readonly PieShape[] = ['cairo0', 'cairo1']
 
+/** The PIE {@link generatePie} wrote: its directory, sizes, steps and output. */
 export type GeneratedPie = {
   dir: string
   memoryBytes: number
@@ -91,7 +101,19 @@ const FRAME = 8
 // Probability (out of 2^32) that a "value" cell holds a full-width felt: tunes the zip ratio.
 const FELT_THRESHOLD = Math.floor(0.4 * 2 ** 32)
 
-/** Parses "1GiB", "512MiB", "10MiB", "64KiB", "1G", "1000" (bytes; binary multiples). */
+/**
+ * Reads a size: "1GiB", "512MiB", "64KiB", "1G", "1000" (bytes; the multiples are binary).
+ *
+ * @param text The size.
+ * @returns Bytes.
+ * @throws {InvalidInputError} When it is not a size.
+ * @example
+ * ```ts
+ * import { parseByteSize } from 'proving-kit/pie'
+ *
+ * parseByteSize('512MiB') // 536870912
+ * ```
+ */
 export function parseByteSize(text: string): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(b|k|kb|kib|m|mb|mib|g|gb|gib|t|tb|tib)?\s*$/i.exec(text)
   if (!match) throw new InvalidInputError(`"${text}" is not a size (try 1GiB, 512MiB, 10MiB)`)
@@ -135,7 +157,21 @@ function instructionLike(data: bigint[], count: number, seed: number): bigint[] 
   return data
 }
 
-/** Generates a valid PIE directory (metadata, memory, additional data, resources, version). */
+/**
+ * Writes a valid PIE directory of the size asked for (metadata, memory, additional data,
+ * resources, version), for benchmarks and tests of large inputs.
+ *
+ * @param options Where, how large, how long a program, which shape.
+ * @returns What was written: the directory, memory size, steps and output.
+ * @throws {InvalidInputError} When a size is out of range.
+ * @example
+ * ```ts
+ * import { generatePie, packPie, parseByteSize } from 'proving-kit/pie'
+ *
+ * const pie = await generatePie({ outDir: 'tmp/big-pie', memoryBytes: parseByteSize('1GiB') })
+ * await packPie(pie.dir, 'tmp/big-pie.zip')
+ * ```
+ */
 export async function generatePie(options: GeneratePieOptions): Promise<GeneratedPie> {
   if (options.shape === 'cairo1') return generateCairo1Pie(options)
   const seed = options.seed ?? 1

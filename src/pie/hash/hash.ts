@@ -1,6 +1,6 @@
 /**
  * The program hash, computed from `metadata.program` alone, over the chain
- * `[0, main, len(builtins), ...builtins as short strings, ...data]` (pie-and-facts.md):
+ * `[0, main, len(builtins), ...builtins as short strings, ...data]`:
  * - Pedersen, SHARP's default: hash_chain([len(chain), ...chain]);
  * - Poseidon: poseidonHashMany(chain) (poseidon.ts, on WebAssembly);
  * - Blake, the Stwo path: Blake2s over the felts encoded as 32-bit words (2 for values below
@@ -17,16 +17,34 @@ import { STARK_PRIME, TWO_POW_63 } from '../shared/index.ts'
 import { fastPedersenHashChain, fastPedersenHashChainAsync } from './pedersen.ts'
 import { poseidonHashManyFast } from './poseidon.ts'
 
+/**
+ * Which hash a program hash is computed with: SHARP uses Pedersen by default; Poseidon and Blake2s
+ * are the others Cairo knows.
+ */
 export type ProgramHashVariant = 'pedersen' | 'poseidon' | 'blake'
+/** Every {@link ProgramHashVariant}. */
 export const PROGRAM_HASH_VARIANTS: readonly ProgramHashVariant[] = ['pedersen', 'poseidon', 'blake']
 
+/** The parts of a program its hash covers: its words (`data`), its builtins and the pc of `main`. */
 export type ProgramForHash = {
   data: readonly bigint[]
   builtins: readonly string[]
   main: number | bigint
 }
 
-/** A Cairo short string: up to 31 ASCII characters read as a big-endian integer. */
+/**
+ * A Cairo short string: up to 31 ASCII characters read as a big-endian integer.
+ *
+ * @param text The string.
+ * @returns Its felt.
+ * @throws {InvalidInputError} When it is longer than 31 characters or not ASCII.
+ * @example
+ * ```ts
+ * import { shortString } from 'proving-kit/pie'
+ *
+ * shortString('output') // 0x6f7574707574n
+ * ```
+ */
 export function shortString(text: string): bigint {
   if (text.length > 31 || !/^[\x00-\x7f]*$/.test(text)) {
     throw new InvalidInputError(`"${text}" is not a Cairo short string (at most 31 ASCII characters)`)
@@ -36,16 +54,51 @@ export function shortString(text: string): bigint {
   return value
 }
 
+/**
+ * The words a program hash is computed over: `[0, main, len(builtins), ...builtins as short strings, ...data]`.
+ *
+ * @param program The program.
+ * @returns The words, in order.
+ * @example
+ * ```ts
+ * import { programHashChain } from 'proving-kit/pie'
+ *
+ * const words = programHashChain({ data: [0x40780017fff7fffn], builtins: ['output'], main: 0 })
+ * ```
+ */
 export function programHashChain(program: ProgramForHash): bigint[] {
   return [0n, BigInt(program.main), BigInt(program.builtins.length), ...program.builtins.map(shortString), ...program.data]
 }
 
-/** h(d0, h(d1, ... h(d[n-2], d[n-1]))) with Starknet Pedersen. */
+/**
+ * Starknet Pedersen over a chain of felts: h(d0, h(d1, ... h(d[n-2], d[n-1]))).
+ *
+ * @param values The felts, at least two.
+ * @param signal Stops a long chain between batches (an AbortedError).
+ * @returns The hash.
+ * @example
+ * ```ts
+ * import { pedersenHashChain } from 'proving-kit/pie'
+ *
+ * const hash = pedersenHashChain([3n, 1n, 2n, 3n])
+ * ```
+ */
 export function pedersenHashChain(values: readonly bigint[], signal?: AbortSignal): bigint {
   return fastPedersenHashChain(values, signal)
 }
 
-/** Blake2s-256 of felts encoded as Cairo's encode_felt252_data_and_calc_blake_hash does. */
+/**
+ * Blake2s-256 of felts encoded as Cairo's `encode_felt252_data_and_calc_blake_hash` does.
+ *
+ * @param values The felts.
+ * @returns The hash, as an integer.
+ * @example
+ * ```ts
+ * import { blakeHashFelts } from 'proving-kit/pie'
+ *
+ * const hash = blakeHashFelts([1n, 2n ** 200n])
+ * ```
+ */
 export function blakeHashFelts(values: readonly bigint[]): bigint {
   let words = 0
   for (const value of values) words += value < TWO_POW_63 ? 2 : 8
@@ -82,7 +135,18 @@ function hashChain(chain: readonly bigint[], variant: ProgramHashVariant): bigin
   }
 }
 
-/** SHA-256 of the chain's words: the key the hashes are cached under. */
+/**
+ * The SHA-256 of a program's hash chain: the key its hashes are cached under (cheap to compute, unlike the hashes).
+ *
+ * @param program The program.
+ * @returns 64 hex digits.
+ * @example
+ * ```ts
+ * import { programDigest } from 'proving-kit/pie'
+ *
+ * const digest = programDigest({ data: [1n, 2n], builtins: [], main: 0 })
+ * ```
+ */
 export function programDigest(program: ProgramForHash): string {
   const hash = createHash('sha256')
   const chain = programHashChain(program)
@@ -111,6 +175,25 @@ function cached(digest: string): Partial<Record<ProgramHashVariant, bigint>> {
   return entry
 }
 
+/**
+ * A program's hash, with Pedersen (SHARP's default), Poseidon or Blake2s. Pedersen takes seconds
+ * for a long program and holds the thread: see {@link computeProgramHashAsync}. The last 16
+ * programs' hashes are cached.
+ *
+ * @param program The program (`programFromCompiled` reads a compiled one).
+ * @param variant The hash.
+ * @param digest The program's {@link programDigest}, when already known.
+ * @returns The program hash, as an integer.
+ * @default variant 'pedersen'
+ * @example
+ * ```ts
+ * import { readFile } from 'node:fs/promises'
+ * import { computeProgramHash, programFromCompiled, toHex } from 'proving-kit/pie'
+ *
+ * const program = programFromCompiled(JSON.parse(await readFile('build/program.json', 'utf8')))
+ * console.log(toHex(computeProgramHash(program)))
+ * ```
+ */
 export function computeProgramHash(program: ProgramForHash, variant: ProgramHashVariant = 'pedersen', digest?: string): bigint {
   const entry = cached(digest ?? programDigest(program))
   return (entry[variant] ??= hashChain(programHashChain(program), variant))
@@ -119,9 +202,26 @@ export function computeProgramHash(program: ProgramForHash, variant: ProgramHash
 const pending = new Map<string, Promise<bigint>>()
 
 /**
- * The same as computeProgramHash, without holding the thread: Pedersen runs in batches that
- * let the event loop go on between them (the other variants are computed at once). Concurrent
- * calls for one program share the computation; the result lands in the cache.
+ * The same as {@link computeProgramHash}, without holding the thread: Pedersen runs in batches
+ * that let the event loop go on between them (the other variants are computed at once).
+ * Concurrent calls for one program share the computation; the result lands in the cache.
+ *
+ * @param program The program.
+ * @param variant The hash.
+ * @param options.digest The program's {@link programDigest}, when already known.
+ * @param options.signal Stops the computation between batches (an AbortedError).
+ * @returns The program hash, as an integer.
+ * @default variant 'pedersen'
+ * @example
+ * ```ts
+ * import { readFile } from 'node:fs/promises'
+ * import { computeProgramHashAsync, programFromCompiled } from 'proving-kit/pie'
+ *
+ * const compiled: unknown = JSON.parse(await readFile('build/program.json', 'utf8'))
+ * const hash = await computeProgramHashAsync(programFromCompiled(compiled), 'pedersen', {
+ *   signal: AbortSignal.timeout(60_000),
+ * })
+ * ```
  */
 export async function computeProgramHashAsync(
   program: ProgramForHash,
@@ -150,6 +250,18 @@ export async function computeProgramHashAsync(
   return running
 }
 
+/**
+ * A program's hash with each variant.
+ *
+ * @param program The program.
+ * @returns `{ pedersen, poseidon, blake }`, as integers.
+ * @example
+ * ```ts
+ * import { computeProgramHashes } from 'proving-kit'
+ *
+ * const { pedersen, poseidon, blake } = computeProgramHashes({ data: [1n, 2n], builtins: ['output'], main: 0 })
+ * ```
+ */
 export function computeProgramHashes(program: ProgramForHash): Record<ProgramHashVariant, bigint> {
   const digest = programDigest(program)
   return {
@@ -160,8 +272,20 @@ export function computeProgramHashes(program: ProgramForHash): Record<ProgramHas
 }
 
 /**
- * The stripped program of a compiled Cairo 0 program (the compiler's JSON, words as hex
- * strings); `main` is the pc of `<main_scope>.main`.
+ * The parts of a compiled Cairo 0 program (the compiler's JSON) that its hash covers: `data` as
+ * integers, the builtins, and `main`, the pc of `<main_scope>.main`.
+ *
+ * @param compiled The compiled program, parsed.
+ * @returns The program, for {@link computeProgramHash}.
+ * @throws {InvalidInputError} When it is not a compiled program (no `data` of hex strings, no `main`).
+ * @example
+ * ```ts
+ * import { readFile } from 'node:fs/promises'
+ * import { computeProgramHash, programFromCompiled } from 'proving-kit/pie'
+ *
+ * const program = programFromCompiled(JSON.parse(await readFile('build/program.json', 'utf8')))
+ * const hash = computeProgramHash(program)
+ * ```
  */
 export function programFromCompiled(compiled: unknown): ProgramForHash {
   const json = compiled as {

@@ -22,7 +22,7 @@
  * which is why that function is self-contained (it references nothing outside itself).
  *
  * Checked against @scure/starknet (the reference implementation) on random inputs and chains,
- * and against the published vectors of pie-and-facts.md (test/unit/pie/hash/pedersen.test.ts).
+ * and against published test vectors (test/unit/pie/hash/pedersen.test.ts).
  */
 import { Worker } from 'node:worker_threads'
 import { InvalidInputError } from '../../core/errors.ts'

@@ -20,8 +20,10 @@ export type QueryFacts = {
   integrityFactHash?: string | null | undefined
 }
 
+/** A field of a query's record that {@link checkQueryFacts} compares with the PIE. */
 export type FactField = 'programHash' | 'sharpFactHash' | 'integrityFactHash'
 
+/** A field whose value the service reported differs from the PIE's. */
 export type FactMismatch = {
   field: FactField
   /** What the PIE gives (computed locally), 0x hex. */
@@ -30,6 +32,7 @@ export type FactMismatch = {
   actual: string
 }
 
+/** What comparing a query's facts with a PIE found. */
 export type FactCheckResult = {
   /**
    * Something that binds the output (sharpFactHash or integrityFactHash) was compared, and
@@ -71,7 +74,26 @@ function computedOf(inspection: PieInspection): Computed {
   return computed
 }
 
-/** Compares a record with an inspection already computed. */
+/**
+ * Compares a query's record with a PIE's inspection: the program hash (in whichever variant the
+ * service used) and the facts that bind the output. Cheap when repeated: what the inspection gives
+ * is computed once however many records are compared with it.
+ *
+ * @param record The query's `programHash`, `sharpFactHash` and `integrityFactHash`.
+ * @param inspection The PIE's inspection ({@link inspectPie}).
+ * @returns `{ ok, programHashVariant, mismatches, checked }`: `ok` only when a fact that binds the
+ * output was compared and nothing differs.
+ * @example
+ * ```ts
+ * import { compareQueryFacts, inspectPie, ProvingClient } from 'proving-kit'
+ *
+ * const client = new ProvingClient({ baseUrl: process.env.PROVING_BASE_URL!, apiKey: process.env.PROVING_API_KEY })
+ * const inspection = await inspectPie('build/pie.zip')
+ * for await (const query of client.iterateQueries()) {
+ *   if (compareQueryFacts(query, inspection).ok) console.log(`${query.id} proves this PIE`)
+ * }
+ * ```
+ */
 export function compareQueryFacts(record: QueryFacts, inspection: PieInspection): FactCheckResult {
   const { output, hashes: known, facts: computed } = computedOf(inspection)
   // Each variant's hash is computed only when needed (Pedersen's takes seconds for a long program).
@@ -124,7 +146,25 @@ export function compareQueryFacts(record: QueryFacts, inspection: PieInspection)
   return { ok: mismatches.length === 0 && boundOutput, programHashVariant: variant, mismatches, checked }
 }
 
-/** Inspects the PIE (unless an inspection is given) and compares the record with it. */
+/**
+ * Compares a query's record with a PIE: inspects the PIE (unless an inspection is given), then {@link
+ * compareQueryFacts}.
+ *
+ * @param record The query's `programHash`, `sharpFactHash` and `integrityFactHash`.
+ * @param pie A pie.zip path, a PIE directory, a zip's bytes, or an inspection.
+ * @param options How the PIE is inspected.
+ * @returns `{ ok, programHashVariant, mismatches, checked }`.
+ * @throws {InvalidPieError} When the PIE is not valid.
+ * @example
+ * ```ts
+ * import { checkQueryFacts, ProvingClient } from 'proving-kit'
+ *
+ * const client = new ProvingClient({ baseUrl: process.env.PROVING_BASE_URL!, apiKey: process.env.PROVING_API_KEY })
+ * const { provingQuery } = await client.waitForQuery('a1b2c3')
+ * const check = await checkQueryFacts(provingQuery, 'build/pie.zip')
+ * console.log(check.ok ? 'facts match' : check.mismatches)
+ * ```
+ */
 export async function checkQueryFacts(
   record: QueryFacts,
   pie: PieInput | PieInspection,
@@ -134,7 +174,24 @@ export async function checkQueryFacts(
   return compareQueryFacts(record, inspection)
 }
 
-/** Like checkQueryFacts, but throws FactMismatchError naming each fact that differs. */
+/**
+ * Like {@link checkQueryFacts}, but throws when the facts do not match.
+ *
+ * @param record The query's `programHash`, `sharpFactHash` and `integrityFactHash`.
+ * @param pie A pie.zip path, a PIE directory, a zip's bytes, or an inspection.
+ * @param options How the PIE is inspected.
+ * @returns The comparison, which is `ok`.
+ * @throws {FactMismatchError} When a fact differs (each named in `metaMessages`), or the record has no fact to compare.
+ * @throws {InvalidPieError} When the PIE is not valid.
+ * @example
+ * ```ts
+ * import { assertQueryFacts, ProvingClient } from 'proving-kit'
+ *
+ * const client = new ProvingClient({ baseUrl: process.env.PROVING_BASE_URL!, apiKey: process.env.PROVING_API_KEY })
+ * const { provingQuery } = await client.waitForQuery('a1b2c3')
+ * await assertQueryFacts(provingQuery, 'build/pie.zip')
+ * ```
+ */
 export async function assertQueryFacts(
   record: QueryFacts,
   pie: PieInput | PieInspection,
@@ -145,6 +202,20 @@ export async function assertQueryFacts(
   return result
 }
 
+/**
+ * The error {@link assertQueryFacts} throws for a comparison that is not ok.
+ *
+ * @param result The comparison.
+ * @returns A FactMismatchError naming each fact that differs.
+ * @example
+ * ```ts
+ * import { compareQueryFacts, factMismatchError, inspectPie } from 'proving-kit/pie'
+ *
+ * const inspection = await inspectPie('build/pie.zip')
+ * const result = compareQueryFacts({ sharpFactHash: '0x1' }, inspection)
+ * if (!result.ok) throw factMismatchError(result)
+ * ```
+ */
 export function factMismatchError(result: FactCheckResult): FactMismatchError {
   if (result.mismatches.length === 0) {
     return new FactMismatchError('The service reported no fact to compare with the PIE (sharpFactHash and integrityFactHash are null or absent)')

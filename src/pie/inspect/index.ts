@@ -1,5 +1,5 @@
 /**
- * The whole PIE at once, where the earlier rooms meet: `inspectPie` (validated, then what it
+ * The whole PIE at once, where the earlier folders meet: `inspectPie` (validated, then what it
  * proves: program hashes, output, facts, job size, the zip's SHA-256), `packChecked` (a directory
  * packed and inspected in one reading) and the check of a query's facts against an inspection.
  */

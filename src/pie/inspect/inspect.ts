@@ -26,6 +26,7 @@ import { computeIntegrityFact, computeSharpFact } from '../facts/index.ts'
 import { canonicalZipDigest } from '../pack/index.ts'
 import { jobSizeForSteps } from './job-size.ts'
 
+/** What a valid PIE proves: its program hashes, output, steps, builtins, job size, facts and SHA-256. */
 export type PieInspection = {
   /** The Pedersen program hash (what SHARP uses by default), lowercase 0x hex. */
   programHash: string
@@ -35,8 +36,11 @@ export type PieInspection = {
   programDigest: string
   /** The program output, each word as lowercase 0x hex without leading zeros (exact). */
   output: string[]
+  /** The Cairo steps the run took. */
   nSteps: number
+  /** The builtins the program uses, in order. */
   builtins: string[]
+  /** The job size the proving service expects for `nSteps`. */
   jobSize: JobSize
   /** keccak(programHash, outputRoot) with the Pedersen program hash, 0x hex. */
   sharpFactHash: string
@@ -50,11 +54,16 @@ export type PieInspection = {
    * directory above 16 MiB this compresses the large files twice). Null with `sha256: false`.
    */
   sha256: string | null
+  /** What validation found: the files, segments, sizes. */
   summary: PieSummary
 }
 
+/** How {@link inspectPie} reads a PIE: the validation's options, and whether to compute its SHA-256. */
 export type InspectPieOptions = ValidatePieOptions & {
-  /** Compute `sha256` (default true). */
+  /**
+   * Compute `sha256`.
+   * @default true
+   */
   sha256?: boolean
 }
 
@@ -65,6 +74,22 @@ async function sha256Of(input: PieInput, signal: AbortSignal | undefined): Promi
   return sha256File(input, signal)
 }
 
+/**
+ * Validates a PIE and says what it proves: its program hashes, output, steps, builtins, job size,
+ * SHARP and Integrity facts, and the SHA-256 of its zip.
+ *
+ * @param pie A pie.zip path, a PIE directory, or a zip's bytes.
+ * @param options The validation's options, and `sha256`.
+ * @returns The inspection (program hashes other than Pedersen are computed when first read).
+ * @throws {InvalidPieError} When the PIE is not valid (every problem in `problems`).
+ * @throws {InvalidInputError} When the path cannot be read.
+ * @example
+ * ```ts
+ * import { inspectPie } from 'proving-kit'
+ *
+ * const { programHash, nSteps, jobSize, sharpFactHash } = await inspectPie('build/pie.zip')
+ * ```
+ */
 export async function inspectPie(pie: PieInput, options: InspectPieOptions = {}): Promise<PieInspection> {
   const digest = options.sha256 === false ? Promise.resolve(null) : sha256Of(pie, options.signal)
   // The digest runs alongside the validation pass; never leave its rejection unhandled.
@@ -114,8 +139,22 @@ export async function inspectPie(pie: PieInput, options: InspectPieOptions = {})
 const programs = new WeakMap<PieInspection, ProgramForHash>()
 
 /**
- * Computes an inspection's program hash ahead, letting the event loop run meanwhile (for
- * Pedersen, in batches of a few tens of milliseconds); afterwards reading it is immediate.
+ * Computes an inspection's program hash ahead, letting the event loop run meanwhile (Pedersen in
+ * batches of a few tens of milliseconds); reading it afterwards is immediate.
+ *
+ * @param inspection The inspection.
+ * @param variant The hash.
+ * @param signal Stops the computation between batches (an AbortedError).
+ * @returns The program hash, as `0x` hex.
+ * @default variant 'pedersen'
+ * @example
+ * ```ts
+ * import { inspectPie, prepareProgramHash } from 'proving-kit/pie'
+ *
+ * const inspection = await inspectPie('build/pie.zip', { sha256: false })
+ * await prepareProgramHash(inspection, 'poseidon')
+ * console.log(inspection.programHashes.poseidon)
+ * ```
  */
 export async function prepareProgramHash(
   inspection: PieInspection,

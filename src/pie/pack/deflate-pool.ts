@@ -117,7 +117,7 @@ const livePools = new Set<BlockCompressor>()
 /**
  * Ends every pool's workers still running (a pack interrupted before its own `close`): what the
  * CLI does before it lets the process end, since exiting with worker threads alive can hang in
- * Node's shutdown (nodejs/node#54918).
+ * Node's shutdown (a known Node.js bug).
  */
 export async function closeDeflatePools(): Promise<void> {
   await Promise.all([...livePools].map((pool) => pool.close()))

@@ -24,7 +24,9 @@ import { crc32Combine } from './crc32.ts'
 import { createBlockCompressor, type BlockCompressor, type CompressedBlock } from './deflate-pool.ts'
 import { centralHeader, dataDescriptor, endRecords, localHeader, needsZip64, type CentralEntry } from './zip-writer.ts'
 
+/** How {@link packPie} writes the zip. */
 export type PackPieOptions = {
+  /** Stops the packing (an AbortedError; nothing is left at `out`). */
   signal?: AbortSignal
   /** DEFLATE level, 1 (default: fastest, ~4% larger than 6 for a third of the CPU) to 9. */
   level?: number
@@ -56,8 +58,10 @@ export type PackTaps = {
   output?: (chunk: Uint8Array) => void | Promise<void>
 }
 
+/** One file of a packed pie.zip: its name, sizes and CRC-32. */
 export type PackedEntry = { name: string; size: number; compressedSize: number; crc32: number }
 
+/** The pie.zip {@link packPie} wrote: its path, SHA-256, size and entries. */
 export type PackPieResult = {
   path: string
   /** SHA-256 of the zip, 64 lowercase hex digits. */
@@ -258,10 +262,23 @@ function fileSink(handle: FileHandle, hash: ReturnType<typeof createHash>, tap: 
 
 /**
  * Packs the PIE directory `dir` into the canonical pie.zip at `out`: the PIE's files in
- * cairo-lang's order, DEFLATE, nothing of the machine or the time, so the same directory
- * gives the same bytes (and the same SHA-256). The PIE is validated as it is read; an invalid one throws
- * InvalidPieError listing every problem and leaves no file at `out`. Resolves with the zip's
- * SHA-256, size and entries.
+ * cairo-lang's order, DEFLATE, nothing of the machine or the time, so the same directory gives the
+ * same bytes (and the same SHA-256). The PIE is validated as it is read; an invalid one leaves no
+ * file at `out`.
+ *
+ * @param dir The PIE directory.
+ * @param out The zip's path (replaced only once the new one is complete).
+ * @param options The compression level, block size, workers and signal.
+ * @returns `{ path, sha256, sizeBytes, entries }`.
+ * @throws {InvalidPieError} When the directory is not a valid PIE (every problem listed).
+ * @throws {InvalidInputError} When `dir` cannot be read or `out` cannot be written.
+ * @throws {AbortedError} When `signal` aborts.
+ * @example
+ * ```ts
+ * import { packPie } from 'proving-kit'
+ *
+ * const { sha256, sizeBytes } = await packPie('build/pie', 'build/pie.zip')
+ * ```
  */
 export async function packPie(dir: string, out: string, options: PackPieOptions = {}): Promise<PackPieResult> {
   const s = settings(options)
@@ -296,7 +313,20 @@ export async function packPie(dir: string, out: string, options: PackPieOptions 
   }
 }
 
-/** The SHA-256 and size of the zip `packPie` would write for `dir`, without writing it. */
+/**
+ * The SHA-256, size and entries of the zip {@link packPie} would write for `dir`, without writing it.
+ *
+ * @param dir The PIE directory.
+ * @param options As for `packPie` (the level and block size change the bytes).
+ * @returns `{ sha256, sizeBytes, entries }`.
+ * @throws {InvalidInputError} When `dir` cannot be read.
+ * @example
+ * ```ts
+ * import { canonicalZipDigest } from 'proving-kit'
+ *
+ * const { sha256 } = await canonicalZipDigest('build/pie')
+ * ```
+ */
 export async function canonicalZipDigest(
   dir: string,
   options: PackPieOptions = {},

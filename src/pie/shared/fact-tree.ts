@@ -1,5 +1,5 @@
 /**
- * The output Merkle tree of a SHARP fact (pie-and-facts.md): its shape, as a PIE's
+ * The output Merkle tree of a SHARP fact: its shape, as a PIE's
  * additional_data.json declares it (../validate/topology.ts reads it), and the walk from the
  * output's pages to the root that checks the shape fits the output. The validation walks it to
  * refuse a PIE whose pages do not fit; the fact (../facts/) walks it to hash.

@@ -1,6 +1,6 @@
 /**
- * The fixed facts of the Cairo PIE format that every module of this folder agrees on
- * (see pie-and-facts.md): which files a PIE holds, in which order the packer writes them, the
+ * The fixed facts of the Cairo PIE format that every module of this folder agrees on:
+ * which files a PIE holds, in which order the packer writes them, the
  * size limits cairo-lang enforces, the builtins it knows and the field it works in.
  */
 

@@ -6,11 +6,37 @@
  * are read back leniently (any case, leading zeros, or plain decimal), so comparisons are numeric.
  */
 
+/**
+ * A felt as text: lowercase `0x` hex without leading zeros, the form every program hash and fact
+ * of the toolkit is written in. (A fact that is bytes32 on chain is written with `toBytes32` of
+ * `proving-kit/chain`.) Both forms are read back leniently: any case, leading zeros, or decimal.
+ *
+ * @param value The felt.
+ * @returns Its text.
+ * @example
+ * ```ts
+ * import { toHex } from 'proving-kit/pie'
+ *
+ * toHex(255n) // '0xff'
+ * ```
+ */
 export function toHex(value: bigint): string {
   return `0x${value.toString(16)}`
 }
 
-/** A `0x` hex or decimal string as an integer; undefined when it is neither. */
+/**
+ * Reads a felt written as `0x` hex (any case, leading zeros allowed) or decimal.
+ *
+ * @param text The text.
+ * @returns The integer, or undefined when the text is neither.
+ * @example
+ * ```ts
+ * import { parseFeltText } from 'proving-kit/pie'
+ *
+ * parseFeltText('0x00FF') // 255n
+ * parseFeltText('fact') // undefined
+ * ```
+ */
 export function parseFeltText(text: string): bigint | undefined {
   const trimmed = text.trim()
   if (/^0[xX][0-9a-fA-F]+$/.test(trimmed)) return BigInt(`0x${trimmed.slice(2)}`)

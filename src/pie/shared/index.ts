@@ -1,8 +1,8 @@
 /**
- * The lowest room of the PIE toolkit: the fixed facts of the Cairo PIE format (its files, their
+ * The lowest layer of the PIE toolkit: the fixed facts of the Cairo PIE format (its files, their
  * order and limits, the builtins, the Stark prime), felts as text, SHA-256 of files and bytes, and
  * the shape of the output's fact tree (read by ../validate/, hashed by ../facts/).
- * Every other room may import it; it imports none.
+ * Every other folder may import it; it imports none.
  */
 export {
   ADDITIONAL_DATA,

@@ -1,5 +1,5 @@
 /**
- * Validating a PIE against every rule of pie-and-facts.md in one streaming pass over what
+ * Validating a PIE against every rule of the Cairo PIE format in one streaming pass over what
  * ../read/ opens: the JSON files parsed within budgets, metadata.json, the output's fact
  * topology, memory.bin's cells. The second step of a PIE's path.
  */

@@ -12,9 +12,22 @@ function smallNonNegative(value: JsonValue | undefined): number | undefined {
 }
 
 /**
- * The fact topology of a PIE's output from `additional_data.json`'s `output_builtin` entry
- * (`{ pages: { "<id>": [start, size] }, attributes: { gps_fact_topology?: [...] } }`).
+ * The fact topology of a PIE's output (its pages and trees) from `additional_data.json`'s
+ * `output_builtin` entry (`{ pages: { "<id>": [start, size] }, attributes: { gps_fact_topology?: [...] } }`).
  * Absent data means one page holding the whole output.
+ *
+ * @param outputSize How many words the output has.
+ * @param outputBuiltin The `output_builtin` entry of `additional_data.json`, parsed.
+ * @returns The topology, for {@link computeSharpFact}. An entry whose pages or topology do not fit
+ * the output throws (an Error saying which).
+ * @example
+ * ```ts
+ * import { readFile } from 'node:fs/promises'
+ * import { factTopologyFromAdditionalData } from 'proving-kit/pie'
+ *
+ * const additionalData = JSON.parse(await readFile('build/pie/additional_data.json', 'utf8'))
+ * const topology = factTopologyFromAdditionalData(4, additionalData.output_builtin)
+ * ```
  */
 export function factTopologyFromAdditionalData(outputSize: number, outputBuiltin: JsonValue | undefined): FactTopology {
   if (outputBuiltin === undefined || outputBuiltin === null) return { treeStructure: [1, 0], pageSizes: [outputSize] }

@@ -1,5 +1,5 @@
 /**
- * Validating a PIE against every rule of pie-and-facts.md (cairo-lang's validity checks plus a
+ * Validating a PIE against every rule of the Cairo PIE format (cairo-lang's validity checks plus a
  * few cheap extras), in one streaming pass: the JSON files are read whole (they are small),
  * memory.bin is inflated and scanned chunk by chunk, keeping only a one-bit-per-cell bitmap for
  * duplicate addresses and the program and output segments' values. Every broken rule becomes
@@ -53,9 +53,14 @@ import { checkMetadata, type PieMetadata, type Segment } from './metadata.ts'
 import { checkKnownKeys, coercedInteger, notIntegerReason, withReason, type PieRefusal, type RefusalReason } from './reasons.ts'
 import { factTopologyFromAdditionalData } from './topology.ts'
 
+/** How {@link validatePie} reads a PIE. */
 export type ValidatePieOptions = {
-  /** Problem lines kept before "and N more" (default 50). */
+  /**
+   * Problem lines kept before "and N more".
+   * @default 50
+   */
   maxProblems?: number
+  /** Stops the validation (an AbortedError). */
   signal?: AbortSignal
   /**
    * memory.bin's bytes as another reader reads them (the packer, for a directory validated
@@ -67,6 +72,7 @@ export type ValidatePieOptions = {
   beforeMemory?: ((problems: number) => void) | undefined
 }
 
+/** What validation found in a PIE: its files, version, steps, builtins, segments and sizes. */
 export type PieSummary = {
   source: 'zip' | 'directory'
   path: string | undefined
@@ -82,6 +88,7 @@ export type PieSummary = {
   programSize: number | undefined
 }
 
+/** Whether a PIE is valid, every problem found, and its summary. */
 export type PieValidationResult = {
   valid: boolean
   /**
@@ -625,9 +632,21 @@ export async function analysePie(input: PieInput, options: ValidatePieOptions = 
 }
 
 /**
- * Checks a PIE (a pie.zip path, a PIE directory, or a zip's bytes) against every validity rule.
- * Never throws for an invalid PIE: `valid` is false and `problems` says why. Throws
- * InvalidInputError when the path cannot be read at all.
+ * Checks a PIE against every validity rule of the Cairo PIE format (cairo-lang's checks, plus a
+ * few cheap ones), in one streaming pass with flat memory. Never throws for an invalid PIE:
+ * `valid` is false and `problems` says why.
+ *
+ * @param input A pie.zip path, a PIE directory, or a zip's bytes.
+ * @param options How many problems to keep, and a signal.
+ * @returns `{ valid, problems, refusals, summary }`.
+ * @throws {InvalidInputError} When the path cannot be read at all.
+ * @example
+ * ```ts
+ * import { validatePie } from 'proving-kit'
+ *
+ * const { valid, problems } = await validatePie('build/pie.zip')
+ * if (!valid) throw new Error(problems.join('\n'))
+ * ```
  */
 export async function validatePie(input: PieInput, options: ValidatePieOptions = {}): Promise<PieValidationResult> {
   try {
@@ -656,6 +675,20 @@ function emptySummary(input: PieInput): PieSummary {
   }
 }
 
+/**
+ * The error {@link assertValidPie} throws for an invalid PIE.
+ *
+ * @param problems The problem lines.
+ * @param path The PIE's path, when it has one.
+ * @returns An InvalidPieError listing them.
+ * @example
+ * ```ts
+ * import { invalidPieError, validatePie } from 'proving-kit/pie'
+ *
+ * const result = await validatePie('build/pie.zip')
+ * if (!result.valid) throw invalidPieError(result.problems, 'build/pie.zip')
+ * ```
+ */
 export function invalidPieError(problems: readonly string[], path: string | undefined): InvalidPieError {
   const where = path ?? 'the PIE'
   return new InvalidPieError(`${where} is not a valid Cairo PIE (${problems.length === 1 ? '1 problem' : `${problems.length} problems`})`, {
@@ -664,7 +697,21 @@ export function invalidPieError(problems: readonly string[], path: string | unde
   })
 }
 
-/** Like validatePie, but throws InvalidPieError (with every problem line) when invalid. */
+/**
+ * Like {@link validatePie}, but throws when the PIE is invalid.
+ *
+ * @param input A pie.zip path, a PIE directory, or a zip's bytes.
+ * @param options How many problems to keep, and a signal.
+ * @returns The PIE's summary.
+ * @throws {InvalidPieError} When the PIE is invalid (every problem in `problems`).
+ * @throws {InvalidInputError} When the path cannot be read at all.
+ * @example
+ * ```ts
+ * import { assertValidPie } from 'proving-kit'
+ *
+ * const { nSteps, builtins } = await assertValidPie('build/pie.zip')
+ * ```
+ */
 export async function assertValidPie(input: PieInput, options: ValidatePieOptions = {}): Promise<PieSummary> {
   const result = await validatePie(input, options)
   if (!result.valid) throw invalidPieError(result.problems, typeof input === 'string' ? input : undefined)

@@ -8,7 +8,7 @@ import type { ProvingClient } from '../../clients/proving.ts'
 import { abortable } from '../../core/abortable.ts'
 import { AbortedError, EarlierUploadOutcomeUnknownError } from '../../core/errors.ts'
 import type { PieInspection } from '../../pie/index.ts'
-import type { QueryRecordL } from '../../schemas/proving.ts'
+import type { QueryRecordWithStatus } from '../../schemas/proving.ts'
 import { KeyQueries, QUERY_PAGE_SIZE } from '../key-queries.ts'
 import { forceNewAdvice, type JournalOptions } from './options.ts'
 import type { JournalEntry } from './store.ts'
@@ -139,10 +139,10 @@ const MAX_MATCHED_CANDIDATES = 200
  * share their candidates): its final record, or the failure that ended the wait. The shared wait
  * ends when the last row waiting for it stops (Ctrl-C ends every row), so no poll outlives them.
  */
-type SharedWait = { record: Promise<QueryRecordL>; stop: AbortController; waiting: number; pending: boolean }
+type SharedWait = { record: Promise<QueryRecordWithStatus>; stop: AbortController; waiting: number; pending: boolean }
 const candidateWaits = new WeakMap<ProvingClient, Map<string, SharedWait>>()
 
-function finalRecord(options: JournalOptions, id: string): Promise<QueryRecordL> {
+function finalRecord(options: JournalOptions, id: string): Promise<QueryRecordWithStatus> {
   let waits = candidateWaits.get(options.client)
   if (!waits) candidateWaits.set(options.client, (waits = new Map()))
   const all = waits
@@ -167,7 +167,7 @@ function finalRecord(options: JournalOptions, id: string): Promise<QueryRecordL>
 }
 
 /**
- * Settles an unfinished upload with several candidates (issue 35: a killed batch's rows): waits
+ * Settles an unfinished upload with several candidates (a killed batch's rows): waits
  * for each to end and compares its facts with the PIE's. The one that proves this PIE is
  * followed (and gated later as any); when every candidate ended and none does, it is submitted,
  * once: a DONE query of another PIE has other facts, and a FAILED one carries none to tell whose

@@ -254,8 +254,8 @@ export class SubmissionJournal {
   /**
    * Whether a run waits for the key's owner: a listing of the folder begun after this call (a
    * mark written before it is seen). Calls made while a listing runs share the next one, so a
-   * batch that settles N entries at once lists the folder a few times, not N times (issue 35:
-   * N listings of 2N files made a batch's end quadratic).
+   * batch that settles N entries at once lists the folder a few times, not N times (N listings of 2N
+   * files made a batch's end quadratic).
    */
   async hasWaiters(key: string): Promise<boolean> {
     const keys = await waitingKeys(this.dir)

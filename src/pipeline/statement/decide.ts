@@ -7,17 +7,21 @@
 import type { ProvingClient } from '../../clients/proving.ts'
 import type { Logger } from '../../core/runtime.ts'
 import type { PieInspection } from '../../pie/index.ts'
-import type { QueryRecordL } from '../../schemas/proving.ts'
+import type { QueryRecordWithStatus } from '../../schemas/proving.ts'
 import type { KeyQueries } from '../key-queries.ts'
 import { factsAlreadyOnChain, type OnchainOutcome } from '../onchain.ts'
 import { findReusableQuery, generalReuseRequest, l2ReuseRequest, type ReuseRequest } from '../reuse.ts'
 import { resultOf, type StatementPolicy, type StatementEndpoint } from './request.ts'
 
+/**
+ * What a run decided for a statement before paying: reuse a fact on chain or a query, follow queries
+ * still running, or submit.
+ */
 export type Decision =
   /** The PIE's own fact is registered on every chain the policy asks for: nothing is submitted. */
   | { kind: 'reuse-chain'; reason: string; outcomes: OnchainOutcome[] }
   /** A DONE query of this key already proves it (or, on a re-run, one an earlier attempt left running ended proving it). */
-  | { kind: 'reuse-query'; reason: string; record: QueryRecordL }
+  | { kind: 'reuse-query'; reason: string; record: QueryRecordWithStatus }
   /** Submit it (the journal or the dedup chain may still follow or retry an earlier query: ./submit.ts). */
   /** A plan on a re-run: queries still running may be this PIE's; a run waits for them and judges them before paying. */
   | { kind: 'follow-running'; reason: string; ids: string[]; retry?: boolean | undefined }

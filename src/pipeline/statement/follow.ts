@@ -13,6 +13,7 @@ import { computeFactsAhead, type PreparedPie } from '../prepared-pie.ts'
 import { type Judgement, judgeQuery } from './judge.ts'
 import type { GatePolicy } from './request.ts'
 
+/** The query {@link followQuery} follows, what it was asked for, and how it is judged. */
 export type FollowInput = {
   queryId: string
   /** What the query was asked for: the gate judges the record against it, never the record's word. */
@@ -27,6 +28,7 @@ export type FollowInput = {
   emulatorUrl?: string | undefined
 }
 
+/** What {@link followQuery} runs with: a logger, a signal, and a wrapper of the wait for progress. */
 export type FollowContext = {
   logger: Logger
   signal?: AbortSignal | undefined

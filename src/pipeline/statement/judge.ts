@@ -15,6 +15,10 @@ import type { GatePolicy } from './request.ts'
 /** What the fact comparison found: equal, different, no fact due (a trace), or not compared (and why). */
 export type FactsVerdict = 'match' | 'differ' | 'none' | 'not checked'
 
+/**
+ * The release gate's verdict on a query: `passed`, the final record, the fact comparison, the on-
+ * chain verdict, and every refusal.
+ */
 export type Judgement = {
   result: QueryResult
   facts: FactsVerdict

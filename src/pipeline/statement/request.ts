@@ -9,6 +9,19 @@ import { InvalidInputError } from '../../core/errors.ts'
 import { type ExpectedResult, expectResult } from '../gate.ts'
 import type { OnchainPolicy } from '../onchain.ts'
 import type { ReuseMode } from '../reuse.ts'
+import type {
+  CairoVersion,
+  CairoVm,
+  Hint,
+  JobSize,
+  L2Layout,
+  Layout,
+  MemoryVerification,
+  ProvingNetwork,
+  ResultKind,
+  SharpProver,
+  StoneVersion,
+} from '../../schemas/proving-constants.ts'
 
 /** What one statement proves: a PIE (a pie.zip or a PIE directory), a program with its input, a program hash, or a proof to verify. */
 export type StatementSubject = (
@@ -29,28 +42,28 @@ export function labelOf(subject: StatementSubject): string {
   return subject.path
 }
 
-/** The general submission's fields (POST /proving-query), the source and the layout aside. */
+/** The general submission's fields (see `SubmitQueryOptions`), the source and the layout aside. */
 export type GeneralFields = {
-  result?: string | undefined
-  cairoVersion?: string | undefined
-  cairoVm?: string | undefined
-  network?: string | undefined
+  result?: ResultKind | undefined
+  cairoVersion?: CairoVersion | undefined
+  cairoVm?: CairoVm | undefined
+  network?: ProvingNetwork | undefined
   externalId?: string | undefined
-  hints?: string | undefined
-  sharpProver?: string | undefined
+  hints?: Hint | (string & {}) | undefined
+  sharpProver?: SharpProver | (string & {}) | undefined
   bucketId?: string | undefined
   bucketJobIndex?: number | undefined
-  declaredJobSize?: string | undefined
+  declaredJobSize?: JobSize | undefined
   /** A given dedup id: it names one query (one statement only). */
   dedupId?: string | undefined
 }
 
 /** Which endpoint each statement is sent to, with its settings. */
 export type StatementEndpoint =
-  | { kind: 'l2'; layout: string; prover: string; mockFactHash: boolean }
+  | { kind: 'l2'; layout: L2Layout; prover: string; mockFactHash: boolean }
   | {
       kind: 'general'
-      layout: string
+      layout: Layout
       mockFactHash: boolean
       fields: GeneralFields
       /**
@@ -61,7 +74,7 @@ export type StatementEndpoint =
        */
       deriveDedupId?: ((subject: string, settings: Record<string, unknown>) => string) | undefined
     }
-  | { kind: 'proof'; stoneVersion: string; memoryVerification: string; mockFactHash: boolean }
+  | { kind: 'proof'; stoneVersion: StoneVersion; memoryVerification: MemoryVerification; mockFactHash: boolean }
 
 /** What the release gate lets pass: a mocked fact or not, which program, whether the facts are compared. */
 export type GatePolicy = {
@@ -75,7 +88,11 @@ export type GatePolicy = {
   notAllowed?: string | undefined
 }
 
+/** Whether a query that already proves a statement is reused instead of paid for again. */
 export type ReusePolicy = {
+  /**
+   * `auto`: a DONE query of this key that proves the same PIE with the same settings is reused; `never`: always submit.
+   */
   mode: ReuseMode
   /**
    * This run is a re-run of one whose record of its submissions is gone (a new attempt of a CI
@@ -89,17 +106,22 @@ export type ReusePolicy = {
   chain?: boolean | undefined
 }
 
-/** The local journal of submissions: never pay twice for one interrupted. */
+/** The local journal of submissions: an interrupted run followed, never paid for twice. */
 export type JournalPolicy = {
+  /** The folder the journal is kept in (one file per submission). */
   dir: string
   /** Submit whatever the journal says (a second, paid query). */
   forceNew: boolean
-  /** How the host lets a person force a new query ("pass --new"), added to the lines that follow an earlier query. */
+  /** How your tool lets a person force a new query (say, "Pass --force to submit it again."), added to the messages about an earlier query. */
   forceNewHint?: string | undefined
   /** @deprecated Renamed {@link JournalPolicy.forceNewHint}; read when that is absent, and goes in the next minor release. */
   submitAnew?: string | undefined
 }
 
+/**
+ * How a run proves its statements: whether it waits, its deadline and concurrency, the gate, reuse,
+ * the journal and the on-chain check.
+ */
 export type StatementPolicy = {
   /** Wait for each query to end, then judge it; without it the run ends once each is submitted. */
   wait: boolean
@@ -107,7 +129,9 @@ export type StatementPolicy = {
   timeoutMs: number
   /** How many statements are packed, validated and uploaded at once. */
   concurrency: number
+  /** What the release gate lets pass. */
   gate: GatePolicy
+  /** Whether an existing query is reused. */
   reuse: ReusePolicy
   /** Absent: no journal (a service that forgets, such as an emulator started for the run). */
   journal?: JournalPolicy | undefined
@@ -121,11 +145,18 @@ export type StatementPolicy = {
   emulatorUrl?: string | undefined
 }
 
+/** What {@link proveStatements} proves, where, and under which policy. */
 export type StatementRequest = {
+  /** The statements, proved in parallel (within `policy.concurrency`). */
   subjects: StatementSubject[]
+  /** The endpoint every statement is sent to, with its settings. */
   endpoint: StatementEndpoint
+  /** The run's policy. */
   policy: StatementPolicy
-  /** How messages name the PIE input, in the host's spelling (`<pie>`, `pie`); `pie` by default. */
+  /**
+   * How messages name the PIE a statement reads.
+   * @default 'pie'
+   */
   pieInput?: string | undefined
 }
 

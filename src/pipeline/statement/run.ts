@@ -39,6 +39,10 @@ export type StatementEnding =
   | 'error'
   | 'interrupted'
 
+/**
+ * How one statement of a run ended: `passed` and `ending`, what was decided and submitted, the
+ * judgement, the refusals or the error.
+ */
 export type StatementOutcome = {
   index: number
   subject: StatementSubject
@@ -57,6 +61,7 @@ export type StatementOutcome = {
   passed: boolean
 }
 
+/** What a run reports to `hooks.onEvent` as it goes: a PIE prepared, a decision, a submission, a statement ended. */
 export type StatementEvent =
   | { type: 'prepared'; index: number; pie: PreparedPie }
   | { type: 'decided'; index: number; decision: Decision }
@@ -75,6 +80,7 @@ export type StatementHooks = {
   onPrepareProgress?: ((index: number, line: string) => void) | undefined
 }
 
+/** What {@link proveStatements} runs with: the proving client, a logger, a signal, and the progress hooks. */
 export type RunContext = {
   client: ProvingClient
   logger: Logger

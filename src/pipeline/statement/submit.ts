@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import type { ProvingClient, RetriedQuery, UploadProgress } from '../../clients/proving.ts'
 import type { Logger } from '../../core/runtime.ts'
+import type { JobSize } from '../../schemas/proving-constants.ts'
 import type { KeyQueries } from '../key-queries.ts'
 import { type JournaledSubmission, type JournalParts, SubmissionJournal, submitWithJournal } from '../journal.ts'
 import type { PreparedPie } from '../prepared-pie.ts'
@@ -178,7 +179,7 @@ function sourceOf(subject: StatementSubject, pie: PreparedPie | undefined): { pi
 }
 
 /** Given, else measured from the PIE's steps, else XS (there is nothing to measure). */
-export function declaredJobSize(endpoint: Extract<StatementEndpoint, { kind: 'general' }>, pie: PreparedPie | undefined): string {
+export function declaredJobSize(endpoint: Extract<StatementEndpoint, { kind: 'general' }>, pie: PreparedPie | undefined): JobSize {
   return endpoint.fields.declaredJobSize ?? pie?.inspection?.jobSize ?? 'XS'
 }
 

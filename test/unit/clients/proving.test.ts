@@ -379,12 +379,14 @@ describe('bad input is rejected before any request', () => {
   }
 
   it('layout "fast layout" (not a name)', async () => {
+    // @ts-expect-error a JavaScript caller's wrong value: refused at run time
     const error = await rejected(() => provingClient().submitPie({ pieZip: pie, layout: 'fast layout' }), 'layout')
     expect(error.message).toContain('auto, recursive')
   })
 
   it('stoneVersion "stone7"', async () => {
     const error = await rejected(
+      // @ts-expect-error a JavaScript caller's wrong value: refused at run time
       () => provingClient().submitProofVerification({ proof, stoneVersion: 'stone7', memoryVerification: 'strict' }),
       'stoneVersion',
     )
@@ -393,6 +395,7 @@ describe('bad input is rejected before any request', () => {
 
   it('memoryVerification "loose"', async () => {
     await rejected(
+      // @ts-expect-error a JavaScript caller's wrong value: refused at run time
       () => provingClient().submitProofVerification({ proof, stoneVersion: 'stone6', memoryVerification: 'loose' }),
       'memoryVerification',
     )
@@ -430,6 +433,7 @@ describe('bad input is rejected before any request', () => {
     await rejected(() => provingClient().listQueries({ limit: 0 }), 'limit')
     await rejected(() => provingClient().listQueries({ limit: 2.5 }), 'limit')
     await rejected(() => provingClient().listQueries({ offset: -1 }), 'offset')
+    // @ts-expect-error a JavaScript caller's wrong value: refused at run time
     await rejected(() => provingClient().listQueries({ network: 'DEVNET' }), 'network')
     await rejected(async () => {
       for await (const _ of provingClient().iterateQueries({ limit: 101 })) void _
@@ -445,6 +449,7 @@ describe('bad input is rejected before any request', () => {
   })
 
   it('submitQuery: unknown job size, no source, two sources', async () => {
+    // @ts-expect-error a JavaScript caller's wrong value: refused at run time
     await rejected(() => provingClient().submitQuery({ declaredJobSize: 'XL', pieZip: pie }), 'declaredJobSize')
     await rejected(() => provingClient().submitQuery({ declaredJobSize: 'S' }), 'pieZip')
     await rejected(() => provingClient().submitQuery({ declaredJobSize: 'S', pieZip: pie, programHash: '0x1' }), 'pieZip')

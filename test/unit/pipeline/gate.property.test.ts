@@ -5,7 +5,7 @@ import { computeIntegrityFact, computeSharpFact, compareQueryFacts, type FactChe
 import { type ExpectedQueries, judgeBucket } from '../../../src/pipeline/bucket.ts'
 import { afterOnChainCheck, ANY_PROOF, evaluateGate, type ExpectedResult, expectResult, expectsProof, type GateRecord, type GateRefusal } from '../../../src/pipeline/gate.ts'
 import { visibleName } from '../../../src/core/service-text.ts'
-import type { BucketDetailsResponse, QueryRecordL } from '../../../src/schemas/proving.ts'
+import type { BucketDetailsResponse, QueryRecordWithStatus } from '../../../src/schemas/proving.ts'
 import { KNOWN_STEPS, RESULTS } from '../../../src/schemas/proving-constants.ts'
 import { clientClockFor, simulatedClock } from '../../../src/testing.ts'
 import { EXAMPLE_PIE, generatedPie } from '../../helpers/example-pie.ts'
@@ -342,7 +342,7 @@ function bucketOracle(c: BucketCase): boolean {
 function clientOf(c: BucketCase): ProvingClient {
   const read = async (id: string) => {
     const answered = c.misread.includes(id) ? POOL.find((other) => other !== id)! : id
-    return { provingQuery: { ...c.records[answered], id: answered } as unknown as QueryRecordL, metadataUrls: [] }
+    return { provingQuery: { ...c.records[answered], id: answered } as unknown as QueryRecordWithStatus, metadataUrls: [] }
   }
   return { readQuery: read, http: { clock: clientClockFor(simulatedClock()) } } as unknown as ProvingClient
 }
@@ -353,7 +353,7 @@ describe('the bucket gate, as a property over listings and records (issue 31)', 
     const records: Record<string, Record<string, unknown>> = { [forged]: { status: 'IN_PROGRESS' }, 'q-a': { status: 'DONE' } }
     const client = {
       // The read of the forged id answers with another query's record: a misread, named.
-      readQuery: async (id: string) => ({ provingQuery: { ...records[id], id: id === forged ? 'q-a' : id } as unknown as QueryRecordL, metadataUrls: [] }),
+      readQuery: async (id: string) => ({ provingQuery: { ...records[id], id: id === forged ? 'q-a' : id } as unknown as QueryRecordWithStatus, metadataUrls: [] }),
       http: { clock: clientClockFor(simulatedClock()) },
     } as unknown as ProvingClient
     const judge = (queries: string[], expected?: ExpectedQueries) =>

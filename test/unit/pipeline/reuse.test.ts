@@ -13,7 +13,7 @@ import {
   type ReuseRequest,
 } from '../../../src/pipeline/reuse.ts'
 import { KeyQueries, MAX_INDEXED_QUERIES, QUERY_PAGE_SIZE } from '../../../src/pipeline/key-queries.ts'
-import type { QueryRecordL } from '../../../src/schemas/proving.ts'
+import type { QueryRecordWithStatus } from '../../../src/schemas/proving.ts'
 
 const FIXTURE = fileURLToPath(new URL('../../../examples/fib/pie.zip', import.meta.url))
 
@@ -34,7 +34,7 @@ const record = fc.record({
   sharpFactHash: hash,
   integrityFactHash: hash,
   createdAt: fc.constant('2026-11-27T10:00:00.000Z'),
-}) as fc.Arbitrary<QueryRecordL>
+}) as fc.Arbitrary<QueryRecordWithStatus>
 const factCheck: fc.Arbitrary<FactCheckResult | undefined> = fc.oneof(
   fc.constant(undefined),
   fc.constant({ ok: true, programHashVariant: 'pedersen', checked: ['programHash', 'sharpFactHash'], mismatches: [] } as unknown as FactCheckResult),
@@ -50,7 +50,7 @@ const request: fc.Arbitrary<ReuseRequest> = fc.record({
 })
 
 /** A request and a record drawn around it: most fields as asked, some not, so that records are taken as well as refused. */
-const nearRequest: fc.Arbitrary<[QueryRecordL, ReuseRequest]> = request.chain((wanted) =>
+const nearRequest: fc.Arbitrary<[QueryRecordWithStatus, ReuseRequest]> = request.chain((wanted) =>
   fc
     .record({
       near: fc.record({
@@ -62,7 +62,7 @@ const nearRequest: fc.Arbitrary<[QueryRecordL, ReuseRequest]> = request.chain((w
       }),
       base: record,
     })
-    .map(({ near, base }) => [{ ...base, ...near } as QueryRecordL, wanted]),
+    .map(({ near, base }) => [{ ...base, ...near } as QueryRecordWithStatus, wanted]),
 )
 
 describe('judgeCandidate', () => {
@@ -88,7 +88,7 @@ describe('judgeCandidate', () => {
   })
 
   it('says why a record cannot stand in: status, kind, settings, mock state, facts', () => {
-    const done = { id: 'q', status: 'DONE', result: 'PROOF_VERIFICATION_ON_L2', layout: 'auto', isFactMocked: false, programHash: '0x1', sharpFactHash: '0x2', integrityFactHash: '0x3' } as QueryRecordL
+    const done = { id: 'q', status: 'DONE', result: 'PROOF_VERIFICATION_ON_L2', layout: 'auto', isFactMocked: false, programHash: '0x1', sharpFactHash: '0x2', integrityFactHash: '0x3' } as QueryRecordWithStatus
     const ok = { ok: true, programHashVariant: 'pedersen', checked: ['programHash'], mismatches: [] } as unknown as FactCheckResult
     const l2 = l2ReuseRequest({ layout: 'auto', prover: 'svc_sharp', mockFactHash: false, allowMockedFact: false })
     expect(judgeCandidate(done, ok, l2)).toBeUndefined()
@@ -116,7 +116,7 @@ describe('findReusableQuery', () => {
   beforeAll(async () => {
     inspection = await inspectPie(FIXTURE, { sha256: false })
   })
-  const matching = (id: string, createdAt: string): QueryRecordL =>
+  const matching = (id: string, createdAt: string): QueryRecordWithStatus =>
     ({
       id,
       status: 'DONE',
@@ -127,10 +127,10 @@ describe('findReusableQuery', () => {
       sharpFactHash: inspection.sharpFactHash,
       integrityFactHash: inspection.integrityFactHash,
       createdAt,
-    }) as QueryRecordL
-  const other = (index: number): QueryRecordL => ({ ...matching(`other-${index}`, '2026-01-01T00:00:00.000Z'), layout: 'small' }) as QueryRecordL
+    }) as QueryRecordWithStatus
+  const other = (index: number): QueryRecordWithStatus => ({ ...matching(`other-${index}`, '2026-01-01T00:00:00.000Z'), layout: 'small' }) as QueryRecordWithStatus
   /** A list of `total` queries, newest first, with `found` (if any) at position `at`. */
-  const lister = (total: number, found?: { at: number; record: QueryRecordL }) => {
+  const lister = (total: number, found?: { at: number; record: QueryRecordWithStatus }) => {
     const calls: { limit: number | undefined; offset: number | undefined }[] = []
     const client = {
       listQueries: async (options: { limit?: number; offset?: number }) => {
@@ -173,7 +173,7 @@ describe('findReusableQuery', () => {
   })
 
   it('never takes a query whose facts are not the PIE\'s, however well it matches otherwise', async () => {
-    const forged = { ...matching('forged', '2026-11-27T10:00:00.000Z'), sharpFactHash: '0x1234' } as QueryRecordL
+    const forged = { ...matching('forged', '2026-11-27T10:00:00.000Z'), sharpFactHash: '0x1234' } as QueryRecordWithStatus
     const { client } = lister(3, { at: 0, record: forged })
     expect(await findReusableQuery(client, inspection, l2, { logger: silentLogger })).toMatchObject({ reused: false, scanned: 3 })
   })

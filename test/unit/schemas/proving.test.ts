@@ -7,9 +7,8 @@ import {
   bucketResponse,
   docsQueryListResponse,
   docsQueryResponse,
-  queryRecordD,
-  queryRecordL,
-  queryRecordR,
+  queryRecord,
+  queryRecordWithStatus,
   queryResponse,
   retryResponse,
   submissionResponse,
@@ -62,9 +61,9 @@ function expectNamed(error: InvalidResponseError, path: string): void {
 describe('valid records parse', () => {
   it('R, D and L as the service sends them parse without notes', () => {
     for (const [schema, record] of [
-      [queryRecordR, recordR()],
-      [queryRecordD, recordD()],
-      [queryRecordL, recordL()],
+      [queryRecordWithStatus, recordR()],
+      [queryRecord, recordD()],
+      [queryRecordWithStatus, recordL()],
     ] as const) {
       const { data, debug } = parse(schema as z.ZodType, record)
       expect(data).toEqual(record)
@@ -92,31 +91,31 @@ describe('valid records parse', () => {
 
 describe('required fields: only what the client acts on (production.md omits the rest)', () => {
   it('every record needs its id', () => {
-    expectNamed(parseError(queryRecordR, recordR({ id: OMIT })), 'id')
-    expectNamed(parseError(queryRecordD, recordD({ id: OMIT })), 'id')
-    expectNamed(parseError(queryRecordL, recordL({ id: OMIT })), 'id')
+    expectNamed(parseError(queryRecordWithStatus, recordR({ id: OMIT })), 'id')
+    expectNamed(parseError(queryRecord, recordD({ id: OMIT })), 'id')
+    expectNamed(parseError(queryRecordWithStatus, recordL({ id: OMIT })), 'id')
   })
 
   it('R and L need status (readers decide on it); D parses without it (the table has none)', () => {
-    expectNamed(parseError(queryRecordR, recordR({ status: OMIT })), 'status')
-    expectNamed(parseError(queryRecordL, recordL({ status: OMIT })), 'status')
-    expect(() => parse(queryRecordD, recordD())).not.toThrow()
+    expectNamed(parseError(queryRecordWithStatus, recordR({ status: OMIT })), 'status')
+    expectNamed(parseError(queryRecordWithStatus, recordL({ status: OMIT })), 'status')
+    expect(() => parse(queryRecord, recordD())).not.toThrow()
   })
 
   it.each(FIELDS_R.filter((field) => field !== 'id' && field !== 'status'))('R without %s parses', (field) => {
-    expect(parse(queryRecordR, recordR({ [field]: OMIT })).data).not.toHaveProperty(field)
+    expect(parse(queryRecordWithStatus, recordR({ [field]: OMIT })).data).not.toHaveProperty(field)
   })
 
   it.each(FIELDS_D.filter((field) => field !== 'id'))('D without %s parses', (field) => {
-    expect(parse(queryRecordD, recordD({ [field]: OMIT })).data).not.toHaveProperty(field)
+    expect(parse(queryRecord, recordD({ [field]: OMIT })).data).not.toHaveProperty(field)
   })
 
   it.each(FIELDS_L.filter((field) => field !== 'id' && field !== 'status'))('L without %s parses', (field) => {
-    expect(parse(queryRecordL, recordL({ [field]: OMIT })).data).not.toHaveProperty(field)
+    expect(parse(queryRecordWithStatus, recordL({ [field]: OMIT })).data).not.toHaveProperty(field)
   })
 
   it('a D that does carry status (production does) keeps it', () => {
-    expect(parse(queryRecordD, recordD({ status: 'DONE' })).data.status).toBe('DONE')
+    expect(parse(queryRecord, recordD({ status: 'DONE' })).data.status).toBe('DONE')
   })
 })
 
@@ -124,65 +123,65 @@ describe('nullability: production nulls what the table marks not nullable', () =
   const nullable = FIELDS_R.filter((field) => field !== 'id' && field !== 'status')
 
   it.each(nullable)('R.%s = null is accepted', (field) => {
-    const { data } = parse(queryRecordR, recordR({ [field]: null }))
+    const { data } = parse(queryRecordWithStatus, recordR({ [field]: null }))
     expect((data as Record<string, unknown>)[field]).toBeNull()
   })
 
   it.each(NOT_NULLABLE_IN_R.filter((field) => field !== 'id' && field !== 'status'))('D and L with %s = null parse too', (field) => {
-    if ((FIELDS_D as readonly string[]).includes(field)) expect(() => parse(queryRecordD, recordD({ [field]: null }))).not.toThrow()
-    if ((FIELDS_L as readonly string[]).includes(field)) expect(() => parse(queryRecordL, recordL({ [field]: null }))).not.toThrow()
+    if ((FIELDS_D as readonly string[]).includes(field)) expect(() => parse(queryRecord, recordD({ [field]: null }))).not.toThrow()
+    if ((FIELDS_L as readonly string[]).includes(field)) expect(() => parse(queryRecordWithStatus, recordL({ [field]: null }))).not.toThrow()
   })
 
   it('status null is rejected where it is read; step null is accepted', () => {
-    expectNamed(parseError(queryRecordR, recordR({ status: null })), 'status')
-    expect(parse(queryRecordR, recordR({ step: null })).data.step).toBeNull()
+    expectNamed(parseError(queryRecordWithStatus, recordR({ status: null })), 'status')
+    expect(parse(queryRecordWithStatus, recordR({ step: null })).data.step).toBeNull()
   })
 
   it('client.email and client.image may be null or absent (wallet sign-ups have neither)', () => {
     const client = recordD().client as Record<string, unknown>
-    expect(() => parse(queryRecordD, recordD({ client: { ...client, email: null, image: null } }))).not.toThrow()
+    expect(() => parse(queryRecord, recordD({ client: { ...client, email: null, image: null } }))).not.toThrow()
     const { email: _email, image: _image, ...rest } = client
-    expect(() => parse(queryRecordL, recordL({ client: rest }))).not.toThrow()
+    expect(() => parse(queryRecordWithStatus, recordL({ client: rest }))).not.toThrow()
   })
 })
 
 describe('fact hashes are read as sent: the gate judges their form', () => {
   it.each(['programHash', 'integrityFactHash', 'sharpFactHash'])('%s: a malformed string does not fail the read; another type does', (field) => {
-    expect(() => parse(queryRecordL, recordL({ [field]: '0xABCdef0123' }))).not.toThrow()
+    expect(() => parse(queryRecordWithStatus, recordL({ [field]: '0xABCdef0123' }))).not.toThrow()
     for (const bad of ['abc', '0x', '0xZZ', `0x${'1'.repeat(65)}`]) {
-      expect(parse(queryRecordL, recordL({ [field]: bad })).data).toHaveProperty(field, bad)
+      expect(parse(queryRecordWithStatus, recordL({ [field]: bad })).data).toHaveProperty(field, bad)
     }
-    expectNamed(parseError(queryRecordL, recordL({ [field]: 12 })), field)
+    expectNamed(parseError(queryRecordWithStatus, recordL({ [field]: 12 })), field)
   })
 })
 
 describe('bounds', () => {
   it.each(['retryCount', 'bucketJobIndex'])('%s is a 32-bit signed integer', (field) => {
-    expect(parse(queryRecordR, recordR({ [field]: 2_147_483_647 })).data).toHaveProperty(field, 2_147_483_647)
-    expect(parse(queryRecordR, recordR({ [field]: -2_147_483_648 })).data).toHaveProperty(field, -2_147_483_648)
-    expectNamed(parseError(queryRecordR, recordR({ [field]: 2_147_483_648 })), field)
-    expectNamed(parseError(queryRecordR, recordR({ [field]: -2_147_483_649 })), field)
-    expectNamed(parseError(queryRecordR, recordR({ [field]: 1.5 })), field)
+    expect(parse(queryRecordWithStatus, recordR({ [field]: 2_147_483_647 })).data).toHaveProperty(field, 2_147_483_647)
+    expect(parse(queryRecordWithStatus, recordR({ [field]: -2_147_483_648 })).data).toHaveProperty(field, -2_147_483_648)
+    expectNamed(parseError(queryRecordWithStatus, recordR({ [field]: 2_147_483_648 })), field)
+    expectNamed(parseError(queryRecordWithStatus, recordR({ [field]: -2_147_483_649 })), field)
+    expectNamed(parseError(queryRecordWithStatus, recordR({ [field]: 1.5 })), field)
   })
 
   it('bucketJobIndex bound holds in D and L too', () => {
-    expectNamed(parseError(queryRecordD, recordD({ bucketJobIndex: 2_147_483_648 })), 'bucketJobIndex')
-    expectNamed(parseError(queryRecordL, recordL({ bucketJobIndex: 2_147_483_648 })), 'bucketJobIndex')
+    expectNamed(parseError(queryRecord, recordD({ bucketJobIndex: 2_147_483_648 })), 'bucketJobIndex')
+    expectNamed(parseError(queryRecordWithStatus, recordL({ bucketJobIndex: 2_147_483_648 })), 'bucketJobIndex')
   })
 
   it('submittedByWallet longer than the table\'s 64 characters is not the client\'s business: it parses', () => {
-    expect(() => parse(queryRecordR, recordR({ submittedByWallet: 'a'.repeat(65) }))).not.toThrow()
+    expect(() => parse(queryRecordWithStatus, recordR({ submittedByWallet: 'a'.repeat(65) }))).not.toThrow()
   })
 
   it('createdAt and completedAt must be ISO 8601 date-times', () => {
     for (const good of ['2025-06-01T12:00:00Z', '2025-06-01T12:00:00.123Z', '2025-06-01T14:00:00+02:00']) {
-      expect(() => parse(queryRecordR, recordR({ createdAt: good, completedAt: good }))).not.toThrow()
+      expect(() => parse(queryRecordWithStatus, recordR({ createdAt: good, completedAt: good }))).not.toThrow()
     }
     for (const bad of ['yesterday', '2025-13-01T00:00:00Z', '2025-06-01', '1717243200000']) {
-      expectNamed(parseError(queryRecordR, recordR({ createdAt: bad })), 'createdAt')
-      expectNamed(parseError(queryRecordL, recordL({ completedAt: bad })), 'completedAt')
+      expectNamed(parseError(queryRecordWithStatus, recordR({ createdAt: bad })), 'createdAt')
+      expectNamed(parseError(queryRecordWithStatus, recordL({ completedAt: bad })), 'completedAt')
     }
-    expectNamed(parseError(queryRecordR, recordR({ createdAt: 1_717_243_200_000 })), 'createdAt')
+    expectNamed(parseError(queryRecordWithStatus, recordR({ createdAt: 1_717_243_200_000 })), 'createdAt')
   })
 })
 
@@ -196,21 +195,21 @@ describe('tolerance: unknown enum values and extra fields pass with a debug note
   })
 
   it('chain SOLANA is accepted and noted, naming the field', () => {
-    const { data, debug } = parse(queryRecordR, recordR({ chain: 'SOLANA' }))
+    const { data, debug } = parse(queryRecordWithStatus, recordR({ chain: 'SOLANA' }))
     expect(data.chain).toBe('SOLANA')
     expect(debug.join('\n')).toMatch(/"SOLANA".*"chain"/)
   })
 
   it('an unknown value in each enum-typed field of R is accepted and noted', () => {
     for (const field of ['status', 'layout', 'chain', 'jobSize', 'declaredJobSize', 'cairoVm', 'cairoVersion', 'result', 'network', 'hints', 'sharpProver']) {
-      const { data, debug } = parse(queryRecordR, recordR({ [field]: 'SOMETHING_NEW' }))
+      const { data, debug } = parse(queryRecordWithStatus, recordR({ [field]: 'SOMETHING_NEW' }))
       expect(data).toHaveProperty(field, 'SOMETHING_NEW')
       expect(debug.join('\n'), field).toContain(`"${field}"`)
     }
   })
 
   it('a step not seen before is accepted (step is an open string)', () => {
-    expect(parse(queryRecordL, recordL({ step: 'NEW_STEP' })).data.step).toBe('NEW_STEP')
+    expect(parse(queryRecordWithStatus, recordL({ step: 'NEW_STEP' })).data.step).toBe('NEW_STEP')
   })
 
   it('an extra field is accepted, kept and noted by name', () => {
@@ -226,7 +225,7 @@ describe('tolerance: unknown enum values and extra fields pass with a debug note
   })
 
   it('extra fields are noted in R too (the spec says it has none)', () => {
-    const { debug } = parse(queryRecordR, recordR({ priority: 'high' }))
+    const { debug } = parse(queryRecordWithStatus, recordR({ priority: 'high' }))
     expect(debug.join('\n')).toContain('"priority"')
   })
 })
@@ -248,11 +247,11 @@ describe('wrong types are rejected with a message naming the field', () => {
   })
 
   it('isFactMocked "true" in L is rejected (a string must not pass a mock check)', () => {
-    expectNamed(parseError(queryRecordL, recordL({ isFactMocked: 'true' })), 'isFactMocked')
+    expectNamed(parseError(queryRecordWithStatus, recordL({ isFactMocked: 'true' })), 'isFactMocked')
   })
 
   it('a wrong type in the client object is rejected', () => {
-    expectNamed(parseError(queryRecordD, recordD({ client: { ...(recordD().client as object), isEmailVerified: 'yes' } })),
+    expectNamed(parseError(queryRecord, recordD({ client: { ...(recordD().client as object), isEmailVerified: 'yes' } })),
       'client.isEmailVerified',
     )
   })
