@@ -236,8 +236,24 @@ export async function parseCommandArgs<O extends OptionSpecs>(
   env: NodeJS.ProcessEnv,
 ): Promise<{ values: OptionValues<O>; positionals: string[]; warnings: string[]; origins: Origins }> {
   const options = commandOptions(spec)
-  // `--timeout -5m`, `--offset -1`: a negative number is the flag's value, refused by the flag's
-  // own check ("must be positive"), not taken for a flag by parseArgs ("argument is ambiguous").
+  const parsed = parseOrExplain(spec, options, negativeValuesJoined(argv, options))
+  const values = { ...parsed.values } as Values
+  const origins: Record<string, string> = Object.fromEntries(Object.keys(parsed.values).map((name) => [name, `--${name}`]))
+  const fromEnv = fillFromEnv(options, values, origins, env)
+  const profileFlag = typeof parsed.values.profile === 'string' ? parsed.values.profile : undefined
+  const warnings = values.help ? [] : await fillFromProfile(options, values, origins, env, { profileFlag, fromEnv })
+  if (!values.help) checkPositionals(spec, parsed.positionals)
+  // parseArgs checked every flag against the same specs, so each value has its spec's type.
+  return { values: values as OptionValues<O>, positionals: parsed.positionals, warnings, origins }
+}
+
+type Values = Record<string, string | boolean | string[] | undefined>
+
+/**
+ * `--timeout -5m`, `--offset -1`: a negative number is the flag's value, refused by the flag's
+ * own check ("must be positive"), not taken for a flag by parseArgs ("argument is ambiguous").
+ */
+function negativeValuesJoined(argv: string[], options: OptionSpecs): string[] {
   const args: string[] = []
   for (let index = 0; index < argv.length; index++) {
     const name = /^--([\w-]+)$/.exec(argv[index]!)?.[1]
@@ -245,6 +261,11 @@ export async function parseCommandArgs<O extends OptionSpecs>(
     if (name && options[name]?.type === 'string' && value !== undefined && /^-\d/.test(value)) args.push(`${argv[index++]}=${value}`)
     else args.push(argv[index]!)
   }
+  return args
+}
+
+/** node:util's parseArgs over the command's flags; a refusal says the nearest flag and where the usage is. */
+function parseOrExplain(spec: CommandSpec, options: OptionSpecs, args: string[]): { values: Values; positionals: string[] } {
   const config: ParseArgsConfig = {
     args,
     allowPositionals: true,
@@ -256,9 +277,9 @@ export async function parseCommandArgs<O extends OptionSpecs>(
       ]),
     ),
   }
-  let parsed
   try {
-    parsed = parseArgs(config)
+    const parsed = parseArgs(config)
+    return { values: parsed.values as Values, positionals: parsed.positionals }
   } catch (error) {
     const unknown = (error as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /'(--?[^']+)'/.exec((error as Error).message)?.[1] : undefined
     const flags = Object.keys(options).map((name) => `--${name}`)
@@ -268,8 +289,10 @@ export async function parseCommandArgs<O extends OptionSpecs>(
       input: spec.path.join(' '),
     })
   }
-  const values = { ...parsed.values } as Record<string, string | boolean | string[] | undefined>
-  const origins: Record<string, string> = Object.fromEntries(Object.keys(parsed.values).map((name) => [name, `--${name}`]))
+}
+
+/** The flags the command line did not give, from their variables, then their defaults; returns those a variable gave. */
+function fillFromEnv(options: OptionSpecs, values: Values, origins: Record<string, string>, env: NodeJS.ProcessEnv): [name: string, variable: string][] {
   const fromEnv: [name: string, variable: string][] = []
   for (const [name, option] of Object.entries(options)) {
     if (values[name] === undefined && option.env && env[option.env] !== undefined && env[option.env] !== '') {
@@ -279,50 +302,52 @@ export async function parseCommandArgs<O extends OptionSpecs>(
     }
     if (values[name] === undefined && option.default !== undefined) values[name] = option.default
   }
-  // The services' addresses a flag or variable did not give: the active profile's.
+  return fromEnv
+}
+
+/**
+ * The services' addresses a flag or variable did not give: the active profile's. A profile named
+ * on the command line is read even when the variables give every address: a variable that
+ * overrides it is said out loud (`--profile staging` must not talk to production in silence
+ * because PROVING_BASE_URL is set in the shell). Returns the warnings.
+ */
+async function fillFromProfile(
+  options: OptionSpecs,
+  values: Values,
+  origins: Record<string, string>,
+  env: NodeJS.ProcessEnv,
+  given: { profileFlag: string | undefined; fromEnv: [name: string, variable: string][] },
+): Promise<string[]> {
   const warnings: string[] = []
   const missing = Object.entries(options).filter(([name, option]) => values[name] === undefined && option.env && PROFILE_ENVS.has(option.env))
-  // A profile named on the command line is read even when the variables give every address: a
-  // variable that overrides it is said out loud (`--profile staging` must not talk to production
-  // in silence because PROVING_BASE_URL is set in the shell).
-  const profileFlag = typeof parsed.values.profile === 'string' ? parsed.values.profile : undefined
-  const overridden = profileFlag ? fromEnv.filter(([, variable]) => PROFILE_ENVS.has(variable)) : []
-  if ((missing.length || overridden.length) && !values.help) {
-    const active = await activeProfile(typeof values.profile === 'string' ? values.profile : undefined, env)
-    for (const [name, option] of missing) {
-      const value = profileValueFor(active, option.env)
-      if (value === undefined) continue
-      values[name] = value
-      origins[name] = `profile ${active!.name} (${(active!.profile as { source?: string }).source === 'built-in' ? 'built-in' : `in ${active!.configPath}`})`
-    }
-    for (const [name, variable] of overridden) {
-      const fromProfile = profileValueFor(active, variable)
-      if (active && fromProfile !== undefined && fromProfile !== values[name]) {
-        const [using, profiled] = [showUrl(String(values[name])), showUrl(fromProfile)]
-        warnings.push(
-          `${variable} overrides the ${serviceOf(variable)} address of profile ${active.name} (--profile ${active.name}): using ${using}, not ${profiled}. Unset it, or pass --${name}.`,
-        )
-      }
-    }
+  const overridden = given.profileFlag ? given.fromEnv.filter(([, variable]) => PROFILE_ENVS.has(variable)) : []
+  if (!missing.length && !overridden.length) return warnings
+  const active = await activeProfile(typeof values.profile === 'string' ? values.profile : undefined, env)
+  for (const [name, option] of missing) {
+    const value = profileValueFor(active, option.env)
+    if (value === undefined) continue
+    values[name] = value
+    origins[name] = `profile ${active!.name} (${(active!.profile as { source?: string }).source === 'built-in' ? 'built-in' : `in ${active!.configPath}`})`
   }
-  const positionals = parsed.positionals
-  if (!values.help && spec.positionals) {
-    const { min, max } = spec.positionals
-    if (positionals.length < min) {
-      throw new InvalidInputError(
-        `Missing ${spec.args ?? 'argument'}: usage is \`proving ${spec.path.join(' ')}${spec.args ? ` ${spec.args}` : ''}\`.`,
-        { input: spec.args },
-      )
-    }
-    if (positionals.length > max) {
-      throw new InvalidInputError(
-        `Unexpected argument ${JSON.stringify(positionals[max])}: usage is \`proving ${spec.path.join(' ')}${spec.args ? ` ${spec.args}` : ''}\`.`,
-        { input: positionals[max] },
+  for (const [name, variable] of overridden) {
+    const fromProfile = profileValueFor(active, variable)
+    if (active && fromProfile !== undefined && fromProfile !== values[name]) {
+      const [using, profiled] = [showUrl(String(values[name])), showUrl(fromProfile)]
+      warnings.push(
+        `${variable} overrides the ${serviceOf(variable)} address of profile ${active.name} (--profile ${active.name}): using ${using}, not ${profiled}. Unset it, or pass --${name}.`,
       )
     }
   }
-  // parseArgs checked every flag against the same specs, so each value has its spec's type.
-  return { values: values as OptionValues<O>, positionals, warnings, origins }
+  return warnings
+}
+
+/** As many arguments as the command takes. */
+function checkPositionals(spec: CommandSpec, positionals: string[]): void {
+  if (!spec.positionals) return
+  const { min, max } = spec.positionals
+  const usage = `usage is \`proving ${spec.path.join(' ')}${spec.args ? ` ${spec.args}` : ''}\``
+  if (positionals.length < min) throw new InvalidInputError(`Missing ${spec.args ?? 'argument'}: ${usage}.`, { input: spec.args })
+  if (positionals.length > max) throw new InvalidInputError(`Unexpected argument ${JSON.stringify(positionals[max])}: ${usage}.`, { input: positionals[max] })
 }
 
 function cleanParseMessage(message: string): string {

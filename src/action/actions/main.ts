@@ -29,6 +29,7 @@ import { booleanValue, MAIN_INPUTS, mainCrossCheck } from '../steps/inputs.ts'
 import { loggerFor } from '../steps/io.ts'
 import { loadClientModule } from '../steps/lazy.ts'
 import { alreadyOnChainLines, showOnchain, showOutcomes } from '../steps/onchain.ts'
+import type { OnchainOutcome } from '../../pipeline/onchain.ts'
 import { registerOnchainSecrets } from '../steps/onchain-inputs.ts'
 import { expandPieInput, showFacts, shownPath } from '../steps/query-pie.ts'
 import { mockNote, QueryStep } from '../steps/query-step.ts'
@@ -243,6 +244,8 @@ function showSubmitted(step: QueryStep, request: StatementRequest, submitted: Su
   if (endpoint.fields.externalId) step.extraRows.push(['External id', endpoint.fields.externalId])
 }
 
+type Service = { apiKey: string | undefined; baseUrl: string | undefined; signal: AbortSignal }
+
 /** One statement's ending: the report, the artifacts, the decommitment. */
 async function showOne(
   io: ActionIO,
@@ -250,62 +253,17 @@ async function showOne(
   inputs: MainInputs,
   request: StatementRequest,
   outcome: StatementOutcome,
-  service: { apiKey: string | undefined; baseUrl: string | undefined; signal: AbortSignal },
+  service: Service,
 ): Promise<void> {
   if (outcome.error !== undefined) throw outcome.error
-  if (outcome.ending === 'not-submitted') {
-    const inspection = outcome.pie?.inspection
-    await step.report({
-      outcome: 'failed',
-      headline: 'The PIE is not the expected program; nothing was submitted.',
-      // The variants the PIE gives, beside the one a workflow writes (Pedersen, SHARP's default).
-      problems: inspection
-        ? [`The PIE's program hash is ${inspection.programHash} (Pedersen; Poseidon ${inspection.programHashes.poseidon}), not the expected ${inputs['expected-program-hash']}.`]
-        : outcome.refusals.map((refusal) => refusal.message),
-      nextSteps: ['Check that `pie` comes from the program you meant to release, and that `expected-program-hash` is that program\'s hash.'],
-      failure: outcome.refusals[0]!.message,
-    })
-    return
-  }
+  if (outcome.ending === 'not-submitted') return showNotTheProgram(step, inputs, outcome)
   const decision = outcome.decision
-  if (decision?.kind === 'reuse-chain') {
-    for (const line of await alreadyOnChainLines(decision.outcomes)) io.info(line)
-    step.outputs.set({ reused: 'chain', 'facts-verified': 'false' })
-    step.facts = { kind: 'skipped', reason: 'no query: the fact this PIE gives is already registered on chain' }
-    await showOutcomes(step, decision.outcomes, 0)
-    step.extraRows.push(['Reused', 'the fact already registered on chain (see "On chain"); nothing was submitted'])
-    await step.finishGate([], 'Already proven on chain: the fact this PIE gives is registered (see "On chain"); nothing was submitted.')
-    return
-  }
+  if (decision?.kind === 'reuse-chain') return showReusedFromChain(io, step, decision.outcomes)
   const queryId = outcome.submitted!.queryId
-  if (outcome.bucket) {
-    const { bucketId, bucketJobIndex } = outcome.bucket
-    const index = bucketJobIndex === undefined ? undefined : String(bucketJobIndex)
-    step.outputs.set({ 'bucket-id': bucketId, ...(index === undefined ? {} : { 'bucket-job-index': index }) })
-    step.extraRows.push(['Bucket', { code: bucketId }], ['Bucket job index', index])
-    step.facts = { kind: 'skipped', reason: 'the query ends with its bucket: `bucket-close` with `wait: true` checks it' }
-    await step.report({
-      outcome: 'submitted',
-      headline: `Submitted query ${queryId} into bucket ${bucketId}; it ends when the bucket is closed.`,
-      nextSteps: ['Once every job has proved into the bucket, close it with the `bucket-close` sub-action and `wait: true` (give it the PIEs to check each query\'s facts): it gates on every query.'],
-    })
-    return
-  }
+  if (outcome.bucket) return showInBucket(step, queryId, outcome.bucket)
   const expected = expectedOf(request.endpoint)
   const judgement = outcome.judgement
-  if (!judgement) {
-    step.facts = { kind: 'skipped', reason: '`wait` is false' }
-    if (outcome.submitted?.how === 'reused') {
-      await step.report({
-        outcome: 'submitted',
-        headline: `Reused query ${queryId}, which already proves this PIE; nothing was submitted, and it is not gated here (\`wait: false\`).`,
-        nextSteps: [`Gate it with the \`wait\` sub-action, its \`query-id\` and \`expected-result: ${expected.label}\`.`],
-      })
-      return
-    }
-    await step.endWithoutWaiting(queryId, `Follow the query with the \`wait\` sub-action, its \`query-id\` and \`expected-result: ${expected.label}\`; it applies the same gate.`)
-    return
-  }
+  if (!judgement) return showNotWaited(step, queryId, outcome.submitted?.how === 'reused', expected.label)
   showFacts(io, step, judgement, { expectedLabel: expected.label, noPie: 'no PIE to compute them from (a program or program hash was submitted)' })
   if (inputs['upload-artifacts']) {
     const options = { retentionDays: inputs['retention-days'], compressionLevel: inputs['compression-level'], overwrite: inputs.overwrite, allowInsecureHttp: inputs['allow-insecure-http'] === true }
@@ -322,25 +280,82 @@ async function showOne(
   }
   const record = judgement.result.provingQuery
   await step.finishGate(refusals, `Query ${queryId} is DONE${mockNote(record.isFactMocked)}${judgement.factCheck?.ok ? ', and the facts match the PIE' : ''}.`)
-  if (destinationChainId && refusals.length === 0) {
-    // Its own summary section and outputs (task-uuid, task-status, ...); a failure fails the step,
-    // and is the step's \`error-reason\` too.
-    const { decommitAfterProof } = await import('./decommit.ts')
-    // A failed (or cancelled) decommitment fails the step after its passed report: the check
-    // run concludes with that, not with the gate's success.
-    const failing: ActionIO = { ...io, setFailed: (message) => step.failAfterReport(message, service.signal.aborted) }
-    await decommitAfterProof(failing, {
-      // The emulator serves the task service on its own address.
-      tasksUrl: inputs.emulator ? service.baseUrl! : inputs['tasks-url']!,
-      apiKey: service.apiKey,
-      allowInsecureHttp: inputs['allow-insecure-http'] === true,
-      provingQueryId: queryId,
-      destinationChainId,
-      wait: true,
-      timeoutMinutes: inputs['timeout-minutes'],
-      signal: service.signal,
+  if (destinationChainId && refusals.length === 0) await decommitProven(io, step, inputs, service, queryId, destinationChainId)
+}
+
+/** The wrong program: refused before anything was paid for. */
+async function showNotTheProgram(step: QueryStep, inputs: MainInputs, outcome: StatementOutcome): Promise<void> {
+  const inspection = outcome.pie?.inspection
+  await step.report({
+    outcome: 'failed',
+    headline: 'The PIE is not the expected program; nothing was submitted.',
+    // The variants the PIE gives, beside the one a workflow writes (Pedersen, SHARP's default).
+    problems: inspection
+      ? [`The PIE's program hash is ${inspection.programHash} (Pedersen; Poseidon ${inspection.programHashes.poseidon}), not the expected ${inputs['expected-program-hash']}.`]
+      : outcome.refusals.map((refusal) => refusal.message),
+    nextSteps: ['Check that `pie` comes from the program you meant to release, and that `expected-program-hash` is that program\'s hash.'],
+    failure: outcome.refusals[0]!.message,
+  })
+}
+
+/** The fact the PIE gives is registered on chain already: no query, the on-chain check is the gate. */
+async function showReusedFromChain(io: ActionIO, step: QueryStep, outcomes: OnchainOutcome[]): Promise<void> {
+  for (const line of await alreadyOnChainLines(outcomes)) io.info(line)
+  step.outputs.set({ reused: 'chain', 'facts-verified': 'false' })
+  step.facts = { kind: 'skipped', reason: 'no query: the fact this PIE gives is already registered on chain' }
+  await showOutcomes(step, outcomes, 0)
+  step.extraRows.push(['Reused', 'the fact already registered on chain (see "On chain"); nothing was submitted'])
+  await step.finishGate([], 'Already proven on chain: the fact this PIE gives is registered (see "On chain"); nothing was submitted.')
+}
+
+/** A query into a bucket: it ends when the bucket is closed, which gates it. */
+async function showInBucket(step: QueryStep, queryId: string, bucket: { bucketId: string; bucketJobIndex?: number | undefined }): Promise<void> {
+  const { bucketId, bucketJobIndex } = bucket
+  const index = bucketJobIndex === undefined ? undefined : String(bucketJobIndex)
+  step.outputs.set({ 'bucket-id': bucketId, ...(index === undefined ? {} : { 'bucket-job-index': index }) })
+  step.extraRows.push(['Bucket', { code: bucketId }], ['Bucket job index', index])
+  step.facts = { kind: 'skipped', reason: 'the query ends with its bucket: `bucket-close` with `wait: true` checks it' }
+  await step.report({
+    outcome: 'submitted',
+    headline: `Submitted query ${queryId} into bucket ${bucketId}; it ends when the bucket is closed.`,
+    nextSteps: ['Once every job has proved into the bucket, close it with the `bucket-close` sub-action and `wait: true` (give it the PIEs to check each query\'s facts): it gates on every query.'],
+  })
+}
+
+/** `wait: false`: the query is submitted (or reused) and not gated here. */
+async function showNotWaited(step: QueryStep, queryId: string, reused: boolean, expectedLabel: string): Promise<void> {
+  step.facts = { kind: 'skipped', reason: '`wait` is false' }
+  if (reused) {
+    await step.report({
+      outcome: 'submitted',
+      headline: `Reused query ${queryId}, which already proves this PIE; nothing was submitted, and it is not gated here (\`wait: false\`).`,
+      nextSteps: [`Gate it with the \`wait\` sub-action, its \`query-id\` and \`expected-result: ${expectedLabel}\`.`],
     })
+    return
   }
+  await step.endWithoutWaiting(queryId, `Follow the query with the \`wait\` sub-action, its \`query-id\` and \`expected-result: ${expectedLabel}\`; it applies the same gate.`)
+}
+
+/**
+ * The decommitment after a passed gate: its own summary section and outputs (task-uuid,
+ * task-status, ...). A failed (or cancelled) decommitment fails the step after its passed report:
+ * the check run concludes with that, not with the gate's success, and it is the step's
+ * `error-reason` too.
+ */
+async function decommitProven(io: ActionIO, step: QueryStep, inputs: MainInputs, service: Service, queryId: string, destinationChainId: string): Promise<void> {
+  const { decommitAfterProof } = await import('./decommit.ts')
+  const failing: ActionIO = { ...io, setFailed: (message) => step.failAfterReport(message, service.signal.aborted) }
+  await decommitAfterProof(failing, {
+    // The emulator serves the task service on its own address.
+    tasksUrl: inputs.emulator ? service.baseUrl! : inputs['tasks-url']!,
+    apiKey: service.apiKey,
+    allowInsecureHttp: inputs['allow-insecure-http'] === true,
+    provingQueryId: queryId,
+    destinationChainId,
+    wait: true,
+    timeoutMinutes: inputs['timeout-minutes'],
+    signal: service.signal,
+  })
 }
 
 /** The summary's word on a FAILED query that a re-run retried instead of paying for a new one. */

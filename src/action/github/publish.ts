@@ -73,6 +73,11 @@ const NOT_PASSED: Record<Outcome, string> = {
 /** A link label this module wrote itself ("#17", "success"): shown as it is. */
 const ownText = (text: string) => text
 
+/** The summary's "GitHub" lines and the failures among them (each fails the step). */
+type GitHubReport = { lines: string[]; failures: string[]; fail: (error: unknown) => void }
+
+type StepEnd = NonNullable<PublishedStep['ended']>
+
 export class GitHubPublisher {
   readonly #io: ActionIO
   readonly #inputs: GitHubInputs
@@ -132,94 +137,105 @@ export class GitHubPublisher {
     if (!end || !step.summaryMarkdown) return
     const lines: string[] = []
     const failures: string[] = []
-    const fail = (error: unknown) => {
-      const message = error instanceof GitHubApiError ? error.shortMessage : (error as Error).message.split('\n')[0]!
-      failures.push(message)
-      lines.push(`- ❌ ${forSummary(message)}`)
+    const report: GitHubReport = {
+      lines,
+      failures,
+      fail: (error: unknown) => {
+        const message = error instanceof GitHubApiError ? error.shortMessage : (error as Error).message.split('\n')[0]!
+        failures.push(message)
+        lines.push(`- ❌ ${forSummary(message)}`)
+      },
     }
 
     let files: ReleaseFile[] = []
     try {
       files = await this.#writeFacts(step, end.outcome === 'passed', options)
     } catch (error) {
-      fail(error)
+      report.fail(error)
     }
-
-    const tag = this.#inputs['release-tag']
-    if (tag !== undefined && this.#github) {
-      const shownTag = forSummaryCode(tag)
-      if (end.outcome !== 'passed') {
-        lines.push(`- Release ${shownTag}: nothing attached, ${NOT_PASSED[end.outcome]}.`)
-      } else if (!step.pie) {
-        lines.push(`- Release ${shownTag}: nothing attached, there is no single pie.zip to attach.`)
-      } else if (files.length === 0) {
-        // facts.json could not be written (said above): a release without it would be unverifiable.
-        lines.push(`- Release ${shownTag}: nothing attached, facts.json could not be written.`)
-      } else {
-        try {
-          const attached = await attachToRelease(this.#github, this.#context, tag, await this.#withProof(step, files, options))
-          step.outputs.set({
-            'release-url': attached.url,
-            'release-assets': JSON.stringify(attached.assets.map(({ name, id, size, url }) => ({ name, id, size, url }))),
-          })
-          const names = attached.assets.map((asset) => `${asset.name}${asset.replaced ? ' (replaced)' : ''}`).join(', ')
-          const removed = attached.removed.length ? `; removed ${attached.removed.join(', ')}, an earlier run's` : ''
-          lines.push(
-            `- Release ${summaryLink(tag, attached.url)}${attached.created ? ' (draft, created by this step)' : attached.draft ? ' (draft)' : ''}: ${names}${removed}.`,
-          )
-          this.#io.info(`Attached to release ${tag}: ${names}${removed}.`)
-        } catch (error) {
-          fail(error)
-        }
-      }
-    }
-
+    await this.#release(step, end, files, options, report)
     // What the GitHub API receives leaves by another road than the job summary: scrubbed the same
     // way (registered secrets, credentials in URLs), as the summary file is by appendSummary.
-    const body = this.#io.scrub([step.summaryMarkdown.trimEnd(), '', ...lines].join('\n'))
-    if (this.#inputs['pr-comment'] && this.#github) {
-      const pull = this.#context.pullNumber
-      if (pull === undefined) {
-        lines.push('- Pull request comment: none, this run is not for a pull request.')
-      } else {
-        try {
-          const posted = await upsertComment(this.#github, this.#context, pull, body, this.#commentKey)
-          // Our own label (forSummary would escape the `#` as at a line's start); the address escaped.
-          lines.push(`- Pull request ${summaryLink(`#${pull}`, posted.url, ownText)}: comment ${posted.updated ? 'updated' : 'posted'}.`)
-        } catch (error) {
-          if (error instanceof GitHubApiError && error.forbidden) {
-            const why = this.#context.fromFork ? 'a pull request from a fork gets a read-only token' : 'the token lacks `pull-requests: write`'
-            // Expected on every fork's pull request: a notice, not a warning, and the step goes on.
-            const notice = `Could not comment on pull request #${pull} (${why}); the result is in the job summary.`
-            if (this.#io.notice) this.#io.notice(notice)
-            else this.#io.info(notice)
-            lines.push(`- Pull request #${pull}: no comment (${why}); this summary is the result.`)
-          } else {
-            fail(error)
-          }
+    await this.#comment(this.#io.scrub([step.summaryMarkdown.trimEnd(), '', ...lines].join('\n')), report)
+    await this.#conclude(step, end, step.summaryMarkdown, report)
+    await this.#close(lines, failures, step)
+  }
+
+  /** With `release-tag` and a passed gate: facts.json, pie.zip (and the proof) attached to the release. */
+  async #release(step: PublishedStep, end: StepEnd, files: ReleaseFile[], options: PublishOptions, report: GitHubReport): Promise<void> {
+    const tag = this.#inputs['release-tag']
+    if (tag === undefined || !this.#github) return
+    const shownTag = forSummaryCode(tag)
+    if (end.outcome !== 'passed') {
+      report.lines.push(`- Release ${shownTag}: nothing attached, ${NOT_PASSED[end.outcome]}.`)
+    } else if (!step.pie) {
+      report.lines.push(`- Release ${shownTag}: nothing attached, there is no single pie.zip to attach.`)
+    } else if (files.length === 0) {
+      // facts.json could not be written (said above): a release without it would be unverifiable.
+      report.lines.push(`- Release ${shownTag}: nothing attached, facts.json could not be written.`)
+    } else {
+      try {
+        const attached = await attachToRelease(this.#github, this.#context, tag, await this.#withProof(step, files, options))
+        step.outputs.set({
+          'release-url': attached.url,
+          'release-assets': JSON.stringify(attached.assets.map(({ name, id, size, url }) => ({ name, id, size, url }))),
+        })
+        const names = attached.assets.map((asset) => `${asset.name}${asset.replaced ? ' (replaced)' : ''}`).join(', ')
+        const removed = attached.removed.length ? `; removed ${attached.removed.join(', ')}, an earlier run's` : ''
+        report.lines.push(
+          `- Release ${summaryLink(tag, attached.url)}${attached.created ? ' (draft, created by this step)' : attached.draft ? ' (draft)' : ''}: ${names}${removed}.`,
+        )
+        this.#io.info(`Attached to release ${tag}: ${names}${removed}.`)
+      } catch (error) {
+        report.fail(error)
+      }
+    }
+  }
+
+  /** With `pr-comment`: the summary as the pull request's comment (a fork's read-only token is a notice). */
+  async #comment(body: string, report: GitHubReport): Promise<void> {
+    if (!this.#inputs['pr-comment'] || !this.#github) return
+    const pull = this.#context.pullNumber
+    if (pull === undefined) {
+      report.lines.push('- Pull request comment: none, this run is not for a pull request.')
+    } else {
+      try {
+        const posted = await upsertComment(this.#github, this.#context, pull, body, this.#commentKey)
+        // Our own label (forSummary would escape the `#` as at a line's start); the address escaped.
+        report.lines.push(`- Pull request ${summaryLink(`#${pull}`, posted.url, ownText)}: comment ${posted.updated ? 'updated' : 'posted'}.`)
+      } catch (error) {
+        if (error instanceof GitHubApiError && error.forbidden) {
+          const why = this.#context.fromFork ? 'a pull request from a fork gets a read-only token' : 'the token lacks `pull-requests: write`'
+          // Expected on every fork's pull request: a notice, not a warning, and the step goes on.
+          const notice = `Could not comment on pull request #${pull} (${why}); the result is in the job summary.`
+          if (this.#io.notice) this.#io.notice(notice)
+          else this.#io.info(notice)
+          report.lines.push(`- Pull request #${pull}: no comment (${why}); this summary is the result.`)
+        } else {
+          report.fail(error)
         }
       }
     }
+  }
 
-    if (this.#check && this.#github) {
-      // The check says what the step says: a release that could not be written fails both, and
-      // so does a later part of the step that failed after a passed gate (the decommitment);
-      // one cancelled then is `cancelled`.
-      const later = step.laterFailure
-      const conclusion = failures.length ? 'failure' : later ? (later.cancelled ? 'cancelled' : 'failure') : CONCLUSIONS[end.outcome]
-      const title = this.#io.scrub(failures[0] ?? later?.message ?? end.headline)
-      try {
-        const summary = this.#io.scrub([step.summaryMarkdown.trimEnd(), '', ...lines].join('\n'))
-        await concludeCheckRun(this.#github, this.#context, this.#check, conclusion, title, summary)
-        // Concluded: the post step has none left to conclude.
-        this.#io.saveState(STATE.checkRun, '')
-        lines.push(`- Check run: ${summaryLink(conclusion, this.#check.url, ownText)}.`)
-      } catch (error) {
-        fail(error)
-      }
+  /** With `check-run`: the check concluded as the step ended. */
+  async #conclude(step: PublishedStep, end: StepEnd, summaryMarkdown: string, report: GitHubReport): Promise<void> {
+    if (!this.#check || !this.#github) return
+    // The check says what the step says: a release that could not be written fails both, and
+    // so does a later part of the step that failed after a passed gate (the decommitment);
+    // one cancelled then is `cancelled`.
+    const later = step.laterFailure
+    const conclusion = report.failures.length ? 'failure' : later ? (later.cancelled ? 'cancelled' : 'failure') : CONCLUSIONS[end.outcome]
+    const title = this.#io.scrub(report.failures[0] ?? later?.message ?? end.headline)
+    try {
+      const summary = this.#io.scrub([summaryMarkdown.trimEnd(), '', ...report.lines].join('\n'))
+      await concludeCheckRun(this.#github, this.#context, this.#check, conclusion, title, summary)
+      // Concluded: the post step has none left to conclude.
+      this.#io.saveState(STATE.checkRun, '')
+      report.lines.push(`- Check run: ${summaryLink(conclusion, this.#check.url, ownText)}.`)
+    } catch (error) {
+      report.fail(error)
     }
-
-    await this.#close(lines, failures, step)
   }
 
   /** The summary's "GitHub" section; what could not be written fails the step. */
