@@ -6,11 +6,16 @@ import base from './vitest.config.ts'
 // the prepare step for the fact comparison, the JSON-RPC client for redaction, the CLI's own
 // modules). The end-to-end tests that spawn the CLI or the action's bundle run compiled code in
 // another process, which a mutant of src/ never reaches; the whole suite would only make each run
-// slower. (Not mergeConfig: it would append these globs to the base's `test/**`.)
+// slower, and the chain's need a local EVM that a Node 20 install leaves out.
+// The base's `projects` are left out: each project's own `include` (`test/**` for the unit one)
+// replaces this one, and the whole suite ran. Every file here is isolated (vitest's default).
+// (Not mergeConfig: it would append these globs to the base's `test/**`.)
+const { projects: _projects, ...test } = base.test ?? {}
+
 export default defineConfig({
   ...base,
   test: {
-    ...base.test,
+    ...test,
     include: [
       'test/unit/core/**/*.test.ts',
       'test/unit/pipeline/**/*.test.ts',
