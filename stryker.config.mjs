@@ -15,6 +15,10 @@ export default {
     'src/core/classify.ts',
     'src/pipeline/journal/*.ts',
     'src/core/redact.ts',
+    'src/pipeline/statement/decide.ts',
+    'src/pipeline/statement/plan.ts',
+    'src/pipeline/key-queries.ts',
+    'src/pipeline/reuse.ts',
   ],
   // Type-level mutants (a changed type annotation) cannot fail at run time.
   ignoreStatic: false,
