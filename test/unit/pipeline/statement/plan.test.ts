@@ -65,7 +65,7 @@ const submissions = async (): Promise<number> => (await emulator.control('GET', 
 async function journaled(entry: { provingQueryId?: string; state?: 'submitting' | 'submitted' }) {
   const journal = new SubmissionJournal(journalDir)
   await journal.open()
-  const parts = { pieDigest: EXAMPLE.sha256, service: new URL(emulator.url).origin, endpoint: 'l2-pie', params: { layout: 'auto', prover: 'svc_sharp', mockFactHash: false } }
+  const parts = journalParts({ sha256: EXAMPLE.sha256 } as PreparedPie, { client: emulator.client(), endpoint: L2, policy: request([]).policy, logger: silentLogger })
   const key = journal.keyOf(parts)
   await journal.write({ version: 1, key, ...parts, startedAt: Date.now(), state: entry.state ?? 'submitted', provingQueryId: entry.provingQueryId, serviceOffsetMs: 0 })
   return { journal, key }
