@@ -92,6 +92,30 @@ describe('a re-run that finds this PIE\'s program still running', () => {
     const refusal = error as RerunNothingSentError
     expect(refusal.shortMessage).toMatch(new RegExp(`^This re-run found a query of this PIE's program still running \\(${id}\\) that could not be followed to the end \\(Timed out .+\\); one may be this PIE's, submitted by an earlier attempt, so nothing was submitted\\.$`))
     expect(refusal.nextStep).toEqual({ kind: 'follow-candidates', ids: [id] })
+    expect(refusal.name).toBe('RerunNothingSentError')
+    // Two that cannot be followed: both named.
+    const other = await submitFixturePie(emulator)
+    const both = (await find({ inFlight: { ...IN_FLIGHT, timeoutMs: 100 } }).catch((caught: unknown) => caught)) as RerunNothingSentError
+    expect(both.shortMessage).toMatch(new RegExp(`^This re-run found 2 queries of this PIE's program still running \\((${other}, ${id}|${id}, ${other})\\) that could not be followed`))
+  })
+
+  it('a list that cannot be read on a re-run: refused (a query it left running may be there), saying to look for it', async () => {
+    await emulator.control('POST', '/faults', { method: 'GET', path: '/docs/proving-queries', status: 401, body: { error: 'UNAUTHORIZED' }, times: 10 })
+    const error = (await find().catch((caught: unknown) => caught)) as RerunNothingSentError
+    expect(error).toBeInstanceOf(RerunNothingSentError)
+    expect(error.shortMessage).toMatch(/^This re-run could not list this key's queries to look for one an earlier attempt left running \(.+\); nothing was submitted\.$/)
+    expect(error.nextStep).toEqual({ kind: 'look-for-query', thenSubmitAnew: true })
+  })
+
+  it('cancelled while listing: the cancellation, not a list that could not be read', async () => {
+    const controller = new AbortController()
+    const client = {
+      listQueries: async () => {
+        controller.abort(new Error('Ctrl-C'))
+        throw new Error('socket closed')
+      },
+    } as never
+    await expect(findReusableQuery(client, inspection, L2, { logger: recorder(), signal: controller.signal })).rejects.toThrow('socket closed')
   })
 
   it('cancelled while it waits: the cancellation, not a refusal', async () => {
@@ -103,24 +127,35 @@ describe('a re-run that finds this PIE\'s program still running', () => {
   })
 
   it('only this submission\'s result kind and settings, created within the window, of this PIE\'s program are candidates', async () => {
-    // Listed as a service may list them (crafted: the emulator shows no program hash before DONE).
-    const now = Date.now()
-    const running = (id: string, fields: Record<string, unknown>) => ({ id, status: 'IN_PROGRESS', result: 'PROOF_VERIFICATION_ON_L2', layout: 'auto', createdAt: new Date(now - 60_000).toISOString(), ...fields })
+    // Listed as a service may list them (crafted: the emulator shows no program hash before DONE),
+    // newest first; a plan names the candidates without waiting for them.
+    const now = Date.parse('2026-11-28T00:00:00.000Z')
+    const at = (ms: number) => new Date(now - ms).toISOString()
+    const pieHash = `0x00${BigInt(inspection.programHashes.pedersen).toString(16).toUpperCase()}`
+    const running = (id: string, fields: Record<string, unknown> = {}) => ({ id, status: 'IN_PROGRESS', result: 'PROOF_VERIFICATION_ON_L2', layout: 'auto', createdAt: at(60_000), ...fields })
     const listed = [
       running('other-layout', { layout: 'small' }),
       running('other-result', { result: 'PROOF_GENERATION' }),
       running('other-program', { programHash: '0x1234' }),
       running('unreadable-program', { programHash: 'not a hash' }),
-      running('too-old', { createdAt: new Date(now - 7_200_000).toISOString() }),
+      running('too-old', { createdAt: at(3_600_001) }),
       running('undated', { createdAt: null }),
-      running('done-elsewhere', { status: 'DONE', isFactMocked: false }),
-      { ...running('failed-other-facts', { status: 'FAILED' }), sharpFactHash: '0x1234' },
-      { ...running('failed-other-integrity', { status: 'FAILED' }), integrityFactHash: '0x5678' },
+      running('received', { status: 'RECEIVED', programHash: '' }),
+      running('this-program', { programHash: pieHash }),
+      running('at-the-edge', { createdAt: at(3_600_000) }),
+      running('failed-other-facts', { status: 'FAILED', sharpFactHash: '0x1234' }),
+      running('failed-other-integrity', { status: 'FAILED', integrityFactHash: '0x5678' }),
+      running('failed-own-facts', { status: 'FAILED', sharpFactHash: inspection.sharpFactHash, integrityFactHash: '' }),
+      running('failed-older', { status: 'FAILED', createdAt: at(120_000) }),
     ]
-    // No waitForQuery, no retry: a candidate would be waited for, and fail this test.
     const client = { listQueries: async () => ({ provingQueries: listed, total: listed.length }) } as never
-    const found = await findReusableQuery(client, inspection, L2, { logger: recorder(), inFlight: IN_FLIGHT })
-    expect(found).toEqual({ reused: false, scanned: listed.length, reason: `none of the ${listed.length} queries of this key proves it` })
+    const inFlight = { ...IN_FLIGHT, now: () => now }
+    const named = await findReusableQuery(client, inspection, L2, { logger: recorder(), inFlight, dryRun: true })
+    expect(named).toMatchObject({ reused: false, scanned: listed.length, running: ['received', 'this-program', 'at-the-edge'] })
+    // Without running ones, the newest FAILED candidate is the one a run would retry.
+    const failedOnly = listed.filter((record) => record.status !== 'IN_PROGRESS' && record.status !== 'RECEIVED')
+    const failedClient = { listQueries: async () => ({ provingQueries: failedOnly, total: failedOnly.length }) } as never
+    expect(await findReusableQuery(failedClient, inspection, L2, { logger: recorder(), inFlight, dryRun: true })).toMatchObject({ reused: false, retriable: 'failed-own-facts' })
   })
 
   it('a first run (no re-run) never waits for a running query', async () => {
@@ -137,7 +172,7 @@ describe('a re-run that finds this PIE\'s program FAILED', () => {
     const logger = recorder()
     expect(await find({ logger })).toMatchObject({ reused: true, record: { id, status: 'DONE' }, scanned: 1 })
     expect((await emulator.client().getQuery(id)).provingQuery.retryCount).toBe(1)
-    expect(logger.infos).toEqual([expect.stringMatching(new RegExp(`^This is a re-run: .*${id}.* \\(it may be this PIE's: its facts are compared once it ends\\)\\.$`))])
+    expect(logger.infos).toEqual([expect.stringMatching(new RegExp(`^This is a re-run: .*${id}[^.]* \\(it may be this PIE's: its facts are compared once it ends\\)\\.$`))])
   })
 
   it('one that cannot be retried: submitted, saying why', async () => {
