@@ -20,7 +20,9 @@ export default {
     'src/pipeline/key-queries.ts',
     'src/pipeline/reuse.ts',
   ],
-  // Type-level mutants (a changed type annotation) cannot fail at run time.
+  // Static mutants (in code run once, as its module loads: constants, tables, regular
+  // expressions) are run too, each in a fresh module graph: slower, but a table no test reads is
+  // a behaviour nobody asserts.
   ignoreStatic: false,
   // Nothing type-checks in the sandbox (vitest strips types without checking them; no checker
   // plugin is configured), so Stryker's default, a `// @ts-nocheck` atop every JavaScript and
