@@ -166,9 +166,10 @@ describe('a re-run that finds this PIE\'s program still running', () => {
 
 describe('a re-run that finds this PIE\'s program FAILED', () => {
   it('retries it and takes it once it ends DONE with the PIE\'s facts', async () => {
-    await emulator.control('PUT', '/timing', { receivedMs: 0, stepMs: 20 })
     const id = await submitFixturePie(emulator)
     await fail(id, true)
+    // The retry's run is quick (timing applies to runs started from now on).
+    await emulator.control('PUT', '/timing', { receivedMs: 0, stepMs: 20 })
     const logger = recorder()
     expect(await find({ logger })).toMatchObject({ reused: true, record: { id, status: 'DONE' }, scanned: 1 })
     expect((await emulator.client().getQuery(id)).provingQuery.retryCount).toBe(1)
@@ -184,10 +185,10 @@ describe('a re-run that finds this PIE\'s program FAILED', () => {
   })
 
   it('retried, it ends with another PIE\'s facts: submitted, saying so', async () => {
-    await emulator.control('PUT', '/timing', { receivedMs: 0, stepMs: 20 })
     const id = await submitFixturePie(emulator)
     await fail(id, true)
     await otherFacts(id)
+    await emulator.control('PUT', '/timing', { receivedMs: 0, stepMs: 20 })
     // FAILED, its facts are not shown yet: it may be this PIE's.
     const found = await find()
     expect(found).toMatchObject({ reused: false, reason: `none of the 1 queries of this key proves it; query ${id}, FAILED and retried, ended without proving it` })
