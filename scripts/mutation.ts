@@ -1,5 +1,5 @@
 /**
- * Mutation testing (issue 27), outside `npm test`:
+ * Mutation testing, outside `npm test`:
  *
  *   npm run mutation                              every module of stryker.config.mjs
  *   npm run mutation -- --mutate src/core/classify.ts   one of them (any `stryker run` option)

@@ -84,14 +84,16 @@ export class KeyQueries {
   async #load(signal: AbortSignal | undefined): Promise<void> {
     // A client without its HTTP side (a stand-in in a test) reads by the system's clock.
     const clock = (this.#client.http as ProvingClient['http'] | undefined)?.clock ?? systemClock
+    let granted: boolean
     try {
       // A list request takes its turn of the process's budget, as every status read does.
-      const granted = await (this.#budget ?? requestBudgetFor(clock)).take(clock.now(), { signal, deadline: currentBound() })
-      if (!granted) throw new RequestTimeoutError('The run\'s deadline came before the list of queries could be read.', { code: DEADLINE_CODE })
+      granted = await (this.#budget ?? requestBudgetFor(clock)).take(clock.now(), { signal, deadline: currentBound() })
     } catch (error) {
       if (error instanceof AbortedError) throw error
       throw new AbortedError('Reading the list of queries was cancelled.', { cause: error })
     }
+    // The deadline's timeout, outside the catch: it is not a cancellation.
+    if (!granted) throw new RequestTimeoutError('The run\'s deadline came before the list of queries could be read.', { code: DEADLINE_CODE })
     let answer
     try {
       this.#requests++

@@ -9,7 +9,7 @@ import { Agent } from 'undici'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { SubmissionOutcomeUnknownError, InvalidResponseError, ProvingKitError, ServiceError } from '../../../src/core/errors.ts'
 import { HttpClient } from '../../../src/core/http.ts'
-import { REDACTED, redact, redactUrl, SecretRedactor, secretForms, showUrl } from '../../../src/core/redact.ts'
+import { REDACTED, redact, redactUrl, SecretRedactor, secretForms, showGivenUrl, showUrl } from '../../../src/core/redact.ts'
 import { forSummary, forSummaryCell } from '../../../src/core/service-text.ts'
 import type { Logger } from '../../../src/core/runtime.ts'
 import { ProvingClient } from '../../../src/clients/proving.ts'
@@ -68,6 +68,13 @@ describe('redactUrl', () => {
 
   it('leaves a URL without credentials as it was', () => {
     expect(redactUrl('https://h.example/proving-query/q-1?limit=10')).toBe('https://h.example/proving-query/q-1?limit=10')
+    // Not re-serialised: no `/` added to a bare host.
+    expect(redactUrl('https://rpc.example')).toBe('https://rpc.example')
+  })
+
+  it('masks a user without a password, and a password without a user', () => {
+    expect(redactUrl(`https://${KEY}@rpc.example/v2`)).toBe(`https://${REDACTED}@rpc.example/v2`)
+    expect(redactUrl(`https://:${KEY}@rpc.example/v2`)).toBe(`https://:${REDACTED}@rpc.example/v2`)
   })
 })
 
@@ -122,6 +129,26 @@ describe('showUrl: scheme and host only', () => {
   })
 })
 
+describe('showGivenUrl: what a message shows of a URL that does not parse', () => {
+  it('one shaped like a URL: its scheme and host, then "/…"', () => {
+    expect(showGivenUrl(`https://node.example:99999/v3/${KEY}`)).toBe('"https://node.example/…"')
+  })
+
+  it('free text as given, its query, user and long runs cut, at most 80 characters, quoted', () => {
+    expect(showGivenUrl(' htps//host ')).toBe('"htps//host"')
+    expect(showGivenUrl(`not a url?apiKey=${KEY}&x=1`)).toBe('"not a url?…"')
+    expect(showGivenUrl('not a url#fragment')).toBe('"not a url?…"')
+    expect(showGivenUrl(`not a url?apiKey=${KEY} and more words`)).toBe('"not a url?…"')
+    expect(showGivenUrl(`alice:${KEY}@ not a url`)).toBe('"…@ not a url"')
+    expect(showGivenUrl(`my key ${'a'.repeat(15)} ${'b'.repeat(16)}`)).toBe(`"my key ${'a'.repeat(15)} bbbb…"`)
+    const long = 'word '.repeat(20)
+    expect(showGivenUrl(long)).toBe(JSON.stringify(`${long.trim().slice(0, 80)}…`))
+    const eighty = `${'ab '.repeat(26)}ab`
+    expect(eighty).toHaveLength(80)
+    expect(showGivenUrl(eighty)).toBe(JSON.stringify(eighty))
+  })
+})
+
 describe('redact (free text)', () => {
   it('masks credential parameters in every URL of a text', () => {
     const text = `POST https://a.example/x?apiKey=${KEY} failed; see "http://b.example/y?token=${KEY}&z=1".`
@@ -134,6 +161,23 @@ describe('redact (free text)', () => {
   it('shows a URL that does not parse by scheme and host only, and keeps the path of one that does', () => {
     const text = `GET https://node.example.org:99999/v3/${KEY} then https://h.example/artifacts/proof.json?token=${KEY}`
     expect(redact(text)).toBe(`GET https://node.example.org then https://h.example/artifacts/proof.json?token=${REDACTED}`)
+  })
+
+  it('a URL in a sentence ends before the punctuation after it, and before a bracket that closes nothing in it', () => {
+    const at = 'http://127.0.0.1:8790'
+    expect(redact(`failed at ${at}: nothing answered.`)).toBe(`failed at ${at}: nothing answered.`)
+    expect(redact(`(see ${at}/p?apiKey=${KEY}).`)).toBe(`(see ${at}/p?apiKey=${REDACTED}).`)
+    expect(redact(`[see ${at}/p?apiKey=${KEY}]!`)).toBe(`[see ${at}/p?apiKey=${REDACTED}]!`)
+    expect(redact(`at ${at}/p?apiKey=${KEY}, then ${at}/q?apiKey=${KEY};`)).toBe(`at ${at}/p?apiKey=${REDACTED}, then ${at}/q?apiKey=${REDACTED};`)
+    // A port followed by a bracket that closes nothing: the port parses without it.
+    expect(redact(`(at ${at})`)).toBe(`(at ${at})`)
+    expect(redact(`[at ${at}]`)).toBe(`[at ${at}]`)
+    // A URL that does not parse (its port) is shown by scheme and host; a bracket it opened is its own, dropped with it.
+    expect(redact('GET http://node.example:99999/wiki/Cairo_(language) failed')).toBe('GET http://node.example failed')
+    expect(redact('GET http://node.example:99999/list[1] failed')).toBe('GET http://node.example failed')
+    // A bracket the URL opened is its own (a wiki path).
+    expect(redact(`read https://wiki.example/Cairo_(language) first`)).toBe('read https://wiki.example/Cairo_(language) first')
+    expect(redact(`read https://wiki.example/a[1] first`)).toBe('read https://wiki.example/a[1] first')
   })
 
   it('masks registered values wherever they appear', () => {
@@ -162,6 +206,13 @@ describe('SecretRedactor', () => {
     const redactor = new SecretRedactor([undefined, null, '', '  ', '1', 'abc'])
     expect(redactor.size).toBe(0)
     expect(redactor.redact('1 abc')).toBe('1 abc')
+  })
+
+  it('a value of four characters is a secret; a space around one is not part of it', () => {
+    expect(new SecretRedactor(['abcd']).redact('x abcd y')).toBe(`x ${REDACTED} y`)
+    expect(new SecretRedactor([' abc ']).size).toBe(0)
+    expect(secretForms(' abcd ')).toContain('abcd')
+    expect(secretForms('abcd').every((form) => form.length >= 4)).toBe(true)
   })
 
   it('trims values before registering them', () => {
@@ -378,12 +429,13 @@ describe('encoded forms of a secret are masked (forms × renderings)', () => {
 
   const leaks = (shown: string) => leaksSecret(shown, SECRET)
 
-  const redactor = new SecretRedactor([SECRET])
+  // A redactor of each test's own: its pattern, compiled on first use, is then this test's.
+  const redactor = () => new SecretRedactor([SECRET])
   describe.each(RENDERINGS)('in %s', (_rendering, render) => {
     it.each(FORMS)('%s', (_form, written) => {
       const shown = render(written)
       expect(leaks(shown), 'the oracle sees the secret before scrubbing').toBe(true)
-      const scrubbed = redactor.redact(shown)
+      const scrubbed = redactor().redact(shown)
       expect(leaks(scrubbed), scrubbed).toBe(false)
       expect(scrubbed).toContain(REDACTED)
     })
@@ -406,8 +458,40 @@ describe('encoded forms of a secret are masked (forms × renderings)', () => {
     }
   })
 
+  it('a secret made of what Markdown, HTML and JSON escape is masked in every rendering, as given or JSON-escaped', () => {
+    const special = 'k\\e*y[1]~$2_`x|&<>"\'9/'
+    for (const [name, render] of RENDERINGS) {
+      for (const written of [special, JSON.stringify(special).slice(1, -1)]) {
+        const scrubbed = new SecretRedactor([special]).redact(render(written))
+        expect(leaksSecret(scrubbed, special), `${name}: ${scrubbed}`).toBe(false)
+        // Masked whole: nothing of it is left beside the mask.
+        expect(scrubbed, name).toContain(REDACTED)
+        expect(scrubbed, name).not.toMatch(/k\\*e|y\\*\[|&lt;|&amp;/)
+      }
+    }
+  })
+
+  it('base64 of a short secret, unpadded, and of one of eight characters inside a longer stream, at every alignment', () => {
+    const short = 'k9Zq'
+    expect(new SecretRedactor([short]).redact(`auth ${b64(short).replace(/=+$/, '')} end`)).toBe(`auth ${REDACTED} end`)
+    const eight = 'k9Zq-2Wx'
+    for (const [before, after] of [['', 'tail'], ['a', 'tail'], ['ab', 'tail']]) {
+      const stream = b64(`${before}${eight}${after}`)
+      expect(leaksSecret(new SecretRedactor([eight]).redact(stream), eight), stream).toBe(false)
+    }
+  })
+
+  it('base64url of a secret whose base64 holds + and /, whole and inside a stream', () => {
+    const secret = '~~~???>>>'
+    expect(b64(secret)).toMatch(/[+/]/)
+    for (const written of [url(b64(secret)), url(b64(`Basic u:${secret}`))]) {
+      const scrubbed = new SecretRedactor([secret]).redact(`said ${written}`)
+      expect(leaksSecret(scrubbed, secret), scrubbed).toBe(false)
+    }
+  })
+
   it('leaves text without the secret as it is, base64 of other text included', () => {
     const text = `plain sk_live words ${b64('another secret entirely')} %2F \\u002f`
-    expect(redactor.redact(text)).toBe(text)
+    expect(redactor().redact(text)).toBe(text)
   })
 })
