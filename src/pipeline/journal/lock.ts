@@ -41,6 +41,7 @@ async function processStartOf(pid: number): Promise<string | undefined> {
     const text = await readFile(`/proc/${pid}/stat`, 'utf8')
     // The command name (field 2) may hold spaces and parentheses: count from its closing one.
     return text.slice(text.lastIndexOf(')') + 2).split(' ')[19]
+    // Stryker disable next-line BlockStatement: an empty catch returns undefined too
   } catch {
     return undefined
   }
@@ -95,17 +96,21 @@ export async function takeLock(path: string, logger?: Logger): Promise<{ taken: 
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
     } finally {
+      // Stryker disable next-line ObjectLiteral,BooleanLiteral: the temporary file was just written, and only this run knows its name
       await rm(temporary, { force: true })
     }
     const text = await readLock(path)
     if (text === undefined) continue
+    // A lock that names no owner is a dead one's.
     const holder = parseOwner(text)
-    const status = holder ? await ownerStatus(holder) : 'dead'
-    if (holder && status === 'alive') return { taken: false, owner: holder }
-    if (holder && status === 'expired') {
-      logger?.warn(
-        `The lock ${path} of ${describeOwner(holder)} cannot be checked from here (another host, or no process start time) and is older than ${UNVERIFIABLE_LOCK_MS / 60_000} minutes, longer than any upload takes: taken over.`,
-      )
+    if (holder) {
+      const status = await ownerStatus(holder)
+      if (status === 'alive') return { taken: false, owner: holder }
+      if (status === 'expired') {
+        logger?.warn(
+          `The lock ${path} of ${describeOwner(holder)} cannot be checked from here (another host, or no process start time) and is older than ${UNVERIFIABLE_LOCK_MS / 60_000} minutes, longer than any upload takes: taken over.`,
+        )
+      }
     }
     await removeStaleLock(path, text)
   }
@@ -121,6 +126,7 @@ async function removeStaleLock(path: string, seen: string): Promise<void> {
   }
   const moved = await readLock(aside).catch(() => seen)
   if (moved !== seen) await link(aside, path).catch(() => {})
+  // Stryker disable next-line ObjectLiteral,BooleanLiteral: the aside name was just renamed to, and only this run knows it
   await rm(aside, { force: true })
 }
 
@@ -148,6 +154,7 @@ export function waitingKeys(dir: string): Promise<Set<string>> {
     state.running = listing
     // The last listing of a quiet folder forgets its state.
     void listing.then(() => {
+      // Stryker disable next-line all: memory only; whether kept or forgotten, every listing begins after its call
       if (state.running === listing && state.next === undefined) folderListings.delete(dir)
     })
     return listing
@@ -160,6 +167,7 @@ const folderListings = new Map<string, { running: Promise<Set<string>> | undefin
 
 /** The keys of a folder's waiting marks. */
 async function waitingKeysIn(dir: string): Promise<Set<string>> {
+  // Stryker disable next-line ArrayDeclaration: any name without '.waiting.' is no key, as none is
   const names = await readdir(dir).catch(() => [] as string[])
   const keys = new Set<string>()
   for (const name of names) {
@@ -196,6 +204,7 @@ export function sameProcess(a: JournalOwner, b: JournalOwner): boolean {
 export function parseOwner(text: string): JournalOwner | undefined {
   try {
     const owner = JSON.parse(text) as JournalOwner
+    // Stryker disable next-line OptionalChaining: `null.pid` throws, and the catch gives undefined as well
     return typeof owner?.pid === 'number' && typeof owner.host === 'string' ? owner : undefined
   } catch {
     return undefined
