@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
@@ -61,6 +62,19 @@ describe('readRegular: a journal file read safely', () => {
     await writeFile(path, '{"version":1} é')
     expect(await readRegular(path)).toBe('{"version":1} é')
     expect(await readRegular(join(dir, 'missing.json'))).toBeUndefined()
+  })
+
+  it('each read closes its file, refused or not (a batch reads an entry and a lock per PIE)', async () => {
+    const path = join(dir, 'entry.json')
+    await writeFile(path, 'text')
+    await mkdir(join(dir, 'folder'))
+    const open = async () => (await readdir('/proc/self/fd')).length
+    const before = await open()
+    for (let round = 0; round < 20; round++) {
+      await readRegular(path)
+      await readRegular(join(dir, 'folder')).catch(() => {})
+    }
+    expect(await open()).toBe(before)
   })
 
   it('a symlink, even to a regular file of ours, is refused naming it; the file behind it is never read', async () => {
@@ -134,6 +148,11 @@ describe('owners', () => {
     expect(await ownerStatus({ ...far, since: now - 3_600_000 }, now)).toBe('alive')
     expect(await ownerStatus({ ...far, since: now - 3_600_001 }, now)).toBe('expired')
     expect(await ownerStatus({ ...far, since: now - 59 * 60_000 }, now)).toBe('alive')
+    const child = spawn(process.execPath, ['-e', '0'])
+    await new Promise((resolve) => child.on('close', resolve))
+    expect(await ownerStatus({ pid: child.pid!, host: hostname(), since: now }, now)).toBe('dead')
+    expect(await ownerStatus({ pid: process.pid, host: hostname(), processStart: '1', since: now }, now)).toBe('dead')
+    expect(await ownerStatus({ pid: process.pid, host: hostname(), processStart: startOf(process.pid), since: now - 3_600_001 }, now)).toBe('alive')
     // A live local pid without a start time (macOS) is judged by age alone.
     expect(await ownerStatus({ pid: process.pid, host: hostname(), since: now - 3_600_000 }, now)).toBe('alive')
     expect(await ownerStatus({ pid: process.pid, host: hostname(), since: now - 3_600_001 }, now)).toBe('expired')
