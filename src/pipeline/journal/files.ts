@@ -3,7 +3,7 @@
  * follow a planted link (the journal's one way to read its entries and locks).
  */
 import { constants, type Stats } from 'node:fs'
-import { open } from 'node:fs/promises'
+import { lstat, open } from 'node:fs/promises'
 import { InvalidInputError } from '../../core/errors.ts'
 
 /**
@@ -20,6 +20,9 @@ export async function readRegular(path: string): Promise<string | undefined> {
     if (code === 'ENOENT') return undefined
     // O_NOFOLLOW on a symlink: ELOOP (Linux, macOS), EMLINK (FreeBSD).
     if (code === 'ELOOP' || code === 'EMLINK') throw notRegular(path, 'a symbolic link')
+    // open(2) of a socket (or of a device with nothing behind it): ENXIO. Refused like the rest,
+    // not passed on as a read error a lock's reader takes for no lock (then tries it forever).
+    if (code === 'ENXIO') throw notRegular(path, kindOf(await lstat(path)))
     throw error
   }
   try {
@@ -35,6 +38,7 @@ function kindOf(info: Stats): string {
   if (info.isDirectory()) return 'a folder'
   if (info.isFIFO()) return 'a named pipe (FIFO)'
   if (info.isSocket()) return 'a socket'
+  // Stryker disable next-line all: never reached (O_NOFOLLOW refuses a link before fstat, and ENXIO is no link's answer); kept in case either changes
   if (info.isSymbolicLink()) return 'a symbolic link'
   return 'a device or other special file'
 }

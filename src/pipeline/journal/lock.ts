@@ -37,13 +37,9 @@ export function currentOwner(): Promise<JournalOwner> {
 
 /** Field 22 of /proc/<pid>/stat (start time in clock ticks since boot); undefined off Linux. */
 async function processStartOf(pid: number): Promise<string | undefined> {
-  try {
-    const text = await readFile(`/proc/${pid}/stat`, 'utf8')
-    // The command name (field 2) may hold spaces and parentheses: count from its closing one.
-    return text.slice(text.lastIndexOf(')') + 2).split(' ')[19]
-  } catch {
-    return undefined
-  }
+  const text = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined)
+  // The command name (field 2) may hold spaces and parentheses: count from its closing one.
+  return text?.slice(text.lastIndexOf(')') + 2).split(' ')[19]
 }
 
 /**
@@ -88,6 +84,7 @@ export async function takeLock(path: string, logger?: Logger): Promise<{ taken: 
   for (;;) {
     const temporary = `${path}.${process.pid}.${randomUUID()}.tmp`
     const mine = JSON.stringify({ ...owner, since: Date.now() })
+    // Stryker disable next-line StringLiteral: 'wx' refuses a file already there, and no file has the fresh UUID's name
     await writeFile(temporary, mine, { mode: 0o600, flag: 'wx' })
     try {
       await link(temporary, path)
@@ -95,17 +92,21 @@ export async function takeLock(path: string, logger?: Logger): Promise<{ taken: 
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
     } finally {
+      // Stryker disable next-line ObjectLiteral,BooleanLiteral: the temporary file was just written, and only this run knows its name
       await rm(temporary, { force: true })
     }
     const text = await readLock(path)
     if (text === undefined) continue
+    // A lock that names no owner is a dead one's.
     const holder = parseOwner(text)
-    const status = holder ? await ownerStatus(holder) : 'dead'
-    if (holder && status === 'alive') return { taken: false, owner: holder }
-    if (holder && status === 'expired') {
-      logger?.warn(
-        `The lock ${path} of ${describeOwner(holder)} (another host, or no start time: it cannot be checked) is older than any upload takes (${UNVERIFIABLE_LOCK_MS / 60_000} minutes): taken over.`,
-      )
+    if (holder) {
+      const status = await ownerStatus(holder)
+      if (status === 'alive') return { taken: false, owner: holder }
+      if (status === 'expired') {
+        logger?.warn(
+          `The lock ${path} of ${describeOwner(holder)} (another host, or no start time: it cannot be checked) is older than any upload takes (${UNVERIFIABLE_LOCK_MS / 60_000} minutes): taken over.`,
+        )
+      }
     }
     await removeStaleLock(path, text)
   }
@@ -121,12 +122,14 @@ async function removeStaleLock(path: string, staleText: string): Promise<void> {
   }
   const moved = await readLock(aside).catch(() => staleText)
   if (moved !== staleText) await link(aside, path).catch(() => {})
+  // Stryker disable next-line ObjectLiteral,BooleanLiteral: the aside name was just renamed to, and only this run knows it
   await rm(aside, { force: true })
 }
 
 /** Marks this process as waiting for the owner of the key in `dir`; the owner then keeps its query id for it. */
 export async function markWaiting(dir: string, key: string): Promise<() => Promise<void>> {
   const path = join(dir, `${key}.waiting.${process.pid}.${randomUUID()}`)
+  // Stryker disable next-line StringLiteral: a mark is its name (its text is never read), and no file has the fresh UUID's name
   await writeFile(path, '', { mode: 0o600, flag: 'wx' })
   return () => rm(path, { force: true })
 }
@@ -138,6 +141,7 @@ export async function markWaiting(dir: string, key: string): Promise<() => Promi
 export function waitingKeys(dir: string): Promise<Set<string>> {
   let listings = folderListings.get(dir)
   if (!listings) {
+    // Stryker disable next-line ObjectLiteral: both start undefined, named or not
     listings = { running: undefined, next: undefined }
     folderListings.set(dir, listings)
   }
@@ -147,9 +151,11 @@ export function waitingKeys(dir: string): Promise<Set<string>> {
     const listing = waitingKeysIn(dir)
     state.running = listing
     // The last listing of a quiet folder forgets its state.
+    // Stryker disable all: memory only; whether kept or forgotten, every listing begins after its call
     void listing.then(() => {
       if (state.running === listing && state.next === undefined) folderListings.delete(dir)
     })
+    // Stryker restore all
     return listing
   })
   return state.next
@@ -160,6 +166,7 @@ const folderListings = new Map<string, { running: Promise<Set<string>> | undefin
 
 /** The keys of a folder's waiting marks. */
 async function waitingKeysIn(dir: string): Promise<Set<string>> {
+  // Stryker disable next-line ArrayDeclaration: any name without '.waiting.' is no key, as none is
   const names = await readdir(dir).catch(() => [] as string[])
   const keys = new Set<string>()
   for (const name of names) {
@@ -175,6 +182,7 @@ function releaseOnce(path: string, mine: string): () => Promise<void> {
   return async () => {
     if (released) return
     released = true
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: the lock was just read as this run's, and no other run removes a live owner's lock
     if ((await readLock(path).catch(() => undefined)) === mine) await rm(path, { force: true })
   }
 }
@@ -196,6 +204,7 @@ export function sameProcess(a: JournalOwner, b: JournalOwner): boolean {
 export function parseOwner(text: string): JournalOwner | undefined {
   try {
     const owner = JSON.parse(text) as JournalOwner
+    // Stryker disable next-line OptionalChaining: `null.pid` throws, and the catch gives undefined as well
     return typeof owner?.pid === 'number' && typeof owner.host === 'string' ? owner : undefined
   } catch {
     return undefined

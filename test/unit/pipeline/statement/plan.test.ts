@@ -6,7 +6,7 @@ import { dedupIdAfterFailure, MAX_FAILED_RESUBMISSIONS } from '../../../../src/c
 import { AbortedError, InvalidInputError } from '../../../../src/core/errors.ts'
 import { silentLogger } from '../../../../src/core/runtime.ts'
 import { SubmissionJournal } from '../../../../src/pipeline/journal.ts'
-import type { PreparedPie } from '../../../../src/pipeline/prove.ts'
+import type { PreparedPie } from '../../../../src/pipeline/prepared-pie.ts'
 import { journalParts } from '../../../../src/pipeline/statement/submit.ts'
 import { actedAs, type PlanRow, planStatements } from '../../../../src/pipeline/statement/plan.ts'
 import type { StatementEndpoint, StatementPolicy, StatementRequest, StatementSubject } from '../../../../src/pipeline/statement/request.ts'
