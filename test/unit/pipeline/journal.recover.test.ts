@@ -184,6 +184,32 @@ describe('the candidates of an unfinished upload: the key\'s queries since it be
     expect(await candidatesOf(listed, {})).toEqual({ submits: 0, ids: ['q-late'] })
   })
 
+  it('the order is checked, not assumed: a record without a time, or one newer than the one before it, has the list read to its end', async () => {
+    const page = (from: number) => Array.from({ length: 100 }, (_, index) => ({ id: `q-old-${from + index}`, createdAt: at(STARTED - 60_000 - from - index) }))
+    const late = { id: 'q-late', createdAt: at(STARTED + 5_000) }
+    expect(await candidatesOf([{ id: 'q-timeless', createdAt: null }, ...page(0), late], {})).toEqual({ submits: 0, ids: ['q-timeless', 'q-late'] })
+    // Two older records, the second newer than the first: then a page of older ones, and the late one.
+    const swapped = [{ id: 'q-a', createdAt: at(STARTED - 120_000) }, { id: 'q-b', createdAt: at(STARTED - 60_000) }, ...page(100), late]
+    expect(await candidatesOf(swapped, {})).toEqual({ submits: 0, ids: ['q-late'] })
+  })
+
+  it('records of the same time are in order: a page of them older than the upload ends the list', async () => {
+    const same = Array.from({ length: 100 }, (_, index) => ({ id: `q-old-${index}`, createdAt: at(STARTED - 60_000) }))
+    const service: Service = { listed: [...same, { id: 'q-late', createdAt: at(STARTED + 5_000) }] }
+    const { journal, parts } = await unfinished()
+    expect((await rerun(journal, parts, clientOf(service))).submits).toBe(1)
+    expect(service.lists).toBe(1)
+  })
+
+  it('a list too long to read with none of it recent is still a refusal: at least 0 queries, none named', async () => {
+    const old = Array.from({ length: 5_001 }, (_, index) => ({ id: `q-${index}`, createdAt: at(STARTED - 60_000 - 5_001 + index) }))
+    const { journal, parts } = await unfinished()
+    const run = await rerun(journal, parts, clientOf({ listed: old }))
+    expect(run.submits).toBe(0)
+    expect(run.error!.shortMessage).toMatch(/your key has at least 0 queries since the upload began that this journal did not record; one may be this PIE's/)
+    expect(run.error!.nextStep).toMatchObject({ kind: 'follow-candidates', ids: [] })
+  })
+
   it('a recent query past a page of older ones in a list newest first is not read: the list stops there', async () => {
     const service: Service = {
       listed: [
@@ -339,11 +365,13 @@ describe('the candidates matched by their facts', () => {
     const controller = new AbortController()
     const running = rerun(journal, parts, clientOf(service), { inspection, signal: controller.signal })
     await vi.waitFor(() => expect(service.held!.size).toBe(1))
-    controller.abort(new Error('Ctrl-C'))
+    const reason = new Error('Ctrl-C')
+    controller.abort(reason)
     const run = await running
     expect(run.submits).toBe(0)
     expect(run.error).toBeInstanceOf(AbortedError)
-    expect((run.error as unknown as AbortedError).shortMessage).toMatch(/cancelled/)
+    expect((run.error as unknown as AbortedError).shortMessage).toBe('Stopped waiting for the queries of an earlier upload: cancelled.')
+    expect(run.error!.cause).toBe(reason)
     expect((await journal.read(key))?.state).toBe('submitting')
   })
 })
