@@ -100,6 +100,7 @@ describe('the folder and its files', () => {
       .open()
       .catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(InvalidInputError)
+    expect((error as InvalidInputError).input).toBe('PROVING_JOURNAL_DIR')
     expect((error as InvalidInputError).shortMessage).toBe(
       `The submission journal folder ${folder} belongs to another user (uid 4242, not 0): refused, since its owner could plant locks and entries; nothing was sent. Set PROVING_JOURNAL_DIR to a folder of your own.`,
     )
@@ -204,6 +205,9 @@ describe('proving journal list and clear', () => {
     // Not the journal's: other names, upper case, a waiting mark.
     await writeFile(join(dir, `${'F'.repeat(32)}.json`), '{}')
     await writeFile(join(dir, 'readme.json'), '{}')
+    // Names that only contain a key: a temporary file of a write, one with a prefix.
+    await writeFile(join(dir, `${fresh.key}.json.1.x.tmp`), '{}')
+    await writeFile(join(dir, `0${'9'.repeat(32)}.json`), '{}')
     await writeFile(join(dir, `${fresh.key}.waiting.1.x`), '')
     const listed = await journal.list()
     const byKey = new Map(listed.map((item) => [item.key, item]))
@@ -324,5 +328,17 @@ describe('recordedResult: what an entry asked of a query, for query wait', () =>
     await writeFile(join(dir, `${'f'.repeat(32)}.json`), 'null')
     expect(await recorded([{ provingQueryId: 'q-9' }, { endpoint: 'general', params: { result: 'FACT_VERIFICATION' } }])).toBe('FACT_VERIFICATION')
     expect(await recordedResult(join(dir, 'absent'), 'q-1', parts.service, NOW)).toBeUndefined()
+  })
+
+  it('only the journal\'s entry files: not a temporary file of a write, a copy, a prefixed name', async () => {
+    const journal = journalIn()
+    await journal.open()
+    const entry = entryOf(journal, { provingQueryId: 'q-5' })
+    for (const name of [`${entry.key}.json.1.x.tmp`, `${entry.key}.json.bak`, `x${entry.key}.json`, 'notes.json']) {
+      await writeFile(join(dir, name), JSON.stringify(entry))
+    }
+    expect(await recordedResult(dir, 'q-5', parts.service, NOW)).toBeUndefined()
+    await journal.write(entry)
+    expect(await recordedResult(dir, 'q-5', parts.service, NOW)).toBe('PROOF_VERIFICATION_ON_L2')
   })
 })
