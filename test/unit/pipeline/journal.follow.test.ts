@@ -153,12 +153,12 @@ describe('following the query of a live run of the same key', () => {
 
 describe('the wait ends at the timeout and on Ctrl-C, its mark removed', () => {
   it('at the timeout: nothing sent, saying how to go on', async () => {
-    const { journal, key, follow, marks, unmarked } = await setup({ timeoutMs: 200 })
+    const { journal, key, follow, marks, unmarked } = await setup({ timeoutMs: 250 })
     const error = await follow().catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(WaitTimeoutError)
     expect((error as WaitTimeoutError).shortMessage).toMatch(
       new RegExp(
-        `^Timed out after 0\\.2 s waiting for another run \\(.+\\) to record its query for this PIE \\(lock ${journal.lockPathOf(key).replace(/[.]/g, '\\.')}\\); nothing was sent\\. Run again once that run has reported its query; if it is gone for good, remove its lock \\(entry ${key}\\) from the journal\\.$`,
+        `^Timed out after 0\\.3 s waiting for another run \\(.+\\) to record its query for this PIE \\(lock ${journal.lockPathOf(key).replace(/[.]/g, '\\.')}\\); nothing was sent\\. Run again once that run has reported its query; if it is gone for good, remove its lock \\(entry ${key}\\) from the journal\\.$`,
       ),
     )
     expect((error as WaitTimeoutError).nextStep).toEqual({ kind: 'clear-journal', key })
