@@ -113,7 +113,7 @@ describe('following the query of a live run of the same key', () => {
       expect(await following).toBeUndefined()
       expect(log.warnings[1]).toMatch(
         new RegExp(
-          `^The other run \\(.+\\) ended without recording a query for this PIE \\(journal ${journal.pathOf(key).replace(/[.]/g, '\\.')}\\); looking at the journal again: this run submits only if it shows that no query was created\\.$`,
+          `^The other run \\(.+\\) ended without recording a query for this PIE \\(journal ${journal.pathOf(key).replace(/[.]/g, '\\.')}\\); reading the journal again before submitting\\.$`,
         ),
       )
       expect(unmarked()).toBe(1)
@@ -157,10 +157,12 @@ describe('the wait ends at the timeout and on Ctrl-C, its mark removed', () => {
     const error = await follow().catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(WaitTimeoutError)
     expect((error as WaitTimeoutError).shortMessage).toMatch(
-      new RegExp(
-        `^Timed out after 0\\.3 s waiting for another run \\(.+\\) to record its query for this PIE \\(lock ${journal.lockPathOf(key).replace(/[.]/g, '\\.')}\\); nothing was sent\\. Run again once that run has reported its query; if it is gone for good, remove its lock \\(entry ${key}\\) from the journal\\.$`,
-      ),
+      /^Timed out after 0\.3 s waiting for another run \(.+\) to record its query for this PIE; nothing was sent\.$/,
     )
+    expect((error as WaitTimeoutError).metaMessages).toEqual([
+      `The other run holds the lock ${journal.lockPathOf(key)}.`,
+      `Run again once that run has reported its query; if it is gone for good, remove its lock (entry ${key}) from the journal.`,
+    ])
     expect((error as WaitTimeoutError).nextStep).toEqual({ kind: 'clear-journal', key })
     expect(unmarked()).toBe(1)
     expect(await marks()).toEqual([])

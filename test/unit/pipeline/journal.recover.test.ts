@@ -206,7 +206,7 @@ describe('the candidates of an unfinished upload: the key\'s queries since it be
     const { journal, parts } = await unfinished()
     const run = await rerun(journal, parts, clientOf({ listed: old }))
     expect(run.submits).toBe(0)
-    expect(run.error!.shortMessage).toMatch(/your key has at least 0 queries since the upload began that this journal did not record; one may be this PIE's/)
+    expect(run.error!.metaMessages![0]).toMatch(/^Your key has at least 0 queries since the upload began that this journal did not record; one may be this PIE's/)
     expect(run.error!.nextStep).toMatchObject({ kind: 'follow-candidates', ids: [] })
   })
 
@@ -220,7 +220,7 @@ describe('the candidates of an unfinished upload: the key\'s queries since it be
     }
     const { journal, parts } = await unfinished()
     const run = await rerun(journal, parts, clientOf(service))
-    expect(run.error?.shortMessage).toMatch(/your key has 1 query since the upload began that this journal did not record \(q-recent\)/)
+    expect(run.error?.metaMessages![0]).toMatch(/^Your key has 1 query since the upload began that this journal did not record \(q-recent\)/)
     // 101 records: two pages of 100, not the third.
     expect(service.lists).toBe(2)
   })
@@ -234,8 +234,13 @@ describe('the refusal: the candidates named, the entry kept, nothing sent', () =
     expect(run.submits).toBe(0)
     expect(run.error).toBeInstanceOf(EarlierUploadOutcomeUnknownError)
     expect(run.error!.shortMessage).toBe(
-      `An earlier upload of this PIE to ${parts.service} did not finish ${where}, and your key has 7 queries since the upload began that this journal did not record (q-0, q-1, q-2, q-3, q-4); one may be this PIE's. Nothing was sent, and nothing is while the entry stands (submitting anew would pay twice if one of them is this PIE's). Follow them; remove the entry only once you know that none of them is.`,
+      `An earlier upload of this PIE to ${parts.service} did not finish ${where}, and a query since may be its own: nothing was sent.`,
     )
+    expect(run.error!.metaMessages).toEqual([
+      "Your key has 7 queries since the upload began that this journal did not record (q-0, q-1, q-2, q-3, q-4); one may be this PIE's.",
+      "Nothing is sent while the entry stands: submitting again would pay twice if one of them is this PIE's.",
+      'Follow them; remove the entry only once you know that none of them is.',
+    ])
     expect(run.error!.nextStep).toEqual({ kind: 'follow-candidates', ids: ['q-0', 'q-1', 'q-2', 'q-3', 'q-4'], key })
     expect((await journal.read(key))?.state).toBe('submitting')
   })
@@ -247,8 +252,9 @@ describe('the refusal: the candidates named, the entry kept, nothing sent', () =
     expect(run.submits).toBe(0)
     expect(run.error).toBeInstanceOf(EarlierUploadOutcomeUnknownError)
     expect(run.error!.shortMessage).toBe(
-      `An earlier upload of this PIE to ${parts.service} did not finish ${where}, and the list of your queries could not be read to check it; nothing was sent. Look among your queries; submit anew only if no query came of it.`,
+      `An earlier upload of this PIE to ${parts.service} did not finish ${where}, and your queries could not be listed to check it.`,
     )
+    expect(run.error!.metaMessages).toEqual(['Nothing was sent. Look among your queries; submit the PIE again as a new query only if none came of it.'])
     expect(run.error!.nextStep).toEqual({ kind: 'look-for-query', thenSubmitAnew: true })
     expect(run.error!.cause).toBe(failure)
     const cancelled = await rerun(journal, parts, clientOf({ listed: new AbortedError('cancelled') }))
@@ -267,11 +273,11 @@ describe('the refusal: the candidates named, the entry kept, nothing sent', () =
 
   it('the one candidate of a caller that checks facts is followed, saying how to submit anyway', async () => {
     const { journal, parts, key, where } = await unfinished()
-    const run = await rerun(journal, parts, clientOf({ listed: [{ id: 'q-only', createdAt: at(STARTED + 1_000) }] }), { factsChecked: true, submitAnew: 'pass --new' })
+    const run = await rerun(journal, parts, clientOf({ listed: [{ id: 'q-only', createdAt: at(STARTED + 1_000) }] }), { factsChecked: true, forceNewHint: 'pass --new' })
     expect(run.submits).toBe(0)
     expect(run.result).toMatchObject({ provingQueryId: 'q-only', resumed: true })
     expect(run.warnings).toContain(
-      `Following query q-only, submitted by an earlier run whose upload of this PIE to ${parts.service} ended before its answer ${where}: the only query of your key since that upload began; its facts are checked against this PIE before the gate passes. Nothing is sent again. Pass --new to submit anyway.`,
+      `Following query q-only, submitted by an earlier run: the only query of your key since its upload began ${where}; its facts are checked. Pass --new to submit anyway.`,
     )
     expect(await journal.read(key)).toMatchObject({ state: 'submitted', provingQueryId: 'q-only' })
   })
@@ -281,7 +287,7 @@ describe('the refusal: the candidates named, the entry kept, nothing sent', () =
     const listed = [{ id: 'q-a', createdAt: at(STARTED + 2_000) }, { id: 'q-b', createdAt: at(STARTED + 1_000) }]
     const run = await rerun(journal, parts, clientOf({ listed }), { factsChecked: true })
     expect(run.submits).toBe(0)
-    expect(run.error!.shortMessage).toMatch(/your key has 2 queries since the upload began that this journal did not record \(q-a, q-b\)/)
+    expect(run.error!.metaMessages![0]).toMatch(/^Your key has 2 queries since the upload began that this journal did not record \(q-a, q-b\)/)
   })
 })
 
@@ -294,8 +300,8 @@ describe('the candidates matched by their facts', () => {
     expect(run.submits).toBe(0)
     expect(run.result).toMatchObject({ provingQueryId: 'q-mine', resumed: true })
     expect(run.warnings).toEqual([
-      `An earlier upload of this PIE to ${parts.service} did not finish ${where}; your key has 3 queries since it began that this journal did not record. Waiting for them to end to compare the facts with this PIE's; nothing is sent meanwhile.`,
-      `Following query q-mine, submitted by an earlier run whose upload of this PIE ended before its answer ${where}: its facts are this PIE's. Nothing is sent again.`,
+      `An earlier upload of this PIE did not finish ${where}, and 3 queries came since. Waiting for them to end to compare the facts; nothing is sent meanwhile.`,
+      `Following query q-mine, submitted by an earlier run whose upload of this PIE ended before its answer ${where}: its facts are this PIE's.`,
     ])
     expect(service.waited!.map(({ id, timeoutMs }) => [id, timeoutMs])).toEqual([
       ['q-other', 45_000],
@@ -312,8 +318,8 @@ describe('the candidates matched by their facts', () => {
     const run = await rerun(journal, parts, clientOf(service), { inspection })
     expect(run.submits).toBe(1)
     expect(run.warnings).toEqual([
-      `An earlier upload of this PIE to ${parts.service} did not finish ${where}; your key has 1 query since it began that this journal did not record. Waiting for it to end to compare the facts with this PIE's; nothing is sent meanwhile.`,
-      `None of the 1 query since the earlier upload began ${where} proves this PIE (each ended with other facts, or FAILED), so it is submitted now, once.`,
+      `An earlier upload of this PIE did not finish ${where}, and 1 query came since. Waiting for it to end to compare the facts; nothing is sent meanwhile.`,
+      `None of the 1 query since the earlier upload began ${where} proves this PIE (other facts, or FAILED): it is submitted now, once.`,
     ])
   })
 
@@ -323,7 +329,7 @@ describe('the candidates matched by their facts', () => {
     const { journal, parts, where } = await unfinished()
     const run = await rerun(journal, parts, clientOf(service), { inspection })
     expect(run.submits).toBe(1)
-    expect(run.warnings.at(-1)).toBe(`None of the 2 queries since the earlier upload began ${where} proves this PIE (each ended with other facts, or FAILED), so it is submitted now, once.`)
+    expect(run.warnings.at(-1)).toBe(`None of the 2 queries since the earlier upload began ${where} proves this PIE (other facts, or FAILED): it is submitted now, once.`)
   })
 
   it('a candidate that could not be followed to its end leaves it unknown: refused, unless another proves this PIE', async () => {
@@ -344,7 +350,7 @@ describe('the candidates matched by their facts', () => {
     const { journal, parts } = await unfinished()
     const run = await rerun(journal, parts, clientOf(service), { inspection })
     expect(service.waited).toEqual([])
-    expect(run.error!.shortMessage).toMatch(/your key has 201 queries since the upload began/)
+    expect(run.error!.metaMessages![0]).toMatch(/^Your key has 201 queries since the upload began/)
     const bounded: Service = { listed: many(200), finals: { 'q-199': proving() } }
     const again = await unfinished()
     expect((await rerun(again.journal, again.parts, clientOf(bounded), { inspection })).result?.provingQueryId).toBe('q-199')
@@ -356,7 +362,7 @@ describe('the candidates matched by their facts', () => {
     const { journal, parts } = await unfinished()
     const run = await rerun(journal, parts, clientOf(service), { inspection })
     expect(service.waited).toEqual([])
-    expect(run.error!.shortMessage).toMatch(/your key has at least 5000 queries since the upload began/)
+    expect(run.error!.metaMessages![0]).toMatch(/^Your key has at least 5000 queries since the upload began/)
   })
 
   it('cancelled while waiting: the cancellation, not a submission', async () => {

@@ -102,8 +102,9 @@ describe('the folder and its files', () => {
     expect(error).toBeInstanceOf(InvalidInputError)
     expect((error as InvalidInputError).input).toBe('PROVING_JOURNAL_DIR')
     expect((error as InvalidInputError).shortMessage).toBe(
-      `The submission journal folder ${folder} belongs to another user (uid 4242, not 0): refused, since its owner could plant locks and entries; nothing was sent. Set PROVING_JOURNAL_DIR to a folder of your own.`,
+      `The submission journal folder ${folder} belongs to another user (uid 4242, not 0): set PROVING_JOURNAL_DIR to a folder of your own.`,
     )
+    expect((error as InvalidInputError).metaMessages).toEqual(['Refused, since its owner could plant locks and entries; nothing was sent.'])
     // Left as it was.
     expect((await stat(folder)).mode & 0o777).toBe(0o777)
   })

@@ -63,7 +63,7 @@ describe('a re-run that finds this PIE\'s program still running', () => {
     const logger = recorder(() => void complete(id))
     expect(await find({ logger })).toMatchObject({ reused: true, record: { id, status: 'DONE' }, factCheck: { ok: true }, scanned: 1 })
     expect(logger.infos).toEqual([
-      `This is a re-run: 1 query of this key with this PIE's program and settings was still running (${id}); an earlier attempt may have submitted this PIE. Waiting for it to end and comparing the facts before paying again.`,
+      `This is a re-run: 1 query of this key with this PIE's program and settings was still running (${id}); waiting for it to end to compare the facts before paying again.`,
     ])
   })
 
@@ -74,7 +74,7 @@ describe('a re-run that finds this PIE\'s program still running', () => {
     await otherFacts(b)
     const logger = recorder(() => void Promise.all([complete(a), fail(b, false)]))
     expect(await find({ logger })).toEqual({ reused: false, scanned: 2, reason: 'none of the 2 queries of this key proves it; the 2 still running when this re-run began ended without proving it' })
-    expect(logger.infos).toEqual([expect.stringMatching(new RegExp(`^This is a re-run: 2 queries of this key .* were still running \\(${b}, ${a}\\);.* Waiting for them to end`))])
+    expect(logger.infos).toEqual([expect.stringMatching(new RegExp(`^This is a re-run: 2 queries of this key .* were still running \\(${b}, ${a}\\); waiting for them to end`))])
   })
 
   it('waits for the newest candidates only, as many as its limit', async () => {
@@ -90,13 +90,17 @@ describe('a re-run that finds this PIE\'s program still running', () => {
     const error = await find({ inFlight: { ...IN_FLIGHT, timeoutMs: 100 } }).catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(RerunNothingSentError)
     const refusal = error as RerunNothingSentError
-    expect(refusal.shortMessage).toMatch(new RegExp(`^This re-run found a query of this PIE's program still running \\(${id}\\) that could not be followed to the end \\(Timed out .+\\); one may be this PIE's, submitted by an earlier attempt, so nothing was submitted\\.$`))
+    expect(refusal.shortMessage).toBe(`This re-run could not follow a running query of this PIE's program to the end (${id}): nothing was submitted.`)
+    expect(refusal.metaMessages).toEqual([
+      expect.stringMatching(new RegExp(`^Following ${id} failed: Timed out `)),
+      "One may be this PIE's, submitted by an earlier attempt: submitting again could pay twice.",
+    ])
     expect(refusal.nextStep).toEqual({ kind: 'follow-candidates', ids: [id] })
     expect(refusal.name).toBe('RerunNothingSentError')
     // Two that cannot be followed: both named.
     const other = await submitFixturePie(emulator)
     const both = (await find({ inFlight: { ...IN_FLIGHT, timeoutMs: 100 } }).catch((caught: unknown) => caught)) as RerunNothingSentError
-    expect(both.shortMessage).toMatch(new RegExp(`^This re-run found 2 queries of this PIE's program still running \\((${other}, ${id}|${id}, ${other})\\) that could not be followed`))
+    expect(both.shortMessage).toMatch(new RegExp(`^This re-run could not follow 2 running queries of this PIE's program to the end \\((${other}, ${id}|${id}, ${other})\\)`))
   })
 
   it('a list that cannot be read on a re-run: refused (a query it left running may be there), saying to look for it', async () => {
