@@ -220,7 +220,7 @@ describe('the candidates of an unfinished upload: the key\'s queries since it be
     }
     const { journal, parts } = await unfinished()
     const run = await rerun(journal, parts, clientOf(service))
-    expect(run.error?.metaMessages![0]).toMatch(/^Your key has 1 query since the upload began that this journal did not record \(q-recent\)/)
+    expect(run.error!.metaMessages![0]).toMatch(/^Your key has 1 query since the upload began that this journal did not record \(q-recent\)/)
     // 101 records: two pages of 100, not the third.
     expect(service.lists).toBe(2)
   })

@@ -1,7 +1,7 @@
-import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { InvalidInputError } from '../../../src/core/errors.ts'
 import {
   actionJournalDir,
@@ -91,20 +91,27 @@ describe('the folder and its files', () => {
     expect(await readdir(folder)).toEqual([])
   })
 
-  it.runIf(process.getuid?.() === 0)('a folder of another user is refused, naming both users and the setting', async () => {
+  it('a folder of another user is refused, naming both users and the setting', async () => {
     const folder = join(dir, 'theirs')
     await mkdir(folder)
     await chmod(folder, 0o777)
-    await chown(folder, 4242, 4242)
-    const error = await journalIn(folder)
-      .open()
-      .catch((caught: unknown) => caught)
-    expect(error).toBeInstanceOf(InvalidInputError)
-    expect((error as InvalidInputError).input).toBe('PROVING_JOURNAL_DIR')
-    expect((error as InvalidInputError).shortMessage).toBe(
-      `The submission journal folder ${folder} belongs to another user (uid 4242, not 0): set PROVING_JOURNAL_DIR to a folder of your own.`,
-    )
-    expect((error as InvalidInputError).metaMessages).toEqual(['Refused, since its owner could plant locks and entries; nothing was sent.'])
+    // Another user's folder as this process sees it: the folder's owner is not who runs (chown
+    // would need root; the uid this run compares with is faked instead).
+    const owner = (await stat(folder)).uid
+    const getuid = vi.spyOn(process, 'getuid').mockReturnValue(owner + 4242)
+    try {
+      const error = await journalIn(folder)
+        .open()
+        .catch((caught: unknown) => caught)
+      expect(error).toBeInstanceOf(InvalidInputError)
+      expect((error as InvalidInputError).input).toBe('PROVING_JOURNAL_DIR')
+      expect((error as InvalidInputError).shortMessage).toBe(
+        `The submission journal folder ${folder} belongs to another user (uid ${owner}, not ${owner + 4242}): set PROVING_JOURNAL_DIR to a folder of your own.`,
+      )
+      expect((error as InvalidInputError).metaMessages).toEqual(['Refused, since its owner could plant locks and entries; nothing was sent.'])
+    } finally {
+      getuid.mockRestore()
+    }
     // Left as it was.
     expect((await stat(folder)).mode & 0o777).toBe(0o777)
   })
