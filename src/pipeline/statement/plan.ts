@@ -46,9 +46,34 @@ export async function planStatements(request: StatementRequest, context: PlanCon
   /** The first PIE (its label) of each statement, by its digest: the same one again is followed, not planned twice. */
   const firstPieByKey = new Map<string, string>()
   const deadline = context.client.http.clock.now() + request.policy.timeoutMs
-  return Promise.all(
+  const planned = await Promise.all(
     request.subjects.map((subject) => withBound(deadline, () => limit(() => planOne(subject, request, { ...context, queries }, firstPieByKey)))),
   )
+  return inGivenOrder(planned)
+}
+
+type KeyedRow = PlanRow & { key?: string; sameAs?: string }
+
+/**
+ * The same PIE given twice is planned once, by whichever statement was prepared first; the row
+ * that carries the decision is the first in the order given, the others say whose they share,
+ * whatever the order the preparations ended in.
+ */
+function inGivenOrder(planned: KeyedRow[]): PlanRow[] {
+  const first = new Map<string, number>()
+  planned.forEach((row, index) => {
+    if (row.key !== undefined && !first.has(row.key)) first.set(row.key, index)
+  })
+  const decided = new Map<string, KeyedRow>()
+  for (const row of planned) if (row.key !== undefined && row.sameAs === undefined) decided.set(row.key, row)
+  return planned.map((row, index) => {
+    const { key, sameAs: _sameAs, ...shown } = row
+    if (key === undefined) return shown
+    const firstIndex = first.get(key)!
+    const { key: _key, sameAs: _same, ...decision } = decided.get(key)!
+    if (index === firstIndex) return { ...decision, pie: row.pie }
+    return { pie: row.pie, decision: 'follow', reason: `the same PIE as ${planned[firstIndex]!.pie}: sent once, its query shared` }
+  })
 }
 
 async function planOne(
@@ -56,21 +81,23 @@ async function planOne(
   request: StatementRequest,
   context: PlanContext & { queries: KeyQueries },
   firstPieByKey: Map<string, string>,
-): Promise<PlanRow> {
+): Promise<KeyedRow> {
   const label = labelOf(subject)
   let prepared: PreparedPie | undefined
+  let key: string | undefined
   try {
     prepared = await preparePieOf(subject, request, { signal: context.signal })
     if (prepared) checkExpectedProgram(prepared, request.policy.gate.expectedProgramHash)
-    const key = prepared ? `pie:${prepared.sha256}` : `${subject.kind}:${JSON.stringify(subject)}`
+    key = prepared ? `pie:${prepared.sha256}` : `${subject.kind}:${JSON.stringify(subject)}`
     const earlier = firstPieByKey.get(key)
-    if (earlier !== undefined) return { pie: label, decision: 'follow', reason: `the same PIE as ${earlier}: sent once, its query shared` }
+    if (earlier !== undefined) return { pie: label, key, sameAs: earlier, decision: 'follow', reason: '' }
     firstPieByKey.set(key, label)
-    return { pie: label, ...(await decisionOf(subject, prepared, request, context)) }
+    return { pie: label, key, ...(await decisionOf(subject, prepared, request, context)) }
   } catch (error) {
     if (error instanceof AbortedError || context.signal?.aborted) throw error
     if (error instanceof NotTheExpectedProgram) return { pie: label, decision: 'refuse', reason: error.refusal.message }
-    return { pie: label, decision: 'refuse', reason: error instanceof ProvingKitError ? error.shortMessage : (error as Error).message }
+    const reason = error instanceof ProvingKitError ? error.shortMessage : (error as Error).message
+    return { pie: label, ...(key === undefined ? {} : { key }), decision: 'refuse', reason }
   } finally {
     await prepared?.cleanup().catch(() => {})
   }

@@ -98,6 +98,16 @@ describe('planStatements', () => {
     ])
   })
 
+  it('the same PIE twice: the first in the order given carries the decision, whichever was prepared first', async () => {
+    const other = await generatedPie({ seed: 4243 })
+    // The directory is packed before it is read; the zip beside it is ready sooner.
+    const rows = await plan(request([pie(other.dir, 'first, a directory'), pie(other.zip, 'second, its zip')]))
+    expect(rows).toEqual([
+      { pie: 'first, a directory', decision: 'submit', reason: 'no query of this key was listed' },
+      { pie: 'second, its zip', decision: 'follow', reason: 'the same PIE as first, a directory: sent once, its query shared' },
+    ])
+  })
+
   it('a cancelled plan is cancelled, not a table of refusals', async () => {
     const controller = new AbortController()
     controller.abort(new Error('Ctrl-C'))
