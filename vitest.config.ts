@@ -40,7 +40,10 @@ class LongestFirst extends BaseSequencer {
       const index = LONGEST_FIRST.findIndex((path) => file.moduleId.endsWith(path))
       return index < 0 ? LONGEST_FIRST.length : index
     }
-    return sorted.map((file, order) => ({ file, order })).sort((a, b) => rank(a.file) - rank(b.file) || a.order - b.order).map(({ file }) => file)
+    return sorted
+      .map((file, order) => ({ file, order }))
+      .sort((a, b) => rank(a.file) - rank(b.file) || a.order - b.order)
+      .map(({ file }) => file)
   }
 }
 
@@ -54,7 +57,8 @@ const SHARED_EXCLUDED = ['test/e2e/emulator-upload.test.ts']
  * close the shared agent. Read from the files themselves, so a new one that does is isolated
  * without anyone listing it. Every other unit file shares its worker's modules too.
  */
-const PROCESS_WIDE = /nock|useFakeTimers|vi\.mock|vi\.spyOn|vi\.stub|process\.env\.[A-Za-z_]+ ?=|delete process\.env|\.configure\(|closeDefaultDispatcher|setDefaultDispatcher|process\.exitCode|process\.on\(|globalThis|process\.chdir|requestBudgetFor/
+const PROCESS_WIDE =
+  /nock|useFakeTimers|vi\.mock|vi\.spyOn|vi\.stub|process\.env\.[A-Za-z_]+ ?=|delete process\.env|\.configure\(|closeDefaultDispatcher|setDefaultDispatcher|process\.exitCode|process\.on\(|globalThis|process\.chdir|requestBudgetFor/
 const ROOT = fileURLToPath(new URL('.', import.meta.url))
 const ISOLATED_UNIT = readdirSync(join(ROOT, 'test/unit'), { recursive: true, encoding: 'utf8' })
   .filter((file) => file.endsWith('.test.ts'))
@@ -111,7 +115,10 @@ export default defineConfig({
     // and the one that measures a process's memory.
     projects: [
       { extends: true, test: { name: 'isolated', include: [...ISOLATED_UNIT, ...SHARED_EXCLUDED] } },
-      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...SHARED, ...ISOLATED_UNIT], isolate: false } },
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...SHARED, ...ISOLATED_UNIT], isolate: false },
+      },
       { extends: true, test: { name: 'e2e', include: SHARED, exclude: SHARED_EXCLUDED, isolate: false } },
     ],
   },

@@ -42,7 +42,9 @@ export async function figurePack(ctx: FigureContext): Promise<FigureResult> {
     await rm(ours, { force: true })
     await measure(NODE, packArgs(ours))
   } catch (error) {
-    notes.push(`bench/pack.ts --child pack failed (${String(error).split('\n')[0]}); packPie was called directly instead.`)
+    notes.push(
+      `bench/pack.ts --child pack failed (${String(error).split('\n')[0]}); packPie was called directly instead.`,
+    )
     packArgs = (out: string) => [
       '--input-type=module',
       '-e',
@@ -61,7 +63,9 @@ export async function figurePack(ctx: FigureContext): Promise<FigureResult> {
     await rm(infoZip, { force: true })
     const b = await measure('zip', ['-q', '-r', '-1', infoZip, ...PIE_FILES], { cwd: pie.dir })
     zipRuns.push({ ms: b.ms, cpuMs: b.cpuMs, rssKiB: b.rssKiB, size: (await stat(infoZip)).size })
-    ctx.log(`  run ${k + 1}: packPie ${fmt(a.ms / 1000)} s ${fmtMiB(a.rssKiB)}; zip -r -1 ${fmt(b.ms / 1000)} s ${fmtMiB(b.rssKiB)}`)
+    ctx.log(
+      `  run ${k + 1}: packPie ${fmt(a.ms / 1000)} s ${fmtMiB(a.rssKiB)}; zip -r -1 ${fmt(b.ms / 1000)} s ${fmtMiB(b.rssKiB)}`,
+    )
   }
   await rm(ours, { force: true })
   await rm(infoZip, { force: true })
@@ -69,7 +73,13 @@ export async function figurePack(ctx: FigureContext): Promise<FigureResult> {
   const summary = (runsOf: typeof oursRuns) => {
     const ms = median(runsOf.map((r) => r.ms))
     const cpuMs = median(runsOf.map((r) => r.cpuMs))
-    return { ms, cpuMs, throughput: mib(pie.inputBytes) / (ms / 1000), rssKiB: median(runsOf.map((r) => r.rssKiB)), size: median(runsOf.map((r) => r.size)) }
+    return {
+      ms,
+      cpuMs,
+      throughput: mib(pie.inputBytes) / (ms / 1000),
+      rssKiB: median(runsOf.map((r) => r.rssKiB)),
+      size: median(runsOf.map((r) => r.size)),
+    }
   }
   const o = summary(oursRuns)
   const z = summary(zipRuns)
@@ -89,8 +99,22 @@ export async function figurePack(ctx: FigureContext): Promise<FigureResult> {
     table(
       ['packer', 'wall time', 'throughput', 'CPU time (cores used)', 'peak RSS', 'output size'],
       [
-        ['packPie (`bench/pack.ts --child pack`: parallel deflate, level 1)', `${fmt(o.ms / 1000)} s`, `${fmt(o.throughput, 0)} MiB/s`, `${fmt(o.cpuMs / 1000)} s (${fmt(o.cpuMs / o.ms)})`, fmtMiB(o.rssKiB), `${fmt(mib(o.size), 1)} MiB`],
-        ['Info-ZIP `zip -q -r -1`', `${fmt(z.ms / 1000)} s`, `${fmt(z.throughput, 0)} MiB/s`, `${fmt(z.cpuMs / 1000)} s (${fmt(z.cpuMs / z.ms)})`, fmtMiB(z.rssKiB), `${fmt(mib(z.size), 1)} MiB`],
+        [
+          'packPie (`bench/pack.ts --child pack`: parallel deflate, level 1)',
+          `${fmt(o.ms / 1000)} s`,
+          `${fmt(o.throughput, 0)} MiB/s`,
+          `${fmt(o.cpuMs / 1000)} s (${fmt(o.cpuMs / o.ms)})`,
+          fmtMiB(o.rssKiB),
+          `${fmt(mib(o.size), 1)} MiB`,
+        ],
+        [
+          'Info-ZIP `zip -q -r -1`',
+          `${fmt(z.ms / 1000)} s`,
+          `${fmt(z.throughput, 0)} MiB/s`,
+          `${fmt(z.cpuMs / 1000)} s (${fmt(z.cpuMs / z.ms)})`,
+          fmtMiB(z.rssKiB),
+          `${fmt(mib(z.size), 1)} MiB`,
+        ],
       ],
     ),
   ].join('\n')
@@ -101,7 +125,12 @@ export async function figurePack(ctx: FigureContext): Promise<FigureResult> {
     body,
     checks: [
       { name: 'throughput vs `zip -r -1`', value: `${fmt(speedup)}x`, target: '>= 2x', pass: speedup >= 2 },
-      { name: 'output size vs `zip -r -1`', value: `${fmt(sizeRatio, 3)}`, target: 'within 5% (0.95-1.05)', pass: Math.abs(sizeRatio - 1) <= 0.05 },
+      {
+        name: 'output size vs `zip -r -1`',
+        value: `${fmt(sizeRatio, 3)}`,
+        target: 'within 5% (0.95-1.05)',
+        pass: Math.abs(sizeRatio - 1) <= 0.05,
+      },
       { name: 'packPie peak RSS (worst run)', value: fmtMiB(maxRss), target: '< 256 MiB', pass: maxRss < 256 * 1024 },
     ],
     notes,

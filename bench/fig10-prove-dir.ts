@@ -63,23 +63,40 @@ export async function figureProveDir(ctx: FigureContext): Promise<FigureResult> 
   const loadBefore = loadAverage()
 
   const emulator = await startServer('emulator', ['--received-ms', '0', '--step-ms', '0'])
-  const env = { ...process.env, PROVING_BASE_URL: emulator.url, PROVING_API_KEY: 'bench-key', PROVING_JOURNAL_DIR: journal, NO_COLOR: '1' }
+  const env = {
+    ...process.env,
+    PROVING_BASE_URL: emulator.url,
+    PROVING_API_KEY: 'bench-key',
+    PROVING_JOURNAL_DIR: journal,
+    NO_COLOR: '1',
+  }
   // Each upload is kept on the emulator's disk: forget them between runs.
   const reset = async () =>
-    void (await fetch(`${emulator.url}/_emulator/reset`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).arrayBuffer()
+    void (
+      await fetch(`${emulator.url}/_emulator/reset`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      })
+    ).arrayBuffer()
   // One run to "submitted", with the emulator's CPU during it (receiving, hashing and writing
   // the upload): it shares the cores with the client, so it bounds how fast a run can be.
   const submitRun = async (what: string, command: string, args: string[], runEnv?: NodeJS.ProcessEnv): Promise<Run> => {
     const serverBefore = processCpuMs(emulator.pid)
     const m = await measure(command, args, runEnv ? { env: runEnv } : {})
     const serverCpuMs = processCpuMs(emulator.pid) - serverBefore
-    if (!/^[0-9a-f-]{36}$/.test(m.stdout.trim())) throw new Error(`${what} printed no query id: ${m.stdout} ${m.stderr}`)
+    if (!/^[0-9a-f-]{36}$/.test(m.stdout.trim()))
+      throw new Error(`${what} printed no query id: ${m.stdout} ${m.stderr}`)
     await reset()
     return { ms: m.ms, cpuMs: m.cpuMs, rssKiB: m.rssKiB, serverCpuMs }
   }
   const proving = (pie: CachedPie, streamed: boolean) =>
-    submitRun('proving prove', NODE, [...cli, 'prove', pie.dir, '-q'], { ...env, PROVING_STREAM_UPLOAD: streamed ? '1' : '0' })
-  const script = (pie: CachedPie) => submitRun('peer-submit.sh', 'bash', [join(BENCH, 'peer-submit.sh'), pie.dir, emulator.url, 'bench-key', work])
+    submitRun('proving prove', NODE, [...cli, 'prove', pie.dir, '-q'], {
+      ...env,
+      PROVING_STREAM_UPLOAD: streamed ? '1' : '0',
+    })
+  const script = (pie: CachedPie) =>
+    submitRun('peer-submit.sh', 'bash', [join(BENCH, 'peer-submit.sh'), pie.dir, emulator.url, 'bench-key', work])
 
   const series: Series[] = []
   // The CLI's fixed cost, start-up alone, next to `node -e 0`: what a small PIE cannot win back.
@@ -167,7 +184,18 @@ export async function figureProveDir(ctx: FigureContext): Promise<FigureResult> 
   const body = [
     `Inputs: generated PIEs (\`generatePie\`, seed 1), in the page cache. Wall time of each process to "submitted" (the query id printed), medians of ${runs} run${runs > 1 ? 's' : ''} after a warm-up of each, alternating; the emulator (bench/servers.ts, timing 0) in its own process. The ratio is the script's time over the command's. Load average (1 / 5 / 15 min) before the figure: ${loadBefore}; after: ${loadAfter}.`,
     '',
-    table(['command', 'PIE', 'wall time to submitted', 'client CPU', 'emulator CPU', 'client peak RSS (worst)', 'vs the script'], rows),
+    table(
+      [
+        'command',
+        'PIE',
+        'wall time to submitted',
+        'client CPU',
+        'emulator CPU',
+        'client peak RSS (worst)',
+        'vs the script',
+      ],
+      rows,
+    ),
   ].join('\n')
   return {
     id: 10,

@@ -14,9 +14,32 @@ import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { link, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { cliScript, type FigureContext, type FigureResult, fmt, fmtMiB, fmtMs, GNU_TIME, NODE, RUN_DIR, startServer, table, TMP } from './lib.ts'
+import {
+  cliScript,
+  type FigureContext,
+  type FigureResult,
+  fmt,
+  fmtMiB,
+  fmtMs,
+  GNU_TIME,
+  NODE,
+  RUN_DIR,
+  startServer,
+  table,
+  TMP,
+} from './lib.ts'
 
-type Run = { n: number; maxRps: string; ms: number; tailMs: number; rssKiB: number; reads: number; meanRps: number; peakRps: number; ok: number }
+type Run = {
+  n: number
+  maxRps: string
+  ms: number
+  tailMs: number
+  rssKiB: number
+  reads: number
+  meanRps: number
+  peakRps: number
+  ok: number
+}
 
 /** N distinct pie.zip files (seeds 1..N), generated once and kept. */
 export async function ensureBatch(n: number, ctx: FigureContext): Promise<string> {
@@ -38,7 +61,14 @@ export async function ensureBatch(n: number, ctx: FigureContext): Promise<string
 }
 
 /** One batch: the CLI under GNU time, each stderr line stamped as it comes. */
-async function runBatch(ctx: FigureContext, cli: string, emulatorUrl: string, dir: string, n: number, maxRps: string): Promise<Run> {
+async function runBatch(
+  ctx: FigureContext,
+  cli: string,
+  emulatorUrl: string,
+  dir: string,
+  n: number,
+  maxRps: string,
+): Promise<Run> {
   await mkdir(RUN_DIR, { recursive: true })
   const journal = await mkdtemp(join(RUN_DIR, 'journal-'))
   const rssFile = join(RUN_DIR, `batch-rss-${n}.txt`)
@@ -51,7 +81,13 @@ async function runBatch(ctx: FigureContext, cli: string, emulatorUrl: string, di
   const args = [cli, 'prove', join(batch, '*.zip'), '--wait', '--concurrency', '8', '--max-rps', maxRps]
   const argv = GNU_TIME ? [GNU_TIME, '-f', '%M', '-o', rssFile, NODE, ...args] : [NODE, ...args]
   await fetch(`${emulatorUrl}/_emulator/requests`, { method: 'DELETE', headers: { 'x-emulator-control': '1' } })
-  const env = { ...process.env, PROVING_BASE_URL: emulatorUrl, PROVING_API_KEY: 'bench-key', PROVING_JOURNAL_DIR: journal, NO_COLOR: '1' }
+  const env = {
+    ...process.env,
+    PROVING_BASE_URL: emulatorUrl,
+    PROVING_API_KEY: 'bench-key',
+    PROVING_JOURNAL_DIR: journal,
+    NO_COLOR: '1',
+  }
   const started = performance.now()
   let lastRow = started
   let rows = 0
@@ -77,9 +113,14 @@ async function runBatch(ctx: FigureContext, cli: string, emulatorUrl: string, di
   const ended = performance.now()
   if (code !== 0) throw new Error(`proving prove (${n} PIEs) exited with ${code}: ${stdout.slice(-500)}`)
   const rssKiB = GNU_TIME ? Number((await readFile(rssFile, 'utf8')).trim().split('\n').pop()) : Number.NaN
-  const { requests } = (await (await fetch(`${emulatorUrl}/_emulator/requests`)).json()) as { requests: { at: string; method: string; path: string }[] }
+  const { requests } = (await (await fetch(`${emulatorUrl}/_emulator/requests`)).json()) as {
+    requests: { at: string; method: string; path: string }[]
+  }
   // The emulator's request log keeps its newest 10,000 entries: a larger run's reads are its tail's.
-  if (requests.length >= 10_000) ctx.log(`  N=${n}: the emulator's request log holds only its newest ${requests.length} requests; the reads counted are the run's last ones`)
+  if (requests.length >= 10_000)
+    ctx.log(
+      `  N=${n}: the emulator's request log holds only its newest ${requests.length} requests; the reads counted are the run's last ones`,
+    )
   const reads = requests
     .filter((request) => request.method === 'GET' && /^\/(docs\/)?proving-query\//.test(request.path))
     .map((request) => Date.parse(request.at))
@@ -93,8 +134,20 @@ async function runBatch(ctx: FigureContext, cli: string, emulatorUrl: string, di
   await rm(journal, { recursive: true, force: true })
   await rm(batch, { recursive: true, force: true })
   const ok = Number(/(\d+) of \d+ succeeded/.exec(stdout)?.[1] ?? Number.NaN)
-  ctx.log(`  N=${rows} --max-rps ${maxRps}: ${fmtMs(ended - started)}, tail ${fmtMs(ended - lastRow)}, ${fmtMiB(rssKiB)}, ${reads.length} reads, peak ${peak}/s`)
-  return { n: rows, maxRps, ms: ended - started, tailMs: ended - lastRow, rssKiB, reads: reads.length, meanRps: reads.length / span, peakRps: peak, ok }
+  ctx.log(
+    `  N=${rows} --max-rps ${maxRps}: ${fmtMs(ended - started)}, tail ${fmtMs(ended - lastRow)}, ${fmtMiB(rssKiB)}, ${reads.length} reads, peak ${peak}/s`,
+  )
+  return {
+    n: rows,
+    maxRps,
+    ms: ended - started,
+    tailMs: ended - lastRow,
+    rssKiB,
+    reads: reads.length,
+    meanRps: reads.length / span,
+    peakRps: peak,
+    ok,
+  }
 }
 
 export async function figureBatchScale(ctx: FigureContext): Promise<FigureResult> {
@@ -118,14 +171,26 @@ export async function figureBatchScale(ctx: FigureContext): Promise<FigureResult
     await emulator.stop()
   }
   const perItem = (run: Run) => run.ms / run.n
-  const growth = runs.slice(1).map((run, index) => `${fmt(perItem(run) / perItem(runs[index]!))}x per PIE from ${runs[index]!.n} to ${run.n}`)
+  const growth = runs
+    .slice(1)
+    .map((run, index) => `${fmt(perItem(run) / perItem(runs[index]!))}x per PIE from ${runs[index]!.n} to ${run.n}`)
   const worstGrowth = Math.max(...runs.slice(1).map((run, index) => perItem(run) / perItem(runs[index]!)))
   const largest = runs.at(-1)!
   const body = [
     `\`node ${cli.replace(/^.*\/(bin|src)\//, '$1/')} prove '<dir>/pie*.zip' --wait --concurrency 8\`, distinct generated PIEs (2 KiB memory.bin), the emulator in its own process (timing 0: DONE at the first read), the journal in a fresh folder. One run each (a batch is long enough to be its own average). Tail: from the last row's progress line to the end of the process. Reads: GET /proving-query/{id} and /docs/proving-query/{id} in the emulator's request log.`,
     '',
     table(
-      ['PIEs', '--max-rps', 'wall', 'per PIE', 'tail', 'peak RSS', 'status reads', 'reads/s (mean / busiest second)', 'succeeded'],
+      [
+        'PIEs',
+        '--max-rps',
+        'wall',
+        'per PIE',
+        'tail',
+        'peak RSS',
+        'status reads',
+        'reads/s (mean / busiest second)',
+        'succeeded',
+      ],
       [...runs, budgeted!].map((run) => [
         run.n,
         run.maxRps,
@@ -146,12 +211,32 @@ export async function figureBatchScale(ctx: FigureContext): Promise<FigureResult
     title: 'A batch at scale: `proving prove <N PIEs> --wait`, time per PIE, tail, memory and reads a second',
     body,
     checks: [
-      { name: `time per PIE, growth up to N=${largest.n}`, value: `${fmt(worstGrowth)}x (${growth.join('; ')})`, target: '< 1.5x per step (linear)', pass: worstGrowth < 1.5 },
-      { name: `tail after the last row, N=${largest.n}`, value: fmtMs(largest.tailMs), target: '< 2 s', pass: largest.tailMs < 2_000 },
-      { name: `client peak RSS, N=${largest.n}`, value: fmtMiB(largest.rssKiB), target: '< 512 MiB', pass: !(largest.rssKiB >= 512 * 1024) },
+      {
+        name: `time per PIE, growth up to N=${largest.n}`,
+        value: `${fmt(worstGrowth)}x (${growth.join('; ')})`,
+        target: '< 1.5x per step (linear)',
+        pass: worstGrowth < 1.5,
+      },
+      {
+        name: `tail after the last row, N=${largest.n}`,
+        value: fmtMs(largest.tailMs),
+        target: '< 2 s',
+        pass: largest.tailMs < 2_000,
+      },
+      {
+        name: `client peak RSS, N=${largest.n}`,
+        value: fmtMiB(largest.rssKiB),
+        target: '< 512 MiB',
+        pass: !(largest.rssKiB >= 512 * 1024),
+      },
       // The budget spaces turns 100 ms apart at the client; the emulator logs arrivals, which a
       // loaded machine bunches by a read or two.
-      { name: 'status reads in the busiest second at the server, default budget (10/s)', value: `${budgeted!.peakRps} (N=${budgeted!.n})`, target: '<= 12 (10 at the client; arrivals bunch)', pass: budgeted!.peakRps <= 12 },
+      {
+        name: 'status reads in the busiest second at the server, default budget (10/s)',
+        value: `${budgeted!.peakRps} (N=${budgeted!.n})`,
+        target: '<= 12 (10 at the client; arrivals bunch)',
+        pass: budgeted!.peakRps <= 12,
+      },
     ],
     notes,
     seconds: (performance.now() - started) / 1000,

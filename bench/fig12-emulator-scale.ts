@@ -53,7 +53,18 @@ export async function figureEmulatorScale(ctx: FigureContext): Promise<FigureRes
   const growth = (pick: (row: Row) => number) => pick(last) / Math.max(pick(first), 1e-6)
   const x = last.n / first.n
   const body = `${table(
-    ['queries', 'submit (memory)', 'submit (--state-dir)', 'read', 'list page 1', 'list page deep', 'bucket', 'console snapshot', 'longest stall', 'heap'],
+    [
+      'queries',
+      'submit (memory)',
+      'submit (--state-dir)',
+      'read',
+      'list page 1',
+      'list page deep',
+      'bucket',
+      'console snapshot',
+      'longest stall',
+      'heap',
+    ],
     rows.map((row) => [
       row.n.toLocaleString('en'),
       ms(row.submitMs),
@@ -71,9 +82,15 @@ export async function figureEmulatorScale(ctx: FigureContext): Promise<FigureRes
 The peer: the scans the same requests made before the indexes, timed on the same state.
 
 ${table(
-    ['queries', 'dedupId: find over all', 'list page: filter all', 'bucket: filter + sort all', 'snapshot: sort all'],
-    rows.map((row) => [row.n.toLocaleString('en'), ms(row.scanDedupMs), ms(row.scanListMs), ms(row.scanBucketMs), ms(row.scanSortMs)]),
-  )}
+  ['queries', 'dedupId: find over all', 'list page: filter all', 'bucket: filter + sort all', 'snapshot: sort all'],
+  rows.map((row) => [
+    row.n.toLocaleString('en'),
+    ms(row.scanDedupMs),
+    ms(row.scanListMs),
+    ms(row.scanBucketMs),
+    ms(row.scanSortMs),
+  ]),
+)}
 
 Growth from ${first.n.toLocaleString('en')} to ${last.n.toLocaleString('en')} queries (${x}x): submission ${fmt(growth((r) => r.submitMs))}x, with --state-dir ${fmt(growth((r) => r.submitDiskMs))}x, read ${fmt(growth((r) => r.readMs))}x, list page ${fmt(growth((r) => r.listDeepMs))}x, bucket ${fmt(growth((r) => r.bucketMs))}x, snapshot ${fmt(growth((r) => r.snapshotMs))}x; the scans they replace ${fmt(growth((r) => r.scanDedupMs))}x (dedupId), ${fmt(growth((r) => r.scanListMs))}x (list), ${fmt(growth((r) => r.scanSortMs))}x (snapshot sort).
 Medians of each operation's repeated calls over HTTP on loopback (the client in the same process).`
@@ -83,19 +100,50 @@ Medians of each operation's repeated calls over HTTP on loopback (the client in 
     title: 'The emulator at scale: 1,000 to 100,000 queries, indexed vs the scans they replace',
     body,
     checks: [
-      { name: `submission cost growth, ${x}x queries`, value: `${fmt(growth((r) => r.submitMs))}x`, target: '< 3x (O(1))', pass: flat(growth((r) => r.submitMs)) },
-      { name: `submission with --state-dir, growth`, value: `${fmt(growth((r) => r.submitDiskMs))}x`, target: '< 3x (appended)', pass: flat(growth((r) => r.submitDiskMs)) },
-      { name: `list page growth`, value: `${fmt(growth((r) => r.listDeepMs))}x`, target: '< 3x (O(page))', pass: flat(growth((r) => r.listDeepMs)) },
-      { name: `console snapshot at ${last.n.toLocaleString('en')} queries, ${BUCKETS} buckets`, value: ms(last.snapshotMs), target: '<= 50 ms', pass: last.snapshotMs <= 50 },
-      { name: 'longest event-loop stall while snapshots are read', value: ms(last.stallMs), target: '<= 100 ms', pass: last.stallMs <= 100 },
-      { name: 'dedupId lookup vs the scan it replaces', value: `${fmt(last.scanDedupMs / Math.max(last.submitMs, 1e-6))}x the whole submission`, target: 'reported', pass: null },
+      {
+        name: `submission cost growth, ${x}x queries`,
+        value: `${fmt(growth((r) => r.submitMs))}x`,
+        target: '< 3x (O(1))',
+        pass: flat(growth((r) => r.submitMs)),
+      },
+      {
+        name: `submission with --state-dir, growth`,
+        value: `${fmt(growth((r) => r.submitDiskMs))}x`,
+        target: '< 3x (appended)',
+        pass: flat(growth((r) => r.submitDiskMs)),
+      },
+      {
+        name: `list page growth`,
+        value: `${fmt(growth((r) => r.listDeepMs))}x`,
+        target: '< 3x (O(page))',
+        pass: flat(growth((r) => r.listDeepMs)),
+      },
+      {
+        name: `console snapshot at ${last.n.toLocaleString('en')} queries, ${BUCKETS} buckets`,
+        value: ms(last.snapshotMs),
+        target: '<= 50 ms',
+        pass: last.snapshotMs <= 50,
+      },
+      {
+        name: 'longest event-loop stall while snapshots are read',
+        value: ms(last.stallMs),
+        target: '<= 100 ms',
+        pass: last.stallMs <= 100,
+      },
+      {
+        name: 'dedupId lookup vs the scan it replaces',
+        value: `${fmt(last.scanDedupMs / Math.max(last.submitMs, 1e-6))}x the whole submission`,
+        target: 'reported',
+        pass: null,
+      },
     ],
     notes: [],
     seconds: (performance.now() - started) / 1000,
   }
 }
 
-const ms = (value: number) => (value < 1 ? `${(value * 1000).toFixed(0)} µs` : `${value.toFixed(value < 10 ? 2 : 0)} ms`)
+const ms = (value: number) =>
+  value < 1 ? `${(value * 1000).toFixed(0)} µs` : `${value.toFixed(value < 10 ? 2 : 0)} ms`
 
 async function measureAt(n: number, pie: Buffer, quick: boolean): Promise<Row> {
   const { startEmulator } = await import('../src/emulator/index.ts')
@@ -110,31 +158,51 @@ async function measureAt(n: number, pie: Buffer, quick: boolean): Promise<Row> {
     const buckets: string[] = []
     for (let b = 0; b < BUCKETS; b++) {
       const id = `00000000-0000-4000-8000-${String(b).padStart(12, '0')}`
-      state.buckets[id] = { id, owner: owners[b % owners.length]!, externalId: null, nodeWidth: null, aggregatorVersion: 'v1', aggregatorParams: null, mockProof: false, createdAt: Date.now(), closedAt: null }
+      state.buckets[id] = {
+        id,
+        owner: owners[b % owners.length]!,
+        externalId: null,
+        nodeWidth: null,
+        aggregatorVersion: 'v1',
+        aggregatorParams: null,
+        mockProof: false,
+        createdAt: Date.now(),
+        closedAt: null,
+      }
       buckets.push(id)
     }
     const ids: string[] = []
     for (let i = 0; i < n; i++) {
       const bucketId = i % 2 === 0 ? buckets[i % BUCKETS]! : null
-      const query = createQuery(state, {
-        owner: owners[bucketId === null ? i % owners.length : (i % BUCKETS) % owners.length]!,
-        endpoint: 'general',
-        externalId: `ext-${i}`,
-        dedupId: `dedup-${i}`,
-        layout: 'recursive',
-        mockFactHash: false,
-        result: 'PROOF_GENERATION',
-        network: null,
-        cairoVm: 'rust',
-        cairoVersion: 'cairo0',
-        sharpProver: null,
-        hints: null,
-        bucketId,
-        bucketJobIndex: bucketId === null ? null : Math.floor(i / BUCKETS),
-        isProofMocked: false,
-        facts: { programHash: '0x1', sharpFactHash: `0x${(i + 1).toString(16)}`, integrityFactHash: `0x${(i + 7).toString(16)}`, output: [], nSteps: 100 },
-        declaredJobSize: null,
-      }, Date.now())
+      const query = createQuery(
+        state,
+        {
+          owner: owners[bucketId === null ? i % owners.length : (i % BUCKETS) % owners.length]!,
+          endpoint: 'general',
+          externalId: `ext-${i}`,
+          dedupId: `dedup-${i}`,
+          layout: 'recursive',
+          mockFactHash: false,
+          result: 'PROOF_GENERATION',
+          network: null,
+          cairoVm: 'rust',
+          cairoVersion: 'cairo0',
+          sharpProver: null,
+          hints: null,
+          bucketId,
+          bucketJobIndex: bucketId === null ? null : Math.floor(i / BUCKETS),
+          isProofMocked: false,
+          facts: {
+            programHash: '0x1',
+            sharpFactHash: `0x${(i + 1).toString(16)}`,
+            integrityFactHash: `0x${(i + 7).toString(16)}`,
+            output: [],
+            nSteps: 100,
+          },
+          declaredJobSize: null,
+        },
+        Date.now(),
+      )
       ids.push(query.id)
     }
     return { emulator, state, buckets, ids }
@@ -149,7 +217,11 @@ async function measureAt(n: number, pie: Buffer, quick: boolean): Promise<Row> {
       form.set('declaredJobSize', 'L')
       form.set('dedupId', `${tag}-${i}`)
       const t0 = performance.now()
-      const answer = await fetch(`${url}/proving-query`, { method: 'POST', headers: { 'api-key': KEYS[0]! }, body: form })
+      const answer = await fetch(`${url}/proving-query`, {
+        method: 'POST',
+        headers: { 'api-key': KEYS[0]! },
+        body: form,
+      })
       const text = await answer.text()
       times.push(performance.now() - t0)
       if (answer.status !== 201) throw new Error(`submission: ${answer.status} ${text.slice(0, 200)}`)
@@ -157,7 +229,12 @@ async function measureAt(n: number, pie: Buffer, quick: boolean): Promise<Row> {
     return median(times.slice(Math.min(5, count - 1)))
   }
 
-  async function timed(url: string, path: string, count: number, headers: Record<string, string> = {}): Promise<number> {
+  async function timed(
+    url: string,
+    path: string,
+    count: number,
+    headers: Record<string, string> = {},
+  ): Promise<number> {
     const times: number[] = []
     for (let i = 0; i < count; i++) {
       const t0 = performance.now()
@@ -177,7 +254,12 @@ async function measureAt(n: number, pie: Buffer, quick: boolean): Promise<Row> {
     const submitMs = await submissions(url, repeats, `bench-${n}`)
     const readMs = await timed(url, `/proving-query/${ids[Math.floor(n / 2)]}`, repeats)
     const listFirstMs = await timed(url, '/docs/proving-queries?limit=100&offset=0', repeats, key)
-    const listDeepMs = await timed(url, `/docs/proving-queries?limit=100&offset=${Math.floor(n / KEYS.length / 2)}`, repeats, key)
+    const listDeepMs = await timed(
+      url,
+      `/docs/proving-queries?limit=100&offset=${Math.floor(n / KEYS.length / 2)}`,
+      repeats,
+      key,
+    )
     const bucketMs = await timed(url, `/buckets/${buckets[0]}`, repeats)
     const stall = monitorEventLoopDelay({ resolution: 1 })
     stall.enable()
@@ -188,10 +270,26 @@ async function measureAt(n: number, pie: Buffer, quick: boolean): Promise<Row> {
     // The peer: what the same requests scanned before the indexes, on this state.
     const all = () => Object.values(state.queries)
     const owner = ownerOf(KEYS[0]!)
-    const scanDedupMs = inProcess(repeats, () => all().find((query) => query.dedupId === `dedup-${n - 1}` && query.owner.keyId === owner.keyId))
-    const scanListMs = inProcess(repeats, () => all().reverse().filter((query) => query.owner.keyId === owner.keyId).slice(0, 100).map((query) => queryProgress(state, query, Date.now())))
-    const scanBucketMs = inProcess(repeats, () => all().filter((query) => query.bucketId === buckets[0]).sort((a, b) => (a.bucketJobIndex ?? 0) - (b.bucketJobIndex ?? 0)))
-    const scanSortMs = inProcess(quick ? 5 : 20, () => all().sort((a, b) => b.createdAt - a.createdAt).slice(0, 200))
+    const scanDedupMs = inProcess(repeats, () =>
+      all().find((query) => query.dedupId === `dedup-${n - 1}` && query.owner.keyId === owner.keyId),
+    )
+    const scanListMs = inProcess(repeats, () =>
+      all()
+        .reverse()
+        .filter((query) => query.owner.keyId === owner.keyId)
+        .slice(0, 100)
+        .map((query) => queryProgress(state, query, Date.now())),
+    )
+    const scanBucketMs = inProcess(repeats, () =>
+      all()
+        .filter((query) => query.bucketId === buckets[0])
+        .sort((a, b) => (a.bucketJobIndex ?? 0) - (b.bucketJobIndex ?? 0)),
+    )
+    const scanSortMs = inProcess(quick ? 5 : 20, () =>
+      all()
+        .sort((a, b) => b.createdAt - a.createdAt)
+        .slice(0, 200),
+    )
     const heapMiB = process.memoryUsage().heapUsed / 1024 ** 2
     await emulator.close()
 
@@ -209,7 +307,22 @@ async function measureAt(n: number, pie: Buffer, quick: boolean): Promise<Row> {
       await onDisk.close()
       await rm(dir, { recursive: true, force: true })
     }
-    return { n, submitMs, submitDiskMs, readMs, listFirstMs, listDeepMs, bucketMs, snapshotMs, stallMs, scanDedupMs, scanListMs, scanBucketMs, scanSortMs, heapMiB }
+    return {
+      n,
+      submitMs,
+      submitDiskMs,
+      readMs,
+      listFirstMs,
+      listDeepMs,
+      bucketMs,
+      snapshotMs,
+      stallMs,
+      scanDedupMs,
+      scanListMs,
+      scanBucketMs,
+      scanSortMs,
+      heapMiB,
+    }
   } catch (error) {
     await emulator.close().catch(() => {})
     throw error

@@ -13,12 +13,32 @@ import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { link, mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { cliScript, type FigureContext, type FigureResult, fmt, fmtMs, NODE, ROOT, RUN_DIR, startServer, table, TMP } from './lib.ts'
+import {
+  cliScript,
+  type FigureContext,
+  type FigureResult,
+  fmt,
+  fmtMs,
+  NODE,
+  ROOT,
+  RUN_DIR,
+  startServer,
+  table,
+  TMP,
+} from './lib.ts'
 
 const KEY = 'bench-key'
 const HISTORY = 2_000
 
-type Run = { what: string; n: number; ms: number; lists: number; requests: number; peakReads: number; keyQueries?: number }
+type Run = {
+  what: string
+  n: number
+  ms: number
+  lists: number
+  requests: number
+  peakReads: number
+  keyQueries?: number
+}
 
 /**
  * N pie.zip files of N different statements (seeds 1..N): a program of 28 words, fibonacci's and
@@ -33,7 +53,12 @@ async function ensureStatements(n: number, ctx: FigureContext): Promise<string> 
   for (let seed = 1; seed <= n; seed++) {
     const zip = join(dir, `pie${String(seed).padStart(5, '0')}.zip`)
     if (existsSync(zip)) continue
-    const generated = await generatePie({ outDir: join(TMP, 'statements-2KiB-dirs', String(seed)), memoryBytes: 2048, programWords: 28, seed })
+    const generated = await generatePie({
+      outDir: join(TMP, 'statements-2KiB-dirs', String(seed)),
+      memoryBytes: 2048,
+      programWords: 28,
+      seed,
+    })
     await packPie(generated.dir, zip)
     await rm(generated.dir, { recursive: true, force: true })
     made++
@@ -59,7 +84,10 @@ async function seedHistory(url: string): Promise<void> {
 }
 
 async function counts(url: string): Promise<{ lists: number; requests: number; peakReads: number }> {
-  const body = (await (await fetch(`${url}/_emulator/requests`)).json()) as { requests: { at: string; method: string; path: string }[]; counts: Record<string, number> }
+  const body = (await (await fetch(`${url}/_emulator/requests`)).json()) as {
+    requests: { at: string; method: string; path: string }[]
+    counts: Record<string, number>
+  }
   const lists = (body.counts['GET /docs/proving-queries'] ?? 0) + (body.counts['GET /proving-queries'] ?? 0)
   const requests = Object.values(body.counts).reduce((sum, count) => sum + count, 0)
   const reads = body.requests
@@ -75,7 +103,14 @@ async function counts(url: string): Promise<{ lists: number; requests: number; p
 }
 
 /** The CLI on the first N cached PIEs (linked into a folder of their own), a fresh journal. */
-async function runCli(cli: string, url: string, dir: string, n: number, flags: string[], offset: number): Promise<number> {
+async function runCli(
+  cli: string,
+  url: string,
+  dir: string,
+  n: number,
+  flags: string[],
+  offset: number,
+): Promise<number> {
   await mkdir(RUN_DIR, { recursive: true })
   const journal = await mkdtemp(join(RUN_DIR, 'journal-'))
   const batch = await mkdtemp(join(RUN_DIR, `history-${n}-`))
@@ -84,10 +119,20 @@ async function runCli(cli: string, url: string, dir: string, n: number, flags: s
     await link(join(dir, name), join(batch, name))
   }
   await fetch(`${url}/_emulator/requests`, { method: 'DELETE', headers: { 'x-emulator-control': '1' } })
-  const env = { ...process.env, PROVING_BASE_URL: url, PROVING_API_KEY: KEY, PROVING_JOURNAL_DIR: journal, NO_COLOR: '1' }
+  const env = {
+    ...process.env,
+    PROVING_BASE_URL: url,
+    PROVING_API_KEY: KEY,
+    PROVING_JOURNAL_DIR: journal,
+    NO_COLOR: '1',
+  }
   const started = performance.now()
   const code = await new Promise<number | null>((resolve, reject) => {
-    const child = spawn(NODE, [cli, 'prove', join(batch, '*.zip'), '--concurrency', '8', '--max-rps', '1000', ...flags], { env, stdio: ['ignore', 'ignore', 'ignore'] })
+    const child = spawn(
+      NODE,
+      [cli, 'prove', join(batch, '*.zip'), '--concurrency', '8', '--max-rps', '1000', ...flags],
+      { env, stdio: ['ignore', 'ignore', 'ignore'] },
+    )
     child.on('error', reject)
     child.on('close', resolve)
   })
@@ -112,7 +157,10 @@ async function perPieLookups(url: string, dir: string, n: number): Promise<Run> 
   const started = performance.now()
   for (let seed = 1; seed <= n; seed++) {
     const inspection = await inspectPie(join(dir, `pie${String(seed + 1).padStart(5, '0')}.zip`))
-    await findReusableQuery(client, inspection, request, { logger: silentLogger, queries: new KeyQueries(client, { budget }) })
+    await findReusableQuery(client, inspection, request, {
+      logger: silentLogger,
+      queries: new KeyQueries(client, { budget }),
+    })
   }
   const ms = performance.now() - started
   return { what: 'peer: a lookup per PIE', n, ms, ...(await counts(url)) }
@@ -122,11 +170,18 @@ export async function figureKeyHistory(ctx: FigureContext): Promise<FigureResult
   const started = performance.now()
   const notes: string[] = []
   const cli = cliScript(ctx, notes)
-  const sizes = process.env.BENCH_HISTORY_SIZES ? process.env.BENCH_HISTORY_SIZES.split(',').map((size) => Number(size.trim())) : ctx.quick ? [100, 300] : [1_000, 10_000]
+  const sizes = process.env.BENCH_HISTORY_SIZES
+    ? process.env.BENCH_HISTORY_SIZES.split(',').map((size) => Number(size.trim()))
+    : ctx.quick
+      ? [100, 300]
+      : [1_000, 10_000]
   const largest = Math.max(...sizes)
   // New statements for each run; the plan is of the largest batch's PIEs, before that batch runs.
   const first = 0
-  const dir = await ensureStatements(sizes.reduce((sum, n) => sum + n, 0), ctx)
+  const dir = await ensureStatements(
+    sizes.reduce((sum, n) => sum + n, 0),
+    ctx,
+  )
   const emulator = await startServer('emulator', ['--received-ms', '0', '--step-ms', '0'])
   const runs: Run[] = []
   try {
@@ -158,8 +213,26 @@ export async function figureKeyHistory(ctx: FigureContext): Promise<FigureResult
     `The emulator (its own process, timing 0) holds ${HISTORY} earlier queries of the key; each run proves new statements (generated, 2 KiB memory.bin, each seed another program), so every lookup reads the whole history. \`--concurrency 8 --max-rps 1000\` (the client's own cost). List requests: the emulator's per-route counts (never trimmed); reads/s: GET /proving-query/{id} in its request log (its newest 10,000).`,
     '',
     table(
-      ['run', 'PIEs', 'wall', 'per PIE', 'list requests', 'list requests a PIE', 'all requests', 'status reads, busiest second'],
-      runs.map((run) => [run.what, run.n, fmtMs(run.ms), fmtMs(perItem(run)), run.lists, fmt(run.lists / run.n, 3), run.requests, run.peakReads]),
+      [
+        'run',
+        'PIEs',
+        'wall',
+        'per PIE',
+        'list requests',
+        'list requests a PIE',
+        'all requests',
+        'status reads, busiest second',
+      ],
+      runs.map((run) => [
+        run.what,
+        run.n,
+        fmtMs(run.ms),
+        fmtMs(perItem(run)),
+        run.lists,
+        fmt(run.lists / run.n, 3),
+        run.requests,
+        run.peakReads,
+      ]),
     ),
     '',
     `List requests a PIE: ${fmt(proves.at(-1)!.lists / proves.at(-1)!.n, 4)} at N=${proves.at(-1)!.n} against the peer's ${fmt(peer.lists / peer.n, 1)}: ${fmt(peer.lists / peer.n / (proves.at(-1)!.lists / proves.at(-1)!.n), 0)}x fewer. Time per PIE from N=${proves[0]!.n} to N=${proves.at(-1)!.n}: ${fmt(growth)}x (1x is linear).`,
@@ -172,11 +245,21 @@ export async function figureKeyHistory(ctx: FigureContext): Promise<FigureResult
       {
         name: 'list requests of a run, whatever its size',
         value: [...proves, plan].map((run) => `${run.lists} at N=${run.n} (key: ${run.keyQueries} queries)`).join(', '),
-        target: 'the key\'s pages read once (one per 100 of its queries), not per PIE',
+        target: "the key's pages read once (one per 100 of its queries), not per PIE",
         pass: [...proves, plan].every((run) => run.lists === pagesOf(run.keyQueries!)),
       },
-      { name: `time per PIE, N=${proves[0]!.n} to ${proves.at(-1)!.n}`, value: `${fmt(growth)}x`, target: '< 1.5x (linear)', pass: !(growth >= 1.5) },
-      { name: `the plan of ${plan.n} PIEs: requests`, value: `${plan.requests} (${plan.lists} lists), ${fmtMs(plan.ms)}`, target: 'no upload, no status read: the list and the probe', pass: plan.requests - plan.lists <= 2 },
+      {
+        name: `time per PIE, N=${proves[0]!.n} to ${proves.at(-1)!.n}`,
+        value: `${fmt(growth)}x`,
+        target: '< 1.5x (linear)',
+        pass: !(growth >= 1.5),
+      },
+      {
+        name: `the plan of ${plan.n} PIEs: requests`,
+        value: `${plan.requests} (${plan.lists} lists), ${fmtMs(plan.ms)}`,
+        target: 'no upload, no status read: the list and the probe',
+        pass: plan.requests - plan.lists <= 2,
+      },
     ],
     notes,
     seconds: (performance.now() - started) / 1000,

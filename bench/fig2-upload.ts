@@ -49,15 +49,19 @@ type Run = { ms: number; rssKiB: number; innerMs?: number; bodyStartMs?: number 
 
 /** How the design was chosen (issue 16): measured once, kept with the figure. */
 const HISTORY = [
-  'Before the buffers were reused (a Readable over fs read streams, a fresh 1 MiB buffer per read), measured in one hold of the bench lock with the run after it (load 3.74 -> 4.21 -> 3.02, other work on the machine): 1 GiB 4.03 s vs curl 2.07 s, **0.51x**, peak 166 MiB (worst 169); 256 MiB 0.41x at 157 MiB; emulator 0.80x. After: 1 GiB 943 ms vs curl 892 ms, **0.95x**, peak 101 MiB (worst 102); 256 MiB 0.86x at 98 MiB; emulator 0.85x; the caller\'s-dispatcher row (fresh buffers, the old cost) 0.34x at 165 MiB.',
-  'Where the time before the body went (issue 27; timestamps on undici\'s diagnostics channels inside one 256 MiB upload, load ~1): before, submitPie -> `GET /is-alive` created 79-106 ms (loading undici\'s entry: `import` of core/dispatcher.js alone 82 ms, of the agent\'s and `request`\'s own files 32-45 ms, ~17 ms of it node:http2, which undici\'s HTTP/2 client loads at once), connect + answer 13-20 ms, then 56-59 ms to the POST (the schemas with zod, 95 modules: 56-66 ms alone), then a second connection, 16-18 ms (undici gives a connection back to its pool only on the event loop\'s next turn after an answer, and the POST came sooner). The body itself took about what curl\'s whole transfer takes. Loading undici\'s agent and `request` from their own files, with each request sent on the next turn, put the GET at 28-41 ms and the POST 2-7 ms after zod on the same connection; in 6 alternating pairs of whole runs against the commit before (load 3.5/3.9, 3.0/3.2, 3.5/2.7, 2.2/2.6, 5.5/4.6, 3.4/2.6), medians of the runs\' medians, that vs before: before the body 103 vs 168 ms (256 MiB) and 108 vs 163 ms (1 GiB); 1 GiB 0.97x vs 0.90x (each pair: 0.88/0.85, 1.10/0.81, 0.95/0.86, 0.94/0.97, 1.00/0.94, 0.99/0.97); 256 MiB 0.65x vs 0.57x; emulator 0.83x vs 0.80x; peak RSS (worst) 97-98 vs 104 MiB. What is left before the body, ~100 ms: zod and the schemas (~55 ms, for the one answer `{ provingQueryId }`; with them loaded beforehand, a diagnostic, the POST\'s headers went out at ~52 ms instead of 92-131 ms and a 256 MiB upload took 258-267 ms instead of 324-410 ms), undici\'s parts (~35 ms), `GET /is-alive` (~10 ms); a 256 MiB upload at 0.8x would leave ~40 ms for all of it. Kept: the next turn (src/core/dispatcher.ts: one connection for the check and the upload, ~17 ms here, a TCP and TLS handshake on a real network). Not kept: undici\'s files by path (~45 ms once per process): undici has no `exports` map, so its file layout is not its API, and a minor release that moved a file would break every installed copy of proving-kit.',
+  "Before the buffers were reused (a Readable over fs read streams, a fresh 1 MiB buffer per read), measured in one hold of the bench lock with the run after it (load 3.74 -> 4.21 -> 3.02, other work on the machine): 1 GiB 4.03 s vs curl 2.07 s, **0.51x**, peak 166 MiB (worst 169); 256 MiB 0.41x at 157 MiB; emulator 0.80x. After: 1 GiB 943 ms vs curl 892 ms, **0.95x**, peak 101 MiB (worst 102); 256 MiB 0.86x at 98 MiB; emulator 0.85x; the caller's-dispatcher row (fresh buffers, the old cost) 0.34x at 165 MiB.",
+  "Where the time before the body went (issue 27; timestamps on undici's diagnostics channels inside one 256 MiB upload, load ~1): before, submitPie -> `GET /is-alive` created 79-106 ms (loading undici's entry: `import` of core/dispatcher.js alone 82 ms, of the agent's and `request`'s own files 32-45 ms, ~17 ms of it node:http2, which undici's HTTP/2 client loads at once), connect + answer 13-20 ms, then 56-59 ms to the POST (the schemas with zod, 95 modules: 56-66 ms alone), then a second connection, 16-18 ms (undici gives a connection back to its pool only on the event loop's next turn after an answer, and the POST came sooner). The body itself took about what curl's whole transfer takes. Loading undici's agent and `request` from their own files, with each request sent on the next turn, put the GET at 28-41 ms and the POST 2-7 ms after zod on the same connection; in 6 alternating pairs of whole runs against the commit before (load 3.5/3.9, 3.0/3.2, 3.5/2.7, 2.2/2.6, 5.5/4.6, 3.4/2.6), medians of the runs' medians, that vs before: before the body 103 vs 168 ms (256 MiB) and 108 vs 163 ms (1 GiB); 1 GiB 0.97x vs 0.90x (each pair: 0.88/0.85, 1.10/0.81, 0.95/0.86, 0.94/0.97, 1.00/0.94, 0.99/0.97); 256 MiB 0.65x vs 0.57x; emulator 0.83x vs 0.80x; peak RSS (worst) 97-98 vs 104 MiB. What is left before the body, ~100 ms: zod and the schemas (~55 ms, for the one answer `{ provingQueryId }`; with them loaded beforehand, a diagnostic, the POST's headers went out at ~52 ms instead of 92-131 ms and a 256 MiB upload took 258-267 ms instead of 324-410 ms), undici's parts (~35 ms), `GET /is-alive` (~10 ms); a 256 MiB upload at 0.8x would leave ~40 ms for all of it. Kept: the next turn (src/core/dispatcher.ts: one connection for the check and the upload, ~17 ms here, a TCP and TLS handshake on a real network). Not kept: undici's files by path (~45 ms once per process): undici has no `exports` map, so its file layout is not its API, and a minor release that moved a file would break every installed copy of proving-kit.",
   'Other options, on the same 1 GiB file with undici alone (a script like upload-client.ts; 3 runs each, alternating, medians): (a) load 2.7-3.5, curl 0.74-1.48 s: fresh 1 MiB buffers through a Readable 3.69 s, through an fs read stream 2.63 s, through fs reads 3.11 s, each peaking at 147-157 MiB; two reused buffers 1.43 s at 82 MiB. (b) load 3.1-3.5, curl 0.69-0.74 s, two reused buffers by read size: 64 KiB 1.58 s, 256 KiB 1.02 s, 1 MiB 0.72 s, 4 MiB 0.79 s (+3 MiB RSS). Hence two reused buffers of 1 MiB.',
 ]
 
 let clientEnv: NodeJS.ProcessEnv | undefined
 
 async function ours(url: string, file: string, callerDispatcher = false): Promise<Run> {
-  const m = await measure(NODE, [join(BENCH, 'upload-client.ts'), url, file, ...(callerDispatcher ? ['--caller-dispatcher'] : [])], { env: clientEnv ?? process.env })
+  const m = await measure(
+    NODE,
+    [join(BENCH, 'upload-client.ts'), url, file, ...(callerDispatcher ? ['--caller-dispatcher'] : [])],
+    { env: clientEnv ?? process.env },
+  )
   const out = lastJson(m.stdout)
   if (typeof out?.provingQueryId !== 'string') throw new Error(`submitPie gave no query id: ${m.stdout}`)
   return { ms: m.ms, rssKiB: m.rssKiB, innerMs: Number(out.submitMs), bodyStartMs: Number(out.bodyStartMs) }
@@ -88,7 +92,15 @@ type Series = { label: string; server: string; bytes: number; ours: Run[]; curl:
 
 type SeriesOptions = { between?: () => Promise<void>; callerDispatcher?: boolean }
 
-async function series(label: string, server: string, url: string, file: string, runs: number, ctx: FigureContext, options: SeriesOptions = {}): Promise<Series> {
+async function series(
+  label: string,
+  server: string,
+  url: string,
+  file: string,
+  runs: number,
+  ctx: FigureContext,
+  options: SeriesOptions = {},
+): Promise<Series> {
   const { between, callerDispatcher } = options
   const bytes = (await stat(file)).size
   await warmCache(file)
@@ -103,7 +115,9 @@ async function series(label: string, server: string, url: string, file: string, 
     await between?.()
     result.ours.push(a)
     result.curl.push(b)
-    ctx.log(`  ${server}, ${label} run ${k + 1}: submitPie ${fmtMs(a.ms)} (transfer ${fmtMs(a.innerMs!)}) ${fmtMiB(a.rssKiB)}; curl ${fmtMs(b.ms)} (transfer ${fmtMs(b.innerMs!)}) ${fmtMiB(b.rssKiB)}`)
+    ctx.log(
+      `  ${server}, ${label} run ${k + 1}: submitPie ${fmtMs(a.ms)} (transfer ${fmtMs(a.innerMs!)}) ${fmtMiB(a.rssKiB)}; curl ${fmtMs(b.ms)} (transfer ${fmtMs(b.innerMs!)}) ${fmtMiB(b.rssKiB)}`,
+    )
   }
   return result
 }
@@ -135,7 +149,11 @@ export async function figureUpload(ctx: FigureContext): Promise<FigureResult> {
   const pie = await ensurePie(ctx.quick ? '64MiB' : '1GiB', ctx)
   // The generated memory.bin itself is the large file (1 GiB less a few bytes: whole cells).
   const big = join(pie.dir, 'memory.bin')
-  const small = await ensureSlice(join(pie.dir, 'memory.bin'), (ctx.quick ? 16 : 256) * 1024 ** 2, ctx.quick ? 'upload-16MiB.bin' : 'upload-256MiB.bin')
+  const small = await ensureSlice(
+    join(pie.dir, 'memory.bin'),
+    (ctx.quick ? 16 : 256) * 1024 ** 2,
+    ctx.quick ? 'upload-16MiB.bin' : 'upload-256MiB.bin',
+  )
   const bigLabel = ctx.quick ? '64 MiB' : '1 GiB'
   const smallLabel = ctx.quick ? '16 MiB' : '256 MiB'
 
@@ -153,7 +171,15 @@ export async function figureUpload(ctx: FigureContext): Promise<FigureResult> {
     discardSmall = await series(smallLabel, 'discard server', discard.url, small, runs, ctx)
     discardBig = await series(bigLabel, 'discard server', discard.url, big, runs, ctx)
     // The fallback: a caller's own dispatcher, where reusing the read buffers cannot be shown.
-    discardCaller = await series(`${bigLabel}, caller's dispatcher (fresh buffers)`, 'discard server', discard.url, big, ctx.quick ? 1 : 3, ctx, { callerDispatcher: true })
+    discardCaller = await series(
+      `${bigLabel}, caller's dispatcher (fresh buffers)`,
+      'discard server',
+      discard.url,
+      big,
+      ctx.quick ? 1 : 3,
+      ctx,
+      { callerDispatcher: true },
+    )
   } finally {
     await discard.stop()
   }
@@ -162,8 +188,22 @@ export async function figureUpload(ctx: FigureContext): Promise<FigureResult> {
   let emulated: Series
   try {
     // Each upload is kept on the emulator's disk: forget them between runs.
-    const reset = async () => void (await fetch(`${emulator.url}/_emulator/reset`, { method: 'POST', headers: { 'content-type': 'application/json' } })).arrayBuffer()
-    emulated = await series(`pie.zip of the ${ctx.quick ? '64 MiB' : '1 GiB'} PIE (${fmt(mib(pie.zipBytes), 0)} MiB)`, 'emulator', emulator.url, pie.zip, ctx.quick ? 1 : 3, ctx, { between: reset })
+    const reset = async () =>
+      void (
+        await fetch(`${emulator.url}/_emulator/reset`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+        })
+      ).arrayBuffer()
+    emulated = await series(
+      `pie.zip of the ${ctx.quick ? '64 MiB' : '1 GiB'} PIE (${fmt(mib(pie.zipBytes), 0)} MiB)`,
+      'emulator',
+      emulator.url,
+      pie.zip,
+      ctx.quick ? 1 : 3,
+      ctx,
+      { between: reset },
+    )
   } finally {
     await emulator.stop()
   }
@@ -180,7 +220,16 @@ export async function figureUpload(ctx: FigureContext): Promise<FigureResult> {
     `Each client in its own process, medians of ${runs} runs on the discard server (${ctx.quick ? 1 : 3} with a caller's dispatcher) and ${ctx.quick ? 1 : 3} on the emulator, alternating, after a warm-up of each. **Transfer**: the upload itself, from the request to the answer (submitPie's own time inside its process; curl's \`%{time_total}\`). **Process**: wall time around the whole process, start-up included (outside the transfer, 1 GiB: ${fmtMs(dBig.oMs - dBig.innerMs)} for the Node process, ${fmtMs(dBig.cMs - dBig.curlInnerMs)} for curl). Peak RSS of the client process (GNU time).`,
     '',
     table(
-      ['server', 'file', 'submitPie transfer / process', 'curl -F transfer / process', 'MiB/s (transfer) submitPie / curl', 'ratio, transfer', 'ratio, process', 'peak RSS submitPie (worst) / curl'],
+      [
+        'server',
+        'file',
+        'submitPie transfer / process',
+        'curl -F transfer / process',
+        'MiB/s (transfer) submitPie / curl',
+        'ratio, transfer',
+        'ratio, process',
+        'peak RSS submitPie (worst) / curl',
+      ],
       rows.map((r) => [
         r.server,
         r.label,
@@ -208,21 +257,36 @@ export async function figureUpload(ctx: FigureContext): Promise<FigureResult> {
     title: 'Upload through the L2 endpoint: ProvingClient.submitPie vs `curl -F`',
     body,
     checks: [
-      { name: `throughput vs curl, ${bigLabel}, discard server (transfer)`, value: `${fmt(dBig.innerRatio)}x`, target: '>= 0.8x', pass: dBig.innerRatio >= 0.8 },
+      {
+        name: `throughput vs curl, ${bigLabel}, discard server (transfer)`,
+        value: `${fmt(dBig.innerRatio)}x`,
+        target: '>= 0.8x',
+        pass: dBig.innerRatio >= 0.8,
+      },
       {
         name: `throughput vs curl, ${smallLabel}, discard server (transfer)`,
         value: `${fmt(dSmall.innerRatio)}x`,
         target: 'reported: the fixed cost before the body weighs more',
         pass: null,
       },
-      { name: 'throughput vs curl, pie.zip, emulator (transfer)', value: `${fmt(emu.innerRatio)}x`, target: '>= 0.6x', pass: emu.innerRatio >= 0.6 },
+      {
+        name: 'throughput vs curl, pie.zip, emulator (transfer)',
+        value: `${fmt(emu.innerRatio)}x`,
+        target: '>= 0.6x',
+        pass: emu.innerRatio >= 0.6,
+      },
       {
         name: `throughput vs curl, ${bigLabel}, discard server (whole process)`,
         value: `${fmt(dBig.ratio)}x`,
         target: 'reported: start-up is figure 3',
         pass: null,
       },
-      { name: `client peak RSS, ${bigLabel} (worst run)`, value: fmtMiB(dBig.oRssMax), target: '< 160 MiB', pass: maxRss < 160 * 1024 },
+      {
+        name: `client peak RSS, ${bigLabel} (worst run)`,
+        value: fmtMiB(dBig.oRssMax),
+        target: '< 160 MiB',
+        pass: maxRss < 160 * 1024,
+      },
       {
         name: `RSS growth ${smallLabel} -> ${bigLabel} (medians)`,
         value: `${growthMiB >= 0 ? '+' : ''}${fmt(growthMiB, 1)} MiB`,

@@ -11,7 +11,18 @@ import { spawn } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { dirname, join, relative } from 'node:path'
-import { BENCH, type FigureContext, type FigureResult, fmt, median, NODE, probeStartup, ROOT, RUN_DIR, table } from './lib.ts'
+import {
+  BENCH,
+  type FigureContext,
+  type FigureResult,
+  fmt,
+  median,
+  NODE,
+  probeStartup,
+  ROOT,
+  RUN_DIR,
+  table,
+} from './lib.ts'
 
 /**
  * Code that only the heavy packages carry (not their names, which comments and lazy import sites
@@ -35,7 +46,9 @@ function staticClosure(entry: string): string[] {
     if (seen.has(file) || !existsSync(file)) return
     seen.add(file)
     const text = readFileSync(file, 'utf8')
-    for (const match of text.matchAll(/(?:^|[;\s}])(?:import|export)\s*(?:[\w*{}\s,$]+?\s*from\s*)?["'](\.{1,2}\/[^"']+)["']/g)) {
+    for (const match of text.matchAll(
+      /(?:^|[;\s}])(?:import|export)\s*(?:[\w*{}\s,$]+?\s*from\s*)?["'](\.{1,2}\/[^"']+)["']/g,
+    )) {
       visit(join(dirname(file), match[1]!))
     }
   }
@@ -81,7 +94,11 @@ function dirSize(dir: string): { bytes: number; files: number } {
 
 const kib = (bytes: number) => (bytes < 10 * 1024 ? `${bytes} B` : `${fmt(bytes / 1024, 0)} KiB`)
 
-function runOnce(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<{ ms: number; code: number | null; stdout: string }> {
+function runOnce(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): Promise<{ ms: number; code: number | null; stdout: string }> {
   return new Promise((resolve, reject) => {
     const started = performance.now()
     const child = spawn(NODE, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -99,14 +116,27 @@ export async function figureStartup(ctx: FigureContext): Promise<FigureResult> {
   const rootRuns = actionRuns(join(ROOT, 'action.yml'))
   if (!rootRuns.main) throw new Error('action.yml has no runs.main')
   const bundle = join(ROOT, rootRuns.main)
-  if (!existsSync(bundle)) throw new Error(`action.yml's runs.main is ${rootRuns.main}, which does not exist: run \`npm run bundle\``)
+  if (!existsSync(bundle))
+    throw new Error(`action.yml's runs.main is ${rootRuns.main}, which does not exist: run \`npm run bundle\``)
 
   // What the runner gives a step: its command files and a workspace; no inputs at all.
   const workspace = join(RUN_DIR, 'startup-workspace')
   await rm(workspace, { recursive: true, force: true })
   await mkdir(workspace, { recursive: true })
-  const files = { GITHUB_OUTPUT: 'output', GITHUB_STATE: 'state', GITHUB_STEP_SUMMARY: 'summary', GITHUB_ENV: 'env', GITHUB_PATH: 'path' }
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, GITHUB_ACTIONS: 'true', GITHUB_WORKSPACE: workspace, RUNNER_TEMP: workspace }
+  const files = {
+    GITHUB_OUTPUT: 'output',
+    GITHUB_STATE: 'state',
+    GITHUB_STEP_SUMMARY: 'summary',
+    GITHUB_ENV: 'env',
+    GITHUB_PATH: 'path',
+  }
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    GITHUB_ACTIONS: 'true',
+    GITHUB_WORKSPACE: workspace,
+    RUNNER_TEMP: workspace,
+  }
   for (const [name, file] of Object.entries(files)) {
     env[name] = join(workspace, file)
     await writeFile(env[name]!, '')
@@ -116,7 +146,8 @@ export async function figureStartup(ctx: FigureContext): Promise<FigureResult> {
   await runOnce(['-e', '0'], env, workspace)
   const first = await runOnce([bundle], env, workspace)
   if (first.code === 0) throw new Error(`${rootRuns.main} succeeded without inputs; expected an input error`)
-  const errorLine = readFileSync(env.GITHUB_OUTPUT!, 'utf8').includes('error-reason') || first.stdout.includes('::error::')
+  const errorLine =
+    readFileSync(env.GITHUB_OUTPUT!, 'utf8').includes('error-reason') || first.stdout.includes('::error::')
 
   const bare: number[] = []
   const action: number[] = []
@@ -129,7 +160,9 @@ export async function figureStartup(ctx: FigureContext): Promise<FigureResult> {
   const bareMs = median(bare)
   const actionMs = median(action)
   const above = actionMs - bareMs
-  ctx.log(`  node -e 0 ${fmt(bareMs, 0)} ms; ${rootRuns.main} with an input error ${fmt(actionMs, 0)} ms (+${fmt(above, 0)} ms)`)
+  ctx.log(
+    `  node -e 0 ${fmt(bareMs, 0)} ms; ${rootRuns.main} with an input error ${fmt(actionMs, 0)} ms (+${fmt(above, 0)} ms)`,
+  )
 
   // The probe run: what the input-error path loads.
   const probe = await probeStartup([bundle], { cwd: workspace, env })
@@ -139,21 +172,27 @@ export async function figureStartup(ctx: FigureContext): Promise<FigureResult> {
   for (const path of loadedFiles) {
     const text = readFileSync(path, 'utf8')
     loadedBytes += Buffer.byteLength(text)
-    for (const [name, marker] of Object.entries(HEAVY_MARKERS)) if (marker.test(text)) heavyLoaded.push(`${name} (in ${relative(ROOT, path)})`)
+    for (const [name, marker] of Object.entries(HEAVY_MARKERS))
+      if (marker.test(text)) heavyLoaded.push(`${name} (in ${relative(ROOT, path)})`)
   }
   // Where the heavy packages are in dist/ at all (they must be somewhere, loaded lazily).
   const heavyFiles = new Map<string, string[]>()
   for (const file of jsFiles(join(ROOT, 'dist'))) {
     const text = readFileSync(file, 'utf8')
-    for (const [name, marker] of Object.entries(HEAVY_MARKERS)) if (marker.test(text)) heavyFiles.set(name, [...(heavyFiles.get(name) ?? []), relative(ROOT, file)])
+    for (const [name, marker] of Object.entries(HEAVY_MARKERS))
+      if (marker.test(text)) heavyFiles.set(name, [...(heavyFiles.get(name) ?? []), relative(ROOT, file)])
   }
   const heavyChunks = [...heavyFiles].map(([name, files]) => `${name} in ${files.join(', ')}`)
-  const sourceMaps = probe.sourceMapCalls.length > 0 || probe.sourceMapsEnabled === true || probe.prepareStackTraceReplaced
+  const sourceMaps =
+    probe.sourceMapCalls.length > 0 || probe.sourceMapsEnabled === true || probe.prepareStackTraceReplaced
 
   // Every bundle of every action in the repository.
-  const actionFiles = [join(ROOT, 'action.yml'), ...readdirSync(ROOT, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory() && existsSync(join(ROOT, entry.name, 'action.yml')))
-    .map((entry) => join(ROOT, entry.name, 'action.yml'))]
+  const actionFiles = [
+    join(ROOT, 'action.yml'),
+    ...readdirSync(ROOT, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() && existsSync(join(ROOT, entry.name, 'action.yml')))
+      .map((entry) => join(ROOT, entry.name, 'action.yml')),
+  ]
   const bundleRows: string[][] = []
   for (const file of actionFiles) {
     const dir = dirname(file)
@@ -184,7 +223,12 @@ export async function figureStartup(ctx: FigureContext): Promise<FigureResult> {
       ['command', 'median', 'min', 'max'],
       [
         ['`node -e 0`', `${fmt(bareMs, 0)} ms`, `${fmt(Math.min(...bare), 0)} ms`, `${fmt(Math.max(...bare), 0)} ms`],
-        [`\`node ${rootRuns.main}\` (input error)`, `${fmt(actionMs, 0)} ms`, `${fmt(Math.min(...action), 0)} ms`, `${fmt(Math.max(...action), 0)} ms`],
+        [
+          `\`node ${rootRuns.main}\` (input error)`,
+          `${fmt(actionMs, 0)} ms`,
+          `${fmt(Math.min(...action), 0)} ms`,
+          `${fmt(Math.max(...action), 0)} ms`,
+        ],
       ],
     ),
     '',

@@ -45,7 +45,8 @@ async function setTiming(emulator: RunningEmulator, totalMs: number): Promise<vo
 }
 
 function pollsOf(emulator: RunningEmulator, id: string): number {
-  return emulator.requests().filter((entry) => entry.method === 'GET' && entry.path === `/docs/proving-query/${id}`).length
+  return emulator.requests().filter((entry) => entry.method === 'GET' && entry.path === `/docs/proving-query/${id}`)
+    .length
 }
 
 /** The interval waitForQuery's schedule uses at this elapsed time, at the top of its jitter. */
@@ -75,7 +76,12 @@ async function realTime(zip: string, nominalMs: number, offsets: number[], ctx: 
           const detected = Date.now()
           if (result.provingQuery.status !== 'DONE') throw new Error(`query ${a} ended ${result.provingQuery.status}`)
           const completed = Date.parse(result.provingQuery.completedAt!)
-          ours.push({ delayMs, latencyMs: detected - completed, requests: pollsOf(emulator, a), intervalMs: intervalAt(completed - startedA) })
+          ours.push({
+            delayMs,
+            latencyMs: detected - completed,
+            requests: pollsOf(emulator, a),
+            intervalMs: intervalAt(completed - startedA),
+          })
         }),
       )
       tasks.push(
@@ -87,7 +93,9 @@ async function realTime(zip: string, nominalMs: number, offsets: number[], ctx: 
       )
     }
     await Promise.all(tasks)
-    ctx.log(`  10 s: waitForQuery latencies ${ours.map((s) => fmtMs(s.latencyMs)).join(', ')}; sleep-5 loop ${loop.map((s) => fmtMs(s.latencyMs)).join(', ')}`)
+    ctx.log(
+      `  10 s: waitForQuery latencies ${ours.map((s) => fmtMs(s.latencyMs)).join(', ')}; sleep-5 loop ${loop.map((s) => fmtMs(s.latencyMs)).join(', ')}`,
+    )
     return { ours, loop }
   } finally {
     await closeDefaultDispatcher()
@@ -124,7 +132,12 @@ async function simulated(zip: string, nominalMs: number, offsets: number[]) {
       const result = await client.waitForQuery(a, { timeoutMs: nominalMs * 3 })
       if (result.provingQuery.status !== 'DONE') throw new Error(`query ${a} ended ${result.provingQuery.status}`)
       const completedA = Date.parse(result.provingQuery.completedAt!)
-      ours.push({ delayMs, latencyMs: clock.now() - completedA, requests: pollsOf(emulator, a), intervalMs: intervalAt(completedA - startedA) })
+      ours.push({
+        delayMs,
+        latencyMs: clock.now() - completedA,
+        requests: pollsOf(emulator, a),
+        intervalMs: intervalAt(completedA - startedA),
+      })
 
       // The loop's policy on the same clock: read the status (the same request), else sleep 5 s.
       const b = (await client.submitPie({ pieZip: zip })).provingQueryId
@@ -179,9 +192,19 @@ export async function figureWait(ctx: FigureContext): Promise<FigureResult> {
     ])
     ctx.log(`  ${c.label}: latency ${fmtMs(oLat)} vs ${fmtMs(lLat)}; requests ${oReq} vs ${lReq}`)
     if (c.nominalMs === 10_000) {
-      checks.push({ name: '10 s: detection latency vs the loop (medians)', value: `${fmtMs(oLat)} vs ${fmtMs(lLat)}`, target: 'lower', pass: oLat < lLat })
+      checks.push({
+        name: '10 s: detection latency vs the loop (medians)',
+        value: `${fmtMs(oLat)} vs ${fmtMs(lLat)}`,
+        target: 'lower',
+        pass: oLat < lLat,
+      })
     } else {
-      checks.push({ name: `${c.label}: requests vs the loop`, value: `${fmt(oReq / lReq)}x (${oReq} vs ${lReq})`, target: '<= 0.5x', pass: oReq <= lReq / 2 })
+      checks.push({
+        name: `${c.label}: requests vs the loop`,
+        value: `${fmt(oReq / lReq)}x (${oReq} vs ${lReq})`,
+        target: '<= 0.5x',
+        pass: oReq <= lReq / 2,
+      })
       checks.push({
         name: `${c.label}: latency within the poll interval (worst of ${ours.length})`,
         value: fmtMs(maxLatency),
@@ -193,7 +216,18 @@ export async function figureWait(ctx: FigureContext): Promise<FigureResult> {
   const body = [
     `Completion delays: the nominal one ${offsets.map((o) => `${o >= 0 ? '+' : '-'}${fmt(Math.abs(o) / 1000, 1)} s`).join(', ')} (one query per delay and tool); medians over them. Latency: the query's completedAt to the tool's noticing; requests: status reads in the emulator's log. Poll interval: what waitForQuery's schedule (clamp(elapsed / 8, 1 s, 30 s), +10% jitter at most) allows at completion.`,
     '',
-    table(['delay', 'waitForQuery latency', '`sleep 5` loop latency', 'waitForQuery requests', 'loop requests', 'requests ratio', 'poll interval at completion'], rows),
+    table(
+      [
+        'delay',
+        'waitForQuery latency',
+        '`sleep 5` loop latency',
+        'waitForQuery requests',
+        'loop requests',
+        'requests ratio',
+        'poll interval at completion',
+      ],
+      rows,
+    ),
   ].join('\n')
   return {
     id: 4,

@@ -33,10 +33,31 @@ import {
   table,
 } from './lib.ts'
 
-type ScaleOut = { ms: number; done: number; notDone: number; errors: number; firstErrors: string[]; connectionsOpened: number }
+type ScaleOut = {
+  ms: number
+  done: number
+  notDone: number
+  errors: number
+  firstErrors: string[]
+  connectionsOpened: number
+}
 
 async function scaleRun(env: NodeJS.ProcessEnv, url: string, zip: string, count: number, concurrency: number) {
-  const m = await measure(NODE, [join(BENCH, 'scale-client.ts'), '--url', url, '--zip', zip, '--count', String(count), '--concurrency', String(concurrency)], { env })
+  const m = await measure(
+    NODE,
+    [
+      join(BENCH, 'scale-client.ts'),
+      '--url',
+      url,
+      '--zip',
+      zip,
+      '--count',
+      String(count),
+      '--concurrency',
+      String(concurrency),
+    ],
+    { env },
+  )
   const out = lastJson(m.stdout) as ScaleOut
   return { ...out, wallMs: m.ms, rssKiB: m.rssKiB }
 }
@@ -54,7 +75,17 @@ type LoadOut = {
 }
 
 async function loadRun(url: string, serverPid: number, seconds: number, cpus: string | undefined): Promise<LoadOut> {
-  const args = [join(BENCH, 'load-client.ts'), '--url', url, '--seconds', String(seconds), '--connections', '8', '--server-pid', String(serverPid)]
+  const args = [
+    join(BENCH, 'load-client.ts'),
+    '--url',
+    url,
+    '--seconds',
+    String(seconds),
+    '--connections',
+    '8',
+    '--server-pid',
+    String(serverPid),
+  ]
   const m = await measure(NODE, args, cpus ? { cpus } : {})
   return lastJson(m.stdout) as LoadOut
 }
@@ -70,7 +101,13 @@ export async function figureScale(ctx: FigureContext): Promise<FigureResult> {
 
   // (a) many PIEs
   const emulator = await startServer('emulator', ['--received-ms', '0', '--step-ms', '0'])
-  const reset = async () => void (await fetch(`${emulator.url}/_emulator/reset`, { method: 'POST', headers: { 'content-type': 'application/json' } })).arrayBuffer()
+  const reset = async () =>
+    void (
+      await fetch(`${emulator.url}/_emulator/reset`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+      })
+    ).arrayBuffer()
   const concurrent: Awaited<ReturnType<typeof scaleRun>>[] = []
   const sequential: Awaited<ReturnType<typeof scaleRun>>[] = []
   try {
@@ -82,7 +119,9 @@ export async function figureScale(ctx: FigureContext): Promise<FigureResult> {
       const s = await scaleRun(env, emulator.url, pie.zip, count, 1)
       concurrent.push(c)
       sequential.push(s)
-      ctx.log(`  ${count} PIEs: ${concurrency} at a time ${fmtMs(c.ms)} (${fmtMiB(c.rssKiB)}, ${c.connectionsOpened} connections); one after another ${fmtMs(s.ms)} (${fmtMiB(s.rssKiB)})`)
+      ctx.log(
+        `  ${count} PIEs: ${concurrency} at a time ${fmtMs(c.ms)} (${fmtMiB(c.rssKiB)}, ${c.connectionsOpened} connections); one after another ${fmtMs(s.ms)} (${fmtMiB(s.rssKiB)})`,
+      )
     }
   } finally {
     await reset().catch(() => {})
@@ -99,9 +138,14 @@ export async function figureScale(ctx: FigureContext): Promise<FigureResult> {
 
   // (b) status reads on one core
   const pinned = hasCommand('taskset')
-  if (!pinned) notes.push('taskset is unavailable: the servers and the load client were not pinned, so they share both cores.')
+  if (!pinned)
+    notes.push('taskset is unavailable: the servers and the load client were not pinned, so they share both cores.')
   const seconds = ctx.quick ? 2 : 5
-  const emu = await startServer('emulator', ['--received-ms', '0', '--step-ms', String(24 * 3_600_000)], pinned ? { cpus: '0' } : {})
+  const emu = await startServer(
+    'emulator',
+    ['--received-ms', '0', '--step-ms', String(24 * 3_600_000)],
+    pinned ? { cpus: '0' } : {},
+  )
   const emuRuns: LoadOut[] = []
   const peerRuns: LoadOut[] = []
   const doneRuns: LoadOut[] = []
@@ -109,14 +153,28 @@ export async function figureScale(ctx: FigureContext): Promise<FigureResult> {
     // Two queries: one in progress (what a poller reads until the end), one DONE (artifact URLs too).
     const submit = async () => {
       const m = await measure('curl', [
-        '-sS', '--fail', '-F', `pieFile=@${pie.zip};type=application/zip`, '-F', 'mockFactHash=false', '-F', 'prover=svc_sharp', '-F', 'layout=auto',
+        '-sS',
+        '--fail',
+        '-F',
+        `pieFile=@${pie.zip};type=application/zip`,
+        '-F',
+        'mockFactHash=false',
+        '-F',
+        'prover=svc_sharp',
+        '-F',
+        'layout=auto',
         `${emu.url}/v1/l2/proving-query/proof-generation-verification?apiKey=bench-key`,
       ])
       return (JSON.parse(m.stdout) as { provingQueryId: string }).provingQueryId
     }
     const running = await submit()
     const finished = await submit()
-    await (await fetch(`${emu.url}/_emulator/queries/${finished}/complete`, { method: 'POST', headers: { 'content-type': 'application/json' } })).arrayBuffer()
+    await (
+      await fetch(`${emu.url}/_emulator/queries/${finished}/complete`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+      })
+    ).arrayBuffer()
     // The trivial server sends the very body the emulator sends for the in-progress query.
     const bodyFile = join(RUN_DIR, 'status-body.json')
     await writeFile(bodyFile, await (await fetch(`${emu.url}/proving-query/${running}`)).text())
@@ -131,7 +189,8 @@ export async function figureScale(ctx: FigureContext): Promise<FigureResult> {
         ctx.log(
           `  status reads: emulator ${fmt(a.requestsPerSecond, 0)}/s (${fmt(a.perServerCpuSecond, 0)} per CPU-second, ${fmt(a.serverCpuShare * 100, 0)}% of its core), trivial server ${fmt(b.requestsPerSecond, 0)}/s (${fmt(b.perServerCpuSecond, 0)} per CPU-second)`,
         )
-        if (a.errors || a.other) notes.push(`The emulator answered ${a.other} non-200s and ${a.errors} errors in run ${k + 1}.`)
+        if (a.errors || a.other)
+          notes.push(`The emulator answered ${a.other} non-200s and ${a.errors} errors in run ${k + 1}.`)
       }
       doneRuns.push(await loadRun(`${emu.url}/proving-query/${finished}`, emu.pid, seconds, clientCpus))
     } finally {
@@ -166,16 +225,41 @@ export async function figureScale(ctx: FigureContext): Promise<FigureResult> {
     table(
       ['mode', 'time (inside)', 'process wall', 'peak RSS (worst)', 'connections opened', 'DONE / errors'],
       [
-        [`${concurrency} at a time`, fmtMs(cMs), fmtMs(cWall), `${fmtMiB(median(concurrent.map((r) => r.rssKiB)))} (${fmtMiB(Math.max(...concurrent.map((r) => r.rssKiB)))})`, `${median(concurrent.map((r) => r.connectionsOpened))}`, `${median(concurrent.map((r) => r.done))} / ${median(concurrent.map((r) => r.errors))}`],
-        ['one after another', fmtMs(sMs), fmtMs(sWall), `${fmtMiB(median(sequential.map((r) => r.rssKiB)))} (${fmtMiB(Math.max(...sequential.map((r) => r.rssKiB)))})`, `${median(sequential.map((r) => r.connectionsOpened))}`, `${median(sequential.map((r) => r.done))} / ${median(sequential.map((r) => r.errors))}`],
+        [
+          `${concurrency} at a time`,
+          fmtMs(cMs),
+          fmtMs(cWall),
+          `${fmtMiB(median(concurrent.map((r) => r.rssKiB)))} (${fmtMiB(Math.max(...concurrent.map((r) => r.rssKiB)))})`,
+          `${median(concurrent.map((r) => r.connectionsOpened))}`,
+          `${median(concurrent.map((r) => r.done))} / ${median(concurrent.map((r) => r.errors))}`,
+        ],
+        [
+          'one after another',
+          fmtMs(sMs),
+          fmtMs(sWall),
+          `${fmtMiB(median(sequential.map((r) => r.rssKiB)))} (${fmtMiB(Math.max(...sequential.map((r) => r.rssKiB)))})`,
+          `${median(sequential.map((r) => r.connectionsOpened))}`,
+          `${median(sequential.map((r) => r.done))} / ${median(sequential.map((r) => r.errors))}`,
+        ],
       ],
     ),
     '',
     `**(b) Status reads, GET /proving-query/{id}**: the server ${pinned ? 'pinned to core 0' : 'unpinned'}, the load client (8 keep-alive connections, closed loop) ${pinned ? 'on core 1' : 'unpinned'}; ${seconds} s windows after 1 s of warm-up; medians of ${runs}.`,
     '',
     table(
-      ['server', 'reads/s', 'reads per CPU-second of the server', "server's share of its core", 'p50 / p99 latency', "client's CPU share"],
-      [row('emulator, query IN_PROGRESS', emuRuns), row('emulator, query DONE (with artifact URLs)', doneRuns), row('trivial node:http server, same body', peerRuns)],
+      [
+        'server',
+        'reads/s',
+        'reads per CPU-second of the server',
+        "server's share of its core",
+        'p50 / p99 latency',
+        "client's CPU share",
+      ],
+      [
+        row('emulator, query IN_PROGRESS', emuRuns),
+        row('emulator, query DONE (with artifact URLs)', doneRuns),
+        row('trivial node:http server, same body', peerRuns),
+      ],
     ),
     '',
     `Emulator / trivial server: **${fmt(emuRps / peerRps)}x** in reads/s, **${fmt(emuCapacity / peerCapacity)}x** per CPU-second.`,
@@ -186,8 +270,18 @@ export async function figureScale(ctx: FigureContext): Promise<FigureResult> {
     title: `Scale: ${count} PIEs concurrently vs one after another; the emulator's status reads on one core`,
     body,
     checks: [
-      { name: `wall time, ${concurrency} at a time / one after another`, value: `${fmt(cMs / sMs)}x (${fmtMs(cMs)} vs ${fmtMs(sMs)})`, target: '< 1x (faster)', pass: cMs < sMs },
-      { name: 'client peak RSS (worst run)', value: fmtMiB(worstRss), target: '< 512 MiB', pass: worstRss < 512 * 1024 },
+      {
+        name: `wall time, ${concurrency} at a time / one after another`,
+        value: `${fmt(cMs / sMs)}x (${fmtMs(cMs)} vs ${fmtMs(sMs)})`,
+        target: '< 1x (faster)',
+        pass: cMs < sMs,
+      },
+      {
+        name: 'client peak RSS (worst run)',
+        value: fmtMiB(worstRss),
+        target: '< 512 MiB',
+        pass: worstRss < 512 * 1024,
+      },
       {
         name: 'no error, every query DONE',
         value: allDone && failures === 0 ? 'none' : `${failures} errors; ${firstErrors.join('; ')}`,

@@ -7,7 +7,21 @@
  * headline compares `proving prove <dir>`, the same work; `proving prove <pie.zip>` is shown too.
  */
 import { join, relative } from 'node:path'
-import { BENCH, cliScript, ensurePie, type FigureContext, type FigureResult, fmt, fmtMs, measure, median, NODE, ROOT, startServer, table } from './lib.ts'
+import {
+  BENCH,
+  cliScript,
+  ensurePie,
+  type FigureContext,
+  type FigureResult,
+  fmt,
+  fmtMs,
+  measure,
+  median,
+  NODE,
+  ROOT,
+  startServer,
+  table,
+} from './lib.ts'
 
 export async function figureE2e(ctx: FigureContext): Promise<FigureResult> {
   const started = performance.now()
@@ -46,10 +60,34 @@ export async function figureE2e(ctx: FigureContext): Promise<FigureResult> {
     table(
       ['command', 'median', 'min', 'max', 'vs the script'],
       [
-        ['`proving prove <pie dir> --wait`', fmtMs(d), fmtMs(Math.min(...dirRuns)), fmtMs(Math.max(...dirRuns)), `${fmt(d / s)}x`],
-        ['`proving prove <pie.zip> --wait`', fmtMs(z), fmtMs(Math.min(...zipRuns)), fmtMs(Math.max(...zipRuns)), `${fmt(z / s)}x`],
-        ['`bench/peer-prove.sh <pie dir>` (zip, curl -F, curl | jq + sleep 5)', fmtMs(s), fmtMs(Math.min(...scriptRuns)), fmtMs(Math.max(...scriptRuns)), '1x'],
-        ['(`proving --version`: the CLI\'s start-up alone)', fmtMs(median(versionRuns)), fmtMs(Math.min(...versionRuns)), fmtMs(Math.max(...versionRuns)), `${fmt(median(versionRuns) / s)}x`],
+        [
+          '`proving prove <pie dir> --wait`',
+          fmtMs(d),
+          fmtMs(Math.min(...dirRuns)),
+          fmtMs(Math.max(...dirRuns)),
+          `${fmt(d / s)}x`,
+        ],
+        [
+          '`proving prove <pie.zip> --wait`',
+          fmtMs(z),
+          fmtMs(Math.min(...zipRuns)),
+          fmtMs(Math.max(...zipRuns)),
+          `${fmt(z / s)}x`,
+        ],
+        [
+          '`bench/peer-prove.sh <pie dir>` (zip, curl -F, curl | jq + sleep 5)',
+          fmtMs(s),
+          fmtMs(Math.min(...scriptRuns)),
+          fmtMs(Math.max(...scriptRuns)),
+          '1x',
+        ],
+        [
+          "(`proving --version`: the CLI's start-up alone)",
+          fmtMs(median(versionRuns)),
+          fmtMs(Math.min(...versionRuns)),
+          fmtMs(Math.max(...versionRuns)),
+          `${fmt(median(versionRuns) / s)}x`,
+        ],
       ],
     ),
     '',

@@ -45,9 +45,12 @@ export async function figureHash(ctx: FigureContext): Promise<FigureResult> {
   const blake = await run('blake', other)
   const target = results.get(100_000)
   const body = [
-    'Synthetic programs (fibonacci\'s words, then instruction-like filler: 63-bit encodings, small immediates, negative constants). Wall time of the hash inside its own process, one run each; CPU time and peak RSS of the process by GNU time.',
+    "Synthetic programs (fibonacci's words, then instruction-like filler: 63-bit encodings, small immediates, negative constants). Wall time of the hash inside its own process, one run each; CPU time and peak RSS of the process by GNU time.",
     '',
-    table(['words', 'Pedersen (ours)', 'CPU (process)', 'per word', '@scure/starknet chain', 'speed-up', 'peak RSS'], rows),
+    table(
+      ['words', 'Pedersen (ours)', 'CPU (process)', 'per word', '@scure/starknet chain', 'speed-up', 'peak RSS'],
+      rows,
+    ),
     '',
     `Other variants at ${other.toLocaleString('en')} words (computed only when the service reports them): Poseidon (ours, the same WebAssembly) ${fmtMs(poseidon.ms)} against @scure/starknet's poseidonHashMany ~${fmtMs(scurePoseidonScaled)} (${fmtMs(scurePoseidon.ms)} at ${peerWords.toLocaleString('en')} words, scaled): ${fmt(scurePoseidonScaled / poseidon.ms, 1)}x; Blake2s (@noble/hashes) ${fmtMs(blake.ms)}.`,
   ].join('\n')
@@ -57,7 +60,12 @@ export async function figureHash(ctx: FigureContext): Promise<FigureResult> {
     body,
     checks: [
       target
-        ? { name: 'Pedersen program hash, 100k words', value: fmtMs(target.ms), target: '<= 10 s (stretch 3 s)', pass: target.ms <= 10_000 }
+        ? {
+            name: 'Pedersen program hash, 100k words',
+            value: fmtMs(target.ms),
+            target: '<= 10 s (stretch 3 s)',
+            pass: target.ms <= 10_000,
+          }
         : { name: 'Pedersen program hash, 100k words', value: 'not run (--quick)', target: '<= 10 s', pass: null },
       {
         name: 'Pedersen program hash, 1M words',

@@ -16,7 +16,20 @@ import { existsSync, readFileSync, statSync } from 'node:fs'
 import { mkdir, rm, symlink, writeFile } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { ensureBuilt, type FigureContext, type FigureResult, fmt, fmtMiB, measure, median, NODE, probeStartup, ROOT, RUN_DIR, table } from './lib.ts'
+import {
+  ensureBuilt,
+  type FigureContext,
+  type FigureResult,
+  fmt,
+  fmtMiB,
+  measure,
+  median,
+  NODE,
+  probeStartup,
+  ROOT,
+  RUN_DIR,
+  table,
+} from './lib.ts'
 
 const TARGET_MS = 150
 
@@ -36,24 +49,41 @@ export async function figureImport(ctx: FigureContext): Promise<FigureResult> {
   const started = performance.now()
   const runs = ctx.quick ? 5 : 21
   const build = ensureBuilt(ctx)
-  if (build.from !== 'lib') throw new Error(`lib/ could not be built (${build.note ?? 'no lib/index.js'}): the import is measured on the compiled entry`)
+  if (build.from !== 'lib')
+    throw new Error(
+      `lib/ could not be built (${build.note ?? 'no lib/index.js'}): the import is measured on the compiled entry`,
+    )
 
   // An app with proving-kit installed: the package and its dependencies side by side in node_modules.
   const app = join(RUN_DIR, 'import-app')
   await rm(app, { recursive: true, force: true })
   await mkdir(join(app, 'node_modules'), { recursive: true })
-  const dependencies = Object.keys((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies)
+  const dependencies = Object.keys(
+    (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> })
+      .dependencies,
+  )
   await symlink(ROOT, join(app, 'node_modules', 'proving-kit'), 'dir')
   for (const name of dependencies) {
     await mkdir(dirname(join(app, 'node_modules', name)), { recursive: true })
     await symlink(join(ROOT, 'node_modules', name), join(app, 'node_modules', name), 'dir')
   }
-  await writeFile(join(app, 'package.json'), `${JSON.stringify({ name: 'import-app', private: true, type: 'module' })}\n`)
-  await writeFile(join(app, 'undici.js'), "import { request } from 'undici'\nif (typeof request !== 'function') process.exit(1)\n")
-  await writeFile(join(app, 'proving-kit.js'), "import { ProvingClient } from 'proving-kit'\nif (typeof ProvingClient !== 'function') process.exit(1)\n")
+  await writeFile(
+    join(app, 'package.json'),
+    `${JSON.stringify({ name: 'import-app', private: true, type: 'module' })}\n`,
+  )
+  await writeFile(
+    join(app, 'undici.js'),
+    "import { request } from 'undici'\nif (typeof request !== 'function') process.exit(1)\n",
+  )
+  await writeFile(
+    join(app, 'proving-kit.js'),
+    "import { ProvingClient } from 'proving-kit'\nif (typeof ProvingClient !== 'function') process.exit(1)\n",
+  )
 
   // What the import loads (one unmeasured run): the files, by package.
-  const loaded = (await probeStartup(['proving-kit.js'], { cwd: app })).files.filter((path) => !path.startsWith(app) && existsSync(path))
+  const loaded = (await probeStartup(['proving-kit.js'], { cwd: app })).files.filter(
+    (path) => !path.startsWith(app) && existsSync(path),
+  )
   const byPackage = new Map<string, { files: number; bytes: number }>()
   for (const path of loaded) {
     const name = packageOf(path)
@@ -68,14 +98,20 @@ export async function figureImport(ctx: FigureContext): Promise<FigureResult> {
   // Each one's files that the import loaded (a package's root is not always importable).
   for (const name of others) {
     const files = loaded.filter((path) => packageOf(path) === name)
-    await writeFile(join(app, scriptOf(name)), files.map((path) => `import ${JSON.stringify(pathToFileURL(path).href)}\n`).join(''))
+    await writeFile(
+      join(app, scriptOf(name)),
+      files.map((path) => `import ${JSON.stringify(pathToFileURL(path).href)}\n`).join(''),
+    )
   }
 
   const variants: [string, string[]][] = [
     ['`node -e 0`', ['-e', '0']],
     ["`import 'undici'`", ['undici.js']],
     ["`import { ProvingClient } from 'proving-kit'`", ['proving-kit.js']],
-    ...others.map((name): [string, string[]] => [`${name}'s files alone (${byPackage.get(name)!.files}, with what they import)`, [scriptOf(name)]]),
+    ...others.map((name): [string, string[]] => [
+      `${name}'s files alone (${byPackage.get(name)!.files}, with what they import)`,
+      [scriptOf(name)],
+    ]),
   ]
 
   // Warm-up (the files in the page cache, as on any run after the first), and each must succeed.
@@ -88,7 +124,9 @@ export async function figureImport(ctx: FigureContext): Promise<FigureResult> {
   }
   const [bareMs, undiciMs, kitMs] = times.map(median) as [number, number, number]
   const above = kitMs - undiciMs
-  ctx.log(`  node -e 0 ${fmt(bareMs, 0)} ms; import 'undici' ${fmt(undiciMs, 0)} ms; import proving-kit ${fmt(kitMs, 0)} ms (+${fmt(above, 0)} ms)`)
+  ctx.log(
+    `  node -e 0 ${fmt(bareMs, 0)} ms; import 'undici' ${fmt(undiciMs, 0)} ms; import proving-kit ${fmt(kitMs, 0)} ms (+${fmt(above, 0)} ms)`,
+  )
 
   // Peak RSS of the first three, one more run each (GNU time; not the timed runs).
   const rss: number[] = []
@@ -104,7 +142,9 @@ export async function figureImport(ctx: FigureContext): Promise<FigureResult> {
         `${fmt(median(times[index]!), 0)} ms`,
         `${fmt(Math.min(...times[index]!), 0)} ms`,
         `${fmt(Math.max(...times[index]!), 0)} ms`,
-        index === 0 ? '' : `+${fmt(median(times[index]!) - median(times[index === 2 ? 1 : 0]!), 0)} ms (${index === 2 ? 'undici' : '`node -e 0`'})`,
+        index === 0
+          ? ''
+          : `+${fmt(median(times[index]!) - median(times[index === 2 ? 1 : 0]!), 0)} ms (${index === 2 ? 'undici' : '`node -e 0`'})`,
         index < 3 ? fmtMiB(rss[index]!) : '',
       ]),
     ),
@@ -138,8 +178,13 @@ export async function figureImport(ctx: FigureContext): Promise<FigureResult> {
     notes: [
       `The ratio (${fmt(kitMs / undiciMs)}x) moves less with the machine's load than the difference: \`node -e 0\` took ${fmt(bareMs, 0)} ms in this run (38 ms on a quiet machine of this kind, shared/perf-notes.md).`,
       `Where the time above undici goes (each alone, above \`node -e 0\`; they overlap where they share files): ${others
-        .map((name) => `${name} +${fmt(median(times[variants.findIndex(([, args]) => args[0] === scriptOf(name))]!) - bareMs, 0)} ms`)
-        .join(', ')}, besides the library's own ${byPackage.get('proving-kit (lib/)')?.files ?? 0} modules. The main entry re-exports the PIE toolkit (its hashes load @scure/starknet and @noble/curves) and every client's zod schemas: loading those on first use would take them off this path.`,
+        .map(
+          (name) =>
+            `${name} +${fmt(median(times[variants.findIndex(([, args]) => args[0] === scriptOf(name))]!) - bareMs, 0)} ms`,
+        )
+        .join(
+          ', ',
+        )}, besides the library's own ${byPackage.get('proving-kit (lib/)')?.files ?? 0} modules. The main entry re-exports the PIE toolkit (its hashes load @scure/starknet and @noble/curves) and every client's zod schemas: loading those on first use would take them off this path.`,
     ],
     seconds: (performance.now() - started) / 1000,
   }

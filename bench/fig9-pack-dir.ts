@@ -58,7 +58,9 @@ export async function figurePackDir(ctx: FigureContext): Promise<FigureResult> {
     const b = await zip()
     oursRuns.push(a)
     zipRuns.push(b)
-    ctx.log(`  run ${k + 1}: proving pack ${fmt(a.ms / 1000)} s ${fmtMiB(a.rssKiB)}; zip -r -1 ${fmt(b.ms / 1000)} s ${fmtMiB(b.rssKiB)} (load ${loadAverage()})`)
+    ctx.log(
+      `  run ${k + 1}: proving pack ${fmt(a.ms / 1000)} s ${fmtMiB(a.rssKiB)}; zip -r -1 ${fmt(b.ms / 1000)} s ${fmtMiB(b.rssKiB)} (load ${loadAverage()})`,
+    )
   }
   await rm(ours, { force: true })
   await rm(infoZip, { force: true })
@@ -66,7 +68,13 @@ export async function figurePackDir(ctx: FigureContext): Promise<FigureResult> {
 
   const summary = (of: Run[]) => {
     const ms = median(of.map((r) => r.ms))
-    return { ms, cpuMs: median(of.map((r) => r.cpuMs)), throughput: mib(pie.inputBytes) / (ms / 1000), rssKiB: median(of.map((r) => r.rssKiB)), size: median(of.map((r) => r.size)) }
+    return {
+      ms,
+      cpuMs: median(of.map((r) => r.cpuMs)),
+      throughput: mib(pie.inputBytes) / (ms / 1000),
+      rssKiB: median(of.map((r) => r.rssKiB)),
+      size: median(of.map((r) => r.size)),
+    }
   }
   const o = summary(oursRuns)
   const z = summary(zipRuns)
@@ -84,8 +92,22 @@ export async function figurePackDir(ctx: FigureContext): Promise<FigureResult> {
     table(
       ['command', 'wall time', 'throughput', 'CPU time (cores used)', 'peak RSS', 'output size'],
       [
-        [`\`proving pack <dir> -o pie.zip\` (\`node ${cli[0]!.replace(ROOT, '')}\`: one pass, validated)`, `${fmt(o.ms / 1000)} s`, `${fmt(o.throughput, 0)} MiB/s`, `${fmt(o.cpuMs / 1000)} s (${fmt(o.cpuMs / o.ms)})`, fmtMiB(o.rssKiB), `${fmt(mib(o.size), 1)} MiB`],
-        ['Info-ZIP `zip -q -r -1` (no validation)', `${fmt(z.ms / 1000)} s`, `${fmt(z.throughput, 0)} MiB/s`, `${fmt(z.cpuMs / 1000)} s (${fmt(z.cpuMs / z.ms)})`, fmtMiB(z.rssKiB), `${fmt(mib(z.size), 1)} MiB`],
+        [
+          `\`proving pack <dir> -o pie.zip\` (\`node ${cli[0]!.replace(ROOT, '')}\`: one pass, validated)`,
+          `${fmt(o.ms / 1000)} s`,
+          `${fmt(o.throughput, 0)} MiB/s`,
+          `${fmt(o.cpuMs / 1000)} s (${fmt(o.cpuMs / o.ms)})`,
+          fmtMiB(o.rssKiB),
+          `${fmt(mib(o.size), 1)} MiB`,
+        ],
+        [
+          'Info-ZIP `zip -q -r -1` (no validation)',
+          `${fmt(z.ms / 1000)} s`,
+          `${fmt(z.throughput, 0)} MiB/s`,
+          `${fmt(z.cpuMs / 1000)} s (${fmt(z.cpuMs / z.ms)})`,
+          fmtMiB(z.rssKiB),
+          `${fmt(mib(z.size), 1)} MiB`,
+        ],
       ],
     ),
   ].join('\n')
@@ -95,8 +117,18 @@ export async function figurePackDir(ctx: FigureContext): Promise<FigureResult> {
     title: 'Pack a 1 GiB PIE directory with the CLI, validation included: `proving pack` vs `zip -r -1`',
     body,
     checks: [
-      { name: 'throughput vs `zip -r -1`, validation included', value: `${fmt(speedup)}x (${fmt(o.ms / 1000)} s vs ${fmt(z.ms / 1000)} s)`, target: '>= 2x', pass: speedup >= 2 },
-      { name: '`proving pack` peak RSS (worst run)', value: fmtMiB(maxRss), target: '< 256 MiB', pass: maxRss < 256 * 1024 },
+      {
+        name: 'throughput vs `zip -r -1`, validation included',
+        value: `${fmt(speedup)}x (${fmt(o.ms / 1000)} s vs ${fmt(z.ms / 1000)} s)`,
+        target: '>= 2x',
+        pass: speedup >= 2,
+      },
+      {
+        name: '`proving pack` peak RSS (worst run)',
+        value: fmtMiB(maxRss),
+        target: '< 256 MiB',
+        pass: maxRss < 256 * 1024,
+      },
     ],
     notes,
     seconds: (performance.now() - started) / 1000,

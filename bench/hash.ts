@@ -7,14 +7,21 @@
  * the chain through @scure/starknet's pedersen, one call per word, and its poseidonHashMany.
  */
 import { pedersen, poseidonHashMany } from '@scure/starknet'
-import { computeProgramHash, PROGRAM_HASH_VARIANTS, programHashChain, type ProgramHashVariant } from '../src/pie/index.ts'
+import {
+  computeProgramHash,
+  PROGRAM_HASH_VARIANTS,
+  programHashChain,
+  type ProgramHashVariant,
+} from '../src/pie/index.ts'
 import { syntheticProgram } from '../src/pie/generate/generate.ts'
 
 const [variant = '', wordsText] = process.argv.slice(2)
 const words = Number(wordsText)
 const VARIANTS: readonly string[] = [...PROGRAM_HASH_VARIANTS, 'scure-pedersen', 'scure-poseidon']
 if (!VARIANTS.includes(variant) || !Number.isSafeInteger(words) || words < 1) {
-  process.stderr.write(`usage: node bench/hash.ts <${VARIANTS.join('|')}> <words> (got ${JSON.stringify(variant)} ${JSON.stringify(wordsText)})\n`)
+  process.stderr.write(
+    `usage: node bench/hash.ts <${VARIANTS.join('|')}> <words> (got ${JSON.stringify(variant)} ${JSON.stringify(wordsText)})\n`,
+  )
   process.exit(2)
 }
 const program = { data: syntheticProgram(words, 1), builtins: ['output'], main: 6 }

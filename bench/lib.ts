@@ -21,7 +21,13 @@ export const RUN_DIR = join(TMP, 'run')
 /** The Node the project brings (devDependency `node`), not the system's. */
 export const NODE = process.execPath
 export const GNU_TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined
-export const PIE_FILES = ['metadata.json', 'memory.bin', 'additional_data.json', 'execution_resources.json', 'version.json']
+export const PIE_FILES = [
+  'metadata.json',
+  'memory.bin',
+  'additional_data.json',
+  'execution_resources.json',
+  'version.json',
+]
 
 // ---------------------------------------------------------------------------------------------
 // Results
@@ -67,7 +73,14 @@ export function median(values: number[]): number {
 
 export const mib = (bytes: number) => bytes / 1024 ** 2
 export const fmt = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a')
-export const fmtMs = (ms: number) => (Number.isFinite(ms) ? (ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`) : 'n/a')
+export const fmtMs = (ms: number) =>
+  Number.isFinite(ms)
+    ? ms >= 10_000
+      ? `${(ms / 1000).toFixed(1)} s`
+      : ms >= 1000
+        ? `${(ms / 1000).toFixed(2)} s`
+        : `${ms.toFixed(0)} ms`
+    : 'n/a'
 export const fmtMiB = (kib: number) => (Number.isFinite(kib) ? `${(kib / 1024).toFixed(0)} MiB` : 'n/a')
 
 export function table(header: string[], rows: (string | number)[][]): string {
@@ -137,7 +150,11 @@ export async function measure(command: string, args: string[], options: MeasureO
   }
   const started = performance.now()
   const result = await new Promise<{ stdout: string; stderr: string; code: number | null }>((resolve, reject) => {
-    const child = spawn(argv[0]!, argv.slice(1), { cwd: options.cwd ?? ROOT, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(argv[0]!, argv.slice(1), {
+      cwd: options.cwd ?? ROOT,
+      env: options.env ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
@@ -148,7 +165,9 @@ export async function measure(command: string, args: string[], options: MeasureO
   const ms = performance.now() - started
   const okCodes = options.okCodes ?? [0]
   if (!okCodes.includes(result.code ?? -1)) {
-    throw new Error(`${command} ${args.join(' ')} exited with ${result.code}:\n${(result.stderr || result.stdout).slice(-2000)}`)
+    throw new Error(
+      `${command} ${args.join(' ')} exited with ${result.code}:\n${(result.stderr || result.stdout).slice(-2000)}`,
+    )
   }
   let rssKiB = Number.NaN
   let cpuMs = Number.NaN
@@ -208,7 +227,11 @@ export type ServerProcess = {
   stop(): Promise<number>
 }
 
-export async function startServer(kind: 'emulator' | 'trivial' | 'discard', args: string[] = [], options: { cpus?: string } = {}): Promise<ServerProcess> {
+export async function startServer(
+  kind: 'emulator' | 'trivial' | 'discard',
+  args: string[] = [],
+  options: { cpus?: string } = {},
+): Promise<ServerProcess> {
   let argv = [NODE, join(BENCH, 'servers.ts'), kind, ...args]
   if (options.cpus && TASKSET) argv = [TASKSET, '-c', options.cpus, ...argv]
   const child = spawn(argv[0]!, argv.slice(1), { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] })
@@ -216,7 +239,9 @@ export async function startServer(kind: 'emulator' | 'trivial' | 'discard', args
   const iterator = lines[Symbol.asyncIterator]()
   const first = await Promise.race([
     iterator.next(),
-    new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`the ${kind} server exited with ${code} before listening`)))),
+    new Promise<never>((_, reject) =>
+      child.once('exit', (code) => reject(new Error(`the ${kind} server exited with ${code} before listening`))),
+    ),
   ])
   const announced = JSON.parse(String(first.value)) as { url: string; pid: number }
   let stopping: Promise<number> | undefined
@@ -257,7 +282,10 @@ export async function ensurePie(memory: string, ctx: FigureContext, seed = 1): P
   const marker = `${dir}.json`
   const wanted = JSON.stringify({ memoryBytes, seed, generator: 1 })
   await mkdir(TMP, { recursive: true })
-  const fresh = existsSync(marker) && readFileSync(marker, 'utf8') === wanted && PIE_FILES.every((name) => existsSync(join(dir, name)))
+  const fresh =
+    existsSync(marker) &&
+    readFileSync(marker, 'utf8') === wanted &&
+    PIE_FILES.every((name) => existsSync(join(dir, name)))
   if (!fresh) {
     ctx.log(`generating a PIE with a ${memory} memory.bin in ${dir} (cached for the next runs) ...`)
     await rm(dir, { recursive: true, force: true })
@@ -275,13 +303,20 @@ export async function ensurePie(memory: string, ctx: FigureContext, seed = 1): P
   }
   let inputBytes = 0
   for (const name of PIE_FILES) inputBytes += (await stat(join(dir, name))).size
-  return { dir, zip, inputBytes, memoryBytes: (await stat(join(dir, 'memory.bin'))).size, zipBytes: (await stat(zip)).size }
+  return {
+    dir,
+    zip,
+    inputBytes,
+    memoryBytes: (await stat(join(dir, 'memory.bin'))).size,
+    zipBytes: (await stat(zip)).size,
+  }
 }
 
 /** A file of exactly `bytes` bytes cut from the start of `source` (cached). */
 export async function ensureSlice(source: string, bytes: number, name: string): Promise<string> {
   const path = join(TMP, name)
-  if (existsSync(path) && statSync(path).size === bytes && statSync(path).mtimeMs >= statSync(source).mtimeMs) return path
+  if (existsSync(path) && statSync(path).size === bytes && statSync(path).mtimeMs >= statSync(source).mtimeMs)
+    return path
   await pipeline(createReadStream(source, { start: 0, end: bytes - 1 }), createWriteStream(path))
   return path
 }
@@ -323,7 +358,10 @@ export function ensureBuilt(ctx: FigureContext): Build {
   if (stale) {
     ctx.log('lib/ is older than src/: building it (tsc -p tsconfig.build.json) ...')
     try {
-      execFileSync(NODE, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe' })
+      execFileSync(NODE, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
+        cwd: ROOT,
+        stdio: 'pipe',
+      })
     } catch (error) {
       // tsc still writes its output on type errors; what matters is that it runs.
       const first = String((error as { stdout?: Buffer }).stdout ?? error).split('\n')[0]
@@ -333,7 +371,10 @@ export function ensureBuilt(ctx: FigureContext): Build {
   }
   build = existsSync(built)
     ? { from: 'lib', ...(note ? { note } : {}) }
-    : { from: 'src', note: 'lib/ could not be built: the client processes ran src/ (type stripping adds ~100 ms and ~30 MiB to each).' }
+    : {
+        from: 'src',
+        note: 'lib/ could not be built: the client processes ran src/ (type stripping adds ~100 ms and ~30 MiB to each).',
+      }
   return build
 }
 
@@ -353,7 +394,10 @@ export function productEnv(ctx: FigureContext, extra: NodeJS.ProcessEnv = {}): N
 // The machine
 
 /** The load average (1 / 5 / 15 min), formatted: "0.52 / 0.40 / 0.31". */
-export const loadAverage = () => loadavg().map((x) => x.toFixed(2)).join(' / ')
+export const loadAverage = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' / ')
 
 export function machine(): { lines: string[]; load: () => string; busy: () => boolean } {
   const osName = (() => {
@@ -392,13 +436,21 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /** What bench/startup-probe.mjs recorded of one process: the module files it loaded (deduplicated paths) and source-map use. */
-export type StartupProbe = { files: string[]; sourceMapCalls: string[]; sourceMapsEnabled: boolean | null; prepareStackTraceReplaced: boolean }
+export type StartupProbe = {
+  files: string[]
+  sourceMapCalls: string[]
+  sourceMapsEnabled: boolean | null
+  prepareStackTraceReplaced: boolean
+}
 
 /**
  * Runs `node --import bench/startup-probe.mjs <args>` once, unmeasured, and reads its record.
  * The process may fail on purpose (figure 3's input error); only a missing record is an error.
  */
-export async function probeStartup(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<StartupProbe> {
+export async function probeStartup(
+  args: string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv },
+): Promise<StartupProbe> {
   const out = join(RUN_DIR, 'startup-probe.json')
   await rm(out, { force: true })
   const code = await new Promise<number | null>((resolve, reject) => {
@@ -410,8 +462,18 @@ export async function probeStartup(args: string[], options: { cwd: string; env?:
     child.on('error', reject)
     child.on('close', resolve)
   })
-  if (!existsSync(out)) throw new Error(`the start-up probe (node ${args.join(' ')} in ${options.cwd}) wrote no record (exit ${code}); run it by hand to see why`)
+  if (!existsSync(out))
+    throw new Error(
+      `the start-up probe (node ${args.join(' ')} in ${options.cwd}) wrote no record (exit ${code}); run it by hand to see why`,
+    )
   const record = JSON.parse(readFileSync(out, 'utf8')) as Omit<StartupProbe, 'files'> & { loaded: string[] }
-  const files = [...new Set(record.loaded.map((url) => (url.startsWith('require:') ? url.slice(8) : fileURLToPath(url))))]
-  return { files, sourceMapCalls: record.sourceMapCalls, sourceMapsEnabled: record.sourceMapsEnabled, prepareStackTraceReplaced: record.prepareStackTraceReplaced }
+  const files = [
+    ...new Set(record.loaded.map((url) => (url.startsWith('require:') ? url.slice(8) : fileURLToPath(url)))),
+  ]
+  return {
+    files,
+    sourceMapCalls: record.sourceMapCalls,
+    sourceMapsEnabled: record.sourceMapsEnabled,
+    prepareStackTraceReplaced: record.prepareStackTraceReplaced,
+  }
 }

@@ -85,7 +85,9 @@ async function measure(command: string, args: string[], cwd = ROOT): Promise<Mea
     let out = ''
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
     child.on('error', reject)
-    child.on('close', (code) => (code === 0 ? resolvePromise(out) : reject(new Error(`${command} ${args.join(' ')} exited with ${code}`))))
+    child.on('close', (code) =>
+      code === 0 ? resolvePromise(out) : reject(new Error(`${command} ${args.join(' ')} exited with ${code}`)),
+    )
   })
   const seconds = (performance.now() - started) / 1000
   const rssKiB = Number((await readFile(rssFile, 'utf8')).trim().split('\n').pop())
@@ -114,12 +116,19 @@ async function ensurePie(): Promise<number> {
 
 type Row = { name: string; seconds: number; mibPerSecond: number; rssMiB: number; sizeBytes?: number; note?: string }
 
-async function series(name: string, run: (k: number) => Promise<Measure & { sizeBytes?: number }>, inputBytes: number, note?: string): Promise<Row> {
+async function series(
+  name: string,
+  run: (k: number) => Promise<Measure & { sizeBytes?: number }>,
+  inputBytes: number,
+  note?: string,
+): Promise<Row> {
   const results: (Measure & { sizeBytes?: number })[] = []
   for (let k = 0; k < runs; k++) {
     const result = await run(k)
     results.push(result)
-    process.stderr.write(`  ${name} run ${k + 1}: ${result.seconds.toFixed(2)} s, ${(result.rssKiB / 1024).toFixed(0)} MiB RSS\n`)
+    process.stderr.write(
+      `  ${name} run ${k + 1}: ${result.seconds.toFixed(2)} s, ${(result.rssKiB / 1024).toFixed(0)} MiB RSS\n`,
+    )
   }
   const seconds = median(results.map((r) => r.seconds))
   const sizes = results.map((r) => r.sizeBytes).filter((s): s is number => s !== undefined)
@@ -135,7 +144,9 @@ async function series(name: string, run: (k: number) => Promise<Measure & { size
 
 function version(command: string, args: string[], line = 0): string {
   try {
-    return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).split('\n')[line]!.trim()
+    return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+      .split('\n')
+      [line]!.trim()
   } catch {
     return 'unavailable'
   }
@@ -203,7 +214,10 @@ const validateRow = await series(
 )
 const inspectRow = await series(
   'inspectPie (pie.zip, with sha256)',
-  (k) => measure(NODE, [SELF, '--child', 'inspect', ours]).then((m) => (k === 0 && process.stderr.write(`  ${m.stdout}`), m)),
+  (k) =>
+    measure(NODE, [SELF, '--child', 'inspect', ours]).then(
+      (m) => (k === 0 && process.stderr.write(`  ${m.stdout}`), m),
+    ),
   memoryFileBytes,
   'throughput over the uncompressed memory.bin',
 )
@@ -214,7 +228,8 @@ const elapsed = (performance.now() - benchStarted) / 1000
 const [packRow, zipRow, pyRow] = rows as [Row, Row, Row]
 const ratio = (a: number, b: number) => (a / b).toFixed(2)
 const cpuModel = cpus()[0]?.model ?? 'unknown'
-const fmtSize = (bytes: number | undefined) => (bytes === undefined ? '' : `${mib(bytes).toFixed(1)} MiB (${((bytes / inputBytes) * 100).toFixed(1)}%)`)
+const fmtSize = (bytes: number | undefined) =>
+  bytes === undefined ? '' : `${mib(bytes).toFixed(1)} MiB (${((bytes / inputBytes) * 100).toFixed(1)}%)`
 
 const markdown = `# Packing benchmark
 

@@ -38,7 +38,16 @@ import { figureProveDir } from './fig10-prove-dir.ts'
 import { figureBatchScale } from './fig11-batch-scale.ts'
 import { figureEmulatorScale } from './fig12-emulator-scale.ts'
 import { figureKeyHistory } from './fig13-key-history.ts'
-import { BENCH, type Build, ensureBuilt, type FigureContext, type FigureResult, machine, RUN_DIR, table } from './lib.ts'
+import {
+  BENCH,
+  type Build,
+  ensureBuilt,
+  type FigureContext,
+  type FigureResult,
+  machine,
+  RUN_DIR,
+  table,
+} from './lib.ts'
 
 const { values } = parseArgs({
   options: {
@@ -75,7 +84,9 @@ const startedAt = new Date()
 const started = performance.now()
 const results: FigureResult[] = []
 // The client processes (figures 2, 5, 6, 9, 10, 11) and the import (8) run the compiled lib/, as users do: build it first if stale.
-const build: Build | undefined = selected.some(([id]) => [2, 5, 6, 8, 9, 10, 11, 13].includes(id)) ? ensureBuilt(ctx) : undefined
+const build: Build | undefined = selected.some(([id]) => [2, 5, 6, 8, 9, 10, 11, 13].includes(id))
+  ? ensureBuilt(ctx)
+  : undefined
 
 for (const [id, name, run] of selected) {
   log(`figure ${id}: ${name} ...`)
@@ -83,7 +94,8 @@ for (const [id, name, run] of selected) {
   try {
     const result = await run(ctx)
     results.push(result)
-    for (const check of result.checks) log(`  ${verdict(check.pass)} ${check.name}: ${check.value} (target ${check.target})`)
+    for (const check of result.checks)
+      log(`  ${verdict(check.pass)} ${check.name}: ${check.value} (target ${check.target})`)
     log(`  (${result.seconds.toFixed(0)} s)`)
   } catch (error) {
     log(`  figure ${id} failed: ${error instanceof Error ? error.stack : String(error)}`)
@@ -91,7 +103,14 @@ for (const [id, name, run] of selected) {
       id,
       title: name,
       body: '',
-      checks: [{ name: 'the measurement ran', value: `error: ${String(error instanceof Error ? error.message : error).split('\n')[0]}`, target: 'runs', pass: false }],
+      checks: [
+        {
+          name: 'the measurement ran',
+          value: `error: ${String(error instanceof Error ? error.message : error).split('\n')[0]}`,
+          target: 'runs',
+          pass: false,
+        },
+      ],
       notes: [],
       seconds: (performance.now() - figureStarted) / 1000,
     })
@@ -104,7 +123,9 @@ function verdict(pass: boolean | null): string {
   return pass === null ? 'INFO' : pass ? 'PASS' : 'FAIL'
 }
 
-const summary = results.flatMap((r) => r.checks.map((c) => [`${r.id}`, c.name, c.value, c.target, `**${verdict(c.pass)}**`]))
+const summary = results.flatMap((r) =>
+  r.checks.map((c) => [`${r.id}`, c.name, c.value, c.target, `**${verdict(c.pass)}**`]),
+)
 const failed = results.flatMap((r) => r.checks).filter((c) => c.pass === false).length
 const markdown = `# Benchmarks
 
@@ -127,11 +148,23 @@ ${results
 
 ${r.body}
 ${r.notes.length ? `\n${r.notes.map((note) => `- ${note}`).join('\n')}\n` : ''}
-${table(['check', 'measured', 'target', 'result'], r.checks.map((c) => [c.name, c.value, c.target, `**${verdict(c.pass)}**`]))}
-${r.checks.some((c) => c.note) ? `\n${r.checks.filter((c) => c.note).map((c) => `- ${c.name}: ${c.note}`).join('\n')}\n` : ''}
+${table(
+  ['check', 'measured', 'target', 'result'],
+  r.checks.map((c) => [c.name, c.value, c.target, `**${verdict(c.pass)}**`]),
+)}
+${
+  r.checks.some((c) => c.note)
+    ? `\n${r.checks
+        .filter((c) => c.note)
+        .map((c) => `- ${c.name}: ${c.note}`)
+        .join('\n')}\n`
+    : ''
+}
 (${r.seconds.toFixed(0)} s)
 `,
   )
   .join('\n')}`
 await writeFile(values.out, markdown)
-log(`\nwrote ${values.out} (${totalSeconds.toFixed(0)} s); ${failed === 0 ? 'every target holds' : `${failed} target(s) missed`}`)
+log(
+  `\nwrote ${values.out} (${totalSeconds.toFixed(0)} s); ${failed === 0 ? 'every target holds' : `${failed} target(s) missed`}`,
+)

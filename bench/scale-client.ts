@@ -12,7 +12,9 @@ import { Agent, buildConnector } from 'undici'
 
 // The compiled library (lib/, what users import) unless BENCH_PRODUCT=src says otherwise.
 const fromLib = process.env.BENCH_PRODUCT !== 'src' && existsSync(new URL('../lib/clients/proving.js', import.meta.url))
-const { ProvingClient } = (await import(fromLib ? '../lib/clients/proving.js' : '../src/clients/proving.ts')) as typeof import('../src/clients/proving.ts')
+const { ProvingClient } = (await import(
+  fromLib ? '../lib/clients/proving.js' : '../src/clients/proving.ts'
+)) as typeof import('../src/clients/proving.ts')
 
 const { values } = parseArgs({
   options: {
@@ -23,7 +25,9 @@ const { values } = parseArgs({
   },
 })
 if (!values.url || !values.zip) {
-  process.stderr.write('usage: node bench/scale-client.ts --url <url> --zip <pie.zip> [--count 1000] [--concurrency 32]\n')
+  process.stderr.write(
+    'usage: node bench/scale-client.ts --url <url> --zip <pie.zip> [--count 1000] [--concurrency 32]\n',
+  )
   process.exit(2)
 }
 const count = Number(values.count)

@@ -53,9 +53,14 @@ if (kind === 'emulator') {
   // What a status read answers, as a constant (by default the body the emulator sent for the
   // same read, saved by the bench): the emulator has to find the query and build its record.
   const { readFileSync } = await import('node:fs')
-  const body = values['body-file'] ? readFileSync(values['body-file'], 'utf8') : JSON.stringify({ provingQuery: { id: 'x', status: 'DONE' }, metadataUrls: [] })
+  const body = values['body-file']
+    ? readFileSync(values['body-file'], 'utf8')
+    : JSON.stringify({ provingQuery: { id: 'x', status: 'DONE' }, metadataUrls: [] })
   const server = createServer({ keepAliveTimeout: 10_000 }, (_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)) })
+    res.writeHead(200, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(Buffer.byteLength(body)),
+    })
     res.end(body)
   })
   server.listen(port, '127.0.0.1', () => announce(`http://127.0.0.1:${(server.address() as AddressInfo).port}`))
@@ -69,8 +74,14 @@ if (kind === 'emulator') {
     req.on('end', () => {
       bodies++
       bytes += size
-      const text = JSON.stringify({ provingQueryId: `00000000-0000-4000-8000-${String(bodies).padStart(12, '0')}`, receivedBytes: size })
-      res.writeHead(201, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(text)) })
+      const text = JSON.stringify({
+        provingQueryId: `00000000-0000-4000-8000-${String(bodies).padStart(12, '0')}`,
+        receivedBytes: size,
+      })
+      res.writeHead(201, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': String(Buffer.byteLength(text)),
+      })
       res.end(text)
     })
   })
@@ -80,6 +91,8 @@ if (kind === 'emulator') {
     return new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections()))
   })
 } else {
-  process.stderr.write('usage: node bench/servers.ts emulator|trivial|discard [--received-ms n] [--step-ms n] [--port n]\n')
+  process.stderr.write(
+    'usage: node bench/servers.ts emulator|trivial|discard [--received-ms n] [--step-ms n] [--port n]\n',
+  )
   process.exit(2)
 }

@@ -16,8 +16,12 @@ import { existsSync } from 'node:fs'
 
 // The compiled library (lib/, what users import) unless BENCH_PRODUCT=src says otherwise.
 const fromLib = process.env.BENCH_PRODUCT !== 'src' && existsSync(new URL('../lib/clients/proving.js', import.meta.url))
-const { ProvingClient } = (await import(fromLib ? '../lib/clients/proving.js' : '../src/clients/proving.ts')) as typeof import('../src/clients/proving.ts')
-const { closeDefaultDispatcher } = (await import(fromLib ? '../lib/core/http.js' : '../src/core/http.ts')) as typeof import('../src/core/http.ts')
+const { ProvingClient } = (await import(
+  fromLib ? '../lib/clients/proving.js' : '../src/clients/proving.ts'
+)) as typeof import('../src/clients/proving.ts')
+const { closeDefaultDispatcher } = (await import(
+  fromLib ? '../lib/core/http.js' : '../src/core/http.ts'
+)) as typeof import('../src/core/http.ts')
 
 const [baseUrl, file, mode] = process.argv.slice(2)
 if (!baseUrl || !file || (mode !== undefined && mode !== '--caller-dispatcher')) {
@@ -29,11 +33,19 @@ const client = new ProvingClient({ baseUrl, apiKey: 'bench-key', dispatcher })
 let bodyStartMs: number | undefined
 // Only watched: this channel hands over no chunk (unlike undici:request:bodyChunkSent).
 subscribe('undici:client:sendHeaders', (message) => {
-  if ((message as { request?: { method?: string } }).request?.method === 'POST') bodyStartMs ??= performance.now() - started
+  if ((message as { request?: { method?: string } }).request?.method === 'POST')
+    bodyStartMs ??= performance.now() - started
 })
 const started = performance.now()
-const { provingQueryId } = await client.submitPie({ pieZip: file, layout: 'auto', prover: 'svc_sharp', mockFactHash: false })
+const { provingQueryId } = await client.submitPie({
+  pieZip: file,
+  layout: 'auto',
+  prover: 'svc_sharp',
+  mockFactHash: false,
+})
 const submitMs = performance.now() - started
 await closeDefaultDispatcher()
 await dispatcher?.close()
-process.stdout.write(`${JSON.stringify({ provingQueryId, submitMs, bodyStartMs, maxRssKiB: process.resourceUsage().maxRSS })}\n`)
+process.stdout.write(
+  `${JSON.stringify({ provingQueryId, submitMs, bodyStartMs, maxRssKiB: process.resourceUsage().maxRSS })}\n`,
+)

@@ -27,6 +27,8 @@ if (existsSync(built)) {
 } else {
   const root = new URL('..', import.meta.url).pathname
   const sourcesToo = existsSync(sources) ? ', or run the sources with `node_modules/.bin/node src/cli/run.ts`' : ''
-  process.stderr.write(`proving: this copy of proving-kit has no build (lib/cli/run.js is missing): run \`npm run build\` in ${root}${sourcesToo}.\n`)
+  process.stderr.write(
+    `proving: this copy of proving-kit has no build (lib/cli/run.js is missing): run \`npm run build\` in ${root}${sourcesToo}.\n`,
+  )
   process.exit(2)
 }

@@ -61,11 +61,16 @@ export function renderTable(block: Block, root = ROOT): string {
   const metadata = readMetadata(block.action, root)
   if (block.kind === 'inputs') {
     const rows = Object.entries(metadata.inputs ?? {}).map(
-      ([name, input]) => `| \`${name}\` | ${input?.required === true ? 'yes' : 'no'} | ${defaultCell(input?.default)} | ${cell(input?.description)} |`,
+      ([name, input]) =>
+        `| \`${name}\` | ${input?.required === true ? 'yes' : 'no'} | ${defaultCell(input?.default)} | ${cell(input?.description)} |`,
     )
-    return rows.length ? ['| Input | Required | Default | Description |', '|---|---|---|---|', ...rows].join('\n') : '(no inputs)'
+    return rows.length
+      ? ['| Input | Required | Default | Description |', '|---|---|---|---|', ...rows].join('\n')
+      : '(no inputs)'
   }
-  const rows = Object.entries(metadata.outputs ?? {}).map(([name, output]) => `| \`${name}\` | ${cell(output?.description)} |`)
+  const rows = Object.entries(metadata.outputs ?? {}).map(
+    ([name, output]) => `| \`${name}\` | ${cell(output?.description)} |`,
+  )
   return rows.length ? ['| Output | Description |', '|---|---|', ...rows].join('\n') : '(no outputs)'
 }
 

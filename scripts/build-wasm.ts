@@ -36,13 +36,26 @@ type APIOptions = {
 type Asc = { main(argv: string[], options: APIOptions): Promise<{ error: Error | null }> }
 
 /** The compiler's flags: optimised for speed, the stub runtime (no GC: the JS side allocates once). */
-export const FLAGS = ['--optimizeLevel', '3', '--shrinkLevel', '0', '--runtime', 'stub', '--noAssert', '--initialMemory', '1']
+export const FLAGS = [
+  '--optimizeLevel',
+  '3',
+  '--shrinkLevel',
+  '0',
+  '--runtime',
+  'stub',
+  '--noAssert',
+  '--initialMemory',
+  '1',
+]
 
 /** The compiler, installed into scripts/wasm-tools/ from its lockfile when it is not there yet. */
 async function compiler(): Promise<Asc> {
   if (!existsSync(ASC)) {
     process.stderr.write('installing the AssemblyScript compiler into scripts/wasm-tools/ (npm ci)\n')
-    execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: TOOLS, stdio: ['ignore', 'ignore', 'inherit'] })
+    execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--ignore-scripts'], {
+      cwd: TOOLS,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    })
   }
   return ((await import(pathToFileURL(ASC).href)) as { default: Asc }).default
 }

@@ -12,7 +12,8 @@ export function changelogNotes(changelog: string, version: string): string {
   const lines = changelog.split(/\r?\n/)
   const heading = new RegExp(`^## \\[?v?${version.replace(/\./g, '\\.')}\\]?(?:\\s|$)`)
   const start = lines.findIndex((line) => heading.test(line))
-  if (start === -1) throw new Error(`CHANGELOG.md has no section for ${version} (a "## [${version}] - YYYY-MM-DD" heading)`)
+  if (start === -1)
+    throw new Error(`CHANGELOG.md has no section for ${version} (a "## [${version}] - YYYY-MM-DD" heading)`)
   const end = lines.findIndex((line, index) => index > start && /^## /.test(line))
   const notes = lines
     .slice(start + 1, end === -1 ? undefined : end)

@@ -52,10 +52,16 @@ export async function distSbom(version: string): Promise<object> {
   const packages = bundledPackages(await readFile(join(dist, 'licenses.txt'), 'utf8'))
   const locked = lockedVersions(JSON.parse(await readFile(join(ROOT, 'package-lock.json'), 'utf8')))
   const missing = packages.filter((pkg) => !locked.has(pkg.name)).map((pkg) => pkg.name)
-  if (missing.length) throw new Error(`dist/licenses.txt names packages package-lock.json does not install: ${missing.join(', ')}`)
+  if (missing.length)
+    throw new Error(`dist/licenses.txt names packages package-lock.json does not install: ${missing.join(', ')}`)
   const files = (await readdir(dist, { recursive: true })).filter((file) => file.endsWith('.js')).sort()
   const hashes = await Promise.all(
-    files.map(async (file) => ({ file, sha256: createHash('sha256').update(await readFile(join(dist, file))).digest('hex') })),
+    files.map(async (file) => ({
+      file,
+      sha256: createHash('sha256')
+        .update(await readFile(join(dist, file)))
+        .digest('hex'),
+    })),
   )
   return {
     bomFormat: 'CycloneDX',

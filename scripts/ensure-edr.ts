@@ -19,7 +19,9 @@ const require = createRequire(import.meta.url)
 
 function platformPackage(): string | undefined {
   if (platform === 'linux') {
-    const musl = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime === undefined
+    const musl =
+      (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header
+        ?.glibcVersionRuntime === undefined
     if (arch === 'x64' || arch === 'arm64') return `@nomicfoundation/edr-linux-${arch}-${musl ? 'musl' : 'gnu'}`
   }
   if (platform === 'darwin' && (arch === 'x64' || arch === 'arm64')) return `@nomicfoundation/edr-darwin-${arch}`
@@ -35,13 +37,30 @@ try {
 } catch {
   process.exit(0) // no EDR installed at all: nothing of ours to mend
 }
-const edr = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { optionalDependencies?: Record<string, string> }
+const edr = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  optionalDependencies?: Record<string, string>
+}
 const version = name ? edr.optionalDependencies?.[name] : undefined
 if (!name || !version) process.exit(0) // a platform EDR does not build for
 // Beside EDR in the same node_modules, where its loader looks first.
 if (!existsSync(join(root, '..', name.split('/')[1]!, 'package.json'))) {
-  process.stderr.write(`ensure-edr: ${name} is missing (npm skips it on a Node older than 22); installing ${name}@${version} without saving it.\n`)
+  process.stderr.write(
+    `ensure-edr: ${name} is missing (npm skips it on a Node older than 22); installing ${name}@${version} without saving it.\n`,
+  )
   const npm = process.env.npm_execpath
   const [command, args] = npm ? [process.execPath, [npm]] : ['npm', []]
-  execFileSync(command, [...args, 'install', '--no-save', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error', `${name}@${version}`], { stdio: 'inherit' })
+  execFileSync(
+    command,
+    [
+      ...args,
+      'install',
+      '--no-save',
+      '--ignore-scripts',
+      '--no-audit',
+      '--no-fund',
+      '--loglevel=error',
+      `${name}@${version}`,
+    ],
+    { stdio: 'inherit' },
+  )
 }

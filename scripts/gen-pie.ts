@@ -52,11 +52,19 @@ if (wordsText !== undefined && !wordsMatch) {
   process.stderr.write(`--program-words must be a count such as 1000, 10k or 1M, got ${wordsText}\n`)
   process.exit(2)
 }
-const programWords = wordsMatch ? Number(wordsMatch[1]) * { '': 1, k: 1000, m: 1_000_000 }[wordsMatch[2]!.toLowerCase() as '' | 'k' | 'm'] : undefined
+const programWords = wordsMatch
+  ? Number(wordsMatch[1]) * { '': 1, k: 1000, m: 1_000_000 }[wordsMatch[2]!.toLowerCase() as '' | 'k' | 'm']
+  : undefined
 
 try {
   const started = performance.now()
-  const generated = await generatePie({ outDir: positionals[0]!, memoryBytes: parseByteSize(values.memory), programWords, seed, shape })
+  const generated = await generatePie({
+    outDir: positionals[0]!,
+    memoryBytes: parseByteSize(values.memory),
+    programWords,
+    seed,
+    shape,
+  })
   const packed = values.zip ? await packPie(generated.dir, values.zip) : undefined
   const summary = {
     dir: generated.dir,

@@ -53,7 +53,10 @@ async function recordedVersion(): Promise<string> {
 async function fetchDocument(version: string): Promise<Document> {
   const dir = await mkdtemp(join(tmpdir(), 'github-openapi-'))
   try {
-    const out = execFileSync('npm', ['pack', `${PACKAGE}@${version}`, '--pack-destination', dir, '--json'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+    const out = execFileSync('npm', ['pack', `${PACKAGE}@${version}`, '--pack-destination', dir, '--json'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
     const tarball = (JSON.parse(out) as { filename: string }[])[0]!.filename.replace(/^@/, '').replace(/\//, '-')
     execFileSync('tar', ['-xzf', join(dir, tarball), '-C', dir, DOCUMENT])
     return JSON.parse(await readFile(join(dir, DOCUMENT), 'utf8')) as Document
@@ -84,7 +87,18 @@ function referencedComponents(document: Document, roots: Json[]): Record<string,
     }
   }
   // Sorted: the file is deterministic whatever order the walk took.
-  return Object.fromEntries(Object.keys(kept).sort().map((kind) => [kind, Object.fromEntries(Object.keys(kept[kind]!).sort().map((name) => [name, kept[kind]![name]!]))]))
+  return Object.fromEntries(
+    Object.keys(kept)
+      .sort()
+      .map((kind) => [
+        kind,
+        Object.fromEntries(
+          Object.keys(kept[kind]!)
+            .sort()
+            .map((name) => [name, kept[kind]![name]!]),
+        ),
+      ]),
+  )
 }
 
 export function subsetOf(document: Document, version: string, served: string[]): string {
@@ -106,7 +120,8 @@ export function subsetOf(document: Document, version: string, served: string[]):
     }
   }
   const missing = served.filter((id) => !found.has(id))
-  if (missing.length) throw new Error(`the stand-in serves operations GitHub's description lacks: ${missing.join(', ')}`)
+  if (missing.length)
+    throw new Error(`the stand-in serves operations GitHub's description lacks: ${missing.join(', ')}`)
   const subset = {
     openapi: (document as unknown as { openapi: string }).openapi,
     info: {
@@ -129,7 +144,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   if (check) {
     const committed = await readFile(SUBSET, 'utf8').catch(() => '')
     if (committed !== text) {
-      process.stderr.write(`${SUBSET} is not what ${PACKAGE}@${version} gives for the operations the stand-in serves: run node scripts/github-openapi.ts\n`)
+      process.stderr.write(
+        `${SUBSET} is not what ${PACKAGE}@${version} gives for the operations the stand-in serves: run node scripts/github-openapi.ts\n`,
+      )
       process.exit(1)
     }
     process.stdout.write(`${SUBSET} is current (${PACKAGE}@${version})\n`)

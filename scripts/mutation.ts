@@ -39,7 +39,14 @@ export function moduleScores(report: MutationReport): ModuleScore[] {
       const survived = count('Survived')
       const noCoverage = count('NoCoverage')
       const valid = killed + timedOut + survived + noCoverage
-      return { path, killed, survived, noCoverage, timedOut, score: valid === 0 ? null : (100 * (killed + timedOut)) / valid }
+      return {
+        path,
+        killed,
+        survived,
+        noCoverage,
+        timedOut,
+        score: valid === 0 ? null : (100 * (killed + timedOut)) / valid,
+      }
     })
     .sort((a, b) => a.path.localeCompare(b.path))
 }
@@ -50,20 +57,28 @@ export function judgeScores(scores: ModuleScore[], minimum = MINIMUM_SCORE): { l
     const score = module.score === null ? 'no mutants' : `${module.score.toFixed(2)}%`
     return `${module.path}: ${score} (killed ${module.killed}, timed out ${module.timedOut}, survived ${module.survived}, no coverage ${module.noCoverage})`
   })
-  const failing = scores.filter((module) => module.score !== null && module.score < minimum).map((module) => module.path)
+  const failing = scores
+    .filter((module) => module.score !== null && module.score < minimum)
+    .map((module) => module.path)
   return { lines, failing }
 }
 
 function main(): void {
   const root = fileURLToPath(new URL('..', import.meta.url))
-  const stryker = spawnSync(process.execPath, [join(root, 'node_modules', '@stryker-mutator', 'core', 'bin', 'stryker.js'), 'run', ...process.argv.slice(2)], { cwd: root, stdio: 'inherit' })
+  const stryker = spawnSync(
+    process.execPath,
+    [join(root, 'node_modules', '@stryker-mutator', 'core', 'bin', 'stryker.js'), 'run', ...process.argv.slice(2)],
+    { cwd: root, stdio: 'inherit' },
+  )
   if (stryker.status !== 0) process.exit(stryker.status ?? 1)
   const report = JSON.parse(readFileSync(join(root, 'reports', 'mutation', 'mutation.json'), 'utf8')) as MutationReport
   const { lines, failing } = judgeScores(moduleScores(report))
   console.log(`\nMutation score by module (minimum ${MINIMUM_SCORE}%):`)
   for (const line of lines) console.log(`  ${line}`)
   if (failing.length > 0) {
-    console.error(`Under ${MINIMUM_SCORE}%: ${failing.join(', ')}. Open reports/mutation/mutation.html for the mutants no test noticed.`)
+    console.error(
+      `Under ${MINIMUM_SCORE}%: ${failing.join(', ')}. Open reports/mutation/mutation.html for the mutants no test noticed.`,
+    )
     process.exit(1)
   }
 }

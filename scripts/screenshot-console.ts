@@ -27,7 +27,12 @@ const emulator = await startEmulator({ clock, apiKeys: [KEY], timing: { received
 /** The few fields of the answers this script reads. */
 type Answer = { provingQueryId: string; provingBucket: { id: string }; tasks: { webhook: { state: string } }[] }
 
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+async function call(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   const init: RequestInit = { method, headers: { ...headers } }
   if (body instanceof FormData) init.body = body
   else if (body !== undefined) {
@@ -42,24 +47,51 @@ async function call(method: string, path: string, body?: unknown, headers: Recor
 
 async function prove(fields: Record<string, string> = {}): Promise<string> {
   const form = new FormData()
-  for (const [name, value] of Object.entries({ declaredJobSize: 'XS', result: 'PROOF_VERIFICATION_ON_L2', ...fields })) form.append(name, value)
+  for (const [name, value] of Object.entries({ declaredJobSize: 'XS', result: 'PROOF_VERIFICATION_ON_L2', ...fields }))
+    form.append(name, value)
   form.append('pieFile', await openAsBlob(PIE), 'pie.zip')
   return (await call('POST', '/proving-query', form, { 'api-key': KEY })).provingQueryId
 }
 
 try {
   await prove({ externalId: 'release-v1.4.0' })
-  await call('POST', '/_emulator/next-query', { outcome: 'fail', atStep: 'PROOF_GENERATION', reason: 'Prover ran out of memory (emulated)', retriable: true })
+  await call('POST', '/_emulator/next-query', {
+    outcome: 'fail',
+    atStep: 'PROOF_GENERATION',
+    reason: 'Prover ran out of memory (emulated)',
+    retriable: true,
+  })
   await prove({ externalId: 'nightly-2026-11-25' })
-  const { provingBucket } = await call('POST', '/buckets', { externalId: 'batch-42', aggregatorVersion: 'v1' }, { 'api-key': KEY })
+  const { provingBucket } = await call(
+    'POST',
+    '/buckets',
+    { externalId: 'batch-42', aggregatorVersion: 'v1' },
+    { 'api-key': KEY },
+  )
   await prove({ bucketId: provingBucket.id, externalId: 'batch-42/0' })
   await prove({ bucketId: provingBucket.id, externalId: 'batch-42/1' })
-  await call('POST', '/tasks', taskBody({ webhook_url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/task` }), { 'x-api-key': KEY })
-  await call('POST', '/batch-query', {
-    destinationChainId: '11155111',
-    fee: '0',
-    data: { '11155111': { 'block:5382810': { accounts: { '0x75cec1db9dceb703200eaa6595f66885c962b920': { props: ['BALANCE'], slots: ['0x0'] } } } } },
-  }, { 'api-key': KEY })
+  await call(
+    'POST',
+    '/tasks',
+    taskBody({ webhook_url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/task` }),
+    { 'x-api-key': KEY },
+  )
+  await call(
+    'POST',
+    '/batch-query',
+    {
+      destinationChainId: '11155111',
+      fee: '0',
+      data: {
+        '11155111': {
+          'block:5382810': {
+            accounts: { '0x75cec1db9dceb703200eaa6595f66885c962b920': { props: ['BALANCE'], slots: ['0x0'] } },
+          },
+        },
+      },
+    },
+    { 'api-key': KEY },
+  )
   // Long enough for the task to end (its 5 stages, a minute and a handoff each).
   clock.advance(15 * 60_000)
   await prove({ externalId: 'pr-318' })
@@ -73,7 +105,15 @@ try {
 
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   })
   try {
     const page = await browser.newPage({ viewport: { width: 1200, height: 800 } })

@@ -47,20 +47,34 @@ if (!existsSync(NODE22)) {
   mkdirSync(PREFIX, { recursive: true })
   // The `node` package installs its binary with an install script: allowed for it alone, as the
   // project's package.json allows it for Node 24.
-  writeFileSync(join(PREFIX, 'package.json'), `${JSON.stringify({ name: 'node22', private: true, allowScripts: { node: true } }, null, 2)}\n`)
+  writeFileSync(
+    join(PREFIX, 'package.json'),
+    `${JSON.stringify({ name: 'node22', private: true, allowScripts: { node: true } }, null, 2)}\n`,
+  )
   process.stderr.write(`test-node22: installing node@22 into ${PREFIX}\n`)
-  execFileSync(npmCommand, [...npmArgs, 'install', '--no-save', '--no-audit', '--no-fund', '--loglevel=error', 'node@22'], { cwd: PREFIX, stdio: 'inherit' })
+  execFileSync(
+    npmCommand,
+    [...npmArgs, 'install', '--no-save', '--no-audit', '--no-fund', '--loglevel=error', 'node@22'],
+    { cwd: PREFIX, stdio: 'inherit' },
+  )
 }
 const version = execFileSync(NODE22, ['--version'], { encoding: 'utf8' }).trim()
 if (!/^v22\./.test(version)) throw new Error(`test-node22: ${NODE22} is ${version}, not Node 22`)
 
-if (!existsSync(join(ROOT, 'lib', 'cli', 'run.js'))) execFileSync(npmCommand, [...npmArgs, 'run', 'build'], { cwd: ROOT, stdio: 'inherit' })
+if (!existsSync(join(ROOT, 'lib', 'cli', 'run.js')))
+  execFileSync(npmCommand, [...npmArgs, 'run', 'build'], { cwd: ROOT, stdio: 'inherit' })
 
 process.stderr.write(`test-node22: the CLI and library cases on Node ${version}\n`)
 const run = spawnSync(
   NODE22,
   // The default reporter only: npm test's JSON report (test-results.json, for .ci/summary.mjs) stays as it was.
-  [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--reporter=default', ...NODE22_CASES, ...process.argv.slice(2)],
+  [
+    join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'),
+    'run',
+    '--reporter=default',
+    ...NODE22_CASES,
+    ...process.argv.slice(2),
+  ],
   { cwd: ROOT, stdio: 'inherit', env: { ...process.env, PROVING_TEST_NODE: NODE22 } },
 )
 process.exit(run.status ?? 1)

@@ -58,7 +58,11 @@ export type InputSpec = RequiredInput<unknown> | OptionalInput<unknown> | Defaul
 export type InputSpecs = Record<string, InputSpec>
 
 type ValueOf<S> =
-  S extends OptionalInput<infer T> ? T | undefined : S extends RequiredInput<infer T> | DefaultedInput<infer T> ? T : never
+  S extends OptionalInput<infer T>
+    ? T | undefined
+    : S extends RequiredInput<infer T> | DefaultedInput<infer T>
+      ? T
+      : never
 export type InputValues<S extends InputSpecs> = { [K in keyof S]: ValueOf<S[K]> }
 
 export type CrossCheck<S extends InputSpecs> = (context: {

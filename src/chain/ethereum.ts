@@ -40,7 +40,11 @@ export type EthereumNetworkInfo = {
  * service documents them and the Satellite repository's deployments/prod.json lists them.
  */
 export const ETHEREUM_NETWORKS: Readonly<Record<ChainNetwork, EthereumNetworkInfo>> = {
-  mainnet: { chainId: 1, factRegistry: '0x47312450B3Ac8b5b8e247a6bB6d523e7605bDb60', satellite: '0x2E6F182B06F37CbDC966Ff5471c7D98cec2bfe70' },
+  mainnet: {
+    chainId: 1,
+    factRegistry: '0x47312450B3Ac8b5b8e247a6bB6d523e7605bDb60',
+    satellite: '0x2E6F182B06F37CbDC966Ff5471c7D98cec2bfe70',
+  },
   sepolia: {
     chainId: 11155111,
     factRegistry: '0x07ec0D28e50322Eb0C159B9090ecF3aeA8346DFe',
@@ -112,9 +116,12 @@ export async function checkFactOnEthereum(options: CheckFactOnEthereumOptions): 
   // Mocked facts are only on the Satellite: asking for them without a kind means the Satellite.
   const kind = options.registryKind ?? (mocked ? 'satellite' : DEFAULT_ETHEREUM_REGISTRY_KIND)
   if (!ETHEREUM_REGISTRY_KINDS.includes(kind)) {
-    throw new InvalidInputError(`registryKind must be one of ${ETHEREUM_REGISTRY_KINDS.join(', ')} on Ethereum; got ${JSON.stringify(kind)}.`, {
-      input: 'registryKind',
-    })
+    throw new InvalidInputError(
+      `registryKind must be one of ${ETHEREUM_REGISTRY_KINDS.join(', ')} on Ethereum; got ${JSON.stringify(kind)}.`,
+      {
+        input: 'registryKind',
+      },
+    )
   }
   if (mocked && kind === 'sharp') {
     throw new InvalidInputError(
@@ -123,9 +130,12 @@ export async function checkFactOnEthereum(options: CheckFactOnEthereumOptions): 
     )
   }
   if (options.network !== undefined && !CHAIN_NETWORKS.includes(options.network)) {
-    throw new InvalidInputError(`network must be one of ${CHAIN_NETWORKS.join(', ')}; got ${JSON.stringify(options.network)}.`, {
-      input: 'network',
-    })
+    throw new InvalidInputError(
+      `network must be one of ${CHAIN_NETWORKS.join(', ')}; got ${JSON.stringify(options.network)}.`,
+      {
+        input: 'network',
+      },
+    )
   }
   const endpoint = rpcEndpoint(options.rpcUrl, 'rpcUrl', options.redactor, options.allowInsecureHttp)
   const viem = await import('viem')
@@ -187,16 +197,33 @@ export async function checkFactOnEthereum(options: CheckFactOnEthereumOptions): 
   if (!code || code === '0x') {
     throw new ChainError(
       `No contract at ${registry} on ${describeChain(chainId, network)} at block ${blockNumber}: it cannot be ${kind === 'satellite' ? 'the Satellite' : 'the fact registry'}.`,
-      { metaMessages: [`Check the registry address (${inputNames('fact-registry', 'registry')}) and that the RPC is on the chain it was deployed to.`], code: 'NO_CODE' },
+      {
+        metaMessages: [
+          `Check the registry address (${inputNames('fact-registry', 'registry')}) and that the RPC is on the chain it was deployed to.`,
+        ],
+        code: 'NO_CODE',
+      },
     )
   }
   const registered =
     kind === 'satellite'
       ? await call(SATELLITE_CALL, () =>
-          client.readContract({ address: registry, abi: SATELLITE_ABI, functionName: 'isCairoFactValid', args: [fact, mocked], blockNumber }),
+          client.readContract({
+            address: registry,
+            abi: SATELLITE_ABI,
+            functionName: 'isCairoFactValid',
+            args: [fact, mocked],
+            blockNumber,
+          }),
         )
       : await call(SHARP_CALL, () =>
-          client.readContract({ address: registry, abi: FACT_REGISTRY_ABI, functionName: 'isValid', args: [fact], blockNumber }),
+          client.readContract({
+            address: registry,
+            abi: FACT_REGISTRY_ABI,
+            functionName: 'isValid',
+            args: [fact],
+            blockNumber,
+          }),
         )
   return {
     chain: 'ethereum',
@@ -231,7 +258,13 @@ type Viem = typeof import('viem')
  * Transport failures (unreachable, timeout, 429, 5xx) are marked retryable, so a wait for
  * registration keeps polling through them; anything else ends it.
  */
-async function rpcCall<T>(viem: Viem, endpoint: RpcEndpoint, what: string, run: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+async function rpcCall<T>(
+  viem: Viem,
+  endpoint: RpcEndpoint,
+  what: string,
+  run: () => Promise<T>,
+  signal: AbortSignal | undefined,
+): Promise<T> {
   if (signal?.aborted) throw new AbortedError(`Cancelled before ${what}.`, { cause: signal.reason })
   try {
     return await run()
@@ -243,32 +276,53 @@ async function rpcCall<T>(viem: Viem, endpoint: RpcEndpoint, what: string, run: 
 
 function classify(viem: Viem, endpoint: RpcEndpoint, what: string, error: unknown): ChainError {
   const where = `the Ethereum RPC at ${endpoint.display}`
-  const details = endpoint.scrub(error instanceof viem.BaseError ? error.shortMessage : String((error as Error)?.message ?? error))
+  const details = endpoint.scrub(
+    error instanceof viem.BaseError ? error.shortMessage : String((error as Error)?.message ?? error),
+  )
   const cause = sanitizedCause(error, endpoint.scrub)
   const find = <E>(kind: abstract new (...args: never[]) => E): E | undefined =>
-    error instanceof viem.BaseError ? ((error.walk((inner) => inner instanceof kind) as E | null) ?? undefined) : undefined
+    error instanceof viem.BaseError
+      ? ((error.walk((inner) => inner instanceof kind) as E | null) ?? undefined)
+      : undefined
 
   const answered = find(viem.HttpRequestError) ?? find(viem.RpcRequestError)
   if (answered?.status !== undefined && isRedirect(answered.status)) {
     const redirect = describeRedirect(answered.status, answered.headers?.get('location'), endpoint.url)
-    return new ChainError(`${capitalise(where)} answered ${what} with ${redirect} (refused, not followed: the answer must come from the URL given).`, {
-      details,
-      cause,
-      status: answered.status,
-      code: 'RPC_REDIRECT',
-    })
+    return new ChainError(
+      `${capitalise(where)} answered ${what} with ${redirect} (refused, not followed: the answer must come from the URL given).`,
+      {
+        details,
+        cause,
+        status: answered.status,
+        code: 'RPC_REDIRECT',
+      },
+    )
   }
-  if (find(viem.ContractFunctionZeroDataError) || find(viem.ContractFunctionRevertedError) || find(viem.AbiDecodingZeroDataError)) {
-    const [asked, expected] = what === SATELLITE_CALL ? [SATELLITE_CALL, 'the Satellite'] : [SHARP_CALL, 'a fact registry']
-    return new ChainError(`The contract at the registry address did not answer ${asked} through ${where}: is it ${expected}?`, {
-      details,
-      cause,
-      code: 'NOT_A_REGISTRY',
-      metaMessages: [`${inputNames('registry-kind', 'registryKind')} chooses which contract is read.`],
-    })
+  if (
+    find(viem.ContractFunctionZeroDataError) ||
+    find(viem.ContractFunctionRevertedError) ||
+    find(viem.AbiDecodingZeroDataError)
+  ) {
+    const [asked, expected] =
+      what === SATELLITE_CALL ? [SATELLITE_CALL, 'the Satellite'] : [SHARP_CALL, 'a fact registry']
+    return new ChainError(
+      `The contract at the registry address did not answer ${asked} through ${where}: is it ${expected}?`,
+      {
+        details,
+        cause,
+        code: 'NOT_A_REGISTRY',
+        metaMessages: [`${inputNames('registry-kind', 'registryKind')} chooses which contract is read.`],
+      },
+    )
   }
   const timeout = find(viem.TimeoutError)
-  if (timeout) return new ChainError(`${capitalise(where)} did not answer ${what} in time.`, { details, cause, retryable: true, code: 'RPC_TIMEOUT' })
+  if (timeout)
+    return new ChainError(`${capitalise(where)} did not answer ${what} in time.`, {
+      details,
+      cause,
+      retryable: true,
+      code: 'RPC_TIMEOUT',
+    })
   const http = find(viem.HttpRequestError)
   if (http) {
     if (http.status === undefined) {

@@ -58,10 +58,13 @@ export function toBytes32(fact: bigint): `0x${string}` {
 /** A Starknet fact must be a field element; `input` names the argument in the error. */
 export function assertFelt(fact: bigint, input = 'fact'): bigint {
   if (fact >= STARK_PRIME) {
-    throw new InvalidInputError(`${input} is not a Starknet field element: check that you copied the Integrity fact hash, not the SHARP fact.`, {
-      input,
-      metaMessages: ['It is not below the Stark prime 2^251 + 17·2^192 + 1; an Integrity fact always is.'],
-    })
+    throw new InvalidInputError(
+      `${input} is not a Starknet field element: check that you copied the Integrity fact hash, not the SHARP fact.`,
+      {
+        input,
+        metaMessages: ['It is not below the Stark prime 2^251 + 17·2^192 + 1; an Integrity fact always is.'],
+      },
+    )
   }
   return fact
 }

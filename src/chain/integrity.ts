@@ -2,7 +2,13 @@ import { keccak as starknetKeccak } from '@scure/starknet'
 import { computeVerificationHash } from '../pie/facts/index.ts'
 import { shortString } from '../pie/hash/index.ts'
 import { feltHex } from './fact.ts'
-import type { ExpectedVerification, IntegrityVerification, JudgedVerification, StarknetRegistryKind, VerifierConfiguration } from './types.ts'
+import type {
+  ExpectedVerification,
+  IntegrityVerification,
+  JudgedVerification,
+  StarknetRegistryKind,
+  VerifierConfiguration,
+} from './types.ts'
 
 /**
  * Integrity's FactRegistry (HerodotusDev/integrity, src/contracts/fact_registry_interface.cairo):
@@ -97,10 +103,12 @@ export function decodeVerifications(felts: readonly (string | bigint)[]): Integr
   }
   const verifications: IntegrityVerification[] = []
   for (let i = 0; i < Number(count); i++) {
-    const [hash, bits, layout, hasher, stoneVersion, memoryVerification] = values.slice(1 + i * ELEMENT_SIZE, 1 + (i + 1) * ELEMENT_SIZE) as [
-      bigint, bigint, bigint, bigint, bigint, bigint,
-    ]
-    if (bits >= U32_LIMIT) throw new VerificationDecodeError(`verification ${i}: security_bits ${bits} does not fit a u32`)
+    const [hash, bits, layout, hasher, stoneVersion, memoryVerification] = values.slice(
+      1 + i * ELEMENT_SIZE,
+      1 + (i + 1) * ELEMENT_SIZE,
+    ) as [bigint, bigint, bigint, bigint, bigint, bigint]
+    if (bits >= U32_LIMIT)
+      throw new VerificationDecodeError(`verification ${i}: security_bits ${bits} does not fit a u32`)
     verifications.push({
       verificationHash: feltHex(hash),
       securityBits: Number(bits),
@@ -163,7 +171,10 @@ export function encodeVerifications(verifications: readonly IntegrityVerificatio
  * })
  * ```
  */
-export function makeVerification(fact: bigint, settings: VerifierConfiguration & { securityBits: number }): IntegrityVerification {
+export function makeVerification(
+  fact: bigint,
+  settings: VerifierConfiguration & { securityBits: number },
+): IntegrityVerification {
   return {
     verificationHash: feltHex(computeVerificationHash(fact, settings)),
     securityBits: settings.securityBits,
@@ -208,7 +219,10 @@ export function judgeVerifications(
  * settings and security bits of each verification whose hash recomputes) and what was required;
  * null when one counts.
  */
-export function whyNotRegistered(judged: readonly JudgedVerification[], expected: ExpectedVerification | null): string | null {
+export function whyNotRegistered(
+  judged: readonly JudgedVerification[],
+  expected: ExpectedVerification | null,
+): string | null {
   if (judged.some((verification) => verification.hashMatches && verification.meetsExpected)) return null
   if (judged.length === 0) return 'the registry holds no verification of this fact'
   const noun = judged.length === 1 ? 'verification' : 'verifications'
@@ -260,7 +274,9 @@ function meetsExpected(verification: IntegrityVerification, expected: ExpectedVe
 }
 
 function configurationFelts(configuration: VerifierConfiguration): bigint[] {
-  return [configuration.layout, configuration.hasher, configuration.stoneVersion, configuration.memoryVerification].map(writeShortString)
+  return [configuration.layout, configuration.hasher, configuration.stoneVersion, configuration.memoryVerification].map(
+    writeShortString,
+  )
 }
 
 /** Printable ASCII reads as text; anything else stays as its 0x hex so it is shown, not mangled. */
@@ -283,9 +299,12 @@ function isHexFallback(text: string): boolean {
 }
 
 function isShortStringText(configuration: VerifierConfiguration): boolean {
-  return [configuration.layout, configuration.hasher, configuration.stoneVersion, configuration.memoryVerification].every(
-    (text) => !isHexFallback(text) && text.length <= 31 && /^[\x20-\x7e]*$/.test(text),
-  )
+  return [
+    configuration.layout,
+    configuration.hasher,
+    configuration.stoneVersion,
+    configuration.memoryVerification,
+  ].every((text) => !isHexFallback(text) && text.length <= 31 && /^[\x20-\x7e]*$/.test(text))
 }
 
 function toBigInt(felt: string | bigint, index: number): bigint {

@@ -35,7 +35,9 @@ export function rpcEndpoint(
   try {
     parsed = new URL(trimmed)
   } catch {
-    throw new InvalidInputError(`${input} is not a valid URL: "${showUrl(trimmed)}"; give an absolute http(s) URL.`, { input })
+    throw new InvalidInputError(`${input} is not a valid URL: "${showUrl(trimmed)}"; give an absolute http(s) URL.`, {
+      input,
+    })
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     throw new InvalidInputError(`${input} must use http or https, got "${parsed.protocol}".`, { input })
@@ -46,7 +48,9 @@ export function rpcEndpoint(
       `${input} ${showUrl(parsed)} is plain http to another machine: use https, or allow it (${inputNames('allow-insecure-http', 'allowInsecureHttp')}).`,
       {
         input,
-        metaMessages: ["The key in the URL and the registry's answer would cross the network in clear: anyone on the way could say a fact is registered."],
+        metaMessages: [
+          "The key in the URL and the registry's answer would cross the network in clear: anyone on the way could say a fact is registered.",
+        ],
       },
     )
   }

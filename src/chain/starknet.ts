@@ -1,6 +1,13 @@
 import type { Dispatcher } from 'undici'
 import { z } from 'zod'
-import { AbortedError, ChainError, InvalidInputError, NetworkError, ProvingKitError, ServiceError } from '../core/errors.ts'
+import {
+  AbortedError,
+  ChainError,
+  InvalidInputError,
+  NetworkError,
+  ProvingKitError,
+  ServiceError,
+} from '../core/errors.ts'
 import { inputNames } from '../core/checks.ts'
 import { HttpClient } from '../core/http.ts'
 import { isRedirect } from '../core/http/network-rule.ts'
@@ -89,7 +96,11 @@ export const DEFAULT_STARKNET_REGISTRY_KIND: StarknetRegistryKind = 'satellite'
  * const registry = defaultStarknetRegistry('sepolia', 'integrity', false)
  * ```
  */
-export function defaultStarknetRegistry(network: ChainNetwork, kind: StarknetRegistryKind, mocked: boolean): string | null {
+export function defaultStarknetRegistry(
+  network: ChainNetwork,
+  kind: StarknetRegistryKind,
+  mocked: boolean,
+): string | null {
   const info = STARKNET_NETWORKS[network]
   if (kind === 'satellite') return info.satellite
   return mocked ? info.mockedFactRegistry : info.factRegistry
@@ -152,15 +163,21 @@ const ADDRESS_LIMIT = 1n << 251n
 export async function checkFactOnStarknet(options: CheckFactOnStarknetOptions): Promise<StarknetFactCheck> {
   const fact = assertFelt(parseFact(options.fact, 'fact'), 'fact')
   if (options.network !== undefined && !CHAIN_NETWORKS.includes(options.network)) {
-    throw new InvalidInputError(`network must be one of ${CHAIN_NETWORKS.join(', ')}; got ${JSON.stringify(options.network)}.`, {
-      input: 'network',
-    })
+    throw new InvalidInputError(
+      `network must be one of ${CHAIN_NETWORKS.join(', ')}; got ${JSON.stringify(options.network)}.`,
+      {
+        input: 'network',
+      },
+    )
   }
   const kind = options.registryKind ?? DEFAULT_STARKNET_REGISTRY_KIND
   if (!STARKNET_REGISTRY_KINDS.includes(kind)) {
-    throw new InvalidInputError(`registryKind must be one of ${STARKNET_REGISTRY_KINDS.join(', ')} on Starknet; got ${JSON.stringify(kind)}.`, {
-      input: 'registryKind',
-    })
+    throw new InvalidInputError(
+      `registryKind must be one of ${STARKNET_REGISTRY_KINDS.join(', ')} on Starknet; got ${JSON.stringify(kind)}.`,
+      {
+        input: 'registryKind',
+      },
+    )
   }
   const mocked = options.mocked === true
   let registry = options.registry === undefined ? undefined : parseAddress(options.registry)
@@ -180,10 +197,13 @@ export async function checkFactOnStarknet(options: CheckFactOnStarknetOptions): 
   if (registry === undefined) {
     const known = network ? defaultStarknetRegistry(network, kind, mocked) : null
     if (!known) {
-      throw new InvalidInputError(`Chain ${chainId} has no known ${describeKind(kind, mocked)}: give the registry address (${inputNames('fact-registry', 'registry')}).`, {
-        input: 'registry',
-        metaMessages: [`Or choose another registry kind (${inputNames('registry-kind', 'registryKind')}).`],
-      })
+      throw new InvalidInputError(
+        `Chain ${chainId} has no known ${describeKind(kind, mocked)}: give the registry address (${inputNames('fact-registry', 'registry')}).`,
+        {
+          input: 'registry',
+          metaMessages: [`Or choose another registry kind (${inputNames('registry-kind', 'registryKind')}).`],
+        },
+      )
     }
     registry = known
   }
@@ -251,15 +271,20 @@ export async function checkFactOnStarknet(options: CheckFactOnStarknetOptions): 
 export function decodeChainId(felt: bigint): string {
   const hex = felt.toString(16)
   const bytes = Buffer.from(hex.length % 2 ? `0${hex}` : hex, 'hex')
-  return felt > 0n && bytes.length <= 31 && bytes.every((byte) => byte >= 0x20 && byte < 0x7f) ? bytes.toString('latin1') : feltHex(felt)
+  return felt > 0n && bytes.length <= 31 && bytes.every((byte) => byte >= 0x20 && byte < 0x7f)
+    ? bytes.toString('latin1')
+    : feltHex(felt)
 }
 
 function parseAddress(text: string): string {
   const trimmed = text.trim()
   if (!/^0x[0-9a-fA-F]{1,64}$/.test(trimmed) || BigInt(trimmed) >= ADDRESS_LIMIT) {
-    throw new InvalidInputError(`registry ${JSON.stringify(trimmed)} is not a Starknet contract address (0x hex below 2^251).`, {
-      input: 'registry',
-    })
+    throw new InvalidInputError(
+      `registry ${JSON.stringify(trimmed)} is not a Starknet contract address (0x hex below 2^251).`,
+      {
+        input: 'registry',
+      },
+    )
   }
   return feltHex(BigInt(trimmed))
 }
@@ -270,17 +295,23 @@ function validateExpected(expected: ExpectedVerification): ExpectedVerification 
     const value = expected[key]
     if (value === undefined) continue
     if (value.length === 0 || value.length > 31 || !/^[\x20-\x7e]+$/.test(value)) {
-      throw new InvalidInputError(`expected ${key} ${JSON.stringify(value)} is not a Cairo short string (1 to 31 ASCII characters).`, {
-        input: key,
-      })
+      throw new InvalidInputError(
+        `expected ${key} ${JSON.stringify(value)} is not a Cairo short string (1 to 31 ASCII characters).`,
+        {
+          input: key,
+        },
+      )
     }
     result[key] = value
   }
   if (expected.securityBits !== undefined) {
     if (!Number.isInteger(expected.securityBits) || expected.securityBits < 0 || expected.securityBits >= 2 ** 32) {
-      throw new InvalidInputError(`expected securityBits must be a whole number from 0 to 2^32 - 1; got ${expected.securityBits}.`, {
-        input: 'securityBits',
-      })
+      throw new InvalidInputError(
+        `expected securityBits must be a whole number from 0 to 2^32 - 1; got ${expected.securityBits}.`,
+        {
+          input: 'securityBits',
+        },
+      )
     }
     result.securityBits = expected.securityBits
   }
@@ -364,20 +395,33 @@ class StarknetRpc {
       const { code, message, data } = body.error
       const details = this.#endpoint.scrub(`${message}${data === undefined ? '' : `: ${summarise(data)}`}`)
       if (code === METHOD_NOT_FOUND) {
-        throw new JsonRpcError(`The Starknet RPC at ${this.#endpoint.display} does not know ${method}: is it a Starknet JSON-RPC endpoint?`, {
-          rpcCode: code, data, details,
-        })
+        throw new JsonRpcError(
+          `The Starknet RPC at ${this.#endpoint.display} does not know ${method}: is it a Starknet JSON-RPC endpoint?`,
+          {
+            rpcCode: code,
+            data,
+            details,
+          },
+        )
       }
       throw new JsonRpcError(`The Starknet RPC at ${this.#endpoint.display} answered ${method} with error ${code}.`, {
-        rpcCode: code, data, details, retryable: code === BLOCK_NOT_FOUND,
+        rpcCode: code,
+        data,
+        details,
+        retryable: code === BLOCK_NOT_FOUND,
       })
     }
     const parsed = schema.safeParse(body.result)
     if (!parsed.success) {
-      throw new ChainError(`The Starknet RPC at ${this.#endpoint.display} answered ${method} with an unexpected result.`, {
-        details: this.#endpoint.scrub(`result ${summarise(body.result)}: ${parsed.error.issues[0]?.message ?? 'invalid'}`),
-        code: 'RPC_BAD_RESULT',
-      })
+      throw new ChainError(
+        `The Starknet RPC at ${this.#endpoint.display} answered ${method} with an unexpected result.`,
+        {
+          details: this.#endpoint.scrub(
+            `result ${summarise(body.result)}: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+          ),
+          code: 'RPC_BAD_RESULT',
+        },
+      )
     }
     return parsed.data
   }
@@ -397,14 +441,20 @@ class StarknetRpc {
       cause: sanitizedCause(error, this.#endpoint.scrub),
       status,
       retryable,
-      code: error instanceof NetworkError ? 'RPC_UNREACHABLE' : status !== undefined && isRedirect(status) ? 'RPC_REDIRECT' : 'RPC_HTTP_ERROR',
+      code:
+        error instanceof NetworkError
+          ? 'RPC_UNREACHABLE'
+          : status !== undefined && isRedirect(status)
+            ? 'RPC_REDIRECT'
+            : 'RPC_HTTP_ERROR',
     })
   }
 }
 
 /** "Integrity's FactRegistry", "the Satellite", "Integrity's mocked FactRegistry", for messages. */
 function describeKind(kind: StarknetRegistryKind, mocked: boolean, article: 'a' | 'the' = 'a'): string {
-  if (kind === 'satellite') return `${article === 'a' ? 'Satellite' : 'the Satellite'}${mocked ? ' (mocked facts)' : ''}`
+  if (kind === 'satellite')
+    return `${article === 'a' ? 'Satellite' : 'the Satellite'}${mocked ? ' (mocked facts)' : ''}`
   return mocked ? "Integrity's mocked FactRegistry" : "Integrity's FactRegistry"
 }
 
@@ -412,21 +462,39 @@ function definedOnly(expected: ExpectedVerification): ExpectedVerification {
   return Object.fromEntries(Object.entries(expected).filter(([, value]) => value !== undefined)) as ExpectedVerification
 }
 
-function explainCallError(error: unknown, registry: string, where: string, endpoint: RpcEndpoint, kind: StarknetRegistryKind, mocked: boolean): unknown {
+function explainCallError(
+  error: unknown,
+  registry: string,
+  where: string,
+  endpoint: RpcEndpoint,
+  kind: StarknetRegistryKind,
+  mocked: boolean,
+): unknown {
   if (!(error instanceof JsonRpcError)) return error
   if (error.rpcCode === CONTRACT_NOT_FOUND) {
-    return new ChainError(`No contract at ${registry} on ${where}: it cannot be ${describeKind(kind, mocked, 'the')}.`, {
-      metaMessages: [`Check the registry address (${inputNames('fact-registry', 'registry')}) and that the RPC is on the chain it was deployed to.`],
-      details: error.details,
-      code: 'NO_CODE',
-    })
+    return new ChainError(
+      `No contract at ${registry} on ${where}: it cannot be ${describeKind(kind, mocked, 'the')}.`,
+      {
+        metaMessages: [
+          `Check the registry address (${inputNames('fact-registry', 'registry')}) and that the RPC is on the chain it was deployed to.`,
+        ],
+        details: error.details,
+        code: 'NO_CODE',
+      },
+    )
   }
   if (error.rpcCode === ENTRYPOINT_NOT_FOUND || error.rpcCode === CONTRACT_ERROR) {
-    return new ChainError(`The contract at ${registry} on ${where} did not answer ${GET_ALL_VERIFICATIONS}: is it ${describeKind(kind, mocked, 'the')}?`, {
-      details: error.details,
-      code: 'NOT_A_REGISTRY',
-      metaMessages: [`Read through the Starknet RPC at ${endpoint.display}.`, `${inputNames('registry-kind', 'registryKind')} chooses which contract is read.`],
-    })
+    return new ChainError(
+      `The contract at ${registry} on ${where} did not answer ${GET_ALL_VERIFICATIONS}: is it ${describeKind(kind, mocked, 'the')}?`,
+      {
+        details: error.details,
+        code: 'NOT_A_REGISTRY',
+        metaMessages: [
+          `Read through the Starknet RPC at ${endpoint.display}.`,
+          `${inputNames('registry-kind', 'registryKind')} chooses which contract is read.`,
+        ],
+      },
+    )
   }
   return error
 }

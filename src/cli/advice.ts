@@ -4,7 +4,14 @@
  * refused, and `proving emulator` when nothing listens at the built-in emulator's address. The
  * library's own messages speak to every caller (a script, the action), so they carry none of it.
  */
-import { NetworkError, type NextStepWords, ProvingKitError, ServiceError, type WaitedFor, wordNextStep } from '../core/errors.ts'
+import {
+  NetworkError,
+  type NextStepWords,
+  ProvingKitError,
+  ServiceError,
+  type WaitedFor,
+  wordNextStep,
+} from '../core/errors.ts'
 import { serviceLine } from '../core/service-text.ts'
 import { showUrl } from '../core/redact.ts'
 import type { Origins } from './context.ts'
@@ -12,7 +19,8 @@ import { EMULATOR_URL, PROFILE_FIELDS } from './profiles.ts'
 
 const RESUME: Readonly<Record<WaitedFor['kind'], (id: string, waited: WaitedFor) => string>> = {
   // The kind the ended wait's gate expected goes with it: a resumed wait never expects less.
-  query: (id, waited) => `proving query wait ${id}${waited.expectedResult ? ` --expect-result ${waited.expectedResult}` : ''}`,
+  query: (id, waited) =>
+    `proving query wait ${id}${waited.expectedResult ? ` --expect-result ${waited.expectedResult}` : ''}`,
   task: (id) => `proving task wait ${id}`,
   'batch query': (id) => `proving storage status ${id} --wait`,
   bucket: (id) => `proving bucket close ${id} --wait`,
@@ -20,7 +28,12 @@ const RESUME: Readonly<Record<WaitedFor['kind'], (id: string, waited: WaitedFor)
 
 /** `Resume with: proving query wait q-1` for an error that ended a wait (timed out, cancelled); else undefined. */
 export function resumeAdvice(error: unknown): string | undefined {
-  const ended = error instanceof ProvingKitError ? (error.walk((link) => (link as { waitedFor?: WaitedFor }).waitedFor !== undefined) as { waitedFor: WaitedFor } | null) : null
+  const ended =
+    error instanceof ProvingKitError
+      ? (error.walk((link) => (link as { waitedFor?: WaitedFor }).waitedFor !== undefined) as {
+          waitedFor: WaitedFor
+        } | null)
+      : null
   return ended ? `Resume with: ${RESUME[ended.waitedFor.kind](ended.waitedFor.id, ended.waitedFor)}` : undefined
 }
 
@@ -37,10 +50,15 @@ const NEXT_STEP: NextStepWords = {
   'read-task': (step) => `Read it with \`proving task status ${shown(step.id)}\`.`,
   'create-api-key': () => 'Create one with `proving auth keys create --name <name>`.',
   'show-challenge': () => 'See the challenge with `proving auth login --show-challenge`; check --auth-url.',
-  'clear-journal': (step) => (step.key ? `Remove it with \`proving journal clear ${step.key}\`.` : '`proving journal clear --all` removes every entry.'),
+  'clear-journal': (step) =>
+    step.key
+      ? `Remove it with \`proving journal clear ${step.key}\`.`
+      : '`proving journal clear --all` removes every entry.',
   'follow-candidates': (step) => {
     const ids = step.ids.map(shown).join(', ') || 'see `proving query list`'
-    const clear = step.key ? `; once none of them is this PIE's, remove the entry: \`proving journal clear ${step.key}\` (not --new: it would pay twice)` : ''
+    const clear = step.key
+      ? `; once none of them is this PIE's, remove the entry: \`proving journal clear ${step.key}\` (not --new: it would pay twice)`
+      : ''
     return `Follow them with \`proving query wait <id>\` (${ids})${clear}.`
   },
 }
@@ -69,7 +87,9 @@ export function cliAdvice(error: unknown, context: AdviceContext): string[] {
   const refused = error.walk((link) => link instanceof NetworkError && link.code === 'ECONNREFUSED')
   if (refused && address && sameOrigin(address.url, EMULATOR_URL)) {
     const instead = context.options.includes('emulator') ? ', or add --emulator to run one for this command' : ''
-    return [`Nothing listens at ${EMULATOR_URL} (${address.origin}), the built-in emulator's address: start it with \`proving emulator\` in another terminal${instead}.`]
+    return [
+      `Nothing listens at ${EMULATOR_URL} (${address.origin}), the built-in emulator's address: start it with \`proving emulator\` in another terminal${instead}.`,
+    ]
   }
   return []
 }

@@ -5,7 +5,8 @@ import { activeProfile, PROFILE_FIELDS, profileValueFor } from './profiles.ts'
 import { closestWord } from './suggest.ts'
 
 const PROFILE_ENVS: Set<string> = new Set(Object.values(PROFILE_FIELDS).map((field) => field.env))
-const serviceOf = (variable: string) => Object.values(PROFILE_FIELDS).find((field) => field.env === variable)?.service ?? 'service'
+const serviceOf = (variable: string) =>
+  Object.values(PROFILE_FIELDS).find((field) => field.env === variable)?.service ?? 'service'
 import { redact, type SecretRedactor, showUrl } from '../core/redact.ts'
 import { serviceLine } from '../core/service-text.ts'
 import type { Logger } from '../core/runtime.ts'
@@ -46,10 +47,14 @@ export type OptionSpecs = Readonly<Record<string, OptionSpec>>
 
 /** The value a flag has once parsed: the option's spec gives its type. */
 export type OptionValue<O extends OptionSpec> = O extends { type: 'boolean' }
-  ? O extends { default: boolean } ? boolean : boolean | undefined
+  ? O extends { default: boolean }
+    ? boolean
+    : boolean | undefined
   : O extends { multiple: true }
     ? string[] | undefined
-    : O extends { default: string } ? string : string | undefined
+    : O extends { default: string }
+      ? string
+      : string | undefined
 
 /**
  * A command's parsed flags, its own and the global ones, each typed by its spec. The
@@ -78,7 +83,9 @@ export type CommandSpec<O extends OptionSpecs = OptionSpecs> = {
  * Declares a command; its `run` gets `context.values` typed by `options` (a string flag with a
  * default is a string, a switch a boolean, a repeatable flag a string[]).
  */
-export function defineCommand<const O extends OptionSpecs = Record<never, OptionSpec>>(spec: CommandSpec<O>): CommandSpec<O> {
+export function defineCommand<const O extends OptionSpecs = Record<never, OptionSpec>>(
+  spec: CommandSpec<O>,
+): CommandSpec<O> {
   return spec
 }
 
@@ -115,7 +122,7 @@ export const PROFILE_OPTION = {
   profile: {
     type: 'string',
     valueName: '<name>',
-    description: 'Services\' addresses from this profile (else PROVING_PROFILE; see `proving config show`).',
+    description: "Services' addresses from this profile (else PROVING_PROFILE; see `proving config show`).",
   },
 } as const satisfies OptionSpecs
 
@@ -159,7 +166,7 @@ export const SERVICE_OPTIONS = {
     type: 'string',
     valueName: '<auto|docs|production>',
     env: 'PROVING_READ_PATHS',
-    description: 'Where queries are read: the /docs/ paths, production\'s, or auto (finds out).',
+    description: "Where queries are read: the /docs/ paths, production's, or auto (finds out).",
   },
 } as const satisfies OptionSpecs
 
@@ -170,7 +177,12 @@ export const SERVICE_OPTIONS = {
 export function waitOptions(waits: string) {
   return {
     wait: { type: 'boolean', description: waits },
-    timeout: { type: 'string', valueName: '<duration>', description: 'With --wait: give up after this long (90s, 30m, 2h).', default: '2h' },
+    timeout: {
+      type: 'string',
+      valueName: '<duration>',
+      description: 'With --wait: give up after this long (90s, 30m, 2h).',
+      default: '2h',
+    },
     ...MAX_RPS_OPTION,
   } as const satisfies OptionSpecs
 }
@@ -196,7 +208,10 @@ export const MAX_REQUESTS_PER_SECOND_LIMIT = 1_000
 export function parseMaxRps(text: string, input = '--max-rps'): number {
   const value = Number(text.trim())
   if (!/^\s*\d+(\.\d+)?\s*$/.test(text) || !(value >= 0.1) || value > MAX_REQUESTS_PER_SECOND_LIMIT) {
-    throw new InvalidInputError(`${input} must be a number of requests per second from 0.1 to ${MAX_REQUESTS_PER_SECOND_LIMIT}; got ${JSON.stringify(text)}.`, { input })
+    throw new InvalidInputError(
+      `${input} must be a number of requests per second from 0.1 to ${MAX_REQUESTS_PER_SECOND_LIMIT}; got ${JSON.stringify(text)}.`,
+      { input },
+    )
   }
   return value
 }
@@ -207,7 +222,12 @@ export const DEFAULT_PAGE_SIZE = 20
 /** --limit and --offset of a list, the same on every list. */
 export function pageOptions(items: string, max: number) {
   return {
-    limit: { type: 'string', valueName: '<n>', description: `${items} per page, 1 to ${max}.`, default: String(DEFAULT_PAGE_SIZE) },
+    limit: {
+      type: 'string',
+      valueName: '<n>',
+      description: `${items} per page, 1 to ${max}.`,
+      default: String(DEFAULT_PAGE_SIZE),
+    },
     offset: { type: 'string', valueName: '<n>', description: `${items} to skip.`, default: '0' },
   } as const satisfies OptionSpecs
 }
@@ -225,7 +245,8 @@ export function pageSummary(page: { shown: number; offset: number; limit: number
   const left = total === undefined ? 0 : Math.min(limit, total - last)
   const more = total === undefined && shown === limit
   if (offset === 0 && left <= 0 && !more) return `Showing all ${shown}.`
-  const next = left > 0 ? `--offset ${last} for the next ${left}` : more ? `--offset ${last} for more, if any` : 'the last page'
+  const next =
+    left > 0 ? `--offset ${last} for the next ${left}` : more ? `--offset ${last} for more, if any` : 'the last page'
   const which = shown === 1 ? `${last}` : `${offset + 1}-${last}`
   return `Showing ${which}${total === undefined ? '' : ` of ${total}`}; ${next}.`
 }
@@ -238,7 +259,9 @@ export async function parseCommandArgs<O extends OptionSpecs>(
   const options = commandOptions(spec)
   const parsed = parseOrExplain(spec, options, negativeValuesJoined(argv, options))
   const values = { ...parsed.values } as Values
-  const origins: Record<string, string> = Object.fromEntries(Object.keys(parsed.values).map((name) => [name, `--${name}`]))
+  const origins: Record<string, string> = Object.fromEntries(
+    Object.keys(parsed.values).map((name) => [name, `--${name}`]),
+  )
   const fromEnv = fillFromEnv(options, values, origins, env)
   const profileFlag = typeof parsed.values.profile === 'string' ? parsed.values.profile : undefined
   const warnings = values.help ? [] : await fillFromProfile(options, values, origins, env, { profileFlag, fromEnv })
@@ -258,14 +281,19 @@ function negativeValuesJoined(argv: string[], options: OptionSpecs): string[] {
   for (let index = 0; index < argv.length; index++) {
     const name = /^--([\w-]+)$/.exec(argv[index]!)?.[1]
     const value = argv[index + 1]
-    if (name && options[name]?.type === 'string' && value !== undefined && /^-\d/.test(value)) args.push(`${argv[index++]}=${value}`)
+    if (name && options[name]?.type === 'string' && value !== undefined && /^-\d/.test(value))
+      args.push(`${argv[index++]}=${value}`)
     else args.push(argv[index]!)
   }
   return args
 }
 
 /** node:util's parseArgs over the command's flags; a refusal says the nearest flag and where the usage is. */
-function parseOrExplain(spec: CommandSpec, options: OptionSpecs, args: string[]): { values: Values; positionals: string[] } {
+function parseOrExplain(
+  spec: CommandSpec,
+  options: OptionSpecs,
+  args: string[],
+): { values: Values; positionals: string[] } {
   const config: ParseArgsConfig = {
     args,
     allowPositionals: true,
@@ -273,7 +301,11 @@ function parseOrExplain(spec: CommandSpec, options: OptionSpecs, args: string[])
     options: Object.fromEntries(
       Object.entries(options).map(([name, option]) => [
         name,
-        { type: option.type, ...(option.short ? { short: option.short } : {}), ...(option.multiple ? { multiple: true } : {}) },
+        {
+          type: option.type,
+          ...(option.short ? { short: option.short } : {}),
+          ...(option.multiple ? { multiple: true } : {}),
+        },
       ]),
     ),
   }
@@ -281,18 +313,29 @@ function parseOrExplain(spec: CommandSpec, options: OptionSpecs, args: string[])
     const parsed = parseArgs(config)
     return { values: parsed.values as Values, positionals: parsed.positionals }
   } catch (error) {
-    const unknown = (error as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /'(--?[^']+)'/.exec((error as Error).message)?.[1] : undefined
+    const unknown =
+      (error as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
+        ? /'(--?[^']+)'/.exec((error as Error).message)?.[1]
+        : undefined
     const flags = Object.keys(options).map((name) => `--${name}`)
     const suggestion = unknown?.startsWith('--') ? closestWord(unknown.split('=')[0]!, flags) : undefined
     const hint = suggestion ? ` Did you mean ${suggestion}?` : ''
-    throw new InvalidInputError(`${cleanParseMessage((error as Error).message)}${hint} Run \`proving ${spec.path.join(' ')} --help\` for usage.`, {
-      input: spec.path.join(' '),
-    })
+    throw new InvalidInputError(
+      `${cleanParseMessage((error as Error).message)}${hint} Run \`proving ${spec.path.join(' ')} --help\` for usage.`,
+      {
+        input: spec.path.join(' '),
+      },
+    )
   }
 }
 
 /** The flags the command line did not give, from their variables, then their defaults; returns those a variable gave. */
-function fillFromEnv(options: OptionSpecs, values: Values, origins: Record<string, string>, env: NodeJS.ProcessEnv): [name: string, variable: string][] {
+function fillFromEnv(
+  options: OptionSpecs,
+  values: Values,
+  origins: Record<string, string>,
+  env: NodeJS.ProcessEnv,
+): [name: string, variable: string][] {
   const fromEnv: [name: string, variable: string][] = []
   for (const [name, option] of Object.entries(options)) {
     if (values[name] === undefined && option.env && env[option.env] !== undefined && env[option.env] !== '') {
@@ -319,7 +362,9 @@ async function fillFromProfile(
   given: { profileFlag: string | undefined; fromEnv: [name: string, variable: string][] },
 ): Promise<string[]> {
   const warnings: string[] = []
-  const missing = Object.entries(options).filter(([name, option]) => values[name] === undefined && option.env && PROFILE_ENVS.has(option.env))
+  const missing = Object.entries(options).filter(
+    ([name, option]) => values[name] === undefined && option.env && PROFILE_ENVS.has(option.env),
+  )
   const overridden = given.profileFlag ? given.fromEnv.filter(([, variable]) => PROFILE_ENVS.has(variable)) : []
   if (!missing.length && !overridden.length) return warnings
   const active = await activeProfile(typeof values.profile === 'string' ? values.profile : undefined, env)
@@ -327,7 +372,8 @@ async function fillFromProfile(
     const value = profileValueFor(active, option.env)
     if (value === undefined) continue
     values[name] = value
-    origins[name] = `profile ${active!.name} (${(active!.profile as { source?: string }).source === 'built-in' ? 'built-in' : `in ${active!.configPath}`})`
+    origins[name] =
+      `profile ${active!.name} (${(active!.profile as { source?: string }).source === 'built-in' ? 'built-in' : `in ${active!.configPath}`})`
   }
   for (const [name, variable] of overridden) {
     const fromProfile = profileValueFor(active, variable)
@@ -346,13 +392,20 @@ function checkPositionals(spec: CommandSpec, positionals: string[]): void {
   if (!spec.positionals) return
   const { min, max } = spec.positionals
   const usage = `usage is \`proving ${spec.path.join(' ')}${spec.args ? ` ${spec.args}` : ''}\``
-  if (positionals.length < min) throw new InvalidInputError(`Missing ${spec.args ?? 'argument'}: ${usage}.`, { input: spec.args })
-  if (positionals.length > max) throw new InvalidInputError(`Unexpected argument ${JSON.stringify(positionals[max])}: ${usage}.`, { input: positionals[max] })
+  if (positionals.length < min)
+    throw new InvalidInputError(`Missing ${spec.args ?? 'argument'}: ${usage}.`, { input: spec.args })
+  if (positionals.length > max)
+    throw new InvalidInputError(`Unexpected argument ${JSON.stringify(positionals[max])}: ${usage}.`, {
+      input: positionals[max],
+    })
 }
 
 function cleanParseMessage(message: string): string {
   // node's messages end with hints for script authors ("To specify a positional argument ...").
-  const first = message.split('\n')[0]!.replace(/\. To specify.*$/, '.').trim()
+  const first = message
+    .split('\n')[0]!
+    .replace(/\. To specify.*$/, '.')
+    .trim()
   const sentence = first.endsWith('.') ? first : `${first}.`
   // `--offset -1`: the value looks like a flag. node's own hint for that one is worth keeping.
   const dash = /To specify an option argument starting with a dash use '([^']+)'/.exec(message)
@@ -361,7 +414,8 @@ function cleanParseMessage(message: string): string {
 
 export function createLogger(io: CliIO, options: { debug: boolean; json: boolean; redactor: SecretRedactor }): Logger {
   // One line per message: a status or reason the library quotes cannot start a line of its own.
-  const write = (prefix: string, message: string) => io.stderr(`${prefix}${serviceLine(redact(message, options.redactor), Number.POSITIVE_INFINITY)}\n`)
+  const write = (prefix: string, message: string) =>
+    io.stderr(`${prefix}${serviceLine(redact(message, options.redactor), Number.POSITIVE_INFINITY)}\n`)
   return {
     debug: (message) => (options.debug ? write('debug: ', message) : undefined),
     info: (message) => (options.json ? undefined : write('', message)),
@@ -375,13 +429,19 @@ export function createLogger(io: CliIO, options: { debug: boolean; json: boolean
 /** Durations: "90" (seconds), "90s", "30m", "2h", "500ms". */
 export function parseDuration(text: string, flag: string): number {
   if (/^\s*-/.test(text)) {
-    throw new InvalidInputError(`--${flag} must be positive: a duration such as 90s, 30m or 2h; got ${JSON.stringify(text)}.`, { input: `--${flag}` })
+    throw new InvalidInputError(
+      `--${flag} must be positive: a duration such as 90s, 30m or 2h; got ${JSON.stringify(text)}.`,
+      { input: `--${flag}` },
+    )
   }
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/i.exec(text)
   if (!match) {
-    throw new InvalidInputError(`--${flag} must be a duration such as 90, 90s, 30m or 2h; got ${JSON.stringify(text)}.`, {
-      input: `--${flag}`,
-    })
+    throw new InvalidInputError(
+      `--${flag} must be a duration such as 90, 90s, 30m or 2h; got ${JSON.stringify(text)}.`,
+      {
+        input: `--${flag}`,
+      },
+    )
   }
   const amount = Number(match[1])
   const unit = (match[2] ?? 's').toLowerCase()
@@ -397,9 +457,12 @@ export function parseDuration(text: string, flag: string): number {
 
 export function parseInteger(text: string, flag: string, min: number, max: number): number {
   if (!/^\s*-?\d+\s*$/.test(text) || Number(text) < min || Number(text) > max) {
-    throw new InvalidInputError(`--${flag} must be a whole number from ${min} to ${max}; got ${JSON.stringify(text)}.`, {
-      input: `--${flag}`,
-    })
+    throw new InvalidInputError(
+      `--${flag} must be a whole number from ${min} to ${max}; got ${JSON.stringify(text)}.`,
+      {
+        input: `--${flag}`,
+      },
+    )
   }
   return Number(text)
 }

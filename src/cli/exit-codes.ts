@@ -62,5 +62,8 @@ const SEVERITY: number[] = [EXIT.ok, EXIT.remoteFailure, EXIT.timeout, EXIT.serv
 
 /** The most severe of several exit codes (0 for none). */
 export function worstExitCode(codes: readonly number[]): number {
-  return codes.reduce((worst, code) => (SEVERITY.indexOf(code) > SEVERITY.indexOf(worst) ? code : worst), EXIT.ok as number)
+  return codes.reduce(
+    (worst, code) => (SEVERITY.indexOf(code) > SEVERITY.indexOf(worst) ? code : worst),
+    EXIT.ok as number,
+  )
 }

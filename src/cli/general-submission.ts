@@ -26,23 +26,36 @@ export const GENERAL_FIELD_OPTIONS = {
     valueName: '<kind>',
     description: `What the query is for: ${RESULTS.join(', ')}.`,
   },
-  'cairo-version': { type: 'string', valueName: '<cairo0|cairo1>', description: 'Cairo version of the program (default cairo0).' },
+  'cairo-version': {
+    type: 'string',
+    valueName: '<cairo0|cairo1>',
+    description: 'Cairo version of the program (default cairo0).',
+  },
   'cairo-vm': { type: 'string', valueName: '<rust|python>', description: 'Cairo VM that runs it (default rust).' },
-  network: { type: 'string', valueName: '<TESTNET|MAINNET>', description: 'Network the proof is verified for (default TESTNET).' },
+  network: {
+    type: 'string',
+    valueName: '<TESTNET|MAINNET>',
+    description: 'Network the proof is verified for (default TESTNET).',
+  },
   'declared-job-size': {
     type: 'string',
     valueName: '<XS|S|M|L>',
-    description: 'Declared job size (default: from the PIE\'s n_steps; XS without a PIE). Too small fails the job.',
+    description: "Declared job size (default: from the PIE's n_steps; XS without a PIE). Too small fails the job.",
   },
   'external-id': { type: 'string', valueName: '<id>', description: 'Your own identifier for the query (searchable).' },
   'dedup-id': {
     type: 'string',
     valueName: '<id>',
-    description: 'Idempotency id: the same id never creates a second query (default: derived from the files and fields).',
+    description:
+      'Idempotency id: the same id never creates a second query (default: derived from the files and fields).',
   },
   hints: { type: 'string', valueName: '<name>', description: `Hints: ${HINTS.join(', ')}.` },
   'sharp-prover': { type: 'string', valueName: '<stone|stwo>', description: 'SHARP prover to use.' },
-  'bucket-id': { type: 'string', valueName: '<id>', description: 'Add the query to this OPEN bucket (`proving bucket create`).' },
+  'bucket-id': {
+    type: 'string',
+    valueName: '<id>',
+    description: 'Add the query to this OPEN bucket (`proving bucket create`).',
+  },
   'bucket-job-index': {
     type: 'string',
     valueName: '<n>',
@@ -51,31 +64,44 @@ export const GENERAL_FIELD_OPTIONS = {
 } as const satisfies OptionSpecs
 
 /** The fields as the client takes them, the source and the signal aside. */
-export type GeneralFields = Omit<SubmitQueryOptions, 'pieZip' | 'programFile' | 'inputFile' | 'programHash' | 'signal' | 'declaredJobSize'> & {
+export type GeneralFields = Omit<
+  SubmitQueryOptions,
+  'pieZip' | 'programFile' | 'inputFile' | 'programHash' | 'signal' | 'declaredJobSize'
+> & {
   declaredJobSize?: JobSize | undefined
 }
 
 /** Whether any flag of the general submission was given (so `prove` uses POST /proving-query). */
 export function hasGeneralFields(context: CommandContext<typeof GENERAL_FIELD_OPTIONS>): boolean {
-  return (Object.keys(GENERAL_FIELD_OPTIONS) as (keyof typeof GENERAL_FIELD_OPTIONS)[]).some((name) => context.values[name] !== undefined)
+  return (Object.keys(GENERAL_FIELD_OPTIONS) as (keyof typeof GENERAL_FIELD_OPTIONS)[]).some(
+    (name) => context.values[name] !== undefined,
+  )
 }
 
 /** Reads and checks every general flag; every problem is an InvalidInputError naming its flag. */
-export function readGeneralFields(context: CommandContext<typeof GENERAL_FIELD_OPTIONS>, defaults: { result?: string } = {}): GeneralFields {
+export function readGeneralFields(
+  context: CommandContext<typeof GENERAL_FIELD_OPTIONS>,
+  defaults: { result?: string } = {},
+): GeneralFields {
   const text = (name: keyof typeof GENERAL_FIELD_OPTIONS) => {
     const value = context.values[name]?.trim()
-    if (value === '') throw new InvalidInputError(`--${name} must not be empty; omit it for the default.`, { input: `--${name}` })
+    if (value === '')
+      throw new InvalidInputError(`--${name} must not be empty; omit it for the default.`, { input: `--${name}` })
     return value
   }
   const bucketJobIndex = text('bucket-job-index')
   const bucketId = text('bucket-id')
   if (bucketJobIndex !== undefined && bucketId === undefined) {
-    throw new InvalidInputError('--bucket-job-index needs --bucket-id: the index is a position in that bucket.', { input: '--bucket-job-index' })
+    throw new InvalidInputError('--bucket-job-index needs --bucket-id: the index is a position in that bucket.', {
+      input: '--bucket-job-index',
+    })
   }
   const externalId = text('external-id')
   const dedupId = text('dedup-id')
   if (dedupId !== undefined && dedupId.length > 128) {
-    throw new InvalidInputError('--dedup-id is longer than 128 characters; use a shorter identifier.', { input: '--dedup-id' })
+    throw new InvalidInputError('--dedup-id is longer than 128 characters; use a shorter identifier.', {
+      input: '--dedup-id',
+    })
   }
   return {
     result: flagEnum(text('result') ?? defaults.result, 'result', RESULTS),
@@ -89,7 +115,8 @@ export function readGeneralFields(context: CommandContext<typeof GENERAL_FIELD_O
     hints: openFlag(context, text('hints'), 'hints', HINTS),
     sharpProver: openFlag(context, text('sharp-prover'), 'sharp-prover', SHARP_PROVERS),
     bucketId,
-    bucketJobIndex: bucketJobIndex === undefined ? undefined : parseInteger(bucketJobIndex, 'bucket-job-index', 0, 2_147_483_647),
+    bucketJobIndex:
+      bucketJobIndex === undefined ? undefined : parseInteger(bucketJobIndex, 'bucket-job-index', 0, 2_147_483_647),
   }
 }
 
@@ -99,7 +126,9 @@ export function readGeneralFields(context: CommandContext<typeof GENERAL_FIELD_O
  */
 export function checkCombination(fields: GeneralFields, source: { hasInput: boolean }): void {
   if (fields.cairoVersion === 'cairo1' && fields.cairoVm === 'python') {
-    throw new InvalidInputError('--cairo-version cairo1 runs on the rust VM only: drop --cairo-vm python.', { input: '--cairo-vm' })
+    throw new InvalidInputError('--cairo-version cairo1 runs on the rust VM only: drop --cairo-vm python.', {
+      input: '--cairo-vm',
+    })
   }
   if (source.hasInput && (fields.cairoVersion ?? 'cairo0') === 'cairo0' && (fields.cairoVm ?? 'rust') === 'rust') {
     throw new InvalidInputError(
@@ -109,14 +138,21 @@ export function checkCombination(fields: GeneralFields, source: { hasInput: bool
   }
 }
 
-function openFlag(context: CommandContext, value: string | undefined, flag: string, known: readonly string[]): string | undefined {
+function openFlag(
+  context: CommandContext,
+  value: string | undefined,
+  flag: string,
+  known: readonly string[],
+): string | undefined {
   return value === undefined ? undefined : checkOpenEnum(value, `--${flag}`, known, context.logger)
 }
 
 function flagEnum<T extends string>(value: string | undefined, flag: string, allowed: readonly T[]): T | undefined {
   if (value === undefined) return undefined
   if (!(allowed as readonly string[]).includes(value)) {
-    throw new InvalidInputError(`--${flag} must be one of ${allowed.join(', ')}; got ${JSON.stringify(value)}.`, { input: `--${flag}` })
+    throw new InvalidInputError(`--${flag} must be one of ${allowed.join(', ')}; got ${JSON.stringify(value)}.`, {
+      input: `--${flag}`,
+    })
   }
   return value as T
 }

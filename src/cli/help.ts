@@ -36,7 +36,7 @@ const GROUP_SUMMARIES: Readonly<Record<string, string>> = {
   task: 'Submit, follow and list data-processor tasks.',
   storage: 'Submit and follow storage-proof batch queries.',
   auth: 'Sign in with a wallet; create, list and revoke API keys.',
-  config: 'Show the profiles and where each service\'s address comes from.',
+  config: "Show the profiles and where each service's address comes from.",
 }
 
 const EXAMPLES = [
@@ -114,7 +114,11 @@ function paragraph(lines: readonly string[]): string[] {
 
 /** One command's help: usage, summary, details, and every flag it takes. */
 export function helpText(spec: CommandSpec): string {
-  const lines = [`Usage: proving ${spec.path.join(' ')}${spec.args ? ` ${spec.args}` : ''} [options]`, '', ...paragraph([spec.summary])]
+  const lines = [
+    `Usage: proving ${spec.path.join(' ')}${spec.args ? ` ${spec.args}` : ''} [options]`,
+    '',
+    ...paragraph([spec.summary]),
+  ]
   if (spec.details?.length) lines.push('', ...paragraph(spec.details))
   lines.push('', 'Options:')
   for (const [name, option] of Object.entries(commandOptions(spec))) {
@@ -122,7 +126,9 @@ export function helpText(spec: CommandSpec): string {
     const extra = [
       option.env ? `env ${option.env}` : '',
       // A description that already says its default (`(default 4)`, `(default: any ...)`) is not given a second one.
-      option.default !== undefined && option.default !== false && !/\bdefault\b/.test(option.description) ? `default ${option.default}` : '',
+      option.default !== undefined && option.default !== false && !/\bdefault\b/.test(option.description)
+        ? `default ${option.default}`
+        : '',
     ].filter(Boolean)
     lines.push(...twoColumns(flag, `${option.description}${extra.length ? ` (${extra.join('; ')})` : ''}`, FLAG_COLUMN))
   }
@@ -131,7 +137,9 @@ export function helpText(spec: CommandSpec): string {
 
 /** One line per command: its words and arguments, then its summary. */
 function commandLines(commands: readonly CommandSpec[]): string[] {
-  return commands.flatMap((spec) => twoColumns(`${spec.path.join(' ')}${spec.args ? ` ${spec.args}` : ''}`, spec.summary, COMMAND_COLUMN))
+  return commands.flatMap((spec) =>
+    twoColumns(`${spec.path.join(' ')}${spec.args ? ` ${spec.args}` : ''}`, spec.summary, COMMAND_COLUMN),
+  )
 }
 
 /** `proving task --help`: the group's commands. */
@@ -152,9 +160,16 @@ export function topLevelHelp(commands: readonly CommandSpec[]): string {
   const known = new Set(SECTIONS.flatMap((section) => section.words))
   const sections = SECTIONS.map((section, index) => ({
     title: section.title,
-    words: [...section.words.filter((word) => firstWords.includes(word)), ...(index === SECTIONS.length - 1 ? firstWords.filter((word) => !known.has(word)) : [])],
+    words: [
+      ...section.words.filter((word) => firstWords.includes(word)),
+      ...(index === SECTIONS.length - 1 ? firstWords.filter((word) => !known.has(word)) : []),
+    ],
   }))
-  const lines = [`proving ${VERSION}: prove Cairo programs with a STARK proving service, or its built-in emulator.`, '', 'Usage: proving <command> [options]']
+  const lines = [
+    `proving ${VERSION}: prove Cairo programs with a STARK proving service, or its built-in emulator.`,
+    '',
+    'Usage: proving <command> [options]',
+  ]
   for (const section of sections) {
     lines.push('', `${section.title}:`)
     for (const word of section.words) {
@@ -163,7 +178,9 @@ export function topLevelHelp(commands: readonly CommandSpec[]): string {
       if (single) lines.push(...commandLines([single]))
       else {
         const subcommands = [...new Set(specs.map((spec) => spec.path.slice(1).join(' ')))]
-        lines.push(...twoColumns(`${word} <command>`, GROUP_SUMMARIES[word] ?? `${subcommands.join(', ')}.`, COMMAND_COLUMN))
+        lines.push(
+          ...twoColumns(`${word} <command>`, GROUP_SUMMARIES[word] ?? `${subcommands.join(', ')}.`, COMMAND_COLUMN),
+        )
       }
     }
   }
@@ -173,7 +190,11 @@ export function topLevelHelp(commands: readonly CommandSpec[]): string {
     ...EXAMPLES.map((line) => `  $ ${line}`),
     '',
     'Run `proving help <command>` (or `proving <command> --help`) for its options and subcommands.',
-    ...wrap('Exit codes: 0 success, 1 remote failure (query FAILED, facts differ), 2 bad input or usage, 3 service or network error, 4 timed out, 130 interrupted.', HELP_WIDTH, 12),
+    ...wrap(
+      'Exit codes: 0 success, 1 remote failure (query FAILED, facts differ), 2 bad input or usage, 3 service or network error, 4 timed out, 130 interrupted.',
+      HELP_WIDTH,
+      12,
+    ),
     `Docs: ${DOCS_URL}`,
   )
   return lines.join('\n')

@@ -15,8 +15,14 @@ export async function withLocalEmulator(
   const given = context.values['base-url']
   // Only an address given on the command line conflicts; a variable's or a profile's is set-up.
   const { activeProfile } = await import('./profiles.ts')
-  if (given && context.io.env.PROVING_BASE_URL !== given && (await activeProfile(context.values.profile, context.io.env))?.profile.baseUrl !== given) {
-    throw new InvalidInputError('--emulator and --base-url exclude each other: drop one of them.', { input: '--emulator' })
+  if (
+    given &&
+    context.io.env.PROVING_BASE_URL !== given &&
+    (await activeProfile(context.values.profile, context.io.env))?.profile.baseUrl !== given
+  ) {
+    throw new InvalidInputError('--emulator and --base-url exclude each other: drop one of them.', {
+      input: '--emulator',
+    })
   }
   const { startEmulator } = await import('../emulator/index.ts')
   const emulator = await startEmulator({ logger: context.logger })

@@ -7,7 +7,15 @@ import { jsonOutputValue } from './json-output.ts'
 import { VERSION } from '../core/version.ts'
 import { COMMANDS } from './commands/index.ts'
 import { type AdviceContext, cliAdvice, nextStepAdvice, resumeAdvice } from './advice.ts'
-import { type CliIO, type CommandContext, type CommandSpec, commandOptions, createLogger, parseCommandArgs, parseMaxRps } from './context.ts'
+import {
+  type CliIO,
+  type CommandContext,
+  type CommandSpec,
+  commandOptions,
+  createLogger,
+  parseCommandArgs,
+  parseMaxRps,
+} from './context.ts'
 import { EXIT, exitCodeFor } from './exit-codes.ts'
 import { groupHelp, helpText, topLevelHelp } from './help.ts'
 import { closestWord } from './suggest.ts'
@@ -42,7 +50,8 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     return EXIT.ok
   }
   // `proving help prove`, `proving help auth keys`: the same as `proving prove --help`.
-  if (argv[0] === 'help' || argv[0] === '--help' || argv[0] === '-h') return main([...argv.slice(1).filter((arg) => !arg.startsWith('-')), '--help'], options)
+  if (argv[0] === 'help' || argv[0] === '--help' || argv[0] === '-h')
+    return main([...argv.slice(1).filter((arg) => !arg.startsWith('-')), '--help'], options)
 
   const found = findCommand(argv)
   if (!found) return unknownCommand(io, argv, redactor)
@@ -81,12 +90,20 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
 /** `proving <words>` that names no command: a group's help, or the unknown word and what it may have meant. */
 function unknownCommand(io: CliIO, argv: string[], redactor: SecretRedactor): number {
   // The deepest group the leading words name (`proving auth keys --help` as `proving task --help`).
-  const leading = argv.slice(0, Math.max(argv.findIndex((arg) => arg.startsWith('-') || arg === 'help'), 0) || argv.length)
+  const leading = argv.slice(
+    0,
+    Math.max(
+      argv.findIndex((arg) => arg.startsWith('-') || arg === 'help'),
+      0,
+    ) || argv.length,
+  )
   let words = leading
   let group: CommandSpec[] = []
   for (let depth = leading.length; depth >= 1 && group.length === 0; depth--) {
     words = leading.slice(0, depth)
-    group = COMMANDS.filter((spec) => spec.path.length > depth && words.every((word, index) => spec.path[index] === word))
+    group = COMMANDS.filter(
+      (spec) => spec.path.length > depth && words.every((word, index) => spec.path[index] === word),
+    )
   }
   const rest = argv.slice(words.length)
   if (group.length && (rest.length === 0 || rest[0] === '--help' || rest[0] === '-h' || rest[0] === 'help')) {
@@ -103,8 +120,14 @@ function unknownCommand(io: CliIO, argv: string[], redactor: SecretRedactor): nu
   const typed = argv[depth] ?? ''
   const choices = [...new Set((group.length ? group : COMMANDS).map((spec) => spec.path[depth]!))]
   // `proving --verison`: the top level's own flags.
-  const suggestion = typed.startsWith('-') ? (depth === 0 ? closestWord(typed, ['--help', '--version']) : undefined) : closestWord(typed, choices)
-  const mean = suggestion ? ` did you mean \`proving ${[...argv.slice(0, depth), suggestion].join(' ')}\`? Otherwise` : ''
+  const suggestion = typed.startsWith('-')
+    ? depth === 0
+      ? closestWord(typed, ['--help', '--version'])
+      : undefined
+    : closestWord(typed, choices)
+  const mean = suggestion
+    ? ` did you mean \`proving ${[...argv.slice(0, depth), suggestion].join(' ')}\`? Otherwise`
+    : ''
   const message = group.length
     ? `Unknown command \`proving ${argv.slice(0, depth + 1).join(' ')}\`:${mean} use one of ${group.map((spec) => spec.path.join(' ')).join(', ')}.`
     : `Unknown command \`proving ${argv[0]}\`:${mean ? `${mean} run` : ' run'} \`proving --help\` for the list of commands.`
@@ -158,7 +181,8 @@ function commandContext(
     // Progress is for a person watching: stderr, also with --json (stdout stays pure JSON), not
     // with -q (a script that asked for the id alone). One line each: a status or step the
     // service sent cannot start a line of its own.
-    progress: (line) => (parsed.values.quiet === true ? undefined : io.stderr(`${serviceLine(redact(line, redactor))}\n`)),
+    progress: (line) =>
+      parsed.values.quiet === true ? undefined : io.stderr(`${serviceLine(redact(line, redactor))}\n`),
     fail: (error) => reportError(io, error, { debug, json, redactor }),
   }
 }
@@ -173,7 +197,11 @@ function terminalSafe(io: CliIO): CliIO {
 
 /** The command the leading words name (the longest match, by its name or a former one), and how many words that took. */
 function findCommand(argv: string[]): { spec: CommandSpec; words: number } | undefined {
-  const matches = COMMANDS.flatMap((spec) => [spec.path, ...(spec.aliases ?? [])].filter((path) => path.every((word, index) => argv[index] === word)).map((path) => ({ spec, words: path.length })))
+  const matches = COMMANDS.flatMap((spec) =>
+    [spec.path, ...(spec.aliases ?? [])]
+      .filter((path) => path.every((word, index) => argv[index] === word))
+      .map((path) => ({ spec, words: path.length })),
+  )
   return matches.sort((a, b) => b.words - a.words)[0]
 }
 
@@ -193,13 +221,21 @@ export function reportError(
     const body = {
       error: {
         name: error instanceof Error ? error.name : 'Error',
-        message: known ? `${error.shortMessage}${resume ? ` ${resume}` : ''}` : error instanceof Error ? error.message : String(error),
+        message: known
+          ? `${error.shortMessage}${resume ? ` ${resume}` : ''}`
+          : error instanceof Error
+            ? error.message
+            : String(error),
         ...(known && error.details && error.details !== error.shortMessage ? { reason: error.details } : {}),
-        ...(known && (error.metaMessages?.length || added.length) ? { notes: [...(error.metaMessages ?? []), ...added] } : {}),
+        ...(known && (error.metaMessages?.length || added.length)
+          ? { notes: [...(error.metaMessages ?? []), ...added] }
+          : {}),
         ...(known && error.status !== undefined ? { status: error.status } : {}),
         ...(known && error.code !== undefined ? { code: error.code } : {}),
         ...(known ? { retryable: error.retryable } : {}),
-        ...(known && 'input' in error && (error as { input?: unknown }).input !== undefined ? { input: (error as { input?: unknown }).input } : {}),
+        ...(known && 'input' in error && (error as { input?: unknown }).input !== undefined
+          ? { input: (error as { input?: unknown }).input }
+          : {}),
         exitCode: exitCodeFor(error),
       },
     }
@@ -212,7 +248,12 @@ export function reportError(
     for (const line of [...(error.metaMessages ?? []), ...added]) lines.push(`  ${line}`)
     // The service's own reason (a 400's message, ...) says what to fix: shown without --debug.
     const reason =
-      error instanceof ServiceError && error.details && error.details !== error.shortMessage && !error.shortMessage.includes(error.details) ? error.details : undefined
+      error instanceof ServiceError &&
+      error.details &&
+      error.details !== error.shortMessage &&
+      !error.shortMessage.includes(error.details)
+        ? error.details
+        : undefined
     if (reason) lines.push(`  reason: ${reason}`)
     if (options.debug && error.stack) lines.push(error.stack)
     io.stderr(`${scrub(lines.join('\n'))}\n`)

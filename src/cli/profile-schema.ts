@@ -5,15 +5,13 @@ import { z } from 'zod'
  * profiles.ts so that zod loads only when a config file is read.
  */
 
-const url = z
-  .string()
-  .refine((text) => {
-    try {
-      return ['http:', 'https:'].includes(new URL(text).protocol)
-    } catch {
-      return false
-    }
-  }, 'must be an absolute http(s) URL')
+const url = z.string().refine((text) => {
+  try {
+    return ['http:', 'https:'].includes(new URL(text).protocol)
+  } catch {
+    return false
+  }
+}, 'must be an absolute http(s) URL')
 
 const profileSchema = z.strictObject({
   description: z.string().optional(),

@@ -70,7 +70,9 @@ export async function loadConfig(env: NodeJS.ProcessEnv): Promise<LoadedConfig> 
     const code = (error as NodeJS.ErrnoException).code
     if (code !== 'ENOENT' || env.PROVING_CONFIG) {
       throw new InvalidInputError(
-        code === 'ENOENT' ? `PROVING_CONFIG names ${path}, which does not exist; create it or unset PROVING_CONFIG.` : `Cannot read the config file ${path} (${code}); check its permissions.`,
+        code === 'ENOENT'
+          ? `PROVING_CONFIG names ${path}, which does not exist; create it or unset PROVING_CONFIG.`
+          : `Cannot read the config file ${path} (${code}); check its permissions.`,
         { input: 'PROVING_CONFIG' },
       )
     }
@@ -79,16 +81,21 @@ export async function loadConfig(env: NodeJS.ProcessEnv): Promise<LoadedConfig> 
   // and `toString` are not profiles), and `__proto__` cannot reach one.
   const profiles: LoadedConfig['profiles'] = Object.assign(
     Object.create(null) as LoadedConfig['profiles'],
-    Object.fromEntries(Object.entries(BUILT_IN_PROFILES).map(([name, profile]) => [name, { ...profile, source: 'built-in' as const }])),
+    Object.fromEntries(
+      Object.entries(BUILT_IN_PROFILES).map(([name, profile]) => [name, { ...profile, source: 'built-in' as const }]),
+    ),
   )
   if (text === undefined) return { path, found: false, defaultProfile: undefined, profiles }
   let json: unknown
   try {
     json = JSON.parse(text)
   } catch (error) {
-    throw new InvalidInputError(`The config file ${path} is not valid JSON (${(error as Error).message}); fix it or set PROVING_CONFIG to another file.`, {
-      input: 'PROVING_CONFIG',
-    })
+    throw new InvalidInputError(
+      `The config file ${path} is not valid JSON (${(error as Error).message}); fix it or set PROVING_CONFIG to another file.`,
+      {
+        input: 'PROVING_CONFIG',
+      },
+    )
   }
   // zod loads only for a config file: a command without one starts without it.
   const { configSchema } = await import('./profile-schema.ts')
@@ -96,11 +103,15 @@ export async function loadConfig(env: NodeJS.ProcessEnv): Promise<LoadedConfig> 
   if (!parsed.success) {
     // A refused profile name says why ("cannot be named constructor"), not only "Invalid key".
     const problems = parsed.error.issues.map(
-      (issue) => `${issue.path.join('.') || '(top)'}: ${issue.code === 'invalid_key' ? (issue.issues[0]?.message ?? issue.message) : issue.message}`,
+      (issue) =>
+        `${issue.path.join('.') || '(top)'}: ${issue.code === 'invalid_key' ? (issue.issues[0]?.message ?? issue.message) : issue.message}`,
     )
-    throw new InvalidInputError(`The config file ${path} has ${problems.length === 1 ? 'a problem' : `${problems.length} problems`}: ${problems.join('; ')}.`, {
-      input: 'PROVING_CONFIG',
-    })
+    throw new InvalidInputError(
+      `The config file ${path} has ${problems.length === 1 ? 'a problem' : `${problems.length} problems`}: ${problems.join('; ')}.`,
+      {
+        input: 'PROVING_CONFIG',
+      },
+    )
   }
   for (const [name, profile] of Object.entries(parsed.data.profiles)) profiles[name] = { ...profile, source: 'file' }
   return { path, found: true, defaultProfile: parsed.data.defaultProfile, profiles }

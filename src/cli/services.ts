@@ -6,10 +6,19 @@ import { InvalidInputError } from '../core/errors.ts'
 import { formatDuration } from '../core/poll.ts'
 import { serviceLine } from '../core/service-text.ts'
 import { missingAddressError } from './profiles.ts'
-import { type CommandContext, parseDuration, type SERVICE_OPTIONS, type StringOption, allowInsecureHttp } from './context.ts'
+import {
+  type CommandContext,
+  parseDuration,
+  type SERVICE_OPTIONS,
+  type StringOption,
+  allowInsecureHttp,
+} from './context.ts'
 
 /** Builds the proving client from --base-url / --api-key (or their environment variables). */
-export function provingClientFrom(context: CommandContext<typeof SERVICE_OPTIONS>, options: { needsKey: boolean; baseUrl?: string; apiKey?: string }): ProvingClient {
+export function provingClientFrom(
+  context: CommandContext<typeof SERVICE_OPTIONS>,
+  options: { needsKey: boolean; baseUrl?: string; apiKey?: string },
+): ProvingClient {
   const baseUrl = options.baseUrl ?? context.values['base-url']?.trim()
   if (!baseUrl) {
     throw missingAddressError('baseUrl', 'or use --emulator where offered')
@@ -21,12 +30,23 @@ export function provingClientFrom(context: CommandContext<typeof SERVICE_OPTIONS
   if (apiKey) context.redactor.add(apiKey)
   const readPaths = context.values['read-paths'] ?? 'auto'
   if (readPaths !== 'auto' && readPaths !== 'docs' && readPaths !== 'production') {
-    throw new InvalidInputError(`--read-paths must be auto, docs or production; got ${JSON.stringify(readPaths)}.`, { input: '--read-paths' })
+    throw new InvalidInputError(`--read-paths must be auto, docs or production; got ${JSON.stringify(readPaths)}.`, {
+      input: '--read-paths',
+    })
   }
   try {
-    return new ProvingClient({ baseUrl, apiKey, logger: context.logger, readPaths, allowInsecureHttp: allowInsecureHttp(context) })
+    return new ProvingClient({
+      baseUrl,
+      apiKey,
+      logger: context.logger,
+      readPaths,
+      allowInsecureHttp: allowInsecureHttp(context),
+    })
   } catch (error) {
-    throw new InvalidInputError(`--base-url ${(error as Error).message.split('\n')[0]}`, { input: '--base-url', cause: error })
+    throw new InvalidInputError(`--base-url ${(error as Error).message.split('\n')[0]}`, {
+      input: '--base-url',
+      cause: error,
+    })
   }
 }
 
@@ -40,19 +60,29 @@ export function timeoutFrom(context: CommandContext<{ timeout: StringOption }>, 
 export function progressReporter(context: CommandContext) {
   return (progress: QueryProgress) => {
     const step = progress.step ? `  step ${progress.step}` : ''
-    context.progress(`[${formatDuration(progress.elapsedMs).padStart(6)}] ${progress.queryId}  ${progress.status}${step}`)
+    context.progress(
+      `[${formatDuration(progress.elapsedMs).padStart(6)}] ${progress.queryId}  ${progress.status}${step}`,
+    )
   }
 }
 
 /** Any record of a query, full or partial (the public record lacks some fields): what it has, one row each. */
-export function describeQuery(result: { provingQuery: Partial<QueryResult['provingQuery']>; metadataUrls: readonly string[] }): string {
+export function describeQuery(result: {
+  provingQuery: Partial<QueryResult['provingQuery']>
+  metadataUrls: readonly string[]
+}): string {
   const query = result.provingQuery
   const rows: [string, string | null | undefined][] = [
     ['query', query.id],
     ['status', query.status],
     ['step', query.step],
     ['result', query.result],
-    ['bucket', query.bucketId ? `${query.bucketId}${query.bucketJobIndex === null || query.bucketJobIndex === undefined ? '' : ` #${query.bucketJobIndex}`}` : null],
+    [
+      'bucket',
+      query.bucketId
+        ? `${query.bucketId}${query.bucketJobIndex === null || query.bucketJobIndex === undefined ? '' : ` #${query.bucketJobIndex}`}`
+        : null,
+    ],
     ['external id', query.externalId],
     ['program hash', hashText(query.programHash)],
     ['SHARP fact', hashText(query.sharpFactHash, 'bytes32')],
@@ -64,7 +94,9 @@ export function describeQuery(result: { provingQuery: Partial<QueryResult['provi
     ['completed', query.completedAt],
   ]
   // Each value is the service's: one line, so a reason cannot forge a row ("status  DONE") below it.
-  const lines = rows.filter(([, value]) => value !== null && value !== undefined && value !== '').map(([label, value]) => `${label.padEnd(15)}${serviceLine(value!)}`)
+  const lines = rows
+    .filter(([, value]) => value !== null && value !== undefined && value !== '')
+    .map(([label, value]) => `${label.padEnd(15)}${serviceLine(value!)}`)
   for (const url of result.metadataUrls) lines.push(`${'artifact'.padEnd(15)}${serviceLine(url)}`)
   return lines.join('\n')
 }
@@ -94,8 +126,13 @@ export function uploadReporter(context: CommandContext, label: string, now: () =
     const seconds = Math.max((at - started) / 1000, 0.001)
     const rate = sentBytes / seconds
     const percent = totalBytes > 0 ? Math.floor((sentBytes / totalBytes) * 100) : 100
-    const tail = done ? `done in ${seconds.toFixed(1)} s` : `ETA ${formatDuration(((totalBytes - sentBytes) / Math.max(rate, 1)) * 1000)}`
-    const amount = done && totalBytes < EXACT_BELOW ? sizeText(totalBytes) : `${sizeText(sentBytes)} of ${sizeText(totalBytes)} (${percent}%)`
+    const tail = done
+      ? `done in ${seconds.toFixed(1)} s`
+      : `ETA ${formatDuration(((totalBytes - sentBytes) / Math.max(rate, 1)) * 1000)}`
+    const amount =
+      done && totalBytes < EXACT_BELOW
+        ? sizeText(totalBytes)
+        : `${sizeText(sentBytes)} of ${sizeText(totalBytes)} (${percent}%)`
     context.progress(`Uploading ${label}: ${amount}${seconds >= 1 ? `, ${formatBytes(rate)}/s` : ''}, ${tail}`)
   }
 }
@@ -112,7 +149,10 @@ function sizeText(bytes: number): string {
  * changed for a while (every PROVING_HEARTBEAT_SECONDS, default 30; 0 turns it off), so a long
  * step in a CI log is visibly alive.
  */
-export async function withHeartbeat<T>(context: CommandContext, wait: (onProgress: (progress: QueryProgress) => void) => Promise<T>): Promise<T> {
+export async function withHeartbeat<T>(
+  context: CommandContext,
+  wait: (onProgress: (progress: QueryProgress) => void) => Promise<T>,
+): Promise<T> {
   const report = progressReporter(context)
   let last: QueryProgress | undefined
   let changedAt = Date.now()
@@ -122,7 +162,9 @@ export async function withHeartbeat<T>(context: CommandContext, wait: (onProgres
     Number.isFinite(seconds) && seconds > 0
       ? setInterval(() => {
           if (Date.now() - changedAt < seconds * 1000 - 50) return
-          const what = last ? `${last.queryId}  still ${last.status}${last.step ? ` in step ${last.step}` : ''} (for ${formatDuration(Date.now() - changedAt)})` : 'still waiting for the first answer'
+          const what = last
+            ? `${last.queryId}  still ${last.status}${last.step ? ` in step ${last.step}` : ''} (for ${formatDuration(Date.now() - changedAt)})`
+            : 'still waiting for the first answer'
           context.progress(`[${formatDuration(Date.now() - started).padStart(6)}] ${what}`)
         }, seconds * 1000)
       : undefined

@@ -1,10 +1,5 @@
 import { checkInteger } from '../core/checks.ts'
-import {
-  InvalidInputError,
-  InvalidResponseError,
-  ProvingKitError,
-  ServiceError,
-} from '../core/errors.ts'
+import { InvalidInputError, InvalidResponseError, ProvingKitError, ServiceError } from '../core/errors.ts'
 import { connectionOf, HttpClient } from '../core/http.ts'
 import { SecretRedactor } from '../core/redact.ts'
 import type {
@@ -27,7 +22,14 @@ import type {
 import { assertSignInOnly, MAX_CHALLENGE_BYTES, type SignInExpectation, signInProblems } from './sign-in-check.ts'
 
 export { localSigner, normalizePrivateKey, type TypedDataSigner } from './account/signer.ts'
-export type { AccountClientOptions, ApiKeyProvider, ChallengePreview, CreateApiKeyOptions, ListApiKeysOptions, SessionInfo } from './account/types.ts'
+export type {
+  AccountClientOptions,
+  ApiKeyProvider,
+  ChallengePreview,
+  CreateApiKeyOptions,
+  ListApiKeysOptions,
+  SessionInfo,
+} from './account/types.ts'
 
 /** The schemas load with the first request, not with the client: zod stays off the import path (bench figure 8). */
 const accountSchemas = () => import('../schemas/account.ts')
@@ -212,7 +214,12 @@ export class AccountClient {
     const { data } = await this.http.request({
       method: 'POST',
       path: '/auth/web3/session',
-      json: { wallet: checkWallet(request.wallet), challengeToken: request.challengeToken, signature: request.signature, channel: 'bearer' },
+      json: {
+        wallet: checkWallet(request.wallet),
+        challengeToken: request.challengeToken,
+        signature: request.signature,
+        channel: 'bearer',
+      },
       schema: (await accountSchemas()).sessionResponse,
       operation: 'exchange the signature for a session',
       signal: options.signal,
@@ -242,7 +249,10 @@ export class AccountClient {
    * const pair = await account.refreshSession(process.env.REFRESH_TOKEN!)
    * ```
    */
-  async refreshSession(refreshToken: string, options: { signal?: AbortSignal | undefined } = {}): Promise<RefreshResponse> {
+  async refreshSession(
+    refreshToken: string,
+    options: { signal?: AbortSignal | undefined } = {},
+  ): Promise<RefreshResponse> {
     this.http.redactor.add(refreshToken)
     const { data } = await this.http.request({
       method: 'POST',
@@ -322,12 +332,15 @@ export class AccountClient {
   async createApiKey(options: CreateApiKeyOptions): Promise<ApiKeyRecord> {
     const name = options.name?.trim()
     if (!name) throw new InvalidInputError('A new API key needs a name.', { input: 'name' })
-    if (name.length > 100) throw new InvalidInputError('The API key name is longer than 100 characters.', { input: 'name' })
+    if (name.length > 100)
+      throw new InvalidInputError('The API key name is longer than 100 characters.', { input: 'name' })
     const color = options.color?.trim() || DEFAULT_KEY_COLOR
     const record = await this.#withAccessToken(options.signal, async (token) => {
       const projectId = options.projectId ?? this.#session?.projectId
       if (!projectId) {
-        throw new InvalidInputError('The session names no project; give projectId to create a key.', { input: 'projectId' })
+        throw new InvalidInputError('The session names no project; give projectId to create a key.', {
+          input: 'projectId',
+        })
       }
       const { data } = await this.http.request({
         method: 'POST',
@@ -452,7 +465,12 @@ export class AccountClient {
     const projectId = options.projectId ?? this.#session?.projectId ?? ''
     const known = this.#apiKeys.get(projectId)
     if (known) return known
-    const page = await this.listApiKeys({ projectId: projectId || undefined, limit: 10, offset: 0, signal: options.signal })
+    const page = await this.listApiKeys({
+      projectId: projectId || undefined,
+      limit: 10,
+      offset: 0,
+      signal: options.signal,
+    })
     const key = page.data[0]?.apiKey
     if (!key) {
       throw new ProvingKitError(
@@ -518,7 +536,13 @@ export class AccountClient {
     try {
       const pair = await this.refreshSession(refreshToken)
       this.#stats.refreshes++
-      this.#session = this.#toSession(current.wallet, pair.accessToken, pair.refreshToken, pair.expiresAt, current.projectId)
+      this.#session = this.#toSession(
+        current.wallet,
+        pair.accessToken,
+        pair.refreshToken,
+        pair.expiresAt,
+        current.projectId,
+      )
       this.http.logger.debug(`Refreshed the account session of ${current.wallet}.`)
       return this.#session
     } catch (error) {
@@ -542,23 +566,35 @@ export class AccountClient {
     } catch (error) {
       throw new InvalidResponseError('The typed data of the sign-in challenge cannot be signed as EIP-712.', {
         cause: error,
-        details: this.http.redactor.redact(error instanceof Error ? (error as { shortMessage?: string }).shortMessage ?? error.message : String(error)),
+        details: this.http.redactor.redact(
+          error instanceof Error ? ((error as { shortMessage?: string }).shortMessage ?? error.message) : String(error),
+        ),
       })
     }
     const response = await this.createSession({ wallet, challengeToken: challenge.challengeToken, signature })
     this.#stats.signIns++
     const projectId = projectIdOf(response.selectedProject)
     this.#session = this.#toSession(wallet, response.accessToken, response.refreshToken, response.expiresAt, projectId)
-    this.http.logger.debug(`Signed in to the account service as ${wallet}${projectId ? ` (project ${projectId})` : ''}.`)
+    this.http.logger.debug(
+      `Signed in to the account service as ${wallet}${projectId ? ` (project ${projectId})` : ''}.`,
+    )
     return this.#session
   }
 
-  #toSession(wallet: string, accessToken: string, refreshToken: string, expiresAt: number | string, projectId: string | undefined): Session {
+  #toSession(
+    wallet: string,
+    accessToken: string,
+    refreshToken: string,
+    expiresAt: number | string,
+    projectId: string | undefined,
+  ): Session {
     const now = this.http.clock.now()
     const expires = expiresAtMs(expiresAt)
     let lifetime = expires === undefined ? ASSUMED_LIFETIME_MS : expires - now
     if (lifetime <= 0) {
-      this.http.logger.warn('The access token expires before it was received by this machine\'s clock; is the clock right? Refreshing early.')
+      this.http.logger.warn(
+        "The access token expires before it was received by this machine's clock; is the clock right? Refreshing early.",
+      )
       lifetime = ASSUMED_LIFETIME_MS
     }
     const margin = Math.min(this.#refreshMarginMs, lifetime / 4)

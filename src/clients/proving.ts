@@ -1,19 +1,52 @@
 import type { HttpClient } from '../core/http.ts'
-import type { BucketDetailsResponse, BucketRecord, DocsQueryResponse, QueryListResponse, QueryRecord, QueryRecordWithStatus, QueryResponse, RetryResponse } from '../schemas/proving.ts'
+import type {
+  BucketDetailsResponse,
+  BucketRecord,
+  DocsQueryResponse,
+  QueryListResponse,
+  QueryRecord,
+  QueryRecordWithStatus,
+  QueryResponse,
+  RetryResponse,
+} from '../schemas/proving.ts'
 import { closeBucket, type CreateBucketOptions, createBucket, getBucket } from './proving/buckets.ts'
 import { findQueryByDedupId, resolveDedupId } from './proving/dedup.ts'
-import type { SubmitPieOptions, SubmitPieStreamOptions, SubmitProofOptions, SubmitQueryOptions } from './proving/forms.ts'
+import type {
+  SubmitPieOptions,
+  SubmitPieStreamOptions,
+  SubmitProofOptions,
+  SubmitQueryOptions,
+} from './proving/forms.ts'
 import { iterateQueries, type ListQueriesOptions, listQueries } from './proving/lists.ts'
 import { getQuery, getQueryDetails, type QueryResult, readQuery } from './proving/reads.ts'
-import { checkService, type ClientOptions, isAlive, type ProvingService, provingServiceOf, type ReadPaths } from './proving/service.ts'
+import {
+  checkService,
+  type ClientOptions,
+  isAlive,
+  type ProvingService,
+  provingServiceOf,
+  type ReadPaths,
+} from './proving/service.ts'
 import { type FailedQueryRetry, type RetriedQuery, retryFailedQuery, retryQuery } from './proving/retries.ts'
-import { type SubmittedQuery, submitPie, submitPieStream, submitProofVerification, submitQuery } from './proving/submissions.ts'
+import {
+  type SubmittedQuery,
+  submitPie,
+  submitPieStream,
+  submitProofVerification,
+  submitQuery,
+} from './proving/submissions.ts'
 import { type WaitForQueryOptions, waitForQuery } from './proving/wait.ts'
 
 // The types of the client's options and answers, where its users look for them.
 export type { CreateBucketOptions } from './proving/buckets.ts'
 export { deriveDedupId } from './proving/dedup.ts'
-export type { SubmitPieOptions, SubmitPieStreamOptions, SubmitProofOptions, SubmitQueryOptions, UploadProgress } from './proving/forms.ts'
+export type {
+  SubmitPieOptions,
+  SubmitPieStreamOptions,
+  SubmitProofOptions,
+  SubmitQueryOptions,
+  UploadProgress,
+} from './proving/forms.ts'
 export type { ListQueriesOptions } from './proving/lists.ts'
 export type { QueryResult } from './proving/reads.ts'
 export { describeRetry, type FailedQueryRetry, type RetriedQuery } from './proving/retries.ts'
@@ -466,7 +499,12 @@ export class ProvingClient {
   resolveDedupId(
     dedupId: string,
     options: { signal?: AbortSignal } = {},
-  ): Promise<{ dedupId: string; existing: QueryRecord | null; failedQueryIds: string[]; retried?: RetriedQuery | undefined }> {
+  ): Promise<{
+    dedupId: string
+    existing: QueryRecord | null
+    failedQueryIds: string[]
+    retried?: RetriedQuery | undefined
+  }> {
     return resolveDedupId(this.#service, dedupId, options)
   }
 

@@ -52,25 +52,34 @@ export class UnsafeChallengeError extends InvalidResponseError {
   }
 }
 
-const SIMPLE_TYPE = /^(string|bool|address|u?int(8|16|24|32|40|48|56|64|72|80|88|96|104|112|120|128|136|144|152|160|168|176|184|192|200|208|216|224|232|240|248|256)?|bytes([1-9]|[12]\d|3[0-2]))$/
+const SIMPLE_TYPE =
+  /^(string|bool|address|u?int(8|16|24|32|40|48|56|64|72|80|88|96|104|112|120|128|136|144|152|160|168|176|184|192|200|208|216|224|232|240|248|256)?|bytes([1-9]|[12]\d|3[0-2]))$/
 const INTEGER_TYPE = /^u?int\d*$/
 /** Integers a sign-in message may carry: times and nonces. */
-const INTEGER_NAME = /^(nonce|issuedAt|issued_at|expiresAt|expires_at|expirationTime|expiration|notBefore|not_before|timestamp|iat|exp|nbf|version|chainId)$/i
-const VALUE_MOVING = /permit|order|transfer|approv|delegat|withdraw|swap|authoriz|safetx|forward|transaction|execut|deposit|payment|call|bid|sell|buy|mint|burn/i
+const INTEGER_NAME =
+  /^(nonce|issuedAt|issued_at|expiresAt|expires_at|expirationTime|expiration|notBefore|not_before|timestamp|iat|exp|nbf|version|chainId)$/i
+const VALUE_MOVING =
+  /permit|order|transfer|approv|delegat|withdraw|swap|authoriz|safetx|forward|transaction|execut|deposit|payment|call|bid|sell|buy|mint|burn/i
 const DOMAIN_FIELDS = new Set(['name', 'version', 'chainId'])
 const MAX_STRING = 2_048
 
 /** Every rule a challenge breaks (empty when it is a plain sign-in for `wallet`). */
-export function signInProblems(challenge: ChallengeResponse, wallet: string, expected: SignInExpectation = {}): string[] {
+export function signInProblems(
+  challenge: ChallengeResponse,
+  wallet: string,
+  expected: SignInExpectation = {},
+): string[] {
   const typedData: Eip712TypedData = challenge.eip712
   const problems: string[] = []
   const domain = typedData.domain
   const domainName = expected.domainName ?? DEFAULT_SIGN_IN_DOMAIN.name
   const chainId = toBigInt(expected.chainId ?? DEFAULT_SIGN_IN_DOMAIN.chainId)
 
-  if ('verifyingContract' in domain) problems.push(`the domain names a contract (verifyingContract ${short(domain.verifyingContract)})`)
+  if ('verifyingContract' in domain)
+    problems.push(`the domain names a contract (verifyingContract ${short(domain.verifyingContract)})`)
   for (const key of Object.keys(domain)) {
-    if (!DOMAIN_FIELDS.has(key) && key !== 'verifyingContract') problems.push(`the domain has an unexpected field "${clean(key)}"`)
+    if (!DOMAIN_FIELDS.has(key) && key !== 'verifyingContract')
+      problems.push(`the domain has an unexpected field "${clean(key)}"`)
   }
   if (domain.name !== domainName) problems.push(`the domain name is ${short(domain.name)}, not "${domainName}"`)
   const actualChain = toBigInt(domain.chainId)
@@ -85,9 +94,13 @@ export function signInProblems(challenge: ChallengeResponse, wallet: string, exp
   if (others.length) problems.push(`it declares other struct types (${others.slice(0, 5).map(clean).join(', ')})`)
   const domainType = typedData.types.EIP712Domain
   if (domainType) {
-    const declared = domainType.map((field) => field.name).sort().join(',')
+    const declared = domainType
+      .map((field) => field.name)
+      .sort()
+      .join(',')
     const present = Object.keys(domain).sort().join(',')
-    if (declared !== present) problems.push(`the EIP712Domain type (${clean(declared)}) does not match the domain (${clean(present)})`)
+    if (declared !== present)
+      problems.push(`the EIP712Domain type (${clean(declared)}) does not match the domain (${clean(present)})`)
   }
   const fields = typedData.types[primary]
   if (!fields) {
@@ -121,17 +134,23 @@ export function signInProblems(challenge: ChallengeResponse, wallet: string, exp
     }
   }
   if (addresses.length === 0) problems.push('the message does not name this wallet')
-  if (addresses.length > 1) problems.push(`the message names ${addresses.length} addresses (${addresses.map(clean).join(', ')}): an address beside this wallet`)
+  if (addresses.length > 1)
+    problems.push(
+      `the message names ${addresses.length} addresses (${addresses.map(clean).join(', ')}): an address beside this wallet`,
+    )
   const extra = Object.keys(typedData.message).filter((key) => !fieldNames.has(key))
-  if (extra.length) problems.push(`the message has fields its type does not declare (${extra.slice(0, 5).map(clean).join(', ')})`)
+  if (extra.length)
+    problems.push(`the message has fields its type does not declare (${extra.slice(0, 5).map(clean).join(', ')})`)
   const missing = [...fieldNames].filter((name) => !(name in typedData.message))
   if (missing.length) problems.push(`the message lacks declared fields (${missing.slice(0, 5).map(clean).join(', ')})`)
 
-  const binders = [challenge.nonce, challenge.challengeToken].filter((value): value is string => typeof value === 'string' && value.length > 0)
+  const binders = [challenge.nonce, challenge.challengeToken].filter(
+    (value): value is string => typeof value === 'string' && value.length > 0,
+  )
   const values = Object.values(typedData.message).filter((value): value is string => typeof value === 'string')
   const carries = (value: string, binder: string) => value === binder || (binder.length >= 8 && value.includes(binder))
   if (!binders.some((binder) => values.some((value) => carries(value, binder)))) {
-    problems.push('no field carries the challenge\'s nonce or token (it is not bound to this challenge)')
+    problems.push("no field carries the challenge's nonce or token (it is not bound to this challenge)")
   }
   return problems
 }
@@ -157,7 +176,7 @@ function toBigInt(value: unknown): bigint | undefined {
 function short(value: unknown): string {
   let text: string
   try {
-    text = typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value) ?? String(value)
+    text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value))
   } catch {
     text = String(value)
   }

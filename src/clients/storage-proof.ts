@@ -1,6 +1,4 @@
-import {
-  InvalidInputError,
-} from '../core/errors.ts'
+import { InvalidInputError } from '../core/errors.ts'
 import { isNoRoute } from '../core/errors.ts'
 import { type ConnectionOptions, connectionOf, HttpClient } from '../core/http.ts'
 import { explainSubmissionFailure } from '../core/submission.ts'
@@ -8,10 +6,7 @@ import { apiKeyOf, checkServiceId, requireId } from '../core/checks.ts'
 import { serviceLine } from '../core/service-text.ts'
 import { DEFAULT_WAIT_TIMEOUT_MS, pollUntil, type WaitOptions } from '../core/poll.ts'
 import { SecretRedactor } from '../core/redact.ts'
-import type {
-  BatchQueryBody,
-  BatchQueryStatusResponse,
-} from '../schemas/storage-proof.ts'
+import type { BatchQueryBody, BatchQueryStatusResponse } from '../schemas/storage-proof.ts'
 import { BATCH_QUERY_STATUSES } from '../schemas/storage-proof-constants.ts'
 import type { ApiKeyProvider } from './account.ts'
 
@@ -43,7 +38,6 @@ export type WaitForBatchQueryOptions = WaitOptions<BatchQueryProgress>
 
 /** How a batch query ended: its id and its final status (`DONE` or `FAILED`). */
 export type BatchQueryResult = { internalId: string; queryStatus: string }
-
 
 /**
  * A client of the storage-proof service: submit a batch query (`POST /batch-query`), read its
@@ -97,7 +91,8 @@ export class StorageProofClient {
     }
     if (typeof this.#apiKey === 'string') return this.#apiKey
     const key = (await this.#apiKey({ signal })).trim()
-    if (!key) throw new InvalidInputError(`${operation}: the API key provider returned an empty key.`, { input: 'apiKey' })
+    if (!key)
+      throw new InvalidInputError(`${operation}: the API key provider returned an empty key.`, { input: 'apiKey' })
     this.http.redactor.add(key)
     return key
   }
@@ -132,7 +127,10 @@ export class StorageProofClient {
    * })
    * ```
    */
-  async submitBatchQuery(body: BatchQueryBody, options: { signal?: AbortSignal } = {}): Promise<{ internalId: string }> {
+  async submitBatchQuery(
+    body: BatchQueryBody,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<{ internalId: string }> {
     const checked = (await storageProofSchemas()).checkBatchQueryBody(body)
     const apiKey = await this.#key('Submitting a batch query', options.signal)
     try {
@@ -145,12 +143,20 @@ export class StorageProofClient {
         operation: 'submit the batch query',
         signal: options.signal,
       })
-      return { internalId: checkServiceId(data.internalId, 'The batch query id the storage-proof service returned', 'The service may hold the batch query: check the dashboard explorer before submitting again.') }
+      return {
+        internalId: checkServiceId(
+          data.internalId,
+          'The batch query id the storage-proof service returned',
+          'The service may hold the batch query: check the dashboard explorer before submitting again.',
+        ),
+      }
     } catch (error) {
       throw explainSubmissionFailure(error, {
-        ambiguous: 'The batch query may or may not have reached the storage-proof service; it was not sent again, to avoid paying its fee twice.',
+        ambiguous:
+          'The batch query may or may not have reached the storage-proof service; it was not sent again, to avoid paying its fee twice.',
         howToCheck: 'Check the dashboard explorer for a new batch query before submitting again.',
-        ifCancelled: 'If the request had gone out, the batch query may exist anyway: check the dashboard explorer before submitting again.',
+        ifCancelled:
+          'If the request had gone out, the batch query may exist anyway: check the dashboard explorer before submitting again.',
       })
     }
   }
@@ -176,7 +182,10 @@ export class StorageProofClient {
    * const { queryStatus } = await storage.getBatchQueryStatus('bq-1')
    * ```
    */
-  async getBatchQueryStatus(internalId: string, options: { signal?: AbortSignal } = {}): Promise<BatchQueryStatusResponse> {
+  async getBatchQueryStatus(
+    internalId: string,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<BatchQueryStatusResponse> {
     const id = requireId(internalId, 'internalId')
     const apiKey = await this.#key('Reading a batch query status', options.signal)
     const ask = async (path: 'current' | 'older') => {
@@ -236,7 +245,8 @@ export class StorageProofClient {
           last = queryStatus
           options.onProgress?.({ internalId: id, queryStatus, elapsedMs: clock.now() - started })
         }
-        if (queryStatus === 'DONE' || queryStatus === 'FAILED') return { done: true, value: { internalId: id, queryStatus } }
+        if (queryStatus === 'DONE' || queryStatus === 'FAILED')
+          return { done: true, value: { internalId: id, queryStatus } }
         if (!(BATCH_QUERY_STATUSES as readonly string[]).includes(queryStatus) && !warned.has(queryStatus)) {
           warned.add(queryStatus)
           this.http.logger.warn(

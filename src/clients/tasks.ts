@@ -1,14 +1,17 @@
 import type { z } from 'zod'
 import { apiKeyOf, checkInteger, checkServiceId, requireId } from '../core/checks.ts'
-import {
-  InvalidInputError,
-  RemoteFailureError,
-  UnknownStatusError,
-} from '../core/errors.ts'
+import { InvalidInputError, RemoteFailureError, UnknownStatusError } from '../core/errors.ts'
 import { type ConnectionOptions, connectionOf, HttpClient } from '../core/http.ts'
 import { explainSubmissionFailure } from '../core/submission.ts'
 import { serializeJsonBody } from '../core/json-limits.ts'
-import { DEFAULT_WAIT_TIMEOUT_MS, DEFAULT_STUCK_AFTER_MS, formatDuration, pollUntil, StateWatch, type WaitOptions } from '../core/poll.ts'
+import {
+  DEFAULT_WAIT_TIMEOUT_MS,
+  DEFAULT_STUCK_AFTER_MS,
+  formatDuration,
+  pollUntil,
+  StateWatch,
+  type WaitOptions,
+} from '../core/poll.ts'
 import { redact, SecretRedactor } from '../core/redact.ts'
 import { serviceLine } from '../core/service-text.ts'
 import type {
@@ -313,7 +316,13 @@ export class TaskClient {
   }
 
   /** GET /tasks/{uuid}/{part}: one part of a task's record, read without authentication. */
-  async #readTask<T>(uuid: string, part: 'status' | 'mmrs', schema: (schemas: TaskSchemas) => z.ZodType<T>, what: string, signal: AbortSignal | undefined): Promise<T> {
+  async #readTask<T>(
+    uuid: string,
+    part: 'status' | 'mmrs',
+    schema: (schemas: TaskSchemas) => z.ZodType<T>,
+    what: string,
+    signal: AbortSignal | undefined,
+  ): Promise<T> {
     const id = requireId(uuid, 'uuid', 'The task uuid')
     const { data } = await this.http.request({
       method: 'GET',
@@ -377,11 +386,16 @@ export class TaskClient {
           if (now - watch.since >= graceMs) {
             throw new UnknownStatusError(
               `Task ${id} has reported status "${serviceLine(record.status, 200)}", unknown to this version, for ${formatDuration(now - watch.since)}.`,
-              { metaMessages: ["Read the task's record on the service, and update proving-kit."], nextStep: { kind: 'read-task', id } },
+              {
+                metaMessages: ["Read the task's record on the service, and update proving-kit."],
+                nextStep: { kind: 'read-task', id },
+              },
             )
           }
           if (now === watch.since) {
-            this.http.logger.warn(`Task ${id} reports status "${serviceLine(record.status, 200)}", which this version of proving-kit does not know; still waiting.`)
+            this.http.logger.warn(
+              `Task ${id} reports status "${serviceLine(record.status, 200)}", which this version of proving-kit does not know; still waiting.`,
+            )
           }
         }
         return { done: false, state: record }
@@ -400,9 +414,12 @@ export class TaskClient {
 
   #key(operation: string): string {
     if (!this.#apiKey) {
-      throw new InvalidInputError(`${operation} needs an API key (sent as X-API-KEY); pass apiKey when creating the TaskClient.`, {
-        input: 'apiKey',
-      })
+      throw new InvalidInputError(
+        `${operation} needs an API key (sent as X-API-KEY); pass apiKey when creating the TaskClient.`,
+        {
+          input: 'apiKey',
+        },
+      )
     }
     return this.#apiKey
   }
@@ -416,7 +433,9 @@ export class TaskClient {
     const first = problems[0] ?? `the ${what} is not valid`
     const more = problems.length - 1
     throw new InvalidInputError(
-      more > 0 ? `${first} (and ${more} more problem${more > 1 ? 's' : ''} in the ${what}, listed below).` : `${first}.`,
+      more > 0
+        ? `${first} (and ${more} more problem${more > 1 ? 's' : ''} in the ${what}, listed below).`
+        : `${first}.`,
       {
         input: fieldOf(first),
         metaMessages: more > 0 ? problems.slice(0, 20) : undefined,
@@ -445,15 +464,22 @@ export class TaskClient {
         operation,
         signal,
       })
-      const uuid = checkServiceId(data.uuid, 'The task uuid the task service returned', 'The service may have queued the task: look for it among your tasks before submitting again.', {
-        kind: 'look-for-task',
-      })
+      const uuid = checkServiceId(
+        data.uuid,
+        'The task uuid the task service returned',
+        'The service may have queued the task: look for it among your tasks before submitting again.',
+        {
+          kind: 'look-for-task',
+        },
+      )
       return { ...data, uuid }
     } catch (error) {
       throw explainSubmissionFailure(error, {
-        ambiguous: 'The task may or may not have been queued by the task service; it was not sent again, to avoid running it twice.',
+        ambiguous:
+          'The task may or may not have been queued by the task service; it was not sent again, to avoid running it twice.',
         howToCheck: 'Look for a new task among your tasks (TaskClient.listTasks) before submitting again.',
-        ifCancelled: 'If the request had gone out, the task may have been queued anyway: look among your tasks (TaskClient.listTasks) before submitting again.',
+        ifCancelled:
+          'If the request had gone out, the task may have been queued anyway: look among your tasks (TaskClient.listTasks) before submitting again.',
         nextStep: { kind: 'look-for-task' },
       })
     }
@@ -463,19 +489,22 @@ export class TaskClient {
 function taskFailure(id: string, record: TaskStatusRecord, redactor: SecretRedactor): RemoteFailureError {
   const stage = taskStageOf(record.status)
   const where = stage && stage !== 'received' ? ` at ${taskStageLabel(stage)}` : ''
-  const reason = record.errorMessage?.trim() ? `: ${serviceLine(record.errorMessage.trim())}` : ' (the service gave no error message)'
-  return new RemoteFailureError(redact(`Task ${id} failed${where} (${serviceLine(record.status, 200)})${reason}`, redactor), {
-    code: record.status,
-    record,
-  })
+  const reason = record.errorMessage?.trim()
+    ? `: ${serviceLine(record.errorMessage.trim())}`
+    : ' (the service gave no error message)'
+  return new RemoteFailureError(
+    redact(`Task ${id} failed${where} (${serviceLine(record.status, 200)})${reason}`, redactor),
+    {
+      code: record.status,
+      record,
+    },
+  )
 }
-
 
 /** The field a problem sentence starts with: "input.params[1] must be ..." -> "input.params[1]". */
 function fieldOf(problem: string): string {
   return problem.startsWith('the body ') ? 'body' : (problem.split(' ')[0] ?? problem)
 }
-
 
 function emptyToUndefined(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value

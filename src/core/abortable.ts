@@ -2,7 +2,11 @@
  * Waits for `promise` unless `signal` aborts first; the promise itself runs on (others may wait
  * for it too). The rejection on abort is `failure(signal.reason)`: the reason itself by default.
  */
-export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined, failure: (reason: unknown) => unknown = (reason) => reason): Promise<T> {
+export function abortable<T>(
+  promise: Promise<T>,
+  signal: AbortSignal | undefined,
+  failure: (reason: unknown) => unknown = (reason) => reason,
+): Promise<T> {
   if (!signal) return promise
   if (signal.aborted) return Promise.reject(failure(signal.reason))
   return new Promise<T>((resolve, reject) => {

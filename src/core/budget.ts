@@ -132,7 +132,11 @@ export class RequestBudget {
       this.#push(turn)
       if (!this.#running) void this.#run()
       // A sleeping loop is woken only when this turn is due before it would wake anyway.
-      else if (Math.min(Math.max(dueAt, this.#lastTurn + 1000 / this.#perSecond, this.#pausedUntil), turn.deadline) < this.#sleepUntil) this.#wakeUp()
+      else if (
+        Math.min(Math.max(dueAt, this.#lastTurn + 1000 / this.#perSecond, this.#pausedUntil), turn.deadline) <
+        this.#sleepUntil
+      )
+        this.#wakeUp()
     })
   }
 
@@ -148,7 +152,8 @@ export class RequestBudget {
    * ```
    */
   slowDown(retryAfterMs?: number | undefined): void {
-    if (retryAfterMs !== undefined && retryAfterMs > 0) this.#pausedUntil = Math.max(this.#pausedUntil, this.#clock.now() + retryAfterMs)
+    if (retryAfterMs !== undefined && retryAfterMs > 0)
+      this.#pausedUntil = Math.max(this.#pausedUntil, this.#clock.now() + retryAfterMs)
     this.#perSecond = Math.max(FLOOR_PER_SECOND, Math.min(this.#perSecond, this.#maxPerSecond) / 2)
     this.#wakeUp()
   }
@@ -167,7 +172,8 @@ export class RequestBudget {
           head.done = true
           this.#lastTurn = now
           this.given++
-          if (this.#perSecond < this.#maxPerSecond) this.#perSecond = Math.min(this.#maxPerSecond, this.#perSecond + this.#maxPerSecond * RECOVERY_STEP)
+          if (this.#perSecond < this.#maxPerSecond)
+            this.#perSecond = Math.min(this.#maxPerSecond, this.#perSecond + this.#maxPerSecond * RECOVERY_STEP)
           head.settle(true)
           continue
         }
@@ -253,7 +259,8 @@ export class RequestBudget {
 }
 
 function checkRate(perSecond: number): number {
-  if (!(perSecond > 0) || !Number.isFinite(perSecond)) throw new RangeError(`A request rate must be a positive number; got ${perSecond}.`)
+  if (!(perSecond > 0) || !Number.isFinite(perSecond))
+    throw new RangeError(`A request rate must be a positive number; got ${perSecond}.`)
   return perSecond
 }
 

@@ -17,7 +17,9 @@ export function checkInteger(value: number, name: string, min: number, max: numb
 /** One of a closed list: anything else is refused. */
 export function checkEnum<T extends string>(value: string, name: string, allowed: readonly T[]): T {
   if (!(allowed as readonly string[]).includes(value)) {
-    throw new InvalidInputError(`${name} must be one of ${allowed.join(', ')}; got ${JSON.stringify(value)}.`, { input: name })
+    throw new InvalidInputError(`${name} must be one of ${allowed.join(', ')}; got ${JSON.stringify(value)}.`, {
+      input: name,
+    })
   }
   return value as T
 }
@@ -36,7 +38,9 @@ export function checkOpenEnum(value: string, name: string, known: readonly strin
     )
   }
   if (!known.includes(trimmed)) {
-    logger.warn(`${name} "${trimmed}" is not one this version of proving-kit knows (${known.join(', ')}); sending it as given, the service decides.`)
+    logger.warn(
+      `${name} "${trimmed}" is not one this version of proving-kit knows (${known.join(', ')}); sending it as given, the service decides.`,
+    )
   }
   return trimmed
 }
@@ -54,12 +58,19 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/
  */
 export function requireId(value: unknown, input: string, what = input): string {
   const id = typeof value === 'string' ? value.trim() : ''
-  if (!id) throw new InvalidInputError(`${what} is empty; give the ${input === 'uuid' ? 'uuid' : 'identifier'} the service returned.`, { input })
+  if (!id)
+    throw new InvalidInputError(
+      `${what} is empty; give the ${input === 'uuid' ? 'uuid' : 'identifier'} the service returned.`,
+      { input },
+    )
   const problem = idProblem(id)
   if (problem) {
-    throw new InvalidInputError(`${what} ${JSON.stringify(printable(id.slice(0, 40)))} ${problem}; copy it as the service returned it.`, {
-      input,
-    })
+    throw new InvalidInputError(
+      `${what} ${JSON.stringify(printable(id.slice(0, 40)))} ${problem}; copy it as the service returned it.`,
+      {
+        input,
+      },
+    )
   }
   return id
 }
@@ -100,7 +111,12 @@ export function checkHeaderValue(value: string, input: string, what = input): st
   for (let i = 0; i < value.length; i++) {
     const code = value.charCodeAt(i)
     if ((code < 0x20 && code !== 0x09) || code === 0x7f || code > 0xff) {
-      const kind = code === 0x0a || code === 0x0d ? 'a line break' : code > 0xff ? 'a character outside Latin-1' : 'a control character'
+      const kind =
+        code === 0x0a || code === 0x0d
+          ? 'a line break'
+          : code > 0xff
+            ? 'a character outside Latin-1'
+            : 'a control character'
       throw new InvalidInputError(
         `${what} holds ${kind} at position ${i + 1} of ${value.length}, which an HTTP header cannot carry: check how ${input} is set.`,
         { input, metaMessages: ['A trailing newline from a file or a secret? Nothing was sent.'] },
@@ -125,7 +141,13 @@ function printable(text: string): string {
 /** This machine: localhost names, 127.0.0.0/8, ::1. */
 export function isLoopback(hostname: string): boolean {
   const host = hostname.replace(/^\[|\]$/g, '').toLowerCase()
-  return host === 'localhost' || host.endsWith('.localhost') || /^127(\.\d{1,3}){3}$/.test(host) || host === '::1' || host === '0:0:0:0:0:0:0:1'
+  return (
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    /^127(\.\d{1,3}){3}$/.test(host) ||
+    host === '::1' ||
+    host === '0:0:0:0:0:0:0:1'
+  )
 }
 
 /**

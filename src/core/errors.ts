@@ -98,7 +98,7 @@ export class ProvingKitError extends Error {
     const given =
       options.details ??
       (options.cause instanceof ProvingKitError
-        ? options.cause.details ?? options.cause.shortMessage
+        ? (options.cause.details ?? options.cause.shortMessage)
         : options.cause instanceof Error
           ? options.cause.message
           : undefined)
@@ -148,7 +148,10 @@ export class ProvingKitError extends Error {
  * ```
  */
 export function nextStepOf(error: unknown): NextStep | undefined {
-  const link = error instanceof ProvingKitError ? (error.walk((each) => each instanceof ProvingKitError && each.nextStep !== undefined) as ProvingKitError | null) : null
+  const link =
+    error instanceof ProvingKitError
+      ? (error.walk((each) => each instanceof ProvingKitError && each.nextStep !== undefined) as ProvingKitError | null)
+      : null
   return link?.nextStep
 }
 
@@ -177,10 +180,7 @@ export class NetworkError extends ProvingKitError {
   override name = 'NetworkError'
   /** True when the failure happened before any byte of the request could have been processed. */
   readonly beforeProcessing: boolean
-  constructor(
-    shortMessage: string,
-    options: ProvingKitErrorOptions & { beforeProcessing?: boolean } = {},
-  ) {
+  constructor(shortMessage: string, options: ProvingKitErrorOptions & { beforeProcessing?: boolean } = {}) {
     super(shortMessage, { retryable: true, ...options })
     this.beforeProcessing = options.beforeProcessing ?? false
   }
@@ -204,7 +204,11 @@ export class ServiceError extends ProvingKitError {
   readonly gatewayPage: boolean
   constructor(
     shortMessage: string,
-    options: ProvingKitErrorOptions & { body?: unknown; retryAfterMs?: number | undefined; gatewayPage?: boolean | undefined } = {},
+    options: ProvingKitErrorOptions & {
+      body?: unknown
+      retryAfterMs?: number | undefined
+      gatewayPage?: boolean | undefined
+    } = {},
   ) {
     super(shortMessage, options)
     this.body = options.body
@@ -258,7 +262,10 @@ export class WaitTimeoutError extends ProvingKitError {
   readonly lastSeen: unknown
   /** What the wait was waiting for (a query, a task, ...): wait for it again to resume. */
   readonly waitedFor: WaitedFor | undefined
-  constructor(shortMessage: string, options: ProvingKitErrorOptions & { lastSeen?: unknown; waitedFor?: WaitedFor | undefined } = {}) {
+  constructor(
+    shortMessage: string,
+    options: ProvingKitErrorOptions & { lastSeen?: unknown; waitedFor?: WaitedFor | undefined } = {},
+  ) {
     super(shortMessage, options)
     this.lastSeen = options.lastSeen
     this.waitedFor = options.waitedFor
@@ -297,10 +304,7 @@ export class InvalidPieError extends InvalidInputError {
   override name = 'InvalidPieError'
   /** Every rule the PIE breaks, one line each (capped). */
   readonly problems: readonly string[]
-  constructor(
-    shortMessage: string,
-    options: ProvingKitErrorOptions & { input?: string; problems: readonly string[] },
-  ) {
+  constructor(shortMessage: string, options: ProvingKitErrorOptions & { input?: string; problems: readonly string[] }) {
     super(shortMessage, { ...options, metaMessages: options.metaMessages ?? [...options.problems] })
     this.problems = options.problems
   }

@@ -10,16 +10,38 @@ import { type Clock, type Logger, realMillisecondsOf, silentLogger, startTimer, 
 import { parseJsonLoosely, parseResponse } from './parse.ts'
 import { VERSION } from './version.ts'
 import { MAX_ERROR_BODY_BYTES, readCapped } from './http/bodies.ts'
-import { baseUrlOf, DEFAULT_RETRY, DEFAULT_TIMEOUTS, type HttpClientConfig, type HttpTimeouts, type RetryPolicy } from './http/config.ts'
+import {
+  baseUrlOf,
+  DEFAULT_RETRY,
+  DEFAULT_TIMEOUTS,
+  type HttpClientConfig,
+  type HttpTimeouts,
+  type RetryPolicy,
+} from './http/config.ts'
 import { download, type DownloadOptions, type DownloadSource } from './http/download.ts'
-import { abortedError, DEADLINE_CODE, deadlineError, networkError, serviceError, annotateAttempts } from './http/failures.ts'
+import {
+  abortedError,
+  DEADLINE_CODE,
+  deadlineError,
+  networkError,
+  serviceError,
+  annotateAttempts,
+} from './http/failures.ts'
 import type { HttpResponse, QueryValue, RequestBody, RequestSpec } from './http/request-spec.ts'
 import { acceptedUnread, settleSchema } from './http/schema.ts'
 import { minDefined, type Transport, timeoutsWithin, transportFor } from './http/transport.ts'
 
 // What the clients and hosts import with HttpClient: its configuration, the shape of a request,
 // and the few facts about a failure a caller asks.
-export { type ConnectionOptions, connectionOf, DEFAULT_RETRY, DEFAULT_TIMEOUTS, type HttpClientConfig, type HttpTimeouts, type RetryPolicy } from './http/config.ts'
+export {
+  type ConnectionOptions,
+  connectionOf,
+  DEFAULT_RETRY,
+  DEFAULT_TIMEOUTS,
+  type HttpClientConfig,
+  type HttpTimeouts,
+  type RetryPolicy,
+} from './http/config.ts'
 export type { BodyContext, RequestBody } from './http/request-spec.ts'
 export { isDeadlineError } from './http/failures.ts'
 export { closeDefaultDispatcher } from './dispatcher-state.ts'
@@ -212,7 +234,10 @@ export class HttpClient {
     const deadline = minDefined(spec.deadline, currentBound())
     // Serialised once, before anything is sent: a body that cannot be JSON is the caller's input
     // problem, never a network failure to retry.
-    const jsonText = spec.json === undefined ? undefined : serializeJsonBody(spec.json, { input: 'body', what: `the body of ${operation}` })
+    const jsonText =
+      spec.json === undefined
+        ? undefined
+        : serializeJsonBody(spec.json, { input: 'body', what: `the body of ${operation}` })
     const headers = this.#headersOf(spec)
     let schemaFailure: { error: unknown } | undefined
     for (let attempt = 1; ; attempt++) {
@@ -231,7 +256,9 @@ export class HttpClient {
         if (isSuccess(response.status, spec.successStatuses)) {
           const loaded = await schema
           if ('error' in loaded) {
-            schemaFailure = idempotent ? loaded : { error: acceptedUnread(this.serviceName, operation, response.status, loaded.error) }
+            schemaFailure = idempotent
+              ? loaded
+              : { error: acceptedUnread(this.serviceName, operation, response.status, loaded.error) }
             break
           }
           const data = parseResponse(loaded.schema, response.json, {
@@ -245,7 +272,10 @@ export class HttpClient {
       } catch (error) {
         // undici's own timeouts are cut to the time left (#send): one of them firing a moment
         // before the deadline's timer is the deadline too.
-        const cutToDeadline = realRemaining !== undefined && realRemaining <= undiciTimeoutOf(error, spec.headersTimeoutMs ?? this.#timeouts.headersMs, this.#timeouts.bodyMs)
+        const cutToDeadline =
+          realRemaining !== undefined &&
+          realRemaining <=
+            undiciTimeoutOf(error, spec.headersTimeoutMs ?? this.#timeouts.headersMs, this.#timeouts.bodyMs)
         if ((limit?.signal.aborted || cutToDeadline) && !spec.signal?.aborted) {
           failure = deadlineError(this, operation, attempt)
         } else {
@@ -258,7 +288,8 @@ export class HttpClient {
       const { retryAfterMs } = classifyFailure(failure)
       const repeat = mayRepeat(failure, idempotent) && failure.code !== DEADLINE_CODE
       const elapsed = this.clock.now() - started
-      const delay = retryAfterMs === undefined ? this.#backoff(attempt, policy) : Math.min(retryAfterMs, policy.maxRetryAfterMs)
+      const delay =
+        retryAfterMs === undefined ? this.#backoff(attempt, policy) : Math.min(retryAfterMs, policy.maxRetryAfterMs)
       const pastDeadline = deadline !== undefined && this.clock.now() + delay >= deadline
       if (!repeat || attempt >= policy.maxAttempts || elapsed + delay > policy.budgetMs || pastDeadline) {
         if (repeat && attempt > 1) throw annotateAttempts(failure, attempt, elapsed)
@@ -330,7 +361,9 @@ export class HttpClient {
       // An error body only feeds a code and an excerpt: a large one is cut, never an error of its
       // own (that would hide the status, and with it whether a submission is ambiguous).
       const text = ok
-        ? await readCapped(response.body, spec.maxBodyBytes ?? MAX_JSON_BODY_BYTES, { what: `The ${this.serviceName}'s answer to ${spec.operation ?? spec.method}` })
+        ? await readCapped(response.body, spec.maxBodyBytes ?? MAX_JSON_BODY_BYTES, {
+            what: `The ${this.serviceName}'s answer to ${spec.operation ?? spec.method}`,
+          })
         : await readCapped(response.body, MAX_ERROR_BODY_BYTES, { truncate: true })
       return {
         status: response.statusCode,

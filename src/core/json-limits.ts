@@ -84,7 +84,10 @@ export function parseJsonBytes(bytes: Uint8Array, options: JsonInput): unknown {
       { input: options.input },
     )
   }
-  return parseJsonText(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, { ...options, maxBytes: Number.POSITIVE_INFINITY })
+  return parseJsonText(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, {
+    ...options,
+    maxBytes: Number.POSITIVE_INFINITY,
+  })
 }
 
 /** A JSON text: size, nesting, then syntax; every problem names the input. */
@@ -106,9 +109,12 @@ export function parseJsonText(text: string, options: JsonInput): unknown {
   try {
     return JSON.parse(text)
   } catch (error) {
-    throw new InvalidInputError(`${options.label ?? options.input}: ${options.what} is not valid JSON (${(error as Error).message}); fix its syntax.`, {
-      input: options.input,
-    })
+    throw new InvalidInputError(
+      `${options.label ?? options.input}: ${options.what} is not valid JSON (${(error as Error).message}); fix its syntax.`,
+      {
+        input: options.input,
+      },
+    )
   }
 }
 
@@ -125,12 +131,18 @@ export function serializeJsonBody(value: unknown, options: JsonInput): string {
   try {
     text = JSON.stringify(value)
   } catch (error) {
-    throw new InvalidInputError(`${options.label ?? options.input}: ${options.what} cannot be sent as JSON (${(error as Error).message}); give plain JSON data.`, {
-      input: options.input,
-    })
+    throw new InvalidInputError(
+      `${options.label ?? options.input}: ${options.what} cannot be sent as JSON (${(error as Error).message}); give plain JSON data.`,
+      {
+        input: options.input,
+      },
+    )
   }
   if (text === undefined) {
-    throw new InvalidInputError(`${options.label ?? options.input}: ${options.what} is not JSON data; give an object.`, { input: options.input })
+    throw new InvalidInputError(
+      `${options.label ?? options.input}: ${options.what} is not JSON data; give an object.`,
+      { input: options.input },
+    )
   }
   const maxBytes = options.maxBytes ?? MAX_JSON_BODY_BYTES
   if (Buffer.byteLength(text) > maxBytes) {
@@ -147,7 +159,8 @@ function firstInvalidUtf8(bytes: Uint8Array): number {
   let i = 0
   while (i < bytes.length) {
     const b = bytes[i]!
-    const length = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0
+    const length =
+      b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0
     if (length === 0 || i + length > bytes.length) return i
     for (let k = 1; k < length; k++) if ((bytes[i + k]! & 0xc0) !== 0x80) return i
     try {

@@ -87,7 +87,10 @@ export class PartList implements FormDataLike {
  * Builds a body factory: each call opens the files again, so a request refused before
  * processing (429, connection refused) can be sent again. The sizes are read once, up front.
  */
-export async function prepareMultipart(fields: MultipartFields, options: MultipartOptions = {}): Promise<(context?: Partial<BodyContext>) => MultipartBody> {
+export async function prepareMultipart(
+  fields: MultipartFields,
+  options: MultipartOptions = {},
+): Promise<(context?: Partial<BodyContext>) => MultipartBody> {
   const parts: [string, string | DiskFile][] = []
   for (const [name, value] of Object.entries(fields)) {
     if (typeof value === 'string') {
@@ -95,10 +98,7 @@ export async function prepareMultipart(fields: MultipartFields, options: Multipa
       continue
     }
     const info = await stat(value.path)
-    parts.push([
-      name,
-      new DiskFile(value.path, value.fileName ?? basename(value.path), value.contentType, info.size),
-    ])
+    parts.push([name, new DiskFile(value.path, value.fileName ?? basename(value.path), value.contentType, info.size)])
   }
   return (context = {}) => {
     const form = new PartList()
@@ -149,7 +149,11 @@ export async function prepareMultipart(fields: MultipartFields, options: Multipa
  * 64 KiB pieces, one async step each: that made a 1 GiB upload 2-3x slower (bench/, figure 2)
  * and doubled the garbage to collect.
  */
-async function* encodeParts(encoder: FormDataEncoder, buffers: ReadBuffers, onChunk: ((bytes: number, ofFile: boolean) => void) | undefined): AsyncGenerator<Uint8Array> {
+async function* encodeParts(
+  encoder: FormDataEncoder,
+  buffers: ReadBuffers,
+  onChunk: ((bytes: number, ofFile: boolean) => void) | undefined,
+): AsyncGenerator<Uint8Array> {
   const ofFile = onChunk && ((bytes: number) => onChunk(bytes, true))
   try {
     for (const part of encoder.values()) {

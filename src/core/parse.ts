@@ -41,7 +41,15 @@ export function knownValuesOf(schema: z.ZodType): readonly string[] | undefined 
   return knownValues.get(schema)
 }
 
-type Def = { type: string; shape?: Record<string, z.ZodType>; innerType?: z.ZodType; element?: z.ZodType; options?: z.ZodType[]; in?: z.ZodType; valueType?: z.ZodType }
+type Def = {
+  type: string
+  shape?: Record<string, z.ZodType>
+  innerType?: z.ZodType
+  element?: z.ZodType
+  options?: z.ZodType[]
+  in?: z.ZodType
+  valueType?: z.ZodType
+}
 
 function defOf(schema: z.ZodType): Def {
   return (schema as unknown as { _zod: { def: Def } })._zod.def
@@ -116,7 +124,13 @@ export function parseResponse<T>(schema: z.ZodType<T> | undefined, json: unknown
   if (notes.length) {
     // One line: the notes quote the service's field names and values, which may hold a line break.
     context.logger.debug(
-      redact(`${context.what}: accepted with ${notes.length} deviation(s): ${notes.slice(0, 10).map((note) => serviceLine(note, 300)).join('; ')}`, context.redactor),
+      redact(
+        `${context.what}: accepted with ${notes.length} deviation(s): ${notes
+          .slice(0, 10)
+          .map((note) => serviceLine(note, 300))
+          .join('; ')}`,
+        context.redactor,
+      ),
     )
   }
   return result.data

@@ -61,7 +61,9 @@ export const DEFAULT_POLL_SCHEDULE: PollSchedule = {
 export function nextPollDelay(elapsedMs: number, schedule: PollSchedule, random: () => number = Math.random): number {
   const base = Math.min(schedule.maxIntervalMs, Math.max(schedule.minIntervalMs, elapsedMs / schedule.growthDivisor))
   const jittered = base * (1 + schedule.jitter * (2 * random() - 1))
-  return Math.round(Math.min(schedule.maxIntervalMs, Math.max(schedule.minIntervalMs * (1 - schedule.jitter), jittered)))
+  return Math.round(
+    Math.min(schedule.maxIntervalMs, Math.max(schedule.minIntervalMs * (1 - schedule.jitter), jittered)),
+  )
 }
 
 /** What every wait of a client takes (a wait may take more). */
@@ -197,7 +199,10 @@ export async function pollUntil<T>(check: () => Promise<PollOutcome<T>>, options
       throw new AbortedError(`Stopped waiting for ${options.what}: cancelled.`, { cause: error, waitedFor })
     }
     if (!granted) {
-      throw new WaitTimeoutError(`Timed out after ${formatDuration(options.timeoutMs)} waiting for ${options.what}.`, { lastSeen: lastState, waitedFor })
+      throw new WaitTimeoutError(`Timed out after ${formatDuration(options.timeoutMs)} waiting for ${options.what}.`, {
+        lastSeen: lastState,
+        waitedFor,
+      })
     }
     try {
       // Every request the check makes is bounded by this wait's deadline (./deadline.ts).
@@ -215,7 +220,8 @@ export async function pollUntil<T>(check: () => Promise<PollOutcome<T>>, options
       const failure = classifyFailure(error)
       retryAfterMs = failure.retryAfterMs
       // "Too many requests" is about every read of this process: they all slow down.
-      if (failure.kind === 'retry-after' || (error instanceof ServiceError && error.status === 429)) budget.slowDown(retryAfterMs)
+      if (failure.kind === 'retry-after' || (error instanceof ServiceError && error.status === 429))
+        budget.slowDown(retryAfterMs)
       consecutiveFailures++
       // Past the deadline the loop ends below with the timeout; no warning for the last try.
       if (error.details) options.logger.debug(`${options.what}: ${error.details}`)
@@ -227,13 +233,16 @@ export async function pollUntil<T>(check: () => Promise<PollOutcome<T>>, options
     }
     const now = options.clock.now()
     if (now >= deadline) {
-      throw new WaitTimeoutError(
-        `Timed out after ${formatDuration(options.timeoutMs)} waiting for ${options.what}.`,
-        { lastSeen: lastState, waitedFor },
-      )
+      throw new WaitTimeoutError(`Timed out after ${formatDuration(options.timeoutMs)} waiting for ${options.what}.`, {
+        lastSeen: lastState,
+        waitedFor,
+      })
     }
     // A service that said when to come back (429, 503 with Retry-After) is not asked sooner.
-    const delay = Math.min(Math.max(nextPollDelay(now - started, schedule, options.random), retryAfterMs ?? 0), deadline - now)
+    const delay = Math.min(
+      Math.max(nextPollDelay(now - started, schedule, options.random), retryAfterMs ?? 0),
+      deadline - now,
+    )
     dueAt = now + delay
   }
 }

@@ -71,7 +71,9 @@ export function showUrl(url: string | URL): string {
   } catch {
     // picked apart below
   }
-  const match = /^([a-z][a-z0-9+.-]*:)?\/\/(?:[^@/?#]*@)?(\[[0-9a-f:.]*\]|[^/?#:\s@[]*)/i.exec(text) ?? /^()([a-z0-9-]+(?:\.[a-z0-9-]+)+)/i.exec(text)
+  const match =
+    /^([a-z][a-z0-9+.-]*:)?\/\/(?:[^@/?#]*@)?(\[[0-9a-f:.]*\]|[^/?#:\s@[]*)/i.exec(text) ??
+    /^()([a-z0-9-]+(?:\.[a-z0-9-]+)+)/i.exec(text)
   const host = match?.[2]
   if (!host) return '(a URL that does not parse)'
   return match[1] ? `${match[1]}//${host.toLowerCase()}` : host.toLowerCase()
@@ -150,7 +152,14 @@ export function secretForms(secret: string): string[] {
   if (value.length < 4) return []
   const percent = encodeURIComponent(value)
   const json = JSON.stringify(value).slice(1, -1)
-  const forms = [value, percent, percent.replace(/%[0-9A-F]{2}/g, (byte) => byte.toLowerCase()), json, json.replaceAll('/', '\\/'), ...base64Forms(value)]
+  const forms = [
+    value,
+    percent,
+    percent.replace(/%[0-9A-F]{2}/g, (byte) => byte.toLowerCase()),
+    json,
+    json.replaceAll('/', '\\/'),
+    ...base64Forms(value),
+  ]
   return [...new Set(forms)].filter((form) => form.length >= 4)
 }
 
@@ -180,7 +189,8 @@ function compile(secrets: ReadonlySet<string>): RegExp | null {
     // The summary's escaping breaks what GitHub would link (`https:/\u200b/`, `@\u200b`, `#\u200b1`)
     // with a zero-width space: one may stand between any two characters of a secret.
     alternatives.push([...secret].map((character) => characterPattern(character, true)).join('\u200b?'))
-    for (const form of base64Forms(secret)) alternatives.push([...form].map((character) => characterPattern(character, false)).join(''))
+    for (const form of base64Forms(secret))
+      alternatives.push([...form].map((character) => characterPattern(character, false)).join(''))
   }
   return new RegExp(alternatives.join('|'), 'g')
 }
@@ -202,14 +212,21 @@ function characterPattern(character: string, encoded: boolean): string {
     // A JSON escape's backslash, itself escaped again (a JSON body quoted in JSON, the summary's
     // Markdown escaping): up to eight of them.
     const slash = '\\\\{1,8}'
-    ways.push(Array.from({ length: character.length }, (_, index) => `${slash}u${anyCaseHex(character.charCodeAt(index), 4)}`).join(''))
+    ways.push(
+      Array.from(
+        { length: character.length },
+        (_, index) => `${slash}u${anyCaseHex(character.charCodeAt(index), 4)}`,
+      ).join(''),
+    )
     if (JSON_SHORT_ESCAPES.has(character)) ways.push(character === '\\' ? slash : `${slash}${literal}`)
   }
   return ways.length === 1 ? ways[0]! : `(?:${ways.join('|')})`
 }
 
 function anyCaseHex(value: number, width: number): string {
-  return [...value.toString(16).padStart(width, '0')].map((digit) => (/[a-f]/.test(digit) ? `[${digit}${digit.toUpperCase()}]` : digit)).join('')
+  return [...value.toString(16).padStart(width, '0')]
+    .map((digit) => (/[a-f]/.test(digit) ? `[${digit}${digit.toUpperCase()}]` : digit))
+    .join('')
 }
 
 function escapeRegExp(text: string): string {

@@ -53,8 +53,15 @@ export function forTerminal(text: string): string {
  * some terminals) and the bidirectional controls raw; written as `\u` escapes they are the same
  * JSON value, so a script reading `--json` gets the service's text unchanged.
  */
-export function jsonForTerminal(value: unknown, space?: number, replacer?: (key: string, value: unknown) => unknown): string {
-  return (replacer ? JSON.stringify(value, replacer, space) : JSON.stringify(value, null, space)).replace(/[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
+export function jsonForTerminal(
+  value: unknown,
+  space?: number,
+  replacer?: (key: string, value: unknown) => unknown,
+): string {
+  return (replacer ? JSON.stringify(value, replacer, space) : JSON.stringify(value, null, space)).replace(
+    /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  )
 }
 
 /**
@@ -158,20 +165,25 @@ export function forSummaryCell(text: string, as: 'text' | 'code' = 'text'): stri
 }
 
 function escapeMarkdown(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(MARKDOWN_SPECIAL, '\\$&')
-    // What makes a block at the start of a line: a heading, a list item, a setext underline.
-    .replace(/^(\s*)(#|[-+=]|\d+[.)])/, (_match, blank: string, marker: string) => `${blank}${marker.replace(/[#\-+=.)]/, '\\$&')}`)
-    .replace(/(https?|ftp):\/\//gi, '$1:/\u200b/')
-    .replace(/\bwww\./gi, 'www\u200b.')
-    .replace(/@/g, '@\u200b')
-    // Issue and pull-request references (`#1`, `acme/widgets#2`, `GH-3`): in a PR comment or a
-    // check run GitHub links them and cross-references the issue, as it notifies on a mention.
-    .replace(/#(?=\d)/g, '#\u200b')
-    .replace(/\b(GH-)(?=\d)/gi, '$1\u200b')
+  return (
+    text
+      .replace(/&/g, '&amp;')
+      .replace(/</g, '&lt;')
+      .replace(/>/g, '&gt;')
+      .replace(MARKDOWN_SPECIAL, '\\$&')
+      // What makes a block at the start of a line: a heading, a list item, a setext underline.
+      .replace(
+        /^(\s*)(#|[-+=]|\d+[.)])/,
+        (_match, blank: string, marker: string) => `${blank}${marker.replace(/[#\-+=.)]/, '\\$&')}`,
+      )
+      .replace(/(https?|ftp):\/\//gi, '$1:/\u200b/')
+      .replace(/\bwww\./gi, 'www\u200b.')
+      .replace(/@/g, '@\u200b')
+      // Issue and pull-request references (`#1`, `acme/widgets#2`, `GH-3`): in a PR comment or a
+      // check run GitHub links them and cross-references the issue, as it notifies on a mention.
+      .replace(/#(?=\d)/g, '#\u200b')
+      .replace(/\b(GH-)(?=\d)/gi, '$1\u200b')
+  )
 }
 
 function backtickRun(text: string, at: number): number {

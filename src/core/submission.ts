@@ -37,14 +37,26 @@ export type SubmissionAdvice = {
  */
 export function explainSubmissionFailure(error: unknown, advice: SubmissionAdvice): unknown {
   if (error instanceof AbortedError) {
-    return new AbortedError(error.shortMessage, { cause: error, metaMessages: [advice.ifCancelled], nextStep: advice.nextStep })
+    return new AbortedError(error.shortMessage, {
+      cause: error,
+      metaMessages: [advice.ifCancelled],
+      nextStep: advice.nextStep,
+    })
   }
   if (mayHaveBeenProcessed(error)) {
-    return new SubmissionOutcomeUnknownError(advice.ambiguous, { cause: error, metaMessages: [advice.howToCheck], nextStep: advice.nextStep })
+    return new SubmissionOutcomeUnknownError(advice.ambiguous, {
+      cause: error,
+      metaMessages: [advice.howToCheck],
+      nextStep: advice.nextStep,
+    })
   }
   // Already known ambiguous (an accepted submission whose answer could not be read): add how to check.
   if (error instanceof SubmissionOutcomeUnknownError && !error.metaMessages?.length) {
-    return new SubmissionOutcomeUnknownError(error.shortMessage, { cause: error, metaMessages: [advice.howToCheck], nextStep: advice.nextStep })
+    return new SubmissionOutcomeUnknownError(error.shortMessage, {
+      cause: error,
+      metaMessages: [advice.howToCheck],
+      nextStep: advice.nextStep,
+    })
   }
   return error
 }

@@ -70,7 +70,8 @@ const WRITE_MEMBER = /^_?write/
 function isNodeSocket(socket: unknown, chunkBytes: number): socket is Socket {
   if (!(socket instanceof Socket)) return false
   const prototype = Object.getPrototypeOf(socket) as object
-  if (prototype !== Socket.prototype && prototype !== process.getBuiltinModule('node:tls').TLSSocket.prototype) return false
+  if (prototype !== Socket.prototype && prototype !== process.getBuiltinModule('node:tls').TLSSocket.prototype)
+    return false
   const handle = (socket as unknown as { _handle?: object | null })._handle
   const handleKind = handle?.constructor?.name
   if (!handle || (handleKind !== 'TCP' && handleKind !== 'TLSWrap')) return false
@@ -163,14 +164,21 @@ export class ReadBuffers {
  * is shorter or longer than `size` by then is an error: the declared content-length would be
  * wrong.
  */
-export async function* readFileChunks(path: string, size: number, buffers: ReadBuffers, onChunk?: (bytes: number) => void): AsyncGenerator<Uint8Array> {
+export async function* readFileChunks(
+  path: string,
+  size: number,
+  buffers: ReadBuffers,
+  onChunk?: (bytes: number) => void,
+): AsyncGenerator<Uint8Array> {
   let handle: FileHandle | undefined
   let reading: Promise<number> | undefined
   try {
     handle = await open(path, 'r')
     const file = handle
     const read = (buffer: Buffer, position: number): Promise<number> => {
-      const promise = file.read(buffer, 0, Math.min(buffer.length, size - position), position).then((result) => result.bytesRead)
+      const promise = file
+        .read(buffer, 0, Math.min(buffer.length, size - position), position)
+        .then((result) => result.bytesRead)
       // Awaited later: marked handled now, so a failure while a chunk is out is not "unhandled".
       promise.catch(() => {})
       return promise
@@ -214,7 +222,10 @@ export async function* readFileChunks(path: string, size: number, buffers: ReadB
 }
 
 function changedError(path: string, size: number, what: string): InvalidInputError {
-  return new InvalidInputError(`${path} changed while it was being uploaded: it had ${size} bytes when the upload was prepared, and ${what}. Upload it again once it no longer changes.`, {
-    input: 'file',
-  })
+  return new InvalidInputError(
+    `${path} changed while it was being uploaded: it had ${size} bytes when the upload was prepared, and ${what}. Upload it again once it no longer changes.`,
+    {
+      input: 'file',
+    },
+  )
 }

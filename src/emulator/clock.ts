@@ -55,7 +55,8 @@ export function simulatedClock(startMs: number = Date.now()): EmulatorClock {
     simulated: true,
     now: () => now,
     advance(ms: number) {
-      if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`Cannot advance the clock by ${ms} ms; give a number >= 0.`)
+      if (!Number.isFinite(ms) || ms < 0)
+        throw new RangeError(`Cannot advance the clock by ${ms} ms; give a number >= 0.`)
       now += ms
     },
   }

@@ -23,7 +23,10 @@ export function flag(field: string) {
 }
 
 /** The body as a JSON object (an empty body is `{}`); anything else is a 400 in the route's words. */
-export async function objectBody(ctx: RouteContext, refuse: (message: string) => object = badRequest): Promise<Record<string, unknown>> {
+export async function objectBody(
+  ctx: RouteContext,
+  refuse: (message: string) => object = badRequest,
+): Promise<Record<string, unknown>> {
   const body = await ctx.json()
   if (body === undefined) return {}
   const parsed = z.record(z.string(), z.unknown()).safeParse(body)
@@ -32,7 +35,10 @@ export async function objectBody(ctx: RouteContext, refuse: (message: string) =>
 }
 
 /** Parses a control body: the value, or the first problem's message. */
-export function parseControl<T>(schema: z.ZodType<T>, body: unknown): { ok: true; data: T } | { ok: false; message: string } {
+export function parseControl<T>(
+  schema: z.ZodType<T>,
+  body: unknown,
+): { ok: true; data: T } | { ok: false; message: string } {
   const result = schema.safeParse(body)
   if (result.success) return { ok: true, data: result.data }
   return { ok: false, message: result.error.issues[0]?.message ?? 'The body is not valid.' }

@@ -24,7 +24,10 @@ export function controlRoutes(emulator: EmulatorContext): Route[] {
     controlRoute('POST', '/_emulator/reset', reset),
     controlRoute('POST', '/_emulator/clock/advance', advanceClock),
     controlRoute('GET', '/_emulator/state', describeState),
-    controlRoute('GET', '/_emulator/requests', () => ({ status: 200, body: { requests: emulator.requestLog.list(), counts: emulator.requestLog.counts() } })),
+    controlRoute('GET', '/_emulator/requests', () => ({
+      status: 200,
+      body: { requests: emulator.requestLog.list(), counts: emulator.requestLog.counts() },
+    })),
     controlRoute('DELETE', '/_emulator/requests', clearRequests),
     controlRoute('POST', '/_emulator/faults', addFault),
     controlRoute('GET', '/_emulator/faults', () => ({ status: 200, body: { faults: state().faults } })),
@@ -44,7 +47,10 @@ export function controlRoutes(emulator: EmulatorContext): Route[] {
 
   async function advanceClock(ctx: RouteContext): Promise<Reply> {
     if (!emulator.clock.simulated) {
-      return { status: 409, body: conflict('The emulator runs on real time; start it with a simulated clock to advance time.') }
+      return {
+        status: 409,
+        body: conflict('The emulator runs on real time; start it with a simulated clock to advance time.'),
+      }
     }
     const parsed = parseControl(ADVANCE_BODY, await objectBody(ctx))
     if (!parsed.ok) return bad(parsed.message)
@@ -111,7 +117,12 @@ export function controlRoutes(emulator: EmulatorContext): Route[] {
     const { downMs } = parsed.data
     if (!emulator.restart) return { status: 409, body: conflict('This emulator cannot restart itself.') }
     const restartNow = emulator.restart
-    ctx.afterReply(() => void restartNow(downMs).catch((error: unknown) => emulator.logger.error(`emulator: restart failed: ${String(error)}`)))
+    ctx.afterReply(
+      () =>
+        void restartNow(downMs).catch((error: unknown) =>
+          emulator.logger.error(`emulator: restart failed: ${String(error)}`),
+        ),
+    )
     return {
       status: 202,
       headers: { connection: 'close' },
@@ -121,7 +132,11 @@ export function controlRoutes(emulator: EmulatorContext): Route[] {
 
   function removeFault(ctx: RouteContext): Reply {
     const index = state().faults.findIndex((fault) => fault.id === ctx.params.id)
-    if (index < 0) return { status: 404, body: { message: `No fault ${ctx.params.id} (it may have been used up).`, error: 'NOT_FOUND' } }
+    if (index < 0)
+      return {
+        status: 404,
+        body: { message: `No fault ${ctx.params.id} (it may have been used up).`, error: 'NOT_FOUND' },
+      }
     const [fault] = state().faults.splice(index, 1)
     save()
     return { status: 200, body: { removed: fault } }
@@ -141,4 +156,6 @@ function bad(message: string): Reply {
 const ADVANCE_BODY = z.object({ ms: millis('ms') })
 
 const DOWN_MS = 'downMs must be from 0 to 60000.'
-const RESTART_BODY = z.object({ downMs: z.number({ error: DOWN_MS }).min(0, { error: DOWN_MS }).max(60_000, { error: DOWN_MS }).default(0) })
+const RESTART_BODY = z.object({
+  downMs: z.number({ error: DOWN_MS }).min(0, { error: DOWN_MS }).max(60_000, { error: DOWN_MS }).default(0),
+})

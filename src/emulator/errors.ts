@@ -25,7 +25,10 @@ export const BUCKET_INTERNAL_ERROR = {} as const
 export const INVALID_API_KEY = { message: 'INVALID_API_KEY' } as const
 export const DEDUP_ID_EXISTS = { message: 'PROVING_QUERY_WITH_DEDUP_ID_ALREADY_EXISTS' } as const
 
-export function provingRefusal(details: string, code = 'ZOD_INVALID_BODY_STRING'): { message: string; details: string } {
+export function provingRefusal(
+  details: string,
+  code = 'ZOD_INVALID_BODY_STRING',
+): { message: string; details: string } {
   return { message: code, details }
 }
 

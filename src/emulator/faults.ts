@@ -76,14 +76,23 @@ function interceptionOf(fault: Fault): Interception {
       const status = fault.status ?? 500
       if (typeof fault.body === 'string') {
         const contentType = fault.contentType ?? 'text/plain; charset=utf-8'
-        return { kind: 'reply', reply: { status, text: fault.body, headers: { 'content-type': contentType, ...headers } }, delayMs, fault: fault.kind }
+        return {
+          kind: 'reply',
+          reply: { status, text: fault.body, headers: { 'content-type': contentType, ...headers } },
+          delayMs,
+          fault: fault.kind,
+        }
       }
       return { kind: 'reply', reply: { status, body: fault.body ?? {}, headers }, delayMs, fault: fault.kind }
     }
     case 'html-502':
       return {
         kind: 'reply',
-        reply: { status: fault.status ?? 502, text: HTML_502_PAGE, headers: { 'content-type': 'text/html', server: 'nginx', ...headers } },
+        reply: {
+          status: fault.status ?? 502,
+          text: HTML_502_PAGE,
+          headers: { 'content-type': 'text/html', server: 'nginx', ...headers },
+        },
         delayMs,
         fault: fault.kind,
       }
@@ -119,24 +128,51 @@ const CONTENT_TYPE = 'contentType must be a string (the body is then sent as thi
 const FAULT_BODY = z.object({
   path: z
     .string({ error: 'path is required: a path or route pattern starting with "/", or "*" for every route.' })
-    .refine((path) => path.startsWith('/') || path === '*', { error: 'path is required: a path or route pattern starting with "/", or "*" for every route.' })
-    .refine((path) => !path.startsWith('/_emulator'), { error: 'path must not be a control route: faults never apply to /_emulator/.' }),
-  kind: z.enum(FAULT_KINDS as readonly [FaultKind, ...FaultKind[]], { error: `kind must be one of ${FAULT_KINDS.join(', ')}.` }).optional(),
+    .refine((path) => path.startsWith('/') || path === '*', {
+      error: 'path is required: a path or route pattern starting with "/", or "*" for every route.',
+    })
+    .refine((path) => !path.startsWith('/_emulator'), {
+      error: 'path must not be a control route: faults never apply to /_emulator/.',
+    }),
+  kind: z
+    .enum(FAULT_KINDS as readonly [FaultKind, ...FaultKind[]], {
+      error: `kind must be one of ${FAULT_KINDS.join(', ')}.`,
+    })
+    .optional(),
   method: z.string({ error: 'method must be a string.' }).optional(),
-  status: z.number({ error: STATUS }).int({ error: STATUS }).min(100, { error: STATUS }).max(599, { error: STATUS }).optional(),
-  times: z.number({ error: TIMES }).int({ error: TIMES }).min(1, { error: TIMES }).max(MAX_TIMES, { error: TIMES }).default(1),
-  skip: z.number({ error: SKIP }).int({ error: SKIP }).min(0, { error: SKIP }).max(MAX_TIMES, { error: SKIP }).default(0),
+  status: z
+    .number({ error: STATUS })
+    .int({ error: STATUS })
+    .min(100, { error: STATUS })
+    .max(599, { error: STATUS })
+    .optional(),
+  times: z
+    .number({ error: TIMES })
+    .int({ error: TIMES })
+    .min(1, { error: TIMES })
+    .max(MAX_TIMES, { error: TIMES })
+    .default(1),
+  skip: z
+    .number({ error: SKIP })
+    .int({ error: SKIP })
+    .min(0, { error: SKIP })
+    .max(MAX_TIMES, { error: SKIP })
+    .default(0),
   delayMs: z.number({ error: DELAY }).min(0, { error: DELAY }).max(600_000, { error: DELAY }).optional(),
   headers: z
     .record(z.string(), z.union([z.string(), z.number()]), { error: HEADERS })
     .superRefine((headers, ctx) => {
       // A header the server cannot send would crash the answer, not the client.
       for (const [name, value] of Object.entries(headers)) {
-        if (!HEADER_NAME.test(name) || /[\r\n\0]/.test(String(value))) ctx.addIssue({ code: 'custom', message: `header ${JSON.stringify(name)} is not a valid HTTP header.` })
+        if (!HEADER_NAME.test(name) || /[\r\n\0]/.test(String(value)))
+          ctx.addIssue({ code: 'custom', message: `header ${JSON.stringify(name)} is not a valid HTTP header.` })
       }
     })
     .optional(),
-  contentType: z.string({ error: CONTENT_TYPE }).refine((type) => !/[\r\n\0]/.test(type), { error: CONTENT_TYPE }).optional(),
+  contentType: z
+    .string({ error: CONTENT_TYPE })
+    .refine((type) => !/[\r\n\0]/.test(type), { error: CONTENT_TYPE })
+    .optional(),
   body: z.unknown().optional(),
 })
 
@@ -151,7 +187,10 @@ export function parseFault(body: unknown): Fault | string {
     return `status goes with kind status, html-502 or gateway-404, not ${kind}.`
   }
   if (input.contentType !== undefined && typeof input.body !== 'string') return 'contentType goes with a string body.'
-  const headers = input.headers === undefined ? null : Object.fromEntries(Object.entries(input.headers).map(([name, value]) => [name.toLowerCase(), String(value)]))
+  const headers =
+    input.headers === undefined
+      ? null
+      : Object.fromEntries(Object.entries(input.headers).map(([name, value]) => [name.toLowerCase(), String(value)]))
   return {
     id: randomUUID(),
     method: input.method === undefined ? null : input.method.toUpperCase(),

@@ -52,7 +52,12 @@ class Sha256Counter extends Transform {
 export async function readForm(req: IncomingMessage, options: ReadFormOptions): Promise<Form> {
   const contentType = req.headers['content-type'] ?? ''
   if (!/^multipart\/form-data\b/i.test(contentType)) {
-    throw new HttpError(400, badRequest(`The body must be multipart/form-data; got ${contentType ? JSON.stringify(contentType) : 'no content-type'}.`))
+    throw new HttpError(
+      400,
+      badRequest(
+        `The body must be multipart/form-data; got ${contentType ? JSON.stringify(contentType) : 'no content-type'}.`,
+      ),
+    )
   }
   await mkdir(options.incomingDir, { recursive: true })
   const form: Form = { fields: new Map(), files: new Map() }
@@ -68,7 +73,12 @@ export async function readForm(req: IncomingMessage, options: ReadFormOptions): 
     parser = busboy({
       headers: req.headers,
       // A few spare file parts, so an unexpected one is refused by name rather than by count.
-      limits: { fieldSize: MAX_FIELD_BYTES, fields: MAX_FIELDS, files: options.fileFields.length + 4, fileSize: options.maxFileBytes },
+      limits: {
+        fieldSize: MAX_FIELD_BYTES,
+        fields: MAX_FIELDS,
+        files: options.fileFields.length + 4,
+        fileSize: options.maxFileBytes,
+      },
     })
   } catch (error) {
     throw new HttpError(400, badRequest(`The multipart body cannot be read: ${(error as Error).message}.`))
@@ -93,7 +103,14 @@ export async function readForm(req: IncomingMessage, options: ReadFormOptions): 
     streams.push(stream)
     const path = join(options.incomingDir, `${randomUUID()}.upload`)
     const counter = new Sha256Counter()
-    const upload: UploadedFile = { field: name, path, size: 0, sha256: '', fileName: info.filename ?? name, contentType: info.mimeType }
+    const upload: UploadedFile = {
+      field: name,
+      path,
+      size: 0,
+      sha256: '',
+      fileName: info.filename ?? name,
+      contentType: info.mimeType,
+    }
     form.files.set(name, upload)
     stream.on('limit', () => refuse(`File ${name} is larger than ${options.maxFileBytes} bytes.`))
     writes.push(

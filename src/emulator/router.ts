@@ -107,7 +107,9 @@ export type RouterOptions = {
  * alone does not parse at all (it was a 500). An absolute URL (a proxy's form) is read as is.
  */
 export function requestTarget(rawUrl: string): URL {
-  return rawUrl.startsWith('/') ? new URL(`http://emulator.invalid${rawUrl}`) : new URL(rawUrl, 'http://emulator.invalid')
+  return rawUrl.startsWith('/')
+    ? new URL(`http://emulator.invalid${rawUrl}`)
+    : new URL(rawUrl, 'http://emulator.invalid')
 }
 
 /** A route of the control API under /_emulator/: no authentication, never a fault's target. */
@@ -134,7 +136,11 @@ export class Router {
 
   /** Every route served, in the order added (for tests that visit them all). */
   list(): { method: Route['method']; pattern: string; control: boolean }[] {
-    return this.#routes.map((route) => ({ method: route.method, pattern: route.pattern, control: route.control === true }))
+    return this.#routes.map((route) => ({
+      method: route.method,
+      pattern: route.pattern,
+      control: route.control === true,
+    }))
   }
 
   /** The request handler for `http.createServer`; never throws, never rejects. */
@@ -142,7 +148,9 @@ export class Router {
     if (this.#options.now) res.setHeader('date', new Date(this.#options.now()).toUTCString())
     void this.#dispatch(req, res).catch((error: unknown) => {
       // Never the raw URL: the L2 endpoints carry the API key in it.
-      this.#options.logger.error(`emulator: failed to answer ${req.method} ${redactUrl(req.url ?? '/')}: ${redact(String(error))}`)
+      this.#options.logger.error(
+        `emulator: failed to answer ${req.method} ${redactUrl(req.url ?? '/')}: ${redact(String(error))}`,
+      )
       if (!res.headersSent) sendJson(res, 500, INTERNAL_SERVER_ERROR)
       else res.destroy()
     })
@@ -164,7 +172,10 @@ export class Router {
       await send(res, {
         status: 405,
         headers: { allow: found.allowed.join(', ') },
-        body: { message: `${method} is not allowed on ${url.pathname}; use ${found.allowed.join(' or ')}`, error: 'METHOD_NOT_ALLOWED' },
+        body: {
+          message: `${method} is not allowed on ${url.pathname}; use ${found.allowed.join(' or ')}`,
+          error: 'METHOD_NOT_ALLOWED',
+        },
       })
       return complete(405)
     }
@@ -208,7 +219,9 @@ export class Router {
       if (error instanceof HttpError) {
         reply = { status: error.status, body: error.body }
       } else {
-        this.#options.logger.error(`emulator: ${method} ${url.pathname} failed: ${redact(error instanceof Error ? (error.stack ?? error.message) : String(error))}`)
+        this.#options.logger.error(
+          `emulator: ${method} ${url.pathname} failed: ${redact(error instanceof Error ? (error.stack ?? error.message) : String(error))}`,
+        )
         reply = { status: 500, body: route.internalErrorBody ?? INTERNAL_SERVER_ERROR }
       }
     }
@@ -220,14 +233,21 @@ export class Router {
     }
     if (interception?.kind === 'delay-body' || interception?.kind === 'truncate') {
       req.resume()
-      await sendDisturbed(res, reply, interception.kind === 'truncate' ? { truncate: true } : { pauseMs: interception.delayMs })
+      await sendDisturbed(
+        res,
+        reply,
+        interception.kind === 'truncate' ? { truncate: true } : { pauseMs: interception.delayMs },
+      )
       return completeFault(reply.status)
     }
     await send(res, reply)
     completeFault(reply.status)
   }
 
-  #match(method: string, path: string):
+  #match(
+    method: string,
+    path: string,
+  ):
     | { kind: 'none' }
     | { kind: 'method'; allowed: string[] }
     | { kind: 'found'; route: CompiledRoute; params: Record<string, string> } {
@@ -279,7 +299,13 @@ export function pathMatches(pattern: string, path: string): boolean {
   return matchSegments(splitPath(pattern), splitPath(path)) !== null
 }
 
-function context(req: IncomingMessage, res: ServerResponse, method: string, url: URL, params: Record<string, string>): RouteContext {
+function context(
+  req: IncomingMessage,
+  res: ServerResponse,
+  method: string,
+  url: URL,
+  params: Record<string, string>,
+): RouteContext {
   let body: Promise<unknown> | undefined
   return {
     afterReply(callback) {
@@ -355,7 +381,11 @@ function resetConnection(req: IncomingMessage): void {
  * A fault's answer: the headers at once (with the full content-length), then either the body
  * after a pause, or only half of it and a closed connection.
  */
-async function sendDisturbed(res: ServerResponse, reply: Reply, how: { pauseMs?: number; truncate?: boolean }): Promise<void> {
+async function sendDisturbed(
+  res: ServerResponse,
+  reply: Reply,
+  how: { pauseMs?: number; truncate?: boolean },
+): Promise<void> {
   let bytes: Buffer
   let headers: Record<string, string>
   if (reply.file) {
@@ -366,7 +396,10 @@ async function sendDisturbed(res: ServerResponse, reply: Reply, how: { pauseMs?:
     headers = { ...reply.headers }
   } else {
     bytes = Buffer.from(reply.body === undefined ? '' : JSON.stringify(reply.body))
-    headers = reply.body === undefined ? { ...reply.headers } : { 'content-type': 'application/json; charset=utf-8', ...reply.headers }
+    headers =
+      reply.body === undefined
+        ? { ...reply.headers }
+        : { 'content-type': 'application/json; charset=utf-8', ...reply.headers }
   }
   res.writeHead(reply.status, { ...headers, 'content-length': String(bytes.length) })
   res.flushHeaders()
@@ -425,7 +458,10 @@ function controlRefusal(req: IncomingMessage, method: string): string | undefine
     }
   }
   if (method !== 'GET' && method !== 'HEAD') {
-    const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase()
+    const type = String(req.headers['content-type'] ?? '')
+      .split(';')[0]!
+      .trim()
+      .toLowerCase()
     if (type !== 'application/json' && req.headers[CONTROL_HEADER] === undefined) {
       return `The control API takes JSON bodies only (Content-Type: application/json; without a body, that or a ${CONTROL_HEADER} header); got ${JSON.stringify(type || '(none)')}.`
     }

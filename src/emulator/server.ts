@@ -94,7 +94,17 @@ export type RunningEmulator = {
 }
 
 /** Route tables by service; each takes the shared context. */
-const SERVICES: ((emulator: EmulatorContext) => Route[])[] = [provingRoutes, provingControlRoutes, artifactRoutes, storageProofRoutes, accountRoutes, taskRoutes, starknetRpcRoutes, controlRoutes, consoleRoutes]
+const SERVICES: ((emulator: EmulatorContext) => Route[])[] = [
+  provingRoutes,
+  provingControlRoutes,
+  artifactRoutes,
+  storageProofRoutes,
+  accountRoutes,
+  taskRoutes,
+  starknetRpcRoutes,
+  controlRoutes,
+  consoleRoutes,
+]
 
 // Clients keep idle sockets for 4 s: the server must keep them longer, or a request sent on a
 // socket the server is just closing fails with a reset.
@@ -130,7 +140,9 @@ const REQUEST_TIMEOUT_MS = 60 * 60_000
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
   const host = options.host ?? '127.0.0.1'
   if (options.shape !== undefined && options.shape !== 'interface' && options.shape !== 'production') {
-    throw new InvalidInputError(`shape must be interface or production; got ${JSON.stringify(options.shape)}.`, { input: 'shape' })
+    throw new InvalidInputError(`shape must be interface or production; got ${JSON.stringify(options.shape)}.`, {
+      input: 'shape',
+    })
   }
   const logger = options.logger ?? silentLogger
   if (!isLoopback(host)) {
@@ -179,7 +191,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   })
   for (const routes of SERVICES) router.add(routes(emulator))
 
-  const server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS }, router.handle)
+  const server = createServer(
+    { keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS },
+    router.handle,
+  )
   server.on('clientError', (_error, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n')
     else socket.destroy()

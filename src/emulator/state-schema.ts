@@ -41,13 +41,32 @@ const query = z.looseObject({
     output: z.array(z.string()).nullable(),
     nSteps: z.number().nullable(),
   }),
-  files: z.looseObject({ pie: storedFile.optional(), proof: storedFile.optional(), program: storedFile.optional(), input: storedFile.optional() }),
+  files: z.looseObject({
+    pie: storedFile.optional(),
+    proof: storedFile.optional(),
+    program: storedFile.optional(),
+    input: storedFile.optional(),
+  }),
   createdAt: z.number(),
   retryCount: z.number().int().nonnegative(),
   run,
 })
-const bucket = z.looseObject({ id: z.string().min(1), owner, aggregatorVersion: z.string(), mockProof: z.boolean(), createdAt: z.number(), closedAt: z.number().nullable() })
-const fault = z.looseObject({ id: z.string(), path: z.string(), kind: z.string(), delayMs: z.number(), skip: z.number(), remaining: z.number() })
+const bucket = z.looseObject({
+  id: z.string().min(1),
+  owner,
+  aggregatorVersion: z.string(),
+  mockProof: z.boolean(),
+  createdAt: z.number(),
+  closedAt: z.number().nullable(),
+})
+const fault = z.looseObject({
+  id: z.string(),
+  path: z.string(),
+  kind: z.string(),
+  delayMs: z.number(),
+  skip: z.number(),
+  remaining: z.number(),
+})
 
 export const emulatorStateSchema = z.looseObject({
   version: z.literal(STATE_VERSION),
@@ -68,7 +87,8 @@ export function parseJsonState(file: string, text: string): Record<string, unkno
     if (!text.trim()) throw new Error('the file is empty')
     json = JSON.parse(text)
   } catch (error) {
-    const why = error instanceof Error && error.message === 'the file is empty' ? 'is empty' : 'is not valid JSON (cut short?)'
+    const why =
+      error instanceof Error && error.message === 'the file is empty' ? 'is empty' : 'is not valid JSON (cut short?)'
     throw new InvalidInputError(`The emulator state file ${file} ${why}; ${FIX}.`, { input: 'stateDir' })
   }
   if (!json || typeof json !== 'object' || Array.isArray(json)) return checkStateFile(file, json)
@@ -79,9 +99,12 @@ export function parseJsonState(file: string, text: string): Record<string, unkno
 export function checkStateFile<T>(file: string, json: unknown): T {
   const version = (json as { version?: unknown } | null)?.version
   if (json && typeof json === 'object' && version !== undefined && version !== STATE_VERSION) {
-    throw new InvalidInputError(`The emulator state file ${file} has state version ${String(version)}; this emulator reads version ${STATE_VERSION}: ${FIX}.`, {
-      input: 'stateDir',
-    })
+    throw new InvalidInputError(
+      `The emulator state file ${file} has state version ${String(version)}; this emulator reads version ${STATE_VERSION}: ${FIX}.`,
+      {
+        input: 'stateDir',
+      },
+    )
   }
   const checked = emulatorStateSchema.safeParse(json)
   if (!checked.success) {
@@ -95,5 +118,8 @@ export function checkStateFile<T>(file: string, json: unknown): T {
 
 /** The one line for a state file of another shape: the file, where, what is wrong there, the fix. */
 export function notAState(file: string, where: string, problem: string): InvalidInputError {
-  return new InvalidInputError(`The emulator state file ${file} is not an emulator state: ${where}: ${problem}; ${FIX}.`, { input: 'stateDir' })
+  return new InvalidInputError(
+    `The emulator state file ${file} is not an emulator state: ${where}: ${problem}; ${FIX}.`,
+    { input: 'stateDir' },
+  )
 }

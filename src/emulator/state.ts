@@ -228,7 +228,11 @@ export class StateStore {
    * every save and fails when it differs from the one in memory: a change nobody touched would
    * be lost by a restart.
    */
-  static open(stateDir: string | undefined, timing: Timing, verify = process.env.PROVING_EMULATOR_VERIFY_STATE === '1'): StateStore {
+  static open(
+    stateDir: string | undefined,
+    timing: Timing,
+    verify = process.env.PROVING_EMULATOR_VERIFY_STATE === '1',
+  ): StateStore {
     if (!stateDir) return new StateStore(emptyState(timing), undefined, false)
     mkdirSync(stateDir, { recursive: true })
     const loaded = readStateDir(stateDir)
@@ -340,7 +344,9 @@ export class StateStore {
   #verifyWritten(): void {
     const written = readStateDir(this.#dir!)
     if (!written || !isDeepStrictEqual(written.state, withoutUndefined(this.state))) {
-      throw new Error(`The emulator state written to ${this.#dir} differs from the state in memory: a change was not touched (StateStore.touch).`)
+      throw new Error(
+        `The emulator state written to ${this.#dir} differs from the state in memory: a change was not touched (StateStore.touch).`,
+      )
     }
   }
 }
@@ -369,7 +375,9 @@ export function readStateDir(dir: string): { state: EmulatorState; generation: n
   }
   const collections = Object.keys(COLLECTIONS) as Collection[]
   for (const collection of collections) checkCollectionPath(file, json, COLLECTIONS[collection])
-  const records = new Map(collections.map((collection) => [collection, { ...collectionOf(json as EmulatorState, collection) }]))
+  const records = new Map(
+    collections.map((collection) => [collection, { ...collectionOf(json as EmulatorState, collection) }]),
+  )
   let rest = restOf(json as EmulatorState)
   for (const line of log.split('\n')) {
     let change: Change
@@ -405,7 +413,8 @@ function checkCollectionPath(file: string, json: Record<string, unknown>, path: 
   for (const [depth, key] of path.entries()) {
     const value = (at as Record<string, unknown>)[key]
     if (value === undefined || value === null) return
-    if (typeof value !== 'object') throw notAState(file, path.slice(0, depth + 1).join('.'), `expected an object, received ${typeof value}`)
+    if (typeof value !== 'object')
+      throw notAState(file, path.slice(0, depth + 1).join('.'), `expected an object, received ${typeof value}`)
     at = value
   }
 }
@@ -431,7 +440,11 @@ function restOf(state: EmulatorState): Record<string, unknown> {
   return rest
 }
 
-function collectionOf(state: EmulatorState, collection: Collection, create = false): Record<string, unknown> | undefined {
+function collectionOf(
+  state: EmulatorState,
+  collection: Collection,
+  create = false,
+): Record<string, unknown> | undefined {
   let at = state as unknown as Record<string, unknown>
   for (const key of COLLECTIONS[collection]) {
     if (at[key] === undefined || at[key] === null) {

@@ -60,4 +60,12 @@ export {
   type FactMismatch,
   type QueryFacts,
 } from './inspect/index.ts'
-export { CAIRO1_BUILTINS, generatePie, parseByteSize, PIE_SHAPES, type GeneratePieOptions, type GeneratedPie, type PieShape } from './generate/index.ts'
+export {
+  CAIRO1_BUILTINS,
+  generatePie,
+  parseByteSize,
+  PIE_SHAPES,
+  type GeneratePieOptions,
+  type GeneratedPie,
+  type PieShape,
+} from './generate/index.ts'

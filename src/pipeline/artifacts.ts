@@ -70,7 +70,9 @@ export function artifactName(url: string): string {
     name = segment
   }
   if (!SAFE_NAME.test(name) || name.includes('..')) {
-    throw new InvalidResponseError(`The artifact link ${showUrl(url)} does not end in a plain file name; refused (nothing written).`)
+    throw new InvalidResponseError(
+      `The artifact link ${showUrl(url)} does not end in a plain file name; refused (nothing written).`,
+    )
   }
   return name
 }
@@ -79,7 +81,11 @@ export function artifactName(url: string): string {
  * Downloads one artifact to `destination`. Returns its size and SHA-256. Without `overwrite`,
  * an existing file at `destination` is refused and left as it was.
  */
-export async function downloadArtifact(url: string, destination: string, options: ArtifactDownloadOptions = {}): Promise<{ bytes: number; sha256: string }> {
+export async function downloadArtifact(
+  url: string,
+  destination: string,
+  options: ArtifactDownloadOptions = {},
+): Promise<{ bytes: number; sha256: string }> {
   let parsed: URL
   try {
     parsed = new URL(url)
@@ -92,7 +98,12 @@ export async function downloadArtifact(url: string, destination: string, options
     )
   }
   const origin = parsed.origin
-  const http = new HttpClient({ baseUrl: origin, serviceName: 'artifact host', allowInsecureHttp: options.allowInsecureHttp ?? false, logger: options.logger })
+  const http = new HttpClient({
+    baseUrl: origin,
+    serviceName: 'artifact host',
+    allowInsecureHttp: options.allowInsecureHttp ?? false,
+    logger: options.logger,
+  })
   const partial = `${destination}.${process.pid}.${randomBytes(4).toString('hex')}.partial`
   const hash = createHash('sha256')
   try {
@@ -100,7 +111,8 @@ export async function downloadArtifact(url: string, destination: string, options
       maxBytes: options.maxBytes ?? MAX_ARTIFACT_BYTES,
       signal: options.signal,
       what: `the artifact ${basename(destination)} from ${showUrl(url)}`,
-      write: (body) => pipeline(Readable.from(hashing(body, hash)), createWriteStream(partial, { flags: 'wx', mode: 0o644 })),
+      write: (body) =>
+        pipeline(Readable.from(hashing(body, hash)), createWriteStream(partial, { flags: 'wx', mode: 0o644 })),
     })
     if (options.overwrite) {
       await rename(partial, destination)
@@ -133,14 +145,20 @@ export async function downloadArtifacts(
   const planned = urls.map((url) => ({ url, name: artifactName(url) }))
   const seen = new Set<string>()
   for (const { name, url } of planned) {
-    if (seen.has(name)) throw new InvalidResponseError(`The service lists two artifacts named ${name} (from ${showUrl(url)}); refused (nothing written).`)
+    if (seen.has(name))
+      throw new InvalidResponseError(
+        `The service lists two artifacts named ${name} (from ${showUrl(url)}); refused (nothing written).`,
+      )
     seen.add(name)
   }
   const wanted = options.only ? planned.filter(({ name }) => options.only!.includes(name)) : planned
   const missing = (options.only ?? []).filter((name) => !seen.has(name))
   if (missing.length > 0) {
     const listed = planned.length > 0 ? planned.map(({ name }) => name).join(', ') : 'none'
-    throw new InvalidInputError(`The artifacts asked for (--only; only in the library) include ${missing.join(', ')}, which the query does not list (it lists: ${listed}).`, { input: 'only' })
+    throw new InvalidInputError(
+      `The artifacts asked for (--only; only in the library) include ${missing.join(', ')}, which the query does not list (it lists: ${listed}).`,
+      { input: 'only' },
+    )
   }
   await mkdir(outDir, { recursive: true })
   if (!options.overwrite) {
@@ -164,7 +182,10 @@ function linkShown(url: string): string {
   return `${parsed.protocol}//${parsed.host}${parsed.pathname}`
 }
 
-async function* hashing(body: AsyncIterable<Uint8Array>, hash: ReturnType<typeof createHash>): AsyncIterable<Uint8Array> {
+async function* hashing(
+  body: AsyncIterable<Uint8Array>,
+  hash: ReturnType<typeof createHash>,
+): AsyncIterable<Uint8Array> {
   for await (const chunk of body) {
     hash.update(chunk)
     yield chunk
@@ -182,5 +203,8 @@ async function exists(path: string): Promise<boolean> {
 }
 
 function existsError(path: string): InvalidInputError {
-  return new InvalidInputError(`${path} already exists; replace it (--force; overwrite in the library), or choose another folder (--out; outDir in the library).`, { input: 'out' })
+  return new InvalidInputError(
+    `${path} already exists; replace it (--force; overwrite in the library), or choose another folder (--out; outDir in the library).`,
+    { input: 'out' },
+  )
 }

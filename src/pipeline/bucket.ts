@@ -28,7 +28,11 @@ export type BucketProgress = { bucketId: string; status: string; leaves: number;
 export async function waitForBucket(
   client: ProvingClient,
   bucketId: string,
-  options: { timeoutMs: number; signal?: AbortSignal | undefined; onProgress?: ((progress: BucketProgress) => void) | undefined },
+  options: {
+    timeoutMs: number
+    signal?: AbortSignal | undefined
+    onProgress?: ((progress: BucketProgress) => void) | undefined
+  },
 ): Promise<BucketDetailsResponse> {
   const clock = client.http.clock
   const started = clock.now()
@@ -44,7 +48,9 @@ export async function waitForBucket(
       }
       if (status === 'DONE' || status === 'FAILED') return { done: true, value: details }
       if (!(BUCKET_STATUSES as readonly string[]).includes(status)) {
-        throw new UnknownStatusError(`Bucket ${bucketId} reports status "${serviceLine(status, 200)}", which this version of proving-kit does not know.`)
+        throw new UnknownStatusError(
+          `Bucket ${bucketId} reports status "${serviceLine(status, 200)}", which this version of proving-kit does not know.`,
+        )
       }
       return { done: false, state: details.bucket }
     },
@@ -125,7 +131,11 @@ export type JudgeBucketOptions = {
 const READS_AT_ONCE = 8
 
 /** Reads every query of the bucket (with its status) and gates each. */
-export async function judgeBucket(client: ProvingClient, details: BucketDetailsResponse, options: JudgeBucketOptions): Promise<BucketVerdict> {
+export async function judgeBucket(
+  client: ProvingClient,
+  details: BucketDetailsResponse,
+  options: JudgeBucketOptions,
+): Promise<BucketVerdict> {
   const { compareQueryFacts } = await import('../pie/index.ts')
   const records: QueryRecordWithStatus[] = []
   const times = new Map<string, number>()
@@ -133,7 +143,13 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
   const ids = [...times.keys()]
   // The service's ids and status are data in a refusal: one line each, whatever they hold.
   const bucketName = idText(details.bucket.id)
-  const unread = (refusals: string[]): BucketVerdict => ({ bucket: details.bucket, status: bucketStatus(details), rows: [], refusals, ok: false })
+  const unread = (refusals: string[]): BucketVerdict => ({
+    bucket: details.bucket,
+    status: bucketStatus(details),
+    rows: [],
+    refusals,
+    ok: false,
+  })
   if (ids.length < details.queries.length) {
     // A listing that names a query twice cannot be the bucket's leaves, and whatever the gate
     // made of it (read once, counted twice) would be a guess: nothing is read or judged.
@@ -150,7 +166,9 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
     // More queries than the bucket's leaves: the listing cannot be the bucket's, and reading
     // them all (a listing may name thousands) would judge something else. (Fewer is not refused:
     // what production's `leaves` counts beyond the queries, e.g. a padded tree, is not documented.)
-    return unread([`Bucket ${bucketName} lists ${ids.length} distinct queries but has ${leaves} ${leaves === 1 ? 'leaf' : 'leaves'}: the listing does not match the bucket.`])
+    return unread([
+      `Bucket ${bucketName} lists ${ids.length} distinct queries but has ${leaves} ${leaves === 1 ? 'leaf' : 'leaves'}: the listing does not match the bucket.`,
+    ])
   }
   const unexpected = listingRefusals(bucketName, ids, options.expected)
   // A listing longer than what was expected is not read (it may name thousands): its extra
@@ -167,21 +185,29 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
     try {
       granted = await budget.take(clock.now(), { signal: options.signal, deadline: options.deadline })
     } catch (error) {
-      throw new AbortedError(`Stopped reading the queries of bucket ${details.bucket.id}: cancelled; nothing was judged.`, { cause: error })
+      throw new AbortedError(
+        `Stopped reading the queries of bucket ${details.bucket.id}: cancelled; nothing was judged.`,
+        { cause: error },
+      )
     }
     if (!granted) throw bucketReadTimeout(details.bucket.id)
     return client.readQuery(id, { signal: options.signal })
   }
   for (let start = 0; start < ids.length; start += READS_AT_ONCE) {
     const slice = ids.slice(start, start + READS_AT_ONCE)
-    const batch = options.deadline === undefined ? await Promise.all(slice.map(read)) : await readBefore(options.deadline, details.bucket.id, clock, () => Promise.all(slice.map(read)))
+    const batch =
+      options.deadline === undefined
+        ? await Promise.all(slice.map(read))
+        : await readBefore(options.deadline, details.bucket.id, clock, () => Promise.all(slice.map(read)))
     records.push(...batch.map((answer) => answer.provingQuery))
   }
   // Each record must be the query it was read for: an answer about another query would be
   // judged in its place.
   const misread = records.map((record, index): string | undefined => {
     const requestedId = ids[index]!
-    return record.id === requestedId ? undefined : `Read as query ${idText(requestedId)}, the service answered with the record of another query.`
+    return record.id === requestedId
+      ? undefined
+      : `Read as query ${idText(requestedId)}, the service answered with the record of another query.`
   })
   const matched = new Set<string>()
   const rows = records
@@ -198,7 +224,10 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
         } else {
           facts = 'differ'
           // The closest PIE for the message: the one with the same program hash, else the first.
-          const closest = options.pies.find((given) => Object.values(given.inspection.programHashes).includes(record.programHash ?? '')) ?? options.pies[0]!
+          const closest =
+            options.pies.find((given) =>
+              Object.values(given.inspection.programHashes).includes(record.programHash ?? ''),
+            ) ?? options.pies[0]!
           factCheck = compareQueryFacts(record, closest.inspection)
         }
       }
@@ -210,7 +239,11 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
         // And in this bucket by its own record: the listing alone does not make it a leaf.
         bucketId: details.bucket.id,
       })
-        .map((refusal) => (facts === 'differ' && refusal.kind === 'fact-mismatch' ? 'Its facts fit none of the PIEs given.' : refusal.message))
+        .map((refusal) =>
+          facts === 'differ' && refusal.kind === 'fact-mismatch'
+            ? 'Its facts fit none of the PIEs given.'
+            : refusal.message,
+        )
         .concat(misread[index] === undefined ? [] : [misread[index]!])
       return {
         bucketJobIndex: record.bucketJobIndex ?? null,
@@ -231,7 +264,10 @@ export async function judgeBucket(client: ProvingClient, details: BucketDetailsR
   if (rows.length === 0) refusals.push(`Bucket ${bucketName} holds no query: nothing was proved into it.`)
   if (status !== 'DONE') refusals.push(`Bucket ${bucketName} is ${serviceLine(status, 200)}, not DONE.`)
   for (const row of rows) {
-    for (const problem of row.problems) refusals.push(`Query #${row.bucketJobIndex ?? '?'} (${idText(row.queryId)}): ${problem.replace(/^The query /, 'it ')}`)
+    for (const problem of row.problems)
+      refusals.push(
+        `Query #${row.bucketJobIndex ?? '?'} (${idText(row.queryId)}): ${problem.replace(/^The query /, 'it ')}`,
+      )
   }
   for (const given of options.pies ?? []) {
     if (!matched.has(given.path) && rows.some((row) => row.status === 'DONE')) {
@@ -260,25 +296,34 @@ function listingRefusals(bucketId: string, ids: readonly string[], expected: Exp
   if ('count' in expected) {
     if (ids.length === expected.count) return []
     const why = ids.length < expected.count ? MISSING : 'it holds queries no job of this run submitted'
-    return [`Bucket ${bucketId} lists ${ids.length} ${ids.length === 1 ? 'query' : 'queries'}, not the ${expected.count} expected: ${why}.`]
+    return [
+      `Bucket ${bucketId} lists ${ids.length} ${ids.length === 1 ? 'query' : 'queries'}, not the ${expected.count} expected: ${why}.`,
+    ]
   }
   const wanted = new Set(expected.ids)
   const present = new Set(ids)
-  const named = (list: string[]) => `${list.slice(0, NAMED_AT_MOST).map(idText).join(', ')}${list.length > NAMED_AT_MOST ? ` and ${list.length - NAMED_AT_MOST} more` : ''}`
+  const named = (list: string[]) =>
+    `${list.slice(0, NAMED_AT_MOST).map(idText).join(', ')}${list.length > NAMED_AT_MOST ? ` and ${list.length - NAMED_AT_MOST} more` : ''}`
   const missing = expected.ids.filter((id) => !present.has(id))
   const extra = ids.filter((id) => !wanted.has(id))
   const refusals: string[] = []
   const which = missing.length === 1 ? 'the expected query' : `${missing.length} expected queries`
   if (missing.length) refusals.push(`Bucket ${bucketId} does not list ${which} ${named(missing)}: ${MISSING}.`)
-  if (extra.length) refusals.push(`Bucket ${bucketId} lists ${extra.length === 1 ? 'a query' : `${extra.length} queries`} that no job was expected to submit: ${named(extra)}.`)
+  if (extra.length)
+    refusals.push(
+      `Bucket ${bucketId} lists ${extra.length === 1 ? 'a query' : `${extra.length} queries`} that no job was expected to submit: ${named(extra)}.`,
+    )
   return refusals
 }
 
 /** Runs the reads under the command's deadline; one that would pass it ends as the wait's timeout. */
 function bucketReadTimeout(bucketId: string): WaitTimeoutError {
-  return new WaitTimeoutError(`Bucket ${bucketId} ended, but its queries could not all be read before the timeout; nothing was judged.`, {
-    waitedFor: { kind: 'bucket', id: bucketId },
-  })
+  return new WaitTimeoutError(
+    `Bucket ${bucketId} ended, but its queries could not all be read before the timeout; nothing was judged.`,
+    {
+      waitedFor: { kind: 'bucket', id: bucketId },
+    },
+  )
 }
 
 async function readBefore<T>(deadline: number, bucketId: string, clock: Clock, reads: () => Promise<T>): Promise<T> {
@@ -295,25 +340,34 @@ async function readBefore<T>(deadline: number, bucketId: string, clock: Clock, r
 /** The per-query table as plain text (the CLI) or Markdown (the job summary). */
 export function bucketTable(rows: BucketQueryRow[], format: 'text' | 'markdown'): string {
   const header = ['#', 'query', 'status', 'program hash', 'mocked', 'facts', 'PIE', 'problems']
-  const cells = rows.map((row) => [
-    row.bucketJobIndex === null ? '?' : String(row.bucketJobIndex),
-    row.queryId,
-    row.status,
-    row.programHash === null ? '' : showValue(row.programHash),
-    row.isFactMocked === null ? '' : row.isFactMocked ? 'yes' : 'no',
-    row.facts,
-    row.pie ?? '',
-    row.problems.join(' ') || (row.errorReason ?? ''),
-  ].map((cell) => (format === 'text' ? serviceLine(cell, 500) : cell)))
+  const cells = rows.map((row) =>
+    [
+      row.bucketJobIndex === null ? '?' : String(row.bucketJobIndex),
+      row.queryId,
+      row.status,
+      row.programHash === null ? '' : showValue(row.programHash),
+      row.isFactMocked === null ? '' : row.isFactMocked ? 'yes' : 'no',
+      row.facts,
+      row.pie ?? '',
+      row.problems.join(' ') || (row.errorReason ?? ''),
+    ].map((cell) => (format === 'text' ? serviceLine(cell, 500) : cell)),
+  )
   if (format === 'markdown') {
     // The service's ids, statuses and reasons: data, never Markdown (core/service-text.ts).
     return [
       `| ${header.join(' | ')} |`,
       `|${header.map(() => '---').join('|')}|`,
-      ...cells.map((row) => `| ${row.map((cell, column) => forSummaryCell(cell, column === 1 || column === 3 ? 'code' : 'text')).join(' | ')} |`),
+      ...cells.map(
+        (row) =>
+          `| ${row.map((cell, column) => forSummaryCell(cell, column === 1 || column === 3 ? 'code' : 'text')).join(' | ')} |`,
+      ),
     ].join('\n')
   }
   const widths = header.map((title, column) => Math.max(title.length, ...cells.map((row) => row[column]!.length)))
-  const line = (row: string[]) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()
+  const line = (row: string[]) =>
+    row
+      .map((cell, column) => cell.padEnd(widths[column]!))
+      .join('  ')
+      .trimEnd()
   return [line(header), ...cells.map(line)].join('\n')
 }

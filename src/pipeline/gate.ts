@@ -174,7 +174,9 @@ export function requiredFacts(kind: string | undefined, sharpProver?: unknown): 
   let registered: FactField | undefined
   if (kind === 'PROOF_VERIFICATION_ON_L1') registered = 'sharpFactHash'
   else if (kind === 'PROOF_VERIFICATION_ON_L2' && prover.kind === 'known') registered = prover.l2Fact
-  return registered ? { all: ['programHash', registered], oneOf: [] } : { all: ['programHash'], oneOf: ['sharpFactHash', 'integrityFactHash'] }
+  return registered
+    ? { all: ['programHash', registered], oneOf: [] }
+    : { all: ['programHash'], oneOf: ['sharpFactHash', 'integrityFactHash'] }
 }
 
 /** The result kinds whose required fact the prover decides (`requiredFacts`). */
@@ -190,7 +192,10 @@ function proverRefusals(kind: string | undefined, sharpProver: unknown): GateRef
   if (kind === undefined || !PROVER_DECIDES.includes(kind)) return []
   const prover = readProver(sharpProver)
   if (prover.kind !== 'unknown') return []
-  const named = typeof prover.value === 'string' ? `names its prover ${visibleName(prover.value)}` : `gives its prover (sharpProver) as ${serviceLine(textOf(prover.value), 80)}, not text`
+  const named =
+    typeof prover.value === 'string'
+      ? `names its prover ${visibleName(prover.value)}`
+      : `gives its prover (sharpProver) as ${serviceLine(textOf(prover.value), 80)}, not text`
   return [
     {
       kind: 'unknown-prover',
@@ -220,7 +225,11 @@ export function isWellFormedHash(value: unknown): value is string {
  * false (or allowed), and the expected program hash when one is given. The on-chain check, when
  * one is asked for, comes after (`afterOnChainCheck`).
  */
-export function evaluateGate(record: GateRecord, factCheck: FactCheckResult | undefined, options: GateOptions): GateRefusal[] {
+export function evaluateGate(
+  record: GateRecord,
+  factCheck: FactCheckResult | undefined,
+  options: GateOptions,
+): GateRefusal[] {
   // Whose query it is holds in every state: one of another bucket is not this bucket's.
   const membership = options.bucketId === undefined ? [] : bucketRefusals(record, options.bucketId)
   const status: unknown = record.status
@@ -236,7 +245,13 @@ export function evaluateGate(record: GateRecord, factCheck: FactCheckResult | un
     ]
   }
   if (status !== 'DONE') {
-    return [{ kind: 'not-done', message: `The query is ${typeof status === 'string' ? serviceLine(status, 200) : showValue(status)}, not DONE.` }, ...membership]
+    return [
+      {
+        kind: 'not-done',
+        message: `The query is ${typeof status === 'string' ? serviceLine(status, 200) : showValue(status)}, not DONE.`,
+      },
+      ...membership,
+    ]
   }
   const refusals: GateRefusal[] = [...membership, ...kindRefusals(record, options.expected)]
   // Whether facts are due is the request's to say: a record claiming a trace carries none, and
@@ -273,7 +288,8 @@ export function evaluateGate(record: GateRecord, factCheck: FactCheckResult | un
   if (factCheck && !factCheck.ok) {
     if (factCheck.mismatches.length) {
       const lines = factCheck.mismatches.map(
-        (mismatch) => `${mismatch.field}: the service says ${showValue(mismatch.actual)}, the PIE gives ${mismatch.expected}`,
+        (mismatch) =>
+          `${mismatch.field}: the service says ${showValue(mismatch.actual)}, the PIE gives ${mismatch.expected}`,
       )
       refusals.push({
         kind: 'fact-mismatch',
@@ -283,7 +299,8 @@ export function evaluateGate(record: GateRecord, factCheck: FactCheckResult | un
       // Nothing that binds the output was compared: matching nothing is not matching.
       refusals.push({
         kind: 'fact-missing',
-        message: 'The service reported no fact to compare with the PIE (sharpFactHash and integrityFactHash are null or absent).',
+        message:
+          'The service reported no fact to compare with the PIE (sharpFactHash and integrityFactHash are null or absent).',
       })
     }
   }
@@ -296,7 +313,10 @@ export function evaluateGate(record: GateRecord, factCheck: FactCheckResult | un
  * (`registered`), every other refusal standing. Without a check (`registered` false, no
  * refusals), the gate's refusals are returned as they are.
  */
-export function afterOnChainCheck(gated: readonly GateRefusal[], onChain: { refusals: readonly GateRefusal[]; registered: boolean }): GateRefusal[] {
+export function afterOnChainCheck(
+  gated: readonly GateRefusal[],
+  onChain: { refusals: readonly GateRefusal[]; registered: boolean },
+): GateRefusal[] {
   const settled = onChain.refusals.length === 0 && onChain.registered
   return [...(settled ? gated.filter((refusal) => refusal.kind !== 'mock-state-unknown') : gated), ...onChain.refusals]
 }
@@ -382,7 +402,10 @@ function factFieldRefusals(record: GateRecord, expected: ExpectedResult): GateRe
       })
     }
   }
-  if (requirement.oneOf.length && requirement.oneOf.every((field) => value(field) === null || value(field) === undefined)) {
+  if (
+    requirement.oneOf.length &&
+    requirement.oneOf.every((field) => value(field) === null || value(field) === undefined)
+  ) {
     refusals.push({
       kind: 'fact-missing',
       message: `The service reported neither ${requirement.oneOf.join(' nor ')} for a DONE ${label} result: no fact binds the program's output, so nothing shows what was proved.`,
@@ -415,7 +438,9 @@ export function showValue(value: unknown): string {
 function textOf(value: unknown): string {
   if (typeof value === 'string') return value
   try {
-    return typeof value === 'object' && value !== null ? (JSON.stringify(value) ?? Object.prototype.toString.call(value)) : String(value)
+    return typeof value === 'object' && value !== null
+      ? (JSON.stringify(value) ?? Object.prototype.toString.call(value))
+      : String(value)
   } catch {
     return Object.prototype.toString.call(value)
   }
@@ -441,8 +466,14 @@ export type OutputFacts = { programHash: string | null; sharpFactHash: string | 
  * them, the SHARP fact as on chain (`0x` and 64 hex digits, bytes32Text); null when absent or not
  * text. What the gate compared is another matter: this only shows.
  */
-export function outputFacts(record: { programHash?: unknown; sharpFactHash?: unknown; integrityFactHash?: unknown } | null | undefined): OutputFacts {
+export function outputFacts(
+  record: { programHash?: unknown; sharpFactHash?: unknown; integrityFactHash?: unknown } | null | undefined,
+): OutputFacts {
   const text = (value: unknown) => (typeof value === 'string' ? value : null)
   const sharp = text(record?.sharpFactHash)
-  return { programHash: text(record?.programHash), sharpFactHash: sharp === null ? null : bytes32Text(sharp), integrityFactHash: text(record?.integrityFactHash) }
+  return {
+    programHash: text(record?.programHash),
+    sharpFactHash: sharp === null ? null : bytes32Text(sharp),
+    integrityFactHash: text(record?.integrityFactHash),
+  }
 }

@@ -49,5 +49,13 @@
 export { ownerIsAlive, ownerStatus, UNVERIFIABLE_LOCK_MS } from './journal/lock.ts'
 export type { JournaledSubmission } from './journal/options.ts'
 export { EarlierUploadOutcomeUnknownError } from '../core/errors.ts'
-export { actionJournalDir, defaultJournalDir, type JournalEntry, type JournalListing, type JournalParts, recordedResult, SubmissionJournal } from './journal/store.ts'
+export {
+  actionJournalDir,
+  defaultJournalDir,
+  type JournalEntry,
+  type JournalListing,
+  type JournalParts,
+  recordedResult,
+  SubmissionJournal,
+} from './journal/store.ts'
 export { submitWithJournal } from './journal/submit.ts'

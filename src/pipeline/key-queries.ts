@@ -93,7 +93,10 @@ export class KeyQueries {
       throw new AbortedError('Reading the list of queries was cancelled.', { cause: error })
     }
     // The deadline's timeout, outside the catch: it is not a cancellation.
-    if (!granted) throw new RequestTimeoutError('The run\'s deadline came before the list of queries could be read.', { code: DEADLINE_CODE })
+    if (!granted)
+      throw new RequestTimeoutError("The run's deadline came before the list of queries could be read.", {
+        code: DEADLINE_CODE,
+      })
     let answer
     try {
       this.#requests++
@@ -111,7 +114,8 @@ export class KeyQueries {
     }
     this.#offset += records.length
     const total = typeof answer.total === 'number' ? answer.total : undefined
-    const listEnded = records.length === 0 || (total !== undefined ? this.#offset >= total : records.length < QUERY_PAGE_SIZE)
+    const listEnded =
+      records.length === 0 || (total !== undefined ? this.#offset >= total : records.length < QUERY_PAGE_SIZE)
     if (listEnded) this.#ended = true
     else if (this.#offset >= MAX_INDEXED_QUERIES) this.#ended = this.#bounded = true
   }

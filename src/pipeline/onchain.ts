@@ -93,7 +93,13 @@ export async function judgeOnChain(
   const { waitForFactRegistration, describeWhere } = await import('../chain/index.ts')
   const checkOne = async (chain: OnchainChain): Promise<OnchainOutcome> => {
     const fact = chain === 'ethereum' ? record.sharpFactHash : record.integrityFactHash
-    if (!fact) return { chain, mocked, status: 'error', message: `the service reported no ${ONCHAIN_FACT_NAME[chain]}, so none can be checked` }
+    if (!fact)
+      return {
+        chain,
+        mocked,
+        status: 'error',
+        message: `the service reported no ${ONCHAIN_FACT_NAME[chain]}, so none can be checked`,
+      }
     try {
       const check = await factReader(chain, fact, mocked, policy, options)
       const result = await waitForFactRegistration(check, {
@@ -108,16 +114,21 @@ export async function judgeOnChain(
           )
         },
       })
-      options.onProgress?.(`${ONCHAIN_LABEL[chain]}: ${onchainFactName(chain, mocked)} ${result.fact} is registered on ${describeWhere(result)} (registry ${result.registry}, block ${result.blockNumber}).`)
+      options.onProgress?.(
+        `${ONCHAIN_LABEL[chain]}: ${onchainFactName(chain, mocked)} ${result.fact} is registered on ${describeWhere(result)} (registry ${result.registry}, block ${result.blockNumber}).`,
+      )
       return { chain, mocked, status: 'registered', check: result }
     } catch (error) {
       if (error instanceof AbortedError) throw error
-      if (error instanceof WaitTimeoutError) return { chain, mocked, status: 'timed-out', check: error.lastSeen as OnchainFactCheck | undefined }
+      if (error instanceof WaitTimeoutError)
+        return { chain, mocked, status: 'timed-out', check: error.lastSeen as OnchainFactCheck | undefined }
       return { chain, mocked, status: 'error', message: messageOf(error) }
     }
   }
   const outcomes = await Promise.all(chainsOf(policy.mode).map(checkOne))
-  const refusals = outcomes.filter((outcome) => outcome.status !== 'registered').map((outcome) => refusalOf(outcome, policy.timeoutMs, describeWhere))
+  const refusals = outcomes
+    .filter((outcome) => outcome.status !== 'registered')
+    .map((outcome) => refusalOf(outcome, policy.timeoutMs, describeWhere))
   return { checked: true, outcomes, registered: refusals.length === 0, refusals, timeoutMs: policy.timeoutMs }
 }
 
@@ -132,7 +143,9 @@ export async function factsAlreadyOnChain(
   facts: { sharpFactHash: string; integrityFactHash: string },
   policy: OnchainPolicy,
   options: CheckOptions,
-): Promise<{ registered: true; outcomes: OnchainOutcome[] } | { registered: false; reason: string; unreadable: boolean }> {
+): Promise<
+  { registered: true; outcomes: OnchainOutcome[] } | { registered: false; reason: string; unreadable: boolean }
+> {
   const { describeWhere } = await import('../chain/index.ts')
   const outcomes: OnchainOutcome[] = []
   for (const chain of chainsOf(policy.mode)) {
@@ -140,12 +153,20 @@ export async function factsAlreadyOnChain(
     try {
       const result = await (await factReader(chain, fact, false, policy, options))()
       if (!result.registered) {
-        return { registered: false, unreadable: false, reason: `the PIE's ${ONCHAIN_FACT_NAME[chain]} ${result.fact} is not registered on ${describeWhere(result)} (block ${result.blockNumber})` }
+        return {
+          registered: false,
+          unreadable: false,
+          reason: `the PIE's ${ONCHAIN_FACT_NAME[chain]} ${result.fact} is not registered on ${describeWhere(result)} (block ${result.blockNumber})`,
+        }
       }
       outcomes.push({ chain, mocked: false, status: 'registered', check: result })
     } catch (error) {
       if (error instanceof AbortedError) throw error
-      return { registered: false, unreadable: true, reason: `whether the PIE's ${ONCHAIN_FACT_NAME[chain]} is already registered on ${ONCHAIN_LABEL[chain]} could not be read (${messageOf(error)})` }
+      return {
+        registered: false,
+        unreadable: true,
+        reason: `whether the PIE's ${ONCHAIN_FACT_NAME[chain]} is already registered on ${ONCHAIN_LABEL[chain]} could not be read (${messageOf(error)})`,
+      }
     }
   }
   return { registered: true, outcomes }
@@ -164,9 +185,20 @@ async function factReader(
   options: CheckOptions,
 ): Promise<() => Promise<OnchainFactCheck>> {
   const { checkFactOnEthereum, checkFactOnStarknet } = await import('../chain/index.ts')
-  const rpcUrl = chain === 'ethereum' ? policy.ethereumRpcUrl : (policy.starknetRpcUrl ?? (options.emulatorUrl ? `${options.emulatorUrl}/starknet-rpc` : undefined))
+  const rpcUrl =
+    chain === 'ethereum'
+      ? policy.ethereumRpcUrl
+      : (policy.starknetRpcUrl ?? (options.emulatorUrl ? `${options.emulatorUrl}/starknet-rpc` : undefined))
   if (!rpcUrl) throw new ProvingKitError(`no ${ONCHAIN_LABEL[chain]} RPC URL was given`)
-  const common = { rpcUrl, fact, registry: policy.registry, signal: options.signal, logger: options.logger, mocked, allowInsecureHttp: policy.allowInsecureHttp }
+  const common = {
+    rpcUrl,
+    fact,
+    registry: policy.registry,
+    signal: options.signal,
+    logger: options.logger,
+    mocked,
+    allowInsecureHttp: policy.allowInsecureHttp,
+  }
   const kind = policy.registryKind
   return () =>
     chain === 'ethereum'
@@ -174,10 +206,17 @@ async function factReader(
       : checkFactOnStarknet({ ...common, registryKind: kind === 'sharp' ? undefined : kind, expected: policy.expected })
 }
 
-function refusalOf(outcome: OnchainOutcome, timeoutMs: number, describe: (check: OnchainFactCheck) => string): GateRefusal {
+function refusalOf(
+  outcome: OnchainOutcome,
+  timeoutMs: number,
+  describe: (check: OnchainFactCheck) => string,
+): GateRefusal {
   const name = onchainFactName(outcome.chain, outcome.mocked)
   if (outcome.status === 'error') {
-    return { kind: 'not-on-chain', message: `The ${name} could not be checked on ${ONCHAIN_LABEL[outcome.chain]}: ${outcome.message}` }
+    return {
+      kind: 'not-on-chain',
+      message: `The ${name} could not be checked on ${ONCHAIN_LABEL[outcome.chain]}: ${outcome.message}`,
+    }
   }
   const lastCheck = outcome.status === 'timed-out' ? outcome.check : undefined
   const reason = lastCheck?.chain === 'starknet' && lastCheck.reason ? ` (${lastCheck.reason})` : ''

@@ -14,20 +14,27 @@ export async function expandPieArguments(args: readonly string[], name = '<pie>'
   const paths: string[] = []
   for (const arg of args) {
     const text = arg.trim()
-    if (!text) throw new InvalidInputError(`${name}: an empty path; give a pie.zip, a PIE directory or a glob.`, { input: name })
+    if (!text)
+      throw new InvalidInputError(`${name}: an empty path; give a pie.zip, a PIE directory or a glob.`, { input: name })
     if (await exists(text)) {
       paths.push(text)
       continue
     }
     if (!GLOB_CHARACTERS.test(text)) {
-      throw new InvalidInputError(`${name}: nothing at ${text}; give a pie.zip or a PIE directory (or a glob). Nothing was sent.`, { input: name })
+      throw new InvalidInputError(
+        `${name}: nothing at ${text}; give a pie.zip or a PIE directory (or a glob). Nothing was sent.`,
+        { input: name },
+      )
     }
     const matches: string[] = []
     for await (const match of glob(text)) matches.push(match)
     if (matches.length === 0) {
-      throw new InvalidInputError(`${name}: the pattern ${JSON.stringify(text)} matches no file or directory; check it (quote it so the shell does not expand it).`, {
-        input: name,
-      })
+      throw new InvalidInputError(
+        `${name}: the pattern ${JSON.stringify(text)} matches no file or directory; check it (quote it so the shell does not expand it).`,
+        {
+          input: name,
+        },
+      )
     }
     paths.push(...matches.sort())
   }

@@ -74,9 +74,12 @@ export async function preparePie(path: string, options: PreparePieOptions): Prom
     progress(`Validated ${path}.`)
     return prepared
   } else if (!info.isFile()) {
-    throw new InvalidInputError(`${name}: ${path} is neither a file nor a directory; give a pie.zip or a PIE directory.`, {
-      input: name,
-    })
+    throw new InvalidInputError(
+      `${name}: ${path} is neither a file nor a directory; give a pie.zip or a PIE directory.`,
+      {
+        input: name,
+      },
+    )
   } else {
     try {
       const [inspected, digest] = await Promise.all([
@@ -100,10 +103,13 @@ export async function preparePie(path: string, options: PreparePieOptions): Prom
 
 function invalidPie(error: unknown, path: string, name: string, outcome = 'nothing was uploaded'): unknown {
   if (!(error instanceof InvalidPieError)) return error
-  return new InvalidPieError(`${name}: ${path} is not a valid Cairo PIE (${countProblems(error.problems)}); ${outcome}.`, {
-    input: name,
-    problems: error.problems,
-  })
+  return new InvalidPieError(
+    `${name}: ${path} is not a valid Cairo PIE (${countProblems(error.problems)}); ${outcome}.`,
+    {
+      input: name,
+      problems: error.problems,
+    },
+  )
 }
 
 /**
@@ -131,7 +137,11 @@ async function packDirectory(
   const zipPath = join(resolve(folder), PACKED_ZIP_NAME)
   try {
     const { packChecked } = await import('../pie/inspect/index.ts')
-    const result = await packChecked(path, zipPath, { signal: options.signal, onOutput: stream?.onOutput, onFilesValid: stream?.onFilesValid })
+    const result = await packChecked(path, zipPath, {
+      signal: options.signal,
+      onOutput: stream?.onOutput,
+      onFilesValid: stream?.onFilesValid,
+    })
     return {
       zipPath,
       packed: true,
@@ -142,7 +152,9 @@ async function packDirectory(
     }
   } catch (error) {
     await cleanup()
-    throw error instanceof InvalidPieError ? invalidPie(error, path, name, stream?.outcome) : namedPackError(error, name)
+    throw error instanceof InvalidPieError
+      ? invalidPie(error, path, name, stream?.outcome)
+      : namedPackError(error, name)
   }
 }
 
@@ -206,7 +218,9 @@ export function streamPie(dir: string, options: PreparePieOptions): PieStream {
   }).then(
     (pie) => {
       channel.end()
-      options.onProgress?.(`Packed ${dir} into a ${formatBytes(pie.sizeBytes)} pie.zip (sha256 ${pie.sha256}) and validated it.`)
+      options.onProgress?.(
+        `Packed ${dir} into a ${formatBytes(pie.sizeBytes)} pie.zip (sha256 ${pie.sha256}) and validated it.`,
+      )
       return pie
     },
     (error: unknown) => {
@@ -233,7 +247,9 @@ export function streamPie(dir: string, options: PreparePieOptions): PieStream {
 export function computeFactsAhead(prepared: PreparedPie, signal?: AbortSignal): void {
   if (!prepared.inspection || prepared.factsAhead) return
   const inspection = prepared.inspection
-  prepared.factsAhead = import('../pie/index.ts').then((pie) => pie.prepareProgramHash(inspection, 'pedersen', signal)).then(() => {})
+  prepared.factsAhead = import('../pie/index.ts')
+    .then((pie) => pie.prepareProgramHash(inspection, 'pedersen', signal))
+    .then(() => {})
   prepared.factsAhead.catch(() => {})
 }
 
@@ -248,9 +264,10 @@ export async function checkFacts(
   const pie = await import('../pie/index.ts')
   // A failed computation ahead (aborted) is simply done again here.
   await prepared.factsAhead?.catch(() => {})
-  return prepared.inspection ? pie.compareQueryFacts(record, prepared.inspection) : pie.checkQueryFacts(record, prepared.zipPath)
+  return prepared.inspection
+    ? pie.compareQueryFacts(record, prepared.inspection)
+    : pie.checkQueryFacts(record, prepared.zipPath)
 }
-
 
 /** The packer knows files, not inputs: its refusals get the input's name and what to do. */
 export function namedPackError(error: unknown, name: string, label = name): unknown {

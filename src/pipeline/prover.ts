@@ -22,7 +22,10 @@ export const KNOWN_PROVER_NAMES = PROVERS.map((prover) => prover.name).join(', '
  * none), a known prover, or a name this version does not know (a value that is not text
  * included).
  */
-export type ProverReading = { kind: 'absent' } | { kind: 'known'; name: string; l2Fact: FactField } | { kind: 'unknown'; value: unknown }
+export type ProverReading =
+  | { kind: 'absent' }
+  | { kind: 'known'; name: string; l2Fact: FactField }
+  | { kind: 'unknown'; value: unknown }
 
 /** ASCII letters to lower case, nothing else: no trimming, no Unicode case folding or normalization. */
 const foldCase = (text: string) => text.replace(/[A-Z]+/g, (letters) => letters.toLowerCase())

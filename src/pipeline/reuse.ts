@@ -26,7 +26,6 @@ import { byCreation, KeyQueries, MAX_INDEXED_QUERIES } from './key-queries.ts'
 export const REUSE_MODES = ['auto', 'never'] as const
 export type ReuseMode = (typeof REUSE_MODES)[number]
 
-
 /** What the submission would ask for: what a query must show to be reused in its place. */
 export type ReuseRequest = {
   /** The result kind the submission asks for; the record must name the same one. */
@@ -58,11 +57,15 @@ export type ReuseNotFound = {
  * Why this record cannot stand for the submission (undefined: it can). Pure: the settings, the
  * mock state, the facts compared with the PIE's, and the gate the host applies.
  */
-export function judgeCandidate(record: QueryRecordWithStatus, factCheck: FactCheckResult | undefined, request: ReuseRequest): string | undefined {
+export function judgeCandidate(
+  record: QueryRecordWithStatus,
+  factCheck: FactCheckResult | undefined,
+  request: ReuseRequest,
+): string | undefined {
   const refused = refusalBesidesFacts(record, request)
   if (refused) return refused
-  if (!factCheck) return 'its facts were not compared with the PIE\'s'
-  if (!factCheck.ok) return 'its facts differ from the PIE\'s'
+  if (!factCheck) return "its facts were not compared with the PIE's"
+  if (!factCheck.ok) return "its facts differ from the PIE's"
   const refusals = evaluateGate(record, factCheck, {
     allowMockedFact: request.allowMockedFact,
     expectedProgramHash: request.expectedProgramHash,
@@ -84,14 +87,16 @@ function kindOrSettingsRefusal(record: QueryRecordWithStatus, request: ReuseRequ
   for (const [name, wanted] of Object.entries(request.settings)) {
     if (wanted === undefined) continue
     const recorded = (record as Record<string, unknown>)[name]
-    if (recorded !== wanted) return `its ${name} is ${typeof recorded === 'string' ? recorded : 'not given'}, not ${wanted}`
+    if (recorded !== wanted)
+      return `its ${name} is ${typeof recorded === 'string' ? recorded : 'not given'}, not ${wanted}`
   }
   return undefined
 }
 
 function mockRefusal(record: QueryRecordWithStatus, request: ReuseRequest): string | undefined {
   if (typeof record.isFactMocked !== 'boolean') return 'it does not say whether its fact is mocked'
-  if (record.isFactMocked !== request.mockFactHash) return record.isFactMocked ? 'its fact is mocked' : 'its fact is not mocked, and a mocked one was asked for'
+  if (record.isFactMocked !== request.mockFactHash)
+    return record.isFactMocked ? 'its fact is mocked' : 'its fact is not mocked, and a mocked one was asked for'
   if (record.isFactMocked && !request.allowMockedFact) return 'its fact is mocked and mocked facts are not allowed'
   return undefined
 }
@@ -99,7 +104,8 @@ function mockRefusal(record: QueryRecordWithStatus, request: ReuseRequest): stri
 /** Why nothing at all can be reused for this submission, before anything is listed. */
 export function reuseBlocker(request: ReuseRequest): string | undefined {
   if (request.blocked) return request.blocked
-  if (!resultHasFact(request.result)) return `a ${request.result} query proves nothing: there is no fact to compare with the PIE's`
+  if (!resultHasFact(request.result))
+    return `a ${request.result} query proves nothing: there is no fact to compare with the PIE's`
   return undefined
 }
 
@@ -170,9 +176,14 @@ export async function findReusableQuery(
   const inFlight = options.inFlight
   if (!inFlight) return { reused: false, reason, scanned }
   // A plan names the candidates a run would wait for or retry, and waits for none.
-  if (options.dryRun && running.length > 0) return { reused: false, reason, scanned, running: byCreation(running).map((record) => record.id) }
-  if (options.dryRun && failed.length > 0) return { reused: false, reason, scanned, retriable: byCreation(failed)[0]!.id }
-  const followed = running.length > 0 ? await followRunning(client, inspection, request, running, scanned, reason, { ...options, inFlight }) : { reused: false as const, reason, scanned }
+  if (options.dryRun && running.length > 0)
+    return { reused: false, reason, scanned, running: byCreation(running).map((record) => record.id) }
+  if (options.dryRun && failed.length > 0)
+    return { reused: false, reason, scanned, retriable: byCreation(failed)[0]!.id }
+  const followed =
+    running.length > 0
+      ? await followRunning(client, inspection, request, running, scanned, reason, { ...options, inFlight })
+      : { reused: false as const, reason, scanned }
   if (followed.reused || failed.length === 0) return followed
   return retryFailedCandidate(client, inspection, request, failed, followed, { ...options, inFlight })
 }
@@ -198,30 +209,49 @@ export type InFlightOptions = {
 
 const RUNNING = new Set(['RECEIVED', 'IN_PROGRESS'])
 
-function isRunningCandidate(record: QueryRecordWithStatus, request: ReuseRequest, inspection: PieInspection, inFlight: InFlightOptions): boolean {
+function isRunningCandidate(
+  record: QueryRecordWithStatus,
+  request: ReuseRequest,
+  inspection: PieInspection,
+  inFlight: InFlightOptions,
+): boolean {
   if (typeof record.status !== 'string' || !RUNNING.has(record.status)) return false
   return mayBeThisPies(record, request, inspection, inFlight)
 }
 
 /** A FAILED query that may be this PIE's, as a running one may be; whatever facts it shows are the PIE's. */
-function isFailedCandidate(record: QueryRecordWithStatus, request: ReuseRequest, inspection: PieInspection, inFlight: InFlightOptions): boolean {
+function isFailedCandidate(
+  record: QueryRecordWithStatus,
+  request: ReuseRequest,
+  inspection: PieInspection,
+  inFlight: InFlightOptions,
+): boolean {
   if (record.status !== 'FAILED' || !mayBeThisPies(record, request, inspection, inFlight)) return false
   const facts = [
     [record.sharpFactHash, inspection.sharpFactHash],
     [record.integrityFactHash, inspection.integrityFactHash],
   ] as const
-  return facts.every(([recorded, computed]) => typeof recorded !== 'string' || recorded === '' || parseFeltText(recorded) === BigInt(computed))
+  return facts.every(
+    ([recorded, computed]) =>
+      typeof recorded !== 'string' || recorded === '' || parseFeltText(recorded) === BigInt(computed),
+  )
 }
 
 /** This submission's result kind and settings, created within the window, and the PIE's program hash once the record shows one. */
-function mayBeThisPies(record: QueryRecordWithStatus, request: ReuseRequest, inspection: PieInspection, inFlight: InFlightOptions): boolean {
+function mayBeThisPies(
+  record: QueryRecordWithStatus,
+  request: ReuseRequest,
+  inspection: PieInspection,
+  inFlight: InFlightOptions,
+): boolean {
   if (kindOrSettingsRefusal(record, request) !== undefined) return false
   const created = typeof record.createdAt === 'string' ? Date.parse(record.createdAt) : Number.NaN
   // Without a creation time it cannot be placed in the window: not a candidate.
   if (Number.isNaN(created) || created < (inFlight.now ?? Date.now)() - inFlight.sinceMs) return false
   if (typeof record.programHash === 'string' && record.programHash !== '') {
     const recorded = parseFeltText(record.programHash)
-    if (recorded === undefined || !Object.values(inspection.programHashes).some((hash) => BigInt(hash) === recorded)) return false
+    if (recorded === undefined || !Object.values(inspection.programHashes).some((hash) => BigInt(hash) === recorded))
+      return false
   }
   return true
 }
@@ -239,27 +269,37 @@ async function followRunning(
   const { compareQueryFacts } = await import('../pie/index.ts')
   const candidates = byCreation(running).slice(0, options.inFlight.limit ?? 10)
   const ids = candidates.map((record) => record.id)
-  const [count, were, them] = candidates.length === 1 ? ['1 query', 'was', 'it'] : [`${candidates.length} queries`, 'were', 'them']
+  const [count, were, them] =
+    candidates.length === 1 ? ['1 query', 'was', 'it'] : [`${candidates.length} queries`, 'were', 'them']
   options.logger.info(
     `This is a re-run: ${count} of this key with this PIE's program and settings ${were} still running (${ids.join(', ')}); waiting for ${them} to end to compare the facts before paying again.`,
   )
   const stop = new AbortController()
   const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal
   const judged = candidates.map(async (candidate) => {
-    const { provingQuery: record } = await client.waitForQuery(candidate.id, { timeoutMs: options.inFlight.timeoutMs, signal })
+    const { provingQuery: record } = await client.waitForQuery(candidate.id, {
+      timeoutMs: options.inFlight.timeoutMs,
+      signal,
+    })
     if (refusalBesidesFacts(record, request) !== undefined) return undefined
     const factCheck = compareQueryFacts(record, inspection)
-    return judgeCandidate(record, factCheck, request) === undefined ? { reused: true as const, record, factCheck, scanned } : undefined
+    return judgeCandidate(record, factCheck, request) === undefined
+      ? { reused: true as const, record, factCheck, scanned }
+      : undefined
   })
   try {
     // The first that proves the PIE wins; the other waits end.
-    const found = await Promise.any(judged.map((each) => each.then((result) => result ?? Promise.reject(new Error('not this PIE')))))
+    const found = await Promise.any(
+      judged.map((each) => each.then((result) => result ?? Promise.reject(new Error('not this PIE')))),
+    )
     return found
   } catch (error) {
     if (options.signal?.aborted) throw options.signal.reason ?? error
     // Every wait ended: none proves it, or one could not be followed to its end (then nothing is paid: it may be this PIE's).
     const outcomes = await Promise.allSettled(judged)
-    const unfollowed = outcomes.flatMap((outcome, index) => (outcome.status === 'rejected' ? [{ id: ids[index]!, error: outcome.reason as unknown }] : []))
+    const unfollowed = outcomes.flatMap((outcome, index) =>
+      outcome.status === 'rejected' ? [{ id: ids[index]!, error: outcome.reason as unknown }] : [],
+    )
     if (unfollowed.length > 0) {
       const first = unfollowed[0]!
       const which = unfollowed.length === 1 ? 'a running query' : `${unfollowed.length} running queries`
@@ -268,12 +308,19 @@ async function followRunning(
         `This re-run could not follow ${which} of this PIE's program to the end (${unfollowed.map((each) => each.id).join(', ')}): nothing was submitted.`,
         {
           cause: first.error,
-          metaMessages: [`Following ${first.id} failed: ${why}`, "One may be this PIE's, submitted by an earlier attempt: submitting again could pay twice."],
+          metaMessages: [
+            `Following ${first.id} failed: ${why}`,
+            "One may be this PIE's, submitted by an earlier attempt: submitting again could pay twice.",
+          ],
           nextStep: { kind: 'follow-candidates', ids: unfollowed.map((each) => each.id) },
         },
       )
     }
-    return { reused: false, reason: `${reason}; the ${candidates.length} still running when this re-run began ended without proving it`, scanned }
+    return {
+      reused: false,
+      reason: `${reason}; the ${candidates.length} still running when this re-run began ended without proving it`,
+      scanned,
+    }
   } finally {
     stop.abort()
   }
@@ -292,7 +339,8 @@ const parsedProgram = new WeakMap<QueryRecordWithStatus, bigint | undefined>()
  * the gate would pass (a DONE proof must carry it), so it stands for no PIE.
  */
 function provesProgram(record: QueryRecordWithStatus, programs: Set<bigint>): boolean {
-  if (!parsedProgram.has(record)) parsedProgram.set(record, typeof record.programHash === 'string' ? parseFeltText(record.programHash) : undefined)
+  if (!parsedProgram.has(record))
+    parsedProgram.set(record, typeof record.programHash === 'string' ? parseFeltText(record.programHash) : undefined)
   const program = parsedProgram.get(record)
   return program !== undefined && programs.has(program)
 }
@@ -319,19 +367,31 @@ async function retryFailedCandidate(
   const nothingSentError = (what: string, error: unknown) => {
     if (error instanceof AbortedError || options.signal?.aborted) return error
     const message = error instanceof ProvingKitError ? error.shortMessage : String(error)
-    return new RerunNothingSentError(`This re-run ${what} query ${id} of this PIE's program (${message}); it may be this PIE's, submitted by an earlier attempt, so nothing was submitted.`, {
-      cause: error,
-      nextStep: { kind: 'follow-candidates', ids: [id] },
-    })
+    return new RerunNothingSentError(
+      `This re-run ${what} query ${id} of this PIE's program (${message}); it may be this PIE's, submitted by an earlier attempt, so nothing was submitted.`,
+      {
+        cause: error,
+        nextStep: { kind: 'follow-candidates', ids: [id] },
+      },
+    )
   }
-  const retry = await client.retryFailedQuery(id, { signal: options.signal }).catch((error: unknown) => Promise.reject(nothingSentError('retried FAILED', error)))
-  if (!retry.retried) return { ...none, reason: `${none.reason}; query ${id} of this PIE's program FAILED and cannot be retried (${retry.reason})` }
-  options.logger.info(`This is a re-run: ${describeRetry(id, retry).replace(/\.$/, '')} (it may be this PIE's: its facts are compared once it ends).`)
+  const retry = await client
+    .retryFailedQuery(id, { signal: options.signal })
+    .catch((error: unknown) => Promise.reject(nothingSentError('retried FAILED', error)))
+  if (!retry.retried)
+    return {
+      ...none,
+      reason: `${none.reason}; query ${id} of this PIE's program FAILED and cannot be retried (${retry.reason})`,
+    }
+  options.logger.info(
+    `This is a re-run: ${describeRetry(id, retry).replace(/\.$/, '')} (it may be this PIE's: its facts are compared once it ends).`,
+  )
   const { provingQuery: record } = await client
     .waitForQuery(id, { timeoutMs: options.inFlight.timeoutMs, signal: options.signal })
     .catch((error: unknown) => Promise.reject(nothingSentError('could not follow to its end the retried', error)))
   const factCheck = compareQueryFacts(record, inspection)
-  if (judgeCandidate(record, factCheck, request) === undefined) return { reused: true, record, factCheck, scanned: none.scanned }
+  if (judgeCandidate(record, factCheck, request) === undefined)
+    return { reused: true, record, factCheck, scanned: none.scanned }
   return { ...none, reason: `${none.reason}; query ${id}, FAILED and retried, ended without proving it` }
 }
 

@@ -38,9 +38,23 @@ export type StreamedSubmitOptions = {
    * (pipeline/reuse.ts), followed instead; the upload is then cut before its end, so the service
    * never has a complete form and creates no query.
    */
-  reuse?: ((pie: PreparedPie) => Promise<(JournaledSubmission & { reused?: { createdAt: string | null } | undefined }) | undefined>) | undefined
+  reuse?:
+    | ((
+        pie: PreparedPie,
+      ) => Promise<(JournaledSubmission & { reused?: { createdAt: string | null } | undefined }) | undefined>)
+    | undefined
   /** The local journal (never pay twice); absent for a service that forgets (a command's own emulator). */
-  journal?: { journal: SubmissionJournal; forceNew: boolean; forceNewHint?: string | undefined; parts: (pie: PreparedPie) => JournalParts; timeoutMs?: number | undefined; factsChecked?: boolean | undefined; queries?: KeyQueries | undefined } | undefined
+  journal?:
+    | {
+        journal: SubmissionJournal
+        forceNew: boolean
+        forceNewHint?: string | undefined
+        parts: (pie: PreparedPie) => JournalParts
+        timeoutMs?: number | undefined
+        factsChecked?: boolean | undefined
+        queries?: KeyQueries | undefined
+      }
+    | undefined
 }
 
 export type StreamedSubmission = {
@@ -53,7 +67,10 @@ export type StreamedSubmission = {
 /** Statuses that refuse a body's framing (chunked transfer encoding) before reading it. */
 const FRAMING_REFUSED = new Set([411, 501, 505])
 
-export async function submitPieStreamed(stream: PieStream, options: StreamedSubmitOptions): Promise<StreamedSubmission> {
+export async function submitPieStreamed(
+  stream: PieStream,
+  options: StreamedSubmitOptions,
+): Promise<StreamedSubmission> {
   const { client, signal, logger } = options
   const params = { layout: options.layout, prover: options.prover, mockFactHash: options.mockFactHash }
   let released = false
@@ -143,11 +160,15 @@ export async function submitPieStreamed(stream: PieStream, options: StreamedSubm
 function mayResendAsFile(error: unknown, failedBeforeEnd: boolean, signal: AbortSignal | undefined): boolean {
   if (signal?.aborted || error instanceof AbortedError) return false
   const failure = rootFailure(error)
-  if (failure instanceof ServiceError && failure.status !== undefined && FRAMING_REFUSED.has(failure.status)) return true
+  if (failure instanceof ServiceError && failure.status !== undefined && FRAMING_REFUSED.has(failure.status))
+    return true
   if (!failedBeforeEnd) return false
   // Before the end, nothing complete reached the service: a reset, a 5xx, or a page from
   // something in between (a proxy that will not pass the body on) may be tried as a file.
-  return failure instanceof NetworkError || (failure instanceof ServiceError && ((failure.status ?? 0) >= 500 || failure.gatewayPage))
+  return (
+    failure instanceof NetworkError ||
+    (failure instanceof ServiceError && ((failure.status ?? 0) >= 500 || failure.gatewayPage))
+  )
 }
 
 /** The failure itself, out of the SubmissionOutcomeUnknownError that may wrap it. */
@@ -158,5 +179,7 @@ function rootFailure(error: unknown): unknown {
 function describe(error: unknown): string {
   const failure = rootFailure(error)
   if (failure instanceof ServiceError && failure.status !== undefined) return `HTTP ${failure.status}`
-  return failure instanceof Error ? (failure as { shortMessage?: string }).shortMessage ?? failure.message : String(failure)
+  return failure instanceof Error
+    ? ((failure as { shortMessage?: string }).shortMessage ?? failure.message)
+    : String(failure)
 }

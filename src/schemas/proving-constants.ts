@@ -72,7 +72,10 @@ export function layoutsOf(endpoint: 'l2' | 'general'): readonly string[] {
 export function layoutProblem(layout: string, endpoint: 'l2' | 'general', name: string): string | undefined {
   const allowed = layoutsOf(endpoint)
   if (allowed.includes(layout)) return undefined
-  const generalOnly = endpoint === 'l2' && (LAYOUTS as readonly string[]).includes(layout) ? ` (${layout} is a layout of the general submission only)` : ''
+  const generalOnly =
+    endpoint === 'l2' && (LAYOUTS as readonly string[]).includes(layout)
+      ? ` (${layout} is a layout of the general submission only)`
+      : ''
   return `${name} must be one of ${allowed.join(', ')}${generalOnly}; got ${JSON.stringify(layout.slice(0, 80))}. Nothing was sent.`
 }
 

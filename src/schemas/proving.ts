@@ -1,6 +1,20 @@
 import { z } from 'zod'
 import { openEnum } from './open-enum.ts'
-import { BUCKET_STATUSES, BUCKET_TYPES, CAIRO_VERSIONS, CAIRO_VMS, CHAINS, HINTS, JOB_SIZES, KNOWN_STEPS, LAYOUTS, NETWORKS, QUERY_STATUSES, RESULTS, SHARP_PROVERS } from './proving-constants.ts'
+import {
+  BUCKET_STATUSES,
+  BUCKET_TYPES,
+  CAIRO_VERSIONS,
+  CAIRO_VMS,
+  CHAINS,
+  HINTS,
+  JOB_SIZES,
+  KNOWN_STEPS,
+  LAYOUTS,
+  NETWORKS,
+  QUERY_STATUSES,
+  RESULTS,
+  SHARP_PROVERS,
+} from './proving-constants.ts'
 
 /**
  * The proving service's records, as its documentation's field table and production's answers
@@ -19,7 +33,12 @@ const dateTime = () => z.iso.datetime({ offset: true, local: true })
 /** May be absent, may be null: what production does to most fields. */
 const maybe = <T extends z.ZodType>(schema: T) => schema.nullable().optional()
 /** A list the service may leave out or null: read as empty. */
-const listOf = <T extends z.ZodType>(schema: T) => z.array(schema).nullable().optional().transform((value) => value ?? [])
+const listOf = <T extends z.ZodType>(schema: T) =>
+  z
+    .array(schema)
+    .nullable()
+    .optional()
+    .transform((value) => value ?? [])
 /**
  * The schema of a fact or program hash in a record: read as the text the service sent. A malformed
  * one (not 0x hex of at most 64 digits) does not fail the read, which would lose the rest of the
@@ -111,7 +130,6 @@ export type QueryRecordD = QueryRecord
 export type QueryRecordL = QueryRecordWithStatus
 /** Who submitted a query: the client's id, name, email and image, any of them possibly missing. */
 export type ClientObject = z.infer<typeof clientObject>
-
 
 /**
  * The bucket record: the documented table, or production's (no aggregatorParams or mockProof,

@@ -11,7 +11,15 @@ export const TERMINAL_BATCH_QUERY_STATUSES = ['DONE', 'FAILED'] as const
 /** Account properties seen in production; the field stays an open list of strings. */
 export const KNOWN_ACCOUNT_PROPS = ['BALANCE', 'NONCE', 'STORAGE_ROOT', 'CODE_HASH'] as const
 /** Block header fields a query may ask for among `props`; open too. */
-export const KNOWN_HEADER_PROPS = ['PARENT_HASH', 'STATE_ROOT', 'TRANSACTIONS_ROOT', 'RECEIPTS_ROOT', 'NUMBER', 'TIMESTAMP', 'BASE_FEE_PER_GAS'] as const
+export const KNOWN_HEADER_PROPS = [
+  'PARENT_HASH',
+  'STATE_ROOT',
+  'TRANSACTIONS_ROOT',
+  'RECEIPTS_ROOT',
+  'NUMBER',
+  'TIMESTAMP',
+  'BASE_FEE_PER_GAS',
+] as const
 
 /** A batch query's status: one of {@link BATCH_QUERY_STATUSES}. */
 export type BatchQueryStatus = (typeof BATCH_QUERY_STATUSES)[number]

@@ -27,21 +27,31 @@ const ADDRESS = /^0x[0-9a-fA-F]{1,64}$/
 const SLOT = /^(0x[0-9a-fA-F]{1,64}|\d{1,78})$/
 
 /** A chain of a batch query: its decimal id (`"11155111"`) or its name (`"SN_SEPOLIA"`). */
-export const chainKey = z.string().regex(CHAIN_KEY, 'must be a decimal chain id ("11155111") or a chain name ("SN_SEPOLIA")')
+export const chainKey = z
+  .string()
+  .regex(CHAIN_KEY, 'must be a decimal chain id ("11155111") or a chain name ("SN_SEPOLIA")')
 
 /** What a batch query asks of one account: `props` (`BALANCE`, `NONCE`, ...) and storage `slots`; at least one. */
 export const accountRequest = z
   .strictObject({
     props: z.array(z.string().min(1, 'must not be empty')).optional(),
-    slots: z.array(z.string().regex(SLOT, 'must be a storage slot: 0x-prefixed hex (32 bytes at most) or decimal')).optional(),
+    slots: z
+      .array(z.string().regex(SLOT, 'must be a storage slot: 0x-prefixed hex (32 bytes at most) or decimal'))
+      .optional(),
   })
   // A query that asks nothing of an account proves nothing and still costs a fee.
-  .refine((account) => (account.props?.length ?? 0) + (account.slots?.length ?? 0) > 0, 'asks for no props and no slots')
+  .refine(
+    (account) => (account.props?.length ?? 0) + (account.slots?.length ?? 0) > 0,
+    'asks for no props and no slots',
+  )
 
 /** What a batch query asks of one block: the accounts, by address. */
 export const blockRequest = z.strictObject({
   accounts: z
-    .record(z.string().regex(ADDRESS, 'must be a 0x-prefixed hex address (20 bytes, or 32 for Starknet)'), accountRequest)
+    .record(
+      z.string().regex(ADDRESS, 'must be a 0x-prefixed hex address (20 bytes, or 32 for Starknet)'),
+      accountRequest,
+    )
     .refine((accounts) => Object.keys(accounts).length > 0, 'names no account'),
 })
 
@@ -54,9 +64,7 @@ export const chainRequest = z
 export const batchQueryBody = z.strictObject({
   destinationChainId: chainKey,
   fee: z.string().regex(NUMERIC, 'must be a numeric string, e.g. "0" or "1000000"'),
-  data: z
-    .record(chainKey, chainRequest)
-    .refine((chains) => Object.keys(chains).length > 0, 'names no chain'),
+  data: z.record(chainKey, chainRequest).refine((chains) => Object.keys(chains).length > 0, 'names no chain'),
 })
 
 /** What a batch query asks of one account. */
@@ -88,12 +96,17 @@ export function describeBatchQueryProblems(error: z.ZodError, limit = 5): string
     // The same words as a task body's check: "x is required", "x must be a string, got number 5".
     // Only from a parse with reportInput: without it, an absent field cannot be told from a wrong one.
     if (issue.code === 'invalid_type' && 'input' in issue) {
-      return issue.input === undefined ? `${where} is required` : `${where} must be ${article(issue.expected)}, got ${describeValue(issue.input)}`
+      return issue.input === undefined
+        ? `${where} is required`
+        : `${where} must be ${article(issue.expected)}, got ${describeValue(issue.input)}`
     }
-    if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => `${issue.path.length ? `${where}.` : ''}${key} is not a known field`).join('; ')
+    if (issue.code === 'unrecognized_keys')
+      return issue.keys.map((key) => `${issue.path.length ? `${where}.` : ''}${key} is not a known field`).join('; ')
     // A bad record key (chain id, block, address) carries the key rule's message one level down.
     const nested = issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined
-    return nested ? `${where}: the key ${JSON.stringify(String(issue.path.at(-1)))} ${nested}` : `${where}: ${issue.message}`
+    return nested
+      ? `${where}: the key ${JSON.stringify(String(issue.path.at(-1)))} ${nested}`
+      : `${where}: ${issue.message}`
   })
 }
 

@@ -343,11 +343,17 @@ function describeIssue(issue: Issue, prefix: readonly PropertyKey[]): string[] {
     case 'unrecognized_keys':
       return issue.keys.map((key) => `${fieldPath([...path, key])} is not a known field`)
     case 'invalid_value':
-      return [`${field} must be ${issue.values.map((value) => JSON.stringify(value)).join(' or ')}, got ${describeValue(issue.input)}`]
+      return [
+        `${field} must be ${issue.values.map((value) => JSON.stringify(value)).join(' or ')}, got ${describeValue(issue.input)}`,
+      ]
     case 'too_small':
-      return [`${field} ${issue.message.startsWith('Too small') ? `must be at least ${String(issue.minimum)}` : issue.message}`]
+      return [
+        `${field} ${issue.message.startsWith('Too small') ? `must be at least ${String(issue.minimum)}` : issue.message}`,
+      ]
     case 'too_big':
-      return [`${field} ${issue.message.startsWith('Too big') ? `must be at most ${String(issue.maximum)}` : issue.message}`]
+      return [
+        `${field} ${issue.message.startsWith('Too big') ? `must be at most ${String(issue.maximum)}` : issue.message}`,
+      ]
     case 'invalid_union':
       return issue.errors[0]?.flatMap((inner) => describeIssue(inner, path)) ?? [`${field} ${issue.message}`]
     default:
@@ -362,4 +368,3 @@ function fieldPath(path: readonly PropertyKey[]): string {
     .map((key, index) => (typeof key === 'number' ? `[${key}]` : index === 0 ? String(key) : `.${String(key)}`))
     .join('')
 }
-

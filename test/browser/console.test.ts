@@ -14,7 +14,14 @@ import { CONSOLE_CSP } from '../../src/emulator/console/routes.ts'
 import { simulatedClock } from '../../src/emulator/index.ts'
 import { spawnCli } from '../helpers/cli.ts'
 import { describeBrowser, launchChromium } from '../helpers/browser.ts'
-import { FIXTURE_PIE, KEY, queryForm, startTestEmulator, submitFixturePie, type TestEmulator } from '../helpers/emulator.ts'
+import {
+  FIXTURE_PIE,
+  KEY,
+  queryForm,
+  startTestEmulator,
+  submitFixturePie,
+  type TestEmulator,
+} from '../helpers/emulator.ts'
 
 /** Markup that runs script if a page ever parses it as HTML. */
 const HOSTILE = '<img src=x onerror="window.__consolePwned=1"><script>window.__consolePwned=2</script>'
@@ -51,13 +58,15 @@ describeBrowser('the emulator console in Debian chromium', () => {
   async function watch(page: Page): Promise<Watched> {
     const problems: string[] = []
     page.on('console', (message) => {
-      if (message.type() === 'error' || message.type() === 'warning') problems.push(`console ${message.type()}: ${message.text()}`)
+      if (message.type() === 'error' || message.type() === 'warning')
+        problems.push(`console ${message.type()}: ${message.text()}`)
     })
     page.on('pageerror', (error) => problems.push(`uncaught: ${error.message}`))
     await page.exposeFunction('__reportViolation', (text: string) => problems.push(`CSP violation: ${text}`))
     // Runs in the page before its own scripts (the test's tsconfig has no DOM types: a string).
     await page.addInitScript({
-      content: "document.addEventListener('securitypolicyviolation', (event) => window.__reportViolation(event.violatedDirective + ' ' + event.blockedURI))",
+      content:
+        "document.addEventListener('securitypolicyviolation', (event) => window.__reportViolation(event.violatedDirective + ' ' + event.blockedURI))",
     })
     return { page, problems }
   }
@@ -75,12 +84,16 @@ describeBrowser('the emulator console in Debian chromium', () => {
    * fixture follows the first one's DONE query, and a planned failure waits for a submission.
    */
   async function proveWithCli(): Promise<string> {
-    const run = await spawnCli(['prove', FIXTURE_PIE, '--json', '--reuse', 'never'], { entry: 'bin', env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY } }).done
+    const run = await spawnCli(['prove', FIXTURE_PIE, '--json', '--reuse', 'never'], {
+      entry: 'bin',
+      env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY },
+    }).done
     expect(run.code, run.stderr).toBe(0)
     return JSON.parse(run.stdout).provingQueryId as string
   }
 
-  const row = (page: Page, id: string, status?: string) => page.locator(`#queries tr[data-id="${id}"]${status ? `[data-status="${status}"]` : ''}`)
+  const row = (page: Page, id: string, status?: string) =>
+    page.locator(`#queries tr[data-id="${id}"]${status ? `[data-status="${status}"]` : ''}`)
 
   it('shows a query submitted with the CLI; "Fail next query" makes the next submission fail', async () => {
     const page = await openConsole()
@@ -90,7 +103,9 @@ describeBrowser('the emulator console in Debian chromium', () => {
     await row(page, first, 'DONE').waitFor()
     expect(await row(page, first).locator('.badge').first().textContent()).toBe('DONE')
     // The row links to the query's record and its artifacts.
-    const hrefs = await row(page, first).locator('a').evaluateAll((links) => links.map((link) => link.getAttribute('href')))
+    const hrefs = await row(page, first)
+      .locator('a')
+      .evaluateAll((links) => links.map((link) => link.getAttribute('href')))
     expect(hrefs).toEqual([
       `/proving-query/${first}`,
       `/_emulator/artifacts/${first}/proof.json`,
@@ -102,7 +117,9 @@ describeBrowser('the emulator console in Debian chromium', () => {
 
     await page.getByRole('button', { name: 'Fail next query' }).click()
     await page.locator('#plans', { hasText: 'planned: fail' }).waitFor()
-    expect((await emulator.control('GET', '/state')).nextQueries).toEqual([expect.objectContaining({ outcome: 'fail' })])
+    expect((await emulator.control('GET', '/state')).nextQueries).toEqual([
+      expect.objectContaining({ outcome: 'fail' }),
+    ])
 
     const second = await proveWithCli()
     await row(page, second, 'FAILED').waitFor()
@@ -111,7 +128,10 @@ describeBrowser('the emulator console in Debian chromium', () => {
     expect(await row(page, first).getAttribute('data-status')).toBe('DONE')
     await page.locator('#plans', { hasText: 'no plan' }).waitFor()
     // Both submissions are in the request log, the key masked.
-    await page.locator('#requests td', { hasText: '/v1/l2/proving-query/proof-generation-verification?apiKey=***' }).first().waitFor()
+    await page
+      .locator('#requests td', { hasText: '/v1/l2/proving-query/proof-generation-verification?apiKey=***' })
+      .first()
+      .waitFor()
     expect(watched.problems).toEqual([])
   })
 
@@ -163,7 +183,10 @@ describeBrowser('the emulator console in Debian chromium', () => {
 
   it('shows service and user strings as text: markup in them never runs or becomes elements', async () => {
     await emulator.control('POST', '/next-query', { outcome: 'fail', reason: HOSTILE })
-    const submitted = await emulator.call('POST', '/proving-query', { headers: { 'api-key': KEY }, form: await queryForm({ externalId: HOSTILE }) })
+    const submitted = await emulator.call('POST', '/proving-query', {
+      headers: { 'api-key': KEY },
+      form: await queryForm({ externalId: HOSTILE }),
+    })
     expect(submitted.status).toBe(201)
     const id = submitted.body.provingQueryId as string
     const page = await openConsole()
@@ -201,7 +224,9 @@ describeBrowser('the emulator console in Debian chromium', () => {
     expect(refused?.status()).toBe(403)
     expect(await foreign.locator('body').textContent()).toContain('FORBIDDEN')
     // Its script reading the data, same-origin from its point of view.
-    expect(await foreign.evaluate(() => fetch('/_emulator/console/snapshot').then((response) => response.status))).toBe(403)
+    expect(await foreign.evaluate(() => fetch('/_emulator/console/snapshot').then((response) => response.status))).toBe(
+      403,
+    )
     // The same over plain HTTP, with a Host header and an Origin of another site.
     expect(await statusOf('/', { host: `${FOREIGN_HOST}:${emulator.port}` })).toBe(403)
     expect(await statusOf('/_emulator/console/snapshot', { origin: 'http://attacker.example' })).toBe(403)
@@ -214,7 +239,10 @@ describeBrowser('the emulator console in Debian chromium', () => {
     const id = await submitFixturePie(emulator)
     const stateOf = async () => {
       const state = await emulator.control('GET', '/state')
-      return { queries: state.queries.map((query: { id: string; status: string }) => [query.id, query.status]), timing: state.timing }
+      return {
+        queries: state.queries.map((query: { id: string; status: string }) => [query.id, query.status]),
+        timing: state.timing,
+      }
     }
     const before = await stateOf()
     expect(before.queries).toEqual([[id, 'RECEIVED']])
@@ -223,7 +251,14 @@ describeBrowser('the emulator console in Debian chromium', () => {
     const targets = ['/_emulator/reset', `/_emulator/queries/${id}/complete`, '/_emulator/restart']
     const site = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
-      res.end(targets.map((path, index) => `<form method="POST" action="${emulator.url}${path}"><button id="f${index}">go</button></form>`).join(''))
+      res.end(
+        targets
+          .map(
+            (path, index) =>
+              `<form method="POST" action="${emulator.url}${path}"><button id="f${index}">go</button></form>`,
+          )
+          .join(''),
+      )
     })
     await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve))
     const sitePort = (site.address() as AddressInfo).port
@@ -233,13 +268,21 @@ describeBrowser('the emulator console in Debian chromium', () => {
         await page.goto(`http://${siteHost}:${sitePort}/`)
         // no-cors fetches: the browser sends them without a preflight and hides the answer.
         const settled = await page.evaluate(
-          ([base, paths]) => Promise.all(paths.map((path) => fetch(base + path, { method: 'POST', mode: 'no-cors' }).then((response) => response.type))),
+          ([base, paths]) =>
+            Promise.all(
+              paths.map((path) =>
+                fetch(base + path, { method: 'POST', mode: 'no-cors' }).then((response) => response.type),
+              ),
+            ),
           [emulator.url, targets] as const,
         )
         expect(settled).toEqual(['opaque', 'opaque', 'opaque'])
         for (const [index, path] of targets.entries()) {
           await page.goto(`http://${siteHost}:${sitePort}/`)
-          const [answer] = await Promise.all([page.waitForResponse((response) => response.url() === emulator.url + path), page.locator(`#f${index}`).click()])
+          const [answer] = await Promise.all([
+            page.waitForResponse((response) => response.url() === emulator.url + path),
+            page.locator(`#f${index}`).click(),
+          ])
           expect(answer.status()).toBe(403)
           expect(await answer.text()).toContain('another origin')
         }

@@ -21,9 +21,25 @@ export type Facts = { programHash: string; integrityFactHash: string; sharpFactH
 
 /** production.md, "Nullable in production", for the query record. */
 export const NULLABLE_QUERY_FIELDS = [
-  'externalId', 'transactionId', 'step', 'programHash', 'integrityFactHash', 'sharpFactHash', 'layout',
-  'isFactMocked', 'chain', 'jobSize', 'declaredJobSize', 'result', 'network', 'hints', 'errorReason', 'bucketId',
-  'bucketJobIndex', 'customerName', 'completedAt',
+  'externalId',
+  'transactionId',
+  'step',
+  'programHash',
+  'integrityFactHash',
+  'sharpFactHash',
+  'layout',
+  'isFactMocked',
+  'chain',
+  'jobSize',
+  'declaredJobSize',
+  'result',
+  'network',
+  'hints',
+  'errorReason',
+  'bucketId',
+  'bucketJobIndex',
+  'customerName',
+  'completedAt',
 ] as const
 
 const CREATED = '2026-03-02T09:15:00.000Z'
@@ -34,7 +50,14 @@ function clientOf(variant: Variant): Json {
   const always = { clientId: 'cl_7f3a', name: 'release-bot', isEmailVerified: false }
   if (variant === 'minimal') return always
   if (variant === 'nulls') return { ...always, email: null, image: null }
-  if (variant === 'extras') return { ...always, email: 'ops@example.org', image: 'https://avatars.example.org/7f3a.png', walletAddress: '0x00000000000000000000000000000000000000ab', tier: 'GOLD' }
+  if (variant === 'extras')
+    return {
+      ...always,
+      email: 'ops@example.org',
+      image: 'https://avatars.example.org/7f3a.png',
+      walletAddress: '0x00000000000000000000000000000000000000ab',
+      tier: 'GOLD',
+    }
   return { ...always, email: 'ops@example.org', image: 'https://avatars.example.org/7f3a.png' }
 }
 
@@ -112,11 +135,26 @@ export function productionQuery(
 
 /** A bucket as GET /buckets/{id} and the bucket calls answer in production. */
 export function productionBucket(variant: Variant, state: { id: string; status: string }): Json {
-  const minimal: Json = { id: state.id, status: state.status, bucketType: 'SNOS', chain: 'L1', projectId: 'pr_19c2', createdByClient: 'cl_7f3a', createdAt: CREATED }
+  const minimal: Json = {
+    id: state.id,
+    status: state.status,
+    bucketType: 'SNOS',
+    chain: 'L1',
+    projectId: 'pr_19c2',
+    createdByClient: 'cl_7f3a',
+    createdAt: CREATED,
+  }
   if (variant === 'minimal') return minimal
   const full: Json = { ...minimal, externalId: 'nightly-batch', nodeWidth: 4, leaves: 2 }
   if (variant === 'nulls') Object.assign(full, { externalId: null, nodeWidth: null, leaves: null })
-  if (variant === 'extras') Object.assign(full, { bucketType: 'SVC_AR_V2', chain: 'WORLD_CHAIN', status: state.status, aggregatedFactHash: '0x1234', region: 'eu' })
+  if (variant === 'extras')
+    Object.assign(full, {
+      bucketType: 'SVC_AR_V2',
+      chain: 'WORLD_CHAIN',
+      status: state.status,
+      aggregatedFactHash: '0x1234',
+      region: 'eu',
+    })
   return full
 }
 
@@ -124,9 +162,24 @@ export function productionBucket(variant: Variant, state: { id: string; status: 
 export function productionTaskItem(variant: Variant, uuid: string, status: string): Json {
   const minimal: Json = { uuid, status }
   if (variant === 'minimal') return minimal
-  const full: Json = { uuid, status, destinationChainId: '0xaa36a7', programHash: '0x2a', createdAt: CREATED, updatedAt: COMPLETED }
-  if (variant === 'nulls') Object.assign(full, { destinationChainId: null, programHash: null, createdAt: null, updatedAt: null, clientId: null })
-  if (variant === 'extras') Object.assign(full, { status: 'SettlementQueued', isMock: true, scheduleMode: 'ON_CHAIN', retries: 0 })
+  const full: Json = {
+    uuid,
+    status,
+    destinationChainId: '0xaa36a7',
+    programHash: '0x2a',
+    createdAt: CREATED,
+    updatedAt: COMPLETED,
+  }
+  if (variant === 'nulls')
+    Object.assign(full, {
+      destinationChainId: null,
+      programHash: null,
+      createdAt: null,
+      updatedAt: null,
+      clientId: null,
+    })
+  if (variant === 'extras')
+    Object.assign(full, { status: 'SettlementQueued', isMock: true, scheduleMode: 'ON_CHAIN', retries: 0 })
   return full
 }
 

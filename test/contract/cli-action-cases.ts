@@ -45,7 +45,8 @@ export function contractCases(variants: readonly Variant[], options: { nullFacts
     // of any kind; `prove` and the root action asked the L2 endpoint for PROOF_VERIFICATION_ON_L2,
     // and the gate judges what was asked, never the record's word for it (issue 31).
     const otherKind = variant === 'extras'
-    const otherKindMessage = 'The query was asked for PROOF_VERIFICATION_ON_L2, but its record says its result is "PROOF_VERIFICATION_ON_SOME_NEW_CHAIN"'
+    const otherKindMessage =
+      'The query was asked for PROOF_VERIFICATION_ON_L2, but its record says its result is "PROOF_VERIFICATION_ON_SOME_NEW_CHAIN"'
 
     it('CLI: prove --wait ends DONE with the facts checked locally', async () => {
       const result = await runCli(['prove', PIE, '--wait'], { env: env() })
@@ -88,9 +89,28 @@ export function contractCases(variants: readonly Variant[], options: { nullFacts
     })
 
     it('CLI: bucket create (--param), close and get', async () => {
-      const created = await runCli(['bucket', 'create', '--aggregator-version', 'v2', '--node-width', '4', '--param', 'use_kzg_da=true', '--param', 'layout=dynamic', '--json'], { env: env() })
+      const created = await runCli(
+        [
+          'bucket',
+          'create',
+          '--aggregator-version',
+          'v2',
+          '--node-width',
+          '4',
+          '--param',
+          'use_kzg_da=true',
+          '--param',
+          'layout=dynamic',
+          '--json',
+        ],
+        { env: env() },
+      )
       expect(created.code, created.stderr).toBe(0)
-      expect(service.seen.at(-1)!.json).toEqual({ aggregatorVersion: 'v2', nodeWidth: '4', aggregatorParams: { use_kzg_da: true, layout: 'dynamic' } })
+      expect(service.seen.at(-1)!.json).toEqual({
+        aggregatorVersion: 'v2',
+        nodeWidth: '4',
+        aggregatorParams: { use_kzg_da: true, layout: 'dynamic' },
+      })
       const id = JSON.parse(created.stdout).provingBucket.id as string
       const closed = await runCli(['bucket', 'close', id], { env: env() })
       expect(closed.code, closed.stderr).toBe(0)
@@ -102,7 +122,11 @@ export function contractCases(variants: readonly Variant[], options: { nullFacts
     it('Action: the root action proves to DONE with the facts verified', async () => {
       const io = fakeIO({ pie: PIE, 'api-key': KEY, 'base-url': service.url })
       await runMain(io)
-      expect(io.outputs).toMatchObject({ status: 'DONE', 'facts-verified': 'true', 'program-hash': service.facts!.programHash })
+      expect(io.outputs).toMatchObject({
+        status: 'DONE',
+        'facts-verified': 'true',
+        'program-hash': service.facts!.programHash,
+      })
       if (mockStateUnknown) {
         expect(io.failed).toMatch(unknownMessage)
         const allowed = fakeIO({ pie: PIE, 'api-key': KEY, 'base-url': service.url, 'allow-mocked-fact': 'true' })
@@ -116,17 +140,30 @@ export function contractCases(variants: readonly Variant[], options: { nullFacts
     })
 
     it('Action: bucket-create sends aggregator-params as an object and node-width as a string', async () => {
-      const io = fakeIO({ 'aggregator-params': '{"use_kzg_da": true, "full_output": false}', 'node-width': '4', 'api-key': KEY, 'base-url': service.url })
+      const io = fakeIO({
+        'aggregator-params': '{"use_kzg_da": true, "full_output": false}',
+        'node-width': '4',
+        'api-key': KEY,
+        'base-url': service.url,
+      })
       await runBucketCreate(io)
       expect(io.failed).toBeUndefined()
-      expect(service.seen.at(-1)!.json).toMatchObject({ nodeWidth: '4', aggregatorParams: { use_kzg_da: true, full_output: false } })
+      expect(service.seen.at(-1)!.json).toMatchObject({
+        nodeWidth: '4',
+        aggregatorParams: { use_kzg_da: true, full_output: false },
+      })
       const bad = fakeIO({ 'aggregator-params': 'use_kzg_da=true', 'api-key': KEY, 'base-url': service.url })
       await runBucketCreate(bad)
       expect(bad.failed).toMatch(/`aggregator-params` must be a JSON object/)
     })
 
     it('Action: the wait step follows a query to DONE; bucket-close closes', async () => {
-      const io = fakeIO({ 'query-id': `action-wait-${variant}`, 'api-key': KEY, 'base-url': service.url, ...(mockStateUnknown ? { 'allow-mocked-fact': 'true' } : {}) })
+      const io = fakeIO({
+        'query-id': `action-wait-${variant}`,
+        'api-key': KEY,
+        'base-url': service.url,
+        ...(mockStateUnknown ? { 'allow-mocked-fact': 'true' } : {}),
+      })
       await runWait(io)
       expect(io.failed).toBeUndefined()
       expect(io.outputs).toMatchObject({ 'query-id': `action-wait-${variant}`, status: 'DONE' })
@@ -136,7 +173,11 @@ export function contractCases(variants: readonly Variant[], options: { nullFacts
         expect(strict.failed).toMatch(unknownMessage)
       }
 
-      const close = fakeIO({ 'bucket-id': '0b4e6a1c-2d3f-4a5b-8c6d-7e8f9a0b1c2d', 'api-key': KEY, 'base-url': service.url })
+      const close = fakeIO({
+        'bucket-id': '0b4e6a1c-2d3f-4a5b-8c6d-7e8f9a0b1c2d',
+        'api-key': KEY,
+        'base-url': service.url,
+      })
       await runBucketClose(close)
       expect(close.failed).toBeUndefined()
     })
@@ -158,14 +199,18 @@ export function contractCases(variants: readonly Variant[], options: { nullFacts
       it('CLI: prove --wait refuses it (exit 1), naming the fields', async () => {
         const proved = await runCli(['prove', PIE, '--wait'], { env: env() })
         expect(proved.code, proved.stderr).toBe(1)
-        expect(proved.stderr).toMatch(/gate refused: The service reported no programHash \(null\) for a DONE PROOF_VERIFICATION_ON_L2 result/)
+        expect(proved.stderr).toMatch(
+          /gate refused: The service reported no programHash \(null\) for a DONE PROOF_VERIFICATION_ON_L2 result/,
+        )
         expect(proved.stderr).toMatch(/neither sharpFactHash nor integrityFactHash/)
       })
 
-      it('CLI: bucket close --wait reads the bucket\'s queries on production\'s path and gates them', async () => {
+      it("CLI: bucket close --wait reads the bucket's queries on production's path and gates them", async () => {
         // Production serves no /docs/ route: the gate reads GET /proving-query/{id} (it used to fail with a 404, exit 2).
         const since = service.seen.length
-        const closed = await runCli(['bucket', 'close', '0b4e6a1c-2d3f-4a5b-8c6d-7e8f9a0b1c2d', '--wait'], { env: env() })
+        const closed = await runCli(['bucket', 'close', '0b4e6a1c-2d3f-4a5b-8c6d-7e8f9a0b1c2d', '--wait'], {
+          env: env(),
+        })
         expect(closed.code, closed.stderr).toBe(1)
         expect(closed.stdout).toMatch(/Gate refused:/)
         const reads = service.seen.slice(since).map((request) => request.path)

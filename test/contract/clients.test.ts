@@ -29,7 +29,8 @@ const logger: Logger = {
   warn: (message) => logs.push({ level: 'warn', message }),
   error: (message) => logs.push({ level: 'error', message }),
 }
-const proving = (options: { apiKey?: string } = { apiKey: KEY }) => new ProvingClient({ baseUrl: service.url, logger, ...options })
+const proving = (options: { apiKey?: string } = { apiKey: KEY }) =>
+  new ProvingClient({ baseUrl: service.url, logger, ...options })
 const paths = (from = 0) => service.seen.slice(from).map((request) => `${request.method} ${request.path}`)
 const warnings = () => logs.filter((log) => log.level === 'warn').map((log) => log.message)
 
@@ -53,7 +54,7 @@ describe.each(VARIANTS)('proving service, %s bodies', (variant) => {
     service.variant = variant
   })
 
-  it('getQuery and readQuery read production\'s record (status in it) without the /docs/ path', async () => {
+  it("getQuery and readQuery read production's record (status in it) without the /docs/ path", async () => {
     const from = service.seen.length
     const raw = await proving().getQuery(`q-read-${variant}`)
     expect(raw.provingQuery).toMatchObject({ id: `q-read-${variant}`, status: 'RECEIVED' })
@@ -70,7 +71,10 @@ describe.each(VARIANTS)('proving service, %s bodies', (variant) => {
     for (const client of [proving(), proving({})]) {
       const id = `q-wait-${variant}-${client.hasApiKey ? 'key' : 'nokey'}`
       const seen: string[] = []
-      const result = await client.waitForQuery(id, { schedule: FAST, onProgress: (progress) => seen.push(progress.status) })
+      const result = await client.waitForQuery(id, {
+        schedule: FAST,
+        onProgress: (progress) => seen.push(progress.status),
+      })
       expect(result.provingQuery).toMatchObject({ id, status: 'DONE', programHash: service.facts!.programHash })
       expect(seen).toEqual(['RECEIVED', 'IN_PROGRESS', 'DONE'])
       if (variant !== 'minimal') expect(result.metadataUrls).toHaveLength(3)
@@ -84,7 +88,12 @@ describe.each(VARIANTS)('proving service, %s bodies', (variant) => {
     expect(page.provingQueries).toHaveLength(2)
     expect(paths(from)).toEqual(['GET /docs/proving-queries', 'GET /proving-queries'])
     const listed = service.seen.at(-1)!
-    expect(Object.fromEntries(listed.query)).toMatchObject({ limit: '2', search: 'release', clientId: 'cl_7f3a', network: 'TESTNET' })
+    expect(Object.fromEntries(listed.query)).toMatchObject({
+      limit: '2',
+      search: 'release',
+      clientId: 'cl_7f3a',
+      network: 'TESTNET',
+    })
     const all = []
     for await (const query of client.iterateQueries({ limit: 2 })) all.push(query.id)
     expect(all).toHaveLength(3)
@@ -110,8 +119,16 @@ describe.each(VARIANTS)('proving service, %s bodies', (variant) => {
 
   it('bucket calls: create sends aggregatorParams as an object and nodeWidth as a string; records with or without the optional fields parse', async () => {
     const client = proving()
-    const created = await client.createBucket({ aggregatorVersion: 'v2', nodeWidth: 4, aggregatorParams: { use_kzg_da: true, full_output: false } })
-    expect(service.seen.at(-1)!.json).toEqual({ aggregatorVersion: 'v2', nodeWidth: '4', aggregatorParams: { use_kzg_da: true, full_output: false } })
+    const created = await client.createBucket({
+      aggregatorVersion: 'v2',
+      nodeWidth: 4,
+      aggregatorParams: { use_kzg_da: true, full_output: false },
+    })
+    expect(service.seen.at(-1)!.json).toEqual({
+      aggregatorVersion: 'v2',
+      nodeWidth: '4',
+      aggregatorParams: { use_kzg_da: true, full_output: false },
+    })
     expect(created.status).toBe('OPEN')
     const closed = await client.closeBucket(created.id)
     expect(closed.status).toBe('IN_PROGRESS')
@@ -129,14 +146,28 @@ describe.each(VARIANTS)('proving service, %s bodies', (variant) => {
     expect((await client.submitPie({ pieZip: PIE })).provingQueryId).toMatch(/\S/)
     const proof = join(dir, 'proof.json')
     writeFileSync(proof, '{"proof": true}')
-    expect((await client.submitProofVerification({ proof, stoneVersion: 'stone6', memoryVerification: 'strict' })).provingQueryId).toMatch(/\S/)
+    expect(
+      (await client.submitProofVerification({ proof, stoneVersion: 'stone6', memoryVerification: 'strict' }))
+        .provingQueryId,
+    ).toMatch(/\S/)
   })
 
   it('unknown enum values and extra fields pass, noted at debug level (and only then)', async () => {
     await proving().getQuery('q-notes-1')
-    const notes = logs.filter((log) => log.level === 'debug' && log.message.includes('deviation')).map((log) => log.message).join('\n')
+    const notes = logs
+      .filter((log) => log.level === 'debug' && log.message.includes('deviation'))
+      .map((log) => log.message)
+      .join('\n')
     if (variant === 'extras') {
-      for (const note of ['"XL"', '"DEVNET"', '"stwo_v2"', '"svc_new_grower"', 'provingQuery.priority', 'provingQuery.client.tier']) expect(notes).toContain(note)
+      for (const note of [
+        '"XL"',
+        '"DEVNET"',
+        '"stwo_v2"',
+        '"svc_new_grower"',
+        'provingQuery.priority',
+        'provingQuery.client.tier',
+      ])
+        expect(notes).toContain(note)
     } else {
       expect(notes).toBe('')
     }
@@ -152,17 +183,32 @@ describe('proving submissions as production takes them', () => {
   it('the full layout list, hints, sharpProver stone/stwo; unknown provers and hints sent with a warning, an unknown layout refused unsent', async () => {
     const client = proving()
     for (const layout of ['plain', 'recursive_large_output', 'all_solidity', 'all_cairo'] as const) {
-      await client.submitQuery({ declaredJobSize: 'XS', pieZip: PIE, layout, sharpProver: 'stwo', hints: 'svc_evm_grower', dedupId: `layout-${layout}` })
+      await client.submitQuery({
+        declaredJobSize: 'XS',
+        pieZip: PIE,
+        layout,
+        sharpProver: 'stwo',
+        hints: 'svc_evm_grower',
+        dedupId: `layout-${layout}`,
+      })
       expect(service.seen.at(-1)!.fields).toMatchObject({ layout, sharpProver: 'stwo', hints: 'svc_evm_grower' })
     }
     expect(warnings()).toEqual([])
-    await client.submitQuery({ declaredJobSize: 'XS', pieZip: PIE, sharpProver: 'stwo_next', hints: 'svc_new_grower', dedupId: 'future' })
+    await client.submitQuery({
+      declaredJobSize: 'XS',
+      pieZip: PIE,
+      sharpProver: 'stwo_next',
+      hints: 'svc_new_grower',
+      dedupId: 'future',
+    })
     expect(service.seen.at(-1)!.fields).toMatchObject({ sharpProver: 'stwo_next', hints: 'svc_new_grower' })
     expect(warnings().join('\n')).toMatch(/sharpProver "stwo_next".*\n.*hints "svc_new_grower"/)
     // Production refuses a layout off its list after the upload: it is refused before, with that list.
     const sent = service.seen.length
-    // @ts-expect-error a layout this version does not know: refused at run time too
-    const refused = await client.submitQuery({ declaredJobSize: 'XS', pieZip: PIE, layout: 'cairo_future', dedupId: 'future-layout' }).catch((error: unknown) => error)
+    const refused = await client
+      // @ts-expect-error a layout this version does not know: refused at run time too
+      .submitQuery({ declaredJobSize: 'XS', pieZip: PIE, layout: 'cairo_future', dedupId: 'future-layout' })
+      .catch((error: unknown) => error)
     expect(refused).toBeInstanceOf(InvalidInputError)
     expect((refused as Error).message).toBe(
       'layout must be one of auto, plain, recursive, recursive_with_poseidon, recursive_large_output, all_solidity, all_cairo, dynamic, small, dex, starknet, starknet_with_keccak; got "cairo_future". Nothing was sent.',
@@ -175,18 +221,35 @@ describe('proving submissions as production takes them', () => {
     writeFileSync(program, '{"prime": "0x1"}')
     const text = join(dir, 'args.txt')
     writeFileSync(text, '[1 2 3]')
-    await proving().submitQuery({ declaredJobSize: 'XS', programFile: program, inputFile: text, cairoVersion: 'cairo1', cairoVm: 'rust', dedupId: 'c1' })
+    await proving().submitQuery({
+      declaredJobSize: 'XS',
+      programFile: program,
+      inputFile: text,
+      cairoVersion: 'cairo1',
+      cairoVm: 'rust',
+      dedupId: 'c1',
+    })
     expect(service.seen.at(-1)!.files.inputFile).toEqual({ fileName: 'input.txt', contentType: 'text/plain' })
     const json = join(dir, 'input.json')
     writeFileSync(json, '{"n": 10}')
-    await proving().submitQuery({ declaredJobSize: 'XS', programFile: program, inputFile: json, cairoVersion: 'cairo0', cairoVm: 'python', dedupId: 'c0' })
+    await proving().submitQuery({
+      declaredJobSize: 'XS',
+      programFile: program,
+      inputFile: json,
+      cairoVersion: 'cairo0',
+      cairoVm: 'python',
+      dedupId: 'c0',
+    })
     expect(service.seen.at(-1)!.files.inputFile).toEqual({ fileName: 'input.json', contentType: 'application/json' })
   })
 
   it.each([
     [{ cairoVersion: 'cairo1', cairoVm: 'python' } as const, 'CAIRO1_IS_NOT_SUPPORTED_FOR_PYTHON'],
-    [{ cairoVersion: 'cairo0', cairoVm: 'rust', inputFile: 'x' } as const, 'INPUT_FILE_IS_NOT_SUPPORTED_FOR_CAIRO0_AND_RUST_VM'],
-  ])('%o is refused locally with production\'s code, nothing sent', async (combination, code) => {
+    [
+      { cairoVersion: 'cairo0', cairoVm: 'rust', inputFile: 'x' } as const,
+      'INPUT_FILE_IS_NOT_SUPPORTED_FOR_CAIRO0_AND_RUST_VM',
+    ],
+  ])("%o is refused locally with production's code, nothing sent", async (combination, code) => {
     const from = service.seen.length
     const program = join(dir, 'program.json')
     writeFileSync(program, '{}')
@@ -224,8 +287,19 @@ describe('task bodies as production takes them', () => {
   })
 
   it('the documented optional fields are accepted and sent; an unknown one is sent with a warning', async () => {
-    await tasks().scheduleTask({ ...body(), is_mock: true, schedule_mode: 'ON_CHAIN', schedule_tx_hash: '0xabc', injected_state_server: 'https://state.example.org' } as never)
-    expect(service.seen.at(-1)!.json).toMatchObject({ is_mock: true, schedule_mode: 'ON_CHAIN', schedule_tx_hash: '0xabc', injected_state_server: 'https://state.example.org' })
+    await tasks().scheduleTask({
+      ...body(),
+      is_mock: true,
+      schedule_mode: 'ON_CHAIN',
+      schedule_tx_hash: '0xabc',
+      injected_state_server: 'https://state.example.org',
+    } as never)
+    expect(service.seen.at(-1)!.json).toMatchObject({
+      is_mock: true,
+      schedule_mode: 'ON_CHAIN',
+      schedule_tx_hash: '0xabc',
+      injected_state_server: 'https://state.example.org',
+    })
     expect(warnings()).toEqual([])
     await tasks().scheduleTask({ ...body(), priority_lane: 'fast' } as never)
     expect(service.seen.at(-1)!.json).toMatchObject({ priority_lane: 'fast' })
@@ -243,13 +317,19 @@ describe('storage-proof service', () => {
       fee: '0',
       data: {
         SN_SEPOLIA: { 'timestamp:1717243200': { accounts: { [starknetAccount]: { slots: ['0x1'] } } } },
-        '11155111': { 'block:5382810': { accounts: { '0x00000000000000000000000000000000000000aa': { props: ['BALANCE', 'TIMESTAMP'] } } } },
+        '11155111': {
+          'block:5382810': {
+            accounts: { '0x00000000000000000000000000000000000000aa': { props: ['BALANCE', 'TIMESTAMP'] } },
+          },
+        },
       },
     } as never)
     const from = service.seen.length
-    expect(await storage().waitForBatchQuery(internalId, { schedule: FAST })).toEqual({ internalId, queryStatus: 'DONE' })
+    expect(await storage().waitForBatchQuery(internalId, { schedule: FAST })).toEqual({
+      internalId,
+      queryStatus: 'DONE',
+    })
     expect(paths(from).every((path) => path === 'GET /batch-query-status')).toBe(true)
     expect(service.seen.at(-1)!.query.get('batchQueryId')).toBe(internalId)
   })
-
 })

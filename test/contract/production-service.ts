@@ -67,11 +67,16 @@ export async function startProductionService(options: { facts: Facts | null }): 
   async function handle(req: IncomingMessage, _res: ServerResponse, seen: SeenRequest): Promise<[number, unknown]> {
     const { method, path } = seen
     const parts = path.split('/').filter(Boolean)
-    if (path.startsWith('/docs/')) return [404, { message: `Cannot ${method} ${path}`, error: 'Not Found', statusCode: 404 }]
+    if (path.startsWith('/docs/'))
+      return [404, { message: `Cannot ${method} ${path}`, error: 'Not Found', statusCode: 404 }]
     if (method === 'GET' && path === '/is-alive') return [200, { alive: true }]
 
     // --- Proving service: submissions --------------------------------------------------------
-    if (method === 'POST' && (path === '/v1/l2/proving-query/proof-generation-verification' || path === '/v1/l2/proving-query/proof-verification')) {
+    if (
+      method === 'POST' &&
+      (path === '/v1/l2/proving-query/proof-generation-verification' ||
+        path === '/v1/l2/proving-query/proof-verification')
+    ) {
       if (!seen.query.get('apiKey')) return [401, { message: 'INVALID_API_KEY' }]
       return [201, { provingQueryId: randomUUID() }]
     }
@@ -79,7 +84,8 @@ export async function startProductionService(options: { facts: Facts | null }): 
       if (!seen.hasKey) return [401, { message: 'INVALID_API_KEY' }]
       const dedupId = seen.fields.dedupId
       if (dedupId && dedupIds.has(dedupId)) return [400, { message: 'PROVING_QUERY_WITH_DEDUP_ID_ALREADY_EXISTS' }]
-      if (seen.fields.cairoVersion === 'cairo1' && seen.fields.cairoVm === 'python') return [400, { message: 'CAIRO1_IS_NOT_SUPPORTED_FOR_PYTHON' }]
+      if (seen.fields.cairoVersion === 'cairo1' && seen.fields.cairoVm === 'python')
+        return [400, { message: 'CAIRO1_IS_NOT_SUPPORTED_FOR_PYTHON' }]
       const id = randomUUID()
       if (dedupId) dedupIds.set(dedupId, id)
       return [201, { provingQueryId: id }]
@@ -94,15 +100,24 @@ export async function startProductionService(options: { facts: Facts | null }): 
       if (!seen.hasKey) return [401, { message: 'INVALID_API_KEY' }]
       const id = dedupIds.get(seen.query.get('dedupId') ?? '')
       // production.md: the lookup answers without `client`.
-      return id ? [200, { provingQuery: query(id, statusOf(id, false), false) }] : [404, { message: 'PROVING_QUERY_NOT_FOUND' }]
+      return id
+        ? [200, { provingQuery: query(id, statusOf(id, false), false) }]
+        : [404, { message: 'PROVING_QUERY_NOT_FOUND' }]
     }
     if (method === 'GET' && path === '/proving-queries') {
       if (!seen.hasKey) return [401, { message: 'INVALID_API_KEY' }]
       const limit = Number(seen.query.get('limit') ?? 10)
       const offset = Number(seen.query.get('offset') ?? 0)
-      const all = ['4c1f9e2a-0000-4000-8000-000000000001', '4c1f9e2a-0000-4000-8000-000000000002', '4c1f9e2a-0000-4000-8000-000000000003']
+      const all = [
+        '4c1f9e2a-0000-4000-8000-000000000001',
+        '4c1f9e2a-0000-4000-8000-000000000002',
+        '4c1f9e2a-0000-4000-8000-000000000003',
+      ]
       const page = all.slice(offset, offset + limit).map((id) => query(id, 'DONE'))
-      return [200, service.variant === 'minimal' ? { provingQueries: page } : { provingQueries: page, total: all.length }]
+      return [
+        200,
+        service.variant === 'minimal' ? { provingQueries: page } : { provingQueries: page, total: all.length },
+      ]
     }
     if (method === 'POST' && parts[0] === 'proving-queries' && parts[2] === 'retry') {
       if (!seen.hasKey) return [401, { message: 'INVALID_API_KEY' }]
@@ -118,11 +133,22 @@ export async function startProductionService(options: { facts: Facts | null }): 
     }
     if (method === 'POST' && path === '/buckets/close') {
       if (!seen.hasKey) return [401, { error: 'UNAUTHORIZED' }]
-      return [200, { provingBucket: productionBucket(service.variant, { id: seen.query.get('bucketId') ?? '', status: 'IN_PROGRESS' }) }]
+      return [
+        200,
+        {
+          provingBucket: productionBucket(service.variant, {
+            id: seen.query.get('bucketId') ?? '',
+            status: 'IN_PROGRESS',
+          }),
+        },
+      ]
     }
     if (method === 'GET' && parts[0] === 'buckets' && parts.length === 2) {
       const id = decodeURIComponent(parts[1]!)
-      return [200, { bucket: productionBucket(service.variant, { id, status: 'DONE' }), queries: [query(randomUUID(), 'DONE')] }]
+      return [
+        200,
+        { bucket: productionBucket(service.variant, { id, status: 'DONE' }), queries: [query(randomUUID(), 'DONE')] },
+      ]
     }
 
     // --- Task service ---------------------------------------------------------------------------
@@ -131,7 +157,10 @@ export async function startProductionService(options: { facts: Facts | null }): 
       return [200, { message: 'Task has been queued', uuid: randomUUID() }]
     }
     if (method === 'GET' && path === '/tasks') {
-      const tasks = [productionTaskItem(service.variant, 't-1', 'ProvingStarted'), productionTaskItem(service.variant, 't-2', 'TaskDecommitmentCompleted')]
+      const tasks = [
+        productionTaskItem(service.variant, 't-1', 'ProvingStarted'),
+        productionTaskItem(service.variant, 't-2', 'TaskDecommitmentCompleted'),
+      ]
       return [200, { tasks, pagination: { page: 1, perPage: 10, total: 2, totalPages: 1 } }]
     }
     if (method === 'GET' && parts[0] === 'tasks' && parts[2] === 'status') {
@@ -141,7 +170,13 @@ export async function startProductionService(options: { facts: Facts | null }): 
     }
     if (method === 'GET' && parts[0] === 'tasks' && parts[2] === 'mmrs') {
       const uuid = decodeURIComponent(parts[1]!)
-      return [200, { mmrs: [{ chain_id: '11155111', hashing_function: 'poseidon', id: '0x1', root: '0x2', size: '0x3' }], taskId: uuid }]
+      return [
+        200,
+        {
+          mmrs: [{ chain_id: '11155111', hashing_function: 'poseidon', id: '0x1', root: '0x2', size: '0x3' }],
+          taskId: uuid,
+        },
+      ]
     }
 
     // --- Storage-proof service ------------------------------------------------------------------

@@ -16,7 +16,6 @@ import type { InputSpec } from '../../src/action/types.ts'
 
 /** The `api-key/` sub-action: run() with a recording ActionIO against the emulator over real HTTP. */
 
-
 let emulator: TestEmulator
 
 beforeAll(async () => {
@@ -31,14 +30,17 @@ beforeEach(async () => {
 })
 
 describe('api-key/', () => {
-  it('signs in and outputs the project\'s key: the private key masked first, the key masked before it is set', async () => {
+  it("signs in and outputs the project's key: the private key masked first, the key masked before it is set", async () => {
     const privateKey = generatePrivateKey()
     const io = new RecordingIO({ 'private-key': privateKey, 'auth-url': emulator.url })
     await run(io)
     expect(io.failed).toBeUndefined()
     const apiKey = io.outputs['api-key']!
     expect(apiKey).toMatch(/^pk_emu_/)
-    expect(io.outputs).toMatchObject({ wallet: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/), 'project-id': expect.any(String) })
+    expect(io.outputs).toMatchObject({
+      wallet: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/),
+      'project-id': expect.any(String),
+    })
     expect(io.calls[0]).toBe(`secret:${privateKey}`)
     expect(io.calls).toContain(`secret:${privateKey.slice(2)}`)
     const masked = io.calls.indexOf(`secret:${apiKey}`)
@@ -59,9 +61,19 @@ describe('api-key/', () => {
     const query = {
       destinationChainId: '1',
       fee: '0',
-      data: { '1': { 'block:100': { accounts: { '0x75cec1db9dceb703200eaa6595f66885c962b920': { props: ['BALANCE'], slots: [] } } } } },
+      data: {
+        '1': {
+          'block:100': {
+            accounts: { '0x75cec1db9dceb703200eaa6595f66885c962b920': { props: ['BALANCE'], slots: [] } },
+          },
+        },
+      },
     }
-    const queryStep = new RecordingIO({ query: JSON.stringify(query), 'storage-proof-url': emulator.url, 'api-key': keyStep.outputs['api-key']! })
+    const queryStep = new RecordingIO({
+      query: JSON.stringify(query),
+      'storage-proof-url': emulator.url,
+      'api-key': keyStep.outputs['api-key']!,
+    })
     await runStorageQuery(queryStep)
     expect(queryStep.failed).toBeUndefined()
     expect(queryStep.outputs['query-status']).toBe('DONE')
@@ -79,9 +91,17 @@ describe('api-key/', () => {
     const query = {
       destinationChainId: '1',
       fee: '0',
-      data: { '1': { 'block:100': { accounts: { '0x75cec1db9dceb703200eaa6595f66885c962b920': { props: ['BALANCE'], slots: [] } } } } },
+      data: {
+        '1': {
+          'block:100': {
+            accounts: { '0x75cec1db9dceb703200eaa6595f66885c962b920': { props: ['BALANCE'], slots: [] } },
+          },
+        },
+      },
     }
-    const queryStep = await runAction('storage-query', { inputs: { query: JSON.stringify(query), 'storage-proof-url': emulator.url, 'api-key': apiKey } })
+    const queryStep = await runAction('storage-query', {
+      inputs: { query: JSON.stringify(query), 'storage-proof-url': emulator.url, 'api-key': apiKey },
+    })
     expect(queryStep.code, queryStep.stdout + queryStep.stderr).toBe(0)
     expect(queryStep.outputs['query-status']).toBe('DONE')
     expect(queryStep.outputs['internal-id']).toMatch(/\S/)
@@ -92,7 +112,11 @@ describe('api-key/', () => {
     const privateKey = generatePrivateKey()
     const first = new RecordingIO({ 'private-key': privateKey, 'auth-url': emulator.url })
     await run(first)
-    const minted = new RecordingIO({ 'private-key': privateKey, 'auth-url': emulator.url, 'create-key': `ci-${Date.now()}` })
+    const minted = new RecordingIO({
+      'private-key': privateKey,
+      'auth-url': emulator.url,
+      'create-key': `ci-${Date.now()}`,
+    })
     await run(minted)
     expect(minted.failed).toBeUndefined()
     expect(minted.outputs['api-key']).not.toBe(first.outputs['api-key'])
@@ -120,7 +144,12 @@ describe('api-key/', () => {
   })
 
   it('a refused sign-in fails with what to check', async () => {
-    await emulator.control('POST', '/faults', { method: 'POST', path: '/auth/web3/session', status: 401, body: { error: 'INVALID_SIGNATURE' } })
+    await emulator.control('POST', '/faults', {
+      method: 'POST',
+      path: '/auth/web3/session',
+      status: 401,
+      body: { error: 'INVALID_SIGNATURE' },
+    })
     const io = new RecordingIO({ 'private-key': generatePrivateKey(), 'auth-url': emulator.url })
     await run(io)
     expect(io.failed).toMatch(/401 INVALID_SIGNATURE/)
@@ -128,10 +157,14 @@ describe('api-key/', () => {
     expect(io.outputs['api-key']).toBeUndefined()
   })
 
-  it('another wallet\'s project-id: 403, fails naming project-id', async () => {
+  it("another wallet's project-id: 403, fails naming project-id", async () => {
     const other = new RecordingIO({ 'private-key': generatePrivateKey(), 'auth-url': emulator.url })
     await run(other)
-    const io = new RecordingIO({ 'private-key': generatePrivateKey(), 'auth-url': emulator.url, 'project-id': other.outputs['project-id']! })
+    const io = new RecordingIO({
+      'private-key': generatePrivateKey(),
+      'auth-url': emulator.url,
+      'project-id': other.outputs['project-id']!,
+    })
     await run(io)
     expect(io.failed).toMatch(/403/)
     expect(io.summary).toMatch(/Check `project-id`/)

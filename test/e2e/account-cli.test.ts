@@ -18,7 +18,9 @@ afterAll(async () => {
 describe('proving auth login', () => {
   it('--json prints { apiKey, projectId, wallet }, and the key proves the fixture PIE with `proving prove`', async () => {
     const privateKey = generatePrivateKey()
-    const login = await runCli(['auth', 'login', '--json'], { env: { PROVING_AUTH_URL: emulator.url, PROVING_PRIVATE_KEY: privateKey } })
+    const login = await runCli(['auth', 'login', '--json'], {
+      env: { PROVING_AUTH_URL: emulator.url, PROVING_PRIVATE_KEY: privateKey },
+    })
     expect(login.code).toBe(0)
     expect(login.stderr).toBe('')
     const { apiKey, projectId, wallet } = JSON.parse(login.stdout)
@@ -35,7 +37,10 @@ describe('proving auth login', () => {
 
   it('reads the key from stdin when PROVING_PRIVATE_KEY is not set (the real executable, a pipe)', async () => {
     const privateKey = generatePrivateKey()
-    const run = spawnCli(['auth', 'login', '--json'], { env: { PROVING_AUTH_URL: emulator.url }, input: `${privateKey}\n` })
+    const run = spawnCli(['auth', 'login', '--json'], {
+      env: { PROVING_AUTH_URL: emulator.url },
+      input: `${privateKey}\n`,
+    })
     const result = await run.done
     expect(result.stderr).toBe('')
     expect(result.code).toBe(0)
@@ -53,7 +58,12 @@ describe('proving auth login', () => {
     ['no private key anywhere', [], {}, /No private key: set PROVING_PRIVATE_KEY/],
     ['an empty stdin', [], { stdin: '' }, /stdin was empty/],
     ['a malformed key (not echoed)', [], { PROVING_PRIVATE_KEY: '0xnot-a-key-5ecre7' }, /32 bytes of hex/],
-    ['no account service address', ['--auth-url', ''], { PROVING_PRIVATE_KEY: generatePrivateKey(), noUrl: true }, /--auth-url <url> or set PROVING_AUTH_URL/],
+    [
+      'no account service address',
+      ['--auth-url', ''],
+      { PROVING_PRIVATE_KEY: generatePrivateKey(), noUrl: true },
+      /--auth-url <url> or set PROVING_AUTH_URL/,
+    ],
   ])('exit 2 for %s', async (_name, extra, setup: Record<string, unknown>, message) => {
     const env: Record<string, string> = setup.noUrl ? {} : { PROVING_AUTH_URL: emulator.url }
     if (typeof setup.PROVING_PRIVATE_KEY === 'string') env.PROVING_PRIVATE_KEY = setup.PROVING_PRIVATE_KEY
@@ -67,7 +77,9 @@ describe('proving auth login', () => {
 
   it('--private-key is refused and its value masked', async () => {
     const privateKey = generatePrivateKey()
-    const result = await runCli(['auth', 'login', `--private-key=${privateKey}`], { env: { PROVING_AUTH_URL: emulator.url } })
+    const result = await runCli(['auth', 'login', `--private-key=${privateKey}`], {
+      env: { PROVING_AUTH_URL: emulator.url },
+    })
     expect(result.code).toBe(2)
     expect(result.stderr).toMatch(/shell history/)
     expect(result.stderr).not.toContain(privateKey.slice(2))
@@ -89,7 +101,9 @@ describe('proving auth create-key', () => {
     const record = JSON.parse(created.stdout)
     expect(Object.keys(record).sort()).toEqual(['apiKey', 'createdAt', 'name', 'projectId'])
     expect(record.name).toBe('nightly')
-    const listed = await runCli(['query', 'list', '--json'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: record.apiKey } })
+    const listed = await runCli(['query', 'list', '--json'], {
+      env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: record.apiKey },
+    })
     expect(listed.code).toBe(0)
   })
 
@@ -102,10 +116,14 @@ describe('proving auth create-key', () => {
     expect((await emulator.control('GET', '/account/state')).projects.length).toBe(before)
   })
 
-  it('into another wallet\'s project: 403, exit 2', async () => {
-    const other = JSON.parse((await runCli(['auth', 'login', '--json'], {
-      env: { PROVING_AUTH_URL: emulator.url, PROVING_PRIVATE_KEY: generatePrivateKey() },
-    })).stdout)
+  it("into another wallet's project: 403, exit 2", async () => {
+    const other = JSON.parse(
+      (
+        await runCli(['auth', 'login', '--json'], {
+          env: { PROVING_AUTH_URL: emulator.url, PROVING_PRIVATE_KEY: generatePrivateKey() },
+        })
+      ).stdout,
+    )
     const result = await runCli(['auth', 'create-key', '--name', 'x', '--project-id', other.projectId], {
       env: { PROVING_AUTH_URL: emulator.url, PROVING_PRIVATE_KEY: generatePrivateKey() },
     })

@@ -15,10 +15,19 @@ import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts'
 const QUERY: BatchQueryBody = {
   destinationChainId: '11155111',
   fee: '0',
-  data: { '11155111': { 'block:5382810': { accounts: { '0x75cec1db9dceb703200eaa6595f66885c962b920': { props: ['BALANCE'], slots: [] } } } } },
+  data: {
+    '11155111': {
+      'block:5382810': {
+        accounts: { '0x75cec1db9dceb703200eaa6595f66885c962b920': { props: ['BALANCE'], slots: [] } },
+      },
+    },
+  },
 }
 
-async function withEmulator(options: Parameters<typeof startTestEmulator>[0], test: (emulator: TestEmulator) => Promise<void>) {
+async function withEmulator(
+  options: Parameters<typeof startTestEmulator>[0],
+  test: (emulator: TestEmulator) => Promise<void>,
+) {
   const emulator = await startTestEmulator(options)
   try {
     await test(emulator)
@@ -27,7 +36,8 @@ async function withEmulator(options: Parameters<typeof startTestEmulator>[0], te
   }
 }
 
-const refreshCalls = (emulator: TestEmulator) => emulator.requests().filter((request) => request.path === '/auth/refresh-token')
+const refreshCalls = (emulator: TestEmulator) =>
+  emulator.requests().filter((request) => request.path === '/auth/refresh-token')
 
 describe('refresh in a long wait', () => {
   it('simulated time: a 90-minute batch query outlives a 5-minute token many times; the session stays alive', async () => {
@@ -35,8 +45,18 @@ describe('refresh in a long wait', () => {
       await emulator.control('PUT', '/account/config', { accessTokenTtlMs: 5 * 60_000 })
       await emulator.control('PUT', '/storage-proof/timing', { receivedMs: 60_000, inProgressMs: 90 * 60_000 })
       const clock = clientClockFor(emulator.clock)
-      const account = new AccountClient({ baseUrl: emulator.url, privateKey: generatePrivateKey(), clock, dispatcher: emulator.agent })
-      const storage = new StorageProofClient({ baseUrl: emulator.url, apiKey: account.apiKeyProvider(), clock, dispatcher: emulator.agent })
+      const account = new AccountClient({
+        baseUrl: emulator.url,
+        privateKey: generatePrivateKey(),
+        clock,
+        dispatcher: emulator.agent,
+      })
+      const storage = new StorageProofClient({
+        baseUrl: emulator.url,
+        apiKey: account.apiKeyProvider(),
+        clock,
+        dispatcher: emulator.agent,
+      })
       const { internalId } = await storage.submitBatchQuery(QUERY)
       const firstToken = await account.getAccessToken()
       const result = await storage.waitForBatchQuery(internalId)
@@ -62,10 +82,20 @@ describe('refresh in a long wait', () => {
     await withEmulator({}, async (emulator) => {
       await emulator.control('PUT', '/account/config', { accessTokenTtlMs: 2_000 })
       await emulator.control('PUT', '/storage-proof/timing', { receivedMs: 0, inProgressMs: 5_000 })
-      const account = new AccountClient({ baseUrl: emulator.url, privateKey: generatePrivateKey(), dispatcher: emulator.agent })
-      const storage = new StorageProofClient({ baseUrl: emulator.url, apiKey: account.apiKeyProvider(), dispatcher: emulator.agent })
+      const account = new AccountClient({
+        baseUrl: emulator.url,
+        privateKey: generatePrivateKey(),
+        dispatcher: emulator.agent,
+      })
+      const storage = new StorageProofClient({
+        baseUrl: emulator.url,
+        apiKey: account.apiKeyProvider(),
+        dispatcher: emulator.agent,
+      })
       const { internalId } = await storage.submitBatchQuery(QUERY)
-      const result = await storage.waitForBatchQuery(internalId, { schedule: { minIntervalMs: 200, maxIntervalMs: 400 } })
+      const result = await storage.waitForBatchQuery(internalId, {
+        schedule: { minIntervalMs: 200, maxIntervalMs: 400 },
+      })
       expect(result.queryStatus).toBe('DONE')
       expect(account.stats.signIns).toBe(1)
       expect(account.stats.refreshes).toBeGreaterThanOrEqual(2)
@@ -80,7 +110,12 @@ describe('single-flight refresh', () => {
     await withEmulator({ clock: simulatedClock(Date.parse('2025-06-01T12:00:00Z')) }, async (emulator) => {
       await emulator.control('PUT', '/account/config', { accessTokenTtlMs: 60_000 })
       const clock = clientClockFor(emulator.clock)
-      const account = new AccountClient({ baseUrl: emulator.url, privateKey: generatePrivateKey(), clock, dispatcher: emulator.agent })
+      const account = new AccountClient({
+        baseUrl: emulator.url,
+        privateKey: generatePrivateKey(),
+        clock,
+        dispatcher: emulator.agent,
+      })
       await account.signIn()
       emulator.clock.advance(61_000)
       const pages = await Promise.all(Array.from({ length: 20 }, () => account.listApiKeys()))
@@ -94,7 +129,11 @@ describe('single-flight refresh', () => {
   it('without single flight, the emulator would end the session: two clients sharing one refresh token', async () => {
     // The hazard the single flight avoids, shown with two clients racing the same token by hand.
     await withEmulator({}, async (emulator) => {
-      const account = new AccountClient({ baseUrl: emulator.url, privateKey: generatePrivateKey(), dispatcher: emulator.agent })
+      const account = new AccountClient({
+        baseUrl: emulator.url,
+        privateKey: generatePrivateKey(),
+        dispatcher: emulator.agent,
+      })
       const signer = await localSigner(generatePrivateKey())
       const challenge = await account.getChallenge(signer.address)
       const session = await account.createSession({
@@ -102,7 +141,10 @@ describe('single-flight refresh', () => {
         challengeToken: challenge.challengeToken,
         signature: await signer.signTypedData(challenge.eip712),
       })
-      const outcomes = await Promise.allSettled([account.refreshSession(session.refreshToken), account.refreshSession(session.refreshToken)])
+      const outcomes = await Promise.allSettled([
+        account.refreshSession(session.refreshToken),
+        account.refreshSession(session.refreshToken),
+      ])
       expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(['fulfilled', 'rejected'])
     })
   })

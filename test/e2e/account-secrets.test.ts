@@ -23,7 +23,11 @@ const PRIVATE_KEY = `0x${'5ec7e7'.repeat(10)}abcd`
 const QUERY = {
   destinationChainId: '1',
   fee: '0',
-  data: { '1': { 'block:1': { accounts: { '0x75cec1db9dceb703200eaa6595f66885c962b920': { props: ['BALANCE'], slots: [] } } } } },
+  data: {
+    '1': {
+      'block:1': { accounts: { '0x75cec1db9dceb703200eaa6595f66885c962b920': { props: ['BALANCE'], slots: [] } } },
+    },
+  },
 }
 
 let emulator: TestEmulator
@@ -41,7 +45,8 @@ function capture(prefix: string): Logger {
 function secretsOnTheWire(): string[] {
   const found = new Set<string>()
   for (const text of wire) {
-    for (const match of text.matchAll(/"(accessToken|refreshToken|challengeToken|apiKey|signature)"\s*:\s*"([^"]+)"/g)) found.add(match[2]!)
+    for (const match of text.matchAll(/"(accessToken|refreshToken|challengeToken|apiKey|signature)"\s*:\s*"([^"]+)"/g))
+      found.add(match[2]!)
     for (const match of text.matchAll(/Bearer (\S+)/g)) found.add(match[1]!)
   }
   return [...found]
@@ -52,7 +57,11 @@ beforeAll(async () => {
   // outlasts the access token (1.5 s, refreshed before it ends) whatever the machine's speed: the
   // wait must refresh it. In real time a quick machine finished before the refresh, and a loaded
   // one could send a request on a token that expired on the way.
-  emulator = await startTestEmulator({ logger: capture('emulator'), apiKeys: ['pk_preconfigured_secret_key'], clock: simulatedClock() })
+  emulator = await startTestEmulator({
+    logger: capture('emulator'),
+    apiKeys: ['pk_preconfigured_secret_key'],
+    clock: simulatedClock(),
+  })
   await emulator.control('PUT', '/account/config', { accessTokenTtlMs: 1_500 })
   await emulator.control('PUT', '/storage-proof/timing', { receivedMs: 0, inProgressMs: 3_000 })
   proxy = createServer(async (req, res) => {
@@ -65,7 +74,11 @@ beforeAll(async () => {
       if (typeof value === 'string') headers[name] = value
     }
     wire.push(`${req.method} ${req.url} ${JSON.stringify(headers)} ${body}`)
-    const answer = await request(emulator.url + req.url, { method: req.method as 'GET', headers, body: body || undefined })
+    const answer = await request(emulator.url + req.url, {
+      method: req.method as 'GET',
+      headers,
+      body: body || undefined,
+    })
     const text = await answer.body.text()
     wire.push(text)
     res.writeHead(answer.statusCode, { 'content-type': 'application/json' })
@@ -93,7 +106,12 @@ describe('no secret in captured output', () => {
     await account.signIn()
     await account.getApiKey()
     await account.createApiKey({ name: 'library' })
-    const storage = new StorageProofClient({ baseUrl: proxyUrl, apiKey: account.apiKeyProvider(), logger: capture('storage'), clock })
+    const storage = new StorageProofClient({
+      baseUrl: proxyUrl,
+      apiKey: account.apiKeyProvider(),
+      logger: capture('storage'),
+      clock,
+    })
     const { internalId } = await storage.submitBatchQuery(QUERY)
     await storage.waitForBatchQuery(internalId, { schedule: { minIntervalMs: 200, maxIntervalMs: 300 } })
     expect(account.stats.refreshes).toBeGreaterThanOrEqual(1)
@@ -102,7 +120,11 @@ describe('no secret in captured output', () => {
     const reused = await account.refreshSession(refreshTokens[0]!).catch((error: Error) => error)
     expect(reused).toBeInstanceOf(Error)
     outputs.push(String(reused), JSON.stringify(reused), (reused as Error).stack ?? '')
-    const wrongKey = new StorageProofClient({ baseUrl: proxyUrl, apiKey: 'pk_wrong_key_never_valid', logger: capture('storage') })
+    const wrongKey = new StorageProofClient({
+      baseUrl: proxyUrl,
+      apiKey: 'pk_wrong_key_never_valid',
+      logger: capture('storage'),
+    })
     const refused = await wrongKey.getBatchQueryStatus(internalId).catch((error: Error) => error)
     outputs.push(String(refused), (refused as Error).stack ?? '')
   }, 20_000)
@@ -133,7 +155,9 @@ describe('no secret in captured output', () => {
     expect(createdHuman.code).toBe(0)
     outputs.push(createdHuman.stdout, createdHuman.stderr)
 
-    const flag = await runCli(['auth', 'login', '--private-key', PRIVATE_KEY, '--debug'], { env: { PROVING_AUTH_URL: proxyUrl } })
+    const flag = await runCli(['auth', 'login', '--private-key', PRIVATE_KEY, '--debug'], {
+      env: { PROVING_AUTH_URL: proxyUrl },
+    })
     expect(flag.code).toBe(2)
     expect(flag.stderr).toMatch(/--private-key is not accepted/)
     outputs.push(flag.stdout, flag.stderr)

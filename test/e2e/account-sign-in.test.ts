@@ -16,7 +16,12 @@ const START = Date.parse('2025-06-01T12:00:00Z')
 /** The emulator only accepts this key at start: whatever else works was minted by the account service. */
 const ALLOWED = 'pk_preconfigured_only_key'
 
-type Pair = { accessToken: string; refreshToken: string; expiresAt: number; selectedProject: { id: string; name: string } }
+type Pair = {
+  accessToken: string
+  refreshToken: string
+  expiresAt: number
+  selectedProject: { id: string; name: string }
+}
 
 async function challengeFor(emulator: TestEmulator, wallet: string) {
   const answer = await emulator.call('GET', '/auth/web3/challenge', { query: { wallet } })
@@ -40,15 +45,23 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
 describe('a fresh wallet, end to end', () => {
   const emulator = useEmulator({ apiKeys: [ALLOWED], timing: { receivedMs: 0, stepMs: 0 } })
 
-  it('signs in, gets its Personal project\'s key, and that key proves the fixture PIE', async () => {
-    const account = new AccountClient({ baseUrl: emulator().url, privateKey: generatePrivateKey(), dispatcher: emulator().agent })
+  it("signs in, gets its Personal project's key, and that key proves the fixture PIE", async () => {
+    const account = new AccountClient({
+      baseUrl: emulator().url,
+      privateKey: generatePrivateKey(),
+      dispatcher: emulator().agent,
+    })
     const session = await account.signIn()
     expect(session.wallet).toMatch(/^0x[0-9a-fA-F]{40}$/)
     expect(session.projectId).toMatch(/\S/)
     const keys = await account.listApiKeys()
     expect(keys.total).toBe(1)
     expect(keys.data).toHaveLength(1)
-    expect(keys.data[0]).toMatchObject({ projectId: session.projectId, name: expect.any(String), createdAt: expect.any(String) })
+    expect(keys.data[0]).toMatchObject({
+      projectId: session.projectId,
+      name: expect.any(String),
+      createdAt: expect.any(String),
+    })
     const apiKey = await account.getApiKey()
     expect(apiKey).toBe(keys.data[0]!.apiKey)
 
@@ -60,23 +73,39 @@ describe('a fresh wallet, end to end', () => {
   })
 
   it('before any sign-in, a made-up key is refused by the proving and storage services', async () => {
-    await expect(emulator().client('pk_made_up_key').submitPie({ pieZip: FIXTURE_PIE })).rejects.toMatchObject({ status: 401 })
+    await expect(emulator().client('pk_made_up_key').submitPie({ pieZip: FIXTURE_PIE })).rejects.toMatchObject({
+      status: 401,
+    })
     const answer = await emulator().call('POST', '/batch-query', { headers: { 'api-key': 'pk_made_up_key' }, json: {} })
     expect(answer.status).toBe(401)
   })
 
   it('a minted key is accepted by the proving and storage-proof services', async () => {
-    const account = new AccountClient({ baseUrl: emulator().url, privateKey: generatePrivateKey(), dispatcher: emulator().agent })
+    const account = new AccountClient({
+      baseUrl: emulator().url,
+      privateKey: generatePrivateKey(),
+      dispatcher: emulator().agent,
+    })
     const minted = await account.createApiKey({ name: 'ci', color: '#00ff00' })
     expect(minted).toMatchObject({ name: 'ci', projectId: account.session!.projectId })
     expect((await account.listApiKeys()).total).toBe(2)
-    const { provingQueryId } = await emulator().client(minted.apiKey).submitPie({ pieZip: FIXTURE_PIE, mockFactHash: true })
+    const { provingQueryId } = await emulator()
+      .client(minted.apiKey)
+      .submitPie({ pieZip: FIXTURE_PIE, mockFactHash: true })
     expect(provingQueryId).toMatch(/\S/)
-    const storage = new StorageProofClient({ baseUrl: emulator().url, apiKey: minted.apiKey, dispatcher: emulator().agent })
+    const storage = new StorageProofClient({
+      baseUrl: emulator().url,
+      apiKey: minted.apiKey,
+      dispatcher: emulator().agent,
+    })
     const { internalId } = await storage.submitBatchQuery({
       destinationChainId: '1',
       fee: '0',
-      data: { '1': { 'block:1': { accounts: { '0x75cec1db9dceb703200eaa6595f66885c962b920': { props: ['BALANCE'], slots: [] } } } } },
+      data: {
+        '1': {
+          'block:1': { accounts: { '0x75cec1db9dceb703200eaa6595f66885c962b920': { props: ['BALANCE'], slots: [] } } },
+        },
+      },
     })
     expect(internalId).toMatch(/\S/)
   })
@@ -158,9 +187,13 @@ describe('the wallet flow, by hand', () => {
     const challenge = await challengeFor(emulator(), signer.address)
     const forged = await (await localSigner(generatePrivateKey())).signTypedData(challenge.eip712)
     const request = { wallet: signer.address, challengeToken: challenge.challengeToken, channel: 'bearer' }
-    expect((await emulator().call('POST', '/auth/web3/session', { json: { ...request, signature: forged } })).status).toBe(401)
+    expect(
+      (await emulator().call('POST', '/auth/web3/session', { json: { ...request, signature: forged } })).status,
+    ).toBe(401)
     const good = await signer.signTypedData(challenge.eip712)
-    expect(await emulator().call('POST', '/auth/web3/session', { json: { ...request, signature: good } })).toMatchObject({
+    expect(
+      await emulator().call('POST', '/auth/web3/session', { json: { ...request, signature: good } }),
+    ).toMatchObject({
       status: 401,
       body: { error: 'CHALLENGE_ALREADY_USED' },
     })
@@ -183,16 +216,22 @@ describe('the wallet flow, by hand', () => {
     const challenge = await challengeFor(emulator(), signer.address)
     const signature = await signer.signTypedData(challenge.eip712)
     const other = (await localSigner(generatePrivateKey())).address
-    expect(await emulator().call('POST', '/auth/web3/session', {
-      json: { wallet: other, challengeToken: challenge.challengeToken, signature, channel: 'bearer' },
-    })).toMatchObject({ status: 401, body: { error: 'WALLET_MISMATCH' } })
-    expect(await emulator().call('POST', '/auth/web3/session', {
-      json: { wallet: signer.address, challengeToken: 'ch_unknown', signature, channel: 'bearer' },
-    })).toMatchObject({ status: 401, body: { error: 'INVALID_CHALLENGE' } })
+    expect(
+      await emulator().call('POST', '/auth/web3/session', {
+        json: { wallet: other, challengeToken: challenge.challengeToken, signature, channel: 'bearer' },
+      }),
+    ).toMatchObject({ status: 401, body: { error: 'WALLET_MISMATCH' } })
+    expect(
+      await emulator().call('POST', '/auth/web3/session', {
+        json: { wallet: signer.address, challengeToken: 'ch_unknown', signature, channel: 'bearer' },
+      }),
+    ).toMatchObject({ status: 401, body: { error: 'INVALID_CHALLENGE' } })
   })
 
   it('400 for a malformed session request', async () => {
-    const answer = await emulator().call('POST', '/auth/web3/session', { json: { wallet: '0x12', challengeToken: 'x', signature: '0x00' } })
+    const answer = await emulator().call('POST', '/auth/web3/session', {
+      json: { wallet: '0x12', challengeToken: 'x', signature: '0x00' },
+    })
     expect(answer.status).toBe(400)
     expect(typeof answer.body.error).toBe('string')
   })
@@ -200,17 +239,25 @@ describe('the wallet flow, by hand', () => {
   it('refresh rotates the pair; refused (401): a reused refresh token, which also ends its successors', async () => {
     const { answer } = await signInByHand(emulator(), generatePrivateKey())
     const first = answer.body as Pair
-    const refreshed = await emulator().call('POST', '/auth/refresh-token', { headers: bearer(first.refreshToken), json: {} })
+    const refreshed = await emulator().call('POST', '/auth/refresh-token', {
+      headers: bearer(first.refreshToken),
+      json: {},
+    })
     expect(refreshed.status).toBe(200)
     const second = refreshed.body as Pair
     expect(second.refreshToken).not.toBe(first.refreshToken)
     expect(second.accessToken).not.toBe(first.accessToken)
     expect((await emulator().call('GET', '/api-keys', { headers: bearer(second.accessToken) })).status).toBe(200)
 
-    const reused = await emulator().call('POST', '/auth/refresh-token', { headers: bearer(first.refreshToken), json: {} })
+    const reused = await emulator().call('POST', '/auth/refresh-token', {
+      headers: bearer(first.refreshToken),
+      json: {},
+    })
     expect(reused).toMatchObject({ status: 401, body: { error: 'REFRESH_TOKEN_REUSED' } })
     // Someone else held the old token: the session descended from it is over.
-    expect((await emulator().call('POST', '/auth/refresh-token', { headers: bearer(second.refreshToken), json: {} })).status).toBe(401)
+    expect(
+      (await emulator().call('POST', '/auth/refresh-token', { headers: bearer(second.refreshToken), json: {} })).status,
+    ).toBe(401)
     expect((await emulator().call('GET', '/api-keys', { headers: bearer(second.accessToken) })).status).toBe(401)
   })
 
@@ -224,11 +271,16 @@ describe('the wallet flow, by hand', () => {
     expect((await emulator().call('GET', '/api-keys', { headers: bearer(pair.accessToken) })).status).toBe(200)
     emulator().clock.advance(1)
     expect((await emulator().call('GET', '/api-keys', { headers: bearer(pair.accessToken) })).status).toBe(401)
-    const refreshed = await emulator().call('POST', '/auth/refresh-token', { headers: bearer(pair.refreshToken), json: {} })
-    expect((await emulator().call('GET', '/api-keys', { headers: bearer(refreshed.body.accessToken) })).status).toBe(200)
+    const refreshed = await emulator().call('POST', '/auth/refresh-token', {
+      headers: bearer(pair.refreshToken),
+      json: {},
+    })
+    expect((await emulator().call('GET', '/api-keys', { headers: bearer(refreshed.body.accessToken) })).status).toBe(
+      200,
+    )
   })
 
-  it('keys: list pages with limit and offset; another wallet\'s project is forbidden; malformed bodies are 400', async () => {
+  it("keys: list pages with limit and offset; another wallet's project is forbidden; malformed bodies are 400", async () => {
     const mine = (await signInByHand(emulator(), generatePrivateKey())).answer.body as Pair
     const theirs = (await signInByHand(emulator(), generatePrivateKey())).answer.body as Pair
     for (const name of ['a', 'b']) {
@@ -245,17 +297,27 @@ describe('the wallet flow, by hand', () => {
     })
     expect(page.body.total).toBe(3)
     expect(page.body.data.map((key: { name: string }) => key.name)).toEqual(['a', 'b'])
-    expect((await emulator().call('GET', '/api-keys', { headers: bearer(mine.accessToken), query: { limit: 0 } })).status).toBe(400)
-    expect(await emulator().call('GET', '/api-keys', {
-      headers: bearer(mine.accessToken),
-      query: { projectId: theirs.selectedProject.id },
-    })).toMatchObject({ status: 403, body: { error: 'FORBIDDEN' } })
-    expect((await emulator().call('POST', '/api-keys', {
-      headers: bearer(mine.accessToken),
-      json: { projectId: mine.selectedProject.id, type: { name: '' } },
-    })).status).toBe(400)
+    expect(
+      (await emulator().call('GET', '/api-keys', { headers: bearer(mine.accessToken), query: { limit: 0 } })).status,
+    ).toBe(400)
+    expect(
+      await emulator().call('GET', '/api-keys', {
+        headers: bearer(mine.accessToken),
+        query: { projectId: theirs.selectedProject.id },
+      }),
+    ).toMatchObject({ status: 403, body: { error: 'FORBIDDEN' } })
+    expect(
+      (
+        await emulator().call('POST', '/api-keys', {
+          headers: bearer(mine.accessToken),
+          json: { projectId: mine.selectedProject.id, type: { name: '' } },
+        })
+      ).status,
+    ).toBe(400)
     expect((await emulator().call('GET', '/api-keys')).status).toBe(401)
-    expect((await emulator().call('POST', '/api-keys', { headers: bearer(mine.refreshToken), json: {} })).status).toBe(401)
+    expect((await emulator().call('POST', '/api-keys', { headers: bearer(mine.refreshToken), json: {} })).status).toBe(
+      401,
+    )
   })
 
   it('the cookie channel sets two HttpOnly cookies and keeps the tokens out of the body', async () => {
@@ -278,7 +340,10 @@ describe('the wallet flow, by hand', () => {
   it('the control API shows counts and ids, never a token or a key', async () => {
     const { answer, wallet } = await signInByHand(emulator(), generatePrivateKey())
     const state = await emulator().control('GET', '/account/state')
-    expect(state).toMatchObject({ counters: { projects: 1, sessions: 1, refreshes: 0 }, wallets: [wallet.toLowerCase()] })
+    expect(state).toMatchObject({
+      counters: { projects: 1, sessions: 1, refreshes: 0 },
+      wallets: [wallet.toLowerCase()],
+    })
     const text = JSON.stringify(state)
     expect(text).not.toContain(answer.body.accessToken)
     expect(text).not.toContain(answer.body.refreshToken)
@@ -296,7 +361,11 @@ describe('AccountClient errors against the emulator', () => {
   const emulator = useEmulator()
 
   it('a reused refresh token is refused with a ServiceError 401', async () => {
-    const account = new AccountClient({ baseUrl: emulator().url, privateKey: generatePrivateKey(), dispatcher: emulator().agent })
+    const account = new AccountClient({
+      baseUrl: emulator().url,
+      privateKey: generatePrivateKey(),
+      dispatcher: emulator().agent,
+    })
     const { answer } = await signInByHand(emulator(), generatePrivateKey())
     await account.refreshSession(answer.body.refreshToken)
     const error = await account.refreshSession(answer.body.refreshToken).catch((caught: unknown) => caught)

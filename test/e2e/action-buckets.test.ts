@@ -20,8 +20,16 @@ let workspace: string
 const runs: ActionRun[] = []
 const service = () => ({ 'api-key': API_KEY, 'base-url': emulator.url })
 
-async function action(name: string, inputs: Record<string, string>, env: Record<string, string> = {}): Promise<ActionRun> {
-  const run = await runAction(name, { inputs, workspace, env: { GITHUB_WORKFLOW: 'release', GITHUB_JOB: 'prove', ...env } })
+async function action(
+  name: string,
+  inputs: Record<string, string>,
+  env: Record<string, string> = {},
+): Promise<ActionRun> {
+  const run = await runAction(name, {
+    inputs,
+    workspace,
+    env: { GITHUB_WORKFLOW: 'release', GITHUB_JOB: 'prove', ...env },
+  })
   runs.push(run)
   return run
 }
@@ -54,7 +62,11 @@ describe('a bucket filled by a job matrix, closed and gated', () => {
     // The matrix: one process per leg, all at once, each with its strategy.job-index.
     const legs = await Promise.all(
       [1, 2, 3].map((seed, index) =>
-        action('', { ...service(), pie: `pies/pie${seed}.zip`, 'bucket-id': bucketId, 'bucket-job-index': String(index) }, { GITHUB_RUN_ID: '777' }),
+        action(
+          '',
+          { ...service(), pie: `pies/pie${seed}.zip`, 'bucket-id': bucketId, 'bucket-job-index': String(index) },
+          { GITHUB_RUN_ID: '777' },
+        ),
       ),
     )
     for (const [index, leg] of legs.entries()) {
@@ -67,17 +79,28 @@ describe('a bucket filled by a job matrix, closed and gated', () => {
     expect(new Set(legs.map((leg) => leg.outputs['dedup-id'])).size).toBe(3)
 
     // "Re-run jobs": the same run id, a new attempt; the query it paid for, not a second one.
-    const rerun = await action('', { ...service(), pie: 'pies/pie1.zip', 'bucket-id': bucketId, 'bucket-job-index': '0' }, {
-      GITHUB_RUN_ID: '777',
-      GITHUB_RUN_ATTEMPT: '2',
-    })
+    const rerun = await action(
+      '',
+      { ...service(), pie: 'pies/pie1.zip', 'bucket-id': bucketId, 'bucket-job-index': '0' },
+      {
+        GITHUB_RUN_ID: '777',
+        GITHUB_RUN_ATTEMPT: '2',
+      },
+    )
     expect(rerun.code, rerun.stdout).toBe(0)
     expect(rerun.outputs['query-id']).toBe(legs[0]!.outputs['query-id'])
-    expect(rerun.stdout).toContain(`Following query ${legs[0]!.outputs['query-id']}, submitted by an earlier attempt of this job`)
+    expect(rerun.stdout).toContain(
+      `Following query ${legs[0]!.outputs['query-id']}, submitted by an earlier attempt of this job`,
+    )
     expect(rerun.stdout).not.toContain('Submitted: query')
     expect(Object.values(emulator.state.queries).filter((query) => query.bucketId === bucketId)).toHaveLength(3)
 
-    const closed = await action('bucket-close', { ...service(), 'bucket-id': bucketId, wait: 'true', pie: 'pies/pie[123].zip' })
+    const closed = await action('bucket-close', {
+      ...service(),
+      'bucket-id': bucketId,
+      wait: 'true',
+      pie: 'pies/pie[123].zip',
+    })
     expect(closed.code, closed.stdout).toBe(0)
     expect(closed.outputs).toMatchObject({ 'bucket-id': bucketId, status: 'DONE', 'gate-passed': 'true', leaves: '3' })
     const rows = JSON.parse(closed.outputs.queries!)
@@ -98,10 +121,17 @@ describe('a bucket filled by a job matrix, closed and gated', () => {
     const bucketId = created.outputs['bucket-id']!
     await control(emulator.url, 'POST', 'next-query', { outcome: 'fail', reason: 'Prover ran out of memory' })
     const legs = await Promise.all(
-      [1, 2].map((seed) => action('', { ...service(), pie: `pies/pie${seed}.zip`, 'bucket-id': bucketId }, { GITHUB_RUN_ID: '778' })),
+      [1, 2].map((seed) =>
+        action('', { ...service(), pie: `pies/pie${seed}.zip`, 'bucket-id': bucketId }, { GITHUB_RUN_ID: '778' }),
+      ),
     )
     for (const leg of legs) expect(leg.code, leg.stdout).toBe(0)
-    const closed = await action('bucket-close', { ...service(), 'bucket-id': bucketId, wait: 'true', pie: 'pies/pie1.zip\npies/pie2.zip\npies/pie4.zip' })
+    const closed = await action('bucket-close', {
+      ...service(),
+      'bucket-id': bucketId,
+      wait: 'true',
+      pie: 'pies/pie1.zip\npies/pie2.zip\npies/pie4.zip',
+    })
     expect(closed.code).toBe(1)
     expect(closed.outputs).toMatchObject({ status: 'FAILED', 'gate-passed': 'false' })
     expect(closed.outputs['error-reason']).toMatch(/\S/)
@@ -111,30 +141,49 @@ describe('a bucket filled by a job matrix, closed and gated', () => {
   })
 })
 
-describe('the root action\'s general submission', () => {
-  it.each(['PROOF_GENERATION', 'PROOF_VERIFICATION_ON_L2', 'PROOF_VERIFICATION_ON_APE_CHAIN', 'PROOF_VERIFICATION_ON_WORLD_CHAIN'])(
-    '%s on the emulator: DONE, the facts checked and the gate passed',
-    async (result) => {
-      const run = await action('', { pie: 'pies/pie3.zip', emulator: 'true', result })
-      expect(run.code, run.stdout).toBe(0)
-      expect(run.outputs).toMatchObject({ status: 'DONE', 'facts-verified': 'true' })
-      expect(run.summary).toContain(`| **Result** | ${result} |`)
-    },
-  )
+describe("the root action's general submission", () => {
+  it.each([
+    'PROOF_GENERATION',
+    'PROOF_VERIFICATION_ON_L2',
+    'PROOF_VERIFICATION_ON_APE_CHAIN',
+    'PROOF_VERIFICATION_ON_WORLD_CHAIN',
+  ])('%s on the emulator: DONE, the facts checked and the gate passed', async (result) => {
+    const run = await action('', { pie: 'pies/pie3.zip', emulator: 'true', result })
+    expect(run.code, run.stdout).toBe(0)
+    expect(run.outputs).toMatchObject({ status: 'DONE', 'facts-verified': 'true' })
+    expect(run.summary).toContain(`| **Result** | ${result} |`)
+  })
 
   it('TRACE_GENERATION on the emulator: DONE, and the summary says a trace has no fact', async () => {
-    const run = await action('', { pie: 'pies/pie1.zip', emulator: 'true', result: 'TRACE_GENERATION', 'external-id': 'trace-1' })
+    const run = await action('', {
+      pie: 'pies/pie1.zip',
+      emulator: 'true',
+      result: 'TRACE_GENERATION',
+      'external-id': 'trace-1',
+    })
     expect(run.code, run.stdout).toBe(0)
     expect(run.outputs).toMatchObject({ status: 'DONE', 'facts-verified': 'false' })
-    expect(run.summary).toContain('not checked: a TRACE_GENERATION query generates a trace, not a proof: it has no fact')
+    expect(run.summary).toContain(
+      'not checked: a TRACE_GENERATION query generates a trace, not a proof: it has no fact',
+    )
     expect(run.summary).toMatch(/\*\*Result\*\* \| TRACE_GENERATION/)
   })
 
   it('PROOF_VERIFICATION_ON_L1 checks the facts; a program hash is proved without a PIE', async () => {
-    const l1 = await action('', { pie: 'pies/pie2.zip', emulator: 'true', result: 'PROOF_VERIFICATION_ON_L1', network: 'testnet' })
+    const l1 = await action('', {
+      pie: 'pies/pie2.zip',
+      emulator: 'true',
+      result: 'PROOF_VERIFICATION_ON_L1',
+      network: 'testnet',
+    })
     expect(l1.code, l1.stdout).toBe(0)
     expect(l1.outputs['facts-verified']).toBe('true')
-    const byHash = await action('', { 'program-hash': '0x1234abcd', emulator: 'true', result: 'PROOF_GENERATION', 'declared-job-size': 's' })
+    const byHash = await action('', {
+      'program-hash': '0x1234abcd',
+      emulator: 'true',
+      result: 'PROOF_GENERATION',
+      'declared-job-size': 's',
+    })
     expect(byHash.code, byHash.stdout).toBe(0)
     expect(byHash.summary).toContain('not checked: no PIE to compute them from')
   })
@@ -143,9 +192,9 @@ describe('the root action\'s general submission', () => {
     const run = await action('', { pie: 'pies/*.zip', emulator: 'true', concurrency: '2' })
     expect(run.code, run.stdout).toBe(0)
     const results = JSON.parse(run.outputs.results!)
-    expect(results.map((row: { pie: string; status: string; facts: string }) => [row.pie, row.status, row.facts])).toEqual(
-      [1, 2, 3, 4].map((seed) => [`pies/pie${seed}.zip`, 'DONE', 'match']),
-    )
+    expect(
+      results.map((row: { pie: string; status: string; facts: string }) => [row.pie, row.status, row.facts]),
+    ).toEqual([1, 2, 3, 4].map((seed) => [`pies/pie${seed}.zip`, 'DONE', 'match']))
     expect(run.outputs.status).toBe('DONE')
     expect(run.summary).toContain('| # | PIE | query | status | facts | gate |')
   })

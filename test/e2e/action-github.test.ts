@@ -7,7 +7,15 @@ import { EXAMPLE } from '../helpers/example-pie.ts'
 import { startGitHubApi, type GitHubApiStandIn } from '../helpers/github-api.ts'
 import { leaksSecret, secretFormsWritten } from '../helpers/secret-forms.ts'
 import { startEmulator } from '../../src/emulator/index.ts'
-import { type ActionRun, control, FIXTURE_PIE, leakedSecret, runAction, runPost, startAction } from '../helpers/run-action.ts'
+import {
+  type ActionRun,
+  control,
+  FIXTURE_PIE,
+  leakedSecret,
+  runAction,
+  runPost,
+  startAction,
+} from '../helpers/run-action.ts'
 
 /**
  * The root action's GitHub side (issue 25), run from the committed bundle (dist/) as the runner runs it (event
@@ -65,7 +73,10 @@ const withDefaults = (action: string, inputs: Record<string, string>) => ({
   ...inputs,
 })
 
-async function prove(inputs: Record<string, string>, options: { fork?: boolean; action?: string } = {}): Promise<ActionRun> {
+async function prove(
+  inputs: Record<string, string>,
+  options: { fork?: boolean; action?: string } = {},
+): Promise<ActionRun> {
   const action = options.action ?? ''
   const run = await runAction(action, { inputs: withDefaults(action, inputs), env: runnerEnv(options) })
   runs.push(run)
@@ -76,7 +87,11 @@ const sha256 = (data: Buffer | string) => createHash('sha256').update(data).dige
 
 /** The pull request's comment of this job for one key (issue 31: one comment per job and proved PIE). */
 const commentFor = (key: string) =>
-  github.comments.find((comment) => comment.issue === PULL && comment.body.startsWith(`<!-- proving-kit:pr-comment workflow=release job=prove key=${key} -->\n`))
+  github.comments.find(
+    (comment) =>
+      comment.issue === PULL &&
+      comment.body.startsWith(`<!-- proving-kit:pr-comment workflow=release job=prove key=${key} -->\n`),
+  )
 
 beforeAll(async () => {
   github = await startGitHubApi({ owner: OWNER, repo: REPO })
@@ -100,7 +115,14 @@ describe('root action on GitHub: release assets, PR comment, check run', () => {
     expect(first.code, first.stdout + first.stderr).toBe(0)
     const release = github.releases.find((candidate) => candidate.tag === 'v1.4.0')!
     const names = release.assets.map((asset) => asset.name)
-    expect(names.sort()).toEqual(['NOTES.txt', 'SHA256SUMS', 'facts.intoto.json', 'facts.json', 'pie.zip', 'proof.json'])
+    expect(names.sort()).toEqual([
+      'NOTES.txt',
+      'SHA256SUMS',
+      'facts.intoto.json',
+      'facts.json',
+      'pie.zip',
+      'proof.json',
+    ])
     const asset = (name: string) => release.assets.find((candidate) => candidate.name === name)!
     expect(sha256(asset('pie.zip').data)).toBe(EXAMPLE.sha256)
     expect(asset('pie.zip').contentType).toBe('application/zip')
@@ -130,14 +152,24 @@ describe('root action on GitHub: release assets, PR comment, check run', () => {
 
     expect(first.outputs['release-url']).toBe('https://github.com/proving-kit/proving-kit/releases/tag/v1.4.0')
     const listed = JSON.parse(first.outputs['release-assets']!) as { name: string; id: number }[]
-    expect(listed.map((entry) => entry.name)).toEqual(['pie.zip', 'proof.json', 'facts.json', 'facts.intoto.json', 'SHA256SUMS'])
+    expect(listed.map((entry) => entry.name)).toEqual([
+      'pie.zip',
+      'proof.json',
+      'facts.json',
+      'facts.intoto.json',
+      'SHA256SUMS',
+    ])
 
     // The comment: marker, verdict, hashes, a link to the run.
     expect(github.comments).toHaveLength(1)
     const comment = github.comments[0]!
     expect(comment.issue).toBe(PULL)
     // Keyed by the PIE's path (issue 31: matrix legs keep their own comments).
-    expect(comment.body.startsWith(`<!-- proving-kit:pr-comment workflow=release job=prove key=${FIXTURE_PIE} -->\n### ✅ Prove: passed`)).toBe(true)
+    expect(
+      comment.body.startsWith(
+        `<!-- proving-kit:pr-comment workflow=release job=prove key=${FIXTURE_PIE} -->\n### ✅ Prove: passed`,
+      ),
+    ).toBe(true)
     expect(comment.body).toContain(EXAMPLE.programHash)
     expect(comment.body).toContain(first.outputs['sharp-fact-hash'])
     expect(comment.body).toContain('[this run](https://github.com/proving-kit/proving-kit/actions/runs/4242)')
@@ -146,7 +178,12 @@ describe('root action on GitHub: release assets, PR comment, check run', () => {
     // The check run: on the PR's head commit (not the merge commit), in progress, then success.
     expect(github.checkRuns).toHaveLength(1)
     const check = github.checkRuns[0]!
-    expect(check).toMatchObject({ name: `proving-kit: ${FIXTURE_PIE}`, headSha: HEAD_SHA, status: 'completed', conclusion: 'success' })
+    expect(check).toMatchObject({
+      name: `proving-kit: ${FIXTURE_PIE}`,
+      headSha: HEAD_SHA,
+      status: 'completed',
+      conclusion: 'success',
+    })
     expect(check.history).toEqual([
       { status: 'in_progress', conclusion: null },
       { status: 'completed', conclusion: 'success' },
@@ -177,9 +214,18 @@ describe('root action on GitHub: release assets, PR comment, check run', () => {
     // comment found and edited, a check run created and concluded.
     const operations = github.requests.slice(before).map((request) => request.operationId)
     const count = (id: string) => operations.filter((operation) => operation === id).length
-    expect([count('repos/delete-release-asset'), count('repos/upload-release-asset'), count('issues/update-comment'), count('issues/create-comment')]).toEqual([5, 5, 1, 0])
+    expect([
+      count('repos/delete-release-asset'),
+      count('repos/upload-release-asset'),
+      count('issues/update-comment'),
+      count('issues/create-comment'),
+    ]).toEqual([5, 5, 1, 0])
     expect([count('checks/create'), count('checks/update')]).toEqual([1, 1])
-    expect(github.requests.filter((request) => request.operationId === 'repos/upload-release-asset').every((request) => request.origin === 'uploads')).toBe(true)
+    expect(
+      github.requests
+        .filter((request) => request.operationId === 'repos/upload-release-asset')
+        .every((request) => request.origin === 'uploads'),
+    ).toBe(true)
   })
 
   it('a tag without a release gets a draft one, found again (not duplicated) by a re-run', async () => {
@@ -188,7 +234,12 @@ describe('root action on GitHub: release assets, PR comment, check run', () => {
     const drafts = () => github.releases.filter((candidate) => candidate.tag === 'v2.0.0-rc.1')
     expect(drafts()).toHaveLength(1)
     expect(drafts()[0]!.draft).toBe(true)
-    expect(drafts()[0]!.assets.map((asset) => asset.name)).toEqual(['pie.zip', 'proof.json', 'facts.json', 'SHA256SUMS'])
+    expect(drafts()[0]!.assets.map((asset) => asset.name)).toEqual([
+      'pie.zip',
+      'proof.json',
+      'facts.json',
+      'SHA256SUMS',
+    ])
     const second = await prove({ 'release-tag': 'v2.0.0-rc.1' })
     expect(second.code, second.stdout + second.stderr).toBe(0)
     expect(drafts()).toHaveLength(1)
@@ -196,7 +247,12 @@ describe('root action on GitHub: release assets, PR comment, check run', () => {
 
   it('a refused gate attaches nothing, says why on the pull request, and concludes the check as failure', async () => {
     const before = github.releases.length
-    const run = await prove({ 'mock-fact-hash': 'true', 'release-tag': 'v9.9.9', 'pr-comment': 'true', 'check-run': 'true' })
+    const run = await prove({
+      'mock-fact-hash': 'true',
+      'release-tag': 'v9.9.9',
+      'pr-comment': 'true',
+      'check-run': 'true',
+    })
     expect(run.code).toBe(1)
     expect(github.releases.length).toBe(before)
     expect(run.outputs['release-url']).toBeUndefined()
@@ -206,14 +262,16 @@ describe('root action on GitHub: release assets, PR comment, check run', () => {
     expect(github.checkRuns.at(-1)).toMatchObject({ status: 'completed', conclusion: 'failure' })
   })
 
-  it('a fork\'s read-only token: no comment, a notice and the summary instead; the step passes', async () => {
+  it("a fork's read-only token: no comment, a notice and the summary instead; the step passes", async () => {
     github.denied = { comments: true }
     try {
       const comments = github.comments.length
       const run = await prove({ 'pr-comment': 'true' }, { fork: true })
       expect(run.code, run.stdout + run.stderr).toBe(0)
       expect(github.comments.length).toBe(comments)
-      expect(run.stdout).toMatch(/::notice::Could not comment on pull request #17 \(a pull request from a fork gets a read-only token\); the result is in the job summary\./)
+      expect(run.stdout).toMatch(
+        /::notice::Could not comment on pull request #17 \(a pull request from a fork gets a read-only token\); the result is in the job summary\./,
+      )
       expect(run.summary).toMatch(/^### ✅ Prove: passed/)
       expect(run.summary).toContain('no comment (a pull request from a fork gets a read-only token)')
     } finally {
@@ -240,9 +298,14 @@ describe('root action on GitHub: release assets, PR comment, check run', () => {
       const run = await prove({ 'release-tag': 'v3.0.0', 'check-run': 'true' })
       expect(run.code).toBe(1)
       expect(run.outputs.status).toBe('DONE')
-      expect(run.outputs['error-reason']).toMatch(/Could not create a draft release for tag v3\.0\.0: .*Add `contents: write`/)
+      expect(run.outputs['error-reason']).toMatch(
+        /Could not create a draft release for tag v3\.0\.0: .*Add `contents: write`/,
+      )
       expect(run.summary).toMatch(/^### ✅ Prove: passed/)
-      expect(github.checkRuns.at(-1)).toMatchObject({ conclusion: 'failure', output: { title: run.outputs['error-reason'] } })
+      expect(github.checkRuns.at(-1)).toMatchObject({
+        conclusion: 'failure',
+        output: { title: run.outputs['error-reason'] },
+      })
     } finally {
       github.denied = {}
     }
@@ -254,7 +317,11 @@ describe('a step killed before it reports', () => {
     // A service slow enough that the step is still waiting when it is killed.
     const emulator = await startEmulator({ timing: { receivedMs: 60_000, stepMs: 60_000 } })
     try {
-      const inputs = withDefaults('', { 'api-key': 'pk_killed_github_9f8e7d', 'base-url': emulator.url, 'check-run': 'true' })
+      const inputs = withDefaults('', {
+        'api-key': 'pk_killed_github_9f8e7d',
+        'base-url': emulator.url,
+        'check-run': 'true',
+      })
       const env = runnerEnv()
       const main = startAction('', { inputs, env })
       await main.waitFor(/Submitted: query \S+/)
@@ -286,12 +353,19 @@ describe('wait/ on GitHub: the query submitted by another job', () => {
       const submitted = await prove({ ...service, wait: 'false' })
       expect(submitted.code, submitted.stdout + submitted.stderr).toBe(0)
       const queryId = submitted.outputs['query-id']!
-      const run = await prove({ ...service, 'query-id': queryId, 'release-tag': 'v5.0.0', 'pr-comment': 'true', 'check-run': 'true' }, { action: 'wait' })
+      const run = await prove(
+        { ...service, 'query-id': queryId, 'release-tag': 'v5.0.0', 'pr-comment': 'true', 'check-run': 'true' },
+        { action: 'wait' },
+      )
       expect(run.code, run.stdout + run.stderr).toBe(0)
       expect(run.summary).toMatch(/^### ✅ Wait: passed/)
       const release = github.releases.find((candidate) => candidate.tag === 'v5.0.0')!
       expect(release.assets.map((asset) => asset.name)).toEqual(['pie.zip', 'proof.json', 'facts.json', 'SHA256SUMS'])
-      expect(JSON.parse(release.assets[2]!.data.toString('utf8'))).toMatchObject({ queryId, status: 'DONE', service: emulator.url })
+      expect(JSON.parse(release.assets[2]!.data.toString('utf8'))).toMatchObject({
+        queryId,
+        status: 'DONE',
+        service: emulator.url,
+      })
       expect(run.outputs['release-url']).toMatch(/\/releases\/tag\/untagged-\d+$/)
       // The job's one comment on the pull request (the root action's, edited, when that ran first).
       const onPull = github.comments.filter((comment) => comment.issue === PULL)
@@ -315,22 +389,34 @@ describe('bucket-close/ on GitHub', () => {
       const bucketId = created.outputs['bucket-id']!
       const leg = await run('', { 'bucket-id': bucketId, 'bucket-job-index': '0' })
       expect(leg.code, leg.stdout + leg.stderr).toBe(0)
-      const closed = await run('bucket-close', { 'bucket-id': bucketId, wait: 'true', pie: FIXTURE_PIE, 'pr-comment': 'true', 'check-run': 'true' })
+      const closed = await run('bucket-close', {
+        'bucket-id': bucketId,
+        wait: 'true',
+        pie: FIXTURE_PIE,
+        'pr-comment': 'true',
+        'check-run': 'true',
+      })
       expect(closed.code, closed.stdout + closed.stderr).toBe(0)
-      expect(github.checkRuns.at(-1)).toMatchObject({ name: `proving-kit: bucket ${bucketId}`, headSha: HEAD_SHA, conclusion: 'success' })
+      expect(github.checkRuns.at(-1)).toMatchObject({
+        name: `proving-kit: bucket ${bucketId}`,
+        headSha: HEAD_SHA,
+        conclusion: 'success',
+      })
       // Its own comment, keyed by the bucket: not the one the PIE's steps edit.
       const comment = commentFor(`bucket ${bucketId}`)!
       expect(comment.body).toMatch(/\n### ✅ Close bucket: passed/)
       expect(comment.body).toContain(leg.outputs['query-id'])
       // One query is one query, not "all 1 queries".
-      expect(closed.summary).toContain(`Bucket ${bucketId} is DONE: its one query passed the gate and its facts match the PIEs.`)
+      expect(closed.summary).toContain(
+        `Bucket ${bucketId} is DONE: its one query passed the gate and its facts match the PIEs.`,
+      )
     } finally {
       await emulator.close()
     }
   })
 })
 
-describe('the GitHub API stand-in judges by GitHub\'s description', () => {
+describe("the GitHub API stand-in judges by GitHub's description", () => {
   const call = (base: string, method: string, path: string, body?: unknown, contentType = 'application/json') =>
     fetch(`${base}${path}`, {
       method,
@@ -340,20 +426,56 @@ describe('the GitHub API stand-in judges by GitHub\'s description', () => {
 
   it('refuses what GitHub does not document: a missing required field, a wrong type, an unknown route, the wrong host', async () => {
     try {
-      expect((await call(github.url, 'POST', `/repos/${OWNER}/${REPO}/check-runs`, { name: 'x', status: 'running' })).status).toBe(422)
-      expect((await call(github.url, 'POST', `/repos/${OWNER}/${REPO}/issues/1/comments`, { body: 42 })).status).toBe(422)
+      expect(
+        (await call(github.url, 'POST', `/repos/${OWNER}/${REPO}/check-runs`, { name: 'x', status: 'running' })).status,
+      ).toBe(422)
+      expect((await call(github.url, 'POST', `/repos/${OWNER}/${REPO}/issues/1/comments`, { body: 42 })).status).toBe(
+        422,
+      )
       expect((await call(github.url, 'POST', `/repos/${OWNER}/${REPO}/releases/1/attachments`, {})).status).toBe(422)
       // An upload goes to the release's upload_url host, never to the API host; and it names the asset.
       const release = github.addRelease({ tag: 'judge' })
-      expect((await call(github.url, 'POST', `/repos/${OWNER}/${REPO}/releases/${release.id}/assets?name=a.txt`, 'a', 'text/plain')).status).toBe(422)
-      expect((await call(github.uploadsUrl, 'POST', `/repos/${OWNER}/${REPO}/releases/${release.id}/assets`, 'a', 'text/plain')).status).toBe(422)
-      expect((await call(github.uploadsUrl, 'POST', `/repos/${OWNER}/${REPO}/releases/${release.id}/assets?name=a.txt`, 'a', 'text/plain')).status).toBe(201)
+      expect(
+        (
+          await call(
+            github.url,
+            'POST',
+            `/repos/${OWNER}/${REPO}/releases/${release.id}/assets?name=a.txt`,
+            'a',
+            'text/plain',
+          )
+        ).status,
+      ).toBe(422)
+      expect(
+        (
+          await call(
+            github.uploadsUrl,
+            'POST',
+            `/repos/${OWNER}/${REPO}/releases/${release.id}/assets`,
+            'a',
+            'text/plain',
+          )
+        ).status,
+      ).toBe(422)
+      expect(
+        (
+          await call(
+            github.uploadsUrl,
+            'POST',
+            `/repos/${OWNER}/${REPO}/releases/${release.id}/assets?name=a.txt`,
+            'a',
+            'text/plain',
+          )
+        ).status,
+      ).toBe(201)
       expect(github.problems).toEqual([
         expect.stringMatching(/checks\/create body: the required field "head_sha" is missing/),
         expect.stringMatching(/checks\/create body\.status: must be one of queued, in_progress, completed/),
         expect.stringMatching(/issues\/create-comment body\.body: must be string/),
         expect.stringMatching(/GitHub documents no such operation/),
-        expect.stringMatching(/repos\/upload-release-asset belongs on https:\/\/uploads\.github\.com, not the api host/),
+        expect.stringMatching(
+          /repos\/upload-release-asset belongs on https:\/\/uploads\.github\.com, not the api host/,
+        ),
         expect.stringMatching(/the required query parameter "name" is missing/),
       ])
     } finally {
@@ -374,7 +496,12 @@ describe('what the action hands to GitHub is scrubbed', () => {
         body: JSON.stringify({ outcome: 'fail', reason: `the key ${apiKey} is over its quota` }),
       })
       expect(planned.status).toBe(200)
-      const run = await prove({ 'api-key': apiKey, 'base-url': emulator.url, 'pr-comment': 'true', 'check-run': 'true' })
+      const run = await prove({
+        'api-key': apiKey,
+        'base-url': emulator.url,
+        'pr-comment': 'true',
+        'check-run': 'true',
+      })
       expect(run.code, run.stdout + run.stderr).toBe(1)
       expect(run.summary).toContain('over its quota')
       expect(run.summary).not.toContain(apiKey)
@@ -407,13 +534,25 @@ describe('a secret echoed in an encoded form (issue 31): forms × sinks', () => 
       expect(planned.status).toBe(200)
       const run = await runAction('', {
         fromSource: true,
-        inputs: withDefaults('', { 'api-key': apiKey, 'base-url': emulator.url, 'pr-comment': 'true', 'check-run': 'true', attest: 'true' }),
+        inputs: withDefaults('', {
+          'api-key': apiKey,
+          'base-url': emulator.url,
+          'pr-comment': 'true',
+          'check-run': 'true',
+          attest: 'true',
+        }),
         env: runnerEnv(),
       })
       expect(run.code, run.stdout + run.stderr).toBe(1)
       const comment = commentFor(FIXTURE_PIE)!
       const sinks: [string, string][] = [
-        ['log', run.stdout.split('\n').filter((line) => !line.startsWith('::add-mask::')).join('\n') + run.stderr],
+        [
+          'log',
+          run.stdout
+            .split('\n')
+            .filter((line) => !line.startsWith('::add-mask::'))
+            .join('\n') + run.stderr,
+        ],
         ['outputs', run.raw.output],
         ['state', run.raw.state],
         ['job summary', run.raw.summary],
@@ -425,7 +564,9 @@ describe('a secret echoed in an encoded form (issue 31): forms × sinks', () => 
       for (const [sink, text] of sinks.filter(([sink]) => sink !== 'state')) expect(text, sink).toContain('alignment 2')
       // The table: no form is left as written in any sink, and the oracle (which decodes what is
       // left, Markdown escaping undone) recovers the key from none.
-      const left = sinks.flatMap(([sink, text]) => forms.filter(([, written]) => text.includes(written)).map(([form]) => `${form} in ${sink}`))
+      const left = sinks.flatMap(([sink, text]) =>
+        forms.filter(([, written]) => text.includes(written)).map(([form]) => `${form} in ${sink}`),
+      )
       expect(left).toEqual([])
       expect(sinks.filter(([, text]) => leaksSecret(text, apiKey)).map(([sink]) => sink)).toEqual([])
       // The runner is told the forms that stand alone, for its own masking of the log.
@@ -433,8 +574,12 @@ describe('a secret echoed in an encoded form (issue 31): forms × sinks', () => 
         .split('\n')
         .filter((line) => line.startsWith('::add-mask::'))
         // A workflow command's value escapes `%` (as %25), CR and LF; the runner undoes it.
-        .map((line) => line.slice('::add-mask::'.length).replace(/%0D/g, '\r').replace(/%0A/g, '\n').replace(/%25/g, '%'))
-      expect(masks).toEqual(expect.arrayContaining(['sk_live%2fsecret%2bkey%3d0123', Buffer.from(apiKey).toString('base64')]))
+        .map((line) =>
+          line.slice('::add-mask::'.length).replace(/%0D/g, '\r').replace(/%0A/g, '\n').replace(/%25/g, '%'),
+        )
+      expect(masks).toEqual(
+        expect.arrayContaining(['sk_live%2fsecret%2bkey%3d0123', Buffer.from(apiKey).toString('base64')]),
+      )
     } finally {
       await emulator.close()
     }
@@ -524,7 +669,11 @@ describe('PR comments of a matrix job (issue 31)', () => {
   it('two legs of one job keep one comment each (keyed by external-id, or comment-key), each edited by its own re-run', async () => {
     const env = runnerEnv()
     const leg = async (key: Record<string, string>) => {
-      const run = await runAction('', { fromSource: true, inputs: withDefaults('', { 'pr-comment': 'true', ...key }), env })
+      const run = await runAction('', {
+        fromSource: true,
+        inputs: withDefaults('', { 'pr-comment': 'true', ...key }),
+        env,
+      })
       runs.push(run)
       expect(run.code, run.stdout + run.stderr).toBe(0)
       return run

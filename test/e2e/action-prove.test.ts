@@ -27,7 +27,10 @@ let emulator: RunningEmulator
 const runs: ActionRun[] = []
 
 async function prove(inputs: Record<string, string>, options: { runnerTemp?: string } = {}): Promise<ActionRun> {
-  const run = await runAction('', { inputs: { pie: FIXTURE_PIE, 'api-key': API_KEY, 'base-url': emulator.url, ...inputs }, ...options })
+  const run = await runAction('', {
+    inputs: { pie: FIXTURE_PIE, 'api-key': API_KEY, 'base-url': emulator.url, ...inputs },
+    ...options,
+  })
   runs.push(run)
   return run
 }
@@ -66,7 +69,10 @@ describe('root action bundle', () => {
     expect(run.summary).toContain('[this run](https://github.com/proving-kit/proving-kit/actions/runs/4242)')
     expect(run.stdout).toMatch(/::group::Waiting for query/)
     // One line per status or step change: no line repeats.
-    const progress = run.stdout.split('\n').filter((line) => /^\[\s*\d+s\] /.test(line)).map((line) => line.replace(/^\[[^\]]*\] /, ''))
+    const progress = run.stdout
+      .split('\n')
+      .filter((line) => /^\[\s*\d+s\] /.test(line))
+      .map((line) => line.replace(/^\[[^\]]*\] /, ''))
     expect(progress.length).toBeGreaterThan(0)
     expect(new Set(progress).size).toBe(progress.length)
 
@@ -77,13 +83,21 @@ describe('root action bundle', () => {
   })
 
   it('a FAILED query fails the step with its error reason, query-id set', async () => {
-    await control(emulator.url, 'POST', 'next-query', { outcome: 'fail', reason: 'Trace generation ran out of memory (emulated)', retriable: true })
+    await control(emulator.url, 'POST', 'next-query', {
+      outcome: 'fail',
+      reason: 'Trace generation ran out of memory (emulated)',
+      retriable: true,
+    })
     // A new query takes the plan: by default (reuse: auto) the first test's DONE query of this
     // PIE would be followed instead, and the plan left for the next submission.
     const run = await prove({ reuse: 'never' })
     expect(run.outputs.reused).toBe('false')
     expect(run.code).toBe(1)
-    expect(run.outputs).toMatchObject({ status: 'FAILED', 'error-reason': 'Trace generation ran out of memory (emulated)', 'facts-verified': 'false' })
+    expect(run.outputs).toMatchObject({
+      status: 'FAILED',
+      'error-reason': 'Trace generation ran out of memory (emulated)',
+      'facts-verified': 'false',
+    })
     expect(run.outputs['query-id']).toMatch(/\S/)
     expect(errorAnnotations(run)[0]).toBe('The query FAILED: Trace generation ran out of memory (emulated).')
     expect(run.summary).toMatch(/^### ❌ Prove: failed/)
@@ -113,7 +127,9 @@ describe('root action bundle', () => {
     expect(refused.code).toBe(1)
     expect(refused.outputs['query-id']).toBeUndefined()
     expect(refused.outputs['program-hash']).toBe(FIXTURE_PROGRAM_HASH)
-    expect(refused.outputs['error-reason']).toBe(`The PIE's program hash is ${FIXTURE_PROGRAM_HASH}, not the expected ${wrong}; nothing was submitted.`)
+    expect(refused.outputs['error-reason']).toBe(
+      `The PIE's program hash is ${FIXTURE_PROGRAM_HASH}, not the expected ${wrong}; nothing was submitted.`,
+    )
     expect(refused.summary).toContain('| **Expected program hash** |')
 
     const upperCase = `0x${FIXTURE_PROGRAM_HASH.slice(2).toUpperCase().padStart(64, '0')}`
@@ -131,7 +147,11 @@ describe('root action bundle', () => {
     expect(errorAnnotations(run)).toEqual([
       '`api-key` is required unless `emulator` is true: pass it from a secret, e.g. `api-key: ${{ secrets.PROVING_API_KEY }}`.',
     ])
-    expect(run.outputs).toMatchObject({ 'error-reason': expect.stringContaining('`api-key`'), emulated: 'false', 'facts-verified': 'false' })
+    expect(run.outputs).toMatchObject({
+      'error-reason': expect.stringContaining('`api-key`'),
+      emulated: 'false',
+      'facts-verified': 'false',
+    })
     expect(readdirSync(runnerTemp)).toEqual([])
     expect(((await control(emulator.url, 'GET', 'requests')) as { requests: unknown[] }).requests).toEqual([])
     expect(run.summary).toContain('The inputs need fixing; nothing was packed or sent.')
@@ -143,7 +163,9 @@ describe('root action bundle', () => {
     await control(emulator.url, 'DELETE', 'requests')
     const run = await prove({ pie: bad })
     expect(run.code).toBe(1)
-    expect(errorAnnotations(run)[0]).toMatch(/^pie: .*bad-pie-.*pie\.zip is not a valid Cairo PIE \(\d+ problems?\); nothing was uploaded\./)
+    expect(errorAnnotations(run)[0]).toMatch(
+      /^pie: .*bad-pie-.*pie\.zip is not a valid Cairo PIE \(\d+ problems?\); nothing was uploaded\./,
+    )
     expect(run.outputs['query-id']).toBeUndefined()
     expect(run.summary).toContain('**What failed**')
     expect(((await control(emulator.url, 'GET', 'requests')) as { requests: unknown[] }).requests).toEqual([])
@@ -158,7 +180,9 @@ describe('root action bundle', () => {
       const queryId = run.outputs['query-id']!
       expect(queryId).toMatch(/\S/)
       expect(run.outputs.status).toMatch(/^(RECEIVED|IN_PROGRESS)$/)
-      expect(run.outputs['error-reason']).toBe(`Timed out waiting for query ${queryId}. Resume with the wait sub-action: query-id ${queryId}.`)
+      expect(run.outputs['error-reason']).toBe(
+        `Timed out waiting for query ${queryId}. Resume with the wait sub-action: query-id ${queryId}.`,
+      )
       expect(run.summary).toMatch(/^### ⏱️ Prove: timed out/)
       expect(run.summary).toContain(`- uses: ./wait\n  with:\n    query-id: ${queryId}\n`)
       await control(emulator.url, 'POST', `queries/${queryId}/complete`)
@@ -183,16 +207,24 @@ describe('root action bundle', () => {
   })
 
   it('emulator: true with decommit-destination-chain-id: the DONE proof is decommitted, task outputs and MMRs set', async () => {
-    const run = await runAction('', { inputs: { pie: FIXTURE_PIE, emulator: 'true', 'decommit-destination-chain-id': '0xaa36a7' } })
+    const run = await runAction('', {
+      inputs: { pie: FIXTURE_PIE, emulator: 'true', 'decommit-destination-chain-id': '0xaa36a7' },
+    })
     runs.push(run)
     expect(run.code, run.stdout + run.stderr).toBe(0)
-    expect(run.outputs).toMatchObject({ status: 'DONE', emulated: 'true', 'facts-verified': 'true', 'task-status': 'TaskDecommitmentCompleted' })
+    expect(run.outputs).toMatchObject({
+      status: 'DONE',
+      emulated: 'true',
+      'facts-verified': 'true',
+      'task-status': 'TaskDecommitmentCompleted',
+    })
     expect(run.outputs['task-uuid']).toMatch(/^[0-9a-f-]{36}$/)
     expect(run.outputs['task-updated-at']).toMatch(/^\d{4}-\d\d-\d\dT/)
     expect(run.outputs['task-error-message']).toBeUndefined()
     const mmrs = JSON.parse(run.outputs.mmrs!) as Record<string, string>[]
     expect(mmrs.length).toBeGreaterThan(0)
-    for (const mmr of mmrs) expect(Object.keys(mmr).sort()).toEqual(['chain_id', 'hashing_function', 'id', 'root', 'size'])
+    for (const mmr of mmrs)
+      expect(Object.keys(mmr).sort()).toEqual(['chain_id', 'hashing_function', 'id', 'root', 'size'])
     // The proof's section, then the decommitment's with its MMR table.
     expect(run.summary).toMatch(/^### ✅ Prove: passed \(emulator\)/)
     expect(run.summary).toContain('| **Decommitment** | to chain 0xaa36a7, submitted next (see "Decommit" below) |')
@@ -200,7 +232,7 @@ describe('root action bundle', () => {
     expect(run.summary.indexOf('Prove: passed')).toBeLessThan(run.summary.indexOf('Decommit: passed'))
   })
 
-  it('decommit-destination-chain-id on a service: a failed decommitment fails the step with the task\'s error', async () => {
+  it("decommit-destination-chain-id on a service: a failed decommitment fails the step with the task's error", async () => {
     await control(emulator.url, 'POST', 'next-task', { outcome: 'fail', error: 'Decommitment reverted (emulated)' })
     const run = await prove({ 'decommit-destination-chain-id': '0xaa36a7', 'tasks-url': emulator.url })
     expect(run.code).toBe(1)
@@ -216,7 +248,14 @@ describe('root action bundle', () => {
   })
 
   it('decommit-destination-chain-id: no decommitment when the gate refuses the proof', async () => {
-    const run = await runAction('', { inputs: { pie: FIXTURE_PIE, emulator: 'true', 'mock-fact-hash': 'true', 'decommit-destination-chain-id': '0xaa36a7' } })
+    const run = await runAction('', {
+      inputs: {
+        pie: FIXTURE_PIE,
+        emulator: 'true',
+        'mock-fact-hash': 'true',
+        'decommit-destination-chain-id': '0xaa36a7',
+      },
+    })
     runs.push(run)
     expect(run.code).toBe(1)
     expect(run.outputs['error-reason']).toMatch(/fact is mocked/)
@@ -232,7 +271,11 @@ describe('root action bundle', () => {
     expect(run.code, run.stdout).toBe(0)
     expect(run.outputs['pie-zip']!.startsWith(runnerTemp)).toBe(true)
     expect(run.outputs['pie-sha256']).toMatch(/^[0-9a-f]{64}$/)
-    expect(run.outputs).toMatchObject({ status: 'DONE', 'facts-verified': 'true', 'program-hash': FIXTURE_PROGRAM_HASH })
+    expect(run.outputs).toMatchObject({
+      status: 'DONE',
+      'facts-verified': 'true',
+      'program-hash': FIXTURE_PROGRAM_HASH,
+    })
     expect(run.stdout).toMatch(/Packed .* into a .* pie\.zip/)
   })
 })

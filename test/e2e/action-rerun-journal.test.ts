@@ -49,7 +49,8 @@ afterEach(() => {
   vi.unstubAllEnvs()
 })
 
-const counters = async (): Promise<{ submissions: number; retries: number }> => (await emulator.control('GET', '/state')).counters
+const counters = async (): Promise<{ submissions: number; retries: number }> =>
+  (await emulator.control('GET', '/state')).counters
 
 type Run = { id: string; temp: string; workspace: string; token: string }
 
@@ -79,8 +80,14 @@ async function attempt(
   await mkdir(run.temp, { recursive: true })
   const cacheEnv = options.withCache === false ? {} : cache.env(run.token)
   // @actions/cache reads the process's environment (on the runner, the step's): the same values.
-  for (const [name, value] of Object.entries({ ...cacheEnv, RUNNER_TEMP: run.temp, GITHUB_WORKSPACE: run.workspace })) vi.stubEnv(name, value)
-  const { ACTIONS_RESULTS_URL: _, ACTIONS_RUNTIME_TOKEN: __, ACTIONS_CACHE_SERVICE_V2: ___, ...context } = runnerEnv(run, number)
+  for (const [name, value] of Object.entries({ ...cacheEnv, RUNNER_TEMP: run.temp, GITHUB_WORKSPACE: run.workspace }))
+    vi.stubEnv(name, value)
+  const {
+    ACTIONS_RESULTS_URL: _,
+    ACTIONS_RUNTIME_TOKEN: __,
+    ACTIONS_CACHE_SERVICE_V2: ___,
+    ...context
+  } = runnerEnv(run, number)
   const env = { ...cacheEnv, ...context, RUNNER_TEMP: run.temp, GITHUB_WORKSPACE: run.workspace }
   const all = { 'base-url': emulator.url, 'api-key': KEY, 'timeout-minutes': '1', ...inputs }
   const io = new RecordingIO(all)
@@ -163,7 +170,9 @@ describe('the root action, "Re-run jobs" with the journal in the Actions cache',
     const queryId = one.io.outputs['query-id']!
     expect(queryId).toBeTruthy()
     expect(one.io.failed).toBeDefined()
-    expect(log(one.io)).toMatch(/Saved the journal to the Actions cache for a re-run of this job: 1 entry \(proving-kit-journal-\d+-[0-9a-f]{32}-1\)/)
+    expect(log(one.io)).toMatch(
+      /Saved the journal to the Actions cache for a re-run of this job: 1 entry \(proving-kit-journal-\d+-[0-9a-f]{32}-1\)/,
+    )
     // The post step finds it saved: nothing saved twice.
     expect(cache.entries().filter((entry) => entry.finalized && entry.key.includes(`-${run.id}-`))).toHaveLength(1)
 
@@ -171,7 +180,9 @@ describe('the root action, "Re-run jobs" with the journal in the Actions cache',
     const two = await attempt(run, 2, { pie: zip }, { onLine: completeWhenWaited })
     expect(two.io.failed, log(two.io)).toBeUndefined()
     expect(two.io.outputs).toMatchObject({ 'query-id': queryId, status: 'DONE', 'facts-verified': 'true' })
-    expect(log(two.io)).toContain(`Read back the journal of attempt 1 of this step from the Actions cache: 1 entry (query ${queryId})`)
+    expect(log(two.io)).toContain(
+      `Read back the journal of attempt 1 of this step from the Actions cache: 1 entry (query ${queryId})`,
+    )
     expect(log(two.io)).toMatch(new RegExp(`Following query ${queryId}, submitted by an earlier run`))
     // Nothing was looked up, so nothing waited for the neighbour, which still runs.
     expect(log(two.io)).not.toMatch(/This is a re-run: \d+ quer/)
@@ -182,7 +193,12 @@ describe('the root action, "Re-run jobs" with the journal in the Actions cache',
     // The journal holds no API key: not in any archive the cache keeps, nor in a key.
     expect(archivesText()).toContain(queryId)
     expect(archivesText()).not.toContain(KEY)
-    expect(cache.entries().map((entry) => entry.key).join('\n')).not.toContain(KEY)
+    expect(
+      cache
+        .entries()
+        .map((entry) => entry.key)
+        .join('\n'),
+    ).not.toContain(KEY)
   })
 
   it("attempt 1's query FAILED with a retriable error: attempt 2 retries it instead of paying for a new one", async () => {
@@ -199,7 +215,9 @@ describe('the root action, "Re-run jobs" with the journal in the Actions cache',
     const two = await attempt(run, 2, { pie: zip })
     expect(two.io.failed, log(two.io)).toBeUndefined()
     expect(two.io.outputs).toMatchObject({ 'query-id': failed, status: 'DONE' })
-    expect(log(two.io)).toMatch(new RegExp(`Query ${failed} failed with a retriable error \\(.+\\); retried it \\(retry 1 of 3\\)`))
+    expect(log(two.io)).toMatch(
+      new RegExp(`Query ${failed} failed with a retriable error \\(.+\\); retried it \\(retry 1 of 3\\)`),
+    )
     expect(two.io.summary).toContain('Earlier attempt')
     const after = await counters()
     expect(after.submissions - before.submissions).toBe(1)
@@ -216,7 +234,9 @@ describe('the root action, "Re-run jobs" with the journal in the Actions cache',
     const one = await attempt(run, 1, { pie: zip, wait: 'false' })
     expect(one.io.failed, log(one.io)).toBeUndefined()
     expect(log(one.io)).toMatch(/warning: The journal could not be saved to the Actions cache/)
-    expect(log(one.post)).toMatch(/Saved the journal to the Actions cache for a re-run of this job: 1 entry \(proving-kit-journal-\d+-[0-9a-f]{32}-1-post\)/)
+    expect(log(one.post)).toMatch(
+      /Saved the journal to the Actions cache for a re-run of this job: 1 entry \(proving-kit-journal-\d+-[0-9a-f]{32}-1-post\)/,
+    )
     const before = await counters()
     const two = await attempt(run, 2, { pie: zip, wait: 'false' })
     expect(two.io.failed, log(two.io)).toBeUndefined()
@@ -224,7 +244,9 @@ describe('the root action, "Re-run jobs" with the journal in the Actions cache',
     expect((await counters()).submissions - before.submissions).toBe(0)
   })
 
-  it('a main step killed (SIGKILL) while it waits: the post step saves the journal, and attempt 2 follows the query', { timeout: 60_000 }, async () => {
+  it('a main step killed (SIGKILL) while it waits: the post step saves the journal, and attempt 2 follows the query', {
+    timeout: 60_000,
+  }, async () => {
     const run = await newRun()
     const { zip } = await generatedPie({ seed: seed++ })
     await rm(run.temp, { recursive: true, force: true })
@@ -243,13 +265,17 @@ describe('the root action, "Re-run jobs" with the journal in the Actions cache',
     expect(killed.state['journal-saved']).toBeUndefined()
     const post = await runPostProcess('', killed, started)
     expect(post.code, post.stdout + post.stderr).toBe(0)
-    expect(post.stdout).toMatch(/Saved the journal to the Actions cache for a re-run of this job: 1 entry \(proving-kit-journal-\d+-[0-9a-f]{32}-1-post\)/)
+    expect(post.stdout).toMatch(
+      /Saved the journal to the Actions cache for a re-run of this job: 1 entry \(proving-kit-journal-\d+-[0-9a-f]{32}-1-post\)/,
+    )
     expect(post.stdout + post.stderr).not.toContain(KEY)
     const queryId = killed.state['query-id']!
     const two = await attempt(run, 2, { pie: zip }, { onLine: completeWhenWaited })
     expect(two.io.failed, log(two.io)).toBeUndefined()
     expect(two.io.outputs).toMatchObject({ 'query-id': queryId, status: 'DONE' })
-    expect(log(two.io)).toContain(`Read back the journal of attempt 1 of this step from the Actions cache: 1 entry (query ${queryId})`)
+    expect(log(two.io)).toContain(
+      `Read back the journal of attempt 1 of this step from the Actions cache: 1 entry (query ${queryId})`,
+    )
     expect(log(two.io)).not.toMatch(/This is a re-run: \d+ quer/)
     expect((await counters()).submissions - before.submissions).toBe(1)
   })
@@ -264,7 +290,8 @@ describe('the root action, "Re-run jobs" with the journal in the Actions cache',
     expect(log(one.io)).not.toMatch(/Saved the journal/)
     const before = await counters()
     const completeWhenLookedUp = (line: string) => {
-      if (line.startsWith('This is a re-run:') && line.includes(queryId)) void emulator.control('POST', `/queries/${queryId}/complete`).catch(() => {})
+      if (line.startsWith('This is a re-run:') && line.includes(queryId))
+        void emulator.control('POST', `/queries/${queryId}/complete`).catch(() => {})
     }
     const two = await attempt(run, 2, { pie: zip }, { onLine: completeWhenLookedUp })
     expect(two.io.failed, log(two.io)).toBeUndefined()
@@ -284,14 +311,18 @@ describe('the root action, "Re-run jobs" with the journal in the Actions cache',
     const before = await counters()
     const two = await attempt(run, 2, { pie: zip })
     expect(two.io.failed, log(two.io)).toBeUndefined()
-    expect(log(two.io)).toMatch(new RegExp(`This is a re-run: Query ${failed} failed with a retriable error \\(.+\\); retried it \\(retry 1 of 3\\)`))
+    expect(log(two.io)).toMatch(
+      new RegExp(
+        `This is a re-run: Query ${failed} failed with a retriable error \\(.+\\); retried it \\(retry 1 of 3\\)`,
+      ),
+    )
     expect(two.io.outputs).toMatchObject({ 'query-id': failed, status: 'DONE', 'facts-verified': 'true' })
     const after = await counters()
     expect(after.submissions - before.submissions).toBe(0)
     expect(after.retries - before.retries).toBe(1)
   })
 
-  it('attempt 3 after a lost attempt 2 reads attempt 1\'s journal and still looks up what attempt 2 may have left', async () => {
+  it("attempt 3 after a lost attempt 2 reads attempt 1's journal and still looks up what attempt 2 may have left", async () => {
     const run = await newRun()
     const { zip } = await generatedPie({ seed: seed++ })
     const one = await attempt(run, 1, { pie: zip, wait: 'false' })
@@ -299,9 +330,13 @@ describe('the root action, "Re-run jobs" with the journal in the Actions cache',
     // Attempt 2's runner was lost before it saved anything.
     const three = await attempt(run, 3, { pie: zip })
     expect(three.io.failed, log(three.io)).toBeUndefined()
-    expect(log(three.io)).toMatch(/Read back the journal of attempt 1 of this step .*\nAttempt 2 left none, so the queries of the key still running/s)
+    expect(log(three.io)).toMatch(
+      /Read back the journal of attempt 1 of this step .*\nAttempt 2 left none, so the queries of the key still running/s,
+    )
     expect(three.io.outputs['query-id']).toBe(one.io.outputs['query-id'])
     // Passed on the query it reused: attempt 1's entry is settled, and what attempt 3 saves says so.
-    expect(log(three.io)).toMatch(/Saved the journal to the Actions cache for a re-run of this job: 0 entries \(proving-kit-journal-\d+-[0-9a-f]{32}-3\)/)
+    expect(log(three.io)).toMatch(
+      /Saved the journal to the Actions cache for a re-run of this job: 0 entries \(proving-kit-journal-\d+-[0-9a-f]{32}-3\)/,
+    )
   })
 })

@@ -5,7 +5,15 @@ import { EXAMPLE, generatedPie } from '../helpers/example-pie.ts'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { ProvingClient } from '../../src/clients/proving.ts'
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.ts'
-import { type ActionRun, control, errorAnnotations, FIXTURE_PIE, leakedSecret, runAction, unzipPie } from '../helpers/run-action.ts'
+import {
+  type ActionRun,
+  control,
+  errorAnnotations,
+  FIXTURE_PIE,
+  leakedSecret,
+  runAction,
+  unzipPie,
+} from '../helpers/run-action.ts'
 
 /** The sub-actions' committed bundles (dist/<name>), run from their action.yml as the runner does. */
 const API_KEY = 'pk_e2e_SUB_e83f11a06c72'
@@ -16,7 +24,11 @@ let client: ProvingClient
 const runs: ActionRun[] = []
 const service = () => ({ 'api-key': API_KEY, 'base-url': emulator.url })
 
-async function action(name: string, inputs: Record<string, string>, options: { workspace?: string } = {}): Promise<ActionRun> {
+async function action(
+  name: string,
+  inputs: Record<string, string>,
+  options: { workspace?: string } = {},
+): Promise<ActionRun> {
   const run = await runAction(name, { inputs, ...options })
   runs.push(run)
   return run
@@ -69,7 +81,6 @@ describe('pack/', () => {
 })
 
 describe('wait/', () => {
-
   it('with pie: the PIE is checked before waiting and the facts after DONE', async () => {
     const submitted = await action('', { pie: FIXTURE_PIE, reuse: 'never', wait: 'false', ...service() })
     expect(submitted.code, submitted.stdout).toBe(0)
@@ -119,13 +130,20 @@ describe('verify-proof/', () => {
   it('submits a proof.json for L2 verification and waits for DONE', async () => {
     const proved = await action('', { pie: FIXTURE_PIE, reuse: 'never', ...service() })
     expect(proved.code).toBe(0)
-    const proofUrl = (JSON.parse(proved.outputs['metadata-urls']!) as string[]).find((url) => url.endsWith('/proof.json'))!
+    const proofUrl = (JSON.parse(proved.outputs['metadata-urls']!) as string[]).find((url) =>
+      url.endsWith('/proof.json'),
+    )!
     const proof = join(mkdtempSync(join(tmpdir(), 'proof-')), 'proof.json')
     writeFileSync(proof, Buffer.from(await (await fetch(proofUrl)).arrayBuffer()))
 
     const run = await action('verify-proof', { proof, ...service() })
     expect(run.code, run.stdout).toBe(0)
-    expect(run.outputs).toMatchObject({ status: 'DONE', 'is-fact-mocked': 'false', 'facts-verified': 'false', emulated: 'false' })
+    expect(run.outputs).toMatchObject({
+      status: 'DONE',
+      'is-fact-mocked': 'false',
+      'facts-verified': 'false',
+      emulated: 'false',
+    })
     expect(run.outputs['query-id']).toMatch(/\S/)
     expect(run.outputs['query-id']).not.toBe(proved.outputs['query-id'])
     expect(run.summary).toMatch(/^### ✅ Verify proof: passed/)
@@ -139,13 +157,18 @@ describe('verify-proof/', () => {
     const run = await action('verify-proof', { 'stone-version': 'stone9' })
     expect(run.code).toBe(1)
     expect(run.outputs['error-reason']).toMatch(/^4 inputs need fixing/)
-    for (const input of ['proof', 'stone-version', 'api-key', 'base-url']) expect(run.summary).toContain(`- \`${input}\``)
+    for (const input of ['proof', 'stone-version', 'api-key', 'base-url'])
+      expect(run.summary).toContain(`- \`${input}\``)
   })
 })
 
 describe('retry/', () => {
   it('retries a FAILED retriable query and waits for it to finish', async () => {
-    await control(emulator.url, 'POST', 'next-query', { outcome: 'fail', retriable: true, reason: 'Prover node lost (emulated)' })
+    await control(emulator.url, 'POST', 'next-query', {
+      outcome: 'fail',
+      retriable: true,
+      reason: 'Prover node lost (emulated)',
+    })
     const failed = await action('', { pie: FIXTURE_PIE, reuse: 'never', ...service() })
     expect(failed.outputs.status).toBe('FAILED')
     const queryId = failed.outputs['query-id']!
@@ -160,7 +183,7 @@ describe('retry/', () => {
     expect(again.outputs['error-reason']).toMatch(/409 QUERY_NOT_IN_FAILED_STATUS/)
   })
 
-  it('a query that cannot be retried fails with the service\'s reason', async () => {
+  it("a query that cannot be retried fails with the service's reason", async () => {
     await control(emulator.url, 'POST', 'next-query', { outcome: 'fail', retriable: false })
     const failed = await action('', { pie: FIXTURE_PIE, reuse: 'never', ...service() })
     const run = await action('retry', { 'query-id': failed.outputs['query-id']!, ...service() })
@@ -183,11 +206,13 @@ describe('bucket-close/', () => {
     expect(again.code).toBe(0)
   })
 
-  it('an unknown bucket fails with the service\'s answer; a missing key names the input', async () => {
+  it("an unknown bucket fails with the service's answer; a missing key names the input", async () => {
     const unknown = await action('bucket-close', { 'bucket-id': '00000000-0000-4000-8000-000000000000', ...service() })
     expect(unknown.code).toBe(1)
     expect(errorAnnotations(unknown)[0]).toMatch(/404 BUCKET_NOT_FOUND/)
     const noKey = await action('bucket-close', { 'bucket-id': 'b', 'base-url': emulator.url })
-    expect(errorAnnotations(noKey)).toEqual(['`api-key` is required: pass it from a secret, e.g. `api-key: ${{ secrets.PROVING_API_KEY }}`.'])
+    expect(errorAnnotations(noKey)).toEqual([
+      '`api-key` is required: pass it from a secret, e.g. `api-key: ${{ secrets.PROVING_API_KEY }}`.',
+    ])
   })
 })

@@ -24,7 +24,7 @@ afterAll(async () => {
 const service = () => ({ 'api-key': API_KEY, 'base-url': emulator.url, reuse: 'never' })
 const row = (summary: string, label: string) => summary.split('\n').find((line) => line.startsWith(`| **${label}** |`))
 
-describe('the root action\'s job summary', () => {
+describe("the root action's job summary", () => {
   it('names the PIE relative to the workspace and links the proof on the service', async () => {
     const io = fakeIO({ pie: FIXTURE_PIE, ...service() })
     await run(io)
@@ -36,7 +36,10 @@ describe('the root action\'s job summary', () => {
 
     const urls = JSON.parse(io.outputs['metadata-urls']!) as string[]
     const proof = urls.find((url) => url.endsWith('/proof.json'))!
-    const links = [...row(io.summary, 'Proof')!.matchAll(/\[([^\]]+)\]\(([^)]+)\)/g)].map(([, label, url]) => [label, url])
+    const links = [...row(io.summary, 'Proof')!.matchAll(/\[([^\]]+)\]\(([^)]+)\)/g)].map(([, label, url]) => [
+      label,
+      url,
+    ])
     expect(links[0]).toEqual(['proof.json (on the service)', proof])
     expect(links.map(([, url]) => url).sort()).toEqual([...urls].sort())
   })

@@ -34,7 +34,7 @@ afterEach(() => {
   vi.unstubAllEnvs()
 })
 
-describe('the stand-in answers as the runner\'s cache service does (through @actions/cache itself)', () => {
+describe("the stand-in answers as the runner's cache service does (through @actions/cache itself)", () => {
   it('an entry is written once; a restore takes the newest under a prefix, of its version, on its branch or the default branch', async () => {
     const { restoreCache, saveCache } = await import('@actions/cache')
     const temp = join(root, 'feature', '_temp')
@@ -42,7 +42,12 @@ describe('the stand-in answers as the runner\'s cache service does (through @act
     await mkdir(dir, { recursive: true })
     await mkdir(join(root, 'feature', 'workspace'), { recursive: true })
     const token = cache.tokenFor({ ref: 'refs/heads/feature' })
-    for (const [name, value] of Object.entries({ ...cache.env(token), RUNNER_TEMP: temp, GITHUB_WORKSPACE: join(root, 'feature', 'workspace') })) vi.stubEnv(name, value)
+    for (const [name, value] of Object.entries({
+      ...cache.env(token),
+      RUNNER_TEMP: temp,
+      GITHUB_WORKSPACE: join(root, 'feature', 'workspace'),
+    }))
+      vi.stubEnv(name, value)
     await writeFile(join(dir, 'a.txt'), 'first')
     expect(await saveCache([dir], 'stand-in-2')).toBeGreaterThan(0)
     // The same key again: 409, which the package reports and returns -1 for.
@@ -74,4 +79,3 @@ describe('the stand-in answers as the runner\'s cache service does (through @act
     expect(written.join('')).toMatch(/::warning::Failed to restore: .*401/)
   })
 })
-

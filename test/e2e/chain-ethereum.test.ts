@@ -47,7 +47,6 @@ afterAll(async () => {
 })
 
 describe('checkFactOnEthereum against a local EVM node', () => {
-
   it('finds a registered fact, and says where it looked', async () => {
     const result = await checkFactOnEthereum({ rpcUrl, registry, fact: registered })
     expect(result).toMatchObject({
@@ -116,11 +115,17 @@ describe('checkFactOnEthereum against a local EVM node', () => {
   })
 
   it('rejects bad input before any request', async () => {
-    await expect(checkFactOnEthereum({ rpcUrl, registry, fact: `0x${'f'.repeat(65)}` })).rejects.toBeInstanceOf(InvalidInputError)
-    await expect(checkFactOnEthereum({ rpcUrl, registry: '0x1234', fact: registered })).rejects.toBeInstanceOf(InvalidInputError)
+    await expect(checkFactOnEthereum({ rpcUrl, registry, fact: `0x${'f'.repeat(65)}` })).rejects.toBeInstanceOf(
+      InvalidInputError,
+    )
+    await expect(checkFactOnEthereum({ rpcUrl, registry: '0x1234', fact: registered })).rejects.toBeInstanceOf(
+      InvalidInputError,
+    )
     // Mixed case with a broken checksum is a typo, not an address.
     const broken = ETHEREUM_NETWORKS.sepolia.factRegistry.replace('D28', 'd28')
-    await expect(checkFactOnEthereum({ rpcUrl, registry: broken, fact: registered })).rejects.toBeInstanceOf(InvalidInputError)
+    await expect(checkFactOnEthereum({ rpcUrl, registry: broken, fact: registered })).rejects.toBeInstanceOf(
+      InvalidInputError,
+    )
   })
 
   it('waits for a registration that lands while waiting', async () => {
@@ -151,16 +156,38 @@ describe('checkFactOnEthereum against a local EVM node', () => {
 
 describe('checkFactOnEthereum on a Satellite (isCairoFactValid(bytes32,bool), compiled by solc)', () => {
   it('finds a verified fact with isMocked = false, and not a mocked one', async () => {
-    const verified = await checkFactOnEthereum({ rpcUrl, registry: satellite, registryKind: 'satellite', fact: verifiedOnSatellite })
+    const verified = await checkFactOnEthereum({
+      rpcUrl,
+      registry: satellite,
+      registryKind: 'satellite',
+      fact: verifiedOnSatellite,
+    })
     expect(verified).toMatchObject({ registered: true, registryKind: 'satellite', mocked: false })
-    const mocked = await checkFactOnEthereum({ rpcUrl, registry: satellite, registryKind: 'satellite', fact: mockedOnSatellite })
+    const mocked = await checkFactOnEthereum({
+      rpcUrl,
+      registry: satellite,
+      registryKind: 'satellite',
+      fact: mockedOnSatellite,
+    })
     expect(mocked.registered).toBe(false)
   })
 
   it('finds a mocked fact with isMocked = true, and not a verified one', async () => {
-    const mocked = await checkFactOnEthereum({ rpcUrl, registry: satellite, registryKind: 'satellite', mocked: true, fact: mockedOnSatellite })
+    const mocked = await checkFactOnEthereum({
+      rpcUrl,
+      registry: satellite,
+      registryKind: 'satellite',
+      mocked: true,
+      fact: mockedOnSatellite,
+    })
     expect(mocked).toMatchObject({ registered: true, registryKind: 'satellite', mocked: true })
-    const verified = await checkFactOnEthereum({ rpcUrl, registry: satellite, registryKind: 'satellite', mocked: true, fact: verifiedOnSatellite })
+    const verified = await checkFactOnEthereum({
+      rpcUrl,
+      registry: satellite,
+      registryKind: 'satellite',
+      mocked: true,
+      fact: verifiedOnSatellite,
+    })
     expect(verified.registered).toBe(false)
   })
 
@@ -168,11 +195,17 @@ describe('checkFactOnEthereum on a Satellite (isCairoFactValid(bytes32,bool), co
     const result = await checkFactOnEthereum({ rpcUrl, registryKind: 'satellite', fact: verifiedOnSatellite })
     expect(result).toMatchObject({ registry: ETHEREUM_NETWORKS.sepolia.satellite, registered: true })
     const mocked = await checkFactOnEthereum({ rpcUrl, mocked: true, fact: mockedOnSatellite })
-    expect(mocked).toMatchObject({ registry: ETHEREUM_NETWORKS.sepolia.satellite, registryKind: 'satellite', registered: true })
+    expect(mocked).toMatchObject({
+      registry: ETHEREUM_NETWORKS.sepolia.satellite,
+      registryKind: 'satellite',
+      registered: true,
+    })
   })
 
   it('says which contract it expected when the kind does not fit the address', async () => {
-    const onSharp = await checkFactOnEthereum({ rpcUrl, registry, registryKind: 'satellite', fact: registered }).catch((e) => e)
+    const onSharp = await checkFactOnEthereum({ rpcUrl, registry, registryKind: 'satellite', fact: registered }).catch(
+      (e) => e,
+    )
     expect(onSharp).toBeInstanceOf(ChainError)
     expect(onSharp.code).toBe('NOT_A_REGISTRY')
     expect(onSharp.shortMessage).toContain('did not answer isCairoFactValid(bytes32,bool)')
@@ -182,14 +215,18 @@ describe('checkFactOnEthereum on a Satellite (isCairoFactValid(bytes32,bool), co
   })
 
   it("refuses a mocked fact on SHARP's registry, which holds none", async () => {
-    const error = await checkFactOnEthereum({ rpcUrl, registryKind: 'sharp', mocked: true, fact: mockedOnSatellite }).catch((e) => e)
+    const error = await checkFactOnEthereum({
+      rpcUrl,
+      registryKind: 'sharp',
+      mocked: true,
+      fact: mockedOnSatellite,
+    }).catch((e) => e)
     expect(error).toBeInstanceOf(InvalidInputError)
     expect(error.shortMessage).toContain("SHARP's fact registry holds no mocked facts")
   })
 })
 
 describe('proving fact check --ethereum-rpc (in-process CLI)', () => {
-
   const noSecret = (run: { stdout: string; stderr: string }) => expect(run.stdout + run.stderr).not.toContain(SECRET)
 
   it('exits 0 for a registered fact and prints chain, registry and block', async () => {
@@ -203,7 +240,16 @@ describe('proving fact check --ethereum-rpc (in-process CLI)', () => {
   })
 
   it('prints the check as JSON with --json', async () => {
-    const run = await runCli(['fact', 'check', registered, '--ethereum-rpc', rpcUrl, '--fact-registry', registry, '--json'])
+    const run = await runCli([
+      'fact',
+      'check',
+      registered,
+      '--ethereum-rpc',
+      rpcUrl,
+      '--fact-registry',
+      registry,
+      '--json',
+    ])
     expect(run.code).toBe(0)
     expect(run.stderr).toBe('')
     const output = JSON.parse(run.stdout)
@@ -212,7 +258,9 @@ describe('proving fact check --ethereum-rpc (in-process CLI)', () => {
   })
 
   it('takes the RPC from PROVING_ETHEREUM_RPC_URL', async () => {
-    const run = await runCli(['fact', 'check', registered, '--fact-registry', registry], { env: { PROVING_ETHEREUM_RPC_URL: rpcUrl } })
+    const run = await runCli(['fact', 'check', registered, '--fact-registry', registry], {
+      env: { PROVING_ETHEREUM_RPC_URL: rpcUrl },
+    })
     expect(run.code).toBe(0)
     noSecret(run)
   })
@@ -225,7 +273,17 @@ describe('proving fact check --ethereum-rpc (in-process CLI)', () => {
   })
 
   it('exits 4 when the fact is still not registered at --timeout', async () => {
-    const run = await runCli(['fact', 'check', fact(), '--ethereum-rpc', rpcUrl, '--fact-registry', registry, '--timeout', '1'])
+    const run = await runCli([
+      'fact',
+      'check',
+      fact(),
+      '--ethereum-rpc',
+      rpcUrl,
+      '--fact-registry',
+      registry,
+      '--timeout',
+      '1',
+    ])
     expect(run.code).toBe(4)
     expect(run.stderr).toMatch(/not registered yet on Ethereum sepolia \(block \d+\)/)
     expect(run.stderr).toMatch(/Timed out after 1s waiting for fact/)
@@ -233,7 +291,15 @@ describe('proving fact check --ethereum-rpc (in-process CLI)', () => {
   })
 
   it('exits 3 when the registry address holds no code', async () => {
-    const run = await runCli(['fact', 'check', registered, '--ethereum-rpc', rpcUrl, '--fact-registry', `0x${'42'.repeat(20)}`])
+    const run = await runCli([
+      'fact',
+      'check',
+      registered,
+      '--ethereum-rpc',
+      rpcUrl,
+      '--fact-registry',
+      `0x${'42'.repeat(20)}`,
+    ])
     expect(run.code).toBe(3)
     expect(run.stderr).toMatch(/No contract at 0x4242/)
     noSecret(run)
@@ -247,7 +313,16 @@ describe('proving fact check --ethereum-rpc (in-process CLI)', () => {
 
   it('exits 3 when the RPC is unreachable, without printing its URL even with --debug', async () => {
     const url = `http://127.0.0.1:${await closedPort()}/v3/${SECRET}`
-    const run = await runCli(['fact', 'check', registered, '--ethereum-rpc', url, '--fact-registry', registry, '--debug'])
+    const run = await runCli([
+      'fact',
+      'check',
+      registered,
+      '--ethereum-rpc',
+      url,
+      '--fact-registry',
+      registry,
+      '--debug',
+    ])
     expect(run.code).toBe(3)
     expect(run.stderr).toMatch(/Could not reach the Ethereum RPC at 127\.0\.0\.1:\d+/)
     noSecret(run)
@@ -262,10 +337,26 @@ describe('proving fact check --ethereum-rpc (in-process CLI)', () => {
   })
 
   it('checks the Satellite with --registry-kind satellite, and mocked facts with --mocked', async () => {
-    const verified = await runCli(['fact', 'check', verifiedOnSatellite, '--ethereum-rpc', rpcUrl, '--registry-kind', 'satellite'])
+    const verified = await runCli([
+      'fact',
+      'check',
+      verifiedOnSatellite,
+      '--ethereum-rpc',
+      rpcUrl,
+      '--registry-kind',
+      'satellite',
+    ])
     expect(verified.code).toBe(0)
     expect(verified.stdout).toMatch(new RegExp(`registry\\s+${ETHEREUM_NETWORKS.sepolia.satellite} \\(Satellite\\)`))
-    const mockedAsVerified = await runCli(['fact', 'check', mockedOnSatellite, '--ethereum-rpc', rpcUrl, '--registry-kind', 'satellite'])
+    const mockedAsVerified = await runCli([
+      'fact',
+      'check',
+      mockedOnSatellite,
+      '--ethereum-rpc',
+      rpcUrl,
+      '--registry-kind',
+      'satellite',
+    ])
     expect(mockedAsVerified.code).toBe(1)
     const mocked = await runCli(['fact', 'check', mockedOnSatellite, '--ethereum-rpc', rpcUrl, '--mocked'])
     expect(mocked.code).toBe(0)
@@ -274,10 +365,27 @@ describe('proving fact check --ethereum-rpc (in-process CLI)', () => {
   })
 
   it('exits 2 for a registry kind of the other chain, or --mocked on SHARP', async () => {
-    const integrity = await runCli(['fact', 'check', registered, '--ethereum-rpc', rpcUrl, '--registry-kind', 'integrity'])
+    const integrity = await runCli([
+      'fact',
+      'check',
+      registered,
+      '--ethereum-rpc',
+      rpcUrl,
+      '--registry-kind',
+      'integrity',
+    ])
     expect(integrity.code).toBe(2)
     expect(integrity.stderr).toContain('--registry-kind on Ethereum must be sharp or satellite; got "integrity".')
-    const sharpMocked = await runCli(['fact', 'check', registered, '--ethereum-rpc', rpcUrl, '--registry-kind', 'sharp', '--mocked'])
+    const sharpMocked = await runCli([
+      'fact',
+      'check',
+      registered,
+      '--ethereum-rpc',
+      rpcUrl,
+      '--registry-kind',
+      'sharp',
+      '--mocked',
+    ])
     expect(sharpMocked.code).toBe(2)
     expect(sharpMocked.stderr).toContain("SHARP's fact registry holds no mocked facts")
     const bits = await runCli(['fact', 'check', registered, '--ethereum-rpc', rpcUrl, '--min-security-bits', '96'])
@@ -324,7 +432,9 @@ describe('an Ethereum RPC that redirects (issue 31)', () => {
       expect(run.stdout).not.toMatch(/registered/)
       const host = new URL(hostileUrl).host
       const redirect = new URL(to)
-      expect(run.stderr).toContain(`The Ethereum RPC at ${host} answered eth_chainId with a 307 redirect to http://${redirect.host}`)
+      expect(run.stderr).toContain(
+        `The Ethereum RPC at ${host} answered eth_chainId with a 307 redirect to http://${redirect.host}`,
+      )
       expect(run.stderr).toContain('(refused, not followed: the answer must come from the URL given)')
       expect(run.stderr.trim().split('\n')[0]).toMatch(/refused, not followed/)
       noSecretIn(run)

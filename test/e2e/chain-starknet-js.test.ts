@@ -52,7 +52,14 @@ const TYPES = [
     name: `core::array::Span::<${ELEMENT}>`,
     members: [{ name: 'snapshot', type: `@core::array::Array::<${ELEMENT}>` }],
   },
-  { type: 'enum', name: 'core::bool', variants: [{ name: 'False', type: '()' }, { name: 'True', type: '()' }] },
+  {
+    type: 'enum',
+    name: 'core::bool',
+    variants: [
+      { name: 'False', type: '()' },
+      { name: 'True', type: '()' },
+    ],
+  },
 ]
 const INTEGRITY_ABI = [
   ...TYPES,
@@ -173,7 +180,11 @@ describe("the emulator's Starknet endpoint through starknet.js's RpcProvider", (
   })
 
   it("answers Integrity's getter as starknet.js decodes it, and as our decoder reads it", async () => {
-    const contract = new Contract({ abi: INTEGRITY_ABI, address: STARKNET_NETWORKS.sepolia.factRegistry, providerOrAccount: provider })
+    const contract = new Contract({
+      abi: INTEGRITY_ABI,
+      address: STARKNET_NETWORKS.sepolia.factRegistry,
+      providerOrAccount: provider,
+    })
     const decoded = (await contract.call(GET_ALL_VERIFICATIONS, [fact])) as DecodedElement[]
     expect(fromStarknetJs(decoded)).toEqual([expect.objectContaining({ ...EMULATED_VERIFIER })])
     const raw = await provider.callContract({
@@ -187,7 +198,11 @@ describe("the emulator's Starknet endpoint through starknet.js's RpcProvider", (
   })
 
   it("answers the Satellite's getters with is_mocked as starknet.js encodes them", async () => {
-    const satellite = new Contract({ abi: SATELLITE_ABI, address: STARKNET_NETWORKS.sepolia.satellite, providerOrAccount: provider })
+    const satellite = new Contract({
+      abi: SATELLITE_ABI,
+      address: STARKNET_NETWORKS.sepolia.satellite,
+      providerOrAccount: provider,
+    })
     const real = fromStarknetJs((await satellite.call(GET_ALL_VERIFICATIONS, [fact, false])) as DecodedElement[])
     const mocked = fromStarknetJs((await satellite.call(GET_ALL_VERIFICATIONS, [mockedFact, true])) as DecodedElement[])
     expect(real).toHaveLength(1)
@@ -201,12 +216,19 @@ describe("the emulator's Starknet endpoint through starknet.js's RpcProvider", (
 
     // Our check reads the same through its own encoder and decoder.
     const ours = await checkFactOnStarknet({ rpcUrl: `${emulator.url}/starknet-rpc`, fact: mockedFact, mocked: true })
-    expect(ours).toMatchObject({ registered: true, registryKind: 'satellite', mocked: true, registry: STARKNET_NETWORKS.sepolia.satellite })
+    expect(ours).toMatchObject({
+      registered: true,
+      registryKind: 'satellite',
+      mocked: true,
+      registry: STARKNET_NETWORKS.sepolia.satellite,
+    })
     expect(ours.verifications.map(({ hashMatches, meetsExpected, ...verification }) => verification)).toEqual(mocked)
   })
 
   it("answers errors with the specification's codes and messages, as starknet.js names them", async () => {
-    const noContract = await provider.callContract({ contractAddress: '0x1', entrypoint: GET_ALL_VERIFICATIONS, calldata: ['0x1'] }).catch((e) => e)
+    const noContract = await provider
+      .callContract({ contractAddress: '0x1', entrypoint: GET_ALL_VERIFICATIONS, calldata: ['0x1'] })
+      .catch((e) => e)
     expect(noContract).toBeInstanceOf(RpcError)
     expect(noContract.isType('CONTRACT_NOT_FOUND')).toBe(true)
     const noEntryPoint = await provider
@@ -214,15 +236,31 @@ describe("the emulator's Starknet endpoint through starknet.js's RpcProvider", (
       .catch((e) => e)
     expect(noEntryPoint.isType('ENTRYPOINT_NOT_FOUND')).toBe(true)
     const badArguments = await provider
-      .callContract({ contractAddress: STARKNET_NETWORKS.sepolia.satellite, entrypoint: GET_ALL_VERIFICATIONS, calldata: ['0x1'] })
+      .callContract({
+        contractAddress: STARKNET_NETWORKS.sepolia.satellite,
+        entrypoint: GET_ALL_VERIFICATIONS,
+        calldata: ['0x1'],
+      })
       .catch((e) => e)
     expect(badArguments.isType('CONTRACT_ERROR')).toBe(true)
     const noBlock = await provider
-      .callContract({ contractAddress: STARKNET_NETWORKS.sepolia.factRegistry, entrypoint: GET_ALL_VERIFICATIONS, calldata: ['0x1'] }, 10 ** 12)
+      .callContract(
+        {
+          contractAddress: STARKNET_NETWORKS.sepolia.factRegistry,
+          entrypoint: GET_ALL_VERIFICATIONS,
+          calldata: ['0x1'],
+        },
+        10 ** 12,
+      )
       .catch((e) => e)
     expect(noBlock.isType('BLOCK_NOT_FOUND')).toBe(true)
     // The messages are the specification's fixed strings (starknet_api_openrpc.json's errors).
-    expect([noContract, noEntryPoint, badArguments, noBlock].map((error: RpcError) => [error.baseError.code, error.baseError.message])).toEqual([
+    expect(
+      [noContract, noEntryPoint, badArguments, noBlock].map((error: RpcError) => [
+        error.baseError.code,
+        error.baseError.message,
+      ]),
+    ).toEqual([
       [20, 'Contract not found'],
       [21, 'Requested entrypoint does not exist in the contract'],
       [40, 'Contract error'],

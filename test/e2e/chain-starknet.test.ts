@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { checkFactOnStarknet, decodeVerifications, GET_ALL_VERIFICATIONS_SELECTOR, STARKNET_NETWORKS, waitForFactRegistration } from '../../src/chain/index.ts'
+import {
+  checkFactOnStarknet,
+  decodeVerifications,
+  GET_ALL_VERIFICATIONS_SELECTOR,
+  STARKNET_NETWORKS,
+  waitForFactRegistration,
+} from '../../src/chain/index.ts'
 import { ChainError, InvalidInputError, WaitTimeoutError } from '../../src/core/errors.ts'
 import { EMULATED_VERIFIER } from '../../src/emulator/starknet/routes.ts'
 import { runCli } from '../helpers/cli.ts'
@@ -63,7 +69,13 @@ describe('checkFactOnStarknet against the emulator', () => {
       rpcUrl,
       fact,
       network: 'sepolia',
-      expected: { layout: 'recursive', hasher: 'keccak_160_lsb', stoneVersion: 'stone6', memoryVerification: 'relaxed', securityBits: 96 },
+      expected: {
+        layout: 'recursive',
+        hasher: 'keccak_160_lsb',
+        stoneVersion: 'stone6',
+        memoryVerification: 'relaxed',
+        securityBits: 96,
+      },
     })
     expect(matching.registered).toBe(true)
 
@@ -80,7 +92,11 @@ describe('checkFactOnStarknet against the emulator', () => {
   it("uses the query's layout when Integrity has a verifier for it", async () => {
     const id = await submitFixturePie(emulator, KEY, { layout: 'small' })
     const result = await emulator.client().waitForQuery(id, { timeoutMs: 10_000 })
-    const check = await checkFactOnStarknet({ rpcUrl, fact: result.provingQuery.integrityFactHash!, expected: { layout: 'small' } })
+    const check = await checkFactOnStarknet({
+      rpcUrl,
+      fact: result.provingQuery.integrityFactHash!,
+      expected: { layout: 'small' },
+    })
     expect(check.registered).toBe(true)
     // Same fact, proved twice with different layouts: two verifications, one per settings.
     expect(check.verifications.map((verification) => verification.layout).sort()).toEqual(['recursive', 'small'])
@@ -99,11 +115,22 @@ describe('checkFactOnStarknet against the emulator', () => {
       const mocked = await provedFact(fresh, { mockFactHash: 'true' })
       const freshUrl = `${fresh.url}/starknet-rpc`
       expect((await checkFactOnStarknet({ rpcUrl: freshUrl, fact: mocked })).registered).toBe(false)
-      expect((await checkFactOnStarknet({ rpcUrl: freshUrl, fact: mocked, registryKind: 'integrity' })).registered).toBe(false)
+      expect(
+        (await checkFactOnStarknet({ rpcUrl: freshUrl, fact: mocked, registryKind: 'integrity' })).registered,
+      ).toBe(false)
       const satellite = await checkFactOnStarknet({ rpcUrl: freshUrl, fact: mocked, mocked: true })
       expect(satellite).toMatchObject({ registered: true, mocked: true, registry: STARKNET_NETWORKS.sepolia.satellite })
-      const integrity = await checkFactOnStarknet({ rpcUrl: freshUrl, fact: mocked, mocked: true, registryKind: 'integrity' })
-      expect(integrity).toMatchObject({ registered: true, mocked: true, registry: STARKNET_NETWORKS.sepolia.mockedFactRegistry })
+      const integrity = await checkFactOnStarknet({
+        rpcUrl: freshUrl,
+        fact: mocked,
+        mocked: true,
+        registryKind: 'integrity',
+      })
+      expect(integrity).toMatchObject({
+        registered: true,
+        mocked: true,
+        registry: STARKNET_NETWORKS.sepolia.mockedFactRegistry,
+      })
     } finally {
       await fresh.close()
     }
@@ -127,7 +154,10 @@ describe('checkFactOnStarknet against the emulator', () => {
       const onSatellite = await checkFactOnStarknet({ rpcUrl: freshUrl, fact: stwoFact })
       expect(onSatellite).toMatchObject({ registered: true, registryKind: 'satellite' })
       const onIntegrity = await checkFactOnStarknet({ rpcUrl: freshUrl, fact: stwoFact, registryKind: 'integrity' })
-      expect(onIntegrity).toMatchObject({ registered: false, reason: 'the registry holds no verification of this fact' })
+      expect(onIntegrity).toMatchObject({
+        registered: false,
+        reason: 'the registry holds no verification of this fact',
+      })
     } finally {
       await fresh.close()
     }
@@ -135,7 +165,11 @@ describe('checkFactOnStarknet against the emulator', () => {
 
   it("reads Integrity's FactRegistry with registryKind integrity", async () => {
     const result = await checkFactOnStarknet({ rpcUrl, fact, registryKind: 'integrity' })
-    expect(result).toMatchObject({ registered: true, registryKind: 'integrity', registry: STARKNET_NETWORKS.sepolia.factRegistry })
+    expect(result).toMatchObject({
+      registered: true,
+      registryKind: 'integrity',
+      registry: STARKNET_NETWORKS.sepolia.factRegistry,
+    })
   })
 
   it('does not count a verification with fewer than 96 security bits unless told so', async () => {
@@ -145,11 +179,15 @@ describe('checkFactOnStarknet against the emulator', () => {
     for (const registryKind of ['satellite', 'integrity'] as const) {
       const refused = await checkFactOnStarknet({ rpcUrl, fact: weakFact, registryKind })
       expect(refused.registered).toBe(false)
-      expect(refused.verifications).toEqual([expect.objectContaining({ securityBits: 1, hashMatches: true, meetsExpected: false })])
+      expect(refused.verifications).toEqual([
+        expect.objectContaining({ securityBits: 1, hashMatches: true, meetsExpected: false }),
+      ])
       expect(refused.reason).toBe(
         'the registry holds 1 verification of this fact (recursive/keccak_160_lsb/stone6/relaxed, 1 security bits), none with what is required (at least 96 security bits)',
       )
-      expect((await checkFactOnStarknet({ rpcUrl, fact: weakFact, registryKind, expected: { securityBits: 1 } })).registered).toBe(true)
+      expect(
+        (await checkFactOnStarknet({ rpcUrl, fact: weakFact, registryKind, expected: { securityBits: 1 } })).registered,
+      ).toBe(true)
     }
   })
 
@@ -166,7 +204,10 @@ describe('checkFactOnStarknet against the emulator', () => {
   })
 
   it('fails clearly when the RPC is unreachable or answers 503', async () => {
-    const down = await checkFactOnStarknet({ rpcUrl: `http://127.0.0.1:${await closedPort()}/rpc/v0_8?apikey=${SECRET}`, fact }).catch((e) => e)
+    const down = await checkFactOnStarknet({
+      rpcUrl: `http://127.0.0.1:${await closedPort()}/rpc/v0_8?apikey=${SECRET}`,
+      fact,
+    }).catch((e) => e)
     expect(down).toBeInstanceOf(ChainError)
     expect(down.code).toBe('RPC_UNREACHABLE')
     expect(down.retryable).toBe(true)
@@ -198,7 +239,9 @@ describe('checkFactOnStarknet against the emulator', () => {
       const run = await runCli(['fact', 'check', fact, '--starknet-rpc', hostileUrl])
       expect(run.code).toBe(3)
       expect(run.stdout).not.toMatch(/registered/)
-      expect(run.stderr).toContain(`The Starknet RPC at ${host} answered starknet_chainId with a 307 redirect to http://localhost:${new URL(emulator.url).port}`)
+      expect(run.stderr).toContain(
+        `The Starknet RPC at ${host} answered starknet_chainId with a 307 redirect to http://localhost:${new URL(emulator.url).port}`,
+      )
       expect(run.stderr).toContain('(refused, not followed: the answer must come from the URL given)')
       expect(run.stdout + run.stderr).not.toContain(SECRET)
     } finally {
@@ -208,7 +251,9 @@ describe('checkFactOnStarknet against the emulator', () => {
 
   it('rejects a fact that is not a field element before any request', async () => {
     await expect(checkFactOnStarknet({ rpcUrl, fact: `0x${'f'.repeat(64)}` })).rejects.toBeInstanceOf(InvalidInputError)
-    await expect(checkFactOnStarknet({ rpcUrl, fact, expected: { layout: 'x'.repeat(32) } })).rejects.toBeInstanceOf(InvalidInputError)
+    await expect(checkFactOnStarknet({ rpcUrl, fact, expected: { layout: 'x'.repeat(32) } })).rejects.toBeInstanceOf(
+      InvalidInputError,
+    )
   })
 
   it('waits for a registration that lands when the query is DONE, polling through a 503', async () => {
@@ -219,17 +264,25 @@ describe('checkFactOnStarknet against the emulator', () => {
       // registration lands at DONE, ~450 ms from now.
       const pending = slow.state.queries[id]!.facts.integrityFactHash!
       const attempts: number[] = []
-      const result = await waitForFactRegistration(() => checkFactOnStarknet({ rpcUrl: `${slow.url}/starknet-rpc`, fact: pending }), {
-        timeoutMs: 10_000,
-        schedule: { minIntervalMs: 50, maxIntervalMs: 100 },
-        onProgress: ({ attempt }) => {
-          attempts.push(attempt)
-          if (attempt === 1) void slow.control('POST', '/faults', { path: '/starknet-rpc', status: 503 })
+      const result = await waitForFactRegistration(
+        () => checkFactOnStarknet({ rpcUrl: `${slow.url}/starknet-rpc`, fact: pending }),
+        {
+          timeoutMs: 10_000,
+          schedule: { minIntervalMs: 50, maxIntervalMs: 100 },
+          onProgress: ({ attempt }) => {
+            attempts.push(attempt)
+            if (attempt === 1) void slow.control('POST', '/faults', { path: '/starknet-rpc', status: 503 })
+          },
         },
-      })
+      )
       expect(result.registered).toBe(true)
       expect(attempts.length).toBeGreaterThanOrEqual(2)
-      expect(slow.requests().filter((request) => request.path.startsWith('/starknet-rpc')).map((request) => request.status)).toContain(503)
+      expect(
+        slow
+          .requests()
+          .filter((request) => request.path.startsWith('/starknet-rpc'))
+          .map((request) => request.status),
+      ).toContain(503)
     } finally {
       await slow.close()
     }
@@ -270,7 +323,12 @@ describe("the emulator's Starknet JSON-RPC endpoint", () => {
   })
 
   it('answers starknet_call with params by name or by position, in the ABI encoding', async () => {
-    const named = await rpc({ jsonrpc: '2.0', id: 2, method: 'starknet_call', params: { request: callRequest(), block_id: 'latest' } })
+    const named = await rpc({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'starknet_call',
+      params: { request: callRequest(), block_id: 'latest' },
+    })
     expect(named.body.result).toEqual(['0x0'])
     expect(decodeVerifications(named.body.result)).toEqual([])
     const positional = await rpc({ jsonrpc: '2.0', id: 3, method: 'starknet_call', params: [callRequest(), 'latest'] })
@@ -280,10 +338,42 @@ describe("the emulator's Starknet JSON-RPC endpoint", () => {
   it('answers JSON-RPC errors with the Starknet codes', async () => {
     const cases: [unknown, number][] = [
       [{ jsonrpc: '2.0', id: 4, method: 'starknet_getNonce', params: [] }, -32601],
-      [{ jsonrpc: '2.0', id: 5, method: 'starknet_call', params: { request: callRequest({ contract_address: '0x1' }), block_id: 'latest' } }, 20],
-      [{ jsonrpc: '2.0', id: 6, method: 'starknet_call', params: { request: callRequest({ entry_point_selector: '0x2' }), block_id: 'latest' } }, 21],
-      [{ jsonrpc: '2.0', id: 7, method: 'starknet_call', params: { request: callRequest(), block_id: { block_number: 10 ** 12 } } }, 24],
-      [{ jsonrpc: '2.0', id: 8, method: 'starknet_call', params: { request: callRequest({ calldata: [] }), block_id: 'latest' } }, 40],
+      [
+        {
+          jsonrpc: '2.0',
+          id: 5,
+          method: 'starknet_call',
+          params: { request: callRequest({ contract_address: '0x1' }), block_id: 'latest' },
+        },
+        20,
+      ],
+      [
+        {
+          jsonrpc: '2.0',
+          id: 6,
+          method: 'starknet_call',
+          params: { request: callRequest({ entry_point_selector: '0x2' }), block_id: 'latest' },
+        },
+        21,
+      ],
+      [
+        {
+          jsonrpc: '2.0',
+          id: 7,
+          method: 'starknet_call',
+          params: { request: callRequest(), block_id: { block_number: 10 ** 12 } },
+        },
+        24,
+      ],
+      [
+        {
+          jsonrpc: '2.0',
+          id: 8,
+          method: 'starknet_call',
+          params: { request: callRequest({ calldata: [] }), block_id: 'latest' },
+        },
+        40,
+      ],
       [{ jsonrpc: '2.0', id: 9, method: 'starknet_call', params: { block_id: 'latest' } }, -32602],
       [{ id: 10, method: 'starknet_chainId' }, -32600],
     ]
@@ -292,15 +382,22 @@ describe("the emulator's Starknet JSON-RPC endpoint", () => {
       expect(answer.status).toBe(200)
       expect(answer.body.error.code, JSON.stringify(body)).toBe(code)
     }
-    const parse = await emulator.call('POST', '/starknet-rpc', { body: '{not json', headers: { 'content-type': 'application/json' } })
+    const parse = await emulator.call('POST', '/starknet-rpc', {
+      body: '{not json',
+      headers: { 'content-type': 'application/json' },
+    })
     expect(parse.body.error.code).toBe(-32700)
   })
 
   it('refuses a control body that is not a verification, naming the field', async () => {
-    const answer = await emulator.call('POST', '/_emulator/starknet/verifications', { json: { fact: '0x1', securityBits: -1 } })
+    const answer = await emulator.call('POST', '/_emulator/starknet/verifications', {
+      json: { fact: '0x1', securityBits: -1 },
+    })
     expect(answer.status).toBe(400)
     expect(answer.body.message).toBe('securityBits must be a whole number from 0 to 2^32 - 1.')
-    const layout = await emulator.call('POST', '/_emulator/starknet/verifications', { json: { fact: '0x1', layout: 'x'.repeat(32) } })
+    const layout = await emulator.call('POST', '/_emulator/starknet/verifications', {
+      json: { fact: '0x1', layout: 'x'.repeat(32) },
+    })
     expect(layout.body.message).toBe('layout must be a Cairo short string (1 to 31 ASCII characters).')
   })
 
@@ -331,12 +428,24 @@ describe('proving fact check --starknet-rpc (in-process CLI)', () => {
   const noSecret = (run: { stdout: string; stderr: string }) => expect(run.stdout + run.stderr).not.toContain(SECRET)
 
   it('exits 0 and lists the verifications', async () => {
-    const run = await runCli(['fact', 'check', fact, '--starknet-rpc', rpcUrl, '--network', 'sepolia', '--min-security-bits', '96'])
+    const run = await runCli([
+      'fact',
+      'check',
+      fact,
+      '--starknet-rpc',
+      rpcUrl,
+      '--network',
+      'sepolia',
+      '--min-security-bits',
+      '96',
+    ])
     expect(run.code).toBe(0)
     expect(run.stdout).toMatch(/chain\s+Starknet sepolia \(chain SN_SEPOLIA\)/)
     expect(run.stdout).toContain(`registry       ${STARKNET_NETWORKS.sepolia.satellite} (Satellite)`)
     expect(run.stdout).toMatch(/required\s+at least 96 security bits/)
-    expect(run.stdout).toMatch(/verification\s+0x[0-9a-f]+\s+recursive\/keccak_160_lsb\/stone6\/relaxed, 96 security bits\s+\(ok\)/)
+    expect(run.stdout).toMatch(
+      /verification\s+0x[0-9a-f]+\s+recursive\/keccak_160_lsb\/stone6\/relaxed, 96 security bits\s+\(ok\)/,
+    )
     noSecret(run)
   })
 
@@ -351,15 +460,32 @@ describe('proving fact check --starknet-rpc (in-process CLI)', () => {
 
   it('exits 1 for a verification with 1 security bit, saying what it holds and what is required; 0 with --min-security-bits 1', async () => {
     const weakFact = '0xbeef'
-    await emulator.control('POST', '/starknet/verifications', { fact: weakFact, securityBits: 1, layout: 'small', stoneVersion: 'stone5' })
+    await emulator.control('POST', '/starknet/verifications', {
+      fact: weakFact,
+      securityBits: 1,
+      layout: 'small',
+      stoneVersion: 'stone5',
+    })
     const refused = await runCli(['fact', 'check', weakFact, '--starknet-rpc', rpcUrl])
     expect(refused.code).toBe(1)
     expect(refused.stdout).toMatch(/registered\s+no/)
-    expect(refused.stdout).toMatch(/small\/keccak_160_lsb\/stone5\/relaxed, 1 security bits\s+\(does not meet the requirement\)/)
+    expect(refused.stdout).toMatch(
+      /small\/keccak_160_lsb\/stone5\/relaxed, 1 security bits\s+\(does not meet the requirement\)/,
+    )
     expect(refused.stdout).toContain(
       'reason         the registry holds 1 verification of this fact (small/keccak_160_lsb/stone5/relaxed, 1 security bits), none with what is required (at least 96 security bits)',
     )
-    const allowed = await runCli(['fact', 'check', weakFact, '--starknet-rpc', rpcUrl, '--min-security-bits', '1', '--registry-kind', 'integrity'])
+    const allowed = await runCli([
+      'fact',
+      'check',
+      weakFact,
+      '--starknet-rpc',
+      rpcUrl,
+      '--min-security-bits',
+      '1',
+      '--registry-kind',
+      'integrity',
+    ])
     expect(allowed.code).toBe(0)
     noSecret(refused)
   })
@@ -403,7 +529,9 @@ describe('proving fact check --starknet-rpc (in-process CLI)', () => {
     // With --json the failure is one JSON object on stderr's last line (progress lines before it).
     const error = JSON.parse(run.stderr.trim().split('\n').at(-1)!).error
     expect(error).toMatchObject({ name: 'WaitTimeoutError', exitCode: 4 })
-    expect(error.message).toMatch(/^Timed out after 1s waiting for fact 0x123456789abcdef to be registered on Starknet sepolia\./)
+    expect(error.message).toMatch(
+      /^Timed out after 1s waiting for fact 0x123456789abcdef to be registered on Starknet sepolia\./,
+    )
     noSecret(run)
   })
 

@@ -22,8 +22,24 @@ afterAll(async () => {
 
 describe('ci.yml, job sub-actions', () => {
   it('names every action of the repository with uses:', () => {
-    const used = new Set(readJob('.github/workflows/ci.yml', 'sub-actions').steps.flatMap((step) => (step.uses?.startsWith('./') ? [step.uses] : [])))
-    for (const action of ['./', './pack', './wait', './retry', './verify-proof', './bucket-create', './bucket-close', './task', './decommit', './storage-query', './api-key']) {
+    const used = new Set(
+      readJob('.github/workflows/ci.yml', 'sub-actions').steps.flatMap((step) =>
+        step.uses?.startsWith('./') ? [step.uses] : [],
+      ),
+    )
+    for (const action of [
+      './',
+      './pack',
+      './wait',
+      './retry',
+      './verify-proof',
+      './bucket-create',
+      './bucket-close',
+      './task',
+      './decommit',
+      './storage-query',
+      './api-key',
+    ]) {
       if (action === './pack') continue // the `action` job packs
       expect(used, action).toContain(action)
     }
@@ -37,11 +53,22 @@ describe('ci.yml, job sub-actions', () => {
       env: { EMULATOR_URL: emulator.url },
       skip: ['Start the emulator', "The emulator's log"],
     })
-    const report = results.map((result) => `${result.outcome.padEnd(8)} ${result.step}${result.outcome === 'failure' ? `\n${result.log}` : ''}`).join('\n')
+    const report = results
+      .map(
+        (result) =>
+          `${result.outcome.padEnd(8)} ${result.step}${result.outcome === 'failure' ? `\n${result.log}` : ''}`,
+      )
+      .join('\n')
     const failures = results.filter((result) => result.outcome === 'failure').map((result) => result.step)
     // The two planned failures, and nothing else.
-    expect(failures, report).toEqual(['Root action, which fails as planned', 'wait/ with a timeout that is not a number'])
-    expect(results.filter((result) => result.outcome === 'skipped').map((result) => result.step), report).toEqual([
+    expect(failures, report).toEqual([
+      'Root action, which fails as planned',
+      'wait/ with a timeout that is not a number',
+    ])
+    expect(
+      results.filter((result) => result.outcome === 'skipped').map((result) => result.step),
+      report,
+    ).toEqual([
       // Pinned by commit SHA (the supply-chain policy of SECURITY.md).
       expect.stringMatching(/^actions\/checkout@[0-9a-f]{40}$/),
       expect.stringMatching(/^actions\/setup-node@[0-9a-f]{40}$/),

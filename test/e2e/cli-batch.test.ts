@@ -22,7 +22,11 @@ beforeAll(async () => {
   emulator = await startEmulator({ timing: { receivedMs: 0, stepMs: 10 } })
   work = mkdtempSync(join(tmpdir(), 'cli-batch-'))
   for (let seed = 1; seed <= COUNT; seed++) {
-    const generated = await generatePie({ outDir: join(work, 'dirs', `pie${String(seed).padStart(3, '0')}`), memoryBytes: 2048, seed })
+    const generated = await generatePie({
+      outDir: join(work, 'dirs', `pie${String(seed).padStart(3, '0')}`),
+      memoryBytes: 2048,
+      seed,
+    })
     await packPie(generated.dir, join(work, `pie${String(seed).padStart(3, '0')}.zip`))
   }
 }, 120_000)
@@ -31,7 +35,11 @@ afterAll(async () => {
 })
 
 async function setTiming(timing: { receivedMs: number; stepMs: number }) {
-  const answer = await fetch(`${emulator.url}/_emulator/timing`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(timing) })
+  const answer = await fetch(`${emulator.url}/_emulator/timing`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(timing),
+  })
   expect(answer.status).toBe(200)
 }
 
@@ -69,30 +77,48 @@ async function gatedProxy(limit: number, total: number) {
 }
 
 describe('proving prove with many PIEs', () => {
-  it.each([8, 32])('uploads exactly %i at a time, one progress line per PIE, a JSON array', async (limit) => {
-    const proxy = await gatedProxy(limit, COUNT)
-    try {
-      const run = await runCli(['prove', join(work, 'pie*.zip'), '--concurrency', String(limit), '--json'], {
-        env: { PROVING_BASE_URL: proxy.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' },
-      })
-      expect(run.code, run.stderr).toBe(0)
-      expect(proxy.most()).toBe(limit)
-      const results = JSON.parse(run.stdout)
-      expect(results).toHaveLength(COUNT)
-      expect(new Set(results.map((row: { provingQueryId: string }) => row.provingQueryId)).size).toBe(COUNT)
-      expect(results.every((row: { status: string; exitCode: number }) => row.status === 'SUBMITTED' && row.exitCode === 0)).toBe(true)
-      const lines = run.stderr.split('\n').filter((line) => /^\[\s*\d+\/100\] /.test(line))
-      expect(lines).toHaveLength(COUNT)
-    } finally {
-      await proxy.close()
-    }
-  }, 120_000)
+  it.each([8, 32])(
+    'uploads exactly %i at a time, one progress line per PIE, a JSON array',
+    async (limit) => {
+      const proxy = await gatedProxy(limit, COUNT)
+      try {
+        const run = await runCli(['prove', join(work, 'pie*.zip'), '--concurrency', String(limit), '--json'], {
+          env: { PROVING_BASE_URL: proxy.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' },
+        })
+        expect(run.code, run.stderr).toBe(0)
+        expect(proxy.most()).toBe(limit)
+        const results = JSON.parse(run.stdout)
+        expect(results).toHaveLength(COUNT)
+        expect(new Set(results.map((row: { provingQueryId: string }) => row.provingQueryId)).size).toBe(COUNT)
+        expect(
+          results.every(
+            (row: { status: string; exitCode: number }) => row.status === 'SUBMITTED' && row.exitCode === 0,
+          ),
+        ).toBe(true)
+        const lines = run.stderr.split('\n').filter((line) => /^\[\s*\d+\/100\] /.test(line))
+        expect(lines).toHaveLength(COUNT)
+      } finally {
+        await proxy.close()
+      }
+    },
+    120_000,
+  )
 
   it('with --wait: every query DONE with facts checked; a table for a person; the worst exit code', async () => {
     const broken = join(work, 'broken.zip')
     writeFileSync(broken, 'not a zip')
-    const args = ['prove', join(work, 'pie00*.zip'), join(work, 'dirs', 'pie010'), broken, '--wait', '--concurrency', '4']
-    const run = await runCli(args, { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' } })
+    const args = [
+      'prove',
+      join(work, 'pie00*.zip'),
+      join(work, 'dirs', 'pie010'),
+      broken,
+      '--wait',
+      '--concurrency',
+      '4',
+    ]
+    const run = await runCli(args, {
+      env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' },
+    })
     // 9 zips and a PIE directory proved; the broken one is bad input, so the batch exits 2.
     expect(run.code, run.stderr).toBe(2)
     const rows = run.stdout.split('\n').filter((line) => /^\d+\s+\//.test(line))
@@ -128,7 +154,10 @@ describe('proving prove with many PIEs', () => {
     // budget under a fake clock (test/unit/core/budget.test.ts).
     const spanSeconds = (reads.at(-1)! - reads[0]!) / 1_000
     expect(reads.length).toBeLessThanOrEqual(Math.floor(15 * spanSeconds) + 8)
-    const production = emulator.requests().slice(before).filter((request) => request.method === 'GET' && request.path.startsWith('/proving-query/'))
+    const production = emulator
+      .requests()
+      .slice(before)
+      .filter((request) => request.method === 'GET' && request.path.startsWith('/proving-query/'))
     expect(production.length).toBeLessThanOrEqual(8)
     await setTiming({ receivedMs: 0, stepMs: 10 })
   }, 120_000)
@@ -140,7 +169,9 @@ describe('proving prove with many PIEs', () => {
     })
     expect(missing.code).toBe(2)
     expect(missing.stderr).toContain('nope.zip; give a pie.zip or a PIE directory (or a glob)')
-    const none = await runCli(['prove', join(work, 'zzz*.zip')], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' } })
+    const none = await runCli(['prove', join(work, 'zzz*.zip')], {
+      env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' },
+    })
     expect(none.code).toBe(2)
     expect(none.stderr).toContain('matches no file or directory')
     expect(emulator.state.counters.submissions).toBe(before)
@@ -158,14 +189,21 @@ describe('proving prove with many PIEs', () => {
     expect(emulator.state.counters.submissions).toBe(before + 1)
   })
 
-  it('query list --all pages at the service\'s largest page (100), whatever --limit says (issue 35: it paged by 20)', async () => {
+  it("query list --all pages at the service's largest page (100), whatever --limit says (issue 35: it paged by 20)", async () => {
     const before = emulator.requests().length
-    const run = await runCli(['query', 'list', '--all', '--limit', '5', '--json'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY } })
+    const run = await runCli(['query', 'list', '--all', '--limit', '5', '--json'], {
+      env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY },
+    })
     expect(run.code, run.stderr).toBe(0)
     const { provingQueries } = JSON.parse(run.stdout) as { provingQueries: unknown[] }
     // The batches above made more than 100 queries with this key: more than one page.
     expect(provingQueries.length).toBeGreaterThan(100)
-    const pages = emulator.requests().slice(before).filter((request) => request.path.startsWith('/docs/proving-queries'))
-    expect(pages.map((request) => new URL(request.path, 'http://x').searchParams.get('limit'))).toEqual(Array(Math.ceil(provingQueries.length / 100)).fill('100'))
+    const pages = emulator
+      .requests()
+      .slice(before)
+      .filter((request) => request.path.startsWith('/docs/proving-queries'))
+    expect(pages.map((request) => new URL(request.path, 'http://x').searchParams.get('limit'))).toEqual(
+      Array(Math.ceil(provingQueries.length / 100)).fill('100'),
+    )
   })
 })

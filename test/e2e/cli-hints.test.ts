@@ -22,7 +22,7 @@ beforeAll(async () => {
     PROVING_TASKS_URL: emulator.url,
     PROVING_AUTH_URL: emulator.url,
     PROVING_API_KEY: API_KEY,
-  PROVING_REUSE: 'never',
+    PROVING_REUSE: 'never',
     PROVING_PRIVATE_KEY: TEST_WALLET,
   }
 })
@@ -44,7 +44,8 @@ describe('pagination hints', () => {
   })
 
   it('query list: the same hint', async () => {
-    for (let i = 0; i < 3; i++) expect((await runCli(['prove', 'examples/fib/pie.zip', '-q', '--new'], { env })).code).toBe(0)
+    for (let i = 0; i < 3; i++)
+      expect((await runCli(['prove', 'examples/fib/pie.zip', '-q', '--new'], { env })).code).toBe(0)
     const first = await runCli(['query', 'list', '--limit', '2'], { env })
     expect(first.code, first.stderr).toBe(0)
     expect(first.stdout).toMatch(/\nShowing 1-2 of 3; --offset 2 for the next 1\.\n$/)
@@ -53,7 +54,11 @@ describe('pagination hints', () => {
   })
 
   it('one default page size for every list', async () => {
-    for (const list of [['query', 'list'], ['task', 'list'], ['auth', 'keys', 'list']]) {
+    for (const list of [
+      ['query', 'list'],
+      ['task', 'list'],
+      ['auth', 'keys', 'list'],
+    ]) {
       expect((await runCli([...list, '--help'])).stdout, list.join(' ')).toMatch(/--limit <n> +\S.*\(default 20\)/)
     }
     const json = JSON.parse((await runCli(['task', 'list', '--json'], { env })).stdout)
@@ -83,7 +88,9 @@ describe('the emulator command', () => {
       const port = (holder.address() as { port: number }).port
       const run = await runCli(['emulator', '--port', String(port)])
       expect(run.code).toBe(2)
-      expect(run.stderr).toBe(`proving: Port ${port} is in use on 127.0.0.1: pass --port <n> for another (0 picks a free one), or stop what listens on 127.0.0.1:${port}.\n`)
+      expect(run.stderr).toBe(
+        `proving: Port ${port} is in use on 127.0.0.1: pass --port <n> for another (0 picks a free one), or stop what listens on 127.0.0.1:${port}.\n`,
+      )
     } finally {
       await new Promise((resolve) => holder.close(resolve))
     }
@@ -92,10 +99,13 @@ describe('the emulator command', () => {
 
 describe('a query in a bucket', () => {
   it('prove and submit --bucket-id say to close the bucket, not to wait for the query; a count of one is singular', async () => {
-    const bucketId = JSON.parse((await runCli(['bucket', 'create', '--json'], { env })).stdout).provingBucket.id as string
+    const bucketId = JSON.parse((await runCli(['bucket', 'create', '--json'], { env })).stdout).provingBucket
+      .id as string
     const proved = await runCli(['prove', 'examples/fib/pie.zip', '--bucket-id', bucketId], { env })
     expect(proved.code, proved.stderr).toBe(0)
-    expect(proved.stdout).toContain(`It ends when bucket ${bucketId} does: once every query is in, run proving bucket close ${bucketId} --wait`)
+    expect(proved.stdout).toContain(
+      `It ends when bucket ${bucketId} does: once every query is in, run proving bucket close ${bucketId} --wait`,
+    )
     expect(proved.stdout).not.toContain('query wait')
     const closed = await runCli(['bucket', 'close', bucketId, '--wait', '--pie', 'examples/fib/pie.zip'], { env })
     expect(closed.code, closed.stderr).toBe(0)
@@ -112,18 +122,26 @@ describe('a query in a bucket', () => {
 
 describe('auth keys create | list | revoke', () => {
   it('keys create mints a key; the old name auth create-key still does; revoke sends nothing and says where to revoke', async () => {
-    const created = JSON.parse((await runCli(['auth', 'keys', 'create', '--name', 'hints-a', '--json'], { env })).stdout)
+    const created = JSON.parse(
+      (await runCli(['auth', 'keys', 'create', '--name', 'hints-a', '--json'], { env })).stdout,
+    )
     const aliased = await runCli(['auth', 'create-key', '--name', 'hints-b', '--json'], { env })
     expect(aliased.code, aliased.stderr).toBe(0)
-    const names = JSON.parse((await runCli(['auth', 'keys', 'list', '--json'], { env })).stdout).data.map((key: { name: string }) => key.name)
+    const names = JSON.parse((await runCli(['auth', 'keys', 'list', '--json'], { env })).stdout).data.map(
+      (key: { name: string }) => key.name,
+    )
     expect(names).toEqual(expect.arrayContaining(['hints-a', 'hints-b']))
 
     const revoke = await runCli(['auth', 'keys', 'revoke', created.apiKey], { env })
     expect(revoke.code).toBe(2)
-    expect(revoke.stderr).toMatch(/^proving: Cannot revoke \S+ from the command line: revoke it in the service's web console\.\n {2}The account service's API has no call that revokes a key\.\n/)
+    expect(revoke.stderr).toMatch(
+      /^proving: Cannot revoke \S+ from the command line: revoke it in the service's web console\.\n {2}The account service's API has no call that revokes a key\.\n/,
+    )
     expect(revoke.stderr).not.toContain(created.apiKey)
     // Nothing was sent: the key is still listed.
-    const keys = JSON.parse((await runCli(['auth', 'keys', 'list', '--json', '--reveal'], { env })).stdout).data.map((key: { apiKey: string }) => key.apiKey)
+    const keys = JSON.parse((await runCli(['auth', 'keys', 'list', '--json', '--reveal'], { env })).stdout).data.map(
+      (key: { apiKey: string }) => key.apiKey,
+    )
     expect(keys).toContain(created.apiKey)
 
     const group = await runCli(['auth', '--help'])

@@ -19,7 +19,11 @@ const VERSION = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')
 async function proving(node: string, args: string[], nodeOptions: string[] = [], bin = BIN) {
   return run(node, [...nodeOptions, bin, ...args], { cwd: REPO_ROOT }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => ({
+      code: error.code,
+      stdout: error.stdout,
+      stderr: error.stderr,
+    }),
   )
 }
 
@@ -48,7 +52,11 @@ describe('the Node version check', () => {
     expect(refused.code).toBe(2)
     expect(refused.stderr).toMatch(refusal('22.16.0'))
     for (const version of ['22.17.0', '23.0.0']) {
-      expect(await proving(NODE, ['--version'], pretendNodeVersion(version)), version).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' })
+      expect(await proving(NODE, ['--version'], pretendNodeVersion(version)), version).toEqual({
+        code: 0,
+        stdout: `${VERSION}\n`,
+        stderr: '',
+      })
     }
   })
 
@@ -56,7 +64,7 @@ describe('the Node version check', () => {
     expect(await proving(NODE, ['--version'])).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' })
   })
 
-  it('the minimum in the bin is package.json\'s engines.node, and the suite\'s', () => {
+  it("the minimum in the bin is package.json's engines.node, and the suite's", () => {
     const engines = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).engines.node as string
     const minimum = /const MINIMUM_NODE = '(\d+\.\d+)'/.exec(readFileSync(BIN, 'utf8'))![1]
     expect(engines).toBe(`>=${minimum}`)
@@ -94,6 +102,10 @@ describe('a clone without a build (no lib/)', () => {
     })
     const bare = unbuiltClone({ sources: false })
     const noSources = await proving(NODE, ['--help'], [], join(bare, 'bin', 'proving.js'))
-    expect(noSources).toEqual({ code: 2, stdout: '', stderr: `proving: this copy of proving-kit has no build (lib/cli/run.js is missing): run \`npm run build\` in ${bare}/.\n` })
+    expect(noSources).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `proving: this copy of proving-kit has no build (lib/cli/run.js is missing): run \`npm run build\` in ${bare}/.\n`,
+    })
   })
 })

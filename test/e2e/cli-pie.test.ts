@@ -44,21 +44,31 @@ describe('proving validate', () => {
     expect(report.problems.length).toBeGreaterThanOrEqual(2)
     // Each problem's reason class, as a field (issue 33).
     expect(report.refusals.map((refusal) => refusal.problem)).toEqual(report.problems)
-    expect(report.refusals).toContainEqual({ problem: expect.stringMatching(/^execution_resources\.json: n_steps = 0/), reason: 'cairo-lang' })
-    expect(report.refusals).toContainEqual({ problem: expect.stringMatching(/^memory\.bin: size 4079 bytes/), reason: 'cairo-lang' })
+    expect(report.refusals).toContainEqual({
+      problem: expect.stringMatching(/^execution_resources\.json: n_steps = 0/),
+      reason: 'cairo-lang',
+    })
+    expect(report.refusals).toContainEqual({
+      problem: expect.stringMatching(/^memory\.bin: size 4079 bytes/),
+      reason: 'cairo-lang',
+    })
     expect(result.stderr).toMatch(/n_steps = 0; must satisfy 1 <= n_steps < 2\^30 \[cairo-lang refuses it\]/)
   })
 
   it('words an invalid PIE as `pack` and `prove` do: one headline format, the same problem lines', async () => {
     const dir = join(work, 'one-format')
     await cp(EXAMPLE_DIR, dir, { recursive: true })
-    await writeFile(join(dir, 'execution_resources.json'), '{"n_steps": 0, "builtin_instance_counter": {"output_builtin": 2}}')
+    await writeFile(
+      join(dir, 'execution_resources.json'),
+      '{"n_steps": 0, "builtin_instance_counter": {"output_builtin": 2}}',
+    )
     const problems = (output: string) => output.split('\n').filter((line) => line.startsWith('  '))
     const validated = await runCli(['validate', dir])
     const packed = await runCli(['pack', dir, '-o', join(work, 'one-format.zip')])
     const proved = await runCli(['prove', dir, '--emulator'])
     const quoted = dir.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
-    const headline = (input: string, outcome: string) => new RegExp(`^proving: ${input}: ${quoted} is not a valid Cairo PIE \\(1 problem\\)${outcome}$`, 'm')
+    const headline = (input: string, outcome: string) =>
+      new RegExp(`^proving: ${input}: ${quoted} is not a valid Cairo PIE \\(1 problem\\)${outcome}$`, 'm')
     expect(validated.stderr).toMatch(headline('<pie>', '\\.'))
     expect(packed.stderr).toMatch(headline('<dir>', '; nothing was written\\.'))
     expect(proved.stderr).toMatch(headline('<pie>', '; .*nothing was submitted\\.'))
@@ -128,7 +138,16 @@ describe('proving inspect', () => {
     expect(result.code, result.stderr).toBe(0)
     const inspection = JSON.parse(result.stdout)
     expect(Object.keys(inspection)).toEqual(
-      expect.arrayContaining(['programHash', 'programHashes', 'output', 'nSteps', 'jobSize', 'sharpFactHash', 'integrityFactHash', 'sha256']),
+      expect.arrayContaining([
+        'programHash',
+        'programHashes',
+        'output',
+        'nSteps',
+        'jobSize',
+        'sharpFactHash',
+        'integrityFactHash',
+        'sha256',
+      ]),
     )
     expect(inspection.programHash).toBe(PUBLISHED_FIB_PROGRAM_HASH)
     // Only the variant asked for (Pedersen by default) is computed.
@@ -142,7 +161,9 @@ describe('proving inspect', () => {
     expect(Object.keys(all.programHashes).sort()).toEqual(['blake', 'pedersen', 'poseidon'])
     expect(all.programHash).toBe(PUBLISHED_FIB_PROGRAM_HASH)
     const human = await runCli(['inspect', EXAMPLE_ZIP, '--hash-variant', 'all'])
-    expect(human.stdout).toMatch(/program hash +0x[0-9a-f]+ \(Pedersen\)\n +Poseidon +0x[0-9a-f]+\n +Blake +0x[0-9a-f]+\n/)
+    expect(human.stdout).toMatch(
+      /program hash +0x[0-9a-f]+ \(Pedersen\)\n +Poseidon +0x[0-9a-f]+\n +Blake +0x[0-9a-f]+\n/,
+    )
     for (const variant of ['poseidon', 'blake'] as const) {
       const one = await runCli(['inspect', EXAMPLE_ZIP, '--json', '--hash-variant', variant])
       expect(one.code, one.stderr).toBe(0)
@@ -151,7 +172,11 @@ describe('proving inspect', () => {
       expect(inspection.programHash).toBe(all.programHashes[variant])
       // The facts a service proving with that variant reports: checked like a DONE query's.
       const check = await checkQueryFacts(
-        { programHash: inspection.programHash, sharpFactHash: inspection.sharpFactHash, integrityFactHash: inspection.integrityFactHash },
+        {
+          programHash: inspection.programHash,
+          sharpFactHash: inspection.sharpFactHash,
+          integrityFactHash: inspection.integrityFactHash,
+        },
         EXAMPLE_ZIP,
       )
       expect(check).toMatchObject({ ok: true, programHashVariant: variant })
@@ -192,7 +217,9 @@ describe('proving prove with a PIE directory or an invalid PIE', () => {
     // A directory is uploaded while it is packed, its end held back until it is known valid
     // (test/e2e/prove-dir-one-pass.test.ts); a pie.zip is checked before a byte is sent.
     const requests = emulator.requests().length
-    const result = await runCli(['prove', zip, '--wait'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: 'key-dir-1234' } })
+    const result = await runCli(['prove', zip, '--wait'], {
+      env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: 'key-dir-1234' },
+    })
     expect(result.code).toBe(2)
     expect(result.stderr).toMatch(/not a valid Cairo PIE/)
     expect(emulator.requests().length).toBe(requests)
@@ -201,7 +228,12 @@ describe('proving prove with a PIE directory or an invalid PIE', () => {
     })
     expect(fromDir.code).toBe(2)
     expect(fromDir.stderr).toMatch(/not a valid Cairo PIE/)
-    expect(emulator.requests().slice(requests).filter((request) => request.method === 'POST' && request.status === 201)).toEqual([])
+    expect(
+      emulator
+        .requests()
+        .slice(requests)
+        .filter((request) => request.method === 'POST' && request.status === 201),
+    ).toEqual([])
     expect(Object.keys(emulator.state.queries).length).toBe(before)
   })
 })
@@ -220,7 +252,13 @@ describe('proving prove --wait when the service reports other facts', () => {
       const fault = await fetch(`${emulator.url}/_emulator/faults`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ method: 'GET', path: '/docs/proving-query/:id', status: 200, body: forged, times: 1000 }),
+        body: JSON.stringify({
+          method: 'GET',
+          path: '/docs/proving-query/:id',
+          status: 200,
+          body: forged,
+          times: 1000,
+        }),
       })
       expect(fault.ok).toBe(true)
       const result = await runCli(['prove', EXAMPLE_ZIP, '--wait'], { env })

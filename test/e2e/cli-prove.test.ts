@@ -45,7 +45,11 @@ describe('proving emulator + proving prove (separate processes)', () => {
     // The query stands still until the CLI has shown its first progress line, then is completed
     // through the control API: at least two changes are seen, whatever the machine's speed.
     const control = (method: string, path: string, body?: unknown) =>
-      fetch(`${baseUrl}/_emulator/${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+      fetch(`${baseUrl}/_emulator/${path}`, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      })
     const { timing } = (await (await control('GET', 'timing')).json()) as { timing: unknown }
     await control('PUT', 'timing', { receivedMs: 0, stepMs: 600_000 })
     let completing: Promise<unknown> | undefined
@@ -128,7 +132,9 @@ describe('interruption', () => {
     const emulator = spawnCli(['emulator', '--port', '0', '--step-ms', '600000'])
     const baseUrl = (await emulator.waitForOutput(/listening on (http:\/\/\S+)/))[1]!
     try {
-      const run = spawnCli(['prove', PIE, '--wait'], { env: { PROVING_BASE_URL: baseUrl, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' } })
+      const run = spawnCli(['prove', PIE, '--wait'], {
+        env: { PROVING_BASE_URL: baseUrl, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' },
+      })
       const id = (await run.waitForOutput(/Submitted: query (\S+)/))[1]!
       await run.waitForOutput(/RECEIVED|IN_PROGRESS/)
       const sentAt = Date.now()

@@ -39,12 +39,31 @@ async function queryOf(id: string) {
 
 describe('proving submit', () => {
   it.each(RESULTS)('submits a PIE for %s and waits; facts are checked wherever a fact exists', async (result) => {
-    const run = await runCli(['submit', pies[0]!, '--result', result, '--network', 'TESTNET', '--wait', '--json', '--external-id', `ext-${result}`], {
-      env: env(),
-    })
+    const run = await runCli(
+      [
+        'submit',
+        pies[0]!,
+        '--result',
+        result,
+        '--network',
+        'TESTNET',
+        '--wait',
+        '--json',
+        '--external-id',
+        `ext-${result}`,
+      ],
+      {
+        env: env(),
+      },
+    )
     expect(run.code, run.stderr).toBe(0)
     const output = JSON.parse(run.stdout)
-    expect(output.provingQuery).toMatchObject({ status: 'DONE', result, externalId: `ext-${result}`, network: 'TESTNET' })
+    expect(output.provingQuery).toMatchObject({
+      status: 'DONE',
+      result,
+      externalId: `ext-${result}`,
+      network: 'TESTNET',
+    })
     if (result === 'TRACE_GENERATION') {
       expect(run.stderr).toContain('No fact to check: a TRACE_GENERATION query generates a trace, not a proof.')
       expect(output.localFactCheck).toEqual({ ok: null, reason: 'TRACE_GENERATION has no fact' })
@@ -53,9 +72,23 @@ describe('proving submit', () => {
     }
   })
 
-  it('sends every field; the declared job size defaults to the PIE\'s', async () => {
+  it("sends every field; the declared job size defaults to the PIE's", async () => {
     const run = await runCli(
-      ['submit', pies[1]!, '--cairo-vm', 'python', '--cairo-version', 'cairo0', '--sharp-prover', 'stwo', '--hints', 'svc_evm_grower', '--dedup-id', 'dedup-all-fields', '--json'],
+      [
+        'submit',
+        pies[1]!,
+        '--cairo-vm',
+        'python',
+        '--cairo-version',
+        'cairo0',
+        '--sharp-prover',
+        'stwo',
+        '--hints',
+        'svc_evm_grower',
+        '--dedup-id',
+        'dedup-all-fields',
+        '--json',
+      ],
       { env: env() },
     )
     expect(run.code, run.stderr).toBe(0)
@@ -71,18 +104,27 @@ describe('proving submit', () => {
   })
 
   it('submits a program hash and a cairo1 program with its input; says the facts are not checked', async () => {
-    const byHash = await runCli(['submit', '--program-hash', '0x1234abcd', '--result', 'PROOF_GENERATION', '--declared-job-size', 'S', '--wait'], {
-      env: env(),
-    })
+    const byHash = await runCli(
+      ['submit', '--program-hash', '0x1234abcd', '--result', 'PROOF_GENERATION', '--declared-job-size', 'S', '--wait'],
+      {
+        env: env(),
+      },
+    )
     expect(byHash.code, byHash.stderr).toBe(0)
     expect(byHash.stdout).toMatch(/status\s+DONE/)
     expect(byHash.stderr).toContain('Facts not checked: there is no PIE to compute them from')
 
     const program = join(work, 'program.json')
     const input = join(work, 'input.txt')
-    writeFileSync(program, JSON.stringify({ prime: '0x800000000000011000000000000000000000000000000000000000000000001', data: ['0x1'] }))
+    writeFileSync(
+      program,
+      JSON.stringify({ prime: '0x800000000000011000000000000000000000000000000000000000000000001', data: ['0x1'] }),
+    )
     writeFileSync(input, '[1 2 3]\n')
-    const cairo1 = await runCli(['submit', '--program', program, '--program-input', input, '--cairo-version', 'cairo1', '--json'], { env: env() })
+    const cairo1 = await runCli(
+      ['submit', '--program', program, '--program-input', input, '--cairo-version', 'cairo1', '--json'],
+      { env: env() },
+    )
     expect(cairo1.code, cairo1.stderr).toBe(0)
     expect(cairo1.stderr).toContain('Declared job size XS (no PIE to measure)')
     const query = await queryOf(JSON.parse(cairo1.stdout).provingQueryId)
@@ -97,7 +139,10 @@ describe('proving submit', () => {
       [['submit', pies[0]!, '--result', 'PROOF'], /--result must be one of TRACE_GENERATION/],
       [['submit', '--program-hash', 'abc'], /--program-hash must be 0x-prefixed/],
       [['submit', '--program-hash', '0x1', '--bucket-job-index', '1'], /--bucket-job-index needs --bucket-id/],
-      [['submit', '--program', pies[0]!, '--cairo-version', 'cairo1', '--cairo-vm', 'python'], /cairo1 runs on the rust VM only/],
+      [
+        ['submit', '--program', pies[0]!, '--cairo-version', 'cairo1', '--cairo-vm', 'python'],
+        /cairo1 runs on the rust VM only/,
+      ],
       [['submit', pies[0]!, '--bucket-id', 'b-1', '--wait'], /would wait forever/],
     ]
     for (const [args, message] of cases) {
@@ -110,7 +155,7 @@ describe('proving submit', () => {
 })
 
 describe('buckets from the CLI', () => {
-  it('prove --bucket-id fills a bucket; close --wait gates on every query and checks each one\'s facts', async () => {
+  it("prove --bucket-id fills a bucket; close --wait gates on every query and checks each one's facts", async () => {
     const created = await runCli(['bucket', 'create', '--aggregator-version', 'v1', '--json'], { env: env() })
     expect(created.code, created.stderr).toBe(0)
     const bucketId = JSON.parse(created.stdout).provingBucket.id
@@ -118,14 +163,19 @@ describe('buckets from the CLI', () => {
       const proved = await runCli(['prove', pie, '--bucket-id', bucketId, '--json'], { env: env() })
       expect(proved.code, proved.stderr).toBe(0)
     }
-    const closed = await runCli(['bucket', 'close', bucketId, '--wait', '--pie', join(work, 'pie[123].zip')], { env: env() })
+    const closed = await runCli(['bucket', 'close', bucketId, '--wait', '--pie', join(work, 'pie[123].zip')], {
+      env: env(),
+    })
     expect(closed.code, closed.stdout + closed.stderr).toBe(0)
     expect(closed.stdout).toMatch(/^0\s+\S+\s+DONE\s+0x\S+\s+no\s+match\s+\S+pie1\.zip/m)
     expect(closed.stdout).toMatch(/^2\s+\S+\s+DONE/m)
     expect(closed.stdout).toContain('Gate passed: all 3 queries are DONE and their facts match the PIEs.')
 
     // A PIE that is not in the bucket: the gate refuses, naming it; the JSON has every row.
-    const refused = await runCli(['bucket', 'close', bucketId, '--wait', '--pie', pies[0]!, '--pie', pies[3]!, '--json'], { env: env() })
+    const refused = await runCli(
+      ['bucket', 'close', bucketId, '--wait', '--pie', pies[0]!, '--pie', pies[3]!, '--json'],
+      { env: env() },
+    )
     expect(refused.code).toBe(1)
     const verdict = JSON.parse(refused.stdout)
     expect(verdict.ok).toBe(false)
@@ -137,7 +187,9 @@ describe('buckets from the CLI', () => {
     const created = await runCli(['bucket', 'create', '--aggregator-version', 'v1', '--json'], { env: env() })
     const bucketId = JSON.parse(created.stdout).provingBucket.id
     await control(emulator.url, 'POST', 'next-query', { outcome: 'fail', reason: 'Out of memory in the prover' })
-    const proved = await runCli(['prove', pies[0]!, '--bucket-id', bucketId, '--bucket-job-index', '0', '--json'], { env: env() })
+    const proved = await runCli(['prove', pies[0]!, '--bucket-id', bucketId, '--bucket-job-index', '0', '--json'], {
+      env: env(),
+    })
     expect(proved.code, proved.stderr).toBe(0)
     const closed = await runCli(['bucket', 'close', bucketId, '--wait', '--json'], { env: env() })
     expect(closed.code).toBe(1)

@@ -72,12 +72,18 @@ describe('profiles: one set-up for the four services', () => {
     expect(login.code, login.stderr).toBe(0)
 
     // The file's defaultProfile applies without PROVING_PROFILE; --profile picks another.
-    const fromDefault = await runCli(['query', 'list', '--json'], { env: { PROVING_CONFIG: config, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' } })
+    const fromDefault = await runCli(['query', 'list', '--json'], {
+      env: { PROVING_CONFIG: config, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' },
+    })
     expect(fromDefault.code, fromDefault.stderr).toBe(0)
-    const broken = await runCli(['query', 'list', '--profile', 'broken'], { env: { PROVING_CONFIG: config, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' } })
+    const broken = await runCli(['query', 'list', '--profile', 'broken'], {
+      env: { PROVING_CONFIG: config, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' },
+    })
     expect(broken.code).toBe(3)
     // A variable wins over the profile.
-    const overridden = await runCli(['query', 'list', '--profile', 'broken'], { env: { PROVING_CONFIG: config, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never', PROVING_BASE_URL: emulator.url } })
+    const overridden = await runCli(['query', 'list', '--profile', 'broken'], {
+      env: { PROVING_CONFIG: config, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never', PROVING_BASE_URL: emulator.url },
+    })
     expect(overridden.code, overridden.stderr).toBe(0)
 
     const shown = await runCli(['config', 'show', '--json'], { env })
@@ -89,18 +95,26 @@ describe('profiles: one set-up for the four services', () => {
   })
 
   it('an unknown profile, or a broken file, is refused naming what to fix', async () => {
-    const unknown = await runCli(['query', 'list'], { env: { PROVING_CONFIG: config, PROVING_PROFILE: 'prod', PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' } })
+    const unknown = await runCli(['query', 'list'], {
+      env: { PROVING_CONFIG: config, PROVING_PROFILE: 'prod', PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' },
+    })
     expect(unknown.code).toBe(2)
-    expect(unknown.stderr).toContain('No profile "prod" (from PROVING_PROFILE): known profiles are broken, local, staging')
+    expect(unknown.stderr).toContain(
+      'No profile "prod" (from PROVING_PROFILE): known profiles are broken, local, staging',
+    )
     const bad = join(work, 'bad.json')
     writeFileSync(bad, JSON.stringify({ profiles: { x: { baseUrl: 'ftp://nope' } } }))
-    const refused = await runCli(['query', 'list'], { env: { PROVING_CONFIG: bad, PROVING_PROFILE: 'x', PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' } })
+    const refused = await runCli(['query', 'list'], {
+      env: { PROVING_CONFIG: bad, PROVING_PROFILE: 'x', PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' },
+    })
     expect(refused.code).toBe(2)
-    expect(refused.stderr).toMatch(/config file .*bad\.json has a problem: profiles\.x\.baseUrl: must be an absolute http\(s\) URL/)
+    expect(refused.stderr).toMatch(
+      /config file .*bad\.json has a problem: profiles\.x\.baseUrl: must be an absolute http\(s\) URL/,
+    )
   })
 })
 
-describe('the README\'s CLI block', () => {
+describe("the README's CLI block", () => {
   it('runs line by line in bash after the one set-up', async () => {
     const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8')
     const block = /## The CLI[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)![1]!
@@ -111,7 +125,12 @@ describe('the README\'s CLI block', () => {
     const bin = mkdtempSync(join(tmpdir(), 'proving-bin-'))
     writeFileSync(join(bin, 'proving'), `#!/bin/sh\nexec "${NODE}" "${REPO_ROOT}src/cli/run.ts" "$@"\n`)
     chmodSync(join(bin, 'proving'), 0o755)
-    const script = ['set -euo pipefail', `cd "${work}"`, `cp -r "${REPO_ROOT}examples" examples`, ...lines.slice(1).map((line, index) => `echo "### line ${index + 2}" >&2\n${line}`)].join('\n')
+    const script = [
+      'set -euo pipefail',
+      `cd "${work}"`,
+      `cp -r "${REPO_ROOT}examples" examples`,
+      ...lines.slice(1).map((line, index) => `echo "### line ${index + 2}" >&2\n${line}`),
+    ].join('\n')
     const run = await bash(script, { PATH: `${bin}:${process.env.PATH}`, PROVING_CONFIG: config })
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0)
     expect(run.stdout).toContain("Gate passed: the bucket's one query is DONE and its facts match the PIEs.")
@@ -121,7 +140,7 @@ describe('the README\'s CLI block', () => {
 })
 
 describe('errors and query details', () => {
-  it('prints the service\'s reason without --debug, and errors as one JSON object on stderr with --json', async () => {
+  it("prints the service's reason without --debug, and errors as one JSON object on stderr with --json", async () => {
     const env = { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' }
     const human = await runCli(['submit', '--program-hash', '0x12', '--bucket-id', 'no-such-bucket'], { env })
     expect(human.code).toBe(2)
@@ -142,13 +161,19 @@ describe('errors and query details', () => {
     try {
       const fromEnv = await runCli(['query', 'list'], { env: { PROVING_BASE_URL: keyed.url, PROVING_API_KEY: wrong } })
       expect(fromEnv.code).toBe(2)
-      expect(fromEnv.stderr).toContain(`The API key came from PROVING_API_KEY (not shown) and was sent to ${keyed.url} (PROVING_BASE_URL)`)
+      expect(fromEnv.stderr).toContain(
+        `The API key came from PROVING_API_KEY (not shown) and was sent to ${keyed.url} (PROVING_BASE_URL)`,
+      )
       const fromFlag = await runCli(['query', 'list', '--api-key', wrong, '--base-url', keyed.url])
-      expect(fromFlag.stderr).toContain(`The API key came from --api-key (not shown) and was sent to ${keyed.url} (--base-url)`)
+      expect(fromFlag.stderr).toContain(
+        `The API key came from --api-key (not shown) and was sent to ${keyed.url} (--base-url)`,
+      )
       const local = { ...JSON.parse(readFileSync(config, 'utf8')), profiles: { keyed: { baseUrl: keyed.url } } }
       const file = join(work, 'keyed.json')
       writeFileSync(file, JSON.stringify(local))
-      const fromProfile = await runCli(['query', 'list', '--json'], { env: { PROVING_CONFIG: file, PROVING_PROFILE: 'keyed', PROVING_API_KEY: wrong } })
+      const fromProfile = await runCli(['query', 'list', '--json'], {
+        env: { PROVING_CONFIG: file, PROVING_PROFILE: 'keyed', PROVING_API_KEY: wrong },
+      })
       expect(JSON.parse(fromProfile.stderr).error.notes).toEqual([
         `The API key came from PROVING_API_KEY (not shown) and was sent to ${keyed.url} (profile keyed (in ${file})): check that it is a key of that service (\`proving auth keys list\` lists a wallet's keys).`,
       ])
@@ -158,15 +183,23 @@ describe('errors and query details', () => {
     }
   })
 
-  it('nothing listening at the `local` profile\'s address suggests `proving emulator`', async () => {
+  it("nothing listening at the `local` profile's address suggests `proving emulator`", async () => {
     // The built-in profile names the emulator's default address, 127.0.0.1:8790, which a user's own
     // `proving emulator` may hold while the suite runs: the test does not connect there. It reads
     // the flags as the CLI does with the built-in profile, and gives the advice a real refusal,
     // from a loopback port nothing listens on.
-    const env = { PROVING_PROFILE: 'local', PROVING_API_KEY: API_KEY, HOME: work, PROVING_CONFIG: undefined, XDG_CONFIG_HOME: join(work, 'no-config') }
+    const env = {
+      PROVING_PROFILE: 'local',
+      PROVING_API_KEY: API_KEY,
+      HOME: work,
+      PROVING_CONFIG: undefined,
+      XDG_CONFIG_HOME: join(work, 'no-config'),
+    }
     const { COMMANDS } = await import('../../src/cli/commands/index.ts')
     const command = (name: string) => COMMANDS.find((spec) => spec.path.join(' ') === name)!
-    const refused = await new ProvingClient({ baseUrl: `http://127.0.0.1:${await closedPort()}`, apiKey: API_KEY }).listQueries().catch((error: unknown) => error)
+    const refused = await new ProvingClient({ baseUrl: `http://127.0.0.1:${await closedPort()}`, apiKey: API_KEY })
+      .listQueries()
+      .catch((error: unknown) => error)
     const advice = async (name: string, argv: string[]) => {
       const { values, origins } = await parseCommandArgs(command(name), argv, env)
       expect(values['base-url']).toBe(EMULATOR_URL)
@@ -175,7 +208,9 @@ describe('errors and query details', () => {
     expect(await advice('query list', [])).toEqual([
       `Nothing listens at ${EMULATOR_URL} (profile local (built-in)), the built-in emulator's address: start it with \`proving emulator\` in another terminal.`,
     ])
-    expect((await advice('prove', ['examples/fib/pie.zip']))[0]).toMatch(/, or add --emulator to run one for this command\.$/)
+    expect((await advice('prove', ['examples/fib/pie.zip']))[0]).toMatch(
+      /, or add --emulator to run one for this command\.$/,
+    )
     // Refused anywhere else: no word of the emulator.
     const elsewhere = await runCli(['query', 'list', '--base-url', `http://127.0.0.1:${await closedPort()}`], { env })
     expect(elsewhere.code).toBe(3)
@@ -189,16 +224,25 @@ describe('errors and query details', () => {
     await runCli(['query', 'wait', id], { env })
     const shown = await runCli(['query', 'get', id], { env })
     expect(shown.stdout).toMatch(/status\s+FAILED/)
-    expect(shown.stdout).toMatch(new RegExp(`retriable\\s+yes \\(0 of 3 retries used\\): proving query retry ${id} --wait`))
-    expect(JSON.parse((await runCli(['query', 'get', id, '--json'], { env })).stdout)).toMatchObject({ retriable: true, retryCount: 0 })
+    expect(shown.stdout).toMatch(
+      new RegExp(`retriable\\s+yes \\(0 of 3 retries used\\): proving query retry ${id} --wait`),
+    )
+    expect(JSON.parse((await runCli(['query', 'get', id, '--json'], { env })).stdout)).toMatchObject({
+      retriable: true,
+      retryCount: 0,
+    })
 
     await control(emulator.url, 'POST', 'next-query', { outcome: 'fail', retriable: false, reason: 'bad builtin' })
     const other = (await runCli(['prove', 'examples/fib/pie.zip', '-q'], { env })).stdout.trim()
     await runCli(['query', 'wait', other], { env })
-    expect((await runCli(['query', 'get', other], { env })).stdout).toMatch(/retriable\s+no: the error is not retriable/)
+    expect((await runCli(['query', 'get', other], { env })).stdout).toMatch(
+      /retriable\s+no: the error is not retriable/,
+    )
     const done = (await runCli(['prove', 'examples/fib/pie.zip', '-q'], { env })).stdout.trim()
     await runCli(['query', 'wait', done], { env })
-    expect((await runCli(['query', 'get', done], { env })).stdout).toMatch(/retriable\s+not applicable: the query is DONE, not FAILED/)
+    expect((await runCli(['query', 'get', done], { env })).stdout).toMatch(
+      /retriable\s+not applicable: the query is DONE, not FAILED/,
+    )
   })
 
   it('with --json, a FAILED query and a refused gate write the `{ "error": … }` object on stderr, the record on stdout', async () => {
@@ -282,7 +326,9 @@ describe('API keys', () => {
 describe('help', () => {
   it('every command and every group, nested ones too, answers --help with exit 0', async () => {
     const { COMMANDS } = await import('../../src/cli/commands/index.ts')
-    const groups = new Set(COMMANDS.flatMap((spec) => spec.path.slice(0, -1).map((_, depth) => spec.path.slice(0, depth + 1).join(' '))))
+    const groups = new Set(
+      COMMANDS.flatMap((spec) => spec.path.slice(0, -1).map((_, depth) => spec.path.slice(0, depth + 1).join(' '))),
+    )
     for (const words of [...COMMANDS.map((spec) => spec.path.join(' ')), ...groups]) {
       const run = await runCli([...words.split(' '), '--help'])
       expect(run.code, words).toBe(0)
@@ -322,9 +368,12 @@ describe('shell completion', () => {
       {},
     )
     expect(run.code, run.stderr).toBe(0)
-    const [registered, top, qu, query, flags, result, network, keys, shells, helpQu, helpKeys, offline, former] = run.stdout.split('\n')
+    const [registered, top, qu, query, flags, result, network, keys, shells, helpQu, helpKeys, offline, former] =
+      run.stdout.split('\n')
     expect(registered).toBe('complete -o bashdefault -o default -F _proving_complete proving')
-    expect(top!.split(' ')).toEqual(expect.arrayContaining(['prove', 'submit', 'query', 'bucket', 'task', 'storage', 'auth', 'config', 'completion']))
+    expect(top!.split(' ')).toEqual(
+      expect.arrayContaining(['prove', 'submit', 'query', 'bucket', 'task', 'storage', 'auth', 'config', 'completion']),
+    )
     expect(qu).toBe('query')
     expect(query!.split(' ').sort()).toEqual(['download', 'get', 'list', 'retry', 'wait'])
     expect(flags).toBe('--wait')
@@ -357,14 +406,20 @@ describe('progress a person can watch', () => {
     const generated = await generatePie({ outDir: join(work, 'big'), memoryBytes: 3 * 1024 * 1024, seed: 7 })
     const zip = join(work, 'big.zip')
     await packPie(generated.dir, zip)
-    const run = await runCli(['prove', zip, '--json'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' } })
+    const run = await runCli(['prove', zip, '--json'], {
+      env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' },
+    })
     expect(run.code, run.stderr).toBe(0)
     expect(JSON.parse(run.stdout).provingQueryId).toMatch(/\S/)
-    expect(run.stderr).toMatch(/Uploading .*big\.zip: (\d+\.\d [KM]iB) of \1 \(100%\)(, [\d.]+ \S+\/s)?, done in [\d.]+ s/)
+    expect(run.stderr).toMatch(
+      /Uploading .*big\.zip: (\d+\.\d [KM]iB) of \1 \(100%\)(, [\d.]+ \S+\/s)?, done in [\d.]+ s/,
+    )
   })
 
-  it('a small upload gives the file\'s own size (the example\'s 2,107 bytes), not its multipart body\'s', async () => {
-    const run = await runCli(['prove', 'examples/fib/pie.zip'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' } })
+  it("a small upload gives the file's own size (the example's 2,107 bytes), not its multipart body's", async () => {
+    const run = await runCli(['prove', 'examples/fib/pie.zip'], {
+      env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' },
+    })
     expect(run.code, run.stderr).toBe(0)
     expect(run.stderr).toMatch(/^Uploading examples\/fib\/pie\.zip: 2,107 bytes, done in [\d.]+ s$/m)
   })
@@ -386,7 +441,9 @@ describe('progress a person can watch', () => {
   it('prove --emulator without --wait says the emulator stops with the command', async () => {
     const run = await runCli(['prove', 'examples/fib/pie.zip', '--emulator'])
     expect(run.code, run.stderr).toBe(0)
-    expect(run.stderr).toContain('without --wait nothing can follow the query: the emulator stops when this command ends')
+    expect(run.stderr).toContain(
+      'without --wait nothing can follow the query: the emulator stops when this command ends',
+    )
     expect(run.stdout).toContain('The emulator stops with this command: add --wait to follow the query.')
   })
 
@@ -394,7 +451,12 @@ describe('progress a person can watch', () => {
     const slow = await startEmulator({ timing: { receivedMs: 600_000, stepMs: 600_000 } })
     try {
       const run = spawnCli(['prove', 'examples/fib/pie.zip', '--wait', '--json'], {
-        env: { PROVING_BASE_URL: slow.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never', PROVING_HEARTBEAT_SECONDS: '0.3' },
+        env: {
+          PROVING_BASE_URL: slow.url,
+          PROVING_API_KEY: API_KEY,
+          PROVING_REUSE: 'never',
+          PROVING_HEARTBEAT_SECONDS: '0.3',
+        },
       })
       await run.waitForOutput(/\] \S+ {2}still RECEIVED \(for \d+s\)/)
       run.child.kill('SIGINT')

@@ -20,7 +20,9 @@ let bUrl: string
 const big = Buffer.alloc(3 * 1024 * 1024, 7)
 
 function listen(server: Server): Promise<string> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)))
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  )
 }
 
 beforeAll(async () => {
@@ -30,8 +32,10 @@ beforeAll(async () => {
     if (req.url === '/proof.json') return res.writeHead(200, { 'content-type': 'application/json' }).end('{"proof":1}')
     if (req.url === '/moved') return res.writeHead(302, { location: '/proof.json' }).end()
     if (req.url === '/elsewhere') return res.writeHead(302, { location: `${bUrl}/proof.json` }).end()
-    if (req.url === '/to-plain-http') return res.writeHead(307, { location: `${bUrl.replace('127.0.0.1', 'localhost')}/proof.json` }).end()
-    if (req.url?.startsWith('/') && req.url.includes('quer')) return res.writeHead(307, { location: `${bUrl}/api/v1/queries` }).end()
+    if (req.url === '/to-plain-http')
+      return res.writeHead(307, { location: `${bUrl.replace('127.0.0.1', 'localhost')}/proof.json` }).end()
+    if (req.url?.startsWith('/') && req.url.includes('quer'))
+      return res.writeHead(307, { location: `${bUrl}/api/v1/queries` }).end()
     if (req.url === '/big') return res.writeHead(200, { 'content-length': String(big.length) }).end(big)
     if (req.url === '/big-chunked') {
       res.writeHead(200)
@@ -101,13 +105,19 @@ describe('downloads', () => {
 
 describe('plain http to another machine', () => {
   it('is refused by every client unless allowed; loopback is fine', () => {
-    expect(() => new ProvingClient({ baseUrl: 'http://proving.example.com', apiKey: 'k-1234' })).toThrow(InvalidInputError)
-    expect(() => new ProvingClient({ baseUrl: 'http://proving.example.com', apiKey: 'k-1234', allowInsecureHttp: true })).not.toThrow()
+    expect(() => new ProvingClient({ baseUrl: 'http://proving.example.com', apiKey: 'k-1234' })).toThrow(
+      InvalidInputError,
+    )
+    expect(
+      () => new ProvingClient({ baseUrl: 'http://proving.example.com', apiKey: 'k-1234', allowInsecureHttp: true }),
+    ).not.toThrow()
     expect(() => new ProvingClient({ baseUrl: 'http://localhost:8790', apiKey: 'k-1234' })).not.toThrow()
     expect(() => new ProvingClient({ baseUrl: 'http://[::1]:8790', apiKey: 'k-1234' })).not.toThrow()
   })
   it('the CLI: exit 2 naming the fix, nothing sent; --allow-insecure-http lets it through', async () => {
-    const run = await runCli(['query', 'list'], { env: { PROVING_BASE_URL: 'http://proving.example.com', PROVING_API_KEY: 'k-1234' } })
+    const run = await runCli(['query', 'list'], {
+      env: { PROVING_BASE_URL: 'http://proving.example.com', PROVING_API_KEY: 'k-1234' },
+    })
     expect(run.code).toBe(2)
     expect(run.stderr).toMatch(/plain http to another machine.*--allow-insecure-http/)
     const allowed = await runCli(['query', 'list', '--allow-insecure-http'], {
@@ -122,18 +132,35 @@ describe('plain http in the sub-actions that talk to the task, storage-proof and
   // names an input the action really has (`allow-insecure-http`), as every other action does.
   const cases: [action: string, inputs: Record<string, string>][] = [
     ['task', { task: 'examples/task.json', 'tasks-url': 'http://tasks.example.com', 'api-key': 'k-1234' }],
-    ['decommit', { 'proving-query-id': 'q-1', 'destination-chain-id': '0xaa36a7', 'tasks-url': 'http://tasks.example.com', 'api-key': 'k-1234' }],
-    ['storage-query', { query: 'examples/storage-query.json', 'storage-proof-url': 'http://sp.example.com', 'api-key': 'k-1234' }],
+    [
+      'decommit',
+      {
+        'proving-query-id': 'q-1',
+        'destination-chain-id': '0xaa36a7',
+        'tasks-url': 'http://tasks.example.com',
+        'api-key': 'k-1234',
+      },
+    ],
+    [
+      'storage-query',
+      { query: 'examples/storage-query.json', 'storage-proof-url': 'http://sp.example.com', 'api-key': 'k-1234' },
+    ],
     ['api-key', { 'private-key': `0x${'11'.repeat(32)}`, 'auth-url': 'http://auth.example.com' }],
   ]
-  it.each(cases)('%s: refused with advice naming its own allow-insecure-http input, no secret shown', async (action, inputs) => {
-    expect(readAction(action).inputs).toHaveProperty('allow-insecure-http')
-    const run = await runAction(action, { inputs })
-    expect(run.code).toBe(1)
-    expect(run.outputs['error-reason']).toMatch(/plain http to another machine.*the allow-insecure-http input/)
-    // `::add-mask::` is how the runner learns the secret; nothing else may carry it.
-    const shown = run.stdout.split('\n').filter((line) => !line.startsWith('::add-mask::')).join('\n')
-    expect(shown).not.toContain('k-1234')
-    expect(shown).not.toContain('11'.repeat(32))
-  })
+  it.each(cases)(
+    '%s: refused with advice naming its own allow-insecure-http input, no secret shown',
+    async (action, inputs) => {
+      expect(readAction(action).inputs).toHaveProperty('allow-insecure-http')
+      const run = await runAction(action, { inputs })
+      expect(run.code).toBe(1)
+      expect(run.outputs['error-reason']).toMatch(/plain http to another machine.*the allow-insecure-http input/)
+      // `::add-mask::` is how the runner learns the secret; nothing else may carry it.
+      const shown = run.stdout
+        .split('\n')
+        .filter((line) => !line.startsWith('::add-mask::'))
+        .join('\n')
+      expect(shown).not.toContain('k-1234')
+      expect(shown).not.toContain('11'.repeat(32))
+    },
+  )
 })

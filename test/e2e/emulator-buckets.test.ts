@@ -18,7 +18,13 @@ describe('buckets', () => {
   }
 
   it('POST /buckets opens a bucket: { provingBucket } with status OPEN', async () => {
-    const answer = await createBucket({ aggregatorVersion: 'v2', externalId: 'b-1', nodeWidth: 4, aggregatorParams: '{"a":1}', mockProof: true })
+    const answer = await createBucket({
+      aggregatorVersion: 'v2',
+      externalId: 'b-1',
+      nodeWidth: 4,
+      aggregatorParams: '{"a":1}',
+      mockProof: true,
+    })
     expect(answer.status).toBe(201)
     const bucket = bucketRecord.strict().parse(answer.body.provingBucket)
     expect(bucket).toMatchObject({
@@ -41,8 +47,12 @@ describe('buckets', () => {
     expect(anonymous).toMatchObject({ status: 401, body: { message: 'INVALID_API_KEY' } })
   })
 
-  it('POST /buckets takes production\'s body too: aggregatorParams an object, nodeWidth a string', async () => {
-    const answer = await createBucket({ aggregatorVersion: 'v2', nodeWidth: '8', aggregatorParams: { use_kzg_da: true, full_output: false } })
+  it("POST /buckets takes production's body too: aggregatorParams an object, nodeWidth a string", async () => {
+    const answer = await createBucket({
+      aggregatorVersion: 'v2',
+      nodeWidth: '8',
+      aggregatorParams: { use_kzg_da: true, full_output: false },
+    })
     expect(answer.status).toBe(201)
     expect(answer.body.provingBucket).toMatchObject({ nodeWidth: 8 })
     expect(JSON.parse(answer.body.provingBucket.aggregatorParams)).toEqual({ use_kzg_da: true, full_output: false })
@@ -58,7 +68,7 @@ describe('buckets', () => {
       expect((await close('not-a-bucket-id')).status).toBe(400)
     })
 
-    it('401 { error: UNAUTHORIZED } for a missing or unknown key, or another key\'s bucket', async () => {
+    it("401 { error: UNAUTHORIZED } for a missing or unknown key, or another key's bucket", async () => {
       const { provingBucket } = (await createBucket()).body
       expect(await close(provingBucket.id, null)).toMatchObject({ status: 401, body: { error: 'UNAUTHORIZED' } })
       expect(await close(provingBucket.id, OTHER_KEY)).toMatchObject({ status: 401, body: { error: 'UNAUTHORIZED' } })
@@ -89,7 +99,11 @@ describe('buckets', () => {
   it('lifecycle: OPEN -> IN_PROGRESS (closed, aggregating) -> DONE; job indexes 0, 1, 2', async () => {
     await emulator().control('PUT', '/timing', { receivedMs: 0, stepMs: 0 })
     const { provingBucket } = (await createBucket({ aggregatorVersion: 'v1', mockProof: true })).body
-    const ids = [await submitInto(provingBucket.id), await submitInto(provingBucket.id), await submitInto(provingBucket.id)]
+    const ids = [
+      await submitInto(provingBucket.id),
+      await submitInto(provingBucket.id),
+      await submitInto(provingBucket.id),
+    ]
 
     const open = bucketDetailsResponse.parse((await emulator().call('GET', `/buckets/${provingBucket.id}`)).body)
     expect(open.bucket).toMatchObject({ status: 'OPEN', leaves: 3 })
@@ -97,11 +111,17 @@ describe('buckets', () => {
     expect(open.queries.map((query) => query.id)).toEqual(ids)
     for (const query of open.queries) {
       queryRecord.strict().parse(query)
-      expect(query).toMatchObject({ bucketId: provingBucket.id, isProofMocked: true, completedAt: null, step: 'PROOF_GENERATION' })
+      expect(query).toMatchObject({
+        bucketId: provingBucket.id,
+        isProofMocked: true,
+        completedAt: null,
+        step: 'PROOF_GENERATION',
+      })
       expect(query).not.toHaveProperty('status')
     }
     // Held until the bucket closes, even with instant timing.
-    const waiting = (await emulator().call('GET', `/docs/proving-query/${ids[0]}`, { headers: { 'api-key': KEY } })).body.provingQuery
+    const waiting = (await emulator().call('GET', `/docs/proving-query/${ids[0]}`, { headers: { 'api-key': KEY } }))
+      .body.provingQuery
     expect(waiting.status).toBe('IN_PROGRESS')
 
     await emulator().control('PUT', '/timing', { receivedMs: 0, stepMs: 60_000 })
@@ -111,13 +131,19 @@ describe('buckets', () => {
 
     // Closing again returns the bucket unchanged.
     const again = await close(provingBucket.id)
-    expect(again).toMatchObject({ status: 200, body: { provingBucket: { id: provingBucket.id, status: 'DONE', leaves: 3 } } })
+    expect(again).toMatchObject({
+      status: 200,
+      body: { provingBucket: { id: provingBucket.id, status: 'DONE', leaves: 3 } },
+    })
 
     const done = (await emulator().call('GET', `/buckets/${provingBucket.id}`)).body
     expect(done.queries.every((query: { completedAt: string | null }) => query.completedAt !== null)).toBe(true)
 
     // A closed bucket takes no more queries.
-    const late = await emulator().call('POST', '/proving-query', { headers: { 'api-key': KEY }, form: await queryForm({ bucketId: provingBucket.id }) })
+    const late = await emulator().call('POST', '/proving-query', {
+      headers: { 'api-key': KEY },
+      form: await queryForm({ bucketId: provingBucket.id }),
+    })
     expect(late.status).toBe(400)
     expect(late.body.details).toMatch(/closed/)
   })
@@ -127,12 +153,15 @@ describe('buckets', () => {
     const { provingBucket } = (await createBucket()).body
     const id = await submitInto(provingBucket.id, { result: 'PROOF_VERIFICATION_ON_L1' })
     await new Promise((resolve) => setTimeout(resolve, 400))
-    const held = (await emulator().call('GET', `/docs/proving-query/${id}`, { headers: { 'api-key': KEY } })).body.provingQuery
+    const held = (await emulator().call('GET', `/docs/proving-query/${id}`, { headers: { 'api-key': KEY } })).body
+      .provingQuery
     expect(held).toMatchObject({ status: 'IN_PROGRESS', step: 'PROOF_GENERATION' })
 
     const closed = await close(provingBucket.id)
     expect(closed.body.provingBucket.status).toBe('IN_PROGRESS')
-    const { provingQuery } = await emulator().client().waitForQuery(id, { schedule: { minIntervalMs: 50 } })
+    const { provingQuery } = await emulator()
+      .client()
+      .waitForQuery(id, { schedule: { minIntervalMs: 50 } })
     expect(provingQuery).toMatchObject({ status: 'DONE', step: 'FACT_HASH_REGISTRATION' })
     expect((await emulator().call('GET', `/buckets/${provingBucket.id}`)).body.bucket.status).toBe('DONE')
   })
@@ -169,7 +198,11 @@ describe('buckets', () => {
     const client = emulator().client()
     const bucket = await client.createBucket({ aggregatorVersion: 'v1' })
     expect(bucket.status).toBe('OPEN')
-    const { provingQueryId } = await client.submitQuery({ pieZip: (await import('../helpers/emulator.ts')).FIXTURE_PIE, declaredJobSize: 'XS', bucketId: bucket.id })
+    const { provingQueryId } = await client.submitQuery({
+      pieZip: (await import('../helpers/emulator.ts')).FIXTURE_PIE,
+      declaredJobSize: 'XS',
+      bucketId: bucket.id,
+    })
     const closed = await client.closeBucket(bucket.id)
     expect(closed.status).toBe('DONE')
     const details = await client.getBucket(bucket.id)

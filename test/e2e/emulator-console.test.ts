@@ -32,22 +32,35 @@ async function mintKey(emulator: TestEmulator): Promise<string> {
   const session = await emulator.call('POST', '/auth/web3/session', {
     json: { wallet: signer.address, challengeToken: challenge.challengeToken, signature, channel: 'bearer' },
   })
-  const keys = await emulator.call('GET', '/api-keys', { headers: { authorization: `Bearer ${session.body.accessToken}` } })
+  const keys = await emulator.call('GET', '/api-keys', {
+    headers: { authorization: `Bearer ${session.body.accessToken}` },
+  })
   return keys.body.data[0].apiKey as string
 }
 
 describe('the console snapshot', () => {
-  const emulator = useEmulator({ apiKeys: [KEY], clock: simulatedClock(START), timing: { receivedMs: 1_000, stepMs: 60_000 } })
+  const emulator = useEmulator({
+    apiKeys: [KEY],
+    clock: simulatedClock(START),
+    timing: { receivedMs: 1_000, stepMs: 60_000 },
+  })
 
   it('names every caller by keyId and holds no key: given, minted, or in a webhook URL', async () => {
     const minted = await mintKey(emulator())
     await submitFixturePie(emulator(), KEY)
     const batch = await emulator().call('POST', '/batch-query', {
       headers: { 'api-key': minted },
-      json: { destinationChainId: '11155111', fee: '0', data: { '11155111': { 'block:1': { accounts: { [`0x${'ab'.repeat(20)}`]: { props: ['BALANCE'] } } } } } },
+      json: {
+        destinationChainId: '11155111',
+        fee: '0',
+        data: { '11155111': { 'block:1': { accounts: { [`0x${'ab'.repeat(20)}`]: { props: ['BALANCE'] } } } } },
+      },
     })
     expect(batch.status).toBe(200)
-    const task = await emulator().call('POST', '/tasks', { headers: { 'x-api-key': minted }, json: taskBody({ webhook_url: `http://127.0.0.1:9/hook?token=${HOOK_SECRET}` }) })
+    const task = await emulator().call('POST', '/tasks', {
+      headers: { 'x-api-key': minted },
+      json: taskBody({ webhook_url: `http://127.0.0.1:9/hook?token=${HOOK_SECRET}` }),
+    })
     expect(task.status).toBe(200)
 
     const answer = await emulator().call('GET', '/_emulator/console/snapshot')
@@ -56,14 +69,45 @@ describe('the console snapshot', () => {
     expect(answer.body.keys).toEqual({
       anyKeyAccepted: false,
       keys: [
-        expect.objectContaining({ keyId: ownerOf(KEY).keyId, masked: '••••••••', source: 'allow-list', queries: 1, tasks: 0, batchQueries: 0 }),
-        expect.objectContaining({ keyId: ownerOf(minted).keyId, masked: 'pk_emu_••••••••', source: 'account service', name: 'Default', queries: 0, tasks: 1, batchQueries: 1 }),
+        expect.objectContaining({
+          keyId: ownerOf(KEY).keyId,
+          masked: '••••••••',
+          source: 'allow-list',
+          queries: 1,
+          tasks: 0,
+          batchQueries: 0,
+        }),
+        expect.objectContaining({
+          keyId: ownerOf(minted).keyId,
+          masked: 'pk_emu_••••••••',
+          source: 'account service',
+          name: 'Default',
+          queries: 0,
+          tasks: 1,
+          batchQueries: 1,
+        }),
       ],
     })
-    expect(answer.body.totals).toEqual({ queries: 1, buckets: 0, tasks: 1, batches: 1, webhooks: 1, requests: answer.body.requests.length })
-    expect(answer.body.webhooks).toEqual([expect.objectContaining({ taskId: task.body.uuid, url: 'http://127.0.0.1:9/hook?token=***', state: 'pending', attempts: 0 })])
+    expect(answer.body.totals).toEqual({
+      queries: 1,
+      buckets: 0,
+      tasks: 1,
+      batches: 1,
+      webhooks: 1,
+      requests: answer.body.requests.length,
+    })
+    expect(answer.body.webhooks).toEqual([
+      expect.objectContaining({
+        taskId: task.body.uuid,
+        url: 'http://127.0.0.1:9/hook?token=***',
+        state: 'pending',
+        attempts: 0,
+      }),
+    ])
     // The request log as the page shows it: the key masked in the L2 submission's query string.
-    expect(answer.body.requests.map((entry: { path: string }) => entry.path)).toContain('/v1/l2/proving-query/proof-generation-verification?apiKey=***')
+    expect(answer.body.requests.map((entry: { path: string }) => entry.path)).toContain(
+      '/v1/l2/proving-query/proof-generation-verification?apiKey=***',
+    )
   })
 
   it('shows a query as its record does: status, step, facts once DONE, its record and artifact links', async () => {
@@ -76,7 +120,14 @@ describe('the console snapshot', () => {
     let rows = (await snapshot(emulator())).queries
     expect(rows.map((row: { id: string }) => row.id)).toEqual([failed, running])
     const byId = (id: string) => rows.find((row: { id: string }) => row.id === id)
-    expect(byId(running)).toMatchObject({ status: 'IN_PROGRESS', step: 'PROOF_GENERATION', stepsDone: 2, steps: ['TRACE_GENERATION', 'PROOF_GENERATION', 'PROOF_VERIFICATION_ON_L2'], programHash: null, artifacts: [] })
+    expect(byId(running)).toMatchObject({
+      status: 'IN_PROGRESS',
+      step: 'PROOF_GENERATION',
+      stepsDone: 2,
+      steps: ['TRACE_GENERATION', 'PROOF_GENERATION', 'PROOF_VERIFICATION_ON_L2'],
+      programHash: null,
+      artifacts: [],
+    })
     expect(byId(failed)).toMatchObject({ status: 'FAILED', errorReason: 'planned for the test', retriable: false })
 
     emulator().clock.advance(3 * 60_000)
@@ -88,7 +139,10 @@ describe('the console snapshot', () => {
       sharpFactHash: record.sharpFactHash,
       integrityFactHash: record.integrityFactHash,
       completedAt: record.completedAt,
-      artifacts: ['proof.json', 'pie.cairo0.zip', 'metadata.json'].map((name) => ({ name, url: `/_emulator/artifacts/${running}/${name}` })),
+      artifacts: ['proof.json', 'pie.cairo0.zip', 'metadata.json'].map((name) => ({
+        name,
+        url: `/_emulator/artifacts/${running}/${name}`,
+      })),
     })
     expect(record.programHash).toMatch(/^0x[0-9a-f]+$/)
     for (const { url } of byId(running).artifacts) expect((await emulator().call('GET', url)).status).toBe(200)
@@ -96,7 +150,9 @@ describe('the console snapshot', () => {
 
   it("shows a task's MMRs once its chain proofs are fetched, as GET /tasks/{uuid}/mmrs does", async () => {
     const { uuid } = (await emulator().call('POST', '/tasks', { headers: { 'x-api-key': KEY }, json: taskBody() })).body
-    expect((await snapshot(emulator())).tasks).toEqual([expect.objectContaining({ uuid, status: 'Received', mmrs: [] })])
+    expect((await snapshot(emulator())).tasks).toEqual([
+      expect.objectContaining({ uuid, status: 'Received', mmrs: [] }),
+    ])
     emulator().clock.advance(60 * 60_000)
     const [task] = (await snapshot(emulator())).tasks
     expect(task).toMatchObject({ uuid, status: 'TaskDecommitmentCompleted', ended: true })
@@ -122,10 +178,14 @@ describe('the console snapshot', () => {
 
   it('is a control route: refused to another Host, and neither it nor the page is in the request log', async () => {
     const refused = await new Promise<number>((resolve, reject) => {
-      const req = httpRequest(`${emulator().url}/_emulator/console/snapshot`, { headers: { host: 'attacker.example' } }, (res) => {
-        res.resume()
-        resolve(res.statusCode ?? 0)
-      })
+      const req = httpRequest(
+        `${emulator().url}/_emulator/console/snapshot`,
+        { headers: { host: 'attacker.example' } },
+        (res) => {
+          res.resume()
+          resolve(res.statusCode ?? 0)
+        },
+      )
       req.on('error', reject)
       req.end()
     })
@@ -138,7 +198,10 @@ describe('the console snapshot', () => {
 
 describe('`proving emulator` prints where its console is', () => {
   /** Runs `proving emulator --port 0 ...args`, hands `check` the printed console URL and listening URL, then stops it. */
-  async function withEmulator(args: string[], check: (consoleUrl: string | undefined, listening: string) => Promise<void>): Promise<void> {
+  async function withEmulator(
+    args: string[],
+    check: (consoleUrl: string | undefined, listening: string) => Promise<void>,
+  ): Promise<void> {
     const emulator = spawnCli(['emulator', '--port', '0', ...args])
     try {
       const [, line] = await emulator.waitForOutput(/Console: (.*)/)

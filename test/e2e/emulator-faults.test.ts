@@ -14,7 +14,11 @@ import { KEY, pieForm, startTestEmulator, submitFixturePie, useEmulator } from '
  */
 
 /** A raw HTTP/1.1 exchange: everything the server sent until it closed (or `waitMs` passed). */
-function raw(port: number, text: string, waitMs = 3_000): Promise<{ data: string; closedBy: 'server' | 'timeout' | 'reset'; firstByteMs: number; elapsedMs: number }> {
+function raw(
+  port: number,
+  text: string,
+  waitMs = 3_000,
+): Promise<{ data: string; closedBy: 'server' | 'timeout' | 'reset'; firstByteMs: number; elapsedMs: number }> {
   return new Promise((resolve) => {
     const started = Date.now()
     let firstByteMs = -1
@@ -45,24 +49,44 @@ describe('fault kinds', () => {
   const emulator = useEmulator()
 
   it('status: the status, headers and JSON body given, `times` requests, then normal answers; logged with the fault', async () => {
-    await emulator().control('POST', '/faults', { method: 'GET', path: '/is-alive', status: 429, headers: { 'Retry-After': 7 }, body: { error: 'Rate limit exceeded' }, times: 2 })
+    await emulator().control('POST', '/faults', {
+      method: 'GET',
+      path: '/is-alive',
+      status: 429,
+      headers: { 'Retry-After': 7 },
+      body: { error: 'Rate limit exceeded' },
+      times: 2,
+    })
     for (let i = 0; i < 2; i++) {
       const answer = await emulator().call('GET', '/is-alive')
       expect(answer).toMatchObject({ status: 429, body: { error: 'Rate limit exceeded' } })
       expect(answer.headers['retry-after']).toBe('7')
     }
     expect((await emulator().call('GET', '/is-alive')).status).toBe(200)
-    expect(emulator().requests().map((entry) => [entry.status, entry.fault])).toEqual([[429, 'status'], [429, 'status'], [200, undefined]])
+    expect(
+      emulator()
+        .requests()
+        .map((entry) => [entry.status, entry.fault]),
+    ).toEqual([
+      [429, 'status'],
+      [429, 'status'],
+      [200, undefined],
+    ])
   })
 
   it('status with a string body: sent as raw text with the content type given', async () => {
-    await emulator().control('POST', '/faults', { path: '/is-alive', status: 503, body: 'Service Unavailable', contentType: 'text/plain' })
+    await emulator().control('POST', '/faults', {
+      path: '/is-alive',
+      status: 503,
+      body: 'Service Unavailable',
+      contentType: 'text/plain',
+    })
     const answer = await emulator().call('GET', '/is-alive')
     expect(answer).toMatchObject({ status: 503, body: 'Service Unavailable' })
     expect(answer.headers['content-type']).toBe('text/plain')
   })
 
-  it('html-502 and gateway-404: a proxy\'s HTML page and a gateway\'s plain text, not JSON', async () => {
+  it("html-502 and gateway-404: a proxy's HTML page and a gateway's plain text, not JSON", async () => {
     await emulator().control('POST', '/faults', { path: '/is-alive', kind: 'html-502' })
     await emulator().control('POST', '/faults', { path: '/is-alive', kind: 'gateway-404' })
     const html = await emulator().call('GET', '/is-alive')
@@ -97,12 +121,21 @@ describe('fault kinds', () => {
     const afterBody = await raw(emulator().port, request)
     expect(afterBody.data).toBe('')
     expect(Object.keys(emulator().state.buckets)).toHaveLength(0)
-    expect(emulator().requests().map((entry) => [entry.status, entry.fault])).toEqual([[0, 'drop'], [0, 'drop-after-body']])
+    expect(
+      emulator()
+        .requests()
+        .map((entry) => [entry.status, entry.fault]),
+    ).toEqual([
+      [0, 'drop'],
+      [0, 'drop-after-body'],
+    ])
   })
 
   it('drop-after processes the request, then loses the answer', async () => {
     await emulator().control('POST', '/faults', { method: 'POST', path: '/buckets', kind: 'drop-after' })
-    await expect(emulator().call('POST', '/buckets', { headers: { 'api-key': KEY }, json: { aggregatorVersion: 'v1' } })).rejects.toThrow()
+    await expect(
+      emulator().call('POST', '/buckets', { headers: { 'api-key': KEY }, json: { aggregatorVersion: 'v1' } }),
+    ).rejects.toThrow()
     expect(Object.keys(emulator().state.buckets)).toHaveLength(1)
   })
 
@@ -116,9 +149,11 @@ describe('fault kinds', () => {
     expect(cut.closedBy).not.toBe('timeout')
   })
 
-  it('error: the route\'s own 500 body (bucket close: {})', async () => {
+  it("error: the route's own 500 body (bucket close: {})", async () => {
     await emulator().control('POST', '/faults', { method: 'POST', path: '/buckets/close', kind: 'error' })
-    expect(await emulator().call('POST', '/buckets/close', { query: { bucketId: 'x' }, headers: { 'api-key': KEY } })).toMatchObject({ status: 500, body: {} })
+    expect(
+      await emulator().call('POST', '/buckets/close', { query: { bucketId: 'x' }, headers: { 'api-key': KEY } }),
+    ).toMatchObject({ status: 500, body: {} })
   })
 
   it('skip lets matching requests through first; "*" matches every route; a fault is removed by id', async () => {
@@ -138,17 +173,26 @@ describe('fault kinds', () => {
   })
 
   it('refuses what it cannot do, with 400 and the reason', async () => {
-    const refused = async (body: unknown) => (await emulator().call('POST', '/_emulator/faults', { json: body })).body.message as string
+    const refused = async (body: unknown) =>
+      (await emulator().call('POST', '/_emulator/faults', { json: body })).body.message as string
     expect(await refused({ path: 'no-slash' })).toMatch(/path is required/)
     expect(await refused({ path: '/_emulator/state' })).toMatch(/must not be a control route/)
-    expect(await refused({ path: '/x', kind: 'explode' })).toMatch(/kind must be one of error, status, html-502, gateway-404, delay, delay-body, drop, drop-after-body, drop-after, truncate/)
+    expect(await refused({ path: '/x', kind: 'explode' })).toMatch(
+      /kind must be one of error, status, html-502, gateway-404, delay, delay-body, drop, drop-after-body, drop-after, truncate/,
+    )
     expect(await refused({ path: '/x', kind: 'drop', status: 500 })).toMatch(/status goes with kind status/)
-    expect(await refused({ path: '/x', status: 200, headers: { 'bad header': 'x' } })).toMatch(/not a valid HTTP header/)
-    expect(await refused({ path: '/x', status: 200, headers: { 'x-a': 'line\r\nbreak' } })).toMatch(/not a valid HTTP header/)
+    expect(await refused({ path: '/x', status: 200, headers: { 'bad header': 'x' } })).toMatch(
+      /not a valid HTTP header/,
+    )
+    expect(await refused({ path: '/x', status: 200, headers: { 'x-a': 'line\r\nbreak' } })).toMatch(
+      /not a valid HTTP header/,
+    )
     expect(await refused({ path: '/x', delayMs: 700_000, kind: 'delay' })).toMatch(/delayMs must be from 0 to 600000/)
     expect(await refused({ path: '/x', times: 0 })).toMatch(/times must be a whole number/)
     expect(await refused({ path: '/x', skip: -1 })).toMatch(/skip must be a whole number/)
-    expect(await refused({ path: '/x', status: 200, contentType: 'text/html', body: { a: 1 } })).toMatch(/contentType goes with a string body/)
+    expect(await refused({ path: '/x', status: 200, contentType: 'text/html', body: { a: 1 } })).toMatch(
+      /contentType goes with a string body/,
+    )
   })
 })
 
@@ -183,7 +227,14 @@ describe('restart (POST /_emulator/restart)', () => {
       expect(emulator.requests().map((entry) => entry.status)).toEqual([201, 200])
       // Uploads kept too: the artifact is served after the restart.
       const form = await pieForm()
-      expect((await emulator.call('POST', '/v1/l2/proving-query/proof-generation-verification', { query: { apiKey: KEY }, form })).status).toBe(201)
+      expect(
+        (
+          await emulator.call('POST', '/v1/l2/proving-query/proof-generation-verification', {
+            query: { apiKey: KEY },
+            form,
+          })
+        ).status,
+      ).toBe(201)
     } finally {
       await emulator.close()
       await rm(stateDir, { recursive: true, force: true })

@@ -29,13 +29,22 @@ describe('reading queries', () => {
     const record = queryRecord.strict().parse(answer.body.provingQuery)
     expect(Object.keys(answer.body.provingQuery).sort()).toEqual(D_KEYS)
     expect(answer.body.provingQuery).not.toHaveProperty('status')
-    expect(record).toMatchObject({ id, isRetriable: null, retryCount: 0, isJobSizeValid: true, submittedByWallet: null })
+    expect(record).toMatchObject({
+      id,
+      isRetriable: null,
+      retryCount: 0,
+      isJobSizeValid: true,
+      submittedByWallet: null,
+    })
     expect(record.client).toMatchObject({ isEmailVerified: true })
     expect(answer.body.metadataUrls).toHaveLength(3)
   })
 
   it('GET /proving-query/{unknown}: 404 PROVING_QUERY_NOT_FOUND', async () => {
-    expect(await emulator().call('GET', '/proving-query/nope')).toMatchObject({ status: 404, body: { message: 'PROVING_QUERY_NOT_FOUND' } })
+    expect(await emulator().call('GET', '/proving-query/nope')).toMatchObject({
+      status: 404,
+      body: { message: 'PROVING_QUERY_NOT_FOUND' },
+    })
   })
 
   it('GET /docs/proving-query/{id}: record L with exactly the table fields; 401 without a key; 404 for another key', async () => {
@@ -45,8 +54,14 @@ describe('reading queries', () => {
     docsQueryResponse.parse(answer.body)
     queryRecordWithStatus.strict().parse(answer.body.provingQuery)
     expect(Object.keys(answer.body.provingQuery).sort()).toEqual(L_KEYS)
-    expect(await docs(`/docs/proving-query/${id}`, null)).toMatchObject({ status: 401, body: { message: 'INVALID_API_KEY' } })
-    expect(await docs(`/docs/proving-query/${id}`, OTHER_KEY)).toMatchObject({ status: 404, body: { message: 'PROVING_QUERY_NOT_FOUND' } })
+    expect(await docs(`/docs/proving-query/${id}`, null)).toMatchObject({
+      status: 401,
+      body: { message: 'INVALID_API_KEY' },
+    })
+    expect(await docs(`/docs/proving-query/${id}`, OTHER_KEY)).toMatchObject({
+      status: 404,
+      body: { message: 'PROVING_QUERY_NOT_FOUND' },
+    })
   })
 
   it('metadataUrls: empty until DONE, then absolute URLs that need no key', async () => {
@@ -85,10 +100,13 @@ describe('reading queries', () => {
   })
 
   it('metadataUrls of a proof-only or programHash query leave out the pie', async () => {
-    const answer = await emulator().call('POST', '/proving-query', { headers: { 'api-key': KEY }, form: await queryForm({ programHash: '0x1234' }, { pie: false }) })
+    const answer = await emulator().call('POST', '/proving-query', {
+      headers: { 'api-key': KEY },
+      form: await queryForm({ programHash: '0x1234' }, { pie: false }),
+    })
     const { metadataUrls } = (await emulator().call('GET', `/proving-query/${answer.body.provingQueryId}`)).body
     expect(metadataUrls.map((url: string) => url.split('/').at(-1))).toEqual(['proof.json', 'metadata.json'])
-    expect((await request(metadataUrls[0]).then((response) => response.statusCode))).toBe(200)
+    expect(await request(metadataUrls[0]).then((response) => response.statusCode)).toBe(200)
   })
 
   it('GET /proving-queries (production.md): the same list, the key as header or apiKey query parameter, filtered by clientId', async () => {
@@ -106,8 +124,12 @@ describe('reading queries', () => {
   })
 
   describe('GET /docs/proving-queries', () => {
-    it('lists only the caller\'s queries, newest first, { provingQueries: [L], total }', async () => {
-      const mine = [await submitFixturePie(emulator()), await submitFixturePie(emulator()), await submitFixturePie(emulator())]
+    it("lists only the caller's queries, newest first, { provingQueries: [L], total }", async () => {
+      const mine = [
+        await submitFixturePie(emulator()),
+        await submitFixturePie(emulator()),
+        await submitFixturePie(emulator()),
+      ]
       await submitFixturePie(emulator(), OTHER_KEY)
       const answer = await docs('/docs/proving-queries')
       expect(answer.status).toBe(200)
@@ -118,7 +140,10 @@ describe('reading queries', () => {
         queryRecordWithStatus.strict().parse(record)
         expect(Object.keys(record).sort()).toEqual(L_KEYS)
       }
-      expect(await docs('/docs/proving-queries', null)).toMatchObject({ status: 401, body: { message: 'INVALID_API_KEY' } })
+      expect(await docs('/docs/proving-queries', null)).toMatchObject({
+        status: 401,
+        body: { message: 'INVALID_API_KEY' },
+      })
     })
 
     it('paginates with limit (default 10, max 100) and offset (default 0)', async () => {
@@ -131,7 +156,12 @@ describe('reading queries', () => {
       const second = (await docs('/docs/proving-queries', KEY, { limit: 5, offset: 10 })).body
       expect(second.provingQueries.map((query: { id: string }) => query.id)).toEqual(newestFirst.slice(10))
       expect((await docs('/docs/proving-queries', KEY, { limit: 100 })).body.provingQueries).toHaveLength(12)
-      for (const [name, value] of [['limit', 101], ['limit', 0], ['offset', -1], ['limit', 'ten']] as const) {
+      for (const [name, value] of [
+        ['limit', 101],
+        ['limit', 0],
+        ['offset', -1],
+        ['limit', 'ten'],
+      ] as const) {
         const refused = await docs('/docs/proving-queries', KEY, { [name]: value })
         expect(refused.status).toBe(400)
         expect(refused.body.details).toMatch(new RegExp(`^${name} must be`))
@@ -140,7 +170,12 @@ describe('reading queries', () => {
 
     it('filters by search (id or externalId) and by network', async () => {
       const submit = async (fields: Record<string, string>) =>
-        (await emulator().call('POST', '/proving-query', { headers: { 'api-key': KEY }, form: await queryForm(fields) })).body.provingQueryId as string
+        (
+          await emulator().call('POST', '/proving-query', {
+            headers: { 'api-key': KEY },
+            form: await queryForm(fields),
+          })
+        ).body.provingQueryId as string
       const alpha = await submit({ externalId: 'release-alpha', network: 'MAINNET' })
       const beta = await submit({ externalId: 'release-beta' })
       const other = await submit({ externalId: 'nightly' })
@@ -169,7 +204,9 @@ describe('reading queries', () => {
     const id = await submitFixturePie(emulator(), KEY, { mockFactHash: 'true' })
     const first = (await docs(`/docs/proving-query/${id}`)).body.provingQuery
     expect(first).toMatchObject({ status: 'RECEIVED', step: null, steps: [] })
-    const { provingQuery } = await emulator().client().waitForQuery(id, { schedule: { minIntervalMs: 50 } })
+    const { provingQuery } = await emulator()
+      .client()
+      .waitForQuery(id, { schedule: { minIntervalMs: 50 } })
     expect(provingQuery).toMatchObject({ status: 'DONE', isFactMocked: true })
     expect(Date.parse(provingQuery.completedAt!) - Date.parse(provingQuery.createdAt!)).toBe(700)
   })

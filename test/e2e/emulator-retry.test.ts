@@ -18,7 +18,10 @@ describe('POST /proving-queries/{id}/retry', () => {
   }
 
   it('404 PROVING_QUERY_NOT_FOUND for an unknown id', async () => {
-    expect(await retry('00000000-0000-4000-8000-000000000000')).toMatchObject({ status: 404, body: { message: 'PROVING_QUERY_NOT_FOUND' } })
+    expect(await retry('00000000-0000-4000-8000-000000000000')).toMatchObject({
+      status: 404,
+      body: { message: 'PROVING_QUERY_NOT_FOUND' },
+    })
   })
 
   it('403 FORBIDDEN for another key, and for no key at all', async () => {
@@ -100,11 +103,20 @@ describe('POST /proving-queries/{id}/retry', () => {
     expect(answer.body.message).toBe('Query retry initiated')
     const record = queryRecordWithStatus.strict().parse(answer.body.provingQuery)
     expect(Object.keys(answer.body.provingQuery).sort()).toEqual([...FIELDS_R].sort())
-    expect(record).toMatchObject({ id, status: 'RECEIVED', retryCount: 1, errorReason: null, step: null, steps: [], completedAt: null })
+    expect(record).toMatchObject({
+      id,
+      status: 'RECEIVED',
+      retryCount: 1,
+      errorReason: null,
+      step: null,
+      steps: [],
+      completedAt: null,
+    })
     expect(retryResponse.parse(answer.body)).toBeTruthy()
 
     await emulator().control('POST', `/queries/${id}/complete`)
-    const after = (await emulator().call('GET', `/docs/proving-query/${id}`, { headers: { 'api-key': KEY } })).body.provingQuery
+    const after = (await emulator().call('GET', `/docs/proving-query/${id}`, { headers: { 'api-key': KEY } })).body
+      .provingQuery
     expect(after).toMatchObject({ status: 'DONE', errorReason: null })
   })
 
@@ -114,7 +126,11 @@ describe('POST /proving-queries/{id}/retry', () => {
     await emulator().control('POST', '/next-query', { outcome: 'fail', retriable: true, atStep: 'PROOF_GENERATION' })
     const id = await submitFixturePie(emulator())
     const failed = await client.waitForQuery(id, { schedule: { minIntervalMs: 20 } })
-    expect(failed.provingQuery).toMatchObject({ status: 'FAILED', step: 'PROOF_GENERATION', steps: ['TRACE_GENERATION', 'PROOF_GENERATION'] })
+    expect(failed.provingQuery).toMatchObject({
+      status: 'FAILED',
+      step: 'PROOF_GENERATION',
+      steps: ['TRACE_GENERATION', 'PROOF_GENERATION'],
+    })
 
     const retried = await client.retryQuery(id)
     expect(retried.provingQuery.status).toBe('RECEIVED')

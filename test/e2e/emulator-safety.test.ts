@@ -29,7 +29,12 @@ describe('the control API refuses web pages', () => {
   const faults = async () => (await emulator().control('GET', '/faults')).faults as unknown[]
 
   it('a cross-site text/plain POST to /_emulator/faults: 403, no fault set', async () => {
-    const answer = await raw('POST', '/_emulator/faults', { 'content-type': 'text/plain' }, JSON.stringify({ path: '*', kind: 'drop', times: 1000 }))
+    const answer = await raw(
+      'POST',
+      '/_emulator/faults',
+      { 'content-type': 'text/plain' },
+      JSON.stringify({ path: '*', kind: 'drop', times: 1000 }),
+    )
     expect(answer.status).toBe(403)
     expect(answer.body?.message).toMatch(/JSON bodies only/)
     expect(await faults()).toEqual([])
@@ -41,7 +46,12 @@ describe('the control API refuses web pages', () => {
   })
 
   it('another origin, even with a JSON body: 403', async () => {
-    const answer = await raw('POST', '/_emulator/faults', { 'content-type': 'application/json', origin: 'https://evil.example' }, JSON.stringify({ path: '*', kind: 'drop' }))
+    const answer = await raw(
+      'POST',
+      '/_emulator/faults',
+      { 'content-type': 'application/json', origin: 'https://evil.example' },
+      JSON.stringify({ path: '*', kind: 'drop' }),
+    )
     expect(answer.status).toBe(403)
     expect(answer.body?.message).toMatch(/another origin/)
     expect((await raw('GET', '/_emulator/state', { origin: 'null' })).status).toBe(403)
@@ -55,28 +65,49 @@ describe('the control API refuses web pages', () => {
     expect((await raw('GET', '/_emulator/state', { host: `localhost:${emulator().port}` })).status).toBe(200)
   })
 
-  it('this machine\'s own pages and tools still work (JSON from a loopback origin)', async () => {
-    const answer = await raw('POST', '/_emulator/faults', { 'content-type': 'application/json', origin: `http://127.0.0.1:${emulator().port}` }, JSON.stringify({ path: '/is-alive', kind: 'status', status: 503 }))
+  it("this machine's own pages and tools still work (JSON from a loopback origin)", async () => {
+    const answer = await raw(
+      'POST',
+      '/_emulator/faults',
+      { 'content-type': 'application/json', origin: `http://127.0.0.1:${emulator().port}` },
+      JSON.stringify({ path: '/is-alive', kind: 'status', status: 503 }),
+    )
     expect(answer.status).toBe(201)
     await emulator().control('DELETE', '/faults')
   })
 
   it('a page on another port of this machine is another origin: 403, even with a JSON body', async () => {
     const port = emulator().port
-    for (const origin of [`http://127.0.0.1:${port + 1}`, `http://localhost:${port + 1}`, `https://127.0.0.1:${port}`, 'http://127.0.0.1']) {
-      const answer = await raw('POST', '/_emulator/faults', { 'content-type': 'application/json', origin }, JSON.stringify({ path: '*', kind: 'drop' }))
+    for (const origin of [
+      `http://127.0.0.1:${port + 1}`,
+      `http://localhost:${port + 1}`,
+      `https://127.0.0.1:${port}`,
+      'http://127.0.0.1',
+    ]) {
+      const answer = await raw(
+        'POST',
+        '/_emulator/faults',
+        { 'content-type': 'application/json', origin },
+        JSON.stringify({ path: '*', kind: 'drop' }),
+      )
       expect(answer.status, origin).toBe(403)
       expect(answer.body?.message).toMatch(/another origin than its own \(http:\/\/127\.0\.0\.1:\d+\)/)
       expect((await raw('GET', '/_emulator/state', { origin })).status, origin).toBe(403)
     }
     // The emulator's own origin, however it is named (the Host header is its name).
-    expect((await raw('GET', '/_emulator/state', { origin: `http://localhost:${port}`, host: `localhost:${port}` })).status).toBe(200)
+    expect(
+      (await raw('GET', '/_emulator/state', { origin: `http://localhost:${port}`, host: `localhost:${port}` })).status,
+    ).toBe(200)
     expect(await faults()).toEqual([])
   })
 
   it('a state change without a body needs a JSON content type or the x-emulator-control header: a bodyless form or no-cors POST is refused', async () => {
     await emulator().control('POST', '/faults', { path: '/is-alive', kind: 'status', status: 503 })
-    const bodyless: Record<string, string>[] = [{}, { 'content-type': 'application/x-www-form-urlencoded' }, { 'content-type': 'text/plain', origin: `http://127.0.0.1:${emulator().port}` }]
+    const bodyless: Record<string, string>[] = [
+      {},
+      { 'content-type': 'application/x-www-form-urlencoded' },
+      { 'content-type': 'text/plain', origin: `http://127.0.0.1:${emulator().port}` },
+    ]
     for (const headers of bodyless) {
       const answer = await raw('POST', '/_emulator/reset', headers)
       expect(answer.status, JSON.stringify(headers)).toBe(403)
@@ -127,7 +158,14 @@ describe('keys are never logged', () => {
     const lines: string[] = []
     const logger = { debug() {}, info() {}, warn() {}, error: (line: string) => lines.push(line) }
     const router = new Router({ logger }).add([
-      { method: 'POST', pattern: '/v1/l2/x', handler: async () => ({ status: 200, file: { path: '/nonexistent/proving-kit-test', contentType: 'text/plain' } }) },
+      {
+        method: 'POST',
+        pattern: '/v1/l2/x',
+        handler: async () => ({
+          status: 200,
+          file: { path: '/nonexistent/proving-kit-test', contentType: 'text/plain' },
+        }),
+      },
     ])
     const server = createServer(router.handle)
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -159,9 +197,29 @@ describe('a damaged state file is refused with one line naming it', () => {
     ['truncated', '{"version":1,"timing":{"receivedMs":0,', /not valid JSON/],
     ['valid JSON of the wrong shape', '{"version":1,"queries":[]}', /is not an emulator state: timing/],
     // A collection that is not an object: the log's replay into it failed naming no file.
-    ['a collection that is a string', '{"version":1,"queries":"abc"}', /is not an emulator state: queries: expected an object, received string/],
-    ['a nested collection that is a number', '{"version":1,"taskService":7}', /is not an emulator state: taskService: expected an object, received number/],
-    ['a query without its run', JSON.stringify({ version: 1, timing: { receivedMs: 0, stepMs: 0 }, counters: { submissions: 1, retries: 0, buckets: 0 }, queries: { q: { id: 'q' } }, buckets: {}, nextQueries: [], faults: [] }), /queries\.q\.owner/],
+    [
+      'a collection that is a string',
+      '{"version":1,"queries":"abc"}',
+      /is not an emulator state: queries: expected an object, received string/,
+    ],
+    [
+      'a nested collection that is a number',
+      '{"version":1,"taskService":7}',
+      /is not an emulator state: taskService: expected an object, received number/,
+    ],
+    [
+      'a query without its run',
+      JSON.stringify({
+        version: 1,
+        timing: { receivedMs: 0, stepMs: 0 },
+        counters: { submissions: 1, retries: 0, buckets: 0 },
+        queries: { q: { id: 'q' } },
+        buckets: {},
+        nextQueries: [],
+        faults: [],
+      }),
+      /queries\.q\.owner/,
+    ],
     ['another version', '{"version":7}', /state version 7/],
   ])('%s', async (name, text, reason) => {
     const stateDir = join(dir, name.replace(/\W+/g, '-'))

@@ -100,7 +100,11 @@ describe('emulator server and router', () => {
     const reply = await answer('//x/is-alive')
     expect(reply).toMatch(/^HTTP\/1.1 404/)
     expect(reply).toContain('"error":"NOT_FOUND"')
-    expect(emulator().requests().map((entry) => entry.path)).toEqual(['//x/is-alive'])
+    expect(
+      emulator()
+        .requests()
+        .map((entry) => entry.path),
+    ).toEqual(['//x/is-alive'])
     // Empty segments are ignored, as in every path: `//` is `/`, the console.
     expect(await answer('//')).toMatch(/^HTTP\/1.1 200[\s\S]*content-type: text\/html/)
   })
@@ -132,15 +136,28 @@ describe('emulator server and router', () => {
   })
 
   it('injects status faults, dropped answers and counts them in the request log', async () => {
-    await emulator().control('POST', '/faults', { method: 'GET', path: '/is-alive', status: 503, body: { error: 'MAINTENANCE' }, times: 2 })
+    await emulator().control('POST', '/faults', {
+      method: 'GET',
+      path: '/is-alive',
+      status: 503,
+      body: { error: 'MAINTENANCE' },
+      times: 2,
+    })
     expect((await emulator().call('GET', '/is-alive')).status).toBe(503)
     expect((await emulator().call('GET', '/is-alive')).status).toBe(503)
     expect((await emulator().call('GET', '/is-alive')).status).toBe(200)
 
     // drop-after: the query is created, but the answer is lost.
-    await emulator().control('POST', '/faults', { method: 'POST', path: '/v1/l2/proving-query/proof-generation-verification', kind: 'drop-after' })
+    await emulator().control('POST', '/faults', {
+      method: 'POST',
+      path: '/v1/l2/proving-query/proof-generation-verification',
+      kind: 'drop-after',
+    })
     await expect(
-      emulator().call('POST', '/v1/l2/proving-query/proof-generation-verification', { query: { apiKey: KEY }, form: await pieForm() }),
+      emulator().call('POST', '/v1/l2/proving-query/proof-generation-verification', {
+        query: { apiKey: KEY },
+        form: await pieForm(),
+      }),
     ).rejects.toThrow()
     const state = await emulator().control('GET', '/state')
     expect(state.queries).toHaveLength(1)

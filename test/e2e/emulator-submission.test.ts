@@ -5,7 +5,16 @@ import { FormData } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SubmissionOutcomeUnknownError, ServiceError } from '../../src/core/errors.ts'
 import { inspectPie } from '../../src/pie/index.ts'
-import { FIXTURE_PIE, KEY, OTHER_KEY, pieForm, queryForm, startTestEmulator, submitFixturePie, useEmulator } from '../helpers/emulator.ts'
+import {
+  FIXTURE_PIE,
+  KEY,
+  OTHER_KEY,
+  pieForm,
+  queryForm,
+  startTestEmulator,
+  submitFixturePie,
+  useEmulator,
+} from '../helpers/emulator.ts'
 
 const L2_PIE = '/v1/l2/proving-query/proof-generation-verification'
 const L2_PROOF = '/v1/l2/proving-query/proof-verification'
@@ -59,7 +68,11 @@ describe('POST /v1/l2/proving-query/proof-generation-verification', () => {
 
   it.each([
     ['mockFactHash', { mockFactHash: 'yes' }, /mockFactHash must be "true" or "false"/],
-    ['layout', { layout: 'huge' }, /layout must be one of auto, recursive, recursive_with_poseidon, small, dex, starknet, starknet_with_keccak, dynamic/],
+    [
+      'layout',
+      { layout: 'huge' },
+      /layout must be one of auto, recursive, recursive_with_poseidon, small, dex, starknet, starknet_with_keccak, dynamic/,
+    ],
     ['programHash alongside pieFile', { programHash: '0x123' }, /pieFile or programHash, not both/],
   ])('400 naming the field when %s is invalid', async (_field, fields, message) => {
     const answer = await submit(await pieForm(fields))
@@ -130,9 +143,16 @@ describe('POST /v1/l2/proving-query/proof-generation-verification', () => {
 
   it('an answer lost after processing is reported as ambiguous and not sent again', async () => {
     await emulator().control('POST', '/faults', { method: 'POST', path: L2_PIE, kind: 'drop-after' })
-    const error = await emulator().client().submitPie({ pieZip: FIXTURE_PIE }).catch((caught: unknown) => caught)
+    const error = await emulator()
+      .client()
+      .submitPie({ pieZip: FIXTURE_PIE })
+      .catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(SubmissionOutcomeUnknownError)
-    expect(emulator().requests().filter((entry) => entry.method === 'POST')).toHaveLength(1)
+    expect(
+      emulator()
+        .requests()
+        .filter((entry) => entry.method === 'POST'),
+    ).toHaveLength(1)
   })
 })
 
@@ -140,7 +160,12 @@ describe('POST /v1/l2/proving-query/proof-verification', () => {
   const emulator = useEmulator()
   const proofForm = async (fields: Record<string, string> = {}, options: { omit?: string[]; file?: string } = {}) => {
     const form = new FormData()
-    const values: Record<string, string> = { mockFactHash: 'true', stoneVersion: 'stone6', memoryVerification: 'relaxed', ...fields }
+    const values: Record<string, string> = {
+      mockFactHash: 'true',
+      stoneVersion: 'stone6',
+      memoryVerification: 'relaxed',
+      ...fields,
+    }
     for (const [name, value] of Object.entries(values)) if (!options.omit?.includes(name)) form.append(name, value)
     if (!options.omit?.includes('proofFile')) {
       const { openAsBlob } = await import('node:fs')
@@ -148,17 +173,23 @@ describe('POST /v1/l2/proving-query/proof-verification', () => {
     }
     return form
   }
-  const submit = async (form: FormData, apiKey: string | undefined = KEY) => emulator().call('POST', L2_PROOF, { query: { apiKey }, form })
+  const submit = async (form: FormData, apiKey: string | undefined = KEY) =>
+    emulator().call('POST', L2_PROOF, { query: { apiKey }, form })
 
   it('201 { provingQueryId }, then runs PROOF_VERIFICATION_ON_L2 to DONE', async () => {
     const answer = await submit(await proofForm())
     expect(answer.status).toBe(201)
-    const { provingQuery } = (await emulator().call('GET', `/docs/proving-query/${answer.body.provingQueryId}`, { headers: { 'api-key': KEY } })).body
+    const { provingQuery } = (
+      await emulator().call('GET', `/docs/proving-query/${answer.body.provingQueryId}`, { headers: { 'api-key': KEY } })
+    ).body
     expect(provingQuery).toMatchObject({ status: 'DONE', steps: ['PROOF_VERIFICATION_ON_L2'], isFactMocked: true })
   })
 
   it('401 without apiKey', async () => {
-    expect(await emulator().call('POST', L2_PROOF, { form: await proofForm() })).toMatchObject({ status: 401, body: { message: 'INVALID_API_KEY' } })
+    expect(await emulator().call('POST', L2_PROOF, { form: await proofForm() })).toMatchObject({
+      status: 401,
+      body: { message: 'INVALID_API_KEY' },
+    })
   })
 
   type Row = [options: { omit?: string[]; notJson?: boolean }, fields: Record<string, string>, message: RegExp]
@@ -195,12 +226,15 @@ describe('POST /v1/l2/proving-query/proof-verification', () => {
 
 describe('POST /proving-query (extension) and GET /proving-query-by-dedup-id', () => {
   const emulator = useEmulator()
-  const submit = async (form: FormData, apiKey = KEY) => emulator().call('POST', '/proving-query', { headers: { 'api-key': apiKey }, form })
+  const submit = async (form: FormData, apiKey = KEY) =>
+    emulator().call('POST', '/proving-query', { headers: { 'api-key': apiKey }, form })
 
   it('201 with contract.md defaults', async () => {
     const answer = await submit(await queryForm({ externalId: 'ext-1' }))
     expect(answer.status).toBe(201)
-    const { provingQuery } = (await emulator().call('GET', `/docs/proving-query/${answer.body.provingQueryId}`, { headers: { 'api-key': KEY } })).body
+    const { provingQuery } = (
+      await emulator().call('GET', `/docs/proving-query/${answer.body.provingQueryId}`, { headers: { 'api-key': KEY } })
+    ).body
     expect(provingQuery).toMatchObject({
       externalId: 'ext-1',
       layout: 'auto',
@@ -227,17 +261,25 @@ describe('POST /proving-query (extension) and GET /proving-query-by-dedup-id', (
     const other = await submit(await queryForm({ dedupId: 'job-42' }), OTHER_KEY)
     expect(other.body.provingQueryId).not.toBe(first.body.provingQueryId)
 
-    const found = await emulator().call('GET', '/proving-query-by-dedup-id', { headers: { 'api-key': KEY }, query: { dedupId: 'job-42' } })
+    const found = await emulator().call('GET', '/proving-query-by-dedup-id', {
+      headers: { 'api-key': KEY },
+      query: { dedupId: 'job-42' },
+    })
     expect(found.status).toBe(200)
     expect(found.body.provingQuery).toMatchObject({ id: first.body.provingQueryId, dedupId: 'job-42' })
     expect(found.body.provingQuery).not.toHaveProperty('status')
 
-    const missing = await emulator().call('GET', '/proving-query-by-dedup-id', { headers: { 'api-key': KEY }, query: { dedupId: 'nope' } })
+    const missing = await emulator().call('GET', '/proving-query-by-dedup-id', {
+      headers: { 'api-key': KEY },
+      query: { dedupId: 'nope' },
+    })
     expect(missing).toMatchObject({ status: 404, body: { message: 'PROVING_QUERY_NOT_FOUND' } })
     const anonymous = await emulator().call('GET', '/proving-query-by-dedup-id', { query: { dedupId: 'job-42' } })
     expect(anonymous).toMatchObject({ status: 401, body: { message: 'INVALID_API_KEY' } })
     // production.md: the key may travel as the apiKey query parameter.
-    const byQuery = await emulator().call('GET', '/proving-query-by-dedup-id', { query: { dedupId: 'job-42', apiKey: KEY } })
+    const byQuery = await emulator().call('GET', '/proving-query-by-dedup-id', {
+      query: { dedupId: 'job-42', apiKey: KEY },
+    })
     expect(byQuery.body.provingQuery).toMatchObject({ id: first.body.provingQueryId })
   })
 
@@ -316,19 +358,25 @@ describe('POST /proving-query (extension) and GET /proving-query-by-dedup-id', (
       expect(Object.keys(emulator().state.queries)).toHaveLength(0)
     })
 
-    it('cairo1 on rust with a text input is kept as input.txt; hints and production\'s layouts are taken', async () => {
-      const answer = await submit(programForm({ cairoVersion: 'cairo1', cairoVm: 'rust', hints: 'svc_sn_grower', layout: 'all_cairo' }, TXT))
+    it("cairo1 on rust with a text input is kept as input.txt; hints and production's layouts are taken", async () => {
+      const answer = await submit(
+        programForm({ cairoVersion: 'cairo1', cairoVm: 'rust', hints: 'svc_sn_grower', layout: 'all_cairo' }, TXT),
+      )
       expect(answer.status).toBe(201)
       const query = emulator().state.queries[answer.body.provingQueryId]!
       expect(query.files.input).toMatchObject({ name: 'input.txt' })
-      const { provingQuery } = (await emulator().call('GET', `/docs/proving-query/${query.id}`, { headers: { 'api-key': KEY } })).body
+      const { provingQuery } = (
+        await emulator().call('GET', `/docs/proving-query/${query.id}`, { headers: { 'api-key': KEY } })
+      ).body
       expect(provingQuery).toMatchObject({ hints: 'svc_sn_grower', layout: 'all_cairo', cairoVersion: 'cairo1' })
     })
   })
 
   it('the result decides the chain and the steps', async () => {
     const answer = await submit(await queryForm({ result: 'PROOF_VERIFICATION_ON_L1', network: 'MAINNET' }))
-    const { provingQuery } = (await emulator().call('GET', `/docs/proving-query/${answer.body.provingQueryId}`, { headers: { 'api-key': KEY } })).body
+    const { provingQuery } = (
+      await emulator().call('GET', `/docs/proving-query/${answer.body.provingQueryId}`, { headers: { 'api-key': KEY } })
+    ).body
     expect(provingQuery).toMatchObject({
       chain: 'L1',
       network: 'MAINNET',
@@ -352,7 +400,10 @@ describe('API key allow-list', () => {
     expect(refused).toMatchObject({ status: 401, body: { message: 'INVALID_API_KEY' } })
     const listed = await emulator.call('GET', '/docs/proving-queries', { headers: { 'api-key': OTHER_KEY } })
     expect(listed.status).toBe(401)
-    const error = await emulator.client(OTHER_KEY).listQueries().catch((caught: unknown) => caught)
+    const error = await emulator
+      .client(OTHER_KEY)
+      .listQueries()
+      .catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(ServiceError)
     expect(error).toMatchObject({ status: 401, code: 'INVALID_API_KEY' })
   })

@@ -5,7 +5,14 @@ import { Agent, request } from 'undici'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { ProvingClient } from '../../src/clients/proving.ts'
 import { clientClockFor, simulatedClock } from '../../src/emulator/index.ts'
-import { FIXTURE_PIE, KEY, startTestEmulator, submitFixturePie, type TestEmulator, useEmulator } from '../helpers/emulator.ts'
+import {
+  FIXTURE_PIE,
+  KEY,
+  startTestEmulator,
+  submitFixturePie,
+  type TestEmulator,
+  useEmulator,
+} from '../helpers/emulator.ts'
 
 const HOUR = 3_600_000
 const START = Date.parse('2030-01-01T00:00:00.000Z')
@@ -24,13 +31,26 @@ describe('simulated clock', () => {
 
   it('moves a query through its steps as time is advanced, with no timers', async () => {
     const id = await submitFixturePie(emulator)
-    expect(await read(id)).toMatchObject({ status: 'RECEIVED', step: null, steps: [], createdAt: '2030-01-01T00:00:00.000Z' })
+    expect(await read(id)).toMatchObject({
+      status: 'RECEIVED',
+      step: null,
+      steps: [],
+      createdAt: '2030-01-01T00:00:00.000Z',
+    })
     clock().advance(59_999)
     expect((await read(id)).status).toBe('RECEIVED')
     clock().advance(1)
-    expect(await read(id)).toMatchObject({ status: 'IN_PROGRESS', step: 'TRACE_GENERATION', steps: ['TRACE_GENERATION'] })
+    expect(await read(id)).toMatchObject({
+      status: 'IN_PROGRESS',
+      step: 'TRACE_GENERATION',
+      steps: ['TRACE_GENERATION'],
+    })
     clock().advance(HOUR)
-    expect(await read(id)).toMatchObject({ status: 'IN_PROGRESS', step: 'PROOF_GENERATION', steps: ['TRACE_GENERATION', 'PROOF_GENERATION'] })
+    expect(await read(id)).toMatchObject({
+      status: 'IN_PROGRESS',
+      step: 'PROOF_GENERATION',
+      steps: ['TRACE_GENERATION', 'PROOF_GENERATION'],
+    })
     const advanced = await emulator.control('POST', '/clock/advance', { ms: 2 * HOUR })
     expect(advanced.now).toBe('2030-01-01T03:01:00.000Z')
     expect(await read(id)).toMatchObject({
@@ -67,21 +87,35 @@ describe('simulated clock', () => {
 
   it('fails a query at a chosen step; fail/complete refuse finished or passed queries', async () => {
     const id = await submitFixturePie(emulator)
-    expect(await emulator.call('POST', `/_emulator/queries/${id}/fail`, { json: { retriable: true, step: 'NO_SUCH_STEP' } })).toMatchObject({ status: 400 })
+    expect(
+      await emulator.call('POST', `/_emulator/queries/${id}/fail`, { json: { retriable: true, step: 'NO_SUCH_STEP' } }),
+    ).toMatchObject({ status: 400 })
     await emulator.control('POST', `/queries/${id}/fail`, { retriable: true, step: 'PROOF_GENERATION' })
     clock().advance(60_000 + HOUR)
     expect((await read(id)).status).toBe('IN_PROGRESS')
     clock().advance(HOUR)
     const failed = await read(id)
-    expect(failed).toMatchObject({ status: 'FAILED', step: 'PROOF_GENERATION', steps: ['TRACE_GENERATION', 'PROOF_GENERATION'], completedAt: null })
+    expect(failed).toMatchObject({
+      status: 'FAILED',
+      step: 'PROOF_GENERATION',
+      steps: ['TRACE_GENERATION', 'PROOF_GENERATION'],
+      completedAt: null,
+    })
     expect(failed.errorReason).toMatch(/PROOF_GENERATION/)
-    expect(await emulator.call('POST', `/_emulator/queries/${id}/fail`, { json: { retriable: false } })).toMatchObject({ status: 409 })
+    expect(await emulator.call('POST', `/_emulator/queries/${id}/fail`, { json: { retriable: false } })).toMatchObject({
+      status: 409,
+    })
     expect(await emulator.call('POST', `/_emulator/queries/${id}/complete`)).toMatchObject({ status: 409 })
-    expect(await emulator.call('POST', '/_emulator/queries/unknown/complete')).toMatchObject({ status: 404, body: { message: 'PROVING_QUERY_NOT_FOUND' } })
+    expect(await emulator.call('POST', '/_emulator/queries/unknown/complete')).toMatchObject({
+      status: 404,
+      body: { message: 'PROVING_QUERY_NOT_FOUND' },
+    })
 
     const second = await submitFixturePie(emulator)
     clock().advance(60_000 + HOUR)
-    const passed = await emulator.call('POST', `/_emulator/queries/${second}/fail`, { json: { retriable: true, step: 'TRACE_GENERATION' } })
+    const passed = await emulator.call('POST', `/_emulator/queries/${second}/fail`, {
+      json: { retriable: true, step: 'TRACE_GENERATION' },
+    })
     expect(passed.status).toBe(409)
   })
 
@@ -89,14 +123,23 @@ describe('simulated clock', () => {
     const id = await submitFixturePie(emulator)
     clock().advance(60_000)
     const answer = await emulator.control('POST', `/queries/${id}/fail`, { retriable: false, reason: 'out of memory' })
-    expect(answer.provingQuery).toMatchObject({ status: 'FAILED', step: 'TRACE_GENERATION', errorReason: 'out of memory' })
+    expect(answer.provingQuery).toMatchObject({
+      status: 'FAILED',
+      step: 'TRACE_GENERATION',
+      errorReason: 'out of memory',
+    })
     clock().advance(10 * HOUR)
     expect((await read(id)).status).toBe('FAILED')
   })
 
   it('next-query plans apply to the next submissions, in order', async () => {
     await emulator.control('POST', '/next-query', { outcome: 'done' })
-    await emulator.control('POST', '/next-query', { outcome: 'fail', retriable: true, atStep: 'TRACE_GENERATION', reason: 'flaky' })
+    await emulator.control('POST', '/next-query', {
+      outcome: 'fail',
+      retriable: true,
+      atStep: 'TRACE_GENERATION',
+      reason: 'flaky',
+    })
     const instant = await submitFixturePie(emulator)
     const failing = await submitFixturePie(emulator)
     const normal = await submitFixturePie(emulator)
@@ -104,7 +147,9 @@ describe('simulated clock', () => {
     clock().advance(60_000 + HOUR)
     expect(await read(failing)).toMatchObject({ status: 'FAILED', errorReason: 'flaky', step: 'TRACE_GENERATION' })
     expect((await read(normal)).status).toBe('IN_PROGRESS')
-    expect(await emulator.call('POST', '/_emulator/next-query', { json: { outcome: 'maybe' } })).toMatchObject({ status: 400 })
+    expect(await emulator.call('POST', '/_emulator/next-query', { json: { outcome: 'maybe' } })).toMatchObject({
+      status: 400,
+    })
   })
 
   it('a timing change applies to new runs; running queries keep theirs', async () => {
@@ -122,7 +167,9 @@ describe('control API', () => {
   const emulator = useEmulator({ timing: { receivedMs: 1_000, stepMs: 1_000 } })
 
   it('refuses to advance a real clock (409)', async () => {
-    expect(await emulator().call('POST', '/_emulator/clock/advance', { json: { ms: 1000 } })).toMatchObject({ status: 409 })
+    expect(await emulator().call('POST', '/_emulator/clock/advance', { json: { ms: 1000 } })).toMatchObject({
+      status: 409,
+    })
   })
 
   it('GET /_emulator/state summarises queries and buckets; reset forgets everything', async () => {
@@ -160,7 +207,9 @@ describe('state kept on disk', () => {
     const timing = { receivedMs: 200, stepMs: 200 }
     const first = await startTestEmulator({ stateDir, timing })
     const id = await submitFixturePie(first)
-    const { provingBucket } = (await first.call('POST', '/buckets', { headers: { 'api-key': KEY }, json: { aggregatorVersion: 'v1' } })).body
+    const { provingBucket } = (
+      await first.call('POST', '/buckets', { headers: { 'api-key': KEY }, json: { aggregatorVersion: 'v1' } })
+    ).body
     await first.close()
     const saved = JSON.parse(await readFile(join(stateDir, 'state.json'), 'utf8'))
     expect(Object.keys(saved.queries)).toEqual([id])
@@ -174,7 +223,10 @@ describe('state kept on disk', () => {
       const { metadataUrls } = (await second.call('GET', `/proving-query/${id}`)).body
       const pie = await request(metadataUrls[1])
       expect(Buffer.from(await pie.body.arrayBuffer()).equals(await readFile(FIXTURE_PIE))).toBe(true)
-      const closed = await second.call('POST', '/buckets/close', { headers: { 'api-key': KEY }, query: { bucketId: provingBucket.id } })
+      const closed = await second.call('POST', '/buckets/close', {
+        headers: { 'api-key': KEY },
+        query: { bucketId: provingBucket.id },
+      })
       expect(closed).toMatchObject({ status: 200, body: { provingBucket: { id: provingBucket.id } } })
     } finally {
       await second.close()
@@ -188,7 +240,12 @@ describe('state kept on disk', () => {
     const port = first.port
     // The client's own connection pool: it outlives the first emulator.
     const agent = new Agent({ keepAliveTimeout: 4_000 })
-    const client = new ProvingClient({ baseUrl: first.url, apiKey: KEY, dispatcher: agent, retry: { maxAttempts: 10, baseDelayMs: 50 } })
+    const client = new ProvingClient({
+      baseUrl: first.url,
+      apiKey: KEY,
+      dispatcher: agent,
+      retry: { maxAttempts: 10, baseDelayMs: 50 },
+    })
     const waiting = client.waitForQuery(id, { schedule: { minIntervalMs: 100 } })
     await new Promise((resolve) => setTimeout(resolve, 250))
     await first.close()

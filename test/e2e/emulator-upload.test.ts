@@ -48,7 +48,8 @@ describe(`a ${sizeMiB} MiB upload`, () => {
       await file.truncate(sizeMiB * 1024 * 1024)
       await file.close()
       const form = new FormData()
-      for (const [name, value] of Object.entries({ mockFactHash: 'false', prover: 'svc_sharp', layout: 'auto' })) form.append(name, value)
+      for (const [name, value] of Object.entries({ mockFactHash: 'false', prover: 'svc_sharp', layout: 'auto' }))
+        form.append(name, value)
       form.append('pieFile', await openAsBlob(path), 'pie.zip')
       const response = await request(`${url}/v1/l2/proving-query/proof-generation-verification?apiKey=k-upload`, {
         method: 'POST',

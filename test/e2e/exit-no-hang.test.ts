@@ -45,12 +45,17 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true })
   for (const [command, values] of Object.entries(spans)) {
     const sorted = [...values].sort((a, b) => a - b)
-    console.log(`${command}: ${values.length} runs, after the last output: median ${sorted[sorted.length >> 1]} ms, max ${sorted.at(-1)} ms`)
+    console.log(
+      `${command}: ${values.length} runs, after the last output: median ${sorted[sorted.length >> 1]} ms, max ${sorted.at(-1)} ms`,
+    )
   }
 })
 
 /** Runs `proving <args>` and measures how long the process lived after its last byte of output. */
-async function lingering(args: string[], env: Record<string, string> = {}): Promise<{ code: number; ms: number; stderr: string }> {
+async function lingering(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; ms: number; stderr: string }> {
   const run = spawnCli(args, { entry: 'bin', env })
   let last = Date.now()
   run.child.stdout.on('data', () => (last = Date.now()))
@@ -67,18 +72,22 @@ const COMMANDS: [string, () => string[], () => Record<string, string>][] = [
 ]
 
 describe(`every command ends with its work (${RUNS} runs each)`, () => {
-  it.each(COMMANDS)('%s', async (command, args, env) => {
-    const limit = limiter(2)
-    spans[command] = []
-    await Promise.all(
-      Array.from({ length: RUNS }, () =>
-        limit(async () => {
-          const result = await lingering(args(), env())
-          expect(result.code, result.stderr).toBe(0)
-          spans[command]!.push(result.ms)
-        }),
-      ),
-    )
-    expect(Math.max(...spans[command]!)).toBeLessThan(EXIT_AFTER_MS)
-  }, 60_000 + RUNS * 10_000)
+  it.each(COMMANDS)(
+    '%s',
+    async (command, args, env) => {
+      const limit = limiter(2)
+      spans[command] = []
+      await Promise.all(
+        Array.from({ length: RUNS }, () =>
+          limit(async () => {
+            const result = await lingering(args(), env())
+            expect(result.code, result.stderr).toBe(0)
+            spans[command]!.push(result.ms)
+          }),
+        ),
+      )
+      expect(Math.max(...spans[command]!)).toBeLessThan(EXIT_AFTER_MS)
+    },
+    60_000 + RUNS * 10_000,
+  )
 })

@@ -47,31 +47,42 @@ afterAll(async () => {
 const CASES: { name: string; says: () => string | null; named: () => string }[] = [
   { name: 'another bucket', says: () => otherBucketId, named: () => `in bucket ${otherBucketId}` },
   // The same id but its first hyphen (U+2010 HYPHEN for U+002D): shown escaped, not as A's twin.
-  { name: 'a lookalike of this bucket\'s id', says: () => bucketId.replace('-', '\u2010'), named: () => `in bucket "${bucketId.replace('-', '\\u2010')}"` },
+  {
+    name: "a lookalike of this bucket's id",
+    says: () => bucketId.replace('-', '\u2010'),
+    named: () => `in bucket "${bucketId.replace('-', '\\u2010')}"`,
+  },
   { name: 'no bucket', says: () => null, named: () => 'in no bucket (bucketId is null)' },
 ]
 
-describe('a bucket\'s listing names a query whose own record names another bucket', () => {
-  it.each(CASES)('the record says $name: the CLI and bucket-close refuse, naming both buckets', async ({ says, named }) => {
-    await control(emulator.url, 'POST', `queries/${queryId}/record`, { bucketId: says() })
-    const refusal = `Query #0 (${queryId}): it is ${named()} by its own record, not in bucket ${bucketId}, whose listing names it: the gate trusts the query's record, not the listing.`
+describe("a bucket's listing names a query whose own record names another bucket", () => {
+  it.each(CASES)(
+    'the record says $name: the CLI and bucket-close refuse, naming both buckets',
+    async ({ says, named }) => {
+      await control(emulator.url, 'POST', `queries/${queryId}/record`, { bucketId: says() })
+      const refusal = `Query #0 (${queryId}): it is ${named()} by its own record, not in bucket ${bucketId}, whose listing names it: the gate trusts the query's record, not the listing.`
 
-    const cli = await runCli(['bucket', 'close', bucketId, '--wait', '--json', '--expect-query', queryId], { env: env() })
-    expect(cli.code, cli.stderr).toBe(1)
-    const verdict = JSON.parse(cli.stdout)
-    expect(verdict).toMatchObject({ ok: false, refusals: [refusal] })
-    expect(verdict.queries.map((row: { queryId: string; problems: string[] }) => [row.queryId, row.problems.length])).toEqual([[queryId, 1]])
-    const text = await runCli(['bucket', 'close', bucketId, '--wait', '--expect-query', queryId], { env: env() })
-    expect(text.code).toBe(1)
-    expect(text.stdout).toContain(`Gate refused:\n  - ${refusal}`)
+      const cli = await runCli(['bucket', 'close', bucketId, '--wait', '--json', '--expect-query', queryId], {
+        env: env(),
+      })
+      expect(cli.code, cli.stderr).toBe(1)
+      const verdict = JSON.parse(cli.stdout)
+      expect(verdict).toMatchObject({ ok: false, refusals: [refusal] })
+      expect(
+        verdict.queries.map((row: { queryId: string; problems: string[] }) => [row.queryId, row.problems.length]),
+      ).toEqual([[queryId, 1]])
+      const text = await runCli(['bucket', 'close', bucketId, '--wait', '--expect-query', queryId], { env: env() })
+      expect(text.code).toBe(1)
+      expect(text.stdout).toContain(`Gate refused:\n  - ${refusal}`)
 
-    const io = fakeIO({ 'bucket-id': bucketId, ...service(), wait: 'true', 'expected-queries': queryId })
-    await runBucketClose(io)
-    expect(io.failed).toBe(refusal)
-    expect(io.outputs['gate-passed']).toBe('false')
-    expect(io.summary).toContain('### ❌ Close bucket: failed')
-    expect(io.summary).toContain(`by its own record, not in bucket ${bucketId}, whose listing names it`)
-  })
+      const io = fakeIO({ 'bucket-id': bucketId, ...service(), wait: 'true', 'expected-queries': queryId })
+      await runBucketClose(io)
+      expect(io.failed).toBe(refusal)
+      expect(io.outputs['gate-passed']).toBe('false')
+      expect(io.summary).toContain('### ❌ Close bucket: failed')
+      expect(io.summary).toContain(`by its own record, not in bucket ${bucketId}, whose listing names it`)
+    },
+  )
 
   it('the record naming this bucket again passes on both hosts', async () => {
     await control(emulator.url, 'POST', `queries/${queryId}/record`, { bucketId })

@@ -28,13 +28,27 @@ const API_KEY = 'pk_e2e_KIND_7c21d0e4'
 let emulator: RunningEmulator
 // Each case stages the next query's record and proves the same PIE again: reuse would follow an
 // earlier DONE query instead of submitting the staged one (issue 32), so it is off here.
-const env = (extra: Record<string, string> = {}) => ({ PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never', ...extra })
+const env = (extra: Record<string, string> = {}) => ({
+  PROVING_BASE_URL: emulator.url,
+  PROVING_API_KEY: API_KEY,
+  PROVING_REUSE: 'never',
+  ...extra,
+})
 const service = () => ({ 'api-key': API_KEY, 'base-url': emulator.url, reuse: 'never' })
 
 /** The switched-off gate: a proof's record that says it is a trace, with nothing to check. */
-const SAYS_TRACE = { result: 'TRACE_GENERATION', step: 'TRACE_GENERATION', programHash: EXAMPLE.programHash, sharpFactHash: null, integrityFactHash: null, isFactMocked: false }
-const ASKED_L2_SAYS_TRACE = 'The query was asked for PROOF_VERIFICATION_ON_L2, but its record says its result is "TRACE_GENERATION"'
-const ASKED_PROOF_SAYS_TRACE = 'The query was asked for a proof (PROOF_GENERATION or PROOF_VERIFICATION_ON_*), but its record says its result is "TRACE_GENERATION"'
+const SAYS_TRACE = {
+  result: 'TRACE_GENERATION',
+  step: 'TRACE_GENERATION',
+  programHash: EXAMPLE.programHash,
+  sharpFactHash: null,
+  integrityFactHash: null,
+  isFactMocked: false,
+}
+const ASKED_L2_SAYS_TRACE =
+  'The query was asked for PROOF_VERIFICATION_ON_L2, but its record says its result is "TRACE_GENERATION"'
+const ASKED_PROOF_SAYS_TRACE =
+  'The query was asked for a proof (PROOF_GENERATION or PROOF_VERIFICATION_ON_*), but its record says its result is "TRACE_GENERATION"'
 
 async function nextQuerySays(record: Record<string, unknown>): Promise<void> {
   await control(emulator.url, 'POST', 'next-query', { outcome: 'done', record })
@@ -74,24 +88,39 @@ describe('the CLI', () => {
 
   it('prove --result (general submission) expects what --result asked for', async () => {
     await nextQuerySays({ ...SAYS_TRACE, step: null })
-    const result = await runCli(['prove', EXAMPLE_PIE, '--result', 'PROOF_VERIFICATION_ON_L1', '--wait'], { env: env() })
+    const result = await runCli(['prove', EXAMPLE_PIE, '--result', 'PROOF_VERIFICATION_ON_L1', '--wait'], {
+      env: env(),
+    })
     expect(result.code, result.stderr).toBe(1)
-    expect(result.stderr).toContain('gate refused: The query was asked for PROOF_VERIFICATION_ON_L1, but its record says its result is "TRACE_GENERATION"')
+    expect(result.stderr).toContain(
+      'gate refused: The query was asked for PROOF_VERIFICATION_ON_L1, but its record says its result is "TRACE_GENERATION"',
+    )
     expect(result.stderr).toContain('no sharpFactHash (null) for a DONE PROOF_VERIFICATION_ON_L1 result')
   })
 
   it('submit --result TRACE_GENERATION expects a trace: it passes, and a record claiming a proof is refused', async () => {
-    const trace = await runCli(['submit', EXAMPLE_PIE, '--result', 'TRACE_GENERATION', '--external-id', 'trace-1', '--wait'], { env: env() })
+    const trace = await runCli(
+      ['submit', EXAMPLE_PIE, '--result', 'TRACE_GENERATION', '--external-id', 'trace-1', '--wait'],
+      { env: env() },
+    )
     expect(trace.code, trace.stderr).toBe(0)
     expect(trace.stderr).toContain('No fact to check: a TRACE_GENERATION query generates a trace, not a proof.')
     await nextQuerySays({ result: 'PROOF_GENERATION' })
-    const claimed = await runCli(['submit', EXAMPLE_PIE, '--result', 'TRACE_GENERATION', '--external-id', 'trace-2', '--wait'], { env: env() })
+    const claimed = await runCli(
+      ['submit', EXAMPLE_PIE, '--result', 'TRACE_GENERATION', '--external-id', 'trace-2', '--wait'],
+      { env: env() },
+    )
     expect(claimed.code, claimed.stderr).toBe(1)
-    expect(claimed.stderr).toContain('gate refused: The query was asked for TRACE_GENERATION, but its record says its result is "PROOF_GENERATION"')
+    expect(claimed.stderr).toContain(
+      'gate refused: The query was asked for TRACE_GENERATION, but its record says its result is "PROOF_GENERATION"',
+    )
   })
 
-  it('query wait expects a proof unless told: --expect-result, else the journal\'s record, else any proof', async () => {
-    const traced = await runCli(['submit', EXAMPLE_PIE, '--result', 'TRACE_GENERATION', '--external-id', 'trace-3', '--wait', '--json'], { env: env() })
+  it("query wait expects a proof unless told: --expect-result, else the journal's record, else any proof", async () => {
+    const traced = await runCli(
+      ['submit', EXAMPLE_PIE, '--result', 'TRACE_GENERATION', '--external-id', 'trace-3', '--wait', '--json'],
+      { env: env() },
+    )
     expect(traced.code, traced.stderr).toBe(0)
     const id = JSON.parse(traced.stdout).provingQuery.id as string
 
@@ -105,11 +134,23 @@ describe('the CLI', () => {
     // An entry an interrupted run left in the journal says what was asked for.
     const journal = mkdtempSync(join(tmpdir(), 'kind-journal-'))
     mkdirSync(journal, { recursive: true })
-    const entry = { version: 1, key: 'a'.repeat(32), startedAt: Date.now(), state: 'submitted', pieDigest: EXAMPLE.sha256, service: new URL(emulator.url).origin, endpoint: 'general', params: { result: 'TRACE_GENERATION' }, provingQueryId: id }
+    const entry = {
+      version: 1,
+      key: 'a'.repeat(32),
+      startedAt: Date.now(),
+      state: 'submitted',
+      pieDigest: EXAMPLE.sha256,
+      service: new URL(emulator.url).origin,
+      endpoint: 'general',
+      params: { result: 'TRACE_GENERATION' },
+      provingQueryId: id,
+    }
     writeFileSync(join(journal, `${'a'.repeat(32)}.json`), JSON.stringify(entry))
     const recorded = await runCli(['query', 'wait', id], { env: env({ PROVING_JOURNAL_DIR: journal }) })
     expect(recorded.code, recorded.stderr).toBe(0)
-    expect(recorded.stderr).toContain(`Expecting TRACE_GENERATION: what the submission journal recorded for query ${id}.`)
+    expect(recorded.stderr).toContain(
+      `Expecting TRACE_GENERATION: what the submission journal recorded for query ${id}.`,
+    )
 
     // A proof, and a record that claims a trace for it.
     const proofId = await provedQuery()
@@ -119,14 +160,21 @@ describe('the CLI', () => {
     expect(switched.code, switched.stderr).toBe(1)
     expect(switched.stderr).toContain(ASKED_PROOF_SAYS_TRACE)
     // Told it is a trace, it passes as a trace (what was asked decides, and the user says so).
-    expect((await runCli(['query', 'wait', proofId, '--expect-result', 'TRACE_GENERATION'], { env: env() })).code).toBe(0)
+    expect((await runCli(['query', 'wait', proofId, '--expect-result', 'TRACE_GENERATION'], { env: env() })).code).toBe(
+      0,
+    )
   })
 
   it('the query wait that resumes prove, submit or verify-proof expects what they asked for, not any proof', async () => {
     // Without --wait, the command to follow the query carries what was asked.
-    const submitted = await runCli(['prove', EXAMPLE_PIE, '--dedup-id', 'resume-kind-1', '--result', 'PROOF_VERIFICATION_ON_L1'], { env: env() })
+    const submitted = await runCli(
+      ['prove', EXAMPLE_PIE, '--dedup-id', 'resume-kind-1', '--result', 'PROOF_VERIFICATION_ON_L1'],
+      { env: env() },
+    )
     expect(submitted.code, submitted.stderr).toBe(0)
-    expect(submitted.stdout).toMatch(/Follow it with: proving query wait \S+ --expect-result PROOF_VERIFICATION_ON_L1\n/)
+    expect(submitted.stdout).toMatch(
+      /Follow it with: proving query wait \S+ --expect-result PROOF_VERIFICATION_ON_L1\n/,
+    )
 
     // A wait that times out says how to resume the same gate.
     await control(emulator.url, 'PUT', 'timing', { stepMs: 3_600_000 })
@@ -137,7 +185,9 @@ describe('the CLI', () => {
       await control(emulator.url, 'PUT', 'timing', { stepMs: 20 })
     }
     expect(timedOut.code, timedOut.stderr).toBe(4)
-    const resume = /Resume with: (proving query wait (\S+) --expect-result PROOF_VERIFICATION_ON_L2)$/m.exec(timedOut.stderr)
+    const resume = /Resume with: (proving query wait (\S+) --expect-result PROOF_VERIFICATION_ON_L2)$/m.exec(
+      timedOut.stderr,
+    )
     expect(resume, timedOut.stderr).not.toBeNull()
     const id = resume![2]!
     // The service then calls the L2 verification asked for a mere proof generation, with its facts.
@@ -150,7 +200,9 @@ describe('the CLI', () => {
     expect((await runCli(['query', 'wait', id], { env: env() })).code).toBe(0)
     const resumed = await runCli(resume![1]!.split(' ').slice(1), { env: env() })
     expect(resumed.code, resumed.stderr).toBe(1)
-    expect(resumed.stderr).toContain('The query was asked for PROOF_VERIFICATION_ON_L2, but its record says its result is "PROOF_GENERATION"')
+    expect(resumed.stderr).toContain(
+      'The query was asked for PROOF_VERIFICATION_ON_L2, but its record says its result is "PROOF_GENERATION"',
+    )
   })
 
   it('a batch refuses the PIE whose record says TRACE_GENERATION, and passes the other', async () => {
@@ -165,12 +217,20 @@ describe('the CLI', () => {
   it('verify-proof --wait expects PROOF_VERIFICATION_ON_L2; query retry --wait a proof', async () => {
     const proof = await proofFile()
     await nextQuerySays({ ...SAYS_TRACE, step: null })
-    const verified = await runCli(['verify-proof', proof, '--stone-version', 'stone6', '--memory-verification', 'relaxed', '--wait'], { env: env() })
+    const verified = await runCli(
+      ['verify-proof', proof, '--stone-version', 'stone6', '--memory-verification', 'relaxed', '--wait'],
+      { env: env() },
+    )
     expect(verified.code, verified.stderr).toBe(1)
     expect(verified.stderr).toContain(`gate refused: ${ASKED_L2_SAYS_TRACE}`)
 
     // A FAILED query, retried: its new run's record says it is a trace.
-    await control(emulator.url, 'POST', 'next-query', { outcome: 'fail', retriable: true, reason: 'worker lost', record: SAYS_TRACE })
+    await control(emulator.url, 'POST', 'next-query', {
+      outcome: 'fail',
+      retriable: true,
+      reason: 'worker lost',
+      record: SAYS_TRACE,
+    })
     const failed = await runCli(['prove', EXAMPLE_PIE, '--wait', '--json'], { env: env() })
     expect(failed.code).toBe(1)
     const id = JSON.parse(failed.stdout).provingQuery.id as string
@@ -204,7 +264,12 @@ describe('the actions', () => {
     await runVerifyProof(verified)
     expect(verified.failed).toContain(ASKED_L2_SAYS_TRACE)
 
-    await control(emulator.url, 'POST', 'next-query', { outcome: 'fail', retriable: true, reason: 'worker lost', record: SAYS_TRACE })
+    await control(emulator.url, 'POST', 'next-query', {
+      outcome: 'fail',
+      retriable: true,
+      reason: 'worker lost',
+      record: SAYS_TRACE,
+    })
     const failed = await runCli(['prove', EXAMPLE_PIE, '--wait', '--json'], { env: env() })
     const retried = fakeIO({ 'query-id': JSON.parse(failed.stdout).provingQuery.id, ...service() })
     await runRetry(retried)
@@ -233,7 +298,9 @@ describe('the actions', () => {
     expect(anyProof.failed).toBeUndefined()
     const resumed = fakeIO({ 'query-id': id, ...service(), 'expected-result': 'PROOF_VERIFICATION_ON_L2' })
     await runWait(resumed)
-    expect(resumed.failed).toContain('The query was asked for PROOF_VERIFICATION_ON_L2, but its record says its result is "PROOF_GENERATION"')
+    expect(resumed.failed).toContain(
+      'The query was asked for PROOF_VERIFICATION_ON_L2, but its record says its result is "PROOF_GENERATION"',
+    )
   })
 
   it('root action with several PIEs: the row whose record says TRACE_GENERATION fails', async () => {
@@ -260,8 +327,24 @@ describe('the actions', () => {
     const github: GitHubApiStandIn = await startGitHubApi({ owner: 'proving-kit', repo: 'proving-kit' })
     try {
       await nextQuerySays(SAYS_TRACE)
-      const env = { GITHUB_API_URL: github.url, GITHUB_REPOSITORY: 'proving-kit/proving-kit', GITHUB_SHA: 'a'.repeat(40), GITHUB_JOB: 'prove', GITHUB_WORKFLOW: 'release', GITHUB_EVENT_NAME: 'push' }
-      const io = fakeIO({ pie: EXAMPLE_PIE, ...service(), 'github-token': 'ghs_kind_token_0123', 'release-tag': 'v31.0.0', 'check-run': 'true' }, { env })
+      const env = {
+        GITHUB_API_URL: github.url,
+        GITHUB_REPOSITORY: 'proving-kit/proving-kit',
+        GITHUB_SHA: 'a'.repeat(40),
+        GITHUB_JOB: 'prove',
+        GITHUB_WORKFLOW: 'release',
+        GITHUB_EVENT_NAME: 'push',
+      }
+      const io = fakeIO(
+        {
+          pie: EXAMPLE_PIE,
+          ...service(),
+          'github-token': 'ghs_kind_token_0123',
+          'release-tag': 'v31.0.0',
+          'check-run': 'true',
+        },
+        { env },
+      )
       await runMain(io)
       expect(io.failed).toContain(ASKED_L2_SAYS_TRACE)
       // Before, pie.zip, facts.json ("gate": {"passed": true}, both facts null) and SHA256SUMS went to the release.
@@ -287,7 +370,9 @@ describe('the actions', () => {
 
     const l1 = fakeIO({ 'query-id': id, ...service(), 'expected-result': 'PROOF_VERIFICATION_ON_L1' })
     await runWait(l1)
-    expect(l1.failed).toContain('The query was asked for PROOF_VERIFICATION_ON_L1, but its record says its result is "TRACE_GENERATION"')
+    expect(l1.failed).toContain(
+      'The query was asked for PROOF_VERIFICATION_ON_L1, but its record says its result is "TRACE_GENERATION"',
+    )
 
     const bad = fakeIO({ 'query-id': id, ...service(), 'expected-result': 'a proof' })
     await runWait(bad)
@@ -303,11 +388,16 @@ describe('buckets: every query a proof, and the queries the caller expected', ()
     const bucketId = JSON.parse(created.stdout).provingBucket.id as string
     const queryIds: string[] = []
     for (let index = 0; index < count; index++) {
-      const proved = await runCli(['prove', EXAMPLE_PIE, '--bucket-id', bucketId, '--external-id', `leg-${index}`, '--quiet'], { env: env() })
+      const proved = await runCli(
+        ['prove', EXAMPLE_PIE, '--bucket-id', bucketId, '--external-id', `leg-${index}`, '--quiet'],
+        { env: env() },
+      )
       expect(proved.code, proved.stderr).toBe(0)
       queryIds.push(proved.stdout.trim())
     }
-    const closed = await runCli(['bucket', 'close', bucketId, '--wait', '--expect-count', String(count)], { env: env() })
+    const closed = await runCli(['bucket', 'close', bucketId, '--wait', '--expect-count', String(count)], {
+      env: env(),
+    })
     expect(closed.code, closed.stdout + closed.stderr).toBe(0)
     return { bucketId, queryIds }
   }
@@ -317,31 +407,59 @@ describe('buckets: every query a proof, and the queries the caller expected', ()
     await control(emulator.url, 'POST', `queries/${queryIds[0]}/record`, SAYS_TRACE)
     const cli = await runCli(['bucket', 'close', bucketId, '--wait'], { env: env() })
     expect(cli.code, cli.stderr).toBe(1)
-    expect(cli.stdout).toContain(`Query #0 (${queryIds[0]}): it was asked for a proof (PROOF_GENERATION or PROOF_VERIFICATION_ON_*), but its record says its result is "TRACE_GENERATION"`)
+    expect(cli.stdout).toContain(
+      `Query #0 (${queryIds[0]}): it was asked for a proof (PROOF_GENERATION or PROOF_VERIFICATION_ON_*), but its record says its result is "TRACE_GENERATION"`,
+    )
 
     const io = fakeIO({ 'bucket-id': bucketId, ...service(), wait: 'true' })
     await runBucketClose(io)
-    expect(io.failed).toContain('it was asked for a proof (PROOF_GENERATION or PROOF_VERIFICATION_ON_*), but its record says its result is "TRACE_GENERATION"')
+    expect(io.failed).toContain(
+      'it was asked for a proof (PROOF_GENERATION or PROOF_VERIFICATION_ON_*), but its record says its result is "TRACE_GENERATION"',
+    )
     expect(io.outputs['gate-passed']).toBe('false')
   })
 
   it('--expect-query / --expect-count: a missing or unexpected query is refused, naming it', async () => {
     const { bucketId, queryIds } = await closedBucket(2)
     const [first, second] = queryIds as [string, string]
-    const both = await runCli(['bucket', 'close', bucketId, '--wait', '--expect-query', first, '--expect-query', second], { env: env() })
+    const both = await runCli(
+      ['bucket', 'close', bucketId, '--wait', '--expect-query', first, '--expect-query', second],
+      { env: env() },
+    )
     expect(both.code, both.stdout + both.stderr).toBe(0)
 
     // A leg that never submitted: its id is expected, and the bucket does not list it.
-    const missing = await runCli(['bucket', 'close', bucketId, '--wait', '--json', '--expect-query', first, '--expect-query', second, '--expect-query', 'never-submitted'], { env: env() })
+    const missing = await runCli(
+      [
+        'bucket',
+        'close',
+        bucketId,
+        '--wait',
+        '--json',
+        '--expect-query',
+        first,
+        '--expect-query',
+        second,
+        '--expect-query',
+        'never-submitted',
+      ],
+      { env: env() },
+    )
     expect(missing.code).toBe(1)
     expect(JSON.parse(missing.stdout).refusals).toEqual([
       `Bucket ${bucketId} does not list the expected query never-submitted: a job's query is missing (it never submitted, or the listing left it out).`,
     ])
 
     // A query no job of this run submitted: not read, named.
-    const unexpected = await runCli(['bucket', 'close', bucketId, '--wait', '--json', '--expect-query', first], { env: env() })
+    const unexpected = await runCli(['bucket', 'close', bucketId, '--wait', '--json', '--expect-query', first], {
+      env: env(),
+    })
     expect(unexpected.code).toBe(1)
-    expect(JSON.parse(unexpected.stdout)).toMatchObject({ ok: false, queries: [], refusals: [`Bucket ${bucketId} lists a query that no job was expected to submit: ${second}.`] })
+    expect(JSON.parse(unexpected.stdout)).toMatchObject({
+      ok: false,
+      queries: [],
+      refusals: [`Bucket ${bucketId} lists a query that no job was expected to submit: ${second}.`],
+    })
 
     const fewer = await runCli(['bucket', 'close', bucketId, '--wait', '--expect-count', '3'], { env: env() })
     expect(fewer.code).toBe(1)
@@ -350,7 +468,12 @@ describe('buckets: every query a proof, and the queries the caller expected', ()
 
   it('bucket-close `expected-queries`: ids (a JSON array or a list) or a count; a missing one fails the step naming it', async () => {
     const { bucketId, queryIds } = await closedBucket(2)
-    const passed = fakeIO({ 'bucket-id': bucketId, ...service(), wait: 'true', 'expected-queries': JSON.stringify(queryIds) })
+    const passed = fakeIO({
+      'bucket-id': bucketId,
+      ...service(),
+      wait: 'true',
+      'expected-queries': JSON.stringify(queryIds),
+    })
     await runBucketClose(passed)
     expect(passed.failed).toBeUndefined()
     expect(passed.outputs['gate-passed']).toBe('true')
@@ -359,26 +482,51 @@ describe('buckets: every query a proof, and the queries the caller expected', ()
     await runBucketClose(counted)
     expect(counted.failed).toBeUndefined()
 
-    const missing = fakeIO({ 'bucket-id': bucketId, ...service(), wait: 'true', 'expected-queries': `${queryIds.join('\n')}\nleg-that-never-ran` })
+    const missing = fakeIO({
+      'bucket-id': bucketId,
+      ...service(),
+      wait: 'true',
+      'expected-queries': `${queryIds.join('\n')}\nleg-that-never-ran`,
+    })
     await runBucketClose(missing)
     expect(missing.failed).toContain(`Bucket ${bucketId} does not list the expected query leg-that-never-ran`)
     expect(missing.outputs['gate-passed']).toBe('false')
   })
 
   it('user input is checked strictly before anything is closed', async () => {
-    const both = await runCli(['bucket', 'close', 'b-1', '--wait', '--expect-query', 'q-1', '--expect-count', '1'], { env: env() })
+    const both = await runCli(['bucket', 'close', 'b-1', '--wait', '--expect-query', 'q-1', '--expect-count', '1'], {
+      env: env(),
+    })
     expect(both.code).toBe(2)
     expect(both.stderr).toContain('Give --expect-query or --expect-count, not both')
     const zero = await runCli(['bucket', 'close', 'b-1', '--wait', '--expect-count', '0'], { env: env() })
     expect(zero.code).toBe(2)
     expect(zero.stderr).toMatch(/--expect-count/)
-    const twice = await runCli(['bucket', 'close', 'b-1', '--wait', '--expect-query', 'q-1', '--expect-query', 'q-1'], { env: env() })
+    const twice = await runCli(['bucket', 'close', 'b-1', '--wait', '--expect-query', 'q-1', '--expect-query', 'q-1'], {
+      env: env(),
+    })
     expect(twice.code).toBe(2)
     expect(twice.stderr).toContain('--expect-query q-1 is given twice')
     const slash = await runCli(['bucket', 'close', 'b-1', '--wait', '--expect-query', 'a/b'], { env: env() })
     expect(slash.code).toBe(2)
     // Every problem at once, on one line, as `expected-queries` lists them.
-    const several = await runCli(['bucket', 'close', 'b-1', '--wait', '--expect-query', 'a/b', '--expect-query', 'q-1', '--expect-query', 'c?d', '--expect-query', 'q-1'], { env: env() })
+    const several = await runCli(
+      [
+        'bucket',
+        'close',
+        'b-1',
+        '--wait',
+        '--expect-query',
+        'a/b',
+        '--expect-query',
+        'q-1',
+        '--expect-query',
+        'c?d',
+        '--expect-query',
+        'q-1',
+      ],
+      { env: env() },
+    )
     expect(several.code).toBe(2)
     expect(several.stderr.trim().split('\n')).toHaveLength(1)
     expect(several.stderr).toContain('--expect-query "a/b", "c?d" are not query ids')

@@ -57,7 +57,9 @@ describe('proving prove --wait', () => {
     expect(result.code, result.stderr).toBe(1)
     // The record read (L) does not name the prover: either fact would do, and neither is there.
     // With --json the refusals are the notes of the one `{ "error": … }` object on stderr (README).
-    expect(result.stderr).toContain('The service reported no programHash (null) for a DONE PROOF_VERIFICATION_ON_L2 result')
+    expect(result.stderr).toContain(
+      'The service reported no programHash (null) for a DONE PROOF_VERIFICATION_ON_L2 result',
+    )
     expect(result.stderr).toContain('neither sharpFactHash nor integrityFactHash')
     expect(result.stderr).not.toMatch(/Facts checked locally/)
     const output = JSON.parse(result.stdout)
@@ -69,7 +71,9 @@ describe('proving prove --wait', () => {
     await nextQuerySays(PROGRAM_HASH_ONLY)
     const result = await runCli(['prove', PIE, '--wait'], { env: env() })
     expect(result.code, result.stderr).toBe(1)
-    expect(result.stderr).toMatch(/gate refused: The service reported neither sharpFactHash nor integrityFactHash for a DONE PROOF_VERIFICATION_ON_L2 result/)
+    expect(result.stderr).toMatch(
+      /gate refused: The service reported neither sharpFactHash nor integrityFactHash for a DONE PROOF_VERIFICATION_ON_L2 result/,
+    )
     expect(result.stderr).not.toMatch(/programHash/)
   })
 
@@ -77,12 +81,16 @@ describe('proving prove --wait', () => {
     await nextQuerySays({ isFactMocked: null })
     const refused = await runCli(['prove', PIE, '--wait'], { env: env() })
     expect(refused.code, refused.stderr).toBe(1)
-    expect(refused.stderr).toMatch(/gate refused: The service did not say whether the fact is mocked \(isFactMocked is null\)/)
+    expect(refused.stderr).toMatch(
+      /gate refused: The service did not say whether the fact is mocked \(isFactMocked is null\)/,
+    )
 
     await nextQuerySays({ isFactMocked: null })
     const allowed = await runCli(['prove', PIE, '--wait', '--allow-mocked-fact'], { env: env() })
     expect(allowed.code, allowed.stderr).toBe(0)
-    expect(allowed.stderr).toMatch(/Facts checked locally: program hash matches \(pedersen\), sharpFactHash, integrityFactHash equal/)
+    expect(allowed.stderr).toMatch(
+      /Facts checked locally: program hash matches \(pedersen\), sharpFactHash, integrityFactHash equal/,
+    )
   })
 
   it('reads a record with a malformed hash and refuses that field, the text shown as data', async () => {
@@ -90,7 +98,9 @@ describe('proving prove --wait', () => {
     const result = await runCli(['prove', PIE, '--wait'], { env: env() })
     // 1 (refused), not 3 (a read that failed on the answer).
     expect(result.code, result.stderr).toBe(1)
-    expect(result.stderr).toContain("gate refused: The service's sharpFactHash is not a 0x hex hash of at most 64 digits")
+    expect(result.stderr).toContain(
+      "gate refused: The service's sharpFactHash is not a 0x hex hash of at most 64 digits",
+    )
     expect(result.stdout + result.stderr).not.toContain('\u001b')
     expect(result.stdout).toContain('"zz\\u001b[2J0x"')
   })
@@ -143,14 +153,24 @@ describe('the root action and wait', () => {
 
   it('root action: the on-chain check settles an unknown mock state: a registered fact passes', async () => {
     await nextQuerySays({ isFactMocked: null })
-    const io = fakeIO({ pie: PIE, ...service(), 'verify-onchain': 'starknet', 'starknet-rpc-url': `${emulator.url}/starknet-rpc` })
+    const io = fakeIO({
+      pie: PIE,
+      ...service(),
+      'verify-onchain': 'starknet',
+      'starknet-rpc-url': `${emulator.url}/starknet-rpc`,
+    })
     await runMain(io)
     expect(io.failed).toBeUndefined()
     expect(io.outputs).toMatchObject({ status: 'DONE', 'facts-verified': 'true', 'onchain-verified': 'true' })
 
     // A missing fact is not settled by it: there is no fact to look up.
     await nextQuerySays(PROGRAM_HASH_ONLY)
-    const missing = fakeIO({ pie: PIE, ...service(), 'verify-onchain': 'starknet', 'starknet-rpc-url': `${emulator.url}/starknet-rpc` })
+    const missing = fakeIO({
+      pie: PIE,
+      ...service(),
+      'verify-onchain': 'starknet',
+      'starknet-rpc-url': `${emulator.url}/starknet-rpc`,
+    })
     await runMain(missing)
     expect(missing.failed).toMatch(/neither sharpFactHash nor integrityFactHash/)
     expect(missing.outputs['onchain-verified']).toBe('false')
@@ -169,12 +189,17 @@ describe('the root action and wait', () => {
 
     await control(emulator.url, 'POST', `queries/${provingQueryId}/record`, PROGRAM_HASH_ONLY)
     const withPie = await wait({ pie: PIE })
-    expect(withPie.failed).toMatch(/The service reported neither sharpFactHash nor integrityFactHash|no integrityFactHash/)
+    expect(withPie.failed).toMatch(
+      /The service reported neither sharpFactHash nor integrityFactHash|no integrityFactHash/,
+    )
     expect(withPie.outputs['facts-verified']).toBe('false')
     const withoutPie = await wait({})
     expect(withoutPie.failed).toMatch(/integrityFactHash/)
 
-    await control(emulator.url, 'POST', `queries/${provingQueryId}/record`, { sharpFactHash: GARBLED, integrityFactHash: '0x1' })
+    await control(emulator.url, 'POST', `queries/${provingQueryId}/record`, {
+      sharpFactHash: GARBLED,
+      integrityFactHash: '0x1',
+    })
     const garbled = await wait({})
     expect(garbled.failed).toMatch(/sharpFactHash is not a 0x hex hash/)
     expect(garbled.summary).not.toContain('\u001b')
@@ -203,9 +228,15 @@ describe('the root action and wait', () => {
   it('the emulator refuses a record override it cannot say', async () => {
     const client = new ProvingClient({ baseUrl: emulator.url, apiKey: API_KEY })
     const { provingQueryId } = await client.submitPie({ pieZip: PIE })
-    await expect(control(emulator.url, 'POST', `queries/${provingQueryId}/record`, { programHash: 12 })).rejects.toThrow(/400 .*programHash must be a string/)
-    await expect(control(emulator.url, 'POST', `queries/${provingQueryId}/record`, { status: 'DONE' })).rejects.toThrow(/400 .*record takes programHash/)
-    await expect(control(emulator.url, 'POST', 'next-query', { outcome: 'done', record: { isFactMocked: 'no' } })).rejects.toThrow(/400 .*isFactMocked must be a boolean or null/)
+    await expect(
+      control(emulator.url, 'POST', `queries/${provingQueryId}/record`, { programHash: 12 }),
+    ).rejects.toThrow(/400 .*programHash must be a string/)
+    await expect(control(emulator.url, 'POST', `queries/${provingQueryId}/record`, { status: 'DONE' })).rejects.toThrow(
+      /400 .*record takes programHash/,
+    )
+    await expect(
+      control(emulator.url, 'POST', 'next-query', { outcome: 'done', record: { isFactMocked: 'no' } }),
+    ).rejects.toThrow(/400 .*isFactMocked must be a boolean or null/)
   })
 
   it('evaluateGate (the library) refuses the records the emulator serves', async () => {
@@ -213,7 +244,10 @@ describe('the root action and wait', () => {
     await nextQuerySays({ ...NO_FACTS, isFactMocked: null })
     const { provingQueryId } = await client.submitPie({ pieZip: PIE })
     const { provingQuery } = await client.waitForQuery(provingQueryId, { timeoutMs: 20_000 })
-    const refusals = evaluateGate(provingQuery, undefined, { allowMockedFact: false, expected: expectResult('PROOF_VERIFICATION_ON_L2') })
+    const refusals = evaluateGate(provingQuery, undefined, {
+      allowMockedFact: false,
+      expected: expectResult('PROOF_VERIFICATION_ON_L2'),
+    })
     expect(refusals.map((refusal) => refusal.kind)).toEqual(['mock-state-unknown', 'fact-missing', 'fact-missing'])
   })
 })
@@ -235,14 +269,25 @@ describe('the bucket gate', () => {
   /** How many times the gate read the query since `since` (the request log). */
   async function readsOf(queryId: string, since: number): Promise<number> {
     const { requests } = (await control(emulator.url, 'GET', 'requests')) as { requests: { path: string }[] }
-    return requests.slice(since).filter((request) => request.path.split('?')[0]!.endsWith(`/proving-query/${queryId}`)).length
+    return requests.slice(since).filter((request) => request.path.split('?')[0]!.endsWith(`/proving-query/${queryId}`))
+      .length
   }
-  const logLength = async () => ((await control(emulator.url, 'GET', 'requests')) as { requests: unknown[] }).requests.length
+  const logLength = async () =>
+    ((await control(emulator.url, 'GET', 'requests')) as { requests: unknown[] }).requests.length
 
   it('CLI: a listing naming one query 20,000 times is refused unread (issue 31); more distinct queries than leaves is refused', async () => {
     const { bucketId, queryId } = await bucketWithOneQuery()
-    const listing = (ids: string[]) => ({ bucket: { id: bucketId, status: 'DONE', leaves: 1 }, queries: ids.map((id) => ({ id })) })
-    await control(emulator.url, 'POST', 'faults', { method: 'GET', path: `/buckets/${bucketId}`, status: 200, body: listing(Array(20_000).fill(queryId)), times: 1000 })
+    const listing = (ids: string[]) => ({
+      bucket: { id: bucketId, status: 'DONE', leaves: 1 },
+      queries: ids.map((id) => ({ id })),
+    })
+    await control(emulator.url, 'POST', 'faults', {
+      method: 'GET',
+      path: `/buckets/${bucketId}`,
+      status: 200,
+      body: listing(Array(20_000).fill(queryId)),
+      times: 1000,
+    })
     const before = await logLength()
     const repeated = await runCli(['bucket', 'close', bucketId, '--wait', '--json'], { env: env() })
     // An answer the gate cannot read is not a pass: 20,000 leaves of one query are not 2 leaves.
@@ -257,10 +302,18 @@ describe('the bucket gate', () => {
 
     const other = await bucketWithOneQuery()
     await control(emulator.url, 'DELETE', 'faults')
-    await control(emulator.url, 'POST', 'faults', { method: 'GET', path: `/buckets/${bucketId}`, status: 200, body: listing([queryId, other.queryId]), times: 1000 })
+    await control(emulator.url, 'POST', 'faults', {
+      method: 'GET',
+      path: `/buckets/${bucketId}`,
+      status: 200,
+      body: listing([queryId, other.queryId]),
+      times: 1000,
+    })
     const tooMany = await runCli(['bucket', 'close', bucketId, '--wait'], { env: env() })
     expect(tooMany.code, tooMany.stderr).toBe(1)
-    expect(tooMany.stdout).toContain(`Bucket ${bucketId} lists 2 distinct queries but has 1 leaf: the listing does not match the bucket.`)
+    expect(tooMany.stdout).toContain(
+      `Bucket ${bucketId} lists 2 distinct queries but has 1 leaf: the listing does not match the bucket.`,
+    )
   })
 
   it('CLI: a record that is not the query it was read for is refused', async () => {
@@ -268,10 +321,24 @@ describe('the bucket gate', () => {
     const other = await bucketWithOneQuery()
     // The listing names this bucket's query, but the service answers with another bucket's query.
     // The other query's record with its status, as the /docs/ path answers (the public path's shape plus status).
-    const { provingQuery } = await new ProvingClient({ baseUrl: emulator.url, apiKey: API_KEY }).readQuery(other.queryId)
+    const { provingQuery } = await new ProvingClient({ baseUrl: emulator.url, apiKey: API_KEY }).readQuery(
+      other.queryId,
+    )
     const answer = { provingQuery, metadataUrls: [] }
-    await control(emulator.url, 'POST', 'faults', { method: 'GET', path: `/proving-query/${queryId}`, status: 200, body: answer, times: 1000 })
-    await control(emulator.url, 'POST', 'faults', { method: 'GET', path: `/docs/proving-query/${queryId}`, status: 200, body: answer, times: 1000 })
+    await control(emulator.url, 'POST', 'faults', {
+      method: 'GET',
+      path: `/proving-query/${queryId}`,
+      status: 200,
+      body: answer,
+      times: 1000,
+    })
+    await control(emulator.url, 'POST', 'faults', {
+      method: 'GET',
+      path: `/docs/proving-query/${queryId}`,
+      status: 200,
+      body: answer,
+      times: 1000,
+    })
     const swapped = await runCli(['bucket', 'close', bucketId, '--wait'], { env: env() })
     expect(swapped.code, swapped.stdout + swapped.stderr).toBe(1)
     expect(swapped.stdout).toContain(`Read as query ${queryId}, the service answered with the record of another query.`)
@@ -309,15 +376,25 @@ describe('the bucket gate', () => {
   it('CLI: reading the queries counts against --timeout (exit 4)', async () => {
     const { bucketId } = await bucketWithOneQuery()
     // The query reads hang: only the command's deadline ends them.
-    await control(emulator.url, 'POST', 'faults', { method: 'GET', path: '/docs/proving-query/:id', kind: 'delay', delayMs: 600_000, times: 10 })
+    await control(emulator.url, 'POST', 'faults', {
+      method: 'GET',
+      path: '/docs/proving-query/:id',
+      kind: 'delay',
+      delayMs: 600_000,
+      times: 10,
+    })
     const result = await runCli(['bucket', 'close', bucketId, '--wait', '--timeout', '3s'], { env: env() })
     expect(result.code, result.stderr).toBe(4)
-    expect(result.stderr).toContain(`Bucket ${bucketId} ended, but its queries could not all be read before the timeout`)
+    expect(result.stderr).toContain(
+      `Bucket ${bucketId} ended, but its queries could not all be read before the timeout`,
+    )
 
     // The action: the same deadline (timeout-minutes, 0.05 = 3 s), a timeout, not a gate verdict.
     const io = fakeIO({ 'bucket-id': bucketId, wait: 'true', 'timeout-minutes': '0.05', ...service() })
     await runBucketClose(io)
-    expect(io.failed).toBe(`Bucket ${bucketId} ended, but its queries could not all be read before the timeout; nothing was judged.`)
+    expect(io.failed).toBe(
+      `Bucket ${bucketId} ended, but its queries could not all be read before the timeout; nothing was judged.`,
+    )
     expect(io.outputs['gate-passed']).toBeUndefined()
   })
 })

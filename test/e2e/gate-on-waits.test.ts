@@ -32,7 +32,12 @@ async function doneSaying(record: Record<string, unknown>, extra: string[] = [])
 
 /** A FAILED, retriable query whose record says `record` once a retry ends DONE. */
 async function failedSaying(record: Record<string, unknown>, extra: string[] = []): Promise<string> {
-  await emulator().control('POST', '/next-query', { outcome: 'fail', retriable: true, reason: 'worker lost (emulated)', record })
+  await emulator().control('POST', '/next-query', {
+    outcome: 'fail',
+    retriable: true,
+    reason: 'worker lost (emulated)',
+    record,
+  })
   const id = await submitted(extra)
   const waited = await emulator().client().waitForQuery(id, { timeoutMs: 10_000 })
   expect(waited.provingQuery.status).toBe('FAILED')
@@ -108,7 +113,10 @@ describe('proving verify-proof --wait gates the verification', () => {
     return path
   }
   const verify = (...extra: string[]) =>
-    runCli(['verify-proof', proof(), '--stone-version', 'stone6', '--memory-verification', 'relaxed', '--wait', ...extra], { env: env() })
+    runCli(
+      ['verify-proof', proof(), '--stone-version', 'stone6', '--memory-verification', 'relaxed', '--wait', ...extra],
+      { env: env() },
+    )
 
   it('isFactMocked null: exit 1 naming it; --allow-mocked-fact lets it pass', async () => {
     await emulator().control('POST', '/next-query', { outcome: 'done', record: { isFactMocked: null } })
@@ -128,7 +136,10 @@ describe('proving verify-proof --wait gates the verification', () => {
   })
 
   it('null facts: exit 1 even with --allow-mocked-fact', async () => {
-    await emulator().control('POST', '/next-query', { outcome: 'done', record: { programHash: null, integrityFactHash: null, sharpFactHash: null } })
+    await emulator().control('POST', '/next-query', {
+      outcome: 'done',
+      record: { programHash: null, integrityFactHash: null, sharpFactHash: null },
+    })
     const refused = await verify('--allow-mocked-fact')
     expect(refused.code, refused.stderr).toBe(1)
     expect(refused.stderr).toMatch(/gate refused: The service reported no programHash \(null\)/)
@@ -140,7 +151,10 @@ describe('the verify-proof action names the input it has', () => {
     const path = join(mkdtempSync(join(tmpdir(), 'verify-proof-')), 'proof.json')
     writeFileSync(path, JSON.stringify({ proof: 'emulated' }))
     await emulator().control('POST', '/next-query', { outcome: 'done', record: { isFactMocked: null } })
-    const run = await runAction('verify-proof', { inputs: { 'api-key': KEY, 'base-url': emulator().url, proof: path }, fromSource: true })
+    const run = await runAction('verify-proof', {
+      inputs: { 'api-key': KEY, 'base-url': emulator().url, proof: path },
+      fromSource: true,
+    })
     expect(run.code, run.stdout).toBe(1)
     expect(run.outputs['error-reason']).toMatch(/isFactMocked is null.*, and `mock-fact-hash` is false\./)
     expect(run.outputs['error-reason']).not.toContain('allow-mocked-fact')
@@ -149,7 +163,10 @@ describe('the verify-proof action names the input it has', () => {
 
 describe('the retry action gates the retried query (from source: dist/ is rebuilt separately)', () => {
   const retry = async (inputs: Record<string, string>) => {
-    const run = await runAction('retry', { inputs: { 'api-key': KEY, 'base-url': emulator().url, ...inputs }, fromSource: true })
+    const run = await runAction('retry', {
+      inputs: { 'api-key': KEY, 'base-url': emulator().url, ...inputs },
+      fromSource: true,
+    })
     expect(leakedSecret(run, KEY), 'the API key leaked').toBeUndefined()
     return run
   }

@@ -19,7 +19,8 @@ const env = () => ({ PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY, P
 const service = () => ({ 'api-key': API_KEY, 'base-url': emulator.url, reuse: 'never' })
 
 const LOOKALIKE = 'st\u043ene'
-const REFUSAL = 'The record names its prover "st\\u043ene", not a prover this version knows (stone, stwo, stwoHerodotus, in any letter case)'
+const REFUSAL =
+  'The record names its prover "st\\u043ene", not a prover this version knows (stone, stwo, stwoHerodotus, in any letter case)'
 
 beforeAll(async () => {
   emulator = await startEmulator({ timing: { receivedMs: 0, stepMs: 20 }, apiKeys: [API_KEY] })
@@ -34,7 +35,10 @@ afterEach(async () => {
 
 /** The next query submitted ends DONE at once, its record naming `sharpProver` with no Integrity fact. */
 async function nextQueryNames(sharpProver: string): Promise<void> {
-  await control(emulator.url, 'POST', 'next-query', { outcome: 'done', record: { sharpProver, integrityFactHash: null } })
+  await control(emulator.url, 'POST', 'next-query', {
+    outcome: 'done',
+    record: { sharpProver, integrityFactHash: null },
+  })
 }
 
 describe('a record naming a lookalike prover, with the SHARP fact alone', () => {
@@ -42,7 +46,9 @@ describe('a record naming a lookalike prover, with the SHARP fact alone', () => 
     await nextQueryNames(LOOKALIKE)
     const refused = await runCli(['prove', EXAMPLE_PIE, '--wait'], { env: env() })
     expect(refused.code, refused.stderr).toBe(1)
-    expect(refused.stderr).toContain(`proving: gate refused: ${REFUSAL}: which fact binds the output (Stone's Integrity, Stwo's SHARP) cannot be told.`)
+    expect(refused.stderr).toContain(
+      `proving: gate refused: ${REFUSAL}: which fact binds the output (Stone's Integrity, Stwo's SHARP) cannot be told.`,
+    )
     expect(refused.stdout + refused.stderr).not.toContain(LOOKALIKE)
 
     // With --json the refusal is a note of the one `{ "error": … }` object on stderr.
@@ -54,7 +60,9 @@ describe('a record naming a lookalike prover, with the SHARP fact alone', () => 
     await nextQueryNames('STONE')
     const known = await runCli(['prove', EXAMPLE_PIE, '--wait'], { env: env() })
     expect(known.code, known.stderr).toBe(1)
-    expect(known.stderr).toContain('gate refused: The service reported no integrityFactHash (null) for a DONE PROOF_VERIFICATION_ON_L2 (STONE) result')
+    expect(known.stderr).toContain(
+      'gate refused: The service reported no integrityFactHash (null) for a DONE PROOF_VERIFICATION_ON_L2 (STONE) result',
+    )
     expect(known.stderr).not.toContain('not a prover this version knows')
   })
 

@@ -24,7 +24,11 @@ const pies: Record<string, string> = {}
 const HEAP_CAP = ['--max-old-space-size=256']
 
 const hostile: [string, () => Promise<Uint8Array>, RegExp][] = [
-  ['metadata.json inflating to 120M empty objects (the issue\'s zip bomb)', metadataObjectBomb, /metadata\.json inflates to 360000025 bytes, past its budget of 32 MiB/],
+  [
+    "metadata.json inflating to 120M empty objects (the issue's zip bomb)",
+    metadataObjectBomb,
+    /metadata\.json inflates to 360000025 bytes, past its budget of 32 MiB/,
+  ],
   [
     'metadata.json of 10M objects (30 MB) declared honestly under the size budget',
     () => jsonBombPie({ head: '{"program":{"data":[', unit: '{},', count: 10_000_000, tail: '{}]}}' }),
@@ -37,10 +41,21 @@ const hostile: [string, () => Promise<Uint8Array>, RegExp][] = [
   ],
   [
     'additional_data.json of nested arrays',
-    () => jsonBombPie({ entry: 'additional_data.json', head: '{"pedersen_builtin":[', unit: '[[]],', count: 6_000_000, tail: '[]]}' }),
+    () =>
+      jsonBombPie({
+        entry: 'additional_data.json',
+        head: '{"pedersen_builtin":[',
+        unit: '[[]],',
+        count: 6_000_000,
+        tail: '[]]}',
+      }),
     /additional_data\.json holds more than 600000 JSON arrays and objects/,
   ],
-  ['16 segments of 2^30-1 with one cell per 32768-cell page', () => sparseSegmentsPie(), /memory\.bin holds more than 65536 cells scattered sparsely/],
+  [
+    '16 segments of 2^30-1 with one cell per 32768-cell page',
+    () => sparseSegmentsPie(),
+    /memory\.bin holds more than 65536 cells scattered sparsely/,
+  ],
 ]
 
 beforeAll(async () => {
@@ -74,7 +89,8 @@ describe('proving validate on hostile PIEs', () => {
   })
 
   it('the example and a generated 1 MiB PIE are far inside every budget (cairo-lang and cairo-vm PIEs: test/interop/)', async () => {
-    for (const pie of [EXAMPLE_PIE, (await generatedPie({ seed: 9, memoryBytes: 1024 * 1024 })).zip]) expect((await validatePie(pie)).valid).toBe(true)
+    for (const pie of [EXAMPLE_PIE, (await generatedPie({ seed: 9, memoryBytes: 1024 * 1024 })).zip])
+      expect((await validatePie(pie)).valid).toBe(true)
   })
 })
 
@@ -82,11 +98,21 @@ describe('the emulator refuses hostile uploads with 400 and stays up', () => {
   const emulator = useEmulator({ apiKeys: ['k-hostile'] })
   it.each(hostile)('%s', async (name, _make, reason) => {
     const form = new FormData()
-    for (const [field, value] of Object.entries({ mockFactHash: 'false', prover: 'svc_sharp', layout: 'auto' })) form.append(field, value)
-    form.append('pieFile', new Blob([await import('node:fs/promises').then((fs) => fs.readFile(pies[name]!))]), 'pie.zip')
-    const answer = await emulator().call('POST', '/v1/l2/proving-query/proof-generation-verification', { query: { apiKey: 'k-hostile' }, form })
+    for (const [field, value] of Object.entries({ mockFactHash: 'false', prover: 'svc_sharp', layout: 'auto' }))
+      form.append(field, value)
+    form.append(
+      'pieFile',
+      new Blob([await import('node:fs/promises').then((fs) => fs.readFile(pies[name]!))]),
+      'pie.zip',
+    )
+    const answer = await emulator().call('POST', '/v1/l2/proving-query/proof-generation-verification', {
+      query: { apiKey: 'k-hostile' },
+      form,
+    })
     expect(answer.status).toBe(400)
-    expect(answer.body.details).toMatch(reason.source.includes('inflates') ? /inflates to \d+ bytes, past its budget/ : reason)
+    expect(answer.body.details).toMatch(
+      reason.source.includes('inflates') ? /inflates to \d+ bytes, past its budget/ : reason,
+    )
     expect(answer.body.details).not.toContain(dir)
     const alive = await emulator().call('GET', '/is-alive')
     expect(alive.status).toBe(200)

@@ -38,24 +38,31 @@ describe('requireId', () => {
 })
 
 describe('header values', () => {
-  it.each([['Zq9\n'], ['Zq\r9'], ['Z\u0000q9'], ['Z\u007fq9'], ['Zéq9\u2028']])('%j is refused, the value never quoted', (value) => {
-    const error = (() => {
-      try {
-        checkHeaderValue(value, 'PROVING_API_KEY', 'The API key')
-      } catch (caught) {
-        return caught as InvalidInputError
-      }
-    })()
-    expect(error).toBeInstanceOf(InvalidInputError)
-    expect(error!.message).toMatch(/The API key holds .* at position \d+/)
-    expect(error!.message).not.toContain('Zq')
-    expect(error!.message).not.toContain('q9')
-  })
+  it.each([['Zq9\n'], ['Zq\r9'], ['Z\u0000q9'], ['Z\u007fq9'], ['Zéq9\u2028']])(
+    '%j is refused, the value never quoted',
+    (value) => {
+      const error = (() => {
+        try {
+          checkHeaderValue(value, 'PROVING_API_KEY', 'The API key')
+        } catch (caught) {
+          return caught as InvalidInputError
+        }
+      })()
+      expect(error).toBeInstanceOf(InvalidInputError)
+      expect(error!.message).toMatch(/The API key holds .* at position \d+/)
+      expect(error!.message).not.toContain('Zq')
+      expect(error!.message).not.toContain('q9')
+    },
+  )
   it('a trailing newline is trimmed; an inner one is refused by every client', () => {
     expect(apiKeyOf('pk_abc\n')).toBe('pk_abc')
-    expect(() => new ProvingClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'pk_a\nX-Injected: 1' })).toThrow(InvalidInputError)
+    expect(() => new ProvingClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'pk_a\nX-Injected: 1' })).toThrow(
+      InvalidInputError,
+    )
     expect(() => new TaskClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'pk_a\nb' })).toThrow(InvalidInputError)
-    expect(() => new StorageProofClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'pk_a\rb' })).toThrow(InvalidInputError)
+    expect(() => new StorageProofClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'pk_a\rb' })).toThrow(
+      InvalidInputError,
+    )
   })
 })
 
@@ -83,7 +90,9 @@ describe('the CLI sends nothing for a bad id or key', () => {
 
   it('an API key with a newline inside: exit 2, the input named, nothing sent, the key not printed', async () => {
     await emulator().control('DELETE', '/requests')
-    const run = await runCli(['query', 'list', '--base-url', emulator().url], { env: { PROVING_API_KEY: `${KEY}\nsecond-line` } })
+    const run = await runCli(['query', 'list', '--base-url', emulator().url], {
+      env: { PROVING_API_KEY: `${KEY}\nsecond-line` },
+    })
     expect(run.code).toBe(2)
     expect(run.stderr).toMatch(/API key holds a line break/)
     expect(run.stderr).not.toContain(KEY)

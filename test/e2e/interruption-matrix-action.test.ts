@@ -40,7 +40,14 @@ let emulator: TestEmulator
 let work: string
 let zip: string
 let zipBytes: number
-type Row = { stage: Stage; signal: Interruption; firstExit: string; paidAfterFirst: number; rerunSays: string; paid: number }
+type Row = {
+  stage: Stage
+  signal: Interruption
+  firstExit: string
+  paidAfterFirst: number
+  rerunSays: string
+  paid: number
+}
 const rows: Row[] = []
 
 beforeAll(async () => {
@@ -56,8 +63,19 @@ afterAll(async () => {
   await emulator?.close()
   await rm(work, { recursive: true, force: true })
   const order = (row: Row) => STAGES.indexOf(row.stage) * 10 + SIGNALS.indexOf(row.signal)
-  const lines = rows.sort((a, b) => order(a) - order(b)).map((row) => `| ${row.stage} | ${row.signal} | ${row.firstExit} | ${row.paidAfterFirst} | ${row.rerunSays} | ${row.paid} |`)
-  console.log(['| stage | interruption | attempt 1 | queries after it | attempt 2 says | paid queries |', '|---|---|---|---|---|---|', ...lines].join('\n'))
+  const lines = rows
+    .sort((a, b) => order(a) - order(b))
+    .map(
+      (row) =>
+        `| ${row.stage} | ${row.signal} | ${row.firstExit} | ${row.paidAfterFirst} | ${row.rerunSays} | ${row.paid} |`,
+    )
+  console.log(
+    [
+      '| stage | interruption | attempt 1 | queries after it | attempt 2 says | paid queries |',
+      '|---|---|---|---|---|---|',
+      ...lines,
+    ].join('\n'),
+  )
 })
 
 async function queriesOf(apiKey: string): Promise<{ id: string; status: string }[]> {
@@ -86,95 +104,142 @@ function holdFor(stage: Stage): Hold {
 }
 
 describe.concurrent('the root action interrupted at every stage, then "Re-run jobs": one paid query', () => {
-  it.each(CELLS.map((cell, index) => ({ ...cell, index })))('$stage × $signal', async ({ stage, signal, index }) => {
-    const apiKey = KEYS[index]!
-    const tap = await holdingTap(emulator.url)
-    try {
-      // The on-chain cells each prove a PIE of their own: the emulator's chain is shared, and a
-      // fact another cell got registered would pass this cell's attempt 1 with nothing submitted
-      // (reuse: auto reads the chain before submitting).
-      const pie = stage === 'on-chain check' ? await ownPie(index) : zip
-      const inputs: Record<string, string> = { pie, 'api-key': apiKey, 'base-url': tap.url, result: 'PROOF_VERIFICATION_ON_L2' }
-      if (stage === 'on-chain check') Object.assign(inputs, { 'verify-onchain': 'starknet', 'starknet-rpc-url': `${tap.url}/starknet-rpc`, 'allow-insecure-http': 'true' })
-      const attempt = (n: number) => startAction('', { inputs, fromSource: true, env: { GITHUB_RUN_ID: String(9000 + index), GITHUB_RUN_ATTEMPT: String(n) } })
-      // The on-chain check's hold is armed once the id arrived: before submitting, reuse: auto
-      // (the default) reads the chain too, and holding that read held the wait's start instead.
-      if (stage !== 'on-chain check') tap.arm(holdFor(stage))
-      const first = attempt(1)
-      let id: string | undefined
-      if (stage.startsWith('upload')) await tap.reached()
-      else {
-        id = (await first.waitFor(/Submitted: query (\S+)/, 60_000))[1]!
-        if (stage === 'on-chain check') tap.arm(holdFor(stage))
-        if (stage === 'wait') await until(() => emulator.requests().some((request) => request.method === 'GET' && request.path.includes(id!)), 'a status read')
-        if (stage === 'on-chain check') {
-          await until(() => emulator.requests().some((request) => request.method === 'GET' && request.path.includes(id!)), 'a status read')
-          await emulator.control('POST', `/queries/${id}/complete`)
-          await tap.reached()
+  it.each(CELLS.map((cell, index) => ({ ...cell, index })))(
+    '$stage × $signal',
+    async ({ stage, signal, index }) => {
+      const apiKey = KEYS[index]!
+      const tap = await holdingTap(emulator.url)
+      try {
+        // The on-chain cells each prove a PIE of their own: the emulator's chain is shared, and a
+        // fact another cell got registered would pass this cell's attempt 1 with nothing submitted
+        // (reuse: auto reads the chain before submitting).
+        const pie = stage === 'on-chain check' ? await ownPie(index) : zip
+        const inputs: Record<string, string> = {
+          pie,
+          'api-key': apiKey,
+          'base-url': tap.url,
+          result: 'PROOF_VERIFICATION_ON_L2',
         }
-      }
-      expect(first.child.exitCode, `${stage}: attempt 1 ended before it was interrupted`).toBeNull()
-      if (signal === 'drop' && (stage === 'id arrived' || stage === 'wait')) {
-        // The run knows its query: the network comes back once it reconnects, and the job ends DONE itself.
-        const opened = tap.connections()
-        tap.drop()
-        await until(() => tap.connections() > opened, 'a reconnection')
+        if (stage === 'on-chain check')
+          Object.assign(inputs, {
+            'verify-onchain': 'starknet',
+            'starknet-rpc-url': `${tap.url}/starknet-rpc`,
+            'allow-insecure-http': 'true',
+          })
+        const attempt = (n: number) =>
+          startAction('', {
+            inputs,
+            fromSource: true,
+            env: { GITHUB_RUN_ID: String(9000 + index), GITHUB_RUN_ATTEMPT: String(n) },
+          })
+        // The on-chain check's hold is armed once the id arrived: before submitting, reuse: auto
+        // (the default) reads the chain too, and holding that read held the wait's start instead.
+        if (stage !== 'on-chain check') tap.arm(holdFor(stage))
+        const first = attempt(1)
+        let id: string | undefined
+        if (stage.startsWith('upload')) await tap.reached()
+        else {
+          id = (await first.waitFor(/Submitted: query (\S+)/, 60_000))[1]!
+          if (stage === 'on-chain check') tap.arm(holdFor(stage))
+          if (stage === 'wait')
+            await until(
+              () => emulator.requests().some((request) => request.method === 'GET' && request.path.includes(id!)),
+              'a status read',
+            )
+          if (stage === 'on-chain check') {
+            await until(
+              () => emulator.requests().some((request) => request.method === 'GET' && request.path.includes(id!)),
+              'a status read',
+            )
+            await emulator.control('POST', `/queries/${id}/complete`)
+            await tap.reached()
+          }
+        }
+        expect(first.child.exitCode, `${stage}: attempt 1 ended before it was interrupted`).toBeNull()
+        if (signal === 'drop' && (stage === 'id arrived' || stage === 'wait')) {
+          // The run knows its query: the network comes back once it reconnects, and the job ends DONE itself.
+          const opened = tap.connections()
+          tap.drop()
+          await until(() => tap.connections() > opened, 'a reconnection')
+          tap.restore()
+          await emulator.control('POST', `/queries/${id}/complete`)
+          const recovered = await first.done
+          expect(recovered.code, recovered.stdout).toBe(0)
+          expect(recovered.outputs.status).toBe('DONE')
+          const queries = await queriesOf(apiKey)
+          expect(queries).toHaveLength(1)
+          rows.push({
+            stage,
+            signal,
+            firstExit: 'exit 0, DONE',
+            paidAfterFirst: 1,
+            rerunSays: 'none needed: the job reconnects and ends DONE itself',
+            paid: queries.length,
+          })
+          return
+        }
+        if (signal === 'drop') tap.drop()
+        else first.child.kill(signal)
+        const stopped = await first.done
         tap.restore()
-        await emulator.control('POST', `/queries/${id}/complete`)
-        const recovered = await first.done
-        expect(recovered.code, recovered.stdout).toBe(0)
-        expect(recovered.outputs.status).toBe('DONE')
-        const queries = await queriesOf(apiKey)
-        expect(queries).toHaveLength(1)
-        rows.push({ stage, signal, firstExit: 'exit 0, DONE', paidAfterFirst: 1, rerunSays: 'none needed: the job reconnects and ends DONE itself', paid: queries.length })
-        return
-      }
-      if (signal === 'drop') tap.drop()
-      else first.child.kill(signal)
-      const stopped = await first.done
-      tap.restore()
-      const paidAfterFirst = (await queriesOf(apiKey)).length
-      expect(paidAfterFirst).toBeLessThanOrEqual(1)
+        const paidAfterFirst = (await queriesOf(apiKey)).length
+        expect(paidAfterFirst).toBeLessThanOrEqual(1)
 
-      const again = attempt(2)
-      const announced = await again.waitFor(/(Following|Submitted):? query ([0-9a-f-]+)|(Already proven on chain)/, 60_000)
-      const [query] = await queriesOf(apiKey)
-      if (query && query.status !== 'DONE') await emulator.control('POST', `/queries/${query.id}/complete`)
-      const ended = await again.done
-      const queries = await queriesOf(apiKey)
-      const context = `${stage} × ${signal}\nattempt 1 (exit ${stopped.code}, ${stopped.signal}):\n${stopped.stdout}\nattempt 2:\n${ended.stdout}`
-      expect(queries, context).toHaveLength(1)
-      expect(ended.code, context).toBe(0)
-      if (announced[3]) {
-        // reuse: auto (the default): attempt 1's query was DONE and its fact registered before
-        // the stop, so the re-run finds the fact on chain and passes with nothing submitted.
-        expect(stage, context).toBe('on-chain check')
-        expect(queries[0]!.status, context).toBe('DONE')
-        expect(ended.outputs, context).toMatchObject({ reused: 'chain', 'onchain-verified': 'true' })
-        expect(ended.stdout, context).not.toMatch(/Submitted: query|Following query/)
-        rows.push({ stage, signal, firstExit: stopped.signal ? `killed (${stopped.signal})` : `exit ${stopped.code}`, paidAfterFirst, rerunSays: 'already proven on chain (reuse: auto): passes, nothing sent', paid: queries.length })
-        return
+        const again = attempt(2)
+        const announced = await again.waitFor(
+          /(Following|Submitted):? query ([0-9a-f-]+)|(Already proven on chain)/,
+          60_000,
+        )
+        const [query] = await queriesOf(apiKey)
+        if (query && query.status !== 'DONE') await emulator.control('POST', `/queries/${query.id}/complete`)
+        const ended = await again.done
+        const queries = await queriesOf(apiKey)
+        const context = `${stage} × ${signal}\nattempt 1 (exit ${stopped.code}, ${stopped.signal}):\n${stopped.stdout}\nattempt 2:\n${ended.stdout}`
+        expect(queries, context).toHaveLength(1)
+        expect(ended.code, context).toBe(0)
+        if (announced[3]) {
+          // reuse: auto (the default): attempt 1's query was DONE and its fact registered before
+          // the stop, so the re-run finds the fact on chain and passes with nothing submitted.
+          expect(stage, context).toBe('on-chain check')
+          expect(queries[0]!.status, context).toBe('DONE')
+          expect(ended.outputs, context).toMatchObject({ reused: 'chain', 'onchain-verified': 'true' })
+          expect(ended.stdout, context).not.toMatch(/Submitted: query|Following query/)
+          rows.push({
+            stage,
+            signal,
+            firstExit: stopped.signal ? `killed (${stopped.signal})` : `exit ${stopped.code}`,
+            paidAfterFirst,
+            rerunSays: 'already proven on chain (reuse: auto): passes, nothing sent',
+            paid: queries.length,
+          })
+          return
+        }
+        expect(ended.outputs.status, context).toBe('DONE')
+        expect(ended.outputs['query-id'], context).toBe(queries[0]!.id)
+        if (stage === 'on-chain check') expect(ended.outputs['onchain-verified'], context).toBe('true')
+        if (paidAfterFirst === 1) {
+          expect(announced[1], context).toBe('Following')
+          expect(ended.stdout, context).toContain(
+            `Following query ${queries[0]!.id}, submitted by an earlier attempt of this job`,
+          )
+          expect(ended.stdout, context).not.toContain('Submitted: query')
+        } else {
+          expect(announced[1], context).toBe('Submitted')
+        }
+        rows.push({
+          stage,
+          signal,
+          firstExit: stopped.signal ? `killed (${stopped.signal})` : `exit ${stopped.code}`,
+          paidAfterFirst,
+          rerunSays: paidAfterFirst
+            ? 'follows the query (found by its dedup-id), DONE'
+            : 'submits, once (no query has its dedup-id)',
+          paid: queries.length,
+        })
+      } finally {
+        await tap.close()
       }
-      expect(ended.outputs.status, context).toBe('DONE')
-      expect(ended.outputs['query-id'], context).toBe(queries[0]!.id)
-      if (stage === 'on-chain check') expect(ended.outputs['onchain-verified'], context).toBe('true')
-      if (paidAfterFirst === 1) {
-        expect(announced[1], context).toBe('Following')
-        expect(ended.stdout, context).toContain(`Following query ${queries[0]!.id}, submitted by an earlier attempt of this job`)
-        expect(ended.stdout, context).not.toContain('Submitted: query')
-      } else {
-        expect(announced[1], context).toBe('Submitted')
-      }
-      rows.push({
-        stage,
-        signal,
-        firstExit: stopped.signal ? `killed (${stopped.signal})` : `exit ${stopped.code}`,
-        paidAfterFirst,
-        rerunSays: paidAfterFirst ? 'follows the query (found by its dedup-id), DONE' : 'submits, once (no query has its dedup-id)',
-        paid: queries.length,
-      })
-    } finally {
-      await tap.close()
-    }
-  }, 180_000)
+    },
+    180_000,
+  )
 })

@@ -29,7 +29,12 @@ afterAll(async () => {
 })
 
 const queryCount = () => Object.keys(emulator.state.queries).length
-const env = (journal: string) => ({ PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_REUSE: 'never', PROVING_JOURNAL_DIR: journal })
+const env = (journal: string) => ({
+  PROVING_BASE_URL: emulator.url,
+  PROVING_API_KEY: KEY,
+  PROVING_REUSE: 'never',
+  PROVING_JOURNAL_DIR: journal,
+})
 const newJournal = () => mkdtemp(join(tmpdir(), 'journal-3-'))
 
 describe('the same PIE twice in one batch (issue 24, 1)', () => {
@@ -40,7 +45,17 @@ describe('the same PIE twice in one batch (issue 24, 1)', () => {
     for (let round = 0; round < ROUNDS; round++) {
       const journal = await newJournal()
       const before = queryCount()
-      const args = ['prove', 'examples/fib/pie.zip', './examples/fib/pie.zip', 'examples//fib/pie.zip', join(copies, 'copy-*.zip'), '--concurrency', '2', '--wait', '--json']
+      const args = [
+        'prove',
+        'examples/fib/pie.zip',
+        './examples/fib/pie.zip',
+        'examples//fib/pie.zip',
+        join(copies, 'copy-*.zip'),
+        '--concurrency',
+        '2',
+        '--wait',
+        '--json',
+      ]
       const batch = await spawnCli(args, { env: env(journal) }).done
       expect(batch.code, batch.stderr).toBe(0)
       const rows = JSON.parse(batch.stdout) as { provingQueryId: string; status: string; facts: string }[]
@@ -101,7 +116,10 @@ describe('two runs of one PIE at the same time (issue 24, 2)', () => {
       expect(queryCount()).toBe(before + 1)
       // Without --wait the outcome is not seen: the entry stays, with the query id, for the same command again (issue 32).
       const [entry] = await readdir(journal)
-      expect(JSON.parse(await readFile(join(journal, entry!), 'utf8'))).toMatchObject({ state: 'submitted', provingQueryId: JSON.parse(first.stdout).provingQueryId })
+      expect(JSON.parse(await readFile(join(journal, entry!), 'utf8'))).toMatchObject({
+        state: 'submitted',
+        provingQueryId: JSON.parse(first.stdout).provingQueryId,
+      })
       await rm(journal, { recursive: true, force: true })
     }
   }, 120_000)
@@ -119,7 +137,9 @@ describe('two runs of one PIE at the same time (issue 24, 2)', () => {
     expect(second.code, second.stderr).toBe(0)
     expect(JSON.parse(second.stdout).provingQueryId).toBe(JSON.parse(done.stdout).provingQueryId)
     // Still live when the second looked: waited for; already ended (a busy machine): its kept entry followed.
-    expect(second.stderr).toMatch(/waiting for its query instead of paying twice|Following query \S+, submitted by an earlier run/)
+    expect(second.stderr).toMatch(
+      /waiting for its query instead of paying twice|Following query \S+, submitted by an earlier run/,
+    )
     expect(second.stderr).not.toContain('Submitted: query')
     expect(queryCount()).toBe(before + 1)
     await rm(journal, { recursive: true, force: true })
@@ -131,11 +151,18 @@ describe('a journal folder that cannot be written (issue 24, 3)', () => {
     const scratch = await mkdtemp(join(tmpdir(), 'no-journal-'))
     const file = join(scratch, 'a-file')
     await writeFile(file, 'not a folder')
-    for (const journalEnv of [{ PROVING_JOURNAL_DIR: join(file, 'journal') }, { PROVING_JOURNAL_DIR: undefined, XDG_CACHE_HOME: undefined, HOME: file }]) {
+    for (const journalEnv of [
+      { PROVING_JOURNAL_DIR: join(file, 'journal') },
+      { PROVING_JOURNAL_DIR: undefined, XDG_CACHE_HOME: undefined, HOME: file },
+    ]) {
       const before = queryCount()
-      const result = await runCli(['prove', FIXTURE_PIE, '--wait'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_REUSE: 'never', ...journalEnv } })
+      const result = await runCli(['prove', FIXTURE_PIE, '--wait'], {
+        env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_REUSE: 'never', ...journalEnv },
+      })
       expect(result.code, result.stderr).toBe(0)
-      expect(result.stderr).toMatch(/warning: The submission journal folder .*a-file.* cannot be used \(ENOTDIR\): without it, a re-run cannot tell .*PROVING_JOURNAL_DIR/)
+      expect(result.stderr).toMatch(
+        /warning: The submission journal folder .*a-file.* cannot be used \(ENOTDIR\): without it, a re-run cannot tell .*PROVING_JOURNAL_DIR/,
+      )
       expect(result.stderr).not.toMatch(/unexpected failure/)
       expect(queryCount()).toBe(before + 1)
     }
@@ -143,7 +170,7 @@ describe('a journal folder that cannot be written (issue 24, 3)', () => {
   }, 60_000)
 })
 
-describe('the re-run window, in the service\'s time (issue 24, 8)', () => {
+describe("the re-run window, in the service's time (issue 24, 8)", () => {
   let skewed: TestEmulator
   beforeAll(async () => {
     // The service's clock runs two minutes behind this machine's.
@@ -162,7 +189,12 @@ describe('the re-run window, in the service\'s time (issue 24, 8)', () => {
     for (let i = 0; i < 2; i++) await client.submitPie({ pieZip: FIXTURE_PIE, layout: 'auto', prover: 'svc_sharp' })
     skewed.clock.advance(60_000)
     const journal = await newJournal()
-    const skewedEnv = { PROVING_BASE_URL: skewed.url, PROVING_API_KEY: KEY, PROVING_REUSE: 'never', PROVING_JOURNAL_DIR: journal }
+    const skewedEnv = {
+      PROVING_BASE_URL: skewed.url,
+      PROVING_API_KEY: KEY,
+      PROVING_REUSE: 'never',
+      PROVING_JOURNAL_DIR: journal,
+    }
     // The upload reaches the service and the connection is reset before it is processed; the client dies too.
     await skewed.control('POST', '/faults', { method: 'POST', path: L2, kind: 'drop-after-body', delayMs: 1_500 })
     const first = spawnCli(['prove', FIXTURE_PIE], { env: skewedEnv })
@@ -174,7 +206,9 @@ describe('the re-run window, in the service\'s time (issue 24, 8)', () => {
     expect(count()).toBe(2)
     const again = await spawnCli(['prove', FIXTURE_PIE], { env: skewedEnv }).done
     expect(again.code, again.stderr).toBe(0)
-    expect(again.stderr).toMatch(/lists no query since the upload began \(by its own clock\), so it is submitted now, once/)
+    expect(again.stderr).toMatch(
+      /lists no query since the upload began \(by its own clock\), so it is submitted now, once/,
+    )
     expect(count()).toBe(3)
     await rm(journal, { recursive: true, force: true })
   }, 60_000)
@@ -217,7 +251,9 @@ describe('re-runs after a FAILED query (issue 23, 5)', () => {
 
     const again = await spawnCli(args, { env: env(journal) }).done
     expect(again.code, again.stderr).toBe(0)
-    expect(again.stderr).toContain(`Query ${failed} with this PIE and these parameters FAILED; submitting it again as a new query`)
+    expect(again.stderr).toContain(
+      `Query ${failed} with this PIE and these parameters FAILED; submitting it again as a new query`,
+    )
     const replacement = JSON.parse(again.stdout).provingQuery
     expect(replacement.id).not.toBe(failed)
     expect(replacement.status).toBe('DONE')
@@ -234,7 +270,14 @@ describe('re-runs after a FAILED query (issue 23, 5)', () => {
   it('action, "Re-run jobs": after a FAILED attempt the dedup-id differs and a new query is submitted; after a good one, the same query', async () => {
     const before = queryCount()
     const attempt = async (number: number) => {
-      const io = new RecordingIO({ pie: FIXTURE_PIE, 'base-url': emulator.url, 'api-key': KEY, result: 'PROOF_GENERATION', wait: 'false', reuse: 'never' })
+      const io = new RecordingIO({
+        pie: FIXTURE_PIE,
+        'base-url': emulator.url,
+        'api-key': KEY,
+        result: 'PROOF_GENERATION',
+        wait: 'false',
+        reuse: 'never',
+      })
       io.env = {
         RUNNER_TEMP: await mkdtemp(join(tmpdir(), 'runner-temp-')),
         GITHUB_REPOSITORY: 'proving-kit/proving-kit',
@@ -253,7 +296,9 @@ describe('re-runs after a FAILED query (issue 23, 5)', () => {
     const two = await attempt(2)
     expect(two.outputs['query-id']).not.toBe(failed)
     expect(two.outputs['dedup-id']).not.toBe(one.outputs['dedup-id'])
-    expect(two.logs.join('\n')).toContain(`Query ${failed} of an earlier attempt FAILED; submitting the PIE again as a new query`)
+    expect(two.logs.join('\n')).toContain(
+      `Query ${failed} of an earlier attempt FAILED; submitting the PIE again as a new query`,
+    )
     expect(queryCount()).toBe(before + 2)
     const three = await attempt(3)
     expect(three.outputs['query-id']).toBe(two.outputs['query-id'])

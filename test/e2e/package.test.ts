@@ -15,7 +15,12 @@ const INSTALLED_BUDGET_BYTES = 130 * 1024 * 1024
 const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall', 'prepare']
 const NODE_BIN_DIR = dirname(NODE)
 /** npm and npx of the machine, with the project's Node 24 first on PATH (as `npm run` has it). */
-const env = { ...process.env, PATH: `${NODE_BIN_DIR}:${process.env.PATH}`, npm_config_audit: 'false', npm_config_fund: 'false' }
+const env = {
+  ...process.env,
+  PATH: `${NODE_BIN_DIR}:${process.env.PATH}`,
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+}
 
 /**
  * What `npm publish` would ship, installed in an empty project: the library imports as ESM with
@@ -38,7 +43,11 @@ describe('the published package', () => {
   it('imports as ESM, with declarations for every export', async () => {
     const { stdout } = await run(
       NODE,
-      ['--input-type=module', '-e', "const m = await import('proving-kit'); console.log(typeof m.ProvingClient, typeof m.validatePie, typeof m.startEmulator)"],
+      [
+        '--input-type=module',
+        '-e',
+        "const m = await import('proving-kit'); console.log(typeof m.ProvingClient, typeof m.validatePie, typeof m.startEmulator)",
+      ],
       { cwd: consumer, env },
     )
     expect(stdout.trim()).toBe('function function undefined')
@@ -58,7 +67,13 @@ describe('the published package', () => {
     const { stdout } = await run(NODE, ['--input-type=module', '-e', script], { cwd: consumer, env })
     expect(stdout.trim()).toBe('function function function function function function function')
     const root = join(consumer, 'node_modules/proving-kit')
-    for (const declarations of ['lib/emulator/index.d.ts', 'lib/pie/index.d.ts', 'lib/chain/index.d.ts', 'lib/schemas/index.d.ts', 'lib/testing.d.ts']) {
+    for (const declarations of [
+      'lib/emulator/index.d.ts',
+      'lib/pie/index.d.ts',
+      'lib/chain/index.d.ts',
+      'lib/schemas/index.d.ts',
+      'lib/testing.d.ts',
+    ]) {
       expect((await readdir(join(root, dirname(declarations)))).includes(declarations.split('/').at(-1)!)).toBe(true)
     }
   })
@@ -83,17 +98,24 @@ describe('the published package', () => {
   })
 
   it('puts a working `proving` on the PATH of npx', async () => {
-    const { stdout } = await run('npx', ['--no-install', 'proving', 'inspect', join(REPO_ROOT, 'examples/fib/pie.zip'), '--json'], {
-      cwd: consumer,
-      env,
-    })
+    const { stdout } = await run(
+      'npx',
+      ['--no-install', 'proving', 'inspect', join(REPO_ROOT, 'examples/fib/pie.zip'), '--json'],
+      {
+        cwd: consumer,
+        env,
+      },
+    )
     expect(JSON.parse(stdout).programHash).toBe('0x4f028ea2f2568d9b71509641f65cd3879482a371ab2a18d20ca7528d960dd45')
   })
 
   it('its `proving` on a Node older than 22.17: one line naming the minimum, exit 2', async () => {
     const older = await olderNode()
     const bin = join(consumer, 'node_modules/proving-kit/bin/proving.js')
-    const failed = await run(older?.path ?? NODE, [...(older ? [] : pretendNodeVersion('20.11.1')), bin, '--help'], { cwd: consumer, env }).then(
+    const failed = await run(older?.path ?? NODE, [...(older ? [] : pretendNodeVersion('20.11.1')), bin, '--help'], {
+      cwd: consumer,
+      env,
+    }).then(
       () => undefined,
       (error: { code: number; stdout: string; stderr: string }) => error,
     )
@@ -102,7 +124,7 @@ describe('the published package', () => {
     expect(failed?.stderr).toMatch(/^proving: needs Node\.js 22\.17 or later; found Node\.js \d+\.\d+\.\d+ [^\n]*\n$/)
   })
 
-  it('ships no tests, sources or bundles, nor the action\'s compiled code (dist/ runs the action)', async () => {
+  it("ships no tests, sources or bundles, nor the action's compiled code (dist/ runs the action)", async () => {
     const files = await readdir(join(consumer, 'node_modules/proving-kit'))
     expect(files.sort()).toEqual(['LICENSE', 'README.md', 'bin', 'lib', 'package.json'].sort())
     expect(await readdir(join(consumer, 'node_modules/proving-kit/lib'))).not.toContain('action')
@@ -116,7 +138,11 @@ describe('the published package', () => {
     expect(Object.keys(manifest.scripts ?? {}).filter((name) => INSTALL_SCRIPTS.includes(name))).toEqual([])
     expect(Object.keys(manifest.dependencies).filter((name) => /^@actions\/|^@octokit\//.test(name))).toEqual([])
     const installed = await readdir(join(consumer, 'node_modules'))
-    expect(installed.filter((name) => /^@(actions|octokit|azure|protobuf-ts|bufbuild)$|^typescript$|^apache-arrow$/.test(name))).toEqual([])
+    expect(
+      installed.filter((name) =>
+        /^@(actions|octokit|azure|protobuf-ts|bufbuild)$|^typescript$|^apache-arrow$/.test(name),
+      ),
+    ).toEqual([])
   })
 
   it(`installs within ${INSTALLED_BUDGET_BYTES / 1024 / 1024} MB, dependencies included`, async () => {
@@ -133,17 +159,38 @@ describe('the published package', () => {
   it(`type-checks README's library example under tsc --strict with TypeScript 5 and 7 and ${typesNode}, without skipLibCheck`, async () => {
     const project = join(consumer, 'typecheck')
     await mkdir(project, { recursive: true })
-    await run('npm', ['install', '--prefer-offline', '--no-save', 'typescript-5@npm:typescript@5', 'typescript-7@npm:typescript@7', typesNode], { cwd: consumer, env })
+    await run(
+      'npm',
+      [
+        'install',
+        '--prefer-offline',
+        '--no-save',
+        'typescript-5@npm:typescript@5',
+        'typescript-7@npm:typescript@7',
+        typesNode,
+      ],
+      { cwd: consumer, env },
+    )
     const readme = await readFile(join(REPO_ROOT, 'README.md'), 'utf8')
     const example = /## The library\n\n```ts\n([\s\S]*?)\n```/.exec(readme)?.[1]
     expect(example).toContain("from 'proving-kit'")
     await writeFile(join(project, 'example.ts'), `${example}\n`)
-    const compilerOptions = { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', noEmit: true }
+    const compilerOptions = {
+      strict: true,
+      module: 'nodenext',
+      moduleResolution: 'nodenext',
+      target: 'es2022',
+      noEmit: true,
+    }
     await writeFile(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['example.ts'] }))
     for (const typescript of ['typescript-5', 'typescript-7']) {
-      const version = JSON.parse(await readFile(join(consumer, 'node_modules', typescript, 'package.json'), 'utf8')).version as string
+      const version = JSON.parse(await readFile(join(consumer, 'node_modules', typescript, 'package.json'), 'utf8'))
+        .version as string
       expect(version.split('.')[0]).toBe(typescript.split('-')[1])
-      const compiled = await run(NODE, [join(consumer, 'node_modules', typescript, 'bin/tsc'), '-p', project], { cwd: project, env }).then(
+      const compiled = await run(NODE, [join(consumer, 'node_modules', typescript, 'bin/tsc'), '-p', project], {
+        cwd: project,
+        env,
+      }).then(
         () => '',
         (error: { stdout: string; stderr: string }) => `${error.stdout}${error.stderr}`,
       )

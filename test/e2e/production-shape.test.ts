@@ -20,7 +20,8 @@ describe.each(['interface', 'production'] as const)('against the %s shape', (sha
   const runs: ActionRun[] = []
   const env = () => ({ PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY })
   /** The paths the service was asked, in order (query strings dropped). */
-  const paths = () => emulator.requests().map((request) => `${request.method} ${request.path.split('?')[0]} ${request.status}`)
+  const paths = () =>
+    emulator.requests().map((request) => `${request.method} ${request.path.split('?')[0]} ${request.status}`)
 
   beforeAll(async () => {
     emulator = await startEmulator({ shape, timing: { receivedMs: 50, stepMs: 50 } })
@@ -36,12 +37,25 @@ describe.each(['interface', 'production'] as const)('against the %s shape', (sha
     const submitted = await runCli(['prove', FIXTURE_PIE, '--json'], { env: env() })
     expect(submitted.code, submitted.stderr).toBe(0)
     const { provingQueryId } = JSON.parse(submitted.stdout)
-    const record = ((await (await fetch(`${emulator.url}/proving-query/${provingQueryId}`)).json()) as { provingQuery: Record<string, any> }).provingQuery
-    const docs = await fetch(`${emulator.url}/docs/proving-query/${provingQueryId}`, { headers: { 'api-key': API_KEY } })
+    const record = (
+      (await (await fetch(`${emulator.url}/proving-query/${provingQueryId}`)).json()) as {
+        provingQuery: Record<string, any>
+      }
+    ).provingQuery
+    const docs = await fetch(`${emulator.url}/docs/proving-query/${provingQueryId}`, {
+      headers: { 'api-key': API_KEY },
+    })
     if (shape === 'production') {
       expect(record).toHaveProperty('status')
       expect(record.client).toMatchObject({ email: null, image: null })
-      for (const field of ['dedupId', 'isProofMocked', 'submittedByWallet', 'isJobSizeValid', 'retryCount', 'isRetriable']) {
+      for (const field of [
+        'dedupId',
+        'isProofMocked',
+        'submittedByWallet',
+        'isJobSizeValid',
+        'retryCount',
+        'isRetriable',
+      ]) {
         expect(record).not.toHaveProperty(field)
       }
       expect(docs.status).toBe(404)
@@ -61,8 +75,12 @@ describe.each(['interface', 'production'] as const)('against the %s shape', (sha
     const submitted = await fetch(`${emulator.url}/proving-query`, { method: 'POST', headers, body: form })
     expect(submitted.status).toBe(201)
     await submitted.arrayBuffer()
-    const lookup = (await (await fetch(`${emulator.url}/proving-query-by-dedup-id?dedupId=shape-${shape}`, { headers })).json()) as { provingQuery: Record<string, unknown> }
-    const list = (await (await fetch(`${emulator.url}/proving-queries?apiKey=${API_KEY}`)).json()) as { provingQueries: Record<string, unknown>[] }
+    const lookup = (await (
+      await fetch(`${emulator.url}/proving-query-by-dedup-id?dedupId=shape-${shape}`, { headers })
+    ).json()) as { provingQuery: Record<string, unknown> }
+    const list = (await (await fetch(`${emulator.url}/proving-queries?apiKey=${API_KEY}`)).json()) as {
+      provingQueries: Record<string, unknown>[]
+    }
     const created = await fetch(`${emulator.url}/buckets`, {
       method: 'POST',
       headers: { ...headers, 'content-type': 'application/json' },
@@ -96,7 +114,11 @@ describe.each(['interface', 'production'] as const)('against the %s shape', (sha
     const before = paths().length
     const waited = await runCli(['query', 'wait', provingQueryId, '--json'], { env: env() })
     expect(waited.code, waited.stderr).toBe(0)
-    expect(JSON.parse(waited.stdout).provingQuery).toMatchObject({ id: provingQueryId, status: 'DONE', programHash: FIXTURE_PROGRAM_HASH })
+    expect(JSON.parse(waited.stdout).provingQuery).toMatchObject({
+      id: provingQueryId,
+      status: 'DONE',
+      programHash: FIXTURE_PROGRAM_HASH,
+    })
     const reads = paths().slice(before)
     if (shape === 'production') {
       // Status comes from GET /proving-query/{id}; the /docs/ path is never needed.
@@ -104,7 +126,9 @@ describe.each(['interface', 'production'] as const)('against the %s shape', (sha
     } else {
       // Record D carries no status: one read of it, then the /docs/ path for the rest.
       expect(reads[0]).toBe(`GET /proving-query/${provingQueryId} 200`)
-      expect(reads.slice(1).every((line) => line.startsWith(`GET /docs/proving-query/${provingQueryId} 200`))).toBe(true)
+      expect(reads.slice(1).every((line) => line.startsWith(`GET /docs/proving-query/${provingQueryId} 200`))).toBe(
+        true,
+      )
     }
 
     const got = await runCli(['query', 'get', provingQueryId, '--json'], { env: env() })
@@ -120,13 +144,23 @@ describe.each(['interface', 'production'] as const)('against the %s shape', (sha
     const proved = await runAction('', { inputs: { pie: FIXTURE_PIE, 'api-key': API_KEY, 'base-url': emulator.url } })
     runs.push(proved)
     expect(proved.code, proved.stdout + proved.stderr).toBe(0)
-    expect(proved.outputs).toMatchObject({ status: 'DONE', 'program-hash': FIXTURE_PROGRAM_HASH, 'facts-verified': 'true' })
+    expect(proved.outputs).toMatchObject({
+      status: 'DONE',
+      'program-hash': FIXTURE_PROGRAM_HASH,
+      'facts-verified': 'true',
+    })
 
     const submitted = await runCli(['prove', FIXTURE_PIE, '--json'], { env: env() })
     const { provingQueryId } = JSON.parse(submitted.stdout)
-    const waited = await runAction('wait', { inputs: { 'query-id': provingQueryId, 'api-key': API_KEY, 'base-url': emulator.url } })
+    const waited = await runAction('wait', {
+      inputs: { 'query-id': provingQueryId, 'api-key': API_KEY, 'base-url': emulator.url },
+    })
     runs.push(waited)
     expect(waited.code, waited.stdout + waited.stderr).toBe(0)
-    expect(waited.outputs).toMatchObject({ 'query-id': provingQueryId, status: 'DONE', 'program-hash': FIXTURE_PROGRAM_HASH })
+    expect(waited.outputs).toMatchObject({
+      'query-id': provingQueryId,
+      status: 'DONE',
+      'program-hash': FIXTURE_PROGRAM_HASH,
+    })
   })
 })

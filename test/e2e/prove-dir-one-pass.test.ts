@@ -99,18 +99,30 @@ describe('proving prove DIR in one pass', () => {
     expect(emulator.state.queries[submitted.provingQueryId]!.facts.programHash).toBe(pie.inspection!.programHash)
   })
 
-  it('cuts the upload of a PIE found invalid at its last cell: no query, no file left', { timeout: 60_000 }, async () => {
+  it('cuts the upload of a PIE found invalid at its last cell: no query, no file left', {
+    timeout: 60_000,
+  }, async () => {
     const tap: TcpTap = await tcpTap(emulator.url)
     try {
       // The packer cannot read memory.bin's last block before most of the zip has gone out
       // (at most 8 MiB may wait for the upload), so the first MiB reaches the service first.
       let midUpload = false
       void tap.received(MiB).then(() => (midUpload = true))
-      const result = await runInScratch(['prove', bigInvalid], { PROVING_BASE_URL: tap.url, PROVING_API_KEY: KEY, PROVING_REUSE: 'never' })
+      const result = await runInScratch(['prove', bigInvalid], {
+        PROVING_BASE_URL: tap.url,
+        PROVING_API_KEY: KEY,
+        PROVING_REUSE: 'never',
+      })
       expect(result.code, result.stderr).toBe(2)
-      expect(result.stderr).toMatch(/is not a valid Cairo PIE \(1 problem\); the upload was stopped before its end: nothing was submitted/)
+      expect(result.stderr).toMatch(
+        /is not a valid Cairo PIE \(1 problem\); the upload was stopped before its end: nothing was submitted/,
+      )
       // The appended cell starts where the valid memory.bin ended: its size, a whole number of 40-byte cells.
-      expect(result.stderr).toMatch(new RegExp(`cell at byte ${Math.floor((32 * MiB) / 40) * 40} has address \\(0, 1099511627776\\), past the end of segment 0`))
+      expect(result.stderr).toMatch(
+        new RegExp(
+          `cell at byte ${Math.floor((32 * MiB) / 40) * 40} has address \\(0, 1099511627776\\), past the end of segment 0`,
+        ),
+      )
       expect(midUpload).toBe(true)
       expect(queryIds()).toEqual([])
       expect(emulator.requests().filter((request) => request.method === 'POST' && request.status === 201)).toEqual([])
@@ -126,7 +138,11 @@ describe('proving prove DIR in one pass', () => {
     // metadata.json past its parsing budget (issue 13) with 40 MiB of spaces.
     const metadata = await readFile(join(hostile, 'metadata.json'), 'utf8')
     await writeFile(join(hostile, 'metadata.json'), `${metadata}${' '.repeat(40 * MiB)}`)
-    const result = await runInScratch(['prove', hostile], { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_REUSE: 'never' })
+    const result = await runInScratch(['prove', hostile], {
+      PROVING_BASE_URL: emulator.url,
+      PROVING_API_KEY: KEY,
+      PROVING_REUSE: 'never',
+    })
     expect(result.code, result.stderr).toBe(2)
     expect(result.stderr).toMatch(/metadata\.json/)
     expect(queryIds()).toEqual([])
@@ -136,7 +152,10 @@ describe('proving prove DIR in one pass', () => {
   it('keeps a good pie.zip already in the pack folder when the PIE is invalid', { timeout: 60_000 }, async () => {
     const packDir = join(work, 'has-good-zip')
     await rm(packDir, { recursive: true, force: true })
-    await cp(join(REPO_ROOT, 'examples/fib'), packDir, { recursive: true, filter: (path) => !path.endsWith('/pie') && !path.includes('/pie/') })
+    await cp(join(REPO_ROOT, 'examples/fib'), packDir, {
+      recursive: true,
+      filter: (path) => !path.endsWith('/pie') && !path.includes('/pie/'),
+    })
     const good = await readFile(join(packDir, 'pie.zip'))
     const before = await readdir(packDir)
     const stream = streamPie(bigInvalid, { inputName: 'pie', packDir })
@@ -154,33 +173,65 @@ describe('proving prove DIR in one pass', () => {
   })
 
   it('sends the packed file the usual way when the service wants a length (411)', async () => {
-    await emulator.control('POST', '/faults', { method: 'POST', path: L2, status: 411, body: { message: 'LENGTH_REQUIRED' }, times: 1 })
-    const result = await runInScratch(['prove', EXAMPLE_DIR, '--json'], { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_REUSE: 'never' })
+    await emulator.control('POST', '/faults', {
+      method: 'POST',
+      path: L2,
+      status: 411,
+      body: { message: 'LENGTH_REQUIRED' },
+      times: 1,
+    })
+    const result = await runInScratch(['prove', EXAMPLE_DIR, '--json'], {
+      PROVING_BASE_URL: emulator.url,
+      PROVING_API_KEY: KEY,
+      PROVING_REUSE: 'never',
+    })
     expect(result.code, result.stderr).toBe(0)
-    expect(result.stderr).toMatch(/did not take the PIE sent while it was packed \(HTTP 411\); sending the packed pie\.zip/)
+    expect(result.stderr).toMatch(
+      /did not take the PIE sent while it was packed \(HTTP 411\); sending the packed pie\.zip/,
+    )
     const { provingQueryId } = JSON.parse(result.stdout)
     expect(queryIds()).toEqual([provingQueryId])
-    expect(emulator.state.queries[provingQueryId]!.files.pie!.sha256).toBe((await canonicalZipDigest(EXAMPLE_DIR)).sha256)
+    expect(emulator.state.queries[provingQueryId]!.files.pie!.sha256).toBe(
+      (await canonicalZipDigest(EXAMPLE_DIR)).sha256,
+    )
     expect(result.left).toEqual([])
   })
 
   it.each([
     ['a reset before the body was read', { kind: 'drop' }, /did not take the PIE sent while it was packed \(.+\)/],
-    ['a non-JSON 404 page from something in between', { kind: 'gateway-404' }, /did not take the PIE sent while it was packed \(HTTP 404\)/],
-  ])('sends the packed file when the streamed upload meets %s before its end', { timeout: 60_000 }, async (_what, fault, warning) => {
-    await emulator.control('POST', '/faults', { method: 'POST', path: L2, times: 1, ...fault })
-    // The large PIE: its zip cannot be complete (so the body's end cannot have gone out) before
-    // most of it went through the upload, which the fault stops at its first bytes.
-    const result = await runInScratch(['prove', big, '--json'], { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_REUSE: 'never' })
-    expect(result.code, result.stderr).toBe(0)
-    expect(result.stderr).toMatch(warning)
-    expect(queryIds()).toEqual([JSON.parse(result.stdout).provingQueryId])
-    expect(result.left).toEqual([])
-  })
+    [
+      'a non-JSON 404 page from something in between',
+      { kind: 'gateway-404' },
+      /did not take the PIE sent while it was packed \(HTTP 404\)/,
+    ],
+  ])(
+    'sends the packed file when the streamed upload meets %s before its end',
+    { timeout: 60_000 },
+    async (_what, fault, warning) => {
+      await emulator.control('POST', '/faults', { method: 'POST', path: L2, times: 1, ...fault })
+      // The large PIE: its zip cannot be complete (so the body's end cannot have gone out) before
+      // most of it went through the upload, which the fault stops at its first bytes.
+      const result = await runInScratch(['prove', big, '--json'], {
+        PROVING_BASE_URL: emulator.url,
+        PROVING_API_KEY: KEY,
+        PROVING_REUSE: 'never',
+      })
+      expect(result.code, result.stderr).toBe(0)
+      expect(result.stderr).toMatch(warning)
+      expect(queryIds()).toEqual([JSON.parse(result.stdout).provingQueryId])
+      expect(result.left).toEqual([])
+    },
+  )
 
-  it('still ends, with the reason, when the upload fails before taking any byte (a URL that is not the service)', { timeout: 60_000 }, async () => {
+  it('still ends, with the reason, when the upload fails before taking any byte (a URL that is not the service)', {
+    timeout: 60_000,
+  }, async () => {
     await emulator.control('POST', '/faults', { method: 'GET', path: '/is-alive', kind: 'gateway-404', times: 1 })
-    const result = await runInScratch(['prove', big], { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_REUSE: 'never' })
+    const result = await runInScratch(['prove', big], {
+      PROVING_BASE_URL: emulator.url,
+      PROVING_API_KEY: KEY,
+      PROVING_REUSE: 'never',
+    })
     expect(result.code, result.stderr).toBe(2)
     expect(result.stderr).toMatch(/does not answer like the proving service/)
     expect(queryIds()).toEqual([])
@@ -189,7 +240,9 @@ describe('proving prove DIR in one pass', () => {
 
   it('follows the query the journal already holds, cutting the upload before its end', async () => {
     const journalDir = await mkdtemp(join(work, 'journal-'))
-    const first = await runCli(['prove', EXAMPLE_DIR, '--json'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_REUSE: 'never' } })
+    const first = await runCli(['prove', EXAMPLE_DIR, '--json'], {
+      env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_REUSE: 'never' },
+    })
     expect(first.code, first.stderr).toBe(0)
     const { provingQueryId } = JSON.parse(first.stdout)
     // What a run killed after the service answered leaves behind.
@@ -200,9 +253,21 @@ describe('proving prove DIR in one pass', () => {
       endpoint: 'l2-pie' as const,
       params: { layout: 'auto', prover: 'svc_sharp', mockFactHash: false },
     }
-    await journal.write({ version: 1, key: journal.keyOf(parts), ...parts, startedAt: Date.now(), state: 'submitted', provingQueryId })
+    await journal.write({
+      version: 1,
+      key: journal.keyOf(parts),
+      ...parts,
+      startedAt: Date.now(),
+      state: 'submitted',
+      provingQueryId,
+    })
     const again = await runCli(['prove', EXAMPLE_DIR, '--json'], {
-      env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_REUSE: 'never', PROVING_JOURNAL_DIR: journalDir },
+      env: {
+        PROVING_BASE_URL: emulator.url,
+        PROVING_API_KEY: KEY,
+        PROVING_REUSE: 'never',
+        PROVING_JOURNAL_DIR: journalDir,
+      },
     })
     expect(again.code, again.stderr).toBe(0)
     expect(again.stderr).toContain(`Following query ${provingQueryId}, submitted by an earlier run`)

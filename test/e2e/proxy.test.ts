@@ -27,7 +27,11 @@ beforeAll(async () => {
     delete headers['proxy-connection']
     delete headers.connection
     delete headers['keep-alive']
-    const answer = await request(req.url!, { method: req.method as 'GET', headers: headers as Record<string, string>, body: chunks.length ? Buffer.concat(chunks) : undefined })
+    const answer = await request(req.url!, {
+      method: req.method as 'GET',
+      headers: headers as Record<string, string>,
+      body: chunks.length ? Buffer.concat(chunks) : undefined,
+    })
     const body = Buffer.from(await answer.body.arrayBuffer())
     res.writeHead(answer.statusCode, { 'content-type': String(answer.headers['content-type'] ?? 'application/json') })
     res.end(body)

@@ -40,7 +40,9 @@ describe('proving query download against the emulator', () => {
     expect(readFileSync(join(out, 'pie.cairo0.zip')).equals(pie)).toBe(true)
     expect(run.stdout).toContain(`sha256 ${sha256(pie)}`)
     for (const name of ['proof.json', 'metadata.json']) {
-      expect(run.stdout).toMatch(new RegExp(`${name.replace('.', '\\.')}\\s+\\d+ bytes\\s+sha256 ${sha256(readFileSync(join(out, name)))}`))
+      expect(run.stdout).toMatch(
+        new RegExp(`${name.replace('.', '\\.')}\\s+\\d+ bytes\\s+sha256 ${sha256(readFileSync(join(out, name)))}`),
+      )
     }
     expect(JSON.parse(readFileSync(join(out, 'metadata.json'), 'utf8'))).toHaveProperty('program_hash')
   })
@@ -48,7 +50,18 @@ describe('proving query download against the emulator', () => {
   it('--json gives each file with its size and digest; --only keeps the named ones', async () => {
     const id = await doneQuery()
     const out = fresh()
-    const run = await runCli(['query', 'download', id, '--out', out, '--only', 'proof.json', '--json', '--base-url', emulator().url])
+    const run = await runCli([
+      'query',
+      'download',
+      id,
+      '--out',
+      out,
+      '--only',
+      'proof.json',
+      '--json',
+      '--base-url',
+      emulator().url,
+    ])
     expect(run.code).toBe(0)
     const report = JSON.parse(run.stdout)
     expect(report).toMatchObject({ queryId: id, outDir: out })
@@ -64,7 +77,17 @@ describe('proving query download against the emulator', () => {
   it('an --only name the query does not list is refused with the names it does list', async () => {
     const id = await doneQuery()
     const out = fresh()
-    const run = await runCli(['query', 'download', id, '--out', out, '--only', 'proof.bin', '--base-url', emulator().url])
+    const run = await runCli([
+      'query',
+      'download',
+      id,
+      '--out',
+      out,
+      '--only',
+      'proof.bin',
+      '--base-url',
+      emulator().url,
+    ])
     expect(run.code).toBe(2)
     expect(run.stderr).toContain('The artifacts asked for (--only; only in the library) include proof.bin')
     expect(run.stderr).toContain('(it lists: proof.json, pie.cairo0.zip, metadata.json)')
@@ -97,7 +120,9 @@ describe('proving query download against the emulator', () => {
   it('needs no API key, and a key given is never printed', async () => {
     const id = await doneQuery()
     const out = fresh()
-    const run = await runCli(['query', 'download', id, '--out', out, '--json', '--base-url', emulator().url], { env: { PROVING_API_KEY: KEY } })
+    const run = await runCli(['query', 'download', id, '--out', out, '--json', '--base-url', emulator().url], {
+      env: { PROVING_API_KEY: KEY },
+    })
     expect(run.code).toBe(0)
     expect(run.stdout + run.stderr).not.toContain(KEY)
   })
@@ -111,7 +136,9 @@ describe('proving query download of a query still running', () => {
     const out = join(fresh(), 'never')
     const run = await runCli(['query', 'download', id, '--out', out, '--base-url', emulator().url])
     expect(run.code).toBe(0)
-    expect(run.stdout).toContain(`Query ${id} lists no artifacts; they are listed once it is DONE. Wait for it with: proving query wait ${id}`)
+    expect(run.stdout).toContain(
+      `Query ${id} lists no artifacts; they are listed once it is DONE. Wait for it with: proving query wait ${id}`,
+    )
     expect(existsSync(out)).toBe(false)
   })
 })
@@ -140,7 +167,9 @@ describe('proving query download against a hostile service', () => {
   }
 
   function listen(server: Server): Promise<string> {
-    return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)))
+    return new Promise((resolve) =>
+      server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+    )
   }
 
   beforeAll(async () => {
@@ -154,11 +183,15 @@ describe('proving query download against a hostile service', () => {
       const record = /^\/proving-query\/([\w-]+)$/.exec(url)
       if (record) {
         const id = record[1]!
-        const body = { provingQuery: productionQuery('full', { id, status: 'DONE' }), metadataUrls: links[id]?.(base) ?? [] }
+        const body = {
+          provingQuery: productionQuery('full', { id, status: 'DONE' }),
+          metadataUrls: links[id]?.(base) ?? [],
+        }
         return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body))
       }
       if (url === '/files/proof.json' || url === '/other/proof.json') return res.writeHead(200).end('{"proof":true}')
-      if (url === '/files/away/metadata.json') return res.writeHead(302, { location: `${otherBase}/metadata.json` }).end()
+      if (url === '/files/away/metadata.json')
+        return res.writeHead(302, { location: `${otherBase}/metadata.json` }).end()
       if (url === '/files/big/proof.json') return res.writeHead(200, { 'content-length': String(big.length) }).end(big)
       if (url === '/files/chunked/proof.json') {
         res.writeHead(200)
@@ -194,7 +227,9 @@ describe('proving query download against a hostile service', () => {
     for (const id of ['q-big', 'q-big-chunked']) {
       const { run, out } = await download(id, '--max-size', '2')
       expect(run.code, id).not.toBe(0)
-      expect(run.stderr, id).toMatch(/more than the 2 MiB allowed; refused unread|larger than the 2 MiB allowed; cut and refused/)
+      expect(run.stderr, id).toMatch(
+        /more than the 2 MiB allowed; refused unread|larger than the 2 MiB allowed; cut and refused/,
+      )
       expect(readdirSync(out), id).toEqual([])
     }
     // Within the cap, the same artifact is written whole.
@@ -209,27 +244,42 @@ describe('proving query download against a hostile service', () => {
       expect(run.code, id).toBe(3)
       expect(run.stderr, id).toMatch(/does not end in a plain file name|two artifacts named proof\.json|not a URL/)
       expect(existsSync(out) ? readdirSync(out) : [], id).toEqual([])
-      expect(readdirSync(parent).filter((name) => name !== 'out'), id).toEqual([])
+      expect(
+        readdirSync(parent).filter((name) => name !== 'out'),
+        id,
+      ).toEqual([])
     }
   })
 
-  it('a presigned link\'s query string (its signature) is left out of what is reported', async () => {
+  it("a presigned link's query string (its signature) is left out of what is reported", async () => {
     const out = fresh()
-    const [file] = await downloadArtifacts([`${base}/files/proof.json?X-Amz-Credential=AKIAEXAMPLE&X-Amz-Signature=deadbeef`], out)
+    const [file] = await downloadArtifacts(
+      [`${base}/files/proof.json?X-Amz-Credential=AKIAEXAMPLE&X-Amz-Signature=deadbeef`],
+      out,
+    )
     expect(file!.url).toBe(`${base}/files/proof.json`)
     expect(JSON.stringify(file)).not.toMatch(/AKIAEXAMPLE|deadbeef/)
   })
 
   it('plain http to another machine is refused unless allowed (the service rule applies to artifacts too)', async () => {
     const out = fresh()
-    await expect(downloadArtifacts(['http://192.0.2.1/files/proof.json'], out)).rejects.toThrow(/plain http from another machine/)
+    await expect(downloadArtifacts(['http://192.0.2.1/files/proof.json'], out)).rejects.toThrow(
+      /plain http from another machine/,
+    )
     expect(readdirSync(out)).toEqual([])
   })
 
   it('names: the last segment, decoded; anything that could choose where a file lands is refused', () => {
     expect(artifactName('https://cdn.example/q/1/proof.json?sig=abc')).toBe('proof.json')
     expect(artifactName('https://cdn.example/q/1/pie.cairo0.zip')).toBe('pie.cairo0.zip')
-    for (const url of ['https://cdn.example/a/%2e%2e', 'https://cdn.example/a/..', 'https://cdn.example/a/', 'https://cdn.example/a/x%5Cy.json', 'https://cdn.example/a/%00.json', 'https://cdn.example/a/a..b']) {
+    for (const url of [
+      'https://cdn.example/a/%2e%2e',
+      'https://cdn.example/a/..',
+      'https://cdn.example/a/',
+      'https://cdn.example/a/x%5Cy.json',
+      'https://cdn.example/a/%00.json',
+      'https://cdn.example/a/a..b',
+    ]) {
       expect(() => artifactName(url), url).toThrow(/does not end in a plain file name/)
     }
   })

@@ -51,7 +51,11 @@ beforeEach(async () => {
 })
 
 /** Aborts the controller as soon as `condition` holds (polled every 5 ms). */
-function abortWhen(controller: AbortController, condition: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+function abortWhen(
+  controller: AbortController,
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs = 20_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs
   return (async () => {
     while (!(await condition())) {
@@ -62,7 +66,8 @@ function abortWhen(controller: AbortController, condition: () => boolean | Promi
   })()
 }
 
-const tempFilesIn = async (dir: string) => (await readdir(dir).catch(() => [] as string[])).filter((name) => name.endsWith('.tmp'))
+const tempFilesIn = async (dir: string) =>
+  (await readdir(dir).catch(() => [] as string[])).filter((name) => name.endsWith('.tmp'))
 const env = () => ({ PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY })
 
 describe('during the pack', () => {
@@ -73,7 +78,10 @@ describe('during the pack', () => {
     await writeFile(destination, 'the zip of yesterday')
     const controller = new AbortController()
     const trigger = abortWhen(controller, async () => (await tempFilesIn(out)).length > 0)
-    const error = await packPie(bigPie, destination, { signal: controller.signal }).then(() => undefined, (caught: unknown) => caught)
+    const error = await packPie(bigPie, destination, { signal: controller.signal }).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    )
     await trigger
     expect(error).toBeInstanceOf(AbortedError)
     expect(await readFile(destination, 'utf8')).toBe('the zip of yesterday')
@@ -115,7 +123,11 @@ describe('during the pack', () => {
       expect(await readdir(temp)).toEqual([])
       // The upload runs alongside the packing, its end held back until the PIE is known valid:
       // cut there, it creates nothing.
-      expect(emulator.requests().filter((request) => request.status >= 200 && request.status < 300 && request.method === 'POST')).toEqual([])
+      expect(
+        emulator
+          .requests()
+          .filter((request) => request.status >= 200 && request.status < 300 && request.method === 'POST'),
+      ).toEqual([])
       expect(Object.keys(emulator.state.queries)).toEqual([])
     } finally {
       if (previous === undefined) delete process.env.TMPDIR
@@ -123,30 +135,39 @@ describe('during the pack', () => {
     }
   })
 
-  row('action prove <dir>: cancelled mid-pack: no pie-zip output, no partial zip in RUNNER_TEMP, nothing sent', async () => {
-    const controller = new AbortController()
-    const { run } = await import('../../src/action/actions/main.ts')
-    const io = fakeIO({ pie: bigPie, 'api-key': KEY, 'base-url': emulator.url }, { env: { GITHUB_WORKSPACE: REPO_ROOT } })
-    const packDir = join(io.env.RUNNER_TEMP!, 'proving-kit')
-    const trigger = abortWhen(controller, async () => {
-      for (const folder of await readdir(packDir).catch(() => [] as string[])) if ((await tempFilesIn(join(packDir, folder))).length) return true
-      return false
-    })
-    await run(io, { signal: controller.signal })
-    await trigger
-    expect(io.failed).toMatch(/cancel|abort/i)
-    expect(io.outputs['pie-zip']).toBeUndefined()
-    expect(io.outputs['query-id']).toBeUndefined()
-    for (const folder of await readdir(packDir).catch(() => [] as string[])) expect(await readdir(join(packDir, folder))).toEqual([])
-    expect(emulator.requests()).toEqual([])
-  })
+  row(
+    'action prove <dir>: cancelled mid-pack: no pie-zip output, no partial zip in RUNNER_TEMP, nothing sent',
+    async () => {
+      const controller = new AbortController()
+      const { run } = await import('../../src/action/actions/main.ts')
+      const io = fakeIO(
+        { pie: bigPie, 'api-key': KEY, 'base-url': emulator.url },
+        { env: { GITHUB_WORKSPACE: REPO_ROOT } },
+      )
+      const packDir = join(io.env.RUNNER_TEMP!, 'proving-kit')
+      const trigger = abortWhen(controller, async () => {
+        for (const folder of await readdir(packDir).catch(() => [] as string[]))
+          if ((await tempFilesIn(join(packDir, folder))).length) return true
+        return false
+      })
+      await run(io, { signal: controller.signal })
+      await trigger
+      expect(io.failed).toMatch(/cancel|abort/i)
+      expect(io.outputs['pie-zip']).toBeUndefined()
+      expect(io.outputs['query-id']).toBeUndefined()
+      for (const folder of await readdir(packDir).catch(() => [] as string[]))
+        expect(await readdir(join(packDir, folder))).toEqual([])
+      expect(emulator.requests()).toEqual([])
+    },
+  )
 })
 
 describe('during the upload', () => {
   // The emulator holds the request for 10 s before reading it: the 11 MB upload stalls halfway.
   // The requests go through a TCP tap, and the test cancels once the emulator has received the
   // first 64 KiB of the upload: an event, whatever the machine's speed.
-  const stall = () => emulator.control('POST', '/faults', { method: 'POST', path: L2_PIE, kind: 'delay', delayMs: 10_000 })
+  const stall = () =>
+    emulator.control('POST', '/faults', { method: 'POST', path: L2_PIE, kind: 'delay', delayMs: 10_000 })
   // The service URL is probed (GET /is-alive) before the upload: only a POST would mean the upload finished.
   const uploading = () => emulator.requests().every((request) => request.method !== 'POST')
   let tap: TcpTap
@@ -163,10 +184,16 @@ describe('during the upload', () => {
     await stall()
     const controller = new AbortController()
     abortOnceReceived(controller, 64 * 1024)
-    const result = await runCli(['prove', bigZip, '--wait'], { env: { ...env(), PROVING_BASE_URL: tap.url }, signal: controller.signal })
+    const result = await runCli(['prove', bigZip, '--wait'], {
+      env: { ...env(), PROVING_BASE_URL: tap.url },
+      signal: controller.signal,
+    })
     expect(uploading()).toBe(true)
     expect(result.code).toBe(130)
-    const lines = result.stderr.trim().split('\n').filter((line) => line.startsWith('proving:') || line.startsWith('  '))
+    const lines = result.stderr
+      .trim()
+      .split('\n')
+      .filter((line) => line.startsWith('proving:') || line.startsWith('  '))
     expect(lines[0]).toBe('proving: Cancelled during submit the PIE for proof generation and verification.')
     expect(lines[1]).toMatch(/the service may have created a query anyway: look among your queries/)
     expect(lines[2]).toBe('  Look with `proving query list` before submitting again.')
@@ -191,16 +218,23 @@ describe('during the upload', () => {
     await writeFile(file, JSON.stringify(taskBody()))
     const controller = new AbortController()
     abortOnceReceived(controller, 1)
-    const result = await runCli(['task', 'submit', file], { env: { PROVING_TASKS_URL: tap.url, PROVING_API_KEY: KEY }, signal: controller.signal })
+    const result = await runCli(['task', 'submit', file], {
+      env: { PROVING_TASKS_URL: tap.url, PROVING_API_KEY: KEY },
+      signal: controller.signal,
+    })
     expect(result.code).toBe(130)
-    expect(result.stderr).toMatch(/^proving: Cancelled during schedule the task\.\n {2}If the request had gone out, the task may have been queued anyway: look among your tasks \(TaskClient.listTasks\) before submitting again\.\n {2}Look with `proving task list` before submitting again\./)
+    expect(result.stderr).toMatch(
+      /^proving: Cancelled during schedule the task\.\n {2}If the request had gone out, the task may have been queued anyway: look among your tasks \(TaskClient.listTasks\) before submitting again\.\n {2}Look with `proving task list` before submitting again\./,
+    )
   })
 })
 
 describe('during the wait: the query id is kept', () => {
   row('CLI prove --wait --json: exit 130, the id on stdout as JSON, the resume command on stderr', async () => {
     const controller = new AbortController()
-    const trigger = abortWhen(controller, () => emulator.requests().some((request) => request.path.startsWith('/docs/proving-query/')))
+    const trigger = abortWhen(controller, () =>
+      emulator.requests().some((request) => request.path.startsWith('/docs/proving-query/')),
+    )
     const result = await runCli(['prove', EXAMPLE_PIE, '--wait', '--json'], { env: env(), signal: controller.signal })
     await trigger
     const id = Object.keys(emulator.state.queries)[0]!
@@ -212,34 +246,57 @@ describe('during the wait: the query id is kept', () => {
   row('CLI query wait: exit 130 with the resume command', async () => {
     const id = await submitFixturePie(emulator)
     const controller = new AbortController()
-    const trigger = abortWhen(controller, () => emulator.requests().some((request) => request.path.startsWith('/docs/proving-query/')))
+    const trigger = abortWhen(controller, () =>
+      emulator.requests().some((request) => request.path.startsWith('/docs/proving-query/')),
+    )
     const result = await runCli(['query', 'wait', id], { env: env(), signal: controller.signal })
     await trigger
     expect(result.code).toBe(130)
-    expect(result.stderr).toMatch(new RegExp(`^proving: Stopped waiting for query ${id}: cancelled\\. Resume with: proving query wait ${id}$`, 'm'))
+    expect(result.stderr).toMatch(
+      new RegExp(`^proving: Stopped waiting for query ${id}: cancelled\\. Resume with: proving query wait ${id}$`, 'm'),
+    )
   })
 
-  row('action prove: cancelled mid-wait: query-id in outputs and state, the resume snippet in the summary', async () => {
-    const controller = new AbortController()
-    const trigger = abortWhen(controller, () => emulator.requests().some((request) => request.path.startsWith('/docs/proving-query/')))
-    const { run } = await import('../../src/action/actions/main.ts')
-    const io = fakeIO({ pie: EXAMPLE_PIE, 'api-key': KEY, 'base-url': emulator.url }, { env: { GITHUB_WORKSPACE: REPO_ROOT } })
-    await run(io, { signal: controller.signal })
-    await trigger
-    const id = Object.keys(emulator.state.queries)[0]!
-    expect(io.outputs['query-id']).toBe(id)
-    expect(io.state['query-id']).toBe(id)
-    expect(io.failed).toBe(`Cancelled while waiting for query ${id}. Resume with the wait sub-action: query-id ${id}.`)
-    expect(io.summary).toContain(`query-id: ${id}`)
-  })
+  row(
+    'action prove: cancelled mid-wait: query-id in outputs and state, the resume snippet in the summary',
+    async () => {
+      const controller = new AbortController()
+      const trigger = abortWhen(controller, () =>
+        emulator.requests().some((request) => request.path.startsWith('/docs/proving-query/')),
+      )
+      const { run } = await import('../../src/action/actions/main.ts')
+      const io = fakeIO(
+        { pie: EXAMPLE_PIE, 'api-key': KEY, 'base-url': emulator.url },
+        { env: { GITHUB_WORKSPACE: REPO_ROOT } },
+      )
+      await run(io, { signal: controller.signal })
+      await trigger
+      const id = Object.keys(emulator.state.queries)[0]!
+      expect(io.outputs['query-id']).toBe(id)
+      expect(io.state['query-id']).toBe(id)
+      expect(io.failed).toBe(
+        `Cancelled while waiting for query ${id}. Resume with the wait sub-action: query-id ${id}.`,
+      )
+      expect(io.summary).toContain(`query-id: ${id}`)
+    },
+  )
 
   row('CLI task wait: exit 130 with the resume command', async () => {
     await emulator.control('PUT', '/tasks/timing', { receivedMs: 60_000, stageMs: 60_000, handoffMs: 60_000 })
     const { TaskClient } = await import('../../src/clients/tasks.ts')
-    const { uuid } = await new TaskClient({ baseUrl: emulator.url, apiKey: KEY, dispatcher: emulator.agent }).scheduleTask(taskBody())
+    const { uuid } = await new TaskClient({
+      baseUrl: emulator.url,
+      apiKey: KEY,
+      dispatcher: emulator.agent,
+    }).scheduleTask(taskBody())
     const controller = new AbortController()
-    const trigger = abortWhen(controller, () => emulator.requests().some((request) => request.path === `/tasks/${uuid}/status`))
-    const result = await runCli(['task', 'wait', uuid], { env: { PROVING_TASKS_URL: emulator.url }, signal: controller.signal })
+    const trigger = abortWhen(controller, () =>
+      emulator.requests().some((request) => request.path === `/tasks/${uuid}/status`),
+    )
+    const result = await runCli(['task', 'wait', uuid], {
+      env: { PROVING_TASKS_URL: emulator.url },
+      signal: controller.signal,
+    })
     await trigger
     expect(result.code).toBe(130)
     expect(result.stderr).toContain(`Resume with: proving task wait ${uuid}`)

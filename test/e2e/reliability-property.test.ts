@@ -52,7 +52,7 @@ afterAll(async () => {
 
 /** A path segment: real ids sometimes, else anything (percent-encoded, or raw and malformed). */
 const segment = fc.oneof(
-  fc.constant('') .map(() => queryId),
+  fc.constant('').map(() => queryId),
   fc.string({ maxLength: 40 }).map(encodeURIComponent),
   fc.constantFrom('%', '%E0%A4%A', '..', '%2F', '%00', 'constructor', '__proto__', 'a'.repeat(300)),
 )
@@ -71,7 +71,10 @@ const headerSets = fc.record(
     ),
     'api-key': fc.oneof(fc.constant(KEY), headerValue),
     'x-api-key': fc.oneof(fc.constant(KEY), headerValue),
-    authorization: fc.oneof(headerValue.map((value) => `Bearer ${value}`), headerValue),
+    authorization: fc.oneof(
+      headerValue.map((value) => `Bearer ${value}`),
+      headerValue,
+    ),
     cookie: headerValue,
     'content-encoding': fc.constantFrom('gzip', 'br', 'identity'),
     'retry-after': headerValue,
@@ -86,18 +89,36 @@ const body = fc.oneof(
   fc.string({ maxLength: 200 }),
   fc.uint8Array({ maxLength: 300 }).map((bytes) => Buffer.from(bytes)),
   fc.nat({ max: 60 }).map((depth) => `${'['.repeat(depth)}${']'.repeat(depth)}`),
-  fc.tuple(fc.string({ maxLength: 20 }), fc.uint8Array({ maxLength: 200 })).map(([name, bytes]) =>
-    Buffer.concat([
-      Buffer.from(`--xyz\r\ncontent-disposition: form-data; name="${name}"; filename="pie.zip"\r\ncontent-type: application/zip\r\n\r\n`),
-      Buffer.from(bytes),
-      Buffer.from('\r\n--xyz--\r\n'),
-    ]),
-  ),
+  fc
+    .tuple(fc.string({ maxLength: 20 }), fc.uint8Array({ maxLength: 200 }))
+    .map(([name, bytes]) =>
+      Buffer.concat([
+        Buffer.from(
+          `--xyz\r\ncontent-disposition: form-data; name="${name}"; filename="pie.zip"\r\ncontent-type: application/zip\r\n\r\n`,
+        ),
+        Buffer.from(bytes),
+        Buffer.from('\r\n--xyz--\r\n'),
+      ]),
+    ),
   fc.constant(undefined),
 )
 
 const query = fc.dictionary(
-  fc.constantFrom('apiKey', 'bucketId', 'dedupId', 'limit', 'offset', 'network', 'search', 'wallet', 'projectId', 'dp_tasks_page', 'dp_tasks_per_page', 'dp_tasks_status', 'x'),
+  fc.constantFrom(
+    'apiKey',
+    'bucketId',
+    'dedupId',
+    'limit',
+    'offset',
+    'network',
+    'search',
+    'wallet',
+    'projectId',
+    'dp_tasks_page',
+    'dp_tasks_per_page',
+    'dp_tasks_status',
+    'x',
+  ),
   fc.oneof(fc.string({ maxLength: 30 }), fc.integer().map(String), fc.constant('-1'), fc.constant('1e309')),
   { maxKeys: 4 },
 )
@@ -160,8 +181,12 @@ describe('the emulator never crashes on random requests', () => {
         if (request.path.startsWith('/_emulator/faults')) await emulator.control('DELETE', '/faults')
         // Faults never apply to control routes, which are not logged either.
         const injected = request.path.startsWith('/_emulator') ? undefined : emulator.requests().at(-1)?.fault
-        if (!injected) expect(answer.status, `${request.method} ${request.path} -> ${answer.status} ${answer.text}`).toBeLessThan(500)
-        const isFile = (request.path.startsWith('/_emulator/artifacts/') || isConsolePage(request.path)) && answer.status === 200
+        if (!injected)
+          expect(answer.status, `${request.method} ${request.path} -> ${answer.status} ${answer.text}`).toBeLessThan(
+            500,
+          )
+        const isFile =
+          (request.path.startsWith('/_emulator/artifacts/') || isConsolePage(request.path)) && answer.status === 200
         if (!isFile && answer.status !== 204 && !injected) {
           expect(answer.contentType, `${request.method} ${request.path}`).toMatch(/application\/json/)
           expect(() => JSON.parse(answer.text), answer.text).not.toThrow()
@@ -188,9 +213,13 @@ describe('the emulator never crashes on corrupted uploads', () => {
         for (const [offset, mask] of changes) bytes[offset % bytes.length]! ^= mask
         const upload = cut % 5 === 0 ? bytes.subarray(0, cut % bytes.length) : bytes
         const form = new FormData()
-        for (const [name, value] of Object.entries({ mockFactHash: 'false', prover: 'svc_sharp', layout: 'auto' })) form.append(name, value)
+        for (const [name, value] of Object.entries({ mockFactHash: 'false', prover: 'svc_sharp', layout: 'auto' }))
+          form.append(name, value)
         form.append('pieFile', new Blob([upload]), 'pie.zip')
-        const answer = await emulator.call('POST', '/v1/l2/proving-query/proof-generation-verification', { query: { apiKey: KEY }, form })
+        const answer = await emulator.call('POST', '/v1/l2/proving-query/proof-generation-verification', {
+          query: { apiKey: KEY },
+          form,
+        })
         expect([201, 400], JSON.stringify(answer.body)).toContain(answer.status)
         if (answer.status === 400) expect(answer.body.details).toMatch(/pieFile/)
       }),
@@ -254,31 +283,45 @@ describe('validatePie on corrupted input returns problems: never throws, never h
 
   const mutation = fc.oneof(
     // Flip bytes at random offsets.
-    fc.array(fc.tuple(fc.nat(), fc.integer({ min: 1, max: 255 })), { minLength: 1, maxLength: 8 }).map((flips) => (bytes: Buffer) => {
-      const out = Buffer.from(bytes)
-      for (const [offset, mask] of flips) out[offset % out.length]! ^= mask
-      return out
-    }),
+    fc
+      .array(fc.tuple(fc.nat(), fc.integer({ min: 1, max: 255 })), { minLength: 1, maxLength: 8 })
+      .map((flips) => (bytes: Buffer) => {
+        const out = Buffer.from(bytes)
+        for (const [offset, mask] of flips) out[offset % out.length]! ^= mask
+        return out
+      }),
     // Cut it short.
     fc.nat().map((cut) => (bytes: Buffer) => bytes.subarray(0, cut % bytes.length)),
     // Insert or overwrite a run of random bytes.
-    fc.tuple(fc.nat(), fc.uint8Array({ minLength: 1, maxLength: 64 }), fc.boolean()).map(([offset, junk, insert]) => (bytes: Buffer) => {
-      const at = offset % bytes.length
-      return insert
-        ? Buffer.concat([bytes.subarray(0, at), Buffer.from(junk), bytes.subarray(at)])
-        : Buffer.concat([bytes.subarray(0, at), Buffer.from(junk), bytes.subarray(Math.min(bytes.length, at + junk.length))])
-    }),
+    fc
+      .tuple(fc.nat(), fc.uint8Array({ minLength: 1, maxLength: 64 }), fc.boolean())
+      .map(([offset, junk, insert]) => (bytes: Buffer) => {
+        const at = offset % bytes.length
+        return insert
+          ? Buffer.concat([bytes.subarray(0, at), Buffer.from(junk), bytes.subarray(at)])
+          : Buffer.concat([
+              bytes.subarray(0, at),
+              Buffer.from(junk),
+              bytes.subarray(Math.min(bytes.length, at + junk.length)),
+            ])
+      }),
   )
 
   it('random bytes as a pie.zip', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.uint8Array({ maxLength: 2_000 }), fc.uint8Array({ maxLength: 200 }).map((bytes) => Buffer.concat([Buffer.from('PK\x03\x04'), bytes]))), async (bytes) => {
-        const path = `${scratch()}.zip`
-        await writeFile(path, bytes)
-        const result = await validateBounded(path)
-        expectSettled(result)
-        expect(result.valid).toBe(false)
-      }),
+      fc.asyncProperty(
+        fc.oneof(
+          fc.uint8Array({ maxLength: 2_000 }),
+          fc.uint8Array({ maxLength: 200 }).map((bytes) => Buffer.concat([Buffer.from('PK\x03\x04'), bytes])),
+        ),
+        async (bytes) => {
+          const path = `${scratch()}.zip`
+          await writeFile(path, bytes)
+          const result = await validateBounded(path)
+          expectSettled(result)
+          expect(result.valid).toBe(false)
+        },
+      ),
       { numRuns: 150, seed: SEED + 1 },
     )
   }, 60_000)
@@ -287,7 +330,10 @@ describe('validatePie on corrupted input returns problems: never throws, never h
     await fc.assert(
       fc.asyncProperty(fc.array(mutation, { minLength: 1, maxLength: 3 }), async (mutations) => {
         const path = `${scratch()}.zip`
-        await writeFile(path, mutations.reduce((bytes, mutate) => mutate(bytes), zip))
+        await writeFile(
+          path,
+          mutations.reduce((bytes, mutate) => mutate(bytes), zip),
+        )
         expectSettled(await validateBounded(path))
       }),
       { numRuns: 250, seed: SEED + 2 },

@@ -5,12 +5,25 @@ import { AccountClient } from '../../src/clients/account.ts'
 import { ProvingClient } from '../../src/clients/proving.ts'
 import { StorageProofClient } from '../../src/clients/storage-proof.ts'
 import { TaskClient } from '../../src/clients/tasks.ts'
-import { NetworkError, type ProvingKitError, RequestTimeoutError, ServiceError, InvalidResponseError } from '../../src/core/errors.ts'
+import {
+  NetworkError,
+  type ProvingKitError,
+  RequestTimeoutError,
+  ServiceError,
+  InvalidResponseError,
+} from '../../src/core/errors.ts'
 import type { Logger } from '../../src/core/runtime.ts'
 import type { LoggedRequest } from '../../src/emulator/index.ts'
 import { pathMatches } from '../../src/emulator/router.ts'
 import { findSecret, useCatalogue } from '../helpers/catalogue.ts'
-import { FIXTURE_PIE, KEY, OTHER_KEY, startTestEmulator, submitFixturePie, type TestEmulator } from '../helpers/emulator.ts'
+import {
+  FIXTURE_PIE,
+  KEY,
+  OTHER_KEY,
+  startTestEmulator,
+  submitFixturePie,
+  type TestEmulator,
+} from '../helpers/emulator.ts'
 import { taskBody } from '../helpers/tasks.ts'
 
 /**
@@ -71,7 +84,11 @@ const ENDPOINTS: Endpoint[] = [
   { method: 'GET', pattern: '/tasks/:uuid/status', read: (c) => c.tasks.getTaskStatus(ids.taskId) },
   { method: 'GET', pattern: '/tasks/:uuid/mmrs', read: (c) => c.tasks.getTaskMmrs(ids.taskId) },
   { method: 'GET', pattern: '/batch-query-status', read: (c) => c.storage.getBatchQueryStatus(ids.internalId) },
-  { method: 'GET', pattern: '/auth/web3/challenge', read: () => account.getChallenge('0x75cec1db9dceb703200eaa6595f66885c962b920') },
+  {
+    method: 'GET',
+    pattern: '/auth/web3/challenge',
+    read: () => account.getChallenge('0x75cec1db9dceb703200eaa6595f66885c962b920'),
+  },
   { method: 'GET', pattern: '/api-keys', read: () => account.listApiKeys() },
 ]
 
@@ -81,12 +98,19 @@ type Fault = {
   /** How many requests the fault hits before the endpoint answers normally. */
   times: number
   /** The error class when the fault does not go away. */
-  error: new (...args: never[]) => ProvingKitError
+  error: new (
+    ...args: never[]
+  ) => ProvingKitError
   check?: (requests: LoggedRequest[]) => void
 }
 
 const FAULTS: Fault[] = [
-  { name: '503 burst', fault: { kind: 'status', status: 503, body: { error: 'SERVICE_UNAVAILABLE' } }, times: 2, error: ServiceError },
+  {
+    name: '503 burst',
+    fault: { kind: 'status', status: 503, body: { error: 'SERVICE_UNAVAILABLE' } },
+    times: 2,
+    error: ServiceError,
+  },
   { name: '500 burst', fault: { kind: 'error' }, times: 2, error: ServiceError },
   {
     name: '429 with Retry-After',
@@ -102,7 +126,12 @@ const FAULTS: Fault[] = [
   { name: 'reset before the answer', fault: { kind: 'drop' }, times: 2, error: NetworkError },
   { name: 'truncated body', fault: { kind: 'truncate' }, times: 2, error: NetworkError },
   { name: 'HTML 502 page', fault: { kind: 'html-502' }, times: 2, error: ServiceError },
-  { name: 'non-JSON 200', fault: { kind: 'status', status: 200, body: '<html><body>Maintenance</body></html>', contentType: 'text/html' }, times: 2, error: InvalidResponseError },
+  {
+    name: 'non-JSON 200',
+    fault: { kind: 'status', status: 200, body: '<html><body>Maintenance</body></html>', contentType: 'text/html' },
+    times: 2,
+    error: InvalidResponseError,
+  },
   { name: 'headers timeout', fault: { kind: 'delay', delayMs: LONG_DELAY_MS }, times: 1, error: RequestTimeoutError },
   { name: 'body timeout', fault: { kind: 'delay-body', delayMs: LONG_DELAY_MS }, times: 1, error: RequestTimeoutError },
 ]
@@ -114,11 +143,16 @@ function requestsTo(endpoint: Endpoint, since: number): LoggedRequest[] {
   return emulator
     .requests()
     .slice(since)
-    .filter((request) => request.method === endpoint.method && pathMatches(endpoint.pattern, request.path.split('?')[0]!))
+    .filter(
+      (request) => request.method === endpoint.method && pathMatches(endpoint.pattern, request.path.split('?')[0]!),
+    )
 }
 
 function assertNoLeak(name: string, texts: Record<string, string>): void {
-  const found = findSecret({ ...texts, logs: logs.join('\n'), requestLog: JSON.stringify(emulator.requests()) }, [KEY, OTHER_KEY])
+  const found = findSecret({ ...texts, logs: logs.join('\n'), requestLog: JSON.stringify(emulator.requests()) }, [
+    KEY,
+    OTHER_KEY,
+  ])
   if (found) catalogue.leak(name, found)
 }
 
@@ -136,10 +170,23 @@ beforeAll(async () => {
     await c.storage.submitBatchQuery({
       destinationChainId: '11155111',
       fee: '0',
-      data: { '11155111': { 'block:5382810': { accounts: { '0x75cec1db9dceb703200eaa6595f66885c962b920': { props: ['BALANCE'], slots: [] } } } } },
+      data: {
+        '11155111': {
+          'block:5382810': {
+            accounts: { '0x75cec1db9dceb703200eaa6595f66885c962b920': { props: ['BALANCE'], slots: [] } },
+          },
+        },
+      },
     })
   ).internalId
-  account = new AccountClient({ baseUrl: emulator.url, privateKey: generatePrivateKey(), dispatcher: agent, retry: RETRY, timeouts: TIMEOUTS, logger })
+  account = new AccountClient({
+    baseUrl: emulator.url,
+    privateKey: generatePrivateKey(),
+    dispatcher: agent,
+    retry: RETRY,
+    timeouts: TIMEOUTS,
+    logger,
+  })
   await account.signIn()
 })
 
@@ -153,47 +200,67 @@ describe('every read survives transient faults, and ends in a clear error when t
   for (const fault of FAULTS) {
     for (const endpoint of ENDPOINTS) {
       const name = `${endpoint.method} ${endpoint.pattern}: ${fault.name}, ${fault.times}x, then recovered`
-      row(name, () =>
-        exclusive(endpoint, async () => {
-          const since = emulator.requests().length
-          await emulator.control('POST', '/faults', { method: endpoint.method, path: endpoint.pattern, times: fault.times, ...fault.fault })
-          await endpoint.read(clients())
-          const requests = await settledRequests(endpoint, since, fault.times + 1)
-          const kind = fault.fault.kind as string
-          expect(requests.filter((request) => request.fault === kind)).toHaveLength(fault.times)
-          expect(requests.filter((request) => request.fault === undefined).map((request) => request.status)).toEqual([200])
-          fault.check?.(requests)
-          assertNoLeak(name, {})
-        }),
-      60_000)
+      row(
+        name,
+        () =>
+          exclusive(endpoint, async () => {
+            const since = emulator.requests().length
+            await emulator.control('POST', '/faults', {
+              method: endpoint.method,
+              path: endpoint.pattern,
+              times: fault.times,
+              ...fault.fault,
+            })
+            await endpoint.read(clients())
+            const requests = await settledRequests(endpoint, since, fault.times + 1)
+            const kind = fault.fault.kind as string
+            expect(requests.filter((request) => request.fault === kind)).toHaveLength(fault.times)
+            expect(requests.filter((request) => request.fault === undefined).map((request) => request.status)).toEqual([
+              200,
+            ])
+            fault.check?.(requests)
+            assertNoLeak(name, {})
+          }),
+        60_000,
+      )
     }
   }
   for (const persistent of PERSISTENT) {
     const fault = FAULTS.find((candidate) => candidate.name === persistent)!
     for (const endpoint of ENDPOINTS) {
       const name = `${endpoint.method} ${endpoint.pattern}: ${fault.name} that persists, clear error after ${RETRY.maxAttempts} attempts`
-      row(name, () =>
-        exclusive(endpoint, async () => {
-          const since = emulator.requests().length
-          const { fault: injected } = await emulator.control('POST', '/faults', { method: endpoint.method, path: endpoint.pattern, times: 50, ...fault.fault })
-          let caught: unknown
-          try {
-            await endpoint.read(clients())
-          } catch (error) {
-            caught = error
-          } finally {
-            await emulator.call('DELETE', `/_emulator/faults/${injected.id}`)
-          }
-          expect(caught).toBeInstanceOf(fault.error)
-          const error = caught as ProvingKitError
-          // Names the service and the operation; says it tried, and for how long.
-          expect(error.shortMessage).toMatch(/(proving|task|storage-proof|account) service/)
-          expect(error.metaMessages?.join(' ')).toMatch(new RegExp(`Gave up after ${RETRY.maxAttempts} attempts over [\\d.]+ s`))
-          expect(error.message).not.toMatch(/\n\s+at /)
-          expect(await settledRequests(endpoint, since, RETRY.maxAttempts)).toHaveLength(RETRY.maxAttempts)
-          assertNoLeak(name, { message: error.message })
-        }),
-      60_000)
+      row(
+        name,
+        () =>
+          exclusive(endpoint, async () => {
+            const since = emulator.requests().length
+            const { fault: injected } = await emulator.control('POST', '/faults', {
+              method: endpoint.method,
+              path: endpoint.pattern,
+              times: 50,
+              ...fault.fault,
+            })
+            let caught: unknown
+            try {
+              await endpoint.read(clients())
+            } catch (error) {
+              caught = error
+            } finally {
+              await emulator.call('DELETE', `/_emulator/faults/${injected.id}`)
+            }
+            expect(caught).toBeInstanceOf(fault.error)
+            const error = caught as ProvingKitError
+            // Names the service and the operation; says it tried, and for how long.
+            expect(error.shortMessage).toMatch(/(proving|task|storage-proof|account) service/)
+            expect(error.metaMessages?.join(' ')).toMatch(
+              new RegExp(`Gave up after ${RETRY.maxAttempts} attempts over [\\d.]+ s`),
+            )
+            expect(error.message).not.toMatch(/\n\s+at /)
+            expect(await settledRequests(endpoint, since, RETRY.maxAttempts)).toHaveLength(RETRY.maxAttempts)
+            assertNoLeak(name, { message: error.message })
+          }),
+        60_000,
+      )
     }
   }
 })
@@ -206,7 +273,10 @@ async function exclusive(endpoint: Endpoint, test: () => Promise<void>): Promise
   const before = locks.get(key) ?? Promise.resolve()
   let release!: () => void
   const mine = new Promise<void>((resolve) => (release = resolve))
-  locks.set(key, before.then(() => mine))
+  locks.set(
+    key,
+    before.then(() => mine),
+  )
   await before
   try {
     await test()
@@ -229,17 +299,69 @@ async function settledRequests(endpoint: Endpoint, since: number, count: number)
 }
 
 describe('the typed 4xx answers of the spec are never retried', () => {
-  type Typed = { name: string; pattern: string; method: 'GET' | 'POST'; status: number; code?: string; call: () => Promise<unknown> }
+  type Typed = {
+    name: string
+    pattern: string
+    method: 'GET' | 'POST'
+    status: number
+    code?: string
+    call: () => Promise<unknown>
+  }
   const typed: Typed[] = [
-    { name: 'GET /proving-query/{id}: 404 PROVING_QUERY_NOT_FOUND', pattern: '/proving-query/:id', method: 'GET', status: 404, code: 'PROVING_QUERY_NOT_FOUND', call: () => clients().proving.getQuery('no-such-query') },
-    { name: 'GET /docs/proving-query/{id}: 404 PROVING_QUERY_NOT_FOUND', pattern: '/docs/proving-query/:id', method: 'GET', status: 404, code: 'PROVING_QUERY_NOT_FOUND', call: () => clients().proving.getQueryDetails('no-such-query') },
-    { name: 'GET /docs/proving-queries: 401 INVALID_API_KEY (key off the list)', pattern: '/docs/proving-queries', method: 'GET', status: 401, code: 'INVALID_API_KEY', call: () => clients('key-not-on-the-list').proving.listQueries() },
-    { name: 'POST /proving-queries/{id}/retry: 404 PROVING_QUERY_NOT_FOUND', pattern: '/proving-queries/:id/retry', method: 'POST', status: 404, code: 'PROVING_QUERY_NOT_FOUND', call: () => clients().proving.retryQuery('no-such-query') },
-    { name: 'POST /proving-queries/{id}/retry: 403 FORBIDDEN (another key\'s query)', pattern: '/proving-queries/:id/retry', method: 'POST', status: 403, code: 'FORBIDDEN', call: () => clients(OTHER_KEY).proving.retryQuery(ids.queryId) },
-    { name: 'POST /proving-queries/{id}/retry: 409 QUERY_NOT_IN_FAILED_STATUS', pattern: '/proving-queries/:id/retry', method: 'POST', status: 409, code: 'QUERY_NOT_IN_FAILED_STATUS', call: () => clients().proving.retryQuery(ids.queryId) },
+    {
+      name: 'GET /proving-query/{id}: 404 PROVING_QUERY_NOT_FOUND',
+      pattern: '/proving-query/:id',
+      method: 'GET',
+      status: 404,
+      code: 'PROVING_QUERY_NOT_FOUND',
+      call: () => clients().proving.getQuery('no-such-query'),
+    },
+    {
+      name: 'GET /docs/proving-query/{id}: 404 PROVING_QUERY_NOT_FOUND',
+      pattern: '/docs/proving-query/:id',
+      method: 'GET',
+      status: 404,
+      code: 'PROVING_QUERY_NOT_FOUND',
+      call: () => clients().proving.getQueryDetails('no-such-query'),
+    },
+    {
+      name: 'GET /docs/proving-queries: 401 INVALID_API_KEY (key off the list)',
+      pattern: '/docs/proving-queries',
+      method: 'GET',
+      status: 401,
+      code: 'INVALID_API_KEY',
+      call: () => clients('key-not-on-the-list').proving.listQueries(),
+    },
+    {
+      name: 'POST /proving-queries/{id}/retry: 404 PROVING_QUERY_NOT_FOUND',
+      pattern: '/proving-queries/:id/retry',
+      method: 'POST',
+      status: 404,
+      code: 'PROVING_QUERY_NOT_FOUND',
+      call: () => clients().proving.retryQuery('no-such-query'),
+    },
+    {
+      name: "POST /proving-queries/{id}/retry: 403 FORBIDDEN (another key's query)",
+      pattern: '/proving-queries/:id/retry',
+      method: 'POST',
+      status: 403,
+      code: 'FORBIDDEN',
+      call: () => clients(OTHER_KEY).proving.retryQuery(ids.queryId),
+    },
+    {
+      name: 'POST /proving-queries/{id}/retry: 409 QUERY_NOT_IN_FAILED_STATUS',
+      pattern: '/proving-queries/:id/retry',
+      method: 'POST',
+      status: 409,
+      code: 'QUERY_NOT_IN_FAILED_STATUS',
+      call: () => clients().proving.retryQuery(ids.queryId),
+    },
     {
       name: 'POST /proving-queries/{id}/retry: 400 QUERY_NOT_RETRIABLE',
-      pattern: '/proving-queries/:id/retry', method: 'POST', status: 400, code: 'QUERY_NOT_RETRIABLE',
+      pattern: '/proving-queries/:id/retry',
+      method: 'POST',
+      status: 400,
+      code: 'QUERY_NOT_RETRIABLE',
       call: async () => {
         await emulator.control('POST', '/next-query', { outcome: 'fail', retriable: false })
         const id = await submitFixturePie(emulator)
@@ -248,7 +370,10 @@ describe('the typed 4xx answers of the spec are never retried', () => {
     },
     {
       name: 'POST /proving-queries/{id}/retry: 400 MAX_RETRIES_REACHED',
-      pattern: '/proving-queries/:id/retry', method: 'POST', status: 400, code: 'MAX_RETRIES_REACHED',
+      pattern: '/proving-queries/:id/retry',
+      method: 'POST',
+      status: 400,
+      code: 'MAX_RETRIES_REACHED',
       call: async () => {
         // The first run and the three retries allowed all fail, retriably.
         await emulator.control('POST', '/next-query', { outcome: 'fail', retriable: true, times: 4 })
@@ -257,21 +382,107 @@ describe('the typed 4xx answers of the spec are never retried', () => {
         return clients().proving.retryQuery(id)
       },
     },
-    { name: 'POST /buckets/close: 400 {} (bucketId not a bucket id)', pattern: '/buckets/close', method: 'POST', status: 400, call: () => clients().proving.closeBucket('not-a-uuid') },
-    { name: 'POST /buckets/close: 401 UNAUTHORIZED', pattern: '/buckets/close', method: 'POST', status: 401, code: 'UNAUTHORIZED', call: () => clients('key-not-on-the-list').proving.closeBucket(ids.bucketId) },
-    { name: 'POST /buckets/close: 404 BUCKET_NOT_FOUND', pattern: '/buckets/close', method: 'POST', status: 404, code: 'BUCKET_NOT_FOUND', call: () => clients().proving.closeBucket('00000000-0000-4000-8000-000000000000') },
-    { name: 'GET /buckets/{id}: 404', pattern: '/buckets/:id', method: 'GET', status: 404, call: () => clients().proving.getBucket('00000000-0000-4000-8000-000000000000') },
-    { name: 'POST L2 PIE: 401 (key off the list)', pattern: '/v1/l2/proving-query/proof-generation-verification', method: 'POST', status: 401, code: 'INVALID_API_KEY', call: () => clients('key-not-on-the-list').proving.submitPie({ pieZip: FIXTURE_PIE }) },
-    { name: 'GET /tasks/{uuid}/status: 404 Task not found', pattern: '/tasks/:uuid/status', method: 'GET', status: 404, call: () => clients().tasks.getTaskStatus('no-such-task') },
-    { name: 'GET /tasks/{uuid}/mmrs: 404 Task not found', pattern: '/tasks/:uuid/mmrs', method: 'GET', status: 404, call: () => clients().tasks.getTaskMmrs('no-such-task') },
-    { name: 'POST /tasks: 401 Invalid X-API-KEY', pattern: '/tasks', method: 'POST', status: 401, call: () => clients('key-not-on-the-list').tasks.scheduleTask(taskBody()) },
-    { name: 'POST /tasks/decommitment: 404 Proving query not found', pattern: '/tasks/decommitment', method: 'POST', status: 404, call: () => clients().tasks.submitDecommitment({ proving_query_id: 'no-such-query', destination_chain_id: '0xaa36a7' }) },
-    { name: 'GET /batch-query-status: 404 BATCH_QUERY_NOT_FOUND', pattern: '/batch-query-status', method: 'GET', status: 404, code: 'BATCH_QUERY_NOT_FOUND', call: () => clients().storage.getBatchQueryStatus('no-such-batch-query') },
     {
-      name: 'POST /batch-query: 401 (key off the list)', pattern: '/batch-query', method: 'POST', status: 401,
-      call: () => clients('key-not-on-the-list').storage.submitBatchQuery({ destinationChainId: '1', fee: '0', data: { '1': { 'block:1': { accounts: { '0x75cec1db9dceb703200eaa6595f66885c962b920': { props: ['BALANCE'], slots: [] } } } } } }),
+      name: 'POST /buckets/close: 400 {} (bucketId not a bucket id)',
+      pattern: '/buckets/close',
+      method: 'POST',
+      status: 400,
+      call: () => clients().proving.closeBucket('not-a-uuid'),
     },
-    { name: 'GET /api-keys: 404 PROJECT_NOT_FOUND', pattern: '/api-keys', method: 'GET', status: 404, code: 'PROJECT_NOT_FOUND', call: () => account.listApiKeys({ projectId: 'proj_0000000000000000' }) },
+    {
+      name: 'POST /buckets/close: 401 UNAUTHORIZED',
+      pattern: '/buckets/close',
+      method: 'POST',
+      status: 401,
+      code: 'UNAUTHORIZED',
+      call: () => clients('key-not-on-the-list').proving.closeBucket(ids.bucketId),
+    },
+    {
+      name: 'POST /buckets/close: 404 BUCKET_NOT_FOUND',
+      pattern: '/buckets/close',
+      method: 'POST',
+      status: 404,
+      code: 'BUCKET_NOT_FOUND',
+      call: () => clients().proving.closeBucket('00000000-0000-4000-8000-000000000000'),
+    },
+    {
+      name: 'GET /buckets/{id}: 404',
+      pattern: '/buckets/:id',
+      method: 'GET',
+      status: 404,
+      call: () => clients().proving.getBucket('00000000-0000-4000-8000-000000000000'),
+    },
+    {
+      name: 'POST L2 PIE: 401 (key off the list)',
+      pattern: '/v1/l2/proving-query/proof-generation-verification',
+      method: 'POST',
+      status: 401,
+      code: 'INVALID_API_KEY',
+      call: () => clients('key-not-on-the-list').proving.submitPie({ pieZip: FIXTURE_PIE }),
+    },
+    {
+      name: 'GET /tasks/{uuid}/status: 404 Task not found',
+      pattern: '/tasks/:uuid/status',
+      method: 'GET',
+      status: 404,
+      call: () => clients().tasks.getTaskStatus('no-such-task'),
+    },
+    {
+      name: 'GET /tasks/{uuid}/mmrs: 404 Task not found',
+      pattern: '/tasks/:uuid/mmrs',
+      method: 'GET',
+      status: 404,
+      call: () => clients().tasks.getTaskMmrs('no-such-task'),
+    },
+    {
+      name: 'POST /tasks: 401 Invalid X-API-KEY',
+      pattern: '/tasks',
+      method: 'POST',
+      status: 401,
+      call: () => clients('key-not-on-the-list').tasks.scheduleTask(taskBody()),
+    },
+    {
+      name: 'POST /tasks/decommitment: 404 Proving query not found',
+      pattern: '/tasks/decommitment',
+      method: 'POST',
+      status: 404,
+      call: () =>
+        clients().tasks.submitDecommitment({ proving_query_id: 'no-such-query', destination_chain_id: '0xaa36a7' }),
+    },
+    {
+      name: 'GET /batch-query-status: 404 BATCH_QUERY_NOT_FOUND',
+      pattern: '/batch-query-status',
+      method: 'GET',
+      status: 404,
+      code: 'BATCH_QUERY_NOT_FOUND',
+      call: () => clients().storage.getBatchQueryStatus('no-such-batch-query'),
+    },
+    {
+      name: 'POST /batch-query: 401 (key off the list)',
+      pattern: '/batch-query',
+      method: 'POST',
+      status: 401,
+      call: () =>
+        clients('key-not-on-the-list').storage.submitBatchQuery({
+          destinationChainId: '1',
+          fee: '0',
+          data: {
+            '1': {
+              'block:1': {
+                accounts: { '0x75cec1db9dceb703200eaa6595f66885c962b920': { props: ['BALANCE'], slots: [] } },
+              },
+            },
+          },
+        }),
+    },
+    {
+      name: 'GET /api-keys: 404 PROJECT_NOT_FOUND',
+      pattern: '/api-keys',
+      method: 'GET',
+      status: 404,
+      code: 'PROJECT_NOT_FOUND',
+      call: () => account.listApiKeys({ projectId: 'proj_0000000000000000' }),
+    },
   ]
   for (const answer of typed) {
     typedRow(answer.name, async () => {

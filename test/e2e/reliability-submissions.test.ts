@@ -42,13 +42,22 @@ const logger = {
   error: (message: string) => void logs.push(message),
 }
 
-const proving = () => new ProvingClient({ baseUrl: emulator.url, apiKey: KEY, dispatcher: emulator.agent, retry: RETRY, logger })
-const tasks = () => new TaskClient({ baseUrl: emulator.url, apiKey: KEY, dispatcher: emulator.agent, retry: RETRY, logger })
-const storage = () => new StorageProofClient({ baseUrl: emulator.url, apiKey: KEY, dispatcher: emulator.agent, retry: RETRY, logger })
+const proving = () =>
+  new ProvingClient({ baseUrl: emulator.url, apiKey: KEY, dispatcher: emulator.agent, retry: RETRY, logger })
+const tasks = () =>
+  new TaskClient({ baseUrl: emulator.url, apiKey: KEY, dispatcher: emulator.agent, retry: RETRY, logger })
+const storage = () =>
+  new StorageProofClient({ baseUrl: emulator.url, apiKey: KEY, dispatcher: emulator.agent, retry: RETRY, logger })
 const BATCH_QUERY = {
   destinationChainId: '11155111',
   fee: '0',
-  data: { '11155111': { 'block:5382810': { accounts: { '0x75cec1db9dceb703200eaa6595f66885c962b920': { props: ['BALANCE'], slots: [] } } } } },
+  data: {
+    '11155111': {
+      'block:5382810': {
+        accounts: { '0x75cec1db9dceb703200eaa6595f66885c962b920': { props: ['BALANCE'], slots: [] } },
+      },
+    },
+  },
 }
 
 beforeAll(async () => {
@@ -69,9 +78,16 @@ beforeEach(async () => {
 /** Down for 300 ms: a client whose retries span longer than that gets through. */
 const restart = () => emulator.call('POST', '/_emulator/restart', { json: { downMs: 300 } })
 const patient = () =>
-  new ProvingClient({ baseUrl: emulator.url, apiKey: KEY, dispatcher: emulator.agent, retry: { maxAttempts: 12, baseDelayMs: 200, maxDelayMs: 400, budgetMs: 20_000 }, logger })
+  new ProvingClient({
+    baseUrl: emulator.url,
+    apiKey: KEY,
+    dispatcher: emulator.agent,
+    retry: { maxAttempts: 12, baseDelayMs: 200, maxDelayMs: 400, budgetMs: 20_000 },
+    logger,
+  })
 const fault = (spec: Record<string, unknown>) => emulator.control('POST', '/faults', spec)
-const posts = (path: string): LoggedRequest[] => emulator.requests().filter((request) => request.method === 'POST' && request.path.split('?')[0] === path)
+const posts = (path: string): LoggedRequest[] =>
+  emulator.requests().filter((request) => request.method === 'POST' && request.path.split('?')[0] === path)
 const queries = () => Object.values(emulator.state.queries)
 
 async function failure(promise: Promise<unknown>): Promise<ProvingKitError> {
@@ -98,7 +114,11 @@ function expectAmbiguous(error: ProvingKitError, check: RegExp): void {
 describe('general submission (POST /proving-query) with dedupId: exactly one query', () => {
   const cases: { name: string; fault: Record<string, unknown>; created: boolean }[] = [
     { name: 'answer lost after processing (drop-after)', fault: { kind: 'drop-after' }, created: true },
-    { name: 'reset after the body was read, before processing (drop-after-body)', fault: { kind: 'drop-after-body' }, created: false },
+    {
+      name: 'reset after the body was read, before processing (drop-after-body)',
+      fault: { kind: 'drop-after-body' },
+      created: false,
+    },
     { name: 'reset before the body was read (drop)', fault: { kind: 'drop' }, created: false },
     { name: 'answer cut halfway after processing (truncate)', fault: { kind: 'truncate' }, created: true },
     { name: 'HTML 502 from a gateway', fault: { kind: 'html-502' }, created: false },
@@ -121,13 +141,23 @@ describe('general submission (POST /proving-query) with dedupId: exactly one que
     })
   }
 
-  row('POST /proving-query: 503 with Retry-After is sent again without a lookup (refused before processing)', async () => {
-    await fault({ method: 'POST', path: '/proving-query', kind: 'status', status: 503, headers: { 'retry-after': '0' }, times: 2 })
-    const result = await proving().submitQuery({ declaredJobSize: 'XS', pieZip: FIXTURE_PIE })
-    expect(queries().map((query) => query.id)).toEqual([result.provingQueryId])
-    expect(posts('/proving-query').map((request) => request.status)).toEqual([503, 503, 201])
-    expect(emulator.requests().some((request) => request.path.startsWith('/proving-query-by-dedup-id'))).toBe(false)
-  })
+  row(
+    'POST /proving-query: 503 with Retry-After is sent again without a lookup (refused before processing)',
+    async () => {
+      await fault({
+        method: 'POST',
+        path: '/proving-query',
+        kind: 'status',
+        status: 503,
+        headers: { 'retry-after': '0' },
+        times: 2,
+      })
+      const result = await proving().submitQuery({ declaredJobSize: 'XS', pieZip: FIXTURE_PIE })
+      expect(queries().map((query) => query.id)).toEqual([result.provingQueryId])
+      expect(posts('/proving-query').map((request) => request.status)).toEqual([503, 503, 201])
+      expect(emulator.requests().some((request) => request.path.startsWith('/proving-query-by-dedup-id'))).toBe(false)
+    },
+  )
 
   row('POST /proving-query: the dedupId lookup itself fails once (503), is retried, finds the query', async () => {
     await fault({ method: 'POST', path: '/proving-query', kind: 'drop-after' })
@@ -159,13 +189,28 @@ describe('general submission (POST /proving-query) with dedupId: exactly one que
 describe('L2 endpoints (no dedupId): never sent again once the body may have been processed', () => {
   const ambiguous: { name: string; path: string; fault: Record<string, unknown>; created: boolean }[] = [
     { name: 'answer lost after processing (drop-after)', path: L2_PIE, fault: { kind: 'drop-after' }, created: true },
-    { name: 'reset after the body was read (drop-after-body)', path: L2_PIE, fault: { kind: 'drop-after-body' }, created: false },
+    {
+      name: 'reset after the body was read (drop-after-body)',
+      path: L2_PIE,
+      fault: { kind: 'drop-after-body' },
+      created: false,
+    },
     { name: 'reset before the body was read (drop)', path: L2_PIE, fault: { kind: 'drop' }, created: false },
     { name: 'answer cut halfway (truncate)', path: L2_PIE, fault: { kind: 'truncate' }, created: true },
     { name: 'HTML 502 from a gateway', path: L2_PIE, fault: { kind: 'html-502' }, created: false },
     { name: '500 from the service', path: L2_PIE, fault: { kind: 'error' }, created: false },
-    { name: '503 without Retry-After (a gateway may have passed the body on)', path: L2_PIE, fault: { kind: 'status', status: 503 }, created: false },
-    { name: 'proof verification: answer lost after processing', path: L2_PROOF, fault: { kind: 'drop-after' }, created: true },
+    {
+      name: '503 without Retry-After (a gateway may have passed the body on)',
+      path: L2_PIE,
+      fault: { kind: 'status', status: 503 },
+      created: false,
+    },
+    {
+      name: 'proof verification: answer lost after processing',
+      path: L2_PROOF,
+      fault: { kind: 'drop-after' },
+      created: true,
+    },
   ]
   for (const spec of ambiguous) {
     const name = `POST ${spec.path === L2_PIE ? 'L2 PIE' : 'L2 proof'}: ${spec.name}`
@@ -174,9 +219,16 @@ describe('L2 endpoints (no dedupId): never sent again once the body may have bee
       const submit =
         spec.path === L2_PIE
           ? proving().submitPie({ pieZip: FIXTURE_PIE })
-          : proving().submitProofVerification({ proof: proofFile, stoneVersion: 'stone6', memoryVerification: 'relaxed' })
+          : proving().submitProofVerification({
+              proof: proofFile,
+              stoneVersion: 'stone6',
+              memoryVerification: 'relaxed',
+            })
       const error = await failure(submit)
-      expectAmbiguous(error, /Look for a new query among your queries \(ProvingClient.listQueries\) before submitting again/)
+      expectAmbiguous(
+        error,
+        /Look for a new query among your queries \(ProvingClient.listQueries\) before submitting again/,
+      )
       expect(posts(spec.path)).toHaveLength(1)
       expect(queries()).toHaveLength(spec.created ? 1 : 0)
       assertNoLeak(name, { message: error.message })
@@ -185,7 +237,10 @@ describe('L2 endpoints (no dedupId): never sent again once the body may have bee
 
   const refused: { name: string; fault: Record<string, unknown> }[] = [
     { name: '503 with Retry-After', fault: { kind: 'status', status: 503, headers: { 'retry-after': '0' } } },
-    { name: '429 with Retry-After', fault: { kind: 'status', status: 429, headers: { 'retry-after': '0' }, body: { error: 'Rate limit exceeded' } } },
+    {
+      name: '429 with Retry-After',
+      fault: { kind: 'status', status: 429, headers: { 'retry-after': '0' }, body: { error: 'Rate limit exceeded' } },
+    },
   ]
   for (const spec of refused) {
     row(`POST L2 PIE: ${spec.name}: refused before processing, so sent again; one query`, async () => {
@@ -205,11 +260,18 @@ describe('L2 endpoints (no dedupId): never sent again once the body may have bee
 
   row('CLI prove: answer lost: exit 3, the ambiguity and how to check, one POST', async () => {
     await fault({ method: 'POST', path: L2_PIE, kind: 'drop-after' })
-    const result = await runCli(['prove', FIXTURE_PIE, '--wait'], { env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY } })
+    const result = await runCli(['prove', FIXTURE_PIE, '--wait'], {
+      env: { PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY },
+    })
     expect(result.code).toBe(3)
-    const lines = result.stderr.trim().split('\n').filter((line) => line.startsWith('proving: '))
+    const lines = result.stderr
+      .trim()
+      .split('\n')
+      .filter((line) => line.startsWith('proving: '))
     expect(lines).toHaveLength(1)
-    expect(lines[0]).toBe('proving: The submission may or may not have reached the proving service; it was not sent again, to avoid paying twice.')
+    expect(lines[0]).toBe(
+      'proving: The submission may or may not have reached the proving service; it was not sent again, to avoid paying twice.',
+    )
     expect(result.stderr).toContain('`proving query list`')
     expect(result.stderr).not.toMatch(/\n\s+at /)
     expect(posts(L2_PIE)).toHaveLength(1)
@@ -220,21 +282,33 @@ describe('L2 endpoints (no dedupId): never sent again once the body may have bee
   row('action prove: answer lost: the step fails with the ambiguity, no query-id output, one POST', async () => {
     await fault({ method: 'POST', path: L2_PIE, kind: 'drop-after' })
     const { run } = await import('../../src/action/actions/main.ts')
-    const io = fakeIO({ pie: FIXTURE_PIE, 'api-key': KEY, 'base-url': emulator.url }, { env: { GITHUB_WORKSPACE: REPO_ROOT } })
+    const io = fakeIO(
+      { pie: FIXTURE_PIE, 'api-key': KEY, 'base-url': emulator.url },
+      { env: { GITHUB_WORKSPACE: REPO_ROOT } },
+    )
     await run(io)
     expect(io.failed).toMatch(/may or may not have reached the proving service; it was not sent again/)
     expect(io.summary).toMatch(/list of queries for a new one before running this step again/)
     expect(io.outputs['query-id']).toBeUndefined()
     expect(posts(L2_PIE)).toHaveLength(1)
     expect(queries()).toHaveLength(1)
-    const found = findSecret({ failed: io.failed ?? '', summary: io.summary, outputs: JSON.stringify(io.outputs), logs: JSON.stringify(io.logs) }, [KEY])
+    const found = findSecret(
+      {
+        failed: io.failed ?? '',
+        summary: io.summary,
+        outputs: JSON.stringify(io.outputs),
+        logs: JSON.stringify(io.logs),
+      },
+      [KEY],
+    )
     if (found) catalogue.leak('action prove: answer lost', found)
   })
 })
 
 describe('task and storage-proof submissions (no dedupId): never sent again', () => {
   const taskList = async () => (await emulator.control('GET', '/tasks')).tasks as unknown[]
-  const batchQueries = async () => (await emulator.control('GET', '/storage-proof/batch-queries')).batchQueries as unknown[]
+  const batchQueries = async () =>
+    (await emulator.control('GET', '/storage-proof/batch-queries')).batchQueries as unknown[]
 
   row('POST /tasks: answer lost after processing: ambiguous, one task, how to check', async () => {
     await fault({ method: 'POST', path: '/tasks', kind: 'drop-after' })
@@ -262,7 +336,9 @@ describe('task and storage-proof submissions (no dedupId): never sent again', ()
   row('POST /tasks/decommitment: answer lost after processing: ambiguous, sent once', async () => {
     const { provingQueryId } = await proving().submitPie({ pieZip: FIXTURE_PIE })
     await fault({ method: 'POST', path: '/tasks/decommitment', kind: 'drop-after' })
-    const error = await failure(tasks().submitDecommitment({ proving_query_id: provingQueryId, destination_chain_id: '0xaa36a7' }))
+    const error = await failure(
+      tasks().submitDecommitment({ proving_query_id: provingQueryId, destination_chain_id: '0xaa36a7' }),
+    )
     expectAmbiguous(error, /Look for a new task among your tasks \(TaskClient.listTasks\)/)
     expect(posts('/tasks/decommitment')).toHaveLength(1)
     expect(await taskList()).toHaveLength(1)
@@ -288,7 +364,9 @@ describe('task and storage-proof submissions (no dedupId): never sent again', ()
     await fault({ method: 'POST', path: '/tasks', kind: 'drop-after' })
     const file = join(dir, 'task.json')
     await writeFile(file, JSON.stringify(taskBody()))
-    const result = await runCli(['task', 'submit', file], { env: { PROVING_TASKS_URL: emulator.url, PROVING_API_KEY: KEY } })
+    const result = await runCli(['task', 'submit', file], {
+      env: { PROVING_TASKS_URL: emulator.url, PROVING_API_KEY: KEY },
+    })
     expect(result.code).toBe(3)
     expect(result.stderr).toMatch(/^proving: The task may or may not have been queued/)
     expect(result.stderr).toContain('`proving task list`')

@@ -29,8 +29,13 @@ beforeEach(async () => {
 })
 
 /** What the emulator itself counts: submissions (new, paid queries) and retries. */
-const counters = async (): Promise<{ submissions: number; retries: number }> => (await emulator.control('GET', '/state')).counters
-const env = (journal: string) => ({ PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_JOURNAL_DIR: journal })
+const counters = async (): Promise<{ submissions: number; retries: number }> =>
+  (await emulator.control('GET', '/state')).counters
+const env = (journal: string) => ({
+  PROVING_BASE_URL: emulator.url,
+  PROVING_API_KEY: KEY,
+  PROVING_JOURNAL_DIR: journal,
+})
 const newJournal = () => mkdtemp(join(tmpdir(), 'journal-retry-'))
 
 describe('CLI, L2 endpoint (the journal finds the earlier query)', () => {
@@ -48,9 +53,12 @@ describe('CLI, L2 endpoint (the journal finds the earlier query)', () => {
     const journal = await newJournal()
     const failed = await killedThenFailed(journal, true)
     const before = await counters()
-    const again = await spawnCli(['prove', FIXTURE_PIE, '--wait', '--json', '--reuse', 'never'], { env: env(journal) }).done
+    const again = await spawnCli(['prove', FIXTURE_PIE, '--wait', '--json', '--reuse', 'never'], { env: env(journal) })
+      .done
     expect(again.code, again.stderr).toBe(0)
-    expect(again.stderr).toMatch(new RegExp(`Query ${failed} failed with a retriable error \\(.+\\); retried it \\(retry 1 of 3\\)`))
+    expect(again.stderr).toMatch(
+      new RegExp(`Query ${failed} failed with a retriable error \\(.+\\); retried it \\(retry 1 of 3\\)`),
+    )
     const result = JSON.parse(again.stdout)
     expect(result.provingQuery.id).toBe(failed)
     expect(result.provingQuery.status).toBe('DONE')
@@ -65,10 +73,13 @@ describe('CLI, L2 endpoint (the journal finds the earlier query)', () => {
     const journal = await newJournal()
     const failed = await killedThenFailed(journal, false)
     const before = await counters()
-    const again = await spawnCli(['prove', FIXTURE_PIE, '--wait', '--json', '--reuse', 'never'], { env: env(journal) }).done
+    const again = await spawnCli(['prove', FIXTURE_PIE, '--wait', '--json', '--reuse', 'never'], { env: env(journal) })
+      .done
     expect(again.code, again.stderr).toBe(0)
     expect(again.stderr).toContain(`earlier query ${failed} FAILED`)
-    expect(again.stderr).toMatch(/cannot be retried \(its error is not retriable .*\); submitting it again, as a new query/)
+    expect(again.stderr).toMatch(
+      /cannot be retried \(its error is not retriable .*\); submitting it again, as a new query/,
+    )
     expect(JSON.parse(again.stdout).provingQuery.id).not.toBe(failed)
     const after = await counters()
     expect(after.submissions - before.submissions).toBe(1)
@@ -101,9 +112,12 @@ describe('CLI, L2 endpoint (the journal finds the earlier query)', () => {
     await store.open()
     await store.write({ version: 1, key, ...parts, startedAt: Date.now(), state: 'submitted', provingQueryId: id })
     const before = await counters()
-    const again = await spawnCli(['prove', FIXTURE_PIE, '--wait', '--json', '--reuse', 'never'], { env: env(journal) }).done
+    const again = await spawnCli(['prove', FIXTURE_PIE, '--wait', '--json', '--reuse', 'never'], { env: env(journal) })
+      .done
     expect(again.code, again.stderr).toBe(0)
-    expect(again.stderr).toMatch(/cannot be retried \(the retry limit is reached \(3 of 3 retries used\)\); submitting it again, as a new query/)
+    expect(again.stderr).toMatch(
+      /cannot be retried \(the retry limit is reached \(3 of 3 retries used\)\); submitting it again, as a new query/,
+    )
     expect(JSON.parse(again.stdout).provingQuery.id).not.toBe(id)
     const after = await counters()
     expect(after.submissions - before.submissions).toBe(1)
@@ -123,7 +137,9 @@ describe('general submission (the dedupId finds the earlier query)', () => {
     const before = await counters()
     const again = await spawnCli(args, { env: env(journal) }).done
     expect(again.code, again.stderr).toBe(0)
-    expect(again.stderr).toMatch(new RegExp(`Query ${failed} failed with a retriable error \\(.+\\); retried it \\(retry 1 of 3\\)`))
+    expect(again.stderr).toMatch(
+      new RegExp(`Query ${failed} failed with a retriable error \\(.+\\); retried it \\(retry 1 of 3\\)`),
+    )
     expect(JSON.parse(again.stdout).provingQuery.id).toBe(failed)
     const after = await counters()
     expect(after.submissions - before.submissions).toBe(0)
@@ -133,7 +149,14 @@ describe('general submission (the dedupId finds the earlier query)', () => {
 
   it('action, "Re-run jobs": the FAILED attempt\'s query is retried and followed to a passing gate; the summary says so', async () => {
     const attempt = async (number: number) => {
-      const io = new RecordingIO({ pie: FIXTURE_PIE, 'base-url': emulator.url, 'api-key': KEY, result: 'PROOF_GENERATION', reuse: 'never', 'timeout-minutes': '1' })
+      const io = new RecordingIO({
+        pie: FIXTURE_PIE,
+        'base-url': emulator.url,
+        'api-key': KEY,
+        result: 'PROOF_GENERATION',
+        reuse: 'never',
+        'timeout-minutes': '1',
+      })
       io.env = {
         RUNNER_TEMP: await mkdtemp(join(tmpdir(), 'runner-temp-')),
         GITHUB_REPOSITORY: 'proving-kit/proving-kit',
@@ -154,7 +177,9 @@ describe('general submission (the dedupId finds the earlier query)', () => {
     expect(two.failed, two.logs.join('\n')).toBeUndefined()
     expect(two.outputs['query-id']).toBe(failed)
     expect(two.outputs['dedup-id']).toBe(one.outputs['dedup-id'])
-    expect(two.logs.join('\n')).toMatch(new RegExp(`Query ${failed} failed with a retriable error \\(.+\\); retried it \\(retry 1 of 3\\)`))
+    expect(two.logs.join('\n')).toMatch(
+      new RegExp(`Query ${failed} failed with a retriable error \\(.+\\); retried it \\(retry 1 of 3\\)`),
+    )
     expect(two.summary).toMatch(/FAILED with a retriable error; retried it \(retry 1 of 3\), nothing new was paid for/)
     const after = await counters()
     expect(after.submissions - before.submissions).toBe(0)

@@ -37,7 +37,12 @@ const env = () => ({ PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVI
 async function prove(...flags: string[]): Promise<{ code: number; json: any; stderr: string; created: number }> {
   const before = await submissions()
   const result = await runCli(['prove', FIXTURE_PIE, '--wait', '--json', ...flags], { env: env() })
-  return { code: result.code, json: result.stdout ? JSON.parse(result.stdout) : undefined, stderr: result.stderr, created: (await submissions()) - before }
+  return {
+    code: result.code,
+    json: result.stdout ? JSON.parse(result.stdout) : undefined,
+    stderr: result.stderr,
+    created: (await submissions()) - before,
+  }
 }
 
 describe('CLI: --reuse auto', () => {
@@ -53,7 +58,9 @@ describe('CLI: --reuse auto', () => {
     expect(second.json.reused).toBe('query')
     expect(second.json.gate).toEqual({ ok: true, refusals: [] })
     expect(second.json.localFactCheck.ok).toBe(true)
-    expect(second.stderr).toContain(`Reused query ${first.json.provingQuery.id}, created ${first.json.provingQuery.createdAt}`)
+    expect(second.stderr).toContain(
+      `Reused query ${first.json.provingQuery.id}, created ${first.json.provingQuery.createdAt}`,
+    )
     expect(second.stderr).not.toMatch(/Submitted: query/)
     // --reuse never always pays.
     const never = await prove('--reuse', 'never')
@@ -103,7 +110,7 @@ describe('CLI: --reuse auto', () => {
     expect(again.json.provingQuery.id).toBe(mocked.json.provingQuery.id)
   }, 90_000)
 
-  it('a DONE query whose facts differ from the PIE\'s, or whose mock state is not given, is never reused', async () => {
+  it("a DONE query whose facts differ from the PIE's, or whose mock state is not given, is never reused", async () => {
     const first = await prove('--reuse', 'never', '--layout', 'dex')
     const id = first.json.provingQuery.id
     await emulator.control('POST', `/queries/${id}/record`, { sharpFactHash: '0x1234' })
@@ -130,8 +137,18 @@ describe('CLI: --reuse auto', () => {
 
 describe('the root action: reuse', () => {
   const action = async (inputs: Record<string, string>, runId: string) => {
-    const io = new RecordingIO({ pie: FIXTURE_PIE, 'base-url': emulator.url, 'api-key': KEY, 'timeout-minutes': '1', ...inputs })
-    io.env = { RUNNER_TEMP: await mkdtemp(join(tmpdir(), 'runner-temp-')), GITHUB_RUN_ID: runId, GITHUB_RUN_ATTEMPT: '1' }
+    const io = new RecordingIO({
+      pie: FIXTURE_PIE,
+      'base-url': emulator.url,
+      'api-key': KEY,
+      'timeout-minutes': '1',
+      ...inputs,
+    })
+    io.env = {
+      RUNNER_TEMP: await mkdtemp(join(tmpdir(), 'runner-temp-')),
+      GITHUB_RUN_ID: runId,
+      GITHUB_RUN_ATTEMPT: '1',
+    }
     const before = await submissions()
     await run(io)
     return { io, created: (await submissions()) - before }
@@ -148,7 +165,11 @@ describe('the root action: reuse', () => {
     expect(second.io.outputs.reused).toBe('query')
     expect(second.io.outputs['query-id']).toBe(first.io.outputs['query-id'])
     expect(second.io.outputs['facts-verified']).toBe('true')
-    expect(second.io.summary).toMatch(new RegExp(`\\*\\*Reused\\*\\* \\| yes: query ${first.io.outputs['query-id']}, created \\S+ already proves this PIE; nothing was submitted`))
+    expect(second.io.summary).toMatch(
+      new RegExp(
+        `\\*\\*Reused\\*\\* \\| yes: query ${first.io.outputs['query-id']}, created \\S+ already proves this PIE; nothing was submitted`,
+      ),
+    )
     expect(second.io.logs.join('\n')).toContain(`Reused query ${first.io.outputs['query-id']}`)
   }, 60_000)
 
@@ -164,7 +185,9 @@ describe('the root action: reuse', () => {
     const never = await action({ pie: `${FIXTURE_PIE}\n${dir}`, reuse: 'never' }, '152')
     // The directory packs to the same canonical zip: one digest, sent once.
     expect(never.created).toBe(1)
-    expect((JSON.parse(never.io.outputs.results!) as { reused: string | false }[]).every((row) => row.reused === false)).toBe(true)
+    expect(
+      (JSON.parse(never.io.outputs.results!) as { reused: string | false }[]).every((row) => row.reused === false),
+    ).toBe(true)
     await rm(dir, { recursive: true, force: true })
   }, 60_000)
 
@@ -195,14 +218,21 @@ describe('the root action: already proven on chain', () => {
 
   const count = async () => (await chainEmulator.control('GET', '/state')).counters.submissions
   const action = async (inputs: Record<string, string>) => {
-    const io = new RecordingIO({ pie: FIXTURE_PIE, 'base-url': chainEmulator.url, 'api-key': KEY, 'timeout-minutes': '1', 'onchain-timeout-minutes': '0.05', ...inputs })
+    const io = new RecordingIO({
+      pie: FIXTURE_PIE,
+      'base-url': chainEmulator.url,
+      'api-key': KEY,
+      'timeout-minutes': '1',
+      'onchain-timeout-minutes': '0.05',
+      ...inputs,
+    })
     io.env = { RUNNER_TEMP: await mkdtemp(join(tmpdir(), 'runner-temp-')) }
     const before = await count()
     await run(io)
     return { io, created: (await count()) - before }
   }
 
-  it('Starknet (the emulator\'s endpoint): the Integrity fact registered under the policy passes with no submission; not registered, the PIE is proved', async () => {
+  it("Starknet (the emulator's endpoint): the Integrity fact registered under the policy passes with no submission; not registered, the PIE is proved", async () => {
     const starknet = { 'verify-onchain': 'starknet', 'starknet-rpc-url': `${chainEmulator.url}/starknet-rpc` }
     // Not registered yet: proved, then checked on chain as usual.
     const proved = await action({ ...starknet, layout: 'recursive' })
@@ -218,7 +248,9 @@ describe('the root action: already proven on chain', () => {
     expect(reused.io.outputs['query-id']).toBeUndefined()
     expect(reused.io.outputs['onchain-verified']).toBe('true')
     expect(JSON.parse(reused.io.outputs['onchain-details']!)[0]).toMatchObject({ chain: 'starknet', registered: true })
-    expect(reused.io.logs.join('\n')).toMatch(/Already proven on chain: the PIE's Integrity fact 0x[0-9a-f]+ is registered on .*\(registry 0x[0-9a-f]+, block \d+, \d+ security bits\)/)
+    expect(reused.io.logs.join('\n')).toMatch(
+      /Already proven on chain: the PIE's Integrity fact 0x[0-9a-f]+ is registered on .*\(registry 0x[0-9a-f]+, block \d+, \d+ security bits\)/,
+    )
     expect(reused.io.summary).toMatch(/Already proven on chain/)
     // A stricter policy than the registered verification: not reused, the PIE is proved.
     const strict = await action({ ...starknet, 'min-security-bits': '128', reuse: 'auto' })
@@ -273,7 +305,11 @@ describe('the root action, "Re-run jobs": a query an earlier attempt left runnin
   const attempt = async (pie: string, number: string, inputs: Record<string, string> = {}) => {
     const io = new RecordingIO({ pie, 'base-url': slow.url, 'api-key': KEY, 'timeout-minutes': '1', ...inputs })
     // Each attempt has a RUNNER_TEMP of its own, as on a runner: the earlier attempt's journal is not there.
-    io.env = { RUNNER_TEMP: await mkdtemp(join(tmpdir(), 'runner-temp-')), GITHUB_RUN_ID: '7700', GITHUB_RUN_ATTEMPT: number }
+    io.env = {
+      RUNNER_TEMP: await mkdtemp(join(tmpdir(), 'runner-temp-')),
+      GITHUB_RUN_ID: '7700',
+      GITHUB_RUN_ATTEMPT: number,
+    }
     const before = await created()
     await run(io)
     return { io, created: (await created()) - before }
@@ -288,8 +324,15 @@ describe('the root action, "Re-run jobs": a query an earlier attempt left runnin
     const second = await attempt(zip, '2')
     expect(second.io.failed, second.io.logs.join('\n')).toBeUndefined()
     expect(second.created).toBe(0)
-    expect(second.io.outputs).toMatchObject({ 'query-id': queryId, status: 'DONE', reused: 'query', 'facts-verified': 'true' })
-    expect(second.io.logs.join('\n')).toContain(`This is a re-run: 1 query of this key with this PIE's program and settings was still running (${queryId})`)
+    expect(second.io.outputs).toMatchObject({
+      'query-id': queryId,
+      status: 'DONE',
+      reused: 'query',
+      'facts-verified': 'true',
+    })
+    expect(second.io.logs.join('\n')).toContain(
+      `This is a re-run: 1 query of this key with this PIE's program and settings was still running (${queryId})`,
+    )
   })
 
   it("attempt 2 of another PIE of the same program: the running query's facts are not this PIE's, so it is proved; attempt 1 of a job never waits", async () => {

@@ -70,14 +70,19 @@ function workflowCommands(stdout: string): Command[] {
         commands.push({
           name: space < 0 ? info : info.slice(0, space),
           properties: space < 0 ? '' : info.slice(space + 1),
-          data: trimmed.slice(end + 2).replace(/%0A/g, '\n').replace(/%0D/g, '\r').replace(/%25/g, '%'),
+          data: trimmed
+            .slice(end + 2)
+            .replace(/%0A/g, '\n')
+            .replace(/%0D/g, '\r')
+            .replace(/%25/g, '%'),
         })
         continue
       }
     }
     const old = line.indexOf('##[')
     const close = old < 0 ? -1 : line.indexOf(']', old)
-    if (close > old) commands.push({ name: line.slice(old + 3, close).split(' ')[0]!, properties: '', data: line.slice(close + 1) })
+    if (close > old)
+      commands.push({ name: line.slice(old + 3, close).split(' ')[0]!, properties: '', data: line.slice(close + 1) })
   }
   return commands
 }
@@ -93,14 +98,28 @@ function expectNoServiceCommands(stdout: string, payload: RegExp): Command[] {
   expect(commands.filter((command) => command.name === 'add-mask' && command.data === 'proving-kit')).toEqual([])
   expect(commands.filter((command) => /action\.yml/.test(command.properties))).toEqual([])
   expect(commands.filter((command) => payload.test(command.data))).toEqual([])
-  expect(commands.filter((command) => !['add-mask', 'group', 'endgroup', 'error', 'warning', 'debug', 'notice'].includes(command.name))).toEqual([])
+  expect(
+    commands.filter(
+      (command) => !['add-mask', 'group', 'endgroup', 'error', 'warning', 'debug', 'notice'].includes(command.name),
+    ),
+  ).toEqual([])
   expect(stdout).not.toMatch(/[\u001b\u009b\u009d]/)
   return commands
 }
 
 /** The root action from its sources (src/action/index.ts) through the real @actions/core, as the bundle runs. */
 const prove = (inputs: Record<string, string> = {}) =>
-  runAction('', { fromSource: true, inputs: { pie: FIXTURE_PIE, 'api-key': API_KEY, 'base-url': emulator.url, 'timeout-minutes': '2', reuse: 'never', ...inputs } })
+  runAction('', {
+    fromSource: true,
+    inputs: {
+      pie: FIXTURE_PIE,
+      'api-key': API_KEY,
+      'base-url': emulator.url,
+      'timeout-minutes': '2',
+      reuse: 'never',
+      ...inputs,
+    },
+  })
 
 /** The summary's Markdown may show the hostile text, never be shaped by it. */
 function expectInertSummary(summary: string): void {
@@ -128,7 +147,9 @@ describe('the action: service text is data in the log, the annotations and the s
     expect(run.summary).toContain('\\[release notes\\]')
     expect(run.summary).toContain('&lt;img src=x onerror=alert(1)&gt;')
     // The output is data for the next step: the reason's lines as sent (URLs go through the redaction).
-    expect(run.outputs['error-reason']).toContain('prover crashed\n::add-mask::proving-kit\n::warning file=action.yml,line=1::pwned by the service')
+    expect(run.outputs['error-reason']).toContain(
+      'prover crashed\n::add-mask::proving-kit\n::warning file=action.yml,line=1::pwned by the service',
+    )
   }, 90_000)
 
   it('a step name holding a line break and a command is logged on one line, not run', async () => {
@@ -137,7 +158,10 @@ describe('the action: service text is data in the log, the annotations and the s
       path: '/docs/proving-query/:id',
       kind: 'status',
       status: 200,
-      body: { provingQuery: { id: 'ignored', status: 'IN_PROGRESS', step: `PIE_VALIDATION\n::warning::pwned step${ESC}[31m` }, metadataUrls: [] },
+      body: {
+        provingQuery: { id: 'ignored', status: 'IN_PROGRESS', step: `PIE_VALIDATION\n::warning::pwned step${ESC}[31m` },
+        metadataUrls: [],
+      },
     })
     const run = await prove()
     expect(run.code, run.stderr).toBe(0)
@@ -146,12 +170,20 @@ describe('the action: service text is data in the log, the annotations and the s
   }, 90_000)
 
   it('a query id that is not one: refused before it is logged or used, and the workflow file is not blamed', async () => {
-    await fault({ method: 'POST', path: L2_PIE, kind: 'status', status: 200, body: { provingQueryId: 'q-1`\n::warning::pwned id\n| x |' } })
+    await fault({
+      method: 'POST',
+      path: L2_PIE,
+      kind: 'status',
+      status: 200,
+      body: { provingQueryId: 'q-1`\n::warning::pwned id\n| x |' },
+    })
     const run = await prove()
     expect(run.code, run.stderr).toBe(1)
     expectNoServiceCommands(run.stdout, /^pwned/)
     expect(run.outputs['query-id']).toBeUndefined()
-    expect(run.stdout).toContain('The query id the proving service returned holds a control character, so it was not used.')
+    expect(run.stdout).toContain(
+      'The query id the proving service returned holds a control character, so it was not used.',
+    )
     expect(run.summary).toContain('proving query list')
     expect(run.summary).not.toContain('workflow file')
     expectInertSummary(run.summary)
@@ -169,7 +201,12 @@ async function onTerminal(args: string[], env: Record<string, string | undefined
   const io: CliIO = {
     stdout: (text) => void (stdout += text),
     stderr: (text) => void (stderr += text),
-    env: { PROVING_JOURNAL_DIR: mkdtempSync(join(tmpdir(), 'service-text-journal-')), PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never', ...env },
+    env: {
+      PROVING_JOURNAL_DIR: mkdtempSync(join(tmpdir(), 'service-text-journal-')),
+      PROVING_API_KEY: API_KEY,
+      PROVING_REUSE: 'never',
+      ...env,
+    },
     isTTY: true,
   }
   const code = await main(args, { io, signal: new AbortController().signal })
@@ -221,7 +258,10 @@ describe('the CLI on a terminal: escape sequences and forged lines never reach i
       kind: 'status',
       status: 200,
       times: 100,
-      body: { provingQuery: { id: provingQueryId, status: `WEIRD\nstatus          DONE${ESC}]0;title\u0007` }, metadataUrls: [] },
+      body: {
+        provingQuery: { id: provingQueryId, status: `WEIRD\nstatus          DONE${ESC}]0;title\u0007` },
+        metadataUrls: [],
+      },
     })
     const run = await onTerminal(['query', 'wait', provingQueryId, '--base-url', emulator.url, '--read-paths', 'docs'])
     expect(run.code, run.stderr).not.toBe(0)
@@ -252,22 +292,34 @@ describe('profiles: own properties only, and an override of --profile is said', 
 
   it('PROVING_BASE_URL over `--profile staging`: a warning on stderr naming the variable', async () => {
     const PROVING_CONFIG = configFile({ profiles: { staging: { baseUrl: 'https://staging.proving.example' } } })
-    const run = await onTerminal(['query', 'list', '--profile', 'staging'], { PROVING_CONFIG, PROVING_BASE_URL: emulator.url })
+    const run = await onTerminal(['query', 'list', '--profile', 'staging'], {
+      PROVING_CONFIG,
+      PROVING_BASE_URL: emulator.url,
+    })
     expect(run.code, run.stderr).toBe(0)
-    expect(run.stderr).toContain('warning: PROVING_BASE_URL overrides the proving service address of profile staging (--profile staging)')
+    expect(run.stderr).toContain(
+      'warning: PROVING_BASE_URL overrides the proving service address of profile staging (--profile staging)',
+    )
     expect(run.stderr).toContain('https://staging.proving.example')
     // Chosen by PROVING_PROFILE (not on the command line), the documented precedence holds quietly.
-    const quiet = await onTerminal(['query', 'list'], { PROVING_CONFIG, PROVING_PROFILE: 'staging', PROVING_BASE_URL: emulator.url })
+    const quiet = await onTerminal(['query', 'list'], {
+      PROVING_CONFIG,
+      PROVING_PROFILE: 'staging',
+      PROVING_BASE_URL: emulator.url,
+    })
     expect(quiet.code, quiet.stderr).toBe(0)
     expect(quiet.stderr).not.toContain('overrides')
   }, 30_000)
 
-  it.each(['constructor', 'toString', '__proto__', 'hasOwnProperty'])('`--profile %s` is no profile (exit 2, the known ones listed)', async (name) => {
-    const PROVING_CONFIG = configFile({ profiles: { staging: { baseUrl: 'https://staging.proving.example' } } })
-    const run = await onTerminal(['query', 'list', '--profile', name], { PROVING_CONFIG })
-    expect(run.code).toBe(2)
-    expect(run.stderr).toContain(`No profile "${name}" (from --profile): known profiles are local, staging`)
-  })
+  it.each(['constructor', 'toString', '__proto__', 'hasOwnProperty'])(
+    '`--profile %s` is no profile (exit 2, the known ones listed)',
+    async (name) => {
+      const PROVING_CONFIG = configFile({ profiles: { staging: { baseUrl: 'https://staging.proving.example' } } })
+      const run = await onTerminal(['query', 'list', '--profile', name], { PROVING_CONFIG })
+      expect(run.code).toBe(2)
+      expect(run.stderr).toContain(`No profile "${name}" (from --profile): known profiles are local, staging`)
+    },
+  )
 
   it('a config file cannot define constructor as a profile, and its __proto__ is none', async () => {
     const PROVING_CONFIG = configFile({ profiles: { constructor: { baseUrl: 'https://evil.example' } } })
@@ -300,7 +352,9 @@ describe('chain RPC URLs: plain http only to this machine unless allowed', () =>
     await expect(checkFactOnEthereum({ rpcUrl: REMOTE, fact: FACT })).rejects.toBeInstanceOf(InvalidInputError)
     // Past the rule, these fail only on the connection: nothing listens there.
     const closed = 'http://127.0.0.1:9/rpc'
-    await expect(checkFactOnEthereum({ rpcUrl: closed, fact: FACT, requestTimeoutMs: 2_000 })).rejects.toBeInstanceOf(ChainError)
+    await expect(checkFactOnEthereum({ rpcUrl: closed, fact: FACT, requestTimeoutMs: 2_000 })).rejects.toBeInstanceOf(
+      ChainError,
+    )
   }, 30_000)
 
   it('the action refuses an http `ethereum-rpc-url` with the other inputs: nothing is submitted', async () => {
@@ -309,7 +363,12 @@ describe('chain RPC URLs: plain http only to this machine unless allowed', () =>
     expect(run.code).toBe(1)
     expect(run.stdout).toContain('`ethereum-rpc-url` is plain http to another machine')
     // Masked first (the runner consumes ::add-mask::), never shown.
-    expect(run.stdout.split('\n').filter((line) => !line.startsWith('::add-mask::')).join('\n')).not.toContain('rpcKEY0123456789abcdef')
+    expect(
+      run.stdout
+        .split('\n')
+        .filter((line) => !line.startsWith('::add-mask::'))
+        .join('\n'),
+    ).not.toContain('rpcKEY0123456789abcdef')
     const after = (await emulator.call('GET', '/_emulator/state')).body
     expect(Object.keys(after.queries ?? {}).length).toBe(Object.keys(before.queries ?? {}).length)
   }, 60_000)

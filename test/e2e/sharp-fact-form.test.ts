@@ -22,7 +22,8 @@ const SPELLED = `0x${EXAMPLE.sharpFact.slice(2).toUpperCase()}`
 let emulator: RunningEmulator
 const env = () => ({ PROVING_BASE_URL: emulator.url, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' })
 const service = () => ({ 'api-key': API_KEY, 'base-url': emulator.url, reuse: 'never' })
-const nextQuerySpellsTheFact = () => control(emulator.url, 'POST', 'next-query', { outcome: 'done', record: { sharpFactHash: SPELLED } })
+const nextQuerySpellsTheFact = () =>
+  control(emulator.url, 'POST', 'next-query', { outcome: 'done', record: { sharpFactHash: SPELLED } })
 
 beforeAll(async () => {
   emulator = await startEmulator({ timing: { receivedMs: 0, stepMs: 20 }, apiKeys: [API_KEY] })
@@ -56,13 +57,27 @@ describe('the SHARP fact in every output: 0x and 64 hex digits', () => {
 
   it('root action, several PIEs: each row of `results` has the program hash and both facts, the SHARP one on-chain', async () => {
     await nextQuerySpellsTheFact()
-    const io = fakeIO({ pie: `${EXAMPLE_PIE}\n${EXAMPLE_PIE.replace(/pie\.zip$/, './pie.zip')}`, ...service(), concurrency: '1' })
+    const io = fakeIO({
+      pie: `${EXAMPLE_PIE}\n${EXAMPLE_PIE.replace(/pie\.zip$/, './pie.zip')}`,
+      ...service(),
+      concurrency: '1',
+    })
     await runMain(io)
     expect(io.failed).toBeUndefined()
-    const rows = JSON.parse(io.outputs.results!) as { sharpFactHash: string | null; integrityFactHash: string | null; programHash: string | null; facts: string }[]
+    const rows = JSON.parse(io.outputs.results!) as {
+      sharpFactHash: string | null
+      integrityFactHash: string | null
+      programHash: string | null
+      facts: string
+    }[]
     expect(rows).toHaveLength(2)
     for (const row of rows) {
-      expect(row).toMatchObject({ sharpFactHash: EXAMPLE.sharpFact, integrityFactHash: EXAMPLE.integrityFact, programHash: EXAMPLE.programHash, facts: 'match' })
+      expect(row).toMatchObject({
+        sharpFactHash: EXAMPLE.sharpFact,
+        integrityFactHash: EXAMPLE.integrityFact,
+        programHash: EXAMPLE.programHash,
+        facts: 'match',
+      })
     }
   })
 
@@ -75,8 +90,18 @@ describe('the SHARP fact in every output: 0x and 64 hex digits', () => {
     const io = fakeIO({ 'bucket-id': bucketId, ...service(), wait: 'true', pie: EXAMPLE_PIE })
     await runBucketClose(io)
     expect(io.failed).toBeUndefined()
-    const rows = JSON.parse(io.outputs.queries!) as { sharpFactHash: string; integrityFactHash: string; facts: string }[]
-    expect(rows).toEqual([expect.objectContaining({ sharpFactHash: EXAMPLE.sharpFact, integrityFactHash: EXAMPLE.integrityFact, facts: 'match' })])
+    const rows = JSON.parse(io.outputs.queries!) as {
+      sharpFactHash: string
+      integrityFactHash: string
+      facts: string
+    }[]
+    expect(rows).toEqual([
+      expect.objectContaining({
+        sharpFactHash: EXAMPLE.sharpFact,
+        integrityFactHash: EXAMPLE.integrityFact,
+        facts: 'match',
+      }),
+    ])
     const cli = await runCli(['bucket', 'close', bucketId, '--wait', '--json', '--pie', EXAMPLE_PIE], { env: env() })
     expect(cli.code, cli.stderr).toBe(0)
     expect(JSON.parse(cli.stdout).queries[0].sharpFactHash).toBe(EXAMPLE.sharpFact)

@@ -29,24 +29,39 @@ afterAll(async () => {
 
 const env = () => ({ PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_JOURNAL_DIR: journal })
 const listRequests = async () =>
-  ((await emulator.control('GET', '/requests')).requests as { method: string; path: string }[]).filter((entry) => entry.method === 'GET' && /proving-queries(\?|$)/.test(entry.path)).length
+  ((await emulator.control('GET', '/requests')).requests as { method: string; path: string }[]).filter(
+    (entry) => entry.method === 'GET' && /proving-queries(\?|$)/.test(entry.path),
+  ).length
 
-describe('one index of the key\'s queries per run', () => {
-  it.each([2, 12])('a batch of %i new PIEs reads the list as far as it goes, once: three pages, not three a PIE', async (count) => {
-    const pies = await Promise.all(Array.from({ length: count }, (_, index) => generatedPie({ seed: 900 + count * 100 + index })))
-    await emulator.control('DELETE', '/requests')
-    const run = await runCli(['prove', ...pies.map((pie) => pie.zip), '--json'], { env: env() })
-    expect(run.code, run.stderr).toBe(0)
-    expect(await listRequests()).toBe(3)
-  }, 60_000)
+describe("one index of the key's queries per run", () => {
+  it.each([2, 12])(
+    'a batch of %i new PIEs reads the list as far as it goes, once: three pages, not three a PIE',
+    async (count) => {
+      const pies = await Promise.all(
+        Array.from({ length: count }, (_, index) => generatedPie({ seed: 900 + count * 100 + index })),
+      )
+      await emulator.control('DELETE', '/requests')
+      const run = await runCli(['prove', ...pies.map((pie) => pie.zip), '--json'], { env: env() })
+      expect(run.code, run.stderr).toBe(0)
+      expect(await listRequests()).toBe(3)
+    },
+    60_000,
+  )
 })
 
-describe('--timeout is the command\'s', () => {
+describe("--timeout is the command's", () => {
   const submissions = async () => (await emulator.control('GET', '/state')).counters.submissions
 
   it('a list answering 429 with a Retry-After of an hour is not waited out: it is given up, said once, and the PIE proved within the timeout', async () => {
     const { zip } = await generatedPie({ seed: 990 })
-    await emulator.control('POST', '/faults', { method: 'GET', path: '/docs/proving-queries', status: 429, headers: { 'retry-after': '3600' }, body: { error: 'slow down' }, times: 1000 })
+    await emulator.control('POST', '/faults', {
+      method: 'GET',
+      path: '/docs/proving-queries',
+      status: 429,
+      headers: { 'retry-after': '3600' },
+      body: { error: 'slow down' },
+      times: 1000,
+    })
     try {
       await emulator.control('DELETE', '/requests')
       const run = await runCli(['prove', zip, '--wait', '--timeout', '5s'], { env: env() })
@@ -61,7 +76,13 @@ describe('--timeout is the command\'s', () => {
   it('a list that never answers: the command ends at its timeout, exit 4, nothing submitted', async () => {
     const { zip } = await generatedPie({ seed: 991 })
     const before = await submissions()
-    await emulator.control('POST', '/faults', { method: 'GET', path: '/docs/proving-queries', kind: 'delay', delayMs: 600_000, times: 1000 })
+    await emulator.control('POST', '/faults', {
+      method: 'GET',
+      path: '/docs/proving-queries',
+      kind: 'delay',
+      delayMs: 600_000,
+      times: 1000,
+    })
     try {
       const run = await runCli(['prove', zip, '--wait', '--timeout', '1s'], { env: env() })
       expect(run.code, run.stderr).toBe(4)

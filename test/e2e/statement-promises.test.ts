@@ -67,7 +67,8 @@ let emulator: TestEmulator
 let root: string
 let seed = 700
 /** Fresh PIEs for each cell: what an earlier cell proved is never this cell's to reuse. */
-const fresh = (count: number): Promise<Fixture[]> => Promise.all(Array.from({ length: count }, () => generatedPie({ seed: seed++ })))
+const fresh = (count: number): Promise<Fixture[]> =>
+  Promise.all(Array.from({ length: count }, () => generatedPie({ seed: seed++ })))
 const created = async (): Promise<number> => (await emulator.control('GET', '/state')).counters.submissions
 
 beforeAll(async () => {
@@ -89,7 +90,9 @@ const HOSTS: Host[] = [
       return { passed: result.code === 0, detail: `exit ${result.code}\n${result.stderr}` }
     },
     async plan(input) {
-      const result = await runCli(['prove', ...input.subjects, '--json', '--dry-run', ...cliFlags(input)], { env: cliEnv(input) })
+      const result = await runCli(['prove', ...input.subjects, '--json', '--dry-run', ...cliFlags(input)], {
+        env: cliEnv(input),
+      })
       return JSON.parse(result.stdout) as PlanRow[]
     },
   },
@@ -115,7 +118,10 @@ const HOSTS: Host[] = [
     onchain: true,
     inProcess: true,
     async plan(input) {
-      return planStatements(libraryRequest(input), { client: new ProvingClient({ baseUrl: emulator.url, apiKey: KEY, logger: silentLogger }), logger: silentLogger })
+      return planStatements(libraryRequest(input), {
+        client: new ProvingClient({ baseUrl: emulator.url, apiKey: KEY, logger: silentLogger }),
+        logger: silentLogger,
+      })
     },
     async run(input) {
       const controller = new AbortController()
@@ -136,11 +142,18 @@ const HOSTS: Host[] = [
           },
         },
       })
-      return { passed: outcomes.every((outcome) => outcome.passed), detail: outcomes.map((outcome) => `${outcome.ending}: ${String(outcome.error ?? outcome.refusals.map((refusal) => refusal.message))}`).join('\n') }
+      return {
+        passed: outcomes.every((outcome) => outcome.passed),
+        detail: outcomes
+          .map(
+            (outcome) =>
+              `${outcome.ending}: ${String(outcome.error ?? outcome.refusals.map((refusal) => refusal.message))}`,
+          )
+          .join('\n'),
+      }
     },
   },
 ]
-
 
 /** The CLI's flags for a run, and its environment: the cell's own journal. */
 function cliFlags(input: RunInput): string[] {
@@ -151,7 +164,11 @@ function cliFlags(input: RunInput): string[] {
     ...(input.dedupId ? ['--dedup-id', input.dedupId] : []),
   ]
 }
-const cliEnv = (input: RunInput) => ({ PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_JOURNAL_DIR: join(root, input.cell) })
+const cliEnv = (input: RunInput) => ({
+  PROVING_BASE_URL: emulator.url,
+  PROVING_API_KEY: KEY,
+  PROVING_JOURNAL_DIR: join(root, input.cell),
+})
 
 /** The root action's inputs for a run, and its runner: a RUNNER_TEMP of each attempt's own, as on a runner (an earlier attempt's journal is gone). */
 async function actionIO(input: RunInput, extra: Record<string, string> = {}): Promise<RecordingIO> {
@@ -164,7 +181,9 @@ async function actionIO(input: RunInput, extra: Record<string, string> = {}): Pr
     ...(input.general ? { result: 'PROOF_VERIFICATION_ON_L2' } : {}),
     ...(input.expectedProgramHash ? { 'expected-program-hash': input.expectedProgramHash } : {}),
     ...(input.dedupId ? { 'dedup-id': input.dedupId } : {}),
-    ...(input.onchainRpc ? { 'verify-onchain': 'starknet', 'starknet-rpc-url': input.onchainRpc, 'onchain-timeout-minutes': '1' } : {}),
+    ...(input.onchainRpc
+      ? { 'verify-onchain': 'starknet', 'starknet-rpc-url': input.onchainRpc, 'onchain-timeout-minutes': '1' }
+      : {}),
     ...extra,
   })
   io.env = {
@@ -183,7 +202,12 @@ function libraryRequest(input: RunInput): StatementRequest {
   return {
     subjects: input.subjects.map((path) => ({ kind: 'pie', path })),
     endpoint: input.general
-      ? { kind: 'general', layout: 'auto', mockFactHash: false, fields: { result: 'PROOF_VERIFICATION_ON_L2', dedupId: input.dedupId } }
+      ? {
+          kind: 'general',
+          layout: 'auto',
+          mockFactHash: false,
+          fields: { result: 'PROOF_VERIFICATION_ON_L2', dedupId: input.dedupId },
+        }
       : { kind: 'l2', layout: 'auto', prover: 'svc_sharp', mockFactHash: false },
     policy: {
       wait: input.wait,
@@ -193,7 +217,13 @@ function libraryRequest(input: RunInput): StatementRequest {
       reuse: { mode: 'auto' },
       journal: { dir: join(root, input.cell), forceNew: false },
       onchain: input.onchainRpc
-        ? { mode: 'starknet', timeoutMs: 60_000, starknetRpcUrl: input.onchainRpc, expected: { securityBits: 96 }, allowInsecureHttp: false }
+        ? {
+            mode: 'starknet',
+            timeoutMs: 60_000,
+            starknetRpcUrl: input.onchainRpc,
+            expected: { securityBits: 96 },
+            allowInsecureHttp: false,
+          }
         : undefined,
     },
   }
@@ -245,8 +275,14 @@ describe.each(HOSTS)('$name', (host) => {
       expect((await created()) - before).toBe(plan.filter((row) => row.decision === 'submit').length)
       // Its re-run plans to pay for nothing: each PIE's query is followed or reused.
       const replan = await host.plan({ subjects, general: path.general, wait: true, cell, attempt: 2 })
-      expect(replan.map((row) => row.decision).filter((decision) => decision === 'submit' || decision === 'refuse'), JSON.stringify(replan)).toEqual([])
-      expect(replan.every((row) => row.queryId !== undefined), JSON.stringify(replan)).toBe(true)
+      expect(
+        replan.map((row) => row.decision).filter((decision) => decision === 'submit' || decision === 'refuse'),
+        JSON.stringify(replan),
+      ).toEqual([])
+      expect(
+        replan.every((row) => row.queryId !== undefined),
+        JSON.stringify(replan),
+      ).toBe(true)
       const again = await host.run({ subjects, general: path.general, wait: true, cell, attempt: 2 })
       expect(again.passed, again.detail).toBe(true)
       expect((await created()) - before, again.detail).toBe(path.count)
@@ -255,9 +291,23 @@ describe.each(HOSTS)('$name', (host) => {
     it('refuses the wrong program before paying', async () => {
       const subjects = path.subjects(await fresh(path.count))
       const before = await created()
-      const planned = await host.plan({ subjects, general: path.general, wait: true, cell: cellId(), attempt: 1, expectedProgramHash: '0x1234' })
+      const planned = await host.plan({
+        subjects,
+        general: path.general,
+        wait: true,
+        cell: cellId(),
+        attempt: 1,
+        expectedProgramHash: '0x1234',
+      })
       expect(planned.map((row) => row.decision)).toEqual(subjects.map(() => 'refuse'))
-      const result = await host.run({ subjects, general: path.general, wait: true, cell: cellId(), attempt: 1, expectedProgramHash: '0x1234' })
+      const result = await host.run({
+        subjects,
+        general: path.general,
+        wait: true,
+        cell: cellId(),
+        attempt: 1,
+        expectedProgramHash: '0x1234',
+      })
       expect(result.passed, result.detail).toBe(false)
       expect(result.detail).toMatch(/not the expected 0x1234/)
       expect((await created()) - before).toBe(0)
@@ -265,32 +315,45 @@ describe.each(HOSTS)('$name', (host) => {
 
     it('fails when the record says it proved other facts than the PIE gives', async () => {
       const subjects = path.subjects(await fresh(path.count))
-      await emulator.control('POST', '/next-query', { outcome: 'done', record: { sharpFactHash: '0x1234' }, times: path.count })
+      await emulator.control('POST', '/next-query', {
+        outcome: 'done',
+        record: { sharpFactHash: '0x1234' },
+        times: path.count,
+      })
       const result = await host.run({ subjects, general: path.general, wait: true, cell: cellId(), attempt: 1 })
       expect(result.passed, result.detail).toBe(false)
       expect(result.detail).toMatch(/sharpFactHash/)
     })
 
     // The CLI has no on-chain flags: the cell exists where the host offers the check.
-    if (host.onchain) it('fails when the fact cannot be confirmed on chain (an RPC nothing answers)', async () => {
-      const subjects = path.subjects(await fresh(path.count))
-      const rpc = `http://127.0.0.1:${await closedPort()}/rpc`
-      const result = await host.run({ subjects, general: path.general, wait: true, cell: cellId(), attempt: 1, onchainRpc: rpc })
-      expect(result.passed, result.detail).toBe(false)
-      expect(result.detail).toMatch(/could not be checked on Starknet|not registered on/)
-    })
+    if (host.onchain)
+      it('fails when the fact cannot be confirmed on chain (an RPC nothing answers)', async () => {
+        const subjects = path.subjects(await fresh(path.count))
+        const rpc = `http://127.0.0.1:${await closedPort()}/rpc`
+        const result = await host.run({
+          subjects,
+          general: path.general,
+          wait: true,
+          cell: cellId(),
+          attempt: 1,
+          onchainRpc: rpc,
+        })
+        expect(result.passed, result.detail).toBe(false)
+        expect(result.detail).toMatch(/could not be checked on Starknet|not registered on/)
+      })
 
     // The CLI's interruptions are real signals at every stage: test/e2e/interruption-matrix.test.ts.
-    if (host.inProcess) it.each(STAGES)('interrupted once %s, a re-run pays once in all and passes', async (stage) => {
-      const subjects = path.subjects(await fresh(path.count))
-      const cell = cellId()
-      const before = await created()
-      const stopped = await host.run({ subjects, general: path.general, wait: true, cell, attempt: 1, stopAt: stage })
-      expect(stopped.passed, stopped.detail).toBe(false)
-      const again = await host.run({ subjects, general: path.general, wait: true, cell, attempt: 2 })
-      expect(again.passed, again.detail).toBe(true)
-      expect((await created()) - before, again.detail).toBeLessThanOrEqual(path.count)
-    })
+    if (host.inProcess)
+      it.each(STAGES)('interrupted once %s, a re-run pays once in all and passes', async (stage) => {
+        const subjects = path.subjects(await fresh(path.count))
+        const cell = cellId()
+        const before = await created()
+        const stopped = await host.run({ subjects, general: path.general, wait: true, cell, attempt: 1, stopAt: stage })
+        expect(stopped.passed, stopped.detail).toBe(false)
+        const again = await host.run({ subjects, general: path.general, wait: true, cell, attempt: 2 })
+        expect(again.passed, again.detail).toBe(true)
+        expect((await created()) - before, again.detail).toBeLessThanOrEqual(path.count)
+      })
   })
 })
 
@@ -298,7 +361,9 @@ describe.each(HOSTS)('$name, several PIEs', (host) => {
   it('refuses one dedup id for several PIEs before anything is read or sent', async () => {
     const subjects = (await fresh(2)).map((pie) => pie.zip)
     const before = await created()
-    const result = await host.run({ subjects, general: true, wait: false, cell: cellId(), attempt: 1, dedupId: 'release-1' }).catch((error: unknown) => ({ passed: false, detail: String(error) }))
+    const result = await host
+      .run({ subjects, general: true, wait: false, cell: cellId(), attempt: 1, dedupId: 'release-1' })
+      .catch((error: unknown) => ({ passed: false, detail: String(error) }))
     expect(result.passed, result.detail).toBe(false)
     expect(result.detail).toMatch(/dedup id identifies one query/i)
     expect((await created()) - before).toBe(0)
@@ -313,7 +378,14 @@ describe('the action, several PIEs: what follows one proof is refused before any
     ['attest', 'true'],
   ])('%s', async (input, value) => {
     const subjects = (await fresh(2)).map((pie) => pie.zip)
-    const io = new RecordingIO({ pie: subjects.join('\n'), 'base-url': emulator.url, 'api-key': KEY, [input]: value, ...(input === 'release-tag' || input === 'attest' ? { 'github-token': 'ghs_test' } : {}), ...(input === 'decommit-destination-chain-id' ? { 'tasks-url': emulator.url } : {}) })
+    const io = new RecordingIO({
+      pie: subjects.join('\n'),
+      'base-url': emulator.url,
+      'api-key': KEY,
+      [input]: value,
+      ...(input === 'release-tag' || input === 'attest' ? { 'github-token': 'ghs_test' } : {}),
+      ...(input === 'decommit-destination-chain-id' ? { 'tasks-url': emulator.url } : {}),
+    })
     io.env = { RUNNER_TEMP: await mkdtemp(join(root, 'runner-temp-')) }
     const before = await created()
     await runAction(io)

@@ -12,11 +12,16 @@ import type { InputSpec } from '../../src/action/types.ts'
 
 /** The `storage-query/` sub-action: run() with a recording ActionIO against the emulator over real HTTP. */
 
-
 const QUERY = {
   destinationChainId: '11155111',
   fee: '0',
-  data: { '11155111': { 'block:5382810': { accounts: { '0x75cec1db9dceb703200eaa6595f66885c962b920': { props: ['BALANCE'], slots: [] } } } } },
+  data: {
+    '11155111': {
+      'block:5382810': {
+        accounts: { '0x75cec1db9dceb703200eaa6595f66885c962b920': { props: ['BALANCE'], slots: [] } },
+      },
+    },
+  },
 }
 
 let emulator: TestEmulator
@@ -75,7 +80,10 @@ describe('storage-query/', () => {
   })
 
   it('every input problem at once, each naming its input; nothing sent', async () => {
-    const io = new RecordingIO({ query: JSON.stringify({ ...QUERY, fee: 'x', destinationChainId: '0x1' }), 'storage-proof-url': 'ftp://x' })
+    const io = new RecordingIO({
+      query: JSON.stringify({ ...QUERY, fee: 'x', destinationChainId: '0x1' }),
+      'storage-proof-url': 'ftp://x',
+    })
     await run(io)
     expect(io.failed).toMatch(/inputs need fixing/)
     expect(io.failed).toMatch(/`storage-proof-url` must be an absolute http\(s\) URL/)
@@ -89,7 +97,11 @@ describe('storage-query/', () => {
   it('a refused key fails with what to check, and the key stays out of the summary', async () => {
     const restricted = await startTestEmulator({ apiKeys: ['pk_only_this_one'] })
     try {
-      const io = new RecordingIO({ query: queryFile, 'storage-proof-url': restricted.url, 'api-key': 'pk_refused_secret_key' })
+      const io = new RecordingIO({
+        query: queryFile,
+        'storage-proof-url': restricted.url,
+        'api-key': 'pk_refused_secret_key',
+      })
       await run(io)
       expect(io.failed).toMatch(/401/)
       expect(io.summary).toMatch(/Check `api-key`/)

@@ -48,23 +48,42 @@ describe('POST /batch-query and its status (emulator, raw HTTP)', () => {
     expect(seen).toEqual(['RECEIVED', 'RECEIVED', 'IN_PROGRESS', 'IN_PROGRESS', 'DONE'])
   })
 
-  it('401 { error } without a key, and for another key\'s query the id is not found (404)', async () => {
+  it("401 { error } without a key, and for another key's query the id is not found (404)", async () => {
     const missing = await submit(emulator(), body(), '')
     expect(missing.status).toBe(401)
     expect(typeof missing.body.error).toBe('string')
     const id = (await submit(emulator(), body())).body.internalId
     expect((await status(emulator(), id, '')).status).toBe(401)
-    expect(await status(emulator(), id, OTHER_KEY)).toMatchObject({ status: 404, body: { error: 'BATCH_QUERY_NOT_FOUND' } })
+    expect(await status(emulator(), id, OTHER_KEY)).toMatchObject({
+      status: 404,
+      body: { error: 'BATCH_QUERY_NOT_FOUND' },
+    })
     expect((await status(emulator(), 'no-such-id')).status).toBe(404)
     expect((await status(emulator(), 'constructor')).status).toBe(404)
   })
 
   it.each([
-    ['a missing fee', (() => { const b: Record<string, unknown> = body(); delete b.fee; return b })(), /fee/],
+    [
+      'a missing fee',
+      (() => {
+        const b: Record<string, unknown> = body()
+        delete b.fee
+        return b
+      })(),
+      /fee/,
+    ],
     ['a hex chain id', { ...body(), destinationChainId: '0xaa36a7' }, /destinationChainId: must be a decimal chain id/],
     ['a bad block key', { ...body(), data: { '1': { 'block-1': { accounts: {} } } } }, /must be "block:<number>"/],
-    ['a bad address', { ...body(), data: { '1': { 'block:1': { accounts: { '0xZZ12': { props: ['BALANCE'], slots: [] } } } } } }, /0x-prefixed hex address/],
-    ['props not an array', { ...body(), data: { '1': { 'block:1': { accounts: { [ACCOUNT]: { props: 'BALANCE', slots: [] } } } } } }, /props/],
+    [
+      'a bad address',
+      { ...body(), data: { '1': { 'block:1': { accounts: { '0xZZ12': { props: ['BALANCE'], slots: [] } } } } } },
+      /0x-prefixed hex address/,
+    ],
+    [
+      'props not an array',
+      { ...body(), data: { '1': { 'block:1': { accounts: { [ACCOUNT]: { props: 'BALANCE', slots: [] } } } } } },
+      /props/,
+    ],
     ['an array body', [body()], /expected object/i],
   ])('400 { error } naming the problem: %s', async (_name, json, message) => {
     const answer = await submit(emulator(), json)
@@ -90,19 +109,27 @@ describe('POST /batch-query and its status (emulator, raw HTTP)', () => {
     emulator().clock.advance(1_000)
     expect((await status(emulator(), before)).body.queryStatus).toBe('IN_PROGRESS')
     expect((await status(emulator(), after)).body.queryStatus).toBe('DONE')
-    expect(await emulator().control('GET', '/storage-proof/timing')).toEqual({ timing: { receivedMs: 0, inProgressMs: 1_000 } })
+    expect(await emulator().control('GET', '/storage-proof/timing')).toEqual({
+      timing: { receivedMs: 0, inProgressMs: 1_000 },
+    })
   })
 
   it('the control API fails a running batch query (409 once it has ended) and lists them', async () => {
     const id = (await submit(emulator(), body())).body.internalId
-    expect(await emulator().control('POST', `/storage-proof/batch-queries/${id}/fail`, { reason: 'RPC down' })).toEqual({
-      internalId: id,
-      queryStatus: 'FAILED',
-    })
+    expect(await emulator().control('POST', `/storage-proof/batch-queries/${id}/fail`, { reason: 'RPC down' })).toEqual(
+      {
+        internalId: id,
+        queryStatus: 'FAILED',
+      },
+    )
     expect((await status(emulator(), id)).body.queryStatus).toBe('FAILED')
-    expect((await emulator().call('POST', `/_emulator/storage-proof/batch-queries/${id}/fail`, { json: {} })).status).toBe(409)
+    expect(
+      (await emulator().call('POST', `/_emulator/storage-proof/batch-queries/${id}/fail`, { json: {} })).status,
+    ).toBe(409)
     const listed = await emulator().control('GET', '/storage-proof/batch-queries')
-    expect(listed.batchQueries).toMatchObject([{ internalId: id, queryStatus: 'FAILED', destinationChainId: '11155111', chains: ['11155111'] }])
+    expect(listed.batchQueries).toMatchObject([
+      { internalId: id, queryStatus: 'FAILED', destinationChainId: '11155111', chains: ['11155111'] },
+    ])
     expect(JSON.stringify(listed)).not.toContain(KEY)
   })
 
@@ -111,7 +138,10 @@ describe('POST /batch-query and its status (emulator, raw HTTP)', () => {
     const id = (await submit(emulator(), body())).body.internalId
     await emulator().control('POST', '/reset')
     expect((await status(emulator(), id)).status).toBe(404)
-    expect((await emulator().control('GET', '/storage-proof/timing')).timing).toEqual({ receivedMs: 300, inProgressMs: 600 })
+    expect((await emulator().control('GET', '/storage-proof/timing')).timing).toEqual({
+      receivedMs: 300,
+      inProgressMs: 600,
+    })
   })
 })
 
@@ -148,17 +178,26 @@ describe('an allow-list', () => {
 describe('StorageProofClient against the emulator', () => {
   const emulator = useEmulator({ clock: simulatedClock(Date.parse('2025-06-01T12:00:00Z')) })
   const client = (apiKey = KEY) =>
-    new StorageProofClient({ baseUrl: emulator().url, apiKey, dispatcher: emulator().agent, clock: clientClockFor(emulator().clock) })
+    new StorageProofClient({
+      baseUrl: emulator().url,
+      apiKey,
+      dispatcher: emulator().agent,
+      clock: clientClockFor(emulator().clock),
+    })
 
   it('submits and waits: a 20-minute batch query ends DONE in a few polls of simulated time', async () => {
     await emulator().control('PUT', '/storage-proof/timing', { receivedMs: 60_000, inProgressMs: 20 * 60_000 })
     const storage = client()
     const { internalId } = await storage.submitBatchQuery(body())
     const statuses: string[] = []
-    const result = await storage.waitForBatchQuery(internalId, { onProgress: (progress) => statuses.push(progress.queryStatus) })
+    const result = await storage.waitForBatchQuery(internalId, {
+      onProgress: (progress) => statuses.push(progress.queryStatus),
+    })
     expect(result).toEqual({ internalId, queryStatus: 'DONE' })
     expect(statuses).toEqual(['RECEIVED', 'IN_PROGRESS', 'DONE'])
-    const polls = emulator().requests().filter((request) => request.path.endsWith('/status'))
+    const polls = emulator()
+      .requests()
+      .filter((request) => request.path.endsWith('/status'))
     // interval = elapsed / 8 (1 s to 30 s): about 60 polls for 21 minutes, not 1,260.
     expect(polls.length).toBeLessThan(90)
   })
@@ -171,13 +210,15 @@ describe('StorageProofClient against the emulator', () => {
     expect((await storage.waitForBatchQuery(internalId)).queryStatus).toBe('FAILED')
   })
 
-  it('the emulator\'s 400 reaches the caller as a ServiceError when the client\'s own check is bypassed', async () => {
-    const answer = await client().http.request({
-      method: 'POST',
-      path: '/batch-query',
-      headers: { 'api-key': KEY },
-      json: { ...body(), fee: '-1' },
-    }).catch((error: unknown) => error)
+  it("the emulator's 400 reaches the caller as a ServiceError when the client's own check is bypassed", async () => {
+    const answer = await client()
+      .http.request({
+        method: 'POST',
+        path: '/batch-query',
+        headers: { 'api-key': KEY },
+        json: { ...body(), fee: '-1' },
+      })
+      .catch((error: unknown) => error)
     expect(answer).toBeInstanceOf(ServiceError)
     expect((answer as ServiceError).status).toBe(400)
   })
@@ -217,7 +258,10 @@ describe('proving storage query / status (CLI against the emulator)', () => {
     expect(Object.keys(output)).toEqual(['internalId'])
     const shown = await runCli(['storage', 'status', output.internalId, '--json'], { env: env() })
     expect(shown.code).toBe(0)
-    expect(JSON.parse(shown.stdout)).toEqual({ internalId: output.internalId, queryStatus: expect.stringMatching(/RECEIVED|IN_PROGRESS|DONE/) })
+    expect(JSON.parse(shown.stdout)).toEqual({
+      internalId: output.internalId,
+      queryStatus: expect.stringMatching(/RECEIVED|IN_PROGRESS|DONE/),
+    })
   })
 
   it('query --wait ends DONE with exit 0, a progress line per status on stderr', async () => {

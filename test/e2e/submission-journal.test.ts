@@ -27,7 +27,12 @@ afterAll(async () => {
 const queryCount = () => Object.keys(emulator.state.queries).length
 /** The journal's entries (a killed run also leaves its lock, `<key>.lock`, beside its entry). */
 const entries = async (dir: string) => (await readdir(dir)).filter((name) => name.endsWith('.json'))
-const env = () => ({ PROVING_BASE_URL: emulator.url, PROVING_API_KEY: KEY, PROVING_REUSE: 'never', PROVING_JOURNAL_DIR: journal })
+const env = () => ({
+  PROVING_BASE_URL: emulator.url,
+  PROVING_API_KEY: KEY,
+  PROVING_REUSE: 'never',
+  PROVING_JOURNAL_DIR: journal,
+})
 async function until(check: () => Promise<boolean> | boolean, what: string): Promise<void> {
   for (let i = 0; i < 400; i++) {
     if (await check()) return
@@ -78,7 +83,10 @@ describe('kill -9, then the same command again', { timeout: 120_000 }, () => {
     try {
       const first = spawnCli(['prove', FIXTURE_PIE, '--wait'], { env: env() })
       const id = (await first.waitForOutput(/Submitted: query (\S+)/))[1]!
-      await until(() => emulator.requests().some((request) => request.path.includes(`/proving-query/${id}`)), 'the first status read')
+      await until(
+        () => emulator.requests().some((request) => request.path.includes(`/proving-query/${id}`)),
+        'the first status read',
+      )
       first.child.kill('SIGINT')
       const stopped = await first.done
       expect(stopped.code).toBe(130)
@@ -133,7 +141,13 @@ describe('kill -9, then the same command again', { timeout: 120_000 }, () => {
     const listed = await runCli(['journal', 'list', '--json'], { env: env() })
     expect(listed.code, listed.stderr).toBe(0)
     const [entry] = JSON.parse(listed.stdout).entries
-    expect(entry).toMatchObject({ provingQueryId: id, state: 'submitted', endpoint: 'l2-pie', lock: null, problem: null })
+    expect(entry).toMatchObject({
+      provingQueryId: id,
+      state: 'submitted',
+      endpoint: 'l2-pie',
+      lock: null,
+      problem: null,
+    })
     const human = await runCli(['journal', 'list'], { env: env() })
     expect(human.stdout).toContain(`${entry.key}  query ${id}  submitted  l2-pie at `)
     expect((await runCli(['journal', 'clear'], { env: env() })).code).toBe(2)
@@ -152,7 +166,10 @@ describe('kill -9, then the same command again', { timeout: 120_000 }, () => {
     // The connection is reset once the body arrived: nothing processed; the client dies too.
     await emulator.control('POST', '/faults', { method: 'POST', path: L2, kind: 'drop-after-body', delayMs: 1_500 })
     const first = spawnCli(['prove', FIXTURE_PIE, '--wait'], { env: env() })
-    await until(async () => ((await emulator.control('GET', '/faults')).faults as unknown[]).length === 0, 'the upload to arrive')
+    await until(
+      async () => ((await emulator.control('GET', '/faults')).faults as unknown[]).length === 0,
+      'the upload to arrive',
+    )
     first.child.kill('SIGKILL')
     await first.done
     expect(await entries(journal)).toHaveLength(1)
@@ -176,7 +193,9 @@ describe('kill -9, then the same command again', { timeout: 120_000 }, () => {
     expect(again.stderr).toContain(`Following query ${match[1]!}, submitted by an earlier run`)
     // Never announced as this run's own submission.
     expect(again.stderr).not.toContain('Submitted: query')
-    expect(again.stderr).toContain(`Following: query ${match[1]!} (submitted by an earlier run; nothing was sent again)`)
+    expect(again.stderr).toContain(
+      `Following: query ${match[1]!} (submitted by an earlier run; nothing was sent again)`,
+    )
     expect(again.stdout).toMatch(/status\s+DONE/)
     expect(queryCount()).toBe(before + 1)
     expect(await readdir(journal)).toEqual([])

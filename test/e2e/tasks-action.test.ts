@@ -16,7 +16,6 @@ import { RecordingIO } from '../helpers/recording-io.ts'
  * would see: outputs, failure, summary) against the emulator over real HTTP.
  */
 
-
 let emulator: TestEmulator
 let dir: string
 let taskFile: string
@@ -45,7 +44,11 @@ describe('task/', () => {
     await runTask(io)
     expect(io.failed).toBeUndefined()
     expect(io.outputOrder[0]).toBe('task-uuid')
-    expect(io.outputs).toMatchObject({ 'task-uuid': expect.stringMatching(/^[0-9a-f-]{36}$/), status: 'TaskDecommitmentCompleted', 'updated-at': expect.any(String) })
+    expect(io.outputs).toMatchObject({
+      'task-uuid': expect.stringMatching(/^[0-9a-f-]{36}$/),
+      status: 'TaskDecommitmentCompleted',
+      'updated-at': expect.any(String),
+    })
     expect(io.outputs['error-message']).toBeUndefined()
     const mmrs = JSON.parse(io.outputs.mmrs!)
     expect(mmrs.map((mmr: { hashing_function: string }) => mmr.hashing_function)).toEqual(['poseidon', 'keccak'])
@@ -66,11 +69,19 @@ describe('task/', () => {
   })
 
   it('a failing stage fails the step with the error message; outputs still set', async () => {
-    await emulator.control('POST', '/next-task', { outcome: 'fail', stage: 'trace-generation', error: 'trace too large' })
+    await emulator.control('POST', '/next-task', {
+      outcome: 'fail',
+      stage: 'trace-generation',
+      error: 'trace too large',
+    })
     const io = new RecordingIO({ task: taskFile, ...service() })
     await runTask(io)
     expect(io.failed).toMatch(/failed at trace generation \(TraceGenFailed\): trace too large/)
-    expect(io.outputs).toMatchObject({ status: 'TraceGenFailed', 'error-message': 'trace too large', 'task-uuid': expect.any(String) })
+    expect(io.outputs).toMatchObject({
+      status: 'TraceGenFailed',
+      'error-message': 'trace too large',
+      'task-uuid': expect.any(String),
+    })
     expect(JSON.parse(io.outputs.mmrs!)).toHaveLength(2)
     expect(io.summary).toMatch(/dry run ✓ → chain proofs fetch ✓ → trace generation ✗ → proving → decommitment/)
   })
@@ -133,17 +144,35 @@ describe('decommit/', () => {
     await runDecommit(io)
     expect(io.failed).toBeUndefined()
     const stored = await emulator.control('GET', `/tasks/${io.outputs['task-uuid']}`)
-    expect(stored).toMatchObject({ programHash: '0xabc', dpOutput: dpOutput(), webhook: { url: 'http://127.0.0.1:9/hook' } })
+    expect(stored).toMatchObject({
+      programHash: '0xabc',
+      dpOutput: dpOutput(),
+      webhook: { url: 'http://127.0.0.1:9/hook' },
+    })
     expect(JSON.parse(io.outputs.mmrs!)[0]).toMatchObject({ root: '0x4a1b2c', hashing_function: 'poseidon' })
   })
 
   it('bad inputs are named, nothing sent', async () => {
     await emulator.control('DELETE', '/requests')
     const cases: [Record<string, string>, RegExp][] = [
-      [{ 'proving-query-id': 'q', 'destination-chain-id': '11155111', ...service() }, /`destination-chain-id` must be 0x-prefixed hex.*got "11155111"/],
+      [
+        { 'proving-query-id': 'q', 'destination-chain-id': '11155111', ...service() },
+        /`destination-chain-id` must be 0x-prefixed hex.*got "11155111"/,
+      ],
       [{ 'destination-chain-id': '0x1', ...service() }, /`proving-query-id` is required/],
-      [{ 'proving-query-id': 'q', 'destination-chain-id': '0x1', 'webhook-url': 'hooks', ...service() }, /`webhook-url` must be an absolute http\(s\) URL/],
-      [{ 'proving-query-id': 'q', 'destination-chain-id': '0x1', 'dp-output': JSON.stringify({ ...dpOutput(), task_hash_low: '7' }), ...service() }, /`dp-output`: dp_output\.task_hash_low must be 0x-prefixed hex, got "7"/],
+      [
+        { 'proving-query-id': 'q', 'destination-chain-id': '0x1', 'webhook-url': 'hooks', ...service() },
+        /`webhook-url` must be an absolute http\(s\) URL/,
+      ],
+      [
+        {
+          'proving-query-id': 'q',
+          'destination-chain-id': '0x1',
+          'dp-output': JSON.stringify({ ...dpOutput(), task_hash_low: '7' }),
+          ...service(),
+        },
+        /`dp-output`: dp_output\.task_hash_low must be 0x-prefixed hex, got "7"/,
+      ],
     ]
     for (const [inputs, message] of cases) {
       const io = new RecordingIO(inputs)
@@ -172,7 +201,10 @@ describe('decommit/', () => {
 })
 
 describe('action.yml', () => {
-  for (const [folder, inputs] of [['task', TASK_INPUTS], ['decommit', DECOMMIT_INPUTS]] as const) {
+  for (const [folder, inputs] of [
+    ['task', TASK_INPUTS],
+    ['decommit', DECOMMIT_INPUTS],
+  ] as const) {
     it(`${folder}/action.yml declares exactly the inputs and outputs the code reads and sets`, () => {
       const action = readAction(folder)
       expect(Object.keys(action.inputs)).toEqual(Object.keys(inputs))
@@ -181,7 +213,9 @@ describe('action.yml', () => {
         const declared = action.inputs[name]!
         expect(declared.default, `default of ${name}`).toBe(spec.kind === 'default' ? spec.default : undefined)
         // As for the other sub-actions: the service inputs are declared required (the code names them when missing).
-        expect(declared.required, `required of ${name}`).toBe(spec.kind === 'required' || ['api-key', 'tasks-url'].includes(name))
+        expect(declared.required, `required of ${name}`).toBe(
+          spec.kind === 'required' || ['api-key', 'tasks-url'].includes(name),
+        )
         expect(declared.description!.length, name).toBeGreaterThan(20)
         if (declared.required !== true) expect(declared.description, name).toMatch(/omitted/)
       }
@@ -195,7 +229,10 @@ describe('the committed bundles, run as the runner runs them', () => {
   it('task/: queued, followed, outputs in GITHUB_OUTPUT, summary written, key masked', async () => {
     const run = await runAction('task', { inputs: { task: taskFile, ...service() } })
     expect(run.code).toBe(0)
-    expect(run.outputs).toMatchObject({ status: 'TaskDecommitmentCompleted', 'task-uuid': expect.stringMatching(/^[0-9a-f-]{36}$/) })
+    expect(run.outputs).toMatchObject({
+      status: 'TaskDecommitmentCompleted',
+      'task-uuid': expect.stringMatching(/^[0-9a-f-]{36}$/),
+    })
     expect(JSON.parse(run.outputs.mmrs!)).toHaveLength(2)
     expect(run.summary).toMatch(/Task: passed[\s\S]*MMRs used/)
     expect(run.stdout).toContain(`::add-mask::${KEY}`)
@@ -204,7 +241,9 @@ describe('the committed bundles, run as the runner runs them', () => {
 
   it('decommit/: a bad chain id fails before sending, naming the input', async () => {
     await emulator.control('DELETE', '/requests')
-    const run = await runAction('decommit', { inputs: { 'proving-query-id': 'q', 'destination-chain-id': '11155111', ...service() } })
+    const run = await runAction('decommit', {
+      inputs: { 'proving-query-id': 'q', 'destination-chain-id': '11155111', ...service() },
+    })
     expect(run.code).toBe(1)
     expect(errorAnnotations(run).join('\n')).toMatch(/`destination-chain-id` must be 0x-prefixed hex/)
     expect(emulator.requests()).toEqual([])
@@ -212,7 +251,9 @@ describe('the committed bundles, run as the runner runs them', () => {
 
   it('decommit/: a proving query decommitted end to end', async () => {
     const provingQueryId = await submitFixturePie(emulator)
-    const run = await runAction('decommit', { inputs: { 'proving-query-id': provingQueryId, 'destination-chain-id': '0xaa36a7', ...service() } })
+    const run = await runAction('decommit', {
+      inputs: { 'proving-query-id': provingQueryId, 'destination-chain-id': '0xaa36a7', ...service() },
+    })
     expect(run.code).toBe(0)
     expect(run.outputs).toMatchObject({ status: 'TaskDecommitmentCompleted' })
   })
@@ -244,7 +285,14 @@ describe('decommitAfterProof (for the root action’s decommit-destination-chain
     const provingQueryId = await submitFixturePie(emulator)
     await emulator.control('POST', '/next-task', { outcome: 'fail', error: 'reverted' })
     const io = new RecordingIO({})
-    const options = { tasksUrl: emulator.url, apiKey: KEY, provingQueryId, wait: true, timeoutMinutes: 5, signal: new AbortController().signal }
+    const options = {
+      tasksUrl: emulator.url,
+      apiKey: KEY,
+      provingQueryId,
+      wait: true,
+      timeoutMinutes: 5,
+      signal: new AbortController().signal,
+    }
     expect(await decommitAfterProof(io, { ...options, destinationChainId: '0x1' })).toBe(false)
     expect(io.outputs).toMatchObject({ 'task-status': 'TaskDecommitmentFailed', 'task-error-message': 'reverted' })
     expect(io.failed).toMatch(/reverted/)

@@ -38,7 +38,10 @@ describe('proving task', () => {
     it('--json prints { message, uuid }', async () => {
       const result = await runCli(['task', 'submit', taskFile, '--json'], { env })
       expect(result).toMatchObject({ code: 0, stderr: '' })
-      expect(json(result.stdout)).toEqual({ message: 'Task has been queued', uuid: expect.stringMatching(/^[0-9a-f-]{36}$/) })
+      expect(json(result.stdout)).toEqual({
+        message: 'Task has been queued',
+        uuid: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      })
     })
 
     it('--wait --json prints the final status record; exit 0', async () => {
@@ -46,7 +49,11 @@ describe('proving task', () => {
       expect(result.code).toBe(0)
       const record = json(result.stdout)
       expect(taskStatusRecord.safeParse(record).success).toBe(true)
-      expect(record).toMatchObject({ status: 'TaskDecommitmentCompleted', taskId: expect.any(String), updatedAt: expect.any(String) })
+      expect(record).toMatchObject({
+        status: 'TaskDecommitmentCompleted',
+        taskId: expect.any(String),
+        updatedAt: expect.any(String),
+      })
     })
 
     it('--wait on a failing task prints the record, says why on stderr, exits 1', async () => {
@@ -59,7 +66,9 @@ describe('proving task', () => {
 
     it('for a person: the uuid and how to follow it; with --wait, progress lines then the status', async () => {
       const plain = await runCli(['task', 'submit', taskFile], { env })
-      expect(plain.stdout).toMatch(/^Task has been queued: task [0-9a-f-]{36}\nFollow it with: proving task wait [0-9a-f-]{36}\n$/)
+      expect(plain.stdout).toMatch(
+        /^Task has been queued: task [0-9a-f-]{36}\nFollow it with: proving task wait [0-9a-f-]{36}\n$/,
+      )
       const waited = await runCli(['task', 'submit', taskFile, '--wait'], { env })
       expect(waited.code).toBe(0)
       expect(waited.stderr).toMatch(/TaskDecommitmentCompleted {2}\(decommitment\)/)
@@ -67,7 +76,10 @@ describe('proving task', () => {
     })
 
     it('reads the body from stdin with -', async () => {
-      const result = await runCli(['task', 'submit', '-', '--json'], { env, stdin: Readable.from([JSON.stringify(taskBody())]) })
+      const result = await runCli(['task', 'submit', '-', '--json'], {
+        env,
+        stdin: Readable.from([JSON.stringify(taskBody())]),
+      })
       expect(result.code).toBe(0)
       expect(json(result.stdout).uuid).toBeDefined()
     })
@@ -81,8 +93,23 @@ describe('proving task', () => {
         { args: ['task', 'submit', join(dir, 'missing.json')], message: /<task\.json>: no file at/ },
         { args: ['task', 'submit', taskFile, '--wait', '--timeout', 'soon'], message: /--timeout must be a duration/ },
         { args: ['task', 'decommit', '--destination-chain-id', '0x1'], message: /--proving-query-id is required/ },
-        { args: ['task', 'decommit', '--proving-query-id', 'q', '--destination-chain-id', '11155111'], message: /destination_chain_id must be 0x-prefixed hex/ },
-        { args: ['task', 'decommit', '--proving-query-id', 'q', '--destination-chain-id', '0x1', '--webhook-url', 'nope'], message: /webhook_url must be an absolute http\(s\) URL/ },
+        {
+          args: ['task', 'decommit', '--proving-query-id', 'q', '--destination-chain-id', '11155111'],
+          message: /destination_chain_id must be 0x-prefixed hex/,
+        },
+        {
+          args: [
+            'task',
+            'decommit',
+            '--proving-query-id',
+            'q',
+            '--destination-chain-id',
+            '0x1',
+            '--webhook-url',
+            'nope',
+          ],
+          message: /webhook_url must be an absolute http\(s\) URL/,
+        },
         { args: ['task', 'list', '--limit', '101'], message: /--limit must be a whole number from 1 to 100/ },
         { args: ['task', 'list', '--status', 'Done'], message: /--status must be one of Received/ },
       ]
@@ -99,10 +126,16 @@ describe('proving task', () => {
 
     it('without an address or a key: exit 2 and what to set', async () => {
       const noUrl = await runCli(['task', 'submit', taskFile], { env: { PROVING_API_KEY: KEY } })
-      expect(noUrl).toMatchObject({ code: 2, stderr: expect.stringMatching(/--tasks-url <url> or set PROVING_TASKS_URL/) })
+      expect(noUrl).toMatchObject({
+        code: 2,
+        stderr: expect.stringMatching(/--tasks-url <url> or set PROVING_TASKS_URL/),
+      })
       const noKey = await runCli(['task', 'submit', taskFile], { env: { PROVING_TASKS_URL: emulator.url } })
       expect(noKey).toMatchObject({ code: 2, stderr: expect.stringMatching(/PROVING_API_KEY/) })
-      const flags = await runCli(['task', 'submit', taskFile, '--tasks-url', emulator.url, '--api-key', KEY, '--json'], { env: {} })
+      const flags = await runCli(
+        ['task', 'submit', taskFile, '--tasks-url', emulator.url, '--api-key', KEY, '--json'],
+        { env: {} },
+      )
       expect(flags.code).toBe(0)
     })
 
@@ -116,7 +149,16 @@ describe('proving task', () => {
     it('fetches dp_output from the proving query; --wait --json prints the final record', async () => {
       const provingQueryId = await submitFixturePie(emulator)
       const result = await runCli(
-        ['task', 'decommit', '--proving-query-id', provingQueryId, '--destination-chain-id', '0xaa36a7', '--wait', '--json'],
+        [
+          'task',
+          'decommit',
+          '--proving-query-id',
+          provingQueryId,
+          '--destination-chain-id',
+          '0xaa36a7',
+          '--wait',
+          '--json',
+        ],
         { env },
       )
       expect(result.code).toBe(0)
@@ -128,7 +170,19 @@ describe('proving task', () => {
       const file = join(dir, 'dp_output.json')
       await writeFile(file, JSON.stringify(dpOutput()))
       const result = await runCli(
-        ['task', 'decommit', '--proving-query-id', provingQueryId, '--destination-chain-id', '0xaa36a7', '--dp-output', file, '--program-hash', '0xabc', '--json'],
+        [
+          'task',
+          'decommit',
+          '--proving-query-id',
+          provingQueryId,
+          '--destination-chain-id',
+          '0xaa36a7',
+          '--dp-output',
+          file,
+          '--program-hash',
+          '0xabc',
+          '--json',
+        ],
         { env },
       )
       expect(result.code).toBe(0)
@@ -139,7 +193,9 @@ describe('proving task', () => {
     })
 
     it('an unknown proving query: the service’s 404, exit 2', async () => {
-      const result = await runCli(['task', 'decommit', '--proving-query-id', 'nope', '--destination-chain-id', '0x1'], { env })
+      const result = await runCli(['task', 'decommit', '--proving-query-id', 'nope', '--destination-chain-id', '0x1'], {
+        env,
+      })
       expect(result.code).toBe(2)
       expect(result.stderr).toMatch(/answered 404/)
     })
@@ -153,7 +209,10 @@ describe('proving task', () => {
       expect(status.code).toBe(0)
       expect(json(status.stdout)).toMatchObject({ taskId: submitted.uuid, status: 'TaskDecommitmentCompleted' })
       const mmrs = await runCli(['task', 'mmrs', submitted.uuid, '--json'], { env: readEnv })
-      expect(json(mmrs.stdout)).toMatchObject({ taskId: submitted.uuid, mmrs: [{ hashing_function: 'poseidon' }, { hashing_function: 'keccak' }] })
+      expect(json(mmrs.stdout)).toMatchObject({
+        taskId: submitted.uuid,
+        mmrs: [{ hashing_function: 'poseidon' }, { hashing_function: 'keccak' }],
+      })
       const table = await runCli(['task', 'mmrs', submitted.uuid], { env: readEnv })
       expect(table.stdout.split('\n')[0]).toMatch(/^chain\s+hashing\s+id\s+size\s+root$/)
       expect(table.stdout).toMatch(/0xaa36a7\s+poseidon/)
@@ -182,13 +241,21 @@ describe('proving task', () => {
 
     it('list: one page, --all, and filters', async () => {
       for (let i = 0; i < 23; i++) await runCli(['task', 'submit', taskFile], { env })
-      const page = json((await runCli(['task', 'list', '--limit', '5', '--offset', '5', '--json'], { env: { PROVING_TASKS_URL: emulator.url } })).stdout)
+      const page = json(
+        (
+          await runCli(['task', 'list', '--limit', '5', '--offset', '5', '--json'], {
+            env: { PROVING_TASKS_URL: emulator.url },
+          })
+        ).stdout,
+      )
       expect(page.pagination).toEqual({ page: 2, perPage: 5, total: 23, totalPages: 5, limit: 5, offset: 5 })
       expect(page.tasks).toHaveLength(5)
       // An offset inside a page: the two pages it spans, sliced.
       const spanning = json((await runCli(['task', 'list', '--limit', '5', '--offset', '7', '--json'], { env })).stdout)
       const all10 = json((await runCli(['task', 'list', '--limit', '20', '--json'], { env })).stdout)
-      expect(spanning.tasks.map((task: { uuid: string }) => task.uuid)).toEqual(all10.tasks.slice(7, 12).map((task: { uuid: string }) => task.uuid))
+      expect(spanning.tasks.map((task: { uuid: string }) => task.uuid)).toEqual(
+        all10.tasks.slice(7, 12).map((task: { uuid: string }) => task.uuid),
+      )
       const all = json((await runCli(['task', 'list', '--all', '--limit', '7', '--json'], { env })).stdout)
       expect(all.tasks).toHaveLength(23)
       expect(new Set(all.tasks.map((task: { uuid: string }) => task.uuid)).size).toBe(23)

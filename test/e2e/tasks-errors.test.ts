@@ -17,8 +17,14 @@ describe('task service errors', () => {
 
   it('401 { error: "Missing X-API-KEY header" } on both submissions; the proving service’s header does not count', async () => {
     for (const path of ['/tasks', '/tasks/decommitment']) {
-      expect(await post(path, taskBody(), {})).toMatchObject({ status: 401, body: { error: 'Missing X-API-KEY header' } })
-      expect(await post(path, taskBody(), { 'api-key': KEY })).toMatchObject({ status: 401, body: { error: 'Missing X-API-KEY header' } })
+      expect(await post(path, taskBody(), {})).toMatchObject({
+        status: 401,
+        body: { error: 'Missing X-API-KEY header' },
+      })
+      expect(await post(path, taskBody(), { 'api-key': KEY })).toMatchObject({
+        status: 401,
+        body: { error: 'Missing X-API-KEY header' },
+      })
     }
     expect(await queued()).toEqual([])
   })
@@ -26,10 +32,15 @@ describe('task service errors', () => {
   it('401 for a key the emulator does not accept', async () => {
     const strict = await startTestEmulator({ apiKeys: [KEY] })
     try {
-      const answer = await strict.call('POST', '/tasks', { headers: { 'x-api-key': 'not-a-known-key' }, json: taskBody() })
+      const answer = await strict.call('POST', '/tasks', {
+        headers: { 'x-api-key': 'not-a-known-key' },
+        json: taskBody(),
+      })
       expect(answer.status).toBe(401)
       expect(taskShortErrorBody.safeParse(answer.body).success).toBe(true)
-      expect((await strict.call('POST', '/tasks', { headers: { 'x-api-key': KEY }, json: taskBody() })).status).toBe(200)
+      expect((await strict.call('POST', '/tasks', { headers: { 'x-api-key': KEY }, json: taskBody() })).status).toBe(
+        200,
+      )
     } finally {
       await strict.close()
     }
@@ -54,11 +65,20 @@ describe('task service errors', () => {
   }
 
   it('400 for a body that is not JSON, or not sent as JSON', async () => {
-    const notJson = await emulator().call('POST', '/tasks', { headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: '{"destination_chain_id":' })
+    const notJson = await emulator().call('POST', '/tasks', {
+      headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+      body: '{"destination_chain_id":',
+    })
     expect(notJson.status).toBe(400)
     expect(notJson.body).toEqual({ error: expect.stringMatching(/not valid JSON/) })
-    const asText = await emulator().call('POST', '/tasks', { headers: { 'x-api-key': KEY, 'content-type': 'text/plain' }, body: JSON.stringify(taskBody()) })
-    expect(asText).toMatchObject({ status: 400, body: { error: expect.stringMatching(/Content-Type must be application\/json/) } })
+    const asText = await emulator().call('POST', '/tasks', {
+      headers: { 'x-api-key': KEY, 'content-type': 'text/plain' },
+      body: JSON.stringify(taskBody()),
+    })
+    expect(asText).toMatchObject({
+      status: 400,
+      body: { error: expect.stringMatching(/Content-Type must be application\/json/) },
+    })
   })
 
   it('every bad-input class is rejected by the client before anything is sent', async () => {
@@ -80,13 +100,18 @@ describe('task service errors', () => {
   })
 
   it('404 { error, details, message, taskId } for an unknown task, on status and on mmrs', async () => {
-    for (const path of ['/tasks/6f1c1d6e-0000-4000-8000-000000000000/status', '/tasks/6f1c1d6e-0000-4000-8000-000000000000/mmrs']) {
+    for (const path of [
+      '/tasks/6f1c1d6e-0000-4000-8000-000000000000/status',
+      '/tasks/6f1c1d6e-0000-4000-8000-000000000000/mmrs',
+    ]) {
       const answer = await emulator().call('GET', path)
       expect(answer.status).toBe(404)
       expect(taskGeneralErrorBody.safeParse(answer.body).success).toBe(true)
       expect(answer.body.taskId).toBe('6f1c1d6e-0000-4000-8000-000000000000')
     }
-    const error = await client().getTaskStatus('6f1c1d6e-0000-4000-8000-000000000000').catch((caught: unknown) => caught)
+    const error = await client()
+      .getTaskStatus('6f1c1d6e-0000-4000-8000-000000000000')
+      .catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(ServiceError)
     expect((error as ServiceError).status).toBe(404)
   })
@@ -94,7 +119,11 @@ describe('task service errors', () => {
   it('429 { error: "Rate limit exceeded" } with Retry-After; the client waits and gets through', async () => {
     await emulator().control('POST', '/tasks/throttle', { times: 1 })
     const answer = await post('/tasks', taskBody())
-    expect(answer).toMatchObject({ status: 429, body: { error: 'Rate limit exceeded' }, headers: { 'retry-after': '1' } })
+    expect(answer).toMatchObject({
+      status: 429,
+      body: { error: 'Rate limit exceeded' },
+      headers: { 'retry-after': '1' },
+    })
     await emulator().control('POST', '/tasks/throttle', { times: 2 })
     const clock = new FakeClock()
     const patient = new TaskClient({ baseUrl: emulator().url, apiKey: KEY, dispatcher: emulator().agent, clock })

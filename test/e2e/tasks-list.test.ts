@@ -12,8 +12,18 @@ describe('listing 250 tasks', () => {
 
   beforeAll(async () => {
     emulator = await startTestEmulator()
-    client = new TaskClient({ baseUrl: emulator.url, apiKey: KEY, dispatcher: emulator.agent, retry: { maxAttempts: 1 } })
-    const other = new TaskClient({ baseUrl: emulator.url, apiKey: OTHER_KEY, dispatcher: emulator.agent, retry: { maxAttempts: 1 } })
+    client = new TaskClient({
+      baseUrl: emulator.url,
+      apiKey: KEY,
+      dispatcher: emulator.agent,
+      retry: { maxAttempts: 1 },
+    })
+    const other = new TaskClient({
+      baseUrl: emulator.url,
+      apiKey: OTHER_KEY,
+      dispatcher: emulator.agent,
+      retry: { maxAttempts: 1 },
+    })
     // 200 tasks by one key, 50 by another; 20 of them planned to fail the dry run.
     await emulator.control('POST', '/next-task', { outcome: 'fail', stage: 'dry-run', times: 20 })
     for (let i = 0; i < 250; i++) {
@@ -57,7 +67,15 @@ describe('listing 250 tasks', () => {
     expect(answer.body.pagination).toEqual({ page: 1, perPage: 10, total: 250, totalPages: 25 })
     expect(answer.body.tasks).toHaveLength(10)
     expect(Object.keys(answer.body.tasks[0])).toEqual(
-      expect.arrayContaining(['uuid', 'status', 'destinationChainId', 'programHash', 'clientId', 'createdAt', 'updatedAt']),
+      expect.arrayContaining([
+        'uuid',
+        'status',
+        'destinationChainId',
+        'programHash',
+        'clientId',
+        'createdAt',
+        'updatedAt',
+      ]),
     )
   })
 
@@ -77,11 +95,22 @@ describe('listing 250 tasks', () => {
     const found = await client.listTasks({ search: wanted.slice(0, 13) })
     expect(found.tasks.map((task) => task.uuid)).toContain(wanted)
     expect((await client.listTasks({ search: wanted.toUpperCase() })).tasks.map((task) => task.uuid)).toEqual([wanted])
-    expect((await client.listTasks({ search: 'no-such-uuid' })).pagination).toEqual({ page: 1, perPage: 10, total: 0, totalPages: 0 })
+    expect((await client.listTasks({ search: 'no-such-uuid' })).pagination).toEqual({
+      page: 1,
+      perPage: 10,
+      total: 0,
+      totalPages: 0,
+    })
   })
 
   it('out-of-bounds parameters get 400 { error } from the service', async () => {
-    for (const query of [{ dp_tasks_per_page: 101 }, { dp_tasks_per_page: 0 }, { dp_tasks_page: 0 }, { dp_tasks_page: 'two' }, { dp_tasks_per_page: '1.5' }]) {
+    for (const query of [
+      { dp_tasks_per_page: 101 },
+      { dp_tasks_per_page: 0 },
+      { dp_tasks_page: 0 },
+      { dp_tasks_page: 'two' },
+      { dp_tasks_per_page: '1.5' },
+    ]) {
       const answer = await emulator.call('GET', '/tasks', { query })
       expect(answer.status).toBe(400)
       expect(answer.body).toEqual({ error: expect.stringMatching(/^dp_tasks_(page|per_page) must be a whole number/) })

@@ -70,7 +70,9 @@ describe('a scheduled task', () => {
     expect(seen).toEqual(SUCCESS_PATH)
     expect(outcome).toMatchObject({ status: 'TaskDecommitmentCompleted', taskId: queued.uuid, errorMessage: '' })
     expect(taskStatusRecord.safeParse(outcome).success).toBe(true)
-    expect(Date.parse((outcome as TaskStatusRecord).updatedAt!)).toBe(Date.parse('2025-06-01T12:00:00.000Z') + 10 * MINUTE)
+    expect(Date.parse((outcome as TaskStatusRecord).updatedAt!)).toBe(
+      Date.parse('2025-06-01T12:00:00.000Z') + 10 * MINUTE,
+    )
 
     const { mmrs, taskId } = await client.getTaskMmrs(queued.uuid)
     expect(taskId).toBe(queued.uuid)
@@ -128,7 +130,11 @@ describe('failure at each stage', () => {
       expect(outcome).toBeInstanceOf(RemoteFailureError)
       const failure = outcome as RemoteFailureError
       expect(failure.shortMessage).toBe(`Task ${uuid} failed at ${label} (${prefix}Failed): ${label} broke on purpose`)
-      expect(failure.record).toMatchObject({ status: `${prefix}Failed`, errorMessage: `${label} broke on purpose`, taskId: uuid })
+      expect(failure.record).toMatchObject({
+        status: `${prefix}Failed`,
+        errorMessage: `${label} broke on purpose`,
+        taskId: uuid,
+      })
     })
   }
 
@@ -136,7 +142,10 @@ describe('failure at each stage', () => {
     const { uuid } = await client.scheduleTask(taskBody())
     await emulator.control('POST', `/tasks/${uuid}/fail`, { stage: 'ProvingFailed' })
     const { outcome } = await follow(uuid)
-    expect((outcome as RemoteFailureError).record).toMatchObject({ status: 'ProvingFailed', errorMessage: expect.stringMatching(/Proving failed/) })
+    expect((outcome as RemoteFailureError).record).toMatchObject({
+      status: 'ProvingFailed',
+      errorMessage: expect.stringMatching(/Proving failed/),
+    })
   })
 
   it('failing "now" fails the stage under way', async () => {
@@ -151,7 +160,10 @@ describe('failure at each stage', () => {
     await emulator.control('POST', '/next-task', { outcome: 'fail', stage: 'chain-proofs-fetch', error: 'RPC down' })
     const { uuid } = await client.scheduleTask(taskBody())
     const { outcome } = await follow(uuid)
-    expect((outcome as RemoteFailureError).record).toMatchObject({ status: 'ChainProofsFetchFailed', errorMessage: 'RPC down' })
+    expect((outcome as RemoteFailureError).record).toMatchObject({
+      status: 'ChainProofsFetchFailed',
+      errorMessage: 'RPC down',
+    })
     // It failed before the MMRs were fetched.
     expect((await client.getTaskMmrs(uuid)).mmrs).toEqual([])
     // The plan was used up: the next task succeeds.

@@ -26,7 +26,12 @@ class Receiver {
     this.server = createServer(async (req: IncomingMessage, res) => {
       let text = ''
       for await (const chunk of req) text += chunk
-      this.received.push({ method: req.method!, path: req.url!, contentType: req.headers['content-type'], body: JSON.parse(text) })
+      this.received.push({
+        method: req.method!,
+        path: req.url!,
+        contentType: req.headers['content-type'],
+        body: JSON.parse(text),
+      })
       res.writeHead(this.answers.shift() ?? 200, { 'content-type': 'text/plain' }).end('ok')
     })
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve))
@@ -78,13 +83,21 @@ describe('webhooks', () => {
     expect(call).toMatchObject({ method: 'POST', path: '/hooks/dp?source=emulator', contentType: 'application/json' })
     expect(Object.keys(call!.body).sort()).toEqual(['status', 'task_id', 'timestamp', 'transaction_hash'])
     expect(taskWebhookSuccess.safeParse(call!.body).success).toBe(true)
-    expect(call!.body).toMatchObject({ status: 'TaskDecommitmentCompleted', task_id: uuid, timestamp: record.updatedAt })
+    expect(call!.body).toMatchObject({
+      status: 'TaskDecommitmentCompleted',
+      task_id: uuid,
+      timestamp: record.updatedAt,
+    })
     expect(call!.body.transaction_hash).toMatch(/^0x[0-9a-f]{64}$/)
     expect(new Date(call!.body.timestamp).toISOString()).toBe(call!.body.timestamp)
   })
 
   it('failure: { status, task_id, timestamp, error }', async () => {
-    await emulator.control('POST', '/next-task', { outcome: 'fail', stage: 'trace-generation', error: 'trace too long' })
+    await emulator.control('POST', '/next-task', {
+      outcome: 'fail',
+      stage: 'trace-generation',
+      error: 'trace too long',
+    })
     const { uuid } = await client.scheduleTask(taskBody({ webhook_url: receiver.url }))
     await delivered(uuid)
     expect(receiver.received).toHaveLength(1)
@@ -96,7 +109,9 @@ describe('webhooks', () => {
 
   it('a decommitment-only task notifies too', async () => {
     const provingQueryId = await submitFixturePie(emulator)
-    const { uuid } = await client.submitDecommitment(decommitmentBody({ proving_query_id: provingQueryId, webhook_url: receiver.url }))
+    const { uuid } = await client.submitDecommitment(
+      decommitmentBody({ proving_query_id: provingQueryId, webhook_url: receiver.url }),
+    )
     await delivered(uuid)
     expect(receiver.received.map((call) => call.body.status)).toEqual(['TaskDecommitmentCompleted'])
     expect(receiver.received[0]!.body.task_id).toBe(uuid)
@@ -131,7 +146,9 @@ describe('webhooks', () => {
     const { uuid } = await client.scheduleTask(taskBody({ webhook_url: url }))
     const webhook = await delivered(uuid)
     expect(webhook.state).toBe('failed')
-    expect(webhook.attempts.map((attempt: { status: number | null; error: string }) => [attempt.status, attempt.error])).toEqual([
+    expect(
+      webhook.attempts.map((attempt: { status: number | null; error: string }) => [attempt.status, attempt.error]),
+    ).toEqual([
       [null, 'ECONNREFUSED'],
       [null, 'ECONNREFUSED'],
       [null, 'ECONNREFUSED'],
@@ -158,7 +175,9 @@ describe('webhooks', () => {
       expect((await tasks.getTaskStatus(uuid)).status).toBe('TaskDecommitmentCompleted')
       await delivered(uuid, simulated)
       expect(receiver.received.map((call) => call.body.status)).toEqual(['TaskDecommitmentCompleted'])
-      expect(receiver.received[0]!.body.timestamp).toBe(new Date(simulated.clock.now() - 10 * 60_000 + 6 * 60_000).toISOString())
+      expect(receiver.received[0]!.body.timestamp).toBe(
+        new Date(simulated.clock.now() - 10 * 60_000 + 6 * 60_000).toISOString(),
+      )
     } finally {
       await simulated.close()
     }

@@ -41,7 +41,10 @@ describe('submitPie of a multi-MiB pie.zip', () => {
   it('through the library’s own agent: the emulator receives the file’s bytes', async () => {
     const client = new ProvingClient({ baseUrl: emulator.url, apiKey: KEY, retry: { maxAttempts: 1 } })
     const progress: number[] = []
-    const { provingQueryId } = await client.submitPie({ pieZip: zip, onUploadProgress: ({ sentBytes }) => progress.push(sentBytes) })
+    const { provingQueryId } = await client.submitPie({
+      pieZip: zip,
+      onUploadProgress: ({ sentBytes }) => progress.push(sentBytes),
+    })
     expect(emulator.state.queries[provingQueryId]!.files.pie!.sha256).toBe(zipSha256)
     expect(progress.length).toBeGreaterThan(3)
   })

@@ -28,7 +28,9 @@ describe('showUrl', () => {
     expect(showUrl(input)).toBe(shown)
   })
   it('free text: an unparsable URL keeps only scheme and host; a parsable one loses its credentials', () => {
-    const text = redact(`at https://alice:S3CRETPASS@api.example.com:99999/v3/${KEYISH} and https://ok.example/a?apiKey=${KEYISH}`)
+    const text = redact(
+      `at https://alice:S3CRETPASS@api.example.com:99999/v3/${KEYISH} and https://ok.example/a?apiKey=${KEYISH}`,
+    )
     expect(text).not.toContain('S3CRETPASS')
     expect(text).not.toContain(KEYISH)
     expect(text).not.toContain('alice')
@@ -56,7 +58,9 @@ describe('a URL inside a sentence keeps its port, path and query (the punctuatio
     await run(io)
     expect(io.failed).toBeUndefined()
     const line = io.logs.find((log) => log.startsWith('Running against the built-in emulator at '))
-    expect(line).toMatch(/^Running against the built-in emulator at http:\/\/127\.0\.0\.1:\d+: nothing is proved or verified for real\.$/)
+    expect(line).toMatch(
+      /^Running against the built-in emulator at http:\/\/127\.0\.0\.1:\d+: nothing is proved or verified for real\.$/,
+    )
   })
 
   it('whatever the punctuation after it, a URL with a port and a path is shown as it is, credentials masked', () => {

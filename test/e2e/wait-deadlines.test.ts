@@ -80,7 +80,9 @@ describe('library waits end at their deadline', () => {
     mode = 'trickle'
     const client = new TaskClient({ baseUrl, apiKey: 'k-deadline' })
     const started = Date.now()
-    const error = await client.waitForTask('7d3c2b1a-0000-4000-8000-000000000001', { timeoutMs: TIMEOUT_MS }).catch((caught: unknown) => caught)
+    const error = await client
+      .waitForTask('7d3c2b1a-0000-4000-8000-000000000001', { timeoutMs: TIMEOUT_MS })
+      .catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(WaitTimeoutError)
     expect(Date.now() - started).toBeLessThanOrEqual(TIMEOUT_MS + SLACK_MS)
   })

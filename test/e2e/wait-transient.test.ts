@@ -34,13 +34,17 @@ describe('prove --wait through a gateway hiccup', () => {
     expect(run.stderr).toMatch(/still waiting|Trying again/)
     expect(run.stderr).toMatch(/404/)
     const state = await emulator().control('GET', '/requests')
-    const submissions = (state.requests as { method: string; path: string }[]).filter((request) => request.method === 'POST')
+    const submissions = (state.requests as { method: string; path: string }[]).filter(
+      (request) => request.method === 'POST',
+    )
     expect(submissions).toHaveLength(1)
   })
 
   it('a URL that reaches a gateway, not the service: refused before the upload (exit 2), nothing submitted', async () => {
     await emulator().control('POST', '/faults', { path: '*', kind: 'gateway-404', times: 1000 })
-    const run = await runCli(['prove', FIXTURE_PIE, '--wait'], { env: { PROVING_BASE_URL: emulator().url, PROVING_API_KEY: KEY } })
+    const run = await runCli(['prove', FIXTURE_PIE, '--wait'], {
+      env: { PROVING_BASE_URL: emulator().url, PROVING_API_KEY: KEY },
+    })
     expect(run.code).toBe(2)
     expect(run.stderr).toMatch(/does not answer like the proving service/)
     expect(run.stderr).toMatch(/nothing was submitted/)

@@ -24,14 +24,29 @@ function sectionOf(dir: string): string | undefined {
 
 const actions = actionFiles().map((file) => {
   const dir = file.replace(/\/?action\.yml$/, '')
-  const metadata = parse(readFileSync(join(REPO_ROOT, file), 'utf8')) as { inputs?: Record<string, unknown>; outputs?: Record<string, unknown> }
+  const metadata = parse(readFileSync(join(REPO_ROOT, file), 'utf8')) as {
+    inputs?: Record<string, unknown>
+    outputs?: Record<string, unknown>
+  }
   return [dir || '(root)', dir, metadata] as const
 })
 
 describe('docs/action.md: a table of every input and output of every action, generated from its action.yml', () => {
   it('finds the ten sub-actions and the root', () => {
     expect(actions.map(([name]) => name).sort()).toEqual(
-      ['(root)', 'api-key', 'bucket-close', 'bucket-create', 'decommit', 'pack', 'retry', 'storage-query', 'task', 'verify-proof', 'wait'].sort(),
+      [
+        '(root)',
+        'api-key',
+        'bucket-close',
+        'bucket-create',
+        'decommit',
+        'pack',
+        'retry',
+        'storage-query',
+        'task',
+        'verify-proof',
+        'wait',
+      ].sort(),
     )
   })
 
@@ -43,7 +58,9 @@ describe('docs/action.md: a table of every input and output of every action, gen
       { kind: 'outputs', action: dir || '.' },
     ])
     const rows = new Set([...section!.matchAll(/^\| `([\w-]+)` \|/gm)].map((match) => match[1]))
-    const missing = [...Object.keys(metadata.inputs ?? {}), ...Object.keys(metadata.outputs ?? {})].filter((name) => !rows.has(name))
+    const missing = [...Object.keys(metadata.inputs ?? {}), ...Object.keys(metadata.outputs ?? {})].filter(
+      (name) => !rows.has(name),
+    )
     expect(missing).toEqual([])
   })
 
@@ -56,7 +73,13 @@ describe('docs/action.md: a table of every input and output of every action, gen
     const root = mkdtempSync(join(tmpdir(), 'action-docs-'))
     cpSync(join(REPO_ROOT, 'wait'), join(root, 'wait'), { recursive: true })
     cpSync(join(REPO_ROOT, 'action.yml'), join(root, 'action.yml'))
-    writeFileSync(join(root, 'wait', 'action.yml'), readFileSync(join(root, 'wait', 'action.yml'), 'utf8').replace(/(\n {2}query-id:\n {4}description: )/, '$1Changed. '))
+    writeFileSync(
+      join(root, 'wait', 'action.yml'),
+      readFileSync(join(root, 'wait', 'action.yml'), 'utf8').replace(
+        /(\n {2}query-id:\n {4}description: )/,
+        '$1Changed. ',
+      ),
+    )
     const waitOnly = docs.slice(docs.indexOf('\n## wait/:'), docs.indexOf('\n## verify-proof/:'))
     expect(staleBlocks(waitOnly, root)).toEqual([{ kind: 'inputs', action: 'wait' }])
     const edited = waitOnly.replace('| `query-id` | yes |', '| `query-id` | no |')
@@ -69,12 +92,28 @@ describe('docs/action.md: a table of every input and output of every action, gen
     const root = mkdtempSync(join(tmpdir(), 'action-docs-'))
     writeFileSync(
       join(root, 'action.yml'),
-      ['inputs:', '  mode:', '    description: |-', '      a | b', '      second line', "    default: '${{ github.token }}'", 'outputs:', '  out:', '    description: x'].join('\n'),
+      [
+        'inputs:',
+        '  mode:',
+        '    description: |-',
+        '      a | b',
+        '      second line',
+        "    default: '${{ github.token }}'",
+        'outputs:',
+        '  out:',
+        '    description: x',
+      ].join('\n'),
     )
     expect(renderTable({ kind: 'inputs', action: '.' }, root)).toBe(
-      ['| Input | Required | Default | Description |', '|---|---|---|---|', '| `mode` | no | `${{ github.token }}` | a \\| b second line |'].join('\n'),
+      [
+        '| Input | Required | Default | Description |',
+        '|---|---|---|---|',
+        '| `mode` | no | `${{ github.token }}` | a \\| b second line |',
+      ].join('\n'),
     )
-    expect(renderTable({ kind: 'outputs', action: '.' }, root)).toBe(['| Output | Description |', '|---|---|', '| `out` | x |'].join('\n'))
+    expect(renderTable({ kind: 'outputs', action: '.' }, root)).toBe(
+      ['| Output | Description |', '|---|---|', '| `out` | x |'].join('\n'),
+    )
   })
 })
 

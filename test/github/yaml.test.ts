@@ -27,7 +27,7 @@ const SHA = 'fbc6f3992d24b796d5a048ff273f7fcc4a7b6c09'
 const read = (file: string, root = REPO_ROOT) => readFileSync(join(root, file), 'utf8')
 const clean = (findings: Finding[]) => expect(findings, formatFindings(findings)).toEqual([])
 
-describe('every action.yml passes GitHub\'s action parser and the Marketplace\'s limits', () => {
+describe("every action.yml passes GitHub's action parser and the Marketplace's limits", () => {
   const files = actionFiles()
   it('finds the root action and the sub-actions', () => {
     expect(files).toContain('action.yml')
@@ -37,16 +37,19 @@ describe('every action.yml passes GitHub\'s action parser and the Marketplace\'s
   it.each(files)('%s', async (file) => clean(await checkActionFile(file, read(file))))
 })
 
-describe('every workflow passes GitHub\'s workflow parser, our actions\' inputs and actionlint', () => {
+describe("every workflow passes GitHub's workflow parser, our actions' inputs and actionlint", () => {
   const files = workflowFiles()
-  it('finds ci.yml and release.yml', () => expect(files).toEqual(expect.arrayContaining(['.github/workflows/ci.yml', '.github/workflows/release.yml'])))
+  it('finds ci.yml and release.yml', () =>
+    expect(files).toEqual(expect.arrayContaining(['.github/workflows/ci.yml', '.github/workflows/release.yml'])))
   it.each(files)('%s', async (file) => clean(await checkWorkflow(file, read(file))))
 })
 
 describe('every ```yaml block of README.md and docs/*.md, as a workflow', () => {
   const blocks = docFiles().flatMap((file) => yamlBlocks(file, read(file)))
   it('finds the examples', () => expect(blocks.length).toBeGreaterThanOrEqual(15))
-  it.each(blocks.map((block) => [`${block.file}:${block.line}`, block] as const))('%s', async (_where, block) => clean(await checkDocBlock(block)))
+  it.each(blocks.map((block) => [`${block.file}:${block.line}`, block] as const))('%s', async (_where, block) =>
+    clean(await checkDocBlock(block)),
+  )
 })
 
 // --- Each check can fail ----------------------------------------------------------------------
@@ -91,7 +94,15 @@ const goodAction = (changes: Record<string, string> = {}) =>
     ...(changes.runs === undefined ? ["  main: 'dist/main/index.js'"] : [changes.runs]),
   ].join('\n')
 
-const workflow = (steps: string[]) => ['on: push', 'jobs:', '  one:', '    runs-on: ubuntu-latest', '    steps:', ...steps.map((line) => `      ${line}`)].join('\n')
+const workflow = (steps: string[]) =>
+  [
+    'on: push',
+    'jobs:',
+    '  one:',
+    '    runs-on: ubuntu-latest',
+    '    steps:',
+    ...steps.map((line) => `      ${line}`),
+  ].join('\n')
 
 describe('each check fails on the mistake it is there for', () => {
   it('the good action passes (the cases below differ from it in one place)', async () => {
@@ -105,8 +116,12 @@ describe('each check fails on the mistake it is there for', () => {
   })
 
   it('GitHub: a branding icon outside the allowed set, a colour outside it, runs without main', async () => {
-    expect(await checkActionFile('action.yml', goodAction({ icon: 'key' }))).toEqual([expect.objectContaining({ tool: 'github', line: 4, message: "Unexpected value 'key'" })])
-    expect(await checkActionFile('action.yml', goodAction({ color: 'pink' }))).toEqual([expect.objectContaining({ tool: 'github', line: 5, message: "Unexpected value 'pink'" })])
+    expect(await checkActionFile('action.yml', goodAction({ icon: 'key' }))).toEqual([
+      expect.objectContaining({ tool: 'github', line: 4, message: "Unexpected value 'key'" }),
+    ])
+    expect(await checkActionFile('action.yml', goodAction({ color: 'pink' }))).toEqual([
+      expect.objectContaining({ tool: 'github', line: 5, message: "Unexpected value 'pink'" }),
+    ])
     const noMain = await checkActionFile('action.yml', goodAction({ runs: "  post: 'x.js'" }))
     expect(formatFindings(noMain)).toMatch(/main/)
   })
@@ -117,18 +132,30 @@ describe('each check fails on the mistake it is there for', () => {
       expect.objectContaining({ tool: 'marketplace', message: expect.stringMatching(/125 characters/) }),
     ])
     const unbranded = goodAction().replace(/branding:\n.*\n.*\n/, '')
-    expect(await checkActionFile('action.yml', unbranded)).toEqual([expect.objectContaining({ tool: 'marketplace', message: 'branding needs an icon and a color' })])
+    expect(await checkActionFile('action.yml', unbranded)).toEqual([
+      expect.objectContaining({ tool: 'marketplace', message: 'branding needs an icon and a color' }),
+    ])
   })
 
   it('GitHub: an input our action does not declare, a required one missing (local and published references)', async () => {
     const root = scratchRepository()
     const file = '.github/workflows/w.yml'
     expect(await checkWorkflow(file, workflow(['- uses: ./sub', '  with:', '    needed: x']), root)).toEqual([])
-    const unknown = await checkWorkflow(file, workflow(['- uses: ./sub', '  with:', '    needed: x', '    bogus: y']), root)
-    expect(unknown).toEqual([expect.objectContaining({ tool: 'github', line: 9, message: "Invalid action input 'bogus'" })])
+    const unknown = await checkWorkflow(
+      file,
+      workflow(['- uses: ./sub', '  with:', '    needed: x', '    bogus: y']),
+      root,
+    )
+    expect(unknown).toEqual([
+      expect.objectContaining({ tool: 'github', line: 9, message: "Invalid action input 'bogus'" }),
+    ])
     const missing = await checkWorkflow(file, workflow(['- uses: ./sub', '  with:', '    extra: x']), root)
     expect(missing).toEqual([expect.objectContaining({ tool: 'github', message: 'Missing required input `needed`' })])
-    const published = await checkWorkflow(file, workflow(['- uses: proving-kit/proving-kit/sub@v1', '  with:', '    extra: x']), root)
+    const published = await checkWorkflow(
+      file,
+      workflow(['- uses: proving-kit/proving-kit/sub@v1', '  with:', '    extra: x']),
+      root,
+    )
     expect(published).toEqual([expect.objectContaining({ tool: 'github', message: 'Missing required input `needed`' })])
     const absent = await checkWorkflow(file, workflow(['- uses: proving-kit/proving-kit/nowhere@v1']), root)
     expect(formatFindings(absent)).toMatch(/Unable to resolve action `proving-kit\/proving-kit\/nowhere@v1`/)
@@ -136,36 +163,75 @@ describe('each check fails on the mistake it is there for', () => {
 
   it('actionlint: an untrusted value spliced into a script, a step id used twice', async () => {
     const root = scratchRepository()
-    const spliced = await checkWorkflow('.github/workflows/w.yml', workflow(['- run: echo "${{ github.event.head_commit.message }}"']), root)
-    expect(spliced).toEqual(expect.arrayContaining([expect.objectContaining({ tool: 'actionlint', message: expect.stringMatching(/potentially untrusted/) })]))
-    const twice = await checkWorkflow('.github/workflows/w.yml', workflow(['- id: a', '  run: "true"', '- id: a', '  run: "true"']), root)
-    expect(twice).toEqual(expect.arrayContaining([expect.objectContaining({ tool: 'actionlint', message: expect.stringMatching(/step ID "a" duplicates/) })]))
+    const spliced = await checkWorkflow(
+      '.github/workflows/w.yml',
+      workflow(['- run: echo "${{ github.event.head_commit.message }}"']),
+      root,
+    )
+    expect(spliced).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ tool: 'actionlint', message: expect.stringMatching(/potentially untrusted/) }),
+      ]),
+    )
+    const twice = await checkWorkflow(
+      '.github/workflows/w.yml',
+      workflow(['- id: a', '  run: "true"', '- id: a', '  run: "true"']),
+      root,
+    )
+    expect(twice).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ tool: 'actionlint', message: expect.stringMatching(/step ID "a" duplicates/) }),
+      ]),
+    )
   })
 
   it('project: a step output inside a run: script, an action major that runs on node20', async () => {
     const root = scratchRepository()
-    const script = await checkWorkflow('.github/workflows/w.yml', workflow(['- id: a', '  run: echo "x=1" >> "$GITHUB_OUTPUT"', '- run: echo "${{ steps.a.outputs.x }}"']), root)
-    expect(script).toEqual([expect.objectContaining({ tool: 'project', line: 8, message: expect.stringMatching(/through `env:`/) })])
+    const script = await checkWorkflow(
+      '.github/workflows/w.yml',
+      workflow(['- id: a', '  run: echo "x=1" >> "$GITHUB_OUTPUT"', '- run: echo "${{ steps.a.outputs.x }}"']),
+      root,
+    )
+    expect(script).toEqual([
+      expect.objectContaining({ tool: 'project', line: 8, message: expect.stringMatching(/through `env:`/) }),
+    ])
     const old = await checkWorkflow(
       '.github/workflows/w.yml',
-      workflow([`- uses: actions/checkout@${SHA} # v4.2.2`, `- uses: actions/upload-artifact@${SHA} # v5.0.0`, '  with:', '    path: x']),
+      workflow([
+        `- uses: actions/checkout@${SHA} # v4.2.2`,
+        `- uses: actions/upload-artifact@${SHA} # v5.0.0`,
+        '  with:',
+        '    path: x',
+      ]),
       root,
     )
     expect(old.map((finding) => [finding.tool, finding.line, finding.message.replace(/:.*/, '')])).toEqual([
       ['project', 6, 'actions/checkout@v4 runs on node20'],
       ['project', 7, 'actions/upload-artifact@v5 runs on node20'],
     ])
-    expect(await checkWorkflow('.github/workflows/w.yml', workflow([`- uses: actions/checkout@${SHA} # v5.1.0`]), root)).toEqual([])
+    expect(
+      await checkWorkflow('.github/workflows/w.yml', workflow([`- uses: actions/checkout@${SHA} # v5.1.0`]), root),
+    ).toEqual([])
   })
 
   it('project: a third-party action by tag or branch, or pinned without its version, but not our own', async () => {
     const root = scratchRepository()
     const findings = await checkWorkflow(
       '.github/workflows/w.yml',
-      workflow(['- uses: actions/checkout@v5', '- uses: actions/checkout@main', `- uses: actions/checkout@${SHA}`, `- uses: actions/checkout@${SHA.slice(0, 12)} # v5.1.0`, '- uses: ./sub', '  with:', '    needed: x']),
+      workflow([
+        '- uses: actions/checkout@v5',
+        '- uses: actions/checkout@main',
+        `- uses: actions/checkout@${SHA}`,
+        `- uses: actions/checkout@${SHA.slice(0, 12)} # v5.1.0`,
+        '- uses: ./sub',
+        '  with:',
+        '    needed: x',
+      ]),
       root,
     )
-    expect(findings.map((finding) => [finding.tool, finding.line, finding.message.replace(/^[^:]*: /, '').slice(0, 30)])).toEqual([
+    expect(
+      findings.map((finding) => [finding.tool, finding.line, finding.message.replace(/^[^:]*: /, '').slice(0, 30)]),
+    ).toEqual([
       ['project', 6, 'pin a third-party action by it'],
       ['project', 7, 'pin a third-party action by it'],
       ['project', 8, 'say which version the commit i'],
@@ -175,20 +241,37 @@ describe('each check fails on the mistake it is there for', () => {
 
   it('docs: a ```yaml block is read from the Markdown and its findings point at the Markdown line', async () => {
     const root = scratchRepository()
-    const markdown = ['# Title', '', 'Text.', '', '```yaml', '- uses: ./sub', '  with:', '    needed: x', '    bogus: y', '```', ''].join('\n')
+    const markdown = [
+      '# Title',
+      '',
+      'Text.',
+      '',
+      '```yaml',
+      '- uses: ./sub',
+      '  with:',
+      '    needed: x',
+      '    bogus: y',
+      '```',
+      '',
+    ].join('\n')
     const [block] = yamlBlocks('docs/x.md', markdown)
     expect(block).toMatchObject({ line: 6 })
-    expect(await checkDocBlock(block!, root)).toEqual([expect.objectContaining({ file: 'docs/x.md', line: 9, message: "Invalid action input 'bogus'" })])
+    expect(await checkDocBlock(block!, root)).toEqual([
+      expect.objectContaining({ file: 'docs/x.md', line: 9, message: "Invalid action input 'bogus'" }),
+    ])
     const broken = yamlBlocks('docs/x.md', ['```yaml', '- uses: ./sub', '  with: needed: x', '```'].join('\n'))[0]!
     expect(await checkDocBlock(broken, root)).toEqual([expect.objectContaining({ tool: 'yaml', line: 3 })])
   })
 
-  it('docs: a `permissions:` block alone is checked as a workflow\'s: an unknown scope or level is refused', async () => {
+  it("docs: a `permissions:` block alone is checked as a workflow's: an unknown scope or level is refused", async () => {
     const root = scratchRepository()
-    const block = (lines: string[]) => yamlBlocks('docs/x.md', ['```yaml', 'permissions:', ...lines, '```'].join('\n'))[0]!
+    const block = (lines: string[]) =>
+      yamlBlocks('docs/x.md', ['```yaml', 'permissions:', ...lines, '```'].join('\n'))[0]!
     expect(await checkDocBlock(block(['  checks: write', '  attestations: write']), root)).toEqual([])
     const findings = await checkDocBlock(block(['  checks: write', '  pull-request: write', '  contents: admin']), root)
-    expect(findings.filter((finding) => finding.tool === 'github').map((finding) => [finding.line, finding.message])).toEqual([
+    expect(
+      findings.filter((finding) => finding.tool === 'github').map((finding) => [finding.line, finding.message]),
+    ).toEqual([
       [4, "Unexpected value 'pull-request'"],
       [5, "Unexpected value 'admin'"],
     ])

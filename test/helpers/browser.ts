@@ -17,7 +17,15 @@ export const BROWSER_SKIP_REASON = `skipped: ${CHROMIUM} is absent (Debian's chr
  * connections (updates, sync, QUIC probes) and stalls. playwright-core gives every launch a
  * fresh user-data-dir of its own.
  */
-const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+const FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+]
 
 export function describeBrowser(name: string, body: () => void): void {
   if (BROWSER_PRESENT) {
@@ -27,7 +35,11 @@ export function describeBrowser(name: string, body: () => void): void {
   }
   // CI (.ci/run) installs the browser and sets this: there, a missing browser is a failure, never a skip.
   if (process.env.PROVING_REQUIRE_SYSTEM_TOOLS === '1') {
-    describe(name, () => it('has the browser .ci/run installs', () => { throw new Error(`${CHROMIUM} is absent, and PROVING_REQUIRE_SYSTEM_TOOLS=1 requires it`) }))
+    describe(name, () =>
+      it('has the browser .ci/run installs', () => {
+        throw new Error(`${CHROMIUM} is absent, and PROVING_REQUIRE_SYSTEM_TOOLS=1 requires it`)
+      }),
+    )
     return
   }
   // Said on the console too: a reporter that lists no skipped test's name still shows why.

@@ -58,7 +58,10 @@ export type CacheServiceStandIn = {
   env(token: string): Record<string, string>
   entries(): StoredEntry[]
   requests: ServedRequest[]
-  failNext(method: 'GetCacheEntryDownloadURL' | 'CreateCacheEntry' | 'FinalizeCacheEntryUpload', error: InjectedError): void
+  failNext(
+    method: 'GetCacheEntryDownloadURL' | 'CreateCacheEntry' | 'FinalizeCacheEntryUpload',
+    error: InjectedError,
+  ): void
   close(): Promise<void>
 }
 
@@ -88,7 +91,8 @@ export async function startCacheService(options: { defaultBranch?: string } = {}
     const url = new URL(request.url ?? '/', 'http://127.0.0.1')
     const body = await readBody(request)
     response.on('finish', () => record(request, response.statusCode))
-    if (url.pathname.startsWith(SERVICE) && request.method === 'POST') return twirp(url.pathname.slice(SERVICE.length), request, body, response)
+    if (url.pathname.startsWith(SERVICE) && request.method === 'POST')
+      return twirp(url.pathname.slice(SERVICE.length), request, body, response)
     if (url.pathname.startsWith(`/${ACCOUNT}/${CONTAINER}/`)) return blob(url, request, body, response)
     response.writeHead(404).end()
   }
@@ -96,9 +100,18 @@ export async function startCacheService(options: { defaultBranch?: string } = {}
   function twirp(method: string, request: IncomingMessage, body: Buffer, response: ServerResponse) {
     const auth = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')
     const scope = auth ? tokens.get(auth[1]!) : undefined
-    if (!scope) return twirpError(response, { status: 401, code: 'unauthenticated', msg: 'the runtime token is missing or not valid' })
+    if (!scope)
+      return twirpError(response, {
+        status: 401,
+        code: 'unauthenticated',
+        msg: 'the runtime token is missing or not valid',
+      })
     if (!String(request.headers['content-type']).startsWith('application/json')) {
-      return twirpError(response, { status: 415, code: 'bad_route', msg: 'this stand-in serves the JSON protocol only' })
+      return twirpError(response, {
+        status: 415,
+        code: 'bad_route',
+        msg: 'this stand-in serves the JSON protocol only',
+      })
     }
     const injected = failures.get(method)?.shift()
     if (injected) return twirpError(response, injected)
@@ -110,8 +123,14 @@ export async function startCacheService(options: { defaultBranch?: string } = {}
     }
     const key = typeof message.key === 'string' ? message.key : ''
     const version = typeof message.version === 'string' ? message.version : ''
-    if (!key || key.length > 512 || key.includes(',')) return twirpError(response, { status: 400, code: 'invalid_argument', msg: 'key is required, at most 512 characters, no commas' })
-    if (!/^[0-9a-f]{64}$/.test(version)) return twirpError(response, { status: 400, code: 'invalid_argument', msg: 'version is required' })
+    if (!key || key.length > 512 || key.includes(','))
+      return twirpError(response, {
+        status: 400,
+        code: 'invalid_argument',
+        msg: 'key is required, at most 512 characters, no commas',
+      })
+    if (!/^[0-9a-f]{64}$/.test(version))
+      return twirpError(response, { status: 400, code: 'invalid_argument', msg: 'version is required' })
     if (method === 'CreateCacheEntry') return create(scope, key, version, response)
     if (method === 'FinalizeCacheEntryUpload') return finalize(scope, key, version, message.size_bytes, response)
     if (method === 'GetCacheEntryDownloadURL') return lookup(scope, key, message.restore_keys, version, response)
@@ -119,9 +138,18 @@ export async function startCacheService(options: { defaultBranch?: string } = {}
   }
 
   function create(scope: CacheScope, key: string, version: string, response: ServerResponse) {
-    if (scope.readOnly) return json(response, { ok: false, signed_upload_url: '', message: 'cache write denied: token has no writable scopes' })
+    if (scope.readOnly)
+      return json(response, {
+        ok: false,
+        signed_upload_url: '',
+        message: 'cache write denied: token has no writable scopes',
+      })
     if (stored.some((entry) => entry.key === key && entry.version === version && entry.scope === scope.ref)) {
-      return twirpError(response, { status: 409, code: 'already_exists', msg: 'cache entry with the same key, version, and scope already exists' })
+      return twirpError(response, {
+        status: 409,
+        code: 'already_exists',
+        msg: 'cache entry with the same key, version, and scope already exists',
+      })
     }
     const entry: StoredEntry = { id: nextId++, key, version, scope: scope.ref, createdAt: ++created, finalized: false }
     stored.push(entry)
@@ -130,18 +158,32 @@ export async function startCacheService(options: { defaultBranch?: string } = {}
   }
 
   function finalize(scope: CacheScope, key: string, version: string, size: unknown, response: ServerResponse) {
-    const entry = stored.find((each) => each.key === key && each.version === version && each.scope === scope.ref && !each.finalized)
-    if (!entry) return twirpError(response, { status: 404, code: 'not_found', msg: 'no cache entry is reserved under this key and version' })
+    const entry = stored.find(
+      (each) => each.key === key && each.version === version && each.scope === scope.ref && !each.finalized,
+    )
+    if (!entry)
+      return twirpError(response, {
+        status: 404,
+        code: 'not_found',
+        msg: 'no cache entry is reserved under this key and version',
+      })
     if (!entry.blob || String(entry.blob.length) !== String(size)) {
-      return json(response, { ok: false, entry_id: '0', message: `the uploaded blob holds ${entry.blob?.length ?? 0} bytes, not ${String(size)}` })
+      return json(response, {
+        ok: false,
+        entry_id: '0',
+        message: `the uploaded blob holds ${entry.blob?.length ?? 0} bytes, not ${String(size)}`,
+      })
     }
     entry.finalized = true
     json(response, { ok: true, entry_id: String(entry.id), message: '' })
   }
 
   function lookup(scope: CacheScope, key: string, restoreKeys: unknown, version: string, response: ServerResponse) {
-    const prefixes = Array.isArray(restoreKeys) ? restoreKeys.filter((each): each is string => typeof each === 'string') : []
-    if (prefixes.length + 1 > 10) return twirpError(response, { status: 400, code: 'invalid_argument', msg: 'at most 10 keys' })
+    const prefixes = Array.isArray(restoreKeys)
+      ? restoreKeys.filter((each): each is string => typeof each === 'string')
+      : []
+    if (prefixes.length + 1 > 10)
+      return twirpError(response, { status: 400, code: 'invalid_argument', msg: 'at most 10 keys' })
     const newest = (found: StoredEntry[]) => found.sort((a, b) => b.createdAt - a.createdAt)[0]
     for (const ref of scope.ref === defaultRef ? [defaultRef] : [scope.ref, defaultRef]) {
       const visible = stored.filter((entry) => entry.finalized && entry.scope === ref && entry.version === version)
@@ -161,16 +203,33 @@ export async function startCacheService(options: { defaultBranch?: string } = {}
     const permissions = url.searchParams.get('sp') ?? ''
     const expired = Number(new Date(url.searchParams.get('se') ?? 0)) < Date.now()
     const writing = request.method === 'PUT'
-    const signed = signature !== undefined && url.searchParams.get('sig') === (writing ? signature.write : signature.read)
+    const signed =
+      signature !== undefined && url.searchParams.get('sig') === (writing ? signature.write : signature.read)
     if (!entry || !signed || expired || !permissions.includes(writing ? 'w' : 'r')) {
-      return storageError(response, 403, 'AuthenticationFailed', 'Server failed to authenticate the request. Make sure the value of the signature is formed correctly.')
+      return storageError(
+        response,
+        403,
+        'AuthenticationFailed',
+        'Server failed to authenticate the request. Make sure the value of the signature is formed correctly.',
+      )
     }
     if (writing) {
       if (request.headers['x-ms-blob-type'] !== 'BlockBlob' || url.searchParams.has('comp')) {
         // Put Block and Put Block List (archives over 128 MiB) are not served: nothing here is that large.
-        return storageError(response, 400, 'MissingRequiredHeader', 'An HTTP header that is mandatory for this request is not specified (x-ms-blob-type: BlockBlob, one Put Blob).')
+        return storageError(
+          response,
+          400,
+          'MissingRequiredHeader',
+          'An HTTP header that is mandatory for this request is not specified (x-ms-blob-type: BlockBlob, one Put Blob).',
+        )
       }
-      if (entry.finalized) return storageError(response, 409, 'BlobImmutableDueToPolicy', 'This operation is not permitted as the blob is immutable.')
+      if (entry.finalized)
+        return storageError(
+          response,
+          409,
+          'BlobImmutableDueToPolicy',
+          'This operation is not permitted as the blob is immutable.',
+        )
       entry.blob = body
       response.writeHead(201, {
         etag: `"0x${entry.id.toString(16).padStart(15, '0')}"`,
@@ -183,8 +242,13 @@ export async function startCacheService(options: { defaultBranch?: string } = {}
       response.end()
       return
     }
-    if (request.method !== 'GET' || !entry.finalized || !entry.blob) return storageError(response, 404, 'BlobNotFound', 'The specified blob does not exist.')
-    response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(entry.blob.length), 'x-ms-blob-type': 'BlockBlob' })
+    if (request.method !== 'GET' || !entry.finalized || !entry.blob)
+      return storageError(response, 404, 'BlobNotFound', 'The specified blob does not exist.')
+    response.writeHead(200, {
+      'content-type': 'application/octet-stream',
+      'content-length': String(entry.blob.length),
+      'x-ms-blob-type': 'BlockBlob',
+    })
     response.end(entry.blob)
   }
 
@@ -246,6 +310,10 @@ function twirpError(response: ServerResponse, error: InjectedError): void {
 
 function storageError(response: ServerResponse, status: number, code: string, message: string): void {
   const text = `<?xml version="1.0" encoding="utf-8"?><Error><Code>${code}</Code><Message>${message}</Message></Error>`
-  response.writeHead(status, { 'content-type': 'application/xml', 'x-ms-error-code': code, 'content-length': Buffer.byteLength(text) })
+  response.writeHead(status, {
+    'content-type': 'application/xml',
+    'x-ms-error-code': code,
+    'content-length': Buffer.byteLength(text),
+  })
   response.end(text)
 }

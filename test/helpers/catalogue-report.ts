@@ -20,10 +20,16 @@ if (!dir) {
 }
 
 const families = new Map<string, Row[]>()
-for (const file of readdirSync(dir).filter((name) => name.endsWith('.json')).sort()) {
+for (const file of readdirSync(dir)
+  .filter((name) => name.endsWith('.json'))
+  .sort()) {
   const { title, rows } = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { title: string; rows: Row[] }
   console.log(line(title, rows))
-  const family = title.startsWith('fault catalogue') ? 'fault catalogue' : title.startsWith('bad-input') ? 'bad-input catalogue' : title
+  const family = title.startsWith('fault catalogue')
+    ? 'fault catalogue'
+    : title.startsWith('bad-input')
+      ? 'bad-input catalogue'
+      : title
   families.set(family, [...(families.get(family) ?? []), ...rows])
 }
 console.log('')

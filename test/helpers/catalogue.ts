@@ -35,7 +35,11 @@ export class Catalogue {
 
   counts(): { tried: number; survived: number; leaked: number } {
     const rows = [...this.rows.values()]
-    return { tried: rows.length, survived: rows.filter((row) => row.survived).length, leaked: rows.filter((row) => row.leaked).length }
+    return {
+      tried: rows.length,
+      survived: rows.filter((row) => row.survived).length,
+      leaked: rows.filter((row) => row.leaked).length,
+    }
   }
 
   summary(): string {
@@ -56,7 +60,10 @@ export function useCatalogue(title: string, options: { concurrent?: boolean } = 
     const dir = process.env.PROVING_CATALOGUE_DIR
     if (dir) {
       mkdirSync(dir, { recursive: true })
-      writeFileSync(join(dir, `${title.replace(/[^\w.-]+/g, '_')}.json`), JSON.stringify({ title, rows: [...catalogue.rows.values()] }, null, 2))
+      writeFileSync(
+        join(dir, `${title.replace(/[^\w.-]+/g, '_')}.json`),
+        JSON.stringify({ title, rows: [...catalogue.rows.values()] }, null, 2),
+      )
     }
   })
   const define = options.concurrent ? it.concurrent : it

@@ -65,7 +65,12 @@ export async function runCli(
 /** Runs the real `proving` executable in a child process (on NODE, the built bin or the sources). */
 export function spawnCli(
   args: string[],
-  options: { env?: Record<string, string | undefined>; entry?: 'bin' | 'source'; input?: string; nodeOptions?: string[] } = {},
+  options: {
+    env?: Record<string, string | undefined>
+    entry?: 'bin' | 'source'
+    input?: string
+    nodeOptions?: string[]
+  } = {},
 ) {
   const entry = options.entry === 'bin' ? `${REPO_ROOT}bin/proving.js` : `${REPO_ROOT}src/cli/run.ts`
   const child = spawn(NODE, [...(options.nodeOptions ?? []), entry, ...args], {
@@ -123,11 +128,17 @@ export async function olderNode(): Promise<{ path: string; version: string } | u
   const dirs = [...(process.env.PATH ?? '').split(':'), '/usr/bin', '/usr/local/bin', '/bin']
   for (const dir of dirs.filter((entry) => entry && !entry.includes('node_modules'))) {
     const path = join(dir, 'node')
-    const version = await promisify(execFile)(path, ['-p', 'process.versions.node']).then(({ stdout }) => stdout.trim(), () => undefined)
+    const version = await promisify(execFile)(path, ['-p', 'process.versions.node']).then(
+      ({ stdout }) => stdout.trim(),
+      () => undefined,
+    )
     if (version && olderThanMinimum(version)) return { path, version }
   }
   return undefined
 }
 
 /** Node options that make Node 24 report an older version: the version check's stand-in where no older Node exists. */
-export const pretendNodeVersion = (version: string) => ['--import', `data:text/javascript,Object.defineProperty(process.versions,'node',{value:'${version}'})`]
+export const pretendNodeVersion = (version: string) => [
+  '--import',
+  `data:text/javascript,Object.defineProperty(process.versions,'node',{value:'${version}'})`,
+]

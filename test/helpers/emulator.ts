@@ -68,7 +68,8 @@ export async function startTestEmulator(options: EmulatorOptions = {}): Promise<
   }
   const control = async (method: string, path: string, json?: unknown) => {
     const answer = await call(method, `/_emulator${path}`, json === undefined ? {} : { json })
-    if (answer.status >= 300) throw new Error(`control ${method} ${path}: ${answer.status} ${JSON.stringify(answer.body)}`)
+    if (answer.status >= 300)
+      throw new Error(`control ${method} ${path}: ${answer.status} ${JSON.stringify(answer.body)}`)
     return answer.body
   }
   const close = emulator.close
@@ -77,7 +78,13 @@ export async function startTestEmulator(options: EmulatorOptions = {}): Promise<
     call,
     control,
     client: (apiKey: string | undefined = KEY, clientOptions: Partial<ClientOptions> = {}) =>
-      new ProvingClient({ baseUrl: emulator.url, apiKey, dispatcher: agent, retry: { maxAttempts: 1 }, ...clientOptions }),
+      new ProvingClient({
+        baseUrl: emulator.url,
+        apiKey,
+        dispatcher: agent,
+        retry: { maxAttempts: 1 },
+        ...clientOptions,
+      }),
     close: async () => {
       await close()
       await agent.close()
@@ -110,14 +117,20 @@ export async function pieForm(
   const values: Record<string, string> = { mockFactHash: 'false', prover: 'svc_sharp', layout: 'auto', ...fields }
   for (const [name, value] of Object.entries(values)) if (!options.omit?.includes(name)) form.append(name, value)
   if (options.pie !== null && !options.omit?.includes('pieFile')) {
-    const pie = typeof options.pie === 'string' || options.pie === undefined ? await openAsBlob(options.pie ?? FIXTURE_PIE) : options.pie
+    const pie =
+      typeof options.pie === 'string' || options.pie === undefined
+        ? await openAsBlob(options.pie ?? FIXTURE_PIE)
+        : options.pie
     form.append('pieFile', pie, 'pie.zip')
   }
   return form
 }
 
 /** The multipart form of the general submission (POST /proving-query). */
-export async function queryForm(fields: Record<string, string> = {}, options: { pie?: boolean } = {}): Promise<FormData> {
+export async function queryForm(
+  fields: Record<string, string> = {},
+  options: { pie?: boolean } = {},
+): Promise<FormData> {
   const form = new FormData()
   for (const [name, value] of Object.entries({ declaredJobSize: 'XS', ...fields })) form.append(name, value)
   if (options.pie ?? true) form.append('pieFile', await openAsBlob(FIXTURE_PIE), 'pie.zip')
@@ -125,7 +138,11 @@ export async function queryForm(fields: Record<string, string> = {}, options: { 
 }
 
 /** Submits the example PIE through the L2 endpoint; returns the query id. */
-export async function submitFixturePie(emulator: TestEmulator, apiKey = KEY, fields: Record<string, string> = {}): Promise<string> {
+export async function submitFixturePie(
+  emulator: TestEmulator,
+  apiKey = KEY,
+  fields: Record<string, string> = {},
+): Promise<string> {
   const answer = await emulator.call('POST', '/v1/l2/proving-query/proof-generation-verification', {
     query: { apiKey },
     form: await pieForm(fields),

@@ -74,16 +74,43 @@ export const SATELLITE_TEST_ABI = [
     type: 'function',
     name: 'isCairoFactValid',
     stateMutability: 'view',
-    inputs: [{ name: 'factHash', type: 'bytes32' }, { name: 'isMocked', type: 'bool' }],
+    inputs: [
+      { name: 'factHash', type: 'bytes32' },
+      { name: 'isMocked', type: 'bool' },
+    ],
     outputs: [{ name: '', type: 'bool' }],
   },
-  { type: 'function', name: 'setCairoVerifiedFact', stateMutability: 'nonpayable', inputs: [{ name: 'factHash', type: 'bytes32' }], outputs: [] },
-  { type: 'function', name: 'setCairoMockedFact', stateMutability: 'nonpayable', inputs: [{ name: 'factHash', type: 'bytes32' }], outputs: [] },
+  {
+    type: 'function',
+    name: 'setCairoVerifiedFact',
+    stateMutability: 'nonpayable',
+    inputs: [{ name: 'factHash', type: 'bytes32' }],
+    outputs: [],
+  },
+  {
+    type: 'function',
+    name: 'setCairoMockedFact',
+    stateMutability: 'nonpayable',
+    inputs: [{ name: 'factHash', type: 'bytes32' }],
+    outputs: [],
+  },
 ] as const
 
 export const FACT_REGISTRY_TEST_ABI = [
-  { type: 'function', name: 'isValid', stateMutability: 'view', inputs: [{ name: 'fact', type: 'bytes32' }], outputs: [{ name: '', type: 'bool' }] },
-  { type: 'function', name: 'registerFact', stateMutability: 'nonpayable', inputs: [{ name: 'fact', type: 'bytes32' }], outputs: [] },
+  {
+    type: 'function',
+    name: 'isValid',
+    stateMutability: 'view',
+    inputs: [{ name: 'fact', type: 'bytes32' }],
+    outputs: [{ name: '', type: 'bool' }],
+  },
+  {
+    type: 'function',
+    name: 'registerFact',
+    stateMutability: 'nonpayable',
+    inputs: [{ name: 'fact', type: 'bytes32' }],
+    outputs: [],
+  },
 ] as const
 
 export type CompiledContract = { abi: unknown[]; bytecode: Hex; deployedBytecode: Hex }
@@ -106,13 +133,20 @@ export function compileContracts(): { FactRegistry: CompiledContract; Satellite:
   }
   const output = JSON.parse(solc.compile(JSON.stringify(input))) as {
     errors?: { severity: string; formattedMessage: string }[]
-    contracts: Record<string, Record<string, { abi: unknown[]; evm: { bytecode: { object: string }; deployedBytecode: { object: string } } }>>
+    contracts: Record<
+      string,
+      Record<string, { abi: unknown[]; evm: { bytecode: { object: string }; deployedBytecode: { object: string } } }>
+    >
   }
   const errors = (output.errors ?? []).filter((error) => error.severity === 'error')
   if (errors.length) throw new Error(`solc: ${errors.map((error) => error.formattedMessage).join('\n')}`)
   const read = (file: string, name: string): CompiledContract => {
     const contract = output.contracts[file]![name]!
-    return { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}`, deployedBytecode: `0x${contract.evm.deployedBytecode.object}` }
+    return {
+      abi: contract.abi,
+      bytecode: `0x${contract.evm.bytecode.object}`,
+      deployedBytecode: `0x${contract.evm.deployedBytecode.object}`,
+    }
   }
   compiled = { FactRegistry: read('FactRegistry.sol', 'FactRegistry'), Satellite: read('Satellite.sol', 'Satellite') }
   return compiled
@@ -153,11 +187,15 @@ export async function startEvmNode(options: { chainId?: number } = {}): Promise<
   }
   writeFileSync(config, `export default ${JSON.stringify(settings)}\n`)
   const cli = join(dirname(require.resolve('hardhat/package.json')), 'dist/src/cli.js')
-  const child = spawn(process.execPath, [cli, '--config', config, 'node', '--network', 'evm', '--hostname', '127.0.0.1', '--port', '0'], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: 'true', NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+  const child = spawn(
+    process.execPath,
+    [cli, '--config', config, 'node', '--network', 'evm', '--hostname', '127.0.0.1', '--port', '0'],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: 'true', NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  )
   let url: string
   try {
     url = await listeningUrl(child)
@@ -181,7 +219,12 @@ export async function startEvmNode(options: { chainId?: number } = {}): Promise<
     chainId,
     account: account!,
     async deployRegistry() {
-      const hash = await walletClient.deployContract({ abi: contract.abi, bytecode: contract.bytecode, account: account!, chain: null })
+      const hash = await walletClient.deployContract({
+        abi: contract.abi,
+        bytecode: contract.bytecode,
+        account: account!,
+        chain: null,
+      })
       const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 })
       if (!receipt.contractAddress) throw new Error('deployment left no contract address')
       return receipt.contractAddress
@@ -199,7 +242,12 @@ export async function startEvmNode(options: { chainId?: number } = {}): Promise<
     },
     installRegistryAt: (address) => setCode(address, contract.deployedBytecode),
     async deploySatellite() {
-      const hash = await walletClient.deployContract({ abi: satellite.abi, bytecode: satellite.bytecode, account: account!, chain: null })
+      const hash = await walletClient.deployContract({
+        abi: satellite.abi,
+        bytecode: satellite.bytecode,
+        account: account!,
+        chain: null,
+      })
       const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 })
       if (!receipt.contractAddress) throw new Error('deployment left no contract address')
       return receipt.contractAddress

@@ -40,7 +40,9 @@ afterAll(async () => {
  * A valid PIE made by the project's generator (directory and canonical zip), once per seed and
  * size per test file, and removed after it. Another seed gives another output, so other facts, for the same program.
  */
-export function generatedPie(options: { seed?: number; memoryBytes?: number } = {}): Promise<{ dir: string; zip: string }> {
+export function generatedPie(
+  options: { seed?: number; memoryBytes?: number } = {},
+): Promise<{ dir: string; zip: string }> {
   const seed = options.seed ?? 2
   const memoryBytes = options.memoryBytes ?? 4096
   const key = `${seed}:${memoryBytes}`

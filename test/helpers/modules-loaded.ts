@@ -21,5 +21,7 @@ export function modulesLoadedBy(entry: string, argv: string[] = []): string[] {
     await import(${JSON.stringify(entry)})
   `
   const output = execFileSync(NODE, ['--input-type=module', '-e', script], { cwd: REPO_ROOT, encoding: 'utf8' })
-  return (JSON.parse(output.trim().split('\n').at(-1)!) as string[]).map((url) => url.replace(/^file:\/\/.*?\/(src|node_modules)\//, '$1/'))
+  return (JSON.parse(output.trim().split('\n').at(-1)!) as string[]).map((url) =>
+    url.replace(/^file:\/\/.*?\/(src|node_modules)\//, '$1/'),
+  )
 }

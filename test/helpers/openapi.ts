@@ -58,7 +58,10 @@ function resolve<T>(node: T & { $ref?: string }): T {
   let current: unknown = node
   while (current && typeof current === 'object' && typeof (current as { $ref?: unknown }).$ref === 'string') {
     const pointer = (current as { $ref: string }).$ref.replace(/^#\//, '').split('/')
-    current = pointer.reduce<unknown>((value, key) => (value as Record<string, unknown>)[key.replace(/~1/g, '/').replace(/~0/g, '~')], load())
+    current = pointer.reduce<unknown>(
+      (value, key) => (value as Record<string, unknown>)[key.replace(/~1/g, '/').replace(/~0/g, '~')],
+      load(),
+    )
   }
   return current as T
 }
@@ -71,10 +74,12 @@ export function findOperation(method: string, path: string): MatchedOperation | 
       .filter((verb) => ['get', 'post', 'put', 'patch', 'delete'].includes(verb))
       .map((verb) => {
         const names: string[] = []
-        const source = template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{(\w+)\\?\}|\{(\w+)\}/g, (_, a: string, b: string) => {
-          names.push(a ?? b)
-          return '([^/]+)'
-        })
+        const source = template
+          .replace(/[.*+?^$()|[\]\\]/g, '\\$&')
+          .replace(/\\?\{(\w+)\\?\}|\{(\w+)\}/g, (_, a: string, b: string) => {
+            names.push(a ?? b)
+            return '([^/]+)'
+          })
         return { method: verb, template, pattern: new RegExp(`^${source}$`), names }
       }),
   )
@@ -104,15 +109,25 @@ export function checkRequest(
   const where = `${matched.operationId}`
   for (const raw of matched.operation.parameters ?? []) {
     const parameter = resolve(raw)
-    const value = parameter.in === 'path' ? matched.pathParams[parameter.name] : parameter.in === 'query' ? request.query.get(parameter.name) ?? undefined : undefined
+    const value =
+      parameter.in === 'path'
+        ? matched.pathParams[parameter.name]
+        : parameter.in === 'query'
+          ? (request.query.get(parameter.name) ?? undefined)
+          : undefined
     if (parameter.in === 'header') continue
     if (value === undefined || value === '') {
-      if (parameter.required) problems.push(`${where}: the required ${parameter.in} parameter "${parameter.name}" is missing`)
+      if (parameter.required)
+        problems.push(`${where}: the required ${parameter.in} parameter "${parameter.name}" is missing`)
       continue
     }
     const schema = parameter.schema ? resolve(parameter.schema) : undefined
-    if (schema?.type === 'integer' && !/^\d+$/.test(value)) problems.push(`${where}: ${parameter.in} parameter "${parameter.name}" must be an integer, got ${JSON.stringify(value)}`)
-    if (schema?.enum && !schema.enum.includes(value)) problems.push(`${where}: ${parameter.in} parameter "${parameter.name}" must be one of ${schema.enum.join(', ')}`)
+    if (schema?.type === 'integer' && !/^\d+$/.test(value))
+      problems.push(
+        `${where}: ${parameter.in} parameter "${parameter.name}" must be an integer, got ${JSON.stringify(value)}`,
+      )
+    if (schema?.enum && !schema.enum.includes(value))
+      problems.push(`${where}: ${parameter.in} parameter "${parameter.name}" must be one of ${schema.enum.join(', ')}`)
   }
   const body = matched.operation.requestBody
   if (!body) {
@@ -130,7 +145,8 @@ export function checkRequest(
     // A binary upload (application/octet-stream documented): any declared media type is the asset's.
     return problems
   }
-  if (mediaType !== 'application/json') return [...problems, `${where}: the body must be application/json, got ${mediaType}`]
+  if (mediaType !== 'application/json')
+    return [...problems, `${where}: the body must be application/json, got ${mediaType}`]
   let parsed: unknown
   try {
     parsed = JSON.parse(request.body.toString('utf8'))
@@ -157,23 +173,30 @@ export function checkValue(value: unknown, raw: Schema, where: string): string[]
   const alternatives = schema.anyOf ?? schema.oneOf
   if (alternatives) {
     const results = alternatives.map((part) => checkValue(value, part, where))
-    return results.some((result) => result.length === 0) ? [] : [`${where}: matches none of the documented alternatives (${results.map((r) => r[0]).join(' / ')})`]
+    return results.some((result) => result.length === 0)
+      ? []
+      : [`${where}: matches none of the documented alternatives (${results.map((r) => r[0]).join(' / ')})`]
   }
   const types = schema.type === undefined ? [] : Array.isArray(schema.type) ? schema.type : [schema.type]
-  if (value === null) return schema.nullable || types.includes('null') ? [] : types.length ? [`${where}: null is not allowed`] : []
-  if (types.length && !types.some((type) => isType(value, type))) return [`${where}: must be ${types.join(' or ')}, got ${JSON.stringify(value)?.slice(0, 60)}`]
-  if (schema.enum && !schema.enum.includes(value)) return [`${where}: must be one of ${schema.enum.join(', ')}, got ${JSON.stringify(value)}`]
+  if (value === null)
+    return schema.nullable || types.includes('null') ? [] : types.length ? [`${where}: null is not allowed`] : []
+  if (types.length && !types.some((type) => isType(value, type)))
+    return [`${where}: must be ${types.join(' or ')}, got ${JSON.stringify(value)?.slice(0, 60)}`]
+  if (schema.enum && !schema.enum.includes(value))
+    return [`${where}: must be one of ${schema.enum.join(', ')}, got ${JSON.stringify(value)}`]
   const problems: string[] = []
   if (Array.isArray(value) && schema.items) {
     for (const [index, item] of value.entries()) problems.push(...checkValue(item, schema.items, `${where}[${index}]`))
   }
   if (isObject(value)) {
-    for (const name of schema.required ?? []) if (!(name in value)) problems.push(`${where}: the required field "${name}" is missing`)
+    for (const name of schema.required ?? [])
+      if (!(name in value)) problems.push(`${where}: the required field "${name}" is missing`)
     for (const [name, property] of Object.entries(schema.properties ?? {})) {
       if (name in value) problems.push(...checkValue(value[name], property, `${where}.${name}`))
     }
     if (schema.additionalProperties === false) {
-      for (const name of Object.keys(value)) if (!(name in (schema.properties ?? {}))) problems.push(`${where}: "${name}" is not a documented field`)
+      for (const name of Object.keys(value))
+        if (!(name in (schema.properties ?? {}))) problems.push(`${where}: "${name}" is not a documented field`)
     }
   }
   return problems

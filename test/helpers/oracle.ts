@@ -47,7 +47,11 @@ export function describeOracle(name: string, body: () => void): void {
   }
   const reason = `skipped: ${why}`
   if (process.env.PROVING_REQUIRE_SYSTEM_TOOLS === '1') {
-    describe(name, () => it('has the oracle .ci/run installs', () => { throw new Error(`${why}, and PROVING_REQUIRE_SYSTEM_TOOLS=1 requires it`) }))
+    describe(name, () =>
+      it('has the oracle .ci/run installs', () => {
+        throw new Error(`${why}, and PROVING_REQUIRE_SYSTEM_TOOLS=1 requires it`)
+      }),
+    )
     return
   }
   console.warn(`The oracle test is ${reason}`)
@@ -68,7 +72,14 @@ export type OracleVerdict = {
 }
 
 /** What oracle.py's `equal` says of a PIE and its packed copy. */
-export type OracleEquality = { equal: boolean | null; error?: string; diff?: unknown; packed_valid?: boolean; packed_error?: string; crash?: string }
+export type OracleEquality = {
+  equal: boolean | null
+  error?: string
+  diff?: unknown
+  packed_valid?: boolean
+  packed_error?: string
+  crash?: string
+}
 
 type Job = ['judge', string] | ['equal', string, string] | ['entries', string] | ['verdict', string]
 
@@ -76,7 +87,10 @@ type Job = ['judge', string] | ['equal', string, string] | ['entries', string] |
  * Runs the jobs in `workers` Python processes (each imports cairo-lang once), the jobs dealt
  * out in turn; answers in the jobs' order.
  */
-async function run(jobs: Job[], options: { workers?: number; maxWords?: number; python?: string; zipOnly?: boolean } = {}): Promise<unknown[]> {
+async function run(
+  jobs: Job[],
+  options: { workers?: number; maxWords?: number; python?: string; zipOnly?: boolean } = {},
+): Promise<unknown[]> {
   const workers = Math.max(1, Math.min(options.workers ?? 2, jobs.length))
   const answers: unknown[] = new Array(jobs.length)
   const env = {
@@ -89,7 +103,10 @@ async function run(jobs: Job[], options: { workers?: number; maxWords?: number; 
   await Promise.all(
     Array.from({ length: workers }, async (_, w) => {
       const mine = jobs.map((job, i) => [job, i] as const).filter((_, i) => i % workers === w)
-      const child = spawn(options.python ?? join(ORACLE_VENV, 'bin', 'python'), [BATCH], { env, stdio: ['pipe', 'pipe', 'pipe'] })
+      const child = spawn(options.python ?? join(ORACLE_VENV, 'bin', 'python'), [BATCH], {
+        env,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      })
       let stdout = ''
       let stderr = ''
       child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
@@ -98,7 +115,9 @@ async function run(jobs: Job[], options: { workers?: number; maxWords?: number; 
       const code = await new Promise<number | null>((done, fail) => child.on('error', fail).on('close', done))
       const lines = stdout.trim().split('\n').filter(Boolean)
       if (code !== 0 || lines.length !== mine.length) {
-        throw new Error(`the oracle exited with ${code} after ${lines.length} of ${mine.length} answers: ${stderr.slice(-2000)}`)
+        throw new Error(
+          `the oracle exited with ${code} after ${lines.length} of ${mine.length} answers: ${stderr.slice(-2000)}`,
+        )
       }
       for (const [k, [, i]] of mine.entries()) answers[i] = JSON.parse(lines[k]!)
       cpuSeconds += Number(/^cpu ([\d.]+)$/m.exec(stderr)?.[1] ?? 0)
@@ -123,9 +142,15 @@ export async function askOracle(
   pairs: [string, string][],
   options: { workers?: number; maxWords?: number; pedersenOnly?: boolean } = {},
 ): Promise<{ verdicts: OracleVerdict[]; equalities: OracleEquality[] }> {
-  const jobs: Job[] = [...paths.map((path): Job => [options.pedersenOnly ? 'verdict' : 'judge', path]), ...pairs.map(([a, b]): Job => ['equal', a, b])]
+  const jobs: Job[] = [
+    ...paths.map((path): Job => [options.pedersenOnly ? 'verdict' : 'judge', path]),
+    ...pairs.map(([a, b]): Job => ['equal', a, b]),
+  ]
   const answers = await run(jobs, options)
-  return { verdicts: answers.slice(0, paths.length) as OracleVerdict[], equalities: answers.slice(paths.length) as OracleEquality[] }
+  return {
+    verdicts: answers.slice(0, paths.length) as OracleVerdict[],
+    equalities: answers.slice(paths.length) as OracleEquality[],
+  }
 }
 
 /** What a Python's zipfile reads of a zip as cairo-lang opens it: each name's SHA-256, or its error. */
@@ -135,7 +160,10 @@ export type ZipfileReading = { entries?: Record<string, string>; error?: string;
  * Each zip as Python's zipfile reads it: the oracle's Python (3.11.7, cairo-lang's), or with
  * `python` another interpreter (cairo-lang is not imported: only zipfile answers).
  */
-export async function zipfileReadings(paths: string[], options: { python?: string; workers?: number } = {}): Promise<ZipfileReading[]> {
+export async function zipfileReadings(
+  paths: string[],
+  options: { python?: string; workers?: number } = {},
+): Promise<ZipfileReading[]> {
   return (await run(
     paths.map((path): Job => ['entries', path]),
     { ...options, zipOnly: options.python !== undefined },
@@ -146,12 +174,23 @@ export async function zipfileReadings(paths: string[], options: { python?: strin
 export function otherPythons(): { python: string; version: string }[] {
   // Debian's own, then any newer one on the PATH or in pyenv's folder.
   const pyenv = join(process.env.PYENV_ROOT ?? join(process.env.HOME ?? '/root', '.pyenv'), 'versions')
-  const versions = existsSync(pyenv) ? readdirSync(pyenv).filter((v) => /^3\.(1[2-9])\./.test(v)).sort() : []
-  const candidates = ['/usr/bin/python3', ...['3.12', '3.13', '3.14'].map((v) => `python${v}`), ...versions.map((v) => join(pyenv, v, 'bin', 'python3'))]
+  const versions = existsSync(pyenv)
+    ? readdirSync(pyenv)
+        .filter((v) => /^3\.(1[2-9])\./.test(v))
+        .sort()
+    : []
+  const candidates = [
+    '/usr/bin/python3',
+    ...['3.12', '3.13', '3.14'].map((v) => `python${v}`),
+    ...versions.map((v) => join(pyenv, v, 'bin', 'python3')),
+  ]
   const found: { python: string; version: string }[] = []
   for (const python of candidates) {
     try {
-      const version = execFileSync(python, ['-c', 'import sys, zipfile; print(sys.version.split()[0])'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+      const version = execFileSync(python, ['-c', 'import sys, zipfile; print(sys.version.split()[0])'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim()
       if (!found.some((f) => f.version === version)) found.push({ python, version })
     } catch {
       // absent here

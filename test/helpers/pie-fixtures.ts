@@ -50,14 +50,20 @@ let announced = false
 
 /** The committed example PIE's files (examples/fib/pie.zip), for building variants of it. */
 export async function exampleFiles(): Promise<Map<string, Uint8Array | string>> {
-  return new Map<string, Uint8Array | string>(await readZipFiles(fileURLToPath(new URL('../../examples/fib/pie.zip', import.meta.url))))
+  return new Map<string, Uint8Array | string>(
+    await readZipFiles(fileURLToPath(new URL('../../examples/fib/pie.zip', import.meta.url))),
+  )
 }
 
 /** The committed example unzipped into a fresh temporary directory. */
 export async function unzipExample(): Promise<string> {
   return writeDir(await tempDir(), await exampleFiles())
 }
-export const PIE_FIXTURES = ['fib-cairo-lang-writer.zip', 'fib-cairo-lang-writer-2.zip', 'fib-cairo-vm-writer.zip'] as const
+export const PIE_FIXTURES = [
+  'fib-cairo-lang-writer.zip',
+  'fib-cairo-lang-writer-2.zip',
+  'fib-cairo-vm-writer.zip',
+] as const
 export const fixturePath = (name: string) => join(FIXTURES, 'pie', name)
 export const FIBONACCI_COMPILED = join(FIXTURES, 'programs', 'fibonacci_compiled.json')
 
@@ -74,7 +80,13 @@ export async function removeTempDirs(): Promise<void> {
 }
 
 /** The entries of a packed PIE, in the order packPie writes them. */
-export const PIE_ENTRY_ORDER = ['metadata.json', 'memory.bin', 'additional_data.json', 'execution_resources.json', 'version.json']
+export const PIE_ENTRY_ORDER = [
+  'metadata.json',
+  'memory.bin',
+  'additional_data.json',
+  'execution_resources.json',
+  'version.json',
+]
 
 /** The chunks of a stream (a zip entry's bytes), joined. */
 export async function collect(iterable: AsyncIterable<Uint8Array>): Promise<Buffer> {
@@ -88,12 +100,15 @@ export async function readZipFiles(zip: Uint8Array | string): Promise<Map<string
   const bytes = typeof zip === 'string' ? await readFile(zip) : zip
   const source = bytesSource(bytes)
   const files = new Map<string, Uint8Array>()
-  for (const entry of (await readZipDirectory(source)).entries) files.set(entry.name, await collect(readZipEntry(source, entry)))
+  for (const entry of (await readZipDirectory(source)).entries)
+    files.set(entry.name, await collect(readZipEntry(source, entry)))
   return files
 }
 
 /** Python's zipfile: every entry's method, size and bytes (hex). */
-export async function pythonRead(path: string): Promise<{ name: string; method: number; size: number; data: string }[]> {
+export async function pythonRead(
+  path: string,
+): Promise<{ name: string; method: number; size: number; data: string }[]> {
   const script = `
 import json, sys, zipfile
 z = zipfile.ZipFile(sys.argv[1])
@@ -104,7 +119,9 @@ print(json.dumps([{"name": i.filename, "method": i.compress_type, "size": i.file
 }
 
 /** Python's zipfile, after its own CRC check of every entry: name, method, date and SHA-256 of each. */
-export async function pythonEntries(path: string): Promise<{ name: string; method: number; date: number[]; sha256: string }[]> {
+export async function pythonEntries(
+  path: string,
+): Promise<{ name: string; method: number; date: number[]; sha256: string }[]> {
   const script = `
 import hashlib, json, sys, zipfile
 z = zipfile.ZipFile(sys.argv[1])
@@ -151,7 +168,15 @@ export function buildZip(entries: ZipSpecEntry[]): Uint8Array {
     position += local.length + body.length
   }
   const cdSize = central.reduce((sum, part) => sum + part.length, 0)
-  parts.push(...central, endRecords({ entryCount: entries.length, centralDirectoryOffset: position, centralDirectorySize: cdSize, anyZip64: false }))
+  parts.push(
+    ...central,
+    endRecords({
+      entryCount: entries.length,
+      centralDirectoryOffset: position,
+      centralDirectorySize: cdSize,
+      anyZip64: false,
+    }),
+  )
   return Buffer.concat(parts)
 }
 

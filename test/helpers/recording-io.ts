@@ -54,6 +54,12 @@ export class RecordingIO implements ActionIO {
 
   /** Everything that left the step, for "the secret never appears" checks. */
   everything(): string {
-    return [JSON.stringify(this.outputs), JSON.stringify(this.state), this.logs.join('\n'), this.summary, this.failed ?? ''].join('\n')
+    return [
+      JSON.stringify(this.outputs),
+      JSON.stringify(this.state),
+      this.logs.join('\n'),
+      this.summary,
+      this.failed ?? '',
+    ].join('\n')
   }
 }

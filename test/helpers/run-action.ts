@@ -113,7 +113,11 @@ export function startAction(name: string, options: StartOptions = {}): RunningAc
   const script = action.runs[entry]
   if (!script) throw new Error(`${action.file} has no runs.${entry}`)
   const work = mkdtempSync(join(tmpdir(), `action-${name || 'root'}-${entry}-`))
-  const files: FileCommands = { output: join(work, 'github_output'), state: join(work, 'github_state'), summary: join(work, 'step_summary') }
+  const files: FileCommands = {
+    output: join(work, 'github_output'),
+    state: join(work, 'github_state'),
+    summary: join(work, 'step_summary'),
+  }
   for (const file of Object.values(files)) writeFileSync(file, '')
   const workspace = options.workspace ?? REPO_ROOT
   const env: Record<string, string> = {
@@ -177,7 +181,10 @@ export function startAction(name: string, options: StartOptions = {}): RunningAc
     output: () => ({ stdout, stderr }),
     waitFor: (pattern, timeoutMs = 20_000) =>
       new Promise((resolveMatch, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${pattern} in the output:\n${stdout}\n${stderr}`)), timeoutMs)
+        const timer = setTimeout(
+          () => reject(new Error(`no ${pattern} in the output:\n${stdout}\n${stderr}`)),
+          timeoutMs,
+        )
         const check = () => {
           const match = stdout.match(pattern) ?? stderr.match(pattern)
           if (!match) return
@@ -199,7 +206,11 @@ export function runAction(name: string, options: Omit<StartOptions, 'entry'> = {
 }
 
 /** Runs the post step after `main`, with the state the main step saved. */
-export function runPost(name: string, main: ActionRun, options: Omit<StartOptions, 'entry' | 'state'> = {}): Promise<ActionRun> {
+export function runPost(
+  name: string,
+  main: ActionRun,
+  options: Omit<StartOptions, 'entry' | 'state'> = {},
+): Promise<ActionRun> {
   return startAction(name, { ...options, entry: 'post', state: main.state }).done
 }
 
@@ -230,7 +241,13 @@ export function errorAnnotations(run: Pick<ActionRun, 'stdout'>): string[] {
   return run.stdout
     .split('\n')
     .filter((line) => line.startsWith('::error'))
-    .map((line) => line.replace(/^::error[^:]*::/, '').replace(/%0A/g, '\n').replace(/%0D/g, '\r').replace(/%25/g, '%'))
+    .map((line) =>
+      line
+        .replace(/^::error[^:]*::/, '')
+        .replace(/%0A/g, '\n')
+        .replace(/%0D/g, '\r')
+        .replace(/%25/g, '%'),
+    )
 }
 
 /**
@@ -266,7 +283,10 @@ export type FakeIO = ActionIO & {
 }
 
 /** An ActionIO that records everything; `inputs` as the runner would pass them (defaults are run()'s job). */
-export function fakeIO(inputs: Record<string, string> = {}, options: { env?: Record<string, string>; state?: Record<string, string> } = {}): FakeIO {
+export function fakeIO(
+  inputs: Record<string, string> = {},
+  options: { env?: Record<string, string>; state?: Record<string, string> } = {},
+): FakeIO {
   const io: FakeIO = {
     outputs: {},
     outputLog: [],
@@ -328,7 +348,12 @@ export async function unzipPie(zipPath: string, dir: string): Promise<string> {
 }
 
 /** The emulator's control API (docs/emulator.md). */
-export async function control(baseUrl: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
+export async function control(
+  baseUrl: string,
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+  path: string,
+  body?: unknown,
+): Promise<unknown> {
   const response = await fetch(`${baseUrl}/_emulator/${path}`, {
     method,
     headers: body === undefined ? { [CONTROL_HEADER]: '1' } : { 'content-type': 'application/json' },

@@ -62,38 +62,190 @@ export function decommitmentBody(overrides: Partial<DecommitmentBodyInput> = {})
  * client's unit tests (nothing sent) and the emulator's end-to-end tests (400 before queueing).
  */
 export const BAD_TASK_BODIES: { name: string; body: unknown; problem: RegExp }[] = [
-  { name: 'decimal chain id', body: taskBody({ destination_chain_id: '11155111' }), problem: /destination_chain_id must be 0x-prefixed hex, got "11155111"/ },
-  { name: 'missing chain id', body: { ...taskBody(), destination_chain_id: undefined }, problem: /destination_chain_id is required/ },
+  {
+    name: 'decimal chain id',
+    body: taskBody({ destination_chain_id: '11155111' }),
+    problem: /destination_chain_id must be 0x-prefixed hex, got "11155111"/,
+  },
+  {
+    name: 'missing chain id',
+    body: { ...taskBody(), destination_chain_id: undefined },
+    problem: /destination_chain_id is required/,
+  },
   { name: 'missing input', body: { ...taskBody(), input: undefined }, problem: /input is required/ },
-  { name: 'missing program hash', body: { ...taskBody(), program_hash: undefined }, problem: /program_hash is required/ },
-  { name: 'bad program hash', body: taskBody({ program_hash: '0xZZ' }), problem: /program_hash must be 0x-prefixed hex, got "0xZZ"/ },
+  {
+    name: 'missing program hash',
+    body: { ...taskBody(), program_hash: undefined },
+    problem: /program_hash is required/,
+  },
+  {
+    name: 'bad program hash',
+    body: taskBody({ program_hash: '0xZZ' }),
+    problem: /program_hash must be 0x-prefixed hex, got "0xZZ"/,
+  },
   { name: 'empty hex', body: taskBody({ program_hash: '0x' }), problem: /program_hash must be 0x-prefixed hex/ },
-  { name: 'param not hex', body: taskBody({ input: { compiled_class: compiledClass(), injected_state: {}, params: ['12'] } }), problem: /input\.params\[0\] must be 0x-prefixed hex, got "12"/ },
-  { name: 'param of wrong type', body: taskBody({ input: { compiled_class: compiledClass(), injected_state: {}, params: [7 as never] } }), problem: /input\.params\[0\] must be a string, got number 7/ },
-  { name: 'bad visibility', body: taskBody({ task_inputs: [{ value: '0x1', visibility: 'secret' as never }] }), problem: /task_inputs\[0\]\.visibility must be "public" or "private", got "secret"/ },
-  { name: 'task input value not hex', body: taskBody({ task_inputs: [{ value: 'ten', visibility: 'public' }] }), problem: /task_inputs\[0\]\.value must be 0x-prefixed hex, got "ten"/ },
-  { name: 'bad selector', body: taskBody({ input: { compiled_class: { ...compiledClass(), entry_points_by_type: { CONSTRUCTOR: [], EXTERNAL: [{ builtins: [], offset: 0, selector: 'main' }], L1_HANDLER: [] } }, injected_state: {}, params: [] } }), problem: /input\.compiled_class\.entry_points_by_type\.EXTERNAL\[0\]\.selector must be 0x-prefixed hex, got "main"/ },
-  { name: 'missing entry point type', body: taskBody({ input: { compiled_class: { ...compiledClass(), entry_points_by_type: { CONSTRUCTOR: [], EXTERNAL: [] } as never }, injected_state: {}, params: [] } }), problem: /input\.compiled_class\.entry_points_by_type\.L1_HANDLER is required/ },
-  { name: 'negative offset', body: taskBody({ input: { compiled_class: { ...compiledClass(), entry_points_by_type: { CONSTRUCTOR: [], EXTERNAL: [{ builtins: [], offset: -1, selector: '0x1' }], L1_HANDLER: [] } }, injected_state: {}, params: [] } }), problem: /EXTERNAL\[0\]\.offset must be at least 0/ },
-  { name: 'bad prime', body: taskBody({ input: { compiled_class: { ...compiledClass(), prime: '3618502788666131213697322783095070105623107215331596699973092056135872020481' }, injected_state: {}, params: [] } }), problem: /input\.compiled_class\.prime must be 0x-prefixed hex/ },
-  { name: 'webhook not a URL', body: taskBody({ webhook_url: 'hooks.example.com/x' }), problem: /webhook_url must be an absolute http\(s\) URL, got "hooks\.example\.com\/x"/ },
+  {
+    name: 'param not hex',
+    body: taskBody({ input: { compiled_class: compiledClass(), injected_state: {}, params: ['12'] } }),
+    problem: /input\.params\[0\] must be 0x-prefixed hex, got "12"/,
+  },
+  {
+    name: 'param of wrong type',
+    body: taskBody({ input: { compiled_class: compiledClass(), injected_state: {}, params: [7 as never] } }),
+    problem: /input\.params\[0\] must be a string, got number 7/,
+  },
+  {
+    name: 'bad visibility',
+    body: taskBody({ task_inputs: [{ value: '0x1', visibility: 'secret' as never }] }),
+    problem: /task_inputs\[0\]\.visibility must be "public" or "private", got "secret"/,
+  },
+  {
+    name: 'task input value not hex',
+    body: taskBody({ task_inputs: [{ value: 'ten', visibility: 'public' }] }),
+    problem: /task_inputs\[0\]\.value must be 0x-prefixed hex, got "ten"/,
+  },
+  {
+    name: 'bad selector',
+    body: taskBody({
+      input: {
+        compiled_class: {
+          ...compiledClass(),
+          entry_points_by_type: {
+            CONSTRUCTOR: [],
+            EXTERNAL: [{ builtins: [], offset: 0, selector: 'main' }],
+            L1_HANDLER: [],
+          },
+        },
+        injected_state: {},
+        params: [],
+      },
+    }),
+    problem: /input\.compiled_class\.entry_points_by_type\.EXTERNAL\[0\]\.selector must be 0x-prefixed hex, got "main"/,
+  },
+  {
+    name: 'missing entry point type',
+    body: taskBody({
+      input: {
+        compiled_class: { ...compiledClass(), entry_points_by_type: { CONSTRUCTOR: [], EXTERNAL: [] } as never },
+        injected_state: {},
+        params: [],
+      },
+    }),
+    problem: /input\.compiled_class\.entry_points_by_type\.L1_HANDLER is required/,
+  },
+  {
+    name: 'negative offset',
+    body: taskBody({
+      input: {
+        compiled_class: {
+          ...compiledClass(),
+          entry_points_by_type: {
+            CONSTRUCTOR: [],
+            EXTERNAL: [{ builtins: [], offset: -1, selector: '0x1' }],
+            L1_HANDLER: [],
+          },
+        },
+        injected_state: {},
+        params: [],
+      },
+    }),
+    problem: /EXTERNAL\[0\]\.offset must be at least 0/,
+  },
+  {
+    name: 'bad prime',
+    body: taskBody({
+      input: {
+        compiled_class: {
+          ...compiledClass(),
+          prime: '3618502788666131213697322783095070105623107215331596699973092056135872020481',
+        },
+        injected_state: {},
+        params: [],
+      },
+    }),
+    problem: /input\.compiled_class\.prime must be 0x-prefixed hex/,
+  },
+  {
+    name: 'webhook not a URL',
+    body: taskBody({ webhook_url: 'hooks.example.com/x' }),
+    problem: /webhook_url must be an absolute http\(s\) URL, got "hooks\.example\.com\/x"/,
+  },
   // Unknown fields pass through (production.md); the documented optional ones are typed.
-  { name: 'is_mock not a boolean', body: { ...taskBody(), is_mock: 'yes' }, problem: /is_mock must be a boolean, got "yes"/ },
-  { name: 'schedule_tx_hash not hex', body: { ...taskBody(), schedule_tx_hash: 'abc' }, problem: /schedule_tx_hash must be 0x-prefixed hex, got "abc"/ },
+  {
+    name: 'is_mock not a boolean',
+    body: { ...taskBody(), is_mock: 'yes' },
+    problem: /is_mock must be a boolean, got "yes"/,
+  },
+  {
+    name: 'schedule_tx_hash not hex',
+    body: { ...taskBody(), schedule_tx_hash: 'abc' },
+    problem: /schedule_tx_hash must be 0x-prefixed hex, got "abc"/,
+  },
   { name: 'not an object', body: [], problem: /the body must be an object, got an array/ },
 ]
 
 export const BAD_DECOMMITMENT_BODIES: { name: string; body: unknown; problem: RegExp }[] = [
-  { name: 'missing proving query id', body: { destination_chain_id: SEPOLIA }, problem: /proving_query_id is required/ },
-  { name: 'empty proving query id', body: decommitmentBody({ proving_query_id: '  ' }), problem: /proving_query_id must not be empty/ },
-  { name: 'decimal chain id', body: decommitmentBody({ destination_chain_id: '11155111' }), problem: /destination_chain_id must be 0x-prefixed hex, got "11155111"/ },
+  {
+    name: 'missing proving query id',
+    body: { destination_chain_id: SEPOLIA },
+    problem: /proving_query_id is required/,
+  },
+  {
+    name: 'empty proving query id',
+    body: decommitmentBody({ proving_query_id: '  ' }),
+    problem: /proving_query_id must not be empty/,
+  },
+  {
+    name: 'decimal chain id',
+    body: decommitmentBody({ destination_chain_id: '11155111' }),
+    problem: /destination_chain_id must be 0x-prefixed hex, got "11155111"/,
+  },
   { name: 'missing chain id', body: { proving_query_id: 'q-1' }, problem: /destination_chain_id is required/ },
-  { name: 'bad program hash', body: decommitmentBody({ program_hash: '123' }), problem: /program_hash must be 0x-prefixed hex, got "123"/ },
-  { name: 'MMR meta with no key', body: decommitmentBody({ dp_output: { ...dpOutput(), mmr_metas: [{} as never] } }), problem: /dp_output\.mmr_metas\[0\] must have exactly one key, Poseidon or Keccak; it has none/ },
-  { name: 'MMR meta with both keys', body: decommitmentBody({ dp_output: { ...dpOutput(), mmr_metas: [{ ...dpOutput().mmr_metas[0]!, ...dpOutput().mmr_metas[1]! } as never] } }), problem: /dp_output\.mmr_metas\[0\] must have exactly one key, Poseidon or Keccak; it has both/ },
-  { name: 'MMR meta of unknown hashing', body: decommitmentBody({ dp_output: { ...dpOutput(), mmr_metas: [{ Sha256: {} } as never] } }), problem: /dp_output\.mmr_metas\[0\]\.Sha256 is not a known field/ },
-  { name: 'Keccak meta with a Poseidon root', body: decommitmentBody({ dp_output: { ...dpOutput(), mmr_metas: [{ Keccak: { chain_id: '0x1', id: '0x1', root: '0x1', size: '0x1' } } as never] } }), problem: /dp_output\.mmr_metas\[0\]\.Keccak\.root_high is required/ },
-  { name: 'dp_output field not hex', body: decommitmentBody({ dp_output: { ...dpOutput(), task_hash_low: '42' } }), problem: /dp_output\.task_hash_low must be 0x-prefixed hex, got "42"/ },
-  { name: 'dp_output field missing', body: decommitmentBody({ dp_output: { ...dpOutput(), output_tree_root_high: undefined as never } }), problem: /dp_output\.output_tree_root_high is required/ },
-  { name: 'webhook of another scheme', body: decommitmentBody({ webhook_url: 'ftp://hooks.example.com' }), problem: /webhook_url must be an absolute http\(s\) URL/ },
+  {
+    name: 'bad program hash',
+    body: decommitmentBody({ program_hash: '123' }),
+    problem: /program_hash must be 0x-prefixed hex, got "123"/,
+  },
+  {
+    name: 'MMR meta with no key',
+    body: decommitmentBody({ dp_output: { ...dpOutput(), mmr_metas: [{} as never] } }),
+    problem: /dp_output\.mmr_metas\[0\] must have exactly one key, Poseidon or Keccak; it has none/,
+  },
+  {
+    name: 'MMR meta with both keys',
+    body: decommitmentBody({
+      dp_output: { ...dpOutput(), mmr_metas: [{ ...dpOutput().mmr_metas[0]!, ...dpOutput().mmr_metas[1]! } as never] },
+    }),
+    problem: /dp_output\.mmr_metas\[0\] must have exactly one key, Poseidon or Keccak; it has both/,
+  },
+  {
+    name: 'MMR meta of unknown hashing',
+    body: decommitmentBody({ dp_output: { ...dpOutput(), mmr_metas: [{ Sha256: {} } as never] } }),
+    problem: /dp_output\.mmr_metas\[0\]\.Sha256 is not a known field/,
+  },
+  {
+    name: 'Keccak meta with a Poseidon root',
+    body: decommitmentBody({
+      dp_output: {
+        ...dpOutput(),
+        mmr_metas: [{ Keccak: { chain_id: '0x1', id: '0x1', root: '0x1', size: '0x1' } } as never],
+      },
+    }),
+    problem: /dp_output\.mmr_metas\[0\]\.Keccak\.root_high is required/,
+  },
+  {
+    name: 'dp_output field not hex',
+    body: decommitmentBody({ dp_output: { ...dpOutput(), task_hash_low: '42' } }),
+    problem: /dp_output\.task_hash_low must be 0x-prefixed hex, got "42"/,
+  },
+  {
+    name: 'dp_output field missing',
+    body: decommitmentBody({ dp_output: { ...dpOutput(), output_tree_root_high: undefined as never } }),
+    problem: /dp_output\.output_tree_root_high is required/,
+  },
+  {
+    name: 'webhook of another scheme',
+    body: decommitmentBody({ webhook_url: 'ftp://hooks.example.com' }),
+    problem: /webhook_url must be an absolute http\(s\) URL/,
+  },
 ]

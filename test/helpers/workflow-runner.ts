@@ -15,10 +15,24 @@ import { join } from 'node:path'
 import { parse } from 'yaml'
 import { parseFileCommand, REPO_ROOT, runAction } from './run-action.ts'
 
-type Step = { id?: string; name?: string; uses?: string; run?: string; with?: Record<string, unknown>; env?: Record<string, unknown>; if?: string; 'continue-on-error'?: boolean }
+type Step = {
+  id?: string
+  name?: string
+  uses?: string
+  run?: string
+  with?: Record<string, unknown>
+  env?: Record<string, unknown>
+  if?: string
+  'continue-on-error'?: boolean
+}
 type Job = { env?: Record<string, unknown>; steps: Step[] }
 
-export type StepResult = { step: string; outcome: 'success' | 'failure' | 'skipped'; outputs: Record<string, string>; log: string }
+export type StepResult = {
+  step: string
+  outcome: 'success' | 'failure' | 'skipped'
+  outputs: Record<string, string>
+  log: string
+}
 
 export type JobOptions = {
   /** Replaces the job's `env:` values (an emulator started by the test instead of a fixed port). */
@@ -59,22 +73,35 @@ export async function runJob(workflow: string, jobName: string, options: JobOpti
   let failed = false
   for (const step of job.steps) {
     const label = step.name ?? step.id ?? step.uses ?? step.run!.split('\n')[0]!
-    const prepares = (step.uses && PREPARES_RUNNER.some((pattern) => pattern.test(step.uses!))) || step.run?.trim() === 'npm ci'
+    const prepares =
+      (step.uses && PREPARES_RUNNER.some((pattern) => pattern.test(step.uses!))) || step.run?.trim() === 'npm ci'
     if (prepares || options.skip?.includes(label)) {
       results.push({ step: label, outcome: 'skipped', outputs: {}, log: '' })
       continue
     }
-    if (step.if !== undefined && step.if !== 'always()') throw new Error(`${label}: the local runner does not evaluate if: ${step.if}`)
+    if (step.if !== undefined && step.if !== 'always()')
+      throw new Error(`${label}: the local runner does not evaluate if: ${step.if}`)
     if (failed && step.if !== 'always()') {
       results.push({ step: label, outcome: 'skipped', outputs: {}, log: '' })
       continue
     }
     let result: StepResult
     if (step.uses) {
-      if (!step.uses.startsWith('./')) throw new Error(`${label}: only this repository's actions run locally, not ${step.uses}`)
+      if (!step.uses.startsWith('./'))
+        throw new Error(`${label}: only this repository's actions run locally, not ${step.uses}`)
       const inputs = Object.fromEntries(Object.entries(step.with ?? {}).map(([key, value]) => [key, evaluate(value)]))
-      const run = await runAction(step.uses.replace(/^\.\/?/, '').replace(/\/$/, ''), { inputs, workspace: options.workspace, runnerTemp, env })
-      result = { step: label, outcome: run.code === 0 ? 'success' : 'failure', outputs: run.outputs, log: run.stdout + run.stderr }
+      const run = await runAction(step.uses.replace(/^\.\/?/, '').replace(/\/$/, ''), {
+        inputs,
+        workspace: options.workspace,
+        runnerTemp,
+        env,
+      })
+      result = {
+        step: label,
+        outcome: run.code === 0 ? 'success' : 'failure',
+        outputs: run.outputs,
+        log: run.stdout + run.stderr,
+      }
     } else if (step.run !== undefined) {
       const outputFile = join(mkdtempSync(join(runnerTemp, 'step-')), 'output')
       writeFileSync(outputFile, '')
@@ -82,9 +109,23 @@ export async function runJob(workflow: string, jobName: string, options: JobOpti
       const script = evaluate(step.run)
       const { code, log } = await bash(script, {
         cwd: options.workspace,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? runnerTemp, ...env, ...stepEnv, GITHUB_OUTPUT: outputFile, RUNNER_TEMP: runnerTemp, GITHUB_WORKSPACE: options.workspace, GITHUB_ACTIONS: 'true' },
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? runnerTemp,
+          ...env,
+          ...stepEnv,
+          GITHUB_OUTPUT: outputFile,
+          RUNNER_TEMP: runnerTemp,
+          GITHUB_WORKSPACE: options.workspace,
+          GITHUB_ACTIONS: 'true',
+        },
       })
-      result = { step: label, outcome: code === 0 ? 'success' : 'failure', outputs: parseFileCommand(readFileSync(outputFile, 'utf8')), log }
+      result = {
+        step: label,
+        outcome: code === 0 ? 'success' : 'failure',
+        outputs: parseFileCommand(readFileSync(outputFile, 'utf8')),
+        log,
+      }
     } else {
       throw new Error(`${label}: neither uses nor run`)
     }
@@ -95,10 +136,17 @@ export async function runJob(workflow: string, jobName: string, options: JobOpti
   return results
 }
 
-function bash(script: string, options: { cwd: string; env: Record<string, string> }): Promise<{ code: number | null; log: string }> {
+function bash(
+  script: string,
+  options: { cwd: string; env: Record<string, string> },
+): Promise<{ code: number | null; log: string }> {
   return new Promise((resolve, reject) => {
     // GitHub's default shell on Linux: bash --noprofile --norc -eo pipefail {0}
-    const child = spawn('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', script], { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', script], {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let log = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (log += chunk))
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (log += chunk))

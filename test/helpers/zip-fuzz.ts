@@ -16,7 +16,12 @@ import { cloneModel, type ModelEntry, type ZipModel, peek, poke, writeZip } from
 
 export type ZipCase = { name: string; base: string; zip: Uint8Array }
 
-const SIG = { local: [0x50, 0x4b, 3, 4], central: [0x50, 0x4b, 1, 2], end: [0x50, 0x4b, 5, 6], descriptor: [0x50, 0x4b, 7, 8] }
+const SIG = {
+  local: [0x50, 0x4b, 3, 4],
+  central: [0x50, 0x4b, 1, 2],
+  end: [0x50, 0x4b, 5, 6],
+  descriptor: [0x50, 0x4b, 7, 8],
+}
 
 type Op =
   | { kind: 'field'; pick: number; value: number; random: number }
@@ -34,21 +39,65 @@ type Op =
 const nat = (max: number) => fc.integer({ min: 0, max })
 
 const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant('field' as const), pick: nat(1 << 20), value: nat(15), random: fc.integer({ min: 0, max: 0xffffffff }) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('duplicate' as const), entry: nat(16), variant: nat(5), place: nat(4) }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant('field' as const),
+      pick: nat(1 << 20),
+      value: nat(15),
+      random: fc.integer({ min: 0, max: 0xffffffff }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant('duplicate' as const), entry: nat(16), variant: nat(5), place: nat(4) }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('drop' as const), record: nat(16) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('swap' as const), a: nat(16), b: nat(16), records: fc.boolean() }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('bytes' as const), where: nat(5), content: nat(5), length: fc.integer({ min: 1, max: 40 }), seed: nat(1 << 30) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('comment' as const), content: nat(3), length: fc.integer({ min: 0, max: 40 }), mismatch: fc.integer({ min: -3, max: 3 }) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('extra' as const), entry: nat(16), central: fc.boolean(), shape: nat(9), seed: nat(1 << 30) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('swap' as const), a: nat(16), b: nat(16), records: fc.boolean() }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('bytes' as const),
+      where: nat(5),
+      content: nat(5),
+      length: fc.integer({ min: 1, max: 40 }),
+      seed: nat(1 << 30),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('comment' as const),
+      content: nat(3),
+      length: fc.integer({ min: 0, max: 40 }),
+      mismatch: fc.integer({ min: -3, max: 3 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('extra' as const),
+      entry: nat(16),
+      central: fc.boolean(),
+      shape: nat(9),
+      seed: nat(1 << 30),
+    }),
+  },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('legit' as const), entry: nat(16), rewrite: nat(5) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('data' as const), entry: nat(16), change: nat(5) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('both' as const), entry: nat(16), field: nat(3), value: nat(15) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant('both' as const), entry: nat(16), field: nat(3), value: nat(15) }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('cut' as const), at: nat(1 << 20) }) },
 )
 
 /** A case: a base (by index) and its mutations. */
-export const planArbitrary = (bases: number) => fc.record({ base: nat(bases - 1), ops: fc.array(opArbitrary, { minLength: 1, maxLength: 3 }) })
+export const planArbitrary = (bases: number) =>
+  fc.record({ base: nat(bases - 1), ops: fc.array(opArbitrary, { minLength: 1, maxLength: 3 }) })
 export type Plan = { base: number; ops: Op[] }
 
 function bytesOf(seed: number, length: number): Uint8Array {
@@ -69,7 +118,24 @@ const VERSIONS = [0, 10, 20, 45, 46, 51, 62, 63, 64, 0x0314, 0xff]
 /** Edge values for a field of `size` bytes whose value is `was`. */
 function edge(was: bigint, size: number, choice: number, random: number): bigint {
   const max = (1n << BigInt(8 * size)) - 1n
-  const values = [0n, 1n, was + 1n, was - 1n, max, max - 1n, was ^ (1n << BigInt(random % (8 * size))), BigInt(random) & max, was + 22n, was - 22n, was + 46n, 0xffffffffn & max, 0xffffn & max, 2n, was * 2n, was + 1000n]
+  const values = [
+    0n,
+    1n,
+    was + 1n,
+    was - 1n,
+    max,
+    max - 1n,
+    was ^ (1n << BigInt(random % (8 * size))),
+    BigInt(random) & max,
+    was + 22n,
+    was - 22n,
+    was + 46n,
+    0xffffffffn & max,
+    0xffffn & max,
+    2n,
+    was * 2n,
+    was + 1000n,
+  ]
   const value = values[choice % values.length]!
   return value < 0n ? value + max + 1n : value & max
 }
@@ -89,7 +155,8 @@ function setData(entry: ModelEntry, plain: Uint8Array): void {
   const crc = zlib.crc32(plain)
   for (const fields of [entry.local, entry.central]) {
     if (fields.crc !== 0 || !(entry.local.flags! & 8)) fields.crc = crc
-    if (fields.csize !== 0xffffffff && (fields.csize !== 0 || !(entry.local.flags! & 8))) fields.csize = entry.data.length
+    if (fields.csize !== 0xffffffff && (fields.csize !== 0 || !(entry.local.flags! & 8)))
+      fields.csize = entry.data.length
     if (fields.usize !== 0xffffffff && (fields.usize !== 0 || !(entry.local.flags! & 8))) fields.usize = plain.length
   }
   rewriteZip64(entry, crc, plain.length, entry.data.length)
@@ -112,7 +179,8 @@ function rewriteZip64(entry: ModelEntry, crc: number, usize: number, csize: numb
         if (fields.csize === 0xffffffff) values.push(csize)
       }
       const zeros = extra === entry.localExtra && entry.local.flags! & 8 && dv.getBigUint64(0, true) === 0n
-      for (let k = 0; k < values.length && 8 * k + 8 <= length; k++) dv.setBigUint64(8 * k, zeros ? 0n : BigInt(values[k]!), true)
+      for (let k = 0; k < values.length && 8 * k + 8 <= length; k++)
+        dv.setBigUint64(8 * k, zeros ? 0n : BigInt(values[k]!), true)
     }
   }
   if (entry.descriptor.length) {
@@ -147,7 +215,11 @@ function copyEntry(entry: ModelEntry): ModelEntry {
 /** metadata.json (or any JSON entry) with its first program word changed, or broken. */
 function otherContent(entry: ModelEntry, variant: number): Uint8Array {
   const text = Buffer.from(plainOf(entry)).toString('latin1')
-  if (variant === 1) return Buffer.from(text.replace(/"data": \[(\d+)/, (_, word: string) => `"data": [${BigInt(word) + 1n}`), 'latin1')
+  if (variant === 1)
+    return Buffer.from(
+      text.replace(/"data": \[(\d+)/, (_, word: string) => `"data": [${BigInt(word) + 1n}`),
+      'latin1',
+    )
   if (variant === 2) return Buffer.from(text.slice(0, Math.max(1, text.length >> 1)), 'latin1')
   return Buffer.from(text.replace('{', '{ '), 'latin1')
 }
@@ -193,7 +265,11 @@ function extraField(shape: number, seed: number, entry: ModelEntry, central: boo
 }
 
 /** One mutation of the model; returns a short name, or a byte mutation to run after the layout. */
-function apply(model: ZipModel, op: Op, after: ((bytes: Uint8Array, spots: ReturnType<typeof writeZip>['spots']) => Uint8Array)[]): string {
+function apply(
+  model: ZipModel,
+  op: Op,
+  after: ((bytes: Uint8Array, spots: ReturnType<typeof writeZip>['spots']) => Uint8Array)[],
+): string {
   const n = model.entries.length
   const pickEntry = (k: number) => model.entries[k % n]!
   switch (op.kind) {
@@ -212,7 +288,8 @@ function apply(model: ZipModel, op: Op, after: ((bytes: Uint8Array, spots: Retur
       model.entries.push(copy)
       const at = model.entries.length - 1
       const place = op.place % 4
-      if (place === 0) model.records.push(at) // counted, last
+      if (place === 0)
+        model.records.push(at) // counted, last
       else if (place === 1) {
         // beyond the end record's count (Python reads it, the zip crate does not)
         model.pinned.add('entries').add('entriesOnDisk')
@@ -241,7 +318,14 @@ function apply(model: ZipModel, op: Op, after: ((bytes: Uint8Array, spots: Retur
       return op.records ? 'two directory records swapped' : 'two entries swapped in the file'
     }
     case 'bytes': {
-      const content = [bytesOf(op.seed, op.length), Uint8Array.from([...SIG.local, ...bytesOf(op.seed, op.length)]), Uint8Array.from([...SIG.end, ...new Uint8Array(18)]), Uint8Array.from([0x50, 0x4b, ...bytesOf(op.seed, op.length)]), Uint8Array.from([...SIG.central, ...bytesOf(op.seed, op.length)]), Uint8Array.from([...SIG.descriptor, ...bytesOf(op.seed, 12)])][op.content % 6]!
+      const content = [
+        bytesOf(op.seed, op.length),
+        Uint8Array.from([...SIG.local, ...bytesOf(op.seed, op.length)]),
+        Uint8Array.from([...SIG.end, ...new Uint8Array(18)]),
+        Uint8Array.from([0x50, 0x4b, ...bytesOf(op.seed, op.length)]),
+        Uint8Array.from([...SIG.central, ...bytesOf(op.seed, op.length)]),
+        Uint8Array.from([...SIG.descriptor, ...bytesOf(op.seed, 12)]),
+      ][op.content % 6]!
       const where = op.where % 5
       if (where === 0) model.prefix = content
       else if (where === 1) {
@@ -259,7 +343,12 @@ function apply(model: ZipModel, op: Op, after: ((bytes: Uint8Array, spots: Retur
       return `bytes ${['before the archive', 'before the archive, offsets not counting them', 'before the directory', 'between the directory and the end record', 'after the end record'][where]} (${['random', 'a local signature', 'an end record', '"PK"', 'a directory signature', 'a descriptor'][op.content % 6]})`
     }
     case 'comment': {
-      model.comment = [new Uint8Array(op.length), bytesOf(op.length + 7, op.length), Uint8Array.from([...bytesOf(3, op.length), ...SIG.end, ...new Uint8Array(18)]), Uint8Array.from([...SIG.end])][op.content % 4]!
+      model.comment = [
+        new Uint8Array(op.length),
+        bytesOf(op.length + 7, op.length),
+        Uint8Array.from([...bytesOf(3, op.length), ...SIG.end, ...new Uint8Array(18)]),
+        Uint8Array.from([...SIG.end]),
+      ][op.content % 4]!
       if (op.mismatch) model.commentLength = Math.max(0, model.comment.length + op.mismatch)
       return `an archive comment (${['zeros', 'random', 'holding an end record', 'holding the end signature'][op.content % 4]}${op.mismatch ? `, its length off by ${op.mismatch}` : ''})`
     }
@@ -312,7 +401,13 @@ function apply(model: ZipModel, op: Op, after: ((bytes: Uint8Array, spots: Retur
       const entry = pickEntry(op.entry)
       const plain = plainOf(entry)
       const change = op.change % 6
-      const stream = deflate(change === 0 ? Uint8Array.from([...plain, 32, 32]) : change === 1 ? plain.subarray(0, Math.max(0, plain.length - 3)) : plain)
+      const stream = deflate(
+        change === 0
+          ? Uint8Array.from([...plain, 32, 32])
+          : change === 1
+            ? plain.subarray(0, Math.max(0, plain.length - 3))
+            : plain,
+      )
       // The directory keeps declaring the old sizes and CRC: the data disagrees with them.
       if (change === 2) entry.data = Uint8Array.from([...stream, 1, 2, 3])
       else if (change === 3) entry.data = stream.subarray(0, Math.max(1, stream.length - 4))
@@ -324,7 +419,8 @@ function apply(model: ZipModel, op: Op, after: ((bytes: Uint8Array, spots: Retur
       } else entry.data = stream
       const sized = change >= 2
       if (sized) {
-        for (const fields of [entry.local, entry.central]) if (fields.csize !== 0xffffffff && fields.csize !== 0) fields.csize = entry.data.length
+        for (const fields of [entry.local, entry.central])
+          if (fields.csize !== 0xffffffff && fields.csize !== 0) fields.csize = entry.data.length
         rewriteZip64(entry, entry.central.crc!, plain.length, entry.data.length)
       }
       return `the data ${['inflating past its size', 'inflating short of its size', 'with bytes after the DEFLATE stream', 'cut before the stream ends', 'stored', 'recompressed'][change]}`

@@ -87,16 +87,20 @@ const END_FIELDS: [string, number, 2 | 4][] = [
 
 function readFields(bytes: Uint8Array, at: number, layout: [string, number, 2 | 4][]): Fields {
   const fields: Fields = {}
-  for (const [name, offset, size] of layout) fields[name] = size === 2 ? u16(bytes, at + offset) : u32(bytes, at + offset)
+  for (const [name, offset, size] of layout)
+    fields[name] = size === 2 ? u16(bytes, at + offset) : u32(bytes, at + offset)
   return fields
 }
 
 /** A well-formed zip (one whose records all agree) as a model. */
 export function parseZip(bytes: Uint8Array): ZipModel {
-  const eocd = bytes.length - 22 - (() => {
-    for (let at = bytes.length - 22; at >= 0; at--) if (u32(bytes, at) === 0x06054b50) return bytes.length - 22 - at
-    throw new Error('no end record')
-  })()
+  const eocd =
+    bytes.length -
+    22 -
+    (() => {
+      for (let at = bytes.length - 22; at >= 0; at--) if (u32(bytes, at) === 0x06054b50) return bytes.length - 22 - at
+      throw new Error('no end record')
+    })()
   const zip64 = eocd >= 20 && u32(bytes, eocd - 20) === 0x07064b50
   let count = u16(bytes, eocd + 10)
   let cdOffset = u32(bytes, eocd + 16)
@@ -139,7 +143,17 @@ export function parseZip(bytes: Uint8Array): ZipModel {
       const length = (u32(bytes, next) === 0x08074b50 ? 4 : 0) + (wide ? 20 : 12)
       descriptor = bytes.slice(next, next + length)
     }
-    entries.push({ local, localName: bytes.slice(offset + 30, offset + 30 + ln), localExtra: bytes.slice(offset + 30 + ln, dataStart), data, descriptor, central, centralName, centralExtra, comment })
+    entries.push({
+      local,
+      localName: bytes.slice(offset + 30, offset + 30 + ln),
+      localExtra: bytes.slice(offset + 30 + ln, dataStart),
+      data,
+      descriptor,
+      central,
+      centralName,
+      centralExtra,
+      comment,
+    })
   }
   const commentLength = u16(bytes, eocd + 20)
   return {
@@ -181,7 +195,14 @@ class Writer {
     this.parts.push(bytes)
     this.length += bytes.length
   }
-  record(prefix: string, signature: number, fixedLength: number, layout: [string, number, 2 | 4][], values: Fields, lengths: [string, number, number][]) {
+  record(
+    prefix: string,
+    signature: number,
+    fixedLength: number,
+    layout: [string, number, 2 | 4][],
+    values: Fields,
+    lengths: [string, number, number][],
+  ) {
     const head = new Uint8Array(fixedLength)
     const dv = new DataView(head.buffer)
     dv.setUint32(0, signature, true)
@@ -200,8 +221,12 @@ class Writer {
   }
   extraSpots(prefix: string, extra: Uint8Array) {
     for (let p = 0; p + 4 <= extra.length; p += 4 + u16(extra, p + 2)) {
-      this.spots.push({ name: `${prefix}.extra@${p}.id`, at: this.length + p, size: 2 }, { name: `${prefix}.extra@${p}.length`, at: this.length + p + 2, size: 2 })
-      for (let q = p + 4; q + 8 <= p + 4 + u16(extra, p + 2) && q + 8 <= extra.length; q += 8) this.spots.push({ name: `${prefix}.extra@${p}.value@${q - p - 4}`, at: this.length + q, size: 8 })
+      this.spots.push(
+        { name: `${prefix}.extra@${p}.id`, at: this.length + p, size: 2 },
+        { name: `${prefix}.extra@${p}.length`, at: this.length + p + 2, size: 2 },
+      )
+      for (let q = p + 4; q + 8 <= p + 4 + u16(extra, p + 2) && q + 8 <= extra.length; q += 8)
+        this.spots.push({ name: `${prefix}.extra@${p}.value@${q - p - 4}`, at: this.length + q, size: 8 })
     }
   }
 }
@@ -223,7 +248,10 @@ export function writeZip(model: ZipModel): { bytes: Uint8Array; spots: FieldSpot
     w.push(entry.data)
     if (entry.descriptor.length) {
       const signed = u32(entry.descriptor, 0) === 0x08074b50 ? 4 : 0
-      w.spots.push({ name: `descriptor${i}.crc`, at: w.length + signed, size: 4 }, { name: `descriptor${i}.csize`, at: w.length + signed + 4, size: 4 })
+      w.spots.push(
+        { name: `descriptor${i}.crc`, at: w.length + signed, size: 4 },
+        { name: `descriptor${i}.csize`, at: w.length + signed + 4, size: 4 },
+      )
     }
     w.push(entry.descriptor)
   }

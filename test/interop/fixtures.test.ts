@@ -51,7 +51,9 @@ describeInterop('the compiled program of cairo-lang (fibonacci_compiled.json)', 
     expect(program.main).toBe(FIBONACCI_PROGRAM.main)
     expect(program.builtins).toEqual([...FIBONACCI_PROGRAM.builtins])
     expect(program.data).toEqual([...FIBONACCI_PROGRAM.data])
-    expect(toHex(computeProgramHash(program, 'pedersen'))).toBe('0x4f028ea2f2568d9b71509641f65cd3879482a371ab2a18d20ca7528d960dd45')
+    expect(toHex(computeProgramHash(program, 'pedersen'))).toBe(
+      '0x4f028ea2f2568d9b71509641f65cd3879482a371ab2a18d20ca7528d960dd45',
+    )
   })
 })
 
@@ -108,17 +110,25 @@ describeInterop('PIEs written by cairo-lang and cairo-vm: inspection', () => {
   ])('%s: output, steps, job size, hashes and facts', async (name, output, nSteps) => {
     const inspection = await inspectPie(fixturePath(name))
     expect(inspection).toMatchObject({ output, nSteps, builtins: ['output'], jobSize: 'XS' })
-    expect(inspection.sha256).toBe(createHash('sha256').update(await readFile(fixturePath(name))).digest('hex'))
+    expect(inspection.sha256).toBe(
+      createHash('sha256')
+        .update(await readFile(fixturePath(name)))
+        .digest('hex'),
+    )
     const programHash = BigInt(inspection.programHash)
     expect(inspection.programHashes.pedersen).toBe(inspection.programHash)
     const words = output.map((word) => BigInt(word))
     expect(inspection.sharpFactHash).toBe(toHex(computeSharpFact(programHash, words)))
     expect(inspection.integrityFactHash).toBe(toHex(computeIntegrityFact(programHash, words)))
-    for (const value of [inspection.programHash, inspection.sharpFactHash, inspection.integrityFactHash, ...inspection.output]) {
+    for (const value of [
+      inspection.programHash,
+      inspection.sharpFactHash,
+      inspection.integrityFactHash,
+      ...inspection.output,
+    ]) {
       expect(value).toMatch(/^0x(0|[1-9a-f][0-9a-f]*)$/)
     }
   })
-
 })
 
 describeInterop('PIEs written by cairo-lang and cairo-vm: packing', () => {
@@ -145,10 +155,12 @@ describeInterop('PIEs written by cairo-lang and cairo-vm: packing', () => {
     expect(stdout).toMatch(/No errors detected/)
     expect((await validatePie(out)).problems).toEqual([])
 
-    const [before, after] = await Promise.all([inspectPie(fixturePath(name), { sha256: false }), inspectPie(out, { sha256: false })])
+    const [before, after] = await Promise.all([
+      inspectPie(fixturePath(name), { sha256: false }),
+      inspectPie(out, { sha256: false }),
+    ])
     expect({ ...after, summary: undefined }).toEqual({ ...before, summary: undefined })
   })
-
 })
 
 describeInterop('PIEs written by cairo-lang and cairo-vm: the zip reader', () => {
@@ -157,7 +169,9 @@ describeInterop('PIEs written by cairo-lang and cairo-vm: the zip reader', () =>
     try {
       const { entries } = await readZipDirectory(source)
       const python = await pythonRead(fixturePath(name))
-      expect(entries.map((e) => [e.name, e.method, e.uncompressedSize])).toEqual(python.map((p) => [p.name, p.method, p.size]))
+      expect(entries.map((e) => [e.name, e.method, e.uncompressedSize])).toEqual(
+        python.map((p) => [p.name, p.method, p.size]),
+      )
       for (const [i, entry] of entries.entries()) {
         expect((await collect(readZipEntry(source, entry))).toString('hex')).toBe(python[i]!.data)
       }
@@ -173,9 +187,11 @@ describeInterop('PIEs written by cairo-lang and cairo-vm: the zip reader', () =>
     const view = new DataView(bytes.buffer, bytes.byteOffset)
     const nameLength = view.getUint16(memory.localHeaderOffset + 26, true)
     const extraLength = view.getUint16(memory.localHeaderOffset + 28, true)
-    const extra = bytes.subarray(memory.localHeaderOffset + 30 + nameLength, memory.localHeaderOffset + 30 + nameLength + extraLength)
+    const extra = bytes.subarray(
+      memory.localHeaderOffset + 30 + nameLength,
+      memory.localHeaderOffset + 30 + nameLength + extraLength,
+    )
     expect([...extraFields(extra)].map((f) => f.id)).toContain(1)
     expect((await collect(readZipEntry(bytesSource(bytes), memory))).length).toBe(3760)
   })
-
 })

@@ -17,9 +17,30 @@ import { readdirSync } from 'node:fs'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { generatePie, inspectPie, packPie, PIE_SHAPES, validatePie, type PieValidationResult } from '../../src/pie/index.ts'
-import { askOracle, describeOracle, oracleCpuSeconds, type OracleEquality, type OracleVerdict } from '../helpers/oracle.ts'
-import { exampleFiles, fixturePath, FIXTURES, readZipFiles, removeTempDirs, tempDir, writeDir } from '../helpers/pie-fixtures.ts'
+import {
+  generatePie,
+  inspectPie,
+  packPie,
+  PIE_SHAPES,
+  validatePie,
+  type PieValidationResult,
+} from '../../src/pie/index.ts'
+import {
+  askOracle,
+  describeOracle,
+  oracleCpuSeconds,
+  type OracleEquality,
+  type OracleVerdict,
+} from '../helpers/oracle.ts'
+import {
+  exampleFiles,
+  fixturePath,
+  FIXTURES,
+  readZipFiles,
+  removeTempDirs,
+  tempDir,
+  writeDir,
+} from '../helpers/pie-fixtures.ts'
 import { pieMutants } from '../helpers/pie-mutants.ts'
 
 afterAll(removeTempDirs)
@@ -52,7 +73,9 @@ const timings = { ours: 0, oursCpu: 0, oracle: 0 }
 describeOracle('cairo-lang judges what validate, inspect and pack say', () => {
   beforeAll(async () => {
     const work = await tempDir('oracle-')
-    for (const name of readdirSync(join(FIXTURES, 'pie')).filter((n) => n.endsWith('.zip')).sort()) {
+    for (const name of readdirSync(join(FIXTURES, 'pie'))
+      .filter((n) => n.endsWith('.zip'))
+      .sort()) {
       cases.push({ name, kind: 'fixture', zip: fixturePath(name) })
     }
     for (const shape of PIE_SHAPES) {
@@ -105,7 +128,8 @@ describeOracle('cairo-lang judges what validate, inspect and pack say', () => {
     timings.oracle = performance.now() - asking
     console.log(report())
     // The whole record, to read a deviation in full.
-    if (process.env.PROVING_ORACLE_RECORD) await writeFile(process.env.PROVING_ORACLE_RECORD, JSON.stringify(cases, null, 1))
+    if (process.env.PROVING_ORACLE_RECORD)
+      await writeFile(process.env.PROVING_ORACLE_RECORD, JSON.stringify(cases, null, 1))
   }, 600_000)
 
   it('judges at least 100 mutants, every fixture, and generated PIEs of both shapes', () => {
@@ -116,7 +140,9 @@ describeOracle('cairo-lang judges what validate, inspect and pack say', () => {
   })
 
   it('passes no PIE that cairo-lang refuses', () => {
-    const passedRefused = cases.filter((c) => c.ours!.valid && !c.theirs!.valid).map((c) => `${c.name}: ${c.theirs!.error}`)
+    const passedRefused = cases
+      .filter((c) => c.ours!.valid && !c.theirs!.valid)
+      .map((c) => `${c.name}: ${c.theirs!.error}`)
     expect(passedRefused).toEqual([])
   })
 
@@ -134,7 +160,11 @@ describeOracle('cairo-lang judges what validate, inspect and pack say', () => {
   it('refuses what cairo-lang loads only for a reason written down: cairo-vm, ambiguous, ambiguous-container, unprovable or budget', () => {
     for (const c of cases.filter((c) => !c.ours!.valid && c.theirs!.valid)) {
       expect(c.ours!.refusals.length, c.name).toBeGreaterThan(0)
-      for (const r of c.ours!.refusals) expect(['cairo-vm', 'ambiguous', 'ambiguous-container', 'unprovable', 'budget'], `${c.name}: ${r.problem}`).toContain(r.reason)
+      for (const r of c.ours!.refusals)
+        expect(
+          ['cairo-vm', 'ambiguous', 'ambiguous-container', 'unprovable', 'budget'],
+          `${c.name}: ${r.problem}`,
+        ).toContain(r.reason)
     }
   })
 
@@ -155,10 +185,11 @@ describeOracle('cairo-lang judges what validate, inspect and pack say', () => {
     }
   })
 
-  it("packs every PIE both accept into a zip cairo-lang loads as the same PIE, and finds valid", () => {
+  it('packs every PIE both accept into a zip cairo-lang loads as the same PIE, and finds valid', () => {
     const packed = cases.filter((c) => c.equality && c.theirs!.valid)
     expect(packed.length).toBeGreaterThanOrEqual(20)
-    for (const c of packed) expect({ name: c.name, ...c.equality }).toMatchObject({ name: c.name, equal: true, packed_valid: true })
+    for (const c of packed)
+      expect({ name: c.name, ...c.equality }).toMatchObject({ name: c.name, equal: true, packed_valid: true })
   })
 })
 
@@ -170,11 +201,15 @@ function report(): string {
   const lines = [
     `The oracle judged ${cases.length} PIEs (${cases.filter((c) => c.kind === 'fixture').length} fixtures, ${cases.filter((c) => c.kind === 'generated').length} generated, ${cases.filter((c) => c.kind === 'mutant').length} mutants):`,
     `  ${agree.length} verdicts agree (${agree.filter((c) => c.ours!.valid).length} valid, ${agree.filter((c) => !c.ours!.valid).length} refused); ${laxer.length} passed that cairo-lang refuses; ${stricter.length} refused that cairo-lang loads:`,
-    ...stricter.map((c) => `  - ${c.name}: ${[...new Set(c.ours!.refusals.map((r) => r.reason))].join(', ')}: ${c.ours!.problems[0]}`),
+    ...stricter.map(
+      (c) => `  - ${c.name}: ${[...new Set(c.ours!.refusals.map((r) => r.reason))].join(', ')}: ${c.ours!.problems[0]}`,
+    ),
     ...laxer.map((c) => `  ! ${c.name}: cairo-lang says ${c.theirs!.error}`),
     `  hashes and facts compared on ${cases.filter((c) => c.hashes && c.theirs!.valid).length}, pack round trips on ${cases.filter((c) => c.equality && c.theirs!.valid).length}`,
     `  seconds (wall, then CPU): validate, inspect and pack ${(timings.ours / 1000).toFixed(1)}, ${(timings.oursCpu / 1000).toFixed(1)}; cairo-lang judging and comparing packed copies ${(timings.oracle / 1000).toFixed(1)}, ${oracleCpuSeconds().toFixed(1)} in two processes`,
-    ...cases.filter((c) => (c.theirs!.seconds ?? 0) > 2).map((c) => `  (cairo-lang took ${c.theirs!.seconds} s on ${c.name})`),
+    ...cases
+      .filter((c) => (c.theirs!.seconds ?? 0) > 2)
+      .map((c) => `  (cairo-lang took ${c.theirs!.seconds} s on ${c.name})`),
   ]
   return lines.join('\n')
 }

@@ -26,13 +26,18 @@ import { describeInterop, fixturePath } from '../helpers/pie-fixtures.ts'
 function itWithFixture(name: string, title: string, body: (path: string) => Promise<void>, timeout?: number) {
   const path = fixturePath(name)
   if (existsSync(path)) it(title, () => body(path), timeout)
-  else it.skip(`${title} (skipped: ../shared/fixtures/pie/${name} is not there yet; see this file's header for its origin)`, () => {})
+  else
+    it.skip(`${title} (skipped: ../shared/fixtures/pie/${name} is not there yet; see this file's header for its origin)`, () => {})
 }
 
 const MADARA_FIB_FACT = '0xca15503f02f8406b599cb220879e842394f5cf2cef753f3ee430647b5981b782'
 const SEQUENCER_PROGRAM_HASH = '0x602b02cff498684fae3d66016137978fdad45a5036878a57257689d4f3f6ccb'
 /** The first words of the published proof facts after the bootloader's header, and the last. */
-const SEQUENCER_OUTPUT_FIRST = ['0x6904e06f4a70738eac413125c14e1afe9fc30b4771ec076e76f08f40ed158d1', '0x2d3aa15f313d3259539b38a504a84890bd0684d66af2e2fe756f09a0c5cef62', '0x7d1']
+const SEQUENCER_OUTPUT_FIRST = [
+  '0x6904e06f4a70738eac413125c14e1afe9fc30b4771ec076e76f08f40ed158d1',
+  '0x2d3aa15f313d3259539b38a504a84890bd0684d66af2e2fe756f09a0c5cef62',
+  '0x7d1',
+]
 const SEQUENCER_OUTPUT_LAST = '0x1537eb833fc9c1c52c8b5e4989ccc67abb00c091e37'
 
 /**
@@ -58,10 +63,14 @@ const MADARA_AGGREGATOR_FACTS = {
 }
 
 describeInterop('PIEs with facts and program hashes published by other projects', () => {
-  itWithFixture('fib-madara-orchestrator.zip', "madara's fibonacci PIE: valid, and inspect gives the orchestrator's SHARP fact", async (path) => {
-    expect((await validatePie(path)).problems).toEqual([])
-    expect((await inspectPie(path)).sharpFactHash).toBe(toHex(BigInt(MADARA_FIB_FACT)))
-  })
+  itWithFixture(
+    'fib-madara-orchestrator.zip',
+    "madara's fibonacci PIE: valid, and inspect gives the orchestrator's SHARP fact",
+    async (path) => {
+      expect((await validatePie(path)).problems).toEqual([])
+      expect((await inspectPie(path)).sharpFactHash).toBe(toHex(BigInt(MADARA_FIB_FACT)))
+    },
+  )
 
   itWithFixture(
     'sequencer-10-transfers.zip',

@@ -17,13 +17,31 @@ afterAll(removeTempDirs)
 const SNOS = 'snos-sepolia-924016.zip'
 /** Asserted by madara-alliance/madara's orchestrator (fact_info.rs, test_fact_info_local) at e67432177. */
 const PUBLISHED_SHARP_FACT = '0x033144ad6b132b1012f15e50aa53de1ed91b3b1af729014c3f1c00b702f972ea'
-const ALL_BUILTINS = ['output', 'pedersen', 'range_check', 'ecdsa', 'bitwise', 'ec_op', 'keccak', 'poseidon', 'range_check96', 'add_mod', 'mul_mod']
+const ALL_BUILTINS = [
+  'output',
+  'pedersen',
+  'range_check',
+  'ecdsa',
+  'bitwise',
+  'ec_op',
+  'keccak',
+  'poseidon',
+  'range_check96',
+  'add_mod',
+  'mul_mod',
+]
 
 describeInterop('the Starknet OS PIE of Sepolia block 924016 (cairo-vm, madara orchestrator)', () => {
   it("validates, as a zip, as bytes and as a directory: its pointers past segment 15's recorded size are what cairo-lang and cairo-vm accept", async () => {
     const zip = await validatePie(fixturePath(SNOS))
     expect(zip).toMatchObject({ valid: true, problems: [] })
-    expect(zip.summary).toMatchObject({ nSteps: 15135, builtins: ALL_BUILTINS, outputSize: 23, programSize: 15318, memoryCells: 29858 })
+    expect(zip.summary).toMatchObject({
+      nSteps: 15135,
+      builtins: ALL_BUILTINS,
+      outputSize: 23,
+      programSize: 15318,
+      memoryCells: 29858,
+    })
     expect(zip.summary.segments.at(-1)).toEqual({ name: 'extra_0', index: 15, size: 557 })
     expect((await validatePie(await readFile(fixturePath(SNOS)))).valid).toBe(true)
     const dir = await validatePie(await unzipFixture(SNOS))

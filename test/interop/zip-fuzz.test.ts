@@ -28,7 +28,15 @@ import zlib from 'node:zlib'
 import { inspectPie, validatePie, type PieValidationResult } from '../../src/pie/index.ts'
 import { centralHeader, endRecords, localHeader } from '../../src/pie/pack/zip-writer.ts'
 import { openPie } from '../../src/pie/read/index.ts'
-import { ORACLE_VENV, askOracle, describeOracle, otherPythons, zipfileReadings, type OracleVerdict, type ZipfileReading } from '../helpers/oracle.ts'
+import {
+  ORACLE_VENV,
+  askOracle,
+  describeOracle,
+  otherPythons,
+  zipfileReadings,
+  type OracleVerdict,
+  type ZipfileReading,
+} from '../helpers/oracle.ts'
 import { fixturePath, readZipFiles, removeTempDirs, tempDir } from '../helpers/pie-fixtures.ts'
 import { EXAMPLE_PIE } from '../helpers/example-pie.ts'
 import { planArbitrary, zipCase, type Plan } from '../helpers/zip-fuzz.ts'
@@ -38,7 +46,8 @@ afterAll(removeTempDirs)
 
 /** cairo-vm's zip reader, where built (scripts/zip-crate-reader/README.md). */
 const ZIP_CRATE =
-  process.env.PROVING_ZIP_CRATE_READER ?? fileURLToPath(new URL('../../scripts/zip-crate-reader/target/release/zip-crate-reader', import.meta.url))
+  process.env.PROVING_ZIP_CRATE_READER ??
+  fileURLToPath(new URL('../../scripts/zip-crate-reader/target/release/zip-crate-reader', import.meta.url))
 const HAS_ZIP_CRATE = existsSync(ZIP_CRATE)
 
 /** Each zip as the zip crate reads it: each PIE file's "length:crc32", or its error. */
@@ -46,7 +55,12 @@ function zipCrateReadings(paths: string[]): Promise<ZipfileReading[]> {
   return new Promise((resolve, reject) => {
     const child = execFile(ZIP_CRATE, { maxBuffer: 64 * 1024 * 1024 }, (error, stdout) => {
       if (error) return reject(error)
-      resolve(stdout.trim().split('\n').map((line) => JSON.parse(line) as ZipfileReading))
+      resolve(
+        stdout
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line) as ZipfileReading),
+      )
     })
     child.stdin!.end(`${paths.join('\n')}\n`)
   })
@@ -82,14 +96,30 @@ function forcedZip64(files: Map<string, Uint8Array>): Uint8Array {
   let position = 0
   for (const [name, data] of files) {
     const body = zlib.deflateRawSync(data)
-    const header = { name, method: 8, crc32: zlib.crc32(data), compressedSize: body.length, uncompressedSize: data.length, zip64: true }
+    const header = {
+      name,
+      method: 8,
+      crc32: zlib.crc32(data),
+      compressedSize: body.length,
+      uncompressedSize: data.length,
+      zip64: true,
+    }
     const local = localHeader(header)
     central.push(centralHeader({ ...header, localHeaderOffset: position }, true))
     parts.push(local, body)
     position += local.length + body.length
   }
   const size = central.reduce((sum, part) => sum + part.length, 0)
-  parts.push(...central, endRecords({ entryCount: files.size, centralDirectoryOffset: position, centralDirectorySize: size, anyZip64: true, forceZip64: true }))
+  parts.push(
+    ...central,
+    endRecords({
+      entryCount: files.size,
+      centralDirectoryOffset: position,
+      centralDirectorySize: size,
+      anyZip64: true,
+      forceZip64: true,
+    }),
+  )
   return Buffer.concat(parts)
 }
 
@@ -148,7 +178,7 @@ describeOracle('the zip container, fuzzed: validate against Python zipfile and c
     }
     const judged = performance.now()
     const paths = cases.map((c) => c.zip)
-    pythons = [{ python: join(ORACLE_VENV, 'bin', 'python'), version: 'the oracle\'s' }, ...otherPythons()]
+    pythons = [{ python: join(ORACLE_VENV, 'bin', 'python'), version: "the oracle's" }, ...otherPythons()]
     const crate = HAS_ZIP_CRATE ? zipCrateReadings(paths) : Promise.resolve([])
     const [{ verdicts }, crateReadings, ...readings] = await Promise.all([
       askOracle(paths, [], { pedersenOnly: true }),
@@ -163,7 +193,8 @@ describeOracle('the zip container, fuzzed: validate against Python zipfile and c
     seconds = (performance.now() - started) / 1000
     phases = [generated - started, judged - generated, performance.now() - judged].map((ms) => ms / 1000)
     console.log(report())
-    if (process.env.PROVING_ORACLE_RECORD) await writeFile(process.env.PROVING_ORACLE_RECORD, JSON.stringify(cases, null, 1))
+    if (process.env.PROVING_ORACLE_RECORD)
+      await writeFile(process.env.PROVING_ORACLE_RECORD, JSON.stringify(cases, null, 1))
   }, 1_800_000)
 
   it('judges every case, a good share of them valid (so the bytes are compared)', () => {
@@ -176,7 +207,9 @@ describeOracle('the zip container, fuzzed: validate against Python zipfile and c
   })
 
   it('passes no zip that cairo-lang refuses', () => {
-    expect(cases.filter((c) => c.ours!.valid && !c.theirs!.valid).map((c) => `${c.name}: ${c.theirs!.error}`)).toEqual([])
+    expect(cases.filter((c) => c.ours!.valid && !c.theirs!.valid).map((c) => `${c.name}: ${c.theirs!.error}`)).toEqual(
+      [],
+    )
   })
 
   it("passes no zip that any Python's zipfile refuses, and reads every entry's bytes as each of them does", () => {
@@ -184,7 +217,8 @@ describeOracle('the zip container, fuzzed: validate against Python zipfile and c
     for (const c of cases.filter((c) => c.ours!.valid)) {
       for (const { python, reading } of c.readings) {
         if (reading.error) differ.push(`${c.name}: Python ${python} refuses it: ${reading.error}`)
-        else expect({ name: c.name, python, entries: reading.entries }).toEqual({ name: c.name, python, entries: c.bytes })
+        else
+          expect({ name: c.name, python, entries: reading.entries }).toEqual({ name: c.name, python, entries: c.bytes })
       }
     }
     expect(differ).toEqual([])
@@ -193,7 +227,8 @@ describeOracle('the zip container, fuzzed: validate against Python zipfile and c
   const crateCheck = "passes no zip cairo-vm's zip crate refuses, and reads every entry as it does"
   if (HAS_ZIP_CRATE) {
     it(crateCheck, () => {
-      for (const c of cases.filter((c) => c.ours!.valid)) expect({ name: c.name, crate: c.crate }).toEqual({ name: c.name, crate: { entries: c.crcs } })
+      for (const c of cases.filter((c) => c.ours!.valid))
+        expect({ name: c.name, crate: c.crate }).toEqual({ name: c.name, crate: { entries: c.crcs } })
     })
   } else {
     const why = `skipped: ${ZIP_CRATE} is not built (scripts/zip-crate-reader/README.md)`
@@ -202,7 +237,8 @@ describeOracle('the zip container, fuzzed: validate against Python zipfile and c
   }
 
   it("computes cairo-lang's program hash where both accept", () => {
-    for (const c of cases.filter((c) => c.ours!.valid && c.theirs!.valid)) expect(BigInt(c.pedersen!), c.name).toBe(BigInt(c.theirs!.hashes!.pedersen!))
+    for (const c of cases.filter((c) => c.ours!.valid && c.theirs!.valid))
+      expect(BigInt(c.pedersen!), c.name).toBe(BigInt(c.theirs!.hashes!.pedersen!))
   })
 
   it('says cairo-lang refuses a zip only when it does, and says so whenever it does', () => {
@@ -222,7 +258,9 @@ function report(): string {
   const agree = cases.filter((c) => c.ours!.valid === c.theirs!.valid)
   const stricter = cases.filter((c) => !c.ours!.valid && c.theirs!.valid)
   const reasons = new Map<string, number>()
-  for (const c of stricter) for (const reason of new Set(c.ours!.refusals.map((r) => r.reason))) reasons.set(reason, (reasons.get(reason) ?? 0) + 1)
+  for (const c of stricter)
+    for (const reason of new Set(c.ours!.refusals.map((r) => r.reason)))
+      reasons.set(reason, (reasons.get(reason) ?? 0) + 1)
   const crateDiffers = HAS_ZIP_CRATE
     ? cases.filter((c) => {
         const python = c.readings[0]!.reading
@@ -230,7 +268,12 @@ function report(): string {
         return false
       }).length
     : undefined
-  const otherRefusals = pythons.slice(1).map(({ version }) => `${version}: ${cases.filter((c) => c.readings.find((r) => r.python === version)?.reading.error && !c.readings[0]!.reading.error).length}`)
+  const otherRefusals = pythons
+    .slice(1)
+    .map(
+      ({ version }) =>
+        `${version}: ${cases.filter((c) => c.readings.find((r) => r.python === version)?.reading.error && !c.readings[0]!.reading.error).length}`,
+    )
   return [
     `The container fuzzer (seed ${SEED}): ${cases.length} cases, judged by cairo-lang and by the zipfile of Python ${pythons.map((p) => p.version).join(', ')} in ${seconds.toFixed(1)} s (making them ${phases[0]!.toFixed(1)}, validate and inspect ${phases[1]!.toFixed(1)}, the references ${phases[2]!.toFixed(1)}):`,
     `  ${agree.length} verdicts agree with cairo-lang (${agree.filter((c) => c.ours!.valid).length} valid, ${agree.filter((c) => !c.ours!.valid).length} refused); ${cases.filter((c) => c.ours!.valid && !c.theirs!.valid).length} passed that cairo-lang refuses; ${valid.length} valid, their bytes compared with every Python's`,

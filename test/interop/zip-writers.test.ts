@@ -60,17 +60,62 @@ const FOUR = NAMES.slice(0, 4)
 const sh = (command: string, cwd: string) => execFileAsync('sh', ['-c', command], { cwd })
 
 const WRITERS: Writer[] = [
-  { name: "Python's zipfile as cairo-lang writes (force_zip64 on memory.bin)", tool: 'python3', files: NAMES, write: (dir, out) => execFileAsync('python3', ['-c', PYTHON, dir, out, 'cairo-lang']) },
-  { name: "Python's zipfile, writestr", tool: 'python3', files: NAMES, write: (dir, out) => execFileAsync('python3', ['-c', PYTHON, dir, out, 'writestr']) },
-  { name: "Python's zipfile streaming to a pipe (data descriptors, a ZIP64 one)", tool: 'python3', files: NAMES, write: (dir, out) => execFileAsync('python3', ['-c', PYTHON, dir, out, 'pipe']) },
-  { name: 'Info-ZIP zip to a file', tool: 'zip', files: FOUR, write: (dir, out) => sh(`zip -q -X '${out}' ${FOUR.join(' ')}`, dir) },
-  { name: 'Info-ZIP zip to a pipe (data descriptors)', tool: 'zip', files: FOUR, write: (dir, out) => sh(`zip -q - ${FOUR.join(' ')} | cat > '${out}'`, dir) },
-  { name: 'Info-ZIP zip -fz (ZIP64 fields on small entries)', tool: 'zip', files: FOUR, write: (dir, out) => sh(`zip -q -fz '${out}' ${FOUR.join(' ')}`, dir) },
+  {
+    name: "Python's zipfile as cairo-lang writes (force_zip64 on memory.bin)",
+    tool: 'python3',
+    files: NAMES,
+    write: (dir, out) => execFileAsync('python3', ['-c', PYTHON, dir, out, 'cairo-lang']),
+  },
+  {
+    name: "Python's zipfile, writestr",
+    tool: 'python3',
+    files: NAMES,
+    write: (dir, out) => execFileAsync('python3', ['-c', PYTHON, dir, out, 'writestr']),
+  },
+  {
+    name: "Python's zipfile streaming to a pipe (data descriptors, a ZIP64 one)",
+    tool: 'python3',
+    files: NAMES,
+    write: (dir, out) => execFileAsync('python3', ['-c', PYTHON, dir, out, 'pipe']),
+  },
+  {
+    name: 'Info-ZIP zip to a file',
+    tool: 'zip',
+    files: FOUR,
+    write: (dir, out) => sh(`zip -q -X '${out}' ${FOUR.join(' ')}`, dir),
+  },
+  {
+    name: 'Info-ZIP zip to a pipe (data descriptors)',
+    tool: 'zip',
+    files: FOUR,
+    write: (dir, out) => sh(`zip -q - ${FOUR.join(' ')} | cat > '${out}'`, dir),
+  },
+  {
+    name: 'Info-ZIP zip -fz (ZIP64 fields on small entries)',
+    tool: 'zip',
+    files: FOUR,
+    write: (dir, out) => sh(`zip -q -fz '${out}' ${FOUR.join(' ')}`, dir),
+  },
   {
     name: "libzip's ziptool",
     tool: 'ziptool',
     files: NAMES,
-    write: (dir, out) => execFileAsync('ziptool', ['-n', out, ...NAMES.flatMap((n, i) => ['add_file', n, join(dir, n), '0', '0', 'set_file_compression', String(i), 'deflate', '0'])]),
+    write: (dir, out) =>
+      execFileAsync('ziptool', [
+        '-n',
+        out,
+        ...NAMES.flatMap((n, i) => [
+          'add_file',
+          n,
+          join(dir, n),
+          '0',
+          '0',
+          'set_file_compression',
+          String(i),
+          'deflate',
+          '0',
+        ]),
+      ]),
   },
 ]
 
@@ -89,14 +134,16 @@ async function entriesOf(path: string): Promise<Map<string, string>> {
   }
 }
 
-describe("zips legitimate writers write stay valid, read as written", async () => {
+describe('zips legitimate writers write stay valid, read as written', async () => {
   const files = await readZipFiles(EXAMPLE_PIE)
   const sha = (name: string) => createHash('sha256').update(files.get(name)!).digest('hex')
 
   for (const writer of WRITERS) {
     if (!has(writer.tool)) {
       const why = `${writer.tool} is not installed (Debian's ${writer.tool === 'ziptool' ? 'ziptool' : writer.tool} package)`
-      if (process.env.PROVING_REQUIRE_SYSTEM_TOOLS === '1') it(`${writer.name}: has ${writer.tool}`, () => expect.fail(`${why}, and PROVING_REQUIRE_SYSTEM_TOOLS=1 requires it`))
+      if (process.env.PROVING_REQUIRE_SYSTEM_TOOLS === '1')
+        it(`${writer.name}: has ${writer.tool}`, () =>
+          expect.fail(`${why}, and PROVING_REQUIRE_SYSTEM_TOOLS=1 requires it`))
       else {
         console.warn(`${writer.name}: skipped: ${why}`)
         it.skip(`${writer.name}: skipped: ${why}`, () => {})
@@ -110,13 +157,17 @@ describe("zips legitimate writers write stay valid, read as written", async () =
       await writer.write(dir, out)
       const result = await validatePie(out)
       expect(result.problems).toEqual([])
-      expect(Object.fromEntries(await entriesOf(out))).toEqual(Object.fromEntries(writer.files.map((name) => [name, sha(name)])))
+      expect(Object.fromEntries(await entriesOf(out))).toEqual(
+        Object.fromEntries(writer.files.map((name) => [name, sha(name)])),
+      )
     })
   }
 
   it("Rust's zip crate 0.6 with large_file, as cairo-vm's writer sets it (ZIP64 markers in every local header)", async () => {
     const result = await validatePie(RUST_ZIP)
     expect(result.problems).toEqual([])
-    expect(Object.fromEntries(await entriesOf(RUST_ZIP))).toEqual(Object.fromEntries(NAMES.map((name) => [name, sha(name)])))
+    expect(Object.fromEntries(await entriesOf(RUST_ZIP))).toEqual(
+      Object.fromEntries(NAMES.map((name) => [name, sha(name)])),
+    )
   })
 })

@@ -15,16 +15,26 @@ const SRC = join(REPO_ROOT, 'src')
 
 function sourceFiles(dir = SRC): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? sourceFiles(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+    entry.isDirectory()
+      ? sourceFiles(join(dir, entry.name))
+      : entry.name.endsWith('.ts')
+        ? [join(dir, entry.name)]
+        : [],
   )
 }
 
 /** Every module a file imports: `import`, `import type`, `export ... from` and `import('...')`. */
 function importsOf(file: string): { local: string[]; packages: string[] } {
-  const text = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '')
-  const specifiers = [...text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^import\s+)'([^']+)'/gm)].map((match) => match[1]!)
+  const text = readFileSync(file, 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/^\s*\/\/.*$/gm, '')
+  const specifiers = [...text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^import\s+)'([^']+)'/gm)].map(
+    (match) => match[1]!,
+  )
   return {
-    local: specifiers.filter((specifier) => specifier.startsWith('.')).map((specifier) => resolve(dirname(file), specifier)),
+    local: specifiers
+      .filter((specifier) => specifier.startsWith('.'))
+      .map((specifier) => resolve(dirname(file), specifier)),
     packages: specifiers.filter((specifier) => !specifier.startsWith('.') && !specifier.startsWith('node:')),
   }
 }
@@ -110,7 +120,9 @@ describe('the architecture of src', () => {
   })
 
   it('only the action imports @actions/*; the core, schemas and clients name no host', () => {
-    const users = [...GRAPH].filter(([, { packages }]) => packages.some((name) => name.startsWith('@actions/'))).map(([file]) => layerOf(file))
+    const users = [...GRAPH]
+      .filter(([, { packages }]) => packages.some((name) => name.startsWith('@actions/')))
+      .map(([file]) => layerOf(file))
     expect(new Set(users)).toEqual(new Set(['action']))
   })
 })
@@ -155,9 +167,15 @@ function forbiddenCalls(file: string, text: string): string[] {
   const visit = (node: ts.Node) => {
     if (ts.isCallExpression(node)) {
       const callee = node.expression
-      const name = ts.isIdentifier(callee) ? callee.text : ts.isPropertyAccessExpression(callee) ? callee.name.text : undefined
+      const name = ts.isIdentifier(callee)
+        ? callee.text
+        : ts.isPropertyAccessExpression(callee)
+          ? callee.name.text
+          : undefined
       if (name && HOST_FORBIDDEN_CALLS.has(name)) {
-        found.push(`${relative(REPO_ROOT, file)}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1} ${name}(`)
+        found.push(
+          `${relative(REPO_ROOT, file)}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1} ${name}(`,
+        )
       }
     }
     ts.forEachChild(node, visit)
@@ -219,7 +237,9 @@ describe('the house: small modules, short functions', () => {
   })
 
   it('no file of src/pipeline has 500 lines or more', () => {
-    const long = FILES.filter((file) => layerOf(file) === 'pipeline').filter((file) => readFileSync(file, 'utf8').split('\n').length >= 500)
+    const long = FILES.filter((file) => layerOf(file) === 'pipeline').filter(
+      (file) => readFileSync(file, 'utf8').split('\n').length >= 500,
+    )
     expect(long.map(rel)).toEqual([])
   })
 })
@@ -244,12 +264,17 @@ function longLinesFormatted(sources: string, width: number): string[] {
     }
     writeFileSync(join(copy, 'biome.json'), JSON.stringify(config))
     const biome = join(REPO_ROOT, 'node_modules', '@biomejs', 'biome', 'bin', 'biome')
-    const run = spawnSync(process.execPath, [biome, 'format', '--write', `--config-path=${copy}`, 'src'], { cwd: copy, encoding: 'utf8' })
+    const run = spawnSync(process.execPath, [biome, 'format', '--write', `--config-path=${copy}`, 'src'], {
+      cwd: copy,
+      encoding: 'utf8',
+    })
     expect(run.status, run.stderr).toBe(0)
     return sourceFiles(join(copy, 'src')).flatMap((file) =>
       readFileSync(file, 'utf8')
         .split('\n')
-        .flatMap((line, index) => (line.length > width ? [`${relative(copy, file)}:${index + 1}: ${line.length} characters`] : [])),
+        .flatMap((line, index) =>
+          line.length > width ? [`${relative(copy, file)}:${index + 1}: ${line.length} characters`] : [],
+        ),
     )
   } finally {
     rmSync(copy, { recursive: true, force: true })
@@ -268,8 +293,13 @@ describe('the house: lines a person can read', () => {
       mkdirSync(join(planted, 'core'))
       const args = Array.from({ length: 30 }, (_, index) => `argument${index}`).join(', ')
       writeFileSync(join(planted, 'core', 'call.ts'), `export const a = call(${args})\n`)
-      writeFileSync(join(planted, 'core', 'message.ts'), `export const b = new Error(\`${'A sentence that goes on. '.repeat(10)}\${b}\`)\n`)
-      expect(longLinesFormatted(planted, 200)).toEqual([expect.stringMatching(/^src\/core\/message\.ts:\d+: \d+ characters$/)])
+      writeFileSync(
+        join(planted, 'core', 'message.ts'),
+        `export const b = new Error(\`${'A sentence that goes on. '.repeat(10)}\${b}\`)\n`,
+      )
+      expect(longLinesFormatted(planted, 200)).toEqual([
+        expect.stringMatching(/^src\/core\/message\.ts:\d+: \d+ characters$/),
+      ])
     } finally {
       rmSync(planted, { recursive: true, force: true })
     }
@@ -297,8 +327,10 @@ function roomViolations(graph: ReadonlyMap<string, { local: string[] }>): string
     for (const target of local) {
       const to = roomOf(target)
       if (to === undefined || to === from) continue
-      if (target !== join(PIE, to, 'index.ts')) wrong.push(`${rel(file)} -> ${rel(target)}: not through pie/${to}/index.ts`)
-      if (from !== undefined && PIE_ROOMS.indexOf(to) > PIE_ROOMS.indexOf(from)) wrong.push(`${rel(file)} -> ${rel(target)}: ${from} comes before ${to}`)
+      if (target !== join(PIE, to, 'index.ts'))
+        wrong.push(`${rel(file)} -> ${rel(target)}: not through pie/${to}/index.ts`)
+      if (from !== undefined && PIE_ROOMS.indexOf(to) > PIE_ROOMS.indexOf(from))
+        wrong.push(`${rel(file)} -> ${rel(target)}: ${from} comes before ${to}`)
     }
   }
   return wrong
@@ -306,7 +338,9 @@ function roomViolations(graph: ReadonlyMap<string, { local: string[] }>): string
 
 describe('the rooms of src/pie', () => {
   it('src/pie holds its entry and the rooms, each with its index.ts', () => {
-    const outside = FILES.filter((file) => file.startsWith(`${PIE}/`) && file !== join(PIE, 'index.ts') && !PIE_ROOMS.includes(roomOf(file)!))
+    const outside = FILES.filter(
+      (file) => file.startsWith(`${PIE}/`) && file !== join(PIE, 'index.ts') && !PIE_ROOMS.includes(roomOf(file)!),
+    )
     expect(outside.map(rel)).toEqual([])
     for (const room of PIE_ROOMS) expect(GRAPH.has(join(PIE, room, 'index.ts')), `src/pie/${room}/index.ts`).toBe(true)
   })

@@ -209,7 +209,7 @@ const WRONG_VALUES: Record<string, { code: string; value: string }> = {
     value: 'fast',
     code:
       "await proveStatements({ subjects: [], endpoint: { kind: 'l2', layout: 'fast', prover: 'svc_sharp', " +
-      "mockFactHash: false }, policy: {} as StatementPolicy }, { client, logger: silentLogger })",
+      'mockFactHash: false }, policy: {} as StatementPolicy }, { client, logger: silentLogger })',
   },
 }
 const wrongValues = Object.entries(WRONG_VALUES).map(([name, { code, value }], index) => ({

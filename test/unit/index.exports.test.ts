@@ -18,8 +18,15 @@ import { REPO_ROOT } from '../helpers/cli.ts'
 let typeNamesByEntry: Map<string, string[]> | undefined
 function exportedTypeNames(entry: string): string[] {
   if (!typeNamesByEntry) {
-    const config = ts.getParsedCommandLineOfConfigFile(join(REPO_ROOT, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} })!
-    const program = ts.createProgram(Object.keys(ENTRIES).map((file) => join(REPO_ROOT, file)), config.options)
+    const config = ts.getParsedCommandLineOfConfigFile(
+      join(REPO_ROOT, 'tsconfig.json'),
+      {},
+      { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} },
+    )!
+    const program = ts.createProgram(
+      Object.keys(ENTRIES).map((file) => join(REPO_ROOT, file)),
+      config.options,
+    )
     const checker = program.getTypeChecker()
     typeNamesByEntry = new Map()
     for (const file of Object.keys(ENTRIES)) {
@@ -40,7 +47,10 @@ async function exportsOf(entry: string): Promise<{ values: string[]; types: stri
 }
 
 /** Public methods and accessors: what a class gives on its prototype (private `#` members are not there). */
-const methodsOf = (type: { prototype: object }) => Object.getOwnPropertyNames(type.prototype).filter((name) => name !== 'constructor').sort()
+const methodsOf = (type: { prototype: object }) =>
+  Object.getOwnPropertyNames(type.prototype)
+    .filter((name) => name !== 'constructor')
+    .sort()
 
 /** What each entry gives. */
 const ENTRIES: Record<string, { values: string[]; types: string[] }> = {
@@ -529,14 +539,7 @@ const ENTRIES: Record<string, { values: string[]; types: string[] }> = {
     ],
   },
   'src/emulator/index.ts': {
-    values: [
-      'DEFAULT_TIMING',
-      'clientClockFor',
-      'computePieFacts',
-      'realClock',
-      'simulatedClock',
-      'startEmulator',
-    ],
+    values: ['DEFAULT_TIMING', 'clientClockFor', 'computePieFacts', 'realClock', 'simulatedClock', 'startEmulator'],
     types: [
       'EmulatorClock',
       'EmulatorOptions',
@@ -553,35 +556,77 @@ const ENTRIES: Record<string, { values: string[]; types: string[] }> = {
     ],
   },
   'src/testing.ts': {
-    values: [
-      'clientClockFor',
-      'realClock',
-      'silentLogger',
-      'simulatedClock',
-    ],
-    types: [
-      'Clock',
-      'EmulatorClock',
-      'Logger',
-    ],
+    values: ['clientClockFor', 'realClock', 'silentLogger', 'simulatedClock'],
+    types: ['Clock', 'EmulatorClock', 'Logger'],
   },
 }
 
 /** The public methods (and accessors) of the classes the main entry gives. */
 const METHODS: Record<string, string[]> = {
-  ProvingClient: ['checkService', 'closeBucket', 'createBucket', 'findQueryByDedupId', 'getBucket', 'getQuery', 'getQueryDetails', 'hasApiKey', 'isAlive', 'iterateQueries', 'listQueries', 'readQuery', 'resolveDedupId', 'retryFailedQuery', 'retryQuery', 'submitPie', 'submitPieStream', 'submitProofVerification', 'submitQuery', 'waitForQuery'],
-  TaskClient: ['getTaskMmrs', 'getTaskStatus', 'hasApiKey', 'iterateTasks', 'listTasks', 'scheduleTask', 'submitDecommitment', 'waitForTask'],
+  ProvingClient: [
+    'checkService',
+    'closeBucket',
+    'createBucket',
+    'findQueryByDedupId',
+    'getBucket',
+    'getQuery',
+    'getQueryDetails',
+    'hasApiKey',
+    'isAlive',
+    'iterateQueries',
+    'listQueries',
+    'readQuery',
+    'resolveDedupId',
+    'retryFailedQuery',
+    'retryQuery',
+    'submitPie',
+    'submitPieStream',
+    'submitProofVerification',
+    'submitQuery',
+    'waitForQuery',
+  ],
+  TaskClient: [
+    'getTaskMmrs',
+    'getTaskStatus',
+    'hasApiKey',
+    'iterateTasks',
+    'listTasks',
+    'scheduleTask',
+    'submitDecommitment',
+    'waitForTask',
+  ],
   StorageProofClient: ['getBatchQueryStatus', 'submitBatchQuery', 'waitForBatchQuery'],
-  AccountClient: ['apiKeyProvider', 'createApiKey', 'createSession', 'getAccessToken', 'getApiKey', 'getChallenge', 'getWallet', 'listApiKeys', 'previewChallenge', 'refreshSession', 'session', 'signIn', 'stats'],
+  AccountClient: [
+    'apiKeyProvider',
+    'createApiKey',
+    'createSession',
+    'getAccessToken',
+    'getApiKey',
+    'getChallenge',
+    'getWallet',
+    'listApiKeys',
+    'previewChallenge',
+    'refreshSession',
+    'session',
+    'signIn',
+    'stats',
+  ],
   HttpClient: ['download', 'request', 'serviceOffsetMs', 'url'],
 }
 
 describe('the public API of the package', () => {
   it('package.json exports exactly these entries', () => {
-    const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { exports: Record<string, { import: string } | string> }
+    const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+      exports: Record<string, { import: string } | string>
+    }
     const sources = Object.entries(manifest.exports)
       .filter(([path]) => path !== './package.json')
-      .map(([, target]) => relative(REPO_ROOT, join(REPO_ROOT, (target as { import: string }).import.replace(/^\.\/lib\//, 'src/').replace(/\.js$/, '.ts'))))
+      .map(([, target]) =>
+        relative(
+          REPO_ROOT,
+          join(REPO_ROOT, (target as { import: string }).import.replace(/^\.\/lib\//, 'src/').replace(/\.js$/, '.ts')),
+        ),
+      )
     expect(sources.sort()).toEqual(Object.keys(ENTRIES).sort())
   })
 

@@ -14,7 +14,11 @@ import { PIE_FIXTURES } from '../helpers/pie-fixtures.ts'
  */
 function testFiles(dir = join(REPO_ROOT, 'test')): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? testFiles(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [relative(REPO_ROOT, join(dir, entry.name))] : [],
+    entry.isDirectory()
+      ? testFiles(join(dir, entry.name))
+      : entry.name.endsWith('.ts')
+        ? [relative(REPO_ROOT, join(dir, entry.name))]
+        : [],
   )
 }
 
@@ -28,18 +32,31 @@ const MAY_NAME_SHARED = ['test/interop/', 'test/helpers/pie-fixtures.ts', 'test/
  * oracle test does without cairo-lang's Python environment (issue 33), and the summary's
  * cases under GitHub's cmark-gfm, which micromark's GFM judges on every machine as well.
  */
-const MAY_SKIP = [...MAY_NAME_SHARED, 'test/helpers/browser.ts', 'test/helpers/oracle.ts', 'test/unit/action/steps/summary.gfm.test.ts']
+const MAY_SKIP = [
+  ...MAY_NAME_SHARED,
+  'test/helpers/browser.ts',
+  'test/helpers/oracle.ts',
+  'test/unit/action/steps/summary.gfm.test.ts',
+]
 
 describe('the suite on a plain clone', () => {
   const files = testFiles()
 
   it('only the interop suite reads ../shared/fixtures', () => {
-    const readers = files.filter((file) => !MAY_NAME_SHARED.some((allowed) => file.startsWith(allowed)) && SHARED.test(readFileSync(join(REPO_ROOT, file), 'utf8')))
+    const readers = files.filter(
+      (file) =>
+        !MAY_NAME_SHARED.some((allowed) => file.startsWith(allowed)) &&
+        SHARED.test(readFileSync(join(REPO_ROOT, file), 'utf8')),
+    )
     expect(readers).toEqual([])
   })
 
   it('nothing skips but the interop suite (with its reason)', () => {
-    const skipping = files.filter((file) => !MAY_SKIP.some((allowed) => file.startsWith(allowed)) && SKIPS.test(readFileSync(join(REPO_ROOT, file), 'utf8')))
+    const skipping = files.filter(
+      (file) =>
+        !MAY_SKIP.some((allowed) => file.startsWith(allowed)) &&
+        SKIPS.test(readFileSync(join(REPO_ROOT, file), 'utf8')),
+    )
     expect(skipping).toEqual([])
   })
 
@@ -57,10 +74,14 @@ describe('the interop suite where the fixtures are absent', () => {
     const elsewhere = mkdtempSync(join(tmpdir(), 'no-fixtures-'))
     const run = promisify(execFile)
     // Only the console reporter: this run writes no test-results.json over the outer run's.
-    const { stdout, stderr } = await run(NODE, [join(REPO_ROOT, 'node_modules/vitest/vitest.mjs'), 'run', 'test/interop/fixtures.test.ts', '--reporter=default'], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, PROVING_TEST_FIXTURES: elsewhere, CI: '1' },
-    })
+    const { stdout, stderr } = await run(
+      NODE,
+      [join(REPO_ROOT, 'node_modules/vitest/vitest.mjs'), 'run', 'test/interop/fixtures.test.ts', '--reporter=default'],
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, PROVING_TEST_FIXTURES: elsewhere, CI: '1' },
+      },
+    )
     const output = `${stdout}\n${stderr}`.replaceAll(/\s+/g, ' ')
     expect(output).toContain(`The interop suite is skipped: ${join(elsewhere, 'pie')} is absent`)
     // ...and where its fixtures come from, and where to put them.
@@ -75,7 +96,12 @@ describe('the oracle test where cairo-lang is absent', () => {
   it('says why it is skipped on the console, and fails instead where the system tools are required', async () => {
     const elsewhere = mkdtempSync(join(tmpdir(), 'no-oracle-'))
     const run = promisify(execFile)
-    const args = [join(REPO_ROOT, 'node_modules/vitest/vitest.mjs'), 'run', 'test/interop/oracle.test.ts', '--reporter=default']
+    const args = [
+      join(REPO_ROOT, 'node_modules/vitest/vitest.mjs'),
+      'run',
+      'test/interop/oracle.test.ts',
+      '--reporter=default',
+    ]
     const env = { ...process.env, PROVING_TEST_ORACLE: elsewhere, CI: '1', PROVING_REQUIRE_SYSTEM_TOOLS: '' }
     const { stdout, stderr } = await run(NODE, args, { cwd: REPO_ROOT, env })
     expect(`${stdout}\n${stderr}`).toMatch(/The oracle test is skipped: .* is absent/)

@@ -18,7 +18,8 @@ type OutputName = (typeof API_KEY_OUTPUTS)[number]
 const requireAccountService = requireSecretAndUrl(
   {
     input: 'private-key',
-    message: '`private-key` is required: pass the wallet\'s key from a secret, e.g. `private-key: ${{ secrets.PROVING_WALLET_KEY }}`.',
+    message:
+      "`private-key` is required: pass the wallet's key from a secret, e.g. `private-key: ${{ secrets.PROVING_WALLET_KEY }}`.",
   },
   { input: 'auth-url', service: 'account service' },
 )
@@ -38,7 +39,7 @@ class ApiKeyStep extends Step<StepOptions, Exclude<OutputName, 'api-key'>> {
         this.keyName
           ? `new key "${this.keyName}", in the \`api-key\` output (masked)`
           : this.wallet
-            ? 'the project\'s key, in the `api-key` output (masked)'
+            ? "the project's key, in the `api-key` output (masked)"
             : undefined,
       ],
       ...this.extraRows,
@@ -66,10 +67,18 @@ export const run = defineAction({
     step.onClose(async () => (await import('../../core/http.ts')).closeDefaultDispatcher())
     let account
     try {
-      account = new AccountClient({ baseUrl: inputs['auth-url']!, privateKey: inputs['private-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] })
+      account = new AccountClient({
+        baseUrl: inputs['auth-url']!,
+        privateKey: inputs['private-key'],
+        logger: loggerFor(io),
+        allowInsecureHttp: inputs['allow-insecure-http'],
+      })
     } catch (error) {
       if (error instanceof InvalidInputError && error.input === 'privateKey') {
-        throw new InvalidInputError(error.shortMessage.replace('The private key', '`private-key`'), { input: 'private-key', metaMessages: error.metaMessages })
+        throw new InvalidInputError(error.shortMessage.replace('The private key', '`private-key`'), {
+          input: 'private-key',
+          metaMessages: error.metaMessages,
+        })
       }
       throw error
     }
@@ -106,7 +115,7 @@ const ACCOUNT_SERVICE: ServiceText = {
   // The account service has no api-key to check: a 401 is the wallet's sign-in, a 403 or 404 the project.
   statusAdvice: (status) =>
     status === 401
-      ? 'The account service refused the sign-in: check that `private-key` is the wallet\'s key, and `auth-url` the right deployment.'
+      ? "The account service refused the sign-in: check that `private-key` is the wallet's key, and `auth-url` the right deployment."
       : status === 403 || status === 404
         ? 'Check `project-id`: it must be a project of this wallet.'
         : undefined,
@@ -114,6 +123,7 @@ const ACCOUNT_SERVICE: ServiceText = {
 }
 
 function describeFailure(error: unknown): Ending {
-  if (error instanceof AbortedError) return { outcome: 'cancelled', headline: 'Cancelled while signing in.', failure: 'Cancelled while signing in.' }
+  if (error instanceof AbortedError)
+    return { outcome: 'cancelled', headline: 'Cancelled while signing in.', failure: 'Cancelled while signing in.' }
   return describeServiceFailure(error, ACCOUNT_SERVICE)
 }

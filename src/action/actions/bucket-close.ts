@@ -25,25 +25,46 @@ export const run = defineAction({
   crossCheck: (context) => {
     requireService(context)
     if (!context.values.wait && context.raw.pie) {
-      context.problem('pie', '`pie` is for the gate of `wait: true`: set `wait: true` to check the queries against the PIEs.')
+      context.problem(
+        'pie',
+        '`pie` is for the gate of `wait: true`: set `wait: true` to check the queries against the PIEs.',
+      )
     }
     if (!context.values.wait && context.raw['expected-queries']) {
-      context.problem('expected-queries', '`expected-queries` is for the gate of `wait: true`: set `wait: true` to check the bucket holds those queries.')
+      context.problem(
+        'expected-queries',
+        '`expected-queries` is for the gate of `wait: true`: set `wait: true` to check the bucket holds those queries.',
+      )
     }
   },
   step: (io, signal) => new ProvingStep(io, { action: 'Close bucket', signal }),
   async work({ io, signal, inputs, step }) {
     const subject = `bucket ${inputs['bucket-id']}`
-    if (!(await startGitHub(io, step, inputs, { subject, serviceUrl: () => inputs['base-url'], signal, allowInsecureHttp: inputs['allow-insecure-http'] === true }))) return
+    if (
+      !(await startGitHub(io, step, inputs, {
+        subject,
+        serviceUrl: () => inputs['base-url'],
+        signal,
+        allowInsecureHttp: inputs['allow-insecure-http'] === true,
+      }))
+    )
+      return
     // The PIEs are read before the bucket is closed: a wrong path stops the step with nothing closed.
     const pies = inputs.pie ? await inspectPies(io, inputs.pie, signal) : undefined
     const services = await loadClientModule()
-    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
+    const client = services.provingClient({
+      baseUrl: inputs['base-url']!,
+      apiKey: inputs['api-key'],
+      logger: loggerFor(io),
+      allowInsecureHttp: inputs['allow-insecure-http'] === true,
+    })
     const bucket = await client.closeBucket(inputs['bucket-id'], { signal })
     step.outputs.set(bucketOutputs(bucket))
     const status = typeof bucket.status === 'string' ? bucket.status : undefined
     if (status) step.outputs.set({ status })
-    io.info(`Bucket ${bucket.id}${status ? ` is ${status}` : ' closed'} with ${bucket.leaves} ${bucket.leaves === 1 ? 'query' : 'queries'}.`)
+    io.info(
+      `Bucket ${bucket.id}${status ? ` is ${status}` : ' closed'} with ${bucket.leaves} ${bucket.leaves === 1 ? 'query' : 'queries'}.`,
+    )
     if (!inputs.wait) {
       step.extraRows.push(
         ['Bucket', { code: bucket.id }],
@@ -78,7 +99,9 @@ export const run = defineAction({
         timeoutMs,
         signal,
         onProgress: (progress) => {
-          io.info(`[${formatDuration(progress.elapsedMs).padStart(6)}] ${progress.status}  ${progress.leaves} ${progress.leaves === 1 ? 'query' : 'queries'}`)
+          io.info(
+            `[${formatDuration(progress.elapsedMs).padStart(6)}] ${progress.status}  ${progress.leaves} ${progress.leaves === 1 ? 'query' : 'queries'}`,
+          )
           step.outputs.set({ status: progress.status })
         },
       })
@@ -107,7 +130,9 @@ async function inspectPies(io: ActionIO, input: string, signal: AbortSignal): Pr
       const prepared = await preparePie(path, { inputName: 'pie', signal, inspect: true })
       await prepared.cleanup()
       pies.push({ path: relativeToWorkspace(io, path), inspection: prepared.inspection! })
-      io.info(`${relativeToWorkspace(io, path)}: program ${prepared.inspection!.programHash}, output ${prepared.inspection!.output.length} words`)
+      io.info(
+        `${relativeToWorkspace(io, path)}: program ${prepared.inspection!.programHash}, output ${prepared.inspection!.output.length} words`,
+      )
     }
   } finally {
     io.endGroup()
@@ -116,7 +141,13 @@ async function inspectPies(io: ActionIO, input: string, signal: AbortSignal): Pr
 }
 
 /** The bucket's verdict as outputs, summary rows, the per-query table and the report. */
-async function reportVerdict(step: ProvingStep, bucketId: string, details: BucketDetailsResponse, verdict: BucketVerdict, pies: GivenPie[] | undefined): Promise<void> {
+async function reportVerdict(
+  step: ProvingStep,
+  bucketId: string,
+  details: BucketDetailsResponse,
+  verdict: BucketVerdict,
+  pies: GivenPie[] | undefined,
+): Promise<void> {
   const { bucketTable } = await import('../../pipeline/bucket.ts')
   step.outputs.set({
     ...bucketOutputs(details.bucket),
@@ -128,8 +159,14 @@ async function reportVerdict(step: ProvingStep, bucketId: string, details: Bucke
   step.extraRows.push(
     ['Bucket', { code: bucketId }],
     ['Status', verdict.status],
-    ['Queries', `${verdict.rows.length} (${verdict.rows.filter((row) => row.problems.length === 0).length} pass the gate)`],
-    ['Facts checked against', pies ? `${pies.length} PIE${pies.length === 1 ? '' : 's'}` : 'no PIEs given (`pie`): facts not checked'],
+    [
+      'Queries',
+      `${verdict.rows.length} (${verdict.rows.filter((row) => row.problems.length === 0).length} pass the gate)`,
+    ],
+    [
+      'Facts checked against',
+      pies ? `${pies.length} PIE${pies.length === 1 ? '' : 's'}` : 'no PIEs given (`pie`): facts not checked',
+    ],
     ['Mock proof', details.bucket.mockProof ? 'YES: the aggregated proof is mocked' : 'no'],
   )
   if (verdict.rows.length) step.sections.push(bucketTable(verdict.rows, 'markdown'))
@@ -150,10 +187,13 @@ async function reportVerdict(step: ProvingStep, bucketId: string, details: Bucke
     nextSteps: [
       'A FAILED query: read its error reason in the table; if it is retriable, the `retry` sub-action can send it again.',
       'Facts that fit none of the PIEs: check that `pie` lists the same pie.zip files the jobs proved.',
-      'A query missing or not expected: check that `expected-queries` lists every job\'s `query-id` (or their count), and that each job proved into this bucket.',
+      "A query missing or not expected: check that `expected-queries` lists every job's `query-id` (or their count), and that each job proved into this bucket.",
       'A query whose record names another bucket: do not rely on this bucket; check that each job proved into this `bucket-id`, and report it to the service operator.',
     ],
-    failure: verdict.refusals.length === 1 ? verdict.refusals[0]! : `${verdict.refusals[0]} (and ${verdict.refusals.length - 1} more: see the job summary)`,
+    failure:
+      verdict.refusals.length === 1
+        ? verdict.refusals[0]!
+        : `${verdict.refusals[0]} (and ${verdict.refusals.length - 1} more: see the job summary)`,
   })
 }
 

@@ -15,7 +15,12 @@ export const run = defineAction({
   step: (io, signal) => new ProvingStep(io, { action: 'Create bucket', signal }),
   async work({ io, signal, inputs, step }) {
     const services = await loadClientModule()
-    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
+    const client = services.provingClient({
+      baseUrl: inputs['base-url']!,
+      apiKey: inputs['api-key'],
+      logger: loggerFor(io),
+      allowInsecureHttp: inputs['allow-insecure-http'] === true,
+    })
     const bucket = await client.createBucket({
       aggregatorVersion: inputs['aggregator-version'],
       externalId: inputs['external-id'],
@@ -39,4 +44,3 @@ export const run = defineAction({
     })
   },
 })
-

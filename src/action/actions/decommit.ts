@@ -17,9 +17,13 @@ import type { ActionIO } from '../types.ts'
 export const run = defineAction({
   inputs: DECOMMIT_INPUTS,
   crossCheck: requireTaskService,
-  step: (io, signal, inputs) => new TaskStep(io, { action: 'Decommit', signal, timeoutMinutes: inputs?.['timeout-minutes'] }),
+  step: (io, signal, inputs) =>
+    new TaskStep(io, { action: 'Decommit', signal, timeoutMinutes: inputs?.['timeout-minutes'] }),
   async work({ io, inputs, step }) {
-    const given = inputs['dp-output'] === undefined ? undefined : await readJsonInput('dp-output', inputs['dp-output'], 'the dp_output JSON', io.env.GITHUB_WORKSPACE)
+    const given =
+      inputs['dp-output'] === undefined
+        ? undefined
+        : await readJsonInput('dp-output', inputs['dp-output'], 'the dp_output JSON', io.env.GITHUB_WORKSPACE)
     const checked = checkTaskRequest(decommitmentBody, {
       proving_query_id: inputs['proving-query-id'],
       destination_chain_id: inputs['destination-chain-id'],

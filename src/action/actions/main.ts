@@ -61,13 +61,19 @@ export const run = defineAction({
   },
   async work({ io, signal, inputs, step }) {
     if (inputs['mock-fact-hash'] && !inputs['allow-mocked-fact']) {
-      io.warning('`mock-fact-hash` is true but `allow-mocked-fact` is false: the gate will refuse the mocked result. Set `allow-mocked-fact: true` for a dry run.')
+      io.warning(
+        '`mock-fact-hash` is true but `allow-mocked-fact` is false: the gate will refuse the mocked result. Set `allow-mocked-fact: true` for a dry run.',
+      )
     }
     if (inputs.emulator && !inputs.wait) {
-      io.warning('`wait: false` with `emulator: true`: the emulator stops with this step, so nothing can wait for the query later.')
+      io.warning(
+        '`wait: false` with `emulator: true`: the emulator stops with this step, so nothing can wait for the query later.',
+      )
     }
     if (inputs['decommit-destination-chain-id'] && !inputs.wait) {
-      io.warning('`decommit-destination-chain-id` with `wait: false`: the decommitment follows a DONE proof, so none is submitted. Use the `decommit` sub-action once the query is DONE.')
+      io.warning(
+        '`decommit-destination-chain-id` with `wait: false`: the decommitment follows a DONE proof, so none is submitted. Use the `decommit` sub-action once the query is DONE.',
+      )
     }
     if (inputs['tasks-url'] && !inputs['decommit-destination-chain-id']) {
       io.warning('`tasks-url` is only used with `decommit-destination-chain-id`; it is ignored.')
@@ -75,7 +81,15 @@ export const run = defineAction({
     // Before the emulator starts: the release's proof.json is downloaded from it after the report.
     const service = { url: inputs['base-url'] }
     const github = { subject: subjectOf(inputs), commentKey: inputs['external-id'] ?? inputs.pie?.trim() }
-    if (!(await startGitHub(io, step, inputs, { ...github, serviceUrl: () => service.url, signal, allowInsecureHttp: inputs['allow-insecure-http'] === true }))) return
+    if (
+      !(await startGitHub(io, step, inputs, {
+        ...github,
+        serviceUrl: () => service.url,
+        signal,
+        allowInsecureHttp: inputs['allow-insecure-http'] === true,
+      }))
+    )
+      return
     // The emulator (when asked for) stops once the step has reported, however it ended.
     await prove(io, inputs, step, signal, (close, url) => {
       service.url = url
@@ -86,7 +100,10 @@ export const run = defineAction({
 
 /** What the check run is named after: the PIE (or program) as the workflow gives it. */
 function subjectOf(inputs: MainInputs): string {
-  const pie = inputs.pie?.split('\n').map((line) => line.trim()).filter(Boolean)
+  const pie = inputs.pie
+    ?.split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean)
   if (pie?.length) return pie.length === 1 ? pie[0]! : `${pie[0]} and ${pie.length - 1} more`
   if (inputs.program) return inputs.program
   return `program ${inputs['program-hash'] ?? ''}`.trim()
@@ -111,17 +128,30 @@ async function prove(
     io.setSecret(apiKey)
     const { startEmulator } = await import('../../emulator/index.ts')
     // The emulator's own request log is debug noise in a CI log.
-    const emulator = await startEmulator({ host: '127.0.0.1', port: 0, apiKeys: [apiKey], logger: { ...logger, info: logger.debug } })
+    const emulator = await startEmulator({
+      host: '127.0.0.1',
+      port: 0,
+      apiKeys: [apiKey],
+      logger: { ...logger, info: logger.debug },
+    })
     onEmulator(() => emulator.close(), emulator.url)
     baseUrl = emulator.url
     io.info(`Running against the built-in emulator at ${emulator.url}: nothing is proved or verified for real.`)
   }
-  const client = services.provingClient({ baseUrl: baseUrl!, apiKey, logger, allowInsecureHttp: inputs['allow-insecure-http'] === true })
+  const client = services.provingClient({
+    baseUrl: baseUrl!,
+    apiKey,
+    logger,
+    allowInsecureHttp: inputs['allow-insecure-http'] === true,
+  })
   // The journal outlives the attempt through the Actions cache: a re-run reads back what an
   // earlier attempt left (before the request: its PIEs need no lookup), and it is saved when the
   // step ends, however it ends (the post step saves it when the step was stopped first).
   const journalDir = mainJournalDir(io, inputs)
-  const carried = journalDir === undefined ? undefined : await (await import('../steps/journal-cache.ts')).carryJournal(io, inputs, journalDir, signal)
+  const carried =
+    journalDir === undefined
+      ? undefined
+      : await (await import('../steps/journal-cache.ts')).carryJournal(io, inputs, journalDir, signal)
   const request = mainRequest(io, inputs, pies, inputs.emulator ? baseUrl : undefined, carried?.known)
   try {
     await proveRequest(io, inputs, step, signal, { client, request, apiKey, baseUrl, observe: carried?.observe })
@@ -137,7 +167,13 @@ async function proveRequest(
   inputs: MainInputs,
   step: QueryStep,
   signal: AbortSignal,
-  context: { client: ProvingClient; request: StatementRequest; apiKey: string | undefined; baseUrl: string | undefined; observe: ((event: StatementEvent) => void) | undefined },
+  context: {
+    client: ProvingClient
+    request: StatementRequest
+    apiKey: string | undefined
+    baseUrl: string | undefined
+    observe: ((event: StatementEvent) => void) | undefined
+  },
 ): Promise<void> {
   const { client, request, apiKey, baseUrl, observe } = context
   const logger = loggerFor(io)
@@ -153,7 +189,9 @@ async function proveRequest(
   }
   const pies = request.subjects.filter((subject) => subject.kind === 'pie')
   if (request.endpoint.kind === 'general' && !pies.length && !inputs['declared-job-size']) {
-    io.info('`declared-job-size` is XS: there is no PIE to measure. Set it if the run has more than 6.5M steps (a too-small size fails the job).')
+    io.info(
+      '`declared-job-size` is XS: there is no PIE to measure. Set it if the run has more than 6.5M steps (a too-small size fails the job).',
+    )
   }
   const expected = expectedOf(request.endpoint)
   if (!inBucket(request.endpoint)) step.expecting(expected.label)
@@ -192,10 +230,13 @@ function refuseWhatSeveralCannotDo(inputs: MainInputs, count: number): void {
     )
   }
   if (inputs['upload-artifacts']) {
-    throw new InvalidInputError(`\`upload-artifacts\` uploads one PIE's pie.zip and proof.json, and \`pie\` names ${count} PIEs: leave it out here.`, {
-      input: 'upload-artifacts',
-      metaMessages: ['Upload the files with actions/upload-artifact: each row of `results` names its PIE and query.'],
-    })
+    throw new InvalidInputError(
+      `\`upload-artifacts\` uploads one PIE's pie.zip and proof.json, and \`pie\` names ${count} PIEs: leave it out here.`,
+      {
+        input: 'upload-artifacts',
+        metaMessages: ['Upload the files with actions/upload-artifact: each row of `results` names its PIE and query.'],
+      },
+    )
   }
 }
 
@@ -205,7 +246,11 @@ function showEvent(io: ActionIO, step: QueryStep, request: StatementRequest, eve
     const pie = event.pie
     const subject = request.subjects[event.index]!
     const workspace = io.env.GITHUB_WORKSPACE || process.cwd()
-    step.pie = { zipPath: pie.zipPath, sha256: pie.sha256, shown: shownPath(workspace, subject.kind === 'pie' ? subject.path : pie.zipPath, pie.packed) }
+    step.pie = {
+      zipPath: pie.zipPath,
+      sha256: pie.sha256,
+      shown: shownPath(workspace, subject.kind === 'pie' ? subject.path : pie.zipPath, pie.packed),
+    }
     step.outputs.set({ 'pie-zip': pie.zipPath, 'pie-sha256': pie.sha256 })
     if (pie.inspection) {
       step.localProgramHash = pie.inspection.programHash
@@ -228,19 +273,34 @@ function showSubmitted(step: QueryStep, request: StatementRequest, submitted: Su
   if (submitted.retried) step.extraRows.push(['Earlier attempt', retriedRow(submitted.retried)])
   const endpoint = request.endpoint
   if (endpoint.kind !== 'general') {
-    step.submitted(submitted.queryId, submitted.how === 'submitted' ? undefined : 'submitted by an earlier run of this PIE in this job')
+    step.submitted(
+      submitted.queryId,
+      submitted.how === 'submitted' ? undefined : 'submitted by an earlier run of this PIE in this job',
+    )
     return
   }
   const dedupId = submitted.dedupId
   step.outputs.set({ 'dedup-id': dedupId })
   if (submitted.failedQueryIds?.length) {
-    step.extraRows.push(['Earlier attempt', `query ${submitted.failedQueryIds.join(', ')} FAILED; ${submitted.deduplicated ? 'followed the query submitted after it' : 'submitted again'}`])
+    step.extraRows.push([
+      'Earlier attempt',
+      `query ${submitted.failedQueryIds.join(', ')} FAILED; ${submitted.deduplicated ? 'followed the query submitted after it' : 'submitted again'}`,
+    ])
   }
-  step.submitted(submitted.queryId, submitted.deduplicated ? `submitted by an earlier attempt of this job (dedup-id ${dedupId})` : undefined)
+  step.submitted(
+    submitted.queryId,
+    submitted.deduplicated ? `submitted by an earlier attempt of this job (dedup-id ${dedupId})` : undefined,
+  )
   if (submitted.deduplicated) {
-    step.extraRows.push(['Deduplicated', `yes: query ${submitted.queryId} was submitted by an earlier attempt; nothing was sent again`])
+    step.extraRows.push([
+      'Deduplicated',
+      `yes: query ${submitted.queryId} was submitted by an earlier attempt; nothing was sent again`,
+    ])
   }
-  step.extraRows.push(['Result', resultOf(endpoint)], ['Dedup id', dedupId === undefined ? undefined : { code: dedupId }])
+  step.extraRows.push(
+    ['Result', resultOf(endpoint)],
+    ['Dedup id', dedupId === undefined ? undefined : { code: dedupId }],
+  )
   if (endpoint.fields.externalId) step.extraRows.push(['External id', endpoint.fields.externalId])
 }
 
@@ -264,10 +324,26 @@ async function showOne(
   const expected = expectedOf(request.endpoint)
   const judgement = outcome.judgement
   if (!judgement) return showNotWaited(step, queryId, outcome.submitted?.how === 'reused', expected.label)
-  showFacts(io, step, judgement, { expectedLabel: expected.label, noPie: 'no PIE to compute them from (a program or program hash was submitted)' })
+  showFacts(io, step, judgement, {
+    expectedLabel: expected.label,
+    noPie: 'no PIE to compute them from (a program or program hash was submitted)',
+  })
   if (inputs['upload-artifacts']) {
-    const options = { retentionDays: inputs['retention-days'], compressionLevel: inputs['compression-level'], overwrite: inputs.overwrite, allowInsecureHttp: inputs['allow-insecure-http'] === true }
-    await uploadArtifacts(io, step, inputs['artifact-name'], outcome.pie?.zipPath, io.env.RUNNER_TEMP || tmpdir(), options, service.signal)
+    const options = {
+      retentionDays: inputs['retention-days'],
+      compressionLevel: inputs['compression-level'],
+      overwrite: inputs.overwrite,
+      allowInsecureHttp: inputs['allow-insecure-http'] === true,
+    }
+    await uploadArtifacts(
+      io,
+      step,
+      inputs['artifact-name'],
+      outcome.pie?.zipPath,
+      io.env.RUNNER_TEMP || tmpdir(),
+      options,
+      service.signal,
+    )
   }
   await showOnchain(step, judgement.onchain, request.policy.onchain !== undefined)
   const refusals = judgement.refusals
@@ -275,12 +351,18 @@ async function showOne(
   if (destinationChainId) {
     step.extraRows.push([
       'Decommitment',
-      refusals.length ? 'not submitted: the gate refused the result' : `to chain ${destinationChainId}, submitted next (see "Decommit" below)`,
+      refusals.length
+        ? 'not submitted: the gate refused the result'
+        : `to chain ${destinationChainId}, submitted next (see "Decommit" below)`,
     ])
   }
   const record = judgement.result.provingQuery
-  await step.finishGate(refusals, `Query ${queryId} is DONE${mockNote(record.isFactMocked)}${judgement.factCheck?.ok ? ', and the facts match the PIE' : ''}.`)
-  if (destinationChainId && refusals.length === 0) await decommitProven(io, step, inputs, service, queryId, destinationChainId)
+  await step.finishGate(
+    refusals,
+    `Query ${queryId} is DONE${mockNote(record.isFactMocked)}${judgement.factCheck?.ok ? ', and the facts match the PIE' : ''}.`,
+  )
+  if (destinationChainId && refusals.length === 0)
+    await decommitProven(io, step, inputs, service, queryId, destinationChainId)
 }
 
 /** The wrong program: refused before anything was paid for. */
@@ -291,9 +373,13 @@ async function showNotTheProgram(step: QueryStep, inputs: MainInputs, outcome: S
     headline: 'The PIE is not the expected program; nothing was submitted.',
     // The variants the PIE gives, beside the one a workflow writes (Pedersen, SHARP's default).
     problems: inspection
-      ? [`The PIE's program hash is ${inspection.programHash} (Pedersen; Poseidon ${inspection.programHashes.poseidon}), not the expected ${inputs['expected-program-hash']}.`]
+      ? [
+          `The PIE's program hash is ${inspection.programHash} (Pedersen; Poseidon ${inspection.programHashes.poseidon}), not the expected ${inputs['expected-program-hash']}.`,
+        ]
       : outcome.refusals.map((refusal) => refusal.message),
-    nextSteps: ['Check that `pie` comes from the program you meant to release, and that `expected-program-hash` is that program\'s hash.'],
+    nextSteps: [
+      "Check that `pie` comes from the program you meant to release, and that `expected-program-hash` is that program's hash.",
+    ],
     failure: outcome.refusals[0]!.message,
   })
 }
@@ -305,11 +391,18 @@ async function showReusedFromChain(io: ActionIO, step: QueryStep, outcomes: Onch
   step.facts = { kind: 'skipped', reason: 'no query: the fact this PIE gives is already registered on chain' }
   await showOutcomes(step, outcomes, 0)
   step.extraRows.push(['Reused', 'the fact already registered on chain (see "On chain"); nothing was submitted'])
-  await step.finishGate([], 'Already proven on chain: the fact this PIE gives is registered (see "On chain"); nothing was submitted.')
+  await step.finishGate(
+    [],
+    'Already proven on chain: the fact this PIE gives is registered (see "On chain"); nothing was submitted.',
+  )
 }
 
 /** A query into a bucket: it ends when the bucket is closed, which gates it. */
-async function showInBucket(step: QueryStep, queryId: string, bucket: { bucketId: string; bucketJobIndex?: number | undefined }): Promise<void> {
+async function showInBucket(
+  step: QueryStep,
+  queryId: string,
+  bucket: { bucketId: string; bucketJobIndex?: number | undefined },
+): Promise<void> {
   const { bucketId, bucketJobIndex } = bucket
   const index = bucketJobIndex === undefined ? undefined : String(bucketJobIndex)
   step.outputs.set({ 'bucket-id': bucketId, ...(index === undefined ? {} : { 'bucket-job-index': index }) })
@@ -318,7 +411,9 @@ async function showInBucket(step: QueryStep, queryId: string, bucket: { bucketId
   await step.report({
     outcome: 'submitted',
     headline: `Submitted query ${queryId} into bucket ${bucketId}; it ends when the bucket is closed.`,
-    nextSteps: ['Once every job has proved into the bucket, close it with the `bucket-close` sub-action and `wait: true` (give it the PIEs to check each query\'s facts): it gates on every query.'],
+    nextSteps: [
+      "Once every job has proved into the bucket, close it with the `bucket-close` sub-action and `wait: true` (give it the PIEs to check each query's facts): it gates on every query.",
+    ],
   })
 }
 
@@ -333,7 +428,10 @@ async function showNotWaited(step: QueryStep, queryId: string, reused: boolean, 
     })
     return
   }
-  await step.endWithoutWaiting(queryId, `Follow the query with the \`wait\` sub-action, its \`query-id\` and \`expected-result: ${expectedLabel}\`; it applies the same gate.`)
+  await step.endWithoutWaiting(
+    queryId,
+    `Follow the query with the \`wait\` sub-action, its \`query-id\` and \`expected-result: ${expectedLabel}\`; it applies the same gate.`,
+  )
 }
 
 /**
@@ -342,7 +440,14 @@ async function showNotWaited(step: QueryStep, queryId: string, reused: boolean, 
  * the check run concludes with that, not with the gate's success, and it is the step's
  * `error-reason` too.
  */
-async function decommitProven(io: ActionIO, step: QueryStep, inputs: MainInputs, service: Service, queryId: string, destinationChainId: string): Promise<void> {
+async function decommitProven(
+  io: ActionIO,
+  step: QueryStep,
+  inputs: MainInputs,
+  service: Service,
+  queryId: string,
+  destinationChainId: string,
+): Promise<void> {
   const { decommitAfterProof } = await import('./decommit.ts')
   const failing: ActionIO = { ...io, setFailed: (message) => step.failAfterReport(message, service.signal.aborted) }
   await decommitAfterProof(failing, {
@@ -360,7 +465,8 @@ async function decommitProven(io: ActionIO, step: QueryStep, inputs: MainInputs,
 
 /** The summary's word on a FAILED query that a re-run retried instead of paying for a new one. */
 function retriedRow(retry: RetriedQuery): string {
-  if (retry.byAnother) return `query ${retry.queryId} FAILED and was retried by another run; followed it, nothing new was paid for`
+  if (retry.byAnother)
+    return `query ${retry.queryId} FAILED and was retried by another run; followed it, nothing new was paid for`
   const which = retry.retryCount === undefined ? '' : ` (retry ${retry.retryCount} of 3)`
   return `query ${retry.queryId} FAILED with a retriable error; retried it${which}, nothing new was paid for`
 }
@@ -393,7 +499,10 @@ async function uploadArtifacts(
     const uploaded = await uploadArtifact(name, files, join(folder, 'upload'), options)
     io.info(`Uploaded artifact "${name}" (${uploaded.files.join(', ')}).`)
     const url = uploaded.id === undefined ? undefined : artifactUrl(io.env, uploaded.id)
-    step.outputs.set({ 'artifact-id': uploaded.id === undefined ? undefined : String(uploaded.id), 'artifact-url': url })
+    step.outputs.set({
+      'artifact-id': uploaded.id === undefined ? undefined : String(uploaded.id),
+      'artifact-url': url,
+    })
     if (url) step.artifacts.push({ label: `${name} (${uploaded.files.join(', ')})`, url })
     else step.artifactNote = `uploaded as "${name}" (${uploaded.files.join(', ')})`
   } catch (error) {

@@ -15,7 +15,11 @@ export const run = defineAction({
   step: (io, signal) => new ProvingStep(io, { action: 'Pack', signal }),
   async work({ io, signal, inputs, step }) {
     const workspace = io.env.GITHUB_WORKSPACE || process.cwd()
-    const packed = await packAndInspect(resolve(workspace, inputs['pie-dir']), resolve(workspace, inputs.output), signal)
+    const packed = await packAndInspect(
+      resolve(workspace, inputs['pie-dir']),
+      resolve(workspace, inputs.output),
+      signal,
+    )
     step.outputs.set({
       'pie-zip': packed.path,
       'pie-sha256': packed.sha256,
@@ -47,7 +51,9 @@ async function packAndInspect(dir: string, out: string, signal: AbortSignal) {
   try {
     info = await stat(dir)
   } catch {
-    throw new InvalidInputError(`\`pie-dir\`: nothing at ${dir}; give the folder holding the PIE's files.`, { input: 'pie-dir' })
+    throw new InvalidInputError(`\`pie-dir\`: nothing at ${dir}; give the folder holding the PIE's files.`, {
+      input: 'pie-dir',
+    })
   }
   if (!info.isDirectory()) {
     throw new InvalidInputError(

@@ -21,7 +21,10 @@ export async function run(io: ActionIO): Promise<void> {
     // Killed after its report (during the decommitment that follows a passed gate, or before it
     // told GitHub): the check run it started is still in progress, and would stay so.
     if (Number(io.getState(STATE.checkRun)) > 0) {
-      await concludeCheckRun(io, 'The step reported, then stopped before it finished (cancelled or killed): see the job summary for what was done.')
+      await concludeCheckRun(
+        io,
+        'The step reported, then stopped before it finished (cancelled or killed): see the job summary for what was done.',
+      )
     } else {
       io.debug('The main step wrote its own report; nothing to add.')
     }
@@ -37,7 +40,9 @@ export async function run(io: ActionIO): Promise<void> {
   if (!queryId && subject) {
     // A task or a batch query: started on its service, which goes on with it.
     const followUp = io.getState(STATE.followUp)
-    io.warning(`The ${action} step stopped before reporting; ${subject} may still be running on the service. ${followUp}`)
+    io.warning(
+      `The ${action} step stopped before reporting; ${subject} may still be running on the service. ${followUp}`,
+    )
     const markdown = renderSummary({
       action,
       outcome: 'cancelled',
@@ -72,9 +77,21 @@ export async function run(io: ActionIO): Promise<void> {
       : 'The step stopped before it could report (cancelled or killed), before the service returned a query id.',
     rows: [['Query', { code: queryId || undefined }]],
     nextSteps: queryId
-      ? [emulated ? 'The query ran on the emulator inside the step: re-run the step.' : `Follow it with the \`wait\` sub-action and \`query-id: ${queryId}\` (below).`]
-      : ['If the upload had started, a query may still have been created: check the service\'s list of queries before proving again.'],
-    snippet: queryId && !emulated ? { caption: 'To pick the query up again:', yaml: resumeSnippet(io.env, queryId, minutes, baseUrl, expectedResult) } : undefined,
+      ? [
+          emulated
+            ? 'The query ran on the emulator inside the step: re-run the step.'
+            : `Follow it with the \`wait\` sub-action and \`query-id: ${queryId}\` (below).`,
+        ]
+      : [
+          "If the upload had started, a query may still have been created: check the service's list of queries before proving again.",
+        ],
+    snippet:
+      queryId && !emulated
+        ? {
+            caption: 'To pick the query up again:',
+            yaml: resumeSnippet(io.env, queryId, minutes, baseUrl, expectedResult),
+          }
+        : undefined,
     runUrl: runUrl(io.env),
     docsBase: docsBase(io.env),
     emulated,

@@ -20,7 +20,12 @@ export const run = defineAction({
   async work({ io, signal, inputs, step }) {
     const queryId = inputs['query-id']
     const services = await loadClientModule()
-    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
+    const client = services.provingClient({
+      baseUrl: inputs['base-url']!,
+      apiKey: inputs['api-key'],
+      logger: loggerFor(io),
+      allowInsecureHttp: inputs['allow-insecure-http'] === true,
+    })
     step.queryId = queryId
     step.outputs.set({ 'query-id': queryId })
     const timeoutMs = inputs['timeout-minutes'] * 60_000
@@ -28,7 +33,13 @@ export const run = defineAction({
     const { retried, judgement } = await retryAndFollow(
       client,
       // A retried query is expected to prove, whatever its record says (for a trace, follow with `wait` and `expected-result`).
-      { queryId, expected: ANY_PROOF, gate: { allowMockedFact: inputs['allow-mocked-fact'], verifyFacts: false }, timeoutMs, wait: inputs.wait },
+      {
+        queryId,
+        expected: ANY_PROOF,
+        gate: { allowMockedFact: inputs['allow-mocked-fact'], verifyFacts: false },
+        timeoutMs,
+        wait: inputs.wait,
+      },
       {
         logger: loggerFor(io),
         signal,
@@ -51,6 +62,9 @@ export const run = defineAction({
       })
       return
     }
-    await step.finishGate(judgement.refusals, `Query ${queryId} is DONE after retry ${record.retryCount} of 3${mockNote(judgement.result.provingQuery.isFactMocked)}.`)
+    await step.finishGate(
+      judgement.refusals,
+      `Query ${queryId} is DONE after retry ${record.retryCount} of 3${mockNote(judgement.result.provingQuery.isFactMocked)}.`,
+    )
   },
 })

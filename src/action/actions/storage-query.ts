@@ -19,7 +19,10 @@ import { readJsonInput } from '../steps/task-step.ts'
 
 type OutputName = (typeof STORAGE_QUERY_OUTPUTS)[number]
 
-const requireStorageService = requireSecretAndUrl(API_KEY_SECRET, { input: 'storage-proof-url', service: 'storage-proof service' })
+const requireStorageService = requireSecretAndUrl(API_KEY_SECRET, {
+  input: 'storage-proof-url',
+  service: 'storage-proof service',
+})
 
 type StorageQueryStepOptions = StepOptions & { timeoutMinutes?: number | undefined }
 
@@ -56,11 +59,19 @@ class StorageQueryStep extends Step<StorageQueryStepOptions, OutputName> {
 export const run = defineAction({
   inputs: STORAGE_QUERY_INPUTS,
   crossCheck: requireStorageService,
-  step: (io, signal, inputs) => new StorageQueryStep(io, { action: 'Storage query', signal, timeoutMinutes: inputs?.['timeout-minutes'] }),
+  step: (io, signal, inputs) =>
+    new StorageQueryStep(io, { action: 'Storage query', signal, timeoutMinutes: inputs?.['timeout-minutes'] }),
   async work({ io, signal, inputs, step }) {
-    const parsed = batchQueryBody.safeParse(await readJsonInput('query', inputs.query, 'the batch query (POST /batch-query)', io.env.GITHUB_WORKSPACE))
+    const parsed = batchQueryBody.safeParse(
+      await readJsonInput('query', inputs.query, 'the batch query (POST /batch-query)', io.env.GITHUB_WORKSPACE),
+    )
     if (!parsed.success) {
-      throw new InputProblemsError(describeBatchQueryProblems(parsed.error, 20).map((message) => ({ input: 'query', message: `\`query\`: ${message}.` })))
+      throw new InputProblemsError(
+        describeBatchQueryProblems(parsed.error, 20).map((message) => ({
+          input: 'query',
+          message: `\`query\`: ${message}.`,
+        })),
+      )
     }
 
     const { StorageProofClient } = await import('../../clients/storage-proof.ts')
@@ -123,7 +134,8 @@ const STORAGE_PROOF_SERVICE: ServiceText = {
   // The batch query is the one body sent; the service's 400 names what it refused in it.
   statusAdvice: (status) => (status === 400 ? 'Fix the batch query: the service names what it refused.' : undefined),
   ambiguous: {
-    headline: 'The batch query may or may not have been submitted; it was not sent again, to avoid paying its fee twice.',
+    headline:
+      'The batch query may or may not have been submitted; it was not sent again, to avoid paying its fee twice.',
     nextStep: 'Check the dashboard explorer for a new batch query before running this step again.',
   },
   networkDetails: false,
@@ -134,9 +146,13 @@ function describeFailure(error: unknown, internalId: string | undefined, timeout
   if (error instanceof AbortedError) {
     return {
       outcome: 'cancelled',
-      headline: internalId ? `Cancelled while waiting for batch query ${internalId}; it goes on running on the service.` : 'Cancelled before the batch query was submitted.',
+      headline: internalId
+        ? `Cancelled while waiting for batch query ${internalId}; it goes on running on the service.`
+        : 'Cancelled before the batch query was submitted.',
       nextSteps: follow ? [follow] : undefined,
-      failure: internalId ? `Cancelled while waiting for batch query ${internalId}.` : 'Cancelled before the batch query was submitted.',
+      failure: internalId
+        ? `Cancelled while waiting for batch query ${internalId}.`
+        : 'Cancelled before the batch query was submitted.',
     }
   }
   if (error instanceof WaitTimeoutError) {
@@ -148,5 +164,9 @@ function describeFailure(error: unknown, internalId: string | undefined, timeout
     }
   }
   // Unlike the other steps, nothing to follow after an unexpected failure: kept as it was.
-  return describeServiceFailure(error, STORAGE_PROOF_SERVICE, follow ? { follow: (after) => (after === 'other' ? [] : [follow]) } : undefined)
+  return describeServiceFailure(
+    error,
+    STORAGE_PROOF_SERVICE,
+    follow ? { follow: (after) => (after === 'other' ? [] : [follow]) } : undefined,
+  )
 }

@@ -13,11 +13,18 @@ import { bodyProblems, followTask, readJsonInput, requireTaskService, TaskStep }
 export const run = defineAction({
   inputs: TASK_INPUTS,
   crossCheck: requireTaskService,
-  step: (io, signal, inputs) => new TaskStep(io, { action: 'Task', signal, timeoutMinutes: inputs?.['timeout-minutes'] }),
+  step: (io, signal, inputs) =>
+    new TaskStep(io, { action: 'Task', signal, timeoutMinutes: inputs?.['timeout-minutes'] }),
   async work({ io, signal, inputs, step }) {
-    const checked = checkTaskRequest(taskBody, await readJsonInput('task', inputs.task, 'the task body (POST /tasks)', io.env.GITHUB_WORKSPACE))
+    const checked = checkTaskRequest(
+      taskBody,
+      await readJsonInput('task', inputs.task, 'the task body (POST /tasks)', io.env.GITHUB_WORKSPACE),
+    )
     if (!checked.ok) throw bodyProblems('task', checked.problems)
-    step.rowsBefore.push(['Destination chain', { code: checked.data.destination_chain_id }], ['Program hash', { code: checked.data.program_hash }])
+    step.rowsBefore.push(
+      ['Destination chain', { code: checked.data.destination_chain_id }],
+      ['Program hash', { code: checked.data.program_hash }],
+    )
 
     const client = await step.connect(inputs['tasks-url']!, inputs['api-key'], inputs['allow-insecure-http'])
     step.queued(await client.scheduleTask(checked.data, { signal }))
@@ -36,6 +43,9 @@ export const run = defineAction({
       // A failed task may have used MMRs too: the output and the table say which.
       if (step.record) await step.readMmrs(client)
     }
-    await step.report({ outcome: 'passed', headline: `Task ${step.uuid} went through every stage: TaskDecommitmentCompleted.` })
+    await step.report({
+      outcome: 'passed',
+      headline: `Task ${step.uuid} went through every stage: TaskDecommitmentCompleted.`,
+    })
   },
 })

@@ -18,7 +18,12 @@ export const run = defineAction({
   step: serviceQueryStep('Verify proof'),
   async work({ io, signal, inputs, step }) {
     const services = await loadClientModule()
-    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
+    const client = services.provingClient({
+      baseUrl: inputs['base-url']!,
+      apiKey: inputs['api-key'],
+      logger: loggerFor(io),
+      allowInsecureHttp: inputs['allow-insecure-http'] === true,
+    })
     const timeoutMs = inputs['timeout-minutes'] * 60_000
     // The L2 verification endpoint's kind, whatever the record says (and the resumed `wait`'s).
     const expected = expectResult('PROOF_VERIFICATION_ON_L2')
@@ -27,13 +32,22 @@ export const run = defineAction({
     const [outcome] = await proveStatements(
       {
         subjects: [{ kind: 'proof', path: resolve(io.env.GITHUB_WORKSPACE || process.cwd(), inputs.proof) }],
-        endpoint: { kind: 'proof', stoneVersion: inputs['stone-version'], memoryVerification: inputs['memory-verification'], mockFactHash: inputs['mock-fact-hash'] },
+        endpoint: {
+          kind: 'proof',
+          stoneVersion: inputs['stone-version'],
+          memoryVerification: inputs['memory-verification'],
+          mockFactHash: inputs['mock-fact-hash'],
+        },
         policy: {
           wait: inputs.wait,
           timeoutMs,
           concurrency: 1,
           // verify-proof has no `allow-mocked-fact`: a mocked fact passes when `mock-fact-hash` asked for one.
-          gate: { allowMockedFact: inputs['mock-fact-hash'], verifyFacts: false, notAllowed: '`mock-fact-hash` is false' },
+          gate: {
+            allowMockedFact: inputs['mock-fact-hash'],
+            verifyFacts: false,
+            notAllowed: '`mock-fact-hash` is false',
+          },
           reuse: { mode: 'never' },
         },
       },
@@ -53,10 +67,16 @@ export const run = defineAction({
     if (ended.error !== undefined) throw ended.error
     const provingQueryId = ended.submitted!.queryId
     if (!ended.judgement) {
-      await step.endWithoutWaiting(provingQueryId, `Follow the query with the \`wait\` sub-action, its \`query-id\` and \`expected-result: ${expected.label}\`.`)
+      await step.endWithoutWaiting(
+        provingQueryId,
+        `Follow the query with the \`wait\` sub-action, its \`query-id\` and \`expected-result: ${expected.label}\`.`,
+      )
       return
     }
     const record = ended.judgement.result.provingQuery
-    await step.finishGate(ended.judgement.refusals, `Query ${provingQueryId} is DONE: the proof was verified${record.isFactMocked ? ' (mocked fact, as asked)' : ''}.`)
+    await step.finishGate(
+      ended.judgement.refusals,
+      `Query ${provingQueryId} is DONE: the proof was verified${record.isFactMocked ? ' (mocked fact, as asked)' : ''}.`,
+    )
   },
 })

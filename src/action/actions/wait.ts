@@ -25,12 +25,25 @@ export const run = defineAction({
   async work({ io, signal, inputs, step }) {
     step.expectedProgramHash = inputs['expected-program-hash']
     const subject = inputs.pie ?? `query ${inputs['query-id']}`
-    if (!(await startGitHub(io, step, inputs, { subject, serviceUrl: () => inputs['base-url'], signal, allowInsecureHttp: inputs['allow-insecure-http'] === true }))) return
+    if (
+      !(await startGitHub(io, step, inputs, {
+        subject,
+        serviceUrl: () => inputs['base-url'],
+        signal,
+        allowInsecureHttp: inputs['allow-insecure-http'] === true,
+      }))
+    )
+      return
     // Before waiting: a PIE that cannot be read fails now, not after the query is done.
     let pie: PreparedPie | undefined
     if (inputs.pie) pie = await preparePieForStep(io, step, inputs.pie, { signal, inspect: true })
     const services = await loadClientModule()
-    const client = services.provingClient({ baseUrl: inputs['base-url']!, apiKey: inputs['api-key'], logger: loggerFor(io), allowInsecureHttp: inputs['allow-insecure-http'] === true })
+    const client = services.provingClient({
+      baseUrl: inputs['base-url']!,
+      apiKey: inputs['api-key'],
+      logger: loggerFor(io),
+      allowInsecureHttp: inputs['allow-insecure-http'] === true,
+    })
     const queryId = inputs['query-id']
     // What the query was asked for, never its record's word for it: `expected-result`, else what
     // this run's submission journal recorded, else a proof with its facts.
@@ -41,7 +54,11 @@ export const run = defineAction({
       {
         queryId,
         expected,
-        gate: { allowMockedFact: inputs['allow-mocked-fact'], expectedProgramHash: inputs['expected-program-hash'], verifyFacts: true },
+        gate: {
+          allowMockedFact: inputs['allow-mocked-fact'],
+          expectedProgramHash: inputs['expected-program-hash'],
+          verifyFacts: true,
+        },
         pie,
         timeoutMs,
       },
@@ -56,7 +73,12 @@ export const run = defineAction({
   },
 })
 
-async function expectedFor(io: ActionIO, input: string | undefined, queryId: string, service: string): Promise<ExpectedResult> {
+async function expectedFor(
+  io: ActionIO,
+  input: string | undefined,
+  queryId: string,
+  service: string,
+): Promise<ExpectedResult> {
   if (input !== undefined) return expectResult(input)
   const { actionJournalDir, recordedResult } = await import('../../pipeline/journal.ts')
   const dir = actionJournalDir(io.env)

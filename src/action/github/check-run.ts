@@ -14,8 +14,14 @@ const PERMISSION = 'checks: write'
 /** GitHub refuses a check run's output.summary above 65535 characters. */
 const MAX_SUMMARY = 65_535
 
-export async function startCheckRun(github: GitHub, context: GitHubContext, name: string, detailsUrl: string | undefined): Promise<CheckRun> {
-  if (!context.headSha) throw gitHubFailure(new Error('no commit: GITHUB_SHA is not set'), 'create a check run', PERMISSION)
+export async function startCheckRun(
+  github: GitHub,
+  context: GitHubContext,
+  name: string,
+  detailsUrl: string | undefined,
+): Promise<CheckRun> {
+  if (!context.headSha)
+    throw gitHubFailure(new Error('no commit: GITHUB_SHA is not set'), 'create a check run', PERMISSION)
   try {
     const { data } = await github.rest.checks.create({
       owner: context.owner,
@@ -49,7 +55,10 @@ export async function concludeCheckRun(
       conclusion,
       completed_at: new Date().toISOString(),
       // The title is plain text, and a headline may quote a service: one line, no controls.
-      output: { title: serviceLine(title).slice(0, 255), summary: summary.length > MAX_SUMMARY ? `${summary.slice(0, MAX_SUMMARY - 1)}…` : summary },
+      output: {
+        title: serviceLine(title).slice(0, 255),
+        summary: summary.length > MAX_SUMMARY ? `${summary.slice(0, MAX_SUMMARY - 1)}…` : summary,
+      },
     })
   } catch (error) {
     throw gitHubFailure(error, 'conclude the check run', PERMISSION)

@@ -20,7 +20,12 @@ export type PostedComment = { id: number; url: string; updated: boolean }
  */
 const TRUSTED_ASSOCIATIONS = new Set(['OWNER', 'MEMBER', 'COLLABORATOR'])
 
-type ListedComment = { id: number; body?: string | undefined; user?: { type?: string } | null; author_association?: string }
+type ListedComment = {
+  id: number
+  body?: string | undefined
+  user?: { type?: string } | null
+  author_association?: string
+}
 
 function isOurs(comment: ListedComment, marker: string): boolean {
   // The marker ends in ` -->`: a key never finds the comment of a longer key it begins.
@@ -60,7 +65,11 @@ export async function upsertComment(
   const body = withinLimit(`${marker}\n${markdown}`)
   let existing: ListedComment[]
   try {
-    existing = await github.paginate(github.rest.issues.listComments, { ...repo, issue_number: pullNumber, per_page: 100 })
+    existing = await github.paginate(github.rest.issues.listComments, {
+      ...repo,
+      issue_number: pullNumber,
+      per_page: 100,
+    })
   } catch (error) {
     throw gitHubFailure(error, `read the comments of pull request #${pullNumber}`, 'pull-requests: write')
   }
@@ -79,6 +88,6 @@ export async function upsertComment(
 
 function withinLimit(body: string): string {
   if (body.length <= MAX_BODY) return body
-  const note = '\n\n_(cut to GitHub\'s comment limit: the job summary has it all)_'
+  const note = "\n\n_(cut to GitHub's comment limit: the job summary has it all)_"
   return body.slice(0, MAX_BODY - note.length) + note
 }

@@ -9,7 +9,10 @@ export class GitHubApiError extends ProvingKitError {
   override name = 'GitHubApiError'
   /** GitHub refused for want of a permission (403 "Resource not accessible by integration"). */
   readonly forbidden: boolean
-  constructor(shortMessage: string, options: { status?: number | undefined; details?: string | undefined; forbidden: boolean }) {
+  constructor(
+    shortMessage: string,
+    options: { status?: number | undefined; details?: string | undefined; forbidden: boolean },
+  ) {
     super(shortMessage, { status: options.status, details: options.details })
     this.forbidden = options.forbidden
   }

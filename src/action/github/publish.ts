@@ -123,7 +123,7 @@ export class GitHubPublisher {
         // outage is not fixed by permissions; the message says what it was).
         nextSteps:
           error instanceof GitHubApiError && error.forbidden
-            ? ['Add `checks: write` to the job\'s `permissions:` (docs/github.md), or drop `check-run: true`.']
+            ? ["Add `checks: write` to the job's `permissions:` (docs/github.md), or drop `check-run: true`."]
             : [],
         failure: message,
       })
@@ -162,7 +162,13 @@ export class GitHubPublisher {
   }
 
   /** With `release-tag` and a passed gate: facts.json, pie.zip (and the proof) attached to the release. */
-  async #release(step: PublishedStep, end: StepEnd, files: ReleaseFile[], options: PublishOptions, report: GitHubReport): Promise<void> {
+  async #release(
+    step: PublishedStep,
+    end: StepEnd,
+    files: ReleaseFile[],
+    options: PublishOptions,
+    report: GitHubReport,
+  ): Promise<void> {
     const tag = this.#inputs['release-tag']
     if (tag === undefined || !this.#github) return
     const shownTag = forSummaryCode(tag)
@@ -175,7 +181,12 @@ export class GitHubPublisher {
       report.lines.push(`- Release ${shownTag}: nothing attached, facts.json could not be written.`)
     } else {
       try {
-        const attached = await attachToRelease(this.#github, this.#context, tag, await this.#withProof(step, files, options))
+        const attached = await attachToRelease(
+          this.#github,
+          this.#context,
+          tag,
+          await this.#withProof(step, files, options),
+        )
         step.outputs.set({
           'release-url': attached.url,
           'release-assets': JSON.stringify(attached.assets.map(({ name, id, size, url }) => ({ name, id, size, url }))),
@@ -202,10 +213,14 @@ export class GitHubPublisher {
       try {
         const posted = await upsertComment(this.#github, this.#context, pull, body, this.#commentKey)
         // Our own label (forSummary would escape the `#` as at a line's start); the address escaped.
-        report.lines.push(`- Pull request ${summaryLink(`#${pull}`, posted.url, ownText)}: comment ${posted.updated ? 'updated' : 'posted'}.`)
+        report.lines.push(
+          `- Pull request ${summaryLink(`#${pull}`, posted.url, ownText)}: comment ${posted.updated ? 'updated' : 'posted'}.`,
+        )
       } catch (error) {
         if (error instanceof GitHubApiError && error.forbidden) {
-          const why = this.#context.fromFork ? 'a pull request from a fork gets a read-only token' : 'the token lacks `pull-requests: write`'
+          const why = this.#context.fromFork
+            ? 'a pull request from a fork gets a read-only token'
+            : 'the token lacks `pull-requests: write`'
           // Expected on every fork's pull request: a notice, not a warning, and the step goes on.
           const notice = `Could not comment on pull request #${pull} (${why}); the result is in the job summary.`
           if (this.#io.notice) this.#io.notice(notice)
@@ -225,7 +240,13 @@ export class GitHubPublisher {
     // so does a later part of the step that failed after a passed gate (the decommitment);
     // one cancelled then is `cancelled`.
     const later = step.laterFailure
-    const conclusion = report.failures.length ? 'failure' : later ? (later.cancelled ? 'cancelled' : 'failure') : CONCLUSIONS[end.outcome]
+    const conclusion = report.failures.length
+      ? 'failure'
+      : later
+        ? later.cancelled
+          ? 'cancelled'
+          : 'failure'
+        : CONCLUSIONS[end.outcome]
     const title = this.#io.scrub(report.failures[0] ?? later?.message ?? end.headline)
     try {
       const summary = this.#io.scrub([summaryMarkdown.trimEnd(), '', ...report.lines].join('\n'))
@@ -279,7 +300,9 @@ export class GitHubPublisher {
         step.outputs.set({ 'attestation-statement': statementPath })
         files.push({ name: 'facts.intoto.json', path: statementPath, contentType: 'application/json' })
       } else {
-        this.#io.warning('`attest` is true but there is no single pie.zip to be the statement\'s subject; no statement was written.')
+        this.#io.warning(
+          "`attest` is true but there is no single pie.zip to be the statement's subject; no statement was written.",
+        )
       }
     }
     return files
@@ -300,7 +323,10 @@ export class GitHubPublisher {
     }
     files.push(...facts)
     const sums = await Promise.all(
-      files.map(async (file) => ({ name: file.name, sha256: file.name === 'pie.zip' ? pie.sha256 : await sha256File(file.path) })),
+      files.map(async (file) => ({
+        name: file.name,
+        sha256: file.name === 'pie.zip' ? pie.sha256 : await sha256File(file.path),
+      })),
     )
     const sumsPath = join(folder, 'SHA256SUMS')
     await writeFile(sumsPath, sha256Sums(sums))
@@ -317,12 +343,21 @@ export class GitHubPublisher {
 export async function concludeAbandonedCheckRun(io: ActionIO, checkRunId: number, summary: string): Promise<void> {
   const token = io.getInput('github-token')
   if (!token) {
-    io.warning(`Check run ${checkRunId} is left in progress: the post step has no \`github-token\` to conclude it with.`)
+    io.warning(
+      `Check run ${checkRunId} is left in progress: the post step has no \`github-token\` to conclude it with.`,
+    )
     return
   }
   const context = await readGitHubContext(io.env)
   try {
-    await concludeCheckRun(gitHubClient(token, context), context, { id: checkRunId, url: '' }, 'cancelled', 'The step stopped before it could report', io.scrub(summary))
+    await concludeCheckRun(
+      gitHubClient(token, context),
+      context,
+      { id: checkRunId, url: '' },
+      'cancelled',
+      'The step stopped before it could report',
+      io.scrub(summary),
+    )
   } catch (error) {
     io.warning(`Check run ${checkRunId} is left in progress: ${(error as Error).message.split('\n')[0]}`)
   }

@@ -25,32 +25,51 @@ export type AttachedRelease = {
 }
 
 /** The asset names the action owns on a release: each is this run's, or deleted. */
-export const OWNED_ASSETS: readonly string[] = ['pie.zip', 'proof.json', 'facts.json', 'facts.intoto.json', 'SHA256SUMS']
+export const OWNED_ASSETS: readonly string[] = [
+  'pie.zip',
+  'proof.json',
+  'facts.json',
+  'facts.intoto.json',
+  'SHA256SUMS',
+]
 
 const PERMISSION = 'contents: write'
 /** Drafts are looked for among the newest releases only: a tag's draft is a recent one. */
 const DRAFT_SEARCH_PAGES = 3
 
-export async function attachToRelease(github: GitHub, context: GitHubContext, tag: string, files: ReleaseFile[]): Promise<AttachedRelease> {
+export async function attachToRelease(
+  github: GitHub,
+  context: GitHubContext,
+  tag: string,
+  files: ReleaseFile[],
+): Promise<AttachedRelease> {
   const repo = { owner: context.owner, repo: context.repo }
   const { release, created } = await findOrCreateRelease(github, context, tag)
   let existing: { id: number; name: string }[]
   try {
-    existing = await github.paginate(github.rest.repos.listReleaseAssets, { ...repo, release_id: release.id, per_page: 100 })
+    existing = await github.paginate(github.rest.repos.listReleaseAssets, {
+      ...repo,
+      release_id: release.id,
+      per_page: 100,
+    })
   } catch (error) {
     throw gitHubFailure(error, `list the assets of release ${tag}`, PERMISSION)
   }
   for (const file of files) {
-    if (!OWNED_ASSETS.includes(file.name)) throw new Error(`${file.name} is not an asset name the action owns (${OWNED_ASSETS.join(', ')}).`)
+    if (!OWNED_ASSETS.includes(file.name))
+      throw new Error(`${file.name} is not an asset name the action owns (${OWNED_ASSETS.join(', ')}).`)
   }
   // An earlier run's asset this run does not replace goes first: from here on, no moment shows
   // it beside this run's SHA256SUMS.
   const removed: string[] = []
-  for (const stale of existing.filter((asset) => OWNED_ASSETS.includes(asset.name) && !files.some((file) => file.name === asset.name))) {
+  for (const stale of existing.filter(
+    (asset) => OWNED_ASSETS.includes(asset.name) && !files.some((file) => file.name === asset.name),
+  )) {
     try {
       await github.rest.repos.deleteReleaseAsset({ ...repo, asset_id: stale.id })
     } catch (error) {
-      if (statusOf(error) !== 404) throw gitHubFailure(error, `delete ${stale.name}, an earlier run's asset, from release ${tag}`, PERMISSION)
+      if (statusOf(error) !== 404)
+        throw gitHubFailure(error, `delete ${stale.name}, an earlier run's asset, from release ${tag}`, PERMISSION)
     }
     removed.push(stale.name)
   }
@@ -60,7 +79,8 @@ export async function attachToRelease(github: GitHub, context: GitHubContext, ta
     try {
       if (previous) await github.rest.repos.deleteReleaseAsset({ ...repo, asset_id: previous.id })
     } catch (error) {
-      if (statusOf(error) !== 404) throw gitHubFailure(error, `replace asset ${file.name} of release ${tag}`, PERMISSION)
+      if (statusOf(error) !== 404)
+        throw gitHubFailure(error, `replace asset ${file.name} of release ${tag}`, PERMISSION)
     }
     const size = (await stat(file.path)).size
     try {
@@ -73,7 +93,13 @@ export async function attachToRelease(github: GitHub, context: GitHubContext, ta
         data: createReadStream(file.path),
       })
       const asset = uploaded.data as { id: number; size: number; browser_download_url: string }
-      assets.push({ name: file.name, id: asset.id, size: asset.size, url: asset.browser_download_url, replaced: previous !== undefined })
+      assets.push({
+        name: file.name,
+        id: asset.id,
+        size: asset.size,
+        url: asset.browser_download_url,
+        replaced: previous !== undefined,
+      })
     } catch (error) {
       throw gitHubFailure(error, `upload ${file.name} to release ${tag}`, PERMISSION)
     }
@@ -83,7 +109,11 @@ export async function attachToRelease(github: GitHub, context: GitHubContext, ta
 
 type Release = { id: number; html_url: string; upload_url: string; draft: boolean; tag_name: string }
 
-async function findOrCreateRelease(github: GitHub, context: GitHubContext, tag: string): Promise<{ release: Release; created: boolean }> {
+async function findOrCreateRelease(
+  github: GitHub,
+  context: GitHubContext,
+  tag: string,
+): Promise<{ release: Release; created: boolean }> {
   const repo = { owner: context.owner, repo: context.repo }
   try {
     const { data } = await github.rest.repos.getReleaseByTag({ ...repo, tag })

@@ -22,7 +22,12 @@ export type ArtifactOptions = {
  * Uploads files as one artifact. @actions/artifact takes files under one root folder, so they
  * are linked (or copied, across file systems) into a staging folder first.
  */
-export async function uploadArtifact(name: string, files: string[], stagingDir: string, options: ArtifactOptions): Promise<UploadedArtifact> {
+export async function uploadArtifact(
+  name: string,
+  files: string[],
+  stagingDir: string,
+  options: ArtifactOptions,
+): Promise<UploadedArtifact> {
   await rm(stagingDir, { recursive: true, force: true })
   await mkdir(stagingDir, { recursive: true })
   const staged: string[] = []

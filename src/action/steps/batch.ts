@@ -58,15 +58,19 @@ export async function proveBatch(
   const onEvent = (event: StatementEvent) => {
     observe?.(event)
     // What each PIE's steps decided, named by its PIE: the ids a person needs when a run is stopped.
-    if (event.type === 'prepared') io.debug(`${label(event.index)}: Validated ${label(event.index)} (sha256 ${event.pie.sha256}).`)
+    if (event.type === 'prepared')
+      io.debug(`${label(event.index)}: Validated ${label(event.index)} (sha256 ${event.pie.sha256}).`)
     const decided = event.type === 'decided' ? decisionLine(event.decision) : undefined
     if (decided) io.debug(`${label(event.index)}: ${decided}`)
-    if (event.type === 'submitted' && event.submitted.queryId) io.info(`${label(event.index)}: ${announcement(event.submitted)}`)
+    if (event.type === 'submitted' && event.submitted.queryId)
+      io.info(`${label(event.index)}: ${announcement(event.submitted)}`)
     if (event.type !== 'ended') return
     const row = rowOf(event.outcome)
     const reused = row.reused ? ` (reused${row.reused === 'chain' ? ' from chain' : ''})` : ''
     const query = row.queryId ? `query ${row.queryId}${reused} ` : ''
-    io.info(`[${event.index + 1}/${count}] ${row.pie}: ${query}${row.status}${row.facts === 'match' ? ', facts match' : ''}${row.error ? `: ${row.error}` : ''}`)
+    io.info(
+      `[${event.index + 1}/${count}] ${row.pie}: ${query}${row.status}${row.facts === 'match' ? ', facts match' : ''}${row.error ? `: ${row.error}` : ''}`,
+    )
   }
   const hooks: StatementHooks = {
     onEvent,
@@ -83,11 +87,17 @@ export async function proveBatch(
   step.outputs.set({
     results: JSON.stringify(rows),
     status: failed.length ? 'FAILED' : wait ? 'DONE' : 'SUBMITTED',
-    'facts-verified': String(wait && inputs['verify-facts'] && rows.every((row) => row.facts === 'match' || row.facts === 'none')),
+    'facts-verified': String(
+      wait && inputs['verify-facts'] && rows.every((row) => row.facts === 'match' || row.facts === 'none'),
+    ),
     // Not asked for: left empty, as every output that does not apply is.
     'onchain-verified': onchainRequested ? String(rows.every((row) => row.onchainVerified === true)) : undefined,
   })
-  step.extraRows.push(['PIEs', String(rows.length)], ['Passed', `${rows.length - failed.length} of ${rows.length}`], ['Concurrency', String(inputs.concurrency)])
+  step.extraRows.push(
+    ['PIEs', String(rows.length)],
+    ['Passed', `${rows.length - failed.length} of ${rows.length}`],
+    ['Concurrency', String(inputs.concurrency)],
+  )
   step.sections.push(batchMarkdown(rows))
   if (failed.length === 0) {
     await step.report({
@@ -161,7 +171,12 @@ function batchMarkdown(rows: BatchRow[]): string {
     '| # | PIE | query | status | facts | gate |',
     '|---|---|---|---|---|---|',
     ...rows.map((row, index) => {
-      const cells = [forSummaryCell(row.pie, 'code'), forSummaryCell(row.queryId ?? '', 'code'), forSummaryCell(row.status), row.facts]
+      const cells = [
+        forSummaryCell(row.pie, 'code'),
+        forSummaryCell(row.queryId ?? '', 'code'),
+        forSummaryCell(row.status),
+        row.facts,
+      ]
       return `| ${index + 1} | ${cells.join(' | ')} | ${row.passed ? '✅' : `❌ ${forSummaryCell(row.error ?? '')}`} |`
     }),
   ].join('\n')

@@ -7,11 +7,19 @@ import { closeDefaultDispatcher } from '../../core/http.ts'
 import { downloadArtifact } from '../../pipeline/artifacts.ts'
 import type { Logger } from '../../core/runtime.ts'
 
-export function provingClient(options: { baseUrl: string; apiKey: string | undefined; logger: Logger; allowInsecureHttp?: boolean | undefined }): ProvingClient {
+export function provingClient(options: {
+  baseUrl: string
+  apiKey: string | undefined
+  logger: Logger
+  allowInsecureHttp?: boolean | undefined
+}): ProvingClient {
   try {
     return new ProvingClient(options)
   } catch (error) {
-    throw new InvalidInputError(`\`base-url\` ${(error as Error).message.split('\n')[0]}`, { input: 'base-url', cause: error })
+    throw new InvalidInputError(`\`base-url\` ${(error as Error).message.split('\n')[0]}`, {
+      input: 'base-url',
+      cause: error,
+    })
   }
 }
 
@@ -28,7 +36,12 @@ export async function downloadFile(
   signal?: AbortSignal,
   options: { allowInsecureHttp?: boolean; maxBytes?: number; logger?: Logger } = {},
 ): Promise<void> {
-  await downloadArtifact(url, destination, { ...options, allowInsecureHttp: options.allowInsecureHttp ?? false, signal, overwrite: true })
+  await downloadArtifact(url, destination, {
+    ...options,
+    allowInsecureHttp: options.allowInsecureHttp ?? false,
+    signal,
+    overwrite: true,
+  })
 }
 
 export async function closeConnections(): Promise<void> {

@@ -6,7 +6,16 @@
  * and what to do about a job the service already has as `Submitted`. Each step describes its
  * own failures first (cancelled, timed out, a failed job, input problems) and hands the rest here.
  */
-import { EarlierUploadOutcomeUnknownError, SubmissionOutcomeUnknownError, InvalidInputError, NetworkError, type NextStepWords, ProvingKitError, ServiceError, wordNextStep } from '../../core/errors.ts'
+import {
+  EarlierUploadOutcomeUnknownError,
+  SubmissionOutcomeUnknownError,
+  InvalidInputError,
+  NetworkError,
+  type NextStepWords,
+  ProvingKitError,
+  ServiceError,
+  wordNextStep,
+} from '../../core/errors.ts'
 import { forSummaryCode } from '../../core/service-text.ts'
 import type { InputProblemsError } from './inputs.ts'
 import type { Ending } from './summary.ts'
@@ -66,14 +75,17 @@ export function describeServiceFailure(error: unknown, text: ServiceText, submit
 
 // The summary's "What to do" is written as Markdown: an id the service gave goes in as code only.
 const NEXT_STEP: NextStepWords = {
-  'look-for-query': () => "Look for a new query among your key's queries (`proving query list`) before running this step again.",
-  'look-for-task': () => "Look for a new task among your tasks (`proving task list`) before running this step again.",
+  'look-for-query': () =>
+    "Look for a new query among your key's queries (`proving query list`) before running this step again.",
+  'look-for-task': () => 'Look for a new task among your tasks (`proving task list`) before running this step again.',
   'read-query': (step) => `Read query ${forSummaryCode(step.id)} (\`proving query get <id>\`) to see why.`,
   'read-task': (step) => `Read task ${forSummaryCode(step.id)} (\`proving task status <uuid>\`).`,
   'create-api-key': () => "Create an API key in the wallet's project (`proving auth keys create --name <name>`).",
-  'show-challenge': () => 'Check `auth-url`; `proving auth login --show-challenge` shows the challenge the service sends.',
+  'show-challenge': () =>
+    'Check `auth-url`; `proving auth login --show-challenge` shows the challenge the service sends.',
   'clear-journal': () => "Remove the journal entry named above (in the runner's temporary folder) if nothing holds it.",
-  'follow-candidates': (step) => `Follow ${step.ids.map((id) => forSummaryCode(id)).join(', ') || 'them'} with the \`wait\` sub-action before submitting this PIE again.`,
+  'follow-candidates': (step) =>
+    `Follow ${step.ids.map((id) => forSummaryCode(id)).join(', ') || 'them'} with the \`wait\` sub-action before submitting this PIE again.`,
 }
 
 /**
@@ -82,7 +94,11 @@ const NEXT_STEP: NextStepWords = {
  * EarlierUploadOutcomeUnknownError) is not: its own lines say which queries may be the PIE's.
  */
 function isFreshAmbiguity(error: unknown, text: ServiceText): error is SubmissionOutcomeUnknownError {
-  return error instanceof SubmissionOutcomeUnknownError && !(error instanceof EarlierUploadOutcomeUnknownError) && text.ambiguous !== undefined
+  return (
+    error instanceof SubmissionOutcomeUnknownError &&
+    !(error instanceof EarlierUploadOutcomeUnknownError) &&
+    text.ambiguous !== undefined
+  )
 }
 
 /**
@@ -139,7 +155,8 @@ function describeFailure(error: unknown, text: ServiceText, submitted?: Submitte
       failure: error.shortMessage,
     }
   }
-  const message = error instanceof ProvingKitError ? error.shortMessage : error instanceof Error ? error.message : String(error)
+  const message =
+    error instanceof ProvingKitError ? error.shortMessage : error instanceof Error ? error.message : String(error)
   const nextSteps = follow('other')
   const problems = explanation(error)
   return {
@@ -160,6 +177,7 @@ function statusAdvice(status: number, text: ServiceText): string {
     return `Check \`api-key\`: the ${text.service} refused it (is the secret set for this repository, and still valid?).`
   }
   if (status === 404 && text.notFound) return `Check the identifier: the service does not know it (${text.notFound}).`
-  if (status >= 500 || status === 429 || !text.docs) return `The ${text.service} is failing or busy: run the step again later.`
+  if (status >= 500 || status === 429 || !text.docs)
+    return `The ${text.service} is failing or busy: run the step again later.`
   return `Check the inputs against ${text.docs}.`
 }

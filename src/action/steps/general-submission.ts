@@ -41,7 +41,9 @@ export function defaultResult(values: GeneralValues): ResultKind {
 }
 
 /** The fields, the source (pie, program or hash) and the job size aside. */
-export function generalFields(values: GeneralValues): Omit<SubmitQueryOptions, 'declaredJobSize' | 'signal'> & { hints?: string | undefined } {
+export function generalFields(
+  values: GeneralValues,
+): Omit<SubmitQueryOptions, 'declaredJobSize' | 'signal'> & { hints?: string | undefined } {
   return {
     result: values.result ?? defaultResult(values),
     cairoVersion: values['cairo-version'],
@@ -61,11 +63,20 @@ export function generalFields(values: GeneralValues): Omit<SubmitQueryOptions, '
  * attempt is left out on purpose: "Re-run jobs" gives the same id, so the service keeps one
  * query. A matrix proves different PIEs (different digests) or is told apart by `external-id`.
  */
-export function deriveActionDedupId(env: Record<string, string | undefined>, subject: string, fields: Record<string, unknown>): string {
-  const where = ['GITHUB_REPOSITORY', 'GITHUB_WORKFLOW', 'GITHUB_RUN_ID', 'GITHUB_JOB'].map((name) => `${name}=${env[name] ?? ''}`)
+export function deriveActionDedupId(
+  env: Record<string, string | undefined>,
+  subject: string,
+  fields: Record<string, unknown>,
+): string {
+  const where = ['GITHUB_REPOSITORY', 'GITHUB_WORKFLOW', 'GITHUB_RUN_ID', 'GITHUB_JOB'].map(
+    (name) => `${name}=${env[name] ?? ''}`,
+  )
   const what = Object.keys(fields)
     .filter((key) => fields[key] !== undefined)
     .sort()
     .map((key) => `${key}=${String(fields[key])}`)
-  return `gh-${createHash('sha256').update([...where, `subject=${subject}`, ...what].join('\n')).digest('hex').slice(0, 40)}`
+  return `gh-${createHash('sha256')
+    .update([...where, `subject=${subject}`, ...what].join('\n'))
+    .digest('hex')
+    .slice(0, 40)}`
 }

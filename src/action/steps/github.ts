@@ -37,7 +37,10 @@ export async function startGitHub(
   step.onClose(() =>
     publisher.finish(step, {
       serviceUrl: options.serviceUrl(),
-      download: async (url, path) => (await loadClientModule()).downloadFile(url, path, options.signal, { allowInsecureHttp: options.allowInsecureHttp }),
+      download: async (url, path) =>
+        (await loadClientModule()).downloadFile(url, path, options.signal, {
+          allowInsecureHttp: options.allowInsecureHttp,
+        }),
     }),
   )
   return true

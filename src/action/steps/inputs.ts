@@ -21,7 +21,15 @@ import {
   STONE_VERSIONS,
 } from '../../schemas/proving-constants.ts'
 import { onchainCrossCheck, REGISTRY_KIND_VALUES, VERIFY_ONCHAIN_MODES } from './onchain-inputs.ts'
-import type { ActionIO, CrossCheck, DefaultedInput, InputSpecs, InputValues, OptionalInput, RequiredInput } from '../types.ts'
+import type {
+  ActionIO,
+  CrossCheck,
+  DefaultedInput,
+  InputSpecs,
+  InputValues,
+  OptionalInput,
+  RequiredInput,
+} from '../types.ts'
 
 export const required = <T>(schema: z.ZodType<T>, options: { secret?: boolean } = {}): RequiredInput<T> => ({
   kind: 'required',
@@ -91,7 +99,9 @@ export const webhookUrlValue = z.string().refine(isHttpUrl, {
 export const identifierValue = z
   .string()
   .max(256, { error: 'is longer than 256 characters; copy the identifier as the service returned it' })
-  .regex(/^[^\s/?#]+$/, { error: 'is not a valid identifier (no spaces, "/", "?" or "#"); copy it as the service returned it' })
+  .regex(/^[^\s/?#]+$/, {
+    error: 'is not a valid identifier (no spaces, "/", "?" or "#"); copy it as the service returned it',
+  })
 
 export const feltValue = z
   .string()
@@ -166,7 +176,13 @@ export const expectedQueriesValue = z.string().transform((text, ctx): { count: n
   }
   const problems: string[] = []
   const bad = ids.filter((id) => !identifierValue.safeParse(id).success)
-  if (bad.length) problems.push(`has ${bad.length === 1 ? 'an id' : `${bad.length} ids`} that ${bad.length === 1 ? 'is' : 'are'} not a query id (no "/", "?" or "#", at most 256 characters): ${bad.slice(0, 5).map((id) => JSON.stringify(id.slice(0, 80))).join(', ')}`)
+  if (bad.length)
+    problems.push(
+      `has ${bad.length === 1 ? 'an id' : `${bad.length} ids`} that ${bad.length === 1 ? 'is' : 'are'} not a query id (no "/", "?" or "#", at most 256 characters): ${bad
+        .slice(0, 5)
+        .map((id) => JSON.stringify(id.slice(0, 80)))
+        .join(', ')}`,
+    )
   const twice = [...new Set(ids.filter((id, index) => ids.indexOf(id) !== index))]
   if (twice.length) problems.push(`names ${twice.slice(0, 5).join(', ')} more than once (each query once)`)
   for (const message of problems) ctx.addIssue({ code: 'custom', message })
@@ -177,7 +193,9 @@ export const expectedQueriesValue = z.string().transform((text, ctx): { count: n
 export const tagValue = z
   .string()
   .max(255, { error: 'must be at most 255 characters' })
-  .regex(/^(?!-)(?!.*\.\.)(?!.*@\{)[^\s~^:?*[\\\x00-\x1f\x7f]+(?<![./]|\.lock)$/, { error: 'is not a valid tag name (no spaces, ~ ^ : ? * [ \\ or "..")' })
+  .regex(/^(?!-)(?!.*\.\.)(?!.*@\{)[^\s~^:?*[\\\x00-\x1f\x7f]+(?<![./]|\.lock)$/, {
+    error: 'is not a valid tag name (no spaces, ~ ^ : ? * [ \\ or "..")',
+  })
 
 const wholeNumberIn = (low: number, high: number) =>
   z
@@ -191,7 +209,9 @@ const wholeNumberIn = (low: number, high: number) =>
  * the check run and the in-toto statement. The runner puts the job's token in `github-token`.
  */
 /** What tells one PR comment of a job from its others (matrix legs): one line of printable text. */
-const commentKeyValue = z.string().regex(/^[^\x00-\x1f\x7f]{1,200}$/, { error: 'must be one line of at most 200 characters' })
+const commentKeyValue = z
+  .string()
+  .regex(/^[^\x00-\x1f\x7f]{1,200}$/, { error: 'must be one line of at most 200 characters' })
 
 export const GITHUB_REPORT_INPUTS = {
   'github-token': { ...withDefault('${{ github.token }}', nonEmptyValue), secret: true },
@@ -217,9 +237,13 @@ const service = {
 
 const openNameValue = (known: readonly string[]) =>
   z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: `must be one of ${known.join(', ')} (or a newer name)` })
-const enumValue = <T extends string>(values: readonly T[]) => z.enum(values as [T, ...T[]], { error: `must be one of ${values.join(', ')}` })
+const enumValue = <T extends string>(values: readonly T[]) =>
+  z.enum(values as [T, ...T[]], { error: `must be one of ${values.join(', ')}` })
 const upperEnumValue = <T extends string>(values: readonly T[]) =>
-  z.string().transform((text) => text.toUpperCase()).pipe(enumValue(values))
+  z
+    .string()
+    .transform((text) => text.toUpperCase())
+    .pipe(enumValue(values))
 
 export const bucketJobIndexValue = z
   .string()
@@ -233,7 +257,9 @@ export const concurrencyValue = wholeNumberIn(1, 64)
 export const securityBitsValue = wholeNumberIn(0, 2 ** 32 - 1)
 
 /** A Cairo short string, as Integrity's verifier settings are (`recursive`, `keccak_160_lsb`, `stone6`). */
-export const shortStringValue = z.string().regex(/^[\x20-\x7e]{1,31}$/, { error: 'must be 1 to 31 ASCII characters, such as recursive or stone6' })
+export const shortStringValue = z
+  .string()
+  .regex(/^[\x20-\x7e]{1,31}$/, { error: 'must be 1 to 31 ASCII characters, such as recursive or stone6' })
 
 /** The general submission's fields (POST /proving-query), as the root action takes them. */
 export const GENERAL_INPUTS = {
@@ -274,11 +300,16 @@ export const MAIN_INPUTS = {
   'retention-days': optional(wholeNumberIn(1, 90)),
   'compression-level': withDefault('0', wholeNumberIn(0, 9)),
   overwrite: withDefault('false', booleanValue),
-  'verify-onchain': withDefault('none', z.enum(VERIFY_ONCHAIN_MODES, { error: `must be one of ${VERIFY_ONCHAIN_MODES.join(', ')}` })),
+  'verify-onchain': withDefault(
+    'none',
+    z.enum(VERIFY_ONCHAIN_MODES, { error: `must be one of ${VERIFY_ONCHAIN_MODES.join(', ')}` }),
+  ),
   'ethereum-rpc-url': optional(httpUrlValue, { secret: true }),
   'starknet-rpc-url': optional(httpUrlValue, { secret: true }),
   'fact-registry': optional(nonEmptyValue),
-  'registry-kind': optional(z.enum(REGISTRY_KIND_VALUES, { error: `must be one of ${REGISTRY_KIND_VALUES.join(', ')}` })),
+  'registry-kind': optional(
+    z.enum(REGISTRY_KIND_VALUES, { error: `must be one of ${REGISTRY_KIND_VALUES.join(', ')}` }),
+  ),
   'min-security-bits': withDefault('96', securityBitsValue),
   'verifier-layout': optional(shortStringValue),
   'verifier-hasher': optional(shortStringValue),
@@ -346,7 +377,12 @@ export const BUCKET_CLOSE_INPUTS = {
 export const BUCKET_CREATE_INPUTS = {
   'aggregator-version': withDefault('v1', nonEmptyValue),
   'external-id': optional(nonEmptyValue),
-  'node-width': optional(z.string().regex(/^[1-9]\d*$/, { error: 'must be a whole number from 1' }).transform(Number)),
+  'node-width': optional(
+    z
+      .string()
+      .regex(/^[1-9]\d*$/, { error: 'must be a whole number from 1' })
+      .transform(Number),
+  ),
   'aggregator-params': optional(jsonObjectValue),
   'mock-proof': withDefault('false', booleanValue),
   ...service,
@@ -475,7 +511,10 @@ export function parseInputs<S extends InputSpecs>(
  * A sub-action has no emulator: it needs its secret (refused with how to pass it) and the
  * address of its service.
  */
-export function requireSecretAndUrl(secret: { input: string; message: string }, url: { input: string; service: string }): CrossCheck<InputSpecs> {
+export function requireSecretAndUrl(
+  secret: { input: string; message: string },
+  url: { input: string; service: string },
+): CrossCheck<InputSpecs> {
   return ({ raw, problem }) => {
     if (!raw[secret.input]) problem(secret.input, secret.message)
     if (!raw[url.input]) problem(url.input, `\`${url.input}\` is required: the address of the ${url.service}.`)
@@ -489,7 +528,10 @@ export const API_KEY_SECRET = {
 }
 
 /** `api-key` and `base-url` are required (the sub-actions have no emulator). */
-export const requireService: CrossCheck<typeof service> = requireSecretAndUrl(API_KEY_SECRET, { input: 'base-url', service: 'proving service' })
+export const requireService: CrossCheck<typeof service> = requireSecretAndUrl(API_KEY_SECRET, {
+  input: 'base-url',
+  service: 'proving service',
+})
 
 /**
  * The root: the service inputs are required unless the in-process emulator is used, and so is
@@ -500,32 +542,53 @@ export const mainCrossCheck: CrossCheck<typeof MAIN_INPUTS> = (context) => {
   // The endpoint's own list, before anything is packed or sent (the service refuses another).
   if (parsed('layout')) {
     // Any general-submission input sends the query through it (steps/general-submission.ts GENERAL_ONLY).
-    const general = Object.keys(GENERAL_INPUTS).some((name) => values[name as keyof typeof GENERAL_INPUTS] !== undefined)
+    const general = Object.keys(GENERAL_INPUTS).some(
+      (name) => values[name as keyof typeof GENERAL_INPUTS] !== undefined,
+    )
     const layout = layoutProblem(values.layout ?? 'auto', general ? 'general' : 'l2', '`layout`')
     if (layout) problem('layout', layout)
   }
   onchainCrossCheck(context)
   const sources = (['pie', 'program', 'program-hash'] as const).filter((name) => raw[name])
   if (sources.length === 0) problem('pie', '`pie` is required (or `program`, or `program-hash`): what to prove.')
-  if (sources.length > 1) problem(sources[1]!, `\`${sources[0]}\` and \`${sources[1]}\` exclude each other: give one thing to prove.`)
-  if (raw['program-input'] && !raw.program) problem('program-input', '`program-input` goes with `program`: give the program it is the input of.')
-  if (raw['bucket-job-index'] && !raw['bucket-id']) problem('bucket-job-index', '`bucket-job-index` needs `bucket-id`: it is a position in that bucket.')
+  if (sources.length > 1)
+    problem(sources[1]!, `\`${sources[0]}\` and \`${sources[1]}\` exclude each other: give one thing to prove.`)
+  if (raw['program-input'] && !raw.program)
+    problem('program-input', '`program-input` goes with `program`: give the program it is the input of.')
+  if (raw['bucket-job-index'] && !raw['bucket-id'])
+    problem('bucket-job-index', '`bucket-job-index` needs `bucket-id`: it is a position in that bucket.')
   if (values['cairo-version'] === 'cairo1' && values['cairo-vm'] === 'python') {
     problem('cairo-vm', '`cairo-version: cairo1` runs on the rust VM only: drop `cairo-vm: python`.')
   }
-  if (raw['program-input'] && (values['cairo-version'] ?? 'cairo0') === 'cairo0' && (values['cairo-vm'] ?? 'rust') === 'rust') {
-    problem('program-input', '`program-input` is not supported for cairo0 on the rust VM: set `cairo-version: cairo1` (input.txt) or `cairo-vm: python` (JSON input).')
+  if (
+    raw['program-input'] &&
+    (values['cairo-version'] ?? 'cairo0') === 'cairo0' &&
+    (values['cairo-vm'] ?? 'rust') === 'rust'
+  ) {
+    problem(
+      'program-input',
+      '`program-input` is not supported for cairo0 on the rust VM: set `cairo-version: cairo1` (input.txt) or `cairo-vm: python` (JSON input).',
+    )
   }
   if (!parsed('emulator')) return
   if (values.emulator && raw['bucket-id']) {
-    problem('bucket-id', '`bucket-id` and `emulator: true` exclude each other: the emulator stops with this step, and the bucket with it.')
+    problem(
+      'bucket-id',
+      '`bucket-id` and `emulator: true` exclude each other: the emulator stops with this step, and the bucket with it.',
+    )
   }
   if (values.emulator) {
     if (raw['base-url']) {
-      problem('base-url', '`base-url` and `emulator: true` exclude each other: drop `base-url` to use the emulator, or drop `emulator`.')
+      problem(
+        'base-url',
+        '`base-url` and `emulator: true` exclude each other: drop `base-url` to use the emulator, or drop `emulator`.',
+      )
     }
     if (raw['tasks-url']) {
-      problem('tasks-url', '`tasks-url` and `emulator: true` exclude each other: the emulator serves the task service itself; drop `tasks-url`.')
+      problem(
+        'tasks-url',
+        '`tasks-url` and `emulator: true` exclude each other: the emulator serves the task service itself; drop `tasks-url`.',
+      )
     }
     return
   }
@@ -535,7 +598,8 @@ export const mainCrossCheck: CrossCheck<typeof MAIN_INPUTS> = (context) => {
       '`api-key` is required unless `emulator` is true: pass it from a secret, e.g. `api-key: ${{ secrets.PROVING_API_KEY }}`.',
     )
   }
-  if (!raw['base-url']) problem('base-url', '`base-url` is required unless `emulator` is true: the address of the proving service.')
+  if (!raw['base-url'])
+    problem('base-url', '`base-url` is required unless `emulator` is true: the address of the proving service.')
   if (raw['decommit-destination-chain-id'] && !raw['tasks-url']) {
     problem(
       'tasks-url',

@@ -35,7 +35,16 @@ import { STATE } from './state.ts'
 /** The inputs that say what the step proves and where: two steps alike in these keep the same journal entries. */
 // Not the API key, not even digested: a cache key is listed to whoever can list caches, and an
 // unsalted digest of a key would let its guesses be tested offline (the step's id tells steps apart).
-const IDENTITY_INPUTS = ['pie', 'program', 'program-input', 'program-hash', 'base-url', 'layout', 'prover', 'mock-fact-hash'] as const
+const IDENTITY_INPUTS = [
+  'pie',
+  'program',
+  'program-input',
+  'program-hash',
+  'base-url',
+  'layout',
+  'prover',
+  'mock-fact-hash',
+] as const
 
 /** The step's inputs, parsed (defaults applied however the runner gave them). */
 export type StepInputs = Partial<Record<(typeof IDENTITY_INPUTS)[number], unknown>>
@@ -96,7 +105,12 @@ export function journalCarryOf(io: ActionIO, inputs: StepInputs, dir: string): J
  * newest journal an earlier attempt saved, into `dir`; tells the post step where to save if the
  * step is stopped before it does.
  */
-export async function carryJournal(io: ActionIO, inputs: StepInputs, dir: string, signal: AbortSignal): Promise<CarriedJournal> {
+export async function carryJournal(
+  io: ActionIO,
+  inputs: StepInputs,
+  dir: string,
+  signal: AbortSignal,
+): Promise<CarriedJournal> {
   const carry = journalCarryOf(io, inputs, dir)
   if (!carry) return { known: undefined, observe: () => {}, save: async () => {} }
   io.saveState(STATE.journalCarry, JSON.stringify(carry))
@@ -118,11 +132,19 @@ export async function carryJournal(io: ActionIO, inputs: StepInputs, dir: string
         answered.add(event.pie.sha256)
       }
       const digest = prepared.get(event.index)
-      if (event.type === 'decided' && event.decision.kind === 'reuse-query' && digest !== undefined) reusedOutside.add(digest)
-      if (event.type === 'ended' && event.outcome.passed && event.outcome.judgement && reusedOutside.has(digest ?? '')) settled.add(digest!)
+      if (event.type === 'decided' && event.decision.kind === 'reuse-query' && digest !== undefined)
+        reusedOutside.add(digest)
+      if (event.type === 'ended' && event.outcome.passed && event.outcome.judgement && reusedOutside.has(digest ?? ''))
+        settled.add(digest!)
     },
     async save() {
-      const saved = await saveJournal(io, carry, `${carry.prefix}${carry.attempt}`, { answered, reusedOutside, settled, restored: restored !== undefined, stopped: signal.aborted })
+      const saved = await saveJournal(io, carry, `${carry.prefix}${carry.attempt}`, {
+        answered,
+        reusedOutside,
+        settled,
+        restored: restored !== undefined,
+        stopped: signal.aborted,
+      })
       if (saved === 'done') io.saveState(STATE.journalSaved, 'true')
     },
   }
@@ -137,9 +159,21 @@ export async function saveJournalAfterStop(io: ActionIO): Promise<void> {
   } catch {
     return
   }
-  if (typeof carry?.dir !== 'string' || typeof carry.prefix !== 'string' || typeof carry.staging !== 'string' || !Number.isInteger(carry.attempt)) return
+  if (
+    typeof carry?.dir !== 'string' ||
+    typeof carry.prefix !== 'string' ||
+    typeof carry.staging !== 'string' ||
+    !Number.isInteger(carry.attempt)
+  )
+    return
   // Which PIEs the main step prepared is its own knowledge: here only its entries are known.
-  await saveJournal(io, carry, `${carry.prefix}${carry.attempt}-post`, { answered: new Set(), reusedOutside: new Set(), settled: new Set(), restored: false, stopped: true })
+  await saveJournal(io, carry, `${carry.prefix}${carry.attempt}-post`, {
+    answered: new Set(),
+    reusedOutside: new Set(),
+    settled: new Set(),
+    restored: false,
+    stopped: true,
+  })
 }
 
 type Restored = { whole: boolean; known: Set<string> }
@@ -148,13 +182,15 @@ type Restored = { whole: boolean; known: Set<string> }
 function cacheReachable(): boolean {
   const env = process.env
   if (!env.ACTIONS_RUNTIME_TOKEN) return false
-  return Boolean(env.ACTIONS_CACHE_SERVICE_V2 ? env.ACTIONS_RESULTS_URL : env.ACTIONS_CACHE_URL || env.ACTIONS_RESULTS_URL)
+  return Boolean(
+    env.ACTIONS_CACHE_SERVICE_V2 ? env.ACTIONS_RESULTS_URL : env.ACTIONS_CACHE_URL || env.ACTIONS_RESULTS_URL,
+  )
 }
 
-const NO_CACHE = 'no Actions cache in this step\'s environment (ACTIONS_RUNTIME_TOKEN, ACTIONS_RESULTS_URL)'
+const NO_CACHE = "no Actions cache in this step's environment (ACTIONS_RUNTIME_TOKEN, ACTIONS_RESULTS_URL)"
 
 async function restore(io: ActionIO, carry: JournalCarry, signal: AbortSignal): Promise<Restored | undefined> {
-  const fallback = 'the queries of the key still running with each PIE\'s program and settings are looked up instead'
+  const fallback = "the queries of the key still running with each PIE's program and settings are looked up instead"
   if (!cacheReachable()) {
     io.debug(`No journal of an earlier attempt read back: ${NO_CACHE}; ${fallback}.`)
     return undefined
@@ -169,21 +205,28 @@ async function restore(io: ActionIO, carry: JournalCarry, signal: AbortSignal): 
     }
     const manifest = await readManifest(carry.staging)
     if (!manifest || manifest.attempt >= carry.attempt || !new RegExp(`-${manifest.attempt}(-post)?$`).test(matched)) {
-      io.warning(`The journal read back from the Actions cache (${matched}) is not an earlier attempt's of this step; ignored, and ${fallback}.`)
+      io.warning(
+        `The journal read back from the Actions cache (${matched}) is not an earlier attempt's of this step; ignored, and ${fallback}.`,
+      )
       return undefined
     }
     const entries = await copyEntries(carry.staging, carry.dir)
     const whole = manifest.attempt === carry.attempt - 1
     const ids = entries.flatMap((entry) => (entry.provingQueryId ? [entry.provingQueryId] : []))
     const queries = ids.length ? ` (quer${ids.length === 1 ? 'y' : 'ies'} ${ids.join(', ')})` : ''
-    const what = entries.length === 0 ? 'no query left to follow' : `${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}${queries}`
+    const what =
+      entries.length === 0
+        ? 'no query left to follow'
+        : `${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}${queries}`
     io.info(`Read back the journal of attempt ${manifest.attempt} of this step from the Actions cache: ${what}.`)
     io.info('Each query is followed, retried or settled as recorded, and judged as always.')
     if (!whole) io.info(`Attempt ${carry.attempt - 1} left none, so ${fallback} too.`)
     return { whole, known: new Set([...manifest.pies, ...entries.map((entry) => entry.pieDigest)]) }
   } catch (error) {
     if (signal.aborted) throw error
-    io.warning(`The journal of an earlier attempt could not be read back from the Actions cache (${(error as Error).message.split('\n')[0]}); ${fallback}.`)
+    io.warning(
+      `The journal of an earlier attempt could not be read back from the Actions cache (${(error as Error).message.split('\n')[0]}); ${fallback}.`,
+    )
     return undefined
   } finally {
     await rm(carry.staging, { recursive: true, force: true }).catch(() => {})
@@ -211,14 +254,21 @@ type Answers = {
  * `done` once saved, or when there is nothing to save or nowhere to save it (the post step then
  * need not try); `failed` when the cache refused it.
  */
-async function saveJournal(io: ActionIO, carry: JournalCarry, key: string, answers: Answers): Promise<'done' | 'failed'> {
+async function saveJournal(
+  io: ActionIO,
+  carry: JournalCarry,
+  key: string,
+  answers: Answers,
+): Promise<'done' | 'failed'> {
   let entries: JournalEntry[]
   try {
     entries = (await validEntries(carry.dir)).filter((entry) => !answers.settled.has(entry.pieDigest))
   } catch {
     entries = []
   }
-  const pies = [...new Set([...answers.answered, ...entries.map((entry) => entry.pieDigest)])].filter((pie) => !answers.reusedOutside.has(pie)).sort()
+  const pies = [...new Set([...answers.answered, ...entries.map((entry) => entry.pieDigest)])]
+    .filter((pie) => !answers.reusedOutside.has(pie))
+    .sort()
   if (entries.length === 0 && !answers.restored && !(answers.stopped && pies.length > 0)) return 'done'
   if (!cacheReachable()) {
     io.debug(`The journal was not saved for a re-run: ${NO_CACHE}.`)
@@ -229,17 +279,25 @@ async function saveJournal(io: ActionIO, carry: JournalCarry, key: string, answe
     const staged = new SubmissionJournal(carry.staging)
     await staged.open()
     for (const entry of entries) await staged.write(entry)
-    await writeFile(join(carry.staging, MANIFEST), JSON.stringify({ format: FORMAT, attempt: carry.attempt, pies }), { mode: 0o600 })
+    await writeFile(join(carry.staging, MANIFEST), JSON.stringify({ format: FORMAT, attempt: carry.attempt, pies }), {
+      mode: 0o600,
+    })
     const { saveCache } = await import('@actions/cache')
     const id = await saveCache([carry.staging], key)
     if (id === -1) {
-      io.warning('The journal could not be saved to the Actions cache (see above); a re-run of this job looks up the queries still running instead.')
+      io.warning(
+        'The journal could not be saved to the Actions cache (see above); a re-run of this job looks up the queries still running instead.',
+      )
       return 'failed'
     }
-    io.info(`Saved the journal to the Actions cache for a re-run of this job: ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} (${key}).`)
+    io.info(
+      `Saved the journal to the Actions cache for a re-run of this job: ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} (${key}).`,
+    )
     return 'done'
   } catch (error) {
-    io.warning(`The journal could not be saved to the Actions cache (${(error as Error).message.split('\n')[0]}); a re-run of this job looks up the queries still running instead.`)
+    io.warning(
+      `The journal could not be saved to the Actions cache (${(error as Error).message.split('\n')[0]}); a re-run of this job looks up the queries still running instead.`,
+    )
     return 'failed'
   } finally {
     await rm(carry.staging, { recursive: true, force: true }).catch(() => {})
@@ -271,7 +329,10 @@ function isEntry(entry: Partial<JournalEntry>): entry is JournalEntry {
     (entry.endpoint === 'l2-pie' || entry.endpoint === 'general') &&
     typeof entry.params === 'object' &&
     entry.params !== null &&
-    (entry.provingQueryId === undefined || (typeof entry.provingQueryId === 'string' && entry.provingQueryId.length > 0 && entry.provingQueryId.length <= 200))
+    (entry.provingQueryId === undefined ||
+      (typeof entry.provingQueryId === 'string' &&
+        entry.provingQueryId.length > 0 &&
+        entry.provingQueryId.length <= 200))
   )
 }
 
@@ -292,9 +353,16 @@ async function copyEntries(staging: string, dir: string): Promise<JournalEntry[]
 
 async function readManifest(staging: string): Promise<{ attempt: number; pies: string[] } | undefined> {
   try {
-    const manifest = JSON.parse(await readFile(join(staging, MANIFEST), 'utf8')) as { format?: unknown; attempt?: unknown; pies?: unknown }
-    if (manifest.format !== FORMAT || !Number.isInteger(manifest.attempt) || !Array.isArray(manifest.pies)) return undefined
-    const pies = manifest.pies.filter((pie): pie is string => typeof pie === 'string' && /^[0-9a-f]{64}$/.test(pie)).slice(0, MAX_ENTRIES)
+    const manifest = JSON.parse(await readFile(join(staging, MANIFEST), 'utf8')) as {
+      format?: unknown
+      attempt?: unknown
+      pies?: unknown
+    }
+    if (manifest.format !== FORMAT || !Number.isInteger(manifest.attempt) || !Array.isArray(manifest.pies))
+      return undefined
+    const pies = manifest.pies
+      .filter((pie): pie is string => typeof pie === 'string' && /^[0-9a-f]{64}$/.test(pie))
+      .slice(0, MAX_ENTRIES)
     return { attempt: manifest.attempt as number, pies }
   } catch {
     return undefined

@@ -54,20 +54,32 @@ export const onchainCrossCheck: CrossCheck<OnchainSpecs> = ({ values, raw, parse
   if (!mode || mode === 'none') return
   const emulator = raw.emulator === 'true' || raw.emulator === 'True' || raw.emulator === 'TRUE'
   if ((mode === 'ethereum' || mode === 'both') && !raw['ethereum-rpc-url']) {
-    problem('ethereum-rpc-url', `\`ethereum-rpc-url\` is required with \`verify-onchain: ${mode}\`: pass it from a secret, e.g. \`\${{ secrets.SEPOLIA_RPC_URL }}\`.`)
+    problem(
+      'ethereum-rpc-url',
+      `\`ethereum-rpc-url\` is required with \`verify-onchain: ${mode}\`: pass it from a secret, e.g. \`\${{ secrets.SEPOLIA_RPC_URL }}\`.`,
+    )
   }
   if ((mode === 'starknet' || mode === 'both') && !raw['starknet-rpc-url'] && !emulator) {
-    problem('starknet-rpc-url', `\`starknet-rpc-url\` is required with \`verify-onchain: ${mode}\` (unless \`emulator\` is true): pass it from a secret.`)
+    problem(
+      'starknet-rpc-url',
+      `\`starknet-rpc-url\` is required with \`verify-onchain: ${mode}\` (unless \`emulator\` is true): pass it from a secret.`,
+    )
   }
   // The services' plain-http rule, checked here so that nothing is submitted (and paid for) first.
   const insecureAllowed = ['true', 'True', 'TRUE'].includes(raw['allow-insecure-http'] ?? '')
   for (const name of ONCHAIN_RPC_INPUTS) {
     if (raw[name] && refusesPlainHttp(raw[name], insecureAllowed)) {
-      problem(name, `\`${name}\` is plain http to another machine: the key in the URL and the registry's answer would cross the network in clear. Use https, or set \`allow-insecure-http: true\`.`)
+      problem(
+        name,
+        `\`${name}\` is plain http to another machine: the key in the URL and the registry's answer would cross the network in clear. Use https, or set \`allow-insecure-http: true\`.`,
+      )
     }
   }
   if (mode === 'both' && raw['fact-registry']) {
-    problem('fact-registry', '`fact-registry` names one registry, and `verify-onchain: both` checks two chains: leave it out to use each network\'s known registry.')
+    problem(
+      'fact-registry',
+      "`fact-registry` names one registry, and `verify-onchain: both` checks two chains: leave it out to use each network's known registry.",
+    )
   }
   const kind = raw['registry-kind']
   if ((kind === 'sharp' && mode !== 'ethereum') || (kind === 'integrity' && mode !== 'starknet')) {

@@ -33,7 +33,10 @@ export async function showOutcomes(step: QueryStep, outcomes: OnchainOutcome[], 
   // The network's name comes from the RPC's chain id when it is not a known one: service text,
   // escaped for the summary like any other.
   const describeForSummary = (check: OnchainFactCheck) => forSummary(describeWhere(check))
-  step.extraRows.push(['On chain', { markdown: outcomes.map((outcome) => summaryLine(outcome, timeoutMs, describeForSummary)).join('<br>') }])
+  step.extraRows.push([
+    'On chain',
+    { markdown: outcomes.map((outcome) => summaryLine(outcome, timeoutMs, describeForSummary)).join('<br>') },
+  ])
 }
 
 /** Lines for the log once a PIE's facts were found registered before anything was submitted. */
@@ -42,10 +45,17 @@ export async function alreadyOnChainLines(outcomes: OnchainOutcome[]): Promise<s
   return outcomes.flatMap((outcome) => {
     if (outcome.status !== 'registered') return []
     const check = outcome.check
-    const accepted = check.chain === 'starknet' ? check.verifications.filter((verification) => verification.meetsExpected && verification.hashMatches) : []
-    const bits = accepted.length ? `, ${Math.max(...accepted.map((verification) => verification.securityBits))} security bits` : ''
+    const accepted =
+      check.chain === 'starknet'
+        ? check.verifications.filter((verification) => verification.meetsExpected && verification.hashMatches)
+        : []
+    const bits = accepted.length
+      ? `, ${Math.max(...accepted.map((verification) => verification.securityBits))} security bits`
+      : ''
     const fact = `${onchainFactName(check.chain, false)} ${check.fact}`
-    return [`Already proven on chain: the PIE's ${fact} is registered on ${describeWhere(check)} (registry ${check.registry}, block ${check.blockNumber}${bits}).`]
+    return [
+      `Already proven on chain: the PIE's ${fact} is registered on ${describeWhere(check)} (registry ${check.registry}, block ${check.blockNumber}${bits}).`,
+    ]
   })
 }
 
@@ -58,7 +68,11 @@ function detail(outcome: OnchainOutcome): Record<string, unknown> {
 
 type Describe = (check: OnchainFactCheck) => string
 
-const KIND_NAME: Record<OnchainFactCheck['registryKind'], string> = { sharp: 'SHARP', integrity: 'Integrity', satellite: 'Satellite' }
+const KIND_NAME: Record<OnchainFactCheck['registryKind'], string> = {
+  sharp: 'SHARP',
+  integrity: 'Integrity',
+  satellite: 'Satellite',
+}
 
 /** "Starknet sepolia, Satellite registry `0x…`, block 7", so a reader sees which contract was read. */
 function where(check: OnchainFactCheck, describe: Describe): string {

@@ -64,11 +64,34 @@ export const MAIN_OUTPUTS = [
 ] as const
 
 /** `wait/` adds the GitHub side's outputs to the query's (src/action/github/). */
-export const WAIT_OUTPUTS = [...QUERY_OUTPUTS, 'release-url', 'release-assets', 'facts-json', 'attestation-statement'] as const
+export const WAIT_OUTPUTS = [
+  ...QUERY_OUTPUTS,
+  'release-url',
+  'release-assets',
+  'facts-json',
+  'attestation-statement',
+] as const
 
-export const PACK_OUTPUTS = ['pie-zip', 'pie-sha256', 'size-bytes', 'n-steps', 'job-size', 'program-hash', 'output', 'error-reason'] as const
+export const PACK_OUTPUTS = [
+  'pie-zip',
+  'pie-sha256',
+  'size-bytes',
+  'n-steps',
+  'job-size',
+  'program-hash',
+  'output',
+  'error-reason',
+] as const
 export const RETRY_OUTPUTS = ['status', 'retry-count', ...QUERY_OUTPUTS.filter((name) => name !== 'status')] as const
-export const BUCKET_CLOSE_OUTPUTS = ['bucket-id', 'leaves', 'bucket', 'status', 'gate-passed', 'queries', 'error-reason'] as const
+export const BUCKET_CLOSE_OUTPUTS = [
+  'bucket-id',
+  'leaves',
+  'bucket',
+  'status',
+  'gate-passed',
+  'queries',
+  'error-reason',
+] as const
 export const BUCKET_CREATE_OUTPUTS = ['bucket-id', 'bucket', 'error-reason'] as const
 export const STORAGE_QUERY_OUTPUTS = ['internal-id', 'query-status', 'error-reason'] as const
 export const API_KEY_OUTPUTS = ['api-key', 'project-id', 'wallet', 'error-reason'] as const

@@ -10,15 +10,25 @@ import type { ActionIO } from '../types.ts'
 import { loggerFor } from './io.ts'
 import type { QueryStep } from './query-step.ts'
 
-export async function showPlan(io: ActionIO, step: QueryStep, client: ProvingClient, request: StatementRequest, signal: AbortSignal): Promise<void> {
+export async function showPlan(
+  io: ActionIO,
+  step: QueryStep,
+  client: ProvingClient,
+  request: StatementRequest,
+  signal: AbortSignal,
+): Promise<void> {
   const rows = await planStatements(request, { client, logger: loggerFor(io), signal })
-  for (const row of rows) io.info(`Plan for ${row.pie}: ${row.decision}${row.queryId ? ` (query ${row.queryId})` : ''}: ${row.reason}.`)
+  for (const row of rows)
+    io.info(`Plan for ${row.pie}: ${row.decision}${row.queryId ? ` (query ${row.queryId})` : ''}: ${row.reason}.`)
   step.outputs.set({ plan: JSON.stringify(rows) })
   step.facts = { kind: 'skipped', reason: '`dry-run` is true: nothing was submitted' }
   const paid = rows.filter((row) => row.decision === 'submit').length
   const refused = rows.filter((row) => row.decision === 'refuse')
   const others = rows.length - paid - refused.length
-  step.extraRows.push(['Plan', `${rows.length} ${rows.length === 1 ? 'statement' : 'statements'}: ${paid} would be submitted (paid), ${others} reused, followed or retried, ${refused.length} refused`])
+  step.extraRows.push([
+    'Plan',
+    `${rows.length} ${rows.length === 1 ? 'statement' : 'statements'}: ${paid} would be submitted (paid), ${others} reused, followed or retried, ${refused.length} refused`,
+  ])
   step.sections.push(planMarkdown(rows))
   if (refused.length === 0) {
     await step.report({

@@ -49,7 +49,12 @@ export async function preparePieForStep(
  * What the judgement found of the facts, logged and noted for the summary: compared (each
  * difference an error line), none due (a trace), or not compared and why, in the action's words.
  */
-export function showFacts(io: ActionIO, step: QueryStep, judgement: Judgement, options: { expectedLabel: string; noPie: string }): void {
+export function showFacts(
+  io: ActionIO,
+  step: QueryStep,
+  judgement: Judgement,
+  options: { expectedLabel: string; noPie: string },
+): void {
   const result = judgement.factCheck
   const record = judgement.result.provingQuery
   step.outputs.set({ 'facts-verified': String(result?.ok === true) })
@@ -59,18 +64,27 @@ export function showFacts(io: ActionIO, step: QueryStep, judgement: Judgement, o
       io.info(`Facts checked locally: ${result.checked.join(', ') || 'nothing reported'} equal what the PIE gives.`)
       return
     }
-    if (result.mismatches.length === 0) io.error('The service reported no fact to compare with the PIE (sharpFactHash and integrityFactHash are null or absent).')
+    if (result.mismatches.length === 0)
+      io.error(
+        'The service reported no fact to compare with the PIE (sharpFactHash and integrityFactHash are null or absent).',
+      )
     for (const mismatch of result.mismatches) {
-      io.error(`${mismatch.field} differs: the service says ${showValue(mismatch.actual)}, the PIE gives ${mismatch.expected}.`)
+      io.error(
+        `${mismatch.field} differs: the service says ${showValue(mismatch.actual)}, the PIE gives ${mismatch.expected}.`,
+      )
     }
     return
   }
   if (judgement.facts === 'none') {
-    step.facts = { kind: 'skipped', reason: `a ${options.expectedLabel} query generates a trace, not a proof: it has no fact` }
+    step.facts = {
+      kind: 'skipped',
+      reason: `a ${options.expectedLabel} query generates a trace, not a proof: it has no fact`,
+    }
     io.info(`No fact to check: a ${options.expectedLabel} query generates a trace, not a proof.`)
     return
   }
-  const reason = record.status !== 'DONE' ? `the query is ${record.status}` : step.pie ? '`verify-facts` is false' : options.noPie
+  const reason =
+    record.status !== 'DONE' ? `the query is ${record.status}` : step.pie ? '`verify-facts` is false' : options.noPie
   step.facts = { kind: 'skipped', reason }
 }
 
@@ -81,9 +95,15 @@ export function showFacts(io: ActionIO, step: QueryStep, judgement: Judgement, o
  */
 export async function expandPieInput(io: ActionIO, text: string): Promise<string[]> {
   const { expandPieArguments } = await import('../../pipeline/pie-list.ts')
-  const items = text.split(/\r?\n/).map((line) => line.trim()).filter(Boolean)
+  const items = text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter(Boolean)
   const workspace = io.env.GITHUB_WORKSPACE || process.cwd()
-  return expandPieArguments(items.map((item) => resolve(workspace, item)), 'pie')
+  return expandPieArguments(
+    items.map((item) => resolve(workspace, item)),
+    'pie',
+  )
 }
 
 /**

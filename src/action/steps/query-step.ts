@@ -22,9 +22,7 @@ import type { ActionIO } from '../types.ts'
 
 export { STATE }
 
-export type FactsNote =
-  | { kind: 'checked'; result: FactCheckResult }
-  | { kind: 'skipped'; reason: string }
+export type FactsNote = { kind: 'checked'; result: FactCheckResult } | { kind: 'skipped'; reason: string }
 
 export type ProvingStepOptions = StepOptions & {
   baseUrl?: string | undefined
@@ -121,7 +119,9 @@ export class QueryStep extends ProvingStep {
     this.queryId = queryId
     this.outputs.set({ 'query-id': queryId })
     this.io.saveState(STATE.queryId, queryId)
-    this.io.info(followed ? `Following query ${queryId}, ${followed}; nothing was sent again.` : `Submitted: query ${queryId}`)
+    this.io.info(
+      followed ? `Following query ${queryId}, ${followed}; nothing was sent again.` : `Submitted: query ${queryId}`,
+    )
   }
 
   /** A DONE query that already proves the PIE, followed instead of submitting (`reuse: auto`): the query id, said as such. */
@@ -146,7 +146,11 @@ export class QueryStep extends ProvingStep {
    * Shows a wait the pipeline runs: one line per change, in a group; outputs kept current, the
    * final record's outputs set once it ends.
    */
-  async showWait<T extends QueryResult>(queryId: string, timeoutMs: number, wait: (onProgress: (progress: QueryProgress) => void) => Promise<T>): Promise<T> {
+  async showWait<T extends QueryResult>(
+    queryId: string,
+    timeoutMs: number,
+    wait: (onProgress: (progress: QueryProgress) => void) => Promise<T>,
+  ): Promise<T> {
     if (!this.queryId) {
       this.queryId = queryId
       this.outputs.set({ 'query-id': queryId })
@@ -211,7 +215,12 @@ export class QueryStep extends ProvingStep {
       ['Fact mocked', mocked === true ? 'YES: nothing was verified on chain' : yesNo(mocked)],
       ['Facts checked locally', factsText],
       ['Duration', this.queryId || this.pie ? formatDuration(this.now() - this.started) : undefined],
-      ['PIE', this.pie ? { markdown: `${forSummaryCode(this.pie.shown ?? this.pie.zipPath)}<br>sha256 \`${this.pie.sha256}\`` } : undefined],
+      [
+        'PIE',
+        this.pie
+          ? { markdown: `${forSummaryCode(this.pie.shown ?? this.pie.zipPath)}<br>sha256 \`${this.pie.sha256}\`` }
+          : undefined,
+      ],
       ['Proof', this.proofLinks()],
       ['Artifacts', this.artifacts.length ? { links: this.artifacts } : this.artifactNote],
       ...this.extraRows,
@@ -240,10 +249,14 @@ export class QueryStep extends ProvingStep {
     const nextSteps = refusals.flatMap((refusal) => NEXT_STEP[refusal.kind])
     await this.report({
       outcome: 'failed',
-      headline: first.kind === 'failed' ? `Query ${this.queryId} FAILED on the service.` : 'The gate refused the result.',
+      headline:
+        first.kind === 'failed' ? `Query ${this.queryId} FAILED on the service.` : 'The gate refused the result.',
       problems: refusals.map((refusal) => refusal.message),
       nextSteps: [...new Set(nextSteps)],
-      failure: refusals.length === 1 ? first.message : `${first.message} (and ${refusals.length - 1} more: see the job summary)`,
+      failure:
+        refusals.length === 1
+          ? first.message
+          : `${first.message} (and ${refusals.length - 1} more: see the job summary)`,
     })
   }
 
@@ -261,8 +274,18 @@ export class QueryStep extends ProvingStep {
  * address and timeout once the inputs parsed, for the post step and the resume snippet.
  */
 export function serviceQueryStep(action: string) {
-  return (io: ActionIO, signal: AbortSignal, inputs: { 'base-url'?: string | undefined; 'timeout-minutes': number } | undefined) =>
-    new QueryStep(io, { action, signal, emulated: false, baseUrl: inputs?.['base-url'], timeoutMinutes: inputs?.['timeout-minutes'] })
+  return (
+    io: ActionIO,
+    signal: AbortSignal,
+    inputs: { 'base-url'?: string | undefined; 'timeout-minutes': number } | undefined,
+  ) =>
+    new QueryStep(io, {
+      action,
+      signal,
+      emulated: false,
+      baseUrl: inputs?.['base-url'],
+      timeoutMinutes: inputs?.['timeout-minutes'],
+    })
 }
 
 /** What to do about each kind of refusal: a line each, the first what matters most. */
@@ -287,7 +310,7 @@ const NEXT_STEP: Record<GateRefusal['kind'], string | readonly string[]> = {
   'fact-malformed':
     'Do not rely on this result: the service reported a hash that is not 0x hex, so it cannot be compared. Report it to the service operator.',
   'program-hash':
-    'Check that the PIE comes from the program you meant to release, and that `expected-program-hash` is that program\'s hash.',
+    "Check that the PIE comes from the program you meant to release, and that `expected-program-hash` is that program's hash.",
   'fact-mismatch':
     'Do not rely on this result: what the service reports was not computed from this PIE. Check that the same pie.zip was submitted, and report it to the service operator.',
   'unknown-prover': [
@@ -336,24 +359,33 @@ const PROVING_SERVICE: ServiceText = {
   notFound: 'is `base-url` the service it was created on?',
   docs: 'docs/action.md',
   ambiguous: {
-    headline: 'The submission may or may not have reached the proving service; it was not sent again, to avoid paying twice.',
-    nextStep: 'Check the service\'s list of queries for a new one before running this step again.',
+    headline:
+      'The submission may or may not have reached the proving service; it was not sent again, to avoid paying twice.',
+    nextStep: "Check the service's list of queries for a new one before running this step again.",
   },
   networkDetails: true,
 }
 
 /** What failed and what to do, by kind of failure. */
-export function describeFailure(error: unknown, step: Pick<ProvingStep, 'queryId' | 'options' | 'io'> & { expectedResult?: string | undefined }): Ending {
+export function describeFailure(
+  error: unknown,
+  step: Pick<ProvingStep, 'queryId' | 'options' | 'io'> & { expectedResult?: string | undefined },
+): Ending {
   const queryId = step.queryId
   const env = step.io.env
   const emulated = step.options.emulated === true
   const resume = (minutes?: number): Ending['snippet'] =>
     queryId && !emulated
-      ? { caption: 'To pick the query up again, add this step (or re-run with it):', yaml: resumeSnippet(env, queryId, minutes, step.options.baseUrl, step.expectedResult) }
+      ? {
+          caption: 'To pick the query up again, add this step (or re-run with it):',
+          yaml: resumeSnippet(env, queryId, minutes, step.options.baseUrl, step.expectedResult),
+        }
       : undefined
-  const emulatorNote = 'The query ran on the emulator inside this step, which has stopped: it cannot be resumed. Re-run the step.'
+  const emulatorNote =
+    'The query ran on the emulator inside this step, which has stopped: it cannot be resumed. Re-run the step.'
 
-  if (error instanceof InputProblemsError) return inputProblemsEnding(error, 'nothing was packed or sent', 'docs/action.md')
+  if (error instanceof InputProblemsError)
+    return inputProblemsEnding(error, 'nothing was packed or sent', 'docs/action.md')
   if (error instanceof InvalidPieError) {
     const shown = error.problems.slice(0, 20)
     if (error.problems.length > shown.length) shown.push(`… and ${error.problems.length - shown.length} more`)
@@ -374,7 +406,9 @@ export function describeFailure(error: unknown, step: Pick<ProvingStep, 'queryId
         headline: emulated
           ? `Cancelled while waiting for query ${queryId}.`
           : `Cancelled while waiting for query ${queryId}; the query goes on running on the service.`,
-        nextSteps: [emulated ? emulatorNote : `Follow it with the \`wait\` sub-action and \`query-id: ${queryId}\` (below).`],
+        nextSteps: [
+          emulated ? emulatorNote : `Follow it with the \`wait\` sub-action and \`query-id: ${queryId}\` (below).`,
+        ],
         snippet: resume(step.options.timeoutMinutes),
         failure: emulated
           ? `Cancelled while waiting for query ${queryId}.`
@@ -385,7 +419,7 @@ export function describeFailure(error: unknown, step: Pick<ProvingStep, 'queryId
       outcome: 'cancelled',
       headline: 'Cancelled before the service returned a query id.',
       nextSteps: [
-        'If the upload had started, a query may still have been created: check the service\'s list of queries before proving again.',
+        "If the upload had started, a query may still have been created: check the service's list of queries before proving again.",
       ],
       failure: 'Cancelled before the service returned a query id.',
     }
@@ -395,7 +429,9 @@ export function describeFailure(error: unknown, step: Pick<ProvingStep, 'queryId
     return {
       outcome: 'timed-out',
       headline: error.shortMessage,
-      nextSteps: ['Run this sub-action again with `wait: true` (closing a bucket again is harmless), or raise `timeout-minutes`.'],
+      nextSteps: [
+        'Run this sub-action again with `wait: true` (closing a bucket again is harmless), or raise `timeout-minutes`.',
+      ],
       failure: error.shortMessage,
     }
   }

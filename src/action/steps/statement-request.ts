@@ -29,7 +29,13 @@ export const RERUN_WINDOW_MS = 7 * 24 * 3_600_000
  * whose earlier attempt's journal was read back whole (./journal-cache.ts): the journal follows
  * what that attempt left of them, so no running query of the key is looked up for them.
  */
-export function mainRequest(io: ActionIO, inputs: MainInputs, pies: string[], emulatorUrl: string | undefined, known?: ReadonlySet<string>): StatementRequest {
+export function mainRequest(
+  io: ActionIO,
+  inputs: MainInputs,
+  pies: string[],
+  emulatorUrl: string | undefined,
+  known?: ReadonlySet<string>,
+): StatementRequest {
   const workspace = io.env.GITHUB_WORKSPACE || process.cwd()
   const general = usesGeneralSubmission(inputs)
   const attempt = Number(io.env.GITHUB_RUN_ATTEMPT ?? '1')
@@ -42,7 +48,11 @@ export function mainRequest(io: ActionIO, inputs: MainInputs, pies: string[], em
       wait: inputs.wait && inputs['bucket-id'] === undefined,
       timeoutMs: inputs['timeout-minutes'] * 60_000,
       concurrency: inputs.concurrency,
-      gate: { allowMockedFact: inputs['allow-mocked-fact'], expectedProgramHash: inputs['expected-program-hash'], verifyFacts: inputs['verify-facts'] },
+      gate: {
+        allowMockedFact: inputs['allow-mocked-fact'],
+        expectedProgramHash: inputs['expected-program-hash'],
+        verifyFacts: inputs['verify-facts'],
+      },
       reuse: {
         mode: inputs.reuse,
         // "Re-run jobs" after an attempt was stopped: its journal (RUNNER_TEMP) is gone unless
@@ -80,7 +90,13 @@ function subjectsOf(inputs: MainInputs, pies: string[], workspace: string): Stat
 
 function endpointOf(io: ActionIO, inputs: MainInputs, general: boolean): StatementEndpoint {
   // The layout is checked against the endpoint's list with the other inputs (mainCrossCheck).
-  if (!general) return { kind: 'l2', layout: inputs.layout as L2Layout, prover: inputs.prover, mockFactHash: inputs['mock-fact-hash'] }
+  if (!general)
+    return {
+      kind: 'l2',
+      layout: inputs.layout as L2Layout,
+      prover: inputs.prover,
+      mockFactHash: inputs['mock-fact-hash'],
+    }
   return {
     kind: 'general',
     layout: inputs.layout as Layout,

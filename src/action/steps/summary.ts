@@ -39,7 +39,9 @@ export type SummaryModel = {
  * How a step ended, as its closing report tells it: the summary's outcome, headline, problems,
  * next steps and snippet, and the failure message that fails the step (absent when it passed).
  */
-export type Ending = Pick<SummaryModel, 'outcome' | 'headline' | 'problems' | 'nextSteps' | 'snippet'> & { failure?: string }
+export type Ending = Pick<SummaryModel, 'outcome' | 'headline' | 'problems' | 'nextSteps' | 'snippet'> & {
+  failure?: string
+}
 
 /** A table cell: plain text (escaped), code (a hash, an id), a yes/no, or links. */
 export type SummaryValue =
@@ -79,7 +81,10 @@ export function renderSummary(model: SummaryModel): string {
     lines.push('')
   }
   for (const section of model.sections ?? []) lines.push(section.trimEnd(), '')
-  const linked = (text: string) => (model.docsBase ? text.replace(/(?<![\w/[])docs\/[\w-]+\.md(?:#[\w-]+)?/g, (path) => `[${path}](${model.docsBase}/${path})`) : text)
+  const linked = (text: string) =>
+    model.docsBase
+      ? text.replace(/(?<![\w/[])docs\/[\w-]+\.md(?:#[\w-]+)?/g, (path) => `[${path}](${model.docsBase}/${path})`)
+      : text
   if (model.problems?.length) {
     lines.push('**What failed**', '')
     for (const problem of model.problems) lines.push(`- ${linked(forSummary(problem))}`)
@@ -119,7 +124,9 @@ export function summaryLink(label: string, url: string, escapeLabel: (text: stri
   const parsed = URL.parse(url)
   if (!parsed || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')) return escapeLabel(label)
   const target = url.replace(/[()[\]<>"'`\\|\s]/g, (character) =>
-    encodeURIComponent(character) === character ? `%${character.charCodeAt(0).toString(16).toUpperCase()}` : encodeURIComponent(character),
+    encodeURIComponent(character) === character
+      ? `%${character.charCodeAt(0).toString(16).toUpperCase()}`
+      : encodeURIComponent(character),
   )
   return `[${escapeLabel(label)}](${target})`
 }
@@ -154,8 +161,14 @@ export function subActionRef(env: Record<string, string | undefined>, name: stri
  */
 export function docsBase(env: Record<string, string | undefined>): string {
   const server = (env.GITHUB_SERVER_URL || 'https://github.com').replace(/\/+$/, '')
-  const repository = env.GITHUB_ACTION_REPOSITORY && /^[^/\s]+\/[^/\s]+$/.test(env.GITHUB_ACTION_REPOSITORY) ? env.GITHUB_ACTION_REPOSITORY : PUBLISHED_REPOSITORY
-  const ref = env.GITHUB_ACTION_REPOSITORY && env.GITHUB_ACTION_REF && /^[\w./-]+$/.test(env.GITHUB_ACTION_REF) ? env.GITHUB_ACTION_REF : `v${VERSION}`
+  const repository =
+    env.GITHUB_ACTION_REPOSITORY && /^[^/\s]+\/[^/\s]+$/.test(env.GITHUB_ACTION_REPOSITORY)
+      ? env.GITHUB_ACTION_REPOSITORY
+      : PUBLISHED_REPOSITORY
+  const ref =
+    env.GITHUB_ACTION_REPOSITORY && env.GITHUB_ACTION_REF && /^[\w./-]+$/.test(env.GITHUB_ACTION_REF)
+      ? env.GITHUB_ACTION_REF
+      : `v${VERSION}`
   return `${server}/${repository}/blob/${ref}`
 }
 

@@ -26,7 +26,8 @@ import type { ActionIO } from '../types.ts'
 export const requireTaskService = requireSecretAndUrl(
   {
     input: 'api-key',
-    message: '`api-key` is required: pass it from a secret, e.g. `api-key: ${{ secrets.PROVING_API_KEY }}`; it is sent as X-API-KEY.',
+    message:
+      '`api-key` is required: pass it from a secret, e.g. `api-key: ${{ secrets.PROVING_API_KEY }}`; it is sent as X-API-KEY.',
   },
   { input: 'tasks-url', service: 'task service' },
 )
@@ -59,7 +60,8 @@ export async function readJsonInput(name: string, value: string, what: string, w
     }
     return parseJsonBytes(bytes, { input: name, label, what: value })
   } catch (error) {
-    if (error instanceof InvalidInputError && !(error instanceof InputProblemsError)) throw refuse([error.shortMessage, ...(error.metaMessages ?? [])].join(' '))
+    if (error instanceof InvalidInputError && !(error instanceof InputProblemsError))
+      throw refuse([error.shortMessage, ...(error.metaMessages ?? [])].join(' '))
     throw error
   }
 }
@@ -71,7 +73,9 @@ export function followTask(uuid: string): string {
 }
 
 export function bodyProblems(name: string, problems: string[]): InputProblemsError {
-  return new InputProblemsError(problems.slice(0, 20).map((problem) => ({ input: name, message: `\`${name}\`: ${problem}.` })))
+  return new InputProblemsError(
+    problems.slice(0, 20).map((problem) => ({ input: name, message: `\`${name}\`: ${problem}.` })),
+  )
 }
 
 // --- The step --------------------------------------------------------------------------------
@@ -93,7 +97,11 @@ export class TaskStep extends Step<TaskStepOptions, TaskOutputName> {
 
   constructor(io: ActionIO, options: TaskStepOptions) {
     const names = options.outputNames ?? {}
-    super(io, options, new OutputWriter({ setOutput: (name, value) => io.setOutput(names[name as TaskOutputName] ?? name, value) }))
+    super(
+      io,
+      options,
+      new OutputWriter({ setOutput: (name, value) => io.setOutput(names[name as TaskOutputName] ?? name, value) }),
+    )
   }
 
   queued(response: { message: string; uuid: string }): void {
@@ -218,7 +226,10 @@ export function withMmrTable(markdown: string, mmrs: UsedMmrRecord[] | undefined
           '',
           '| Chain | Hashing | Id | Size | Root |',
           '|---|---|---|---|---|',
-          ...mmrs.map((mmr) => `| ${cell(mmr.chain_id)} | ${forSummaryCell(mmr.hashing_function)} | ${cell(mmr.id)} | ${cell(mmr.size)} | ${cell(mmr.root)} |`),
+          ...mmrs.map(
+            (mmr) =>
+              `| ${cell(mmr.chain_id)} | ${forSummaryCell(mmr.hashing_function)} | ${cell(mmr.id)} | ${cell(mmr.size)} | ${cell(mmr.root)} |`,
+          ),
           '',
         ]
   const footer = markdown.lastIndexOf('<sub>')
@@ -233,7 +244,7 @@ const TASK_SERVICE: ServiceText = {
   docs: 'docs/tasks.md',
   ambiguous: {
     headline: 'The task may or may not have been queued; it was not sent again, to avoid running it twice.',
-    nextStep: 'Check the service\'s task list (`proving task list`) for a new task before running this step again.',
+    nextStep: "Check the service's task list (`proving task list`) for a new task before running this step again.",
   },
   networkDetails: true,
 }
@@ -241,9 +252,7 @@ const TASK_SERVICE: ServiceText = {
 /** What failed and what to do, by kind of failure. */
 export function describeTaskFailure(error: unknown, step: Pick<TaskStep, 'uuid' | 'options'>): Ending {
   const uuid = step.uuid
-  const follow = uuid
-    ? followTask(uuid)
-    : undefined
+  const follow = uuid ? followTask(uuid) : undefined
   if (error instanceof InputProblemsError) return inputProblemsEnding(error, 'nothing was sent', 'docs/tasks.md')
   if (error instanceof RemoteFailureError) {
     const record = error.record as TaskStatusRecord | undefined
@@ -263,8 +272,12 @@ export function describeTaskFailure(error: unknown, step: Pick<TaskStep, 'uuid' 
   if (error instanceof AbortedError) {
     return {
       outcome: 'cancelled',
-      headline: uuid ? `Cancelled while waiting for task ${uuid}; the task goes on running on the service.` : 'Cancelled before the task was queued.',
-      nextSteps: follow ? [follow] : ['If the request had gone out, a task may still have been queued: check the service\'s task list.'],
+      headline: uuid
+        ? `Cancelled while waiting for task ${uuid}; the task goes on running on the service.`
+        : 'Cancelled before the task was queued.',
+      nextSteps: follow
+        ? [follow]
+        : ["If the request had gone out, a task may still have been queued: check the service's task list."],
       failure: uuid ? `Cancelled while waiting for task ${uuid}.` : 'Cancelled before the task was queued.',
     }
   }

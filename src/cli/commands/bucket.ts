@@ -1,6 +1,13 @@
 import { readFile } from 'node:fs/promises'
 import { GateError, InvalidInputError } from '../../core/errors.ts'
-import { type CommandContext, defineCommand, type OptionSpecs, parseInteger, SERVICE_OPTIONS, waitOptions } from '../context.ts'
+import {
+  type CommandContext,
+  defineCommand,
+  type OptionSpecs,
+  parseInteger,
+  SERVICE_OPTIONS,
+  waitOptions,
+} from '../context.ts'
 import { formatDuration } from '../../core/poll.ts'
 import { serviceLine } from '../../core/service-text.ts'
 import { EXIT } from '../exit-codes.ts'
@@ -28,7 +35,11 @@ function describeBucket(bucket: BucketRecord): string {
 const BUCKET_CREATE_OPTIONS = {
   ...SERVICE_OPTIONS,
   'aggregator-version': { type: 'string', valueName: '<version>', description: 'Aggregator version.', default: 'v1' },
-  quiet: { type: 'boolean', short: 'q', description: 'Print only the bucket id (for BUCKET=$(proving bucket create -q)).' },
+  quiet: {
+    type: 'boolean',
+    short: 'q',
+    description: 'Print only the bucket id (for BUCKET=$(proving bucket create -q)).',
+  },
   'external-id': { type: 'string', valueName: '<id>', description: 'Your own identifier for the bucket.' },
   'node-width': { type: 'string', valueName: '<n>', description: 'Width of the aggregation tree nodes.' },
   'aggregator-params': {
@@ -76,13 +87,14 @@ export const bucketCreate = defineCommand({
 export const bucketClose = defineCommand({
   path: ['bucket', 'close'],
   args: '<bucket-id>',
-  summary: 'Close a bucket: finalize its queries and start aggregated verification (idempotent); --wait gates on every query.',
+  summary:
+    'Close a bucket: finalize its queries and start aggregated verification (idempotent); --wait gates on every query.',
   details: [
     'With --wait: waits for the bucket to end, then gates on every query in it (in this bucket by its own',
-    'record, not the listing\'s word; DONE, a proof whatever its record says, its program hash and a',
+    "record, not the listing's word; DONE, a proof whatever its record says, its program hash and a",
     'well-formed fact reported, fact not mocked and its mock state known unless --allow-mocked-fact, program',
     'hash when --expected-program-hash; no more queries than leaves, no query listed twice); with --pie',
-    '(repeatable, globs allowed) each query\'s facts must fit one of the PIEs,',
+    "(repeatable, globs allowed) each query's facts must fit one of the PIEs,",
     'and every PIE must have its query. --expect-query (repeatable) or --expect-count: the queries the jobs',
     'submitted; a missing or unexpected query is refused, naming it. Prints a per-query table',
     '(with --json: { provingBucket, status, ok, queries, refusals }); exit 0 when all holds, 1 otherwise.',
@@ -91,22 +103,45 @@ export const bucketClose = defineCommand({
   options: {
     ...SERVICE_OPTIONS,
     ...waitOptions('Wait for the bucket to end, then gate on every query in it.'),
-    pie: { type: 'string', multiple: true, valueName: '<pie>', description: 'With --wait: a PIE proved into the bucket, to check facts against (repeatable; globs).' },
-    'allow-mocked-fact': { type: 'boolean', description: 'With --wait: let queries with a mocked fact, or an unknown mock state, pass.' },
-    'expected-program-hash': { type: 'string', valueName: '<0x...>', description: 'With --wait: the program hash every query must have.' },
+    pie: {
+      type: 'string',
+      multiple: true,
+      valueName: '<pie>',
+      description: 'With --wait: a PIE proved into the bucket, to check facts against (repeatable; globs).',
+    },
+    'allow-mocked-fact': {
+      type: 'boolean',
+      description: 'With --wait: let queries with a mocked fact, or an unknown mock state, pass.',
+    },
+    'expected-program-hash': {
+      type: 'string',
+      valueName: '<0x...>',
+      description: 'With --wait: the program hash every query must have.',
+    },
     'expect-query': {
       type: 'string',
       multiple: true,
       valueName: '<query-id>',
       description: 'With --wait: a query the bucket must hold (repeatable); one missing, or one not named, is refused.',
     },
-    'expect-count': { type: 'string', valueName: '<n>', description: 'With --wait: how many queries the bucket must hold (instead of naming them).' },
+    'expect-count': {
+      type: 'string',
+      valueName: '<n>',
+      description: 'With --wait: how many queries the bucket must hold (instead of naming them).',
+    },
   },
   async run(context) {
     const pieArgs = context.values.pie ?? []
     if (!context.values.wait) {
-      for (const flag of ['pie', 'allow-mocked-fact', 'expected-program-hash', 'expect-query', 'expect-count'] as const) {
-        if (context.values[flag] !== undefined) throw new InvalidInputError(`--${flag} is for the gate of --wait: add --wait.`, { input: `--${flag}` })
+      for (const flag of [
+        'pie',
+        'allow-mocked-fact',
+        'expected-program-hash',
+        'expect-query',
+        'expect-count',
+      ] as const) {
+        if (context.values[flag] !== undefined)
+          throw new InvalidInputError(`--${flag} is for the gate of --wait: add --wait.`, { input: `--${flag}` })
       }
     }
     const timeoutMs = timeoutFrom(context)
@@ -127,7 +162,9 @@ export const bucketClose = defineCommand({
       timeoutMs,
       signal: context.signal,
       onProgress: (progress) =>
-        context.progress(`[${formatDuration(progress.elapsedMs).padStart(6)}] bucket ${progress.bucketId}  ${progress.status}  ${queryCount(progress.leaves)}`),
+        context.progress(
+          `[${formatDuration(progress.elapsedMs).padStart(6)}] bucket ${progress.bucketId}  ${progress.status}  ${queryCount(progress.leaves)}`,
+        ),
     })
     const verdict = await judgeBucket(client, details, {
       allowMockedFact: context.values['allow-mocked-fact'] === true,
@@ -148,9 +185,20 @@ export const bucketClose = defineCommand({
           : `Gate passed: all ${verdict.rows.length} queries are DONE${pies ? ' and their facts match the PIEs' : ''}.`
         : `Gate refused:\n${verdict.refusals.map((line) => `  - ${line}`).join('\n')}`,
     ].join('\n')
-    context.print(human, { provingBucket: details.bucket, status: verdict.status, ok: verdict.ok, queries: verdict.rows, refusals: verdict.refusals })
+    context.print(human, {
+      provingBucket: details.bucket,
+      status: verdict.status,
+      ok: verdict.ok,
+      queries: verdict.rows,
+      refusals: verdict.refusals,
+    })
     if (!verdict.ok && context.json) {
-      context.fail(new GateError(`The gate refused bucket ${details.bucket.id}: ${verdict.refusals.length} reason${verdict.refusals.length === 1 ? '' : 's'}.`, { metaMessages: verdict.refusals }))
+      context.fail(
+        new GateError(
+          `The gate refused bucket ${details.bucket.id}: ${verdict.refusals.length} reason${verdict.refusals.length === 1 ? '' : 's'}.`,
+          { metaMessages: verdict.refusals },
+        ),
+      )
     }
     return verdict.ok ? EXIT.ok : EXIT.remoteFailure
   },
@@ -162,7 +210,9 @@ export const bucketClose = defineCommand({
  */
 function expectedQueriesFrom(ids: string[] | undefined, count: string | undefined): ExpectedQueries | undefined {
   if (ids?.length && count !== undefined) {
-    throw new InvalidInputError('Give --expect-query or --expect-count, not both: the ids already say how many.', { input: '--expect-count' })
+    throw new InvalidInputError('Give --expect-query or --expect-count, not both: the ids already say how many.', {
+      input: '--expect-count',
+    })
   }
   if (count !== undefined) return { count: parseInteger(count, 'expect-count', 1, 1_000_000) }
   if (!ids?.length) return undefined
@@ -171,13 +221,21 @@ function expectedQueriesFrom(ids: string[] | undefined, count: string | undefine
   const problems: string[] = []
   const bad = trimmed.filter((id) => !/^[^\s/?#]{1,256}$/.test(id))
   if (bad.length) {
-    const shown = bad.slice(0, 5).map((id) => JSON.stringify(id.slice(0, 80))).join(', ')
+    const shown = bad
+      .slice(0, 5)
+      .map((id) => JSON.stringify(id.slice(0, 80)))
+      .join(', ')
     const more = bad.length > 5 ? ` and ${bad.length - 5} more` : ''
     const [isNot, each] = bad.length === 1 ? ['is not a query id', 'it'] : ['are not query ids', 'each']
-    problems.push(`--expect-query ${shown}${more} ${isNot} (no spaces, "/", "?" or "#"); copy ${each} as the service returned it`)
+    problems.push(
+      `--expect-query ${shown}${more} ${isNot} (no spaces, "/", "?" or "#"); copy ${each} as the service returned it`,
+    )
   }
   const twice = [...new Set(trimmed.filter((id, index) => trimmed.indexOf(id) !== index))]
-  if (twice.length) problems.push(`--expect-query ${twice.slice(0, 5).join(', ')}${twice.length > 5 ? ` and ${twice.length - 5} more` : ''} ${twice.length === 1 ? 'is' : 'are'} given twice: name each query once`)
+  if (twice.length)
+    problems.push(
+      `--expect-query ${twice.slice(0, 5).join(', ')}${twice.length > 5 ? ` and ${twice.length - 5} more` : ''} ${twice.length === 1 ? 'is' : 'are'} given twice: name each query once`,
+    )
   if (problems.length) throw new InvalidInputError(`${problems.join('; ')}.`, { input: '--expect-query' })
   return { ids: trimmed }
 }
@@ -212,7 +270,9 @@ export const bucketGet = defineCommand({
 })
 
 /** --aggregator-params <file.json> and any --param key=value, merged (a --param wins). */
-async function aggregatorParamsFrom(context: CommandContext<typeof BUCKET_CREATE_OPTIONS>): Promise<Record<string, unknown> | undefined> {
+async function aggregatorParamsFrom(
+  context: CommandContext<typeof BUCKET_CREATE_OPTIONS>,
+): Promise<Record<string, unknown> | undefined> {
   const file = context.values['aggregator-params']
   const pairs = context.values.param ?? []
   if (file === undefined && pairs.length === 0) return undefined
@@ -224,14 +284,19 @@ async function aggregatorParamsFrom(context: CommandContext<typeof BUCKET_CREATE
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
       throw new InvalidInputError(
-        code ? `--aggregator-params: cannot read ${file} (${code}); check the path.` : `--aggregator-params: ${file} is not JSON; write the parameters as a JSON object.`,
+        code
+          ? `--aggregator-params: cannot read ${file} (${code}); check the path.`
+          : `--aggregator-params: ${file} is not JSON; write the parameters as a JSON object.`,
         { input: '--aggregator-params', cause: error },
       )
     }
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-      throw new InvalidInputError(`--aggregator-params: ${file} must hold a JSON object of parameters, such as {"use_kzg_da": true}.`, {
-        input: '--aggregator-params',
-      })
+      throw new InvalidInputError(
+        `--aggregator-params: ${file} must hold a JSON object of parameters, such as {"use_kzg_da": true}.`,
+        {
+          input: '--aggregator-params',
+        },
+      )
     }
     params = parsed as Record<string, unknown>
   }
@@ -239,9 +304,12 @@ async function aggregatorParamsFrom(context: CommandContext<typeof BUCKET_CREATE
     const at = pair.indexOf('=')
     const key = at > 0 ? pair.slice(0, at).trim() : ''
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) {
-      throw new InvalidInputError(`--param must be key=value with a parameter name as key (use_kzg_da=true); got ${JSON.stringify(pair.slice(0, 80))}.`, {
-        input: '--param',
-      })
+      throw new InvalidInputError(
+        `--param must be key=value with a parameter name as key (use_kzg_da=true); got ${JSON.stringify(pair.slice(0, 80))}.`,
+        {
+          input: '--param',
+        },
+      )
     }
     params[key] = paramValue(pair.slice(at + 1))
   }

@@ -32,9 +32,15 @@ export const completionCommand = (commands: () => readonly CommandSpec[]) =>
       const shell = context.positionals[0]!
       const table = completionTable(commands())
       if (shell === 'bash') context.io.stdout(bashScript(table))
-      else if (shell === 'zsh') context.io.stdout(`#compdef proving\n# proving completion for zsh (bash's, through bashcompinit)\nautoload -U +X compinit && compinit\nautoload -U +X bashcompinit && bashcompinit\n${bashScript(table)}`)
+      else if (shell === 'zsh')
+        context.io.stdout(
+          `#compdef proving\n# proving completion for zsh (bash's, through bashcompinit)\nautoload -U +X compinit && compinit\nautoload -U +X bashcompinit && bashcompinit\n${bashScript(table)}`,
+        )
       else if (shell === 'fish') context.io.stdout(fishScript(table))
-      else throw new InvalidInputError(`Unknown shell ${JSON.stringify(shell)}: use bash, zsh or fish.`, { input: '<shell>' })
+      else
+        throw new InvalidInputError(`Unknown shell ${JSON.stringify(shell)}: use bash, zsh or fish.`, {
+          input: '<shell>',
+        })
       return EXIT.ok
     },
   })
@@ -115,11 +121,18 @@ function bashScript(table: Table): string {
   const prefixes = [...table.groups.keys()].sort((a, b) => b.length - a.length)
   const commands = [...table.commands].sort((a, b) => b.path.length - a.path.length)
   for (const entry of commands) {
-    const opts = entry.options.flatMap(([name, option]) => [`--${name}`, ...('short' in option && option.short ? [`-${option.short}`] : [])])
+    const opts = entry.options.flatMap(([name, option]) => [
+      `--${name}`,
+      ...('short' in option && option.short ? [`-${option.short}`] : []),
+    ])
     const subs = table.groups.get(entry.path)
     // The arguments only right after the command's words: `proving completion bash <TAB>` has no more.
-    const args = entry.args.length ? ` [[ "$words" == ${quote(entry.path)} ]] && args=${quote(entry.args.join(' '))}` : ''
-    lines.push(`    ${quote(entry.path)}|${quote(entry.path)}\\ *) opts=${quote(opts.join(' '))}${subs ? ` subs=${quote(subs.join(' '))}` : ''};${args} ;;`)
+    const args = entry.args.length
+      ? ` [[ "$words" == ${quote(entry.path)} ]] && args=${quote(entry.args.join(' '))}`
+      : ''
+    lines.push(
+      `    ${quote(entry.path)}|${quote(entry.path)}\\ *) opts=${quote(opts.join(' '))}${subs ? ` subs=${quote(subs.join(' '))}` : ''};${args} ;;`,
+    )
   }
   for (const prefix of prefixes) {
     if (table.commands.some((entry) => entry.path === prefix)) continue
@@ -168,12 +181,17 @@ function fishScript(table: Table): string {
     for (const word of words) {
       lines.push(`complete -c proving -n ${quote(`__proving_at ${JSON.stringify(prefix)}`)} -a ${quote(word)}`)
       // `proving help <command words>`.
-      lines.push(`complete -c proving -n ${quote(`__proving_at ${JSON.stringify(`help${prefix ? ` ${prefix}` : ''}`)}`)} -a ${quote(word)}`)
+      lines.push(
+        `complete -c proving -n ${quote(`__proving_at ${JSON.stringify(`help${prefix ? ` ${prefix}` : ''}`)}`)} -a ${quote(word)}`,
+      )
     }
   }
   lines.push(`complete -c proving -n ${quote('__proving_at ""')} -a help`)
   for (const entry of table.commands) {
-    if (entry.args.length) lines.push(`complete -c proving -n ${quote(`__proving_at ${JSON.stringify(entry.path)}`)} -a ${quote(entry.args.join(' '))}`)
+    if (entry.args.length)
+      lines.push(
+        `complete -c proving -n ${quote(`__proving_at ${JSON.stringify(entry.path)}`)} -a ${quote(entry.args.join(' '))}`,
+      )
   }
   for (const entry of table.commands) {
     for (const [name, option] of entry.options) {
@@ -182,7 +200,9 @@ function fishScript(table: Table): string {
       const short = 'short' in option && option.short ? ` -s ${option.short}` : ''
       // A value from a list, else a file name (-F); -r: the flag needs one.
       const value = `${takesValue ? ' -r' : ''}${values.length ? ` -a ${quote(values.join(' '))}` : takesValue ? ' -F' : ''}`
-      lines.push(`complete -c proving -n ${quote(`__proving_in ${JSON.stringify(entry.path)}`)} -l ${name}${short}${value} -d ${quote(option.description.slice(0, 80))}`)
+      lines.push(
+        `complete -c proving -n ${quote(`__proving_in ${JSON.stringify(entry.path)}`)} -l ${name}${short}${value} -d ${quote(option.description.slice(0, 80))}`,
+      )
     }
   }
   lines.push('')

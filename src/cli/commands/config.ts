@@ -9,7 +9,7 @@ import { activeProfile, configPath, loadConfig, PROFILE_FIELDS, type ProfileFiel
  */
 export const configShow = defineCommand({
   path: ['config', 'show'],
-  summary: 'Show the profiles, the one in force, and where each service\'s address comes from.',
+  summary: "Show the profiles, the one in force, and where each service's address comes from.",
   details: [
     'The config file is PROVING_CONFIG, else $XDG_CONFIG_HOME/proving/config.json',
     '(~/.config/proving/config.json):',
@@ -46,11 +46,15 @@ export const configShow = defineCommand({
       `Config file: ${config.path}${config.found ? '' : ' (none: only the built-in profiles)'}`,
       `Profile in force: ${active ? `${active.name} (from ${active.chosenBy})` : 'none (set PROVING_PROFILE or pass --profile)'}`,
       '',
-      ...services.map((row) => `${row.service.padEnd(23)}${(row.url ?? '(not set)').padEnd(40)}${row.from ? `from ${row.from}` : `set ${row.flag} or a profile`}`),
+      ...services.map(
+        (row) =>
+          `${row.service.padEnd(23)}${(row.url ?? '(not set)').padEnd(40)}${row.from ? `from ${row.from}` : `set ${row.flag} or a profile`}`,
+      ),
       '',
       'Profiles:',
       ...Object.entries(config.profiles).map(
-        ([name, profile]) => `  ${name.padEnd(12)}${profile.source === 'built-in' ? '(built in) ' : ''}${profile.description ?? profile.baseUrl ?? ''}`,
+        ([name, profile]) =>
+          `  ${name.padEnd(12)}${profile.source === 'built-in' ? '(built in) ' : ''}${profile.description ?? profile.baseUrl ?? ''}`,
       ),
     ]
     context.print(lines.join('\n'), json)

@@ -21,14 +21,16 @@ export const emulator = defineCommand({
     shape: {
       type: 'string',
       valueName: '<interface|production>',
-      description: 'Records as interface.md gives them (interface) or as production sends them (production: no /docs/ routes).',
+      description:
+        'Records as interface.md gives them (interface) or as production sends them (production: no /docs/ routes).',
       default: 'interface',
     },
     'api-keys': {
       type: 'string',
       valueName: '<k1,k2>',
       env: 'PROVING_EMULATOR_API_KEYS',
-      description: 'Accept only these API keys (default: any non-empty key; required with a --host other than this machine).',
+      description:
+        'Accept only these API keys (default: any non-empty key; required with a --host other than this machine).',
     },
     'webhook-host': {
       type: 'string',
@@ -44,9 +46,14 @@ export const emulator = defineCommand({
     const stepMs = stepText === undefined ? undefined : parseInteger(stepText, 'step-ms', 0, 86_400_000)
     const shape = context.values.shape
     if (shape !== 'interface' && shape !== 'production') {
-      throw new InvalidInputError(`--shape must be interface or production; got ${JSON.stringify(shape)}.`, { input: '--shape' })
+      throw new InvalidInputError(`--shape must be interface or production; got ${JSON.stringify(shape)}.`, {
+        input: '--shape',
+      })
     }
-    const keys = context.values['api-keys']?.split(',').map((key) => key.trim()).filter(Boolean)
+    const keys = context.values['api-keys']
+      ?.split(',')
+      .map((key) => key.trim())
+      .filter(Boolean)
     if (!isLoopback(host) && !keys?.length) {
       throw new InvalidInputError(
         `--host ${host} is reachable from other machines: give the keys it accepts with --api-keys k1,k2 (or PROVING_EMULATOR_API_KEYS), or listen on 127.0.0.1.`,
@@ -61,7 +68,11 @@ export const emulator = defineCommand({
       logger: context.logger,
       shape,
       ...(keys?.length ? { apiKeys: keys } : {}),
-      webhookHosts: context.values['webhook-host']?.split(',').map((name) => name.trim()).filter(Boolean) ?? [],
+      webhookHosts:
+        context.values['webhook-host']
+          ?.split(',')
+          .map((name) => name.trim())
+          .filter(Boolean) ?? [],
       ...(stepMs === undefined ? {} : { timing: { stepMs } }),
       ...(context.values['state-dir'] ? { stateDir: context.values['state-dir'] } : {}),
     }).catch((error: unknown) => {
@@ -69,10 +80,16 @@ export const emulator = defineCommand({
     })
     const local = running.url.replace(/\/$/, '') === 'http://127.0.0.1:8790'
     // The console answers only a Host of this machine: on 0.0.0.0 or ::, it is at 127.0.0.1.
-    const consoleUrl = isLoopback(host) ? `${running.url}/` : host === '0.0.0.0' || host === '::' ? `http://127.0.0.1:${running.port}/` : undefined
+    const consoleUrl = isLoopback(host)
+      ? `${running.url}/`
+      : host === '0.0.0.0' || host === '::'
+        ? `http://127.0.0.1:${running.port}/`
+        : undefined
     // With --api-keys only those are accepted: the line names no key it would refuse (nor one of them).
     const keyed = Boolean(keys?.length)
-    const urls = ['BASE', 'TASKS', 'STORAGE_PROOF', 'AUTH'].map((name) => `PROVING_${name}_URL=${running.url}`).join(' ')
+    const urls = ['BASE', 'TASKS', 'STORAGE_PROOF', 'AUTH']
+      .map((name) => `PROVING_${name}_URL=${running.url}`)
+      .join(' ')
     const point = `Point every command at it: export ${local ? 'PROVING_PROFILE=local' : urls}${keyed ? '' : ' PROVING_API_KEY=dev-key'}`
     const lines = [
       `Emulator listening on ${running.url}`,
@@ -97,13 +114,22 @@ function listenProblem(error: unknown, host: string, port: number): InvalidInput
   const code = (error as NodeJS.ErrnoException).code
   const where = `${host}:${port}`
   if (code === 'EADDRINUSE') {
-    return new InvalidInputError(`Port ${port} is in use on ${host}: pass --port <n> for another (0 picks a free one), or stop what listens on ${where}.`, { input: '--port', cause: error })
+    return new InvalidInputError(
+      `Port ${port} is in use on ${host}: pass --port <n> for another (0 picks a free one), or stop what listens on ${where}.`,
+      { input: '--port', cause: error },
+    )
   }
   if (code === 'EACCES') {
-    return new InvalidInputError(`No permission to listen on ${where}: pass --port <n> above 1023 (0 picks a free one).`, { input: '--port', cause: error })
+    return new InvalidInputError(
+      `No permission to listen on ${where}: pass --port <n> above 1023 (0 picks a free one).`,
+      { input: '--port', cause: error },
+    )
   }
   if (code === 'EADDRNOTAVAIL') {
-    return new InvalidInputError(`--host ${host} is not an address of this machine: use 127.0.0.1, or 0.0.0.0 for every interface.`, { input: '--host', cause: error })
+    return new InvalidInputError(
+      `--host ${host} is not an address of this machine: use 127.0.0.1, or 0.0.0.0 for every interface.`,
+      { input: '--host', cause: error },
+    )
   }
   return undefined
 }

@@ -12,7 +12,14 @@ import {
 import { InvalidInputError, WaitTimeoutError } from '../../core/errors.ts'
 import { formatDuration } from '../../core/poll.ts'
 import { serviceLine } from '../../core/service-text.ts'
-import { allowInsecureHttp, type CommandContext, defineCommand, type OptionSpecs, parseDuration, parseInteger } from '../context.ts'
+import {
+  allowInsecureHttp,
+  type CommandContext,
+  defineCommand,
+  type OptionSpecs,
+  parseDuration,
+  parseInteger,
+} from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 
 /**
@@ -26,8 +33,16 @@ const ENV_ETHEREUM_RPC = 'PROVING_ETHEREUM_RPC_URL'
 const ENV_STARKNET_RPC = 'PROVING_STARKNET_RPC_URL'
 
 const FACT_CHECK_OPTIONS = {
-  'ethereum-rpc': { type: 'string', valueName: '<url>', description: `Ethereum JSON-RPC URL (or ${ENV_ETHEREUM_RPC}).` },
-  'starknet-rpc': { type: 'string', valueName: '<url>', description: `Starknet JSON-RPC URL (or ${ENV_STARKNET_RPC}).` },
+  'ethereum-rpc': {
+    type: 'string',
+    valueName: '<url>',
+    description: `Ethereum JSON-RPC URL (or ${ENV_ETHEREUM_RPC}).`,
+  },
+  'starknet-rpc': {
+    type: 'string',
+    valueName: '<url>',
+    description: `Starknet JSON-RPC URL (or ${ENV_STARKNET_RPC}).`,
+  },
   'fact-registry': {
     type: 'string',
     valueName: '<address>',
@@ -36,11 +51,13 @@ const FACT_CHECK_OPTIONS = {
   'registry-kind': {
     type: 'string',
     valueName: '<kind>',
-    description: 'Which contract: Ethereum sharp (default, isValid) or satellite; Starknet satellite (default) or integrity.',
+    description:
+      'Which contract: Ethereum sharp (default, isValid) or satellite; Starknet satellite (default) or integrity.',
   },
   mocked: {
     type: 'boolean',
-    description: 'Look among mocked facts (a mockFactHash query): the Satellite with isMocked, or Integrity\'s mocked registry.',
+    description:
+      "Look among mocked facts (a mockFactHash query): the Satellite with isMocked, or Integrity's mocked registry.",
   },
   network: {
     type: 'string',
@@ -54,7 +71,11 @@ const FACT_CHECK_OPTIONS = {
   },
   layout: { type: 'string', valueName: '<name>', description: 'Starknet: count only verifications with this layout.' },
   hasher: { type: 'string', valueName: '<name>', description: 'Starknet: ... with this hasher (keccak_160_lsb, ...).' },
-  'stone-version': { type: 'string', valueName: '<version>', description: 'Starknet: ... with this Stone version (stone5, stone6).' },
+  'stone-version': {
+    type: 'string',
+    valueName: '<version>',
+    description: 'Starknet: ... with this Stone version (stone5, stone6).',
+  },
   'memory-verification': {
     type: 'string',
     valueName: '<mode>',
@@ -76,7 +97,8 @@ type Chain = Awaited<ReturnType<typeof loadChain>>
 export const factCheck = defineCommand({
   path: ['fact', 'check'],
   args: '<fact>',
-  summary: 'Check that a fact is registered on chain: Ethereum fact registry or Satellite, Starknet Satellite or Integrity.',
+  summary:
+    'Check that a fact is registered on chain: Ethereum fact registry or Satellite, Starknet Satellite or Integrity.',
   positionals: { min: 1, max: 1 },
   details: [
     'Give exactly one of --ethereum-rpc (a SHARP fact: isValid on the fact registry, or',
@@ -92,7 +114,15 @@ export const factCheck = defineCommand({
   options: FACT_CHECK_OPTIONS,
   async run(context) {
     const chainModules = await loadChain()
-    const { assertFelt, checkFactOnEthereum, checkFactOnStarknet, describeWhere, parseFact, rpcEndpoint, waitForFactRegistration } = chainModules
+    const {
+      assertFelt,
+      checkFactOnEthereum,
+      checkFactOnStarknet,
+      describeWhere,
+      parseFact,
+      rpcEndpoint,
+      waitForFactRegistration,
+    } = chainModules
     const factText = context.positionals[0]!
     const { chain, url, flag } = chosenRpc(context)
     const fact = parseFact(factText, '<fact>')
@@ -104,7 +134,10 @@ export const factCheck = defineCommand({
     const registryKind = registryKindFrom(context, chain)
     const mocked = context.values.mocked === true
     if (mocked && registryKind === 'sharp') {
-      throw new InvalidInputError("--mocked: SHARP's fact registry holds no mocked facts; add --registry-kind satellite.", { input: '--mocked' })
+      throw new InvalidInputError(
+        "--mocked: SHARP's fact registry holds no mocked facts; add --registry-kind satellite.",
+        { input: '--mocked' },
+      )
     }
     const timeoutText = context.values.timeout
     const timeoutMs = timeoutText === undefined ? undefined : parseDuration(timeoutText, 'timeout')
@@ -136,7 +169,9 @@ export const factCheck = defineCommand({
           logger: context.logger,
           onProgress: ({ elapsedMs, check: latest }) => {
             const why = latest.chain === 'starknet' && latest.reason ? `: ${latest.reason}` : ''
-            context.progress(`[${formatDuration(elapsedMs).padStart(6)}] fact ${latest.fact}: not registered yet on ${describeWhere(latest)} (block ${latest.blockNumber})${why}`)
+            context.progress(
+              `[${formatDuration(elapsedMs).padStart(6)}] fact ${latest.fact}: not registered yet on ${describeWhere(latest)} (block ${latest.blockNumber})${why}`,
+            )
           },
         })
       } catch (error) {
@@ -168,8 +203,10 @@ function chosenRpc(context: FactCheckContext): { chain: 'ethereum' | 'starknet';
       { input: '--ethereum-rpc' },
     )
   }
-  if (ethereum) return { chain: 'ethereum', url: ethereum, flag: source === 'flags' ? '--ethereum-rpc' : ENV_ETHEREUM_RPC }
-  if (starknet) return { chain: 'starknet', url: starknet, flag: source === 'flags' ? '--starknet-rpc' : ENV_STARKNET_RPC }
+  if (ethereum)
+    return { chain: 'ethereum', url: ethereum, flag: source === 'flags' ? '--ethereum-rpc' : ENV_ETHEREUM_RPC }
+  if (starknet)
+    return { chain: 'starknet', url: starknet, flag: source === 'flags' ? '--starknet-rpc' : ENV_STARKNET_RPC }
   throw new InvalidInputError(
     `No RPC: pass --ethereum-rpc <url> (SHARP fact on Ethereum) or --starknet-rpc <url> (Integrity fact on Starknet), or set ${ENV_ETHEREUM_RPC} or ${ENV_STARKNET_RPC}.`,
     { input: '--ethereum-rpc' },
@@ -180,13 +217,20 @@ function networkFrom(context: FactCheckContext): ChainNetwork | undefined {
   const network = context.values.network?.trim()
   if (network === undefined) return undefined
   if (!CHAIN_NETWORKS.includes(network as ChainNetwork)) {
-    throw new InvalidInputError(`--network must be ${CHAIN_NETWORKS.join(' or ')}; got ${JSON.stringify(network)}.`, { input: '--network' })
+    throw new InvalidInputError(`--network must be ${CHAIN_NETWORKS.join(' or ')}; got ${JSON.stringify(network)}.`, {
+      input: '--network',
+    })
   }
   return network as ChainNetwork
 }
 
 function expectedFrom(context: FactCheckContext, chain: 'ethereum' | 'starknet'): ExpectedVerification | undefined {
-  const flags = { layout: 'layout', hasher: 'hasher', stoneVersion: 'stone-version', memoryVerification: 'memory-verification' } as const
+  const flags = {
+    layout: 'layout',
+    hasher: 'hasher',
+    stoneVersion: 'stone-version',
+    memoryVerification: 'memory-verification',
+  } as const
   const expected: ExpectedVerification = {}
   for (const [key, flag] of Object.entries(flags) as [keyof typeof flags, (typeof flags)[keyof typeof flags]][]) {
     const value = context.values[flag]?.trim()
@@ -198,15 +242,21 @@ function expectedFrom(context: FactCheckContext, chain: 'ethereum' | 'starknet')
   if (given.length === 0) return undefined
   if (chain === 'ethereum') {
     const flag = given[0] === 'securityBits' ? 'min-security-bits' : flags[given[0] as keyof typeof flags]
-    throw new InvalidInputError(`--${flag} applies to Integrity verifications on Starknet; an Ethereum fact registry has no settings.`, {
-      input: `--${flag}`,
-    })
+    throw new InvalidInputError(
+      `--${flag} applies to Integrity verifications on Starknet; an Ethereum fact registry has no settings.`,
+      {
+        input: `--${flag}`,
+      },
+    )
   }
   return expected
 }
 
 /** --registry-kind, checked against the chain: `sharp` is Ethereum's, `integrity` Starknet's, `satellite` both. */
-function registryKindFrom(context: FactCheckContext, chain: 'ethereum' | 'starknet'): EthereumRegistryKind | StarknetRegistryKind | undefined {
+function registryKindFrom(
+  context: FactCheckContext,
+  chain: 'ethereum' | 'starknet',
+): EthereumRegistryKind | StarknetRegistryKind | undefined {
   const kind = context.values['registry-kind']?.trim()
   if (kind === undefined) return undefined
   const kinds: readonly string[] = chain === 'ethereum' ? ETHEREUM_REGISTRY_KINDS : STARKNET_REGISTRY_KINDS
@@ -219,7 +269,10 @@ function registryKindFrom(context: FactCheckContext, chain: 'ethereum' | 'starkn
   return kind as EthereumRegistryKind | StarknetRegistryKind
 }
 
-function describeCheck(result: OnchainFactCheck, { describeExpected, describeVerification, describeWhere }: Chain): string {
+function describeCheck(
+  result: OnchainFactCheck,
+  { describeExpected, describeVerification, describeWhere }: Chain,
+): string {
   const rows: [string, string][] = [
     ['registered', result.registered ? 'yes' : 'no'],
     ['fact', result.fact],
@@ -231,8 +284,15 @@ function describeCheck(result: OnchainFactCheck, { describeExpected, describeVer
   if (result.chain === 'starknet') {
     rows.push(['required', describeExpected(result.expected)])
     for (const verification of result.verifications) {
-      const verdict = !verification.hashMatches ? 'hash does not recompute' : verification.meetsExpected ? 'ok' : 'does not meet the requirement'
-      rows.push(['verification', `${verification.verificationHash}  ${describeVerification(verification)}  (${verdict})`])
+      const verdict = !verification.hashMatches
+        ? 'hash does not recompute'
+        : verification.meetsExpected
+          ? 'ok'
+          : 'does not meet the requirement'
+      rows.push([
+        'verification',
+        `${verification.verificationHash}  ${describeVerification(verification)}  (${verdict})`,
+      ])
     }
     if (result.reason) rows.push(['reason', result.reason])
   }
@@ -240,6 +300,8 @@ function describeCheck(result: OnchainFactCheck, { describeExpected, describeVer
 }
 
 function describeKind(result: OnchainFactCheck): string {
-  const name = { sharp: 'SHARP fact registry', integrity: "Integrity's FactRegistry", satellite: 'Satellite' }[result.registryKind]
+  const name = { sharp: 'SHARP fact registry', integrity: "Integrity's FactRegistry", satellite: 'Satellite' }[
+    result.registryKind
+  ]
   return result.mocked ? `${name}, mocked facts` : name
 }

@@ -1,6 +1,11 @@
 import { InvalidInputError } from '../../core/errors.ts'
 import { serviceLine } from '../../core/service-text.ts'
-import { defaultJournalDir, type JournalListing, SubmissionJournal, UNVERIFIABLE_LOCK_MS } from '../../pipeline/journal.ts'
+import {
+  defaultJournalDir,
+  type JournalListing,
+  SubmissionJournal,
+  UNVERIFIABLE_LOCK_MS,
+} from '../../pipeline/journal.ts'
 import { defineCommand } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 
@@ -18,7 +23,7 @@ const JOURNAL_DETAILS = [
 
 export const journalList = defineCommand({
   path: ['journal', 'list'],
-  summary: 'List the submission journal\'s entries and locks: the queries a re-run of the same command would follow.',
+  summary: "List the submission journal's entries and locks: the queries a re-run of the same command would follow.",
   details: [
     ...JOURNAL_DETAILS,
     `A lock whose owner cannot be checked from this machine (another host, or no process start time, as on`,
@@ -29,7 +34,10 @@ export const journalList = defineCommand({
   async run(context) {
     const journal = new SubmissionJournal(defaultJournalDir(context.io.env))
     const listed = await journal.list()
-    const lines = listed.length === 0 ? [`No entries in ${journal.dir}.`] : [`${journal.dir}:`, ...listed.map((item) => serviceLine(describeListing(item)))]
+    const lines =
+      listed.length === 0
+        ? [`No entries in ${journal.dir}.`]
+        : [`${journal.dir}:`, ...listed.map((item) => serviceLine(describeListing(item)))]
     context.print(lines.join('\n'), { dir: journal.dir, entries: listed.map(jsonOf) })
     return EXIT.ok
   },
@@ -38,10 +46,11 @@ export const journalList = defineCommand({
 export const journalClear = defineCommand({
   path: ['journal', 'clear'],
   args: '<key>... | --all',
-  summary: 'Remove journal entries and locks (by key, from `proving journal list`, or --all): the next run submits the PIE again.',
+  summary:
+    'Remove journal entries and locks (by key, from `proving journal list`, or --all): the next run submits the PIE again.',
   details: [
     ...JOURNAL_DETAILS,
-    'A cleared entry\'s query is not cancelled on the service; the same command run next pays for a new one.',
+    "A cleared entry's query is not cancelled on the service; the same command run next pays for a new one.",
     'A lock held by a live run on this machine is left alone (it is uploading now).',
   ],
   positionals: { min: 0, max: Number.POSITIVE_INFINITY },
@@ -50,11 +59,17 @@ export const journalClear = defineCommand({
   },
   async run(context) {
     const all = context.values.all === true
-    if (all === (context.positionals.length > 0)) {
-      throw new InvalidInputError('Give the keys to remove (see `proving journal list`), or --all; not both.', { input: '<key>' })
+    if (all === context.positionals.length > 0) {
+      throw new InvalidInputError('Give the keys to remove (see `proving journal list`), or --all; not both.', {
+        input: '<key>',
+      })
     }
     for (const key of context.positionals) {
-      if (!/^[0-9a-f]{32}$/.test(key)) throw new InvalidInputError(`<key>: ${JSON.stringify(key)} is not a journal key (32 hex digits, as \`proving journal list\` shows them).`, { input: '<key>' })
+      if (!/^[0-9a-f]{32}$/.test(key))
+        throw new InvalidInputError(
+          `<key>: ${JSON.stringify(key)} is not a journal key (32 hex digits, as \`proving journal list\` shows them).`,
+          { input: '<key>' },
+        )
     }
     const journal = new SubmissionJournal(defaultJournalDir(context.io.env))
     const keys = all ? (await journal.list()).map((item) => item.key) : context.positionals
@@ -66,7 +81,9 @@ export const journalClear = defineCommand({
       else if (cleared.removed.length) removed.push(key)
     }
     const lines = [
-      removed.length ? `Removed ${removed.length} entr${removed.length === 1 ? 'y' : 'ies'} from ${journal.dir}: ${removed.join(', ')}.` : `Nothing removed from ${journal.dir}.`,
+      removed.length
+        ? `Removed ${removed.length} entr${removed.length === 1 ? 'y' : 'ies'} from ${journal.dir}: ${removed.join(', ')}.`
+        : `Nothing removed from ${journal.dir}.`,
       ...kept.map((item) => `Kept ${item.key}: a live run (pid ${item.pid} on ${item.host}) holds its lock.`),
     ]
     context.print(lines.join('\n'), { dir: journal.dir, removed, kept })
@@ -79,10 +96,13 @@ function describeListing(item: JournalListing): string {
   const parts = [item.key]
   if (item.problem) parts.push(`refused: ${item.problem}`)
   if (entry) {
-    parts.push(entry.provingQueryId ? `query ${entry.provingQueryId}` : 'no query recorded (an upload that did not finish)')
+    parts.push(
+      entry.provingQueryId ? `query ${entry.provingQueryId}` : 'no query recorded (an upload that did not finish)',
+    )
     parts.push(`${entry.state}${item.expired ? ', expired (ignored)' : ''}`)
     parts.push(`${entry.endpoint} at ${entry.service}`)
-    if (typeof entry.startedAt === 'number' && entry.startedAt > 0) parts.push(`since ${new Date(entry.startedAt).toISOString()}`)
+    if (typeof entry.startedAt === 'number' && entry.startedAt > 0)
+      parts.push(`since ${new Date(entry.startedAt).toISOString()}`)
   }
   if (item.lock) {
     const owner = item.lock.owner
@@ -103,7 +123,9 @@ function jsonOf(item: JournalListing) {
     pieDigest: entry?.pieDigest ?? null,
     startedAt: typeof entry?.startedAt === 'number' ? new Date(entry.startedAt).toISOString() : null,
     expired: item.expired === true,
-    lock: item.lock ? { pid: item.lock.owner?.pid ?? null, host: item.lock.owner?.host ?? null, status: item.lock.status } : null,
+    lock: item.lock
+      ? { pid: item.lock.owner?.pid ?? null, host: item.lock.owner?.host ?? null, status: item.lock.status }
+      : null,
     problem: item.problem ?? null,
   }
 }

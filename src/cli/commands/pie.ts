@@ -24,7 +24,12 @@ export const validate = defineCommand({
     const pie = await loadPie()
     const result = await pie.validatePie(path, { signal: context.signal })
     if (context.json) {
-      context.print('', { valid: result.valid, problems: result.problems, refusals: result.refusals, summary: result.summary })
+      context.print('', {
+        valid: result.valid,
+        problems: result.problems,
+        refusals: result.refusals,
+        summary: result.summary,
+      })
     } else if (result.valid) {
       const summary = result.summary
       context.print(
@@ -35,7 +40,10 @@ export const validate = defineCommand({
       const only = result.problems.length === 1 ? result.problems[0]! : undefined
       // One problem that names the file already (a parsing budget): one line.
       if (only?.startsWith(`${path}: `)) throw new InvalidPieError(`<pie>: ${only}`, { input: '<pie>', problems: [] })
-      throw new InvalidPieError(`<pie>: ${path} is not a valid Cairo PIE (${problemCount(result.problems)}).`, { input: '<pie>', problems: result.problems })
+      throw new InvalidPieError(`<pie>: ${path} is not a valid Cairo PIE (${problemCount(result.problems)}).`, {
+        input: '<pie>',
+        problems: result.problems,
+      })
     }
     return result.valid ? EXIT.ok : EXIT.usage
   },
@@ -47,15 +55,24 @@ export const pack = defineCommand({
   summary: 'Pack a PIE directory into the canonical pie.zip (deterministic, DEFLATE, validated).',
   positionals: { min: 1, max: 1 },
   options: {
-    output: { type: 'string', short: 'o', valueName: '<file>', description: 'Where to write the zip.', default: 'pie.zip' },
+    output: {
+      type: 'string',
+      short: 'o',
+      valueName: '<file>',
+      description: 'Where to write the zip.',
+      default: 'pie.zip',
+    },
   },
   async run(context) {
     const dir = context.positionals[0]!
     const info = await requireExisting(dir)
     if (!info.isDirectory()) {
-      throw new InvalidInputError(`<dir>: ${dir} is not a directory; give the folder holding metadata.json, memory.bin, ...`, {
-        input: '<dir>',
-      })
+      throw new InvalidInputError(
+        `<dir>: ${dir} is not a directory; give the folder holding metadata.json, memory.bin, ...`,
+        {
+          input: '<dir>',
+        },
+      )
     }
     const output = context.values.output
     if (resolve(dirname(output)) === resolve(dir)) {
@@ -74,10 +91,13 @@ export const pack = defineCommand({
     } catch (error) {
       if (!(error instanceof InvalidPieError) && !(error instanceof PieBudgetError)) throw error
       const problems = error instanceof InvalidPieError ? error.problems : [error.shortMessage]
-      throw new InvalidPieError(`<dir>: ${dir} is not a valid Cairo PIE (${problemCount(problems)}); nothing was written.`, {
-        input: '<dir>',
-        problems,
-      })
+      throw new InvalidPieError(
+        `<dir>: ${dir} is not a valid Cairo PIE (${problemCount(problems)}); nothing was written.`,
+        {
+          input: '<dir>',
+          problems,
+        },
+      )
     }
     context.print(`Wrote ${packed.path} (${formatBytes(packed.sizeBytes)}, sha256 ${packed.sha256}).`, {
       pieZip: packed.path,
@@ -97,10 +117,10 @@ export const inspect = defineCommand({
   args: '<pie>',
   summary: 'Show a PIE: output, steps, builtins, job size, program hash, SHARP and Integrity facts, sha256.',
   details: [
-    'The program hash is computed in one variant, Pedersen (SHARP\'s) unless --hash-variant says',
-    'otherwise: a long program\'s Pedersen hash takes seconds, so the others are computed only when',
+    "The program hash is computed in one variant, Pedersen (SHARP's) unless --hash-variant says",
+    "otherwise: a long program's Pedersen hash takes seconds, so the others are computed only when",
     'asked for.',
-    'The facts are computed from the chosen variant\'s hash (from Pedersen\'s with `all`).',
+    "The facts are computed from the chosen variant's hash (from Pedersen's with `all`).",
   ],
   positionals: { min: 1, max: 1 },
   options: {
@@ -115,7 +135,9 @@ export const inspect = defineCommand({
     const path = context.positionals[0]!
     const chosen = context.values['hash-variant']
     if (chosen !== 'all' && !(HASH_VARIANTS as readonly string[]).includes(chosen)) {
-      throw new InvalidInputError(`--hash-variant ${chosen} is not one of pedersen, poseidon, blake, all.`, { input: '--hash-variant' })
+      throw new InvalidInputError(`--hash-variant ${chosen} is not one of pedersen, poseidon, blake, all.`, {
+        input: '--hash-variant',
+      })
     }
     await requireExisting(path)
     const pie = await loadPie()
@@ -129,8 +151,13 @@ export const inspect = defineCommand({
     // A SHARP fact is bytes32 on chain: shown as 0x and 64 hex digits (pie/shared/hex.ts).
     const { bytes32Text, toBytes32Hex } = await import('../../pie/shared/index.ts')
     const sharpFactHash =
-      main === 'pedersen' ? bytes32Text(inspection.sharpFactHash) : toBytes32Hex(pie.computeSharpFact(BigInt(programHash), output, inspection.factTopology))
-    const integrityFactHash = main === 'pedersen' ? inspection.integrityFactHash : pie.toHex(pie.computeIntegrityFact(BigInt(programHash), output))
+      main === 'pedersen'
+        ? bytes32Text(inspection.sharpFactHash)
+        : toBytes32Hex(pie.computeSharpFact(BigInt(programHash), output, inspection.factTopology))
+    const integrityFactHash =
+      main === 'pedersen'
+        ? inspection.integrityFactHash
+        : pie.toHex(pie.computeIntegrityFact(BigInt(programHash), output))
     const json = {
       programHash,
       programHashVariant: main,
@@ -168,7 +195,9 @@ async function requireExisting(path: string) {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     throw new InvalidInputError(
-      code === 'ENOENT' ? `Nothing at ${path}; give a pie.zip or a PIE directory.` : `Cannot read ${path} (${code}); check its permissions.`,
+      code === 'ENOENT'
+        ? `Nothing at ${path}; give a pie.zip or a PIE directory.`
+        : `Cannot read ${path} (${code}); check its permissions.`,
       { input: path },
     )
   }

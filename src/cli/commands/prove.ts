@@ -34,7 +34,7 @@ export const prove = defineCommand({
     'With --wait, the facts the service reports are checked against the ones computed locally, and the',
     'result is gated as the action gates it: a DONE proof without its facts, with a malformed hash, or whose',
     'fact is mocked or of unknown mock state (unless --allow-mocked-fact) exits 1. The gate expects what was',
-    'asked (PROOF_VERIFICATION_ON_L2, or --result), never the record\'s word: a record whose result or step',
+    "asked (PROOF_VERIFICATION_ON_L2, or --result), never the record's word: a record whose result or step",
     'says another kind (a trace) is refused, naming both.',
     'Any general-submission flag (--bucket-id, --result, --external-id, ...) sends the PIE with the',
     'general submission (POST /proving-query) instead; in a bucket the query ends when the bucket does',
@@ -43,7 +43,7 @@ export const prove = defineCommand({
     'one progress line per PIE on stderr, a table (or with --json an array) on stdout, and the exit code',
     'of the worst outcome (130 interrupted > 2 bad input > 3 service > 4 timeout > 1 failed > 0).',
     'The same PIE named twice (another spelling of its path, a copy) is sent once; its rows share the query.',
-    'A run of a PIE already being submitted by another live run waits for that run\'s query and follows it.',
+    "A run of a PIE already being submitted by another live run waits for that run's query and follows it.",
     'With --reuse auto (the default), a DONE query of this key that already proves the PIE (the same result',
     'kind, settings and facts, read from the newest 500 queries) is followed instead of paying again, and',
     'gated as if new; a mocked one only with --mock-fact-hash. --reuse never (or --new) always submits.',
@@ -62,11 +62,17 @@ export const prove = defineCommand({
       description: `Cairo layout: ${L2_LAYOUTS.join(', ')}; with a general-submission flag, also ${LAYOUTS.filter((name) => !(L2_LAYOUTS as readonly string[]).includes(name)).join(', ')}.`,
       default: 'auto',
     },
-    prover: { type: 'string', valueName: '<name>', description: 'Prover instance (L2 endpoint).', default: 'svc_sharp' },
+    prover: {
+      type: 'string',
+      valueName: '<name>',
+      description: 'Prover instance (L2 endpoint).',
+      default: 'svc_sharp',
+    },
     'mock-fact-hash': { type: 'boolean', description: 'Mock the fact hash: no real on-chain verification (testing).' },
     new: {
       type: 'boolean',
-      description: 'Submit even when the local journal says this PIE was already submitted with these parameters (a second, paid query); no earlier query is reused.',
+      description:
+        'Submit even when the local journal says this PIE was already submitted with these parameters (a second, paid query); no earlier query is reused.',
     },
     concurrency: {
       type: 'string',
@@ -77,16 +83,25 @@ export const prove = defineCommand({
   },
   async run(context) {
     const prover = context.values.prover.trim()
-    if (!prover) throw new InvalidInputError('--prover must not be empty; omit it to use svc_sharp.', { input: '--prover' })
+    if (!prover)
+      throw new InvalidInputError('--prover must not be empty; omit it to use svc_sharp.', { input: '--prover' })
     const concurrencyText = context.values.concurrency
-    const concurrency = concurrencyText === undefined ? DEFAULT_CONCURRENCY : parseInteger(concurrencyText, 'concurrency', 1, MAX_CONCURRENCY)
+    const concurrency =
+      concurrencyText === undefined
+        ? DEFAULT_CONCURRENCY
+        : parseInteger(concurrencyText, 'concurrency', 1, MAX_CONCURRENCY)
     const mockFactHash = context.values['mock-fact-hash'] === true
     let endpoint: StatementEndpoint
     if (hasGeneralFields(context)) {
       // Into a bucket, a query is proved and then verified with the bucket's aggregate.
       const inBucket = context.values['bucket-id'] !== undefined
       const fields = readGeneralFields(context, { result: inBucket ? 'PROOF_GENERATION' : 'PROOF_VERIFICATION_ON_L2' })
-      endpoint = { kind: 'general', layout: checkLayout(context.values.layout, 'general', '--layout'), mockFactHash, fields }
+      endpoint = {
+        kind: 'general',
+        layout: checkLayout(context.values.layout, 'general', '--layout'),
+        mockFactHash,
+        fields,
+      }
     } else {
       // The endpoint's own list, before anything is packed or uploaded: the service refuses another.
       endpoint = { kind: 'l2', layout: checkLayout(context.values.layout, 'l2', '--layout'), prover, mockFactHash }
@@ -99,7 +114,12 @@ export const prove = defineCommand({
         wait: context.values.wait === true,
         timeoutMs: timeoutFrom(context),
         concurrency,
-        gate: { allowMockedFact: allowMockedFactFrom(context), expectedProgramHash: expectedProgramHashFrom(context), verifyFacts: true, notAllowed: MOCKED_FACT_NOT_ALLOWED },
+        gate: {
+          allowMockedFact: allowMockedFactFrom(context),
+          expectedProgramHash: expectedProgramHashFrom(context),
+          verifyFacts: true,
+          notAllowed: MOCKED_FACT_NOT_ALLOWED,
+        },
         reuse: { mode: reuseModeFrom(context) },
         journal: journalPolicyFrom(context),
         streamDirectory: context.io.env.PROVING_STREAM_UPLOAD !== '0',
@@ -109,7 +129,9 @@ export const prove = defineCommand({
     checkRequest(request)
     return withLocalEmulator(context, async (service) => {
       const client = provingClientFrom(context, { needsKey: true, ...service })
-      return context.values['dry-run'] === true ? printPlan(context, client, request) : runStatements(context, client, request)
+      return context.values['dry-run'] === true
+        ? printPlan(context, client, request)
+        : runStatements(context, client, request)
     })
   },
 })

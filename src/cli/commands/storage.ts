@@ -3,7 +3,14 @@ import { StorageProofClient } from '../../clients/storage-proof.ts'
 import { InvalidInputError, RemoteFailureError } from '../../core/errors.ts'
 import { parseJsonBytes } from '../../core/json-limits.ts'
 import { formatDuration } from '../../core/poll.ts'
-import { type CommandContext, defineCommand, type OptionSpecs, SERVICE_OPTIONS, allowInsecureHttp, waitOptions } from '../context.ts'
+import {
+  type CommandContext,
+  defineCommand,
+  type OptionSpecs,
+  SERVICE_OPTIONS,
+  allowInsecureHttp,
+  waitOptions,
+} from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { missingAddressError } from '../profiles.ts'
 import { timeoutFrom } from '../services.ts'
@@ -31,7 +38,11 @@ export const storageQuery = defineCommand({
   positionals: { min: 1, max: 1 },
   options: {
     ...STORAGE_OPTIONS,
-    quiet: { type: 'boolean', short: 'q', description: 'Without --wait: print only the internal id (for ID=$(proving storage query ...)).' },
+    quiet: {
+      type: 'boolean',
+      short: 'q',
+      description: 'Without --wait: print only the internal id (for ID=$(proving storage query ...)).',
+    },
   },
   async run(context) {
     // Checked here too, so a malformed file fails before the address and key are even looked at.
@@ -45,7 +56,10 @@ export const storageQuery = defineCommand({
         context.io.stdout(`${internalId}\n`)
         return EXIT.ok
       }
-      context.print(`Submitted: batch query ${internalId}\nFollow it with: proving storage status ${internalId} --wait`, { internalId })
+      context.print(
+        `Submitted: batch query ${internalId}\nFollow it with: proving storage status ${internalId} --wait`,
+        { internalId },
+      )
       return EXIT.ok
     }
     context.progress(`Submitted: batch query ${internalId}`)
@@ -70,16 +84,26 @@ export const storageStatus = defineCommand({
   },
 })
 
-async function waitAndReport(context: CommandContext<typeof STORAGE_OPTIONS>, client: StorageProofClient, internalId: string, timeoutMs: number): Promise<number> {
+async function waitAndReport(
+  context: CommandContext<typeof STORAGE_OPTIONS>,
+  client: StorageProofClient,
+  internalId: string,
+  timeoutMs: number,
+): Promise<number> {
   const result = await client.waitForBatchQuery(internalId, {
     timeoutMs,
     signal: context.signal,
     onProgress: (progress) =>
-      context.progress(`[${formatDuration(progress.elapsedMs).padStart(6)}] ${progress.internalId}  ${progress.queryStatus}`),
+      context.progress(
+        `[${formatDuration(progress.elapsedMs).padStart(6)}] ${progress.internalId}  ${progress.queryStatus}`,
+      ),
   })
   context.print(`batch query ${result.internalId}: ${result.queryStatus}`, result)
   if (result.queryStatus === 'DONE') return EXIT.ok
-  if (context.json) context.fail(new RemoteFailureError(`Batch query ${result.internalId} ended ${result.queryStatus}.`, { record: result }))
+  if (context.json)
+    context.fail(
+      new RemoteFailureError(`Batch query ${result.internalId} ended ${result.queryStatus}.`, { record: result }),
+    )
   return EXIT.remoteFailure
 }
 
@@ -89,12 +113,22 @@ function storageClientFrom(context: CommandContext<typeof STORAGE_OPTIONS>): Sto
     throw missingAddressError('storageProofUrl')
   }
   const apiKey = context.values['api-key']?.trim()
-  if (!apiKey) throw new InvalidInputError('No API key: set PROVING_API_KEY (or pass --api-key <key>).', { input: '--api-key' })
+  if (!apiKey)
+    throw new InvalidInputError('No API key: set PROVING_API_KEY (or pass --api-key <key>).', { input: '--api-key' })
   context.redactor.add(apiKey)
   try {
-    return new StorageProofClient({ baseUrl, apiKey, logger: context.logger, redactor: context.redactor, allowInsecureHttp: allowInsecureHttp(context) })
+    return new StorageProofClient({
+      baseUrl,
+      apiKey,
+      logger: context.logger,
+      redactor: context.redactor,
+      allowInsecureHttp: allowInsecureHttp(context),
+    })
   } catch (error) {
-    throw new InvalidInputError(`--storage-proof-url ${(error as Error).message.split('\n')[0]}`, { input: '--storage-proof-url', cause: error })
+    throw new InvalidInputError(`--storage-proof-url ${(error as Error).message.split('\n')[0]}`, {
+      input: '--storage-proof-url',
+      cause: error,
+    })
   }
 }
 
@@ -105,7 +139,8 @@ async function readQueryFile(context: CommandContext, path: string): Promise<unk
   const input = '<query.json>'
   let bytes: Uint8Array
   if (path === '-') {
-    if (!context.io.stdin) throw new InvalidInputError('No stdin to read the batch query from; give a file path.', { input })
+    if (!context.io.stdin)
+      throw new InvalidInputError('No stdin to read the batch query from; give a file path.', { input })
     bytes = await readCapped(context.io.stdin)
   } else {
     try {

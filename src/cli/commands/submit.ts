@@ -5,7 +5,17 @@ import { LAYOUTS } from '../../schemas/proving-constants.ts'
 import { defineCommand, SERVICE_OPTIONS } from '../context.ts'
 import { withLocalEmulator } from '../local-emulator.ts'
 import { provingClientFrom, timeoutFrom } from '../services.ts'
-import { allowMockedFactFrom, DRY_RUN_OPTION, EXPECTED_PROGRAM_OPTION, expectedProgramHashFrom, GATE_OPTIONS, MOCKED_FACT_NOT_ALLOWED, REUSE_OPTION, reuseModeFrom, WAIT_OPTIONS } from '../shared/statement-flags.ts'
+import {
+  allowMockedFactFrom,
+  DRY_RUN_OPTION,
+  EXPECTED_PROGRAM_OPTION,
+  expectedProgramHashFrom,
+  GATE_OPTIONS,
+  MOCKED_FACT_NOT_ALLOWED,
+  REUSE_OPTION,
+  reuseModeFrom,
+  WAIT_OPTIONS,
+} from '../shared/statement-flags.ts'
 import { printPlan } from '../shared/plan-output.ts'
 import { runStatements } from '../shared/statement-output.ts'
 import { checkCombination, GENERAL_FIELD_OPTIONS, readGeneralFields } from '../general-submission.ts'
@@ -13,7 +23,8 @@ import { checkCombination, GENERAL_FIELD_OPTIONS, readGeneralFields } from '../g
 export const submit = defineCommand({
   path: ['submit'],
   args: '[<pie>]',
-  summary: 'General submission (service extension): a PIE, a program with its input, or a program hash, with every field.',
+  summary:
+    'General submission (service extension): a PIE, a program with its input, or a program hash, with every field.',
   details: [
     'Exactly one source: <pie> (pie.zip or PIE directory, validated first), --program <program.json>',
     '(with --program-input: input.txt for cairo1, JSON for cairo0 on the python VM), or --program-hash.',
@@ -22,7 +33,7 @@ export const submit = defineCommand({
     'another is refused.',
     'A dedup id (given, or derived from the files and fields) makes sending again safe: the service',
     'keeps one query per dedup id, and after a lost answer the existing query is looked up first.',
-    'With --wait and a PIE, the facts the service reports are checked against the PIE\'s.',
+    "With --wait and a PIE, the facts the service reports are checked against the PIE's.",
     'With a PIE and --reuse auto (the default), a DONE query of this key that already proves it (the same',
     'result kind, settings and facts) is followed instead of paying again, and gated as if new.',
     'Examples:',
@@ -39,10 +50,27 @@ export const submit = defineCommand({
     ...REUSE_OPTION,
     ...EXPECTED_PROGRAM_OPTION,
     ...DRY_RUN_OPTION,
-    program: { type: 'string', valueName: '<program.json>', description: 'Compiled program to run and prove (instead of a PIE).' },
-    'program-input': { type: 'string', valueName: '<file>', description: 'Input of --program: input.txt (cairo1) or JSON (cairo0, python VM).' },
-    'program-hash': { type: 'string', valueName: '<0x...>', description: 'Hash of a program the service already has (instead of a PIE).' },
-    layout: { type: 'string', valueName: '<layout>', description: `Cairo layout: ${LAYOUTS.join(', ')}.`, default: 'auto' },
+    program: {
+      type: 'string',
+      valueName: '<program.json>',
+      description: 'Compiled program to run and prove (instead of a PIE).',
+    },
+    'program-input': {
+      type: 'string',
+      valueName: '<file>',
+      description: 'Input of --program: input.txt (cairo1) or JSON (cairo0, python VM).',
+    },
+    'program-hash': {
+      type: 'string',
+      valueName: '<0x...>',
+      description: 'Hash of a program the service already has (instead of a PIE).',
+    },
+    layout: {
+      type: 'string',
+      valueName: '<layout>',
+      description: `Cairo layout: ${LAYOUTS.join(', ')}.`,
+      default: 'auto',
+    },
     'mock-fact-hash': { type: 'boolean', description: 'Mock the fact hash: no real on-chain verification (testing).' },
     ...GENERAL_FIELD_OPTIONS,
   },
@@ -61,18 +89,29 @@ export const submit = defineCommand({
       )
     }
     if (programInput && !program) {
-      throw new InvalidInputError('--program-input goes with --program: give the program it is the input of.', { input: '--program-input' })
+      throw new InvalidInputError('--program-input goes with --program: give the program it is the input of.', {
+        input: '--program-input',
+      })
     }
     if (programHash !== undefined && !/^0x[0-9a-fA-F]{1,64}$/.test(programHash)) {
-      throw new InvalidInputError(`--program-hash must be 0x-prefixed hex of at most 64 digits; got ${JSON.stringify(programHash.slice(0, 80))}.`, {
-        input: '--program-hash',
-      })
+      throw new InvalidInputError(
+        `--program-hash must be 0x-prefixed hex of at most 64 digits; got ${JSON.stringify(programHash.slice(0, 80))}.`,
+        {
+          input: '--program-hash',
+        },
+      )
     }
     const fields = readGeneralFields(context)
     checkCombination(fields, { hasInput: programInput !== undefined })
-    const subject: StatementSubject = pieArg ? { kind: 'pie', path: pieArg } : program ? { kind: 'program', programFile: program, inputFile: programInput } : { kind: 'program-hash', programHash: programHash! }
+    const subject: StatementSubject = pieArg
+      ? { kind: 'pie', path: pieArg }
+      : program
+        ? { kind: 'program', programFile: program, inputFile: programInput }
+        : { kind: 'program-hash', programHash: programHash! }
     if (!pieArg && fields.declaredJobSize === undefined) {
-      context.progress('Declared job size XS (no PIE to measure): pass --declared-job-size if the run has more than 6.5M steps.')
+      context.progress(
+        'Declared job size XS (no PIE to measure): pass --declared-job-size if the run has more than 6.5M steps.',
+      )
     }
     const request: StatementRequest = {
       pieInput: '<pie>',
@@ -88,14 +127,21 @@ export const submit = defineCommand({
         wait: context.values.wait === true,
         timeoutMs: timeoutFrom(context),
         concurrency: 1,
-        gate: { allowMockedFact: allowMockedFactFrom(context), expectedProgramHash: expectedProgramHashFrom(context), verifyFacts: true, notAllowed: MOCKED_FACT_NOT_ALLOWED },
+        gate: {
+          allowMockedFact: allowMockedFactFrom(context),
+          expectedProgramHash: expectedProgramHashFrom(context),
+          verifyFacts: true,
+          notAllowed: MOCKED_FACT_NOT_ALLOWED,
+        },
         reuse: { mode: reuseModeFrom(context) },
       },
     }
     checkRequest(request)
     return withLocalEmulator(context, async (service) => {
       const client = provingClientFrom(context, { needsKey: true, ...service })
-      return context.values['dry-run'] === true ? printPlan(context, client, request) : runStatements(context, client, request)
+      return context.values['dry-run'] === true
+        ? printPlan(context, client, request)
+        : runStatements(context, client, request)
     })
   },
 })

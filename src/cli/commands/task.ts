@@ -18,7 +18,18 @@ import {
   taskStageOf,
   type TaskStatus,
 } from '../../schemas/tasks-constants.ts'
-import { type CommandContext, type CommandSpec, defineCommand, type OptionSpecs, pageOptions, pageSummary, parseInteger, SERVICE_OPTIONS, allowInsecureHttp, waitOptions } from '../context.ts'
+import {
+  type CommandContext,
+  type CommandSpec,
+  defineCommand,
+  type OptionSpecs,
+  pageOptions,
+  pageSummary,
+  parseInteger,
+  SERVICE_OPTIONS,
+  allowInsecureHttp,
+  waitOptions,
+} from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 import { missingAddressError } from '../profiles.ts'
 import { timeoutFrom } from '../services.ts'
@@ -41,7 +52,10 @@ export const TASK_SERVICE_OPTIONS = {
 
 const WAIT_OPTIONS = waitOptions('Wait for the task to finish (exit 0 TaskDecommitmentCompleted, 1 on any *Failed).')
 
-function taskClientFrom(context: CommandContext<typeof TASK_SERVICE_OPTIONS>, options: { needsKey: boolean }): TaskClient {
+function taskClientFrom(
+  context: CommandContext<typeof TASK_SERVICE_OPTIONS>,
+  options: { needsKey: boolean },
+): TaskClient {
   const baseUrl = context.values['tasks-url']?.trim()
   if (!baseUrl) {
     throw missingAddressError('tasksUrl')
@@ -56,7 +70,10 @@ function taskClientFrom(context: CommandContext<typeof TASK_SERVICE_OPTIONS>, op
   try {
     return new TaskClient({ baseUrl, apiKey, logger: context.logger, allowInsecureHttp: allowInsecureHttp(context) })
   } catch (error) {
-    throw new InvalidInputError(`--tasks-url ${(error as Error).message.split('\n')[0]}`, { input: '--tasks-url', cause: error })
+    throw new InvalidInputError(`--tasks-url ${(error as Error).message.split('\n')[0]}`, {
+      input: '--tasks-url',
+      cause: error,
+    })
   }
 }
 
@@ -85,14 +102,20 @@ async function readJsonFile(context: CommandContext, path: string, name: string)
 
 async function readStdin(context: CommandContext, name: string): Promise<Uint8Array> {
   const stdin = context.io.stdin
-  if (!stdin) throw new InvalidInputError('No standard input to read the task from; give a file path instead of -.', { input: '<task.json>' })
+  if (!stdin)
+    throw new InvalidInputError('No standard input to read the task from; give a file path instead of -.', {
+      input: '<task.json>',
+    })
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of stdin) {
     const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer)
     size += buffer.length
     if (size > MAX_JSON_BODY_BYTES) {
-      throw new InvalidInputError(`${name}: stdin holds more than the ${MAX_JSON_BODY_BYTES / (1024 * 1024)} MiB a JSON body may be; send a smaller one.`, { input: name })
+      throw new InvalidInputError(
+        `${name}: stdin holds more than the ${MAX_JSON_BODY_BYTES / (1024 * 1024)} MiB a JSON body may be; send a smaller one.`,
+        { input: name },
+      )
     }
     chunks.push(buffer)
   }
@@ -102,7 +125,9 @@ async function readStdin(context: CommandContext, name: string): Promise<Uint8Ar
 function progressReporter(context: CommandContext) {
   return (progress: TaskProgress) => {
     const stage = progress.stage ? `  (${taskStageLabel(progress.stage)})` : ''
-    context.progress(`[${formatDuration(progress.elapsedMs).padStart(6)}] ${progress.taskId}  ${progress.status}${stage}`)
+    context.progress(
+      `[${formatDuration(progress.elapsedMs).padStart(6)}] ${progress.taskId}  ${progress.status}${stage}`,
+    )
   }
 }
 
@@ -125,7 +150,11 @@ export function describeMmrs(response: TaskMmrsResponse): string {
   if (response.mmrs.length === 0) return `Task ${response.taskId} has used no MMRs yet.`
   const lines = [`${'chain'.padEnd(12)}${'hashing'.padEnd(11)}${'id'.padEnd(10)}${'size'.padEnd(12)}root`]
   for (const mmr of response.mmrs) {
-    lines.push(serviceLine(`${mmr.chain_id.padEnd(12)}${mmr.hashing_function.padEnd(11)}${mmr.id.padEnd(10)}${mmr.size.padEnd(12)}${mmr.root}`))
+    lines.push(
+      serviceLine(
+        `${mmr.chain_id.padEnd(12)}${mmr.hashing_function.padEnd(11)}${mmr.id.padEnd(10)}${mmr.size.padEnd(12)}${mmr.root}`,
+      ),
+    )
   }
   return lines.join('\n')
 }
@@ -134,7 +163,11 @@ export function describeMmrs(response: TaskMmrsResponse): string {
  * After a submission: either the `{ message, uuid }` answer, or (--wait) the final status
  * record, printed on failure too so a script reads `status` and `errorMessage` either way.
  */
-async function afterSubmission(context: CommandContext<typeof WAIT_OPTIONS>, client: TaskClient, queued: { message: string; uuid: string }): Promise<number> {
+async function afterSubmission(
+  context: CommandContext<typeof WAIT_OPTIONS>,
+  client: TaskClient,
+  queued: { message: string; uuid: string },
+): Promise<number> {
   if (!context.values.wait) {
     context.print(`${queued.message}: task ${queued.uuid}\nFollow it with: proving task wait ${queued.uuid}`, queued)
     return EXIT.ok
@@ -143,10 +176,18 @@ async function afterSubmission(context: CommandContext<typeof WAIT_OPTIONS>, cli
   return waitAndPrint(context, client, queued.uuid)
 }
 
-async function waitAndPrint(context: CommandContext<{ timeout: typeof WAIT_OPTIONS.timeout }>, client: TaskClient, uuid: string): Promise<number> {
+async function waitAndPrint(
+  context: CommandContext<{ timeout: typeof WAIT_OPTIONS.timeout }>,
+  client: TaskClient,
+  uuid: string,
+): Promise<number> {
   const timeoutMs = timeoutFrom(context)
   try {
-    const record = await client.waitForTask(uuid, { timeoutMs, signal: context.signal, onProgress: progressReporter(context) })
+    const record = await client.waitForTask(uuid, {
+      timeoutMs,
+      signal: context.signal,
+      onProgress: progressReporter(context),
+    })
     context.print(`${describeTaskStatus(record)}\nMMRs: proving task mmrs ${uuid}`, record)
     return EXIT.ok
   } catch (error) {
@@ -165,7 +206,7 @@ export const taskSubmit = defineCommand({
   args: '<task.json>',
   summary: 'Schedule a data-processor task from a JSON body (- reads stdin).',
   details: [
-    'The body is POST /tasks\'s: destination_chain_id, input { compiled_class, injected_state, params },',
+    "The body is POST /tasks's: destination_chain_id, input { compiled_class, injected_state, params },",
     'program_hash, task_inputs (default []), webhook_url (optional). It is checked before it is sent.',
   ],
   positionals: { min: 1, max: 1 },
@@ -188,9 +229,21 @@ export const taskDecommit = defineCommand({
   options: {
     ...TASK_SERVICE_OPTIONS,
     'proving-query-id': { type: 'string', valueName: '<id>', description: 'The proving query to decommit (required).' },
-    'destination-chain-id': { type: 'string', valueName: '<0x...>', description: 'Destination chain id, 0x-prefixed hex (required).' },
-    'dp-output': { type: 'string', valueName: '<file>', description: 'dp_output JSON file (default: fetched from the query).' },
-    'program-hash': { type: 'string', valueName: '<0x...>', description: 'Program hash (default: fetched from the query).' },
+    'destination-chain-id': {
+      type: 'string',
+      valueName: '<0x...>',
+      description: 'Destination chain id, 0x-prefixed hex (required).',
+    },
+    'dp-output': {
+      type: 'string',
+      valueName: '<file>',
+      description: 'dp_output JSON file (default: fetched from the query).',
+    },
+    'program-hash': {
+      type: 'string',
+      valueName: '<0x...>',
+      description: 'Program hash (default: fetched from the query).',
+    },
     'webhook-url': { type: 'string', valueName: '<url>', description: 'URL the service calls when the task ends.' },
     ...WAIT_OPTIONS,
   },
@@ -198,12 +251,17 @@ export const taskDecommit = defineCommand({
     const provingQueryId = context.values['proving-query-id']
     const destinationChainId = context.values['destination-chain-id']
     if (provingQueryId === undefined) {
-      throw new InvalidInputError('--proving-query-id is required: the proving query whose proof is decommitted.', { input: '--proving-query-id' })
+      throw new InvalidInputError('--proving-query-id is required: the proving query whose proof is decommitted.', {
+        input: '--proving-query-id',
+      })
     }
     if (destinationChainId === undefined) {
-      throw new InvalidInputError('--destination-chain-id is required: the chain to commit on, 0x-prefixed hex (e.g. 0xaa36a7).', {
-        input: '--destination-chain-id',
-      })
+      throw new InvalidInputError(
+        '--destination-chain-id is required: the chain to commit on, 0x-prefixed hex (e.g. 0xaa36a7).',
+        {
+          input: '--destination-chain-id',
+        },
+      )
     }
     const dpOutputPath = context.values['dp-output']
     const body = {
@@ -224,7 +282,7 @@ export const taskDecommit = defineCommand({
 export const taskStatus = defineCommand({
   path: ['task', 'status'],
   args: '<uuid>',
-  summary: 'Show a task\'s status (no API key needed).',
+  summary: "Show a task's status (no API key needed).",
   positionals: { min: 1, max: 1 },
   options: { ...TASK_SERVICE_OPTIONS },
   async run(context) {
@@ -269,9 +327,16 @@ export const taskList = defineCommand({
     ...TASK_SERVICE_OPTIONS,
     ...pageOptions('Tasks', TASK_LIST_MAX_PER_PAGE),
     search: { type: 'string', valueName: '<text>', description: 'Match the task uuid.' },
-    status: { type: 'string', valueName: '<status>', description: `Only tasks in this status (${TASK_STATUSES[0]}, ..., ${TASK_STATUSES.at(-1)}).` },
+    status: {
+      type: 'string',
+      valueName: '<status>',
+      description: `Only tasks in this status (${TASK_STATUSES[0]}, ..., ${TASK_STATUSES.at(-1)}).`,
+    },
     'client-id': { type: 'string', valueName: '<id>', description: 'Only tasks of this client.' },
-    all: { type: 'boolean', description: `Every page, not just one, ${TASK_LIST_MAX_PER_PAGE} tasks a request (--limit and --offset are for one page).` },
+    all: {
+      type: 'boolean',
+      description: `Every page, not just one, ${TASK_LIST_MAX_PER_PAGE} tasks a request (--limit and --offset are for one page).`,
+    },
   },
   async run(context) {
     // The same paging as every list here (--limit/--offset); the task service pages by number.
@@ -279,10 +344,18 @@ export const taskList = defineCommand({
     const offset = parseInteger(context.values.offset, 'offset', 0, Number.MAX_SAFE_INTEGER)
     const status = context.values.status
     if (status !== undefined && !(TASK_STATUSES as readonly string[]).includes(status)) {
-      throw new InvalidInputError(`--status must be one of ${TASK_STATUSES.join(', ')}; got ${JSON.stringify(status)}.`, { input: '--status' })
+      throw new InvalidInputError(
+        `--status must be one of ${TASK_STATUSES.join(', ')}; got ${JSON.stringify(status)}.`,
+        { input: '--status' },
+      )
     }
     const client = taskClientFrom(context, { needsKey: false })
-    const filters = { search: context.values.search, status: status as TaskStatus | undefined, clientId: context.values['client-id'], signal: context.signal }
+    const filters = {
+      search: context.values.search,
+      status: status as TaskStatus | undefined,
+      clientId: context.values['client-id'],
+      signal: context.signal,
+    }
     let tasks: TaskSummary[]
     let pagination
     if (context.values.all) {
@@ -301,7 +374,11 @@ export const taskList = defineCommand({
       tasks = tasks.slice(offset % limit, (offset % limit) + limit)
       pagination = { ...response.pagination, limit, offset }
     }
-    const lines = tasks.map((task) => serviceLine(`${task.uuid.padEnd(38)}${task.status.padEnd(27)}${(task.destinationChainId ?? '').padEnd(12)}${task.createdAt}`))
+    const lines = tasks.map((task) =>
+      serviceLine(
+        `${task.uuid.padEnd(38)}${task.status.padEnd(27)}${(task.destinationChainId ?? '').padEnd(12)}${task.createdAt}`,
+      ),
+    )
     lines.push(
       context.values.all
         ? `${tasks.length} task${tasks.length === 1 ? '' : 's'}.`

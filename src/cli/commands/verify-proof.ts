@@ -5,7 +5,13 @@ import { MEMORY_VERIFICATIONS, STONE_VERSIONS } from '../../schemas/proving-cons
 import { defineCommand, SERVICE_OPTIONS } from '../context.ts'
 import { withLocalEmulator } from '../local-emulator.ts'
 import { provingClientFrom, timeoutFrom } from '../services.ts'
-import { allowMockedFactFrom, checkFlagEnum, GATE_OPTIONS, MOCKED_FACT_NOT_ALLOWED, WAIT_OPTIONS } from '../shared/statement-flags.ts'
+import {
+  allowMockedFactFrom,
+  checkFlagEnum,
+  GATE_OPTIONS,
+  MOCKED_FACT_NOT_ALLOWED,
+  WAIT_OPTIONS,
+} from '../shared/statement-flags.ts'
 import { runStatements } from '../shared/statement-output.ts'
 
 export const verifyProof = defineCommand({
@@ -24,9 +30,16 @@ export const verifyProof = defineCommand({
   options: {
     ...SERVICE_OPTIONS,
     ...WAIT_OPTIONS,
-    wait: { type: 'boolean', description: 'Wait for the query to finish, then gate it (exit 0 DONE and passed, 1 FAILED or refused).' },
+    wait: {
+      type: 'boolean',
+      description: 'Wait for the query to finish, then gate it (exit 0 DONE and passed, 1 FAILED or refused).',
+    },
     ...GATE_OPTIONS,
-    'stone-version': { type: 'string', valueName: '<stone5|stone6>', description: 'Prover version of the proof (shared-prover proofs need stone6).' },
+    'stone-version': {
+      type: 'string',
+      valueName: '<stone5|stone6>',
+      description: 'Prover version of the proof (shared-prover proofs need stone6).',
+    },
     'memory-verification': {
       type: 'string',
       valueName: '<strict|relaxed|cairo1>',
@@ -37,9 +50,12 @@ export const verifyProof = defineCommand({
   async run(context) {
     for (const flag of ['stone-version', 'memory-verification'] as const) {
       if (!context.values[flag]) {
-        throw new InvalidInputError(`--${flag} is required: see \`proving verify-proof --help\` for the allowed values.`, {
-          input: `--${flag}`,
-        })
+        throw new InvalidInputError(
+          `--${flag} is required: see \`proving verify-proof --help\` for the allowed values.`,
+          {
+            input: `--${flag}`,
+          },
+        )
       }
     }
     const request: StatementRequest = {
@@ -47,17 +63,27 @@ export const verifyProof = defineCommand({
       endpoint: {
         kind: 'proof',
         stoneVersion: checkFlagEnum(context.values['stone-version'], 'stone-version', STONE_VERSIONS),
-        memoryVerification: checkFlagEnum(context.values['memory-verification'], 'memory-verification', MEMORY_VERIFICATIONS),
+        memoryVerification: checkFlagEnum(
+          context.values['memory-verification'],
+          'memory-verification',
+          MEMORY_VERIFICATIONS,
+        ),
         mockFactHash: context.values['mock-fact-hash'] === true,
       },
       policy: {
         wait: context.values.wait === true,
         timeoutMs: timeoutFrom(context),
         concurrency: 1,
-        gate: { allowMockedFact: allowMockedFactFrom(context), verifyFacts: false, notAllowed: MOCKED_FACT_NOT_ALLOWED },
+        gate: {
+          allowMockedFact: allowMockedFactFrom(context),
+          verifyFacts: false,
+          notAllowed: MOCKED_FACT_NOT_ALLOWED,
+        },
         reuse: { mode: 'never' },
       },
     }
-    return withLocalEmulator(context, async (service) => runStatements(context, provingClientFrom(context, { needsKey: true, ...service }), request))
+    return withLocalEmulator(context, async (service) =>
+      runStatements(context, provingClientFrom(context, { needsKey: true, ...service }), request),
+    )
   },
 })

@@ -9,22 +9,36 @@ import { type PlanRow, planStatements, type StatementRequest } from '../../pipel
 import type { CommandContext } from '../context.ts'
 import { EXIT } from '../exit-codes.ts'
 
-export async function printPlan(context: CommandContext, client: ProvingClient, request: StatementRequest): Promise<number> {
+export async function printPlan(
+  context: CommandContext,
+  client: ProvingClient,
+  request: StatementRequest,
+): Promise<number> {
   const rows = await planStatements(request, { client, logger: context.logger, signal: context.signal })
   context.print(request.subjects.length === 1 ? planLine(rows[0]!) : planTable(rows), rows)
   return rows.some((row) => row.decision === 'refuse') ? EXIT.remoteFailure : EXIT.ok
 }
 
 function planLine(row: PlanRow): string {
-  return serviceLine(`Plan for ${row.pie}: ${row.decision}${row.queryId ? ` (query ${row.queryId})` : ''}: ${row.reason}. Nothing was sent (--dry-run).`)
+  return serviceLine(
+    `Plan for ${row.pie}: ${row.decision}${row.queryId ? ` (query ${row.queryId})` : ''}: ${row.reason}. Nothing was sent (--dry-run).`,
+  )
 }
 
 /** One row per statement, then what the run would pay for. */
 export function planTable(rows: PlanRow[]): string {
   const cells = rows.map((row, index) => [String(index + 1), row.pie, row.decision, row.queryId ?? '-', row.reason])
   const header = ['#', 'PIE', 'decision', 'query', 'reason']
-  const widths = header.map((title, column) => cells.reduce((widest, row) => Math.max(widest, row[column]!.length), title.length))
-  const line = (values: string[]) => serviceLine(values.map((value, column) => (column === values.length - 1 ? value : value.padEnd(widths[column]!))).join('  ').trimEnd())
+  const widths = header.map((title, column) =>
+    cells.reduce((widest, row) => Math.max(widest, row[column]!.length), title.length),
+  )
+  const line = (values: string[]) =>
+    serviceLine(
+      values
+        .map((value, column) => (column === values.length - 1 ? value : value.padEnd(widths[column]!)))
+        .join('  ')
+        .trimEnd(),
+    )
   const paid = rows.filter((row) => row.decision === 'submit').length
   const refused = rows.filter((row) => row.decision === 'refuse').length
   const summary = `${rows.length} PIEs: ${paid} would be submitted (paid), ${rows.length - paid - refused} reused, followed or retried, ${refused} refused. Nothing was sent (--dry-run).`

@@ -15,11 +15,13 @@ export const WAIT_OPTIONS = {
   quiet: {
     type: 'boolean',
     short: 'q',
-    description: 'Print only the query id (for QUERY=$(proving ...)), no progress; with --wait the exit code says how it ended.',
+    description:
+      'Print only the query id (for QUERY=$(proving ...)), no progress; with --wait the exit code says how it ended.',
   },
   emulator: {
     type: 'boolean',
-    description: 'Run against a built-in emulator started for this command and stopped with it (no address or key needed).',
+    description:
+      'Run against a built-in emulator started for this command and stopped with it (no address or key needed).',
   },
 } as const
 
@@ -27,7 +29,8 @@ export const WAIT_OPTIONS = {
 export const GATE_OPTIONS = {
   'allow-mocked-fact': {
     type: 'boolean',
-    description: 'With --wait: let a mocked fact, or one the service does not say is real (isFactMocked null), pass (--mock-fact-hash implies it).',
+    description:
+      'With --wait: let a mocked fact, or one the service does not say is real (isFactMocked null), pass (--mock-fact-hash implies it).',
   },
 } as const
 
@@ -55,9 +58,12 @@ export function expectedProgramHashFrom(context: CommandContext<typeof EXPECTED_
   const value = context.values['expected-program-hash']?.trim()
   if (value === undefined) return undefined
   if (!/^0x[0-9a-fA-F]{1,64}$/.test(value)) {
-    throw new InvalidInputError(`--expected-program-hash must be 0x-prefixed hex of at most 64 digits; got ${JSON.stringify(value.slice(0, 80))}.`, {
-      input: '--expected-program-hash',
-    })
+    throw new InvalidInputError(
+      `--expected-program-hash must be 0x-prefixed hex of at most 64 digits; got ${JSON.stringify(value.slice(0, 80))}.`,
+      {
+        input: '--expected-program-hash',
+      },
+    )
   }
   return value
 }
@@ -82,7 +88,10 @@ export function reuseModeFrom(context: CommandContext<typeof REUSE_OPTION>): Reu
   const env = context.io.env.PROVING_REUSE
   if (env === undefined || env === '') return 'auto'
   if ((REUSE_MODES as readonly string[]).includes(env)) return env as ReuseMode
-  throw new InvalidInputError(`PROVING_REUSE must be auto or never; got ${JSON.stringify(env.slice(0, 40))}. Unset it for the default (auto).`, { input: 'PROVING_REUSE' })
+  throw new InvalidInputError(
+    `PROVING_REUSE must be auto or never; got ${JSON.stringify(env.slice(0, 40))}. Unset it for the default (auto).`,
+    { input: 'PROVING_REUSE' },
+  )
 }
 
 /**
@@ -91,7 +100,11 @@ export function reuseModeFrom(context: CommandContext<typeof REUSE_OPTION>): Reu
  */
 export function journalPolicyFrom(context: CommandContext): JournalPolicy | undefined {
   if (context.values.emulator === true) return undefined
-  return { dir: defaultJournalDir(context.io.env), forceNew: (context.values as { new?: boolean }).new === true, forceNewHint: 'pass --new' }
+  return {
+    dir: defaultJournalDir(context.io.env),
+    forceNew: (context.values as { new?: boolean }).new === true,
+    forceNewHint: 'pass --new',
+  }
 }
 
 /** Whether the gate lets a mocked fact pass: `--allow-mocked-fact`, implied by `--mock-fact-hash` (a mocked fact was asked for). */

@@ -25,7 +25,11 @@ import { EXIT, exitCodeFor, worstExitCode } from '../exit-codes.ts'
 import { describeQuery, uploadReporter, withHeartbeat } from '../services.ts'
 
 /** Proves the request's statements and shows them: one as `prove` always printed it, several as a batch. */
-export async function runStatements(context: CommandContext, client: ProvingClient, request: StatementRequest): Promise<number> {
+export async function runStatements(
+  context: CommandContext,
+  client: ProvingClient,
+  request: StatementRequest,
+): Promise<number> {
   if (request.subjects.length === 1) return proveOne(context, client, request)
   return proveBatch(context, client, request)
 }
@@ -37,7 +41,8 @@ async function proveOne(context: CommandContext, client: ProvingClient, request:
   const wait = request.policy.wait
   let report = subject.kind === 'program' ? uploadReporter(context, labelOf(subject)) : undefined
   const onEvent = (event: StatementEvent) => {
-    if (event.type === 'prepared') report = uploadReporter(context, event.pie.packed ? 'the packed pie.zip' : labelOf(subject))
+    if (event.type === 'prepared')
+      report = uploadReporter(context, event.pie.packed ? 'the packed pie.zip' : labelOf(subject))
     if (event.type === 'decided') reportDecision(context, event.decision)
     if (event.type === 'submitted' && wait) context.progress(announcement(event.submitted))
   }
@@ -64,15 +69,23 @@ async function proveOne(context: CommandContext, client: ProvingClient, request:
   const submitted = ended.submitted!
   const reusedField: { reused: 'query' | false } = { reused: submitted.how === 'reused' ? 'query' : false }
   if (!ended.judgement) return printSubmitted(context, request, submitted, reusedField)
-  return renderJudgement(context, ended.judgement, { expected: expectedOf(request.endpoint), announceFacts: true, pie: ended.pie !== undefined, json: reusedField })
+  return renderJudgement(context, ended.judgement, {
+    expected: expectedOf(request.endpoint),
+    announceFacts: true,
+    pie: ended.pie !== undefined,
+    json: reusedField,
+  })
 }
 
 /** A query this run did not submit is never announced as "Submitted". */
 function announcement(submitted: Submitted): string {
   const id = submitted.queryId
-  if (submitted.how === 'reused') return `Reused query ${id}${submitted.createdAt ? `, created ${submitted.createdAt}` : ''} (nothing was submitted)`
-  if (submitted.deduplicated) return `Following: query ${id} (already submitted with this dedup id; nothing was sent again)`
-  if (submitted.how !== 'submitted') return `Following: query ${id} (submitted by an earlier run; nothing was sent again)`
+  if (submitted.how === 'reused')
+    return `Reused query ${id}${submitted.createdAt ? `, created ${submitted.createdAt}` : ''} (nothing was submitted)`
+  if (submitted.deduplicated)
+    return `Following: query ${id} (already submitted with this dedup id; nothing was sent again)`
+  if (submitted.how !== 'submitted')
+    return `Following: query ${id} (submitted by an earlier run; nothing was sent again)`
   return `Submitted: query ${id}`
 }
 
@@ -82,7 +95,12 @@ function reportDecision(context: CommandContext, decision: Decision): void {
 }
 
 /** Without --wait: the id and how to follow it (with -q the id alone). */
-function printSubmitted(context: CommandContext, request: StatementRequest, submitted: Submitted, reusedField: { reused: string | false }): number {
+function printSubmitted(
+  context: CommandContext,
+  request: StatementRequest,
+  submitted: Submitted,
+  reusedField: { reused: string | false },
+): number {
   const id = submitted.queryId
   if ((context.values as { quiet?: boolean }).quiet && !context.json) {
     context.io.stdout(`${id}\n`)
@@ -99,7 +117,11 @@ function printSubmitted(context: CommandContext, request: StatementRequest, subm
   context.print(`${announcement(submitted)}\n${follow}`, {
     provingQueryId: id,
     ...(submitted.deduplicated === undefined ? {} : { deduplicated: submitted.deduplicated }),
-    ...(submitted.how === 'followed' || submitted.how === 'retried' ? (submitted.deduplicated ? {} : { resumed: true }) : {}),
+    ...(submitted.how === 'followed' || submitted.how === 'retried'
+      ? submitted.deduplicated
+        ? {}
+        : { resumed: true }
+      : {}),
     ...reusedField,
   })
   return EXIT.ok
@@ -123,7 +145,12 @@ export function queryWaitCommand(id: string, expected: ExpectedResult): string {
 export function renderJudgement(
   context: CommandContext,
   judgement: Judgement,
-  options: { expected: ExpectedResult; announceFacts: boolean; pie: boolean; json?: Record<string, unknown> | undefined },
+  options: {
+    expected: ExpectedResult
+    announceFacts: boolean
+    pie: boolean
+    json?: Record<string, unknown> | undefined
+  },
 ): number {
   const result = judgement.result
   const done = result.provingQuery.status === 'DONE'
@@ -139,12 +166,20 @@ export function renderJudgement(
           : 'Facts not checked: there is no PIE to compute them from (a program or program hash was submitted).',
     )
   }
-  const factNote = done && !proves && options.announceFacts ? { localFactCheck: { ok: null, reason: `${options.expected.label} has no fact` } } : {}
+  const factNote =
+    done && !proves && options.announceFacts
+      ? { localFactCheck: { ok: null, reason: `${options.expected.label} has no fact` } }
+      : {}
   // Differing facts were reported line by line above.
   const refusals = done ? judgement.refusals.filter((refusal) => refusal.kind !== 'fact-mismatch') : []
   reportGate(context, result, refusals, factCheck?.ok === false)
   const gate = done ? { gate: { ok: refusals.length === 0 && factCheck?.ok !== false, refusals } } : {}
-  const json = { ...result, ...(factCheck ? { localFactCheck: factCheck } : factNote), ...gate, ...(options.json ?? {}) }
+  const json = {
+    ...result,
+    ...(factCheck ? { localFactCheck: factCheck } : factNote),
+    ...gate,
+    ...(options.json ?? {}),
+  }
   if ((context.values as { quiet?: boolean }).quiet && !context.json) context.io.stdout(`${result.provingQuery.id}\n`)
   else context.print(describeQuery(result), json)
   if (!done) return EXIT.remoteFailure
@@ -154,12 +189,19 @@ export function renderJudgement(
 function reportFacts(context: CommandContext, check: NonNullable<Judgement['factCheck']>): void {
   if (check.ok) {
     const program = check.checked.includes('programHash') ? `program hash matches (${check.programHashVariant}), ` : ''
-    context.progress(`Facts checked locally: ${program}${check.checked.filter((field) => field !== 'programHash').join(', ')} equal.`)
+    context.progress(
+      `Facts checked locally: ${program}${check.checked.filter((field) => field !== 'programHash').join(', ')} equal.`,
+    )
     return
   }
-  if (check.mismatches.length === 0) context.io.stderr('proving: the service reported no fact to compare with the PIE (sharpFactHash and integrityFactHash are null or absent).\n')
+  if (check.mismatches.length === 0)
+    context.io.stderr(
+      'proving: the service reported no fact to compare with the PIE (sharpFactHash and integrityFactHash are null or absent).\n',
+    )
   for (const mismatch of check.mismatches) {
-    context.io.stderr(`proving: ${mismatch.field} differs: the service says ${showValue(mismatch.actual)}, the PIE gives ${mismatch.expected}.\n`)
+    context.io.stderr(
+      `proving: ${mismatch.field} differs: the service says ${showValue(mismatch.actual)}, the PIE gives ${mismatch.expected}.\n`,
+    )
   }
 }
 
@@ -167,17 +209,35 @@ function reportFacts(context: CommandContext, check: NonNullable<Judgement['fact
  * Why a waited query does not pass: each refusal a line on stderr, or with --json one
  * `{ "error": … }` object on stderr (a FAILED query, a refused gate, facts that differ).
  */
-function reportGate(context: CommandContext, result: QueryResult, refusals: readonly GateRefusal[], factsDiffer: boolean): void {
+function reportGate(
+  context: CommandContext,
+  result: QueryResult,
+  refusals: readonly GateRefusal[],
+  factsDiffer: boolean,
+): void {
   const query = result.provingQuery
   if (!context.json) {
-    for (const refusal of refusals) context.io.stderr(`proving: gate refused: ${redact(refusal.message, context.redactor)}\n`)
+    for (const refusal of refusals)
+      context.io.stderr(`proving: gate refused: ${redact(refusal.message, context.redactor)}\n`)
     return
   }
   if (query.status !== 'DONE') {
-    context.fail(new RemoteFailureError(`Query ${query.id} ${query.status}${query.errorReason ? `: ${serviceLine(query.errorReason)}` : ' without a reason'}.`, { record: query }))
+    context.fail(
+      new RemoteFailureError(
+        `Query ${query.id} ${query.status}${query.errorReason ? `: ${serviceLine(query.errorReason)}` : ' without a reason'}.`,
+        { record: query },
+      ),
+    )
   } else if (refusals.length || factsDiffer) {
-    const notes = [...(factsDiffer ? ['The facts the service reports differ from the ones computed from the PIE.'] : []), ...refusals.map((refusal) => refusal.message)]
-    context.fail(new GateError(`The gate refused query ${query.id}: ${notes.length} reason${notes.length === 1 ? '' : 's'}.`, { metaMessages: notes }))
+    const notes = [
+      ...(factsDiffer ? ['The facts the service reports differ from the ones computed from the PIE.'] : []),
+      ...refusals.map((refusal) => refusal.message),
+    ]
+    context.fail(
+      new GateError(`The gate refused query ${query.id}: ${notes.length} reason${notes.length === 1 ? '' : 's'}.`, {
+        metaMessages: notes,
+      }),
+    )
   }
 }
 
@@ -204,20 +264,31 @@ async function proveBatch(context: CommandContext, client: ProvingClient, reques
   const count = request.subjects.length
   const width = String(count).length
   const started = Date.now()
-  context.progress(`Proving ${count} PIEs, at most ${request.policy.concurrency} uploads at a time${request.policy.wait ? ', waiting for each' : ''}.`)
+  context.progress(
+    `Proving ${count} PIEs, at most ${request.policy.concurrency} uploads at a time${request.policy.wait ? ', waiting for each' : ''}.`,
+  )
   const onEvent = (event: StatementEvent) => {
     if (event.type === 'submitted' && event.sameAs !== undefined) {
       const label = labelOf(request.subjects[event.index]!)
-      context.progress(`${label}: the same PIE as another in this batch (${labelOf(request.subjects[event.sameAs]!)}): query ${event.submitted.queryId}, sent once.`)
+      context.progress(
+        `${label}: the same PIE as another in this batch (${labelOf(request.subjects[event.sameAs]!)}): query ${event.submitted.queryId}, sent once.`,
+      )
     }
     if (event.type === 'ended') {
       const row = batchRow(event.outcome)
       const what = row.provingQueryId ? `query ${row.provingQueryId}${row.reused ? ' (reused)' : ''} ` : ''
       const facts = row.facts === 'match' ? ', facts match' : row.facts === 'none' ? ', no fact (trace)' : ''
-      context.progress(`[${String(event.index + 1).padStart(width)}/${count}] ${row.pie}: ${what}${row.status}${facts}${row.error ? `: ${row.error}` : ''}`)
+      context.progress(
+        `[${String(event.index + 1).padStart(width)}/${count}] ${row.pie}: ${what}${row.status}${facts}${row.error ? `: ${row.error}` : ''}`,
+      )
     }
   }
-  const outcomes = await proveStatements(request, { client, logger: context.logger, signal: context.signal, hooks: { onEvent } })
+  const outcomes = await proveStatements(request, {
+    client,
+    logger: context.logger,
+    signal: context.signal,
+    hooks: { onEvent },
+  })
   const rows = outcomes.map(batchRow)
   const seconds = ((Date.now() - started) / 1000).toFixed(1)
   context.print(batchTable(rows, seconds), rows)
@@ -244,7 +315,11 @@ export function batchRow(outcome: StatementOutcome): BatchOutcome {
     return row
   }
   if (outcome.ending === 'not-submitted') {
-    Object.assign(row, { status: 'NOT SUBMITTED', exitCode: EXIT.remoteFailure, error: outcome.refusals.map((refusal) => refusal.message).join(' ') })
+    Object.assign(row, {
+      status: 'NOT SUBMITTED',
+      exitCode: EXIT.remoteFailure,
+      error: outcome.refusals.map((refusal) => refusal.message).join(' '),
+    })
     return row
   }
   const judgement = outcome.judgement
@@ -253,14 +328,24 @@ export function batchRow(outcome: StatementOutcome): BatchOutcome {
     return row
   }
   const record = judgement.result.provingQuery
-  Object.assign(row, { status: record.status, step: record.step, provingQuery: record, metadataUrls: judgement.result.metadataUrls, facts: judgement.facts })
+  Object.assign(row, {
+    status: record.status,
+    step: record.step,
+    provingQuery: record,
+    metadataUrls: judgement.result.metadataUrls,
+    facts: judgement.facts,
+  })
   if (record.status !== 'DONE') {
     row.exitCode = EXIT.remoteFailure
     row.error = record.errorReason ?? 'FAILED without a reason'
   } else if (judgement.refusals.length) {
     row.exitCode = EXIT.remoteFailure
     row.error = judgement.refusals
-      .map((refusal) => (refusal.kind === 'fact-mismatch' ? judgement.factCheck!.mismatches.map((mismatch) => `${mismatch.field} differs`).join(', ') : refusal.message))
+      .map((refusal) =>
+        refusal.kind === 'fact-mismatch'
+          ? judgement.factCheck!.mismatches.map((mismatch) => `${mismatch.field} differs`).join(', ')
+          : refusal.message,
+      )
       .join(' ')
   }
   return row
@@ -278,8 +363,16 @@ export function batchTable(outcomes: BatchOutcome[], seconds: string): string {
   ])
   const header = ['#', 'PIE', 'query', 'status', 'facts', 'error']
   // A loop, not a spread into Math.max: one argument per row overflows the stack at ~150,000 rows.
-  const widths = header.map((title, column) => rows.reduce((widest, row) => Math.max(widest, row[column]!.length), title.length))
-  const line = (cells: string[]) => serviceLine(cells.map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ').trimEnd())
+  const widths = header.map((title, column) =>
+    rows.reduce((widest, row) => Math.max(widest, row[column]!.length), title.length),
+  )
+  const line = (cells: string[]) =>
+    serviceLine(
+      cells
+        .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!)))
+        .join('  ')
+        .trimEnd(),
+    )
   const ok = outcomes.filter((outcome) => outcome.exitCode === EXIT.ok).length
   return [line(header), ...rows.map(line), `${ok} of ${outcomes.length} succeeded in ${seconds} s.`].join('\n')
 }

@@ -77,14 +77,21 @@ export function normalizePrivateKey(value: string): `0x${string}` {
 export function checkWallet(wallet: string): string {
   const address = typeof wallet === 'string' ? wallet.trim() : ''
   if (!WALLET_ADDRESS_PATTERN.test(address)) {
-    throw new InvalidInputError(`The wallet must be a 0x-prefixed 20-byte hex address; got ${JSON.stringify(String(wallet).slice(0, 50))}.`, {
-      input: 'wallet',
-    })
+    throw new InvalidInputError(
+      `The wallet must be a 0x-prefixed 20-byte hex address; got ${JSON.stringify(String(wallet).slice(0, 50))}.`,
+      {
+        input: 'wallet',
+      },
+    )
   }
   return address
 }
 
 /** Waits for `promise` unless `signal` aborts first (then an AbortedError); the promise itself runs on. */
 export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  return abortableBy(promise, signal, (reason) => new AbortedError('Cancelled while signing in to the account service.', { cause: reason }))
+  return abortableBy(
+    promise,
+    signal,
+    (reason) => new AbortedError('Cancelled while signing in to the account service.', { cause: reason }),
+  )
 }

@@ -23,7 +23,11 @@ export type CreateBucketOptions = {
 }
 
 /** POST /buckets/close?bucketId=: finalizes the bucket's queries; idempotent. */
-export async function closeBucket(service: ProvingService, bucketId: string, options: { signal?: AbortSignal } = {}): Promise<BucketRecord> {
+export async function closeBucket(
+  service: ProvingService,
+  bucketId: string,
+  options: { signal?: AbortSignal } = {},
+): Promise<BucketRecord> {
   const id = requireId(bucketId, 'bucketId')
   const { data } = await service.http.request({
     method: 'POST',
@@ -40,9 +44,12 @@ export async function closeBucket(service: ProvingService, bucketId: string, opt
 /** POST /buckets (extension): opens a bucket. */
 export async function createBucket(service: ProvingService, options: CreateBucketOptions): Promise<BucketRecord> {
   if (!options.aggregatorVersion?.trim()) {
-    throw new InvalidInputError('aggregatorVersion is required to create a bucket; name the aggregator version to use.', {
-      input: 'aggregatorVersion',
-    })
+    throw new InvalidInputError(
+      'aggregatorVersion is required to create a bucket; name the aggregator version to use.',
+      {
+        input: 'aggregatorVersion',
+      },
+    )
   }
   const { signal, nodeWidth, aggregatorParams, ...rest } = options
   const body: Record<string, unknown> = { ...rest }
@@ -58,12 +65,20 @@ export async function createBucket(service: ProvingService, options: CreateBucke
     operation: 'create bucket',
     signal,
   })
-  checkServiceId(data.provingBucket.id, 'The bucket id the proving service returned', 'The service may have opened the bucket anyway; it was not used.')
+  checkServiceId(
+    data.provingBucket.id,
+    'The bucket id the proving service returned',
+    'The service may have opened the bucket anyway; it was not used.',
+  )
   return data.provingBucket
 }
 
 /** GET /buckets/{id} (extension): the bucket and its queries. */
-export async function getBucket(service: ProvingService, bucketId: string, options: { signal?: AbortSignal } = {}): Promise<BucketDetailsResponse> {
+export async function getBucket(
+  service: ProvingService,
+  bucketId: string,
+  options: { signal?: AbortSignal } = {},
+): Promise<BucketDetailsResponse> {
   const id = requireId(bucketId, 'bucketId')
   const { data } = await service.http.request({
     method: 'GET',

@@ -57,12 +57,18 @@ export async function resolveDedupId(
   service: ProvingService,
   dedupId: string,
   options: { signal?: AbortSignal } = {},
-): Promise<{ dedupId: string; existing: QueryRecord | null; failedQueryIds: string[]; retried?: RetriedQuery | undefined }> {
+): Promise<{
+  dedupId: string
+  existing: QueryRecord | null
+  failedQueryIds: string[]
+  retried?: RetriedQuery | undefined
+}> {
   const failedQueryIds: string[] = []
   let current = dedupId
   for (let link = 0; link <= MAX_FAILED_RESUBMISSIONS; link++) {
     const existing = await findQueryByDedupId(service, current, options)
-    if (!existing || (await statusOf(service, existing, options)) !== 'FAILED') return { dedupId: current, existing, failedQueryIds }
+    if (!existing || (await statusOf(service, existing, options)) !== 'FAILED')
+      return { dedupId: current, existing, failedQueryIds }
     // Retried, the same query runs again: nothing new is paid for.
     const retry = await retryFailedQuery(service, existing.id, options)
     service.http.logger.warn(describeRetry(existing.id, retry))
@@ -70,17 +76,24 @@ export async function resolveDedupId(
     failedQueryIds.push(existing.id)
     current = dedupIdAfterFailure(current, existing.id)
   }
-  throw new ServiceError(`This submission FAILED ${failedQueryIds.length} times (${failedQueryIds.slice(-3).join(', ')}, ...); nothing was sent again.`, {
-    metaMessages: [`Read why in the record of query ${failedQueryIds.at(-1)}, then give another dedupId.`],
-    nextStep: { kind: 'read-query', id: failedQueryIds.at(-1)! },
-  })
+  throw new ServiceError(
+    `This submission FAILED ${failedQueryIds.length} times (${failedQueryIds.slice(-3).join(', ')}, ...); nothing was sent again.`,
+    {
+      metaMessages: [`Read why in the record of query ${failedQueryIds.at(-1)}, then give another dedupId.`],
+      nextStep: { kind: 'read-query', id: failedQueryIds.at(-1)! },
+    },
+  )
 }
 
 /**
  * GET /proving-query-by-dedup-id (extension): the query with this dedupId, or null.
  * Production answers it without the `client` object and may omit other fields.
  */
-export async function findQueryByDedupId(service: ProvingService, dedupId: string, options: { signal?: AbortSignal } = {}): Promise<QueryRecord | null> {
+export async function findQueryByDedupId(
+  service: ProvingService,
+  dedupId: string,
+  options: { signal?: AbortSignal } = {},
+): Promise<QueryRecord | null> {
   const id = requireId(dedupId, 'dedupId')
   try {
     const { data } = await service.http.request({
@@ -94,7 +107,13 @@ export async function findQueryByDedupId(service: ProvingService, dedupId: strin
     })
     const found = data.provingQuery
     // Its id is followed and logged next: the same check as a submission's answer.
-    if (found) checkServiceId(found.id, `The query id the proving service gave for dedupId ${id}`, 'Look for the query among your queries before submitting again.', { kind: 'look-for-query' })
+    if (found)
+      checkServiceId(
+        found.id,
+        `The query id the proving service gave for dedupId ${id}`,
+        'Look for the query among your queries before submitting again.',
+        { kind: 'look-for-query' },
+      )
     return found
   } catch (error) {
     if (error instanceof ServiceError && error.status === 404 && !isNoRoute(error)) return null
@@ -106,7 +125,11 @@ export async function findQueryByDedupId(service: ProvingService, dedupId: strin
  * A record's status; read from a path that carries it when the record has none (the documented record
  * D). Unreadable: undefined.
  */
-async function statusOf(service: ProvingService, record: QueryRecord, options: { signal?: AbortSignal }): Promise<string | undefined> {
+async function statusOf(
+  service: ProvingService,
+  record: QueryRecord,
+  options: { signal?: AbortSignal },
+): Promise<string | undefined> {
   if (typeof record.status === 'string') return record.status
   try {
     return (await readQuery(service, record.id, options)).provingQuery.status
@@ -115,4 +138,3 @@ async function statusOf(service: ProvingService, record: QueryRecord, options: {
     return undefined
   }
 }
-

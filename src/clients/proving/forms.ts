@@ -167,7 +167,11 @@ export function checkLayout(value: string | undefined, endpoint: 'l2' | 'general
 }
 
 /** The text fields of a PIE submission, checked (the same for a file and for bytes in flight). */
-export function pieForm(options: SubmitPieStreamOptions | SubmitPieOptions): { mockFactHash: string; prover: string; layout: string } {
+export function pieForm(options: SubmitPieStreamOptions | SubmitPieOptions): {
+  mockFactHash: string
+  prover: string
+  layout: string
+} {
   const layout = checkLayout(options.layout, 'l2')
   const prover = (options.prover ?? 'svc_sharp').trim()
   if (!prover) throw new InvalidInputError('prover must not be empty; omit it to use svc_sharp.', { input: 'prover' })
@@ -175,14 +179,16 @@ export function pieForm(options: SubmitPieStreamOptions | SubmitPieOptions): { m
 }
 
 /** The general submission's form (POST /proving-query): its fields and files, and the dedupId it goes under. */
-export async function queryForm(service: ProvingService, options: SubmitQueryOptions): Promise<{ parts: MultipartFields; dedupId: string }> {
+export async function queryForm(
+  service: ProvingService,
+  options: SubmitQueryOptions,
+): Promise<{ parts: MultipartFields; dedupId: string }> {
   const declaredJobSize = checkEnum(options.declaredJobSize, 'declaredJobSize', JOB_SIZES)
   const sources = [options.pieZip, options.programFile, options.programHash].filter((value) => value !== undefined)
   if (sources.length !== 1) {
-    throw new InvalidInputError(
-      'Give exactly one of pieZip, programFile or programHash to submit a query.',
-      { input: 'pieZip' },
-    )
+    throw new InvalidInputError('Give exactly one of pieZip, programFile or programHash to submit a query.', {
+      input: 'pieZip',
+    })
   }
   if (options.inputFile !== undefined && options.programFile === undefined) {
     throw new InvalidInputError('inputFile goes with programFile; give programFile too or drop inputFile.', {
@@ -205,7 +211,8 @@ export async function queryForm(service: ProvingService, options: SubmitQueryOpt
     mockFactHash: String(options.mockFactHash ?? false),
     network: checkEnum(options.network ?? 'TESTNET', 'network', NETWORKS),
   }
-  if (options.sharpProver !== undefined) parts.sharpProver = checkOpenEnum(options.sharpProver, 'sharpProver', SHARP_PROVERS, logger)
+  if (options.sharpProver !== undefined)
+    parts.sharpProver = checkOpenEnum(options.sharpProver, 'sharpProver', SHARP_PROVERS, logger)
   if (options.hints !== undefined) parts.hints = checkOpenEnum(options.hints, 'hints', HINTS, logger)
   if (options.externalId !== undefined) parts.externalId = options.externalId
   if (options.bucketId !== undefined) parts.bucketId = options.bucketId
@@ -241,7 +248,9 @@ export async function queryForm(service: ProvingService, options: SubmitQueryOpt
   }
   const dedupId = options.dedupId ?? deriveDedupId(digestSource, parts)
   if (dedupId.length > 128) {
-    throw new InvalidInputError('dedupId is longer than 128 characters; use a shorter identifier.', { input: 'dedupId' })
+    throw new InvalidInputError('dedupId is longer than 128 characters; use a shorter identifier.', {
+      input: 'dedupId',
+    })
   }
   parts.dedupId = dedupId
   return { parts, dedupId }
@@ -279,7 +288,8 @@ export async function requireFile(path: string, name: string): Promise<void> {
       { input: name, cause: error },
     )
   }
-  if (!info.isFile()) throw new InvalidInputError(`${name}: ${path} is not a file; give the path of a file.`, { input: name })
+  if (!info.isFile())
+    throw new InvalidInputError(`${name}: ${path} is not a file; give the path of a file.`, { input: name })
 }
 
 /** The form of a proof verification (POST /v1/l2/proving-query/proof-verification). */

@@ -31,7 +31,10 @@ export type ListQueriesOptions = {
  * With readPaths `auto` the docs path is asked first and, on a no-route 404, the other; the
  * path that answered is kept for later pages.
  */
-export async function listQueries(service: ProvingService, options: ListQueriesOptions = {}): Promise<QueryListResponse> {
+export async function listQueries(
+  service: ProvingService,
+  options: ListQueriesOptions = {},
+): Promise<QueryListResponse> {
   if (options.limit !== undefined) checkInteger(options.limit, 'limit', 1, 100)
   if (options.offset !== undefined) checkInteger(options.offset, 'offset', 0, Number.MAX_SAFE_INTEGER)
   if (options.network !== undefined) checkEnum(options.network, 'network', NETWORKS)
@@ -63,13 +66,18 @@ export async function listQueries(service: ProvingService, options: ListQueriesO
   } catch (error) {
     if (chosen !== 'auto' || !isNoRoute(error)) throw error
     const other = first === 'docs' ? 'production' : 'docs'
-    service.http.logger.debug(`The list path of ${first === 'docs' ? '/docs/proving-queries' : '/proving-queries'} has no route here; listing from the other path.`)
+    service.http.logger.debug(
+      `The list path of ${first === 'docs' ? '/docs/proving-queries' : '/proving-queries'} has no route here; listing from the other path.`,
+    )
     return ask(other)
   }
 }
 
 /** Every query, page after page (`limit` per request, 100 by default). */
-export async function* iterateQueries(service: ProvingService, options: Omit<ListQueriesOptions, 'offset'> = {}): AsyncGenerator<QueryRecordWithStatus> {
+export async function* iterateQueries(
+  service: ProvingService,
+  options: Omit<ListQueriesOptions, 'offset'> = {},
+): AsyncGenerator<QueryRecordWithStatus> {
   const limit = options.limit ?? 100
   let offset = 0
   for (;;) {

@@ -12,7 +12,11 @@ export type QueryResult = { provingQuery: QueryRecordWithStatus; metadataUrls: s
  * GET /proving-query/{id}: record D and the artifact URLs (production's record carries a status, the
  * documented one does not).
  */
-export async function getQuery(service: ProvingService, queryId: string, options: { signal?: AbortSignal } = {}): Promise<QueryResponse> {
+export async function getQuery(
+  service: ProvingService,
+  queryId: string,
+  options: { signal?: AbortSignal } = {},
+): Promise<QueryResponse> {
   const id = requireId(queryId, 'queryId')
   const { data } = await service.http.request({
     method: 'GET',
@@ -25,7 +29,11 @@ export async function getQuery(service: ProvingService, queryId: string, options
 }
 
 /** GET /docs/proving-query/{id}: record L, which carries `status`; needs the key. */
-export async function getQueryDetails(service: ProvingService, queryId: string, options: { signal?: AbortSignal } = {}): Promise<DocsQueryResponse> {
+export async function getQueryDetails(
+  service: ProvingService,
+  queryId: string,
+  options: { signal?: AbortSignal } = {},
+): Promise<DocsQueryResponse> {
   const id = requireId(queryId, 'queryId')
   const { data } = await service.http.request({
     method: 'GET',
@@ -39,7 +47,11 @@ export async function getQueryDetails(service: ProvingService, queryId: string, 
 }
 
 /** The query with its status, from the path that serves it (see StatusReader). */
-export async function readQuery(service: ProvingService, queryId: string, options: { signal?: AbortSignal; path?: ReadPaths } = {}): Promise<QueryResult> {
+export async function readQuery(
+  service: ProvingService,
+  queryId: string,
+  options: { signal?: AbortSignal; path?: ReadPaths } = {},
+): Promise<QueryResult> {
   const id = requireId(queryId, 'queryId')
   return new StatusReader(service, id, options.path ?? service.readPaths).read(options.signal)
 }
@@ -73,12 +85,17 @@ export class StatusReader {
       // their first reads take turns): the path that serves the status, so it is not asked again.
       if (!this.#fixed && !this.#switched && this.#service.statusPath) this.#route = this.#service.statusPath
       try {
-        const found = this.#route === 'docs' ? await getQueryDetails(this.#service, this.#id, { signal }) : await this.#production(signal)
+        const found =
+          this.#route === 'docs'
+            ? await getQueryDetails(this.#service, this.#id, { signal })
+            : await this.#production(signal)
         if (found) return found
       } catch (error) {
         if (this.#fixed || this.#switched || !isNoRoute(error)) throw error
         if (this.#route === 'production' && this.#service.apiKey === undefined) throw error
-        this.#service.http.logger.debug(`No route for the ${this.#route} path of query ${this.#id}; reading it from the other path.`)
+        this.#service.http.logger.debug(
+          `No route for the ${this.#route} path of query ${this.#id}; reading it from the other path.`,
+        )
       }
       // The record had no status (or the path has no route): the other path, for the rest.
       this.#switched = true

@@ -10,7 +10,11 @@ import { getQuery } from './reads.ts'
 import { apiKeyFor, type ProvingService, provingSchemas } from './service.ts'
 
 /** POST /proving-queries/{id}/retry: sends a FAILED, retriable query back to RECEIVED. */
-export async function retryQuery(service: ProvingService, queryId: string, options: { signal?: AbortSignal } = {}): Promise<RetryResponse> {
+export async function retryQuery(
+  service: ProvingService,
+  queryId: string,
+  options: { signal?: AbortSignal } = {},
+): Promise<RetryResponse> {
   const id = requireId(queryId, 'queryId')
   const { data } = await service.http.request({
     method: 'POST',
@@ -27,7 +31,13 @@ export async function retryQuery(service: ProvingService, queryId: string, optio
 export const MAX_QUERY_RETRIES = 3
 
 /** A FAILED query sent back to run again (or found already running again: `byAnother`). */
-export type RetriedQuery = { retried: true; queryId: string; retryCount: number | undefined; errorReason: string; byAnother: boolean }
+export type RetriedQuery = {
+  retried: true
+  queryId: string
+  retryCount: number | undefined
+  errorReason: string
+  byAnother: boolean
+}
 
 /** What a re-run did with a FAILED query it found: retried it, or why not (then a new query is submitted). */
 export type FailedQueryRetry = RetriedQuery | { retried: false; queryId: string; reason: string }
@@ -41,8 +51,18 @@ export type FailedQueryRetry = RetriedQuery | { retried: false; queryId: string;
  * longer FAILED) means another run retried it: it is followed. Any other failure of the retry is
  * thrown: whether it took effect is unknown, so nothing is submitted.
  */
-export async function retryFailedQuery(service: ProvingService, queryId: string, options: { signal?: AbortSignal } = {}): Promise<FailedQueryRetry> {
-  let record: { isRetriable?: boolean | null | undefined; retryCount?: number | null | undefined; errorReason?: string | null | undefined } | undefined
+export async function retryFailedQuery(
+  service: ProvingService,
+  queryId: string,
+  options: { signal?: AbortSignal } = {},
+): Promise<FailedQueryRetry> {
+  let record:
+    | {
+        isRetriable?: boolean | null | undefined
+        retryCount?: number | null | undefined
+        errorReason?: string | null | undefined
+      }
+    | undefined
   try {
     record = (await getQuery(service, queryId, options)).provingQuery
   } catch (error) {
@@ -58,25 +78,43 @@ export async function retryFailedQuery(service: ProvingService, queryId: string,
   })
   const refused = retryRefusal(record)
   if (refused === 'limit') return limit(count)
-  if (refused === 'not-retriable') return { retried: false, queryId, reason: `its error is not retriable (${errorReason})` }
+  if (refused === 'not-retriable')
+    return { retried: false, queryId, reason: `its error is not retriable (${errorReason})` }
   try {
     const answer = await retryQuery(service, queryId, options)
-    const retryCount = typeof answer.provingQuery.retryCount === 'number' ? answer.provingQuery.retryCount : count === undefined ? undefined : count + 1
+    const retryCount =
+      typeof answer.provingQuery.retryCount === 'number'
+        ? answer.provingQuery.retryCount
+        : count === undefined
+          ? undefined
+          : count + 1
     return { retried: true, queryId, retryCount, errorReason, byAnother: false }
   } catch (error) {
     if (!(error instanceof ServiceError)) throw error
     if (error.code === 'MAX_RETRIES_REACHED') return limit(count)
-    if (error.code === 'QUERY_NOT_RETRIABLE') return { retried: false, queryId, reason: `its error is not retriable (${errorReason})` }
+    if (error.code === 'QUERY_NOT_RETRIABLE')
+      return { retried: false, queryId, reason: `its error is not retriable (${errorReason})` }
     if (error.status === 409) return { retried: true, queryId, retryCount: undefined, errorReason, byAnother: true }
-    if (error.status === 403 || error.status === 404) return { retried: false, queryId, reason: `the service refuses to retry it (${error.status} ${serviceLine(error.code ?? '', 80)})`.replace(' )', ')') }
-    throw new ServiceError(`Query ${queryId} FAILED, and retrying it failed (${error.shortMessage}); nothing new was submitted.`, {
-      status: error.status,
-      code: error.code,
-      details: error.details,
-      cause: error,
-      metaMessages: ["The retry may have taken effect: run again, or read the query's record first."],
-      nextStep: { kind: 'read-query', id: queryId },
-    })
+    if (error.status === 403 || error.status === 404)
+      return {
+        retried: false,
+        queryId,
+        reason: `the service refuses to retry it (${error.status} ${serviceLine(error.code ?? '', 80)})`.replace(
+          ' )',
+          ')',
+        ),
+      }
+    throw new ServiceError(
+      `Query ${queryId} FAILED, and retrying it failed (${error.shortMessage}); nothing new was submitted.`,
+      {
+        status: error.status,
+        code: error.code,
+        details: error.details,
+        cause: error,
+        metaMessages: ["The retry may have taken effect: run again, or read the query's record first."],
+        nextStep: { kind: 'read-query', id: queryId },
+      },
+    )
   }
 }
 
@@ -85,7 +123,9 @@ export async function retryFailedQuery(service: ProvingService, queryId: string,
  * its error not retriable, or undefined (retriable, or not said: the endpoint decides). The one
  * rule a retry and a plan both read.
  */
-export function retryRefusal(record: { isRetriable?: unknown; retryCount?: unknown } | undefined): 'limit' | 'not-retriable' | undefined {
+export function retryRefusal(
+  record: { isRetriable?: unknown; retryCount?: unknown } | undefined,
+): 'limit' | 'not-retriable' | undefined {
   if (typeof record?.retryCount === 'number' && record.retryCount >= MAX_QUERY_RETRIES) return 'limit'
   if (record?.isRetriable === false) return 'not-retriable'
   return undefined
@@ -94,7 +134,8 @@ export function retryRefusal(record: { isRetriable?: unknown; retryCount?: unkno
 /** One line for the log: "Query X failed with a retriable error (…); retried it (retry 2 of 3)", or why it was not. */
 export function describeRetry(queryId: string, retry: FailedQueryRetry): string {
   if (!retry.retried) return `Query ${queryId} FAILED and cannot be retried: ${retry.reason}.`
-  if (retry.byAnother) return `Query ${queryId} FAILED (${retry.errorReason}) and is running again (another run retried it); following it instead of paying for a new query.`
+  if (retry.byAnother)
+    return `Query ${queryId} FAILED (${retry.errorReason}) and is running again (another run retried it); following it instead of paying for a new query.`
   const which = retry.retryCount === undefined ? '' : ` (retry ${retry.retryCount} of ${MAX_QUERY_RETRIES})`
   return `Query ${queryId} failed with a retriable error (${retry.errorReason}); retried it${which}, and following it instead of paying for a new query.`
 }

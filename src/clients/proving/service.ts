@@ -54,7 +54,9 @@ export function provingServiceOf(options: ClientOptions): ProvingService {
   const apiKey = apiKeyOf(options.apiKey)
   const readPaths = options.readPaths ?? 'auto'
   if (!['auto', 'docs', 'production'].includes(readPaths)) {
-    throw new InvalidInputError(`readPaths must be auto, docs or production; got ${JSON.stringify(readPaths)}.`, { input: 'readPaths' })
+    throw new InvalidInputError(`readPaths must be auto, docs or production; got ${JSON.stringify(readPaths)}.`, {
+      input: 'readPaths',
+    })
   }
   const http = new HttpClient({
     ...connectionOf(options),
@@ -75,12 +77,23 @@ export function apiKeyFor(service: ProvingService, operation: string): string {
 }
 
 /** See ProvingClient.checkService: the base URL must reach the proving service before anything is submitted. */
-export async function checkService(service: ProvingService, options: { signal?: AbortSignal | undefined } = {}): Promise<void> {
+export async function checkService(
+  service: ProvingService,
+  options: { signal?: AbortSignal | undefined } = {},
+): Promise<void> {
   if (service.serviceChecked) return
   try {
-    await service.http.request({ method: 'GET', path: '/is-alive', operation: 'check the service URL', signal: options.signal })
+    await service.http.request({
+      method: 'GET',
+      path: '/is-alive',
+      operation: 'check the service URL',
+      signal: options.signal,
+    })
   } catch (error) {
-    const page = error instanceof ServiceError ? error.gatewayPage && (error.status ?? 0) < 500 : error instanceof InvalidResponseError
+    const page =
+      error instanceof ServiceError
+        ? error.gatewayPage && (error.status ?? 0) < 500
+        : error instanceof InvalidResponseError
     if (!page) {
       if (error instanceof ServiceError) {
         service.serviceChecked = true
@@ -88,10 +101,20 @@ export async function checkService(service: ProvingService, options: { signal?: 
       }
       throw error
     }
-    const got = error instanceof ServiceError ? `${error.status} and a page that is not its JSON` : 'an answer that is not its JSON'
+    const got =
+      error instanceof ServiceError
+        ? `${error.status} and a page that is not its JSON`
+        : 'an answer that is not its JSON'
     throw new InvalidInputError(
       `The proving service URL (${new URL(service.http.baseUrl).origin}) does not answer like the proving service; nothing was submitted.`,
-      { input: 'baseUrl', cause: error, metaMessages: [`GET /is-alive got ${got}.`, 'Check the base URL (--base-url, PROVING_BASE_URL, the base-url input).'] },
+      {
+        input: 'baseUrl',
+        cause: error,
+        metaMessages: [
+          `GET /is-alive got ${got}.`,
+          'Check the base URL (--base-url, PROVING_BASE_URL, the base-url input).',
+        ],
+      },
     )
   }
   service.serviceChecked = true

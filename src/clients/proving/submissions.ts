@@ -6,7 +6,16 @@ import { prepareMultipart } from '../../core/multipart.ts'
 import { explainSubmissionFailure, mayHaveBeenProcessed } from '../../core/submission.ts'
 import type { QueryRecord } from '../../schemas/proving.ts'
 import { isDedupRefusal, resolveDedupId } from './dedup.ts'
-import { pieForm, proofForm, queryForm, requireFile, type SubmitPieOptions, type SubmitPieStreamOptions, type SubmitProofOptions, type SubmitQueryOptions } from './forms.ts'
+import {
+  pieForm,
+  proofForm,
+  queryForm,
+  requireFile,
+  type SubmitPieOptions,
+  type SubmitPieStreamOptions,
+  type SubmitProofOptions,
+  type SubmitQueryOptions,
+} from './forms.ts'
 import { apiKeyFor, checkService, type ProvingService, provingSchemas } from './service.ts'
 
 /** What the general submission answers: the query, and the dedupId it went under. */
@@ -27,11 +36,15 @@ const L2_PROOF_PATH = '/v1/l2/proving-query/proof-verification'
 const UPLOAD_HEADERS_TIMEOUT_MS = 10 * 60_000
 
 /** What to do after a submission whose answer held an unusable query id: the query may exist (and be paid for). */
-const QUERY_ID_REFUSED = 'The service may hold a new query for it: look among your queries (ProvingClient.listQueries) before submitting again.'
+const QUERY_ID_REFUSED =
+  'The service may hold a new query for it: look among your queries (ProvingClient.listQueries) before submitting again.'
 const LOOK_FOR_QUERY = { kind: 'look-for-query' } as const
 
 /** The pie.zip, streamed from disk, to the L2 endpoint (no dedupId: sent once). */
-export async function submitPie(service: ProvingService, options: SubmitPieOptions): Promise<{ provingQueryId: string }> {
+export async function submitPie(
+  service: ProvingService,
+  options: SubmitPieOptions,
+): Promise<{ provingQueryId: string }> {
   const fields = pieForm(options)
   await requireFile(options.pieZip, 'pieZip')
   const body = await prepareMultipart(
@@ -42,13 +55,24 @@ export async function submitPie(service: ProvingService, options: SubmitPieOptio
 }
 
 /** The same submission with the pie.zip sent while it is produced: tried once, the bytes cannot be produced again. */
-export async function submitPieStream(service: ProvingService, options: SubmitPieStreamOptions): Promise<{ provingQueryId: string }> {
-  const body = streamedMultipart(pieForm(options), { field: 'pieFile', fileName: 'pie.zip', contentType: 'application/zip', bytes: options.pieBytes })
+export async function submitPieStream(
+  service: ProvingService,
+  options: SubmitPieStreamOptions,
+): Promise<{ provingQueryId: string }> {
+  const body = streamedMultipart(pieForm(options), {
+    field: 'pieFile',
+    fileName: 'pie.zip',
+    contentType: 'application/zip',
+    bytes: options.pieBytes,
+  })
   return submitOnce(service, L2_PIE_PATH, body, PIE_OPERATION, options.signal, { maxAttempts: 1 })
 }
 
 /** POST /v1/l2/proving-query/proof-verification: verifies an existing proof file on L2. */
-export async function submitProofVerification(service: ProvingService, options: SubmitProofOptions): Promise<{ provingQueryId: string }> {
+export async function submitProofVerification(
+  service: ProvingService,
+  options: SubmitProofOptions,
+): Promise<{ provingQueryId: string }> {
   const body = await prepareMultipart(await proofForm(options))
   return submitOnce(service, L2_PROOF_PATH, body, 'submit the proof for verification', options.signal)
 }
@@ -77,13 +101,22 @@ async function submitOnce(
       headersTimeoutMs: UPLOAD_HEADERS_TIMEOUT_MS,
       ...(retry ? { retry } : {}),
     })
-    return { provingQueryId: checkServiceId(data.provingQueryId, 'The query id the proving service returned', QUERY_ID_REFUSED, LOOK_FOR_QUERY) }
+    return {
+      provingQueryId: checkServiceId(
+        data.provingQueryId,
+        'The query id the proving service returned',
+        QUERY_ID_REFUSED,
+        LOOK_FOR_QUERY,
+      ),
+    }
   } catch (error) {
     throw explainSubmissionFailure(error, {
-      ambiguous: 'The submission may or may not have reached the proving service; it was not sent again, to avoid paying twice.',
+      ambiguous:
+        'The submission may or may not have reached the proving service; it was not sent again, to avoid paying twice.',
       howToCheck: 'Look for a new query among your queries (ProvingClient.listQueries) before submitting again.',
       // Cancelled mid-upload is as ambiguous as a lost answer: say where to look.
-      ifCancelled: 'If the upload had started, the service may have created a query anyway: look among your queries (ProvingClient.listQueries) before submitting again.',
+      ifCancelled:
+        'If the upload had started, the service may have created a query anyway: look among your queries (ProvingClient.listQueries) before submitting again.',
       nextStep: LOOK_FOR_QUERY,
     })
   }
@@ -117,14 +150,23 @@ export async function submitQuery(service: ProvingService, options: SubmitQueryO
       signal: options.signal,
       headersTimeoutMs: UPLOAD_HEADERS_TIMEOUT_MS,
     })
-    return checkServiceId(data.provingQueryId, 'The query id the proving service returned', QUERY_ID_REFUSED, LOOK_FOR_QUERY)
+    return checkServiceId(
+      data.provingQueryId,
+      'The query id the proving service returned',
+      QUERY_ID_REFUSED,
+      LOOK_FOR_QUERY,
+    )
   }
   /** Past the FAILED queries of the chain: the live one to follow, or the next dedupId to use. */
   const resolve = async (): Promise<QueryRecord | null> => {
     const found = await resolveDedupId(service, dedupId, { signal: options.signal })
     if (found.failedQueryIds.length) {
-      const next = found.existing ? `following query ${found.existing.id}, submitted after it` : 'submitting it again as a new query'
-      service.http.logger.warn(`Query ${found.failedQueryIds.join(', then ')} with this PIE and these parameters FAILED; ${next} (dedupId ${found.dedupId}).`)
+      const next = found.existing
+        ? `following query ${found.existing.id}, submitted after it`
+        : 'submitting it again as a new query'
+      service.http.logger.warn(
+        `Query ${found.failedQueryIds.join(', then ')} with this PIE and these parameters FAILED; ${next} (dedupId ${found.dedupId}).`,
+      )
       failedQueryIds.push(...found.failedQueryIds)
       if (found.dedupId !== dedupId) {
         dedupId = found.dedupId
@@ -138,13 +180,21 @@ export async function submitQuery(service: ProvingService, options: SubmitQueryO
     const refused = dedupId
     const existing = await resolve()
     if (existing) {
-      service.http.logger.info(`A query with dedupId ${dedupId} exists already (${existing.id}); following it instead of submitting again.`)
+      service.http.logger.info(
+        `A query with dedupId ${dedupId} exists already (${existing.id}); following it instead of submitting again.`,
+      )
       return answer(existing.id, true)
     }
     if (dedupId !== refused) return answer(await attempt(), false)
     throw new ServiceError(
       `The proving service refused the submission as a duplicate of dedupId ${dedupId}, but finds no query with it; give another dedupId, or look among your queries.`,
-      { status: refusal.status, code: refusal.code, details: refusal.details, cause: refusal, nextStep: LOOK_FOR_QUERY },
+      {
+        status: refusal.status,
+        code: refusal.code,
+        details: refusal.details,
+        cause: refusal,
+        nextStep: LOOK_FOR_QUERY,
+      },
     )
   }
   try {

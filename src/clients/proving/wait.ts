@@ -1,7 +1,14 @@
 import { UnknownStatusError } from '../../core/errors.ts'
 import { requireId } from '../../core/checks.ts'
 import { serviceLine } from '../../core/service-text.ts'
-import { DEFAULT_WAIT_TIMEOUT_MS, DEFAULT_STUCK_AFTER_MS, pollUntil, formatDuration, StateWatch, type WaitOptions } from '../../core/poll.ts'
+import {
+  DEFAULT_WAIT_TIMEOUT_MS,
+  DEFAULT_STUCK_AFTER_MS,
+  pollUntil,
+  formatDuration,
+  StateWatch,
+  type WaitOptions,
+} from '../../core/poll.ts'
 import type { QueryRecordWithStatus } from '../../schemas/proving.ts'
 import { QUERY_STATUSES } from '../../schemas/proving-constants.ts'
 import { type QueryResult, StatusReader } from './reads.ts'
@@ -46,7 +53,11 @@ export type WaitForQueryOptions = WaitOptions<QueryProgress> & {
 }
 
 /** See ProvingClient.waitForQuery: until DONE or FAILED (both results), reporting progress and a step that lasts too long. */
-export async function waitForQuery(service: ProvingService, queryId: string, options: WaitForQueryOptions = {}): Promise<QueryResult> {
+export async function waitForQuery(
+  service: ProvingService,
+  queryId: string,
+  options: WaitForQueryOptions = {},
+): Promise<QueryResult> {
   const id = requireId(queryId, 'queryId')
   const timeoutMs = options.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS
   const { clock, logger } = service.http
@@ -71,7 +82,9 @@ export async function waitForQuery(service: ProvingService, queryId: string, opt
       } else if (change === 'stuck') {
         const stepElapsedMs = now - watch.since
         const step = record.step ? ` in step ${serviceLine(record.step, 200)}` : ''
-        logger.warn(`Query ${id} has been ${serviceLine(record.status, 200)}${step} for ${formatDuration(stepElapsedMs)}, far longer than expected; still waiting until the timeout.`)
+        logger.warn(
+          `Query ${id} has been ${serviceLine(record.status, 200)}${step} for ${formatDuration(stepElapsedMs)}, far longer than expected; still waiting until the timeout.`,
+        )
         options.onStuck?.({ ...progress, stepElapsedMs })
       }
       if (record.status === 'DONE' || record.status === 'FAILED') return { done: true, value: current }
@@ -89,7 +102,11 @@ export async function waitForQuery(service: ProvingService, queryId: string, opt
       clock,
       logger,
       schedule: options.schedule,
-      waitedFor: { kind: 'query', id, ...(options.expectedResult === undefined ? {} : { expectedResult: options.expectedResult }) },
+      waitedFor: {
+        kind: 'query',
+        id,
+        ...(options.expectedResult === undefined ? {} : { expectedResult: options.expectedResult }),
+      },
       pagesAreTransient: options.afterSubmission === true,
     },
   )

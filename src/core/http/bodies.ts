@@ -21,7 +21,10 @@ export async function readCapped(
     size += buffer.length
     if (size > limit) {
       body.destroy()
-      if (!options.truncate) throw new InvalidResponseError(`${options.what ?? 'The answer'} is larger than ${formatBytes(limit)}; refused unread.`)
+      if (!options.truncate)
+        throw new InvalidResponseError(
+          `${options.what ?? 'The answer'} is larger than ${formatBytes(limit)}; refused unread.`,
+        )
       chunks.push(buffer.subarray(0, buffer.length - (size - limit)))
       break
     }
@@ -37,5 +40,9 @@ export function discard(body: Dispatcher.ResponseData['body']): void {
 }
 
 export function formatBytes(bytes: number): string {
-  return bytes >= 1024 * 1024 ? `${bytes / (1024 * 1024)} MiB` : bytes >= 1024 ? `${bytes / 1024} KiB` : `${bytes} bytes`
+  return bytes >= 1024 * 1024
+    ? `${bytes / (1024 * 1024)} MiB`
+    : bytes >= 1024
+      ? `${bytes / 1024} KiB`
+      : `${bytes} bytes`
 }

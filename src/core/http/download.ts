@@ -32,7 +32,11 @@ export type DownloadOptions = {
  * are followed only within the URL's own origin (at most 5): an artifact link that sends the
  * client elsewhere is refused, never followed. No retries: the caller decides.
  */
-export async function download(from: DownloadSource, url: string, options: DownloadOptions): Promise<{ bytes: number }> {
+export async function download(
+  from: DownloadSource,
+  url: string,
+  options: DownloadOptions,
+): Promise<{ bytes: number }> {
   let current: URL
   try {
     current = new URL(url)
@@ -41,7 +45,9 @@ export async function download(from: DownloadSource, url: string, options: Downl
   }
   const what = options.what ?? `the download from ${showUrl(current)}`
   if (refusesPlainHttp(current, from.allowInsecureHttp)) {
-    throw new InvalidResponseError(`Refused to download ${what} over plain http from another machine; allow it (${inputNames('allow-insecure-http', 'allowInsecureHttp')}).`)
+    throw new InvalidResponseError(
+      `Refused to download ${what} over plain http from another machine; allow it (${inputNames('allow-insecure-http', 'allowInsecureHttp')}).`,
+    )
   }
   const deadline = currentBound()
   for (let hop = 0; ; hop++) {
@@ -62,10 +68,14 @@ export async function download(from: DownloadSource, url: string, options: Downl
     const status = response.statusCode
     if (status >= 300 && status < 400 && response.headers.location) {
       discard(response.body)
-      const location = Array.isArray(response.headers.location) ? response.headers.location[0]! : response.headers.location
+      const location = Array.isArray(response.headers.location)
+        ? response.headers.location[0]!
+        : response.headers.location
       const target = redirectTarget(current, location)
       if ('refused' in target) {
-        throw new InvalidResponseError(`Refused to follow ${what} ${target.refused} (a ${status} redirect; downloads stay on the link's own origin).`)
+        throw new InvalidResponseError(
+          `Refused to follow ${what} ${target.refused} (a ${status} redirect; downloads stay on the link's own origin).`,
+        )
       }
       if (hop >= 5) throw new InvalidResponseError(`Gave up on ${what} after 5 redirects.`)
       current = target.next
@@ -73,12 +83,17 @@ export async function download(from: DownloadSource, url: string, options: Downl
     }
     if (status < 200 || status >= 300) {
       discard(response.body)
-      throw new ServiceError(`Downloading ${what} failed with ${status}.`, { status, retryable: [408, 429, 500, 502, 503, 504].includes(status) })
+      throw new ServiceError(`Downloading ${what} failed with ${status}.`, {
+        status,
+        retryable: [408, 429, 500, 502, 503, 504].includes(status),
+      })
     }
     const announced = Number(response.headers['content-length'])
     if (Number.isFinite(announced) && announced > options.maxBytes) {
       discard(response.body)
-      throw new InvalidResponseError(`${capitalize(what)} announces ${announced} bytes, more than the ${formatBytes(options.maxBytes)} allowed; refused unread.`)
+      throw new InvalidResponseError(
+        `${capitalize(what)} announces ${announced} bytes, more than the ${formatBytes(options.maxBytes)} allowed; refused unread.`,
+      )
     }
     let bytes = 0
     const limit = options.maxBytes
@@ -88,7 +103,9 @@ export async function download(from: DownloadSource, url: string, options: Downl
         bytes += (chunk as Buffer).length
         if (bytes > limit) {
           discard(body)
-          throw new InvalidResponseError(`${capitalize(what)} is larger than the ${formatBytes(limit)} allowed; cut and refused.`)
+          throw new InvalidResponseError(
+            `${capitalize(what)} is larger than the ${formatBytes(limit)} allowed; cut and refused.`,
+          )
         }
         yield chunk as Buffer
       }

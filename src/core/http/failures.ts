@@ -4,13 +4,7 @@
  * (with whether it was refused before processing), a cancellation, the wait's deadline, and the
  * attempts made. Every text the service or the network gave is scrubbed of the client's secrets.
  */
-import {
-  AbortedError,
-  NetworkError,
-  ProvingKitError,
-  RequestTimeoutError,
-  ServiceError,
-} from '../errors.ts'
+import { AbortedError, NetworkError, ProvingKitError, RequestTimeoutError, ServiceError } from '../errors.ts'
 import { NOT_JSON } from '../parse.ts'
 import { redact, redactUrl, type SecretRedactor } from '../redact.ts'
 import type { Clock } from '../runtime.ts'
@@ -35,15 +29,21 @@ export function deadlineError(context: FailureContext, operation: string, attemp
   // No attempt made: nothing was sent, so nothing can have been processed (a submission refused
   // here is known not to exist, never "may have been created").
   if (attempts === 0) {
-    return new RequestTimeoutError(`The deadline came before ${operation} could be sent to the ${context.serviceName} at ${hostOf(context.baseUrl)}; nothing was sent.`, {
-      code: DEADLINE_CODE,
-      beforeProcessing: true,
-    })
+    return new RequestTimeoutError(
+      `The deadline came before ${operation} could be sent to the ${context.serviceName} at ${hostOf(context.baseUrl)}; nothing was sent.`,
+      {
+        code: DEADLINE_CODE,
+        beforeProcessing: true,
+      },
+    )
   }
-  return new RequestTimeoutError(`The ${context.serviceName} at ${hostOf(context.baseUrl)} had not answered ${operation} when the wait's deadline came.`, {
-    code: DEADLINE_CODE,
-    details: `${attempts} attempt${attempts === 1 ? '' : 's'} made`,
-  })
+  return new RequestTimeoutError(
+    `The ${context.serviceName} at ${hostOf(context.baseUrl)} had not answered ${operation} when the wait's deadline came.`,
+    {
+      code: DEADLINE_CODE,
+      details: `${attempts} attempt${attempts === 1 ? '' : 's'} made`,
+    },
+  )
 }
 
 export function abortedError(operation: string, signal: AbortSignal | undefined): AbortedError {
@@ -66,7 +66,9 @@ export function serviceError(
   const label = code ? `${response.status} ${code}` : `${response.status}`
   // A redirect is never followed (network-rule.ts): say where it led, by scheme and host only.
   const location = response.headers.location
-  const redirect = isRedirect(response.status) ? describeRedirect(response.status, Array.isArray(location) ? location[0] : location, context.baseUrl) : undefined
+  const redirect = isRedirect(response.status)
+    ? describeRedirect(response.status, Array.isArray(location) ? location[0] : location, context.baseUrl)
+    : undefined
   const shortMessage = redirect
     ? `The ${context.serviceName} at ${hostOf(context.baseUrl)} answered ${operation} with ${redirect} (refused, not followed: the answer must come from the URL given).`
     : `The ${context.serviceName} answered ${label} to ${operation}.`
@@ -76,7 +78,8 @@ export function serviceError(
   const between =
     !bodyIsJson && excerpt && excerpt !== '(empty)'
       ? [
-          scrub(context, 
+          scrub(
+            context,
             `The answer was not the service's JSON but ${excerpt}: a proxy or gateway answered${response.status === 404 || response.status === 405 ? '; check the service URL' : ''}.`,
           ),
         ]
@@ -97,7 +100,12 @@ export function serviceError(
   })
 }
 
-export function networkError(context: FailureContext, error: unknown, operation: string, signal: AbortSignal | undefined): ProvingKitError {
+export function networkError(
+  context: FailureContext,
+  error: unknown,
+  operation: string,
+  signal: AbortSignal | undefined,
+): ProvingKitError {
   if (error instanceof ProvingKitError) return error
   if (signal?.aborted) return abortedError(operation, signal)
   const code = errorCode(error)
@@ -105,29 +113,47 @@ export function networkError(context: FailureContext, error: unknown, operation:
   const details = scrub(context, error instanceof Error ? error.message : String(error))
   switch (code) {
     case 'ECONNREFUSED':
-      return new NetworkError(`Could not connect to the ${where}: connection refused. Is it running, and is the URL right?`, {
-        cause: error, details, code, beforeProcessing: true,
-      })
+      return new NetworkError(
+        `Could not connect to the ${where}: connection refused. Is it running, and is the URL right?`,
+        {
+          cause: error,
+          details,
+          code,
+          beforeProcessing: true,
+        },
+      )
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
       return new NetworkError(`Could not resolve the host of the ${where}; check the URL.`, {
-        cause: error, details, code, beforeProcessing: true,
+        cause: error,
+        details,
+        code,
+        beforeProcessing: true,
       })
     case 'UND_ERR_CONNECT_TIMEOUT':
       return new RequestTimeoutError(`Timed out connecting to the ${where}.`, {
-        cause: error, details, code, beforeProcessing: true,
+        cause: error,
+        details,
+        code,
+        beforeProcessing: true,
       })
     case 'UND_ERR_HEADERS_TIMEOUT':
       return new RequestTimeoutError(`The ${where} did not answer ${operation} in time.`, {
-        cause: error, details, code,
+        cause: error,
+        details,
+        code,
       })
     case 'UND_ERR_BODY_TIMEOUT':
       return new RequestTimeoutError(`The ${where} stopped sending its answer to ${operation}.`, {
-        cause: error, details, code,
+        cause: error,
+        details,
+        code,
       })
     default:
       return new NetworkError(`The connection to the ${where} failed during ${operation}.`, {
-        cause: error, details, code,
+        cause: error,
+        details,
+        code,
       })
   }
 }
@@ -164,8 +190,9 @@ function serviceCode(body: unknown): string | undefined {
 function messageOf(body: unknown): string | undefined {
   if (!body || typeof body !== 'object') return undefined
   const record = body as Record<string, unknown>
-  const parts = [record.error, record.message, record.details]
-    .filter((value): value is string => typeof value === 'string' && value.length > 0)
+  const parts = [record.error, record.message, record.details].filter(
+    (value): value is string => typeof value === 'string' && value.length > 0,
+  )
   const unique = [...new Set(parts)]
   return unique.length ? unique.join(': ').slice(0, 500) : undefined
 }

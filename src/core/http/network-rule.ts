@@ -38,7 +38,8 @@ export function redirectTarget(from: URL, location: string | undefined): { next:
   const next = location === undefined ? null : URL.parse(location, from.href)
   if (!next) return { refused: 'to a location that is not a URL' }
   if (next.origin !== from.origin) {
-    const how = next.protocol === 'http:' && from.protocol === 'https:' ? 'to plain http on another origin' : 'to another origin'
+    const how =
+      next.protocol === 'http:' && from.protocol === 'https:' ? 'to plain http on another origin' : 'to another origin'
     return { refused: `${how}, ${showUrl(next)}` }
   }
   return { next }

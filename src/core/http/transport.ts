@@ -17,7 +17,11 @@ export async function transportFor(dispatcher: Dispatcher | undefined, connectMs
 }
 
 /** undici's two silences (waiting for the headers, then within the body), each cut to the time a wait has left. */
-export function timeoutsWithin(headersMs: number, bodyMs: number, remainingMs: number | undefined): { headersTimeout: number; bodyTimeout: number } {
+export function timeoutsWithin(
+  headersMs: number,
+  bodyMs: number,
+  remainingMs: number | undefined,
+): { headersTimeout: number; bodyTimeout: number } {
   return remainingMs === undefined
     ? { headersTimeout: headersMs, bodyTimeout: bodyMs }
     : { headersTimeout: Math.min(headersMs, remainingMs), bodyTimeout: Math.min(bodyMs, remainingMs) }

@@ -58,7 +58,8 @@ const KEY_PREFIX = 'pk_emu'
 /** What stands for the secret part of a key wherever one is shown (here, and the console's allow-listed keys). */
 export const MASK = '\u2022'.repeat(8)
 
-const STATEMENT = 'Sign in to the proving service with this wallet. Signing costs nothing and authorizes no transaction.'
+const STATEMENT =
+  'Sign in to the proving service with this wallet. Signing costs nothing and authorizes no transaction.'
 
 type Challenge = {
   wallet: string
@@ -123,7 +124,9 @@ const badRequest = (error: string): Reply => ({ status: 400, body: { error } })
  * The keys minted by the account service, for the console: the key itself masked down to its
  * public prefix, and its `keyId` (the digest the other services know a caller by). Oldest first.
  */
-export function describeMintedKeys(emulator: EmulatorContext): { keyId: string; masked: string; name: string; projectId: string; createdAt: string }[] {
+export function describeMintedKeys(
+  emulator: EmulatorContext,
+): { keyId: string; masked: string; name: string; projectId: string; createdAt: string }[] {
   return [...accountState(emulator).projects.values()].flatMap((project) =>
     project.keys.map((key) => ({
       keyId: ownerOf(key.apiKey).keyId,
@@ -187,10 +190,13 @@ export function accountRoutes(emulator: EmulatorContext): Route[] {
   async function createSession(ctx: RouteContext): Promise<Reply> {
     const body = await objectBody(ctx)
     const { wallet, challengeToken, signature, channel } = body
-    if (typeof wallet !== 'string' || !ADDRESS.test(wallet)) return badRequest('wallet is required: a 0x-prefixed 20-byte hex address.')
+    if (typeof wallet !== 'string' || !ADDRESS.test(wallet))
+      return badRequest('wallet is required: a 0x-prefixed 20-byte hex address.')
     if (typeof challengeToken !== 'string' || !challengeToken) return badRequest('challengeToken is required.')
-    if (typeof signature !== 'string' || !SIGNATURE.test(signature)) return badRequest('signature is required: 65 bytes of 0x-prefixed hex.')
-    if (channel !== undefined && channel !== 'bearer' && channel !== 'cookie') return badRequest('channel must be "bearer" or "cookie".')
+    if (typeof signature !== 'string' || !SIGNATURE.test(signature))
+      return badRequest('signature is required: 65 bytes of 0x-prefixed hex.')
+    if (channel !== undefined && channel !== 'bearer' && channel !== 'cookie')
+      return badRequest('channel must be "bearer" or "cookie".')
     const at = now()
     const challenge = state().challenges.get(digest(challengeToken))
     if (!challenge) return unauthorized('INVALID_CHALLENGE')
@@ -230,7 +236,9 @@ export function accountRoutes(emulator: EmulatorContext): Route[] {
     if (at >= grant.expiresAt) return unauthorized('REFRESH_TOKEN_EXPIRED')
     state().counters.refreshes++
     const pair = issuePair({ wallet: grant.wallet, projectId: grant.projectId, family: grant.family }, at)
-    return bearerToken(ctx) ? { status: 200, body: pair } : { status: 200, headers: cookieHeaders(pair), body: { expiresAt: pair.expiresAt } }
+    return bearerToken(ctx)
+      ? { status: 200, body: pair }
+      : { status: 200, headers: cookieHeaders(pair), body: { expiresAt: pair.expiresAt } }
   }
 
   /** GET /api-keys?projectId=&limit=&offset= (Bearer access token). */
@@ -253,7 +261,9 @@ export function accountRoutes(emulator: EmulatorContext): Route[] {
     if (!grant) return unauthorized('UNAUTHORIZED')
     const parsed = createApiKeyBody.safeParse(await ctx.json())
     if (!parsed.success) {
-      const problems = parsed.error.issues.slice(0, 3).map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`)
+      const problems = parsed.error.issues
+        .slice(0, 3)
+        .map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`)
       return badRequest(`Invalid API key request: ${problems.join('; ')}`)
     }
     const project = ownedProject(grant, parsed.data.projectId)
@@ -284,7 +294,9 @@ export function accountRoutes(emulator: EmulatorContext): Route[] {
       wallet: project.wallet,
       keys: project.keys.length,
     }))
-    const liveAccess = [...state().accessTokens.values()].filter((grant) => grant.expiresAt > at && !state().revokedFamilies.has(grant.family))
+    const liveAccess = [...state().accessTokens.values()].filter(
+      (grant) => grant.expiresAt > at && !state().revokedFamilies.has(grant.family),
+    )
     return {
       status: 200,
       body: {
@@ -293,7 +305,9 @@ export function accountRoutes(emulator: EmulatorContext): Route[] {
         wallets: [...state().wallets.keys()],
         projects,
         liveAccessTokens: liveAccess.length,
-        pendingChallenges: [...state().challenges.values()].filter((challenge) => !challenge.used && challenge.expiresAt > at).length,
+        pendingChallenges: [...state().challenges.values()].filter(
+          (challenge) => !challenge.used && challenge.expiresAt > at,
+        ).length,
         revokedSessions: state().revokedFamilies.size,
       },
     }
@@ -306,7 +320,11 @@ export function accountRoutes(emulator: EmulatorContext): Route[] {
     const refreshToken = newSecret('rt')
     const accessExpiresAt = at + state().config.accessTokenTtlMs
     state().accessTokens.set(digest(accessToken), { ...grant, expiresAt: accessExpiresAt })
-    state().refreshTokens.set(digest(refreshToken), { ...grant, expiresAt: at + state().config.refreshTokenTtlMs, used: false })
+    state().refreshTokens.set(digest(refreshToken), {
+      ...grant,
+      expiresAt: at + state().config.refreshTokenTtlMs,
+      used: false,
+    })
     // Unix seconds (contract.md), rounded down: a client never believes a token lives longer than it does.
     return { accessToken, refreshToken, expiresAt: Math.floor(accessExpiresAt / 1000) }
   }
@@ -339,7 +357,12 @@ export function accountRoutes(emulator: EmulatorContext): Route[] {
   }
 
   function mintKey(project: Project, name: string): ApiKey {
-    const key: ApiKey = { apiKey: newSecret(KEY_PREFIX), name, projectId: project.id, createdAt: new Date(now()).toISOString() }
+    const key: ApiKey = {
+      apiKey: newSecret(KEY_PREFIX),
+      name,
+      projectId: project.id,
+      createdAt: new Date(now()).toISOString(),
+    }
     project.keys.push(key)
     emulator.keys.allow(key.apiKey)
     return key
@@ -348,7 +371,8 @@ export function accountRoutes(emulator: EmulatorContext): Route[] {
   function pruneChallenges(at: number): void {
     // Spent or expired challenges are kept for a while to answer "already used" precisely.
     const horizon = at - 10 * state().config.challengeTtlMs
-    for (const [token, challenge] of state().challenges) if (challenge.expiresAt < horizon) state().challenges.delete(token)
+    for (const [token, challenge] of state().challenges)
+      if (challenge.expiresAt < horizon) state().challenges.delete(token)
   }
 }
 
@@ -426,7 +450,8 @@ function digest(token: string): string {
 
 async function objectBody(ctx: RouteContext): Promise<Record<string, unknown>> {
   const body = await ctx.json()
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new HttpError(400, { error: 'The body must be a JSON object.' })
+  if (!body || typeof body !== 'object' || Array.isArray(body))
+    throw new HttpError(400, { error: 'The body must be a JSON object.' })
   return body as Record<string, unknown>
 }
 

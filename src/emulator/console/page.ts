@@ -57,11 +57,13 @@ ${SECTIONS.map(([id, title]) => `  <a href="#${id}">${title} <span class="count"
   <p id="message" role="status" class="message"></p>
 </section>
 <main>
-${SECTIONS.map(([id, title, empty]) => `<section id="${id}" class="list">
+${SECTIONS.map(
+  ([id, title, empty]) => `<section id="${id}" class="list">
   <h2>${title} <span class="count" data-count="${id}">0</span></h2>
   <div class="table"></div>
   <p class="empty">${empty}</p>
-</section>`).join('\n')}
+</section>`,
+).join('\n')}
 </main>
 <footer>Served by the emulator for this machine only. Control API: docs/emulator.md. Keys are shown by their keyId (a digest); no key is ever shown.</footer>
 </body>

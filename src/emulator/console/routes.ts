@@ -35,7 +35,11 @@ export function consoleRoutes(emulator: EmulatorContext): Route[] {
     controlRoute('GET', '/', () => file(CONSOLE_HTML, 'text/html; charset=utf-8')),
     controlRoute('GET', `${CONSOLE_PREFIX}/app.js`, () => file(CONSOLE_SCRIPT, 'text/javascript; charset=utf-8')),
     controlRoute('GET', `${CONSOLE_PREFIX}/app.css`, () => file(CONSOLE_STYLES, 'text/css; charset=utf-8')),
-    controlRoute('GET', `${CONSOLE_PREFIX}/snapshot`, () => ({ status: 200, headers: { 'cache-control': 'no-store' }, body: consoleSnapshot(emulator) })),
+    controlRoute('GET', `${CONSOLE_PREFIX}/snapshot`, () => ({
+      status: 200,
+      headers: { 'cache-control': 'no-store' },
+      body: consoleSnapshot(emulator),
+    })),
   ]
 }
 

@@ -35,48 +35,46 @@ export function consoleSnapshot(emulator: EmulatorContext) {
   // Newest first by creation order: the index's list read from its end, O(rows), not a sort of
   // every query (many share a millisecond under a simulated clock; creation order is exact).
   const storedQueries = queryIndex(state).all
-  const queries = newestFirst(storedQueries, 0, CONSOLE_ROWS, null)
-    .page.map((query) => {
-      const progress = queryProgress(state, query, at)
-      const record = recordL(query, progress)
-      const path = `/proving-query/${encodeURIComponent(query.id)}`
-      return {
-        id: query.id,
-        owner: query.owner.keyId,
-        endpoint: query.endpoint,
-        externalId: query.externalId,
-        status: progress.status,
-        step: progress.step,
-        steps: query.run.steps,
-        stepsDone: progress.steps.length,
-        programHash: record.programHash,
-        sharpFactHash: record.sharpFactHash,
-        integrityFactHash: record.integrityFactHash,
-        isFactMocked: query.mockFactHash,
-        bucketId: query.bucketId,
-        bucketJobIndex: query.bucketJobIndex,
-        errorReason: progress.errorReason,
-        retriable: progress.retriable,
-        retryCount: query.retryCount,
-        createdAt: iso(query.createdAt),
-        completedAt: record.completedAt,
-        recordUrl: path,
-        artifacts: metadataUrlsOf('', query, progress).map((url) => ({ name: url.slice(url.lastIndexOf('/') + 1), url })),
-      }
-    })
+  const queries = newestFirst(storedQueries, 0, CONSOLE_ROWS, null).page.map((query) => {
+    const progress = queryProgress(state, query, at)
+    const record = recordL(query, progress)
+    const path = `/proving-query/${encodeURIComponent(query.id)}`
+    return {
+      id: query.id,
+      owner: query.owner.keyId,
+      endpoint: query.endpoint,
+      externalId: query.externalId,
+      status: progress.status,
+      step: progress.step,
+      steps: query.run.steps,
+      stepsDone: progress.steps.length,
+      programHash: record.programHash,
+      sharpFactHash: record.sharpFactHash,
+      integrityFactHash: record.integrityFactHash,
+      isFactMocked: query.mockFactHash,
+      bucketId: query.bucketId,
+      bucketJobIndex: query.bucketJobIndex,
+      errorReason: progress.errorReason,
+      retriable: progress.retriable,
+      retryCount: query.retryCount,
+      createdAt: iso(query.createdAt),
+      completedAt: record.completedAt,
+      recordUrl: path,
+      artifacts: metadataUrlsOf('', query, progress).map((url) => ({ name: url.slice(url.lastIndexOf('/') + 1), url })),
+    }
+  })
 
   const storedBuckets = Object.values(state.buckets)
-  const buckets = newestFirst(storedBuckets, 0, CONSOLE_ROWS, null)
-    .page.map((bucket) => ({
-      id: bucket.id,
-      owner: bucket.owner.keyId,
-      externalId: bucket.externalId,
-      status: bucketStatusOf(state, bucket, at),
-      leaves: queriesOfBucket(state, bucket.id).length,
-      mockProof: bucket.mockProof,
-      createdAt: iso(bucket.createdAt),
-      closedAt: iso(bucket.closedAt),
-    }))
+  const buckets = newestFirst(storedBuckets, 0, CONSOLE_ROWS, null).page.map((bucket) => ({
+    id: bucket.id,
+    owner: bucket.owner.keyId,
+    externalId: bucket.externalId,
+    status: bucketStatusOf(state, bucket, at),
+    leaves: queriesOfBucket(state, bucket.id).length,
+    mockProof: bucket.mockProof,
+    createdAt: iso(bucket.createdAt),
+    closedAt: iso(bucket.closedAt),
+  }))
 
   const storedTasks = Object.values(taskState(emulator).tasks)
   const tasks = newestFirst(storedTasks, 0, CONSOLE_ROWS, null).page.map((task) => {
@@ -121,12 +119,32 @@ export function consoleSnapshot(emulator: EmulatorContext) {
 
   // Every caller the emulator knows, by keyId: from the allow-list, minted by the account
   // service, or seen on a record (any key is accepted without a list).
-  type KeyRow = { keyId: string; masked: string; source: string; name: string | null; projectId: string | null; createdAt: string | null; queries: number; tasks: number; batchQueries: number }
+  type KeyRow = {
+    keyId: string
+    masked: string
+    source: string
+    name: string | null
+    projectId: string | null
+    createdAt: string | null
+    queries: number
+    tasks: number
+    batchQueries: number
+  }
   const keys = new Map<string, KeyRow>()
   const keyRow = (keyId: string, source: string): KeyRow => {
     let row = keys.get(keyId)
     if (!row) {
-      row = { keyId, masked: MASK, source, name: null, projectId: null, createdAt: null, queries: 0, tasks: 0, batchQueries: 0 }
+      row = {
+        keyId,
+        masked: MASK,
+        source,
+        name: null,
+        projectId: null,
+        createdAt: null,
+        queries: 0,
+        tasks: 0,
+        batchQueries: 0,
+      }
       keys.set(keyId, row)
     }
     return row
@@ -134,7 +152,13 @@ export function consoleSnapshot(emulator: EmulatorContext) {
   const allowed = emulator.keys.allowedKeyIds()
   for (const keyId of allowed ?? []) keyRow(keyId, 'allow-list')
   for (const minted of describeMintedKeys(emulator)) {
-    Object.assign(keyRow(minted.keyId, 'account service'), { source: 'account service', masked: minted.masked, name: minted.name, projectId: minted.projectId, createdAt: minted.createdAt })
+    Object.assign(keyRow(minted.keyId, 'account service'), {
+      source: 'account service',
+      masked: minted.masked,
+      name: minted.name,
+      projectId: minted.projectId,
+      createdAt: minted.createdAt,
+    })
   }
   for (const [keyId, owned] of queryIndex(state).byOwner) keyRow(keyId, 'seen').queries += owned.length
   for (const task of storedTasks) keyRow(task.owner.keyId, 'seen').tasks++

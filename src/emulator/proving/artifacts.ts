@@ -28,7 +28,12 @@ export function metadataUrlsOf(baseUrl: string, query: StoredQuery, progress: Pr
   return urls
 }
 
-export function artifactUrls(emulator: EmulatorContext, ctx: RouteContext, query: StoredQuery, progress: Progress): string[] {
+export function artifactUrls(
+  emulator: EmulatorContext,
+  ctx: RouteContext,
+  query: StoredQuery,
+  progress: Progress,
+): string[] {
   return metadataUrlsOf(publicBaseUrl(emulator, ctx), query, progress)
 }
 
@@ -38,7 +43,11 @@ export function artifactUrls(emulator: EmulatorContext, ctx: RouteContext, query
  * `[1, len(output) + 2, child_program_hash, ...output]` (the words the Integrity fact hashes),
  * as 0x-hex strings so no reader rounds them.
  */
-export function metadataOf(query: StoredQuery): { program_hash: string; child_program_hash: string | null; output: string[] } {
+export function metadataOf(query: StoredQuery): {
+  program_hash: string
+  child_program_hash: string | null
+  output: string[]
+} {
   const child = query.facts.programHash
   const output = query.facts.output ?? []
   return {
@@ -77,7 +86,8 @@ export function artifactRoutes(emulator: EmulatorContext): Route[] {
     if (name !== 'proof.json' && name !== 'metadata.json' && !(name === 'pie.cairo0.zip' && query.files.pie)) {
       return { status: 404, body: ARTIFACT_NOT_FOUND }
     }
-    if (queryProgress(state, query, emulator.clock.now()).status !== 'DONE') return { status: 404, body: ARTIFACT_NOT_READY }
+    if (queryProgress(state, query, emulator.clock.now()).status !== 'DONE')
+      return { status: 404, body: ARTIFACT_NOT_READY }
     if (name === 'proof.json') return { status: 200, body: proofOf(query) }
     if (name === 'metadata.json') return { status: 200, body: metadataOf(query) }
     return {

@@ -51,7 +51,12 @@ export function provingControlRoutes(emulator: EmulatorContext): Route[] {
     const progress = queryProgress(state(), query, at)
     if (isTerminal(progress)) return { status: 409, body: conflict(`Query ${query.id} is already ${progress.status}.`) }
     if (step === undefined) {
-      query.run.forced = { at, outcome: 'fail', retriable, reason: reason ?? defaultFailureReason(progress.step ?? 'RECEIVED', retriable) }
+      query.run.forced = {
+        at,
+        outcome: 'fail',
+        retriable,
+        reason: reason ?? defaultFailureReason(progress.step ?? 'RECEIVED', retriable),
+      }
     } else {
       const stepIndex = query.run.steps.indexOf(step)
       if (stepIndex < 0) return bad(`step must be one of this query's steps: ${query.run.steps.join(', ')}.`)
@@ -125,7 +130,12 @@ const FAIL_BODY = z.object({
   step: text('step').optional(),
 })
 
-const HASH_TEXT = (field: string) => z.string({ error: `${field} must be a string (any text: a malformed hash is allowed) or null.` }).max(200, { error: `${field} is at most 200 characters.` }).nullable().optional()
+const HASH_TEXT = (field: string) =>
+  z
+    .string({ error: `${field} must be a string (any text: a malformed hash is allowed) or null.` })
+    .max(200, { error: `${field} is at most 200 characters.` })
+    .nullable()
+    .optional()
 /** The record's facts, mock state, result kind, step, bucket and prover as a test wants them said (malformed text included). */
 const RECORD_BODY = z.strictObject(
   {
@@ -138,7 +148,10 @@ const RECORD_BODY = z.strictObject(
     bucketId: HASH_TEXT('bucketId'),
     sharpProver: HASH_TEXT('sharpProver'),
   },
-  { error: 'record takes programHash, sharpFactHash, integrityFactHash, isFactMocked, result, step, bucketId and sharpProver only.' },
+  {
+    error:
+      'record takes programHash, sharpFactHash, integrityFactHash, isFactMocked, result, step, bucketId and sharpProver only.',
+  },
 )
 
 const TIMES = 'times must be a whole number from 1 to 4.'

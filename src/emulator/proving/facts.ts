@@ -25,10 +25,22 @@ export type PieFacts = {
  * hash given is kept). A real service reports the facts it proved, and a gate refuses a DONE
  * proof without them: the emulator reports some, so such a query can pass.
  */
-export function standInFacts(seed: string, programHash: string | null): Pick<PieFacts, 'programHash' | 'sharpFactHash' | 'integrityFactHash'> {
+export function standInFacts(
+  seed: string,
+  programHash: string | null,
+): Pick<PieFacts, 'programHash' | 'sharpFactHash' | 'integrityFactHash'> {
   // 62 hex digits: below the Stark prime, like a felt.
-  const felt = (label: string) => `0x${createHash('sha256').update(`${seed}\n${label}`).digest('hex').slice(0, 62).replace(/^0+(?=.)/, '')}`
-  return { programHash: programHash ?? felt('program-hash'), sharpFactHash: felt('sharp-fact'), integrityFactHash: felt('integrity-fact') }
+  const felt = (label: string) =>
+    `0x${createHash('sha256')
+      .update(`${seed}\n${label}`)
+      .digest('hex')
+      .slice(0, 62)
+      .replace(/^0+(?=.)/, '')}`
+  return {
+    programHash: programHash ?? felt('program-hash'),
+    sharpFactHash: felt('sharp-fact'),
+    integrityFactHash: felt('integrity-fact'),
+  }
 }
 
 /** The bootloader the service proves every PIE inside (Integrity fact). */
@@ -61,7 +73,10 @@ const cache = new Map<string, PieFacts | { invalid: string }>()
  * console.log(facts.programHash, facts.sharpFactHash)
  * ```
  */
-export async function computePieFacts(zipPath: string, options: { sha256?: string } = {}): Promise<PieFacts | { invalid: string }> {
+export async function computePieFacts(
+  zipPath: string,
+  options: { sha256?: string } = {},
+): Promise<PieFacts | { invalid: string }> {
   const key = options.sha256
   const cached = key === undefined ? undefined : cache.get(key)
   if (cached) return cached
@@ -87,7 +102,8 @@ async function inspect(zipPath: string): Promise<PieFacts | { invalid: string }>
     // Problem lines name the file; the upload's temporary name means nothing to the caller.
     const name = zipPath.split('/').at(-1) ?? ''
     // Past a parsing budget (a zip bomb, a sparse memory.bin): refused like any invalid PIE.
-    if (error instanceof PieBudgetError) return { invalid: error.shortMessage.replaceAll(zipPath, 'pieFile').replaceAll(name, 'pieFile') }
+    if (error instanceof PieBudgetError)
+      return { invalid: error.shortMessage.replaceAll(zipPath, 'pieFile').replaceAll(name, 'pieFile') }
     if (!(error instanceof InvalidPieError)) throw error
     const problems = error.problems.slice(0, PROBLEMS_QUOTED).map((line) => line.replaceAll(name, 'pieFile'))
     return { invalid: problems.join('; ') }

@@ -32,7 +32,12 @@ function read<T>(form: Form, schema: z.ZodType<T>): (name: string) => T {
 }
 
 export function optionalText(form: Form, name: string, maxLength = 256): string | null {
-  const schema = given.pipe(z.string().max(maxLength, { error: `${name} is longer than ${maxLength} characters.` }).optional())
+  const schema = given.pipe(
+    z
+      .string()
+      .max(maxLength, { error: `${name} is longer than ${maxLength} characters.` })
+      .optional(),
+  )
   return read(form, schema)(name) ?? null
 }
 
@@ -46,7 +51,10 @@ export function requiredText(form: Form, name: string, maxLength = 256): string 
 /** Booleans travel as the strings "true" / "false". */
 export function booleanField(form: Form, name: string, fallback?: boolean): boolean {
   const word = z.enum(['true', 'false'], {
-    error: (issue) => (issue.input === undefined ? `${name} is required ("true" or "false").` : `${name} must be "true" or "false"; got ${got(issue.input)}.`),
+    error: (issue) =>
+      issue.input === undefined
+        ? `${name} is required ("true" or "false").`
+        : `${name} must be "true" or "false"; got ${got(issue.input)}.`,
   })
   const schema = given.pipe(fallback === undefined ? word : word.default(fallback ? 'true' : 'false'))
   return read(form, schema)(name) === 'true'
@@ -55,7 +63,9 @@ export function booleanField(form: Form, name: string, fallback?: boolean): bool
 export function enumField<T extends string>(form: Form, name: string, allowed: readonly T[], fallback?: T): T {
   const value = z.enum(allowed as readonly [T, ...T[]], {
     error: (issue) =>
-      issue.input === undefined ? `${name} is required (one of ${allowed.join(', ')}).` : `${name} must be one of ${allowed.join(', ')}; got ${got(issue.input)}.`,
+      issue.input === undefined
+        ? `${name} is required (one of ${allowed.join(', ')}).`
+        : `${name} must be one of ${allowed.join(', ')}; got ${got(issue.input)}.`,
   })
   return read(form, given.pipe(fallback === undefined ? value : value.default(fallback)))(name) as T
 }
@@ -74,7 +84,8 @@ export function optionalInteger(form: Form, name: string, min: number, max: numb
       .optional(),
   )
   const result = schema.safeParse(form.fields.get(name))
-  if (!result.success) refuse(`${name} must be a whole number from ${min} to ${max}; got ${got(form.fields.get(name))}.`)
+  if (!result.success)
+    refuse(`${name} must be a whole number from ${min} to ${max}; got ${got(form.fields.get(name))}.`)
   return result.data ?? null
 }
 
@@ -91,7 +102,11 @@ export async function requireJsonObjectFile(file: UploadedFile): Promise<void> {
   try {
     const head = Buffer.alloc(1024)
     const { bytesRead } = await handle.read(head, 0, head.length, 0)
-    const text = head.subarray(0, bytesRead).toString('utf8').replace(/^\uFEFF/, '').trimStart()
+    const text = head
+      .subarray(0, bytesRead)
+      .toString('utf8')
+      .replace(/^\uFEFF/, '')
+      .trimStart()
     if (!text.startsWith('{')) refuse(`${file.field} is not a JSON object.`)
   } finally {
     await handle.close()

@@ -89,7 +89,13 @@ function endingOf(run: QueryRun, gateAt: number | null): Ending {
   if (!run.forced || run.forced.at > natural.at) return natural
   return run.forced.outcome === 'done'
     ? { at: run.forced.at, outcome: 'done' }
-    : { at: run.forced.at, outcome: 'fail', retriable: run.forced.retriable, reason: run.forced.reason, stepIndex: null }
+    : {
+        at: run.forced.at,
+        outcome: 'fail',
+        retriable: run.forced.retriable,
+        reason: run.forced.reason,
+        stepIndex: null,
+      }
 }
 
 /**

@@ -58,7 +58,22 @@ function holdFromFor(steps: readonly string[]): number {
 /** What a submission gives a new query: the stored record's own fields, the job size as declared. */
 export type NewQuery = Pick<
   StoredQuery,
-  'owner' | 'endpoint' | 'externalId' | 'dedupId' | 'layout' | 'mockFactHash' | 'result' | 'network' | 'cairoVm' | 'cairoVersion' | 'sharpProver' | 'hints' | 'bucketId' | 'bucketJobIndex' | 'isProofMocked' | 'facts'
+  | 'owner'
+  | 'endpoint'
+  | 'externalId'
+  | 'dedupId'
+  | 'layout'
+  | 'mockFactHash'
+  | 'result'
+  | 'network'
+  | 'cairoVm'
+  | 'cairoVersion'
+  | 'sharpProver'
+  | 'hints'
+  | 'bucketId'
+  | 'bucketJobIndex'
+  | 'isProofMocked'
+  | 'facts'
 > & { declaredJobSize: JobSize | null }
 
 /**
@@ -66,11 +81,18 @@ export type NewQuery = Pick<
  * ending; a declared job size smaller than the job's makes it fail at its first step, as the
  * service does.
  */
-export function createQuery(state: EmulatorState, input: NewQuery, now: number, id: string = randomUUID()): StoredQuery {
+export function createQuery(
+  state: EmulatorState,
+  input: NewQuery,
+  now: number,
+  id: string = randomUUID(),
+): StoredQuery {
   const steps = stepsFor(input.endpoint, input.result)
   const jobSize = input.facts.nSteps !== null ? jobSizeForSteps(input.facts.nSteps) : input.declaredJobSize
   const isJobSizeValid =
-    input.declaredJobSize === null || jobSize === null || JOB_SIZES.indexOf(input.declaredJobSize) >= JOB_SIZES.indexOf(jobSize)
+    input.declaredJobSize === null ||
+    jobSize === null ||
+    JOB_SIZES.indexOf(input.declaredJobSize) >= JOB_SIZES.indexOf(jobSize)
   const plan = state.nextQueries.shift()
   const run: QueryRun = {
     startedAt: now,
@@ -91,7 +113,8 @@ export function createQuery(state: EmulatorState, input: NewQuery, now: number, 
     run.forced = { at: now, outcome: 'done' }
   } else if (plan?.outcome === 'fail') {
     run.failure = plannedFailure(steps, plan)
-    if (plan.times > 1) repeatFailure = { remaining: plan.times - 1, retriable: plan.retriable, reason: plan.reason, atStep: plan.atStep }
+    if (plan.times > 1)
+      repeatFailure = { remaining: plan.times - 1, retriable: plan.retriable, reason: plan.reason, atStep: plan.atStep }
   }
   const chain = input.endpoint === 'general' ? chainFor(input.result) : 'L2'
   const query: StoredQuery = {

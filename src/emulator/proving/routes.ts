@@ -44,7 +44,15 @@ import {
   requireJsonObjectFile,
 } from './form-fields.ts'
 import { discardForm, type Form, keepFile, readForm, type UploadedFile } from '../multipart.ts'
-import { createQuery, findByDedupId, MAX_RETRIES, type NewQuery, queriesOfBucket, queryProgress, restartQuery } from './queries.ts'
+import {
+  createQuery,
+  findByDedupId,
+  MAX_RETRIES,
+  type NewQuery,
+  queriesOfBucket,
+  queryProgress,
+  restartQuery,
+} from './queries.ts'
 import { holdsJobIndex, newestFirst, nextJobIndex, queryIndex } from './query-index.ts'
 import { bucketRecordOf, recordD, recordL, recordProduction, recordR } from './records.ts'
 import { HttpError, type Reply, type Route, type RouteContext } from '../router.ts'
@@ -80,7 +88,12 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
     // production.md's documented list path, served in both shapes.
     { method: 'GET', pattern: '/proving-queries', handler: listQueries },
     ...docsRoutes,
-    { method: 'POST', pattern: '/proving-queries/:id/retry', handler: retryQuery, internalErrorBody: INTERNAL_SERVER_ERROR },
+    {
+      method: 'POST',
+      pattern: '/proving-queries/:id/retry',
+      handler: retryQuery,
+      internalErrorBody: INTERNAL_SERVER_ERROR,
+    },
     { method: 'POST', pattern: '/buckets', handler: createBucket },
     { method: 'POST', pattern: '/buckets/close', handler: closeBucket, internalErrorBody: BUCKET_INTERNAL_ERROR },
     { method: 'GET', pattern: '/buckets/:id', handler: getBucket },
@@ -94,20 +107,25 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
     if (!owner) return { status: 401, body: INVALID_API_KEY }
     return withForm(ctx, ['pieFile'], async (form) => {
       const pie = requiredFile(form, 'pieFile')
-      if (form.fields.has('programHash')) throw new HttpError(400, provingRefusal('Give pieFile or programHash, not both; this endpoint takes pieFile.'))
+      if (form.fields.has('programHash'))
+        throw new HttpError(400, provingRefusal('Give pieFile or programHash, not both; this endpoint takes pieFile.'))
       const mockFactHash = booleanField(form, 'mockFactHash')
       requiredText(form, 'prover')
       const layout = enumField(form, 'layout', L2_LAYOUTS)
       const facts = await pieFacts(pie)
-      const query = createQuery(state(), {
-        ...defaults(owner),
-        endpoint: 'l2-pie',
-        layout,
-        mockFactHash,
-        result: 'PROOF_VERIFICATION_ON_L2',
-        sharpProver: 'stone',
-        facts,
-      }, now())
+      const query = createQuery(
+        state(),
+        {
+          ...defaults(owner),
+          endpoint: 'l2-pie',
+          layout,
+          mockFactHash,
+          result: 'PROOF_VERIFICATION_ON_L2',
+          sharpProver: 'stone',
+          facts,
+        },
+        now(),
+      )
       await keepUploads(query, form, { pieFile: 'pie.zip' })
       return { status: 201, body: { provingQueryId: query.id } }
     })
@@ -123,14 +141,18 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
       enumField(form, 'stoneVersion', STONE_VERSIONS)
       enumField(form, 'memoryVerification', MEMORY_VERIFICATIONS)
       await requireJsonObjectFile(proof)
-      const query = createQuery(state(), {
-        ...defaults(owner),
-        endpoint: 'l2-proof',
-        mockFactHash,
-        result: 'PROOF_VERIFICATION_ON_L2',
-        sharpProver: 'stone',
-        facts: { ...NO_FACTS, ...standInFacts(`proof:${proof.sha256}:${randomUUID()}`, null) },
-      }, now())
+      const query = createQuery(
+        state(),
+        {
+          ...defaults(owner),
+          endpoint: 'l2-proof',
+          mockFactHash,
+          result: 'PROOF_VERIFICATION_ON_L2',
+          sharpProver: 'stone',
+          facts: { ...NO_FACTS, ...standInFacts(`proof:${proof.sha256}:${randomUUID()}`, null) },
+        },
+        now(),
+      )
       await keepUploads(query, form, { proofFile: 'proof.json' })
       return { status: 201, body: { provingQueryId: query.id } }
     })
@@ -172,10 +194,19 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
     const programHash = optionalText(form, 'programHash', 80)
     if (programHash !== null) sources.push('programHash')
     if (sources.length === 0) {
-      throw new HttpError(400, provingRefusal('Give one of pieFile, programFile or programHash.', 'PROGRAM_FILE_OR_PIE_FILE_OR_PROGRAM_HASH_IS_REQUIRED'))
+      throw new HttpError(
+        400,
+        provingRefusal(
+          'Give one of pieFile, programFile or programHash.',
+          'PROGRAM_FILE_OR_PIE_FILE_OR_PROGRAM_HASH_IS_REQUIRED',
+        ),
+      )
     }
     if (sources.length !== 1) {
-      throw new HttpError(400, provingRefusal(`Give exactly one of pieFile, programFile or programHash; got ${sources.join(' and ')}.`))
+      throw new HttpError(
+        400,
+        provingRefusal(`Give exactly one of pieFile, programFile or programHash; got ${sources.join(' and ')}.`),
+      )
     }
     if (programHash !== null && !/^0x[0-9a-fA-F]{1,64}$/.test(programHash)) {
       throw new HttpError(400, provingRefusal('programHash must be a 0x-prefixed hex string.'))
@@ -185,15 +216,25 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
     }
     const bucketId = optionalText(form, 'bucketId', 128)
     const bucketJobIndex = optionalInteger(form, 'bucketJobIndex', 0, 2_147_483_647)
-    if (bucketJobIndex !== null && bucketId === null) throw new HttpError(400, provingRefusal('bucketJobIndex needs a bucketId.'))
+    if (bucketJobIndex !== null && bucketId === null)
+      throw new HttpError(400, provingRefusal('bucketJobIndex needs a bucketId.'))
     const cairoVm = enumField(form, 'cairoVm', CAIRO_VMS, 'rust')
     const cairoVersion = enumField(form, 'cairoVersion', CAIRO_VERSIONS, 'cairo0')
     // The combinations production refuses, with its codes (production.md).
     if (cairoVersion === 'cairo1' && cairoVm === 'python') {
-      throw new HttpError(400, provingRefusal('cairo1 does not run on the python VM.', 'CAIRO1_IS_NOT_SUPPORTED_FOR_PYTHON'))
+      throw new HttpError(
+        400,
+        provingRefusal('cairo1 does not run on the python VM.', 'CAIRO1_IS_NOT_SUPPORTED_FOR_PYTHON'),
+      )
     }
     if (form.files.has('inputFile') && cairoVersion === 'cairo0' && cairoVm === 'rust') {
-      throw new HttpError(400, provingRefusal('An input file with cairo0 needs the python VM.', 'INPUT_FILE_IS_NOT_SUPPORTED_FOR_CAIRO0_AND_RUST_VM'))
+      throw new HttpError(
+        400,
+        provingRefusal(
+          'An input file with cairo0 needs the python VM.',
+          'INPUT_FILE_IS_NOT_SUPPORTED_FOR_CAIRO0_AND_RUST_VM',
+        ),
+      )
     }
     return {
       ...defaults(owner),
@@ -218,16 +259,30 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
   /** The uploads' kinds, as production checks them: a zip PIE, a JSON program, JSON or text input. */
   function checkFiles(form: Form, input: NewQuery): void {
     const pie = form.files.get('pieFile')
-    if (pie && !isZip(pie)) throw new HttpError(400, provingRefusal('pieFile must be a .zip (application/zip).', 'PIE_FILE_SHOULD_BE_ZIP'))
+    if (pie && !isZip(pie))
+      throw new HttpError(400, provingRefusal('pieFile must be a .zip (application/zip).', 'PIE_FILE_SHOULD_BE_ZIP'))
     const program = form.files.get('programFile')
-    if (program && !isJson(program)) throw new HttpError(400, provingRefusal('programFile must be JSON.', 'PROGRAM_FILE_SHOULD_BE_JSON'))
+    if (program && !isJson(program))
+      throw new HttpError(400, provingRefusal('programFile must be JSON.', 'PROGRAM_FILE_SHOULD_BE_JSON'))
     const inputFile = form.files.get('inputFile')
     if (!inputFile) return
     if (input.cairoVersion === 'cairo1' && !isText(inputFile)) {
-      throw new HttpError(400, provingRefusal('The input of a cairo1 program must be text (input.txt, text/plain).', 'INPUT_FILE_FOR_CAIRO1_SHOULD_BE_TXT'))
+      throw new HttpError(
+        400,
+        provingRefusal(
+          'The input of a cairo1 program must be text (input.txt, text/plain).',
+          'INPUT_FILE_FOR_CAIRO1_SHOULD_BE_TXT',
+        ),
+      )
     }
     if (input.cairoVersion !== 'cairo1' && !isJson(inputFile)) {
-      throw new HttpError(400, provingRefusal('The input of a cairo0 program must be JSON (input.json).', 'INPUT_FILE_FOR_CAIRO0_SHOULD_BE_JSON'))
+      throw new HttpError(
+        400,
+        provingRefusal(
+          'The input of a cairo0 program must be JSON (input.json).',
+          'INPUT_FILE_FOR_CAIRO0_SHOULD_BE_JSON',
+        ),
+      )
     }
   }
 
@@ -235,20 +290,33 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
   function checkBucket(input: NewQuery, owner: Owner): { bucketJobIndex: number | null; isProofMocked: boolean } {
     if (input.bucketId === null) return { bucketJobIndex: null, isProofMocked: false }
     const bucket = own(state().buckets, input.bucketId)
-    if (!bucket || !sameOwner(bucket.owner, owner)) throw new HttpError(400, provingRefusal(`bucketId: no bucket ${input.bucketId} for this API key.`))
-    if (bucket.closedAt !== null) throw new HttpError(400, provingRefusal(`bucketId: bucket ${bucket.id} is closed; open a new bucket.`))
+    if (!bucket || !sameOwner(bucket.owner, owner))
+      throw new HttpError(400, provingRefusal(`bucketId: no bucket ${input.bucketId} for this API key.`))
+    if (bucket.closedAt !== null)
+      throw new HttpError(400, provingRefusal(`bucketId: bucket ${bucket.id} is closed; open a new bucket.`))
     // The bucket's list is ordered by job index: a lookup and its end, not a read of every query.
     const joined = queriesOfBucket(state(), bucket.id)
     if (input.bucketJobIndex !== null && holdsJobIndex(joined, input.bucketJobIndex)) {
-      throw new HttpError(400, provingRefusal(`bucketJobIndex ${input.bucketJobIndex} is already used in bucket ${bucket.id}.`))
+      throw new HttpError(
+        400,
+        provingRefusal(`bucketJobIndex ${input.bucketJobIndex} is already used in bucket ${bucket.id}.`),
+      )
     }
     // A bucket created with mockProof proves its queries with mocked proofs.
     return { bucketJobIndex: input.bucketJobIndex ?? nextJobIndex(joined), isProofMocked: bucket.mockProof }
   }
 
   /** Reads the form, runs `submit`, and removes the uploads unless `submit` kept them. */
-  async function withForm(ctx: RouteContext, fileFields: readonly string[], submit: (form: Form) => Promise<Reply>): Promise<Reply> {
-    const form = await readForm(ctx.req, { incomingDir: incomingDir(emulator), fileFields, maxFileBytes: emulator.maxUploadBytes })
+  async function withForm(
+    ctx: RouteContext,
+    fileFields: readonly string[],
+    submit: (form: Form) => Promise<Reply>,
+  ): Promise<Reply> {
+    const form = await readForm(ctx.req, {
+      incomingDir: incomingDir(emulator),
+      fileFields,
+      maxFileBytes: emulator.maxUploadBytes,
+    })
     try {
       return await submit(form)
     } finally {
@@ -258,7 +326,8 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
 
   async function pieFacts(pie: UploadedFile): Promise<StoredFacts> {
     const facts = await computePieFacts(pie.path, { sha256: pie.sha256 })
-    if ('invalid' in facts) throw new HttpError(400, provingRefusal(`pieFile is not a valid Cairo PIE: ${facts.invalid}`))
+    if ('invalid' in facts)
+      throw new HttpError(400, provingRefusal(`pieFile is not a valid Cairo PIE: ${facts.invalid}`))
     return {
       programHash: facts.programHash,
       sharpFactHash: facts.sharpFactHash,
@@ -280,7 +349,9 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
     const kept = Object.entries(names).flatMap(([field, name]) => {
       const file = form.files.get(field)
       if (!file) return []
-      const key = ({ pieFile: 'pie', proofFile: 'proof', programFile: 'program', inputFile: 'input' } as const)[field as 'pieFile']
+      const key = ({ pieFile: 'pie', proofFile: 'proof', programFile: 'program', inputFile: 'input' } as const)[
+        field as 'pieFile'
+      ]
       query.files[key] = { name, size: file.size, sha256: file.sha256 }
       return [{ field, name, file, key }]
     })
@@ -312,7 +383,12 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
     const query = findByDedupId(state(), owner, dedupId)
     if (!query) return { status: 404, body: PROVING_QUERY_NOT_FOUND }
     const progress = queryProgress(state(), query, now())
-    return { status: 200, body: { provingQuery: production ? recordProduction(query, progress, { withClient: false }) : recordD(query, progress) } }
+    return {
+      status: 200,
+      body: {
+        provingQuery: production ? recordProduction(query, progress, { withClient: false }) : recordD(query, progress),
+      },
+    }
   }
 
   /** GET /proving-query/{id}: no authentication; record D and the artifact URLs. */
@@ -344,7 +420,12 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
       (!network || query.network === network) &&
       (!clientId || query.owner.clientId === clientId) &&
       (!search || query.id.toLowerCase().includes(search) || (query.externalId ?? '').toLowerCase().includes(search))
-    const { page, total } = newestFirst(queryIndex(state()).byOwner.get(owner.keyId) ?? [], offset, limit, network || clientId || search ? matches : null)
+    const { page, total } = newestFirst(
+      queryIndex(state()).byOwner.get(owner.keyId) ?? [],
+      offset,
+      limit,
+      network || clientId || search ? matches : null,
+    )
     const records = page.map((query) => {
       const progress = queryProgress(state(), query, at)
       return production ? recordProduction(query, progress, { withClient: true }) : recordL(query, progress)
@@ -359,7 +440,10 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
     const query = own(state().queries, ctx.params.id)
     if (!query || !sameOwner(query.owner, owner)) return { status: 404, body: PROVING_QUERY_NOT_FOUND }
     const progress = queryProgress(state(), query, now())
-    return { status: 200, body: { provingQuery: recordL(query, progress), metadataUrls: artifactUrls(emulator, ctx, query, progress) } }
+    return {
+      status: 200,
+      body: { provingQuery: recordL(query, progress), metadataUrls: artifactUrls(emulator, ctx, query, progress) },
+    }
   }
 
   // --- Retry -------------------------------------------------------------------------------
@@ -390,7 +474,8 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
     const owner = emulator.keys.fromHeaderOrQuery(ctx)
     if (!owner) return { status: 401, body: INVALID_API_KEY }
     const body = await ctx.json()
-    if (!body || typeof body !== 'object' || Array.isArray(body)) return { status: 400, body: provingRefusal('The body must be a JSON object.') }
+    if (!body || typeof body !== 'object' || Array.isArray(body))
+      return { status: 400, body: provingRefusal('The body must be a JSON object.') }
     const fields = body as Record<string, unknown>
     const problem = bucketBodyProblem(fields)
     if (problem) return { status: 400, body: provingRefusal(problem) }
@@ -449,13 +534,22 @@ export function provingRoutes(emulator: EmulatorContext): Route[] {
   }
 }
 
-const isZip = (file: UploadedFile) => file.contentType === 'application/zip' || file.contentType === 'application/x-zip-compressed' || /\.zip$/i.test(file.fileName)
+const isZip = (file: UploadedFile) =>
+  file.contentType === 'application/zip' ||
+  file.contentType === 'application/x-zip-compressed' ||
+  /\.zip$/i.test(file.fileName)
 const isJson = (file: UploadedFile) => file.contentType === 'application/json' || /\.json$/i.test(file.fileName)
 const isText = (file: UploadedFile) => file.contentType.startsWith('text/plain') || /\.txt$/i.test(file.fileName)
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-const NO_FACTS: StoredFacts = { programHash: null, sharpFactHash: null, integrityFactHash: null, output: null, nSteps: null }
+const NO_FACTS: StoredFacts = {
+  programHash: null,
+  sharpFactHash: null,
+  integrityFactHash: null,
+  output: null,
+  nSteps: null,
+}
 
 /** The values a submission does not choose. */
 function defaults(owner: Owner): Omit<NewQuery, 'endpoint' | 'mockFactHash' | 'result' | 'sharpProver' | 'facts'> {
@@ -479,21 +573,35 @@ function pageParameter(ctx: RouteContext, name: string, fallback: number, min: n
   if (raw === null || raw === '') return fallback
   const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN
   if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new HttpError(400, provingRefusal(`${name} must be a whole number from ${min} to ${max}; got ${JSON.stringify(raw.slice(0, 40))}.`))
+    throw new HttpError(
+      400,
+      provingRefusal(`${name} must be a whole number from ${min} to ${max}; got ${JSON.stringify(raw.slice(0, 40))}.`),
+    )
   }
   return value
 }
 
 function bucketBodyProblem(fields: Record<string, unknown>): string | undefined {
-  if (typeof fields.aggregatorVersion !== 'string' || !fields.aggregatorVersion.trim()) return 'aggregatorVersion is required (a string).'
+  if (typeof fields.aggregatorVersion !== 'string' || !fields.aggregatorVersion.trim())
+    return 'aggregatorVersion is required (a string).'
   if (fields.externalId !== undefined && typeof fields.externalId !== 'string') return 'externalId must be a string.'
   const params = fields.aggregatorParams
-  if (params !== undefined && typeof params !== 'string' && (!params || typeof params !== 'object' || Array.isArray(params))) {
+  if (
+    params !== undefined &&
+    typeof params !== 'string' &&
+    (!params || typeof params !== 'object' || Array.isArray(params))
+  ) {
     return 'aggregatorParams must be a JSON object of parameters (or a string).'
   }
   if (fields.mockProof !== undefined && typeof fields.mockProof !== 'boolean') return 'mockProof must be a boolean.'
-  const width = typeof fields.nodeWidth === 'string' && /^\d{1,10}$/.test(fields.nodeWidth) ? Number(fields.nodeWidth) : fields.nodeWidth
-  if (fields.nodeWidth !== undefined && !(Number.isInteger(width) && (width as number) >= 1 && (width as number) <= 2_147_483_647)) {
+  const width =
+    typeof fields.nodeWidth === 'string' && /^\d{1,10}$/.test(fields.nodeWidth)
+      ? Number(fields.nodeWidth)
+      : fields.nodeWidth
+  if (
+    fields.nodeWidth !== undefined &&
+    !(Number.isInteger(width) && (width as number) >= 1 && (width as number) <= 2_147_483_647)
+  ) {
     return 'nodeWidth must be a whole number from 1 to 2147483647.'
   }
   return undefined

@@ -1,5 +1,10 @@
 import { z } from 'zod'
-import { encodeVerifications, GET_ALL_VERIFICATIONS_SELECTOR, makeVerification, selectorFromName } from '../../chain/integrity.ts'
+import {
+  encodeVerifications,
+  GET_ALL_VERIFICATIONS_SELECTOR,
+  makeVerification,
+  selectorFromName,
+} from '../../chain/integrity.ts'
 import { STARKNET_NETWORKS } from '../../chain/starknet.ts'
 import { DEFAULT_MIN_SECURITY_BITS, type IntegrityVerification } from '../../chain/types.ts'
 import { STARK_PRIME } from '../../pie/shared/index.ts'
@@ -61,7 +66,14 @@ export const EMULATED_VERIFIER = {
   securityBits: 96,
 } as const
 
-const INTEGRITY_LAYOUTS = new Set(['dex', 'recursive', 'recursive_with_poseidon', 'small', 'starknet', 'starknet_with_keccak'])
+const INTEGRITY_LAYOUTS = new Set([
+  'dex',
+  'recursive',
+  'recursive_with_poseidon',
+  'small',
+  'starknet',
+  'starknet_with_keccak',
+])
 
 const PARSE_ERROR = -32700
 const INVALID_REQUEST = -32600
@@ -73,7 +85,12 @@ const BLOCK_NOT_FOUND = 24
 const CONTRACT_ERROR = 40
 
 type RpcId = string | number | null
-type RpcAnswer = { jsonrpc: '2.0'; id: RpcId; result?: unknown; error?: { code: number; message: string; data?: unknown } }
+type RpcAnswer = {
+  jsonrpc: '2.0'
+  id: RpcId
+  result?: unknown
+  error?: { code: number; message: string; data?: unknown }
+}
 
 class RpcFailure extends Error {
   readonly code: number
@@ -96,7 +113,10 @@ export function starknetRpcRoutes(emulator: EmulatorContext): Route[] {
  * Verifications added through the control API, per state: a reset (which replaces the state)
  * forgets them, and they are not written to the state file.
  */
-const added = new WeakMap<EmulatorState, { verification: IntegrityVerification & { fact: bigint }; mocked: boolean }[]>()
+const added = new WeakMap<
+  EmulatorState,
+  { verification: IntegrityVerification & { fact: bigint }; mocked: boolean }[]
+>()
 
 const shortText = (field: string) =>
   z
@@ -104,7 +124,9 @@ const shortText = (field: string) =>
     .regex(/^[\x20-\x7e]{1,31}$/, { error: `${field} must be a Cairo short string (1 to 31 ASCII characters).` })
 
 const VERIFICATION_BODY = z.object({
-  fact: z.string({ error: 'fact must be a felt, 0x hex.' }).regex(/^0x[0-9a-fA-F]{1,63}$/, { error: 'fact must be a felt, 0x hex.' }),
+  fact: z
+    .string({ error: 'fact must be a felt, 0x hex.' })
+    .regex(/^0x[0-9a-fA-F]{1,63}$/, { error: 'fact must be a felt, 0x hex.' }),
   mocked: flag('mocked').optional(),
   layout: shortText('layout').optional(),
   hasher: shortText('hasher').optional(),
@@ -148,7 +170,8 @@ async function answer(emulator: EmulatorContext, ctx: RouteContext): Promise<Rep
   }
   // A batch is an array of calls answered in order; an empty batch is an invalid request.
   if (Array.isArray(body)) {
-    if (body.length === 0) return { status: 200, body: failure(null, new RpcFailure(INVALID_REQUEST, 'Invalid request')) }
+    if (body.length === 0)
+      return { status: 200, body: failure(null, new RpcFailure(INVALID_REQUEST, 'Invalid request')) }
     return { status: 200, body: body.map((call) => answerOne(emulator, call)) }
   }
   return { status: 200, body: answerOne(emulator, body) }
@@ -187,12 +210,19 @@ function call(emulator: EmulatorContext, params: unknown): string[] {
   // Params by name ({ request, block_id }) or by position ([request, block_id]).
   const [request, blockId] = Array.isArray(params)
     ? [params[0], params[1]]
-    : [(params as Record<string, unknown> | undefined)?.request, (params as Record<string, unknown> | undefined)?.block_id]
+    : [
+        (params as Record<string, unknown> | undefined)?.request,
+        (params as Record<string, unknown> | undefined)?.block_id,
+      ]
   if (!request || typeof request !== 'object') throw new RpcFailure(INVALID_PARAMS, 'Invalid params', 'missing request')
   const { contract_address: address, entry_point_selector: selector, calldata } = request as Record<string, unknown>
   const at = blockTime(emulator, blockId)
   if (!isFelt(address) || !isFelt(selector) || !Array.isArray(calldata) || !calldata.every(isFelt)) {
-    throw new RpcFailure(INVALID_PARAMS, 'Invalid params', 'request needs contract_address, entry_point_selector and calldata as felts')
+    throw new RpcFailure(
+      INVALID_PARAMS,
+      'Invalid params',
+      'request needs contract_address, entry_point_selector and calldata as felts',
+    )
   }
   const contract = BigInt(address)
   const entryPoint = BigInt(selector)
@@ -203,15 +233,20 @@ function call(emulator: EmulatorContext, params: unknown): string[] {
     return encodeVerifications(verificationsOf(emulator, fact, at, contract === BigInt(EMULATED_MOCKED_REGISTRY)))
   }
   if (contract === BigInt(EMULATED_SATELLITE)) {
-    if (entryPoint !== GET_ALL_VERIFICATIONS_SELECTOR && entryPoint !== IS_CAIRO_FACT_VALID_SELECTOR) throw entryPointNotFound()
+    if (entryPoint !== GET_ALL_VERIFICATIONS_SELECTOR && entryPoint !== IS_CAIRO_FACT_VALID_SELECTOR)
+      throw entryPointNotFound()
     const [fact, isMocked] = expectArguments(args, 2) as [bigint, bigint]
     if (isMocked !== 0n && isMocked !== 1n) {
-      throw new RpcFailure(CONTRACT_ERROR, 'Contract error', { revert_error: 'Failed to deserialize param #2: a bool is 0 or 1' })
+      throw new RpcFailure(CONTRACT_ERROR, 'Contract error', {
+        revert_error: 'Failed to deserialize param #2: a bool is 0 or 1',
+      })
     }
     const verifications = verificationsOf(emulator, fact, at, isMocked === 1n, 'satellite')
     if (entryPoint === GET_ALL_VERIFICATIONS_SELECTOR) return encodeVerifications(verifications)
     // isCairoFactValid: Integrity's is_fact_hash_valid_with_security(fact, 96) on the registry read.
-    return [verifications.some((verification) => verification.securityBits >= DEFAULT_MIN_SECURITY_BITS) ? '0x1' : '0x0']
+    return [
+      verifications.some((verification) => verification.securityBits >= DEFAULT_MIN_SECURITY_BITS) ? '0x1' : '0x0',
+    ]
   }
   throw new RpcFailure(CONTRACT_NOT_FOUND, 'Contract not found')
 }
@@ -256,7 +291,8 @@ export function verificationsOf(
     verifications.push(verification)
   }
   for (const entry of added.get(state) ?? []) {
-    if (entry.mocked !== mocked || entry.verification.fact !== fact || seen.has(entry.verification.verificationHash)) continue
+    if (entry.mocked !== mocked || entry.verification.fact !== fact || seen.has(entry.verification.verificationHash))
+      continue
     seen.add(entry.verification.verificationHash)
     const { fact: _fact, ...verification } = entry.verification
     verifications.push(verification)
@@ -284,7 +320,14 @@ function currentBlock(emulator: EmulatorContext): number {
 /** The instant a block id stands for: the end of that block, or now for the latest. */
 function blockTime(emulator: EmulatorContext, blockId: unknown): number {
   const now = emulator.clock.now()
-  if (blockId === undefined || blockId === 'latest' || blockId === 'pending' || blockId === 'pre_confirmed' || blockId === 'l1_accepted') return now
+  if (
+    blockId === undefined ||
+    blockId === 'latest' ||
+    blockId === 'pending' ||
+    blockId === 'pre_confirmed' ||
+    blockId === 'l1_accepted'
+  )
+    return now
   if (blockId && typeof blockId === 'object' && 'block_number' in blockId) {
     const number = (blockId as { block_number: unknown }).block_number
     if (typeof number !== 'number' || !Number.isInteger(number) || number < 0) {
@@ -293,7 +336,8 @@ function blockTime(emulator: EmulatorContext, blockId: unknown): number {
     if (number > currentBlock(emulator)) throw new RpcFailure(BLOCK_NOT_FOUND, 'Block not found')
     return Math.min(now, (number + 1) * EMULATED_BLOCK_MS - 1)
   }
-  if (blockId && typeof blockId === 'object' && 'block_hash' in blockId) throw new RpcFailure(BLOCK_NOT_FOUND, 'Block not found')
+  if (blockId && typeof blockId === 'object' && 'block_hash' in blockId)
+    throw new RpcFailure(BLOCK_NOT_FOUND, 'Block not found')
   throw new RpcFailure(INVALID_PARAMS, 'Invalid params', 'block_id must be a tag or { block_number }')
 }
 

@@ -65,7 +65,10 @@ export function storageProofRoutes(emulator: EmulatorContext): Route[] {
     // contract.md's status path (public clients of production), and the older one it replaced.
     { method: 'GET', pattern: '/batch-query-status', handler: getStatus },
     { method: 'GET', pattern: '/batch-query/:id/status', handler: getStatus },
-    controlRoute('GET', '/_emulator/storage-proof/timing', () => ({ status: 200, body: { timing: storageState(emulator).timing } })),
+    controlRoute('GET', '/_emulator/storage-proof/timing', () => ({
+      status: 200,
+      body: { timing: storageState(emulator).timing },
+    })),
     controlRoute('PUT', '/_emulator/storage-proof/timing', setTiming),
     controlRoute('GET', '/_emulator/storage-proof/batch-queries', listBatchQueries),
     controlRoute('POST', '/_emulator/storage-proof/batch-queries/:id/fail', failBatchQuery),
@@ -76,7 +79,11 @@ export function storageProofRoutes(emulator: EmulatorContext): Route[] {
     const owner = emulator.keys.fromHeader(ctx)
     if (!owner) return { status: 401, body: UNAUTHORIZED }
     const result = batchQueryBody.safeParse(await ctx.json())
-    if (!result.success) return { status: 400, body: { error: `Invalid batch query: ${describeBatchQueryProblems(result.error).join('; ')}` } }
+    if (!result.success)
+      return {
+        status: 400,
+        body: { error: `Invalid batch query: ${describeBatchQueryProblems(result.error).join('; ')}` },
+      }
     const state = storageState(emulator)
     const query: StoredBatchQuery = {
       internalId: randomUUID(),
@@ -130,7 +137,8 @@ export function storageProofRoutes(emulator: EmulatorContext): Route[] {
     if (!parsed.ok) return { status: 400, body: refusal(parsed.message) }
     const at = now()
     const status = statusOf(query, at)
-    if (status === 'DONE' || status === 'FAILED') return { status: 409, body: { error: `Batch query ${query.internalId} is already ${status}.` } }
+    if (status === 'DONE' || status === 'FAILED')
+      return { status: 409, body: { error: `Batch query ${query.internalId} is already ${status}.` } }
     query.failedAt = at
     query.reason = parsed.data.reason ?? 'failed (emulated)'
     emulator.store.touch('batchQueries', query.internalId)
@@ -153,7 +161,10 @@ export function describeBatchQueries(emulator: EmulatorContext, at: number) {
 }
 
 /** Where a batch query stands at `now`. */
-export function statusOf(query: { createdAt: number; timing: StorageTiming; failedAt: number | null }, now: number): string {
+export function statusOf(
+  query: { createdAt: number; timing: StorageTiming; failedAt: number | null },
+  now: number,
+): string {
   const doneAt = query.createdAt + query.timing.receivedMs + query.timing.inProgressMs
   if (query.failedAt !== null && query.failedAt < doneAt && query.failedAt <= now) return 'FAILED'
   if (now >= doneAt) return 'DONE'
@@ -166,5 +177,8 @@ function refusal(message: string): { error: string } {
   return { error: message }
 }
 
-const TIMING_BODY = z.object({ receivedMs: millis('receivedMs').optional(), inProgressMs: millis('inProgressMs').optional() })
+const TIMING_BODY = z.object({
+  receivedMs: millis('receivedMs').optional(),
+  inProgressMs: millis('inProgressMs').optional(),
+})
 const FAIL_BODY = z.object({ reason: text('reason').optional() })

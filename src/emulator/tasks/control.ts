@@ -19,7 +19,8 @@ export function taskControlRoutes(emulator: EmulatorContext, sweeper: TaskSweepe
   const tasks = () => taskState(emulator)
   const now = () => emulator.clock.now()
   const save = () => emulator.store.save()
-  const control = (method: Route['method'], pattern: string, handler: Route['handler']) => sweeper.route(method, pattern, handler, { control: true })
+  const control = (method: Route['method'], pattern: string, handler: Route['handler']) =>
+    sweeper.route(method, pattern, handler, { control: true })
 
   return [
     control('GET', '/_emulator/tasks', listTasks),
@@ -42,7 +43,10 @@ export function taskControlRoutes(emulator: EmulatorContext, sweeper: TaskSweepe
     const list = Object.values(tasks().tasks)
       .sort((a, b) => a.sequence - b.sequence)
       .map((task) => describe(task, at))
-    return { status: 200, body: { ...timingBody(), tasks: list, nextTasks: tasks().nextTasks, throttled: tasks().throttled } }
+    return {
+      status: 200,
+      body: { ...timingBody(), tasks: list, nextTasks: tasks().nextTasks, throttled: tasks().throttled },
+    }
   }
 
   function getTask(ctx: RouteContext): Reply {
@@ -94,7 +98,8 @@ export function taskControlRoutes(emulator: EmulatorContext, sweeper: TaskSweepe
     const { error = null, stage: stageName } = parsed.data
     const at = now()
     const position = positionOf(task.run, at)
-    if (position.terminal) return { status: 409, body: conflict(`Task ${task.uuid} has already ended: ${position.status}.`) }
+    if (position.terminal)
+      return { status: 409, body: conflict(`Task ${task.uuid} has already ended: ${position.status}.`) }
     if (stageName === undefined) {
       task.run.forced = { at, outcome: 'fail', error }
     } else {
@@ -102,7 +107,8 @@ export function taskControlRoutes(emulator: EmulatorContext, sweeper: TaskSweepe
       if (!stage) return bad(STAGE)
       const index = task.run.stages.indexOf(stage)
       if (index < 0) return bad(`Task ${task.uuid} is decommitment-only: its one stage is decommitment.`)
-      if (index < stageIndexAt(task.run, at)) return { status: 409, body: conflict(`Task ${task.uuid} has already passed ${stage}.`) }
+      if (index < stageIndexAt(task.run, at))
+        return { status: 409, body: conflict(`Task ${task.uuid} has already passed ${stage}.`) }
       task.run.failure = { stageIndex: index, error }
     }
     emulator.store.touch('tasks', task.uuid)
@@ -116,7 +122,8 @@ export function taskControlRoutes(emulator: EmulatorContext, sweeper: TaskSweepe
     if (!task) return notFound(ctx.params.uuid!)
     const at = now()
     const position = positionOf(task.run, at)
-    if (position.terminal) return { status: 409, body: conflict(`Task ${task.uuid} has already ended: ${position.status}.`) }
+    if (position.terminal)
+      return { status: 409, body: conflict(`Task ${task.uuid} has already ended: ${position.status}.`) }
     task.run.forced = { at, outcome: 'done' }
     emulator.store.touch('tasks', task.uuid)
     save()
@@ -161,18 +168,30 @@ function describe(task: StoredTask, at: number) {
 }
 
 function notFound(uuid: string): Reply {
-  return { status: 404, body: { error: 'Not Found', details: `No task with uuid ${uuid}`, message: 'Task not found', taskId: uuid } }
+  return {
+    status: 404,
+    body: { error: 'Not Found', details: `No task with uuid ${uuid}`, message: 'Task not found', taskId: uuid },
+  }
 }
 
 function bad(message: string): Reply {
   return { status: 400, body: badRequest(message) }
 }
 
-const TIMING_BODY = z.object({ receivedMs: millis('receivedMs').optional(), stageMs: millis('stageMs').optional(), handoffMs: millis('handoffMs').optional() })
+const TIMING_BODY = z.object({
+  receivedMs: millis('receivedMs').optional(),
+  stageMs: millis('stageMs').optional(),
+  handoffMs: millis('handoffMs').optional(),
+})
 
 const THROTTLE_TIMES = 'times must be a whole number from 0 to 1000.'
 const THROTTLE_BODY = z.object({
-  times: z.number({ error: THROTTLE_TIMES }).int({ error: THROTTLE_TIMES }).min(0, { error: THROTTLE_TIMES }).max(1000, { error: THROTTLE_TIMES }).default(1),
+  times: z
+    .number({ error: THROTTLE_TIMES })
+    .int({ error: THROTTLE_TIMES })
+    .min(0, { error: THROTTLE_TIMES })
+    .max(1000, { error: THROTTLE_TIMES })
+    .default(1),
 })
 
 // `stage` is named after the task's own checks (a task that has ended is a 409 first).
@@ -191,5 +210,10 @@ const NEXT_TASK_BODY = z.object({
     })
     .optional(),
   error: text('error').optional(),
-  times: z.number({ error: PLAN_TIMES }).int({ error: PLAN_TIMES }).min(1, { error: PLAN_TIMES }).max(100, { error: PLAN_TIMES }).default(1),
+  times: z
+    .number({ error: PLAN_TIMES })
+    .int({ error: PLAN_TIMES })
+    .min(1, { error: PLAN_TIMES })
+    .max(100, { error: PLAN_TIMES })
+    .default(1),
 })

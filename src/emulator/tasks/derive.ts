@@ -16,12 +16,16 @@ function digest(...parts: string[]): string {
 
 /** A felt-sized hex value (62 hex digits stay below the Stark prime). */
 function felt(seed: string, label: string): string {
-  return `0x${digest(seed, label).slice(0, 62).replace(/^0+(?=.)/, '')}`
+  return `0x${digest(seed, label)
+    .slice(0, 62)
+    .replace(/^0+(?=.)/, '')}`
 }
 
 /** A 128-bit half, as the high/low pairs of dp_output carry. */
 function half(seed: string, label: string): string {
-  return `0x${digest(seed, label).slice(0, 32).replace(/^0+(?=.)/, '')}`
+  return `0x${digest(seed, label)
+    .slice(0, 32)
+    .replace(/^0+(?=.)/, '')}`
 }
 
 function small(seed: string, label: string, modulo: number): string {
@@ -87,6 +91,7 @@ export function usedMmrOf(meta: MmrMeta): UsedMmrRecord {
  */
 export function knownMmrsOf(task: StoredTask, position: TaskPosition): UsedMmrRecord[] {
   const fetched = ALL_STAGES.indexOf('chain-proofs-fetch')
-  const known = task.kind === 'decommitment' || position.stageIndex > fetched || position.status === 'ChainProofsFetchCompleted'
+  const known =
+    task.kind === 'decommitment' || position.stageIndex > fetched || position.status === 'ChainProofsFetchCompleted'
   return known ? task.dpOutput.mmr_metas.map(usedMmrOf) : []
 }

@@ -23,9 +23,7 @@ export type TaskTiming = {
   handoffMs: number
 }
 
-export type TaskEnding =
-  | { at: number; outcome: 'done' }
-  | { at: number; outcome: 'fail'; error: string | null }
+export type TaskEnding = { at: number; outcome: 'done' } | { at: number; outcome: 'fail'; error: string | null }
 
 export type TaskRun = {
   startedAt: number
@@ -68,7 +66,13 @@ function stageEnd(run: TaskRun, index: number): number {
 
 /** How the run ends unless something intervenes: planned failure, or success after the last stage. */
 function naturalEnding(run: TaskRun): TaskEnding & { stageIndex: number } {
-  if (run.failure) return { at: stageEnd(run, run.failure.stageIndex), outcome: 'fail', error: run.failure.error, stageIndex: run.failure.stageIndex }
+  if (run.failure)
+    return {
+      at: stageEnd(run, run.failure.stageIndex),
+      outcome: 'fail',
+      error: run.failure.error,
+      stageIndex: run.failure.stageIndex,
+    }
   const last = run.stages.length - 1
   return { at: stageEnd(run, last), outcome: 'done', stageIndex: last }
 }
@@ -94,7 +98,13 @@ export function positionOf(run: TaskRun, now: number): TaskPosition {
   if (ending.at <= now) {
     const stage = run.stages[ending.stageIndex]!
     return ending.outcome === 'done'
-      ? { status: 'TaskDecommitmentCompleted', since: ending.at, stageIndex: ending.stageIndex, terminal: true, errorMessage: null }
+      ? {
+          status: 'TaskDecommitmentCompleted',
+          since: ending.at,
+          stageIndex: ending.stageIndex,
+          terminal: true,
+          errorMessage: null,
+        }
       : {
           status: statusOf(stage, 'Failed'),
           since: ending.at,
@@ -105,8 +115,22 @@ export function positionOf(run: TaskRun, now: number): TaskPosition {
   }
   for (let index = run.stages.length - 1; index >= 0; index--) {
     const stage = run.stages[index]!
-    if (now >= stageEnd(run, index)) return { status: statusOf(stage, 'Completed'), since: stageEnd(run, index), stageIndex: index, terminal: false, errorMessage: null }
-    if (now >= stageStart(run, index)) return { status: statusOf(stage, 'Started'), since: stageStart(run, index), stageIndex: index, terminal: false, errorMessage: null }
+    if (now >= stageEnd(run, index))
+      return {
+        status: statusOf(stage, 'Completed'),
+        since: stageEnd(run, index),
+        stageIndex: index,
+        terminal: false,
+        errorMessage: null,
+      }
+    if (now >= stageStart(run, index))
+      return {
+        status: statusOf(stage, 'Started'),
+        since: stageStart(run, index),
+        stageIndex: index,
+        terminal: false,
+        errorMessage: null,
+      }
   }
   return { status: 'Received', since: run.startedAt, stageIndex: -1, terminal: false, errorMessage: null }
 }

@@ -39,7 +39,8 @@ export function taskRoutes(emulator: EmulatorContext): Route[] {
   const tasks = () => taskState(emulator)
   const now = () => emulator.clock.now()
   const sweeper = new TaskSweeper(emulator)
-  const route = (method: Route['method'], pattern: string, handler: Route['handler']) => sweeper.route(method, pattern, handler, { internalErrorBody: INTERNAL_ERROR })
+  const route = (method: Route['method'], pattern: string, handler: Route['handler']) =>
+    sweeper.route(method, pattern, handler, { internalErrorBody: INTERNAL_ERROR })
   // A state file from an earlier run may hold tasks whose webhooks are still to go out.
   sweeper.resume()
 
@@ -83,7 +84,11 @@ export function taskRoutes(emulator: EmulatorContext): Route[] {
     const queryId = checked.data.proving_query_id
     const query = own(emulator.store.state.queries, queryId)
     if (!query) {
-      return notFound('', `No proving query with id ${queryId}; dp_output and program_hash cannot be fetched from it`, 'Proving query not found')
+      return notFound(
+        '',
+        `No proving query with id ${queryId}; dp_output and program_hash cannot be fetched from it`,
+        'Proving query not found',
+      )
     }
     const uuid = randomUUID()
     createTask({
@@ -107,7 +112,13 @@ export function taskRoutes(emulator: EmulatorContext): Route[] {
     if (refused) return refused
     const page = integerParameter(ctx, TASK_LIST_PARAMETERS.page, 1, Number.MAX_SAFE_INTEGER, 1)
     if (typeof page === 'string') return { status: 400, body: { error: page } }
-    const perPage = integerParameter(ctx, TASK_LIST_PARAMETERS.perPage, 1, TASK_LIST_MAX_PER_PAGE, TASK_LIST_DEFAULT_PER_PAGE)
+    const perPage = integerParameter(
+      ctx,
+      TASK_LIST_PARAMETERS.perPage,
+      1,
+      TASK_LIST_MAX_PER_PAGE,
+      TASK_LIST_DEFAULT_PER_PAGE,
+    )
     if (typeof perPage === 'string') return { status: 400, body: { error: perPage } }
     const search = ctx.query.get(TASK_LIST_PARAMETERS.search)?.trim().toLowerCase() || undefined
     const status = ctx.query.get(TASK_LIST_PARAMETERS.status)?.trim() || undefined
@@ -115,10 +126,11 @@ export function taskRoutes(emulator: EmulatorContext): Route[] {
     const at = now()
     const matching = Object.values(tasks().tasks)
       .map((task) => ({ task, position: positionOf(task.run, at) }))
-      .filter(({ task, position }) =>
-        (!search || task.uuid.toLowerCase().includes(search)) &&
-        (!status || position.status === status) &&
-        (!clientId || task.owner.clientId === clientId),
+      .filter(
+        ({ task, position }) =>
+          (!search || task.uuid.toLowerCase().includes(search)) &&
+          (!status || position.status === status) &&
+          (!clientId || task.owner.clientId === clientId),
       )
       .sort((a, b) => b.task.sequence - a.task.sequence)
     const start = (page - 1) * perPage
@@ -150,7 +162,12 @@ export function taskRoutes(emulator: EmulatorContext): Route[] {
     const position = positionOf(task.run, now())
     return {
       status: 200,
-      body: { status: position.status, taskId: task.uuid, updatedAt: iso(position.since), errorMessage: position.errorMessage ?? '' },
+      body: {
+        status: position.status,
+        taskId: task.uuid,
+        updatedAt: iso(position.since),
+        errorMessage: position.errorMessage ?? '',
+      },
     }
   }
 
@@ -168,10 +185,12 @@ export function taskRoutes(emulator: EmulatorContext): Route[] {
 
   // --- Helpers -----------------------------------------------------------------------------
 
-  function createTask(input: Omit<StoredTask, 'sequence' | 'createdAt' | 'transactionHash' | 'run' | 'webhook'> & {
-    webhookUrl: string | null
-    stages: TaskStage[]
-  }): StoredTask {
+  function createTask(
+    input: Omit<StoredTask, 'sequence' | 'createdAt' | 'transactionHash' | 'run' | 'webhook'> & {
+      webhookUrl: string | null
+      stages: TaskStage[]
+    },
+  ): StoredTask {
     const state = tasks()
     const at = now()
     const { webhookUrl, stages, ...rest } = input
@@ -191,7 +210,13 @@ export function taskRoutes(emulator: EmulatorContext): Route[] {
   }
 
   function newRun(stages: TaskStage[], at: number, plan: NextTaskPlan | undefined): TaskRun {
-    const run: TaskRun = { startedAt: at, timing: currentTaskTiming(emulator), stages: [...stages], failure: null, forced: null }
+    const run: TaskRun = {
+      startedAt: at,
+      timing: currentTaskTiming(emulator),
+      stages: [...stages],
+      failure: null,
+      forced: null,
+    }
     if (plan?.outcome === 'done') run.forced = { at, outcome: 'done' }
     if (plan?.outcome === 'fail') {
       // A plan naming a stage this task does not run (decommitment-only) fails its last stage.
@@ -205,7 +230,10 @@ export function taskRoutes(emulator: EmulatorContext): Route[] {
    * The checks every submission passes, in the order the service makes them: rate limit (429),
    * API key (401), a JSON body (400), the body's fields (400, every problem listed).
    */
-  async function acceptedRequest<T>(ctx: RouteContext, schema: z.ZodType<T>): Promise<{ ok: true; owner: Owner; data: T } | { ok: false; reply: Reply }> {
+  async function acceptedRequest<T>(
+    ctx: RouteContext,
+    schema: z.ZodType<T>,
+  ): Promise<{ ok: true; owner: Owner; data: T } | { ok: false; reply: Reply }> {
     const refused = throttled()
     if (refused) return { ok: false, reply: refused }
     const owner = caller(ctx)
@@ -237,14 +265,20 @@ export function taskRoutes(emulator: EmulatorContext): Route[] {
 async function jsonBody(ctx: RouteContext): Promise<{ ok: true; value: unknown } | { ok: false; reply: Reply }> {
   const type = ctx.header('content-type') ?? ''
   if (!/^application\/json\b/i.test(type.trim())) {
-    return { ok: false, reply: { status: 400, body: { error: `Content-Type must be application/json, got ${JSON.stringify(type)}` } } }
+    return {
+      ok: false,
+      reply: { status: 400, body: { error: `Content-Type must be application/json, got ${JSON.stringify(type)}` } },
+    }
   }
   try {
     return { ok: true, value: await ctx.json() }
   } catch (error) {
     if (!(error instanceof HttpError)) throw error
     const message = (error.body as { message?: unknown }).message
-    return { ok: false, reply: { status: 400, body: { error: typeof message === 'string' ? message : 'Malformed JSON body' } } }
+    return {
+      ok: false,
+      reply: { status: 400, body: { error: typeof message === 'string' ? message : 'Malformed JSON body' } },
+    }
   }
 }
 
@@ -261,7 +295,13 @@ function taskNotFound(uuid: string): Reply {
 }
 
 /** A whole-number query parameter within bounds, its default when absent, or the problem. */
-function integerParameter(ctx: RouteContext, name: string, min: number, max: number, fallback: number): number | string {
+function integerParameter(
+  ctx: RouteContext,
+  name: string,
+  min: number,
+  max: number,
+  fallback: number,
+): number | string {
   const raw = ctx.query.get(name)
   if (raw === null || raw.trim() === '') return fallback
   const value = Number(raw)

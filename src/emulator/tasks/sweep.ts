@@ -27,7 +27,12 @@ export class TaskSweeper {
    * a read or a control call never sees a task behind the clock. `extra`: the route's other
    * settings (a control route, the body of a 500).
    */
-  route(method: Route['method'], pattern: string, handler: Route['handler'], extra: Omit<Route, 'method' | 'pattern' | 'handler'>): Route {
+  route(
+    method: Route['method'],
+    pattern: string,
+    handler: Route['handler'],
+    extra: Omit<Route, 'method' | 'pattern' | 'handler'>,
+  ): Route {
     return {
       method,
       pattern,

@@ -43,10 +43,16 @@ export async function deliverWebhook(
   delivery.payload = payload
   if (!webhookHostAllowed(delivery.url, options.allowedHosts ?? [])) {
     // Nothing is sent: the delivery fails at once, and says why.
-    delivery.attempts.push({ at: new Date().toISOString(), status: null, error: `host not allowed (${showUrl(delivery.url)}); start the emulator with --webhook-host to allow it` } as WebhookAttempt)
+    delivery.attempts.push({
+      at: new Date().toISOString(),
+      status: null,
+      error: `host not allowed (${showUrl(delivery.url)}); start the emulator with --webhook-host to allow it`,
+    } as WebhookAttempt)
     delivery.state = 'failed'
     options.onAttempt()
-    options.logger.warn(`emulator: webhook to ${showUrl(delivery.url)} not sent: only this machine is allowed unless --webhook-host names the host.`)
+    options.logger.warn(
+      `emulator: webhook to ${showUrl(delivery.url)} not sent: only this machine is allowed unless --webhook-host names the host.`,
+    )
     return
   }
   delivery.state = 'sending'
@@ -91,7 +97,11 @@ async function attemptOnce(url: string, body: string): Promise<WebhookAttempt> {
     const code = (error as { code?: unknown }).code
     // A message may quote the URL, whose path or query can hold the receiver's secret (a Slack
     // or Zapier hook): it is kept and logged with the URL redacted, as everywhere else.
-    return { at, status: null, error: typeof code === 'string' ? code : scrubUrl(String((error as Error)?.message ?? error), url) }
+    return {
+      at,
+      status: null,
+      error: typeof code === 'string' ? code : scrubUrl(String((error as Error)?.message ?? error), url),
+    }
   }
 }
 

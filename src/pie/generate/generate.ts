@@ -12,7 +12,15 @@
 import { type FileHandle, mkdir, open, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { AbortedError, InvalidInputError } from '../../core/errors.ts'
-import { ADDITIONAL_DATA, EXECUTION_RESOURCES, MEMORY, METADATA, STARK_PRIME, TWO_POW_30, VERSION } from '../shared/index.ts'
+import {
+  ADDITIONAL_DATA,
+  EXECUTION_RESOURCES,
+  MEMORY,
+  METADATA,
+  STARK_PRIME,
+  TWO_POW_30,
+  VERSION,
+} from '../shared/index.ts'
 import { CELL_SIZE, toWords, writeCell } from '../validate/index.ts'
 
 /** fibonacci_compiled.json (cairo-lang 0.14.0): its words, main = pc of __main__.main, builtins. */
@@ -177,7 +185,9 @@ export async function generatePie(options: GeneratePieOptions): Promise<Generate
   const seed = options.seed ?? 1
   const programSize = options.programWords ?? FIBONACCI_SIZE
   if (!Number.isInteger(programSize) || programSize < FIBONACCI_SIZE || programSize >= TWO_POW_30) {
-    throw new InvalidInputError(`programWords must be an integer from ${FIBONACCI_SIZE} to 2^30 - 1, got ${programSize}`)
+    throw new InvalidInputError(
+      `programWords must be an integer from ${FIBONACCI_SIZE} to 2^30 - 1, got ${programSize}`,
+    )
   }
   const program = syntheticProgram(programSize, seed)
   const totalCells = Math.floor(options.memoryBytes / CELL_SIZE)
@@ -187,7 +197,8 @@ export async function generatePie(options: GeneratePieOptions): Promise<Generate
       `memory.bin of ${options.memoryBytes} bytes is too small; at least ${(programSize + OUTPUT_SIZE + MIN_EXECUTION) * CELL_SIZE} bytes`,
     )
   }
-  if (executionSize >= TWO_POW_30) throw new InvalidInputError('memory.bin too large: the execution segment must stay below 2^30 cells')
+  if (executionSize >= TWO_POW_30)
+    throw new InvalidInputError('memory.bin too large: the execution segment must stay below 2^30 cells')
   // One Cairo step per execution cell: the right order of magnitude for real traces.
   const nSteps = executionSize
   const claimIndex = 10 + (seed % 90)
@@ -230,7 +241,15 @@ export async function generatePie(options: GeneratePieOptions): Promise<Generate
   } finally {
     await memory.close()
   }
-  return { dir, memoryBytes: totalCells * CELL_SIZE, cells: totalCells, executionSize, nSteps, output, programWords: programSize }
+  return {
+    dir,
+    memoryBytes: totalCells * CELL_SIZE,
+    cells: totalCells,
+    executionSize,
+    nSteps,
+    output,
+    programWords: programSize,
+  }
 }
 
 /**
@@ -240,7 +259,13 @@ export async function generatePie(options: GeneratePieOptions): Promise<Generate
  */
 export const CAIRO1_BUILTINS = ['output', 'pedersen', 'range_check', 'bitwise', 'poseidon'] as const
 /** Cells per instance of each builtin: the counter in execution_resources.json counts instances. */
-const CELLS_PER_INSTANCE: Record<(typeof CAIRO1_BUILTINS)[number], number> = { output: 1, pedersen: 3, range_check: 1, bitwise: 5, poseidon: 6 }
+const CELLS_PER_INSTANCE: Record<(typeof CAIRO1_BUILTINS)[number], number> = {
+  output: 1,
+  pedersen: 3,
+  range_check: 1,
+  bitwise: 5,
+  poseidon: 6,
+}
 /** Extra segments: the arrays and dictionaries a Cairo 1 run allocates with hints (AllocSegment, the segment arena). */
 const CAIRO1_ARRAYS = 6
 const CAIRO1_MIN_PROGRAM = 16
@@ -261,11 +286,13 @@ async function generateCairo1Pie(options: GeneratePieOptions): Promise<Generated
   const seed = options.seed ?? 1
   const programSize = options.programWords ?? CAIRO1_DEFAULT_PROGRAM
   if (!Number.isInteger(programSize) || programSize < CAIRO1_MIN_PROGRAM || programSize >= TWO_POW_30) {
-    throw new InvalidInputError(`programWords must be an integer from ${CAIRO1_MIN_PROGRAM} to 2^30 - 1, got ${programSize}`)
+    throw new InvalidInputError(
+      `programWords must be an integer from ${CAIRO1_MIN_PROGRAM} to 2^30 - 1, got ${programSize}`,
+    )
   }
   const program = instructionLike([], programSize, seed)
   const totalCells = Math.floor(options.memoryBytes / CELL_SIZE)
-  const count = seed % 8 + 4
+  const count = (seed % 8) + 4
   const output = [0n, BigInt(count), ...Array.from({ length: count }, (_, k) => fibonacci(k + 1))]
 
   // Segments: program 0, execution 1, builtins 2.., ret_fp, ret_pc, then the arrays.
@@ -286,15 +313,20 @@ async function generateCairo1Pie(options: GeneratePieOptions): Promise<Generated
   const executionSize = totalCells - fixedCells
   if (executionSize < MIN_EXECUTION + 2 * CAIRO1_BUILTINS.length) {
     const needed = (fixedCells + MIN_EXECUTION + 2 * CAIRO1_BUILTINS.length) * CELL_SIZE
-    throw new InvalidInputError(`memory.bin of ${options.memoryBytes} bytes is too small for a Cairo 1 shaped PIE; at least ${needed} bytes`)
+    throw new InvalidInputError(
+      `memory.bin of ${options.memoryBytes} bytes is too small for a Cairo 1 shaped PIE; at least ${needed} bytes`,
+    )
   }
-  if (executionSize >= TWO_POW_30) throw new InvalidInputError('memory.bin too large: the execution segment must stay below 2^30 cells')
+  if (executionSize >= TWO_POW_30)
+    throw new InvalidInputError('memory.bin too large: the execution segment must stay below 2^30 cells')
   const nSteps = executionSize
   const dir = options.outDir
   await mkdir(dir, { recursive: true })
 
   const segment = (index: number, size: number) => `{"index": ${index}, "size": ${size}}`
-  const builtinSegments = CAIRO1_BUILTINS.map((name) => `"${name}": ${segment(builtinIndex(name), builtinSizes[name])}`).join(', ')
+  const builtinSegments = CAIRO1_BUILTINS.map(
+    (name) => `"${name}": ${segment(builtinIndex(name), builtinSizes[name])}`,
+  ).join(', ')
   const metadata =
     `{"program": {"prime": ${STARK_PRIME}, "data": [${program.join(', ')}], ` +
     `"builtins": [${CAIRO1_BUILTINS.map((name) => `"${name}"`).join(', ')}], "main": 0}, ` +
@@ -303,9 +335,17 @@ async function generateCairo1Pie(options: GeneratePieOptions): Promise<Generated
     `"builtin_segments": {${builtinSegments}}, ` +
     `"extra_segments": [${arrays.map((array) => segment(array.segment, array.size)).join(', ')}]}`
   await writeFile(join(dir, METADATA), metadata)
-  const counters = CAIRO1_BUILTINS.map((name) => `"${name}_builtin": ${builtinSizes[name] / CELLS_PER_INSTANCE[name]}`).join(', ')
-  await writeFile(join(dir, EXECUTION_RESOURCES), `{"n_steps": ${nSteps}, "builtin_instance_counter": {${counters}}, "n_memory_holes": 0}`)
-  const pedersenResults = Array.from({ length: builtinSizes.pedersen / 3 }, (_, k) => `[${builtinIndex('pedersen')}, ${3 * k + 2}]`)
+  const counters = CAIRO1_BUILTINS.map(
+    (name) => `"${name}_builtin": ${builtinSizes[name] / CELLS_PER_INSTANCE[name]}`,
+  ).join(', ')
+  await writeFile(
+    join(dir, EXECUTION_RESOURCES),
+    `{"n_steps": ${nSteps}, "builtin_instance_counter": {${counters}}, "n_memory_holes": 0}`,
+  )
+  const pedersenResults = Array.from(
+    { length: builtinSizes.pedersen / 3 },
+    (_, k) => `[${builtinIndex('pedersen')}, ${3 * k + 2}]`,
+  )
   await writeFile(
     join(dir, ADDITIONAL_DATA),
     `{"output_builtin": {"pages": {}, "attributes": {}}, "pedersen_builtin": [${pedersenResults.join(', ')}], ` +
@@ -349,13 +389,23 @@ async function generateCairo1Pie(options: GeneratePieOptions): Promise<Generated
     // Each array: its words, some of them pointers to the next array (an array of spans).
     for (const [a, array] of arrays.entries()) {
       const next = arrays[(a + 1) % arrays.length]!
-      await memory.cells(array.segment, array.size, (k) => (k % 4 === 3 ? { segment: next.segment, offset: k } : BigInt(random() & 0xffffff)))
+      await memory.cells(array.segment, array.size, (k) =>
+        k % 4 === 3 ? { segment: next.segment, offset: k } : BigInt(random() & 0xffffff),
+      )
     }
     await memory.flush()
   } finally {
     await memory.close()
   }
-  return { dir, memoryBytes: totalCells * CELL_SIZE, cells: totalCells, executionSize, nSteps, output, programWords: programSize }
+  return {
+    dir,
+    memoryBytes: totalCells * CELL_SIZE,
+    cells: totalCells,
+    executionSize,
+    nSteps,
+    output,
+    programWords: programSize,
+  }
 }
 
 /** memory.bin written front to back through one 4 MiB buffer, so any size takes flat memory. */
@@ -456,7 +506,8 @@ function executionFiller(size: number, seed: number, shape: ExecutionShape) {
       // last ones its end (the builtins' final pointers).
       const fromEnd = size - 1 - offset
       if (offset < shape.entry.length) setPointer(view, at, shape.entry[offset]!.segment, shape.entry[offset]!.offset)
-      else if (fromEnd < shape.exit.length) setPointer(view, at, shape.exit[fromEnd]!.segment, shape.exit[fromEnd]!.offset)
+      else if (fromEnd < shape.exit.length)
+        setPointer(view, at, shape.exit[fromEnd]!.segment, shape.exit[fromEnd]!.offset)
       else {
         const frame = Math.floor(offset / FRAME)
         switch (offset % FRAME) {

@@ -67,7 +67,13 @@ export function shortString(text: string): bigint {
  * ```
  */
 export function programHashChain(program: ProgramForHash): bigint[] {
-  return [0n, BigInt(program.main), BigInt(program.builtins.length), ...program.builtins.map(shortString), ...program.data]
+  return [
+    0n,
+    BigInt(program.main),
+    BigInt(program.builtins.length),
+    ...program.builtins.map(shortString),
+    ...program.data,
+  ]
 }
 
 /**
@@ -194,7 +200,11 @@ function cached(digest: string): Partial<Record<ProgramHashVariant, bigint>> {
  * console.log(toHex(computeProgramHash(program)))
  * ```
  */
-export function computeProgramHash(program: ProgramForHash, variant: ProgramHashVariant = 'pedersen', digest?: string): bigint {
+export function computeProgramHash(
+  program: ProgramForHash,
+  variant: ProgramHashVariant = 'pedersen',
+  digest?: string,
+): bigint {
   const entry = cached(digest ?? programDigest(program))
   return (entry[variant] ??= hashChain(programHashChain(program), variant))
 }

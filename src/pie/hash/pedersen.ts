@@ -66,7 +66,17 @@ function createEngine(module: WasmModule): HashEngine {
     toMont(out: number, a: number): void
     buildTable(out: number, base: number, w: number, windows: number, work: number): void
     loadWords(src: number, count: number, dst: number): void
-    firstHalves(words: number, count: number, shift: number, low: number, w: number, high: number, out: number, flags: number, work: number): void
+    firstHalves(
+      words: number,
+      count: number,
+      shift: number,
+      low: number,
+      w: number,
+      high: number,
+      out: number,
+      flags: number,
+      work: number,
+    ): void
     chain(halves: number, flags: number, count: number, low: number, w: number, high: number, hash: number): number
     fromMont(out: number, a: number): void
     poseidonAbsorb(state: number, words: number, count: number, constants: number): void
@@ -184,7 +194,8 @@ function createEngine(module: WasmModule): HashEngine {
       memory().set(input.subarray(start * 32, end * 32), words32)
       wasm.loadWords(words32, n, words)
       wasm.firstHalves(words, n, points[0]!, t.low1, NARROW, t.high2, halves, flags, work)
-      if (wasm.chain(halves, flags, n, low3, w3, t.high4, hash) !== n) throw new Error('Pedersen hash reached the point at infinity')
+      if (wasm.chain(halves, flags, n, low3, w3, t.high4, hash) !== n)
+        throw new Error('Pedersen hash reached the point at infinity')
       running = readPlain(hash)
       end = start
       yield
@@ -301,7 +312,12 @@ while (!step.done) step = steps.next();
 parentPort.postMessage(step.value);
 `)
 
-function hashOnWorker(words: Uint8Array, count: number, wide: boolean, signal: AbortSignal | undefined): Promise<bigint> {
+function hashOnWorker(
+  words: Uint8Array,
+  count: number,
+  wide: boolean,
+  signal: AbortSignal | undefined,
+): Promise<bigint> {
   return new Promise<bigint>((resolve, reject) => {
     const worker = new Worker(workerSource(), {
       eval: true,
@@ -320,6 +336,8 @@ function hashOnWorker(words: Uint8Array, count: number, wide: boolean, signal: A
     signal?.addEventListener('abort', onAbort, { once: true })
     worker.once('message', (hash: bigint) => finish(() => resolve(hash)))
     worker.once('error', (error) => finish(() => reject(error)))
-    worker.once('exit', (code) => finish(() => reject(new Error(`the Pedersen worker exited (code ${code}) before its result`))))
+    worker.once('exit', (code) =>
+      finish(() => reject(new Error(`the Pedersen worker exited (code ${code}) before its result`))),
+    )
   })
 }

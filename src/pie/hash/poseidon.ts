@@ -18,7 +18,10 @@ const ROUND_CONSTANTS = 91 * 3
 
 /** Hades' round constants, in order (round by round, lane by lane). */
 export function hadesRoundConstants(): bigint[] {
-  return Array.from({ length: ROUND_CONSTANTS }, (_, i) => BigInt(`0x${createHash('sha256').update(`Hades${i}`).digest('hex')}`) % STARK_PRIME)
+  return Array.from(
+    { length: ROUND_CONSTANTS },
+    (_, i) => BigInt(`0x${createHash('sha256').update(`Hades${i}`).digest('hex')}`) % STARK_PRIME,
+  )
 }
 
 let roundConstants: Uint8Array | undefined

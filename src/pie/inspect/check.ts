@@ -112,7 +112,8 @@ export function compareQueryFacts(record: QueryFacts, inspection: PieInspection)
     checked.push('programHash')
     // Blake first: it costs next to nothing and spares the other two when it matches.
     variant = MATCH_ORDER.find((v) => same(record.programHash!, hashOf(v))) ?? null
-    if (!variant) mismatches.push({ field: 'programHash', expected: toHex(hashOf('pedersen')), actual: record.programHash })
+    if (!variant)
+      mismatches.push({ field: 'programHash', expected: toHex(hashOf('pedersen')), actual: record.programHash })
     // A mismatching program hash: judge the facts against SHARP's default, Pedersen.
     candidates = [variant ?? 'pedersen']
   }
@@ -129,7 +130,9 @@ export function compareQueryFacts(record: QueryFacts, inspection: PieInspection)
   // Without a program hash from the service, pick the variant its facts fit, if any.
   if (candidates.length > 1) {
     const fitting = candidates.find((v) =>
-      facts.every(([field, reported, compute]) => typeof reported !== 'string' || same(reported, factOf(field, v, compute))),
+      facts.every(
+        ([field, reported, compute]) => typeof reported !== 'string' || same(reported, factOf(field, v, compute)),
+      ),
     )
     const anyReported = facts.some(([, reported]) => typeof reported === 'string')
     if (fitting && anyReported) variant = fitting
@@ -218,10 +221,17 @@ export async function assertQueryFacts(
  */
 export function factMismatchError(result: FactCheckResult): FactMismatchError {
   if (result.mismatches.length === 0) {
-    return new FactMismatchError('The service reported no fact to compare with the PIE (sharpFactHash and integrityFactHash are null or absent)')
+    return new FactMismatchError(
+      'The service reported no fact to compare with the PIE (sharpFactHash and integrityFactHash are null or absent)',
+    )
   }
   const fields = result.mismatches.map((m) => m.field)
-  return new FactMismatchError(`The service's ${fields.join(' and ')} ${fields.length === 1 ? 'differs' : 'differ'} from the PIE's`, {
-    metaMessages: result.mismatches.map((m) => `${m.field}: the service says ${m.actual}, the PIE gives ${m.expected}`),
-  })
+  return new FactMismatchError(
+    `The service's ${fields.join(' and ')} ${fields.length === 1 ? 'differs' : 'differ'} from the PIE's`,
+    {
+      metaMessages: result.mismatches.map(
+        (m) => `${m.field}: the service says ${m.actual}, the PIE gives ${m.expected}`,
+      ),
+    },
+  )
 }

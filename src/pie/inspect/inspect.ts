@@ -13,7 +13,13 @@ import { stat } from 'node:fs/promises'
 import type { JobSize } from '../../schemas/proving-constants.ts'
 import { sha256Bytes, sha256File, toHex, type FactTopology } from '../shared/index.ts'
 import type { PieInput } from '../read/index.ts'
-import { analysePie, factTopologyFromAdditionalData, invalidPieError, type PieSummary, type ValidatePieOptions } from '../validate/index.ts'
+import {
+  analysePie,
+  factTopologyFromAdditionalData,
+  invalidPieError,
+  type PieSummary,
+  type ValidatePieOptions,
+} from '../validate/index.ts'
 import {
   computeProgramHash,
   computeProgramHashAsync,

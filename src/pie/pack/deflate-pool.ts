@@ -123,7 +123,12 @@ export async function closeDeflatePools(): Promise<void> {
   await Promise.all([...livePools].map((pool) => pool.close()))
 }
 
-type Pending = { resolve: (block: CompressedBlock) => void; reject: (error: Error) => void; worker: number; slot: number }
+type Pending = {
+  resolve: (block: CompressedBlock) => void
+  reject: (error: Error) => void
+  worker: number
+  slot: number
+}
 type Reply = { id: number; length?: number; crc?: number; data?: Uint8Array; error?: string }
 
 /**
@@ -151,7 +156,10 @@ export function createBlockCompressor(options: {
       input: (slot) => inputs[slot]!,
       compress: async (slot, length, final, memLevel = DEFAULT_MEM_LEVEL) => {
         const input = inputs[slot]!.subarray(0, length)
-        return { data: zlib.deflateRawSync(input, deflateOptions(level, final, capacity, memLevel)), crc32: zlib.crc32(input) >>> 0 }
+        return {
+          data: zlib.deflateRawSync(input, deflateOptions(level, final, capacity, memLevel)),
+          crc32: zlib.crc32(input) >>> 0,
+        }
       },
       close: async () => {},
     }
@@ -173,7 +181,10 @@ export function createBlockCompressor(options: {
   }
 
   for (let w = 0; w < options.workers; w++) {
-    const worker = new Worker(WORKER_CODE, { eval: true, workerData: { shared, blockSize, capacity, level, ownOutput } })
+    const worker = new Worker(WORKER_CODE, {
+      eval: true,
+      workerData: { shared, blockSize, capacity, level, ownOutput },
+    })
     worker.on('message', (reply: Reply) => {
       const task = pending.get(reply.id)
       if (!task) return

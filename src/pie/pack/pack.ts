@@ -88,7 +88,10 @@ const HEADER_FIRST_BLOCKS = 4
 // the zips of small PIEs are the bytes they always were.
 const LARGE_ENTRY_MEM_LEVEL = 9
 
-type Settings = Required<Omit<PackPieOptions, 'signal' | 'beforeRename' | 'taps'>> & { signal: AbortSignal | undefined; taps: PackTaps }
+type Settings = Required<Omit<PackPieOptions, 'signal' | 'beforeRename' | 'taps'>> & {
+  signal: AbortSignal | undefined
+  taps: PackTaps
+}
 
 function settings(options: PackPieOptions): Settings {
   const level = options.level ?? 1
@@ -97,7 +100,9 @@ function settings(options: PackPieOptions): Settings {
   }
   const blockSize = options.blockSize ?? DEFAULT_BLOCK_SIZE
   if (!Number.isInteger(blockSize) || blockSize < 64 * 1024) {
-    throw new InvalidInputError(`block size must be an integer of at least 64 KiB, got ${blockSize}`, { input: 'blockSize' })
+    throw new InvalidInputError(`block size must be an integer of at least 64 KiB, got ${blockSize}`, {
+      input: 'blockSize',
+    })
   }
   return {
     level,
@@ -197,7 +202,13 @@ async function writeZip(files: PieDirFile[], sink: Sink, s: Settings): Promise<P
   const workers = totalBytes <= INLINE_MAX_BLOCKS * s.blockSize ? 0 : s.workers
   const slots = Math.max(2, SLOTS_PER_WORKER * workers)
   // With an output tap, the zip's bytes are handed on to be kept: the workers hand over buffers of their own.
-  const compressor = createBlockCompressor({ workers, level: s.level, blockSize: s.blockSize, slots, ownOutput: s.taps.output !== undefined })
+  const compressor = createBlockCompressor({
+    workers,
+    level: s.level,
+    blockSize: s.blockSize,
+    slots,
+    ownOutput: s.taps.output !== undefined,
+  })
   const central: CentralEntry[] = []
   try {
     for (const file of files) {
@@ -214,7 +225,12 @@ async function writeZip(files: PieDirFile[], sink: Sink, s: Settings): Promise<P
       } else {
         const blocks: Uint8Array[] = []
         // A block in a shared slot is copied: the slot is reused before the header goes out.
-        result = await compressFile(file, compressor, s, async (data) => void blocks.push(data.buffer instanceof SharedArrayBuffer ? data.slice() : data))
+        result = await compressFile(
+          file,
+          compressor,
+          s,
+          async (data) => void blocks.push(data.buffer instanceof SharedArrayBuffer ? data.slice() : data),
+        )
         await sink.write(localHeader({ ...header, ...result }))
         for (const block of blocks) await sink.write(block)
       }
@@ -288,9 +304,12 @@ export async function packPie(dir: string, out: string, options: PackPieOptions 
   if (outInfo?.isDirectory()) throw new InvalidInputError(`Output ${out} is a directory; give the zip's file name`)
   const temp = join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
   const handle = await open(temp, 'wx').catch((error: NodeJS.ErrnoException) => {
-    throw new InvalidInputError(`Cannot write ${out}: ${error.code === 'ENOENT' ? 'its folder does not exist' : error.message}`, {
-      cause: error,
-    })
+    throw new InvalidInputError(
+      `Cannot write ${out}: ${error.code === 'ENOENT' ? 'its folder does not exist' : error.message}`,
+      {
+        cause: error,
+      },
+    )
   })
   let closed = false
   try {

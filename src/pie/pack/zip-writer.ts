@@ -62,7 +62,14 @@ const encoder = new TextEncoder()
  * The fields the local and the central header share, in the same order (APPNOTE 4.3.7 and
  * 4.3.12), from "version needed to extract" to "extra field length": 26 bytes from `at`.
  */
-function writeSharedFields(dv: DataView, at: number, entry: EntryHeader, version: number, nameLength: number, extraLength: number): void {
+function writeSharedFields(
+  dv: DataView,
+  at: number,
+  entry: EntryHeader,
+  version: number,
+  nameLength: number,
+  extraLength: number,
+): void {
   dv.setUint16(at, version, true)
   dv.setUint16(at + 2, entry.descriptor ? FLAG_DATA_DESCRIPTOR : 0, true)
   dv.setUint16(at + 4, entry.method, true)
@@ -153,8 +160,7 @@ export function endRecords(options: {
   forceZip64?: boolean
 }): Uint8Array {
   const { entryCount, centralDirectoryOffset: cdOffset, centralDirectorySize: cdSize } = options
-  const zip64 =
-    options.forceZip64 || options.anyZip64 || entryCount >= 0xffff || cdOffset >= MAX32 || cdSize >= MAX32
+  const zip64 = options.forceZip64 || options.anyZip64 || entryCount >= 0xffff || cdOffset >= MAX32 || cdSize >= MAX32
   const out = new Uint8Array((zip64 ? 56 + 20 : 0) + 22)
   const dv = new DataView(out.buffer)
   let at = 0

@@ -5,7 +5,13 @@
  */
 import { lstat, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { ENTRY_SIZE_LIMITS, PIE_ENTRY_ORDER, REQUIRED_ENTRIES, isPieEntryName, type PieEntryName } from '../shared/index.ts'
+import {
+  ENTRY_SIZE_LIMITS,
+  PIE_ENTRY_ORDER,
+  REQUIRED_ENTRIES,
+  isPieEntryName,
+  type PieEntryName,
+} from '../shared/index.ts'
 
 export type PieDirFile = { name: PieEntryName; path: string; size: number }
 

@@ -8,9 +8,23 @@ import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { basename } from 'node:path'
 import { InvalidInputError } from '../../core/errors.ts'
-import { ENTRY_SIZE_LIMITS, PIE_ENTRY_ORDER, REQUIRED_ENTRIES, isPieEntryName, type PieEntryName } from '../shared/index.ts'
+import {
+  ENTRY_SIZE_LIMITS,
+  PIE_ENTRY_ORDER,
+  REQUIRED_ENTRIES,
+  isPieEntryName,
+  type PieEntryName,
+} from '../shared/index.ts'
 import { listPieDir } from './directory.ts'
-import { ZipFormatError, bytesSource, openFileSource, readZipEntry, type ByteSource, type ZipEntry, type ZipReason } from './zip.ts'
+import {
+  ZipFormatError,
+  bytesSource,
+  openFileSource,
+  readZipEntry,
+  type ByteSource,
+  type ZipEntry,
+  type ZipReason,
+} from './zip.ts'
 import { readZipDirectory } from './zip-directory.ts'
 import { checkZipLayout } from './zip-layout.ts'
 
@@ -46,14 +60,24 @@ export type PieSource = {
   close(): Promise<void>
 }
 
-const COMPRESSION_NAMES: Record<number, string> = { 0: 'stored', 8: 'DEFLATE', 9: 'DEFLATE64', 12: 'bzip2', 14: 'LZMA', 93: 'zstd' }
+const COMPRESSION_NAMES: Record<number, string> = {
+  0: 'stored',
+  8: 'DEFLATE',
+  9: 'DEFLATE64',
+  12: 'bzip2',
+  14: 'LZMA',
+  93: 'zstd',
+}
 
 export async function openPie(input: PieInput): Promise<PieSource> {
   if (typeof input !== 'string') return openZip(bytesSource(input), 'pie.zip', undefined)
   const info = await stat(input).catch((error: NodeJS.ErrnoException) => {
-    throw new InvalidInputError(`Cannot read the PIE at ${input}: ${error.code === 'ENOENT' ? 'no such file or directory' : error.message}`, {
-      cause: error,
-    })
+    throw new InvalidInputError(
+      `Cannot read the PIE at ${input}: ${error.code === 'ENOENT' ? 'no such file or directory' : error.message}`,
+      {
+        cause: error,
+      },
+    )
   })
   if (info.isDirectory()) return openDirectory(input)
   const source = await openFileSource(input)
@@ -62,7 +86,8 @@ export async function openPie(input: PieInput): Promise<PieSource> {
 
 async function openZip(source: ByteSource, label: string, path: string | undefined): Promise<PieSource> {
   const problems: ContainerProblem[] = []
-  const refuse = (line: string, reason: ZipReason = 'cairo-lang') => problems.push({ line: `${label}: ${line}`, reason })
+  const refuse = (line: string, reason: ZipReason = 'cairo-lang') =>
+    problems.push({ line: `${label}: ${line}`, reason })
   // The copy of each name Python's zipfile opens: the last (its NameToInfo).
   const found = new Map<PieEntryName, ZipEntry>()
   const head = await source.read(0, 4)
@@ -86,7 +111,10 @@ async function openZip(source: ByteSource, label: string, path: string | undefin
     const name = entry.name
     if (seen.has(name)) {
       // Python and the zip crate open the last copy; unzip, browsers and archive viewers show the first.
-      refuse(`entry "${name}" appears more than once (Python's zipfile and cairo-vm's zip crate read the last copy, other tools the first)`, 'ambiguous-container')
+      refuse(
+        `entry "${name}" appears more than once (Python's zipfile and cairo-vm's zip crate read the last copy, other tools the first)`,
+        'ambiguous-container',
+      )
       continue
     }
     seen.add(name)
@@ -96,7 +124,9 @@ async function openZip(source: ByteSource, label: string, path: string | undefin
     // cairo-lang's verify_zip_format requires DEFLATE of every entry, and exactly the PIE's names.
     if (entry.method !== 8) {
       const method = COMPRESSION_NAMES[entry.method] ?? 'unknown'
-      refuse(`entry "${name}" uses compression method ${entry.method} (${method}); cairo-lang requires DEFLATE (method 8)`)
+      refuse(
+        `entry "${name}" uses compression method ${entry.method} (${method}); cairo-lang requires DEFLATE (method 8)`,
+      )
     }
     if (name.startsWith('__MACOSX/') || name.split('/').some((part) => part.startsWith('._'))) {
       refuse(`entry "${name}" is macOS metadata (__MACOSX/ or ._ file); not allowed in a PIE`)
@@ -113,7 +143,8 @@ async function openZip(source: ByteSource, label: string, path: string | undefin
     }
   }
   for (const [name, entry] of found) {
-    if (entry.uncompressedSize >= ENTRY_SIZE_LIMITS[name]) refuse(`entry "${name}" is ${entry.uncompressedSize} bytes; cairo-lang accepts under ${ENTRY_SIZE_LIMITS[name]}`)
+    if (entry.uncompressedSize >= ENTRY_SIZE_LIMITS[name])
+      refuse(`entry "${name}" is ${entry.uncompressedSize} bytes; cairo-lang accepts under ${ENTRY_SIZE_LIMITS[name]}`)
   }
   // (A zip whose directory cannot be read at all has said so: nothing is missing from it.)
   if (read) {
@@ -126,7 +157,9 @@ async function openZip(source: ByteSource, label: string, path: string | undefin
     problems,
     entries: PIE_ENTRY_ORDER.flatMap((name) => {
       const entry = found.get(name)
-      return entry ? [{ name, size: entry.uncompressedSize, compressedSize: entry.compressedSize, method: entry.method }] : []
+      return entry
+        ? [{ name, size: entry.uncompressedSize, compressedSize: entry.compressedSize, method: entry.method }]
+        : []
     }),
     has: (name) => found.has(name),
     open(name) {
@@ -146,7 +179,10 @@ async function openDirectory(dir: string): Promise<PieSource> {
     label: `${dir.replace(/\/+$/, '')}/`,
     path: dir,
     // A link or a special file: what the zip would hold depends on what it points to.
-    problems: listing.problems.map((line) => ({ line, reason: /symbolic link|not a regular file/.test(line) ? 'ambiguous-container' : 'cairo-lang' })),
+    problems: listing.problems.map((line) => ({
+      line,
+      reason: /symbolic link|not a regular file/.test(line) ? 'ambiguous-container' : 'cairo-lang',
+    })),
     entries: listing.files.map((file) => ({ name: file.name, size: file.size })),
     has: (name) => files.has(name),
     open(name) {

@@ -80,7 +80,10 @@ async function readZip64End(source: ByteSource, end: ZipEnd): Promise<void> {
   if (lv.getUint32(0, true) !== SIG_ZIP64_LOCATOR) return
   const locatorDisk = lv.getUint32(4, true)
   const locatorDisks = lv.getUint32(16, true)
-  if (locatorDisk !== 0 || locatorDisks > 1) throw new ZipFormatError('the ZIP64 locator says the archive spans several disks, which Python\'s zipfile does not read')
+  if (locatorDisk !== 0 || locatorDisks > 1)
+    throw new ZipFormatError(
+      "the ZIP64 locator says the archive spans several disks, which Python's zipfile does not read",
+    )
   const recordOffset = end.offset - LOCATOR_SIZE - ZIP64_EOCD_SIZE
   // Python seeks there; before the start of the file that is an OSError, "not a zip file".
   if (recordOffset < 0) throw new ZipFormatError(NOT_A_ZIP)
@@ -113,7 +116,10 @@ export function* extraFields(extra: Uint8Array): Generator<{ id: number; data: U
   while (extra.length - at >= 4) {
     const id = ev.getUint16(at, true)
     const size = ev.getUint16(at + 2, true)
-    if (at + 4 + size > extra.length) throw new ZipFormatError(`a corrupt extra field: field 0x${id.toString(16).padStart(4, '0')} declares ${size} bytes, ${extra.length - at - 4} follow`)
+    if (at + 4 + size > extra.length)
+      throw new ZipFormatError(
+        `a corrupt extra field: field 0x${id.toString(16).padStart(4, '0')} declares ${size} bytes, ${extra.length - at - 4} follow`,
+      )
     yield { id, data: extra.subarray(at + 4, at + 4 + size), at }
     at += 4 + size
   }
@@ -137,20 +143,29 @@ export async function readZipDirectory(source: ByteSource): Promise<ZipDirectory
   let at = 0
   while (at < directorySize) {
     const where = `central directory record ${entries.length} (byte ${start + at})`
-    if (at + 46 > cd.length) throw new ZipFormatError(`${where}: the central directory is truncated (it declares ${directorySize} bytes)`)
-    if (cv.getUint32(at, true) !== SIG_CENTRAL) throw new ZipFormatError(`${where}: bad signature for a central directory record (the directory declares ${directorySize} bytes)`)
+    if (at + 46 > cd.length)
+      throw new ZipFormatError(`${where}: the central directory is truncated (it declares ${directorySize} bytes)`)
+    if (cv.getUint32(at, true) !== SIG_CENTRAL)
+      throw new ZipFormatError(
+        `${where}: bad signature for a central directory record (the directory declares ${directorySize} bytes)`,
+      )
     const flags = cv.getUint16(at + 8, true)
     const nameLength = cv.getUint16(at + 28, true)
     const extraLength = cv.getUint16(at + 30, true)
     const commentLength = cv.getUint16(at + 32, true)
     // Python reads what there is of each part (short at the directory's end).
     const nameBytes = cd.subarray(at + 46, Math.min(cd.length, at + 46 + nameLength))
-    const extra = cd.subarray(Math.min(cd.length, at + 46 + nameLength), Math.min(cd.length, at + 46 + nameLength + extraLength))
+    const extra = cd.subarray(
+      Math.min(cd.length, at + 46 + nameLength),
+      Math.min(cd.length, at + 46 + nameLength + extraLength),
+    )
     const name = decodeName(nameBytes, flags, where)
     const versionNeeded = cv.getUint16(at + 6, true)
     // Python reads only the low byte as the version.
     if ((versionNeeded & 0xff) > PYTHON_MAX_EXTRACT_VERSION) {
-      throw new ZipFormatError(`entry "${name}" needs zip version ${((versionNeeded & 0xff) / 10).toFixed(1)} to extract; Python's zipfile reads up to ${PYTHON_MAX_EXTRACT_VERSION / 10}`)
+      throw new ZipFormatError(
+        `entry "${name}" needs zip version ${((versionNeeded & 0xff) / 10).toFixed(1)} to extract; Python's zipfile reads up to ${PYTHON_MAX_EXTRACT_VERSION / 10}`,
+      )
     }
     let uncompressedSize = cv.getUint32(at + 24, true)
     let compressedSize = cv.getUint32(at + 20, true)
@@ -163,7 +178,8 @@ export async function readZipDirectory(source: ByteSource): Promise<ZipDirectory
       const fv = view(field.data)
       let p = 0
       const next = (what: string) => {
-        if (p + 8 > field.data.length) throw new ZipFormatError(`entry "${name}": a corrupt ZIP64 extra field (${what} not found)`)
+        if (p + 8 > field.data.length)
+          throw new ZipFormatError(`entry "${name}": a corrupt ZIP64 extra field (${what} not found)`)
         const value = u64(fv, p)
         p += 8
         return value

@@ -60,14 +60,20 @@ export async function checkZipLayout(source: ByteSource, directory: ZipDirectory
   for (let at = lastEndSignature(tail); at >= 0; at = lastEndSignature(tail, at + 3)) {
     // Another end record whose comment would run to the end of the file: the one Python reads is inside its comment.
     if (at + 22 <= tail.length && base + at + 22 + view(tail).getUint16(at + 20, true) === source.size) {
-      problems.push(`the end record's signature also stands at byte ${base + at}, where an end record whose comment holds the real one begins; readers differ on which is the archive's`)
+      problems.push(
+        `the end record's signature also stands at byte ${base + at}, where an end record whose comment holds the real one begins; readers differ on which is the archive's`,
+      )
       break
     }
   }
-  if (end.orphanLocator) problems.push('a ZIP64 locator stands before the end record without a ZIP64 end record before it; Python ignores it, other readers follow it')
+  if (end.orphanLocator)
+    problems.push(
+      'a ZIP64 locator stands before the end record without a ZIP64 end record before it; Python ignores it, other readers follow it',
+    )
   const records = entries.length
   const classic = (value: number, real: number, marker: number, what: string) => {
-    if (value !== real && !(z && value === marker)) problems.push(`the end record says ${what} ${value}, the archive has ${real}`)
+    if (value !== real && !(z && value === marker))
+      problems.push(`the end record says ${what} ${value}, the archive has ${real}`)
   }
   classic(end.disk, 0, 0xffff, 'disk number')
   classic(end.diskWithDirectory, 0, 0xffff, 'the directory starts on disk')
@@ -76,26 +82,46 @@ export async function checkZipLayout(source: ByteSource, directory: ZipDirectory
   if (z) {
     classic(end.directorySize, z.directorySize, MAX32, 'the directory is bytes long:')
     classic(end.directoryOffset, z.directoryOffset, MAX32, 'the directory starts at byte')
-    if (z.entries !== records || z.entriesOnDisk !== records) problems.push(`the ZIP64 end record counts ${z.entries} entries (${z.entriesOnDisk} on this disk); the directory holds ${records} records`)
-    if (z.disk !== 0 || z.diskWithDirectory !== 0 || z.locatorDisks !== 1) problems.push('the ZIP64 records name disks other than one single disk')
-    if (z.recordSize !== 44) problems.push(`the ZIP64 end record declares ${z.recordSize} bytes after its first 12 (44 without extensible data, where Python reads it)`)
-    if (z.locatorRecordOffset !== z.recordOffset) problems.push(`the ZIP64 locator points at byte ${z.locatorRecordOffset}; the ZIP64 end record Python reads is at byte ${z.recordOffset}`)
-    if (z.versionNeeded > MAX_VERSION_NEEDED) problems.push(`the ZIP64 end record needs version ${z.versionNeeded / 10} to extract`)
+    if (z.entries !== records || z.entriesOnDisk !== records)
+      problems.push(
+        `the ZIP64 end record counts ${z.entries} entries (${z.entriesOnDisk} on this disk); the directory holds ${records} records`,
+      )
+    if (z.disk !== 0 || z.diskWithDirectory !== 0 || z.locatorDisks !== 1)
+      problems.push('the ZIP64 records name disks other than one single disk')
+    if (z.recordSize !== 44)
+      problems.push(
+        `the ZIP64 end record declares ${z.recordSize} bytes after its first 12 (44 without extensible data, where Python reads it)`,
+      )
+    if (z.locatorRecordOffset !== z.recordOffset)
+      problems.push(
+        `the ZIP64 locator points at byte ${z.locatorRecordOffset}; the ZIP64 end record Python reads is at byte ${z.recordOffset}`,
+      )
+    if (z.versionNeeded > MAX_VERSION_NEEDED)
+      problems.push(`the ZIP64 end record needs version ${z.versionNeeded / 10} to extract`)
   }
   if (end.shift !== 0) {
-    const what = end.shift > 0 ? `${end.shift} bytes stand before the archive (or between its directory and end record)` : 'the end record places the directory past where it ends'
-    problems.push(`${what}: the directory is read at byte ${end.directoryStart}, the end record says ${end.directoryOffset}; readers differ on where entries are`)
+    const what =
+      end.shift > 0
+        ? `${end.shift} bytes stand before the archive (or between its directory and end record)`
+        : 'the end record places the directory past where it ends'
+    problems.push(
+      `${what}: the directory is read at byte ${end.directoryStart}, the end record says ${end.directoryOffset}; readers differ on where entries are`,
+    )
   }
 
   // The directory's records: exactly as many as counted, filling exactly its declared size.
   const declaredSize = z ? z.directorySize : end.directorySize
   const used = entries.reduce((sum, entry) => sum + entry.recordLength, 0)
-  if (used !== declaredSize) problems.push(`the directory's records take ${used} bytes, the end record declares ${declaredSize}`)
-  if (end.directoryStart + declaredSize > source.size) problems.push(`the directory (${declaredSize} bytes from byte ${end.directoryStart}) runs past the end of the file`)
+  if (used !== declaredSize)
+    problems.push(`the directory's records take ${used} bytes, the end record declares ${declaredSize}`)
+  if (end.directoryStart + declaredSize > source.size)
+    problems.push(`the directory (${declaredSize} bytes from byte ${end.directoryStart}) runs past the end of the file`)
   for (const entry of entries) problems.push(...recordProblems(entry, end.shift))
 
   // The entries, in file order: from byte 0, each right after the previous, the directory right after the last.
-  const ordered = [...entries].sort((a, b) => a.localHeaderOffset - b.localHeaderOffset || a.recordOffset - b.recordOffset)
+  const ordered = [...entries].sort(
+    (a, b) => a.localHeaderOffset - b.localHeaderOffset || a.recordOffset - b.recordOffset,
+  )
   let expected = 0
   for (const entry of ordered) {
     if (entry.localHeaderOffset !== expected) {
@@ -122,20 +148,33 @@ export async function checkZipLayout(source: ByteSource, directory: ZipDirectory
 function recordProblems(entry: ZipEntry, shift: number): string[] {
   const problems: string[] = []
   const name = `entry "${entry.name}"`
-  if (entry.versionNeeded > MAX_VERSION_NEEDED) problems.push(`${name} needs version ${entry.versionNeeded} to extract (a PIE needs 20, or 45 with ZIP64); readers that check it refuse it`)
-  if (entry.flags & ~ALLOWED_FLAGS) problems.push(`${name} sets general-purpose flag bits 0x${(entry.flags & ~ALLOWED_FLAGS).toString(16)}, which readers honour differently (encryption, patched data, reserved bits)`)
-  if (entry.diskStart !== 0) problems.push(`${name} starts on disk ${entry.diskStart}; Python ignores the disk number, other readers refuse it`)
+  if (entry.versionNeeded > MAX_VERSION_NEEDED)
+    problems.push(
+      `${name} needs version ${entry.versionNeeded} to extract (a PIE needs 20, or 45 with ZIP64); readers that check it refuse it`,
+    )
+  if (entry.flags & ~ALLOWED_FLAGS)
+    problems.push(
+      `${name} sets general-purpose flag bits 0x${(entry.flags & ~ALLOWED_FLAGS).toString(16)}, which readers honour differently (encryption, patched data, reserved bits)`,
+    )
+  if (entry.diskStart !== 0)
+    problems.push(`${name} starts on disk ${entry.diskStart}; Python ignores the disk number, other readers refuse it`)
   const host = entry.versionMadeBy >>> 8
   const type = (entry.externalAttributes >>> 16) & S_IFMT
   if (host === HOST_UNIX && type !== 0 && type !== S_IFREG) {
-    problems.push(`${name} is marked as a ${type === 0o120000 ? 'symbolic link' : 'folder or special file'} (mode 0${type.toString(8)}): unzip makes that, Python reads its bytes`)
+    problems.push(
+      `${name} is marked as a ${type === 0o120000 ? 'symbolic link' : 'folder or special file'} (mode 0${type.toString(8)}): unzip makes that, Python reads its bytes`,
+    )
   } else if (entry.externalAttributes & DOS_DIRECTORY && !entry.isDirectory) {
-    problems.push(`${name} is marked as a folder (attribute 0x10): extracting tools make a folder, Python reads its bytes`)
+    problems.push(
+      `${name} is marked as a folder (attribute 0x10): extracting tools make a folder, Python reads its bytes`,
+    )
   }
   // (The offset as the record holds it, before Python adds the bytes before the archive.)
   const resolved = [entry.uncompressedSize, entry.compressedSize, entry.localHeaderOffset - shift]
   const markers = entry.written.map((value) => value === MAX32)
-  problems.push(...extraProblems(entry.extra, `${name}'s directory record`, (data) => centralZip64(data, resolved, markers)))
+  problems.push(
+    ...extraProblems(entry.extra, `${name}'s directory record`, (data) => centralZip64(data, resolved, markers)),
+  )
   return problems
 }
 
@@ -170,7 +209,8 @@ function extraProblems(extra: Uint8Array, where: string, zip64: (data: Uint8Arra
       const problem = zip64(field.data)
       if (problem) problems.push(`${where}: ${problem}`)
     }
-    if (end !== extra.length) problems.push(`${where}: ${extra.length - end} bytes at the end of the extra field belong to no field`)
+    if (end !== extra.length)
+      problems.push(`${where}: ${extra.length - end} bytes at the end of the extra field belong to no field`)
   } catch (error) {
     problems.push(`${where}: ${(error as Error).message} (Python's zipfile refuses it where it reads it)`)
   }
@@ -196,27 +236,43 @@ async function localProblems(source: ByteSource, entry: ZipEntry): Promise<{ pro
   const flags = hv.getUint16(6, true)
   const version = hv.getUint16(4, true)
   if (Buffer.compare(Buffer.from(localName), Buffer.from(entry.nameBytes)) !== 0) {
-    problems.push(`${name}: its local header at byte ${at} names ${JSON.stringify(Buffer.from(localName).toString('latin1'))}; readers of the local headers see another file`)
+    problems.push(
+      `${name}: its local header at byte ${at} names ${JSON.stringify(Buffer.from(localName).toString('latin1'))}; readers of the local headers see another file`,
+    )
   }
-  if (flags !== entry.flags) problems.push(`${name}: its local header's flags are 0x${flags.toString(16)}, its record's 0x${entry.flags.toString(16)}`)
+  if (flags !== entry.flags)
+    problems.push(
+      `${name}: its local header's flags are 0x${flags.toString(16)}, its record's 0x${entry.flags.toString(16)}`,
+    )
   if (version > MAX_VERSION_NEEDED) problems.push(`${name}: its local header needs version ${version} to extract`)
   const method = hv.getUint16(8, true)
-  if (method !== entry.method) problems.push(`${name}: its local header says compression method ${method}, its record ${entry.method}`)
-  const written = { crc32: hv.getUint32(14, true), compressedSize: hv.getUint32(18, true), uncompressedSize: hv.getUint32(22, true) }
+  if (method !== entry.method)
+    problems.push(`${name}: its local header says compression method ${method}, its record ${entry.method}`)
+  const written = {
+    crc32: hv.getUint32(14, true),
+    compressedSize: hv.getUint32(18, true),
+    uncompressedSize: hv.getUint32(22, true),
+  }
   const descriptor = (entry.flags & FLAG_DATA_DESCRIPTOR) !== 0
   let zip64: Values | undefined
   problems.push(
     ...extraProblems(localExtra, `${name}'s local header`, (data) => {
-      if (data.length !== 16) return `its ZIP64 extra field holds ${data.length} bytes, not the two sizes a local header's holds`
+      if (data.length !== 16)
+        return `its ZIP64 extra field holds ${data.length} bytes, not the two sizes a local header's holds`
       const dv = view(data)
-      zip64 = { crc32: written.crc32, uncompressedSize: Number(dv.getBigUint64(0, true)), compressedSize: Number(dv.getBigUint64(8, true)) }
+      zip64 = {
+        crc32: written.crc32,
+        uncompressedSize: Number(dv.getBigUint64(0, true)),
+        compressedSize: Number(dv.getBigUint64(8, true)),
+      }
       return undefined
     }),
   )
   const dataStart = at + 30 + nameLength + extraLength
   const dataEnd = dataStart + entry.compressedSize
   // The local values: a marked size from the ZIP64 field; every ZIP64 value must agree too.
-  const localValue = (key: keyof Values) => (key !== 'crc32' && written[key] === MAX32 && zip64 ? zip64[key] : written[key])
+  const localValue = (key: keyof Values) =>
+    key !== 'crc32' && written[key] === MAX32 && zip64 ? zip64[key] : written[key]
   const agrees = (key: keyof Values) => {
     const value = localValue(key)
     const fromZip64 = zip64 ? zip64[key] : value
@@ -228,7 +284,9 @@ async function localProblems(source: ByteSource, entry: ZipEntry): Promise<{ pro
     const shown = { crc32: 'CRC-32', compressedSize: 'compressed size', uncompressedSize: 'size' }
     const local = disagreeing.map((key) => `${shown[key]} (${localValue(key)})`).join(', ')
     const recorded = disagreeing.map((key) => entry[key]).join(', ')
-    problems.push(`${name}: its local header's ${local} disagree${disagreeing.length === 1 ? 's' : ''} with its record (${recorded})`)
+    problems.push(
+      `${name}: its local header's ${local} disagree${disagreeing.length === 1 ? 's' : ''} with its record (${recorded})`,
+    )
   }
   if (!descriptor) return { problems, end: dataEnd }
   // The data descriptor: CRC and sizes (8 bytes each with ZIP64), with or without its signature.
@@ -244,10 +302,16 @@ async function localProblems(source: ByteSource, entry: ZipEntry): Promise<{ pro
           compressedSize: wide ? Number(dv.getBigUint64(from + 4, true)) : dv.getUint32(from + 4, true),
           uncompressedSize: wide ? Number(dv.getBigUint64(from + 12, true)) : dv.getUint32(from + 8, true),
         }
-  const same = (values: Values | undefined) => values !== undefined && values.crc32 === entry.crc32 && values.compressedSize === entry.compressedSize && values.uncompressedSize === entry.uncompressedSize
+  const same = (values: Values | undefined) =>
+    values !== undefined &&
+    values.crc32 === entry.crc32 &&
+    values.compressedSize === entry.compressedSize &&
+    values.uncompressedSize === entry.uncompressedSize
   const signed = bytes.length >= 4 && dv.getUint32(0, true) === SIG_DATA_DESCRIPTOR
   if (signed && same(read(4))) return { problems, end: dataEnd + 4 + length }
   if (same(read(0))) return { problems, end: dataEnd + length }
-  problems.push(`${name}: flag bit 3 says a data descriptor follows its data (byte ${dataEnd}), but none there gives its record's CRC-32 and sizes`)
+  problems.push(
+    `${name}: flag bit 3 says a data descriptor follows its data (byte ${dataEnd}), but none there gives its record's CRC-32 and sizes`,
+  )
   return { problems, end: dataEnd + (signed ? 4 : 0) + length }
 }

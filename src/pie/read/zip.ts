@@ -66,7 +66,10 @@ export async function openFileSource(path: string): Promise<ByteSource> {
 export function bytesSource(bytes: Uint8Array): ByteSource {
   return {
     size: bytes.length,
-    read: async (position, length) => (position < 0 ? new Uint8Array() : bytes.subarray(Math.min(position, bytes.length), Math.min(bytes.length, position + length))),
+    read: async (position, length) =>
+      position < 0
+        ? new Uint8Array()
+        : bytes.subarray(Math.min(position, bytes.length), Math.min(bytes.length, position + length)),
     stream(start, end) {
       const chunks: Uint8Array[] = []
       for (let at = start; at < end; at += READ_CHUNK) chunks.push(bytes.subarray(at, Math.min(end, at + READ_CHUNK)))
@@ -167,7 +170,8 @@ export function view(bytes: Uint8Array): DataView {
 
 export function u64(dv: DataView, at: number): number {
   const value = dv.getBigUint64(at, true)
-  if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw new ZipFormatError(`a 64-bit size or offset is too large (${value})`)
+  if (value > BigInt(Number.MAX_SAFE_INTEGER))
+    throw new ZipFormatError(`a 64-bit size or offset is too large (${value})`)
   return Number(value)
 }
 
@@ -183,7 +187,9 @@ export function decodeName(bytes: Uint8Array, flags: number, where: string): str
   try {
     return utf8.decode(bytes)
   } catch {
-    throw new ZipFormatError(`${where}: the name is flagged UTF-8 (bit 11) but is not UTF-8; Python's zipfile cannot decode it`)
+    throw new ZipFormatError(
+      `${where}: the name is flagged UTF-8 (bit 11) but is not UTF-8; Python's zipfile cannot decode it`,
+    )
   }
 }
 
@@ -195,19 +201,34 @@ export type ReadEntryOptions = {
 /** Where an entry's compressed bytes start, as Python finds them: after its local header's name and extra field. */
 export async function entryDataOffset(source: ByteSource, entry: ZipEntry): Promise<number> {
   // Python seeks there: a negative position is a ValueError.
-  if (entry.localHeaderOffset < 0) throw new ZipFormatError(`"${entry.name}": its local header would be at byte ${entry.localHeaderOffset}, before the file`)
+  if (entry.localHeaderOffset < 0)
+    throw new ZipFormatError(
+      `"${entry.name}": its local header would be at byte ${entry.localHeaderOffset}, before the file`,
+    )
   const header = await source.read(entry.localHeaderOffset, 30)
   const hv = view(header)
-  if (header.length < 30) throw new ZipFormatError(`"${entry.name}": the local header at byte ${entry.localHeaderOffset} is cut short by the end of the file`)
-  if (hv.getUint32(0, true) !== SIG_LOCAL) throw new ZipFormatError(`"${entry.name}": no local header at byte ${entry.localHeaderOffset}`)
+  if (header.length < 30)
+    throw new ZipFormatError(
+      `"${entry.name}": the local header at byte ${entry.localHeaderOffset} is cut short by the end of the file`,
+    )
+  if (hv.getUint32(0, true) !== SIG_LOCAL)
+    throw new ZipFormatError(`"${entry.name}": no local header at byte ${entry.localHeaderOffset}`)
   const nameLength = hv.getUint16(26, true)
   const extraLength = hv.getUint16(28, true)
-  if (entry.flags & FLAG_COMPRESSED_PATCH) throw new ZipFormatError(`"${entry.name}": general-purpose flag bit 5 (compressed patched data), which Python's zipfile does not read`)
-  if (entry.flags & FLAG_STRONG_ENCRYPTION) throw new ZipFormatError(`"${entry.name}": general-purpose flag bit 6 (strong encryption), which Python's zipfile does not read`)
+  if (entry.flags & FLAG_COMPRESSED_PATCH)
+    throw new ZipFormatError(
+      `"${entry.name}": general-purpose flag bit 5 (compressed patched data), which Python's zipfile does not read`,
+    )
+  if (entry.flags & FLAG_STRONG_ENCRYPTION)
+    throw new ZipFormatError(
+      `"${entry.name}": general-purpose flag bit 6 (strong encryption), which Python's zipfile does not read`,
+    )
   const nameBytes = await source.read(entry.localHeaderOffset + 30, nameLength)
   const localName = decodeName(nameBytes, hv.getUint16(6, true), `the local header at byte ${entry.localHeaderOffset}`)
   if (localName !== entry.name) {
-    throw new ZipFormatError(`the local header at byte ${entry.localHeaderOffset} names "${localName}", the central directory "${entry.name}"`)
+    throw new ZipFormatError(
+      `the local header at byte ${entry.localHeaderOffset} names "${localName}", the central directory "${entry.name}"`,
+    )
   }
   if (entry.flags & FLAG_ENCRYPTED) throw new ZipFormatError(`"${entry.name}" is encrypted (flag bit 0)`)
   return entry.localHeaderOffset + 30 + nameLength + extraLength
@@ -221,8 +242,13 @@ export async function entryDataOffset(source: ByteSource, entry: ZipEntry): Prom
  * reads it (`ambiguous-container`): a stream that inflates past or short of the declared size
  * (Python cuts it, or hands out fewer bytes), one that ends before or after its compressed bytes.
  */
-export async function* readZipEntry(source: ByteSource, entry: ZipEntry, options: ReadEntryOptions = {}): AsyncGenerator<Uint8Array> {
-  if (entry.method !== 0 && entry.method !== 8) throw new ZipFormatError(`compression method ${entry.method} cannot be read`)
+export async function* readZipEntry(
+  source: ByteSource,
+  entry: ZipEntry,
+  options: ReadEntryOptions = {},
+): AsyncGenerator<Uint8Array> {
+  if (entry.method !== 0 && entry.method !== 8)
+    throw new ZipFormatError(`compression method ${entry.method} cannot be read`)
   const dataStart = await entryDataOffset(source, entry)
   const available = Math.max(0, Math.min(entry.compressedSize, source.size - dataStart))
   const raw = source.stream(dataStart, dataStart + available)
@@ -271,27 +297,42 @@ export async function* readZipEntry(source: ByteSource, entry: ZipEntry, options
     stream.destroy()
   }
   if (available < entry.compressedSize && handed < declared && (unfinished || entry.method === 0)) {
-    throw new ZipFormatError(`data (${entry.compressedSize} bytes from byte ${dataStart}) runs past the end of the file (${source.size} bytes)`)
+    throw new ZipFormatError(
+      `data (${entry.compressedSize} bytes from byte ${dataStart}) runs past the end of the file (${source.size} bytes)`,
+    )
   }
   if (crc >>> 0 !== entry.crc32) {
-    throw new ZipFormatError(`CRC-32 mismatch: the data Python reads has ${hex32(crc)}, the directory declares ${hex32(entry.crc32)}`)
+    throw new ZipFormatError(
+      `CRC-32 mismatch: the data Python reads has ${hex32(crc)}, the directory declares ${hex32(entry.crc32)}`,
+    )
   }
   if (total > declared) {
-    throw new ZipFormatError(`inflates to more than the declared ${declared} bytes (Python's zipfile reads the first ${declared}, another reader all of them)`, 'ambiguous-container')
+    throw new ZipFormatError(
+      `inflates to more than the declared ${declared} bytes (Python's zipfile reads the first ${declared}, another reader all of them)`,
+      'ambiguous-container',
+    )
   }
   if (total < declared) {
-    throw new ZipFormatError(`inflates to ${total} bytes, the directory declares ${declared} (Python's zipfile reads the ${total})`, 'ambiguous-container')
+    throw new ZipFormatError(
+      `inflates to ${total} bytes, the directory declares ${declared} (Python's zipfile reads the ${total})`,
+      'ambiguous-container',
+    )
   }
   if (unfinished) {
-    throw new ZipFormatError(`the DEFLATE stream is cut short: its ${entry.compressedSize} compressed bytes end before the stream does (Python's zipfile reads what they hold)`, 'ambiguous-container')
+    throw new ZipFormatError(
+      `the DEFLATE stream is cut short: its ${entry.compressedSize} compressed bytes end before the stream does (Python's zipfile reads what they hold)`,
+      'ambiguous-container',
+    )
   }
   const consumed = inflate ? inflate.bytesWritten : available
   if (consumed !== entry.compressedSize) {
-    throw new ZipFormatError(`the DEFLATE stream ends after ${consumed} of its ${entry.compressedSize} declared compressed bytes (readers differ on what follows)`, 'ambiguous-container')
+    throw new ZipFormatError(
+      `the DEFLATE stream ends after ${consumed} of its ${entry.compressedSize} declared compressed bytes (readers differ on what follows)`,
+      'ambiguous-container',
+    )
   }
 }
 
 function hex32(value: number): string {
   return `0x${(value >>> 0).toString(16).padStart(8, '0')}`
 }
-

@@ -49,4 +49,3 @@ export const STARK_PRIME = 2n ** 251n + 17n * 2n ** 192n + 1n
 
 export const TWO_POW_30 = 2 ** 30
 export const TWO_POW_63 = 2n ** 63n
-

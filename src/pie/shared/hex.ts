@@ -44,7 +44,6 @@ export function parseFeltText(text: string): bigint | undefined {
   return undefined
 }
 
-
 const TWO_POW_256 = 1n << 256n
 
 /** A 32-byte value as text: `0x` and 64 lowercase hex digits (a SHARP fact as Ethereum takes it). */

@@ -64,15 +64,23 @@ export class PieBudgetError extends InvalidInputError {
 
 export function budgetError(where: string | undefined, what: string): PieBudgetError {
   return new PieBudgetError(
-    withReason(`${where ?? 'The PIE'}: ${what}; no real PIE does, so it was refused (a damaged or hostile file).`, 'budget'),
+    withReason(
+      `${where ?? 'The PIE'}: ${what}; no real PIE does, so it was refused (a damaged or hostile file).`,
+      'budget',
+    ),
     { input: where },
   )
 }
 
 /** Throws when an entry declares (or a directory file has) more bytes than its budget. */
-export function checkJsonEntrySize(where: string | undefined, name: Exclude<PieEntryName, 'memory.bin'>, size: number): void {
+export function checkJsonEntrySize(
+  where: string | undefined,
+  name: Exclude<PieEntryName, 'memory.bin'>,
+  size: number,
+): void {
   const limit = JSON_ENTRY_BYTES[name]
-  if (size > limit) throw budgetError(where, `${name} inflates to ${size} bytes, past its budget of ${formatSize(limit)}`)
+  if (size > limit)
+    throw budgetError(where, `${name} inflates to ${size} bytes, past its budget of ${formatSize(limit)}`)
 }
 
 export function formatSize(bytes: number): string {

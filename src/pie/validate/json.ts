@@ -136,7 +136,11 @@ export function parseJson(
     if (!integer) return Number(literal)
     const digits = literal.length - (literal[0] === '-' ? 1 : 0)
     // Python's json turns an integer literal into an int, which refuses more digits than this.
-    if (digits > PYTHON_INT_MAX_DIGITS) fail(`an integer of ${digits} digits; Python's json reads integers of at most ${PYTHON_INT_MAX_DIGITS} digits`, start)
+    if (digits > PYTHON_INT_MAX_DIGITS)
+      fail(
+        `an integer of ${digits} digits; Python's json reads integers of at most ${PYTHON_INT_MAX_DIGITS} digits`,
+        start,
+      )
     return BigInt(literal)
   }
 

@@ -176,7 +176,12 @@ export class SeenCells {
   private marked = 0
 
   constructor(budget: Partial<SeenCellsBudget> = {}) {
-    this.budget = { baseBytes: Number.POSITIVE_INFINITY, bytesPerCell: 0, sparseCells: Number.POSITIVE_INFINITY, ...budget }
+    this.budget = {
+      baseBytes: Number.POSITIVE_INFINITY,
+      bytesPerCell: 0,
+      sparseCells: Number.POSITIVE_INFINITY,
+      ...budget,
+    }
   }
 
   /** Bytes held by the bitmap pages (for tests and benchmarks). */
@@ -224,7 +229,9 @@ export class SeenCells {
       if (this.pageBytes + size > this.budget.baseBytes + this.marked * this.budget.bytesPerCell) {
         if (inSparse) return true
         if (this.sparse.size >= this.budget.sparseCells) {
-          throw new SeenCellsBudgetError(`more than ${this.budget.sparseCells} cells scattered sparsely over their segments`)
+          throw new SeenCellsBudgetError(
+            `more than ${this.budget.sparseCells} cells scattered sparsely over their segments`,
+          )
         }
         this.sparse.add(key)
         return false

@@ -35,7 +35,15 @@ export type PieMetadata = {
 type Report = (problem: string, reason?: RefusalReason) => void
 
 /** The fields of cairo-lang's schemas (CairoPieMetadata, StrippedProgram, SegmentInfo). */
-const METADATA_KEYS = ['program', 'program_segment', 'execution_segment', 'ret_fp_segment', 'ret_pc_segment', 'builtin_segments', 'extra_segments']
+const METADATA_KEYS = [
+  'program',
+  'program_segment',
+  'execution_segment',
+  'ret_fp_segment',
+  'ret_pc_segment',
+  'builtin_segments',
+  'extra_segments',
+]
 const PROGRAM_KEYS = ['data', 'builtins', 'main', 'prime']
 const SEGMENT_KEYS = ['index', 'size']
 
@@ -54,7 +62,10 @@ function readSegment(value: JsonValue | undefined, where: string, report: Report
     const raw = value.get(name)
     const number = smallInt(coercedInteger(raw))
     if (number === undefined || typeof raw !== 'bigint') {
-      report(`${METADATA}: ${where}.${name} is ${showJson(raw)}; must be an integer in [0, 2^30)`, number === undefined ? 'cairo-lang' : 'cairo-vm')
+      report(
+        `${METADATA}: ${where}.${name} is ${showJson(raw)}; must be an integer in [0, 2^30)`,
+        number === undefined ? 'cairo-lang' : 'cairo-vm',
+      )
     }
     return number
   }
@@ -66,7 +77,11 @@ function readSegment(value: JsonValue | undefined, where: string, report: Report
 /** A builtin cairo-vm's BuiltinName knows beyond the bootloader's list (Cairo 1's runner writes it). */
 const CAIRO_VM_ONLY_BUILTINS = ['segment_arena']
 
-export function checkBuiltins(builtins: readonly string[], report: Report, where = `${METADATA}: program.builtins`): void {
+export function checkBuiltins(
+  builtins: readonly string[],
+  report: Report,
+  where = `${METADATA}: program.builtins`,
+): void {
   const seen = new Set<string>()
   let previous = -1
   let previousName = ''
@@ -75,9 +90,17 @@ export function checkBuiltins(builtins: readonly string[], report: Report, where
     if (rank < 0) {
       // cairo-lang's is_valid_builtin_name takes any name of lowercase letters, digits and "_"
       // under 1000 characters; cairo-vm's BuiltinName only its own; the bootloader only its list.
-      if (!/^[a-z0-9_]*$/.test(name) || name.length >= 1000) report(`${where}: builtin name ${JSON.stringify(name.length > 60 ? `${name.slice(0, 57)}...` : name)} is not lowercase letters, digits and "_" under 1000 characters`)
-      else if (CAIRO_VM_ONLY_BUILTINS.includes(name)) report(`${where}: builtin "${name}" is not one the bootloader runs (${BUILTIN_ORDER.join(', ')})`, 'unprovable')
-      else report(`${where}: unknown builtin "${name}"; cairo-vm's BuiltinName knows only ${[...BUILTIN_ORDER, ...CAIRO_VM_ONLY_BUILTINS].join(', ')}`, 'cairo-vm')
+      if (!/^[a-z0-9_]*$/.test(name) || name.length >= 1000)
+        report(
+          `${where}: builtin name ${JSON.stringify(name.length > 60 ? `${name.slice(0, 57)}...` : name)} is not lowercase letters, digits and "_" under 1000 characters`,
+        )
+      else if (CAIRO_VM_ONLY_BUILTINS.includes(name))
+        report(`${where}: builtin "${name}" is not one the bootloader runs (${BUILTIN_ORDER.join(', ')})`, 'unprovable')
+      else
+        report(
+          `${where}: unknown builtin "${name}"; cairo-vm's BuiltinName knows only ${[...BUILTIN_ORDER, ...CAIRO_VM_ONLY_BUILTINS].join(', ')}`,
+          'cairo-vm',
+        )
       if (seen.has(name)) report(`${where}: builtin "${name}" appears more than once`)
       seen.add(name)
       continue
@@ -89,7 +112,10 @@ export function checkBuiltins(builtins: readonly string[], report: Report, where
     seen.add(name)
     if (rank < previous) {
       // cairo-lang and cairo-vm load it; the bootloader's select_input_builtins does not.
-      report(`${where}: "${name}" comes after "${previousName}", out of the canonical order (${BUILTIN_ORDER.join(', ')}) the bootloader requires`, 'unprovable')
+      report(
+        `${where}: "${name}" comes after "${previousName}", out of the canonical order (${BUILTIN_ORDER.join(', ')}) the bootloader requires`,
+        'unprovable',
+      )
     }
     previous = rank
     previousName = name
@@ -105,7 +131,8 @@ function readProgram(root: JsonObject, report: Report): StrippedProgram | undefi
   checkKnownKeys(program, PROGRAM_KEYS, `${METADATA}: program`, report)
   const rawPrime = program.get('prime')
   const prime = coercedInteger(rawPrime)
-  if (typeof rawPrime !== 'bigint') report(`${METADATA}: program.prime is ${showJson(rawPrime)}; expected an integer`, notIntegerReason(rawPrime))
+  if (typeof rawPrime !== 'bigint')
+    report(`${METADATA}: program.prime is ${showJson(rawPrime)}; expected an integer`, notIntegerReason(rawPrime))
   if (prime === undefined) {
     // reported above
   } else if (prime <= TWO_POW_63) {
@@ -124,7 +151,10 @@ function readProgram(root: JsonObject, report: Report): StrippedProgram | undefi
   rawData.forEach((word, i) => {
     if (typeof word !== 'bigint') {
       // A word that went through a double once shows up here as 3.6185027886661313e+75.
-      report(`${METADATA}: program.data[${i}] is ${showJson(word)}, not an integer (a big integer rounded by a JSON tool?)`, notIntegerReason(word))
+      report(
+        `${METADATA}: program.data[${i}] is ${showJson(word)}, not an integer (a big integer rounded by a JSON tool?)`,
+        notIntegerReason(word),
+      )
       // What cairo-lang reads there, to compare with memory as it would; -1 when nothing.
       data.push(coercedInteger(word) ?? -1n)
       return
@@ -148,7 +178,8 @@ function readProgram(root: JsonObject, report: Report): StrippedProgram | undefi
   const rawMain = program.get('main')
   const coercedMain = coercedInteger(rawMain)
   let main = -1
-  if (typeof rawMain !== 'bigint') report(`${METADATA}: program.main is ${showJson(rawMain)}; expected an integer`, notIntegerReason(rawMain))
+  if (typeof rawMain !== 'bigint')
+    report(`${METADATA}: program.main is ${showJson(rawMain)}; expected an integer`, notIntegerReason(rawMain))
   if (coercedMain === undefined) {
     // reported above
   } else if (coercedMain < 0n || coercedMain >= BigInt(data.length)) {
@@ -185,7 +216,9 @@ export function checkMetadata(root: JsonValue, report: Report): PieMetadata | un
   const programSegment = readSegment(root.get('program_segment'), 'program_segment', report)
   expectIndex(programSegment, 'program_segment', 0)
   if (programSegment && programSegment.size !== program.data.length) {
-    report(`${METADATA}: program_segment.size is ${programSegment.size}; must equal len(program.data) = ${program.data.length}`)
+    report(
+      `${METADATA}: program_segment.size is ${programSegment.size}; must equal len(program.data) = ${program.data.length}`,
+    )
   }
   declare(programSegment, 'program_segment')
 
@@ -217,8 +250,10 @@ export function checkMetadata(root: JsonValue, report: Report): PieMetadata | un
   const retPcSegment = readSegment(root.get('ret_pc_segment'), 'ret_pc_segment', report)
   expectIndex(retFpSegment, 'ret_fp_segment', nBuiltins + 2)
   expectIndex(retPcSegment, 'ret_pc_segment', nBuiltins + 3)
-  if (retFpSegment && retFpSegment.size !== 0) report(`${METADATA}: ret_fp_segment.size is ${retFpSegment.size}; must be 0`)
-  if (retPcSegment && retPcSegment.size !== 0) report(`${METADATA}: ret_pc_segment.size is ${retPcSegment.size}; must be 0`)
+  if (retFpSegment && retFpSegment.size !== 0)
+    report(`${METADATA}: ret_fp_segment.size is ${retFpSegment.size}; must be 0`)
+  if (retPcSegment && retPcSegment.size !== 0)
+    report(`${METADATA}: ret_pc_segment.size is ${retPcSegment.size}; must be 0`)
   declare(retFpSegment, 'ret_fp_segment')
   declare(retPcSegment, 'ret_pc_segment')
 

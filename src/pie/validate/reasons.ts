@@ -6,7 +6,14 @@
  */
 import type { JsonObject, JsonValue } from './json.ts'
 
-export const REFUSAL_REASONS = ['cairo-lang', 'cairo-vm', 'ambiguous', 'ambiguous-container', 'unprovable', 'budget'] as const
+export const REFUSAL_REASONS = [
+  'cairo-lang',
+  'cairo-vm',
+  'ambiguous',
+  'ambiguous-container',
+  'unprovable',
+  'budget',
+] as const
 
 /**
  * - `cairo-lang`: cairo-lang's `CairoPie.from_file` or `run_validity_checks` refuses it (cairo-vm
@@ -33,7 +40,7 @@ const SAYS: Readonly<Record<RefusalReason, string>> = {
   ambiguous: 'ambiguous: cairo-lang and cairo-vm would not read the same PIE',
   'ambiguous-container': 'ambiguous container: zip readers could take different files from it',
   unprovable: 'unprovable: the bootloader or the fact computation fails on it',
-  budget: "budget: past what proving-kit reads of one PIE",
+  budget: 'budget: past what proving-kit reads of one PIE',
 }
 
 /** A problem line ending in its reason class, as every refusal is shown. */
@@ -60,9 +67,16 @@ export function notIntegerReason(value: JsonValue | undefined): RefusalReason {
 }
 
 /** Reports every key of `object` outside `known`: cairo-lang's schemas (marshmallow, unknown=RAISE) refuse them. */
-export function checkKnownKeys(object: JsonObject, known: readonly string[], where: string, report: (line: string) => void): void {
+export function checkKnownKeys(
+  object: JsonObject,
+  known: readonly string[],
+  where: string,
+  report: (line: string) => void,
+): void {
   const unknown = [...object.keys()].filter((key) => !known.includes(key))
   if (unknown.length) {
-    report(`${where} has unknown key${unknown.length === 1 ? '' : 's'} ${unknown.map((key) => JSON.stringify(key)).join(', ')}; cairo-lang's schema allows only ${known.join(', ')}`)
+    report(
+      `${where} has unknown key${unknown.length === 1 ? '' : 's'} ${unknown.map((key) => JSON.stringify(key)).join(', ')}; cairo-lang's schema allows only ${known.join(', ')}`,
+    )
   }
 }

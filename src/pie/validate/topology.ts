@@ -31,10 +31,12 @@ function smallNonNegative(value: JsonValue | undefined): number | undefined {
  */
 export function factTopologyFromAdditionalData(outputSize: number, outputBuiltin: JsonValue | undefined): FactTopology {
   if (outputBuiltin === undefined || outputBuiltin === null) return { treeStructure: [1, 0], pageSizes: [outputSize] }
-  if (!isJsonObject(outputBuiltin)) throw new FactTopologyError(`output_builtin is ${showJson(outputBuiltin)}; expected an object`)
+  if (!isJsonObject(outputBuiltin))
+    throw new FactTopologyError(`output_builtin is ${showJson(outputBuiltin)}; expected an object`)
   const pagesValue = outputBuiltin.get('pages') ?? new Map()
   const attributes = outputBuiltin.get('attributes') ?? new Map()
-  if (!isJsonObject(pagesValue)) throw new FactTopologyError(`output_builtin.pages is ${showJson(pagesValue)}; expected an object`)
+  if (!isJsonObject(pagesValue))
+    throw new FactTopologyError(`output_builtin.pages is ${showJson(pagesValue)}; expected an object`)
   if (!isJsonObject(attributes)) {
     throw new FactTopologyError(`output_builtin.attributes is ${showJson(attributes)}; expected an object`)
   }
@@ -55,13 +57,22 @@ export function factTopologyFromAdditionalData(outputSize: number, outputBuiltin
   let treeStructure: number[]
   if (attributes.has(GPS_FACT_TOPOLOGY)) {
     const raw = attributes.get(GPS_FACT_TOPOLOGY)
-    const values = Array.isArray(raw) ? raw.map((x) => (typeof x === 'bigint' && x >= 0n && x < 1n << 30n ? Number(x) : -1)) : []
-    if (!Array.isArray(raw) || values.length === 0 || values.length > 10 || values.length % 2 !== 0 || values.includes(-1)) {
+    const values = Array.isArray(raw)
+      ? raw.map((x) => (typeof x === 'bigint' && x >= 0n && x < 1n << 30n ? Number(x) : -1))
+      : []
+    if (
+      !Array.isArray(raw) ||
+      values.length === 0 ||
+      values.length > 10 ||
+      values.length % 2 !== 0 ||
+      values.includes(-1)
+    ) {
       throw new FactTopologyError(`${GPS_FACT_TOPOLOGY} must be 2 to 10 integers in [0, 2^30), in pairs`)
     }
     treeStructure = values
   } else {
-    if (pages.length) throw new FactTopologyError(`output pages are declared but the ${GPS_FACT_TOPOLOGY} attribute is missing`)
+    if (pages.length)
+      throw new FactTopologyError(`output pages are declared but the ${GPS_FACT_TOPOLOGY} attribute is missing`)
     treeStructure = [1, 0]
   }
 
@@ -70,18 +81,23 @@ export function factTopologyFromAdditionalData(outputSize: number, outputBuiltin
   let expectedStart: number | undefined
   pages.forEach((page, i) => {
     if (page.id !== i + 1) throw new FactTopologyError(`expected output page id ${i + 1}, found ${page.id}`)
-    if (page.start === undefined || page.size === undefined) throw new FactTopologyError(`output page ${page.id} has an invalid start or size`)
+    if (page.start === undefined || page.size === undefined)
+      throw new FactTopologyError(`output page ${page.id} has an invalid start or size`)
     if (page.id === 1) {
-      if (!(page.start > 0 && page.start <= outputSize)) throw new FactTopologyError(`output page 1 starts at ${page.start}, outside (0, ${outputSize}]`)
+      if (!(page.start > 0 && page.start <= outputSize))
+        throw new FactTopologyError(`output page 1 starts at ${page.start}, outside (0, ${outputSize}]`)
       page0Size = page.start
     } else if (page.start !== expectedStart) {
       throw new FactTopologyError(`output page ${page.id} starts at ${page.start}; expected ${expectedStart}`)
     }
-    if (!(page.size > 0 && page.size <= outputSize)) throw new FactTopologyError(`output page ${page.id} has size ${page.size}`)
+    if (!(page.size > 0 && page.size <= outputSize))
+      throw new FactTopologyError(`output page ${page.id} has size ${page.size}`)
     expectedStart = page.start + page.size
   })
   if (pages.length && expectedStart !== outputSize) {
-    throw new FactTopologyError(`output pages end at ${expectedStart}; they must cover the whole output (${outputSize} words)`)
+    throw new FactTopologyError(
+      `output pages end at ${expectedStart}; they must cover the whole output (${outputSize} words)`,
+    )
   }
   return { treeStructure, pageSizes: [page0Size, ...pages.map((page) => page.size!)] }
 }

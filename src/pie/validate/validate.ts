@@ -31,7 +31,15 @@ import {
   SEEN_CELLS_BYTES_PER_CELL,
   SPARSE_CELLS,
 } from './budgets.ts'
-import { JsonBudgetError, JsonSyntaxError, isJsonObject, parseJson, showJson, type JsonObject, type JsonValue } from './json.ts'
+import {
+  JsonBudgetError,
+  JsonSyntaxError,
+  isJsonObject,
+  parseJson,
+  showJson,
+  type JsonObject,
+  type JsonValue,
+} from './json.ts'
 import {
   ADDRESS_NOT_RELOCATABLE,
   CELL_SIZE,
@@ -50,7 +58,14 @@ import {
   valueBelow,
 } from './memory.ts'
 import { checkMetadata, type PieMetadata, type Segment } from './metadata.ts'
-import { checkKnownKeys, coercedInteger, notIntegerReason, withReason, type PieRefusal, type RefusalReason } from './reasons.ts'
+import {
+  checkKnownKeys,
+  coercedInteger,
+  notIntegerReason,
+  withReason,
+  type PieRefusal,
+  type RefusalReason,
+} from './reasons.ts'
 import { factTopologyFromAdditionalData } from './topology.ts'
 
 /** How {@link validatePie} reads a PIE. */
@@ -127,7 +142,8 @@ class Problems {
     this.total++
     const count = (this.perRule.get(rule) ?? 0) + 1
     this.perRule.set(rule, count)
-    if (this.lines.length < this.max && count <= MAX_PER_RULE) this.lines.push({ problem: withReason(line, reason), reason })
+    if (this.lines.length < this.max && count <= MAX_PER_RULE)
+      this.lines.push({ problem: withReason(line, reason), reason })
     else this.hidden++
   }
   list(): string[] {
@@ -183,7 +199,10 @@ async function readWhole(source: PieSource, name: JsonEntryName, problems: Probl
   // CairoPie.from_file decodes every JSON file as ASCII (cairo-vm reads UTF-8).
   for (let i = 0; i < total; i++) {
     if (buffer[i]! >= 0x80) {
-      problems.add(`${name}: byte ${i} is 0x${buffer[i]!.toString(16)}, not ASCII; cairo-lang reads a PIE's JSON files as ASCII (write non-ASCII text as \\u escapes)`, 'cairo-lang')
+      problems.add(
+        `${name}: byte ${i} is 0x${buffer[i]!.toString(16)}, not ASCII; cairo-lang reads a PIE's JSON files as ASCII (write non-ASCII text as \\u escapes)`,
+        'cairo-lang',
+      )
       break
     }
   }
@@ -203,15 +222,22 @@ async function readJson(source: PieSource, name: JsonEntryName, problems: Proble
     })
     if (nonFinite) {
       // serde_json refuses it wherever it stands, even where it skips a value; Python's json reads a float.
-      problems.add(`${name}: ${nonFinite[0]} at character ${nonFinite[1]} is not JSON; Python's json reads it as a float, cairo-vm's serde_json refuses it`, 'cairo-vm')
+      problems.add(
+        `${name}: ${nonFinite[0]} at character ${nonFinite[1]} is not JSON; Python's json reads it as a float, cairo-vm's serde_json refuses it`,
+        'cairo-vm',
+      )
     }
     if (duplicate) {
       // Python's json keeps the last value; cairo-vm's serde refuses a struct's field given twice.
-      problems.add(`${name}: key ${JSON.stringify(duplicate[0])} appears twice in one object (at character ${duplicate[1]}); cairo-lang keeps the last value, cairo-vm refuses it`, 'ambiguous')
+      problems.add(
+        `${name}: key ${JSON.stringify(duplicate[0])} appears twice in one object (at character ${duplicate[1]}); cairo-lang keeps the last value, cairo-vm refuses it`,
+        'ambiguous',
+      )
     }
     return value
   } catch (error) {
-    if (error instanceof JsonBudgetError) throw budgetError(source.path, `${name} holds ${error.message}, past its budget`)
+    if (error instanceof JsonBudgetError)
+      throw budgetError(source.path, `${name} holds ${error.message}, past its budget`)
     if (error instanceof JsonSyntaxError) {
       problems.add(`${name}: not valid JSON: ${error.message}`, 'cairo-lang')
       return undefined
@@ -226,7 +252,11 @@ const CAIRO_VM_PIE_VERSION = '1.1'
 /** ExecutionResourcesStone's fields (cairo-lang's schema); cairo-vm's serde ignores others. */
 const EXECUTION_RESOURCES_KEYS = ['n_steps', 'builtin_instance_counter', 'n_memory_holes']
 
-function checkExecutionResources(value: JsonValue | undefined, builtins: string[] | undefined, problems: Problems): number | undefined {
+function checkExecutionResources(
+  value: JsonValue | undefined,
+  builtins: string[] | undefined,
+  problems: Problems,
+): number | undefined {
   if (value === undefined) return undefined
   const file = EXECUTION_RESOURCES
   if (!isJsonObject(value)) {
@@ -237,10 +267,12 @@ function checkExecutionResources(value: JsonValue | undefined, builtins: string[
   let nSteps: number | undefined
   const rawSteps = value.get('n_steps')
   const steps = coercedInteger(rawSteps)
-  if (typeof rawSteps !== 'bigint') problems.add(`${file}: n_steps is ${showJson(rawSteps)}; expected an integer`, notIntegerReason(rawSteps))
+  if (typeof rawSteps !== 'bigint')
+    problems.add(`${file}: n_steps is ${showJson(rawSteps)}; expected an integer`, notIntegerReason(rawSteps))
   if (steps === undefined) {
     // reported above
-  } else if (steps < 1n || steps >= BigInt(TWO_POW_30)) problems.add(`${file}: n_steps = ${steps}; must satisfy 1 <= n_steps < 2^30`, 'cairo-lang')
+  } else if (steps < 1n || steps >= BigInt(TWO_POW_30))
+    problems.add(`${file}: n_steps = ${steps}; must satisfy 1 <= n_steps < 2^30`, 'cairo-lang')
   else nSteps = Number(steps)
   const inRange = (raw: JsonValue | undefined) => {
     const n = coercedInteger(raw)
@@ -249,7 +281,10 @@ function checkExecutionResources(value: JsonValue | undefined, builtins: string[
   if (value.has('n_memory_holes')) {
     const holes = value.get('n_memory_holes')
     if (typeof holes !== 'bigint' || !inRange(holes)) {
-      problems.add(`${file}: n_memory_holes = ${showJson(holes)}; must be an integer in [0, 2^30)`, inRange(holes) ? 'cairo-vm' : 'cairo-lang')
+      problems.add(
+        `${file}: n_memory_holes = ${showJson(holes)}; must be an integer in [0, 2^30)`,
+        inRange(holes) ? 'cairo-vm' : 'cairo-lang',
+      )
     }
   }
   const counter = value.get('builtin_instance_counter')
@@ -259,7 +294,10 @@ function checkExecutionResources(value: JsonValue | undefined, builtins: string[
   }
   for (const [key, count] of counter) {
     if (typeof count !== 'bigint' || !inRange(count)) {
-      problems.add(`${file}: builtin_instance_counter.${key} = ${showJson(count)}; must be an integer in [0, 2^30)`, inRange(count) ? 'cairo-vm' : 'cairo-lang')
+      problems.add(
+        `${file}: builtin_instance_counter.${key} = ${showJson(count)}; must be an integer in [0, 2^30)`,
+        inRange(count) ? 'cairo-vm' : 'cairo-lang',
+      )
     }
   }
   if (builtins) {
@@ -273,7 +311,10 @@ function checkExecutionResources(value: JsonValue | undefined, builtins: string[
         extra.length ? `unexpected ${extra.map((k) => `"${k}"`).join(', ')}` : '',
       ].filter(Boolean)
       const wanted = expected.length ? expected.map((k) => `"${k}"`).join(', ') : 'none'
-      problems.add(`${file}: builtin_instance_counter keys must be exactly ${wanted} (one per program builtin): ${parts.join('; ')}`, 'cairo-lang')
+      problems.add(
+        `${file}: builtin_instance_counter keys must be exactly ${wanted} (one per program builtin): ${parts.join('; ')}`,
+        'cairo-lang',
+      )
     }
   }
   return nSteps
@@ -292,9 +333,13 @@ function checkAdditionalData(value: JsonValue | undefined, problems: Problems): 
     return undefined
   }
   for (const key of value.keys()) {
-    if (key.length >= 1000) problems.add(`${ADDITIONAL_DATA}: key of ${key.length} characters; cairo-lang allows under 1000`, 'cairo-lang')
+    if (key.length >= 1000)
+      problems.add(`${ADDITIONAL_DATA}: key of ${key.length} characters; cairo-lang allows under 1000`, 'cairo-lang')
     else if (!ADDITIONAL_DATA_KEYS.includes(key)) {
-      problems.add(`${ADDITIONAL_DATA}: key ${showJson(key)} is not a builtin's ("output_builtin", "pedersen_builtin", ...); cairo-vm reads only those`, 'cairo-vm')
+      problems.add(
+        `${ADDITIONAL_DATA}: key ${showJson(key)} is not a builtin's ("output_builtin", "pedersen_builtin", ...); cairo-vm reads only those`,
+        'cairo-vm',
+      )
     } else if (!isBuiltinAdditionalData(value.get(key)!)) {
       problems.add(
         `${ADDITIONAL_DATA}: ${key} is ${showJson(value.get(key))}, a shape cairo-vm's BuiltinAdditionalData has no variant for (${ADDITIONAL_DATA_SHAPES})`,
@@ -308,7 +353,8 @@ function checkAdditionalData(value: JsonValue | undefined, problems: Problems): 
 const U64 = 2n ** 64n
 const isUsize = (value: JsonValue | undefined) => typeof value === 'bigint' && value >= 0n && value < U64
 const isInteger = (value: JsonValue | undefined) => typeof value === 'bigint'
-const isPair = (value: JsonValue | undefined, item: (v: JsonValue | undefined) => boolean) => Array.isArray(value) && value.length === 2 && item(value[0]) && item(value[1])
+const isPair = (value: JsonValue | undefined, item: (v: JsonValue | undefined) => boolean) =>
+  Array.isArray(value) && value.length === 2 && item(value[0]) && item(value[1])
 
 /**
  * Whether cairo-vm's serde reads `value` as a BuiltinAdditionalData (vm/src/vm/runners/cairo_pie.rs,
@@ -320,7 +366,10 @@ const isPair = (value: JsonValue | undefined, item: (v: JsonValue | undefined) =
 function isBuiltinAdditionalData(value: JsonValue): boolean {
   if (value === null) return true
   if (Array.isArray(value)) {
-    return value.every((item) => isPair(item, isUsize)) || value.every((item) => isPair(item, (v) => isPair(v, isInteger)) && isPair((item as JsonValue[])[0], isUsize))
+    return (
+      value.every((item) => isPair(item, isUsize)) ||
+      value.every((item) => isPair(item, (v) => isPair(v, isInteger)) && isPair((item as JsonValue[])[0], isUsize))
+    )
   }
   if (!isJsonObject(value)) return false
   const pages = value.get('pages')
@@ -343,7 +392,10 @@ function checkVersion(value: JsonValue | undefined, present: boolean, problems: 
   const version = isJsonObject(value) ? value.get('cairo_pie') : undefined
   if (version !== CAIRO_VM_PIE_VERSION) {
     const found = isJsonObject(value) ? `cairo_pie = ${showJson(version)}` : showJson(value)
-    problems.add(`${VERSION}: must hold "cairo_pie": "${CAIRO_VM_PIE_VERSION}" (or be left out); found ${found}`, 'cairo-vm')
+    problems.add(
+      `${VERSION}: must hold "cairo_pie": "${CAIRO_VM_PIE_VERSION}" (or be left out); found ${found}`,
+      'cairo-vm',
+    )
     return undefined
   }
   return version
@@ -365,7 +417,12 @@ type MemoryFindings = { cells: number; output: Map<number, bigint> }
  * cell, not the values, so the rewritten addresses (rare: no writer emits them) are compared in a
  * second pass over memory.bin.
  */
-async function compareRewrites(source: PieSource, rewritten: Map<number, number>, problems: Problems, signal: AbortSignal | undefined): Promise<void> {
+async function compareRewrites(
+  source: PieSource,
+  rewritten: Map<number, number>,
+  problems: Problems,
+  signal: AbortSignal | undefined,
+): Promise<void> {
   const first = new Map<number, bigint>()
   const differing = new Map<number, number>()
   const scanner = new CellScanner((view, at, byte) => {
@@ -417,7 +474,11 @@ async function scanMemory(
   const data = metadata?.program.data
   const outIndex = outputSegment?.index ?? -1
   const output = new Map<number, bigint>()
-  const seen = new SeenCells({ baseBytes: SEEN_CELLS_BASE_BYTES, bytesPerCell: SEEN_CELLS_BYTES_PER_CELL, sparseCells: SPARSE_CELLS })
+  const seen = new SeenCells({
+    baseBytes: SEEN_CELLS_BASE_BYTES,
+    bytesPerCell: SEEN_CELLS_BYTES_PER_CELL,
+    sparseCells: SPARSE_CELLS,
+  })
   let programWritten = 0
   let outputWritten = 0
   // Addresses written more than once (key segment * 2^30 + offset), with the first rewrite's byte.
@@ -429,21 +490,37 @@ async function scanMemory(
     let offset = -1
     if (segment === ADDRESS_NOT_RELOCATABLE) {
       const address = `0x${rawAddress(view, at).toString(16)}`
-      problems.add(`${file}: cell at byte ${byte} has address ${address}, which is not a relocatable address (bit 63 clear)`, 'cairo-lang', 'address-not-relocatable')
+      problems.add(
+        `${file}: cell at byte ${byte} has address ${address}, which is not a relocatable address (bit 63 clear)`,
+        'cairo-lang',
+        'address-not-relocatable',
+      )
     } else if (checkSegments) {
       const size = addressSizes[segment]!
       const candidate = addressOffset(view, at)
       if (size < 0) {
-        problems.add(`${file}: cell at byte ${byte} has address in segment ${segment}, which does not exist (${segmentRange})`, 'cairo-lang', 'address-segment')
+        problems.add(
+          `${file}: cell at byte ${byte} has address in segment ${segment}, which does not exist (${segmentRange})`,
+          'cairo-lang',
+          'address-segment',
+        )
       } else if (candidate >= size) {
-        problems.add(`${file}: cell at byte ${byte} has address (${segment}, ${candidate}), past the end of segment ${segment} (size ${size})`, 'cairo-lang', 'address-offset')
+        problems.add(
+          `${file}: cell at byte ${byte} has address (${segment}, ${candidate}), past the end of segment ${segment} (size ${size})`,
+          'cairo-lang',
+          'address-offset',
+        )
       } else {
         offset = candidate
         if (seen.mark(segment, offset)) {
           // Written again: compared with the earlier value once the scan is done (compareRewrites).
           const key = segment * 2 ** 30 + offset
           if (!rewritten.has(key)) {
-            if (rewritten.size >= REWRITTEN_CELLS) throw budgetError(source.path, `memory.bin writes more than ${REWRITTEN_CELLS} addresses twice, past the budget`)
+            if (rewritten.size >= REWRITTEN_CELLS)
+              throw budgetError(
+                source.path,
+                `memory.bin writes more than ${REWRITTEN_CELLS} addresses twice, past the budget`,
+              )
             rewritten.set(key, byte)
           }
         } else if (segment === 0) programWritten++
@@ -458,11 +535,19 @@ async function scanMemory(
       if (checkSegments) {
         const target = pointerSegment(view, at)
         if (!sizes.has(target)) {
-          problems.add(`${file}: cell at byte ${byte} holds a pointer into segment ${target}, which does not exist (${segmentRange})`, 'cairo-lang', 'pointer-segment')
+          problems.add(
+            `${file}: cell at byte ${byte} holds a pointer into segment ${target}, which does not exist (${segmentRange})`,
+            'cairo-lang',
+            'pointer-segment',
+          )
         }
       }
     } else if (prime && !valueBelow(view, at, prime)) {
-      problems.add(`${file}: cell at byte ${byte} holds 0x${cellValue(view, at).toString(16)}, which is not below the prime (cairo-lang keeps the integer, cairo-vm reduces it modulo the prime)`, 'ambiguous', 'value-range')
+      problems.add(
+        `${file}: cell at byte ${byte} holds 0x${cellValue(view, at).toString(16)}, which is not below the prime (cairo-lang keeps the integer, cairo-vm reduces it modulo the prime)`,
+        'ambiguous',
+        'value-range',
+      )
     }
     if (offset < 0) return
     // A negative word stands for one metadata.json did not hold as an integer (reported there).
@@ -470,17 +555,30 @@ async function scanMemory(
       const expected = data[offset]!
       const actual = cellValue(view, at)
       if (pointer) {
-        problems.add(`${file}: program segment cell (0, ${offset}) at byte ${byte} holds a pointer; metadata.json program.data[${offset}] = ${expected}`, 'unprovable', 'program-mismatch')
+        problems.add(
+          `${file}: program segment cell (0, ${offset}) at byte ${byte} holds a pointer; metadata.json program.data[${offset}] = ${expected}`,
+          'unprovable',
+          'program-mismatch',
+        )
       } else if (actual !== expected) {
-        problems.add(`${file}: program segment cell (0, ${offset}) at byte ${byte} is ${actual}, but metadata.json program.data[${offset}] = ${expected}`, 'unprovable', 'program-mismatch')
+        problems.add(
+          `${file}: program segment cell (0, ${offset}) at byte ${byte} is ${actual}, but metadata.json program.data[${offset}] = ${expected}`,
+          'unprovable',
+          'program-mismatch',
+        )
       }
     }
     if (segment === outIndex) {
       if (pointer) {
         const shown = `(${pointerSegment(view, at)}, ${pointerOffset(view, at)})`
-        problems.add(`${file}: output cell (${segment}, ${offset}) at byte ${byte} holds a pointer ${shown}; program output must be field elements`, 'unprovable', 'output-pointer')
+        problems.add(
+          `${file}: output cell (${segment}, ${offset}) at byte ${byte} holds a pointer ${shown}; program output must be field elements`,
+          'unprovable',
+          'output-pointer',
+        )
       } else {
-        if (output.size >= OUTPUT_CELLS) throw budgetError(source.path, `memory.bin writes more than ${OUTPUT_CELLS} output cells, past the budget`)
+        if (output.size >= OUTPUT_CELLS)
+          throw budgetError(source.path, `memory.bin writes more than ${OUTPUT_CELLS} output cells, past the budget`)
         output.set(offset, cellValue(view, at))
       }
     }
@@ -498,7 +596,13 @@ async function scanMemory(
       const segment = (hi >>> 15) & 0xffff
       const offset = words[w]!
       const size = addressSizes[segment]!
-      let fast = checkSegments && hi >>> 31 === 1 && (hi & 0x7fff) === 0 && segment !== 0 && segment !== outIndex && offset < size
+      let fast =
+        checkSegments &&
+        hi >>> 31 === 1 &&
+        (hi & 0x7fff) === 0 &&
+        segment !== 0 &&
+        segment !== outIndex &&
+        offset < size
       if (fast) {
         const top = words[w + 9]!
         if (top >>> 31 === 0) {
@@ -525,12 +629,16 @@ async function scanMemory(
       scanner.push(chunk)
     }
   } catch (error) {
-    if (error instanceof SeenCellsBudgetError) throw budgetError(source.path, `memory.bin holds ${error.message}, past the duplicate check's budget`)
+    if (error instanceof SeenCellsBudgetError)
+      throw budgetError(source.path, `memory.bin holds ${error.message}, past the duplicate check's budget`)
     if (!(error instanceof ZipFormatError)) throw error
     problems.add(`${file}: ${error.message}`, error.reason)
   }
   if (scanner.leftover) {
-    problems.add(`${file}: size ${scanner.bytes} bytes is not a multiple of ${CELL_SIZE}; the last cell (byte ${scanner.bytes - scanner.leftover}) is truncated`, 'cairo-lang')
+    problems.add(
+      `${file}: size ${scanner.bytes} bytes is not a multiple of ${CELL_SIZE}; the last cell (byte ${scanner.bytes - scanner.leftover}) is truncated`,
+      'cairo-lang',
+    )
   }
   if (rewritten.size) await compareRewrites(source, rewritten, problems, signal)
 
@@ -542,11 +650,17 @@ async function scanMemory(
   }
   const programSize = data && metadata?.programSegment ? Math.min(data.length, metadata.programSegment.size) : 0
   if (programWritten < programSize) {
-    problems.add(`${file}: the program segment is not fully written: ${missingCells(0, programSize, programWritten)}; segment 0 must equal program.data (the bootloader loads program.data there)`, 'unprovable')
+    problems.add(
+      `${file}: the program segment is not fully written: ${missingCells(0, programSize, programWritten)}; segment 0 must equal program.data (the bootloader loads program.data there)`,
+      'unprovable',
+    )
   }
   if (outputSegment && outputWritten < outputSegment.size) {
     const missing = missingCells(outputSegment.index, outputSegment.size, outputWritten)
-    problems.add(`${file}: output segment ${outputSegment.index} (size ${outputSegment.size}) is not fully written: ${missing}; the SHARP fact is computed over every output cell`, 'unprovable')
+    problems.add(
+      `${file}: output segment ${outputSegment.index} (size ${outputSegment.size}) is not fully written: ${missing}; the SHARP fact is computed over every output cell`,
+      'unprovable',
+    )
   }
   return { cells: scanner.cells, output }
 }
@@ -559,7 +673,11 @@ export async function analysePie(input: PieInput, options: ValidatePieOptions = 
 
     const metadataJson = await readJson(source, METADATA, problems)
     const metadata =
-      metadataJson === undefined ? undefined : checkMetadata(metadataJson, (line, reason = 'cairo-lang') => problems.add(line, reason, line.replace(/\d+/g, '#')))
+      metadataJson === undefined
+        ? undefined
+        : checkMetadata(metadataJson, (line, reason = 'cairo-lang') =>
+            problems.add(line, reason, line.replace(/\d+/g, '#')),
+          )
     const builtins = metadata?.program.builtins
     const nSteps = checkExecutionResources(await readJson(source, EXECUTION_RESOURCES, problems), builtins, problems)
     const additionalData = checkAdditionalData(await readJson(source, ADDITIONAL_DATA, problems), problems)
@@ -567,25 +685,54 @@ export async function analysePie(input: PieInput, options: ValidatePieOptions = 
 
     const outputSegment = metadata?.builtinSegments.find(([name]) => name === 'output')?.[1]
     const outputBuiltin = additionalData?.get('output_builtin')
-    if (outputSegment && additionalData && !(isJsonObject(outputBuiltin) && outputBuiltin.has('pages') && outputBuiltin.has('attributes'))) {
+    if (
+      outputSegment &&
+      additionalData &&
+      !(isJsonObject(outputBuiltin) && outputBuiltin.has('pages') && outputBuiltin.has('attributes'))
+    ) {
       // cairo-lang's get_cairo_pie_fact_info reads additional_data["output_builtin"]["pages"] and
       // ["attributes"] (a KeyError or a TypeError without them).
-      const found = isJsonObject(outputBuiltin) ? `an object without ${['pages', 'attributes'].filter((key) => !outputBuiltin.has(key)).map((key) => `"${key}"`).join(' and ')}` : showJson(outputBuiltin)
-      problems.add(`${ADDITIONAL_DATA}: output_builtin must be {"pages": {...}, "attributes": {...}} when the program uses the output builtin (found ${found}); the SHARP fact is computed from it`, 'unprovable')
+      const found = isJsonObject(outputBuiltin)
+        ? `an object without ${['pages', 'attributes']
+            .filter((key) => !outputBuiltin.has(key))
+            .map((key) => `"${key}"`)
+            .join(' and ')}`
+        : showJson(outputBuiltin)
+      problems.add(
+        `${ADDITIONAL_DATA}: output_builtin must be {"pages": {...}, "attributes": {...}} when the program uses the output builtin (found ${found}); the SHARP fact is computed from it`,
+        'unprovable',
+      )
     } else if (outputSegment && additionalData) {
       try {
         const topology = factTopologyFromAdditionalData(outputSegment.size, outputBuiltin)
         // The tree's shape is checked here; its hashes are the fact's (../facts/).
-        if (outputSegment.size <= 1_000_000) walkFactTree(outputSegment.size, topology, () => 0, () => 0)
+        if (outputSegment.size <= 1_000_000)
+          walkFactTree(
+            outputSegment.size,
+            topology,
+            () => 0,
+            () => 0,
+          )
       } catch (error) {
         if (!(error instanceof FactTopologyError)) throw error
-        problems.add(`${ADDITIONAL_DATA}: output_builtin: ${error.message}; the SHARP fact cannot be computed`, 'unprovable')
+        problems.add(
+          `${ADDITIONAL_DATA}: output_builtin: ${error.message}; the SHARP fact cannot be computed`,
+          'unprovable',
+        )
       }
     }
 
     let findings: MemoryFindings = { cells: 0, output: new Map() }
     options.beforeMemory?.(problems.total)
-    if (source.has(MEMORY)) findings = await scanMemory(source, metadata, outputSegment, problems, options.signal, options.memoryChunks ?? source.open(MEMORY))
+    if (source.has(MEMORY))
+      findings = await scanMemory(
+        source,
+        metadata,
+        outputSegment,
+        problems,
+        options.signal,
+        options.memoryChunks ?? source.open(MEMORY),
+      )
 
     const segments: PieSummary['segments'] = []
     if (metadata) {
@@ -598,7 +745,8 @@ export async function analysePie(input: PieInput, options: ValidatePieOptions = 
       for (const [k, segment] of metadata.extraSegments.entries()) add(`extra_${k}`, segment)
     }
     const output: bigint[] = []
-    if (outputSegment) for (let i = 0; i < outputSegment.size && findings.output.has(i); i++) output.push(findings.output.get(i)!)
+    if (outputSegment)
+      for (let i = 0; i < outputSegment.size && findings.output.has(i); i++) output.push(findings.output.get(i)!)
 
     const list = problems.list()
     return {
@@ -691,10 +839,13 @@ function emptySummary(input: PieInput): PieSummary {
  */
 export function invalidPieError(problems: readonly string[], path: string | undefined): InvalidPieError {
   const where = path ?? 'the PIE'
-  return new InvalidPieError(`${where} is not a valid Cairo PIE (${problems.length === 1 ? '1 problem' : `${problems.length} problems`})`, {
-    problems,
-    input: path,
-  })
+  return new InvalidPieError(
+    `${where} is not a valid Cairo PIE (${problems.length === 1 ? '1 problem' : `${problems.length} problems`})`,
+    {
+      problems,
+      input: path,
+    },
+  )
 }
 
 /**

@@ -35,8 +35,15 @@ export async function waitForOwner(
       const entry = await journal.read(key)
       // The owner's own record at once; one it followed (a killed run's) once it let go.
       if (entry?.provingQueryId && entry.state !== 'submitting' && entry.owner && sameProcess(entry.owner, owner)) {
-        logger.warn(`Following query ${entry.provingQueryId}, submitted by the other run (${describeOwner(owner)}); nothing was sent again.`)
-        return { provingQueryId: entry.provingQueryId, resumed: true, settle: () => forgetSettled(journal, key, unmark), keep: () => unmark().catch(() => {}) }
+        logger.warn(
+          `Following query ${entry.provingQueryId}, submitted by the other run (${describeOwner(owner)}); nothing was sent again.`,
+        )
+        return {
+          provingQueryId: entry.provingQueryId,
+          resumed: true,
+          settle: () => forgetSettled(journal, key, unmark),
+          keep: () => unmark().catch(() => {}),
+        }
       }
       const text = await readLock(journal.lockPathOf(key))
       const holder = text === undefined ? undefined : parseOwner(text)
@@ -45,8 +52,15 @@ export async function waitForOwner(
         // Looked at once more: the id may have been recorded just before the lock went.
         const last = await journal.read(key)
         if (last?.provingQueryId && last.state !== 'submitting' && last.owner && sameProcess(last.owner, owner)) {
-          logger.warn(`Following query ${last.provingQueryId}, reported by the other run (${describeOwner(owner)}) as it ended; nothing was sent again.`)
-          return { provingQueryId: last.provingQueryId, resumed: true, settle: () => forgetSettled(journal, key, unmark), keep: () => unmark().catch(() => {}) }
+          logger.warn(
+            `Following query ${last.provingQueryId}, reported by the other run (${describeOwner(owner)}) as it ended; nothing was sent again.`,
+          )
+          return {
+            provingQueryId: last.provingQueryId,
+            resumed: true,
+            settle: () => forgetSettled(journal, key, unmark),
+            keep: () => unmark().catch(() => {}),
+          }
         }
         await unmark()
         logger.warn(
@@ -79,7 +93,7 @@ export async function waitForOwner(
 }
 
 function interruptedWaiting(): AbortedError {
-  return new AbortedError('Interrupted while waiting for another run\'s submission of this PIE; nothing was sent.')
+  return new AbortedError("Interrupted while waiting for another run's submission of this PIE; nothing was sent.")
 }
 
 function formatSeconds(ms: number): string {

@@ -31,7 +31,12 @@ export const UNVERIFIABLE_LOCK_MS = 60 * 60_000
 /** This process as a journal owner (its kernel start time read once). */
 let self: Promise<JournalOwner> | undefined
 export function currentOwner(): Promise<JournalOwner> {
-  self ??= processStartOf(process.pid).then((processStart) => ({ pid: process.pid, host: hostname(), processStart, since: Date.now() }))
+  self ??= processStartOf(process.pid).then((processStart) => ({
+    pid: process.pid,
+    host: hostname(),
+    processStart,
+    since: Date.now(),
+  }))
   return self
 }
 
@@ -49,7 +54,10 @@ async function processStartOf(pid: number): Promise<string | undefined> {
  * start time to compare) counts as alive until its lock is `UNVERIFIABLE_LOCK_MS` old: then
  * `expired`.
  */
-export async function ownerStatus(owner: JournalOwner, now: number = Date.now()): Promise<'alive' | 'dead' | 'expired'> {
+export async function ownerStatus(
+  owner: JournalOwner,
+  now: number = Date.now(),
+): Promise<'alive' | 'dead' | 'expired'> {
   if (owner.host === hostname()) {
     try {
       process.kill(owner.pid, 0)
@@ -79,7 +87,10 @@ export function describeOwner(owner: JournalOwner): string {
  * under a temporary name and linked into place (link fails when the name exists), so nobody
  * reads half an owner. A lock whose owner died is removed, then taken.
  */
-export async function takeLock(path: string, logger?: Logger): Promise<{ taken: true; release: () => Promise<void> } | { taken: false; owner: JournalOwner }> {
+export async function takeLock(
+  path: string,
+  logger?: Logger,
+): Promise<{ taken: true; release: () => Promise<void> } | { taken: false; owner: JournalOwner }> {
   const owner = await currentOwner()
   for (;;) {
     const temporary = `${path}.${process.pid}.${randomUUID()}.tmp`
@@ -162,7 +173,10 @@ export function waitingKeys(dir: string): Promise<Set<string>> {
 }
 
 /** Per folder: the listing under way, and the one the calls made meanwhile will share (see hasWaiters). */
-const folderListings = new Map<string, { running: Promise<Set<string>> | undefined; next: Promise<Set<string>> | undefined }>()
+const folderListings = new Map<
+  string,
+  { running: Promise<Set<string>> | undefined; next: Promise<Set<string>> | undefined }
+>()
 
 /** The keys of a folder's waiting marks. */
 async function waitingKeysIn(dir: string): Promise<Set<string>> {

@@ -30,11 +30,18 @@ const OFFSET_MARGIN_MS = 2_000
  * one query the service created since it began (returned: follow it, when the caller checks
  * its facts against this PIE before the gate passes), or a refusal naming the candidates.
  */
-export async function resolveUnfinished(previous: JournalEntry, options: JournalOptions, where: string, key: string): Promise<string | undefined> {
+export async function resolveUnfinished(
+  previous: JournalEntry,
+  options: JournalOptions,
+  where: string,
+  key: string,
+): Promise<string | undefined> {
   const { parts, client, logger, journal } = options
   if (parts.endpoint === 'general') {
     // The dedupId settles it: the client looks it up and the service refuses a second query.
-    logger.warn(`An earlier upload of this PIE to ${parts.service} did not finish ${where}; its dedupId decides whether a query exists.`)
+    logger.warn(
+      `An earlier upload of this PIE to ${parts.service} did not finish ${where}; its dedupId decides whether a query exists.`,
+    )
     return
   }
   let found: { candidates: string[]; complete: boolean }
@@ -54,14 +61,18 @@ export async function resolveUnfinished(previous: JournalEntry, options: Journal
       `An earlier upload of this PIE to ${parts.service} did not finish ${where}, and your queries could not be listed to check it.`,
       {
         cause: error,
-        metaMessages: ['Nothing was sent. Look among your queries; submit the PIE again as a new query only if none came of it.'],
+        metaMessages: [
+          'Nothing was sent. Look among your queries; submit the PIE again as a new query only if none came of it.',
+        ],
         nextStep: { kind: 'look-for-query', thenSubmitAnew: true },
       },
     )
   }
   const { candidates, complete } = found
   if (candidates.length === 0 && complete) {
-    logger.warn(`An earlier upload of this PIE to ${parts.service} did not finish ${where}; the service lists no query since the upload began (by its own clock), so it is submitted now, once.`)
+    logger.warn(
+      `An earlier upload of this PIE to ${parts.service} did not finish ${where}; the service lists no query since the upload began (by its own clock), so it is submitted now, once.`,
+    )
     return undefined
   }
   if (complete && options.inspection && candidates.length <= MAX_MATCHED_CANDIDATES) {
@@ -102,7 +113,11 @@ export async function resolveUnfinished(previous: JournalEntry, options: Journal
  * the index's bound: `complete` false then, the count a lower bound. The run's own queries are
  * not in the index.
  */
-async function queriesSince(options: JournalOptions, since: () => number, known: Set<string>): Promise<{ candidates: string[]; complete: boolean }> {
+async function queriesSince(
+  options: JournalOptions,
+  since: () => number,
+  known: Set<string>,
+): Promise<{ candidates: string[]; complete: boolean }> {
   // Read afresh, not from the run's index: a run that waited for another's lock read its index
   // before that run (killed since) created its query, which must be among the candidates. The
   // run's own queries are still not an earlier run's.
@@ -149,7 +164,9 @@ function finalRecord(options: JournalOptions, id: string): Promise<QueryRecordWi
   let shared = all.get(id)
   if (!shared) {
     const stop = new AbortController()
-    const record = options.client.waitForQuery(id, { timeoutMs: options.timeoutMs, signal: stop.signal }).then((result) => result.provingQuery)
+    const record = options.client
+      .waitForQuery(id, { timeoutMs: options.timeoutMs, signal: stop.signal })
+      .then((result) => result.provingQuery)
     const created: SharedWait = { record, stop, waiting: 0, pending: true }
     record.then(
       () => (created.pending = false),
@@ -175,7 +192,12 @@ function finalRecord(options: JournalOptions, id: string): Promise<QueryRecordWi
  * submission takes its place). 'unknown' when a candidate could not be followed to its end: the
  * caller refuses, as before.
  */
-async function matchByFacts(candidates: string[], inspection: PieInspection, options: JournalOptions, where: string): Promise<string | undefined | 'unknown'> {
+async function matchByFacts(
+  candidates: string[],
+  inspection: PieInspection,
+  options: JournalOptions,
+  where: string,
+): Promise<string | undefined | 'unknown'> {
   const { compareQueryFacts } = await import('../../pie/index.ts')
   const them = candidates.length === 1 ? 'it' : 'them'
   options.logger.warn(
@@ -187,15 +209,22 @@ async function matchByFacts(candidates: string[], inspection: PieInspection, opt
       return { id, record, proves: record.status === 'DONE' && compareQueryFacts(record, inspection).ok }
     }),
   )
-  if (options.signal?.aborted) throw new AbortedError('Stopped waiting for the queries of an earlier upload: cancelled.', { cause: options.signal.reason })
+  if (options.signal?.aborted)
+    throw new AbortedError('Stopped waiting for the queries of an earlier upload: cancelled.', {
+      cause: options.signal.reason,
+    })
   const ended = settled.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []))
   const proving = ended.find((each) => each.proves)
   if (proving) {
-    options.logger.warn(`Following query ${proving.id}, submitted by an earlier run whose upload of this PIE ended before its answer ${where}: its facts are this PIE's.`)
+    options.logger.warn(
+      `Following query ${proving.id}, submitted by an earlier run whose upload of this PIE ended before its answer ${where}: its facts are this PIE's.`,
+    )
     return proving.id
   }
   if (ended.length < candidates.length) return 'unknown'
-  options.logger.warn(`None of the ${describeCount(candidates.length)} since the earlier upload began ${where} proves this PIE (other facts, or FAILED): it is submitted now, once.`)
+  options.logger.warn(
+    `None of the ${describeCount(candidates.length)} since the earlier upload began ${where} proves this PIE (other facts, or FAILED): it is submitted now, once.`,
+  )
   return undefined
 }
 

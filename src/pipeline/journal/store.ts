@@ -12,7 +12,16 @@ import { InvalidInputError } from '../../core/errors.ts'
 import type { Logger } from '../../core/runtime.ts'
 import { userCacheDir } from '../../core/cache-dir.ts'
 import { JournalFileError, readRegular } from './files.ts'
-import { currentOwner, type JournalOwner, markWaiting, ownerStatus, parseOwner, readLock, takeLock, waitingKeys } from './lock.ts'
+import {
+  currentOwner,
+  type JournalOwner,
+  markWaiting,
+  ownerStatus,
+  parseOwner,
+  readLock,
+  takeLock,
+  waitingKeys,
+} from './lock.ts'
 
 export type JournalParts = {
   /** SHA-256 of the pie.zip, hex. */
@@ -62,7 +71,12 @@ export function defaultJournalDir(env: Record<string, string | undefined>): stri
 /** The action's: RUNNER_TEMP, one folder per workflow run and attempt. */
 export function actionJournalDir(env: Record<string, string | undefined>): string | undefined {
   if (!env.RUNNER_TEMP) return undefined
-  return join(env.RUNNER_TEMP, 'proving-kit', 'journal', `${env.GITHUB_RUN_ID ?? 'run'}-${env.GITHUB_RUN_ATTEMPT ?? '1'}`)
+  return join(
+    env.RUNNER_TEMP,
+    'proving-kit',
+    'journal',
+    `${env.GITHUB_RUN_ID ?? 'run'}-${env.GITHUB_RUN_ATTEMPT ?? '1'}`,
+  )
 }
 
 export class SubmissionJournal {
@@ -103,7 +117,10 @@ export class SubmissionJournal {
     if (uid !== undefined && info.uid !== uid) {
       throw new InvalidInputError(
         `The submission journal folder ${this.dir} belongs to another user (uid ${info.uid}, not ${uid}): set PROVING_JOURNAL_DIR to a folder of your own.`,
-        { input: 'PROVING_JOURNAL_DIR', metaMessages: ['Refused, since its owner could plant locks and entries; nothing was sent.'] },
+        {
+          input: 'PROVING_JOURNAL_DIR',
+          metaMessages: ['Refused, since its owner could plant locks and entries; nothing was sent.'],
+        },
       )
     }
     if ((info.mode & 0o077) !== 0) await chmod(this.dir, 0o700).catch(() => {})
@@ -125,7 +142,16 @@ export class SubmissionJournal {
       return entry
     } catch {
       // A torn write (killed mid-write): treat as "an upload may have started".
-      return { version: 1, key, startedAt: 0, state: 'submitting', pieDigest: '', service: '', endpoint: 'l2-pie', params: {} }
+      return {
+        version: 1,
+        key,
+        startedAt: 0,
+        state: 'submitting',
+        pieDigest: '',
+        service: '',
+        endpoint: 'l2-pie',
+        params: {},
+      }
     }
   }
 
@@ -154,14 +180,17 @@ export class SubmissionJournal {
           item.expired = typeof entry.startedAt === 'number' && this.#now() - entry.startedAt > MAX_AGE_MS
         }
       } catch (error) {
-        item.problem = error instanceof JournalFileError ? error.shortMessage : `unreadable (${(error as Error).message})`
+        item.problem =
+          error instanceof JournalFileError ? error.shortMessage : `unreadable (${(error as Error).message})`
       }
       try {
         const text = await readRegular(this.lockPathOf(key))
         const owner = text === undefined ? undefined : parseOwner(text)
-        if (text !== undefined) item.lock = owner ? { owner, status: await ownerStatus(owner, this.#now()) } : { status: 'dead' }
+        if (text !== undefined)
+          item.lock = owner ? { owner, status: await ownerStatus(owner, this.#now()) } : { status: 'dead' }
       } catch (error) {
-        item.problem ??= error instanceof JournalFileError ? error.shortMessage : `lock unreadable (${(error as Error).message})`
+        item.problem ??=
+          error instanceof JournalFileError ? error.shortMessage : `lock unreadable (${(error as Error).message})`
       }
       listed.push(item)
     }
@@ -189,7 +218,8 @@ export class SubmissionJournal {
   async clear(key: string): Promise<{ removed: string[]; live?: JournalOwner | undefined }> {
     const lockText = await readLock(this.lockPathOf(key)).catch(() => undefined)
     const owner = lockText === undefined ? undefined : parseOwner(lockText)
-    if (owner && (await ownerStatus(owner, this.#now())) === 'alive' && owner.host === hostname()) return { removed: [], live: owner }
+    if (owner && (await ownerStatus(owner, this.#now())) === 'alive' && owner.host === hostname())
+      return { removed: [], live: owner }
     const names = await readdir(this.dir).catch(() => [] as string[])
     const removed: string[] = []
     for (const name of names) {
@@ -222,7 +252,10 @@ export class SubmissionJournal {
   }
 
   /** Takes the key's lock, or names the live run that holds it (lock.ts, `takeLock`). */
-  lock(key: string, logger?: Logger): Promise<{ taken: true; release: () => Promise<void> } | { taken: false; owner: JournalOwner }> {
+  lock(
+    key: string,
+    logger?: Logger,
+  ): Promise<{ taken: true; release: () => Promise<void> } | { taken: false; owner: JournalOwner }> {
     return takeLock(this.lockPathOf(key), logger)
   }
 
@@ -292,7 +325,12 @@ export class SubmissionJournal {
  * query. Read-only: `query wait` and the `wait` action gate a query against what was asked, and
  * an entry left by an interrupted run is the one place that still says it.
  */
-export async function recordedResult(dir: string, queryId: string, service: string, now: number = Date.now()): Promise<string | undefined> {
+export async function recordedResult(
+  dir: string,
+  queryId: string,
+  service: string,
+  now: number = Date.now(),
+): Promise<string | undefined> {
   let names: string[]
   try {
     names = await readdir(dir)

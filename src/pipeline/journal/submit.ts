@@ -47,7 +47,9 @@ export async function submitWithJournal(options: JournalOptions): Promise<Journa
   } else {
     if (options.forceNew) {
       await unmark().catch(() => {})
-      logger.warn(`Another run (${describeOwner(lock.owner)}) is submitting this PIE to ${parts.service}; submitting it again as a new query, as asked.`)
+      logger.warn(
+        `Another run (${describeOwner(lock.owner)}) is submitting this PIE to ${parts.service}; submitting it again as a new query, as asked.`,
+      )
       return options.submit()
     }
     const followed = await waitForOwner(key, lock.owner, options, unmark)
@@ -64,7 +66,11 @@ export async function submitWithJournal(options: JournalOptions): Promise<Journa
   }
 }
 
-async function submitLocked(key: string, options: JournalOptions, release: () => Promise<void>): Promise<JournaledSubmission> {
+async function submitLocked(
+  key: string,
+  options: JournalOptions,
+  release: () => Promise<void>,
+): Promise<JournaledSubmission> {
   const { journal, parts, logger } = options
   const settle = () => journal.settle(key, release)
   const found = await journal.read(key)
@@ -72,7 +78,9 @@ async function submitLocked(key: string, options: JournalOptions, release: () =>
   const previous = found?.state === 'settled' ? undefined : found
   const where = `(journal ${journal.pathOf(key)})`
   if (previous && options.forceNew) {
-    logger.warn(`This PIE was submitted to ${parts.service} before ${where}; submitting it again as a new query, as asked.`)
+    logger.warn(
+      `This PIE was submitted to ${parts.service} before ${where}; submitting it again as a new query, as asked.`,
+    )
   } else if (previous?.provingQueryId) {
     const failed = await hasFailed(previous.provingQueryId, options)
     if (!failed) {
@@ -88,11 +96,18 @@ async function submitLocked(key: string, options: JournalOptions, release: () =>
       logger.warn(`${describeRetry(previous.provingQueryId, retry).replace(/\.$/, '')} ${where}.`)
       return { provingQueryId: previous.provingQueryId, resumed: true, retried: retry, settle, keep: release }
     }
-    logger.warn(`This PIE's earlier query ${previous.provingQueryId} FAILED ${where} and cannot be retried (${retry.reason}); submitting it again, as a new query.`)
+    logger.warn(
+      `This PIE's earlier query ${previous.provingQueryId} FAILED ${where} and cannot be retried (${retry.reason}); submitting it again, as a new query.`,
+    )
   } else if (previous) {
     const candidate = await resolveUnfinished(previous, options, where, key)
     if (candidate) {
-      const found: JournalEntry = { ...previous, startedAt: previous.startedAt || Date.now(), state: 'submitted', provingQueryId: candidate }
+      const found: JournalEntry = {
+        ...previous,
+        startedAt: previous.startedAt || Date.now(),
+        state: 'submitted',
+        provingQueryId: candidate,
+      }
       // Recorded, so the next run follows it too; a record that cannot be written changes nothing now.
       await journal.write(found).catch(() => {})
       return { provingQueryId: candidate, resumed: true, settle, keep: release }
@@ -102,7 +117,15 @@ async function submitLocked(key: string, options: JournalOptions, release: () =>
   // gives the service's clock for the entry (nothing extra is sent: the submission skips it then).
   await options.client.checkService({ signal: options.signal })
   const owner = await currentOwner()
-  const entry: JournalEntry = { version: 1, key, ...parts, startedAt: Date.now(), state: 'submitting', owner, serviceOffsetMs: options.client.http.serviceOffsetMs() }
+  const entry: JournalEntry = {
+    version: 1,
+    key,
+    ...parts,
+    startedAt: Date.now(),
+    state: 'submitting',
+    owner,
+    serviceOffsetMs: options.client.http.serviceOffsetMs(),
+  }
   try {
     await journal.write(entry)
   } catch (error) {
@@ -119,7 +142,11 @@ async function submitLocked(key: string, options: JournalOptions, release: () =>
   } catch (error) {
     // Sure that nothing was created: forget the entry. Unsure (a lost answer, a cancelled
     // upload): keep it, so the next run checks before paying again.
-    if (!(error instanceof AbortedError) && !(error instanceof SubmissionOutcomeUnknownError) && !mayHaveBeenProcessed(error)) {
+    if (
+      !(error instanceof AbortedError) &&
+      !(error instanceof SubmissionOutcomeUnknownError) &&
+      !mayHaveBeenProcessed(error)
+    ) {
       // A journal that cannot forget never replaces the submission's own error.
       await journal.remove(key).catch(() => {})
     }
@@ -132,7 +159,9 @@ async function submitLocked(key: string, options: JournalOptions, release: () =>
     // `submitting` when this run ends (only the lock goes): a run waiting for this one, or the
     // next, finds an unfinished submission and asks the service before paying again.
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message
-    logger.warn(`Query ${submitted.provingQueryId} was created, but the journal could not record it (${reason}); a re-run asks the service for it before submitting.`)
+    logger.warn(
+      `Query ${submitted.provingQueryId} was created, but the journal could not record it (${reason}); a re-run asks the service for it before submitting.`,
+    )
     return { ...submitted, settle: () => release().catch(() => {}), keep: () => release().catch(() => {}) }
   }
   return { ...submitted, settle, keep: () => release().catch(() => {}) }

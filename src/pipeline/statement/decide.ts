@@ -57,8 +57,15 @@ export async function decideReuse(inspection: PieInspection | undefined, context
   // judged. (A general submission's derived dedup id finds the earlier attempt's query itself.)
   const rerun = policy.reuse.rerun
   const known = context.pieDigest !== undefined && rerun?.known?.has(context.pieDigest) === true
-  const inFlight = rerun && endpoint.kind === 'l2' && !known ? { timeoutMs: policy.timeoutMs, sinceMs: rerun.sinceMs } : undefined
-  const found = await findReusableQuery(context.client, inspection, request, { signal: context.signal, logger: context.logger, inFlight, queries: context.queries, dryRun: context.dryRun })
+  const inFlight =
+    rerun && endpoint.kind === 'l2' && !known ? { timeoutMs: policy.timeoutMs, sinceMs: rerun.sinceMs } : undefined
+  const found = await findReusableQuery(context.client, inspection, request, {
+    signal: context.signal,
+    logger: context.logger,
+    inFlight,
+    queries: context.queries,
+    dryRun: context.dryRun,
+  })
   if (!found.reused && found.retriable) {
     return {
       kind: 'follow-running',
@@ -104,18 +111,29 @@ async function reuseFromChain(inspection: PieInspection, context: DecideContext)
     else context.logger.info(`Not proven on chain yet: ${onChain.reason}.`)
     return undefined
   }
-  return { kind: 'reuse-chain', reason: 'the fact this PIE gives is already registered on chain', outcomes: onChain.outcomes }
+  return {
+    kind: 'reuse-chain',
+    reason: 'the fact this PIE gives is already registered on chain',
+    outcomes: onChain.outcomes,
+  }
 }
 
 /** What a query must show to stand for this statement. */
-export function reuseRequestOf(endpoint: Exclude<StatementEndpoint, { kind: 'proof' }>, policy: StatementPolicy): ReuseRequest {
+export function reuseRequestOf(
+  endpoint: Exclude<StatementEndpoint, { kind: 'proof' }>,
+  policy: StatementPolicy,
+): ReuseRequest {
   const factConditions = {
     mockFactHash: endpoint.mockFactHash,
     allowMockedFact: policy.gate.allowMockedFact,
     expectedProgramHash: policy.gate.expectedProgramHash,
   }
-  if (endpoint.kind === 'l2') return l2ReuseRequest({ ...factConditions, layout: endpoint.layout, prover: endpoint.prover })
-  return generalReuseRequest({ ...endpoint.fields, result: resultOf(endpoint), layout: endpoint.layout }, factConditions)
+  if (endpoint.kind === 'l2')
+    return l2ReuseRequest({ ...factConditions, layout: endpoint.layout, prover: endpoint.prover })
+  return generalReuseRequest(
+    { ...endpoint.fields, result: resultOf(endpoint), layout: endpoint.layout },
+    factConditions,
+  )
 }
 
 /**
@@ -125,6 +143,7 @@ export function reuseRequestOf(endpoint: Exclude<StatementEndpoint, { kind: 'pro
  */
 export function decisionLine(decision: Decision): string | undefined {
   if (decision.kind === 'reuse-query') return `Reused ${decision.reason}; nothing was submitted. It is gated as if new.`
-  if (decision.kind === 'submit' && decision.looked && !decision.quiet) return `No earlier query reused: ${decision.reason}.`
+  if (decision.kind === 'submit' && decision.looked && !decision.quiet)
+    return `No earlier query reused: ${decision.reason}.`
   return undefined
 }

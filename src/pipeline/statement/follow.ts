@@ -33,12 +33,18 @@ export type FollowContext = {
   logger: Logger
   signal?: AbortSignal | undefined
   /** Wraps the wait (a log group, a heartbeat), handing it the progress callback to use. */
-  aroundWait?: ((wait: (onProgress: (progress: QueryProgress) => void) => Promise<QueryResult>) => Promise<QueryResult>) | undefined
+  aroundWait?:
+    | ((wait: (onProgress: (progress: QueryProgress) => void) => Promise<QueryResult>) => Promise<QueryResult>)
+    | undefined
   onOnchainProgress?: ((line: string) => void) | undefined
 }
 
 /** Waits for the query to end and judges it. */
-export async function followQuery(client: ProvingClient, input: FollowInput, context: FollowContext): Promise<Judgement> {
+export async function followQuery(
+  client: ProvingClient,
+  input: FollowInput,
+  context: FollowContext,
+): Promise<Judgement> {
   if (input.pie) computeFactsAhead(input.pie, context.signal)
   const wait = (onProgress?: (progress: QueryProgress) => void): Promise<QueryResult> =>
     client.waitForQuery(input.queryId, {
@@ -52,7 +58,12 @@ export async function followQuery(client: ProvingClient, input: FollowInput, con
   return judgeQuery(
     result,
     { expected: input.expected, gate: input.gate, pie: input.pie, onchain: input.onchain },
-    { signal: context.signal, logger: context.logger, emulatorUrl: input.emulatorUrl, onOnchainProgress: context.onOnchainProgress },
+    {
+      signal: context.signal,
+      logger: context.logger,
+      emulatorUrl: input.emulatorUrl,
+      onOnchainProgress: context.onOnchainProgress,
+    },
   )
 }
 

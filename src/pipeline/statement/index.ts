@@ -17,6 +17,13 @@ export {
   type StatementRequest,
   type StatementSubject,
 } from './request.ts'
-export { proveStatements, type RunContext, type StatementEnding, type StatementEvent, type StatementHooks, type StatementOutcome } from './run.ts'
+export {
+  proveStatements,
+  type RunContext,
+  type StatementEnding,
+  type StatementEvent,
+  type StatementHooks,
+  type StatementOutcome,
+} from './run.ts'
 export type { Submitted } from './submit.ts'
 export { actedAs, PLAN_DECISIONS, type PlanContext, type PlanDecision, type PlanRow, planStatements } from './plan.ts'

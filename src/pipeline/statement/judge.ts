@@ -86,6 +86,9 @@ export async function judgeQuery(result: QueryResult, input: JudgeInput, options
     emulatorUrl: options.emulatorUrl,
     onProgress: options.onOnchainProgress,
   })
-  const refusals = afterOnChainCheck(gated, { refusals: onchain.refusals, registered: onchain.checked && onchain.registered })
+  const refusals = afterOnChainCheck(gated, {
+    refusals: onchain.refusals,
+    registered: onchain.checked && onchain.registered,
+  })
   return { result, facts, factCheck, factsNote, refusals, onchain, passed: done && refusals.length === 0 }
 }

@@ -47,7 +47,9 @@ export async function planStatements(request: StatementRequest, context: PlanCon
   const firstPieByKey = new Map<string, string>()
   const deadline = context.client.http.clock.now() + request.policy.timeoutMs
   const planned = await Promise.all(
-    request.subjects.map((subject) => withBound(deadline, () => limit(() => planOne(subject, request, { ...context, queries }, firstPieByKey)))),
+    request.subjects.map((subject) =>
+      withBound(deadline, () => limit(() => planOne(subject, request, { ...context, queries }, firstPieByKey))),
+    ),
   )
   return inGivenOrder(planned)
 }
@@ -72,7 +74,11 @@ function inGivenOrder(planned: KeyedRow[]): PlanRow[] {
     const firstIndex = first.get(key)!
     const { key: _key, sameAs: _same, ...decision } = decided.get(key)!
     if (index === firstIndex) return { ...decision, pie: row.pie }
-    return { pie: row.pie, decision: 'follow', reason: `the same PIE as ${planned[firstIndex]!.pie}: sent once, its query shared` }
+    return {
+      pie: row.pie,
+      decision: 'follow',
+      reason: `the same PIE as ${planned[firstIndex]!.pie}: sent once, its query shared`,
+    }
   })
 }
 
@@ -105,12 +111,27 @@ async function planOne(
 
 type Planned = Omit<PlanRow, 'pie'>
 
-async function decisionOf(subject: StatementSubject, pie: PreparedPie | undefined, request: StatementRequest, context: PlanContext & { queries: KeyQueries }): Promise<Planned> {
+async function decisionOf(
+  subject: StatementSubject,
+  pie: PreparedPie | undefined,
+  request: StatementRequest,
+  context: PlanContext & { queries: KeyQueries },
+): Promise<Planned> {
   const { policy, endpoint } = request
-  const decision = await decideReuse(pie?.inspection, { client: context.client, endpoint, policy, logger: context.logger, signal: context.signal, queries: context.queries, dryRun: true })
+  const decision = await decideReuse(pie?.inspection, {
+    client: context.client,
+    endpoint,
+    policy,
+    logger: context.logger,
+    signal: context.signal,
+    queries: context.queries,
+    dryRun: true,
+  })
   if (decision.kind === 'reuse-chain') return { decision: 'reuse-chain', reason: decision.reason }
-  if (decision.kind === 'reuse-query') return { decision: 'reuse-query', reason: decision.reason, queryId: decision.record.id }
-  if (decision.kind === 'follow-running') return { decision: decision.retry ? 'retry' : 'follow', reason: decision.reason, queryId: decision.ids[0] }
+  if (decision.kind === 'reuse-query')
+    return { decision: 'reuse-query', reason: decision.reason, queryId: decision.record.id }
+  if (decision.kind === 'follow-running')
+    return { decision: decision.retry ? 'retry' : 'follow', reason: decision.reason, queryId: decision.ids[0] }
   if (pie && policy.journal && endpoint.kind !== 'proof' && !(endpoint.kind === 'general' && endpoint.deriveDedupId)) {
     const fromJournal = await journalPlan(pie, request, context)
     if (fromJournal) return fromJournal
@@ -122,13 +143,28 @@ async function decisionOf(subject: StatementSubject, pie: PreparedPie | undefine
 }
 
 /** What the journal would do: follow a live run's or an earlier run's query, retry it, or look for what an unfinished upload created. */
-async function journalPlan(pie: PreparedPie, request: StatementRequest, context: PlanContext): Promise<Planned | undefined> {
+async function journalPlan(
+  pie: PreparedPie,
+  request: StatementRequest,
+  context: PlanContext,
+): Promise<Planned | undefined> {
   const policy = request.policy.journal!
   if (policy.forceNew) return { decision: 'submit', reason: 'a new query was asked for, whatever the journal says' }
   const journal = new SubmissionJournal(policy.dir)
-  const key = journal.keyOf(journalParts(pie, { client: context.client, endpoint: request.endpoint, policy: request.policy, logger: context.logger }))
+  const key = journal.keyOf(
+    journalParts(pie, {
+      client: context.client,
+      endpoint: request.endpoint,
+      policy: request.policy,
+      logger: context.logger,
+    }),
+  )
   const { entry, liveOwner } = await journal.peek(key)
-  if (liveOwner) return { decision: 'follow', reason: `another run is submitting this PIE now (pid ${liveOwner.pid} on ${liveOwner.host}): its query is followed` }
+  if (liveOwner)
+    return {
+      decision: 'follow',
+      reason: `another run is submitting this PIE now (pid ${liveOwner.pid} on ${liveOwner.host}): its query is followed`,
+    }
   if (!entry) return undefined
   if (!entry.provingQueryId) {
     return {
@@ -142,26 +178,70 @@ async function journalPlan(pie: PreparedPie, request: StatementRequest, context:
 /** A query an earlier run made: followed, retried when it FAILED and may be, or a new query submitted. */
 async function failedOrFollowed(queryId: string, whose: string, context: PlanContext): Promise<Planned> {
   const status = await statusOf(queryId, context)
-  if (status !== 'FAILED') return { decision: 'follow', reason: `${whose} (query ${queryId}, ${status ?? 'status unread'}); nothing is sent again`, queryId }
+  if (status !== 'FAILED')
+    return {
+      decision: 'follow',
+      reason: `${whose} (query ${queryId}, ${status ?? 'status unread'}); nothing is sent again`,
+      queryId,
+    }
   const retriable = await retriability(queryId, context)
-  if (retriable === false) return { decision: 'submit', reason: `${whose}, and query ${queryId} FAILED and cannot be retried: a new query is paid for` }
-  const how = retriable === undefined ? ' (the service did not say whether it is retriable: the retry endpoint decides)' : ' with a retriable error'
-  return { decision: 'retry', reason: `${whose}, and query ${queryId} FAILED${how}: it is retried, nothing new paid for`, queryId }
+  if (retriable === false)
+    return {
+      decision: 'submit',
+      reason: `${whose}, and query ${queryId} FAILED and cannot be retried: a new query is paid for`,
+    }
+  const how =
+    retriable === undefined
+      ? ' (the service did not say whether it is retriable: the retry endpoint decides)'
+      : ' with a retriable error'
+  return {
+    decision: 'retry',
+    reason: `${whose}, and query ${queryId} FAILED${how}: it is retried, nothing new paid for`,
+    queryId,
+  }
 }
 
 /** The general submission's dedup chain, walked by its records: the query it stands for, past the FAILED ones. */
-async function dedupChainPlan(subject: StatementSubject, pie: PreparedPie | undefined, request: StatementRequest, context: PlanContext): Promise<Planned> {
+async function dedupChainPlan(
+  subject: StatementSubject,
+  pie: PreparedPie | undefined,
+  request: StatementRequest,
+  context: PlanContext,
+): Promise<Planned> {
   const endpoint = request.endpoint
   if (endpoint.kind !== 'general') return { decision: 'submit', reason: 'no dedup id' }
   const { dedupId: given, ...fields } = endpoint.fields
-  const subjectKey = pie ? `pie:${pie.sha256}` : subject.kind === 'program-hash' ? `hash:${subject.programHash}` : undefined
+  const subjectKey = pie
+    ? `pie:${pie.sha256}`
+    : subject.kind === 'program-hash'
+      ? `hash:${subject.programHash}`
+      : undefined
   // A program's dedup id is derived from its file's digest at submission: the plan reads none.
-  if (given === undefined && subjectKey === undefined) return { decision: 'submit', reason: 'a program is sent under a dedup id derived from its files' }
-  let dedupId = given ?? endpoint.deriveDedupId!(subjectKey!, { ...fields, declaredJobSize: declaredJobSize(endpoint, pie), layout: endpoint.layout, mockFactHash: endpoint.mockFactHash })
+  if (given === undefined && subjectKey === undefined)
+    return { decision: 'submit', reason: 'a program is sent under a dedup id derived from its files' }
+  let dedupId =
+    given ??
+    endpoint.deriveDedupId!(subjectKey!, {
+      ...fields,
+      declaredJobSize: declaredJobSize(endpoint, pie),
+      layout: endpoint.layout,
+      mockFactHash: endpoint.mockFactHash,
+    })
   for (let link = 0; link <= MAX_FAILED_RESUBMISSIONS; link++) {
     const existing = await context.client.findQueryByDedupId(dedupId, { signal: context.signal })
-    if (!existing) return { decision: 'submit', reason: link === 0 ? `no query has its dedup id ${dedupId} yet` : `the chain's FAILED queries cannot be retried: submitted under dedup id ${dedupId}` }
-    const planned = await failedOrFollowed(existing.id, `the service has a query under its dedup id ${dedupId}`, context)
+    if (!existing)
+      return {
+        decision: 'submit',
+        reason:
+          link === 0
+            ? `no query has its dedup id ${dedupId} yet`
+            : `the chain's FAILED queries cannot be retried: submitted under dedup id ${dedupId}`,
+      }
+    const planned = await failedOrFollowed(
+      existing.id,
+      `the service has a query under its dedup id ${dedupId}`,
+      context,
+    )
     if (planned.decision !== 'submit') return planned
     dedupId = dedupIdAfterFailure(dedupId, existing.id)
   }
@@ -180,7 +260,10 @@ async function statusOf(queryId: string, context: PlanContext): Promise<string |
 /** Record D's word on a FAILED query: retriable (true), not (false), or not said (undefined). */
 async function retriability(queryId: string, context: PlanContext): Promise<boolean | undefined> {
   try {
-    const record = (await context.client.getQuery(queryId, { signal: context.signal })).provingQuery as { isRetriable?: unknown; retryCount?: unknown }
+    const record = (await context.client.getQuery(queryId, { signal: context.signal })).provingQuery as {
+      isRetriable?: unknown
+      retryCount?: unknown
+    }
     // The rule the retry itself reads (clients/proving/retries.ts).
     if (retryRefusal(record) !== undefined) return false
     return record.isRetriable === true ? true : undefined
@@ -191,7 +274,11 @@ async function retriability(queryId: string, context: PlanContext): Promise<bool
 }
 
 /** What a run did with a statement, in the plan's words: the check that a run does what its plan said. */
-export function actedAs(outcome: { decision?: { kind: string } | undefined; submitted?: { how: string } | undefined; ending: string }): PlanDecision {
+export function actedAs(outcome: {
+  decision?: { kind: string } | undefined
+  submitted?: { how: string } | undefined
+  ending: string
+}): PlanDecision {
   if (outcome.decision?.kind === 'reuse-chain') return 'reuse-chain'
   const how = outcome.submitted?.how
   if (how === 'reused') return 'reuse-query'

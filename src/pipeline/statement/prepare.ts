@@ -30,7 +30,12 @@ export async function preparePieOf(
   options: { signal?: AbortSignal | undefined; onProgress?: ((line: string) => void) | undefined },
 ): Promise<PreparedPie | undefined> {
   if (subject.kind !== 'pie') return undefined
-  return preparePie(subject.path, { inputName: request.pieInput ?? 'pie', signal: options.signal, onProgress: options.onProgress, packDir: request.policy.packDir?.() })
+  return preparePie(subject.path, {
+    inputName: request.pieInput ?? 'pie',
+    signal: options.signal,
+    onProgress: options.onProgress,
+    packDir: request.policy.packDir?.(),
+  })
 }
 
 /** The program is known before paying for a proof: the wrong one is refused now. */
@@ -82,7 +87,12 @@ export async function submitStreamed(
 ): Promise<{ submitted: Submitted; decision: Decision }> {
   const endpoint = request.endpoint
   if (endpoint.kind !== 'l2') throw new Error('only the L2 endpoint takes a streamed PIE')
-  const stream = streamPie(dir, { inputName: request.pieInput ?? 'pie', signal: context.signal, packDir: request.policy.packDir?.(), onProgress })
+  const stream = streamPie(dir, {
+    inputName: request.pieInput ?? 'pie',
+    signal: context.signal,
+    packDir: request.policy.packDir?.(),
+    onProgress,
+  })
   let decision: Decision = { kind: 'submit', reason: 'reuse is off' }
   const journal = request.policy.journal
   try {
@@ -110,7 +120,13 @@ export async function submitStreamed(
         queries: context.queries,
       },
     })
-    const how = submitted.reused ? 'reused' : submitted.retried ? 'retried' : submitted.resumed ? 'followed' : 'submitted'
+    const how = submitted.reused
+      ? 'reused'
+      : submitted.retried
+        ? 'retried'
+        : submitted.resumed
+          ? 'followed'
+          : 'submitted'
     return {
       decision,
       submitted: {

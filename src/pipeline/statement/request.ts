@@ -188,7 +188,8 @@ export function inBucket(endpoint: StatementEndpoint): boolean {
  */
 export function checkRequest(request: StatementRequest): void {
   const { subjects, endpoint, policy } = request
-  if (subjects.length === 0) throw new InvalidInputError('Nothing to prove: give a PIE, a program or a program hash.', { input: 'pie' })
+  if (subjects.length === 0)
+    throw new InvalidInputError('Nothing to prove: give a PIE, a program or a program hash.', { input: 'pie' })
   const several = subjects.length > 1
   if (endpoint.kind === 'general') {
     if (several && endpoint.fields.bucketJobIndex !== undefined) {
@@ -206,12 +207,20 @@ export function checkRequest(request: StatementRequest): void {
     if (endpoint.fields.bucketId !== undefined && policy.wait) {
       throw new InvalidInputError(
         `Waiting for a query in bucket ${endpoint.fields.bucketId} would wait forever: submit without waiting (${inputNames('wait', 'policy.wait')}).`,
-        { input: 'wait', metaMessages: ['A query in a bucket ends when the bucket is closed: close the bucket, then wait for it.'] },
+        {
+          input: 'wait',
+          metaMessages: ['A query in a bucket ends when the bucket is closed: close the bucket, then wait for it.'],
+        },
       )
     }
   }
-  const wrong = subjects.find((subject) => (endpoint.kind === 'proof') !== (subject.kind === 'proof') || (endpoint.kind === 'l2' && subject.kind !== 'pie'))
+  const wrong = subjects.find(
+    (subject) =>
+      (endpoint.kind === 'proof') !== (subject.kind === 'proof') || (endpoint.kind === 'l2' && subject.kind !== 'pie'),
+  )
   if (wrong) {
-    throw new InvalidInputError(`A ${wrong.kind} cannot be sent to the ${endpoint.kind} endpoint.`, { input: wrong.kind })
+    throw new InvalidInputError(`A ${wrong.kind} cannot be sent to the ${endpoint.kind} endpoint.`, {
+      input: wrong.kind,
+    })
   }
 }

@@ -20,7 +20,15 @@ import { computeFactsAhead, type PreparedPie } from '../prepared-pie.ts'
 import { type Decision, decideReuse } from './decide.ts'
 import { type Judgement, judgeQuery } from './judge.ts'
 import { checkExpectedProgram, NotTheExpectedProgram, preparePieOf, shouldStream, submitStreamed } from './prepare.ts'
-import { checkRequest, expectedOf, inBucket, labelOf, type StatementPolicy, type StatementRequest, type StatementSubject } from './request.ts'
+import {
+  checkRequest,
+  expectedOf,
+  inBucket,
+  labelOf,
+  type StatementPolicy,
+  type StatementRequest,
+  type StatementSubject,
+} from './request.ts'
 import { type Submitted, submitStatement } from './submit.ts'
 
 /** How a statement ended. */
@@ -73,7 +81,13 @@ export type StatementHooks = {
   onEvent?: ((event: StatementEvent) => void) | undefined
   onUploadProgress?: ((index: number, progress: UploadProgress) => void) | undefined
   /** Wraps a wait the pipeline runs (a log group, a heartbeat), handing it the progress callback to use. */
-  aroundWait?: ((index: number, queryId: string, wait: (onProgress: (progress: QueryProgress) => void) => Promise<QueryResult>) => Promise<QueryResult>) | undefined
+  aroundWait?:
+    | ((
+        index: number,
+        queryId: string,
+        wait: (onProgress: (progress: QueryProgress) => void) => Promise<QueryResult>,
+      ) => Promise<QueryResult>)
+    | undefined
   /** Lines for a person while the on-chain registration is waited for. */
   onOnchainProgress?: ((index: number, line: string) => void) | undefined
   /** Lines for a person while a PIE is prepared (packed, validated). */
@@ -101,14 +115,22 @@ export async function proveStatements(request: StatementRequest, context: RunCon
 }
 
 /** What a statement was doing when its run was stopped, for the cancellation's message. */
-const STAGE_TEXT = { preparing: 'Validating the PIE', submitting: 'Submitting the PIE', waiting: 'Waiting for the query', judging: 'Judging the query' }
+const STAGE_TEXT = {
+  preparing: 'Validating the PIE',
+  submitting: 'Submitting the PIE',
+  waiting: 'Waiting for the query',
+  judging: 'Judging the query',
+}
 
 class StatementRun {
   readonly #request: StatementRequest
   readonly #context: RunContext
   readonly #limit: ReturnType<typeof limiter>
   /** One submission per PIE digest (or subject): the same PIE named twice is sent once. */
-  readonly #submissions = new Map<string, { index: number; submitted: Promise<{ submitted: Submitted; decision: Decision }> }>()
+  readonly #submissions = new Map<
+    string,
+    { index: number; submitted: Promise<{ submitted: Submitted; decision: Decision }> }
+  >()
   /** One wait per query, shared by every statement that names it. */
   readonly #waits = new Map<string, Promise<QueryResult>>()
   /**
@@ -158,7 +180,12 @@ class StatementRun {
     } catch (error) {
       // A signal's bare reason (a host's "received SIGTERM") is a cancellation, never an unexpected failure.
       const stopped = signal?.aborted === true && !(error instanceof ProvingKitError)
-      outcome.error = stopped ? new AbortedError(`${STAGE_TEXT[outcome.judgement ? 'judging' : outcome.submitted ? 'waiting' : outcome.pie ? 'submitting' : 'preparing']} was aborted`, { cause: signal?.reason }) : error
+      outcome.error = stopped
+        ? new AbortedError(
+            `${STAGE_TEXT[outcome.judgement ? 'judging' : outcome.submitted ? 'waiting' : outcome.pie ? 'submitting' : 'preparing']} was aborted`,
+            { cause: signal?.reason },
+          )
+        : error
       outcome.ending = outcome.error instanceof AbortedError || signal?.aborted ? 'interrupted' : 'error'
       outcome.passed = false
     } finally {
@@ -177,9 +204,14 @@ class StatementRun {
     }
     if (inBucket(endpoint) && endpoint.kind === 'general') {
       // The query's place in the bucket (the service assigns one when none was given).
-      const placed = await this.#context.client.getQuery(submitted.queryId, { signal: this.#context.signal }).catch(() => undefined)
+      const placed = await this.#context.client
+        .getQuery(submitted.queryId, { signal: this.#context.signal })
+        .catch(() => undefined)
       const index = placed?.provingQuery.bucketJobIndex ?? endpoint.fields.bucketJobIndex
-      outcome.bucket = { bucketId: endpoint.fields.bucketId!, bucketJobIndex: typeof index === 'number' ? index : undefined }
+      outcome.bucket = {
+        bucketId: endpoint.fields.bucketId!,
+        bucketJobIndex: typeof index === 'number' ? index : undefined,
+      }
       outcome.ending = 'in-bucket'
       outcome.passed = true
       return
@@ -194,7 +226,13 @@ class StatementRun {
     const result = await this.#wait(outcome.index, submitted.queryId)
     const judgement = await judgeQuery(
       result,
-      { expected: expectedOf(endpoint), gate: policy.gate, pie: outcome.pie, reused: submitted.how === 'reused', onchain: policy.onchain },
+      {
+        expected: expectedOf(endpoint),
+        gate: policy.gate,
+        pie: outcome.pie,
+        reused: submitted.how === 'reused',
+        onchain: policy.onchain,
+      },
       {
         signal: this.#context.signal,
         logger: this.#loggerOf(outcome.index),
@@ -210,7 +248,11 @@ class StatementRun {
   }
 
   /** Prepares the statement and sends it (or finds its earlier submission in this run); undefined when refused before paying. */
-  async #prepareAndSubmit(subject: StatementSubject, index: number, outcome: StatementOutcome): Promise<{ submitted: Submitted; decision: Decision } | undefined> {
+  async #prepareAndSubmit(
+    subject: StatementSubject,
+    index: number,
+    outcome: StatementOutcome,
+  ): Promise<{ submitted: Submitted; decision: Decision } | undefined> {
     const { signal, hooks } = this.#context
     signal?.throwIfAborted()
     const { policy } = this.#request
@@ -223,10 +265,20 @@ class StatementRun {
           hooks?.onEvent?.({ type: 'prepared', index, pie })
         }
         const path = subject.kind === 'pie' ? subject.path : ''
-        const streamed = await submitStreamed(path, this.#request, this.#submitContext(index), decide, onPrepared, (line) => hooks?.onPrepareProgress?.(index, line))
+        const streamed = await submitStreamed(
+          path,
+          this.#request,
+          this.#submitContext(index),
+          decide,
+          onPrepared,
+          (line) => hooks?.onPrepareProgress?.(index, line),
+        )
         return this.#sent(index, streamed)
       }
-      const pie = await preparePieOf(subject, this.#request, { signal, onProgress: (line) => hooks?.onPrepareProgress?.(index, line) })
+      const pie = await preparePieOf(subject, this.#request, {
+        signal,
+        onProgress: (line) => hooks?.onPrepareProgress?.(index, line),
+      })
       if (pie) {
         outcome.pie = pie
         hooks?.onEvent?.({ type: 'prepared', index, pie })
@@ -244,7 +296,14 @@ class StatementRun {
         const decision = await decide(pie)
         if (decision.kind === 'reuse-chain') return { decision, submitted: { queryId: '', how: 'reused' as const } }
         if (decision.kind === 'reuse-query') {
-          return { decision, submitted: { queryId: decision.record.id, how: 'reused' as const, createdAt: decision.record.createdAt ?? null } }
+          return {
+            decision,
+            submitted: {
+              queryId: decision.record.id,
+              how: 'reused' as const,
+              createdAt: decision.record.createdAt ?? null,
+            },
+          }
         }
         if (this.#remainingMs() === 0) throw this.#timedOut(subject)
         const submitted = await submitStatement(subject, pie, this.#submitContext(index))
@@ -266,18 +325,31 @@ class StatementRun {
     }
   }
 
-  #sent(index: number, sent: { submitted: Submitted; decision: Decision }): { submitted: Submitted; decision: Decision } {
+  #sent(
+    index: number,
+    sent: { submitted: Submitted; decision: Decision },
+  ): { submitted: Submitted; decision: Decision } {
     this.#context.hooks?.onEvent?.({ type: 'submitted', index, submitted: sent.submitted })
     return sent
   }
 
   /** The run's timeout passed before the statement was sent: nothing was, nothing will be. */
   #timedOut(subject: StatementSubject): WaitTimeoutError {
-    return new WaitTimeoutError(`The run's timeout (${formatDuration(this.#request.policy.timeoutMs)}) passed before ${labelOf(subject)} was submitted; nothing was sent.`)
+    return new WaitTimeoutError(
+      `The run's timeout (${formatDuration(this.#request.policy.timeoutMs)}) passed before ${labelOf(subject)} was submitted; nothing was sent.`,
+    )
   }
 
   async #decide(pie: PreparedPie | undefined, index: number): Promise<Decision> {
-    const context = { client: this.#context.client, endpoint: this.#request.endpoint, policy: this.#policyNow(), logger: this.#loggerOf(index), signal: this.#context.signal, queries: this.#queries, pieDigest: pie?.sha256 }
+    const context = {
+      client: this.#context.client,
+      endpoint: this.#request.endpoint,
+      policy: this.#policyNow(),
+      logger: this.#loggerOf(index),
+      signal: this.#context.signal,
+      queries: this.#queries,
+      pieDigest: pie?.sha256,
+    }
     let decision: Decision
     try {
       decision = await decideReuse(pie?.inspection, context)
@@ -285,7 +357,8 @@ class StatementRun {
       // The lookup cut by the run's deadline is the run's timeout, before anything was paid for.
       const cut = this.#remainingMs() === 0 || (error instanceof ProvingKitError && error.code === DEADLINE_CODE)
       // A re-run's refusal names the queries to follow (and a retry it may have sent): it stays itself.
-      if (cut && !(error instanceof WaitTimeoutError) && !(error instanceof RerunNothingSentError)) throw this.#timedOut(this.#request.subjects[index]!)
+      if (cut && !(error instanceof WaitTimeoutError) && !(error instanceof RerunNothingSentError))
+        throw this.#timedOut(this.#request.subjects[index]!)
       throw error
     }
     this.#context.hooks?.onEvent?.({ type: 'decided', index, decision })
@@ -295,7 +368,9 @@ class StatementRun {
   /** A list that could not be read is said once, and only when the submission that followed went through. */
   #afterUnreadableList(index: number, decision: Decision, submitted: Submitted): void {
     if (decision.kind === 'submit' && decision.quiet && submitted.how === 'submitted') {
-      this.#loggerOf(index).warn(`No earlier query could be reused: ${decision.reason}; query ${submitted.queryId} was submitted.`)
+      this.#loggerOf(index).warn(
+        `No earlier query could be reused: ${decision.reason}; query ${submitted.queryId} was submitted.`,
+      )
     }
   }
 
@@ -304,7 +379,8 @@ class StatementRun {
     const logger = this.#context.logger
     if (this.#request.subjects.length === 1) return logger
     const label = labelOf(this.#request.subjects[index]!)
-    const named = (level: 'debug' | 'info' | 'warn' | 'error') => (message: string) => logger[level](`${label}: ${message}`)
+    const named = (level: 'debug' | 'info' | 'warn' | 'error') => (message: string) =>
+      logger[level](`${label}: ${message}`)
     return { debug: named('debug'), info: named('info'), warn: named('warn'), error: named('error') }
   }
 
@@ -316,7 +392,9 @@ class StatementRun {
       queries: this.#queries,
       logger: this.#loggerOf(index),
       signal: this.#context.signal,
-      onUploadProgress: this.#context.hooks?.onUploadProgress ? (progress: UploadProgress) => this.#context.hooks!.onUploadProgress!(index, progress) : undefined,
+      onUploadProgress: this.#context.hooks?.onUploadProgress
+        ? (progress: UploadProgress) => this.#context.hooks!.onUploadProgress!(index, progress)
+        : undefined,
     }
   }
 
@@ -327,7 +405,13 @@ class StatementRun {
       const expected = expectedOf(this.#request.endpoint)
       const kind = expected.kinds.length === 1 ? expected.kinds[0] : undefined
       const wait = (onProgress?: (progress: QueryProgress) => void) =>
-        client.waitForQuery(queryId, { timeoutMs: this.#remainingMs(), signal, onProgress, afterSubmission: true, expectedResult: kind })
+        client.waitForQuery(queryId, {
+          timeoutMs: this.#remainingMs(),
+          signal,
+          onProgress,
+          afterSubmission: true,
+          expectedResult: kind,
+        })
       waiting = hooks?.aroundWait ? hooks.aroundWait(index, queryId, wait) : wait()
       this.#waits.set(queryId, waiting)
     }
@@ -345,6 +429,10 @@ class StatementRun {
    * at once: the journal lists its folder once for the entries settling together.
    */
   async close(): Promise<void> {
-    await Promise.all([...this.#outcomeKnown].map(([submitted, known]) => (known ? submitted.settle : submitted.keep)?.().catch(() => {})))
+    await Promise.all(
+      [...this.#outcomeKnown].map(([submitted, known]) =>
+        (known ? submitted.settle : submitted.keep)?.().catch(() => {}),
+      ),
+    )
   }
 }

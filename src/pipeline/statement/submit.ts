@@ -12,7 +12,13 @@ import type { JobSize } from '../../schemas/proving-constants.ts'
 import type { KeyQueries } from '../key-queries.ts'
 import { type JournaledSubmission, type JournalParts, SubmissionJournal, submitWithJournal } from '../journal.ts'
 import type { PreparedPie } from '../prepared-pie.ts'
-import { forceNewHintOf, type JournalPolicy, type StatementEndpoint, type StatementPolicy, type StatementSubject } from './request.ts'
+import {
+  forceNewHintOf,
+  type JournalPolicy,
+  type StatementEndpoint,
+  type StatementPolicy,
+  type StatementSubject,
+} from './request.ts'
 
 /** How a statement's query came to be this run's. */
 export type Submitted = {
@@ -50,17 +56,35 @@ export type SubmitContext = {
   queries?: KeyQueries | undefined
 }
 
-export async function submitStatement(subject: StatementSubject, pie: PreparedPie | undefined, context: SubmitContext): Promise<Submitted> {
+export async function submitStatement(
+  subject: StatementSubject,
+  pie: PreparedPie | undefined,
+  context: SubmitContext,
+): Promise<Submitted> {
   const { endpoint, client, signal } = context
   if (endpoint.kind === 'proof') {
     const path = subject.kind === 'proof' ? subject.path : ''
-    const answer = await client.submitProofVerification({ proof: path, stoneVersion: endpoint.stoneVersion, memoryVerification: endpoint.memoryVerification, mockFactHash: endpoint.mockFactHash, signal })
+    const answer = await client.submitProofVerification({
+      proof: path,
+      stoneVersion: endpoint.stoneVersion,
+      memoryVerification: endpoint.memoryVerification,
+      mockFactHash: endpoint.mockFactHash,
+      signal,
+    })
     return { queryId: answer.provingQueryId, how: 'submitted' }
   }
-  if (endpoint.kind === 'general' && endpoint.deriveDedupId) return submitWithDedupChain(subject, pie, endpoint, context)
+  if (endpoint.kind === 'general' && endpoint.deriveDedupId)
+    return submitWithDedupChain(subject, pie, endpoint, context)
   const send = async (): Promise<JournaledSubmission> => {
     if (endpoint.kind === 'l2') {
-      return client.submitPie({ pieZip: pie!.zipPath, layout: endpoint.layout, prover: endpoint.prover, mockFactHash: endpoint.mockFactHash, signal, onUploadProgress: context.onUploadProgress })
+      return client.submitPie({
+        pieZip: pie!.zipPath,
+        layout: endpoint.layout,
+        prover: endpoint.prover,
+        mockFactHash: endpoint.mockFactHash,
+        signal,
+        onUploadProgress: context.onUploadProgress,
+      })
     }
     const { dedupId: given, ...fields } = endpoint.fields
     return client.submitQuery({
@@ -80,7 +104,12 @@ export async function submitStatement(subject: StatementSubject, pie: PreparedPi
 }
 
 /** The journal's options for this statement. */
-function journalOptions(pie: PreparedPie, journal: JournalPolicy, context: SubmitContext, submit: () => Promise<JournaledSubmission>): Parameters<typeof submitWithJournal>[0] {
+function journalOptions(
+  pie: PreparedPie,
+  journal: JournalPolicy,
+  context: SubmitContext,
+  submit: () => Promise<JournaledSubmission>,
+): Parameters<typeof submitWithJournal>[0] {
   return {
     journal: new SubmissionJournal(journal.dir),
     parts: journalParts(pie, context),
@@ -102,10 +131,20 @@ export function journalParts(pie: PreparedPie, context: SubmitContext): JournalP
   const { endpoint } = context
   const service = new URL(context.client.http.baseUrl).origin
   if (endpoint.kind === 'l2') {
-    return { pieDigest: pie.sha256, service, endpoint: 'l2-pie', params: { layout: endpoint.layout, prover: endpoint.prover, mockFactHash: endpoint.mockFactHash } }
+    return {
+      pieDigest: pie.sha256,
+      service,
+      endpoint: 'l2-pie',
+      params: { layout: endpoint.layout, prover: endpoint.prover, mockFactHash: endpoint.mockFactHash },
+    }
   }
   if (endpoint.kind === 'proof') throw new Error('a proof verification is not journaled')
-  return { pieDigest: pie.sha256, service, endpoint: 'general', params: { layout: endpoint.layout, mockFactHash: endpoint.mockFactHash, ...endpoint.fields } }
+  return {
+    pieDigest: pie.sha256,
+    service,
+    endpoint: 'general',
+    params: { layout: endpoint.layout, mockFactHash: endpoint.mockFactHash, ...endpoint.fields },
+  }
 }
 
 function fromJournaled(answer: JournaledSubmission, jobSize: string | undefined): Submitted {
@@ -140,15 +179,34 @@ async function submitWithDedupChain(
   const jobSize = declaredJobSize(endpoint, pie)
   const { dedupId: given, ...fields } = endpoint.fields
   const subjectKey = await subjectKeyOf(subject, pie)
-  const first = given ?? endpoint.deriveDedupId!(subjectKey, { ...fields, declaredJobSize: jobSize, layout: endpoint.layout, mockFactHash: endpoint.mockFactHash })
+  const first =
+    given ??
+    endpoint.deriveDedupId!(subjectKey, {
+      ...fields,
+      declaredJobSize: jobSize,
+      layout: endpoint.layout,
+      mockFactHash: endpoint.mockFactHash,
+    })
   const resolved = await client.resolveDedupId(first, { signal })
   const failed = resolved.failedQueryIds.length ? { failedQueryIds: resolved.failedQueryIds } : {}
   if (resolved.failedQueryIds.length) {
-    const next = resolved.existing ? `following query ${resolved.existing.id}, submitted after it` : `submitting ${pie ? 'the PIE' : 'it'} again as a new query`
-    context.logger.info(`Query ${resolved.failedQueryIds.join(', then ')} of an earlier attempt FAILED; ${next} with dedup id ${resolved.dedupId}.`)
+    const next = resolved.existing
+      ? `following query ${resolved.existing.id}, submitted after it`
+      : `submitting ${pie ? 'the PIE' : 'it'} again as a new query`
+    context.logger.info(
+      `Query ${resolved.failedQueryIds.join(', then ')} of an earlier attempt FAILED; ${next} with dedup id ${resolved.dedupId}.`,
+    )
   }
   if (resolved.existing) {
-    return { queryId: resolved.existing.id, how: resolved.retried ? 'retried' : 'followed', deduplicated: true, dedupId: resolved.dedupId, retried: resolved.retried, declaredJobSize: jobSize, ...failed }
+    return {
+      queryId: resolved.existing.id,
+      how: resolved.retried ? 'retried' : 'followed',
+      deduplicated: true,
+      dedupId: resolved.dedupId,
+      retried: resolved.retried,
+      declaredJobSize: jobSize,
+      ...failed,
+    }
   }
   const answer = await client.submitQuery({
     ...fields,
@@ -166,20 +224,29 @@ async function submitWithDedupChain(
     deduplicated: answer.deduplicated,
     dedupId: answer.dedupId ?? resolved.dedupId,
     declaredJobSize: jobSize,
-    ...(answer.failedQueryIds?.length ? { failedQueryIds: [...resolved.failedQueryIds, ...answer.failedQueryIds] } : failed),
+    ...(answer.failedQueryIds?.length
+      ? { failedQueryIds: [...resolved.failedQueryIds, ...answer.failedQueryIds] }
+      : failed),
   }
 }
 
 /** The general submission's source fields. */
-function sourceOf(subject: StatementSubject, pie: PreparedPie | undefined): { pieZip?: string; programFile?: string; inputFile?: string; programHash?: string } {
+function sourceOf(
+  subject: StatementSubject,
+  pie: PreparedPie | undefined,
+): { pieZip?: string; programFile?: string; inputFile?: string; programHash?: string } {
   if (pie) return { pieZip: pie.zipPath }
-  if (subject.kind === 'program') return { programFile: subject.programFile, ...(subject.inputFile ? { inputFile: subject.inputFile } : {}) }
+  if (subject.kind === 'program')
+    return { programFile: subject.programFile, ...(subject.inputFile ? { inputFile: subject.inputFile } : {}) }
   if (subject.kind === 'program-hash') return { programHash: subject.programHash }
   return {}
 }
 
 /** Given, else measured from the PIE's steps, else XS (there is nothing to measure). */
-export function declaredJobSize(endpoint: Extract<StatementEndpoint, { kind: 'general' }>, pie: PreparedPie | undefined): JobSize {
+export function declaredJobSize(
+  endpoint: Extract<StatementEndpoint, { kind: 'general' }>,
+  pie: PreparedPie | undefined,
+): JobSize {
   return endpoint.fields.declaredJobSize ?? pie?.inspection?.jobSize ?? 'XS'
 }
 

@@ -24,7 +24,9 @@ describe.each(Object.keys(ACTION_INPUTS))('action.yml of %j', (name) => {
     for (const [input, spec] of Object.entries(inputs)) {
       const declared = action.inputs[input]!
       expect(declared.default, `default of ${input}`).toBe(spec.kind === 'default' ? spec.default : undefined)
-      expect(declared.required === true, `required of ${input}`).toBe(spec.kind === 'required' || (name !== '' && REQUIRED_BY_CROSS_CHECK.includes(input)))
+      expect(declared.required === true, `required of ${input}`).toBe(
+        spec.kind === 'required' || (name !== '' && REQUIRED_BY_CROSS_CHECK.includes(input)),
+      )
     }
   })
 
@@ -37,7 +39,8 @@ describe.each(Object.keys(ACTION_INPUTS))('action.yml of %j', (name) => {
       expect(spec.description?.length, input).toBeGreaterThan(20)
       if (spec.required !== true) expect(spec.description, input).toMatch(/omitted|Required|unless/)
     }
-    for (const [output, spec] of Object.entries(action.outputs)) expect(spec.description?.length, output).toBeGreaterThan(10)
+    for (const [output, spec] of Object.entries(action.outputs))
+      expect(spec.description?.length, output).toBeGreaterThan(10)
   })
 
   it('runs on node24 from its step entry into the one committed bundle, with branding', () => {
@@ -71,6 +74,10 @@ describe('the registries', () => {
       const { runs } = readAction(name)
       return [runs.main, runs.post].filter((script) => script !== undefined)
     })
-    for (const step of ACTION_NAMES) expect(scripts.some((script) => script.endsWith(`dist/${step}/index.js`)), step).toBe(true)
+    for (const step of ACTION_NAMES)
+      expect(
+        scripts.some((script) => script.endsWith(`dist/${step}/index.js`)),
+        step,
+      ).toBe(true)
   })
 })

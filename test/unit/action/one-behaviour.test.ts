@@ -15,7 +15,10 @@ import { fakeIO, readAction, REPO_ROOT } from '../../helpers/run-action.ts'
  * the failure, documentation linked by URL. Every action.yml is found by globbing.
  */
 const names = actionFiles().map((file) => file.replace(/\/?action\.yml$/, ''))
-const load = async (name: string) => (await import(`../../../src/action/actions/${name || 'main'}.ts`)) as { run: (io: ActionIO, options?: RunOptions) => Promise<void> }
+const load = async (name: string) =>
+  (await import(`../../../src/action/actions/${name || 'main'}.ts`)) as {
+    run: (io: ActionIO, options?: RunOptions) => Promise<void>
+  }
 /** Actions that wait for something on a service: killed mid-wait, their post step says how to follow it. */
 const WAITING = ['', 'wait', 'retry', 'verify-proof', 'task', 'decommit', 'storage-query', 'bucket-close']
 
@@ -70,8 +73,16 @@ describe('killed mid-wait: the post step writes how to follow what was started',
   }
 
   it('task/: the task uuid and the CLI command to follow it', async () => {
-    await fetch(`${emulator.url}/_emulator/tasks/timing`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ receivedMs: 60_000, stageMs: 60_000, handoffMs: 60_000 }) })
-    const { post, state } = await killedMidWait('task', { task: 'examples/task.json', 'tasks-url': emulator.url, 'api-key': 'k-one' })
+    await fetch(`${emulator.url}/_emulator/tasks/timing`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ receivedMs: 60_000, stageMs: 60_000, handoffMs: 60_000 }),
+    })
+    const { post, state } = await killedMidWait('task', {
+      task: 'examples/task.json',
+      'tasks-url': emulator.url,
+      'api-key': 'k-one',
+    })
     const uuid = state.subject!.replace('task ', '')
     expect(post.summary).toMatch(/^### .* Task: /)
     expect(post.summary).toContain(`proving task wait ${uuid}`)
@@ -79,8 +90,16 @@ describe('killed mid-wait: the post step writes how to follow what was started',
   })
 
   it('storage-query/: the internal id and the CLI command to follow it', async () => {
-    await fetch(`${emulator.url}/_emulator/storage-proof/timing`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ receivedMs: 60_000, inProgressMs: 60_000 }) })
-    const { post, state } = await killedMidWait('storage-query', { query: 'examples/storage-query.json', 'storage-proof-url': emulator.url, 'api-key': 'k-one' })
+    await fetch(`${emulator.url}/_emulator/storage-proof/timing`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ receivedMs: 60_000, inProgressMs: 60_000 }),
+    })
+    const { post, state } = await killedMidWait('storage-query', {
+      query: 'examples/storage-query.json',
+      'storage-proof-url': emulator.url,
+      'api-key': 'k-one',
+    })
     const id = state.subject!.replace('batch query ', '')
     expect(post.summary).toContain(`proving storage status ${id} --wait`)
   })
@@ -101,10 +120,16 @@ describe('path inputs are read from GITHUB_WORKSPACE, not the working directory'
     const workspace = mkdtempSync(join(tmpdir(), 'workspace-'))
     cpSync(join(REPO_ROOT, 'examples', 'task.json'), join(workspace, 'my-task.json'))
     cpSync(join(REPO_ROOT, 'examples', 'storage-query.json'), join(workspace, 'my-query.json'))
-    const task = fakeIO({ task: 'my-task.json', 'tasks-url': emulator.url, 'api-key': 'k-one', wait: 'false' }, { env: { GITHUB_WORKSPACE: workspace } })
+    const task = fakeIO(
+      { task: 'my-task.json', 'tasks-url': emulator.url, 'api-key': 'k-one', wait: 'false' },
+      { env: { GITHUB_WORKSPACE: workspace } },
+    )
     await (await load('task')).run(task)
     expect(task.failed).toBeUndefined()
-    const query = fakeIO({ query: 'my-query.json', 'storage-proof-url': emulator.url, 'api-key': 'k-one', wait: 'false' }, { env: { GITHUB_WORKSPACE: workspace } })
+    const query = fakeIO(
+      { query: 'my-query.json', 'storage-proof-url': emulator.url, 'api-key': 'k-one', wait: 'false' },
+      { env: { GITHUB_WORKSPACE: workspace } },
+    )
     await (await load('storage-query')).run(query)
     expect(query.failed).toBeUndefined()
     // The same relative path from the repository (the working directory here) is not found.
@@ -113,7 +138,10 @@ describe('path inputs are read from GITHUB_WORKSPACE, not the working directory'
 
   it('verify-proof/ reads the proof from the workspace', async () => {
     const workspace = mkdtempSync(join(tmpdir(), 'workspace-'))
-    const io = fakeIO({ proof: 'proof.json', 'api-key': 'k-one', 'base-url': emulator.url }, { env: { GITHUB_WORKSPACE: workspace } })
+    const io = fakeIO(
+      { proof: 'proof.json', 'api-key': 'k-one', 'base-url': emulator.url },
+      { env: { GITHUB_WORKSPACE: workspace } },
+    )
     await (await load('verify-proof')).run(io)
     expect(io.outputs['error-reason']).toContain(join(workspace, 'proof.json'))
   })
@@ -133,8 +161,13 @@ describe('advice that fits the failure, documentation by URL', () => {
     const published = fakeIO({ task: '{"destination_chain_id": 5}', 'tasks-url': emulator.url, 'api-key': 'k-one' })
     await (await load('task')).run(published)
     // A local `uses: ./`: the published repository at this version's release tag, vX.Y.Z.
-    expect(published.summary).toContain(`[docs/tasks.md](https://github.com/proving-kit/proving-kit/blob/v${VERSION}/docs/tasks.md)`)
-    const named = fakeIO({ task: '{"destination_chain_id": 5}', 'tasks-url': emulator.url, 'api-key': 'k-one' }, { env: { GITHUB_ACTION_REPOSITORY: 'acme/proving-kit', GITHUB_ACTION_REF: 'v1.2.3' } })
+    expect(published.summary).toContain(
+      `[docs/tasks.md](https://github.com/proving-kit/proving-kit/blob/v${VERSION}/docs/tasks.md)`,
+    )
+    const named = fakeIO(
+      { task: '{"destination_chain_id": 5}', 'tasks-url': emulator.url, 'api-key': 'k-one' },
+      { env: { GITHUB_ACTION_REPOSITORY: 'acme/proving-kit', GITHUB_ACTION_REF: 'v1.2.3' } },
+    )
     await (await load('task')).run(named)
     expect(named.summary).toContain('(https://github.com/acme/proving-kit/blob/v1.2.3/docs/tasks.md)')
   })
@@ -148,4 +181,3 @@ describe('advice that fits the failure, documentation by URL', () => {
     expect(after.requests.length).toBe(before.requests.length)
   })
 })
-

@@ -92,8 +92,21 @@ describe('decodeVerifications', () => {
 
   it('keeps settings that are not printable short strings as hex', () => {
     const [verification] = decodeVerifications(['0x1', '0x5', '0x60', '0x1', '0x0', '0xff41', '0x737472696374'])
-    expect(verification).toMatchObject({ layout: '0x1', hasher: '', stoneVersion: '0xff41', memoryVerification: 'strict' })
-    expect(encodeVerifications([verification!])).toEqual(['0x1', '0x5', '0x60', '0x1', '0x0', '0xff41', '0x737472696374'])
+    expect(verification).toMatchObject({
+      layout: '0x1',
+      hasher: '',
+      stoneVersion: '0xff41',
+      memoryVerification: 'strict',
+    })
+    expect(encodeVerifications([verification!])).toEqual([
+      '0x1',
+      '0x5',
+      '0x60',
+      '0x1',
+      '0x0',
+      '0xff41',
+      '0x737472696374',
+    ])
     expect(judgeVerifications(5n, [verification!], null)[0]!.hashMatches).toBe(false)
   })
 
@@ -101,13 +114,21 @@ describe('decodeVerifications', () => {
     expect(() => decodeVerifications([])).toThrow(VerificationDecodeError)
     expect(() => decodeVerifications(['0x1', '0x2'])).toThrow(/has 2 felts; an array of 1 verifications takes 7/)
     expect(() => decodeVerifications(['0x2', ...RECORDED_RESPONSE.result.slice(1, 7)])).toThrow(VerificationDecodeError)
-    expect(() => decodeVerifications(['0x1', '0x5', '0x100000000', '0x1', '0x1', '0x1', '0x1'])).toThrow(/does not fit a u32/)
+    expect(() => decodeVerifications(['0x1', '0x5', '0x100000000', '0x1', '0x1', '0x1', '0x1'])).toThrow(
+      /does not fit a u32/,
+    )
     expect(() => decodeVerifications(['0x1', '12', '0x1', '0x1', '0x1', '0x1', '0x1'])).toThrow(/felt 1 is "12"/)
   })
 })
 
 describe('verification hash', () => {
-  const settings = { layout: 'recursive', hasher: 'keccak_160_lsb', stoneVersion: 'stone5', memoryVerification: 'strict', securityBits: 96 }
+  const settings = {
+    layout: 'recursive',
+    hasher: 'keccak_160_lsb',
+    stoneVersion: 'stone5',
+    memoryVerification: 'strict',
+    securityBits: 96,
+  }
 
   it('is the registry formula over the short strings', () => {
     const ascii = (text: string) => BigInt(`0x${Buffer.from(text).toString('hex')}`)
@@ -119,7 +140,13 @@ describe('verification hash', () => {
 
   it('changes with every setting and the security bits', () => {
     const base = computeVerificationHash(FACT, settings)
-    for (const change of [{ layout: 'small' }, { hasher: 'keccak_248_lsb' }, { stoneVersion: 'stone6' }, { memoryVerification: 'relaxed' }, { securityBits: 97 }]) {
+    for (const change of [
+      { layout: 'small' },
+      { hasher: 'keccak_248_lsb' },
+      { stoneVersion: 'stone6' },
+      { memoryVerification: 'relaxed' },
+      { securityBits: 97 },
+    ]) {
       expect(computeVerificationHash(FACT, { ...settings, ...change })).not.toBe(base)
     }
   })

@@ -34,7 +34,11 @@ describe('waitForFactRegistration', () => {
     const clock = new FakeClock()
     const fn = scripted([true])
     const progress: number[] = []
-    const result = await waitForFactRegistration(fn, { timeoutMs: 60_000, clock, onProgress: (p) => progress.push(p.attempt) })
+    const result = await waitForFactRegistration(fn, {
+      timeoutMs: 60_000,
+      clock,
+      onProgress: (p) => progress.push(p.attempt),
+    })
     expect(result.registered).toBe(true)
     expect(fn.calls()).toBe(1)
     expect(clock.sleeps).toEqual([])
@@ -71,11 +75,15 @@ describe('waitForFactRegistration', () => {
     const warnings: string[] = []
     const logger = { debug() {}, info() {}, warn: (m: string) => warnings.push(m), error() {} }
     const flaky = scripted([false, new ChainError('RPC answered 503', { retryable: true }), true])
-    await expect(waitForFactRegistration(flaky, { timeoutMs: 60_000, clock, logger })).resolves.toMatchObject({ registered: true })
+    await expect(waitForFactRegistration(flaky, { timeoutMs: 60_000, clock, logger })).resolves.toMatchObject({
+      registered: true,
+    })
     expect(warnings.join('\n')).toContain('RPC answered 503')
 
     const broken = scripted([false, new ChainError('No contract at 0x…', { retryable: false }), true])
-    await expect(waitForFactRegistration(broken, { timeoutMs: 60_000, clock: new FakeClock() })).rejects.toThrow('No contract')
+    await expect(waitForFactRegistration(broken, { timeoutMs: 60_000, clock: new FakeClock() })).rejects.toThrow(
+      'No contract',
+    )
     expect(broken.calls()).toBe(2)
   })
 
@@ -84,8 +92,12 @@ describe('waitForFactRegistration', () => {
     const fn = scripted([false])
     const error = (await waitForFactRegistration(fn, { timeoutMs: 10_000, clock }).catch((e) => e)) as WaitTimeoutError
     expect(error).toBeInstanceOf(WaitTimeoutError)
-    expect(error.shortMessage).toBe(`Timed out after 10s waiting for fact 0x${'ab'.repeat(32)} to be registered on Ethereum sepolia.`)
-    expect(error.metaMessages?.[0]).toMatch(/^Last checked at block \d+ \(registry 0x07ec0D28e50322Eb0C159B9090ecF3aeA8346DFe, \d+ checks\)\.$/)
+    expect(error.shortMessage).toBe(
+      `Timed out after 10s waiting for fact 0x${'ab'.repeat(32)} to be registered on Ethereum sepolia.`,
+    )
+    expect(error.metaMessages?.[0]).toMatch(
+      /^Last checked at block \d+ \(registry 0x07ec0D28e50322Eb0C159B9090ecF3aeA8346DFe, \d+ checks\)\.$/,
+    )
     expect((error.lastSeen as EthereumFactCheck).registered).toBe(false)
     // The deadline is the caller's: no sleep reaches past it.
     expect(clock.slept).toBeLessThanOrEqual(10_000)
@@ -95,7 +107,11 @@ describe('waitForFactRegistration', () => {
     const clock = new FakeClock()
     const controller = new AbortController()
     clock.onSleep = () => controller.abort(new Error('SIGINT'))
-    const error = await waitForFactRegistration(scripted([false]), { timeoutMs: 60_000, clock, signal: controller.signal }).catch((e) => e)
+    const error = await waitForFactRegistration(scripted([false]), {
+      timeoutMs: 60_000,
+      clock,
+      signal: controller.signal,
+    }).catch((e) => e)
     expect(error).toBeInstanceOf(AbortedError)
   })
 

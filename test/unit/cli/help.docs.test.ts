@@ -24,14 +24,19 @@ describe('docs/cli.md documents every flag of every command', () => {
     expect(section, `no "## proving ${name}" section in docs/cli.md`).toBeDefined()
     const missing = Object.entries(commandOptions(spec))
       .filter(([flag]) => !(flag in GLOBAL_OPTIONS) && !(flag in SERVICE_ACCESS_OPTIONS))
-      .filter(([flag, option]) => !section!.includes(`--${flag}`) || (option.short !== undefined && !section!.includes(`-${option.short}, --${flag}`)))
+      .filter(
+        ([flag, option]) =>
+          !section!.includes(`--${flag}`) ||
+          (option.short !== undefined && !section!.includes(`-${option.short}, --${flag}`)),
+      )
       .map(([flag]) => `--${flag}`)
     expect(missing).toEqual([])
   })
 
   it('names the flags every command takes, and has no section for a command that does not exist', () => {
     const opening = reference.split(/^## /m)[0]!
-    for (const flag of [...Object.keys(GLOBAL_OPTIONS), ...Object.keys(SERVICE_ACCESS_OPTIONS)]) expect(opening, flag).toContain(`--${flag}`)
+    for (const flag of [...Object.keys(GLOBAL_OPTIONS), ...Object.keys(SERVICE_ACCESS_OPTIONS)])
+      expect(opening, flag).toContain(`--${flag}`)
     expect([...sections.keys()].sort()).toEqual(COMMANDS.map((spec) => spec.path.join(' ')).sort())
   })
 

@@ -23,7 +23,8 @@ describe('group help', () => {
     expect(listed.length).toBeGreaterThan(0)
     for (const spec of listed) expect(stdout()).toContain(`  ${spec.path.join(' ')} `)
     // Only the group's commands.
-    for (const spec of COMMANDS.filter((other) => other.path[0] !== group)) expect(stdout()).not.toContain(`  ${spec.path.join(' ')} `)
+    for (const spec of COMMANDS.filter((other) => other.path[0] !== group))
+      expect(stdout()).not.toContain(`  ${spec.path.join(' ')} `)
     expect(stdout()).toContain(`Usage: proving ${group} <command> [options]`)
     expect(stderr()).toBe('')
   })
@@ -36,18 +37,21 @@ describe('group help', () => {
     expect(stderr()).toContain('task list')
   })
 
-  it('an unknown command of a group names the group\'s commands', async () => {
+  it("an unknown command of a group names the group's commands", async () => {
     const { io, stderr } = recordingIO()
     expect(await main(['task', 'frobnicate'], { io })).toBe(2)
     expect(stderr()).toMatch(/Unknown command `proving task frobnicate`: use one of task submit, task decommit/)
   })
 
-  it.each(COMMANDS.map((spec) => spec.path.join(' ')))('`proving %s --help` shows its options and exits 0', async (path) => {
-    const { io, stdout } = recordingIO()
-    expect(await main([...path.split(' '), '--help'], { io })).toBe(0)
-    expect(stdout()).toContain(`Usage: proving ${path}`)
-    expect(stdout()).toContain('--json')
-  })
+  it.each(COMMANDS.map((spec) => spec.path.join(' ')))(
+    '`proving %s --help` shows its options and exits 0',
+    async (path) => {
+      const { io, stdout } = recordingIO()
+      expect(await main([...path.split(' '), '--help'], { io })).toBe(0)
+      expect(stdout()).toContain(`Usage: proving ${path}`)
+      expect(stdout()).toContain('--json')
+    },
+  )
 })
 
 describe('option values', () => {
@@ -75,11 +79,16 @@ describe('option values', () => {
 
   it('fills an absent flag from its environment variable; a given flag wins over it', async () => {
     expect((await parseCommandArgs(spec, [], { DEMO_URL: 'http://env' })).values['base-url']).toBe('http://env')
-    expect((await parseCommandArgs(spec, ['--base-url', 'http://flag'], { DEMO_URL: 'http://env' })).values['base-url']).toBe('http://flag')
-    expect((await parseCommandArgs(spec, ['--pie', 'a', '--pie', 'b', '--wait'], {})).values).toMatchObject({ pie: ['a', 'b'], wait: true })
+    expect(
+      (await parseCommandArgs(spec, ['--base-url', 'http://flag'], { DEMO_URL: 'http://env' })).values['base-url'],
+    ).toBe('http://flag')
+    expect((await parseCommandArgs(spec, ['--pie', 'a', '--pie', 'b', '--wait'], {})).values).toMatchObject({
+      pie: ['a', 'b'],
+      wait: true,
+    })
   })
 
-  it('refuses an unknown flag, naming the command\'s help', async () => {
+  it("refuses an unknown flag, naming the command's help", async () => {
     await expect(parseCommandArgs(spec, ['--nope'], {})).rejects.toThrow(/Unknown option '--nope'.*proving demo --help/)
   })
 })
@@ -93,14 +102,21 @@ describe('a missing service address', () => {
   ])('%j names the flag, the variable and the profiles (PROVING_PROFILE, --profile)', async (argv, flag, variable) => {
     // No config file: no default profile stands in for the address.
     const home = mkdtempSync(join(tmpdir(), 'proving-home-'))
-    const { io, stderr } = recordingIO({ HOME: home, XDG_CONFIG_HOME: home, PROVING_API_KEY: 'k', PROVING_PRIVATE_KEY: `0x${'1'.repeat(64)}` })
+    const { io, stderr } = recordingIO({
+      HOME: home,
+      XDG_CONFIG_HOME: home,
+      PROVING_API_KEY: 'k',
+      PROVING_PRIVATE_KEY: `0x${'1'.repeat(64)}`,
+    })
     expect(await main(argv, { io })).toBe(2)
-    expect(stderr()).toContain(`pass ${flag} <url> or set ${variable}, or choose a profile that has one with PROVING_PROFILE or --profile`)
+    expect(stderr()).toContain(
+      `pass ${flag} <url> or set ${variable}, or choose a profile that has one with PROVING_PROFILE or --profile`,
+    )
     expect(stderr().trim().split('\n')).toHaveLength(1)
   })
 })
 
-describe('--max-rps: the process\'s request budget (issue 35)', () => {
+describe("--max-rps: the process's request budget (issue 35)", () => {
   it('sets the budget every wait of the command shares (flag or PROVING_MAX_RPS); 10 when absent; a bad value is exit 2 naming it, before anything is sent', async () => {
     const { requestBudgetFor } = await import('../../../src/core/budget.ts')
     const { systemClock } = await import('../../../src/core/runtime.ts')
@@ -117,7 +133,9 @@ describe('--max-rps: the process\'s request budget (issue 35)', () => {
     for (const text of ['0', 'fast', '1001']) {
       const { io, stderr } = recordingIO(env)
       expect(await main(['prove', 'x.zip', '--wait', '--max-rps', text], { io })).toBe(2)
-      expect(stderr()).toContain(`--max-rps must be a number of requests per second from 0.1 to 1000; got ${JSON.stringify(text)}.`)
+      expect(stderr()).toContain(
+        `--max-rps must be a number of requests per second from 0.1 to 1000; got ${JSON.stringify(text)}.`,
+      )
     }
     expect(budget.maxPerSecond).toBe(10)
   })

@@ -10,7 +10,18 @@ async function run(argv: string[]) {
 }
 
 describe('closestWord', () => {
-  const words = ['prove', 'submit', 'query', 'bucket', 'task', 'storage', 'auth', 'completion', 'validate', 'verify-proof']
+  const words = [
+    'prove',
+    'submit',
+    'query',
+    'bucket',
+    'task',
+    'storage',
+    'auth',
+    'completion',
+    'validate',
+    'verify-proof',
+  ]
 
   it('finds a typo, a swap, a missing or extra letter, and an unambiguous start', () => {
     expect(closestWord('porve', words)).toBe('prove')
@@ -32,7 +43,9 @@ describe('did you mean, on the command line', () => {
   it('an unknown command names the close one', async () => {
     const top = await run(['porve', 'pie.zip'])
     expect(top.code).toBe(2)
-    expect(top.stderr).toBe('proving: Unknown command `proving porve`: did you mean `proving prove`? Otherwise run `proving --help` for the list of commands.\n')
+    expect(top.stderr).toBe(
+      'proving: Unknown command `proving porve`: did you mean `proving prove`? Otherwise run `proving --help` for the list of commands.\n',
+    )
     const inGroup = await run(['task', 'sumbit', 'task.json'])
     expect(inGroup.stderr).toContain('did you mean `proving task submit`?')
     const nested = await run(['auth', 'keys', 'lst'])
@@ -41,7 +54,7 @@ describe('did you mean, on the command line', () => {
     expect((await run(['--verison'])).stderr).toContain('did you mean `proving --version`?')
   })
 
-  it('an unknown flag names the close one of the command\'s own', async () => {
+  it("an unknown flag names the close one of the command's own", async () => {
     const flag = await run(['prove', 'pie.zip', '--wiat'])
     expect(flag.code).toBe(2)
     expect(flag.stderr).toContain("Unknown option '--wiat'. Did you mean --wait? Run `proving prove --help` for usage.")

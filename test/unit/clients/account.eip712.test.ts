@@ -18,7 +18,7 @@ describe('EIP-712 signing (the path AccountClient signs challenges with)', () =>
     expect(await signer.signTypedData({ ...MAIL, types })).toBe(MAIL_SIGNATURE)
   })
 
-  it('matches viem\'s own verification and recovers the signer', async () => {
+  it("matches viem's own verification and recovers the signer", async () => {
     const key = `0x${'5a'.repeat(32)}`
     const signer = await localSigner(key)
     const typedData = {
@@ -34,11 +34,23 @@ describe('EIP-712 signing (the path AccountClient signs challenges with)', () =>
     }
     const signature = await signer.signTypedData(typedData)
     const viemTyped = typedData as unknown as Parameters<typeof verifyTypedData>[0]
-    expect(await verifyTypedData({ ...viemTyped, address: signer.address as `0x${string}`, signature: signature as `0x${string}` })).toBe(true)
+    expect(
+      await verifyTypedData({
+        ...viemTyped,
+        address: signer.address as `0x${string}`,
+        signature: signature as `0x${string}`,
+      }),
+    ).toBe(true)
     expect(await recoverTypedDataAddress({ ...viemTyped, signature: signature as `0x${string}` })).toBe(signer.address)
     // One changed field and it is another message: the signature no longer verifies.
     const altered = { ...viemTyped, message: { wallet: signer.address, nonce: 'abc124' } }
-    expect(await verifyTypedData({ ...altered, address: signer.address as `0x${string}`, signature: signature as `0x${string}` })).toBe(false)
+    expect(
+      await verifyTypedData({
+        ...altered,
+        address: signer.address as `0x${string}`,
+        signature: signature as `0x${string}`,
+      }),
+    ).toBe(false)
   })
 
   it('the published Mail signature verifies with viem against Cow', async () => {

@@ -2,7 +2,13 @@ import nock from 'nock'
 import { verifyTypedData } from 'viem/utils'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { AccountClient, localSigner } from '../../../src/clients/account.ts'
-import { AbortedError, InvalidInputError, InvalidResponseError, type ProvingKitError, ServiceError } from '../../../src/core/errors.ts'
+import {
+  AbortedError,
+  InvalidInputError,
+  InvalidResponseError,
+  type ProvingKitError,
+  ServiceError,
+} from '../../../src/core/errors.ts'
 import type { Logger } from '../../../src/core/runtime.ts'
 import { expiresAtMs } from '../../../src/schemas/account-constants.ts'
 import { FakeClock } from '../../helpers/fake-clock.ts'
@@ -25,7 +31,13 @@ const logger: Logger = {
 }
 
 function account(options: { privateKey?: string } = {}) {
-  return new AccountClient({ baseUrl: BASE, privateKey: options.privateKey ?? PRIVATE_KEY, logger, clock, signIn: { domainName: 'Fake Accounts' } })
+  return new AccountClient({
+    baseUrl: BASE,
+    privateKey: options.privateKey ?? PRIVATE_KEY,
+    logger,
+    clock,
+    signIn: { domainName: 'Fake Accounts' },
+  })
 }
 
 /** Typed data whose EIP712Domain field order is not the canonical one: a rebuilt copy signs differently. */
@@ -60,7 +72,13 @@ function fakeService(options: FakeOptions = {}) {
   const challenges = new Map<string, { wallet: string; typedData: unknown; used: boolean }>()
   const refreshTokens = new Map<string, boolean>()
   const accessTokens = new Set<string>()
-  const seen = { challenges: 0, sessions: 0, refreshes: [] as string[], lists: [] as string[], creates: [] as unknown[] }
+  const seen = {
+    challenges: 0,
+    sessions: 0,
+    refreshes: [] as string[],
+    lists: [] as string[],
+    creates: [] as unknown[],
+  }
   const secrets: string[] = []
   let counter = 0
   const next = (prefix: string) => {
@@ -79,14 +97,17 @@ function fakeService(options: FakeOptions = {}) {
 
   const scope = nock(BASE).persist()
   // nock 15 hands a reply function the fetch Request.
-  scope.get('/auth/web3/challenge').query(true).reply((request: Request) => {
-    seen.challenges++
-    const forWallet = new URL(request.url).searchParams.get('wallet')!
-    const token = next('ch')
-    const typedData = (options.typedData ?? loginTypedData)(forWallet, `n${counter}`)
-    challenges.set(token, { wallet: forWallet, typedData, used: false })
-    return [200, { challengeToken: token, nonce: `n${counter}`, statement: 'Sign in', eip712: typedData }]
-  })
+  scope
+    .get('/auth/web3/challenge')
+    .query(true)
+    .reply((request: Request) => {
+      seen.challenges++
+      const forWallet = new URL(request.url).searchParams.get('wallet')!
+      const token = next('ch')
+      const typedData = (options.typedData ?? loginTypedData)(forWallet, `n${counter}`)
+      challenges.set(token, { wallet: forWallet, typedData, used: false })
+      return [200, { challengeToken: token, nonce: `n${counter}`, statement: 'Sign in', eip712: typedData }]
+    })
   scope.post('/auth/web3/session').reply(async (incoming: Request) => {
     seen.sessions++
     const request = (await incoming.json()) as Record<string, string>
@@ -108,20 +129,37 @@ function fakeService(options: FakeOptions = {}) {
     refreshTokens.set(token, true)
     return [200, pair()]
   })
-  scope.get('/api-keys').query(true).reply((request: Request) => {
-    const token = bearer(request)
-    seen.lists.push(token)
-    if (!accessTokens.has(token)) return [401, { error: 'UNAUTHORIZED' }]
-    const projectId = new URL(request.url).searchParams.get('projectId')
-    return [200, { data: [{ apiKey: 'pk_fake_key_of_proj_1', name: 'Default', projectId, createdAt: '2025-06-01T12:00:00Z' }], total: 1 }]
-  })
+  scope
+    .get('/api-keys')
+    .query(true)
+    .reply((request: Request) => {
+      const token = bearer(request)
+      seen.lists.push(token)
+      if (!accessTokens.has(token)) return [401, { error: 'UNAUTHORIZED' }]
+      const projectId = new URL(request.url).searchParams.get('projectId')
+      return [
+        200,
+        {
+          data: [{ apiKey: 'pk_fake_key_of_proj_1', name: 'Default', projectId, createdAt: '2025-06-01T12:00:00Z' }],
+          total: 1,
+        },
+      ]
+    })
   scope.post('/api-keys').reply(async (request: Request) => {
     const token = bearer(request)
     if (!accessTokens.has(token)) return [401, { error: 'UNAUTHORIZED' }]
     const body = await request.json()
     seen.creates.push(body)
     const key = next('pk_minted')
-    return [201, { apiKey: key, name: (body as { type: { name: string } }).type.name, projectId: 'proj-1', createdAt: '2025-06-01T12:00:00Z' }]
+    return [
+      201,
+      {
+        apiKey: key,
+        name: (body as { type: { name: string } }).type.name,
+        projectId: 'proj-1',
+        createdAt: '2025-06-01T12:00:00Z',
+      },
+    ]
   })
   return {
     seen,
@@ -180,7 +218,7 @@ describe('the wallet flow', () => {
     nock.cleanAll()
   })
 
-  it('getApiKey: data[0].apiKey of the session\'s project, listed once and remembered', async () => {
+  it("getApiKey: data[0].apiKey of the session's project, listed once and remembered", async () => {
     const fake = fakeService()
     const client = account()
     expect(await client.getApiKey()).toBe('pk_fake_key_of_proj_1')
@@ -197,7 +235,12 @@ describe('the wallet flow', () => {
 
   it('refuses typed data that is not a sign-in (a permit) and a challenge made out to another wallet', async () => {
     const permit = fakeService({
-      typedData: (_wallet, nonce) => ({ ...loginTypedData(_wallet, nonce), primaryType: 'PermitSingle', types: { PermitSingle: [{ name: 'nonce', type: 'string' }] }, message: { nonce } }),
+      typedData: (_wallet, nonce) => ({
+        ...loginTypedData(_wallet, nonce),
+        primaryType: 'PermitSingle',
+        types: { PermitSingle: [{ name: 'nonce', type: 'string' }] },
+        message: { nonce },
+      }),
     })
     await expect(account().signIn()).rejects.toBeInstanceOf(InvalidResponseError)
     expect(permit.seen.sessions).toBe(0)
@@ -210,7 +253,12 @@ describe('the wallet flow', () => {
   it('a viem account can be the signer instead of a private key', async () => {
     const fake = fakeService()
     const { privateKeyToAccount } = await import('viem/accounts')
-    const client = new AccountClient({ baseUrl: BASE, signer: privateKeyToAccount(PRIVATE_KEY as `0x${string}`), clock, signIn: { domainName: 'Fake Accounts' } })
+    const client = new AccountClient({
+      baseUrl: BASE,
+      signer: privateKeyToAccount(PRIVATE_KEY as `0x${string}`),
+      clock,
+      signIn: { domainName: 'Fake Accounts' },
+    })
     expect((await client.signIn()).wallet).toBe(wallet)
     expect(fake.seen.sessions).toBe(1)
   })
@@ -228,7 +276,9 @@ describe('the wallet flow', () => {
       .reply(200, { challengeToken: 'ch_x', nonce: 'n', eip712: loginTypedData(wallet, 'n') })
       .post('/auth/web3/session')
       .reply(401, { error: 'INVALID_SIGNATURE' })
-    const error = await account().signIn().catch((caught: unknown) => caught)
+    const error = await account()
+      .signIn()
+      .catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(ServiceError)
     expect(error).toMatchObject({ status: 401, code: 'INVALID_SIGNATURE' })
   })
@@ -308,7 +358,9 @@ describe('refresh', () => {
     clock.advance(FIFTEEN_MIN_S * 1000)
     nock.cleanAll()
     let refreshAttempts = 0
-    nock(BASE).post('/auth/refresh-token').reply(() => (refreshAttempts++, [401, { error: 'REFRESH_TOKEN_EXPIRED' }]))
+    nock(BASE)
+      .post('/auth/refresh-token')
+      .reply(() => (refreshAttempts++, [401, { error: 'REFRESH_TOKEN_EXPIRED' }]))
     fakeService()
     const token = await client.getAccessToken()
     expect(token).toMatch(/^at_/)

@@ -28,7 +28,13 @@ const L2_PROOF = '/v1/l2/proving-query/proof-verification'
 const FIXTURE_PIE = new URL('../../../examples/fib/pie.zip', import.meta.url)
 
 type Seen = { method: string; url: URL; headers: Headers }
-type Upload = { url: URL; headers: Headers; length: number; fields: Record<string, string>; files: Record<string, { filename: string; mimeType: string; data: Buffer }> }
+type Upload = {
+  url: URL
+  headers: Headers
+  length: number
+  fields: Record<string, string>
+  files: Record<string, { filename: string; mimeType: string; data: Buffer }>
+}
 
 let dir: string
 let pie: string
@@ -111,11 +117,13 @@ function trap() {
   let count = 0
   scope.on('request', () => count++)
   for (const method of ['get', 'post', 'put', 'delete'] as const) {
-    scope[method](() => true).query(true).reply(599, {}).persist()
+    scope[method](() => true)
+      .query(true)
+      .reply(599, {})
+      .persist()
   }
   return { scope, count: () => count }
 }
-
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'pk-proving-client-'))
@@ -164,7 +172,9 @@ describe('endpoints: method, path, headers', () => {
 
   it('retryQuery: the id is path-encoded', async () => {
     const { scope } = service()
-    scope.post('/proving-queries/q%3A1%2Bx/retry').reply(200, { provingQuery: recordR(), message: 'Query retry initiated' })
+    scope
+      .post('/proving-queries/q%3A1%2Bx/retry')
+      .reply(200, { provingQuery: recordR(), message: 'Query retry initiated' })
     await provingClient().retryQuery('q:1+x')
   })
 
@@ -179,7 +189,9 @@ describe('endpoints: method, path, headers', () => {
 
   it('getQueryDetails: GET /docs/proving-query/{id} with the api-key header, record L back', async () => {
     const { scope, seen } = service({ reqheaders: { 'api-key': KEY } })
-    scope.get('/docs/proving-query/q-1').reply(200, { provingQuery: recordL({ status: 'DONE' }), metadataUrls: metadataUrls() })
+    scope
+      .get('/docs/proving-query/q-1')
+      .reply(200, { provingQuery: recordL({ status: 'DONE' }), metadataUrls: metadataUrls() })
     const response = await provingClient().getQueryDetails('q-1')
     expect(response.provingQuery.status).toBe('DONE')
     expect(seen[0]!.url.search).toBe('')
@@ -246,7 +258,10 @@ describe('L2 submissions: apiKey in the query, multipart body', () => {
     const pieBytes = await readFile(pie)
     const uploads: Upload[] = []
     const { scope } = service()
-    scope.post(L2_PIE).query({ apiKey: KEY }).reply(recordUpload(uploads, 201, { provingQueryId: 'q-77' }))
+    scope
+      .post(L2_PIE)
+      .query({ apiKey: KEY })
+      .reply(recordUpload(uploads, 201, { provingQueryId: 'q-77' }))
     const result = await provingClient().submitPie({ pieZip: pie })
     expect(result).toEqual({ provingQueryId: 'q-77' })
     const [upload] = uploads
@@ -262,9 +277,21 @@ describe('L2 submissions: apiKey in the query, multipart body', () => {
   it('submitPie sends the options it is given; booleans as "true"/"false"', async () => {
     const uploads: Upload[] = []
     const { scope } = service()
-    scope.post(L2_PIE).query({ apiKey: KEY }).reply(recordUpload(uploads, 201, { provingQueryId: 'q-78' }))
-    await provingClient().submitPie({ pieZip: pie, mockFactHash: true, prover: 'other_prover', layout: 'recursive_with_poseidon' })
-    expect(uploads[0]!.fields).toEqual({ mockFactHash: 'true', prover: 'other_prover', layout: 'recursive_with_poseidon' })
+    scope
+      .post(L2_PIE)
+      .query({ apiKey: KEY })
+      .reply(recordUpload(uploads, 201, { provingQueryId: 'q-78' }))
+    await provingClient().submitPie({
+      pieZip: pie,
+      mockFactHash: true,
+      prover: 'other_prover',
+      layout: 'recursive_with_poseidon',
+    })
+    expect(uploads[0]!.fields).toEqual({
+      mockFactHash: 'true',
+      prover: 'other_prover',
+      layout: 'recursive_with_poseidon',
+    })
   })
 
   it('submitPie accepts any 2xx', async () => {
@@ -277,7 +304,10 @@ describe('L2 submissions: apiKey in the query, multipart body', () => {
     const proofBytes = await readFile(proof)
     const uploads: Upload[] = []
     const { scope } = service()
-    scope.post(L2_PROOF).query({ apiKey: KEY }).reply(recordUpload(uploads, 201, { provingQueryId: 'q-80' }))
+    scope
+      .post(L2_PROOF)
+      .query({ apiKey: KEY })
+      .reply(recordUpload(uploads, 201, { provingQueryId: 'q-80' }))
     const result = await provingClient().submitProofVerification({
       proof,
       stoneVersion: 'stone6',
@@ -299,7 +329,9 @@ describe('L2 submissions: apiKey in the query, multipart body', () => {
     const error = await failure(provingClient().submitPie({ pieZip: pie }))
     expect(error).toBeInstanceOf(SubmissionOutcomeUnknownError)
     expect(error.message).toContain('not sent again')
-    expect(error.message).toMatch(/Look for a new query among your queries \(ProvingClient.listQueries\) before submitting again/)
+    expect(error.message).toMatch(
+      /Look for a new query among your queries \(ProvingClient.listQueries\) before submitting again/,
+    )
     expect((error as SubmissionOutcomeUnknownError).nextStep).toEqual({ kind: 'look-for-query' })
     expect(error.walk((e) => e instanceof NetworkError)).toBeInstanceOf(NetworkError)
     expect(seen).toHaveLength(1)
@@ -405,7 +437,12 @@ describe('bad input is rejected before any request', () => {
     const error = await rejected(() => provingClient().submitPie({ pieZip: join(dir, 'nope.zip') }), 'pieZip')
     expect(error.message).toContain('no file at')
     await rejected(
-      () => provingClient().submitProofVerification({ proof: join(dir, 'nope.json'), stoneVersion: 'stone6', memoryVerification: 'strict' }),
+      () =>
+        provingClient().submitProofVerification({
+          proof: join(dir, 'nope.json'),
+          stoneVersion: 'stone6',
+          memoryVerification: 'strict',
+        }),
       'proof',
     )
   })
@@ -452,8 +489,14 @@ describe('bad input is rejected before any request', () => {
     // @ts-expect-error a JavaScript caller's wrong value: refused at run time
     await rejected(() => provingClient().submitQuery({ declaredJobSize: 'XL', pieZip: pie }), 'declaredJobSize')
     await rejected(() => provingClient().submitQuery({ declaredJobSize: 'S' }), 'pieZip')
-    await rejected(() => provingClient().submitQuery({ declaredJobSize: 'S', pieZip: pie, programHash: '0x1' }), 'pieZip')
-    await rejected(() => provingClient().submitQuery({ declaredJobSize: 'S', pieZip: pie, bucketJobIndex: -1 }), 'bucketJobIndex')
+    await rejected(
+      () => provingClient().submitQuery({ declaredJobSize: 'S', pieZip: pie, programHash: '0x1' }),
+      'pieZip',
+    )
+    await rejected(
+      () => provingClient().submitQuery({ declaredJobSize: 'S', pieZip: pie, bucketJobIndex: -1 }),
+      'bucketJobIndex',
+    )
   })
 
   it('createBucket without aggregatorVersion', async () => {
@@ -602,7 +645,10 @@ describe('submitQuery (extension): dedupId makes a lost answer safe', () => {
   it('the derived dedupId is stable for the same file and parameters, and differs when they differ', async () => {
     const uploads: Upload[] = []
     const { scope } = service()
-    scope.post('/proving-query').times(6).reply(recordUpload(uploads, 201, { provingQueryId: 'q' }))
+    scope
+      .post('/proving-query')
+      .times(6)
+      .reply(recordUpload(uploads, 201, { provingQueryId: 'q' }))
     const client = provingClient()
     await client.submitQuery({ declaredJobSize: 'XS', pieZip: pie, layout: 'recursive' })
     await client.submitQuery({ declaredJobSize: 'XS', pieZip: pie, layout: 'recursive' })
@@ -639,7 +685,8 @@ describe('waitForQuery', () => {
       .reply(() => {
         const state = states[Math.min(index++, states.length - 1)]!
         if (state === 'reset') throw connectionError('ECONNRESET')
-        if (typeof state === 'number') return [state, { message: state === 404 ? 'PROVING_QUERY_NOT_FOUND' : 'UNAVAILABLE' }] as const
+        if (typeof state === 'number')
+          return [state, { message: state === 404 ? 'PROVING_QUERY_NOT_FOUND' : 'UNAVAILABLE' }] as const
         return [200, { provingQuery: recordL({ ...overrides, ...state }), metadataUrls: metadataUrls() }] as const
       })
     return { scope, seen }
@@ -660,7 +707,9 @@ describe('waitForQuery', () => {
   })
 
   it('FAILED is a result, not an exception', async () => {
-    statuses([{ status: 'IN_PROGRESS' }, { status: 'FAILED', step: 'PROOF_GENERATION' }], { errorReason: 'OUT_OF_RESOURCES' })
+    statuses([{ status: 'IN_PROGRESS' }, { status: 'FAILED', step: 'PROOF_GENERATION' }], {
+      errorReason: 'OUT_OF_RESOURCES',
+    })
     const result = await docsClient().waitForQuery('q-1')
     expect(result.provingQuery).toMatchObject({ status: 'FAILED', errorReason: 'OUT_OF_RESOURCES' })
   })
@@ -720,7 +769,7 @@ describe('waitForQuery', () => {
     expect(seen).toHaveLength(2)
   })
 
-  it('a burst of 503s and resets longer than one request\'s retries does not end it', async () => {
+  it("a burst of 503s and resets longer than one request's retries does not end it", async () => {
     const { seen } = statuses([
       { status: 'IN_PROGRESS' },
       ...Array<State>(8).fill(503),
@@ -837,30 +886,36 @@ describe('which path a wait reads (item 3 of issue 14: either shape)', () => {
   const client = () => new ProvingClient({ baseUrl: BASE, apiKey: KEY, logger, clock })
   const paths = (seen: Seen[]) => seen.map((request) => request.url.pathname)
 
-  it('production\'s record carries status: GET /proving-query/{id} only', async () => {
+  it("production's record carries status: GET /proving-query/{id} only", async () => {
     const { scope, seen } = service()
     scope.get('/proving-query/q-1').reply(200, { provingQuery: recordD({ status: 'IN_PROGRESS' }), metadataUrls: [] })
-    scope.get('/proving-query/q-1').reply(200, { provingQuery: recordD({ status: 'DONE' }), metadataUrls: metadataUrls() })
+    scope
+      .get('/proving-query/q-1')
+      .reply(200, { provingQuery: recordD({ status: 'DONE' }), metadataUrls: metadataUrls() })
     expect((await client().waitForQuery('q-1')).provingQuery.status).toBe('DONE')
     expect(paths(seen)).toEqual(['/proving-query/q-1', '/proving-query/q-1'])
   })
 
-  it('interface.md\'s record has none: the /docs/ path for the rest of the wait', async () => {
+  it("interface.md's record has none: the /docs/ path for the rest of the wait", async () => {
     const { scope, seen } = service()
     scope.get('/proving-query/q-1').reply(200, { provingQuery: recordD(), metadataUrls: [] })
-    scope.get('/docs/proving-query/q-1').reply(200, { provingQuery: recordL({ status: 'IN_PROGRESS' }), metadataUrls: [] })
+    scope
+      .get('/docs/proving-query/q-1')
+      .reply(200, { provingQuery: recordL({ status: 'IN_PROGRESS' }), metadataUrls: [] })
     scope.get('/docs/proving-query/q-1').reply(200, { provingQuery: recordL({ status: 'DONE' }), metadataUrls: [] })
     expect((await client().waitForQuery('q-1')).provingQuery.status).toBe('DONE')
     expect(paths(seen)).toEqual(['/proving-query/q-1', '/docs/proving-query/q-1', '/docs/proving-query/q-1'])
   })
 
   it.each([
-    ['a framework\'s JSON', { message: 'Cannot GET /proving-query/q-1', error: 'Not Found', statusCode: 404 }],
-    ['a gateway\'s page', '<html><body>404 Not Found</body></html>'],
+    ["a framework's JSON", { message: 'Cannot GET /proving-query/q-1', error: 'Not Found', statusCode: 404 }],
+    ["a gateway's page", '<html><body>404 Not Found</body></html>'],
   ])('a no-route 404 (%s) on GET /proving-query/{id}: the /docs/ path for the rest', async (_name, body) => {
     const { scope, seen } = service()
     scope.get('/proving-query/q-1').reply(404, body)
-    scope.get('/docs/proving-query/q-1').reply(200, { provingQuery: recordL({ status: 'IN_PROGRESS' }), metadataUrls: [] })
+    scope
+      .get('/docs/proving-query/q-1')
+      .reply(200, { provingQuery: recordL({ status: 'IN_PROGRESS' }), metadataUrls: [] })
     scope.get('/docs/proving-query/q-1').reply(200, { provingQuery: recordL({ status: 'DONE' }), metadataUrls: [] })
     expect((await client().waitForQuery('q-1')).provingQuery.status).toBe('DONE')
     expect(paths(seen)).toEqual(['/proving-query/q-1', '/docs/proving-query/q-1', '/docs/proving-query/q-1'])
@@ -868,7 +923,9 @@ describe('which path a wait reads (item 3 of issue 14: either shape)', () => {
 
   it('readPaths fixes the path: docs reads /docs/ only, and its 404 ends the wait', async () => {
     const { scope, seen } = service()
-    scope.get('/docs/proving-query/q-1').reply(404, { message: 'Cannot GET /docs/proving-query/q-1', error: 'Not Found' })
+    scope
+      .get('/docs/proving-query/q-1')
+      .reply(404, { message: 'Cannot GET /docs/proving-query/q-1', error: 'Not Found' })
     const fixed = new ProvingClient({ baseUrl: BASE, apiKey: KEY, logger, clock, readPaths: 'docs' })
     const error = await failure(fixed.waitForQuery('q-1'))
     expect(error).toMatchObject({ status: 404 })
@@ -880,7 +937,7 @@ describe('which path a wait reads (item 3 of issue 14: either shape)', () => {
     expect(paths(seen)).toEqual(['/docs/proving-query/q-1', '/proving-query/q-1'])
   })
 
-  it('the service\'s own 404 (PROVING_QUERY_NOT_FOUND) is an answer, not a missing route: the wait ends', async () => {
+  it("the service's own 404 (PROVING_QUERY_NOT_FOUND) is an answer, not a missing route: the wait ends", async () => {
     const { scope, seen } = service()
     scope.get('/proving-query/q-1').reply(404, { message: 'PROVING_QUERY_NOT_FOUND' })
     const error = await failure(client().waitForQuery('q-1'))
@@ -898,11 +955,14 @@ describe('which path a wait reads (item 3 of issue 14: either shape)', () => {
   })
 })
 
-describe('submitQuery and production\'s dedup refusal', () => {
+describe("submitQuery and production's dedup refusal", () => {
   it('refused as a duplicate, found by dedupId: that query, deduplicated, sent once', async () => {
     const { scope, seen } = service()
     scope.post('/proving-query').reply(400, { message: 'PROVING_QUERY_WITH_DEDUP_ID_ALREADY_EXISTS' })
-    scope.get('/proving-query-by-dedup-id').query({ dedupId: 'rel-1' }).reply(200, { provingQuery: { id: 'q-first', status: 'DONE' } })
+    scope
+      .get('/proving-query-by-dedup-id')
+      .query({ dedupId: 'rel-1' })
+      .reply(200, { provingQuery: { id: 'q-first', status: 'DONE' } })
     const result = await provingClient().submitQuery({ declaredJobSize: 'XS', pieZip: pie, dedupId: 'rel-1' })
     expect(result).toEqual({ provingQueryId: 'q-first', deduplicated: true })
     expect(seen.map((request) => request.method)).toEqual(['POST', 'GET'])

@@ -1,6 +1,10 @@
 import nock from 'nock'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { StorageProofClient, type BatchQueryProgress, type StorageProofClientOptions } from '../../../src/clients/storage-proof.ts'
+import {
+  StorageProofClient,
+  type BatchQueryProgress,
+  type StorageProofClientOptions,
+} from '../../../src/clients/storage-proof.ts'
 import {
   SubmissionOutcomeUnknownError,
   InvalidInputError,
@@ -48,7 +52,6 @@ function service(reqheaders: Record<string, string> = { 'api-key': KEY }) {
   return { scope, seen }
 }
 
-
 beforeEach(() => {
   nock.disableNetConnect()
   clock = new FakeClock()
@@ -71,7 +74,10 @@ describe('submitBatchQuery', () => {
   })
 
   it('a malformed body is refused before anything is sent, every problem listed', async () => {
-    const scope = nock(BASE).post(() => true).reply(599).persist()
+    const scope = nock(BASE)
+      .post(() => true)
+      .reply(599)
+      .persist()
     const bad = { ...body(), fee: 'free', destinationChainId: '0x1' } as BatchQueryBody
     const error = await failure(client().submitBatchQuery(bad))
     expect(error).toBeInstanceOf(InvalidInputError)
@@ -152,8 +158,14 @@ describe('getBatchQueryStatus', () => {
     const keys = ['pk_rotating_key_one', 'pk_rotating_key_two']
     let asked = 0
     const provider = async () => keys[asked++]!
-    nock(BASE, { reqheaders: { 'api-key': keys[0]! } }).get('/batch-query-status').query({ batchQueryId: 'bq-1' }).reply(200, { queryStatus: 'RECEIVED' })
-    nock(BASE, { reqheaders: { 'api-key': keys[1]! } }).get('/batch-query-status').query({ batchQueryId: 'bq-1' }).reply(401, { error: `bad ${keys[1]}` })
+    nock(BASE, { reqheaders: { 'api-key': keys[0]! } })
+      .get('/batch-query-status')
+      .query({ batchQueryId: 'bq-1' })
+      .reply(200, { queryStatus: 'RECEIVED' })
+    nock(BASE, { reqheaders: { 'api-key': keys[1]! } })
+      .get('/batch-query-status')
+      .query({ batchQueryId: 'bq-1' })
+      .reply(401, { error: `bad ${keys[1]}` })
     const storage = client(provider)
     await storage.getBatchQueryStatus('bq-1')
     const error = await failure(storage.getBatchQueryStatus('bq-1'))
@@ -167,7 +179,8 @@ describe('waitForBatchQuery', () => {
   it('follows RECEIVED -> IN_PROGRESS -> DONE, one progress call per change, polling from 1 s', async () => {
     const { scope } = service()
     const statuses = ['RECEIVED', 'RECEIVED', 'IN_PROGRESS', 'IN_PROGRESS', 'DONE']
-    for (const queryStatus of statuses) scope.get('/batch-query-status').query({ batchQueryId: 'bq-1' }).reply(200, { queryStatus })
+    for (const queryStatus of statuses)
+      scope.get('/batch-query-status').query({ batchQueryId: 'bq-1' }).reply(200, { queryStatus })
     const progress: BatchQueryProgress[] = []
     const result = await client().waitForBatchQuery('bq-1', { onProgress: (p) => progress.push(p) })
     expect(result).toEqual({ internalId: 'bq-1', queryStatus: 'DONE' })
@@ -184,14 +197,19 @@ describe('waitForBatchQuery', () => {
 
   it('an unknown status is not terminal (contract.md): one warning, and the wait goes on', async () => {
     const { scope } = service()
-    for (const queryStatus of ['PROVING', 'PROVING', 'PROVING', 'DONE']) scope.get('/batch-query-status').query({ batchQueryId: 'bq-1' }).reply(200, { queryStatus })
+    for (const queryStatus of ['PROVING', 'PROVING', 'PROVING', 'DONE'])
+      scope.get('/batch-query-status').query({ batchQueryId: 'bq-1' }).reply(200, { queryStatus })
     expect((await client().waitForBatchQuery('bq-1')).queryStatus).toBe('DONE')
     expect(logs.filter((log) => log.level === 'warn' && log.message.includes('"PROVING"'))).toHaveLength(1)
   })
 
   it('times out with the last status and the batch query it waited for (the CLI says how to resume)', async () => {
     const { scope } = service()
-    scope.get('/batch-query-status').query({ batchQueryId: 'bq-1' }).reply(200, { queryStatus: 'IN_PROGRESS' }).persist()
+    scope
+      .get('/batch-query-status')
+      .query({ batchQueryId: 'bq-1' })
+      .reply(200, { queryStatus: 'IN_PROGRESS' })
+      .persist()
     const error = await failure(client().waitForBatchQuery('bq-1', { timeoutMs: 10_000 }))
     expect(error).toBeInstanceOf(WaitTimeoutError)
     expect((error as WaitTimeoutError).lastSeen).toBe('IN_PROGRESS')

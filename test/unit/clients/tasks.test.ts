@@ -72,7 +72,12 @@ describe('submissions', () => {
   })
 
   it('submitDecommitment POSTs to /tasks/decommitment with X-API-KEY; dp_output and program_hash optional', async () => {
-    recorded(nock(BASE).post('/tasks/decommitment').times(2).reply(200, { message: 'Decommitment-only task has been queued', uuid: 'u-2' }))
+    recorded(
+      nock(BASE)
+        .post('/tasks/decommitment')
+        .times(2)
+        .reply(200, { message: 'Decommitment-only task has been queued', uuid: 'u-2' }),
+    )
     await client().submitDecommitment(decommitmentBody())
     await client().submitDecommitment(decommitmentBody({ dp_output: dpOutput(), program_hash: '0xabc' }))
     expect(requests.map((request) => request.headers.get('x-api-key'))).toEqual([KEY, KEY])
@@ -81,14 +86,20 @@ describe('submissions', () => {
   })
 
   it('without an API key nothing is sent', async () => {
-    await expect(client({ apiKey: undefined }).scheduleTask(taskBody())).rejects.toThrow(/needs an API key \(sent as X-API-KEY\)/)
-    await expect(client({ apiKey: '  ' }).submitDecommitment(decommitmentBody())).rejects.toBeInstanceOf(InvalidInputError)
+    await expect(client({ apiKey: undefined }).scheduleTask(taskBody())).rejects.toThrow(
+      /needs an API key \(sent as X-API-KEY\)/,
+    )
+    await expect(client({ apiKey: '  ' }).submitDecommitment(decommitmentBody())).rejects.toBeInstanceOf(
+      InvalidInputError,
+    )
     expect(requests).toEqual([])
   })
 
   for (const { name, body, problem } of BAD_TASK_BODIES) {
     it(`scheduleTask rejects ${name} before any request, naming the field`, async () => {
-      const error = await client().scheduleTask(body as never).catch((caught: unknown) => caught)
+      const error = await client()
+        .scheduleTask(body as never)
+        .catch((caught: unknown) => caught)
       expect(error).toBeInstanceOf(InvalidInputError)
       expect((error as InvalidInputError).message).toMatch(problem)
       expect(requests).toEqual([])
@@ -97,7 +108,9 @@ describe('submissions', () => {
 
   for (const { name, body, problem } of BAD_DECOMMITMENT_BODIES) {
     it(`submitDecommitment rejects ${name} before any request, naming the field`, async () => {
-      const error = await client().submitDecommitment(body as never).catch((caught: unknown) => caught)
+      const error = await client()
+        .submitDecommitment(body as never)
+        .catch((caught: unknown) => caught)
       expect(error).toBeInstanceOf(InvalidInputError)
       expect((error as InvalidInputError).message).toMatch(problem)
       expect(requests).toEqual([])
@@ -105,7 +118,9 @@ describe('submissions', () => {
   }
 
   it('the message is the example of the issue, and `input` names the field', async () => {
-    const error = (await client().scheduleTask(taskBody({ destination_chain_id: '11155111' })).catch((caught: unknown) => caught)) as InvalidInputError
+    const error = (await client()
+      .scheduleTask(taskBody({ destination_chain_id: '11155111' }))
+      .catch((caught: unknown) => caught)) as InvalidInputError
     expect(error.shortMessage).toBe('destination_chain_id must be 0x-prefixed hex, got "11155111".')
     expect(error.input).toBe('destination_chain_id')
   })
@@ -121,26 +136,38 @@ describe('submissions', () => {
   it('a 400 { error } and a 401 come back as ServiceError with the body', async () => {
     nock(BASE).post('/tasks').reply(400, { error: 'Invalid destination_chain_id format' })
     nock(BASE).post('/tasks/decommitment').reply(401, { error: 'Missing X-API-KEY header' })
-    const bad = (await client().scheduleTask(taskBody()).catch((caught: unknown) => caught)) as ServiceError
+    const bad = (await client()
+      .scheduleTask(taskBody())
+      .catch((caught: unknown) => caught)) as ServiceError
     expect(bad).toBeInstanceOf(ServiceError)
     expect(bad.status).toBe(400)
     expect(bad.details).toBe('Invalid destination_chain_id format')
-    const unauthorized = (await client().submitDecommitment(decommitmentBody()).catch((caught: unknown) => caught)) as ServiceError
+    const unauthorized = (await client()
+      .submitDecommitment(decommitmentBody())
+      .catch((caught: unknown) => caught)) as ServiceError
     expect(unauthorized.status).toBe(401)
     expect(unauthorized.body).toEqual({ error: 'Missing X-API-KEY header' })
   })
 
   it('a 500 after the body went out is ambiguous and is not sent again', async () => {
-    const scope = recorded(nock(BASE).post('/tasks').reply(500, { error: 'Internal', details: 'd', message: 'm', taskId: '' }))
-    const error = await new TaskClient({ baseUrl: BASE, apiKey: KEY, clock }).scheduleTask(taskBody()).catch((caught: unknown) => caught)
+    const scope = recorded(
+      nock(BASE).post('/tasks').reply(500, { error: 'Internal', details: 'd', message: 'm', taskId: '' }),
+    )
+    const error = await new TaskClient({ baseUrl: BASE, apiKey: KEY, clock })
+      .scheduleTask(taskBody())
+      .catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(SubmissionOutcomeUnknownError)
     expect(scope.isDone()).toBe(true)
     expect(requests).toHaveLength(1)
   })
 
   it('the API key never appears in an error message', async () => {
-    nock(BASE).post('/tasks').reply(403, { error: `key ${KEY} is not allowed` })
-    const error = (await client().scheduleTask(taskBody()).catch((caught: unknown) => caught)) as ServiceError
+    nock(BASE)
+      .post('/tasks')
+      .reply(403, { error: `key ${KEY} is not allowed` })
+    const error = (await client()
+      .scheduleTask(taskBody())
+      .catch((caught: unknown) => caught)) as ServiceError
     expect(error.message).not.toContain(KEY)
   })
 })
@@ -151,7 +178,10 @@ describe('reads', () => {
     recorded(
       nock(BASE)
         .get('/tasks/u-1/mmrs')
-        .reply(200, { mmrs: [{ chain_id: '0xaa36a7', hashing_function: 'poseidon', id: '0x1', root: '0x2', size: '0x3' }], taskId: 'u-1' }),
+        .reply(200, {
+          mmrs: [{ chain_id: '0xaa36a7', hashing_function: 'poseidon', id: '0x1', root: '0x2', size: '0x3' }],
+          taskId: 'u-1',
+        }),
     )
     expect((await client().getTaskStatus('u-1')).status).toBe('ProvingStarted')
     expect((await client().getTaskMmrs('u-1')).mmrs).toHaveLength(1)
@@ -187,17 +217,29 @@ describe('reads', () => {
   })
 
   it('listTasks refuses out-of-range pages, per-page above 100 and unknown statuses before sending', async () => {
-    await expect(client().listTasks({ perPage: 101 })).rejects.toThrow(/perPage must be a whole number from 1 to 100; got 101/)
+    await expect(client().listTasks({ perPage: 101 })).rejects.toThrow(
+      /perPage must be a whole number from 1 to 100; got 101/,
+    )
     await expect(client().listTasks({ perPage: 0 })).rejects.toBeInstanceOf(InvalidInputError)
     await expect(client().listTasks({ page: 0 })).rejects.toThrow(/page must be a whole number from 1/)
     await expect(client().listTasks({ page: 1.5 })).rejects.toBeInstanceOf(InvalidInputError)
     // @ts-expect-error a JavaScript caller's wrong value: refused at run time
-    await expect(client().listTasks({ status: 'Done' })).rejects.toThrow(/status must be one of Received, .*; got "Done"/)
+    await expect(client().listTasks({ status: 'Done' })).rejects.toThrow(
+      /status must be one of Received, .*; got "Done"/,
+    )
     expect(requests).toEqual([])
   })
 
   it('iterateTasks reads every page, 100 per request, and yields each task once', async () => {
-    const task = (n: number) => ({ uuid: `u-${n}`, status: 'Received', destinationChainId: '0x1', programHash: '0x2', clientId: 'c', createdAt: 'a', updatedAt: 'b' })
+    const task = (n: number) => ({
+      uuid: `u-${n}`,
+      status: 'Received',
+      destinationChainId: '0x1',
+      programHash: '0x2',
+      clientId: 'c',
+      createdAt: 'a',
+      updatedAt: 'b',
+    })
     const pages = [
       [1, 2, 3],
       [3, 4, 5], // u-3 moved to the next page while reading
@@ -208,7 +250,10 @@ describe('reads', () => {
         nock(BASE)
           .get('/tasks')
           .query({ dp_tasks_page: String(index + 1), dp_tasks_per_page: '100', dp_tasks_status: 'Received' })
-          .reply(200, { tasks: uuids.map(task), pagination: { page: index + 1, perPage: 100, total: 7, totalPages: 3 } }),
+          .reply(200, {
+            tasks: uuids.map(task),
+            pagination: { page: index + 1, perPage: 100, total: 7, totalPages: 3 },
+          }),
       )
     }
     const seen: string[] = []
@@ -218,7 +263,10 @@ describe('reads', () => {
   })
 
   it('iterateTasks stops at an empty page even when totalPages says more', async () => {
-    nock(BASE).get('/tasks').query(true).reply(200, { tasks: [], pagination: { page: 1, perPage: 100, total: 5, totalPages: 9 } })
+    nock(BASE)
+      .get('/tasks')
+      .query(true)
+      .reply(200, { tasks: [], pagination: { page: 1, perPage: 100, total: 5, totalPages: 9 } })
     const seen = []
     for await (const item of client().iterateTasks()) seen.push(item)
     expect(seen).toEqual([])
@@ -232,13 +280,25 @@ describe('waitForTask', () => {
 
   it('follows every stage to TaskDecommitmentCompleted, reporting each change once', async () => {
     const pipeline = [
-      'Received', 'Received', 'DryRunStarted', 'DryRunCompleted', 'ChainProofsFetchStarted', 'ChainProofsFetchCompleted',
-      'TraceGenStarted', 'TraceGenCompleted', 'ProvingStarted', 'ProvingStarted', 'ProvingCompleted',
-      'TaskDecommitmentStarted', 'TaskDecommitmentCompleted',
+      'Received',
+      'Received',
+      'DryRunStarted',
+      'DryRunCompleted',
+      'ChainProofsFetchStarted',
+      'ChainProofsFetchCompleted',
+      'TraceGenStarted',
+      'TraceGenCompleted',
+      'ProvingStarted',
+      'ProvingStarted',
+      'ProvingCompleted',
+      'TaskDecommitmentStarted',
+      'TaskDecommitmentCompleted',
     ]
     answer(pipeline.map((value) => status(value)))
     const seen: string[] = []
-    const record = await client().waitForTask('t-1', { onProgress: (progress) => seen.push(`${progress.stage}:${progress.status}`) })
+    const record = await client().waitForTask('t-1', {
+      onProgress: (progress) => seen.push(`${progress.stage}:${progress.status}`),
+    })
     expect(record.status).toBe('TaskDecommitmentCompleted')
     expect(seen).toEqual([
       'received:Received',
@@ -259,9 +319,13 @@ describe('waitForTask', () => {
 
   it('any *Failed ends the wait with the service’s error message', async () => {
     answer([status('DryRunStarted'), status('TraceGenFailed', 'trace generation ran out of memory')])
-    const error = (await client().waitForTask('t-1').catch((caught: unknown) => caught)) as RemoteFailureError
+    const error = (await client()
+      .waitForTask('t-1')
+      .catch((caught: unknown) => caught)) as RemoteFailureError
     expect(error).toBeInstanceOf(RemoteFailureError)
-    expect(error.shortMessage).toBe('Task t-1 failed at trace generation (TraceGenFailed): trace generation ran out of memory')
+    expect(error.shortMessage).toBe(
+      'Task t-1 failed at trace generation (TraceGenFailed): trace generation ran out of memory',
+    )
     expect(error.code).toBe('TraceGenFailed')
     expect((error.record as { status: string }).status).toBe('TraceGenFailed')
   })
@@ -273,7 +337,9 @@ describe('waitForTask', () => {
 
   it('an unknown status is tolerated for a while, then ends the wait with UnknownStatusError', async () => {
     nock(BASE).get('/tasks/t-1/status').times(1_000).reply(200, status('Paused'))
-    const error = await client().waitForTask('t-1', { unknownStatusGraceMs: 60_000 }).catch((caught: unknown) => caught)
+    const error = await client()
+      .waitForTask('t-1', { unknownStatusGraceMs: 60_000 })
+      .catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(UnknownStatusError)
     expect(clock.slept).toBeGreaterThanOrEqual(60_000)
     expect(clock.slept).toBeLessThan(120_000)
@@ -282,7 +348,12 @@ describe('waitForTask', () => {
   it('the stuck warning shows a status as one line (a line break in it cannot forge a line of the log)', async () => {
     nock(BASE).get('/tasks/t-1/status').times(1_000).reply(200, status('Paused\n::warning::forged'))
     const warnings: string[] = []
-    const logger = { debug: () => {}, info: () => {}, warn: (message: string) => warnings.push(message), error: () => {} }
+    const logger = {
+      debug: () => {},
+      info: () => {},
+      warn: (message: string) => warnings.push(message),
+      error: () => {},
+    }
     const tasks = new TaskClient({ baseUrl: BASE, apiKey: KEY, clock, logger, retry: { maxAttempts: 1 } })
     await tasks.waitForTask('t-1', { stuckAfterMs: 5_000, unknownStatusGraceMs: 60_000 }).catch(() => undefined)
     const stuck = warnings.filter((message) => message.includes('longer than expected'))
@@ -292,13 +363,20 @@ describe('waitForTask', () => {
   })
 
   it('an unknown intermediate status that moves on does not end the wait', async () => {
-    answer([status('Received'), status('QueuedForProving'), status('ProvingStarted'), status('TaskDecommitmentCompleted')])
+    answer([
+      status('Received'),
+      status('QueuedForProving'),
+      status('ProvingStarted'),
+      status('TaskDecommitmentCompleted'),
+    ])
     expect((await client().waitForTask('t-1')).status).toBe('TaskDecommitmentCompleted')
   })
 
   it('times out with WaitTimeoutError, the last record seen and the task it waited for', async () => {
     nock(BASE).get('/tasks/t-1/status').times(1_000).reply(200, status('ProvingStarted'))
-    const error = (await client().waitForTask('t-1', { timeoutMs: 90_000 }).catch((caught: unknown) => caught)) as WaitTimeoutError
+    const error = (await client()
+      .waitForTask('t-1', { timeoutMs: 90_000 })
+      .catch((caught: unknown) => caught)) as WaitTimeoutError
     expect(error).toBeInstanceOf(WaitTimeoutError)
     expect(error.shortMessage).toBe('Timed out after 1m 30s waiting for task t-1.')
     expect(error.waitedFor).toEqual({ kind: 'task', id: 't-1' })
@@ -309,8 +387,12 @@ describe('waitForTask', () => {
     nock(BASE).get('/tasks/t-1/status').reply(503, {})
     nock(BASE).get('/tasks/t-1/status').reply(200, status('TaskDecommitmentCompleted'))
     expect((await client().waitForTask('t-1')).status).toBe('TaskDecommitmentCompleted')
-    nock(BASE).get('/tasks/t-2/status').reply(404, { error: 'Not Found', details: 'no task', message: 'Task not found', taskId: 't-2' })
-    const error = (await client().waitForTask('t-2').catch((caught: unknown) => caught)) as ServiceError
+    nock(BASE)
+      .get('/tasks/t-2/status')
+      .reply(404, { error: 'Not Found', details: 'no task', message: 'Task not found', taskId: 't-2' })
+    const error = (await client()
+      .waitForTask('t-2')
+      .catch((caught: unknown) => caught)) as ServiceError
     expect(error.status).toBe(404)
   })
 })

@@ -139,7 +139,8 @@ describe('pollUntil under the budget (issue 35)', () => {
     expect(times).toHaveLength(2_000)
     const sorted = [...times].sort((a, b) => a - b)
     // Any window of one second holds at most 10 reads (turns are 100 ms apart).
-    for (let index = 10; index < sorted.length; index++) expect(sorted[index]! - sorted[index - 10]!).toBeGreaterThanOrEqual(1_000)
+    for (let index = 10; index < sorted.length; index++)
+      expect(sorted[index]! - sorted[index - 10]!).toBeGreaterThanOrEqual(1_000)
   })
 
   it('one wait polls exactly at its schedule: its latency to DONE is what it was without a budget', async () => {
@@ -196,7 +197,13 @@ describe('pollUntil under the budget (issue 35)', () => {
     await budget.take(clock.now())
     const started = clock.now()
     await expect(
-      pollUntil(async () => ({ done: true, value: 1 }), { what: 'query q', timeoutMs: 3_000, clock, logger: silentLogger, budget }),
+      pollUntil(async () => ({ done: true, value: 1 }), {
+        what: 'query q',
+        timeoutMs: 3_000,
+        clock,
+        logger: silentLogger,
+        budget,
+      }),
     ).rejects.toThrow(WaitTimeoutError)
     expect(clock.now()).toBe(started + 3_000)
   })

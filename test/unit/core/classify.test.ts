@@ -15,19 +15,34 @@ import {
  * twice (a failure that may have been processed read as refused), a wait given up on a restart,
  * or a wait that polls forever on an answer that will not change.
  */
-const status = (code: number, extra: { retryAfterMs?: number; gatewayPage?: boolean } = {}) => new ServiceError(`HTTP ${code}`, { status: code, ...extra })
+const status = (code: number, extra: { retryAfterMs?: number; gatewayPage?: boolean } = {}) =>
+  new ServiceError(`HTTP ${code}`, { status: code, ...extra })
 
 describe('classifyFailure', () => {
   it('refused before processing: a connection refused, a 429, a 503 that says when to come back', () => {
-    expect(classifyFailure(new NetworkError('connect ECONNREFUSED', { beforeProcessing: true }))).toEqual({ kind: 'refused', gatewayPage: false })
+    expect(classifyFailure(new NetworkError('connect ECONNREFUSED', { beforeProcessing: true }))).toEqual({
+      kind: 'refused',
+      gatewayPage: false,
+    })
     expect(classifyFailure(status(429))).toEqual({ kind: 'refused', gatewayPage: false })
-    expect(classifyFailure(status(429, { retryAfterMs: 2_000 }))).toEqual({ kind: 'retry-after', retryAfterMs: 2_000, gatewayPage: false })
-    expect(classifyFailure(status(503, { retryAfterMs: 0 }))).toEqual({ kind: 'retry-after', retryAfterMs: 0, gatewayPage: false })
+    expect(classifyFailure(status(429, { retryAfterMs: 2_000 }))).toEqual({
+      kind: 'retry-after',
+      retryAfterMs: 2_000,
+      gatewayPage: false,
+    })
+    expect(classifyFailure(status(503, { retryAfterMs: 0 }))).toEqual({
+      kind: 'retry-after',
+      retryAfterMs: 0,
+      gatewayPage: false,
+    })
   })
 
   it('a 5xx other than a 503 with Retry-After may have been processed, Retry-After or not (a paid POST is not sent again)', () => {
     for (const code of [500, 502, 504]) {
-      expect(classifyFailure(status(code, { retryAfterMs: 1_000 })), `${code} with Retry-After`).toEqual({ kind: 'retry', gatewayPage: false })
+      expect(classifyFailure(status(code, { retryAfterMs: 1_000 })), `${code} with Retry-After`).toEqual({
+        kind: 'retry',
+        gatewayPage: false,
+      })
       expect(classifyFailure(status(code)), `${code}`).toEqual({ kind: 'retry', gatewayPage: false })
     }
     expect(classifyFailure(status(503))).toEqual({ kind: 'retry', gatewayPage: false })
@@ -46,28 +61,47 @@ describe('classifyFailure', () => {
       expect(classifyFailure(status(code)), `${code}`).toEqual({ kind: 'final', gatewayPage: false })
     }
     expect(classifyFailure(new ServiceError('no status'))).toEqual({ kind: 'final', gatewayPage: false })
-    expect(classifyFailure(new ServiceError('no status', { retryAfterMs: 1_000 }))).toEqual({ kind: 'final', gatewayPage: false })
+    expect(classifyFailure(new ServiceError('no status', { retryAfterMs: 1_000 }))).toEqual({
+      kind: 'final',
+      gatewayPage: false,
+    })
   })
 
   it('says whether the answer was a page from something in between, whatever its kind', () => {
     expect(classifyFailure(status(404, { gatewayPage: true }))).toEqual({ kind: 'final', gatewayPage: true })
     expect(classifyFailure(status(502, { gatewayPage: true }))).toEqual({ kind: 'retry', gatewayPage: true })
     expect(classifyFailure(status(429, { gatewayPage: true }))).toEqual({ kind: 'refused', gatewayPage: true })
-    expect(classifyFailure(status(503, { gatewayPage: true, retryAfterMs: 5 }))).toEqual({ kind: 'retry-after', retryAfterMs: 5, gatewayPage: true })
+    expect(classifyFailure(status(503, { gatewayPage: true, retryAfterMs: 5 }))).toEqual({
+      kind: 'retry-after',
+      retryAfterMs: 5,
+      gatewayPage: true,
+    })
   })
 
   it('a cut or non-JSON 2xx may pass next time; a body of the wrong shape will not', () => {
-    expect(classifyFailure(new InvalidResponseError('truncated JSON', { retryable: true }))).toEqual({ kind: 'retry', gatewayPage: false })
-    expect(classifyFailure(new InvalidResponseError('provingQuery.status: expected string'))).toEqual({ kind: 'final', gatewayPage: false })
+    expect(classifyFailure(new InvalidResponseError('truncated JSON', { retryable: true }))).toEqual({
+      kind: 'retry',
+      gatewayPage: false,
+    })
+    expect(classifyFailure(new InvalidResponseError('provingQuery.status: expected string'))).toEqual({
+      kind: 'final',
+      gatewayPage: false,
+    })
   })
 
   it('other transports say themselves whether they may pass; bad input, a cancellation and a bug are final', () => {
-    expect(classifyFailure(new ChainError('RPC node: 502', { retryable: true }))).toEqual({ kind: 'retry', gatewayPage: false })
+    expect(classifyFailure(new ChainError('RPC node: 502', { retryable: true }))).toEqual({
+      kind: 'retry',
+      gatewayPage: false,
+    })
     expect(classifyFailure(new ChainError('no code at the address'))).toEqual({ kind: 'final', gatewayPage: false })
     expect(classifyFailure(new InvalidInputError('bad layout'))).toEqual({ kind: 'final', gatewayPage: false })
     expect(classifyFailure(new AbortedError('Cancelled.'))).toEqual({ kind: 'final', gatewayPage: false })
     expect(classifyFailure(new Error('bug'))).toEqual({ kind: 'final', gatewayPage: false })
-    expect(classifyFailure(Object.assign(new Error('looks retryable'), { retryable: true }))).toEqual({ kind: 'final', gatewayPage: false })
+    expect(classifyFailure(Object.assign(new Error('looks retryable'), { retryable: true }))).toEqual({
+      kind: 'final',
+      gatewayPage: false,
+    })
   })
 })
 
@@ -79,14 +113,25 @@ describe('mayRepeat', () => {
   })
 
   it('one that may have been processed is sent again only when sending it twice is harmless', () => {
-    for (const error of [new NetworkError('socket hang up'), status(500), status(503), status(408), new InvalidResponseError('cut', { retryable: true })]) {
+    for (const error of [
+      new NetworkError('socket hang up'),
+      status(500),
+      status(503),
+      status(408),
+      new InvalidResponseError('cut', { retryable: true }),
+    ]) {
       expect(mayRepeat(error, true), error.message).toBe(true)
       expect(mayRepeat(error, false), error.message).toBe(false)
     }
   })
 
   it('a final failure is never sent again', () => {
-    for (const error of [status(400), status(404, { gatewayPage: true }), new AbortedError('Cancelled.'), new Error('bug')]) {
+    for (const error of [
+      status(400),
+      status(404, { gatewayPage: true }),
+      new AbortedError('Cancelled.'),
+      new Error('bug'),
+    ]) {
       expect(mayRepeat(error, true), error.message).toBe(false)
     }
   })
@@ -108,7 +153,7 @@ describe('keepsWaiting', () => {
     expect(keepsWaiting(page, { pagesAreTransient: false })).toBe(false)
   })
 
-  it('the service\'s own typed answer, a body of the wrong shape, a cancellation or a bug end the wait', () => {
+  it("the service's own typed answer, a body of the wrong shape, a cancellation or a bug end the wait", () => {
     expect(keepsWaiting(status(404))).toBe(false)
     expect(keepsWaiting(status(401), { pagesAreTransient: true })).toBe(false)
     expect(keepsWaiting(new InvalidResponseError('provingQuery.status: expected string'))).toBe(false)

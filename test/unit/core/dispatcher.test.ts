@@ -59,7 +59,9 @@ describe('core/dispatcher', () => {
         })
         expect(response.statusCode).toBe(200)
         expect(await response.body.json()).toEqual({ ok: true, method: 'POST' })
-        expect(seen).toMatchObject([{ method: 'POST', url: '/v1/x?apiKey=k&b=2', body: 'hello', headers: { 'x-test': 'yes' } }])
+        expect(seen).toMatchObject([
+          { method: 'POST', url: '/v1/x?apiKey=k&b=2', body: 'hello', headers: { 'x-test': 'yes' } },
+        ])
       }
       // No method: GET, as undici's own request.
       const response = await undiciRequest(new URL(`${baseUrl}/is-alive`), { dispatcher: agent })
@@ -86,7 +88,11 @@ describe('core/dispatcher', () => {
       // The lower-case variables win over the upper-case ones: none of the caller's.
       const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(https?|no)_proxy$/i.test(name)))
       env.HTTP_PROXY = proxyUrl
-      const { stdout } = await promisify(execFile)(NODE, ['--input-type=module', '-e', script], { cwd: REPO_ROOT, env, encoding: 'utf8' })
+      const { stdout } = await promisify(execFile)(NODE, ['--input-type=module', '-e', script], {
+        cwd: REPO_ROOT,
+        env,
+        encoding: 'utf8',
+      })
       expect(JSON.parse(stdout)).toEqual({ status: 200, body: { ok: true, method: 'GET' } })
       expect(tunnels).toEqual([new URL(baseUrl).host])
     } finally {

@@ -13,7 +13,8 @@ import { REPO_ROOT } from '../../helpers/cli.ts'
  */
 const LIBRARY_LAYERS = ['core', 'clients', 'pipeline', 'chain', 'pie', 'schemas']
 /** A `proving <command>` a person would type. */
-const CLI_COMMAND = /\bproving (?:query|task|auth|journal|bucket|storage|fact|prove|submit|validate|inspect|pack|emulator|config|completion|verify-proof)\b/
+const CLI_COMMAND =
+  /\bproving (?:query|task|auth|journal|bucket|storage|fact|prove|submit|validate|inspect|pack|emulator|config|completion|verify-proof)\b/
 /** A long flag (`--new`, `--auth-url`). */
 const CLI_FLAG = /(?:^|[\s(`'"])--[a-z][a-z-]+/
 /**
@@ -71,7 +72,9 @@ describe("the library's own text", () => {
   })
 
   it('the check finds such text where it is (the CLI names its commands)', () => {
-    const cli = files(join(REPO_ROOT, 'src', 'cli')).flatMap((file) => literalsOf(file)).filter((literal) => CLI_TEXT.test(literal.text))
+    const cli = files(join(REPO_ROOT, 'src', 'cli'))
+      .flatMap((file) => literalsOf(file))
+      .filter((literal) => CLI_TEXT.test(literal.text))
     expect(cli.length).toBeGreaterThan(20)
     expect(cli.some((literal) => literal.text.includes('proving query list'))).toBe(true)
   })

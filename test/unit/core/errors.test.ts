@@ -33,7 +33,7 @@ describe('ProvingKitError', () => {
     expect(error.cause).toBe(cause)
   })
 
-  it('takes a ProvingKitError cause\'s details, or else its short message', () => {
+  it("takes a ProvingKitError cause's details, or else its short message", () => {
     const inner = new ServiceError('The service answered 500.', { details: 'INTERNAL_SERVER_ERROR' })
     expect(new ProvingKitError('Outer.', { cause: inner }).details).toBe('INTERNAL_SERVER_ERROR')
     const bare = new ServiceError('The service answered 500.')

@@ -3,12 +3,7 @@ import type { AddressInfo } from 'node:net'
 import nock from 'nock'
 import { Agent } from 'undici'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import {
-  AbortedError,
-  NetworkError,
-  RequestTimeoutError,
-  ServiceError,
-} from '../../../src/core/errors.ts'
+import { AbortedError, NetworkError, RequestTimeoutError, ServiceError } from '../../../src/core/errors.ts'
 import { DEFAULT_RETRY, HttpClient, type HttpClientConfig } from '../../../src/core/http.ts'
 import { parseRetryAfter } from '../../../src/core/http/failures.ts'
 import { FakeClock } from '../../helpers/fake-clock.ts'
@@ -21,10 +16,7 @@ import { failure } from '../../helpers/failure.ts'
 
 const BASE = 'https://svc.test'
 
-type Step =
-  | number
-  | { status: number; body?: unknown; headers?: Record<string, string> }
-  | { error: string }
+type Step = number | { status: number; body?: unknown; headers?: Record<string, string> } | { error: string }
 
 /** An error as undici reports it: an Error with a `code`. (A plain object never reaches undici.) */
 function connectionError(code: string): Error {
@@ -64,7 +56,6 @@ let clock: FakeClock
 function client(config: Partial<HttpClientConfig> = {}) {
   return new HttpClient({ baseUrl: BASE, serviceName: 'test service', clock, random: () => 0.5, ...config })
 }
-
 
 beforeEach(() => {
   nock.disableNetConnect()
@@ -296,7 +287,9 @@ describe('backoff: exponential with full jitter', () => {
       retry: { baseDelayMs: 1_000, maxDelayMs: 3_000, maxAttempts: 7, budgetMs: 600_000 },
     })
     await failure(http.request({ method: 'GET', path: '/thing' }))
-    expect(clock.sleeps.map((delay) => Math.ceil(delay / 1_000) * 1_000)).toEqual([1_000, 2_000, 3_000, 3_000, 3_000, 3_000])
+    expect(clock.sleeps.map((delay) => Math.ceil(delay / 1_000) * 1_000)).toEqual([
+      1_000, 2_000, 3_000, 3_000, 3_000, 3_000,
+    ])
   })
 
   it('each delay is random * ceiling (full jitter: anywhere from 0 to the ceiling)', async () => {

@@ -17,16 +17,17 @@ import { failure } from '../../helpers/failure.ts'
 /** What HttpClient turns answers into: errors a person can act on, typed data, the User-Agent. */
 
 const BASE = 'https://svc.test'
-const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
-  version: string
-}).version
+const PACKAGE_VERSION = (
+  JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+    version: string
+  }
+).version
 
 let clock: FakeClock
 
 function client(config: Partial<HttpClientConfig> = {}) {
   return new HttpClient({ baseUrl: BASE, serviceName: 'proving service', clock, random: () => 0.5, ...config })
 }
-
 
 beforeEach(() => {
   nock.disableNetConnect()
@@ -58,7 +59,9 @@ describe('service errors', () => {
 
   it('{ error: CODE } gives the code too', async () => {
     nock(BASE).post('/buckets/close').query({ bucketId: 'b-9' }).reply(404, { error: 'BUCKET_NOT_FOUND' })
-    const error = await failure(client().request({ method: 'POST', path: '/buckets/close', query: { bucketId: 'b-9' } }))
+    const error = await failure(
+      client().request({ method: 'POST', path: '/buckets/close', query: { bucketId: 'b-9' } }),
+    )
     expect(error).toMatchObject({ status: 404, code: 'BUCKET_NOT_FOUND', retryable: false })
     expect(error.message).toContain('404 BUCKET_NOT_FOUND')
   })
@@ -135,7 +138,10 @@ describe('service errors', () => {
   })
 
   it('a large JSON error body keeps its status too', async () => {
-    nock(BASE).get('/x').times(6).reply(503, { error: 'SERVICE_UNAVAILABLE', trace: 'x'.repeat(100_000) })
+    nock(BASE)
+      .get('/x')
+      .times(6)
+      .reply(503, { error: 'SERVICE_UNAVAILABLE', trace: 'x'.repeat(100_000) })
     const error = await failure(client().request({ method: 'GET', path: '/x' }))
     expect(error).toBeInstanceOf(ServiceError)
     expect(error).toMatchObject({ status: 503, retryable: true })
@@ -219,7 +225,13 @@ describe('invalid 2xx answers', () => {
       // A POST the service accepted: its work is done, so the failure says so (never a plain
       // failure that invites submitting again), and nothing is sent twice.
       const accepted = nock(BASE).post('/submit').once().reply(201, { provingQueryId: 'q-1' })
-      const ambiguous = await failure(client().request({ method: 'POST', path: '/submit', schema: Promise.reject(new Error('schema module missing')) }))
+      const ambiguous = await failure(
+        client().request({
+          method: 'POST',
+          path: '/submit',
+          schema: Promise.reject(new Error('schema module missing')),
+        }),
+      )
       expect(ambiguous).toBeInstanceOf(SubmissionOutcomeUnknownError)
       expect(ambiguous.shortMessage).toBe(
         'The proving service accepted POST /submit (HTTP 201), but its answer could not be read: the schema to check it did not load (schema module missing).',
@@ -227,13 +239,22 @@ describe('invalid 2xx answers', () => {
       expect(accepted.isDone()).toBe(true)
       // A read: the loading error as it is, not taken for a network failure and retried.
       const read = nock(BASE).get('/queries').once().reply(200, { queries: [] })
-      await expect(client().request({ method: 'GET', path: '/queries', schema: Promise.reject(new Error('schema module missing')) })).rejects.toThrow(
-        /^schema module missing$/,
-      )
+      await expect(
+        client().request({
+          method: 'GET',
+          path: '/queries',
+          schema: Promise.reject(new Error('schema module missing')),
+        }),
+      ).rejects.toThrow(/^schema module missing$/)
       expect(read.isDone()).toBe(true)
       // Refused before anything is sent (a header with a line break): still no unhandled rejection.
       const refusedEarly = await failure(
-        client().request({ method: 'POST', path: '/submit', headers: { 'x-note': 'a\nb' }, schema: Promise.reject(new Error('schema module missing')) }),
+        client().request({
+          method: 'POST',
+          path: '/submit',
+          headers: { 'x-note': 'a\nb' },
+          schema: Promise.reject(new Error('schema module missing')),
+        }),
       )
       expect(refusedEarly).toBeInstanceOf(InvalidInputError)
       await new Promise((resolve) => setImmediate(resolve))
@@ -300,20 +321,21 @@ describe('requests', () => {
     expect(() => client({ baseUrl: 'ftp://svc.test' })).toThrow(/http or https/)
   })
 
-  it.each(['not a url?apiKey=sk_live_SECRET_9f8e7d', 'api.example.com/v1?api-key=sk_live_SECRET_9f8e7d', 'api.example.com?access_token=sk_live_SECRET_9f8e7d'])(
-    'rejects the base URL %s without echoing its credential',
-    (baseUrl) => {
-      let thrown: unknown
-      try {
-        client({ baseUrl })
-      } catch (error) {
-        thrown = error
-      }
-      expect(thrown).toBeInstanceOf(ProvingKitError)
-      expect(String(thrown)).toContain('not a valid URL')
-      expect(String(thrown)).not.toContain('sk_live_SECRET_9f8e7d')
-    },
-  )
+  it.each([
+    'not a url?apiKey=sk_live_SECRET_9f8e7d',
+    'api.example.com/v1?api-key=sk_live_SECRET_9f8e7d',
+    'api.example.com?access_token=sk_live_SECRET_9f8e7d',
+  ])('rejects the base URL %s without echoing its credential', (baseUrl) => {
+    let thrown: unknown
+    try {
+      client({ baseUrl })
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toBeInstanceOf(ProvingKitError)
+    expect(String(thrown)).toContain('not a valid URL')
+    expect(String(thrown)).not.toContain('sk_live_SECRET_9f8e7d')
+  })
 })
 
 describe('downloads', () => {

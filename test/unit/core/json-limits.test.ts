@@ -60,15 +60,19 @@ describe('parseJsonText', () => {
 
   it('refuses nesting past the limit before parsing, naming the input', () => {
     const error = refusal(() => parseJsonText(nested(33), INPUT))
-    expect(error.shortMessage).toBe('<task.json>: task.json is nested deeper than 32 levels; flatten it (no request body needs that much).')
+    expect(error.shortMessage).toBe(
+      '<task.json>: task.json is nested deeper than 32 levels; flatten it (no request body needs that much).',
+    )
     expect(error.input).toBe('<task.json>')
   })
 
-  it('refuses a body over the size limit and bad syntax, in the host\'s words', () => {
+  it("refuses a body over the size limit and bad syntax, in the host's words", () => {
     expect(refusal(() => parseJsonText('"abcdef"', { ...INPUT, maxBytes: 4 })).shortMessage).toBe(
       '<task.json>: task.json is larger than the 4 bytes a JSON body may be; send a smaller one.',
     )
-    expect(refusal(() => parseJsonText('{', { ...INPUT, label: '`task`' })).shortMessage).toMatch(/^`task`: task\.json is not valid JSON \(.+\); fix its syntax\.$/)
+    expect(refusal(() => parseJsonText('{', { ...INPUT, label: '`task`' })).shortMessage).toMatch(
+      /^`task`: task\.json is not valid JSON \(.+\); fix its syntax\.$/,
+    )
   })
 })
 
@@ -79,7 +83,9 @@ describe('parseJsonBytes', () => {
 
   it('refuses bytes that are not UTF-8, with the offset of the first bad one', () => {
     const bytes = Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')])
-    expect(refusal(() => parseJsonBytes(bytes, INPUT)).shortMessage).toBe('<task.json>: task.json is not valid UTF-8 (first bad byte at offset 6); save it as UTF-8.')
+    expect(refusal(() => parseJsonBytes(bytes, INPUT)).shortMessage).toBe(
+      '<task.json>: task.json is not valid UTF-8 (first bad byte at offset 6); save it as UTF-8.',
+    )
   })
 
   it('refuses a file over the size limit before decoding it', () => {
@@ -104,7 +110,11 @@ describe('serializeJsonBody', () => {
 
   it('refuses what JSON cannot carry, and a body over the size limit', () => {
     expect(refusal(() => serializeJsonBody(10n, INPUT)).shortMessage).toMatch(/cannot be sent as JSON/)
-    expect(refusal(() => serializeJsonBody(undefined, INPUT)).shortMessage).toBe('<task.json>: task.json is not JSON data; give an object.')
-    expect(refusal(() => serializeJsonBody({ a: 'xxxx' }, { ...INPUT, maxBytes: 5 })).shortMessage).toMatch(/larger than the 5 bytes/)
+    expect(refusal(() => serializeJsonBody(undefined, INPUT)).shortMessage).toBe(
+      '<task.json>: task.json is not JSON data; give an object.',
+    )
+    expect(refusal(() => serializeJsonBody({ a: 'xxxx' }, { ...INPUT, maxBytes: 5 })).shortMessage).toMatch(
+      /larger than the 5 bytes/,
+    )
   })
 })

@@ -16,7 +16,9 @@ async function parse(headers: Record<string, string>, body: AsyncIterable<Uint8A
   parser.on('file', (field, stream, info) => {
     const parts: Buffer[] = []
     stream.on('data', (chunk: Buffer) => parts.push(chunk))
-    stream.on('end', () => files.push({ field, name: info.filename ?? '', type: info.mimeType, bytes: Buffer.concat(parts) }))
+    stream.on('end', () =>
+      files.push({ field, name: info.filename ?? '', type: info.mimeType, bytes: Buffer.concat(parts) }),
+    )
   })
   for await (const chunk of body) parser.write(chunk)
   parser.end()
@@ -27,17 +29,24 @@ async function parse(headers: Record<string, string>, body: AsyncIterable<Uint8A
 describe('streamedMultipart', () => {
   it('sends the text fields, then the file as it is produced, with no length', async () => {
     const pieces = [Buffer.from('PK\x03\x04'), Buffer.from('\r\n--not-the-boundary\r\n'), Buffer.alloc(100_000, 7)]
-    const factory = streamedMultipart({ mockFactHash: 'false', prover: 'svc_sharp', layout: 'auto' }, {
-      field: 'pieFile',
-      fileName: 'pie.zip',
-      contentType: 'application/zip',
-      bytes: chunks(pieces),
-    })
+    const factory = streamedMultipart(
+      { mockFactHash: 'false', prover: 'svc_sharp', layout: 'auto' },
+      {
+        field: 'pieFile',
+        fileName: 'pie.zip',
+        contentType: 'application/zip',
+        bytes: chunks(pieces),
+      },
+    )
     const body = factory()
     expect(body.headers['content-length']).toBeUndefined()
     expect(body.headers['content-type']).toMatch(/^multipart\/form-data; boundary=form-data-boundary-[0-9a-f]{32}$/)
     const { fields, files } = await parse(body.headers, body.stream)
-    expect(fields).toEqual([['mockFactHash', 'false'], ['prover', 'svc_sharp'], ['layout', 'auto']])
+    expect(fields).toEqual([
+      ['mockFactHash', 'false'],
+      ['prover', 'svc_sharp'],
+      ['layout', 'auto'],
+    ])
     expect(files).toHaveLength(1)
     expect(files[0]).toMatchObject({ field: 'pieFile', name: 'pie.zip', type: 'application/zip' })
     expect(files[0]!.bytes.equals(Buffer.concat(pieces))).toBe(true)
@@ -50,7 +59,10 @@ describe('streamedMultipart', () => {
       yield Buffer.from('PK\x03\x04 the first bytes')
       throw new Error('the PIE is not valid')
     }
-    const body = streamedMultipart({ prover: 'svc_sharp' }, { field: 'pieFile', fileName: 'pie.zip', contentType: 'application/zip', bytes: failing() })()
+    const body = streamedMultipart(
+      { prover: 'svc_sharp' },
+      { field: 'pieFile', fileName: 'pie.zip', contentType: 'application/zip', bytes: failing() },
+    )()
     const sent: Buffer[] = []
     await expect(
       (async () => {

@@ -82,18 +82,30 @@ describe('prepareMultipart', () => {
     expect(parsed.files.pieFile!.data.equals(content)).toBe(true)
   })
 
-  it('reports progress in the files\' bytes, of their sizes, not in the multipart body\'s', async () => {
+  it("reports progress in the files' bytes, of their sizes, not in the multipart body's", async () => {
     const seen: { sentBytes: number; totalBytes: number }[] = []
-    const body = (await prepareMultipart({ pieFile: { path: binary, fileName: 'pie.zip', contentType: 'application/zip' }, layout: 'auto' }, { onProgress: (progress) => seen.push(progress) }))()
+    const body = (
+      await prepareMultipart(
+        { pieFile: { path: binary, fileName: 'pie.zip', contentType: 'application/zip' }, layout: 'auto' },
+        { onProgress: (progress) => seen.push(progress) },
+      )
+    )()
     const bytes = await buffer(body.stream)
     expect(body.contentLength).toBeGreaterThan(content.length)
     expect(bytes.length).toBe(body.contentLength)
     expect(new Set(seen.map((progress) => progress.totalBytes))).toEqual(new Set([content.length]))
     expect(seen.at(-1)).toEqual({ sentBytes: content.length, totalBytes: content.length })
-    expect(seen.map((progress) => progress.sentBytes)).toEqual([...seen.map((progress) => progress.sentBytes)].sort((a, b) => a - b))
+    expect(seen.map((progress) => progress.sentBytes)).toEqual(
+      [...seen.map((progress) => progress.sentBytes)].sort((a, b) => a - b),
+    )
     // A body of fields alone counts its own bytes.
     const fieldsOnly: number[] = []
-    const plain = (await prepareMultipart({ programHash: '0x12' }, { onProgress: ({ sentBytes, totalBytes }) => fieldsOnly.push(totalBytes - sentBytes) }))()
+    const plain = (
+      await prepareMultipart(
+        { programHash: '0x12' },
+        { onProgress: ({ sentBytes, totalBytes }) => fieldsOnly.push(totalBytes - sentBytes) },
+      )
+    )()
     await buffer(plain.stream)
     expect(fieldsOnly.at(-1)).toBe(0)
   })
@@ -116,7 +128,9 @@ describe('prepareMultipart', () => {
   })
 
   it('fails on a missing file when preparing, before anything is sent', async () => {
-    await expect(prepareMultipart({ f: { path: join(dir, 'missing.zip'), contentType: 'application/zip' } })).rejects.toMatchObject({
+    await expect(
+      prepareMultipart({ f: { path: join(dir, 'missing.zip'), contentType: 'application/zip' } }),
+    ).rejects.toMatchObject({
       code: 'ENOENT',
     })
   })
@@ -144,7 +158,10 @@ describe('prepareMultipart', () => {
       })
     const clock = new FakeClock()
     const http = new HttpClient({ baseUrl: 'https://svc.test', serviceName: 'svc', clock, random: () => 0 })
-    const body = await prepareMultipart({ f: { path: binary, fileName: 'pie.zip', contentType: 'application/zip' }, x: 'y' })
+    const body = await prepareMultipart({
+      f: { path: binary, fileName: 'pie.zip', contentType: 'application/zip' },
+      x: 'y',
+    })
     const response = await http.request({ method: 'POST', path: '/upload', body })
     expect(response.attempts).toBe(2)
     expect(received).toHaveLength(2)
@@ -182,7 +199,10 @@ describe('prepareMultipart', () => {
     })
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     try {
-      const http = new HttpClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, serviceName: 'svc' })
+      const http = new HttpClient({
+        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        serviceName: 'svc',
+      })
       const make = await prepareMultipart({ f: { path, fileName: 'pie.zip', contentType: 'application/zip' } })
       const { body, bodies } = recordBodies(make)
       const response = await http.request<{ sha256: string; size: number }>({ method: 'POST', path: '/upload', body })

@@ -89,7 +89,11 @@ describe('parseResponse', () => {
 
   it('the debug line stays one line when a field name or value the service sent holds a line break', () => {
     const { logger, debug } = capture()
-    parseResponse(schema, { ...valid, color: 'BLUE\n::warning::forged', 'x\n::error::forged': 1 }, { logger, what: 'test response' })
+    parseResponse(
+      schema,
+      { ...valid, color: 'BLUE\n::warning::forged', 'x\n::error::forged': 1 },
+      { logger, what: 'test response' },
+    )
     expect(debug).toHaveLength(1)
     expect(debug[0]).not.toContain('\n')
     expect(debug[0]).toContain('::warning::forged')
@@ -97,16 +101,20 @@ describe('parseResponse', () => {
 
   it('rejects a wrong type, naming the path', () => {
     const { logger } = capture()
-    expect(() => parseResponse(schema, { ...valid, nested: { count: '1' } }, { logger, what: 'test response' })).toThrow(
-      /nested\.count: .*expected number/,
-    )
+    expect(() =>
+      parseResponse(schema, { ...valid, nested: { count: '1' } }, { logger, what: 'test response' }),
+    ).toThrow(/nested\.count: .*expected number/)
   })
 
   it('a path through a key the service chose stays on one line in the error', () => {
     const { logger } = capture()
     const error = (() => {
       try {
-        return parseResponse(z.record(z.string(), z.number()), { 'a\n::error::forged': 'no' }, { logger, what: 'test response' })
+        return parseResponse(
+          z.record(z.string(), z.number()),
+          { 'a\n::error::forged': 'no' },
+          { logger, what: 'test response' },
+        )
       } catch (caught) {
         return caught
       }

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { AbortedError, NetworkError, type ProvingKitError, ServiceError, WaitTimeoutError } from '../../../src/core/errors.ts'
+import {
+  AbortedError,
+  NetworkError,
+  type ProvingKitError,
+  ServiceError,
+  WaitTimeoutError,
+} from '../../../src/core/errors.ts'
 import {
   DEFAULT_POLL_SCHEDULE,
   formatDuration,
@@ -146,7 +152,12 @@ describe('pollUntil', () => {
   it('ends on an error that is not a ProvingKitError', async () => {
     const clock = new FakeClock(0)
     await expect(
-      pollUntil(async () => Promise.reject(new TypeError('bug')), { what: 'x', timeoutMs: 60_000, clock, logger: silentLogger }),
+      pollUntil(async () => Promise.reject(new TypeError('bug')), {
+        what: 'x',
+        timeoutMs: 60_000,
+        clock,
+        logger: silentLogger,
+      }),
     ).rejects.toBeInstanceOf(TypeError)
   })
 

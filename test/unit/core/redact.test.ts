@@ -7,9 +7,22 @@ import { inspect } from 'node:util'
 import nock from 'nock'
 import { Agent } from 'undici'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { SubmissionOutcomeUnknownError, InvalidResponseError, ProvingKitError, ServiceError } from '../../../src/core/errors.ts'
+import {
+  SubmissionOutcomeUnknownError,
+  InvalidResponseError,
+  ProvingKitError,
+  ServiceError,
+} from '../../../src/core/errors.ts'
 import { HttpClient } from '../../../src/core/http.ts'
-import { REDACTED, redact, redactUrl, SecretRedactor, secretForms, showGivenUrl, showUrl } from '../../../src/core/redact.ts'
+import {
+  REDACTED,
+  redact,
+  redactUrl,
+  SecretRedactor,
+  secretForms,
+  showGivenUrl,
+  showUrl,
+} from '../../../src/core/redact.ts'
 import { forSummary, forSummaryCell } from '../../../src/core/service-text.ts'
 import type { Logger } from '../../../src/core/runtime.ts'
 import { ProvingClient } from '../../../src/clients/proving.ts'
@@ -26,15 +39,25 @@ describe('redactUrl', () => {
     )
   })
 
-  it.each(['apiKey', 'APIKEY', 'api_key', 'api-key', 'key', 'token', 'access_token', 'refresh_token', 'auth', 'secret', 'password', 'signature'])(
-    'masks the credential parameter %s',
-    (name) => {
-      const out = redactUrl(`https://h.example/p?${name}=${KEY}&page=2`)
-      expect(out).not.toContain(KEY)
-      expect(out).toContain(`${name}=${REDACTED}`)
-      expect(out).toContain('page=2')
-    },
-  )
+  it.each([
+    'apiKey',
+    'APIKEY',
+    'api_key',
+    'api-key',
+    'key',
+    'token',
+    'access_token',
+    'refresh_token',
+    'auth',
+    'secret',
+    'password',
+    'signature',
+  ])('masks the credential parameter %s', (name) => {
+    const out = redactUrl(`https://h.example/p?${name}=${KEY}&page=2`)
+    expect(out).not.toContain(KEY)
+    expect(out).toContain(`${name}=${REDACTED}`)
+    expect(out).toContain('page=2')
+  })
 
   it('masks user:password in the authority', () => {
     const out = redactUrl('https://alice:hunter2hunter2@rpc.example.com/v2')
@@ -53,21 +76,32 @@ describe('redactUrl', () => {
     )
   })
 
-  it.each(['apiKey', 'API_KEY', 'api-key', 'key', 'token', 'access_token', 'refresh_token', 'auth', 'secret', 'password', 'signature'])(
-    'masks %s in a URL missing its scheme (a common base-URL mistake)',
-    (name) => {
-      const out = redactUrl(`api.example.com/v1?page=2&${name}=${KEY}#top`)
-      expect(out).not.toContain(KEY)
-      expect(out).toBe(`api.example.com/v1?page=2&${name}=${REDACTED}#top`)
-    },
-  )
+  it.each([
+    'apiKey',
+    'API_KEY',
+    'api-key',
+    'key',
+    'token',
+    'access_token',
+    'refresh_token',
+    'auth',
+    'secret',
+    'password',
+    'signature',
+  ])('masks %s in a URL missing its scheme (a common base-URL mistake)', (name) => {
+    const out = redactUrl(`api.example.com/v1?page=2&${name}=${KEY}#top`)
+    expect(out).not.toContain(KEY)
+    expect(out).toBe(`api.example.com/v1?page=2&${name}=${REDACTED}#top`)
+  })
 
   it('does not mask a parameter that merely ends like a credential one', () => {
     expect(redactUrl('/p?monkey=banana&apiKey=x1234')).toBe(`/p?monkey=banana&apiKey=${REDACTED}`)
   })
 
   it('leaves a URL without credentials as it was', () => {
-    expect(redactUrl('https://h.example/proving-query/q-1?limit=10')).toBe('https://h.example/proving-query/q-1?limit=10')
+    expect(redactUrl('https://h.example/proving-query/q-1?limit=10')).toBe(
+      'https://h.example/proving-query/q-1?limit=10',
+    )
     // Not re-serialised: no `/` added to a bare host.
     expect(redactUrl('https://rpc.example')).toBe('https://rpc.example')
   })
@@ -80,7 +114,9 @@ describe('redactUrl', () => {
 
 describe('showUrl: scheme and host only', () => {
   it('keeps the port of a URL that parses, and drops user, path, query and fragment', () => {
-    expect(showUrl(`https://bob:pw1234@RPC.Example.org:8443/v3/${KEY}?apiKey=${KEY}#x`)).toBe('https://rpc.example.org:8443')
+    expect(showUrl(`https://bob:pw1234@RPC.Example.org:8443/v3/${KEY}?apiKey=${KEY}#x`)).toBe(
+      'https://rpc.example.org:8443',
+    )
     expect(showUrl(new URL('http://127.0.0.1:8545/'))).toBe('http://127.0.0.1:8545')
   })
 
@@ -116,9 +152,16 @@ describe('showUrl: scheme and host only', () => {
       }
       throw new Error(`${baseUrl} was accepted`)
     }
-    expect(refused('not a url')).toBe('The proving service URL is not a valid URL: "not a url"; give an absolute http(s) URL.')
+    expect(refused('not a url')).toBe(
+      'The proving service URL is not a valid URL: "not a url"; give an absolute http(s) URL.',
+    )
     expect(refused('htps//proving.example.com')).toContain('"htps//proving.example.com"')
-    for (const given of [`https://user:${KEY}@host:99999/x`, `https://host:99999/v2/${KEY}`, `host:99999?apiKey=${KEY}`, KEY]) {
+    for (const given of [
+      `https://user:${KEY}@host:99999/x`,
+      `https://host:99999/v2/${KEY}`,
+      `host:99999?apiKey=${KEY}`,
+      KEY,
+    ]) {
       const message = refused(given)
       expect(message).not.toContain(KEY)
       expect(message).not.toContain('SECRET')
@@ -160,7 +203,9 @@ describe('redact (free text)', () => {
 
   it('shows a URL that does not parse by scheme and host only, and keeps the path of one that does', () => {
     const text = `GET https://node.example.org:99999/v3/${KEY} then https://h.example/artifacts/proof.json?token=${KEY}`
-    expect(redact(text)).toBe(`GET https://node.example.org then https://h.example/artifacts/proof.json?token=${REDACTED}`)
+    expect(redact(text)).toBe(
+      `GET https://node.example.org then https://h.example/artifacts/proof.json?token=${REDACTED}`,
+    )
   })
 
   it('a URL in a sentence ends before the punctuation after it, and before a bracket that closes nothing in it', () => {
@@ -168,7 +213,9 @@ describe('redact (free text)', () => {
     expect(redact(`failed at ${at}: nothing answered.`)).toBe(`failed at ${at}: nothing answered.`)
     expect(redact(`(see ${at}/p?apiKey=${KEY}).`)).toBe(`(see ${at}/p?apiKey=${REDACTED}).`)
     expect(redact(`[see ${at}/p?apiKey=${KEY}]!`)).toBe(`[see ${at}/p?apiKey=${REDACTED}]!`)
-    expect(redact(`at ${at}/p?apiKey=${KEY}, then ${at}/q?apiKey=${KEY};`)).toBe(`at ${at}/p?apiKey=${REDACTED}, then ${at}/q?apiKey=${REDACTED};`)
+    expect(redact(`at ${at}/p?apiKey=${KEY}, then ${at}/q?apiKey=${KEY};`)).toBe(
+      `at ${at}/p?apiKey=${REDACTED}, then ${at}/q?apiKey=${REDACTED};`,
+    )
     // A port followed by a bracket that closes nothing: the port parses without it.
     expect(redact(`(at ${at})`)).toBe(`(at ${at})`)
     expect(redact(`[at ${at}]`)).toBe(`[at ${at}]`)
@@ -176,7 +223,9 @@ describe('redact (free text)', () => {
     expect(redact('GET http://node.example:99999/wiki/Cairo_(language) failed')).toBe('GET http://node.example failed')
     expect(redact('GET http://node.example:99999/list[1] failed')).toBe('GET http://node.example failed')
     // A bracket the URL opened is its own (a wiki path).
-    expect(redact(`read https://wiki.example/Cairo_(language) first`)).toBe('read https://wiki.example/Cairo_(language) first')
+    expect(redact(`read https://wiki.example/Cairo_(language) first`)).toBe(
+      'read https://wiki.example/Cairo_(language) first',
+    )
     expect(redact(`read https://wiki.example/a[1] first`)).toBe('read https://wiki.example/a[1] first')
   })
 
@@ -190,7 +239,9 @@ describe('SecretRedactor', () => {
   it('masks a value and its URL-encoded form', () => {
     const secret = 'ab+c/d=e f'
     const redactor = new SecretRedactor([secret])
-    expect(redactor.redact(`raw ${secret} encoded ${encodeURIComponent(secret)}`)).toBe(`raw ${REDACTED} encoded ${REDACTED}`)
+    expect(redactor.redact(`raw ${secret} encoded ${encodeURIComponent(secret)}`)).toBe(
+      `raw ${REDACTED} encoded ${REDACTED}`,
+    )
   })
 
   it('masks every occurrence', () => {
@@ -289,11 +340,13 @@ describe('the API key of an L2 submission never leaks', () => {
     return [...parts, ...captured].join('\n')
   }
 
-
   const submissions = [
     ['submitPie', L2_PIE, () => provingClient().submitPie({ pieZip: pie })],
-    ['submitProofVerification', L2_PROOF, () =>
-      provingClient().submitProofVerification({ proof, stoneVersion: 'stone6', memoryVerification: 'strict' })],
+    [
+      'submitProofVerification',
+      L2_PROOF,
+      () => provingClient().submitProofVerification({ proof, stoneVersion: 'stone6', memoryVerification: 'strict' }),
+    ],
   ] as const
 
   describe.each(submissions)('%s', (_name, path, submit) => {
@@ -334,7 +387,11 @@ describe('the API key of an L2 submission never leaks', () => {
       nock(BASE)
         .post(path)
         .query(true)
-        .replyWithError(Object.assign(new Error(`request to ${BASE}${path}?apiKey=${KEY} failed, reason: socket hang up`), { code: 'ECONNRESET' }))
+        .replyWithError(
+          Object.assign(new Error(`request to ${BASE}${path}?apiKey=${KEY} failed, reason: socket hang up`), {
+            code: 'ECONNRESET',
+          }),
+        )
       const error = await failure(submit())
       const visible = [String(error), error.stack ?? '', error.message, error.details ?? '', ...captured].join('\n')
       expect(visible).not.toContain(KEY)
@@ -370,14 +427,20 @@ describe('the API key of an L2 submission never leaks', () => {
     })
 
     it('invalid response: wrong shape, with an extra field echoing the key', async () => {
-      nock(BASE).post(path).query(true).reply(201, { provingQueryId: 7, requestUrl: `${BASE}${path}?apiKey=${KEY}` })
+      nock(BASE)
+        .post(path)
+        .query(true)
+        .reply(201, { provingQueryId: 7, requestUrl: `${BASE}${path}?apiKey=${KEY}` })
       const error = await failure(submit())
       expect(error).toBeInstanceOf(InvalidResponseError)
       expect(everything(error)).not.toContain(KEY)
     })
 
     it('success: the debug note on extra fields does not carry it either', async () => {
-      nock(BASE).post(path).query(true).reply(201, { provingQueryId: 'q-1', [`echo_${KEY}`]: KEY })
+      nock(BASE)
+        .post(path)
+        .query(true)
+        .reply(201, { provingQueryId: 'q-1', [`echo_${KEY}`]: KEY })
       await submit()
       expect(captured.join('\n')).not.toContain(KEY)
     })
@@ -443,14 +506,26 @@ describe('encoded forms of a secret are masked (forms × renderings)', () => {
 
   it('secretForms gives the runner the forms that stand alone', () => {
     const forms = secretForms(SECRET)
-    for (const form of [SECRET, encodeURIComponent(SECRET), 'sk_live%2fsecret%2bkey%3d0123', 'sk_live\\/secret+key=0123', b64(SECRET), url(b64(SECRET)).replace(/=+$/, '')]) {
+    for (const form of [
+      SECRET,
+      encodeURIComponent(SECRET),
+      'sk_live%2fsecret%2bkey%3d0123',
+      'sk_live\\/secret+key=0123',
+      b64(SECRET),
+      url(b64(SECRET)).replace(/=+$/, ''),
+    ]) {
       expect(forms).toContain(form)
     }
     expect(secretForms('abc')).toEqual([])
   })
 
   it('a secret holding what the summary breaks with a zero-width space (an address, an @, a #1) is masked there too', () => {
-    for (const secret of ['https://eth.example/v3/abcdef0123456789', 'ops@team.example', 'key#12-GH-34', 'www.rpc.example/k9']) {
+    for (const secret of [
+      'https://eth.example/v3/abcdef0123456789',
+      'ops@team.example',
+      'key#12-GH-34',
+      'www.rpc.example/k9',
+    ]) {
       const shown = forSummary(`the service said: ${secret}.`)
       expect(shown.replaceAll('\u200b', ''), 'the summary breaks it').toContain(secret)
       expect(shown).not.toContain(secret)
@@ -475,7 +550,11 @@ describe('encoded forms of a secret are masked (forms × renderings)', () => {
     const short = 'k9Zq'
     expect(new SecretRedactor([short]).redact(`auth ${b64(short).replace(/=+$/, '')} end`)).toBe(`auth ${REDACTED} end`)
     const eight = 'k9Zq-2Wx'
-    for (const [before, after] of [['', 'tail'], ['a', 'tail'], ['ab', 'tail']]) {
+    for (const [before, after] of [
+      ['', 'tail'],
+      ['a', 'tail'],
+      ['ab', 'tail'],
+    ]) {
       const stream = b64(`${before}${eight}${after}`)
       expect(leaksSecret(new SecretRedactor([eight]).redact(stream), eight), stream).toBe(false)
     }

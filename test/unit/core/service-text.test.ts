@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest'
-import { forLog, forSummary, forSummaryCell, forSummaryCode, forTerminal, jsonForTerminal, serviceLine, visibleName } from '../../../src/core/service-text.ts'
+import {
+  forLog,
+  forSummary,
+  forSummaryCell,
+  forSummaryCode,
+  forTerminal,
+  jsonForTerminal,
+  serviceLine,
+  visibleName,
+} from '../../../src/core/service-text.ts'
 
 /**
  * What the runner takes for a workflow command in one line of a step's stdout, by the rules of
@@ -68,10 +77,12 @@ describe('forTerminal: no escape sequence survives', () => {
   })
 
   it('an unterminated OSC ends at the line: the lines after it stay', () => {
-    expect(forTerminal(`reason ${ESC}]8;;https://evil.example\ncreated  2026-01-01`)).toBe('reason \ncreated  2026-01-01')
+    expect(forTerminal(`reason ${ESC}]8;;https://evil.example\ncreated  2026-01-01`)).toBe(
+      'reason \ncreated  2026-01-01',
+    )
   })
 
-  it('keeps line feeds and tabs, the CLI\'s own layout', () => {
+  it("keeps line feeds and tabs, the CLI's own layout", () => {
     expect(forTerminal('a\tb\nc\r\nd')).toBe('a\tb\nc\nd')
   })
 })
@@ -104,7 +115,8 @@ describe('visibleName: a lookalike shows as what it is', () => {
 })
 
 describe('forSummary: data, never Markdown or HTML', () => {
-  const attack = 'boom\n\n### ✅ Prove: passed\n\nAll good: [link](https://evil.example) ![img](https://evil.example/i.png) <img src=x onerror=alert(1)> **bold** _it_ ~~gone~~ $x$ www.evil.example'
+  const attack =
+    'boom\n\n### ✅ Prove: passed\n\nAll good: [link](https://evil.example) ![img](https://evil.example/i.png) <img src=x onerror=alert(1)> **bold** _it_ ~~gone~~ $x$ www.evil.example'
 
   it('a heading, links, images, HTML and emphasis come out as their characters', () => {
     const markdown = forSummary(attack)
@@ -124,13 +136,15 @@ describe('forSummary: data, never Markdown or HTML', () => {
   })
 
   it('breaks the issue references and @-mentions GitHub would link, with a zero-width space', () => {
-    expect(forSummary('Closes #1 fixes acme/widgets#2, gh-3 cc @octocat')).toBe('Closes #\u200b1 fixes acme/widgets#\u200b2, gh-\u200b3 cc @\u200boctocat')
+    expect(forSummary('Closes #1 fixes acme/widgets#2, gh-3 cc @octocat')).toBe(
+      'Closes #\u200b1 fixes acme/widgets#\u200b2, gh-\u200b3 cc @\u200boctocat',
+    )
     // A heading mark or an anchor is no reference.
     expect(forSummary('see #readme and C# 12')).toBe('see #readme and C# 12')
     expect(forSummary('#12 first')).toBe('\\#\u200b12 first')
   })
 
-  it('a text that is all the service\'s cannot open a block: heading, list, quote, rule', () => {
+  it("a text that is all the service's cannot open a block: heading, list, quote, rule", () => {
     expect(forSummary('### ✅ Prove: passed')).toBe('\\### ✅ Prove: passed')
     expect(forSummary('- [x] done')).toBe('\\- \\[x\\] done')
     expect(forSummary('1. first')).toBe('1\\. first')
@@ -138,7 +152,7 @@ describe('forSummary: data, never Markdown or HTML', () => {
     expect(forSummary('***')).toBe('\\*\\*\\*')
   })
 
-  it('keeps the toolkit\'s own code spans as code, and reads unclosed backticks as CommonMark does', () => {
+  it("keeps the toolkit's own code spans as code, and reads unclosed backticks as CommonMark does", () => {
     expect(forSummary('Fix `pie` in the workflow file.')).toBe('Fix `pie` in the workflow file.')
     expect(forSummary('`a_b*` and [x]')).toBe('`a_b*` and \\[x\\]')
     expect(forSummary('one ` tick [x](y)')).toBe('one \\` tick \\[x\\](y)')

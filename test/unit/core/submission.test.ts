@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { AbortedError, SubmissionOutcomeUnknownError, InvalidInputError, NetworkError, ServiceError } from '../../../src/core/errors.ts'
+import {
+  AbortedError,
+  SubmissionOutcomeUnknownError,
+  InvalidInputError,
+  NetworkError,
+  ServiceError,
+} from '../../../src/core/errors.ts'
 import { explainSubmissionFailure, mayHaveBeenProcessed } from '../../../src/core/submission.ts'
 
 const ADVICE = {
@@ -44,10 +50,16 @@ describe('explainSubmissionFailure', () => {
   })
 
   it('adds the way to check to a submission already known to be accepted but unread, keeping its message', () => {
-    const accepted = new SubmissionOutcomeUnknownError('The proving service accepted submit the PIE (HTTP 201), but its answer could not be read.')
+    const accepted = new SubmissionOutcomeUnknownError(
+      'The proving service accepted submit the PIE (HTTP 201), but its answer could not be read.',
+    )
     const explained = explainSubmissionFailure(accepted, ADVICE)
     expect(explained).toBeInstanceOf(SubmissionOutcomeUnknownError)
-    expect(explained).toMatchObject({ shortMessage: accepted.shortMessage, metaMessages: [ADVICE.howToCheck], cause: accepted })
+    expect(explained).toMatchObject({
+      shortMessage: accepted.shortMessage,
+      metaMessages: [ADVICE.howToCheck],
+      cause: accepted,
+    })
   })
 
   it('returns a refusal as it was', () => {

@@ -74,9 +74,15 @@ async function fileOf(name: string, size: number): Promise<{ path: string; sha25
 }
 
 /** Uploads `path` as pieFile with one field; returns what the server received and the body used. */
-async function upload(path: string, config: Partial<HttpClientConfig> = {}): Promise<{ received: Received; body: MultipartBody }> {
+async function upload(
+  path: string,
+  config: Partial<HttpClientConfig> = {},
+): Promise<{ received: Received; body: MultipartBody }> {
   const http = new HttpClient({ baseUrl, serviceName: 'upload server', ...config })
-  const make = await prepareMultipart({ pieFile: { path, fileName: 'pie.zip', contentType: 'application/zip' }, layout: 'auto' })
+  const make = await prepareMultipart({
+    pieFile: { path, fileName: 'pie.zip', contentType: 'application/zip' },
+    layout: 'auto',
+  })
   const { body, bodies } = recordBodies(make)
   const response = await http.request<Received>({ method: 'POST', path: '/upload', body })
   expect(bodies).toHaveLength(1)
@@ -137,7 +143,10 @@ describe('uploads through the library’s own agent (reused read buffers)', () =
     const file = await fileOf('progress.bin', 5 * READ_CHUNK_BYTES + 3)
     const http = new HttpClient({ baseUrl, serviceName: 'upload server' })
     const seen: { sentBytes: number; totalBytes: number }[] = []
-    const make = await prepareMultipart({ pieFile: { path: file.path, contentType: 'application/zip' } }, { onProgress: (progress) => seen.push(progress) })
+    const make = await prepareMultipart(
+      { pieFile: { path: file.path, contentType: 'application/zip' } },
+      { onProgress: (progress) => seen.push(progress) },
+    )
     const response = await http.request<Received>({ method: 'POST', path: '/upload', body: make })
     expect(response.data.files.pieFile!.sha256).toBe(file.sha256)
     const total = seen[0]!.totalBytes
@@ -192,7 +201,9 @@ describe('a file that changes between preparing and sending', () => {
     const http = new HttpClient({ baseUrl, serviceName: 'upload server', retry: { maxAttempts: 1 } })
     const failure = await http.request({ method: 'POST', path: '/upload', body: make }).catch((error: unknown) => error)
     expect(failure).toBeInstanceOf(InvalidInputError)
-    expect((failure as Error).message).toMatch(/grows\.bin changed while it was being uploaded: it had 2097152 bytes .* and it has grown/)
+    expect((failure as Error).message).toMatch(
+      /grows\.bin changed while it was being uploaded: it had 2097152 bytes .* and it has grown/,
+    )
   })
 
   it('has shrunk: refused', async () => {

@@ -5,7 +5,14 @@ import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
 import { DEFAULT_TIMING } from '../../../src/emulator/proving/lifecycle.ts'
 import { createQuery, findByDedupId, queriesOfBucket } from '../../../src/emulator/proving/queries.ts'
-import { CHANGES_FILE, readStateDir, STATE_FILE, StateStore, type StoredBucket, type StoredQuery } from '../../../src/emulator/state.ts'
+import {
+  CHANGES_FILE,
+  readStateDir,
+  STATE_FILE,
+  StateStore,
+  type StoredBucket,
+  type StoredQuery,
+} from '../../../src/emulator/state.ts'
 
 /**
  * The emulator's `--state-dir`: a change is appended (what it touched), not a rewrite of the
@@ -154,7 +161,11 @@ describe('StateStore with a stateDir', () => {
               break
             case 'join': {
               const bucket = pick(store.state.buckets, step.bucket)
-              if (bucket && bucket.closedAt === null) addQuery(store, queries++, { bucketId: bucket.id, bucketJobIndex: queriesOfBucket(store.state, bucket.id).length })
+              if (bucket && bucket.closedAt === null)
+                addQuery(store, queries++, {
+                  bucketId: bucket.id,
+                  bucketJobIndex: queriesOfBucket(store.state, bucket.id).length,
+                })
               break
             }
             case 'close': {
@@ -177,10 +188,22 @@ describe('StateStore with a stateDir', () => {
               store.state.timing = { ...store.state.timing, stepMs: step.stepMs }
               break
             case 'fault':
-              store.state.faults.push({ id: `f${store.state.faults.length}`, method: null, path: '*', kind: 'drop', status: null, body: null, delayMs: 0, skip: 0, remaining: 1 })
+              store.state.faults.push({
+                id: `f${store.state.faults.length}`,
+                method: null,
+                path: '*',
+                kind: 'drop',
+                status: null,
+                body: null,
+                delayMs: 0,
+                skip: 0,
+                remaining: 1,
+              })
               break
             case 'task': {
-              const withTasks = store.state as typeof store.state & { taskService?: { tasks: Record<string, unknown>; sequence: number } }
+              const withTasks = store.state as typeof store.state & {
+                taskService?: { tasks: Record<string, unknown>; sequence: number }
+              }
               withTasks.taskService ??= { tasks: {}, sequence: 0 }
               const uuid = `task-${++withTasks.taskService.sequence}`
               withTasks.taskService.tasks[uuid] = { uuid, sequence: withTasks.taskService.sequence }
@@ -240,14 +263,21 @@ describe('StateStore with a stateDir', () => {
     expect(() => store.save()).toThrow()
     // ... having written half a line before it failed; then there is room again.
     rmSync(join(dir, CHANGES_FILE), { recursive: true })
-    writeFileSync(join(dir, CHANGES_FILE), `${JSON.stringify({ g: 1, c: 'queries', id: 'query-1', v: null }).slice(0, 20)}`)
+    writeFileSync(
+      join(dir, CHANGES_FILE),
+      `${JSON.stringify({ g: 1, c: 'queries', id: 'query-1', v: null }).slice(0, 20)}`,
+    )
     store.save()
     expect(Object.keys(onDisk(dir)!.queries)).toEqual(['query-1', 'query-2'])
     expect(onDisk(dir)!.counters.retries).toBe(5)
     // And the changes after it are appended and read back as usual.
     addQuery(store, 3)
     store.save()
-    expect(Object.keys(StateStore.open(dir, DEFAULT_TIMING, false).state.queries)).toEqual(['query-1', 'query-2', 'query-3'])
+    expect(Object.keys(StateStore.open(dir, DEFAULT_TIMING, false).state.queries)).toEqual([
+      'query-1',
+      'query-2',
+      'query-3',
+    ])
   })
 
   it('ignores log lines of an older state.json (a crash between the fold and the new log)', () => {
@@ -257,7 +287,10 @@ describe('StateStore with a stateDir', () => {
     store.close()
     const generation = JSON.parse(readFileSync(join(dir, STATE_FILE), 'utf8')).changeLog as number
     // A line of the generation before: already folded into state.json, it must not be applied again.
-    writeFileSync(join(dir, CHANGES_FILE), `${JSON.stringify({ g: generation - 1, c: 'queries', id: 'query-1', v: null })}\n`)
+    writeFileSync(
+      join(dir, CHANGES_FILE),
+      `${JSON.stringify({ g: generation - 1, c: 'queries', id: 'query-1', v: null })}\n`,
+    )
     expect(Object.keys(onDisk(dir)!.queries)).toEqual(['query-1'])
   })
 

@@ -1,9 +1,25 @@
 import fc from 'fast-check'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { ProvingClient } from '../../../src/clients/proving.ts'
-import { computeIntegrityFact, computeSharpFact, compareQueryFacts, type FactCheckResult, inspectPie, type PieInspection } from '../../../src/pie/index.ts'
+import {
+  computeIntegrityFact,
+  computeSharpFact,
+  compareQueryFacts,
+  type FactCheckResult,
+  inspectPie,
+  type PieInspection,
+} from '../../../src/pie/index.ts'
 import { type ExpectedQueries, judgeBucket } from '../../../src/pipeline/bucket.ts'
-import { afterOnChainCheck, ANY_PROOF, evaluateGate, type ExpectedResult, expectResult, expectsProof, type GateRecord, type GateRefusal } from '../../../src/pipeline/gate.ts'
+import {
+  afterOnChainCheck,
+  ANY_PROOF,
+  evaluateGate,
+  type ExpectedResult,
+  expectResult,
+  expectsProof,
+  type GateRecord,
+  type GateRefusal,
+} from '../../../src/pipeline/gate.ts'
 import { visibleName } from '../../../src/core/service-text.ts'
 import type { BucketDetailsResponse, QueryRecordWithStatus } from '../../../src/schemas/proving.ts'
 import { KNOWN_STEPS, RESULTS } from '../../../src/schemas/proving-constants.ts'
@@ -33,7 +49,13 @@ async function truthOf(path: string): Promise<Truth> {
   const inspection = await inspectPie(path, { sha256: false })
   const programHash = BigInt(inspection.programHashes.pedersen)
   const output = inspection.output.map((word) => BigInt(word))
-  return { path, inspection, programHash, sharp: computeSharpFact(programHash, output, inspection.factTopology), integrity: computeIntegrityFact(programHash, output) }
+  return {
+    path,
+    inspection,
+    programHash,
+    sharp: computeSharpFact(programHash, output, inspection.factTopology),
+    integrity: computeIntegrityFact(programHash, output),
+  }
 }
 
 beforeAll(async () => {
@@ -44,7 +66,14 @@ beforeAll(async () => {
 
 // --- The record space ----------------------------------------------------------------------
 
-const OTHER_TYPE = fc.oneof(fc.integer(), fc.boolean(), fc.constant([]), fc.constant({}), fc.constant(['0x1']), fc.double())
+const OTHER_TYPE = fc.oneof(
+  fc.integer(),
+  fc.boolean(),
+  fc.constant([]),
+  fc.constant({}),
+  fc.constant(['0x1']),
+  fc.double(),
+)
 /** Absent is a key left out (fc.record with no required keys); these are the values a key may hold. */
 const oddSpellings = (values: readonly string[]) =>
   fc.oneof(
@@ -53,17 +82,54 @@ const oddSpellings = (values: readonly string[]) =>
     fc.constantFrom(...values).map((value) => ` ${value} `),
     fc.constantFrom(...values).map((value) => value.replace(/_/g, '-')),
   )
-const status = fc.oneof({ weight: 6, arbitrary: fc.constant('DONE') }, oddSpellings(['DONE', 'FAILED', 'IN_PROGRESS', 'RECEIVED']), fc.constant(null), OTHER_TYPE)
+const status = fc.oneof(
+  { weight: 6, arbitrary: fc.constant('DONE') },
+  oddSpellings(['DONE', 'FAILED', 'IN_PROGRESS', 'RECEIVED']),
+  fc.constant(null),
+  OTHER_TYPE,
+)
 const result = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...RESULTS, 'TRACE_AND_METADATA_GENERATION') },
   oddSpellings(RESULTS),
-  fc.constantFrom('PROOF_VERIFICATION_ON_MOON', 'PROOF_VERIFICATION_ON_SOME_NEW_CHAIN', 'PROOF_VERIFICATION_ON_', 'PROOF_GENERATION_V2', ''),
+  fc.constantFrom(
+    'PROOF_VERIFICATION_ON_MOON',
+    'PROOF_VERIFICATION_ON_SOME_NEW_CHAIN',
+    'PROOF_VERIFICATION_ON_',
+    'PROOF_GENERATION_V2',
+    '',
+  ),
   { weight: 2, arbitrary: fc.constant(null) },
   OTHER_TYPE,
 )
-const step = fc.oneof(oddSpellings(KNOWN_STEPS), fc.constantFrom('SOME_NEW_STEP', ''), { weight: 2, arbitrary: fc.constant(null) }, OTHER_TYPE)
-const prover = fc.oneof(fc.constantFrom('stone', 'Stone', 'stwo', 'STWO', 'stwoHerodotus', 'halo', 'nostwo', 'stwo_v2', 'st\u043ene', 'stone '), fc.constant(null), OTHER_TYPE)
-const mocked = fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, fc.constant(true), fc.constant(null), fc.constantFrom('false', 0), OTHER_TYPE)
+const step = fc.oneof(
+  oddSpellings(KNOWN_STEPS),
+  fc.constantFrom('SOME_NEW_STEP', ''),
+  { weight: 2, arbitrary: fc.constant(null) },
+  OTHER_TYPE,
+)
+const prover = fc.oneof(
+  fc.constantFrom(
+    'stone',
+    'Stone',
+    'stwo',
+    'STWO',
+    'stwoHerodotus',
+    'halo',
+    'nostwo',
+    'stwo_v2',
+    'st\u043ene',
+    'stone ',
+  ),
+  fc.constant(null),
+  OTHER_TYPE,
+)
+const mocked = fc.oneof(
+  { weight: 4, arbitrary: fc.constant(false) },
+  fc.constant(true),
+  fc.constant(null),
+  fc.constantFrom('false', 0),
+  OTHER_TYPE,
+)
 
 /** A 0x hash in the spellings a service may use for the same number: case, leading zeros. */
 const spelled = (value: bigint) =>
@@ -112,20 +178,28 @@ const honestRecord = fc.integer({ min: 0, max: 1 }).chain((index) =>
 ) as fc.Arbitrary<Record<string, unknown>>
 /** An honest record with one or two fields changed, or left out: the line between pass and refusal. */
 const nearlyHonest = fc
-  .tuple(honestRecord, fc.uniqueArray(fc.constantFrom(...(Object.keys(FIELDS) as Field[])), { minLength: 1, maxLength: 2 }), fc.boolean())
-  .chain(([record, fields, remove]) =>
-    (remove ? fc.constant({}) : fc.record(Object.fromEntries(fields.map((field) => [field, FIELDS[field]])))).map((changes) => {
-      const changed: Record<string, unknown> = { ...record, ...changes }
-      if (remove) for (const field of fields) delete changed[field]
-      return changed
-    }),
+  .tuple(
+    honestRecord,
+    fc.uniqueArray(fc.constantFrom(...(Object.keys(FIELDS) as Field[])), { minLength: 1, maxLength: 2 }),
+    fc.boolean(),
   )
-const recordArbitrary = () => fc.oneof({ weight: 2, arbitrary: anyRecord }, { weight: 2, arbitrary: honestRecord }, { weight: 4, arbitrary: nearlyHonest })
+  .chain(([record, fields, remove]) =>
+    (remove ? fc.constant({}) : fc.record(Object.fromEntries(fields.map((field) => [field, FIELDS[field]])))).map(
+      (changes) => {
+        const changed: Record<string, unknown> = { ...record, ...changes }
+        if (remove) for (const field of fields) delete changed[field]
+        return changed
+      },
+    ),
+  )
+const recordArbitrary = () =>
+  fc.oneof(
+    { weight: 2, arbitrary: anyRecord },
+    { weight: 2, arbitrary: honestRecord },
+    { weight: 4, arbitrary: nearlyHonest },
+  )
 
-const expectedArbitrary = fc.oneof(
-  fc.constantFrom(...RESULTS).map(expectResult),
-  fc.constant(ANY_PROOF),
-)
+const expectedArbitrary = fc.oneof(fc.constantFrom(...RESULTS).map(expectResult), fc.constant(ANY_PROOF))
 
 // --- The oracle: the invariant, from its sentence ------------------------------------------------
 
@@ -138,8 +212,17 @@ const present = (value: unknown) => value !== null && value !== undefined
 
 /** Whether the record claims only what was asked for. */
 function ofExpectedKind(record: Record<string, unknown>, expected: ExpectedResult): boolean {
-  const newChain = expectsProof(expected) && expected.kinds.length > 1 && typeof record.result === 'string' && /^PROOF_VERIFICATION_ON_[A-Z0-9]+(_[A-Z0-9]+)*$/.test(record.result)
-  if (present(record.result) && !newChain && !(typeof record.result === 'string' && expected.kinds.includes(record.result))) return false
+  const newChain =
+    expectsProof(expected) &&
+    expected.kinds.length > 1 &&
+    typeof record.result === 'string' &&
+    /^PROOF_VERIFICATION_ON_[A-Z0-9]+(_[A-Z0-9]+)*$/.test(record.result)
+  if (
+    present(record.result) &&
+    !newChain &&
+    !(typeof record.result === 'string' && expected.kinds.includes(record.result))
+  )
+    return false
   if (!present(record.step)) return true
   if (typeof record.step !== 'string') return false
   const spelled = record.step.trim().toUpperCase()
@@ -149,10 +232,18 @@ function ofExpectedKind(record: Record<string, unknown>, expected: ExpectedResul
 
 /** Every fact the asked kind carries, each fact given well formed, and equal to the PIE's when one is given. */
 function carriesItsFacts(record: Record<string, unknown>, expected: ExpectedResult, truth: Truth | undefined): boolean {
-  const kind = expected.kinds.length === 1 ? expected.kinds[0] : typeof record.result === 'string' && expected.kinds.includes(record.result) ? record.result : undefined
+  const kind =
+    expected.kinds.length === 1
+      ? expected.kinds[0]
+      : typeof record.result === 'string' && expected.kinds.includes(record.result)
+        ? record.result
+        : undefined
   // A prover is one of the known names in any letter case (ASCII letters folded, nothing else).
   const named = record.sharpProver
-  const prover = typeof named === 'string' ? KNOWN_PROVERS.find((name) => name === named.replace(/[A-Z]/g, (letter) => letter.toLowerCase())) : undefined
+  const prover =
+    typeof named === 'string'
+      ? KNOWN_PROVERS.find((name) => name === named.replace(/[A-Z]/g, (letter) => letter.toLowerCase()))
+      : undefined
   const fields = ['programHash', 'sharpFactHash', 'integrityFactHash'] as const
   if (!fields.every((field) => !present(record[field]) || wellFormed(record[field]))) return false
   if (!present(record.programHash)) return false
@@ -191,7 +282,11 @@ function oracle(c: Case): boolean {
     if (!wellFormed(record.programHash) || BigInt(record.programHash) !== wanted) return false
   }
   const registered = c.onChain === 'registered'
-  const mockOk = record.isFactMocked === false || c.allowMockedFact || (proves && typeof record.isFactMocked !== 'boolean' && registered) || (!proves && record.isFactMocked !== true)
+  const mockOk =
+    record.isFactMocked === false ||
+    c.allowMockedFact ||
+    (proves && typeof record.isFactMocked !== 'boolean' && registered) ||
+    (!proves && record.isFactMocked !== true)
   if (!mockOk) return false
   return c.onChain === 'not asked' || registered
 }
@@ -203,10 +298,13 @@ function oracle(c: Case): boolean {
  */
 const checks = new Map<string, FactCheckResult>()
 function localCheck(record: GateRecord, pie: number): FactCheckResult {
-  const key = [pie, ...(['programHash', 'sharpFactHash', 'integrityFactHash'] as const).map((field) => {
-    const value: unknown = record[field]
-    return wellFormed(value) ? BigInt(value).toString(16) : typeof value === 'string' ? JSON.stringify(value) : '-'
-  })].join('|')
+  const key = [
+    pie,
+    ...(['programHash', 'sharpFactHash', 'integrityFactHash'] as const).map((field) => {
+      const value: unknown = record[field]
+      return wellFormed(value) ? BigInt(value).toString(16) : typeof value === 'string' ? JSON.stringify(value) : '-'
+    }),
+  ].join('|')
   let check = checks.get(key)
   if (!check) {
     check = compareQueryFacts(record, pies[pie]!.inspection)
@@ -218,13 +316,24 @@ function localCheck(record: GateRecord, pie: number): FactCheckResult {
 /** The gate as the hosts run it: the local check where a proof was asked and a PIE is given, then the on-chain check. */
 function hostGate(c: Case): GateRefusal[] {
   const record = c.record as GateRecord
-  const factCheck = record.status === 'DONE' && expectsProof(c.expected) && c.pie !== null ? localCheck(record, c.pie) : undefined
-  const expectedProgramHash = c.expectedProgramHash === 'none' ? undefined : c.expectedProgramHash === 'truth' ? `0x${pies[0]!.programHash.toString(16)}` : '0x1234'
-  const gated = evaluateGate(record, factCheck, { allowMockedFact: c.allowMockedFact, expectedProgramHash, expected: c.expected })
+  const factCheck =
+    record.status === 'DONE' && expectsProof(c.expected) && c.pie !== null ? localCheck(record, c.pie) : undefined
+  const expectedProgramHash =
+    c.expectedProgramHash === 'none'
+      ? undefined
+      : c.expectedProgramHash === 'truth'
+        ? `0x${pies[0]!.programHash.toString(16)}`
+        : '0x1234'
+  const gated = evaluateGate(record, factCheck, {
+    allowMockedFact: c.allowMockedFact,
+    expectedProgramHash,
+    expected: c.expected,
+  })
   // The root action's order: the chain is read only when nothing but an unknown mock state stands.
   const firm = gated.filter((refusal) => refusal.kind !== 'mock-state-unknown')
   const asked = c.onChain !== 'not asked' && record.status === 'DONE' && firm.length === 0
-  const onChain = asked && c.onChain === 'not registered' ? [{ kind: 'not-on-chain' as const, message: 'not registered' }] : []
+  const onChain =
+    asked && c.onChain === 'not registered' ? [{ kind: 'not-on-chain' as const, message: 'not registered' }] : []
   return afterOnChainCheck(gated, { refusals: onChain, registered: asked && c.onChain === 'registered' })
 }
 
@@ -249,7 +358,10 @@ describe('the release gate, as a property over the whole record space (issue 31)
         if (forged) throw new Error(`a refusal is not one line of data: ${JSON.stringify(forged.message)}`)
         const passes = refusals.length === 0
         if (passes) passed++
-        if (passes !== oracle(c)) throw new Error(`the gate ${passes ? 'passed' : 'refused'}, the invariant says otherwise: ${JSON.stringify(refusals)}`)
+        if (passes !== oracle(c))
+          throw new Error(
+            `the gate ${passes ? 'passed' : 'refused'}, the invariant says otherwise: ${JSON.stringify(refusals)}`,
+          )
       }),
       { numRuns: RUNS, seed: SEED },
     )
@@ -261,10 +373,16 @@ describe('the release gate, as a property over the whole record space (issue 31)
     fc.assert(
       fc.property(caseArbitrary(), fc.constantFrom('TRACE_GENERATION', 'TRACE_AND_METADATA_GENERATION'), (c, trace) => {
         const expected = c.expected.kinds.length === 1 && !expectsProof(c.expected) ? ANY_PROOF : c.expected
-        const refusals = hostGate({ ...c, expected, allowMockedFact: true, record: { ...c.record, status: 'DONE', result: trace } })
+        const refusals = hostGate({
+          ...c,
+          expected,
+          allowMockedFact: true,
+          record: { ...c.record, status: 'DONE', result: trace },
+        })
         const named = refusals.find((refusal) => refusal.kind === 'wrong-kind')
         // Naming both: what was asked and what the record claims.
-        if (!named?.message.includes(trace) || !named.message.includes(expected.label)) throw new Error(`not refused as the wrong kind: ${JSON.stringify(refusals)}`)
+        if (!named?.message.includes(trace) || !named.message.includes(expected.label))
+          throw new Error(`not refused as the wrong kind: ${JSON.stringify(refusals)}`)
       }),
       { numRuns: Math.ceil(RUNS / 5), seed: SEED + 1 },
     )
@@ -298,12 +416,17 @@ const recordBucket = fc.oneof(
   OTHER_TYPE,
 )
 /** A record of the bucket's listing: any record, and the bucket it names (absent when drawn undefined). */
-const bucketRecord = fc.tuple(recordArbitrary(), recordBucket).map(([record, bucketId]) => (bucketId === undefined ? record : { ...record, bucketId }))
+const bucketRecord = fc
+  .tuple(recordArbitrary(), recordBucket)
+  .map(([record, bucketId]) => (bucketId === undefined ? record : { ...record, bucketId }))
 
 const bucketCaseArbitrary = () =>
   fc
     .record({
-      listing: fc.oneof(fc.uniqueArray(fc.constantFrom(...POOL), { maxLength: 4 }), fc.array(fc.constantFrom(...POOL), { maxLength: 6 })),
+      listing: fc.oneof(
+        fc.uniqueArray(fc.constantFrom(...POOL), { maxLength: 4 }),
+        fc.array(fc.constantFrom(...POOL), { maxLength: 6 }),
+      ),
       leaves: fc.oneof(fc.integer({ min: 0, max: 6 }), fc.constant(null), fc.constant(undefined), fc.constant(100)),
       bucketStatus: fc.constantFrom('DONE', 'DONE', 'FAILED', 'IN_PROGRESS', 'done', undefined),
       records: fc.record(Object.fromEntries(POOL.map((id) => [id, bucketRecord]))),
@@ -314,26 +437,55 @@ const bucketCaseArbitrary = () =>
       pies: fc.constantFrom<number[] | undefined>(undefined, undefined, [0], [1], [0, 1]),
       allowMockedFact: fc.boolean(),
     })
-    .map(({ expectedKind, expectedIds, count, ...rest }): BucketCase => ({
-      ...rest,
-      expected: expectedKind === 'ids' && expectedIds.length ? { ids: expectedIds } : expectedKind === 'count' ? { count } : undefined,
-    }))
+    .map(
+      ({ expectedKind, expectedIds, count, ...rest }): BucketCase => ({
+        ...rest,
+        expected:
+          expectedKind === 'ids' && expectedIds.length
+            ? { ids: expectedIds }
+            : expectedKind === 'count'
+              ? { count }
+              : undefined,
+      }),
+    )
 
 /** The bucket invariant, from its sentence: a listing the gate can read, of exactly the expected queries, each in this bucket by its own record and a passing proof. */
 function bucketOracle(c: BucketCase): boolean {
   const distinct = [...new Set(c.listing)]
   if (distinct.length !== c.listing.length || distinct.length === 0) return false
   if (typeof c.leaves === 'number' && distinct.length > c.leaves) return false
-  if (c.expected && 'ids' in c.expected && (distinct.length !== c.expected.ids.length || !c.expected.ids.every((id) => distinct.includes(id)))) return false
+  if (
+    c.expected &&
+    'ids' in c.expected &&
+    (distinct.length !== c.expected.ids.length || !c.expected.ids.every((id) => distinct.includes(id)))
+  )
+    return false
   if (c.expected && 'count' in c.expected && distinct.length !== c.expected.count) return false
   if (c.bucketStatus !== undefined && c.bucketStatus !== 'DONE') return false
   if (distinct.some((id) => c.misread.includes(id))) return false
   // A leaf of this bucket by its own record, exactly: the listing's word is not the query's.
   if (distinct.some((id) => c.records[id]!.bucketId !== 'b-1')) return false
-  const fits = (id: string, pie: number) => oracle({ record: c.records[id]!, expected: ANY_PROOF, allowMockedFact: true, pie, expectedProgramHash: 'none', onChain: 'not asked' })
+  const fits = (id: string, pie: number) =>
+    oracle({
+      record: c.records[id]!,
+      expected: ANY_PROOF,
+      allowMockedFact: true,
+      pie,
+      expectedProgramHash: 'none',
+      onChain: 'not asked',
+    })
   for (const id of distinct) {
-    const each = { record: c.records[id]!, expected: ANY_PROOF, allowMockedFact: c.allowMockedFact, expectedProgramHash: 'none' as const, onChain: 'not asked' as const }
-    if (!(c.pies ? c.pies.some((pie) => fits(id, pie)) && oracle({ ...each, pie: null }) : oracle({ ...each, pie: null }))) return false
+    const each = {
+      record: c.records[id]!,
+      expected: ANY_PROOF,
+      allowMockedFact: c.allowMockedFact,
+      expectedProgramHash: 'none' as const,
+      onChain: 'not asked' as const,
+    }
+    if (
+      !(c.pies ? c.pies.some((pie) => fits(id, pie)) && oracle({ ...each, pie: null }) : oracle({ ...each, pie: null }))
+    )
+      return false
   }
   return !c.pies || c.pies.every((pie) => distinct.some((id) => fits(id, pie)))
 }
@@ -342,29 +494,44 @@ function bucketOracle(c: BucketCase): boolean {
 function clientOf(c: BucketCase): ProvingClient {
   const read = async (id: string) => {
     const answered = c.misread.includes(id) ? POOL.find((other) => other !== id)! : id
-    return { provingQuery: { ...c.records[answered], id: answered } as unknown as QueryRecordWithStatus, metadataUrls: [] }
+    return {
+      provingQuery: { ...c.records[answered], id: answered } as unknown as QueryRecordWithStatus,
+      metadataUrls: [],
+    }
   }
   return { readQuery: read, http: { clock: clientClockFor(simulatedClock()) } } as unknown as ProvingClient
 }
 
 describe('the bucket gate, as a property over listings and records (issue 31)', () => {
-  it('names the service\'s ids and status in its refusals as one line of data each', async () => {
+  it("names the service's ids and status in its refusals as one line of data each", async () => {
     const forged = 'q-x\nGate passed: all queries are DONE\u001b[31m'
-    const records: Record<string, Record<string, unknown>> = { [forged]: { status: 'IN_PROGRESS' }, 'q-a': { status: 'DONE' } }
+    const records: Record<string, Record<string, unknown>> = {
+      [forged]: { status: 'IN_PROGRESS' },
+      'q-a': { status: 'DONE' },
+    }
     const client = {
       // The read of the forged id answers with another query's record: a misread, named.
-      readQuery: async (id: string) => ({ provingQuery: { ...records[id], id: id === forged ? 'q-a' : id } as unknown as QueryRecordWithStatus, metadataUrls: [] }),
+      readQuery: async (id: string) => ({
+        provingQuery: { ...records[id], id: id === forged ? 'q-a' : id } as unknown as QueryRecordWithStatus,
+        metadataUrls: [],
+      }),
       http: { clock: clientClockFor(simulatedClock()) },
     } as unknown as ProvingClient
     const judge = (queries: string[], expected?: ExpectedQueries) =>
-      judgeBucket(client, { bucket: { id: 'b-1\n- forged', status: 'FAILED\nDONE', leaves: null }, queries: queries.map((id) => ({ id })) } as unknown as BucketDetailsResponse, { allowMockedFact: true, expected })
+      judgeBucket(
+        client,
+        {
+          bucket: { id: 'b-1\n- forged', status: 'FAILED\nDONE', leaves: null },
+          queries: queries.map((id) => ({ id })),
+        } as unknown as BucketDetailsResponse,
+        { allowMockedFact: true, expected },
+      )
     const verdicts = [await judge([forged, forged]), await judge([forged, 'q-a'], { ids: ['q-a', 'q-b'] })]
     const refusals = verdicts.flatMap((verdict) => verdict.refusals)
     expect(refusals.length).toBeGreaterThanOrEqual(5)
     for (const refusal of refusals) expect(refusal).not.toMatch(/[\r\n\u001b]/)
     expect(refusals.join(' ')).toContain('q-x\\nGate passed')
   })
-
 
   it('passes exactly a readable listing of the expected queries, each in the bucket by its own record and a proof that passes the gate', async () => {
     let passed = 0
@@ -380,15 +547,30 @@ describe('the bucket gate, as a property over listings and records (issue 31)', 
           pies: c.pies?.map((index) => ({ path: pies[index]!.path, inspection: pies[index]!.inspection })),
         })
         if (verdict.ok) passed++
-        if (verdict.ok !== bucketOracle(c)) throw new Error(`the bucket gate ${verdict.ok ? 'passed' : 'refused'}, the invariant says otherwise: ${JSON.stringify(verdict.refusals)}`)
+        if (verdict.ok !== bucketOracle(c))
+          throw new Error(
+            `the bucket gate ${verdict.ok ? 'passed' : 'refused'}, the invariant says otherwise: ${JSON.stringify(verdict.refusals)}`,
+          )
         if (verdict.ok !== (verdict.refusals.length === 0)) throw new Error('ok and refusals disagree')
         // A query read whose record names another bucket, or none, is refused naming both.
         for (const row of verdict.rows) {
           const named: unknown = c.records[row.queryId]?.bucketId
           if (c.misread.includes(row.queryId) || named === 'b-1') continue
-          const shown = typeof named === 'string' ? (/^[\x21-\x7e]+$/.test(named) ? `in bucket ${named} ` : `in bucket ${visibleName(named)} `) : 'in no bucket ('
-          if (!row.problems.some((problem) => problem.includes(`is ${shown}`) && problem.includes('not in bucket b-1, whose listing names it'))) {
-            throw new Error(`${row.queryId} names bucket ${JSON.stringify(named)}, not refused naming both: ${JSON.stringify(row.problems)}`)
+          const shown =
+            typeof named === 'string'
+              ? /^[\x21-\x7e]+$/.test(named)
+                ? `in bucket ${named} `
+                : `in bucket ${visibleName(named)} `
+              : 'in no bucket ('
+          if (
+            !row.problems.some(
+              (problem) =>
+                problem.includes(`is ${shown}`) && problem.includes('not in bucket b-1, whose listing names it'),
+            )
+          ) {
+            throw new Error(
+              `${row.queryId} names bucket ${JSON.stringify(named)}, not refused naming both: ${JSON.stringify(row.problems)}`,
+            )
           }
         }
       }),

@@ -1,6 +1,12 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { ANY_PROOF, evaluateGate, type ExpectedResult, expectResult, type GateRecord } from '../../../src/pipeline/gate.ts'
+import {
+  ANY_PROOF,
+  evaluateGate,
+  type ExpectedResult,
+  expectResult,
+  type GateRecord,
+} from '../../../src/pipeline/gate.ts'
 
 /**
  * The prover a record names decides which fact an L2 verification registers: Stone's Integrity
@@ -46,13 +52,17 @@ const INVISIBLE = [' ', '\u00a0', '\u200b', '\u200d', '\u2060', '\ufeff', '\u00a
 /** A known name with each ASCII letter in either case. */
 const knownInAnyCase = fc
   .tuple(fc.constantFrom(...KNOWN), fc.array(fc.boolean(), { minLength: 13, maxLength: 13 }))
-  .map(([known, upper]) => [...known.name].map((letter, index) => (upper[index] ? letter.toUpperCase() : letter.toLowerCase())).join(''))
+  .map(([known, upper]) =>
+    [...known.name].map((letter, index) => (upper[index] ? letter.toUpperCase() : letter.toLowerCase())).join(''),
+  )
 
 /** A known name, in any case, with one letter swapped for a confusable, an unseen character put in, or an ASCII near miss. */
 const lookalike = fc.oneof(
   fc.tuple(knownInAnyCase, fc.nat(), fc.nat()).chain(([name, at, pick]) => {
     const letters = [...name]
-    const swappable = letters.map((letter, index) => [letter, index] as const).filter(([letter]) => CONFUSABLE[letter] ?? CONFUSABLE[letter.toLowerCase()])
+    const swappable = letters
+      .map((letter, index) => [letter, index] as const)
+      .filter(([letter]) => CONFUSABLE[letter] ?? CONFUSABLE[letter.toLowerCase()])
     const [letter, index] = swappable[at % swappable.length]!
     const choices = CONFUSABLE[letter] ?? CONFUSABLE[letter.toLowerCase()]!
     letters[index] = choices[pick % choices.length]!
@@ -62,11 +72,29 @@ const lookalike = fc.oneof(
     const index = at % (name.length + 1)
     return name.slice(0, index) + char + name.slice(index)
   }),
-  fc.constantFrom('stwo_v2', 'stwo-herodotus', 'stwo herodotus', 'stones', 'stwostone', 'nostwo', 'st0ne', 'stwoHerodotu', 'stoneHerodotus', ''),
+  fc.constantFrom(
+    'stwo_v2',
+    'stwo-herodotus',
+    'stwo herodotus',
+    'stones',
+    'stwostone',
+    'nostwo',
+    'st0ne',
+    'stwoHerodotu',
+    'stoneHerodotus',
+    '',
+  ),
 )
 /** Other names: any text (a known name drawn by chance is judged as known by the oracle too). */
 const otherName = fc.string({ maxLength: 30 })
-const notText = fc.oneof(fc.integer(), fc.boolean(), fc.constant([]), fc.constant({}), fc.constant(['stone']), fc.double())
+const notText = fc.oneof(
+  fc.integer(),
+  fc.boolean(),
+  fc.constant([]),
+  fc.constant({}),
+  fc.constant(['stone']),
+  fc.double(),
+)
 /** The prover field: absent (left out or null), known in any case, a lookalike, another name, another type. */
 const prover = fc.oneof(
   { weight: 2, arbitrary: fc.constant(undefined) },
@@ -78,7 +106,12 @@ const prover = fc.oneof(
 )
 
 /** What was asked: an L2 verification (the prover decides its fact), or kinds where it decides nothing. */
-const expected = fc.constantFrom<ExpectedResult>(expectResult('PROOF_VERIFICATION_ON_L2'), ANY_PROOF, expectResult('PROOF_VERIFICATION_ON_L1'), expectResult('PROOF_GENERATION'))
+const expected = fc.constantFrom<ExpectedResult>(
+  expectResult('PROOF_VERIFICATION_ON_L2'),
+  ANY_PROOF,
+  expectResult('PROOF_VERIFICATION_ON_L1'),
+  expectResult('PROOF_GENERATION'),
+)
 
 const caseArbitrary = fc.record({
   prover,
@@ -114,7 +147,8 @@ function knownProver(value: unknown): (typeof KNOWN)[number] | undefined {
 function oracle(c: Case): { passes: boolean; proverRefused: boolean } {
   const kind = c.expected.kinds.length === 1 ? c.expected.kinds[0] : (c.result ?? undefined)
   const either = c.sharp || c.integrity
-  if (kind !== 'PROOF_VERIFICATION_ON_L2') return { passes: kind === 'PROOF_VERIFICATION_ON_L1' ? c.sharp : either, proverRefused: false }
+  if (kind !== 'PROOF_VERIFICATION_ON_L2')
+    return { passes: kind === 'PROOF_VERIFICATION_ON_L1' ? c.sharp : either, proverRefused: false }
   if (c.prover === undefined || c.prover === null) return { passes: either, proverRefused: false }
   const known = knownProver(c.prover)
   if (!known) return { passes: false, proverRefused: true }
@@ -124,7 +158,17 @@ function oracle(c: Case): { passes: boolean; proverRefused: boolean } {
 /** The name as a refusal must show it: quoted, every character outside printable ASCII a \u escape (a lookalike shows as what it is). */
 function shownAs(name: string): string {
   const escaped = [...name.slice(0, 80)]
-    .map((char) => [...char].map((unit) => (/^[\x20-\x7e]$/.test(unit) ? (unit === '"' || unit === '\\' ? `\\${unit}` : unit) : `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)).join(''))
+    .map((char) =>
+      [...char]
+        .map((unit) =>
+          /^[\x20-\x7e]$/.test(unit)
+            ? unit === '"' || unit === '\\'
+              ? `\\${unit}`
+              : unit
+            : `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`,
+        )
+        .join(''),
+    )
     .join('')
   return `"${escaped}"`
 }
@@ -138,16 +182,24 @@ describe('the prover a record names, as a property (names x facts)', () => {
         const refusals = evaluateGate(recordOf(c), undefined, { allowMockedFact: false, expected: c.expected })
         const want = oracle(c)
         const passes = refusals.length === 0
-        if (passes !== want.passes) throw new Error(`the gate ${passes ? 'passed' : 'refused'}, the rule says otherwise: ${JSON.stringify(refusals)}`)
+        if (passes !== want.passes)
+          throw new Error(
+            `the gate ${passes ? 'passed' : 'refused'}, the rule says otherwise: ${JSON.stringify(refusals)}`,
+          )
         const named = refusals.filter((refusal) => refusal.kind === 'unknown-prover')
-        if ((named.length === 1) !== want.proverRefused) throw new Error(`the prover ${want.proverRefused ? 'should' : 'should not'} be refused: ${JSON.stringify(refusals)}`)
+        if ((named.length === 1) !== want.proverRefused)
+          throw new Error(
+            `the prover ${want.proverRefused ? 'should' : 'should not'} be refused: ${JSON.stringify(refusals)}`,
+          )
         if (want.proverRefused) {
           refused++
           const message = named[0]!.message
           // Named as sent, as data: printable ASCII only (the lookalike's letters escaped), one line.
           const shown = typeof c.prover === 'string' ? shownAs(c.prover) : undefined
-          if (shown !== undefined && !message.includes(shown)) throw new Error(`the refusal does not name ${shown}: ${message}`)
-          if (/[^\x20-\x7e…]/.test(message)) throw new Error(`the refusal carries a character outside printable ASCII: ${JSON.stringify(message)}`)
+          if (shown !== undefined && !message.includes(shown))
+            throw new Error(`the refusal does not name ${shown}: ${message}`)
+          if (/[^\x20-\x7e…]/.test(message))
+            throw new Error(`the refusal carries a character outside printable ASCII: ${JSON.stringify(message)}`)
         }
         if (passes && knownProver(c.prover)) passedKnown++
       }),
@@ -162,9 +214,21 @@ describe('the prover a record names, as a property (names x facts)', () => {
     fc.assert(
       fc.property(lookalike, (name) => {
         if (knownProver(name)) return
-        const record: GateRecord = { status: 'DONE', result: 'PROOF_VERIFICATION_ON_L2', isFactMocked: false, programHash: '0x1', sharpFactHash: '0x5a1', integrityFactHash: null, sharpProver: name }
-        const refusals = evaluateGate(record, undefined, { allowMockedFact: false, expected: expectResult('PROOF_VERIFICATION_ON_L2') })
-        if (!refusals.some((refusal) => refusal.kind === 'unknown-prover')) throw new Error(`${JSON.stringify(name)} passed for a known prover: ${JSON.stringify(refusals)}`)
+        const record: GateRecord = {
+          status: 'DONE',
+          result: 'PROOF_VERIFICATION_ON_L2',
+          isFactMocked: false,
+          programHash: '0x1',
+          sharpFactHash: '0x5a1',
+          integrityFactHash: null,
+          sharpProver: name,
+        }
+        const refusals = evaluateGate(record, undefined, {
+          allowMockedFact: false,
+          expected: expectResult('PROOF_VERIFICATION_ON_L2'),
+        })
+        if (!refusals.some((refusal) => refusal.kind === 'unknown-prover'))
+          throw new Error(`${JSON.stringify(name)} passed for a known prover: ${JSON.stringify(refusals)}`)
       }),
       { numRuns: Math.ceil(RUNS / 3), seed: SEED + 1 },
     )

@@ -23,7 +23,12 @@ beforeEach(async () => {
 })
 afterEach(() => rm(dir, { recursive: true, force: true }))
 
-const parts: JournalParts = { pieDigest: 'a'.repeat(64), service: 'https://proving.example', endpoint: 'l2-pie', params: { layout: 'auto' } }
+const parts: JournalParts = {
+  pieDigest: 'a'.repeat(64),
+  service: 'https://proving.example',
+  endpoint: 'l2-pie',
+  params: { layout: 'auto' },
+}
 
 function logger(onWarn?: (line: string) => void): Logger & { warnings: string[] } {
   const warnings: string[] = []
@@ -60,7 +65,16 @@ async function setup(options: { timeoutMs?: number; signal?: AbortSignal; onWarn
       throw new Error('a follower never submits')
     },
   }
-  const entry = (fields: Partial<JournalEntry>): JournalEntry => ({ version: 1, key, ...parts, startedAt: Date.now(), state: 'submitted', provingQueryId: 'q-1', owner, ...fields })
+  const entry = (fields: Partial<JournalEntry>): JournalEntry => ({
+    version: 1,
+    key,
+    ...parts,
+    startedAt: Date.now(),
+    state: 'submitted',
+    provingQueryId: 'q-1',
+    owner,
+    ...fields,
+  })
   return {
     journal,
     key,
@@ -102,7 +116,12 @@ describe('following the query of a live run of the same key', () => {
   })
 
   it('not an id still being uploaded, nor one an older run of another process left: those end with the lock', async () => {
-    for (const fields of [{ state: 'submitting' as const }, { owner: { pid: 1, host: hostname(), since: 0 } }, { owner: undefined }, { provingQueryId: undefined }]) {
+    for (const fields of [
+      { state: 'submitting' as const },
+      { owner: { pid: 1, host: hostname(), since: 0 } },
+      { owner: undefined },
+      { provingQueryId: undefined },
+    ]) {
       const { journal, key, log, entry, follow, marks, unmarked } = await setup()
       await journal.write(entry(fields))
       let followed: unknown = 'pending'
@@ -122,7 +141,7 @@ describe('following the query of a live run of the same key', () => {
     }
   })
 
-  it('the owner\'s id recorded as it let go of the lock is followed, as reported at its end', async () => {
+  it("the owner's id recorded as it let go of the lock is followed, as reported at its end", async () => {
     const { journal, key, entry, log, follow } = await setup()
     await journal.write(entry({ state: 'settled', provingQueryId: 'q-end' }))
     await rm(journal.lockPathOf(key))
@@ -132,7 +151,7 @@ describe('following the query of a live run of the same key', () => {
     expect(log.warnings[1]).toMatch(/^Following query q-end, (submitted|reported) by the other run/)
   })
 
-  it('the lock taken over by another run (another start time) is the owner\'s end', async () => {
+  it("the lock taken over by another run (another start time) is the owner's end", async () => {
     const { journal, key, owner, follow, unmarked } = await setup()
     await writeFile(journal.lockPathOf(key), JSON.stringify({ ...owner, since: owner.since + 1 }))
     expect(await follow()).toBeUndefined()
@@ -143,11 +162,25 @@ describe('following the query of a live run of the same key', () => {
     expect(await again.follow()).toBeUndefined()
   })
 
-  it('an owner that died holding the lock is the owner\'s end too', async () => {
+  it("an owner that died holding the lock is the owner's end too", async () => {
     const { journal, key, owner } = await setup()
     const dead = { ...owner, pid: 2 ** 22 + 7 }
     await writeFile(journal.lockPathOf(key), JSON.stringify(dead))
-    expect(await waitForOwner(key, dead, { journal, parts, client: {} as ProvingClient, forceNew: false, logger: logger(), submit: async () => ({ provingQueryId: 'x' }) }, async () => {})).toBeUndefined()
+    expect(
+      await waitForOwner(
+        key,
+        dead,
+        {
+          journal,
+          parts,
+          client: {} as ProvingClient,
+          forceNew: false,
+          logger: logger(),
+          submit: async () => ({ provingQueryId: 'x' }),
+        },
+        async () => {},
+      ),
+    ).toBeUndefined()
   })
 })
 
@@ -180,12 +213,17 @@ describe('the wait ends at the timeout and on Ctrl-C, its mark removed', () => {
     const first = await setup({ signal: before.signal })
     const error = await first.follow().catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(AbortedError)
-    expect((error as AbortedError).shortMessage).toBe('Interrupted while waiting for another run\'s submission of this PIE; nothing was sent.')
+    expect((error as AbortedError).shortMessage).toBe(
+      "Interrupted while waiting for another run's submission of this PIE; nothing was sent.",
+    )
     expect(first.unmarked()).toBe(1)
     await rm(dir, { recursive: true, force: true })
     dir = await mkdtemp(join(tmpdir(), 'journal-follow-'))
     const during = new AbortController()
-    const second = await setup({ signal: during.signal, onWarn: (line) => line.startsWith('Another run') && setImmediate(() => during.abort(new Error('Ctrl-C'))) })
+    const second = await setup({
+      signal: during.signal,
+      onWarn: (line) => line.startsWith('Another run') && setImmediate(() => during.abort(new Error('Ctrl-C'))),
+    })
     const stopped = await second.follow().catch((caught: unknown) => caught)
     expect(stopped).toBeInstanceOf(AbortedError)
     expect((stopped as AbortedError).shortMessage).toMatch(/^Interrupted while waiting/)
@@ -193,7 +231,7 @@ describe('the wait ends at the timeout and on Ctrl-C, its mark removed', () => {
   })
 })
 
-describe('the follower\'s closing', () => {
+describe("the follower's closing", () => {
   it('the last follower out removes the settled entry; one still waiting keeps it; keep only removes the mark', async () => {
     const { journal, key, entry, follow, marks } = await setup()
     await journal.write(entry({ state: 'settled' }))

@@ -54,7 +54,8 @@ const startOf = (pid: number) => {
   return text.slice(text.lastIndexOf(')') + 2).split(' ')[19]
 }
 const elsewhere = `not-${hostname()}`
-const lockText = (owner: Partial<JournalOwner>) => JSON.stringify({ pid: 1, host: elsewhere, since: Date.now(), ...owner })
+const lockText = (owner: Partial<JournalOwner>) =>
+  JSON.stringify({ pid: 1, host: elsewhere, since: Date.now(), ...owner })
 
 describe('readRegular: a journal file read safely', () => {
   it('a regular file: its text; none: undefined', async () => {
@@ -94,7 +95,9 @@ describe('readRegular: a journal file read safely', () => {
 
   it('a device or a socket is refused naming its kind (a socket is not taken for a missing file)', async () => {
     await expect(readRegular('/dev/null')).rejects.toMatchObject({
-      shortMessage: expect.stringMatching(/^The submission journal file \/dev\/null is a device or other special file, not a regular file/),
+      shortMessage: expect.stringMatching(
+        /^The submission journal file \/dev\/null is a device or other special file, not a regular file/,
+      ),
     })
     const path = join(dir, 'lock')
     const server = createServer()
@@ -102,7 +105,9 @@ describe('readRegular: a journal file read safely', () => {
     try {
       await expect(readRegular(path)).rejects.toMatchObject({
         name: 'JournalFileError',
-        shortMessage: expect.stringMatching(new RegExp(`^The submission journal file ${path} is a socket, not a regular file`)),
+        shortMessage: expect.stringMatching(
+          new RegExp(`^The submission journal file ${path} is a socket, not a regular file`),
+        ),
       })
     } finally {
       await new Promise((resolve) => server.close(resolve))
@@ -152,7 +157,12 @@ describe('owners', () => {
     await new Promise((resolve) => child.on('close', resolve))
     expect(await ownerStatus({ pid: child.pid!, host: hostname(), since: now }, now)).toBe('dead')
     expect(await ownerStatus({ pid: process.pid, host: hostname(), processStart: '1', since: now }, now)).toBe('dead')
-    expect(await ownerStatus({ pid: process.pid, host: hostname(), processStart: startOf(process.pid), since: now - 3_600_001 }, now)).toBe('alive')
+    expect(
+      await ownerStatus(
+        { pid: process.pid, host: hostname(), processStart: startOf(process.pid), since: now - 3_600_001 },
+        now,
+      ),
+    ).toBe('alive')
     // A live local pid without a start time (macOS) is judged by age alone.
     expect(await ownerStatus({ pid: process.pid, host: hostname(), since: now - 3_600_000 }, now)).toBe('alive')
     expect(await ownerStatus({ pid: process.pid, host: hostname(), since: now - 3_600_001 }, now)).toBe('expired')
@@ -172,7 +182,9 @@ describe('owners', () => {
   })
 
   it('named by pid, host and the time it took the lock', () => {
-    expect(describeOwner({ pid: 42, host: 'ci-runner', since: Date.parse('2026-03-01T12:00:00Z') })).toBe('pid 42 on ci-runner, since 2026-03-01T12:00:00.000Z')
+    expect(describeOwner({ pid: 42, host: 'ci-runner', since: Date.parse('2026-03-01T12:00:00Z') })).toBe(
+      'pid 42 on ci-runner, since 2026-03-01T12:00:00.000Z',
+    )
   })
 
   it('the same process only when pid, host and start time all match', () => {
@@ -186,7 +198,16 @@ describe('owners', () => {
 
   it('a lock names an owner only with a numeric pid and a host', () => {
     expect(parseOwner('{"pid":3,"host":"h","since":5}')).toEqual({ pid: 3, host: 'h', since: 5 })
-    for (const text of ['', 'not json', 'null', '7', '{"pid":3}', '{"host":"h"}', '{"pid":"3","host":"h"}', '{"pid":3,"host":4}']) {
+    for (const text of [
+      '',
+      'not json',
+      'null',
+      '7',
+      '{"pid":3}',
+      '{"host":"h"}',
+      '{"pid":"3","host":"h"}',
+      '{"pid":3,"host":4}',
+    ]) {
       expect(parseOwner(text), text).toBeUndefined()
     }
   })
@@ -233,7 +254,7 @@ describe('takeLock', () => {
     expect((await stat(path)).isDirectory()).toBe(true)
   })
 
-  it('a dead owner\'s lock is taken over silently; an expired one saying so; a live one is left as it was', async () => {
+  it("a dead owner's lock is taken over silently; an expired one saying so; a live one is left as it was", async () => {
     const path = join(dir, 'key.lock')
     const warnings: string[] = []
     const logger = { info: () => {}, warn: (text: string) => warnings.push(text), debug: () => {} } as never

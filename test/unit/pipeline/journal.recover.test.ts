@@ -70,7 +70,8 @@ function clientOf(service: Service): ProvingClient {
     },
     waitForQuery: (id: string, options: { timeoutMs?: number; signal: AbortSignal }) => {
       service.waited!.push({ id, timeoutMs: options.timeoutMs, signal: options.signal })
-      const settle = (final: Final) => (final instanceof Error ? Promise.reject(final) : Promise.resolve({ provingQuery: { id, ...final } }))
+      const settle = (final: Final) =>
+        final instanceof Error ? Promise.reject(final) : Promise.resolve({ provingQuery: { id, ...final } })
       if (service.held) {
         return new Promise((resolve, reject) => {
           service.held!.set(id, (final) => settle(final).then(resolve, reject))
@@ -92,7 +93,15 @@ async function unfinished(fields: Partial<JournalEntry> = {}, parts = partsOf(0)
   const journal = new SubmissionJournal(dir, () => STARTED + 60_000)
   await journal.open()
   const key = journal.keyOf(parts)
-  await journal.write({ version: 1, key, ...parts, startedAt: STARTED, state: 'submitting', serviceOffsetMs: 0, ...fields })
+  await journal.write({
+    version: 1,
+    key,
+    ...parts,
+    startedAt: STARTED,
+    state: 'submitting',
+    serviceOffsetMs: 0,
+    ...fields,
+  })
   return { journal, parts, key, where: `(journal ${journal.pathOf(key)})` }
 }
 
@@ -118,15 +127,22 @@ async function rerun(journal: SubmissionJournal, parts: JournalParts, client: Pr
   }
 }
 
-const proving = (): Final => ({ status: 'DONE', sharpFactHash: inspection.sharpFactHash, integrityFactHash: inspection.integrityFactHash })
+const proving = (): Final => ({
+  status: 'DONE',
+  sharpFactHash: inspection.sharpFactHash,
+  integrityFactHash: inspection.integrityFactHash,
+})
 const otherFacts: Final = { status: 'DONE', sharpFactHash: `0x${'1'.repeat(64)}` }
 
-describe('the candidates of an unfinished upload: the key\'s queries since it began, by the service\'s clock', () => {
+describe("the candidates of an unfinished upload: the key's queries since it began, by the service's clock", () => {
   async function candidatesOf(listed: Listed[], fields: Partial<JournalEntry>, offset?: number) {
     const { journal, parts } = await unfinished(fields)
     const run = await rerun(journal, parts, clientOf({ listed, offset }))
     if (run.error === undefined) return { submits: run.submits, ids: [] as string[] }
-    return { submits: run.submits, ids: run.error.nextStep?.kind === 'follow-candidates' ? [...run.error.nextStep.ids] : ['(other refusal)'] }
+    return {
+      submits: run.submits,
+      ids: run.error.nextStep?.kind === 'follow-candidates' ? [...run.error.nextStep.ids] : ['(other refusal)'],
+    }
   }
 
   it('with the offset measured when the upload began: 2 s of margin before it, not a millisecond more', async () => {
@@ -138,14 +154,14 @@ describe('the candidates of an unfinished upload: the key\'s queries since it be
     expect(await candidatesOf(listed, { serviceOffsetMs: offset })).toEqual({ submits: 0, ids: ['q-edge'] })
   })
 
-  it('the entry\'s offset, not the one the client measures now (the service\'s clock may have moved since)', async () => {
+  it("the entry's offset, not the one the client measures now (the service's clock may have moved since)", async () => {
     const listed = [{ id: 'q-a', createdAt: at(STARTED - 10_000) }]
     // By the entry's offset (-20 s) the query came after the upload began; by the client's (0) before.
     expect(await candidatesOf(listed, { serviceOffsetMs: -20_000 }, 0)).toEqual({ submits: 0, ids: ['q-a'] })
     expect(await candidatesOf(listed, { serviceOffsetMs: 0 }, -20_000)).toEqual({ submits: 1, ids: [] })
   })
 
-  it('an entry without an offset takes the client\'s; with neither, five minutes of skew count', async () => {
+  it("an entry without an offset takes the client's; with neither, five minutes of skew count", async () => {
     const listed = [{ id: 'q-a', createdAt: at(STARTED + 8_000) }]
     expect(await candidatesOf(listed, { serviceOffsetMs: undefined }, 10_001)).toEqual({ submits: 1, ids: [] })
     expect(await candidatesOf(listed, { serviceOffsetMs: undefined }, 9_000)).toEqual({ submits: 0, ids: ['q-a'] })
@@ -156,15 +172,22 @@ describe('the candidates of an unfinished upload: the key\'s queries since it be
     expect(await candidatesOf(skewed, { serviceOffsetMs: undefined })).toEqual({ submits: 0, ids: ['q-edge'] })
   })
 
-  it('a record without a creation time, or with one that is not a date, may be the upload\'s: a candidate', async () => {
+  it("a record without a creation time, or with one that is not a date, may be the upload's: a candidate", async () => {
     const listed = [{ id: 'q-none' }, { id: 'q-null', createdAt: null }, { id: 'q-garbled', createdAt: 'yesterday' }]
     expect(await candidatesOf(listed, {})).toEqual({ submits: 0, ids: ['q-none', 'q-null', 'q-garbled'] })
   })
 
-  it('the journal\'s recorded queries and the run\'s own are not candidates', async () => {
+  it("the journal's recorded queries and the run's own are not candidates", async () => {
     const { journal, parts } = await unfinished()
     const other = partsOf(1)
-    await journal.write({ version: 1, key: journal.keyOf(other), ...other, startedAt: STARTED, state: 'submitted', provingQueryId: 'q-recorded' })
+    await journal.write({
+      version: 1,
+      key: journal.keyOf(other),
+      ...other,
+      startedAt: STARTED,
+      state: 'submitted',
+      provingQueryId: 'q-recorded',
+    })
     const listed = ['q-recorded', 'q-own', 'q-stranger'].map((id) => ({ id, createdAt: at(STARTED + 1_000) }))
     const client = clientOf({ listed })
     const queries = new KeyQueries(client)
@@ -179,17 +202,32 @@ describe('the candidates of an unfinished upload: the key\'s queries since it be
     const listed = [
       ...Array.from({ length: 99 }, (_, index) => ({ id: `q-old-${index}`, createdAt: at(STARTED - 60_000 - index) })),
       { id: 'q-late', createdAt: at(STARTED + 5_000) },
-      ...Array.from({ length: 150 }, (_, index) => ({ id: `q-older-${index}`, createdAt: at(STARTED - 120_000 - index) })),
+      ...Array.from({ length: 150 }, (_, index) => ({
+        id: `q-older-${index}`,
+        createdAt: at(STARTED - 120_000 - index),
+      })),
     ]
     expect(await candidatesOf(listed, {})).toEqual({ submits: 0, ids: ['q-late'] })
   })
 
   it('the order is checked, not assumed: a record without a time, or one newer than the one before it, has the list read to its end', async () => {
-    const page = (from: number) => Array.from({ length: 100 }, (_, index) => ({ id: `q-old-${from + index}`, createdAt: at(STARTED - 60_000 - from - index) }))
+    const page = (from: number) =>
+      Array.from({ length: 100 }, (_, index) => ({
+        id: `q-old-${from + index}`,
+        createdAt: at(STARTED - 60_000 - from - index),
+      }))
     const late = { id: 'q-late', createdAt: at(STARTED + 5_000) }
-    expect(await candidatesOf([{ id: 'q-timeless', createdAt: null }, ...page(0), late], {})).toEqual({ submits: 0, ids: ['q-timeless', 'q-late'] })
+    expect(await candidatesOf([{ id: 'q-timeless', createdAt: null }, ...page(0), late], {})).toEqual({
+      submits: 0,
+      ids: ['q-timeless', 'q-late'],
+    })
     // Two older records, the second newer than the first: then a page of older ones, and the late one.
-    const swapped = [{ id: 'q-a', createdAt: at(STARTED - 120_000) }, { id: 'q-b', createdAt: at(STARTED - 60_000) }, ...page(100), late]
+    const swapped = [
+      { id: 'q-a', createdAt: at(STARTED - 120_000) },
+      { id: 'q-b', createdAt: at(STARTED - 60_000) },
+      ...page(100),
+      late,
+    ]
     expect(await candidatesOf(swapped, {})).toEqual({ submits: 0, ids: ['q-late'] })
   })
 
@@ -202,11 +240,16 @@ describe('the candidates of an unfinished upload: the key\'s queries since it be
   })
 
   it('a list too long to read with none of it recent is still a refusal: at least 0 queries, none named', async () => {
-    const old = Array.from({ length: 5_001 }, (_, index) => ({ id: `q-${index}`, createdAt: at(STARTED - 60_000 - 5_001 + index) }))
+    const old = Array.from({ length: 5_001 }, (_, index) => ({
+      id: `q-${index}`,
+      createdAt: at(STARTED - 60_000 - 5_001 + index),
+    }))
     const { journal, parts } = await unfinished()
     const run = await rerun(journal, parts, clientOf({ listed: old }))
     expect(run.submits).toBe(0)
-    expect(run.error!.metaMessages![0]).toMatch(/^Your key has at least 0 queries since the upload began that this journal did not record; one may be this PIE's/)
+    expect(run.error!.metaMessages![0]).toMatch(
+      /^Your key has at least 0 queries since the upload began that this journal did not record; one may be this PIE's/,
+    )
     expect(run.error!.nextStep).toMatchObject({ kind: 'follow-candidates', ids: [] })
   })
 
@@ -214,13 +257,21 @@ describe('the candidates of an unfinished upload: the key\'s queries since it be
     const service: Service = {
       listed: [
         { id: 'q-recent', createdAt: at(STARTED + 5_000) },
-        ...Array.from({ length: 100 }, (_, index) => ({ id: `q-old-${index}`, createdAt: at(STARTED - 60_000 - index) })),
-        ...Array.from({ length: 150 }, (_, index) => ({ id: `q-older-${index}`, createdAt: at(STARTED - 120_000 - index) })),
+        ...Array.from({ length: 100 }, (_, index) => ({
+          id: `q-old-${index}`,
+          createdAt: at(STARTED - 60_000 - index),
+        })),
+        ...Array.from({ length: 150 }, (_, index) => ({
+          id: `q-older-${index}`,
+          createdAt: at(STARTED - 120_000 - index),
+        })),
       ],
     }
     const { journal, parts } = await unfinished()
     const run = await rerun(journal, parts, clientOf(service))
-    expect(run.error!.metaMessages![0]).toMatch(/^Your key has 1 query since the upload began that this journal did not record \(q-recent\)/)
+    expect(run.error!.metaMessages![0]).toMatch(
+      /^Your key has 1 query since the upload began that this journal did not record \(q-recent\)/,
+    )
     // 101 records: two pages of 100, not the third.
     expect(service.lists).toBe(2)
   })
@@ -228,7 +279,10 @@ describe('the candidates of an unfinished upload: the key\'s queries since it be
 
 describe('the refusal: the candidates named, the entry kept, nothing sent', () => {
   it('names the first five of many, with the key to follow them by', async () => {
-    const listed = Array.from({ length: 7 }, (_, index) => ({ id: `q-${index}`, createdAt: at(STARTED + 10_000 - index) }))
+    const listed = Array.from({ length: 7 }, (_, index) => ({
+      id: `q-${index}`,
+      createdAt: at(STARTED + 10_000 - index),
+    }))
     const { journal, parts, key, where } = await unfinished()
     const run = await rerun(journal, parts, clientOf({ listed }))
     expect(run.submits).toBe(0)
@@ -254,7 +308,9 @@ describe('the refusal: the candidates named, the entry kept, nothing sent', () =
     expect(run.error!.shortMessage).toBe(
       `An earlier upload of this PIE to ${parts.service} did not finish ${where}, and your queries could not be listed to check it.`,
     )
-    expect(run.error!.metaMessages).toEqual(['Nothing was sent. Look among your queries; submit the PIE again as a new query only if none came of it.'])
+    expect(run.error!.metaMessages).toEqual([
+      'Nothing was sent. Look among your queries; submit the PIE again as a new query only if none came of it.',
+    ])
     expect(run.error!.nextStep).toEqual({ kind: 'look-for-query', thenSubmitAnew: true })
     expect(run.error!.cause).toBe(failure)
     const cancelled = await rerun(journal, parts, clientOf({ listed: new AbortedError('cancelled') }))
@@ -268,12 +324,17 @@ describe('the refusal: the candidates named, the entry kept, nothing sent', () =
     const run = await rerun(journal, parts, clientOf(service))
     expect(run.submits).toBe(1)
     expect(service.lists).toBeUndefined()
-    expect(run.warnings).toContain(`An earlier upload of this PIE to ${parts.service} did not finish ${where}; its dedupId decides whether a query exists.`)
+    expect(run.warnings).toContain(
+      `An earlier upload of this PIE to ${parts.service} did not finish ${where}; its dedupId decides whether a query exists.`,
+    )
   })
 
   it('the one candidate of a caller that checks facts is followed, saying how to submit anyway', async () => {
     const { journal, parts, key, where } = await unfinished()
-    const run = await rerun(journal, parts, clientOf({ listed: [{ id: 'q-only', createdAt: at(STARTED + 1_000) }] }), { factsChecked: true, forceNewHint: 'pass --new' })
+    const run = await rerun(journal, parts, clientOf({ listed: [{ id: 'q-only', createdAt: at(STARTED + 1_000) }] }), {
+      factsChecked: true,
+      forceNewHint: 'pass --new',
+    })
     expect(run.submits).toBe(0)
     expect(run.result).toMatchObject({ provingQueryId: 'q-only', resumed: true })
     expect(run.warnings).toContain(
@@ -284,17 +345,28 @@ describe('the refusal: the candidates named, the entry kept, nothing sent', () =
 
   it('two candidates are not followed on a fact check to come: refused, naming both', async () => {
     const { journal, parts } = await unfinished()
-    const listed = [{ id: 'q-a', createdAt: at(STARTED + 2_000) }, { id: 'q-b', createdAt: at(STARTED + 1_000) }]
+    const listed = [
+      { id: 'q-a', createdAt: at(STARTED + 2_000) },
+      { id: 'q-b', createdAt: at(STARTED + 1_000) },
+    ]
     const run = await rerun(journal, parts, clientOf({ listed }), { factsChecked: true })
     expect(run.submits).toBe(0)
-    expect(run.error!.metaMessages![0]).toMatch(/^Your key has 2 queries since the upload began that this journal did not record \(q-a, q-b\)/)
+    expect(run.error!.metaMessages![0]).toMatch(
+      /^Your key has 2 queries since the upload began that this journal did not record \(q-a, q-b\)/,
+    )
   })
 })
 
 describe('the candidates matched by their facts', () => {
-  it('the one whose facts are this PIE\'s is followed, whatever the others are; each waited for with the run\'s timeout', async () => {
-    const listed = ['q-other', 'q-failed', 'q-mine'].map((id, index) => ({ id, createdAt: at(STARTED + 3_000 - index) }))
-    const service: Service = { listed, finals: { 'q-other': otherFacts, 'q-failed': { status: 'FAILED' }, 'q-mine': proving() } }
+  it("the one whose facts are this PIE's is followed, whatever the others are; each waited for with the run's timeout", async () => {
+    const listed = ['q-other', 'q-failed', 'q-mine'].map((id, index) => ({
+      id,
+      createdAt: at(STARTED + 3_000 - index),
+    }))
+    const service: Service = {
+      listed,
+      finals: { 'q-other': otherFacts, 'q-failed': { status: 'FAILED' }, 'q-mine': proving() },
+    }
     const { journal, parts, key, where } = await unfinished()
     const run = await rerun(journal, parts, clientOf(service), { inspection, timeoutMs: 45_000 })
     expect(run.submits).toBe(0)
@@ -311,7 +383,7 @@ describe('the candidates matched by their facts', () => {
     expect(await journal.read(key)).toMatchObject({ state: 'submitted', provingQueryId: 'q-mine' })
   })
 
-  it('a FAILED query with this PIE\'s facts proves nothing: none proving it, the PIE is submitted once', async () => {
+  it("a FAILED query with this PIE's facts proves nothing: none proving it, the PIE is submitted once", async () => {
     const listed = [{ id: 'q-failed', createdAt: at(STARTED + 1_000) }]
     const service: Service = { listed, finals: { 'q-failed': { ...(proving() as object), status: 'FAILED' } } }
     const { journal, parts, where } = await unfinished()
@@ -324,28 +396,47 @@ describe('the candidates matched by their facts', () => {
   })
 
   it('every candidate ended with other facts: submitted once, saying how many', async () => {
-    const listed = [{ id: 'q-a', createdAt: at(STARTED + 2_000) }, { id: 'q-b', createdAt: at(STARTED + 1_000) }]
+    const listed = [
+      { id: 'q-a', createdAt: at(STARTED + 2_000) },
+      { id: 'q-b', createdAt: at(STARTED + 1_000) },
+    ]
     const service: Service = { listed, finals: { 'q-a': otherFacts, 'q-b': { status: 'DONE' } } }
     const { journal, parts, where } = await unfinished()
     const run = await rerun(journal, parts, clientOf(service), { inspection })
     expect(run.submits).toBe(1)
-    expect(run.warnings.at(-1)).toBe(`None of the 2 queries since the earlier upload began ${where} proves this PIE (other facts, or FAILED): it is submitted now, once.`)
+    expect(run.warnings.at(-1)).toBe(
+      `None of the 2 queries since the earlier upload began ${where} proves this PIE (other facts, or FAILED): it is submitted now, once.`,
+    )
   })
 
   it('a candidate that could not be followed to its end leaves it unknown: refused, unless another proves this PIE', async () => {
-    const listed = [{ id: 'q-lost', createdAt: at(STARTED + 2_000) }, { id: 'q-a', createdAt: at(STARTED + 1_000) }]
+    const listed = [
+      { id: 'q-lost', createdAt: at(STARTED + 2_000) },
+      { id: 'q-a', createdAt: at(STARTED + 1_000) },
+    ]
     const { journal, parts } = await unfinished()
-    const run = await rerun(journal, parts, clientOf({ listed, finals: { 'q-lost': new Error('timed out'), 'q-a': otherFacts } }), { inspection })
+    const run = await rerun(
+      journal,
+      parts,
+      clientOf({ listed, finals: { 'q-lost': new Error('timed out'), 'q-a': otherFacts } }),
+      { inspection },
+    )
     expect(run.submits).toBe(0)
     expect(run.error).toBeInstanceOf(EarlierUploadOutcomeUnknownError)
     expect(run.error!.nextStep).toMatchObject({ kind: 'follow-candidates', ids: ['q-lost', 'q-a'] })
     const again = await unfinished()
-    const found = await rerun(again.journal, again.parts, clientOf({ listed, finals: { 'q-lost': new Error('timed out'), 'q-a': proving() } }), { inspection })
+    const found = await rerun(
+      again.journal,
+      again.parts,
+      clientOf({ listed, finals: { 'q-lost': new Error('timed out'), 'q-a': proving() } }),
+      { inspection },
+    )
     expect(found.result?.provingQueryId).toBe('q-a')
   })
 
   it('more than 200 candidates are not waited for: refused, naming them', async () => {
-    const many = (count: number) => Array.from({ length: count }, (_, index) => ({ id: `q-${index}`, createdAt: at(STARTED + 10_000 - index) }))
+    const many = (count: number) =>
+      Array.from({ length: count }, (_, index) => ({ id: `q-${index}`, createdAt: at(STARTED + 10_000 - index) }))
     const service: Service = { listed: many(201) }
     const { journal, parts } = await unfinished()
     const run = await rerun(journal, parts, clientOf(service), { inspection })
@@ -353,12 +444,16 @@ describe('the candidates matched by their facts', () => {
     expect(run.error!.metaMessages![0]).toMatch(/^Your key has 201 queries since the upload began/)
     const bounded: Service = { listed: many(200), finals: { 'q-199': proving() } }
     const again = await unfinished()
-    expect((await rerun(again.journal, again.parts, clientOf(bounded), { inspection })).result?.provingQueryId).toBe('q-199')
+    expect((await rerun(again.journal, again.parts, clientOf(bounded), { inspection })).result?.provingQueryId).toBe(
+      'q-199',
+    )
     expect(bounded.waited).toHaveLength(200)
   })
 
   it('a list too long to read is not matched: refused as a lower bound', async () => {
-    const service: Service = { listed: Array.from({ length: 5_001 }, (_, index) => ({ id: `q-${index}`, createdAt: null })) }
+    const service: Service = {
+      listed: Array.from({ length: 5_001 }, (_, index) => ({ id: `q-${index}`, createdAt: null })),
+    }
     const { journal, parts } = await unfinished()
     const run = await rerun(journal, parts, clientOf(service), { inspection })
     expect(service.waited).toEqual([])
@@ -376,7 +471,9 @@ describe('the candidates matched by their facts', () => {
     const run = await running
     expect(run.submits).toBe(0)
     expect(run.error).toBeInstanceOf(AbortedError)
-    expect((run.error as unknown as AbortedError).shortMessage).toBe('Stopped waiting for the queries of an earlier upload: cancelled.')
+    expect((run.error as unknown as AbortedError).shortMessage).toBe(
+      'Stopped waiting for the queries of an earlier upload: cancelled.',
+    )
     expect(run.error!.cause).toBe(reason)
     expect((await journal.read(key))?.state).toBe('submitting')
   })
@@ -384,14 +481,28 @@ describe('the candidates matched by their facts', () => {
 
 describe('a candidate is waited for once per client, whichever rows ask', () => {
   it('two rows of a killed batch share one wait per candidate, and each follows the one proving its PIE', async () => {
-    const service: Service = { listed: [{ id: 'q-a', createdAt: at(STARTED + 2_000) }, { id: 'q-b', createdAt: at(STARTED + 1_000) }], held: new Map() }
+    const service: Service = {
+      listed: [
+        { id: 'q-a', createdAt: at(STARTED + 2_000) },
+        { id: 'q-b', createdAt: at(STARTED + 1_000) },
+      ],
+      held: new Map(),
+    }
     const client = clientOf(service)
     const first = await unfinished({}, partsOf(1))
     const second = await unfinished({}, partsOf(2))
     const logs = [logger(), logger()]
-    const runs = [rerun(first.journal, first.parts, client, { inspection, logger: logs[0] }), rerun(second.journal, second.parts, client, { inspection, logger: logs[1] })]
+    const runs = [
+      rerun(first.journal, first.parts, client, { inspection, logger: logs[0] }),
+      rerun(second.journal, second.parts, client, { inspection, logger: logs[1] }),
+    ]
     // Both rows are waiting (each said so), on the same two waits.
-    await vi.waitFor(() => expect(logs.map((log) => log.warnings.some((line) => line.startsWith('An earlier upload')))).toEqual([true, true]))
+    await vi.waitFor(() =>
+      expect(logs.map((log) => log.warnings.some((line) => line.startsWith('An earlier upload')))).toEqual([
+        true,
+        true,
+      ]),
+    )
     await vi.waitFor(() => expect(service.held!.size).toBe(2))
     service.held!.get('q-a')!(otherFacts)
     service.held!.get('q-b')!(proving())
@@ -408,10 +519,15 @@ describe('a candidate is waited for once per client, whichever rows ask', () => 
   })
 
   it('a wait that failed is asked again by the next row (its failure is not kept)', async () => {
-    const service: Service = { listed: [{ id: 'q-a', createdAt: at(STARTED + 1_000) }], finals: { 'q-a': new Error('timed out') } }
+    const service: Service = {
+      listed: [{ id: 'q-a', createdAt: at(STARTED + 1_000) }],
+      finals: { 'q-a': new Error('timed out') },
+    }
     const client = clientOf(service)
     const first = await unfinished({}, partsOf(1))
-    expect((await rerun(first.journal, first.parts, client, { inspection })).error).toBeInstanceOf(EarlierUploadOutcomeUnknownError)
+    expect((await rerun(first.journal, first.parts, client, { inspection })).error).toBeInstanceOf(
+      EarlierUploadOutcomeUnknownError,
+    )
     service.finals!['q-a'] = proving()
     const second = await unfinished({}, partsOf(2))
     expect((await rerun(second.journal, second.parts, client, { inspection })).result?.provingQueryId).toBe('q-a')
@@ -428,7 +544,12 @@ describe('a candidate is waited for once per client, whichever rows ask', () => 
     const cancelled = rerun(first.journal, first.parts, client, { inspection, signal: cancel.signal, logger: logs[0] })
     const staying = rerun(second.journal, second.parts, client, { inspection, logger: logs[1] })
     // Both rows are waiting (each said so) before the first stops.
-    await vi.waitFor(() => expect(logs.map((log) => log.warnings.some((line) => line.startsWith('An earlier upload')))).toEqual([true, true]))
+    await vi.waitFor(() =>
+      expect(logs.map((log) => log.warnings.some((line) => line.startsWith('An earlier upload')))).toEqual([
+        true,
+        true,
+      ]),
+    )
     await vi.waitFor(() => expect(service.held!.size).toBe(1))
     const { signal } = service.waited![0]!
     cancel.abort(new Error('Ctrl-C'))

@@ -6,7 +6,12 @@ import type { ProvingClient } from '../../../src/clients/proving.ts'
 import { AbortedError } from '../../../src/core/errors.ts'
 import type { Logger } from '../../../src/core/runtime.ts'
 import type { PieInspection } from '../../../src/pie/index.ts'
-import { type JournalParts, SubmissionJournal, submitWithJournal, EarlierUploadOutcomeUnknownError } from '../../../src/pipeline/journal.ts'
+import {
+  type JournalParts,
+  SubmissionJournal,
+  submitWithJournal,
+  EarlierUploadOutcomeUnknownError,
+} from '../../../src/pipeline/journal.ts'
 import { KeyQueries } from '../../../src/pipeline/key-queries.ts'
 
 /**
@@ -39,7 +44,10 @@ function pagingClient(records: Record[], options: { total?: boolean } = {}) {
     checkService: async () => {},
     listQueries: async ({ limit = 10, offset = 0 }: { limit?: number; offset?: number }) => {
       asked.push({ limit, offset })
-      return { provingQueries: records.slice(offset, offset + limit), ...(options.total === false ? {} : { total: records.length }) }
+      return {
+        provingQueries: records.slice(offset, offset + limit),
+        ...(options.total === false ? {} : { total: records.length }),
+      }
     },
   } as unknown as ProvingClient
   return { client, asked }
@@ -56,10 +64,25 @@ async function killedBatch(recorded: number) {
   await journal.open()
   for (let index = 1; index <= recorded; index++) {
     const parts = partsOf(index)
-    await journal.write({ version: 1, key: journal.keyOf(parts), ...parts, startedAt: STARTED, state: 'submitted', provingQueryId: `q-own-${index}`, serviceOffsetMs: 0 })
+    await journal.write({
+      version: 1,
+      key: journal.keyOf(parts),
+      ...parts,
+      startedAt: STARTED,
+      state: 'submitted',
+      provingQueryId: `q-own-${index}`,
+      serviceOffsetMs: 0,
+    })
   }
   const unfinished = partsOf(0)
-  await journal.write({ version: 1, key: journal.keyOf(unfinished), ...unfinished, startedAt: STARTED, state: 'submitting', serviceOffsetMs: 0 })
+  await journal.write({
+    version: 1,
+    key: journal.keyOf(unfinished),
+    ...unfinished,
+    startedAt: STARTED,
+    state: 'submitting',
+    serviceOffsetMs: 0,
+  })
   return { journal, unfinished }
 }
 
@@ -83,14 +106,19 @@ async function rerun(journal: SubmissionJournal, parts: JournalParts, client: Pr
 }
 
 describe('the re-run of a killed batch (issue 35)', () => {
-  it('the batch\'s own 250 recorded queries (three pages) are not candidates: the unfinished upload created nothing, so it is submitted, once', async () => {
+  it("the batch's own 250 recorded queries (three pages) are not candidates: the unfinished upload created nothing, so it is submitted, once", async () => {
     const { journal, unfinished } = await killedBatch(250)
-    const listed = Array.from({ length: 250 }, (_, index) => ({ id: `q-own-${250 - index}`, createdAt: at(STARTED + 1_000 + (250 - index)) }))
+    const listed = Array.from({ length: 250 }, (_, index) => ({
+      id: `q-own-${250 - index}`,
+      createdAt: at(STARTED + 1_000 + (250 - index)),
+    }))
     const { client, asked } = pagingClient(listed)
     const run = await rerun(journal, unfinished, client)
     expect(run.error).toBeUndefined()
     expect(run.submits).toBe(1)
-    expect(run.warnings.join('\n')).toMatch(/lists no query since the upload began \(by its own clock\), so it is submitted now, once/)
+    expect(run.warnings.join('\n')).toMatch(
+      /lists no query since the upload began \(by its own clock\), so it is submitted now, once/,
+    )
     // Every page at the largest size: 100, 100, 50.
     expect(asked).toEqual([
       { limit: 100, offset: 0 },
@@ -99,9 +127,12 @@ describe('the re-run of a killed batch (issue 35)', () => {
     ])
   })
 
-  it('counts are true: 130 queries nobody recorded are 130, not one page\'s 20; the refusal never advises --new', async () => {
+  it("counts are true: 130 queries nobody recorded are 130, not one page's 20; the refusal never advises --new", async () => {
     const { journal, unfinished } = await killedBatch(3)
-    const others = Array.from({ length: 130 }, (_, index) => ({ id: `q-other-${index}`, createdAt: at(STARTED + 10_000 - index) }))
+    const others = Array.from({ length: 130 }, (_, index) => ({
+      id: `q-other-${index}`,
+      createdAt: at(STARTED + 10_000 - index),
+    }))
     const own = [1, 2, 3].map((index) => ({ id: `q-own-${index}`, createdAt: at(STARTED + 500) }))
     const { client } = pagingClient([...others, ...own, { id: 'q-old', createdAt: at(STARTED - 86_400_000) }])
     const run = await rerun(journal, unfinished, client)
@@ -109,7 +140,9 @@ describe('the re-run of a killed batch (issue 35)', () => {
     expect(run.error).toBeInstanceOf(EarlierUploadOutcomeUnknownError)
     // The whole message as hosts show it: the short line, then the explanation.
     const message = run.error!.message
-    expect(message).toMatch(/Your key has 130 queries since the upload began that this journal did not record \(q-other-0, q-other-1, q-other-2, q-other-3, q-other-4\)/)
+    expect(message).toMatch(
+      /Your key has 130 queries since the upload began that this journal did not record \(q-other-0, q-other-1, q-other-2, q-other-3, q-other-4\)/,
+    )
     expect(message).not.toMatch(/rerun with --new|--new to submit/)
     // The entry stands: a later run refuses again rather than pay.
     expect((await journal.read(journal.keyOf(unfinished)))?.state).toBe('submitting')
@@ -142,7 +175,10 @@ describe('the re-run of a killed batch (issue 35)', () => {
 
   it('a list seen newest first stops at the first page with nothing as recent; one not in that order is read to its end', async () => {
     const { journal, unfinished } = await killedBatch(0)
-    const old = Array.from({ length: 500 }, (_, index) => ({ id: `q-old-${index}`, createdAt: at(STARTED - 10_000 - index) }))
+    const old = Array.from({ length: 500 }, (_, index) => ({
+      id: `q-old-${index}`,
+      createdAt: at(STARTED - 10_000 - index),
+    }))
     const newestFirst = pagingClient(old)
     expect((await rerun(journal, unfinished, newestFirst.client)).submits).toBe(1)
     expect(newestFirst.asked).toHaveLength(1)
@@ -151,7 +187,9 @@ describe('the re-run of a killed batch (issue 35)', () => {
     const oldestFirst = pagingClient([...old].reverse().concat({ id: 'q-late', createdAt: at(STARTED + 5_000) }))
     const run = await rerun(again, same, oldestFirst.client)
     expect(run.submits).toBe(0)
-    expect(run.error!.metaMessages?.[0]).toMatch(/1 query since the upload began that this journal did not record \(q-late\)/)
+    expect(run.error!.metaMessages?.[0]).toMatch(
+      /1 query since the upload began that this journal did not record \(q-late\)/,
+    )
     expect(oldestFirst.asked).toHaveLength(6)
   })
 
@@ -167,10 +205,13 @@ describe('the re-run of a killed batch (issue 35)', () => {
   })
 })
 
-describe('matching a killed batch\'s candidates by their facts (issue 35)', () => {
+describe("matching a killed batch's candidates by their facts (issue 35)", () => {
   it('Ctrl-C while the rows wait for the candidates ends their shared waits too: no poll outlives the rows', async () => {
     const { journal, unfinished } = await killedBatch(0)
-    const { client } = pagingClient([{ id: 'q-a', createdAt: at(STARTED + 1_000) }, { id: 'q-b', createdAt: at(STARTED + 2_000) }])
+    const { client } = pagingClient([
+      { id: 'q-a', createdAt: at(STARTED + 1_000) },
+      { id: 'q-b', createdAt: at(STARTED + 2_000) },
+    ])
     // Candidates that never end by themselves: each wait stops only on its own signal.
     const stopped: string[] = []
     const waits = new Map<string, AbortSignal>()

@@ -45,7 +45,14 @@ describe('a batch settling its entries together (issue 35)', () => {
       const own = new SubmissionJournal(dir)
       const lock = await own.lock(key)
       if (!lock.taken) throw new Error('lock not taken')
-      await own.write({ version: 1, key, ...parts(index), startedAt: Date.now(), state: 'submitted', provingQueryId: `q-${index}` })
+      await own.write({
+        version: 1,
+        key,
+        ...parts(index),
+        startedAt: Date.now(),
+        state: 'submitted',
+        provingQueryId: `q-${index}`,
+      })
       settles.push(() => own.settle(key, lock.release))
     }
     // Another run waits for entry 7: its mark is on disk before the settles begin.
@@ -58,7 +65,10 @@ describe('a batch settling its entries together (issue 35)', () => {
     expect(listings.count).toBeLessThan(n / 10)
     const left = await readdir(dir)
     expect(left.sort()).toEqual([`${keys[7]}.json`, `${keys[7]}.waiting.4242.mark`].sort())
-    expect(JSON.parse(await readFile(join(dir, `${keys[7]}.json`), 'utf8'))).toMatchObject({ state: 'settled', provingQueryId: 'q-7' })
+    expect(JSON.parse(await readFile(join(dir, `${keys[7]}.json`), 'utf8'))).toMatchObject({
+      state: 'settled',
+      provingQueryId: 'q-7',
+    })
   })
 
   it('a mark written before hasWaiters is called is always seen, even while another listing runs', async () => {

@@ -27,35 +27,62 @@ afterEach(() => rm(dir, { recursive: true, force: true }))
 
 const NOW = Date.parse('2026-01-10T00:00:00Z')
 const DAY = 24 * 3_600_000
-const parts: JournalParts = { pieDigest: 'a'.repeat(64), service: 'https://proving.example', endpoint: 'l2-pie', params: { layout: 'auto', prover: 'svc_sharp' } }
+const parts: JournalParts = {
+  pieDigest: 'a'.repeat(64),
+  service: 'https://proving.example',
+  endpoint: 'l2-pie',
+  params: { layout: 'auto', prover: 'svc_sharp' },
+}
 const journalIn = (folder = dir, now = NOW) => new SubmissionJournal(folder, () => now)
-function entryOf(journal: SubmissionJournal, fields: Partial<JournalEntry> = {}, of: JournalParts = parts): JournalEntry {
-  return { version: 1, key: journal.keyOf(of), ...of, startedAt: NOW - 1_000, state: 'submitted', provingQueryId: 'q-1', ...fields }
+function entryOf(
+  journal: SubmissionJournal,
+  fields: Partial<JournalEntry> = {},
+  of: JournalParts = parts,
+): JournalEntry {
+  return {
+    version: 1,
+    key: journal.keyOf(of),
+    ...of,
+    startedAt: NOW - 1_000,
+    state: 'submitted',
+    provingQueryId: 'q-1',
+    ...fields,
+  }
 }
 
 describe('where the journal lives', () => {
-  it('the CLI\'s: PROVING_JOURNAL_DIR, else the user\'s cache folder (an empty setting is none)', () => {
-    expect(defaultJournalDir({ PROVING_JOURNAL_DIR: '/somewhere/journal', XDG_CACHE_HOME: '/cache' })).toBe('/somewhere/journal')
+  it("the CLI's: PROVING_JOURNAL_DIR, else the user's cache folder (an empty setting is none)", () => {
+    expect(defaultJournalDir({ PROVING_JOURNAL_DIR: '/somewhere/journal', XDG_CACHE_HOME: '/cache' })).toBe(
+      '/somewhere/journal',
+    )
     if (process.platform === 'linux') {
-      expect(defaultJournalDir({ PROVING_JOURNAL_DIR: '', XDG_CACHE_HOME: '/cache' })).toBe(join('/cache', 'proving-kit', 'submissions'))
+      expect(defaultJournalDir({ PROVING_JOURNAL_DIR: '', XDG_CACHE_HOME: '/cache' })).toBe(
+        join('/cache', 'proving-kit', 'submissions'),
+      )
     }
   })
 
-  it('the action\'s: one folder per workflow run and attempt under RUNNER_TEMP; none without it', () => {
-    expect(actionJournalDir({ RUNNER_TEMP: '/runner/tmp', GITHUB_RUN_ID: '42', GITHUB_RUN_ATTEMPT: '3' })).toBe(join('/runner/tmp', 'proving-kit', 'journal', '42-3'))
-    expect(actionJournalDir({ RUNNER_TEMP: '/runner/tmp' })).toBe(join('/runner/tmp', 'proving-kit', 'journal', 'run-1'))
+  it("the action's: one folder per workflow run and attempt under RUNNER_TEMP; none without it", () => {
+    expect(actionJournalDir({ RUNNER_TEMP: '/runner/tmp', GITHUB_RUN_ID: '42', GITHUB_RUN_ATTEMPT: '3' })).toBe(
+      join('/runner/tmp', 'proving-kit', 'journal', '42-3'),
+    )
+    expect(actionJournalDir({ RUNNER_TEMP: '/runner/tmp' })).toBe(
+      join('/runner/tmp', 'proving-kit', 'journal', 'run-1'),
+    )
     expect(actionJournalDir({ RUNNER_TEMP: '', GITHUB_RUN_ID: '42' })).toBeUndefined()
     expect(actionJournalDir({})).toBeUndefined()
   })
 })
 
-describe('an entry\'s key: what is proved and paid for, nothing else', () => {
+describe("an entry's key: what is proved and paid for, nothing else", () => {
   const journal = new SubmissionJournal('/unused')
   it('32 hex digits, the same whatever the order of the parameters, an absent one the same as null', () => {
     const key = journal.keyOf(parts)
     expect(key).toMatch(/^[0-9a-f]{32}$/)
     expect(journal.keyOf({ ...parts, params: { prover: 'svc_sharp', layout: 'auto' } })).toBe(key)
-    expect(journal.keyOf({ ...parts, params: { ...parts.params, result: undefined } })).toBe(journal.keyOf({ ...parts, params: { ...parts.params, result: null } }))
+    expect(journal.keyOf({ ...parts, params: { ...parts.params, result: undefined } })).toBe(
+      journal.keyOf({ ...parts, params: { ...parts.params, result: null } }),
+    )
     expect(journal.pathOf(key)).toBe(join('/unused', `${key}.json`))
     expect(journal.lockPathOf(key)).toBe(join('/unused', `${key}.lock`))
   })
@@ -108,7 +135,9 @@ describe('the folder and its files', () => {
       expect((error as InvalidInputError).shortMessage).toBe(
         `The submission journal folder ${folder} belongs to another user (uid ${owner}, not ${owner + 4242}): set PROVING_JOURNAL_DIR to a folder of your own.`,
       )
-      expect((error as InvalidInputError).metaMessages).toEqual(['Refused, since its owner could plant locks and entries; nothing was sent.'])
+      expect((error as InvalidInputError).metaMessages).toEqual([
+        'Refused, since its owner could plant locks and entries; nothing was sent.',
+      ])
     } finally {
       getuid.mockRestore()
     }
@@ -132,12 +161,18 @@ describe('which entries a run reads', () => {
     const journal = journalIn()
     const key = journal.keyOf(parts)
     expect(await journal.read(key)).toBeUndefined()
-    const write = (fields: Record<string, unknown>) => writeFile(journal.pathOf(key), JSON.stringify({ ...entryOf(journal), ...fields }))
+    const write = (fields: Record<string, unknown>) =>
+      writeFile(journal.pathOf(key), JSON.stringify({ ...entryOf(journal), ...fields }))
     await write({})
     expect(await journal.read(key)).toEqual(entryOf(journal))
     await write({ startedAt: NOW - 7 * DAY })
     expect((await journal.read(key))?.startedAt).toBe(NOW - 7 * DAY)
-    for (const stale of [{ startedAt: NOW - 7 * DAY - 1 }, { version: 2 }, { key: 'f'.repeat(32) }, { startedAt: String(NOW) }]) {
+    for (const stale of [
+      { startedAt: NOW - 7 * DAY - 1 },
+      { version: 2 },
+      { key: 'f'.repeat(32) },
+      { startedAt: String(NOW) },
+    ]) {
       await write(stale)
       expect(await journal.read(key), JSON.stringify(stale)).toBeUndefined()
     }
@@ -149,7 +184,16 @@ describe('which entries a run reads', () => {
     const journal = journalIn()
     const key = journal.keyOf(parts)
     await writeFile(journal.pathOf(key), '{"version": 1, "key": ')
-    expect(await journal.read(key)).toEqual({ version: 1, key, startedAt: 0, state: 'submitting', pieDigest: '', service: '', endpoint: 'l2-pie', params: {} })
+    expect(await journal.read(key)).toEqual({
+      version: 1,
+      key,
+      startedAt: 0,
+      state: 'submitting',
+      pieDigest: '',
+      service: '',
+      endpoint: 'l2-pie',
+      params: {},
+    })
   })
 
   it('an entry that is not a regular file is refused, naming it; peek reads it as none', async () => {
@@ -157,11 +201,13 @@ describe('which entries a run reads', () => {
     const key = journal.keyOf(parts)
     await writeFile(join(dir, 'elsewhere'), JSON.stringify(entryOf(journal)))
     await symlink(join(dir, 'elsewhere'), journal.pathOf(key))
-    await expect(journal.read(key)).rejects.toThrow(`The submission journal file ${journal.pathOf(key)} is a symbolic link, not a regular file`)
+    await expect(journal.read(key)).rejects.toThrow(
+      `The submission journal file ${journal.pathOf(key)} is a symbolic link, not a regular file`,
+    )
     expect(await journal.peek(key)).toEqual({ entry: undefined, liveOwner: undefined })
   })
 
-  it('peek: a settled entry is none; the lock\'s owner named only while it runs', async () => {
+  it("peek: a settled entry is none; the lock's owner named only while it runs", async () => {
     const journal = journalIn()
     const key = journal.keyOf(parts)
     await journal.write(entryOf(journal, { state: 'settled' }))
@@ -177,7 +223,7 @@ describe('which entries a run reads', () => {
     expect((await journal.peek(key)).liveOwner).toBeUndefined()
   })
 
-  it('the recorded query ids: every entry\'s of the folder (more than one batch of reads), none of other files', async () => {
+  it("the recorded query ids: every entry's of the folder (more than one batch of reads), none of other files", async () => {
     const journal = journalIn()
     const ids: string[] = []
     for (let index = 0; index < 70; index++) {
@@ -186,7 +232,9 @@ describe('which entries a run reads', () => {
       ids.push(id)
       await journal.write(entryOf(journal, { provingQueryId: id }, each))
     }
-    await journal.write(entryOf(journal, { provingQueryId: undefined, state: 'submitting' }, { ...parts, pieDigest: 'c'.repeat(64) }))
+    await journal.write(
+      entryOf(journal, { provingQueryId: undefined, state: 'submitting' }, { ...parts, pieDigest: 'c'.repeat(64) }),
+    )
     await writeFile(join(dir, 'notes.json'), JSON.stringify({ provingQueryId: 'q-notes' }))
     expect([...(await journal.recordedQueryIds())].sort()).toEqual(ids.sort())
     expect(await journalIn(join(dir, 'absent')).recordedQueryIds()).toEqual(new Set())
@@ -220,25 +268,37 @@ describe('proving journal list and clear', () => {
     const listed = await journal.list()
     const byKey = new Map(listed.map((item) => [item.key, item]))
     expect(listed.map((item) => item.key)).toEqual([fresh.key, old.key, lockOnly, linked, torn].sort())
-    expect(byKey.get(fresh.key)).toEqual({ key: fresh.key, path: journal.pathOf(fresh.key), entry: fresh, expired: false, lock: { owner: alive, status: 'alive' } })
+    expect(byKey.get(fresh.key)).toEqual({
+      key: fresh.key,
+      path: journal.pathOf(fresh.key),
+      entry: fresh,
+      expired: false,
+      lock: { owner: alive, status: 'alive' },
+    })
     expect(byKey.get(old.key)).toEqual({ key: old.key, path: journal.pathOf(old.key), entry: old, expired: true })
     expect(byKey.get(lockOnly)).toEqual({ key: lockOnly, path: journal.pathOf(lockOnly), lock: { status: 'dead' } })
-    expect(byKey.get(linked)?.problem).toBe(`The submission journal file ${journal.pathOf(linked)} is a symbolic link, not a regular file: refused, nothing was sent. Remove it if you did not put it there.`)
+    expect(byKey.get(linked)?.problem).toBe(
+      `The submission journal file ${journal.pathOf(linked)} is a symbolic link, not a regular file: refused, nothing was sent. Remove it if you did not put it there.`,
+    )
     expect(byKey.get(torn)?.problem).toMatch(/^unreadable \(.+\)$/)
   })
 
-  it('a lock that is not a regular file is named as the problem (an entry\'s own problem first)', async () => {
+  it("a lock that is not a regular file is named as the problem (an entry's own problem first)", async () => {
     const journal = journalIn()
     const key = journal.keyOf(parts)
     await journal.write(entryOf(journal))
     await mkdir(journal.lockPathOf(key))
     const [item] = await journal.list()
-    expect(item?.problem).toBe(`The submission journal file ${journal.lockPathOf(key)} is a folder, not a regular file: refused, nothing was sent. Remove it if you did not put it there.`)
+    expect(item?.problem).toBe(
+      `The submission journal file ${journal.lockPathOf(key)} is a folder, not a regular file: refused, nothing was sent. Remove it if you did not put it there.`,
+    )
     // Both unusable: the entry's problem is the one named.
     await journal.remove(key)
     await mkdir(journal.pathOf(key))
     const [both] = await journal.list()
-    expect(both?.problem).toBe(`The submission journal file ${journal.pathOf(key)} is a folder, not a regular file: refused, nothing was sent. Remove it if you did not put it there.`)
+    expect(both?.problem).toBe(
+      `The submission journal file ${journal.pathOf(key)} is a folder, not a regular file: refused, nothing was sent. Remove it if you did not put it there.`,
+    )
     // An entry without a numeric start time is shown, not taken for expired.
     await rm(journal.pathOf(key), { recursive: true })
     await writeFile(journal.pathOf(key), JSON.stringify({ ...entryOf(journal), startedAt: 'long ago' }))
@@ -247,7 +307,7 @@ describe('proving journal list and clear', () => {
     expect(timeless).toMatchObject({ expired: false, entry: { startedAt: 'long ago' } })
   })
 
-  it('clear removes the key\'s entry, lock and waiting marks, nothing of another key; a live run\'s lock of this machine is left alone', async () => {
+  it("clear removes the key's entry, lock and waiting marks, nothing of another key; a live run's lock of this machine is left alone", async () => {
     const journal = journalIn()
     const key = journal.keyOf(parts)
     const other = journal.keyOf({ ...parts, pieDigest: 'b'.repeat(64) })
@@ -260,13 +320,20 @@ describe('proving journal list and clear', () => {
     await writeFile(join(dir, `${key}.waiting.1.x`), '')
     await mkdir(join(dir, `${key}.waiting.2.y`))
     const { removed } = await journal.clear(key)
-    expect(removed.sort()).toEqual([journal.pathOf(key), journal.lockPathOf(key), join(dir, `${key}.waiting.1.x`), join(dir, `${key}.waiting.2.y`)].sort())
+    expect(removed.sort()).toEqual(
+      [
+        journal.pathOf(key),
+        journal.lockPathOf(key),
+        join(dir, `${key}.waiting.1.x`),
+        join(dir, `${key}.waiting.2.y`),
+      ].sort(),
+    )
     expect(await readdir(dir)).toEqual([`${other}.json`])
     expect(await journalIn(join(dir, 'absent')).clear(key)).toEqual({ removed: [] })
   })
 })
 
-describe('the owner\'s closing', () => {
+describe("the owner's closing", () => {
   it('nobody waiting: the lock goes and the entry is forgotten', async () => {
     const journal = journalIn()
     await journal.open()
@@ -287,7 +354,11 @@ describe('the owner\'s closing', () => {
     const lock = await journal.lock(key)
     if (!lock.taken) throw new Error('lock not taken')
     await journal.settle(key, lock.release)
-    expect(await journal.read(key)).toMatchObject({ state: 'settled', provingQueryId: 'q-7', owner: { pid: process.pid, host: hostname() } })
+    expect(await journal.read(key)).toMatchObject({
+      state: 'settled',
+      provingQueryId: 'q-7',
+      owner: { pid: process.pid, host: hostname() },
+    })
     expect(await readdir(dir)).not.toContain(`${key}.lock`)
     await journal.write(entryOf(journal, { state: 'submitting', provingQueryId: undefined }))
     await journal.settle(key, async () => {})
@@ -316,12 +387,14 @@ describe('recordedResult: what an entry asked of a query, for query wait', () =>
     return recordedResult(dir, query, service, now)
   }
 
-  it('the L2 endpoint\'s kind, or the general submission\'s result (PROOF_GENERATION when none was sent)', async () => {
+  it("the L2 endpoint's kind, or the general submission's result (PROOF_GENERATION when none was sent)", async () => {
     expect(await recorded([{}])).toBe('PROOF_VERIFICATION_ON_L2')
     expect(await recorded([{ endpoint: 'general', params: { result: 'FACT_VERIFICATION' } }])).toBe('FACT_VERIFICATION')
     expect(await recorded([{ endpoint: 'general', params: {} }])).toBe('PROOF_GENERATION')
     expect(await recorded([{ endpoint: 'general', params: { result: 3 } }])).toBe('PROOF_GENERATION')
-    expect(await recorded([{ endpoint: 'general' }].map((fields) => ({ ...fields, params: undefined })))).toBe('PROOF_GENERATION')
+    expect(await recorded([{ endpoint: 'general' }].map((fields) => ({ ...fields, params: undefined })))).toBe(
+      'PROOF_GENERATION',
+    )
   })
 
   it('only an entry of this query, of this service, of this version, of the last 7 days', async () => {
@@ -334,11 +407,13 @@ describe('recordedResult: what an entry asked of a query, for query wait', () =>
     // Among others: a torn entry, another query's, then this one.
     await writeFile(join(dir, `${'0'.repeat(32)}.json`), '{')
     await writeFile(join(dir, `${'f'.repeat(32)}.json`), 'null')
-    expect(await recorded([{ provingQueryId: 'q-9' }, { endpoint: 'general', params: { result: 'FACT_VERIFICATION' } }])).toBe('FACT_VERIFICATION')
+    expect(
+      await recorded([{ provingQueryId: 'q-9' }, { endpoint: 'general', params: { result: 'FACT_VERIFICATION' } }]),
+    ).toBe('FACT_VERIFICATION')
     expect(await recordedResult(join(dir, 'absent'), 'q-1', parts.service, NOW)).toBeUndefined()
   })
 
-  it('only the journal\'s entry files: not a temporary file of a write, a copy, a prefixed name', async () => {
+  it("only the journal's entry files: not a temporary file of a write, a copy, a prefixed name", async () => {
     const journal = journalIn()
     await journal.open()
     const entry = entryOf(journal, { provingQueryId: 'q-5' })

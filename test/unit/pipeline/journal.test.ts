@@ -5,7 +5,14 @@ import { homedir, hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { FailedQueryRetry, ProvingClient } from '../../../src/clients/proving.ts'
-import { AbortedError, SubmissionOutcomeUnknownError, InvalidInputError, NetworkError, ServiceError, WaitTimeoutError } from '../../../src/core/errors.ts'
+import {
+  AbortedError,
+  SubmissionOutcomeUnknownError,
+  InvalidInputError,
+  NetworkError,
+  ServiceError,
+  WaitTimeoutError,
+} from '../../../src/core/errors.ts'
 import type { Logger } from '../../../src/core/runtime.ts'
 import {
   actionJournalDir,
@@ -37,7 +44,12 @@ beforeEach(async () => {
 })
 afterEach(() => rm(dir, { recursive: true, force: true }))
 
-const parts: JournalParts = { pieDigest: 'ab'.repeat(32), service: 'https://proving.example', endpoint: 'l2-pie', params: { layout: 'auto', prover: 'svc_sharp', mockFactHash: false } }
+const parts: JournalParts = {
+  pieDigest: 'ab'.repeat(32),
+  service: 'https://proving.example',
+  endpoint: 'l2-pie',
+  params: { layout: 'auto', prover: 'svc_sharp', mockFactHash: false },
+}
 
 describe('SubmissionJournal', () => {
   it('keys by digest, service, endpoint and every parameter (order does not matter)', () => {
@@ -74,7 +86,9 @@ describe('where journals live', () => {
     }
   })
   it('action: RUNNER_TEMP, per run and attempt; none outside a runner', () => {
-    expect(actionJournalDir({ RUNNER_TEMP: '/t', GITHUB_RUN_ID: '42', GITHUB_RUN_ATTEMPT: '2' })).toBe('/t/proving-kit/journal/42-2')
+    expect(actionJournalDir({ RUNNER_TEMP: '/t', GITHUB_RUN_ID: '42', GITHUB_RUN_ATTEMPT: '2' })).toBe(
+      '/t/proving-kit/journal/42-2',
+    )
     expect(actionJournalDir({})).toBeUndefined()
   })
 })
@@ -85,7 +99,10 @@ function recordingLogger(): Logger & { warnings: string[] } {
   return { warnings, debug() {}, info() {}, warn: (message) => void warnings.push(message), error() {} }
 }
 /** What submitWithJournal asks of a client when nothing is left over: the probe and the service's clock offset. */
-const quietClient = { http: { serviceOffsetMs: () => undefined }, checkService: async () => {} } as unknown as ProvingClient
+const quietClient = {
+  http: { serviceOffsetMs: () => undefined },
+  checkService: async () => {},
+} as unknown as ProvingClient
 
 describe('the journal on disk (issue 24)', () => {
   it('folders 0700, entries and locks 0600; a folder left open by an older version is tightened', async () => {
@@ -110,7 +127,14 @@ describe('the journal on disk (issue 24)', () => {
     const key = journal.keyOf(parts)
     for (let round = 0; round < 50; round++) {
       const writes = Array.from({ length: 8 }, (_, index) =>
-        journal.write({ version: 1, key, ...parts, startedAt: Date.now(), state: 'submitted', provingQueryId: `q-${index}` }),
+        journal.write({
+          version: 1,
+          key,
+          ...parts,
+          startedAt: Date.now(),
+          state: 'submitted',
+          provingQueryId: `q-${index}`,
+        }),
       )
       await Promise.all(writes)
       expect((await journal.read(key))?.provingQueryId).toMatch(/^q-\d$/)
@@ -121,7 +145,14 @@ describe('the journal on disk (issue 24)', () => {
   it('cancelled while checking whether the earlier query FAILED: the run ends cancelled, neither following nor submitting', async () => {
     const journal = new SubmissionJournal(dir)
     const key = journal.keyOf(parts)
-    await journal.write({ version: 1, key, ...parts, startedAt: Date.now(), state: 'submitted', provingQueryId: 'q-earlier' })
+    await journal.write({
+      version: 1,
+      key,
+      ...parts,
+      startedAt: Date.now(),
+      state: 'submitted',
+      provingQueryId: 'q-earlier',
+    })
     const cancelling = {
       ...quietClient,
       http: { serviceOffsetMs: () => undefined },
@@ -133,7 +164,14 @@ describe('the journal on disk (issue 24)', () => {
     let submitted = 0
     const logger = recordingLogger()
     await expect(
-      submitWithJournal({ journal, parts, client: cancelling, forceNew: false, logger, submit: async () => ({ provingQueryId: `q-${++submitted}` }) }),
+      submitWithJournal({
+        journal,
+        parts,
+        client: cancelling,
+        forceNew: false,
+        logger,
+        submit: async () => ({ provingQueryId: `q-${++submitted}` }),
+      }),
     ).rejects.toBeInstanceOf(AbortedError)
     expect(submitted).toBe(0)
     expect(logger.warnings.join('\n')).not.toMatch(/following it/)
@@ -157,7 +195,9 @@ describe('the journal on disk (issue 24)', () => {
       submit: async () => ({ provingQueryId: 'q-created' }),
     })
     expect(submitted.provingQueryId).toBe('q-created')
-    expect(logger.warnings.join('\n')).toMatch(/Query q-created was created, but the journal could not record it \(ENOSPC\); a re-run asks the service for it before submitting\./)
+    expect(logger.warnings.join('\n')).toMatch(
+      /Query q-created was created, but the journal could not record it \(ENOSPC\); a re-run asks the service for it before submitting\./,
+    )
     await submitted.settle?.()
     // Settled: the lock is free, and the entry still says a submission is unfinished, so a run
     // that waited for this one (or the next) asks the service instead of submitting again.
@@ -244,7 +284,14 @@ describe('two submissions of one key at once, in one process (issue 24)', () => 
     const journal = new SubmissionJournal(dir)
     const first = held()
     let secondSubmitted = 0
-    const firstRun = submitWithJournal({ journal, parts, client: quietClient, forceNew: false, logger: recordingLogger(), submit: first.submit })
+    const firstRun = submitWithJournal({
+      journal,
+      parts,
+      client: quietClient,
+      forceNew: false,
+      logger: recordingLogger(),
+      submit: first.submit,
+    })
     await first.started
     const logger = waitingLogger(() => first.finish('q-first'))
     const second = await submitWithJournal({
@@ -264,12 +311,19 @@ describe('two submissions of one key at once, in one process (issue 24)', () => 
     expect(await readdir(dir)).toEqual([])
   })
 
-  it('the first settling between the second\'s look at the lock and its waiting mark: the second still follows its query, never submits silently', async () => {
+  it("the first settling between the second's look at the lock and its waiting mark: the second still follows its query, never submits silently", async () => {
     // The interleaving is driven by hand: the second run's lock attempt finds the first's live
     // lock, and before it returns the first finishes, reports its id and settles (releases the
     // lock, looks for waiters, keeps or forgets the entry).
     const first = held()
-    const firstRun = submitWithJournal({ journal: new SubmissionJournal(dir), parts, client: quietClient, forceNew: false, logger: recordingLogger(), submit: first.submit })
+    const firstRun = submitWithJournal({
+      journal: new SubmissionJournal(dir),
+      parts,
+      client: quietClient,
+      forceNew: false,
+      logger: recordingLogger(),
+      submit: first.submit,
+    })
     await first.started
     let firstSettled = false
     class SettlesAfterLookingAtTheLock extends SubmissionJournal {
@@ -296,7 +350,9 @@ describe('two submissions of one key at once, in one process (issue 24)', () => 
     expect(firstSettled).toBe(true)
     expect(secondSubmitted).toBe(0)
     expect(second).toMatchObject({ provingQueryId: 'q-first', resumed: true })
-    expect(logger.warnings.join('\n')).toMatch(/waiting for its query instead of paying twice[\s\S]*Following query q-first/)
+    expect(logger.warnings.join('\n')).toMatch(
+      /waiting for its query instead of paying twice[\s\S]*Following query q-first/,
+    )
     await second.settle?.()
     expect(await readdir(dir)).toEqual([])
   })
@@ -305,7 +361,14 @@ describe('two submissions of one key at once, in one process (issue 24)', () => 
     const journal = new SubmissionJournal(dir)
     const first = held()
     // Its failure is read below, after the second run ended.
-    const firstRun = submitWithJournal({ journal, parts, client: quietClient, forceNew: false, logger: recordingLogger(), submit: first.submit }).then(
+    const firstRun = submitWithJournal({
+      journal,
+      parts,
+      client: quietClient,
+      forceNew: false,
+      logger: recordingLogger(),
+      submit: first.submit,
+    }).then(
       () => undefined,
       (error: Error) => error,
     )
@@ -324,7 +387,9 @@ describe('two submissions of one key at once, in one process (issue 24)', () => 
     expect(second.provingQueryId).toBe('q-second')
     expect(second.resumed).toBeUndefined()
     // Having said it would wait instead of paying twice, it says why it submits after all.
-    expect(logger.warnings.join('\n')).toMatch(/The other run \(pid \d+ .*\) ended without recording a query for this PIE/)
+    expect(logger.warnings.join('\n')).toMatch(
+      /The other run \(pid \d+ .*\) ended without recording a query for this PIE/,
+    )
     await second.settle?.()
     expect(await readdir(dir)).toEqual([])
   })
@@ -368,7 +433,10 @@ function fakeClient(service: FakeService = {}): ProvingClient {
 
 type Attempt = { result?: JournaledSubmission; error?: unknown; submits: number; warnings: string }
 /** One run of the command: what it returned or threw, how many times it submitted, what it warned. */
-async function attempt(journal: SubmissionJournal, options: Partial<Parameters<typeof submitWithJournal>[0]> = {}): Promise<Attempt> {
+async function attempt(
+  journal: SubmissionJournal,
+  options: Partial<Parameters<typeof submitWithJournal>[0]> = {},
+): Promise<Attempt> {
   const logger = recordingLogger()
   let submits = 0
   const inner = options.submit ?? (async () => ({ provingQueryId: `q-new-${submits}` }))
@@ -396,7 +464,11 @@ const STARTED = Date.parse('2026-01-10T00:00:00Z')
 /** A journal whose clock reads one hour after STARTED (entries written at STARTED are fresh). */
 const journalAt = (folder: string, now = STARTED + 3_600_000) => new SubmissionJournal(folder, () => now)
 /** The entry a run killed at STARTED left: `submitting` unless told otherwise. */
-async function leftover(journal: SubmissionJournal, fields: Partial<JournalEntry> = {}, entryParts: JournalParts = parts): Promise<string> {
+async function leftover(
+  journal: SubmissionJournal,
+  fields: Partial<JournalEntry> = {},
+  entryParts: JournalParts = parts,
+): Promise<string> {
   await journal.open()
   const key = journal.keyOf(entryParts)
   await journal.write({ version: 1, key, ...entryParts, startedAt: STARTED, state: 'submitting', ...fields })
@@ -423,7 +495,9 @@ describe('a failed upload: the entry is kept exactly when the service may have c
     const unknown = [
       new NetworkError('socket hang up'),
       new ServiceError('Bad Gateway', { status: 502 }),
-      new SubmissionOutcomeUnknownError('The proving service accepted the PIE (HTTP 201), but its answer could not be read.'),
+      new SubmissionOutcomeUnknownError(
+        'The proving service accepted the PIE (HTTP 201), but its answer could not be read.',
+      ),
       new AbortedError('Cancelled during the upload.'),
     ]
     for (const failure of unknown) {
@@ -455,7 +529,7 @@ describe('a failed upload: the entry is kept exactly when the service may have c
     }
   })
 
-  it('before the upload the entry is on disk, `submitting`, with the service\'s clock offset from the probe', async () => {
+  it("before the upload the entry is on disk, `submitting`, with the service's clock offset from the probe", async () => {
     const journal = new SubmissionJournal(dir)
     const key = journal.keyOf(parts)
     let during: JournalEntry | undefined
@@ -466,7 +540,12 @@ describe('a failed upload: the entry is kept exactly when the service may have c
         return { provingQueryId: 'q-1' }
       },
     })
-    expect(during).toMatchObject({ state: 'submitting', serviceOffsetMs: 4_321, pieDigest: parts.pieDigest, owner: { pid: process.pid, host: hostname() } })
+    expect(during).toMatchObject({
+      state: 'submitting',
+      serviceOffsetMs: 4_321,
+      pieDigest: parts.pieDigest,
+      owner: { pid: process.pid, host: hostname() },
+    })
     expect(done.result).toMatchObject({ provingQueryId: 'q-1' })
     expect(await journal.read(key)).toMatchObject({ state: 'submitted', provingQueryId: 'q-1' })
     await done.result?.settle?.()
@@ -489,7 +568,9 @@ describe('an unfinished upload on the L2 endpoint: the list of queries decides (
     expect(error.shortMessage).toBe(
       `An earlier upload of this PIE to ${parts.service} did not finish (journal ${journal.pathOf(key)}), and your queries could not be listed to check it.`,
     )
-    expect(error.metaMessages).toEqual(['Nothing was sent. Look among your queries; submit the PIE again as a new query only if none came of it.'])
+    expect(error.metaMessages).toEqual([
+      'Nothing was sent. Look among your queries; submit the PIE again as a new query only if none came of it.',
+    ])
     // The way out as data, for each host to word (the CLI names its commands: src/cli/advice.ts).
     expect(error.nextStep).toEqual({ kind: 'look-for-query', thenSubmitAnew: true })
     expect((await journal.read(key))?.state).toBe('submitting')
@@ -511,7 +592,9 @@ describe('an unfinished upload on the L2 endpoint: the list of queries decides (
   it('one query since then: refused, naming it; seven: counted, the first five named', async () => {
     const journal = journalAt(dir)
     const key = await leftover(journal, { serviceOffsetMs: 0 })
-    const one = await attempt(journal, { client: fakeClient({ queries: [{ id: 'q-a', createdAt: at(STARTED + 1_000) }] }) })
+    const one = await attempt(journal, {
+      client: fakeClient({ queries: [{ id: 'q-a', createdAt: at(STARTED + 1_000) }] }),
+    })
     expect(one.submits).toBe(0)
     expect((one.error as EarlierUploadOutcomeUnknownError).shortMessage).toBe(
       `An earlier upload of this PIE to ${parts.service} did not finish (journal ${journal.pathOf(key)}), and a query since may be its own: nothing was sent.`,
@@ -521,11 +604,17 @@ describe('an unfinished upload on the L2 endpoint: the list of queries decides (
       "Nothing is sent while the entry stands: submitting again would pay twice if one of them is this PIE's.",
       'Follow them; remove the entry only once you know that none of them is.',
     ])
-    expect((one.error as EarlierUploadOutcomeUnknownError).nextStep).toEqual({ kind: 'follow-candidates', ids: ['q-a'], key })
+    expect((one.error as EarlierUploadOutcomeUnknownError).nextStep).toEqual({
+      kind: 'follow-candidates',
+      ids: ['q-a'],
+      key,
+    })
     const seven = Array.from({ length: 7 }, (_, index) => ({ id: `q-${index + 1}`, createdAt: at(STARTED + index) }))
     const many = await attempt(journal, { client: fakeClient({ queries: seven }) })
     expect(many.submits).toBe(0)
-    expect((many.error as EarlierUploadOutcomeUnknownError).metaMessages?.[0]).toMatch(/Your key has 7 queries since the upload began that this journal did not record \(q-1, q-2, q-3, q-4, q-5\); one may be this PIE's/)
+    expect((many.error as EarlierUploadOutcomeUnknownError).metaMessages?.[0]).toMatch(
+      /Your key has 7 queries since the upload began that this journal did not record \(q-1, q-2, q-3, q-4, q-5\); one may be this PIE's/,
+    )
   })
 
   it('a query the service gives no creation time counts as a candidate', async () => {
@@ -534,38 +623,50 @@ describe('an unfinished upload on the L2 endpoint: the list of queries decides (
     for (const record of [{ id: 'q-null', createdAt: null }, { id: 'q-none' }]) {
       const rerun = await attempt(journal, { client: fakeClient({ queries: [record] }) })
       expect(rerun.submits, record.id).toBe(0)
-      expect((rerun.error as Error).message, record.id).toMatch(new RegExp(`1 query since the upload began that this journal did not record \\(${record.id}\\)`))
+      expect((rerun.error as Error).message, record.id).toMatch(
+        new RegExp(`1 query since the upload began that this journal did not record \\(${record.id}\\)`),
+      )
     }
   })
 
-  it('without the service\'s time, queries created up to 5 minutes before the upload began count (clock skew), not one ms more', async () => {
+  it("without the service's time, queries created up to 5 minutes before the upload began count (clock skew), not one ms more", async () => {
     const journal = journalAt(dir)
     await leftover(journal)
     const edge = STARTED - 5 * 60_000
     const inside = await attempt(journal, { client: fakeClient({ queries: [{ id: 'q-edge', createdAt: at(edge) }] }) })
     expect(inside.submits).toBe(0)
-    expect((inside.error as Error).message).toMatch(/1 query since the upload began that this journal did not record \(q-edge\)/)
-    const outside = await attempt(journal, { client: fakeClient({ queries: [{ id: 'q-before', createdAt: at(edge - 1) }] }) })
+    expect((inside.error as Error).message).toMatch(
+      /1 query since the upload began that this journal did not record \(q-edge\)/,
+    )
+    const outside = await attempt(journal, {
+      client: fakeClient({ queries: [{ id: 'q-before', createdAt: at(edge - 1) }] }),
+    })
     expect(outside.submits).toBe(1)
     expect(outside.warnings).toMatch(/lists no query since the upload began/)
     await outside.result?.settle?.()
   })
 
-  it('with the service\'s offset recorded in the entry: compared in its time, 2 s of margin', async () => {
+  it("with the service's offset recorded in the entry: compared in its time, 2 s of margin", async () => {
     const journal = journalAt(dir)
     const offset = 90_000
     await leftover(journal, { serviceOffsetMs: offset })
     const edge = STARTED + offset - 2_000
     // The re-run's own offset is not used when the entry has one.
-    const inside = await attempt(journal, { client: fakeClient({ offset: -3_600_000, queries: [{ id: 'q-edge', createdAt: at(edge) }] }) })
+    const inside = await attempt(journal, {
+      client: fakeClient({ offset: -3_600_000, queries: [{ id: 'q-edge', createdAt: at(edge) }] }),
+    })
     expect(inside.submits).toBe(0)
-    expect((inside.error as Error).message).toMatch(/1 query since the upload began that this journal did not record \(q-edge\)/)
-    const outside = await attempt(journal, { client: fakeClient({ offset: -3_600_000, queries: [{ id: 'q-before', createdAt: at(edge - 1) }] }) })
+    expect((inside.error as Error).message).toMatch(
+      /1 query since the upload began that this journal did not record \(q-edge\)/,
+    )
+    const outside = await attempt(journal, {
+      client: fakeClient({ offset: -3_600_000, queries: [{ id: 'q-before', createdAt: at(edge - 1) }] }),
+    })
     expect(outside.submits).toBe(1)
     await outside.result?.settle?.()
   })
 
-  it('an entry without the offset: the re-run\'s list request gives the service\'s time', async () => {
+  it("an entry without the offset: the re-run's list request gives the service's time", async () => {
     const journal = journalAt(dir)
     await leftover(journal)
     // 30 s after the upload began by our clock, before it by the service's (a minute ahead): not a candidate.
@@ -575,7 +676,7 @@ describe('an unfinished upload on the L2 endpoint: the list of queries decides (
     await rerun.result?.settle?.()
   })
 
-  it('the requests of a re-run carry the caller\'s signal (a cancel reaches them)', async () => {
+  it("the requests of a re-run carry the caller's signal (a cancel reaches them)", async () => {
     const journal = journalAt(dir)
     await leftover(journal)
     const signal = new AbortController().signal
@@ -605,7 +706,7 @@ describe('an unfinished upload on the general submission (issue 27)', () => {
 })
 
 describe('an entry that knows its query (issue 27)', () => {
-  it('a live query is followed, not paid again; the read carries the caller\'s signal', async () => {
+  it("a live query is followed, not paid again; the read carries the caller's signal", async () => {
     const journal = journalAt(dir)
     const key = await leftover(journal, { state: 'submitted', provingQueryId: 'q-earlier' })
     const signal = new AbortController().signal
@@ -628,7 +729,9 @@ describe('an entry that knows its query (issue 27)', () => {
   it('a query whose status cannot be read is followed (not known to have failed)', async () => {
     const journal = journalAt(dir)
     await leftover(journal, { state: 'submitted', provingQueryId: 'q-earlier' })
-    const rerun = await attempt(journal, { client: fakeClient({ status: new ServiceError('Bad Gateway', { status: 502 }) }) })
+    const rerun = await attempt(journal, {
+      client: fakeClient({ status: new ServiceError('Bad Gateway', { status: 502 }) }),
+    })
     expect(rerun.submits).toBe(0)
     expect(rerun.result).toMatchObject({ provingQueryId: 'q-earlier', resumed: true })
   })
@@ -649,7 +752,10 @@ describe('an entry that knows its query (issue 27)', () => {
   it('a FAILED query whose error is retriable: retried and followed, nothing submitted, saying so', async () => {
     const journal = journalAt(dir)
     const key = await leftover(journal, { state: 'submitted', provingQueryId: 'q-failed' })
-    const service: FakeService = { status: 'FAILED', retry: { retried: true, queryId: 'q-failed', retryCount: 2, errorReason: 'prover crashed', byAnother: false } }
+    const service: FakeService = {
+      status: 'FAILED',
+      retry: { retried: true, queryId: 'q-failed', retryCount: 2, errorReason: 'prover crashed', byAnother: false },
+    }
     const rerun = await attempt(journal, { client: fakeClient(service) })
     expect(rerun.submits).toBe(0)
     expect(service.retried).toEqual(['q-failed'])
@@ -674,7 +780,11 @@ describe('an entry that knows its query (issue 27)', () => {
 
   it('a settled entry (kept only for the runs that waited) is no reason to follow: a later run submits anew, silently', async () => {
     const journal = journalAt(dir)
-    await leftover(journal, { state: 'settled', provingQueryId: 'q-done', owner: { pid: process.pid, host: hostname(), since: STARTED } })
+    await leftover(journal, {
+      state: 'settled',
+      provingQueryId: 'q-done',
+      owner: { pid: process.pid, host: hostname(), since: STARTED },
+    })
     const rerun = await attempt(journal, { client: fakeClient({ status: 'DONE' }) })
     expect(rerun.submits).toBe(1)
     expect(rerun.result?.resumed).toBeUndefined()
@@ -738,7 +848,10 @@ describe('a journal that cannot be used (issue 27)', () => {
   })
 
   it('a bug is not a folder problem: it is thrown, and nothing is submitted', async () => {
-    for (const bug of [new TypeError('x is undefined'), Object.assign(new Error('EISDIR, from code'), { code: 'ERR_FS_EISDIR' })]) {
+    for (const bug of [
+      new TypeError('x is undefined'),
+      Object.assign(new Error('EISDIR, from code'), { code: 'ERR_FS_EISDIR' }),
+    ]) {
       class Broken extends SubmissionJournal {
         override async open(): Promise<void> {
           throw bug
@@ -784,7 +897,9 @@ describe('a journal that cannot be used (issue 27)', () => {
     const key = journal.keyOf(parts)
     // Something in the way of the rename: a folder under the entry's name.
     await mkdir(journal.pathOf(key))
-    await expect(journal.write({ version: 1, key, ...parts, startedAt: Date.now(), state: 'submitting' })).rejects.toThrow()
+    await expect(
+      journal.write({ version: 1, key, ...parts, startedAt: Date.now(), state: 'submitting' }),
+    ).rejects.toThrow()
     expect(await readdir(dir)).toEqual([`${key}.json`])
   })
 })
@@ -821,7 +936,9 @@ describe('a run that finds another live run of the same key (issue 27)', () => {
     const run = await attempt(journal, { signal: controller.signal })
     expect(run.submits).toBe(0)
     expect(run.error).toBeInstanceOf(AbortedError)
-    expect((run.error as AbortedError).shortMessage).toBe("Interrupted while waiting for another run's submission of this PIE; nothing was sent.")
+    expect((run.error as AbortedError).shortMessage).toBe(
+      "Interrupted while waiting for another run's submission of this PIE; nothing was sent.",
+    )
     expect(await readdir(dir)).toEqual([`${key}.lock`])
   })
 
@@ -833,7 +950,15 @@ describe('a run that finds another live run of the same key (issue 27)', () => {
         // Between the waiting run's look at the journal and its look at the lock, the owner
         // records its query and releases the lock.
         if (++this.reads === 1) {
-          await this.write({ version: 1, key, ...parts, startedAt: Date.now(), state: 'submitted', provingQueryId: 'q-other', owner: liveOwner })
+          await this.write({
+            version: 1,
+            key,
+            ...parts,
+            startedAt: Date.now(),
+            state: 'submitted',
+            provingQueryId: 'q-other',
+            owner: liveOwner,
+          })
           await rm(this.lockPathOf(key))
         }
         return entry
@@ -845,15 +970,21 @@ describe('a run that finds another live run of the same key (issue 27)', () => {
     expect(run.submits).toBe(0)
     expect(run.result).toMatchObject({ provingQueryId: 'q-other', resumed: true })
     expect(run.warnings).toMatch(
-      new RegExp(`Following query q-other, reported by the other run \\(pid ${process.pid} on .*\\) as it ended; nothing was sent again\\.$`),
+      new RegExp(
+        `Following query q-other, reported by the other run \\(pid ${process.pid} on .*\\) as it ended; nothing was sent again\\.$`,
+      ),
     )
     // Once the id is reported, this run no longer waits: an owner settling later keeps nothing for it.
     await run.result?.settle?.()
     expect(await journal.hasWaiters(journal.keyOf(parts))).toBe(false)
   })
 
-  it('an entry left by another process is not taken for the waited-for run\'s query (pid, host and start time must all match)', async () => {
-    const strangers = [{ ...liveOwner, pid: process.pid + 1 }, { ...liveOwner, host: `not-${hostname()}` }, { ...liveOwner, processStart: 'another start' }]
+  it("an entry left by another process is not taken for the waited-for run's query (pid, host and start time must all match)", async () => {
+    const strangers = [
+      { ...liveOwner, pid: process.pid + 1 },
+      { ...liveOwner, host: `not-${hostname()}` },
+      { ...liveOwner, processStart: 'another start' },
+    ]
     for (const [index, stranger] of strangers.entries()) {
       class OwnerEndsAfterOneLook extends SubmissionJournal {
         reads = 0
@@ -864,20 +995,32 @@ describe('a run that finds another live run of the same key (issue 27)', () => {
         }
       }
       const journal = new OwnerEndsAfterOneLook(join(dir, `stranger-${index}`))
-      const key = await leftover(journal, { state: 'submitted', provingQueryId: 'q-stranger', owner: stranger, startedAt: Date.now() })
+      const key = await leftover(journal, {
+        state: 'submitted',
+        provingQueryId: 'q-stranger',
+        owner: stranger,
+        startedAt: Date.now(),
+      })
       await holdLock(journal, key)
       const run = await attempt(journal, { client: fakeClient({ status: 'IN_PROGRESS' }) })
       const who = JSON.stringify(stranger)
       expect(run.submits, who).toBe(0)
       expect(run.warnings, who).not.toMatch(/submitted by the other run|reported by the other run/)
       // The waiting run starts over and finds the entry as any re-run would.
-      expect(run.warnings, who).toMatch(/ended without recording a query for this PIE[\s\S]*Following query q-stranger, submitted by an earlier run/)
+      expect(run.warnings, who).toMatch(
+        /ended without recording a query for this PIE[\s\S]*Following query q-stranger, submitted by an earlier run/,
+      )
     }
   })
 
   it('a follower that leaves while another still waits keeps the settled entry for it; the last one out removes it', async () => {
     const journal = new SubmissionJournal(dir)
-    const key = await leftover(journal, { state: 'settled', provingQueryId: 'q-owner', owner: liveOwner, startedAt: Date.now() })
+    const key = await leftover(journal, {
+      state: 'settled',
+      provingQueryId: 'q-owner',
+      owner: liveOwner,
+      startedAt: Date.now(),
+    })
     await holdLock(journal, key)
     const first = await attempt(journal)
     expect(first.result).toMatchObject({ provingQueryId: 'q-owner', resumed: true })
@@ -947,14 +1090,26 @@ describe('locks and owners (issue 27)', () => {
     expect(await ownerStatus({ pid: 1, host: `not-${hostname()}`, since: old }, now)).toBe('expired')
     expect(await ownerStatus({ pid: process.pid, host: hostname(), since: old }, now)).toBe('expired')
     // With a start time that matches, a live owner never expires.
-    expect(await ownerStatus({ pid: process.pid, host: hostname(), processStart: processStartOf(process.pid), since: old }, now)).toBe('alive')
+    expect(
+      await ownerStatus(
+        { pid: process.pid, host: hostname(), processStart: processStartOf(process.pid), since: old },
+        now,
+      ),
+    ).toBe('alive')
   })
 
   it('a lock whose content names no owner is taken over, not waited on forever', async () => {
     const journal = new SubmissionJournal(dir)
     const key = journal.keyOf(parts)
     await journal.open()
-    for (const text of ['', 'null', '{}', '{"pid":1}', `{"host":"not-${hostname()}"}`, `{"pid":"1","host":"not-${hostname()}"}`]) {
+    for (const text of [
+      '',
+      'null',
+      '{}',
+      '{"pid":1}',
+      `{"host":"not-${hostname()}"}`,
+      `{"pid":"1","host":"not-${hostname()}"}`,
+    ]) {
       await writeFile(journal.lockPathOf(key), text)
       const lock = await journal.lock(key)
       expect(lock.taken, text).toBe(true)
@@ -995,7 +1150,9 @@ describe('where journals live, on every platform (issue 27)', () => {
 
   it('Linux: XDG_CACHE_HOME, else ~/.cache; LOCALAPPDATA means nothing there', () => {
     on('linux')
-    expect(defaultJournalDir({ XDG_CACHE_HOME: '/c', HOME: '/h', LOCALAPPDATA: '/l' })).toBe('/c/proving-kit/submissions')
+    expect(defaultJournalDir({ XDG_CACHE_HOME: '/c', HOME: '/h', LOCALAPPDATA: '/l' })).toBe(
+      '/c/proving-kit/submissions',
+    )
     expect(defaultJournalDir({ HOME: '/h', LOCALAPPDATA: '/l' })).toBe('/h/.cache/proving-kit/submissions')
     expect(defaultJournalDir({})).toBe(join(homedir(), '.cache', 'proving-kit', 'submissions'))
   })
@@ -1006,7 +1163,7 @@ describe('where journals live, on every platform (issue 27)', () => {
     expect(defaultJournalDir({})).toBe(join(homedir(), 'Library', 'Caches', 'proving-kit', 'submissions'))
   })
 
-  it('Windows: LOCALAPPDATA, else the home folder\'s cache', () => {
+  it("Windows: LOCALAPPDATA, else the home folder's cache", () => {
     on('win32')
     expect(defaultJournalDir({ LOCALAPPDATA: '/l', HOME: '/h' })).toBe('/l/proving-kit/submissions')
     expect(defaultJournalDir({ HOME: '/h' })).toBe('/h/.cache/proving-kit/submissions')
@@ -1029,7 +1186,9 @@ describe('an entry is forgotten only once the outcome is seen (issue 32, 1)', ()
     const again = await attempt(journal, { client: fakeClient({ status: 'IN_PROGRESS' }) })
     expect(again.submits).toBe(0)
     expect(again.result).toMatchObject({ provingQueryId: id, resumed: true })
-    expect(again.warnings).toMatch(new RegExp(`^Following query ${id}, submitted by an earlier run \\(pid ${process.pid} on `))
+    expect(again.warnings).toMatch(
+      new RegExp(`^Following query ${id}, submitted by an earlier run \\(pid ${process.pid} on `),
+    )
     // The re-run saw the outcome: the entry goes, and a third run pays anew.
     await again.result!.settle!()
     expect(await readdir(dir)).toEqual([])
@@ -1087,7 +1246,9 @@ describe('locks and journal files that cannot be trusted (issue 32, 3)', () => {
     expect((run.error as InvalidInputError).shortMessage).toBe(
       `The submission journal folder ${linked} belongs to another user (uid ${other}, not ${uid}): set PROVING_JOURNAL_DIR to a folder of your own.`,
     )
-    expect((run.error as InvalidInputError).metaMessages).toEqual(['Refused, since its owner could plant locks and entries; nothing was sent.'])
+    expect((run.error as InvalidInputError).metaMessages).toEqual([
+      'Refused, since its owner could plant locks and entries; nothing was sent.',
+    ])
     expect(await readdir(theirs)).toEqual([])
   })
 
@@ -1156,17 +1317,28 @@ describe('locks and journal files that cannot be trusted (issue 32, 3)', () => {
     await run.result?.settle?.()
   })
 
-  it('list shows entries and locks; clear removes them, but not a live run\'s lock', async () => {
+  it("list shows entries and locks; clear removes them, but not a live run's lock", async () => {
     const journal = new SubmissionJournal(dir)
     const first = await attempt(journal)
     await first.result!.keep!()
     const other = { ...parts, params: { ...parts.params, layout: 'recursive' } }
     const live = journal.keyOf(other)
-    await writeFile(journal.lockPathOf(live), JSON.stringify({ pid: process.pid, host: hostname(), processStart: processStartOf(process.pid), since: Date.now() }))
+    await writeFile(
+      journal.lockPathOf(live),
+      JSON.stringify({
+        pid: process.pid,
+        host: hostname(),
+        processStart: processStartOf(process.pid),
+        since: Date.now(),
+      }),
+    )
     const listed = await journal.list()
     const key = journal.keyOf(parts)
     expect(listed.map((item) => [item.key, item.entry?.provingQueryId, item.lock?.status])).toEqual(
-      [[key, first.result!.provingQueryId, undefined], [live, undefined, 'alive']].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+      [
+        [key, first.result!.provingQueryId, undefined],
+        [live, undefined, 'alive'],
+      ].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
     )
     expect(await journal.clear(live)).toMatchObject({ removed: [], live: { pid: process.pid } })
     expect((await journal.clear(key)).removed).toEqual([journal.pathOf(key)])
@@ -1182,7 +1354,9 @@ describe('an upload that ended before its answer, re-run with the fact check (is
     const rerun = await attempt(journal, { client: fakeClient(one), factsChecked: true })
     expect(rerun.submits).toBe(0)
     expect(rerun.result).toMatchObject({ provingQueryId: 'q-lost-answer', resumed: true })
-    expect(rerun.warnings).toMatch(/^Following query q-lost-answer, submitted by an earlier run: the only query of your key since its upload began .*; its facts are checked\.$/)
+    expect(rerun.warnings).toMatch(
+      /^Following query q-lost-answer, submitted by an earlier run: the only query of your key since its upload began .*; its facts are checked\.$/,
+    )
     // Recorded: the next run follows it without listing.
     await rerun.result!.keep!()
     const third = await attempt(journal, { client: fakeClient({ status: 'IN_PROGRESS' }), factsChecked: true })
@@ -1190,10 +1364,17 @@ describe('an upload that ended before its answer, re-run with the fact check (is
     await third.result!.settle!()
 
     await leftover(journal, { startedAt: Date.now() - 1_000 })
-    const two: FakeService = { queries: [{ id: 'q-a', createdAt: at(Date.now()) }, { id: 'q-b', createdAt: at(Date.now()) }] }
+    const two: FakeService = {
+      queries: [
+        { id: 'q-a', createdAt: at(Date.now()) },
+        { id: 'q-b', createdAt: at(Date.now()) },
+      ],
+    }
     const refused = await attempt(journal, { client: fakeClient(two), factsChecked: true })
     expect(refused.submits).toBe(0)
     expect(refused.error).toBeInstanceOf(EarlierUploadOutcomeUnknownError)
-    expect((refused.error as Error).message).toMatch(/2 queries since the upload began that this journal did not record \(q-a, q-b\)/)
+    expect((refused.error as Error).message).toMatch(
+      /2 queries since the upload began that this journal did not record \(q-a, q-b\)/,
+    )
   })
 })

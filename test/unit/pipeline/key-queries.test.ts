@@ -16,7 +16,8 @@ import { FakeClock } from '../../helpers/fake-clock.ts'
  * list that cannot be read said once to every reader.
  */
 
-const record = (id: string, createdAt?: string | null): QueryRecordL => ({ id, status: 'DONE', createdAt }) as QueryRecordL
+const record = (id: string, createdAt?: string | null): QueryRecordL =>
+  ({ id, status: 'DONE', createdAt }) as QueryRecordL
 const ids = (count: number, from = 0) => Array.from({ length: count }, (_, index) => record(`q-${from + index}`))
 
 type Page = { limit: number; offset: number }
@@ -24,13 +25,19 @@ type Page = { limit: number; offset: number }
  * A service listing `records` newest first by limit and offset; `total` as the emulator gives it
  * unless told not to. `before` runs before each answer (to change the list, or fail).
  */
-function service(records: QueryRecordL[], options: { total?: boolean; before?: (page: Page) => void | Promise<void> } = {}) {
+function service(
+  records: QueryRecordL[],
+  options: { total?: boolean; before?: (page: Page) => void | Promise<void> } = {},
+) {
   const asked: Page[] = []
   const client = {
     listQueries: async ({ limit = 10, offset = 0 }: { limit?: number; offset?: number }) => {
       asked.push({ limit, offset })
       await options.before?.({ limit, offset })
-      return { provingQueries: records.slice(offset, offset + limit), ...(options.total === false ? {} : { total: records.length }) }
+      return {
+        provingQueries: records.slice(offset, offset + limit),
+        ...(options.total === false ? {} : { total: records.length }),
+      }
     },
   } as unknown as ProvingClient
   return { client, asked }
@@ -67,7 +74,7 @@ describe('KeyQueries', () => {
     expect(asked).toHaveLength(3)
   })
 
-  it('the list\'s end: its total when it gives one, else a short page, else an empty one', async () => {
+  it("the list's end: its total when it gives one, else a short page, else an empty one", async () => {
     // A total of exactly two pages: no third request for an empty page.
     const exact = service(ids(200))
     expect(await all(index(exact.client))).toHaveLength(200)
@@ -84,7 +91,12 @@ describe('KeyQueries', () => {
     expect(queries.complete).toBe(true)
     // A total left null (the service's schema allows it): the pages say where the list ends.
     const nulled = service(ids(150))
-    Object.assign(nulled.client, { listQueries: async ({ offset = 0 }: { offset?: number }) => ({ provingQueries: ids(150).slice(offset, offset + 100), total: null }) })
+    Object.assign(nulled.client, {
+      listQueries: async ({ offset = 0 }: { offset?: number }) => ({
+        provingQueries: ids(150).slice(offset, offset + 100),
+        total: null,
+      }),
+    })
     expect(await all(index(nulled.client))).toHaveLength(150)
     // A total the pages never reach (the list shrank): an empty page ends it too.
     const shrunk = { listQueries: async () => ({ provingQueries: [], total: 40 }) } as unknown as ProvingClient
@@ -106,7 +118,7 @@ describe('KeyQueries', () => {
     expect(new Set(read).size).toBe(read.length)
   })
 
-  it('never lists the run\'s own submissions', async () => {
+  it("never lists the run's own submissions", async () => {
     const { client } = service([record('q-mine'), ...ids(3)])
     const queries = index(client)
     queries.created.add('q-mine')
@@ -178,17 +190,21 @@ describe('KeyQueries', () => {
     expect(asked).toEqual([])
   })
 
-  it('the run\'s deadline comes before the list\'s turn of the client\'s budget: a timeout, nothing sent', async () => {
+  it("the run's deadline comes before the list's turn of the client's budget: a timeout, nothing sent", async () => {
     // A simulated clock far from the system's, whose budget gave this instant's turn to another
     // read: the next turn is 100 ms away (ten a second), past the deadline.
     const clock = new FakeClock(Date.parse('2100-01-01T00:00:00.000Z'))
     expect(await requestBudgetFor(clock).take(clock.now())).toBe(true)
     const { client, asked } = service(ids(10))
     Object.assign(client, { http: { clock } })
-    const error = await withBound(clock.now() + 50, () => all(new KeyQueries(client))).catch((caught: unknown) => caught)
+    const error = await withBound(clock.now() + 50, () => all(new KeyQueries(client))).catch(
+      (caught: unknown) => caught,
+    )
     expect(error).toBeInstanceOf(RequestTimeoutError)
     expect((error as RequestTimeoutError).code).toBe(DEADLINE_CODE)
-    expect((error as RequestTimeoutError).shortMessage).toMatch(/deadline came before the list of queries could be read/)
+    expect((error as RequestTimeoutError).shortMessage).toMatch(
+      /deadline came before the list of queries could be read/,
+    )
     expect(asked).toEqual([])
   })
 })
@@ -204,7 +220,15 @@ describe('byCreation', () => {
       record('tie-b', '2026-02-01T00:00:00.000Z'),
       record('null', null),
     ]
-    expect(byCreation(records).map((each) => each.id)).toEqual(['new', 'tie-a', 'tie-b', 'old', 'undated', 'garbled', 'null'])
+    expect(byCreation(records).map((each) => each.id)).toEqual([
+      'new',
+      'tie-a',
+      'tie-b',
+      'old',
+      'undated',
+      'garbled',
+      'null',
+    ])
     // A copy: the page itself keeps the service's order.
     expect(records[0]!.id).toBe('old')
   })

@@ -23,9 +23,9 @@ describe('packPie beforeRename', () => {
     const folder = await tempDir()
     const out = join(folder, 'pie.zip')
     await writeFile(out, 'the good zip')
-    await expect(packPie(EXAMPLE_DIR, out, { beforeRename: async () => Promise.reject(new Error('invalid')) })).rejects.toThrow(
-      'invalid',
-    )
+    await expect(
+      packPie(EXAMPLE_DIR, out, { beforeRename: async () => Promise.reject(new Error('invalid')) }),
+    ).rejects.toThrow('invalid')
     expect(await readFile(out, 'utf8')).toBe('the good zip')
     expect(await readdir(folder)).toEqual(['pie.zip'])
   })

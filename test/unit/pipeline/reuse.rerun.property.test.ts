@@ -6,7 +6,12 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import type { ProvingClient } from '../../../src/clients/proving.ts'
 import { NetworkError, ServiceError, WaitTimeoutError } from '../../../src/core/errors.ts'
 import { computeIntegrityFact, computeSharpFact, inspectPie, type PieInspection } from '../../../src/pie/index.ts'
-import { DEFAULT_L2_PROVER, findReusableQuery, l2ReuseRequest, RerunNothingSentError } from '../../../src/pipeline/reuse.ts'
+import {
+  DEFAULT_L2_PROVER,
+  findReusableQuery,
+  l2ReuseRequest,
+  RerunNothingSentError,
+} from '../../../src/pipeline/reuse.ts'
 import { silentLogger } from '../../../src/core/runtime.ts'
 import { EXAMPLE_PIE } from '../../helpers/example-pie.ts'
 
@@ -29,7 +34,12 @@ import { EXAMPLE_PIE } from '../../helpers/example-pie.ts'
 const SEED = Number(process.env.PROVING_FC_SEED ?? 20261128)
 const RUNS = Number(process.env.PROVING_FC_RUNS ?? 400)
 const NOW = Date.parse('2026-11-28T00:00:00.000Z')
-const REQUEST = l2ReuseRequest({ layout: 'auto', prover: DEFAULT_L2_PROVER, mockFactHash: false, allowMockedFact: false })
+const REQUEST = l2ReuseRequest({
+  layout: 'auto',
+  prover: DEFAULT_L2_PROVER,
+  mockFactHash: false,
+  allowMockedFact: false,
+})
 
 let inspection: PieInspection
 let programHash: bigint
@@ -39,7 +49,10 @@ beforeAll(async () => {
   inspection = await inspectPie(EXAMPLE_PIE, { sha256: false })
   programHash = BigInt(inspection.programHashes.pedersen)
   const output = inspection.output.map((word) => BigInt(word))
-  facts = { sharp: computeSharpFact(programHash, output, inspection.factTopology), integrity: computeIntegrityFact(programHash, output) }
+  facts = {
+    sharp: computeSharpFact(programHash, output, inspection.factTopology),
+    integrity: computeIntegrityFact(programHash, output),
+  }
 })
 
 type Ending = 'proves' | 'other-facts' | 'failed' | 'timeout' | 'network' | 'service-error'
@@ -74,11 +87,33 @@ function listedHash(shown: ShownHash): Record<string, unknown> {
 }
 
 function finalRecord(id: string, ending: Ending): Record<string, unknown> {
-  const base = { id, result: 'PROOF_VERIFICATION_ON_L2', step: 'PROOF_VERIFICATION_ON_L2', layout: 'auto', createdAt: new Date(NOW - 60_000).toISOString() }
-  if (ending === 'failed') return { ...base, status: 'FAILED', programHash: null, sharpFactHash: null, integrityFactHash: null, isFactMocked: null, errorReason: 'TRACE_GENERATION failed' }
+  const base = {
+    id,
+    result: 'PROOF_VERIFICATION_ON_L2',
+    step: 'PROOF_VERIFICATION_ON_L2',
+    layout: 'auto',
+    createdAt: new Date(NOW - 60_000).toISOString(),
+  }
+  if (ending === 'failed')
+    return {
+      ...base,
+      status: 'FAILED',
+      programHash: null,
+      sharpFactHash: null,
+      integrityFactHash: null,
+      isFactMocked: null,
+      errorReason: 'TRACE_GENERATION failed',
+    }
   const sharp = ending === 'proves' ? facts.sharp : facts.sharp ^ 1n
   const integrity = ending === 'proves' ? facts.integrity : facts.integrity ^ 1n
-  return { ...base, status: 'DONE', programHash: `0x${programHash.toString(16)}`, sharpFactHash: `0x${sharp.toString(16)}`, integrityFactHash: `0x${integrity.toString(16)}`, isFactMocked: false }
+  return {
+    ...base,
+    status: 'DONE',
+    programHash: `0x${programHash.toString(16)}`,
+    sharpFactHash: `0x${sharp.toString(16)}`,
+    integrityFactHash: `0x${integrity.toString(16)}`,
+    isFactMocked: false,
+  }
 }
 
 function service(candidates: Candidate[], listFails: boolean) {
@@ -111,35 +146,46 @@ function service(candidates: Candidate[], listFails: boolean) {
 describe('a re-run that finds queries still running (issue 32)', () => {
   it('follows one that proves the PIE; submits only when every candidate ended without proving it; else refuses', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(candidate, { minLength: 0, maxLength: 6 }), fc.boolean(), async (candidates, listFails) => {
-        const { client, waited } = service(candidates, listFails)
-        const outcome = await findReusableQuery(client, inspection, REQUEST, {
-          logger: silentLogger,
-          inFlight: { timeoutMs: 60_000, sinceMs: 3_600_000, now: () => NOW },
-          // Hundreds of runs of one list each: a budget of their own, not the process's ten a second.
-          queries: new KeyQueries(client, { budget: new RequestBudget(systemClock, 1_000_000) }),
-        }).then(
-          (value) => ({ value }),
-          (error: unknown) => ({ error }),
-        )
-        const followed = candidates.flatMap((each, index) => (isCandidate(each.shown) ? [{ ...each, id: `q-${index}` }] : []))
-        if (listFails) {
-          expect('error' in outcome && outcome.error).toBeInstanceOf(RerunNothingSentError)
-          return
-        }
-        // Only the listed queries that may be this PIE's are waited for.
-        expect(new Set(waited)).toEqual(new Set(followed.map((each) => each.id)))
-        const proving = followed.filter((each) => each.ending === 'proves')
-        if (proving.length > 0) {
-          expect('value' in outcome && outcome.value.reused).toBe(true)
-          if ('value' in outcome && outcome.value.reused) expect(proving.map((each) => each.id)).toContain(outcome.value.record.id)
-        } else if (followed.some((each) => each.ending === 'timeout' || each.ending === 'network' || each.ending === 'service-error')) {
-          expect('error' in outcome && outcome.error).toBeInstanceOf(RerunNothingSentError)
-        } else {
-          // Every candidate ended with other facts or FAILED (or there were none): submit.
-          expect('value' in outcome && outcome.value.reused).toBe(false)
-        }
-      }),
+      fc.asyncProperty(
+        fc.array(candidate, { minLength: 0, maxLength: 6 }),
+        fc.boolean(),
+        async (candidates, listFails) => {
+          const { client, waited } = service(candidates, listFails)
+          const outcome = await findReusableQuery(client, inspection, REQUEST, {
+            logger: silentLogger,
+            inFlight: { timeoutMs: 60_000, sinceMs: 3_600_000, now: () => NOW },
+            // Hundreds of runs of one list each: a budget of their own, not the process's ten a second.
+            queries: new KeyQueries(client, { budget: new RequestBudget(systemClock, 1_000_000) }),
+          }).then(
+            (value) => ({ value }),
+            (error: unknown) => ({ error }),
+          )
+          const followed = candidates.flatMap((each, index) =>
+            isCandidate(each.shown) ? [{ ...each, id: `q-${index}` }] : [],
+          )
+          if (listFails) {
+            expect('error' in outcome && outcome.error).toBeInstanceOf(RerunNothingSentError)
+            return
+          }
+          // Only the listed queries that may be this PIE's are waited for.
+          expect(new Set(waited)).toEqual(new Set(followed.map((each) => each.id)))
+          const proving = followed.filter((each) => each.ending === 'proves')
+          if (proving.length > 0) {
+            expect('value' in outcome && outcome.value.reused).toBe(true)
+            if ('value' in outcome && outcome.value.reused)
+              expect(proving.map((each) => each.id)).toContain(outcome.value.record.id)
+          } else if (
+            followed.some(
+              (each) => each.ending === 'timeout' || each.ending === 'network' || each.ending === 'service-error',
+            )
+          ) {
+            expect('error' in outcome && outcome.error).toBeInstanceOf(RerunNothingSentError)
+          } else {
+            // Every candidate ended with other facts or FAILED (or there were none): submit.
+            expect('value' in outcome && outcome.value.reused).toBe(false)
+          }
+        },
+      ),
       { numRuns: RUNS, seed: SEED },
     )
   })

@@ -75,7 +75,9 @@ describe('valid records parse', () => {
     expect(parse(retryResponse, { provingQuery: recordR(), message: 'Query retry initiated' }).debug).toEqual([])
     expect(parse(queryResponse, { provingQuery: recordD(), metadataUrls: metadataUrls() }).debug).toEqual([])
     expect(parse(docsQueryResponse, { provingQuery: recordL(), metadataUrls: metadataUrls() }).debug).toEqual([])
-    expect(parse(docsQueryListResponse, { provingQueries: [recordL(), recordL({ id: 'q-2' })], total: 2 }).debug).toEqual([])
+    expect(
+      parse(docsQueryListResponse, { provingQueries: [recordL(), recordL({ id: 'q-2' })], total: 2 }).debug,
+    ).toEqual([])
     expect(parse(bucketResponse, { provingBucket: bucket() }).debug).toEqual([])
     expect(parse(submissionResponse, { provingQueryId: 'q-9' }).data).toEqual({ provingQueryId: 'q-9' })
   })
@@ -127,10 +129,15 @@ describe('nullability: production nulls what the table marks not nullable', () =
     expect((data as Record<string, unknown>)[field]).toBeNull()
   })
 
-  it.each(NOT_NULLABLE_IN_R.filter((field) => field !== 'id' && field !== 'status'))('D and L with %s = null parse too', (field) => {
-    if ((FIELDS_D as readonly string[]).includes(field)) expect(() => parse(queryRecord, recordD({ [field]: null }))).not.toThrow()
-    if ((FIELDS_L as readonly string[]).includes(field)) expect(() => parse(queryRecordWithStatus, recordL({ [field]: null }))).not.toThrow()
-  })
+  it.each(NOT_NULLABLE_IN_R.filter((field) => field !== 'id' && field !== 'status'))(
+    'D and L with %s = null parse too',
+    (field) => {
+      if ((FIELDS_D as readonly string[]).includes(field))
+        expect(() => parse(queryRecord, recordD({ [field]: null }))).not.toThrow()
+      if ((FIELDS_L as readonly string[]).includes(field))
+        expect(() => parse(queryRecordWithStatus, recordL({ [field]: null }))).not.toThrow()
+    },
+  )
 
   it('status null is rejected where it is read; step null is accepted', () => {
     expectNamed(parseError(queryRecordWithStatus, recordR({ status: null })), 'status')
@@ -146,19 +153,25 @@ describe('nullability: production nulls what the table marks not nullable', () =
 })
 
 describe('fact hashes are read as sent: the gate judges their form', () => {
-  it.each(['programHash', 'integrityFactHash', 'sharpFactHash'])('%s: a malformed string does not fail the read; another type does', (field) => {
-    expect(() => parse(queryRecordWithStatus, recordL({ [field]: '0xABCdef0123' }))).not.toThrow()
-    for (const bad of ['abc', '0x', '0xZZ', `0x${'1'.repeat(65)}`]) {
-      expect(parse(queryRecordWithStatus, recordL({ [field]: bad })).data).toHaveProperty(field, bad)
-    }
-    expectNamed(parseError(queryRecordWithStatus, recordL({ [field]: 12 })), field)
-  })
+  it.each(['programHash', 'integrityFactHash', 'sharpFactHash'])(
+    '%s: a malformed string does not fail the read; another type does',
+    (field) => {
+      expect(() => parse(queryRecordWithStatus, recordL({ [field]: '0xABCdef0123' }))).not.toThrow()
+      for (const bad of ['abc', '0x', '0xZZ', `0x${'1'.repeat(65)}`]) {
+        expect(parse(queryRecordWithStatus, recordL({ [field]: bad })).data).toHaveProperty(field, bad)
+      }
+      expectNamed(parseError(queryRecordWithStatus, recordL({ [field]: 12 })), field)
+    },
+  )
 })
 
 describe('bounds', () => {
   it.each(['retryCount', 'bucketJobIndex'])('%s is a 32-bit signed integer', (field) => {
     expect(parse(queryRecordWithStatus, recordR({ [field]: 2_147_483_647 })).data).toHaveProperty(field, 2_147_483_647)
-    expect(parse(queryRecordWithStatus, recordR({ [field]: -2_147_483_648 })).data).toHaveProperty(field, -2_147_483_648)
+    expect(parse(queryRecordWithStatus, recordR({ [field]: -2_147_483_648 })).data).toHaveProperty(
+      field,
+      -2_147_483_648,
+    )
     expectNamed(parseError(queryRecordWithStatus, recordR({ [field]: 2_147_483_648 })), field)
     expectNamed(parseError(queryRecordWithStatus, recordR({ [field]: -2_147_483_649 })), field)
     expectNamed(parseError(queryRecordWithStatus, recordR({ [field]: 1.5 })), field)
@@ -169,7 +182,7 @@ describe('bounds', () => {
     expectNamed(parseError(queryRecordWithStatus, recordL({ bucketJobIndex: 2_147_483_648 })), 'bucketJobIndex')
   })
 
-  it('submittedByWallet longer than the table\'s 64 characters is not the client\'s business: it parses', () => {
+  it("submittedByWallet longer than the table's 64 characters is not the client's business: it parses", () => {
     expect(() => parse(queryRecordWithStatus, recordR({ submittedByWallet: 'a'.repeat(65) }))).not.toThrow()
   })
 
@@ -201,7 +214,19 @@ describe('tolerance: unknown enum values and extra fields pass with a debug note
   })
 
   it('an unknown value in each enum-typed field of R is accepted and noted', () => {
-    for (const field of ['status', 'layout', 'chain', 'jobSize', 'declaredJobSize', 'cairoVm', 'cairoVersion', 'result', 'network', 'hints', 'sharpProver']) {
+    for (const field of [
+      'status',
+      'layout',
+      'chain',
+      'jobSize',
+      'declaredJobSize',
+      'cairoVm',
+      'cairoVersion',
+      'result',
+      'network',
+      'hints',
+      'sharpProver',
+    ]) {
       const { data, debug } = parse(queryRecordWithStatus, recordR({ [field]: 'SOMETHING_NEW' }))
       expect(data).toHaveProperty(field, 'SOMETHING_NEW')
       expect(debug.join('\n'), field).toContain(`"${field}"`)
@@ -241,7 +266,10 @@ describe('wrong types are rejected with a message naming the field', () => {
     ['bucketJobIndex', '0'],
     ['id', 17],
   ])('R.%s = %j', (field, value) => {
-    const error = parseError(retryResponse, { provingQuery: recordR({ [field]: value }), message: 'Query retry initiated' })
+    const error = parseError(retryResponse, {
+      provingQuery: recordR({ [field]: value }),
+      message: 'Query retry initiated',
+    })
     expectNamed(error, `provingQuery.${field}`)
     expect(error.message).toContain('does not match the specification')
   })
@@ -251,7 +279,8 @@ describe('wrong types are rejected with a message naming the field', () => {
   })
 
   it('a wrong type in the client object is rejected', () => {
-    expectNamed(parseError(queryRecord, recordD({ client: { ...(recordD().client as object), isEmailVerified: 'yes' } })),
+    expectNamed(
+      parseError(queryRecord, recordD({ client: { ...(recordD().client as object), isEmailVerified: 'yes' } })),
       'client.isEmailVerified',
     )
   })

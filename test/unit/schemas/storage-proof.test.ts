@@ -37,7 +37,10 @@ describe('batch-query body', () => {
   it('accepts the shape of interface.md: chain -> block:<n> -> accounts -> props and slots', () => {
     expect(batchQueryBody.parse(validBody())).toEqual(validBody())
     const withSlots = validBody()
-    withSlots.data['11155111']['block:5382810'].accounts[ACCOUNT] = { props: [], slots: ['0x0', `0x${'ab'.repeat(32)}`, '12'] }
+    withSlots.data['11155111']['block:5382810'].accounts[ACCOUNT] = {
+      props: [],
+      slots: ['0x0', `0x${'ab'.repeat(32)}`, '12'],
+    }
     expect(batchQueryBody.safeParse(withSlots).success).toBe(true)
   })
 
@@ -53,7 +56,11 @@ describe('batch-query body', () => {
     const list = problems({
       destinationChainId: '0xaa36a7',
       fee: 'free',
-      data: { 'sepolia': {}, '1': { 'block-5': {} }, '10': { 'block:1': { accounts: { '12': { props: [], slots: [] } } } } },
+      data: {
+        sepolia: {},
+        '1': { 'block-5': {} },
+        '10': { 'block:1': { accounts: { '12': { props: [], slots: [] } } } },
+      },
     })
     const text = list.join('\n')
     expect(text).toMatch(/destinationChainId: must be a decimal chain id \("11155111"\) or a chain name/)
@@ -79,7 +86,9 @@ describe('batch-query body', () => {
   it('refuses empty maps and an account that asks for nothing', () => {
     expect(problems({ ...validBody(), data: {} }).join()).toMatch(/data: names no chain/)
     expect(problems({ ...validBody(), data: { '1': {} } }).join()).toMatch(/data\.1: names no block/)
-    expect(problems({ ...validBody(), data: { '1': { 'block:1': { accounts: {} } } } }).join()).toMatch(/accounts: names no account/)
+    expect(problems({ ...validBody(), data: { '1': { 'block:1': { accounts: {} } } } }).join()).toMatch(
+      /accounts: names no account/,
+    )
     const nothing = validBody()
     nothing.data['11155111']['block:5382810'].accounts[ACCOUNT] = { props: [], slots: [] }
     expect(problems(nothing).join()).toMatch(/asks for no props and no slots/)
@@ -97,7 +106,10 @@ describe('batch-query body', () => {
     try {
       checkBatchQueryBody({ ...absent, fee: 5 })
     } catch (error) {
-      expect((error as InvalidInputError).metaMessages).toEqual(['destinationChainId is required', 'fee must be a string, got number 5'])
+      expect((error as InvalidInputError).metaMessages).toEqual([
+        'destinationChainId is required',
+        'fee must be a string, got number 5',
+      ])
     }
     expect(() => checkBatchQueryBody({ ...validBody(), data: [] })).toThrow(/data must be an object, got an array/)
   })

@@ -41,7 +41,9 @@ describe('the @actions/core patch', () => {
     expect(bundle).not.toContain('ACTIONS_ID_TOKEN_REQUEST_URL')
     // The OIDC client is still bundled, in a chunk of its own that getIDToken imports.
     const chunks = readdirSync(join(REPO_ROOT, 'dist')).filter((name) => /^\d+\.index\.js$/.test(name))
-    const oidc = chunks.filter((name) => readFileSync(join(REPO_ROOT, 'dist', name), 'utf8').includes('ACTIONS_ID_TOKEN_REQUEST_URL'))
+    const oidc = chunks.filter((name) =>
+      readFileSync(join(REPO_ROOT, 'dist', name), 'utf8').includes('ACTIONS_ID_TOKEN_REQUEST_URL'),
+    )
     expect(oidc).toHaveLength(1)
   })
 })

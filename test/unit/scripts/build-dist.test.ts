@@ -20,7 +20,7 @@ describe('the unresolved-module scan of check:dist', () => {
       'a/index.js': 'var e=new Error("Cannot find module \'left-pad\'");throw e.code="MODULE_NOT_FOUND",e',
       'b/index.js': 'module.exports=eval("require")("no-such-package")',
       'c/12.index.js': 'const x=e(import.meta.url)("some-package")',
-      'd/index.js': 'module.exports = __non_webpack_require__(\'UNKNOWN\')',
+      'd/index.js': "module.exports = __non_webpack_require__('UNKNOWN')",
     })
     const problems = await unresolvedModules(dir)
     expect(problems).toEqual([
@@ -32,15 +32,17 @@ describe('the unresolved-module scan of check:dist', () => {
     ])
   })
 
-  it('finds a path that ncc\'s asset relocator rewrote into the build\'s folder', async () => {
+  it("finds a path that ncc's asset relocator rewrote into the build's folder", async () => {
     const dir = fakeDist({ 'a/7.index.js': 'u=a.ab+"check/"+i+"/pie.zip";const h=1' })
     expect(await unresolvedModules(dir)).toEqual([
       'dist/a/7.index.js rewrites a path into the build\'s folder ("check/"): ncc\'s asset relocator took a run-time path for a file',
     ])
   })
 
-  it('accepts builtins and ws\'s optional add-ons', async () => {
-    const dir = fakeDist({ 'a/index.js': 'e(import.meta.url)("node:fs");e(import.meta.url)("fs");try{eval("require")("bufferutil")}catch{}' })
+  it("accepts builtins and ws's optional add-ons", async () => {
+    const dir = fakeDist({
+      'a/index.js': 'e(import.meta.url)("node:fs");e(import.meta.url)("fs");try{eval("require")("bufferutil")}catch{}',
+    })
     expect(await unresolvedModules(dir)).toEqual([])
   })
 
@@ -62,7 +64,9 @@ describe('check:dist refuses a second undici', () => {
 
   it('counts two copies bundled into one chunk, in either quote style', async () => {
     const dir = fakeDist({ '7.index.js': `${undiciGlobal};Symbol.for('undici.globalDispatcher.1')` })
-    expect(await duplicatedUndici(dir)).toEqual([expect.stringContaining('2 copies of undici (dist/7.index.js, dist/7.index.js)')])
+    expect(await duplicatedUndici(dir)).toEqual([
+      expect.stringContaining('2 copies of undici (dist/7.index.js, dist/7.index.js)'),
+    ])
   })
 
   it('accepts one copy, and none', async () => {

@@ -9,11 +9,30 @@ import { bundledPackages, distSbom } from '../../../scripts/dist-sbom.ts'
 import { REPO_ROOT } from '../../helpers/run-action.ts'
 
 type Component = { name: string; version: string; purl: string; licenses: unknown[] }
-type Bom = { bomFormat: string; specVersion: string; metadata: { component: { version: string; properties: { name: string; value: string }[] } }; components: Component[] }
+type Bom = {
+  bomFormat: string
+  specVersion: string
+  metadata: { component: { version: string; properties: { name: string; value: string }[] } }
+  components: Component[]
+}
 
 describe('the SBOM of dist/', () => {
-  it('reads the packages of ncc\'s licenses file: a name after a blank line, then its license', () => {
-    const text = ['@actions/core', 'MIT', 'The MIT License', '', 'Copyright x', '', 'zod', 'MIT', 'text', '', 'not a package name!', 'x', ''].join('\n')
+  it("reads the packages of ncc's licenses file: a name after a blank line, then its license", () => {
+    const text = [
+      '@actions/core',
+      'MIT',
+      'The MIT License',
+      '',
+      'Copyright x',
+      '',
+      'zod',
+      'MIT',
+      'text',
+      '',
+      'not a package name!',
+      'x',
+      '',
+    ].join('\n')
     expect(bundledPackages(text)).toEqual([
       { name: '@actions/core', license: 'MIT' },
       { name: 'zod', license: 'MIT' },
@@ -32,8 +51,12 @@ describe('the SBOM of dist/', () => {
       expect(component.purl).toBe(`pkg:npm/${component.name.replace(/^@/, '%40')}@${component.version}`)
       expect(component.licenses).toHaveLength(1)
     }
-    const files = readdirSync(join(REPO_ROOT, 'dist'), { recursive: true }).map(String).filter((file) => file.endsWith('.js'))
-    expect(bom.metadata.component.properties.map((property) => property.name).sort()).toEqual(files.map((file) => `sha256:dist/${file}`).sort())
+    const files = readdirSync(join(REPO_ROOT, 'dist'), { recursive: true })
+      .map(String)
+      .filter((file) => file.endsWith('.js'))
+    expect(bom.metadata.component.properties.map((property) => property.name).sort()).toEqual(
+      files.map((file) => `sha256:dist/${file}`).sort(),
+    )
     expect(bom.metadata.component.properties.every((property) => /^[0-9a-f]{64}$/.test(property.value))).toBe(true)
   })
 })

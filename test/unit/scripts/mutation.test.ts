@@ -1,12 +1,26 @@
 import { describe, expect, it } from 'vitest'
 import { judgeScores, moduleScores } from '../../../scripts/mutation.ts'
 
-const mutants = (counts: Record<string, number>) => Object.entries(counts).flatMap(([status, n]) => Array.from({ length: n }, () => ({ status })))
+const mutants = (counts: Record<string, number>) =>
+  Object.entries(counts).flatMap(([status, n]) => Array.from({ length: n }, () => ({ status })))
 
 describe('npm run mutation: the score of each module', () => {
   it('counts as Stryker does: timeouts are detected, compile errors and ignored mutants are not counted', () => {
-    const [score] = moduleScores({ files: { 'src/core/classify.ts': { mutants: mutants({ Killed: 15, Timeout: 2, Survived: 2, NoCoverage: 1, CompileError: 7, Ignored: 3 }) } } })
-    expect(score).toEqual({ path: 'src/core/classify.ts', killed: 15, timedOut: 2, survived: 2, noCoverage: 1, score: 85 })
+    const [score] = moduleScores({
+      files: {
+        'src/core/classify.ts': {
+          mutants: mutants({ Killed: 15, Timeout: 2, Survived: 2, NoCoverage: 1, CompileError: 7, Ignored: 3 }),
+        },
+      },
+    })
+    expect(score).toEqual({
+      path: 'src/core/classify.ts',
+      killed: 15,
+      timedOut: 2,
+      survived: 2,
+      noCoverage: 1,
+      score: 85,
+    })
   })
 
   it('refuses a module under the minimum even when the total passes, and names it', () => {

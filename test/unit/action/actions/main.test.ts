@@ -56,7 +56,11 @@ describe('root run()', () => {
   })
 
   it('on cancellation stops waiting at once and says how to resume', async () => {
-    await fetch(`${emulator.url}/_emulator/timing`, { method: 'PUT', body: JSON.stringify({ stepMs: 60_000 }), headers: { 'content-type': 'application/json' } })
+    await fetch(`${emulator.url}/_emulator/timing`, {
+      method: 'PUT',
+      body: JSON.stringify({ stepMs: 60_000 }),
+      headers: { 'content-type': 'application/json' },
+    })
     try {
       const controller = new AbortController()
       const io = fakeIO({ pie: FIXTURE_PIE, 'api-key': API_KEY, 'base-url': emulator.url })
@@ -68,19 +72,33 @@ describe('root run()', () => {
       await running
       expect(Date.now() - abortedAt).toBeLessThan(2_000)
       const queryId = io.outputs['query-id']!
-      expect(io.failed).toBe(`Cancelled while waiting for query ${queryId}. Resume with the wait sub-action: query-id ${queryId}.`)
+      expect(io.failed).toBe(
+        `Cancelled while waiting for query ${queryId}. Resume with the wait sub-action: query-id ${queryId}.`,
+      )
       expect(io.outputs.status).toMatch(/RECEIVED|IN_PROGRESS/)
       expect(io.summary).toMatch(/^### ⏹️ Prove: cancelled/)
       expect(io.summary).toContain(`- uses: ./wait\n  with:\n    query-id: ${queryId}\n`)
       expect(io.summary).toContain(`    base-url: ${emulator.url}\n`)
       // ... and the wait sub-action picks it up.
-      await fetch(`${emulator.url}/_emulator/queries/${queryId}/complete`, { method: 'POST', headers: { 'content-type': 'application/json' } })
+      await fetch(`${emulator.url}/_emulator/queries/${queryId}/complete`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+      })
       const waited = fakeIO({ 'query-id': queryId, 'api-key': API_KEY, 'base-url': emulator.url })
       await runWait(waited)
       expect(waited.failed).toBeUndefined()
-      expect(waited.outputs).toMatchObject({ 'query-id': queryId, status: 'DONE', 'facts-verified': 'false', emulated: 'false' })
+      expect(waited.outputs).toMatchObject({
+        'query-id': queryId,
+        status: 'DONE',
+        'facts-verified': 'false',
+        emulated: 'false',
+      })
     } finally {
-      await fetch(`${emulator.url}/_emulator/timing`, { method: 'PUT', body: JSON.stringify({ stepMs: 100 }), headers: { 'content-type': 'application/json' } })
+      await fetch(`${emulator.url}/_emulator/timing`, {
+        method: 'PUT',
+        body: JSON.stringify({ stepMs: 100 }),
+        headers: { 'content-type': 'application/json' },
+      })
     }
   })
 })
@@ -94,7 +112,10 @@ describe('post run()', () => {
   })
 
   it('reports the query id when the main step was killed before reporting', async () => {
-    const io = fakeIO({}, { state: { action: 'Prove', 'query-id': 'q-7', 'base-url': 'https://svc.example', 'timeout-minutes': '120' } })
+    const io = fakeIO(
+      {},
+      { state: { action: 'Prove', 'query-id': 'q-7', 'base-url': 'https://svc.example', 'timeout-minutes': '120' } },
+    )
     await runPost(io)
     expect(io.failed).toBeUndefined()
     expect(io.logs.some((log) => log.level === 'warning' && log.message.includes('query-id q-7'))).toBe(true)

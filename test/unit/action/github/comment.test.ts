@@ -11,7 +11,16 @@ let context: GitHubContext
 
 beforeAll(async () => {
   github = await startGitHubApi({ owner: 'octo', repo: 'app' })
-  context = { owner: 'octo', repo: 'app', apiUrl: github.url, pullNumber: 5, headSha: 'f'.repeat(40), fromFork: false, job: 'prove', workflow: 'CI' }
+  context = {
+    owner: 'octo',
+    repo: 'app',
+    apiUrl: github.url,
+    pullNumber: 5,
+    headSha: 'f'.repeat(40),
+    fromFork: false,
+    job: 'prove',
+    workflow: 'CI',
+  }
 })
 afterAll(async () => {
   await github.close()
@@ -35,7 +44,7 @@ describe('upsertComment', () => {
     expect(github.comments.filter((comment) => comment.issue === 5)).toHaveLength(1)
   })
 
-  it('another job\'s comment on the same pull request is left alone', async () => {
+  it("another job's comment on the same pull request is left alone", async () => {
     const client = gitHubClient('ghs_unit_token', context)
     const other = await upsertComment(client, { ...context, job: 'other' }, 5, 'the other job')
     const ours = await upsertComment(client, context, 5, 'ours')
@@ -46,12 +55,19 @@ describe('upsertComment', () => {
 
 describe('upsertComment: whose comment is edited', () => {
   const seed = (issue: number, association: string) => {
-    const comment = { id: 900_000 + issue, issue, body: `${commentMarker(context)}\nlooks like ours`, createdAt: '', updatedAt: '', author: { login: 'someone', association } }
+    const comment = {
+      id: 900_000 + issue,
+      issue,
+      body: `${commentMarker(context)}\nlooks like ours`,
+      createdAt: '',
+      updatedAt: '',
+      author: { login: 'someone', association },
+    }
     github.comments.push(comment)
     return comment
   }
 
-  it('an outsider\'s comment carrying the marker is left alone: the result is posted as a new comment', async () => {
+  it("an outsider's comment carrying the marker is left alone: the result is posted as a new comment", async () => {
     const forged = seed(6, 'NONE')
     const posted = await upsertComment(gitHubClient('ghs_unit_token', context), context, 6, 'the result')
     expect(posted.updated).toBe(false)
@@ -59,7 +75,7 @@ describe('upsertComment: whose comment is edited', () => {
     expect(forged.body).toContain('looks like ours')
   })
 
-  it('a collaborator\'s (the author of a personal token) is edited in place', async () => {
+  it("a collaborator's (the author of a personal token) is edited in place", async () => {
     const theirs = seed(7, 'COLLABORATOR')
     const posted = await upsertComment(gitHubClient('ghs_unit_token', context), context, 7, 'the result')
     expect(posted).toMatchObject({ id: theirs.id, updated: true })
@@ -79,7 +95,14 @@ describe('check runs', () => {
   it('the title is one line without control characters, whatever a service put in the headline', async () => {
     const client = gitHubClient('ghs_unit_token', context)
     const run = await startCheckRun(client, context, 'proving-kit: pie.zip', undefined)
-    await concludeCheckRun(client, context, run, 'failure', 'The step failed: bad\nstatus DONE\u001b[2K\u202e', 'summary')
+    await concludeCheckRun(
+      client,
+      context,
+      run,
+      'failure',
+      'The step failed: bad\nstatus DONE\u001b[2K\u202e',
+      'summary',
+    )
     const stored = github.checkRuns.find((candidate) => candidate.id === run.id)!
     expect(stored.output.title).toBe('The step failed: bad\\nstatus DONE\ufffd')
   })
@@ -91,10 +114,19 @@ describe('upsertComment: one comment per job and key (issue 31: matrix legs)', (
     const a = await upsertComment(client, context, 20, 'leg a, run 1', 'pies/a.zip')
     const b = await upsertComment(client, context, 20, 'leg b, run 1', 'pies/b.zip')
     expect(b.id).not.toBe(a.id)
-    expect(await upsertComment(client, context, 20, 'leg a, run 2', 'pies/a.zip')).toMatchObject({ id: a.id, updated: true })
-    expect(await upsertComment(client, context, 20, 'leg b, run 2', 'pies/b.zip')).toMatchObject({ id: b.id, updated: true })
+    expect(await upsertComment(client, context, 20, 'leg a, run 2', 'pies/a.zip')).toMatchObject({
+      id: a.id,
+      updated: true,
+    })
+    expect(await upsertComment(client, context, 20, 'leg b, run 2', 'pies/b.zip')).toMatchObject({
+      id: b.id,
+      updated: true,
+    })
     const bodies = github.comments.filter((comment) => comment.issue === 20).map((comment) => comment.body)
-    expect(bodies).toEqual([`${commentMarker(context, 'pies/a.zip')}\nleg a, run 2`, `${commentMarker(context, 'pies/b.zip')}\nleg b, run 2`])
+    expect(bodies).toEqual([
+      `${commentMarker(context, 'pies/a.zip')}\nleg a, run 2`,
+      `${commentMarker(context, 'pies/b.zip')}\nleg b, run 2`,
+    ])
     expect(bodies[0]).toMatch(/^<!-- proving-kit:pr-comment workflow=CI job=prove key=pies\/a\.zip -->\n/)
   })
 
@@ -111,7 +143,14 @@ describe('upsertComment: one comment per job and key (issue 31: matrix legs)', (
   })
 
   it('a keyed comment written by an outsider is still left alone', async () => {
-    github.comments.push({ id: 990_022, issue: 22, body: `${commentMarker(context, 'k1')}\nforged`, createdAt: '', updatedAt: '', author: { login: 'someone', association: 'NONE' } })
+    github.comments.push({
+      id: 990_022,
+      issue: 22,
+      body: `${commentMarker(context, 'k1')}\nforged`,
+      createdAt: '',
+      updatedAt: '',
+      author: { login: 'someone', association: 'NONE' },
+    })
     const posted = await upsertComment(gitHubClient('ghs_unit_token', context), context, 22, 'the result', 'k1')
     expect(posted.updated).toBe(false)
     expect(github.comments.find((comment) => comment.id === 990_022)!.body).toContain('forged')

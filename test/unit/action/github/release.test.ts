@@ -17,7 +17,16 @@ const folder = mkdtempSync(join(tmpdir(), 'release-'))
 
 beforeAll(async () => {
   github = await startGitHubApi({ owner: 'octo', repo: 'app' })
-  context = { owner: 'octo', repo: 'app', apiUrl: github.url, pullNumber: undefined, headSha: 'f'.repeat(40), fromFork: false, job: 'prove', workflow: 'CI' }
+  context = {
+    owner: 'octo',
+    repo: 'app',
+    apiUrl: github.url,
+    pullNumber: undefined,
+    headSha: 'f'.repeat(40),
+    fromFork: false,
+    job: 'prove',
+    workflow: 'CI',
+  }
 })
 afterAll(async () => {
   await github.close()
@@ -35,15 +44,33 @@ function files(run: string, names: string[]): ReleaseFile[] {
 }
 
 const contents = (tag: string) =>
-  Object.fromEntries(github.releases.find((release) => release.tag === tag)!.assets.map((asset) => [asset.name, asset.data.toString('utf8')]))
+  Object.fromEntries(
+    github.releases
+      .find((release) => release.tag === tag)!
+      .assets.map((asset) => [asset.name, asset.data.toString('utf8')]),
+  )
 
 describe('attachToRelease', () => {
   it("a re-run without a proof or a statement deletes the earlier run's; a foreign asset stays", async () => {
-    github.addRelease({ tag: 'v1', assets: [{ name: 'NOTES.txt', data: 'by hand' }, { name: 'proof.json.bak', data: 'not ours' }] })
+    github.addRelease({
+      tag: 'v1',
+      assets: [
+        { name: 'NOTES.txt', data: 'by hand' },
+        { name: 'proof.json.bak', data: 'not ours' },
+      ],
+    })
     const client = gitHubClient('ghs_unit_token', context)
     const first = await attachToRelease(client, context, 'v1', files('run A', [...OWNED_ASSETS]))
     expect(first.removed).toEqual([])
-    expect(Object.keys(contents('v1')).sort()).toEqual(['NOTES.txt', 'SHA256SUMS', 'facts.intoto.json', 'facts.json', 'pie.zip', 'proof.json', 'proof.json.bak'])
+    expect(Object.keys(contents('v1')).sort()).toEqual([
+      'NOTES.txt',
+      'SHA256SUMS',
+      'facts.intoto.json',
+      'facts.json',
+      'pie.zip',
+      'proof.json',
+      'proof.json.bak',
+    ])
 
     // Run B: no proof.json listed by the service, attest off.
     const second = await attachToRelease(client, context, 'v1', files('run B', ['pie.zip', 'facts.json', 'SHA256SUMS']))
@@ -64,9 +91,11 @@ describe('attachToRelease', () => {
 
   it('refuses to attach a name it does not own, before deleting or uploading anything', async () => {
     const before = github.requests.length
-    await expect(attachToRelease(gitHubClient('ghs_unit_token', context), context, 'v1', files('run C', ['NOTES.txt']))).rejects.toThrow(
-      /NOTES\.txt is not an asset name the action owns/,
+    await expect(
+      attachToRelease(gitHubClient('ghs_unit_token', context), context, 'v1', files('run C', ['NOTES.txt'])),
+    ).rejects.toThrow(/NOTES\.txt is not an asset name the action owns/)
+    expect(github.requests.slice(before).map((request) => request.operationId)).not.toContain(
+      'repos/delete-release-asset',
     )
-    expect(github.requests.slice(before).map((request) => request.operationId)).not.toContain('repos/delete-release-asset')
   })
 })

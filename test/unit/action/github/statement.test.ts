@@ -51,12 +51,15 @@ function inTotoProblems(statement: Record<string, unknown>): string[] {
     for (const [algorithm, value] of Object.entries(digest ?? {})) {
       if (algorithm !== algorithm.toLowerCase()) problems.push(`algorithm ${algorithm} not lowercase`)
       if (typeof value !== 'string' || !/^[0-9a-f]+$/.test(value)) problems.push(`${algorithm} is not lowercase hex`)
-      else if (lengths[algorithm] !== undefined && value.length !== lengths[algorithm]) problems.push(`${algorithm} has ${value.length} digits`)
+      else if (lengths[algorithm] !== undefined && value.length !== lengths[algorithm])
+        problems.push(`${algorithm} has ${value.length} digits`)
     }
   }
-  if (typeof statement.predicateType !== 'string' || !URL.canParse(statement.predicateType)) problems.push('predicateType must be a URI')
+  if (typeof statement.predicateType !== 'string' || !URL.canParse(statement.predicateType))
+    problems.push('predicateType must be a URI')
   const predicate = statement.predicate
-  if (typeof predicate !== 'object' || predicate === null || Array.isArray(predicate)) problems.push('predicate must be an object')
+  if (typeof predicate !== 'object' || predicate === null || Array.isArray(predicate))
+    problems.push('predicate must be an object')
   return problems
 }
 
@@ -84,7 +87,9 @@ describe('facts.intoto.json', () => {
 
 describe('serviceOrigin', () => {
   it('keeps scheme, host and port: never a path, query or credentials', () => {
-    expect(serviceOrigin('https://user:pass@proving.example.com:8443/v1/?apiKey=secret')).toBe('https://proving.example.com:8443')
+    expect(serviceOrigin('https://user:pass@proving.example.com:8443/v1/?apiKey=secret')).toBe(
+      'https://proving.example.com:8443',
+    )
     expect(serviceOrigin('not a url')).toBeNull()
     expect(serviceOrigin(undefined)).toBeNull()
   })
@@ -95,8 +100,12 @@ describe('SHA256SUMS', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sums-'))
     const files = { 'pie.zip': 'zip bytes', 'facts.json': '{}\n' }
     for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text)
-    const sums = sha256Sums(Object.entries(files).map(([name, text]) => ({ name, sha256: createHash('sha256').update(text).digest('hex') })))
+    const sums = sha256Sums(
+      Object.entries(files).map(([name, text]) => ({ name, sha256: createHash('sha256').update(text).digest('hex') })),
+    )
     writeFileSync(join(dir, 'SHA256SUMS'), sums)
-    expect(execFileSync('sha256sum', ['-c', 'SHA256SUMS'], { cwd: dir, encoding: 'utf8' })).toBe('pie.zip: OK\nfacts.json: OK\n')
+    expect(execFileSync('sha256sum', ['-c', 'SHA256SUMS'], { cwd: dir, encoding: 'utf8' })).toBe(
+      'pie.zip: OK\nfacts.json: OK\n',
+    )
   })
 })

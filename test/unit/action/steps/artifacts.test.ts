@@ -45,9 +45,18 @@ beforeEach(() => {
 describe('uploadArtifact', () => {
   it('passes retention-days and compression-level; without overwrite deletes nothing', async () => {
     const staging = mkdtempSync(join(tmpdir(), 'staging-'))
-    const uploaded = await uploadArtifact('proof', files(), staging, { retentionDays: 5, compressionLevel: 0, overwrite: false })
+    const uploaded = await uploadArtifact('proof', files(), staging, {
+      retentionDays: 5,
+      compressionLevel: 0,
+      overwrite: false,
+    })
     expect(uploaded).toEqual({ id: 77, size: 10, files: ['pie.zip'] })
-    expect(calls).toEqual([{ method: 'uploadArtifact', args: ['proof', [join(staging, 'pie.zip')], staging, { compressionLevel: 0, retentionDays: 5 }] }])
+    expect(calls).toEqual([
+      {
+        method: 'uploadArtifact',
+        args: ['proof', [join(staging, 'pie.zip')], staging, { compressionLevel: 0, retentionDays: 5 }],
+      },
+    ])
   })
 
   it('leaves retention to the repository when retention-days is omitted', async () => {
@@ -69,7 +78,9 @@ describe('uploadArtifact', () => {
 
     calls.length = 0
     deleteOutcome = 'error'
-    await expect(uploadArtifact('proof', files(), staging, { retentionDays: undefined, compressionLevel: 0, overwrite: true })).rejects.toThrow(/DeleteArtifact/)
+    await expect(
+      uploadArtifact('proof', files(), staging, { retentionDays: undefined, compressionLevel: 0, overwrite: true }),
+    ).rejects.toThrow(/DeleteArtifact/)
     expect(calls.map((call) => call.method)).toEqual(['deleteArtifact'])
   })
 })

@@ -21,8 +21,38 @@ const RUNS = Number(process.env.PROVING_FC_RUNS ?? 300)
 const TEXT: ServiceText = { service: 'proving service', urlInput: 'base-url', networkDetails: true }
 const hostile = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 40 }),
-  fc.string({ unit: fc.constantFrom('`', '\n', '\r', '#', '[', ']', '(', ')', '<', '>', '|', '*', '_', '!', '\\', 'a', ' ', '\u001b', '\u0007', '\u009b', 'https://evil.example'), maxLength: 30 }),
-  fc.constantFrom('q-1`</code><a href="https://evil.example">x</a>', 'q\n\n## pwned\n- [x] done', '![i](https://evil.example/x.png)', '\u001b[31mred\u001b[0m'),
+  fc.string({
+    unit: fc.constantFrom(
+      '`',
+      '\n',
+      '\r',
+      '#',
+      '[',
+      ']',
+      '(',
+      ')',
+      '<',
+      '>',
+      '|',
+      '*',
+      '_',
+      '!',
+      '\\',
+      'a',
+      ' ',
+      '\u001b',
+      '\u0007',
+      '\u009b',
+      'https://evil.example',
+    ),
+    maxLength: 30,
+  }),
+  fc.constantFrom(
+    'q-1`</code><a href="https://evil.example">x</a>',
+    'q\n\n## pwned\n- [x] done',
+    '![i](https://evil.example/x.png)',
+    '\u001b[31mred\u001b[0m',
+  ),
 )
 const step: fc.Arbitrary<NextStep> = fc.oneof(
   hostile.map((id) => ({ kind: 'read-query' as const, id })),
@@ -30,14 +60,23 @@ const step: fc.Arbitrary<NextStep> = fc.oneof(
   fc.array(hostile, { minLength: 1, maxLength: 3 }).map((ids) => ({ kind: 'follow-candidates' as const, ids })),
 )
 
-const render = (markdown: string) => micromark(markdown, { allowDangerousHtml: true, extensions: [gfm()], htmlExtensions: [gfmHtml()] })
+const render = (markdown: string) =>
+  micromark(markdown, { allowDangerousHtml: true, extensions: [gfm()], htmlExtensions: [gfmHtml()] })
 
 describe('a next step that names service ids', () => {
   it('job summary: one list item, each id one code span, no link, image, heading or tag of theirs', () => {
     fc.assert(
       fc.property(step, (next) => {
         const ending = describeServiceFailure(new ProvingKitError('The step failed.', { nextStep: next }), TEXT)
-        const html = render(renderSummary({ action: 'Prove', outcome: 'failed', headline: 'The step failed.', rows: [], nextSteps: ending.nextSteps }))
+        const html = render(
+          renderSummary({
+            action: 'Prove',
+            outcome: 'failed',
+            headline: 'The step failed.',
+            rows: [],
+            nextSteps: ending.nextSteps,
+          }),
+        )
         const list = /<strong>What to do<\/strong>[\s\S]*?<ul>([\s\S]*?)<\/ul>/.exec(html)?.[1] ?? ''
         expect(list.match(/<li>/g)).toHaveLength(ending.nextSteps!.length)
         expect(html.match(/<h\d/g)).toEqual(['<h3'])

@@ -4,14 +4,29 @@ import { fakeIO } from '../../../helpers/run-action.ts'
 import { modulesLoadedBy } from '../../../helpers/modules-loaded.ts'
 import { QueryStep } from '../../../../src/action/steps/query-step.ts'
 
-const OFF = { 'github-token': 'ghs_unit', 'release-tag': undefined, 'pr-comment': false, 'check-run': false, attest: false }
+const OFF = {
+  'github-token': 'ghs_unit',
+  'release-tag': undefined,
+  'pr-comment': false,
+  'check-run': false,
+  attest: false,
+}
 
 describe('the GitHub side loads only when asked for', () => {
-  it('the root action\'s, wait/\'s and bucket-close/\'s modules load neither @actions/github, Octokit nor src/action/github/', () => {
-    for (const entry of ['./src/action/actions/main.ts', './src/action/actions/wait.ts', './src/action/actions/bucket-close.ts']) {
+  it("the root action's, wait/'s and bucket-close/'s modules load neither @actions/github, Octokit nor src/action/github/", () => {
+    for (const entry of [
+      './src/action/actions/main.ts',
+      './src/action/actions/wait.ts',
+      './src/action/actions/bucket-close.ts',
+    ]) {
       const modules = modulesLoadedBy(entry)
       expect(modules, entry).toContain('src/action/steps/github.ts')
-      expect(modules.filter((path) => /^node_modules\/(@actions\/github|@octokit)\//.test(path) || path.startsWith('src/action/github/')), entry).toEqual([])
+      expect(
+        modules.filter(
+          (path) => /^node_modules\/(@actions\/github|@octokit)\//.test(path) || path.startsWith('src/action/github/'),
+        ),
+        entry,
+      ).toEqual([])
     }
   })
 
@@ -19,7 +34,13 @@ describe('the GitHub side loads only when asked for', () => {
     const io = fakeIO()
     const step = new QueryStep(io, { action: 'Prove', signal: new AbortController().signal })
     expect(usesGitHub(OFF)).toBe(false)
-    expect(await startGitHub(io, step, OFF, { subject: 'pie.zip', serviceUrl: () => undefined, signal: new AbortController().signal })).toBe(true)
+    expect(
+      await startGitHub(io, step, OFF, {
+        subject: 'pie.zip',
+        serviceUrl: () => undefined,
+        signal: new AbortController().signal,
+      }),
+    ).toBe(true)
     expect(io.logs).toEqual([])
   })
 

@@ -52,7 +52,14 @@ describe('root inputs', () => {
 
   it('accepts the YAML booleans @actions/core accepts, and fractional minutes', () => {
     const values = parseInputs(
-      io({ pie: 'p', ...SERVICE, wait: 'False', 'mock-fact-hash': 'TRUE', 'allow-mocked-fact': 'True', 'timeout-minutes': '0.5' }),
+      io({
+        pie: 'p',
+        ...SERVICE,
+        wait: 'False',
+        'mock-fact-hash': 'TRUE',
+        'allow-mocked-fact': 'True',
+        'timeout-minutes': '0.5',
+      }),
       MAIN_INPUTS,
       mainCrossCheck,
     )
@@ -90,19 +97,31 @@ describe('root inputs', () => {
       'base-url',
     ])
     for (const problem of problems) expect(problem.message).toContain(`\`${problem.input}\``)
-    expect(problems.find((p) => p.input === 'layout')!.message).toMatch(/must be one of auto, recursive, recursive_with_poseidon, small, dex, starknet, starknet_with_keccak, dynamic; got "fancy layout"/)
+    expect(problems.find((p) => p.input === 'layout')!.message).toMatch(
+      /must be one of auto, recursive, recursive_with_poseidon, small, dex, starknet, starknet_with_keccak, dynamic; got "fancy layout"/,
+    )
     expect(problems.find((p) => p.input === 'wait')!.message).toMatch(/must be true or false; got "yes"/)
   })
 
   it('max-requests-per-second (issue 35): 10 by default, decimals allowed, 0.1 to 1000, every waiting action takes it', () => {
     expect(parseInputs(io({ pie: 'p', ...SERVICE }), MAIN_INPUTS, mainCrossCheck)['max-requests-per-second']).toBe(10)
-    expect(parseInputs(io({ pie: 'p', ...SERVICE, 'max-requests-per-second': '2.5' }), MAIN_INPUTS, mainCrossCheck)['max-requests-per-second']).toBe(2.5)
+    expect(
+      parseInputs(io({ pie: 'p', ...SERVICE, 'max-requests-per-second': '2.5' }), MAIN_INPUTS, mainCrossCheck)[
+        'max-requests-per-second'
+      ],
+    ).toBe(2.5)
     for (const text of ['0', '0.05', '1001', 'fast', '-1']) {
-      const problems = problemsOf(() => parseInputs(io({ pie: 'p', ...SERVICE, 'max-requests-per-second': text }), MAIN_INPUTS, mainCrossCheck))
-      expect(problems.map((problem) => problem.input), text).toEqual(['max-requests-per-second'])
+      const problems = problemsOf(() =>
+        parseInputs(io({ pie: 'p', ...SERVICE, 'max-requests-per-second': text }), MAIN_INPUTS, mainCrossCheck),
+      )
+      expect(
+        problems.map((problem) => problem.input),
+        text,
+      ).toEqual(['max-requests-per-second'])
       expect(problems[0]!.message).toContain('`max-requests-per-second`')
     }
-    for (const inputs of [WAIT_INPUTS, VERIFY_PROOF_INPUTS, BUCKET_CLOSE_INPUTS]) expect(Object.keys(inputs)).toContain('max-requests-per-second')
+    for (const inputs of [WAIT_INPUTS, VERIFY_PROOF_INPUTS, BUCKET_CLOSE_INPUTS])
+      expect(Object.keys(inputs)).toContain('max-requests-per-second')
   })
 
   it('api-key and base-url are required unless emulator is true', () => {
@@ -142,22 +161,57 @@ describe('root inputs', () => {
 
   it('decommit-destination-chain-id: 0x hex, and tasks-url is required with it unless emulator is true', () => {
     const problems = problemsOf(() =>
-      parseInputs(io({ pie: 'p', ...SERVICE, 'decommit-destination-chain-id': '11155111' }), MAIN_INPUTS, mainCrossCheck),
+      parseInputs(
+        io({ pie: 'p', ...SERVICE, 'decommit-destination-chain-id': '11155111' }),
+        MAIN_INPUTS,
+        mainCrossCheck,
+      ),
     )
     expect(problems).toEqual([
-      { input: 'decommit-destination-chain-id', message: '`decommit-destination-chain-id` must be 0x-prefixed hex, such as 0xaa36a7; got "11155111".' },
-      { input: 'tasks-url', message: expect.stringMatching(/^`tasks-url` is required with `decommit-destination-chain-id` unless `emulator` is true/) },
+      {
+        input: 'decommit-destination-chain-id',
+        message: '`decommit-destination-chain-id` must be 0x-prefixed hex, such as 0xaa36a7; got "11155111".',
+      },
+      {
+        input: 'tasks-url',
+        message: expect.stringMatching(
+          /^`tasks-url` is required with `decommit-destination-chain-id` unless `emulator` is true/,
+        ),
+      },
     ])
     const values = parseInputs(
-      io({ pie: 'p', ...SERVICE, 'decommit-destination-chain-id': '0xaa36a7', 'tasks-url': 'https://tasks.example.com/' }),
+      io({
+        pie: 'p',
+        ...SERVICE,
+        'decommit-destination-chain-id': '0xaa36a7',
+        'tasks-url': 'https://tasks.example.com/',
+      }),
       MAIN_INPUTS,
       mainCrossCheck,
     )
-    expect(values).toMatchObject({ 'decommit-destination-chain-id': '0xaa36a7', 'tasks-url': 'https://tasks.example.com' })
+    expect(values).toMatchObject({
+      'decommit-destination-chain-id': '0xaa36a7',
+      'tasks-url': 'https://tasks.example.com',
+    })
     // The emulator serves the task service: no address needed, and none allowed.
-    expect(parseInputs(io({ pie: 'p', emulator: 'true', 'decommit-destination-chain-id': '0xaa36a7' }), MAIN_INPUTS, mainCrossCheck)['tasks-url']).toBeUndefined()
+    expect(
+      parseInputs(
+        io({ pie: 'p', emulator: 'true', 'decommit-destination-chain-id': '0xaa36a7' }),
+        MAIN_INPUTS,
+        mainCrossCheck,
+      )['tasks-url'],
+    ).toBeUndefined()
     const both = problemsOf(() =>
-      parseInputs(io({ pie: 'p', emulator: 'true', 'decommit-destination-chain-id': '0xaa36a7', 'tasks-url': 'https://t.example' }), MAIN_INPUTS, mainCrossCheck),
+      parseInputs(
+        io({
+          pie: 'p',
+          emulator: 'true',
+          'decommit-destination-chain-id': '0xaa36a7',
+          'tasks-url': 'https://t.example',
+        }),
+        MAIN_INPUTS,
+        mainCrossCheck,
+      ),
     )
     expect(both).toEqual([{ input: 'tasks-url', message: expect.stringMatching(/exclude each other/) }])
   })
@@ -167,7 +221,9 @@ describe('root inputs', () => {
       parseInputs(io({ emulator: 'true', layout: 'x y' }), MAIN_INPUTS, mainCrossCheck)
       expect.unreachable()
     } catch (error) {
-      expect((error as Error).message).toMatch(/^2 inputs need fixing; nothing was packed or sent:\n- `layout` must be one of.*\n- `pie` is required \(or `program`, or `program-hash`\)/)
+      expect((error as Error).message).toMatch(
+        /^2 inputs need fixing; nothing was packed or sent:\n- `layout` must be one of.*\n- `pie` is required \(or `program`, or `program-hash`\)/,
+      )
       expect((error as InputProblemsError).input).toBe('layout')
     }
   })
@@ -181,7 +237,9 @@ describe('sub-action inputs', () => {
 
   it('wait: pie is optional', () => {
     expect(parseInputs(io({ 'query-id': 'q', ...SERVICE }), WAIT_INPUTS, requireService).pie).toBeUndefined()
-    expect(parseInputs(io({ 'query-id': 'q', pie: 'build/pie.zip', ...SERVICE }), WAIT_INPUTS, requireService).pie).toBe('build/pie.zip')
+    expect(
+      parseInputs(io({ 'query-id': 'q', pie: 'build/pie.zip', ...SERVICE }), WAIT_INPUTS, requireService).pie,
+    ).toBe('build/pie.zip')
   })
 
   it('wait: an identifier with a slash or a space is refused', () => {
@@ -194,7 +252,11 @@ describe('sub-action inputs', () => {
     expect(values['stone-version']).toBe('stone6')
     expect(values['memory-verification']).toBe('relaxed')
     const problems = problemsOf(() =>
-      parseInputs(io({ proof: 'p', 'stone-version': 'stone7', 'memory-verification': 'loose', ...SERVICE }), VERIFY_PROOF_INPUTS, requireService),
+      parseInputs(
+        io({ proof: 'p', 'stone-version': 'stone7', 'memory-verification': 'loose', ...SERVICE }),
+        VERIFY_PROOF_INPUTS,
+        requireService,
+      ),
     )
     expect(problems.map((problem) => problem.input)).toEqual(['stone-version', 'memory-verification'])
   })
@@ -210,7 +272,7 @@ describe('sub-action inputs', () => {
 })
 
 describe('what parsing inputs loads', () => {
-  it('never reaches the chain code, the task schemas or the clients: only the root action\'s on-chain path imports them', () => {
+  it("never reaches the chain code, the task schemas or the clients: only the root action's on-chain path imports them", () => {
     // Every module reachable by static imports from inputs.ts, the way ncc follows them.
     const script = `
       import { registerHooks } from 'node:module'
@@ -226,6 +288,8 @@ describe('what parsing inputs loads', () => {
     const output = execFileSync(NODE, ['--input-type=module', '-e', script], { cwd: REPO_ROOT, encoding: 'utf8' })
     const modules = JSON.parse(output.trim().split('\n').at(-1)!) as string[]
     expect(modules).toContain('action/steps/onchain-inputs.ts')
-    expect(modules.filter((path) => /^(chain\/(?!rpc\.ts)|clients\/|schemas\/tasks|action\/steps\/onchain\.ts)/.test(path))).toEqual([])
+    expect(
+      modules.filter((path) => /^(chain\/(?!rpc\.ts)|clients\/|schemas\/tasks|action\/steps\/onchain\.ts)/.test(path)),
+    ).toEqual([])
   })
 })

@@ -16,7 +16,13 @@ const ENV = {
   GITHUB_RUN_ATTEMPT: '1',
 }
 const API_KEY = 'pk_live_0123456789abcdef'
-const INPUTS: StepInputs = { pie: 'out/pie.zip', 'base-url': 'https://prover.example', layout: 'auto', prover: 'svc_sharp', 'mock-fact-hash': false }
+const INPUTS: StepInputs = {
+  pie: 'out/pie.zip',
+  'base-url': 'https://prover.example',
+  layout: 'auto',
+  prover: 'svc_sharp',
+  'mock-fact-hash': false,
+}
 
 function carry(env: Record<string, string | undefined> = {}, inputs: StepInputs = {}) {
   const io = new RecordingIO({})

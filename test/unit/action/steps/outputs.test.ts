@@ -36,7 +36,15 @@ describe('queryOutputs', () => {
 
   it('leaves unset what the record leaves null, and carries the error reason of a FAILED query', () => {
     const outputs = queryOutputs(
-      result({ status: 'FAILED', step: null, programHash: null, integrityFactHash: null, sharpFactHash: null, isFactMocked: null, errorReason: 'TRACE_GENERATION failed' }),
+      result({
+        status: 'FAILED',
+        step: null,
+        programHash: null,
+        integrityFactHash: null,
+        sharpFactHash: null,
+        isFactMocked: null,
+        errorReason: 'TRACE_GENERATION failed',
+      }),
     )
     expect(outputs).toEqual({
       'query-id': 'q-1',
@@ -48,11 +56,15 @@ describe('queryOutputs', () => {
   })
 
   it('writes the SHARP fact in its 32-byte form whatever case or leading zeros the service used; felts stay minimal; malformed text is left as the service wrote it', () => {
-    const outputs = queryOutputs(result({ sharpFactHash: '0x00ABCdef', programHash: '0x0abc', integrityFactHash: '0x01' }))
+    const outputs = queryOutputs(
+      result({ sharpFactHash: '0x00ABCdef', programHash: '0x0abc', integrityFactHash: '0x01' }),
+    )
     expect(outputs['sharp-fact-hash']).toBe(`0x${'0'.repeat(58)}abcdef`)
     expect(outputs['program-hash']).toBe('0x0abc')
     expect(outputs['integrity-fact-hash']).toBe('0x01')
-    expect(queryOutputs(result({ sharpFactHash: `0x1${'0'.repeat(64)}` }))['sharp-fact-hash']).toBe(`0x1${'0'.repeat(64)}`)
+    expect(queryOutputs(result({ sharpFactHash: `0x1${'0'.repeat(64)}` }))['sharp-fact-hash']).toBe(
+      `0x1${'0'.repeat(64)}`,
+    )
     expect(queryOutputs(result({ sharpFactHash: 'not a hash' }))['sharp-fact-hash']).toBe('not a hash')
   })
 

@@ -19,13 +19,26 @@ import { renderSummary, summaryLink } from '../../../../src/action/steps/summary
 const CMARK = 'cmark-gfm'
 const hasCmark = spawnSync(CMARK, ['--version']).status === 0
 const CMARK_MISSING = `skipped: ${CMARK} is not installed (apt-get install cmark-gfm; .ci/run installs it)`
-if (!hasCmark) console.warn(`summary.gfm.test.ts: GitHub's renderer ${CMARK_MISSING}; micromark's GFM still judges every case.`)
+if (!hasCmark)
+  console.warn(`summary.gfm.test.ts: GitHub's renderer ${CMARK_MISSING}; micromark's GFM still judges every case.`)
 
 const RENDERERS: [string, (markdown: string) => string][] = [
-  ['micromark with GFM', (markdown) => micromark(markdown, { allowDangerousHtml: true, extensions: [gfm()], htmlExtensions: [gfmHtml()] })],
+  [
+    'micromark with GFM',
+    (markdown) => micromark(markdown, { allowDangerousHtml: true, extensions: [gfm()], htmlExtensions: [gfmHtml()] }),
+  ],
   ...(hasCmark
-    ? ([[`GitHub's renderer (${CMARK})`, (markdown: string) =>
-        execFileSync(CMARK, ['--unsafe', '-e', 'table', '-e', 'autolink', '-e', 'strikethrough', '-e', 'tasklist'], { input: markdown, encoding: 'utf8' })]] as [string, (markdown: string) => string][])
+    ? ([
+        [
+          `GitHub's renderer (${CMARK})`,
+          (markdown: string) =>
+            execFileSync(
+              CMARK,
+              ['--unsafe', '-e', 'table', '-e', 'autolink', '-e', 'strikethrough', '-e', 'tasklist'],
+              { input: markdown, encoding: 'utf8' },
+            ),
+        ],
+      ] as [string, (markdown: string) => string][])
     : []),
 ]
 
@@ -57,7 +70,7 @@ describe.each(RENDERERS)('the job summary through %s', (_name, render) => {
       }),
     )
 
-  it('one heading (ours); no link, image or HTML tag of the service\'s', () => {
+  it("one heading (ours); no link, image or HTML tag of the service's", () => {
     const out = html()
     expect(out.match(/<h\d/g)).toEqual(['<h3'])
     expect(out).toContain('<h3>❌ Prove: failed</h3>')
@@ -66,7 +79,8 @@ describe.each(RENDERERS)('the job summary through %s', (_name, render) => {
     expect(out).not.toMatch(/<a href="mailto:/)
     expect(out).not.toMatch(/<(del|em|input)\b/)
     // Bold only where the summary puts it: the row labels and the two section titles.
-    for (const bold of out.match(/<strong>[^<]*<\/strong>/g) ?? []) expect(bold).toMatch(/^<strong>(Query|Error reason|Step|What failed)<\/strong>$/)
+    for (const bold of out.match(/<strong>[^<]*<\/strong>/g) ?? [])
+      expect(bold).toMatch(/^<strong>(Query|Error reason|Step|What failed)<\/strong>$/)
     expect(out).toContain('&lt;img src=x onerror=alert(1)&gt;')
     expect(out).toContain('[release notes](https:/')
     expect(out).toContain('### ✅ Prove: passed')
@@ -91,8 +105,17 @@ describe.each(RENDERERS)('the job summary through %s', (_name, render) => {
     expect(out).not.toMatch(/<b>/)
     // Not http(s): the label alone, no link.
     expect(render(summaryLink('run', 'javascript:alert(1)'))).not.toContain('<a')
-    const table = render(renderSummary({ action: 'Prove', outcome: 'passed', headline: 'ok', rows: [['Links', { links: [{ label: 'proof', url }] }]] }))
-    expect([...table.matchAll(/<a href="([^"]*)">/g)].map((match) => decodeURIComponent(match[1]!.replaceAll('&amp;', '&')))).toEqual([url])
+    const table = render(
+      renderSummary({
+        action: 'Prove',
+        outcome: 'passed',
+        headline: 'ok',
+        rows: [['Links', { links: [{ label: 'proof', url }] }]],
+      }),
+    )
+    expect(
+      [...table.matchAll(/<a href="([^"]*)">/g)].map((match) => decodeURIComponent(match[1]!.replaceAll('&amp;', '&'))),
+    ).toEqual([url])
   })
 
   it('issue references and @-mentions a service wrote are shown, not linked: no text of the page is one GitHub would link', () => {
@@ -100,16 +123,26 @@ describe.each(RENDERERS)('the job summary through %s', (_name, render) => {
     // links): #1, owner/repo#2, GH-3, @user; in a PR comment or a check run each cross-references
     // that issue or notifies that person.
     const said = 'Closes #1 fixes acme/widgets#2, see GH-3 and (#4); cc @octocat'
-    const out = render(renderSummary({ action: 'Prove', outcome: 'failed', headline: said, rows: [['Error reason', said]], problems: [said] }))
+    const out = render(
+      renderSummary({
+        action: 'Prove',
+        outcome: 'failed',
+        headline: said,
+        rows: [['Error reason', said]],
+        problems: [said],
+      }),
+    )
     const text = pageText(out)
     expect(text.match(/(?<![\w/])#\d+|[\w.-]+\/[\w.-]+#\d+|\bGH-\d+|(?<![\w`])@[A-Za-z\d-]+/gi)).toBeNull()
     // What a person reads is what the service said, three times (the zero-width spaces do not show).
     expect(text.replaceAll('\u200b', '').split(said).length - 1).toBe(3)
   })
 
-  it('the toolkit\'s own code spans and docs links still render', () => {
+  it("the toolkit's own code spans and docs links still render", () => {
     const out = html()
-    expect(out).toContain('Fix <code>pie</code> in the workflow file (<a href="https://github.com/proving-kit/proving-kit/blob/v1/docs/action.md">docs/action.md</a>).')
+    expect(out).toContain(
+      'Fix <code>pie</code> in the workflow file (<a href="https://github.com/proving-kit/proving-kit/blob/v1/docs/action.md">docs/action.md</a>).',
+    )
   })
 })
 
@@ -126,9 +159,11 @@ function pageText(html: string): string {
 }
 
 if (!hasCmark) {
-  describe('the job summary through GitHub\'s renderer', () => {
+  describe("the job summary through GitHub's renderer", () => {
     // CI (.ci/run) installs cmark-gfm and sets this: there, a missing renderer is a failure, never a skip.
-    if (process.env.PROVING_REQUIRE_SYSTEM_TOOLS === '1') it('has the renderer .ci/run installs', () => expect.fail(`${CMARK} is not installed, and PROVING_REQUIRE_SYSTEM_TOOLS=1 requires it`))
+    if (process.env.PROVING_REQUIRE_SYSTEM_TOOLS === '1')
+      it('has the renderer .ci/run installs', () =>
+        expect.fail(`${CMARK} is not installed, and PROVING_REQUIRE_SYSTEM_TOOLS=1 requires it`))
     else it.skip(CMARK_MISSING, () => {})
   })
 }

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { artifactUrl, renderSummary, resumeSnippet, runUrl, subActionRef } from '../../../../src/action/steps/summary.ts'
+import {
+  artifactUrl,
+  renderSummary,
+  resumeSnippet,
+  runUrl,
+  subActionRef,
+} from '../../../../src/action/steps/summary.ts'
 
 describe('renderSummary', () => {
   it('a passed gate: title, headline, a table of the known rows, the run link', () => {
@@ -12,7 +18,12 @@ describe('renderSummary', () => {
         ['Status', 'DONE (step PROOF_VERIFICATION_ON_L2)'],
         ['Error reason', undefined],
         ['Fact mocked', 'no'],
-        ['Artifacts', { links: [{ label: 'proof (pie.zip, proof.json)', url: 'https://github.com/o/r/actions/runs/1/artifacts/9' }] }],
+        [
+          'Artifacts',
+          {
+            links: [{ label: 'proof (pie.zip, proof.json)', url: 'https://github.com/o/r/actions/runs/1/artifacts/9' }],
+          },
+        ],
       ],
       runUrl: 'https://github.com/o/r/actions/runs/1',
     })
@@ -44,7 +55,12 @@ describe('renderSummary', () => {
   })
 
   it('escapes table cells: pipes and line breaks never break the table', () => {
-    const markdown = renderSummary({ action: 'Wait', outcome: 'failed', headline: 'x', rows: [['Error reason', 'a | b\nc']] })
+    const markdown = renderSummary({
+      action: 'Wait',
+      outcome: 'failed',
+      headline: 'x',
+      rows: [['Error reason', 'a | b\nc']],
+    })
     expect(markdown).toContain('| **Error reason** | a \\| b c |')
   })
 
@@ -57,22 +73,31 @@ describe('renderSummary', () => {
 
 describe('subActionRef', () => {
   it('names the sub-action as the workflow refers to this action', () => {
-    expect(subActionRef({ GITHUB_ACTION_REPOSITORY: 'acme/proving-kit', GITHUB_ACTION_REF: 'v1' }, 'wait')).toBe('acme/proving-kit/wait@v1')
+    expect(subActionRef({ GITHUB_ACTION_REPOSITORY: 'acme/proving-kit', GITHUB_ACTION_REF: 'v1' }, 'wait')).toBe(
+      'acme/proving-kit/wait@v1',
+    )
     expect(subActionRef({}, 'wait')).toBe('./wait')
   })
 })
 
-describe('runUrl and artifactUrl (from the runner\'s environment)', () => {
-  const env = { GITHUB_SERVER_URL: 'https://ghe.example.com/', GITHUB_REPOSITORY: 'o/r', GITHUB_RUN_ID: '77', GITHUB_RUN_ATTEMPT: '1' }
+describe("runUrl and artifactUrl (from the runner's environment)", () => {
+  const env = {
+    GITHUB_SERVER_URL: 'https://ghe.example.com/',
+    GITHUB_REPOSITORY: 'o/r',
+    GITHUB_RUN_ID: '77',
+    GITHUB_RUN_ATTEMPT: '1',
+  }
 
   it('links to the run, and to the attempt after a re-run; artifacts belong to the run', () => {
     expect(runUrl(env)).toBe('https://ghe.example.com/o/r/actions/runs/77')
     expect(runUrl({ ...env, GITHUB_RUN_ATTEMPT: '3' })).toBe('https://ghe.example.com/o/r/actions/runs/77/attempts/3')
-    expect(artifactUrl({ ...env, GITHUB_RUN_ATTEMPT: '3' }, 9)).toBe('https://ghe.example.com/o/r/actions/runs/77/artifacts/9')
+    expect(artifactUrl({ ...env, GITHUB_RUN_ATTEMPT: '3' }, 9)).toBe(
+      'https://ghe.example.com/o/r/actions/runs/77/artifacts/9',
+    )
     expect(runUrl({ GITHUB_REPOSITORY: 'o/r', GITHUB_RUN_ID: '1' })).toBe('https://github.com/o/r/actions/runs/1')
   })
 
-  it('gives none outside a workflow run, or with values that are not a run\'s', () => {
+  it("gives none outside a workflow run, or with values that are not a run's", () => {
     expect(runUrl({})).toBeUndefined()
     expect(runUrl({ ...env, GITHUB_RUN_ID: '' })).toBeUndefined()
     expect(runUrl({ ...env, GITHUB_RUN_ID: '7 8' })).toBeUndefined()

@@ -12,7 +12,14 @@ describe('the plain-http rule', () => {
     expect(refusesPlainHttp('http://rpc.example.com/v3/key', false)).toBe(true)
     expect(refusesPlainHttp('http://rpc.example.com/v3/key', undefined)).toBe(true)
     expect(refusesPlainHttp('http://rpc.example.com/v3/key', true)).toBe(false)
-    for (const url of ['http://localhost:1', 'http://a.localhost', 'http://127.9.0.1', 'http://[::1]:8', 'https://rpc.example.com', 'not a url']) {
+    for (const url of [
+      'http://localhost:1',
+      'http://a.localhost',
+      'http://127.9.0.1',
+      'http://[::1]:8',
+      'https://rpc.example.com',
+      'not a url',
+    ]) {
       expect(isPlainHttpToAnotherMachine(url), url).toBe(false)
     }
   })
@@ -21,9 +28,15 @@ describe('the plain-http rule', () => {
 describe('where a redirect may lead', () => {
   const from = new URL('https://artifacts.example.com/q/1/proof.json')
   it('within the same origin only', () => {
-    expect(redirectTarget(from, '/q/1/proof-2.json')).toEqual({ next: new URL('https://artifacts.example.com/q/1/proof-2.json') })
-    expect(redirectTarget(from, 'https://elsewhere.example.com/p')).toEqual({ refused: 'to another origin, https://elsewhere.example.com' })
-    expect(redirectTarget(from, 'https://artifacts.example.com:8443/p')).toEqual({ refused: 'to another origin, https://artifacts.example.com:8443' })
+    expect(redirectTarget(from, '/q/1/proof-2.json')).toEqual({
+      next: new URL('https://artifacts.example.com/q/1/proof-2.json'),
+    })
+    expect(redirectTarget(from, 'https://elsewhere.example.com/p')).toEqual({
+      refused: 'to another origin, https://elsewhere.example.com',
+    })
+    expect(redirectTarget(from, 'https://artifacts.example.com:8443/p')).toEqual({
+      refused: 'to another origin, https://artifacts.example.com:8443',
+    })
   })
   it('never down to plain http, even on the same host', () => {
     expect(redirectTarget(from, 'http://artifacts.example.com/q/1/proof.json')).toEqual({
@@ -35,9 +48,9 @@ describe('where a redirect may lead', () => {
     expect(redirectTarget(from, 'http://[bad')).toEqual({ refused: 'to a location that is not a URL' })
   })
   it('is described by scheme and host only (a key in the path or query stays out)', () => {
-    expect(describeRedirect(307, 'http://evil.example:8545/v3/SECRETKEY?apikey=SECRET', 'https://rpc.example.com')).toBe(
-      'a 307 redirect to http://evil.example:8545',
-    )
+    expect(
+      describeRedirect(307, 'http://evil.example:8545/v3/SECRETKEY?apikey=SECRET', 'https://rpc.example.com'),
+    ).toBe('a 307 redirect to http://evil.example:8545')
     expect(describeRedirect(302, null)).toBe('a 302 redirect to no valid location')
   })
 })

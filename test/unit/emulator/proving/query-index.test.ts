@@ -12,7 +12,15 @@ import { emptyState, type EmulatorState, type StoredQuery } from '../../../../sr
  * was built before the queries arrived (kept by createQuery) or after (built from the state).
  */
 
-type Spec = { key: number; dedup: number | null; bucket: number | null; jobIndex: number | null; network: 'SEPOLIA' | 'MAINNET' | null; fact: number; externalId: string | null }
+type Spec = {
+  key: number
+  dedup: number | null
+  bucket: number | null
+  jobIndex: number | null
+  network: 'SEPOLIA' | 'MAINNET' | null
+  fact: number
+  externalId: string | null
+}
 
 const spec: fc.Arbitrary<Spec> = fc.record({
   key: fc.nat(3),
@@ -47,7 +55,13 @@ function store(state: EmulatorState, specs: Spec[]): StoredQuery[] {
         bucketJobIndex: s.bucket === null ? null : s.jobIndex,
         isProofMocked: false,
         // Some facts written with leading zeros or in capitals: the index keys the value.
-        facts: { programHash: '0x1', sharpFactHash: null, integrityFactHash: [`0x${s.fact}`, `0x000${s.fact}`, `0X${s.fact}`][n % 3]!, output: null, nSteps: null },
+        facts: {
+          programHash: '0x1',
+          sharpFactHash: null,
+          integrityFactHash: [`0x${s.fact}`, `0x000${s.fact}`, `0X${s.fact}`][n % 3]!,
+          output: null,
+          nSteps: null,
+        },
         declaredJobSize: null,
       },
       n,
@@ -59,39 +73,53 @@ function store(state: EmulatorState, specs: Spec[]): StoredQuery[] {
 describe('the emulator query index', () => {
   it('answers as the scans did, built before or after the queries arrive', () => {
     fc.assert(
-      fc.property(fc.array(spec, { maxLength: 40 }), fc.boolean(), fc.nat(12), fc.integer({ min: 1, max: 10 }), (specs, buildFirst, offset, limit) => {
-        const state = emptyState(DEFAULT_TIMING)
-        if (buildFirst) queryIndex(state)
-        store(state, specs)
-        const all = Object.values(state.queries)
-        for (let key = 0; key < 4; key++) {
-          for (let dedup = 0; dedup < 7; dedup++) {
-            const scanned = all.find((query) => query.dedupId === `dedup-${dedup}` && query.owner.keyId === `key${key}`)
-            expect(findByDedupId(state, owner(key), `dedup-${dedup}`)).toBe(scanned)
+      fc.property(
+        fc.array(spec, { maxLength: 40 }),
+        fc.boolean(),
+        fc.nat(12),
+        fc.integer({ min: 1, max: 10 }),
+        (specs, buildFirst, offset, limit) => {
+          const state = emptyState(DEFAULT_TIMING)
+          if (buildFirst) queryIndex(state)
+          store(state, specs)
+          const all = Object.values(state.queries)
+          for (let key = 0; key < 4; key++) {
+            for (let dedup = 0; dedup < 7; dedup++) {
+              const scanned = all.find(
+                (query) => query.dedupId === `dedup-${dedup}` && query.owner.keyId === `key${key}`,
+              )
+              expect(findByDedupId(state, owner(key), `dedup-${dedup}`)).toBe(scanned)
+            }
+            const mine = all.filter((query) => query.owner.keyId === `key${key}`).reverse()
+            const unfiltered = newestFirst(queryIndex(state).byOwner.get(`key${key}`) ?? [], offset, limit, null)
+            expect(unfiltered).toEqual({ page: mine.slice(offset, offset + limit), total: mine.length })
+            const onSepolia = (query: StoredQuery) =>
+              query.network === 'SEPOLIA' && (query.externalId ?? '').toLowerCase().includes('alpha')
+            const filtered = newestFirst(queryIndex(state).byOwner.get(`key${key}`) ?? [], offset, limit, onSepolia)
+            const scannedFiltered = mine.filter(onSepolia)
+            expect(filtered).toEqual({
+              page: scannedFiltered.slice(offset, offset + limit),
+              total: scannedFiltered.length,
+            })
           }
-          const mine = all.filter((query) => query.owner.keyId === `key${key}`).reverse()
-          const unfiltered = newestFirst(queryIndex(state).byOwner.get(`key${key}`) ?? [], offset, limit, null)
-          expect(unfiltered).toEqual({ page: mine.slice(offset, offset + limit), total: mine.length })
-          const onSepolia = (query: StoredQuery) => query.network === 'SEPOLIA' && (query.externalId ?? '').toLowerCase().includes('alpha')
-          const filtered = newestFirst(queryIndex(state).byOwner.get(`key${key}`) ?? [], offset, limit, onSepolia)
-          const scannedFiltered = mine.filter(onSepolia)
-          expect(filtered).toEqual({ page: scannedFiltered.slice(offset, offset + limit), total: scannedFiltered.length })
-        }
-        for (let bucket = 0; bucket < 4; bucket++) {
-          const scanned = all.filter((query) => query.bucketId === `bucket-${bucket}`).sort((a, b) => (a.bucketJobIndex ?? 0) - (b.bucketJobIndex ?? 0))
-          expect(queriesOfBucket(state, `bucket-${bucket}`)).toEqual(scanned)
-        }
-        for (let fact = 0; fact < 5; fact++) {
-          const scanned = all.filter((query) => BigInt(query.facts.integrityFactHash!) === BigInt(fact))
-          expect(queryIndex(state).byIntegrityFact.get(BigInt(fact).toString(16)) ?? []).toEqual(scanned)
-        }
-        expect(queryIndex(state).all).toEqual(all)
-      }),
+          for (let bucket = 0; bucket < 4; bucket++) {
+            const scanned = all
+              .filter((query) => query.bucketId === `bucket-${bucket}`)
+              .sort((a, b) => (a.bucketJobIndex ?? 0) - (b.bucketJobIndex ?? 0))
+            expect(queriesOfBucket(state, `bucket-${bucket}`)).toEqual(scanned)
+          }
+          for (let fact = 0; fact < 5; fact++) {
+            const scanned = all.filter((query) => BigInt(query.facts.integrityFactHash!) === BigInt(fact))
+            expect(queryIndex(state).byIntegrityFact.get(BigInt(fact).toString(16)) ?? []).toEqual(scanned)
+          }
+          expect(queryIndex(state).all).toEqual(all)
+        },
+      ),
       { numRuns: 300, seed: Number(process.env.FC_SEED ?? 35) },
     )
   })
 
-  it('answers a submission\'s job index questions as the scan of the bucket did (taken? next?)', () => {
+  it("answers a submission's job index questions as the scan of the bucket did (taken? next?)", () => {
     fc.assert(
       fc.property(fc.array(spec, { maxLength: 40 }), fc.nat(7), (specs, asked) => {
         const state = emptyState(DEFAULT_TIMING)
@@ -108,9 +136,12 @@ describe('the emulator query index', () => {
     )
   })
 
-  it('reads a few of a bucket\'s queries per submission, not all of them', () => {
+  it("reads a few of a bucket's queries per submission, not all of them", () => {
     const state = emptyState(DEFAULT_TIMING)
-    const specs = Array.from({ length: 10_000 }, (_, n): Spec => ({ key: 0, dedup: null, bucket: 0, jobIndex: n, network: null, fact: 1, externalId: null }))
+    const specs = Array.from(
+      { length: 10_000 },
+      (_, n): Spec => ({ key: 0, dedup: null, bucket: 0, jobIndex: n, network: null, fact: 1, externalId: null }),
+    )
     store(state, specs)
     let reads = 0
     const joined = new Proxy(queriesOfBucket(state, 'bucket-0') as StoredQuery[], {

@@ -14,10 +14,14 @@ describe('a webhook that cannot be delivered (left open by the last session)', (
     const url = 'http://127.0.0.1:9/services/T000/B000/XsecretHookToken123?token=SECRET_QUERY_1'
     const debug: string[] = []
     const delivery = { url, state: 'pending', attempts: [] } as never as Parameters<typeof deliverWebhook>[0]
-    await deliverWebhook(delivery, { status: 'done' }, {
-      logger: { debug: (line: string) => debug.push(line), info: () => {}, warn: () => {}, error: () => {} } as never,
-      onAttempt: () => {},
-    })
+    await deliverWebhook(
+      delivery,
+      { status: 'done' },
+      {
+        logger: { debug: (line: string) => debug.push(line), info: () => {}, warn: () => {}, error: () => {} } as never,
+        onAttempt: () => {},
+      },
+    )
     const shown = JSON.stringify({ debug, attempts: delivery.attempts })
     expect(debug).toHaveLength(3)
     expect(shown).toContain('could not reach')

@@ -4,7 +4,15 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { InvalidInputError } from '../../../../src/core/errors.ts'
 import { pedersen } from '@scure/starknet'
 import { encodePacked, keccak256 } from 'viem'
-import { CAIRO1_BUILTINS, generatePie, inspectPie, packPie, parseByteSize, programHashChain, validatePie } from '../../../../src/pie/index.ts'
+import {
+  CAIRO1_BUILTINS,
+  generatePie,
+  inspectPie,
+  packPie,
+  parseByteSize,
+  programHashChain,
+  validatePie,
+} from '../../../../src/pie/index.ts'
 import { decodeCells, execFileAsync, removeTempDirs, tempDir } from '../../../helpers/pie-fixtures.ts'
 
 afterAll(removeTempDirs)
@@ -103,30 +111,39 @@ function referenceProgramHash(program: { data: string[]; builtins: string[]; mai
 }
 
 describe('generatePie, shape cairo1 (what cairo1-run writes for a Cairo 1 program)', () => {
-  it('has cairo1-run\'s shape: its builtins in canonical order, main 0, instance counters, arrays in extra segments', async () => {
+  it("has cairo1-run's shape: its builtins in canonical order, main 0, instance counters, arrays in extra segments", async () => {
     const dir = join(await tempDir(), 'c1')
     const generated = await generatePie({ outDir: dir, memoryBytes: 512 * 1024, seed: 2, shape: 'cairo1' })
     const metadata = await readMetadata(dir)
     expect(metadata.program.builtins).toEqual(['output', 'pedersen', 'range_check', 'bitwise', 'poseidon'])
     expect(metadata.program.builtins).toEqual([...CAIRO1_BUILTINS])
     expect(metadata.program.main).toBe(0)
-    expect(Object.entries(metadata.builtin_segments).map(([name, segment]) => [name, (segment as { index: number }).index])).toEqual(
-      CAIRO1_BUILTINS.map((name, k) => [name, 2 + k]),
-    )
-    expect([metadata.ret_fp_segment, metadata.ret_pc_segment]).toEqual([{ index: 7, size: 0 }, { index: 8, size: 0 }])
+    expect(
+      Object.entries(metadata.builtin_segments).map(([name, segment]) => [name, (segment as { index: number }).index]),
+    ).toEqual(CAIRO1_BUILTINS.map((name, k) => [name, 2 + k]))
+    expect([metadata.ret_fp_segment, metadata.ret_pc_segment]).toEqual([
+      { index: 7, size: 0 },
+      { index: 8, size: 0 },
+    ])
     expect(metadata.extra_segments.map((segment: { index: number }) => segment.index)).toEqual([9, 10, 11, 12, 13, 14])
     const resources = JSON.parse(await readFile(join(dir, 'execution_resources.json'), 'utf8'))
     const perInstance = { output: 1, pedersen: 3, range_check: 1, bitwise: 5, poseidon: 6 }
     for (const name of CAIRO1_BUILTINS) {
-      expect(resources.builtin_instance_counter[`${name}_builtin`] * perInstance[name]).toBe(metadata.builtin_segments[name].size)
+      expect(resources.builtin_instance_counter[`${name}_builtin`] * perInstance[name]).toBe(
+        metadata.builtin_segments[name].size,
+      )
     }
     // The output: Ok (0), then the returned array's length and words.
     expect(generated.output.slice(0, 2)).toEqual([0n, BigInt(generated.output.length - 2)])
 
     // Pointers past the cells written in an array: what real PIEs hold, and what validation must accept.
-    const sizes = new Map<number, number>(metadata.extra_segments.map((s: { index: number; size: number }) => [s.index, s.size]))
+    const sizes = new Map<number, number>(
+      metadata.extra_segments.map((s: { index: number; size: number }) => [s.index, s.size]),
+    )
     const cells = decodeCells(await readFile(join(dir, 'memory.bin')))
-    const past = cells.filter((cell) => typeof cell.value !== 'bigint' && cell.value.offset > (sizes.get(cell.value.segment) ?? Infinity))
+    const past = cells.filter(
+      (cell) => typeof cell.value !== 'bigint' && cell.value.offset > (sizes.get(cell.value.segment) ?? Infinity),
+    )
     expect(past.length).toBeGreaterThan(0)
     expect(cells).toHaveLength(generated.cells)
   })
@@ -137,7 +154,11 @@ describe('generatePie, shape cairo1 (what cairo1-run writes for a Cairo 1 progra
       const generated = await generatePie({ outDir: dir, memoryBytes, seed: 4, shape: 'cairo1' })
       const result = await validatePie(dir)
       expect(result.problems).toEqual([])
-      expect(result.summary).toMatchObject({ memoryCells: generated.cells, builtins: [...CAIRO1_BUILTINS], nSteps: generated.nSteps })
+      expect(result.summary).toMatchObject({
+        memoryCells: generated.cells,
+        builtins: [...CAIRO1_BUILTINS],
+        nSteps: generated.nSteps,
+      })
       const packed = await packPie(dir, join(await tempDir(), 'pie.zip'))
       expect((await validatePie(packed.path)).problems).toEqual([])
     }
@@ -149,7 +170,13 @@ describe('generatePie, shape cairo1 (what cairo1-run writes for a Cairo 1 progra
     const [a, b] = [join(await tempDir(), 'a'), join(await tempDir(), 'b')]
     await generatePie({ outDir: a, memoryBytes: 256 * 1024, programWords: 120, seed: 9, shape: 'cairo1' })
     await generatePie({ outDir: b, memoryBytes: 256 * 1024, programWords: 120, seed: 9, shape: 'cairo1' })
-    for (const name of ['metadata.json', 'memory.bin', 'additional_data.json', 'execution_resources.json', 'version.json']) {
+    for (const name of [
+      'metadata.json',
+      'memory.bin',
+      'additional_data.json',
+      'execution_resources.json',
+      'version.json',
+    ]) {
       expect((await readFile(join(a, name))).equals(await readFile(join(b, name))), name).toBe(true)
     }
     const [first, second] = [await inspectPie(a, { sha256: false }), await inspectPie(b, { sha256: false })]
@@ -160,7 +187,12 @@ describe('generatePie, shape cairo1 (what cairo1-run writes for a Cairo 1 progra
     expect(BigInt(first.programHash)).toBe(referenceProgramHash(metadata.program))
     // No output pages: keccak(programHash, keccak(output)), encoded by viem.
     const output = first.output.map(BigInt)
-    const outputHash = keccak256(encodePacked(output.map(() => 'uint256'), output))
+    const outputHash = keccak256(
+      encodePacked(
+        output.map(() => 'uint256'),
+        output,
+      ),
+    )
     const fact = keccak256(encodePacked(['uint256', 'bytes32'], [BigInt(first.programHash), outputHash]))
     expect(BigInt(first.sharpFactHash)).toBe(BigInt(fact))
 
@@ -171,17 +203,33 @@ describe('generatePie, shape cairo1 (what cairo1-run writes for a Cairo 1 progra
 
   it('refuses a program or a memory.bin too small for the shape', async () => {
     const dir = join(await tempDir(), 'c1')
-    await expect(generatePie({ outDir: dir, memoryBytes: 64 * 1024, programWords: 3, shape: 'cairo1' })).rejects.toThrow(/programWords/)
-    await expect(generatePie({ outDir: dir, memoryBytes: 4096, shape: 'cairo1' })).rejects.toThrow(/too small for a Cairo 1 shaped PIE/)
+    await expect(
+      generatePie({ outDir: dir, memoryBytes: 64 * 1024, programWords: 3, shape: 'cairo1' }),
+    ).rejects.toThrow(/programWords/)
+    await expect(generatePie({ outDir: dir, memoryBytes: 4096, shape: 'cairo1' })).rejects.toThrow(
+      /too small for a Cairo 1 shaped PIE/,
+    )
   })
 
   it('has a CLI: node scripts/gen-pie.ts --shape cairo1', async () => {
     const out = join(await tempDir(), 'cli')
-    const { stdout } = await execFileAsync(process.execPath, ['scripts/gen-pie.ts', '--shape', 'cairo1', '--memory', '256KiB', out])
+    const { stdout } = await execFileAsync(process.execPath, [
+      'scripts/gen-pie.ts',
+      '--shape',
+      'cairo1',
+      '--memory',
+      '256KiB',
+      out,
+    ])
     expect(JSON.parse(stdout)).toMatchObject({ dir: out, shape: 'cairo1', programWords: 400 })
     expect((await validatePie(out)).problems).toEqual([])
-    const refused = await execFileAsync(process.execPath, ['scripts/gen-pie.ts', '--shape', 'cairo2', out]).catch((error: unknown) => error)
-    expect(refused).toMatchObject({ code: 2, stderr: expect.stringMatching(/--shape must be one of cairo0, cairo1, got cairo2/) })
+    const refused = await execFileAsync(process.execPath, ['scripts/gen-pie.ts', '--shape', 'cairo2', out]).catch(
+      (error: unknown) => error,
+    )
+    expect(refused).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/--shape must be one of cairo0, cairo1, got cairo2/),
+    })
   })
 })
 

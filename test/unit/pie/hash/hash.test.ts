@@ -28,7 +28,8 @@ const word = (value: bigint) => {
   for (let i = 31, v = value; i >= 0; i--, v >>= 8n) bytes[i] = Number(v & 0xffn)
   return bytes
 }
-const keccakInt = (...values: bigint[]) => BigInt(`0x${Buffer.from(keccak_256(Buffer.concat(values.map(word)))).toString('hex')}`)
+const keccakInt = (...values: bigint[]) =>
+  BigInt(`0x${Buffer.from(keccak_256(Buffer.concat(values.map(word)))).toString('hex')}`)
 
 describe('published vectors', () => {
   it('pedersen(0, 0)', () => {
@@ -36,7 +37,11 @@ describe('published vectors', () => {
   })
 
   it('Pedersen program hash of fibonacci_compiled.json (its words, as the project carries them)', () => {
-    const program = { ...FIBONACCI_PROGRAM, data: [...FIBONACCI_PROGRAM.data], builtins: [...FIBONACCI_PROGRAM.builtins] }
+    const program = {
+      ...FIBONACCI_PROGRAM,
+      data: [...FIBONACCI_PROGRAM.data],
+      builtins: [...FIBONACCI_PROGRAM.builtins],
+    }
     expect(program.main).toBe(6)
     expect(program.builtins).toEqual(['output'])
     expect(computeProgramHash(program, 'pedersen')).toBe(FIB_PROGRAM_HASH)
@@ -72,7 +77,11 @@ describe('program hash chain', () => {
   })
 
   it('Poseidon and Blake variants differ from Pedersen and are deterministic', async () => {
-    const program = { ...FIBONACCI_PROGRAM, data: [...FIBONACCI_PROGRAM.data], builtins: [...FIBONACCI_PROGRAM.builtins] }
+    const program = {
+      ...FIBONACCI_PROGRAM,
+      data: [...FIBONACCI_PROGRAM.data],
+      builtins: [...FIBONACCI_PROGRAM.builtins],
+    }
     const poseidon = computeProgramHash(program, 'poseidon')
     const blake = computeProgramHash(program, 'blake')
     expect(new Set([poseidon, blake, FIB_PROGRAM_HASH]).size).toBe(3)
@@ -86,7 +95,10 @@ describe('Blake felt encoding (vectors of starknet-types-core, matching Cairo 0.
     [[], 874258848688468311465623299960361657518391155660316941922502367727700287818n],
     [[(1n << 63n) - 1n], 94160078030592802631039216199460125121854007413180444742120780261703604445n],
     [[1n << 63n], 318549634615606806810268830802792194529205864650702991817600345489579978482n],
-    [[0x800000000000011000000000000000000000000000000000000000000000000n], 3505594194634492896230805823524239179921427575619914728883524629460058657521n],
+    [
+      [0x800000000000011000000000000000000000000000000000000000000000000n],
+      3505594194634492896230805823524239179921427575619914728883524629460058657521n,
+    ],
     [[42n, 1n << 63n, 1337n], 1127477916086913892828040583976438888091205536601278656613505514972451246501n],
     [[(1n << 64n) - 1n], 3515074221976790747383295076946184515593027667350620348239642126105984996390n],
     [[0n], 0x5768af071a2f8df7c9df9dc4ca0e7a1c5908d5eff88af963c3264f412dbdf43n],
@@ -106,7 +118,9 @@ describe('output root and fact topology', () => {
   })
 
   it('with pages follows gps_fact_topology: leaves are page hashes, inner nodes 1 + keccak(hash, end, ...)', () => {
-    const additional = parseJson('{"pages": {"1": [2, 2], "2": [4, 1]}, "attributes": {"gps_fact_topology": [2, 2, 1, 2]}}')
+    const additional = parseJson(
+      '{"pages": {"1": [2, 2], "2": [4, 1]}, "attributes": {"gps_fact_topology": [2, 2, 1, 2]}}',
+    )
     const topology = factTopologyFromAdditionalData(5, additional)
     expect(topology).toEqual({ treeStructure: [2, 2, 1, 2], pageSizes: [2, 2, 1] })
     const page0 = keccakInt(1n, 2n)
@@ -129,7 +143,10 @@ describe('output root and fact topology', () => {
     ['{"pages": {"1": [2, 2]}, "attributes": {"gps_fact_topology": [2, 1]}}', /cover the whole output/],
     ['{"pages": {}, "attributes": {"gps_fact_topology": [1]}}', /in pairs/],
     // cairo-lang unpacks each page as (start, size), cairo-vm reads a list of two: an object is neither's.
-    ['{"pages": {"1": {"start": 2, "size": 3}}, "attributes": {"gps_fact_topology": [2, 1, 0, 2]}}', /output page 1 is an object; expected \[start, size\]/],
+    [
+      '{"pages": {"1": {"start": 2, "size": 3}}, "attributes": {"gps_fact_topology": [2, 1, 0, 2]}}',
+      /output page 1 is an object; expected \[start, size\]/,
+    ],
   ])('rejects %s', (json, message) => {
     expect(() => factTopologyFromAdditionalData(5, parseJson(json))).toThrow(message)
   })
@@ -141,7 +158,13 @@ describe('output root and fact topology', () => {
 
 describe('verification hash and job size', () => {
   it('binds the fact to the verifier settings', () => {
-    const settings = { layout: 'recursive', hasher: 'keccak_160_lsb', stoneVersion: 'stone6', memoryVerification: 'strict', securityBits: 96 }
+    const settings = {
+      layout: 'recursive',
+      hasher: 'keccak_160_lsb',
+      stoneVersion: 'stone6',
+      memoryVerification: 'strict',
+      securityBits: 96,
+    }
     const a = computeVerificationHash(VECTOR_INTEGRITY_FACT, settings)
     expect(a).toBe(computeVerificationHash(VECTOR_INTEGRITY_FACT, { ...settings }))
     expect(a).not.toBe(computeVerificationHash(VECTOR_INTEGRITY_FACT, { ...settings, memoryVerification: 'relaxed' }))

@@ -29,10 +29,14 @@ type Field = {
   fromMont(out: number, a: number): void
 }
 
-describe('the module\'s field arithmetic modulo P', () => {
+describe("the module's field arithmetic modulo P", () => {
   const { Module, Instance } = (globalThis as any).WebAssembly
   const wasm = new Instance(new Module(Buffer.from(PEDERSEN_WASM_BASE64, 'base64')), {
-    env: { abort: () => { throw new Error('abort') } },
+    env: {
+      abort: () => {
+        throw new Error('abort')
+      },
+    },
   }).exports as Field
   const R = 2n ** 261n
   const write = (at: number, value: bigint) => {
@@ -86,11 +90,14 @@ describe('the module\'s field arithmetic modulo P', () => {
 
   it('inverts every non-zero element (5,000 values)', () => {
     fc.assert(
-      fc.property(element.filter((x) => x !== 0n), (x) => {
-        load(a, x)
-        wasm.invert(out, a)
-        expect((result() * x) % P).toBe(1n)
-      }),
+      fc.property(
+        element.filter((x) => x !== 0n),
+        (x) => {
+          load(a, x)
+          wasm.invert(out, a)
+          expect((result() * x) % P).toBe(1n)
+        },
+      ),
       { numRuns: 5000 },
     )
   })

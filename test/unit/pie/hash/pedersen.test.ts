@@ -1,7 +1,12 @@
 import { pedersen } from '@scure/starknet'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { computeProgramHash, computeProgramHashAsync, programHashChain, STARK_PRIME } from '../../../../src/pie/index.ts'
+import {
+  computeProgramHash,
+  computeProgramHashAsync,
+  programHashChain,
+  STARK_PRIME,
+} from '../../../../src/pie/index.ts'
 import { syntheticProgram } from '../../../../src/pie/generate/generate.ts'
 import { fastPedersenHashChain, fastPedersenHashChainAsync, pedersenHash } from '../../../../src/pie/hash/pedersen.ts'
 
@@ -63,7 +68,10 @@ describe('fastPedersenHashChain', () => {
     timeout: 300_000,
   }, () => {
     fc.assert(
-      fc.property(fc.array(felt, { minLength: 1, maxLength: 600 }), (values) => fastPedersenHashChain(values) === referenceChain(values)),
+      fc.property(
+        fc.array(felt, { minLength: 1, maxLength: 600 }),
+        (values) => fastPedersenHashChain(values) === referenceChain(values),
+      ),
       { numRuns: runs(3) },
     )
     // Around its batches of 1,024 words: one reference fold over 1,025 words gives the chain of
@@ -139,14 +147,26 @@ describe('program hash cache and async computation', () => {
 })
 
 describe('program hashes of random programs', () => {
-  const builtin = fc.constantFrom('output', 'pedersen', 'range_check', 'ecdsa', 'bitwise', 'ec_op', 'keccak', 'poseidon', 'range_check96')
+  const builtin = fc.constantFrom(
+    'output',
+    'pedersen',
+    'range_check',
+    'ecdsa',
+    'bitwise',
+    'ec_op',
+    'keccak',
+    'poseidon',
+    'range_check96',
+  )
   const program = fc.record({
     data: fc.array(felt, { minLength: 1, maxLength: 300, size: 'max' }),
     builtins: fc.uniqueArray(builtin, { maxLength: 5 }),
     main: fc.nat({ max: 600 }),
   })
 
-  it('equal the chain of @scure/starknet hashes over [len, 0, main, n, builtins, ...data]', { timeout: 300_000 }, () => {
+  it('equal the chain of @scure/starknet hashes over [len, 0, main, n, builtins, ...data]', {
+    timeout: 300_000,
+  }, () => {
     fc.assert(
       fc.property(program, (p) => {
         const chain = programHashChain(p)
@@ -156,7 +176,9 @@ describe('program hashes of random programs', () => {
     )
   })
 
-  it('on a worker thread (a long program) equal the same hash on the calling thread', { timeout: 300_000 }, async () => {
+  it('on a worker thread (a long program) equal the same hash on the calling thread', {
+    timeout: 300_000,
+  }, async () => {
     const long = { data: syntheticProgram(12_000, 7), builtins: ['output', 'pedersen'], main: 6 }
     const chain = programHashChain(long)
     const values = [BigInt(chain.length), ...chain]

@@ -12,7 +12,7 @@ const felt = fc.oneof(
 )
 
 describe('hadesRoundConstants', () => {
-  it('are @scure/starknet\'s, in its order', () => {
+  it("are @scure/starknet's, in its order", () => {
     const reference = (poseidonSmall as unknown as { roundConstants: bigint[][] }).roundConstants.flat()
     expect(reference).toHaveLength(273)
     expect(hadesRoundConstants()).toEqual(reference)
@@ -22,7 +22,10 @@ describe('hadesRoundConstants', () => {
 describe('poseidonHashManyFast', () => {
   it('equals @scure/starknet on random inputs of every length up to 60', () => {
     fc.assert(
-      fc.property(fc.array(felt, { maxLength: 60, size: 'max' }), (values) => poseidonHashManyFast(values) === poseidonHashMany(values)),
+      fc.property(
+        fc.array(felt, { maxLength: 60, size: 'max' }),
+        (values) => poseidonHashManyFast(values) === poseidonHashMany(values),
+      ),
       { numRuns: 300 },
     )
   })

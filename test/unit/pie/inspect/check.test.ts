@@ -9,7 +9,13 @@ import { poseidonHashMany } from '@scure/starknet'
 import { encodeAbiParameters, encodePacked, keccak256 } from 'viem'
 import { describe, expect, it } from 'vitest'
 import { FactMismatchError } from '../../../../src/core/errors.ts'
-import { assertQueryFacts, checkQueryFacts, compareQueryFacts, factMismatchError, type QueryFacts } from '../../../../src/pie/inspect/check.ts'
+import {
+  assertQueryFacts,
+  checkQueryFacts,
+  compareQueryFacts,
+  factMismatchError,
+  type QueryFacts,
+} from '../../../../src/pie/inspect/check.ts'
 import type { ProgramHashVariant } from '../../../../src/pie/hash/hash.ts'
 import type { PieInspection } from '../../../../src/pie/inspect/inspect.ts'
 import { EXAMPLE_PIE } from '../../../helpers/example-pie.ts'
@@ -40,8 +46,12 @@ const HASHES: Record<ProgramHashVariant, string> = {
   poseidon: '0x2c2a5f4d6e1b0e0f0c7b3a6d5e4f30211a0b9c8d7e6f5a4b3c2d1e0f1a2b3c4',
   blake: '0x6f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff',
 }
-const SHARP = Object.fromEntries(Object.entries(HASHES).map(([v, hash]) => [v, sharpFact(BigInt(hash), OUTPUT)])) as Record<ProgramHashVariant, string>
-const INTEGRITY = Object.fromEntries(Object.entries(HASHES).map(([v, hash]) => [v, integrityFact(BigInt(hash), OUTPUT)])) as Record<ProgramHashVariant, string>
+const SHARP = Object.fromEntries(
+  Object.entries(HASHES).map(([v, hash]) => [v, sharpFact(BigInt(hash), OUTPUT)]),
+) as Record<ProgramHashVariant, string>
+const INTEGRITY = Object.fromEntries(
+  Object.entries(HASHES).map(([v, hash]) => [v, integrityFact(BigInt(hash), OUTPUT)]),
+) as Record<ProgramHashVariant, string>
 
 /** The parts of an inspection the comparison reads; `reads` lists each program hash read, in order. */
 function inspection(): { inspection: PieInspection; reads: ProgramHashVariant[] } {
@@ -56,7 +66,11 @@ function inspection(): { inspection: PieInspection; reads: ProgramHashVariant[] 
       },
     })
   }
-  const partial = { programHashes, output: OUTPUT.map((word) => `0x${word.toString(16)}`), factTopology: { treeStructure: [1, 0], pageSizes: [2] } }
+  const partial = {
+    programHashes,
+    output: OUTPUT.map((word) => `0x${word.toString(16)}`),
+    factTopology: { treeStructure: [1, 0], pageSizes: [2] },
+  }
   return { inspection: partial as unknown as PieInspection, reads }
 }
 
@@ -69,21 +83,43 @@ describe('the independent fact helpers', () => {
   })
 })
 
-describe('compareQueryFacts with the service\'s program hash', () => {
+describe("compareQueryFacts with the service's program hash", () => {
   it('accepts the published vectors, whatever their case, leading zeros or base', () => {
     const upper = (hex: string) => `0X${hex.slice(2).toUpperCase()}`
     const padded = (hex: string) => `0x${hex.slice(2).padStart(64, '0')}`
-    const record = { programHash: upper(PUBLISHED.programHash), sharpFactHash: padded(PUBLISHED.sharpFact), integrityFactHash: BigInt(PUBLISHED.integrityFact).toString() }
-    expect(compare(record)).toEqual({ ok: true, programHashVariant: 'pedersen', mismatches: [], checked: ['programHash', 'sharpFactHash', 'integrityFactHash'] })
+    const record = {
+      programHash: upper(PUBLISHED.programHash),
+      sharpFactHash: padded(PUBLISHED.sharpFact),
+      integrityFactHash: BigInt(PUBLISHED.integrityFact).toString(),
+    }
+    expect(compare(record)).toEqual({
+      ok: true,
+      programHashVariant: 'pedersen',
+      mismatches: [],
+      checked: ['programHash', 'sharpFactHash', 'integrityFactHash'],
+    })
   })
 
   it.each(['poseidon', 'blake'] as const)('names the %s variant and judges the facts with its hash', (variant) => {
-    const record = { programHash: HASHES[variant], sharpFactHash: SHARP[variant], integrityFactHash: INTEGRITY[variant] }
-    expect(compare(record)).toEqual({ ok: true, programHashVariant: variant, mismatches: [], checked: ['programHash', 'sharpFactHash', 'integrityFactHash'] })
+    const record = {
+      programHash: HASHES[variant],
+      sharpFactHash: SHARP[variant],
+      integrityFactHash: INTEGRITY[variant],
+    }
+    expect(compare(record)).toEqual({
+      ok: true,
+      programHashVariant: variant,
+      mismatches: [],
+      checked: ['programHash', 'sharpFactHash', 'integrityFactHash'],
+    })
   })
 
   it('reports a fact that differs against the variant the program hash named, not Pedersen', () => {
-    const result = compare({ programHash: HASHES.poseidon, sharpFactHash: SHARP.pedersen, integrityFactHash: INTEGRITY.poseidon })
+    const result = compare({
+      programHash: HASHES.poseidon,
+      sharpFactHash: SHARP.pedersen,
+      integrityFactHash: INTEGRITY.poseidon,
+    })
     expect(result).toEqual({
       ok: false,
       programHashVariant: 'poseidon',
@@ -93,7 +129,11 @@ describe('compareQueryFacts with the service\'s program hash', () => {
   })
 
   it('reports a program hash that is none of the three as differing from the Pedersen one, and judges the facts with Pedersen', () => {
-    const result = compare({ programHash: '0x5', sharpFactHash: PUBLISHED.sharpFact, integrityFactHash: INTEGRITY.blake })
+    const result = compare({
+      programHash: '0x5',
+      sharpFactHash: PUBLISHED.sharpFact,
+      integrityFactHash: INTEGRITY.blake,
+    })
     expect(result).toEqual({
       ok: false,
       programHashVariant: null,
@@ -130,7 +170,7 @@ describe('compareQueryFacts with the service\'s program hash', () => {
   })
 })
 
-describe('compareQueryFacts without the service\'s program hash', () => {
+describe("compareQueryFacts without the service's program hash", () => {
   it.each([
     ['pedersen', 'sharpFactHash'],
     ['poseidon', 'sharpFactHash'],
@@ -140,7 +180,12 @@ describe('compareQueryFacts without the service\'s program hash', () => {
     ['blake', 'integrityFactHash'],
   ] as const)('accepts one %s fact (%s) and names the variant it fits', (variant, field) => {
     const value = field === 'sharpFactHash' ? SHARP[variant] : INTEGRITY[variant]
-    expect(compare({ programHash: null, [field]: value })).toEqual({ ok: true, programHashVariant: variant, mismatches: [], checked: [field] })
+    expect(compare({ programHash: null, [field]: value })).toEqual({
+      ok: true,
+      programHashVariant: variant,
+      mismatches: [],
+      checked: [field],
+    })
   })
 
   it('accepts both facts of one variant', () => {
@@ -152,7 +197,7 @@ describe('compareQueryFacts without the service\'s program hash', () => {
     })
   })
 
-  it('refuses facts of two different variants, each reported against Pedersen (SHARP\'s default)', () => {
+  it("refuses facts of two different variants, each reported against Pedersen (SHARP's default)", () => {
     expect(compare({ sharpFactHash: SHARP.poseidon, integrityFactHash: INTEGRITY.blake })).toEqual({
       ok: false,
       programHashVariant: null,
@@ -174,7 +219,12 @@ describe('compareQueryFacts without the service\'s program hash', () => {
   })
 
   it('names no variant and matches nothing when the record has no fact at all', () => {
-    expect(compare({ programHash: null, sharpFactHash: null, integrityFactHash: null })).toEqual({ ok: false, programHashVariant: null, mismatches: [], checked: [] })
+    expect(compare({ programHash: null, sharpFactHash: null, integrityFactHash: null })).toEqual({
+      ok: false,
+      programHashVariant: null,
+      mismatches: [],
+      checked: [],
+    })
     expect(compare({})).toEqual({ ok: false, programHashVariant: null, mismatches: [], checked: [] })
   })
 })
@@ -183,8 +233,17 @@ describe('checkQueryFacts and assertQueryFacts', () => {
   // The published Pedersen hash of the fibonacci program; its output is fib's [11, 89].
   const PROGRAM_HASH = '0x4f028ea2f2568d9b71509641f65cd3879482a371ab2a18d20ca7528d960dd45'
   const FIB_OUTPUT = [11n, 89n]
-  const record = { programHash: PROGRAM_HASH, sharpFactHash: sharpFact(BigInt(PROGRAM_HASH), FIB_OUTPUT), integrityFactHash: integrityFact(BigInt(PROGRAM_HASH), FIB_OUTPUT) }
-  const matched = { ok: true, programHashVariant: 'pedersen', mismatches: [], checked: ['programHash', 'sharpFactHash', 'integrityFactHash'] }
+  const record = {
+    programHash: PROGRAM_HASH,
+    sharpFactHash: sharpFact(BigInt(PROGRAM_HASH), FIB_OUTPUT),
+    integrityFactHash: integrityFact(BigInt(PROGRAM_HASH), FIB_OUTPUT),
+  }
+  const matched = {
+    ok: true,
+    programHashVariant: 'pedersen',
+    mismatches: [],
+    checked: ['programHash', 'sharpFactHash', 'integrityFactHash'],
+  }
 
   it('inspects a pie.zip given by path or as bytes', async () => {
     expect(await checkQueryFacts(record, EXAMPLE_PIE)).toEqual(matched)
@@ -202,14 +261,18 @@ describe('checkQueryFacts and assertQueryFacts', () => {
   it('passes its options to the inspection', async () => {
     const controller = new AbortController()
     controller.abort(new Error('stopped by the test'))
-    await expect(checkQueryFacts(record, EXAMPLE_PIE, { signal: controller.signal })).rejects.toThrow('stopped by the test')
+    await expect(checkQueryFacts(record, EXAMPLE_PIE, { signal: controller.signal })).rejects.toThrow(
+      'stopped by the test',
+    )
   })
 
   it('assertQueryFacts returns the result of a match and throws FactMismatchError otherwise', async () => {
     await expect(assertQueryFacts(record, EXAMPLE_PIE)).resolves.toEqual(matched)
-    const error = await assertQueryFacts({ ...record, sharpFactHash: '0x1' }, EXAMPLE_PIE).catch((caught: unknown) => caught)
+    const error = await assertQueryFacts({ ...record, sharpFactHash: '0x1' }, EXAMPLE_PIE).catch(
+      (caught: unknown) => caught,
+    )
     expect(error).toBeInstanceOf(FactMismatchError)
-    expect((error as FactMismatchError).shortMessage).toBe('The service\'s sharpFactHash differs from the PIE\'s')
+    expect((error as FactMismatchError).shortMessage).toBe("The service's sharpFactHash differs from the PIE's")
   })
 })
 
@@ -217,12 +280,19 @@ describe('factMismatchError', () => {
   it('says the service reported nothing to compare when nothing differs', () => {
     const error = factMismatchError({ ok: false, programHashVariant: null, mismatches: [], checked: [] })
     expect(error).toBeInstanceOf(FactMismatchError)
-    expect(error.message).toBe('The service reported no fact to compare with the PIE (sharpFactHash and integrityFactHash are null or absent)')
+    expect(error.message).toBe(
+      'The service reported no fact to compare with the PIE (sharpFactHash and integrityFactHash are null or absent)',
+    )
   })
 
   it('names the one field that differs, with both values', () => {
-    const error = factMismatchError({ ok: false, programHashVariant: 'pedersen', mismatches: [{ field: 'integrityFactHash', expected: '0xbb', actual: '0xaa' }], checked: ['integrityFactHash'] })
-    expect(error.shortMessage).toBe('The service\'s integrityFactHash differs from the PIE\'s')
+    const error = factMismatchError({
+      ok: false,
+      programHashVariant: 'pedersen',
+      mismatches: [{ field: 'integrityFactHash', expected: '0xbb', actual: '0xaa' }],
+      checked: ['integrityFactHash'],
+    })
+    expect(error.shortMessage).toBe("The service's integrityFactHash differs from the PIE's")
     expect(error.metaMessages).toEqual(['integrityFactHash: the service says 0xaa, the PIE gives 0xbb'])
   })
 
@@ -237,7 +307,7 @@ describe('factMismatchError', () => {
       checked: ['programHash', 'sharpFactHash'],
     })
     expect(error.message).toBe(
-      'The service\'s programHash and sharpFactHash differ from the PIE\'s\n\nprogramHash: the service says 0x2, the PIE gives 0x1\nsharpFactHash: the service says 0x4, the PIE gives 0x3',
+      "The service's programHash and sharpFactHash differ from the PIE's\n\nprogramHash: the service says 0x2, the PIE gives 0x1\nsharpFactHash: the service says 0x4, the PIE gives 0x3",
     )
   })
 })

@@ -15,7 +15,17 @@ import {
 } from '../../../../src/pie/index.ts'
 import { FIBONACCI_PROGRAM } from '../../../../src/pie/generate/generate.ts'
 import { encodePacked, keccak256 } from 'viem'
-import { decodeCells, encodeCells, exampleFiles, removeTempDirs, tempDir, text, unzipExample, writeDir, zipOf } from '../../../helpers/pie-fixtures.ts'
+import {
+  decodeCells,
+  encodeCells,
+  exampleFiles,
+  removeTempDirs,
+  tempDir,
+  text,
+  unzipExample,
+  writeDir,
+  zipOf,
+} from '../../../helpers/pie-fixtures.ts'
 import { EXAMPLE, EXAMPLE_PIE } from '../../../helpers/example-pie.ts'
 
 afterAll(removeTempDirs)
@@ -33,7 +43,11 @@ describe('inspectPie', () => {
       integrityFactHash: EXAMPLE.integrityFact,
       sha256: EXAMPLE.sha256,
     })
-    expect(inspection.sha256).toBe(createHash('sha256').update(await readFile(EXAMPLE_PIE)).digest('hex'))
+    expect(inspection.sha256).toBe(
+      createHash('sha256')
+        .update(await readFile(EXAMPLE_PIE))
+        .digest('hex'),
+    )
     expect(inspection.programHashes.pedersen).toBe(inspection.programHash)
     const words = inspection.output.map((word) => BigInt(word))
     expect(inspection.sharpFactHash).toBe(toHex(computeSharpFact(BigInt(inspection.programHash), words)))
@@ -44,7 +58,8 @@ describe('inspectPie', () => {
     const fromZip = await inspectPie(EXAMPLE_PIE, { sha256: false })
     const fromBytes = await inspectPie(await readFile(EXAMPLE_PIE), { sha256: false })
     const fromDir = await inspectPie(await unzipExample(), { sha256: false })
-    for (const other of [fromBytes, fromDir]) expect({ ...other, summary: undefined }).toEqual({ ...fromZip, summary: undefined })
+    for (const other of [fromBytes, fromDir])
+      expect({ ...other, summary: undefined }).toEqual({ ...fromZip, summary: undefined })
     expect(fromZip.sha256).toBeNull()
   })
 
@@ -71,7 +86,10 @@ describe('inspectPie', () => {
 
   it('uses output pages for the SHARP fact', async () => {
     const files = await exampleFiles()
-    files.set('additional_data.json', '{"output_builtin": {"pages": {"1": [1, 1]}, "attributes": {"gps_fact_topology": [2, 2]}}}')
+    files.set(
+      'additional_data.json',
+      '{"output_builtin": {"pages": {"1": [1, 1]}, "attributes": {"gps_fact_topology": [2, 2]}}}',
+    )
     const paged = await inspectPie(zipOf(files))
     expect(paged.factTopology).toEqual({ treeStructure: [2, 2], pageSizes: [1, 1] })
     const plain = await inspectPie(EXAMPLE_PIE)
@@ -87,12 +105,21 @@ describe('inspectPie', () => {
   // accept such pointers) and its SHARP fact must be built from the page tree.
   it('a PIE shaped like the Starknet OS: a pointer past its segment recorded size, output pages; valid, fact from the page tree', async () => {
     const files = await exampleFiles()
-    files.set('metadata.json', text(files.get('metadata.json') as Uint8Array).replace('"extra_segments": []', '"extra_segments": [{"index": 5, "size": 2}]'))
+    files.set(
+      'metadata.json',
+      text(files.get('metadata.json') as Uint8Array).replace(
+        '"extra_segments": []',
+        '"extra_segments": [{"index": 5, "size": 2}]',
+      ),
+    )
     const cells = decodeCells(files.get('memory.bin') as Uint8Array)
     cells.find((cell) => cell.segment === 1 && cell.offset === 5)!.value = { segment: 5, offset: 7 }
     cells.push({ segment: 5, offset: 0, value: 3n }, { segment: 5, offset: 1, value: { segment: 5, offset: 6 } })
     files.set('memory.bin', encodeCells(cells))
-    files.set('additional_data.json', '{"output_builtin": {"pages": {"1": [1, 1]}, "attributes": {"gps_fact_topology": [2, 1, 0, 2]}}}')
+    files.set(
+      'additional_data.json',
+      '{"output_builtin": {"pages": {"1": [1, 1]}, "attributes": {"gps_fact_topology": [2, 1, 0, 2]}}}',
+    )
 
     for (const input of [zipOf(files), await writeDir(await tempDir(), files)]) {
       const inspection = await inspectPie(input, { sha256: false })
@@ -112,7 +139,10 @@ describe('inspectPie', () => {
 
   it('throws InvalidPieError for an invalid PIE', async () => {
     const files = await exampleFiles()
-    files.set('execution_resources.json', text(files.get('execution_resources.json') as Uint8Array).replace('"n_steps": 73', '"n_steps": 0'))
+    files.set(
+      'execution_resources.json',
+      text(files.get('execution_resources.json') as Uint8Array).replace('"n_steps": 73', '"n_steps": 0'),
+    )
     await expect(inspectPie(zipOf(files))).rejects.toBeInstanceOf(InvalidPieError)
   })
 })
@@ -124,10 +154,19 @@ describe('checkQueryFacts', () => {
     const inspection = await inspectPie(pie)
     const upper = (hex: string) => `0X${'0'.repeat(3)}${hex.slice(2).toUpperCase()}`
     const result = await checkQueryFacts(
-      { programHash: upper(inspection.programHash), sharpFactHash: upper(inspection.sharpFactHash), integrityFactHash: inspection.integrityFactHash },
+      {
+        programHash: upper(inspection.programHash),
+        sharpFactHash: upper(inspection.sharpFactHash),
+        integrityFactHash: inspection.integrityFactHash,
+      },
       pie,
     )
-    expect(result).toEqual({ ok: true, programHashVariant: 'pedersen', mismatches: [], checked: ['programHash', 'sharpFactHash', 'integrityFactHash'] })
+    expect(result).toEqual({
+      ok: true,
+      programHashVariant: 'pedersen',
+      mismatches: [],
+      checked: ['programHash', 'sharpFactHash', 'integrityFactHash'],
+    })
   })
 
   it('recognises a Poseidon program hash and checks the facts with it', async () => {
@@ -151,12 +190,20 @@ describe('checkQueryFacts', () => {
   it('recognises a Blake program hash', async () => {
     const inspection = await inspectPie(pie)
     // The program hash alone binds no output: it is recognised, but the check is not ok.
-    expect(await checkQueryFacts({ programHash: inspection.programHashes.blake }, inspection)).toMatchObject({ ok: false, programHashVariant: 'blake', mismatches: [], checked: ['programHash'] })
+    expect(await checkQueryFacts({ programHash: inspection.programHashes.blake }, inspection)).toMatchObject({
+      ok: false,
+      programHashVariant: 'blake',
+      mismatches: [],
+      checked: ['programHash'],
+    })
   })
 
   it('skips null fields and reports each mismatch', async () => {
     const inspection = await inspectPie(pie)
-    const result = await checkQueryFacts({ programHash: inspection.programHash, sharpFactHash: '0x1234', integrityFactHash: null }, pie)
+    const result = await checkQueryFacts(
+      { programHash: inspection.programHash, sharpFactHash: '0x1234', integrityFactHash: null },
+      pie,
+    )
     expect(result).toEqual({
       ok: false,
       programHashVariant: 'pedersen',
@@ -166,7 +213,10 @@ describe('checkQueryFacts', () => {
     const none = await checkQueryFacts({ programHash: null, sharpFactHash: null, integrityFactHash: null }, inspection)
     // Nothing compared is not a match.
     expect(none).toEqual({ ok: false, programHashVariant: null, mismatches: [], checked: [] })
-    const programOnly = await checkQueryFacts({ programHash: inspection.programHash, sharpFactHash: null, integrityFactHash: null }, inspection)
+    const programOnly = await checkQueryFacts(
+      { programHash: inspection.programHash, sharpFactHash: null, integrityFactHash: null },
+      inspection,
+    )
     expect(programOnly).toEqual({ ok: false, programHashVariant: 'pedersen', mismatches: [], checked: ['programHash'] })
   })
 
@@ -179,13 +229,19 @@ describe('checkQueryFacts', () => {
 
   it('assertQueryFacts throws FactMismatchError naming the fact that differs', async () => {
     const inspection = await inspectPie(pie)
-    const error = await assertQueryFacts({ integrityFactHash: 'not hex' }, inspection).catch((caught: unknown) => caught)
+    const error = await assertQueryFacts({ integrityFactHash: 'not hex' }, inspection).catch(
+      (caught: unknown) => caught,
+    )
     expect(error).toBeInstanceOf(FactMismatchError)
     expect((error as Error).message).toMatch(/integrityFactHash differs/)
     expect((error as Error).message).toContain(`the PIE gives ${inspection.integrityFactHash}`)
-    await expect(assertQueryFacts({ programHash: inspection.programHash, sharpFactHash: inspection.sharpFactHash }, inspection)).resolves.toMatchObject({ ok: true })
+    await expect(
+      assertQueryFacts({ programHash: inspection.programHash, sharpFactHash: inspection.sharpFactHash }, inspection),
+    ).resolves.toMatchObject({ ok: true })
     // A record with no fact that binds the output is refused too, saying so.
-    const none = await assertQueryFacts({ programHash: inspection.programHash }, inspection).catch((caught: unknown) => caught)
+    const none = await assertQueryFacts({ programHash: inspection.programHash }, inspection).catch(
+      (caught: unknown) => caught,
+    )
     expect(none).toBeInstanceOf(FactMismatchError)
     expect((none as Error).message).toMatch(/no fact to compare/)
   })

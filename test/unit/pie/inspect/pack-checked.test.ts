@@ -58,7 +58,9 @@ describe('packChecked: one reading of the directory packs and validates it', () 
     expect(await readdir(first.folder)).toEqual(['pie.zip'])
 
     const second = await withGoodZip()
-    await expect(packChecked(EXAMPLE_DIR, second.out, { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(AbortedError)
+    await expect(packChecked(EXAMPLE_DIR, second.out, { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(
+      AbortedError,
+    )
     expect(await readdir(second.folder)).toEqual(['pie.zip'])
   })
 })

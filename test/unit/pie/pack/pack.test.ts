@@ -6,7 +6,16 @@ import { canonicalZipDigest, inspectPie, packPie, validatePie } from '../../../.
 import { readZipDirectory } from '../../../../src/pie/read/zip-directory.ts'
 import { bytesSource } from '../../../../src/pie/read/zip.ts'
 import { generatePie } from '../../../../src/pie/generate/generate.ts'
-import { execFileAsync, PIE_ENTRY_ORDER as ORDER, pythonEntries, readZipFiles, removeTempDirs, tempDir, unzipExample, writeDir } from '../../../helpers/pie-fixtures.ts'
+import {
+  execFileAsync,
+  PIE_ENTRY_ORDER as ORDER,
+  pythonEntries,
+  readZipFiles,
+  removeTempDirs,
+  tempDir,
+  unzipExample,
+  writeDir,
+} from '../../../helpers/pie-fixtures.ts'
 import { EXAMPLE_PIE, generatedPie } from '../../../helpers/example-pie.ts'
 
 const writeDirFrom = async (files: Map<string, Uint8Array>) => writeDir(await tempDir(), new Map(files))
@@ -31,33 +40,40 @@ function expectSameBytes(actual: Uint8Array, expected: Uint8Array): void {
   expect.fail(`the bytes differ first at offset ${at}: ${actual[at]} where ${expected[at]} was expected`)
 }
 describe('packPie on the example and generated PIEs', () => {
-  it.each(['the example', 'a generated PIE'])('%s: repacks into a canonical zip Python, unzip and our validator accept', async (which) => {
-    const source = which === 'the example' ? EXAMPLE_PIE : (await generatedPie({ seed: 3, memoryBytes: 256 * 1024 })).zip
-    const dir = await writeDirFrom(await readZipFiles(source))
-    const out = join(await tempDir(), 'pie.zip')
-    const packed = await packPie(dir, out)
-    expect(packed.path).toBe(out)
-    expect(packed.entries.map((e) => e.name)).toEqual(ORDER)
-    const bytes = await readFile(out)
-    expect(bytes.subarray(0, 2).toString()).toBe('PK')
-    expect(packed.sizeBytes).toBe(bytes.length)
-    expect(packed.sha256).toBe(createHash('sha256').update(bytes).digest('hex'))
+  it.each(['the example', 'a generated PIE'])(
+    '%s: repacks into a canonical zip Python, unzip and our validator accept',
+    async (which) => {
+      const source =
+        which === 'the example' ? EXAMPLE_PIE : (await generatedPie({ seed: 3, memoryBytes: 256 * 1024 })).zip
+      const dir = await writeDirFrom(await readZipFiles(source))
+      const out = join(await tempDir(), 'pie.zip')
+      const packed = await packPie(dir, out)
+      expect(packed.path).toBe(out)
+      expect(packed.entries.map((e) => e.name)).toEqual(ORDER)
+      const bytes = await readFile(out)
+      expect(bytes.subarray(0, 2).toString()).toBe('PK')
+      expect(packed.sizeBytes).toBe(bytes.length)
+      expect(packed.sha256).toBe(createHash('sha256').update(bytes).digest('hex'))
 
-    const original = await readZipFiles(source)
-    const python = await pythonEntries(out)
-    expect(python.map((e) => e.name)).toEqual(ORDER)
-    for (const entry of python) {
-      expect(entry.method).toBe(8)
-      expect(entry.date).toEqual([1980, 1, 1, 0, 0, 0])
-      expect(entry.sha256).toBe(sha256(original.get(entry.name)!))
-    }
-    const { stdout } = await execFileAsync('unzip', ['-t', out])
-    expect(stdout).toMatch(/No errors detected/)
-    expect((await validatePie(out)).problems).toEqual([])
+      const original = await readZipFiles(source)
+      const python = await pythonEntries(out)
+      expect(python.map((e) => e.name)).toEqual(ORDER)
+      for (const entry of python) {
+        expect(entry.method).toBe(8)
+        expect(entry.date).toEqual([1980, 1, 1, 0, 0, 0])
+        expect(entry.sha256).toBe(sha256(original.get(entry.name)!))
+      }
+      const { stdout } = await execFileAsync('unzip', ['-t', out])
+      expect(stdout).toMatch(/No errors detected/)
+      expect((await validatePie(out)).problems).toEqual([])
 
-    const [before, after] = await Promise.all([inspectPie(source, { sha256: false }), inspectPie(out, { sha256: false })])
-    expect({ ...after, summary: undefined }).toEqual({ ...before, summary: undefined })
-  })
+      const [before, after] = await Promise.all([
+        inspectPie(source, { sha256: false }),
+        inspectPie(out, { sha256: false }),
+      ])
+      expect({ ...after, summary: undefined }).toEqual({ ...before, summary: undefined })
+    },
+  )
 
   it('compresses blocks to the same bytes inline and on workers', async () => {
     const data = await readFile(join(await unzipExample(), 'memory.bin'))
@@ -115,7 +131,10 @@ describe('packPie on the example and generated PIEs', () => {
       const random = (await sized.compress(0, block, true)).data
       expect(random.length).toBeGreaterThan(zeros[1]!.buffer.byteLength)
       expect(random.buffer.byteLength).toBe(random.length)
-      expectSameBytes(zlib.inflateRawSync(Buffer.concat([...zeros, random])), Buffer.concat([Buffer.alloc(2 * block), noise]))
+      expectSameBytes(
+        zlib.inflateRawSync(Buffer.concat([...zeros, random])),
+        Buffer.concat([Buffer.alloc(2 * block), noise]),
+      )
     } finally {
       await sized.close()
     }
@@ -179,7 +198,8 @@ describe('packPie on the example and generated PIEs', () => {
       const bytes = await readFile(out)
       expect(Buffer.concat(written).equals(bytes)).toBe(true)
       expect(packed.sha256).toBe(sha256(bytes))
-      for (const name of ORDER) expect(Buffer.concat(read.get(name)!).equals(await readFile(join(dir, name)))).toBe(true)
+      for (const name of ORDER)
+        expect(Buffer.concat(read.get(name)!).equals(await readFile(join(dir, name)))).toBe(true)
 
       // memory.bin is 12 blocks (more than 4): general purpose bit 3, zeros in the local header,
       // then a signed descriptor; the small entries carry their values in the local header.
@@ -191,7 +211,8 @@ describe('packPie on the example and generated PIEs', () => {
         expect(bytes.readUInt16LE(local + 6) & 0x0008, entry.name).toBe(streamed ? 0x0008 : 0)
         expect(bytes.readUInt32LE(local + 14), entry.name).toBe(streamed ? 0 : entry.crc32)
         if (!streamed) continue
-        const after = local + 30 + bytes.readUInt16LE(local + 26) + bytes.readUInt16LE(local + 28) + entry.compressedSize
+        const after =
+          local + 30 + bytes.readUInt16LE(local + 26) + bytes.readUInt16LE(local + 28) + entry.compressedSize
         expect(bytes.readUInt32LE(after)).toBe(0x08074b50)
         expect(bytes.readUInt32LE(after + 4)).toBe(entry.crc32)
         const sizes = forceZip64
@@ -209,7 +230,8 @@ describe('packPie on the example and generated PIEs', () => {
 
   it('copies JSON bytes exactly, never re-serialising them', async () => {
     const dir = await unzipExample()
-    const weird = '{"program": {"prime": 3618502788666131213697322783095070105623107215331596699973092056135872020481,   "x":1}}\n'
+    const weird =
+      '{"program": {"prime": 3618502788666131213697322783095070105623107215331596699973092056135872020481,   "x":1}}\n'
     await writeFile(join(dir, 'metadata.json'), weird)
     const out = join(await tempDir(), 'pie.zip')
     await packPie(dir, out)
@@ -274,7 +296,11 @@ describe('packPie writes atomically', () => {
     const controller = new AbortController()
     // Aborted as soon as the packer has created its temporary file (an event, not a fixed delay).
     const watcher = watch(folder, () => controller.abort(new Error('stop')))
-    const packing = packPie(dir, join(folder, 'pie.zip'), { signal: controller.signal, blockSize: 64 * 1024, workers: 2 })
+    const packing = packPie(dir, join(folder, 'pie.zip'), {
+      signal: controller.signal,
+      blockSize: 64 * 1024,
+      workers: 2,
+    })
     const error = await packing.catch((caught: unknown) => caught)
     watcher.close()
     expect(error).toBeInstanceOf(AbortedError)
@@ -283,7 +309,9 @@ describe('packPie writes atomically', () => {
 
   it('refuses an already-aborted signal and a directory as output', async () => {
     const dir = await unzipExample()
-    await expect(packPie(dir, join(await tempDir(), 'x.zip'), { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(AbortedError)
+    await expect(packPie(dir, join(await tempDir(), 'x.zip'), { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(
+      AbortedError,
+    )
     await expect(packPie(dir, await tempDir())).rejects.toThrow(/is a directory/)
   })
 

@@ -5,7 +5,17 @@ import { packPie } from '../../../../src/pie/pack/pack.ts'
 import { ZipFormatError, bytesSource, openFileSource, readZipEntry } from '../../../../src/pie/read/zip.ts'
 import { readZipDirectory } from '../../../../src/pie/read/zip-directory.ts'
 import { deflateBound, needsZip64 } from '../../../../src/pie/pack/zip-writer.ts'
-import { buildZip, collect, execFileAsync, pythonRead, readZipFiles, removeTempDirs, tempDir, unzipExample, writeDir } from '../../../helpers/pie-fixtures.ts'
+import {
+  buildZip,
+  collect,
+  execFileAsync,
+  pythonRead,
+  readZipFiles,
+  removeTempDirs,
+  tempDir,
+  unzipExample,
+  writeDir,
+} from '../../../helpers/pie-fixtures.ts'
 import { EXAMPLE_PIE, generatedPie } from '../../../helpers/example-pie.ts'
 
 afterAll(removeTempDirs)
@@ -17,7 +27,9 @@ describe('zip reader', () => {
     try {
       const { entries } = await readZipDirectory(source)
       const python = await pythonRead(path)
-      expect(entries.map((e) => [e.name, e.method, e.uncompressedSize])).toEqual(python.map((p) => [p.name, p.method, p.size]))
+      expect(entries.map((e) => [e.name, e.method, e.uncompressedSize])).toEqual(
+        python.map((p) => [p.name, p.method, p.size]),
+      )
       for (const [i, entry] of entries.entries()) {
         expect((await collect(readZipEntry(source, entry))).toString('hex')).toBe(python[i]!.data)
       }
@@ -41,7 +53,10 @@ describe('zip reader', () => {
     const truncated = Buffer.from(zip)
     truncated.writeUInt32LE(3, zip.length - 22 - 51 + 20)
     const cut = (await readZipDirectory(bytesSource(truncated))).entries[0]!
-    await expect(collect(readZipEntry(bytesSource(truncated), cut))).rejects.toMatchObject({ reason: 'cairo-lang', message: expect.stringMatching(/CRC-32 mismatch/) })
+    await expect(collect(readZipEntry(bytesSource(truncated), cut))).rejects.toMatchObject({
+      reason: 'cairo-lang',
+      message: expect.stringMatching(/CRC-32 mismatch/),
+    })
   })
 })
 
@@ -104,15 +119,24 @@ describe('one reading of the zip, or a refusal (issue 40)', async () => {
     change(model)
     return Uint8Array.from(writeZip(model).bytes)
   }
-  const reasons = async (zip: Uint8Array) => (await validatePie(zip)).refusals.map((r) => [r.reason, r.problem.replace(/ \[.*\]$/, '')])
+  const reasons = async (zip: Uint8Array) =>
+    (await validatePie(zip)).refusals.map((r) => [r.reason, r.problem.replace(/ \[.*\]$/, '')])
 
-  it('refuses a second metadata.json past the end record\'s count, which Python reads and the zip crate does not, and inspect hashes no program', async () => {
+  it("refuses a second metadata.json past the end record's count, which Python reads and the zip crate does not, and inspect hashes no program", async () => {
     const zip = variant((m) => {
       const metadata = m.entries[0]!
-      const text = zlib.inflateRawSync(metadata.data).toString('latin1').replace(/"data": \[(\d+)/, (_, w: string) => `"data": [${BigInt(w) + 1n}`)
+      const text = zlib
+        .inflateRawSync(metadata.data)
+        .toString('latin1')
+        .replace(/"data": \[(\d+)/, (_, w: string) => `"data": [${BigInt(w) + 1n}`)
       const body = new Uint8Array(zlib.deflateRawSync(Buffer.from(text, 'latin1')))
       const crc = zlib.crc32(Buffer.from(text, 'latin1'))
-      m.entries.push({ ...metadata, data: body, local: { ...metadata.local, crc, csize: body.length, usize: text.length }, central: { ...metadata.central, crc, csize: body.length, usize: text.length } })
+      m.entries.push({
+        ...metadata,
+        data: body,
+        local: { ...metadata.local, crc, csize: body.length, usize: text.length },
+        central: { ...metadata.central, crc, csize: body.length, usize: text.length },
+      })
       m.pinned.add('entries').add('entriesOnDisk')
       m.records.push(m.entries.length - 1)
     })
@@ -126,44 +150,78 @@ describe('one reading of the zip, or a refusal (issue 40)', async () => {
   })
 
   it.each([
-    ['bytes after the end record', (m: ReturnType<typeof parseZip>) => (m.suffix = Uint8Array.of(1, 2, 3)), 'ambiguous-container', /3 bytes follow the end record/],
-    ['a stub starting with "PK" before the zip', (m: ReturnType<typeof parseZip>) => (m.prefix = Uint8Array.of(0x50, 0x4b, 0, 0)), 'ambiguous-container', /bytes 0-4 before entry "metadata\.json" belong to no entry/],
-    ['a non-zero disk number', (m: ReturnType<typeof parseZip>) => (m.end.disk = 1), 'ambiguous-container', /disk number 1/],
-    ['version needed 6.4 (Python refuses it)', (m: ReturnType<typeof parseZip>) => (m.entries[2]!.central.version = 64), 'cairo-lang', /needs zip version 6\.4 to extract/],
-    ['a directory size larger than its records (Python reads from before them)', (m: ReturnType<typeof parseZip>) => (m.pinned.add('size'), (m.end.size = 400)), 'cairo-lang', /bad signature for a central directory record/],
+    [
+      'bytes after the end record',
+      (m: ReturnType<typeof parseZip>) => (m.suffix = Uint8Array.of(1, 2, 3)),
+      'ambiguous-container',
+      /3 bytes follow the end record/,
+    ],
+    [
+      'a stub starting with "PK" before the zip',
+      (m: ReturnType<typeof parseZip>) => (m.prefix = Uint8Array.of(0x50, 0x4b, 0, 0)),
+      'ambiguous-container',
+      /bytes 0-4 before entry "metadata\.json" belong to no entry/,
+    ],
+    [
+      'a non-zero disk number',
+      (m: ReturnType<typeof parseZip>) => (m.end.disk = 1),
+      'ambiguous-container',
+      /disk number 1/,
+    ],
+    [
+      'version needed 6.4 (Python refuses it)',
+      (m: ReturnType<typeof parseZip>) => (m.entries[2]!.central.version = 64),
+      'cairo-lang',
+      /needs zip version 6\.4 to extract/,
+    ],
+    [
+      'a directory size larger than its records (Python reads from before them)',
+      (m: ReturnType<typeof parseZip>) => (m.pinned.add('size'), (m.end.size = 400)),
+      'cairo-lang',
+      /bad signature for a central directory record/,
+    ],
   ])('refuses %s, for its true reason', async (_, change, reason, message) => {
     const refusals = (await validatePie(variant(change))).refusals
-    expect(refusals.some((r) => r.reason === reason && message.test(r.problem)), JSON.stringify(refusals, null, 1)).toBe(true)
+    expect(
+      refusals.some((r) => r.reason === reason && message.test(r.problem)),
+      JSON.stringify(refusals, null, 1),
+    ).toBe(true)
     if (reason === 'ambiguous-container') expect(refusals.map((r) => r.reason)).not.toContain('cairo-lang')
   })
 
   it.each([
-    ['ZIP64 markers and fields in every local header (Rust\'s zip crate, large_file)', (m: ReturnType<typeof parseZip>) => {
-      for (const e of m.entries) {
-        const extra = new Uint8Array(20)
-        const dv = new DataView(extra.buffer)
-        dv.setUint16(0, 1, true)
-        dv.setUint16(2, 16, true)
-        dv.setBigUint64(4, BigInt(e.local.usize!), true)
-        dv.setBigUint64(12, BigInt(e.local.csize!), true)
-        e.localExtra = extra
-        e.local.usize = 0xffffffff
-        e.local.csize = 0xffffffff
-      }
-    }],
-    ['data descriptors, with and without their signature (a writer on a pipe)', (m: ReturnType<typeof parseZip>) => {
-      for (const [i, e] of m.entries.entries()) {
-        const d = new Uint8Array(16)
-        const dv = new DataView(d.buffer)
-        dv.setUint32(0, 0x08074b50, true)
-        dv.setUint32(4, e.central.crc!, true)
-        dv.setUint32(8, e.central.csize!, true)
-        dv.setUint32(12, e.central.usize!, true)
-        e.descriptor = i % 2 ? d : d.subarray(4)
-        e.local = { ...e.local, flags: 8, crc: 0, csize: 0, usize: 0 }
-        e.central = { ...e.central, flags: 8 }
-      }
-    }],
+    [
+      "ZIP64 markers and fields in every local header (Rust's zip crate, large_file)",
+      (m: ReturnType<typeof parseZip>) => {
+        for (const e of m.entries) {
+          const extra = new Uint8Array(20)
+          const dv = new DataView(extra.buffer)
+          dv.setUint16(0, 1, true)
+          dv.setUint16(2, 16, true)
+          dv.setBigUint64(4, BigInt(e.local.usize!), true)
+          dv.setBigUint64(12, BigInt(e.local.csize!), true)
+          e.localExtra = extra
+          e.local.usize = 0xffffffff
+          e.local.csize = 0xffffffff
+        }
+      },
+    ],
+    [
+      'data descriptors, with and without their signature (a writer on a pipe)',
+      (m: ReturnType<typeof parseZip>) => {
+        for (const [i, e] of m.entries.entries()) {
+          const d = new Uint8Array(16)
+          const dv = new DataView(d.buffer)
+          dv.setUint32(0, 0x08074b50, true)
+          dv.setUint32(4, e.central.crc!, true)
+          dv.setUint32(8, e.central.csize!, true)
+          dv.setUint32(12, e.central.usize!, true)
+          e.descriptor = i % 2 ? d : d.subarray(4)
+          e.local = { ...e.local, flags: 8, crc: 0, csize: 0, usize: 0 }
+          e.central = { ...e.central, flags: 8 }
+        }
+      },
+    ],
     ['ZIP64 end records', (m: ReturnType<typeof parseZip>) => (m.zip64 = true)],
   ])('keeps valid what writers emit: %s', async (_, change) => {
     expect((await validatePie(variant(change))).problems).toEqual([])

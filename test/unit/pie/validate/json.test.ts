@@ -57,14 +57,22 @@ describe('exact JSON reader', () => {
 
   it("refuses an integer of more than 4,300 digits as Python's json does, and reads a longer float", () => {
     expect(parseJson(`[${'9'.repeat(4300)}, -${'9'.repeat(4300)}]`)).toEqual([10n ** 4300n - 1n, 1n - 10n ** 4300n])
-    expect(() => parseJson(`{"n": ${'9'.repeat(4301)}}`)).toThrow(/an integer of 4301 digits; Python's json reads integers of at most 4300 digits at character 6/)
+    expect(() => parseJson(`{"n": ${'9'.repeat(4301)}}`)).toThrow(
+      /an integer of 4301 digits; Python's json reads integers of at most 4300 digits at character 6/,
+    )
     expect(parseJson(`0.${'1'.repeat(5000)}`)).toBeCloseTo(0.111)
   })
 
   it('reads NaN and Infinity (as Python does) only for a caller that hears of them', () => {
     expect(() => parseJson('[NaN]')).toThrow(JsonSyntaxError)
     const heard: [string, number][] = []
-    expect(parseJson('[NaN, Infinity, -Infinity]', {}, { onNonFinite: (literal, at) => heard.push([literal, at]) })).toEqual([Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY])
-    expect(heard).toEqual([['NaN', 1], ['Infinity', 6], ['-Infinity', 16]])
+    expect(
+      parseJson('[NaN, Infinity, -Infinity]', {}, { onNonFinite: (literal, at) => heard.push([literal, at]) }),
+    ).toEqual([Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY])
+    expect(heard).toEqual([
+      ['NaN', 1],
+      ['Infinity', 6],
+      ['-Infinity', 16],
+    ])
   })
 })

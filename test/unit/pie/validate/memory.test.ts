@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest'
-import { CELL_SIZE, CellScanner, SeenCells, addressOffset, addressSegment, cellValue, isPointer, pointerOffset, pointerSegment, writeCell } from '../../../../src/pie/validate/memory.ts'
+import {
+  CELL_SIZE,
+  CellScanner,
+  SeenCells,
+  addressOffset,
+  addressSegment,
+  cellValue,
+  isPointer,
+  pointerOffset,
+  pointerSegment,
+  writeCell,
+} from '../../../../src/pie/validate/memory.ts'
 
 describe('memory cells', () => {
   const cells = new Uint8Array(3 * CELL_SIZE)
@@ -16,7 +27,11 @@ describe('memory cells', () => {
     expect(isPointer(view, 40)).toBe(true)
     expect([pointerSegment(view, 40), pointerOffset(view, 40)]).toEqual([1, 99])
     expect(view.getBigUint64(40, true)).toBe((1n << 63n) + 7n * (1n << 47n) + (1n << 40n) + 3n)
-    expect([addressSegment(view, 80), pointerSegment(view, 80), pointerOffset(view, 80)]).toEqual([65535, 65535, 2 ** 47 - 1])
+    expect([addressSegment(view, 80), pointerSegment(view, 80), pointerOffset(view, 80)]).toEqual([
+      65535,
+      65535,
+      2 ** 47 - 1,
+    ])
   })
 
   it("decodes a pointer as cairo-lang's RelocatableValue.from_bytes and cairo-vm do: bits 63 to 254 ignored", () => {

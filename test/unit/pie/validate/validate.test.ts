@@ -98,18 +98,33 @@ describe('valid PIEs', () => {
   // ignore bits 63 to 254), and keys in version.json besides "cairo_pie" (cairo-lang never reads
   // the file, cairo-vm's serde skips unknown keys).
   it('accepts an address written twice with the same value, and names the cell written with another', async () => {
-    const same = editCells(await exampleFiles(), (cells) => [...cells, { ...cells.find((c) => c.segment === 1 && c.offset === 10)! }, { ...cells.find((c) => c.segment === 2 && c.offset === 1)! }])
+    const same = editCells(await exampleFiles(), (cells) => [
+      ...cells,
+      { ...cells.find((c) => c.segment === 1 && c.offset === 10)! },
+      { ...cells.find((c) => c.segment === 2 && c.offset === 1)! },
+    ])
     for (const input of [zipOf(same), await writeDir(await tempDir(), same)]) {
       expect(await validatePie(input)).toMatchObject({ valid: true, problems: [] })
     }
-    const other = editCells(await exampleFiles(), (cells) => [...cells, { ...cells.find((c) => c.segment === 1 && c.offset === 10)! }, { segment: 1, offset: 10, value: 12345n }])
+    const other = editCells(await exampleFiles(), (cells) => [
+      ...cells,
+      { ...cells.find((c) => c.segment === 1 && c.offset === 10)! },
+      { segment: 1, offset: 10, value: 12345n },
+    ])
     expect((await validatePie(zipOf(other))).refusals).toEqual([
-      { problem: expect.stringMatching(/^memory\.bin: cell at byte 4120 writes address \(1, 10\) again with another value; .* \[ambiguous: /), reason: 'ambiguous' },
+      {
+        problem: expect.stringMatching(
+          /^memory\.bin: cell at byte 4120 writes address \(1, 10\) again with another value; .* \[ambiguous: /,
+        ),
+        reason: 'ambiguous',
+      },
     ])
   })
 
   it('accepts a pointer with junk above its segment bits, and version.json with extra keys', async () => {
-    const files = editCells(await exampleFiles(), (cells) => setCell(cells, 1, 5, (1n << 255n) | (1n << 254n) | (1n << 100n) | (1n << 63n) | (2n << 47n) | 1n))
+    const files = editCells(await exampleFiles(), (cells) =>
+      setCell(cells, 1, 5, (1n << 255n) | (1n << 254n) | (1n << 100n) | (1n << 63n) | (2n << 47n) | 1n),
+    )
     files.set('version.json', '{"cairo_pie": "1.1", "note": "x"}')
     for (const input of [zipOf(files), await writeDir(await tempDir(), files)]) {
       expect(await validatePie(input)).toMatchObject({ valid: true, problems: [], refusals: [] })
@@ -121,11 +136,36 @@ describe('valid PIEs', () => {
 // refused, saying cairo-lang refuses it, with that reason per problem in `refusals`.
 describe('what cairo-lang refuses and cairo-vm loads', () => {
   it.each([
-    ['an unknown key at the top of metadata.json', 'metadata.json', (t: string) => t.replace('{', '{"extra": 1, '), /metadata\.json: the top level has unknown key "extra"; cairo-lang's schema allows only program, /],
-    ['an unknown key in execution_resources.json', 'execution_resources.json', (t: string) => t.replace('{', '{"n_steps_extra": 1, '), /execution_resources\.json: the top level has unknown key "n_steps_extra"/],
-    ['an unknown key inside program', 'metadata.json', (t: string) => t.replace('"program": {', '"program": {"hints": {}, '), /metadata\.json: program has unknown key "hints"; cairo-lang's schema allows only data, builtins, main, prime/],
-    ['an unknown key inside a segment entry', 'metadata.json', (t: string) => t.replace('"program_segment": {', '"program_segment": {"name": "p", '), /metadata\.json: program_segment has unknown key "name"; cairo-lang's schema allows only index, size/],
-    ['non-ASCII bytes in additional_data.json', 'additional_data.json', (t: string) => t.replace('{', '{"pedersen_builtin": [], "\u00e9": 1, ').replace('"\u00e9"', '"é"'), /additional_data\.json: byte \d+ is 0xc3, not ASCII; cairo-lang reads a PIE's JSON files as ASCII/],
+    [
+      'an unknown key at the top of metadata.json',
+      'metadata.json',
+      (t: string) => t.replace('{', '{"extra": 1, '),
+      /metadata\.json: the top level has unknown key "extra"; cairo-lang's schema allows only program, /,
+    ],
+    [
+      'an unknown key in execution_resources.json',
+      'execution_resources.json',
+      (t: string) => t.replace('{', '{"n_steps_extra": 1, '),
+      /execution_resources\.json: the top level has unknown key "n_steps_extra"/,
+    ],
+    [
+      'an unknown key inside program',
+      'metadata.json',
+      (t: string) => t.replace('"program": {', '"program": {"hints": {}, '),
+      /metadata\.json: program has unknown key "hints"; cairo-lang's schema allows only data, builtins, main, prime/,
+    ],
+    [
+      'an unknown key inside a segment entry',
+      'metadata.json',
+      (t: string) => t.replace('"program_segment": {', '"program_segment": {"name": "p", '),
+      /metadata\.json: program_segment has unknown key "name"; cairo-lang's schema allows only index, size/,
+    ],
+    [
+      'non-ASCII bytes in additional_data.json',
+      'additional_data.json',
+      (t: string) => t.replace('{', '{"pedersen_builtin": [], "\u00e9": 1, ').replace('"\u00e9"', '"é"'),
+      /additional_data\.json: byte \d+ is 0xc3, not ASCII; cairo-lang reads a PIE's JSON files as ASCII/,
+    ],
   ])('%s', async (_name, file, change, rule) => {
     const files = edit(await exampleFiles(), file, change)
     const result = await validatePie(zipOf(files))
@@ -139,18 +179,58 @@ describe('what cairo-lang refuses and cairo-vm loads', () => {
 // What cairo-lang loads but the project refuses, each with its reason (docs/pie-validation.md).
 describe('stricter than cairo-lang, each with its reason', () => {
   it.each([
-    ['n_steps as 72.0', 'execution_resources.json', (t: string) => t.replace('"n_steps": 73', '"n_steps": 73.0'), 'cairo-vm'],
-    ['a segment size as a string', 'metadata.json', (t: string) => t.replace('"ret_fp_segment": {"index": 3, "size": 0}', '"ret_fp_segment": {"index": 3, "size": "0"}'), 'cairo-vm'],
-    ['another prime (2^255 - 19, above every word)', 'metadata.json', (t: string) => t.replace(/"prime": \d+/, '"prime": 57896044618658097711785492504343953926634992332820282019728792003956564819949'), 'cairo-vm'],
-    ['an additional_data key that is no builtin', 'additional_data.json', (t: string) => t.replace('{', '{"notes": [], '), 'cairo-vm'],
-    ['output pages without gps_fact_topology', 'additional_data.json', () => '{"output_builtin": {"pages": {"1": [1, 1]}, "attributes": {}}}', 'unprovable'],
+    [
+      'n_steps as 72.0',
+      'execution_resources.json',
+      (t: string) => t.replace('"n_steps": 73', '"n_steps": 73.0'),
+      'cairo-vm',
+    ],
+    [
+      'a segment size as a string',
+      'metadata.json',
+      (t: string) =>
+        t.replace('"ret_fp_segment": {"index": 3, "size": 0}', '"ret_fp_segment": {"index": 3, "size": "0"}'),
+      'cairo-vm',
+    ],
+    [
+      'another prime (2^255 - 19, above every word)',
+      'metadata.json',
+      (t: string) =>
+        t.replace(
+          /"prime": \d+/,
+          '"prime": 57896044618658097711785492504343953926634992332820282019728792003956564819949',
+        ),
+      'cairo-vm',
+    ],
+    [
+      'an additional_data key that is no builtin',
+      'additional_data.json',
+      (t: string) => t.replace('{', '{"notes": [], '),
+      'cairo-vm',
+    ],
+    [
+      'output pages without gps_fact_topology',
+      'additional_data.json',
+      () => '{"output_builtin": {"pages": {"1": [1, 1]}, "attributes": {}}}',
+      'unprovable',
+    ],
     ['no output_builtin entry', 'additional_data.json', () => '{}', 'unprovable'],
     ['output_builtin null', 'additional_data.json', () => '{"output_builtin": null}', 'unprovable'],
     ['a key given twice', 'execution_resources.json', (t: string) => t.replace('{', '{"n_steps": 9, '), 'ambiguous'],
     // cairo-lang places the segment where the string says, so its cells are where they belong:
     // the one problem is cairo-vm's, not a cascade of cells "in no segment" blamed on cairo-lang.
-    ['an index as a string', 'metadata.json', (t: string) => t.replace('"execution_segment": {"index": 1,', '"execution_segment": {"index": "1",'), 'cairo-vm'],
-    ['n_steps as 73.5 (marshmallow reads 73)', 'execution_resources.json', (t: string) => t.replace('"n_steps": 73', '"n_steps": 73.5'), 'cairo-vm'],
+    [
+      'an index as a string',
+      'metadata.json',
+      (t: string) => t.replace('"execution_segment": {"index": 1,', '"execution_segment": {"index": "1",'),
+      'cairo-vm',
+    ],
+    [
+      'n_steps as 73.5 (marshmallow reads 73)',
+      'execution_resources.json',
+      (t: string) => t.replace('"n_steps": 73', '"n_steps": 73.5'),
+      'cairo-vm',
+    ],
   ])('%s: %s', async (_name, file, change, reason) => {
     const result = await validatePie(zipOf(edit(await exampleFiles(), file, change)))
     expect(result.valid).toBe(false)
@@ -164,9 +244,15 @@ describe('stricter than cairo-lang, each with its reason', () => {
     ])
     const { refusals } = await validatePie(zipOf(files))
     expect(refusals).toEqual([
-      { problem: expect.stringMatching(/holds 0x[0-9a-f]+, which is not below the prime .*\[ambiguous: /), reason: 'ambiguous' },
+      {
+        problem: expect.stringMatching(/holds 0x[0-9a-f]+, which is not below the prime .*\[ambiguous: /),
+        reason: 'ambiguous',
+      },
       { problem: expect.stringMatching(/writes address \(1, 10\) again.*\[ambiguous: /), reason: 'ambiguous' },
-      { problem: expect.stringMatching(/output segment 2 \(size 2\) is not fully written.*\[unprovable: /), reason: 'unprovable' },
+      {
+        problem: expect.stringMatching(/output segment 2 \(size 2\) is not fully written.*\[unprovable: /),
+        reason: 'unprovable',
+      },
     ])
   })
 })
@@ -195,77 +281,299 @@ const asZip = (files: Files) => zipOf(files)
 
 // fib-cairo-lang-writer.zip: segments program 0 (31), execution 1 (61), output 2 (2), ret_fp 3, ret_pc 4.
 const catalogue: Variant[] = [
-  ['truncated memory', (f) => asZip(f.set('memory.bin', (f.get('memory.bin') as Uint8Array).subarray(0, 3753))), /memory\.bin: size 3753 bytes is not a multiple of 40; the last cell \(byte 3720\) is truncated/],
-  ['bad pointer (unknown segment)', (f) => asZip(editCells(f, (c) => setCell(c, 1, 5, { segment: 9, offset: 0 }))), /memory\.bin: cell at byte \d+ holds a pointer into segment 9, which does not exist \(segments 0-4\)/],
-  ['address outside its segment', (f) => asZip(editCells(f, (c) => [...c, { segment: 1, offset: 73, value: 5n }])), /memory\.bin: cell at byte 4080 has address \(1, 73\), past the end of segment 1 \(size 73\)/],
-  ['address in a segment that does not exist', (f) => asZip(editCells(f, (c) => [...c, { segment: 7, offset: 0, value: 5n }])), /memory\.bin: cell at byte 4080 has address in segment 7, which does not exist \(segments 0-4\)/],
-  ['duplicate address', (f) => asZip(editCells(f, (c) => [...c, { segment: 1, offset: 10, value: 5n }])), /memory\.bin: cell at byte 4080 writes address \(1, 10\) again/],
-  ['address without the relocatable bit', (f) => {
-    const memory = Buffer.from(f.get('memory.bin') as Uint8Array)
-    memory[3760 - 1 - 32] = memory[3760 - 1 - 32]! & 0x7f
-    return asZip(f.set('memory.bin', memory))
-  }, /cell at byte 3720 has address 0x[0-9a-f]+, which is not a relocatable address/],
-  ['field element not below the prime', (f) => asZip(editCells(f, (c) => setCell(c, 1, 6, PRIME + 5n))), /memory\.bin: cell at byte \d+ holds 0x[0-9a-f]+, which is not below the prime/],
-  ['stored (method 0) entry', (f) => buildZip([...f].map(([name, data]) => ({ name, data, method: name === 'memory.bin' ? 0 : 8 }))), /entry "memory\.bin" uses compression method 0 \(stored\); cairo-lang requires DEFLATE \(method 8\)/],
+  [
+    'truncated memory',
+    (f) => asZip(f.set('memory.bin', (f.get('memory.bin') as Uint8Array).subarray(0, 3753))),
+    /memory\.bin: size 3753 bytes is not a multiple of 40; the last cell \(byte 3720\) is truncated/,
+  ],
+  [
+    'bad pointer (unknown segment)',
+    (f) => asZip(editCells(f, (c) => setCell(c, 1, 5, { segment: 9, offset: 0 }))),
+    /memory\.bin: cell at byte \d+ holds a pointer into segment 9, which does not exist \(segments 0-4\)/,
+  ],
+  [
+    'address outside its segment',
+    (f) => asZip(editCells(f, (c) => [...c, { segment: 1, offset: 73, value: 5n }])),
+    /memory\.bin: cell at byte 4080 has address \(1, 73\), past the end of segment 1 \(size 73\)/,
+  ],
+  [
+    'address in a segment that does not exist',
+    (f) => asZip(editCells(f, (c) => [...c, { segment: 7, offset: 0, value: 5n }])),
+    /memory\.bin: cell at byte 4080 has address in segment 7, which does not exist \(segments 0-4\)/,
+  ],
+  [
+    'duplicate address',
+    (f) => asZip(editCells(f, (c) => [...c, { segment: 1, offset: 10, value: 5n }])),
+    /memory\.bin: cell at byte 4080 writes address \(1, 10\) again/,
+  ],
+  [
+    'address without the relocatable bit',
+    (f) => {
+      const memory = Buffer.from(f.get('memory.bin') as Uint8Array)
+      memory[3760 - 1 - 32] = memory[3760 - 1 - 32]! & 0x7f
+      return asZip(f.set('memory.bin', memory))
+    },
+    /cell at byte 3720 has address 0x[0-9a-f]+, which is not a relocatable address/,
+  ],
+  [
+    'field element not below the prime',
+    (f) => asZip(editCells(f, (c) => setCell(c, 1, 6, PRIME + 5n))),
+    /memory\.bin: cell at byte \d+ holds 0x[0-9a-f]+, which is not below the prime/,
+  ],
+  [
+    'stored (method 0) entry',
+    (f) => buildZip([...f].map(([name, data]) => ({ name, data, method: name === 'memory.bin' ? 0 : 8 }))),
+    /entry "memory\.bin" uses compression method 0 \(stored\); cairo-lang requires DEFLATE \(method 8\)/,
+  ],
   ['extra entry', (f) => asZip(f.set('notes.txt', 'hello')), /extra entry "notes\.txt"/],
-  ['folder prefix', (f) => buildZip([...f].map(([name, data]) => ({ name: `pie/${name}`, data }))), /entry "pie\/metadata\.json" is inside a folder; "metadata\.json" must sit at the root/],
-  ['folder entry', (f) => buildZip([{ name: 'pie/', data: '' }, ...[...f].map(([name, data]) => ({ name, data }))]), /entry "pie\/" is a folder/],
-  ['__MACOSX entry', (f) => buildZip([...[...f].map(([name, data]) => ({ name, data })), { name: '__MACOSX/._memory.bin', data: 'x' }]), /entry "__MACOSX\/\._memory\.bin" is macOS metadata/],
-  ['duplicate entry', (f) => buildZip([...[...f].map(([name, data]) => ({ name, data })), { name: 'version.json', data: '{"cairo_pie": "1.1"}' }]), /entry "version\.json" appears more than once/],
-  ['missing file', (f) => { f.delete('memory.bin'); return asZip(f) }, /missing required entry "memory\.bin"/],
+  [
+    'folder prefix',
+    (f) => buildZip([...f].map(([name, data]) => ({ name: `pie/${name}`, data }))),
+    /entry "pie\/metadata\.json" is inside a folder; "metadata\.json" must sit at the root/,
+  ],
+  [
+    'folder entry',
+    (f) => buildZip([{ name: 'pie/', data: '' }, ...[...f].map(([name, data]) => ({ name, data }))]),
+    /entry "pie\/" is a folder/,
+  ],
+  [
+    '__MACOSX entry',
+    (f) => buildZip([...[...f].map(([name, data]) => ({ name, data })), { name: '__MACOSX/._memory.bin', data: 'x' }]),
+    /entry "__MACOSX\/\._memory\.bin" is macOS metadata/,
+  ],
+  [
+    'duplicate entry',
+    (f) =>
+      buildZip([
+        ...[...f].map(([name, data]) => ({ name, data })),
+        { name: 'version.json', data: '{"cairo_pie": "1.1"}' },
+      ]),
+    /entry "version\.json" appears more than once/,
+  ],
+  [
+    'missing file',
+    (f) => {
+      f.delete('memory.bin')
+      return asZip(f)
+    },
+    /missing required entry "memory\.bin"/,
+  ],
   ['not a zip', () => Buffer.from('{"this is": "json"}'), /does not start with "PK" \(first bytes 7b 22 74 68\)/],
   ['empty file', () => new Uint8Array(), /does not start with "PK" \(first bytes none: empty file\)/],
-  ['CRC mismatch', (f) => {
-    const zip = Buffer.from(asZip(f))
-    const at = zip.indexOf(Buffer.from('memory.bin')) + 10 + 40 // inside memory.bin's compressed data
-    zip[at] = zip[at]! ^ 0xff
-    return zip
-  }, /memory\.bin: (CRC-32 mismatch|compressed data is corrupt)/],
-  ['huge n_steps', (f) => asZip(edit(f, 'execution_resources.json', (t) => t.replace('"n_steps": 73', '"n_steps": 1073741824'))), /execution_resources\.json: n_steps = 1073741824; must satisfy 1 <= n_steps < 2\^30/],
-  ['n_steps 0', (f) => asZip(edit(f, 'execution_resources.json', (t) => t.replace('"n_steps": 73', '"n_steps": 0'))), /execution_resources\.json: n_steps = 0; must satisfy 1 <= n_steps < 2\^30/],
-  ['builtin counters wrong', (f) => asZip(edit(f, 'execution_resources.json', (t) => t.replace('"output_builtin": 2', '"pedersen_builtin": 2'))), /builtin_instance_counter keys must be exactly "output_builtin" \(one per program builtin\): missing "output_builtin"; unexpected "pedersen_builtin"/],
-  ['negative builtin counter', (f) => asZip(edit(f, 'execution_resources.json', (t) => t.replace('"output_builtin": 2', '"output_builtin": -2'))), /builtin_instance_counter\.output_builtin = -2; must be an integer in \[0, 2\^30\)/],
-  ['JSON rounded big integers in program data', (f) => asZip(f.set('metadata.json', JSON.stringify(JSON.parse(text(f.get('metadata.json') as Uint8Array))))), /metadata\.json: program\.data\[23\] is 3\.618502788666131\d*e\+75, not an integer/],
-  ['a big integer rounded to a neighbouring integer', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('[290341444919459839,', '[290341444919459840,'))), /memory\.bin: program segment cell \(0, 0\) at byte 0 is 290341444919459839, but metadata\.json program\.data\[0\] = 290341444919459840/],
-  ['program word not below the prime', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('[290341444919459839,', `[${PRIME},`))), /metadata\.json: program\.data\[0\] = 3618\d+ is not in \[0, prime\)/],
-  ['prime too small', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace(`"prime": ${PRIME}`, '"prime": 9223372036854775783'))), /metadata\.json: program\.prime = 9223372036854775783 is not above 2\^63/],
-  ['builtins out of order', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"builtins": ["output"]', '"builtins": ["pedersen", "output"]'))), /program\.builtins: "output" comes after "pedersen", out of the canonical order/],
-  ['unknown builtin', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"builtins": ["output"]', '"builtins": ["output", "sha256"]'))), /program\.builtins: unknown builtin "sha256"/],
-  ['repeated builtin', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"builtins": ["output"]', '"builtins": ["output", "output"]'))), /program\.builtins: builtin "output" appears more than once/],
-  ['builtin segments do not match the builtins', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"builtin_segments": {"output"', '"builtin_segments": {"pedersen"'))), /builtin_segments lists \[pedersen\]; must list program\.builtins \[output\] in that order/],
-  ['ret_fp segment not empty', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"ret_fp_segment": {"index": 3, "size": 0}', '"ret_fp_segment": {"index": 3, "size": 3}'))), /metadata\.json: ret_fp_segment\.size is 3; must be 0/],
-  ['segment index out of place', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"execution_segment": {"index": 1', '"execution_segment": {"index": 7'))), /metadata\.json: execution_segment\.index is 7; must be 1/],
-  ['segment size of 2^30', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"execution_segment": {"index": 1, "size": 73}', '"execution_segment": {"index": 1, "size": 1073741824}'))), /execution_segment\.size is 1073741824; must be an integer in \[0, 2\^30\)/],
-  ['program segment size differs from the data', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"program_segment": {"index": 0, "size": 27}', '"program_segment": {"index": 0, "size": 26}'))), /program_segment\.size is 26; must equal len\(program\.data\) = 27/],
-  ['main out of range', (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"main": 6', '"main": 27'))), /metadata\.json: program\.main = 27 is outside program\.data \(0 <= main < 27\)/],
-  ['metadata not JSON', (f) => asZip(edit(f, 'metadata.json', (t) => t.slice(0, 100))), /metadata\.json: not valid JSON: .* at character 100/],
-  ['output segment not fully written', (f) => asZip(editCells(f, (c) => c.filter((cell) => !(cell.segment === 2 && cell.offset === 1)))), /memory\.bin: output segment 2 \(size 2\) is not fully written: 1 cell missing \(offsets 1\)/],
-  ['output holds a pointer', (f) => asZip(editCells(f, (c) => setCell(c, 2, 0, { segment: 1, offset: 4 }))), /memory\.bin: output cell \(2, 0\) at byte \d+ holds a pointer \(1, 4\); program output must be field elements/],
-  ['program segment cell changed', (f) => asZip(editCells(f, (c) => setCell(c, 0, 3, 5n))), /memory\.bin: program segment cell \(0, 3\) at byte 120 is 5, but metadata\.json program\.data\[3\] = 4/],
-  ['program segment cell missing', (f) => asZip(editCells(f, (c) => c.filter((cell) => !(cell.segment === 0 && cell.offset === 26)))), /the program segment is not fully written: 1 cell missing \(offsets 26\)/],
-  ['version.json wrong', (f) => asZip(f.set('version.json', '{"cairo_pie": "2.0"}')), /version\.json: must hold "cairo_pie": "1\.1" \(or be left out\); found cairo_pie = "2\.0" \[cairo-vm refuses it\]/],
-  ['version.json of 1.0, which cairo-vm refuses', (f) => asZip(f.set('version.json', '{"cairo_pie": "1.0"}')), /version\.json: .* found cairo_pie = "1\.0" \[cairo-vm refuses it\]/],
-  ['bad output pages', (f) => asZip(f.set('additional_data.json', '{"output_builtin": {"pages": {"1": [1, 1]}, "attributes": {}}}')), /additional_data\.json: output_builtin: output pages are declared but the gps_fact_topology attribute is missing/],
-  ['output pages whose tree has two roots', (f) => asZip(f.set('additional_data.json', '{"output_builtin": {"pages": {"1": [1, 1]}, "attributes": {"gps_fact_topology": [2, 0]}}}')), /additional_data\.json: output_builtin: fact topology: the tree does not end with a single root/],
-  ['additional data not an object', (f) => asZip(f.set('additional_data.json', '[1, 2]')), /additional_data\.json: top level is an array; expected an object/],
-  ['oversized version.json', (f) => asZip(f.set('version.json', `{"cairo_pie": "1.1"}${' '.repeat(10_000)}`)), /entry "version\.json" is 10020 bytes; cairo-lang accepts under 10000/],
-  ['symlink in the directory', async (f) => {
-    const dir = await writeDir(await tempDir(), f)
-    const target = join(await tempDir(), 'elsewhere.json')
-    await writeFile(target, f.get('version.json')!)
-    await rm(join(dir, 'version.json'))
-    await symlink(target, join(dir, 'version.json'))
-    return dir
-  }, /"version\.json" is a symbolic link; PIE files must be regular files/],
-  ['extra file and folder in the directory', async (f) => {
-    const dir = await writeDir(await tempDir(), f)
-    await mkdir(join(dir, '__MACOSX'))
-    return dir
-  }, /extra folder "__MACOSX"/],
-  ['file missing from the directory', async (f) => {
-    f.delete('execution_resources.json')
-    return writeDir(await tempDir(), f)
-  }, /missing required file "execution_resources\.json"/],
+  [
+    'CRC mismatch',
+    (f) => {
+      const zip = Buffer.from(asZip(f))
+      const at = zip.indexOf(Buffer.from('memory.bin')) + 10 + 40 // inside memory.bin's compressed data
+      zip[at] = zip[at]! ^ 0xff
+      return zip
+    },
+    /memory\.bin: (CRC-32 mismatch|compressed data is corrupt)/,
+  ],
+  [
+    'huge n_steps',
+    (f) => asZip(edit(f, 'execution_resources.json', (t) => t.replace('"n_steps": 73', '"n_steps": 1073741824'))),
+    /execution_resources\.json: n_steps = 1073741824; must satisfy 1 <= n_steps < 2\^30/,
+  ],
+  [
+    'n_steps 0',
+    (f) => asZip(edit(f, 'execution_resources.json', (t) => t.replace('"n_steps": 73', '"n_steps": 0'))),
+    /execution_resources\.json: n_steps = 0; must satisfy 1 <= n_steps < 2\^30/,
+  ],
+  [
+    'builtin counters wrong',
+    (f) => asZip(edit(f, 'execution_resources.json', (t) => t.replace('"output_builtin": 2', '"pedersen_builtin": 2'))),
+    /builtin_instance_counter keys must be exactly "output_builtin" \(one per program builtin\): missing "output_builtin"; unexpected "pedersen_builtin"/,
+  ],
+  [
+    'negative builtin counter',
+    (f) => asZip(edit(f, 'execution_resources.json', (t) => t.replace('"output_builtin": 2', '"output_builtin": -2'))),
+    /builtin_instance_counter\.output_builtin = -2; must be an integer in \[0, 2\^30\)/,
+  ],
+  [
+    'JSON rounded big integers in program data',
+    (f) => asZip(f.set('metadata.json', JSON.stringify(JSON.parse(text(f.get('metadata.json') as Uint8Array))))),
+    /metadata\.json: program\.data\[23\] is 3\.618502788666131\d*e\+75, not an integer/,
+  ],
+  [
+    'a big integer rounded to a neighbouring integer',
+    (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('[290341444919459839,', '[290341444919459840,'))),
+    /memory\.bin: program segment cell \(0, 0\) at byte 0 is 290341444919459839, but metadata\.json program\.data\[0\] = 290341444919459840/,
+  ],
+  [
+    'program word not below the prime',
+    (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('[290341444919459839,', `[${PRIME},`))),
+    /metadata\.json: program\.data\[0\] = 3618\d+ is not in \[0, prime\)/,
+  ],
+  [
+    'prime too small',
+    (f) => asZip(edit(f, 'metadata.json', (t) => t.replace(`"prime": ${PRIME}`, '"prime": 9223372036854775783'))),
+    /metadata\.json: program\.prime = 9223372036854775783 is not above 2\^63/,
+  ],
+  [
+    'builtins out of order',
+    (f) =>
+      asZip(edit(f, 'metadata.json', (t) => t.replace('"builtins": ["output"]', '"builtins": ["pedersen", "output"]'))),
+    /program\.builtins: "output" comes after "pedersen", out of the canonical order/,
+  ],
+  [
+    'unknown builtin',
+    (f) =>
+      asZip(edit(f, 'metadata.json', (t) => t.replace('"builtins": ["output"]', '"builtins": ["output", "sha256"]'))),
+    /program\.builtins: unknown builtin "sha256"/,
+  ],
+  [
+    'repeated builtin',
+    (f) =>
+      asZip(edit(f, 'metadata.json', (t) => t.replace('"builtins": ["output"]', '"builtins": ["output", "output"]'))),
+    /program\.builtins: builtin "output" appears more than once/,
+  ],
+  [
+    'builtin segments do not match the builtins',
+    (f) =>
+      asZip(
+        edit(f, 'metadata.json', (t) => t.replace('"builtin_segments": {"output"', '"builtin_segments": {"pedersen"')),
+      ),
+    /builtin_segments lists \[pedersen\]; must list program\.builtins \[output\] in that order/,
+  ],
+  [
+    'ret_fp segment not empty',
+    (f) =>
+      asZip(
+        edit(f, 'metadata.json', (t) =>
+          t.replace('"ret_fp_segment": {"index": 3, "size": 0}', '"ret_fp_segment": {"index": 3, "size": 3}'),
+        ),
+      ),
+    /metadata\.json: ret_fp_segment\.size is 3; must be 0/,
+  ],
+  [
+    'segment index out of place',
+    (f) =>
+      asZip(
+        edit(f, 'metadata.json', (t) =>
+          t.replace('"execution_segment": {"index": 1', '"execution_segment": {"index": 7'),
+        ),
+      ),
+    /metadata\.json: execution_segment\.index is 7; must be 1/,
+  ],
+  [
+    'segment size of 2^30',
+    (f) =>
+      asZip(
+        edit(f, 'metadata.json', (t) =>
+          t.replace(
+            '"execution_segment": {"index": 1, "size": 73}',
+            '"execution_segment": {"index": 1, "size": 1073741824}',
+          ),
+        ),
+      ),
+    /execution_segment\.size is 1073741824; must be an integer in \[0, 2\^30\)/,
+  ],
+  [
+    'program segment size differs from the data',
+    (f) =>
+      asZip(
+        edit(f, 'metadata.json', (t) =>
+          t.replace('"program_segment": {"index": 0, "size": 27}', '"program_segment": {"index": 0, "size": 26}'),
+        ),
+      ),
+    /program_segment\.size is 26; must equal len\(program\.data\) = 27/,
+  ],
+  [
+    'main out of range',
+    (f) => asZip(edit(f, 'metadata.json', (t) => t.replace('"main": 6', '"main": 27'))),
+    /metadata\.json: program\.main = 27 is outside program\.data \(0 <= main < 27\)/,
+  ],
+  [
+    'metadata not JSON',
+    (f) => asZip(edit(f, 'metadata.json', (t) => t.slice(0, 100))),
+    /metadata\.json: not valid JSON: .* at character 100/,
+  ],
+  [
+    'output segment not fully written',
+    (f) => asZip(editCells(f, (c) => c.filter((cell) => !(cell.segment === 2 && cell.offset === 1)))),
+    /memory\.bin: output segment 2 \(size 2\) is not fully written: 1 cell missing \(offsets 1\)/,
+  ],
+  [
+    'output holds a pointer',
+    (f) => asZip(editCells(f, (c) => setCell(c, 2, 0, { segment: 1, offset: 4 }))),
+    /memory\.bin: output cell \(2, 0\) at byte \d+ holds a pointer \(1, 4\); program output must be field elements/,
+  ],
+  [
+    'program segment cell changed',
+    (f) => asZip(editCells(f, (c) => setCell(c, 0, 3, 5n))),
+    /memory\.bin: program segment cell \(0, 3\) at byte 120 is 5, but metadata\.json program\.data\[3\] = 4/,
+  ],
+  [
+    'program segment cell missing',
+    (f) => asZip(editCells(f, (c) => c.filter((cell) => !(cell.segment === 0 && cell.offset === 26)))),
+    /the program segment is not fully written: 1 cell missing \(offsets 26\)/,
+  ],
+  [
+    'version.json wrong',
+    (f) => asZip(f.set('version.json', '{"cairo_pie": "2.0"}')),
+    /version\.json: must hold "cairo_pie": "1\.1" \(or be left out\); found cairo_pie = "2\.0" \[cairo-vm refuses it\]/,
+  ],
+  [
+    'version.json of 1.0, which cairo-vm refuses',
+    (f) => asZip(f.set('version.json', '{"cairo_pie": "1.0"}')),
+    /version\.json: .* found cairo_pie = "1\.0" \[cairo-vm refuses it\]/,
+  ],
+  [
+    'bad output pages',
+    (f) => asZip(f.set('additional_data.json', '{"output_builtin": {"pages": {"1": [1, 1]}, "attributes": {}}}')),
+    /additional_data\.json: output_builtin: output pages are declared but the gps_fact_topology attribute is missing/,
+  ],
+  [
+    'output pages whose tree has two roots',
+    (f) =>
+      asZip(
+        f.set(
+          'additional_data.json',
+          '{"output_builtin": {"pages": {"1": [1, 1]}, "attributes": {"gps_fact_topology": [2, 0]}}}',
+        ),
+      ),
+    /additional_data\.json: output_builtin: fact topology: the tree does not end with a single root/,
+  ],
+  [
+    'additional data not an object',
+    (f) => asZip(f.set('additional_data.json', '[1, 2]')),
+    /additional_data\.json: top level is an array; expected an object/,
+  ],
+  [
+    'oversized version.json',
+    (f) => asZip(f.set('version.json', `{"cairo_pie": "1.1"}${' '.repeat(10_000)}`)),
+    /entry "version\.json" is 10020 bytes; cairo-lang accepts under 10000/,
+  ],
+  [
+    'symlink in the directory',
+    async (f) => {
+      const dir = await writeDir(await tempDir(), f)
+      const target = join(await tempDir(), 'elsewhere.json')
+      await writeFile(target, f.get('version.json')!)
+      await rm(join(dir, 'version.json'))
+      await symlink(target, join(dir, 'version.json'))
+      return dir
+    },
+    /"version\.json" is a symbolic link; PIE files must be regular files/,
+  ],
+  [
+    'extra file and folder in the directory',
+    async (f) => {
+      const dir = await writeDir(await tempDir(), f)
+      await mkdir(join(dir, '__MACOSX'))
+      return dir
+    },
+    /extra folder "__MACOSX"/,
+  ],
+  [
+    'file missing from the directory',
+    async (f) => {
+      f.delete('execution_resources.json')
+      return writeDir(await tempDir(), f)
+    },
+    /missing required file "execution_resources\.json"/,
+  ],
 ]
 
 describe('corrupted PIEs: each is rejected naming the rule', () => {
@@ -277,7 +585,10 @@ describe('corrupted PIEs: each is rejected naming the rule', () => {
     const input = await build(await exampleFiles())
     const result = await validatePie(input)
     expect(result.valid).toBe(false)
-    expect(result.problems.some((line) => rule.test(line)), result.problems.join('\n')).toBe(true)
+    expect(
+      result.problems.some((line) => rule.test(line)),
+      result.problems.join('\n'),
+    ).toBe(true)
     for (const line of result.problems) expect(line).not.toContain('\n')
   })
 })
@@ -285,7 +596,10 @@ describe('corrupted PIEs: each is rejected naming the rule', () => {
 describe('problem reporting', () => {
   it('reports every problem, capped, with a count of the rest', async () => {
     const files = await exampleFiles()
-    editCells(files, (cells) => [...cells, ...Array.from({ length: 200 }, (_, k) => ({ segment: 9, offset: k, value: 1n }))])
+    editCells(files, (cells) => [
+      ...cells,
+      ...Array.from({ length: 200 }, (_, k) => ({ segment: 9, offset: k, value: 1n })),
+    ])
     edit(files, 'execution_resources.json', (t) => t.replace('"n_steps": 73', '"n_steps": 0'))
     const result = await validatePie(zipOf(files), { maxProblems: 20 })
     expect(result.valid).toBe(false)
@@ -354,7 +668,13 @@ describe('memory.bin fed by another reader (the packer)', () => {
         yield holder.subarray(shift)
       }
     }
-    for (const [chunkSize, shift] of [[memory.length, 0], [memory.length, 1], [4096, 0], [1000, 2], [40 * 7, 0]] as const) {
+    for (const [chunkSize, shift] of [
+      [memory.length, 0],
+      [memory.length, 1],
+      [4096, 0],
+      [1000, 2],
+      [40 * 7, 0],
+    ] as const) {
       const fed = await validatePie(dir, { maxProblems: 100, memoryChunks: feed(chunkSize, shift) })
       expect(fed.problems, `${chunkSize} bytes a chunk, shifted by ${shift}`).toEqual(expected.problems)
       expect(fed.summary.memoryCells).toBe(expected.summary.memoryCells)

@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Logger } from '../../../../src/core/runtime.ts'
 import { inspectPie, type PieInspection } from '../../../../src/pie/index.ts'
-import { type DecideContext, type Decision, decideReuse, decisionLine } from '../../../../src/pipeline/statement/decide.ts'
+import {
+  type DecideContext,
+  type Decision,
+  decideReuse,
+  decisionLine,
+} from '../../../../src/pipeline/statement/decide.ts'
 import type { StatementEndpoint, StatementPolicy } from '../../../../src/pipeline/statement/request.ts'
 import { KEY, startTestEmulator, submitFixturePie, type TestEmulator } from '../../../helpers/emulator.ts'
 import { EXAMPLE, EXAMPLE_PIE } from '../../../helpers/example-pie.ts'
@@ -48,7 +53,14 @@ function recorder(): Logger & { lines: string[] } {
 function decide(options: Partial<DecideContext> = {}, pie: PieInspection | null = inspection): Promise<Decision> {
   // A run names each PIE by its digest, as ./run.ts does.
   const pieDigest = pie ? EXAMPLE.sha256 : undefined
-  return decideReuse(pie ?? undefined, { client: emulator.client(), endpoint: L2, policy: policy(), logger: recorder(), pieDigest, ...options })
+  return decideReuse(pie ?? undefined, {
+    client: emulator.client(),
+    endpoint: L2,
+    policy: policy(),
+    logger: recorder(),
+    pieDigest,
+    ...options,
+  })
 }
 
 /** The example PIE proven by a query of the key, DONE. */
@@ -58,13 +70,21 @@ async function provenQuery(fields: Record<string, string> = {}): Promise<string>
   return id
 }
 
-const lists = async () => ((await emulator.control('GET', '/requests')).requests as { path: string }[]).filter((each) => each.path.includes('proving-queries')).length
+const lists = async () =>
+  ((await emulator.control('GET', '/requests')).requests as { path: string }[]).filter((each) =>
+    each.path.includes('proving-queries'),
+  ).length
 
 describe('decideReuse', () => {
   it('submits without looking when reuse is off, a new query is asked for, there is no PIE, or it is a proof', async () => {
     await provenQuery()
     await emulator.call('DELETE', '/_emulator/requests')
-    const proof: StatementEndpoint = { kind: 'proof', stoneVersion: 'stone6', memoryVerification: 'relaxed', mockFactHash: false }
+    const proof: StatementEndpoint = {
+      kind: 'proof',
+      stoneVersion: 'stone6',
+      memoryVerification: 'relaxed',
+      mockFactHash: false,
+    }
     const decisions = [
       await decide({ policy: policy({ reuse: { mode: 'never' } }) }),
       await decide({ policy: policy({ journal: { dir: '/nonexistent', forceNew: true } }) }),
@@ -87,42 +107,81 @@ describe('decideReuse', () => {
     const decision = await decide()
     expect(decision).toMatchObject({ kind: 'reuse-query', record: { id, status: 'DONE' } })
     const { createdAt } = (decision as Extract<Decision, { kind: 'reuse-query' }>).record
-    expect(decision.reason).toBe(`query ${id}, created ${createdAt} is DONE and proves this PIE (same result kind, settings and facts)`)
-    expect(decisionLine(decision)).toBe(`Reused query ${id}, created ${createdAt} is DONE and proves this PIE (same result kind, settings and facts); nothing was submitted. It is gated as if new.`)
+    expect(decision.reason).toBe(
+      `query ${id}, created ${createdAt} is DONE and proves this PIE (same result kind, settings and facts)`,
+    )
+    expect(decisionLine(decision)).toBe(
+      `Reused query ${id}, created ${createdAt} is DONE and proves this PIE (same result kind, settings and facts); nothing was submitted. It is gated as if new.`,
+    )
   })
 
   it('the query must show what this submission would: its layout, its mock state, the expected program, the general result kind', async () => {
     await provenQuery()
     const looked = (decision: Decision) => expect(decision).toMatchObject({ kind: 'submit', looked: true })
     looked(await decide({ endpoint: { ...L2, layout: 'recursive' } }))
-    looked(await decide({ endpoint: { ...L2, mockFactHash: true }, policy: policy({ gate: { allowMockedFact: true, verifyFacts: true } }) }))
-    looked(await decide({ policy: policy({ gate: { allowMockedFact: false, verifyFacts: true, expectedProgramHash: '0x1234' } }) }))
+    looked(
+      await decide({
+        endpoint: { ...L2, mockFactHash: true },
+        policy: policy({ gate: { allowMockedFact: true, verifyFacts: true } }),
+      }),
+    )
+    looked(
+      await decide({
+        policy: policy({ gate: { allowMockedFact: false, verifyFacts: true, expectedProgramHash: '0x1234' } }),
+      }),
+    )
     // The general submission's result kind is PROOF_GENERATION unless given: an L2 query is not that.
     const general: StatementEndpoint = { kind: 'general', layout: 'auto', mockFactHash: false, fields: {} }
     looked(await decide({ endpoint: general }))
-    expect(await decide({ endpoint: { ...general, fields: { result: 'PROOF_VERIFICATION_ON_L2' } } })).toMatchObject({ kind: 'reuse-query' })
+    expect(await decide({ endpoint: { ...general, fields: { result: 'PROOF_VERIFICATION_ON_L2' } } })).toMatchObject({
+      kind: 'reuse-query',
+    })
     // An L2 prover no record shows: reuse is off for it, before anything is listed.
-    expect(await decide({ endpoint: { ...L2, prover: 'other_prover' } })).toMatchObject({ kind: 'submit', looked: true, reason: expect.stringMatching(/prover other_prover/) })
+    expect(await decide({ endpoint: { ...L2, prover: 'other_prover' } })).toMatchObject({
+      kind: 'submit',
+      looked: true,
+      reason: expect.stringMatching(/prover other_prover/),
+    })
   })
 
   it('a mocked query stands for a mocked submission only where mocked facts are allowed', async () => {
     await provenQuery({ mockFactHash: 'true' })
     const mocked = { endpoint: { ...L2, mockFactHash: true } }
-    expect(await decide({ ...mocked, policy: policy({ gate: { allowMockedFact: true, verifyFacts: true } }) })).toMatchObject({ kind: 'reuse-query' })
-    expect(await decide({ ...mocked, policy: policy({ gate: { allowMockedFact: false, verifyFacts: true } }) })).toMatchObject({ kind: 'submit', looked: true })
+    expect(
+      await decide({ ...mocked, policy: policy({ gate: { allowMockedFact: true, verifyFacts: true } }) }),
+    ).toMatchObject({ kind: 'reuse-query' })
+    expect(
+      await decide({ ...mocked, policy: policy({ gate: { allowMockedFact: false, verifyFacts: true } }) }),
+    ).toMatchObject({ kind: 'submit', looked: true })
   })
 
   it('nothing proves it: submitted, and the person told why no earlier query was taken', async () => {
     await provenQuery({ layout: 'small' })
     const decision = await decide()
-    expect(decision).toEqual({ kind: 'submit', reason: 'none of the 1 queries of this key proves it', looked: true, quiet: undefined })
+    expect(decision).toEqual({
+      kind: 'submit',
+      reason: 'none of the 1 queries of this key proves it',
+      looked: true,
+      quiet: undefined,
+    })
     expect(decisionLine(decision)).toBe('No earlier query reused: none of the 1 queries of this key proves it.')
   })
 
   it('a list that cannot be read: submitted, and nothing said yet (the submission says it once it went through)', async () => {
-    await emulator.control('POST', '/faults', { method: 'GET', path: '/docs/proving-queries', status: 401, body: { error: 'UNAUTHORIZED' }, times: 10 })
+    await emulator.control('POST', '/faults', {
+      method: 'GET',
+      path: '/docs/proving-queries',
+      status: 401,
+      body: { error: 'UNAUTHORIZED' },
+      times: 10,
+    })
     const decision = await decide()
-    expect(decision).toMatchObject({ kind: 'submit', looked: true, quiet: true, reason: expect.stringMatching(/could not be listed/) })
+    expect(decision).toMatchObject({
+      kind: 'submit',
+      looked: true,
+      quiet: true,
+      reason: expect.stringMatching(/could not be listed/),
+    })
     expect(decisionLine(decision)).toBeUndefined()
   })
 })
@@ -156,7 +215,7 @@ describe('decideReuse on a re-run (a plan: named, not waited for)', () => {
     )
   })
 
-  it('only queries created within the re-run\'s window are candidates', async () => {
+  it("only queries created within the re-run's window are candidates", async () => {
     await emulator.control('PUT', '/timing', { receivedMs: 60_000, stepMs: 60_000 })
     await submitFixturePie(emulator)
     // Older than the window by the time the re-run looks (waiting longer only makes it older).
@@ -169,18 +228,34 @@ describe('decideReuse on a re-run (a plan: named, not waited for)', () => {
     await emulator.control('PUT', '/timing', { receivedMs: 60_000, stepMs: 60_000 })
     await submitFixturePie(emulator)
     const digest = 'a'.repeat(64)
-    expect(await decide({ policy: rerun(new Set([digest])), pieDigest: digest, dryRun: true })).toMatchObject({ kind: 'submit', looked: true })
+    expect(await decide({ policy: rerun(new Set([digest])), pieDigest: digest, dryRun: true })).toMatchObject({
+      kind: 'submit',
+      looked: true,
+    })
     // Another PIE's digest is known: this one is looked for.
-    expect(await decide({ policy: rerun(new Set([digest])), pieDigest: 'b'.repeat(64), dryRun: true })).toMatchObject({ kind: 'follow-running' })
+    expect(await decide({ policy: rerun(new Set([digest])), pieDigest: 'b'.repeat(64), dryRun: true })).toMatchObject({
+      kind: 'follow-running',
+    })
     expect(await decide({ dryRun: true })).toMatchObject({ kind: 'submit', looked: true })
-    const general: StatementEndpoint = { kind: 'general', layout: 'auto', mockFactHash: false, fields: { result: 'PROOF_VERIFICATION_ON_L2' } }
-    expect(await decide({ endpoint: general, policy: rerun(), dryRun: true })).toMatchObject({ kind: 'submit', looked: true })
+    const general: StatementEndpoint = {
+      kind: 'general',
+      layout: 'auto',
+      mockFactHash: false,
+      fields: { result: 'PROOF_VERIFICATION_ON_L2' },
+    }
+    expect(await decide({ endpoint: general, policy: rerun(), dryRun: true })).toMatchObject({
+      kind: 'submit',
+      looked: true,
+    })
   })
 
   it('a FAILED query of this PIE an earlier attempt left is named for a retry', async () => {
     await emulator.control('POST', '/next-query', { outcome: 'fail', retriable: true })
     const failed = await submitFixturePie(emulator)
-    await emulator.client().waitForQuery(failed, { timeoutMs: 30_000 }).catch(() => {})
+    await emulator
+      .client()
+      .waitForQuery(failed, { timeoutMs: 30_000 })
+      .catch(() => {})
     const decision = await decide({ policy: rerun(), dryRun: true })
     expect(decision).toEqual({
       kind: 'follow-running',
@@ -194,29 +269,50 @@ describe('decideReuse on a re-run (a plan: named, not waited for)', () => {
 describe('decideReuse with an on-chain policy', () => {
   const onchain = (rpc?: string) =>
     policy({
-      onchain: { mode: 'starknet', timeoutMs: 60_000, starknetRpcUrl: rpc, expected: { securityBits: 96 }, allowInsecureHttp: true },
+      onchain: {
+        mode: 'starknet',
+        timeoutMs: 60_000,
+        starknetRpcUrl: rpc,
+        expected: { securityBits: 96 },
+        allowInsecureHttp: true,
+      },
       emulatorUrl: emulator.url,
     })
 
-  it('the PIE\'s fact already registered: reused from chain, nothing submitted', async () => {
+  it("the PIE's fact already registered: reused from chain, nothing submitted", async () => {
     // The emulator registers a DONE L2 query's Integrity fact on its Starknet.
     await provenQuery()
     const logger = recorder()
     const decision = await decide({ policy: onchain(), logger })
-    expect(decision).toMatchObject({ kind: 'reuse-chain', reason: 'the fact this PIE gives is already registered on chain', outcomes: [{ chain: 'starknet', status: 'registered' }] })
+    expect(decision).toMatchObject({
+      kind: 'reuse-chain',
+      reason: 'the fact this PIE gives is already registered on chain',
+      outcomes: [{ chain: 'starknet', status: 'registered' }],
+    })
     expect(decisionLine(decision)).toBeUndefined()
   })
 
-  it('not registered yet: said, and the key\'s queries looked through', async () => {
+  it("not registered yet: said, and the key's queries looked through", async () => {
     const logger = recorder()
     expect(await decide({ policy: onchain(), logger })).toMatchObject({ kind: 'submit', looked: true })
-    expect(logger.lines).toEqual([expect.stringMatching(/^info: Not proven on chain yet: the PIE's Integrity fact 0x[0-9a-f]+ is not registered on /)])
+    expect(logger.lines).toEqual([
+      expect.stringMatching(
+        /^info: Not proven on chain yet: the PIE's Integrity fact 0x[0-9a-f]+ is not registered on /,
+      ),
+    ])
   })
 
   it('a chain that cannot be read: warned, proven (never reused on a read that failed)', async () => {
     const logger = recorder()
-    expect(await decide({ policy: onchain(`${emulator.url}/no-rpc-here`), logger })).toMatchObject({ kind: 'submit', looked: true })
-    expect(logger.lines).toEqual([expect.stringMatching(/^warn: Not reused from chain: whether the PIE's Integrity fact is already registered on Starknet could not be read \(.+\); proving it\.$/)])
+    expect(await decide({ policy: onchain(`${emulator.url}/no-rpc-here`), logger })).toMatchObject({
+      kind: 'submit',
+      looked: true,
+    })
+    expect(logger.lines).toEqual([
+      expect.stringMatching(
+        /^warn: Not reused from chain: whether the PIE's Integrity fact is already registered on Starknet could not be read \(.+\); proving it\.$/,
+      ),
+    ])
   })
 
   it('not looked up on chain for a mocked fact or with chain reuse off: only a query stands for it then', async () => {

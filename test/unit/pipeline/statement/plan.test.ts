@@ -9,7 +9,12 @@ import { SubmissionJournal } from '../../../../src/pipeline/journal.ts'
 import type { PreparedPie } from '../../../../src/pipeline/prepared-pie.ts'
 import { journalParts } from '../../../../src/pipeline/statement/submit.ts'
 import { actedAs, type PlanRow, planStatements } from '../../../../src/pipeline/statement/plan.ts'
-import type { StatementEndpoint, StatementPolicy, StatementRequest, StatementSubject } from '../../../../src/pipeline/statement/request.ts'
+import type {
+  StatementEndpoint,
+  StatementPolicy,
+  StatementRequest,
+  StatementSubject,
+} from '../../../../src/pipeline/statement/request.ts'
 import { KEY, startTestEmulator, submitFixturePie, type TestEmulator } from '../../../helpers/emulator.ts'
 import { EXAMPLE, EXAMPLE_PIE, generatedPie } from '../../../helpers/example-pie.ts'
 
@@ -39,10 +44,18 @@ beforeEach(async () => {
 })
 
 const L2: StatementEndpoint = { kind: 'l2', layout: 'auto', prover: 'svc_sharp', mockFactHash: false }
-const GENERAL: StatementEndpoint = { kind: 'general', layout: 'auto', mockFactHash: false, fields: { result: 'PROOF_VERIFICATION_ON_L2' } }
+const GENERAL: StatementEndpoint = {
+  kind: 'general',
+  layout: 'auto',
+  mockFactHash: false,
+  fields: { result: 'PROOF_VERIFICATION_ON_L2' },
+}
 const pie = (path = EXAMPLE_PIE, label?: string): StatementSubject => ({ kind: 'pie', path, label })
 
-function request(subjects: StatementSubject[], options: { endpoint?: StatementEndpoint; policy?: Partial<StatementPolicy> } = {}): StatementRequest {
+function request(
+  subjects: StatementSubject[],
+  options: { endpoint?: StatementEndpoint; policy?: Partial<StatementPolicy> } = {},
+): StatementRequest {
   return {
     subjects,
     endpoint: options.endpoint ?? L2,
@@ -58,16 +71,30 @@ function request(subjects: StatementSubject[], options: { endpoint?: StatementEn
   }
 }
 
-const plan = (req: StatementRequest): Promise<PlanRow[]> => planStatements(req, { client: emulator.client(), logger: silentLogger })
+const plan = (req: StatementRequest): Promise<PlanRow[]> =>
+  planStatements(req, { client: emulator.client(), logger: silentLogger })
 const submissions = async (): Promise<number> => (await emulator.control('GET', '/state')).counters.submissions
 
 /** What the journal of an earlier run of the example PIE to the L2 endpoint holds. */
 async function journaled(entry: { provingQueryId?: string; state?: 'submitting' | 'submitted' }) {
   const journal = new SubmissionJournal(journalDir)
   await journal.open()
-  const parts = journalParts({ sha256: EXAMPLE.sha256 } as PreparedPie, { client: emulator.client(), endpoint: L2, policy: request([]).policy, logger: silentLogger })
+  const parts = journalParts({ sha256: EXAMPLE.sha256 } as PreparedPie, {
+    client: emulator.client(),
+    endpoint: L2,
+    policy: request([]).policy,
+    logger: silentLogger,
+  })
   const key = journal.keyOf(parts)
-  await journal.write({ version: 1, key, ...parts, startedAt: Date.now(), state: entry.state ?? 'submitted', provingQueryId: entry.provingQueryId, serviceOffsetMs: 0 })
+  await journal.write({
+    version: 1,
+    key,
+    ...parts,
+    startedAt: Date.now(),
+    state: entry.state ?? 'submitted',
+    provingQueryId: entry.provingQueryId,
+    serviceOffsetMs: 0,
+  })
   return { journal, key }
 }
 
@@ -78,7 +105,9 @@ async function failed(id: string, retriable: boolean): Promise<void> {
 describe('planStatements', () => {
   it('one row per statement, in order: a PIE given twice is sent once, a bad PIE is refused with the reason', async () => {
     const before = await submissions()
-    const rows = await plan(request([pie(EXAMPLE_PIE, 'first'), pie(EXAMPLE_PIE, 'again'), pie(join(root, 'missing.zip'), 'missing')]))
+    const rows = await plan(
+      request([pie(EXAMPLE_PIE, 'first'), pie(EXAMPLE_PIE, 'again'), pie(join(root, 'missing.zip'), 'missing')]),
+    )
     expect(rows).toEqual([
       { pie: 'first', decision: 'submit', reason: 'no query of this key was listed' },
       { pie: 'again', decision: 'follow', reason: 'the same PIE as first: sent once, its query shared' },
@@ -89,7 +118,9 @@ describe('planStatements', () => {
 
   it('two PIEs are two statements, each planned on its own', async () => {
     const other = await generatedPie({ seed: 4242 })
-    const rows = await plan(request([pie(EXAMPLE_PIE, 'example'), pie(other.zip, 'other'), pie(other.dir, 'other, as a directory')]))
+    const rows = await plan(
+      request([pie(EXAMPLE_PIE, 'example'), pie(other.zip, 'other'), pie(other.dir, 'other, as a directory')]),
+    )
     expect(rows.map((row) => [row.pie, row.decision])).toEqual([
       ['example', 'submit'],
       ['other', 'submit'],
@@ -104,19 +135,33 @@ describe('planStatements', () => {
     const rows = await plan(request([pie(other.dir, 'first, a directory'), pie(other.zip, 'second, its zip')]))
     expect(rows).toEqual([
       { pie: 'first, a directory', decision: 'submit', reason: 'no query of this key was listed' },
-      { pie: 'second, its zip', decision: 'follow', reason: 'the same PIE as first, a directory: sent once, its query shared' },
+      {
+        pie: 'second, its zip',
+        decision: 'follow',
+        reason: 'the same PIE as first, a directory: sent once, its query shared',
+      },
     ])
   })
 
   it('a cancelled plan is cancelled, not a table of refusals', async () => {
     const controller = new AbortController()
     controller.abort(new Error('Ctrl-C'))
-    await expect(planStatements(request([pie()]), { client: emulator.client(), logger: silentLogger, signal: controller.signal })).rejects.toBeInstanceOf(AbortedError)
+    await expect(
+      planStatements(request([pie()]), { client: emulator.client(), logger: silentLogger, signal: controller.signal }),
+    ).rejects.toBeInstanceOf(AbortedError)
   })
 
   it('the wrong program is refused before anything is paid, naming both hashes', async () => {
-    const [row] = await plan(request([pie()], { policy: { gate: { allowMockedFact: false, verifyFacts: true, expectedProgramHash: '0x1234' } } }))
-    expect(row).toEqual({ pie: EXAMPLE_PIE, decision: 'refuse', reason: `The PIE's program hash is ${EXAMPLE.programHash}, not the expected 0x1234; nothing was submitted.` })
+    const [row] = await plan(
+      request([pie()], {
+        policy: { gate: { allowMockedFact: false, verifyFacts: true, expectedProgramHash: '0x1234' } },
+      }),
+    )
+    expect(row).toEqual({
+      pie: EXAMPLE_PIE,
+      decision: 'refuse',
+      reason: `The PIE's program hash is ${EXAMPLE.programHash}, not the expected 0x1234; nothing was submitted.`,
+    })
   })
 
   it('a request that cannot mean anything throws, as a run would', async () => {
@@ -128,27 +173,50 @@ describe('planStatements', () => {
     const id = await submitFixturePie(emulator)
     await emulator.client().waitForQuery(id, { timeoutMs: 30_000 })
     const [row] = await plan(request([pie()]))
-    expect(row).toMatchObject({ decision: 'reuse-query', queryId: id, reason: expect.stringMatching(new RegExp(`^query ${id}, created .* is DONE and proves this PIE`)) })
+    expect(row).toMatchObject({
+      decision: 'reuse-query',
+      queryId: id,
+      reason: expect.stringMatching(new RegExp(`^query ${id}, created .* is DONE and proves this PIE`)),
+    })
   })
 
   it('its fact already on chain: reused from chain, no query named', async () => {
     await emulator.control('PUT', '/timing', { receivedMs: 0, stepMs: 0 })
     const id = await submitFixturePie(emulator)
     await emulator.client().waitForQuery(id, { timeoutMs: 30_000 })
-    const onchain = { mode: 'starknet' as const, timeoutMs: 60_000, expected: { securityBits: 96 }, allowInsecureHttp: true }
+    const onchain = {
+      mode: 'starknet' as const,
+      timeoutMs: 60_000,
+      expected: { securityBits: 96 },
+      allowInsecureHttp: true,
+    }
     const [row] = await plan(request([pie()], { policy: { onchain, emulatorUrl: emulator.url } }))
-    expect(row).toEqual({ pie: EXAMPLE_PIE, decision: 'reuse-chain', reason: 'the fact this PIE gives is already registered on chain' })
+    expect(row).toEqual({
+      pie: EXAMPLE_PIE,
+      decision: 'reuse-chain',
+      reason: 'the fact this PIE gives is already registered on chain',
+    })
   })
 
   it('a re-run: a query an earlier attempt left running is followed, a FAILED one retried', async () => {
     const rerun = { reuse: { mode: 'auto' as const, rerun: { sinceMs: 3_600_000 } } }
     const running = await submitFixturePie(emulator)
     expect(await plan(request([pie()], { policy: rerun }))).toEqual([
-      { pie: EXAMPLE_PIE, decision: 'follow', queryId: running, reason: expect.stringMatching(/^a re-run: 1 query of this PIE's program/) },
+      {
+        pie: EXAMPLE_PIE,
+        decision: 'follow',
+        queryId: running,
+        reason: expect.stringMatching(/^a re-run: 1 query of this PIE's program/),
+      },
     ])
     await failed(running, true)
     expect(await plan(request([pie()], { policy: rerun }))).toEqual([
-      { pie: EXAMPLE_PIE, decision: 'retry', queryId: running, reason: expect.stringMatching(new RegExp(`^a re-run: query ${running} of this PIE's program FAILED`)) },
+      {
+        pie: EXAMPLE_PIE,
+        decision: 'retry',
+        queryId: running,
+        reason: expect.stringMatching(new RegExp(`^a re-run: query ${running} of this PIE's program FAILED`)),
+      },
     ])
   })
 })
@@ -160,7 +228,11 @@ describe('planStatements and the journal', () => {
     expect(lock.taken).toBe(true)
     try {
       const [row] = await plan(request([pie()]))
-      expect(row).toEqual({ pie: EXAMPLE_PIE, decision: 'follow', reason: `another run is submitting this PIE now (pid ${process.pid} on ${hostname()}): its query is followed` })
+      expect(row).toEqual({
+        pie: EXAMPLE_PIE,
+        decision: 'follow',
+        reason: `another run is submitting this PIE now (pid ${process.pid} on ${hostname()}): its query is followed`,
+      })
     } finally {
       if (lock.taken) await lock.release()
     }
@@ -176,19 +248,37 @@ describe('planStatements and the journal', () => {
     })
   })
 
-  it('an earlier run\'s query: followed while it runs, retried once FAILED with a retriable error, paid anew when it cannot be', async () => {
+  it("an earlier run's query: followed while it runs, retried once FAILED with a retriable error, paid anew when it cannot be", async () => {
     const id = await submitFixturePie(emulator)
     await journaled({ provingQueryId: id })
     const whose = 'an earlier run of this PIE submitted it'
-    expect(await plan(request([pie()]))).toEqual([{ pie: EXAMPLE_PIE, decision: 'follow', queryId: id, reason: `${whose} (query ${id}, IN_PROGRESS); nothing is sent again` }])
+    expect(await plan(request([pie()]))).toEqual([
+      {
+        pie: EXAMPLE_PIE,
+        decision: 'follow',
+        queryId: id,
+        reason: `${whose} (query ${id}, IN_PROGRESS); nothing is sent again`,
+      },
+    ])
     await failed(id, true)
     expect(await plan(request([pie()]))).toEqual([
-      { pie: EXAMPLE_PIE, decision: 'retry', queryId: id, reason: `${whose}, and query ${id} FAILED with a retriable error: it is retried, nothing new paid for` },
+      {
+        pie: EXAMPLE_PIE,
+        decision: 'retry',
+        queryId: id,
+        reason: `${whose}, and query ${id} FAILED with a retriable error: it is retried, nothing new paid for`,
+      },
     ])
     const other = await submitFixturePie(emulator)
     await failed(other, false)
     await journaled({ provingQueryId: other })
-    expect(await plan(request([pie()]))).toEqual([{ pie: EXAMPLE_PIE, decision: 'submit', reason: `${whose}, and query ${other} FAILED and cannot be retried: a new query is paid for` }])
+    expect(await plan(request([pie()]))).toEqual([
+      {
+        pie: EXAMPLE_PIE,
+        decision: 'submit',
+        reason: `${whose}, and query ${other} FAILED and cannot be retried: a new query is paid for`,
+      },
+    ])
   })
 
   it('FAILED, and the service does not say whether it may be retried: the retry endpoint decides', async () => {
@@ -198,57 +288,109 @@ describe('planStatements and the journal', () => {
     const { isRetriable: _, ...silent } = (await emulator.client().getQuery(id)).provingQuery as Record<string, unknown>
     const reason = `an earlier run of this PIE submitted it, and query ${id} FAILED (the service did not say whether it is retriable: the retry endpoint decides): it is retried, nothing new paid for`
     // The plan reads the query twice there: its status, then its word on a retry.
-    await emulator.control('POST', '/faults', { method: 'GET', path: `/proving-query/${id}`, status: 200, body: { provingQuery: silent }, times: 2 })
+    await emulator.control('POST', '/faults', {
+      method: 'GET',
+      path: `/proving-query/${id}`,
+      status: 200,
+      body: { provingQuery: silent },
+      times: 2,
+    })
     expect(await plan(request([pie()]))).toEqual([{ pie: EXAMPLE_PIE, decision: 'retry', queryId: id, reason }])
     // Its word on a retry could not be read at all: the same.
-    await emulator.control('POST', '/faults', { method: 'GET', path: `/proving-query/${id}`, status: 500, skip: 1, times: 1 })
+    await emulator.control('POST', '/faults', {
+      method: 'GET',
+      path: `/proving-query/${id}`,
+      status: 500,
+      skip: 1,
+      times: 1,
+    })
     expect(await plan(request([pie()]))).toEqual([{ pie: EXAMPLE_PIE, decision: 'retry', queryId: id, reason }])
   })
 
   it('a recorded query the service does not know: followed, its status unread (nothing is sent again)', async () => {
     await journaled({ provingQueryId: '00000000-0000-4000-8000-000000000000' })
     const [row] = await plan(request([pie()]))
-    expect(row).toEqual({ pie: EXAMPLE_PIE, decision: 'follow', queryId: '00000000-0000-4000-8000-000000000000', reason: expect.stringMatching(/\(query 00000000-0000-4000-8000-000000000000, status unread\); nothing is sent again$/) })
+    expect(row).toEqual({
+      pie: EXAMPLE_PIE,
+      decision: 'follow',
+      queryId: '00000000-0000-4000-8000-000000000000',
+      reason: expect.stringMatching(
+        /\(query 00000000-0000-4000-8000-000000000000, status unread\); nothing is sent again$/,
+      ),
+    })
   })
 
   it('a new query asked for: submitted whatever the journal says', async () => {
     const id = await submitFixturePie(emulator)
     await journaled({ provingQueryId: id })
     const [row] = await plan(request([pie()], { policy: { journal: { dir: journalDir, forceNew: true } } }))
-    expect(row).toEqual({ pie: EXAMPLE_PIE, decision: 'submit', reason: 'a new query was asked for, whatever the journal says' })
+    expect(row).toEqual({
+      pie: EXAMPLE_PIE,
+      decision: 'submit',
+      reason: 'a new query was asked for, whatever the journal says',
+    })
   })
 
-  it('without a journal (an emulator started for the run), an earlier run\'s record is not read', async () => {
+  it("without a journal (an emulator started for the run), an earlier run's record is not read", async () => {
     const id = await submitFixturePie(emulator)
     await journaled({ provingQueryId: id })
     const [row] = await plan(request([pie()], { policy: { journal: undefined } }))
-    expect(row).toEqual({ pie: EXAMPLE_PIE, decision: 'submit', reason: expect.stringMatching(/^none of the 1 queries of this key proves it/) })
+    expect(row).toEqual({
+      pie: EXAMPLE_PIE,
+      decision: 'submit',
+      reason: expect.stringMatching(/^none of the 1 queries of this key proves it/),
+    })
   })
 })
 
 describe('planStatements and the dedup chain', () => {
-  const dedup = (dedupId: string): StatementEndpoint => ({ ...GENERAL, fields: { ...(GENERAL as { fields: object }).fields, dedupId } }) as StatementEndpoint
+  const dedup = (dedupId: string): StatementEndpoint =>
+    ({ ...GENERAL, fields: { ...(GENERAL as { fields: object }).fields, dedupId } }) as StatementEndpoint
   const submitUnder = async (dedupId: string) =>
-    (await emulator.client().submitQuery({ pieZip: EXAMPLE_PIE, declaredJobSize: 'XS', result: 'PROOF_VERIFICATION_ON_L2', layout: 'auto', dedupId })).provingQueryId
+    (
+      await emulator.client().submitQuery({
+        pieZip: EXAMPLE_PIE,
+        declaredJobSize: 'XS',
+        result: 'PROOF_VERIFICATION_ON_L2',
+        layout: 'auto',
+        dedupId,
+      })
+    ).provingQueryId
 
   it('no query under the dedup id yet: submitted under it', async () => {
-    expect(await plan(request([pie()], { endpoint: dedup('release-1') }))).toEqual([{ pie: EXAMPLE_PIE, decision: 'submit', reason: 'no query has its dedup id release-1 yet' }])
+    expect(await plan(request([pie()], { endpoint: dedup('release-1') }))).toEqual([
+      { pie: EXAMPLE_PIE, decision: 'submit', reason: 'no query has its dedup id release-1 yet' },
+    ])
   })
 
   it('the query under it is followed; past a FAILED one that cannot be retried, the next link is', async () => {
     const first = await submitUnder('release-2')
     expect(await plan(request([pie()], { endpoint: dedup('release-2') }))).toEqual([
-      { pie: EXAMPLE_PIE, decision: 'follow', queryId: first, reason: `the service has a query under its dedup id release-2 (query ${first}, IN_PROGRESS); nothing is sent again` },
+      {
+        pie: EXAMPLE_PIE,
+        decision: 'follow',
+        queryId: first,
+        reason: `the service has a query under its dedup id release-2 (query ${first}, IN_PROGRESS); nothing is sent again`,
+      },
     ])
     await failed(first, false)
     const next = dedupIdAfterFailure('release-2', first)
     expect(await plan(request([pie()], { endpoint: dedup('release-2') }))).toEqual([
-      { pie: EXAMPLE_PIE, decision: 'submit', reason: `the chain's FAILED queries cannot be retried: submitted under dedup id ${next}` },
+      {
+        pie: EXAMPLE_PIE,
+        decision: 'submit',
+        reason: `the chain's FAILED queries cannot be retried: submitted under dedup id ${next}`,
+      },
     ])
     const second = await submitUnder(next)
     await failed(second, true)
     expect(await plan(request([pie()], { endpoint: dedup('release-2') }))).toEqual([
-      { pie: EXAMPLE_PIE, decision: 'retry', queryId: second, reason: `the service has a query under its dedup id ${next}, and query ${second} FAILED with a retriable error: it is retried, nothing new paid for` },
+      {
+        pie: EXAMPLE_PIE,
+        decision: 'retry',
+        queryId: second,
+        reason: `the service has a query under its dedup id ${next}, and query ${second} FAILED with a retriable error: it is retried, nothing new paid for`,
+      },
     ])
   })
 
@@ -261,7 +403,11 @@ describe('planStatements and the dedup chain', () => {
     }
     // FAILED as many times as a chain may be resubmitted: one more link is submitted.
     expect(await plan(request([pie()], { endpoint: dedup('release-3') }))).toEqual([
-      { pie: EXAMPLE_PIE, decision: 'submit', reason: `the chain's FAILED queries cannot be retried: submitted under dedup id ${dedupId}` },
+      {
+        pie: EXAMPLE_PIE,
+        decision: 'submit',
+        reason: `the chain's FAILED queries cannot be retried: submitted under dedup id ${dedupId}`,
+      },
     ])
     await failed(await submitUnder(dedupId), false)
     expect(await plan(request([pie()], { endpoint: dedup('release-3') }))).toEqual([
@@ -269,7 +415,7 @@ describe('planStatements and the dedup chain', () => {
     ])
   })
 
-  it('a derived dedup id: from the PIE\'s digest (the journal is the dedup id\'s then), or the program hash; a program\'s from its files', async () => {
+  it("a derived dedup id: from the PIE's digest (the journal is the dedup id's then), or the program hash; a program's from its files", async () => {
     const derived: string[] = []
     const settings: Record<string, unknown>[] = []
     const deriving: StatementEndpoint = {
@@ -287,8 +433,16 @@ describe('planStatements and the dedup chain', () => {
     const rows = await plan(request([pie(), hash, program], { endpoint: deriving, policy: { concurrency: 1 } }))
     expect(rows).toEqual([
       { pie: EXAMPLE_PIE, decision: 'submit', reason: `no query has its dedup id derived-pie-${EXAMPLE.sha256} yet` },
-      { pie: EXAMPLE.programHash, decision: 'submit', reason: `no query has its dedup id derived-hash-${EXAMPLE.programHash} yet` },
-      { pie: join(root, 'program.json'), decision: 'submit', reason: 'a program is sent under a dedup id derived from its files' },
+      {
+        pie: EXAMPLE.programHash,
+        decision: 'submit',
+        reason: `no query has its dedup id derived-hash-${EXAMPLE.programHash} yet`,
+      },
+      {
+        pie: join(root, 'program.json'),
+        decision: 'submit',
+        reason: 'a program is sent under a dedup id derived from its files',
+      },
     ])
     expect(derived).toEqual([`pie:${EXAMPLE.sha256}`, `hash:${EXAMPLE.programHash}`])
     // From the settings the submission sends, as a run derives it: other settings, another query.
@@ -298,25 +452,58 @@ describe('planStatements and the dedup chain', () => {
     ])
   })
 
-  it('the journal is read for a given dedup id, not for a derived one (the dedup id finds the earlier run\'s query then)', async () => {
+  it("the journal is read for a given dedup id, not for a derived one (the dedup id finds the earlier run's query then)", async () => {
     const id = await submitUnder('release-4')
-    const parts = journalParts({ sha256: EXAMPLE.sha256 } as PreparedPie, { client: emulator.client(), endpoint: dedup('release-4'), policy: request([]).policy, logger: silentLogger })
+    const parts = journalParts({ sha256: EXAMPLE.sha256 } as PreparedPie, {
+      client: emulator.client(),
+      endpoint: dedup('release-4'),
+      policy: request([]).policy,
+      logger: silentLogger,
+    })
     const journal = new SubmissionJournal(journalDir)
     await journal.open()
-    await journal.write({ version: 1, key: journal.keyOf(parts), ...parts, startedAt: Date.now(), state: 'submitted', provingQueryId: id, serviceOffsetMs: 0 })
+    await journal.write({
+      version: 1,
+      key: journal.keyOf(parts),
+      ...parts,
+      startedAt: Date.now(),
+      state: 'submitted',
+      provingQueryId: id,
+      serviceOffsetMs: 0,
+    })
     expect(await plan(request([pie()], { endpoint: dedup('release-4') }))).toEqual([
-      { pie: EXAMPLE_PIE, decision: 'follow', queryId: id, reason: `an earlier run of this PIE submitted it (query ${id}, IN_PROGRESS); nothing is sent again` },
+      {
+        pie: EXAMPLE_PIE,
+        decision: 'follow',
+        queryId: id,
+        reason: `an earlier run of this PIE submitted it (query ${id}, IN_PROGRESS); nothing is sent again`,
+      },
     ])
     const deriving = { ...dedup('release-4'), deriveDedupId: () => 'derived-4' } as StatementEndpoint
-    const derivedParts = journalParts({ sha256: EXAMPLE.sha256 } as PreparedPie, { client: emulator.client(), endpoint: deriving, policy: request([]).policy, logger: silentLogger })
-    await journal.write({ version: 1, key: journal.keyOf(derivedParts), ...derivedParts, startedAt: Date.now(), state: 'submitted', provingQueryId: id, serviceOffsetMs: 0 })
-    expect(await plan(request([pie()], { endpoint: { ...GENERAL, deriveDedupId: () => 'derived-4' } as StatementEndpoint }))).toEqual([
-      { pie: EXAMPLE_PIE, decision: 'submit', reason: 'no query has its dedup id derived-4 yet' },
-    ])
+    const derivedParts = journalParts({ sha256: EXAMPLE.sha256 } as PreparedPie, {
+      client: emulator.client(),
+      endpoint: deriving,
+      policy: request([]).policy,
+      logger: silentLogger,
+    })
+    await journal.write({
+      version: 1,
+      key: journal.keyOf(derivedParts),
+      ...derivedParts,
+      startedAt: Date.now(),
+      state: 'submitted',
+      provingQueryId: id,
+      serviceOffsetMs: 0,
+    })
+    expect(
+      await plan(request([pie()], { endpoint: { ...GENERAL, deriveDedupId: () => 'derived-4' } as StatementEndpoint })),
+    ).toEqual([{ pie: EXAMPLE_PIE, decision: 'submit', reason: 'no query has its dedup id derived-4 yet' }])
   })
 
   it('a general submission with no dedup id at all: submitted (the client derives one from the files)', async () => {
-    expect(await plan(request([pie()], { endpoint: GENERAL }))).toEqual([{ pie: EXAMPLE_PIE, decision: 'submit', reason: 'no query of this key was listed' }])
+    expect(await plan(request([pie()], { endpoint: GENERAL }))).toEqual([
+      { pie: EXAMPLE_PIE, decision: 'submit', reason: 'no query of this key was listed' },
+    ])
   })
 
   it('a program under a given dedup id follows its chain like a PIE', async () => {
@@ -328,7 +515,7 @@ describe('planStatements and the dedup chain', () => {
 })
 
 describe('actedAs', () => {
-  it('reads a run\'s outcome in the plan\'s words', () => {
+  it("reads a run's outcome in the plan's words", () => {
     expect(actedAs({ decision: { kind: 'reuse-chain' }, ending: 'passed' })).toBe('reuse-chain')
     expect(actedAs({ submitted: { how: 'reused' }, ending: 'passed' })).toBe('reuse-query')
     expect(actedAs({ submitted: { how: 'followed' }, ending: 'passed' })).toBe('follow')
