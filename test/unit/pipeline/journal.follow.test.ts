@@ -104,15 +104,21 @@ describe('following the query of a live run of the same key', () => {
     ])
   })
 
-  it('an id recorded while it waits is followed then', async () => {
-    let ready: (() => void) | undefined
-    const waiting = new Promise<void>((resolve) => (ready = resolve))
-    const { journal, entry, follow } = await setup({ onWarn: (line) => line.startsWith('Another run') && ready?.() })
-    await journal.write(entry({ state: 'submitting', provingQueryId: undefined }))
-    const following = follow()
-    await waiting
-    await journal.write(entry({ provingQueryId: 'q-later' }))
-    expect((await following)?.provingQueryId).toBe('q-later')
+  it('an id recorded while it waits is followed then, with no timeout or within one', async () => {
+    for (const timeoutMs of [undefined, 60_000]) {
+      let ready: (() => void) | undefined
+      const waiting = new Promise<void>((resolve) => (ready = resolve))
+      const { journal, entry, follow } = await setup({
+        timeoutMs,
+        onWarn: (line) => line.startsWith('Another run') && ready?.(),
+      })
+      await journal.write(entry({ state: 'submitting', provingQueryId: undefined }))
+      const following = follow()
+      await waiting
+      await journal.write(entry({ provingQueryId: 'q-later' }))
+      expect((await following)?.provingQueryId, `timeout ${timeoutMs}`).toBe('q-later')
+      await journal.remove(journal.keyOf(parts))
+    }
   })
 
   it('not an id still being uploaded, nor one an older run of another process left: those end with the lock', async () => {
