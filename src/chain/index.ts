@@ -33,7 +33,13 @@ export {
   VerificationDecodeError,
   verificationsCalldata,
 } from './integrity.ts'
-export { waitForFactRegistration, describeWhere, type FactWaitProgress, type WaitForFactOptions } from './wait.ts'
+export {
+  waitForFactRegistration,
+  describeNotYetRegistered,
+  describeWhere,
+  type FactWaitProgress,
+  type WaitForFactOptions,
+} from './wait.ts'
 export { parseFact, toBytes32 } from './fact.ts'
 export {
   CHAIN_NETWORKS,

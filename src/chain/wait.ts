@@ -136,3 +136,22 @@ export function describeWhere(check: OnchainFactCheck): string {
   const chain = check.chain === 'ethereum' ? 'Ethereum' : 'Starknet'
   return check.network ? `${chain} ${check.network}` : `${chain} chain ${check.chainId}`
 }
+
+/**
+ * What a check that did not find the fact registered saw, in words: where it looked, the block,
+ * and the registry's reason when it gave one (a Starknet registry's verifications).
+ *
+ * @param check A fact check that found the fact not registered.
+ * @returns "not registered yet on Ethereum sepolia (block 7012345)", with ": <reason>" when there is one.
+ * @example
+ * ```ts
+ * import { checkFactOnEthereum, describeNotYetRegistered } from 'proving-kit/chain'
+ *
+ * const check = await checkFactOnEthereum({ rpcUrl: process.env.SEPOLIA_RPC_URL!, fact: '0x5ab1...' })
+ * if (!check.registered) console.log(`fact ${check.fact}: ${describeNotYetRegistered(check)}`)
+ * ```
+ */
+export function describeNotYetRegistered(check: OnchainFactCheck): string {
+  const why = check.chain === 'starknet' && check.reason ? `: ${check.reason}` : ''
+  return `not registered yet on ${describeWhere(check)} (block ${check.blockNumber})${why}`
+}

@@ -90,7 +90,7 @@ export async function judgeOnChain(
   if (record.status !== 'DONE') return { checked: false, reason: `the query is ${record.status}`, refusals: [] }
   if (refusedSoFar.length) return { checked: false, reason: 'the gate already refused the result', refusals: [] }
   const mocked = record.isFactMocked === true
-  const { waitForFactRegistration, describeWhere } = await import('../chain/index.ts')
+  const { waitForFactRegistration, describeNotYetRegistered, describeWhere } = await import('../chain/index.ts')
   const checkOne = async (chain: OnchainChain): Promise<OnchainOutcome> => {
     const fact = chain === 'ethereum' ? record.sharpFactHash : record.integrityFactHash
     if (!fact)
@@ -108,9 +108,8 @@ export async function judgeOnChain(
         logger: options.logger,
         onProgress: ({ elapsedMs, check: latest }) => {
           const fact = `${onchainFactName(chain, mocked)} ${latest.fact}`
-          const why = latest.chain === 'starknet' && latest.reason ? `: ${latest.reason}` : ''
           options.onProgress?.(
-            `[${formatDuration(elapsedMs).padStart(6)}] ${ONCHAIN_LABEL[chain]}: ${fact} not registered yet on ${describeWhere(latest)} (block ${latest.blockNumber})${why}`,
+            `[${formatDuration(elapsedMs).padStart(6)}] ${ONCHAIN_LABEL[chain]}: ${fact} ${describeNotYetRegistered(latest)}`,
           )
         },
       })

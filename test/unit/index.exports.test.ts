@@ -507,6 +507,7 @@ const ENTRIES: Record<string, { values: string[]; types: string[] }> = {
       'decodeChainId',
       'decodeVerifications',
       'defaultStarknetRegistry',
+      'describeNotYetRegistered',
       'describeWhere',
       'encodeVerifications',
       'judgeVerifications',

@@ -118,6 +118,7 @@ export const factCheck = defineCommand({
       assertFelt,
       checkFactOnEthereum,
       checkFactOnStarknet,
+      describeNotYetRegistered,
       describeWhere,
       parseFact,
       rpcEndpoint,
@@ -167,12 +168,10 @@ export const factCheck = defineCommand({
           timeoutMs,
           signal: context.signal,
           logger: context.logger,
-          onProgress: ({ elapsedMs, check: latest }) => {
-            const why = latest.chain === 'starknet' && latest.reason ? `: ${latest.reason}` : ''
+          onProgress: ({ elapsedMs, check: latest }) =>
             context.progress(
-              `[${formatDuration(elapsedMs).padStart(6)}] fact ${latest.fact}: not registered yet on ${describeWhere(latest)} (block ${latest.blockNumber})${why}`,
-            )
-          },
+              `[${formatDuration(elapsedMs).padStart(6)}] fact ${latest.fact}: ${describeNotYetRegistered(latest)}`,
+            ),
         })
       } catch (error) {
         // A script reading --json still gets the last answer; the error goes to stderr (exit 4).
