@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runCli, spawnCli } from '../helpers/cli.ts'
-import { EXAMPLE_PIE } from '../helpers/example-pie.ts'
+import { EXAMPLE, EXAMPLE_PIE } from '../helpers/example-pie.ts'
 
 const PIE = EXAMPLE_PIE
 const API_KEY = 'pk_test_CLI_E2E_5e1f0a9c'
@@ -23,6 +23,24 @@ describe('proving emulator + proving prove (separate processes)', () => {
     emulator.child.kill('SIGINT')
     const result = await emulator.done
     expect(result.code).toBe(0)
+  })
+
+  it("the wrong program: refused before paying, naming the PIE's hash in every variant it was compared in", async () => {
+    const run = spawnCli(['prove', PIE, '--wait', '--expected-program-hash', '0x1234'], {
+      env: { PROVING_BASE_URL: baseUrl, PROVING_API_KEY: API_KEY, PROVING_REUSE: 'never' },
+    })
+    const result = await run.done
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain(
+      `The PIE's program hash is ${EXAMPLE.programHash}, not the expected 0x1234; nothing was submitted.`,
+    )
+    // A hash given in another variant (a Cairo 1 program's Poseidon) is told from another program.
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `Pedersen ${EXAMPLE.programHash}; Poseidon 0x[0-9a-f]+; Blake 0x[0-9a-f]+; none is the expected 0x1234`,
+      ),
+    )
+    expect(result.stderr).not.toMatch(/Submitted: query/)
   })
 
   it('proves the example PIE and prints the final query as JSON', async () => {

@@ -13,6 +13,7 @@ import type { ProvingClient, RetriedQuery } from '../../clients/proving.ts'
 import { InvalidInputError } from '../../core/errors.ts'
 import {
   decisionLine,
+  wrongProgramDetail,
   expectedOf,
   inBucket,
   proveStatements,
@@ -373,9 +374,7 @@ async function showNotTheProgram(step: QueryStep, inputs: MainInputs, outcome: S
     headline: 'The PIE is not the expected program; nothing was submitted.',
     // The variants the PIE gives, beside the one a workflow writes (Pedersen, SHARP's default).
     problems: inspection
-      ? [
-          `The PIE's program hash is ${inspection.programHash} (Pedersen; Poseidon ${inspection.programHashes.poseidon}), not the expected ${inputs['expected-program-hash']}.`,
-        ]
+      ? [wrongProgramDetail(inspection, inputs['expected-program-hash'] ?? '')]
       : outcome.refusals.map((refusal) => refusal.message),
     nextSteps: [
       "Check that `pie` comes from the program you meant to release, and that `expected-program-hash` is that program's hash.",

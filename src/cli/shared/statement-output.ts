@@ -19,6 +19,7 @@ import {
   type StatementOutcome,
   type StatementRequest,
   type Submitted,
+  wrongProgramDetail,
 } from '../../pipeline/statement/index.ts'
 import type { CommandContext } from '../context.ts'
 import { EXIT, exitCodeFor, worstExitCode } from '../exit-codes.ts'
@@ -65,7 +66,12 @@ async function proveOne(context: CommandContext, client: ProvingClient, request:
     }
     throw ended.error
   }
-  if (ended.ending === 'not-submitted') throw new GateError(ended.refusals[0]!.message)
+  if (ended.ending === 'not-submitted') {
+    const inspection = ended.pie?.inspection
+    const expected = request.policy.gate.expectedProgramHash
+    const detail = inspection && expected !== undefined ? [wrongProgramDetail(inspection, expected)] : undefined
+    throw new GateError(ended.refusals[0]!.message, { metaMessages: detail })
+  }
   const submitted = ended.submitted!
   const reusedField: { reused: 'query' | false } = { reused: submitted.how === 'reused' ? 'query' : false }
   if (!ended.judgement) return printSubmitted(context, request, submitted, reusedField)

@@ -25,5 +25,6 @@ export {
   type StatementHooks,
   type StatementOutcome,
 } from './run.ts'
+export { wrongProgramDetail } from './prepare.ts'
 export type { Submitted } from './submit.ts'
 export { actedAs, PLAN_DECISIONS, type PlanContext, type PlanDecision, type PlanRow, planStatements } from './plan.ts'

@@ -5,6 +5,7 @@
  * PIE is known valid, the right program and not proven already).
  */
 import { statSync } from 'node:fs'
+import type { PieInspection } from '../../pie/index.ts'
 import type { GateRefusal } from '../gate.ts'
 import { sameFelt } from '../gate.ts'
 import { type PreparedPie, preparePie, streamPie } from '../prepared-pie.ts'
@@ -36,6 +37,18 @@ export async function preparePieOf(
     onProgress: options.onProgress,
     packDir: request.policy.packDir?.(),
   })
+}
+
+/**
+ * The PIE's program hash in every variant the expected hash is compared with, for the lines
+ * under a wrong-program refusal: a hash given in another variant (a Cairo 1 program's Poseidon)
+ * is told apart from another program.
+ */
+export function wrongProgramDetail(inspection: PieInspection, expected: string): string {
+  const variants = Object.entries(inspection.programHashes)
+    .map(([variant, hash]) => `${variant.charAt(0).toUpperCase()}${variant.slice(1)} ${hash}`)
+    .join('; ')
+  return `The PIE's program hash is ${variants}; none is the expected ${expected}.`
 }
 
 /** The program is known before paying for a proof: the wrong one is refused now. */
