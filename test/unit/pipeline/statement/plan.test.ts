@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import fc from 'fast-check'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { dedupIdAfterFailure, MAX_FAILED_RESUBMISSIONS } from '../../../../src/clients/proving/dedup.ts'
 import { AbortedError, InvalidInputError } from '../../../../src/core/errors.ts'
@@ -141,6 +142,48 @@ describe('planStatements', () => {
         reason: 'the same PIE as first, a directory: sent once, its query shared',
       },
     ])
+  })
+
+  it('property: the plan of any list of PIEs, repeats and directories among them, is the same at any concurrency', async () => {
+    const a = await generatedPie({ seed: 4244 })
+    const b = await generatedPie({ seed: 4245 })
+    // Four forms of three statements: a's directory packs to a's zip.
+    const forms = [
+      { path: a.dir, statement: 'a' },
+      { path: a.zip, statement: 'a' },
+      { path: b.zip, statement: 'b' },
+      { path: EXAMPLE_PIE, statement: 'example' },
+    ]
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 0, max: forms.length - 1 }), { minLength: 1, maxLength: 5 }),
+        fc.integer({ min: 2, max: 4 }),
+        async (picks, concurrency) => {
+          const subjects = picks.map((form, index) => pie(forms[form]!.path, `#${index} ${forms[form]!.statement}`))
+          const policy = (concurrency: number) => ({ policy: { ...request([]).policy, concurrency } })
+          const sequential = await plan(request(subjects, policy(1)))
+          expect(await plan(request(subjects, policy(concurrency)))).toEqual(sequential)
+          // In the order given: the first of each statement is planned, the others share its query.
+          const first = new Map<string, string>()
+          sequential.forEach((row, index) => {
+            const statement = forms[picks[index]!]!.statement
+            expect(row.pie).toBe(subjects[index]!.label)
+            const earlier = first.get(statement)
+            if (earlier === undefined) {
+              first.set(statement, row.pie)
+              expect(row.decision).toBe('submit')
+            } else {
+              expect(row).toEqual({
+                pie: row.pie,
+                decision: 'follow',
+                reason: `the same PIE as ${earlier}: sent once, its query shared`,
+              })
+            }
+          })
+        },
+      ),
+      { numRuns: 12 },
+    )
   })
 
   it('a cancelled plan is cancelled, not a table of refusals', async () => {
