@@ -106,7 +106,7 @@ export async function takeLock(
       // Stryker disable next-line ObjectLiteral,BooleanLiteral: the temporary file was just written, and only this run knows its name
       await rm(temporary, { force: true })
     }
-    const text = await readLock(path)
+    const text = await lockInTheWay(path)
     if (text === undefined) continue
     // A lock that names no owner is a dead one's.
     const holder = parseOwner(text)
@@ -120,6 +120,24 @@ export async function takeLock(
       }
     }
     await removeStaleLock(path, text)
+  }
+}
+
+/**
+ * The lock that made the link fail: undefined when it vanished since (the link is tried again).
+ * One that is there but cannot be read (EACCES, EIO) is refused: taken for no lock, it would be
+ * tried forever; taken for a broken folder, this run would submit beside a run that may hold it.
+ */
+async function lockInTheWay(path: string): Promise<string | undefined> {
+  try {
+    return await readRegular(path)
+  } catch (error) {
+    if (error instanceof JournalFileError) throw error
+    const why = (error as NodeJS.ErrnoException).code ?? (error as Error).message
+    throw new JournalFileError(
+      `The submission journal lock ${path} cannot be read (${why}): refused, nothing was sent. Remove it if no run holds it.`,
+      { input: 'PROVING_JOURNAL_DIR', cause: error, nextStep: { kind: 'clear-journal' } },
+    )
   }
 }
 

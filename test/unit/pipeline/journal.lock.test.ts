@@ -24,7 +24,7 @@ import {
 const steer = vi.hoisted(() => ({
   link: undefined as ((from: string, to: string) => Promise<void>) | undefined,
   rename: undefined as ((from: string, to: string) => Promise<void>) | undefined,
-  open: undefined as ((path: string) => Promise<never>) | undefined,
+  open: undefined as ((path: string, flags: number) => Promise<never>) | undefined,
 }))
 vi.mock('node:fs/promises', async (importOriginal) => {
   const real = await importOriginal<typeof import('node:fs/promises')>()
@@ -32,7 +32,7 @@ vi.mock('node:fs/promises', async (importOriginal) => {
     ...real,
     link: (from: string, to: string) => (steer.link ?? real.link)(from, to),
     rename: (from: string, to: string) => (steer.rename ?? real.rename)(from, to),
-    open: (path: string, flags: number) => (steer.open ? steer.open(path) : real.open(path, flags)),
+    open: (path: string, flags: number) => (steer.open ? steer.open(path, flags) : real.open(path, flags)),
   }
 })
 
@@ -351,6 +351,55 @@ describe('takeLock', () => {
     expect(await readdir(dir)).toEqual([])
   })
 
+  it("whatever stands at the lock's path, taking the lock ends: taken, its live holder named, or refused", async () => {
+    const path = join(dir, 'key.lock')
+    const failing = (code: string) => async (target: string) => {
+      if (target !== path) return undefined
+      throw Object.assign(new Error(`open ${code}`), { code })
+    }
+    const kinds: { name: string; make: () => Promise<void | (() => Promise<void>)>; open?: string; ends: string }[] = [
+      { name: 'nothing', make: async () => {}, ends: 'taken' },
+      { name: "a live run's lock", make: () => writeFile(path, lockText({ host: 'ci-runner' })), ends: 'held' },
+      {
+        name: "a dead run's lock",
+        make: () => writeFile(path, lockText({ host: hostname(), processStart: '1' })),
+        ends: 'taken',
+      },
+      { name: 'a lock naming no owner', make: () => writeFile(path, 'not json'), ends: 'taken' },
+      { name: 'a folder', make: () => mkdir(path), ends: 'refused' },
+      { name: 'a symbolic link', make: () => symlink(join(dir, 'elsewhere'), path), ends: 'refused' },
+      { name: 'a named pipe', make: () => mkfifo(path), ends: 'refused' },
+      { name: 'a socket', make: () => listenOn(path), ends: 'refused' },
+      { name: 'a lock it may not read', make: () => writeFile(path, 'x'), open: 'EACCES', ends: 'refused' },
+      { name: 'a lock the disk cannot give', make: () => writeFile(path, 'x'), open: 'EIO', ends: 'refused' },
+    ]
+    for (const kind of kinds) {
+      await rm(path, { recursive: true, force: true })
+      const undo = await kind.make()
+      let links = 0
+      const real = await vi.importActual<typeof import('node:fs/promises')>('node:fs/promises')
+      steer.link = async (from, to) => {
+        // Bounded: a lock read as absent while it stands would be linked at forever.
+        if (++links > 20) throw new Error(`${kind.name}: tried ${links} times`)
+        return real.link(from, to)
+      }
+      steer.open = kind.open
+        ? ((async (target: string, flags: number) =>
+            (await failing(kind.open!)(target)) ?? real.open(target, flags)) as never)
+        : undefined
+      const ended = await takeLock(path).then(
+        async (lock) => {
+          if (lock.taken) await lock.release()
+          return lock.taken ? 'taken' : 'held'
+        },
+        (error: unknown) => (error instanceof JournalFileError ? 'refused' : `threw ${String(error)}`),
+      )
+      steer.open = undefined
+      expect(ended, kind.name).toBe(kind.ends)
+      await undo?.()
+    }
+  })
+
   it('a lock that is a socket is refused naming it, not tried forever', async () => {
     const path = join(dir, 'key.lock')
     const server = createServer()
@@ -413,3 +462,19 @@ describe('waiting marks', () => {
     expect(await waitingKeys(other)).toEqual(new Set())
   })
 })
+
+/** A named pipe at `path` (mkfifo(1): node has no call for it). */
+function mkfifo(path: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('mkfifo', [path], { stdio: 'ignore' })
+    child.on('error', reject)
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`mkfifo exited ${code}`))))
+  })
+}
+
+/** A socket listening at `path`; returns how to close it. */
+async function listenOn(path: string): Promise<() => Promise<void>> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(path, resolve))
+  return () => new Promise<void>((resolve) => server.close(() => resolve()))
+}
