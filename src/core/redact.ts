@@ -53,7 +53,17 @@ export function redactUrl(url: string | URL): string {
   if (parsed.password) parsed.password = REDACTED
   for (const name of secretNames) parsed.searchParams.set(name, REDACTED)
   // URLSearchParams encodes `*`; keep the mask readable.
-  return parsed.toString().replaceAll('%2A%2A%2A', REDACTED)
+  return withGivenPort(parsed, String(url)).replaceAll('%2A%2A%2A', REDACTED)
+}
+
+/** An explicit port as given: URL drops one that is the scheme's default (`https://host:443/`). */
+const GIVEN_PORT = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?(?:\[[^\]]*\]|[^:/?#]*):(\d+)(?=[/?#]|$)/i
+
+function withGivenPort(parsed: URL, given: string): string {
+  const port = parsed.port === '' ? GIVEN_PORT.exec(given)?.[1] : undefined
+  if (port === undefined) return parsed.toString()
+  const user = parsed.username ? `${parsed.username}${parsed.password ? `:${parsed.password}` : ''}@` : ''
+  return `${parsed.protocol}//${user}${parsed.hostname}:${port}${parsed.pathname}${parsed.search}${parsed.hash}`
 }
 
 /**

@@ -68,7 +68,8 @@ describe('a URL inside a sentence keeps its port, path and query (the punctuatio
       .record({
         scheme: fc.constantFrom('http', 'https'),
         host: fc.constantFrom('127.0.0.1', 'localhost', 'api.example.com', '[::1]'),
-        port: fc.integer({ min: 1, max: 65_535 }),
+        // The schemes' default ports among them: URL drops those when it serialises a masked URL.
+        port: fc.oneof(fc.constantFrom(80, 443), fc.integer({ min: 1, max: 65_535 })),
         path: fc.array(fc.stringMatching(/^[a-z0-9-]{1,8}$/), { maxLength: 3 }),
         key: fc.option(fc.stringMatching(/^[A-Za-z0-9]{8,16}$/), { nil: undefined }),
       })

@@ -106,6 +106,16 @@ describe('redactUrl', () => {
     expect(redactUrl('https://rpc.example')).toBe('https://rpc.example')
   })
 
+  it("keeps a port given explicitly though it is the scheme's default, and never shows a password of digits", () => {
+    expect(redactUrl('https://127.0.0.1:443/?apiKey=aaaaA000')).toBe('https://127.0.0.1:443/?apiKey=***')
+    expect(redactUrl('http://u:p@h:80/x?apiKey=1')).toBe('http://***:***@h:80/x?apiKey=***')
+    expect(redactUrl('https://[::1]:443/a?token=z#frag')).toBe('https://[::1]:443/a?token=***#frag')
+    expect(redactUrl('https://h/?apiKey=q')).toBe('https://h/?apiKey=***')
+    // A password of digits is not a port: the regex never reaches past the authority's '@'.
+    expect(redactUrl('https://u:443@h/?apiKey=q')).toBe('https://***:***@h/?apiKey=***')
+    expect(redactUrl('https://u:8080@h')).toBe('https://***:***@h/')
+  })
+
   it('masks a user without a password, and a password without a user', () => {
     expect(redactUrl(`https://${KEY}@rpc.example/v2`)).toBe(`https://${REDACTED}@rpc.example/v2`)
     expect(redactUrl(`https://:${KEY}@rpc.example/v2`)).toBe(`https://:${REDACTED}@rpc.example/v2`)
